@@ -1,0 +1,5 @@
+import sys
+
+from servo_ff.cli import main
+
+sys.exit(main())

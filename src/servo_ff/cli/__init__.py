@@ -1,0 +1,36 @@
+"""``servo-ff`` command line. Each module ``servo_ff/cli/<name>.py`` that defines
+``register(subparsers)`` adds its own sub-command(s); ``main`` discovers them.
+Sub-commands call the ROS-free core and return an exit code."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="servo-ff", description="Servo actuator models, identification, "
+                                     "Dynamixel I/O and feed-forward (ROS 2 optional).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "register"):
+            module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError, KeyError) as e:  # user errors: one clear line, no traceback
+        print(f"servo-ff {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

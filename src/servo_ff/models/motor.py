@@ -1,0 +1,52 @@
+"""DC motor and firmware control laws (seed 004 §IV-B/C), vectorised. SI units: V, A, Ω, N·m, rad, rad/s."""
+from __future__ import annotations
+
+import numpy as np
+
+from .params import P_EGAIN, P_IMAX, P_KP, P_KT, P_LAW, P_MAXPWM, P_R, P_VIN
+
+
+def motor_torque(volts: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """τ_m = kt/R·U − kt²/R·θ̇ (Eq. 13; drive/brake H-bridge, kt includes the gear ratio)."""
+    return kt / R * volts - kt**2 / R * dtheta
+
+
+def voltage_control_law(pid_output: np.ndarray, u_max: np.ndarray) -> np.ndarray:
+    """U = clip(PID(θ, θ̇, θd), −U_max, U_max) (Eq. 12)."""
+    return np.clip(pid_output, -u_max, u_max)
+
+
+def firmware_duty(error: np.ndarray, kp: np.ndarray, error_gain: np.ndarray, max_pwm: np.ndarray) -> np.ndarray:
+    """Dynamixel-style P law in register units: duty = clip(kp·error_gain·(θd − θ), ±max_pwm)."""
+    return np.clip(kp * error_gain * error, -max_pwm, max_pwm)
+
+
+def current_limits(dtheta: np.ndarray, u_max: np.ndarray, kt: np.ndarray, R: np.ndarray,
+                   i_heat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(I_min, I_max) of Eq. 14: I_emf = (U_max ∓ kt·θ̇)/R bounded by the heat limit I_heat."""
+    i_max = np.minimum((u_max - kt * dtheta) / R, i_heat)
+    i_min = np.maximum((-u_max - kt * dtheta) / R, -i_heat)
+    return i_min, i_max
+
+
+def current_control_law(pid_output: np.ndarray, dtheta: np.ndarray, u_max: np.ndarray, kt: np.ndarray,
+                        R: np.ndarray, i_heat: np.ndarray) -> np.ndarray:
+    """I = clip(PID, I_min, I_max) (Eq. 14); the torque is then τ_m = kt·I (Eq. 15)."""
+    i_min, i_max = current_limits(dtheta, u_max, kt, R, i_heat)
+    return np.minimum(np.maximum(pid_output, i_min), i_max)
+
+
+def firmware_torque(p: np.ndarray, theta: np.ndarray, dtheta: np.ndarray,
+                    goal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The servo model S(θ, θ̇, θd) (Eq. 11) from packed params → (τ_m [N·m], U [V]).
+
+    Voltage law: U = vin·duty, τ_m by Eq. 13. Current law: I by Eq. 14, τ_m = kt·I (Eq. 15), U = R·I + kt·θ̇.
+    """
+    kt, R = p[..., P_KT], p[..., P_R]
+    command = p[..., P_KP] * p[..., P_EGAIN] * (goal - theta)
+    u_max = p[..., P_VIN] * p[..., P_MAXPWM]
+    volts_v = p[..., P_VIN] * np.clip(command, -p[..., P_MAXPWM], p[..., P_MAXPWM])
+    tau_v = motor_torque(volts_v, dtheta, kt, R)
+    current = current_control_law(command, dtheta, u_max, kt, R, p[..., P_IMAX])
+    is_voltage = p[..., P_LAW] == 0.0
+    return np.where(is_voltage, tau_v, kt * current), np.where(is_voltage, volts_v, R * current + kt * dtheta)

@@ -1,0 +1,337 @@
+"""Actuator parameter sets: one typed, immutable, validated schema shared by the core, the CLI, YAML and ROS.
+
+An :class:`ActuatorParams` holds, in SI units:
+
+* the motor (output side, gearbox included): ``kt`` [N·m/A = V·s/rad], ``R`` [Ω], ``armature`` [kg·m²];
+* a friction model ``model`` in ``m1``…``m6`` (seed 004 Eq. 3, 6–10) and its coefficients, named as in
+  Rhoban/bam's JSON files so that a bam file means the same thing here;
+* the firmware law (:class:`FirmwareLaw`): supply voltage, P gain in register units, the gain that turns
+  ``kp·error`` into a PWM duty cycle, and the duty / current limits.
+
+Every model is a special case of the most general budget (M6), so the kernels work on one packed
+vector (:meth:`ActuatorParams.packed`, layout ``P_*``) whatever the model.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+MODEL_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
+MODEL_TITLES: dict[str, str] = {
+    "m1": "Coulomb-viscous (M1)",
+    "m2": "Stribeck (M2)",
+    "m3": "Load-dependent (M3)",
+    "m4": "Stribeck load-dependent (M4)",
+    "m5": "Directional (M5)",
+    "m6": "Quadratic (M6)",
+}
+
+_STRIBECK_SHAPE = ("dtheta_stribeck", "alpha")
+#: bam JSON friction keys used by each model (seed 004 Eq. 3, 6, 7, 8, 9, 10).
+MODEL_FRICTION_KEYS: dict[str, tuple[str, ...]] = {
+    "m1": ("friction_base", "friction_viscous"),
+    "m2": ("friction_base", "friction_viscous", "friction_stribeck", *_STRIBECK_SHAPE),
+    "m3": ("friction_base", "friction_viscous", "load_friction_base"),
+    "m4": ("friction_base", "friction_viscous", "load_friction_base", "friction_stribeck",
+           "load_friction_stribeck", *_STRIBECK_SHAPE),
+    "m5": ("friction_base", "friction_viscous", "friction_stribeck", "load_friction_motor",
+           "load_friction_external", "load_friction_motor_stribeck", "load_friction_external_stribeck",
+           *_STRIBECK_SHAPE),
+    "m6": ("friction_base", "friction_viscous", "friction_stribeck", "load_friction_motor",
+           "load_friction_external", "load_friction_motor_stribeck", "load_friction_external_stribeck",
+           "load_friction_motor_quad", "load_friction_external_quad", *_STRIBECK_SHAPE),
+}
+FRICTION_KEYS: tuple[str, ...] = MODEL_FRICTION_KEYS["m6"] + ("load_friction_base", "load_friction_stribeck")
+MOTOR_KEYS: tuple[str, ...] = ("kt", "R", "armature")
+
+# Packed layout used by every kernel (models/kernels.py). Order is part of the core API.
+P_KT, P_R, P_ARM = 0, 1, 2
+P_KC, P_KV, P_KCS = 3, 4, 5  # Coulomb, viscous, Stribeck-Coulomb
+P_KM, P_KE, P_KMS, P_KES = 6, 7, 8, 9  # load-dependent (motor/external, base/Stribeck)
+P_KMQ, P_KEQ = 10, 11  # quadratic (motor, external)
+P_VS, P_ALPHA = 12, 13  # Stribeck velocity [rad/s], exponent
+P_VIN, P_KP, P_EGAIN, P_MAXPWM, P_IMAX, P_LAW = 14, 15, 16, 17, 18, 19
+N_PACKED = 20
+LAW_VOLTAGE, LAW_CURRENT = 0.0, 1.0
+
+
+class ParameterError(ValueError):
+    """A parameter set or file is invalid; the message names the offending key."""
+
+
+def _check_finite_nonneg(key: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{key} must be a number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ParameterError(f"{key} must be finite, got {v}")
+    if v < 0:
+        raise ParameterError(f"{key} must be >= 0, got {v}")
+    return v
+
+
+@dataclass(frozen=True)
+class FirmwareLaw:
+    """Firmware position law in register units (seed 004 Eq. 12 and 14).
+
+    Voltage law: ``duty = clip(kp·error_gain·(θd − θ), ±max_pwm)``, ``U = vin·duty``.
+    Current law: ``I = clip(kp·error_gain·(θd − θ), I_min, I_max)`` with the back-EMF and heat limits of
+    Eq. 14 (``current_limit`` = I_heat).
+    """
+
+    control: str = "voltage"  # "voltage" | "current"
+    vin: float = 15.0  # supply voltage [V]
+    kp: float = 32.0  # P gain, register units
+    error_gain: float = 0.158  # duty (or A) per (register kp · rad)
+    max_pwm: float = 0.9625  # duty-cycle limit (0, 1]
+    current_limit: float = math.inf  # I_heat [A], current law only
+
+    def __post_init__(self) -> None:
+        if self.control not in ("voltage", "current"):
+            raise ParameterError(f"firmware.control must be 'voltage' or 'current', got {self.control!r}")
+        for key in ("vin", "kp", "error_gain", "max_pwm"):
+            _check_finite_nonneg(key, getattr(self, key))
+        if not 0.0 < self.max_pwm <= 1.0:
+            raise ParameterError(f"max_pwm must be in (0, 1], got {self.max_pwm}")
+        if not (self.current_limit > 0) or math.isnan(self.current_limit):
+            raise ParameterError(f"current_limit must be > 0 (inf for none), got {self.current_limit}")
+
+    def with_(self, **changes: Any) -> "FirmwareLaw":
+        return dataclasses.replace(self, **changes)
+
+
+#: Firmware constants under which the published bam parameter files were identified
+#: (Rhoban/bam bam/dynamixel/actuator.py @1b5a1ce: MXActuator, XL320Actuator, XL330Actuator).
+FIRMWARE_LAWS: dict[str, FirmwareLaw] = {
+    "mx64": FirmwareLaw("voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
+    "mx106": FirmwareLaw("voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
+    "xl320": FirmwareLaw("voltage", vin=7.5, kp=32.0, error_gain=0.05048199, max_pwm=1.0),
+    "xl330": FirmwareLaw("voltage", vin=7.5, kp=400.0, error_gain=(4096 / (2 * math.pi)) / (256 * 885),
+                         max_pwm=1.0),
+    # Seed 000 eq. 32 + remark 2: u_c = (P/8)·error_counts ∈ [0, 511] PWM → duty = P·(4096/2π)/(8·511)·error.
+    "mx28": FirmwareLaw("voltage", vin=12.0, kp=32.0, error_gain=4096 / (2 * math.pi) / (8 * 511), max_pwm=1.0),
+    # Seed 001 Table 3: U = K_P·(θr − θl), saturated at the 5 V supply → kp = 1, error_gain = K_P / 5 V.
+    "mg995": FirmwareLaw("voltage", vin=5.0, kp=1.0, error_gain=16.6742 / 5.0, max_pwm=1.0),
+}
+
+
+@dataclass(frozen=True)
+class ActuatorParams:
+    """One servo's motor, friction and firmware parameters (SI units, validated, immutable)."""
+
+    actuator: str
+    model: str
+    kt: float
+    R: float
+    armature: float
+    friction: Mapping[str, float] = field(default_factory=dict)
+    firmware: FirmwareLaw = field(default_factory=FirmwareLaw)
+
+    def __post_init__(self) -> None:
+        if self.model not in MODEL_NAMES:
+            raise ParameterError(f"unknown friction model {self.model!r}; valid models: {', '.join(MODEL_NAMES)}")
+        for key in MOTOR_KEYS:
+            _check_finite_nonneg(key, getattr(self, key))
+        if self.kt <= 0 or self.R <= 0:
+            raise ParameterError(f"kt and R must be > 0, got kt={self.kt}, R={self.R}")
+        needed = MODEL_FRICTION_KEYS[self.model]
+        missing = [k for k in needed if k not in self.friction]
+        if missing:
+            raise ParameterError(f"model {self.model} needs friction key(s) missing here: {', '.join(missing)}")
+        unknown = [k for k in self.friction if k not in needed]
+        if unknown:
+            raise ParameterError(f"friction key(s) {', '.join(unknown)} are not used by model {self.model}")
+        clean = {k: _check_finite_nonneg(k, self.friction[k]) for k in needed}
+        if "dtheta_stribeck" in clean and clean["dtheta_stribeck"] <= 0:
+            raise ParameterError("dtheta_stribeck must be > 0 (Stribeck velocity, rad/s)")
+        if "alpha" in clean and clean["alpha"] <= 0:
+            raise ParameterError("alpha must be > 0 (Stribeck exponent)")
+        object.__setattr__(self, "friction", dict(clean))
+        object.__setattr__(self, "kt", float(self.kt))
+        object.__setattr__(self, "R", float(self.R))
+        object.__setattr__(self, "armature", float(self.armature))
+
+    def __hash__(self) -> int:  # friction is a dict, make the frozen object hashable anyway
+        return hash((self.actuator, self.model, self.kt, self.R, self.armature,
+                     tuple(sorted(self.friction.items())), self.firmware))
+
+    # -------------------------------------------------------------- derived
+    def with_(self, **changes: Any) -> "ActuatorParams":
+        """Copy with some fields changed (motor keys, friction keys, ``firmware=`` or ``model=``)."""
+        friction = dict(self.friction)
+        top = {}
+        for k, v in changes.items():
+            if k in FRICTION_KEYS:
+                friction[k] = v
+            else:
+                top[k] = v
+        return dataclasses.replace(self, friction=friction, **top)
+
+    def packed(self) -> np.ndarray:
+        """The packed coefficient vector (length ``N_PACKED``) every kernel consumes."""
+        f = self.friction
+        p = np.zeros(N_PACKED)
+        p[P_KT], p[P_R], p[P_ARM] = self.kt, self.R, self.armature
+        p[P_KC] = f["friction_base"]
+        p[P_KV] = f["friction_viscous"]
+        p[P_KCS] = f.get("friction_stribeck", 0.0)
+        if self.model in ("m3", "m4"):  # |Kl τm − Kl τe| = Kl·|τm − τe|  (Eq. 7–8)
+            p[P_KM] = p[P_KE] = f["load_friction_base"]
+            p[P_KMS] = p[P_KES] = f.get("load_friction_stribeck", 0.0)
+        elif self.model in ("m5", "m6"):
+            p[P_KM], p[P_KE] = f["load_friction_motor"], f["load_friction_external"]
+            p[P_KMS], p[P_KES] = f["load_friction_motor_stribeck"], f["load_friction_external_stribeck"]
+            p[P_KMQ] = f.get("load_friction_motor_quad", 0.0)
+            p[P_KEQ] = f.get("load_friction_external_quad", 0.0)
+        p[P_VS] = f.get("dtheta_stribeck", 1.0)
+        p[P_ALPHA] = f.get("alpha", 1.0)
+        fw = self.firmware
+        p[P_VIN], p[P_KP], p[P_EGAIN], p[P_MAXPWM] = fw.vin, fw.kp, fw.error_gain, fw.max_pwm
+        p[P_IMAX] = fw.current_limit
+        p[P_LAW] = LAW_VOLTAGE if fw.control == "voltage" else LAW_CURRENT
+        return p
+
+    # -------------------------------------------------------------- bam JSON
+    def to_bam_dict(self) -> dict[str, Any]:
+        """bam's flat JSON form (keys kt, R, armature, friction keys, model, actuator)."""
+        d: dict[str, Any] = {"kt": self.kt, "R": self.R, "armature": self.armature}
+        d.update(self.friction)
+        d["model"] = self.model
+        d["actuator"] = self.actuator
+        return d
+
+    @classmethod
+    def from_bam_dict(cls, data: Mapping[str, Any], *, firmware: FirmwareLaw | None = None,
+                      source: str = "parameters") -> "ActuatorParams":
+        """Build from bam's JSON dict; extra bam keys (``q_offset``) are ignored; missing keys are named."""
+        if not isinstance(data, Mapping):
+            raise ParameterError(f"{source}: expected a JSON object, got {type(data).__name__}")
+        for key in ("model", "actuator", *MOTOR_KEYS):
+            if key not in data:
+                raise ParameterError(f"{source}: missing key {key!r}")
+        model = str(data["model"])
+        if model not in MODEL_NAMES:
+            raise ParameterError(f"{source}: unknown model {model!r}; valid models: {', '.join(MODEL_NAMES)}")
+        actuator = str(data["actuator"])
+        fw = firmware or FIRMWARE_LAWS.get(actuator, FirmwareLaw())
+        friction = {}
+        for k in MODEL_FRICTION_KEYS[model]:
+            if k not in data:
+                raise ParameterError(f"{source}: model {model} needs key {k!r}, which is missing")
+            friction[k] = data[k]
+        try:
+            return cls(actuator=actuator, model=model, kt=data["kt"], R=data["R"], armature=data["armature"],
+                       friction=friction, firmware=fw)
+        except ParameterError as e:
+            raise ParameterError(f"{source}: {e}") from None
+
+    def save_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_bam_dict(), indent=4) + "\n")
+
+    @classmethod
+    def load_json(cls, path: str | Path, *, firmware: FirmwareLaw | None = None) -> "ActuatorParams":
+        try:
+            data = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as e:
+            raise ParameterError(f"{path}: malformed JSON ({e})") from None
+        return cls.from_bam_dict(data, firmware=firmware, source=str(path))
+
+    # -------------------------------------------------------------- ROS parameters / YAML
+    def to_ros_parameters(self, prefix: str = "actuator.") -> dict[str, Any]:
+        """Flat ``name → value`` dict usable as ROS 2 parameters (dots are ROS namespaces)."""
+        out: dict[str, Any] = {f"{prefix}actuator": self.actuator, f"{prefix}model": self.model}
+        out.update({f"{prefix}{k}": float(getattr(self, k)) for k in MOTOR_KEYS})
+        out.update({f"{prefix}{k}": float(v) for k, v in self.friction.items()})
+        fw = self.firmware
+        out.update({f"{prefix}firmware.control": fw.control, f"{prefix}firmware.vin": fw.vin,
+                    f"{prefix}firmware.kp": fw.kp, f"{prefix}firmware.error_gain": fw.error_gain,
+                    f"{prefix}firmware.max_pwm": fw.max_pwm,
+                    f"{prefix}firmware.current_limit": fw.current_limit if math.isfinite(fw.current_limit) else 0.0})
+        return out
+
+    @classmethod
+    def from_ros_parameters(cls, params: Mapping[str, Any], prefix: str = "actuator.",
+                            source: str = "ROS parameters") -> "ActuatorParams":
+        """Inverse of :meth:`to_ros_parameters` (``firmware.current_limit`` 0 means none)."""
+        flat = {k[len(prefix):]: v for k, v in params.items() if k.startswith(prefix)}
+        fw_keys = {k.split(".", 1)[1]: v for k, v in flat.items() if k.startswith("firmware.")}
+        base = FIRMWARE_LAWS.get(str(flat.get("actuator", "")), FirmwareLaw())
+        if "current_limit" in fw_keys:
+            fw_keys["current_limit"] = float(fw_keys["current_limit"]) or math.inf
+        try:
+            fw = base.with_(**fw_keys)
+        except TypeError as e:
+            raise ParameterError(f"{source}: {e}") from None
+        bam = {k: v for k, v in flat.items() if not k.startswith("firmware.")}
+        return cls.from_bam_dict(bam, firmware=fw, source=source)
+
+    def to_yaml(self, node_name: str = "/**") -> str:
+        """YAML in the ``node: ros__parameters:`` convention, nested by the dotted names."""
+        import yaml
+
+        nested: dict[str, Any] = {}
+        for k, v in self.to_ros_parameters().items():
+            cur = nested
+            *parents, leaf = k.split(".")
+            for p in parents:
+                cur = cur.setdefault(p, {})
+            cur[leaf] = v
+        return yaml.safe_dump({node_name: {"ros__parameters": nested}}, sort_keys=False)
+
+    def save_yaml(self, path: str | Path, node_name: str = "/**") -> None:
+        Path(path).write_text(self.to_yaml(node_name))
+
+    @classmethod
+    def load_yaml(cls, path: str | Path) -> "ActuatorParams":
+        """Read a YAML written by :meth:`save_yaml` (first node's ``ros__parameters``)."""
+        import yaml
+
+        try:
+            doc = yaml.safe_load(Path(path).read_text())
+        except yaml.YAMLError as e:
+            raise ParameterError(f"{path}: malformed YAML ({e})") from None
+        if not isinstance(doc, dict) or not doc:
+            raise ParameterError(f"{path}: expected '<node>: ros__parameters: ...'")
+        node = next(iter(doc.values()))
+        if not isinstance(node, dict) or "ros__parameters" not in node:
+            raise ParameterError(f"{path}: missing key 'ros__parameters'")
+        flat = _flatten(node["ros__parameters"])
+        return cls.from_ros_parameters(flat, source=str(path))
+
+
+def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def load_params(path: str | Path) -> ActuatorParams:
+    """Load bam JSON (``.json``) or ROS-parameter YAML (``.yaml``/``.yml``)."""
+    p = Path(path)
+    if not p.exists():
+        raise ParameterError(f"{p}: no such file")
+    if p.suffix.lower() in (".yaml", ".yml"):
+        return ActuatorParams.load_yaml(p)
+    return ActuatorParams.load_json(p)
+
+
+def pack(params: "ActuatorParams | np.ndarray | list") -> np.ndarray:
+    """Packed coefficients from one ActuatorParams, an array (..., N_PACKED), or a nested list of params."""
+    if isinstance(params, ActuatorParams):
+        return params.packed()
+    if isinstance(params, np.ndarray):
+        if params.shape[-1:] != (N_PACKED,):
+            raise ValueError(f"params: packed array must end with length {N_PACKED}, got shape {params.shape}")
+        return params
+    return np.asarray([pack(p) for p in params])

@@ -1,0 +1,212 @@
+"""The simulated servo: Algorithm 1 of seed 004 on arrays shaped (batch, joints).
+
+``step`` advances one time step, ``rollout`` runs a whole goal sequence (T, batch, joints) inside one fused
+kernel call. One servo and 4096×20 servos go through the same code; parameters may differ per element
+(pass a packed array (batch, joints, N_PACKED)) or be shared (pass one :class:`ActuatorParams`).
+
+Loads: :class:`PendulumLoad` (the 004 test bench: τ_e = −(m + m_arm/2)·g·l·sin θ, θ = 0 hanging down,
+J = (m + m_arm/3)·l² + J_m; seed 004 writes τ_e = m·g·l·sin θ with the angle measured from the top) or
+:class:`ExternalLoad` (a caller-supplied torque and inertia, e.g. from rigid-body dynamics).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from . import kernels
+from .friction import applied_friction, friction_budget, stopping_torque
+from .motor import firmware_torque
+from .params import N_PACKED, P_ARM, ActuatorParams, pack
+
+GRAVITY = 9.80665  # m/s²
+Backend = Literal["auto", "numba", "numpy"]
+
+
+@dataclass(frozen=True)
+class PendulumLoad:
+    """Point mass ``mass`` [kg] at ``length`` [m] on an arm of mass ``arm_mass`` [kg] (bam's bench)."""
+
+    mass: np.ndarray | float
+    length: np.ndarray | float
+    arm_mass: np.ndarray | float = 0.0
+
+    def gravity_torque_amplitude(self) -> np.ndarray:
+        """(m + m_arm/2)·g·l [N·m]: τ_e = −amplitude·sin θ."""
+        return (np.asarray(self.mass) + np.asarray(self.arm_mass) / 2) * GRAVITY * np.asarray(self.length)
+
+    def inertia(self) -> np.ndarray:
+        """(m + m_arm/3)·l² [kg·m²] (armature added by the stepper)."""
+        return (np.asarray(self.mass) + np.asarray(self.arm_mass) / 3) * np.asarray(self.length) ** 2
+
+
+@dataclass(frozen=True)
+class ExternalLoad:
+    """Caller-supplied external torque [N·m] (per element, or per step in a rollout) and load inertia [kg·m²]."""
+
+    inertia: np.ndarray | float
+    tau_ext: np.ndarray | float = 0.0
+
+
+class StepResult(NamedTuple):
+    theta: np.ndarray  # [rad]
+    dtheta: np.ndarray  # [rad/s]
+    tau_m: np.ndarray  # motor torque [N·m]
+    tau_f: np.ndarray  # applied friction [N·m]
+    volts: np.ndarray  # motor voltage [V]
+
+
+def _finite(name: str, x, shape=None) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    if not np.isfinite(a).all():
+        bad = np.argwhere(~np.isfinite(a))
+        where = tuple(int(i) for i in bad[0]) if a.ndim else ()
+        raise ValueError(f"{name} contains non-finite values (first at index {where}: {a[where] if where else a})")
+    if shape is not None:
+        try:
+            a = np.broadcast_to(a, shape)
+        except ValueError:
+            raise ValueError(f"{name} has shape {np.shape(x)}, which does not broadcast to {shape}") from None
+    return a
+
+
+def _as_2d_shape(*arrays) -> tuple[tuple[int, ...], tuple[int, int]]:
+    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+    if len(shape) > 2:
+        raise ValueError(f"state arrays must be shaped (batch, joints), (joints,) or scalar; got {shape}")
+    two = (1,) * (2 - len(shape)) + tuple(shape)
+    return shape, (two[0], two[1])
+
+
+def _load_arrays(load, shape, shape2, n_steps: int | None):
+    """gravity amplitude (B,J), tau_ext (B,J) or (T,B,J), load inertia (B,J)."""
+    if load is None:
+        load = ExternalLoad(inertia=0.0)
+    if isinstance(load, PendulumLoad):
+        grav = _finite("load.gravity", load.gravity_torque_amplitude(), shape2)
+        inertia = _finite("load.inertia", load.inertia(), shape2)
+        tau_ext = np.zeros(shape2 if n_steps is None else (n_steps, *shape2))
+    elif isinstance(load, ExternalLoad):
+        grav = np.zeros(shape2)
+        inertia = _finite("load.inertia", load.inertia, shape2)
+        if n_steps is None:
+            tau_ext = _finite("load.tau_ext", load.tau_ext, shape).reshape(shape2)
+        else:
+            tau_ext = _finite("load.tau_ext", load.tau_ext, (n_steps, *shape)).reshape(n_steps, *shape2)
+    else:
+        raise TypeError(f"load must be PendulumLoad or ExternalLoad, got {type(load).__name__}")
+    if (inertia < 0).any():
+        raise ValueError("load.inertia must be >= 0")
+    return grav, tau_ext, inertia
+
+
+def _packed(params, shape2) -> np.ndarray:
+    p = pack(params)
+    if p.shape[-1] != N_PACKED:
+        raise ValueError(f"params: expected packed length {N_PACKED}, got {p.shape}")
+    if not np.isfinite(np.where(np.isinf(p), 0.0, p)).all():  # inf allowed only as "no current limit"
+        raise ValueError("params contains NaN")
+    try:
+        return np.broadcast_to(p, (*shape2, N_PACKED))
+    except ValueError:
+        raise ValueError(f"params shape {p.shape} does not broadcast to {(*shape2, N_PACKED)}") from None
+
+
+def _pick(backend: Backend) -> str:
+    if backend == "auto":
+        return "numba" if kernels.HAVE_NUMBA else "numpy"
+    if backend not in ("numba", "numpy"):
+        raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
+    if backend == "numba" and not kernels.HAVE_NUMBA:
+        raise RuntimeError("backend='numba' requested but numba is not installed")
+    return backend
+
+
+def _check_dt(dt: float) -> float:
+    dt = float(dt)
+    if not np.isfinite(dt) or dt <= 0:
+        raise ValueError(f"dt must be a positive finite time step in seconds, got {dt}")
+    return dt
+
+
+def step_numpy(p, theta, dtheta, goal, dt, gravity, tau_ext, inertia, enable) -> StepResult:
+    """Algorithm 1, one step, as numpy array operations (the fallback and the cross-check of the kernel)."""
+    tau_m, volts = firmware_torque(p, theta, dtheta, goal)  # line 1
+    tau_m, volts = tau_m * enable, volts * enable
+    tau_e = tau_ext - gravity * np.sin(theta)  # line 2
+    j = inertia + p[..., P_ARM]  # line 3
+    budget = friction_budget(p, tau_m, tau_e, dtheta)  # line 4
+    tau_f = applied_friction(stopping_torque(j, dt, dtheta, tau_m, tau_e), budget)  # lines 5–6
+    ddtheta = (tau_m + tau_e + tau_f) / j  # line 7
+    return StepResult(theta + dtheta * dt + 0.5 * ddtheta * dt**2, dtheta + ddtheta * dt, tau_m, tau_f, volts)
+
+
+def step(params, theta, dtheta, goal, dt: float, load: PendulumLoad | ExternalLoad | None = None,
+         enable=1.0, backend: Backend = "auto") -> StepResult:
+    """Advance every joint by one step of ``dt`` seconds toward ``goal`` [rad] (Algorithm 1).
+
+    Shapes: ``theta``, ``dtheta``, ``goal`` broadcast to (batch, joints), (joints,) or (); outputs have that
+    shape. Non-finite input raises ``ValueError`` naming the argument.
+    """
+    shape, shape2 = _as_2d_shape(theta, dtheta, goal)
+    th = _finite("theta", theta, shape).reshape(shape2)
+    dth = _finite("dtheta", dtheta, shape).reshape(shape2)
+    gl = _finite("goal", goal, shape).reshape(shape2)
+    en = _finite("enable", enable, shape2)
+    dt = _check_dt(dt)
+    p = _packed(params, shape2)
+    grav, tau_ext, inertia = _load_arrays(load, shape, shape2, None)
+    if _pick(backend) == "numpy":
+        res = step_numpy(p, th, dth, gl, dt, grav, tau_ext, inertia, en)
+    else:
+        out = [np.empty(shape2) for _ in range(5)]
+        kernels.step_batch(th, dth, gl, dt, p, grav, tau_ext, inertia, en, *out)
+        res = StepResult(*out)
+    return StepResult(*(np.asarray(a).reshape(shape) for a in res))
+
+
+def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | ExternalLoad | None = None,
+            enable=1.0, backend: Backend = "auto") -> StepResult:
+    """Run Algorithm 1 over a goal sequence ``goals`` shaped (T, batch, joints) / (T, joints) / (T,).
+
+    Returns arrays shaped like ``goals``: ``theta[k]``, ``dtheta[k]`` are the state *before* goal k is applied
+    (bam's log convention: recorded position k vs goal k), ``tau_m[k]``, ``tau_f[k]``, ``volts[k]`` the
+    torques/voltage during step k. ``enable`` broadcasts to (T, batch, joints); 0 releases the H-bridge.
+    """
+    g = np.asarray(goals, dtype=np.float64)
+    if g.ndim < 1:
+        raise ValueError("goals must have a leading time axis (T, ...)")
+    n_steps = g.shape[0]
+    shape, shape2 = _as_2d_shape(theta0, dtheta0, g[0])
+    gl = _finite("goals", g, (n_steps, *shape)).reshape(n_steps, *shape2)
+    th = _finite("theta0", theta0, shape).reshape(shape2)
+    dth = _finite("dtheta0", dtheta0, shape).reshape(shape2)
+    en_in = np.asarray(enable, dtype=np.float64)
+    if en_in.ndim >= 1 and en_in.shape[0] == n_steps and en_in.ndim == len(shape) + 1:
+        en = _finite("enable", en_in, (n_steps, *shape)).reshape(n_steps, *shape2)
+    else:
+        en = _finite("enable", en_in, (n_steps, *shape2))
+    dt = _check_dt(dt)
+    p = _packed(params, shape2)
+    grav, tau_ext, inertia = _load_arrays(load, shape, shape2, n_steps)
+    out = [np.empty((n_steps, *shape2)) for _ in range(5)]
+    if _pick(backend) == "numpy":
+        for k in range(n_steps):
+            out[0][k], out[1][k] = th, dth
+            th, dth, out[2][k], out[3][k], out[4][k] = step_numpy(p, th, dth, gl[k], dt, grav, tau_ext[k],
+                                                                   inertia, en[k])
+    else:
+        kernels.rollout_batch(th, dth, gl, dt, p, grav, tau_ext, inertia, en, *out)
+    return StepResult(*(a.reshape(n_steps, *shape) for a in out))
+
+
+def final_state(params, result: StepResult, goal_last, dt: float, load=None, enable=1.0,
+                backend: Backend = "auto") -> StepResult:
+    """State after the last goal of a rollout (one more step from ``result[-1]``)."""
+    return step(params, result.theta[-1], result.dtheta[-1], goal_last, dt, load=load, enable=enable,
+                backend=backend)
+
+
+__all__ = ["GRAVITY", "PendulumLoad", "ExternalLoad", "StepResult", "step", "rollout", "step_numpy",
+           "final_state", "ActuatorParams"]
