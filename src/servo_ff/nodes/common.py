@@ -1,0 +1,345 @@
+"""Shared ROS 2 plumbing for the servo_ff nodes (the only package that imports rclpy).
+
+* :class:`ParamSpec` / :class:`ParameterTable`: every node declares its parameters once, from a table, with
+  ``rcl_interfaces/ParameterDescriptor`` (description with unit, ranges, read-only flag) and validates each
+  update in an on-set callback: non-finite numbers, out-of-range values, unknown choices, arrays of the wrong
+  length and sets the ROS-free core refuses (``ParameterError``) are rejected with a reason naming the key.
+* :func:`actuator_specs`: the ``actuator.*`` parameters generated from the core schema
+  (:meth:`ActuatorParams.to_ros_parameters`).
+* :class:`GoalGate`: turns goal messages (Float64MultiArray in ``joints`` order, JointTrajectory first point,
+  JointState by name) into a validated position array; a bad message is refused with a throttled warning and
+  the last valid goal is held. Goals outside the joint limits are refused, never clamped.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from servo_ff.models.params import ActuatorParams, ParameterError
+
+#: ROS topic / service names shared by the servo interface (sim and hardware) and its clients. Relative names:
+#: they resolve under the node's namespace (``/servo/commands`` in the root namespace).
+TOPIC_JOINT_STATES = "joint_states"
+TOPIC_SUPPLY = "servo_supply"
+TOPIC_DIAGNOSTICS = "/diagnostics"
+TOPIC_COMMANDS = "servo/commands"  # std_msgs/Float64MultiArray, `joints` order (forward_command_controller)
+TOPIC_TRAJECTORY = "servo/joint_trajectory"  # trajectory_msgs/JointTrajectory, first point
+TOPIC_JOINT_COMMAND = "servo/joint_command"  # sensor_msgs/JointState, matched by name
+TOPIC_P_GAINS = "servo/p_gains"  # std_msgs/Float64MultiArray, `joints` order, firmware register units
+SRV_TORQUE_ENABLE = "servo/torque_enable"  # std_srvs/SetBool
+SRV_REBOOT = "servo/reboot"  # std_srvs/Trigger
+
+
+# ----------------------------------------------------------------------------------------------- parameters
+@dataclass(frozen=True)
+class ParamSpec:
+    """One declared parameter. ``lo``/``hi`` bound numbers (element-wise for arrays); ``per_joint`` arrays must
+    have one entry per joint or exactly one (broadcast); ``choices`` restricts strings."""
+
+    name: str
+    default: Any
+    description: str
+    unit: str = ""
+    lo: float | None = None
+    hi: float | None = None
+    read_only: bool = False
+    choices: tuple[str, ...] | None = None
+    per_joint: bool = False
+
+    def descriptor(self) -> ParameterDescriptor:
+        text = self.description + (f" [{self.unit}]" if self.unit else "")
+        if self.choices:
+            text += f" (one of: {', '.join(self.choices)})"
+        if self.per_joint:
+            text += " (one value per joint, in `joints` order, or one value for all)"
+        d = ParameterDescriptor(name=self.name, description=text, read_only=self.read_only)
+        if self.lo is not None or self.hi is not None:
+            lo = -math.inf if self.lo is None else self.lo
+            hi = math.inf if self.hi is None else self.hi
+            if isinstance(self.default, bool):
+                pass
+            elif isinstance(self.default, int):
+                d.integer_range = [IntegerRange(from_value=int(max(lo, -2**62)), to_value=int(min(hi, 2**62)),
+                                                step=0)]
+            elif isinstance(self.default, float):
+                d.floating_point_range = [FloatingPointRange(from_value=float(lo), to_value=float(hi), step=0.0)]
+            d.additional_constraints = f"every value in [{lo}, {hi}]"
+        return d
+
+    def check(self, value: Any, n_joints: int | None = None) -> str | None:
+        """Reason the value is refused, or None."""
+        if isinstance(value, str):
+            if self.choices and value not in self.choices:
+                return f"{self.name}={value!r} is not one of {', '.join(self.choices)}"
+            return None
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, (int, float)):
+            values = [value]
+        elif isinstance(value, (list, tuple, np.ndarray)) and not any(isinstance(v, str) for v in value):
+            values = list(value)
+            if self.per_joint and n_joints is not None and len(values) not in (1, n_joints):
+                return f"{self.name} has {len(values)} values; expected {n_joints} (one per joint) or 1"
+        else:
+            return None
+        for i, v in enumerate(values):
+            where = f"{self.name}[{i}]" if len(values) > 1 or self.per_joint else self.name
+            if not math.isfinite(float(v)):
+                return f"{where}={v} is not finite"
+            if self.lo is not None and v < self.lo:
+                return f"{where}={v} is below its minimum {self.lo}{' ' + self.unit if self.unit else ''}"
+            if self.hi is not None and v > self.hi:
+                return f"{where}={v} is above its maximum {self.hi}{' ' + self.unit if self.unit else ''}"
+        return None
+
+
+def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[ParamSpec]:
+    """``actuator.*`` parameter specs generated from the core schema, defaults from ``params``."""
+    specs = []
+    units = {"kt": "N·m/A", "R": "Ω", "armature": "kg·m²", "firmware.vin": "V", "dtheta_stribeck": "rad/s",
+             "friction_base": "N·m", "friction_stribeck": "N·m", "friction_viscous": "N·m·s/rad",
+             "firmware.current_limit": "A, 0 = none"}
+    for name, value in params.to_ros_parameters(prefix).items():
+        key = name[len(prefix):]
+        if key == "model":
+            specs.append(ParamSpec(name, value, "friction model (seed 004 Eq. 3, 6-10)", read_only=True,
+                                   choices=("m1", "m2", "m3", "m4", "m5", "m6")))
+        elif key == "firmware.control":
+            specs.append(ParamSpec(name, value, "firmware position law", choices=("voltage", "current")))
+        elif isinstance(value, str):
+            specs.append(ParamSpec(name, value, f"actuator {key}", read_only=True))
+        else:
+            specs.append(ParamSpec(name, float(value), f"actuator {key} (servo_ff.models.params schema)",
+                                   unit=units.get(key, ""), lo=0.0))
+    return specs
+
+
+class ParameterTable:
+    """Declares ``specs`` on ``node`` and validates every later update.
+
+    ``validate(candidate) -> reason | None`` sees the whole parameter set as it would be after the update
+    (cross-parameter checks, core schema); ``apply(changed_names)`` runs after a successful update.
+    """
+
+    def __init__(self, node: Node, specs: Sequence[ParamSpec],
+                 validate: Callable[[dict[str, Any]], str | None] | None = None,
+                 apply: Callable[[set[str]], None] | None = None,
+                 n_joints: Callable[[dict[str, Any]], int | None] | None = None):
+        self.node = node
+        self.specs = {s.name: s for s in specs}
+        self._validate = validate
+        self._apply = apply
+        self._n_joints = n_joints or (lambda values: len(values["joints"]) if "joints" in values else None)
+        self._ready = False
+        node.add_on_set_parameters_callback(self._on_set)
+        if hasattr(node, "add_post_set_parameters_callback"):
+            node.add_post_set_parameters_callback(self._post_set)
+        for s in specs:
+            node.declare_parameter(s.name, s.default, s.descriptor())
+        self.values: dict[str, Any] = {s.name: self._py(node.get_parameter(s.name).value) for s in specs}
+        reason = self._full_check(self.values)
+        if reason:
+            raise ValueError(f"{node.get_name()}: invalid parameter: {reason}")
+        self._ready = True
+
+    @staticmethod
+    def _py(v: Any) -> Any:
+        if isinstance(v, (np.ndarray, tuple)) or type(v).__name__ == "array":
+            return list(v)
+        return v
+
+    def _full_check(self, values: Mapping[str, Any]) -> str | None:
+        n = self._n_joints(dict(values))
+        for name, v in values.items():
+            spec = self.specs.get(name)
+            if spec is not None:
+                reason = spec.check(v, n)
+                if reason:
+                    return reason
+        if self._validate is not None:
+            try:
+                return self._validate(dict(values))
+            except (ParameterError, ValueError) as e:
+                return str(e)
+        return None
+
+    def _on_set(self, params: list[Parameter]) -> SetParametersResult:
+        params = [p for p in params if p.name in self.specs]
+        if not params:
+            return SetParametersResult(successful=True)
+        candidate = dict(getattr(self, "values", {}))
+        for p in params:
+            candidate[p.name] = self._py(p.value)
+        if not self._ready:  # during declaration: per-parameter checks only (others are not declared yet)
+            for p in params:
+                spec = self.specs.get(p.name)
+                reason = spec.check(self._py(p.value)) if spec else None
+                if reason:
+                    return SetParametersResult(successful=False, reason=reason)
+            return SetParametersResult(successful=True)
+        reason = self._full_check(candidate)
+        if reason:
+            self.node.get_logger().warning(f"parameter update refused: {reason}")
+            return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _post_set(self, params: list[Parameter]) -> None:
+        params = [p for p in params if p.name in self.specs]
+        if not self._ready or not params:
+            return
+        for p in params:
+            self.values[p.name] = self._py(p.value)
+        if self._apply is not None:
+            self._apply({p.name for p in params})
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+
+def per_joint(values: Sequence[float], n: int, name: str) -> np.ndarray:
+    """Broadcast a per-joint parameter (length n or 1) to an (n,) array."""
+    a = np.asarray(values, dtype=np.float64).reshape(-1)
+    if a.size == 1:
+        return np.full(n, a[0])
+    if a.size != n:
+        raise ValueError(f"{name} has {a.size} values; expected {n} (one per joint) or 1")
+    return a
+
+
+def actuator_from_values(values: Mapping[str, Any], prefix: str = "actuator.") -> ActuatorParams:
+    """Rebuild the core parameter set from the node's ``actuator.*`` parameters (raises ParameterError)."""
+    return ActuatorParams.from_ros_parameters({k: v for k, v in values.items() if k.startswith(prefix)}, prefix)
+
+
+# ----------------------------------------------------------------------------------------------- goals
+class Throttle:
+    """At most one message per ``key`` every ``period`` seconds; counts what it suppressed."""
+
+    def __init__(self, period: float = 1.0, clock: Callable[[], float] = time.monotonic):
+        self.period = float(period)
+        self.clock = clock
+        self._last: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+
+    def __call__(self, key: str, log: Callable[[str], Any], message: str) -> bool:
+        now = self.clock()
+        if now - self._last.get(key, -math.inf) < self.period:
+            self._suppressed[key] = self._suppressed.get(key, 0) + 1
+            return False
+        n = self._suppressed.pop(key, 0)
+        self._last[key] = now
+        log(message + (f" ({n} similar message(s) suppressed)" if n else ""))
+        return True
+
+
+@dataclass
+class GoalGate:
+    """Validates goal positions for ``joints`` against ``[lower, upper]`` and holds the last valid goal."""
+
+    joints: list[str]
+    lower: np.ndarray
+    upper: np.ndarray
+    goal: np.ndarray
+    warn: Callable[[str], Any] = print
+    throttle: Throttle = field(default_factory=Throttle)
+    rejected: int = 0
+    accepted: int = 0
+    last_reason: str = ""
+    last_accept_time: float = -math.inf
+    last_reject_time: float = -math.inf
+
+    def __post_init__(self) -> None:
+        self.index = {name: i for i, name in enumerate(self.joints)}
+        self.goal = np.array(self.goal, dtype=np.float64)
+
+    def _reject(self, source: str, kind: str, reason: str) -> None:
+        self.rejected += 1
+        self.last_reject_time = time.monotonic()
+        self.last_reason = f"{source}: {reason}"
+        self.throttle(f"{source}:{kind}", self.warn,
+                      f"goal on {source} rejected: {reason}; holding the last valid goal")
+
+    def _commit(self, source: str, goal: np.ndarray) -> np.ndarray | None:
+        bad = ~np.isfinite(goal)
+        if bad.any():
+            i = int(np.argmax(bad))
+            self._reject(source, "nonfinite", f"{self.joints[i]}={goal[i]} is not finite")
+            return None
+        out = (goal < self.lower) | (goal > self.upper)
+        if out.any():
+            i = int(np.argmax(out))
+            self._reject(source, "limits", f"{self.joints[i]}={goal[i]:.4f} rad is outside its joint limits "
+                                           f"[{self.lower[i]:.4f}, {self.upper[i]:.4f}] rad")
+            return None
+        self.goal = goal
+        self.accepted += 1
+        self.last_accept_time = time.monotonic()
+        return goal
+
+    def from_array(self, data: Sequence[float], source: str) -> np.ndarray | None:
+        """Float64MultiArray data in ``joints`` order."""
+        if len(data) != len(self.joints):
+            self._reject(source, "length", f"{len(data)} values for {len(self.joints)} joints "
+                                           f"({', '.join(self.joints)})")
+            return None
+        return self._commit(source, np.array(data, dtype=np.float64))
+
+    def from_names(self, names: Sequence[str], positions: Sequence[float], source: str) -> np.ndarray | None:
+        """Positions matched by joint name; joints not named keep their last goal."""
+        if len(names) != len(positions):
+            self._reject(source, "length", f"{len(names)} names but {len(positions)} positions")
+            return None
+        unknown = [n for n in names if n not in self.index]
+        if unknown:
+            self._reject(source, "names", f"unknown joint name(s) {', '.join(map(repr, unknown))}; "
+                                          f"known: {', '.join(self.joints)}")
+            return None
+        if len(set(names)) != len(names):
+            self._reject(source, "names", "duplicate joint names")
+            return None
+        goal = self.goal.copy()
+        goal[[self.index[n] for n in names]] = np.asarray(positions, dtype=np.float64)
+        return self._commit(source, goal)
+
+
+def joint_names_param(values: Mapping[str, Any]) -> list[str]:
+    joints = list(values["joints"])
+    if not joints or any(not j for j in joints):
+        raise ValueError("joints must be a non-empty list of non-empty names")
+    if len(set(joints)) != len(joints):
+        raise ValueError(f"joints contains duplicate names: {joints}")
+    return joints
+
+
+def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = None) -> int:
+    """``main()`` body shared by every node: init, spin until Ctrl-C, clean shutdown; a parameter error at
+    start-up prints one line and returns 2."""
+    import sys
+
+    import rclpy
+    from rclpy.exceptions import InvalidParameterValueException
+    from rclpy.executors import ExternalShutdownException
+
+    rclpy.init(args=list(args) if args is not None else None)
+    node = None
+    try:
+        node = node_factory()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (ValueError, ParameterError, InvalidParameterValueException) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.try_shutdown()
+    return 0

@@ -1,0 +1,70 @@
+"""ROS-free state of a chain of simulated servos: positions, velocities, goals, per-joint P gains, torque
+enable, advanced by :func:`servo_ff.models.stepper.step` (seed 004 Algorithm 1) over all joints at once.
+
+No physics lives here: the stepper computes everything; this object only holds the state between ticks and
+the per-joint packed parameter rows (the firmware P gain ``P_KP`` differs per joint).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from servo_ff.models.params import P_KP, P_VIN, ActuatorParams
+from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step
+
+
+@dataclass
+class SimServos:
+    params: ActuatorParams
+    n: int
+    load: PendulumLoad | ExternalLoad | None = None
+    theta: np.ndarray | None = None  # [rad]
+    backend: str = "auto"
+    dtheta: np.ndarray = field(init=False)
+    goal: np.ndarray = field(init=False)
+    effort: np.ndarray = field(init=False)  # motor torque [N·m]
+    enabled: bool = True
+    hardware_error: int = 0
+
+    def __post_init__(self) -> None:
+        self.theta = np.zeros(self.n) if self.theta is None else np.array(self.theta, dtype=np.float64)
+        self.dtheta = np.zeros(self.n)
+        self.goal = self.theta.copy()
+        self.effort = np.zeros(self.n)
+        self.set_params(self.params, np.full(self.n, self.params.firmware.kp))
+
+    def set_params(self, params: ActuatorParams, kp: np.ndarray | None = None) -> None:
+        kp = self.packed[:, P_KP].copy() if kp is None else np.asarray(kp, dtype=np.float64)
+        self.params = params
+        self.packed = np.tile(params.packed(), (self.n, 1))
+        self.packed[:, P_KP] = kp
+
+    @property
+    def kp(self) -> np.ndarray:
+        return self.packed[:, P_KP]
+
+    def set_kp(self, kp: np.ndarray) -> None:
+        kp = np.asarray(kp, dtype=np.float64)
+        if kp.shape != (self.n,) or not np.isfinite(kp).all() or (kp < 0).any():
+            raise ValueError(f"kp must be {self.n} finite values >= 0, got {kp}")
+        self.packed[:, P_KP] = kp
+
+    @property
+    def supply_voltage(self) -> float:
+        return float(self.packed[0, P_VIN])
+
+    def advance(self, dt: float, substeps: int = 1) -> None:
+        """Advance all joints by ``dt`` seconds in ``substeps`` stepper steps toward the held goal."""
+        h = dt / substeps
+        enable = 1.0 if self.enabled else 0.0
+        for _ in range(substeps):
+            r = step(self.packed, self.theta, self.dtheta, self.goal, h, load=self.load, enable=enable,
+                     backend=self.backend)
+            self.theta, self.dtheta, self.effort = r.theta, r.dtheta, r.tau_m
+
+    def reboot(self) -> None:
+        """Like a Dynamixel REBOOT: hardware error cleared, torque off, goal set to the present position."""
+        self.hardware_error = 0
+        self.enabled = False
+        self.goal = self.theta.copy()

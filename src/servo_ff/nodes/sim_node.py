@@ -1,0 +1,160 @@
+"""``servo_sim_node``: the servo interface of :mod:`.servo_base` backed by the seed-004 stepper.
+
+Every tick (``rate_hz``, 500 Hz by default) advances all joints by ``1/rate_hz`` seconds in ``substeps`` calls
+of :func:`servo_ff.models.stepper.step` toward the held goals, then publishes ``/joint_states``. The actuator
+comes from ``preset`` + ``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient exposed as
+an ``actuator.*`` parameter (core schema); the simulated supply voltage is ``actuator.firmware.vin``. The load
+is a pendulum per joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging down), a pure inertia
+(``none``), or gravity of a URDF (``urdf``, via ``servo_ff.dynamics``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
+from servo_ff.models.params import ParameterError
+from servo_ff.models.presets import SERVO_NAMES, preset
+from servo_ff.models.stepper import ExternalLoad, PendulumLoad
+
+from .common import ParamSpec, ParameterTable, actuator_from_values, actuator_specs, per_joint, spin_node
+from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
+from .sim_backend import SimServos
+
+LOAD_TYPES = ("pendulum", "none", "urdf")
+
+
+def sim_specs() -> list[ParamSpec]:
+    return [
+        ParamSpec("load.type", "pendulum", "load on each joint", read_only=True, choices=LOAD_TYPES),
+        ParamSpec("load.mass", [0.5], "pendulum end mass", "kg", lo=0.0, hi=1e3, per_joint=True),
+        ParamSpec("load.length", [0.15], "pendulum length", "m", lo=0.0, hi=100.0, per_joint=True),
+        ParamSpec("load.arm_mass", [0.0], "pendulum arm mass (uniform rod)", "kg", lo=0.0, hi=1e3, per_joint=True),
+        ParamSpec("load.inertia", [0.0], "extra load inertia for load.type none", "kg·m²", lo=0.0, hi=1e3,
+                  per_joint=True),
+        ParamSpec("initial_position", [0.0], "position at start-up", "rad", lo=-1e3, hi=1e3, per_joint=True,
+                  read_only=True),
+        ParamSpec("substeps", 2, "stepper steps per tick (physics dt = 1/(rate_hz·substeps))", lo=1, hi=100),
+        ParamSpec("backend", "auto", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
+    ]
+
+
+def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad:
+    kind = values["load.type"]
+    if kind == "pendulum":
+        return PendulumLoad(mass=per_joint(values["load.mass"], n, "load.mass"),
+                            length=per_joint(values["load.length"], n, "load.length"),
+                            arm_mass=per_joint(values["load.arm_mass"], n, "load.arm_mass"))
+    if kind == "none":
+        return ExternalLoad(inertia=per_joint(values["load.inertia"], n, "load.inertia"), tau_ext=np.zeros(n))
+    raise ValueError("load.type 'urdf' needs servo_ff.dynamics (URDF gravity), which is not in this build; "
+                     "use load.type pendulum or none")
+
+
+class SimNode(ServoInterfaceNode):
+    status_name = "stepper"
+
+    def __init__(self, name: str = "servo_sim", **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.sel = ParameterTable(self, [
+            ParamSpec("preset", "mx64", "servo preset (servo_ff.models.presets)", read_only=True,
+                      choices=SERVO_NAMES),
+            ParamSpec("model", "m4", "friction model of the preset", read_only=True,
+                      choices=("m1", "m2", "m3", "m4", "m5", "m6")),
+        ], validate=lambda v: (preset(v["preset"], v["model"]), None)[1], n_joints=lambda v: None)
+        base = preset(self.sel["preset"], self.sel["model"])
+        specs = servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
+        super_table = ParameterTable(self, specs, validate=self._validate, apply=self._apply)
+        v = super_table.values
+        n = len(v["joints"])
+        theta0 = per_joint(v["initial_position"], n, "initial_position")
+        self.sim = SimServos(actuator_from_values(v), n, build_load(v, n), theta=theta0, backend=v["backend"])
+        self._setup_interface(super_table)
+        self.sim.set_kp(self.kp)
+        self.gate.goal = theta0.copy()
+        self.substeps = int(v["substeps"])
+        self.get_logger().info(
+            f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) {self.joints} at "
+            f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V")
+
+    # ------------------------------------------------------------------ parameters
+    def _validate(self, values: dict[str, Any]) -> str | None:
+        reason = validate_interface(values)
+        if reason:
+            return reason
+        n = len(values["joints"])
+        actuator_from_values(values)  # ParameterError names the key
+        build_load(values, n)
+        theta0 = per_joint(values["initial_position"], n, "initial_position")
+        lo = per_joint(values["position_min"], n, "position_min")
+        hi = per_joint(values["position_max"], n, "position_max")
+        if ((theta0 < lo) | (theta0 > hi)).any():
+            return f"initial_position {theta0.tolist()} is outside the joint limits"
+        return None
+
+    def _apply(self, changed: set[str]) -> None:
+        v = self.table.values
+        if any(k.startswith("actuator.") for k in changed):
+            self.sim.set_params(actuator_from_values(v))
+            self.get_logger().info(f"actuator parameters updated: {sorted(changed)}")
+        if any(k.startswith("load.") for k in changed):
+            self.sim.load = build_load(v, self.n)
+        if "substeps" in changed:
+            self.substeps = int(v["substeps"])
+        self._apply_interface(changed)
+
+    # ------------------------------------------------------------------ hooks
+    def hw_tick(self) -> bool:
+        try:
+            self.sim.advance(self.period, self.substeps)
+        except (ValueError, ParameterError) as e:  # e.g. a diverging state; report, do not publish garbage
+            self.throttle("sim", self.get_logger().error, f"stepper refused the state: {e}")
+            return False
+        return True
+
+    def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.sim.theta, self.sim.dtheta, self.sim.effort
+
+    def hw_write_goal(self, goal: np.ndarray) -> None:
+        self.sim.goal = goal
+
+    def hw_write_kp(self, kp: np.ndarray) -> None:
+        self.sim.set_kp(kp)
+
+    def hw_torque(self, enable: bool) -> tuple[bool, str]:
+        self.sim.enabled = bool(enable)
+        return True, f"torque {'enabled' if enable else 'disabled'} on {len(self.joints)} simulated joint(s)"
+
+    def hw_reboot(self) -> tuple[bool, str]:
+        self.sim.reboot()
+        return True, "simulated servos rebooted: hardware errors cleared, torque off, goal = present position"
+
+    def hw_supply_voltage(self) -> float:
+        return self.sim.supply_voltage
+
+    def hw_diagnostics(self) -> list[DiagnosticStatus]:
+        out = []
+        for i, name in enumerate(self.joints):
+            out.append(DiagnosticStatus(
+                level=DiagnosticStatus.OK, name=f"{self.get_name()}: {name}", hardware_id=f"sim/{name}",
+                message="torque on" if self.sim.enabled else "torque off",
+                values=[KeyValue(key="position_rad", value=f"{self.sim.theta[i]:.5f}"),
+                        KeyValue(key="goal_rad", value=f"{self.sim.goal[i]:.5f}"),
+                        KeyValue(key="velocity_rad_s", value=f"{self.sim.dtheta[i]:.5f}"),
+                        KeyValue(key="effort_Nm", value=f"{self.sim.effort[i]:.5f}"),
+                        KeyValue(key="kp", value=f"{self.sim.kp[i]:g}"),
+                        KeyValue(key="hardware_error", value=str(self.sim.hardware_error)),
+                        KeyValue(key="supply_V", value=f"{self.sim.supply_voltage:g}")]))
+        return out
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_node(SimNode, args)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

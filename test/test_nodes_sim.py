@@ -1,0 +1,224 @@
+"""servo_sim_node over real DDS (loopback): joint_states, goals in three forms, torque enable, reboot, bad
+goals, parameter validation."""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from nodes_harness import RosHarness, wait_for
+
+pytest.importorskip("rclpy")
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_srvs.srv import SetBool, Trigger  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from servo_ff.nodes.common import GoalGate, Throttle  # noqa: E402
+from servo_ff.nodes.sim_node import SimNode  # noqa: E402
+
+JOINTS = ["shoulder", "elbow"]
+MASS, LENGTH = 0.5, 0.15
+
+
+@pytest.fixture(scope="module")
+def ros():
+    h = RosHarness(salt=1)
+    sim = h.add(SimNode("servo_sim", context=h.context, parameter_overrides=[
+        Parameter("joints", value=JOINTS), Parameter("rate_hz", value=250.0),
+        Parameter("preset", value="mx64"), Parameter("model", value="m1"),
+        Parameter("initial_position", value=[0.3, -0.2]),
+        Parameter("load.mass", value=[MASS]), Parameter("load.length", value=[LENGTH]),
+        Parameter("position_min", value=[-2.0]), Parameter("position_max", value=[2.0]),
+        Parameter("warn_throttle", value=30.0)]))
+    client = h.make_node("sim_test_client")
+    states: list[JointState] = []
+    client.create_subscription(JointState, "joint_states", states.append, 50)
+    pubs = {"array": client.create_publisher(Float64MultiArray, "servo/commands", 10),
+            "traj": client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10),
+            "js": client.create_publisher(JointState, "servo/joint_command", 10)}
+    wait_for(lambda: pubs["array"].get_subscription_count() and states, 10.0, "discovery of servo_sim")
+    yield h, sim, client, states, pubs
+    h.shutdown()
+
+
+def latest(states, after: float = 0.0) -> JointState:
+    return wait_for(lambda: states and states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9 > after
+                    and states[-1], 5.0, "a joint_states message")
+
+
+def position(states) -> np.ndarray:
+    return np.array(latest(states).position)
+
+
+def settle_at(states, goal, tol=0.06, timeout=6.0) -> bool:
+    return wait_for(lambda: bool((np.abs(position(states) - goal) < tol).all()), timeout,
+                    f"joints to reach {goal}")
+
+
+def test_joint_states_names_and_units(ros):
+    h, sim, client, states, pubs = ros
+    time.sleep(0.5)  # let the pendulums settle on their start-up goals
+    msg = latest(states)
+    assert list(msg.name) == JOINTS
+    assert len(msg.position) == len(msg.velocity) == len(msg.effort) == 2
+    pos = np.array(msg.position)
+    np.testing.assert_allclose(pos, [0.3, -0.2], atol=0.05)  # rad, held near the start-up position
+    # effort is the motor torque in N·m holding the pendulum: sign of sin θ, at most the gravity torque
+    gravity = MASS * 9.80665 * LENGTH * np.abs(np.sin(pos))
+    eff = np.array(msg.effort)
+    assert np.all(np.sign(eff) == np.sign(pos)), eff
+    assert np.all(np.abs(eff) <= gravity * 1.05) and np.all(np.abs(eff) > 0.2 * gravity), (eff, gravity)
+
+
+def test_float64multiarray_goal_moves_joint(ros):
+    h, sim, client, states, pubs = ros
+    pubs["array"].publish(Float64MultiArray(data=[1.0, -0.5]))
+    settle_at(states, [1.0, -0.5])
+    np.testing.assert_allclose(sim.gate.goal, [1.0, -0.5])
+
+
+def test_trajectory_and_jointstate_goals_by_name(ros):
+    h, sim, client, states, pubs = ros
+    traj = JointTrajectory(joint_names=["elbow", "shoulder"],
+                           points=[JointTrajectoryPoint(positions=[0.2, 0.6]), JointTrajectoryPoint(positions=[1.5, 1.5])])
+    pubs["traj"].publish(traj)
+    settle_at(states, [0.6, 0.2])  # first point, matched by name
+    pubs["js"].publish(JointState(name=["elbow"], position=[-0.4]))
+    settle_at(states, [0.6, -0.4])  # shoulder keeps its goal
+
+
+def test_bad_goals_rejected_and_last_goal_held(ros):
+    h, sim, client, states, pubs = ros
+    pubs["array"].publish(Float64MultiArray(data=[0.5, 0.1]))
+    settle_at(states, [0.5, 0.1])
+    before = sim.gate.rejected
+    bad = [("array", Float64MultiArray(data=[math.nan, 0.0])),
+           ("array", Float64MultiArray(data=[0.0, math.inf])),
+           ("array", Float64MultiArray(data=[0.1, 0.2, 0.3])),  # wrong length
+           ("array", Float64MultiArray(data=[2.5, 0.0])),  # beyond position_max = 2 rad
+           ("js", JointState(name=["knee"], position=[0.0])),  # unknown name
+           ("js", JointState(name=["elbow"], position=[math.nan])),
+           ("traj", JointTrajectory(joint_names=["shoulder"], points=[JointTrajectoryPoint(positions=[-3.0])])),
+           ("traj", JointTrajectory(joint_names=["shoulder"], points=[]))]
+    for kind, msg in bad:
+        pubs[kind].publish(msg)
+    wait_for(lambda: sim.gate.rejected - before == len(bad), 5.0, "all bad goals to be rejected")
+    np.testing.assert_allclose(sim.gate.goal, [0.5, 0.1])
+    time.sleep(0.3)
+    np.testing.assert_allclose(position(states), [0.5, 0.1], atol=0.06)
+    assert "shoulder" in sim.gate.last_reason and "[-2.0000, 2.0000]" in sim.gate.last_reason
+    assert np.isfinite(np.array(latest(states).position)).all()
+
+
+def test_torque_enable_service(ros):
+    h, sim, client, states, pubs = ros
+    pubs["array"].publish(Float64MultiArray(data=[1.2, 0.0]))
+    settle_at(states, [1.2, 0.0])
+    torque = client.create_client(SetBool, "servo/torque_enable")
+    r = h.call(torque, SetBool.Request(data=False))
+    assert r.success and "disabled" in r.message
+    # released, the pendulum falls back toward hanging (θ = 0)
+    wait_for(lambda: position(states)[0] < 0.4, 6.0, "released pendulum to fall")
+    r = h.call(torque, SetBool.Request(data=True))
+    assert r.success and "enabled" in r.message
+    settle_at(states, [1.2, 0.0])
+
+
+def test_reboot_turns_torque_off_and_holds_position(ros):
+    h, sim, client, states, pubs = ros
+    pubs["array"].publish(Float64MultiArray(data=[0.7, 0.0]))
+    settle_at(states, [0.7, 0.0])
+    r = h.call(client.create_client(Trigger, "servo/reboot"), Trigger.Request())
+    assert r.success and not sim.sim.enabled
+    assert abs(sim.gate.goal[0] - 0.7) < 0.1  # goal = present position after the reboot
+    h.call(client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=True))
+
+
+def _set(h, client, **values):
+    cli = client.create_client(SetParameters, "servo_sim/set_parameters")
+    msgs = []
+    for name, v in values.items():
+        name = name.replace("__", ".")
+        if isinstance(v, list):
+            pv = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=v)
+        else:
+            pv = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=v)
+        msgs.append(ParameterMsg(name=name, value=pv))
+    return h.call(cli, SetParameters.Request(parameters=msgs)).results
+
+
+@pytest.mark.parametrize("values, words", [
+    ({"kp": [math.nan, 32.0]}, ["kp[0]", "not finite"]),
+    ({"kp": [32.0, 32.0, 32.0]}, ["kp", "3 values"]),
+    ({"kp": [-1.0]}, ["kp", "minimum"]),
+    ({"actuator__kt": math.inf}, ["actuator.kt"]),
+    ({"actuator__R": -1.0}, ["actuator.R"]),
+    ({"actuator__firmware__max_pwm": 1.5}, ["max_pwm"]),
+    ({"position_min": [0.0, 3.0]}, ["position_min[1]", "position_max[1]"]),
+    ({"load__mass": [math.nan]}, ["load.mass"]),
+])
+def test_parameter_callback_refuses_bad_values(ros, values, words):
+    h, sim, client, states, pubs = ros
+    before = (sim.sim.packed.copy(), list(sim.table.values["kp"]))
+    (res,) = _set(h, client, **values)
+    assert not res.successful
+    for w in words:
+        assert w in res.reason, res.reason
+    np.testing.assert_array_equal(sim.sim.packed, before[0])
+    assert sim.table.values["kp"] == before[1]
+
+
+def test_parameter_update_applies(ros):
+    h, sim, client, states, pubs = ros
+    (r1, r2) = _set(h, client, kp=[20.0, 10.0], actuator__friction_viscous=0.02)
+    assert r1.successful and r2.successful
+    np.testing.assert_allclose(sim.sim.kp, [20.0, 10.0])
+    assert sim.sim.params.friction["friction_viscous"] == 0.02
+    _set(h, client, kp=[32.0])
+    np.testing.assert_allclose(sim.sim.kp, [32.0, 32.0])
+
+
+def test_p_gains_topic(ros):
+    h, sim, client, states, pubs = ros
+    pub = client.create_publisher(Float64MultiArray, "servo/p_gains", 10)
+    wait_for(lambda: pub.get_subscription_count(), 5.0, "p_gains subscriber")
+    pub.publish(Float64MultiArray(data=[5.0, 6.0]))
+    wait_for(lambda: np.allclose(sim.sim.kp, [5.0, 6.0]), 5.0, "live P gains")
+    rejected = sim.gate.rejected
+    pub.publish(Float64MultiArray(data=[math.nan, 6.0]))
+    wait_for(lambda: sim.gate.rejected > rejected, 5.0, "bad gains rejected")
+    np.testing.assert_allclose(sim.sim.kp, [5.0, 6.0])
+    pub.publish(Float64MultiArray(data=[32.0, 32.0]))
+    wait_for(lambda: np.allclose(sim.sim.kp, [32.0, 32.0]), 5.0, "gains restored")
+
+
+# ------------------------------------------------------------------ ROS-free pieces of the nodes
+def test_throttle_counts_suppressed_messages():
+    now = [0.0]
+    logged = []
+    t = Throttle(1.0, clock=lambda: now[0])
+    assert t("k", logged.append, "a")
+    assert not t("k", logged.append, "a") and not t("k", logged.append, "a")
+    assert t("other", logged.append, "b")
+    now[0] = 1.5
+    assert t("k", logged.append, "a")
+    assert logged == ["a", "b", "a (2 similar message(s) suppressed)"]
+
+
+def test_goal_gate_holds_last_valid_goal():
+    warnings = []
+    g = GoalGate(["a", "b"], np.array([-1.0, -1.0]), np.array([1.0, 1.0]), goal=np.zeros(2),
+                 warn=warnings.append, throttle=Throttle(0.0))
+    assert g.from_array([0.5, -0.5], "t") is not None
+    assert g.from_array([0.5, 1.5], "t") is None and "b=1.5000 rad is outside" in warnings[-1]
+    assert g.from_names(["b", "c"], [0.0, 0.0], "t") is None and "'c'" in warnings[-1]
+    assert g.from_names(["b", "b"], [0.0, 0.1], "t") is None
+    np.testing.assert_array_equal(g.goal, [0.5, -0.5])
+    assert g.rejected == 3 and g.accepted == 1
