@@ -57,9 +57,12 @@ def position(states) -> np.ndarray:
     return np.array(latest(states).position)
 
 
-def settle_at(states, goal, tol=0.06, timeout=6.0) -> bool:
-    return wait_for(lambda: bool((np.abs(position(states) - goal) < tol).all()), timeout,
-                    f"joints to reach {goal}")
+def settle_at(states, goal, tol=0.06, timeout=20.0) -> bool:
+    try:
+        return wait_for(lambda: bool((np.abs(position(states) - goal) < tol).all()), timeout,
+                        f"joints to reach {goal}")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; last joint_states position {position(states)}") from None
 
 
 def test_joint_states_names_and_units(ros):
@@ -113,7 +116,10 @@ def test_bad_goals_rejected_and_last_goal_held(ros):
     np.testing.assert_allclose(sim.gate.goal, [0.5, 0.1])
     time.sleep(0.3)
     np.testing.assert_allclose(position(states), [0.5, 0.1], atol=0.06)
-    assert "shoulder" in sim.gate.last_reason and "[-2.0000, 2.0000]" in sim.gate.last_reason
+    reasons = list(sim.gate.recent)[-len(bad):]
+    for words in (["shoulder=nan", "not finite"], ["elbow=inf"], ["3 values for 2 joints"],
+                  ["shoulder=2.5000 rad", "[-2.0000, 2.0000]"], ["'knee'"], ["shoulder=-3.0000 rad"], ["no points"]):
+        assert any(all(w in r for w in words) for r in reasons), (words, reasons)
     assert np.isfinite(np.array(latest(states).position)).all()
 
 
@@ -125,7 +131,7 @@ def test_torque_enable_service(ros):
     r = h.call(torque, SetBool.Request(data=False))
     assert r.success and "disabled" in r.message
     # released, the pendulum falls back toward hanging (θ = 0)
-    wait_for(lambda: position(states)[0] < 0.4, 6.0, "released pendulum to fall")
+    wait_for(lambda: position(states)[0] < 0.4, 20.0, "released pendulum to fall")
     r = h.call(torque, SetBool.Request(data=True))
     assert r.success and "enabled" in r.message
     settle_at(states, [1.2, 0.0])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -254,6 +255,7 @@ class GoalGate:
     last_reason: str = ""
     last_accept_time: float = -math.inf
     last_reject_time: float = -math.inf
+    recent: deque = field(default_factory=lambda: deque(maxlen=32))  # latest rejection reasons
 
     def __post_init__(self) -> None:
         self.index = {name: i for i, name in enumerate(self.joints)}
@@ -263,6 +265,7 @@ class GoalGate:
         self.rejected += 1
         self.last_reject_time = time.monotonic()
         self.last_reason = f"{source}: {reason}"
+        self.recent.append(self.last_reason)
         self.throttle(f"{source}:{kind}", self.warn,
                       f"goal on {source} rejected: {reason}; holding the last valid goal")
 
