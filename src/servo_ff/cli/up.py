@@ -1,0 +1,114 @@
+"""``servo-ff up {robot,sim,identify,replay}``: start the nodes of a bring-up, one process per node, from the
+same table (:mod:`servo_ff.nodes.bringup`) and the same ``config/<bringup>.yaml`` as ``launch/*.launch.py``.
+
+For machines without the ROS launch packages. Ctrl-C (SIGINT) or SIGTERM stops every node; if one node exits
+with an error, the others are stopped and its exit code is returned.
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    from servo_ff.nodes.bringup import BRINGUPS
+
+    p = subparsers.add_parser("up", help="start the nodes of a bring-up (robot, sim, identify, replay) "
+                                          "without ros2 launch",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("bringup", choices=sorted(BRINGUPS), help="; ".join(f"{k}: {v[0]}" for k, v in BRINGUPS.items()))
+    p.add_argument("--arg", action="append", default=[], metavar="NAME:=VALUE",
+                   help="bring-up argument, as in ros2 launch (identify: source:=sim|hardware; replay: bag:=PATH)")
+    p.add_argument("--config-dir", type=Path, default=None, help="directory of the <bringup>.yaml files "
+                                                                  "(default: the package's config/)")
+    p.add_argument("--params-file", action="append", default=[], type=Path,
+                   help="extra ROS parameter YAML given to every node after the bring-up's own")
+    p.add_argument("--duration", type=float, default=None, help="stop every node after this many seconds")
+    p.add_argument("--dry-run", action="store_true", help="print the commands and exit")
+    p.set_defaults(func=run)
+
+
+def _parse_args(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        if ":=" not in item:
+            raise ValueError(f"--arg {item!r}: expected NAME:=VALUE")
+        k, v = item.split(":=", 1)
+        out[k.strip()] = v
+    return out
+
+
+def commands(bringup: str, args: dict[str, str], config_dir: Path | None = None,
+             params_files: list[Path] | None = None) -> list[tuple[str, list[str]]]:
+    """(node name, command line) of every node of ``bringup``."""
+    from servo_ff.nodes.bringup import config_dir as default_config_dir
+    from servo_ff.nodes.bringup import plan, python_command
+
+    cfg = config_dir or default_config_dir()
+    out = []
+    for node in plan(bringup, **args):
+        path = cfg / node.config
+        if not path.is_file():
+            raise FileNotFoundError(f"config file {path} for node {node.name} not found")
+        cmd = python_command(node, cfg)
+        for extra in params_files or []:
+            if not extra.is_file():
+                raise FileNotFoundError(f"--params-file {extra} not found")
+            cmd += ["--params-file", str(extra)]
+        out.append((node.name, cmd))
+    return out
+
+
+def run(ns: argparse.Namespace) -> int:
+    from servo_ff.nodes.bringup import python_env
+
+    cmds = commands(ns.bringup, _parse_args(ns.arg), ns.config_dir, ns.params_file)
+    if ns.dry_run:
+        for name, cmd in cmds:
+            print(f"{name}: {shlex.join(cmd)}")
+        return 0
+    env = python_env()
+    procs: list[tuple[str, subprocess.Popen]] = []
+    stopping = {"flag": False}
+
+    def stop(*_):
+        stopping["flag"] = True
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    code = 0
+    try:
+        for name, cmd in cmds:
+            print(f"[up] starting {name}: {shlex.join(cmd)}", flush=True)
+            procs.append((name, subprocess.Popen(cmd, env=env)))
+        t0 = time.monotonic()
+        while not stopping["flag"]:
+            for name, p in procs:
+                rc = p.poll()
+                if rc is not None:
+                    print(f"[up] {name} exited with code {rc}; stopping the others", file=sys.stderr, flush=True)
+                    code = rc if rc else 0
+                    stopping["flag"] = True
+                    break
+            if ns.duration is not None and time.monotonic() - t0 >= ns.duration:
+                break
+            time.sleep(0.1)
+    finally:
+        for name, p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 5.0
+        for name, p in procs:
+            try:
+                p.wait(timeout=max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                print(f"[up] {name} did not stop on SIGINT; terminating", file=sys.stderr)
+                p.terminate()
+                p.wait(timeout=2.0)
+        for s, h in old.items():
+            signal.signal(s, h)
+    return code
