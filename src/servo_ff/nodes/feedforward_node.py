@@ -1,0 +1,346 @@
+"""``servo_feedforward_node``: model-based feed-forward (seed 002 Eq. 19) between a desired trajectory and the
+servo interface, a thin layer over :class:`servo_ff.dynamics.feedforward.FeedForwardController`.
+
+Ticks on every ``/joint_states`` message (the servo node's cycle): samples the desired trajectory at the
+current time, runs ``FeedForwardController.tick`` (inverse dynamics rooted at the support foot, or fixed base,
+→ goal positions, URDF limits) and publishes the goals on ``servo/commands`` (Float64MultiArray in ``joints``
+order). P gains (``kp``) go to ``servo/p_gains`` at start, on change and every ``gains_period``.
+
+Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
+linearly interpolated; times from ``header.stamp``, or reception when 0), ``/joint_states``, ``imu/data``
+(sensor_msgs/Imu orientation), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
+(std_msgs/Float64, 1 = left foot, 0 = right). Parameters: ``urdf_path`` or ``robot_description``, ``joints``,
+``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
+"""
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.node import Node
+from rclpy.time import Time
+from sensor_msgs.msg import BatteryState, Imu, JointState
+from std_msgs.msg import Float64, Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from servo_ff.models.presets import SERVO_NAMES, preset
+
+from .common import (TOPIC_COMMANDS, TOPIC_DIAGNOSTICS, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec,
+                     ParameterTable, Throttle, per_joint, spin_node)
+from .servo_base import KP_MAX
+
+TOPIC_DESIRED = "feedforward/trajectory"
+TOPIC_IMU = "imu/data"
+TOPIC_SUPPORT = "support_coefficient"
+
+
+def _dynamics():
+    try:
+        from servo_ff.dynamics import alpha as alpha_mod
+        from servo_ff.dynamics.feedforward import FeedForwardController
+        from servo_ff.dynamics.robot import load_robot
+    except ImportError as e:  # the feed-forward core is a separate part of the package
+        raise ValueError(f"servo_feedforward_node needs servo_ff.dynamics (pinocchio), not importable: {e}") from None
+    return alpha_mod, FeedForwardController, load_robot
+
+
+def resolve_path(path: str) -> Path:
+    """Absolute, relative to the working directory, or relative to the source tree / installed share dir."""
+    p = Path(path).expanduser()
+    if p.is_absolute() or p.exists():
+        return p
+    from .bringup import config_dir
+
+    try:
+        root = config_dir().parent
+    except FileNotFoundError:
+        return p
+    return root / p if (root / p).exists() else p
+
+
+class DesiredTrajectory:
+    """A JointTrajectory in robot joint order: times (P,), q, q̇, q̈ (P, J), mask of the joints it names."""
+
+    def __init__(self, t0: float, times: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
+                 columns: np.ndarray):
+        self.t0, self.times, self.q, self.dq, self.ddq, self.columns = t0, times, q, dq, ddq, columns
+
+    def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Linear interpolation at ``t`` [s, same clock as t0]; held (zero velocity/acceleration) past the end."""
+        s = t - self.t0
+        times = self.times
+        if s >= times[-1]:
+            return self.q[-1], np.zeros_like(self.q[-1]), np.zeros_like(self.q[-1])
+        if s <= times[0]:
+            return self.q[0], self.dq[0], self.ddq[0]
+        k = int(np.searchsorted(times, s)) - 1
+        w = (s - times[k]) / (times[k + 1] - times[k])
+        lerp = lambda a: a[k] + w * (a[k + 1] - a[k])  # noqa: E731
+        return lerp(self.q), lerp(self.dq), lerp(self.ddq)
+
+
+def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float) -> DesiredTrajectory:
+    """Validated :class:`DesiredTrajectory` or ValueError naming the problem (joint, point, field)."""
+    names = list(msg.joint_names)
+    if not msg.points:
+        raise ValueError("trajectory has no points")
+    unknown = [n for n in names if n not in index]
+    if unknown:
+        raise ValueError(f"unknown joint name(s) {unknown}; the robot's joints: {', '.join(index)}")
+    if len(set(names)) != len(names):
+        raise ValueError("duplicate joint names")
+    n, p = len(names), len(msg.points)
+    q = np.empty((p, n))
+    dq = np.zeros((p, n))
+    ddq = np.zeros((p, n))
+    times = np.empty(p)
+    for k, pt in enumerate(msg.points):
+        if len(pt.positions) != n:
+            raise ValueError(f"point {k} has {len(pt.positions)} positions for {n} joints")
+        q[k] = pt.positions
+        for arr, field, vals in ((dq, "velocities", pt.velocities), (ddq, "accelerations", pt.accelerations)):
+            if len(vals) not in (0, n):
+                raise ValueError(f"point {k} has {len(vals)} {field} for {n} joints")
+            if len(vals):
+                arr[k] = vals
+        times[k] = pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9
+    for name, arr in (("positions", q), ("velocities", dq), ("accelerations", ddq)):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            k, j = np.argwhere(bad)[0]
+            raise ValueError(f"point {k} {name} of {names[j]} is {arr[k, j]} (not finite)")
+    if p > 1 and not (np.diff(times) > 0).all():
+        raise ValueError("time_from_start must increase strictly from point to point")
+    stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    return DesiredTrajectory(stamp if stamp > 0 else t_now, times, q, dq, ddq,
+                             np.array([index[nm] for nm in names], dtype=int))
+
+
+class FeedForwardNode(Node):
+    def __init__(self, name: str = "servo_feedforward", **kwargs: Any):
+        super().__init__(name, **kwargs)
+        alpha_mod, self._Controller, load_robot = _dynamics()
+        self._alpha_mod = alpha_mod
+        boot = ParameterTable(self, [
+            ParamSpec("urdf_path", "", "URDF of the robot (used when robot_description is empty)", read_only=True),
+            ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path)", read_only=True),
+            ParamSpec("mode", "fixed", "inverse dynamics root", read_only=True, choices=("fixed", "floating")),
+            ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
+            ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
+            ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
+            ParamSpec("preset", "mx64", "actuator preset giving the default α", read_only=True, choices=SERVO_NAMES),
+            ParamSpec("model", "m4", "friction model of that preset", read_only=True,
+                      choices=("m1", "m2", "m3", "m4", "m5", "m6")),
+            ParamSpec("alpha_file", "", "α table (YAML/JSON, servo_ff.dynamics.alpha format); empty: from preset",
+                      read_only=True),
+        ], n_joints=lambda v: None)
+        b = boot.values
+        self.robot = load_robot(self._urdf(b["robot_description"], b["urdf_path"]))
+        rj = list(self.robot.joint_names)
+        self.index = {n: i for i, n in enumerate(rj)}
+        joints = [j for j in b["joints"] if j] or rj
+        unknown = [j for j in joints if j not in self.index]
+        if unknown:
+            raise ValueError(f"joints {unknown} are not in the URDF {self.robot.path.name} ({', '.join(rj)})")
+        self.joints = joints
+        self.out_cols = np.array([self.index[j] for j in joints], dtype=int)
+        if b["alpha_file"]:
+            base = alpha_mod.load_alpha(resolve_path(b["alpha_file"]), rj)
+        else:
+            base = alpha_mod.alpha_table_from_actuator(preset(b["preset"], b["model"]), rj)
+        specs = [
+            ParamSpec("kp", [8.0], "servo P gain the feed-forward runs with", "register units", lo=1e-6, hi=KP_MAX,
+                      per_joint=True),
+            ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
+            ParamSpec("u_nominal", 15.0, "supply voltage until the first servo_supply reading", "V", lo=0.1,
+                      hi=100.0),
+            ParamSpec("gains_period", 1.0, "period of re-publishing servo/p_gains", "s", lo=0.05, hi=3600.0),
+            ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0,
+                      hi=3600.0),
+            ParamSpec("stribeck_dq_s", base.dq_s.tolist(), "Stribeck velocity q̇_s per URDF joint (Eq. 9)", "rad/s",
+                      lo=1e-6, hi=100.0, per_joint=True),
+            ParamSpec("stribeck_delta", base.delta.tolist(), "Stribeck exponent δ per URDF joint (Eq. 9)",
+                      lo=1e-3, hi=10.0, per_joint=True),
+        ] + [ParamSpec(f"alpha.{j}", base.alpha[i, :].tolist(), f"α̂0..α̂4 of joint {j} (seed 002 Eq. 19)",
+                       lo=-1e6, hi=1e6) for i, j in enumerate(rj)]
+        self.table = ParameterTable(self, specs, validate=self._validate, apply=self._apply,
+                                    n_joints=lambda v: len(self.robot.joint_names))
+        self.throttle = Throttle(self.table["warn_throttle"])
+        self.ctrl = self._controller(self.table.values)
+        self.q_des = np.zeros(len(rj))
+        self.dq_des = np.zeros(len(rj))
+        self.ddq_des = np.zeros(len(rj))
+        self.traj: DesiredTrajectory | None = None
+        self.imu: np.ndarray | None = None
+        self.u_bat: float | None = None
+        self.c_left = 1.0
+        self.rejected = 0
+        self.ticks = 0
+        self.last_error = ""
+        self._goal_msg = Float64MultiArray()
+        self.pub_goal = self.create_publisher(Float64MultiArray, TOPIC_COMMANDS, 10)
+        self.pub_gains = self.create_publisher(Float64MultiArray, TOPIC_P_GAINS, 10)
+        self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
+        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
+        self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10)
+        self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10)
+        self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
+        self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
+        self._gains_timer = self.create_timer(self.table["gains_period"], self.publish_gains)
+        self.create_timer(1.0, self._publish_diagnostics)
+        self.get_logger().info(f"feed-forward on {self.robot.path.name} ({b['mode']} base), "
+                               f"goals for {joints}, kp {self.kp.tolist()}")
+
+    # ------------------------------------------------------------------ parameters
+    def _urdf(self, xml: str, path: str) -> Path:
+        if xml.strip():
+            f = tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False)
+            f.write(xml)
+            f.close()
+            return Path(f.name)
+        if not path:
+            raise ValueError("set urdf_path or robot_description")
+        p = resolve_path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"urdf_path {path!r}: file not found ({p})")
+        return p
+
+    def _alpha_table(self, v: dict[str, Any]):
+        rj = list(self.robot.joint_names)
+        n = len(rj)
+        dq_s = per_joint(v["stribeck_dq_s"], n, "stribeck_dq_s")
+        delta = per_joint(v["stribeck_delta"], n, "stribeck_delta")
+        return self._alpha_mod.alpha_table_from_mapping(
+            {"joints": {j: {"alpha": list(v[f"alpha.{j}"]), "dq_s": float(dq_s[i]), "delta": float(delta[i])}
+                        for i, j in enumerate(rj)}}, rj, source="parameters alpha.*")
+
+    def _robot_kp(self, v: dict[str, Any]) -> np.ndarray:
+        kp = per_joint(v["kp"], len(self.joints), "kp")
+        out = np.full(len(self.robot.joint_names), kp[0])
+        out[self.out_cols] = kp
+        return out
+
+    def _validate(self, v: dict[str, Any]) -> str | None:
+        per_joint(v["kp"], len(self.joints), "kp")
+        self._alpha_table(v)  # AlphaError (a ValueError) names the key
+        return None
+
+    def _controller(self, v: dict[str, Any]):
+        b = self.get_parameters(["mode", "left_foot", "right_foot"])
+        return self._Controller(self.robot, self._alpha_table(v), self._robot_kp(v), mode=b[0].value,
+                                left_foot=b[1].value, right_foot=b[2].value, u_nominal=v["u_nominal"])
+
+    def _apply(self, changed: set[str]) -> None:
+        v = self.table.values
+        if changed & ({"kp", "u_nominal", "stribeck_dq_s", "stribeck_delta"} | {k for k in changed if k.startswith("alpha.")}):
+            old = self.ctrl
+            self.ctrl = self._controller(v)
+            self.ctrl.gravity, self.ctrl.u_bat = old.gravity, old.u_bat
+            self.get_logger().info(f"feed-forward parameters updated: {sorted(changed)}")
+        if "kp" in changed:
+            self.publish_gains()
+        if "warn_throttle" in changed:
+            self.throttle.period = v["warn_throttle"]
+
+    @property
+    def kp(self) -> np.ndarray:
+        return per_joint(self.table["kp"], len(self.joints), "kp")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.table["enabled"])
+
+    # ------------------------------------------------------------------ inputs
+    def _warn(self, key: str, text: str) -> None:
+        self.rejected += 1
+        self.last_error = text
+        self.throttle(key, self.get_logger().warning, text)
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        try:
+            traj = parse_trajectory(msg, self.index, self._now())
+        except ValueError as e:
+            self._warn("trajectory", f"desired trajectory on {TOPIC_DESIRED} rejected: {e}; keeping the previous one")
+            return
+        if self.traj is None:  # joints the first trajectory does not name hold their start value
+            pass
+        self.traj = traj
+
+    def _on_imu(self, msg: Imu) -> None:
+        o = msg.orientation
+        self.imu = np.array([o.x, o.y, o.z, o.w])
+
+    def _on_supply(self, msg: BatteryState) -> None:
+        if math.isfinite(msg.voltage) and msg.voltage > 0:
+            self.u_bat = float(msg.voltage)
+        else:
+            self._warn("supply", f"supply voltage {msg.voltage} V on {TOPIC_SUPPLY} rejected; holding "
+                                 f"{self.ctrl.u_bat:.3f} V")
+
+    def _on_support(self, msg: Float64) -> None:
+        c = float(msg.data)
+        if math.isfinite(c) and 0.0 <= c <= 1.0:
+            self.c_left = c
+        else:
+            self._warn("support", f"support coefficient {c} on {TOPIC_SUPPORT} rejected (must be in [0, 1]); "
+                                  f"holding {self.c_left}")
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        if self.traj is None:
+            if self.ticks == 0 and len(msg.name) == len(msg.position):  # desired = measured until a trajectory
+                for n, p in zip(msg.name, msg.position):
+                    if n in self.index and math.isfinite(p):
+                        self.q_des[self.index[n]] = p
+            return
+        q, dq, ddq = self.traj.sample(self._now())
+        cols = self.traj.columns
+        self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq
+        try:
+            if self.enabled:
+                goal = self.ctrl.tick(self.q_des, self.dq_des, self.ddq_des, imu_quat=self.imu, u_bat=self.u_bat,
+                                      c_left=self.c_left)
+            else:
+                goal = self.q_des
+        except (ValueError, FloatingPointError) as e:
+            self._warn("tick", f"feed-forward tick failed, no goal sent: {e}")
+            return
+        self.imu = None  # consumed (the controller holds the last good one)
+        self.u_bat = None
+        self._goal_msg.data = goal[self.out_cols].tolist()
+        self.pub_goal.publish(self._goal_msg)
+        self.ticks += 1
+
+    # ------------------------------------------------------------------ outputs
+    def publish_gains(self) -> None:
+        self.pub_gains.publish(Float64MultiArray(data=self.kp.tolist()))
+
+    def _publish_diagnostics(self) -> None:
+        clamps = self.ctrl.clamp_report()
+        level = DiagnosticStatus.WARN if (clamps or self.last_error) else DiagnosticStatus.OK
+        st = DiagnosticStatus(level=level, name=f"{self.get_name()}: feed-forward", hardware_id="feedforward",
+                              message=self.last_error or ("goals clamped to URDF limits" if clamps else "ok"),
+                              values=[KeyValue(key="ticks", value=str(self.ticks)),
+                                      KeyValue(key="enabled", value=str(self.enabled)),
+                                      KeyValue(key="rejected_inputs", value=str(self.rejected)),
+                                      KeyValue(key="supply_V", value=f"{self.ctrl.u_bat:.3f}"),
+                                      *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items())])
+        self.last_error = ""
+        self.pub_diag.publish(DiagnosticArray(status=[st]))
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_node(FeedForwardNode, args)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

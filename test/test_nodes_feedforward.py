@@ -1,0 +1,126 @@
+"""servo_feedforward_node + servo_sim_node over DDS: gravity feed-forward reduces the low-gain tracking error,
+P gains reach the servo node, α parameters are validated, bad trajectories are refused."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nodes_harness import RosHarness, wait_for
+
+pytest.importorskip("rclpy")
+pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core servo_ff.dynamics not merged yet")
+from builtin_interfaces.msg import Duration  # noqa: E402
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from servo_ff.nodes.feedforward_node import FeedForwardNode  # noqa: E402
+from servo_ff.nodes.sim_node import SimNode  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+JOINTS = ["pendulum_1", "pendulum_2"]
+KP_LOW = 4.0
+
+
+@pytest.fixture(scope="module")
+def ros():
+    h = RosHarness(salt=3)
+    sim = h.add(SimNode("servo_sim", context=h.context, parameter_overrides=[
+        Parameter("joints", value=JOINTS), Parameter("rate_hz", value=250.0), Parameter("preset", value="mx64"),
+        Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
+        Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5])]))
+    ff = h.add(FeedForwardNode("servo_feedforward", context=h.context, parameter_overrides=[
+        Parameter("urdf_path", value=str(ROOT / "urdf" / "pendulums2.urdf")), Parameter("joints", value=JOINTS),
+        Parameter("kp", value=[KP_LOW]), Parameter("preset", value="mx64"), Parameter("model", value="m4"),
+        Parameter("gains_period", value=0.2), Parameter("warn_throttle", value=30.0)]))
+    client = h.make_node("ff_test_client")
+    states: list[JointState] = []
+    client.create_subscription(JointState, "joint_states", states.append, 50)
+    desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+    wait_for(lambda: desired.get_subscription_count() and states, 10.0, "discovery")
+    yield h, sim, ff, client, states, desired
+    h.shutdown()
+
+
+def hold(q) -> JointTrajectory:
+    return JointTrajectory(joint_names=JOINTS, points=[JointTrajectoryPoint(
+        positions=list(q), velocities=[0.0, 0.0], accelerations=[0.0, 0.0], time_from_start=Duration())])
+
+
+def steady_error(states, target, settle=1.5) -> np.ndarray:
+    time.sleep(settle)
+    pos = np.array([s.position for s in states[-25:]])
+    return np.abs(pos.mean(axis=0) - target)
+
+
+def test_p_gains_reach_the_servo_node(ros):
+    h, sim, ff, client, states, desired = ros
+    wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 5.0, "servo P gains set by the feed-forward node")
+
+
+def test_feedforward_reduces_low_gain_gravity_error(ros):
+    h, sim, ff, client, states, desired = ros
+    target = np.array([0.9, -0.7])
+    assert h.call(client.create_client(SetParameters, "servo_feedforward/set_parameters"), SetParameters.Request(
+        parameters=[ParameterMsg(name="enabled", value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
+                                                                       bool_value=False))])).results[0].successful
+    desired.publish(hold(target))
+    wait_for(lambda: ff.ticks > 10, 5.0, "feed-forward ticks")
+    err_p = steady_error(states, target)
+    h.call(client.create_client(SetParameters, "servo_feedforward/set_parameters"), SetParameters.Request(
+        parameters=[ParameterMsg(name="enabled", value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
+                                                                       bool_value=True))]))
+    err_ff = steady_error(states, target)
+    # plain low-gain P sags under gravity (~0.1 rad); the model-based goal offset removes most of it
+    assert (err_p > 0.04).all(), err_p
+    assert (err_ff < 0.6 * err_p).all(), (err_ff, err_p)  # the rest is the stiction band of M4 friction
+    # the goal sent is above the desired position on the side gravity pulls from
+    assert sim.gate.goal[0] > target[0] and sim.gate.goal[1] < target[1]
+
+
+def _set_alpha(h, client, values):
+    cli = client.create_client(SetParameters, "servo_feedforward/set_parameters")
+    return h.call(cli, SetParameters.Request(parameters=[ParameterMsg(name=f"alpha.{j}", value=ParameterValue(
+        type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=v)) for j, v in values.items()])).results
+
+
+@pytest.mark.parametrize("value, word", [([math.nan, 1.0, 0.1, 0.1], "not finite"),
+                                         ([1.0, 2.0, 3.0], "4"), ([1.0, 2.0, math.inf, 0.0], "not finite")])
+def test_alpha_parameters_refused(ros, value, word):
+    h, sim, ff, client, states, desired = ros
+    before = ff.ctrl.alpha.alpha.copy()
+    (r,) = _set_alpha(h, client, {"pendulum_1": value})
+    assert not r.successful and word in r.reason and "alpha" in r.reason
+    np.testing.assert_array_equal(ff.ctrl.alpha.alpha, before)
+
+
+def test_alpha_parameters_applied(ros):
+    h, sim, ff, client, states, desired = ros
+    new = [10.0, 9.0, 0.5, 0.7]
+    (r,) = _set_alpha(h, client, {"pendulum_2": new})
+    assert r.successful
+    np.testing.assert_allclose(ff.ctrl.alpha.alpha[1], new + [0.0])
+
+
+def test_bad_trajectories_rejected_previous_kept(ros):
+    h, sim, ff, client, states, desired = ros
+    desired.publish(hold([0.3, 0.2]))
+    wait_for(lambda: np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "valid trajectory")
+    before = ff.rejected
+    bad1 = hold([0.1, 0.1])
+    bad1.joint_names = ["pendulum_1", "knee"]
+    bad2 = hold([math.nan, 0.1])
+    bad3 = JointTrajectory(joint_names=JOINTS, points=[
+        JointTrajectoryPoint(positions=[0.0, 0.0], time_from_start=Duration(sec=1)),
+        JointTrajectoryPoint(positions=[0.1, 0.1], time_from_start=Duration(sec=1))])
+    for m in (bad1, bad2, bad3):
+        desired.publish(m)
+    wait_for(lambda: ff.rejected - before >= 3, 5.0, "rejections")
+    np.testing.assert_allclose(ff.traj.q[-1], [0.3, 0.2])
