@@ -236,7 +236,17 @@ class Throttle:
             return False
         n = self._suppressed.pop(key, 0)
         self._last[key] = now
-        log(message + (f" ({n} similar message(s) suppressed)" if n else ""))
+        text = message + (f" ({n} similar message(s) suppressed)" if n else "")
+        # rclpy keys its logging context on the calling line and refuses a severity change there: one line each
+        name = getattr(log, "__name__", "")
+        if name == "error":
+            log(text)
+        elif name in ("warning", "warn"):
+            log(text)
+        elif name == "info":
+            log(text)
+        else:
+            log(text)
         return True
 
 

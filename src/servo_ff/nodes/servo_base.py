@@ -168,7 +168,8 @@ class ServoInterfaceNode(Node):
 
     def _on_reboot(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         response.success, response.message = self.hw_reboot()
-        self.gate.goal = self.hw_read()[0].copy()
+        pos = self.hw_read()[0]
+        self.gate.goal = np.where(np.isfinite(pos), pos, self.gate.goal)  # hold where the servo stands
         self.get_logger().info(f"reboot: {response.message}")
         return response
 

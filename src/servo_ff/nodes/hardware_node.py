@@ -1,0 +1,322 @@
+"""``servo_hardware_node``: the servo interface of :mod:`.servo_base` on a Dynamixel Protocol 2.0 bus
+(:class:`servo_ff.dynamixel.bus.DynamixelBus`, dynamixel-sdk).
+
+Each tick is one bus cycle: one sync read (present current, velocity, position) and one sync write (P gain +
+goal position through indirect addresses). Every ``health_period`` one more sync read gives input voltage,
+temperature and Hardware Error Status. ``/diagnostics`` has one status per servo: temperature, hardware-error
+bits, communication errors and the age of its last valid reply. When the port fails (unplugged adapter, no
+servo answering for ``stale_cycles`` cycles) the node keeps publishing ERROR diagnostics and reconnects every
+``reconnect_period`` seconds; the held goal and torque state are restored after reconnection.
+"""
+from __future__ import annotations
+
+import math
+import termios
+import time
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
+from .common import ParamSpec, ParameterTable, per_joint, spin_node
+from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
+
+
+def _dxl():
+    try:
+        from servo_ff.dynamixel import bus as bus_mod
+        from servo_ff.dynamixel import control_table as ct
+    except ImportError as e:
+        raise ValueError(f"servo_hardware_node needs servo_ff.dynamixel (dynamixel-sdk), not importable: {e}") from None
+    return bus_mod, ct
+
+
+def hardware_specs() -> list[ParamSpec]:
+    return [
+        ParamSpec("port", "/dev/ttyUSB0", "serial port of the Dynamixel bus", read_only=True),
+        ParamSpec("baud", 1000000, "baud rate", "bit/s", lo=9600, hi=10_500_000, read_only=True),
+        ParamSpec("ids", [1], "Dynamixel ids in `joints` order", lo=0, hi=252, read_only=True),
+        ParamSpec("model", "mx106", "control table (servo_ff.dynamixel.control_table)", read_only=True),
+        ParamSpec("latency_timer_ms", 16.0, "USB adapter latency timer (enters the SDK packet timeout)", "ms",
+                  lo=0.0, hi=1000.0, read_only=True),
+        ParamSpec("timeout_ms", 0.0, "fixed packet timeout (0: SDK formula)", "ms", lo=0.0, hi=10000.0,
+                  read_only=True),
+        ParamSpec("retries", 2, "retries of single-servo transactions", lo=0, hi=20, read_only=True),
+        ParamSpec("return_delay", 0, "Return Delay Time written at setup, 2 µs units (-1: leave)", lo=-1, hi=254,
+                  read_only=True),
+        ParamSpec("torque_on_start", True, "enable torque after connecting (goal = present position)"),
+        ParamSpec("reconnect_period", 1.0, "time between reconnection attempts", "s", lo=0.01, hi=3600.0),
+        ParamSpec("stale_cycles", 50, "cycles without any valid reply before the bus counts as disconnected",
+                  lo=1, hi=100000),
+        ParamSpec("health_period", 0.5, "period of the voltage / temperature / error read", "s", lo=0.01,
+                  hi=3600.0),
+        ParamSpec("max_reply_age", 0.5, "a servo silent longer than this is reported at ERROR", "s", lo=0.001,
+                  hi=3600.0),
+    ]
+
+
+class HardwareNode(ServoInterfaceNode):
+    status_name = "dynamixel"
+
+    def __init__(self, name: str = "servo_hardware", **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.bus_mod, self.ct = _dxl()
+        table = ParameterTable(self, servo_interface_specs(kp=32.0) + hardware_specs(), validate=self._validate,
+                               apply=self._apply)
+        v = table.values
+        self.ids = [int(i) for i in v["ids"]]
+        self.bus = None
+        self.connected = False
+        self.disconnect_reason = "not connected yet"
+        self.torque_wanted = bool(v["torque_on_start"])
+        self.failed_cycles = 0
+        self.reconnects = 0
+        self._prev_failures: dict[int, int] = {}
+        self._last_attempt = -math.inf
+        self._last_health = -math.inf
+        n = len(self.ids)
+        self.pos = np.full(n, np.nan)
+        self.vel = np.full(n, np.nan)
+        self.eff = np.full(n, np.nan)
+        self.valid = np.zeros(n, dtype=bool)
+        self.last_reply = np.full(n, -math.inf)
+        self.temperature = np.full(n, np.nan)
+        self.voltage = np.full(n, np.nan)
+        self.hw_error = np.full(n, -1, dtype=np.int64)
+        self._setup_interface(table)
+        self._try_connect()
+
+    # ------------------------------------------------------------------ parameters
+    def _validate(self, values: dict[str, Any]) -> str | None:
+        reason = validate_interface(values)
+        if reason:
+            return reason
+        if len(values["ids"]) != len(values["joints"]):
+            return f"ids has {len(values['ids'])} entries for {len(values['joints'])} joints"
+        if len(set(values["ids"])) != len(values["ids"]):
+            return f"ids contains duplicates: {values['ids']}"
+        kp = per_joint(values["kp"], len(values["joints"]), "kp")
+        reg = self.ct.kp_to_p_gain(kp) if hasattr(self, "ct") else kp * 16.0
+        if (np.asarray(reg) > 16383).any():
+            return f"kp {kp.tolist()} exceeds the Position P Gain register (16383 = kp {16383 / 16.0:g})"
+        return None
+
+    def _apply(self, changed: set[str]) -> None:
+        self._apply_interface(changed)
+        if "torque_on_start" in changed:
+            pass  # used at the next (re)connection
+
+    # ------------------------------------------------------------------ connection
+    def _config(self):
+        v = self.table.values
+        lo = per_joint(v["position_min"], self.n, "position_min")
+        hi = per_joint(v["position_max"], self.n, "position_max")
+        return self.bus_mod.BusConfig(
+            port=v["port"], ids=self.ids, baud=int(v["baud"]), model=v["model"],
+            joint_limits={i: (float(lo[k]), float(hi[k])) for k, i in enumerate(self.ids)},
+            latency_timer_ms=float(v["latency_timer_ms"]), timeout_ms=float(v["timeout_ms"]) or None,
+            retries=int(v["retries"]), p_gain=True, return_delay=None if v["return_delay"] < 0 else v["return_delay"])
+
+    def _try_connect(self) -> None:
+        now = time.monotonic()
+        if now - self._last_attempt < self.table["reconnect_period"]:
+            return
+        self._last_attempt = now
+        bus = None
+        try:
+            bus = self.bus_mod.DynamixelBus(self._config()).open()
+            found, missing = bus.connect()
+            if missing:
+                raise self.bus_mod.BusError(f"ids {missing} do not answer (found {found})")
+            bus.setup()  # torque off, return delay, indirect addresses
+            state = bus.read_state()
+            if not state.valid.all():
+                raise self.bus_mod.BusError("first state read incomplete")
+        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+            if bus is not None:
+                bus.close()
+            self.disconnect_reason = f"connect to {self.table['port']} failed: {e}"
+            self.throttle("connect", self.get_logger().error,
+                          f"{self.disconnect_reason}; retrying every {self.table['reconnect_period']:g} s")
+            return
+        self.bus = bus
+        first = self.reconnects == 0 and not self.connected and self.gate.accepted == 0
+        if first:  # hold the present position until the first goal
+            goal = np.clip(state.position, self.gate.lower, self.gate.upper)
+            if not np.array_equal(goal, state.position):
+                self.get_logger().warning(f"present position {state.position.tolist()} is outside the joint limits; "
+                                          f"holding the nearest limit {goal.tolist()}")
+            self.gate.goal = goal
+        self._store(state)
+        try:
+            bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
+            if self.torque_wanted:
+                bus.torque(True)
+        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+            self._disconnect(f"setup write failed: {e}")
+            return
+        self.connected = True
+        self.failed_cycles = 0
+        if self.reconnects or not first:
+            self.get_logger().info(f"reconnected to {self.table['port']} (ids {self.ids})")
+        else:
+            self.get_logger().info(f"connected to {self.table['port']}: ids {self.ids} as {self.joints}, torque "
+                                   f"{'on' if self.torque_wanted else 'off'}")
+
+    def _disconnect(self, reason: str) -> None:
+        self.get_logger().error(f"Dynamixel bus {self.table['port']} lost: {reason}; reconnecting every "
+                                f"{self.table['reconnect_period']:g} s")
+        self.disconnect_reason = reason
+        self.connected = False
+        self.reconnects += 1
+        self.valid[:] = False
+        if self.bus is not None:
+            try:
+                self.bus.close()
+            except (OSError, termios.error):
+                pass
+        self.bus = None
+        self._last_attempt = time.monotonic()
+
+    def _store(self, state) -> None:
+        ok = state.valid
+        self.pos[ok], self.vel[ok], self.eff[ok] = state.position[ok], state.velocity[ok], state.effort[ok]
+        self.valid = ok.copy()
+        self.last_reply[ok] = state.stamp
+
+    # ------------------------------------------------------------------ hooks
+    def hw_tick(self) -> bool:
+        if not self.connected:
+            self._try_connect()
+            return self.connected and self.valid.any()
+        try:
+            state = self.bus.cycle(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
+        except self.bus_mod.GoalRejected as e:  # the gate checks the same limits: should not happen
+            self.throttle("goal", self.get_logger().error, f"bus refused the held goal: {e}")
+            return False
+        except (self.bus_mod.BusError, OSError, termios.error) as e:
+            self._disconnect(str(e))
+            return False
+        self._store(state)
+        if not state.valid.any():
+            self.failed_cycles += 1
+            if self.failed_cycles >= self.table["stale_cycles"]:
+                self._disconnect(f"no servo answered for {self.failed_cycles} cycles")
+            return False
+        self.failed_cycles = 0
+        if time.monotonic() - self._last_health >= self.table["health_period"]:
+            self._read_health()
+        return True
+
+    def _read_health(self) -> None:
+        self._last_health = time.monotonic()
+        try:
+            h = self.bus.read_health()
+        except (self.bus_mod.BusError, OSError, termios.error) as e:
+            self._disconnect(str(e))
+            return
+        ok = h.valid
+        self.voltage[ok], self.temperature[ok], self.hw_error[ok] = h.voltage[ok], h.temperature[ok], h.hw_error[ok]
+
+    def _tick(self) -> None:  # publish only the joints with a valid reply (by name), never NaN
+        if not self.hw_tick():
+            return
+        ok = self.valid
+        js = self._js
+        js.header.stamp = self.get_clock().now().to_msg()
+        js.name = [j for j, v in zip(self.joints, ok) if v]
+        js.position, js.velocity, js.effort = self.pos[ok].tolist(), self.vel[ok].tolist(), self.eff[ok].tolist()
+        self.pub_js.publish(js)
+        self.ticks += 1
+
+    def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.pos, self.vel, self.eff
+
+    def hw_write_goal(self, goal: np.ndarray) -> None:
+        pass  # written by the next cycle (one sync write per cycle)
+
+    def hw_write_kp(self, kp: np.ndarray) -> None:
+        pass  # written with the goals by the next cycle
+
+    def hw_torque(self, enable: bool) -> tuple[bool, str]:
+        self.torque_wanted = bool(enable)
+        if not self.connected:
+            return False, f"bus not connected ({self.disconnect_reason}); torque {'on' if enable else 'off'} " \
+                          f"will be applied after reconnection"
+        try:
+            if enable:  # never jump: write the held goal first
+                self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
+            self.bus.torque(enable)
+        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+            return False, f"torque {'enable' if enable else 'disable'} failed: {e}"
+        return True, f"torque {'enabled' if enable else 'disabled'} on ids {self.ids}"
+
+    def hw_reboot(self) -> tuple[bool, str]:
+        if not self.connected:
+            return False, f"bus not connected ({self.disconnect_reason})"
+        errors = {i: int(e) for i, e in zip(self.ids, self.hw_error) if e > 0}
+        try:
+            for i in self.ids:
+                self.bus.reboot(i)
+            time.sleep(0.05)
+            self.bus.setup()  # reboot restores RAM defaults: indirect map, return delay
+            state = self.bus.read_state()
+        except (self.bus_mod.BusError, OSError, termios.error) as e:
+            self._disconnect(f"reboot failed: {e}")
+            return False, f"reboot failed: {e}"
+        self._store(state)
+        self.gate.goal = np.where(state.valid, state.position, self.gate.goal)
+        self.torque_wanted = False
+        self._read_health()
+        text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
+        return True, f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
+
+    def hw_supply_voltage(self) -> float:
+        ok = np.isfinite(self.voltage)
+        return float(self.voltage[ok].mean()) if self.connected and ok.any() else math.nan
+
+    def hw_diagnostics(self) -> list[DiagnosticStatus]:
+        now = time.monotonic()
+        out = []
+        for k, (name, i) in enumerate(zip(self.joints, self.ids)):
+            st = self.bus.stats.get(i) if self.bus is not None else None
+            age = now - self.last_reply[k]
+            err = int(self.hw_error[k])
+            if not self.connected:
+                level, msg = DiagnosticStatus.ERROR, f"bus disconnected: {self.disconnect_reason}; reconnecting"
+            elif err > 0:
+                level, msg = DiagnosticStatus.ERROR, f"hardware error: {self.ct.hardware_error_text(err)} (reboot clears)"
+            elif age > self.table["max_reply_age"]:
+                level, msg = DiagnosticStatus.ERROR, f"no valid reply for {age:.2f} s"
+            elif st is not None and st.failures > self._prev_failures.get(i, 0):
+                level, msg = DiagnosticStatus.WARN, (f"{st.failures - self._prev_failures.get(i, 0)} new "
+                                                     f"communication error(s), last: {st.last_error}")
+            else:
+                level, msg = DiagnosticStatus.OK, "ok"
+            values = [KeyValue(key="id", value=str(i)),
+                      KeyValue(key="temperature_C", value=f"{self.temperature[k]:.1f}"),
+                      KeyValue(key="hardware_error", value=str(err)),
+                      KeyValue(key="hardware_error_text", value=self.ct.hardware_error_text(err) if err >= 0 else "unread"),
+                      KeyValue(key="last_reply_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
+                      KeyValue(key="voltage_V", value=f"{self.voltage[k]:.1f}"),
+                      KeyValue(key="reconnects", value=str(self.reconnects))]
+            if st is not None:
+                values += [KeyValue(key="comm_ok", value=str(st.ok)), KeyValue(key="comm_timeouts", value=str(st.timeouts)),
+                           KeyValue(key="comm_corrupt", value=str(st.corrupt)),
+                           KeyValue(key="comm_wrong_length", value=str(st.wrong_length)),
+                           KeyValue(key="comm_status_errors", value=str(st.status_errors))]
+            if st is not None:
+                self._prev_failures[i] = st.failures
+            out.append(DiagnosticStatus(level=level, name=f"{self.get_name()}: {name}", hardware_id=f"dxl/{i}",
+                                        message=msg, values=values))
+        return out
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_node(HardwareNode, args)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
