@@ -54,8 +54,10 @@ def hold(q) -> JointTrajectory:
         positions=list(q), velocities=[0.0, 0.0], accelerations=[0.0, 0.0], time_from_start=Duration())])
 
 
-def steady_error(states, target, settle=1.5) -> np.ndarray:
-    time.sleep(settle)
+def steady_error(states, target, sim, settle=1.5) -> np.ndarray:
+    """Mean |error| after ``settle`` seconds of *simulated* time (independent of the machine's load)."""
+    t0 = sim.ticks
+    wait_for(lambda: sim.ticks - t0 >= settle / sim.period, 60.0, "simulated settling time")
     pos = np.array([s.position for s in states[-25:]])
     return np.abs(pos.mean(axis=0) - target)
 
@@ -73,11 +75,11 @@ def test_feedforward_reduces_low_gain_gravity_error(ros):
                                                                        bool_value=False))])).results[0].successful
     desired.publish(hold(target))
     wait_for(lambda: ff.ticks > 10, 5.0, "feed-forward ticks")
-    err_p = steady_error(states, target)
+    err_p = steady_error(states, target, sim)
     h.call(client.create_client(SetParameters, "servo_feedforward/set_parameters"), SetParameters.Request(
         parameters=[ParameterMsg(name="enabled", value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
                                                                        bool_value=True))]))
-    err_ff = steady_error(states, target)
+    err_ff = steady_error(states, target, sim)
     # plain low-gain P sags under gravity (~0.1 rad); the model-based goal offset removes most of it
     assert (err_p > 0.04).all(), err_p
     assert (err_ff < 0.6 * err_p).all(), (err_ff, err_p)  # the rest is the stiction band of M4 friction

@@ -331,9 +331,10 @@ def joint_names_param(values: Mapping[str, Any]) -> list[str]:
     return joints
 
 
-def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = None) -> int:
+def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = None, threads: int = 1) -> int:
     """``main()`` body shared by every node: init, spin until Ctrl-C, clean shutdown; a parameter error at
-    start-up prints one line and returns 2."""
+    start-up prints one line and returns 2. ``threads`` > 1: a multi-threaded executor (nodes whose service
+    callbacks wait on other services)."""
     import sys
 
     import rclpy
@@ -344,7 +345,12 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     node = None
     try:
         node = node_factory()
-        rclpy.spin(node)
+        if threads > 1:
+            from rclpy.executors import MultiThreadedExecutor
+
+            rclpy.spin(node, executor=MultiThreadedExecutor(num_threads=threads))
+        else:
+            rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (ValueError, ParameterError, InvalidParameterValueException) as e:

@@ -10,6 +10,7 @@ is a pendulum per joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,9 @@ def sim_specs() -> list[ParamSpec]:
         ParamSpec("initial_position", [0.0], "position at start-up", "rad", lo=-1e3, hi=1e3, per_joint=True,
                   read_only=True),
         ParamSpec("substeps", 2, "stepper steps per tick (physics dt = 1/(rate_hz·substeps))", lo=1, hi=100),
+        ParamSpec("realtime", True, "advance by the elapsed wall time (late ticks catch up, at most "
+                  "max_catch_up); false: exactly 1/rate_hz per tick"),
+        ParamSpec("max_catch_up", 0.05, "largest time advanced in one tick", "s", lo=1e-4, hi=10.0),
         ParamSpec("backend", "auto", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
     ]
 
@@ -75,6 +79,8 @@ class SimNode(ServoInterfaceNode):
         self.sim.set_kp(self.kp)
         self.gate.goal = theta0.copy()
         self.substeps = int(v["substeps"])
+        self._last_tick = time.monotonic()
+        self._debt = 0.0
         self.get_logger().info(
             f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) {self.joints} at "
             f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V")
@@ -107,8 +113,19 @@ class SimNode(ServoInterfaceNode):
 
     # ------------------------------------------------------------------ hooks
     def hw_tick(self) -> bool:
+        h = self.period / self.substeps  # fixed physics step
+        if self.table["realtime"]:
+            now = time.monotonic()
+            self._debt += min(now - self._last_tick, self.table["max_catch_up"])
+            self._last_tick = now
+            n = int(self._debt / h + 1e-9)
+            self._debt -= n * h
+        else:
+            n = self.substeps
+        if n == 0:
+            return False
         try:
-            self.sim.advance(self.period, self.substeps)
+            self.sim.advance(n * h, n)
         except (ValueError, ParameterError) as e:  # e.g. a diverging state; report, do not publish garbage
             self.throttle("sim", self.get_logger().error, f"stepper refused the state: {e}")
             return False

@@ -1,0 +1,258 @@
+"""``servo_ilc_node``: Iterative Learning Control of one joint's goal-position curve (seed 002 §4.1, Eq. 20–21,
+28) through the servo interface, a thin layer over :func:`servo_ff.identification.ilc.run_ilc`.
+
+On ``ilc/start`` (std_srvs/Trigger, or at launch with ``start_on_launch``) a worker thread runs ``run_ilc``;
+each trial moves the joint to the curve's start, waits ``settle_time``, streams the command at ``rate_hz`` on
+``servo/joint_command`` (JointState by name, so other joints keep their goals) and records the joint from
+``/joint_states`` (resampled onto the command grid). After each trial it publishes ``ilc/progress``
+(std_msgs/String, JSON: iteration, max_error_rad, state) and the learned curve ``ilc/curve``
+(trajectory_msgs/JointTrajectory). At the end the curve and every measurement go to ``output``
+(:mod:`.ilc_file`, read by ``servo_fit_node``).
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import threading
+import time
+from typing import Any
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from sensor_msgs.msg import BatteryState, JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from servo_ff import trajectories
+
+from .common import TOPIC_JOINT_COMMAND, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec, ParameterTable, \
+    spin_node
+from .ilc_file import ILCRecord, save_ilc_record
+from .servo_base import KP_MAX
+
+TOPIC_PROGRESS = "ilc/progress"
+TOPIC_CURVE = "ilc/curve"
+SRV_START = "ilc/start"
+
+
+def _ilc():
+    try:
+        from servo_ff.identification import ilc
+    except ImportError as e:
+        raise ValueError(f"servo_ilc_node needs servo_ff.identification.ilc, not importable: {e}") from None
+    return ilc
+
+
+def reference_trajectory(name: str, dt: float, duration: float = 0.0, amplitude: float = 0.0,
+                         offset: float = 0.0) -> trajectories.Trajectory:
+    """``servo_ff.trajectories.trajectory(name)`` with the keyword arguments that function accepts
+    (0 = its default)."""
+    fn = trajectories.TRAJECTORIES.get(name)
+    if fn is None:
+        raise ValueError(f"reference {name!r} unknown; valid: {', '.join(trajectories.TRAJECTORIES)}")
+    accepted = inspect.signature(fn).parameters
+    kwargs: dict[str, float] = {"dt": dt}
+    for key, value in (("duration", duration), ("amplitude", amplitude), ("offset", offset)):
+        if value:
+            if key not in accepted:
+                raise ValueError(f"reference {name!r} takes no {key}; its parameters: {', '.join(accepted)}")
+            kwargs[key] = value
+    return fn(**kwargs)
+
+
+class ILCNode(Node):
+    def __init__(self, name: str = "servo_ilc", **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self._ilc = _ilc()
+        self.table = ParameterTable(self, [
+            ParamSpec("joints", [""], "joints of the servo interface (servo/p_gains order)"),
+            ParamSpec("joint", "joint_1", "joint to learn"),
+            ParamSpec("reference", "schwarz_behnke_reference", "reference trajectory (servo_ff.trajectories)",
+                      choices=tuple(trajectories.TRAJECTORIES)),
+            ParamSpec("reference_duration", 0.0, "reference duration (0: its default)", "s", lo=0.0, hi=600.0),
+            ParamSpec("reference_amplitude", 0.0, "reference amplitude (0: its default)", "rad", lo=0.0, hi=10.0),
+            ParamSpec("reference_offset", 0.0, "reference offset (schwarz_behnke_reference)", "rad", lo=-10.0, hi=10.0),
+            ParamSpec("rate_hz", 200.0, "command / sample rate of a trial", "Hz", lo=1.0, hi=2000.0),
+            ParamSpec("kp", 8.0, "P gain set on every joint during the trials (0: leave the gains)",
+                      "register units", lo=0.0, hi=KP_MAX),
+            ParamSpec("gain", 0.8, "ILC learning gain λ (Eq. 21)", lo=1e-6, hi=10.0),
+            ParamSpec("delay", 0.01, "reaction time t_d (Eq. 21)", "s", lo=0.0, hi=1.0),
+            ParamSpec("threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0),
+            ParamSpec("window", 0.025, "window D of Eq. 28", "s", lo=0.0, hi=1.0),
+            ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
+            ParamSpec("initial", "reference", "first command curve (Eq. 20: zero)", choices=("reference", "zero")),
+            ParamSpec("filter_hz", 0.0, "zero-phase low-pass on the update (0: plain Arimoto)", "Hz", lo=0.0,
+                      hi=1000.0),
+            ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
+            ParamSpec("output", "ilc_result.npz", "result file (commands, measurements) for servo_fit_node"),
+            ParamSpec("start_on_launch", False, "start learning once /joint_states of the joint arrive"),
+        ], validate=self._validate, n_joints=lambda v: None)
+        self.lock = threading.Lock()
+        self.recording: list[tuple[float, float]] | None = None
+        self.supply: list[float] = []
+        self.latest: float | None = None
+        self.worker: threading.Thread | None = None
+        self.state = "idle"
+        self.result_path: str | None = None
+        self.error = ""
+        group = ReentrantCallbackGroup()
+        self.pub_goal = self.create_publisher(JointState, TOPIC_JOINT_COMMAND, 10)
+        self.pub_gains = self.create_publisher(Float64MultiArray, TOPIC_P_GAINS, 10)
+        self.pub_progress = self.create_publisher(String, TOPIC_PROGRESS, 10)
+        self.pub_curve = self.create_publisher(JointTrajectory, TOPIC_CURVE, 10)
+        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 50, callback_group=group)
+        self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
+        self.create_service(Trigger, SRV_START, self._on_start, callback_group=group)
+        if self.table["start_on_launch"]:
+            self._auto = self.create_timer(0.2, self._auto_start, callback_group=group)
+
+    def _validate(self, v: dict[str, Any]) -> str | None:
+        reference_trajectory(v["reference"], 1.0 / v["rate_hz"], v["reference_duration"], v["reference_amplitude"],
+                             v["reference_offset"])
+        if not v["joint"]:
+            return "joint must name the joint to learn"
+        return None
+
+    # ------------------------------------------------------------------ inputs
+    def _on_joint_states(self, msg: JointState) -> None:
+        joint = self.table["joint"]
+        try:
+            k = list(msg.name).index(joint)
+            pos = float(msg.position[k])
+        except (ValueError, IndexError):
+            return
+        if not math.isfinite(pos):
+            return
+        self.latest = pos
+        rec = self.recording
+        if rec is not None:  # the servo node's stamp: no callback latency in the time base
+            rec.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, pos))
+
+    def _on_supply(self, msg: BatteryState) -> None:
+        if math.isfinite(msg.voltage) and msg.voltage > 0 and self.recording is not None:
+            self.supply.append(float(msg.voltage))
+
+    def _auto_start(self) -> None:
+        if self.latest is not None and self.worker is None:
+            self._auto.cancel()
+            self.start()
+
+    def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success, response.message = self.start()
+        return response
+
+    def start(self) -> tuple[bool, str]:
+        with self.lock:
+            if self.worker is not None and self.worker.is_alive():
+                return False, f"ILC already {self.state}"
+            if self.latest is None:
+                return False, f"no /joint_states for joint {self.table['joint']!r} yet"
+            self.state = "running"
+            self.error = ""
+            self.worker = threading.Thread(target=self._run, name="ilc", daemon=True)
+            self.worker.start()
+        return True, f"ILC started on {self.table['joint']} ({self.table['reference']})"
+
+    # ------------------------------------------------------------------ the learning run
+    def _progress(self, **fields: Any) -> None:
+        self.pub_progress.publish(String(data=json.dumps({"joint": self.table["joint"], "state": self.state,
+                                                          **fields})))
+
+    def _ros_now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _command(self, q: float) -> None:
+        self.pub_goal.publish(JointState(name=[self.table["joint"]], position=[float(q)]))
+
+    def _set_gains(self) -> None:
+        kp, joints = self.table["kp"], [j for j in self.table["joints"] if j]
+        if kp > 0 and joints:
+            self.pub_gains.publish(Float64MultiArray(data=[float(kp)] * len(joints)))
+
+    def execute(self, command: np.ndarray, dt: float) -> np.ndarray:
+        """One trial: settle at command[0], stream the command in real time, return the positions resampled
+        on the command grid."""
+        self._set_gains()
+        self._command(command[0])
+        time.sleep(self.table["settle_time"])
+        self.supply = []
+        self.recording = []
+        t0 = time.monotonic()
+        t0_ros = self._ros_now()
+        for k, q in enumerate(command):
+            self._command(q)
+            delay = t0 + (k + 1) * dt - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        time.sleep(2 * dt)
+        rec, self.recording = self.recording, None
+        if len(rec) < 2:
+            raise RuntimeError(f"no /joint_states for {self.table['joint']} during the trial")
+        tr = np.array(rec)
+        grid = t0_ros + np.arange(len(command)) * dt
+        self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
+        return np.interp(grid, tr[:, 0], tr[:, 1])
+
+    def _run(self) -> None:
+        v = dict(self.table.values)
+        dt = 1.0 / v["rate_hz"]
+        try:
+            ref = reference_trajectory(v["reference"], dt, v["reference_duration"], v["reference_amplitude"],
+                                       v["reference_offset"])
+            self._trial_supply: list[float] = []
+            iteration = {"k": 0}
+            steps = self._ilc.window_steps(v["window"], dt)
+
+            def execute(u: np.ndarray) -> np.ndarray:
+                q = self.execute(u, dt)
+                err = float(self._ilc.windowed_deviation(ref.q, q, steps).max())
+                self._progress(iteration=iteration["k"], max_error_rad=err)
+                self._publish_curve(ref.t, u)
+                self.get_logger().info(f"ILC iteration {iteration['k']}: q_max = {err:.4f} rad")
+                iteration["k"] += 1
+                return q
+
+            res = self._ilc.run_ilc(execute, ref.q, dt, gain=v["gain"], delay=v["delay"], initial=v["initial"],
+                                    threshold=v["threshold"], window=v["window"], max_iterations=v["max_iterations"],
+                                    filter_hz=v["filter_hz"] or None)
+            supply = np.array(self._trial_supply)
+            supply = np.where(np.isfinite(supply), supply, np.nanmean(supply) if np.isfinite(supply).any() else 0.0)
+            rec = ILCRecord(joint=v["joint"], t=ref.t, reference_q=ref.q, reference_dq=ref.dq, reference_ddq=ref.ddq,
+                            commands=res.commands, measured=res.measured, errors=res.errors, supply=supply,
+                            kp=float(v["kp"]), dt=dt, delay=float(v["delay"]),
+                            converged_iteration=int(res.iterations))
+            path = save_ilc_record(rec, v["output"])
+            self.result_path = str(path)
+            self.state = "done"
+            self._publish_curve(ref.t, res.final_command)
+            self._progress(iteration=len(res.errors) - 1, max_error_rad=float(res.errors[-1]),
+                           converged=bool(res.iterations >= 0), output=str(path))
+            self.get_logger().info(f"ILC done: q_max {float(res.errors[0]):.4f} → {float(res.errors[-1]):.4f} rad in "
+                                   f"{len(res.errors) - 1} iteration(s); wrote {path}")
+        except Exception as e:  # report, never die silently in the worker
+            self.state = "failed"
+            self.error = str(e)
+            self._progress(error=str(e))
+            self.get_logger().error(f"ILC failed: {e}")
+        finally:
+            self.recording = None
+
+    def _publish_curve(self, t: np.ndarray, u: np.ndarray) -> None:
+        msg = JointTrajectory(joint_names=[self.table["joint"]])
+        msg.points = [JointTrajectoryPoint(positions=[float(q)], time_from_start=Duration(
+            sec=int(ti), nanosec=int(round((ti - int(ti)) * 1e9)) % 1_000_000_000)) for ti, q in zip(t, u)]
+        self.pub_curve.publish(msg)
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_node(ILCNode, args, threads=2)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""servo_ilc_node + servo_sim_node (ILC over DDS), servo_fit_node setting servo_feedforward_node's α from an ILC
+result file and from a rosbag2 recording written here with rosbags."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from nodes_harness import RosHarness, wait_for
+
+pytest.importorskip("rclpy")
+pytest.importorskip("servo_ff.identification.ilc", reason="identification core (ILC) not merged yet")
+from rclpy.parameter import Parameter  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
+
+from servo_ff.models.params import P_EGAIN, P_KT, P_R  # noqa: E402
+from servo_ff.models.presets import preset  # noqa: E402
+from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
+from servo_ff.nodes.ilc_file import ILCRecord, load_ilc_record, save_ilc_record  # noqa: E402
+from servo_ff.nodes.ilc_node import ILCNode  # noqa: E402
+from servo_ff.nodes.sim_node import SimNode  # noqa: E402
+from servo_ff.trajectories import schwarz_behnke_reference  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+URDF = str(ROOT / "urdf" / "pendulums2.urdf")
+ACT = preset("mx64", "m4")
+ALPHA0 = ACT.R / (ACT.kt * ACT.firmware.error_gain)  # seed 002 Eq. 19 α̂0 = R/(kt·error_gain) for this firmware
+KP = 8.0
+
+
+def sim_params(joints):
+    return [Parameter("joints", value=joints), Parameter("rate_hz", value=200.0), Parameter("preset", value="mx64"),
+            Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
+            Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5]),
+            Parameter("kp", value=[KP])]
+
+
+@pytest.fixture()
+def ros():  # one context per test: a fresh executor whatever the previous test left running
+    h = RosHarness(salt=5)
+    yield h
+    h.shutdown()
+
+
+def test_ilc_node_learns_and_writes_result(ros, tmp_path):
+    h = ros
+    sim = h.add(SimNode("servo_sim", context=h.context, parameter_overrides=sim_params(["pendulum_1"])))
+    out = tmp_path / "ilc.npz"
+    ilc = h.add(ILCNode("servo_ilc", context=h.context, parameter_overrides=[
+        Parameter("joints", value=["pendulum_1"]), Parameter("joint", value="pendulum_1"),
+        Parameter("reference", value="sub_oscillations"), Parameter("reference_duration", value=1.5),
+        Parameter("reference_amplitude", value=0.6), Parameter("rate_hz", value=100.0), Parameter("kp", value=KP),
+        Parameter("max_iterations", value=2), Parameter("threshold", value=0.0), Parameter("settle_time", value=0.4),
+        Parameter("delay", value=0.02), Parameter("output", value=str(out))]))
+    client = h.make_node("ilc_client")
+    progress, curves = [], []
+    client.create_subscription(String, "ilc/progress", progress.append, 10)
+    client.create_subscription(JointTrajectory, "ilc/curve", curves.append, 10)
+    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    r = h.call(client.create_client(Trigger, "ilc/start"), Trigger.Request())
+    assert r.success, r.message
+    assert not h.call(client.create_client(Trigger, "ilc/start"), Trigger.Request()).success  # already running
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
+    assert ilc.state == "done", ilc.error
+    rec = load_ilc_record(out)
+    assert rec.commands.shape == (3, 150) and rec.joint == "pendulum_1" and rec.kp == KP
+    assert rec.errors[-1] < 0.8 * rec.errors[0], rec.errors  # learning reduced the windowed error (Eq. 28)
+    assert np.all(rec.supply > 14.0)  # sim supply 15 V recorded from /servo_supply
+    states = [json.loads(m.data) for m in progress]
+    assert [s["iteration"] for s in states if "iteration" in s][:3] == [0, 1, 2]
+    np.testing.assert_allclose([p.positions[0] for p in curves[-1].points], rec.final_command)
+    h.remove(ilc)
+    h.remove(sim)
+
+
+def rollout_data(duration_s=10.0, dt=0.005):
+    """A pendulum (mx64/m4, 0.5 kg at 0.15 m) driven by the 002-style reference at low gain: command, θ, θ̇."""
+    ref = schwarz_behnke_reference(dt=dt, offset=0.3)
+    p = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
+    r = rollout(p, np.array([0.3]), np.array([0.0]), ref.q[:, None], dt, load=PendulumLoad(0.5, 0.15, 0.0))
+    return ref.t, ref.q, r.theta[:, 0], r.dtheta[:, 0]
+
+
+def ff_node(h):
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+
+    return h.add(FeedForwardNode("servo_feedforward", context=h.context, parameter_overrides=[
+        Parameter("urdf_path", value=URDF), Parameter("joints", value=["pendulum_1", "pendulum_2"]),
+        Parameter("kp", value=[KP])]))
+
+
+def fit_node(h, **params):
+    from servo_ff.nodes.fit_node import FitNode
+
+    return h.add(FitNode("servo_fit", context=h.context, parameter_overrides=[
+        Parameter("joint", value="pendulum_1"), Parameter("urdf_path", value=URDF), Parameter("run_on_start", value=False),
+        *(Parameter(k, value=v) for k, v in params.items())]))
+
+
+def check_fit_reached_ff(h, fit, ff, out_yaml):
+    client = h.make_node("fit_client")
+    r = h.call(client.create_client(Trigger, "fit/run"), Trigger.Request(), timeout=60.0)
+    assert r.success, r.message
+    alpha = np.array(fit.result["alpha"])
+    assert np.isfinite(alpha).all()
+    assert abs(alpha[0] - ALPHA0) < 0.25 * ALPHA0, (alpha, ALPHA0)  # R/(kt·gain) recovered through the node
+    np.testing.assert_allclose(ff.table.values["alpha.pendulum_1"], alpha)  # set over rcl_interfaces/SetParameters
+    np.testing.assert_allclose(ff.ctrl.alpha.alpha[0, :len(alpha)], alpha)  # and live in the controller
+    doc = yaml.safe_load(Path(out_yaml).read_text())
+    np.testing.assert_allclose(doc["joints"]["pendulum_1"]["alpha"], alpha)
+    h.remove(client)
+
+
+def test_fit_node_from_ilc_file_sets_feedforward_alpha(ros, tmp_path):
+    pytest.importorskip("servo_ff.identification.alpha_fit", reason="α fit core not merged yet")
+    pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core not merged yet")
+    h = ros
+    t, cmd, q, _ = rollout_data()
+    n = len(t)
+    rec = ILCRecord(joint="pendulum_1", t=t, reference_q=cmd, reference_dq=np.gradient(cmd, t),
+                    reference_ddq=np.gradient(np.gradient(cmd, t), t), commands=cmd[None], measured=q[None],
+                    errors=np.array([0.0]), supply=np.array([15.0]), kp=KP, dt=float(t[1] - t[0]), delay=0.0,
+                    converged_iteration=0)
+    path = save_ilc_record(rec, tmp_path / "ilc.npz")
+    ff = ff_node(h)
+    fit = fit_node(h, source="ilc_file", ilc_file=str(path), output=str(tmp_path / "alpha.yaml"))
+    check_fit_reached_ff(h, fit, ff, tmp_path / "alpha.yaml")
+    assert n == len(load_ilc_record(path).t)
+    h.remove(fit)
+    h.remove(ff)
+
+
+def test_replay_fit_from_rosbag(ros, tmp_path):
+    pytest.importorskip("rosbags")
+    pytest.importorskip("servo_ff.identification.rosbag", reason="identification core (rosbag reader) not merged")
+    pytest.importorskip("servo_ff.identification.alpha_fit", reason="α fit core not merged yet")
+    pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core not merged yet")
+    from servo_ff.identification.logs import ServoLog
+    from servo_ff.identification.rosbag import write_rosbag
+
+    h = ros
+    t, cmd, q, dq = rollout_data()
+    log = ServoLog(t=t, position=q, speed=dq, goal_position=cmd, torque_enable=np.ones_like(t),
+                   input_volts=np.full_like(t, 15.0), mass=0.5, length=0.15, kp=KP, vin=15.0, motor="mx64")
+    bag = tmp_path / "run1"
+    write_rosbag(log, bag, joint="pendulum_1", goal_topic="/servo/commands")
+    ff = ff_node(h)
+    fit = fit_node(h, source="bag", bag_path=str(bag), output=str(tmp_path / "alpha_bag.yaml"))
+    check_fit_reached_ff(h, fit, ff, tmp_path / "alpha_bag.yaml")
+    assert "bag" in fit.result["source"]
+    h.remove(fit)
+    h.remove(ff)
+
+
+def test_ilc_file_errors_name_the_problem(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.npz"):
+        load_ilc_record(tmp_path / "nope.npz")
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, t=np.arange(3.0))
+    with pytest.raises(ValueError, match="missing key"):
+        load_ilc_record(bad)
