@@ -65,6 +65,8 @@ class FitNode(Node):
         self.table = ParameterTable(self, [
             ParamSpec("source", "ilc_file", "data to fit", choices=SOURCES),
             ParamSpec("ilc_file", "ilc_result.npz", "ILC result file (source ilc_file)"),
+            ParamSpec("ilc_iteration", -1, "ILC trial to fit (-1: the one with the lowest windowed error)", lo=-1,
+                      hi=100000),
             ParamSpec("bag_path", "", "rosbag2 directory or file (source bag)"),
             ParamSpec("goal_topic", "", "goal topic in the bag (empty: found by type)"),
             ParamSpec("joints", [""], "goal order of servo/commands (source topics)"),
@@ -150,8 +152,12 @@ class FitNode(Node):
             rec = load_ilc_record(resolve_path(v["ilc_file"]))
             if rec.joint != v["joint"]:
                 raise ValueError(f"{v['ilc_file']}: ILC result is for joint {rec.joint!r}, not {v['joint']!r}")
-            u_bat = float(rec.supply[-1]) if rec.supply.size and rec.supply[-1] > 0 else math.nan
-            return rec.final_command, rec.final_measured, rec.dt, u_bat, v["kp"] or rec.kp, f"ILC file {v['ilc_file']}"
+            k = int(np.argmin(rec.errors)) if v["ilc_iteration"] < 0 else v["ilc_iteration"]
+            if k >= len(rec.commands):
+                raise ValueError(f"ilc_iteration {k}: {v['ilc_file']} has {len(rec.commands)} trial(s)")
+            u_bat = float(rec.supply[k]) if rec.supply.size > k and rec.supply[k] > 0 else math.nan
+            return (rec.commands[k], rec.measured[k], rec.dt, u_bat, v["kp"] or rec.kp,
+                    f"ILC file {v['ilc_file']} trial {k}")
         if v["source"] == "bag":
             from servo_ff.identification.rosbag import read_rosbag
 
