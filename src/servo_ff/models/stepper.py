@@ -166,6 +166,30 @@ def step(params, theta, dtheta, goal, dt: float, load: PendulumLoad | ExternalLo
     return StepResult(*(np.asarray(a).reshape(shape) for a in res))
 
 
+SIMD_CHUNK = 1024  # elements per vectorised block (fits L1/L2 with its scratch arrays)
+
+
+def _time_rows(a: np.ndarray, n: int) -> tuple[np.ndarray, int]:
+    """(T, B, J) array → ((T or 1), N) C-contiguous rows and the row step (0 if constant in time)."""
+    if a.strides[0] == 0:
+        return np.ascontiguousarray(a[:1].reshape(1, n)), 0
+    return np.ascontiguousarray(a.reshape(a.shape[0], n)), 1
+
+
+def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
+    n_steps, nb, nj = gl.shape
+    n = nb * nj
+    soa = np.ascontiguousarray(np.moveaxis(p, -1, 0).reshape(N_PACKED, n))
+    ext, ext_step = _time_rows(tau_ext, n)
+    ena, en_step = _time_rows(en, n)
+    th_io = np.array(th, dtype=np.float64).reshape(n)
+    dth_io = np.array(dth, dtype=np.float64).reshape(n)
+    flat = [o.reshape(o.shape[0], n) if o.size else np.empty((0, 0)) for o in out]
+    kernels.rollout_simd(th_io, dth_io, np.ascontiguousarray(gl.reshape(n_steps, n)), dt, soa,
+                         np.ascontiguousarray(grav.reshape(n)), ext, ext_step,
+                         np.ascontiguousarray(inertia.reshape(n)), ena, en_step, *flat, SIMD_CHUNK)
+
+
 def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | ExternalLoad | None = None,
             enable=1.0, backend: Backend = "auto", positions_only: bool = False) -> StepResult:
     """Run Algorithm 1 over a goal sequence ``goals`` shaped (T, batch, joints) / (T, joints) / (T,).
@@ -202,7 +226,7 @@ def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | Exte
             th, dth, out[2][k], out[3][k], out[4][k] = step_numpy(p, th, dth, gl[k], dt, grav, tau_ext[k],
                                                                    inertia, en[k])
     else:
-        kernels.rollout_batch(th, dth, gl, dt, p, grav, tau_ext, inertia, en, *out)
+        _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out)
     if positions_only:
         return StepResult(out[0].reshape(n_steps, *shape), *(np.empty((0,)) for _ in range(4)))
     return StepResult(*(a.reshape(n_steps, *shape) for a in out))
