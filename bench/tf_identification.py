@@ -34,7 +34,9 @@ from servo_ff.identification.srivc import srivc  # noqa: E402
 from servo_ff.identification.tf_fit import fit_tf_ls, simulate_ct  # noqa: E402
 from servo_ff.models import transfer_functions as tfm  # noqa: E402
 from servo_ff.models.datasheet import MX28AT_DATASHEET  # noqa: E402
+from servo_ff.models.servo_nonlinear import cylinder_load_inertia, simulate_servo  # noqa: E402
 from servo_ff.models.step_study import step_study  # noqa: E402
+from servo_ff.identification.prbs import prbs  # noqa: E402
 
 TRUE_NUM = np.array([1.409e4])  # 003 §IV-A identified D-P servo (HSR-5990GT + load)
 TRUE_DEN = np.array([1.0, 37.46, 1150.0, 1.399e4])
@@ -82,6 +84,19 @@ def section_mg995(img: Path | None) -> None:
     ds = hm.datasheet
     print(f"N={ds.N:.4f} Kt={ds.Kt:.5g} Kw={ds.Kw:.6g} eta={ds.eta:.5f} bm={ds.bm:.5g} Jm={ds.Jm:.5g} "
           f"KP={hm.KP:.4f}  (paper: 275.6923, 5.8857e-3, 169.9029, 0.81156, 2.49797e-7, 6.3173e-7, 16.6742)")
+    # load validation (001 §5.7): simulated PRBS experiment with the cylinder load, nonlinear (5 V), SRIVC n=2/m=0,
+    # against the calculated Eq. 23 with J_eq = J_cyl + m d² + J_m η N²
+    J_l = cylinder_load_inertia(0.1, 0.022, 0.05)
+    calc = tfm.closed_loop_tf(ds, hm.KP, J_l=J_l, include_inductance=False)
+    dt = 0.002
+    u = prbs(6000, dt, amplitude=math.radians(10), clock=0.07, seed=11)
+    sim = simulate_servo(ds, u, dt, Kp=hm.KP, Vs=5.0, J_l=J_l, counts_per_rev=None, include_inductance=False)
+    y = sim.theta[0] + math.radians(0.2) * np.random.default_rng(12).standard_normal(u.size)
+    ident = srivc(u, y, dt, 2, 0)
+    cden = calc.den[0][0] / calc.den[0][0][0]
+    print(f"load J_l = {J_l:.4g} kg m^2: calculated Eq. 23 den {np.round(cden, 3).tolist()}, identified from a "
+          f"simulated 10 deg PRBS (5 V saturation {100 * sim.saturated.mean():.0f} % of samples, 0.2 deg noise) "
+          f"den {np.round(ident.den, 3).tolist()}, R2_T {ident.r2t:.4f}")
     amps = np.radians([10.0, 20.0, 40.0, 60.0])
     st = step_study(ds, amps, Kp=hm.KP, Vs=5.0, dt=1e-3, duration=1.0, counts_per_rev=None, include_inductance=False)
     labels = [f"{a:.0f} deg" for a in np.degrees(amps)]

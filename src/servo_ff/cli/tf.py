@@ -108,7 +108,7 @@ def read_series(path: Path, dt: float | None, columns=("u", "y")) -> tuple[dict[
     out = {}
     for c in columns:
         if c not in names:
-            raise KeyError(f"{path}: missing column {c!r} (has {', '.join(names) or 'none'})")
+            raise ValueError(f"{path}: missing column {c!r} (has {', '.join(names) or 'none'})")
         col = np.atleast_1d(data[c]).astype(float)
         if not np.all(np.isfinite(col)):
             raise ValueError(f"{path}: column {c!r} has empty or non-finite values")
