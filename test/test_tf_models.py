@@ -1,16 +1,16 @@
 """Seed 000 datasheet model: parameters, transfer functions, register units, nonlinear simulation."""
 import math
+from dataclasses import replace
 
 import control
 import numpy as np
 import pytest
 
 from servo_ff.models import transfer_functions as tfm
-from servo_ff.models.datasheet import MX28AT_DATASHEET, MotorDatasheet
+from servo_ff.models.datasheet import MX28AT_DATASHEET
 from servo_ff.models.params import ParameterError
 from servo_ff.models.servo_nonlinear import cylinder_load_inertia, plant_state_space, simulate_servo
 from servo_ff.models.step_study import step_study
-from dataclasses import replace
 
 DS = MX28AT_DATASHEET
 

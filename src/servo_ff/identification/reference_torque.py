@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import control
 import numpy as np
+from scipy.signal import lfilter
 
 from ..models.params import ParameterError
 from .tf_fit import UnstableModelError, _discretise
-from scipy.signal import lfilter
 
 
 @dataclass(frozen=True)

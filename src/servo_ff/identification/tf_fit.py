@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import control
 import numpy as np
-from functools import lru_cache
-
 from scipy.signal import cont2discrete, lfilter, ss2tf
 
 

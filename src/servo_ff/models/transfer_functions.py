@@ -125,7 +125,8 @@ def voltage_to_angle_tf(ds: MotorDatasheet, J_l: float = 0.0, *, include_inducta
 
 
 def pid_tf(Kp: float, Ki: float = 0.0, Kd: float = 0.0) -> control.TransferFunction:
-    """C(s) = K_p + K_i/s + K_d s [V/rad] (000 Eq. 29); returned proper-less as python-control allows."""
+    """C(s) = K_p + K_i/s + K_d s [V/rad] (000 Eq. 29); improper when K_d > 0, which python-control accepts
+    (the closed loop of :func:`closed_loop_tf` is proper)."""
     Kp, Ki, Kd = _nonneg("Kp", Kp), _nonneg("Ki", Ki), _nonneg("Kd", Kd)
     if Kp == Ki == Kd == 0:
         raise ParameterError("PID gains Kp, Ki, Kd are all zero: no closed loop")
