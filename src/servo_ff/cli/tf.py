@@ -329,7 +329,9 @@ def cmd_torque(args) -> int:
         print(f"torque over {tau.size} samples: min {tau.min():.4g}, max {tau.max():.4g} N m")
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            np.savetxt(args.out, np.column_stack([np.arange(tau.size) * dt, tau]), delimiter=",", header="t,tau",
+            tmp = args.out.with_suffix(args.out.suffix + ".tmp")
+            np.savetxt(tmp, np.column_stack([np.arange(tau.size) * dt, tau]), delimiter=",", header="t,tau",
                        comments="", fmt="%.9g")
+            os.replace(tmp, args.out)
             print(f"wrote {args.out}")
     return 0
