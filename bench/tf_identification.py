@@ -164,9 +164,9 @@ def section_srivc(runs: int, img: Path | None, seed: int = 2026) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=100)
-    ap.add_argument("--img", type=Path, default=Path("docs/img"), help="PNG directory ('' to skip plots)")
+X
     args = ap.parse_args()
-    img = args.img if str(args.img) else None
+    img = Path(args.img) if args.img else None
     if img:
         img.mkdir(parents=True, exist_ok=True)
     poles = section_mx28(img)
