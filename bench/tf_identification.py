@@ -164,7 +164,7 @@ def section_srivc(runs: int, img: Path | None, seed: int = 2026) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=100)
-X
+    ap.add_argument("--img", default="docs/img", help="PNG directory ('' to skip plots)")
     args = ap.parse_args()
     img = Path(args.img) if args.img else None
     if img:
