@@ -1,0 +1,1 @@
+"""Identification of servo models from recorded data (ROS-free)."""
