@@ -225,6 +225,7 @@ class VirtualBus:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._idle_tick = float(idle_tick)
+        self._old_switch: float | None = None
         self._t0 = self._t_last = time.monotonic()
         self._last_rx = 0.0
         for k in range(n):
@@ -250,9 +251,18 @@ class VirtualBus:
         log.info("virtual Dynamixel bus on %s: %d × %s, ids %s", self.device, self.n, self.table.name, self.ids)
         return self.device
 
-    def start(self) -> str:
-        """Open and serve in a daemon thread; returns the device path."""
+    def start(self, switch_interval: float | None = 1e-4) -> str:
+        """Open and serve in a daemon thread; returns the device path.
+
+        ``switch_interval``: the stock SDK ``PortHandler`` polls the port in a busy loop; in the same process it
+        would hand the GIL to this thread only every 5 ms (``sys.getswitchinterval()``), several times per packet,
+        and the SDK's timeouts would fire. The interval is lowered while the bus runs (restored by ``stop``);
+        pass None to leave it alone (e.g. when the client waits in ``select`` like :class:`.bus.PortHandler`).
+        """
         dev = self.open()
+        if switch_interval is not None and self._old_switch is None:
+            self._old_switch = sys.getswitchinterval()
+            sys.setswitchinterval(switch_interval)
         self._stop.clear()
         self._thread = threading.Thread(target=self.serve_forever, name="virtual-dxl-bus", daemon=True)
         self._thread.start()
@@ -260,6 +270,9 @@ class VirtualBus:
 
     def stop(self) -> None:
         self._stop.set()
+        if self._old_switch is not None:
+            sys.setswitchinterval(self._old_switch)
+            self._old_switch = None
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
@@ -604,13 +617,17 @@ class VirtualBus:
                 return
             addr = prm[0] | prm[1] << 8
             for k in targets:
+                answers = self._answers(k, inst)  # the level before this write decides (e.g. writing 68)
                 if inst == pr.INST_REG_WRITE:
                     self._registered[k] = (addr, bytes(prm[2:]))
                     self.mem[k, 69] = 1
                     err = 0
+                elif self.silent[k]:
+                    continue
                 else:
                     err = self.write_bytes(k, addr, bytes(prm[2:]))
-                self._reply(k, inst, err, broadcast=bcast)
+                if answers and not bcast:
+                    self._send(k, self._status(k, err))
         elif inst == pr.INST_ACTION:
             for k in targets:
                 if k in self._registered:
