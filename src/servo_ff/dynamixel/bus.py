@@ -161,7 +161,8 @@ class TolerantSyncRead(sdk.GroupSyncRead):
             if i not in expected:
                 continue
             expected.discard(i)
-            if len(rx) != 11 + n:
+            # LEN after the SDK's removeStuffing (the list itself keeps its stuffed length)
+            if (rx[5] | rx[6] << 8) != n + 4:
                 self.failed[i] = "wrong_length"
                 continue
             self.errors[i] = rx[8]
