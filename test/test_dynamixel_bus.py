@@ -39,14 +39,14 @@ def test_cycle_is_two_transactions_and_tracks_goals():
             t_end = time.monotonic() + 5.0
             while time.monotonic() < t_end:
                 state = bus.cycle(goals)
-                if np.all(np.abs(state.position - goals) < 3 * ct.RAD_PER_COUNT):
-                    break
+                if np.all(np.abs(state.position - goals) < 3 * ct.RAD_PER_COUNT) and np.all(state.velocity == 0):
+                    break  # settled and stuck in friction: the motor torque no longer changes
             assert state.valid.all()
             np.testing.assert_allclose(state.position, goals, atol=3 * ct.RAD_PER_COUNT)
             snap = vb.snapshot()
             np.testing.assert_allclose(snap["goal"], ct.counts_to_rad(ct.rad_to_counts(goals)))
             # effort = kt·I of the simulated motor torque (one current count of resolution)
-            assert np.all(np.abs(state.effort - snap["tau_m"]) < 0.05)
+            assert np.all(np.abs(state.effort - snap["tau_m"]) < 0.01), (state.effort, snap["tau_m"])
             assert all(s.ok > 0 and s.failures == 0 for s in bus.stats.values()), bus.stats_summary()
 
 
@@ -194,3 +194,34 @@ def test_config_validation_names_the_key():
         BusConfig(port="x", ids=[1], timeout_ms=float("nan"))
     with pytest.raises(ValueError, match="unique"):
         BusConfig(port="x", ids=[1, 1])
+
+
+def test_packet_handler_stuffs_in_place_like_the_manual():
+    """The SDK's txPacket ignores addStuffing's return value; ours stuffs the list in place."""
+    from servo_ff.dynamixel.bus import PacketHandler
+    params = [0x70, 0x00, 0xFF, 0xFF, 0xFD, 0x00]  # Profile Velocity 0x00FDFFFF
+    pkt = [0] * (10 + len(params))
+    pkt[4], pkt[5], pkt[6], pkt[7] = 1, len(params) + 3, 0, pr.INST_WRITE
+    pkt[8: 8 + len(params)] = params
+    ph = PacketHandler()
+    ph.addStuffing(pkt)
+    total = (pkt[5] | pkt[6] << 8) + 7
+    pkt[0:4] = [0xFF, 0xFF, 0xFD, 0x00]
+    crc = ph.updateCRC(0, pkt, total - 2)
+    pkt[total - 2: total] = [crc & 0xFF, crc >> 8]
+    assert bytes(pkt[:total]) == pr.encode_instruction(1, pr.INST_WRITE, bytes(params))
+    back = ph.removeStuffing(list(pkt[:total]))
+    assert back[5] == len(params) + 3 and back[8: 8 + len(params)] == params
+
+
+@pytest.mark.parametrize("fast_rx", [True, False])
+def test_both_receive_paths_agree_and_value_needing_stuffing_round_trips(fast_rx):
+    with VirtualBus(ids=[1, 2, 3]) as vb:
+        with make_bus(vb.device, [1, 2, 3], fast_rx=fast_rx) as bus:
+            bus.connect()
+            bus.write_item(2, "Profile Velocity", 0x00FDFFFF)  # FF FF FD 00 on the wire: stuffed
+            assert bus.read_item(2, "Profile Velocity") == 0x00FDFFFF
+            vb.theta[:] = [-0.01, 0.2, -3.0]
+            s = bus.read_state()
+            assert s.valid.all()
+            np.testing.assert_allclose(s.position, [-0.01, 0.2, -3.0], atol=ct.RAD_PER_COUNT)

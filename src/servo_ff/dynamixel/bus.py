@@ -62,8 +62,9 @@ class GoalRejected(ValueError):
 
 
 class PortHandler(sdk.PortHandler):
-    """SDK PortHandler with a configurable latency timer / fixed error timeout, and a ``select`` wait in
-    ``readPort`` (the SDK polls a non-blocking port in a busy loop)."""
+    """SDK PortHandler with a configurable latency timer / fixed error timeout, a ``select`` wait in ``readPort``
+    (the SDK polls a non-blocking port in a busy loop) and a receive buffer (one ``read`` system call takes
+    every byte that has arrived; the SDK asks for a few bytes at a time)."""
 
     def __init__(self, port_name: str, latency_timer_ms: float = sdk.port_handler.LATENCY_TIMER,
                  timeout_ms: float | None = None):
@@ -71,11 +72,19 @@ class PortHandler(sdk.PortHandler):
         self.latency_timer_ms = float(latency_timer_ms)
         self.timeout_ms = timeout_ms
         self._fd = -1
+        self._rx = bytearray()
 
     def setupPort(self, cflag_baud):
         ok = super().setupPort(cflag_baud)
         self._fd = self.ser.fileno()
         return ok
+
+    def clearPort(self):
+        self._rx.clear()
+        super().clearPort()
+
+    def getBytesAvailable(self):
+        return len(self._rx) + self.ser.in_waiting
 
     def setPacketTimeout(self, packet_length):
         self.packet_start_time = self.getCurrentTime()
@@ -87,32 +96,74 @@ class PortHandler(sdk.PortHandler):
     def getCurrentTime(self):
         return time.monotonic() * 1000.0
 
-    def readPort(self, length):
-        try:
-            data = os.read(self._fd, length)
+    def remaining_s(self) -> float:
+        return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
+
+    def _read_fd(self, wait: bool) -> bytes:
+        try:  # a tty in raw mode with VMIN = 0 returns b"" (not EAGAIN) when nothing has arrived
+            data = os.read(self._fd, 65536)
+            if data:
+                return data
         except BlockingIOError:
-            data = b""
-        if data:
-            return data
-        remaining = (self.packet_timeout - (self.getCurrentTime() - self.packet_start_time)) / 1000.0
-        if remaining > 0:
-            r, _, _ = select.select([self._fd], [], [], remaining)
-            if r:
-                try:
-                    return os.read(self._fd, length)
-                except BlockingIOError:
-                    return b""
+            pass
+        remaining = self.remaining_s()
+        if wait and remaining > 0 and select.select([self._fd], [], [], remaining)[0]:
+            try:
+                return os.read(self._fd, 65536)
+            except BlockingIOError:
+                pass
         return b""
+
+    def read_available(self, wait: bool = True) -> bytes:
+        """Every byte that has arrived (waiting in ``select`` up to the packet timeout if none has)."""
+        if self._rx:
+            out = bytes(self._rx)
+            self._rx.clear()
+            return out
+        return self._read_fd(wait)
+
+    def readPort(self, length):
+        if len(self._rx) < length:
+            self._rx += self._read_fd(wait=not self._rx)
+        out = bytes(self._rx[:length])
+        del self._rx[:length]
+        return out
 
     def writePort(self, packet):
         return os.write(self._fd, bytes(packet))
 
 
 class PacketHandler(Protocol2PacketHandler):
-    """Protocol 2.0 handler with the table-driven CRC of :mod:`.protocol` (same result, fewer list ops)."""
+    """Protocol 2.0 handler with the table-driven CRC of :mod:`.protocol` and byte stuffing on bytes.
+
+    ``addStuffing`` works in place: the SDK's ``txPacket`` ignores its return value, so with the stock method a
+    packet whose parameters contain ``FF FF FD`` (e.g. goal −3 → ``FD FF FF FF`` after P gain ``FF FF``… ) goes
+    out unstuffed (dynamixel-sdk 4.1)."""
 
     def updateCRC(self, crc_accum, data_blk_ptr, data_blk_size):
         return pr.crc16(bytes(data_blk_ptr[:data_blk_size]), crc_accum)
+
+    def addStuffing(self, packet):
+        n_in = packet[5] | packet[6] << 8
+        body = bytes(packet[7: 7 + n_in - 2])
+        if b"\xff\xff\xfd" not in body:
+            return packet
+        stuffed = pr.stuff(body)
+        n_out = n_in + len(stuffed) - len(body)
+        packet[7:] = list(stuffed) + [0, 0]
+        packet[5], packet[6] = n_out & 0xFF, n_out >> 8
+        return packet
+
+    def removeStuffing(self, packet):
+        n_in = packet[5] | packet[6] << 8
+        body = bytes(packet[7: 7 + n_in - 2])
+        if b"\xff\xff\xfd\xfd" not in body:
+            return packet
+        plain = pr.unstuff(body)
+        n_out = n_in - (len(body) - len(plain))
+        packet[7: 7 + n_in] = list(plain) + list(packet[7 + n_in - 2: 7 + n_in])
+        packet[5], packet[6] = n_out & 0xFF, n_out >> 8
+        return packet
 
 
 @dataclass
@@ -136,8 +187,15 @@ class TolerantSyncRead(sdk.GroupSyncRead):
     """``GroupSyncRead`` whose ``rxPacket`` keeps the replies of the servos that answered.
 
     After ``txRxPacket()``: ``received[id]`` = data bytes, ``errors[id]`` = status error byte,
-    ``failed[id]`` = "timeout" | "corrupt" | "wrong_length" for the servos without valid data.
+    ``failed[id]`` = "timeouts" | "corrupt" | "wrong_length" for the servos without valid data.
+    ``fast=True`` parses the reply stream with :class:`.protocol.StreamDecoder` (one pass over all bytes);
+    ``fast=False`` calls the SDK's ``PacketHandler.rxPacket`` once per reply.
     """
+
+    def __init__(self, port, ph, start_address, data_length, fast: bool = True):
+        super().__init__(port, ph, start_address, data_length)
+        self.fast = fast and isinstance(port, PortHandler)
+        self.decoder = pr.StreamDecoder()
 
     def rxPacket(self):
         self.last_result = False
@@ -146,33 +204,57 @@ class TolerantSyncRead(sdk.GroupSyncRead):
         self.failed: dict[int, str] = {}
         expected = set(self.data_dict)
         n = self.data_length
+        crc0, len0 = self.decoder.stats.crc_errors, self.decoder.stats.length_errors
         corrupt_seen = 0
-        result = COMM_SUCCESS
-        while expected:
-            rx, result = self.ph.rxPacket(self.port, False)
-            if result == sdk.COMM_RX_CORRUPT:
-                corrupt_seen += 1
-                if self.port.packet_timeout == 0:  # the timeout fired inside rxPacket
+        if self.fast:
+            dec = self.decoder
+            dec.drop_partial()
+            while expected:
+                data = self.port.read_available()
+                if not data:
                     break
-                continue
-            if result != COMM_SUCCESS:
-                break
-            i = rx[4]
-            if i not in expected:
-                continue
-            expected.discard(i)
-            # LEN after the SDK's removeStuffing (the list itself keeps its stuffed length)
-            if (rx[5] | rx[6] << 8) != n + 4:
-                self.failed[i] = "wrong_length"
-                continue
-            self.errors[i] = rx[8]
-            self.received[i] = bytes(rx[9: 9 + n])
-            self.data_dict[i] = list(self.received[i])
+                for p in dec.feed(data):
+                    i = p.id
+                    if not p.is_status or i not in expected:
+                        continue
+                    expected.discard(i)
+                    if len(p.params) != n:
+                        self.failed[i] = "wrong_length"
+                        continue
+                    self.errors[i] = p.error
+                    self.received[i] = p.params
+            corrupt_seen = dec.stats.crc_errors - crc0 + dec.stats.length_errors - len0
+        else:
+            while expected:
+                rx, result = self.ph.rxPacket(self.port, False)
+                if result == sdk.COMM_RX_CORRUPT:
+                    corrupt_seen += 1
+                    if self.port.packet_timeout == 0:  # the timeout fired inside rxPacket
+                        break
+                    continue
+                if result != COMM_SUCCESS:
+                    break
+                i = rx[4]
+                if i not in expected:
+                    continue
+                expected.discard(i)
+                # LEN after the SDK's removeStuffing (the list itself may keep its stuffed length)
+                if (rx[5] | rx[6] << 8) != n + 4:
+                    self.failed[i] = "wrong_length"
+                    continue
+                self.errors[i] = rx[8]
+                self.received[i] = bytes(rx[9: 9 + n])
         for i in expected:
             self.failed[i] = "corrupt" if corrupt_seen else "timeouts"
         self.port.is_using = False
         self.last_result = not self.failed
         return COMM_SUCCESS if not self.failed else (sdk.COMM_RX_CORRUPT if corrupt_seen else sdk.COMM_RX_TIMEOUT)
+
+    def getData(self, dxl_id, address, data_length):
+        if not self.isAvailable(dxl_id, address, data_length):
+            return 0
+        k = address - self.start_address
+        return int.from_bytes(self.received[dxl_id][k: k + data_length], "little")
 
     def isAvailable(self, dxl_id, address, data_length):
         if dxl_id not in getattr(self, "received", {}):
@@ -223,6 +305,7 @@ class BusConfig:
     p_gain: bool = False
     return_delay: int | None = 0  # written by setup(); None leaves the servo's value
     kt: float | None = None  # overrides the table's torque constant [N·m/A]
+    fast_rx: bool = True  # sync-read replies parsed by protocol.StreamDecoder (False: SDK rxPacket per reply)
 
     def __post_init__(self) -> None:
         self.ids = [int(i) for i in self.ids]
@@ -290,8 +373,9 @@ class DynamixelBus:
         self.close()
 
     def _build_groups(self) -> None:
-        self._read = TolerantSyncRead(self.port, self.ph, *ct.STATE_BLOCK)
-        self._health = TolerantSyncRead(self.port, self.ph, HEALTH_DATA_ADDR, len(HEALTH_INDIRECT))
+        fast = self.config.fast_rx
+        self._read = TolerantSyncRead(self.port, self.ph, *ct.STATE_BLOCK, fast=fast)
+        self._health = TolerantSyncRead(self.port, self.ph, HEALTH_DATA_ADDR, len(HEALTH_INDIRECT), fast=fast)
         if self.config.p_gain:
             self._write = sdk.GroupSyncWrite(self.port, self.ph, GAIN_GOAL_DATA_ADDR, len(GAIN_GOAL_INDIRECT))
         else:
@@ -431,24 +515,30 @@ class DynamixelBus:
         stamp = time.monotonic()
         ids = tuple(self.ids)
         n = len(ids)
-        raw = np.zeros(n, dtype=_STATE_DTYPE)
-        valid = np.zeros(n, dtype=bool)
-        for k, i in enumerate(ids):
+        received, errors, failed = g.received, g.errors, g.failed
+        good = []
+        for i in ids:
             st = self.stats[i]
-            data = g.received.get(i)
-            if data is not None:
-                err = g.errors[i]
+            if i in received:
+                err = errors[i]
                 if err & 0x7F:
                     st.status_errors += 1
                     st.last_error = self.ph.getRxPacketError(err)
                     continue
-                raw[k] = np.frombuffer(data, dtype=_STATE_DTYPE)[0]
-                valid[k] = True
                 st.ok += 1
+                good.append(i)
             else:
-                why = g.failed.get(i, "timeouts")
+                why = failed.get(i, "timeouts")
                 setattr(st, why, getattr(st, why) + 1)
                 st.last_error = why
+        raw = np.zeros(n, dtype=_STATE_DTYPE)
+        if len(good) == n:
+            valid = np.ones(n, dtype=bool)
+            raw[:] = np.frombuffer(b"".join([received[i] for i in ids]), dtype=_STATE_DTYPE)
+        else:
+            valid = np.array([i in good for i in ids], dtype=bool)
+            if good:
+                raw[valid] = np.frombuffer(b"".join([received[i] for i in good]), dtype=_STATE_DTYPE)
         pos = np.where(valid, ct.counts_to_rad(raw["position"], self.config.center), np.nan)
         vel = np.where(valid, ct.velocity_to_rad_s(raw["velocity"]), np.nan)
         if self.table.has_current:
@@ -483,9 +573,9 @@ class DynamixelBus:
             raise GoalRejected(f"goal refused, nothing written: {msg}")
         return g
 
-    def write_goals(self, goals, p_gains=None) -> None:
+    def write_goals(self, goals, p_gains=None, _checked: dict[int, float] | None = None) -> None:
         """One sync write of goal positions [rad] (and P gains, raw register, when ``config.p_gain``)."""
-        g = self.check_goals(goals)
+        g = self.check_goals(goals) if _checked is None else _checked
         if not g:
             return
         counts = ct.rad_to_counts(list(g.values()), self.config.center)
@@ -509,9 +599,9 @@ class DynamixelBus:
 
     def cycle(self, goals, p_gains=None) -> JointState:
         """Read the state, then write the goals: 2 transactions. Goals are checked before the read."""
-        self.check_goals(goals)
+        checked = self.check_goals(goals)
         state = self.read_state()
-        self.write_goals(goals, p_gains)
+        self.write_goals(goals, p_gains, _checked=checked)
         self.cycles += 1
         return state
 
