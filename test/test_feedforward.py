@@ -130,3 +130,25 @@ def test_bad_desired_state_and_gains_raise():
         ffh.tick(np.zeros(20), np.zeros(20), np.zeros(20), c_left=1.5)
     with pytest.raises(RobotModelError, match="foot"):
         FeedForwardController(hum, ffh.alpha, 18.6, left_foot="foot")
+
+
+def test_continuous_joint_urdf_gives_the_same_torques_and_no_limit(tmp_path):
+    text = ARM.read_text()
+    start = text.index('<joint name="elbow" type="revolute">')
+    cont = text[:start] + text[start:].replace('type="revolute"', 'type="continuous"', 1)
+    (tmp_path / "cont.urdf").write_text(cont)
+    r_rev, r_cont = load_robot(ARM), load_robot(tmp_path / "cont.urdf")
+    assert r_cont.continuous.tolist() == [False, True] and np.isinf(r_cont.upper[1])
+    alpha = alpha_table_from_actuator(preset("mx106", "m4"), r_rev.joint_names)
+    q, dq, ddq = np.array([0.4, 2.9]), np.array([0.5, -1.0]), np.array([2.0, 1.0])
+    g_rev = FeedForwardController(r_rev, alpha, 11.2, mode="fixed").tick(q, dq, ddq)
+    g_cont = FeedForwardController(r_cont, alpha, 11.2, mode="fixed").tick(q, dq, ddq)
+    np.testing.assert_allclose(g_cont[0], g_rev[0])
+    assert g_cont[1] > r_rev.upper[1] and g_rev[1] == r_rev.upper[1]  # only the revolute elbow is clamped
+
+
+def test_unsupported_joint_type_is_a_clear_error(tmp_path):
+    text = ARM.read_text().replace('<joint name="elbow" type="revolute">', '<joint name="elbow" type="planar">')
+    (tmp_path / "planar.urdf").write_text(text)
+    with pytest.raises(RobotModelError, match="elbow"):
+        load_robot(tmp_path / "planar.urdf")

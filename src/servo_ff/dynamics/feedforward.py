@@ -112,11 +112,12 @@ class FeedForwardController:
         """Feed-forward torques τ [N·m] at the desired state with the current gravity estimate."""
         set_gravity(self.model, self.gravity)
         if self.mode == "fixed":
-            return fixed_base_torques(self.model, self.data, q, dq, ddq)
+            return fixed_base_torques(self.model, self.data, self.robot.configuration(q), dq, ddq)
         c = float(c_left)
         if not (np.isfinite(c) and 0.0 <= c <= 1.0):
             raise ValueError(f"c_left (left-foot support coefficient) must be in [0, 1], got {c_left}")
-        return double_support_torques(self.model, self.data, q, dq, ddq, self.left_frame, self.right_frame, c)
+        return double_support_torques(self.model, self.data, q, dq, ddq, self.left_frame, self.right_frame, c,
+                                      q_full=self.robot.configuration(q, floating=True))
 
     def tick(self, q_des, dq_des, ddq_des, *, imu_quat=None, u_bat=None, c_left: float = 1.0) -> np.ndarray:
         """Goal positions [rad] for one control cycle (Eq. 19), inside the URDF limits and always finite."""

@@ -76,7 +76,8 @@ def set_gravity(model: pin.Model, gravity_base: np.ndarray) -> None:
 
 def fixed_base_torques(model: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray,
                        ddq: np.ndarray) -> np.ndarray:
-    """τ = M(q)q̈ + h(q, q̇) for a fixed-base model (RNEA, Featherstone 2008; 002 §5) [N·m]."""
+    """τ = M(q)q̈ + h(q, q̇) for a fixed-base model (RNEA, Featherstone 2008; 002 §5) [N·m]. ``q`` is pinocchio's
+    configuration (= the joint angles unless the URDF has continuous joints: ``Robot.configuration``)."""
     return pin.rnea(model, data, q, dq, ddq).copy()
 
 
@@ -135,14 +136,17 @@ def blend_support(tau_left: np.ndarray, tau_right: np.ndarray, c_left) -> np.nda
 
 
 def double_support_torques(model: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
-                           left_frame: int, right_frame: int, c_left: float) -> np.ndarray:
+                           left_frame: int, right_frame: int, c_left: float,
+                           q_full: np.ndarray | None = None) -> np.ndarray:
     """τ_a with the left foot fixed, with the right foot fixed, blended by ``c_left`` (only the model(s) with a
-    non-zero weight are evaluated)."""
+    non-zero weight are evaluated). ``q_full``: the configuration vector when it is not [identity base; q]
+    (continuous joints, see :meth:`~servo_ff.dynamics.robot.Robot.configuration`)."""
     if c_left >= 1.0:
-        return support_foot_torques(model, data, q, dq, ddq, left_frame)[0]
+        return support_foot_torques(model, data, q, dq, ddq, left_frame, q_full=q_full)[0]
     if c_left <= 0.0:
-        return support_foot_torques(model, data, q, dq, ddq, right_frame)[0]
-    q_full = floating_configuration(q)
+        return support_foot_torques(model, data, q, dq, ddq, right_frame, q_full=q_full)[0]
+    if q_full is None:
+        q_full = floating_configuration(q)
     pin.computeJointJacobians(model, data, q_full)
     tau_l = support_foot_torques(model, data, q, dq, ddq, left_frame, jacobians_ready=True, q_full=q_full)[0]
     tau_r = support_foot_torques(model, data, q, dq, ddq, right_frame, jacobians_ready=True, q_full=q_full)[0]

@@ -6,7 +6,8 @@
   used when a foot is the support (seed 002 §5.2, see :mod:`.inverse_dynamics`);
 * ``fixed`` — the URDF root link welded to the world, for arms on a fixed base.
 
-Actuated joint names, order and limits come from the URDF. Every actuated joint's child link must carry an
+Actuated joint names, order and limits come from the URDF (revolute, continuous — no position limit — and
+prismatic; q is one number per joint, :meth:`Robot.configuration` builds pinocchio's vector). Every actuated joint's child link must carry an
 ``<inertial>``; otherwise :class:`RobotModelError` names the joint and link (a massless link would give
 silently wrong torques).
 """
@@ -38,6 +39,24 @@ class Robot:
     upper: np.ndarray
     effort: np.ndarray  # [N·m]
     velocity: np.ndarray  # [rad/s]
+    continuous: np.ndarray  # bool per joint: URDF "continuous" (pinocchio stores cos θ, sin θ)
+    q_index: np.ndarray  # first configuration index of each joint in the fixed model
+
+    def configuration(self, q: np.ndarray, floating: bool = False) -> np.ndarray:
+        """Joint angles (one per joint, :attr:`joint_names` order) → pinocchio configuration vector; the
+        floating model gets the base at the identity first (x y z qx qy qz qw = 0 0 0 0 0 0 1)."""
+        off = 7 if floating else 0
+        out = np.zeros(off + self.fixed.nq)
+        if floating:
+            out[6] = 1.0
+        if not self.continuous.any():
+            out[off:] = q
+            return out
+        rev = ~self.continuous
+        out[off + self.q_index[rev]] = q[rev]
+        out[off + self.q_index[self.continuous]] = np.cos(q[self.continuous])
+        out[off + self.q_index[self.continuous] + 1] = np.sin(q[self.continuous])
+        return out
 
     @property
     def n_joints(self) -> int:
@@ -97,10 +116,14 @@ def load_robot(path: str | Path) -> Robot:
         if fixed.joints[jid].nv != 1:
             raise RobotModelError(f"{path.name}: joint {fixed.names[jid]!r} has {fixed.joints[jid].nv} DoF; "
                                   "only 1-DoF actuated joints are supported")
-    lower = np.array(fixed.lowerPositionLimit, dtype=float)
-    upper = np.array(fixed.upperPositionLimit, dtype=float)
-    # continuous joints are (cos, sin) in pinocchio: nq = 2 → refused above only if nv != 1, so check nq
-    if fixed.nq != fixed.nv:
-        raise RobotModelError(f"{path.name}: continuous joints (nq != nv) are not supported; use revolute")
+    q_index = np.array([fixed.joints[j].idx_q for j in range(1, fixed.njoints)], dtype=int)
+    v_index = np.array([fixed.joints[j].idx_v for j in range(1, fixed.njoints)], dtype=int)
+    continuous = np.array([fixed.joints[j].nq == 2 for j in range(1, fixed.njoints)])
+    if not np.array_equal(v_index, np.arange(len(names))):
+        raise RobotModelError(f"{path.name}: unexpected velocity layout {v_index.tolist()}")
+    lower = np.array(fixed.lowerPositionLimit, dtype=float)[q_index]
+    upper = np.array(fixed.upperPositionLimit, dtype=float)[q_index]
+    lower[continuous], upper[continuous] = -np.inf, np.inf  # a continuous joint has no position limit
     return Robot(path=path, fixed=fixed, floating=floating, joint_names=names, lower=lower, upper=upper,
-                 effort=np.array(fixed.effortLimit, dtype=float), velocity=np.array(fixed.velocityLimit, dtype=float))
+                 effort=np.array(fixed.effortLimit, dtype=float), velocity=np.array(fixed.velocityLimit, dtype=float),
+                 continuous=continuous, q_index=q_index)
