@@ -138,22 +138,17 @@ class FitResult:
 
 def split_logs(logs: Sequence[ServoLog], validation_fraction: float = 0.25, seed: int = 0
                ) -> tuple[list[ServoLog], list[ServoLog]]:
-    """Random 75/25 train/validation split (stratified by trajectory kind so both sets see every kind)."""
+    """Random train/validation split (75/25 by default; at least one validation log when there are ≥ 2 logs
+    and the fraction is > 0). Deterministic for a given ``seed``."""
     if not 0.0 <= validation_fraction < 1.0:
         raise ValueError(f"validation_fraction must be in [0, 1), got {validation_fraction}")
-    rng = np.random.default_rng(seed)
-    train, val = [], []
-    kinds: dict[str, list[ServoLog]] = {}
-    for lg in logs:
-        kinds.setdefault(lg.trajectory, []).append(lg)
-    for group in kinds.values():
-        order = rng.permutation(len(group))
-        n_val = int(round(validation_fraction * len(group)))
-        if n_val >= len(group):
-            n_val = len(group) - 1
-        val += [group[i] for i in order[:n_val]]
-        train += [group[i] for i in order[n_val:]]
-    return train, val
+    n = len(logs)
+    n_val = int(round(validation_fraction * n))
+    if validation_fraction > 0 and n >= 2:
+        n_val = min(max(n_val, 1), n - 1)
+    order = np.random.default_rng(seed).permutation(n)
+    val_idx = set(order[:n_val].tolist())
+    return [lg for i, lg in enumerate(logs) if i not in val_idx], [logs[i] for i in sorted(val_idx)]
 
 
 def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: FirmwareLaw | None = None,
@@ -191,6 +186,8 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     for j, k in enumerate(keys):
         if x0 and k in x0 and math.isfinite(x0[k]):
             start[j] = np.clip((x0[k] - lo[j]) / span[j], 0.02, 0.98)
+        elif x0 and k not in ("dtheta_stribeck", "alpha"):  # warm start: extra terms start near 0
+            start[j] = 0.02
     opt = CMA(mean=start, sigma=sigma, bounds=np.tile([0.0, 1.0], (len(keys), 1)), seed=seed,
               population_size=population)
     best_x, best_f = lo + start * span, math.inf
@@ -202,11 +199,13 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
         while evals + opt.population_size <= max_evals:
             xs = np.array([opt.ask() for _ in range(opt.population_size)])
             values = lo + xs * span
+            if gens == 0:  # the starting point rides along in the first batch (never worse than a warm start)
+                values = np.vstack([values, lo + start * span])
             f = mae_per_log(simulate_batch(pack_candidates(base, keys, values, batch), batch), batch).mean(axis=1)
             f_tell = np.where(np.isfinite(f), f, 1e3)
-            opt.tell(list(zip(xs, f_tell)))
+            opt.tell(list(zip(xs, f_tell[: len(xs)])))
             i = int(np.argmin(f))
-            if f[i] < best_f:
+            if f[i] < best_f and np.isfinite(values[i]).all():
                 best_f, best_x = float(f[i]), values[i].copy()
             evals += len(xs)
             gens += 1
@@ -230,7 +229,8 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
 
 def warm_start(model: str, previous: Mapping[str, ActuatorParams]) -> dict[str, float]:
     """Starting values for ``model`` from already-fitted nested models (M1 ⊂ M2, M3 ⊂ M4 ⊂ M5 ⊂ M6)."""
-    nest = {"m2": ("m1",), "m3": ("m1",), "m4": ("m3", "m2"), "m5": ("m4",), "m6": ("m5",)}
+    nest = {"m2": ("m1",), "m3": ("m1",), "m4": ("m3", "m2", "m1"), "m5": ("m4", "m3", "m2", "m1"),
+            "m6": ("m5", "m4", "m3", "m2", "m1")}
     x0: dict[str, float] = {}
     for prev in nest.get(model, ()):
         if prev in previous:
@@ -238,11 +238,12 @@ def warm_start(model: str, previous: Mapping[str, ActuatorParams]) -> dict[str, 
             x0.update({"kt": p.kt, "R": p.R, "armature": p.armature})
             for k, v in p.friction.items():
                 x0.setdefault(k, v)
-            if model == "m5" and prev == "m4":  # symmetric load terms → directional ones
-                f = p.friction
-                x0.update(load_friction_motor=f["load_friction_base"], load_friction_external=f["load_friction_base"],
-                          load_friction_motor_stribeck=f["load_friction_stribeck"],
-                          load_friction_external_stribeck=f["load_friction_stribeck"])
+            f = p.friction
+            if model in ("m5", "m6") and "load_friction_base" in f:  # symmetric load terms → directional ones
+                x0.update(load_friction_motor=f["load_friction_base"], load_friction_external=f["load_friction_base"])
+                if "load_friction_stribeck" in f:
+                    x0.update(load_friction_motor_stribeck=f["load_friction_stribeck"],
+                              load_friction_external_stribeck=f["load_friction_stribeck"])
             break
     return x0
 

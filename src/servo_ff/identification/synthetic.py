@@ -84,7 +84,8 @@ def simulate_logs(params: ActuatorParams, grid: Sequence[dict], dt: float = DEFA
 
 
 def log_filename(log: ServoLog, index: int) -> str:
-    return f"{index:03d}_{log.trajectory}_m{log.mass:g}_l{log.length:g}_kp{log.kp:g}"
+    """File stem without dots: index, trajectory, mass [g], length [mm], kp."""
+    return f"{index:03d}_{log.trajectory}_m{log.mass * 1e3:.0f}g_l{log.length * 1e3:.0f}mm_kp{log.kp:g}"
 
 
 __all__ = ["simulate_logs", "bench_grid", "quantize", "log_filename", "TABLE1_MASSES", "TABLE1_LENGTHS",
