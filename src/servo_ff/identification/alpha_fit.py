@@ -56,13 +56,30 @@ def command_reaction_lag(command: np.ndarray, measured: np.ndarray, dt: float, m
 
 
 def estimate_reaction_time(command: np.ndarray, measured: np.ndarray, dt: float, max_delay: float = 0.1) -> float:
-    """Reaction (dead) time t_d [s] of Eq. 15: the shift maximising the correlation between the P law's drive
-    q_d − q (∝ motor voltage, Eq. 16) and the joint's reaction q̈ — the drive acts on the acceleration after
-    t_d, while the position lags by the whole closed-loop response."""
-    drive = np.asarray(command, float) - np.asarray(measured, float)
-    acc = np.gradient(np.gradient(np.asarray(measured, float), dt), dt)
-    return _best_lag(drive, acc, dt, max_delay, "command and measured trajectory never differed: no reaction "
-                                                "time to estimate")
+    """Reaction (dead) time t_d [s] of Eq. 15 from the lag between command and reaction: the shift at which
+    the P law's drive q_d − q (∝ motor voltage, Eq. 16) best explains the joint's acceleration, i.e. the lag
+    minimising the least-squares residual of q̈(t + lag) ≈ a·(q_d − q)(t) + b·q̇ + c·sgn q̇ + d·sin q + e·cos q + f
+    (back-EMF/viscous, Coulomb and gravity-like loads at t + lag). The position itself lags by the whole
+    closed-loop response, which is not t_d."""
+    qd = np.asarray(command, float)
+    q = np.asarray(measured, float)
+    drive = qd - q
+    dq = np.gradient(q, dt)
+    ddq = np.gradient(dq, dt)
+    if not (np.ptp(drive) > 0 and np.ptp(ddq) > 0):
+        raise RankDeficientError("command and measured trajectory never differed or never accelerated: no "
+                                 "reaction time to estimate")
+    n = len(q)
+    best, best_lag = math.inf, 0
+    for k in range(0, min(int(round(max_delay / dt)), n - 10) + 1):
+        qk = q[k:]
+        A = np.column_stack([drive[: n - k], dq[k:], np.sign(dq[k:]), np.sin(qk), np.cos(qk), np.ones(n - k)])
+        y = ddq[k:]
+        coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+        r = float(np.mean((y - A @ coef) ** 2) / np.var(y))
+        if r < best:
+            best, best_lag = r, k
+    return best_lag * dt
 
 
 def _best_lag(a: np.ndarray, b: np.ndarray, dt: float, max_lag: float, empty_msg: str) -> float:
@@ -123,8 +140,8 @@ def fit_alpha(command: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarra
 
     ``command`` q_d [rad] (e.g. ILC's final curve), ``q``/``dq``/``ddq`` [rad, rad/s, rad/s²] the trajectory it
     produced (or the reference it tracks), ``tau`` τ_o [N·m], ``kp`` register gain, ``u_bat`` supply [V].
-    ``delay`` t_d [s]: None estimates it from the lag between ``command`` and ``measured`` (default ``q``),
-    then searches ±``search_delay`` steps around it. ``dq_s``/``delta`` fixed if given, else searched
+    ``delay`` t_d [s]: None estimates it from the lag between ``command`` and ``measured`` (default ``q``,
+    :func:`estimate_reaction_time`), then searches 0 … estimate + ``search_delay`` steps by residual. ``dq_s``/``delta`` fixed if given, else searched
     (q̇_s ∈ [0.01, 5] rad/s log-spaced, δ ∈ [0.5, 2]). Raises :class:`RankDeficientError` on data that do not
     excite every term, or when the regressor matrix's condition number exceeds ``max_condition``.
     ``nonnegative`` (default) constrains every α̂ ≥ 0 (their physical signs, NNLS); False gives the paper's
@@ -154,7 +171,7 @@ def fit_alpha(command: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarra
     _check_excitation(tau, dq, ddq if with_inertia else None, v_tol)
     if delay is None:
         d0 = int(round(estimate_reaction_time(q_d, q if measured is None else measured, dt) / dt))
-        delays = range(max(d0 - search_delay, 0), d0 + search_delay + 1)
+        delays = list(range(0, d0 + search_delay + 1))
     else:
         if not (math.isfinite(delay) and delay >= 0):
             raise ValueError(f"fit_alpha: delay must be >= 0 s, got {delay}")
@@ -168,6 +185,10 @@ def fit_alpha(command: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarra
 
     grid_s = [dq_s] if dq_s is not None else list(np.geomspace(0.01, 5.0, 15))
     grid_e = [delta] if delta is not None else [0.5, 0.75, 1.0, 1.5, 2.0]
+    if len(delays) > 1:  # stage 1: t_d on a coarse shape grid; stage 2: the shape at that t_d
+        coarse_s, coarse_e = grid_s[::3] + grid_s[-1:], grid_e[::2]
+        d_pick = min(((cost(d, s, e), d) for d in delays for s in coarse_s for e in coarse_e))[1]
+        delays = [d_pick]
     best = min(((cost(d, s, e), d, s, e) for d in delays for s in grid_s for e in grid_e), key=lambda c: c[0])
     _, d_best, s_best, e_best = best
     if dq_s is None or delta is None:  # refine (log q̇_s, δ) by Nelder–Mead around the best grid point

@@ -129,6 +129,7 @@ def log_from_columns(source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarr
         if len(v) != n:
             raise LogError(f"{source}: column {k!r} has {len(v)} samples, timestamps have {n}")
     m = _clean_meta(source, meta)
+    check_timestamps(source, np.asarray(t_raw, dtype=float))
     if "speed" not in cols:  # derive from position (central differences) when a recorder has none
         cols["speed"] = np.gradient(np.asarray(cols["position"], float), np.asarray(t_raw, float)) if n > 1 \
             else np.zeros(n)
