@@ -153,12 +153,13 @@ def split_logs(logs: Sequence[ServoLog], validation_fraction: float = 0.25, seed
 
 def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: FirmwareLaw | None = None,
               validation: Sequence[ServoLog] = (), max_evals: int = 4000, population: int | None = None,
-              sigma: float = 0.25, seed: int = 0, x0: Mapping[str, float] | None = None,
-              reference: ActuatorParams | None = None, patience: int = 30, tol: float = 1e-4,
+              sigma: float | None = None, seed: int = 0, x0: Mapping[str, float] | None = None,
+              reference: ActuatorParams | None = None, patience: int = 40, tol: float = 1e-4,
               progress: bool = True, fixed: Mapping[str, float] | None = None) -> FitResult:
     """Fit ``model`` (+ kt, R, armature) to ``train`` logs by CMA-ES on the simulation MAE.
 
-    ``x0``: starting values for any searched key (others start mid-box); ``fixed``: keys held constant.
+    ``x0``: starting values for any searched key (others start mid-box, or at 0 for a warm start, whose
+    ``sigma`` defaults to 0.1 instead of 0.25 of the normalised box); ``fixed``: keys held constant.
     Stops after ``max_evals`` candidate evaluations, when CMA-ES reports convergence, or when the best MAE
     improved by less than ``tol`` (relative) over ``patience`` generations.
     """
@@ -185,9 +186,12 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     start = np.full(len(keys), 0.5)
     for j, k in enumerate(keys):
         if x0 and k in x0 and math.isfinite(x0[k]):
-            start[j] = np.clip((x0[k] - lo[j]) / span[j], 0.02, 0.98)
-        elif x0 and k not in ("dtheta_stribeck", "alpha"):  # warm start: extra terms start near 0
-            start[j] = 0.02
+            start[j] = np.clip((x0[k] - lo[j]) / span[j], 1e-9, 1 - 1e-9)
+        elif x0 and k not in ("dtheta_stribeck", "alpha"):  # warm start: the extra terms start at 0
+            start[j] = 1e-9
+    if x0 and sigma is None:
+        sigma = 0.1  # a warm start sits near the optimum: search locally first
+    sigma = 0.25 if sigma is None else sigma
     opt = CMA(mean=start, sigma=sigma, bounds=np.tile([0.0, 1.0], (len(keys), 1)), seed=seed,
               population_size=population)
     best_x, best_f = lo + start * span, math.inf
@@ -214,7 +218,7 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
             bar.set_postfix(best_mae=f"{best_f:.5f}")
             if opt.should_stop():
                 break
-            if gens > patience and history[-patience - 1] - best_f <= tol * best_f:
+            if gens > max(patience, 60) and history[-patience - 1] - best_f <= tol * best_f:
                 break
     finally:
         bar.close()
