@@ -23,9 +23,13 @@ def test_bam_json_round_trip(tmp_path, servo, model):
     path = tmp_path / "p.json"
     p.save_json(path)
     data = json.loads(path.read_text())
-    assert set(data) == {"kt", "R", "armature", "model", "actuator", *MODEL_FRICTION_KEYS[model]}
+    assert set(data) == {"kt", "R", "armature", "model", "actuator", "firmware", *MODEL_FRICTION_KEYS[model]}
+    assert set(p.to_bam_dict(with_firmware=False)) == set(data) - {"firmware"}
     back = ActuatorParams.load_json(path)
     assert back == p and np.array_equal(back.packed(), p.packed())
+    low_gain = p.with_(firmware=p.firmware.with_(kp=11.2))
+    low_gain.save_json(path)
+    assert ActuatorParams.load_json(path).firmware.kp == 11.2
 
 
 def test_reads_a_bam_file_as_published(tmp_path):
@@ -67,6 +71,18 @@ def test_missing_key_is_refused_naming_the_key(tmp_path, key):
         load_params(path)
 
 
+def test_unknown_actuator_needs_a_firmware_law_and_strings_are_refused(tmp_path):
+    with pytest.raises(ParameterError, match="no known firmware law.*mx106"):
+        ActuatorParams.from_bam_dict({**BAM_MX106_M4, "actuator": "xl330i"})
+    with pytest.raises(ParameterError, match="kt must be a number"):
+        ActuatorParams.from_bam_dict({**BAM_MX106_M4, "kt": "2.2"})
+    with pytest.raises(ParameterError, match="is a directory"):
+        load_params(tmp_path)
+    (tmp_path / "n.yaml").write_text("node:\n  ros__parameters: 3\n")
+    with pytest.raises(ParameterError, match="ros__parameters"):
+        load_params(tmp_path / "n.yaml")
+
+
 def test_non_finite_and_malformed_files(tmp_path):
     with pytest.raises(ParameterError, match="friction_base"):
         ActuatorParams.from_bam_dict({**BAM_MX106_M4, "friction_base": float("nan")})
@@ -96,6 +112,8 @@ def test_params_are_immutable_and_hashable():
     p = preset("mx64", "m2")
     with pytest.raises(AttributeError):
         p.kt = 3.0
+    with pytest.raises(TypeError):
+        p.friction["friction_base"] = -5.0
     assert hash(p) == hash(preset("mx64", "m2"))
     assert p.with_(kt=3.0).kt == 3.0 and p.kt != 3.0
 

@@ -55,3 +55,28 @@ def test_eq19_vectorised_and_bad_input():
         goal_position_from_torque(0.0, 1.0, 0.0, None, alpha[0], 0.0, 15.0)
     with pytest.raises(ValueError, match="alpha"):
         motor_voltage(np.ones(3), 1.0, 0.0)
+
+
+def test_eq19_with_m2_friction_and_matching_stribeck_shape():
+    """M2: with the parameter set's own Stribeck shape, q_d makes the motor deliver τ plus exactly the friction
+    budget in the direction of motion; with 002's default shape it does not."""
+    from servo_ff.models.friction import friction_budget
+    from servo_ff.models.schwarz_behnke import stribeck_shape_from_actuator
+
+    params = preset("mx106", "m2")
+    alpha = alpha_hat_from_actuator(params)
+    dq_s, delta = stribeck_shape_from_actuator(params)
+    assert (dq_s, delta) == (params.friction["dtheta_stribeck"], params.friction["alpha"])
+    tau, dq, q = 0.5, 0.5, 0.1
+    qd = goal_position_from_torque(q, tau, dq, None, alpha, 32.0, 15.0, dq_s, delta)
+    tau_m, _ = firmware_torque(params.packed(), q, dq, qd)
+    assert tau_m == pytest.approx(tau + friction_budget(params.packed(), 0.0, 0.0, dq), rel=1e-12)
+    qd_default = goal_position_from_torque(q, tau, dq, None, alpha, 32.0, 15.0)
+    assert abs(firmware_torque(params.packed(), q, dq, qd_default)[0] - tau_m) > 0.05
+
+
+def test_alpha_from_load_dependent_model_warns():
+    with pytest.warns(UserWarning, match="load-dependent"):
+        alpha_hat_from_actuator(preset("mx106", "m4"))
+    with pytest.raises(ValueError, match="dq_s"):
+        stribeck_beta(1.0, 0.0, 1.0)

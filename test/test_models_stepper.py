@@ -132,3 +132,72 @@ def test_packed_params_per_element():
     p[1, :, P_R] *= 1.0
     r = step(p, np.zeros((2, 3)), 0.0, 0.5, 0.005, ExternalLoad(inertia=0.01))
     np.testing.assert_allclose(r.tau_m[1], 1.5 * r.tau_m[0])
+
+
+def test_all_outputs_equal_the_scalar_reference_including_current_law_limits():
+    """Every output of the SIMD rollout against step_1, with current-controlled joints driven into the heat limit
+    and both back-EMF limits (fast motion both ways), per-step external torque and torque switching."""
+    rng = np.random.default_rng(21)
+    steps, joints = 120, 6
+    base = preset("mx106", "m6")
+    p = np.broadcast_to(base.packed(), (2, joints, N_PACKED)).copy()
+    p[:, :, 19] = 1.0  # current law everywhere
+    p[:, :, 14], p[:, :, 17] = 15.0, 1.0
+    p[:, :, 15], p[:, :, 16] = 32.0, 0.5
+    p[:, :, 18] = np.array([0.8, 1.5, 3.0, 50.0, 50.0, 50.0])  # heat-limited and emf-limited joints
+    p[1] = base.packed()  # second batch row: voltage law
+    goals = np.concatenate([np.full((60, 2, joints), 3.0), np.full((60, 2, joints), -3.0)])
+    tau_ext = rng.normal(0, 0.5, (steps, 2, joints))
+    enable = (rng.uniform(size=(steps, 2, joints)) > 0.05).astype(float)
+    th0 = rng.uniform(-0.5, 0.5, (2, joints))
+    dth0 = np.array([[6.0, -6.0, 0.0, 5.5, -5.5, 0.0]] * 2)
+    inertia = 0.01
+    got = rollout(p, th0, dth0, goals, 0.002, ExternalLoad(inertia=inertia, tau_ext=tau_ext), enable=enable)
+    hit_hi = hit_lo = False
+    for b in range(2):
+        for j in range(joints):
+            pj = [float(x) for x in p[b, j]]
+            th, dth = th0[b, j], dth0[b, j]
+            for k in range(steps):
+                ref = step_1(pj, th, dth, goals[k, b, j], 0.002, 0.0, tau_ext[k, b, j], inertia, enable[k, b, j])
+                for name, value in zip(("theta", "dtheta"), (th, dth)):
+                    assert getattr(got, name)[k, b, j] == pytest.approx(value, abs=1e-10), (name, b, j, k)
+                for idx, name in ((2, "tau_m"), (3, "tau_f"), (4, "volts")):
+                    assert getattr(got, name)[k, b, j] == pytest.approx(ref[idx], abs=1e-9), (name, b, j, k)
+                if b == 0 and enable[k, b, j]:
+                    u_max, kt, r = 15.0, pj[0], pj[1]
+                    current = ref[2] / kt
+                    hit_hi |= abs(current - (u_max - kt * dth) / r) < 1e-9 and (u_max - kt * dth) / r < pj[18]
+                    hit_lo |= abs(current - (-u_max - kt * dth) / r) < 1e-9 and (-u_max - kt * dth) / r > -pj[18]
+                th, dth = ref[0], ref[1]
+    assert hit_hi and hit_lo  # both back-EMF limits of Eq. 14 were exercised
+
+
+def test_per_step_external_torque_matches_a_loop_of_steps():
+    params = preset("mx64", "m4")
+    rng = np.random.default_rng(5)
+    tau = rng.normal(0, 1.0, (150, 3))
+    goals = rng.uniform(-1, 1, (150, 3))
+    res = rollout(params, np.zeros(3), 0.0, goals, 0.005, ExternalLoad(0.02, tau))
+    th, dth = np.zeros(3), np.zeros(3)
+    for k in range(150):
+        np.testing.assert_allclose(res.theta[k], th, atol=1e-11)
+        th, dth, *_ = step(params, th, dth, goals[k], 0.005, ExternalLoad(0.02, tau[k]))
+
+
+def test_more_bad_input_is_refused():
+    params = preset("mx106", "m4")
+    with pytest.raises(ValueError, match="at least one step"):
+        rollout(params, 0.0, 0.0, np.zeros((0, 3)), 0.005)
+    with pytest.raises(ValueError, match="enable"):
+        step(params, 0.0, 0.0, 0.0, 0.005, enable=2.0)
+    with pytest.raises(ValueError, match="inertia"):
+        step(params.with_(armature=0.0), 0.1, 0.0, 1.0, 0.005)
+    with pytest.raises(ValueError, match="length"):
+        step(params, 0.1, 0.0, 1.0, 0.005, PendulumLoad(mass=1.0, length=-0.1))
+    bad = params.packed().copy()
+    bad[P_R] = 0.0
+    with pytest.raises(ValueError, match="R"):
+        step(bad, 0.0, 0.0, 1.0, 0.005, ExternalLoad(0.01))
+    with pytest.raises(ValueError, match=r"theta \(3,\).*dtheta \(4,\)"):
+        step(params, np.zeros(3), np.zeros(4), np.zeros(3), 0.005)

@@ -36,13 +36,12 @@ def run(args: argparse.Namespace) -> int:
     params = load_params(args.params) if args.params else preset(args.servo, args.model)
     if args.kp is not None:
         params = params.with_(firmware=params.firmware.with_(kp=args.kp))
-    traj = trajectory(args.trajectory, dt=args.dt) if args.trajectory != "schwarz_behnke_reference" \
-        else trajectory(args.trajectory, dt=args.dt)
+    traj = trajectory(args.trajectory, dt=args.dt)
     load = PendulumLoad(mass=args.mass, length=args.length, arm_mass=args.arm_mass)
     res = rollout(params, traj.q[0], 0.0, traj.q, args.dt, load, enable=traj.torque_enable)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    name = f"{params.actuator}_{params.model}_{traj.name}"
+    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in f"{params.actuator}_{params.model}_{traj.name}")
     csv_path, png_path = out / f"{name}.csv", out / f"{name}.png"
     with csv_path.open("w", newline="") as f:
         w = csv.writer(f)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import scalar
+from .params import (P_ALPHA, P_ARM, P_EGAIN, P_IMAX, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS,
+                     P_KP, P_KT, P_KV, P_LAW, P_MAXPWM, P_R, P_VIN, P_VS)
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
     import numba
@@ -67,38 +69,38 @@ def _build():
             dth = dth_io[lo:hi]
             sin_th = np.empty(hi - lo)
             weight = np.empty(hi - lo)
-            v_s = P[12, lo:hi]
-            alpha = P[13, lo:hi]
+            v_s = P[P_VS, lo:hi]
+            alpha = P[P_ALPHA, lo:hi]
             for t in range(nt):
                 _transcendentals(th, dth, v_s, alpha, sin_th, weight)
                 te_row = t * ext_step
                 en_row = t * en_step
                 for e in range(hi - lo):
                     i = lo + e
-                    kt = P[0, i]
-                    r = P[1, i]
-                    command = P[15, i] * P[16, i] * (goal[t, i] - th[e])
-                    maxpwm = P[17, i]
-                    volts_v = P[14, i] * min(max(command, -maxpwm), maxpwm)
+                    kt = P[P_KT, i]
+                    r = P[P_R, i]
+                    command = P[P_KP, i] * P[P_EGAIN, i] * (goal[t, i] - th[e])
+                    maxpwm = P[P_MAXPWM, i]
+                    volts_v = P[P_VIN, i] * min(max(command, -maxpwm), maxpwm)
                     tau_v = kt / r * volts_v - kt * kt / r * dth[e]
-                    u_max = P[14, i] * maxpwm
-                    i_hi = min((u_max - kt * dth[e]) / r, P[18, i])
-                    i_lo = max((-u_max - kt * dth[e]) / r, -P[18, i])
+                    u_max = P[P_VIN, i] * maxpwm
+                    i_hi = min((u_max - kt * dth[e]) / r, P[P_IMAX, i])
+                    i_lo = max((-u_max - kt * dth[e]) / r, -P[P_IMAX, i])
                     current = min(max(command, i_lo), i_hi)
-                    is_voltage = P[19, i] == 0.0
+                    is_voltage = P[P_LAW, i] == 0.0
                     en = enable[en_row, i]
                     tm = (tau_v if is_voltage else kt * current) * en
                     volts = (volts_v if is_voltage else r * current + kt * dth[e]) * en
                     te = tau_ext[te_row, i] - gravity[i] * sin_th[e]
-                    j = inertia[i] + P[2, i]
+                    j = inertia[i] + P[P_ARM, i]
                     am = abs(tm)
                     ae = abs(te)
-                    q = P[11, i] * te * te if am > ae else (P[10, i] * tm * tm if am < ae else 0.0)
+                    q = P[P_KEQ, i] * te * te if am > ae else (P[P_KMQ, i] * tm * tm if am < ae else 0.0)
                     s_m = 1.0 if tm > 0.0 else (-1.0 if tm < 0.0 else 0.0)
                     s_e = 1.0 if te > 0.0 else (-1.0 if te < 0.0 else 0.0)
                     q = q if s_m != s_e else 0.0
-                    budget = P[3, i] + P[4, i] * abs(dth[e]) + abs(P[6, i] * tm - P[7, i] * te)
-                    budget += weight[e] * (P[5, i] + abs(P[8, i] * tm - P[9, i] * te) + q)
+                    budget = P[P_KC, i] + P[P_KV, i] * abs(dth[e]) + abs(P[P_KM, i] * tm - P[P_KE, i] * te)
+                    budget += weight[e] * (P[P_KCS, i] + abs(P[P_KMS, i] * tm - P[P_KES, i] * te) + q)
                     stop = -(j / dt * dth[e] + tm + te)
                     tf = min(max(stop, -budget), budget)
                     acc = (tm + te + tf) / j
