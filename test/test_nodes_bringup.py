@@ -93,8 +93,6 @@ def test_up_starts_sim_node_from_the_yaml(tmp_path):
 def test_launch_files_build_descriptions():
     pytest.importorskip("launch")
     pytest.importorskip("launch_ros")
-    from launch import LaunchContext
-
     for name in BRINGUPS:
         spec = importlib.util.spec_from_file_location(f"{name}_launch", ROOT / "launch" / f"{name}.launch.py")
         mod = importlib.util.module_from_spec(spec)

@@ -18,7 +18,6 @@ from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
-from servo_ff.models.params import P_EGAIN, P_KT, P_R  # noqa: E402
 from servo_ff.models.presets import preset  # noqa: E402
 from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
 from servo_ff.nodes.ilc_file import ILCRecord, load_ilc_record, save_ilc_record  # noqa: E402
@@ -105,13 +104,13 @@ def fit_node(h, **params):
         *(Parameter(k, value=v) for k, v in params.items())]))
 
 
-def check_fit_reached_ff(h, fit, ff, out_yaml):
+def check_fit_reached_ff(h, fit, ff, out_yaml, tolerance=0.25):
     client = h.make_node("fit_client")
     r = h.call(client.create_client(Trigger, "fit/run"), Trigger.Request(), timeout=60.0)
     assert r.success, r.message
     alpha = np.array(fit.result["alpha"])
     assert np.isfinite(alpha).all()
-    assert abs(alpha[0] - ALPHA0) < 0.25 * ALPHA0, (alpha, ALPHA0)  # R/(kt·gain) recovered through the node
+    assert abs(alpha[0] - ALPHA0) < tolerance * ALPHA0, (alpha, ALPHA0)  # R/(kt·gain) recovered through the node
     np.testing.assert_allclose(ff.table.values["alpha.pendulum_1"], alpha)  # set over rcl_interfaces/SetParameters
     np.testing.assert_allclose(ff.ctrl.alpha.alpha[0, :len(alpha)], alpha)  # and live in the controller
     doc = yaml.safe_load(Path(out_yaml).read_text())
@@ -167,3 +166,29 @@ def test_ilc_file_errors_name_the_problem(tmp_path):
     np.savez(bad, t=np.arange(3.0))
     with pytest.raises(ValueError, match="missing key"):
         load_ilc_record(bad)
+
+
+def test_fit_node_from_live_topics(ros, tmp_path):
+    pytest.importorskip("servo_ff.identification.alpha_fit", reason="α fit core not merged yet")
+    pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core not merged yet")
+    import time
+
+    from std_msgs.msg import Float64MultiArray
+
+    from servo_ff.trajectories import sub_oscillations
+
+    h = ros
+    sim = h.add(SimNode("servo_sim", context=h.context, parameter_overrides=sim_params(["pendulum_1"])))
+    ff = ff_node(h)
+    fit = fit_node(h, source="topics", joints=["pendulum_1"], kp=KP, window=6.0, dt=0.01,
+                   output=str(tmp_path / "alpha_live.yaml"))
+    client = h.make_node("live_client")
+    pub = client.create_publisher(Float64MultiArray, "servo/commands", 10)
+    wait_for(lambda: pub.get_subscription_count() >= 2, 10.0, "sim and fit subscribed to servo/commands")
+    ref = sub_oscillations(duration=5.0, dt=0.01, amplitude=0.8, offset=0.4)
+    t0 = time.monotonic()
+    for k, q in enumerate(ref.q):  # stream the goals at 100 Hz, as a controller would
+        pub.publish(Float64MultiArray(data=[float(q)]))
+        time.sleep(max(t0 + (k + 1) * 0.01 - time.monotonic(), 0.0))
+    check_fit_reached_ff(h, fit, ff, tmp_path / "alpha_live.yaml", tolerance=0.4)
+    assert "live topics" in fit.result["source"]

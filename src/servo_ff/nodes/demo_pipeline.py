@@ -113,7 +113,7 @@ def _wait(pred, timeout: float, what: str) -> None:
 
 
 def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: float = 8.0,
-             iterations: int = 4, offset: float = 0.5, rate_hz: float = 100.0, domain: int | None = None,
+             iterations: int = 3, offset: float = 0.5, rate_hz: float = 100.0, domain: int | None = None,
              plot: bool = True, log=print) -> DemoResult:
     """Steps 1–5 above; files (ILC result, α YAML, plot) go to ``out_dir``."""
     from rclpy.parameter import Parameter
@@ -148,7 +148,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
         ilc = ros.add(ILCNode("servo_ilc", context=ros.context, parameter_overrides=[
             Parameter("joints", value=[joint]), Parameter("joint", value=joint),
             Parameter("reference", value="schwarz_behnke_reference"), Parameter("reference_offset", value=offset),
-            Parameter("rate_hz", value=rate_hz), Parameter("kp", value=kp_low), Parameter("gain", value=0.8),
+            Parameter("rate_hz", value=rate_hz), Parameter("kp", value=kp_low), Parameter("gain", value=0.6),
             Parameter("delay", value=0.04), Parameter("filter_hz", value=4.0), Parameter("max_iterations", value=iterations),
             Parameter("threshold", value=0.005), Parameter("settle_time", value=1.0),
             Parameter("output", value=str(ilc_path))]))
@@ -249,7 +249,7 @@ def plot_runs(runs: list[TrackingRun], path: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="demo_out", help="directory for the ILC result, α YAML and plot")
-    ap.add_argument("--iterations", type=int, default=4, help="ILC iteration cap")
+    ap.add_argument("--iterations", type=int, default=3, help="ILC iteration cap")
     ap.add_argument("--kp-high", type=float, default=32.0)
     ap.add_argument("--kp-low", type=float, default=8.0)
     ap.add_argument("--no-plot", action="store_true")

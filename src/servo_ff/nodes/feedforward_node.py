@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import math
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
-from rclpy.time import Time
 from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -270,9 +268,7 @@ class FeedForwardNode(Node):
         except ValueError as e:
             self._warn("trajectory", f"desired trajectory on {TOPIC_DESIRED} rejected: {e}; keeping the previous one")
             return
-        if self.traj is None:  # joints the first trajectory does not name hold their start value
-            pass
-        self.traj = traj
+        self.traj = traj  # joints it does not name keep their last desired value
 
     def _on_imu(self, msg: Imu) -> None:
         o = msg.orientation

@@ -120,8 +120,8 @@ class FitNode(Node):
         if self.table["source"] != "topics":
             return
         try:
-            k = list(msg.name).index(self.table["joint"])
-            self.buffer.append((time.monotonic(), float(msg.position[k])))
+            k = list(msg.name).index(self.table["joint"])  # time base: the servo node's stamp (ROS time)
+            self.buffer.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, float(msg.position[k])))
         except (ValueError, IndexError):
             return
         self._trim(self.buffer)
@@ -131,16 +131,19 @@ class FitNode(Node):
             return
         joints = [j for j in self.table["joints"] if j]
         if self.table["joint"] in joints and len(msg.data) == len(joints):
-            self.goals.append((time.monotonic(), float(msg.data[joints.index(self.table["joint"])])))
+            self.goals.append((self._now(), float(msg.data[joints.index(self.table["joint"])])))
             self._trim(self.goals)
 
     def _on_supply(self, msg: BatteryState) -> None:
         if math.isfinite(msg.voltage) and msg.voltage > 0:
-            self.volts.append((time.monotonic(), float(msg.voltage)))
+            self.volts.append((self._now(), float(msg.voltage)))
             self._trim(self.volts)
 
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
     def _trim(self, buf: deque) -> None:
-        horizon = time.monotonic() - self.table["window"]
+        horizon = self._now() - self.table["window"]
         while buf and buf[0][0] < horizon:
             buf.popleft()
 

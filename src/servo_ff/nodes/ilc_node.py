@@ -160,7 +160,7 @@ class ILCNode(Node):
     # ------------------------------------------------------------------ the learning run
     def _progress(self, **fields: Any) -> None:
         self.pub_progress.publish(String(data=json.dumps({"joint": self.table["joint"], "state": self.state,
-                                                          **fields})))
+                                                          **fields})))  # fields may override the state
 
     def _ros_now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -227,17 +227,17 @@ class ILCNode(Node):
                             converged_iteration=int(res.iterations))
             path = save_ilc_record(rec, v["output"])
             self.result_path = str(path)
-            self.state = "done"
             self._publish_curve(ref.t, res.final_command)
             self._progress(iteration=len(res.errors) - 1, max_error_rad=float(res.errors[-1]),
-                           converged=bool(res.iterations >= 0), output=str(path))
+                           converged=bool(res.iterations >= 0), output=str(path), state="done")
             self.get_logger().info(f"ILC done: q_max {float(res.errors[0]):.4f} → {float(res.errors[-1]):.4f} rad in "
                                    f"{len(res.errors) - 1} iteration(s); wrote {path}")
+            self.state = "done"  # last: a caller waiting on the state may destroy the node right after
         except Exception as e:  # report, never die silently in the worker
-            self.state = "failed"
             self.error = str(e)
-            self._progress(error=str(e))
+            self._progress(error=str(e), state="failed")
             self.get_logger().error(f"ILC failed: {e}")
+            self.state = "failed"
         finally:
             self.recording = None
 

@@ -9,7 +9,6 @@ is a pendulum per joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging
 """
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
