@@ -228,3 +228,34 @@ def test_goal_gate_holds_last_valid_goal():
     assert g.from_names(["b", "b"], [0.0, 0.1], "t") is None
     np.testing.assert_array_equal(g.goal, [0.5, -0.5])
     assert g.rejected == 3 and g.accepted == 1
+
+
+def test_urdf_gravity_load_matches_the_pendulum_load():
+    """load.type urdf (pendulums2.urdf, its twin) and load.type pendulum give the same motion."""
+    pytest.importorskip("servo_ff.dynamics.robot", reason="dynamics core not merged yet")
+    from pathlib import Path
+
+    from servo_ff.models.presets import preset
+    from servo_ff.models.stepper import PendulumLoad
+    from servo_ff.nodes.sim_backend import SimServos, UrdfGravity
+
+    urdf = Path(__file__).resolve().parents[1] / "urdf" / "pendulums2.urdf"
+    p = preset("mx64", "m1")
+    a = SimServos(p, 2, PendulumLoad(np.full(2, 0.5), np.full(2, 0.15), np.zeros(2)), theta=[0.2, -0.1], backend="numpy")
+    b = SimServos(p, 2, UrdfGravity(urdf, ["pendulum_1", "pendulum_2"]), theta=[0.2, -0.1], backend="numpy")
+    for s in (a, b):
+        s.goal = np.array([1.0, -0.8])
+        for _ in range(200):
+            s.advance(0.002)
+    assert abs(a.theta[0] - 0.2) > 0.5  # it moved
+    np.testing.assert_allclose(b.theta, a.theta, atol=1e-3)
+    np.testing.assert_allclose(b.effort, a.effort, atol=1e-3)
+    with pytest.raises(Exception, match="knee"):
+        UrdfGravity(urdf, ["pendulum_1", "knee"])
+
+
+def test_sim_node_refuses_urdf_load_without_path():
+    from servo_ff.nodes.sim_node import build_load
+
+    with pytest.raises(ValueError, match="load.urdf_path"):
+        build_load({"load.type": "urdf", "load.urdf_path": "", "joints": ["a"]}, 1)

@@ -167,7 +167,7 @@ class ParameterTable:
         if self._validate is not None:
             try:
                 return self._validate(dict(values))
-            except (ParameterError, ValueError) as e:
+            except (ParameterError, ValueError, OSError) as e:
                 return str(e)
         return None
 
@@ -353,7 +353,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
             rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except (ValueError, ParameterError, InvalidParameterValueException) as e:
+    except (ValueError, ParameterError, InvalidParameterValueException, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:

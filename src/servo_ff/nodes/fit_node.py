@@ -191,7 +191,8 @@ class FitNode(Node):
         Q = np.zeros((len(q), n))
         V, A = np.zeros_like(Q), np.zeros_like(Q)
         Q[:, j], V[:, j], A[:, j] = q, dq, ddq
-        return np.array([self._id(self.model, self.data, Q[k], V[k], A[k])[j] for k in range(len(q))])
+        return np.array([self._id(self.model, self.data, self.robot.configuration(Q[k]), V[k], A[k])[j]
+                         for k in range(len(q))])
 
     def fit(self) -> dict[str, Any]:
         cmd, q, dt, u_bat, kp, what = self._data()

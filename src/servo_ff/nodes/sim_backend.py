@@ -14,11 +14,40 @@ from servo_ff.models.params import P_KP, P_VIN, ActuatorParams
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step
 
 
+class UrdfGravity:
+    """Load of each simulated joint from a fixed-base URDF: gravity τ_e = −g(q) (RNEA at zero velocity and
+    acceleration, :func:`servo_ff.dynamics.inverse_dynamics.fixed_base_torques`) and the diagonal of the joint-
+    space inertia M(q) (pinocchio CRBA). Coupling between joints (off-diagonal M, Coriolis) is left out: each
+    servo sees its own link chain's inertia and the gravity of the whole configuration. URDF joints the sim does
+    not drive stay at 0."""
+
+    def __init__(self, urdf_path, joints):
+        import pinocchio as pin
+
+        from servo_ff.dynamics.inverse_dynamics import fixed_base_torques
+        from servo_ff.dynamics.robot import load_robot
+
+        self._pin, self._rnea = pin, fixed_base_torques
+        self.robot = load_robot(urdf_path)
+        self.idx = self.robot.index(list(joints))
+        self.model = self.robot.fixed
+        self.data = self.model.createData()
+        self.q = np.zeros(self.robot.n_joints)
+        self.zero = np.zeros(self.model.nv)
+
+    def at(self, theta: np.ndarray) -> ExternalLoad:
+        self.q[self.idx] = theta
+        cfg = self.robot.configuration(self.q)
+        g = self._rnea(self.model, self.data, cfg, self.zero, self.zero)
+        m = self._pin.crba(self.model, self.data, cfg)
+        return ExternalLoad(inertia=np.diag(m)[self.idx].copy(), tau_ext=-g[self.idx])
+
+
 @dataclass
 class SimServos:
     params: ActuatorParams
     n: int
-    load: PendulumLoad | ExternalLoad | None = None
+    load: PendulumLoad | ExternalLoad | UrdfGravity | None = None
     theta: np.ndarray | None = None  # [rad]
     backend: str = "auto"
     dtheta: np.ndarray = field(init=False)
@@ -59,7 +88,8 @@ class SimServos:
         h = dt / substeps
         enable = 1.0 if self.enabled else 0.0
         for _ in range(substeps):
-            r = step(self.packed, self.theta, self.dtheta, self.goal, h, load=self.load, enable=enable,
+            load = self.load.at(self.theta) if isinstance(self.load, UrdfGravity) else self.load
+            r = step(self.packed, self.theta, self.dtheta, self.goal, h, load=load, enable=enable,
                      backend=self.backend)
             self.theta, self.dtheta, self.effort = r.theta, r.dtheta, r.tau_m
 

@@ -21,7 +21,7 @@ from servo_ff.models.stepper import ExternalLoad, PendulumLoad
 
 from .common import ParamSpec, ParameterTable, actuator_from_values, actuator_specs, per_joint, spin_node
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .sim_backend import SimServos
+from .sim_backend import SimServos, UrdfGravity
 
 LOAD_TYPES = ("pendulum", "none", "urdf")
 
@@ -34,6 +34,8 @@ def sim_specs() -> list[ParamSpec]:
         ParamSpec("load.arm_mass", [0.0], "pendulum arm mass (uniform rod)", "kg", lo=0.0, hi=1e3, per_joint=True),
         ParamSpec("load.inertia", [0.0], "extra load inertia for load.type none", "kg·m²", lo=0.0, hi=1e3,
                   per_joint=True),
+        ParamSpec("load.urdf_path", "", "fixed-base URDF for load.type urdf (gravity + diagonal inertia; "
+                  "`joints` must be URDF joints)", read_only=True),
         ParamSpec("initial_position", [0.0], "position at start-up", "rad", lo=-1e3, hi=1e3, per_joint=True,
                   read_only=True),
         ParamSpec("substeps", 1, "stepper steps per tick (physics dt = 1/(rate_hz·substeps))", lo=1, hi=100),
@@ -46,7 +48,7 @@ def sim_specs() -> list[ParamSpec]:
     ]
 
 
-def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad:
+def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | UrdfGravity:
     kind = values["load.type"]
     if kind == "pendulum":
         return PendulumLoad(mass=per_joint(values["load.mass"], n, "load.mass"),
@@ -54,8 +56,17 @@ def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad:
                             arm_mass=per_joint(values["load.arm_mass"], n, "load.arm_mass"))
     if kind == "none":
         return ExternalLoad(inertia=per_joint(values["load.inertia"], n, "load.inertia"), tau_ext=np.zeros(n))
-    raise ValueError("load.type 'urdf' needs servo_ff.dynamics (URDF gravity), which is not in this build; "
-                     "use load.type pendulum or none")
+    if not values["load.urdf_path"]:
+        raise ValueError("load.type urdf needs load.urdf_path")
+    from .feedforward_node import resolve_path
+
+    path = resolve_path(values["load.urdf_path"])
+    if not path.is_file():
+        raise FileNotFoundError(f"load.urdf_path {values['load.urdf_path']!r}: file not found ({path})")
+    try:
+        return UrdfGravity(path, values["joints"])
+    except ImportError as e:
+        raise ValueError(f"load.type urdf needs servo_ff.dynamics (pinocchio): {e}") from None
 
 
 class SimNode(ServoInterfaceNode):
