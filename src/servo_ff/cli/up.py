@@ -108,7 +108,12 @@ def run(ns: argparse.Namespace) -> int:
             except subprocess.TimeoutExpired:
                 print(f"[up] {name} did not stop on SIGINT; terminating", file=sys.stderr)
                 p.terminate()
-                p.wait(timeout=2.0)
+                try:
+                    p.wait(timeout=2.0)
+                except subprocess.TimeoutExpired:
+                    print(f"[up] {name} did not stop on SIGTERM; killing", file=sys.stderr)
+                    p.kill()
+                    p.wait(timeout=2.0)
         for s, h in old.items():
             signal.signal(s, h)
     return code

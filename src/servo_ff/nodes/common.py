@@ -348,7 +348,11 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
         if threads > 1:
             from rclpy.executors import MultiThreadedExecutor
 
-            rclpy.spin(node, executor=MultiThreadedExecutor(num_threads=threads))
+            executor = MultiThreadedExecutor(num_threads=threads)
+            try:
+                rclpy.spin(node, executor=executor)
+            finally:
+                executor.shutdown(timeout_sec=1.0)
         else:
             rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -159,8 +159,9 @@ class ILCNode(Node):
 
     # ------------------------------------------------------------------ the learning run
     def _progress(self, **fields: Any) -> None:
-        self.pub_progress.publish(String(data=json.dumps({"joint": self.table["joint"], "state": self.state,
-                                                          **fields})))  # fields may override the state
+        if self.context.ok():  # the worker may outlive a shutdown
+            self.pub_progress.publish(String(data=json.dumps({"joint": self.table["joint"], "state": self.state,
+                                                              **fields})))  # fields may override the state
 
     def _ros_now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -184,6 +185,8 @@ class ILCNode(Node):
         t0 = time.monotonic()
         t0_ros = self._ros_now()
         for k, q in enumerate(command):
+            if not self.context.ok():
+                raise RuntimeError("ROS is shutting down: trial aborted")
             self._command(q)
             delay = t0 + (k + 1) * dt - time.monotonic()
             if delay > 0:
@@ -235,13 +238,16 @@ class ILCNode(Node):
             self.state = "done"  # last: a caller waiting on the state may destroy the node right after
         except Exception as e:  # report, never die silently in the worker
             self.error = str(e)
-            self._progress(error=str(e), state="failed")
-            self.get_logger().error(f"ILC failed: {e}")
+            if self.context.ok():
+                self._progress(error=str(e), state="failed")
+                self.get_logger().error(f"ILC failed: {e}")
             self.state = "failed"
         finally:
             self.recording = None
 
     def _publish_curve(self, t: np.ndarray, u: np.ndarray) -> None:
+        if not self.context.ok():
+            return
         msg = JointTrajectory(joint_names=[self.table["joint"]])
         msg.points = [JointTrajectoryPoint(positions=[float(q)], time_from_start=Duration(
             sec=int(ti), nanosec=int(round((ti - int(ti)) * 1e9)) % 1_000_000_000)) for ti, q in zip(t, u)]
