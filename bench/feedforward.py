@@ -33,7 +33,7 @@ def main() -> int:
     print(f"| whole tick: ID + Eq. 19 + checks + clamps | {t['tick_single_us']:.1f} | {t['tick_double_us']:.1f} |")
 
     wall = time.perf_counter()
-    res = run_experiment(args.steps, KP_HIGH, progress=False)
+    res = run_experiment(args.steps, KP_HIGH, progress=True)
     print(f"\n## {args.steps} steps in place, k_P(1.0) = {KP_HIGH:.3f} (MX-106(2.0) default P gain 850) "
           f"[{time.perf_counter() - wall:.0f} s wall]")
     print(format_table(res, KP_HIGH))
@@ -54,7 +54,7 @@ def main() -> int:
 
     if not args.no_kp32:
         wall = time.perf_counter()
-        res32 = run_experiment(args.steps, 32.0)
+        res32 = run_experiment(args.steps, 32.0, progress=True)
         print(f"\n## {args.steps} steps, k_P(1.0) = 32 (Protocol-1 default, bam's identification gain) "
               f"[{time.perf_counter() - wall:.0f} s wall]")
         print(format_table(res32, 32.0))

@@ -31,20 +31,21 @@ def summary_rows(results: dict[str, SimResult]) -> list[dict]:
         rows.append({"controller": CONTROLLERS[c], "key": c, "fell": r.fell, "t_end": float(r.t[-1]) if len(r.t) else 0.0,
                      "rms": r.rms(), "max": r.max_error(), "knee_rms": r.rms([k]), "knee_max": r.max_error([k]),
                      "energy": float(r.energy.sum()), "knee_energy": float(r.energy[k]),
+                     "energy_drawn": float(r.energy_drawn.sum()),
                      "clamps": int(r.clamp_counts.sum())})
     return rows
 
 
 def format_table(results: dict[str, SimResult], kp_high: float) -> str:
     head = ("| controller | k_P | stood all steps | RMS [rad] | max [rad] | knee RMS [rad] | knee max [rad] | "
-            "E all [J] | E knee [J] | clamps |")
-    lines = [head, "|" + "---|" * 10]
+            "E all [J] | E knee [J] | E drawn all [J] | clamps |")
+    lines = [head, "|" + "---|" * 11]
     for row in summary_rows(results):
         kp = kp_high if row["key"] == "high" else GAIN_RATIO * kp_high
         stood = "no, fell at %.1f s" % row["t_end"] if row["fell"] else "yes"
         lines.append(f"| {row['controller']} | {kp:.2f} | {stood} | {row['rms']:.4f} | {row['max']:.4f} | "
                      f"{row['knee_rms']:.4f} | {row['knee_max']:.4f} | {row['energy']:.0f} | "
-                     f"{row['knee_energy']:.0f} | {row['clamps']} |")
+                     f"{row['knee_energy']:.0f} | {row['energy_drawn']:.0f} | {row['clamps']} |")
     return "\n".join(lines)
 
 
