@@ -209,20 +209,38 @@ class TolerantSyncRead(sdk.GroupSyncRead):
         if self.fast:
             dec = self.decoder
             dec.drop_partial()
+            received, errors, failed = self.received, self.errors, self.failed
             while expected:
                 data = self.port.read_available()
                 if not data:
                     break
+                if pr.HAVE_NUMBA:  # frames located by the compiled scanner; slice the data, no Packet objects
+                    whole, starts, totals = dec.feed_spans(data)
+                    stuffed = b"\xff\xff\xfd\xfd" in whole
+                    for s0, tot in zip(starts, totals):
+                        i = whole[s0 + 4]
+                        if whole[s0 + 7] != pr.INST_STATUS or i not in expected:
+                            continue
+                        expected.discard(i)
+                        body = whole[s0 + 9: s0 + tot - 2]
+                        if stuffed:
+                            body = pr.unstuff(body)
+                        if len(body) != n:
+                            failed[i] = "wrong_length"
+                            continue
+                        errors[i] = whole[s0 + 8]
+                        received[i] = body
+                    continue
                 for p in dec.feed(data):
                     i = p.id
                     if not p.is_status or i not in expected:
                         continue
                     expected.discard(i)
                     if len(p.params) != n:
-                        self.failed[i] = "wrong_length"
+                        failed[i] = "wrong_length"
                         continue
-                    self.errors[i] = p.error
-                    self.received[i] = p.params
+                    errors[i] = p.error
+                    received[i] = p.params
             corrupt_seen = dec.stats.crc_errors - crc0 + dec.stats.length_errors - len0
         else:
             while expected:
@@ -344,9 +362,9 @@ class DynamixelBus:
             raise ValueError(f"joint_limits for ids {unknown} not in ids {config.ids}")
         self.lower = {i: lim.get(i, (lo_default, hi_default))[0] for i in config.ids}
         self.upper = {i: lim.get(i, (lo_default, hi_default))[1] for i in config.ids}
+        self._limits_ids: tuple[int, ...] = ()
         self._read: TolerantSyncRead | None = None
         self._health: TolerantSyncRead | None = None
-        self._write: sdk.GroupSyncWrite | None = None
         self._is_open = False
 
     # --------------------------------------------------------------- port
@@ -376,10 +394,6 @@ class DynamixelBus:
         fast = self.config.fast_rx
         self._read = TolerantSyncRead(self.port, self.ph, *ct.STATE_BLOCK, fast=fast)
         self._health = TolerantSyncRead(self.port, self.ph, HEALTH_DATA_ADDR, len(HEALTH_INDIRECT), fast=fast)
-        if self.config.p_gain:
-            self._write = sdk.GroupSyncWrite(self.port, self.ph, GAIN_GOAL_DATA_ADDR, len(GAIN_GOAL_INDIRECT))
-        else:
-            self._write = sdk.GroupSyncWrite(self.port, self.ph, ct.ADDR_GOAL_POSITION, 4)
         for i in self.ids:
             self._read.addParam(i)
             self._health.addParam(i)
@@ -549,8 +563,9 @@ class DynamixelBus:
             eff = np.where(valid, ct.load_to_torque(raw["current"], self.table), np.nan)
         return JointState(ids, pos, vel, cur, eff, valid, stamp)
 
-    def check_goals(self, goals) -> dict[int, float]:
-        """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits."""
+    def check_goals(self, goals) -> tuple[tuple[int, ...], np.ndarray]:
+        """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits;
+        returns (ids, goals [rad]). Raises :class:`GoalRejected` (and logs) without writing anything."""
         if isinstance(goals, Mapping):
             g = {int(i): float(v) for i, v in goals.items()}
             unknown = [i for i in g if i not in self.lower]
@@ -559,40 +574,54 @@ class DynamixelBus:
             skipped = [i for i in g if i in self.missing]
             if skipped:
                 log.warning("goals for missing ids %s not sent (servos not answering)", skipped)
-            g = {i: v for i, v in g.items() if i not in self.missing}
+            ids = tuple(i for i in g if i not in self.missing)
+            arr = np.array([g[i] for i in ids], dtype=np.float64)
+            lo = np.array([self.lower[i] for i in ids])
+            hi = np.array([self.upper[i] for i in ids])
         else:
             arr = np.asarray(goals, dtype=np.float64).ravel()
             if arr.size != len(self.ids):
                 raise GoalRejected(f"goals: {arr.size} values for {len(self.ids)} active servos {self.ids}")
-            g = dict(zip(self.ids, arr.tolist()))
-        bad = [(i, v) for i, v in g.items() if not (math.isfinite(v) and self.lower[i] <= v <= self.upper[i])]
-        if bad:
-            msg = "; ".join(f"id {i} goal {v:.4g} rad outside [{self.lower[i]:.4g}, {self.upper[i]:.4g}]"
-                            if math.isfinite(v) else f"id {i} goal {v} is not finite" for i, v in bad)
+            ids = tuple(self.ids)
+            if self._limits_ids != ids:
+                self._limits_ids = ids
+                self._lo = np.array([self.lower[i] for i in ids])
+                self._hi = np.array([self.upper[i] for i in ids])
+            lo, hi = self._lo, self._hi
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(arr) & (arr >= lo) & (arr <= hi)
+        if not ok.all():
+            msg = "; ".join(f"id {ids[k]} goal {arr[k]:.4g} rad outside [{lo[k]:.4g}, {hi[k]:.4g}]"
+                            if np.isfinite(arr[k]) else f"id {ids[k]} goal {arr[k]} is not finite"
+                            for k in np.flatnonzero(~ok))
             log.error("refusing goal write: %s", msg)
             raise GoalRejected(f"goal refused, nothing written: {msg}")
-        return g
+        return ids, arr
 
-    def write_goals(self, goals, p_gains=None, _checked: dict[int, float] | None = None) -> None:
-        """One sync write of goal positions [rad] (and P gains, raw register, when ``config.p_gain``)."""
-        g = self.check_goals(goals) if _checked is None else _checked
-        if not g:
+    def write_goals(self, goals, p_gains=None, _checked=None) -> None:
+        """One sync write of goal positions [rad] (and P gains, raw register, when ``config.p_gain``).
+
+        The parameter block (id, data…) is built with numpy and handed to ``PacketHandler.syncWriteTxOnly``,
+        the call ``GroupSyncWrite.txPacket`` makes; its per-servo ``addParam`` would cost ~2 µs per servo.
+        """
+        ids, arr = self.check_goals(goals) if _checked is None else _checked
+        if not ids:
             return
-        counts = ct.rad_to_counts(list(g.values()), self.config.center)
-        w = self._write
-        w.clearParam()
+        counts = ct.rad_to_counts(arr, self.config.center).astype("<i4").view(np.uint8).reshape(-1, 4)
         if self.config.p_gain:
             if p_gains is None:
                 raise ValueError("p_gains: required when the bus is configured with p_gain=True")
-            pg = np.asarray([p_gains[i] for i in g] if isinstance(p_gains, Mapping) else p_gains, dtype=np.int64)
-            if pg.size != len(g) or (pg < 0).any() or (pg > 16383).any():
-                raise ValueError(f"p_gains: need {len(g)} values in 0..16383, got {pg}")
-            for i, c, p in zip(g, counts.tolist(), pg.tolist()):
-                w.addParam(i, list(int(p).to_bytes(2, "little") + int(c).to_bytes(4, "little", signed=True)))
+            pg = np.asarray([p_gains[i] for i in ids] if isinstance(p_gains, Mapping) else p_gains).ravel()
+            if pg.size != len(ids) or not np.all((pg >= 0) & (pg <= 16383) & (pg == np.rint(pg))):
+                raise ValueError(f"p_gains: need {len(ids)} integers in 0..16383, got {pg}")
+            data = np.concatenate([pg.astype("<u2").view(np.uint8).reshape(-1, 2), counts], axis=1)
+            addr = GAIN_GOAL_DATA_ADDR
         else:
-            for i, c in zip(g, counts.tolist()):
-                w.addParam(i, list(int(c).to_bytes(4, "little", signed=True)))
-        result = w.txPacket()
+            data, addr = counts, ct.ADDR_GOAL_POSITION
+        block = np.empty((len(ids), 1 + data.shape[1]), dtype=np.uint8)
+        block[:, 0] = ids
+        block[:, 1:] = data
+        result = self.ph.syncWriteTxOnly(self.port, addr, data.shape[1], block.ravel().tolist(), block.size)
         self.transactions += 1
         if result != COMM_SUCCESS:
             raise BusError(f"sync write failed on {self.config.port}: {self.ph.getTxRxResult(result)}")

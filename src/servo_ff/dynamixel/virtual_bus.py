@@ -226,6 +226,7 @@ class VirtualBus:
         self._stop = threading.Event()
         self._idle_tick = float(idle_tick)
         self._old_switch: float | None = None
+        self._out: list[bytes] = []
         self._t0 = self._t_last = time.monotonic()
         self._last_rx = 0.0
         for k in range(n):
@@ -574,18 +575,34 @@ class VirtualBus:
         delay = int(self.mem[k, ct.ADDR_RETURN_DELAY]) * ct.RETURN_DELAY_UNIT
         if self.wire_time:
             delay += len(packet) * 10.0 / self.baud
-        if delay > 0:
+        self.stats.replies += 1
+        if delay > 0:  # honour the delay: what is queued goes first, then wait, then this reply
+            self._flush()
             time.sleep(delay)
+            self._write(packet)
+        else:  # back-to-back replies leave in one write, as a USB adapter's latency timer would batch them
+            self._out.append(packet)
+
+    def _flush(self) -> None:
+        if self._out:
+            data = b"".join(self._out)
+            self._out.clear()
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
         try:
-            os.write(self._master, packet)
-            self.stats.replies += 1
-        except BlockingIOError:
-            self.stats.overflow += 1
-        except OSError:
+            os.write(self._master, data)
+        except OSError:  # EAGAIN: nobody reads the pty and its buffer is full
             self.stats.overflow += 1
 
     def handle(self, pkt: pr.Packet, now: float | None = None) -> None:
         """Execute one instruction packet (replies go to the pty)."""
+        try:
+            self._handle(pkt, now)
+        finally:
+            self._flush()
+
+    def _handle(self, pkt: pr.Packet, now: float | None = None) -> None:
         if pkt.is_status:
             return  # our own echo or another device's status: not an instruction
         name = pr.INSTRUCTION_NAMES.get(pkt.instruction, f"0x{pkt.instruction:02x}")
