@@ -228,3 +228,13 @@ def test_both_receive_paths_agree_and_value_needing_stuffing_round_trips(fast_rx
             s = bus.read_state()
             assert s.valid.all()
             np.testing.assert_allclose(s.position, [-0.01, 0.2, -3.0], atol=ct.RAD_PER_COUNT)
+
+
+def test_scan_finds_the_servos_present():
+    from servo_ff.models.presets import preset
+    with VirtualBus(ids=[2, 5, 9], model="xm430", params=preset("mx64", "m1")) as vb:
+        with make_bus(vb.device, [2], model="xm430", timeout_ms=20) as bus:
+            assert bus.scan(range(1, 11)) == {2: 1020, 5: 1020, 9: 1020}
+            bus.connect()
+            s = bus.read_state()
+            assert s.valid.all() and np.isnan(s.effort).all()  # XM430: no identified kt → effort unknown

@@ -179,8 +179,40 @@ def test_pendulum_hangs_and_holds_against_gravity():
 
 
 def test_cli_subprocess_serves_the_real_sdk():
-    with spawn_virtual_bus(["--ids", "1-3", "--model", "xm430-w210", "--params", "/dev/null"]
-                           if False else ["--ids", "1-3", "--model", "mx64", "--return-delay", "0"]) as proc:
+    with spawn_virtual_bus(["--ids", "1-3", "--model", "mx64", "--return-delay", "0", "--overload", "2@0",
+                            "--sag", "3@0", "--load", "pendulum:0.3,0.1", "--load", "3=inertia:0.01"]) as proc:
         port, ph = sdk_port(proc.device)
         assert [ph.ping(port, i)[0] for i in (1, 2, 3)] == [311, 311, 311]
+        assert until(lambda: ph.read1ByteTxRx(port, 2, 70)[0] == ct.HW_OVERLOAD)
+        assert ph.read2ByteTxRx(port, 1, 144)[0] == 120  # preset vin 15 V − 3 V sag, 0.1 V units
         port.closePort()
+
+
+def test_cli_rejects_bad_flags_with_the_flag_name():
+    from servo_ff.cli import main
+    assert main(["virtual-bus", "--ids", "1-x"]) == 2
+    assert main(["virtual-bus", "--overload", "three"]) == 2
+    assert main(["virtual-bus", "--load", "spring:1"]) == 2
+    assert main(["virtual-bus", "--model", "ax12"]) == 2
+    assert main(["virtual-bus", "--drop-rate", "1.5"]) == 2
+    assert main(["virtual-bus", "--ids", "1-3", "--load", "9=inertia:0.1"]) == 2
+
+
+def test_thermal_model_heats_a_stalled_servo_until_overheating_shuts_it_down():
+    vb = VirtualBus(ids=[1, 2], thermal=True, thermal_capacity=0.3, thermal_resistance=20.0,
+                    loads=ServoLoad.pendulum(2.0, 0.3))  # 5.9 N·m of gravity: holding it costs current
+    vb.mem[:, 31] = 60  # Temperature Limit 60 °C
+    vb.write_bytes(0, 116, (3072).to_bytes(4, "little"))  # id 1 holds the load horizontal
+    vb.write_bytes(0, 64, b"\x01")
+    t0 = vb._t_last
+    hottest, k = 0.0, 0
+    while not vb.hw_error[0] and k < 600:  # up to 30 s of simulated wall time in 50 ms ticks
+        k += 1
+        vb.advance(t0 + 0.05 * k)
+        hottest = max(hottest, vb.read_bytes(0, 146, 1)[1][0])  # Present Temperature register
+    snap = vb.snapshot()
+    assert snap["hw_error"][0] == ct.HW_OVERHEATING and snap["enable"][0] == 0.0
+    assert hottest > 60 and snap["temp"][1] == pytest.approx(30.0)  # id 2: torque off, no heat
+    for j in range(1, 200):  # torque off: it cools back toward ambient, the error stays latched
+        vb.advance(t0 + 0.05 * (k + j))
+    assert vb.snapshot()["temp"][0] < hottest - 10 and vb.hw_error[0] == ct.HW_OVERHEATING
