@@ -1,0 +1,78 @@
+"""``servo-ff ilc``: learn a goal-position command curve by Arimoto ILC (seed 002 Eq. 20–21) on the simulated
+servo + pendulum; saves every iteration (npz) and the convergence plot."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ilc", help="iterative learning control of a command curve on the simulated servo",
+                       description="Run Arimoto ILC (seed 002 Eq. 20-21) on the simulated servo driving a pendulum; "
+                                   "stop at the windowed error threshold (Eq. 28) or the iteration cap.")
+    p.add_argument("--servo", default="mx106")
+    p.add_argument("--model", default="m4")
+    p.add_argument("--params", help="parameter file instead of the preset")
+    p.add_argument("--kp", type=float, default=4.0, help="firmware P gain (register units)")
+    p.add_argument("--mass", type=float, default=1.0, help="pendulum mass [kg]")
+    p.add_argument("--length", type=float, default=0.15, help="pendulum length [m]")
+    p.add_argument("--trajectory", default="schwarz_behnke_reference", help="reference trajectory name")
+    p.add_argument("--dt", type=float, default=0.005)
+    p.add_argument("--gain", type=float, default=1.0, help="learning gain λ")
+    p.add_argument("--delay", default="auto", help="learning shift t_d [s] or 'auto' (command/reaction lag)")
+    p.add_argument("--initial", default="reference",
+                   help="zero | reference | model:<servo>/<model> (Eq. 19 curve from that preset's α̂)")
+    p.add_argument("--threshold", type=float, default=0.02, help="windowed error threshold [rad]")
+    p.add_argument("--window", type=float, default=0.025, help="window D [s] (Eq. 28)")
+    p.add_argument("--max-iterations", type=int, default=30)
+    p.add_argument("--out", default="ilc_out", help="output directory (ilc.npz, ilc.png)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..identification.alpha_fit import command_reaction_lag
+    from ..identification.ilc import run_ilc
+    from ..identification.pendulum import output_torque, simulated_servo
+    from ..identification.plots import plot_ilc
+    from ..models.params import load_params
+    from ..models.presets import preset
+    from ..models.schwarz_behnke import alpha_hat_from_actuator, goal_position_from_torque
+    from ..models.stepper import PendulumLoad
+    from ..trajectories import trajectory
+
+    params = load_params(args.params) if args.params else preset(args.servo, args.model)
+    params = params.with_(firmware=params.firmware.with_(kp=args.kp))
+    tr = trajectory(args.trajectory, dt=args.dt)
+    load = PendulumLoad(args.mass, args.length)
+    execute = simulated_servo(params, load, args.dt, theta0=float(tr.q[0]))
+    if args.delay == "auto":
+        delay = command_reaction_lag(tr.q, execute(tr.q), args.dt)
+    else:
+        try:
+            delay = float(args.delay)
+        except ValueError:
+            raise ValueError(f"--delay must be seconds or 'auto', got {args.delay!r}") from None
+    initial = args.initial
+    if initial.startswith("model:"):
+        servo, _, model = initial[len("model:"):].partition("/")
+        alpha = alpha_hat_from_actuator(preset(servo, model or "m1"), with_inertia=True)
+        tau = output_torque(load, tr.q, tr.ddq)
+        initial = goal_position_from_torque(tr.q, tau, tr.dq, tr.ddq, alpha, args.kp, params.firmware.vin)
+    res = run_ilc(execute, tr.q, args.dt, gain=args.gain, delay=delay, initial=initial, threshold=args.threshold,
+                  window=args.window, max_iterations=args.max_iterations, progress=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez(out / "ilc.npz", commands=res.commands, measured=res.measured, errors=res.errors,
+             reference=res.reference, dq=tr.dq, ddq=tr.ddq, tau=output_torque(load, tr.q, tr.ddq), dt=args.dt,
+             kp=args.kp, u_bat=params.firmware.vin, delay=delay, gain=args.gain, iterations=res.iterations)
+    plot_ilc(res, out / "ilc.png", title=f"ILC on {params.actuator}/{params.model}, kp {args.kp:g}, λ {args.gain:g}, "
+                                         f"t_d {delay * 1e3:.0f} ms")
+    for k, e in enumerate(res.errors):
+        print(f"iteration {k:2d}: windowed error {float(e):.4f} rad")
+    it = int(res.iterations)
+    print(f"converged after {it} iterations" if it >= 0 else
+          f"not converged to {args.threshold} rad in {args.max_iterations} iterations")
+    print(f"wrote {out / 'ilc.npz'} and {out / 'ilc.png'}")
+    return 0 if it >= 0 else 1

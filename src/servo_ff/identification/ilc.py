@@ -1,0 +1,154 @@
+"""Iterative Learning Control of a position servo's command curve (seed 002 §4.1, Eq. 20–21, 28).
+
+The servo is P-controlled (Eq. 16), so the voltage ILC of Eq. 21 is run on the goal-position command
+q_d (Eq. 17–19 make U and q_d affine in each other at fixed q):
+
+    q_d^(k+1)(t) = q_d^(k)(t) + λ·e^(k)(t + t_d),   e^(k) = q_ref − q_m^(k)            (Eq. 21)
+
+starting from zero (Eq. 20), the reference itself (the paper's Fig. 3), or a model guess (Eq. 19). The
+learning stops when the windowed error q_max (Eq. 28, window D) is ≤ a threshold or after an iteration
+cap; every iteration's command and measurement are kept. ``execute`` is anything that runs a command curve
+and returns the measured trajectory — the simulated servo, or the ROS node on the real one. Arrays are
+(T, ...): the trailing axes are independent ILC problems (joints, batch) learned together.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+def window_steps(window: float, dt: float) -> int:
+    """Largest integer shift a with |a|·dt < D (Eq. 28's open window)."""
+    if not (window >= 0 and dt > 0):
+        raise ValueError(f"window must be >= 0 and dt > 0, got window={window}, dt={dt}")
+    return max(int(math.ceil(window / dt - 1e-9)) - 1, 0)
+
+
+def windowed_deviation(reference: np.ndarray, measured: np.ndarray, steps: int) -> np.ndarray:
+    """min over |a| ≤ steps of |q_ref(t) − q_m(t + a)| for every t (shifts past the ends are ignored)."""
+    ref = np.asarray(reference, float)
+    meas = np.asarray(measured, float)
+    if ref.shape != meas.shape:
+        raise ValueError(f"reference {ref.shape} and measured {meas.shape} shapes differ")
+    n = ref.shape[0]
+    best = np.abs(ref - meas)
+    for a in range(1, steps + 1):
+        if a >= n:
+            break
+        best[: n - a] = np.minimum(best[: n - a], np.abs(ref[: n - a] - meas[a:]))
+        best[a:] = np.minimum(best[a:], np.abs(ref[a:] - meas[: n - a]))
+    return best
+
+
+def windowed_error(reference: np.ndarray, measured: np.ndarray, window: float, dt: float) -> np.ndarray:
+    """q_max = max_t min_{−D<a<D} |q_ref(t) − q_m(t + a)| (Eq. 28) [rad], one value per problem (axes 1…)."""
+    return windowed_deviation(reference, measured, window_steps(window, dt)).max(axis=0)
+
+
+@dataclass
+class ILCResult:
+    commands: np.ndarray  # (K+1, T, ...) command curve of every iteration [rad]
+    measured: np.ndarray  # (K+1, T, ...) measured trajectory of every iteration [rad]
+    errors: np.ndarray  # (K+1, ...) windowed error q_max per iteration [rad]
+    iterations: np.ndarray  # (...) first iteration whose q_max ≤ threshold (−1: never)
+    reference: np.ndarray  # (T, ...)
+    gain: float
+    delay_steps: int
+    threshold: float
+    window: float
+    dt: float
+
+    @property
+    def converged(self) -> np.ndarray:
+        return self.iterations >= 0
+
+    @property
+    def final_command(self) -> np.ndarray:
+        return self.commands[-1]
+
+
+def _shift_forward(e: np.ndarray, d: int) -> np.ndarray:
+    """e(t + d) with the last sample held past the end."""
+    if d <= 0:
+        return e
+    return np.concatenate([e[d:], np.repeat(e[-1:], d, axis=0)], axis=0)
+
+
+def _lowpass(x: np.ndarray, cutoff_hz: float, dt: float) -> np.ndarray:
+    from scipy.signal import butter, filtfilt
+
+    b, a = butter(2, cutoff_hz * 2 * dt)
+    return filtfilt(b, a, x, axis=0)
+
+
+def run_ilc(execute: Callable[[np.ndarray], np.ndarray], reference: np.ndarray, dt: float, gain: float = 1.0,
+            delay: float = 0.0, initial: str | np.ndarray = "reference", threshold: float = 0.02,
+            window: float = 0.025, max_iterations: int = 30, filter_hz: float | None = None,
+            progress: bool = False) -> ILCResult:
+    """Learn a goal-position command curve with Arimoto ILC (Eq. 20–21).
+
+    ``execute(command (T, ...)) -> measured (T, ...)`` runs one trial. ``gain`` is λ (dimensionless here,
+    rad of command per rad of error), ``delay`` the reaction time t_d [s] (rounded to steps), ``initial``
+    "zero" (Eq. 20), "reference", or an array (e.g. Eq. 19's model curve). ``filter_hz``: optional zero-phase
+    low-pass on the update (a Q-filter; None = plain Arimoto). Problems that reach ``threshold`` stop learning
+    (their command is frozen) while the others continue.
+    """
+    ref = np.asarray(reference, float)
+    if ref.ndim < 1 or ref.shape[0] < 2:
+        raise ValueError("reference must be shaped (T, ...) with T >= 2")
+    if not np.isfinite(ref).all():
+        raise ValueError("reference contains non-finite values")
+    for name, v in (("gain", gain), ("delay", delay), ("threshold", threshold), ("dt", dt)):
+        if not math.isfinite(v) or v < 0 or (name in ("dt", "gain") and v == 0):
+            raise ValueError(f"{name} must be finite and {'> 0' if name in ('dt', 'gain') else '>= 0'}, got {v}")
+    if max_iterations < 0:
+        raise ValueError(f"max_iterations must be >= 0, got {max_iterations}")
+    if isinstance(initial, str):
+        if initial == "zero":
+            u = np.zeros_like(ref)
+        elif initial == "reference":
+            u = ref.copy()
+        else:
+            raise ValueError(f"initial must be 'zero', 'reference' or an array, got {initial!r}")
+    else:
+        u = np.array(initial, float)
+        if u.shape != ref.shape:
+            raise ValueError(f"initial command shape {u.shape} differs from reference {ref.shape}")
+        if not np.isfinite(u).all():
+            raise ValueError("initial command contains non-finite values")
+    d = int(round(delay / dt))
+    steps = window_steps(window, dt)
+    commands, measured, errors = [], [], []
+    done = np.full(ref.shape[1:], -1, dtype=int)
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=max_iterations + 1, desc="ILC", unit="iter", disable=not progress, leave=False)
+    for k in range(max_iterations + 1):
+        q = np.asarray(execute(u), float)
+        if q.shape != ref.shape:
+            raise ValueError(f"execute returned shape {q.shape}, expected {ref.shape}")
+        if not np.isfinite(q).all():
+            raise ValueError(f"execute returned non-finite positions at iteration {k}")
+        err = windowed_deviation(ref, q, steps).max(axis=0)
+        commands.append(u.copy())
+        measured.append(q)
+        errors.append(err)
+        newly = (done < 0) & (err <= threshold)
+        done = np.where(newly, k, done)
+        bar.update(1)
+        bar.set_postfix(max_error=f"{float(np.max(err)):.4f}")
+        if (done >= 0).all() or k == max_iterations:
+            break
+        update = gain * _shift_forward(ref - q, d)
+        if filter_hz:
+            update = _lowpass(update, filter_hz, dt)
+        u = u + np.where(done >= 0, 0.0, update)  # converged problems keep their command
+    bar.close()
+    return ILCResult(np.stack(commands), np.stack(measured), np.stack(errors), done, ref, gain, d, threshold,
+                     window, dt)
+
+
+__all__ = ["window_steps", "windowed_deviation", "windowed_error", "ILCResult", "run_ilc"]

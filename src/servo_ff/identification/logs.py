@@ -1,0 +1,376 @@
+"""Servo logs: bam's JSON format, CSV, resampling onto a uniform grid, and padded batches.
+
+A :class:`ServoLog` is one recording of one joint on a uniform time grid (``dt``, default 5 ms as bam):
+measured position [rad] and speed [rad/s], the goal position sent [rad], torque enable (1/0), the supply
+voltage [V], and the bench metadata (pendulum ``mass`` [kg], ``arm_mass`` [kg], ``length`` [m], firmware
+``kp`` in register units, nominal ``vin`` [V], ``motor``, ``trajectory``).
+
+bam's JSON (Rhoban/bam ``bam/dynamixel/record.py``, ``bam/process.py``) is an object with those metadata
+keys (the recorder writes ``arm-mass``, processed files ``arm_mass``) and ``entries``: a list of
+``{timestamp, position, speed, load, input_volts, temp, goal_position, torque_enable}``. Raw recordings
+have irregular timestamps; every reader here resamples them (linear interpolation, torque_enable
+thresholded at 0.5, as bam.process). Bad input raises :class:`LogError` naming the file, key and sample.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+DEFAULT_DT = 0.005  # [s] bam's processed logs
+META_KEYS: tuple[str, ...] = ("mass", "arm_mass", "length", "kp", "vin", "motor", "trajectory")
+ENTRY_KEYS: tuple[str, ...] = ("timestamp", "position", "speed", "load", "input_volts", "temp", "goal_position",
+                               "torque_enable")
+REQUIRED_ENTRY_KEYS: tuple[str, ...] = ("timestamp", "position", "goal_position")
+_NUMERIC_META = ("mass", "arm_mass", "length", "kp", "vin")
+
+
+class LogError(ValueError):
+    """A log file is malformed; the message names the file and the key/sample/topic."""
+
+
+@dataclass(frozen=True)
+class ServoLog:
+    """One joint's recording on a uniform grid ``t = 0, dt, …`` (SI units)."""
+
+    t: np.ndarray  # [s]
+    position: np.ndarray  # measured θ [rad]
+    speed: np.ndarray  # measured θ̇ [rad/s]
+    goal_position: np.ndarray  # θd sent to the servo [rad]
+    torque_enable: np.ndarray  # 1 powered, 0 released
+    input_volts: np.ndarray  # supply voltage [V]
+    mass: float = 0.0  # pendulum mass [kg]
+    arm_mass: float = 0.0  # arm mass [kg]
+    length: float = 0.0  # pendulum length [m]
+    kp: float = 32.0  # firmware P gain (register units)
+    vin: float = 15.0  # nominal supply voltage [V]
+    motor: str = ""
+    trajectory: str = ""
+    source: str = "<memory>"
+    extra: Mapping[str, np.ndarray] = field(default_factory=dict)  # load, temp, … when present
+
+    @property
+    def dt(self) -> float:
+        return float(self.t[1] - self.t[0]) if len(self.t) > 1 else DEFAULT_DT
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def meta(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in META_KEYS}
+
+    def with_(self, **changes: Any) -> "ServoLog":
+        return replace(self, **changes)
+
+
+# --------------------------------------------------------------------------- validation / resampling
+def _check_finite(source: str, key: str, values: np.ndarray) -> None:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise LogError(f"{source}: key {key!r} has a non-finite value ({values[i]}) at sample {i}")
+
+
+def check_timestamps(source: str, t: np.ndarray) -> None:
+    """Timestamps must be finite and strictly increasing; the error names the first offending sample."""
+    _check_finite(source, "timestamp", t)
+    if len(t) < 2:
+        raise LogError(f"{source}: needs at least 2 samples, got {len(t)}")
+    step = np.diff(t)
+    if (step <= 0).any():
+        i = int(np.argmax(step <= 0)) + 1
+        raise LogError(f"{source}: timestamps not strictly increasing at sample {i} "
+                       f"({t[i - 1]!r} then {t[i]!r})")
+
+
+def resample(source: str, t_raw: np.ndarray, columns: Mapping[str, np.ndarray], dt: float = DEFAULT_DT,
+             hold: Sequence[str] = ()) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Resample columns recorded at ``t_raw`` onto ``0, dt, …`` (relative to ``t_raw[0]``).
+
+    Linear interpolation (bam.process), or zero-order hold for the keys in ``hold`` (commands).
+    ``torque_enable`` is thresholded at 0.5 afterwards.
+    """
+    if not (math.isfinite(dt) and dt > 0):
+        raise LogError(f"{source}: dt must be positive and finite, got {dt}")
+    t_raw = np.asarray(t_raw, dtype=float)
+    check_timestamps(source, t_raw)
+    for k, v in columns.items():
+        _check_finite(source, k, np.asarray(v, dtype=float))
+    rel = t_raw - t_raw[0]
+    n = int(math.floor(rel[-1] / dt + 1e-9)) + 1
+    t = np.arange(n) * dt
+    out: dict[str, np.ndarray] = {}
+    for k, v in columns.items():
+        v = np.asarray(v, dtype=float)
+        if k in hold:
+            idx = np.clip(np.searchsorted(rel, t + 1e-12, side="right") - 1, 0, len(rel) - 1)
+            out[k] = v[idx]
+        else:
+            out[k] = np.interp(t, rel, v)
+    if "torque_enable" in out:
+        out["torque_enable"] = (out["torque_enable"] > 0.5).astype(float)
+    return t, out
+
+
+def log_from_columns(source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarray], meta: Mapping[str, Any],
+                     dt: float = DEFAULT_DT, hold: Sequence[str] = ()) -> ServoLog:
+    """Build a :class:`ServoLog` from raw columns + metadata (validated, resampled)."""
+    cols = dict(cols)
+    for key in ("position", "goal_position"):
+        if key not in cols:
+            raise LogError(f"{source}: missing key {key!r}")
+    n = len(t_raw)
+    for k, v in cols.items():
+        if len(v) != n:
+            raise LogError(f"{source}: column {k!r} has {len(v)} samples, timestamps have {n}")
+    m = _clean_meta(source, meta)
+    check_timestamps(source, np.asarray(t_raw, dtype=float))
+    if "speed" not in cols:  # derive from position (central differences) when a recorder has none
+        cols["speed"] = np.gradient(np.asarray(cols["position"], float), np.asarray(t_raw, float)) if n > 1 \
+            else np.zeros(n)
+    cols.setdefault("torque_enable", np.ones(n))
+    cols.setdefault("input_volts", np.full(n, m["vin"]))
+    t, r = resample(source, t_raw, cols, dt, hold)
+    main = ("position", "speed", "goal_position", "torque_enable", "input_volts")
+    extra = {k: v for k, v in r.items() if k not in main}
+    return ServoLog(t=t, **{k: r[k] for k in main}, **m, source=source, extra=extra)
+
+
+def _clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    meta = dict(meta)
+    if "arm_mass" not in meta and "arm-mass" in meta:
+        meta["arm_mass"] = meta.pop("arm-mass")
+    out: dict[str, Any] = {}
+    for k in _NUMERIC_META:
+        if k not in meta:
+            if k == "arm_mass":
+                out[k] = 0.0
+                continue
+            raise LogError(f"{source}: missing key {k!r}")
+        try:
+            v = float(meta[k])
+        except (TypeError, ValueError):
+            raise LogError(f"{source}: key {k!r} must be a number, got {meta[k]!r}") from None
+        if not math.isfinite(v) or v < 0:
+            raise LogError(f"{source}: key {k!r} must be finite and >= 0, got {v}")
+        out[k] = v
+    if out["kp"] <= 0 or out["vin"] <= 0:
+        raise LogError(f"{source}: keys 'kp' and 'vin' must be > 0, got kp={out['kp']}, vin={out['vin']}")
+    out["motor"] = str(meta.get("motor", ""))
+    out["trajectory"] = str(meta.get("trajectory", ""))
+    return out
+
+
+# --------------------------------------------------------------------------- bam JSON
+def read_bam_json(path: str | Path, dt: float = DEFAULT_DT) -> ServoLog:
+    """Read one bam JSON log (raw or processed) and resample it to ``dt``."""
+    path = Path(path)
+    src = str(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise LogError(f"{src}: no such file") from None
+    except json.JSONDecodeError as e:
+        raise LogError(f"{src}: malformed JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise LogError(f"{src}: expected a JSON object with key 'entries'")
+    if "entries" not in data:
+        raise LogError(f"{src}: missing key 'entries'")
+    entries = data["entries"]
+    if not isinstance(entries, list) or not entries:
+        raise LogError(f"{src}: key 'entries' must be a non-empty list")
+    present = [k for k in ENTRY_KEYS if k in entries[0]]
+    for k in REQUIRED_ENTRY_KEYS:
+        if k not in present:
+            raise LogError(f"{src}: entries[0] is missing key {k!r}")
+    cols: dict[str, list] = {k: [] for k in present}
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise LogError(f"{src}: entries[{i}] is not an object")
+        for k in present:
+            if k not in e:
+                raise LogError(f"{src}: entries[{i}] is missing key {k!r}")
+            v = e[k]
+            if v is None:
+                raise LogError(f"{src}: entries[{i}] key {k!r} is null")
+            cols[k].append(float(v) if not isinstance(v, bool) else float(v))
+    arr = {k: np.asarray(v, dtype=float) for k, v in cols.items()}
+    for k, v in arr.items():
+        bad = ~np.isfinite(v)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise LogError(f"{src}: entries[{i}] key {k!r} is not finite ({v[i]})")
+    t_raw = arr.pop("timestamp")
+    return log_from_columns(src, t_raw, arr, data, dt)
+
+
+def write_bam_json(log: ServoLog, path: str | Path) -> None:
+    """Write a processed bam JSON log (``dt`` and ``arm_mass`` keys, entries on the uniform grid)."""
+    data: dict[str, Any] = {k: getattr(log, k) for k in META_KEYS}
+    data["dt"] = log.dt
+    cols = {"timestamp": log.t, "position": log.position, "speed": log.speed, "goal_position": log.goal_position,
+            "input_volts": log.input_volts, **log.extra}
+    keys = list(cols)
+    rows = np.column_stack([np.asarray(cols[k], float) for k in keys]).tolist()
+    en = log.torque_enable > 0.5
+    data["entries"] = [{**dict(zip(keys, r)), "torque_enable": bool(e)} for r, e in zip(rows, en)]
+    Path(path).write_text(json.dumps(data))
+
+
+# --------------------------------------------------------------------------- CSV
+def read_csv(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None) -> ServoLog:
+    """Read a CSV log: ``# key: value`` metadata lines, then a header row with bam's entry keys.
+
+    ``meta`` supplies or overrides metadata (e.g. for a CSV exported by another tool).
+    """
+    path = Path(path)
+    src = str(path)
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        raise LogError(f"{src}: no such file") from None
+    m: dict[str, Any] = {}
+    body = []
+    for line in lines:
+        if line.startswith("#"):
+            if ":" in line:
+                k, v = line[1:].split(":", 1)
+                m[k.strip()] = v.strip()
+        elif line.strip():
+            body.append(line)
+    m.update(meta or {})
+    if not body:
+        raise LogError(f"{src}: no header row")
+    reader = csv.reader(body)
+    header = [h.strip() for h in next(reader)]
+    for k in REQUIRED_ENTRY_KEYS:
+        if k not in header:
+            raise LogError(f"{src}: header is missing column {k!r} (has {', '.join(header)})")
+    rows = list(reader)
+    data = np.empty((len(rows), len(header)))
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            raise LogError(f"{src}: data row {i} has {len(row)} fields, header has {len(header)}")
+        for j, v in enumerate(row):
+            try:
+                data[i, j] = float(v)
+            except ValueError:
+                if v.strip().lower() in ("true", "false"):
+                    data[i, j] = float(v.strip().lower() == "true")
+                else:
+                    raise LogError(f"{src}: data row {i} column {header[j]!r}: not a number ({v!r})") from None
+    cols = {h: data[:, j] for j, h in enumerate(header)}
+    for h, v in cols.items():
+        bad = ~np.isfinite(v)
+        if bad.any():
+            raise LogError(f"{src}: data row {int(np.argmax(bad))} column {h!r} is not finite")
+    t_raw = cols.pop("timestamp")
+    return log_from_columns(src, t_raw, cols, m, dt)
+
+
+def write_csv(log: ServoLog, path: str | Path) -> None:
+    meta = "".join(f"# {k}: {v}\n" for k, v in log.meta().items())
+    cols = {"timestamp": log.t, "position": log.position, "speed": log.speed, "goal_position": log.goal_position,
+            "torque_enable": log.torque_enable, "input_volts": log.input_volts, **log.extra}
+    arr = np.column_stack([np.asarray(v, float) for v in cols.values()])
+    with open(path, "w") as f:
+        f.write(meta)
+        f.write(",".join(cols) + "\n")
+        np.savetxt(f, arr, delimiter=",", fmt="%.17g")
+
+
+# --------------------------------------------------------------------------- dispatch
+def is_rosbag(path: Path) -> bool:
+    return path.suffix in (".mcap", ".db3") or (path.is_dir() and (path / "metadata.yaml").exists())
+
+
+def read_log(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None,
+             **bag_options: Any) -> ServoLog:
+    """Read a bam JSON (``.json``), CSV (``.csv``) or rosbag2 (directory, ``.mcap``, ``.db3``) log."""
+    p = Path(path)
+    if not p.exists():
+        raise LogError(f"{p}: no such file")
+    if is_rosbag(p):
+        from .rosbag import read_rosbag
+
+        return read_rosbag(p, dt=dt, meta=meta, **bag_options)
+    if p.suffix.lower() == ".json":
+        log = read_bam_json(p, dt)
+        return log.with_(**_clean_meta(str(p), {**log.meta(), **meta})) if meta else log
+    if p.suffix.lower() == ".csv":
+        return read_csv(p, dt, meta)
+    raise LogError(f"{p}: unknown log format (expected .json, .csv, or a rosbag2 directory/.mcap/.db3)")
+
+
+def find_logs(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand directories into their log files (sorted); rosbag2 directories count as one log."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise LogError(f"{p}: no such file or directory")
+        if p.is_dir() and not is_rosbag(p):
+            kids = sorted(q for q in p.iterdir() if q.suffix.lower() in (".json", ".csv", ".mcap", ".db3")
+                          or (q.is_dir() and is_rosbag(q)))
+            if not kids:
+                raise LogError(f"{p}: directory holds no .json/.csv/rosbag2 logs")
+            out.extend(kids)
+        else:
+            out.append(p)
+    return out
+
+
+def read_logs(paths: Iterable[str | Path], dt: float = DEFAULT_DT, **options: Any) -> list[ServoLog]:
+    return [read_log(p, dt, **options) for p in find_logs(paths)]
+
+
+# --------------------------------------------------------------------------- padded batch
+class LogBatch(NamedTuple):
+    """Logs stacked along axis 1 and padded to the longest (mask 0 on padding): arrays (T, L)."""
+
+    position: np.ndarray
+    speed: np.ndarray
+    goal_position: np.ndarray
+    torque_enable: np.ndarray
+    input_volts: np.ndarray
+    mask: np.ndarray  # 1 on real samples
+    mass: np.ndarray  # (L,)
+    arm_mass: np.ndarray
+    length: np.ndarray
+    kp: np.ndarray
+    vin: np.ndarray
+    dt: float
+
+
+def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
+    """Pad logs of different lengths (hold the last sample) and stack them; all must share ``dt``."""
+    if not logs:
+        raise LogError("no logs given")
+    dts = np.array([lg.dt for lg in logs])
+    if np.ptp(dts) > 1e-9:
+        i = int(np.argmax(np.abs(dts - dts[0]) > 1e-9))
+        raise LogError(f"{logs[i].source}: dt {dts[i]} differs from {logs[0].source}: {dts[0]} (resample both)")
+    n = max(len(lg) for lg in logs)
+
+    def col(name: str) -> np.ndarray:
+        out = np.empty((n, len(logs)))
+        for j, lg in enumerate(logs):
+            v = getattr(lg, name)
+            out[: len(v), j] = v
+            out[len(v):, j] = v[-1]
+        return out
+
+    mask = np.zeros((n, len(logs)))
+    for j, lg in enumerate(logs):
+        mask[: len(lg), j] = 1.0
+    meta = {k: np.array([getattr(lg, k) for lg in logs], float) for k in _NUMERIC_META}
+    return LogBatch(col("position"), col("speed"), col("goal_position"), col("torque_enable"),
+                    col("input_volts"), mask, dt=float(dts[0]), **meta)
+
+
+__all__ = ["ServoLog", "LogError", "LogBatch", "read_bam_json", "write_bam_json", "read_csv", "write_csv",
+           "read_log", "read_logs", "find_logs", "stack_logs", "resample", "log_from_columns", "DEFAULT_DT"]

@@ -1,0 +1,249 @@
+"""rosbag2 logs (mcap or sqlite3 storage) through the ``rosbags`` library — no ROS installation needed.
+
+Reading: ``/joint_states`` (sensor_msgs/JointState: position [rad], velocity [rad/s]), the goal topic
+(std_msgs/Float64MultiArray, sensor_msgs/JointState or trajectory_msgs/JointTrajectory), the supply
+voltage (sensor_msgs/BatteryState ``voltage`` [V]) and, if present, torque enable (std_msgs/Bool). The
+streams are aligned on their overlap and resampled onto a uniform grid: measurements by linear
+interpolation, commands (goal, voltage, enable) by zero-order hold. Bench metadata (mass, length, kp, …)
+come from the ``meta`` argument and/or the JSON in a ``/servo_ff/log_meta`` std_msgs/String message, which
+:func:`write_rosbag` stores. Errors name the bag, the topic and the missing joint/key.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from .logs import DEFAULT_DT, LogError, ServoLog, _clean_meta
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
+TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
+BATTERY = "sensor_msgs/msg/BatteryState"
+BOOL = "std_msgs/msg/Bool"
+STRING = "std_msgs/msg/String"
+GOAL_TYPES = (FLOAT_ARRAY, JOINT_STATE, TRAJECTORY)
+META_TOPIC = "/servo_ff/log_meta"
+
+
+def _typestore():
+    from rosbags.typesys import Stores, get_typestore
+
+    return get_typestore(Stores.ROS2_JAZZY)
+
+
+def _stamp(header, fallback_ns: int) -> int:
+    """Header stamp in integer ns (the bag's receive time when the stamp is zero)."""
+    s = header.stamp.sec * 1_000_000_000 + header.stamp.nanosec
+    return s if s > 0 else fallback_ns
+
+
+def _pick_topic(src: str, topics: Mapping[str, str], wanted: str | None, types: tuple[str, ...], role: str,
+                exclude: tuple[str, ...] = (), required: bool = True) -> str | None:
+    have = ", ".join(f"{t} [{ty}]" for t, ty in sorted(topics.items())) or "none"
+    if wanted is not None:
+        if wanted not in topics:
+            raise LogError(f"{src}: {role} topic {wanted!r} is not in the bag (topics: {have})")
+        if topics[wanted] not in types:
+            raise LogError(f"{src}: {role} topic {wanted!r} has type {topics[wanted]}, expected one of "
+                           f"{', '.join(types)}")
+        return wanted
+    cands = [t for t, ty in sorted(topics.items()) if ty in types and t not in exclude]
+    if not cands:
+        if required:
+            raise LogError(f"{src}: no {role} topic ({' or '.join(types)}) in the bag (topics: {have})")
+        return None
+    if len(cands) > 1:
+        raise LogError(f"{src}: several candidate {role} topics ({', '.join(cands)}); name one explicitly")
+    return cands[0]
+
+
+def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None,
+                joint: str | None = None, joint_states_topic: str = "/joint_states", goal_topic: str | None = None,
+                voltage_topic: str | None = None, enable_topic: str | None = None) -> ServoLog:
+    """Read one joint's log from a rosbag2 recording (directory, ``.mcap`` or ``.db3``)."""
+    from rosbags.highlevel import AnyReader, AnyReaderError
+
+    path = Path(path)
+    src = str(path)
+    try:
+        reader = AnyReader([path], default_typestore=_typestore())
+        reader.open()
+    except (AnyReaderError, FileNotFoundError, Exception) as e:  # rosbags raises several types
+        raise LogError(f"{src}: cannot open rosbag2 ({e})") from None
+    try:
+        topics = {c.topic: c.msgtype for c in reader.connections}
+        if joint_states_topic not in topics:
+            raise LogError(f"{src}: topic {joint_states_topic!r} is missing (topics: "
+                           f"{', '.join(sorted(topics)) or 'none'})")
+        g_topic = _pick_topic(src, topics, goal_topic, GOAL_TYPES, "goal", exclude=(joint_states_topic,))
+        v_topic = _pick_topic(src, topics, voltage_topic, (BATTERY,), "supply voltage", required=False)
+        e_topic = _pick_topic(src, topics, enable_topic, (BOOL,), "torque enable", required=False)
+        bag_meta: dict[str, Any] = {}
+        streams: dict[str, list] = {"js": [], "goal": [], "volts": [], "enable": []}
+        names_js: list[str] | None = None
+        wanted = {joint_states_topic, g_topic, v_topic, e_topic, META_TOPIC} - {None}
+        conns = [c for c in reader.connections if c.topic in wanted]
+        for conn, t_ns, raw in reader.messages(connections=conns):
+            msg = reader.deserialize(raw, conn.msgtype)
+            if conn.topic == META_TOPIC:
+                try:
+                    bag_meta.update(json.loads(msg.data))
+                except json.JSONDecodeError as e:
+                    raise LogError(f"{src}: topic {META_TOPIC} holds malformed JSON ({e})") from None
+            elif conn.topic == joint_states_topic:
+                names = list(msg.name)
+                if joint is None:
+                    if len(names) != 1 and names_js is None:
+                        raise LogError(f"{src}: topic {joint_states_topic} has joints {names}; pass joint=")
+                    idx = 0
+                else:
+                    if joint not in names:
+                        raise LogError(f"{src}: topic {joint_states_topic}: joint {joint!r} not in {names}")
+                    idx = names.index(joint)
+                names_js = names
+                vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
+                streams["js"].append((_stamp(msg.header, t_ns), msg.position[idx], vel))
+            elif conn.topic == g_topic:
+                if conn.msgtype == FLOAT_ARRAY:
+                    k = 0 if joint is None or names_js is None else names_js.index(joint)
+                    if len(msg.data) <= k:
+                        raise LogError(f"{src}: topic {g_topic}: message has {len(msg.data)} values, joint "
+                                       f"index {k} missing")
+                    streams["goal"].append((t_ns, msg.data[k]))
+                elif conn.msgtype == JOINT_STATE:
+                    names = list(msg.name)
+                    k = names.index(joint) if joint in names else 0
+                    if joint is not None and joint not in names and len(names) > 1:
+                        raise LogError(f"{src}: topic {g_topic}: joint {joint!r} not in {names}")
+                    streams["goal"].append((_stamp(msg.header, t_ns), msg.position[k]))
+                else:  # JointTrajectory: every point at stamp + time_from_start
+                    names = list(msg.joint_names)
+                    if joint is not None and joint not in names:
+                        raise LogError(f"{src}: topic {g_topic}: joint {joint!r} not in {names}")
+                    k = names.index(joint) if joint is not None else 0
+                    t0 = _stamp(msg.header, t_ns)
+                    for pt in msg.points:
+                        tfs = pt.time_from_start.sec * 1_000_000_000 + pt.time_from_start.nanosec
+                        streams["goal"].append((t0 + tfs, pt.positions[k]))
+            elif conn.topic == v_topic:
+                streams["volts"].append((_stamp(msg.header, t_ns), msg.voltage))
+            elif conn.topic == e_topic:
+                streams["enable"].append((t_ns, float(msg.data)))
+    finally:
+        reader.close()
+    if len(streams["js"]) < 2:
+        raise LogError(f"{src}: topic {joint_states_topic} has {len(streams['js'])} messages, need >= 2")
+    if not streams["goal"]:
+        raise LogError(f"{src}: goal topic {g_topic} has no messages")
+    m = _clean_meta(src, {**bag_meta, **(meta or {})})
+    base = streams["js"][0][0]
+
+    def rel(rows: list) -> np.ndarray:  # integer ns → seconds since the first joint state
+        return np.asarray([((r[0] - base) * 1e-9, *r[1:]) for r in rows], float).reshape(len(rows), -1)
+
+    js = rel(streams["js"])
+    for j, key in ((0, "header.stamp"), (1, "position")):
+        bad = ~np.isfinite(js[:, j])
+        if bad.any():
+            raise LogError(f"{src}: topic {joint_states_topic} message {int(np.argmax(bad))}: {key} is not finite")
+    step = np.diff(js[:, 0])
+    if (step <= 0).any():
+        i = int(np.argmax(step <= 0)) + 1
+        raise LogError(f"{src}: topic {joint_states_topic}: timestamps not strictly increasing at message {i}")
+    goal = rel(streams["goal"])
+    goal = goal[np.argsort(goal[:, 0], kind="stable")]
+    if not np.isfinite(goal).all():
+        raise LogError(f"{src}: topic {g_topic} message {int(np.argmax(~np.isfinite(goal).all(1)))}: not finite")
+    t0, t1 = max(js[0, 0], goal[0, 0]), js[-1, 0]
+    if t1 - t0 < dt:
+        raise LogError(f"{src}: topics {joint_states_topic} and {g_topic} overlap for less than dt={dt} s")
+    t = t0 + np.arange(int(math.floor((t1 - t0) / dt + 1e-6)) + 1) * dt
+
+    def hold(series: np.ndarray, default: float) -> np.ndarray:
+        if len(series) == 0:
+            return np.full(len(t), default)
+        idx = np.searchsorted(series[:, 0], t + 1e-6, side="right") - 1  # 1 µs stamp jitter
+        return np.where(idx >= 0, series[np.clip(idx, 0, None), 1], series[0, 1])
+
+    position = np.interp(t, js[:, 0], js[:, 1])
+    if np.isfinite(js[:, 2]).all():
+        speed = np.interp(t, js[:, 0], js[:, 2])
+    else:  # velocity field empty or NaN: derive from position
+        speed = np.gradient(position, dt)
+    volts = hold(rel(streams["volts"]).reshape(-1, 2), m["vin"])
+    if not np.isfinite(volts).all():
+        raise LogError(f"{src}: topic {v_topic}: voltage is not finite")
+    enable = (hold(rel(streams["enable"]).reshape(-1, 2), 1.0) > 0.5).astype(float)
+    return ServoLog(t=t - t0, position=position, speed=speed, goal_position=hold(goal, goal[0, 1]),
+                    torque_enable=enable, input_volts=volts, **m, source=src)
+
+
+def write_rosbag(log: ServoLog, path: str | Path, storage: str = "mcap", joint: str = "joint",
+                 goal_type: str = "Float64MultiArray", goal_topic: str = "/goal_position",
+                 voltage_topic: str = "/battery_state", enable_topic: str = "/torque_enable",
+                 start_ns: int = 1_700_000_000_000_000_000) -> None:
+    """Write ``log`` as a rosbag2 recording (``storage`` ``mcap`` or ``sqlite3``) with its metadata."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    plugins = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
+    if storage not in plugins:
+        raise ValueError(f"storage must be one of {', '.join(plugins)}, got {storage!r}")
+    gtypes = {"Float64MultiArray": FLOAT_ARRAY, "JointState": JOINT_STATE, "JointTrajectory": TRAJECTORY}
+    if goal_type not in gtypes:
+        raise ValueError(f"goal_type must be one of {', '.join(gtypes)}, got {goal_type!r}")
+    ts = _typestore()
+    T = ts.types
+    Time, Header = T["builtin_interfaces/msg/Time"], T["std_msgs/msg/Header"]
+    Duration = T["builtin_interfaces/msg/Duration"]
+
+    def header(ns: int):
+        return Header(stamp=Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000), frame_id="")
+
+    def js_msg(ns: int, pos: float, vel: float):
+        return T[JOINT_STATE](header=header(ns), name=[joint], position=np.array([pos]),
+                              velocity=np.array([vel]), effort=np.array([], float))
+
+    with Writer(path, version=9, storage_plugin=plugins[storage]) as w:
+        c_js = w.add_connection("/joint_states", JOINT_STATE, typestore=ts)
+        c_goal = w.add_connection(goal_topic, gtypes[goal_type], typestore=ts)
+        c_v = w.add_connection(voltage_topic, BATTERY, typestore=ts)
+        c_en = w.add_connection(enable_topic, BOOL, typestore=ts)
+        c_meta = w.add_connection(META_TOPIC, STRING, typestore=ts)
+        meta = {k: getattr(log, k) for k in ("mass", "arm_mass", "length", "kp", "vin", "motor", "trajectory")}
+        w.write(c_meta, start_ns, ts.serialize_cdr(T[STRING](data=json.dumps(meta)), STRING))
+        dim = T["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0)
+        for k in range(len(log)):
+            ns = start_ns + int(round(float(log.t[k]) * 1e9))
+            w.write(c_js, ns, ts.serialize_cdr(js_msg(ns, log.position[k], log.speed[k]), JOINT_STATE))
+            g = float(log.goal_position[k])
+            if goal_type == "Float64MultiArray":
+                gm = T[FLOAT_ARRAY](layout=dim, data=np.array([g]))
+            elif goal_type == "JointState":
+                gm = js_msg(ns, g, 0.0)
+            else:
+                pt = T["trajectory_msgs/msg/JointTrajectoryPoint"](
+                    positions=np.array([g]), velocities=np.array([], float), accelerations=np.array([], float),
+                    effort=np.array([], float), time_from_start=Duration(sec=0, nanosec=0))
+                gm = T[TRAJECTORY](header=header(ns), joint_names=[joint], points=[pt])
+            w.write(c_goal, ns, ts.serialize_cdr(gm, gtypes[goal_type]))
+            if k == 0 or log.input_volts[k] != log.input_volts[k - 1]:
+                bm = _battery(T, header(ns), float(log.input_volts[k]))
+                w.write(c_v, ns, ts.serialize_cdr(bm, BATTERY))
+            if k == 0 or log.torque_enable[k] != log.torque_enable[k - 1]:
+                w.write(c_en, ns, ts.serialize_cdr(T[BOOL](data=bool(log.torque_enable[k] > 0.5)), BOOL))
+
+
+def _battery(T, header, volts: float):
+    B = T[BATTERY]
+    nan = math.nan
+    return B(header=header, voltage=volts, temperature=nan, current=nan, charge=nan, capacity=nan,
+             design_capacity=nan, percentage=nan, power_supply_status=0, power_supply_health=0,
+             power_supply_technology=0, present=True, cell_voltage=np.array([], np.float32),
+             cell_temperature=np.array([], np.float32), location="", serial_number="")
+
+
+__all__ = ["read_rosbag", "write_rosbag", "META_TOPIC"]

@@ -1,0 +1,88 @@
+"""The linear motor + Stribeck friction model of Schwarz & Behnke (seed 002), vectorised.
+
+U = α0·τ_o + α1·q̇ + α2·sgn(q̇)(1 − β) + α3·sgn(q̇)β [+ α4·q̈]            (Eq. 13, 14)
+β = exp(−|q̇ / q̇_s|^δ)                                                   (Eq. 9)
+q_d = q + (α̂0·τ_o + α̂1·q̇ + α̂2·sgn(q̇)(1 − β) + α̂3·sgn(q̇)β [+ α̂4·q̈]) / (k_P·U_bat)   (Eq. 19)
+
+τ_o is the output torque the load needs [N·m] (inverse dynamics), q̇ [rad/s], q̈ [rad/s²], U [V], k_P the
+servo's P gain in register units, U_bat the measured supply voltage [V]. ``alpha`` is an array (..., 4) or
+(..., 5) broadcasting against the joint arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .params import ActuatorParams
+
+#: Defaults when q̇_s and δ are not identified: NimbRo-OP's q̇_s = 0.1 rad/s, δ = 1 (seed 002 §3.2).
+DEFAULT_DQ_S = 0.1
+DEFAULT_DELTA = 1.0
+
+
+def stribeck_beta(dq: np.ndarray, dq_s: float | np.ndarray = DEFAULT_DQ_S,
+                  delta: float | np.ndarray = DEFAULT_DELTA) -> np.ndarray:
+    """β = exp(−|q̇/q̇_s|^δ) (Eq. 9): 1 at rest (static friction), → 0 when moving (Coulomb)."""
+    return np.exp(-np.abs(np.asarray(dq, dtype=float) / dq_s) ** delta)
+
+
+def motor_regressors(tau: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None = None,
+                     dq_s: float | np.ndarray = DEFAULT_DQ_S, delta: float | np.ndarray = DEFAULT_DELTA,
+                     with_inertia: bool = False) -> np.ndarray:
+    """Rows of A in Eq. 27: [τ_o, q̇, sgn(q̇)(1−β), sgn(q̇)β (, q̈ for Eq. 14)] stacked on a last axis."""
+    tau, dq = np.broadcast_arrays(np.asarray(tau, dtype=float), np.asarray(dq, dtype=float))
+    beta = stribeck_beta(dq, dq_s, delta)
+    s = np.sign(dq)
+    cols = [tau, dq, s * (1.0 - beta), s * beta]
+    if with_inertia:
+        if ddq is None:
+            raise ValueError("ddq is required when with_inertia=True (α4 term of Eq. 14)")
+        cols.append(np.broadcast_to(np.asarray(ddq, dtype=float), tau.shape))
+    return np.stack(cols, axis=-1)
+
+
+def motor_voltage(alpha: np.ndarray, tau: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None = None,
+                  dq_s: float | np.ndarray = DEFAULT_DQ_S, delta: float | np.ndarray = DEFAULT_DELTA) -> np.ndarray:
+    """U from α (Eq. 13; Eq. 14 when ``alpha`` has 5 entries) [V, or register-scaled with α̂]."""
+    alpha = np.asarray(alpha, dtype=float)
+    if alpha.shape[-1] not in (4, 5):
+        raise ValueError(f"alpha must end with 4 (α0..α3) or 5 (α0..α4) coefficients, got shape {alpha.shape}")
+    x = motor_regressors(tau, dq, ddq, dq_s, delta, with_inertia=alpha.shape[-1] == 5)
+    return np.einsum("...k,...k->...", x, alpha)
+
+
+def goal_position_from_torque(q: np.ndarray, tau: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None,
+                              alpha: np.ndarray, kp: float | np.ndarray, u_bat: float | np.ndarray,
+                              dq_s: float | np.ndarray = DEFAULT_DQ_S,
+                              delta: float | np.ndarray = DEFAULT_DELTA) -> np.ndarray:
+    """Feed-forward goal position q_d [rad] for a P-controlled servo (Eq. 19).
+
+    ``q`` is the desired position, ``tau`` the torque the desired motion needs, ``dq``/``ddq`` from the
+    desired trajectory. Raises ``ValueError`` naming the argument on non-finite input or k_P·U_bat ≤ 0.
+    """
+    for name, v in (("q", q), ("tau", tau), ("dq", dq), ("alpha", alpha), ("kp", kp), ("u_bat", u_bat)):
+        if not np.isfinite(np.asarray(v, dtype=float)).all():
+            raise ValueError(f"goal_position_from_torque: {name} contains non-finite values")
+    if ddq is not None and not np.isfinite(np.asarray(ddq, dtype=float)).all():
+        raise ValueError("goal_position_from_torque: ddq contains non-finite values")
+    gain = np.asarray(kp, dtype=float) * np.asarray(u_bat, dtype=float)
+    if (gain <= 0).any():
+        raise ValueError("goal_position_from_torque: kp·u_bat must be > 0")
+    return np.asarray(q, dtype=float) + motor_voltage(alpha, tau, dq, ddq, dq_s, delta) / gain
+
+
+def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) -> np.ndarray:
+    """α̂ of Eq. 19 implied by a seed-004 parameter set under its firmware voltage law.
+
+    From τ_m = kt/R·U − kt²/R·q̇ (004 Eq. 13) and τ_m = τ_o + friction: U = R/kt·τ_o + (kt + R/kt·K_v)·q̇
+    + R/kt·K_c·sgn(q̇)(1−β) + R/kt·(K_c + K_c^s)·sgn(q̇)β; the firmware maps U = U_bat·error_gain·k_P·(q_d − q),
+    so k_ctrl = error_gain and α̂ = α / error_gain (Eq. 16–19). Load-dependent friction (M3–M6) has no term in
+    the 002 model and is left out; the armature gives α4 = R/kt·J_m.
+    """
+    f = params.friction
+    r_kt = params.R / params.kt
+    kc = f["friction_base"]
+    alpha = [r_kt, params.kt + r_kt * f["friction_viscous"], r_kt * kc,
+             r_kt * (kc + f.get("friction_stribeck", 0.0))]
+    if with_inertia:
+        alpha.append(r_kt * params.armature)
+    return np.asarray(alpha) / params.firmware.error_gain

@@ -1,0 +1,145 @@
+"""Reference trajectories with analytic θd, θ̇d, θ̈d (rad, rad/s, rad/s²) on a uniform time grid.
+
+* the four identification trajectories of seed 004 §V-A: :func:`accelerated_oscillations`,
+  :func:`sub_oscillations`, :func:`raise_and_lower`, :func:`lift_and_drop` (which also releases the torque);
+* a seed-002-style reference (§5.1, Fig. 2): walking-like sines, then a fast sine and kick segments —
+  :func:`schwarz_behnke_reference`.
+
+Every function returns a :class:`Trajectory`; ``torque_enable`` is 1 except where a trajectory releases the
+H-bridge. Angles follow bam's bench: θ = 0 is the pendulum hanging down.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+
+class Trajectory(NamedTuple):
+    t: np.ndarray  # [s]
+    q: np.ndarray  # θd [rad]
+    dq: np.ndarray  # θ̇d [rad/s]
+    ddq: np.ndarray  # θ̈d [rad/s²]
+    torque_enable: np.ndarray  # 1 powered, 0 released
+    name: str
+
+
+def time_grid(duration: float, dt: float) -> np.ndarray:
+    """t = 0, dt, …, < duration [s]."""
+    if not (np.isfinite(duration) and np.isfinite(dt)) or duration <= 0 or dt <= 0:
+        raise ValueError(f"duration and dt must be positive and finite, got duration={duration}, dt={dt}")
+    return np.arange(int(round(duration / dt))) * dt
+
+
+def _traj(t, q, dq, ddq, name, enable=None) -> Trajectory:
+    en = np.ones_like(t) if enable is None else enable.astype(float)
+    return Trajectory(t, q, dq, ddq, en, name)
+
+
+def minimum_jerk(t: np.ndarray, t0: float, t1: float, q0: float, q1: float) -> tuple[np.ndarray, ...]:
+    """Quintic minimum-jerk move q0 → q1 on [t0, t1], constant outside; returns (q, q̇, q̈)."""
+    T = t1 - t0
+    s = np.clip((t - t0) / T, 0.0, 1.0)
+    inside = (t > t0) & (t < t1)
+    d = q1 - q0
+    q = q0 + d * (10 * s**3 - 15 * s**4 + 6 * s**5)
+    dq = np.where(inside, d * (30 * s**2 - 60 * s**3 + 30 * s**4) / T, 0.0)
+    ddq = np.where(inside, d * (60 * s - 180 * s**2 + 120 * s**3) / T**2, 0.0)
+    return q, dq, ddq
+
+
+def _waypoints(t: np.ndarray, points: list[tuple[float, float]]) -> tuple[np.ndarray, ...]:
+    """Chain minimum-jerk moves through (time, position) waypoints (hold before/after)."""
+    q = np.full_like(t, points[0][1])
+    dq = np.zeros_like(t)
+    ddq = np.zeros_like(t)
+    for (ta, qa), (tb, qb) in zip(points[:-1], points[1:]):
+        if qb == qa:
+            continue
+        m = minimum_jerk(t, ta, tb, qa, qb)
+        q += m[0] - qa
+        dq += m[1]
+        ddq += m[2]
+    return q, dq, ddq
+
+
+def accelerated_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.0,
+                             f0: float = 0.3, f1: float = 2.0, offset: float = 0.0) -> Trajectory:
+    """004 §V-A.1: constant amplitude, frequency rising linearly f0 → f1 [Hz] (a chirp)."""
+    t = time_grid(duration, dt)
+    k = (f1 - f0) / duration
+    phase = 2 * np.pi * (f0 * t + 0.5 * k * t**2)
+    w = 2 * np.pi * (f0 + k * t)
+    dw = 2 * np.pi * k
+    q = offset + amplitude * np.sin(phase)
+    dq = amplitude * w * np.cos(phase)
+    ddq = amplitude * (dw * np.cos(phase) - w**2 * np.sin(phase))
+    return _traj(t, q, dq, ddq, "accelerated_oscillations")
+
+
+def sub_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.0, f_slow: float = 0.25,
+                     sub_amplitude: float = 0.15, f_fast: float = 2.5, offset: float = 0.0) -> Trajectory:
+    """004 §V-A.2: a large slow oscillation plus a small fast one."""
+    t = time_grid(duration, dt)
+    ws, wf = 2 * np.pi * f_slow, 2 * np.pi * f_fast
+    q = offset + amplitude * np.sin(ws * t) + sub_amplitude * np.sin(wf * t)
+    dq = amplitude * ws * np.cos(ws * t) + sub_amplitude * wf * np.cos(wf * t)
+    ddq = -amplitude * ws**2 * np.sin(ws * t) - sub_amplitude * wf**2 * np.sin(wf * t)
+    return _traj(t, q, dq, ddq, "sub_oscillations")
+
+
+def raise_and_lower(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.5) -> Trajectory:
+    """004 §V-A.3: raise the mass in 1 s, hold 0.5 s, lower it slowly to rest (static plateaus until backdriven)."""
+    t = time_grid(duration, dt)
+    q, dq, ddq = _waypoints(t, [(0.0, 0.0), (1.0, amplitude), (1.5, amplitude), (duration - 0.5, 0.0)])
+    return _traj(t, q, dq, ddq, "raise_and_lower")
+
+
+def lift_and_drop(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.5,
+                  release_time: float = 2.5) -> Trajectory:
+    """004 §V-A.4: lift the mass, hold, then release the H-bridge (torque_enable = 0) and let it fall."""
+    t = time_grid(duration, dt)
+    q, dq, ddq = _waypoints(t, [(0.0, 0.0), (1.0, amplitude), (release_time, amplitude)])
+    enable = t < release_time
+    return _traj(t, q, dq, ddq, "lift_and_drop", enable)
+
+
+def schwarz_behnke_reference(dt: float = 0.005, offset: float = 0.0) -> Trajectory:
+    """A 002-style reference (§5.1, Fig. 2), 10 s at rest-to-rest: walking-like oscillations (0–5 s:
+    a(1 − cos ωt) with a = 0.25 rad, 1 Hz), a fast one (5–7 s: a = 0.3 rad, 2 Hz), then two kicks (minimum-jerk
+    wind-up to +0.2 rad, swing to −0.5 rad in 0.2 s, return in 0.3 s) — static, slow and fast motion in both
+    directions. Position and velocity are continuous (whole periods start and end at rest)."""
+    t = time_grid(10.0, dt)
+    q = np.full_like(t, offset)
+    dq = np.zeros_like(t)
+    ddq = np.zeros_like(t)
+    segs: list[tuple[float, float, float, float]] = [(0.0, 5.0, 0.25, 1.0), (5.0, 7.0, 0.3, 2.0)]
+    for t0, t1, amp, f in segs:
+        inside = (t >= t0) & (t < t1)
+        w = 2 * np.pi * f
+        tau = t - t0
+        q += np.where(inside, amp * (1 - np.cos(w * tau)), 0.0)
+        dq += np.where(inside, amp * w * np.sin(w * tau), 0.0)
+        ddq += np.where(inside, amp * w**2 * np.cos(w * tau), 0.0)
+    kick = _waypoints(t, [(7.0, 0.0), (7.5, 0.2), (7.7, -0.5), (8.0, 0.0), (8.6, 0.2), (8.8, -0.5), (9.1, 0.0)])
+    q += kick[0]
+    dq += kick[1]
+    ddq += kick[2]
+    return _traj(t, q, dq, ddq, "schwarz_behnke_reference")
+
+
+IDENTIFICATION_TRAJECTORIES: dict[str, Callable[..., Trajectory]] = {
+    "accelerated_oscillations": accelerated_oscillations,
+    "sub_oscillations": sub_oscillations,
+    "raise_and_lower": raise_and_lower,
+    "lift_and_drop": lift_and_drop,
+}
+TRAJECTORIES: dict[str, Callable[..., Trajectory]] = {
+    **IDENTIFICATION_TRAJECTORIES, "schwarz_behnke_reference": schwarz_behnke_reference}
+
+
+def trajectory(name: str, **kwargs) -> Trajectory:
+    """Trajectory by name; unknown names raise with the list of valid ones."""
+    if name not in TRAJECTORIES:
+        raise ValueError(f"unknown trajectory {name!r}; valid trajectories: {', '.join(TRAJECTORIES)}")
+    return TRAJECTORIES[name](**kwargs)

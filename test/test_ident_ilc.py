@@ -1,0 +1,84 @@
+"""ILC (seed 002 Eq. 20–21) and the windowed error (Eq. 28) on the simulated MX-106."""
+import numpy as np
+import pytest
+
+from servo_ff.identification.ilc import run_ilc, window_steps, windowed_deviation, windowed_error
+from servo_ff.identification.pendulum import simulated_servo
+from servo_ff.models.presets import preset
+from servo_ff.models.stepper import PendulumLoad
+from servo_ff.trajectories import schwarz_behnke_reference
+
+DT = 0.005
+
+
+def test_window_steps_is_open_interval():
+    assert window_steps(0.025, 0.005) == 4  # |a| < 25 ms → a ∈ {−4…4}
+    assert window_steps(0.026, 0.005) == 5
+    assert window_steps(0.0, 0.005) == 0
+
+
+def test_windowed_error_forgives_shifts_inside_the_window_only():
+    t = np.arange(400) * DT
+    ref = np.sin(2 * np.pi * t)
+    shifted = np.sin(2 * np.pi * (t - 3 * DT))  # 15 ms late
+    dev = windowed_deviation(ref, shifted, window_steps(0.025, DT))
+    assert dev[:-3].max() < 1e-12  # matched inside the window (the last 3 samples' match lies past the end)
+    assert windowed_error(ref, shifted, 0.025, DT) == pytest.approx(dev.max())
+    late = np.sin(2 * np.pi * (t - 10 * DT))  # 50 ms late: outside the window
+    plain = np.abs(ref - late).max()
+    assert windowed_error(ref, late, 0.025, DT) > 0.3 * plain
+    assert windowed_error(ref, late, 0.0, DT) == pytest.approx(plain)
+
+
+def _servo(kp=8.0, mass=1.0):
+    p = preset("mx106", "m4")
+    return p.with_(firmware=p.firmware.with_(kp=kp)), PendulumLoad(mass, 0.15)
+
+
+def test_ilc_converges_on_simulated_mx106_m4():
+    params, load = _servo()
+    ref = schwarz_behnke_reference(DT).q
+    res = run_ilc(simulated_servo(params, load, DT), ref, DT, gain=1.0, delay=0.06, threshold=0.02,
+                  max_iterations=15)
+    assert res.converged
+    k = int(res.iterations)
+    assert res.errors[0] > 0.2  # plain P control does not track
+    assert res.errors[k] <= 0.02 and (res.errors[:k] > 0.02).all()
+    assert res.commands.shape == (k + 1, len(ref)) and res.measured.shape == (k + 1, len(ref))
+    np.testing.assert_array_equal(res.commands[0], ref)  # initial curve = the reference (Fig. 3)
+    assert np.abs(res.final_command - ref).max() > 0.3  # the learned command differs from the reference
+
+
+def test_ilc_batch_matches_individual_problems_and_freezes_converged_ones():
+    ref1 = schwarz_behnke_reference(DT).q
+    p = preset("mx106", "m4")
+    params = np.stack([p.with_(firmware=p.firmware.with_(kp=kp)).packed() for kp in (8.0, 32.0)])  # (J=2, 20)
+    load = PendulumLoad(np.array([1.0, 0.5]), 0.15)
+    ref = np.stack([ref1, ref1], axis=1)
+    batch = run_ilc(simulated_servo(params, load, DT), ref, DT, gain=1.0, delay=0.05, max_iterations=12)
+    assert batch.converged.all()
+    assert batch.iterations[1] < batch.iterations[0]  # the stiffer servo needs fewer iterations
+    for j, (kp, m) in enumerate(((8.0, 1.0), (32.0, 0.5))):
+        single = run_ilc(simulated_servo(p.with_(firmware=p.firmware.with_(kp=kp)), PendulumLoad(m, 0.15), DT),
+                         ref1, DT, gain=1.0, delay=0.05, max_iterations=12)
+        assert int(single.iterations) == batch.iterations[j]
+        np.testing.assert_allclose(single.final_command, batch.commands[single.iterations, :, j], atol=1e-12)
+    # the converged problem's command stays frozen while the other learns
+    k1 = batch.iterations[1]
+    np.testing.assert_array_equal(batch.commands[-1][:, 1], batch.commands[k1][:, 1])
+
+
+def test_ilc_zero_initial_and_bad_input():
+    params, load = _servo()
+    ref = schwarz_behnke_reference(DT).q
+    res = run_ilc(simulated_servo(params, load, DT), ref, DT, initial="zero", max_iterations=2, threshold=0.0)
+    assert not res.commands[0].any() and len(res.errors) == 3 and not res.converged
+    assert res.errors[2] < res.errors[0]
+    bad = ref.copy()
+    bad[5] = np.nan
+    with pytest.raises(ValueError, match="reference contains non-finite"):
+        run_ilc(lambda u: u, bad, DT)
+    with pytest.raises(ValueError, match="initial must be"):
+        run_ilc(lambda u: u, ref, DT, initial="guess")
+    with pytest.raises(ValueError, match="execute returned shape"):
+        run_ilc(lambda u: u[:-1], ref, DT)
