@@ -132,6 +132,7 @@ class BusStats:
     errors: dict[int, int] = field(default_factory=dict)  # error number → count of status packets
     physics_steps: int = 0
     clock_jumps: int = 0
+    internal_errors: int = 0  # exceptions caught in the serve loop (logged with a traceback)
 
 
 class VirtualBus:
@@ -323,11 +324,20 @@ class VirtualBus:
                     if data:
                         self._last_rx = now
                         for pkt in self.decoder.feed(data):
-                            self.handle(pkt, time.monotonic())
+                            try:
+                                self.handle(pkt, time.monotonic())
+                            except Exception:  # the bus must outlive one bad packet or physics error
+                                self.stats.internal_errors += 1
+                                log.exception("virtual bus: error handling %s", pkt)
                 else:
                     if self.decoder.pending and now - self._last_rx > 0.02:
                         self.decoder.drop_partial()  # a packet that never finished: like the firmware timeout
-                    self.advance(now)
+                    try:
+                        self.advance(now)
+                    except Exception:
+                        self.stats.internal_errors += 1
+                        log.exception("virtual bus: physics step failed")
+                        self._t_last = now
 
     # ------------------------------------------------------------------ introspection / injection API
     def elapsed(self) -> float:
