@@ -238,3 +238,34 @@ def test_scan_finds_the_servos_present():
             bus.connect()
             s = bus.read_state()
             assert s.valid.all() and np.isnan(s.effort).all()  # XM430: no identified kt → effort unknown
+
+
+def test_bulk_read_and_mx28_present_load():
+    from servo_ff.models.presets import preset
+    with VirtualBus(ids=[1, 2], model="mx28", params=preset("mx28", "m1"),
+                    loads=ServoLoad.pendulum(0.3, 0.1)) as vb:
+        with make_bus(vb.device, [1, 2], model="mx28") as bus:
+            bus.connect()
+            out = bus.bulk_read({1: (ct.ADDR_INPUT_VOLTAGE, 3), 2: (ct.ADDR_P_GAIN, 2)})
+            assert out[1][:2] == (120).to_bytes(2, "little") and out[1][2] == 30  # 12 V preset, 30 °C
+            assert int.from_bytes(out[2], "little") == 850
+            bus.setup()
+            bus.torque(True)
+            for _ in range(50):
+                s = bus.cycle([1.0, 0.0])
+            s = bus.read_state()
+            assert np.isnan(s.current).all()  # MX-28: Present Load instead of current
+            assert s.effort[0] > 0.05  # holding the pendulum at 1 rad: positive load, in N·m
+
+
+def test_supply_resistance_sags_the_reported_voltage():
+    vb = VirtualBus(ids=[1, 2], loads=ServoLoad.pendulum(1.0, 0.3), faults=Faults(supply_resistance=0.5))
+    for k in range(2):
+        vb.write_bytes(k, 116, (3072).to_bytes(4, "little"))
+        vb.write_bytes(k, 64, b"\x01")
+    t0 = vb._t_last
+    for j in range(1, 200):
+        vb.advance(t0 + 0.005 * j)
+    amps = np.abs(vb.tau_m / vb.params.kt).sum()
+    volts = int.from_bytes(vb.read_bytes(0, 144, 2)[1], "little") * 0.1
+    assert amps > 1.0 and volts == pytest.approx(15.0 - 0.5 * amps, abs=0.11)

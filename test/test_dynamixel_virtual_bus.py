@@ -218,3 +218,15 @@ def test_thermal_model_heats_a_stalled_servo_until_overheating_shuts_it_down():
     for j in range(1, 200):  # torque off: it cools back toward ambient, the error stays latched
         vb.advance(t0 + 0.05 * (k + j))
     assert vb.snapshot()["temp"][0] < hottest - 10 and vb.hw_error[0] == ct.HW_OVERHEATING
+
+
+def test_wire_time_emulation_delays_replies():
+    """Lower bound only: a 14-byte ping reply at 57600 baud needs 14·10/57600 = 2.4 ms on the wire."""
+    with VirtualBus(ids=[1], baud=57600, wire_time=True, return_delay=0) as vb:
+        port, ph = sdk_port(vb.device)
+        t = time.perf_counter()
+        for _ in range(5):
+            assert ph.ping(port, 1)[1] == COMM_SUCCESS
+        assert (time.perf_counter() - t) / 5 >= 14 * 10 / 57600
+        assert ph.read1ByteTxRx(port, 1, 8)[0] == 1  # Baud Rate register: 1 = 57600
+        port.closePort()

@@ -720,7 +720,8 @@ class DynamixelBus:
                       np.where(valid, raw["temperature"].astype(float), np.nan), hw, valid)
 
     def bulk_read(self, requests: Mapping[int, tuple[int, int]]) -> dict[int, bytes]:
-        """GroupBulkRead of {id: (address, length)} → {id: data} for the servos that answered."""
+        """GroupBulkRead of {id: (address, length)} → {id: data}; the SDK group is all-or-nothing (one missing
+        reply → {}), so use it for occasional reads, not in the cycle."""
         g = sdk.GroupBulkRead(self.port, self.ph)
         for i, (addr, n) in requests.items():
             g.addParam(i, addr, n)
@@ -730,7 +731,7 @@ class DynamixelBus:
         if result == COMM_SUCCESS:
             for i, (addr, n) in requests.items():
                 if g.isAvailable(i, addr, n):
-                    out[i] = bytes(g.data_dict[i][:n])
+                    out[i] = bytes(g.data_dict[i][0][:n])  # data_dict[id] = [data, address, length]
         return out
 
     def stats_summary(self) -> str:
