@@ -235,6 +235,7 @@ def test_scan_finds_the_servos_present():
     with VirtualBus(ids=[2, 5, 9], model="xm430", params=preset("mx64", "m1")) as vb:
         with make_bus(vb.device, [2], model="xm430", timeout_ms=20) as bus:
             assert bus.scan(range(1, 11)) == {2: 1020, 5: 1020, 9: 1020}
+            assert bus.scan(broadcast=True) == {2: 1020, 5: 1020, 9: 1020}
             bus.connect()
             s = bus.read_state()
             assert s.valid.all() and np.isnan(s.effort).all()  # XM430: no identified kt → effort unknown
