@@ -233,7 +233,7 @@ def test_both_receive_paths_agree_and_value_needing_stuffing_round_trips(fast_rx
 def test_scan_finds_the_servos_present():
     from servo_ff.models.presets import preset
     with VirtualBus(ids=[2, 5, 9], model="xm430", params=preset("mx64", "m1")) as vb:
-        with make_bus(vb.device, [2], model="xm430", timeout_ms=20) as bus:
+        with make_bus(vb.device, [2], model="xm430", timeout_ms=60) as bus:
             assert bus.scan(range(1, 11)) == {2: 1020, 5: 1020, 9: 1020}
             assert bus.scan(broadcast=True) == {2: 1020, 5: 1020, 9: 1020}
             bus.connect()

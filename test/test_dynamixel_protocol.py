@@ -160,7 +160,7 @@ def test_decode_errors_name_the_problem():
         pr.encode_instruction(1, pr.INST_STATUS)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(chunks=st.lists(st.one_of(st.binary(max_size=40),
                                  st.builds(lambda i, p: pr.encode_status(i, 0, p), st.integers(0, 253), stuffy),
                                  st.builds(lambda i, p: pr.encode_instruction(i, 3, p), st.integers(0, 253), stuffy)),

@@ -190,14 +190,24 @@ def test_cli_subprocess_serves_the_real_sdk():
         port.closePort()
 
 
-def test_cli_rejects_bad_flags_with_the_flag_name():
-    from servo_ff.cli import main
-    assert main(["virtual-bus", "--ids", "1-x"]) == 2
-    assert main(["virtual-bus", "--overload", "three"]) == 2
-    assert main(["virtual-bus", "--load", "spring:1"]) == 2
-    assert main(["virtual-bus", "--model", "ax12"]) == 2
-    assert main(["virtual-bus", "--drop-rate", "1.5"]) == 2
-    assert main(["virtual-bus", "--ids", "1-3", "--load", "9=inertia:0.1"]) == 2
+@pytest.mark.parametrize("argv,message", [
+    (["--ids", "1-x"], "--ids '1-x'"),
+    (["--overload", "three"], "--overload 'three'"),
+    (["--silent", "2@"], "--silent '2@'"),
+    (["--sag", "3"], "--sag '3'"),
+    (["--load", "spring:1"], "--load 'spring:1'"),
+    (["--load", "pendulum:-1,0.1"], "load.mass"),
+    (["--model", "ax12"], "valid models"),
+    (["--model", "xm430"], "no identified preset"),
+    (["--drop-rate", "1.5"], "drop_rate"),
+    (["--ids", "1-3", "--load", "9=inertia:0.1"], "ids [9]"),
+    (["--return-delay", "300"], "return_delay"),
+    (["--baud", "12345"], "baud 12345"),
+])
+def test_cli_rejects_bad_flags_with_the_flag_name(argv, message, capsys):
+    from servo_ff.cli.virtual_bus import main
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_thermal_model_heats_a_stalled_servo_until_overheating_shuts_it_down():

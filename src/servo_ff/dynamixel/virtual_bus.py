@@ -731,13 +731,14 @@ _DEVICE_RE = re.compile(r"^DEVICE (\S+)")
 
 
 class VirtualBusProcess:
-    """``python -m servo_ff virtual-bus ARGS`` in a subprocess; ``.device`` is the pty path it printed."""
+    """``servo-ff virtual-bus ARGS`` (run as ``python -m servo_ff.cli.virtual_bus``) in a subprocess;
+    ``.device`` is the pty path it printed."""
 
     def __init__(self, args: Sequence[str] = (), python: str | None = None, timeout: float = 20.0):
         env = dict(os.environ)
         src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self.proc = subprocess.Popen([python or sys.executable, "-m", "servo_ff", "virtual-bus", *args],
+        self.proc = subprocess.Popen([python or sys.executable, "-m", "servo_ff.cli.virtual_bus", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.monotonic() + timeout
         self.device = None
