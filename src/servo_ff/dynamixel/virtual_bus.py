@@ -151,7 +151,7 @@ class VirtualBus:
                  faults: Faults | None = None, supply_voltage: float | None = None,
                  return_delay: int | None = None, temperature: float = 30.0, thermal: bool = False,
                  thermal_resistance: float = 3.0, thermal_capacity: float = 200.0, baud: int = 1_000_000,
-                 wire_time: bool = False, dt_max: float = 1e-3, max_catch_up: float = 0.05,
+                 wire_time: bool = False, dt_max: float = 1e-3, max_catch_up: float = 0.25,
                  link: str | None = None, idle_tick: float = 0.005):
         self.ids = [int(i) for i in ids]
         if not self.ids:
