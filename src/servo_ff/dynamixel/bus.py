@@ -414,6 +414,7 @@ class DynamixelBus:
         self.lower = {i: lim.get(i, (lo_default, hi_default))[0] for i in config.ids}
         self.upper = {i: lim.get(i, (lo_default, hi_default))[1] for i in config.ids}
         self._limits_ids: tuple[int, ...] = ()
+        self._hw_logged: dict[int, int] = {}
         self._read: TolerantSyncRead | None = None
         self._health: TolerantSyncRead | None = None
         self._is_open = False
@@ -720,8 +721,9 @@ class DynamixelBus:
                 setattr(st, why, getattr(st, why) + 1)
         hw = np.where(valid, raw["hw_error"].astype(np.int64), -1)
         for i, e in zip(ids, hw.tolist()):
-            if e > 0:
-                log.warning("id %d hardware error: %s", i, ct.hardware_error_text(e))
+            if e >= 0 and e != self._hw_logged.get(i, 0):  # log changes, not every read
+                (log.warning if e else log.info)("id %d Hardware Error Status: %s", i, ct.hardware_error_text(e))
+                self._hw_logged[i] = e
         return Health(ids, np.where(valid, ct.voltage_to_volts(raw["voltage"]), np.nan),
                       np.where(valid, raw["temperature"].astype(float), np.nan), hw, valid)
 
