@@ -92,7 +92,7 @@ def test_sync_read_and_sync_write_20_servos(vbus):
             return False
         return all(abs(sr.getData(i, 132, 4) - goals[i]) <= 3 for i in IDS)
 
-    assert until(settled)
+    assert until(settled, 8.0)
     th = vbus.snapshot()["theta"]
     for k, i in enumerate(IDS):  # sync-read bytes are the simulated state
         pos = sr.getData(i, 132, 4)
@@ -169,10 +169,17 @@ def test_pendulum_hangs_and_holds_against_gravity():
         port, ph = sdk_port(vb.device)
         assert ph.write4ByteTxRx(port, 1, 116, 3072)[0] == COMM_SUCCESS  # horizontal: maximum gravity torque
         assert ph.write1ByteTxRx(port, 1, 64, 1)[0] == COMM_SUCCESS
-        # at rest (stuck in friction: θ̇ exactly 0, so the motor torque no longer changes)
-        assert until(lambda: abs(vb.snapshot()["dtheta"][0]) < 1e-12 and vb.snapshot()["theta"][0] > 1.3)
+        def resting():  # stuck in friction for 0.1 s (θ̇ = 0 at a turning point alone is not rest)
+            a = vb.snapshot()
+            time.sleep(0.1)
+            b = vb.snapshot()
+            return (abs(a["dtheta"][0]) < 1e-9 and abs(b["dtheta"][0]) < 1e-9
+                    and a["theta"][0] == b["theta"][0] > 1.3)
+
+        assert until(resting, 8.0)
         theta = vb.snapshot()["theta"][0]
         current = ph.read2ByteTxRx(port, 1, 126)[0]
+        assert vb.snapshot()["theta"][0] == theta  # still there when the current was read
         tau = ct.current_to_torque(current, ct.control_table("mx106"), kt=vb.params.kt)
         # holding torque = m·g·l·sin θ up to the Coulomb friction of the m1 preset (friction_base ≈ 0.10 N·m)
         fc = vb.params.friction["friction_base"]
