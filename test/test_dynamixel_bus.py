@@ -235,9 +235,9 @@ def test_scan_finds_the_servos_present():
     from servo_ff.models.presets import preset
     with VirtualBus(ids=[2, 5, 9], model="xm430", params=preset("mx64", "m1")) as vb:
         with make_bus(vb.device, [2], model="xm430", timeout_ms=60) as bus:
+            bus.connect()  # with retries: the emulator thread is up and answering
             assert bus.scan(range(1, 11)) == {2: 1020, 5: 1020, 9: 1020}
             assert bus.scan(broadcast=True) == {2: 1020, 5: 1020, 9: 1020}
-            bus.connect()
             s = bus.read_state()
             assert s.valid.all() and np.isnan(s.effort).all()  # XM430: no identified kt → effort unknown
 
