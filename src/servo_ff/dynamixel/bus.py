@@ -421,6 +421,7 @@ class DynamixelBus:
 
     # --------------------------------------------------------------- port
     def open(self) -> "DynamixelBus":
+        pr.warm_up()
         try:
             ok = self.port.openPort() and self.port.setBaudRate(self.config.baud)
         except Exception as e:  # serial.SerialException, OSError

@@ -156,6 +156,21 @@ except ImportError:  # pragma: no cover
     HAVE_NUMBA = False
 
 
+_warm = False
+
+
+def warm_up() -> None:
+    """Load (or compile) the numba kernels now: the first call otherwise stalls for 0.1–1 s, long enough
+    to miss a packet timeout. Called by ``VirtualBus.open`` and ``DynamixelBus.open``."""
+    global _warm
+    if _warm or not HAVE_NUMBA:
+        return
+    probe = encode_status(1, 0, bytes(80))
+    crc16(probe)
+    StreamDecoder().feed(probe + probe)
+    _warm = True
+
+
 def stuff(body: bytes) -> bytes:
     """Insert an ``FD`` after every ``FF FF FD`` in ``body`` (INST..params, no CRC)."""
     if b"\xff\xff\xfd" not in body:

@@ -239,6 +239,7 @@ class VirtualBus:
         """Open the pty pair (raw, no echo) and return the slave device path."""
         if self.device is not None:
             return self.device
+        pr.warm_up()
         self._master, self._slave = os.openpty()
         tty.setraw(self._slave)  # no echo / line discipline: bytes pass unchanged
         os.set_blocking(self._master, False)
