@@ -27,7 +27,7 @@ from servo_ff.identification.alpha_fit import command_reaction_lag, feedforward_
 from servo_ff.identification.ilc import run_ilc, windowed_error  # noqa: E402
 from servo_ff.identification.pendulum import output_torque, simulated_servo  # noqa: E402
 from servo_ff.identification.plots import plot_alpha_residuals, plot_ilc, plot_model_mae  # noqa: E402
-from servo_ff.identification.simulation_fit import evaluate, fit_model, identify_models, split_logs  # noqa: E402
+from servo_ff.identification.simulation_fit import evaluate, identify_models, split_logs  # noqa: E402
 from servo_ff.identification.synthetic import bench_grid, simulate_logs  # noqa: E402
 from servo_ff.models.presets import preset  # noqa: E402
 from servo_ff.models.schwarz_behnke import alpha_hat_from_actuator, goal_position_from_torque  # noqa: E402
@@ -116,16 +116,17 @@ def identification_part(n_logs: int, duration: float, max_evals: int, engine: st
     logs = simulate_logs(truth4, grid, duration=duration, noise=0.001, counts_per_rev=4096, seed=1)
     train, val = split_logs(logs, 0.25, seed=0)
     evaluate(truth4, logs[:2])  # compile once outside the timing
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = identify_models(logs, max_evals=max_evals, progress=False, seed=0, engine=engine)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"data: MX-64 M4 preset + 1 mrad noise + 4096-count quantisation; truth validation MAE "
           f"{evaluate(truth4, val) * 1e3:.3f} mrad")
     print("| model | train MAE [mrad] | validation MAE [mrad] | evaluations | seconds |")
     print("|---|---|---|---|---|")
     for m, r in res.items():
         print(f"| {m.upper()} | {r.train_mae * 1e3:.3f} | {r.validation_mae * 1e3:.3f} | {r.evaluations} | {r.seconds:.1f} |")
-    print(f"all six models: {wall:.1f} s wall (target ≤ 60 s; bam: < 5 min per model)")
+    print(f"all six models: {wall:.1f} s wall, {cpu:.1f} CPU-s over all threads, load average now "
+          f"{os.getloadavg()[0]:.1f} (target ≤ 60 s; bam: < 5 min and ≈ 4000 evals per model)")
     ratio = res["m1"].validation_mae / res["m4"].validation_mae
     print(f"M1 / M4 validation MAE ratio: {ratio:.2f} (M1 worse than M4: {ratio > 1})")
     plot_model_mae(res, IMG / "ident_validation_mae.png", title="Validation MAE per model (MX-64 M4 synthetic logs)")
@@ -136,10 +137,10 @@ def identification_part(n_logs: int, duration: float, max_evals: int, engine: st
     worst = 0.0
     truth6 = preset("mx106", "m6").with_(friction_base=0.05)  # the published M6 has friction_base ≈ 1e-5
     logs6 = simulate_logs(truth6, grid, duration=duration, noise=0.001, counts_per_rev=4096, seed=2)
-    r6 = fit_model(split_logs(logs6, 0.25, 0)[0], "m6", "mx106", max_evals=max_evals, progress=False, seed=0,
-                   engine=engine)
-    print(f"(M6 fit: {r6.evaluations} evals, {r6.seconds:.1f} s, train MAE {r6.train_mae * 1e3:.3f} mrad, truth "
-          f"{evaluate(truth6, split_logs(logs6, 0.25, 0)[0]) * 1e3:.3f} mrad)")
+    chain = identify_models(logs6, ("m1", "m4", "m6"), max_evals=max_evals, progress=False, seed=0, engine=engine)
+    r6 = chain["m6"]  # warm-started M1 → M4 → M6, as identify does
+    print(f"(M6 data, chain M1→M4→M6: M6 {r6.evaluations} evals, {r6.seconds:.1f} s, train MAE "
+          f"{r6.train_mae * 1e3:.3f} mrad vs truth {evaluate(truth6, split_logs(logs6, 0.25, 0)[0]) * 1e3:.3f} mrad)")
     for name, truth, got in (("MX-64 M4", truth4, res["m4"].params), ("MX-106 M6 (base 0.05)", truth6, r6.params)):
         cells = []
         for key in ("kt", "R", "friction_viscous", "friction_base", "armature"):

@@ -167,6 +167,7 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
               validation: Sequence[ServoLog] = (), max_evals: int = 4000, population: int | None = None,
               sigma: float | None = None, seed: int = 0, x0: Mapping[str, float] | None = None,
               reference: ActuatorParams | None = None, patience: int = 40, tol: float = 1e-4,
+              min_generations: int = 150,
               progress: bool = True, fixed: Mapping[str, float] | None = None, engine: str = "rollout"
               ) -> FitResult:
     """Fit ``model`` (+ kt, R, armature) to ``train`` logs by CMA-ES on the simulation MAE.
@@ -174,8 +175,8 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     ``x0``: starting values for any searched key (others start mid-box, or at 0 for a warm start, whose
     ``sigma`` defaults to 0.1 instead of 0.25 of the normalised box); ``fixed``: keys held constant.
     Stops after ``max_evals`` candidate evaluations, when CMA-ES reports convergence, or when the best MAE
-    improved by less than ``tol`` (relative) over ``patience`` generations. ``engine``: see
-    :func:`population_mae` (both evaluate the whole population × all logs in one call).
+    improved by less than ``tol`` (relative) over ``patience`` generations (after ``min_generations``).
+    ``engine``: see :func:`population_mae` (both evaluate the whole population × all logs in one call).
     """
     from cmaes import CMA
     from tqdm.auto import tqdm
@@ -232,7 +233,7 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
             bar.set_postfix(best_mae=f"{best_f:.5f}")
             if opt.should_stop():
                 break
-            if gens > max(patience, 60) and history[-patience - 1] - best_f <= tol * best_f:
+            if gens > max(patience, min_generations) and history[-patience - 1] - best_f <= tol * best_f:
                 break
     finally:
         bar.close()
