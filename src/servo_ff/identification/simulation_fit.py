@@ -167,7 +167,7 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
               validation: Sequence[ServoLog] = (), max_evals: int = 4000, population: int | None = None,
               sigma: float | None = None, seed: int = 0, x0: Mapping[str, float] | None = None,
               reference: ActuatorParams | None = None, patience: int = 40, tol: float = 1e-4,
-              min_generations: int = 150,
+              min_generations: int = 100,
               progress: bool = True, fixed: Mapping[str, float] | None = None, engine: str = "rollout"
               ) -> FitResult:
     """Fit ``model`` (+ kt, R, armature) to ``train`` logs by CMA-ES on the simulation MAE.
