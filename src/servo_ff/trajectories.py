@@ -26,9 +26,16 @@ class Trajectory(NamedTuple):
 
 def time_grid(duration: float, dt: float) -> np.ndarray:
     """t = 0, dt, …, < duration [s]."""
-    if not (np.isfinite(duration) and np.isfinite(dt)) or duration <= 0 or dt <= 0:
-        raise ValueError(f"duration and dt must be positive and finite, got duration={duration}, dt={dt}")
+    if not (np.isfinite(duration) and np.isfinite(dt)) or duration <= 0 or dt <= 0 or dt > duration / 2:
+        raise ValueError(f"duration and dt must be positive and finite with dt <= duration/2, got "
+                         f"duration={duration}, dt={dt}")
     return np.arange(int(round(duration / dt))) * dt
+
+
+def _positive(**values: float) -> None:
+    for k, v in values.items():
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{k} must be positive and finite, got {v}")
 
 
 def _traj(t, q, dq, ddq, name, enable=None) -> Trajectory:
@@ -45,6 +52,25 @@ def minimum_jerk(t: np.ndarray, t0: float, t1: float, q0: float, q1: float) -> t
     q = q0 + d * (10 * s**3 - 15 * s**4 + 6 * s**5)
     dq = np.where(inside, d * (30 * s**2 - 60 * s**3 + 30 * s**4) / T, 0.0)
     ddq = np.where(inside, d * (60 * s - 180 * s**2 + 120 * s**3) / T**2, 0.0)
+    return q, dq, ddq
+
+
+def linear_move(t: np.ndarray, t0: float, t1: float, q0: float, q1: float,
+                blend: float) -> tuple[np.ndarray, ...]:
+    """q0 → q1 on [t0, t1] at constant velocity, with constant-acceleration blends of ``blend`` seconds at both
+    ends (a trapezoidal velocity profile); returns (q, q̇, q̈)."""
+    T = t1 - t0
+    if not 0 < 2 * blend <= T:
+        raise ValueError(f"linear_move: need 0 < 2·blend <= duration, got blend={blend}, duration={T}")
+    v = (q1 - q0) / (T - blend)
+    a = v / blend
+    tau = np.clip(t - t0, 0.0, T)
+    rise = np.minimum(tau, blend)
+    fall = np.clip(tau - (T - blend), 0.0, blend)
+    q = q0 + 0.5 * a * rise**2 + v * np.clip(tau - blend, 0.0, T - 2 * blend) + (v * fall - 0.5 * a * fall**2)
+    inside = (t > t0) & (t < t1)
+    dq = np.where(inside, a * rise - a * fall, 0.0)
+    ddq = np.where(inside, np.where(tau < blend, a, np.where(tau > T - blend, -a, 0.0)), 0.0)
     return q, dq, ddq
 
 
@@ -66,6 +92,7 @@ def _waypoints(t: np.ndarray, points: list[tuple[float, float]]) -> tuple[np.nda
 def accelerated_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.0,
                              f0: float = 0.3, f1: float = 2.0, offset: float = 0.0) -> Trajectory:
     """004 §V-A.1: constant amplitude, frequency rising linearly f0 → f1 [Hz] (a chirp)."""
+    _positive(amplitude=amplitude, f0=f0, f1=f1)
     t = time_grid(duration, dt)
     k = (f1 - f0) / duration
     phase = 2 * np.pi * (f0 * t + 0.5 * k * t**2)
@@ -80,6 +107,7 @@ def accelerated_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude
 def sub_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.0, f_slow: float = 0.25,
                      sub_amplitude: float = 0.15, f_fast: float = 2.5, offset: float = 0.0) -> Trajectory:
     """004 §V-A.2: a large slow oscillation plus a small fast one."""
+    _positive(amplitude=amplitude, f_slow=f_slow, sub_amplitude=sub_amplitude, f_fast=f_fast)
     t = time_grid(duration, dt)
     ws, wf = 2 * np.pi * f_slow, 2 * np.pi * f_fast
     q = offset + amplitude * np.sin(ws * t) + sub_amplitude * np.sin(wf * t)
@@ -90,6 +118,9 @@ def sub_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude: float 
 
 def raise_and_lower(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.5) -> Trajectory:
     """004 §V-A.3: raise the mass in 1 s, hold 0.5 s, lower it slowly to rest (static plateaus until backdriven)."""
+    _positive(amplitude=amplitude)
+    if duration <= 2.5:
+        raise ValueError(f"raise_and_lower needs duration > 2.5 s (1 s raise, 0.5 s hold, slow lowering), got {duration}")
     t = time_grid(duration, dt)
     q, dq, ddq = _waypoints(t, [(0.0, 0.0), (1.0, amplitude), (1.5, amplitude), (duration - 0.5, 0.0)])
     return _traj(t, q, dq, ddq, "raise_and_lower")
@@ -98,6 +129,9 @@ def raise_and_lower(duration: float = 6.0, dt: float = 0.005, amplitude: float =
 def lift_and_drop(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.5,
                   release_time: float = 2.5) -> Trajectory:
     """004 §V-A.4: lift the mass, hold, then release the H-bridge (torque_enable = 0) and let it fall."""
+    _positive(amplitude=amplitude)
+    if not 1.0 < release_time < duration:
+        raise ValueError(f"release_time must lie after the 1 s lift and before the end, got {release_time}")
     t = time_grid(duration, dt)
     q, dq, ddq = _waypoints(t, [(0.0, 0.0), (1.0, amplitude), (release_time, amplitude)])
     enable = t < release_time
@@ -106,9 +140,10 @@ def lift_and_drop(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1
 
 def schwarz_behnke_reference(dt: float = 0.005, offset: float = 0.0) -> Trajectory:
     """A 002-style reference (§5.1, Fig. 2), 10 s at rest-to-rest: walking-like oscillations (0–5 s:
-    a(1 − cos ωt) with a = 0.25 rad, 1 Hz), a fast one (5–7 s: a = 0.3 rad, 2 Hz), then two kicks (minimum-jerk
-    wind-up to +0.2 rad, swing to −0.5 rad in 0.2 s, return in 0.3 s) — static, slow and fast motion in both
-    directions. Position and velocity are continuous (whole periods start and end at rest)."""
+    a(1 − cos ωt) with a = 0.25 rad, 1 Hz), a fast one (5–7 s: a = 0.3 rad, 2 Hz), a kick (minimum-jerk
+    wind-up to +0.2 rad, swing to −0.5 rad in 0.2 s, return in 0.3 s), then linear segments (0 → 0.4 rad and
+    back, at constant velocity with 0.1 s blends, 8.1–9.8 s) — static, slow, fast and constant-velocity
+    motion in both directions. Position and velocity are continuous."""
     t = time_grid(10.0, dt)
     q = np.full_like(t, offset)
     dq = np.zeros_like(t)
@@ -121,10 +156,13 @@ def schwarz_behnke_reference(dt: float = 0.005, offset: float = 0.0) -> Trajecto
         q += np.where(inside, amp * (1 - np.cos(w * tau)), 0.0)
         dq += np.where(inside, amp * w * np.sin(w * tau), 0.0)
         ddq += np.where(inside, amp * w**2 * np.cos(w * tau), 0.0)
-    kick = _waypoints(t, [(7.0, 0.0), (7.5, 0.2), (7.7, -0.5), (8.0, 0.0), (8.6, 0.2), (8.8, -0.5), (9.1, 0.0)])
-    q += kick[0]
-    dq += kick[1]
-    ddq += kick[2]
+    kick = _waypoints(t, [(7.0, 0.0), (7.5, 0.2), (7.7, -0.5), (8.0, 0.0)])
+    ramp_out = linear_move(t, 8.1, 8.9, 0.0, 0.4, 0.1)  # linear segments (constant velocity 0.57 rad/s)
+    ramp_back = linear_move(t, 9.0, 9.8, 0.0, -0.4, 0.1)
+    for part in (kick, ramp_out, ramp_back):
+        q += part[0]
+        dq += part[1]
+        ddq += part[2]
     return _traj(t, q, dq, ddq, "schwarz_behnke_reference")
 
 

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError, KeyError) as e:  # user errors: one clear line, no traceback
+    except (ValueError, KeyError, OSError) as e:  # user errors: one clear line, no traceback
         print(f"servo-ff {args.command}: error: {e}", file=sys.stderr)
         return 2
 

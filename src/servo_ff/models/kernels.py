@@ -1,14 +1,20 @@
 """Fused batched kernels: Algorithm 1 (seed 004) over (batch, joints) arrays, compiled with numba.
 
-The loop body is :func:`servo_ff.models.scalar.step_1` compiled in place, so the fused kernel and the
-scalar reference share one formula. ``prange`` spreads the batch over the cores. If numba is missing,
-:data:`HAVE_NUMBA` is False and :mod:`.stepper` falls back to numpy.
+* ``step_batch``: one step; its body is :func:`servo_ff.models.scalar.step_1` compiled in place, so the
+  kernel and the scalar reference share one formula;
+* ``rollout_simd``: whole goal sequences, structure-of-arrays, with a vectorised pass for sin/exp/log
+  (:mod:`.fastmath`) — the throughput path (identification, batched simulation).
+
+``prange`` spreads the batch over the cores. If numba is missing, :data:`HAVE_NUMBA` is False and
+:mod:`.stepper` falls back to numpy.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import scalar
+from .params import (P_ALPHA, P_ARM, P_EGAIN, P_IMAX, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS,
+                     P_KP, P_KT, P_KV, P_LAW, P_MAXPWM, P_R, P_VIN, P_VS)
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
     import numba
@@ -19,10 +25,14 @@ except ImportError:  # pragma: no cover
     HAVE_NUMBA = False
 
 
+#: Contract-only fast-math flags: allow FMA contraction and reciprocal math, but keep IEEE NaN/inf semantics.
+FASTMATH = {"contract", "arcp", "afn"}
+
+
 def _build():
     step1 = scalar.step_1
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
+    @numba.njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH, error_model="numpy")
     def step_batch(theta, dtheta, goal, dt, p, gravity, tau_ext, inertia, enable,
                    o_theta, o_dtheta, o_tau_m, o_tau_f, o_volts):
         nb, nj = theta.shape
@@ -32,31 +42,83 @@ def _build():
                           inertia[b, j], enable[b, j])
                 o_theta[b, j], o_dtheta[b, j], o_tau_m[b, j], o_tau_f[b, j], o_volts[b, j] = r
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
-    def rollout_batch(theta0, dtheta0, goal, dt, p, gravity, tau_ext, inertia, enable,
-                      o_theta, o_dtheta, o_tau_m, o_tau_f, o_volts):
-        nt = goal.shape[0]
-        nb, nj = theta0.shape
-        for b in numba.prange(nb):
-            for j in range(nj):
-                pj = p[b, j]
-                th, dth = theta0[b, j], dtheta0[b, j]
-                g, inr = gravity[b, j], inertia[b, j]
-                for t in range(nt):
-                    o_theta[t, b, j] = th
-                    o_dtheta[t, b, j] = dth
-                    th, dth, tm, tf, u = step1(pj, th, dth, goal[t, b, j], dt, g, tau_ext[t, b, j], inr,
-                                               enable[t, b, j])
-                    o_tau_m[t, b, j] = tm
-                    o_tau_f[t, b, j] = tf
-                    o_volts[t, b, j] = u
+    from .fastmath import exp_, log_, sin_
 
-    return step_batch, rollout_batch
+    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+    def _transcendentals(th, dth, v_s, alpha, sin_th, weight):
+        """sin θ and the Stribeck weight exp(−|θ̇/v_s|^α) of a chunk: few arrays and no branches, so LLVM
+        vectorises this loop (it is most of the arithmetic of a step)."""
+        for i in range(th.shape[0]):
+            sin_th[i] = sin_(th[i])
+            x = abs(dth[i] / v_s[i])
+            w = exp_(-exp_(alpha[i] * log_(max(x, 1e-300))))
+            weight[i] = 1.0 if x == 0.0 else w
+
+    @numba.njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH, error_model="numpy")
+    def rollout_simd(th_io, dth_io, goal, dt, P, gravity, tau_ext, ext_step, inertia, enable, en_step,
+                     o_theta, o_dtheta, o_tau_m, o_tau_f, o_volts, chunk):
+        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N): per chunk and step, a
+        vectorised pass for the transcendental functions, then the rest; same formulas and operation order
+        as scalar.step_1. ``th_io``/``dth_io`` hold the initial state and receive the final one."""
+        nt, n = goal.shape
+        full = o_tau_m.shape[0] == nt
+        for c in numba.prange((n + chunk - 1) // chunk):
+            lo = c * chunk
+            hi = min(n, lo + chunk)
+            th = th_io[lo:hi]
+            dth = dth_io[lo:hi]
+            sin_th = np.empty(hi - lo)
+            weight = np.empty(hi - lo)
+            v_s = P[P_VS, lo:hi]
+            alpha = P[P_ALPHA, lo:hi]
+            for t in range(nt):
+                _transcendentals(th, dth, v_s, alpha, sin_th, weight)
+                te_row = t * ext_step
+                en_row = t * en_step
+                for e in range(hi - lo):
+                    i = lo + e
+                    kt = P[P_KT, i]
+                    r = P[P_R, i]
+                    command = P[P_KP, i] * P[P_EGAIN, i] * (goal[t, i] - th[e])
+                    maxpwm = P[P_MAXPWM, i]
+                    volts_v = P[P_VIN, i] * min(max(command, -maxpwm), maxpwm)
+                    tau_v = kt / r * volts_v - kt * kt / r * dth[e]
+                    u_max = P[P_VIN, i] * maxpwm
+                    i_hi = min((u_max - kt * dth[e]) / r, P[P_IMAX, i])
+                    i_lo = max((-u_max - kt * dth[e]) / r, -P[P_IMAX, i])
+                    current = min(max(command, i_lo), i_hi)
+                    is_voltage = P[P_LAW, i] == 0.0
+                    en = enable[en_row, i]
+                    tm = (tau_v if is_voltage else kt * current) * en
+                    volts = (volts_v if is_voltage else r * current + kt * dth[e]) * en
+                    te = tau_ext[te_row, i] - gravity[i] * sin_th[e]
+                    j = inertia[i] + P[P_ARM, i]
+                    am = abs(tm)
+                    ae = abs(te)
+                    q = P[P_KEQ, i] * te * te if am > ae else (P[P_KMQ, i] * tm * tm if am < ae else 0.0)
+                    s_m = 1.0 if tm > 0.0 else (-1.0 if tm < 0.0 else 0.0)
+                    s_e = 1.0 if te > 0.0 else (-1.0 if te < 0.0 else 0.0)
+                    q = q if s_m != s_e else 0.0
+                    budget = P[P_KC, i] + P[P_KV, i] * abs(dth[e]) + abs(P[P_KM, i] * tm - P[P_KE, i] * te)
+                    budget += weight[e] * (P[P_KCS, i] + abs(P[P_KMS, i] * tm - P[P_KES, i] * te) + q)
+                    stop = -(j / dt * dth[e] + tm + te)
+                    tf = min(max(stop, -budget), budget)
+                    acc = (tm + te + tf) / j
+                    o_theta[t, i] = th[e]
+                    if full:
+                        o_dtheta[t, i] = dth[e]
+                        o_tau_m[t, i] = tm
+                        o_tau_f[t, i] = tf
+                        o_volts[t, i] = volts
+                    th[e] = th[e] + dth[e] * dt + 0.5 * acc * dt * dt
+                    dth[e] = dth[e] + acc * dt
+
+    return step_batch, rollout_simd
 
 
 if HAVE_NUMBA:
-    step_batch, rollout_batch = _build()
+    step_batch, rollout_simd = _build()
 else:  # pragma: no cover
-    step_batch = rollout_batch = None
+    step_batch = rollout_simd = None
 
-__all__ = ["HAVE_NUMBA", "step_batch", "rollout_batch", "np"]
+__all__ = ["HAVE_NUMBA", "step_batch", "rollout_simd"]

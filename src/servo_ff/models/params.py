@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -66,6 +67,8 @@ class ParameterError(ValueError):
 
 
 def _check_finite_nonneg(key: str, value: Any) -> float:
+    if isinstance(value, (bool, str)) or value is None:
+        raise ParameterError(f"{key} must be a number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -138,7 +141,7 @@ class ActuatorParams:
         if self.model not in MODEL_NAMES:
             raise ParameterError(f"unknown friction model {self.model!r}; valid models: {', '.join(MODEL_NAMES)}")
         for key in MOTOR_KEYS:
-            _check_finite_nonneg(key, getattr(self, key))
+            object.__setattr__(self, key, _check_finite_nonneg(key, getattr(self, key)))
         if self.kt <= 0 or self.R <= 0:
             raise ParameterError(f"kt and R must be > 0, got kt={self.kt}, R={self.R}")
         needed = MODEL_FRICTION_KEYS[self.model]
@@ -153,10 +156,7 @@ class ActuatorParams:
             raise ParameterError("dtheta_stribeck must be > 0 (Stribeck velocity, rad/s)")
         if "alpha" in clean and clean["alpha"] <= 0:
             raise ParameterError("alpha must be > 0 (Stribeck exponent)")
-        object.__setattr__(self, "friction", dict(clean))
-        object.__setattr__(self, "kt", float(self.kt))
-        object.__setattr__(self, "R", float(self.R))
-        object.__setattr__(self, "armature", float(self.armature))
+        object.__setattr__(self, "friction", types.MappingProxyType(clean))  # read-only view: immutable
 
     def __hash__(self) -> int:  # friction is a dict, make the frozen object hashable anyway
         return hash((self.actuator, self.model, self.kt, self.R, self.armature,
@@ -199,12 +199,17 @@ class ActuatorParams:
         return p
 
     # -------------------------------------------------------------- bam JSON
-    def to_bam_dict(self) -> dict[str, Any]:
-        """bam's flat JSON form (keys kt, R, armature, friction keys, model, actuator)."""
+    def to_bam_dict(self, with_firmware: bool = True) -> dict[str, Any]:
+        """bam's flat JSON form (keys kt, R, armature, friction keys, model, actuator), plus a ``firmware``
+        object (bam ignores it) so that a changed kp or supply survives a save/load."""
         d: dict[str, Any] = {"kt": self.kt, "R": self.R, "armature": self.armature}
         d.update(self.friction)
         d["model"] = self.model
         d["actuator"] = self.actuator
+        if with_firmware:
+            d["firmware"] = dataclasses.asdict(self.firmware)
+            if not math.isfinite(self.firmware.current_limit):
+                d["firmware"]["current_limit"] = None
         return d
 
     @classmethod
@@ -220,7 +225,20 @@ class ActuatorParams:
         if model not in MODEL_NAMES:
             raise ParameterError(f"{source}: unknown model {model!r}; valid models: {', '.join(MODEL_NAMES)}")
         actuator = str(data["actuator"])
-        fw = firmware or FIRMWARE_LAWS.get(actuator, FirmwareLaw())
+        if firmware is None and isinstance(data.get("firmware"), Mapping):
+            fw_data = dict(data["firmware"])
+            if fw_data.get("current_limit") is None:
+                fw_data["current_limit"] = math.inf
+            try:
+                firmware = FirmwareLaw(**fw_data)
+            except TypeError as e:
+                raise ParameterError(f"{source}: bad 'firmware' object ({e})") from None
+            except ParameterError as e:
+                raise ParameterError(f"{source}: firmware: {e}") from None
+        if firmware is None and actuator not in FIRMWARE_LAWS:
+            raise ParameterError(f"{source}: actuator {actuator!r} has no known firmware law; known: "
+                                 f"{', '.join(FIRMWARE_LAWS)} (or give a 'firmware' object)")
+        fw = firmware or FIRMWARE_LAWS[actuator]
         friction = {}
         for k in MODEL_FRICTION_KEYS[model]:
             if k not in data:
@@ -237,10 +255,7 @@ class ActuatorParams:
 
     @classmethod
     def load_json(cls, path: str | Path, *, firmware: FirmwareLaw | None = None) -> "ActuatorParams":
-        try:
-            data = json.loads(Path(path).read_text())
-        except json.JSONDecodeError as e:
-            raise ParameterError(f"{path}: malformed JSON ({e})") from None
+        data = _parse_json(path)
         return cls.from_bam_dict(data, firmware=firmware, source=str(path))
 
     # -------------------------------------------------------------- ROS parameters / YAML
@@ -294,16 +309,32 @@ class ActuatorParams:
         import yaml
 
         try:
-            doc = yaml.safe_load(Path(path).read_text())
+            doc = yaml.safe_load(_read_text(path))
         except yaml.YAMLError as e:
             raise ParameterError(f"{path}: malformed YAML ({e})") from None
         if not isinstance(doc, dict) or not doc:
             raise ParameterError(f"{path}: expected '<node>: ros__parameters: ...'")
         node = next(iter(doc.values()))
-        if not isinstance(node, dict) or "ros__parameters" not in node:
-            raise ParameterError(f"{path}: missing key 'ros__parameters'")
+        if not isinstance(node, dict) or not isinstance(node.get("ros__parameters"), dict):
+            raise ParameterError(f"{path}: missing key 'ros__parameters' (a mapping)")
         flat = _flatten(node["ros__parameters"])
         return cls.from_ros_parameters(flat, source=str(path))
+
+
+def _read_text(path: str | Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ParameterError(f"{path}: not a UTF-8 text file") from None
+    except IsADirectoryError:
+        raise ParameterError(f"{path}: is a directory, expected a parameter file") from None
+
+
+def _parse_json(path: str | Path) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as e:
+        raise ParameterError(f"{path}: malformed JSON ({e})") from None
 
 
 def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

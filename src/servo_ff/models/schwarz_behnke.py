@@ -22,6 +22,8 @@ DEFAULT_DELTA = 1.0
 def stribeck_beta(dq: np.ndarray, dq_s: float | np.ndarray = DEFAULT_DQ_S,
                   delta: float | np.ndarray = DEFAULT_DELTA) -> np.ndarray:
     """β = exp(−|q̇/q̇_s|^δ) (Eq. 9): 1 at rest (static friction), → 0 when moving (Coulomb)."""
+    if not (np.all(np.asarray(dq_s) > 0) and np.all(np.asarray(delta) > 0)):
+        raise ValueError(f"stribeck_beta: dq_s and delta must be > 0, got dq_s={dq_s}, delta={delta}")
     return np.exp(-np.abs(np.asarray(dq, dtype=float) / dq_s) ** delta)
 
 
@@ -56,6 +58,9 @@ def goal_position_from_torque(q: np.ndarray, tau: np.ndarray, dq: np.ndarray, dd
                               delta: float | np.ndarray = DEFAULT_DELTA) -> np.ndarray:
     """Feed-forward goal position q_d [rad] for a P-controlled servo (Eq. 19).
 
+    The friction terms carry sgn(q̇) as in Eq. 13; the printed Eq. 18–19 drop it, which would apply
+    Coulomb compensation against the motion half of the time.
+
     ``q`` is the desired position, ``tau`` the torque the desired motion needs, ``dq``/``ddq`` from the
     desired trajectory. Raises ``ValueError`` naming the argument on non-finite input or k_P·U_bat ≤ 0.
     """
@@ -76,8 +81,14 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
     From τ_m = kt/R·U − kt²/R·q̇ (004 Eq. 13) and τ_m = τ_o + friction: U = R/kt·τ_o + (kt + R/kt·K_v)·q̇
     + R/kt·K_c·sgn(q̇)(1−β) + R/kt·(K_c + K_c^s)·sgn(q̇)β; the firmware maps U = U_bat·error_gain·k_P·(q_d − q),
     so k_ctrl = error_gain and α̂ = α / error_gain (Eq. 16–19). Load-dependent friction (M3–M6) has no term in
-    the 002 model and is left out; the armature gives α4 = R/kt·J_m.
+    the 002 model and is left out (a warning says so); the armature gives α4 = R/kt·J_m. Use these α̂ with
+    the Stribeck shape of the same parameter set, :func:`stribeck_shape_from_actuator`.
     """
+    if params.model in ("m3", "m4", "m5", "m6"):
+        import warnings
+
+        warnings.warn(f"alpha_hat_from_actuator: model {params.model}'s load-dependent friction has no term in "
+                      "seed 002's model and is left out", stacklevel=2)
     f = params.friction
     r_kt = params.R / params.kt
     kc = f["friction_base"]
@@ -86,3 +97,10 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
     if with_inertia:
         alpha.append(r_kt * params.armature)
     return np.asarray(alpha) / params.firmware.error_gain
+
+
+def stribeck_shape_from_actuator(params: ActuatorParams) -> tuple[float, float]:
+    """(q̇_s, δ) of Eq. 9 matching a seed-004 parameter set: its ``dtheta_stribeck`` and ``alpha`` (M2, M4–M6),
+    or seed 002's defaults for models without a Stribeck term."""
+    f = params.friction
+    return float(f.get("dtheta_stribeck", DEFAULT_DQ_S)), float(f.get("alpha", DEFAULT_DELTA))

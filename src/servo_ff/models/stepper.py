@@ -18,7 +18,7 @@ import numpy as np
 from . import kernels
 from .friction import applied_friction, friction_budget, stopping_torque
 from .motor import firmware_torque
-from .params import N_PACKED, P_ARM, ActuatorParams, pack
+from .params import N_PACKED, P_ALPHA, P_ARM, P_IMAX, P_KT, P_LAW, P_R, P_VS, ActuatorParams, pack
 
 GRAVITY = 9.80665  # m/s²
 Backend = Literal["auto", "numba", "numpy"]
@@ -71,8 +71,12 @@ def _finite(name: str, x, shape=None) -> np.ndarray:
     return a
 
 
-def _as_2d_shape(*arrays) -> tuple[tuple[int, ...], tuple[int, int]]:
-    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+def _as_2d_shape(**arrays) -> tuple[tuple[int, ...], tuple[int, int]]:
+    try:
+        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"shapes do not broadcast together: {shapes}") from None
     if len(shape) > 2:
         raise ValueError(f"state arrays must be shaped (batch, joints), (joints,) or scalar; got {shape}")
     two = (1,) * (2 - len(shape)) + tuple(shape)
@@ -84,9 +88,12 @@ def _load_arrays(load, shape, shape2, n_steps: int | None):
     if load is None:
         load = ExternalLoad(inertia=0.0)
     if isinstance(load, PendulumLoad):
+        if (np.asarray(load.length) < 0).any() or (np.asarray(load.mass) < 0).any() \
+                or (np.asarray(load.arm_mass) < 0).any():
+            raise ValueError("PendulumLoad: mass, arm_mass and length must be >= 0")
         grav = _finite("load.gravity", load.gravity_torque_amplitude(), shape2)
         inertia = _finite("load.inertia", load.inertia(), shape2)
-        tau_ext = np.zeros(shape2 if n_steps is None else (n_steps, *shape2))
+        tau_ext = np.broadcast_to(0.0, shape2 if n_steps is None else (n_steps, *shape2))
     elif isinstance(load, ExternalLoad):
         grav = np.zeros(shape2)
         inertia = _finite("load.inertia", load.inertia, shape2)
@@ -101,12 +108,28 @@ def _load_arrays(load, shape, shape2, n_steps: int | None):
     return grav, tau_ext, inertia
 
 
+def _check_enable(en: np.ndarray) -> np.ndarray:
+    if ((en < 0) | (en > 1)).any():
+        raise ValueError("enable must be in [0, 1] (1 powered, 0 H-bridge released)")
+    return en
+
+
+def _check_inertia(p: np.ndarray, inertia: np.ndarray) -> None:
+    if not (inertia + p[..., P_ARM] > 0).all():
+        raise ValueError("load.inertia + armature must be > 0 for every joint (a massless joint has no dynamics)")
+
+
 def _packed(params, shape2) -> np.ndarray:
     p = pack(params)
     if p.shape[-1] != N_PACKED:
         raise ValueError(f"params: expected packed length {N_PACKED}, got {p.shape}")
-    if not np.isfinite(np.where(np.isinf(p), 0.0, p)).all():  # inf allowed only as "no current limit"
-        raise ValueError("params contains NaN")
+    finite = np.delete(p, P_IMAX, axis=-1) if p.ndim else p
+    if not np.isfinite(finite).all() or np.isnan(p[..., P_IMAX]).any():  # inf allowed only as "no current limit"
+        raise ValueError("params contains non-finite values")
+    if (p < 0).any() or not (p[..., [P_KT, P_R, P_VS, P_ALPHA]] > 0).all():
+        raise ValueError("params: packed coefficients must be >= 0 and kt, R, dtheta_stribeck, alpha > 0")
+    if not np.isin(p[..., P_LAW], (0.0, 1.0)).all():
+        raise ValueError("params: the control-law slot must be 0 (voltage) or 1 (current)")
     try:
         return np.broadcast_to(p, (*shape2, N_PACKED))
     except ValueError:
@@ -149,14 +172,15 @@ def step(params, theta, dtheta, goal, dt: float, load: PendulumLoad | ExternalLo
     Shapes: ``theta``, ``dtheta``, ``goal`` broadcast to (batch, joints), (joints,) or (); outputs have that
     shape. Non-finite input raises ``ValueError`` naming the argument.
     """
-    shape, shape2 = _as_2d_shape(theta, dtheta, goal)
+    shape, shape2 = _as_2d_shape(theta=theta, dtheta=dtheta, goal=goal)
     th = _finite("theta", theta, shape).reshape(shape2)
     dth = _finite("dtheta", dtheta, shape).reshape(shape2)
     gl = _finite("goal", goal, shape).reshape(shape2)
-    en = _finite("enable", enable, shape2)
+    en = _check_enable(_finite("enable", enable, shape2))
     dt = _check_dt(dt)
     p = _packed(params, shape2)
     grav, tau_ext, inertia = _load_arrays(load, shape, shape2, None)
+    _check_inertia(p, inertia)
     if _pick(backend) == "numpy":
         res = step_numpy(p, th, dth, gl, dt, grav, tau_ext, inertia, en)
     else:
@@ -166,19 +190,45 @@ def step(params, theta, dtheta, goal, dt: float, load: PendulumLoad | ExternalLo
     return StepResult(*(np.asarray(a).reshape(shape) for a in res))
 
 
+SIMD_CHUNK = 1024  # elements per vectorised block (fits L1/L2 with its scratch arrays)
+
+
+def _time_rows(a: np.ndarray, n: int) -> tuple[np.ndarray, int]:
+    """(T, B, J) array → ((T or 1), N) C-contiguous rows and the row step (0 if constant in time)."""
+    if a.strides[0] == 0:
+        return np.ascontiguousarray(a[:1].reshape(1, n)), 0
+    return np.ascontiguousarray(a.reshape(a.shape[0], n)), 1
+
+
+def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
+    n_steps, nb, nj = gl.shape
+    n = nb * nj
+    soa = np.ascontiguousarray(np.moveaxis(p, -1, 0).reshape(N_PACKED, n))
+    ext, ext_step = _time_rows(tau_ext, n)
+    ena, en_step = _time_rows(en, n)
+    th_io = np.array(th, dtype=np.float64).reshape(n)
+    dth_io = np.array(dth, dtype=np.float64).reshape(n)
+    flat = [o.reshape(o.shape[0], n) if o.size else np.empty((0, 0)) for o in out]
+    kernels.rollout_simd(th_io, dth_io, np.ascontiguousarray(gl.reshape(n_steps, n)), dt, soa,
+                         np.ascontiguousarray(grav.reshape(n)), ext, ext_step,
+                         np.ascontiguousarray(inertia.reshape(n)), ena, en_step, *flat, SIMD_CHUNK)
+
+
 def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | ExternalLoad | None = None,
-            enable=1.0, backend: Backend = "auto") -> StepResult:
+            enable=1.0, backend: Backend = "auto", positions_only: bool = False) -> StepResult:
     """Run Algorithm 1 over a goal sequence ``goals`` shaped (T, batch, joints) / (T, joints) / (T,).
 
     Returns arrays shaped like ``goals``: ``theta[k]``, ``dtheta[k]`` are the state *before* goal k is applied
     (bam's log convention: recorded position k vs goal k), ``tau_m[k]``, ``tau_f[k]``, ``volts[k]`` the
     torques/voltage during step k. ``enable`` broadcasts to (T, batch, joints); 0 releases the H-bridge.
+    ``positions_only=True`` records θ only (the other fields are empty arrays): what identification needs,
+    with a fifth of the memory traffic.
     """
     g = np.asarray(goals, dtype=np.float64)
-    if g.ndim < 1:
-        raise ValueError("goals must have a leading time axis (T, ...)")
+    if g.ndim < 1 or g.shape[0] == 0:
+        raise ValueError(f"goals must have a leading time axis with at least one step, got shape {g.shape}")
     n_steps = g.shape[0]
-    shape, shape2 = _as_2d_shape(theta0, dtheta0, g[0])
+    shape, shape2 = _as_2d_shape(theta0=theta0, dtheta0=dtheta0, goals=g[0])
     gl = _finite("goals", g, (n_steps, *shape)).reshape(n_steps, *shape2)
     th = _finite("theta0", theta0, shape).reshape(shape2)
     dth = _finite("dtheta0", dtheta0, shape).reshape(shape2)
@@ -187,17 +237,24 @@ def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | Exte
         en = _finite("enable", en_in, (n_steps, *shape)).reshape(n_steps, *shape2)
     else:
         en = _finite("enable", en_in, (n_steps, *shape2))
+    _check_enable(en)
     dt = _check_dt(dt)
     p = _packed(params, shape2)
     grav, tau_ext, inertia = _load_arrays(load, shape, shape2, n_steps)
-    out = [np.empty((n_steps, *shape2)) for _ in range(5)]
+    _check_inertia(p, inertia)
+    out = [np.empty((n_steps, *shape2))] + [np.empty((0, 0, 0) if positions_only else (n_steps, *shape2))
+                                             for _ in range(4)]
     if _pick(backend) == "numpy":
+        if positions_only:
+            out = [np.empty((n_steps, *shape2)) for _ in range(5)]
         for k in range(n_steps):
             out[0][k], out[1][k] = th, dth
             th, dth, out[2][k], out[3][k], out[4][k] = step_numpy(p, th, dth, gl[k], dt, grav, tau_ext[k],
                                                                    inertia, en[k])
     else:
-        kernels.rollout_batch(th, dth, gl, dt, p, grav, tau_ext, inertia, en, *out)
+        _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out)
+    if positions_only:
+        return StepResult(out[0].reshape(n_steps, *shape), *(np.empty((0,)) for _ in range(4)))
     return StepResult(*(a.reshape(n_steps, *shape) for a in out))
 
 
@@ -208,5 +265,4 @@ def final_state(params, result: StepResult, goal_last, dt: float, load=None, ena
                 backend=backend)
 
 
-__all__ = ["GRAVITY", "PendulumLoad", "ExternalLoad", "StepResult", "step", "rollout", "step_numpy",
-           "final_state", "ActuatorParams"]
+__all__ = ["GRAVITY", "PendulumLoad", "ExternalLoad", "StepResult", "step", "rollout", "step_numpy", "final_state"]

@@ -1,0 +1,134 @@
+"""Bus cycle benchmark: one sync read (present current+velocity+position, 10 bytes from 126) + one sync write
+(goal position) per cycle, dynamixel-sdk client against the virtual bus in a separate process over a pty.
+
+For 1, 6, 12, 20 servos it prints the cycle time, bus transactions per cycle and the client's CPU time per
+cycle (``time.process_time``; the emulator runs in its own process and is not counted), for
+``servo_ff.dynamixel.bus.DynamixelBus`` and for the stock SDK classes (``PortHandler``/``GroupSyncRead``/
+``GroupSyncWrite``, whose receive loop polls the port without sleeping). It also prints the wire-time floor from
+the packet sizes at 1, 3 and 4 Mbps (10 bits per byte) and a cProfile breakdown of the client for 20 servos.
+
+    /work/venv/bin/python bench/bus.py [--cycles 300]
+
+Last line: ``RESULT transactions_per_cycle=<int> cpu_us_per_cycle_20=<float>``.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import dynamixel_sdk as sdk  # noqa: E402
+
+from servo_ff.dynamixel.bus import BusConfig, DynamixelBus  # noqa: E402
+from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
+
+SIZES = (1, 6, 12, 20)
+READ_LEN = 10
+
+
+def wire_bytes(n: int, read_len: int = READ_LEN, write_len: int = 4) -> tuple[int, int]:
+    """(bytes read incl. the sync-read instruction, bytes of the sync write) per cycle."""
+    sync_read_inst = 14 + n  # header 7 + inst 1 + addr 2 + len 2 + ids n + crc 2
+    replies = n * (11 + read_len)  # header 7 + inst + err + data + crc 2
+    sync_write = 14 + n * (1 + write_len)
+    return sync_read_inst + replies, sync_write
+
+
+def run_ours(device: str, n: int, cycles: int, profile: bool = False):
+    cfg = BusConfig(port=device, ids=range(1, n + 1), latency_timer_ms=1.0, timeout_ms=50.0)
+    with DynamixelBus(cfg) as bus:
+        bus.connect()
+        bus.setup()
+        bus.torque(True)
+        goals = np.full(n, 0.2)
+        for _ in range(30):
+            bus.cycle(goals)
+        fails0 = sum(s.failures for s in bus.stats.values())
+        t0, c0, tr0 = time.perf_counter(), time.process_time(), bus.transactions
+        prof = cProfile.Profile() if profile else None
+        if prof:
+            prof.enable()
+        for k in range(cycles):
+            goals[:] = 0.2 + 0.1 * np.sin(k * 0.01)
+            bus.cycle(goals)
+        if prof:
+            prof.disable()
+        wall = (time.perf_counter() - t0) / cycles
+        cpu = (time.process_time() - c0) / cycles
+        tpc = (bus.transactions - tr0) / cycles
+        fails = sum(s.failures for s in bus.stats.values()) - fails0
+    return wall, cpu, tpc, fails, prof
+
+
+def run_stock(device: str, n: int, cycles: int):
+    port = sdk.PortHandler(device)
+    ph = sdk.PacketHandler(2.0)
+    assert port.openPort() and port.setBaudRate(1_000_000)
+    sr = sdk.GroupSyncRead(port, ph, 126, READ_LEN)
+    for i in range(1, n + 1):
+        sr.addParam(i)
+        ph.write1ByteTxRx(port, i, 9, 0)
+    sw = sdk.GroupSyncWrite(port, ph, 116, 4)
+    fails = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    for k in range(cycles):
+        if sr.txRxPacket() != sdk.COMM_SUCCESS:
+            fails += 1
+        pos = [sr.getData(i, 132, 4) for i in range(1, n + 1)]  # noqa: F841
+        sw.clearParam()
+        goal = 2048 + int(100 * np.sin(k * 0.01))
+        for i in range(1, n + 1):
+            sw.addParam(i, list(goal.to_bytes(4, "little")))
+        sw.txPacket()
+    wall = (time.perf_counter() - t0) / cycles
+    cpu = (time.process_time() - c0) / cycles
+    port.closePort()
+    return wall, cpu, 2.0, fails
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cycles", type=int, default=300)
+    args = ap.parse_args()
+
+    print("Wire-time floor of one cycle (sync read of 10 bytes + sync write of 4-byte goals, 10 bits/byte)")
+    print(f"{'servos':>6} {'read B':>7} {'write B':>8} {'1 Mbps ms':>10} {'3 Mbps ms':>10} {'4 Mbps ms':>10}")
+    for n in SIZES:
+        r, w = wire_bytes(n)
+        print(f"{n:>6} {r:>7} {w:>8}" + "".join(f" {(r + w) * 10 / b * 1e3:>10.3f}" for b in (1e6, 3e6, 4e6)))
+    print()
+    rows = []
+    prof = None
+    for n in SIZES:
+        with spawn_virtual_bus(["--ids", f"1-{n}", "--return-delay", "0"]) as vb:
+            wall, cpu, tpc, fails, p = run_ours(vb.device, n, args.cycles, profile=False)
+            s_wall, s_cpu, _, s_fails = run_stock(vb.device, n, args.cycles)
+            if n == SIZES[-1]:
+                _, _, _, _, prof = run_ours(vb.device, n, min(args.cycles, 200), profile=True)
+        rows.append((n, wall, cpu, tpc, fails, s_wall, s_cpu, s_fails))
+    print(f"Cycle over the pty ({args.cycles} cycles; virtual bus in its own process, Return Delay 0)")
+    print(f"{'servos':>6} {'trans/cycle':>11} {'cycle ms':>9} {'CPU µs/cycle':>13} {'fails':>6} |"
+          f" {'stock SDK cycle ms':>18} {'stock CPU µs':>13} {'fails':>6}")
+    for n, wall, cpu, tpc, fails, s_wall, s_cpu, s_fails in rows:
+        print(f"{n:>6} {tpc:>11.2f} {wall * 1e3:>9.3f} {cpu * 1e6:>13.1f} {fails:>6} |"
+              f" {s_wall * 1e3:>18.3f} {s_cpu * 1e6:>13.1f} {s_fails:>6}")
+    if prof is not None:
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(12)
+        print("\nWhere the client's time goes (20 servos, cProfile, sorted by own time):")
+        print("\n".join(line for line in out.getvalue().splitlines()[4:] if line.strip()))
+    tpc_int = int(round(rows[-1][3]))
+    print(f"RESULT transactions_per_cycle={tpc_int} cpu_us_per_cycle_20={rows[-1][2] * 1e6:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

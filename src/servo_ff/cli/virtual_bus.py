@@ -1,0 +1,146 @@
+"""``servo-ff virtual-bus``: N simulated Dynamixel servos on a pseudo-terminal (Protocol 2.0).
+
+Prints ``DEVICE /dev/pts/N`` as its first line, then serves until Ctrl-C / SIGTERM (or ``--duration``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import signal
+import sys
+import threading
+
+
+def parse_ids(text: str) -> list[int]:
+    """``"1-20"``, ``"1,2,5"`` or ``"1-3,7"`` → sorted unique ids."""
+    ids: list[int] = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if "-" in part:
+                a, b = (int(x) for x in part.split("-", 1))
+                if b < a:
+                    raise ValueError
+                ids.extend(range(a, b + 1))
+            else:
+                ids.append(int(part))
+    except ValueError:
+        raise ValueError(f"--ids {text!r}: expected e.g. '1-20' or '1,2,5'") from None
+    if not ids:
+        raise ValueError("--ids is empty")
+    return sorted(set(ids))
+
+
+def _id_at(flag: str, text: str) -> tuple[int, float]:
+    try:
+        i, t = text.split("@")
+        return int(i), float(t)
+    except ValueError:
+        raise ValueError(f"{flag} {text!r}: expected ID@SECONDS, e.g. 3@2.5") from None
+
+
+def _sag(text: str) -> tuple[float, float, float]:
+    """``VOLTS@START[+DURATION]``."""
+    try:
+        v, rest = text.split("@")
+        start, _, dur = rest.partition("+")
+        return float(v), float(start), float(dur) if dur else math.inf
+    except ValueError:
+        raise ValueError(f"--sag {text!r}: expected VOLTS@START[+DURATION], e.g. 3@1+0.5") from None
+
+
+def build_bus(args):
+    from ..dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
+    from ..models.params import load_params
+
+    ids = parse_ids(args.ids)
+    loads: dict[int, ServoLoad] = {}
+    default = ServoLoad.fixed_inertia(0.0)
+    for spec in args.load or []:
+        head, sep, rest = spec.partition("=")
+        if sep and head.strip().isdigit():
+            loads[int(head)] = ServoLoad.parse(rest)
+        else:
+            default = ServoLoad.parse(spec)
+    per = {i: loads.get(i, default) for i in ids}
+    unknown = sorted(set(loads) - set(ids))
+    if unknown:
+        raise ValueError(f"--load given for ids {unknown} that are not in --ids {args.ids}")
+    faults = Faults(drop_rate=args.drop_rate, corrupt_rate=args.corrupt_rate,
+                    silent_after=dict(_id_at("--silent", s) for s in args.silent or []),
+                    overload_at=dict(_id_at("--overload", s) for s in args.overload or []),
+                    supply_resistance=args.supply_resistance, seed=args.seed)
+    if args.sag:
+        faults.sag_volts, faults.sag_start, faults.sag_duration = _sag(args.sag)
+    params = load_params(args.params) if args.params else None
+    return VirtualBus(ids=ids, model=args.model, params=params, friction_model=args.preset, loads=per,
+                      faults=faults, supply_voltage=args.supply, return_delay=args.return_delay,
+                      temperature=args.temperature, thermal=args.thermal, baud=args.baud, wire_time=args.wire_time,
+                      dt_max=args.dt_max, link=args.link)
+
+
+def run(args) -> int:
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s: %(message)s")
+    bus = build_bus(args)
+    dev = bus.open()
+    print(f"DEVICE {dev}", flush=True)
+    print(f"# {bus.n} × {bus.table.name} ids {bus.ids[0]}..{bus.ids[-1]}, actuator {bus.params.actuator}/"
+          f"{bus.params.model}, supply {bus.supply_voltage:g} V, return delay {int(bus.mem[0, 9]) * 2} µs"
+          + (f", link {args.link}" if args.link else ""), flush=True)
+    stop = threading.Event()
+
+    def _term(*_):
+        stop.set()
+        bus._stop.set()
+
+    signal.signal(signal.SIGTERM, _term)
+    if args.duration:
+        threading.Timer(args.duration, _term).start()
+    try:
+        bus.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        st = bus.stats
+        print(json.dumps({"instructions": st.instructions, "replies": st.replies, "dropped": st.dropped,
+                          "corrupted": st.corrupted, "overflow": st.overflow, "errors": st.errors,
+                          "decoder": vars(bus.decoder.stats), "physics_steps": st.physics_steps}),
+              file=sys.stderr, flush=True)
+        bus.stop()
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("virtual-bus", help="simulated Dynamixel servos on a pty (Protocol 2.0)",
+                              description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
+    p.add_argument("--model", default="mx106", help="control table: mx28, mx64, mx106, xm430, xm430-w210")
+    p.add_argument("--preset", default="m4", help="friction model m1..m6 of the model's bam preset")
+    p.add_argument("--params", help="actuator parameter file (json/yaml) instead of the preset")
+    p.add_argument("--load", action="append", metavar="[ID=]SPEC",
+                   help="pendulum:MASS,LENGTH[,ARM_MASS] or inertia:J, for all servos or ID=… for one "
+                        "(repeatable; default inertia:0)")
+    p.add_argument("--supply", type=float, help="supply voltage [V] (default: the preset's vin)")
+    p.add_argument("--return-delay", type=int, help="Return Delay Time register, 2 µs units (default 250)")
+    p.add_argument("--baud", type=int, default=1_000_000, help="baud rate the servos report (Baud Rate register)")
+    p.add_argument("--wire-time", action="store_true", help="delay replies by their wire time at --baud")
+    p.add_argument("--temperature", type=float, default=30.0, help="ambient / constant temperature [°C]")
+    p.add_argument("--thermal", action="store_true", help="first-order thermal model instead of constant")
+    p.add_argument("--drop-rate", type=float, default=0.0, help="probability a status packet is not sent")
+    p.add_argument("--corrupt-rate", type=float, default=0.0, help="per-byte probability of a flipped byte")
+    p.add_argument("--silent", action="append", metavar="ID@T", help="servo ID stops answering after T s")
+    p.add_argument("--overload", action="append", metavar="ID@T",
+                   help="overload on ID at T s: HW error bit 5, torque off until REBOOT")
+    p.add_argument("--sag", metavar="V@T[+D]", help="supply sags by V volts from T s for D s")
+    p.add_argument("--supply-resistance", type=float, default=0.0, help="supply resistance [Ω]: sag ∝ Σ|I|")
+    p.add_argument("--seed", type=int, help="random seed of the fault injection")
+    p.add_argument("--dt-max", type=float, default=1e-3, help="largest physics sub-step [s]")
+    p.add_argument("--link", help="also create this symlink to the pty (e.g. /tmp/ttyDXL)")
+    p.add_argument("--duration", type=float, help="exit after this many seconds")
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.set_defaults(func=run)

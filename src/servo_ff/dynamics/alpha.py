@@ -1,0 +1,145 @@
+"""Per-joint α̂ of seed 002 Eq. 19 (α̂0..α̂3, optional α̂4 of Eq. 14) and Stribeck shape (q̇_s, δ of Eq. 9).
+
+File format (YAML or JSON; the identification output of one servo is accepted as the ``default``)::
+
+    default:              # optional: every joint not listed below
+      alpha: [a0, a1, a2, a3]        # or 5 values with α̂4
+      dq_s: 0.1                      # rad/s   (optional, 002 default 0.1)
+      delta: 1.0                     #         (optional, 002 default 1)
+    joints:
+      l_knee: {alpha: [a0, a1, a2, a3, a4], dq_s: 1.6, delta: 1.3}
+      r_knee: [a0, a1, a2, a3]       # short form
+
+A top-level ``alpha`` (with optional ``dq_s``/``delta``) is the same as ``default``. A joint name the robot does
+not have, a joint with no α and no default, a wrong length or a non-finite value raise :class:`AlphaError`
+naming the file and key.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..models.params import ActuatorParams
+from ..models.schwarz_behnke import DEFAULT_DELTA, DEFAULT_DQ_S, alpha_hat_from_actuator
+
+N_ALPHA = 5  # α̂0..α̂4 (α̂4 = 0 when a file gives four)
+
+
+class AlphaError(ValueError):
+    """An α file or mapping is invalid; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class AlphaTable:
+    """α̂ (J, 5), q̇_s (J,), δ (J,) in the order of ``joint_names``."""
+
+    joint_names: tuple[str, ...]
+    alpha: np.ndarray
+    dq_s: np.ndarray
+    delta: np.ndarray
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"joints": {n: {"alpha": [float(v) for v in self.alpha[i]], "dq_s": float(self.dq_s[i]),
+                               "delta": float(self.delta[i])} for i, n in enumerate(self.joint_names)}}
+
+
+def _entry(src: str, key: str, value: Any) -> tuple[list[float], float, float]:
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"alpha", "dq_s", "delta"}
+        if unknown:
+            raise AlphaError(f"{src}: {key} has unknown key(s) {sorted(unknown)}; expected alpha, dq_s, delta")
+        if "alpha" not in value:
+            raise AlphaError(f"{src}: {key} has no 'alpha'")
+        alpha, dq_s, delta = value["alpha"], value.get("dq_s", DEFAULT_DQ_S), value.get("delta", DEFAULT_DELTA)
+    else:
+        alpha, dq_s, delta = value, DEFAULT_DQ_S, DEFAULT_DELTA
+    if not isinstance(alpha, Sequence) or isinstance(alpha, str) or len(alpha) not in (4, 5):
+        raise AlphaError(f"{src}: {key}.alpha must be a list of 4 (α̂0..α̂3) or 5 (..α̂4) numbers, got {alpha!r}")
+    out = []
+    for i, a in enumerate(alpha):
+        try:
+            v = float(a)
+        except (TypeError, ValueError):
+            raise AlphaError(f"{src}: {key}.alpha[{i}] is not a number: {a!r}") from None
+        if not math.isfinite(v):
+            raise AlphaError(f"{src}: {key}.alpha[{i}] must be finite, got {v}")
+        out.append(v)
+    out += [0.0] * (N_ALPHA - len(out))
+    for name, v in (("dq_s", dq_s), ("delta", delta)):
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise AlphaError(f"{src}: {key}.{name} is not a number: {v!r}") from None
+        if not (math.isfinite(f) and f > 0):
+            raise AlphaError(f"{src}: {key}.{name} must be finite and > 0, got {v!r}")
+    return out, float(dq_s), float(delta)
+
+
+def alpha_table_from_mapping(data: Mapping[str, Any], joint_names: Sequence[str],
+                             source: str = "<mapping>") -> AlphaTable:
+    """Build an :class:`AlphaTable` for ``joint_names`` from a parsed file (see module docstring)."""
+    if not isinstance(data, Mapping):
+        raise AlphaError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+    default = data.get("default")
+    if default is None and "alpha" in data:
+        default = {k: data[k] for k in ("alpha", "dq_s", "delta") if k in data}
+    joints = data.get("joints", {}) or {}
+    if not isinstance(joints, Mapping):
+        raise AlphaError(f"{source}: 'joints' must be a mapping joint name → α entry")
+    unknown = [n for n in joints if n not in joint_names]
+    if unknown:
+        raise AlphaError(f"{source}: unknown joint name(s) {unknown}; the robot's joints are "
+                         f"{', '.join(joint_names)}")
+    rows = []
+    for n in joint_names:
+        if n in joints:
+            rows.append(_entry(source, f"joints.{n}", joints[n]))
+        elif default is not None:
+            rows.append(_entry(source, "default", default))
+        else:
+            raise AlphaError(f"{source}: no α for joint {n!r} and no 'default' entry")
+    return AlphaTable(tuple(joint_names), np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
+                      np.array([r[2] for r in rows]))
+
+
+def load_alpha(path: str | Path, joint_names: Sequence[str]) -> AlphaTable:
+    """Read α̂ from a YAML or JSON file for the robot's ``joint_names``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"alpha file not found: {path}")
+    text = path.read_text()
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as e:  # malformed file: one clear line
+        raise AlphaError(f"{path}: cannot parse ({e})") from None
+    return alpha_table_from_mapping(data, joint_names, source=str(path))
+
+
+def save_alpha(table: AlphaTable, path: str | Path) -> None:
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        path.write_text(json.dumps(table.to_dict(), indent=2))
+    else:
+        import yaml
+
+        path.write_text(yaml.safe_dump(table.to_dict(), sort_keys=False))
+
+
+def alpha_table_from_actuator(params: ActuatorParams, joint_names: Sequence[str]) -> AlphaTable:
+    """Every joint gets the α̂ implied by one seed-004 parameter set (``alpha_hat_from_actuator``, with α̂4 from
+    the armature) and its Stribeck shape (q̇_s = ``dtheta_stribeck``, δ = ``alpha``; 002 defaults for M1/M3)."""
+    a = alpha_hat_from_actuator(params, with_inertia=True)
+    dq_s = params.friction.get("dtheta_stribeck", DEFAULT_DQ_S)
+    delta = params.friction.get("alpha", DEFAULT_DELTA)
+    J = len(joint_names)
+    return AlphaTable(tuple(joint_names), np.tile(a, (J, 1)), np.full(J, float(dq_s)), np.full(J, float(delta)))

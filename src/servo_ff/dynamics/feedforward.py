@@ -1,0 +1,156 @@
+"""The ROS-free feed-forward tick of seed 002 §3.3/§5.2: desired trajectory + IMU + battery → goal positions.
+
+Per tick (:meth:`FeedForwardController.tick`):
+
+1. gravity in the trunk frame from the IMU quaternion (x, y, z, w) — a non-finite reading keeps the last good
+   one and logs a warning;
+2. τ from inverse dynamics at the *desired* (q, q̇, q̈) — support foot fixed, double support blended by
+   c_left (:mod:`.inverse_dynamics`), or a fixed base for arms;
+3. q_d = q + (α̂0 τ + α̂1 q̇ + α̂2 sgn(q̇)(1−β) + α̂3 sgn(q̇)β + α̂4 q̈)/(k_P·U_bat) (002 Eq. 19, via
+   :func:`servo_ff.models.schwarz_behnke.goal_position_from_torque`), U_bat the measured supply voltage — a
+   non-finite or non-positive reading keeps the last good one and logs a warning;
+4. q_d clamped to the URDF limits; every clamp is counted per joint (:attr:`clamp_counts`) and logged.
+
+q is the desired position (002 uses the model for feed-forward only; the servo's own P loop is the feedback);
+q̇, q̈ come from the trajectory, never from differentiating measurements.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from ..models.schwarz_behnke import goal_position_from_torque
+from .alpha import AlphaTable, load_alpha
+from .inverse_dynamics import (STANDARD_GRAVITY, double_support_torques, fixed_base_torques, gravity_from_imu,
+                               set_gravity)
+from .robot import Robot, load_robot
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["floating", "fixed"]
+
+
+class FeedForwardController:
+    """Holds the pinocchio model/data, α̂, k_P, the last good IMU and voltage readings and the clamp counts.
+
+    ``kp`` is the servo P gain in register units (scalar or per joint), ``u_nominal`` the voltage used until
+    the first good reading [V]. ``mode="floating"`` roots the dynamics at the support foot (frames
+    ``left_foot``/``right_foot``), ``mode="fixed"`` treats the URDF root as welded (arms).
+    """
+
+    def __init__(self, robot: Robot | str | Path, alpha: AlphaTable | str | Path, kp, *,
+                 mode: Mode = "floating", left_foot: str = "l_sole", right_foot: str = "r_sole",
+                 u_nominal: float = 15.0, g: float = STANDARD_GRAVITY) -> None:
+        self.robot = robot if isinstance(robot, Robot) else load_robot(robot)
+        names = self.robot.joint_names
+        self.alpha = alpha if isinstance(alpha, AlphaTable) else load_alpha(alpha, names)
+        if tuple(self.alpha.joint_names) != tuple(names):
+            raise ValueError(f"alpha table joints {self.alpha.joint_names} do not match the robot's {names}")
+        kp = np.broadcast_to(np.asarray(kp, dtype=float), (len(names),)).copy()
+        if not (np.isfinite(kp).all() and (kp > 0).all()):
+            raise ValueError(f"kp must be finite and > 0 for every joint, got {kp}")
+        if not (np.isfinite(u_nominal) and u_nominal > 0):
+            raise ValueError(f"u_nominal must be finite and > 0, got {u_nominal}")
+        if mode not in ("floating", "fixed"):
+            raise ValueError(f"mode must be 'floating' or 'fixed', got {mode!r}")
+        self.kp = kp
+        self.mode = mode
+        self.g = float(g)
+        self.model = (self.robot.floating if mode == "floating" else self.robot.fixed).copy()
+        self.data = self.model.createData()
+        if mode == "floating":
+            self.left_frame = self.robot.frame_id(left_foot)
+            self.right_frame = self.robot.frame_id(right_foot)
+        self.gravity = np.array([0.0, 0.0, -self.g])  # last good gravity in the base frame
+        self.u_bat = float(u_nominal)  # last good supply voltage [V]
+        self.clamp_counts = np.zeros(len(names), dtype=np.int64)
+        self.n_ticks = 0
+        self.bad_imu = 0
+        self.bad_voltage = 0
+        self._alpha4 = bool(np.any(self.alpha.alpha[:, 4] != 0.0))
+        self.tau = np.zeros(len(names))  # last feed-forward torque [N·m]
+
+    # -- sensor readings: hold the last good value -------------------------------------------------------
+    def update_imu(self, quat_xyzw) -> np.ndarray:
+        """New IMU orientation (x, y, z, w) → gravity in the base frame; a bad reading keeps the last good."""
+        try:
+            self.gravity = gravity_from_imu(quat_xyzw, self.g)
+        except ValueError as e:
+            self.bad_imu += 1
+            log.warning("IMU orientation %s rejected (%s); holding last good gravity %s (%d bad so far)",
+                        np.asarray(quat_xyzw).tolist(), e, self.gravity.round(4).tolist(), self.bad_imu)
+        return self.gravity
+
+    def update_voltage(self, u_bat: float) -> float:
+        """New supply voltage [V]; non-finite or ≤ 0 keeps the last good value (warning)."""
+        u = float(u_bat)
+        if np.isfinite(u) and u > 0:
+            self.u_bat = u
+        else:
+            self.bad_voltage += 1
+            log.warning("supply voltage %r V rejected; holding last good %.3f V (%d bad so far)", u_bat,
+                        self.u_bat, self.bad_voltage)
+        return self.u_bat
+
+    # -- the tick ------------------------------------------------------------------------------------------
+    def _vector(self, name: str, x) -> np.ndarray:
+        a = np.asarray(x, dtype=float)
+        n = self.robot.n_joints
+        if a.shape != (n,):
+            raise ValueError(f"{name} must have shape ({n},) in joint order {self.robot.joint_names}, "
+                             f"got {a.shape}")
+        if not math.isfinite(a.sum()):  # one reduction: NaN/inf anywhere makes the sum non-finite
+            bad = [self.robot.joint_names[i] for i in np.flatnonzero(~np.isfinite(a))]
+            raise ValueError(f"{name} is non-finite for joint(s) {bad}")
+        return a
+
+    def torques(self, q, dq, ddq, c_left: float = 1.0) -> np.ndarray:
+        """Feed-forward torques τ [N·m] at the desired state with the current gravity estimate."""
+        set_gravity(self.model, self.gravity)
+        if self.mode == "fixed":
+            return fixed_base_torques(self.model, self.data, self.robot.configuration(q), dq, ddq)
+        c = float(c_left)
+        if not (np.isfinite(c) and 0.0 <= c <= 1.0):
+            raise ValueError(f"c_left (left-foot support coefficient) must be in [0, 1], got {c_left}")
+        return double_support_torques(self.model, self.data, q, dq, ddq, self.left_frame, self.right_frame, c,
+                                      q_full=self.robot.configuration(q, floating=True))
+
+    def tick(self, q_des, dq_des, ddq_des, *, imu_quat=None, u_bat=None, c_left: float = 1.0) -> np.ndarray:
+        """Goal positions [rad] for one control cycle (Eq. 19), inside the URDF limits and always finite."""
+        q = self._vector("q_des", q_des)
+        dq = self._vector("dq_des", dq_des)
+        ddq = self._vector("ddq_des", ddq_des)
+        if imu_quat is not None:
+            self.update_imu(imu_quat)
+        if u_bat is not None:
+            self.update_voltage(u_bat)
+        tau = self.torques(q, dq, ddq, c_left)
+        self.tau = tau
+        goal = goal_position_from_torque(q, tau, dq, ddq if self._alpha4 else None,
+                                         self.alpha.alpha if self._alpha4 else self.alpha.alpha[:, :4],
+                                         self.kp, self.u_bat, self.alpha.dq_s, self.alpha.delta)
+        if not np.isfinite(goal).all():  # cannot happen with finite inputs; never send it
+            raise FloatingPointError(f"non-finite goal {goal} from finite inputs (τ={tau})")
+        self.n_ticks += 1
+        return self._clamp(goal)
+
+    def _clamp(self, goal: np.ndarray) -> np.ndarray:
+        lo, hi = self.robot.lower, self.robot.upper
+        out = np.minimum(np.maximum(goal, lo), hi)
+        hit = out != goal
+        if hit.any():
+            self.clamp_counts += hit
+            for i in np.flatnonzero(hit):
+                c = int(self.clamp_counts[i])
+                if c & (c - 1) == 0:  # log counts 1, 2, 4, 8, …: every clamp is counted, the log stays readable
+                    log.warning("goal for %s clamped %.4f → %.4f rad (URDF limits [%.4f, %.4f]); %d clamp(s) so far",
+                                self.robot.joint_names[i], goal[i], out[i], lo[i], hi[i], c)
+        return out
+
+    def clamp_report(self) -> dict[str, int]:
+        """Clamp count per joint (only joints that were clamped)."""
+        return {n: int(c) for n, c in zip(self.robot.joint_names, self.clamp_counts) if c}

@@ -1,0 +1,243 @@
+"""Closed-loop MuJoCo simulation of the humanoid stepping in place under three servo controllers (seed 002 §5.2).
+
+What is simulated
+-----------------
+* Rigid-body robot compiled by MuJoCo's URDF importer from the same ``urdf/humanoid20.urdf`` that pinocchio
+  reads (a free joint added at the trunk, a ground plane; the feet boxes are the only collision geometry).
+* Every joint is the foundation's simulated servo (seed 004): the MX-106 M4 parameters
+  (``preset("mx106", "m4")``), the firmware voltage law ``firmware_torque`` (duty = clip(k_P·error_gain·(θd−θ),
+  ±max_pwm), τ_m = kt/R·U − kt²/R·θ̇) applied as a generalised force, the armature as ``dof_armature``, and the
+  friction budget ``friction_budget`` applied through ``dof_frictionloss`` (budget minus the viscous part) and
+  ``dof_damping`` (viscous K_v), updated every physics step from that step's motor torque and the previous
+  step's external torque (004 §IV-E, as Rhoban/bam's MuJoCo controller does).
+* Goals are sent at the 125 Hz control rate of NimbRo-OP; the servo law runs every physics step.
+* Electrical energy per joint E = ∫ U·I dt with I = (U − kt·θ̇)/R (signed: braking returns energy).
+
+Not simulated: bus latency and encoder quantisation, the MX-64 servos of the real arms/neck (all joints are
+MX-106 here), battery sag (U_bat is a constant 15 V "measurement"), IMU noise (the IMU reads the true trunk
+orientation), foot-contact sensing (the support coefficient follows the gait schedule), and any balance
+controller — the quasi-static gait must stand on its own.
+
+Controllers: (a) high-gain P, k_P = 53.125 (002's "k_p = 1.0" = the MX-106(2.0) factory Position P Gain 850,
+KPP = 850/128, in the Protocol-1 register units P = 8·KPP that bam's firmware law uses); (b) low-gain P,
+k_P = 0.35·53.125 = 18.6; (c) (b) plus the feed-forward goal of 002 Eq. 19
+(:class:`~servo_ff.dynamics.feedforward.FeedForwardController`). The Protocol-1 default P = 32 (the gain bam's
+presets were identified at) is the other natural "1.0"; pass ``kp_high=32`` (README reports both).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import mujoco
+import numpy as np
+
+from ..models.friction import friction_budget
+from ..models.motor import firmware_torque
+from ..models.params import P_KP, P_KT, P_KV, P_R, ActuatorParams
+from ..models.presets import preset
+from .alpha import AlphaTable, alpha_table_from_actuator
+from .feedforward import FeedForwardController
+from .gait import GaitTrajectory, SteppingParams, stepping_in_place
+from .robot import Robot, load_robot
+
+log = logging.getLogger(__name__)
+
+REPO = Path(__file__).resolve().parents[3]
+HUMANOID_URDF = REPO / "urdf" / "humanoid20.urdf"
+#: 002's "k_p = 1.0": the MX-106(2.0) factory Position P Gain 850 (KPP = 850/128 = 6.64, e-Manual) in the
+#: Protocol-1 register units of bam's firmware law (K_P = P/8 → P = 6.64·8 = 53.125). bam identified its MX
+#: presets at the Protocol-1 default 32, which simulate() also accepts (kp_high=32): see docs/readme/ff.md.
+KP_HIGH = 850 / 128 * 8
+GAIN_RATIO = 0.35  # 002 §5.2: k_p = 1.0 vs 0.35
+Controller = Literal["high", "low", "ff"]
+CONTROLLERS: dict[str, str] = {"high": "(a) high-gain P", "low": "(b) low-gain P", "ff": "(c) low-gain P + FF"}
+
+
+@dataclass
+class SimResult:
+    controller: str
+    joint_names: tuple[str, ...]
+    t: np.ndarray  # (T,) control ticks [s]
+    q_des: np.ndarray  # (T, J) desired [rad]
+    q: np.ndarray  # (T, J) measured [rad]
+    goal: np.ndarray  # (T, J) goal sent [rad]
+    energy: np.ndarray  # (J,) ∫U·I dt [J]
+    fell: bool
+    clamp_counts: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    n_steps: int = 0
+    foot_force: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))  # (T, 2) normal force L, R [N]
+    swing: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))  # (T, 2) scheduled swing L, R
+
+    @property
+    def error(self) -> np.ndarray:
+        return self.q - self.q_des
+
+    def rms(self, joints=None) -> float:
+        e = self.error if joints is None else self.error[:, joints]
+        return float(np.sqrt(np.mean(e**2)))
+
+    def max_error(self, joints=None) -> float:
+        e = self.error if joints is None else self.error[:, joints]
+        return float(np.max(np.abs(e)))
+
+
+def build_mujoco(urdf: Path | str = HUMANOID_URDF, dt: float = 0.001) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """URDF → MjModel with a free trunk, a ground plane and the feet as the only colliding geoms."""
+    spec = mujoco.MjSpec.from_file(str(urdf))
+    root = spec.worldbody.first_body()
+    root.add_freejoint()
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5.0, 5.0, 0.1], friction=[1.0, 0.005, 1e-4])
+    spec.option.timestep = dt
+    model = spec.compile()
+    return model, mujoco.MjData(model)
+
+
+class ServoBank:
+    """The simulated servos of the listed joints inside one MjModel (004 Algorithm 1 via MuJoCo, §IV-E)."""
+
+    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, joint_names, params: ActuatorParams,
+                 kp: float) -> None:
+        self.model, self.data = model, data
+        self.qadr = np.array([model.joint(n).qposadr[0] for n in joint_names])
+        self.dadr = np.array([model.joint(n).dofadr[0] for n in joint_names])
+        p = np.tile(params.packed(), (len(joint_names), 1))
+        p[:, P_KP] = kp
+        self.p = p
+        self.kt, self.R, self.kv = p[:, P_KT], p[:, P_R], p[:, P_KV]
+        model.dof_armature[self.dadr] = params.armature
+        model.dof_damping[self.dadr] = self.kv
+        self.tau_ext = np.zeros(len(joint_names))
+        self.energy = np.zeros(len(joint_names))
+        self._fric_dof = mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF.value
+
+    def step(self, goal: np.ndarray) -> None:
+        """One physics step: servo law → applied torque, friction budget → frictionloss/damping, mj_step."""
+        m, d = self.model, self.data
+        theta, dtheta = d.qpos[self.qadr], d.qvel[self.dadr]
+        tau_m, volts = firmware_torque(self.p, theta, dtheta, goal)
+        d.qfrc_applied[self.dadr] = tau_m
+        budget = friction_budget(self.p, tau_m, self.tau_ext, dtheta)
+        m.dof_frictionloss[self.dadr] = np.maximum(budget - self.kv * np.abs(dtheta), 0.0)
+        self.energy += volts * (volts - self.kt * dtheta) / self.R * m.opt.timestep
+        mujoco.mj_step(m, d)
+        # external torque seen by each joint (everything but motor and joint friction), for the next budget
+        nefc = d.nefc
+        fric = np.zeros(m.nv)
+        if nefc:
+            sel = d.efc_type[:nefc] == self._fric_dof
+            if sel.any():
+                fric = np.bincount(d.efc_id[:nefc][sel], weights=d.efc_force[:nefc][sel], minlength=m.nv)
+        self.tau_ext = (-d.qfrc_bias + d.qfrc_constraint - fric)[self.dadr]
+
+
+def foot_forces(model: mujoco.MjModel, data: mujoco.MjData, foot_bodies: tuple[int, int]) -> np.ndarray:
+    """Total ground normal force [N] on each of the two foot bodies."""
+    out = np.zeros(2)
+    f6 = np.zeros(6)
+    for i in range(data.ncon):
+        con = data.contact[i]
+        b1, b2 = model.geom_bodyid[con.geom1], model.geom_bodyid[con.geom2]
+        for k, fb in enumerate(foot_bodies):
+            if fb in (b1, b2):
+                mujoco.mj_contactForce(model, data, i, f6)
+                out[k] += abs(f6[0])
+    return out
+
+
+def place_standing(model: mujoco.MjModel, data: mujoco.MjData, qadr: np.ndarray, q0: np.ndarray) -> float:
+    """Joints at ``q0``, trunk upright with the lowest foot corner on the ground; returns the trunk height."""
+    mujoco.mj_resetData(model, data)
+    data.qpos[3:7] = [1.0, 0.0, 0.0, 0.0]
+    data.qpos[qadr] = q0
+    data.qpos[2] = 1.0
+    mujoco.mj_kinematics(model, data)
+    lowest = np.inf
+    for g in range(model.ngeom):
+        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
+            half = model.geom_size[g]
+            corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * half
+            z = (data.geom_xpos[g] + corners @ data.geom_xmat[g].reshape(3, 3).T)[:, 2]
+            lowest = min(lowest, z.min())
+    data.qpos[2] = 1.0 - lowest + 1e-4
+    mujoco.mj_forward(model, data)
+    return float(data.qpos[2])
+
+
+def default_alpha(robot: Robot, params: ActuatorParams) -> AlphaTable:
+    """α̂ for (c), derived from the servo's physics (not tuned on the result): 002 Eq. 13/14 with α0 = R/kt,
+    α1 = kt + R/kt·K_v, α2 = R/kt·K_c, α3 = R/kt·(K_c + K_c^s), α4 = R/kt·J_m of the MX-106 M4 preset, divided by
+    the firmware's error gain (k_ctrl of Eq. 16) — ``alpha_hat_from_actuator``."""
+    return alpha_table_from_actuator(params, robot.joint_names)
+
+
+def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, control_dt: float = 0.008,
+             params: ActuatorParams | None = None, kp_high: float = KP_HIGH, ratio: float = GAIN_RATIO,
+             gait: SteppingParams = SteppingParams(), robot: Robot | None = None,
+             alpha: AlphaTable | None = None, progress: bool = False) -> SimResult:
+    """Run the stepping-in-place gait for ``n_steps`` steps under one controller ("high", "low", "ff")."""
+    if controller not in CONTROLLERS:
+        raise ValueError(f"controller must be one of {list(CONTROLLERS)}, got {controller!r}")
+    params = params or preset("mx106", "m4")
+    robot = robot or load_robot(HUMANOID_URDF)
+    names = robot.joint_names
+    ratio_steps = int(round(control_dt / dt))
+    if ratio_steps < 1 or abs(ratio_steps * dt - control_dt) > 1e-9:
+        raise ValueError(f"control_dt ({control_dt}) must be a multiple of dt ({dt})")
+    traj: GaitTrajectory = stepping_in_place(names, n_steps, control_dt, gait)
+    kp = kp_high if controller == "high" else ratio * kp_high
+    model, data = build_mujoco(robot.path, dt)
+    bank = ServoBank(model, data, names, params, kp)
+    z0 = place_standing(model, data, bank.qadr, traj.q[0])
+    ff = None
+    if controller == "ff":
+        ff = FeedForwardController(robot, alpha or default_alpha(robot, params), kp,
+                                   u_nominal=params.firmware.vin)
+    trunk = int(model.jnt_bodyid[0])  # the body carrying the free joint (URDF root, holds the IMU)
+    T = len(traj.t)
+    feet = (int(model.geom_bodyid[_foot_geom(model, "l")]), int(model.geom_bodyid[_foot_geom(model, "r")]))
+    forces = np.zeros((T, 2))
+    q_meas = np.zeros((T, len(names)))
+    goals = np.zeros_like(q_meas)
+    fell = False
+    it = range(T)
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(it, desc=CONTROLLERS[controller], unit="tick", mininterval=1.0)
+    last = T
+    for k in it:
+        q_meas[k] = data.qpos[bank.qadr]
+        if ff is None:
+            goal = traj.q[k]
+        else:
+            w, x, y, z = data.xquat[trunk]
+            goal = ff.tick(traj.q[k], traj.dq[k], traj.ddq[k], imu_quat=(x, y, z, w), u_bat=params.firmware.vin,
+                           c_left=float(traj.c_left[k]))
+        goals[k] = goal
+        forces[k] = foot_forces(model, data, feet)
+        for _ in range(ratio_steps):
+            bank.step(goal)
+        up = data.xmat[trunk].reshape(3, 3)[2, 2]
+        if data.qpos[2] < 0.6 * z0 or up < np.cos(0.6):
+            fell = True
+            last = k + 1
+            log.warning("%s: robot fell at t = %.2f s", CONTROLLERS[controller], traj.t[k])
+            break
+    return SimResult(controller, names, traj.t[:last], traj.q[:last], q_meas[:last], goals[:last],
+                     bank.energy.copy(), fell, ff.clamp_counts.copy() if ff else np.zeros(len(names), int),
+                     n_steps, forces[:last], np.stack([traj.left_swing, traj.right_swing], 1)[:last])
+
+
+def _foot_geom(model: mujoco.MjModel, side: str) -> int:
+    """The colliding geom of the ``side`` foot: the box geom whose world y has the sign of the side."""
+    boxes = [g for g in range(model.ngeom) if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX]
+    if len(boxes) != 2:
+        raise ValueError(f"expected two colliding foot boxes in the model, found {len(boxes)}")
+    names = [model.body(model.geom_bodyid[g]).name for g in boxes]
+    for g, n in zip(boxes, names):
+        if n.startswith(side):
+            return g
+    raise ValueError(f"no foot box on a body named {side}_*; bodies: {names}")

@@ -1,0 +1,649 @@
+"""Dynamixel bus on dynamixel-sdk (Protocol 2.0): one sync read + one sync write per control cycle.
+
+:class:`DynamixelBus` wraps the SDK's ``PortHandler``/``PacketHandler(2.0)``/``GroupSyncRead``/
+``GroupSyncWrite``/``GroupBulkRead``:
+
+* ``cycle(goals)`` = one sync read of present current + velocity + position (10 bytes from 126) and one sync
+  write of goal position (116, 4 bytes) — or, with ``p_gain=True``, of P gain + goal position through indirect
+  addresses (6 bytes from 228). Exactly 2 bus transactions.
+* ``read_health()`` — the slower read: input voltage, temperature and Hardware Error Status in one sync read of
+  indirect data 224–227 (set up by :meth:`setup`). The SDK's ``GroupSyncRead`` discards each reply's error
+  byte, so hardware errors are read from the register, not guessed from the error byte.
+* ``ping``/``scan``/``connect`` (missing servos → one clear log line listing found and missing ids; the rest
+  keep working), ``torque``, ``reboot``, ``hardware_error``, ``read_item``/``write_item`` with retries.
+* Per-servo :class:`CommStats`: replies, timeouts, corrupt packets (CRC), wrong lengths, status errors.
+  Failed servos get NaN in the returned :class:`JointState` and ``valid=False`` — never a made-up state.
+* Goals outside the configured joint limits (or non-finite) are refused before anything is written:
+  :class:`GoalRejected` (a ``ValueError``) and an error log line.
+
+SDK details that matter (``dynamixel_sdk/port_handler.py``): the packet timeout is
+``tx_time_per_byte·length + 2·LATENCY_TIMER + 2`` ms with ``LATENCY_TIMER = 16``; :class:`PortHandler`
+here takes ``latency_timer_ms`` (set 1 with a USB adapter whose latency timer is 1 ms, or a pty) or a fixed
+``timeout_ms``, and waits for bytes in ``select`` instead of the SDK's busy loop. The stock
+``GroupSyncRead.rxPacket`` stops at the first missing reply and, reading by ID, swallows the replies that
+follow; :class:`TolerantSyncRead` collects the replies by ID so one silent servo costs only its own data.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import select
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import dynamixel_sdk as sdk
+import numpy as np
+from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
+
+from . import control_table as ct
+from . import protocol as pr
+
+log = logging.getLogger(__name__)
+
+COMM_SUCCESS = sdk.COMM_SUCCESS
+_STATE_DTYPE = np.dtype([("current", "<i2"), ("velocity", "<i4"), ("position", "<i4")])
+_HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error", "u1")])
+# Indirect map set up by DynamixelBus.setup(): data 224–227 = voltage(2), temperature, HW error;
+# data 228–233 = P gain(2), goal position(4).
+HEALTH_INDIRECT = (ct.ADDR_INPUT_VOLTAGE, ct.ADDR_INPUT_VOLTAGE + 1, ct.ADDR_TEMPERATURE, ct.ADDR_HW_ERROR)
+GAIN_GOAL_INDIRECT = (ct.ADDR_P_GAIN, ct.ADDR_P_GAIN + 1, 116, 117, 118, 119)
+HEALTH_DATA_ADDR = ct.INDIRECT_DATA_0
+GAIN_GOAL_DATA_ADDR = ct.INDIRECT_DATA_0 + len(HEALTH_INDIRECT)
+
+
+class BusError(IOError):
+    """Port or communication failure (names the port / servo id)."""
+
+
+class GoalRejected(ValueError):
+    """A goal outside the joint limits or non-finite; nothing was written."""
+
+
+class PortHandler(sdk.PortHandler):
+    """SDK PortHandler with a configurable latency timer / fixed error timeout, a ``select`` wait in ``readPort``
+    (the SDK polls a non-blocking port in a busy loop) and a receive buffer (one ``read`` system call takes
+    every byte that has arrived; the SDK asks for a few bytes at a time)."""
+
+    def __init__(self, port_name: str, latency_timer_ms: float = sdk.port_handler.LATENCY_TIMER,
+                 timeout_ms: float | None = None):
+        super().__init__(port_name)
+        self.latency_timer_ms = float(latency_timer_ms)
+        self.timeout_ms = timeout_ms
+        self._fd = -1
+        self._rx = bytearray()
+
+    def setupPort(self, cflag_baud):
+        ok = super().setupPort(cflag_baud)
+        self._fd = self.ser.fileno()
+        return ok
+
+    def clearPort(self):
+        self._rx.clear()
+        super().clearPort()
+
+    def getBytesAvailable(self):
+        return len(self._rx) + self.ser.in_waiting
+
+    def setPacketTimeout(self, packet_length):
+        self.packet_start_time = self.getCurrentTime()
+        if self.timeout_ms is not None:
+            self.packet_timeout = self.timeout_ms
+        else:
+            self.packet_timeout = self.tx_time_per_byte * packet_length + 2.0 * self.latency_timer_ms + 2.0
+
+    def getCurrentTime(self):
+        return time.monotonic() * 1000.0
+
+    def remaining_s(self) -> float:
+        return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
+
+    def _read_fd(self, wait: bool) -> bytes:
+        try:  # a tty in raw mode with VMIN = 0 returns b"" (not EAGAIN) when nothing has arrived
+            data = os.read(self._fd, 65536)
+            if data:
+                return data
+        except BlockingIOError:
+            pass
+        remaining = self.remaining_s()
+        if wait and remaining > 0 and select.select([self._fd], [], [], remaining)[0]:
+            try:
+                return os.read(self._fd, 65536)
+            except BlockingIOError:
+                pass
+        return b""
+
+    def read_available(self, wait: bool = True) -> bytes:
+        """Every byte that has arrived (waiting in ``select`` up to the packet timeout if none has)."""
+        if self._rx:
+            out = bytes(self._rx)
+            self._rx.clear()
+            return out
+        return self._read_fd(wait)
+
+    def readPort(self, length):
+        if len(self._rx) < length:
+            self._rx += self._read_fd(wait=not self._rx)
+        out = bytes(self._rx[:length])
+        del self._rx[:length]
+        return out
+
+    def writePort(self, packet):
+        return os.write(self._fd, bytes(packet))
+
+
+class PacketHandler(Protocol2PacketHandler):
+    """Protocol 2.0 handler with the table-driven CRC of :mod:`.protocol` and byte stuffing on bytes.
+
+    ``addStuffing`` works in place: the SDK's ``txPacket`` ignores its return value, so with the stock method a
+    packet whose parameters contain ``FF FF FD`` (e.g. goal −3 → ``FD FF FF FF`` after P gain ``FF FF``… ) goes
+    out unstuffed (dynamixel-sdk 4.1)."""
+
+    def updateCRC(self, crc_accum, data_blk_ptr, data_blk_size):
+        return pr.crc16(bytes(data_blk_ptr[:data_blk_size]), crc_accum)
+
+    def addStuffing(self, packet):
+        n_in = packet[5] | packet[6] << 8
+        body = bytes(packet[7: 7 + n_in - 2])
+        if b"\xff\xff\xfd" not in body:
+            return packet
+        stuffed = pr.stuff(body)
+        n_out = n_in + len(stuffed) - len(body)
+        packet[7:] = list(stuffed) + [0, 0]
+        packet[5], packet[6] = n_out & 0xFF, n_out >> 8
+        return packet
+
+    def removeStuffing(self, packet):
+        n_in = packet[5] | packet[6] << 8
+        body = bytes(packet[7: 7 + n_in - 2])
+        if b"\xff\xff\xfd\xfd" not in body:
+            return packet
+        plain = pr.unstuff(body)
+        n_out = n_in - (len(body) - len(plain))
+        packet[7: 7 + n_in] = list(plain) + list(packet[7 + n_in - 2: 7 + n_in])
+        packet[5], packet[6] = n_out & 0xFF, n_out >> 8
+        return packet
+
+
+@dataclass
+class CommStats:
+    """Per-servo communication counters."""
+
+    ok: int = 0
+    timeouts: int = 0
+    corrupt: int = 0  # CRC / framing errors
+    wrong_length: int = 0
+    status_errors: int = 0  # status packets whose error number ≠ 0
+    retries: int = 0
+    last_error: str = ""
+
+    @property
+    def failures(self) -> int:
+        return self.timeouts + self.corrupt + self.wrong_length + self.status_errors
+
+
+class TolerantSyncRead(sdk.GroupSyncRead):
+    """``GroupSyncRead`` whose ``rxPacket`` keeps the replies of the servos that answered.
+
+    After ``txRxPacket()``: ``received[id]`` = data bytes, ``errors[id]`` = status error byte,
+    ``failed[id]`` = "timeouts" | "corrupt" | "wrong_length" for the servos without valid data.
+    ``fast=True`` parses the reply stream with :class:`.protocol.StreamDecoder` (one pass over all bytes);
+    ``fast=False`` calls the SDK's ``PacketHandler.rxPacket`` once per reply.
+    """
+
+    def __init__(self, port, ph, start_address, data_length, fast: bool = True):
+        super().__init__(port, ph, start_address, data_length)
+        self.fast = fast and isinstance(port, PortHandler)
+        self.decoder = pr.StreamDecoder()
+
+    def rxPacket(self):
+        self.last_result = False
+        self.received: dict[int, bytes] = {}
+        self.errors: dict[int, int] = {}
+        self.failed: dict[int, str] = {}
+        expected = set(self.data_dict)
+        n = self.data_length
+        crc0, len0 = self.decoder.stats.crc_errors, self.decoder.stats.length_errors
+        corrupt_seen = 0
+        if self.fast:
+            dec = self.decoder
+            dec.drop_partial()
+            while expected:
+                data = self.port.read_available()
+                if not data:
+                    break
+                for p in dec.feed(data):
+                    i = p.id
+                    if not p.is_status or i not in expected:
+                        continue
+                    expected.discard(i)
+                    if len(p.params) != n:
+                        self.failed[i] = "wrong_length"
+                        continue
+                    self.errors[i] = p.error
+                    self.received[i] = p.params
+            corrupt_seen = dec.stats.crc_errors - crc0 + dec.stats.length_errors - len0
+        else:
+            while expected:
+                rx, result = self.ph.rxPacket(self.port, False)
+                if result == sdk.COMM_RX_CORRUPT:
+                    corrupt_seen += 1
+                    if self.port.packet_timeout == 0:  # the timeout fired inside rxPacket
+                        break
+                    continue
+                if result != COMM_SUCCESS:
+                    break
+                i = rx[4]
+                if i not in expected:
+                    continue
+                expected.discard(i)
+                # LEN after the SDK's removeStuffing (the list itself may keep its stuffed length)
+                if (rx[5] | rx[6] << 8) != n + 4:
+                    self.failed[i] = "wrong_length"
+                    continue
+                self.errors[i] = rx[8]
+                self.received[i] = bytes(rx[9: 9 + n])
+        for i in expected:
+            self.failed[i] = "corrupt" if corrupt_seen else "timeouts"
+        self.port.is_using = False
+        self.last_result = not self.failed
+        return COMM_SUCCESS if not self.failed else (sdk.COMM_RX_CORRUPT if corrupt_seen else sdk.COMM_RX_TIMEOUT)
+
+    def getData(self, dxl_id, address, data_length):
+        if not self.isAvailable(dxl_id, address, data_length):
+            return 0
+        k = address - self.start_address
+        return int.from_bytes(self.received[dxl_id][k: k + data_length], "little")
+
+    def isAvailable(self, dxl_id, address, data_length):
+        if dxl_id not in getattr(self, "received", {}):
+            return False
+        return self.start_address <= address and address + data_length <= self.start_address + self.data_length
+
+
+@dataclass
+class JointState:
+    """One sync read: arrays aligned with ``ids``; NaN and ``valid=False`` where a servo gave no valid reply."""
+
+    ids: tuple[int, ...]
+    position: np.ndarray  # [rad]
+    velocity: np.ndarray  # [rad/s]
+    current: np.ndarray  # [A] (NaN for models without current sensing)
+    effort: np.ndarray  # [N·m] = kt·I, or Present Load × stall torque for MX-28
+    valid: np.ndarray  # bool
+    stamp: float  # time.monotonic() after the read
+
+
+@dataclass
+class Health:
+    ids: tuple[int, ...]
+    voltage: np.ndarray  # [V]
+    temperature: np.ndarray  # [°C]
+    hw_error: np.ndarray  # Hardware Error Status bits (−1 where unread)
+    valid: np.ndarray
+
+
+@dataclass
+class BusConfig:
+    """Bus settings. ``joint_limits``: id → (lower, upper) [rad]; default: the table's 0–4095 counts.
+
+    ``latency_timer_ms`` enters the SDK's packet timeout (2·latency + 2 ms + wire time); ``timeout_ms`` fixes
+    the error timeout instead. ``retries`` apply to single-servo transactions (ping, item read/write,
+    reboot), not to the cycle's sync read (a real-time loop reports a stale servo rather than waiting).
+    """
+
+    port: str
+    ids: Sequence[int]
+    baud: int = 1_000_000
+    model: str = "mx106"
+    joint_limits: Mapping[int, tuple[float, float]] | None = None
+    center: float = ct.CENTER_COUNTS
+    latency_timer_ms: float = 16.0
+    timeout_ms: float | None = None
+    retries: int = 2
+    p_gain: bool = False
+    return_delay: int | None = 0  # written by setup(); None leaves the servo's value
+    kt: float | None = None  # overrides the table's torque constant [N·m/A]
+    fast_rx: bool = True  # sync-read replies parsed by protocol.StreamDecoder (False: SDK rxPacket per reply)
+
+    def __post_init__(self) -> None:
+        self.ids = [int(i) for i in self.ids]
+        if not self.ids:
+            raise ValueError("ids: at least one servo id is needed")
+        if len(set(self.ids)) != len(self.ids) or any(not 0 <= i <= pr.MAX_ID for i in self.ids):
+            raise ValueError(f"ids must be unique and in 0..{pr.MAX_ID}, got {self.ids}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be >= 0, got {self.retries}")
+        if self.timeout_ms is not None and not (self.timeout_ms > 0 and math.isfinite(self.timeout_ms)):
+            raise ValueError(f"timeout_ms must be a positive number of milliseconds, got {self.timeout_ms}")
+        for i, (lo, hi) in (self.joint_limits or {}).items():
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ValueError(f"joint_limits[{i}] must be finite with lower < upper, got ({lo}, {hi})")
+
+
+class DynamixelBus:
+    """Protocol 2.0 servos on one port. Use as a context manager: ``open()`` … ``close()``."""
+
+    def __init__(self, config: BusConfig):
+        self.config = config
+        self.table = ct.control_table(config.model)
+        self.kt = config.kt if config.kt is not None else self.table.kt
+        self.port = PortHandler(config.port, config.latency_timer_ms, config.timeout_ms)
+        self.ph = PacketHandler()
+        self.ids: list[int] = list(config.ids)  # active (answering) servos
+        self.missing: list[int] = []
+        self.stats: dict[int, CommStats] = {i: CommStats() for i in config.ids}
+        self.transactions = 0
+        self.cycles = 0
+        lo_default = float(ct.counts_to_rad(0, config.center))
+        hi_default = float(ct.counts_to_rad(4095, config.center))
+        lim = dict(config.joint_limits or {})
+        unknown = sorted(set(lim) - set(config.ids))
+        if unknown:
+            raise ValueError(f"joint_limits for ids {unknown} not in ids {config.ids}")
+        self.lower = {i: lim.get(i, (lo_default, hi_default))[0] for i in config.ids}
+        self.upper = {i: lim.get(i, (lo_default, hi_default))[1] for i in config.ids}
+        self._read: TolerantSyncRead | None = None
+        self._health: TolerantSyncRead | None = None
+        self._write: sdk.GroupSyncWrite | None = None
+        self._is_open = False
+
+    # --------------------------------------------------------------- port
+    def open(self) -> "DynamixelBus":
+        try:
+            ok = self.port.openPort() and self.port.setBaudRate(self.config.baud)
+        except Exception as e:  # serial.SerialException, OSError
+            raise BusError(f"cannot open Dynamixel port {self.config.port!r}: {e}") from None
+        if not ok:
+            raise BusError(f"cannot set baud {self.config.baud} on {self.config.port!r}")
+        self._is_open = True
+        self._build_groups()
+        return self
+
+    def close(self) -> None:
+        if self._is_open:
+            self.port.closePort()
+            self._is_open = False
+
+    def __enter__(self) -> "DynamixelBus":
+        return self.open() if not self._is_open else self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _build_groups(self) -> None:
+        fast = self.config.fast_rx
+        self._read = TolerantSyncRead(self.port, self.ph, *ct.STATE_BLOCK, fast=fast)
+        self._health = TolerantSyncRead(self.port, self.ph, HEALTH_DATA_ADDR, len(HEALTH_INDIRECT), fast=fast)
+        if self.config.p_gain:
+            self._write = sdk.GroupSyncWrite(self.port, self.ph, GAIN_GOAL_DATA_ADDR, len(GAIN_GOAL_INDIRECT))
+        else:
+            self._write = sdk.GroupSyncWrite(self.port, self.ph, ct.ADDR_GOAL_POSITION, 4)
+        for i in self.ids:
+            self._read.addParam(i)
+            self._health.addParam(i)
+        self._read.makeParam()
+        self._health.makeParam()
+
+    # --------------------------------------------------------------- single-servo transactions
+    def _count(self, i: int, result: int, error: int = 0) -> bool:
+        st = self.stats.setdefault(i, CommStats())
+        if result == COMM_SUCCESS:
+            if error & 0x7F:
+                st.status_errors += 1
+                st.last_error = self.ph.getRxPacketError(error)
+                return False
+            st.ok += 1
+            return True
+        if result == sdk.COMM_RX_TIMEOUT:
+            st.timeouts += 1
+        elif result == sdk.COMM_RX_CORRUPT:
+            st.corrupt += 1
+        st.last_error = self.ph.getTxRxResult(result)
+        return False
+
+    def _retry(self, i: int, fn, *args):
+        """Run one SDK call with up to ``retries`` retries; returns its full result tuple (last attempt)."""
+        for attempt in range(self.config.retries + 1):
+            out = fn(self.port, i, *args)
+            self.transactions += 1
+            res = out if isinstance(out, tuple) else (out,)
+            result, error = (res[-2], res[-1]) if len(res) >= 2 else (res[0], 0)
+            if self._count(i, result, error):
+                return out
+            if attempt < self.config.retries:
+                self.stats[i].retries += 1
+        return out
+
+    def ping(self, dxl_id: int) -> int | None:
+        """Model number of ``dxl_id``, or None if it does not answer (after retries)."""
+        model, result, error = self._retry(dxl_id, self.ph.ping)
+        return model if result == COMM_SUCCESS else None
+
+    def scan(self, ids: Iterable[int] = range(0, pr.MAX_ID + 1)) -> dict[int, int]:
+        """Ping each id once (no retries): {id: model number} of the servos that answered."""
+        found = {}
+        for i in ids:
+            model, result, _ = self.ph.ping(self.port, i)
+            self.transactions += 1
+            if result == COMM_SUCCESS:
+                found[i] = model
+        return found
+
+    def connect(self) -> tuple[list[int], list[int]]:
+        """Ping the configured ids; missing ones are logged (found and missing listed) and left out of every
+        later transaction. Raises :class:`BusError` if none answers or a model number is unexpected."""
+        found, missing, wrong = [], [], []
+        for i in self.config.ids:
+            model = self.ping(i)
+            if model is None:
+                missing.append(i)
+            elif model != self.table.model_number:
+                wrong.append(f"{i} (model {model})")
+                found.append(i)
+            else:
+                found.append(i)
+        if wrong:
+            log.warning("ids %s report another model than %s (%d)", ", ".join(wrong), self.table.name,
+                        self.table.model_number)
+        if not found:
+            raise BusError(f"no Dynamixel servo answered on {self.config.port} at {self.config.baud} baud; "
+                           f"expected ids {self.config.ids}")
+        if missing:
+            log.error("Dynamixel bus %s: found ids %s, MISSING ids %s (continuing without them)",
+                      self.config.port, found, missing)
+        self.ids, self.missing = found, missing
+        if self._is_open:
+            self._build_groups()
+        return found, missing
+
+    def read_item(self, dxl_id: int, name: str) -> int:
+        """Raw value of control-table item ``name`` (signed where the item is); raises BusError on failure."""
+        it = self.table.item(name)
+        fn = {1: self.ph.read1ByteTxRx, 2: self.ph.read2ByteTxRx, 4: self.ph.read4ByteTxRx}[it.size]
+        value, result, error = self._retry(dxl_id, fn, it.address)
+        if result != COMM_SUCCESS or error & 0x7F:
+            raise BusError(f"read {name!r} from id {dxl_id}: {self.stats[dxl_id].last_error}")
+        if it.signed and value >= 1 << (8 * it.size - 1):
+            value -= 1 << (8 * it.size)
+        return int(value)
+
+    def write_item(self, dxl_id: int, name: str, value: int) -> None:
+        it = self.table.item(name)
+        if not it.writable:
+            raise ValueError(f"{name!r} is read-only")
+        value = int(value)
+        lo, hi = (-(1 << (8 * it.size - 1)), (1 << (8 * it.size - 1)) - 1) if it.signed else (0, (1 << 8 * it.size) - 1)
+        if not lo <= value <= hi:
+            raise ValueError(f"{name!r} value {value} outside {lo}..{hi}")
+        fn = {1: self.ph.write1ByteTxRx, 2: self.ph.write2ByteTxRx, 4: self.ph.write4ByteTxRx}[it.size]
+        result, error = self._retry(dxl_id, fn, it.address, value & ((1 << 8 * it.size) - 1))
+        if result != COMM_SUCCESS or error & 0x7F:
+            raise BusError(f"write {name!r}={value} to id {dxl_id}: {self.stats[dxl_id].last_error}")
+
+    def torque(self, enable: bool, ids: Iterable[int] | None = None) -> None:
+        for i in (self.ids if ids is None else ids):
+            self.write_item(i, "Torque Enable", 1 if enable else 0)
+
+    def reboot(self, dxl_id: int) -> None:
+        """REBOOT instruction (clears a latched hardware error; torque comes back off)."""
+        result, error = self._retry(dxl_id, self.ph.reboot)
+        if result != COMM_SUCCESS:
+            raise BusError(f"reboot id {dxl_id}: {self.stats[dxl_id].last_error}")
+
+    def hardware_error(self, dxl_id: int) -> int:
+        """Hardware Error Status (address 70) of one servo; decode with ``control_table.hardware_error_text``."""
+        return self.read_item(dxl_id, "Hardware Error Status")
+
+    def setup(self) -> None:
+        """Torque off; Return Delay Time; indirect addresses for :meth:`read_health` (and the P-gain write)."""
+        mapping = list(HEALTH_INDIRECT) + (list(GAIN_GOAL_INDIRECT) if self.config.p_gain else [])
+        for i in self.ids:
+            self.write_item(i, "Torque Enable", 0)
+            if self.config.return_delay is not None:
+                self.write_item(i, "Return Delay Time", self.config.return_delay)
+            for k, addr in enumerate(mapping, start=1):
+                self.write_item(i, f"Indirect Address {k}", addr)
+
+    # --------------------------------------------------------------- the cycle
+    def read_state(self) -> JointState:
+        """One sync read (present current, velocity, position of every active servo)."""
+        g = self._read
+        g.txRxPacket()
+        self.transactions += 1
+        stamp = time.monotonic()
+        ids = tuple(self.ids)
+        n = len(ids)
+        received, errors, failed = g.received, g.errors, g.failed
+        good = []
+        for i in ids:
+            st = self.stats[i]
+            if i in received:
+                err = errors[i]
+                if err & 0x7F:
+                    st.status_errors += 1
+                    st.last_error = self.ph.getRxPacketError(err)
+                    continue
+                st.ok += 1
+                good.append(i)
+            else:
+                why = failed.get(i, "timeouts")
+                setattr(st, why, getattr(st, why) + 1)
+                st.last_error = why
+        raw = np.zeros(n, dtype=_STATE_DTYPE)
+        if len(good) == n:
+            valid = np.ones(n, dtype=bool)
+            raw[:] = np.frombuffer(b"".join([received[i] for i in ids]), dtype=_STATE_DTYPE)
+        else:
+            valid = np.array([i in good for i in ids], dtype=bool)
+            if good:
+                raw[valid] = np.frombuffer(b"".join([received[i] for i in good]), dtype=_STATE_DTYPE)
+        pos = np.where(valid, ct.counts_to_rad(raw["position"], self.config.center), np.nan)
+        vel = np.where(valid, ct.velocity_to_rad_s(raw["velocity"]), np.nan)
+        if self.table.has_current:
+            cur = np.where(valid, ct.current_to_amps(raw["current"], self.table), np.nan)
+            eff = cur * (np.nan if self.kt is None else self.kt)
+        else:
+            cur = np.full(n, np.nan)
+            eff = np.where(valid, ct.load_to_torque(raw["current"], self.table), np.nan)
+        return JointState(ids, pos, vel, cur, eff, valid, stamp)
+
+    def check_goals(self, goals) -> dict[int, float]:
+        """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits."""
+        if isinstance(goals, Mapping):
+            g = {int(i): float(v) for i, v in goals.items()}
+            unknown = [i for i in g if i not in self.lower]
+            if unknown:
+                raise GoalRejected(f"goals for unknown ids {unknown}; configured ids {self.config.ids}")
+            skipped = [i for i in g if i in self.missing]
+            if skipped:
+                log.warning("goals for missing ids %s not sent (servos not answering)", skipped)
+            g = {i: v for i, v in g.items() if i not in self.missing}
+        else:
+            arr = np.asarray(goals, dtype=np.float64).ravel()
+            if arr.size != len(self.ids):
+                raise GoalRejected(f"goals: {arr.size} values for {len(self.ids)} active servos {self.ids}")
+            g = dict(zip(self.ids, arr.tolist()))
+        bad = [(i, v) for i, v in g.items() if not (math.isfinite(v) and self.lower[i] <= v <= self.upper[i])]
+        if bad:
+            msg = "; ".join(f"id {i} goal {v:.4g} rad outside [{self.lower[i]:.4g}, {self.upper[i]:.4g}]"
+                            if math.isfinite(v) else f"id {i} goal {v} is not finite" for i, v in bad)
+            log.error("refusing goal write: %s", msg)
+            raise GoalRejected(f"goal refused, nothing written: {msg}")
+        return g
+
+    def write_goals(self, goals, p_gains=None, _checked: dict[int, float] | None = None) -> None:
+        """One sync write of goal positions [rad] (and P gains, raw register, when ``config.p_gain``)."""
+        g = self.check_goals(goals) if _checked is None else _checked
+        if not g:
+            return
+        counts = ct.rad_to_counts(list(g.values()), self.config.center)
+        w = self._write
+        w.clearParam()
+        if self.config.p_gain:
+            if p_gains is None:
+                raise ValueError("p_gains: required when the bus is configured with p_gain=True")
+            pg = np.asarray([p_gains[i] for i in g] if isinstance(p_gains, Mapping) else p_gains, dtype=np.int64)
+            if pg.size != len(g) or (pg < 0).any() or (pg > 16383).any():
+                raise ValueError(f"p_gains: need {len(g)} values in 0..16383, got {pg}")
+            for i, c, p in zip(g, counts.tolist(), pg.tolist()):
+                w.addParam(i, list(int(p).to_bytes(2, "little") + int(c).to_bytes(4, "little", signed=True)))
+        else:
+            for i, c in zip(g, counts.tolist()):
+                w.addParam(i, list(int(c).to_bytes(4, "little", signed=True)))
+        result = w.txPacket()
+        self.transactions += 1
+        if result != COMM_SUCCESS:
+            raise BusError(f"sync write failed on {self.config.port}: {self.ph.getTxRxResult(result)}")
+
+    def cycle(self, goals, p_gains=None) -> JointState:
+        """Read the state, then write the goals: 2 transactions. Goals are checked before the read."""
+        checked = self.check_goals(goals)
+        state = self.read_state()
+        self.write_goals(goals, p_gains, _checked=checked)
+        self.cycles += 1
+        return state
+
+    def read_health(self) -> Health:
+        """Input voltage, temperature and Hardware Error Status of every active servo in one sync read
+        (indirect data 224–227; run :meth:`setup` first)."""
+        g = self._health
+        g.txRxPacket()
+        self.transactions += 1
+        ids = tuple(self.ids)
+        raw = np.zeros(len(ids), dtype=_HEALTH_DTYPE)
+        valid = np.zeros(len(ids), dtype=bool)
+        for k, i in enumerate(ids):
+            data = g.received.get(i)
+            if data is not None and not g.errors[i] & 0x7F:
+                raw[k] = np.frombuffer(data, dtype=_HEALTH_DTYPE)[0]
+                valid[k] = True
+            elif data is None:
+                st = self.stats[i]
+                why = g.failed.get(i, "timeouts")
+                setattr(st, why, getattr(st, why) + 1)
+        hw = np.where(valid, raw["hw_error"].astype(np.int64), -1)
+        for i, e in zip(ids, hw.tolist()):
+            if e > 0:
+                log.warning("id %d hardware error: %s", i, ct.hardware_error_text(e))
+        return Health(ids, np.where(valid, ct.voltage_to_volts(raw["voltage"]), np.nan),
+                      np.where(valid, raw["temperature"].astype(float), np.nan), hw, valid)
+
+    def bulk_read(self, requests: Mapping[int, tuple[int, int]]) -> dict[int, bytes]:
+        """GroupBulkRead of {id: (address, length)} → {id: data} for the servos that answered."""
+        g = sdk.GroupBulkRead(self.port, self.ph)
+        for i, (addr, n) in requests.items():
+            g.addParam(i, addr, n)
+        result = g.txRxPacket()
+        self.transactions += 1
+        out = {}
+        if result == COMM_SUCCESS:
+            for i, (addr, n) in requests.items():
+                if g.isAvailable(i, addr, n):
+                    out[i] = bytes(g.data_dict[i][:n])
+        return out
+
+    def stats_summary(self) -> str:
+        return "; ".join(f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, wrong length "
+                         f"{s.wrong_length}, status errors {s.status_errors}" for i, s in self.stats.items())

@@ -1,0 +1,271 @@
+"""Control tables as data (MX-28/MX-64/MX-106 protocol 2.0, XM430) and raw ↔ SI conversions.
+
+Addresses, sizes and units follow the ROBOTIS e-manual pages ``dxl/mx/mx-106-2``, ``mx-64-2``, ``mx-28-2`` and
+``dxl/x/xm430-w350`` (MX 2.0 firmware uses the X-series layout). Units:
+
+* position: 4096 counts per revolution; ``counts_to_rad`` maps ``center`` (2048) to 0 rad, counter-clockwise
+  positive (REP-103: the Dynamixel counts grow counter-clockwise seen from the horn);
+* velocity: 0.229 rpm per unit; current: 3.36 mA (MX-64/106) or 2.69 mA (XM430) per unit;
+  input voltage 0.1 V; temperature 1 °C; PWM ±885 = ±100 % duty; return delay 2 µs per unit.
+* effort: τ = kt·I with the model's output-shaft torque constant kt [N·m/A] where known (bam presets for
+  MX-64/MX-106); MX-28 (2.0) has no current sensor (address 126 is Present Load, 0.1 % of stall torque).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+COUNTS_PER_REV = 4096
+CENTER_COUNTS = 2048
+RAD_PER_COUNT = 2.0 * math.pi / COUNTS_PER_REV
+VELOCITY_UNIT_RPM = 0.229
+RAD_S_PER_VELOCITY_UNIT = VELOCITY_UNIT_RPM * 2.0 * math.pi / 60.0  # 0.0239809 rad/s
+VOLTAGE_UNIT = 0.1  # V
+PWM_FULL_SCALE = 885  # ±885 = ±100 % duty
+RETURN_DELAY_UNIT = 2e-6  # s
+POSITION_GAIN_DIVISOR = 128.0  # KPP = register/128 (protocol 2.0)
+#: bam's ``kp`` is the protocol-1 MX P gain (Kp = P/8); the 2.0 register is KPP·128 → register = 16·kp.
+REGISTER_PER_BAM_KP = 16.0
+
+# Hardware Error Status (address 70) bits
+HW_INPUT_VOLTAGE = 1 << 0
+HW_OVERHEATING = 1 << 2
+HW_ENCODER = 1 << 3
+HW_ELECTRICAL_SHOCK = 1 << 4
+HW_OVERLOAD = 1 << 5
+HW_ERROR_NAMES = {HW_INPUT_VOLTAGE: "input voltage", HW_OVERHEATING: "overheating", HW_ENCODER: "motor encoder",
+                  HW_ELECTRICAL_SHOCK: "electrical shock", HW_OVERLOAD: "overload"}
+
+OPERATING_MODES = {"current": 0, "velocity": 1, "position": 3, "extended_position": 4,
+                   "current_based_position": 5, "pwm": 16}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One control-table item: ``address``, ``size`` [bytes], ``access`` ("R" or "RW"), ``default`` raw value,
+    ``signed`` two's complement, ``eeprom`` (writable only while torque is off)."""
+
+    name: str
+    address: int
+    size: int
+    access: str = "RW"
+    default: int = 0
+    signed: bool = False
+    eeprom: bool = False
+
+    @property
+    def writable(self) -> bool:
+        return "W" in self.access
+
+
+def _x_series_items(*, current: bool, current_limit: int, velocity_limit: int, p_gain: int,
+                    vel_i: int, vel_p: int) -> tuple[Item, ...]:
+    """The common MX(2.0)/X layout (e-manual control tables, EEPROM 0–63, RAM 64–)."""
+    e = dict(eeprom=True)
+    items = [
+        Item("Model Number", 0, 2, "R", **e), Item("Model Information", 2, 4, "R", **e),
+        Item("Firmware Version", 6, 1, "R", 45, **e), Item("ID", 7, 1, "RW", 1, **e),
+        Item("Baud Rate", 8, 1, "RW", 1, **e), Item("Return Delay Time", 9, 1, "RW", 250, **e),
+        Item("Drive Mode", 10, 1, "RW", 0, **e), Item("Operating Mode", 11, 1, "RW", 3, **e),
+        Item("Secondary ID", 12, 1, "RW", 255, **e), Item("Protocol Type", 13, 1, "RW", 2, **e),
+        Item("Homing Offset", 20, 4, "RW", 0, True, **e), Item("Moving Threshold", 24, 4, "RW", 10, **e),
+        Item("Temperature Limit", 31, 1, "RW", 80, **e), Item("Max Voltage Limit", 32, 2, "RW", 160, **e),
+        Item("Min Voltage Limit", 34, 2, "RW", 95, **e), Item("PWM Limit", 36, 2, "RW", PWM_FULL_SCALE, **e),
+        Item("Velocity Limit", 44, 4, "RW", velocity_limit, **e),
+        Item("Max Position Limit", 48, 4, "RW", 4095, **e), Item("Min Position Limit", 52, 4, "RW", 0, **e),
+        Item("Shutdown", 63, 1, "RW", HW_OVERHEATING | HW_ELECTRICAL_SHOCK | HW_OVERLOAD, **e),
+        Item("Torque Enable", 64, 1), Item("LED", 65, 1), Item("Status Return Level", 68, 1, "RW", 2),
+        Item("Registered Instruction", 69, 1, "R"), Item("Hardware Error Status", 70, 1, "R"),
+        Item("Velocity I Gain", 76, 2, "RW", vel_i), Item("Velocity P Gain", 78, 2, "RW", vel_p),
+        Item("Position D Gain", 80, 2), Item("Position I Gain", 82, 2), Item("Position P Gain", 84, 2, "RW", p_gain),
+        Item("Feedforward 2nd Gain", 88, 2), Item("Feedforward 1st Gain", 90, 2),
+        Item("Bus Watchdog", 98, 1), Item("Goal PWM", 100, 2, "RW", PWM_FULL_SCALE, True),
+        Item("Goal Velocity", 104, 4, "RW", 0, True), Item("Profile Acceleration", 108, 4),
+        Item("Profile Velocity", 112, 4), Item("Goal Position", 116, 4, "RW", CENTER_COUNTS, True),
+        Item("Realtime Tick", 120, 2, "R"), Item("Moving", 122, 1, "R"), Item("Moving Status", 123, 1, "R"),
+        Item("Present PWM", 124, 2, "R", 0, True),
+        Item("Present Current" if current else "Present Load", 126, 2, "R", 0, True),
+        Item("Present Velocity", 128, 4, "R", 0, True), Item("Present Position", 132, 4, "R", CENTER_COUNTS, True),
+        Item("Velocity Trajectory", 136, 4, "R", 0, True), Item("Position Trajectory", 140, 4, "R", 0, True),
+        Item("Present Input Voltage", 144, 2, "R", 120), Item("Present Temperature", 146, 1, "R", 30),
+    ]
+    if current:
+        items += [Item("Current Limit", 38, 2, "RW", current_limit, **e), Item("Goal Current", 102, 2, "RW", 0, True)]
+    # Indirect Address k (k = 1..28) at 168 + 2(k−1) points Indirect Data k at 224 + (k−1); default: itself.
+    # The e-manual lets indirect addresses change only with torque off, as EEPROM items.
+    items += [Item(f"Indirect Address {k}", 168 + 2 * (k - 1), 2, "RW", 224 + (k - 1), eeprom=True)
+              for k in range(1, 29)]
+    items += [Item(f"Indirect Data {k}", 224 + (k - 1), 1) for k in range(1, 29)]
+    return tuple(sorted(items, key=lambda i: i.address))
+
+
+INDIRECT_ADDRESS_0 = 168
+INDIRECT_DATA_0 = 224
+N_INDIRECT = 28
+TABLE_SIZE = 256  # bytes emulated per servo (the second indirect bank at 578– is not emulated)
+
+
+@dataclass(frozen=True)
+class ControlTable:
+    """A model's control table: ``model_number``, items by name, units and the output torque constant."""
+
+    name: str
+    model_number: int
+    items: tuple[Item, ...]
+    current_unit: float | None  # A per raw unit (None: no current sensing)
+    kt: float | None = None  # output-shaft torque constant [N·m/A] where known
+    stall_torque: float | None = None  # [N·m] (MX-28 Present Load is 0.1 % of it)
+    by_name: Mapping[str, Item] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_name", {i.name: i for i in self.items})
+
+    def item(self, name: str) -> Item:
+        try:
+            return self.by_name[name]
+        except KeyError:
+            raise KeyError(f"{self.name} has no control-table item {name!r}; valid items: "
+                           f"{', '.join(i.name for i in self.items)}") from None
+
+    def at(self, address: int) -> Item | None:
+        for i in self.items:
+            if i.address <= address < i.address + i.size:
+                return i
+        return None
+
+    @property
+    def has_current(self) -> bool:
+        return self.current_unit is not None
+
+    def defaults(self, dxl_id: int) -> bytearray:
+        """The table's power-on bytes (``TABLE_SIZE``) for a servo with ID ``dxl_id``."""
+        mem = bytearray(TABLE_SIZE)
+        for it in self.items:
+            v = self.model_number if it.name == "Model Number" else dxl_id if it.name == "ID" else it.default
+            mem[it.address: it.address + it.size] = int(v).to_bytes(it.size, "little", signed=it.signed and v < 0)
+        return mem
+
+
+def _t(name, number, current_unit, kt=None, stall=None, **kw) -> ControlTable:
+    return ControlTable(name, number, _x_series_items(current=current_unit is not None, **kw), current_unit,
+                        kt, stall)
+
+
+# kt: bam m4 presets (Rhoban/bam params mx64/mx106, see servo_ff.models.presets); XM430: not identified → None.
+CONTROL_TABLES: dict[str, ControlTable] = {
+    "mx28": _t("MX-28(2.0)", 30, None, None, 2.5, current_limit=0, velocity_limit=230, p_gain=850,
+               vel_i=1920, vel_p=100),
+    "mx64": _t("MX-64(2.0)", 311, 3.36e-3, 1.6631556605652682, 6.0, current_limit=1941, velocity_limit=285,
+               p_gain=850, vel_i=1920, vel_p=100),
+    "mx106": _t("MX-106(2.0)", 321, 3.36e-3, 2.23138890457851, 8.4, current_limit=2047, velocity_limit=210,
+                p_gain=850, vel_i=1920, vel_p=100),
+    "xm430": _t("XM430-W350", 1020, 2.69e-3, None, 4.1, current_limit=1193, velocity_limit=200, p_gain=800,
+                vel_i=1920, vel_p=100),
+    "xm430-w210": _t("XM430-W210", 1030, 2.69e-3, None, 3.0, current_limit=1193, velocity_limit=330,
+                     p_gain=800, vel_i=1920, vel_p=100),
+}
+MODEL_BY_NUMBER: dict[int, str] = {t.model_number: k for k, t in CONTROL_TABLES.items()}
+
+# Addresses used on every cycle (identical in all tables above).
+ADDR_TORQUE_ENABLE = 64
+ADDR_HW_ERROR = 70
+ADDR_RETURN_DELAY = 9
+ADDR_P_GAIN = 84
+ADDR_I_GAIN = 82
+ADDR_D_GAIN = 80
+ADDR_PWM_LIMIT = 36
+ADDR_GOAL_POSITION = 116
+ADDR_PRESENT_CURRENT = 126
+ADDR_PRESENT_VELOCITY = 128
+ADDR_PRESENT_POSITION = 132
+ADDR_INPUT_VOLTAGE = 144
+ADDR_TEMPERATURE = 146
+STATE_BLOCK = (126, 10)  # present current(2) + velocity(4) + position(4)
+
+
+def control_table(model: str | int) -> ControlTable:
+    """Table by name (``mx28``, ``mx64``, ``mx106``, ``xm430``, ``xm430-w210``) or model number."""
+    if isinstance(model, (int, np.integer)):
+        if int(model) not in MODEL_BY_NUMBER:
+            raise KeyError(f"unknown Dynamixel model number {model}; known: "
+                           f"{', '.join(f'{n} ({k})' for n, k in MODEL_BY_NUMBER.items())}")
+        return CONTROL_TABLES[MODEL_BY_NUMBER[int(model)]]
+    key = str(model).lower().replace("_", "-")
+    key = {"mx-28": "mx28", "mx-64": "mx64", "mx-106": "mx106", "xm430-w350": "xm430"}.get(key, key)
+    if key not in CONTROL_TABLES:
+        raise KeyError(f"unknown Dynamixel model {model!r}; valid models: {', '.join(CONTROL_TABLES)}")
+    return CONTROL_TABLES[key]
+
+
+# ----------------------------------------------------------------------------------------- conversions
+def counts_to_rad(counts, center: float = CENTER_COUNTS) -> np.ndarray:
+    """Position [rad] (REP-103, 0 at ``center`` counts) from raw counts."""
+    return (np.asarray(counts, dtype=np.float64) - center) * RAD_PER_COUNT
+
+
+def rad_to_counts(rad, center: float = CENTER_COUNTS) -> np.ndarray:
+    """Raw goal counts (rounded to the nearest count, int64) from [rad]; non-finite input raises."""
+    r = np.asarray(rad, dtype=np.float64)
+    if not np.isfinite(r).all():
+        raise ValueError(f"position contains non-finite values: {r}")
+    return np.rint(r / RAD_PER_COUNT + center).astype(np.int64)
+
+
+def velocity_to_rad_s(raw) -> np.ndarray:
+    """Present Velocity [0.229 rpm units] → [rad/s]."""
+    return np.asarray(raw, dtype=np.float64) * RAD_S_PER_VELOCITY_UNIT
+
+
+def rad_s_to_velocity(rad_s) -> np.ndarray:
+    return np.rint(np.asarray(rad_s, dtype=np.float64) / RAD_S_PER_VELOCITY_UNIT).astype(np.int64)
+
+
+def current_to_amps(raw, table: ControlTable) -> np.ndarray:
+    """Present Current [raw] → [A]; raises for a model without current sensing."""
+    if table.current_unit is None:
+        raise ValueError(f"{table.name} has no current sensor (address 126 is Present Load)")
+    return np.asarray(raw, dtype=np.float64) * table.current_unit
+
+
+def amps_to_current(amps, table: ControlTable) -> np.ndarray:
+    if table.current_unit is None:
+        raise ValueError(f"{table.name} has no current sensor")
+    return np.rint(np.asarray(amps, dtype=np.float64) / table.current_unit).astype(np.int64)
+
+
+def current_to_torque(raw, table: ControlTable, kt: float | None = None) -> np.ndarray:
+    """Output torque τ = kt·I [N·m] from Present Current; ``kt`` overrides the table's (NaN if unknown)."""
+    k = table.kt if kt is None else kt
+    amps = current_to_amps(raw, table)
+    return amps * (np.nan if k is None else k)
+
+
+def load_to_torque(raw, table: ControlTable) -> np.ndarray:
+    """MX-28 Present Load [0.1 % of stall torque] → [N·m]."""
+    return np.asarray(raw, dtype=np.float64) * 1e-3 * (table.stall_torque or np.nan)
+
+
+def voltage_to_volts(raw) -> np.ndarray:
+    return np.asarray(raw, dtype=np.float64) * VOLTAGE_UNIT
+
+
+def pwm_to_duty(raw) -> np.ndarray:
+    return np.asarray(raw, dtype=np.float64) / PWM_FULL_SCALE
+
+
+def p_gain_to_kp(register) -> np.ndarray:
+    """Position P Gain register (KPP·128) → bam firmware ``kp`` (protocol-1 P, Kp = P/8)."""
+    return np.asarray(register, dtype=np.float64) / REGISTER_PER_BAM_KP
+
+
+def kp_to_p_gain(kp) -> np.ndarray:
+    return np.rint(np.asarray(kp, dtype=np.float64) * REGISTER_PER_BAM_KP).astype(np.int64)
+
+
+def hardware_error_text(status: int) -> str:
+    """Human-readable Hardware Error Status bits (``"ok"`` for 0)."""
+    names = [n for bit, n in HW_ERROR_NAMES.items() if status & bit]
+    return ", ".join(names) if names else "ok"

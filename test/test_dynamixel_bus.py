@@ -1,0 +1,227 @@
+"""DynamixelBus (dynamixel-sdk) against the virtual bus: the cycle, health read, bad input and faults."""
+import logging
+import os
+import threading
+import time
+import tty
+
+import numpy as np
+import pytest
+
+from servo_ff.dynamixel import control_table as ct
+from servo_ff.dynamixel import protocol as pr
+from servo_ff.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
+from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
+from servo_ff.models.params import P_KP
+
+# generous error timeout: the machine is shared, the emulator is a Python thread
+TIMEOUT_MS = 150.0
+
+
+def make_bus(device, ids, **kw):
+    kw.setdefault("timeout_ms", TIMEOUT_MS)
+    bus = DynamixelBus(BusConfig(port=device, ids=ids, **kw)).open()
+    return bus
+
+
+def test_cycle_is_two_transactions_and_tracks_goals():
+    with VirtualBus(ids=range(1, 7), loads=ServoLoad.fixed_inertia(0.005)) as vb:
+        with make_bus(vb.device, range(1, 7)) as bus:
+            assert bus.connect() == ([1, 2, 3, 4, 5, 6], [])
+            bus.setup()
+            assert (vb.mem[:, ct.ADDR_RETURN_DELAY] == 0).all()  # setup wrote Return Delay Time 0
+            bus.torque(True)
+            goals = np.linspace(-0.6, 0.6, 6)
+            t0 = bus.transactions
+            for _ in range(5):
+                state = bus.cycle(goals)
+            assert bus.transactions - t0 == 10
+            t_end = time.monotonic() + 5.0
+            while time.monotonic() < t_end:
+                state = bus.cycle(goals)
+                if np.all(np.abs(state.position - goals) < 3 * ct.RAD_PER_COUNT) and np.all(state.velocity == 0):
+                    break  # settled and stuck in friction: the motor torque no longer changes
+            assert state.valid.all()
+            np.testing.assert_allclose(state.position, goals, atol=3 * ct.RAD_PER_COUNT)
+            snap = vb.snapshot()
+            np.testing.assert_allclose(snap["goal"], ct.counts_to_rad(ct.rad_to_counts(goals)))
+            # effort = kt·I of the simulated motor torque (one current count of resolution)
+            assert np.all(np.abs(state.effort - snap["tau_m"]) < 0.01), (state.effort, snap["tau_m"])
+            assert all(s.ok > 0 and s.failures == 0 for s in bus.stats.values()), bus.stats_summary()
+
+
+def test_missing_servo_at_start_is_listed_and_the_rest_work(caplog):
+    with VirtualBus(ids=[1, 2, 4]) as vb:
+        with make_bus(vb.device, [1, 2, 3, 4], retries=1) as bus, caplog.at_level(logging.ERROR):
+            found, missing = bus.connect()
+            assert (found, missing) == ([1, 2, 4], [3])
+            assert "found ids [1, 2, 4], MISSING ids [3]" in caplog.text
+            assert bus.stats[3].timeouts == 2 and bus.stats[3].retries == 1
+            bus.setup()
+            state = bus.cycle({1: 0.1, 2: 0.2, 4: 0.3})
+            assert state.ids == (1, 2, 4) and state.valid.all()
+
+
+def test_no_servo_at_all_is_a_clear_error():
+    with VirtualBus(ids=[1]) as vb:
+        with make_bus(vb.device, [7, 8], retries=0, timeout_ms=20) as bus:
+            with pytest.raises(BusError, match=r"no Dynamixel servo answered.*\[7, 8\]"):
+                bus.connect()
+
+
+def test_bad_port_is_a_clear_error():
+    with pytest.raises(BusError, match="/dev/does-not-exist"):
+        DynamixelBus(BusConfig(port="/dev/does-not-exist", ids=[1])).open()
+
+
+def test_out_of_limit_or_nan_goal_is_never_written(caplog):
+    with VirtualBus(ids=[1, 2]) as vb:
+        with make_bus(vb.device, [1, 2], joint_limits={1: (-0.5, 0.5)}) as bus:
+            bus.connect()
+            bus.setup()
+            bus.cycle([0.2, 0.3])
+            bus.read_state()  # replies come in order: the emulator has applied the sync write
+            before = vb.snapshot()["goal"].copy()
+            writes = vb.stats.instructions.get("SYNC_WRITE", 0)
+            with caplog.at_level(logging.ERROR), pytest.raises(GoalRejected, match="id 1 goal 0.6 rad outside"):
+                bus.cycle([0.6, 0.0])
+            assert "refusing goal write" in caplog.text
+            with pytest.raises(GoalRejected, match="not finite"):
+                bus.write_goals({2: float("nan")})
+            with pytest.raises(GoalRejected, match="outside"):  # id 2: the table's 0..4095 counts
+                bus.write_goals({2: 3.3})
+            with pytest.raises(GoalRejected, match="2 active servos"):
+                bus.write_goals([0.1])
+            assert vb.stats.instructions.get("SYNC_WRITE", 0) == writes
+            np.testing.assert_array_equal(vb.snapshot()["goal"], before)
+
+
+def test_corrupt_and_dropped_replies_are_counted_never_a_state():
+    faults = Faults(corrupt_rate=0.01, drop_rate=0.05, seed=3)
+    with VirtualBus(ids=range(1, 11), faults=faults, return_delay=0) as vb:
+        with make_bus(vb.device, range(1, 11), timeout_ms=40) as bus:
+            bus.ids = list(range(1, 11))
+            bus._build_groups()
+            n_valid = 0
+            for _ in range(40):
+                s = bus.read_state()
+                assert np.isnan(s.position[~s.valid]).all() and np.isnan(s.velocity[~s.valid]).all()
+                # every accepted position is the true (static) one: 2048 counts → 0 rad
+                assert np.all(s.position[s.valid] == 0.0) and np.all(s.velocity[s.valid] == 0.0)
+                n_valid += int(s.valid.sum())
+            corrupt = sum(st.corrupt for st in bus.stats.values())
+            timeouts = sum(st.timeouts for st in bus.stats.values())
+            assert vb.stats.corrupted > 0 and vb.stats.dropped > 0
+            assert corrupt + timeouts > 0 and n_valid > 300
+
+
+def test_silent_servo_mid_run_costs_only_its_own_data():
+    with VirtualBus(ids=range(1, 6), faults=Faults(silent_after={3: 0.0})) as vb:
+        with make_bus(vb.device, range(1, 6), timeout_ms=30) as bus:
+            bus.ids = [1, 2, 3, 4, 5]
+            bus._build_groups()
+            vb.set_silent(3)
+            s = bus.read_state()
+            assert s.valid.tolist() == [True, True, False, True, True]
+            assert np.isnan(s.position[2]) and bus.stats[3].timeouts == 1 and bus.stats[4].ok == 1
+
+
+STUFFED = bytes.fromhex("FFFF FDFFFFFF 00080000")
+
+
+def test_wrong_length_reply_is_counted():
+    """A hand-made 'servo' answers a 10-byte sync read with 4 data bytes (valid CRC) for id 1."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    dev = os.ttyname(slave)
+
+    def fake():
+        dec = pr.StreamDecoder()
+        while True:
+            try:
+                data = os.read(master, 1024)
+            except OSError:
+                return
+            for p in dec.feed(data):
+                if p.instruction == pr.INST_SYNC_READ:
+                    os.write(master, pr.encode_status(1, 0, bytes(4)) + pr.encode_status(2, 0, STUFFED))
+    th = threading.Thread(target=fake, daemon=True)
+    th.start()
+    try:
+        with make_bus(dev, [1, 2], timeout_ms=50) as bus:
+            s = bus.read_state()
+            assert s.valid.tolist() == [False, True]
+            assert bus.stats[1].wrong_length == 1 and bus.stats[2].ok == 1
+            # id 2's data needed byte stuffing (FF FF FD): current −1, velocity −3, position 2048
+            assert s.position[1] == 0.0 and s.velocity[1] == pytest.approx(ct.velocity_to_rad_s(-3))
+            assert s.current[1] == pytest.approx(-3.36e-3)
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_health_overload_reboot_sag_and_p_gain():
+    faults = Faults(sag_volts=4.0, sag_start=0.0)
+    with VirtualBus(ids=[1, 2, 3], faults=faults, supply_voltage=14.0) as vb:
+        with make_bus(vb.device, [1, 2, 3], p_gain=True) as bus:
+            bus.connect()
+            bus.setup()
+            bus.torque(True)
+            h = bus.read_health()
+            np.testing.assert_allclose(h.voltage, 10.0)  # 14 V − 4 V sag
+            np.testing.assert_allclose(h.temperature, 30.0)
+            assert h.hw_error.tolist() == [0, 0, 0]
+            bus.cycle([0.1, 0.1, 0.1], p_gains=[400, 800, 1600])
+            bus.read_state()  # the emulator answers in order: the sync write has been applied
+            assert vb.p[:, P_KP].tolist() == [25.0, 50.0, 100.0]
+            vb.inject_overload(2)
+            h = bus.read_health()
+            assert h.hw_error.tolist() == [0, ct.HW_OVERLOAD, 0]
+            assert bus.hardware_error(2) == ct.HW_OVERLOAD
+            assert bus.read_item(2, "Torque Enable") == 0
+            with pytest.raises(BusError, match="Torque Enable"):
+                bus.torque(True, ids=[2])
+            bus.reboot(2)
+            assert bus.hardware_error(2) == 0
+            bus.torque(True, ids=[2])
+            assert vb.snapshot()["enable"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_config_validation_names_the_key():
+    with pytest.raises(ValueError, match="joint_limits\\[1\\]"):
+        BusConfig(port="x", ids=[1], joint_limits={1: (0.5, -0.5)})
+    with pytest.raises(ValueError, match="timeout_ms"):
+        BusConfig(port="x", ids=[1], timeout_ms=float("nan"))
+    with pytest.raises(ValueError, match="unique"):
+        BusConfig(port="x", ids=[1, 1])
+
+
+def test_packet_handler_stuffs_in_place_like_the_manual():
+    """The SDK's txPacket ignores addStuffing's return value; ours stuffs the list in place."""
+    from servo_ff.dynamixel.bus import PacketHandler
+    params = [0x70, 0x00, 0xFF, 0xFF, 0xFD, 0x00]  # Profile Velocity 0x00FDFFFF
+    pkt = [0] * (10 + len(params))
+    pkt[4], pkt[5], pkt[6], pkt[7] = 1, len(params) + 3, 0, pr.INST_WRITE
+    pkt[8: 8 + len(params)] = params
+    ph = PacketHandler()
+    ph.addStuffing(pkt)
+    total = (pkt[5] | pkt[6] << 8) + 7
+    pkt[0:4] = [0xFF, 0xFF, 0xFD, 0x00]
+    crc = ph.updateCRC(0, pkt, total - 2)
+    pkt[total - 2: total] = [crc & 0xFF, crc >> 8]
+    assert bytes(pkt[:total]) == pr.encode_instruction(1, pr.INST_WRITE, bytes(params))
+    back = ph.removeStuffing(list(pkt[:total]))
+    assert back[5] == len(params) + 3 and back[8: 8 + len(params)] == params
+
+
+@pytest.mark.parametrize("fast_rx", [True, False])
+def test_both_receive_paths_agree_and_value_needing_stuffing_round_trips(fast_rx):
+    with VirtualBus(ids=[1, 2, 3]) as vb:
+        with make_bus(vb.device, [1, 2, 3], fast_rx=fast_rx) as bus:
+            bus.connect()
+            bus.write_item(2, "Profile Velocity", 0x00FDFFFF)  # FF FF FD 00 on the wire: stuffed
+            assert bus.read_item(2, "Profile Velocity") == 0x00FDFFFF
+            vb.theta[:] = [-0.01, 0.2, -3.0]
+            s = bus.read_state()
+            assert s.valid.all()
+            np.testing.assert_allclose(s.position, [-0.01, 0.2, -3.0], atol=ct.RAD_PER_COUNT)

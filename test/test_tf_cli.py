@@ -1,0 +1,46 @@
+"""``servo-ff tf`` command line: real files in, tables out, clear errors."""
+import numpy as np
+
+from servo_ff.cli import main
+from servo_ff.identification.tf_fit import simulate_ct
+
+
+def _write_steps_csv(path, noise=0.002):
+    u = np.zeros(2000)
+    for k, lev in enumerate([0, 0.15, 0, 0.3, 0, 0.15, 0, 0.3, 0, 0.15]):
+        u[k * 200:(k + 1) * 200] = lev
+    y = simulate_ct([1.409e4], [1, 37.46, 1150, 1.399e4], u, 0.004)
+    y = y + noise * np.random.default_rng(0).standard_normal(u.size)
+    np.savetxt(path, np.c_[np.arange(u.size) * 0.004, u, y], delimiter=",", header="t,u,y", comments="")
+
+
+def test_tf_srivc_auto_selects_dp(tmp_path, capsys):
+    f = tmp_path / "servo.csv"
+    _write_steps_csv(f)
+    assert main(["tf", "srivc", "--csv", str(f), "--structure", "auto", "--ls"]) == 0
+    out = capsys.readouterr().out
+    assert "selected embedded controller: D-P" in out and "LS (equation error)" in out
+
+
+def test_tf_mx28_prints_poles_and_writes_plots(tmp_path, capsys):
+    assert main(["tf", "mx28", "--inductance", "2.03e-4", "--plot", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "-161.2" in out and "closed-loop DC gain: 1.000000" in out
+    assert (tmp_path / "tf_mx28_steps.png").stat().st_size > 1000
+
+
+def test_tf_prbs_then_errors(tmp_path, capsys):
+    f = tmp_path / "prbs.csv"
+    assert main(["tf", "prbs", "--out", str(f), "--samples", "300", "--dt", "0.01"]) == 0
+    data = np.genfromtxt(f, delimiter=",", names=True)
+    assert data.size == 300 and set(np.unique(np.round(np.abs(data["u"]), 9))) == {round(np.radians(10), 9)}
+    # the PRBS file has no output column: named in the error, exit code 2
+    assert main(["tf", "srivc", "--csv", str(f), "--n", "2", "--m", "0"]) == 2
+    assert "missing column 'y'" in capsys.readouterr().err
+    assert main(["tf", "srivc", "--csv", str(tmp_path / "nope.csv"), "--n", "2", "--m", "0"]) == 2
+    assert "no such CSV file" in capsys.readouterr().err
+    short = tmp_path / "short.csv"
+    np.savetxt(short, np.c_[np.arange(20) * 0.01, np.sign(np.sin(np.arange(20))), np.arange(20.0)], delimiter=",",
+               header="t,u,y", comments="")
+    assert main(["tf", "srivc", "--csv", str(short), "--n", "2", "--m", "0"]) == 2
+    assert "too short" in capsys.readouterr().err

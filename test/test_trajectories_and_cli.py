@@ -1,0 +1,66 @@
+"""Reference trajectories, drive/backdrive diagrams and the CLI."""
+import csv
+
+import numpy as np
+import pytest
+
+from servo_ff.cli import main
+from servo_ff.models.drive_backdrive import BACKDRIVE, DRIVE, STATIC, drive_backdrive_regions, drive_backdrive_torques
+from servo_ff.models.presets import preset
+from servo_ff.trajectories import TRAJECTORIES, trajectory
+
+
+@pytest.mark.parametrize("name", list(TRAJECTORIES))
+def test_derivatives_are_consistent(name):
+    tr = trajectory(name, dt=0.001)
+    dt = 0.001
+    assert tr.q.shape == tr.dq.shape == tr.ddq.shape == tr.t.shape
+    # position integrates the velocity (trapezoid), velocity integrates the acceleration
+    q_int = tr.q[0] + np.concatenate([[0], np.cumsum(0.5 * (tr.dq[1:] + tr.dq[:-1]) * dt)])
+    dq_int = tr.dq[0] + np.concatenate([[0], np.cumsum(0.5 * (tr.ddq[1:] + tr.ddq[:-1]) * dt)])
+    assert np.max(np.abs(q_int - tr.q)) < 2e-3
+    assert np.max(np.abs(dq_int - tr.dq)) < 2e-2
+
+
+def test_lift_and_drop_releases_torque_and_unknown_name():
+    tr = trajectory("lift_and_drop")
+    assert tr.torque_enable[0] == 1 and tr.torque_enable[-1] == 0
+    with pytest.raises(ValueError, match="accelerated_oscillations"):
+        trajectory("walk")
+
+
+def test_drive_backdrive_matches_coulomb_viscous_analytics():
+    """M1 at rest: static iff |τm + τe| ≤ K_c, so τ_drive = −(τm − K_c), τ_backdrive = −(τm + K_c) (Fig. 2)."""
+    p = preset("mx106", "m1")
+    kc = p.friction["friction_base"]
+    tau_m = np.array([0.5, 1.0, 2.0])
+    drive, back = drive_backdrive_torques(p.packed(), tau_m, resolution=20001, tau_e_max=5.0)
+    np.testing.assert_allclose(drive, -(tau_m - kc), atol=5e-4)
+    np.testing.assert_allclose(back, -(tau_m + kc), atol=5e-4)
+    regions = drive_backdrive_regions(p.packed(), np.array([1.0, 1.0, 1.0]), np.array([-0.5, -1.0, -1.5]))
+    assert list(regions) == [DRIVE, STATIC, BACKDRIVE]
+
+
+def test_load_dependent_model_widens_static_area_with_load():
+    p = preset("mx106", "m3").packed()
+    d1, b1 = drive_backdrive_torques(p, np.array([0.5, 2.0]), tau_e_max=6.0)
+    width = d1 - b1
+    assert width[1] > width[0] > 0
+
+
+def test_cli_simulate_writes_csv_and_png(tmp_path, capsys):
+    assert main(["simulate", "--servo", "mx106", "--model", "m4", "--out", str(tmp_path)]) == 0
+    csv_path = tmp_path / "mx106_m4_accelerated_oscillations.csv"
+    png = tmp_path / "mx106_m4_accelerated_oscillations.png"
+    assert png.stat().st_size > 10_000
+    rows = list(csv.DictReader(csv_path.open()))
+    assert len(rows) == 1200
+    err = np.array([float(r["theta_rad"]) - float(r["goal_rad"]) for r in rows])
+    assert 0.01 < np.mean(np.abs(err)) < 0.5  # it tracks, with the lag of a kp=32 servo
+
+
+def test_cli_errors_are_one_clear_line(tmp_path, capsys):
+    assert main(["simulate", "--servo", "ax12", "--out", str(tmp_path)]) == 2
+    assert "valid presets" in capsys.readouterr().err
+    assert main(["plot", "drive-backdrive", "--model", "m6", "--out", str(tmp_path / "d.png")]) == 0
+    assert (tmp_path / "d.png").exists()
