@@ -209,6 +209,8 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     sigma = 0.25 if sigma is None else sigma
     opt = CMA(mean=start, sigma=sigma, bounds=np.tile([0.0, 1.0], (len(keys), 1)), seed=seed,
               population_size=population)
+    if max_evals < opt.population_size:
+        raise ValueError(f"max_evals={max_evals} is below one CMA-ES generation ({opt.population_size} candidates)")
     best_x, best_f = lo + start * span, math.inf
     history: list[float] = []
     evals = gens = 0
