@@ -166,7 +166,7 @@ def split_logs(logs: Sequence[ServoLog], validation_fraction: float = 0.25, seed
 def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: FirmwareLaw | None = None,
               validation: Sequence[ServoLog] = (), max_evals: int = 4000, population: int | None = None,
               sigma: float | None = None, seed: int = 0, x0: Mapping[str, float] | None = None,
-              reference: ActuatorParams | None = None, patience: int = 40, tol: float = 1e-4,
+              reference: ActuatorParams | None = None, patience: int = 30, tol: float = 1e-3,
               min_generations: int = 100,
               progress: bool = True, fixed: Mapping[str, float] | None = None, engine: str = "rollout"
               ) -> FitResult:
