@@ -137,9 +137,9 @@ def identification_part(n_logs: int, duration: float, max_evals: int, engine: st
     worst = 0.0
     truth6 = preset("mx106", "m6").with_(friction_base=0.05)  # the published M6 has friction_base ≈ 1e-5
     logs6 = simulate_logs(truth6, grid, duration=duration, noise=0.001, counts_per_rev=4096, seed=2)
-    chain = identify_models(logs6, ("m1", "m4", "m6"), max_evals=max_evals, progress=False, seed=0, engine=engine)
-    r6 = chain["m6"]  # warm-started M1 → M4 → M6, as identify does
-    print(f"(M6 data, chain M1→M4→M6: M6 {r6.evaluations} evals, {r6.seconds:.1f} s, train MAE "
+    chain = identify_models(logs6, max_evals=max_evals, progress=False, seed=0, engine=engine)
+    r6 = chain["m6"]  # warm-started M1 → M2/M3 → M4 → M5 → M6, as `servo-ff identify` does
+    print(f"(M6 data, chain M1→…→M6: M6 {r6.evaluations} evals, {r6.seconds:.1f} s, train MAE "
           f"{r6.train_mae * 1e3:.3f} mrad vs truth {evaluate(truth6, split_logs(logs6, 0.25, 0)[0]) * 1e3:.3f} mrad)")
     for name, truth, got in (("MX-64 M4", truth4, res["m4"].params), ("MX-106 M6 (base 0.05)", truth6, r6.params)):
         cells = []
