@@ -1,8 +1,9 @@
 """Seed 002 §5.2 on a simulated 20-joint humanoid: feed-forward tick time, tracking and energy of (a)/(b)/(c).
 
 Run: /work/venv/bin/python bench/feedforward.py [--steps 40] [--plot docs/img/ff_knee_tracking.png]
-Prints the tick timing, the 40-step table at the primary gain scale (k_P = 53.125 ↔ "1.0") and at the
-Protocol-1 default (k_P = 32 ↔ "1.0"), and a last line
+Prints the tick timing, the 40-step table at the primary gain scale (k_P = 53.125 ↔ "1.0"), a cross-check
+of (c) with α̂ identified by 002's ILC + least squares, optionally (--kp32) the table at the Protocol-1
+default (k_P = 32 ↔ "1.0"), and a last line
 RESULT tick_us_20=<µs> energy_reduction=<1 − E_c/E_a> tracking_rms_ratio=<RMS_c/RMS_a>.
 """
 from __future__ import annotations
@@ -15,15 +16,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.dynamics.experiment import format_table, plot_knee, run_experiment, time_tick  # noqa: E402
-from servo_ff.dynamics.mujoco_humanoid import KP_HIGH  # noqa: E402
+from servo_ff.dynamics.experiment import (alpha_from_ilc, format_table, plot_knee, run_experiment,  # noqa: E402
+                                          time_tick)
+from servo_ff.dynamics.mujoco_humanoid import (GAIN_RATIO, HUMANOID_URDF, KP_HIGH, default_alpha,  # noqa: E402
+                                               simulate)
+from servo_ff.dynamics.robot import load_robot  # noqa: E402
+from servo_ff.models.presets import preset  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "ff_knee_tracking.png"))
-    ap.add_argument("--no-kp32", action="store_true", help="skip the secondary k_P = 32 table")
+    ap.add_argument("--kp32", action="store_true", help="also run the secondary k_P(1.0) = 32 table (+1–2 min)")
     args = ap.parse_args()
 
     t = time_tick()
@@ -33,7 +38,7 @@ def main() -> int:
     print(f"| whole tick: ID + Eq. 19 + checks + clamps | {t['tick_single_us']:.1f} | {t['tick_double_us']:.1f} |")
 
     wall = time.perf_counter()
-    res = run_experiment(args.steps, KP_HIGH, progress=False)
+    res = run_experiment(args.steps, KP_HIGH, progress=True)
     print(f"\n## {args.steps} steps in place, k_P(1.0) = {KP_HIGH:.3f} (MX-106(2.0) default P gain 850) "
           f"[{time.perf_counter() - wall:.0f} s wall]")
     print(format_table(res, KP_HIGH))
@@ -52,9 +57,27 @@ def main() -> int:
           + ", ".join(f"{key} {v:.2f}" for key, v in swing_contact.items()))
     print("plot:", plot_knee(res, args.plot))
 
-    if not args.no_kp32:
+    # cross-check: (c) with α̂ identified by 002's ILC + least squares on a simulated single-joint bench
+    wall = time.perf_counter()
+    robot = load_robot(HUMANOID_URDF)
+    params = preset("mx106", "m4")
+    table, info = alpha_from_ilc(robot, params, GAIN_RATIO * KP_HIGH)
+    c_ilc = simulate("ff", n_steps=args.steps, robot=robot, alpha=table, progress=True)
+    fit = info["fit"]
+    print(f"\n## cross-check: (c) with α̂ from 002's ILC + LS [{time.perf_counter() - wall:.0f} s wall]")
+    print(f"bench: leg below {info['joint']} as a pendulum ({info['mass']:.2f} kg at {info['length']:.3f} m), "
+          f"ILC shift {info['ilc_shift']:.3f} s, {info['ilc_iterations']} iterations to windowed error "
+          f"{info['ilc_error']:.4f} rad; fit α̂ = {[round(a, 3) for a in fit['alpha']]} (q̇_s {fit['dq_s']:.3f}, "
+          f"δ {fit['delta']:.3f}, t_d {fit['delay']:.3f} s, residual {fit['rms_rad']:.4f} rad); physics α̂ = "
+          f"{[round(float(a), 3) for a in default_alpha(robot, params).alpha[0]]}")
+    print(f"| (c') low-gain P + FF, ILC α̂ | {'yes' if not c_ilc.fell else 'no'} | RMS {c_ilc.rms():.4f} | "
+          f"max {c_ilc.max_error():.4f} | knee RMS {c_ilc.rms([k]):.4f} | E all {c_ilc.energy.sum():.0f} J | "
+          f"E knee {c_ilc.energy[k]:.0f} J | energy vs (a) {100 * (c_ilc.energy.sum() / a.energy.sum() - 1):+.1f}% | "
+          f"RMS vs (a) {c_ilc.rms() / a.rms():.3f} |")
+
+    if args.kp32:
         wall = time.perf_counter()
-        res32 = run_experiment(args.steps, 32.0)
+        res32 = run_experiment(args.steps, 32.0, progress=True)
         print(f"\n## {args.steps} steps, k_P(1.0) = 32 (Protocol-1 default, bam's identification gain) "
               f"[{time.perf_counter() - wall:.0f} s wall]")
         print(format_table(res32, 32.0))

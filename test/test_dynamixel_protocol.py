@@ -158,3 +158,21 @@ def test_decode_errors_name_the_problem():
         pr.decode(h("FF FF FD 00 01 03 00 01 19 4F"))
     with pytest.raises(pr.ProtocolError, match="0x55"):
         pr.encode_instruction(1, pr.INST_STATUS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(chunks=st.lists(st.one_of(st.binary(max_size=40),
+                                 st.builds(lambda i, p: pr.encode_status(i, 0, p), st.integers(0, 253), stuffy),
+                                 st.builds(lambda i, p: pr.encode_instruction(i, 3, p), st.integers(0, 253), stuffy)),
+                       max_size=12),
+       flip=st.integers(0, 10_000))
+def test_compiled_scanner_equals_python_reference(chunks, flip):
+    data = bytearray(b"".join(chunks))
+    if data and flip % 3 == 0:
+        data[flip % len(data)] ^= 0x5A  # corrupt one byte somewhere
+    fast, ref = pr.StreamDecoder(), pr.StreamDecoder()
+    half = len(data) // 2
+    got = fast.feed(bytes(data[:half])) + fast.feed(bytes(data[half:]))
+    want = ref.feed_py(bytes(data[:half])) + ref.feed_py(bytes(data[half:]))
+    assert got == want
+    assert fast.stats == ref.stats and fast.pending == ref.pending

@@ -92,7 +92,7 @@ def test_sync_read_and_sync_write_20_servos(vbus):
             return False
         return all(abs(sr.getData(i, 132, 4) - goals[i]) <= 3 for i in IDS)
 
-    assert until(settled)
+    assert until(settled, 8.0)
     th = vbus.snapshot()["theta"]
     for k, i in enumerate(IDS):  # sync-read bytes are the simulated state
         pos = sr.getData(i, 132, 4)
@@ -169,18 +169,81 @@ def test_pendulum_hangs_and_holds_against_gravity():
         port, ph = sdk_port(vb.device)
         assert ph.write4ByteTxRx(port, 1, 116, 3072)[0] == COMM_SUCCESS  # horizontal: maximum gravity torque
         assert ph.write1ByteTxRx(port, 1, 64, 1)[0] == COMM_SUCCESS
-        assert until(lambda: abs(vb.snapshot()["dtheta"][0]) < 1e-3 and vb.snapshot()["theta"][0] > 1.4)
+        def resting():  # stuck in friction for 0.1 s (θ̇ = 0 at a turning point alone is not rest)
+            a = vb.snapshot()
+            time.sleep(0.1)
+            b = vb.snapshot()
+            return (abs(a["dtheta"][0]) < 1e-9 and abs(b["dtheta"][0]) < 1e-9
+                    and a["theta"][0] == b["theta"][0] > 1.3)
+
+        assert until(resting, 8.0)
+        theta = vb.snapshot()["theta"][0]
         current = ph.read2ByteTxRx(port, 1, 126)[0]
+        assert vb.snapshot()["theta"][0] == theta  # still there when the current was read
         tau = ct.current_to_torque(current, ct.control_table("mx106"), kt=vb.params.kt)
-        # holding torque = m·g·l up to the Coulomb friction of the m1 preset (friction_base ≈ 0.10 N·m)
+        # holding torque = m·g·l·sin θ up to the Coulomb friction of the m1 preset (friction_base ≈ 0.10 N·m)
         fc = vb.params.friction["friction_base"]
-        assert abs(tau - 0.5 * 9.80665 * 0.2) <= fc + 0.02
+        assert abs(tau - 0.5 * 9.80665 * 0.2 * np.sin(theta)) <= fc + 0.02
         port.closePort()
 
 
 def test_cli_subprocess_serves_the_real_sdk():
-    with spawn_virtual_bus(["--ids", "1-3", "--model", "xm430-w210", "--params", "/dev/null"]
-                           if False else ["--ids", "1-3", "--model", "mx64", "--return-delay", "0"]) as proc:
+    with spawn_virtual_bus(["--ids", "1-3", "--model", "mx64", "--return-delay", "0", "--overload", "2@0",
+                            "--sag", "3@0", "--load", "pendulum:0.3,0.1", "--load", "3=inertia:0.01"]) as proc:
         port, ph = sdk_port(proc.device)
         assert [ph.ping(port, i)[0] for i in (1, 2, 3)] == [311, 311, 311]
+        assert until(lambda: ph.read1ByteTxRx(port, 2, 70)[0] == ct.HW_OVERLOAD)
+        assert ph.read2ByteTxRx(port, 1, 144)[0] == 120  # preset vin 15 V − 3 V sag, 0.1 V units
+        port.closePort()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--ids", "1-x"], "--ids '1-x'"),
+    (["--overload", "three"], "--overload 'three'"),
+    (["--silent", "2@"], "--silent '2@'"),
+    (["--sag", "3"], "--sag '3'"),
+    (["--load", "spring:1"], "--load 'spring:1'"),
+    (["--load", "pendulum:-1,0.1"], "load.mass"),
+    (["--model", "ax12"], "valid models"),
+    (["--model", "xm430"], "no identified preset"),
+    (["--drop-rate", "1.5"], "drop_rate"),
+    (["--ids", "1-3", "--load", "9=inertia:0.1"], "ids [9]"),
+    (["--return-delay", "300"], "return_delay"),
+    (["--baud", "12345"], "baud 12345"),
+])
+def test_cli_rejects_bad_flags_with_the_flag_name(argv, message, capsys):
+    from servo_ff.cli.virtual_bus import main
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_thermal_model_heats_a_stalled_servo_until_overheating_shuts_it_down():
+    vb = VirtualBus(ids=[1, 2], thermal=True, thermal_capacity=0.3, thermal_resistance=20.0,
+                    loads=ServoLoad.pendulum(2.0, 0.3))  # 5.9 N·m of gravity: holding it costs current
+    vb.mem[:, 31] = 60  # Temperature Limit 60 °C
+    vb.write_bytes(0, 116, (3072).to_bytes(4, "little"))  # id 1 holds the load horizontal
+    vb.write_bytes(0, 64, b"\x01")
+    t0 = vb._t_last
+    hottest, k = 0.0, 0
+    while not vb.hw_error[0] and k < 600:  # up to 30 s of simulated wall time in 50 ms ticks
+        k += 1
+        vb.advance(t0 + 0.05 * k)
+        hottest = max(hottest, vb.read_bytes(0, 146, 1)[1][0])  # Present Temperature register
+    snap = vb.snapshot()
+    assert snap["hw_error"][0] == ct.HW_OVERHEATING and snap["enable"][0] == 0.0
+    assert hottest > 60 and snap["temp"][1] == pytest.approx(30.0)  # id 2: torque off, no heat
+    for j in range(1, 200):  # torque off: it cools back toward ambient, the error stays latched
+        vb.advance(t0 + 0.05 * (k + j))
+    assert vb.snapshot()["temp"][0] < hottest - 10 and vb.hw_error[0] == ct.HW_OVERHEATING
+
+
+def test_wire_time_emulation_delays_replies():
+    """Lower bound only: a 14-byte ping reply at 57600 baud needs 14·10/57600 = 2.4 ms on the wire."""
+    with VirtualBus(ids=[1], baud=57600, wire_time=True, return_delay=0) as vb:
+        port, ph = sdk_port(vb.device)
+        t = time.perf_counter()
+        for _ in range(5):
+            assert ph.ping(port, 1)[1] == COMM_SUCCESS
+        assert (time.perf_counter() - t) / 5 >= 14 * 10 / 57600
+        assert ph.read1ByteTxRx(port, 1, 8)[0] == 1  # Baud Rate register: 1 = 57600
         port.closePort()

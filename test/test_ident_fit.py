@@ -6,7 +6,7 @@ import pytest
 
 from servo_ff.identification.logs import stack_logs
 from servo_ff.identification.simulation_fit import (evaluate, fit_model, identify_models, pack_candidates,
-                                                    params_from_vector, search_space, split_logs)
+                                                    params_from_vector, population_mae, search_space, split_logs)
 from servo_ff.identification.synthetic import bench_grid, quantize, simulate_logs
 from servo_ff.models.params import MODEL_NAMES, ActuatorParams, ParameterError
 from servo_ff.models.presets import preset
@@ -89,3 +89,19 @@ def test_synthetic_logs_quantised_and_one_per_grid_point():
     counts = logs[0].position / (2 * np.pi / 4096)
     np.testing.assert_allclose(counts, np.round(counts), atol=1e-9)
     np.testing.assert_array_equal(quantize(np.array([0.0007, 0.0009]), 4096), [0.0, 2 * np.pi / 4096])
+
+
+def test_fused_engine_equals_batched_rollout():
+    truth = preset("mx106", "m6")
+    logs = _logs(truth)[:6] + simulate_logs(truth, GRID[:2], duration=2.0)  # different lengths: pad + mask
+    batch = stack_logs(logs)
+    keys = [k for k, *_ in search_space("m6", "mx106")]
+    rng = np.random.default_rng(0)
+    values = np.array([[rng.uniform(lo, hi) for _, lo, hi in search_space("m6", "mx106")] for _ in range(5)])
+    packed = pack_candidates(truth.packed(), keys, values, batch)
+    a = population_mae(packed, batch, "rollout")
+    b = population_mae(packed, batch, "fused")
+    assert a.shape == (5, 8) and np.isfinite(a).all()
+    np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="engine must be"):
+        population_mae(packed, batch, "gpu")

@@ -9,6 +9,22 @@ import pkgutil
 import sys
 
 
+def lazy_import(name: str):
+    """A module that is imported on first attribute access: keeps ``servo-ff --help`` and sub-commands that do
+    not need heavy libraries (python-control, pinocchio, MuJoCo) fast to start."""
+    import importlib.util
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="servo-ff", description="Servo actuator models, identification, "
                                      "Dynamixel I/O and feed-forward (ROS 2 optional).")

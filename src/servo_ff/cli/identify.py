@@ -19,6 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-evals", type=int, default=4000, help="candidate evaluations per model")
     p.add_argument("--dt", type=float, default=0.005, help="resampling period [s]")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--engine", choices=("rollout", "fused"), default="rollout",
+                   help="population evaluation: one batched rollout call, or the fused MAE kernel (faster)")
     p.add_argument("--no-warm-start", action="store_true", help="start every model mid-box")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     results = identify_models(logs, args.models, actuator=args.actuator, validation_fraction=args.validation,
                               seed=args.seed, max_evals=args.max_evals, warm=not args.no_warm_start,
-                              progress=not args.quiet, callback=done)
+                              progress=not args.quiet, callback=done, engine=args.engine)
     summary = {m: {"train_mae": r.train_mae, "validation_mae": r.validation_mae, "evaluations": r.evaluations,
                    "seconds": r.seconds, "params": r.params.to_bam_dict()} for m, r in results.items()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))

@@ -10,7 +10,6 @@ import numpy as np
 
 from servo_ff.models.params import MODEL_NAMES, load_params
 from servo_ff.models.presets import SERVO_NAMES, preset
-from servo_ff.models.stepper import PendulumLoad, rollout
 from servo_ff.trajectories import TRAJECTORIES, trajectory
 
 log = logging.getLogger(__name__)
@@ -33,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from servo_ff.models.stepper import PendulumLoad, rollout  # numba: imported when a simulation runs
+
     params = load_params(args.params) if args.params else preset(args.servo, args.model)
     if args.kp is not None:
         params = params.with_(firmware=params.firmware.with_(kp=args.kp))

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..models import transfer_functions as tfm
 from ..models.datasheet import MX28AT_DATASHEET
-from ..models.step_study import bode_arrays, step_study
+from . import lazy_import
+
+tfm = lazy_import("servo_ff.models.transfer_functions")
+_study = lazy_import("servo_ff.models.step_study")
 
 
 def register(subparsers) -> None:
@@ -135,8 +137,8 @@ def mx28_report(P=32.0, I=0.0, D=0.0, Vs=12.0, inductance=None, J_l=0.0, dt=1e-3
     open_loop = tfm.voltage_to_angle_tf(ds, J_l)
     closed = tfm.closed_loop_tf(ds, Kp, Ki, Kd, J_l)
     reduced = tfm.closed_loop_tf(ds, Kp, Ki, Kd, J_l, include_inductance=False)
-    w, mag, ph = bode_arrays(closed, tfm.VALIDATION_OMEGAS)
-    steps = step_study(ds, tfm.counts_to_rad(tfm.VALIDATION_STEPS_COUNTS), Kp=Kp, Ki=Ki, Kd=Kd, Vs=Vs, J_l=J_l, dt=dt,
+    w, mag, ph = _study.bode_arrays(closed, tfm.VALIDATION_OMEGAS)
+    steps = _study.step_study(ds, tfm.counts_to_rad(tfm.VALIDATION_STEPS_COUNTS), Kp=Kp, Ki=Ki, Kd=Kd, Vs=Vs, J_l=J_l, dt=dt,
                        duration=0.5)
     return dict(ds=ds, gains=(Kp, Ki, Kd), open_loop=open_loop, closed=closed, reduced=reduced,
                 poles=tfm.poles_sorted(open_loop), bode=(w, mag, ph), steps=steps)
@@ -178,7 +180,7 @@ def plot_steps(steps, labels, path: Path, title: str, unit_scale=1.0, unit="rad"
 def plot_bode(sys, path: Path, title: str, points=None) -> None:
     plt = _plt()
     w = np.logspace(-0.5, 2.6, 300)
-    _, mag, ph = bode_arrays(sys, w)
+    _, mag, ph = _study.bode_arrays(sys, w)
     fig, axes = plt.subplots(2, 1, figsize=(6, 4.5), sharex=True)
     axes[0].semilogx(w, mag)
     axes[1].semilogx(w, ph)
@@ -248,7 +250,7 @@ def cmd_mg995(args) -> int:
     loaded = tfm.closed_loop_tf(ds, hm.KP, J_l=J_l, include_inductance=False)
     print(f"load validation (001 §5.7): J_l = {J_l:.4g} kg m^2 -> Eq. 23 den {_fmt_poly(loaded.den[0][0])}")
     amps = np.radians([10.0, 20.0, 40.0, 60.0])
-    st = step_study(ds, amps, Kp=hm.KP, Vs=args.vs, dt=1e-3, duration=1.0, counts_per_rev=None,
+    st = _study.step_study(ds, amps, Kp=hm.KP, Vs=args.vs, dt=1e-3, duration=1.0, counts_per_rev=None,
                     include_inductance=False)
     print_step_table(st, [f"{a:.0f} deg" for a in np.degrees(amps)])
     if args.plot:

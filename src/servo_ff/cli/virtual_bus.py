@@ -144,3 +144,20 @@ def register(subparsers) -> None:
     p.add_argument("--duration", type=float, help="exit after this many seconds")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=run)
+
+
+def main(argv=None) -> int:
+    """``python -m servo_ff.cli.virtual_bus …``: the same command without loading the other sub-commands
+    (faster start-up for :func:`servo_ff.dynamixel.virtual_bus.spawn_virtual_bus`)."""
+    parser = argparse.ArgumentParser(prog="servo-ff")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["virtual-bus", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return run(args)
+    except (ValueError, FileNotFoundError, KeyError) as e:
+        print(f"servo-ff virtual-bus: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

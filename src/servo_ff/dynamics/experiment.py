@@ -8,19 +8,65 @@ from pathlib import Path
 import numpy as np
 
 from ..models.presets import preset
+from ..models.params import ActuatorParams
+from .alpha import AlphaTable
 from .feedforward import FeedForwardController
 from .gait import stepping_in_place
 from .inverse_dynamics import double_support_torques, set_gravity, support_foot_torques
 from .mujoco_humanoid import CONTROLLERS, GAIN_RATIO, HUMANOID_URDF, KP_HIGH, SimResult, default_alpha, simulate
-from .robot import load_robot
+from .robot import Robot, load_robot
 
 KNEE = "l_knee"  # 002 reports the left knee
 
 
 def run_experiment(n_steps: int = 40, kp_high: float = KP_HIGH, progress: bool = False,
-                   controllers=("high", "low", "ff")) -> dict[str, SimResult]:
+                   controllers=("high", "low", "ff"), alpha: AlphaTable | None = None) -> dict[str, SimResult]:
     robot = load_robot(HUMANOID_URDF)
-    return {c: simulate(c, n_steps=n_steps, kp_high=kp_high, robot=robot, progress=progress) for c in controllers}
+    return {c: simulate(c, n_steps=n_steps, kp_high=kp_high, robot=robot, progress=progress, alpha=alpha)
+            for c in controllers}
+
+
+def alpha_from_ilc(robot: Robot, params: ActuatorParams, kp: float, joint: str = "l_hip_pitch", dt: float = 0.005,
+                   gain: float = 0.8, threshold: float = 0.02, progress: bool = False) -> tuple[AlphaTable, dict]:
+    """α̂ by 002's own procedure (§5.1) on a simulated single-joint bench: the leg below ``joint`` hangs from a
+    fixed trunk as a pendulum (its mass and centre-of-mass distance from the URDF), driven by the simulated
+    servo ``params`` at register gain ``kp``; Arimoto ILC (Eq. 20–21, λ = ``gain``, learning shift = the
+    command-to-reaction lag of a plain P run, 002 §5.1) learns the command for the 002-style reference trajectory,
+    then least squares (Eq. 22–27, with α̂4) fits α̂ with q̇_s, δ fixed to the preset's Stribeck shape (002
+    fixes them by hand). ILC stops at 002's criterion, windowed error ≤ ``threshold`` (0.02 rad, D = 25 ms).
+    Every joint gets these α̂."""
+    import pinocchio as pin
+
+    from ..identification.alpha_fit import command_reaction_lag, fit_alpha
+    from ..identification.ilc import run_ilc
+    from ..identification.pendulum import output_torque, simulated_servo
+    from ..models.stepper import PendulumLoad
+    from ..trajectories import schwarz_behnke_reference
+
+    m = robot.fixed
+    d = m.createData()
+    jid = m.getJointId(joint)
+    pin.forwardKinematics(m, d, robot.configuration(np.zeros(robot.n_joints)))
+    sub = list(m.subtrees[jid])
+    mass = sum(m.inertias[b].mass for b in sub)
+    com = sum(m.inertias[b].mass * d.oMi[b].act(m.inertias[b].lever) for b in sub) / mass
+    length = float(np.linalg.norm(com - d.oMi[jid].translation))
+    servo = params.with_(firmware=params.firmware.with_(kp=kp))
+    load = PendulumLoad(mass=mass, length=length)
+    ref = schwarz_behnke_reference(dt)
+    execute = simulated_servo(servo, load, dt, theta0=float(ref.q[0]))
+    lag = command_reaction_lag(ref.q, execute(ref.q), dt)  # closed-loop lag under P control: ILC's shift
+    ilc = run_ilc(execute, ref.q, dt, gain=gain, delay=lag, threshold=threshold, max_iterations=60, filter_hz=10.0,
+                  progress=progress)
+    dq_s = params.friction.get("dtheta_stribeck", 0.1)
+    delta = params.friction.get("alpha", 1.0)
+    fit = fit_alpha(ilc.final_command, ref.q, ref.dq, ref.ddq, output_torque(load, ref.q, ref.ddq), kp,
+                    params.firmware.vin, dt, with_inertia=True, dq_s=dq_s, delta=delta, measured=ilc.measured[-1])
+    J = robot.n_joints
+    table = AlphaTable(robot.joint_names, np.tile(fit.alpha, (J, 1)), np.full(J, fit.dq_s), np.full(J, fit.delta))
+    info = {"joint": joint, "mass": mass, "length": length, "ilc_shift": lag,
+            "ilc_iterations": int(len(ilc.errors) - 1), "ilc_error": float(ilc.errors[-1]), "fit": fit.as_dict()}
+    return table, info
 
 
 def summary_rows(results: dict[str, SimResult]) -> list[dict]:
@@ -31,20 +77,21 @@ def summary_rows(results: dict[str, SimResult]) -> list[dict]:
         rows.append({"controller": CONTROLLERS[c], "key": c, "fell": r.fell, "t_end": float(r.t[-1]) if len(r.t) else 0.0,
                      "rms": r.rms(), "max": r.max_error(), "knee_rms": r.rms([k]), "knee_max": r.max_error([k]),
                      "energy": float(r.energy.sum()), "knee_energy": float(r.energy[k]),
+                     "energy_drawn": float(r.energy_drawn.sum()),
                      "clamps": int(r.clamp_counts.sum())})
     return rows
 
 
 def format_table(results: dict[str, SimResult], kp_high: float) -> str:
     head = ("| controller | k_P | stood all steps | RMS [rad] | max [rad] | knee RMS [rad] | knee max [rad] | "
-            "E all [J] | E knee [J] | clamps |")
-    lines = [head, "|" + "---|" * 10]
+            "E all [J] | E knee [J] | E drawn all [J] | clamps |")
+    lines = [head, "|" + "---|" * 11]
     for row in summary_rows(results):
         kp = kp_high if row["key"] == "high" else GAIN_RATIO * kp_high
         stood = "no, fell at %.1f s" % row["t_end"] if row["fell"] else "yes"
         lines.append(f"| {row['controller']} | {kp:.2f} | {stood} | {row['rms']:.4f} | {row['max']:.4f} | "
                      f"{row['knee_rms']:.4f} | {row['knee_max']:.4f} | {row['energy']:.0f} | "
-                     f"{row['knee_energy']:.0f} | {row['clamps']} |")
+                     f"{row['knee_energy']:.0f} | {row['energy_drawn']:.0f} | {row['clamps']} |")
     return "\n".join(lines)
 
 

@@ -11,7 +11,8 @@ What is simulated
   ``dof_damping`` (viscous K_v), updated every physics step from that step's motor torque and the previous
   step's external torque (004 §IV-E, as Rhoban/bam's MuJoCo controller does).
 * Goals are sent at the 125 Hz control rate of NimbRo-OP; the servo law runs every physics step.
-* Electrical energy per joint E = ∫ U·I dt with I = (U − kt·θ̇)/R (signed: braking returns energy).
+* Electrical energy per joint E = ∫ U·I dt with I = (U − kt·θ̇)/R (signed: braking returns energy), and
+  E_drawn = ∫ max(U·I, 0) dt (nothing returned).
 
 Not simulated: bus latency and encoder quantisation, the MX-64 servos of the real arms/neck (all joints are
 MX-106 here), battery sag (U_bat is a constant 15 V "measurement"), IMU noise (the IMU reads the true trunk
@@ -70,6 +71,7 @@ class SimResult:
     n_steps: int = 0
     foot_force: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))  # (T, 2) normal force L, R [N]
     swing: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), bool))  # (T, 2) scheduled swing L, R
+    energy_drawn: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (J,) ∫max(U·I, 0) dt [J]
 
     @property
     def error(self) -> np.ndarray:
@@ -111,6 +113,7 @@ class ServoBank:
         model.dof_damping[self.dadr] = self.kv
         self.tau_ext = np.zeros(len(joint_names))
         self.energy = np.zeros(len(joint_names))
+        self.energy_drawn = np.zeros(len(joint_names))  # ∫max(U·I, 0) dt: nothing returned to the battery
         self._fric_dof = mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF.value
 
     def step(self, goal: np.ndarray) -> None:
@@ -121,7 +124,9 @@ class ServoBank:
         d.qfrc_applied[self.dadr] = tau_m
         budget = friction_budget(self.p, tau_m, self.tau_ext, dtheta)
         m.dof_frictionloss[self.dadr] = np.maximum(budget - self.kv * np.abs(dtheta), 0.0)
-        self.energy += volts * (volts - self.kt * dtheta) / self.R * m.opt.timestep
+        power = volts * (volts - self.kt * dtheta) / self.R
+        self.energy += power * m.opt.timestep
+        self.energy_drawn += np.maximum(power, 0.0) * m.opt.timestep
         mujoco.mj_step(m, d)
         # external torque seen by each joint (everything but motor and joint friction), for the next budget
         nefc = d.nefc
@@ -228,7 +233,8 @@ def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, contr
             break
     return SimResult(controller, names, traj.t[:last], traj.q[:last], q_meas[:last], goals[:last],
                      bank.energy.copy(), fell, ff.clamp_counts.copy() if ff else np.zeros(len(names), int),
-                     n_steps, forces[:last], np.stack([traj.left_swing, traj.right_swing], 1)[:last])
+                     n_steps, forces[:last], np.stack([traj.left_swing, traj.right_swing], 1)[:last],
+                     bank.energy_drawn.copy())
 
 
 def _foot_geom(model: mujoco.MjModel, side: str) -> int:

@@ -1,7 +1,8 @@
 """Dynamixel bus on dynamixel-sdk (Protocol 2.0): one sync read + one sync write per control cycle.
 
-:class:`DynamixelBus` wraps the SDK's ``PortHandler``/``PacketHandler(2.0)``/``GroupSyncRead``/
-``GroupSyncWrite``/``GroupBulkRead``:
+:class:`DynamixelBus` drives the SDK's ``PortHandler``/``PacketHandler(2.0)``/``GroupSyncRead``/
+``GroupBulkRead`` (through the adapters of :mod:`.sdk_adapters`) and ``PacketHandler.syncWriteTxOnly`` (what
+``GroupSyncWrite.txPacket`` calls; the parameter block is built with numpy):
 
 * ``cycle(goals)`` = one sync read of present current + velocity + position (10 bytes from 126) and one sync
   write of goal position (116, 4 bytes) — or, with ``p_gain=True``, of P gain + goal position through indirect
@@ -17,28 +18,23 @@
   :class:`GoalRejected` (a ``ValueError``) and an error log line.
 
 SDK details that matter (``dynamixel_sdk/port_handler.py``): the packet timeout is
-``tx_time_per_byte·length + 2·LATENCY_TIMER + 2`` ms with ``LATENCY_TIMER = 16``; :class:`PortHandler`
-here takes ``latency_timer_ms`` (set 1 with a USB adapter whose latency timer is 1 ms, or a pty) or a fixed
-``timeout_ms``, and waits for bytes in ``select`` instead of the SDK's busy loop. The stock
-``GroupSyncRead.rxPacket`` stops at the first missing reply and, reading by ID, swallows the replies that
-follow; :class:`TolerantSyncRead` collects the replies by ID so one silent servo costs only its own data.
+``tx_time_per_byte·length + 2·LATENCY_TIMER + 2`` ms with ``LATENCY_TIMER = 16``; ``BusConfig`` takes
+``latency_timer_ms`` (1 with a USB adapter whose latency timer is 1 ms, or a pty) or a fixed ``timeout_ms``.
 """
 from __future__ import annotations
 
 import logging
 import math
-import os
-import select
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import dynamixel_sdk as sdk
 import numpy as np
-from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 
 from . import control_table as ct
 from . import protocol as pr
+from .sdk_adapters import PacketHandler, PortHandler, TolerantSyncRead  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -61,111 +57,6 @@ class GoalRejected(ValueError):
     """A goal outside the joint limits or non-finite; nothing was written."""
 
 
-class PortHandler(sdk.PortHandler):
-    """SDK PortHandler with a configurable latency timer / fixed error timeout, a ``select`` wait in ``readPort``
-    (the SDK polls a non-blocking port in a busy loop) and a receive buffer (one ``read`` system call takes
-    every byte that has arrived; the SDK asks for a few bytes at a time)."""
-
-    def __init__(self, port_name: str, latency_timer_ms: float = sdk.port_handler.LATENCY_TIMER,
-                 timeout_ms: float | None = None):
-        super().__init__(port_name)
-        self.latency_timer_ms = float(latency_timer_ms)
-        self.timeout_ms = timeout_ms
-        self._fd = -1
-        self._rx = bytearray()
-
-    def setupPort(self, cflag_baud):
-        ok = super().setupPort(cflag_baud)
-        self._fd = self.ser.fileno()
-        return ok
-
-    def clearPort(self):
-        self._rx.clear()
-        super().clearPort()
-
-    def getBytesAvailable(self):
-        return len(self._rx) + self.ser.in_waiting
-
-    def setPacketTimeout(self, packet_length):
-        self.packet_start_time = self.getCurrentTime()
-        if self.timeout_ms is not None:
-            self.packet_timeout = self.timeout_ms
-        else:
-            self.packet_timeout = self.tx_time_per_byte * packet_length + 2.0 * self.latency_timer_ms + 2.0
-
-    def getCurrentTime(self):
-        return time.monotonic() * 1000.0
-
-    def remaining_s(self) -> float:
-        return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
-
-    def _read_fd(self, wait: bool) -> bytes:
-        try:  # a tty in raw mode with VMIN = 0 returns b"" (not EAGAIN) when nothing has arrived
-            data = os.read(self._fd, 65536)
-            if data:
-                return data
-        except BlockingIOError:
-            pass
-        remaining = self.remaining_s()
-        if wait and remaining > 0 and select.select([self._fd], [], [], remaining)[0]:
-            try:
-                return os.read(self._fd, 65536)
-            except BlockingIOError:
-                pass
-        return b""
-
-    def read_available(self, wait: bool = True) -> bytes:
-        """Every byte that has arrived (waiting in ``select`` up to the packet timeout if none has)."""
-        if self._rx:
-            out = bytes(self._rx)
-            self._rx.clear()
-            return out
-        return self._read_fd(wait)
-
-    def readPort(self, length):
-        if len(self._rx) < length:
-            self._rx += self._read_fd(wait=not self._rx)
-        out = bytes(self._rx[:length])
-        del self._rx[:length]
-        return out
-
-    def writePort(self, packet):
-        return os.write(self._fd, bytes(packet))
-
-
-class PacketHandler(Protocol2PacketHandler):
-    """Protocol 2.0 handler with the table-driven CRC of :mod:`.protocol` and byte stuffing on bytes.
-
-    ``addStuffing`` works in place: the SDK's ``txPacket`` ignores its return value, so with the stock method a
-    packet whose parameters contain ``FF FF FD`` (e.g. goal −3 → ``FD FF FF FF`` after P gain ``FF FF``… ) goes
-    out unstuffed (dynamixel-sdk 4.1)."""
-
-    def updateCRC(self, crc_accum, data_blk_ptr, data_blk_size):
-        return pr.crc16(bytes(data_blk_ptr[:data_blk_size]), crc_accum)
-
-    def addStuffing(self, packet):
-        n_in = packet[5] | packet[6] << 8
-        body = bytes(packet[7: 7 + n_in - 2])
-        if b"\xff\xff\xfd" not in body:
-            return packet
-        stuffed = pr.stuff(body)
-        n_out = n_in + len(stuffed) - len(body)
-        packet[7:] = list(stuffed) + [0, 0]
-        packet[5], packet[6] = n_out & 0xFF, n_out >> 8
-        return packet
-
-    def removeStuffing(self, packet):
-        n_in = packet[5] | packet[6] << 8
-        body = bytes(packet[7: 7 + n_in - 2])
-        if b"\xff\xff\xfd\xfd" not in body:
-            return packet
-        plain = pr.unstuff(body)
-        n_out = n_in - (len(body) - len(plain))
-        packet[7: 7 + n_in] = list(plain) + list(packet[7 + n_in - 2: 7 + n_in])
-        packet[5], packet[6] = n_out & 0xFF, n_out >> 8
-        return packet
-
-
 @dataclass
 class CommStats:
     """Per-servo communication counters."""
@@ -181,85 +72,6 @@ class CommStats:
     @property
     def failures(self) -> int:
         return self.timeouts + self.corrupt + self.wrong_length + self.status_errors
-
-
-class TolerantSyncRead(sdk.GroupSyncRead):
-    """``GroupSyncRead`` whose ``rxPacket`` keeps the replies of the servos that answered.
-
-    After ``txRxPacket()``: ``received[id]`` = data bytes, ``errors[id]`` = status error byte,
-    ``failed[id]`` = "timeouts" | "corrupt" | "wrong_length" for the servos without valid data.
-    ``fast=True`` parses the reply stream with :class:`.protocol.StreamDecoder` (one pass over all bytes);
-    ``fast=False`` calls the SDK's ``PacketHandler.rxPacket`` once per reply.
-    """
-
-    def __init__(self, port, ph, start_address, data_length, fast: bool = True):
-        super().__init__(port, ph, start_address, data_length)
-        self.fast = fast and isinstance(port, PortHandler)
-        self.decoder = pr.StreamDecoder()
-
-    def rxPacket(self):
-        self.last_result = False
-        self.received: dict[int, bytes] = {}
-        self.errors: dict[int, int] = {}
-        self.failed: dict[int, str] = {}
-        expected = set(self.data_dict)
-        n = self.data_length
-        crc0, len0 = self.decoder.stats.crc_errors, self.decoder.stats.length_errors
-        corrupt_seen = 0
-        if self.fast:
-            dec = self.decoder
-            dec.drop_partial()
-            while expected:
-                data = self.port.read_available()
-                if not data:
-                    break
-                for p in dec.feed(data):
-                    i = p.id
-                    if not p.is_status or i not in expected:
-                        continue
-                    expected.discard(i)
-                    if len(p.params) != n:
-                        self.failed[i] = "wrong_length"
-                        continue
-                    self.errors[i] = p.error
-                    self.received[i] = p.params
-            corrupt_seen = dec.stats.crc_errors - crc0 + dec.stats.length_errors - len0
-        else:
-            while expected:
-                rx, result = self.ph.rxPacket(self.port, False)
-                if result == sdk.COMM_RX_CORRUPT:
-                    corrupt_seen += 1
-                    if self.port.packet_timeout == 0:  # the timeout fired inside rxPacket
-                        break
-                    continue
-                if result != COMM_SUCCESS:
-                    break
-                i = rx[4]
-                if i not in expected:
-                    continue
-                expected.discard(i)
-                # LEN after the SDK's removeStuffing (the list itself may keep its stuffed length)
-                if (rx[5] | rx[6] << 8) != n + 4:
-                    self.failed[i] = "wrong_length"
-                    continue
-                self.errors[i] = rx[8]
-                self.received[i] = bytes(rx[9: 9 + n])
-        for i in expected:
-            self.failed[i] = "corrupt" if corrupt_seen else "timeouts"
-        self.port.is_using = False
-        self.last_result = not self.failed
-        return COMM_SUCCESS if not self.failed else (sdk.COMM_RX_CORRUPT if corrupt_seen else sdk.COMM_RX_TIMEOUT)
-
-    def getData(self, dxl_id, address, data_length):
-        if not self.isAvailable(dxl_id, address, data_length):
-            return 0
-        k = address - self.start_address
-        return int.from_bytes(self.received[dxl_id][k: k + data_length], "little")
-
-    def isAvailable(self, dxl_id, address, data_length):
-        if dxl_id not in getattr(self, "received", {}):
-            return False
-        return self.start_address <= address and address + data_length <= self.start_address + self.data_length
 
 
 @dataclass
@@ -344,13 +156,15 @@ class DynamixelBus:
             raise ValueError(f"joint_limits for ids {unknown} not in ids {config.ids}")
         self.lower = {i: lim.get(i, (lo_default, hi_default))[0] for i in config.ids}
         self.upper = {i: lim.get(i, (lo_default, hi_default))[1] for i in config.ids}
+        self._limits_ids: tuple[int, ...] = ()
+        self._hw_logged: dict[int, int] = {}
         self._read: TolerantSyncRead | None = None
         self._health: TolerantSyncRead | None = None
-        self._write: sdk.GroupSyncWrite | None = None
         self._is_open = False
 
     # --------------------------------------------------------------- port
     def open(self) -> "DynamixelBus":
+        pr.warm_up()
         try:
             ok = self.port.openPort() and self.port.setBaudRate(self.config.baud)
         except Exception as e:  # serial.SerialException, OSError
@@ -376,10 +190,7 @@ class DynamixelBus:
         fast = self.config.fast_rx
         self._read = TolerantSyncRead(self.port, self.ph, *ct.STATE_BLOCK, fast=fast)
         self._health = TolerantSyncRead(self.port, self.ph, HEALTH_DATA_ADDR, len(HEALTH_INDIRECT), fast=fast)
-        if self.config.p_gain:
-            self._write = sdk.GroupSyncWrite(self.port, self.ph, GAIN_GOAL_DATA_ADDR, len(GAIN_GOAL_INDIRECT))
-        else:
-            self._write = sdk.GroupSyncWrite(self.port, self.ph, ct.ADDR_GOAL_POSITION, 4)
+        self._stat_list = [self.stats[i] for i in self.ids]
         for i in self.ids:
             self._read.addParam(i)
             self._health.addParam(i)
@@ -421,8 +232,14 @@ class DynamixelBus:
         model, result, error = self._retry(dxl_id, self.ph.ping)
         return model if result == COMM_SUCCESS else None
 
-    def scan(self, ids: Iterable[int] = range(0, pr.MAX_ID + 1)) -> dict[int, int]:
-        """Ping each id once (no retries): {id: model number} of the servos that answered."""
+    def scan(self, ids: Iterable[int] = range(0, pr.MAX_ID + 1), broadcast: bool = False) -> dict[int, int]:
+        """{id: model number} of the servos that answer: one PING per id (no retries), or with
+        ``broadcast=True`` one broadcast PING (the SDK then listens for ~0.8 s, the time 252 replies take)."""
+        if broadcast:
+            data, result = self.ph.broadcastPing(self.port)
+            self.transactions += 1
+            wanted = set(ids)
+            return {i: v[0] for i, v in sorted(data.items()) if i in wanted}
         found = {}
         for i in ids:
             model, result, _ = self.ph.ping(self.port, i)
@@ -515,6 +332,11 @@ class DynamixelBus:
         stamp = time.monotonic()
         ids = tuple(self.ids)
         n = len(ids)
+        if g.block is not None and g.block_ids == ids and not np.any(g.block_err & 0x7F):
+            for st in self._stat_list:
+                st.ok += 1
+            raw = g.block.reshape(-1).view(_STATE_DTYPE)
+            return self._state(ids, raw, np.ones(n, dtype=bool), stamp)
         received, errors, failed = g.received, g.errors, g.failed
         good = []
         for i in ids:
@@ -539,6 +361,10 @@ class DynamixelBus:
             valid = np.array([i in good for i in ids], dtype=bool)
             if good:
                 raw[valid] = np.frombuffer(b"".join([received[i] for i in good]), dtype=_STATE_DTYPE)
+        return self._state(ids, raw, valid, stamp)
+
+    def _state(self, ids, raw, valid, stamp) -> JointState:
+        n = len(ids)
         pos = np.where(valid, ct.counts_to_rad(raw["position"], self.config.center), np.nan)
         vel = np.where(valid, ct.velocity_to_rad_s(raw["velocity"]), np.nan)
         if self.table.has_current:
@@ -549,8 +375,9 @@ class DynamixelBus:
             eff = np.where(valid, ct.load_to_torque(raw["current"], self.table), np.nan)
         return JointState(ids, pos, vel, cur, eff, valid, stamp)
 
-    def check_goals(self, goals) -> dict[int, float]:
-        """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits."""
+    def check_goals(self, goals) -> tuple[tuple[int, ...], np.ndarray]:
+        """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits;
+        returns (ids, goals [rad]). Raises :class:`GoalRejected` (and logs) without writing anything."""
         if isinstance(goals, Mapping):
             g = {int(i): float(v) for i, v in goals.items()}
             unknown = [i for i in g if i not in self.lower]
@@ -559,40 +386,53 @@ class DynamixelBus:
             skipped = [i for i in g if i in self.missing]
             if skipped:
                 log.warning("goals for missing ids %s not sent (servos not answering)", skipped)
-            g = {i: v for i, v in g.items() if i not in self.missing}
+            ids = tuple(i for i in g if i not in self.missing)
+            arr = np.array([g[i] for i in ids], dtype=np.float64)
+            lo = np.array([self.lower[i] for i in ids])
+            hi = np.array([self.upper[i] for i in ids])
         else:
             arr = np.asarray(goals, dtype=np.float64).ravel()
             if arr.size != len(self.ids):
                 raise GoalRejected(f"goals: {arr.size} values for {len(self.ids)} active servos {self.ids}")
-            g = dict(zip(self.ids, arr.tolist()))
-        bad = [(i, v) for i, v in g.items() if not (math.isfinite(v) and self.lower[i] <= v <= self.upper[i])]
-        if bad:
-            msg = "; ".join(f"id {i} goal {v:.4g} rad outside [{self.lower[i]:.4g}, {self.upper[i]:.4g}]"
-                            if math.isfinite(v) else f"id {i} goal {v} is not finite" for i, v in bad)
+            ids = tuple(self.ids)
+            if self._limits_ids != ids:
+                self._limits_ids = ids
+                self._lo = np.array([self.lower[i] for i in ids])
+                self._hi = np.array([self.upper[i] for i in ids])
+            lo, hi = self._lo, self._hi
+        ok = (arr >= lo) & (arr <= hi)  # False for NaN; ±inf fail the bounds
+        if not ok.all():
+            msg = "; ".join(f"id {ids[k]} goal {arr[k]:.4g} rad outside [{lo[k]:.4g}, {hi[k]:.4g}]"
+                            if np.isfinite(arr[k]) else f"id {ids[k]} goal {arr[k]} is not finite"
+                            for k in np.flatnonzero(~ok))
             log.error("refusing goal write: %s", msg)
             raise GoalRejected(f"goal refused, nothing written: {msg}")
-        return g
+        return ids, arr
 
-    def write_goals(self, goals, p_gains=None, _checked: dict[int, float] | None = None) -> None:
-        """One sync write of goal positions [rad] (and P gains, raw register, when ``config.p_gain``)."""
-        g = self.check_goals(goals) if _checked is None else _checked
-        if not g:
+    def write_goals(self, goals, p_gains=None, _checked=None) -> None:
+        """One sync write of goal positions [rad] (and P gains, raw register, when ``config.p_gain``).
+
+        The parameter block (id, data…) is built with numpy and handed to ``PacketHandler.syncWriteTxOnly``,
+        the call ``GroupSyncWrite.txPacket`` makes; its per-servo ``addParam`` would cost ~2 µs per servo.
+        """
+        ids, arr = self.check_goals(goals) if _checked is None else _checked
+        if not ids:
             return
-        counts = ct.rad_to_counts(list(g.values()), self.config.center)
-        w = self._write
-        w.clearParam()
+        counts = ct.rad_to_counts(arr, self.config.center).astype("<i4").view(np.uint8).reshape(-1, 4)
         if self.config.p_gain:
             if p_gains is None:
                 raise ValueError("p_gains: required when the bus is configured with p_gain=True")
-            pg = np.asarray([p_gains[i] for i in g] if isinstance(p_gains, Mapping) else p_gains, dtype=np.int64)
-            if pg.size != len(g) or (pg < 0).any() or (pg > 16383).any():
-                raise ValueError(f"p_gains: need {len(g)} values in 0..16383, got {pg}")
-            for i, c, p in zip(g, counts.tolist(), pg.tolist()):
-                w.addParam(i, list(int(p).to_bytes(2, "little") + int(c).to_bytes(4, "little", signed=True)))
+            pg = np.asarray([p_gains[i] for i in ids] if isinstance(p_gains, Mapping) else p_gains).ravel()
+            if pg.size != len(ids) or not np.all((pg >= 0) & (pg <= 16383) & (pg == np.rint(pg))):
+                raise ValueError(f"p_gains: need {len(ids)} integers in 0..16383, got {pg}")
+            data = np.concatenate([pg.astype("<u2").view(np.uint8).reshape(-1, 2), counts], axis=1)
+            addr = GAIN_GOAL_DATA_ADDR
         else:
-            for i, c in zip(g, counts.tolist()):
-                w.addParam(i, list(int(c).to_bytes(4, "little", signed=True)))
-        result = w.txPacket()
+            data, addr = counts, ct.ADDR_GOAL_POSITION
+        block = np.empty((len(ids), 1 + data.shape[1]), dtype=np.uint8)
+        block[:, 0] = ids
+        block[:, 1:] = data
+        result = self.ph.syncWriteTxOnly(self.port, addr, data.shape[1], block.ravel().tolist(), block.size)
         self.transactions += 1
         if result != COMM_SUCCESS:
             raise BusError(f"sync write failed on {self.config.port}: {self.ph.getTxRxResult(result)}")
@@ -625,13 +465,15 @@ class DynamixelBus:
                 setattr(st, why, getattr(st, why) + 1)
         hw = np.where(valid, raw["hw_error"].astype(np.int64), -1)
         for i, e in zip(ids, hw.tolist()):
-            if e > 0:
-                log.warning("id %d hardware error: %s", i, ct.hardware_error_text(e))
+            if e >= 0 and e != self._hw_logged.get(i, 0):  # log changes, not every read
+                (log.warning if e else log.info)("id %d Hardware Error Status: %s", i, ct.hardware_error_text(e))
+                self._hw_logged[i] = e
         return Health(ids, np.where(valid, ct.voltage_to_volts(raw["voltage"]), np.nan),
                       np.where(valid, raw["temperature"].astype(float), np.nan), hw, valid)
 
     def bulk_read(self, requests: Mapping[int, tuple[int, int]]) -> dict[int, bytes]:
-        """GroupBulkRead of {id: (address, length)} → {id: data} for the servos that answered."""
+        """GroupBulkRead of {id: (address, length)} → {id: data}; the SDK group is all-or-nothing (one missing
+        reply → {}), so use it for occasional reads, not in the cycle."""
         g = sdk.GroupBulkRead(self.port, self.ph)
         for i, (addr, n) in requests.items():
             g.addParam(i, addr, n)
@@ -641,7 +483,7 @@ class DynamixelBus:
         if result == COMM_SUCCESS:
             for i, (addr, n) in requests.items():
                 if g.isAvailable(i, addr, n):
-                    out[i] = bytes(g.data_dict[i][:n])
+                    out[i] = bytes(g.data_dict[i][0][:n])  # data_dict[id] = [data, address, length]
         return out
 
     def stats_summary(self) -> str:

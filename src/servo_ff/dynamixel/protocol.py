@@ -12,6 +12,9 @@ are counted and skipped, never raised, so random bytes cannot crash it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
 
 HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
@@ -67,12 +70,105 @@ def _make_table() -> tuple[int, ...]:
 CRC_TABLE = _make_table()
 
 
-def crc16(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
-    """CRC-16/BUYPASS (poly 0x8005, init 0) of ``data``; ``crc`` continues a running value."""
+def crc16_py(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+    """CRC-16/BUYPASS (poly 0x8005, init 0) of ``data``, table-driven pure Python (the reference)."""
     t = CRC_TABLE
     for b in data:
         crc = ((crc << 8) & 0xFFFF) ^ t[((crc >> 8) ^ b) & 0xFF]
     return crc
+
+
+try:  # the same loop compiled: ~0.1 µs/byte in Python → a few ns/byte (a 20-servo cycle CRCs ~570 bytes)
+    import numba as _numba
+
+    _TABLE_NP = np.array(CRC_TABLE, dtype=np.uint16)
+
+    @_numba.njit(cache=True, nogil=True)
+    def _crc16_nb(data, crc, table):  # pragma: no cover - compiled
+        for i in range(data.shape[0]):
+            crc = ((crc << 8) & 0xFFFF) ^ table[((crc >> 8) ^ data[i]) & 0xFF]
+        return crc
+
+    @_numba.njit(cache=True, nogil=True)
+    def _scan_nb(buf, max_length, table, starts, totals):  # pragma: no cover - compiled
+        """The :meth:`StreamDecoder.feed_py` state machine over a whole buffer: valid packets' (start, total)
+        into ``starts``/``totals``; returns (count, consumed, discarded, crc_errors, length_errors)."""
+        n = buf.shape[0]
+        pos = 0
+        cnt = 0
+        disc = 0
+        crce = 0
+        lene = 0
+        while cnt < starts.shape[0]:
+            found = -1
+            i = pos
+            while i + 2 < n:
+                if buf[i] == 0xFF and buf[i + 1] == 0xFF and buf[i + 2] == 0xFD:
+                    found = i
+                    break
+                i += 1
+            if found < 0:
+                keep = 0
+                if n - pos >= 2 and buf[n - 2] == 0xFF and buf[n - 1] == 0xFF:
+                    keep = 2
+                elif n - pos >= 1 and buf[n - 1] == 0xFF:
+                    keep = 1
+                disc += n - pos - keep
+                pos = n - keep
+                break
+            disc += found - pos
+            pos = found
+            if n - pos < 7:
+                break
+            length = buf[pos + 5] | (buf[pos + 6] << 8)
+            if buf[pos + 3] != 0 or length < 3 or length > max_length:
+                if buf[pos + 3] == 0:
+                    lene += 1
+                disc += 1
+                pos += 1
+                continue
+            total = length + 7
+            if n - pos < total:
+                break
+            crc = 0
+            for j in range(pos, pos + total - 2):
+                crc = ((crc << 8) & 0xFFFF) ^ table[((crc >> 8) ^ buf[j]) & 0xFF]
+            if crc != (buf[pos + total - 2] | (buf[pos + total - 1] << 8)):
+                crce += 1
+                disc += 1
+                pos += 1
+                continue
+            starts[cnt] = pos
+            totals[cnt] = total
+            cnt += 1
+            pos += total
+        return cnt, pos, disc, crce, lene
+
+    HAVE_NUMBA = True
+
+    def crc16(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+        """CRC-16/BUYPASS (poly 0x8005, init 0, no reflection) of ``data``; ``crc`` continues a running value."""
+        if len(data) < 64:  # numba's call overhead (~3 µs) beats the Python loop only for longer data
+            return crc16_py(data, crc)
+        return int(_crc16_nb(np.frombuffer(data, dtype=np.uint8), crc, _TABLE_NP))
+except ImportError:  # pragma: no cover
+    crc16 = crc16_py
+    HAVE_NUMBA = False
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Load (or compile) the numba kernels now: the first call otherwise stalls for 0.1–1 s, long enough
+    to miss a packet timeout. Called by ``VirtualBus.open`` and ``DynamixelBus.open``."""
+    global _warm
+    if _warm or not HAVE_NUMBA:
+        return
+    probe = encode_status(1, 0, bytes(80))
+    crc16(probe)
+    StreamDecoder().feed(probe + probe)
+    _warm = True
 
 
 def stuff(body: bytes) -> bytes:
@@ -93,8 +189,7 @@ class ProtocolError(ValueError):
     """A byte string that is not one valid Protocol 2.0 packet."""
 
 
-@dataclass(frozen=True)
-class Packet:
+class Packet(NamedTuple):
     """One decoded packet. ``error`` is the status error byte (``None`` for instruction packets);
     ``params`` are the unstuffed parameter bytes."""
 
@@ -201,7 +296,48 @@ class StreamDecoder:
             self._buf.clear()
         return n
 
+    def feed_spans(self, data: bytes) -> tuple[bytes, list[int], list[int]]:
+        """Low-level :meth:`feed` (needs numba): ``(buffer, starts, totals)`` of the CRC-valid frames completed
+        by ``data``, still stuffed, without building :class:`Packet` objects (the sync-read fast path)."""
+        whole = bytes(self._buf) + bytes(data)
+        arr = np.frombuffer(whole, dtype=np.uint8)
+        cap = len(whole) // 10 + 1
+        starts = np.empty(cap, dtype=np.int64)
+        totals = np.empty(cap, dtype=np.int64)
+        cnt, pos, disc, crce, lene = _scan_nb(arr, self.max_length, _TABLE_NP, starts, totals)
+        st = self.stats
+        st.discarded_bytes += disc
+        st.crc_errors += crce
+        st.length_errors += lene
+        st.packets += cnt
+        self._buf = bytearray(whole[pos:])
+        return whole, starts[:cnt].tolist(), totals[:cnt].tolist()
+
     def feed(self, data: bytes) -> list[Packet]:
+        """Packets completed by ``data`` (numba scanner when available, else :meth:`feed_py`)."""
+        if not HAVE_NUMBA or len(self._buf) + len(data) < 64:
+            return self.feed_py(data)
+        whole, starts, totals = self.feed_spans(data)
+        st = self.stats
+        st.packets -= len(starts)
+        out: list[Packet] = []
+        for s0, tot in zip(starts, totals):
+            body = whole[s0 + 7: s0 + tot - 2]
+            if b"\xff\xff\xfd\xfd" in body:
+                body = unstuff(body)
+            inst = body[0]
+            if inst == INST_STATUS:
+                if len(body) < 2:
+                    st.length_errors += 1
+                    continue
+                out.append(Packet(whole[s0 + 4], inst, body[2:], body[1]))
+            else:
+                out.append(Packet(whole[s0 + 4], inst, body[1:], None))
+            st.packets += 1
+        return out
+
+    def feed_py(self, data: bytes) -> list[Packet]:
+        """Pure-Python reference of :meth:`feed`."""
         buf = self._buf
         buf += data
         out: list[Packet] = []

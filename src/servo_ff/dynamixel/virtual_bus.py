@@ -132,6 +132,7 @@ class BusStats:
     errors: dict[int, int] = field(default_factory=dict)  # error number → count of status packets
     physics_steps: int = 0
     clock_jumps: int = 0
+    internal_errors: int = 0  # exceptions caught in the serve loop (logged with a traceback)
 
 
 class VirtualBus:
@@ -150,7 +151,7 @@ class VirtualBus:
                  faults: Faults | None = None, supply_voltage: float | None = None,
                  return_delay: int | None = None, temperature: float = 30.0, thermal: bool = False,
                  thermal_resistance: float = 3.0, thermal_capacity: float = 200.0, baud: int = 1_000_000,
-                 wire_time: bool = False, dt_max: float = 1e-3, max_catch_up: float = 0.05,
+                 wire_time: bool = False, dt_max: float = 1e-3, max_catch_up: float = 0.25,
                  link: str | None = None, idle_tick: float = 0.005):
         self.ids = [int(i) for i in ids]
         if not self.ids:
@@ -226,6 +227,7 @@ class VirtualBus:
         self._stop = threading.Event()
         self._idle_tick = float(idle_tick)
         self._old_switch: float | None = None
+        self._out: list[bytes] = []
         self._t0 = self._t_last = time.monotonic()
         self._last_rx = 0.0
         for k in range(n):
@@ -237,6 +239,7 @@ class VirtualBus:
         """Open the pty pair (raw, no echo) and return the slave device path."""
         if self.device is not None:
             return self.device
+        pr.warm_up()
         self._master, self._slave = os.openpty()
         tty.setraw(self._slave)  # no echo / line discipline: bytes pass unchanged
         os.set_blocking(self._master, False)
@@ -322,11 +325,20 @@ class VirtualBus:
                     if data:
                         self._last_rx = now
                         for pkt in self.decoder.feed(data):
-                            self.handle(pkt, time.monotonic())
+                            try:
+                                self.handle(pkt, time.monotonic())
+                            except Exception:  # the bus must outlive one bad packet or physics error
+                                self.stats.internal_errors += 1
+                                log.exception("virtual bus: error handling %s", pkt)
                 else:
                     if self.decoder.pending and now - self._last_rx > 0.02:
                         self.decoder.drop_partial()  # a packet that never finished: like the firmware timeout
-                    self.advance(now)
+                    try:
+                        self.advance(now)
+                    except Exception:
+                        self.stats.internal_errors += 1
+                        log.exception("virtual bus: physics step failed")
+                        self._t_last = now
 
     # ------------------------------------------------------------------ introspection / injection API
     def elapsed(self) -> float:
@@ -574,18 +586,34 @@ class VirtualBus:
         delay = int(self.mem[k, ct.ADDR_RETURN_DELAY]) * ct.RETURN_DELAY_UNIT
         if self.wire_time:
             delay += len(packet) * 10.0 / self.baud
-        if delay > 0:
+        self.stats.replies += 1
+        if delay > 0:  # honour the delay: what is queued goes first, then wait, then this reply
+            self._flush()
             time.sleep(delay)
+            self._write(packet)
+        else:  # back-to-back replies leave in one write, as a USB adapter's latency timer would batch them
+            self._out.append(packet)
+
+    def _flush(self) -> None:
+        if self._out:
+            data = b"".join(self._out)
+            self._out.clear()
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
         try:
-            os.write(self._master, packet)
-            self.stats.replies += 1
-        except BlockingIOError:
-            self.stats.overflow += 1
-        except OSError:
+            os.write(self._master, data)
+        except OSError:  # EAGAIN: nobody reads the pty and its buffer is full
             self.stats.overflow += 1
 
     def handle(self, pkt: pr.Packet, now: float | None = None) -> None:
         """Execute one instruction packet (replies go to the pty)."""
+        try:
+            self._handle(pkt, now)
+        finally:
+            self._flush()
+
+    def _handle(self, pkt: pr.Packet, now: float | None = None) -> None:
         if pkt.is_status:
             return  # our own echo or another device's status: not an instruction
         name = pr.INSTRUCTION_NAMES.get(pkt.instruction, f"0x{pkt.instruction:02x}")
@@ -704,13 +732,14 @@ _DEVICE_RE = re.compile(r"^DEVICE (\S+)")
 
 
 class VirtualBusProcess:
-    """``python -m servo_ff virtual-bus ARGS`` in a subprocess; ``.device`` is the pty path it printed."""
+    """``servo-ff virtual-bus ARGS`` (run as ``python -m servo_ff.cli.virtual_bus``) in a subprocess;
+    ``.device`` is the pty path it printed."""
 
     def __init__(self, args: Sequence[str] = (), python: str | None = None, timeout: float = 20.0):
         env = dict(os.environ)
         src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self.proc = subprocess.Popen([python or sys.executable, "-m", "servo_ff", "virtual-bus", *args],
+        self.proc = subprocess.Popen([python or sys.executable, "-m", "servo_ff.cli.virtual_bus", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.monotonic() + timeout
         self.device = None

@@ -141,8 +141,8 @@ def fit_alpha(command: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarra
     ``command`` q_d [rad] (e.g. ILC's final curve), ``q``/``dq``/``ddq`` [rad, rad/s, rad/s²] the trajectory it
     produced (or the reference it tracks), ``tau`` τ_o [N·m], ``kp`` register gain, ``u_bat`` supply [V].
     ``delay`` t_d [s]: None estimates it from the lag between ``command`` and ``measured`` (default ``q``,
-    :func:`estimate_reaction_time`), then searches 0 … estimate + ``search_delay`` steps by residual. ``dq_s``/``delta`` fixed if given, else searched
-    (q̇_s ∈ [0.01, 5] rad/s log-spaced, δ ∈ [0.5, 2]). Raises :class:`RankDeficientError` on data that do not
+    :func:`estimate_reaction_time`), then searches 0 … estimate + ``search_delay`` steps by residual.
+    ``dq_s``/``delta`` fixed if given, else searched (q̇_s ∈ [0.01, 5] rad/s log-spaced, δ ∈ [0.5, 2]). Raises :class:`RankDeficientError` on data that do not
     excite every term, or when the regressor matrix's condition number exceeds ``max_condition``.
     ``nonnegative`` (default) constrains every α̂ ≥ 0 (their physical signs, NNLS); False gives the paper's
     unconstrained SVD least squares.
@@ -229,5 +229,6 @@ def feedforward_command(fit: AlphaFit, q: np.ndarray, dq: np.ndarray, ddq: np.nd
                                      fit.alpha, kp, u_bat, fit.dq_s, fit.delta)
 
 
-__all__ = ["AlphaFit", "RankDeficientError", "fit_alpha", "estimate_reaction_time", "command_reaction_lag", "feedforward_command",
+__all__ = ["AlphaFit", "RankDeficientError", "fit_alpha", "estimate_reaction_time", "command_reaction_lag",
+           "feedforward_command",
            "COLUMN_NAMES"]

@@ -11,6 +11,7 @@ come from the ``meta`` argument and/or the JSON in a ``/servo_ff/log_meta`` std_
 from __future__ import annotations
 
 import json
+import logging
 import math
 from pathlib import Path
 from typing import Any, Mapping
@@ -26,6 +27,7 @@ BATTERY = "sensor_msgs/msg/BatteryState"
 BOOL = "std_msgs/msg/Bool"
 STRING = "std_msgs/msg/String"
 GOAL_TYPES = (FLOAT_ARRAY, JOINT_STATE, TRAJECTORY)
+_log = logging.getLogger(__name__)
 META_TOPIC = "/servo_ff/log_meta"
 
 
@@ -65,14 +67,14 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
                 joint: str | None = None, joint_states_topic: str = "/joint_states", goal_topic: str | None = None,
                 voltage_topic: str | None = None, enable_topic: str | None = None) -> ServoLog:
     """Read one joint's log from a rosbag2 recording (directory, ``.mcap`` or ``.db3``)."""
-    from rosbags.highlevel import AnyReader, AnyReaderError
+    from rosbags.highlevel import AnyReader
 
     path = Path(path)
     src = str(path)
     try:
         reader = AnyReader([path], default_typestore=_typestore())
         reader.open()
-    except (AnyReaderError, FileNotFoundError, Exception) as e:  # rosbags raises several types
+    except Exception as e:  # rosbags raises AnyReaderError, ReaderError, FileNotFoundError, …
         raise LogError(f"{src}: cannot open rosbag2 ({e})") from None
     try:
         topics = {c.topic: c.msgtype for c in reader.connections}
@@ -162,6 +164,9 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
     if t1 - t0 < dt:
         raise LogError(f"{src}: topics {joint_states_topic} and {g_topic} overlap for less than dt={dt} s")
     t = t0 + np.arange(int(math.floor((t1 - t0) / dt + 1e-6)) + 1) * dt
+    if t0 > js[0, 0]:
+        _log.warning("%s: %.3f s of %s before the first goal message are not used", src, t0 - js[0, 0],
+                     joint_states_topic)
 
     def hold(series: np.ndarray, default: float) -> np.ndarray:
         if len(series) == 0:

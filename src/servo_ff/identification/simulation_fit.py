@@ -117,6 +117,18 @@ def mae_per_log(theta: np.ndarray, batch: LogBatch) -> np.ndarray:
     return np.where(np.isfinite(mae), mae, np.inf)
 
 
+def population_mae(packed: np.ndarray, batch: LogBatch, engine: str = "rollout") -> np.ndarray:
+    """MAE (pop, logs) of packed candidates (pop, logs, N_PACKED): ``engine="rollout"`` = one batched
+    :func:`rollout` call; ``"fused"`` = :func:`.mae_kernel.mae_fused` (same step, errors summed in-kernel)."""
+    if engine == "rollout":
+        return mae_per_log(simulate_batch(packed, batch), batch)
+    if engine == "fused":
+        from .mae_kernel import mae_fused
+
+        return mae_fused(packed, batch)
+    raise ValueError(f"engine must be 'rollout' or 'fused', got {engine!r}")
+
+
 def evaluate(params: ActuatorParams | np.ndarray, logs: Sequence[ServoLog] | LogBatch) -> float:
     """Mean over logs of the per-log MAE [rad] of one parameter set."""
     batch = logs if isinstance(logs, LogBatch) else stack_logs(logs)
@@ -154,14 +166,17 @@ def split_logs(logs: Sequence[ServoLog], validation_fraction: float = 0.25, seed
 def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: FirmwareLaw | None = None,
               validation: Sequence[ServoLog] = (), max_evals: int = 4000, population: int | None = None,
               sigma: float | None = None, seed: int = 0, x0: Mapping[str, float] | None = None,
-              reference: ActuatorParams | None = None, patience: int = 40, tol: float = 1e-4,
-              progress: bool = True, fixed: Mapping[str, float] | None = None) -> FitResult:
+              reference: ActuatorParams | None = None, patience: int = 30, tol: float = 1e-3,
+              min_generations: int = 100,
+              progress: bool = True, fixed: Mapping[str, float] | None = None, engine: str = "rollout"
+              ) -> FitResult:
     """Fit ``model`` (+ kt, R, armature) to ``train`` logs by CMA-ES on the simulation MAE.
 
     ``x0``: starting values for any searched key (others start mid-box, or at 0 for a warm start, whose
     ``sigma`` defaults to 0.1 instead of 0.25 of the normalised box); ``fixed``: keys held constant.
     Stops after ``max_evals`` candidate evaluations, when CMA-ES reports convergence, or when the best MAE
-    improved by less than ``tol`` (relative) over ``patience`` generations.
+    improved by less than ``tol`` (relative) over ``patience`` generations (after ``min_generations``).
+    ``engine``: see :func:`population_mae` (both evaluate the whole population × all logs in one call).
     """
     from cmaes import CMA
     from tqdm.auto import tqdm
@@ -194,6 +209,8 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     sigma = 0.25 if sigma is None else sigma
     opt = CMA(mean=start, sigma=sigma, bounds=np.tile([0.0, 1.0], (len(keys), 1)), seed=seed,
               population_size=population)
+    if max_evals < opt.population_size:
+        raise ValueError(f"max_evals={max_evals} is below one CMA-ES generation ({opt.population_size} candidates)")
     best_x, best_f = lo + start * span, math.inf
     history: list[float] = []
     evals = gens = 0
@@ -205,7 +222,7 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
             values = lo + xs * span
             if gens == 0:  # the starting point rides along in the first batch (never worse than a warm start)
                 values = np.vstack([values, lo + start * span])
-            f = mae_per_log(simulate_batch(pack_candidates(base, keys, values, batch), batch), batch).mean(axis=1)
+            f = population_mae(pack_candidates(base, keys, values, batch), batch, engine).mean(axis=1)
             f_tell = np.where(np.isfinite(f), f, 1e3)
             opt.tell(list(zip(xs, f_tell[: len(xs)])))
             i = int(np.argmin(f))
@@ -218,7 +235,7 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
             bar.set_postfix(best_mae=f"{best_f:.5f}")
             if opt.should_stop():
                 break
-            if gens > max(patience, 60) and history[-patience - 1] - best_f <= tol * best_f:
+            if gens > max(patience, min_generations) and history[-patience - 1] - best_f <= tol * best_f:
                 break
     finally:
         bar.close()
@@ -278,5 +295,5 @@ def identify_models(logs: Sequence[ServoLog], models: Sequence[str] = MODEL_NAME
 
 
 __all__ = ["KEY_INDICES", "FRICTION_BOUNDS", "MOTOR_BOUNDS", "search_space", "pack_candidates", "simulate_batch",
-           "mae_per_log", "evaluate", "FitResult", "split_logs", "fit_model", "identify_models", "warm_start",
+           "mae_per_log", "population_mae", "evaluate", "FitResult", "split_logs", "fit_model", "identify_models", "warm_start",
            "params_from_vector"]

@@ -64,15 +64,34 @@ def goal_position_from_torque(q: np.ndarray, tau: np.ndarray, dq: np.ndarray, dd
     ``q`` is the desired position, ``tau`` the torque the desired motion needs, ``dq``/``ddq`` from the
     desired trajectory. Raises ``ValueError`` naming the argument on non-finite input or k_P·U_bat ≤ 0.
     """
-    for name, v in (("q", q), ("tau", tau), ("dq", dq), ("alpha", alpha), ("kp", kp), ("u_bat", u_bat)):
-        if not np.isfinite(np.asarray(v, dtype=float)).all():
+    alpha = np.asarray(alpha, dtype=float)
+    n_alpha = alpha.shape[-1] if alpha.ndim else 0
+    if n_alpha not in (4, 5):
+        raise ValueError(f"alpha must end with 4 (α0..α3) or 5 (α0..α4) coefficients, got shape {alpha.shape}")
+    gain = np.asarray(kp, dtype=float) * u_bat
+    dq = np.asarray(dq, dtype=float)
+    s = np.sign(dq)
+    beta = np.exp(-np.abs(dq / dq_s) ** delta)  # Eq. 9
+    u = alpha[..., 0] * tau + alpha[..., 1] * dq + s * (alpha[..., 2] * (1.0 - beta) + alpha[..., 3] * beta)
+    if n_alpha == 5:
+        if ddq is None:
+            raise ValueError("goal_position_from_torque: ddq is required with 5 coefficients (α4 of Eq. 14)")
+        u = u + alpha[..., 4] * ddq
+    qd = q + u / gain
+    if not np.isfinite(qd).all() or not (np.asarray(gain) > 0).all():  # diagnose only on the slow path
+        _explain_bad_input(q=q, tau=tau, dq=dq, ddq=ddq, alpha=alpha, kp=kp, u_bat=u_bat, dq_s=dq_s, delta=delta)
+    return qd
+
+
+def _explain_bad_input(**args) -> None:
+    for name, v in args.items():
+        if v is not None and not np.isfinite(np.asarray(v, dtype=float)).all():
             raise ValueError(f"goal_position_from_torque: {name} contains non-finite values")
-    if ddq is not None and not np.isfinite(np.asarray(ddq, dtype=float)).all():
-        raise ValueError("goal_position_from_torque: ddq contains non-finite values")
-    gain = np.asarray(kp, dtype=float) * np.asarray(u_bat, dtype=float)
-    if (gain <= 0).any():
+    if not (np.asarray(args["kp"], dtype=float) * np.asarray(args["u_bat"], dtype=float) > 0).all():
         raise ValueError("goal_position_from_torque: kp·u_bat must be > 0")
-    return np.asarray(q, dtype=float) + motor_voltage(alpha, tau, dq, ddq, dq_s, delta) / gain
+    if not (np.all(np.asarray(args["dq_s"]) > 0) and np.all(np.asarray(args["delta"]) > 0)):
+        raise ValueError("goal_position_from_torque: dq_s and delta must be > 0")
+    raise ValueError("goal_position_from_torque: non-finite result")
 
 
 def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) -> np.ndarray:

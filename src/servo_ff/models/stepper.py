@@ -185,12 +185,39 @@ def step(params, theta, dtheta, goal, dt: float, load: PendulumLoad | ExternalLo
         res = step_numpy(p, th, dth, gl, dt, grav, tau_ext, inertia, en)
     else:
         out = [np.empty(shape2) for _ in range(5)]
-        kernels.step_batch(th, dth, gl, dt, p, grav, tau_ext, inertia, en, *out)
+        with _threads(th.size):
+            kernels.step_batch(th, dth, gl, dt, p, grav, tau_ext, inertia, en, *out)
         res = StepResult(*out)
     return StepResult(*(np.asarray(a).reshape(shape) for a in res))
 
 
 SIMD_CHUNK = 1024  # elements per vectorised block (fits L1/L2 with its scratch arrays)
+PARALLEL_MIN_ELEMENTS = 2 * SIMD_CHUNK  # below this a thread hand-off costs more than it saves
+
+
+class _threads:
+    """Run a kernel on one thread for small problems (waking the pool costs ~0.1–4 ms on a busy machine) and
+    with dynamic scheduling otherwise (a core shared with another process does not stall the other)."""
+
+    def __init__(self, elements: int):
+        self.serial = elements < PARALLEL_MIN_ELEMENTS
+
+    def __enter__(self):
+        import numba
+
+        self.saved = numba.get_num_threads(), numba.get_parallel_chunksize()
+        if self.serial:
+            numba.set_num_threads(1)
+        else:
+            numba.set_parallel_chunksize(1)
+        return self
+
+    def __exit__(self, *exc):
+        import numba
+
+        numba.set_num_threads(self.saved[0])
+        numba.set_parallel_chunksize(self.saved[1])
+        return False
 
 
 def _time_rows(a: np.ndarray, n: int) -> tuple[np.ndarray, int]:
@@ -209,9 +236,10 @@ def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
     th_io = np.array(th, dtype=np.float64).reshape(n)
     dth_io = np.array(dth, dtype=np.float64).reshape(n)
     flat = [o.reshape(o.shape[0], n) if o.size else np.empty((0, 0)) for o in out]
-    kernels.rollout_simd(th_io, dth_io, np.ascontiguousarray(gl.reshape(n_steps, n)), dt, soa,
-                         np.ascontiguousarray(grav.reshape(n)), ext, ext_step,
-                         np.ascontiguousarray(inertia.reshape(n)), ena, en_step, *flat, SIMD_CHUNK)
+    with _threads(n):
+        kernels.rollout_simd(th_io, dth_io, np.ascontiguousarray(gl.reshape(n_steps, n)), dt, soa,
+                             np.ascontiguousarray(grav.reshape(n)), ext, ext_step,
+                             np.ascontiguousarray(inertia.reshape(n)), ena, en_step, *flat, SIMD_CHUNK)
 
 
 def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | ExternalLoad | None = None,
