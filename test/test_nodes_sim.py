@@ -36,14 +36,14 @@ def ros():
         Parameter("initial_position", value=[0.3, -0.2]),
         Parameter("load.mass", value=[MASS]), Parameter("load.length", value=[LENGTH]),
         Parameter("position_min", value=[-2.0]), Parameter("position_max", value=[2.0]),
-        Parameter("warn_throttle", value=30.0)]))
+        Parameter("warn_throttle", value=30.0), Parameter("physics_dt", value=0.001)]))
     client = h.make_node("sim_test_client")
     states: list[JointState] = []
     client.create_subscription(JointState, "joint_states", states.append, 50)
     pubs = {"array": client.create_publisher(Float64MultiArray, "servo/commands", 10),
             "traj": client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10),
             "js": client.create_publisher(JointState, "servo/joint_command", 10)}
-    wait_for(lambda: pubs["array"].get_subscription_count() and states, 10.0, "discovery of servo_sim")
+    wait_for(lambda: all(p.get_subscription_count() for p in pubs.values()) and states, 10.0, "discovery of servo_sim")
     yield h, sim, client, states, pubs
     h.shutdown()
 
@@ -112,7 +112,7 @@ def test_bad_goals_rejected_and_last_goal_held(ros):
            ("traj", JointTrajectory(joint_names=["shoulder"], points=[]))]
     for kind, msg in bad:
         pubs[kind].publish(msg)
-    wait_for(lambda: sim.gate.rejected - before == len(bad), 5.0, "all bad goals to be rejected")
+    wait_for(lambda: sim.gate.rejected - before >= len(bad), 10.0, "all bad goals to be rejected")
     np.testing.assert_allclose(sim.gate.goal, [0.5, 0.1])
     time.sleep(0.3)
     np.testing.assert_allclose(position(states), [0.5, 0.1], atol=0.06)

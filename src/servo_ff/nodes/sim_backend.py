@@ -93,6 +93,12 @@ class SimServos:
                      backend=self.backend)
             self.theta, self.dtheta, self.effort = r.theta, r.dtheta, r.tau_m
 
+    def warm_up(self, dt: float) -> None:
+        """One discarded step: compiles / loads the numba kernel before the node's timers start (a first-call
+        JIT compile inside a timer callback would stall the executor for seconds)."""
+        load = self.load.at(self.theta) if isinstance(self.load, UrdfGravity) else self.load
+        step(self.packed, self.theta, self.dtheta, self.goal, dt, load=load, enable=1.0, backend=self.backend)
+
     def reboot(self) -> None:
         """Like a Dynamixel REBOOT: hardware error cleared, torque off, goal set to the present position."""
         self.hardware_error = 0

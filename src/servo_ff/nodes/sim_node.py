@@ -1,6 +1,6 @@
 """``servo_sim_node``: the servo interface of :mod:`.servo_base` backed by the seed-004 stepper.
 
-Every tick (``rate_hz``, 500 Hz by default) advances all joints by ``1/rate_hz`` seconds in ``substeps`` calls
+Every tick (``rate_hz``, 500 Hz by default) advances all joints by ``1/rate_hz`` seconds in steps of at most ``physics_dt`` (calls
 of :func:`servo_ff.models.stepper.step` toward the held goals, then publishes ``/joint_states``. The actuator
 comes from ``preset`` + ``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient exposed as
 an ``actuator.*`` parameter (core schema); the simulated supply voltage is ``actuator.firmware.vin``. The load
@@ -9,6 +9,7 @@ is a pendulum per joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -38,13 +39,12 @@ def sim_specs() -> list[ParamSpec]:
                   "`joints` must be URDF joints)", read_only=True),
         ParamSpec("initial_position", [0.0], "position at start-up", "rad", lo=-1e3, hi=1e3, per_joint=True,
                   read_only=True),
-        ParamSpec("substeps", 1, "stepper steps per tick (physics dt = 1/(rate_hz·substeps))", lo=1, hi=100),
+        ParamSpec("physics_dt", 0.001, "largest stepper step (each tick is split into equal steps ≤ this)", "s",
+                  lo=1e-5, hi=0.1),
         ParamSpec("realtime", True, "advance by the elapsed wall time (late ticks catch up, at most "
                   "max_catch_up); false: exactly 1/rate_hz per tick"),
         ParamSpec("max_catch_up", 0.05, "largest time advanced in one tick", "s", lo=1e-4, hi=10.0),
-        # numpy by default: for one state vector per tick, the parallel numba kernel's thread-pool wake-up costs
-        # more than the arithmetic (bench: ~4 ms vs ~0.4 ms per step on a loaded 2-core machine)
-        ParamSpec("backend", "numpy", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
+        ParamSpec("backend", "auto", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
     ]
 
 
@@ -87,10 +87,11 @@ class SimNode(ServoInterfaceNode):
         n = len(v["joints"])
         theta0 = per_joint(v["initial_position"], n, "initial_position")
         self.sim = SimServos(actuator_from_values(v), n, build_load(v, n), theta=theta0, backend=v["backend"])
+        self.sim.warm_up(1.0 / v["rate_hz"])
         self._setup_interface(super_table)
         self.sim.set_kp(self.kp)
         self.gate.goal = theta0.copy()
-        self.substeps = int(v["substeps"])
+        self.substeps = self._substeps(v)
         self._last_tick = time.monotonic()
         self._debt = 0.0
         self.get_logger().info(
@@ -119,9 +120,13 @@ class SimNode(ServoInterfaceNode):
             self.get_logger().info(f"actuator parameters updated: {sorted(changed)}")
         if any(k.startswith("load.") for k in changed):
             self.sim.load = build_load(v, self.n)
-        if "substeps" in changed:
-            self.substeps = int(v["substeps"])
+        if "physics_dt" in changed:
+            self.substeps = self._substeps(v)
         self._apply_interface(changed)
+
+    @staticmethod
+    def _substeps(v: dict[str, Any]) -> int:
+        return max(1, math.ceil(1.0 / (v["rate_hz"] * v["physics_dt"]) - 1e-9))
 
     # ------------------------------------------------------------------ hooks
     def hw_tick(self) -> bool:
