@@ -103,14 +103,15 @@ def latency(seconds: float, rate: float) -> tuple[np.ndarray, int, int]:
     env["ROS_DOMAIN_ID"] = str(_domain())
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
-    args = ["--ros-args", "-r", "__node:=servo_feedforward"]
+    ns = f"/servo_ff_bench_{os.getpid()}"  # private namespace: other runs on this machine stay apart
+    args = ["--ros-args", "-r", "__node:=servo_feedforward", "-r", f"__ns:={ns}"]
     for k, v in ff_params(joints).items():
         lit = "[" + ",".join(map(str, v)) + "]" if isinstance(v, list) else str(v)
         args += ["-p", f"{k}:={lit}"]
     proc = subprocess.Popen([sys.executable, "-m", "servo_ff.nodes.feedforward_node", *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     rclpy.init(domain_id=_domain())
-    node = rclpy.create_node("bench_driver")
+    node = rclpy.create_node("bench_driver", namespace=ns)
     sent: deque = deque()
     lat: list[float] = []
     n_sent = {"n": 0}

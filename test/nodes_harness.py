@@ -11,7 +11,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 from rclpy.context import Context  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
 
 def domain_id(module_salt: int) -> int:
@@ -23,10 +23,14 @@ class RosHarness:
     def __init__(self, salt: int):
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         self.domain = domain_id(salt)
+        # a private namespace as well: other runs on this machine that land on the same domain stay apart
+        self.ns = f"/t{os.getpid()}_{salt}"
         os.environ["ROS_DOMAIN_ID"] = str(self.domain)
         self.context = Context()
         rclpy.init(context=self.context, domain_id=self.domain)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
+        # single-threaded: rclpy's MultiThreadedExecutor re-dispatches a late timer and piles up futures (its spin
+        # loop then burns the GIL); every node here answers its services without blocking the executor
+        self.executor = SingleThreadedExecutor(context=self.context)
         self.nodes: list[Any] = []
         self._stop = False
         self._thread = threading.Thread(target=self._spin, daemon=True)
@@ -52,7 +56,7 @@ class RosHarness:
         node.destroy_node()
 
     def make_node(self, name: str):
-        return self.add(rclpy.create_node(name, context=self.context))
+        return self.add(rclpy.create_node(name, context=self.context, namespace=self.ns))
 
     def call(self, client, request, timeout: float = 5.0):
         assert client.wait_for_service(timeout_sec=timeout), f"service {client.srv_name} not available"

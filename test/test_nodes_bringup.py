@@ -74,6 +74,7 @@ def test_up_starts_sim_node_from_the_yaml(tmp_path):
     try:
         (name, cmd), *_ = commands("identify", {"source": "sim"})
         assert name == "servo_sim"
+        cmd = [*cmd, "-r", f"__ns:={h.ns}"]  # the probe listens in the same private namespace
         env = python_env()
         env["ROS_DOMAIN_ID"] = str(h.domain)
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -36,7 +36,7 @@ def ros(tmp_path_factory):
     vbus = {"bus": make_bus(link)}
     vbus["bus"].start()
     h = RosHarness(salt=4)
-    node = h.add(HardwareNode("servo_hardware", context=h.context, parameter_overrides=[
+    node = h.add(HardwareNode("servo_hardware", context=h.context, namespace=h.ns, parameter_overrides=[
         Parameter("joints", value=JOINTS), Parameter("ids", value=IDS), Parameter("port", value=str(link)),
         Parameter("model", value="mx106"), Parameter("rate_hz", value=100.0), Parameter("latency_timer_ms", value=1.0),
         Parameter("timeout_ms", value=20.0), Parameter("position_min", value=[-2.0]),

@@ -48,9 +48,9 @@ def ros():  # one context per test: a fresh executor whatever the previous test 
 
 def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     h = ros
-    sim = h.add(SimNode("servo_sim", context=h.context, parameter_overrides=sim_params(["pendulum_1"])))
+    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
     out = tmp_path / "ilc.npz"
-    ilc = h.add(ILCNode("servo_ilc", context=h.context, parameter_overrides=[
+    ilc = h.add(ILCNode("servo_ilc", context=h.context, namespace=h.ns, parameter_overrides=[
         Parameter("joints", value=["pendulum_1"]), Parameter("joint", value="pendulum_1"),
         Parameter("reference", value="sub_oscillations"), Parameter("reference_duration", value=1.5),
         Parameter("reference_amplitude", value=0.6), Parameter("rate_hz", value=100.0), Parameter("kp", value=KP),
@@ -91,7 +91,7 @@ def rollout_data(duration_s=10.0, dt=0.005):
 def ff_node(h):
     from servo_ff.nodes.feedforward_node import FeedForwardNode
 
-    return h.add(FeedForwardNode("servo_feedforward", context=h.context, parameter_overrides=[
+    return h.add(FeedForwardNode("servo_feedforward", context=h.context, namespace=h.ns, parameter_overrides=[
         Parameter("urdf_path", value=URDF), Parameter("joints", value=["pendulum_1", "pendulum_2"]),
         Parameter("kp", value=[KP])]))
 
@@ -99,15 +99,18 @@ def ff_node(h):
 def fit_node(h, **params):
     from servo_ff.nodes.fit_node import FitNode
 
-    return h.add(FitNode("servo_fit", context=h.context, parameter_overrides=[
+    return h.add(FitNode("servo_fit", context=h.context, namespace=h.ns, parameter_overrides=[
         Parameter("joint", value="pendulum_1"), Parameter("urdf_path", value=URDF), Parameter("run_on_start", value=False),
         *(Parameter(k, value=v) for k, v in params.items())]))
 
 
 def check_fit_reached_ff(h, fit, ff, out_yaml, tolerance=0.25):
     client = h.make_node("fit_client")
-    r = h.call(client.create_client(Trigger, "fit/run"), Trigger.Request(), timeout=60.0)
-    assert r.success, r.message
+    r = h.call(client.create_client(Trigger, "fit/run"), Trigger.Request(), timeout=10.0)
+    assert r.success and "started" in r.message, r.message
+    wait_for(lambda: fit.result is not None or fit.last_error, 60.0, "the fit result")
+    assert fit.result is not None, fit.last_error
+    wait_for(lambda: fit.result.get("feedforward"), 10.0, "the feed-forward update")
     alpha = np.array(fit.result["alpha"])
     assert np.isfinite(alpha).all()
     assert abs(alpha[0] - ALPHA0) < tolerance * ALPHA0, (alpha, ALPHA0)  # R/(kt·gain) recovered through the node
@@ -178,7 +181,7 @@ def test_fit_node_from_live_topics(ros, tmp_path):
     from servo_ff.trajectories import sub_oscillations
 
     h = ros
-    sim = h.add(SimNode("servo_sim", context=h.context, parameter_overrides=sim_params(["pendulum_1"])))
+    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
     ff = ff_node(h)
     fit = fit_node(h, source="topics", joints=["pendulum_1"], kp=KP, window=6.0, dt=0.01,
                    output=str(tmp_path / "alpha_live.yaml"))

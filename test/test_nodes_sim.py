@@ -30,7 +30,7 @@ MASS, LENGTH = 0.5, 0.15
 @pytest.fixture(scope="module")
 def ros():
     h = RosHarness(salt=1)
-    sim = h.add(SimNode("servo_sim", context=h.context, parameter_overrides=[
+    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=[
         Parameter("joints", value=JOINTS), Parameter("rate_hz", value=250.0),
         Parameter("preset", value="mx64"), Parameter("model", value="m1"),
         Parameter("initial_position", value=[0.3, -0.2]),

@@ -73,6 +73,7 @@ class _Ros:
 
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         self.context = Context()
+        self.ns = f"/servo_ff_demo_{os.getpid()}"  # apart from anything else on this machine and domain
         rclpy.init(context=self.context, domain_id=domain)
         self.executor = SingleThreadedExecutor(context=self.context)  # least per-callback overhead
         self.nodes = []
@@ -134,18 +135,18 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
     try:
         log("1. simulated servo: mx64/m4, pendulum 0.5 kg at 0.15 m, "
             f"{rate_hz:g} Hz (servo_sim_node)")
-        sim = ros.add(SimNode("servo_sim", context=ros.context, parameter_overrides=[
+        sim = ros.add(SimNode("servo_sim", context=ros.context, namespace=ros.ns, parameter_overrides=[
             Parameter("joints", value=[joint]), Parameter("rate_hz", value=rate_hz), Parameter("preset", value="mx64"),
             Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
             Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5]),
             Parameter("initial_position", value=[offset]), Parameter("kp", value=[kp_low]),
             Parameter("max_catch_up", value=0.5)]))  # a starved process keeps simulated time = wall time
-        ff = ros.add(FeedForwardNode("servo_feedforward", context=ros.context, parameter_overrides=[
+        ff = ros.add(FeedForwardNode("servo_feedforward", context=ros.context, namespace=ros.ns, parameter_overrides=[
             Parameter("urdf_path", value=str(PENDULUM_URDF)), Parameter("joints", value=[joint]),
             Parameter("kp", value=[kp_low]), Parameter("enabled", value=False), Parameter("preset", value="mx64"),
             Parameter("model", value="m4"), Parameter("alpha.pendulum_1", value=[1.0, 0.0, 0.0, 0.0])]))
         ilc_path = out / "ilc_result.npz"
-        ilc = ros.add(ILCNode("servo_ilc", context=ros.context, parameter_overrides=[
+        ilc = ros.add(ILCNode("servo_ilc", context=ros.context, namespace=ros.ns, parameter_overrides=[
             Parameter("joints", value=[joint]), Parameter("joint", value=joint),
             Parameter("reference", value="schwarz_behnke_reference"), Parameter("reference_offset", value=offset),
             Parameter("rate_hz", value=rate_hz), Parameter("kp", value=kp_low), Parameter("gain", value=0.6),
@@ -167,7 +168,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
         log("   windowed error per iteration [rad]: " + ", ".join(f"{e:.4f}" for e in rec.errors))
 
         log("3. α fit from the ILC result (servo_fit_node → servo_feedforward alpha.pendulum_1)")
-        fit = ros.add(FitNode("servo_fit", context=ros.context, parameter_overrides=[
+        fit = ros.add(FitNode("servo_fit", context=ros.context, namespace=ros.ns, parameter_overrides=[
             Parameter("source", value="ilc_file"), Parameter("ilc_file", value=str(ilc_path)),
             Parameter("joint", value=joint), Parameter("urdf_path", value=str(PENDULUM_URDF)),
             Parameter("output", value=str(out / "alpha.yaml")), Parameter("run_on_start", value=False)]))
@@ -186,7 +187,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
             if recording["on"] and joint in m.name:
                 states.append((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, m.position[list(m.name).index(joint)]))
 
-        probe = ros.add(__import__("rclpy").create_node("demo_probe", context=ros.context))
+        probe = ros.add(__import__("rclpy").create_node("demo_probe", context=ros.context, namespace=ros.ns))
         probe.create_subscription(JointState, "joint_states", on_js, 100)
         pub = probe.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
         _wait(lambda: pub.get_subscription_count() > 0, 10.0, "the feed-forward node's trajectory subscription")

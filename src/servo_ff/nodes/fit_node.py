@@ -103,9 +103,12 @@ class FitNode(Node):
         self.create_service(Trigger, SRV_RUN, self._on_run, callback_group=group)
         self.param_client = None
         if self.table["feedforward_node"]:
-            self.param_client = self.create_client(SetParameters, f"/{self.table['feedforward_node'].strip('/')}"
+            # relative name: the feed-forward node in this node's namespace (absolute if it starts with /)
+            self.param_client = self.create_client(SetParameters, f"{self.table['feedforward_node'].rstrip('/')}"
                                                    "/set_parameters", callback_group=group)
         self.result: dict[str, Any] | None = None
+        self.last_error = ""
+        self.worker: threading.Thread | None = None
         self.lock = threading.Lock()
         if self.table["run_on_start"] and self.table["source"] != "topics":
             threading.Thread(target=self._run_at_start, daemon=True).start()
@@ -246,6 +249,7 @@ class FitNode(Node):
                 result = self.fit()
             except (ValueError, FileNotFoundError, KeyError) as e:
                 msg = f"fit failed: {e}"
+                self.last_error = msg
                 self.get_logger().error(msg)
                 self.pub_result.publish(String(data=json.dumps({"error": str(e)})))
                 return False, msg
@@ -260,7 +264,14 @@ class FitNode(Node):
             return True, text
 
     def _on_run(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = self.run()
+        """Starts the fit in a worker thread (it calls the feed-forward node's service, which needs the
+        executor): the answer says it started; the result comes on fit/result and in the log."""
+        if self.worker is not None and self.worker.is_alive():
+            response.success, response.message = False, "a fit is already running"
+            return response
+        self.worker = threading.Thread(target=self.run, name="fit", daemon=True)
+        self.worker.start()
+        response.success, response.message = True, f"fit started ({self.table['source']}); result on {TOPIC_RESULT}"
         return response
 
     def _run_at_start(self) -> None:
@@ -273,7 +284,7 @@ class FitNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return spin_node(FitNode, args, threads=3)
+    return spin_node(FitNode, args)
 
 
 if __name__ == "__main__":

@@ -255,7 +255,7 @@ class ILCNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return spin_node(ILCNode, args, threads=2)
+    return spin_node(ILCNode, args)
 
 
 if __name__ == "__main__":
