@@ -74,8 +74,8 @@ def linear_move(t: np.ndarray, t0: float, t1: float, q0: float, q1: float,
     return q, dq, ddq
 
 
-def _waypoints(t: np.ndarray, points: list[tuple[float, float]]) -> tuple[np.ndarray, ...]:
-    """Chain minimum-jerk moves through (time, position) waypoints (hold before/after)."""
+def minimum_jerk_waypoints(t: np.ndarray, points: list[tuple[float, float]]) -> tuple[np.ndarray, ...]:
+    """Chain minimum-jerk moves through (time, position) waypoints (hold before/after); returns (q, q̇, q̈)."""
     q = np.full_like(t, points[0][1])
     dq = np.zeros_like(t)
     ddq = np.zeros_like(t)
@@ -122,7 +122,7 @@ def raise_and_lower(duration: float = 6.0, dt: float = 0.005, amplitude: float =
     if duration <= 2.5:
         raise ValueError(f"raise_and_lower needs duration > 2.5 s (1 s raise, 0.5 s hold, slow lowering), got {duration}")
     t = time_grid(duration, dt)
-    q, dq, ddq = _waypoints(t, [(0.0, 0.0), (1.0, amplitude), (1.5, amplitude), (duration - 0.5, 0.0)])
+    q, dq, ddq = minimum_jerk_waypoints(t, [(0.0, 0.0), (1.0, amplitude), (1.5, amplitude), (duration - 0.5, 0.0)])
     return _traj(t, q, dq, ddq, "raise_and_lower")
 
 
@@ -133,7 +133,7 @@ def lift_and_drop(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1
     if not 1.0 < release_time < duration:
         raise ValueError(f"release_time must lie after the 1 s lift and before the end, got {release_time}")
     t = time_grid(duration, dt)
-    q, dq, ddq = _waypoints(t, [(0.0, 0.0), (1.0, amplitude), (release_time, amplitude)])
+    q, dq, ddq = minimum_jerk_waypoints(t, [(0.0, 0.0), (1.0, amplitude), (release_time, amplitude)])
     enable = t < release_time
     return _traj(t, q, dq, ddq, "lift_and_drop", enable)
 
@@ -156,7 +156,7 @@ def schwarz_behnke_reference(dt: float = 0.005, offset: float = 0.0) -> Trajecto
         q += np.where(inside, amp * (1 - np.cos(w * tau)), 0.0)
         dq += np.where(inside, amp * w * np.sin(w * tau), 0.0)
         ddq += np.where(inside, amp * w**2 * np.cos(w * tau), 0.0)
-    kick = _waypoints(t, [(7.0, 0.0), (7.5, 0.2), (7.7, -0.5), (8.0, 0.0)])
+    kick = minimum_jerk_waypoints(t, [(7.0, 0.0), (7.5, 0.2), (7.7, -0.5), (8.0, 0.0)])
     ramp_out = linear_move(t, 8.1, 8.9, 0.0, 0.4, 0.1)  # linear segments (constant velocity 0.57 rad/s)
     ramp_back = linear_move(t, 9.0, 9.8, 0.0, -0.4, 0.1)
     for part in (kick, ramp_out, ramp_back):

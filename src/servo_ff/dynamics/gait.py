@@ -19,7 +19,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..trajectories import minimum_jerk
+from ..trajectories import minimum_jerk_waypoints as _chain
 
 
 @dataclass(frozen=True)
@@ -46,20 +46,6 @@ class GaitTrajectory(NamedTuple):
     left_swing: np.ndarray  # (T,) bool: left foot scheduled in the air
     right_swing: np.ndarray  # (T,) bool
     n_steps: int
-
-
-def _chain(t: np.ndarray, points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    q = np.full_like(t, points[0][1])
-    dq = np.zeros_like(t)
-    ddq = np.zeros_like(t)
-    for (ta, qa), (tb, qb) in zip(points[:-1], points[1:]):
-        if qb == qa:
-            continue
-        m = minimum_jerk(t, ta, tb, qa, qb)
-        q += m[0] - qa
-        dq += m[1]
-        ddq += m[2]
-    return q, dq, ddq
 
 
 def _linear(t: np.ndarray, points: list[tuple[float, float]]) -> np.ndarray:
