@@ -71,6 +71,26 @@ def _build():
             weight = np.empty(hi - lo)
             v_s = P[P_VS, lo:hi]
             alpha = P[P_ALPHA, lo:hi]
+            # quotients that do not change over time, computed once per chunk (no division in the step loop)
+            kt_r = np.empty(hi - lo)
+            kt2_r = np.empty(hi - lo)
+            inv_r = np.empty(hi - lo)
+            j_dt = np.empty(hi - lo)
+            inv_j = np.empty(hi - lo)
+            kpe = np.empty(hi - lo)
+            u_max = np.empty(hi - lo)
+            any_current = False
+            for e in range(hi - lo):
+                kpe[e] = P[P_KP, lo + e] * P[P_EGAIN, lo + e]
+                u_max[e] = P[P_VIN, lo + e] * P[P_MAXPWM, lo + e]
+                any_current = any_current or P[P_LAW, lo + e] != 0.0
+                kt, r = P[P_KT, lo + e], P[P_R, lo + e]
+                j = inertia[lo + e] + P[P_ARM, lo + e]
+                kt_r[e] = kt / r
+                kt2_r[e] = kt * kt / r
+                inv_r[e] = 1.0 / r
+                j_dt[e] = j / dt
+                inv_j[e] = 1.0 / j
             for t in range(nt):
                 _transcendentals(th, dth, v_s, alpha, sin_th, weight)
                 te_row = t * ext_step
@@ -79,20 +99,21 @@ def _build():
                     i = lo + e
                     kt = P[P_KT, i]
                     r = P[P_R, i]
-                    command = P[P_KP, i] * P[P_EGAIN, i] * (goal[t, i] - th[e])
+                    command = kpe[e] * (goal[t, i] - th[e])
                     maxpwm = P[P_MAXPWM, i]
-                    volts_v = P[P_VIN, i] * min(max(command, -maxpwm), maxpwm)
-                    tau_v = kt / r * volts_v - kt * kt / r * dth[e]
-                    u_max = P[P_VIN, i] * maxpwm
-                    i_hi = min((u_max - kt * dth[e]) / r, P[P_IMAX, i])
-                    i_lo = max((-u_max - kt * dth[e]) / r, -P[P_IMAX, i])
-                    current = min(max(command, i_lo), i_hi)
-                    is_voltage = P[P_LAW, i] == 0.0
+                    volts = P[P_VIN, i] * min(max(command, -maxpwm), maxpwm)
+                    tm = kt_r[e] * volts - kt2_r[e] * dth[e]
+                    if any_current:  # loop-invariant: the voltage-only case skips the current law entirely
+                        i_hi = min((u_max[e] - kt * dth[e]) * inv_r[e], P[P_IMAX, i])
+                        i_lo = max((-u_max[e] - kt * dth[e]) * inv_r[e], -P[P_IMAX, i])
+                        current = min(max(command, i_lo), i_hi)
+                        is_voltage = P[P_LAW, i] == 0.0
+                        tm = tm if is_voltage else kt * current
+                        volts = volts if is_voltage else r * current + kt * dth[e]
                     en = enable[en_row, i]
-                    tm = (tau_v if is_voltage else kt * current) * en
-                    volts = (volts_v if is_voltage else r * current + kt * dth[e]) * en
+                    tm = tm * en
+                    volts = volts * en
                     te = tau_ext[te_row, i] - gravity[i] * sin_th[e]
-                    j = inertia[i] + P[P_ARM, i]
                     am = abs(tm)
                     ae = abs(te)
                     q = P[P_KEQ, i] * te * te if am > ae else (P[P_KMQ, i] * tm * tm if am < ae else 0.0)
@@ -101,9 +122,9 @@ def _build():
                     q = q if s_m != s_e else 0.0
                     budget = P[P_KC, i] + P[P_KV, i] * abs(dth[e]) + abs(P[P_KM, i] * tm - P[P_KE, i] * te)
                     budget += weight[e] * (P[P_KCS, i] + abs(P[P_KMS, i] * tm - P[P_KES, i] * te) + q)
-                    stop = -(j / dt * dth[e] + tm + te)
+                    stop = -(j_dt[e] * dth[e] + tm + te)
                     tf = min(max(stop, -budget), budget)
-                    acc = (tm + te + tf) / j
+                    acc = (tm + te + tf) * inv_j[e]
                     o_theta[t, i] = th[e]
                     if full:
                         o_dtheta[t, i] = dth[e]

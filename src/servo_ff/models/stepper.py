@@ -260,12 +260,11 @@ def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | Exte
     gl = _finite("goals", g, (n_steps, *shape)).reshape(n_steps, *shape2)
     th = _finite("theta0", theta0, shape).reshape(shape2)
     dth = _finite("dtheta0", dtheta0, shape).reshape(shape2)
-    en_in = np.asarray(enable, dtype=np.float64)
+    en_in = _check_enable(np.asarray(enable, dtype=np.float64))  # on the input, not its broadcast
     if en_in.ndim >= 1 and en_in.shape[0] == n_steps and en_in.ndim == len(shape) + 1:
         en = _finite("enable", en_in, (n_steps, *shape)).reshape(n_steps, *shape2)
     else:
         en = _finite("enable", en_in, (n_steps, *shape2))
-    _check_enable(en)
     dt = _check_dt(dt)
     p = _packed(params, shape2)
     grav, tau_ext, inertia = _load_arrays(load, shape, shape2, n_steps)
