@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
+import termios
 import time
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
@@ -440,8 +441,13 @@ class DynamixelBus:
     def cycle(self, goals, p_gains=None) -> JointState:
         """Read the state, then write the goals: 2 transactions. Goals are checked before the read."""
         checked = self.check_goals(goals)
-        state = self.read_state()
-        self.write_goals(goals, p_gains, _checked=checked)
+        try:
+            state = self.read_state()
+            self.write_goals(goals, p_gains, _checked=checked)
+        except BusError:
+            raise
+        except (OSError, termios.error) as e:  # the adapter vanished (pyserial raises termios.error on a pty)
+            raise BusError(f"Dynamixel port {self.config.port!r} failed: {e}") from e
         self.cycles += 1
         return state
 
