@@ -9,7 +9,7 @@
 3. Wall time to identify all six models on 100 logs × 6 s (dt 5 ms), 75/25 split, CMA-ES ≤ 4000 evals/model;
    parameter recovery (kt, R, viscous, base friction) on M4- and M6-generated noisy logs; M1 vs M4 ranking.
 
-Run: /work/venv/bin/python bench/identification.py [--quick] [--engine fused|rollout]
+Run: python bench/identification.py [--quick] [--engine rollout|fused]
 """
 from __future__ import annotations
 
@@ -158,8 +158,8 @@ def identification_part(n_logs: int, duration: float, max_evals: int, engine: st
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20 logs × 3 s, 1500 evals (smoke test)")
-    ap.add_argument("--engine", choices=("fused", "rollout"), default="fused",
-                    help="population evaluation: fused MAE kernel (default) or one batched rollout call")
+    ap.add_argument("--engine", choices=("fused", "rollout"), default="rollout",
+                    help="population evaluation: one batched core rollout call (default) or the fused MAE kernel")
     args = ap.parse_args()
     IMG.mkdir(parents=True, exist_ok=True)
     plain_it, best_it, dev = ilc_part()

@@ -104,7 +104,7 @@ def simulate_batch(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
     theta0 = np.broadcast_to(batch.position[0], (n_pop, batch.position.shape[1]))
     dtheta0 = np.broadcast_to(batch.speed[0], theta0.shape)
     res = rollout(packed, theta0, dtheta0, batch.goal_position[:, None, :], batch.dt, load,
-                  enable=batch.torque_enable[:, None, :])
+                  enable=batch.torque_enable[:, None, :], positions_only=True)
     return res.theta
 
 
