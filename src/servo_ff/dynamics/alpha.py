@@ -25,7 +25,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..models.params import ActuatorParams
-from ..models.schwarz_behnke import DEFAULT_DELTA, DEFAULT_DQ_S, alpha_hat_from_actuator
+from ..models.schwarz_behnke import (DEFAULT_DELTA, DEFAULT_DQ_S, alpha_hat_from_actuator,
+                                      stribeck_shape_from_actuator)
 
 N_ALPHA = 5  # α̂0..α̂4 (α̂4 = 0 when a file gives four)
 
@@ -139,7 +140,6 @@ def alpha_table_from_actuator(params: ActuatorParams, joint_names: Sequence[str]
     """Every joint gets the α̂ implied by one seed-004 parameter set (``alpha_hat_from_actuator``, with α̂4 from
     the armature) and its Stribeck shape (q̇_s = ``dtheta_stribeck``, δ = ``alpha``; 002 defaults for M1/M3)."""
     a = alpha_hat_from_actuator(params, with_inertia=True)
-    dq_s = params.friction.get("dtheta_stribeck", DEFAULT_DQ_S)
-    delta = params.friction.get("alpha", DEFAULT_DELTA)
+    dq_s, delta = stribeck_shape_from_actuator(params)
     J = len(joint_names)
     return AlphaTable(tuple(joint_names), np.tile(a, (J, 1)), np.full(J, float(dq_s)), np.full(J, float(delta)))

@@ -15,24 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tf_fit import (CTModel, check_io, check_stable, default_svf_cutoff, filtered_derivatives, fit_statistics,
-                     regressors, solve_scaled, stabilise, svf_denominator)
+from .tf_fit import (CTModel, check_stable, filtered_derivatives, fit_statistics, regressors, solve_scaled,
+                     stabilise, svf_least_squares)
 
 
 def srivc(u, y, dt: float, n: int, m: int, lam: float | None = None, *, max_iter: int = 50, tol: float = 1e-7,
           require_stable: bool = True) -> CTModel:
     """Identify B(s)/A(s) of orders n (denominator, monic) and m (numerator) from input ``u`` and output ``y``
     sampled every ``dt`` [s], starting at rest. ``lam`` [rad/s] is only the initial SVF cut-off (STEP 0)."""
-    u, y, dt = check_io(u, y, dt, n, m)
-    lam = default_svf_cutoff(dt) if lam is None else float(lam)
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"SVF cut-off lam must be positive, got {lam}")
-    # STEP 0–1: least squares with (p+λ)ⁿ
-    Af = svf_denominator(n, lam)
-    yf = filtered_derivatives(y, Af, n, dt, "foh")
-    uf = filtered_derivatives(u, Af, m, dt, "zoh")
-    phi = regressors(yf, uf, n, m)
-    th, _ = solve_scaled(phi, phi, yf[n])
+    u, y, dt, th, _ = svf_least_squares(u, y, dt, n, m, lam)  # STEP 0–1: least squares with (p+λ)ⁿ
     converged, it = False, 0
     Pinv = None
     for it in range(1, max_iter + 1):

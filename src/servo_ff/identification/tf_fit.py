@@ -215,10 +215,9 @@ def regressors(yf: np.ndarray, uf: np.ndarray, n: int, m: int) -> np.ndarray:
     return np.vstack([-yf[n - 1::-1], uf[m::-1]])
 
 
-def fit_tf_ls(u, y, dt: float, n: int, m: int, lam: float | None = None, *, require_stable: bool = True) -> CTModel:
-    """Least-squares state-variable-filter estimate of B(s)/A(s) (equation error; 003 STEP 1).
-
-    ``lam`` is the SVF cut-off [rad/s] of A_f = (p+λ)ⁿ (default :func:`default_svf_cutoff`)."""
+def svf_least_squares(u, y, dt: float, n: int, m: int, lam: float | None = None):
+    """Checked (u, y, dt) and the equation-error estimate θ̂ with its scaled inverse information matrix, from
+    state-variable filters A_f = (p+λ)ⁿ (003 STEP 0–1; shared by LS and the SRIVC start)."""
     u, y, dt = check_io(u, y, dt, n, m)
     lam = default_svf_cutoff(dt) if lam is None else float(lam)
     if not math.isfinite(lam) or lam <= 0:
@@ -228,6 +227,14 @@ def fit_tf_ls(u, y, dt: float, n: int, m: int, lam: float | None = None, *, requ
     uf = filtered_derivatives(u, Af, m, dt, "zoh")
     phi = regressors(yf, uf, n, m)
     th, Pinv = solve_scaled(phi, phi, yf[n])
+    return u, y, dt, th, Pinv
+
+
+def fit_tf_ls(u, y, dt: float, n: int, m: int, lam: float | None = None, *, require_stable: bool = True) -> CTModel:
+    """Least-squares state-variable-filter estimate of B(s)/A(s) (equation error; 003 STEP 1).
+
+    ``lam`` is the SVF cut-off [rad/s] of A_f = (p+λ)ⁿ (default :func:`default_svf_cutoff`)."""
+    u, y, dt, th, Pinv = svf_least_squares(u, y, dt, n, m, lam)
     den, num = np.concatenate([[1.0], th[:n]]), th[n:]
     if require_stable:
         check_stable(num, den, "least squares")
