@@ -18,7 +18,7 @@ setup(
     version="0.1.0",
     package_dir={"": "src"},
     packages=find_packages("src"),
-    package_data={PACKAGE: ["models/data/*.json", "dynamixel/tables/*.yaml"]},
+    package_data={PACKAGE: ["models/data/bam/*/*.json"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from servo_ff.models.params import (FIRMWARE_LAWS, MODEL_FRICTION_KEYS, ActuatorParams, ParameterError,
+from servo_ff.models.params import (P_QOFF, FIRMWARE_LAWS, MODEL_FRICTION_KEYS, ActuatorParams, ParameterError,
                                     load_params)
 from servo_ff.models.presets import available_presets, preset
 
@@ -23,7 +23,7 @@ def test_bam_json_round_trip(tmp_path, servo, model):
     path = tmp_path / "p.json"
     p.save_json(path)
     data = json.loads(path.read_text())
-    assert set(data) == {"kt", "R", "armature", "model", "actuator", "firmware", *MODEL_FRICTION_KEYS[model]}
+    assert set(data) == {"kt", "R", "armature", "q_offset", "model", "actuator", "firmware", *MODEL_FRICTION_KEYS[model]}
     assert set(p.to_bam_dict(with_firmware=False)) == set(data) - {"firmware"}
     back = ActuatorParams.load_json(path)
     assert back == p and np.array_equal(back.packed(), p.packed())
@@ -36,7 +36,8 @@ def test_reads_a_bam_file_as_published(tmp_path):
     path = tmp_path / "m4.json"
     path.write_text(json.dumps({**BAM_MX106_M4, "q_offset": 0.01}))
     p = load_params(path)
-    assert p == preset("mx106", "m4")
+    assert p.q_offset == 0.01 and p.packed()[P_QOFF] == 0.01  # bam's q_offset is kept, not dropped
+    assert p.with_(q_offset=0.0) == preset("mx106", "m4")
     assert p.firmware == FIRMWARE_LAWS["mx106"]
     assert (p.firmware.vin, p.firmware.kp, p.firmware.error_gain, p.firmware.max_pwm) == (15.0, 32.0, 0.158, 0.9625)
 
@@ -99,7 +100,7 @@ def test_non_finite_and_malformed_files(tmp_path):
 
 
 def test_unknown_names_list_the_valid_ones():
-    with pytest.raises(ParameterError, match="mx64, mx106, mx28, mg995"):
+    with pytest.raises(ParameterError, match="mx64, mx106, xl320, xl330, sts3215, mx28, mg995"):
         preset("ax12", "m1")
     with pytest.raises(ParameterError, match="m1, m2, m3, m4, m5, m6"):
         preset("mx106", "m7")

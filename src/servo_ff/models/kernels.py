@@ -1,4 +1,4 @@
-"""Fused batched kernels: Algorithm 1 (seed 004) over (batch, joints) arrays, compiled with numba.
+"""Fused batched kernels: Algorithm 1 (Duclusaud et al., seed 004) over (batch, joints) arrays, compiled with numba.
 
 * ``step_batch``: one step; its body is :func:`servo_ff.models.scalar.step_1` compiled in place, so the
   kernel and the scalar reference share one formula;
@@ -14,7 +14,7 @@ import numpy as np
 
 from . import scalar
 from .params import (P_ALPHA, P_ARM, P_EGAIN, P_IMAX, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS,
-                     P_KP, P_KT, P_KV, P_LAW, P_MAXPWM, P_R, P_VIN, P_VS)
+                     P_KP, P_KT, P_KV, P_LAW, P_MAXPWM, P_QOFF, P_R, P_VIN, P_VMAX, P_VS)
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
     import numba
@@ -45,11 +45,11 @@ def _build():
     from .fastmath import exp_, log_, sin_
 
     @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-    def _transcendentals(th, dth, v_s, alpha, sin_th, weight):
-        """sin θ and the Stribeck weight exp(−|θ̇/v_s|^α) of a chunk: few arrays and no branches, so LLVM
-        vectorises this loop (it is most of the arithmetic of a step)."""
+    def _transcendentals(th, q_off, dth, v_s, alpha, sin_th, weight):
+        """sin(θ + q_offset) and the Stribeck weight exp(−|θ̇/v_s|^α) of a chunk: few arrays and no branches,
+        so LLVM vectorises this loop (it is most of the arithmetic of a step)."""
         for i in range(th.shape[0]):
-            sin_th[i] = sin_(th[i])
+            sin_th[i] = sin_(th[i] + q_off[i])
             x = abs(dth[i] / v_s[i])
             w = exp_(-exp_(alpha[i] * log_(max(x, 1e-300))))
             weight[i] = 1.0 if x == 0.0 else w
@@ -71,6 +71,7 @@ def _build():
             weight = np.empty(hi - lo)
             v_s = P[P_VS, lo:hi]
             alpha = P[P_ALPHA, lo:hi]
+            q_off = P[P_QOFF, lo:hi]
             # quotients that do not change over time, computed once per chunk (no division in the step loop)
             kt_r = np.empty(hi - lo)
             kt2_r = np.empty(hi - lo)
@@ -79,11 +80,18 @@ def _build():
             inv_j = np.empty(hi - lo)
             kpe = np.empty(hi - lo)
             u_max = np.empty(hi - lo)
+            emf_duty = np.empty(hi - lo)  # kt/vin: duty that balances the back-EMF per rad/s
+            span_duty = np.empty(hi - lo)  # R·I_max/vin: half-width of the current-limit duty window
             any_current = False
+            any_window = False
             for e in range(hi - lo):
                 kpe[e] = P[P_KP, lo + e] * P[P_EGAIN, lo + e]
                 u_max[e] = P[P_VIN, lo + e] * P[P_MAXPWM, lo + e]
                 any_current = any_current or P[P_LAW, lo + e] != 0.0
+                windowed = P[P_LAW, lo + e] == 0.0 and P[P_IMAX, lo + e] < np.inf
+                any_window = any_window or windowed
+                emf_duty[e] = P[P_KT, lo + e] / P[P_VIN, lo + e]
+                span_duty[e] = P[P_R, lo + e] * P[P_IMAX, lo + e] / P[P_VIN, lo + e] if windowed else np.inf
                 kt, r = P[P_KT, lo + e], P[P_R, lo + e]
                 j = inertia[lo + e] + P[P_ARM, lo + e]
                 kt_r[e] = kt / r
@@ -92,7 +100,7 @@ def _build():
                 j_dt[e] = j / dt
                 inv_j[e] = 1.0 / j
             for t in range(nt):
-                _transcendentals(th, dth, v_s, alpha, sin_th, weight)
+                _transcendentals(th, q_off, dth, v_s, alpha, sin_th, weight)
                 te_row = t * ext_step
                 en_row = t * en_step
                 for e in range(hi - lo):
@@ -101,7 +109,11 @@ def _build():
                     r = P[P_R, i]
                     command = kpe[e] * (goal[t, i] - th[e])
                     maxpwm = P[P_MAXPWM, i]
-                    volts = P[P_VIN, i] * min(max(command, -maxpwm), maxpwm)
+                    duty = command
+                    if any_window:  # loop-invariant: bam's current-limit duty window (voltage law only)
+                        center = emf_duty[e] * dth[e]
+                        duty = min(max(duty, center - span_duty[e]), center + span_duty[e])
+                    volts = P[P_VIN, i] * min(max(duty, -maxpwm), maxpwm)
                     tm = kt_r[e] * volts - kt2_r[e] * dth[e]
                     if any_current:  # loop-invariant: the voltage-only case skips the current law entirely
                         i_hi = min((u_max[e] - kt * dth[e]) * inv_r[e], P[P_IMAX, i])
@@ -131,8 +143,10 @@ def _build():
                         o_tau_m[t, i] = tm
                         o_tau_f[t, i] = tf
                         o_volts[t, i] = volts
-                    th[e] = th[e] + dth[e] * dt + 0.5 * acc * dt * dt
-                    dth[e] = dth[e] + acc * dt
+                    vmax = P[P_VMAX, i]
+                    dth_next = min(max(dth[e] + acc * dt, -vmax), vmax)  # bam's order: θ̇ first, clamped
+                    th[e] = th[e] + dth_next * dt + 0.5 * acc * dt * dt
+                    dth[e] = dth_next
 
     return step_batch, rollout_simd
 

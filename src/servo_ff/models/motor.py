@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .params import P_EGAIN, P_IMAX, P_KP, P_KT, P_LAW, P_MAXPWM, P_R, P_VIN
+from .params import P_EGAIN, P_GVMAX, P_IMAX, P_KP, P_KT, P_LAW, P_MAXPWM, P_R, P_VIN
 
 
 def motor_torque(volts: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -19,6 +19,37 @@ def voltage_control_law(pid_output: np.ndarray, u_max: np.ndarray) -> np.ndarray
 def firmware_duty(error: np.ndarray, kp: np.ndarray, error_gain: np.ndarray, max_pwm: np.ndarray) -> np.ndarray:
     """Dynamixel-style P law in register units: duty = clip(kp·error_gain·(θd − θ), ±max_pwm)."""
     return np.clip(kp * error_gain * error, -max_pwm, max_pwm)
+
+
+def current_limited_duty(duty: np.ndarray, dtheta: np.ndarray, vin: np.ndarray, kt: np.ndarray, R: np.ndarray,
+                         i_max: np.ndarray) -> np.ndarray:
+    """Voltage-mode current limiter (Rhoban/bam ``VoltageControlledActuator``): the duty held in
+    [(kt·θ̇ − R·I_max)/vin, (kt·θ̇ + R·I_max)/vin] so that I = (duty·vin − kt·θ̇)/R stays within ±I_max
+    (before the ±max_pwm clamp, which wins). ``i_max = inf``: unchanged."""
+    limited = np.isfinite(i_max)
+    if not np.any(limited):
+        return duty
+    center = kt * dtheta / vin
+    span = np.where(limited, R * np.where(limited, i_max, 0.0) / vin, np.inf)
+    return np.clip(duty, center - span, center + span)
+
+
+def goal_profile(goals: np.ndarray, v_max: np.ndarray, dt: float, start: np.ndarray) -> np.ndarray:
+    """The firmware's internal target: it follows the goals (T, …) no faster than ``v_max`` [rad/s]
+    (Feetech STS, bam's ``STS3215Actuator.compute_control``), from ``start`` [rad]. ``v_max = inf``: the goals.
+
+    target_k = clip(goal_k, target_{k−1} − v_max·dt, target_{k−1} + v_max·dt), target_{−1} = start.
+    """
+    goals = np.asarray(goals, dtype=np.float64)
+    if not np.any(np.isfinite(v_max)):
+        return goals
+    step = np.broadcast_to(np.asarray(v_max, dtype=np.float64) * dt, goals.shape[1:])
+    out = np.empty_like(goals)
+    prev = np.broadcast_to(np.asarray(start, dtype=np.float64), goals.shape[1:])
+    for k in range(goals.shape[0]):
+        prev = np.clip(goals[k], prev - step, prev + step)
+        out[k] = prev
+    return out
 
 
 def current_limits(dtheta: np.ndarray, u_max: np.ndarray, kt: np.ndarray, R: np.ndarray,
@@ -45,7 +76,8 @@ def firmware_torque(p: np.ndarray, theta: np.ndarray, dtheta: np.ndarray,
     kt, R = p[..., P_KT], p[..., P_R]
     command = p[..., P_KP] * p[..., P_EGAIN] * (goal - theta)
     u_max = p[..., P_VIN] * p[..., P_MAXPWM]
-    volts_v = p[..., P_VIN] * np.clip(command, -p[..., P_MAXPWM], p[..., P_MAXPWM])
+    duty = current_limited_duty(command, dtheta, p[..., P_VIN], kt, R, p[..., P_IMAX])
+    volts_v = p[..., P_VIN] * np.clip(duty, -p[..., P_MAXPWM], p[..., P_MAXPWM])
     tau_v = motor_torque(volts_v, dtheta, kt, R)
     current = current_control_law(command, dtheta, u_max, kt, R, p[..., P_IMAX])
     is_voltage = p[..., P_LAW] == 0.0

@@ -23,6 +23,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .errors import ParameterError
+from .errors import check_finite_nonneg as _check_finite_nonneg
+from .firmware import _INF_WHEN_ABSENT, FIRMWARE_LAWS, FirmwareLaw, firmware_from_mapping
+
 MODEL_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
 MODEL_TITLES: dict[str, str] = {
     "m1": "Coulomb-viscous (M1)",
@@ -58,71 +62,12 @@ P_KM, P_KE, P_KMS, P_KES = 6, 7, 8, 9  # load-dependent (motor/external, base/St
 P_KMQ, P_KEQ = 10, 11  # quadratic (motor, external)
 P_VS, P_ALPHA = 12, 13  # Stribeck velocity [rad/s], exponent
 P_VIN, P_KP, P_EGAIN, P_MAXPWM, P_IMAX, P_LAW = 14, 15, 16, 17, 18, 19
-N_PACKED = 20
+P_QOFF = 20  # q_offset [rad]: the load is evaluated at θ + q_offset (bam)
+P_VMAX = 21  # simulator velocity clamp |θ̇| ≤ dtheta_max [rad/s] (bam: 100)
+P_GVMAX = 22  # firmware goal-velocity limit [rad/s] (inf: none; Feetech STS)
+N_PACKED = 23
+DTHETA_MAX = 100.0  # [rad/s] bam's Simulator.step clamp
 LAW_VOLTAGE, LAW_CURRENT = 0.0, 1.0
-
-
-class ParameterError(ValueError):
-    """A parameter set or file is invalid; the message names the offending key."""
-
-
-def _check_finite_nonneg(key: str, value: Any) -> float:
-    if isinstance(value, (bool, str)) or value is None:
-        raise ParameterError(f"{key} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{key} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ParameterError(f"{key} must be finite, got {v}")
-    if v < 0:
-        raise ParameterError(f"{key} must be >= 0, got {v}")
-    return v
-
-
-@dataclass(frozen=True)
-class FirmwareLaw:
-    """Firmware position law in register units (seed 004 Eq. 12 and 14).
-
-    Voltage law: ``duty = clip(kp·error_gain·(θd − θ), ±max_pwm)``, ``U = vin·duty``.
-    Current law: ``I = clip(kp·error_gain·(θd − θ), I_min, I_max)`` with the back-EMF and heat limits of
-    Eq. 14 (``current_limit`` = I_heat).
-    """
-
-    control: str = "voltage"  # "voltage" | "current"
-    vin: float = 15.0  # supply voltage [V]
-    kp: float = 32.0  # P gain, register units
-    error_gain: float = 0.158  # duty (or A) per (register kp · rad)
-    max_pwm: float = 0.9625  # duty-cycle limit (0, 1]
-    current_limit: float = math.inf  # I_heat [A], current law only
-
-    def __post_init__(self) -> None:
-        if self.control not in ("voltage", "current"):
-            raise ParameterError(f"firmware.control must be 'voltage' or 'current', got {self.control!r}")
-        for key in ("vin", "kp", "error_gain", "max_pwm"):
-            _check_finite_nonneg(key, getattr(self, key))
-        if not 0.0 < self.max_pwm <= 1.0:
-            raise ParameterError(f"max_pwm must be in (0, 1], got {self.max_pwm}")
-        if not (self.current_limit > 0) or math.isnan(self.current_limit):
-            raise ParameterError(f"current_limit must be > 0 (inf for none), got {self.current_limit}")
-
-    def with_(self, **changes: Any) -> "FirmwareLaw":
-        return dataclasses.replace(self, **changes)
-
-
-#: Firmware constants under which the published bam parameter files were identified
-#: (Rhoban/bam bam/dynamixel/actuator.py @1b5a1ce: MXActuator, XL320Actuator, XL330Actuator).
-FIRMWARE_LAWS: dict[str, FirmwareLaw] = {
-    "mx64": FirmwareLaw("voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
-    "mx106": FirmwareLaw("voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
-    "xl320": FirmwareLaw("voltage", vin=7.5, kp=32.0, error_gain=0.05048199, max_pwm=1.0),
-    "xl330": FirmwareLaw("voltage", vin=7.5, kp=400.0, error_gain=(4096 / (2 * math.pi)) / (256 * 885),
-                         max_pwm=1.0),
-    # Seed 000 eq. 32 + remark 2: u_c = (P/8)·error_counts ∈ [0, 511] PWM → duty = P·(4096/2π)/(8·511)·error.
-    "mx28": FirmwareLaw("voltage", vin=12.0, kp=32.0, error_gain=4096 / (2 * math.pi) / (8 * 511), max_pwm=1.0),
-    # Seed 001 Table 3: U = K_P·(θr − θl), saturated at the 5 V supply → kp = 1, error_gain = K_P / 5 V.
-    "mg995": FirmwareLaw("voltage", vin=5.0, kp=1.0, error_gain=16.6742 / 5.0, max_pwm=1.0),
-}
 
 
 @dataclass(frozen=True)
@@ -136,8 +81,19 @@ class ActuatorParams:
     armature: float
     friction: Mapping[str, float] = field(default_factory=dict)
     firmware: FirmwareLaw = field(default_factory=FirmwareLaw)
+    q_offset: float = 0.0  # [rad] encoder zero vs. load zero: the load is evaluated at θ + q_offset (bam)
+    dtheta_max: float = DTHETA_MAX  # [rad/s] simulator velocity clamp (bam's Simulator.step: 100)
 
     def __post_init__(self) -> None:
+        q_off = self.q_offset
+        if isinstance(q_off, (bool, str)) or q_off is None or not math.isfinite(float(q_off)) \
+                or abs(float(q_off)) > math.pi:
+            raise ParameterError(f"q_offset must be a finite angle in [-pi, pi] rad, got {q_off!r}")
+        object.__setattr__(self, "q_offset", float(q_off))
+        vmax = _check_finite_nonneg("dtheta_max", self.dtheta_max)
+        if vmax <= 0:
+            raise ParameterError(f"dtheta_max must be > 0 rad/s, got {vmax}")
+        object.__setattr__(self, "dtheta_max", vmax)
         if self.model not in MODEL_NAMES:
             raise ParameterError(f"unknown friction model {self.model!r}; valid models: {', '.join(MODEL_NAMES)}")
         for key in MOTOR_KEYS:
@@ -160,7 +116,7 @@ class ActuatorParams:
 
     def __hash__(self) -> int:  # friction is a dict, make the frozen object hashable anyway
         return hash((self.actuator, self.model, self.kt, self.R, self.armature,
-                     tuple(sorted(self.friction.items())), self.firmware))
+                     tuple(sorted(self.friction.items())), self.firmware, self.q_offset, self.dtheta_max))
 
     # -------------------------------------------------------------- derived
     def with_(self, **changes: Any) -> "ActuatorParams":
@@ -196,26 +152,32 @@ class ActuatorParams:
         p[P_VIN], p[P_KP], p[P_EGAIN], p[P_MAXPWM] = fw.vin, fw.kp, fw.error_gain, fw.max_pwm
         p[P_IMAX] = fw.current_limit
         p[P_LAW] = LAW_VOLTAGE if fw.control == "voltage" else LAW_CURRENT
+        p[P_QOFF] = self.q_offset
+        p[P_VMAX] = self.dtheta_max
+        p[P_GVMAX] = fw.goal_velocity_limit
         return p
 
     # -------------------------------------------------------------- bam JSON
     def to_bam_dict(self, with_firmware: bool = True) -> dict[str, Any]:
         """bam's flat JSON form (keys kt, R, armature, friction keys, model, actuator), plus a ``firmware``
         object (bam ignores it) so that a changed kp or supply survives a save/load."""
-        d: dict[str, Any] = {"kt": self.kt, "R": self.R, "armature": self.armature}
+        d: dict[str, Any] = {"kt": self.kt, "R": self.R, "armature": self.armature, "q_offset": self.q_offset}
         d.update(self.friction)
         d["model"] = self.model
         d["actuator"] = self.actuator
+        if self.dtheta_max != DTHETA_MAX:
+            d["dtheta_max"] = self.dtheta_max
         if with_firmware:
-            d["firmware"] = dataclasses.asdict(self.firmware)
-            if not math.isfinite(self.firmware.current_limit):
-                d["firmware"]["current_limit"] = None
+            d["firmware"] = {k: (None if v == math.inf else v) for k, v in dataclasses.asdict(self.firmware).items()}
         return d
 
     @classmethod
     def from_bam_dict(cls, data: Mapping[str, Any], *, firmware: FirmwareLaw | None = None,
                       source: str = "parameters") -> "ActuatorParams":
-        """Build from bam's JSON dict; extra bam keys (``q_offset``) are ignored; missing keys are named."""
+        """Build from bam's JSON dict (``q_offset`` and our ``dtheta_max`` optional); missing keys are named.
+
+        The firmware law comes from ``firmware=``, else the dict's ``firmware`` object, else the actuator's row
+        of :data:`FIRMWARE_LAWS`."""
         if not isinstance(data, Mapping):
             raise ParameterError(f"{source}: expected a JSON object, got {type(data).__name__}")
         for key in ("model", "actuator", *MOTOR_KEYS):
@@ -225,19 +187,13 @@ class ActuatorParams:
         if model not in MODEL_NAMES:
             raise ParameterError(f"{source}: unknown model {model!r}; valid models: {', '.join(MODEL_NAMES)}")
         actuator = str(data["actuator"])
-        if firmware is None and isinstance(data.get("firmware"), Mapping):
-            fw_data = dict(data["firmware"])
-            if fw_data.get("current_limit") is None:
-                fw_data["current_limit"] = math.inf
-            try:
-                firmware = FirmwareLaw(**fw_data)
-            except TypeError as e:
-                raise ParameterError(f"{source}: bad 'firmware' object ({e})") from None
-            except ParameterError as e:
-                raise ParameterError(f"{source}: firmware: {e}") from None
+        if firmware is None and data.get("firmware") is not None:
+            firmware = firmware_from_mapping(data["firmware"], source)
         if firmware is None and actuator not in FIRMWARE_LAWS:
-            raise ParameterError(f"{source}: actuator {actuator!r} has no known firmware law; known: "
-                                 f"{', '.join(FIRMWARE_LAWS)} (or give a 'firmware' object)")
+            raise ParameterError(f"{source}: actuator {actuator!r} has no known firmware law; known laws: "
+                                 f"{', '.join(FIRMWARE_LAWS)}; or give one as a 'firmware' object in the file "
+                                 "(control, vin, kp, error_gain, max_pwm, current_limit, goal_velocity_limit) "
+                                 "or with --firmware")
         fw = firmware or FIRMWARE_LAWS[actuator]
         friction = {}
         for k in MODEL_FRICTION_KEYS[model]:
@@ -246,7 +202,8 @@ class ActuatorParams:
             friction[k] = data[k]
         try:
             return cls(actuator=actuator, model=model, kt=data["kt"], R=data["R"], armature=data["armature"],
-                       friction=friction, firmware=fw)
+                       friction=friction, firmware=fw, q_offset=data.get("q_offset", 0.0),
+                       dtheta_max=data.get("dtheta_max", DTHETA_MAX))
         except ParameterError as e:
             raise ParameterError(f"{source}: {e}") from None
 
@@ -262,24 +219,29 @@ class ActuatorParams:
     def to_ros_parameters(self, prefix: str = "actuator.") -> dict[str, Any]:
         """Flat ``name → value`` dict usable as ROS 2 parameters (dots are ROS namespaces)."""
         out: dict[str, Any] = {f"{prefix}actuator": self.actuator, f"{prefix}model": self.model}
-        out.update({f"{prefix}{k}": float(getattr(self, k)) for k in MOTOR_KEYS})
+        out.update({f"{prefix}{k}": float(getattr(self, k)) for k in (*MOTOR_KEYS, "q_offset", "dtheta_max")})
         out.update({f"{prefix}{k}": float(v) for k, v in self.friction.items()})
         fw = self.firmware
         out.update({f"{prefix}firmware.control": fw.control, f"{prefix}firmware.vin": fw.vin,
                     f"{prefix}firmware.kp": fw.kp, f"{prefix}firmware.error_gain": fw.error_gain,
-                    f"{prefix}firmware.max_pwm": fw.max_pwm,
-                    f"{prefix}firmware.current_limit": fw.current_limit if math.isfinite(fw.current_limit) else 0.0})
+                    f"{prefix}firmware.max_pwm": fw.max_pwm})
+        out.update({f"{prefix}firmware.{k}": (getattr(fw, k) if math.isfinite(getattr(fw, k)) else 0.0)
+                    for k in _INF_WHEN_ABSENT})
         return out
 
     @classmethod
     def from_ros_parameters(cls, params: Mapping[str, Any], prefix: str = "actuator.",
                             source: str = "ROS parameters") -> "ActuatorParams":
-        """Inverse of :meth:`to_ros_parameters` (``firmware.current_limit`` 0 means none)."""
+        """Inverse of :meth:`to_ros_parameters` (``firmware.current_limit`` / ``goal_velocity_limit`` 0: none)."""
         flat = {k[len(prefix):]: v for k, v in params.items() if k.startswith(prefix)}
         fw_keys = {k.split(".", 1)[1]: v for k, v in flat.items() if k.startswith("firmware.")}
         base = FIRMWARE_LAWS.get(str(flat.get("actuator", "")), FirmwareLaw())
-        if "current_limit" in fw_keys:
-            fw_keys["current_limit"] = float(fw_keys["current_limit"]) or math.inf
+        for key in _INF_WHEN_ABSENT:
+            if key in fw_keys:
+                try:
+                    fw_keys[key] = float(fw_keys[key]) or math.inf
+                except (TypeError, ValueError):
+                    raise ParameterError(f"{source}: firmware.{key} must be a number, got {fw_keys[key]!r}") from None
         try:
             fw = base.with_(**fw_keys)
         except TypeError as e:
@@ -335,6 +297,18 @@ def _parse_json(path: str | Path) -> Any:
         return json.loads(_read_text(path))
     except json.JSONDecodeError as e:
         raise ParameterError(f"{path}: malformed JSON ({e})") from None
+
+
+def _parse_document(path: str | Path) -> Any:
+    """A JSON (``.json``) or YAML file's content; malformed files raise :class:`ParameterError` naming it."""
+    if Path(path).suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(_read_text(path))
+        except yaml.YAMLError as e:
+            raise ParameterError(f"{path}: malformed YAML ({e})") from None
+    return _parse_json(path)
 
 
 def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""One joint, one step: Algorithm 1 of seed 004 written line by line on Python floats.
+"""One joint, one step: Algorithm 1 of Duclusaud et al. (seed 004) written line by line on Python floats.
 
 These functions are the *reference* (the way bam steps, one sample at a time) and, compiled with numba,
 the body of the fused batched kernel in :mod:`.kernels`. ``p`` is a packed coefficient vector
@@ -15,7 +15,7 @@ except ImportError:  # pragma: no cover
         return fn
 
 from .params import (P_ALPHA, P_ARM, P_EGAIN, P_IMAX, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS,
-                     P_KP, P_KT, P_KV, P_LAW, P_MAXPWM, P_R, P_VIN, P_VS)
+                     P_KP, P_KT, P_KV, P_LAW, P_MAXPWM, P_QOFF, P_R, P_VIN, P_VMAX, P_VS)
 
 
 @jitable
@@ -47,13 +47,17 @@ def friction_budget_1(p, tau_m: float, tau_e: float, dtheta: float) -> float:
 def firmware_1(p, theta: float, dtheta: float, goal: float) -> tuple[float, float]:
     """Firmware law → (motor torque τ_m [N·m], motor voltage U [V]).
 
-    Voltage law (Eq. 12–13): duty = clip(kp·g·(θd − θ), ±max_pwm), U = vin·duty, τ_m = kt/R·U − kt²/R·θ̇.
+    Voltage law (Eq. 12–13): duty = clip(kp·g·(θd − θ), ±max_pwm), U = vin·duty, τ_m = kt/R·U − kt²/R·θ̇;
+    a finite current limit first holds the duty in [(kt·θ̇ − R·I_max)/vin, (kt·θ̇ + R·I_max)/vin] (bam).
     Current law (Eq. 14–15): I = clip(kp·g·(θd − θ), I_min, I_max), τ_m = kt·I, U = R·I + kt·θ̇.
     """
     kt, r = p[P_KT], p[P_R]
     command = p[P_KP] * p[P_EGAIN] * (goal - theta)
     if p[P_LAW] == 0.0:
         lim = p[P_MAXPWM]
+        if p[P_IMAX] < math.inf:
+            center, span = kt * dtheta / p[P_VIN], r * p[P_IMAX] / p[P_VIN]
+            command = min(max(command, center - span), center + span)
         duty = min(max(command, -lim), lim)
         volts = p[P_VIN] * duty
         return kt / r * volts - kt * kt / r * dtheta, volts
@@ -67,22 +71,25 @@ def firmware_1(p, theta: float, dtheta: float, goal: float) -> tuple[float, floa
 @jitable
 def step_1(p, theta: float, dtheta: float, goal: float, dt: float, gravity: float, tau_ext: float,
            inertia: float, enable: float) -> tuple[float, float, float, float, float]:
-    """Algorithm 1 (seed 004): one step of one joint.
+    """Algorithm 1 (Duclusaud et al., seed 004): one step of one joint, in bam's order.
 
-    External torque τ_e = −gravity·sin θ + tau_ext (gravity = (m + m_arm/2)·g·l for the pendulum, θ = 0
-    hanging down), J = inertia + armature. ``enable`` 0 releases the H-bridge (τ_m = 0, no back-EMF).
-    Returns (θ_{k+1}, θ̇_{k+1}, τ_m, τ_f, U).
+    External torque τ_e = −gravity·sin(θ + q_offset) + tau_ext (gravity = (m + m_arm/2)·g·l for the pendulum,
+    θ = 0 hanging down), J = inertia + armature. ``enable`` 0 releases the H-bridge (τ_m = 0, no back-EMF).
+    Integration: θ̇' = clip(θ̇ + θ̈Δt, ±dtheta_max), then θ' = θ + θ̇'Δt + ½θ̈Δt² with the *updated* θ̇
+    (Algorithm 1 read in order, and bam's ``Simulator.step``). Returns (θ_{k+1}, θ̇_{k+1}, τ_m, τ_f, U).
     """
     tau_m, volts = firmware_1(p, theta, dtheta, goal)
     tau_m *= enable
     volts *= enable
     tau_e = tau_ext
     if gravity != 0.0:
-        tau_e -= gravity * math.sin(theta)
+        tau_e -= gravity * math.sin(theta + p[P_QOFF])
     j = inertia + p[P_ARM]
     budget = friction_budget_1(p, tau_m, tau_e, dtheta)
     stop = -(j / dt * dtheta + tau_m + tau_e)  # Eq. 4
     tau_f = min(max(stop, -budget), budget)  # Eq. 5
     ddtheta = (tau_m + tau_e + tau_f) / j
-    theta_next = theta + dtheta * dt + 0.5 * ddtheta * dt * dt
-    return theta_next, dtheta + ddtheta * dt, tau_m, tau_f, volts
+    vmax = p[P_VMAX]
+    dtheta_next = min(max(dtheta + ddtheta * dt, -vmax), vmax)
+    theta_next = theta + dtheta_next * dt + 0.5 * ddtheta * dt * dt
+    return theta_next, dtheta_next, tau_m, tau_f, volts

@@ -17,8 +17,9 @@ import numpy as np
 
 from . import kernels
 from .friction import applied_friction, friction_budget, stopping_torque
-from .motor import firmware_torque
-from .params import N_PACKED, P_ALPHA, P_ARM, P_IMAX, P_KT, P_LAW, P_R, P_VS, ActuatorParams, pack
+from .motor import firmware_torque, goal_profile
+from .params import (N_PACKED, P_ALPHA, P_ARM, P_GVMAX, P_IMAX, P_KT, P_LAW, P_QOFF, P_R, P_VIN, P_VMAX, P_VS,
+                     ActuatorParams, pack)
 
 GRAVITY = 9.80665  # m/s²
 Backend = Literal["auto", "numba", "numpy"]
@@ -123,11 +124,13 @@ def _packed(params, shape2) -> np.ndarray:
     p = pack(params)
     if p.shape[-1] != N_PACKED:
         raise ValueError(f"params: expected packed length {N_PACKED}, got {p.shape}")
-    finite = np.delete(p, P_IMAX, axis=-1) if p.ndim else p
-    if not np.isfinite(finite).all() or np.isnan(p[..., P_IMAX]).any():  # inf allowed only as "no current limit"
+    limits = [P_IMAX, P_GVMAX]  # +inf allowed: "no limit"
+    finite = np.delete(p, limits, axis=-1) if p.ndim else p
+    if not np.isfinite(finite).all() or np.isnan(p[..., limits]).any():
         raise ValueError("params contains non-finite values")
-    if (p < 0).any() or not (p[..., [P_KT, P_R, P_VS, P_ALPHA]] > 0).all():
-        raise ValueError("params: packed coefficients must be >= 0 and kt, R, dtheta_stribeck, alpha > 0")
+    if (np.delete(p, P_QOFF, axis=-1) < 0).any() or not (p[..., [P_KT, P_R, P_VS, P_ALPHA, P_VIN, P_VMAX]] > 0).all():
+        raise ValueError("params: packed coefficients must be >= 0 (q_offset excepted) and kt, R, "
+                         "dtheta_stribeck, alpha, vin, dtheta_max > 0")
     if not np.isin(p[..., P_LAW], (0.0, 1.0)).all():
         raise ValueError("params: the control-law slot must be 0 (voltage) or 1 (current)")
     try:
@@ -157,12 +160,13 @@ def step_numpy(p, theta, dtheta, goal, dt, gravity, tau_ext, inertia, enable) ->
     """Algorithm 1, one step, as numpy array operations (the fallback and the cross-check of the kernel)."""
     tau_m, volts = firmware_torque(p, theta, dtheta, goal)  # line 1
     tau_m, volts = tau_m * enable, volts * enable
-    tau_e = tau_ext - gravity * np.sin(theta)  # line 2
+    tau_e = tau_ext - gravity * np.sin(theta + p[..., P_QOFF])  # line 2
     j = inertia + p[..., P_ARM]  # line 3
     budget = friction_budget(p, tau_m, tau_e, dtheta)  # line 4
     tau_f = applied_friction(stopping_torque(j, dt, dtheta, tau_m, tau_e), budget)  # lines 5–6
     ddtheta = (tau_m + tau_e + tau_f) / j  # line 7
-    return StepResult(theta + dtheta * dt + 0.5 * ddtheta * dt**2, dtheta + ddtheta * dt, tau_m, tau_f, volts)
+    dtheta_next = np.clip(dtheta + ddtheta * dt, -p[..., P_VMAX], p[..., P_VMAX])  # line 8, bam's clamp
+    return StepResult(theta + dtheta_next * dt + 0.5 * ddtheta * dt**2, dtheta_next, tau_m, tau_f, volts)  # 9
 
 
 def step(params, theta, dtheta, goal, dt: float, load: PendulumLoad | ExternalLoad | None = None,
@@ -243,14 +247,17 @@ def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
 
 
 def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | ExternalLoad | None = None,
-            enable=1.0, backend: Backend = "auto", positions_only: bool = False) -> StepResult:
+            enable=1.0, backend: Backend = "auto", positions_only: bool = False,
+            goal_start=None) -> StepResult:
     """Run Algorithm 1 over a goal sequence ``goals`` shaped (T, batch, joints) / (T, joints) / (T,).
 
     Returns arrays shaped like ``goals``: ``theta[k]``, ``dtheta[k]`` are the state *before* goal k is applied
     (bam's log convention: recorded position k vs goal k), ``tau_m[k]``, ``tau_f[k]``, ``volts[k]`` the
     torques/voltage during step k. ``enable`` broadcasts to (T, batch, joints); 0 releases the H-bridge.
     ``positions_only=True`` records θ only (the other fields are empty arrays): what identification needs,
-    with a fifth of the memory traffic.
+    with a fifth of the memory traffic. A firmware goal-velocity limit (Feetech STS) moves the internal
+    target from ``goal_start`` (default ``theta0``; bam starts it at 0) toward the goals
+    (:func:`~servo_ff.models.motor.goal_profile`).
     """
     g = np.asarray(goals, dtype=np.float64)
     if g.ndim < 1 or g.shape[0] == 0:
@@ -269,6 +276,8 @@ def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | Exte
     p = _packed(params, shape2)
     grav, tau_ext, inertia = _load_arrays(load, shape, shape2, n_steps)
     _check_inertia(p, inertia)
+    gl = goal_profile(gl, p[..., P_GVMAX], dt,
+                      th if goal_start is None else _finite("goal_start", goal_start, shape).reshape(shape2))
     out = [np.empty((n_steps, *shape2))] + [np.empty((0, 0, 0) if positions_only else (n_steps, *shape2))
                                              for _ in range(4)]
     if _pick(backend) == "numpy":
