@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bam_reference import bam_compute_frictions
 from servo_ff.models.friction import applied_friction, friction_budget, stopping_torque
 from servo_ff.models.params import MODEL_NAMES, P_ARM, ActuatorParams
 from servo_ff.models.presets import preset
@@ -118,38 +119,6 @@ def test_external_load_matches_pendulum():
         th, dth, *_ = step(params, th, dth, g, 0.005, ExternalLoad(inertia, -amp * np.sin(th)))
 
 
-def _bam_compute_frictions(f: dict, model: str, motor_torque, external_torque, dtheta):
-    """Independent oracle: bam's Model.compute_frictions (bam/model.py @1b5a1ce) transcribed flag by flag.
-    Returns bam's (frictionloss, damping); the budget is frictionloss + damping·|θ̇|."""
-    load_dependent = model in ("m3", "m4", "m5", "m6")
-    directional = model in ("m5", "m6")
-    stribeck = model in ("m2", "m4", "m5", "m6")
-    quadratic = model == "m6"
-    if directional:
-        gearbox = abs(external_torque * f["load_friction_external"] - motor_torque * f["load_friction_motor"])
-        if stribeck:
-            gearbox_s = abs(external_torque * f["load_friction_external_stribeck"]
-                            - motor_torque * f["load_friction_motor_stribeck"])
-    else:
-        gearbox = abs(external_torque - motor_torque)
-    if stribeck:
-        coeff = np.exp(-(abs(dtheta / f["dtheta_stribeck"]) ** f["alpha"]))
-    loss = f["friction_base"]
-    if load_dependent:
-        loss += gearbox if directional else f["load_friction_base"] * gearbox
-    if stribeck:
-        loss += coeff * f["friction_stribeck"]
-        if load_dependent:
-            loss += gearbox_s * coeff if directional else f["load_friction_stribeck"] * gearbox * coeff
-            if quadratic:
-                enable = np.sign(external_torque) != np.sign(motor_torque)
-                d_motor = abs(external_torque) < abs(motor_torque)
-                d_ext = abs(external_torque) > abs(motor_torque)
-                loss += coeff * (d_motor * f["load_friction_external_quad"] * abs(external_torque) ** 2
-                                 + d_ext * f["load_friction_motor_quad"] * abs(motor_torque) ** 2) * enable
-    return loss, f["friction_viscous"]
-
-
 @pytest.mark.parametrize("model", MODEL_NAMES)
 def test_budget_equals_bams_formula(model):
     """All models, moving and at rest, both quadratic branches, against the transcription of bam."""
@@ -159,5 +128,5 @@ def test_budget_equals_bams_formula(model):
         f = params.friction
         for tm, te, v in zip(rng.normal(0, 3, 400), rng.normal(0, 3, 400),
                              np.where(rng.uniform(size=400) < 0.3, 0.0, rng.normal(0, 3, 400))):
-            loss, damping = _bam_compute_frictions(f, model, tm, te, v)
+            loss, damping = bam_compute_frictions(f, model, tm, te, v)
             assert friction_budget(params.packed(), tm, te, v) == pytest.approx(loss + damping * abs(v), rel=1e-13)
