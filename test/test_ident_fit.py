@@ -8,7 +8,7 @@ from servo_ff.identification.logs import stack_logs
 from servo_ff.identification.simulation_fit import (evaluate, fit_model, identify_models, pack_candidates,
                                                     params_from_vector, population_mae, search_space, split_logs)
 from servo_ff.identification.synthetic import bench_grid, quantize, simulate_logs
-from servo_ff.models.params import MODEL_NAMES, ActuatorParams, ParameterError
+from servo_ff.models.params import MODEL_NAMES, N_PACKED, ActuatorParams, ParameterError
 from servo_ff.models.presets import preset
 
 GRID = bench_grid(masses=(0.5, 1.5), lengths=(0.15,), kps=(4, 16))
@@ -28,7 +28,7 @@ def test_pack_candidates_matches_actuator_params_packed(model):
     values = np.array([[getattr(truth, k) if k in ("kt", "R", "armature") else truth.friction[k] for k in keys]])
     base = preset("mx106", model).with_(kt=1.0, R=1.0).packed()
     packed = pack_candidates(base, keys, values, batch)
-    assert packed.shape == (1, 3, 20)
+    assert packed.shape == (1, 3, N_PACKED)
     for j, lg in enumerate(logs):
         want = truth.with_(firmware=truth.firmware.with_(kp=lg.kp, vin=lg.vin)).packed()
         np.testing.assert_array_equal(packed[0, j], want)
