@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from servo_ff.models.params import MODEL_NAMES, load_params
+from servo_ff.cli._params import add_firmware_argument, resolve_params
+from servo_ff.models.params import MODEL_NAMES
 from servo_ff.models.presets import SERVO_NAMES, preset
 from servo_ff.trajectories import TRAJECTORIES, trajectory
 
@@ -21,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--servo", default="mx106", help=f"preset: {', '.join(SERVO_NAMES)}")
     p.add_argument("--model", default="m4", help=f"friction model: {', '.join(MODEL_NAMES)}")
     p.add_argument("--params", help="bam JSON or ROS YAML parameter file (overrides --servo/--model)")
+    add_firmware_argument(p)
     p.add_argument("--trajectory", default="accelerated_oscillations", help=", ".join(TRAJECTORIES))
     p.add_argument("--mass", type=float, default=1.0, help="pendulum mass [kg]")
     p.add_argument("--length", type=float, default=0.15, help="pendulum length [m]")
@@ -34,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from servo_ff.models.stepper import PendulumLoad, rollout  # numba: imported when a simulation runs
 
-    params = load_params(args.params) if args.params else preset(args.servo, args.model)
+    params = resolve_params(args.params, None if args.params else preset(args.servo, args.model), args.firmware)
     if args.kp is not None:
         params = params.with_(firmware=params.firmware.with_(kp=args.kp))
     traj = trajectory(args.trajectory, dt=args.dt)

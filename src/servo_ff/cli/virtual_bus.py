@@ -12,6 +12,8 @@ import signal
 import sys
 import threading
 
+from ._params import add_firmware_argument
+
 
 def parse_ids(text: str) -> list[int]:
     """``"1-20"``, ``"1,2,5"`` or ``"1-3,7"`` → sorted unique ids."""
@@ -55,7 +57,7 @@ def _sag(text: str) -> tuple[float, float, float]:
 
 def build_bus(args):
     from ..dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
-    from ..models.params import load_params
+    from ._params import resolve_params
 
     ids = parse_ids(args.ids)
     loads: dict[int, ServoLoad] = {}
@@ -76,7 +78,9 @@ def build_bus(args):
                     supply_resistance=args.supply_resistance, seed=args.seed)
     if args.sag:
         faults.sag_volts, faults.sag_start, faults.sag_duration = _sag(args.sag)
-    params = load_params(args.params) if args.params else None
+    if args.firmware and not args.params:
+        raise ValueError("--firmware needs --params FILE (the actuator the law drives)")
+    params = resolve_params(args.params, None, args.firmware) if args.params else None
     return VirtualBus(ids=ids, model=args.model, params=params, friction_model=args.preset, loads=per,
                       faults=faults, supply_voltage=args.supply, return_delay=args.return_delay,
                       temperature=args.temperature, thermal=args.thermal, baud=args.baud, wire_time=args.wire_time,
@@ -122,6 +126,7 @@ def register(subparsers) -> None:
     p.add_argument("--model", default="mx106", help="control table: mx28, mx64, mx106, xm430, xm430-w210")
     p.add_argument("--preset", default="m4", help="friction model m1..m6 of the model's bam preset")
     p.add_argument("--params", help="actuator parameter file (json/yaml) instead of the preset")
+    add_firmware_argument(p)
     p.add_argument("--load", action="append", metavar="[ID=]SPEC",
                    help="pendulum:MASS,LENGTH[,ARM_MASS] or inertia:J, for all servos or ID=… for one "
                         "(repeatable; default inertia:0)")

@@ -38,7 +38,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..models.params import P_KP, P_KT, P_MAXPWM, P_R, P_VIN, ActuatorParams
+from ..models.params import P_KP, P_KT, P_MAXPWM, P_QOFF, P_R, P_VIN, ActuatorParams
 from ..models.presets import preset
 from ..models.stepper import GRAVITY, ExternalLoad, step
 from . import control_table as ct
@@ -395,7 +395,7 @@ class VirtualBus:
         dt = elapsed / n_sub
         load = ExternalLoad(inertia=self.inertia, tau_ext=0.0)
         for _ in range(n_sub):
-            load = ExternalLoad(inertia=self.inertia, tau_ext=-self.grav * np.sin(self.theta))
+            load = ExternalLoad(inertia=self.inertia, tau_ext=-self.grav * np.sin(self.theta + self.p[:, P_QOFF]))
             r = step(self.p, self.theta, self.dtheta, self.goal, dt, load=load, enable=self.enable,
                      backend="numpy")
             self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts

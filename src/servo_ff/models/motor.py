@@ -43,13 +43,16 @@ def goal_profile(goals: np.ndarray, v_max: np.ndarray, dt: float, start: np.ndar
     goals = np.asarray(goals, dtype=np.float64)
     if not np.any(np.isfinite(v_max)):
         return goals
-    step = np.broadcast_to(np.asarray(v_max, dtype=np.float64) * dt, goals.shape[1:])
     out = np.empty_like(goals)
     prev = np.broadcast_to(np.asarray(start, dtype=np.float64), goals.shape[1:])
     for k in range(goals.shape[0]):
-        prev = np.clip(goals[k], prev - step, prev + step)
-        out[k] = prev
+        prev = out[k] = goal_slew(prev, goals[k], v_max, dt)
     return out
+
+
+def goal_slew(target: np.ndarray, goal: np.ndarray, v_max: np.ndarray, dt: float) -> np.ndarray:
+    """One control period of the firmware's internal target: toward ``goal`` by at most ``v_max·dt`` [rad]."""
+    return np.clip(goal, target - v_max * dt, target + v_max * dt)
 
 
 def current_limits(dtheta: np.ndarray, u_max: np.ndarray, kt: np.ndarray, R: np.ndarray,

@@ -231,7 +231,7 @@ class ActuatorParams:
 
     @classmethod
     def from_ros_parameters(cls, params: Mapping[str, Any], prefix: str = "actuator.",
-                            source: str = "ROS parameters") -> "ActuatorParams":
+                            source: str = "ROS parameters", firmware: FirmwareLaw | None = None) -> "ActuatorParams":
         """Inverse of :meth:`to_ros_parameters` (``firmware.current_limit`` / ``goal_velocity_limit`` 0: none)."""
         flat = {k[len(prefix):]: v for k, v in params.items() if k.startswith(prefix)}
         fw_keys = {k.split(".", 1)[1]: v for k, v in flat.items() if k.startswith("firmware.")}
@@ -243,7 +243,7 @@ class ActuatorParams:
                 except (TypeError, ValueError):
                     raise ParameterError(f"{source}: firmware.{key} must be a number, got {fw_keys[key]!r}") from None
         try:
-            fw = base.with_(**fw_keys)
+            fw = firmware or base.with_(**fw_keys)
         except TypeError as e:
             raise ParameterError(f"{source}: {e}") from None
         bam = {k: v for k, v in flat.items() if not k.startswith("firmware.")}
@@ -266,7 +266,7 @@ class ActuatorParams:
         Path(path).write_text(self.to_yaml(node_name))
 
     @classmethod
-    def load_yaml(cls, path: str | Path) -> "ActuatorParams":
+    def load_yaml(cls, path: str | Path, firmware: FirmwareLaw | None = None) -> "ActuatorParams":
         """Read a YAML written by :meth:`save_yaml` (first node's ``ros__parameters``)."""
         import yaml
 
@@ -280,7 +280,7 @@ class ActuatorParams:
         if not isinstance(node, dict) or not isinstance(node.get("ros__parameters"), dict):
             raise ParameterError(f"{path}: missing key 'ros__parameters' (a mapping)")
         flat = _flatten(node["ros__parameters"])
-        return cls.from_ros_parameters(flat, source=str(path))
+        return cls.from_ros_parameters(flat, source=str(path), firmware=firmware)
 
 
 def _read_text(path: str | Path) -> str:
@@ -321,14 +321,17 @@ def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def load_params(path: str | Path) -> ActuatorParams:
-    """Load bam JSON (``.json``) or ROS-parameter YAML (``.yaml``/``.yml``)."""
+def load_params(path: str | Path, firmware: FirmwareLaw | None = None) -> ActuatorParams:
+    """Load bam JSON (``.json``) or ROS-parameter YAML (``.yaml``/``.yml``); ``firmware`` replaces the file's
+    law (and gives one to an actuator the table does not know)."""
     p = Path(path)
     if not p.exists():
         raise ParameterError(f"{p}: no such file")
     if p.suffix.lower() in (".yaml", ".yml"):
-        return ActuatorParams.load_yaml(p)
-    return ActuatorParams.load_json(p)
+        params = ActuatorParams.load_yaml(p, firmware=firmware)
+    else:
+        params = ActuatorParams.load_json(p, firmware=firmware)
+    return params
 
 
 def pack(params: "ActuatorParams | np.ndarray | list") -> np.ndarray:

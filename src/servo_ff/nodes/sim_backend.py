@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from servo_ff.models.params import P_KP, P_VIN, ActuatorParams
+from servo_ff.models.motor import goal_slew
+from servo_ff.models.params import P_GVMAX, P_KP, P_VIN, ActuatorParams
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step
 
 
@@ -52,6 +53,7 @@ class SimServos:
     backend: str = "auto"
     dtheta: np.ndarray = field(init=False)
     goal: np.ndarray = field(init=False)
+    target: np.ndarray = field(init=False)  # firmware's internal target (= goal unless goal_velocity_limit)
     effort: np.ndarray = field(init=False)  # motor torque [N·m]
     enabled: bool = True
     hardware_error: int = 0
@@ -60,6 +62,7 @@ class SimServos:
         self.theta = np.zeros(self.n) if self.theta is None else np.array(self.theta, dtype=np.float64)
         self.dtheta = np.zeros(self.n)
         self.goal = self.theta.copy()
+        self.target = self.theta.copy()
         self.effort = np.zeros(self.n)
         self.set_params(self.params, np.full(self.n, self.params.firmware.kp))
 
@@ -89,7 +92,8 @@ class SimServos:
         enable = 1.0 if self.enabled else 0.0
         for _ in range(substeps):
             load = self.load.at(self.theta) if isinstance(self.load, UrdfGravity) else self.load
-            r = step(self.packed, self.theta, self.dtheta, self.goal, h, load=load, enable=enable,
+            self.target = goal_slew(self.target, self.goal, self.packed[:, P_GVMAX], h)
+            r = step(self.packed, self.theta, self.dtheta, self.target, h, load=load, enable=enable,
                      backend=self.backend)
             self.theta, self.dtheta, self.effort = r.theta, r.dtheta, r.tau_m
 
@@ -104,3 +108,4 @@ class SimServos:
         self.hardware_error = 0
         self.enabled = False
         self.goal = self.theta.copy()
+        self.target = self.theta.copy()
