@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from servo_ff.models.params import N_PACKED, P_KP, P_KT, P_R, FirmwareLaw
+from servo_ff.models.params import N_PACKED, P_ARM, P_KP, P_KT, P_R, FirmwareLaw
 from servo_ff.models.presets import preset
 from servo_ff.models.scalar import step_1
 from servo_ff.models.stepper import GRAVITY, ExternalLoad, PendulumLoad, rollout, step
@@ -191,8 +191,12 @@ def test_more_bad_input_is_refused():
         rollout(params, 0.0, 0.0, np.zeros((0, 3)), 0.005)
     with pytest.raises(ValueError, match="enable"):
         step(params, 0.0, 0.0, 0.0, 0.005, enable=2.0)
+    massless = params.packed().copy()
+    massless[P_ARM] = 0.0
     with pytest.raises(ValueError, match="inertia"):
-        step(params.with_(armature=0.0), 0.1, 0.0, 1.0, 0.005)
+        step(massless, 0.1, 0.0, 1.0, 0.005)
+    with pytest.raises(ValueError, match="armature=0 is outside its admissible range"):
+        params.with_(armature=0.0)
     with pytest.raises(ValueError, match="length"):
         step(params, 0.1, 0.0, 1.0, 0.005, PendulumLoad(mass=1.0, length=-0.1))
     bad = params.packed().copy()

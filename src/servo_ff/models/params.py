@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .errors import ParameterError
-from .errors import check_finite_nonneg as _check_finite_nonneg
+from .schema import ACTUATOR_FIELDS, check_field
 from .firmware import _INF_WHEN_ABSENT, FIRMWARE_LAWS, FirmwareLaw, firmware_from_mapping
 
 MODEL_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
@@ -85,21 +85,10 @@ class ActuatorParams:
     dtheta_max: float = DTHETA_MAX  # [rad/s] simulator velocity clamp (bam's Simulator.step: 100)
 
     def __post_init__(self) -> None:
-        q_off = self.q_offset
-        if isinstance(q_off, (bool, str)) or q_off is None or not math.isfinite(float(q_off)) \
-                or abs(float(q_off)) > math.pi:
-            raise ParameterError(f"q_offset must be a finite angle in [-pi, pi] rad, got {q_off!r}")
-        object.__setattr__(self, "q_offset", float(q_off))
-        vmax = _check_finite_nonneg("dtheta_max", self.dtheta_max)
-        if vmax <= 0:
-            raise ParameterError(f"dtheta_max must be > 0 rad/s, got {vmax}")
-        object.__setattr__(self, "dtheta_max", vmax)
         if self.model not in MODEL_NAMES:
             raise ParameterError(f"unknown friction model {self.model!r}; valid models: {', '.join(MODEL_NAMES)}")
-        for key in MOTOR_KEYS:
-            object.__setattr__(self, key, _check_finite_nonneg(key, getattr(self, key)))
-        if self.kt <= 0 or self.R <= 0:
-            raise ParameterError(f"kt and R must be > 0, got kt={self.kt}, R={self.R}")
+        for key in (*MOTOR_KEYS, "q_offset", "dtheta_max"):
+            object.__setattr__(self, key, check_field(ACTUATOR_FIELDS, key, getattr(self, key)))
         needed = MODEL_FRICTION_KEYS[self.model]
         missing = [k for k in needed if k not in self.friction]
         if missing:
@@ -107,11 +96,7 @@ class ActuatorParams:
         unknown = [k for k in self.friction if k not in needed]
         if unknown:
             raise ParameterError(f"friction key(s) {', '.join(unknown)} are not used by model {self.model}")
-        clean = {k: _check_finite_nonneg(k, self.friction[k]) for k in needed}
-        if "dtheta_stribeck" in clean and clean["dtheta_stribeck"] <= 0:
-            raise ParameterError("dtheta_stribeck must be > 0 (Stribeck velocity, rad/s)")
-        if "alpha" in clean and clean["alpha"] <= 0:
-            raise ParameterError("alpha must be > 0 (Stribeck exponent)")
+        clean = {k: check_field(ACTUATOR_FIELDS, k, self.friction[k]) for k in needed}
         object.__setattr__(self, "friction", types.MappingProxyType(clean))  # read-only view: immutable
 
     def __hash__(self) -> int:  # friction is a dict, make the frozen object hashable anyway

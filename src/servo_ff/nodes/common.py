@@ -24,6 +24,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from servo_ff.models.params import ActuatorParams, ParameterError
+from servo_ff.models.schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS
 
 #: ROS topic / service names shared by the servo interface (sim and hardware) and its clients. Relative names:
 #: they resolve under the node's namespace (``/servo/commands`` in the root namespace).
@@ -102,23 +103,25 @@ class ParamSpec:
 
 
 def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[ParamSpec]:
-    """``actuator.*`` parameter specs generated from the core schema, defaults from ``params``."""
+    """``actuator.*`` parameter specs generated from the core schema (:mod:`servo_ff.models.schema`: unit,
+    admissible range, meaning), defaults from ``params``."""
     specs = []
-    units = {"kt": "N·m/A", "R": "Ω", "armature": "kg·m²", "firmware.vin": "V", "dtheta_stribeck": "rad/s",
-             "friction_base": "N·m", "friction_stribeck": "N·m", "friction_viscous": "N·m·s/rad",
-             "firmware.current_limit": "A, 0 = none"}
     for name, value in params.to_ros_parameters(prefix).items():
         key = name[len(prefix):]
         if key == "model":
-            specs.append(ParamSpec(name, value, "friction model (seed 004 Eq. 3, 6-10)", read_only=True,
+            specs.append(ParamSpec(name, value, "friction model (Duclusaud et al. Eq. 3, 6-10)", read_only=True,
                                    choices=("m1", "m2", "m3", "m4", "m5", "m6")))
         elif key == "firmware.control":
             specs.append(ParamSpec(name, value, "firmware position law", choices=("voltage", "current")))
         elif isinstance(value, str):
             specs.append(ParamSpec(name, value, f"actuator {key}", read_only=True))
         else:
-            specs.append(ParamSpec(name, float(value), f"actuator {key} (servo_ff.models.params schema)",
-                                   unit=units.get(key, ""), lo=0.0))
+            table, field = (FIRMWARE_FIELDS, key[len("firmware."):]) if key.startswith("firmware.") \
+                else (ACTUATOR_FIELDS, key)
+            f = table[field]
+            unit = f"{f.unit}, 0 = none" if f.none_is_inf else f.unit
+            specs.append(ParamSpec(name, float(value), f.description, unit=unit,
+                                   lo=0.0 if f.none_is_inf else f.lo, hi=f.hi))
     return specs
 
 

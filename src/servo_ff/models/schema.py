@@ -1,0 +1,85 @@
+"""The one description of every actuator parameter: name, unit, admissible (physical) range, meaning.
+
+It drives validation of :class:`~servo_ff.models.params.ActuatorParams` and
+:class:`~servo_ff.models.firmware.FirmwareLaw` (a value outside its range is refused with the key, the value and
+the range), the ROS parameter declarations of the nodes (``nodes.common.actuator_specs``) and the parameter
+tables of the documentation. Ranges are wide physical bounds for servo-class actuators — a value outside them
+is a mistake (or would make the simulation non-finite), not an unusual servo. Identification search boxes
+(``identification.simulation_fit``) lie inside them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from .errors import ParameterError
+
+
+class FieldSpec(NamedTuple):
+    unit: str
+    lo: float
+    hi: float
+    description: str
+    lo_open: bool = False  # True: lo itself is refused (> lo)
+    none_is_inf: bool = False  # an absent limit: inf (JSON null, ROS 0)
+
+
+_N = "N·m"
+#: Motor, offsets and friction coefficients (bam's JSON keys; Duclusaud et al. Eq. 3, 6–10, 12–13).
+ACTUATOR_FIELDS: dict[str, FieldSpec] = {
+    "kt": FieldSpec("N·m/A", 0.0, 50.0, "torque constant at the output (gear ratio included)", lo_open=True),
+    "R": FieldSpec("Ω", 0.01, 1000.0, "motor winding resistance"),
+    "armature": FieldSpec("kg·m²", 1e-8, 10.0, "apparent rotor inertia at the output"),
+    "q_offset": FieldSpec("rad", -math.pi, math.pi, "encoder zero vs. load zero: the load is evaluated at θ + q_offset"),
+    "dtheta_max": FieldSpec("rad/s", 0.0, 1000.0, "simulator velocity clamp (bam: 100)", lo_open=True),
+    "friction_base": FieldSpec(_N, 0.0, 50.0, "Coulomb friction K_c"),
+    "friction_viscous": FieldSpec("N·m·s/rad", 0.0, 50.0, "viscous friction K_v"),
+    "friction_stribeck": FieldSpec(_N, 0.0, 50.0, "Stribeck Coulomb friction K_c^s"),
+    "load_friction_base": FieldSpec("–", 0.0, 10.0, "load-dependent friction K_l (M3/M4)"),
+    "load_friction_stribeck": FieldSpec("–", 0.0, 10.0, "Stribeck load-dependent friction K_l^s (M4)"),
+    "load_friction_motor": FieldSpec("–", 0.0, 10.0, "motor-side load friction K_m (M5/M6)"),
+    "load_friction_external": FieldSpec("–", 0.0, 10.0, "external-side load friction K_e (M5/M6)"),
+    "load_friction_motor_stribeck": FieldSpec("–", 0.0, 10.0, "Stribeck motor-side load friction K_m^s"),
+    "load_friction_external_stribeck": FieldSpec("–", 0.0, 10.0, "Stribeck external-side load friction K_e^s"),
+    "load_friction_motor_quad": FieldSpec("1/(N·m)", 0.0, 10.0, "quadratic motor-side friction K_m^q (M6)"),
+    "load_friction_external_quad": FieldSpec("1/(N·m)", 0.0, 10.0, "quadratic external-side friction K_e^q (M6)"),
+    "dtheta_stribeck": FieldSpec("rad/s", 1e-3, 100.0, "Stribeck velocity v_s"),
+    "alpha": FieldSpec("–", 0.05, 50.0, "Stribeck exponent"),
+}
+
+#: Firmware law fields (Duclusaud et al. Eq. 11–15; register-unit gains).
+FIRMWARE_FIELDS: dict[str, FieldSpec] = {
+    "vin": FieldSpec("V", 0.0, 100.0, "supply voltage", lo_open=True),
+    "kp": FieldSpec("register", 0.0, 1e5, "firmware P gain in the servo's register units"),
+    "error_gain": FieldSpec("duty or A per (register·rad)", 0.0, 1e3, "turns kp·error into a duty (A)",
+                            lo_open=True),
+    "max_pwm": FieldSpec("–", 0.0, 1.0, "duty-cycle limit", lo_open=True),
+    "current_limit": FieldSpec("A", 0.0, 100.0, "current limit (voltage law: duty window; current law: I_heat)",
+                               lo_open=True, none_is_inf=True),
+    "goal_velocity_limit": FieldSpec("rad/s", 0.0, 1000.0, "firmware target speed limit (Feetech STS)",
+                                     lo_open=True, none_is_inf=True),
+}
+
+
+def check_field(table: dict[str, FieldSpec], key: str, value: Any) -> float:
+    """``value`` as a float inside the range of ``key``, or :class:`ParameterError` naming key, value and range.
+    ``inf`` is accepted for limits that may be absent."""
+    spec = table[key]
+    if isinstance(value, (bool, str)) or value is None:
+        raise ParameterError(f"{key} must be a number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(f"{key} must be a number, got {value!r}") from None
+    if spec.none_is_inf and v == math.inf:
+        return v
+    if not math.isfinite(v):
+        raise ParameterError(f"{key} must be finite, got {v}")
+    below = v <= spec.lo if spec.lo_open else v < spec.lo
+    if below or v > spec.hi:
+        left = "(" if spec.lo_open else "["
+        raise ParameterError(f"{key}={v:g} is outside its admissible range {left}{spec.lo:g}, {spec.hi:g}] {spec.unit}")
+    return v
+
+
+__all__ = ["FieldSpec", "ACTUATOR_FIELDS", "FIRMWARE_FIELDS", "check_field"]
