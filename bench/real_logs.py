@@ -9,7 +9,8 @@ kp 100 and kp 400, four trajectories each). Raw recordings, resampled by servo_f
 2. M1–M6 identified (CMA-ES on simulation MAE, warm-started along M1 → M6) on the four kp 100 logs and
    validated on the four kp 400 logs, then the reverse. The cross-gain MAE of a model is the mean of its two
    validation MAEs; nothing is tuned on a validation log.
-3. A plot of measured vs simulated θ and the servo's current reading for the worst validation log.
+3. A plot of measured vs simulated θ and duty for the worst validation log (the recordings' ``load`` column is
+   the servo's Present PWM register, not a current).
 
 Run: python bench/real_logs.py [--data DIR] [--max-evals N] [--firmware SPEC]
 Last line: RESULT best_cross_gain_mae=<rad> bam_published_mae=<rad> m1_over_best=<x> identify_s=<s>
@@ -17,6 +18,7 @@ Last line: RESULT best_cross_gain_mae=<rad> bam_published_mae=<rad> m1_over_best
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -27,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from servo_ff.identification.logs import read_logs  # noqa: E402
-from servo_ff.identification.simulation_fit import evaluate, fit_model, simulate_batch, pack_candidates, warm_start  # noqa: E402,E501
-from servo_ff.identification.logs import stack_logs  # noqa: E402
+from servo_ff.identification.simulation_fit import evaluate, fit_model, warm_start  # noqa: E402
+from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS, firmware_from_spec  # noqa: E402
 from servo_ff.models.params import MODEL_NAMES  # noqa: E402
 from servo_ff.models.presets import preset  # noqa: E402
@@ -52,26 +54,40 @@ def identify_chain(train, validation, firmware, max_evals: int, seed: int) -> di
     return results
 
 
+def present_pwm_duty(log) -> np.ndarray | None:
+    """The raw recording's ``load`` column as a signed duty on the log's grid: bam's recorder wrote the XL330's
+    Present PWM register (124; unsigned 16-bit, 885 = 100 %) into it, not a current. Converted to signed
+    before interpolating (interpolating the unsigned words would invent spikes at every sign change)."""
+    entries = json.loads(Path(log.source).read_text())["entries"]
+    if "load" not in entries[0]:
+        return None
+    t = np.array([e["timestamp"] for e in entries], float)
+    raw = np.array([e["load"] for e in entries], float)
+    return np.interp(log.t, t, np.where(raw > 32767, raw - 65536, raw) / 885.0)
+
+
 def plot_worst(log, params, path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    batch = stack_logs([log])
-    theta = simulate_batch(pack_candidates(params.packed(), [], np.zeros((1, 0)), batch), batch)[:, 0, 0]
+    p = params.with_(firmware=params.firmware.with_(kp=log.kp, vin=log.vin))
+    sim = rollout(p, log.position[0], log.speed[0], log.goal_position, log.dt,
+                  PendulumLoad(log.mass, log.length, log.arm_mass), enable=log.torque_enable)
     fig, (a, b) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     a.plot(log.t, log.goal_position, "k:", lw=1, label="goal")
     a.plot(log.t, log.position, "C0", label="measured θ")
-    a.plot(log.t, theta[: len(log.t)], "C3--", label=f"simulated θ ({params.model})")
+    a.plot(log.t, sim.theta, "C3--", label=f"simulated θ ({params.model})")
     a.set_ylabel("θ [rad]")
     a.legend(loc="best", fontsize=8)
     a.set_title(title, fontsize=9)
-    if "load" in log.extra:
-        b.plot(log.t, log.extra["load"], "C2", label="servo current reading (Present Current, raw)")
-    b.plot(log.t, log.torque_enable * np.max(np.abs(log.extra.get("load", [1]))), "k:", lw=0.8, label="torque on")
+    duty = present_pwm_duty(log)
+    if duty is not None:
+        b.plot(log.t, duty, "C0", label="servo reading: Present PWM / 885")
+    b.plot(log.t, sim.volts / p.firmware.vin, "C3--", label="simulated duty U / vin")
     b.set_xlabel("t [s]")
-    b.set_ylabel("current [mA]")
+    b.set_ylabel("duty [-]")
     b.legend(loc="best", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
