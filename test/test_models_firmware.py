@@ -84,3 +84,12 @@ def test_sts_internal_target_moves_at_most_its_speed():
         thetas.append(bank.theta[0])
     assert np.max(np.abs(np.array(thetas[:299]) - slow.theta[11:])) < 1e-9
     assert bank.target[0] == 2.0
+
+
+def test_docs_parameter_tables_are_generated_from_the_schema():
+    from pathlib import Path
+
+    from servo_ff.models.schema import BEGIN, END, markdown_tables
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text()
+    assert page.split(BEGIN)[1].split(END)[0].strip() == markdown_tables().strip()  # regenerate: python -m servo_ff.models.schema

@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parents[3]
 HUMANOID_URDF = REPO / "urdf" / "humanoid20.urdf"
 #: 002's "k_p = 1.0": the MX-106(2.0) factory Position P Gain 850 (KPP = 850/128 = 6.64, e-Manual) in the
 #: Protocol-1 register units of bam's firmware law (K_P = P/8 → P = 6.64·8 = 53.125). bam identified its MX
-#: presets at the Protocol-1 default 32, which simulate() also accepts (kp_high=32): see docs/readme/ff.md.
+#: presets at the Protocol-1 default 32, which simulate() also accepts (kp_high=32): see docs/feedforward.md.
 KP_HIGH = 850 / 128 * 8
 GAIN_RATIO = 0.35  # 002 §5.2: k_p = 1.0 vs 0.35
 Controller = Literal["high", "low", "ff"]

@@ -1,0 +1,78 @@
+"""Run the benchmarks and write their tables into bench/README.md (what `./run bench` does).
+
+    python bench/run_all.py                 # every bench/*.py
+    python bench/run_all.py real_logs bus   # only these; the other sections of README.md are kept
+
+Each bench prints a table and a last line ``RESULT key=value …``; README.md gets the command, the bench's own
+description (its docstring's first paragraph), its whole output, and a summary of the RESULT lines.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+README = HERE / "README.md"
+HEAD = """# Benchmarks
+
+Every figure servo_ff claims comes from a script in this folder. Each prints a table and a last line
+`RESULT key=value …`; this page is written by `./run bench` (`python bench/run_all.py [name …]`) from their
+output — edit the scripts, not this page. Tests assert accuracy and correctness, never wall time; the times
+below are what the 2-core development machine measured when the page was written.
+"""
+
+
+def benches() -> list[Path]:
+    return sorted(p for p in HERE.glob("*.py") if p.name != Path(__file__).name)
+
+
+def description(path: Path) -> str:
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    return doc.split("\n\n")[0].strip()
+
+
+def run(path: Path) -> tuple[str, float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=HERE.parent)
+    out = proc.stdout.strip() + (f"\n[stderr]\n{proc.stderr.strip()[-2000:]}" if proc.returncode else "")
+    return out, time.perf_counter() - t0, proc.returncode
+
+
+def section(path: Path, out: str, seconds: float, code: int) -> str:
+    status = "" if code == 0 else f" — **exit code {code}**"
+    return (f"<!-- bench:{path.stem} -->\n## `python bench/{path.name}`{status}\n\n{description(path)}\n\n"
+            f"```\n{out}\n```\n({seconds:.0f} s)\n<!-- /bench:{path.stem} -->")
+
+
+def main(names: list[str]) -> int:
+    old = README.read_text() if README.exists() else ""
+    sections = dict(re.findall(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->", old, flags=re.S))
+    sections = {k: f"<!-- bench:{k} -->\n{v}<!-- /bench:{k} -->" for k, v in sections.items()}
+    chosen = [p for p in benches() if not names or p.stem in names]
+    unknown = set(names) - {p.stem for p in benches()}
+    if unknown:
+        print(f"unknown bench(es): {', '.join(sorted(unknown))}; known: {', '.join(p.stem for p in benches())}")
+        return 2
+    worst = 0
+    for path in chosen:
+        print(f"== bench/{path.name}", flush=True)
+        out, seconds, code = run(path)
+        print(out, flush=True)
+        sections[path.stem] = section(path, out, seconds, code)
+        worst = max(worst, code)
+    results = []
+    for p in benches():
+        m = re.search(r"^RESULT (.*)$", sections.get(p.stem, ""), flags=re.M)
+        results.append(f"| `bench/{p.name}` | `{m.group(1) if m else '(not run yet)'}` |")
+    body = "\n\n".join(sections[p.stem] for p in benches() if p.stem in sections)
+    README.write_text(f"{HEAD}\n| bench | last line |\n|---|---|\n" + "\n".join(results) + f"\n\n{body}\n")
+    print(f"wrote {README}")
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
