@@ -51,83 +51,69 @@ def ff_params(joints):
 
 
 def callback_costs(calls: int) -> list[tuple[str, float, float]]:
-    import rclpy
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import BatteryState, Imu, JointState
     from std_msgs.msg import Float64
 
     from servo_ff.nodes.feedforward_node import FeedForwardNode
+    from servo_ff.nodes.harness import RosHarness
 
-    rclpy.init(domain_id=_domain() + 1)
-    node = FeedForwardNode("bench_ff", parameter_overrides=[Parameter(k, value=v) for k, v in ff_params(None).items()])
-    joints = list(node.robot.joint_names)
-    traj = desired(joints)
-    js = JointState(name=joints, position=[0.0] * len(joints), velocity=[0.0] * len(joints),
-                    effort=[0.0] * len(joints))
-    imu = Imu()
-    imu.orientation.w = 1.0
-    cases = [("trajectory (50 points × 20 joints)", node._on_trajectory, traj),
-             ("joint_states → goal (feed-forward tick)", node._on_joint_states, js),
-             ("imu", node._on_imu, imu), ("servo_supply", node._on_supply, BatteryState(voltage=14.8)),
-             ("support_coefficient", node._on_support, Float64(data=0.5))]
-    out = []
-    for name, fn, msg in cases:
-        for _ in range(min(50, calls)):
-            fn(msg)
-        times = np.empty(calls)
-        for k in range(calls):
-            t0 = time.perf_counter()
-            fn(msg)
-            times[k] = time.perf_counter() - t0
-        out.append((name, float(np.median(times) * 1e6), float(np.percentile(times, 99) * 1e6)))
-    node.destroy_node()
-    rclpy.shutdown()
+    with RosHarness(salt=61, prefix="servo_ff_bench_") as ros:  # the node is called directly, not spun
+        node = FeedForwardNode("bench_ff", parameter_overrides=[Parameter(k, value=v) for k, v in ff_params(None).items()],
+                               **ros.node_kwargs())
+        joints = list(node.robot.joint_names)
+        traj = desired(joints)
+        js = JointState(name=joints, position=[0.0] * len(joints), velocity=[0.0] * len(joints),
+                        effort=[0.0] * len(joints))
+        imu = Imu()
+        imu.orientation.w = 1.0
+        cases = [("trajectory (50 points × 20 joints)", node._on_trajectory, traj),
+                 ("joint_states → goal (feed-forward tick)", node._on_joint_states, js),
+                 ("imu", node._on_imu, imu), ("servo_supply", node._on_supply, BatteryState(voltage=14.8)),
+                 ("support_coefficient", node._on_support, Float64(data=0.5))]
+        out = []
+        for name, fn, msg in cases:
+            for _ in range(min(50, calls)):
+                fn(msg)
+            times = np.empty(calls)
+            for k in range(calls):
+                t0 = time.perf_counter()
+                fn(msg)
+                times[k] = time.perf_counter() - t0
+            out.append((name, float(np.median(times) * 1e6), float(np.percentile(times, 99) * 1e6)))
+        node.destroy_node()
     return out
 
 
-def _domain() -> int:
-    return 60 + os.getpid() % 30
-
-
 def latency(seconds: float, rate: float) -> tuple[np.ndarray, int, int]:
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory
 
     from servo_ff.dynamics.robot import load_robot
     from servo_ff.nodes.bringup import python_env
+    from servo_ff.nodes.harness import RosHarness, wait_for
 
     joints = list(load_robot(URDF).joint_names)
-    env = python_env()
-    env["ROS_DOMAIN_ID"] = str(_domain())
-    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
-    ns = f"/servo_ff_bench_{os.getpid()}"  # private namespace: other runs on this machine stay apart
-    args = ["--ros-args", "-r", "__node:=servo_feedforward", "-r", f"__ns:={ns}"]
+    ros = RosHarness(salt=62, prefix="servo_ff_bench_")  # exports ROS_DOMAIN_ID for the node's process
+    args = ["--ros-args", "-r", "__node:=servo_feedforward", "-r", f"__ns:={ros.ns}"]
     for k, v in ff_params(joints).items():
         lit = "[" + ",".join(map(str, v)) + "]" if isinstance(v, list) else str(v)
         args += ["-p", f"{k}:={lit}"]
-    proc = subprocess.Popen([sys.executable, "-m", "servo_ff.nodes.feedforward_node", *args], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "servo_ff.nodes.feedforward_node", *args], env=python_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    rclpy.init(domain_id=_domain())
-    node = rclpy.create_node("bench_driver", namespace=ns)
+    node = ros.make_node("bench_driver")
     sent: deque = deque()
     lat: list[float] = []
     n_sent = {"n": 0}
     missed = {"n": 0}
-    stray = {"n": 0}
     pub_js = node.create_publisher(JointState, "joint_states", 10)
-    from trajectory_msgs.msg import JointTrajectory
-
     pub_traj = node.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
 
     def on_goal(msg: Float64MultiArray) -> None:
         now = time.perf_counter()
         if sent:
             lat.append(now - sent.popleft())
-        else:
-            stray["n"] += 1
 
     node.create_subscription(Float64MultiArray, "servo/commands", on_goal, 10)
     js = JointState(name=joints, position=[0.0] * len(joints), velocity=[0.0] * len(joints),
@@ -146,34 +132,26 @@ def latency(seconds: float, rate: float) -> tuple[np.ndarray, int, int]:
         n_sent["n"] += 1
 
     node.create_timer(1.0 / rate, tick)
-    ex = SingleThreadedExecutor()
-    ex.add_node(node)
-    t0 = time.monotonic()
-    while pub_traj.get_subscription_count() == 0 or pub_js.get_subscription_count() == 0:
-        ex.spin_once(timeout_sec=0.05)
-        if time.monotonic() - t0 > 30 or proc.poll() is not None:
-            proc.kill()
-            raise RuntimeError(f"feed-forward node did not come up: {proc.stderr.read() if proc.poll() else ''}")
-    pub_traj.publish(desired(joints))
-    t_end = time.monotonic() + 0.5
-    while time.monotonic() < t_end:
-        ex.spin_once(timeout_sec=0.01)
-    state["run"] = True
-    t_end = time.monotonic() + seconds
-    while time.monotonic() < t_end:
-        ex.spin_once(timeout_sec=0.01)
-    state["run"] = False
-    t_end = time.monotonic() + 0.3
-    while time.monotonic() < t_end:
-        ex.spin_once(timeout_sec=0.01)
-    proc.send_signal(2)  # SIGINT, as servo-ff up
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
-    node.destroy_node()
-    rclpy.shutdown()
+        wait_for(lambda: proc.poll() is not None or (pub_traj.get_subscription_count() > 0
+                                                      and pub_js.get_subscription_count() > 0), 30.0,
+                 "the feed-forward node")
+        if proc.poll() is not None:
+            raise RuntimeError(f"feed-forward node did not come up: {proc.stderr.read()}")
+        pub_traj.publish(desired(joints))
+        time.sleep(0.5)
+        state["run"] = True
+        time.sleep(seconds)
+        state["run"] = False
+        time.sleep(0.3)
+    finally:
+        proc.send_signal(2)  # SIGINT, as servo-ff up
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        ros.shutdown()
     return np.array(lat), n_sent["n"], missed["n"]
 
 

@@ -61,7 +61,7 @@ def settle_at(states, goal, tol=0.06, timeout=20.0) -> bool:
     try:
         return wait_for(lambda: bool((np.abs(position(states) - goal) < tol).all()), timeout,
                         f"joints to reach {goal}")
-    except AssertionError as e:
+    except TimeoutError as e:
         raise AssertionError(f"{e}; last joint_states position {position(states)}") from None
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-PACKAGE = "servo_ff"
+from servo_ff.io.paths import PACKAGE, share_dir
 
 
 @dataclass(frozen=True)
@@ -86,15 +86,7 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
 
 def config_dir() -> Path:
     """``config/`` of the source tree, else the installed share directory."""
-    here = Path(__file__).resolve().parents[3] / "config"
-    if here.is_dir():
-        return here
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        return Path(get_package_share_directory(PACKAGE)) / "config"
-    except (ImportError, LookupError) as e:
-        raise FileNotFoundError(f"cannot find the servo_ff config directory ({here} missing; {e})") from None
+    return share_dir() / "config"
 
 
 def python_command(node: NodeLaunch, config: Path | None = None) -> list[str]:

@@ -23,8 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from servo_ff import trajectories
+from servo_ff.io.paths import share_file
 
-PENDULUM_URDF = Path(__file__).resolve().parents[3] / "urdf" / "pendulums2.urdf"
+from .harness import RosHarness, wait_for
+
 
 
 @dataclass
@@ -63,56 +65,6 @@ class DemoResult:
         return "\n".join(lines)
 
 
-class _Ros:
-    """Private context + executor thread (so the demo never touches a caller's rclpy state)."""
-
-    def __init__(self, domain: int):
-        import rclpy
-        from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
-
-        os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        self.context = Context()
-        self.ns = f"/servo_ff_demo_{os.getpid()}"  # apart from anything else on this machine and domain
-        rclpy.init(context=self.context, domain_id=domain)
-        self.executor = SingleThreadedExecutor(context=self.context)  # least per-callback overhead
-        self.nodes = []
-        self._stop = False
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self) -> None:
-        while not self._stop and self.context.ok():
-            self.executor.spin_once(timeout_sec=0.05)
-
-    def add(self, node):
-        self.nodes.append(node)
-        self.executor.add_node(node)
-        return node
-
-    def remove(self, node) -> None:
-        self.executor.remove_node(node)
-        self.nodes.remove(node)
-        node.destroy_node()
-
-    def close(self) -> None:
-        self._stop = True
-        self.thread.join(timeout=2.0)
-        for n in self.nodes:
-            self.executor.remove_node(n)
-            n.destroy_node()
-        self.executor.shutdown()
-        self.context.try_shutdown()
-
-
-def _wait(pred, timeout: float, what: str) -> None:
-    t0 = time.monotonic()
-    while not pred():
-        if time.monotonic() - t0 > timeout:
-            raise TimeoutError(f"demo: timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.02)
-
-
 def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: float = 8.0,
              iterations: int = 3, offset: float = 0.5, rate_hz: float = 100.0, domain: int | None = None,
              plot: bool = True, log=print) -> DemoResult:
@@ -131,7 +83,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     joint = "pendulum_1"
-    ros = _Ros(domain if domain is not None else 40 + os.getpid() % 50)
+    ros = RosHarness(salt=40, domain=domain, prefix="servo_ff_demo_")
     try:
         log("1. simulated servo: mx64/m4, pendulum 0.5 kg at 0.15 m, "
             f"{rate_hz:g} Hz (servo_sim_node)")
@@ -142,7 +94,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
             Parameter("initial_position", value=[offset]), Parameter("kp", value=[kp_low]),
             Parameter("max_catch_up", value=0.5)]))  # a starved process keeps simulated time = wall time
         ff = ros.add(FeedForwardNode("servo_feedforward", context=ros.context, namespace=ros.ns, parameter_overrides=[
-            Parameter("urdf_path", value=str(PENDULUM_URDF)), Parameter("joints", value=[joint]),
+            Parameter("urdf_path", value=str(share_file("urdf", "pendulums2.urdf"))), Parameter("joints", value=[joint]),
             Parameter("kp", value=[kp_low]), Parameter("enabled", value=False), Parameter("preset", value="mx64"),
             Parameter("model", value="m4"), Parameter("alpha.pendulum_1", value=[1.0, 0.0, 0.0, 0.0])]))
         ilc_path = out / "ilc_result.npz"
@@ -153,14 +105,14 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
             Parameter("delay", value=0.04), Parameter("filter_hz", value=4.0), Parameter("max_iterations", value=iterations),
             Parameter("threshold", value=0.005), Parameter("settle_time", value=1.0),
             Parameter("output", value=str(ilc_path))]))
-        _wait(lambda: ilc.latest is not None, 20.0, "joint states at the ILC node")
+        wait_for(lambda: ilc.latest is not None, 20.0, "joint states at the ILC node")
 
         log(f"2. ILC on {joint}: seed-002 reference around {offset:g} rad, P gain {kp_low:g}, "
             f"up to {iterations} iteration(s) (servo_ilc_node)")
         ok, msg = ilc.start()
         if not ok:
             raise RuntimeError(msg)
-        _wait(lambda: ilc.state != "running", 60.0 * (iterations + 1), "the ILC run")
+        wait_for(lambda: ilc.state != "running", 60.0 * (iterations + 1), "the ILC run")
         if ilc.state != "done":
             raise RuntimeError(f"ILC failed: {ilc.error}")
         rec = load_ilc_record(ilc_path)
@@ -170,7 +122,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
         log("3. α fit from the ILC result (servo_fit_node → servo_feedforward alpha.pendulum_1)")
         fit = ros.add(FitNode("servo_fit", context=ros.context, namespace=ros.ns, parameter_overrides=[
             Parameter("source", value="ilc_file"), Parameter("ilc_file", value=str(ilc_path)),
-            Parameter("joint", value=joint), Parameter("urdf_path", value=str(PENDULUM_URDF)),
+            Parameter("joint", value=joint), Parameter("urdf_path", value=str(share_file("urdf", "pendulums2.urdf"))),
             Parameter("output", value=str(out / "alpha.yaml")), Parameter("run_on_start", value=False)]))
         ok, msg = fit.run()
         if not ok:
@@ -190,11 +142,11 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
         probe = ros.add(__import__("rclpy").create_node("demo_probe", context=ros.context, namespace=ros.ns))
         probe.create_subscription(JointState, "joint_states", on_js, 100)
         pub = probe.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        _wait(lambda: pub.get_subscription_count() > 0, 10.0, "the feed-forward node's trajectory subscription")
+        wait_for(lambda: pub.get_subscription_count() > 0, 10.0, "the feed-forward node's trajectory subscription")
 
         def track(label: str, kp: float, feedforward: bool) -> TrackingRun:
             ff.set_parameters([Parameter("kp", value=[kp]), Parameter("enabled", value=feedforward)])
-            _wait(lambda: abs(sim.sim.kp[0] - kp) < 1e-9, 5.0, "the new P gain at the servo")
+            wait_for(lambda: abs(sim.sim.kp[0] - kp) < 1e-9, 5.0, "the new P gain at the servo")
             start = ff.get_clock().now().nanoseconds * 1e-9 + 1.0  # hold the first point for 1 s
             msg = JointTrajectory(joint_names=[joint])
             msg.header.stamp = Time(sec=int(start), nanosec=int((start % 1) * 1e9))
@@ -204,7 +156,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
             states.clear()
             recording["on"] = True
             pub.publish(msg)
-            _wait(lambda: states and states[-1][0] > start + ref.t[-1] + 0.2, ref.t[-1] + 30.0, f"the {label} run")
+            wait_for(lambda: states and states[-1][0] > start + ref.t[-1] + 0.2, ref.t[-1] + 30.0, f"the {label} run")
             recording["on"] = False
             s = np.array(states)
             ts = start + ref.t
@@ -221,7 +173,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
             result.plot = plot_runs(runs, out / "demo_tracking.png")
         return result
     finally:
-        ros.close()
+        ros.shutdown()
 
 
 def plot_runs(runs: list[TrackingRun], path: Path) -> Path:

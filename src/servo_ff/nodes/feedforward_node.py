@@ -26,6 +26,7 @@ from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import SERVO_NAMES, preset
 
 from .common import (TOPIC_COMMANDS, TOPIC_DIAGNOSTICS, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec,
@@ -45,20 +46,6 @@ def _dynamics():
     except ImportError as e:  # the feed-forward core is a separate part of the package
         raise ValueError(f"servo_feedforward_node needs servo_ff.dynamics (pinocchio), not importable: {e}") from None
     return alpha_mod, FeedForwardController, load_robot
-
-
-def resolve_path(path: str) -> Path:
-    """Absolute, relative to the working directory, or relative to the source tree / installed share dir."""
-    p = Path(path).expanduser()
-    if p.is_absolute() or p.exists():
-        return p
-    from .bringup import config_dir
-
-    try:
-        root = config_dir().parent
-    except FileNotFoundError:
-        return p
-    return root / p if (root / p).exists() else p
 
 
 class DesiredTrajectory:

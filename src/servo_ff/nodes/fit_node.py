@@ -34,8 +34,9 @@ from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
+from servo_ff.io.paths import resolve_path
+
 from .common import TOPIC_COMMANDS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, ParamSpec, ParameterTable, spin_node
-from .feedforward_node import resolve_path
 from .ilc_file import load_ilc_record
 from .servo_base import KP_MAX
 

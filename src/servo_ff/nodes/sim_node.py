@@ -17,6 +17,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from servo_ff.models.params import ParameterError
+from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import SERVO_NAMES, preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad
 
@@ -58,8 +59,6 @@ def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | 
         return ExternalLoad(inertia=per_joint(values["load.inertia"], n, "load.inertia"), tau_ext=np.zeros(n))
     if not values["load.urdf_path"]:
         raise ValueError("load.type urdf needs load.urdf_path")
-    from .feedforward_node import resolve_path
-
     path = resolve_path(values["load.urdf_path"])
     if not path.is_file():
         raise FileNotFoundError(f"load.urdf_path {values['load.urdf_path']!r}: file not found ({path})")

@@ -1,0 +1,1 @@
+"""File formats and paths shared by every front-end (CLI, nodes, benchmarks, demo); no ROS import."""

@@ -1,0 +1,104 @@
+"""One rclpy harness for the tests, the benchmarks and the demo: a private Context on its own ROS_DOMAIN_ID
+over loopback DDS, a private namespace, a single-threaded executor spinning in a background thread, and a
+polling ``wait_for``. It never touches the caller's default rclpy context.
+
+Single-threaded on purpose: rclpy's MultiThreadedExecutor re-dispatches a late timer and piles up futures (its
+spin loop then burns the GIL); every servo_ff node answers its services without blocking the executor.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Callable
+
+
+def domain_id(salt: int) -> int:
+    """A ROS_DOMAIN_ID in 1..100 from ``salt`` and the process id (parallel runs do not talk)."""
+    return 1 + (os.getpid() * 7 + salt * 31) % 100
+
+
+class RosHarness:
+    """Context + executor thread. ``salt`` picks the domain (:func:`domain_id`) unless ``domain`` is given;
+    ``ns`` is a namespace private to this process."""
+
+    def __init__(self, salt: int = 0, domain: int | None = None, prefix: str = "t"):
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+
+        self._rclpy = rclpy
+        os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        self.domain = domain_id(salt) if domain is None else int(domain)
+        os.environ["ROS_DOMAIN_ID"] = str(self.domain)  # child processes (servo-ff up, bench nodes) join it
+        # a private namespace as well: other runs on this machine that land on the same domain stay apart
+        self.ns = f"/{prefix}{os.getpid()}_{salt}"
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=self.domain)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.nodes: list[Any] = []
+        self._stop = False
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while self.context.ok() and not self._stop:
+            try:
+                self.executor.spin_once(timeout_sec=0.05)
+            except Exception:  # shutdown races
+                if not self.context.ok() or self._stop:
+                    return
+                raise
+
+    def add(self, node):
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def remove(self, node) -> None:
+        self.executor.remove_node(node)
+        self.nodes.remove(node)
+        node.destroy_node()
+
+    def make_node(self, name: str):
+        return self.add(self._rclpy.create_node(name, context=self.context, namespace=self.ns))
+
+    def node_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments that put a servo_ff node in this harness's context and namespace."""
+        return {"context": self.context, "namespace": self.ns}
+
+    def call(self, client, request, timeout: float = 5.0):
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise TimeoutError(f"service {client.srv_name} not available")
+        future = client.call_async(request)
+        wait_for(future.done, timeout, f"an answer from {client.srv_name}")
+        return future.result()
+
+    def shutdown(self) -> None:
+        self._stop = True
+        self._thread.join(timeout=2.0)
+        for node in list(self.nodes):
+            self.remove(node)
+        self.executor.shutdown()
+        self.context.try_shutdown()
+
+    def __enter__(self) -> "RosHarness":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
+    """Poll ``predicate`` until it returns something truthy (returned) or raise TimeoutError after ``timeout`` s."""
+    t0 = time.monotonic()
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() - t0 > timeout:
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.01)
+
+
+__all__ = ["RosHarness", "domain_id", "wait_for"]
