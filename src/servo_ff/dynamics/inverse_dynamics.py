@@ -38,20 +38,6 @@ STANDARD_GRAVITY = 9.80665  # m/s²
 _LOCAL = pin.ReferenceFrame.LOCAL
 
 
-def rotation_from_quaternion(quat_xyzw) -> np.ndarray:
-    """3×3 rotation matrix of a unit quaternion (x, y, z, w) (sensor_msgs/Imu ``orientation``; normalised here).
-
-    Raises ValueError for a non-finite or zero-norm quaternion."""
-    x, y, z, w = np.asarray(quat_xyzw, dtype=float).reshape(4)
-    n = np.sqrt(x * x + y * y + z * z + w * w)
-    if not np.isfinite(n) or n < 1e-9:
-        raise ValueError(f"IMU quaternion must be finite with non-zero norm, got {(x, y, z, w)}")
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
 def gravity_from_imu(quat_xyzw, g: float = STANDARD_GRAVITY) -> np.ndarray:
     """Gravity [m/s²] in the base (IMU/trunk) frame: R_wbᵀ·(0, 0, −g), R_wb the IMU orientation (REP-103:
     world z up). An upright robot (identity quaternion) gives (0, 0, −g). Only the third row of R_wb is

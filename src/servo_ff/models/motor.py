@@ -11,16 +11,6 @@ def motor_torque(volts: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.nd
     return kt / R * volts - kt**2 / R * dtheta
 
 
-def voltage_control_law(pid_output: np.ndarray, u_max: np.ndarray) -> np.ndarray:
-    """U = clip(PID(θ, θ̇, θd), −U_max, U_max) (Eq. 12)."""
-    return np.clip(pid_output, -u_max, u_max)
-
-
-def firmware_duty(error: np.ndarray, kp: np.ndarray, error_gain: np.ndarray, max_pwm: np.ndarray) -> np.ndarray:
-    """Dynamixel-style P law in register units: duty = clip(kp·error_gain·(θd − θ), ±max_pwm)."""
-    return np.clip(kp * error_gain * error, -max_pwm, max_pwm)
-
-
 def current_limited_duty(duty: np.ndarray, dtheta: np.ndarray, vin: np.ndarray, kt: np.ndarray, R: np.ndarray,
                          i_max: np.ndarray) -> np.ndarray:
     """Voltage-mode current limiter (Rhoban/bam ``VoltageControlledActuator``): the duty held in
