@@ -352,6 +352,38 @@ def read_logs(paths: Iterable[str | Path], dt: float = DEFAULT_DT, **options: An
     return [read_log(p, dt, **options) for p in find_logs(paths)]
 
 
+# --------------------------------------------------------------------------- identifiability
+MIN_DURATION = 0.5  # [s] shortest log identification accepts (bam's bench logs: 6 s)
+MIN_MOTION = 0.01  # [rad] smallest measured position range (≈ 7 counts of a 4096-count encoder)
+MIN_GOAL_RANGE = 1e-3  # [rad] smallest goal range: a constant goal does not excite the firmware law
+
+
+def degenerate_reason(log: ServoLog) -> str | None:
+    """Why ``log`` cannot inform an identification (too short, torque never on, constant goal, no motion),
+    or None when it can."""
+    duration = (len(log) - 1) * log.dt if len(log) > 1 else 0.0
+    if duration < MIN_DURATION:
+        return (f"too short: {len(log)} samples ({duration:.3g} s at dt {log.dt:g} s); identification needs "
+                f">= {MIN_DURATION:g} s")
+    if not (log.torque_enable > 0.5).any():
+        return "torque never on (torque_enable is 0 throughout)"
+    goal_range = float(np.ptp(log.goal_position))
+    if goal_range < MIN_GOAL_RANGE:
+        return f"constant goal (range {goal_range:.3g} rad < {MIN_GOAL_RANGE:g} rad): the firmware law is not excited"
+    motion = float(np.ptp(log.position))
+    if motion < MIN_MOTION:
+        return f"no motion (measured position range {motion:.3g} rad < {MIN_MOTION:g} rad)"
+    return None
+
+
+def check_identifiable(logs: Sequence[ServoLog]) -> None:
+    """Raise :class:`LogError` naming the first log :func:`degenerate_reason` refuses."""
+    for lg in logs:
+        reason = degenerate_reason(lg)
+        if reason:
+            raise LogError(f"{lg.source}: {reason}")
+
+
 # --------------------------------------------------------------------------- padded batch
 class LogBatch(NamedTuple):
     """Logs stacked along axis 1 and padded to the longest (mask 0 on padding): arrays (T, L)."""
@@ -397,4 +429,5 @@ def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
 
 
 __all__ = ["ServoLog", "LogError", "LogBatch", "read_bam_json", "write_bam_json", "read_csv", "write_csv",
-           "read_log", "read_logs", "find_logs", "stack_logs", "resample", "log_from_columns", "DEFAULT_DT"]
+           "read_log", "read_logs", "find_logs", "stack_logs", "resample", "log_from_columns", "DEFAULT_DT",
+           "degenerate_reason", "check_identifiable"]
