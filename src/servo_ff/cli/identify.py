@@ -34,11 +34,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "key=value,... over the actuator's law (kp and vin always come from each log)")
     p.add_argument("--validation", type=float, default=0.25, help="validation fraction (0: fit on every log)")
     p.add_argument("--max-evals", type=int, default=4000,
-                   help="candidate evaluations per model; all are used unless --restarts ends the search first")
+                   help="candidate evaluations per model; all are used unless the search converged (see "
+                        "--stall-restarts) or --restarts ends it first")
     p.add_argument("--patience", type=int, default=30,
                    help="generations without a 0.1%% improvement before a CMA-ES run restarts")
     p.add_argument("--restarts", type=int, default=None,
                    help="IPOP restarts per model (population doubled each; default: until the budget is spent)")
+    p.add_argument("--stall-restarts", type=int, default=2,
+                   help="converged when this many restarts in a row improve the best MAE by < 0.1%% "
+                        "(0: always spend --max-evals)")
     p.add_argument("--population", type=int, default=None, help="first CMA-ES population (default 4 + 3 ln n)")
     p.add_argument("--fit-q-offset", action=argparse.BooleanOptionalAction, default=True,
                    help="fit q_offset [rad] (default: yes, as bam fits it for every model)")
@@ -125,7 +129,7 @@ def _summary(args: argparse.Namespace, setup: Setup, results: dict) -> dict[str,
                   "validation": first.validation_logs},
         "seed": args.seed,
         "budget": {"max_evals": args.max_evals, "patience": args.patience, "restarts": args.restarts,
-                   "population": args.population, "tol": 1e-3},
+                   "stall_restarts": args.stall_restarts, "population": args.population, "tol": 1e-3},
         "fit_q_offset": args.fit_q_offset,
         "warm_start": not args.no_warm_start,
         "dt": args.dt,
@@ -145,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     from ..models.params import MODEL_NAMES
 
     for flag, v, least in (("--max-evals", args.max_evals, 1), ("--patience", args.patience, 1),
-                           ("--restarts", args.restarts, 0), ("--population", args.population, 2)):
+                           ("--restarts", args.restarts, 0), ("--population", args.population, 2),
+                           ("--stall-restarts", args.stall_restarts, 0)):
         if v is not None and v < least:
             raise ValueError(f"{flag} must be >= {least}, got {v}")
     if not 0.0 <= args.validation < 1.0:
@@ -175,7 +180,8 @@ def run(args: argparse.Namespace) -> int:
                               validation_fraction=args.validation, seed=args.seed, max_evals=args.max_evals,
                               warm=not args.no_warm_start, progress=not args.quiet, reference=setup.reference,
                               callback=done, patience=args.patience, restarts=args.restarts,
-                              population=args.population, fit_q_offset=args.fit_q_offset)
+                              population=args.population, fit_q_offset=args.fit_q_offset,
+                              stall_restarts=args.stall_restarts)
     summary = _summary(args, setup, results)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
     plot_model_mae(results, out / "validation_mae.png")

@@ -221,8 +221,8 @@ class FitResult:
     seconds: float
     history: list[float] = field(default_factory=list)  # best training MAE [rad] per generation
     start_mae: float | None = None  # [rad] training MAE of the warm start (None: cold start)
-    runs: list[dict] = field(default_factory=list)  # one per CMA-ES run: population, evaluations, best, stop
-    stop: str = ""  # why the search ended: "budget" or "restarts"
+    runs: list[dict] = field(default_factory=list)  # per CMA-ES run: population, evaluations, best_mae, stop
+    stop: str = ""  # why the search ended: "budget", "restarts" or "converged" (restarts stopped improving)
     at_bound: list[str] = field(default_factory=list)  # "key (low|high)": searched keys within 0.1 % of an edge
     train_logs: list[str] = field(default_factory=list)
     validation_logs: list[str] = field(default_factory=list)
@@ -285,8 +285,9 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
               validation: Sequence[ServoLog] = (), max_evals: int = 4000, population: int | None = None,
               seed: int = 0, x0: Mapping[str, float] | Sequence[Mapping[str, float]] | None = None,
               reference: ActuatorParams | None = None,
-              patience: int = 30, tol: float = 1e-3, restarts: int | None = None, fit_q_offset: bool = True,
-              progress: bool = True, fixed: Mapping[str, float] | None = None) -> FitResult:
+              patience: int = 30, tol: float = 1e-3, restarts: int | None = None, stall_restarts: int = 2,
+              fit_q_offset: bool = True, progress: bool = True, fixed: Mapping[str, float] | None = None
+              ) -> FitResult:
     """Fit ``model`` (+ kt, R, armature, and q_offset when ``fit_q_offset``) to ``train`` by CMA-ES on the
     simulation MAE (Duclusaud et al., Extended Friction Models for the Physics Simulation of Servo Actuators,
     §V), with IPOP restarts (Auger and Hansen, A Restart CMA Evolution Strategy With Increasing Population Size).
@@ -295,9 +296,11 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     each is evaluated and the best one starts the search (:func:`_start`); without one the search starts
     mid-box. A run ends when CMA-ES reports convergence or when its best MAE improved by less than ``tol``
     (relative) over ``patience`` generations; the next run restarts from the best point so far with a population
-    twice as large and per-key steps :data:`RESTART_REL` of the values. The search ends when ``max_evals`` candidate evaluations are spent (the last run
-    shrinks its population to the budget left) or after ``restarts`` restarts (None: no limit). The warm-start
-    point itself is evaluated first, so the result is never worse than it. ``fixed``: keys held constant.
+    twice as large and per-key steps :data:`RESTART_REL` of the values. The search ends when ``max_evals``
+    candidate evaluations are spent (the last run shrinks its population to the budget left), after ``restarts``
+    restarts (None: no limit), or when converged: ``stall_restarts`` restarts in a row improved the best MAE by
+    less than ``tol`` (relative; 0: never stop before the budget). The warm starts are evaluated first
+    (outside the budget), so the result is never worse than them. ``fixed``: keys held constant.
     """
     from cmaes import CMA
     from tqdm.auto import tqdm
@@ -308,6 +311,8 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
         raise ValueError(f"patience must be >= 1 generation, got {patience}")
     if restarts is not None and restarts < 0:
         raise ValueError(f"restarts must be >= 0, got {restarts}")
+    if stall_restarts < 0:
+        raise ValueError(f"stall_restarts must be >= 0, got {stall_restarts}")
     fw = firmware or FIRMWARE_LAWS.get(actuator)
     if fw is None:
         raise ParameterError(f"no firmware law for actuator {actuator!r}; pass firmware=")
@@ -341,7 +346,7 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     start_mae = best_f if starts else None
     history: list[float] = []
     runs: list[dict] = []
-    evals = gens = 0
+    evals = gens = stalls = 0
     stop = "budget"
     t0 = time.perf_counter()
     bar = tqdm(total=max_evals, desc=f"identify {model}", unit="eval", disable=not progress, leave=False)
@@ -354,6 +359,10 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
             if restarts is not None and k > restarts:
                 stop = "restarts"
                 break
+            if stall_restarts and stalls >= stall_restarts:
+                stop = "converged"
+                break
+            before = best_f
             if k:
                 mean, step = best_u.copy(), relative_steps(best_u, lo, span, RESTART_REL, RESTART_FLOOR)
             sigma = float(step.max())
@@ -380,8 +389,10 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
                 if len(run_hist) > patience and run_hist[-patience - 1] - run_best <= tol * run_best:
                     reason = "patience"
                     break
-            runs.append({"population": pop, "generations": len(run_hist), "best_mae": run_best, "stop": reason})
-            runs[-1]["evaluations"] = pop * len(run_hist)
+            runs.append({"population": pop, "generations": len(run_hist), "evaluations": pop * len(run_hist),
+                         "best_mae": run_best if math.isfinite(run_best) else None, "stop": reason})
+            if k:  # a restart that did not improve the best by tol counts towards convergence
+                stalls = stalls + 1 if before - best_f <= tol * best_f else 0
     finally:
         bar.close()
     values = dict(zip(keys, lo + best_u * span))
