@@ -6,10 +6,11 @@
    preset — prior knowledge of a different model than the simulated truth).
 2. Max windowed deviation of the fitted α model (LS on the ILC result) replaying the reference as Eq. 19
    feed-forward under the servo's P control.
-3. Wall time to identify all six models on 100 logs × 6 s (dt 5 ms), 75/25 split, CMA-ES ≤ 4000 evals/model;
-   parameter recovery (kt, R, viscous, base friction) on M4- and M6-generated noisy logs; M1 vs M4 ranking.
+3. Wall time to identify all six models on 100 logs × 6 s (dt 5 ms), 75/25 split, CMA-ES with IPOP restarts using
+   its whole budget of 4000 evals/model (q_offset fitted); parameter recovery (kt, R, viscous, base friction) on M4-
+   and M6-generated noisy logs; M1 vs M4 ranking; how far each warm-started model moved from its warm start.
 
-Run: python bench/identification.py [--quick] [--engine rollout|fused]
+Run: python bench/identification.py [--quick]
 """
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ def ilc_part():
     _, r, _, _ = runs["plain"]
     k = int(r.iterations)
     print("\n## α least-squares fit (Eq. 22–27) on the ILC command curve, replayed as Eq. 19 feed-forward")
-    print("| fit | α̂0 | α̂1 | α̂2 | α̂3 | α̂4 | q̇_s [rad/s] | δ | t_d [ms] | cond | rms [rad] | replay max windowed dev [rad] |")
+    print("| fit | α̂0 | α̂1 | α̂2 | α̂3 | α̂4 | q̇_s [rad/s] | δ | t_d [ms] | cond | rms [rad] "
+          "| replay max windowed dev [rad] |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     devs = {}
     for name, kw in (("Eq. 13 (α0–α3), NNLS", dict()), ("Eq. 14 (+α4), NNLS", dict(with_inertia=True)),
@@ -103,9 +105,9 @@ def ilc_part():
     return plain_it, best_it, main_dev
 
 
-def identification_part(n_logs: int, duration: float, max_evals: int, engine: str):
+def identification_part(n_logs: int, duration: float, max_evals: int):
     print(f"\n## Simulation-MAE identification: {n_logs} logs × {duration:g} s at dt {DT * 1e3:g} ms, "
-          f"75/25 split, CMA-ES ≤ {max_evals} evals/model, engine {engine}, {os.cpu_count()} cores, "
+          f"75/25 split, CMA-ES + IPOP restarts, {max_evals} evals/model, {os.cpu_count()} cores, "
           f"load average before start {os.getloadavg()[0]:.1f}")
     grid = bench_grid()
     rng = np.random.default_rng(0)
@@ -117,14 +119,16 @@ def identification_part(n_logs: int, duration: float, max_evals: int, engine: st
     train, val = split_logs(logs, 0.25, seed=0)
     evaluate(truth4, logs[:2])  # compile once outside the timing
     t0, c0 = time.perf_counter(), time.process_time()
-    res = identify_models(logs, max_evals=max_evals, progress=False, seed=0, engine=engine)
+    res = identify_models(logs, max_evals=max_evals, progress=False, seed=0)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"data: MX-64 M4 preset + 1 mrad noise + 4096-count quantisation; truth validation MAE "
           f"{evaluate(truth4, val) * 1e3:.3f} mrad")
-    print("| model | train MAE [mrad] | validation MAE [mrad] | evaluations | seconds |")
-    print("|---|---|---|---|---|")
+    print("| model | warm start [mrad] | train MAE [mrad] | validation MAE [mrad] | evaluations (runs) | seconds |")
+    print("|---|---|---|---|---|---|")
     for m, r in res.items():
-        print(f"| {m.upper()} | {r.train_mae * 1e3:.3f} | {r.validation_mae * 1e3:.3f} | {r.evaluations} | {r.seconds:.1f} |")
+        start = "—" if r.start_mae is None else f"{r.start_mae * 1e3:.3f}"
+        print(f"| {m.upper()} | {start} | {r.train_mae * 1e3:.3f} | {r.validation_mae * 1e3:.3f} | "
+              f"{r.evaluations} ({len(r.runs)}) | {r.seconds:.1f} |")
     print(f"all six models: {wall:.1f} s wall, {cpu:.1f} CPU-s over all threads, load average now "
           f"{os.getloadavg()[0]:.1f} (target ≤ 60 s; bam: < 5 min and ≈ 4000 evals per model)")
     ratio = res["m1"].validation_mae / res["m4"].validation_mae
@@ -137,7 +141,7 @@ def identification_part(n_logs: int, duration: float, max_evals: int, engine: st
     worst = 0.0
     truth6 = preset("mx106", "m6").with_(friction_base=0.05)  # the published M6 has friction_base ≈ 1e-5
     logs6 = simulate_logs(truth6, grid, duration=duration, noise=0.001, counts_per_rev=4096, seed=2)
-    chain = identify_models(logs6, max_evals=max_evals, progress=False, seed=0, engine=engine)
+    chain = identify_models(logs6, max_evals=max_evals, progress=False, seed=0)
     r6 = chain["m6"]  # warm-started M1 → M2/M3 → M4 → M5 → M6, as `servo-ff identify` does
     print(f"(M6 data, chain M1→…→M6: M6 {r6.evaluations} evals, {r6.seconds:.1f} s, train MAE "
           f"{r6.train_mae * 1e3:.3f} mrad vs truth {evaluate(truth6, split_logs(logs6, 0.25, 0)[0]) * 1e3:.3f} mrad)")
@@ -158,15 +162,13 @@ def identification_part(n_logs: int, duration: float, max_evals: int, engine: st
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20 logs × 3 s, 1500 evals (smoke test)")
-    ap.add_argument("--engine", choices=("fused", "rollout"), default="rollout",
-                    help="population evaluation: one batched core rollout call (default) or the fused MAE kernel")
     args = ap.parse_args()
     IMG.mkdir(parents=True, exist_ok=True)
     plain_it, best_it, dev = ilc_part()
     if args.quick:
-        wall, worst, ratio = identification_part(20, 3.0, 1500, args.engine)
+        wall, worst, ratio = identification_part(20, 3.0, 1500)
     else:
-        wall, worst, ratio = identification_part(100, 6.0, 4000, args.engine)
+        wall, worst, ratio = identification_part(100, 6.0, 4000)
     print(f"\nsummary: ILC plain {plain_it} / best {best_it} iterations; α replay {dev:.4f} rad; identify all six "
           f"{wall:.1f} s; recovery worst {worst * 100:.1f}%; M1/M4 val ratio {ratio:.2f}")
     print(f"RESULT ilc_iterations={best_it} fit_max_windowed_dev_rad={dev:.4f} identify_all_models_s={wall:.1f}")

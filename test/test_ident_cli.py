@@ -1,9 +1,33 @@
 """CLI fronts: record-sim → identify, ilc → fit, and clear errors on bad input."""
 import json
+import math
 
+import numpy as np
 import pytest
 
 from servo_ff.cli import main
+from servo_ff.identification.logs import write_bam_json
+from servo_ff.identification.synthetic import bench_grid, simulate_logs
+from servo_ff.models.firmware import FIRMWARE_LAWS
+from servo_ff.models.params import ActuatorParams
+from servo_ff.models.presets import preset
+
+
+def _strict_json(path):
+    """Parse refusing NaN/Infinity (json.loads accepts them by default)."""
+    def refuse(name):
+        raise AssertionError(f"{path}: {name} in the output")
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def _bam_logs(tmp_path, truth=None, n=4, duration=2.0):
+    truth = truth or preset("mx64", "m1").with_(q_offset=0.03)
+    grid = bench_grid(masses=(0.5, 1.5), lengths=(0.15,), kps=(8, 32))[:n]
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for i, lg in enumerate(simulate_logs(truth, grid, duration=duration, noise=0.001, seed=1)):
+        write_bam_json(lg, folder / f"log{i}.json")
+    return folder
 
 
 def test_record_sim_then_identify(tmp_path, capsys):
@@ -14,8 +38,9 @@ def test_record_sim_then_identify(tmp_path, capsys):
     assert len(list(logs.iterdir())) == 8
     out = tmp_path / "fit"
     assert main(["identify", str(logs), "--out", str(out), "--models", "m1", "--max-evals", "200", "--quiet"]) == 0
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["m1"]["validation_mae"] > 0 and (out / "m1.yaml").exists() and (out / "validation_mae.png").exists()
+    summary = _strict_json(out / "summary.json")
+    assert summary["models"]["m1"]["validation_mae"] > 0
+    assert (out / "m1.yaml").exists() and (out / "validation_mae.png").exists()
     assert "m1" in capsys.readouterr().out
 
 
@@ -38,3 +63,114 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
     assert "not strictly increasing at sample 1" in capsys.readouterr().err
     assert main(["record-sim", "--servo", "mx999", "--out", str(tmp_path / "x")]) == 2
     assert "unknown servo preset" in capsys.readouterr().err
+
+
+def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
+    logs = _bam_logs(tmp_path)
+    out = tmp_path / "fit"
+    assert main(["identify", str(logs), "--out", str(out), "--models", "m1", "m3", "--max-evals", "300",
+                 "--patience", "7", "--seed", "3", "--quiet"]) == 0
+    s = _strict_json(out / "summary.json")
+    names = sorted(p.name for p in logs.iterdir())
+    train = [p.rsplit("/", 1)[-1] for p in s["split"]["train"]]
+    val = [p.rsplit("/", 1)[-1] for p in s["split"]["validation"]]
+    assert sorted(train + val) == names and len(val) == 1 and not set(train) & set(val)
+    assert s["seed"] == 3 and s["split"]["seed"] == 3
+    assert s["budget"] == {"max_evals": 300, "patience": 7, "restarts": None, "stall_restarts": 2, "population": None,
+                           "tol": 1e-3}
+    assert s["firmware"]["law"]["error_gain"] == FIRMWARE_LAWS["mx64"].error_gain
+    assert "MXActuator" in s["firmware"]["source"] and "MXActuator" in s["bounds"]
+    assert s["fit_q_offset"] is True
+    for m in ("m1", "m3"):
+        r = s["models"][m]
+        assert r["train_mae"] > 0 and r["validation_mae"] > 0 and r["evaluations"] <= 300
+        assert r["stop"] == "converged" or r["evaluations"] > 300 - 20
+        assert r["params"]["q_offset"] != 0.0
+        assert ActuatorParams.load_json(out / f"{m}.json").q_offset == r["params"]["q_offset"]
+        _strict_json(out / f"{m}.json")
+    assert s["models"]["m3"]["start_mae"] == pytest.approx(s["models"]["m1"]["train_mae"])
+
+
+def test_no_validation_logs_gives_null_and_says_so(tmp_path, capsys):
+    out = tmp_path / "fit"
+    assert main(["identify", str(_bam_logs(tmp_path, n=2)), "--out", str(out), "--models", "m1", "--validation", "0",
+                 "--max-evals", "100", "--no-fit-q-offset", "--quiet"]) == 0
+    s = _strict_json(out / "summary.json")
+    assert s["models"]["m1"]["validation_mae"] is None and s["split"]["validation"] == []
+    assert any("validation_mae is null" in n for n in s["notes"])
+    assert s["models"]["m1"]["params"]["q_offset"] == 0.0
+    assert "validation MAE not available" in capsys.readouterr().out
+
+
+def _write(tmp_path, name, mutate=None, n=400):
+    t = np.arange(n) * 0.005
+    goal = 0.5 * np.sin(2 * t)
+    cols = dict(position=goal * 0.9, goal_position=goal, torque_enable=np.ones(n))
+    if mutate:
+        mutate(cols)
+    path = tmp_path / name
+    lines = ["# mass: 1", "# length: 0.1", "# kp: 8", "# vin: 12", "# motor: mx64",
+             "timestamp,position,goal_position,torque_enable"]
+    lines += [f"{a},{b},{c},{d}" for a, b, c, d in zip(t, cols["position"], cols["goal_position"],
+                                                        cols["torque_enable"])]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("name, mutate, n, reason", [
+    ("two_rows.csv", None, 2, "too short: 2 samples"),
+    ("still.csv", lambda c: c.update(position=np.zeros_like(c["position"])), 400, "no motion"),
+    ("constant_goal.csv", lambda c: c.update(goal_position=np.full_like(c["goal_position"], 0.3)), 400,
+     "constant goal"),
+    ("torque_off.csv", lambda c: c.update(torque_enable=np.zeros_like(c["torque_enable"])), 400,
+     "torque never on"),
+])
+def test_degenerate_logs_are_refused_and_nothing_is_written(tmp_path, capsys, name, mutate, n, reason):
+    good = _write(tmp_path, "good.csv")
+    bad = _write(tmp_path, name, mutate, n)
+    out = tmp_path / "out" / "fit"
+    assert main(["identify", str(good), str(bad), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and name in err and reason in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_one_log_cannot_be_split_and_unknown_actuator_lists_the_laws(tmp_path, capsys):
+    good = _write(tmp_path, "good.csv")
+    out = tmp_path / "out"
+    assert main(["identify", str(good), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "good.csv" in err and "at least 2 logs" in err
+    assert main(["identify", str(good), str(_write(tmp_path, "b.csv")), "--out", str(out), "--actuator", "foo",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "'foo' has no known firmware law; known laws: " + ", ".join(FIRMWARE_LAWS) in err and "--firmware" in err
+    assert not out.exists()
+
+
+def test_params_and_firmware_flags(tmp_path, capsys):
+    logs = _bam_logs(tmp_path, n=2)
+    sts = tmp_path / "sts3215.json"
+    preset("sts3215", "m1").save_json(sts)
+    out = tmp_path / "sts"
+    assert main(["identify", str(logs), "--out", str(out), "--params", str(sts), "--models", "m1",
+                 "--max-evals", "60", "--quiet"]) == 0
+    s = _strict_json(out / "summary.json")
+    assert s["actuator"] == "sts3215" and "STS3215Actuator" in s["bounds"]
+    assert s["firmware"]["law"]["goal_velocity_limit"] == pytest.approx(FIRMWARE_LAWS["sts3215"].goal_velocity_limit)
+    assert str(sts) in s["firmware"]["source"]
+    assert ActuatorParams.load_json(out / "m1.json").firmware.error_gain == FIRMWARE_LAWS["sts3215"].error_gain
+    # an actuator without a row: its firmware from --firmware, its box around the --params reference
+    mine = tmp_path / "mine.json"
+    data = preset("mx64", "m1").to_bam_dict(with_firmware=False)
+    mine.write_text(json.dumps({**data, "actuator": "myservo"}))
+    out2 = tmp_path / "mine"
+    assert main(["identify", str(logs), "--out", str(out2), "--params", str(mine), "--quiet"]) == 2
+    assert not out2.exists()
+    assert main(["identify", str(logs), "--out", str(out2), "--params", str(mine), "--firmware",
+                 "mx64", "--models", "m1", "--max-evals", "60", "--quiet"]) == 0
+    assert "mine.json: actuator 'myservo' has no known firmware law; known laws:" in capsys.readouterr().err
+    s = _strict_json(out2 / "summary.json")
+    assert s["actuator"] == "myservo" and "reference" in s["bounds"] and s["firmware"]["source"] == "--firmware mx64"
+    fitted = ActuatorParams.load_json(out2 / "m1.json")
+    assert data["kt"] / 4 <= fitted.kt <= data["kt"] * 4 and math.isfinite(fitted.R)

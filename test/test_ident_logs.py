@@ -140,3 +140,62 @@ def test_stack_logs_pads_and_masks():
     assert batch.position.shape == (100, 2)
     assert batch.mask[:, 1].sum() == 60 and batch.mask[:, 0].all()
     assert (batch.position[60:, 1] == b.position[-1]).all()
+
+
+def _bam_process_by_loop(times, entries, dt):
+    """Independent expectation: bam.process read as a per-grid-point loop (frame advanced while t > next)."""
+    out, frame = [], 0
+    k = 0
+    while k * dt < times[-1]:
+        t = k * dt
+        while t > times[frame + 1]:
+            frame += 1
+        a, b = entries[frame], entries[frame + 1]
+        w = (t - times[frame]) / (times[frame + 1] - times[frame])
+        out.append({key: float(a[key]) + (float(b[key]) - float(a[key])) * w for key in a if key != "timestamp"})
+        out[-1]["timestamp"] = t
+        k += 1
+    return out
+
+
+def test_raw_log_resampled_as_bam_process_grid_from_zero(tmp_path):
+    """Grid from t = 0 (first timestamp 3.3 ms: the first grid point is extrapolated from the first two samples),
+    ending before the last timestamp, torque_enable thresholded at 0.5 after interpolation."""
+    rng = np.random.default_rng(4)
+    ts = 0.0033 + np.cumsum(np.r_[0.0, rng.uniform(0.002, 0.009, 400)])
+    pos = np.sin(2.0 * ts) + 0.01 * rng.standard_normal(len(ts))
+    entries = [{"timestamp": float(t), "position": float(p), "speed": float(2 * np.cos(2 * t)), "load": float(i % 7),
+                "input_volts": 7.3, "temp": 30.0, "goal_position": float(np.sin(2.0 * t + 0.2)),
+                "torque_enable": bool(t < 1.0 or t > 1.5)} for i, (t, p) in enumerate(zip(ts, pos))]
+    lg = read_bam_json(_raw_json(tmp_path / "raw.json", entries))
+    want = _bam_process_by_loop(ts, entries, 0.005)
+    assert len(lg) == len(want) and lg.t[0] == 0.0 and lg.t[-1] < ts[-1] <= lg.t[-1] + 0.005
+    np.testing.assert_allclose(lg.t, [w["timestamp"] for w in want], rtol=0, atol=1e-15)
+    for key in ("position", "speed", "goal_position", "input_volts"):
+        np.testing.assert_allclose(getattr(lg, key), [w[key] for w in want], rtol=0, atol=1e-14, err_msg=key)
+    np.testing.assert_allclose(lg.extra["load"], [w["load"] for w in want], rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(lg.torque_enable, [float(w["torque_enable"] > 0.5) for w in want])
+    # t = 0 lies before the first sample: linear extrapolation through the first two samples
+    slope = (pos[1] - pos[0]) / (ts[1] - ts[0])
+    assert lg.position[0] == pytest.approx(pos[0] - slope * ts[0], abs=1e-12)
+    # bam's processed file of it (uniform grid, 'dt' key) is read as is: the same samples
+    write_bam_json(lg, tmp_path / "processed.json")
+    back = read_bam_json(tmp_path / "processed.json")
+    assert len(back) == len(lg)
+    np.testing.assert_array_equal(back.position, lg.position)
+    np.testing.assert_array_equal(back.torque_enable, lg.torque_enable)
+
+
+def test_linear_signal_is_exact_including_the_extrapolated_start(tmp_path):
+    ts = 0.004 + np.cumsum(np.r_[0.0, np.full(60, 0.0071)])
+    entries = [{**e, "position": 2.0 * e["timestamp"] + 0.3} for e in _entries(ts.tolist())]
+    lg = read_bam_json(_raw_json(tmp_path / "lin.json", entries))
+    np.testing.assert_allclose(lg.t, np.arange(0.0, ts[-1], 0.005), atol=1e-15)
+    np.testing.assert_allclose(lg.position, 2.0 * lg.t + 0.3, atol=1e-12)
+
+
+def test_clock_not_started_with_the_recording_starts_the_grid_at_its_first_timestamp(tmp_path):
+    ts = 1.7e9 + np.arange(50) * 0.004  # Unix time: no 1.7e9 s extrapolation
+    lg = read_bam_json(_raw_json(tmp_path / "unix.json", _entries(ts.tolist())))
+    assert lg.t[0] == 0.0 and lg.t[-1] < ts[-1] - ts[0]
+    np.testing.assert_allclose(lg.position, 2.0 * (ts[0] + lg.t), rtol=1e-12)

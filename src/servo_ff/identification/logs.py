@@ -8,8 +8,9 @@ voltage [V], and the bench metadata (pendulum ``mass`` [kg], ``arm_mass`` [kg], 
 bam's JSON (Rhoban/bam ``bam/dynamixel/record.py``, ``bam/process.py``) is an object with those metadata
 keys (the recorder writes ``arm-mass``, processed files ``arm_mass``) and ``entries``: a list of
 ``{timestamp, position, speed, load, input_volts, temp, goal_position, torque_enable}``. Raw recordings
-have irregular timestamps; every reader here resamples them (linear interpolation, torque_enable
-thresholded at 0.5, as bam.process). Bad input raises :class:`LogError` naming the file, key and sample.
+have irregular timestamps; every reader here resamples them exactly as bam.process does (:func:`resample`:
+a grid from t = 0, linear interpolation, torque_enable thresholded at 0.5), so a raw recording and bam's
+processed file of it give the same samples. Bad input raises :class:`LogError` naming the file, key and sample.
 """
 from __future__ import annotations
 
@@ -88,37 +89,60 @@ def check_timestamps(source: str, t: np.ndarray) -> None:
                        f"({t[i - 1]!r} then {t[i]!r})")
 
 
-def resample(source: str, t_raw: np.ndarray, columns: Mapping[str, np.ndarray], dt: float = DEFAULT_DT,
-             hold: Sequence[str] = ()) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Resample columns recorded at ``t_raw`` onto ``0, dt, …`` (relative to ``t_raw[0]``).
+#: [s] a first timestamp later than this (or negative) is not "seconds since the recording started" (bam's
+#: recorder starts a few ms after 0) but some other clock (e.g. Unix time): the grid then starts at it.
+MAX_START_LEAD = 0.1
 
-    Linear interpolation (bam.process), or zero-order hold for the keys in ``hold`` (commands).
-    ``torque_enable`` is thresholded at 0.5 afterwards.
+
+def grid_origin(t_raw: np.ndarray) -> float:
+    """Start [s] of the resampling grid: 0 as bam.process, or the first timestamp when it is not near 0."""
+    first = float(t_raw[0])
+    return 0.0 if 0.0 <= first <= MAX_START_LEAD else first
+
+
+def is_uniform_grid(t_raw: np.ndarray, dt: float) -> bool:
+    """True when ``t_raw`` already is ``0, dt, 2·dt, …`` (a processed log): it is then read as is."""
+    k = np.arange(len(t_raw))
+    return bool(abs(t_raw[0]) <= 1e-9 and np.allclose(t_raw, k * dt, rtol=0.0, atol=1e-9 + 1e-12 * len(t_raw)))
+
+
+def resample(source: str, t_raw: np.ndarray, columns: Mapping[str, np.ndarray], dt: float = DEFAULT_DT
+             ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Resample columns recorded at ``t_raw`` [s] onto the uniform grid ``0, dt, …`` [s] as bam.process does.
+
+    Rhoban/bam ``bam/process.py`` (Duclusaud et al., Extended Friction Models for the Physics Simulation of
+    Servo Actuators): grid ``arange(0, t_last, dt)`` — from t = 0, not from the first timestamp, and ending
+    before the last timestamp; every column linearly interpolated between the two raw samples around each
+    grid time (``t_i < t <= t_{i+1}``), extrapolated linearly from the first two samples before the first
+    timestamp; ``torque_enable`` then thresholded at 0.5. A log already on that grid (a processed file) is
+    returned unchanged; see :func:`grid_origin` for timestamps that do not start near 0.
     """
     if not (math.isfinite(dt) and dt > 0):
         raise LogError(f"{source}: dt must be positive and finite, got {dt}")
     t_raw = np.asarray(t_raw, dtype=float)
     check_timestamps(source, t_raw)
-    for k, v in columns.items():
-        _check_finite(source, k, np.asarray(v, dtype=float))
-    rel = t_raw - t_raw[0]
-    n = int(math.floor(rel[-1] / dt + 1e-9)) + 1
-    t = np.arange(n) * dt
-    out: dict[str, np.ndarray] = {}
-    for k, v in columns.items():
-        v = np.asarray(v, dtype=float)
-        if k in hold:
-            idx = np.clip(np.searchsorted(rel, t + 1e-12, side="right") - 1, 0, len(rel) - 1)
-            out[k] = v[idx]
-        else:
-            out[k] = np.interp(t, rel, v)
+    cols = {k: np.asarray(v, dtype=float) for k, v in columns.items()}
+    for k, v in cols.items():
+        _check_finite(source, k, v)
+    if is_uniform_grid(t_raw, dt):
+        t, out = t_raw.copy(), {k: v.copy() for k, v in cols.items()}
+    else:
+        origin = grid_origin(t_raw)
+        t = np.arange(0.0, t_raw[-1] - origin, dt)
+        if len(t) < 2:
+            raise LogError(f"{source}: {t_raw[-1] - t_raw[0]:.4g} s of samples is shorter than two "
+                           f"{dt:g} s steps")
+        tq = t + origin
+        i = np.clip(np.searchsorted(t_raw, tq, side="left") - 1, 0, len(t_raw) - 2)
+        t1, t2 = t_raw[i], t_raw[i + 1]
+        out = {k: v[i] + (v[i + 1] - v[i]) * (tq - t1) / (t2 - t1) for k, v in cols.items()}
     if "torque_enable" in out:
         out["torque_enable"] = (out["torque_enable"] > 0.5).astype(float)
     return t, out
 
 
 def log_from_columns(source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarray], meta: Mapping[str, Any],
-                     dt: float = DEFAULT_DT, hold: Sequence[str] = ()) -> ServoLog:
+                     dt: float = DEFAULT_DT) -> ServoLog:
     """Build a :class:`ServoLog` from raw columns + metadata (validated, resampled)."""
     cols = dict(cols)
     for key in ("position", "goal_position"):
@@ -135,7 +159,7 @@ def log_from_columns(source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarr
             else np.zeros(n)
     cols.setdefault("torque_enable", np.ones(n))
     cols.setdefault("input_volts", np.full(n, m["vin"]))
-    t, r = resample(source, t_raw, cols, dt, hold)
+    t, r = resample(source, t_raw, cols, dt)
     main = ("position", "speed", "goal_position", "torque_enable", "input_volts")
     extra = {k: v for k, v in r.items() if k not in main}
     return ServoLog(t=t, **{k: r[k] for k in main}, **m, source=source, extra=extra)
@@ -328,6 +352,38 @@ def read_logs(paths: Iterable[str | Path], dt: float = DEFAULT_DT, **options: An
     return [read_log(p, dt, **options) for p in find_logs(paths)]
 
 
+# --------------------------------------------------------------------------- identifiability
+MIN_DURATION = 0.5  # [s] shortest log identification accepts (bam's bench logs: 6 s)
+MIN_MOTION = 0.01  # [rad] smallest measured position range (≈ 7 counts of a 4096-count encoder)
+MIN_GOAL_RANGE = 1e-3  # [rad] smallest goal range: a constant goal does not excite the firmware law
+
+
+def degenerate_reason(log: ServoLog) -> str | None:
+    """Why ``log`` cannot inform an identification (too short, torque never on, constant goal, no motion),
+    or None when it can."""
+    duration = (len(log) - 1) * log.dt if len(log) > 1 else 0.0
+    if duration < MIN_DURATION:
+        return (f"too short: {len(log)} samples ({duration:.3g} s at dt {log.dt:g} s); identification needs "
+                f">= {MIN_DURATION:g} s")
+    if not (log.torque_enable > 0.5).any():
+        return "torque never on (torque_enable is 0 throughout)"
+    goal_range = float(np.ptp(log.goal_position))
+    if goal_range < MIN_GOAL_RANGE:
+        return f"constant goal (range {goal_range:.3g} rad < {MIN_GOAL_RANGE:g} rad): the firmware law is not excited"
+    motion = float(np.ptp(log.position))
+    if motion < MIN_MOTION:
+        return f"no motion (measured position range {motion:.3g} rad < {MIN_MOTION:g} rad)"
+    return None
+
+
+def check_identifiable(logs: Sequence[ServoLog]) -> None:
+    """Raise :class:`LogError` naming the first log :func:`degenerate_reason` refuses."""
+    for lg in logs:
+        reason = degenerate_reason(lg)
+        if reason:
+            raise LogError(f"{lg.source}: {reason}")
+
+
 # --------------------------------------------------------------------------- padded batch
 class LogBatch(NamedTuple):
     """Logs stacked along axis 1 and padded to the longest (mask 0 on padding): arrays (T, L)."""
@@ -373,4 +429,5 @@ def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
 
 
 __all__ = ["ServoLog", "LogError", "LogBatch", "read_bam_json", "write_bam_json", "read_csv", "write_csv",
-           "read_log", "read_logs", "find_logs", "stack_logs", "resample", "log_from_columns", "DEFAULT_DT"]
+           "read_log", "read_logs", "find_logs", "stack_logs", "resample", "log_from_columns", "DEFAULT_DT",
+           "degenerate_reason", "check_identifiable"]

@@ -2,6 +2,7 @@
 validation MAE per friction model (like seed 004 Fig. 5)."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Mapping
 
@@ -75,8 +76,12 @@ def plot_model_mae(results: Mapping[str, object], path: str | Path, title: str =
     """Bar chart of train and validation MAE [mrad] per model (seed 004 Fig. 5)."""
     plt = _plt()
     models = list(results)
-    val = np.array([getattr(results[m], "validation_mae") for m in models]) * 1e3
-    train = np.array([getattr(results[m], "train_mae") for m in models]) * 1e3
+    def mrad(m: str, key: str) -> float:  # None (no validation logs) → not drawn
+        v = getattr(results[m], key)
+        return math.nan if v is None else float(v) * 1e3
+
+    val = np.array([mrad(m, "validation_mae") for m in models])
+    train = np.array([mrad(m, "train_mae") for m in models])
     x = np.arange(len(models))
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.bar(x - 0.2, train, 0.4, label="train", color="0.7")

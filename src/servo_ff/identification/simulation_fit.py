@@ -1,30 +1,33 @@
-"""Simulation-MAE identification of the friction models M1–M6 plus kt, R and armature (seed 004 §V).
+"""Simulation-MAE identification of the friction models M1–M6 plus kt, R, armature and q_offset (Duclusaud et
+al., Extended Friction Models for the Physics Simulation of Servo Actuators, §V; seed 004).
 
-The cost of a parameter set is the mean absolute error between the simulated (Algorithm 1, firmware P law
+The cost of a parameter set is the mean absolute error between the simulated (Algorithm 1, firmware law
 driven by the logged goal and torque enable) and the recorded position, averaged per log and then over the
-logs (as bam). CMA-ES (the ``cmaes`` library, ask/tell) searches the box of bam's bounds in normalised
-coordinates; each generation — the whole population × every training log — is ONE batched
-:func:`~servo_ff.models.stepper.rollout` call on a packed parameter array shaped (pop, logs, N_PACKED).
-Logs of different lengths are padded and masked. A fit never returns a non-finite parameter.
+logs (as bam). CMA-ES (the ``cmaes`` library, ask/tell) with IPOP restarts searches the box of
+:data:`SEARCH_BOUNDS` / :data:`FRICTION_BOUNDS` (bam's bounds, each row citing its source) in normalised
+coordinates; each generation — the whole population × every training log — is one batched
+:func:`~servo_ff.models.stepper.rollout` call (chunked for large populations) on a packed parameter array
+shaped (pop, logs, N_PACKED). Logs of different lengths are padded and masked. A fit never returns a
+non-finite parameter, and a missing validation MAE is None, never NaN.
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from ..models.params import (FIRMWARE_LAWS, MODEL_FRICTION_KEYS, MODEL_NAMES, P_ALPHA, P_ARM, P_KC, P_KCS, P_KE,
-                             P_KEQ, P_KES, P_KM, P_KMQ, P_KMS, P_KP, P_KT, P_KV, P_R, P_VIN, P_VS, ActuatorParams,
-                             FirmwareLaw, ParameterError)
+                             P_KEQ, P_KES, P_KM, P_KMQ, P_KMS, P_KP, P_KT, P_KV, P_QOFF, P_R, P_VIN, P_VS,
+                             ActuatorParams, FirmwareLaw, ParameterError)
 from ..models.stepper import PendulumLoad, rollout
-from .logs import LogBatch, ServoLog, stack_logs
+from .logs import LogBatch, LogError, ServoLog, stack_logs
 
-#: Packed indices each bam key writes (M3/M4's symmetric load terms fill the motor and external slots).
+#: Packed indices each searched key writes (M3/M4's symmetric load terms fill the motor and external slots).
 KEY_INDICES: dict[str, tuple[int, ...]] = {
-    "kt": (P_KT,), "R": (P_R,), "armature": (P_ARM,),
+    "kt": (P_KT,), "R": (P_R,), "armature": (P_ARM,), "q_offset": (P_QOFF,),
     "friction_base": (P_KC,), "friction_viscous": (P_KV,), "friction_stribeck": (P_KCS,),
     "load_friction_base": (P_KM, P_KE), "load_friction_stribeck": (P_KMS, P_KES),
     "load_friction_motor": (P_KM,), "load_friction_external": (P_KE,),
@@ -33,59 +36,128 @@ KEY_INDICES: dict[str, tuple[int, ...]] = {
     "dtheta_stribeck": (P_VS,), "alpha": (P_ALPHA,),
 }
 
-#: bam's search bounds for the friction keys (Rhoban/bam bam/model.py; notes/modelling-anchors.md).
-FRICTION_BOUNDS: dict[str, tuple[float, float]] = {
-    "friction_base": (0.0, 0.2), "friction_stribeck": (0.0, 0.2), "friction_viscous": (0.0, 1.0),
-    "load_friction_base": (0.0, 0.5), "load_friction_motor": (0.0, 0.5), "load_friction_external": (0.0, 0.5),
-    "load_friction_stribeck": (0.0, 1.0), "load_friction_motor_stribeck": (0.0, 1.0),
-    "load_friction_external_stribeck": (0.0, 1.0),
-    "load_friction_motor_quad": (0.0, 0.01), "load_friction_external_quad": (0.0, 0.01),
-    "dtheta_stribeck": (0.01, 5.0), "alpha": (0.5, 10.0),
+_BAM = "Rhoban/bam @1b5a1ce"
+#: Friction search bounds, key → (low, high, source), shared by every actuator. bam's values are those of
+#: ``bam/model.py`` (Model.set_actuator: max_friction_base 0.2, max_load_friction 0.5, viscous 1.0).
+FRICTION_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "friction_base": (0.0, 0.2, f"{_BAM} bam/model.py"),
+    "friction_stribeck": (0.0, 0.2, f"{_BAM} bam/model.py"),
+    "friction_viscous": (0.0, 1.0, f"{_BAM} bam/model.py"),
+    "load_friction_base": (0.0, 0.5, f"{_BAM} bam/model.py (max_load_friction; XL320: 1.0)"),
+    "load_friction_motor": (0.0, 0.5, f"{_BAM} bam/model.py (max_load_friction; XL320: 1.0)"),
+    "load_friction_external": (0.0, 0.5, f"{_BAM} bam/model.py (max_load_friction; XL320: 1.0)"),
+    "load_friction_stribeck": (0.0, 1.0, f"{_BAM} bam/model.py"),
+    "load_friction_motor_stribeck": (0.0, 1.0, f"{_BAM} bam/model.py"),
+    "load_friction_external_stribeck": (0.0, 1.0, f"{_BAM} bam/model.py"),
+    "load_friction_motor_quad": (0.0, 0.01, f"{_BAM} bam/model.py"),
+    "load_friction_external_quad": (0.0, 0.01, f"{_BAM} bam/model.py"),
+    "dtheta_stribeck": (0.01, 5.0, f"wider than {_BAM} bam/model.py (0.1, 3.0): bam's published xl330 m2 "
+                                   "(4.17) and m5 (3.19) files lie above it"),
+    "alpha": (0.5, 10.0, f"wider than {_BAM} bam/model.py (1.0, 10.0): bam's published mx64 m6 (0.84) and "
+                         "xl330 m4 (0.76) files lie below it"),
+}
+#: Load-dependent friction keys whose upper bound is the actuator's ``max_load_friction``.
+LOAD_FRICTION_KEYS = ("load_friction_base", "load_friction_motor", "load_friction_external")
+#: bam/model.py: Model.set_actuator creates q_offset = Parameter(0, -0.1, 0.1) for every actuator [rad].
+BAM_Q_OFFSET_BOUNDS = (-0.1, 0.1)
+#: Actuators without a row are searched in [ref/factor, ref·factor] around a reference parameter set.
+REFERENCE_BOUNDS_FACTOR = 4.0
+
+
+class BoundsRow(NamedTuple):
+    """Search box of one actuator (output-side SI units) and where it comes from."""
+
+    kt: tuple[float, float]  # [N·m/A]
+    R: tuple[float, float]  # [Ω]
+    armature: tuple[float, float]  # [kg·m²]
+    source: str
+    q_offset: tuple[float, float] = BAM_Q_OFFSET_BOUNDS  # [rad]
+    max_load_friction: float = 0.5  # upper bound of the load-dependent friction coefficients [-]
+
+
+_MX = BoundsRow((1.0, 3.0), (1.0, 5.0), (0.001, 0.05),
+                f"{_BAM} bam/dynamixel/actuator.py MXActuator.initialize; q_offset bam/model.py")
+#: One row per actuator with published bounds. Actuators without a row are searched around a reference
+#: parameter set (``--params``, or the actuator's preset): kt, R, armature in [ref/4, 4·ref].
+SEARCH_BOUNDS: dict[str, BoundsRow] = {
+    "mx64": _MX,
+    "mx106": _MX,
+    "xl320": BoundsRow((0.25, 1.5), (3.0, 40.0), (0.0001, 0.01),
+                       f"{_BAM} bam/dynamixel/actuator.py XL320Actuator.initialize (max_load_friction 1.0); "
+                       "q_offset bam/model.py", max_load_friction=1.0),
+    "xl330": BoundsRow((0.1, 3.0), (2.0, 5.0), (0.0001, 0.05),
+                       f"{_BAM} bam/dynamixel/actuator.py XL330Actuator.initialize; q_offset bam/model.py"),
+    "sts3215": BoundsRow((0.05, 2.5), (0.1, 10.0), (0.00001, 0.04),
+                         f"{_BAM} bam/feetech/actuator.py STS3215Actuator.initialize, q_offset (-0.2, 0.2) "
+                         "included (bam's Model.set_actuator re-creates it at (-0.1, 0.1) afterwards); bam also "
+                         "fits error_gain_ratio and max_velocity there, held at the firmware row here",
+                         q_offset=(-0.2, 0.2)),
 }
 
-#: kt [N·m/A], R [Ω], armature [kg·m²] bounds per actuator (bam's actuator classes).
-MOTOR_BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
-    "mx64": {"kt": (1.0, 3.0), "R": (1.0, 5.0), "armature": (0.001, 0.05)},
-    "mx106": {"kt": (1.0, 3.0), "R": (1.0, 5.0), "armature": (0.001, 0.05)},
-    "xl320": {"kt": (0.25, 1.5), "R": (3.0, 40.0), "armature": (0.0001, 0.01)},
-    "xl330": {"kt": (0.25, 1.5), "R": (3.0, 40.0), "armature": (0.0001, 0.01)},
-}
+
+def bounds_row(actuator: str, reference: ActuatorParams | None = None) -> BoundsRow:
+    """The actuator's :data:`SEARCH_BOUNDS` row, else one built around ``reference`` (or the actuator's preset)."""
+    if actuator in SEARCH_BOUNDS:
+        return SEARCH_BOUNDS[actuator]
+    if reference is None:
+        from ..models.presets import SERVO_NAMES, preset
+
+        if actuator in SERVO_NAMES:
+            reference = preset(actuator, "m1")
+    if reference is None:
+        raise ParameterError(f"no kt/R/armature bounds for actuator {actuator!r} (known: "
+                             f"{', '.join(SEARCH_BOUNDS)}); pass a reference parameter set (--params FILE)")
+    f = REFERENCE_BOUNDS_FACTOR
+    box = {k: (getattr(reference, k) / f, getattr(reference, k) * f) for k in ("kt", "R", "armature")}
+    if box["armature"][1] <= 0:
+        raise ParameterError(f"reference for {actuator!r} has armature 0: no armature bounds can be built from it")
+    q = max(BAM_Q_OFFSET_BOUNDS[1], 2 * abs(reference.q_offset))
+    return BoundsRow(box["kt"], box["R"], box["armature"],
+                     f"reference parameter set ({reference.actuator} {reference.model}) ×/÷ {f:g}; friction and "
+                     "q_offset as bam/model.py", q_offset=(-q, q))
 
 
-def search_space(model: str, actuator: str, reference: ActuatorParams | None = None
+def search_space(model: str, actuator: str, reference: ActuatorParams | None = None, fit_q_offset: bool = False
                  ) -> list[tuple[str, float, float]]:
-    """(key, low, high) for kt, R, armature and the model's friction keys.
+    """(key, low, high) for kt, R, armature, the model's friction keys and (``fit_q_offset``) q_offset [rad].
 
-    Actuators without published bounds get [ref/4, 4·ref] around a ``reference`` parameter set (a preset).
+    Bounds: :data:`SEARCH_BOUNDS` / :func:`bounds_row` for the motor keys and :data:`FRICTION_BOUNDS` for the
+    friction keys; a ``reference`` whose friction value exceeds a bound widens that bound to twice the value.
     """
     if model not in MODEL_NAMES:
         raise ParameterError(f"unknown friction model {model!r}; valid models: {', '.join(MODEL_NAMES)}")
-    if actuator in MOTOR_BOUNDS:
-        motor = MOTOR_BOUNDS[actuator]
-    elif reference is not None:
-        motor = {k: (getattr(reference, k) / 4, getattr(reference, k) * 4) for k in ("kt", "R", "armature")}
-    else:
-        raise ParameterError(f"no kt/R/armature bounds for actuator {actuator!r} (known: "
-                             f"{', '.join(MOTOR_BOUNDS)}); pass a reference parameter set")
-    return [(k, *motor[k]) for k in ("kt", "R", "armature")] + \
-           [(k, *FRICTION_BOUNDS[k]) for k in MODEL_FRICTION_KEYS[model]]
+    row = bounds_row(actuator, reference)
+    out = [("kt", *row.kt), ("R", *row.R), ("armature", *row.armature)]
+    for k in MODEL_FRICTION_KEYS[model]:
+        lo, hi, _ = FRICTION_BOUNDS[k]
+        if k in LOAD_FRICTION_KEYS:
+            hi = row.max_load_friction
+        if reference is not None and k in reference.friction and reference.friction[k] > hi:
+            hi = 2 * reference.friction[k]
+        out.append((k, lo, hi))
+    if fit_q_offset:
+        out.append(("q_offset", *row.q_offset))
+    return out
 
 
 def params_from_vector(model: str, actuator: str, firmware: FirmwareLaw, keys: Sequence[str],
                        values: np.ndarray) -> ActuatorParams:
-    """An :class:`ActuatorParams` from a vector of searched values (refuses non-finite values)."""
+    """An :class:`ActuatorParams` from a vector of searched values (refuses non-finite values).
+
+    ``q_offset`` [rad] is optional among ``keys`` (0 when absent)."""
     values = np.asarray(values, float)
     if not np.isfinite(values).all():
         bad = [k for k, v in zip(keys, values) if not math.isfinite(v)]
         raise ParameterError(f"non-finite fitted parameter(s): {', '.join(bad)}")
     d = dict(zip(keys, map(float, values)))
     return ActuatorParams(actuator=actuator, model=model, kt=d.pop("kt"), R=d.pop("R"),
-                          armature=d.pop("armature"), friction=d, firmware=firmware)
+                          armature=d.pop("armature"), q_offset=d.pop("q_offset", 0.0), friction=d,
+                          firmware=firmware)
 
 
 def pack_candidates(base: np.ndarray, keys: Sequence[str], values: np.ndarray, batch: LogBatch) -> np.ndarray:
     """Packed parameters (pop, logs, N_PACKED): copies of ``base`` with the candidate ``values`` (pop, k)
-    written at their ``P_*`` indices and each log's firmware kp / supply voltage."""
+    written at their ``P_*`` indices and each log's firmware kp / supply voltage [V]."""
     values = np.atleast_2d(values)
     n_pop, n_logs = values.shape[0], batch.kp.shape[0]
     p = np.broadcast_to(base, (n_pop, n_logs, base.shape[-1])).copy()
@@ -98,7 +170,7 @@ def pack_candidates(base: np.ndarray, keys: Sequence[str], values: np.ndarray, b
 
 
 def simulate_batch(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
-    """Simulated θ (T, pop, logs) for every candidate on every log, in one batched rollout."""
+    """Simulated θ [rad] (T, pop, logs) for every candidate on every log, in one batched rollout."""
     n_pop = packed.shape[0]
     load = PendulumLoad(mass=batch.mass, length=batch.length, arm_mass=batch.arm_mass)
     theta0 = np.broadcast_to(batch.position[0], (n_pop, batch.position.shape[1]))
@@ -117,16 +189,18 @@ def mae_per_log(theta: np.ndarray, batch: LogBatch) -> np.ndarray:
     return np.where(np.isfinite(mae), mae, np.inf)
 
 
-def population_mae(packed: np.ndarray, batch: LogBatch, engine: str = "rollout") -> np.ndarray:
-    """MAE (pop, logs) of packed candidates (pop, logs, N_PACKED): ``engine="rollout"`` = one batched
-    :func:`rollout` call; ``"fused"`` = :func:`.mae_kernel.mae_fused` (same step, errors summed in-kernel)."""
-    if engine == "rollout":
-        return mae_per_log(simulate_batch(packed, batch), batch)
-    if engine == "fused":
-        from .mae_kernel import mae_fused
+#: Largest simulated-θ array (T × candidates × logs values) one rollout call produces; larger populations
+#: are evaluated in chunks (IPOP restarts grow the population).
+MAX_CHUNK_VALUES = 4_000_000
 
-        return mae_fused(packed, batch)
-    raise ValueError(f"engine must be 'rollout' or 'fused', got {engine!r}")
+
+def population_mae(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
+    """MAE [rad] (pop, logs) of packed candidates (pop, logs, N_PACKED): batched :func:`rollout` calls of
+    at most :data:`MAX_CHUNK_VALUES` simulated samples each."""
+    n_pop = packed.shape[0]
+    per = max(1, MAX_CHUNK_VALUES // max(1, batch.position.size))
+    return np.concatenate([mae_per_log(simulate_batch(packed[i:i + per], batch), batch)
+                           for i in range(0, n_pop, per)])
 
 
 def evaluate(params: ActuatorParams | np.ndarray, logs: Sequence[ServoLog] | LogBatch) -> float:
@@ -141,11 +215,17 @@ def evaluate(params: ActuatorParams | np.ndarray, logs: Sequence[ServoLog] | Log
 class FitResult:
     params: ActuatorParams
     train_mae: float  # [rad]
-    validation_mae: float  # [rad], nan without validation logs
+    validation_mae: float | None  # [rad]; None without validation logs (never NaN)
     evaluations: int
     generations: int
     seconds: float
-    history: list[float] = field(default_factory=list)  # best training MAE per generation
+    history: list[float] = field(default_factory=list)  # best training MAE [rad] per generation
+    start_mae: float | None = None  # [rad] training MAE of the warm start (None: cold start)
+    runs: list[dict] = field(default_factory=list)  # per CMA-ES run: population, evaluations, best_mae, stop
+    stop: str = ""  # why the search ended: "budget", "restarts" or "converged" (restarts stopped improving)
+    at_bound: list[str] = field(default_factory=list)  # "key (low|high)": searched keys within 0.1 % of an edge
+    train_logs: list[str] = field(default_factory=list)
+    validation_logs: list[str] = field(default_factory=list)
 
 
 def split_logs(logs: Sequence[ServoLog], validation_fraction: float = 0.25, seed: int = 0
@@ -163,110 +243,204 @@ def split_logs(logs: Sequence[ServoLog], validation_fraction: float = 0.25, seed
     return [lg for i, lg in enumerate(logs) if i not in val_idx], [logs[i] for i in sorted(val_idx)]
 
 
+#: CMA-ES step sizes. The simulation MAE is sharp around its optimum (1 % of bam's viscous box doubles it), so a
+#: warm start searches each key it sets within ~WARM_REL of its value (at least WARM_FLOOR of the box); the
+#: extra terms of a nested model start just inside the box (EXTRA_START) with step EXTRA_STEP, not pinned at 0;
+#: a cold start searches the whole box (SIGMA_COLD); restarts search around the incumbent with RESTART_REL.
+SIGMA_COLD = 0.25  # normalised (box = [0, 1])
+WARM_REL, WARM_FLOOR = 0.05, 0.002
+RESTART_REL, RESTART_FLOOR = 0.2, 0.01
+EXTRA_START, EXTRA_STEP = 0.05, 0.1  # normalised
+_CENTRED = ("dtheta_stribeck", "alpha", "q_offset")  # no natural zero: without a warm value they start mid-box
+
+
+def relative_steps(x: np.ndarray, lo: np.ndarray, span: np.ndarray, rel: float, floor: float) -> np.ndarray:
+    """Normalised per-key steps: ``rel`` × |value| (SI), at least ``floor`` of the box, at most half of it."""
+    return np.clip(np.maximum(rel * np.abs(lo + x * span), floor * span) / span, 0.0, 0.5)
+
+
+def _start(keys: Sequence[str], lo: np.ndarray, span: np.ndarray, x0: Mapping[str, float] | None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalised (warm-start point, CMA-ES mean, per-key step) for ``keys``.
+
+    Cold start: mid-box, step :data:`SIGMA_COLD`. Warm start: the keys ``x0`` gives start there with
+    :func:`relative_steps` (``WARM_REL``); the extra terms are evaluated at 0 (the nested model's optimum) in the
+    warm-start point, but the search mean puts them at :data:`EXTRA_START` with step :data:`EXTRA_STEP`."""
+    n = len(keys)
+    if not x0:
+        return np.full(n, 0.5), np.full(n, 0.5), np.full(n, SIGMA_COLD)
+    point, mean, step = np.full(n, 0.5), np.full(n, 0.5), np.full(n, SIGMA_COLD)
+    warm = np.zeros(n, bool)
+    for j, k in enumerate(keys):
+        if k in x0 and math.isfinite(x0[k]):
+            point[j] = mean[j] = np.clip((x0[k] - lo[j]) / span[j], 0.0, 1.0)
+            warm[j] = True
+        elif k not in _CENTRED:
+            point[j], mean[j], step[j] = 0.0, EXTRA_START, EXTRA_STEP
+    step[warm] = relative_steps(point, lo, span, WARM_REL, WARM_FLOOR)[warm]
+    return point, mean, step
+
+
 def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: FirmwareLaw | None = None,
               validation: Sequence[ServoLog] = (), max_evals: int = 4000, population: int | None = None,
-              sigma: float | None = None, seed: int = 0, x0: Mapping[str, float] | None = None,
-              reference: ActuatorParams | None = None, patience: int = 30, tol: float = 1e-3,
-              min_generations: int = 100,
-              progress: bool = True, fixed: Mapping[str, float] | None = None, engine: str = "rollout"
+              seed: int = 0, x0: Mapping[str, float] | Sequence[Mapping[str, float]] | None = None,
+              reference: ActuatorParams | None = None,
+              patience: int = 30, tol: float = 1e-3, restarts: int | None = None, stall_restarts: int = 2,
+              fit_q_offset: bool = True, progress: bool = True, fixed: Mapping[str, float] | None = None
               ) -> FitResult:
-    """Fit ``model`` (+ kt, R, armature) to ``train`` logs by CMA-ES on the simulation MAE.
+    """Fit ``model`` (+ kt, R, armature, and q_offset when ``fit_q_offset``) to ``train`` by CMA-ES on the
+    simulation MAE (Duclusaud et al., Extended Friction Models for the Physics Simulation of Servo Actuators,
+    §V), with IPOP restarts (Auger and Hansen, A Restart CMA Evolution Strategy With Increasing Population Size).
 
-    ``x0``: starting values for any searched key (others start mid-box, or at 0 for a warm start, whose
-    ``sigma`` defaults to 0.1 instead of 0.25 of the normalised box); ``fixed``: keys held constant.
-    Stops after ``max_evals`` candidate evaluations, when CMA-ES reports convergence, or when the best MAE
-    improved by less than ``tol`` (relative) over ``patience`` generations (after ``min_generations``).
-    ``engine``: see :func:`population_mae` (both evaluate the whole population × all logs in one call).
+    ``x0``: a warm start (values for any searched key), or several (e.g. one per nested model already fitted):
+    each is evaluated and the best one starts the search (:func:`_start`); without one the search starts
+    mid-box. A run ends when CMA-ES reports convergence or when its best MAE improved by less than ``tol``
+    (relative) over ``patience`` generations; the next run restarts from the best point so far with a population
+    twice as large and per-key steps :data:`RESTART_REL` of the values. The search ends when ``max_evals``
+    candidate evaluations are spent (the last run shrinks its population to the budget left), after ``restarts``
+    restarts (None: no limit), or when converged: ``stall_restarts`` restarts in a row improved the best MAE by
+    less than ``tol`` (relative; 0: never stop before the budget). The warm starts are evaluated first
+    (outside the budget), so the result is never worse than them. ``fixed``: keys held constant.
     """
     from cmaes import CMA
     from tqdm.auto import tqdm
 
     if not train:
         raise ValueError("no training logs")
+    if patience < 1:
+        raise ValueError(f"patience must be >= 1 generation, got {patience}")
+    if restarts is not None and restarts < 0:
+        raise ValueError(f"restarts must be >= 0, got {restarts}")
+    if stall_restarts < 0:
+        raise ValueError(f"stall_restarts must be >= 0, got {stall_restarts}")
     fw = firmware or FIRMWARE_LAWS.get(actuator)
     if fw is None:
         raise ParameterError(f"no firmware law for actuator {actuator!r}; pass firmware=")
     fixed = dict(fixed or {})
-    space = [s for s in search_space(model, actuator, reference) if s[0] not in fixed]
+    full = search_space(model, actuator, reference, fit_q_offset)
+    if not fit_q_offset:
+        full.append(("q_offset", fixed.get("q_offset", 0.0), fixed.get("q_offset", 0.0)))
+        fixed.setdefault("q_offset", 0.0)
+    space = [s for s in full if s[0] not in fixed]
     keys = [s[0] for s in space]
     lo = np.array([s[1] for s in space])
-    hi = np.array([s[2] for s in space])
-    span = hi - lo
+    span = np.array([s[2] for s in space]) - lo
     batch = stack_logs(train)
-    # base packed vector: a valid parameter set of this model (mid-box), fixed keys applied
-    mid = {k: (a + b) / 2 for k, a, b in search_space(model, actuator, reference)}
+    mid = {k: (a + b) / 2 for k, a, b in full}
     mid.update(fixed)
-    base_params = params_from_vector(model, actuator, fw, list(mid), np.array(list(mid.values())))
-    base = base_params.packed()
-    start = np.full(len(keys), 0.5)
-    for j, k in enumerate(keys):
-        if x0 and k in x0 and math.isfinite(x0[k]):
-            start[j] = np.clip((x0[k] - lo[j]) / span[j], 1e-9, 1 - 1e-9)
-        elif x0 and k not in ("dtheta_stribeck", "alpha"):  # warm start: the extra terms start at 0
-            start[j] = 1e-9
-    if x0 and sigma is None:
-        sigma = 0.1  # a warm start sits near the optimum: search locally first
-    sigma = 0.25 if sigma is None else sigma
-    opt = CMA(mean=start, sigma=sigma, bounds=np.tile([0.0, 1.0], (len(keys), 1)), seed=seed,
-              population_size=population)
-    if max_evals < opt.population_size:
-        raise ValueError(f"max_evals={max_evals} is below one CMA-ES generation ({opt.population_size} candidates)")
-    best_x, best_f = lo + start * span, math.inf
+    base = params_from_vector(model, actuator, fw, list(mid), np.array(list(mid.values()))).packed()
+    pop0 = population or 4 + int(3 * math.log(max(len(keys), 1)))
+    if max_evals < pop0:
+        raise ValueError(f"max_evals={max_evals} is below one CMA-ES generation ({pop0} candidates)")
+
+    def cost(u: np.ndarray) -> np.ndarray:
+        f = population_mae(pack_candidates(base, keys, lo + u * span, batch), batch).mean(axis=1)
+        return np.where(np.isfinite(f), f, np.inf)
+
+    starts = [x0] if isinstance(x0, Mapping) else [x for x in (x0 or ()) if x]
+    candidates = [_start(keys, lo, span, x) for x in starts] or [_start(keys, lo, span, None)]
+    f0 = cost(np.array([c[0] for c in candidates]))
+    i0 = int(np.argmin(f0))
+    point, mean, step = candidates[i0]
+    best_f, best_u = float(f0[i0]), point.copy()
+    start_mae = best_f if starts else None
     history: list[float] = []
-    evals = gens = 0
+    runs: list[dict] = []
+    evals = gens = stalls = 0
+    stop = "budget"
     t0 = time.perf_counter()
     bar = tqdm(total=max_evals, desc=f"identify {model}", unit="eval", disable=not progress, leave=False)
     try:
-        while evals + opt.population_size <= max_evals:
-            xs = np.array([opt.ask() for _ in range(opt.population_size)])
-            values = lo + xs * span
-            if gens == 0:  # the starting point rides along in the first batch (never worse than a warm start)
-                values = np.vstack([values, lo + start * span])
-            f = population_mae(pack_candidates(base, keys, values, batch), batch, engine).mean(axis=1)
-            f_tell = np.where(np.isfinite(f), f, 1e3)
-            opt.tell(list(zip(xs, f_tell[: len(xs)])))
-            i = int(np.argmin(f))
-            if f[i] < best_f and np.isfinite(values[i]).all():
-                best_f, best_x = float(f[i]), values[i].copy()
-            evals += len(xs)
-            gens += 1
-            history.append(best_f)
-            bar.update(len(xs))
-            bar.set_postfix(best_mae=f"{best_f:.5f}")
-            if opt.should_stop():
+        while True:
+            k = len(runs)
+            pop = min(pop0 * 2 ** k, max_evals - evals)
+            if pop < max(pop0, 2):
+                break  # budget spent
+            if restarts is not None and k > restarts:
+                stop = "restarts"
                 break
-            if gens > max(patience, min_generations) and history[-patience - 1] - best_f <= tol * best_f:
+            if stall_restarts and stalls >= stall_restarts:
+                stop = "converged"
                 break
+            before = best_f
+            if k:
+                mean, step = best_u.copy(), relative_steps(best_u, lo, span, RESTART_REL, RESTART_FLOOR)
+            sigma = float(step.max())
+            opt = CMA(mean=mean, sigma=sigma, cov=np.diag((step / sigma) ** 2),
+                      bounds=np.tile([0.0, 1.0], (len(keys), 1)), seed=seed + k, population_size=pop)
+            run_best, run_hist, reason = math.inf, [], "budget"
+            while evals + pop <= max_evals:
+                us = np.array([opt.ask() for _ in range(pop)])
+                f = cost(us)
+                opt.tell(list(zip(us, np.where(np.isfinite(f), f, 1e3))))
+                i = int(np.argmin(f))
+                run_best = min(run_best, float(f[i]))
+                if f[i] < best_f:
+                    best_f, best_u = float(f[i]), us[i].copy()
+                evals += pop
+                gens += 1
+                history.append(best_f)
+                run_hist.append(run_best)
+                bar.update(pop)
+                bar.set_postfix(best_mae=f"{best_f:.5f}", run=k)
+                if opt.should_stop():
+                    reason = "converged"
+                    break
+                if len(run_hist) > patience and run_hist[-patience - 1] - run_best <= tol * run_best:
+                    reason = "patience"
+                    break
+            runs.append({"population": pop, "generations": len(run_hist), "evaluations": pop * len(run_hist),
+                         "best_mae": run_best if math.isfinite(run_best) else None, "stop": reason})
+            if k:  # a restart that did not improve the best by tol counts towards convergence
+                stalls = stalls + 1 if before - best_f <= tol * best_f else 0
     finally:
         bar.close()
-    values = dict(zip(keys, best_x))
+    values = dict(zip(keys, lo + best_u * span))
     values.update(fixed)
-    order = [k for k, *_ in search_space(model, actuator, reference)]
+    order = [k for k, *_ in full]
     params = params_from_vector(model, actuator, fw, order, np.array([values[k] for k in order]))
-    val = evaluate(params, validation) if validation else math.nan
+    edge = [f"{k} ({'low' if u < 0.5 else 'high'})" for k, u in zip(keys, best_u) if min(u, 1 - u) < 1e-3]
     train_mae = evaluate(params, batch)
-    return FitResult(params, train_mae, val, evals, gens, time.perf_counter() - t0, history)
+    val = evaluate(params, validation) if validation else None
+    return FitResult(params, train_mae, val, evals, gens, time.perf_counter() - t0, history, start_mae, runs,
+                     stop, edge, [lg.source for lg in train], [lg.source for lg in validation])
+
+
+NESTED: dict[str, tuple[str, ...]] = {"m2": ("m1",), "m3": ("m1",), "m4": ("m3", "m2", "m1"),
+                                     "m5": ("m4", "m3", "m2", "m1"), "m6": ("m5", "m4", "m3", "m2", "m1")}
+
+
+def _warm_from(model: str, p: ActuatorParams) -> dict[str, float]:
+    """Values of ``model``'s keys taken from a fitted nested model ``p`` (its optimum is one of ``model``'s)."""
+    x0 = {"kt": p.kt, "R": p.R, "armature": p.armature, "q_offset": p.q_offset, **p.friction}
+    f = p.friction
+    if model in ("m5", "m6") and "load_friction_base" in f:  # symmetric load terms → directional ones
+        x0.update(load_friction_motor=f["load_friction_base"], load_friction_external=f["load_friction_base"])
+        if "load_friction_stribeck" in f:
+            x0.update(load_friction_motor_stribeck=f["load_friction_stribeck"],
+                      load_friction_external_stribeck=f["load_friction_stribeck"])
+    return x0
+
+
+def warm_starts(model: str, previous: Mapping[str, ActuatorParams]) -> list[dict[str, float]]:
+    """One warm start per already-fitted nested model of ``model`` (M1 ⊂ M2, M3 ⊂ M4 ⊂ M5 ⊂ M6; M2 ⊂ M4),
+    largest nested model first; :func:`fit_model` evaluates them all and starts from the best."""
+    return [_warm_from(model, previous[prev]) for prev in NESTED.get(model, ()) if prev in previous]
 
 
 def warm_start(model: str, previous: Mapping[str, ActuatorParams]) -> dict[str, float]:
-    """Starting values for ``model`` from already-fitted nested models (M1 ⊂ M2, M3 ⊂ M4 ⊂ M5 ⊂ M6)."""
-    nest = {"m2": ("m1",), "m3": ("m1",), "m4": ("m3", "m2", "m1"), "m5": ("m4", "m3", "m2", "m1"),
-            "m6": ("m5", "m4", "m3", "m2", "m1")}
-    x0: dict[str, float] = {}
-    for prev in nest.get(model, ()):
-        if prev in previous:
-            p = previous[prev]
-            x0.update({"kt": p.kt, "R": p.R, "armature": p.armature})
-            for k, v in p.friction.items():
-                x0.setdefault(k, v)
-            f = p.friction
-            if model in ("m5", "m6") and "load_friction_base" in f:  # symmetric load terms → directional ones
-                x0.update(load_friction_motor=f["load_friction_base"], load_friction_external=f["load_friction_base"])
-                if "load_friction_stribeck" in f:
-                    x0.update(load_friction_motor_stribeck=f["load_friction_stribeck"],
-                              load_friction_external_stribeck=f["load_friction_stribeck"])
-            break
-    return x0
+    """The warm start from the largest already-fitted nested model of ``model`` ({} when none)."""
+    starts = warm_starts(model, previous)
+    return starts[0] if starts else {}
+
+
+def check_split(logs: Sequence[ServoLog], validation_fraction: float) -> None:
+    """A train/validation split needs at least 2 logs (LogError naming the one log otherwise)."""
+    if not logs:
+        raise LogError("no logs given")
+    if validation_fraction > 0 and len(logs) < 2:
+        raise LogError(f"{logs[0].source}: a train/validation split needs at least 2 logs, got 1 "
+                       "(validation fraction 0 fits on this log alone)")
 
 
 def identify_models(logs: Sequence[ServoLog], models: Sequence[str] = MODEL_NAMES, actuator: str | None = None,
@@ -274,9 +448,11 @@ def identify_models(logs: Sequence[ServoLog], models: Sequence[str] = MODEL_NAME
                     max_evals: int = 4000, warm: bool = True, progress: bool = True,
                     reference: ActuatorParams | None = None,
                     callback: Callable[[str, FitResult], None] | None = None, **fit_options) -> dict[str, FitResult]:
-    """Fit every model in ``models`` on a 75/25 split of ``logs``; returns model → :class:`FitResult`."""
-    if not logs:
-        raise ValueError("no logs given")
+    """Fit every model in ``models`` on a 75/25 split of ``logs``; returns model → :class:`FitResult`.
+
+    Nested models start from the best of the nested fits (:func:`warm_starts`); ``fit_options`` go to
+    :func:`fit_model`."""
+    check_split(logs, validation_fraction)
     actuator = actuator or logs[0].motor
     if not actuator:
         raise ValueError("actuator unknown: the logs carry no 'motor' key; pass actuator=")
@@ -286,7 +462,7 @@ def identify_models(logs: Sequence[ServoLog], models: Sequence[str] = MODEL_NAME
     train, val = split_logs(logs, validation_fraction, seed)
     results: dict[str, FitResult] = {}
     for m in models:
-        x0 = warm_start(m, {k: r.params for k, r in results.items()}) if warm else None
+        x0 = warm_starts(m, {k: r.params for k, r in results.items()}) if warm else None
         results[m] = fit_model(train, m, actuator, firmware, val, max_evals=max_evals, seed=seed, x0=x0,
                                progress=progress, reference=reference, **fit_options)
         if callback:
@@ -294,6 +470,6 @@ def identify_models(logs: Sequence[ServoLog], models: Sequence[str] = MODEL_NAME
     return results
 
 
-__all__ = ["KEY_INDICES", "FRICTION_BOUNDS", "MOTOR_BOUNDS", "search_space", "pack_candidates", "simulate_batch",
-           "mae_per_log", "population_mae", "evaluate", "FitResult", "split_logs", "fit_model", "identify_models", "warm_start",
-           "params_from_vector"]
+__all__ = ["KEY_INDICES", "FRICTION_BOUNDS", "SEARCH_BOUNDS", "BoundsRow", "bounds_row", "search_space",
+           "pack_candidates", "simulate_batch", "mae_per_log", "population_mae", "evaluate", "FitResult", "split_logs",
+           "fit_model", "identify_models", "warm_start", "warm_starts", "params_from_vector", "check_split"]

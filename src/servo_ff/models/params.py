@@ -70,6 +70,14 @@ DTHETA_MAX = 100.0  # [rad/s] bam's Simulator.step clamp
 LAW_VOLTAGE, LAW_CURRENT = 0.0, 1.0
 
 
+def unknown_firmware_error(actuator: str, source: str) -> ParameterError:
+    """The error for an actuator without a firmware law: lists the known laws and how to give one."""
+    return ParameterError(f"{source}: actuator {actuator!r} has no known firmware law; known laws: "
+                          f"{', '.join(FIRMWARE_LAWS)}; or give one as a 'firmware' object in the file "
+                          "(control, vin, kp, error_gain, max_pwm, current_limit, goal_velocity_limit) "
+                          "or with --firmware")
+
+
 @dataclass(frozen=True)
 class ActuatorParams:
     """One servo's motor, friction and firmware parameters (SI units, validated, immutable)."""
@@ -175,10 +183,7 @@ class ActuatorParams:
         if firmware is None and data.get("firmware") is not None:
             firmware = firmware_from_mapping(data["firmware"], source)
         if firmware is None and actuator not in FIRMWARE_LAWS:
-            raise ParameterError(f"{source}: actuator {actuator!r} has no known firmware law; known laws: "
-                                 f"{', '.join(FIRMWARE_LAWS)}; or give one as a 'firmware' object in the file "
-                                 "(control, vin, kp, error_gain, max_pwm, current_limit, goal_velocity_limit) "
-                                 "or with --firmware")
+            raise unknown_firmware_error(actuator, source)
         fw = firmware or FIRMWARE_LAWS[actuator]
         friction = {}
         for k in MODEL_FRICTION_KEYS[model]:
