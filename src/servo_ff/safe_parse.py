@@ -126,6 +126,12 @@ def _loader_class(max_depth: int):
             finally:
                 self._depth -= 1
 
+        def construct_yaml_int(self, node):
+            if len(node.value) > _MAX_INT_DIGITS:  # never handed to int(): named by check_tree
+                return _HugeInt(len(node.value.lstrip("+-")))
+            return super().construct_yaml_int(node)
+
+    BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
     return BoundedLoader
 
 
