@@ -318,3 +318,28 @@ def test_rosbag_bad_messages_are_named(tmp_path, js, goal, meta, words):
     assert str(tmp_path / "bag") in str(e.value) and "\n" not in str(e.value)
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+# ------------------------------------------------------------------------------------------- bring-up YAML
+@pytest.mark.parametrize("text, words", [
+    (_billion_laughs(), ["extra.yaml", "anchor &a refused"]),
+    ("/**:\n  ros__parameters:\n    kp: [" + BIG_TEXT + "]\n", ["extra.yaml", "/**.ros__parameters.kp[0]",
+                                                              "too large"]),
+    ("- a\n- b\n", ["extra.yaml", "mappings at the top level"]),
+])
+def test_up_refuses_bad_params_file_before_starting_nodes(tmp_path, capsys, text, words):
+    (tmp_path / "extra.yaml").write_text(text)
+    assert main(["up", "sim", "--dry-run", "--params-file", str(tmp_path / "extra.yaml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err, err
+    for w in words:
+        assert w in err, (w, err)
+    (tmp_path / "ok.yaml").write_text("/**:\n  ros__parameters:\n    kp: [8.0]\n")
+    assert main(["up", "sim", "--dry-run", "--params-file", str(tmp_path / "ok.yaml")]) == 0
+
+
+def test_fit_on_a_too_short_log_is_one_line(tmp_path, capsys):
+    (tmp_path / "short.json").write_text(_bam_log())  # 5 samples at 5 ms
+    assert main(["fit", str(tmp_path / "short.json"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "short.json" in err and "at least 11" in err and "\n" not in err, err

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from scipy.signal import savgol_filter
 
-        from ..identification.logs import read_log
+        from ..identification.logs import LogError, read_log
 
         log = read_log(src, dt=args.dt)
         if log.torque_enable.min() < 0.5:
@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{src}: using the first {n} powered samples (torque disabled afterwards)")
         else:
             n = len(log)
+        if n < 11:  # the Savitzky-Golay window below
+            raise LogError(f"{src}: {n} powered sample(s) after resampling to {args.dt} s; the fit needs at least 11")
         dt = log.dt
         q = savgol_filter(log.position[:n], 11, 3)
         dq = savgol_filter(log.position[:n], 11, 3, deriv=1, delta=dt)
