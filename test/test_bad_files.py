@@ -208,7 +208,8 @@ def test_huge_integers_are_named_by_key_path_in_json_and_yaml(tmp_path):
 # ------------------------------------------------------------------------------------------- α files
 @pytest.mark.parametrize("name, text, words", [
     ("big.yaml", f"alpha: [{BIG_TEXT}, 1, 1, 1]\n", ["big.yaml", "alpha[0]: an integer of 401 digits", "too large"]),
-    ("big.json", '{"joints": {"a": [1, 1, 1, ' + BIG_TEXT + "]}}", ["big.json", "joints.a[3]: an integer of 401 digits"]),
+    ("big.json", '{"joints": {"a": [1, 1, 1, ' + BIG_TEXT + "]}}",
+     ["big.json", "joints.a[3]: an integer of 401 digits"]),
     ("neg.yaml", "alpha: [-1000000, 0, 0, 0]\n", ["neg.yaml", "default.alpha[0]", "admissible range (0, 100000]"]),
     ("zero.yaml", "alpha: [0, 1, 1, 1]\n", ["zero.yaml", "default.alpha[0]=0", "admissible range"]),
     ("negfric.yaml", "alpha: [10, 1, -0.5, 1]\n", ["negfric.yaml", "default.alpha[2]=-0.5", "[0, 100000]"]),
