@@ -18,7 +18,7 @@ from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
+from sensor_msgs.msg import BatteryState, JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from servo_ff.nodes.feedforward_node import FeedForwardNode  # noqa: E402
@@ -94,7 +94,11 @@ def _set_alpha(h, client, values):
 
 
 @pytest.mark.parametrize("value, word", [([math.nan, 1.0, 0.1, 0.1], "not finite"),
-                                         ([1.0, 2.0, 3.0], "4"), ([1.0, 2.0, math.inf, 0.0], "not finite")])
+                                         ([1.0, 2.0, 3.0], "4"), ([1.0, 2.0, math.inf, 0.0], "not finite"),
+                                         ([-1e6, 0.0, 0.0, 0.0], "below its minimum"),
+                                         ([0.0, 1.0, 1.0, 1.0], "alpha[0]=0 is outside its admissible range"),
+                                         ([10.0, 1.0, -0.5, 1.0], "[2]=-0.5 is below its minimum 0"),
+                                         ([1e9, 1.0, 1.0, 1.0], "above its maximum")])
 def test_alpha_parameters_refused(ros, value, word):
     h, sim, ff, client, states, desired = ros
     before = ff.ctrl.alpha.alpha.copy()
@@ -126,3 +130,59 @@ def test_bad_trajectories_rejected_previous_kept(ros):
         desired.publish(m)
     wait_for(lambda: ff.rejected - before >= 3, 5.0, "rejections")
     np.testing.assert_allclose(ff.traj.q[-1], [0.3, 0.2])
+
+
+# ------------------------------------------------------------------ issue 15: supply hold, desired-motion bounds
+def test_supply_below_the_fraction_of_nominal_is_refused_and_held(ros):
+    h, sim, ff, client, states, desired = ros
+    desired.publish(hold([0.3, 0.2]))
+    wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "a trajectory")
+    pub = client.create_publisher(BatteryState, "servo_supply", 10)
+    wait_for(lambda: pub.get_subscription_count(), 5.0, "servo_supply subscriber")
+    before = ff.rejected
+    suppressed = ff.throttle._suppressed.get("supply", 0)
+    low = []
+    for v in (0.01, 1e-6, 150.0):
+        pub.publish(BatteryState(voltage=v))
+    wait_for(lambda: ff.rejected - before >= 3, 5.0, "three supply readings refused")
+    for _ in range(20):  # across ticks: the controller never runs on a refused reading
+        low.append(ff.ctrl.u_bat)
+        time.sleep(0.01)
+    assert min(low) >= 0.5 * 15.0, low
+    # one warning, the other two counted by the throttle (warn_throttle 30 s)
+    assert ff.throttle._suppressed.get("supply", 0) >= suppressed + 2
+
+
+def test_desired_velocity_and_acceleration_beyond_the_joint_bounds_are_refused(ros):
+    h, sim, ff, client, states, desired = ros
+    desired.publish(hold([0.3, 0.2]))
+    wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "valid trajectory")
+    before = ff.rejected
+    fast = hold([0.4, 0.2])
+    fast.points[0].velocities = [1e300, 0.0]
+    jerk = hold([0.4, 0.2])
+    jerk.points[0].accelerations = [0.0, -5000.0]
+    for m in (fast, jerk):
+        desired.publish(m)
+    wait_for(lambda: ff.rejected - before >= 2, 5.0, "both refused")
+    np.testing.assert_allclose(ff.traj.q[-1], [0.3, 0.2])
+    ok = hold([0.35, 0.2])
+    ok.points[0].velocities = [8.0, 0.0]  # below pendulums2's URDF velocity limit (8.7 rad/s)
+    desired.publish(ok)
+    wait_for(lambda: np.allclose(ff.traj.q[-1], [0.35, 0.2]), 5.0, "a trajectory inside the bounds")
+    assert ff.bounds[2] == ["URDF velocity limit"] * 2
+
+
+def test_desired_motion_refusal_names_joint_and_bound():
+    from builtin_interfaces.msg import Duration as D
+
+    from servo_ff.nodes.feedforward_node import parse_trajectory
+
+    msg = JointTrajectory(joint_names=["b"], points=[JointTrajectoryPoint(positions=[0.0], velocities=[1e300],
+                                                                          time_from_start=D())])
+    bounds = (np.array([6.0, 9.0]), np.array([100.0, 100.0]), ["URDF velocity limit", "max_velocity"])
+    with pytest.raises(ValueError, match=r"point 0 velocity of b is 1e\+300 rad/s, beyond its bound 9 rad/s "
+                                         r"\(max_velocity\)"):
+        parse_trajectory(msg, {"a": 0, "b": 1}, 0.0, bounds)
+    msg.points[0].velocities = [8.0]
+    assert parse_trajectory(msg, {"a": 0, "b": 1}, 0.0, bounds).dq[0, 0] == 8.0

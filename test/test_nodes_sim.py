@@ -169,6 +169,13 @@ def _set(h, client, **values):
     ({"actuator__firmware__max_pwm": 1.5}, ["max_pwm"]),
     ({"position_min": [0.0, 3.0]}, ["position_min[1]", "position_max[1]"]),
     ({"load__mass": [math.nan]}, ["load.mass"]),
+    # issue 15: extremes the schema refuses, and values inside it that the physics step cannot integrate
+    ({"actuator__R": 1e-6}, ["actuator.R", "out of range"]),
+    ({"actuator__kt": 1e300}, ["actuator.kt", "out of range"]),
+    ({"actuator__friction_viscous": 1e300}, ["actuator.friction_viscous", "out of range"]),
+    ({"actuator__armature": 0.0}, ["actuator.armature", "out of range"]),
+    ({"actuator__R": 0.02}, ["stability limit 2·J·R/kt²", "of shoulder", "lower physics_dt"]),
+    ({"actuator__kt": 40.0}, ["stability limit", "back-EMF damping would diverge"]),
 ])
 def test_parameter_callback_refuses_bad_values(ros, values, words):
     h, sim, client, states, pubs = ros
@@ -259,3 +266,61 @@ def test_sim_node_refuses_urdf_load_without_path():
 
     with pytest.raises(ValueError, match="load.urdf_path"):
         build_load({"load.type": "urdf", "load.urdf_path": "", "joints": ["a"]}, 1)
+
+
+# ------------------------------------------------------------------ issue 15: admissible changes, reset
+def test_stability_is_checked_across_parameters(ros):
+    """R = 0.1 Ω is stable at the 1 ms step; the same R with a 4 ms step is not: the physics_dt change is refused."""
+    h, sim, client, states, pubs = ros
+    R0 = sim.sim.params.R
+    (r,) = _set(h, client, actuator__R=0.1)
+    assert r.successful
+    (r,) = _set(h, client, physics_dt=0.004)
+    assert not r.successful and "physics step 0.004 s" in r.reason and "stability limit" in r.reason, r.reason
+    assert sim.substeps == 4  # unchanged: 1/250 Hz in steps of 1 ms
+    (r,) = _set(h, client, actuator__R=R0)
+    assert r.successful
+
+
+def test_held_goal_rechecked_when_position_max_is_lowered(ros):
+    h, sim, client, states, pubs = ros
+    pubs["array"].publish(Float64MultiArray(data=[1.5, 0.0]))
+    settle_at(states, [1.5, 0.0])
+    moved = sim.gate.limit_moves
+    (r,) = _set(h, client, position_max=[1.0, 2.0])
+    assert r.successful, r.reason
+    # never left outside the new limit: the goal is now the nearest limit, written to the sim, and counted
+    np.testing.assert_allclose(sim.gate.goal, [1.0, 0.0])
+    np.testing.assert_allclose(sim.sim.goal, [1.0, 0.0])
+    assert sim.gate.limit_moves == moved + 1
+    assert any(kv.key == "goals_moved_by_limit_change" and kv.value == str(moved + 1)
+               for kv in sim.interface_status().values)
+    settle_at(states, [1.0, 0.0])
+    (r,) = _set(h, client, position_max=[2.0])
+    assert r.successful
+
+
+def test_reset_service_brings_the_sim_back_after_a_refused_state(ros):
+    h, sim, client, states, pubs = ros
+    reset = client.create_client(Trigger, "servo/reset")
+    pubs["array"].publish(Float64MultiArray(data=[1.0, 0.5]))
+    settle_at(states, [1.0, 0.5])
+
+    def diverge():  # a diverged state; assigned until a tick sees it (a tick in flight may overwrite it once)
+        if not sim.stepper_error:
+            sim.sim.theta = np.array([math.nan, 0.5])
+        return sim.stepper_error
+
+    wait_for(diverge, 5.0, "the stepper to refuse the state")
+    assert "theta" in sim.stepper_error
+    frozen = sim.ticks
+    time.sleep(0.3)
+    assert sim.ticks == frozen  # no joint_states while refused (never garbage)
+    h.call(client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=False))
+    r = h.call(reset, Trigger.Request())
+    assert r.success and "initial_position [0.3, -0.2]" in r.message and "stepper had refused" in r.message
+    wait_for(lambda: sim.ticks > frozen + 5, 5.0, "joint_states to flow again")
+    assert sim.stepper_error == "" and sim.sim.enabled and sim.sim.hardware_error == 0
+    np.testing.assert_allclose(sim.gate.goal, [0.3, -0.2])
+    settle_at(states, [0.3, -0.2])
+    assert np.isfinite(np.array(latest(states).velocity)).all()

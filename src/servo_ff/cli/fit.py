@@ -21,6 +21,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+class ILCArchiveError(ValueError):
+    """An ``ilc.npz`` of ``servo-ff ilc`` is unreadable or malformed; the message names the file and the key."""
+
+
+def read_ilc_npz(src: Path):
+    """(command, measured, q, dq, ddq, τ, dt, kp, u_bat) of the trial with the lowest windowed error of an
+    ``ilc.npz`` written by ``servo-ff ilc``; every defect raises :class:`ILCArchiveError` naming file and key."""
+    import numpy as np
+
+    from ..safe_parse import finite_scalar, load_npz
+
+    d = load_npz(src, ILCArchiveError)
+    for key in ("commands", "measured", "errors", "reference", "dq", "ddq", "tau", "dt", "kp", "u_bat"):
+        if key not in d:
+            raise ILCArchiveError(f"{src}: missing array {key!r} (not written by 'servo-ff ilc'?)")
+        if d[key].dtype.kind not in "iuf":
+            raise ILCArchiveError(f"{src}: {key} must hold numbers, got dtype {d[key].dtype}")
+        if not np.isfinite(d[key]).all():
+            raise ILCArchiveError(f"{src}: {key} contains non-finite values")
+    n = d["reference"].shape[0] if d["reference"].ndim == 1 else -1
+    if n < 2:
+        raise ILCArchiveError(f"{src}: reference has shape {d['reference'].shape}, expected (samples,), >= 2 samples")
+    for key in ("dq", "ddq", "tau"):
+        if d[key].shape != (n,):
+            raise ILCArchiveError(f"{src}: {key} has shape {d[key].shape}, expected ({n},)")
+    for key in ("commands", "measured"):
+        if d[key].ndim != 2 or d[key].shape[1] != n or d[key].shape[0] < 1:
+            raise ILCArchiveError(f"{src}: {key} has shape {d[key].shape}, expected (iterations, {n})")
+    k_it = d["commands"].shape[0]
+    if d["measured"].shape[0] != k_it or d["errors"].shape != (k_it,):
+        raise ILCArchiveError(f"{src}: commands, measured and errors disagree on the number of iterations "
+                              f"({k_it}, {d['measured'].shape[0]}, {d['errors'].shape})")
+    dt, kp, u_bat = (finite_scalar(d, key, str(src), ILCArchiveError) for key in ("dt", "kp", "u_bat"))
+    if dt <= 0 or kp <= 0 or u_bat <= 0:
+        raise ILCArchiveError(f"{src}: dt, kp and u_bat must be > 0, got {dt}, {kp}, {u_bat}")
+    k = int(np.argmin(d["errors"]))
+    return d["commands"][k], d["measured"][k], d["reference"], d["dq"], d["ddq"], d["tau"], dt, kp, u_bat
+
+
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -31,18 +70,11 @@ def run(args: argparse.Namespace) -> int:
 
     src = Path(args.source)
     if src.suffix == ".npz":
-        d = np.load(src)
-        for key in ("commands", "measured", "reference", "dq", "ddq", "tau", "dt", "kp", "u_bat"):
-            if key not in d:
-                raise KeyError(f"{src}: missing array {key!r} (not written by 'servo-ff ilc'?)")
-        k = int(np.argmin(d["errors"]))
-        command, measured, q = d["commands"][k], d["measured"][k], d["reference"]
-        dq, ddq, tau, dt = d["dq"], d["ddq"], d["tau"], float(d["dt"])
-        kp, u_bat = float(d["kp"]), float(d["u_bat"])
+        command, measured, q, dq, ddq, tau, dt, kp, u_bat = read_ilc_npz(src)
     else:
         from scipy.signal import savgol_filter
 
-        from ..identification.logs import read_log
+        from ..identification.logs import LogError, read_log
 
         log = read_log(src, dt=args.dt)
         if log.torque_enable.min() < 0.5:
@@ -51,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{src}: using the first {n} powered samples (torque disabled afterwards)")
         else:
             n = len(log)
+        if n < 11:  # the Savitzky-Golay window below
+            raise LogError(f"{src}: {n} powered sample(s) after resampling to {args.dt} s; the fit needs at least 11")
         dt = log.dt
         q = savgol_filter(log.position[:n], 11, 3)
         dq = savgol_filter(log.position[:n], 11, 3, deriv=1, delta=dt)

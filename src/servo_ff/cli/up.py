@@ -43,6 +43,21 @@ def _parse_args(items: list[str]) -> dict[str, str]:
     return out
 
 
+class ConfigError(ValueError):
+    """A YAML parameter file given to the nodes is malformed; the message names the file and the key."""
+
+
+def check_config(path: Path) -> None:
+    """Read a ROS parameter YAML with the limits of :mod:`servo_ff.safe_parse` (size, depth, no anchors or
+    aliases, no integer too large for a float) before any node process gets it: a bad file is one line naming
+    it and the key, exit code 2, instead of a parser error in every node."""
+    from servo_ff.safe_parse import parse_yaml, read_text
+
+    doc = parse_yaml(read_text(path, ConfigError, what="parameter file"), str(path), ConfigError)
+    if doc is not None and not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected '<node>: ros__parameters: ...' mappings at the top level")
+
+
 def commands(bringup: str, args: dict[str, str], config_dir: Path | None = None,
              params_files: list[Path] | None = None) -> list[tuple[str, list[str]]]:
     """(node name, command line) of every node of ``bringup``."""
@@ -55,10 +70,12 @@ def commands(bringup: str, args: dict[str, str], config_dir: Path | None = None,
         path = cfg / node.config
         if not path.is_file():
             raise FileNotFoundError(f"config file {path} for node {node.name} not found")
+        check_config(path)
         cmd = python_command(node, cfg)
         for extra in params_files or []:
             if not extra.is_file():
                 raise FileNotFoundError(f"--params-file {extra} not found")
+            check_config(extra)
             cmd += ["--params-file", str(extra)]
         out.append((node.name, cmd))
     return out

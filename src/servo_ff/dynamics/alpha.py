@@ -11,20 +11,24 @@ File format (YAML or JSON; the identification output of one servo is accepted as
       r_knee: [a0, a1, a2, a3]       # short form
 
 A top-level ``alpha`` (with optional ``dq_s``/``delta``) is the same as ``default``. A joint name the robot does
-not have, a joint with no α and no default, a wrong length or a non-finite value raise :class:`AlphaError`
-naming the file and key.
+not have, a joint with no α and no default, a wrong length, a non-finite value or one outside its admissible
+range (``servo_ff.models.schema.ALPHA_FIELDS``: α̂0 > 0, α̂1..α̂4 ≥ 0, q̇_s and δ bounded) raise
+:class:`AlphaError` naming the file and key. Files pass the size, depth and no-alias limits of
+:mod:`servo_ff.safe_parse`.
 """
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..models.errors import ParameterError
 from ..models.params import ActuatorParams
+from ..models.schema import ALPHA_FIELDS, check_field
+from ..safe_parse import describe, parse_json, parse_yaml, read_text
 from ..models.schwarz_behnke import (DEFAULT_DELTA, DEFAULT_DQ_S, alpha_hat_from_actuator,
                                       stribeck_shape_from_actuator)
 
@@ -60,25 +64,16 @@ def _entry(src: str, key: str, value: Any) -> tuple[list[float], float, float]:
     else:
         alpha, dq_s, delta = value, DEFAULT_DQ_S, DEFAULT_DELTA
     if not isinstance(alpha, Sequence) or isinstance(alpha, str) or len(alpha) not in (4, 5):
-        raise AlphaError(f"{src}: {key}.alpha must be a list of 4 (α̂0..α̂3) or 5 (..α̂4) numbers, got {alpha!r}")
-    out = []
-    for i, a in enumerate(alpha):
-        try:
-            v = float(a)
-        except (TypeError, ValueError):
-            raise AlphaError(f"{src}: {key}.alpha[{i}] is not a number: {a!r}") from None
-        if not math.isfinite(v):
-            raise AlphaError(f"{src}: {key}.alpha[{i}] must be finite, got {v}")
-        out.append(v)
-    out += [0.0] * (N_ALPHA - len(out))
-    for name, v in (("dq_s", dq_s), ("delta", delta)):
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise AlphaError(f"{src}: {key}.{name} is not a number: {v!r}") from None
-        if not (math.isfinite(f) and f > 0):
-            raise AlphaError(f"{src}: {key}.{name} must be finite and > 0, got {v!r}")
-    return out, float(dq_s), float(delta)
+        raise AlphaError(f"{src}: {key}.alpha must be a list of 4 (α̂0..α̂3) or 5 (..α̂4) numbers, got "
+                         f"{describe(alpha)}")
+    try:
+        out = [check_field(ALPHA_FIELDS, f"alpha{i}", a, name=f"{key}.alpha[{i}]") for i, a in enumerate(alpha)]
+        out += [0.0] * (N_ALPHA - len(out))
+        shape = [check_field(ALPHA_FIELDS, name, v, name=f"{key}.{name}") for name, v in (("dq_s", dq_s),
+                                                                                          ("delta", delta))]
+    except ParameterError as e:
+        raise AlphaError(f"{src}: {e}") from None
+    return out, shape[0], shape[1]
 
 
 def alpha_table_from_mapping(data: Mapping[str, Any], joint_names: Sequence[str],
@@ -113,16 +108,11 @@ def load_alpha(path: str | Path, joint_names: Sequence[str]) -> AlphaTable:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"alpha file not found: {path}")
-    text = path.read_text()
-    try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as e:  # malformed file: one clear line
-        raise AlphaError(f"{path}: cannot parse ({e})") from None
+    text = read_text(path, AlphaError, what="α file")
+    if path.suffix.lower() == ".json":
+        data = parse_json(text, str(path), AlphaError)
+    else:
+        data = parse_yaml(text, str(path), AlphaError)
     return alpha_table_from_mapping(data, joint_names, source=str(path))
 
 

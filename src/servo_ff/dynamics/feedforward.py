@@ -8,11 +8,14 @@ Per tick (:meth:`FeedForwardController.tick`):
    c_left (:mod:`.inverse_dynamics`), or a fixed base for arms;
 3. q_d = q + (α̂0 τ + α̂1 q̇ + α̂2 sgn(q̇)(1−β) + α̂3 sgn(q̇)β + α̂4 q̈)/(k_P·U_bat) (002 Eq. 19, via
    :func:`servo_ff.models.schwarz_behnke.goal_position_from_torque`), U_bat the measured supply voltage — a
-   non-finite or non-positive reading keeps the last good one and logs a warning;
+   non-finite reading, one below ``min_supply_fraction``·``u_nominal`` (a sag or a dead sensor: Eq. 19 divides
+   by U_bat) or above the supply range keeps the last good one and logs a warning;
 4. q_d clamped to the URDF limits; every clamp is counted per joint (:attr:`clamp_counts`) and logged.
 
 q is the desired position (002 uses the model for feed-forward only; the servo's own P loop is the feedback);
-q̇, q̈ come from the trajectory, never from differentiating measurements.
+q̇, q̈ come from the trajectory, never from differentiating measurements; :func:`desired_motion_bounds` and
+:func:`check_desired_motion` give the physical bounds a desired trajectory is held to (URDF velocity limits,
+else a configured bound).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..models.schema import FEEDFORWARD_FIELDS, FIRMWARE_FIELDS
 from ..models.schwarz_behnke import goal_position_from_torque
 from .alpha import AlphaTable, load_alpha
 from .inverse_dynamics import (STANDARD_GRAVITY, double_support_torques, fixed_base_torques, gravity_from_imu,
@@ -44,7 +48,7 @@ class FeedForwardController:
 
     def __init__(self, robot: Robot | str | Path, alpha: AlphaTable | str | Path, kp, *,
                  mode: Mode = "floating", left_foot: str = "l_sole", right_foot: str = "r_sole",
-                 u_nominal: float = 15.0, g: float = STANDARD_GRAVITY) -> None:
+                 u_nominal: float = 15.0, g: float = STANDARD_GRAVITY, min_supply_fraction: float = 0.5) -> None:
         self.robot = robot if isinstance(robot, Robot) else load_robot(robot)
         names = self.robot.joint_names
         self.alpha = alpha if isinstance(alpha, AlphaTable) else load_alpha(alpha, names)
@@ -55,6 +59,9 @@ class FeedForwardController:
             raise ValueError(f"kp must be finite and > 0 for every joint, got {kp}")
         if not (np.isfinite(u_nominal) and u_nominal > 0):
             raise ValueError(f"u_nominal must be finite and > 0, got {u_nominal}")
+        frac = FEEDFORWARD_FIELDS["min_supply_fraction"]
+        if not (np.isfinite(min_supply_fraction) and frac.lo <= min_supply_fraction <= frac.hi):
+            raise ValueError(f"min_supply_fraction must be in [{frac.lo:g}, {frac.hi:g}], got {min_supply_fraction}")
         if mode not in ("floating", "fixed"):
             raise ValueError(f"mode must be 'floating' or 'fixed', got {mode!r}")
         self.kp = kp
@@ -66,6 +73,8 @@ class FeedForwardController:
             self.left_frame = self.robot.frame_id(left_foot)
             self.right_frame = self.robot.frame_id(right_foot)
         self.gravity = np.array([0.0, 0.0, -self.g])  # last good gravity in the base frame
+        self.u_nominal = float(u_nominal)
+        self.min_supply_fraction = float(min_supply_fraction)
         self.u_bat = float(u_nominal)  # last good supply voltage [V]
         self.clamp_counts = np.zeros(len(names), dtype=np.int64)
         self.n_ticks = 0
@@ -85,15 +94,30 @@ class FeedForwardController:
                         np.asarray(quat_xyzw).tolist(), e, self.gravity.round(4).tolist(), self.bad_imu)
         return self.gravity
 
-    def update_voltage(self, u_bat: float) -> float:
-        """New supply voltage [V]; non-finite or ≤ 0 keeps the last good value (warning)."""
+    def supply_refusal(self, u_bat: float) -> str | None:
+        """Why a supply reading [V] is refused, or None: non-finite, below ``min_supply_fraction``·``u_nominal``
+        (never ≤ 0) or above the supply range of the parameter description (``firmware.vin``)."""
         u = float(u_bat)
-        if np.isfinite(u) and u > 0:
-            self.u_bat = u
+        floor = self.min_supply_fraction * self.u_nominal
+        hi = FIRMWARE_FIELDS["vin"].hi
+        if not np.isfinite(u):
+            return "not finite"
+        if u <= 0 or u < floor:
+            return (f"below {self.min_supply_fraction:g} × u_nominal = {floor:.3g} V" if floor > 0
+                    else "not positive")
+        if u > hi:
+            return f"above the {hi:g} V supply range"
+        return None
+
+    def update_voltage(self, u_bat: float) -> float:
+        """New supply voltage [V]; a reading :meth:`supply_refusal` refuses keeps the last good value (warning)."""
+        reason = self.supply_refusal(u_bat)
+        if reason is None:
+            self.u_bat = float(u_bat)
         else:
             self.bad_voltage += 1
-            log.warning("supply voltage %r V rejected; holding last good %.3f V (%d bad so far)", u_bat,
-                        self.u_bat, self.bad_voltage)
+            log.warning("supply voltage %r V rejected (%s); holding last good %.3f V (%d bad so far)", u_bat,
+                        reason, self.u_bat, self.bad_voltage)
         return self.u_bat
 
     # -- the tick ------------------------------------------------------------------------------------------
@@ -154,3 +178,32 @@ class FeedForwardController:
     def clamp_report(self) -> dict[str, int]:
         """Clamp count per joint (only joints that were clamped)."""
         return {n: int(c) for n, c in zip(self.robot.joint_names, self.clamp_counts) if c}
+
+
+def desired_motion_bounds(robot: Robot, max_velocity, max_acceleration) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per-joint bounds on the desired |q̇| [rad/s] and |q̈| [rad/s²] in the robot's joint order, and where each
+    velocity bound comes from: the URDF ``<limit velocity>`` where it is finite and > 0, else ``max_velocity``
+    (scalar or per joint); ``max_acceleration`` (scalar or per joint; a URDF has no acceleration limit)."""
+    n = robot.n_joints
+    vpar = np.broadcast_to(np.asarray(max_velocity, dtype=float), (n,))
+    amax = np.broadcast_to(np.asarray(max_acceleration, dtype=float), (n,)).copy()
+    urdf = np.asarray(robot.velocity, dtype=float)
+    has = np.isfinite(urdf) & (urdf > 0)
+    vmax = np.where(has, urdf, vpar)
+    source = ["URDF velocity limit" if h else "max_velocity" for h in has]
+    return vmax, amax, source
+
+
+def check_desired_motion(dq: np.ndarray, ddq: np.ndarray, vmax: np.ndarray, amax: np.ndarray,
+                         names, vsource=None) -> str | None:
+    """Why desired velocities ``dq`` / accelerations ``ddq`` (points × joints, or one point) are refused — the
+    first |value| beyond its joint's bound, naming point, joint and bound — or None."""
+    for label, arr, bound, unit in (("velocity", dq, vmax, "rad/s"), ("acceleration", ddq, amax, "rad/s²")):
+        a = np.atleast_2d(np.asarray(arr, dtype=float))
+        over = ~(np.abs(a) <= bound)  # NaN counts as beyond
+        if over.any():
+            k, j = (int(i) for i in np.argwhere(over)[0])
+            why = f" ({vsource[j]})" if label == "velocity" and vsource is not None else ""
+            return (f"point {k} {label} of {names[j]} is {a[k, j]:.6g} {unit}, beyond its bound "
+                    f"{bound[j]:g} {unit}{why}")
+    return None

@@ -9,7 +9,9 @@
 Actuated joint names, order and limits come from the URDF (revolute, continuous — no position limit — and
 prismatic; q is one number per joint, :meth:`Robot.configuration` builds pinocchio's vector). Every actuated joint's child link must carry an
 ``<inertial>``; otherwise :class:`RobotModelError` names the joint and link (a massless link would give
-silently wrong torques).
+silently wrong torques). Before pinocchio sees the file it is checked: size limit, no XML entity declarations,
+every joint names its parent and child, origins, axes, limits, masses and inertias are finite, limits are not
+inverted, masses and inertia diagonals are not negative — each refusal names the file and the joint or link.
 """
 from __future__ import annotations
 
@@ -21,6 +23,10 @@ import numpy as np
 import pinocchio as pin
 
 ACTUATED_TYPES = ("revolute", "continuous", "prismatic")
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 class RobotModelError(ValueError):
@@ -78,16 +84,104 @@ class Robot:
         return model.getFrameId(name)
 
 
+MAX_URDF_BYTES = 64 * 2**20  # a URDF larger than this is refused before parsing
+
+
+def _numbers(path: Path, where: str, el: ET.Element | None, attr: str, count: int, default: str | None = None
+             ) -> list[float] | None:
+    """``count`` finite numbers from attribute ``attr`` of ``el`` (None if absent and no default)."""
+    if el is None:
+        return None
+    text = el.get(attr, default)
+    if text is None:
+        return None
+    parts = text.split()
+    try:
+        vals = [float(x) for x in parts]
+    except ValueError:
+        raise RobotModelError(f"{path.name}: {where} {attr}={text!r} is not {count} number(s)") from None
+    if len(vals) != count:
+        raise RobotModelError(f"{path.name}: {where} {attr}={text!r} has {len(vals)} value(s), expected {count}")
+    bad = [v for v in vals if not np.isfinite(v)]
+    if bad:
+        raise RobotModelError(f"{path.name}: {where} {attr}={text!r} is not finite")
+    return vals
+
+
+def _check_link(path: Path, link: ET.Element) -> None:
+    """Finite origin, mass > 0 and finite, finite inertia with a non-negative diagonal, for a link's <inertial>."""
+    name = link.get("name")
+    inertial = link.find("inertial")
+    if inertial is None:
+        return
+    where = f"link {name!r} <inertial>"
+    origin = inertial.find("origin")
+    _numbers(path, f"{where} <origin>", origin, "xyz", 3, "0 0 0")
+    _numbers(path, f"{where} <origin>", origin, "rpy", 3, "0 0 0")
+    mass = inertial.find("mass")
+    if mass is not None:
+        (m,) = _numbers(path, f"{where} <mass>", mass, "value", 1, "0")
+        if m < 0:
+            raise RobotModelError(f"{path.name}: {where} <mass> value={m:g} is negative")
+    inertia = inertial.find("inertia")
+    if inertia is not None:
+        vals = {k: _numbers(path, f"{where} <inertia>", inertia, k, 1, "0")[0]
+                for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+        neg = [k for k in ("ixx", "iyy", "izz") if vals[k] < 0]
+        if neg:
+            raise RobotModelError(f"{path.name}: {where} <inertia> {neg[0]}={vals[neg[0]]:g} is negative")
+
+
+def _check_joint(path: Path, j: ET.Element) -> None:
+    """A joint names a parent and a child link; origin, axis and limits are finite; lower <= upper."""
+    name, kind = j.get("name"), j.get("type")
+    where = f"joint {name!r}"
+    if not name:
+        raise RobotModelError(f"{path.name}: a <joint> has no name")
+    for tag in ("parent", "child"):
+        el = j.find(tag)
+        if el is None or not el.get("link"):
+            raise RobotModelError(f"{path.name}: {where} has no <{tag} link=...>")
+    _numbers(path, f"{where} <origin>", j.find("origin"), "xyz", 3, "0 0 0")
+    _numbers(path, f"{where} <origin>", j.find("origin"), "rpy", 3, "0 0 0")
+    axis = _numbers(path, f"{where} <axis>", j.find("axis"), "xyz", 3, "1 0 0")
+    if axis is not None and kind in ACTUATED_TYPES and not any(axis):
+        raise RobotModelError(f"{path.name}: {where} <axis xyz> is the zero vector")
+    limit = j.find("limit")
+    if limit is None or kind not in ACTUATED_TYPES:
+        return
+    vals = {k: _numbers(path, f"{where} <limit>", limit, k, 1, "0")[0] for k in ("lower", "upper", "effort",
+                                                                             "velocity")}
+    if kind != "continuous" and vals["lower"] > vals["upper"]:
+        raise RobotModelError(f"{path.name}: {where} <limit> is inverted: lower={vals['lower']:g} > "
+                              f"upper={vals['upper']:g}")
+    for k in ("effort", "velocity"):
+        if vals[k] < 0:
+            raise RobotModelError(f"{path.name}: {where} <limit> {k}={vals[k]:g} is negative")
+
+
 def _check_urdf(path: Path) -> dict[str, ET.Element]:
     try:
-        root = ET.parse(path).getroot()
+        size = path.stat().st_size
+        text = path.read_bytes() if size <= MAX_URDF_BYTES else None
+    except OSError as e:
+        raise RobotModelError(f"{path}: cannot read ({e.strerror or e})") from None
+    if text is None:
+        raise RobotModelError(f"{path}: {size} bytes, larger than the {MAX_URDF_BYTES} byte limit for a URDF")
+    if b"<!ENTITY" in text:  # entity expansion ("billion laughs") is never needed in a URDF
+        raise RobotModelError(f"{path}: XML entity declarations (<!ENTITY) are not accepted in a URDF")
+    try:
+        root = ET.fromstring(text)
     except ET.ParseError as e:
         raise RobotModelError(f"{path}: malformed URDF XML ({e})") from None
     if root.tag != "robot":
         raise RobotModelError(f"{path}: root element is <{root.tag}>, expected <robot>")
     links = {ln.get("name"): ln for ln in root.findall("link")}
+    for ln in root.findall("link"):
+        _check_link(path, ln)
     actuated = {}
     for j in root.findall("joint"):
+        _check_joint(path, j)
         if j.get("type") not in ACTUATED_TYPES:
             continue
         name = j.get("name")
@@ -109,8 +203,11 @@ def load_robot(path: str | Path) -> Robot:
     if not path.is_file():
         raise FileNotFoundError(f"URDF not found: {path}")
     _check_urdf(path)
-    fixed = pin.buildModelFromUrdf(str(path))
-    floating = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    try:
+        fixed = pin.buildModelFromUrdf(str(path))
+        floating = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    except (RuntimeError, ValueError) as e:  # pinocchio's URDF parser (C++ exceptions)
+        raise RobotModelError(f"{path}: pinocchio cannot build a model ({_one_line(e)})") from None
     names = tuple(fixed.names[1:])
     for jid in range(1, fixed.njoints):
         if fixed.joints[jid].nv != 1:

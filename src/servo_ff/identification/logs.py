@@ -23,6 +23,8 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from ..safe_parse import as_float, describe, parse_json, read_text
+
 DEFAULT_DT = 0.005  # [s] bam's processed logs
 META_KEYS: tuple[str, ...] = ("mass", "arm_mass", "length", "kp", "vin", "motor", "trajectory")
 ENTRY_KEYS: tuple[str, ...] = ("timestamp", "position", "speed", "load", "input_volts", "temp", "goal_position",
@@ -176,10 +178,7 @@ def _clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
                 out[k] = 0.0
                 continue
             raise LogError(f"{source}: missing key {k!r}")
-        try:
-            v = float(meta[k])
-        except (TypeError, ValueError):
-            raise LogError(f"{source}: key {k!r} must be a number, got {meta[k]!r}") from None
+        v = as_float(meta[k], source, f"key {k!r}", LogError)
         if not math.isfinite(v) or v < 0:
             raise LogError(f"{source}: key {k!r} must be finite and >= 0, got {v}")
         out[k] = v
@@ -195,12 +194,7 @@ def read_bam_json(path: str | Path, dt: float = DEFAULT_DT) -> ServoLog:
     """Read one bam JSON log (raw or processed) and resample it to ``dt``."""
     path = Path(path)
     src = str(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise LogError(f"{src}: no such file") from None
-    except json.JSONDecodeError as e:
-        raise LogError(f"{src}: malformed JSON ({e})") from None
+    data = parse_json(read_text(path, LogError, what="log file"), src, LogError)  # size/depth/huge-int limits
     if not isinstance(data, dict):
         raise LogError(f"{src}: expected a JSON object with key 'entries'")
     if "entries" not in data:
@@ -208,6 +202,8 @@ def read_bam_json(path: str | Path, dt: float = DEFAULT_DT) -> ServoLog:
     entries = data["entries"]
     if not isinstance(entries, list) or not entries:
         raise LogError(f"{src}: key 'entries' must be a non-empty list")
+    if not isinstance(entries[0], dict):
+        raise LogError(f"{src}: entries[0] is not an object")
     present = [k for k in ENTRY_KEYS if k in entries[0]]
     for k in REQUIRED_ENTRY_KEYS:
         if k not in present:
@@ -222,7 +218,10 @@ def read_bam_json(path: str | Path, dt: float = DEFAULT_DT) -> ServoLog:
             v = e[k]
             if v is None:
                 raise LogError(f"{src}: entries[{i}] key {k!r} is null")
-            cols[k].append(float(v) if not isinstance(v, bool) else float(v))
+            if isinstance(v, (list, dict)):
+                raise LogError(f"{src}: entries[{i}] key {k!r} must be a number, got a {type(v).__name__} "
+                               f"({describe(v)})")
+            cols[k].append(as_float(v, src, f"entries[{i}] key {k!r}", LogError))
     arr = {k: np.asarray(v, dtype=float) for k, v in cols.items()}
     for k, v in arr.items():
         bad = ~np.isfinite(v)
@@ -254,10 +253,7 @@ def read_csv(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] |
     """
     path = Path(path)
     src = str(path)
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        raise LogError(f"{src}: no such file") from None
+    lines = read_text(path, LogError, what="log file").splitlines()
     m: dict[str, Any] = {}
     body = []
     for line in lines:
@@ -270,12 +266,17 @@ def read_csv(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] |
     m.update(meta or {})
     if not body:
         raise LogError(f"{src}: no header row")
-    reader = csv.reader(body)
-    header = [h.strip() for h in next(reader)]
+    try:
+        reader = csv.reader(body)
+        header = [h.strip() for h in next(reader)]
+        rows = list(reader)
+    except csv.Error as e:
+        raise LogError(f"{src}: malformed CSV ({e})") from None
     for k in REQUIRED_ENTRY_KEYS:
         if k not in header:
             raise LogError(f"{src}: header is missing column {k!r} (has {', '.join(header)})")
-    rows = list(reader)
+    if len(set(header)) != len(header):
+        raise LogError(f"{src}: header names a column twice ({', '.join(header)})")
     data = np.empty((len(rows), len(header)))
     for i, row in enumerate(rows):
         if len(row) != len(header):

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..safe_parse import parse_json
 from .logs import DEFAULT_DT, LogError, ServoLog, _clean_meta
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -89,13 +90,20 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
         names_js: list[str] | None = None
         wanted = {joint_states_topic, g_topic, v_topic, e_topic, META_TOPIC} - {None}
         conns = [c for c in reader.connections if c.topic in wanted]
+        count: dict[str, int] = {}
         for conn, t_ns, raw in reader.messages(connections=conns):
-            msg = reader.deserialize(raw, conn.msgtype)
+            i_msg = count[conn.topic] = count.get(conn.topic, -1) + 1
+            where = f"topic {conn.topic} message {i_msg}"
+            try:
+                msg = reader.deserialize(raw, conn.msgtype)
+            except Exception as e:  # rosbags raises its own errors on truncated / corrupt CDR
+                raise LogError(f"{src}: {where}: cannot decode {conn.msgtype} ({type(e).__name__}: {e})") from None
             if conn.topic == META_TOPIC:
-                try:
-                    bag_meta.update(json.loads(msg.data))
-                except json.JSONDecodeError as e:
-                    raise LogError(f"{src}: topic {META_TOPIC} holds malformed JSON ({e})") from None
+                meta_doc = parse_json(msg.data, f"{src}: {where}", LogError)
+                if not isinstance(meta_doc, dict):
+                    raise LogError(f"{src}: {where}: expected a JSON object of bench metadata, got "
+                                   f"{type(meta_doc).__name__}")
+                bag_meta.update(meta_doc)
             elif conn.topic == joint_states_topic:
                 names = list(msg.name)
                 if joint is None:
@@ -107,13 +115,16 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
                         raise LogError(f"{src}: topic {joint_states_topic}: joint {joint!r} not in {names}")
                     idx = names.index(joint)
                 names_js = names
+                if len(msg.position) <= idx:
+                    raise LogError(f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; "
+                                   f"joint index {idx} has none")
                 vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
                 streams["js"].append((_stamp(msg.header, t_ns), msg.position[idx], vel))
             elif conn.topic == g_topic:
                 if conn.msgtype == FLOAT_ARRAY:
                     k = 0 if joint is None or names_js is None else names_js.index(joint)
                     if len(msg.data) <= k:
-                        raise LogError(f"{src}: topic {g_topic}: message has {len(msg.data)} values, joint "
+                        raise LogError(f"{src}: {where}: message has {len(msg.data)} values, joint "
                                        f"index {k} missing")
                     streams["goal"].append((t_ns, msg.data[k]))
                 elif conn.msgtype == JOINT_STATE:
@@ -121,6 +132,9 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
                     k = names.index(joint) if joint in names else 0
                     if joint is not None and joint not in names and len(names) > 1:
                         raise LogError(f"{src}: topic {g_topic}: joint {joint!r} not in {names}")
+                    if len(msg.position) <= k:
+                        raise LogError(f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; "
+                                       f"joint index {k} has none")
                     streams["goal"].append((_stamp(msg.header, t_ns), msg.position[k]))
                 else:  # JointTrajectory: every point at stamp + time_from_start
                     names = list(msg.joint_names)
@@ -128,7 +142,10 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
                         raise LogError(f"{src}: topic {g_topic}: joint {joint!r} not in {names}")
                     k = names.index(joint) if joint is not None else 0
                     t0 = _stamp(msg.header, t_ns)
-                    for pt in msg.points:
+                    for i_pt, pt in enumerate(msg.points):
+                        if len(pt.positions) <= k:
+                            raise LogError(f"{src}: {where}: point {i_pt} has {len(pt.positions)} position(s) for "
+                                           f"joint(s) {names}; joint index {k} has none")
                         tfs = pt.time_from_start.sec * 1_000_000_000 + pt.time_from_start.nanosec
                         streams["goal"].append((t0 + tfs, pt.positions[k]))
             elif conn.topic == v_topic:

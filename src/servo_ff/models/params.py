@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..safe_parse import as_float, parse_json, parse_yaml, read_text
 from .errors import ParameterError
 from .schema import ACTUATOR_FIELDS, check_field
 from .firmware import _INF_WHEN_ABSENT, FIRMWARE_LAWS, FirmwareLaw, firmware_from_mapping
@@ -228,10 +229,7 @@ class ActuatorParams:
         base = FIRMWARE_LAWS.get(str(flat.get("actuator", "")), FirmwareLaw())
         for key in _INF_WHEN_ABSENT:
             if key in fw_keys:
-                try:
-                    fw_keys[key] = float(fw_keys[key]) or math.inf
-                except (TypeError, ValueError):
-                    raise ParameterError(f"{source}: firmware.{key} must be a number, got {fw_keys[key]!r}") from None
+                fw_keys[key] = as_float(fw_keys[key], source, f"firmware.{key}", ParameterError) or math.inf
         try:
             fw = firmware or base.with_(**fw_keys)
         except TypeError as e:
@@ -258,12 +256,7 @@ class ActuatorParams:
     @classmethod
     def load_yaml(cls, path: str | Path, firmware: FirmwareLaw | None = None) -> "ActuatorParams":
         """Read a YAML written by :meth:`save_yaml` (first node's ``ros__parameters``)."""
-        import yaml
-
-        try:
-            doc = yaml.safe_load(_read_text(path))
-        except yaml.YAMLError as e:
-            raise ParameterError(f"{path}: malformed YAML ({e})") from None
+        doc = parse_yaml(_read_text(path), str(path), ParameterError)
         if not isinstance(doc, dict) or not doc:
             raise ParameterError(f"{path}: expected '<node>: ros__parameters: ...'")
         node = next(iter(doc.values()))
@@ -274,30 +267,18 @@ class ActuatorParams:
 
 
 def _read_text(path: str | Path) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ParameterError(f"{path}: not a UTF-8 text file") from None
-    except IsADirectoryError:
-        raise ParameterError(f"{path}: is a directory, expected a parameter file") from None
+    return read_text(path, ParameterError, what="parameter file")
 
 
 def _parse_json(path: str | Path) -> Any:
-    try:
-        return json.loads(_read_text(path))
-    except json.JSONDecodeError as e:
-        raise ParameterError(f"{path}: malformed JSON ({e})") from None
+    return parse_json(_read_text(path), str(path), ParameterError)
 
 
 def _parse_document(path: str | Path) -> Any:
-    """A JSON (``.json``) or YAML file's content; malformed files raise :class:`ParameterError` naming it."""
+    """A JSON (``.json``) or YAML file's content (size, depth and alias limits of :mod:`servo_ff.safe_parse`);
+    malformed files raise :class:`ParameterError` naming it."""
     if Path(path).suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            return yaml.safe_load(_read_text(path))
-        except yaml.YAMLError as e:
-            raise ParameterError(f"{path}: malformed YAML ({e})") from None
+        return parse_yaml(_read_text(path), str(path), ParameterError)
     return _parse_json(path)
 
 

@@ -61,16 +61,48 @@ FIRMWARE_FIELDS: dict[str, FieldSpec] = {
 }
 
 
-def check_field(table: dict[str, FieldSpec], key: str, value: Any) -> float:
-    """``value`` as a float inside the range of ``key``, or :class:`ParameterError` naming key, value and range.
-    ``inf`` is accepted for limits that may be absent."""
+#: α̂ of Schwarz & Behnke Eq. 19 and the Stribeck shape of Eq. 9, per joint (``servo_ff.dynamics.alpha``, the
+#: feed-forward node's ``alpha.<joint>``, ``stribeck_dq_s``, ``stribeck_delta``). α̂ = α / error_gain is
+#: register-scaled: α̂·regressor / (k_P·U_bat) is the goal offset [rad]. Every α̂ of a physical servo is ≥ 0
+#: (α̂0 = R/(kt·error_gain) > 0: a negative or zero α̂0 would push the goal against the torque the motion needs);
+#: the bounds hold every preset with a wide margin (the largest, XL330's α̂0, is ≈ 3.6e3).
+_AU = "rad·V·register"
+ALPHA_FIELDS: dict[str, FieldSpec] = {
+    "alpha0": FieldSpec(f"{_AU}/(N·m)", 0.0, 1e5, "α̂0: output torque → goal offset (R/(kt·error_gain))",
+                        lo_open=True),
+    "alpha1": FieldSpec(f"{_AU}·s/rad", 0.0, 1e5, "α̂1: velocity term (back-EMF + viscous friction)"),
+    "alpha2": FieldSpec(_AU, 0.0, 1e5, "α̂2: Coulomb friction term, sgn(q̇)(1 − β)"),
+    "alpha3": FieldSpec(_AU, 0.0, 1e5, "α̂3: static (Stribeck) friction term, sgn(q̇)β"),
+    "alpha4": FieldSpec(f"{_AU}·s²/rad", 0.0, 1e5, "α̂4: acceleration term (rotor inertia, Eq. 14)"),
+    "dq_s": FieldSpec("rad/s", 1e-6, 100.0, "Stribeck velocity q̇_s (Eq. 9)"),
+    "delta": FieldSpec("–", 1e-3, 10.0, "Stribeck exponent δ (Eq. 9)"),
+}
+
+#: The feed-forward node's supply and desired-motion bounds (``nodes/feedforward_node.py``).
+FEEDFORWARD_FIELDS: dict[str, FieldSpec] = {
+    "u_nominal": FieldSpec("V", 0.1, FIRMWARE_FIELDS["vin"].hi, "nominal supply voltage: used until the first "
+                           "good servo_supply reading and the reference of min_supply_fraction"),
+    "min_supply_fraction": FieldSpec("–", 0.0, 1.0, "a supply reading below this fraction of u_nominal (or above "
+                                     f"{FIRMWARE_FIELDS['vin'].hi:g} V) is refused and the last good one held"),
+    "max_velocity": FieldSpec("rad/s", 0.0, ACTUATOR_FIELDS["dtheta_max"].hi, "largest desired |q̇| of a joint "
+                              "whose URDF has no velocity limit", lo_open=True),
+    "max_acceleration": FieldSpec("rad/s²", 0.0, 1e6, "largest desired |q̈| of a joint", lo_open=True),
+}
+
+
+def check_field(table: dict[str, FieldSpec], key: str, value: Any, name: str | None = None) -> float:
+    """``value`` as a float inside the range of ``key``, or :class:`ParameterError` naming key (or ``name``),
+    value and range. ``inf`` is accepted for limits that may be absent."""
     spec = table[key]
+    key = name or key
     if isinstance(value, (bool, str)) or value is None:
-        raise ParameterError(f"{key} must be a number, got {value!r}")
+        raise ParameterError(f"{key} must be a number, got {_short(value)}")
     try:
         v = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ParameterError(f"{key} must be a number, got {value!r}") from None
+    except OverflowError:
+        raise ParameterError(f"{key}={_short(value)} is too large for a float") from None
+    except (TypeError, ValueError):
+        raise ParameterError(f"{key} must be a number, got {_short(value)}") from None
     if spec.none_is_inf and v == math.inf:
         return v
     if not math.isfinite(v):
@@ -82,7 +114,18 @@ def check_field(table: dict[str, FieldSpec], key: str, value: Any) -> float:
     return v
 
 
-__all__ = ["FieldSpec", "ACTUATOR_FIELDS", "FIRMWARE_FIELDS", "check_field"]
+def range_text(spec: FieldSpec) -> str:
+    """``(0, 50] N·m/A``: the admissible range as the error messages and parameter descriptions write it."""
+    return f"{'(' if spec.lo_open else '['}{spec.lo:g}, {spec.hi:g}] {spec.unit}"
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 5]}…({len(text)} chars)"
+
+
+__all__ = ["FieldSpec", "ACTUATOR_FIELDS", "FIRMWARE_FIELDS", "ALPHA_FIELDS", "FEEDFORWARD_FIELDS", "check_field",
+           "range_text"]
 
 
 def markdown_tables() -> str:

@@ -8,7 +8,9 @@
   (:meth:`ActuatorParams.to_ros_parameters`).
 * :class:`GoalGate`: turns goal messages (Float64MultiArray in ``joints`` order, JointTrajectory first point,
   JointState by name) into a validated position array; a bad message is refused with a throttled warning and
-  the last valid goal is held. Goals outside the joint limits are refused, never clamped.
+  the last valid goal is held. Goals outside the joint limits are refused, never clamped; when the limits
+  change, a held goal outside the new ones moves to the nearest limit (:meth:`GoalGate.set_limits`), and each
+  move is reported for the node to log.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from servo_ff.models.params import ActuatorParams, ParameterError
-from servo_ff.models.schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS
+from servo_ff.models.schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS, FieldSpec
 
 #: ROS topic / service names shared by the servo interface (sim and hardware) and its clients. Relative names:
 #: they resolve under the node's namespace (``/servo/commands`` in the root namespace).
@@ -37,6 +39,7 @@ TOPIC_JOINT_COMMAND = "servo/joint_command"  # sensor_msgs/JointState, matched b
 TOPIC_P_GAINS = "servo/p_gains"  # std_msgs/Float64MultiArray, `joints` order, firmware register units
 SRV_TORQUE_ENABLE = "servo/torque_enable"  # std_srvs/SetBool
 SRV_REBOOT = "servo/reboot"  # std_srvs/Trigger
+SRV_RESET = "servo/reset"  # std_srvs/Trigger (sim: back to the initial state)
 
 
 # ----------------------------------------------------------------------------------------------- parameters
@@ -54,6 +57,7 @@ class ParamSpec:
     read_only: bool = False
     choices: tuple[str, ...] | None = None
     per_joint: bool = False
+    lo_open: bool = False  # True: lo itself is refused (> lo)
 
     def descriptor(self) -> ParameterDescriptor:
         text = self.description + (f" [{self.unit}]" if self.unit else "")
@@ -72,7 +76,7 @@ class ParamSpec:
                                                 step=0)]
             elif isinstance(self.default, float):
                 d.floating_point_range = [FloatingPointRange(from_value=float(lo), to_value=float(hi), step=0.0)]
-            d.additional_constraints = f"every value in [{lo}, {hi}]"
+            d.additional_constraints = f"every value in {'(' if self.lo_open else '['}{lo}, {hi}]"
         return d
 
     def check(self, value: Any, n_joints: int | None = None) -> str | None:
@@ -95,11 +99,20 @@ class ParamSpec:
             where = f"{self.name}[{i}]" if len(values) > 1 or self.per_joint else self.name
             if not math.isfinite(float(v)):
                 return f"{where}={v} is not finite"
-            if self.lo is not None and v < self.lo:
-                return f"{where}={v} is below its minimum {self.lo}{' ' + self.unit if self.unit else ''}"
+            if self.lo is not None and (v < self.lo or (self.lo_open and v == self.lo)):
+                return (f"{where}={v} is {'not above' if self.lo_open else 'below'} its minimum {self.lo}"
+                        f"{' ' + self.unit if self.unit else ''}")
             if self.hi is not None and v > self.hi:
                 return f"{where}={v} is above its maximum {self.hi}{' ' + self.unit if self.unit else ''}"
         return None
+
+
+def field_param(name: str, spec: FieldSpec, default: Any, per_joint: bool = False, description: str | None = None,
+                **kwargs: Any) -> ParamSpec:
+    """A parameter declared from its row of the core schema (:mod:`servo_ff.models.schema`: unit, admissible
+    range, meaning), so that the range is written once."""
+    return ParamSpec(name, default, description or spec.description, unit=spec.unit, lo=spec.lo, hi=spec.hi,
+                     lo_open=spec.lo_open, per_joint=per_joint, **kwargs)
 
 
 def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[ParamSpec]:
@@ -120,8 +133,8 @@ def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[Pa
                 else (ACTUATOR_FIELDS, key)
             f = table[field]
             unit = f"{f.unit}, 0 = none" if f.none_is_inf else f.unit
-            specs.append(ParamSpec(name, float(value), f.description, unit=unit,
-                                   lo=0.0 if f.none_is_inf else f.lo, hi=f.hi))
+            specs.append(ParamSpec(name, float(value), f.description, unit=unit, lo=0.0 if f.none_is_inf else f.lo,
+                                   hi=f.hi, lo_open=f.lo_open and not f.none_is_inf))
     return specs
 
 
@@ -269,6 +282,7 @@ class GoalGate:
     last_accept_time: float = -math.inf
     last_reject_time: float = -math.inf
     recent: deque = field(default_factory=lambda: deque(maxlen=32))  # latest rejection reasons
+    limit_moves: int = 0  # held goals moved by a change of the joint limits
 
     def __post_init__(self) -> None:
         self.index = {name: i for i, name in enumerate(self.joints)}
@@ -298,6 +312,23 @@ class GoalGate:
         self.accepted += 1
         self.last_accept_time = time.monotonic()
         return goal
+
+    def set_limits(self, lower: np.ndarray, upper: np.ndarray) -> list[str]:
+        """New joint limits, and the held goal re-checked against them. A held goal outside the new limits is
+        replaced by the nearest admissible goal — the limit it crossed: the closest to what was asked for, and
+        inside the limits, so a joint standing beyond them is brought back in. Returns one line per joint moved
+        (the caller logs them; :attr:`limit_moves` counts them); never silent."""
+        lower = np.asarray(lower, dtype=np.float64).copy()
+        upper = np.asarray(upper, dtype=np.float64).copy()
+        new = np.minimum(np.maximum(self.goal, lower), upper)
+        moved = [f"{self.joints[i]}: held goal {self.goal[i]:.4f} rad is outside the new limits [{lower[i]:.4f}, "
+                 f"{upper[i]:.4f}] rad; holding {new[i]:.4f} rad (the nearest limit) instead"
+                 for i in np.flatnonzero(new != self.goal)]
+        self.lower, self.upper = lower, upper
+        if moved:
+            self.goal = new
+            self.limit_moves += len(moved)
+        return moved
 
     def from_array(self, data: Sequence[float], source: str) -> np.ndarray | None:
         """Float64MultiArray data in ``joints`` order."""

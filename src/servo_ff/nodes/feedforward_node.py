@@ -11,6 +11,12 @@ linearly interpolated; times from ``header.stamp``, or reception when 0), ``/joi
 (sensor_msgs/Imu orientation), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
 (std_msgs/Float64, 1 = left foot, 0 = right). Parameters: ``urdf_path`` or ``robot_description``, ``joints``,
 ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
+
+Admissible inputs only: every numeric parameter is declared from its row of the core schema
+(``servo_ff.models.schema``: ``ALPHA_FIELDS``, ``FEEDFORWARD_FIELDS``); a supply reading below
+``min_supply_fraction``·``u_nominal`` is refused and the last good voltage held; a desired trajectory with a
+velocity beyond the joint's URDF velocity limit (else ``max_velocity``) or an acceleration beyond
+``max_acceleration`` is refused and the previous one kept — each with a warning throttled per kind.
 """
 from __future__ import annotations
 
@@ -28,9 +34,10 @@ from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import SERVO_NAMES, preset
+from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
 
 from .common import (TOPIC_COMMANDS, TOPIC_DIAGNOSTICS, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec,
-                     ParameterTable, Throttle, per_joint, spin_node)
+                     ParameterTable, Throttle, field_param, per_joint, spin_node)
 from .servo_base import KP_MAX
 
 TOPIC_DESIRED = "feedforward/trajectory"
@@ -69,8 +76,11 @@ class DesiredTrajectory:
         return lerp(self.q), lerp(self.dq), lerp(self.ddq)
 
 
-def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float) -> DesiredTrajectory:
-    """Validated :class:`DesiredTrajectory` or ValueError naming the problem (joint, point, field)."""
+def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float, bounds=None) -> DesiredTrajectory:
+    """Validated :class:`DesiredTrajectory` or ValueError naming the problem (joint, point, field).
+
+    ``bounds`` = (|q̇| bounds, |q̈| bounds, velocity-bound sources), per joint in ``index`` order
+    (:func:`servo_ff.dynamics.feedforward.desired_motion_bounds`): values beyond them are refused."""
     names = list(msg.joint_names)
     if not msg.points:
         raise ValueError("trajectory has no points")
@@ -99,11 +109,18 @@ def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float) 
         if bad.any():
             k, j = np.argwhere(bad)[0]
             raise ValueError(f"point {k} {name} of {names[j]} is {arr[k, j]} (not finite)")
+    cols = np.array([index[nm] for nm in names], dtype=int)
+    if bounds is not None:
+        from servo_ff.dynamics.feedforward import check_desired_motion
+
+        vmax, amax, vsource = bounds
+        reason = check_desired_motion(dq, ddq, vmax[cols], amax[cols], names, [vsource[c] for c in cols])
+        if reason:
+            raise ValueError(reason)
     if p > 1 and not (np.diff(times) > 0).all():
         raise ValueError("time_from_start must increase strictly from point to point")
     stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    return DesiredTrajectory(stamp if stamp > 0 else t_now, times, q, dq, ddq,
-                             np.array([index[nm] for nm in names], dtype=int))
+    return DesiredTrajectory(stamp if stamp > 0 else t_now, times, q, dq, ddq, cols)
 
 
 class FeedForwardNode(Node):
@@ -142,21 +159,27 @@ class FeedForwardNode(Node):
             ParamSpec("kp", [8.0], "servo P gain the feed-forward runs with", "register units", lo=1e-6, hi=KP_MAX,
                       per_joint=True),
             ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
-            ParamSpec("u_nominal", 15.0, "supply voltage until the first servo_supply reading", "V", lo=0.1,
-                      hi=100.0),
+            field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),
+            field_param("min_supply_fraction", FEEDFORWARD_FIELDS["min_supply_fraction"], 0.5),
+            field_param("max_velocity", FEEDFORWARD_FIELDS["max_velocity"], [20.0], per_joint=True),
+            field_param("max_acceleration", FEEDFORWARD_FIELDS["max_acceleration"], [1000.0], per_joint=True),
             ParamSpec("gains_period", 1.0, "period of re-publishing servo/p_gains", "s", lo=0.05, hi=3600.0),
             ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0,
                       hi=3600.0),
-            ParamSpec("stribeck_dq_s", base.dq_s.tolist(), "Stribeck velocity q̇_s per URDF joint (Eq. 9)", "rad/s",
-                      lo=1e-6, hi=100.0, per_joint=True),
-            ParamSpec("stribeck_delta", base.delta.tolist(), "Stribeck exponent δ per URDF joint (Eq. 9)",
-                      lo=1e-3, hi=10.0, per_joint=True),
-        ] + [ParamSpec(f"alpha.{j}", base.alpha[i, :].tolist(), f"α̂0..α̂4 of joint {j} (seed 002 Eq. 19)",
-                       lo=-1e6, hi=1e6) for i, j in enumerate(rj)]
+            field_param("stribeck_dq_s", ALPHA_FIELDS["dq_s"], base.dq_s.tolist(), per_joint=True,
+                        description="Stribeck velocity q̇_s per URDF joint (Eq. 9)"),
+            field_param("stribeck_delta", ALPHA_FIELDS["delta"], base.delta.tolist(), per_joint=True,
+                        description="Stribeck exponent δ per URDF joint (Eq. 9)"),
+        ] + [ParamSpec(f"alpha.{j}", base.alpha[i, :].tolist(), f"α̂0..α̂4 of joint {j} (seed 002 Eq. 19; "
+                       + "; ".join(f"α̂{k} in {range_text(ALPHA_FIELDS[f'alpha{k}'])}" for k in range(5)) + ")",
+                       lo=min(f.lo for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")),
+                       hi=max(f.hi for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")))
+               for i, j in enumerate(rj)]
         self.table = ParameterTable(self, specs, validate=self._validate, apply=self._apply,
                                     n_joints=lambda v: len(self.robot.joint_names))
         self.throttle = Throttle(self.table["warn_throttle"])
         self.ctrl = self._controller(self.table.values)
+        self.bounds = self._bounds(self.table.values)
         self.q_des = np.zeros(len(rj))
         self.dq_des = np.zeros(len(rj))
         self.ddq_des = np.zeros(len(rj))
@@ -210,23 +233,35 @@ class FeedForwardNode(Node):
         out[self.out_cols] = kp
         return out
 
+    def _bounds(self, v: dict[str, Any]):
+        from servo_ff.dynamics.feedforward import desired_motion_bounds
+
+        n = len(self.robot.joint_names)
+        return desired_motion_bounds(self.robot, per_joint(v["max_velocity"], n, "max_velocity"),
+                                     per_joint(v["max_acceleration"], n, "max_acceleration"))
+
     def _validate(self, v: dict[str, Any]) -> str | None:
         per_joint(v["kp"], len(self.joints), "kp")
-        self._alpha_table(v)  # AlphaError (a ValueError) names the key
+        self._alpha_table(v)  # AlphaError (a ValueError) names the key and its admissible range
+        self._bounds(v)
         return None
 
     def _controller(self, v: dict[str, Any]):
         b = self.get_parameters(["mode", "left_foot", "right_foot"])
         return self._Controller(self.robot, self._alpha_table(v), self._robot_kp(v), mode=b[0].value,
-                                left_foot=b[1].value, right_foot=b[2].value, u_nominal=v["u_nominal"])
+                                left_foot=b[1].value, right_foot=b[2].value, u_nominal=v["u_nominal"],
+                                min_supply_fraction=v["min_supply_fraction"])
 
     def _apply(self, changed: set[str]) -> None:
         v = self.table.values
-        if changed & ({"kp", "u_nominal", "stribeck_dq_s", "stribeck_delta"} | {k for k in changed if k.startswith("alpha.")}):
+        rebuild = {"kp", "u_nominal", "min_supply_fraction", "stribeck_dq_s", "stribeck_delta"}
+        if changed & (rebuild | {k for k in changed if k.startswith("alpha.")}):
             old = self.ctrl
             self.ctrl = self._controller(v)
             self.ctrl.gravity, self.ctrl.u_bat = old.gravity, old.u_bat
             self.get_logger().info(f"feed-forward parameters updated: {sorted(changed)}")
+        if changed & {"max_velocity", "max_acceleration"}:
+            self.bounds = self._bounds(v)
         if "kp" in changed:
             self.publish_gains()
         if "warn_throttle" in changed:
@@ -251,7 +286,7 @@ class FeedForwardNode(Node):
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         try:
-            traj = parse_trajectory(msg, self.index, self._now())
+            traj = parse_trajectory(msg, self.index, self._now(), self.bounds)
         except ValueError as e:
             self._warn("trajectory", f"desired trajectory on {TOPIC_DESIRED} rejected: {e}; keeping the previous one")
             return
@@ -262,11 +297,12 @@ class FeedForwardNode(Node):
         self.imu = np.array([o.x, o.y, o.z, o.w])
 
     def _on_supply(self, msg: BatteryState) -> None:
-        if math.isfinite(msg.voltage) and msg.voltage > 0:
+        reason = self.ctrl.supply_refusal(msg.voltage)
+        if reason is None:
             self.u_bat = float(msg.voltage)
         else:
-            self._warn("supply", f"supply voltage {msg.voltage} V on {TOPIC_SUPPLY} rejected; holding "
-                                 f"{self.ctrl.u_bat:.3f} V")
+            self._warn("supply", f"supply voltage {msg.voltage:.6g} V on {TOPIC_SUPPLY} refused ({reason}); holding "
+                                 f"the last good {self.ctrl.u_bat:.3f} V")
 
     def _on_support(self, msg: Float64) -> None:
         c = float(msg.data)

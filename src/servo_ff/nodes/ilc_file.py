@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from servo_ff.safe_parse import finite_scalar, load_npz
+
 
 @dataclass(frozen=True)
 class ILCRecord:
@@ -49,30 +51,48 @@ def save_ilc_record(rec: ILCRecord, path: str | Path) -> Path:
     return path
 
 
+class ILCFileError(ValueError):
+    """An ILC result file is unreadable or malformed; the message names the file and the key."""
+
+
+_SCALARS = {"kp": "f", "dt": "f", "delay": "f", "converged_iteration": "i"}
+
+
 def load_ilc_record(path: str | Path) -> ILCRecord:
-    """Read and check an ILC result file; errors name the file and the key."""
+    """Read and check an ILC result file; errors (:class:`ILCFileError`) name the file and the key."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"ILC result file not found: {path}")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable .npz ILC result ({e})") from None
-    missing = [k for k in ILCRecord.__dataclass_fields__ if k not in data.files]
+    d = load_npz(path, ILCFileError)  # garbage, truncated zip, pickles, oversized: one line naming the file
+    missing = [k for k in ILCRecord.__dataclass_fields__ if k not in d]
     if missing:
-        raise ValueError(f"{path}: missing key(s) {', '.join(missing)}")
-    d = {k: data[k] for k in ILCRecord.__dataclass_fields__}
+        raise ILCFileError(f"{path}: missing key(s) {', '.join(missing)}")
+    for k, v in d.items():
+        if k in ILCRecord.__dataclass_fields__ and k != "joint" and v.dtype.kind not in "iufb":
+            raise ILCFileError(f"{path}: {k} must hold numbers, got dtype {v.dtype}")
+    if d["joint"].size != 1 or d["joint"].dtype.kind not in "US":
+        raise ILCFileError(f"{path}: joint must be one name, got an array of shape {d['joint'].shape} and dtype "
+                           f"{d['joint'].dtype}")
+    scalars = {k: finite_scalar(d, k, str(path), ILCFileError) for k in _SCALARS}
+    if d["t"].ndim != 1 or d["t"].shape[0] < 2:
+        raise ILCFileError(f"{path}: t has shape {d['t'].shape}, expected (samples,) with at least 2 samples")
     n = d["t"].shape[0]
     for k in ("reference_q", "reference_dq", "reference_ddq"):
         if d[k].shape != (n,):
-            raise ValueError(f"{path}: {k} has shape {d[k].shape}, expected ({n},)")
+            raise ILCFileError(f"{path}: {k} has shape {d[k].shape}, expected ({n},)")
     for k in ("commands", "measured"):
-        if d[k].ndim != 2 or d[k].shape[1] != n:
-            raise ValueError(f"{path}: {k} has shape {d[k].shape}, expected (iterations, {n})")
+        if d[k].ndim != 2 or d[k].shape[1] != n or d[k].shape[0] < 1:
+            raise ILCFileError(f"{path}: {k} has shape {d[k].shape}, expected (iterations, {n})")
+    if d["measured"].shape != d["commands"].shape:
+        raise ILCFileError(f"{path}: measured has shape {d['measured'].shape}, commands {d['commands'].shape}")
+    k_it = d["commands"].shape[0]
+    for k in ("errors", "supply"):
+        if d[k].shape != (k_it,):
+            raise ILCFileError(f"{path}: {k} has shape {d[k].shape}, expected ({k_it},): one per iteration")
     for k, v in d.items():
         if v.dtype.kind == "f" and not np.isfinite(v).all():
-            raise ValueError(f"{path}: {k} contains non-finite values")
-    return ILCRecord(joint=str(d["joint"]), t=d["t"], reference_q=d["reference_q"], reference_dq=d["reference_dq"],
-                     reference_ddq=d["reference_ddq"], commands=d["commands"], measured=d["measured"],
-                     errors=d["errors"], supply=d["supply"], kp=float(d["kp"]), dt=float(d["dt"]),
-                     delay=float(d["delay"]), converged_iteration=int(d["converged_iteration"]))
+            raise ILCFileError(f"{path}: {k} contains non-finite values")
+    return ILCRecord(joint=str(d["joint"].reshape(())), t=d["t"], reference_q=d["reference_q"],
+                     reference_dq=d["reference_dq"], reference_ddq=d["reference_ddq"], commands=d["commands"],
+                     measured=d["measured"], errors=d["errors"], supply=d["supply"], kp=scalars["kp"],
+                     dt=scalars["dt"], delay=scalars["delay"], converged_iteration=int(scalars["converged_iteration"]))

@@ -4,7 +4,9 @@ Publishes ``/joint_states`` (rad, rad/s, N·m), ``/servo_supply`` (BatteryState 
 takes goal positions as Float64MultiArray (``servo/commands``, ``joints`` order), JointTrajectory
 (``servo/joint_trajectory``, first point) or JointState (``servo/joint_command``, by name), P gains as a
 per-joint parameter ``kp`` or live on ``servo/p_gains``; services ``servo/torque_enable`` (SetBool) and
-``servo/reboot`` (Trigger). Subclasses implement the ``hw_*`` hooks (stepper or Dynamixel bus).
+``servo/reboot`` (Trigger). Subclasses implement the ``hw_*`` hooks (stepper or Dynamixel bus). When
+``position_min``/``position_max`` change, a held goal outside the new limits is moved to the nearest limit,
+written, logged as a warning and counted in the diagnostics (``goals_moved_by_limit_change``).
 """
 from __future__ import annotations
 
@@ -119,8 +121,12 @@ class ServoInterfaceNode(Node):
     def _apply_interface(self, changed: set[str]) -> None:
         v = self.table.values
         if changed & {"position_min", "position_max"}:
-            self.gate.lower = per_joint(v["position_min"], self.n, "position_min")
-            self.gate.upper = per_joint(v["position_max"], self.n, "position_max")
+            moved = self.gate.set_limits(per_joint(v["position_min"], self.n, "position_min"),
+                                         per_joint(v["position_max"], self.n, "position_max"))
+            if moved:  # the held goal is re-checked: never left outside the limits, never moved silently
+                self.hw_write_goal(self.gate.goal.copy())
+                for line in moved:
+                    self.get_logger().warning(f"joint limits changed: {line}")
         if "kp" in changed:
             self.kp = per_joint(v["kp"], self.n, "kp")
             self.hw_write_kp(self.kp)
@@ -207,6 +213,7 @@ class ServoInterfaceNode(Node):
             message=f"{g.rejected} goal message(s) rejected" + (f", last: {g.last_reason}" if g.rejected else ""),
             values=[KeyValue(key="accepted", value=str(g.accepted)), KeyValue(key="rejected", value=str(g.rejected)),
                     KeyValue(key="goal_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
+                    KeyValue(key="goals_moved_by_limit_change", value=str(g.limit_moves)),
                     KeyValue(key="published_states", value=str(self.ticks))])
 
     def _publish_diagnostics(self) -> None:

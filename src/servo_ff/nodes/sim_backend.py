@@ -44,6 +44,19 @@ class UrdfGravity:
         return ExternalLoad(inertia=np.diag(m)[self.idx].copy(), tau_ext=-g[self.idx])
 
 
+def load_inertia(load: PendulumLoad | ExternalLoad | UrdfGravity | None, n: int, theta) -> np.ndarray:
+    """Load inertia per joint [kg·m²] (armature excluded) at ``theta`` (URDF: the diagonal of M(q) there;
+    non-finite angles read as 0)."""
+    if isinstance(load, UrdfGravity):
+        th = np.asarray(theta, dtype=np.float64)
+        return np.asarray(load.at(np.where(np.isfinite(th), th, 0.0)).inertia, dtype=np.float64)
+    if isinstance(load, PendulumLoad):
+        return np.broadcast_to(load.inertia(), (n,)).astype(np.float64)
+    if isinstance(load, ExternalLoad):
+        return np.broadcast_to(np.asarray(load.inertia, dtype=np.float64), (n,)).copy()
+    return np.zeros(n)
+
+
 @dataclass
 class SimServos:
     params: ActuatorParams
@@ -102,6 +115,20 @@ class SimServos:
         JIT compile inside a timer callback would stall the executor for seconds)."""
         load = self.load.at(self.theta) if isinstance(self.load, UrdfGravity) else self.load
         step(self.packed, self.theta, self.dtheta, self.goal, dt, load=load, enable=1.0, backend=self.backend)
+
+    def reset(self, theta0: np.ndarray) -> None:
+        """Back to the start-up state whatever happened before (a refused, even non-finite, state included):
+        θ = ``theta0``, θ̇ = 0, goal = internal target = ``theta0``, no effort, errors cleared, torque on."""
+        theta0 = np.array(theta0, dtype=np.float64).reshape(self.n)
+        if not np.isfinite(theta0).all():
+            raise ValueError(f"reset position must be finite, got {theta0}")
+        self.theta = theta0.copy()
+        self.dtheta = np.zeros(self.n)
+        self.goal = theta0.copy()
+        self.target = theta0.copy()
+        self.effort = np.zeros(self.n)
+        self.hardware_error = 0
+        self.enabled = True
 
     def reboot(self) -> None:
         """Like a Dynamixel REBOOT: hardware error cleared, torque off, goal set to the present position."""

@@ -6,6 +6,12 @@ comes from ``preset`` + ``model`` (:func:`servo_ff.models.presets.preset`), with
 an ``actuator.*`` parameter (core schema); the simulated supply voltage is ``actuator.firmware.vin``. The load
 is a pendulum per joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging down), a pure inertia
 (``none``), or gravity of a URDF (``urdf``, via ``servo_ff.dynamics``).
+
+A parameter change that would make the model non-finite is refused before it takes effect: the core schema's
+admissible ranges, and the explicit-integration stability of the back-EMF damping for the physics step
+(:func:`servo_ff.models.stepper.step_stability_refusal`: dt < 2·J·R/kt², J = load inertia + armature). The
+``servo/reset`` service (std_srvs/Trigger) always brings the simulation back: position = ``initial_position``,
+velocity 0, goal = ``initial_position``, errors cleared, torque on — also after the stepper refused a state.
 """
 from __future__ import annotations
 
@@ -15,15 +21,16 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from std_srvs.srv import Trigger
 
 from servo_ff.models.params import ParameterError
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import SERVO_NAMES, preset
-from servo_ff.models.stepper import ExternalLoad, PendulumLoad
+from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 
-from .common import ParamSpec, ParameterTable, actuator_from_values, actuator_specs, per_joint, spin_node
+from .common import SRV_RESET, ParamSpec, ParameterTable, actuator_from_values, actuator_specs, per_joint, spin_node
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .sim_backend import SimServos, UrdfGravity
+from .sim_backend import SimServos, UrdfGravity, load_inertia
 
 LOAD_TYPES = ("pendulum", "none", "urdf")
 
@@ -93,6 +100,8 @@ class SimNode(ServoInterfaceNode):
         self.substeps = self._substeps(v)
         self._last_tick = time.monotonic()
         self._debt = 0.0
+        self.stepper_error = ""  # why the stepper last refused the state ("" while it runs)
+        self.create_service(Trigger, SRV_RESET, self._on_reset)
         self.get_logger().info(
             f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) {self.joints} at "
             f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V")
@@ -103,9 +112,15 @@ class SimNode(ServoInterfaceNode):
         if reason:
             return reason
         n = len(values["joints"])
-        actuator_from_values(values)  # ParameterError names the key
-        build_load(values, n)
+        params = actuator_from_values(values)  # ParameterError names the key and its admissible range
+        load = build_load(values, n)
         theta0 = per_joint(values["initial_position"], n, "initial_position")
+        sim = getattr(self, "sim", None)
+        theta = sim.theta if sim is not None else theta0
+        h = 1.0 / (values["rate_hz"] * self._substeps(values))  # the physics step this set would run with
+        reason = step_stability_refusal(params, load_inertia(load, n, theta), h, values["joints"])
+        if reason:
+            return f"{reason}; lower physics_dt or change actuator.R, actuator.kt, actuator.armature or the load"
         lo = per_joint(values["position_min"], n, "position_min")
         hi = per_joint(values["position_max"], n, "position_max")
         if ((theta0 < lo) | (theta0 > hi)).any():
@@ -143,9 +158,26 @@ class SimNode(ServoInterfaceNode):
         try:
             self.sim.advance(n * h, n)
         except (ValueError, ParameterError) as e:  # e.g. a diverging state; report, do not publish garbage
-            self.throttle("sim", self.get_logger().error, f"stepper refused the state: {e}")
+            self.stepper_error = str(e)
+            self.throttle("sim", self.get_logger().error, f"stepper refused the state: {e}; call {SRV_RESET} "
+                                                          "to bring the simulation back")
             return False
+        self.stepper_error = ""
         return True
+
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        theta0 = per_joint(self.table["initial_position"], self.n, "initial_position")
+        self.sim.reset(theta0)
+        self.gate.goal = theta0.copy()
+        self._debt, self._last_tick = 0.0, time.monotonic()
+        was = self.stepper_error
+        self.stepper_error = ""
+        response.success = True
+        response.message = (f"simulation reset: position = initial_position {theta0.tolist()} rad, velocity 0, goal "
+                            "= initial_position, errors cleared, torque on" + (f" (stepper had refused: {was})"
+                                                                               if was else ""))
+        self.get_logger().warning(response.message)
+        return response
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.sim.theta, self.sim.dtheta, self.sim.effort
@@ -169,10 +201,13 @@ class SimNode(ServoInterfaceNode):
 
     def hw_diagnostics(self) -> list[DiagnosticStatus]:
         out = []
+        level = DiagnosticStatus.ERROR if self.stepper_error else DiagnosticStatus.OK
+        state = "torque on" if self.sim.enabled else "torque off"
+        if self.stepper_error:
+            state = f"stepper refused the state ({self.stepper_error}); call {SRV_RESET}"
         for i, name in enumerate(self.joints):
             out.append(DiagnosticStatus(
-                level=DiagnosticStatus.OK, name=f"{self.get_name()}: {name}", hardware_id=f"sim/{name}",
-                message="torque on" if self.sim.enabled else "torque off",
+                level=level, name=f"{self.get_name()}: {name}", hardware_id=f"sim/{name}", message=state,
                 values=[KeyValue(key="position_rad", value=f"{self.sim.theta[i]:.5f}"),
                         KeyValue(key="goal_rad", value=f"{self.sim.goal[i]:.5f}"),
                         KeyValue(key="velocity_rad_s", value=f"{self.sim.dtheta[i]:.5f}"),
