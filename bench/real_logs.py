@@ -6,7 +6,7 @@ kp 100 and kp 400, four trajectories each). Raw recordings, resampled by servo_f
 
 1. bam's published XL330 files (m1–m6) evaluated in our simulator (identical to bam's, see
    test/test_models_bam_equality.py) on every log.
-2. M1–M6 identified (CMA-ES on simulation MAE, warm-started along M1 → M6) on the four kp 100 logs and
+2. M1–M6 identified (CMA-ES with IPOP restarts on simulation MAE, warm-started along M1 → M6, q_offset fitted) on the four kp 100 logs and
    validated on the four kp 400 logs, then the reverse. The cross-gain MAE of a model is the mean of its two
    validation MAEs; nothing is tuned on a validation log.
 3. A plot of measured vs simulated θ and duty for the worst validation log (the recordings' ``load`` column is
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from servo_ff.identification.logs import read_logs  # noqa: E402
-from servo_ff.identification.simulation_fit import evaluate, fit_model, warm_start  # noqa: E402
+from servo_ff.identification.simulation_fit import evaluate, identify_nested  # noqa: E402
 from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS, firmware_from_spec  # noqa: E402
 from servo_ff.models.params import MODEL_NAMES  # noqa: E402
@@ -42,16 +42,6 @@ IMG = ROOT / "docs" / "img"
 def published(logs) -> dict[str, float]:
     """Mean MAE [rad] of each bam-published XL330 file on ``logs``."""
     return {m: evaluate(preset("xl330", m), logs) for m in MODEL_NAMES}
-
-
-def identify_chain(train, validation, firmware, max_evals: int, seed: int) -> dict:
-    """M1 → M6, each warm-started from the models before it (Duclusaud et al. §V)."""
-    results: dict = {}
-    for m in MODEL_NAMES:
-        x0 = warm_start(m, {k: r.params for k, r in results.items()})
-        results[m] = fit_model(train, m, "xl330", firmware, validation, max_evals=max_evals, seed=seed, x0=x0 or None,
-                               progress=False)
-    return results
 
 
 def present_pwm_duty(log) -> np.ndarray | None:
@@ -120,7 +110,8 @@ def main() -> int:
     t0 = time.perf_counter()
     runs = {}
     for g_train, g_val in ((gains[0], gains[-1]), (gains[-1], gains[0])):
-        runs[(g_train, g_val)] = identify_chain(by_gain[g_train], by_gain[g_val], firmware, args.max_evals, args.seed)
+        runs[(g_train, g_val)] = identify_nested(by_gain[g_train], by_gain[g_val], MODEL_NAMES, "xl330", firmware,
+                                                 seed=args.seed, max_evals=args.max_evals, progress=False)
     identify_s = time.perf_counter() - t0
 
     print(f"\n{'model':6} | " + " | ".join(f"train kp{a:g} → val kp{b:g} [mrad]" for a, b in runs)

@@ -460,16 +460,25 @@ def identify_models(logs: Sequence[ServoLog], models: Sequence[str] = MODEL_NAME
         if m not in MODEL_NAMES:
             raise ParameterError(f"unknown friction model {m!r}; valid models: {', '.join(MODEL_NAMES)}")
     train, val = split_logs(logs, validation_fraction, seed)
+    return identify_nested(train, val, models, actuator, firmware, seed=seed, max_evals=max_evals, warm=warm,
+                           progress=progress, reference=reference, callback=callback, **fit_options)
+
+
+def identify_nested(train: Sequence[ServoLog], validation: Sequence[ServoLog], models: Sequence[str],
+                    actuator: str, firmware: FirmwareLaw | None = None, seed: int = 0, max_evals: int = 4000,
+                    warm: bool = True, progress: bool = True, reference: ActuatorParams | None = None,
+                    callback: Callable[[str, FitResult], None] | None = None, **fit_options) -> dict[str, FitResult]:
+    """Fit ``models`` in order on a given train/validation split, each warm-started from the best nested fit
+    before it (:func:`warm_starts`; M1 → M2/M3 → M4 → M5 → M6)."""
     results: dict[str, FitResult] = {}
     for m in models:
         x0 = warm_starts(m, {k: r.params for k, r in results.items()}) if warm else None
-        results[m] = fit_model(train, m, actuator, firmware, val, max_evals=max_evals, seed=seed, x0=x0,
+        results[m] = fit_model(train, m, actuator, firmware, validation, max_evals=max_evals, seed=seed, x0=x0,
                                progress=progress, reference=reference, **fit_options)
         if callback:
             callback(m, results[m])
     return results
 
-
 __all__ = ["KEY_INDICES", "FRICTION_BOUNDS", "SEARCH_BOUNDS", "BoundsRow", "bounds_row", "search_space",
            "pack_candidates", "simulate_batch", "mae_per_log", "population_mae", "evaluate", "FitResult", "split_logs",
-           "fit_model", "identify_models", "warm_start", "warm_starts", "params_from_vector", "check_split"]
+           "fit_model", "identify_models", "identify_nested", "warm_start", "warm_starts", "params_from_vector", "check_split"]
