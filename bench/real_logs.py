@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.identification.logs import read_logs  # noqa: E402
+from servo_ff.io.logs import read_logs
 from servo_ff.identification.simulation_fit import evaluate, identify_nested  # noqa: E402
 from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS, firmware_from_spec  # noqa: E402

@@ -250,7 +250,7 @@ def _ilc_arrays(n=20, k=3):
     ({"t": np.zeros(1), "reference_q": np.zeros(1)}, ["t has shape (1,)"]),
 ])
 def test_ilc_record_file_errors_name_file_and_key(tmp_path, change, words):
-    from servo_ff.nodes.ilc_file import ILCFileError, load_ilc_record
+    from servo_ff.io.ilc_record import ILCFileError, load_ilc_record
 
     path = tmp_path / "bad.npz"
     if change == "garbage":
@@ -310,8 +310,8 @@ META = {"mass": 1, "length": 0.1, "kp": 8, "vin": 12}
 ])
 def test_rosbag_bad_messages_are_named(tmp_path, js, goal, meta, words):
     pytest.importorskip("rosbags")
-    from servo_ff.identification.logs import LogError
-    from servo_ff.identification.rosbag import read_rosbag
+    from servo_ff.identification.servo_log import LogError
+    from servo_ff.io.rosbag import read_rosbag
 
     _bag(tmp_path / "bag", js, goal, meta)
     with pytest.raises(LogError) as e:

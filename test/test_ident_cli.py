@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from servo_ff.cli import main
-from servo_ff.identification.logs import write_bam_json
+from servo_ff.io.bam_logs import write_bam_json
 from servo_ff.identification.synthetic import bench_grid, simulate_logs
 from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.params import ActuatorParams

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from servo_ff.identification.logs import LogError, stack_logs
+from servo_ff.identification.servo_log import LogError, stack_logs
 from servo_ff.identification.simulation_fit import (FRICTION_BOUNDS, SEARCH_BOUNDS, bounds_row, evaluate, fit_model,
                                                     identify_models, pack_candidates, params_from_vector,
                                                     search_space, split_logs, warm_start)

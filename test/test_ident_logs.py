@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from servo_ff.identification.logs import (LogError, ServoLog, read_bam_json, read_csv, read_log, stack_logs,
-                                          write_bam_json, write_csv)
-from servo_ff.identification.rosbag import read_rosbag, write_rosbag
+from servo_ff.identification.servo_log import LogError, ServoLog, stack_logs
+from servo_ff.io.bam_logs import read_bam_json, read_csv, write_bam_json, write_csv
+from servo_ff.io.logs import read_log
+from servo_ff.io.rosbag import read_rosbag, write_rosbag
 
 
 def _log(n=300, dt=0.005):

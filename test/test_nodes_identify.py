@@ -20,7 +20,7 @@ from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 from servo_ff.models.presets import preset  # noqa: E402
 from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
-from servo_ff.nodes.ilc_file import ILCRecord, load_ilc_record, save_ilc_record  # noqa: E402
+from servo_ff.io.ilc_record import ILCRecord, load_ilc_record, save_ilc_record  # noqa: E402
 from servo_ff.nodes.ilc_node import ILCNode  # noqa: E402
 from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 from servo_ff.trajectories import schwarz_behnke_reference  # noqa: E402
@@ -142,11 +142,11 @@ def test_fit_node_from_ilc_file_sets_feedforward_alpha(ros, tmp_path):
 
 def test_replay_fit_from_rosbag(ros, tmp_path):
     pytest.importorskip("rosbags")
-    pytest.importorskip("servo_ff.identification.rosbag", reason="identification core (rosbag reader) not merged")
+    pytest.importorskip("servo_ff.io.rosbag", reason="identification core (rosbag reader) not merged")
     pytest.importorskip("servo_ff.identification.alpha_fit", reason="α fit core not merged yet")
     pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core not merged yet")
-    from servo_ff.identification.logs import ServoLog
-    from servo_ff.identification.rosbag import write_rosbag
+    from servo_ff.identification.servo_log import ServoLog
+    from servo_ff.io.rosbag import write_rosbag
 
     h = ros
     t, cmd, q, dq = rollout_data()

@@ -74,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from scipy.signal import savgol_filter
 
-        from ..identification.logs import LogError, read_log
+        from ..identification.servo_log import LogError
+        from ..io.logs import read_log
 
         log = read_log(src, dt=args.dt)
         if log.torque_enable.min() < 0.5:

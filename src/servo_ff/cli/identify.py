@@ -143,7 +143,8 @@ def _mrad(x: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..identification.logs import check_identifiable, read_logs
+    from ..identification.servo_log import check_identifiable
+    from ..io.logs import read_logs
     from ..identification.plots import plot_model_mae
     from ..identification.simulation_fit import check_split, identify_models
     from ..models.params import MODEL_NAMES

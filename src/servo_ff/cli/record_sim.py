@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..identification.logs import write_bam_json, write_csv
+    from ..io.bam_logs import write_bam_json, write_csv
     from ..identification.synthetic import TABLE1_KPS, TABLE1_LENGTHS, TABLE1_MASSES, bench_grid, log_filename, \
         simulate_logs
     from ..models.params import load_params
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.format == "csv":
             write_csv(lg, f"{name}.csv")
         else:
-            from ..identification.rosbag import write_rosbag
+            from ..io.rosbag import write_rosbag
 
             if name.exists():
                 raise FileExistsError(f"{name} exists; rosbag2 writers never overwrite")

@@ -23,7 +23,7 @@ from ..models.params import (FIRMWARE_LAWS, MODEL_FRICTION_KEYS, MODEL_NAMES, P_
                              P_KEQ, P_KES, P_KM, P_KMQ, P_KMS, P_KP, P_KT, P_KV, P_QOFF, P_R, P_VIN, P_VS,
                              ActuatorParams, FirmwareLaw, ParameterError)
 from ..models.stepper import PendulumLoad, rollout
-from .logs import LogBatch, LogError, ServoLog, stack_logs
+from .servo_log import LogBatch, LogError, ServoLog, stack_logs
 
 #: Packed indices each searched key writes (M3/M4's symmetric load terms fill the motor and external slots).
 KEY_INDICES: dict[str, tuple[int, ...]] = {

@@ -11,7 +11,7 @@ import numpy as np
 from ..models.params import P_KP, P_VIN, ActuatorParams
 from ..models.stepper import PendulumLoad, rollout
 from ..trajectories import IDENTIFICATION_TRAJECTORIES, Trajectory, trajectory
-from .logs import DEFAULT_DT, ServoLog
+from .servo_log import DEFAULT_DT, ServoLog
 
 #: 004 Table I, Dynamixel column.
 TABLE1_MASSES: tuple[float, ...] = (0.5, 1.0, 1.5)  # [kg]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .params import P_EGAIN, P_GVMAX, P_IMAX, P_KP, P_KT, P_LAW, P_MAXPWM, P_R, P_VIN
+from .params import P_EGAIN, P_IMAX, P_KP, P_KT, P_LAW, P_MAXPWM, P_R, P_VIN
 
 
 def motor_torque(volts: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.ndarray) -> np.ndarray:

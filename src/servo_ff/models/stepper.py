@@ -19,7 +19,7 @@ from . import kernels
 from .friction import applied_friction, friction_budget, stopping_torque
 from .motor import firmware_torque, goal_profile
 from .params import (N_PACKED, P_ALPHA, P_ARM, P_GVMAX, P_IMAX, P_KT, P_LAW, P_QOFF, P_R, P_VIN, P_VMAX, P_VS,
-                     ActuatorParams, pack)
+                     pack)
 
 GRAVITY = 9.80665  # m/s²
 Backend = Literal["auto", "numba", "numpy"]

@@ -13,10 +13,7 @@ it from the command line.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +73,7 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
 
     from .feedforward_node import FeedForwardNode
     from .fit_node import FitNode
-    from .ilc_file import load_ilc_record
+    from servo_ff.io.ilc_record import load_ilc_record
     from .ilc_node import ILCNode
     from .sim_node import SimNode
 

@@ -5,7 +5,7 @@
 Data (``source``):
 
 * ``ilc_file`` — the ILC result of ``servo_ilc_node`` (:mod:`.ilc_file`): final command vs its measurement;
-* ``bag`` — a rosbag2 recording (``bag_path``) read by :func:`servo_ff.identification.rosbag.read_rosbag`
+* ``bag`` — a rosbag2 recording (``bag_path``) read by :func:`servo_ff.io.rosbag.read_rosbag`
   (``/joint_states``, the goal topic, ``/servo_supply``);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` over the last ``window`` seconds.
 
@@ -37,7 +37,7 @@ from std_srvs.srv import Trigger
 from servo_ff.io.paths import resolve_path
 
 from .common import TOPIC_COMMANDS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, ParamSpec, ParameterTable, spin_node
-from .ilc_file import load_ilc_record
+from servo_ff.io.ilc_record import load_ilc_record
 from .servo_base import KP_MAX
 
 TOPIC_RESULT = "fit/result"
@@ -166,7 +166,7 @@ class FitNode(Node):
             return (rec.commands[k], rec.measured[k], rec.dt, u_bat, v["kp"] or rec.kp,
                     f"ILC file {v['ilc_file']} trial {k}")
         if v["source"] == "bag":
-            from servo_ff.identification.rosbag import read_rosbag
+            from servo_ff.io.rosbag import read_rosbag
 
             log = read_rosbag(resolve_path(v["bag_path"]), dt=v["dt"], joint=v["joint"],
                               goal_topic=v["goal_topic"] or None)

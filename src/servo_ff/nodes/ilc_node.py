@@ -31,7 +31,7 @@ from servo_ff import trajectories
 
 from .common import TOPIC_JOINT_COMMAND, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec, ParameterTable, \
     spin_node
-from .ilc_file import ILCRecord, save_ilc_record
+from servo_ff.io.ilc_record import ILCRecord, save_ilc_record
 from .servo_base import KP_MAX
 
 TOPIC_PROGRESS = "ilc/progress"

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..safe_parse import parse_json
-from .logs import DEFAULT_DT, LogError, ServoLog, _clean_meta
+from ..identification.servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -158,7 +158,7 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
         raise LogError(f"{src}: topic {joint_states_topic} has {len(streams['js'])} messages, need >= 2")
     if not streams["goal"]:
         raise LogError(f"{src}: goal topic {g_topic} has no messages")
-    m = _clean_meta(src, {**bag_meta, **(meta or {})})
+    m = clean_meta(src, {**bag_meta, **(meta or {})})
     base = streams["js"][0][0]
 
     def rel(rows: list) -> np.ndarray:  # integer ns → seconds since the first joint state

@@ -1,29 +1,23 @@
-"""Servo logs: bam's JSON format, CSV, resampling onto a uniform grid, and padded batches.
+"""Servo logs as identification sees them: one joint on a uniform time grid, resampled exactly as bam does.
 
 A :class:`ServoLog` is one recording of one joint on a uniform time grid (``dt``, default 5 ms as bam):
 measured position [rad] and speed [rad/s], the goal position sent [rad], torque enable (1/0), the supply
 voltage [V], and the bench metadata (pendulum ``mass`` [kg], ``arm_mass`` [kg], ``length`` [m], firmware
-``kp`` in register units, nominal ``vin`` [V], ``motor``, ``trajectory``).
-
-bam's JSON (Rhoban/bam ``bam/dynamixel/record.py``, ``bam/process.py``) is an object with those metadata
-keys (the recorder writes ``arm-mass``, processed files ``arm_mass``) and ``entries``: a list of
-``{timestamp, position, speed, load, input_volts, temp, goal_position, torque_enable}``. Raw recordings
-have irregular timestamps; every reader here resamples them exactly as bam.process does (:func:`resample`:
-a grid from t = 0, linear interpolation, torque_enable thresholded at 0.5), so a raw recording and bam's
-processed file of it give the same samples. Bad input raises :class:`LogError` naming the file, key and sample.
+``kp`` in register units, nominal ``vin`` [V], ``motor``, ``trajectory``). Raw recordings have irregular
+timestamps; :func:`resample` puts them on the grid exactly as bam.process does (a grid from t = 0, linear
+interpolation, torque_enable thresholded at 0.5), so a raw recording and bam's processed file of it give the
+same samples. :class:`LogBatch` pads logs of different lengths for batched rollouts. The file formats are in
+:mod:`servo_ff.io`. Bad input raises :class:`LogError` naming the file, key and sample.
 """
 from __future__ import annotations
 
-import csv
-import json
 import math
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from ..safe_parse import as_float, describe, parse_json, read_text
+from ..safe_parse import as_float
 
 DEFAULT_DT = 0.005  # [s] bam's processed logs
 META_KEYS: tuple[str, ...] = ("mass", "arm_mass", "length", "kp", "vin", "motor", "trajectory")
@@ -154,7 +148,7 @@ def log_from_columns(source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarr
     for k, v in cols.items():
         if len(v) != n:
             raise LogError(f"{source}: column {k!r} has {len(v)} samples, timestamps have {n}")
-    m = _clean_meta(source, meta)
+    m = clean_meta(source, meta)
     check_timestamps(source, np.asarray(t_raw, dtype=float))
     if "speed" not in cols:  # derive from position (central differences) when a recorder has none
         cols["speed"] = np.gradient(np.asarray(cols["position"], float), np.asarray(t_raw, float)) if n > 1 \
@@ -167,7 +161,7 @@ def log_from_columns(source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarr
     return ServoLog(t=t, **{k: r[k] for k in main}, **m, source=source, extra=extra)
 
 
-def _clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+def clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
     meta = dict(meta)
     if "arm_mass" not in meta and "arm-mass" in meta:
         meta["arm_mass"] = meta.pop("arm-mass")
@@ -187,170 +181,6 @@ def _clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
     out["motor"] = str(meta.get("motor", ""))
     out["trajectory"] = str(meta.get("trajectory", ""))
     return out
-
-
-# --------------------------------------------------------------------------- bam JSON
-def read_bam_json(path: str | Path, dt: float = DEFAULT_DT) -> ServoLog:
-    """Read one bam JSON log (raw or processed) and resample it to ``dt``."""
-    path = Path(path)
-    src = str(path)
-    data = parse_json(read_text(path, LogError, what="log file"), src, LogError)  # size/depth/huge-int limits
-    if not isinstance(data, dict):
-        raise LogError(f"{src}: expected a JSON object with key 'entries'")
-    if "entries" not in data:
-        raise LogError(f"{src}: missing key 'entries'")
-    entries = data["entries"]
-    if not isinstance(entries, list) or not entries:
-        raise LogError(f"{src}: key 'entries' must be a non-empty list")
-    if not isinstance(entries[0], dict):
-        raise LogError(f"{src}: entries[0] is not an object")
-    present = [k for k in ENTRY_KEYS if k in entries[0]]
-    for k in REQUIRED_ENTRY_KEYS:
-        if k not in present:
-            raise LogError(f"{src}: entries[0] is missing key {k!r}")
-    cols: dict[str, list] = {k: [] for k in present}
-    for i, e in enumerate(entries):
-        if not isinstance(e, dict):
-            raise LogError(f"{src}: entries[{i}] is not an object")
-        for k in present:
-            if k not in e:
-                raise LogError(f"{src}: entries[{i}] is missing key {k!r}")
-            v = e[k]
-            if v is None:
-                raise LogError(f"{src}: entries[{i}] key {k!r} is null")
-            if isinstance(v, (list, dict)):
-                raise LogError(f"{src}: entries[{i}] key {k!r} must be a number, got a {type(v).__name__} "
-                               f"({describe(v)})")
-            cols[k].append(as_float(v, src, f"entries[{i}] key {k!r}", LogError))
-    arr = {k: np.asarray(v, dtype=float) for k, v in cols.items()}
-    for k, v in arr.items():
-        bad = ~np.isfinite(v)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise LogError(f"{src}: entries[{i}] key {k!r} is not finite ({v[i]})")
-    t_raw = arr.pop("timestamp")
-    return log_from_columns(src, t_raw, arr, data, dt)
-
-
-def write_bam_json(log: ServoLog, path: str | Path) -> None:
-    """Write a processed bam JSON log (``dt`` and ``arm_mass`` keys, entries on the uniform grid)."""
-    data: dict[str, Any] = {k: getattr(log, k) for k in META_KEYS}
-    data["dt"] = log.dt
-    cols = {"timestamp": log.t, "position": log.position, "speed": log.speed, "goal_position": log.goal_position,
-            "input_volts": log.input_volts, **log.extra}
-    keys = list(cols)
-    rows = np.column_stack([np.asarray(cols[k], float) for k in keys]).tolist()
-    en = log.torque_enable > 0.5
-    data["entries"] = [{**dict(zip(keys, r)), "torque_enable": bool(e)} for r, e in zip(rows, en)]
-    Path(path).write_text(json.dumps(data))
-
-
-# --------------------------------------------------------------------------- CSV
-def read_csv(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None) -> ServoLog:
-    """Read a CSV log: ``# key: value`` metadata lines, then a header row with bam's entry keys.
-
-    ``meta`` supplies or overrides metadata (e.g. for a CSV exported by another tool).
-    """
-    path = Path(path)
-    src = str(path)
-    lines = read_text(path, LogError, what="log file").splitlines()
-    m: dict[str, Any] = {}
-    body = []
-    for line in lines:
-        if line.startswith("#"):
-            if ":" in line:
-                k, v = line[1:].split(":", 1)
-                m[k.strip()] = v.strip()
-        elif line.strip():
-            body.append(line)
-    m.update(meta or {})
-    if not body:
-        raise LogError(f"{src}: no header row")
-    try:
-        reader = csv.reader(body)
-        header = [h.strip() for h in next(reader)]
-        rows = list(reader)
-    except csv.Error as e:
-        raise LogError(f"{src}: malformed CSV ({e})") from None
-    for k in REQUIRED_ENTRY_KEYS:
-        if k not in header:
-            raise LogError(f"{src}: header is missing column {k!r} (has {', '.join(header)})")
-    if len(set(header)) != len(header):
-        raise LogError(f"{src}: header names a column twice ({', '.join(header)})")
-    data = np.empty((len(rows), len(header)))
-    for i, row in enumerate(rows):
-        if len(row) != len(header):
-            raise LogError(f"{src}: data row {i} has {len(row)} fields, header has {len(header)}")
-        for j, v in enumerate(row):
-            try:
-                data[i, j] = float(v)
-            except ValueError:
-                if v.strip().lower() in ("true", "false"):
-                    data[i, j] = float(v.strip().lower() == "true")
-                else:
-                    raise LogError(f"{src}: data row {i} column {header[j]!r}: not a number ({v!r})") from None
-    cols = {h: data[:, j] for j, h in enumerate(header)}
-    for h, v in cols.items():
-        bad = ~np.isfinite(v)
-        if bad.any():
-            raise LogError(f"{src}: data row {int(np.argmax(bad))} column {h!r} is not finite")
-    t_raw = cols.pop("timestamp")
-    return log_from_columns(src, t_raw, cols, m, dt)
-
-
-def write_csv(log: ServoLog, path: str | Path) -> None:
-    meta = "".join(f"# {k}: {v}\n" for k, v in log.meta().items())
-    cols = {"timestamp": log.t, "position": log.position, "speed": log.speed, "goal_position": log.goal_position,
-            "torque_enable": log.torque_enable, "input_volts": log.input_volts, **log.extra}
-    arr = np.column_stack([np.asarray(v, float) for v in cols.values()])
-    with open(path, "w") as f:
-        f.write(meta)
-        f.write(",".join(cols) + "\n")
-        np.savetxt(f, arr, delimiter=",", fmt="%.17g")
-
-
-# --------------------------------------------------------------------------- dispatch
-def is_rosbag(path: Path) -> bool:
-    return path.suffix in (".mcap", ".db3") or (path.is_dir() and (path / "metadata.yaml").exists())
-
-
-def read_log(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None,
-             **bag_options: Any) -> ServoLog:
-    """Read a bam JSON (``.json``), CSV (``.csv``) or rosbag2 (directory, ``.mcap``, ``.db3``) log."""
-    p = Path(path)
-    if not p.exists():
-        raise LogError(f"{p}: no such file")
-    if is_rosbag(p):
-        from .rosbag import read_rosbag
-
-        return read_rosbag(p, dt=dt, meta=meta, **bag_options)
-    if p.suffix.lower() == ".json":
-        log = read_bam_json(p, dt)
-        return log.with_(**_clean_meta(str(p), {**log.meta(), **meta})) if meta else log
-    if p.suffix.lower() == ".csv":
-        return read_csv(p, dt, meta)
-    raise LogError(f"{p}: unknown log format (expected .json, .csv, or a rosbag2 directory/.mcap/.db3)")
-
-
-def find_logs(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand directories into their log files (sorted); rosbag2 directories count as one log."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if not p.exists():
-            raise LogError(f"{p}: no such file or directory")
-        if p.is_dir() and not is_rosbag(p):
-            kids = sorted(q for q in p.iterdir() if q.suffix.lower() in (".json", ".csv", ".mcap", ".db3")
-                          or (q.is_dir() and is_rosbag(q)))
-            if not kids:
-                raise LogError(f"{p}: directory holds no .json/.csv/rosbag2 logs")
-            out.extend(kids)
-        else:
-            out.append(p)
-    return out
-
-
-def read_logs(paths: Iterable[str | Path], dt: float = DEFAULT_DT, **options: Any) -> list[ServoLog]:
-    return [read_log(p, dt, **options) for p in find_logs(paths)]
 
 
 # --------------------------------------------------------------------------- identifiability
@@ -429,6 +259,5 @@ def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
                     col("input_volts"), mask, dt=float(dts[0]), **meta)
 
 
-__all__ = ["ServoLog", "LogError", "LogBatch", "read_bam_json", "write_bam_json", "read_csv", "write_csv",
-           "read_log", "read_logs", "find_logs", "stack_logs", "resample", "log_from_columns", "DEFAULT_DT",
-           "degenerate_reason", "check_identifiable"]
+__all__ = ["ServoLog", "LogError", "LogBatch", "stack_logs", "resample", "log_from_columns", "clean_meta",
+           "DEFAULT_DT", "degenerate_reason", "check_identifiable"]
