@@ -310,7 +310,11 @@ class MujocoServos:
             self._diverge(f"t = {d.time:.4f} s: {self._describe(bad)} is not finite")
         counts = self._warning_counts()
         if counts != self._warnings:
-            self._diverge(f"t = {d.time:.4f} s: MuJoCo reset a non-finite state (bad qacc/qpos/qvel warning)")
+            kind = next(i for i, (a, b) in enumerate(zip(counts, self._warnings)) if a != b)
+            info = int(d.warning[_RESET_WARNINGS[kind]].lastinfo)
+            what = self._describe(info if kind == 1 else self.model.nq + info)
+            self._diverge(f"t = {d.time:.4f} s: MuJoCo found {what} non-finite or huge "
+                          f"({('qacc', 'qpos', 'qvel')[kind]} check) and reset the state")
 
     def step(self, n: int = 1) -> None:
         """``n`` physics steps with the current goals."""
