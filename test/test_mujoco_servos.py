@@ -119,7 +119,8 @@ def test_noise_is_seeded_sized_and_only_in_readings():
     assert a.data.qpos[0] == quiet.data.qpos[0]  # the physics never sees the noise
 
 
-def test_non_finite_state_is_detected_refused_and_reset():
+def test_non_finite_state_is_detected_refused_and_reset(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warnings to ./MUJOCO_LOG.TXT
     arm = make_arm("m4", 32.0)
     arm.command([0.2, -0.3])
     arm.step(50)
