@@ -143,6 +143,27 @@ def test_non_finite_state_is_detected_refused_and_reset(monkeypatch, tmp_path):
         arm.step(3)
 
 
+def test_torque_enable_and_kp_act_on_the_firmware_law():
+    pose = [1.2, 0.3]  # arm well off the vertical: gravity pulls it down unless the servos hold it
+    arm = make_arm("m4", 32.0)
+    arm.reset(qpos=pose)
+    arm.command(pose)
+    arm.step(300)
+    held = arm.joint_state().position.copy()
+    assert np.abs(held - pose).max() < 0.2
+    arm.set_enable([0.0, 1.0])  # shoulder released: no motor torque, it swings down
+    arm.step(300)
+    assert arm.tau_m[0] == 0.0 and arm.joint_state().position[0] < held[0] - 0.3
+    arm.reset(qpos=pose)
+    arm.set_enable(1.0)
+    arm.command([1.15, 0.3])  # small error: the duty stays below its limit
+    arm.before_step()
+    tau32 = arm.tau_m.copy()
+    arm.set_kp(16.0)
+    arm.before_step()
+    assert arm.tau_m[0] == pytest.approx(tau32[0] / 2)  # voltage law, no back-EMF at rest: τ ∝ k_P·error
+
+
 def test_bad_commands_name_the_joint():
     arm = make_arm("m4", 32.0)
     with pytest.raises(ValueError, match="elbow"):

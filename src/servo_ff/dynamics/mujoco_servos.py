@@ -255,9 +255,11 @@ class MujocoServos:
 
     def reset(self, qpos: np.ndarray | None = None, qvel: np.ndarray | None = None) -> None:
         """Back to the initial state (or the given full qpos/qvel): clears a divergence, goals hold the pose."""
+        qpos = self._initial[0] if qpos is None else np.array(qpos, dtype=float)  # copies: may alias data
+        qvel = self._initial[1] if qvel is None else np.array(qvel, dtype=float)
         mujoco.mj_resetData(self.model, self.data)
-        self.data.qpos[:] = self._initial[0] if qpos is None else qpos
-        self.data.qvel[:] = self._initial[1] if qvel is None else qvel
+        self.data.qpos[:] = qpos
+        self.data.qvel[:] = qvel
         mujoco.mj_forward(self.model, self.data)
         self._clear()
 
