@@ -1,4 +1,5 @@
-"""Writes urdf/humanoid20.urdf and urdf/arm2.urdf (run: python urdf/generate.py). Our own model, not a copy.
+"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf and urdf/arm2r.urdf (run: python urdf/generate.py). Our own
+models, not copies.
 
 Every number below is either a published specification (cited) or a stated estimate; inertias are those of
 solid boxes with the stated dimensions and masses (I = m/12·(b² + c²)).
@@ -35,6 +36,21 @@ ARM_CITATION = """
   arm2: a planar 2-joint arm (shoulder pitch + elbow pitch about y) on a fixed base, for fixed-base
   inverse-dynamics tests. Each link is a uniform box, 0.20 m long; masses 0.35 kg (upper arm, includes one
   MX-106 of 153 g, ROBOTIS e-Manual) and 0.25 kg (forearm). Estimates, ours.
+"""
+
+ARM2R_CITATION = """
+  arm2r: the 2R arm of Duclusaud et al., Extended Friction Models for the Physics Simulation of Servo
+  Actuators, section VI-B, rebuilt for servo_ff: an MX-106 shoulder and an MX-64 elbow, both pitch axes (y),
+  hanging along -z at q = 0, fixed base; link lengths 0.18 m (shoulder-elbow and elbow-tip).
+  Masses, centres of mass and inertias are those of the CAD export of that arm in Rhoban/bam
+  (2R/2r_mx_mix/robot.xml, commit f81cb09), re-expressed in this frame (link along -z, joint axis y):
+  * upper arm (bracket + the MX-64 elbow servo, 126 g by the ROBOTIS e-Manual): 0.2114 kg, COM 0.138 m from
+    the shoulder, principal inertias 6.02e-4 / 5.62e-4 / 8.0e-5 kg.m2 (x / y = joint axis / z = along link);
+  * forearm (segment + end weight): 1.0466 kg, COM 0.177 m from the elbow, inertias 1.98e-3 / 3.35e-3 /
+    1.43e-3 kg.m2.
+  The MX-106 shoulder servo sits in the fixed base. Effort and velocity limits: ROBOTIS e-Manual (MX-106:
+  10 N.m at 14.8 V, 4.7 rad/s; MX-64: 6 N.m at 12 V, 6.6 rad/s); position limits those of the CAD model
+  (+-110 deg shoulder, +-150 deg elbow).
 """
 
 
@@ -140,7 +156,32 @@ def arm() -> str:
             + "".join(parts) + "\n</robot>\n")
 
 
+def inertial_link(name: str, mass: float, com_z: float, ixx: float, iyy: float, izz: float, length: float) -> str:
+    """A link along −z with a CAD-given mass, centre of mass and principal inertias (a thin box as visual)."""
+    return f"""
+  <link name="{name}">
+    <inertial>
+      <origin xyz="0 0 {com_z:.4f}" rpy="0 0 0"/>
+      <mass value="{mass:.4f}"/>
+      <inertia ixx="{ixx:.6e}" ixy="0" ixz="0" iyy="{iyy:.6e}" iyz="0" izz="{izz:.6e}"/>
+    </inertial>
+    <visual><origin xyz="0 0 {-length / 2:.4f}"/><geometry><box size="0.0300 0.0300 {length:.4f}"/></geometry></visual>
+  </link>"""
+
+
+def arm2r() -> str:
+    parts = ['\n  <link name="base"/>',
+             joint("shoulder", "base", "upper_arm", (0.0, 0.0, 0.0), "y", -1.9199, 1.9199, **MX106),
+             inertial_link("upper_arm", 0.2114, -0.138, 6.02e-4, 5.62e-4, 8.0e-5, 0.18),
+             joint("elbow", "upper_arm", "forearm", (0.0, 0.0, -0.18), "y", -2.618, 2.618, **MX64),
+             inertial_link("forearm", 1.0466, -0.177, 1.98e-3, 3.35e-3, 1.43e-3, 0.18),
+             fixed("tip_joint", "forearm", "tip", (0.0, 0.0, -0.18)), '\n  <link name="tip"/>']
+    return ("<?xml version=\"1.0\"?>\n<!--" + ARM2R_CITATION + "-->\n<robot name=\"arm2r\">"
+            + "".join(parts) + "\n</robot>\n")
+
+
 if __name__ == "__main__":
     (HERE / "humanoid20.urdf").write_text(humanoid())
     (HERE / "arm2.urdf").write_text(arm())
-    print("wrote", HERE / "humanoid20.urdf", HERE / "arm2.urdf")
+    (HERE / "arm2r.urdf").write_text(arm2r())
+    print("wrote", HERE / "humanoid20.urdf", HERE / "arm2.urdf", HERE / "arm2r.urdf")

@@ -4,7 +4,8 @@ What is simulated
 -----------------
 * Rigid-body robot compiled by MuJoCo's URDF importer from the same ``urdf/humanoid20.urdf`` that pinocchio
   reads (a free joint added at the trunk, a ground plane; the feet boxes are the only collision geometry).
-* Every joint is the foundation's simulated servo (seed 004): the MX-106 M4 parameters
+* Every joint is the foundation's simulated servo (seed 004) through the MuJoCo servo layer
+  (:mod:`.mujoco_servos`): the MX-106 M4 parameters
   (``preset("mx106", "m4")``), the firmware voltage law ``firmware_torque`` (duty = clip(k_P·error_gain·(θd−θ),
   ±max_pwm), τ_m = kt/R·U − kt²/R·θ̇) applied as a generalised force, the armature as ``dof_armature``, and the
   friction budget ``friction_budget`` applied through ``dof_frictionloss`` (budget minus the viscous part) and
@@ -32,16 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import mujoco
 import numpy as np
 
-from ..models.friction import friction_budget
-from ..models.motor import firmware_torque
-from ..models.params import P_KP, P_KT, P_KV, P_R, ActuatorParams
+from ..models.params import ActuatorParams
 from ..models.presets import preset
 from .alpha import AlphaTable, alpha_table_from_actuator
 from .feedforward import FeedForwardController
 from .gait import GaitTrajectory, SteppingParams, stepping_in_place
+from .mujoco_model import SimModel, build_model, place_on_ground
+from .mujoco_sensors import foot_forces  # noqa: F401  (re-exported: the experiment's former helper)
+from .mujoco_servos import MujocoServos, PhysicsDiverged
+from .servo_map import uniform_servo_map
 from .robot import Robot, load_robot
 
 log = logging.getLogger(__name__)
@@ -86,89 +88,14 @@ class SimResult:
         return float(np.max(np.abs(e)))
 
 
-def build_mujoco(urdf: Path | str = HUMANOID_URDF, dt: float = 0.001) -> tuple[mujoco.MjModel, mujoco.MjData]:
-    """URDF → MjModel with a free trunk, a ground plane and the feet as the only colliding geoms."""
-    spec = mujoco.MjSpec.from_file(str(urdf))
-    root = spec.worldbody.first_body()
-    root.add_freejoint()
-    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5.0, 5.0, 0.1], friction=[1.0, 0.005, 1e-4])
-    spec.option.timestep = dt
-    model = spec.compile()
-    return model, mujoco.MjData(model)
+def build_mujoco(urdf: Path | str = HUMANOID_URDF, dt: float = 0.001) -> SimModel:
+    """URDF → the floating-base model (free trunk, ground plane, the feet boxes the only colliding geoms)."""
+    return build_model(urdf, base="floating", feet=("l_foot", "r_foot"), dt=dt)
 
 
-class ServoBank:
-    """The simulated servos of the listed joints inside one MjModel (004 Algorithm 1 via MuJoCo, §IV-E)."""
-
-    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, joint_names, params: ActuatorParams,
-                 kp: float) -> None:
-        self.model, self.data = model, data
-        self.qadr = np.array([model.joint(n).qposadr[0] for n in joint_names])
-        self.dadr = np.array([model.joint(n).dofadr[0] for n in joint_names])
-        p = np.tile(params.packed(), (len(joint_names), 1))
-        p[:, P_KP] = kp
-        self.p = p
-        self.kt, self.R, self.kv = p[:, P_KT], p[:, P_R], p[:, P_KV]
-        model.dof_armature[self.dadr] = params.armature
-        model.dof_damping[self.dadr] = self.kv
-        self.tau_ext = np.zeros(len(joint_names))
-        self.energy = np.zeros(len(joint_names))
-        self.energy_drawn = np.zeros(len(joint_names))  # ∫max(U·I, 0) dt: nothing returned to the battery
-        self._fric_dof = mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF.value
-
-    def step(self, goal: np.ndarray) -> None:
-        """One physics step: servo law → applied torque, friction budget → frictionloss/damping, mj_step."""
-        m, d = self.model, self.data
-        theta, dtheta = d.qpos[self.qadr], d.qvel[self.dadr]
-        tau_m, volts = firmware_torque(self.p, theta, dtheta, goal)
-        d.qfrc_applied[self.dadr] = tau_m
-        budget = friction_budget(self.p, tau_m, self.tau_ext, dtheta)
-        m.dof_frictionloss[self.dadr] = np.maximum(budget - self.kv * np.abs(dtheta), 0.0)
-        power = volts * (volts - self.kt * dtheta) / self.R
-        self.energy += power * m.opt.timestep
-        self.energy_drawn += np.maximum(power, 0.0) * m.opt.timestep
-        mujoco.mj_step(m, d)
-        # external torque seen by each joint (everything but motor and joint friction), for the next budget
-        nefc = d.nefc
-        fric = np.zeros(m.nv)
-        if nefc:
-            sel = d.efc_type[:nefc] == self._fric_dof
-            if sel.any():
-                fric = np.bincount(d.efc_id[:nefc][sel], weights=d.efc_force[:nefc][sel], minlength=m.nv)
-        self.tau_ext = (-d.qfrc_bias + d.qfrc_constraint - fric)[self.dadr]
-
-
-def foot_forces(model: mujoco.MjModel, data: mujoco.MjData, foot_bodies: tuple[int, int]) -> np.ndarray:
-    """Total ground normal force [N] on each of the two foot bodies."""
-    out = np.zeros(2)
-    f6 = np.zeros(6)
-    for i in range(data.ncon):
-        con = data.contact[i]
-        b1, b2 = model.geom_bodyid[con.geom1], model.geom_bodyid[con.geom2]
-        for k, fb in enumerate(foot_bodies):
-            if fb in (b1, b2):
-                mujoco.mj_contactForce(model, data, i, f6)
-                out[k] += abs(f6[0])
-    return out
-
-
-def place_standing(model: mujoco.MjModel, data: mujoco.MjData, qadr: np.ndarray, q0: np.ndarray) -> float:
+def place_standing(sim: SimModel, qadr: np.ndarray, q0: np.ndarray) -> float:
     """Joints at ``q0``, trunk upright with the lowest foot corner on the ground; returns the trunk height."""
-    mujoco.mj_resetData(model, data)
-    data.qpos[3:7] = [1.0, 0.0, 0.0, 0.0]
-    data.qpos[qadr] = q0
-    data.qpos[2] = 1.0
-    mujoco.mj_kinematics(model, data)
-    lowest = np.inf
-    for g in range(model.ngeom):
-        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
-            half = model.geom_size[g]
-            corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * half
-            z = (data.geom_xpos[g] + corners @ data.geom_xmat[g].reshape(3, 3).T)[:, 2]
-            lowest = min(lowest, z.min())
-    data.qpos[2] = 1.0 - lowest + 1e-4
-    mujoco.mj_forward(model, data)
-    return float(data.qpos[2])
+    return place_on_ground(sim, qadr, q0)
 
 
 def default_alpha(robot: Robot, params: ActuatorParams) -> AlphaTable:
@@ -193,16 +120,18 @@ def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, contr
         raise ValueError(f"control_dt ({control_dt}) must be a multiple of dt ({dt})")
     traj: GaitTrajectory = stepping_in_place(names, n_steps, control_dt, gait)
     kp = kp_high if controller == "high" else ratio * kp_high
-    model, data = build_mujoco(robot.path, dt)
-    bank = ServoBank(model, data, names, params, kp)
-    z0 = place_standing(model, data, bank.qadr, traj.q[0])
+    sim = build_mujoco(robot.path, dt)
+    model, data = sim.model, sim.data
+    servos = MujocoServos(sim, uniform_servo_map(names, params, kp))
+    z0 = place_standing(sim, servos.qadr, traj.q[0])
+    servos.set_initial_state()
+    servos.reset()
     ff = None
     if controller == "ff":
         ff = FeedForwardController(robot, alpha or default_alpha(robot, params), kp,
                                    u_nominal=params.firmware.vin)
-    trunk = int(model.jnt_bodyid[0])  # the body carrying the free joint (URDF root, holds the IMU)
+    trunk = sim.root_body  # the body carrying the free joint (URDF root, holds the IMU)
     T = len(traj.t)
-    feet = (int(model.geom_bodyid[_foot_geom(model, "l")]), int(model.geom_bodyid[_foot_geom(model, "r")]))
     forces = np.zeros((T, 2))
     q_meas = np.zeros((T, len(names)))
     goals = np.zeros_like(q_meas)
@@ -214,7 +143,7 @@ def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, contr
         it = tqdm(it, desc=CONTROLLERS[controller], unit="tick", mininterval=1.0)
     last = T
     for k in it:
-        q_meas[k] = data.qpos[bank.qadr]
+        q_meas[k] = data.qpos[servos.qadr]
         if ff is None:
             goal = traj.q[k]
         else:
@@ -222,9 +151,14 @@ def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, contr
             goal = ff.tick(traj.q[k], traj.dq[k], traj.ddq[k], imu_quat=(x, y, z, w), u_bat=params.firmware.vin,
                            c_left=float(traj.c_left[k]))
         goals[k] = goal
-        forces[k] = foot_forces(model, data, feet)
-        for _ in range(ratio_steps):
-            bank.step(goal)
+        forces[k] = servos.foot_forces()
+        servos.command(goal)
+        try:
+            servos.step(ratio_steps)
+        except PhysicsDiverged as e:
+            log.warning("%s: %s", CONTROLLERS[controller], e)
+            fell, last = True, k + 1
+            break
         up = data.xmat[trunk].reshape(3, 3)[2, 2]
         if data.qpos[2] < 0.6 * z0 or up < np.cos(0.6):
             fell = True
@@ -232,18 +166,7 @@ def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, contr
             log.warning("%s: robot fell at t = %.2f s", CONTROLLERS[controller], traj.t[k])
             break
     return SimResult(controller, names, traj.t[:last], traj.q[:last], q_meas[:last], goals[:last],
-                     bank.energy.copy(), fell, ff.clamp_counts.copy() if ff else np.zeros(len(names), int),
+                     servos.energy.copy(), fell, ff.clamp_counts.copy() if ff else np.zeros(len(names), int),
                      n_steps, forces[:last], np.stack([traj.left_swing, traj.right_swing], 1)[:last],
-                     bank.energy_drawn.copy())
+                     servos.energy_drawn.copy())
 
-
-def _foot_geom(model: mujoco.MjModel, side: str) -> int:
-    """The colliding geom of the ``side`` foot: the box geom whose world y has the sign of the side."""
-    boxes = [g for g in range(model.ngeom) if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX]
-    if len(boxes) != 2:
-        raise ValueError(f"expected two colliding foot boxes in the model, found {len(boxes)}")
-    names = [model.body(model.geom_bodyid[g]).name for g in boxes]
-    for g, n in zip(boxes, names):
-        if n.startswith(side):
-            return g
-    raise ValueError(f"no foot box on a body named {side}_*; bodies: {names}")

@@ -1,0 +1,382 @@
+"""The servo layer for MuJoCo: every driven joint is its own simulated servo (Duclusaud et al. §IV-E), ROS-free.
+
+MuJoCo integrates; per physics step the layer only sets each driven joint's
+
+* motor torque — the firmware law ``firmware_1`` (P gain, duty or current limits; Eq. 11–15) of the joint's
+  parameter set, applied as ``qfrc_applied`` (other joints' entries are left alone);
+* friction — the budget ``friction_budget_1`` (Eq. 10, any of M1–M6) from this step's motor torque and the
+  previous step's external torque, written to ``dof_frictionloss`` (budget − K_v|θ̇|) and ``dof_damping``
+  (K_v), so that MuJoCo's constraint solver clips friction to the budget as Algorithm 1 does (as Rhoban/bam's
+  ``MujocoController``); the armature goes to ``dof_armature``.
+
+These are the core model's own scalar functions (:mod:`servo_ff.models.scalar`), compiled with numba into one
+loop over the joints (numpy fallback without numba). Options (:class:`ServoOptions`): encoder quantisation,
+command latency in control periods, seeded sensor noise. A non-finite state (or MuJoCo resetting one) raises
+:class:`PhysicsDiverged` and blocks every reading until :meth:`MujocoServos.reset`.
+
+Use from your own loop (RL)::
+
+    servos = MujocoServos.from_description("robot.urdf", "servos.yaml", base="floating")
+    m, d = servos.model, servos.data
+    for _ in range(steps):
+        servos.command(policy(obs))           # once per control period (bus cycle)
+        for _ in range(substeps):
+            servos.before_step()              # torque + friction for this physics step
+            mujoco.mj_step(m, d)
+            servos.after_step()               # external torque for the next budget; divergence check
+        obs = servos.joint_state(), servos.imu()
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import mujoco
+import numpy as np
+
+from ..models import scalar
+from ..models.friction import friction_budget
+from ..models.kernels import HAVE_NUMBA, numba
+from ..models.motor import firmware_torque, goal_slew
+from ..models.params import P_ARM, P_GVMAX, P_KP, P_KT, P_KV, P_R
+from .mujoco_model import SimModel, SimModelError, build_model
+from .mujoco_sensors import ImuReading, foot_forces, imu_reading, support_coefficient
+from .servo_map import ServoMap, load_servo_map, servo_yaml_feet
+
+_FRICTION_DOF = int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
+_RESET_WARNINGS = tuple(int(getattr(mujoco.mjtWarning, w)) for w in ("mjWARN_BADQACC", "mjWARN_BADQPOS",
+                                                                        "mjWARN_BADQVEL"))
+
+
+class PhysicsDiverged(RuntimeError):
+    """The physics state went non-finite (or MuJoCo reset it); readings are refused until ``reset()``."""
+
+
+@dataclass(frozen=True)
+class ServoOptions:
+    """Realism options; all off by default.
+
+    ``counts_per_rev``: encoder quantisation (4096 for Dynamixel MX/X): the goal register holds whole counts,
+    the firmware's error and every position reading use the encoder count nearest the true angle.
+    ``latency``: control periods between :meth:`~MujocoServos.command` and the goal reaching the firmware
+    (the bus cycle's delay; 1 = applied one period late). Noise (standard deviations, seeded by ``seed``) is
+    added to what is read — positions (before quantisation), velocities, gyro, accelerometer — never to the
+    firmware's own encoder.
+    """
+
+    counts_per_rev: int | None = None
+    latency: int = 0
+    position_noise: float = 0.0  # [rad]
+    velocity_noise: float = 0.0  # [rad/s]
+    gyro_noise: float = 0.0  # [rad/s]
+    accel_noise: float = 0.0  # [m/s²]
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.counts_per_rev is not None and not (int(self.counts_per_rev) == self.counts_per_rev > 0):
+            raise ValueError(f"counts_per_rev must be a positive integer or None, got {self.counts_per_rev}")
+        if not (int(self.latency) == self.latency >= 0):
+            raise ValueError(f"latency must be a whole number of control periods >= 0, got {self.latency}")
+        for key in ("position_noise", "velocity_noise", "gyro_noise", "accel_noise"):
+            v = getattr(self, key)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"{key} must be a finite standard deviation >= 0, got {v}")
+
+    @property
+    def resolution(self) -> float:
+        """[rad] per encoder count (0: no quantisation)."""
+        return 2 * math.pi / self.counts_per_rev if self.counts_per_rev else 0.0
+
+
+class JointState(NamedTuple):
+    position: np.ndarray  # [rad]
+    velocity: np.ndarray  # [rad/s]
+    effort: np.ndarray  # motor torque of the last physics step [N·m]
+
+
+def quantize(x: np.ndarray, resolution: float) -> np.ndarray:
+    """Nearest multiple of ``resolution`` (0: unchanged)."""
+    return np.round(np.asarray(x) / resolution) * resolution if resolution > 0 else np.asarray(x, dtype=float)
+
+
+def _pre_py(p, qpos, qvel, qadr, dadr, goal, target, enable, tau_ext, res, dt, qfrc, frictionloss, tau_m_out,
+            volts_out, energy, drawn):
+    """One physics step's servo law and friction budget (numpy; the numba kernel runs the scalar functions)."""
+    theta, dtheta = qpos[qadr], qvel[dadr]
+    if res > 0.0:
+        theta = np.round(theta / res) * res
+    target[:] = goal_slew(target, goal, p[:, P_GVMAX], dt)
+    tau_m, volts = firmware_torque(p, theta, dtheta, target)
+    tau_m, volts = tau_m * enable, volts * enable
+    qfrc[dadr] = tau_m
+    budget = friction_budget(p, tau_m, tau_ext, dtheta)
+    frictionloss[dadr] = np.maximum(budget - p[:, P_KV] * np.abs(dtheta), 0.0)
+    tau_m_out[:], volts_out[:] = tau_m, volts
+    power = volts * (volts - p[:, P_KT] * dtheta) / p[:, P_R]
+    energy += power * dt
+    drawn += np.maximum(power, 0.0) * dt
+
+
+def _post_py(efc_type, efc_id, efc_force, bias, constraint, dadr, dof_servo, tau_ext, qpos, qvel) -> int:
+    """External torque on each servo (all but motor and its own friction); index of a non-finite state or −1."""
+    sel = efc_type == _FRICTION_DOF
+    fric = np.bincount(efc_id[sel], weights=efc_force[sel], minlength=len(bias))
+    tau_ext[:] = (-bias + constraint - fric)[dadr]
+    bad = np.flatnonzero(~np.isfinite(np.concatenate([qpos, qvel])))
+    return int(bad[0]) if bad.size else -1
+
+
+def _build_kernels():
+    firmware_1, budget_1 = scalar.firmware_1, scalar.friction_budget_1
+
+    @numba.njit(cache=True, nogil=True)
+    def pre(p, qpos, qvel, qadr, dadr, goal, target, enable, tau_ext, res, dt, qfrc, frictionloss, tau_m_out,
+            volts_out, energy, drawn):
+        for j in range(qadr.shape[0]):
+            theta, dtheta = qpos[qadr[j]], qvel[dadr[j]]
+            if res > 0.0:
+                theta = np.round(theta / res) * res
+            lim = p[j, P_GVMAX] * dt
+            target[j] = min(max(goal[j], target[j] - lim), target[j] + lim)
+            tau_m, volts = firmware_1(p[j], theta, dtheta, target[j])
+            tau_m *= enable[j]
+            volts *= enable[j]
+            qfrc[dadr[j]] = tau_m
+            budget = budget_1(p[j], tau_m, tau_ext[j], dtheta)
+            frictionloss[dadr[j]] = max(budget - p[j, P_KV] * abs(dtheta), 0.0)
+            tau_m_out[j] = tau_m
+            volts_out[j] = volts
+            power = volts * (volts - p[j, P_KT] * dtheta) / p[j, P_R]
+            energy[j] += power * dt
+            drawn[j] += max(power, 0.0) * dt
+
+    @numba.njit(cache=True, nogil=True)
+    def post(efc_type, efc_id, efc_force, bias, constraint, dadr, dof_servo, tau_ext, qpos, qvel):
+        for j in range(dadr.shape[0]):
+            tau_ext[j] = -bias[dadr[j]] + constraint[dadr[j]]
+        for i in range(efc_type.shape[0]):
+            if efc_type[i] == _FRICTION_DOF and dof_servo[efc_id[i]] >= 0:
+                tau_ext[dof_servo[efc_id[i]]] -= efc_force[i]
+        for i in range(qpos.shape[0]):
+            if not np.isfinite(qpos[i]):
+                return i
+        for i in range(qvel.shape[0]):
+            if not np.isfinite(qvel[i]):
+                return qpos.shape[0] + i
+        return -1
+
+    return pre, post
+
+
+_KERNELS = _build_kernels() if HAVE_NUMBA else None
+
+
+class MujocoServos:
+    """The simulated servos of one MuJoCo model/data pair (see the module docstring for the loop)."""
+
+    def __init__(self, sim: SimModel, servos: ServoMap, options: ServoOptions = ServoOptions(),
+                 backend: str = "auto") -> None:
+        self.sim, self.model, self.data = sim, sim.model, sim.data
+        self.options = options
+        m = self.model
+        hinges = set(sim.joint_names)
+        for name in servos.joint_names:
+            if name not in hinges:
+                kind = "not a joint of the model" if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name) < 0 \
+                    else "not a hinge (servo models are rotary)"
+                raise SimModelError(f"{sim.source}: joint {name!r} is {kind}")
+        self.joint_names: tuple[str, ...] = servos.joint_names
+        self.qadr = np.array([m.joint(n).qposadr[0] for n in self.joint_names], dtype=np.int64)
+        self.dadr = np.array([m.joint(n).dofadr[0] for n in self.joint_names], dtype=np.int64)
+        rows = []
+        for name in self.joint_names:
+            js = servos.joints[name]
+            row = js.params.packed()
+            if js.kp is not None:
+                row[P_KP] = js.kp
+            rows.append(row)
+        self.p = np.ascontiguousarray(rows, dtype=float).reshape(len(rows), -1)
+        self.params = {n: servos.joints[n].params for n in self.joint_names}
+        m.dof_armature[self.dadr] = self.p[:, P_ARM]
+        m.dof_damping[self.dadr] = self.p[:, P_KV]
+        self.dof_servo = np.full(m.nv, -1, dtype=np.int64)
+        self.dof_servo[self.dadr] = np.arange(len(self.dadr))
+        if backend not in ("auto", "numba", "numpy"):
+            raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
+        if backend == "numba" and not HAVE_NUMBA:
+            raise RuntimeError("backend='numba' requested but numba is not installed")
+        self._pre, self._post = (_pre_py, _post_py) if backend == "numpy" or not HAVE_NUMBA else _KERNELS
+        self._qpos, self._qvel, self._qfrc = self.data.qpos, self.data.qvel, self.data.qfrc_applied
+        self._bias, self._constraint = self.data.qfrc_bias, self.data.qfrc_constraint
+        self._frictionloss = m.dof_frictionloss
+        self._rng = np.random.default_rng(options.seed)
+        n = len(self.joint_names)
+        self.enable = np.ones(n)
+        self.energy, self.energy_drawn = np.zeros(n), np.zeros(n)
+        self.tau_m, self.volts, self.tau_ext = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.set_initial_state()
+        self._clear()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_description(cls, source: str | Path, servos: str | Path | Mapping[str, Any] | ServoMap,
+                         base: str | None = None, feet: Sequence[str] | None = None, dt: float = 0.001,
+                         options: ServoOptions = ServoOptions(), **kw) -> "MujocoServos":
+        """URDF/MJCF (path or text) + servo YAML (path, dict or :class:`ServoMap`) → the layer. The YAML's
+        ``feet:`` is used when ``feet`` is not given; every hinge joint must have a servo (or be null)."""
+        if feet is None and not isinstance(servos, ServoMap):
+            feet = servo_yaml_feet(servos)
+        elif feet is None:
+            feet = servos.feet
+        sim = build_model(source, base=base, feet=feet, dt=dt)
+        smap = servos if isinstance(servos, ServoMap) else load_servo_map(servos, sim.joint_names)
+        missing = [n for n in sim.joint_names if n not in smap.joints and n not in smap.passive]
+        if missing:
+            raise SimModelError(f"{sim.source}: joint {missing[0]!r} has no servo in the servo map")
+        return cls(sim, smap, options, **kw)
+
+    def set_initial_state(self) -> None:
+        """The present qpos/qvel become what :meth:`reset` returns to."""
+        self._initial = (self.data.qpos.copy(), self.data.qvel.copy())
+
+    def _clear(self) -> None:
+        self.diverged: str | None = None
+        self.tau_ext[:] = 0.0
+        self.tau_m[:] = 0.0
+        self.volts[:] = 0.0
+        hold = quantize(self._qpos[self.qadr], self.options.resolution)
+        self.goal = hold.copy()  # the goal the firmware has now
+        self.target = hold.copy()  # the firmware's internal target (slew-limited toward goal; Feetech STS)
+        self._queue = deque(hold.copy() for _ in range(self.options.latency))
+        self._warnings = self._warning_counts()
+
+    def reset(self, qpos: np.ndarray | None = None, qvel: np.ndarray | None = None) -> None:
+        """Back to the initial state (or the given full qpos/qvel): clears a divergence, goals hold the pose."""
+        qpos = self._initial[0] if qpos is None else np.array(qpos, dtype=float)  # copies: may alias data
+        qvel = self._initial[1] if qvel is None else np.array(qvel, dtype=float)
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[:] = qpos
+        self.data.qvel[:] = qvel
+        mujoco.mj_forward(self.model, self.data)
+        self._clear()
+
+    # ------------------------------------------------------------------ commands
+    def _per_joint(self, name: str, values) -> np.ndarray:
+        a = np.broadcast_to(np.asarray(values, dtype=float), (len(self.joint_names),)).copy()
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            raise ValueError(f"{name} for joint {self.joint_names[bad[0]]!r} is not finite ({a[bad[0]]})")
+        return a
+
+    def command(self, goals) -> None:
+        """One control period's goal positions [rad] (joint order); they reach the firmware ``latency``
+        periods later, rounded to encoder counts when quantisation is on."""
+        g = quantize(self._per_joint("goal", goals), self.options.resolution)
+        self._queue.append(g)
+        self.goal = self._queue.popleft()
+
+    def set_kp(self, kp) -> None:
+        """Firmware P gain(s), register units (one value or one per joint); effective immediately."""
+        k = self._per_joint("kp", kp)
+        if (k < 0).any():
+            raise ValueError("kp must be >= 0")
+        self.p[:, P_KP] = k
+
+    def set_enable(self, enable) -> None:
+        """Torque enable per joint (1 on, 0 the H-bridge released: no motor torque, friction stays)."""
+        e = self._per_joint("enable", enable)
+        if ((e < 0) | (e > 1)).any():
+            raise ValueError("enable must be in [0, 1]")
+        self.enable = e
+
+    # ------------------------------------------------------------------ stepping
+    def before_step(self) -> None:
+        """Set this physics step's motor torques (qfrc_applied) and friction (frictionloss) — call before
+        ``mj_step``."""
+        if self.diverged:
+            raise PhysicsDiverged(self.diverged)
+        self._pre(self.p, self._qpos, self._qvel, self.qadr, self.dadr, self.goal, self.target, self.enable,
+                  self.tau_ext, self.options.resolution, self.model.opt.timestep, self._qfrc,
+                  self._frictionloss, self.tau_m, self.volts, self.energy, self.energy_drawn)
+
+    def after_step(self) -> None:
+        """After ``mj_step``: the external torque each servo felt (for the next budget); a non-finite state, or
+        MuJoCo's own reset of one, raises :class:`PhysicsDiverged`."""
+        d = self.data
+        bad = self._post(d.efc_type, d.efc_id, d.efc_force, self._bias, self._constraint, self.dadr,
+                         self.dof_servo, self.tau_ext, self._qpos, self._qvel)
+        if bad >= 0:
+            self._diverge(f"t = {d.time:.4f} s: {self._describe(bad)} is not finite")
+        counts = self._warning_counts()
+        if counts != self._warnings:
+            kind = next(i for i, (a, b) in enumerate(zip(counts, self._warnings)) if a != b)
+            info = int(d.warning[_RESET_WARNINGS[kind]].lastinfo)
+            what = self._describe(info if kind == 1 else self.model.nq + info)
+            self._diverge(f"t = {d.time:.4f} s: MuJoCo found {what} non-finite or huge "
+                          f"({('qacc', 'qpos', 'qvel')[kind]} check) and reset the state")
+
+    def step(self, n: int = 1) -> None:
+        """``n`` physics steps with the current goals."""
+        for _ in range(n):
+            self.before_step()
+            mujoco.mj_step(self.model, self.data)
+            self.after_step()
+
+    def _warning_counts(self) -> tuple[int, ...]:
+        w = self.data.warning
+        return tuple(int(w[i].number) for i in _RESET_WARNINGS)
+
+    def _diverge(self, message: str) -> None:
+        self.diverged = f"physics diverged at {message}; call reset()"
+        raise PhysicsDiverged(self.diverged)
+
+    def _describe(self, index: int) -> str:
+        m = self.model
+        if index < m.nq:
+            joint = int(np.searchsorted(m.jnt_qposadr, index, side="right") - 1)
+            return f"qpos[{index}] (joint {m.joint(joint).name or joint!r})"
+        dof = index - m.nq
+        return f"qvel[{dof}] (joint {m.joint(int(m.dof_jntid[dof])).name or int(m.dof_jntid[dof])!r})"
+
+    # ------------------------------------------------------------------ readings
+    def _check(self) -> None:
+        if self.diverged:
+            raise PhysicsDiverged(self.diverged)
+
+    def joint_state(self) -> JointState:
+        """Positions (noise, then encoder counts), velocities (+ noise) and motor torques of the driven joints."""
+        self._check()
+        o, n = self.options, len(self.joint_names)
+        pos = self._qpos[self.qadr].copy()
+        vel = self._qvel[self.dadr].copy()
+        if o.position_noise:
+            pos += self._rng.normal(0.0, o.position_noise, n)
+        if o.velocity_noise:
+            vel += self._rng.normal(0.0, o.velocity_noise, n)
+        return JointState(quantize(pos, o.resolution), vel, self.tau_m.copy())
+
+    def imu(self, body: int | None = None) -> ImuReading:
+        """The IMU on ``body`` (default: the trunk / root body), gyro and accelerometer noise added."""
+        self._check()
+        r = imu_reading(self.model, self.data, self.sim.root_body if body is None else body)
+        o = self.options
+        gyro = r.angular_velocity + (self._rng.normal(0.0, o.gyro_noise, 3) if o.gyro_noise else 0.0)
+        acc = r.linear_acceleration + (self._rng.normal(0.0, o.accel_noise, 3) if o.accel_noise else 0.0)
+        return ImuReading(r.orientation, gyro, acc)
+
+    def foot_forces(self) -> np.ndarray:
+        """Normal ground force [N] on each foot (``sim.feet`` order)."""
+        self._check()
+        return foot_forces(self.model, self.data, self.sim.feet)
+
+    def support_coefficient(self) -> float:
+        """Schwarz & Behnke's c from the first two feet's contact forces (first = left)."""
+        if len(self.sim.feet) != 2:
+            raise ValueError(f"support coefficient needs two feet, this model has {len(self.sim.feet)}")
+        return support_coefficient(self.foot_forces())
+
+
+__all__ = ["JointState", "MujocoServos", "PhysicsDiverged", "ServoOptions", "quantize"]

@@ -1,0 +1,130 @@
+"""Robot description → MuJoCo model, the per-joint servo YAML, their one-line errors, and the 2R arm."""
+import re
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+from servo_ff.dynamics.arm2r import ARM2R_URDF, L1, L2, TRIANGLE, compare, fk_2r, ik_2r, make_arm, run_arm
+from servo_ff.dynamics.mujoco_model import SimModelError, build_model
+from servo_ff.dynamics.mujoco_servos import MujocoServos
+from servo_ff.dynamics.servo_map import ServoMapError, load_servo_map
+from servo_ff.models.params import P_KP
+
+ROOT = Path(__file__).resolve().parents[1]
+HUMANOID = ROOT / "urdf" / "humanoid20.urdf"
+HUMANOID_YAML = ROOT / "config" / "servos_humanoid.yaml"
+
+
+def one_line(excinfo) -> str:
+    msg = str(excinfo.value)
+    assert "\n" not in msg
+    return msg
+
+
+def test_humanoid_yaml_maps_mx106_legs_and_mx64_arms():
+    s = MujocoServos.from_description(HUMANOID, HUMANOID_YAML, base="floating")
+    assert len(s.joint_names) == 20 and s.sim.floating
+    kind = {n: s.params[n].actuator for n in s.joint_names}
+    assert {kind[n] for n in s.joint_names if any(k in n for k in ("hip", "knee", "ankle"))} == {"mx106"}
+    assert {kind[n] for n in s.joint_names if any(k in n for k in ("shoulder", "elbow", "neck", "head"))} == {"mx64"}
+    assert {s.params[n].model for n in s.joint_names} == {"m4"}
+    mx64 = s.joint_names.index("l_elbow")
+    assert s.model.dof_armature[s.dadr[mx64]] == s.params["l_elbow"].armature  # per-joint armature
+    assert s.model.dof_armature[s.dadr[0]] != s.model.dof_armature[s.dadr[s.joint_names.index("l_knee")]]
+    # floating base: a free joint, a ground plane, the feet collide with it
+    assert s.model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    assert [s.model.body(b).name for b in s.sim.feet] == ["l_foot", "r_foot"]
+
+
+def test_yaml_precedence_kp_passive_and_files(tmp_path):
+    names = ["l_knee", "r_knee", "l_elbow", "camera"]
+    (tmp_path / "mine.json").write_text((ROOT / "src/servo_ff/models/data/bam/mx64/m2.json").read_text())
+    doc = {"kp": 20, "servos": {"*_knee": {"preset": "mx106/m4", "kp": 12}, "r_knee": "mx106/m1",
+                                "l_elbow": {"file": "mine.json"}, "camera": None}}
+    path = tmp_path / "servos.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(doc))
+    m = load_servo_map(path, names)
+    assert m.joint_names == ("l_knee", "r_knee", "l_elbow") and m.passive == ("camera",)
+    assert (m.joints["l_knee"].params.model, m.joints["l_knee"].kp) == ("m4", 12.0)
+    assert (m.joints["r_knee"].params.model, m.joints["r_knee"].kp) == ("m1", 20.0)  # exact name beats pattern
+    assert (m.joints["l_elbow"].params.actuator, m.joints["l_elbow"].params.model) == ("mx64", "m2")
+    arm = make_arm("m4", 11.0)
+    assert arm.p[:, P_KP].tolist() == [11.0, 11.0]  # kp reaches the firmware law
+
+
+@pytest.mark.parametrize("servos, pattern", [
+    ({"*_knee": "mx106/m4"}, "joint 'l_elbow' has no servo"),
+    ({"*": "mx106/m4", "l_kne": "mx106/m4"}, "'l_kne' names no joint"),
+    ({"*": "mx999/m4"}, "servos\\['\\*'\\].*unknown servo preset"),
+    ({"*": {"preset": "mx64/m4", "kp": "fast"}}, "kp must be a number"),
+    ({"*": {"preset": "mx64/m4", "file": "x.json"}}, "exactly one of"),
+])
+def test_servo_yaml_errors_are_one_line(servos, pattern):
+    with pytest.raises(ServoMapError) as e:
+        load_servo_map({"servos": servos}, ["l_knee", "l_elbow"])
+    assert re.search(pattern, one_line(e))
+
+
+def test_urdf_without_inertial_on_a_moving_link_names_joint_and_link():
+    text = ARM2R_URDF.read_text()
+    start = text.index("<inertial>", text.index('<link name="forearm">'))
+    bad = text[:start] + text[text.index("</inertial>", start) + len("</inertial>"):]
+    with pytest.raises(SimModelError) as e:
+        build_model(bad)
+    assert "'elbow'" in one_line(e) and "'forearm'" in one_line(e)
+    build_model(text)  # the file itself is fine (and the text form is accepted, as robot_description)
+
+
+def test_floating_base_feet_without_collision_name_the_link():
+    text = HUMANOID.read_text()
+    start = text.index("<collision>", text.index('<link name="r_foot">'))
+    bad = text[:start] + text[text.index("</collision>", start) + len("</collision>"):]
+    with pytest.raises(SimModelError) as e:
+        build_model(bad, base="floating")
+    assert "'r_foot'" in one_line(e) and "collision" in one_line(e)
+    with pytest.raises(SimModelError, match="'l_toe' does not exist"):
+        build_model(text, base="floating", feet=["l_toe"])
+    build_model(bad, base="fixed")  # a fixed base needs no feet
+
+
+def test_missing_file_mjcf_base_and_non_hinge_errors(tmp_path):
+    with pytest.raises(SimModelError, match="no such"):
+        build_model(tmp_path / "nope.urdf")
+    mjcf = """<mujoco><worldbody><body><freejoint/><geom size="0.1" mass="1"/>
+      <body><joint name="j" type="slide"/><geom size="0.05" mass="0.1"/></body></body></worldbody></mujoco>"""
+    sim = build_model(mjcf)
+    assert sim.floating and sim.joint_names == ()
+    with pytest.raises(SimModelError, match="free joint"):
+        build_model(mjcf, base="fixed")
+    with pytest.raises(SimModelError, match="'j' is not a hinge"):
+        MujocoServos(sim, load_servo_map({"servos": {"*": "mx64/m4"}}, ["j"]))
+
+
+def test_2r_ik_fk_and_the_urdf_geometry():
+    q = ik_2r(np.array(TRIANGLE), elbow=-1.0)
+    np.testing.assert_allclose(fk_2r(q), TRIANGLE, atol=1e-12)
+    with pytest.raises(ValueError, match="reach"):
+        ik_2r(np.array([0.5, 0.0]))
+    arm = make_arm("m4", 32.0)
+    m, d = arm.model, arm.data
+    d.qpos[arm.qadr] = q[1]
+    mujoco.mj_kinematics(m, d)
+    fore = m.body("forearm").id
+    tip = d.xpos[fore] + d.xmat[fore].reshape(3, 3) @ [0.0, 0.0, -L2]  # the fused tip link
+    np.testing.assert_allclose(tip[[0, 2]], TRIANGLE[1], atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(d.xpos[fore]), L1, atol=1e-12)
+    assert not arm.sim.floating and m.nq == 2
+    assert [arm.params[n].actuator for n in arm.joint_names] == ["mx106", "mx64"]
+
+
+def test_2r_m1_and_m4_trajectories_differ_but_both_trace_the_path():
+    m1, m4 = run_arm("m1", 32.0, loops=1), run_arm("m4", 32.0, loops=1)
+    d = compare(m1, m4)
+    assert 0.002 < d.ee_max < 0.05 and d.ee_rms < d.ee_max
+    assert compare(m4, m4).ee_max == 0.0
+    for r in (m1, m4):
+        assert r.tracking_rms() < 0.03  # within 3 cm of the triangle at the high gain
