@@ -24,7 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from servo_ff.identification.alpha_fit import command_reaction_lag, feedforward_command, fit_alpha  # noqa: E402
+from servo_ff.identification.alpha_data import data_from_ilc, fit_alpha_data, pendulum_torque  # noqa: E402
+from servo_ff.identification.alpha_fit import command_reaction_lag, feedforward_command  # noqa: E402
 from servo_ff.identification.ilc import run_ilc, windowed_error  # noqa: E402
 from servo_ff.identification.pendulum import output_torque, simulated_servo  # noqa: E402
 from servo_ff.identification.plots import plot_alpha_residuals, plot_ilc, plot_model_mae  # noqa: E402
@@ -89,8 +90,8 @@ def ilc_part():
     devs = {}
     for name, kw in (("Eq. 13 (α0–α3), NNLS", dict()), ("Eq. 14 (+α4), NNLS", dict(with_inertia=True)),
                      ("Eq. 13, unconstrained SVD", dict(nonnegative=False))):
-        fit = fit_alpha(r.commands[k], tr.q, tr.dq, tr.ddq, tau, KP, params.firmware.vin, DT,
-                        measured=r.measured[k], **kw)
+        data = data_from_ilc(r.commands, r.measured, r.errors, params.firmware.vin, KP, DT, iteration=k)
+        fit = fit_alpha_data(data, pendulum_torque(load.mass, load.length), **kw)
         q = execute(feedforward_command(fit, tr.q, tr.dq, tr.ddq, tau, KP, params.firmware.vin))
         dev = float(windowed_error(tr.q, q, D, DT))
         devs[name] = (dev, fit)

@@ -105,7 +105,7 @@ CLI_CASES = [
     ("binary.csv", lambda: b"timestamp,position,goal_position\n\xff\xfe\n", FIT, ["binary.csv", "UTF-8"]),
     ("huge_field.csv", lambda: "timestamp,position,goal_position\n" + '"' + "1" * 200_000 + '",0,0\n', FIT,
      ["huge_field.csv", "malformed CSV"]),
-    # the ilc.npz of `servo-ff ilc`
+    # ILC records (servo-ff ilc, servo_ilc_node)
     ("garbage.npz", lambda: b"PK\x03\x04" + b"\x00garbage" * 20, FIT, ["garbage.npz", "not a .npz archive"]),
     ("text.npz", lambda: "this is not an archive", FIT, ["text.npz", "not a .npz archive"]),
     # URDFs
@@ -145,16 +145,20 @@ def test_cli_refuses_bad_file_in_one_line_with_exit_2(tmp_path, capsys, name, co
         assert w in err, (w, err)
 
 
-def test_cli_refuses_npz_with_wrong_shapes_and_object_arrays(tmp_path, capsys):
-    good = dict(commands=np.zeros((2, 50)), measured=np.zeros((2, 50)), errors=np.array([0.2, 0.1]),
-                reference=np.zeros(50), dq=np.zeros(50), ddq=np.zeros(50), tau=np.zeros(50), dt=0.005, kp=4.0,
-                u_bat=15.0)
-    cases = [({"tau": None}, ["missing array 'tau'"]),
+def test_cli_fit_refuses_ilc_records_with_wrong_shapes_and_object_arrays(tmp_path, capsys):
+    """``servo-ff fit`` reads the one ILC record format: every defect is one line naming the file and key."""
+    n = 50
+    good = dict(joint=np.array("pendulum"), t=np.arange(n) * 0.005, reference_q=np.zeros(n), reference_dq=np.zeros(n),
+                reference_ddq=np.zeros(n), commands=np.zeros((2, n)), measured=np.zeros((2, n)),
+                errors=np.array([0.2, 0.1]), supply=np.array([15.0, 15.0]), kp=4.0, dt=0.005, delay=0.0,
+                converged_iteration=1, pendulum=np.array([1.0, 0.15, 0.0]))
+    cases = [({"supply": None}, ["missing key(s) supply"]),
              ({"commands": np.zeros((2, 40))}, ["commands has shape (2, 40)", "(iterations, 50)"]),
-             ({"errors": np.array([0.1])}, ["disagree"]),
+             ({"errors": np.array([0.1])}, ["errors has shape (1,)", "one per iteration"]),
              ({"kp": np.array([1.0, 2.0])}, ["kp must be one number"]),
-             ({"dt": np.array(math.nan)}, ["dt contains non-finite"]),
-             ({"reference": np.array([{"a": 1}], dtype=object)}, ["cannot read the .npz archive"])]
+             ({"dt": np.array(math.nan)}, ["dt", "not finite"]),
+             ({"pendulum": np.array([1.0, -0.1, 0.0])}, ["pendulum must be (mass, length, arm mass) >= 0"]),
+             ({"reference_q": np.array([{"a": 1}], dtype=object)}, ["cannot read the .npz archive"])]
     for i, (change, words) in enumerate(cases):
         arrays = {k: v for k, v in {**good, **change}.items() if v is not None}
         path = tmp_path / f"bad{i}.npz"

@@ -1,5 +1,7 @@
 """CLI fronts: record-sim → identify, ilc → fit, and clear errors on bad input."""
 import json
+
+from servo_ff.dynamics.alpha import load_alpha
 import math
 
 import numpy as np
@@ -50,8 +52,9 @@ def test_ilc_then_fit(tmp_path):
     assert (ilc / "ilc.png").exists()
     out = tmp_path / "alpha"
     assert main(["fit", str(ilc / "ilc.npz"), "--out", str(out)]) == 0
-    alpha = json.loads((out / "alpha.json").read_text())["alpha"]
-    assert len(alpha) == 4 and min(alpha) >= 0 and (out / "residuals.png").exists()
+    table = load_alpha(out / "alpha.yaml", ["pendulum"])  # the α file the feed-forward node reads
+    alpha = table.alpha[0]
+    assert len(alpha) == 5 and alpha[4] == 0 and min(alpha) >= 0 and alpha[0] > 0 and (out / "residuals.png").exists()
 
 
 def test_cli_errors_name_the_problem(tmp_path, capsys):

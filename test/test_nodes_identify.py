@@ -78,6 +78,29 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     np.testing.assert_allclose([p.positions[0] for p in curves[-1].points], rec.final_command)
     h.remove(ilc)
     h.remove(sim)
+    # the node's ILC record is read by the CLI: servo-ff fit with τ_o from the URDF writes an α file
+    from servo_ff.cli import main
+    from servo_ff.dynamics.alpha import load_alpha
+
+    assert main(["fit", str(out), "--urdf", URDF, "--out", str(tmp_path / "cli_fit")]) == 0
+    table = load_alpha(tmp_path / "cli_fit" / "alpha.yaml", ["pendulum_1"])
+    assert np.isfinite(table.alpha).all() and table.alpha[0, 0] > 0
+
+
+def test_cli_ilc_record_is_fitted_by_the_fit_node(ros, tmp_path):
+    """servo-ff ilc (the bench of pendulum_1: 0.5 kg at 0.15 m, mx64/m4) → servo_fit_node → α on the feed-forward
+    node: the record format is shared, and α̂0 comes out near R/(kt·error_gain) as through the node's own ILC."""
+    from servo_ff.cli import main
+
+    out = tmp_path / "cli_ilc"
+    assert main(["ilc", "--servo", "mx64", "--model", "m4", "--kp", str(KP), "--mass", "0.5", "--length", "0.15",
+                 "--joint", "pendulum_1", "--delay", "0.06", "--max-iterations", "6", "--out", str(out)]) in (0, 1)
+    h = ros
+    ff = ff_node(h)
+    fit = fit_node(h, source="ilc_file", ilc_file=str(out / "ilc.npz"), output=str(tmp_path / "alpha.yaml"))
+    check_fit_reached_ff(h, fit, ff, tmp_path / "alpha.yaml")
+    h.remove(fit)
+    h.remove(ff)
 
 
 def rollout_data(duration_s=10.0, dt=0.005):
@@ -117,7 +140,8 @@ def check_fit_reached_ff(h, fit, ff, out_yaml, tolerance=0.25):
     np.testing.assert_allclose(ff.table.values["alpha.pendulum_1"], alpha)  # set over rcl_interfaces/SetParameters
     np.testing.assert_allclose(ff.ctrl.alpha.alpha[0, :len(alpha)], alpha)  # and live in the controller
     doc = yaml.safe_load(Path(out_yaml).read_text())
-    np.testing.assert_allclose(doc["joints"]["pendulum_1"]["alpha"], alpha)
+    np.testing.assert_allclose(doc["joints"]["pendulum_1"]["alpha"][: len(alpha)], alpha)  # α̂4 = 0 when not fitted
+    assert all(a == 0 for a in doc["joints"]["pendulum_1"]["alpha"][len(alpha):])
     h.remove(client)
 
 

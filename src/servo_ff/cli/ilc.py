@@ -1,5 +1,5 @@
-"""``servo-ff ilc``: learn a goal-position command curve by Arimoto ILC (seed 002 Eq. 20–21) on the simulated
-servo + pendulum; saves every iteration (npz) and the convergence plot."""
+"""``servo-ff ilc``: learn a goal-position command curve by Arimoto ILC (Schwarz & Behnke Eq. 20–21) on the
+simulated servo + pendulum; writes the ILC record (every iteration) and the convergence plot."""
 from __future__ import annotations
 
 import argparse
@@ -25,30 +25,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=float, default=0.02, help="windowed error threshold [rad]")
     p.add_argument("--window", type=float, default=0.025, help="window D [s] (Eq. 28)")
     p.add_argument("--max-iterations", type=int, default=30)
+    p.add_argument("--joint", default="pendulum", help="joint name written into the ILC record")
     p.add_argument("--out", default="ilc_out", help="output directory (ilc.npz, ilc.png)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from ..identification.alpha_fit import command_reaction_lag
-    from ..identification.ilc import run_ilc
     from ..identification.pendulum import output_torque, simulated_servo
     from ..identification.plots import plot_ilc
-    from ..models.params import load_params
+    from ..io.ilc_record import save_ilc_record
     from ..models.presets import preset
     from ..models.schwarz_behnke import alpha_hat_from_actuator, goal_position_from_torque
     from ..models.stepper import PendulumLoad
     from ..trajectories import trajectory
+    from ..workflows.ilc import ilc_on_pendulum
+    from ._params import resolve_params
 
-    params = load_params(args.params) if args.params else preset(args.servo, args.model)
+    params = resolve_params(args.params, None if args.params else preset(args.servo, args.model), None)
     params = params.with_(firmware=params.firmware.with_(kp=args.kp))
     tr = trajectory(args.trajectory, dt=args.dt)
     load = PendulumLoad(args.mass, args.length)
-    execute = simulated_servo(params, load, args.dt, theta0=float(tr.q[0]))
     if args.delay == "auto":
-        delay = command_reaction_lag(tr.q, execute(tr.q), args.dt)
+        delay = command_reaction_lag(tr.q, simulated_servo(params, load, args.dt, float(tr.q[0]))(tr.q), args.dt)
     else:
         try:
             delay = float(args.delay)
@@ -60,19 +59,17 @@ def run(args: argparse.Namespace) -> int:
         alpha = alpha_hat_from_actuator(preset(servo, model or "m1"), with_inertia=True)
         tau = output_torque(load, tr.q, tr.ddq)
         initial = goal_position_from_torque(tr.q, tau, tr.dq, tr.ddq, alpha, args.kp, params.firmware.vin)
-    res = run_ilc(execute, tr.q, args.dt, gain=args.gain, delay=delay, initial=initial, threshold=args.threshold,
-                  window=args.window, max_iterations=args.max_iterations, progress=True)
+    rec, res = ilc_on_pendulum(params, load, tr, args.kp, dt=args.dt, gain=args.gain, delay=delay, initial=initial,
+                          threshold=args.threshold, window=args.window, max_iterations=args.max_iterations,
+                          joint=args.joint, progress=True)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez(out / "ilc.npz", commands=res.commands, measured=res.measured, errors=res.errors,
-             reference=res.reference, dq=tr.dq, ddq=tr.ddq, tau=output_torque(load, tr.q, tr.ddq), dt=args.dt,
-             kp=args.kp, u_bat=params.firmware.vin, delay=delay, gain=args.gain, iterations=res.iterations)
+    path = save_ilc_record(rec, out / "ilc.npz")
     plot_ilc(res, out / "ilc.png", title=f"ILC on {params.actuator}/{params.model}, kp {args.kp:g}, λ {args.gain:g}, "
                                          f"t_d {delay * 1e3:.0f} ms")
-    for k, e in enumerate(res.errors):
+    for k, e in enumerate(rec.errors):
         print(f"iteration {k:2d}: windowed error {float(e):.4f} rad")
-    it = int(res.iterations)
+    it = rec.converged_iteration
     print(f"converged after {it} iterations" if it >= 0 else
           f"not converged to {args.threshold} rad in {args.max_iterations} iterations")
-    print(f"wrote {out / 'ilc.npz'} and {out / 'ilc.png'}")
+    print(f"wrote {path} (the ILC record servo-ff fit and servo_fit_node read) and {out / 'ilc.png'}")
     return 0 if it >= 0 else 1

@@ -116,14 +116,21 @@ def load_alpha(path: str | Path, joint_names: Sequence[str]) -> AlphaTable:
     return alpha_table_from_mapping(data, joint_names, source=str(path))
 
 
-def save_alpha(table: AlphaTable, path: str | Path) -> None:
+def save_alpha(table: AlphaTable, path: str | Path, info: Mapping[str, Any] | None = None) -> Path:
+    """Write ``table`` as YAML (or JSON by suffix); ``info`` (e.g. how it was fitted) goes under ``fit``, which
+    readers ignore."""
     path = Path(path)
+    doc = table.to_dict()
+    if info:
+        doc["fit"] = dict(info)
+    path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".json":
-        path.write_text(json.dumps(table.to_dict(), indent=2))
+        path.write_text(json.dumps(doc, indent=2))
     else:
         import yaml
 
-        path.write_text(yaml.safe_dump(table.to_dict(), sort_keys=False))
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
 
 
 def alpha_table_from_actuator(params: ActuatorParams, joint_names: Sequence[str]) -> AlphaTable:

@@ -37,9 +37,10 @@ def alpha_from_ilc(robot: Robot, params: ActuatorParams, kp: float, joint: str =
     Every joint gets these α̂."""
     import pinocchio as pin
 
-    from ..identification.alpha_fit import command_reaction_lag, fit_alpha
+    from ..identification.alpha_data import data_from_ilc, fit_alpha_data, pendulum_torque
+    from ..identification.alpha_fit import command_reaction_lag
     from ..identification.ilc import run_ilc
-    from ..identification.pendulum import output_torque, simulated_servo
+    from ..identification.pendulum import simulated_servo
     from ..models.stepper import PendulumLoad
     from ..trajectories import schwarz_behnke_reference
 
@@ -60,8 +61,9 @@ def alpha_from_ilc(robot: Robot, params: ActuatorParams, kp: float, joint: str =
                   progress=progress)
     dq_s = params.friction.get("dtheta_stribeck", 0.1)
     delta = params.friction.get("alpha", 1.0)
-    fit = fit_alpha(ilc.final_command, ref.q, ref.dq, ref.ddq, output_torque(load, ref.q, ref.ddq), kp,
-                    params.firmware.vin, dt, with_inertia=True, dq_s=dq_s, delta=delta, measured=ilc.measured[-1])
+    data = data_from_ilc(ilc.commands, ilc.measured, ilc.errors, params.firmware.vin, kp, dt,
+                         iteration=len(ilc.commands) - 1)
+    fit = fit_alpha_data(data, pendulum_torque(mass, length), with_inertia=True, dq_s=dq_s, delta=delta)
     J = robot.n_joints
     table = AlphaTable(robot.joint_names, np.tile(fit.alpha, (J, 1)), np.full(J, fit.dq_s), np.full(J, fit.delta))
     info = {"joint": joint, "mass": mass, "length": length, "ilc_shift": lag,

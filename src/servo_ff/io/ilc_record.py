@@ -1,9 +1,12 @@
-"""The ILC result file written by ``servo_ilc_node`` and read by ``servo_fit_node`` (ROS-free, ``.npz``).
+"""The one ILC record format (``.npz``), written by ``servo-ff ilc`` and ``servo_ilc_node``, read by ``servo-ff fit``
+and ``servo_fit_node``.
 
 Arrays: ``t`` (T,) [s]; ``reference_q/dq/ddq`` (T,) [rad, rad/s, rad/s²]; ``commands`` and ``measured``
-(K+1, T) [rad] of every iteration; ``errors`` (K+1,) windowed error q_max [rad] (seed 002 Eq. 28);
-``supply`` (K+1,) mean supply voltage per trial [V]. Scalars: ``joint``, ``kp`` (register units), ``dt`` [s],
-``delay`` t_d [s], ``converged_iteration`` (−1: not converged).
+(K+1, T) [rad] of every iteration; ``errors`` (K+1,) windowed error q_max [rad] (Schwarz & Behnke, Compliant
+Robot Behavior using Servo Actuator Models identified by Iterative Learning Control, Eq. 28); ``supply`` (K+1,)
+mean supply voltage per trial [V]; optional ``pendulum`` (3,) mass [kg], length [m], arm mass [kg] of the bench
+the run drove (else a fit takes τ_o from a URDF). Scalars: ``joint``, ``kp`` (firmware gain),
+``dt`` [s], ``delay`` t_d [s], ``converged_iteration`` (−1: not converged).
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ class ILCRecord:
     dt: float
     delay: float
     converged_iteration: int
+    pendulum: np.ndarray | None = None  # (mass [kg], length [m], arm mass [kg]) of the bench, when ran on one
 
     @property
     def final_command(self) -> np.ndarray:
@@ -46,7 +50,7 @@ def save_ilc_record(rec: ILCRecord, path: str | Path) -> Path:
         path = path.with_suffix(".npz")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + ".partial.npz")
-    np.savez(tmp, **{k: np.asarray(v) for k, v in rec.__dict__.items()})
+    np.savez(tmp, **{k: np.asarray(v) for k, v in rec.__dict__.items() if v is not None})
     tmp.replace(path)  # readers never see half a file
     return path
 
@@ -64,7 +68,7 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
     if not path.is_file():
         raise FileNotFoundError(f"ILC result file not found: {path}")
     d = load_npz(path, ILCFileError)  # garbage, truncated zip, pickles, oversized: one line naming the file
-    missing = [k for k in ILCRecord.__dataclass_fields__ if k not in d]
+    missing = [k for k in ILCRecord.__dataclass_fields__ if k != "pendulum" and k not in d]
     if missing:
         raise ILCFileError(f"{path}: missing key(s) {', '.join(missing)}")
     for k, v in d.items():
@@ -77,6 +81,8 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
     if d["t"].ndim != 1 or d["t"].shape[0] < 2:
         raise ILCFileError(f"{path}: t has shape {d['t'].shape}, expected (samples,) with at least 2 samples")
     n = d["t"].shape[0]
+    if "pendulum" in d and (d["pendulum"].shape != (3,) or (d["pendulum"] < 0).any()):
+        raise ILCFileError(f"{path}: pendulum must be (mass, length, arm mass) >= 0, got {d['pendulum']}")
     for k in ("reference_q", "reference_dq", "reference_ddq"):
         if d[k].shape != (n,):
             raise ILCFileError(f"{path}: {k} has shape {d[k].shape}, expected ({n},)")
@@ -95,4 +101,5 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
     return ILCRecord(joint=str(d["joint"].reshape(())), t=d["t"], reference_q=d["reference_q"],
                      reference_dq=d["reference_dq"], reference_ddq=d["reference_ddq"], commands=d["commands"],
                      measured=d["measured"], errors=d["errors"], supply=d["supply"], kp=scalars["kp"],
-                     dt=scalars["dt"], delay=scalars["delay"], converged_iteration=int(scalars["converged_iteration"]))
+                     dt=scalars["dt"], delay=scalars["delay"], converged_iteration=int(scalars["converged_iteration"]),
+                     pendulum=d.get("pendulum"))

@@ -1,10 +1,9 @@
-"""``servo_fit_node``: least-squares fit of α̂ (seed 002 §4.2, Eq. 19, 22–27) for one joint, a thin layer over
-:func:`servo_ff.identification.alpha_fit.fit_alpha`; τ_o by inverse dynamics of the URDF
-(:mod:`servo_ff.dynamics`).
+"""``servo_fit_node``: least-squares fit of α̂ (Schwarz & Behnke §4.2, Eq. 19, 22–27) for one joint, a thin layer
+over :mod:`servo_ff.workflows.alpha` (the same workflow as ``servo-ff fit``); τ_o by inverse dynamics of the URDF.
 
 Data (``source``):
 
-* ``ilc_file`` — the ILC result of ``servo_ilc_node`` (:mod:`.ilc_file`): final command vs its measurement;
+* ``ilc_file`` — an ILC record (:mod:`servo_ff.io.ilc_record`, written by ``servo_ilc_node`` or ``servo-ff ilc``);
 * ``bag`` — a rosbag2 recording (``bag_path``) read by :func:`servo_ff.io.rosbag.read_rosbag`
   (``/joint_states``, the goal topic, ``/servo_supply``);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` over the last ``window`` seconds.
@@ -21,7 +20,6 @@ import math
 import threading
 import time
 from collections import deque
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,7 +35,8 @@ from std_srvs.srv import Trigger
 from servo_ff.io.paths import resolve_path
 
 from .common import TOPIC_COMMANDS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, ParamSpec, ParameterTable, spin_node
-from servo_ff.io.ilc_record import load_ilc_record
+from servo_ff.identification.alpha_data import data_from_streams, fit_alpha_data
+from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, save_alpha_result, urdf_joint_torque
 from .servo_base import KP_MAX
 
 TOPIC_RESULT = "fit/result"
@@ -45,24 +44,9 @@ SRV_RUN = "fit/run"
 SOURCES = ("ilc_file", "bag", "topics")
 
 
-def _cores():
-    try:
-        from servo_ff.dynamics.inverse_dynamics import fixed_base_torques
-        from servo_ff.dynamics.robot import load_robot
-        from servo_ff.identification.alpha_fit import fit_alpha
-    except ImportError as e:
-        raise ValueError(f"servo_fit_node needs servo_ff.identification.alpha_fit and servo_ff.dynamics: {e}") from None
-    return fit_alpha, load_robot, fixed_base_torques
-
-
-def derivative(x: np.ndarray, dt: float) -> np.ndarray:
-    return np.gradient(np.asarray(x, float), dt)
-
-
 class FitNode(Node):
     def __init__(self, name: str = "servo_fit", **kwargs: Any):
         super().__init__(name, **kwargs)
-        self._fit_alpha, load_robot, self._id = _cores()
         self.table = ParameterTable(self, [
             ParamSpec("source", "ilc_file", "data to fit", choices=SOURCES),
             ParamSpec("ilc_file", "ilc_result.npz", "ILC result file (source ilc_file)"),
@@ -85,14 +69,10 @@ class FitNode(Node):
             ParamSpec("run_on_start", True, "fit at start-up (sources ilc_file and bag)"),
             ParamSpec("wait_for_file", True, "wait for the ILC file to appear (run_on_start)"),
         ], validate=self._validate, n_joints=lambda v: None)
-        self.robot = load_robot(resolve_path(self.table["urdf_path"])) if self.table["urdf_path"] else None
-        if self.robot is None:
+        if not self.table["urdf_path"]:
             raise ValueError("urdf_path is required (τ_o comes from inverse dynamics)")
-        if self.table["joint"] not in self.robot.joint_names:
-            raise ValueError(f"joint {self.table['joint']!r} is not in {self.robot.path.name} "
-                             f"({', '.join(self.robot.joint_names)})")
-        self.model = self.robot.fixed.copy()
-        self.data = self.model.createData()
+        self.urdf = resolve_path(self.table["urdf_path"])
+        self.torque = urdf_joint_torque(self.urdf, self.table["joint"])  # names the joint if the URDF lacks it
         group = ReentrantCallbackGroup()
         self.buffer: deque = deque()
         self.goals: deque = deque()
@@ -151,80 +131,29 @@ class FitNode(Node):
         while buf and buf[0][0] < horizon:
             buf.popleft()
 
-    # ------------------------------------------------------------------ data sources → arrays
-    def _data(self) -> tuple[np.ndarray, np.ndarray, float, float | np.ndarray, float, str]:
-        """command, measured q, dt, supply [V], kp, description."""
+    # ------------------------------------------------------------------ data sources → α̂ (servo_ff.workflows)
+    def fit(self) -> AlphaResult:
         v = self.table.values
-        if v["source"] == "ilc_file":
-            rec = load_ilc_record(resolve_path(v["ilc_file"]))
-            if rec.joint != v["joint"]:
-                raise ValueError(f"{v['ilc_file']}: ILC result is for joint {rec.joint!r}, not {v['joint']!r}")
-            k = int(np.argmin(rec.errors)) if v["ilc_iteration"] < 0 else v["ilc_iteration"]
-            if k >= len(rec.commands):
-                raise ValueError(f"ilc_iteration {k}: {v['ilc_file']} has {len(rec.commands)} trial(s)")
-            u_bat = float(rec.supply[k]) if rec.supply.size > k and rec.supply[k] > 0 else math.nan
-            return (rec.commands[k], rec.measured[k], rec.dt, u_bat, v["kp"] or rec.kp,
-                    f"ILC file {v['ilc_file']} trial {k}")
-        if v["source"] == "bag":
-            from servo_ff.io.rosbag import read_rosbag
-
-            log = read_rosbag(resolve_path(v["bag_path"]), dt=v["dt"], joint=v["joint"],
-                              goal_topic=v["goal_topic"] or None)
-            return log.goal_position, log.position, log.dt, log.input_volts, v["kp"] or log.kp, f"bag {v['bag_path']}"
-        # topics
+        options = {"with_inertia": v["with_inertia"]}
+        if v["source"] in ("ilc_file", "bag"):
+            path = resolve_path(v["ilc_file"] if v["source"] == "ilc_file" else v["bag_path"])
+            return fit_alpha_source(path, joint=v["joint"], urdf=self.urdf, iteration=v["ilc_iteration"],
+                                    kp=v["kp"] or None, dt=v["dt"], goal_topic=v["goal_topic"] or None, **options)
         if len(self.buffer) < 10 or len(self.goals) < 10:
             raise ValueError(f"not enough live data for {v['joint']} (joint_states {len(self.buffer)}, goals "
                              f"{len(self.goals)} messages in the last {v['window']:g} s)")
-        js, gl = np.array(self.buffer), np.array(self.goals)
-        t0, t1 = max(js[0, 0], gl[0, 0]), min(js[-1, 0], gl[-1, 0])
-        grid = np.arange(t0, t1, v["dt"])
-        if grid.size < 10:
-            raise ValueError("live data window too short")
-        cmd = np.interp(grid, gl[:, 0], gl[:, 1])
-        q = np.interp(grid, js[:, 0], js[:, 1])
-        volts = np.array(self.volts)
-        u_bat = float(volts[:, 1].mean()) if volts.size else math.nan
         if v["kp"] <= 0:
             raise ValueError("source topics needs the kp parameter (the servo gain during the data)")
-        return cmd, q, v["dt"], u_bat, v["kp"], f"live topics ({grid.size} samples)"
-
-    def torque(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-        """τ_o of the fitted joint along its trajectory, other joints at 0 (fixed-base RNEA per sample)."""
-        j = self.robot.joint_names.index(self.table["joint"])
-        n = self.robot.n_joints
-        Q = np.zeros((len(q), n))
-        V, A = np.zeros_like(Q), np.zeros_like(Q)
-        Q[:, j], V[:, j], A[:, j] = q, dq, ddq
-        return np.array([self._id(self.model, self.data, self.robot.configuration(Q[k]), V[k], A[k])[j]
-                         for k in range(len(q))])
-
-    def fit(self) -> dict[str, Any]:
-        cmd, q, dt, u_bat, kp, what = self._data()
-        ub = np.asarray(u_bat, float)
-        if not (np.isfinite(ub).all() and (ub > 0).all()):
-            raise ValueError(f"{what}: no valid supply voltage recorded")
-        dq = derivative(q, dt)
-        ddq = derivative(dq, dt)
-        tau = self.torque(q, dq, ddq)
-        res = self._fit_alpha(cmd, q, dq, ddq, tau, float(kp), ub, dt, with_inertia=self.table["with_inertia"])
-        out = {"joint": self.table["joint"], "source": what, **res.as_dict(), "kp": float(kp),
-               "u_bat": float(np.mean(ub))}
-        return out
+        js, gl, volts = np.array(self.buffer), np.array(self.goals), np.array(self.volts)
+        u_bat = float(volts[:, 1].mean()) if volts.size else math.nan
+        data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, v["kp"], v["dt"], "live topics")
+        return AlphaResult(v["joint"], fit_alpha_data(data, self.torque, **options), data)
 
     # ------------------------------------------------------------------ outputs
-    def _write_yaml(self, result: dict[str, Any]) -> str | None:
+    def _write_yaml(self, result: AlphaResult) -> str | None:
         if not self.table["output"]:
             return None
-        import yaml
-
-        path = Path(self.table["output"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"joints": {result["joint"]: {"alpha": result["alpha"], "dq_s": result["dq_s"],
-                                            "delta": result["delta"]}},
-               "fit": {k: result[k] for k in ("source", "delay", "rms_rad", "condition_number", "n_samples", "kp",
-                                              "u_bat")}}
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
-        return str(path)
+        return str(save_alpha_result(result, self.table["output"]))
 
     def _set_feedforward(self, result: dict[str, Any]) -> str:
         if self.param_client is None:
@@ -247,14 +176,15 @@ class FitNode(Node):
     def run(self) -> tuple[bool, str]:
         with self.lock:
             try:
-                result = self.fit()
+                fitted = self.fit()
             except (ValueError, FileNotFoundError, KeyError) as e:
                 msg = f"fit failed: {e}"
                 self.last_error = msg
                 self.get_logger().error(msg)
                 self.pub_result.publish(String(data=json.dumps({"error": str(e)})))
                 return False, msg
-            result["output"] = self._write_yaml(result)
+            result = fitted.as_dict()
+            result["output"] = self._write_yaml(fitted)
             result["feedforward"] = self._set_feedforward(result)
             self.result = result
             self.pub_result.publish(String(data=json.dumps(result)))

@@ -1,0 +1,120 @@
+"""What the α̂ least squares is fitted on, assembled one way per kind of data (Schwarz & Behnke, Compliant Robot
+Behavior using Servo Actuator Models identified by Iterative Learning Control, §4.2, Eq. 19, 22–27).
+
+Every source is assembled the same way: the goals sent and the measured position, smoothed and differentiated
+by a Savitzky–Golay filter (order 3, 11 samples) — :func:`data_from_samples`; an ILC trial
+(:func:`data_from_ilc`), a log or bag (:func:`data_from_log`) and live topics (:func:`data_from_streams`) only
+pick those samples.
+
+The torque τ_o along q comes from a callable (:func:`pendulum_torque` for the bench, a URDF for a robot joint).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..models.stepper import PendulumLoad
+from .alpha_fit import AlphaFit, fit_alpha
+from .pendulum import output_torque
+from .servo_log import LogError, ServoLog
+
+SG_WINDOW, SG_ORDER = 11, 3  # Savitzky–Golay smoothing of measured positions (samples, polynomial order)
+TorqueFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]  # (q, q̇, q̈) → τ_o [N·m]
+
+
+@dataclass(frozen=True)
+class AlphaData:
+    command: np.ndarray  # goal positions sent [rad] (T,)
+    q: np.ndarray  # trajectory τ_o is evaluated along [rad]
+    dq: np.ndarray  # [rad/s]
+    ddq: np.ndarray  # [rad/s²]
+    measured: np.ndarray  # measured position [rad] (reaction time)
+    u_bat: np.ndarray  # supply [V] (T,)
+    kp: float  # firmware P gain during the data
+    dt: float  # [s]
+    source: str  # what the data is, for messages
+
+
+def _supply(u_bat, n: int, source: str) -> np.ndarray:
+    u = np.broadcast_to(np.asarray(u_bat, float), (n,)).copy()
+    if not (np.isfinite(u).all() and (u > 0).all()):
+        raise ValueError(f"{source}: no valid supply voltage recorded (need > 0 V for Eq. 19)")
+    return u
+
+
+def data_from_ilc(commands: np.ndarray, measured: np.ndarray, errors: np.ndarray, supply, kp: float, dt: float,
+                  iteration: int = -1, source: str = "ILC") -> AlphaData:
+    """Trial ``iteration`` of an ILC run (−1: the trial with the lowest windowed error): its command and the
+    motion it produced."""
+    errors = np.asarray(errors, float)
+    k = int(np.argmin(errors)) if iteration < 0 else int(iteration)
+    if k >= len(commands):
+        raise ValueError(f"{source}: iteration {k} asked, the run has {len(commands)} trial(s)")
+    supply = np.asarray(supply, float)
+    u = supply[k] if supply.ndim else supply
+    return data_from_samples(commands[k], measured[k], u, kp, dt, f"{source} trial {k}")
+
+
+def data_from_samples(goal: np.ndarray, position: np.ndarray, u_bat, kp: float, dt: float,
+                      source: str) -> AlphaData:
+    """Goals and measured positions on one uniform grid (``dt``): Savitzky–Golay q, q̇, q̈ of the measurement."""
+    from scipy.signal import savgol_filter
+
+    position = np.asarray(position, float)
+    n = len(position)
+    if n < SG_WINDOW:
+        raise LogError(f"{source}: {n} sample(s); the fit needs at least {SG_WINDOW}")
+    q = savgol_filter(position, SG_WINDOW, SG_ORDER)
+    dq = savgol_filter(position, SG_WINDOW, SG_ORDER, deriv=1, delta=dt)
+    ddq = savgol_filter(position, SG_WINDOW, SG_ORDER, deriv=2, delta=dt)
+    return AlphaData(np.asarray(goal, float), q, dq, ddq, position, _supply(u_bat, n, source), float(kp), float(dt),
+                     source)
+
+
+def powered_prefix(log: ServoLog) -> int:
+    """Samples before the torque is first disabled (the firmware law drives only those)."""
+    keep = log.torque_enable > 0.5
+    return len(keep) if keep.all() else int(np.argmin(keep))
+
+
+def data_from_log(log: ServoLog, kp: float | None = None) -> AlphaData:
+    """A bench log / bag: its powered samples; ``kp`` overrides the log's gain."""
+    n = powered_prefix(log)
+    return data_from_samples(log.goal_position[:n], log.position[:n], log.input_volts[:n], kp or log.kp, log.dt,
+                             f"{log.source} ({n} powered samples)")
+
+
+def data_from_streams(t_goal: np.ndarray, goal: np.ndarray, t_state: np.ndarray, position: np.ndarray, u_bat,
+                      kp: float, dt: float, source: str) -> AlphaData:
+    """Live topics: goals and states at their own stamps, interpolated on their overlap at ``dt``."""
+    t0, t1 = max(t_goal[0], t_state[0]), min(t_goal[-1], t_state[-1])
+    grid = np.arange(t0, t1, dt)
+    if grid.size < SG_WINDOW:
+        raise ValueError(f"{source}: the goal and state streams overlap for {max(t1 - t0, 0.0):.3f} s only")
+    return data_from_samples(np.interp(grid, t_goal, goal), np.interp(grid, t_state, position), u_bat, kp, dt,
+                             f"{source} ({grid.size} samples)")
+
+
+def pendulum_torque(mass: float, length: float, arm_mass: float = 0.0) -> TorqueFn:
+    """τ_o of the pendulum bench (:func:`~servo_ff.identification.pendulum.output_torque`)."""
+    load = PendulumLoad(mass, length, arm_mass)
+    return lambda q, dq, ddq: output_torque(load, q, ddq)
+
+
+def fit_alpha_data(data: AlphaData, torque: TorqueFn | np.ndarray, **options) -> AlphaFit:
+    """α̂ of ``data`` (:func:`~servo_ff.identification.alpha_fit.fit_alpha`; ``options``: delay, with_inertia,
+    dq_s, delta, nonnegative, …). ``torque``: τ_o along ``data.q`` (an array) or a callable giving it."""
+    tau = np.asarray(torque if not callable(torque) else torque(data.q, data.dq, data.ddq), float)
+    if tau.shape != data.q.shape or not np.isfinite(tau).all():
+        raise ValueError(f"{data.source}: τ_o must be {data.q.shape} finite values, got shape {tau.shape}")
+    if not math.isfinite(data.kp) or data.kp <= 0:
+        raise ValueError(f"{data.source}: the servo gain kp must be > 0, got {data.kp}")
+    return fit_alpha(data.command, data.q, data.dq, data.ddq, tau, data.kp, data.u_bat, data.dt,
+                     measured=data.measured, **options)
+
+
+__all__ = ["AlphaData", "TorqueFn", "data_from_ilc", "data_from_samples", "data_from_log", "data_from_streams",
+           "powered_prefix", "pendulum_torque", "fit_alpha_data"]

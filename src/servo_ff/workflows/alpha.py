@@ -1,0 +1,109 @@
+"""Fit α̂ (Schwarz & Behnke, Compliant Robot Behavior using Servo Actuator Models identified by Iterative Learning
+Control, Eq. 19, 22–27) from any source — an ILC record, a bench log, a rosbag2 recording — and write the result
+as an α file the feed-forward node reads. ``servo-ff fit`` and ``servo_fit_node`` both call :func:`fit_alpha_source`.
+
+τ_o comes, in this order of preference, from a URDF joint (fixed-base inverse dynamics), or the pendulum bench an
+ILC record or a log describes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..identification.alpha_data import (AlphaData, TorqueFn, data_from_ilc, data_from_log, fit_alpha_data,
+                                         pendulum_torque)
+from ..identification.alpha_fit import AlphaFit
+from ..io.ilc_record import ILCRecord, load_ilc_record
+from ..io.logs import read_log
+
+
+@dataclass(frozen=True)
+class AlphaResult:
+    joint: str
+    fit: AlphaFit
+    data: AlphaData
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (α̂, q̇_s, δ, t_d, rms, condition, samples, kp, mean supply, source)."""
+        return {"joint": self.joint, "source": self.data.source, **self.fit.as_dict(), "kp": self.data.kp,
+                "u_bat": float(np.mean(self.data.u_bat))}
+
+
+def urdf_joint_torque(urdf: str | Path, joint: str) -> TorqueFn:
+    """τ_o of ``joint`` moving alone (the others at 0) by fixed-base RNEA of ``urdf``, per sample."""
+    from ..dynamics.inverse_dynamics import fixed_base_torques
+    from ..dynamics.robot import load_robot
+
+    robot = load_robot(urdf)
+    if joint not in robot.joint_names:
+        raise ValueError(f"{urdf}: no joint {joint!r}; joints: {', '.join(robot.joint_names)}")
+    j, n = robot.joint_names.index(joint), robot.n_joints
+    model, data = robot.fixed, robot.fixed.createData()
+
+    def torque(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+        Q, V, A = (np.zeros((len(q), n)) for _ in range(3))
+        Q[:, j], V[:, j], A[:, j] = q, dq, ddq
+        return np.array([fixed_base_torques(model, data, robot.configuration(Q[k]), V[k], A[k])[j]
+                         for k in range(len(q))])
+
+    return torque
+
+
+def data_from_record(rec: ILCRecord, iteration: int = -1, kp: float | None = None, source: str = "ILC record"
+                     ) -> AlphaData:
+    return data_from_ilc(rec.commands, rec.measured, rec.errors, rec.supply, kp or rec.kp, rec.dt, iteration, source)
+
+
+def is_ilc_record(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ".npz"
+
+
+def fit_alpha_source(path: str | Path, *, joint: str | None = None, urdf: str | Path | None = None,
+                     iteration: int = -1, kp: float | None = None, dt: float = 0.005, goal_topic: str | None = None,
+                     **fit_options: Any) -> AlphaResult:
+    """α̂ from the ILC record (``.npz``), bench log (``.json``/``.csv``) or rosbag2 at ``path``.
+
+    ``joint`` selects the joint of a bag and must match an ILC record's joint; ``urdf`` gives τ_o by inverse
+    dynamics (required when the source carries no load of its own); ``fit_options`` go to ``fit_alpha``."""
+    torque: TorqueFn | np.ndarray | None = None
+    if is_ilc_record(path):
+        rec = load_ilc_record(path)
+        if joint and rec.joint != joint:
+            raise ValueError(f"{path}: the ILC record is for joint {rec.joint!r}, not {joint!r}")
+        joint = rec.joint
+        data = data_from_record(rec, iteration, kp, f"ILC record {path}")
+        if rec.pendulum is not None:
+            torque = pendulum_torque(*rec.pendulum)
+    else:
+        bag = {"joint": joint, "goal_topic": goal_topic} if joint or goal_topic else {}
+        log = read_log(path, dt=dt, **bag)
+        joint = joint or "joint"
+        data = data_from_log(log, kp)
+        if log.length > 0 and (log.mass > 0 or log.arm_mass > 0):
+            torque = pendulum_torque(log.mass, log.length, log.arm_mass)
+    if urdf:
+        torque = urdf_joint_torque(urdf, joint)
+    if torque is None:
+        raise ValueError(f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF")
+    return AlphaResult(joint, fit_alpha_data(data, torque, **fit_options), data)
+
+
+def save_alpha_result(result: AlphaResult, path: str | Path, joint_names: tuple[str, ...] | None = None) -> Path:
+    """Write the fitted α̂ as an α file (``servo_ff.dynamics.alpha`` format) for ``result.joint`` (or as the
+    ``default`` of every joint in ``joint_names``), with how it was fitted under ``fit``."""
+    from ..dynamics.alpha import AlphaTable, save_alpha
+
+    names = tuple(joint_names) if joint_names else (result.joint,)
+    n = len(names)
+    alpha = np.zeros(5)
+    alpha[: len(result.fit.alpha)] = result.fit.alpha  # α̂4 = 0 when it was not fitted
+    table = AlphaTable(names, np.tile(alpha, (n, 1)), np.full(n, result.fit.dq_s),
+                       np.full(n, result.fit.delta))
+    info = {k: v for k, v in result.as_dict().items() if k not in ("alpha", "dq_s", "delta")}
+    return save_alpha(table, path, info)
+
+
+__all__ = ["AlphaResult", "urdf_joint_torque", "data_from_record", "fit_alpha_source", "save_alpha_result"]
