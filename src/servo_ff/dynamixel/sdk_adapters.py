@@ -177,8 +177,19 @@ class PortHandler(sdk.PortHandler):
             dec.max_length = pr.MAX_LENGTH
         window.finish()
         self.counters.unattributed += window.unattributed
-        self.ledger.add(window)
+        window.pending = self.ledger.add(window)
         return window
+
+    def settle(self, window: tx.Window) -> None:
+        """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
+        the transaction (a dropped reply would otherwise make every retry's reply look late)."""
+        deadline = time.monotonic() + self.timing.margin_s
+        while True:
+            data = self.read_available(wait=True, deadline=deadline)
+            if not data:
+                break
+            self._route(self.decoder.scan(data), None, time.monotonic())
+        self.ledger.remove(getattr(window, "pending", None))
 
 
 class PacketHandler(Protocol2PacketHandler):
@@ -234,6 +245,8 @@ class PacketHandler(Protocol2PacketHandler):
         w = tx.Window((dxl_id,), n, port.timing, time.monotonic(), length)
         try:
             port.receive(w)
+            if w.outcome[dxl_id] != "ok":
+                port.settle(w)
         finally:
             port.is_using = False
         outcome = w.outcome[dxl_id]

@@ -105,6 +105,7 @@ class Window:
         self.loose: list[int] = []  # garbled frames of unknown servo: position of the frame before each
         self.unattributed = 0
         self.finished = False
+        self.pending = None  # its ledger entry, if replies may still come
 
     @property
     def done(self) -> bool:
@@ -188,10 +189,18 @@ class Ledger:
     def data_lens(self) -> set[int]:
         return {o.data_len for o in self._q}
 
-    def add(self, w: Window) -> None:
+    def add(self, w: Window) -> _Pending | None:
         """After ``w`` ended: keep it if replies after its last frame are still missing."""
         if w.last < w.n - 1:
-            self._q.append(_Pending(w.ids, w.data_len, w.last))
+            p = _Pending(w.ids, w.data_len, w.last)
+            self._q.append(p)
+            return p
+        return None
+
+    def remove(self, p: _Pending | None) -> None:
+        """Forget one earlier transaction (a single-servo one after its settle time)."""
+        if p is not None and p in self._q:
+            self._q.remove(p)
 
     def late(self, i: int, data_len: int | None) -> bool:
         """True if a reply from ``i`` (``data_len`` bytes; None: unknown, a garbled frame) can belong to an earlier
