@@ -48,6 +48,7 @@ _HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error"
 HEALTH_INDIRECT = (ct.ADDR_INPUT_VOLTAGE, ct.ADDR_INPUT_VOLTAGE + 1, ct.ADDR_TEMPERATURE, ct.ADDR_HW_ERROR)
 GAIN_GOAL_INDIRECT = (ct.ADDR_P_GAIN, ct.ADDR_P_GAIN + 1, 116, 117, 118, 119)
 HEALTH_DATA_ADDR = ct.INDIRECT_DATA_0
+RETRY_BACKOFF_S = 0.005  # first pause before a single-servo retry [s]; doubles per retry
 GAIN_GOAL_DATA_ADDR = ct.INDIRECT_DATA_0 + len(HEALTH_INDIRECT)
 
 
@@ -91,8 +92,8 @@ class BusConfig:
     ``latency_timer_ms`` + 2 ms (the USB adapter holds bytes up to its latency timer), or ``timeout_ms`` as the
     margin. ``retries`` apply to single-servo transactions (ping, item read/write, reboot) and to each servo's
     ``setup()``, not to the cycle's sync read (a real-time loop reports a stale servo rather than waiting).
-    A servo that misses ``skip_after`` sync reads in a row is left out of them and re-probed (PING) every
-    ``probe_period_s``. ``names``: id → joint name for messages.
+    A servo that misses ``skip_after`` sync reads in a row while others answer is left out of them and re-probed
+    (PING) every ``probe_period_s`` (a read nobody answers is a bus outage and counts for no one). ``names``: id → joint name for messages.
     """
 
     port: str
@@ -230,8 +231,11 @@ class DynamixelBus:
         return False
 
     def _retry(self, i: int, fn, *args):
-        """Run one SDK call with up to ``retries`` retries; returns its full result tuple (last attempt)."""
+        """Run one SDK call with up to ``retries`` retries, 5 ms · 2^k apart (a device that stalls for a moment
+        would fail quick retries too); returns its full result tuple (last attempt)."""
         for attempt in range(self.config.retries + 1):
+            if attempt:
+                time.sleep(RETRY_BACKOFF_S * 2 ** (attempt - 1))
             out = fn(self.port, i, *args)
             self.transactions += 1
             res = out if isinstance(out, tuple) else (out,)
@@ -343,7 +347,7 @@ class DynamixelBus:
                         raise BusError(f"setup of id {i}{self._name(i)} failed after {attempt + 1} attempt(s): "
                                        f"{e}") from None
                     log.warning("setup of id %d: %s; retrying", i, e)
-                    time.sleep(0.002 * (attempt + 1))
+                    time.sleep(4 * RETRY_BACKOFF_S * 2 ** attempt)
         if self._delays:
             self.port.set_return_delay(max(self._delays.values()) * ct.RETURN_DELAY_UNIT)
 
@@ -432,6 +436,7 @@ class DynamixelBus:
             raw = g.block.reshape(-1).view(_STATE_DTYPE)
             return self._state(ids, raw, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
         received, errors, failed, stamps = (g.received, g.errors, g.failed, g.stamps) if asked else ({}, {}, {}, {})
+        bus_alive = len(failed) < len(asked)  # nobody answered: a bus outage, not a silent servo
         good = []
         for i in ids:
             st = self.stats[i]
@@ -453,9 +458,9 @@ class DynamixelBus:
             st.last_error = why
             if why != "timeouts":
                 st.misses = 0
-            else:
+            elif bus_alive:
                 st.misses += 1
-                if st.misses >= self.config.skip_after:
+                if st.misses >= self.config.skip_after and len(self._asked) > 1:
                     self._skip(i, stamp)
         raw = np.zeros(n, dtype=_STATE_DTYPE)
         valid = np.array([i in good for i in ids], dtype=bool)

@@ -136,7 +136,10 @@ class PortHandler(sdk.PortHandler):
         return out
 
     def writePort(self, packet):
-        return os.write(self._fd, bytes(packet))
+        try:
+            return os.write(self._fd, bytes(packet))
+        except BlockingIOError:  # the output buffer is full (nobody reads the other end): a short write
+            return 0
 
     # ------------------------------------------------------------------ transactions
     def _route(self, sc, window: tx.Window | None, t: float) -> None:

@@ -235,6 +235,8 @@ class VirtualBus:
                 pass
             os.symlink(self.device, self._link)
         self._t0 = self._t_last = time.monotonic()
+        if self.truth is not None:
+            self.truth.t0 = self._t0  # the fault clock's origin
         log.info("virtual Dynamixel bus on %s: %d × %s, ids %s", self.device, self.n, self.table.name, self.ids)
         return self.device
 
