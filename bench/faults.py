@@ -158,7 +158,8 @@ def main() -> int:
     t_sil_abs = float(truth["t0"]) - t_start + t_sil  # the bus's fault clock → ours
     t, dt = cyc_t[:, 0], cyc_t[:, 1]
     done = dt > 0
-    healthy = done & (t > 0.03 * dur) & (t < t_sil_abs - 0.02 * dur) & ~((t > t_ovl - 0.01 * dur) & (t < t_ovl + 0.03 * dur))
+    around_reboot = (t > t_ovl - 0.01 * dur) & (t < t_ovl + 0.03 * dur)
+    healthy = done & (t > 0.03 * dur) & (t < t_sil_abs - 0.02 * dur) & ~around_reboot
     silent = done & (t >= t_sil_abs) & (t < t_sil_abs + d_sil)
     ratio = float(dt[silent].mean() / dt[healthy].mean()) if silent.any() and healthy.any() else float("nan")
     stats = bus.stats
@@ -166,7 +167,8 @@ def main() -> int:
                                                                    "status_errors", "skipped", "probes")}
     print(f"Fault scenario: {n} servos, corrupt bytes 1 %, dropped replies 1 %, id {silent_id} silent "
           f"{t_sil_abs:.1f}–{t_sil_abs + d_sil:.1f} s, id {overload_id} overload at {t_ovl:.1f} s, sag 4 V "
-          f"{t_sag:.1f}–{t_sag + d_sag:.1f} s; latency timer 1 ms (margin 3 ms); calibration {dt_cal * 1e3:.2f} ms/cycle")
+          f"{t_sag:.1f}–{t_sag + d_sag:.1f} s; latency timer 1 ms (margin 3 ms); calibration "
+          f"{dt_cal * 1e3:.2f} ms/cycle")
     rows = [
         ("cycles", f"{int(done.sum())}"), ("exceptions", f"{exceptions}"),
         ("hostile goals refused (GoalRejected)", f"{refused} / {hostile_tries}"),
@@ -194,10 +196,15 @@ def main() -> int:
         (f"id {overload_id}: tracking again (|error| < 0.1 rad) after reboot [s]",
          f"{recovered_t - reboot_t:.3f}" if recovered_t is not None and reboot_t is not None else "never"),
         ("lowest supply voltage read [V]", f"{volts_min:.1f}"),
+        ("earlier transactions pending at once (peak) / forgotten",
+         f"{bus.port.ledger.peak} / {bus.port.ledger.overflow}"),
+        ("sync reads not written (port full)", f"{bus.port.counters.tx_failures}"),
     ]
     w = max(len(r[0]) for r in rows)
     for what, v in rows:
         print(f"{what:<{w}}  {v:>24}")
+    for ex in audit.examples:
+        print(f"stale: {ex}")
     print(f"RESULT stale_valid={audit.stale_valid} bad_goals={bad_goals} silent_rate_ratio={ratio:.3f} "
           f"cycles={int(done.sum())}")
     return 0

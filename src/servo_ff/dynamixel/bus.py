@@ -93,7 +93,8 @@ class BusConfig:
     margin. ``retries`` apply to single-servo transactions (ping, item read/write, reboot) and to each servo's
     ``setup()``, not to the cycle's sync read (a real-time loop reports a stale servo rather than waiting).
     A servo that misses ``skip_after`` sync reads in a row while others answer is left out of them and re-probed
-    (PING) every ``probe_period_s`` (a read nobody answers is a bus outage and counts for no one). ``names``: id → joint name for messages.
+    (PING) every ``probe_period_s`` (a read nobody answers is a bus outage and counts for no one).
+    ``names``: id → joint name for messages.
     """
 
     port: str
@@ -425,9 +426,10 @@ class DynamixelBus:
         n = len(ids)
         asked = self._asked
         if asked:
+            sent = g.serial
             g.txRxPacket()
             self.transactions += 1
-            self.state_reads += 1
+            self.state_reads += g.serial - sent  # instructions actually written
         stamp = time.monotonic()
         if asked == ids and g.block is not None and g.block_ids == ids and not np.any(g.block_err & 0x7F):
             for st in self._stat_list:

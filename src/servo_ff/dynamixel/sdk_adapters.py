@@ -319,10 +319,11 @@ class TolerantSyncRead(sdk.GroupSyncRead):
     def txRxPacket(self):
         self.block = None
         result = self.txPacket()
-        if result != COMM_SUCCESS:
+        if result != COMM_SUCCESS:  # not (fully) written: nothing can answer it
             self.received, self.errors, self.stamps = {}, {}, {}
             self.failed = {i: "timeouts" for i in self.param}
             self.port.is_using = False
+            self.port.counters.tx_failures += 1
             return result
         self.serial += 1
         self.t_sent = time.monotonic()

@@ -166,19 +166,24 @@ class _Pending:
         self.data_len = data_len
         self.last = last
 
-    def take(self, i: int, data_len: int | None) -> bool:
+    def take(self, i: int, data_len: int | None, consume: bool = True) -> bool:
         p = self.pos.get(i)
         if p is None or p <= self.last or (data_len is not None and data_len != self.data_len):
             return False
-        self.last = p
+        if consume:
+            self.last = p
         return True
 
 
 class Ledger:
-    """Earlier transactions (oldest first) whose replies may still arrive; bounded to ``maxlen``."""
+    """Earlier transactions (oldest first) whose replies may still arrive; bounded to ``maxlen`` (at 3 ms per
+    transaction, 12 s without a single reply; ``overflow`` counts entries forgotten beyond that)."""
 
-    def __init__(self, maxlen: int = 32):
-        self._q: deque[_Pending] = deque(maxlen=maxlen)
+    def __init__(self, maxlen: int = 4096):
+        self._q: deque[_Pending] = deque()
+        self.maxlen = maxlen
+        self.peak = 0
+        self.overflow = 0
 
     def __bool__(self) -> bool:
         return bool(self._q)
@@ -193,7 +198,11 @@ class Ledger:
         """After ``w`` ended: keep it if replies after its last frame are still missing."""
         if w.last < w.n - 1:
             p = _Pending(w.ids, w.data_len, w.last)
+            if len(self._q) >= self.maxlen:
+                self._q.popleft()
+                self.overflow += 1
             self._q.append(p)
+            self.peak = max(self.peak, len(self._q))
             return p
         return None
 
@@ -214,6 +223,11 @@ class Ledger:
                 return True
         return False
 
+    def could_own(self, i: int) -> bool:
+        """True if a garbled frame reading ID ``i`` can be an earlier transaction's; nothing is consumed (its ID
+        byte may be garbled too, and must not close positions a real late reply still needs)."""
+        return any(o.take(i, None, consume=False) for o in self._q)
+
     def clear(self) -> None:
         """A reply of the current transaction arrived: no earlier reply can follow it."""
         self._q.clear()
@@ -227,6 +241,7 @@ class RxCounters:
     late_garbled: int = 0  # garbled frames of earlier transactions
     stray: int = 0  # CRC-valid packets no transaction could own (other IDs, instruction echoes)
     unattributed: int = 0  # garbled frames whose servo could not be told
+    tx_failures: int = 0  # sync-read instructions that could not be written
 
 
 def route_packet(ledger: Ledger, window: Window | None, counters: RxCounters, stats, i: int, inst: int, err: int,
@@ -249,7 +264,7 @@ def route_packet(ledger: Ledger, window: Window | None, counters: RxCounters, st
 
 def route_bad(ledger: Ledger, window: Window | None, counters: RxCounters, id_byte: int, t: float) -> None:
     """Give one garbled frame (intact header, ID byte ``id_byte``) to an earlier transaction or the current one."""
-    if ledger and ledger.late(id_byte, None):
+    if ledger and ledger.could_own(id_byte):
         counters.late_garbled += 1
     elif window is not None:
         window.bad(id_byte, t)

@@ -127,8 +127,9 @@ def audit_states(truth: dict[str, np.ndarray], records, addr: int, decode, offse
             if not intact or not np.array_equal(decode(bytes(truth["rp_data"][k][:n])), values[j]):
                 a.stale_valid += 1
                 if len(a.examples) < 5:
-                    a.examples.append(f"read {serial} id {i}: reported {values[j]}, truth "
-                                      f"{'none' if k is None else ('intact' if intact else 'not intact')}")
+                    fate = "none" if k is None else ("intact" if intact else "not intact")
+                    a.examples.append(f"read {serial} id {i}: reported {values[j]}, truth {fate}"
+                                      + (f" {decode(bytes(truth['rp_data'][k][:n]))}" if k is not None else ""))
             elif stamps is not None and stamps[j] < truth["rp_t"][k]:
                 a.before_sent += 1
     return a
