@@ -183,3 +183,19 @@ def test_setup_retries_per_servo_and_names_the_one_that_failed():
             vb.set_silent(3)
             with pytest.raises(BusError, match=r"setup of id 3 failed after 3 attempt\(s\): write 'Torque Enable'"):
                 bus.setup()
+
+
+def test_a_read_nobody_answers_is_an_outage_not_a_silent_servo():
+    ids = [1, 2, 3]
+    with VirtualBus(ids=ids, return_delay=0) as vb:
+        cfg = BusConfig(port=vb.device, ids=ids, timeout_ms=20.0, skip_after=2, late_horizon_s=0.05)
+        with DynamixelBus(cfg) as bus:
+            for i in ids:
+                vb.set_silent(i)
+            for _ in range(4):
+                assert not bus.read_state().valid.any()
+            assert bus.skipped == [] and all(bus.stats[i].timeouts == 4 for i in ids)
+            for i in ids:
+                vb.set_silent(i, False)
+            time.sleep(0.06)  # past the late horizon: the unanswered reads are taken as never answered
+            assert bus.read_state().valid.all()

@@ -61,14 +61,14 @@ def test_late_reply_of_the_previous_cycle_is_never_this_cycles_data():
     old = tx.Window([1, 2, 3], 10, t, 0.0, 17)
     old.packet(1, 0, b"old1".ljust(10, b"\0"), 0.1)  # 2 and 3 time out: their replies may still come
     old.finish()
-    led.add(old)
+    led.add(old, 0.2)
     new = tx.Window([1, 2, 3], 10, t, 1.0, 17)
     for i, tag in [(2, b"old2"), (3, b"old3"), (1, b"new1"), (2, b"new2")]:  # the stream, in order
         tx.route_packet(led, new, cnt, None, i, 0x55, 0, tag.ljust(10, b"\0"), 1.1)
     assert cnt.late == 2 and not led
     assert {i: d[:4] for i, d in new.data.items()} == {1: b"new1", 2: b"new2"}
     # the ambiguous case: new replies 1 and 2 lost, "3" could be the old one: discarded, not guessed
-    led.add(new)  # new ended without id 3
+    led.add(new, 1.2)  # new ended without id 3
     newer = tx.Window([1, 2, 3], 10, t, 2.0, 17)
     tx.route_packet(led, newer, cnt, None, 3, 0x55, 0, bytes(10), 2.1)
     assert newer.data == {} and cnt.late == 3
@@ -107,8 +107,33 @@ def test_no_reply_is_ever_taken_by_another_transaction(sc):
             tx.route_packet(led, w, cnt, None, i, 0x55, 0, bytes([owner]) * n, float(k))
         backlog = [(k, i, kind) for i in keep[cut:]]
         w.finish()
-        led.add(w)
+        led.add(w, float(k))
         for i, data in w.data.items():
             assert data == bytes([k]) * kind, f"tx {k} took tx {data[0]}'s reply from id {i}"
         # what the window got in time is taken, unless an older reply could still be in flight for the same slot
         assert set(w.data) <= set(keep[:cut])
+
+
+def test_a_long_outage_keeps_every_earlier_transaction_and_garbled_frames_consume_nothing():
+    led, cnt, t = tx.Ledger(), tx.RxCounters(), tx.Timing(1e6)
+    for k in range(100):  # 100 sync reads nobody answered (the device stalled)
+        w = tx.Window([1, 2], 10, t, float(k), 16)
+        w.finish()
+        led.add(w, float(k))
+    assert len(led) == 100 and led.overflow == 0
+    led.expire(99.0 + led.horizon_s)  # ended more than the horizon ago: taken as never coming
+    assert len(led) == 1 and led.expired == 99
+    led = tx.Ledger(horizon_s=1000.0)
+    for k in range(100):
+        w = tx.Window([1, 2], 10, t, float(k), 16)
+        w.finish()
+        led.add(w, float(k))
+    now = tx.Window([1, 2], 10, t, 100.0, 16)
+    tx.route_bad(led, now, cnt, 2, 100.1)  # garbled, ID byte may be wrong: counted, nothing consumed
+    assert cnt.late_garbled == 1 and led._q[0].last == -1
+    for k in range(100):  # then the device catches up: every reply is late, none is this cycle's
+        for i in (1, 2):
+            tx.route_packet(led, now, cnt, None, i, 0x55, 0, bytes([k]) * 10, 100.1)
+    assert cnt.late == 200 and now.data == {} and not led
+    tx.route_packet(led, now, cnt, None, 1, 0x55, 0, b"new".ljust(10, b"\0"), 100.2)
+    assert now.data[1][:3] == b"new"

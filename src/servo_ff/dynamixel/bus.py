@@ -112,6 +112,7 @@ class BusConfig:
     fast_rx: bool = True  # sync-read replies scanned by the compiled scanner (False: its pure-Python reference)
     skip_after: int = 5  # consecutive missed sync-read replies before a servo is skipped
     probe_period_s: float = 0.5  # re-probe period of skipped servos [s]
+    late_horizon_s: float = 0.5  # a reply later than this after its transaction ended is taken as never coming [s]
     names: Mapping[int, str] | None = None  # id → joint name (messages)
 
     def __post_init__(self) -> None:
@@ -124,6 +125,8 @@ class BusConfig:
             raise ValueError(f"retries must be >= 0, got {self.retries}")
         if self.timeout_ms is not None and not (self.timeout_ms > 0 and math.isfinite(self.timeout_ms)):
             raise ValueError(f"timeout_ms must be a positive number of milliseconds, got {self.timeout_ms}")
+        if not (math.isfinite(self.late_horizon_s) and self.late_horizon_s > 0):
+            raise ValueError(f"late_horizon_s must be a positive number of seconds, got {self.late_horizon_s}")
         if self.skip_after < 1 or not (math.isfinite(self.probe_period_s) and self.probe_period_s > 0):
             raise ValueError(f"skip_after must be >= 1 and probe_period_s > 0, got {self.skip_after}, "
                              f"{self.probe_period_s}")
@@ -157,6 +160,7 @@ class DynamixelBus:
         self.missing: list[int] = []
         self.stats: dict[int, CommStats] = {i: CommStats() for i in config.ids}
         self.port.stats = self.stats
+        self.port.ledger.horizon_s = config.late_horizon_s
         self.transactions = 0
         self.cycles = 0
         self.state_reads = 0  # state sync reads sent

@@ -87,6 +87,8 @@ class PortHandler(sdk.PortHandler):
     def clearPort(self):
         """Before an instruction: what has arrived belongs to earlier transactions (late, counted)."""
         data = self.drain() if self._fd >= 0 else b""
+        if self.ledger:
+            self.ledger.expire(time.monotonic())
         if data:
             self._route(self.decoder.scan(data), None, time.monotonic())
         self.decoder.drop_partial()
@@ -180,7 +182,7 @@ class PortHandler(sdk.PortHandler):
             dec.max_length = pr.MAX_LENGTH
         window.finish()
         self.counters.unattributed += window.unattributed
-        window.pending = self.ledger.add(window)
+        window.pending = self.ledger.add(window, time.monotonic())
         return window
 
     def settle(self, window: tx.Window) -> None:

@@ -158,13 +158,14 @@ class Window:
 class _Pending:
     """An earlier transaction whose replies after position ``last`` may still arrive."""
 
-    __slots__ = ("pos", "data_len", "last", "n")
+    __slots__ = ("pos", "data_len", "last", "n", "t_end")
 
-    def __init__(self, ids: tuple[int, ...], data_len: int, last: int):
+    def __init__(self, ids: tuple[int, ...], data_len: int, last: int, t_end: float):
         self.pos = {i: k for k, i in enumerate(ids)}
         self.n = len(ids)
         self.data_len = data_len
         self.last = last
+        self.t_end = t_end
 
     def take(self, i: int, data_len: int | None, consume: bool = True) -> bool:
         p = self.pos.get(i)
@@ -176,12 +177,15 @@ class _Pending:
 
 
 class Ledger:
-    """Earlier transactions (oldest first) whose replies may still arrive; bounded to ``maxlen`` (at 3 ms per
-    transaction, 12 s without a single reply; ``overflow`` counts entries forgotten beyond that)."""
+    """Earlier transactions (oldest first) whose replies may still arrive. A reply later than ``horizon_s`` after
+    its transaction ended is taken as never coming (after an outage, replies would otherwise be discarded until
+    every pending transaction is used up); at most ``maxlen`` entries (``overflow`` counts the ones forgotten)."""
 
-    def __init__(self, maxlen: int = 4096):
+    def __init__(self, horizon_s: float = 0.5, maxlen: int = 4096):
         self._q: deque[_Pending] = deque()
+        self.horizon_s = horizon_s
         self.maxlen = maxlen
+        self.expired = 0
         self.peak = 0
         self.overflow = 0
 
@@ -194,10 +198,17 @@ class Ledger:
     def data_lens(self) -> set[int]:
         return {o.data_len for o in self._q}
 
-    def add(self, w: Window) -> _Pending | None:
-        """After ``w`` ended: keep it if replies after its last frame are still missing."""
+    def expire(self, now: float) -> None:
+        """Forget the transactions that ended more than ``horizon_s`` before ``now``."""
+        q = self._q
+        while q and now - q[0].t_end > self.horizon_s:
+            q.popleft()
+            self.expired += 1
+
+    def add(self, w: Window, now: float) -> _Pending | None:
+        """After ``w`` ended (at ``now``): keep it if replies after its last frame are still missing."""
         if w.last < w.n - 1:
-            p = _Pending(w.ids, w.data_len, w.last)
+            p = _Pending(w.ids, w.data_len, w.last, now)
             if len(self._q) >= self.maxlen:
                 self._q.popleft()
                 self.overflow += 1
