@@ -8,9 +8,9 @@ single-servo transactions, since 1 % per byte garbles ~11 % of their 11-byte rep
 replies); every 97th cycle
 it first tries a hostile goal (NaN, ±5e6 rad, 1e300, beyond a limit), which must be refused before anything is
 written. Fault times are placed from a short calibration run so that the phases fall at the same fractions of the
-run on any machine (the run goes on past ``--cycles`` until every phase is over). From the truth record it counts state entries reported valid that are not the intact reply of
-their own transaction (stale), intact on-time replies reported invalid, and goals written outside the joint
-limits or non-finite.
+run on any machine (the run goes on past ``--cycles`` until every phase is over). From the truth record it counts
+state entries reported valid that are not the intact reply of their own transaction (stale), intact on-time
+replies reported invalid, and goals written outside the joint limits or non-finite.
 
     .venv/bin/python bench/faults.py [--cycles 20000] [--servos 16] [--seed 1]
 
