@@ -79,7 +79,7 @@ def run_canned(n: int, cycles: int) -> float:
     bus = DynamixelBus(BusConfig(port="/dev/null", ids=range(1, n + 1)))
     bus._build_groups()
     blob = b"".join(pr.encode_status(i, 0, bytes([0, 0, 0, 0, 0, 0, 0, 8, 0, 0])) for i in range(1, n + 1))
-    bus.port.read_available = lambda wait=True: blob
+    bus.port.read_available = lambda wait=True, deadline=None: blob
     bus.port.writePort = lambda pkt: len(pkt)
     bus.port.clearPort = lambda: None
     goals = np.full(n, 0.2)

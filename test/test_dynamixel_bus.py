@@ -1,9 +1,6 @@
 """DynamixelBus (dynamixel-sdk) against the virtual bus: the cycle, health read, bad input and faults."""
 import logging
-import os
-import threading
 import time
-import tty
 
 import numpy as np
 import pytest
@@ -13,6 +10,8 @@ from servo_ff.dynamixel import protocol as pr
 from servo_ff.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
 from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
 from servo_ff.models.params import P_KP
+
+from dxl_harness import FakeServos
 
 # generous error timeout: the machine is shared, the emulator is a Python thread
 TIMEOUT_MS = 300.0
@@ -135,33 +134,14 @@ STUFFED = bytes.fromhex("FFFF FDFFFFFF 00080000")
 
 def test_wrong_length_reply_is_counted():
     """A hand-made 'servo' answers a 10-byte sync read with 4 data bytes (valid CRC) for id 1."""
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    dev = os.ttyname(slave)
-
-    def fake():
-        dec = pr.StreamDecoder()
-        while True:
-            try:
-                data = os.read(master, 1024)
-            except OSError:
-                return
-            for p in dec.feed(data):
-                if p.instruction == pr.INST_SYNC_READ:
-                    os.write(master, pr.encode_status(1, 0, bytes(4)) + pr.encode_status(2, 0, STUFFED))
-    th = threading.Thread(target=fake, daemon=True)
-    th.start()
-    try:
-        with make_bus(dev, [1, 2], timeout_ms=50) as bus:
+    with FakeServos(pr.encode_status(1, 0, bytes(4)) + pr.encode_status(2, 0, STUFFED)) as fake:
+        with make_bus(fake.device, [1, 2], timeout_ms=50) as bus:
             s = bus.read_state()
             assert s.valid.tolist() == [False, True]
             assert bus.stats[1].wrong_length == 1 and bus.stats[2].ok == 1
             # id 2's data needed byte stuffing (FF FF FD): current −1, velocity −3, position 2048
             assert s.position[1] == 0.0 and s.velocity[1] == pytest.approx(ct.velocity_to_rad_s(-3))
             assert s.current[1] == pytest.approx(-3.36e-3)
-    finally:
-        os.close(master)
-        os.close(slave)
 
 
 def test_health_overload_reboot_sag_and_p_gain():

@@ -122,10 +122,9 @@ def test_random_bytes_never_crash_the_decoder(junk):
     for pkt in dec.feed(junk):
         assert isinstance(pkt, pr.Packet)
     dec.drop_partial()
-    # a valid packet after the junk is still found once enough bytes follow to expose any fake header
+    # a valid packet after the junk is found at once: a fake header cannot hold it back
     good = pr.encode_instruction(7, pr.INST_PING)
-    got = dec.feed(good + bytes(pr.MAX_LENGTH + 8))
-    assert pr.Packet(7, pr.INST_PING, b"", None) in got
+    assert pr.Packet(7, pr.INST_PING, b"", None) in dec.feed(good)
 
 
 @settings(max_examples=100, deadline=None)
@@ -176,3 +175,33 @@ def test_compiled_scanner_equals_python_reference(chunks, flip):
     want = ref.feed_py(bytes(data[:half])) + ref.feed_py(bytes(data[half:]))
     assert got == want
     assert fast.stats == ref.stats and fast.pending == ref.pending
+
+
+fake_headers = st.lists(st.one_of(st.binary(max_size=12),
+                                  st.builds(lambda i, n: b"\xff\xff\xfd\x00" + bytes([i]) + n.to_bytes(2, "little"),
+                                            st.integers(0, 255), st.integers(0, 0xFFFF))), max_size=8).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(junk=fake_headers, replies=st.lists(st.tuples(st.integers(0, 252), stuffy), min_size=1, max_size=4),
+       compiled=st.booleans(), limit=st.sampled_from([pr.MAX_LENGTH, 40]))
+def test_no_header_holds_back_a_later_valid_packet(junk, replies, compiled, limit):
+    """Junk with fake headers (any LEN, incomplete packets) before valid replies: every reply is returned by the
+    feed that completes it, whatever LEN the junk claims (``limit``: a transaction's bound on LEN)."""
+    wire = [pr.encode_status(i, 0, p[:20]) for i, p in replies]
+    dec = pr.StreamDecoder(max_length=limit)
+    got = dec.feed(junk + b"".join(wire), compiled=compiled)
+    want = [pr.Packet(i, pr.INST_STATUS, p[:20], 0) for i, p in replies]
+    assert [g for g in got if g in want] == want
+
+
+def test_impossible_len_is_dropped_at_once_and_counted():
+    a, b = pr.encode_status(1, 0, bytes(10)), pr.encode_status(2, 0, bytes(10))
+    fake = bytearray(a)
+    fake[5:7] = (900).to_bytes(2, "little")  # LEN corrupted: claims 907 bytes
+    for limit in (pr.MAX_LENGTH, 18):  # 18: the longest reply a 10-byte sync read can get
+        dec = pr.StreamDecoder(max_length=limit)
+        assert [p.id for p in dec.feed(bytes(fake) + a + b)] == [1, 2]
+        assert dec.stats.length_errors == 1 and dec.pending == 0
+    bad = pr.StreamDecoder(max_length=18).scan(bytes(fake) + a)
+    assert bad.bad_starts == [0] and bad.bad_kinds == [2] and bad.whole[bad.bad_starts[0] + 4] == 1

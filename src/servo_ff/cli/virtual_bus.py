@@ -45,6 +45,16 @@ def _id_at(flag: str, text: str) -> tuple[int, float]:
         raise ValueError(f"{flag} {text!r}: expected ID@SECONDS, e.g. 3@2.5") from None
 
 
+def _silent(text: str) -> tuple[int, float, float | None]:
+    """``ID@START[+DURATION]``."""
+    try:
+        i, rest = text.split("@")
+        start, _, dur = rest.partition("+")
+        return int(i), float(start), float(dur) if dur else None
+    except ValueError:
+        raise ValueError(f"--silent {text!r}: expected ID@START[+DURATION], e.g. 3@2.5+1") from None
+
+
 def _sag(text: str) -> tuple[float, float, float]:
     """``VOLTS@START[+DURATION]``."""
     try:
@@ -72,8 +82,10 @@ def build_bus(args):
     unknown = sorted(set(loads) - set(ids))
     if unknown:
         raise ValueError(f"--load given for ids {unknown} that are not in --ids {args.ids}")
-    faults = Faults(drop_rate=args.drop_rate, corrupt_rate=args.corrupt_rate,
-                    silent_after=dict(_id_at("--silent", s) for s in args.silent or []),
+    silent = [_silent(s) for s in args.silent or []]
+    faults = Faults(drop_rate=args.drop_rate, corrupt_rate=args.corrupt_rate, late_rate=args.late_rate,
+                    late_s=args.late_ms / 1000.0, silent_after={i: t for i, t, _ in silent},
+                    silent_for={i: d for i, _, d in silent if d is not None},
                     overload_at=dict(_id_at("--overload", s) for s in args.overload or []),
                     supply_resistance=args.supply_resistance, seed=args.seed)
     if args.sag:
@@ -84,7 +96,7 @@ def build_bus(args):
     return VirtualBus(ids=ids, model=args.model, params=params, friction_model=args.preset, loads=per,
                       faults=faults, supply_voltage=args.supply, return_delay=args.return_delay,
                       temperature=args.temperature, thermal=args.thermal, baud=args.baud, wire_time=args.wire_time,
-                      dt_max=args.dt_max, link=args.link)
+                      dt_max=args.dt_max, link=args.link, truth=bool(args.truth))
 
 
 def run(args) -> int:
@@ -113,8 +125,10 @@ def run(args) -> int:
         st = bus.stats
         print(json.dumps({"instructions": st.instructions, "replies": st.replies, "dropped": st.dropped,
                           "corrupted": st.corrupted, "overflow": st.overflow, "errors": st.errors,
-                          "decoder": vars(bus.decoder.stats), "physics_steps": st.physics_steps}),
+                          "decoder": vars(bus.decoder.stats), "physics_steps": st.physics_steps, "held": st.held}),
               file=sys.stderr, flush=True)
+        if bus.truth is not None:
+            bus.truth.save(args.truth)
         bus.stop()
     return 0
 
@@ -138,7 +152,11 @@ def register(subparsers) -> None:
     p.add_argument("--thermal", action="store_true", help="first-order thermal model instead of constant")
     p.add_argument("--drop-rate", type=float, default=0.0, help="probability a status packet is not sent")
     p.add_argument("--corrupt-rate", type=float, default=0.0, help="per-byte probability of a flipped byte")
-    p.add_argument("--silent", action="append", metavar="ID@T", help="servo ID stops answering after T s")
+    p.add_argument("--late-rate", type=float, default=0.0,
+                   help="probability a status packet is held back by --late-ms (and everything after it)")
+    p.add_argument("--late-ms", type=float, default=0.0, help="hold-back of a late reply [ms]")
+    p.add_argument("--silent", action="append", metavar="ID@T[+D]",
+                   help="servo ID stops answering after T s (for D s; default: for good)")
     p.add_argument("--overload", action="append", metavar="ID@T",
                    help="overload on ID at T s: HW error bit 5, torque off until REBOOT")
     p.add_argument("--sag", metavar="V@T[+D]", help="supply sags by V volts from T s for D s")
@@ -147,6 +165,8 @@ def register(subparsers) -> None:
     p.add_argument("--dt-max", type=float, default=1e-3, help="largest physics sub-step [s]")
     p.add_argument("--link", help="also create this symlink to the pty (e.g. /tmp/ttyDXL)")
     p.add_argument("--duration", type=float, help="exit after this many seconds")
+    p.add_argument("--truth", metavar="FILE.npz",
+                   help="keep a truth record (every sync read, reply fate and sync write) and save it here on exit")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=run)
 

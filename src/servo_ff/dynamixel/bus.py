@@ -36,6 +36,7 @@ import numpy as np
 from . import control_table as ct
 from . import protocol as pr
 from .sdk_adapters import PacketHandler, PortHandler, TolerantSyncRead  # noqa: F401 (re-exported)
+from .transactions import CommStats  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ _HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error"
 HEALTH_INDIRECT = (ct.ADDR_INPUT_VOLTAGE, ct.ADDR_INPUT_VOLTAGE + 1, ct.ADDR_TEMPERATURE, ct.ADDR_HW_ERROR)
 GAIN_GOAL_INDIRECT = (ct.ADDR_P_GAIN, ct.ADDR_P_GAIN + 1, 116, 117, 118, 119)
 HEALTH_DATA_ADDR = ct.INDIRECT_DATA_0
+RETRY_BACKOFF_S = 0.005  # first pause before a single-servo retry [s]; doubles per retry
 GAIN_GOAL_DATA_ADDR = ct.INDIRECT_DATA_0 + len(HEALTH_INDIRECT)
 
 
@@ -56,23 +58,6 @@ class BusError(IOError):
 
 class GoalRejected(ValueError):
     """A goal outside the joint limits or non-finite; nothing was written."""
-
-
-@dataclass
-class CommStats:
-    """Per-servo communication counters."""
-
-    ok: int = 0
-    timeouts: int = 0
-    corrupt: int = 0  # CRC / framing errors
-    wrong_length: int = 0
-    status_errors: int = 0  # status packets whose error number ≠ 0
-    retries: int = 0
-    last_error: str = ""
-
-    @property
-    def failures(self) -> int:
-        return self.timeouts + self.corrupt + self.wrong_length + self.status_errors
 
 
 @dataclass
@@ -86,6 +71,7 @@ class JointState:
     effort: np.ndarray  # [N·m] = kt·I, or Present Load × stall torque for MX-28
     valid: np.ndarray  # bool
     stamp: float  # time.monotonic() after the read
+    stamps: np.ndarray | None = None  # arrival time of each entry's reply [s, monotonic]; NaN where invalid
 
 
 @dataclass
@@ -99,11 +85,16 @@ class Health:
 
 @dataclass
 class BusConfig:
-    """Bus settings. ``joint_limits``: id → (lower, upper) [rad]; default: the table's 0–4095 counts.
+    """Bus settings. ``joint_limits``: id → (lower, upper) [rad] inside the servo's position range (the table's
+    Min/Max Position Limit, 0–4095 counts around ``center``; wider limits are refused); default: that range.
 
-    ``latency_timer_ms`` enters the SDK's packet timeout (2·latency + 2 ms + wire time); ``timeout_ms`` fixes
-    the error timeout instead. ``retries`` apply to single-servo transactions (ping, item read/write,
-    reboot), not to the cycle's sync read (a real-time loop reports a stale servo rather than waiting).
+    Reply timeouts: each reply's slot (Return Delay Time + wire time at ``baud``) plus a margin of
+    ``latency_timer_ms`` + 2 ms (the USB adapter holds bytes up to its latency timer), or ``timeout_ms`` as the
+    margin. ``retries`` apply to single-servo transactions (ping, item read/write, reboot) and to each servo's
+    ``setup()``, not to the cycle's sync read (a real-time loop reports a stale servo rather than waiting).
+    A servo that misses ``skip_after`` sync reads in a row while others answer is left out of them and re-probed
+    (PING) every ``probe_period_s`` (a read nobody answers is a bus outage and counts for no one).
+    ``names``: id → joint name for messages.
     """
 
     port: str
@@ -118,7 +109,11 @@ class BusConfig:
     p_gain: bool = False
     return_delay: int | None = 0  # written by setup(); None leaves the servo's value
     kt: float | None = None  # overrides the table's torque constant [N·m/A]
-    fast_rx: bool = True  # sync-read replies parsed by protocol.StreamDecoder (False: SDK rxPacket per reply)
+    fast_rx: bool = True  # sync-read replies scanned by the compiled scanner (False: its pure-Python reference)
+    skip_after: int = 5  # consecutive missed sync-read replies before a servo is skipped
+    probe_period_s: float = 0.5  # re-probe period of skipped servos [s]
+    late_horizon_s: float = 0.5  # a reply later than this after its transaction ended is taken as never coming [s]
+    names: Mapping[int, str] | None = None  # id → joint name (messages)
 
     def __post_init__(self) -> None:
         self.ids = [int(i) for i in self.ids]
@@ -130,9 +125,23 @@ class BusConfig:
             raise ValueError(f"retries must be >= 0, got {self.retries}")
         if self.timeout_ms is not None and not (self.timeout_ms > 0 and math.isfinite(self.timeout_ms)):
             raise ValueError(f"timeout_ms must be a positive number of milliseconds, got {self.timeout_ms}")
+        if not (math.isfinite(self.late_horizon_s) and self.late_horizon_s > 0):
+            raise ValueError(f"late_horizon_s must be a positive number of seconds, got {self.late_horizon_s}")
+        if self.skip_after < 1 or not (math.isfinite(self.probe_period_s) and self.probe_period_s > 0):
+            raise ValueError(f"skip_after must be >= 1 and probe_period_s > 0, got {self.skip_after}, "
+                             f"{self.probe_period_s}")
+        if not math.isfinite(self.center):
+            raise ValueError(f"center must be a finite count, got {self.center}")
+        table = ct.control_table(self.model)
+        rlo, rhi = ct.position_range_rad(table, self.center)
+        clo, chi = ct.position_range_counts(table)
         for i, (lo, hi) in (self.joint_limits or {}).items():
+            what = f"joint_limits[{i}]" + (f" (joint {self.names[i]!r})" if self.names and i in self.names else "")
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-                raise ValueError(f"joint_limits[{i}] must be finite with lower < upper, got ({lo}, {hi})")
+                raise ValueError(f"{what} must be finite with lower < upper, got ({lo}, {hi})")
+            if lo < rlo or hi > rhi:
+                raise ValueError(f"{what} = ({lo:.6g}, {hi:.6g}) rad exceeds the {table.name} position range "
+                                 f"({rlo:.6g}, {rhi:.6g}) rad (counts {clo}..{chi} around center {self.center:g})")
 
 
 class DynamixelBus:
@@ -142,15 +151,25 @@ class DynamixelBus:
         self.config = config
         self.table = ct.control_table(config.model)
         self.kt = config.kt if config.kt is not None else self.table.kt
-        self.port = PortHandler(config.port, config.latency_timer_ms, config.timeout_ms)
+        # until setup() has written (or read) Return Delay Time, assume the table's default (250 → 500 µs)
+        delay = ct.RETURN_DELAY_UNIT * self.table.item("Return Delay Time").default
+        self.port = PortHandler(config.port, config.latency_timer_ms, config.timeout_ms, delay)
+        self._delays: dict[int, int] = {}  # Return Delay Time [2 µs] per servo, known after setup()
         self.ph = PacketHandler()
         self.ids: list[int] = list(config.ids)  # active (answering) servos
         self.missing: list[int] = []
         self.stats: dict[int, CommStats] = {i: CommStats() for i in config.ids}
+        self.port.stats = self.stats
+        self.port.ledger.horizon_s = config.late_horizon_s
         self.transactions = 0
         self.cycles = 0
-        lo_default = float(ct.counts_to_rad(0, config.center))
-        hi_default = float(ct.counts_to_rad(4095, config.center))
+        self.state_reads = 0  # state sync reads sent
+        self._asked: tuple[int, ...] = tuple(self.ids)  # ids in the sync reads (not skipped)
+        self._next_probe = 0.0
+        self._probe_turn = 0
+        self._skipped_at: dict[int, float] = {}
+        lo_default, hi_default = ct.position_range_rad(self.table, config.center)
+        self._count_range = ct.position_range_counts(self.table)
         lim = dict(config.joint_limits or {})
         unknown = sorted(set(lim) - set(config.ids))
         if unknown:
@@ -191,8 +210,9 @@ class DynamixelBus:
         fast = self.config.fast_rx
         self._read = TolerantSyncRead(self.port, self.ph, *ct.STATE_BLOCK, fast=fast)
         self._health = TolerantSyncRead(self.port, self.ph, HEALTH_DATA_ADDR, len(HEALTH_INDIRECT), fast=fast)
+        self._asked = tuple(i for i in self.ids if not self.stats[i].skipping)
         self._stat_list = [self.stats[i] for i in self.ids]
-        for i in self.ids:
+        for i in self._asked:
             self._read.addParam(i)
             self._health.addParam(i)
         self._read.makeParam()
@@ -216,8 +236,11 @@ class DynamixelBus:
         return False
 
     def _retry(self, i: int, fn, *args):
-        """Run one SDK call with up to ``retries`` retries; returns its full result tuple (last attempt)."""
+        """Run one SDK call with up to ``retries`` retries, 5 ms · 2^k apart (a device that stalls for a moment
+        would fail quick retries too); returns its full result tuple (last attempt)."""
         for attempt in range(self.config.retries + 1):
+            if attempt:
+                time.sleep(RETRY_BACKOFF_S * 2 ** (attempt - 1))
             out = fn(self.port, i, *args)
             self.transactions += 1
             res = out if isinstance(out, tuple) else (out,)
@@ -314,35 +337,120 @@ class DynamixelBus:
         """Hardware Error Status (address 70) of one servo; decode with ``control_table.hardware_error_text``."""
         return self.read_item(dxl_id, "Hardware Error Status")
 
-    def setup(self) -> None:
-        """Torque off; Return Delay Time; indirect addresses for :meth:`read_health` (and the P-gain write)."""
+    def setup(self, ids: Iterable[int] | None = None) -> None:
+        """Per servo (default: every active, not skipped one): torque off, Return Delay Time, indirect addresses for
+        :meth:`read_health` (and the P-gain write), and a check of its Min/Max Position Limit against the joint
+        limits. Each servo gets ``retries`` more attempts; raises :class:`BusError` naming the one that failed."""
+        todo = [i for i in self.ids if not self.stats[i].skipping] if ids is None else list(ids)
+        for i in todo:
+            for attempt in range(self.config.retries + 1):
+                try:
+                    self._setup_one(i)
+                    break
+                except BusError as e:
+                    if attempt == self.config.retries:
+                        raise BusError(f"setup of id {i}{self._name(i)} failed after {attempt + 1} attempt(s): "
+                                       f"{e}") from None
+                    log.warning("setup of id %d: %s; retrying", i, e)
+                    time.sleep(4 * RETRY_BACKOFF_S * 2 ** attempt)
+        if self._delays:
+            self.port.set_return_delay(max(self._delays.values()) * ct.RETURN_DELAY_UNIT)
+
+    def _setup_one(self, i: int) -> None:
         mapping = list(HEALTH_INDIRECT) + (list(GAIN_GOAL_INDIRECT) if self.config.p_gain else [])
-        for i in self.ids:
-            self.write_item(i, "Torque Enable", 0)
-            if self.config.return_delay is not None:
-                self.write_item(i, "Return Delay Time", self.config.return_delay)
-            for k, addr in enumerate(mapping, start=1):
-                self.write_item(i, f"Indirect Address {k}", addr)
+        self.write_item(i, "Torque Enable", 0)
+        if self.config.return_delay is not None:
+            self.write_item(i, "Return Delay Time", self.config.return_delay)
+            self._delays[i] = self.config.return_delay
+        else:
+            self._delays[i] = self.read_item(i, "Return Delay Time")
+        for k, addr in enumerate(mapping, start=1):
+            self.write_item(i, f"Indirect Address {k}", addr)
+        lo_c, hi_c = self.read_item(i, "Min Position Limit"), self.read_item(i, "Max Position Limit")
+        lo, hi = ct.counts_to_rad([lo_c, hi_c], self.config.center)
+        if self.lower[i] < lo or self.upper[i] > hi:
+            raise GoalRejected(f"id {i}{self._name(i)}: joint limits ({self.lower[i]:.6g}, {self.upper[i]:.6g}) rad "
+                               f"exceed the servo's Min/Max Position Limit ({lo:.6g}, {hi:.6g}) rad "
+                               f"(counts {lo_c}..{hi_c})")
+
+    def _name(self, i: int) -> str:
+        names = self.config.names or {}
+        return f" (joint {names[i]!r})" if i in names else ""
+
+    # --------------------------------------------------------------- skipped servos
+    def _skip(self, i: int, now: float) -> None:
+        st = self.stats[i]
+        st.skipping = True
+        st.last_error = f"skipped after {st.misses} consecutive missed replies"
+        self._skipped_at[i] = now
+        log.warning("id %d%s: %d consecutive sync reads without a reply; skipped, re-probed every %.3g s",
+                    i, self._name(i), st.misses, self.config.probe_period_s)
+        if self._next_probe <= now:
+            self._next_probe = now + self.config.probe_period_s
+        self._build_groups()
+
+    def _probe(self, now: float) -> None:
+        """PING one skipped servo (round robin) once per ``probe_period_s``; an answer puts it back."""
+        skipped = [i for i in self.ids if self.stats[i].skipping]
+        if not skipped or now < self._next_probe:
+            return
+        self._next_probe = now + self.config.probe_period_s
+        i = skipped[self._probe_turn % len(skipped)]
+        self._probe_turn += 1
+        st = self.stats[i]
+        st.probes += 1
+        _, result, _ = self.ph.ping(self.port, i)
+        self.transactions += 1
+        if result == COMM_SUCCESS:
+            st.skipping, st.misses = False, 0
+            st.last_error = ""
+            log.warning("id %d%s answers again after %.3g s; back in the sync reads", i, self._name(i),
+                        now - self._skipped_at.pop(i, now))
+            self._build_groups()
+
+    def servo_status(self, i: int) -> str:
+        """One line for diagnostics: "ok", or why the servo is skipped."""
+        st = self.stats[i]
+        if st.skipping:
+            since = time.monotonic() - self._skipped_at.get(i, time.monotonic())
+            return (f"not answering: skipped for {since:.3g} s after {self.config.skip_after} consecutive missed "
+                    f"replies; re-probed every {self.config.probe_period_s:g} s ({st.probes} probes)")
+        return "ok"
+
+    @property
+    def skipped(self) -> list[int]:
+        return [i for i in self.ids if self.stats[i].skipping]
 
     # --------------------------------------------------------------- the cycle
     def read_state(self) -> JointState:
-        """One sync read (present current, velocity, position of every active servo)."""
+        """One sync read (present current, velocity, position) of every active servo not skipped; a skipped one
+        is re-probed once per ``probe_period_s``. Each valid entry carries its reply's arrival time."""
         g = self._read
-        g.txRxPacket()
-        self.transactions += 1
-        stamp = time.monotonic()
         ids = tuple(self.ids)
         n = len(ids)
-        if g.block is not None and g.block_ids == ids and not np.any(g.block_err & 0x7F):
+        asked = self._asked
+        if asked:
+            sent = g.serial
+            g.txRxPacket()
+            self.transactions += 1
+            self.state_reads += g.serial - sent  # instructions actually written
+        stamp = time.monotonic()
+        if asked == ids and g.block is not None and g.block_ids == ids and not np.any(g.block_err & 0x7F):
             for st in self._stat_list:
                 st.ok += 1
+                st.misses = 0
             raw = g.block.reshape(-1).view(_STATE_DTYPE)
-            return self._state(ids, raw, np.ones(n, dtype=bool), stamp)
-        received, errors, failed = g.received, g.errors, g.failed
+            return self._state(ids, raw, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
+        received, errors, failed, stamps = (g.received, g.errors, g.failed, g.stamps) if asked else ({}, {}, {}, {})
+        bus_alive = len(failed) < len(asked)  # nobody answered: a bus outage, not a silent servo
         good = []
         for i in ids:
             st = self.stats[i]
+            if st.skipping:
+                st.skipped += 1
+                continue
             if i in received:
+                st.misses = 0
                 err = errors[i]
                 if err & 0x7F:
                     st.status_errors += 1
@@ -350,21 +458,25 @@ class DynamixelBus:
                     continue
                 st.ok += 1
                 good.append(i)
-            else:
-                why = failed.get(i, "timeouts")
-                setattr(st, why, getattr(st, why) + 1)
-                st.last_error = why
+                continue
+            why = failed.get(i, "timeouts")
+            setattr(st, why, getattr(st, why) + 1)
+            st.last_error = why
+            if why != "timeouts":
+                st.misses = 0
+            elif bus_alive:
+                st.misses += 1
+                if st.misses >= self.config.skip_after and len(self._asked) > 1:
+                    self._skip(i, stamp)
         raw = np.zeros(n, dtype=_STATE_DTYPE)
-        if len(good) == n:
-            valid = np.ones(n, dtype=bool)
-            raw[:] = np.frombuffer(b"".join([received[i] for i in ids]), dtype=_STATE_DTYPE)
-        else:
-            valid = np.array([i in good for i in ids], dtype=bool)
-            if good:
-                raw[valid] = np.frombuffer(b"".join([received[i] for i in good]), dtype=_STATE_DTYPE)
-        return self._state(ids, raw, valid, stamp)
+        valid = np.array([i in good for i in ids], dtype=bool)
+        if good:
+            raw[valid] = np.frombuffer(b"".join([received[i] for i in good]), dtype=_STATE_DTYPE)
+        arrival = np.array([stamps[i] if v else np.nan for i, v in zip(ids, valid)], dtype=np.float64)
+        self._probe(stamp)
+        return self._state(ids, raw, valid, stamp, arrival)
 
-    def _state(self, ids, raw, valid, stamp) -> JointState:
+    def _state(self, ids, raw, valid, stamp, stamps) -> JointState:
         n = len(ids)
         pos = np.where(valid, ct.counts_to_rad(raw["position"], self.config.center), np.nan)
         vel = np.where(valid, ct.velocity_to_rad_s(raw["velocity"]), np.nan)
@@ -374,7 +486,7 @@ class DynamixelBus:
         else:
             cur = np.full(n, np.nan)
             eff = np.where(valid, ct.load_to_torque(raw["current"], self.table), np.nan)
-        return JointState(ids, pos, vel, cur, eff, valid, stamp)
+        return JointState(ids, pos, vel, cur, eff, valid, stamp, stamps)
 
     def check_goals(self, goals) -> tuple[tuple[int, ...], np.ndarray]:
         """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits;
@@ -419,7 +531,11 @@ class DynamixelBus:
         ids, arr = self.check_goals(goals) if _checked is None else _checked
         if not ids:
             return
-        counts = ct.rad_to_counts(arr, self.config.center).astype("<i4").view(np.uint8).reshape(-1, 4)
+        c = np.rint(arr / ct.RAD_PER_COUNT + self.config.center)  # arr is finite (check_goals)
+        lo_c, hi_c = self._count_range
+        if not (c.min() >= lo_c and c.max() <= hi_c):  # unreachable after check_goals; never let a count wrap
+            raise GoalRejected(f"goal counts {c.tolist()} outside {lo_c}..{hi_c} for ids {list(ids)}; nothing written")
+        counts = c.astype("<i4").view(np.uint8).reshape(-1, 4)
         if self.config.p_gain:
             if p_gains is None:
                 raise ValueError("p_gains: required when the bus is configured with p_gain=True")
@@ -455,12 +571,15 @@ class DynamixelBus:
         """Input voltage, temperature and Hardware Error Status of every active servo in one sync read
         (indirect data 224–227; run :meth:`setup` first)."""
         g = self._health
-        g.txRxPacket()
-        self.transactions += 1
+        if self._asked:
+            g.txRxPacket()
+            self.transactions += 1
         ids = tuple(self.ids)
         raw = np.zeros(len(ids), dtype=_HEALTH_DTYPE)
         valid = np.zeros(len(ids), dtype=bool)
         for k, i in enumerate(ids):
+            if i not in self._asked:
+                continue
             data = g.received.get(i)
             if data is not None and not g.errors[i] & 0x7F:
                 raw[k] = np.frombuffer(data, dtype=_HEALTH_DTYPE)[0]
@@ -493,5 +612,6 @@ class DynamixelBus:
         return out
 
     def stats_summary(self) -> str:
-        return "; ".join(f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, wrong length "
-                         f"{s.wrong_length}, status errors {s.status_errors}" for i, s in self.stats.items())
+        return "; ".join(f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, late {s.late}, wrong "
+                         f"length {s.wrong_length}, status errors {s.status_errors}, skipped {s.skipped}"
+                         + (" (SKIPPED)" if s.skipping else "") for i, s in self.stats.items())

@@ -206,12 +206,31 @@ def counts_to_rad(counts, center: float = CENTER_COUNTS) -> np.ndarray:
     return (np.asarray(counts, dtype=np.float64) - center) * RAD_PER_COUNT
 
 
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
 def rad_to_counts(rad, center: float = CENTER_COUNTS) -> np.ndarray:
-    """Raw goal counts (rounded to the nearest count, int64) from [rad]; non-finite input raises."""
+    """Raw goal counts (rounded to the nearest count, int64) from [rad]; non-finite input or a value beyond the
+    4-byte register (it would wrap) raises."""
     r = np.asarray(rad, dtype=np.float64)
     if not np.isfinite(r).all():
         raise ValueError(f"position contains non-finite values: {r}")
-    return np.rint(r / RAD_PER_COUNT + center).astype(np.int64)
+    c = np.rint(r / RAD_PER_COUNT + center)
+    if c.size and not (c.min() >= INT32_MIN and c.max() <= INT32_MAX):
+        raise ValueError(f"position {r[np.argmax(np.abs(c))] if r.ndim else r} rad is beyond the 4-byte "
+                         f"position register ({INT32_MIN}..{INT32_MAX} counts)")
+    return c.astype(np.int64)
+
+
+def position_range_counts(table: ControlTable) -> tuple[int, int]:
+    """Goal Position range [counts] in position mode: the table's Min/Max Position Limit (0..4095)."""
+    return int(table.item("Min Position Limit").default), int(table.item("Max Position Limit").default)
+
+
+def position_range_rad(table: ControlTable, center: float = CENTER_COUNTS) -> tuple[float, float]:
+    """:func:`position_range_counts` in [rad] (0 at ``center``)."""
+    lo, hi = position_range_counts(table)
+    return float(counts_to_rad(lo, center)), float(counts_to_rad(hi, center))
 
 
 def velocity_to_rad_s(raw) -> np.ndarray:

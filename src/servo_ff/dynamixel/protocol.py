@@ -6,12 +6,11 @@ including the CRC. Stuffing: from INST to the end of the parameters every ``FF F
 LEN counts the stuffed bytes and the CRC covers the stuffed packet. CRC-16: polynomial 0x8005, initial value 0,
 no reflection, no final XOR (CRC-16/BUYPASS).
 
-:class:`StreamDecoder` turns an arbitrary byte stream into packets; garbage, bad CRCs and impossible lengths
-are counted and skipped, never raised, so random bytes cannot crash it.
+:class:`~.stream.StreamDecoder` (module :mod:`.stream`, re-exported here) turns an arbitrary byte stream into
+packets; garbage, bad CRCs and impossible lengths are counted and skipped, never raised.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -89,61 +88,6 @@ try:  # the same loop compiled: ~0.1 µs/byte in Python → a few ns/byte (a 20-
             crc = ((crc << 8) & 0xFFFF) ^ table[((crc >> 8) ^ data[i]) & 0xFF]
         return crc
 
-    @_numba.njit(cache=True, nogil=True)
-    def _scan_nb(buf, max_length, table, starts, totals):  # pragma: no cover - compiled
-        """The :meth:`StreamDecoder.feed_py` state machine over a whole buffer: valid packets' (start, total)
-        into ``starts``/``totals``; returns (count, consumed, discarded, crc_errors, length_errors)."""
-        n = buf.shape[0]
-        pos = 0
-        cnt = 0
-        disc = 0
-        crce = 0
-        lene = 0
-        while cnt < starts.shape[0]:
-            found = -1
-            i = pos
-            while i + 2 < n:
-                if buf[i] == 0xFF and buf[i + 1] == 0xFF and buf[i + 2] == 0xFD:
-                    found = i
-                    break
-                i += 1
-            if found < 0:
-                keep = 0
-                if n - pos >= 2 and buf[n - 2] == 0xFF and buf[n - 1] == 0xFF:
-                    keep = 2
-                elif n - pos >= 1 and buf[n - 1] == 0xFF:
-                    keep = 1
-                disc += n - pos - keep
-                pos = n - keep
-                break
-            disc += found - pos
-            pos = found
-            if n - pos < 7:
-                break
-            length = buf[pos + 5] | (buf[pos + 6] << 8)
-            if buf[pos + 3] != 0 or length < 3 or length > max_length:
-                if buf[pos + 3] == 0:
-                    lene += 1
-                disc += 1
-                pos += 1
-                continue
-            total = length + 7
-            if n - pos < total:
-                break
-            crc = 0
-            for j in range(pos, pos + total - 2):
-                crc = ((crc << 8) & 0xFFFF) ^ table[((crc >> 8) ^ buf[j]) & 0xFF]
-            if crc != (buf[pos + total - 2] | (buf[pos + total - 1] << 8)):
-                crce += 1
-                disc += 1
-                pos += 1
-                continue
-            starts[cnt] = pos
-            totals[cnt] = total
-            cnt += 1
-            pos += total
-        return cnt, pos, disc, crce, lene
-
     HAVE_NUMBA = True
 
     def crc16(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
@@ -154,21 +98,7 @@ try:  # the same loop compiled: ~0.1 µs/byte in Python → a few ns/byte (a 20-
 except ImportError:  # pragma: no cover
     crc16 = crc16_py
     HAVE_NUMBA = False
-
-
-_warm = False
-
-
-def warm_up() -> None:
-    """Load (or compile) the numba kernels now: the first call otherwise stalls for 0.1–1 s, long enough
-    to miss a packet timeout. Called by ``VirtualBus.open`` and ``DynamixelBus.open``."""
-    global _warm
-    if _warm or not HAVE_NUMBA:
-        return
-    probe = encode_status(1, 0, bytes(80))
-    crc16(probe)
-    StreamDecoder().feed(probe + probe)
-    _warm = True
+    _TABLE_NP = np.array(CRC_TABLE, dtype=np.uint16)
 
 
 def stuff(body: bytes) -> bytes:
@@ -262,132 +192,13 @@ def decode(packet: bytes) -> Packet:
     return Packet(packet[4], inst, body[1:], None)
 
 
-@dataclass
-class DecoderStats:
-    packets: int = 0
-    crc_errors: int = 0
-    length_errors: int = 0  # impossible LEN fields
-    discarded_bytes: int = 0  # bytes skipped while hunting for a header
-    incomplete: int = 0  # partial packets dropped by :meth:`StreamDecoder.drop_partial`
-
-
-@dataclass
-class StreamDecoder:
-    """Incremental packet finder: ``feed(bytes) -> list[Packet]``. Never raises on input bytes.
-
-    Resynchronises by skipping one byte after a bad header/length/CRC, so a valid packet hidden behind
-    garbage is still found. ``max_length`` bounds LEN (larger is counted as a length error).
-    """
-
-    max_length: int = MAX_LENGTH
-    stats: DecoderStats = field(default_factory=DecoderStats)
-    _buf: bytearray = field(default_factory=bytearray, repr=False)
-
-    @property
-    def pending(self) -> int:
-        return len(self._buf)
-
-    def drop_partial(self) -> int:
-        """Forget buffered bytes of an unfinished packet (e.g. after an idle gap); returns how many."""
-        n = len(self._buf)
-        if n:
-            self.stats.incomplete += 1
-            self.stats.discarded_bytes += n
-            self._buf.clear()
-        return n
-
-    def feed_spans(self, data: bytes) -> tuple[bytes, list[int], list[int]]:
-        """Low-level :meth:`feed` (needs numba): ``(buffer, starts, totals)`` of the CRC-valid frames completed
-        by ``data``, still stuffed, without building :class:`Packet` objects (the sync-read fast path)."""
-        whole = bytes(self._buf) + bytes(data)
-        arr = np.frombuffer(whole, dtype=np.uint8)
-        cap = len(whole) // 10 + 1
-        starts = np.empty(cap, dtype=np.int64)
-        totals = np.empty(cap, dtype=np.int64)
-        cnt, pos, disc, crce, lene = _scan_nb(arr, self.max_length, _TABLE_NP, starts, totals)
-        st = self.stats
-        st.discarded_bytes += disc
-        st.crc_errors += crce
-        st.length_errors += lene
-        st.packets += cnt
-        self._buf = bytearray(whole[pos:])
-        return whole, starts[:cnt].tolist(), totals[:cnt].tolist()
-
-    def feed(self, data: bytes) -> list[Packet]:
-        """Packets completed by ``data`` (numba scanner when available, else :meth:`feed_py`)."""
-        if not HAVE_NUMBA or len(self._buf) + len(data) < 64:
-            return self.feed_py(data)
-        whole, starts, totals = self.feed_spans(data)
-        st = self.stats
-        st.packets -= len(starts)
-        out: list[Packet] = []
-        for s0, tot in zip(starts, totals):
-            body = whole[s0 + 7: s0 + tot - 2]
-            if b"\xff\xff\xfd\xfd" in body:
-                body = unstuff(body)
-            inst = body[0]
-            if inst == INST_STATUS:
-                if len(body) < 2:
-                    st.length_errors += 1
-                    continue
-                out.append(Packet(whole[s0 + 4], inst, body[2:], body[1]))
-            else:
-                out.append(Packet(whole[s0 + 4], inst, body[1:], None))
-            st.packets += 1
-        return out
-
-    def feed_py(self, data: bytes) -> list[Packet]:
-        """Pure-Python reference of :meth:`feed`."""
-        buf = self._buf
-        buf += data
-        out: list[Packet] = []
-        st = self.stats
-        while True:
-            i = buf.find(b"\xff\xff\xfd")
-            if i < 0:
-                keep = 2 if buf.endswith(b"\xff\xff") else (1 if buf.endswith(b"\xff") else 0)
-                st.discarded_bytes += len(buf) - keep
-                del buf[: len(buf) - keep]
-                return out
-            if i:
-                st.discarded_bytes += i
-                del buf[:i]
-            if len(buf) < 7:
-                return out
-            length = buf[5] | (buf[6] << 8)
-            if buf[3] != 0x00 or length < 3 or length > self.max_length:
-                if buf[3] != 0xFD:  # FF FF FD FD is stuffing inside a packet, not corruption
-                    if buf[3] == 0x00:
-                        st.length_errors += 1
-                st.discarded_bytes += 1
-                del buf[0]
-                continue
-            total = length + 7
-            if len(buf) < total:
-                return out
-            crc = buf[total - 2] | (buf[total - 1] << 8)
-            if crc16(bytes(buf[: total - 2])) != crc:
-                st.crc_errors += 1
-                st.discarded_bytes += 1
-                del buf[0]
-                continue
-            body = unstuff(bytes(buf[7: total - 2]))
-            pid = buf[4]
-            del buf[:total]
-            inst = body[0]
-            if inst == INST_STATUS:
-                if len(body) < 2:
-                    st.length_errors += 1
-                    continue
-                out.append(Packet(pid, inst, body[2:], body[1]))
-            else:
-                out.append(Packet(pid, inst, body[1:], None))
-            st.packets += 1
-
-
 def u16(value: int) -> bytes:
     return (value & 0xFFFF).to_bytes(2, "little")
 
 
 def u32(value: int) -> bytes:
     return (value & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+# the streaming decoder lives in .stream (re-exported here: ``protocol.StreamDecoder``)
+from .stream import DecoderStats, StreamDecoder, warm_up  # noqa: E402,F401

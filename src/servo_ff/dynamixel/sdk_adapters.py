@@ -1,13 +1,14 @@
 """dynamixel-sdk adapters used by :mod:`.bus` (subclasses, same call signatures as the SDK's classes).
 
-* :class:`PortHandler` — configurable latency timer / fixed error timeout (the SDK hard-codes
-  ``LATENCY_TIMER = 16`` ms: packet timeout = wire time + 2·16 + 2 ms), a receive buffer and a ``select`` wait
-  instead of the SDK's busy polling of a non-blocking port.
+* :class:`PortHandler` — reply timeouts from the expected reply time at the baud rate plus a margin (the SDK
+  hard-codes ``LATENCY_TIMER = 16`` ms: packet timeout = wire time + 2·16 + 2 ms), a receive buffer, a ``select``
+  wait instead of the SDK's busy polling, and the ledger of earlier transactions (:mod:`.transactions`).
 * :class:`PacketHandler` — Protocol 2.0 with a table-driven / compiled CRC and byte stuffing in place (the SDK's
   ``txPacket`` drops ``addStuffing``'s return value, so dynamixel-sdk 4.1 sends unstuffed packets whenever the
-  parameters contain ``FF FF FD``).
+  parameters contain ``FF FF FD``); single-servo transactions only accept the addressed servo's reply of the
+  right length.
 * :class:`TolerantSyncRead` — a ``GroupSyncRead`` that keeps every reply that arrived, by ID (the SDK's stops at
-  the first missing reply and, reading by ID, swallows the ones after it).
+  the first missing reply and, reading by ID, swallows the ones after it), each in its own transaction.
 """
 from __future__ import annotations
 
@@ -20,41 +21,84 @@ import numpy as np
 from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 
 from . import protocol as pr
+from . import transactions as tx
+from .stream import StreamDecoder, packet_at
 
 COMM_SUCCESS = sdk.COMM_SUCCESS
 
 
 class PortHandler(sdk.PortHandler):
-    """SDK PortHandler with a configurable latency timer / fixed error timeout, a ``select`` wait in ``readPort``
-    (the SDK polls a non-blocking port in a busy loop) and a receive buffer (one ``read`` system call takes
-    every byte that has arrived; the SDK asks for a few bytes at a time)."""
+    """SDK PortHandler that knows which transaction a reply belongs to.
+
+    * Timing: a reply waits for its slot (Return Delay Time + wire time at the baud rate) plus a margin =
+      ``timeout_ms`` if given, else ``latency_timer_ms`` + 2 ms (the USB adapter holds bytes up to its latency
+      timer); :meth:`setPacketTimeout` (the SDK's own paths) uses the same margin.
+    * Receiving: ``select`` waits instead of the SDK's busy polling; one ``read`` takes every byte that has arrived.
+    * ``clearPort`` (called by the SDK before every instruction) drains what has arrived and routes it through the
+      :class:`.transactions.Ledger`: bytes that arrive before an instruction is sent are never its replies.
+    * :meth:`receive` collects one transaction's replies into a :class:`.transactions.Window`.
+    """
 
     def __init__(self, port_name: str, latency_timer_ms: float = sdk.port_handler.LATENCY_TIMER,
-                 timeout_ms: float | None = None):
+                 timeout_ms: float | None = None, return_delay_s: float = 500e-6):
         super().__init__(port_name)
         self.latency_timer_ms = float(latency_timer_ms)
         self.timeout_ms = timeout_ms
+        self.return_delay_s = float(return_delay_s)
         self._fd = -1
         self._rx = bytearray()
+        self._timing: tx.Timing | None = None
+        self.decoder = StreamDecoder()
+        self.ledger = tx.Ledger()
+        self.counters = tx.RxCounters()
+        self.stats: dict | None = None  # {id: CommStats} to count late replies per servo (set by the bus)
+
+    @property
+    def margin_ms(self) -> float:
+        return float(self.timeout_ms) if self.timeout_ms is not None else self.latency_timer_ms + 2.0
+
+    @property
+    def timing(self) -> tx.Timing:
+        if self._timing is None:
+            self._timing = tx.Timing(float(self.baudrate), self.return_delay_s, self.margin_ms / 1000.0)
+        return self._timing
+
+    def set_return_delay(self, seconds: float) -> None:
+        """The servos' Return Delay Time [s] (enters every reply slot)."""
+        self.return_delay_s = float(seconds)
+        self._timing = None
 
     def setupPort(self, cflag_baud):
         ok = super().setupPort(cflag_baud)
         self._fd = self.ser.fileno()
+        self._timing = None
         return ok
 
-    def clearPort(self):
+    def drain(self) -> bytes:
+        """Every byte that has arrived, without waiting."""
+        out = bytes(self._rx)
         self._rx.clear()
-        super().clearPort()
+        while True:
+            chunk = self._read_fd(wait=False)
+            if not chunk:
+                return out
+            out += chunk
+
+    def clearPort(self):
+        """Before an instruction: what has arrived belongs to earlier transactions (late, counted)."""
+        data = self.drain() if self._fd >= 0 else b""
+        if self.ledger:
+            self.ledger.expire(time.monotonic())
+        if data:
+            self._route(self.decoder.scan(data), None, time.monotonic())
+        self.decoder.drop_partial()
 
     def getBytesAvailable(self):
         return len(self._rx) + self.ser.in_waiting
 
     def setPacketTimeout(self, packet_length):
         self.packet_start_time = self.getCurrentTime()
-        if self.timeout_ms is not None:
-            self.packet_timeout = self.timeout_ms
-        else:
-            self.packet_timeout = self.tx_time_per_byte * packet_length + 2.0 * self.latency_timer_ms + 2.0
+        self.packet_timeout = self.tx_time_per_byte * packet_length + self.margin_ms
 
     def getCurrentTime(self):
         return time.monotonic() * 1000.0
@@ -62,14 +106,14 @@ class PortHandler(sdk.PortHandler):
     def remaining_s(self) -> float:
         return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
 
-    def _read_fd(self, wait: bool) -> bytes:
+    def _read_fd(self, wait: bool, deadline: float | None = None) -> bytes:
         try:  # a tty in raw mode with VMIN = 0 returns b"" (not EAGAIN) when nothing has arrived
             data = os.read(self._fd, 65536)
             if data:
                 return data
         except BlockingIOError:
             pass
-        remaining = self.remaining_s()
+        remaining = self.remaining_s() if deadline is None else deadline - time.monotonic()
         if wait and remaining > 0 and select.select([self._fd], [], [], remaining)[0]:
             try:
                 return os.read(self._fd, 65536)
@@ -77,13 +121,14 @@ class PortHandler(sdk.PortHandler):
                 pass
         return b""
 
-    def read_available(self, wait: bool = True) -> bytes:
-        """Every byte that has arrived (waiting in ``select`` up to the packet timeout if none has)."""
+    def read_available(self, wait: bool = True, deadline: float | None = None) -> bytes:
+        """Every byte that has arrived (waiting in ``select`` until ``deadline`` [s, monotonic], default the
+        packet timeout, if none has)."""
         if self._rx:
             out = bytes(self._rx)
             self._rx.clear()
             return out
-        return self._read_fd(wait)
+        return self._read_fd(wait, deadline)
 
     def readPort(self, length):
         if len(self._rx) < length:
@@ -93,7 +138,63 @@ class PortHandler(sdk.PortHandler):
         return out
 
     def writePort(self, packet):
-        return os.write(self._fd, bytes(packet))
+        try:
+            return os.write(self._fd, bytes(packet))
+        except BlockingIOError:  # the output buffer is full (nobody reads the other end): a short write
+            return 0
+
+    # ------------------------------------------------------------------ transactions
+    def _route(self, sc, window: tx.Window | None, t: float) -> None:
+        """Frames of one scan, in stream order, to the ledger / the window."""
+        whole, led, cnt, stats = sc.whole, self.ledger, self.counters, self.stats
+        frames = [(s0, tot) for s0, tot in zip(sc.starts, sc.totals)]
+        if sc.bad_starts:
+            frames += [(s0, -k) for s0, k in zip(sc.bad_starts, sc.bad_kinds)]
+            frames.sort()
+        for s0, tot in frames:
+            if tot < 0:
+                tx.route_bad(led, window, cnt, whole[s0 + 4], t)
+                continue
+            p = packet_at(whole, s0, tot)
+            if p is None:
+                cnt.stray += 1
+            else:
+                tx.route_packet(led, window, cnt, stats, p.id, p.instruction, p.error or 0, p.params, t)
+
+    def receive(self, window: tx.Window, compiled: bool = True, first=None) -> tx.Window:
+        """Collect ``window``'s replies until it is done or its (per-slot) deadline passes, then close it.
+        ``first(scan, t)`` may take the first chunk whole (returns True) when no earlier reply is pending."""
+        dec = self.decoder
+        n = window.data_len
+        dec.max_length = tx.max_reply_len(max(self.ledger.data_lens() | {n}) if self.ledger else n)
+        try:
+            while not window.done:
+                data = self.read_available(wait=True, deadline=window.deadline)
+                if not data:
+                    break
+                t = time.monotonic()
+                sc = dec.scan(data, compiled)
+                if first is not None and not self.ledger and not dec.pending and first(sc, t):
+                    return window
+                first = None
+                self._route(sc, window, t)
+        finally:
+            dec.max_length = pr.MAX_LENGTH
+        window.finish()
+        self.counters.unattributed += window.unattributed
+        window.pending = self.ledger.add(window, time.monotonic())
+        return window
+
+    def settle(self, window: tx.Window) -> None:
+        """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
+        the transaction (a dropped reply would otherwise make every retry's reply look late)."""
+        deadline = time.monotonic() + self.timing.margin_s
+        while True:
+            data = self.read_available(wait=True, deadline=deadline)
+            if not data:
+                break
+            self._route(self.decoder.scan(data), None, time.monotonic())
+        self.ledger.remove(getattr(window, "pending", None))
 
 
 class PacketHandler(Protocol2PacketHandler):
@@ -128,6 +229,47 @@ class PacketHandler(Protocol2PacketHandler):
         packet[5], packet[6] = n_out & 0xFF, n_out >> 8
         return packet
 
+    def txRxPacket(self, port, txpacket):
+        """One single-servo transaction (PING, READ, WRITE, REBOOT, …) through :meth:`PortHandler.receive`: the
+        reply must come from the addressed servo with the length the instruction implies (a late reply of an
+        earlier transaction is discarded, never returned). Other ports: the SDK's own method."""
+        if not isinstance(port, PortHandler):
+            return super().txRxPacket(port, txpacket)
+        dxl_id, inst = txpacket[4], txpacket[7]
+        n = _reply_params(inst, txpacket)
+        result = self.txPacket(port, txpacket)
+        if result != COMM_SUCCESS:
+            return None, result, 0
+        if inst in (pr.INST_SYNC_READ, pr.INST_BULK_READ):
+            port.is_using = False
+            return None, sdk.COMM_NOT_AVAILABLE, 0
+        if dxl_id == pr.BROADCAST_ID or inst == pr.INST_ACTION:
+            port.is_using = False
+            return None, result, 0
+        length = (txpacket[5] | txpacket[6] << 8) + 7
+        w = tx.Window((dxl_id,), n, port.timing, time.monotonic(), length)
+        try:
+            port.receive(w)
+            if w.outcome[dxl_id] != "ok":
+                port.settle(w)
+        finally:
+            port.is_using = False
+        outcome = w.outcome[dxl_id]
+        if outcome == "ok":
+            err, params = w.err[dxl_id], w.data[dxl_id]
+            head = [0xFF, 0xFF, 0xFD, 0x00, dxl_id, (len(params) + 4) & 0xFF, (len(params) + 4) >> 8, pr.INST_STATUS]
+            return head + [err] + list(params) + [0, 0], COMM_SUCCESS, err
+        return None, (sdk.COMM_RX_TIMEOUT if outcome == "timeouts" else sdk.COMM_RX_CORRUPT), 0
+
+
+def _reply_params(inst: int, txpacket) -> int:
+    """Data bytes of the status packet that answers instruction ``inst``."""
+    if inst == pr.INST_PING:
+        return 3
+    if inst == pr.INST_READ:
+        return txpacket[10] | txpacket[11] << 8
+    return 0
+
 
 class _LazyRows(dict):
     """{id: data bytes} view of a reply block, materialised only when someone asks for it."""
@@ -156,113 +298,82 @@ class _LazyRows(dict):
 
 
 class TolerantSyncRead(sdk.GroupSyncRead):
-    """``GroupSyncRead`` whose ``rxPacket`` keeps the replies of the servos that answered.
+    """``GroupSyncRead`` whose replies go through :meth:`PortHandler.receive`: per-slot deadline, late replies of
+    earlier transactions discarded, garbled frames charged to their own servo, the newest valid reply kept.
 
-    After ``txRxPacket()``: ``received[id]`` = data bytes, ``errors[id]`` = status error byte,
-    ``failed[id]`` = "timeouts" | "corrupt" | "wrong_length" for the servos without valid data.
-    ``fast=True`` parses the reply stream with :class:`.protocol.StreamDecoder` (one pass over all bytes);
-    ``fast=False`` calls the SDK's ``PacketHandler.rxPacket`` once per reply.
+    After ``txRxPacket()``: ``received[id]`` = data bytes, ``errors[id]`` = status error byte, ``stamps[id]`` =
+    arrival time [s, monotonic], ``failed[id]`` = "timeouts" | "corrupt" | "wrong_length" for the servos without
+    valid data. ``serial`` counts the instructions sent. ``fast=False`` uses the pure-Python scanner.
     """
 
     def __init__(self, port, ph, start_address, data_length, fast: bool = True):
         super().__init__(port, ph, start_address, data_length)
-        self.fast = fast and isinstance(port, PortHandler)
-        self.decoder = pr.StreamDecoder()
-
-    def rxPacket(self):
-        self.last_result = False
+        self.fast = fast
+        self.serial = 0
         self.received: dict[int, bytes] = {}
         self.errors: dict[int, int] = {}
+        self.stamps: dict[int, float] = {}
         self.failed: dict[int, str] = {}
         self.block = None
-        expected = set(self.data_dict)
-        n = self.data_length
-        crc0, len0 = self.decoder.stats.crc_errors, self.decoder.stats.length_errors
-        corrupt_seen = 0
-        if self.fast:
-            dec = self.decoder
-            dec.drop_partial()
-            received, errors, failed = self.received, self.errors, self.failed
-            first = True
-            while expected:
-                data = self.port.read_available()
-                if not data:
-                    break
-                if pr.HAVE_NUMBA:  # frames located by the compiled scanner; slice the data, no Packet objects
-                    whole, starts, totals = dec.feed_spans(data)
-                    if first and self._whole_block(whole, starts, totals):
-                        expected.clear()
-                        break
-                    first = False
-                    stuffed = b"\xff\xff\xfd\xfd" in whole
-                    for s0, tot in zip(starts, totals):
-                        i = whole[s0 + 4]
-                        if whole[s0 + 7] != pr.INST_STATUS or i not in expected:
-                            continue
-                        expected.discard(i)
-                        body = whole[s0 + 9: s0 + tot - 2]
-                        if stuffed:
-                            body = pr.unstuff(body)
-                        if len(body) != n:
-                            failed[i] = "wrong_length"
-                            continue
-                        errors[i] = whole[s0 + 8]
-                        received[i] = body
-                    continue
-                for p in dec.feed(data):
-                    i = p.id
-                    if not p.is_status or i not in expected:
-                        continue
-                    expected.discard(i)
-                    if len(p.params) != n:
-                        failed[i] = "wrong_length"
-                        continue
-                    errors[i] = p.error
-                    received[i] = p.params
-            corrupt_seen = dec.stats.crc_errors - crc0 + dec.stats.length_errors - len0
-        else:
-            while expected:
-                rx, result = self.ph.rxPacket(self.port, False)
-                if result == sdk.COMM_RX_CORRUPT:
-                    corrupt_seen += 1
-                    if self.port.packet_timeout == 0:  # the timeout fired inside rxPacket
-                        break
-                    continue
-                if result != COMM_SUCCESS:
-                    break
-                i = rx[4]
-                if i not in expected:
-                    continue
-                expected.discard(i)
-                # LEN after the SDK's removeStuffing (the list itself may keep its stuffed length)
-                if (rx[5] | rx[6] << 8) != n + 4:
-                    self.failed[i] = "wrong_length"
-                    continue
-                self.errors[i] = rx[8]
-                self.received[i] = bytes(rx[9: 9 + n])
-        for i in expected:
-            self.failed[i] = "corrupt" if corrupt_seen else "timeouts"
-        self.port.is_using = False
-        self.last_result = not self.failed
-        return COMM_SUCCESS if not self.failed else (sdk.COMM_RX_CORRUPT if corrupt_seen else sdk.COMM_RX_TIMEOUT)
+        self._ids_arr: np.ndarray | None = None
+        self._pos: tuple | None = None
 
-    def _whole_block(self, whole: bytes, starts: list[int], totals: list[int]) -> bool:
-        """Common case in one go: every reply present, in request order, same length, nothing stuffed.
-        Sets ``block`` (k, data_length) uint8 and ``block_err`` (k,) and fills ``received``/``errors``."""
+    def txRxPacket(self):
+        self.block = None
+        result = self.txPacket()
+        if result != COMM_SUCCESS:  # not (fully) written: nothing can answer it
+            self.received, self.errors, self.stamps = {}, {}, {}
+            self.failed = {i: "timeouts" for i in self.param}
+            self.port.is_using = False
+            self.port.counters.tx_failures += 1
+            return result
+        self.serial += 1
+        self.t_sent = time.monotonic()
+        return self.rxPacket()
+
+    def rxPacket(self):
+        ids = tuple(self.param)
+        port = self.port
+        if self._pos is None or self._pos[0] != ids:
+            self._pos = (ids, {i: k for k, i in enumerate(ids)})
+        w = tx.Window(ids, self.data_length, port.timing, self.t_sent, 14 + len(ids), self._pos[1])
+        self.window = w
+        try:
+            port.receive(w, compiled=self.fast, first=self._whole_block)
+        finally:
+            port.is_using = False
+        if self.block is not None:
+            self.last_result = True
+            return COMM_SUCCESS
+        out = w.outcome
+        self.received, self.errors, self.stamps = w.data, w.err, w.stamp
+        self.failed = {i: o for i, o in out.items() if o != "ok"}
+        self.last_result = not self.failed
+        if not self.failed:
+            return COMM_SUCCESS
+        return sdk.COMM_RX_CORRUPT if any(o == "corrupt" for o in self.failed.values()) else sdk.COMM_RX_TIMEOUT
+
+    def _whole_block(self, sc, t: float) -> bool:
+        """Common case in one go: every reply present in the first chunk, in request order, same length, nothing
+        stuffed or garbled. Sets ``block`` (k, data_length) uint8, ``block_err`` (k,), ``received``/``errors``."""
         ids = self.param
         k, n = len(ids), self.data_length
-        if len(starts) != k or b"\xff\xff\xfd\xfd" in whole:
+        if len(sc.starts) != k or sc.bad_starts or len(sc.whole) != k * (11 + n) or b"\xff\xff\xfd\xfd" in sc.whole:
             return False
-        arr = np.frombuffer(whole, dtype=np.uint8)
-        st = np.asarray(starts)
-        if (not np.all(np.asarray(totals) == 11 + n) or not np.all(arr[st + 7] == pr.INST_STATUS)
-                or arr[st + 4].tolist() != ids):
+        rows = np.frombuffer(sc.whole, dtype=np.uint8).reshape(k, 11 + n)  # back to back: frame j at j·(11 + n)
+        if self._ids_arr is None or self._ids_arr.size != k:
+            self._ids_arr = np.array(ids, dtype=np.uint8)
+        if not (np.array_equal(rows[:, 4], self._ids_arr) and (rows[:, 7] == pr.INST_STATUS).all()):
             return False
-        self.block = arr[st[:, None] + 9 + np.arange(n)]
-        self.block_err = arr[st + 8]
+        self.block = rows[:, 9: 9 + n]
+        self.block_err = rows[:, 8]
         self.block_ids = tuple(ids)
+        self.block_stamp = t
         self.errors = dict(zip(ids, self.block_err.tolist()))
         self.received = _LazyRows(ids, self.block)
+        self.stamps = dict.fromkeys(ids, t)
+        self.failed = {}
+        self.window.last = k - 1
         return True
 
     def getData(self, dxl_id, address, data_length):

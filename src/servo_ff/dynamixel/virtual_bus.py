@@ -11,8 +11,9 @@ physics advances by wall-clock time (sub-steps ≤ ``dt_max``) before every pack
 registers feed the law: Position P Gain → ``kp`` (register/16, see :mod:`.control_table`), PWM Limit → duty limit,
 bus supply → ``vin``. Loads: a pendulum (θ = 0 hanging down) or a fixed inertia per servo.
 
-Faults (:class:`Faults`): reply drop rate, corrupt-byte rate, servos that fall silent after T s, overload at T s
-(Hardware Error Status bit 5, torque off until REBOOT), supply-voltage sag window and supply resistance.
+Faults (:class:`.faults.Faults`): reply drop rate, corrupt-byte rate, late replies, servos that fall silent after
+T s (for D s), overload at T s (Hardware Error Status bit 5, torque off until REBOOT), supply-voltage sag window and
+supply resistance. ``truth=True`` keeps a :class:`.truth.TruthRecord` of every sync read / reply / sync write.
 
 Use it in tests::
 
@@ -43,6 +44,8 @@ from ..models.presets import preset
 from ..models.stepper import GRAVITY, ExternalLoad, step
 from . import control_table as ct
 from . import protocol as pr
+from .faults import Faults, ReplyFaults  # noqa: F401 (Faults re-exported)
+from .truth import TruthRecord
 
 log = logging.getLogger(__name__)
 
@@ -99,35 +102,12 @@ class ServoLoad:
 
 
 @dataclass
-class Faults:
-    """Fault injection. Times are seconds since the bus started."""
-
-    drop_rate: float = 0.0  # probability that a status packet is not sent
-    corrupt_rate: float = 0.0  # per-byte probability that a status byte is flipped
-    silent_after: Mapping[int, float] = field(default_factory=dict)  # id → t: stops answering
-    overload_at: Mapping[int, float] = field(default_factory=dict)  # id → t: HW error bit 5, torque off
-    sag_volts: float = 0.0  # supply drop [V] during [sag_start, sag_start + sag_duration)
-    sag_start: float = math.inf
-    sag_duration: float = math.inf
-    supply_resistance: float = 0.0  # [Ω]: V = V0 − R·Σ|I|
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        for k in ("drop_rate", "corrupt_rate"):
-            v = getattr(self, k)
-            if not 0.0 <= v <= 1.0:
-                raise ValueError(f"faults.{k} must be in [0, 1], got {v}")
-        for k in ("sag_volts", "supply_resistance"):
-            if not (math.isfinite(getattr(self, k)) and getattr(self, k) >= 0):
-                raise ValueError(f"faults.{k} must be finite and >= 0, got {getattr(self, k)}")
-
-
-@dataclass
 class BusStats:
     instructions: dict[str, int] = field(default_factory=dict)
     replies: int = 0
     dropped: int = 0  # replies suppressed by drop_rate
     corrupted: int = 0  # replies with flipped bytes
+    held: int = 0  # replies held back by late_s (late_rate)
     overflow: int = 0  # replies lost because nobody read the pty
     errors: dict[int, int] = field(default_factory=dict)  # error number → count of status packets
     physics_steps: int = 0
@@ -143,7 +123,8 @@ class VirtualBus:
     ``loads`` (one :class:`ServoLoad` or a mapping id → load), ``supply_voltage`` [V] (default params' vin),
     ``return_delay`` raw units of 2 µs (default: the table's 250), ``temperature`` [°C] ambient and
     ``thermal`` (first-order model: C dT/dt = I²R − (T − T_amb)/R_th), ``baud`` (the Baud Rate the table
-    reports; ``wire_time=True`` also delays replies by their 10 bits/byte wire time), ``dt_max`` [s].
+    reports; ``wire_time=True`` also delays replies by their 10 bits/byte wire time), ``dt_max`` [s],
+    ``truth`` keep a :class:`.truth.TruthRecord` (``.truth``).
     """
 
     def __init__(self, ids: Iterable[int] = range(1, 7), model: str = "mx106", params: ActuatorParams | None = None,
@@ -152,7 +133,7 @@ class VirtualBus:
                  return_delay: int | None = None, temperature: float = 30.0, thermal: bool = False,
                  thermal_resistance: float = 3.0, thermal_capacity: float = 200.0, baud: int = 1_000_000,
                  wire_time: bool = False, dt_max: float = 1e-3, max_catch_up: float = 0.25,
-                 link: str | None = None, idle_tick: float = 0.005):
+                 link: str | None = None, idle_tick: float = 0.005, truth: bool = False):
         self.ids = [int(i) for i in ids]
         if not self.ids:
             raise ValueError("ids: at least one servo id is needed")
@@ -171,6 +152,8 @@ class VirtualBus:
         self.params = params
         self.faults = faults or Faults()
         self.rng = np.random.default_rng(self.faults.seed)
+        self.reply_faults = ReplyFaults(self.faults, self.rng)
+        self.truth: TruthRecord | None = TruthRecord() if truth else None
         n = len(self.ids)
         self.n = n
         self.index = {i: k for k, i in enumerate(self.ids)}
@@ -216,6 +199,7 @@ class VirtualBus:
         self.hw_error = np.zeros(n, dtype=np.int64)
         self.silent = np.zeros(n, dtype=bool)
         self._overload_done: set[int] = set()
+        self._was_silent: dict[int, bool] = {}
         self._registered: dict[int, tuple[int, bytes]] = {}
         self.stats = BusStats()
         self.decoder = pr.StreamDecoder()
@@ -251,6 +235,8 @@ class VirtualBus:
                 pass
             os.symlink(self.device, self._link)
         self._t0 = self._t_last = time.monotonic()
+        if self.truth is not None:
+            self.truth.t0 = self._t0  # the fault clock's origin
         log.info("virtual Dynamixel bus on %s: %d × %s, ids %s", self.device, self.n, self.table.name, self.ids)
         return self.device
 
@@ -415,9 +401,12 @@ class VirtualBus:
         self._publish(vin)
 
     def _time_faults(self, t: float) -> None:
-        for i, ts in self.faults.silent_after.items():
-            if i in self.index and t >= ts:
-                self.silent[self.index[i]] = True
+        for i in self.faults.silent_after:
+            if i in self.index:
+                now_silent = self.faults.silent_at(i, t)
+                if now_silent != self._was_silent.get(i):  # edges only: set_silent() stays in charge between them
+                    self._was_silent[i] = now_silent
+                    self.silent[self.index[i]] = now_silent
         for i, ts in self.faults.overload_at.items():
             if i in self.index and t >= ts and i not in self._overload_done:
                 self._overload_done.add(i)
@@ -572,26 +561,25 @@ class VirtualBus:
         return pr.encode_status(self.ids[k], error, params)
 
     def _send(self, k: int, packet: bytes) -> None:
-        f = self.faults
-        if f.drop_rate and self.rng.random() < f.drop_rate:
-            self.stats.dropped += 1
+        original = packet
+        packet, fate, hold = self.reply_faults.apply(packet, self.stats)
+        if packet is None:
+            if self.truth is not None:
+                self.truth.reply(self.ids[k], fate, False, original, math.nan)
             return
-        if f.corrupt_rate:
-            hits = self.rng.random(len(packet)) < f.corrupt_rate
-            if hits.any():
-                arr = np.frombuffer(packet, dtype=np.uint8).copy()
-                arr[hits] ^= self.rng.integers(1, 256, int(hits.sum()), dtype=np.uint8)
-                packet = arr.tobytes()
-                self.stats.corrupted += 1
-        delay = int(self.mem[k, ct.ADDR_RETURN_DELAY]) * ct.RETURN_DELAY_UNIT
+        delay = int(self.mem[k, ct.ADDR_RETURN_DELAY]) * ct.RETURN_DELAY_UNIT + hold
         if self.wire_time:
             delay += len(packet) * 10.0 / self.baud
         self.stats.replies += 1
         if delay > 0:  # honour the delay: what is queued goes first, then wait, then this reply
             self._flush()
             time.sleep(delay)
+            if self.truth is not None:  # stamped before the write: the client cannot have it earlier
+                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic())
             self._write(packet)
         else:  # back-to-back replies leave in one write, as a USB adapter's latency timer would batch them
+            if self.truth is not None:
+                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic())
             self._out.append(packet)
 
     def _flush(self) -> None:
@@ -674,11 +662,15 @@ class VirtualBus:
             if len(prm) < 5:
                 return
             addr, length = prm[0] | prm[1] << 8, prm[2] | prm[3] << 8
+            if self.truth is not None:
+                self.truth.begin_read(addr, length, len(prm) - 4, time.monotonic())
             for i in prm[4:]:
                 k = self.index.get(i)
                 if k is not None and self._answers(k, inst):
                     err, data = self.read_bytes(k, addr, length)
                     self._send(k, self._status(k, err, data))
+            if self.truth is not None:
+                self.truth.end_read()
         elif inst == pr.INST_SYNC_WRITE and bcast:
             if len(prm) < 4:
                 return
@@ -686,6 +678,8 @@ class VirtualBus:
             body = prm[4:]
             if length == 0 or len(body) % (length + 1):
                 return  # malformed: the firmware drops it (no status for broadcast)
+            if self.truth is not None:
+                self.truth.sync_write(addr, length, bytes(body), time.monotonic())
             for j in range(0, len(body), length + 1):
                 k = self.index.get(body[j])
                 if k is not None and not self.silent[k]:

@@ -37,10 +37,10 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec("baud", 1000000, "baud rate", "bit/s", lo=9600, hi=10_500_000, read_only=True),
         ParamSpec("ids", [1], "Dynamixel ids in `joints` order", lo=0, hi=252, read_only=True),
         ParamSpec("model", "mx106", "control table (servo_ff.dynamixel.control_table)", read_only=True),
-        ParamSpec("latency_timer_ms", 16.0, "USB adapter latency timer (enters the SDK packet timeout)", "ms",
+        ParamSpec("latency_timer_ms", 16.0, "USB adapter latency timer (reply margin = latency + 2 ms)", "ms",
                   lo=0.0, hi=1000.0, read_only=True),
-        ParamSpec("timeout_ms", 0.0, "fixed packet timeout (0: SDK formula)", "ms", lo=0.0, hi=10000.0,
-                  read_only=True),
+        ParamSpec("timeout_ms", 0.0, "fixed reply margin after each reply slot (0: latency timer + 2 ms)", "ms",
+                  lo=0.0, hi=10000.0, read_only=True),
         ParamSpec("retries", 2, "retries of single-servo transactions", lo=0, hi=20, read_only=True),
         ParamSpec("return_delay", 0, "Return Delay Time written at setup, 2 µs units (-1: leave)", lo=-1, hi=254,
                   read_only=True),
@@ -115,7 +115,8 @@ class HardwareNode(ServoInterfaceNode):
             port=v["port"], ids=self.ids, baud=int(v["baud"]), model=v["model"],
             joint_limits={i: (float(lo[k]), float(hi[k])) for k, i in enumerate(self.ids)},
             latency_timer_ms=float(v["latency_timer_ms"]), timeout_ms=float(v["timeout_ms"]) or None,
-            retries=int(v["retries"]), p_gain=True, return_delay=None if v["return_delay"] < 0 else v["return_delay"])
+            retries=int(v["retries"]), p_gain=True, return_delay=None if v["return_delay"] < 0 else v["return_delay"],
+            names=dict(zip(self.ids, self.joints)))
 
     def _try_connect(self) -> None:
         now = time.monotonic()
@@ -182,7 +183,7 @@ class HardwareNode(ServoInterfaceNode):
         ok = state.valid
         self.pos[ok], self.vel[ok], self.eff[ok] = state.position[ok], state.velocity[ok], state.effort[ok]
         self.valid = ok.copy()
-        self.last_reply[ok] = state.stamp
+        self.last_reply[ok] = state.stamp if state.stamps is None else state.stamps[ok]  # when each reply arrived
 
     # ------------------------------------------------------------------ hooks
     def hw_tick(self) -> bool:
@@ -286,6 +287,8 @@ class HardwareNode(ServoInterfaceNode):
                 level, msg = DiagnosticStatus.ERROR, f"bus disconnected: {self.disconnect_reason}; reconnecting"
             elif err > 0:
                 level, msg = DiagnosticStatus.ERROR, f"hardware error: {self.ct.hardware_error_text(err)} (reboot clears)"
+            elif st is not None and st.skipping:
+                level, msg = DiagnosticStatus.ERROR, self.bus.servo_status(i)
             elif age > self.table["max_reply_age"]:
                 level, msg = DiagnosticStatus.ERROR, f"no valid reply for {age:.2f} s"
             elif st is not None and st.failures > self._prev_failures.get(i, 0):
@@ -304,7 +307,10 @@ class HardwareNode(ServoInterfaceNode):
                 values += [KeyValue(key="comm_ok", value=str(st.ok)), KeyValue(key="comm_timeouts", value=str(st.timeouts)),
                            KeyValue(key="comm_corrupt", value=str(st.corrupt)),
                            KeyValue(key="comm_wrong_length", value=str(st.wrong_length)),
-                           KeyValue(key="comm_status_errors", value=str(st.status_errors))]
+                           KeyValue(key="comm_status_errors", value=str(st.status_errors)),
+                           KeyValue(key="comm_late", value=str(st.late)),
+                           KeyValue(key="comm_skipped_reads", value=str(st.skipped)),
+                           KeyValue(key="skipped", value=str(st.skipping).lower())]
             if st is not None:
                 self._prev_failures[i] = st.failures
             out.append(DiagnosticStatus(level=level, name=f"{self.get_name()}: {name}", hardware_id=f"dxl/{i}",

@@ -1,0 +1,220 @@
+"""Fault scenario of issue 15: 16 servos, 1 % corrupt bytes, 1 % dropped replies, one servo silent mid-run (and back
+later), one overload (rebooted by the client), a supply sag — against the virtual bus in its own process, which
+keeps a truth record of every sync read, reply fate and sync write.
+
+The client is ``DynamixelBus`` as the hardware node drives it (latency timer 1 ms, P gain + goal through indirect
+addresses, a health read every 50 cycles, the overloaded servo rebooted, set up and re-enabled; 5 retries for
+single-servo transactions, since 1 % per byte garbles ~11 % of their 11-byte replies and ~19 % of the 21-byte state
+replies); every 97th cycle
+it first tries a hostile goal (NaN, ±5e6 rad, 1e300, beyond a limit), which must be refused before anything is
+written. Fault times are placed from a short calibration run so that the phases fall at the same fractions of the
+run on any machine (the run goes on past ``--cycles`` until every phase is over). From the truth record it counts
+state entries reported valid that are not the intact reply of their own transaction (stale), intact on-time
+replies reported invalid, and goals written outside the joint limits or non-finite.
+
+    .venv/bin/python bench/faults.py [--cycles 20000] [--servos 16] [--seed 1]
+
+Last line: ``RESULT stale_valid=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+from servo_ff.dynamixel import control_table as ct  # noqa: E402
+from servo_ff.dynamixel import truth as tr  # noqa: E402
+from servo_ff.dynamixel.bus import BusConfig, DynamixelBus, GoalRejected  # noqa: E402
+from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
+
+LIMIT = 2.5  # joint limits ±2.5 rad
+HOSTILE = (np.nan, 5e6, -5e6, 1e300, LIMIT + 0.5)
+STATE_DT = np.dtype([("c", "<i2"), ("v", "<i4"), ("p", "<i4")])
+
+
+def state_values(payload: bytes) -> np.ndarray:
+    raw = np.frombuffer(payload, dtype=STATE_DT)[0]
+    return np.array([ct.counts_to_rad(raw["p"]), ct.velocity_to_rad_s(raw["v"])])
+
+
+def make_bus(device: str, n: int) -> DynamixelBus:
+    cfg = BusConfig(port=device, ids=range(1, n + 1), latency_timer_ms=1.0, p_gain=True, retries=5,
+                    joint_limits={i: (-LIMIT, LIMIT) for i in range(1, n + 1)}, skip_after=5, probe_period_s=0.2,
+                    names={i: f"j{i}" for i in range(1, n + 1)})
+    bus = DynamixelBus(cfg).open()
+    found, missing = bus.connect()
+    if missing:
+        raise SystemExit(f"servos {missing} missing at start")
+    bus.setup()
+    bus.torque(True)
+    return bus
+
+
+def goals_at(t: float, n: int) -> np.ndarray:
+    return 0.8 * np.sin(2 * np.pi * 0.5 * t + np.arange(n) * 0.4)
+
+
+def calibrate(args, fault_args) -> float:
+    """Seconds per cycle with the random faults only (no silence, overload, sag)."""
+    with spawn_virtual_bus(["--ids", f"1-{args.servos}", "--return-delay", "0", *fault_args]) as vb:
+        bus = make_bus(vb.device, args.servos)
+        for _ in range(100):
+            bus.cycle(goals_at(0.0, args.servos), np.full(args.servos, 800))
+        dts = []
+        for k in range(400):
+            t0 = time.perf_counter()
+            bus.cycle(goals_at(k * 1e-3, args.servos), np.full(args.servos, 800))
+            dts.append(time.perf_counter() - t0)
+        bus.close()
+    return float(np.median(dts))  # robust to a load spike during the calibration
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cycles", type=int, default=20000)
+    ap.add_argument("--servos", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    n = args.servos
+    silent_id, overload_id = n, max(1, n // 3)
+    rand = ["--corrupt-rate", "0.01", "--drop-rate", "0.01", "--seed", str(args.seed)]
+    dt_cal = calibrate(args, rand)
+    dur = args.cycles * dt_cal * 1.05
+    t_ovl, t_sil, d_sil, t_sag, d_sag = 0.15 * dur, 0.4 * dur, 0.3 * dur, 0.78 * dur, 0.08 * dur
+    truth_path = os.path.join(tempfile.mkdtemp(prefix="servo_ff_faults_"), "truth.npz")
+    vb_args = ["--ids", f"1-{n}", "--return-delay", "0", *rand, "--silent", f"{silent_id}@{t_sil:.3f}+{d_sil:.3f}",
+               "--overload", f"{overload_id}@{t_ovl:.3f}", "--sag", f"4@{t_sag:.3f}+{d_sag:.3f}", "--truth", truth_path]
+    t_end = t_sag + d_sag + 0.5  # run at least this long (bus clock) so every fault phase is over
+    cyc_t = np.zeros((3 * args.cycles, 2))
+    records = []
+    exceptions, refused, hostile_tries = 0, 0, 0
+    reboot_t = None
+    recovered_t = None
+    skipped_t = back_t = None
+    volts_min = np.inf
+    with spawn_virtual_bus(vb_args) as vb:
+        t_start = time.monotonic()  # ≈ the bus's fault clock (it started just before printing its device)
+        bus = make_bus(vb.device, n)
+        kp = np.full(n, 800)
+        for k in range(3 * args.cycles):
+            c0 = time.monotonic()
+            if k >= args.cycles and c0 - t_start > t_end:
+                break
+            goal = goals_at(c0 - t_start, n)
+            if k % 97 == 0:
+                hostile_tries += 1
+                bad = goal.copy()
+                bad[k % n] = HOSTILE[(k // 97) % len(HOSTILE)]
+                try:
+                    bus.cycle(bad, kp)
+                except GoalRejected:
+                    refused += 1
+                except Exception:  # noqa: BLE001
+                    exceptions += 1
+            try:
+                s = bus.cycle(goal, kp)
+            except Exception as e:  # noqa: BLE001
+                exceptions += 1
+                print(f"cycle {k}: {type(e).__name__}: {e}", file=sys.stderr)
+                continue
+            c1 = time.monotonic()
+            cyc_t[k] = (c0 - t_start, c1 - c0)
+            records.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
+            st = bus.stats[silent_id]
+            if skipped_t is None and st.skipping:
+                skipped_t = c1 - t_start
+            if skipped_t is not None and back_t is None and not st.skipping:
+                back_t = c1 - t_start
+            j = overload_id - 1
+            if reboot_t is not None and recovered_t is None and s.valid[j] and abs(s.position[j] - goal[j]) < 0.1:
+                recovered_t = c1 - t_start
+            if k % 50 == 0:
+                h = bus.read_health()
+                if h.valid.any():
+                    volts_min = min(volts_min, float(np.nanmin(h.voltage)))
+                for i, e in zip(h.ids, h.hw_error):
+                    if e > 0 and e & ct.HW_OVERLOAD and reboot_t is None:
+                        bus.reboot(i)
+                        time.sleep(0.01)
+                        bus.setup(ids=[i])
+                        bus.write_goals(goals_at(time.monotonic() - t_start, n), kp)
+                        bus.torque(True, ids=[i])
+                        reboot_t = time.monotonic() - t_start
+        bus.close()
+        time.sleep(0.2)
+    truth = tr.load(truth_path)
+    audit = tr.audit_states(truth, records, ct.ADDR_PRESENT_CURRENT, state_values)
+    # goals written: indirect P gain (2) + goal (4) at 228, or goal position at 116
+    data, addr = truth["wr_data"], truth["wr_addr"]
+    goal_raw = np.where(addr == 228, data[:, 2:6].copy().view("<i4")[:, 0], data[:, 0:4].copy().view("<i4")[:, 0])
+    is_goal = (addr == 228) | (addr == ct.ADDR_GOAL_POSITION)
+    goal_rad = ct.counts_to_rad(goal_raw[is_goal])
+    lim_c = np.abs(ct.rad_to_counts([-LIMIT, LIMIT]) - ct.CENTER_COUNTS).max()
+    bad_goals = int(np.sum(~np.isfinite(goal_rad) | (np.abs(goal_raw[is_goal] - ct.CENTER_COUNTS) > lim_c)))
+    t_sil_abs = float(truth["t0"]) - t_start + t_sil  # the bus's fault clock → ours
+    t, dt = cyc_t[:, 0], cyc_t[:, 1]
+    done = dt > 0
+    around_reboot = (t > t_ovl - 0.01 * dur) & (t < t_ovl + 0.03 * dur)
+    # healthy reference: before and after the silence (load drift on a shared machine averages out)
+    outside = (t < t_sil_abs - 0.02 * dur) | (t > t_sil_abs + d_sil + 0.02 * dur)
+    healthy = done & (t > 0.03 * dur) & outside & ~around_reboot
+    silent = done & (t >= t_sil_abs) & (t < t_sil_abs + d_sil)
+    ratio = float(dt[silent].mean() / dt[healthy].mean()) if silent.any() and healthy.any() else float("nan")
+    ratio_med = float(np.median(dt[silent]) / np.median(dt[healthy])) if silent.any() and healthy.any() else ratio
+    stats = bus.stats
+    tot = {k: sum(getattr(s, k) for s in stats.values()) for k in ("ok", "timeouts", "corrupt", "late", "wrong_length",
+                                                                   "status_errors", "skipped", "probes")}
+    print(f"Fault scenario: {n} servos, corrupt bytes 1 %, dropped replies 1 %, id {silent_id} silent "
+          f"{t_sil_abs:.1f}–{t_sil_abs + d_sil:.1f} s, id {overload_id} overload at {t_ovl:.1f} s, sag 4 V "
+          f"{t_sag:.1f}–{t_sag + d_sag:.1f} s; latency timer 1 ms (margin 3 ms); calibration "
+          f"{dt_cal * 1e3:.2f} ms/cycle")
+    rows = [
+        ("cycles", f"{int(done.sum())}"), ("exceptions", f"{exceptions}"),
+        ("hostile goals refused (GoalRejected)", f"{refused} / {hostile_tries}"),
+        ("state entries checked against the truth", f"{audit.checked}"),
+        ("stale entries reported valid", f"{audit.stale_valid}"),
+        ("entries stamped before their reply was sent", f"{audit.before_sent}"),
+        ("intact on-time replies reported invalid", f"{audit.intact_invalid}"),
+        ("goals written (sync write entries)", f"{int(is_goal.sum())}"),
+        ("out-of-limit or non-finite goals written", f"{bad_goals}"),
+        ("replies: ok / timeouts / corrupt / late / wrong length",
+         f"{tot['ok']} / {tot['timeouts']} / {tot['corrupt']} / {tot['late']} / {tot['wrong_length']}"),
+        ("bus-level: CRC errors / length errors / unattributed",
+         f"{bus.port.decoder.stats.crc_errors} / {bus.port.decoder.stats.length_errors} / "
+         f"{bus.port.counters.unattributed}"),
+        (f"id {silent_id}: timeouts / skipped reads / probes",
+         f"{stats[silent_id].timeouts} / {stats[silent_id].skipped} / {stats[silent_id].probes}"),
+        (f"id {silent_id}: skipped after silence began [s]",
+         f"{skipped_t - t_sil_abs:.3f}" if skipped_t is not None else "never"),
+        (f"id {silent_id}: back after silence ended [s]",
+         f"{back_t - t_sil_abs - d_sil:.3f}" if back_t is not None else "never"),
+        ("cycle time healthy, before and after the silence [ms] (mean)", f"{dt[healthy].mean() * 1e3:.3f}"),
+        ("cycle time with one silent servo [ms] (mean)", f"{dt[silent].mean() * 1e3:.3f}"),
+        ("cycle-time ratio silent / healthy: mean (RESULT) / median", f"{ratio:.3f} / {ratio_med:.3f}"),
+        (f"id {overload_id}: overload → reboot at [s]", f"{reboot_t:.3f}" if reboot_t is not None else "never"),
+        (f"id {overload_id}: tracking again (|error| < 0.1 rad) after reboot [s]",
+         f"{recovered_t - reboot_t:.3f}" if recovered_t is not None and reboot_t is not None else "never"),
+        ("lowest supply voltage read [V]", f"{volts_min:.1f}"),
+        ("earlier transactions pending at once (peak) / forgotten",
+         f"{bus.port.ledger.peak} / {bus.port.ledger.overflow}"),
+        ("sync reads not written (port full)", f"{bus.port.counters.tx_failures}"),
+        ("load average at the end (1 min) / cores", f"{os.getloadavg()[0]:.2f} / {os.cpu_count()}"),
+    ]
+    w = max(len(r[0]) for r in rows)
+    for what, v in rows:
+        print(f"{what:<{w}}  {v:>24}")
+    for ex in audit.examples:
+        print(f"stale: {ex}")
+    print(f"RESULT stale_valid={audit.stale_valid} bad_goals={bad_goals} silent_rate_ratio={ratio:.3f} "
+          f"cycles={int(done.sum())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

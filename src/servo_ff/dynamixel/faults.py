@@ -1,0 +1,93 @@
+"""Fault injection for the virtual bus: what happens to a reply on its way out, and time-scheduled faults.
+
+:class:`Faults` holds the options (times are seconds since the bus started); :class:`ReplyFaults` decides the fate
+of each status packet: dropped, bytes flipped, or held back (late: the emulator stalls and every later byte waits
+too, as a USB adapter's latency timer or a busy servo would do).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+INTACT = 0
+DROPPED = 1
+CORRUPTED = 2
+FATES = {INTACT: "intact", DROPPED: "dropped", CORRUPTED: "corrupted"}
+
+
+@dataclass
+class Faults:
+    """Fault injection. Times are seconds since the bus started."""
+
+    drop_rate: float = 0.0  # probability that a status packet is not sent
+    corrupt_rate: float = 0.0  # per-byte probability that a status byte is flipped
+    late_rate: float = 0.0  # probability that a status packet is held back by late_s (and everything after it)
+    late_s: float = 0.0  # [s]
+    silent_after: Mapping[int, float] = field(default_factory=dict)  # id → t: stops answering
+    silent_for: Mapping[int, float] = field(default_factory=dict)  # id → duration [s] of that silence (default ∞)
+    overload_at: Mapping[int, float] = field(default_factory=dict)  # id → t: HW error bit 5, torque off
+    sag_volts: float = 0.0  # supply drop [V] during [sag_start, sag_start + sag_duration)
+    sag_start: float = math.inf
+    sag_duration: float = math.inf
+    supply_resistance: float = 0.0  # [Ω]: V = V0 − R·Σ|I|
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        for k in ("drop_rate", "corrupt_rate", "late_rate"):
+            v = getattr(self, k)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"faults.{k} must be in [0, 1], got {v}")
+        for k in ("sag_volts", "supply_resistance", "late_s"):
+            if not (math.isfinite(getattr(self, k)) and getattr(self, k) >= 0):
+                raise ValueError(f"faults.{k} must be finite and >= 0, got {getattr(self, k)}")
+        for i, d in self.silent_for.items():
+            if i not in self.silent_after or not d > 0:
+                raise ValueError(f"faults.silent_for[{i}] needs silent_after[{i}] and a duration > 0, got {d}")
+
+    def silent_at(self, dxl_id: int, t: float) -> bool | None:
+        """Whether ``dxl_id`` is silent at ``t`` [s]; None if no silence is scheduled for it."""
+        start = self.silent_after.get(dxl_id)
+        if start is None:
+            return None
+        return start <= t < start + self.silent_for.get(dxl_id, math.inf)
+
+
+@dataclass
+class ReplyStats:
+    replies: int = 0
+    dropped: int = 0
+    corrupted: int = 0
+    held: int = 0  # replies held back by late_s
+
+
+class ReplyFaults:
+    """Applies :class:`Faults` to outgoing status packets with its own random generator."""
+
+    def __init__(self, faults: Faults, rng: np.random.Generator | None = None):
+        self.f = faults
+        self.rng = rng if rng is not None else np.random.default_rng(faults.seed)
+
+    def apply(self, packet: bytes, stats) -> tuple[bytes | None, int, float]:
+        """``(packet or None if dropped, fate, hold [s])`` for one status packet; counts into ``stats``
+        (anything with ``dropped``/``corrupted``/``held`` attributes)."""
+        f = self.f
+        if f.drop_rate and self.rng.random() < f.drop_rate:
+            stats.dropped += 1
+            return None, DROPPED, 0.0
+        fate = INTACT
+        if f.corrupt_rate:
+            hits = self.rng.random(len(packet)) < f.corrupt_rate
+            if hits.any():
+                arr = np.frombuffer(packet, dtype=np.uint8).copy()
+                arr[hits] ^= self.rng.integers(1, 256, int(hits.sum()), dtype=np.uint8)
+                packet = arr.tobytes()
+                stats.corrupted += 1
+                fate = CORRUPTED
+        hold = 0.0
+        if f.late_rate and self.rng.random() < f.late_rate:
+            hold = f.late_s
+            stats.held = getattr(stats, "held", 0) + 1
+        return packet, fate, hold

@@ -1,0 +1,39 @@
+"""Test helper: a hand-made Dynamixel peer on a pty for deterministic faults (no mocks of the SDK)."""
+import os
+import select
+import threading
+import tty
+
+from servo_ff.dynamixel import protocol as pr
+
+
+class FakeServos:
+    """A pty whose 'servos' answer every sync read with ``replies`` (bytes) — deterministic faults. The thread
+    stops and is joined before the fds close (a thread blocked on a closed fd would read a reused one)."""
+
+    def __init__(self, replies: bytes):
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        self.device = os.ttyname(self.slave)
+        self.replies = replies
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        dec = pr.StreamDecoder()
+        while not self._stop.is_set():
+            if not select.select([self.master], [], [], 0.01)[0]:
+                continue
+            for p in dec.feed(os.read(self.master, 1024)):
+                if p.instruction == pr.INST_SYNC_READ:
+                    os.write(self.master, self.replies)
+
+    def __enter__(self) -> "FakeServos":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+        os.close(self.master)
+        os.close(self.slave)
