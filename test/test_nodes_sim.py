@@ -14,6 +14,7 @@ pytest.importorskip("rclpy")
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
+from builtin_interfaces.msg import Duration  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -90,9 +91,10 @@ def test_float64multiarray_goal_moves_joint(ros):
 def test_trajectory_and_jointstate_goals_by_name(ros):
     h, sim, client, states, pubs = ros
     traj = JointTrajectory(joint_names=["elbow", "shoulder"],
-                           points=[JointTrajectoryPoint(positions=[0.2, 0.6]), JointTrajectoryPoint(positions=[1.5, 1.5])])
+                           points=[JointTrajectoryPoint(positions=[0.4, 0.9], time_from_start=Duration(sec=0, nanosec=200_000_000)),
+                                   JointTrajectoryPoint(positions=[0.2, 0.6], time_from_start=Duration(sec=0, nanosec=400_000_000))])
     pubs["traj"].publish(traj)
-    settle_at(states, [0.6, 0.2])  # first point, matched by name
+    settle_at(states, [0.6, 0.2])  # the last point, matched by name
     pubs["js"].publish(JointState(name=["elbow"], position=[-0.4]))
     settle_at(states, [0.6, -0.4])  # shoulder keeps its goal
 
