@@ -273,7 +273,8 @@ class SimNode(ServoInterfaceNode):
         self.stepper_error = ""
         response.success = True
         response.message = (f"simulation reset: position = initial_position {theta0.tolist()} rad, velocity 0, goal "
-                            f"= initial_position, errors cleared, torque {'on' if self.active else 'off (node not active)'}"
+                            "= initial_position, errors cleared, torque "
+                            + ("on" if self.active else "off (node not active)")
                             + (f" (stepper had refused: {was})" if was else ""))
         self.get_logger().warning(response.message)
         return response
