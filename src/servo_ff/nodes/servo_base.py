@@ -164,7 +164,7 @@ class ServoInterfaceNode(LifecycleNode):
         self.timer = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._js = JointState(name=self.joints)
-        self.pub_js = self.create_publisher(JointState, TOPIC_JOINT_STATES, 10)
+        self.pub_js = self.create_publisher(JointState, TOPIC_JOINT_STATES, 100)  # catch-up bursts (sim)
         self.pub_supply = self.create_publisher(BatteryState, TOPIC_SUPPLY, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         nm = self.names
