@@ -206,12 +206,36 @@ def test_p_gains_topic(ros):
     wait_for(lambda: pub.get_subscription_count(), 5.0, "p_gains subscriber")
     pub.publish(Float64MultiArray(data=[5.0, 6.0]))
     wait_for(lambda: np.allclose(sim.sim.kp, [5.0, 6.0]), 5.0, "live P gains")
+    assert list(sim.get_parameter("kp").value) == [5.0, 6.0]  # the parameter tells the gains applied
     rejected = sim.gate.rejected
     pub.publish(Float64MultiArray(data=[math.nan, 6.0]))
     wait_for(lambda: sim.gate.rejected > rejected, 5.0, "bad gains rejected")
     np.testing.assert_allclose(sim.sim.kp, [5.0, 6.0])
+    assert list(sim.get_parameter("kp").value) == [5.0, 6.0]
     pub.publish(Float64MultiArray(data=[32.0, 32.0]))
     wait_for(lambda: np.allclose(sim.sim.kp, [32.0, 32.0]), 5.0, "gains restored")
+    assert list(sim.get_parameter("kp").value) == [32.0, 32.0]
+
+
+def test_every_refused_parameter_change_is_logged_with_name_and_reason(ros, capfd):
+    """Refusals decided by rclpy (read-only, wrong type, descriptor range) and by the node's callback all log
+    one warning naming the parameter, not only the service reply; repeats are throttled."""
+    h, sim, client, states, pubs = ros
+    cli = client.create_client(SetParameters, "servo_sim/set_parameters")
+    cases = [("rate_hz", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=100.0)),  # read-only
+             ("diagnostics_period", ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="x")),  # type
+             ("supply_period", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=-1.0)),  # range
+             ("load.length", ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+                                            double_array_value=[math.nan]))]  # callback
+    for name, value in cases:
+        (res,) = h.call(cli, SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])).results
+        assert not res.successful
+    for _ in range(3):  # repeats within warn_throttle: suppressed (counted in the next line that is logged)
+        h.call(cli, SetParameters.Request(parameters=[ParameterMsg(name="rate_hz", value=cases[0][1])]))
+    err = capfd.readouterr().err
+    lines = [ln for ln in err.splitlines() if "parameter change refused" in ln]
+    for name, _ in cases:
+        assert sum(f"refused: {name}:" in ln for ln in lines) == 1, (name, lines)
 
 
 # ------------------------------------------------------------------ ROS-free pieces of the nodes
