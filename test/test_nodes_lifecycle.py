@@ -40,7 +40,8 @@ def robot(tmp_path_factory):
                 Parameter("joints", value=joints), Parameter("ids", value=ids), Parameter("port", value=str(link)),
                 Parameter("prefix", value=side), Parameter("autostart", value=False),
                 Parameter("model", value="mx106"), Parameter("rate_hz", value=50.0),
-                Parameter("latency_timer_ms", value=1.0), Parameter("timeout_ms", value=20.0),
+                Parameter("latency_timer_ms", value=1.0), Parameter("timeout_ms", value=50.0),
+                Parameter("retries", value=5),
                 Parameter("position_min", value=[-2.0]), Parameter("position_max", value=[2.0]),
                 Parameter("stale_cycles", value=1000), Parameter("max_reply_age", value=30.0),
                 Parameter("diagnostics_period", value=0.2), Parameter("warn_throttle", value=30.0)]))

@@ -191,11 +191,17 @@ class HardwareNode(ServoInterfaceNode):
         self.torque_wanted = False
         if not self.connected:
             return True, f"bus not connected ({self.disconnect_reason}); torque off after reconnection"
-        try:  # hold the present position, then release
-            self._write_goal_and_torque()
-        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
-            self._disconnect(f"torque off failed: {e}")
-            return True, f"torque off failed ({e}); bus closed"
+        error = None
+        for _ in range(3):  # hold the present position, then release: worth more than one try
+            try:
+                self._write_goal_and_torque()
+                error = None
+                break
+            except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+                error = e
+        if error is not None:
+            self._disconnect(f"torque off failed: {error}")
+            return True, f"torque off FAILED ({error}); bus closed, reconnecting turns torque off"
         return True, f"held {self.gate.goal.round(4).tolist()} rad, then torque off on ids {self.ids}"
 
     def hw_cleanup(self) -> None:

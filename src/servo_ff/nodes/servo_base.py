@@ -268,15 +268,16 @@ class ServoInterfaceNode(LifecycleNode):
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         def body():
+            text = "closed"
             if self.active:
                 self._stop_loop()
                 self.active = False
                 self._hold_present()
-                self.hw_deactivate()
+                text = f"{self.hw_deactivate()[1]}; closed"
             if self.configured:
                 self.hw_cleanup()
             self.configured, self.state_label = False, "finalized"
-            return True, "torque off, closed"
+            return True, text
         return self._transition("shutdown", body)
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
