@@ -91,8 +91,8 @@ def test_float64multiarray_goal_moves_joint(ros):
 def test_trajectory_and_jointstate_goals_by_name(ros):
     h, sim, client, states, pubs = ros
     traj = JointTrajectory(joint_names=["elbow", "shoulder"],
-                           points=[JointTrajectoryPoint(positions=[0.4, 0.9], time_from_start=Duration(sec=0, nanosec=200_000_000)),
-                                   JointTrajectoryPoint(positions=[0.2, 0.6], time_from_start=Duration(sec=0, nanosec=400_000_000))])
+                           points=[JointTrajectoryPoint(positions=[0.4, 0.9], time_from_start=Duration(nanosec=200_000_000)),
+                                   JointTrajectoryPoint(positions=[0.2, 0.6], time_from_start=Duration(nanosec=400_000_000))])
     pubs["traj"].publish(traj)
     settle_at(states, [0.6, 0.2])  # the last point, matched by name
     pubs["js"].publish(JointState(name=["elbow"], position=[-0.4]))
@@ -274,7 +274,8 @@ def test_urdf_gravity_load_matches_the_pendulum_load():
 
     urdf = Path(__file__).resolve().parents[1] / "urdf" / "pendulums2.urdf"
     p = preset("mx64", "m1")
-    a = SimServos(p, 2, PendulumLoad(np.full(2, 0.5), np.full(2, 0.15), np.zeros(2)), theta=[0.2, -0.1], backend="numpy")
+    a = SimServos(p, 2, PendulumLoad(np.full(2, 0.5), np.full(2, 0.15), np.zeros(2)), theta=[0.2, -0.1],
+                  backend="numpy")
     b = SimServos(p, 2, UrdfGravity(urdf, ["pendulum_1", "pendulum_2"]), theta=[0.2, -0.1], backend="numpy")
     for s in (a, b):
         s.goal = np.array([1.0, -0.8])
