@@ -53,7 +53,9 @@ def test_up_dry_run_prints_one_process_per_node(capsys):
     assert cli_main(["up", "replay", "--arg", "bag:=/data/run1", "--dry-run"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("servo_fit: ")
-    assert "servo_ff.nodes.fit_node" in out[0] and "replay.yaml" in out[0] and "bag_path:=/data/run1" in out[0]
+    assert "servo_ff.nodes.fit_node" in out[0] and "replay.yaml" in out[0]
+    override = yaml.safe_load(Path(out[0].split("--params-file ")[-1].split()[0]).read_text())
+    assert override == {"/**/servo_fit": {"ros__parameters": {"source": "bag", "bag_path": "/data/run1"}}}
     assert cli_main(["up", "sim", "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert [ln.split(":")[0] for ln in lines] == ["servo_sim", "servo_feedforward"]
@@ -92,11 +94,48 @@ def test_up_starts_sim_node_from_the_yaml(tmp_path):
 
 
 def test_launch_files_build_descriptions():
+    """Where launch / launch_ros are installed: every launch file builds and declares its arguments (launch's
+    own pytest plugin is disabled in pyproject.toml: it does not load under pytest 9)."""
     pytest.importorskip("launch")
     pytest.importorskip("launch_ros")
+    from launch.actions import DeclareLaunchArgument
+
     for name in BRINGUPS:
         spec = importlib.util.spec_from_file_location(f"{name}_launch", ROOT / "launch" / f"{name}.launch.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         ld = mod.generate_launch_description()
         assert ld.entities
+        declared = {e.name for e in ld.entities if isinstance(e, DeclareLaunchArgument)}
+        assert declared == set(BRINGUPS[name][1])
+
+
+def test_launch_arguments_override_the_yaml_in_any_namespace(tmp_path):
+    """port/baud/params_file/namespace as bring-up arguments: what the node really receives (rcl's own parsing
+    of the command line `servo-ff up` and the launch files build), YAML < params_file < arguments."""
+    pytest.importorskip("rclpy")
+    from rclpy.context import Context
+    from rclpy.node import Node
+
+    extra = tmp_path / "extra.yaml"
+    extra.write_text("servo_hardware:\n  ros__parameters:\n    rate_hz: 50.0\n    baud: 57600\n")
+    for ns in ("", "legs"):
+        (hw, ff) = plan("robot", port="/dev/ttyLEGS", baud="3000000", namespace=ns, params_file=str(extra))
+        assert hw.name == "servo_hardware" and hw.namespace == ("/legs" if ns else "")
+        ctx = Context()
+        ctx.init(args=["servo", *hw.ros_args(config_dir())])
+        try:
+            node = Node("servo_hardware", context=ctx, automatically_declare_parameters_from_overrides=True)
+            got = {k: node.get_parameter(k).value for k in ("port", "baud", "rate_hz", "ids", "joints")}
+            assert node.get_namespace() == ("/legs" if ns else "/")
+            assert got == {"port": "/dev/ttyLEGS", "baud": 3000000, "rate_hz": 50.0, "ids": [1, 2],
+                           "joints": ["shoulder", "elbow"]}, got
+            node.destroy_node()
+        finally:
+            ctx.try_shutdown()
+    with pytest.raises(ValueError, match="baud"):
+        plan("robot", baud="fast")
+    assert {"port", "baud", "params_file", "namespace"} <= set(BRINGUPS["robot"][1])
+    assert {"bag", "goal_topic", "params_file", "namespace"} <= set(BRINGUPS["replay"][1])
+    (fit,) = plan("replay", bag="/b", goal_topic="/arm_controller/commands")
+    assert fit.overrides["goal_topic"] == "/arm_controller/commands"

@@ -186,3 +186,23 @@ def test_desired_motion_refusal_names_joint_and_bound():
         parse_trajectory(msg, {"a": 0, "b": 1}, 0.0, bounds)
     msg.points[0].velocities = [8.0]
     assert parse_trajectory(msg, {"a": 0, "b": 1}, 0.0, bounds).dq[0, 0] == 8.0
+
+
+def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
+    """A stream of bad IMU orientations is refused (the last good gravity held) with one throttled warning,
+    not one line per message."""
+    from sensor_msgs.msg import Imu
+
+    h, sim, ff, client, states, desired = ros
+    pub = client.create_publisher(Imu, "imu/data", 10)
+    wait_for(lambda: pub.get_subscription_count(), 5.0, "imu subscriber")
+    before = ff.rejected
+    bad = Imu()
+    bad.orientation.x = bad.orientation.y = bad.orientation.z = bad.orientation.w = math.nan
+    for _ in range(40):
+        pub.publish(bad)
+        time.sleep(0.005)
+    wait_for(lambda: ff.rejected >= before + 30, 10.0, "bad IMU messages refused")
+    assert ff.imu is None or np.isfinite(ff.imu).all()
+    err = capfd.readouterr().err
+    assert 1 <= sum("IMU orientation" in ln for ln in err.splitlines()) <= 1, err[-2000:]

@@ -14,6 +14,7 @@ pytest.importorskip("rclpy")
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
+from builtin_interfaces.msg import Duration  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -90,9 +91,10 @@ def test_float64multiarray_goal_moves_joint(ros):
 def test_trajectory_and_jointstate_goals_by_name(ros):
     h, sim, client, states, pubs = ros
     traj = JointTrajectory(joint_names=["elbow", "shoulder"],
-                           points=[JointTrajectoryPoint(positions=[0.2, 0.6]), JointTrajectoryPoint(positions=[1.5, 1.5])])
+                           points=[JointTrajectoryPoint(positions=[0.4, 0.9], time_from_start=Duration(nanosec=200_000_000)),
+                                   JointTrajectoryPoint(positions=[0.2, 0.6], time_from_start=Duration(nanosec=400_000_000))])
     pubs["traj"].publish(traj)
-    settle_at(states, [0.6, 0.2])  # first point, matched by name
+    settle_at(states, [0.6, 0.2])  # the last point, matched by name
     pubs["js"].publish(JointState(name=["elbow"], position=[-0.4]))
     settle_at(states, [0.6, -0.4])  # shoulder keeps its goal
 
@@ -204,12 +206,36 @@ def test_p_gains_topic(ros):
     wait_for(lambda: pub.get_subscription_count(), 5.0, "p_gains subscriber")
     pub.publish(Float64MultiArray(data=[5.0, 6.0]))
     wait_for(lambda: np.allclose(sim.sim.kp, [5.0, 6.0]), 5.0, "live P gains")
+    assert list(sim.get_parameter("kp").value) == [5.0, 6.0]  # the parameter tells the gains applied
     rejected = sim.gate.rejected
     pub.publish(Float64MultiArray(data=[math.nan, 6.0]))
     wait_for(lambda: sim.gate.rejected > rejected, 5.0, "bad gains rejected")
     np.testing.assert_allclose(sim.sim.kp, [5.0, 6.0])
+    assert list(sim.get_parameter("kp").value) == [5.0, 6.0]
     pub.publish(Float64MultiArray(data=[32.0, 32.0]))
     wait_for(lambda: np.allclose(sim.sim.kp, [32.0, 32.0]), 5.0, "gains restored")
+    assert list(sim.get_parameter("kp").value) == [32.0, 32.0]
+
+
+def test_every_refused_parameter_change_is_logged_with_name_and_reason(ros, capfd):
+    """Refusals decided by rclpy (read-only, wrong type, descriptor range) and by the node's callback all log
+    one warning naming the parameter, not only the service reply; repeats are throttled."""
+    h, sim, client, states, pubs = ros
+    cli = client.create_client(SetParameters, "servo_sim/set_parameters")
+    cases = [("rate_hz", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=100.0)),  # read-only
+             ("diagnostics_period", ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="x")),  # type
+             ("supply_period", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=-1.0)),  # range
+             ("load.length", ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+                                            double_array_value=[math.nan]))]  # callback
+    for name, value in cases:
+        (res,) = h.call(cli, SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])).results
+        assert not res.successful
+    for _ in range(3):  # repeats within warn_throttle: suppressed (counted in the next line that is logged)
+        h.call(cli, SetParameters.Request(parameters=[ParameterMsg(name="rate_hz", value=cases[0][1])]))
+    err = capfd.readouterr().err
+    lines = [ln for ln in err.splitlines() if "parameter change refused" in ln]
+    for name, _ in cases:
+        assert sum(f"refused: {name}:" in ln for ln in lines) == 1, (name, lines)
 
 
 # ------------------------------------------------------------------ ROS-free pieces of the nodes
@@ -248,7 +274,8 @@ def test_urdf_gravity_load_matches_the_pendulum_load():
 
     urdf = Path(__file__).resolve().parents[1] / "urdf" / "pendulums2.urdf"
     p = preset("mx64", "m1")
-    a = SimServos(p, 2, PendulumLoad(np.full(2, 0.5), np.full(2, 0.15), np.zeros(2)), theta=[0.2, -0.1], backend="numpy")
+    a = SimServos(p, 2, PendulumLoad(np.full(2, 0.5), np.full(2, 0.15), np.zeros(2)), theta=[0.2, -0.1],
+                  backend="numpy")
     b = SimServos(p, 2, UrdfGravity(urdf, ["pendulum_1", "pendulum_2"]), theta=[0.2, -0.1], backend="numpy")
     for s in (a, b):
         s.goal = np.array([1.0, -0.8])

@@ -64,3 +64,50 @@ def test_cli_errors_are_one_clear_line(tmp_path, capsys):
     assert "valid presets" in capsys.readouterr().err
     assert main(["plot", "drive-backdrive", "--model", "m6", "--out", str(tmp_path / "d.png")]) == 0
     assert (tmp_path / "d.png").exists()
+
+
+# ------------------------------------------------------------------ servo_ff.interpolation (JTC semantics)
+def test_interpolation_linear_cubic_quintic():
+    from servo_ff.interpolation import JointSpline, follow
+
+    lin = JointSpline([0.0, 2.0], [[0.0], [1.0]])
+    q, dq, ddq = lin.sample(0.5)
+    assert lin.kind(0) == "linear" and q[0] == 0.25 and dq[0] == 0.5 and ddq[0] == 0.0
+    cub = JointSpline([0.0, 1.0], [[0.0], [1.0]], dq=[[0.0], [0.0]])
+    assert cub.kind(0) == "cubic"
+    assert abs(cub.sample(0.5)[0][0] - 0.5) < 1e-12 and abs(cub.sample(0.5)[1][0] - 1.5) < 1e-12  # 3s² − 2s³
+    qui = JointSpline([0.0, 1.0], [[0.0], [1.0]], dq=[[0.0], [2.0]], ddq=[[1.0], [-3.0]])
+    assert qui.kind(0) == "quintic"
+    eps = 1e-6
+    for t, (qe, ve, ae) in ((eps, (0.0, 0.0, 1.0)), (1 - eps, (1.0, 2.0, -3.0))):
+        q, dq, ddq = qui.sample(t)
+        assert abs(q[0] - qe) < 1e-5 and abs(dq[0] - ve) < 1e-4 and abs(ddq[0] - ae) < 1e-3
+    # after the end: last point at rest; partial velocities → that segment linear
+    assert list(map(float, qui.sample(5.0)[1])) == [0.0]
+    mixed = JointSpline([0, 1, 2], [[0.0], [1.0], [0.0]], dq=[[0.0], [0.0], [0.0]], has_dq=[True, True, False])
+    assert [mixed.kind(0), mixed.kind(1)] == ["cubic", "linear"]
+    with pytest.raises(ValueError, match="increase strictly"):
+        JointSpline([0.0, 1.0, 1.0], [[0.0], [1.0], [2.0]])
+    # following from the current state: a first segment from (q0, q̇0) at t_start, none if the first point is at 0
+    f = follow(10.0, [0.2], [0.0], [0.0], [1.0, 3.0], [[0.3], [0.9]])
+    assert f.times.tolist() == [10.0, 11.0, 13.0] and abs(f.sample(12.0)[0][0] - 0.6) < 1e-12
+    assert follow(10.0, [0.2], [0.0], [0.0], [0.0, 1.0], [[0.3], [0.9]]).sample(10.0)[0][0] == 0.3
+    assert f.outside(np.array([-1.0]), np.array([0.5])) is not None and f.outside([-1.0], [1.0]) is None
+
+
+def test_feedforward_desired_trajectory_uses_the_servo_interpolation():
+    pytest.importorskip("rclpy")
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from servo_ff.interpolation import JointSpline
+    from servo_ff.nodes.feedforward_node import parse_trajectory
+
+    msg = JointTrajectory(joint_names=["a"], points=[
+        JointTrajectoryPoint(positions=[0.0], velocities=[0.0], time_from_start=Duration(sec=0)),
+        JointTrajectoryPoint(positions=[1.0], velocities=[0.0], time_from_start=Duration(sec=1))])
+    d = parse_trajectory(msg, {"a": 0}, 5.0)
+    ref = JointSpline([0.0, 1.0], [[0.0], [1.0]], dq=[[0.0], [0.0]])
+    for t in (0.25, 0.5, 0.9):
+        np.testing.assert_allclose(d.sample(5.0 + t)[0], ref.sample(t)[0])
+    assert abs(d.sample(5.25)[0][0] - 0.15625) < 1e-12  # cubic (3s² − 2s³), not the linear 0.25

@@ -23,7 +23,9 @@ def register(subparsers) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("bringup", choices=sorted(BRINGUPS), help="; ".join(f"{k}: {v[0]}" for k, v in BRINGUPS.items()))
     p.add_argument("--arg", action="append", default=[], metavar="NAME:=VALUE",
-                   help="bring-up argument, as in ros2 launch (identify: source:=sim|hardware; replay: bag:=PATH)")
+                   help="bring-up argument, as in ros2 launch (robot/identify: port:=, baud:=; identify: "
+                        "source:=sim|hardware; replay: bag:=PATH, goal_topic:=; all: namespace:=, params_file:=); "
+                        "arguments override the YAML")
     p.add_argument("--config-dir", type=Path, default=None, help="directory of the <bringup>.yaml files "
                                                                   "(default: the package's config/)")
     p.add_argument("--params-file", action="append", default=[], type=Path,

@@ -2,14 +2,24 @@
 ``servo-ff up`` (plain subprocesses, for machines without the launch packages).
 
 Importing this module needs neither rclpy nor launch; :func:`launch_description` imports launch lazily.
+
+Bring-up arguments (``ros2 launch … port:=/dev/ttyUSB1``, ``servo-ff up … --arg port:=/dev/ttyUSB1``) become
+parameters of the nodes they concern, written to a node-specific parameter file (``/**/<node>:``) given after
+the bring-up's YAML: they override it. (A plain ``-p port:=…`` cannot: ROS applies a node's own YAML section
+after the ``/**`` entries that ``-p`` writes to.) ``namespace`` puts every node of the bring-up under it; the
+YAML's node sections then still apply (they are rewritten as ``/**/<node>`` for that run).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+
+import yaml
 
 from servo_ff.io.paths import PACKAGE, share_dir
 
@@ -17,19 +27,52 @@ from servo_ff.io.paths import PACKAGE, share_dir
 @dataclass(frozen=True)
 class NodeLaunch:
     """One node of a bring-up: ROS executable (setup.py entry point), Python module (``up``), node name,
-    config file (in ``config/``) and parameter overrides coming from bring-up arguments."""
+    config file (in ``config/``), parameter overrides coming from bring-up arguments, namespace and an extra
+    parameter file (both bring-up arguments)."""
 
     executable: str
     module: str
     name: str
     config: str
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    namespace: str = ""
+    params_file: str = ""
+
+    def parameter_files(self, config_dir: Path) -> list[Path]:
+        """The node's parameter files in precedence order (later wins): the bring-up YAML, ``params_file`` (both
+        with their node sections as ``/**/<node>`` when a namespace is set), the argument overrides."""
+        files = [config_dir / self.config] + ([Path(self.params_file)] if self.params_file else [])
+        if self.namespace:
+            files = [_write_params(_any_namespace(yaml.safe_load(f.read_text()) or {})) for f in files]
+        if self.overrides:
+            files.append(_write_params({f"/**/{self.name}": {"ros__parameters": dict(self.overrides)}}))
+        return files
 
     def ros_args(self, config_dir: Path) -> list[str]:
-        args = ["--ros-args", "-r", f"__node:={self.name}", "--params-file", str(config_dir / self.config)]
-        for k, v in self.overrides.items():
-            args += ["-p", f"{k}:={_ros_literal(v)}"]
+        args = ["--ros-args", "-r", f"__node:={self.name}"]
+        if self.namespace:
+            args += ["-r", f"__ns:={self.namespace}"]
+        for f in self.parameter_files(config_dir):
+            args += ["--params-file", str(f)]
         return args
+
+
+def _any_namespace(doc: dict) -> dict:
+    """A parameter YAML whose node sections match the node in any namespace (``servo_sim`` → ``/**/servo_sim``)."""
+    return {k if k.startswith("/") else f"/**/{k}": v for k, v in doc.items()}
+
+
+def _write_params(doc: dict) -> Path:
+    """``doc`` as a parameter file in a temporary directory (named by its content: written once)."""
+    text = yaml.safe_dump(doc, sort_keys=True)
+    d = Path(tempfile.gettempdir()) / "servo_ff_bringup"
+    d.mkdir(exist_ok=True)
+    path = d / f"{hashlib.sha1(text.encode()).hexdigest()[:16]}.yaml"
+    if not path.is_file():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
 
 
 def _ros_literal(v: Any) -> str:
@@ -48,14 +91,38 @@ FEEDFORWARD = ("servo_feedforward_node", "servo_ff.nodes.feedforward_node", "ser
 ILC = ("servo_ilc_node", "servo_ff.nodes.ilc_node", "servo_ilc")
 FIT = ("servo_fit_node", "servo_ff.nodes.fit_node", "servo_fit")
 
+COMMON_ARGS = {
+    "namespace": ("", "namespace of every node of the bring-up (two robots or buses side by side)"),
+    "params_file": ("", "extra parameter YAML given to every node after the bring-up's own (its values win)"),
+}
+HARDWARE_ARGS = {
+    "port": ("", "serial port of the Dynamixel bus (empty: the YAML's)"),
+    "baud": ("", "baud rate of the Dynamixel bus (empty: the YAML's)"),
+}
+
 #: bring-up name → (description, {argument: (default, description)})
 BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
-    "robot": ("Dynamixel hardware + feed-forward", {}),
-    "sim": ("simulated servos (stepper) + feed-forward", {}),
+    "robot": ("Dynamixel hardware + feed-forward", {**HARDWARE_ARGS, **COMMON_ARGS}),
+    "sim": ("simulated servos (stepper) + feed-forward", dict(COMMON_ARGS)),
     "identify": ("sim or hardware servos + ILC + α fit",
-                 {"source": ("sim", "servo backend: sim or hardware")}),
-    "replay": ("α fit from a rosbag2 recording", {"bag": ("", "path of the rosbag2 directory to fit from")}),
+                 {"source": ("sim", "servo backend: sim or hardware"), **HARDWARE_ARGS, **COMMON_ARGS}),
+    "replay": ("α fit from a rosbag2 recording", {
+        "bag": ("", "path of the rosbag2 directory to fit from"),
+        "goal_topic": ("", "goal topic in the bag (empty: found among the goal message types)"),
+        **COMMON_ARGS}),
 }
+
+
+def _hardware_overrides(a: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if a.get("port"):
+        out["port"] = a["port"]
+    if a.get("baud"):
+        try:
+            out["baud"] = int(a["baud"])
+        except ValueError:
+            raise ValueError(f"baud must be an integer (bit/s), got {a['baud']!r}") from None
+    return out
 
 
 def plan(bringup: str, **args: str) -> list[NodeLaunch]:
@@ -69,19 +136,33 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
                          f"{', '.join(declared) or 'none'}")
     a = {k: str(args.get(k, d)) for k, (d, _) in declared.items()}
     cfg = f"{bringup}.yaml"
+    ns = a.get("namespace", "").strip()
+    if ns and not ns.startswith("/"):
+        ns = "/" + ns
+    pf = a.get("params_file", "")
+    if pf and not Path(pf).is_file():
+        raise FileNotFoundError(f"params_file {pf}: file not found")
+
+    def node(spec, overrides=None) -> NodeLaunch:
+        return NodeLaunch(*spec, cfg, overrides or {}, ns, pf)
+
+    hw = _hardware_overrides(a)
     if bringup == "robot":
-        return [NodeLaunch(*HARDWARE, cfg), NodeLaunch(*FEEDFORWARD, cfg)]
+        return [node(HARDWARE, hw), node(FEEDFORWARD)]
     if bringup == "sim":
-        return [NodeLaunch(*SIM, cfg), NodeLaunch(*FEEDFORWARD, cfg)]
+        return [node(SIM), node(FEEDFORWARD)]
     if bringup == "identify":
         if a["source"] not in ("sim", "hardware"):
             raise ValueError(f"identify: source must be 'sim' or 'hardware', got {a['source']!r}")
-        servo = SIM if a["source"] == "sim" else HARDWARE
-        return [NodeLaunch(*servo, cfg), NodeLaunch(*ILC, cfg), NodeLaunch(*FIT, cfg)]
+        servo = node(SIM) if a["source"] == "sim" else node(HARDWARE, hw)
+        return [servo, node(ILC), node(FIT)]
     # replay
     if not a["bag"]:
         raise ValueError("replay: argument bag (rosbag2 directory) is required")
-    return [NodeLaunch(*FIT, cfg, {"source": "bag", "bag_path": a["bag"]})]
+    fit = {"source": "bag", "bag_path": a["bag"]}
+    if a["goal_topic"]:
+        fit["goal_topic"] = a["goal_topic"]
+    return [node(FIT, fit)]
 
 
 def config_dir() -> Path:
@@ -103,7 +184,9 @@ def python_env() -> dict[str, str]:
 
 
 def launch_description(bringup: str):
-    """launch_ros description of ``bringup`` (used by ``launch/<bringup>.launch.py``)."""
+    """launch_ros description of ``bringup`` (used by ``launch/<bringup>.launch.py``): every argument of
+    :data:`BRINGUPS` declared with DeclareLaunchArgument, read with LaunchConfiguration, and turned into node
+    parameters by :func:`plan` (the same table ``servo-ff up`` uses)."""
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
     from launch.substitutions import LaunchConfiguration
@@ -114,8 +197,8 @@ def launch_description(bringup: str):
     def nodes(context, *_, **__):
         args = {k: LaunchConfiguration(k).perform(context) for k in declared}
         cfg = config_dir()
-        return [Node(package=PACKAGE, executable=n.executable, name=n.name, output="screen", emulate_tty=True,
-                     parameters=[str(cfg / n.config), dict(n.overrides)])
+        return [Node(package=PACKAGE, executable=n.executable, name=n.name, namespace=n.namespace or None,
+                     output="screen", emulate_tty=True, parameters=[str(f) for f in n.parameter_files(cfg)])
                 for n in plan(bringup, **args)]
 
     return LaunchDescription([

@@ -29,7 +29,8 @@ from servo_ff.models.params import ActuatorParams, ParameterError
 from servo_ff.models.schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS, FieldSpec
 
 #: ROS topic / service names shared by the servo interface (sim and hardware) and its clients. Relative names:
-#: they resolve under the node's namespace (``/servo/commands`` in the root namespace).
+#: they resolve under the node's namespace (``/servo/commands`` in the root namespace). The ``servo/`` ones are
+#: those of the default ``prefix`` parameter of the servo nodes (:func:`servo_names` for another prefix).
 TOPIC_JOINT_STATES = "joint_states"
 TOPIC_SUPPLY = "servo_supply"
 TOPIC_DIAGNOSTICS = "/diagnostics"
@@ -40,6 +41,13 @@ TOPIC_P_GAINS = "servo/p_gains"  # std_msgs/Float64MultiArray, `joints` order, f
 SRV_TORQUE_ENABLE = "servo/torque_enable"  # std_srvs/SetBool
 SRV_REBOOT = "servo/reboot"  # std_srvs/Trigger
 SRV_RESET = "servo/reset"  # std_srvs/Trigger (sim: back to the initial state)
+TOPIC_CLOCK = "/clock"  # rosgraph_msgs/Clock, published by the sim node when it owns time (publish_clock)
+SERVO_ENDPOINTS = ("commands", "joint_trajectory", "joint_command", "p_gains", "torque_enable", "reboot", "reset")
+
+
+def servo_names(prefix: str = "servo") -> dict[str, str]:
+    """Relative topic and service names of one servo interface: ``<prefix>/commands``, ``<prefix>/reboot``, …"""
+    return {k: f"{prefix}/{k}" for k in SERVO_ENDPOINTS}
 
 
 # ----------------------------------------------------------------------------------------------- parameters
@@ -155,6 +163,8 @@ class ParameterTable:
         self._apply = apply
         self._n_joints = n_joints or (lambda values: len(values["joints"]) if "joints" in values else None)
         self._ready = False
+        self.throttle = Throttle(1.0)
+        _log_refusals(node, self)
         node.add_on_set_parameters_callback(self._on_set)
         if hasattr(node, "add_post_set_parameters_callback"):
             node.add_post_set_parameters_callback(self._post_set)
@@ -202,8 +212,7 @@ class ParameterTable:
                     return SetParametersResult(successful=False, reason=reason)
             return SetParametersResult(successful=True)
         reason = self._full_check(candidate)
-        if reason:
-            self.node.get_logger().warning(f"parameter update refused: {reason}")
+        if reason:  # logged by the set_parameters wrapper (_log_refusals), as every other refusal
             return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
@@ -218,6 +227,49 @@ class ParameterTable:
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
+
+
+def _log_refusals(node: Node, table: ParameterTable) -> None:
+    """Every refused parameter change of ``node`` — by rclpy (read-only, wrong type, descriptor range,
+    undeclared) or by a ParameterTable callback — is logged with the parameter name(s) and the reason, throttled
+    per parameter (the count of suppressed repeats is logged), not only returned in the service reply. Wraps
+    the node's ``set_parameters`` / ``set_parameters_atomically`` (the parameter services call the latter)."""
+    if getattr(node, "_servo_ff_refusal_log", None) is not None:
+        return
+    node._servo_ff_refusal_log = table
+
+    def log(params, reason: str) -> None:
+        names = ", ".join(p.name for p in params) or "(none)"
+        key = f"parameter:{names}"
+        throttle = getattr(node, "throttle", None)
+        throttle = throttle if isinstance(throttle, Throttle) else table.throttle
+        throttle(key, node.get_logger().warning, f"parameter change refused: {names}: {reason}")
+
+    set_atomic, set_each = node.set_parameters_atomically, node.set_parameters
+
+    def set_parameters_atomically(parameter_list):
+        try:
+            result = set_atomic(parameter_list)
+        except Exception as e:
+            log(parameter_list, f"{type(e).__name__}: {e}")
+            raise
+        if not result.successful:
+            log(parameter_list, result.reason)
+        return result
+
+    def set_parameters(parameter_list):
+        try:
+            results = set_each(parameter_list)
+        except Exception as e:
+            log(parameter_list, f"{type(e).__name__}: {e}")
+            raise
+        for p, r in zip(parameter_list, results):
+            if not r.successful:
+                log([p], r.reason)
+        return results
+
+    node.set_parameters_atomically = set_parameters_atomically
+    node.set_parameters = set_parameters
 
 
 def per_joint(values: Sequence[float], n: int, name: str) -> np.ndarray:

@@ -7,7 +7,8 @@ current time, runs ``FeedForwardController.tick`` (inverse dynamics rooted at th
 order). P gains (``kp``) go to ``servo/p_gains`` at start, on change and every ``gains_period``.
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
-linearly interpolated; times from ``header.stamp``, or reception when 0), ``/joint_states``, ``imu/data``
+interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
+0), ``/joint_states``, ``imu/data``
 (sensor_msgs/Imu orientation), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
 (std_msgs/Float64, 1 = left foot, 0 = right). Parameters: ``urdf_path`` or ``robot_description``, ``joints``,
 ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
@@ -32,6 +33,7 @@ from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from servo_ff.interpolation import JointSpline
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import SERVO_NAMES, preset
 from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
@@ -56,24 +58,20 @@ def _dynamics():
 
 
 class DesiredTrajectory:
-    """A JointTrajectory in robot joint order: times (P,), q, q̇, q̈ (P, J), mask of the joints it names."""
+    """A JointTrajectory in robot joint order: times (P,), q, q̇, q̈ (P, J), mask of the joints it names.
+
+    Sampled with the servo nodes' interpolation (:class:`servo_ff.interpolation.JointSpline`,
+    JointTrajectoryController semantics): quintic between points giving velocities and accelerations, cubic
+    with velocities, linear otherwise; the first point before it starts, the last point at rest after it."""
 
     def __init__(self, t0: float, times: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
-                 columns: np.ndarray):
+                 columns: np.ndarray, has_dq: np.ndarray | None = None, has_ddq: np.ndarray | None = None):
         self.t0, self.times, self.q, self.dq, self.ddq, self.columns = t0, times, q, dq, ddq, columns
+        self.spline = JointSpline(times, q, dq, ddq, has_dq, has_ddq)
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Linear interpolation at ``t`` [s, same clock as t0]; held (zero velocity/acceleration) past the end."""
-        s = t - self.t0
-        times = self.times
-        if s >= times[-1]:
-            return self.q[-1], np.zeros_like(self.q[-1]), np.zeros_like(self.q[-1])
-        if s <= times[0]:
-            return self.q[0], self.dq[0], self.ddq[0]
-        k = int(np.searchsorted(times, s)) - 1
-        w = (s - times[k]) / (times[k + 1] - times[k])
-        lerp = lambda a: a[k] + w * (a[k + 1] - a[k])  # noqa: E731
-        return lerp(self.q), lerp(self.dq), lerp(self.ddq)
+        """(q, q̇, q̈) at ``t`` [s, same clock as t0]."""
+        return self.spline.sample(t - self.t0)
 
 
 def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float, bounds=None) -> DesiredTrajectory:
@@ -94,6 +92,7 @@ def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float, 
     dq = np.zeros((p, n))
     ddq = np.zeros((p, n))
     times = np.empty(p)
+    has = {"velocities": np.zeros(p, dtype=bool), "accelerations": np.zeros(p, dtype=bool)}
     for k, pt in enumerate(msg.points):
         if len(pt.positions) != n:
             raise ValueError(f"point {k} has {len(pt.positions)} positions for {n} joints")
@@ -103,6 +102,7 @@ def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float, 
                 raise ValueError(f"point {k} has {len(vals)} {field} for {n} joints")
             if len(vals):
                 arr[k] = vals
+                has[field][k] = True
         times[k] = pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9
     for name, arr in (("positions", q), ("velocities", dq), ("accelerations", ddq)):
         bad = ~np.isfinite(arr)
@@ -120,7 +120,8 @@ def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float, 
     if p > 1 and not (np.diff(times) > 0).all():
         raise ValueError("time_from_start must increase strictly from point to point")
     stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    return DesiredTrajectory(stamp if stamp > 0 else t_now, times, q, dq, ddq, cols)
+    return DesiredTrajectory(stamp if stamp > 0 else t_now, times, q, dq, ddq, cols, has["velocities"],
+                             has["accelerations"])
 
 
 class FeedForwardNode(Node):
@@ -294,7 +295,16 @@ class FeedForwardNode(Node):
 
     def _on_imu(self, msg: Imu) -> None:
         o = msg.orientation
-        self.imu = np.array([o.x, o.y, o.z, o.w])
+        quat = np.array([o.x, o.y, o.z, o.w])
+        try:  # checked here so that a stream of bad messages is one throttled line, not one line per message
+            from servo_ff.dynamics.inverse_dynamics import gravity_from_imu
+
+            gravity_from_imu(quat, 9.80665)
+        except (ValueError, FloatingPointError) as e:
+            self._warn("imu", f"IMU orientation {quat.tolist()} on {TOPIC_IMU} rejected ({e}); holding the last good "
+                              "gravity direction")
+            return
+        self.imu = quat
 
     def _on_supply(self, msg: BatteryState) -> None:
         reason = self.ctrl.supply_refusal(msg.voltage)

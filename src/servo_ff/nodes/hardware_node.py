@@ -4,9 +4,17 @@
 Each tick is one bus cycle: one sync read (present current, velocity, position) and one sync write (P gain +
 goal position through indirect addresses). Every ``health_period`` one more sync read gives input voltage,
 temperature and Hardware Error Status. ``/diagnostics`` has one status per servo: temperature, hardware-error
-bits, communication errors and the age of its last valid reply. When the port fails (unplugged adapter, no
+bits, communication errors and the age of its last valid reply. ``/joint_states`` carries every configured
+joint in every message: a servo without a valid reply this cycle keeps its last value and is flagged stale
+(with its age) in ``/diagnostics``, never dropped and never NaN. When the port fails (unplugged adapter, no
 servo answering for ``stale_cycles`` cycles) the node keeps publishing ERROR diagnostics and reconnects every
 ``reconnect_period`` seconds; the held goal and torque state are restored after reconnection.
+
+Managed (lifecycle, :mod:`.servo_base`): configure opens the port, scans the ids and sets the servos up (torque
+off, return delay, indirect addresses); activate writes the present position as the goal and turns torque on;
+deactivate holds the present position, then turns torque off; cleanup / shutdown close the port. The
+constructor never touches the bus. With ``autostart`` (default) configure is retried every
+``reconnect_period`` until the bus answers, then the node activates.
 """
 from __future__ import annotations
 
@@ -44,7 +52,6 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec("retries", 2, "retries of single-servo transactions", lo=0, hi=20, read_only=True),
         ParamSpec("return_delay", 0, "Return Delay Time written at setup, 2 µs units (-1: leave)", lo=-1, hi=254,
                   read_only=True),
-        ParamSpec("torque_on_start", True, "enable torque after connecting (goal = present position)"),
         ParamSpec("reconnect_period", 1.0, "time between reconnection attempts", "s", lo=0.01, hi=3600.0),
         ParamSpec("stale_cycles", 50, "cycles without any valid reply before the bus counts as disconnected",
                   lo=1, hi=100000),
@@ -68,7 +75,7 @@ class HardwareNode(ServoInterfaceNode):
         self.bus = None
         self.connected = False
         self.disconnect_reason = "not connected yet"
-        self.torque_wanted = bool(v["torque_on_start"])
+        self.torque_wanted = False  # torque comes on with the lifecycle transition activate
         self.failed_cycles = 0
         self.reconnects = 0
         self._prev_failures: dict[int, int] = {}
@@ -84,7 +91,6 @@ class HardwareNode(ServoInterfaceNode):
         self.voltage = np.full(n, np.nan)
         self.hw_error = np.full(n, -1, dtype=np.int64)
         self._setup_interface(table)
-        self._try_connect()
 
     # ------------------------------------------------------------------ parameters
     def _validate(self, values: dict[str, Any]) -> str | None:
@@ -103,8 +109,6 @@ class HardwareNode(ServoInterfaceNode):
 
     def _apply(self, changed: set[str]) -> None:
         self._apply_interface(changed)
-        if "torque_on_start" in changed:
-            pass  # used at the next (re)connection
 
     # ------------------------------------------------------------------ connection
     def _config(self):
@@ -118,11 +122,9 @@ class HardwareNode(ServoInterfaceNode):
             retries=int(v["retries"]), p_gain=True, return_delay=None if v["return_delay"] < 0 else v["return_delay"],
             names=dict(zip(self.ids, self.joints)))
 
-    def _try_connect(self) -> None:
-        now = time.monotonic()
-        if now - self._last_attempt < self.table["reconnect_period"]:
-            return
-        self._last_attempt = now
+    def _open(self) -> tuple[bool, str]:
+        """Open the port, scan the ids, set the servos up (torque off) and read a complete first state."""
+        self._last_attempt = time.monotonic()
         bus = None
         try:
             bus = self.bus_mod.DynamixelBus(self._config()).open()
@@ -137,32 +139,82 @@ class HardwareNode(ServoInterfaceNode):
             if bus is not None:
                 bus.close()
             self.disconnect_reason = f"connect to {self.table['port']} failed: {e}"
-            self.throttle("connect", self.get_logger().error,
-                          f"{self.disconnect_reason}; retrying every {self.table['reconnect_period']:g} s")
-            return
+            return False, self.disconnect_reason
         self.bus = bus
-        first = self.reconnects == 0 and not self.connected and self.gate.accepted == 0
-        if first:  # hold the present position until the first goal
-            goal = np.clip(state.position, self.gate.lower, self.gate.upper)
-            if not np.array_equal(goal, state.position):
-                self.get_logger().warning(f"present position {state.position.tolist()} is outside the joint limits; "
-                                          f"holding the nearest limit {goal.tolist()}")
-            self.gate.goal = goal
         self._store(state)
-        try:
-            bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
-            if self.torque_wanted:
-                bus.torque(True)
+        self.connected = True
+        self.failed_cycles = 0
+        return True, f"connected to {self.table['port']}: ids {self.ids} as {self.joints}"
+
+    def _write_goal_and_torque(self) -> None:
+        self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
+        self.bus.torque(self.torque_wanted)
+
+    def _try_reconnect(self) -> None:
+        if time.monotonic() - self._last_attempt < self.table["reconnect_period"]:
+            return
+        ok, msg = self._open()
+        if not ok:
+            self.throttle("connect", self.get_logger().error,
+                          f"{msg}; retrying every {self.table['reconnect_period']:g} s")
+            return
+        try:  # the held goal and the torque state come back as they were
+            self._write_goal_and_torque()
         except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
             self._disconnect(f"setup write failed: {e}")
             return
-        self.connected = True
-        self.failed_cycles = 0
-        if self.reconnects or not first:
-            self.get_logger().info(f"reconnected to {self.table['port']} (ids {self.ids})")
-        else:
-            self.get_logger().info(f"connected to {self.table['port']}: ids {self.ids} as {self.joints}, torque "
-                                   f"{'on' if self.torque_wanted else 'off'}")
+        self.get_logger().info(f"reconnected to {self.table['port']} (ids {self.ids}), torque "
+                               f"{'on' if self.torque_wanted else 'off'}")
+
+    # ------------------------------------------------------------------ lifecycle hooks
+    def autostart_retry_period(self) -> float:
+        return float(self.table["reconnect_period"])
+
+    def hw_configure(self) -> tuple[bool, str]:
+        ok, msg = self._open()
+        if ok:
+            return True, msg + ", torque off"
+        return False, f"{msg} (autostart retries every {self.table['reconnect_period']:g} s)" \
+            if self.table["autostart"] else msg
+
+    def hw_activate(self) -> tuple[bool, str]:
+        self.torque_wanted = True
+        if not self.connected:
+            return True, f"bus not connected ({self.disconnect_reason}); torque on after reconnection"
+        try:  # never jump: the held goal (present position) is written before torque on
+            self._write_goal_and_torque()
+        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+            self.torque_wanted = False
+            return False, f"torque on failed: {e}"
+        return True, f"torque on at {self.gate.goal.round(4).tolist()} rad on ids {self.ids}"
+
+    def hw_deactivate(self) -> tuple[bool, str]:
+        self.torque_wanted = False
+        if not self.connected:
+            return True, f"bus not connected ({self.disconnect_reason}); torque off after reconnection"
+        error = None
+        for _ in range(3):  # hold the present position, then release: worth more than one try
+            try:
+                self._write_goal_and_torque()
+                error = None
+                break
+            except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+                error = e
+        if error is not None:
+            self._disconnect(f"torque off failed: {error}")
+            return True, f"torque off FAILED ({error}); bus closed, reconnecting turns torque off"
+        return True, f"held {self.gate.goal.round(4).tolist()} rad, then torque off on ids {self.ids}"
+
+    def hw_cleanup(self) -> None:
+        if self.bus is not None:
+            try:
+                self.bus.close()
+            except (OSError, termios.error):
+                pass
+        self.bus = None
+        self.connected = False
+        self.valid[:] = False
+        self.disconnect_reason = "port closed (lifecycle cleanup)"
 
     def _disconnect(self, reason: str) -> None:
         self.get_logger().error(f"Dynamixel bus {self.table['port']} lost: {reason}; reconnecting every "
@@ -187,27 +239,30 @@ class HardwareNode(ServoInterfaceNode):
 
     # ------------------------------------------------------------------ hooks
     def hw_tick(self) -> bool:
+        """One bus cycle. True whenever a state is held: a servo without a fresh reply keeps its last value
+        (flagged stale in the diagnostics), so /joint_states always carries every joint."""
+        held = bool(np.isfinite(self.pos).all())
         if not self.connected:
-            self._try_connect()
-            return self.connected and self.valid.any()
+            self._try_reconnect()
+            return held
         try:
             state = self.bus.cycle(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
         except self.bus_mod.GoalRejected as e:  # the gate checks the same limits: should not happen
             self.throttle("goal", self.get_logger().error, f"bus refused the held goal: {e}")
-            return False
+            return held
         except (self.bus_mod.BusError, OSError, termios.error) as e:
             self._disconnect(str(e))
-            return False
+            return held
         self._store(state)
         if not state.valid.any():
             self.failed_cycles += 1
             if self.failed_cycles >= self.table["stale_cycles"]:
                 self._disconnect(f"no servo answered for {self.failed_cycles} cycles")
-            return False
+            return held
         self.failed_cycles = 0
         if time.monotonic() - self._last_health >= self.table["health_period"]:
             self._read_health()
-        return True
+        return bool(np.isfinite(self.pos).all())
 
     def _read_health(self) -> None:
         self._last_health = time.monotonic()
@@ -218,17 +273,6 @@ class HardwareNode(ServoInterfaceNode):
             return
         ok = h.valid
         self.voltage[ok], self.temperature[ok], self.hw_error[ok] = h.voltage[ok], h.temperature[ok], h.hw_error[ok]
-
-    def _tick(self) -> None:  # publish only the joints with a valid reply (by name), never NaN
-        if not self.hw_tick():
-            return
-        ok = self.valid
-        js = self._js
-        js.header.stamp = self.get_clock().now().to_msg()
-        js.name = [j for j, v in zip(self.joints, ok) if v]
-        js.position, js.velocity, js.effort = self.pos[ok].tolist(), self.vel[ok].tolist(), self.eff[ok].tolist()
-        self.pub_js.publish(js)
-        self.ticks += 1
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.pos, self.vel, self.eff
@@ -270,7 +314,8 @@ class HardwareNode(ServoInterfaceNode):
         self.torque_wanted = False
         self._read_health()
         text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
-        return True, f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
+        return True, (f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present "
+                      "position")
 
     def hw_supply_voltage(self) -> float:
         ok = np.isfinite(self.voltage)
@@ -283,28 +328,38 @@ class HardwareNode(ServoInterfaceNode):
             st = self.bus.stats.get(i) if self.bus is not None else None
             age = now - self.last_reply[k]
             err = int(self.hw_error[k])
-            if not self.connected:
+            stale = not self.valid[k]
+            if not self.configured:
+                level, msg = DiagnosticStatus.WARN, f"{self.state_label}: {self.disconnect_reason}"
+            elif not self.connected:
                 level, msg = DiagnosticStatus.ERROR, f"bus disconnected: {self.disconnect_reason}; reconnecting"
             elif err > 0:
-                level, msg = DiagnosticStatus.ERROR, f"hardware error: {self.ct.hardware_error_text(err)} (reboot clears)"
+                level = DiagnosticStatus.ERROR
+                msg = f"hardware error: {self.ct.hardware_error_text(err)} (reboot clears)"
             elif st is not None and st.skipping:
                 level, msg = DiagnosticStatus.ERROR, self.bus.servo_status(i)
             elif age > self.table["max_reply_age"]:
-                level, msg = DiagnosticStatus.ERROR, f"no valid reply for {age:.2f} s"
+                level, msg = DiagnosticStatus.ERROR, f"stale: no valid reply for {age:.2f} s, holding its last value"
+            elif stale and self.active:
+                level = DiagnosticStatus.WARN
+                msg = f"stale: no reply this cycle, holding its last value ({age:.3f} s old)"
             elif st is not None and st.failures > self._prev_failures.get(i, 0):
                 level, msg = DiagnosticStatus.WARN, (f"{st.failures - self._prev_failures.get(i, 0)} new "
                                                      f"communication error(s), last: {st.last_error}")
             else:
                 level, msg = DiagnosticStatus.OK, "ok"
             values = [KeyValue(key="id", value=str(i)),
+                      KeyValue(key="stale", value=str(bool(stale and self.configured)).lower()),
                       KeyValue(key="temperature_C", value=f"{self.temperature[k]:.1f}"),
                       KeyValue(key="hardware_error", value=str(err)),
-                      KeyValue(key="hardware_error_text", value=self.ct.hardware_error_text(err) if err >= 0 else "unread"),
+                      KeyValue(key="hardware_error_text",
+                               value=self.ct.hardware_error_text(err) if err >= 0 else "unread"),
                       KeyValue(key="last_reply_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
                       KeyValue(key="voltage_V", value=f"{self.voltage[k]:.1f}"),
                       KeyValue(key="reconnects", value=str(self.reconnects))]
             if st is not None:
-                values += [KeyValue(key="comm_ok", value=str(st.ok)), KeyValue(key="comm_timeouts", value=str(st.timeouts)),
+                values += [KeyValue(key="comm_ok", value=str(st.ok)),
+                           KeyValue(key="comm_timeouts", value=str(st.timeouts)),
                            KeyValue(key="comm_corrupt", value=str(st.corrupt)),
                            KeyValue(key="comm_wrong_length", value=str(st.wrong_length)),
                            KeyValue(key="comm_status_errors", value=str(st.status_errors)),

@@ -1,26 +1,39 @@
 """``servo_sim_node``: the servo interface of :mod:`.servo_base` backed by the seed-004 stepper.
 
-Every tick (``rate_hz``, 500 Hz by default) advances all joints by ``1/rate_hz`` seconds in steps of at most ``physics_dt`` (calls
-of :func:`servo_ff.models.stepper.step` toward the held goals, then publishes ``/joint_states``. The actuator
-comes from ``preset`` + ``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient exposed as
-an ``actuator.*`` parameter (core schema); the simulated supply voltage is ``actuator.firmware.vin``. The load
-is a pendulum per joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging down), a pure inertia
-(``none``), or gravity of a URDF (``urdf``, via ``servo_ff.dynamics``).
+Every control period (``1/rate_hz``, 500 Hz by default) advances all joints by one period in steps of at most
+``physics_dt`` (calls of :func:`servo_ff.models.stepper.step`) toward the held goals, then publishes
+``/joint_states`` stamped with the simulated time at the end of the period. The actuator comes from ``preset`` +
+``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient exposed as an ``actuator.*``
+parameter (core schema); the simulated supply voltage is ``actuator.firmware.vin``. The load is a pendulum per
+joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging down), a pure inertia (``none``), or gravity of a
+URDF (``urdf``, via ``servo_ff.dynamics``).
+
+Time. With ``publish_clock: true`` the sim owns time: it publishes ``/clock`` (rosgraph_msgs/Clock) after every
+period, its own ROS clock (``use_sim_time`` is set) and every stamp it sends are that simulated time, and it steps
+on a wall timer at ``real_time_factor`` × real time (0: as fast as it can). Otherwise it follows the node's ROS
+clock (wall time, or an external ``/clock`` under ``use_sim_time``): each tick advances the whole periods elapsed
+on that clock (at most ``max_catch_up``) and publishes one state per period, so ``/joint_states`` comes at
+``rate_hz`` of that clock however coarse its updates (``realtime: false``: exactly one period per tick).
+
+Lifecycle (:mod:`.servo_base`): the simulated torque is off until the node is activated; deactivate holds the
+present position, then turns torque off; cleanup resets the simulation to ``initial_position``.
 
 A parameter change that would make the model non-finite is refused before it takes effect: the core schema's
 admissible ranges, and the explicit-integration stability of the back-EMF damping for the physics step
 (:func:`servo_ff.models.stepper.step_stability_refusal`: dt < 2·J·R/kt², J = load inertia + armature). The
-``servo/reset`` service (std_srvs/Trigger) always brings the simulation back: position = ``initial_position``,
+``<prefix>/reset`` service (std_srvs/Trigger) always brings the simulation back: position = ``initial_position``,
 velocity 0, goal = ``initial_position``, errors cleared, torque on — also after the stepper refused a state.
 """
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from rclpy.parameter import Parameter
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import Trigger
 
 from servo_ff.models.params import ParameterError
@@ -28,7 +41,7 @@ from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import SERVO_NAMES, preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 
-from .common import SRV_RESET, ParamSpec, ParameterTable, actuator_from_values, actuator_specs, per_joint, spin_node
+from .common import TOPIC_CLOCK, ParamSpec, ParameterTable, actuator_from_values, actuator_specs, per_joint, spin_node
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_backend import SimServos, UrdfGravity, load_inertia
 
@@ -49,8 +62,12 @@ def sim_specs() -> list[ParamSpec]:
                   read_only=True),
         ParamSpec("physics_dt", 0.001, "largest stepper step (each tick is split into equal steps ≤ this)", "s",
                   lo=1e-5, hi=0.1),
-        ParamSpec("realtime", True, "advance by the elapsed wall time (late ticks catch up, at most "
-                  "max_catch_up); false: exactly 1/rate_hz per tick"),
+        ParamSpec("publish_clock", False, "own the time: publish /clock, stamp and run on the simulated time "
+                  "(use_sim_time is set), step at real_time_factor", read_only=True),
+        ParamSpec("real_time_factor", 1.0, "with publish_clock: simulated seconds per wall second (0: as fast as "
+                  "possible)", lo=0.0, hi=1000.0),
+        ParamSpec("realtime", True, "follow the node clock: advance the whole periods elapsed (late ticks catch up, "
+                  "at most max_catch_up); false: exactly 1/rate_hz per tick"),
         ParamSpec("max_catch_up", 0.05, "largest time advanced in one tick", "s", lo=1e-4, hi=10.0),
         ParamSpec("backend", "auto", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
     ]
@@ -94,17 +111,108 @@ class SimNode(ServoInterfaceNode):
         theta0 = per_joint(v["initial_position"], n, "initial_position")
         self.sim = SimServos(actuator_from_values(v), n, build_load(v, n), theta=theta0, backend=v["backend"])
         self.sim.warm_up(1.0 / v["rate_hz"])
+        self.sim.enabled = False  # torque comes on with the lifecycle transition activate, never here
         self._setup_interface(super_table)
         self.sim.set_kp(self.kp)
         self.gate.goal = theta0.copy()
         self.substeps = self._substeps(v)
-        self._last_tick = time.monotonic()
-        self._debt = 0.0
+        self.period_ns = int(round(1e9 / v["rate_hz"]))
+        self._t_ns: int | None = None  # simulated time of the last published state (follow mode)
         self.stepper_error = ""  # why the stepper last refused the state ("" while it runs)
-        self.create_service(Trigger, SRV_RESET, self._on_reset)
+        self.create_service(Trigger, self.names["reset"], self._on_reset)
+        self.owns_clock = bool(v["publish_clock"])
+        self.sim_time_ns = 0  # simulated time when the sim owns the clock
+        if self.owns_clock:
+            self._own_clock()
+        elif self.get_parameter("use_sim_time").value:
+            self.create_timer(3.0, self._check_clock, clock=self._steady)
         self.get_logger().info(
             f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) {self.joints} at "
-            f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V")
+            f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V, "
+            + (f"owning /clock at real_time_factor {v['real_time_factor']:g}" if self.owns_clock
+               else "following the node clock"))
+
+    # ------------------------------------------------------------------ time
+    def _own_clock(self) -> None:
+        """/clock publisher; the node's own ROS clock is set from the simulation each period (use_sim_time = true,
+        without a /clock subscription of its own, which would lag behind)."""
+        self.pub_clock = self.create_publisher(ClockMsg, TOPIC_CLOCK, 10)
+        if not self.get_parameter("use_sim_time").value:
+            self.set_parameters([Parameter("use_sim_time", Parameter.Type.BOOL, True)])
+        ts = getattr(self, "_time_source", None)
+        sub = getattr(ts, "_clock_sub", None)
+        if sub is not None:
+            self.destroy_subscription(sub)
+            ts._clock_sub = None
+        self._set_time(0)
+
+    def _set_time(self, ns: int) -> None:
+        self.sim_time_ns = ns
+        t = Time(nanoseconds=ns)
+        self.get_clock().set_ros_time_override(t)
+        self.pub_clock.publish(ClockMsg(clock=t.to_msg()))
+
+    def _check_clock(self) -> None:
+        if self.get_clock().now().nanoseconds == 0:
+            self.get_logger().warning("use_sim_time is true and no /clock has arrived: the simulation waits for it "
+                                      "(set publish_clock:=true to let this node own the time)")
+        for t in list(self.timers):
+            if t.callback == self._check_clock:
+                self.destroy_timer(t)
+
+    def now_s(self) -> float:
+        return self.sim_time_ns * 1e-9 if self.owns_clock else super().now_s()
+
+    def _start_loop(self) -> None:
+        self._stop_loop()
+        self._t_ns = None
+        if not self.owns_clock:
+            self.timer = self.create_timer(self.period, self._tick)
+            return
+        rtf = float(self.table["real_time_factor"])
+        self.timer = self.create_timer(self.period / rtf if rtf > 0 else 0.0, self._tick_owned, clock=self._steady)
+
+    def _step(self) -> bool:
+        """One control period of physics; False (reported, nothing published) if the stepper refuses the state."""
+        try:
+            self.sim.advance(self.period, self.substeps)
+        except (ValueError, ParameterError) as e:  # e.g. a diverging state; report, do not publish garbage
+            self.stepper_error = str(e)
+            self.throttle("sim", self.get_logger().error, f"stepper refused the state: {e}; call "
+                                                          f"{self.names['reset']} to bring the simulation back")
+            return False
+        self.stepper_error = ""
+        return True
+
+    def _tick_owned(self) -> None:
+        self.follow_trajectory(self.sim_time_ns * 1e-9)
+        if not self._step():
+            return
+        self._set_time(self.sim_time_ns + self.period_ns)
+        self.publish_state(Time(nanoseconds=self.sim_time_ns).to_msg())
+
+    def _tick(self) -> None:
+        now = self.get_clock().now().nanoseconds
+        if not self.table["realtime"]:
+            self.follow_trajectory(now * 1e-9)
+            if self._step():
+                self.publish_state(self.stamp())
+            return
+        if now == 0:  # sim time not started yet
+            return
+        if self._t_ns is None or now < self._t_ns - self.period_ns:  # first tick, or the clock went back
+            self._t_ns = now - self.period_ns
+        steps = (now - self._t_ns) // self.period_ns
+        cap = max(1, int(self.table["max_catch_up"] / self.period))
+        if steps > cap:  # too late: the simulation drops the time it cannot catch up
+            self._t_ns = now - cap * self.period_ns
+            steps = cap
+        for _ in range(steps):
+            self.follow_trajectory(self._t_ns * 1e-9)
+            if not self._step():
+                return
+            self._t_ns += self.period_ns
+            self.publish_state(Time(nanoseconds=self._t_ns).to_msg())
 
     # ------------------------------------------------------------------ parameters
     def _validate(self, values: dict[str, Any]) -> str | None:
@@ -136,6 +244,8 @@ class SimNode(ServoInterfaceNode):
             self.sim.load = build_load(v, self.n)
         if "physics_dt" in changed:
             self.substeps = self._substeps(v)
+        if "real_time_factor" in changed and self.active:
+            self._start_loop()
         self._apply_interface(changed)
 
     @staticmethod
@@ -143,39 +253,29 @@ class SimNode(ServoInterfaceNode):
         return max(1, math.ceil(1.0 / (v["rate_hz"] * v["physics_dt"]) - 1e-9))
 
     # ------------------------------------------------------------------ hooks
-    def hw_tick(self) -> bool:
-        h = self.period / self.substeps  # fixed physics step
-        if self.table["realtime"]:
-            now = time.monotonic()
-            self._debt += min(now - self._last_tick, self.table["max_catch_up"])
-            self._last_tick = now
-            n = int(self._debt / h + 1e-9)
-            self._debt -= n * h
-        else:
-            n = self.substeps
-        if n == 0:
-            return False
-        try:
-            self.sim.advance(n * h, n)
-        except (ValueError, ParameterError) as e:  # e.g. a diverging state; report, do not publish garbage
-            self.stepper_error = str(e)
-            self.throttle("sim", self.get_logger().error, f"stepper refused the state: {e}; call {SRV_RESET} "
-                                                          "to bring the simulation back")
-            return False
-        self.stepper_error = ""
-        return True
+    def hw_configure(self) -> tuple[bool, str]:
+        return True, f"{self.n} simulated servo(s) {self.joints}, torque off"
+
+    def hw_cleanup(self) -> None:
+        theta0 = per_joint(self.table["initial_position"], self.n, "initial_position")
+        self.sim.reset(theta0)
+        self.sim.enabled = False
+        self.gate.goal = theta0.copy()
 
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         theta0 = per_joint(self.table["initial_position"], self.n, "initial_position")
         self.sim.reset(theta0)
+        self.sim.enabled = self.active  # torque only while active (lifecycle)
+        self.traj = self.pending = None
         self.gate.goal = theta0.copy()
-        self._debt, self._last_tick = 0.0, time.monotonic()
+        self._t_ns = None
         was = self.stepper_error
         self.stepper_error = ""
         response.success = True
         response.message = (f"simulation reset: position = initial_position {theta0.tolist()} rad, velocity 0, goal "
-                            "= initial_position, errors cleared, torque on" + (f" (stepper had refused: {was})"
-                                                                               if was else ""))
+                            "= initial_position, errors cleared, torque "
+                            + ("on" if self.active else "off (node not active)")
+                            + (f" (stepper had refused: {was})" if was else ""))
         self.get_logger().warning(response.message)
         return response
 
@@ -204,7 +304,7 @@ class SimNode(ServoInterfaceNode):
         level = DiagnosticStatus.ERROR if self.stepper_error else DiagnosticStatus.OK
         state = "torque on" if self.sim.enabled else "torque off"
         if self.stepper_error:
-            state = f"stepper refused the state ({self.stepper_error}); call {SRV_RESET}"
+            state = f"stepper refused the state ({self.stepper_error}); call {self.names['reset']}"
         for i, name in enumerate(self.joints):
             out.append(DiagnosticStatus(
                 level=level, name=f"{self.get_name()}: {name}", hardware_id=f"sim/{name}", message=state,
@@ -214,7 +314,9 @@ class SimNode(ServoInterfaceNode):
                         KeyValue(key="effort_Nm", value=f"{self.sim.effort[i]:.5f}"),
                         KeyValue(key="kp", value=f"{self.sim.kp[i]:g}"),
                         KeyValue(key="hardware_error", value=str(self.sim.hardware_error)),
-                        KeyValue(key="supply_V", value=f"{self.sim.supply_voltage:g}")]))
+                        KeyValue(key="supply_V", value=f"{self.sim.supply_voltage:g}"),
+                        KeyValue(key="sim_time_s", value=f"{self.now_s():.3f}"),
+                        KeyValue(key="clock", value="own /clock" if self.owns_clock else "node clock")]))
         return out
 
 

@@ -1,0 +1,144 @@
+"""Two managed servo_hardware_nodes on two virtual Dynamixel buses (ptys) side by side in one namespace, driven
+through the lifecycle services (lifecycle_msgs/ChangeState) as a lifecycle manager does: no torque before
+activate, separate `<prefix>/…` topics and services, /joint_states with every joint while a servo is silent
+(stale flagged with its age in /diagnostics), deactivate = hold then torque off, cleanup closes the port."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nodes_harness import RosHarness, wait_for
+
+pytest.importorskip("rclpy")
+pytest.importorskip("dynamixel_sdk")
+pytest.importorskip("servo_ff.dynamixel.virtual_bus", reason="Dynamixel core servo_ff.dynamixel not merged yet")
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from lifecycle_msgs.msg import Transition  # noqa: E402
+from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_srvs.srv import SetBool  # noqa: E402
+
+from servo_ff.dynamixel import control_table as ct  # noqa: E402
+from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
+
+SIDES = {"legs": (["hip", "knee"], [1, 2]), "arms": (["shoulder", "elbow"], [1, 2])}
+
+
+@pytest.fixture(scope="module")
+def robot(tmp_path_factory):
+    buses, nodes = {}, {}
+    h = RosHarness(salt=9)
+    try:
+        for side, (joints, ids) in SIDES.items():
+            link = tmp_path_factory.mktemp(side) / "ttyDXL"
+            buses[side] = VirtualBus(ids=ids, model="mx106", loads=ServoLoad.pendulum(0.2, 0.1), link=str(link))
+            buses[side].start()
+            nodes[side] = h.add(HardwareNode(f"servo_{side}", context=h.context, namespace=h.ns, parameter_overrides=[
+                Parameter("joints", value=joints), Parameter("ids", value=ids), Parameter("port", value=str(link)),
+                Parameter("prefix", value=side), Parameter("autostart", value=False),
+                Parameter("model", value="mx106"), Parameter("rate_hz", value=50.0),
+                Parameter("latency_timer_ms", value=1.0), Parameter("timeout_ms", value=50.0),
+                Parameter("retries", value=5),
+                Parameter("position_min", value=[-2.0]), Parameter("position_max", value=[2.0]),
+                Parameter("stale_cycles", value=1000), Parameter("max_reply_age", value=30.0),
+                Parameter("diagnostics_period", value=0.2), Parameter("warn_throttle", value=30.0)]))
+        client = h.make_node("lifecycle_manager")
+        states: dict[str, list[JointState]] = {"legs": [], "arms": []}
+
+        def on_state(msg: JointState) -> None:
+            states["legs" if "hip" in msg.name else "arms"].append(msg)
+
+        diags: list[DiagnosticArray] = []
+        client.create_subscription(JointState, "joint_states", on_state, 100)
+        client.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 50)
+        yield h, buses, nodes, client, states, diags
+    finally:
+        h.shutdown()
+        for b in buses.values():
+            b.stop()
+
+
+def change(h, client, side: str, transition: int) -> bool:
+    cli = client.create_client(ChangeState, f"servo_{side}/change_state")
+    return h.call(cli, ChangeState.Request(transition=Transition(id=transition)), timeout=15.0).success
+
+
+def state_of(h, client, side: str) -> str:
+    return h.call(client.create_client(GetState, f"servo_{side}/get_state"), GetState.Request()).current_state.label
+
+
+def torque(bus) -> np.ndarray:
+    return bus.mem[:, ct.ADDR_TORQUE_ENABLE].copy()
+
+
+def stale_status(diags, joint):
+    for d in reversed(diags):
+        for s in d.status:
+            if s.name.endswith(f": {joint}"):
+                return s
+    return None
+
+
+def test_two_managed_hardware_nodes_side_by_side(robot):
+    h, buses, nodes, client, states, diags = robot
+    # constructed, not configured: no port opened, torque never enabled, no states
+    for side in SIDES:
+        assert state_of(h, client, side) == "unconfigured"
+        assert nodes[side].bus is None and (torque(buses[side]) == 0).all()
+    # configure: port opened, ids scanned, set up; torque still off
+    for side in SIDES:  # as a lifecycle manager: a configure that finds no answer yet is tried again
+        assert any(change(h, client, side, Transition.TRANSITION_CONFIGURE) for _ in range(3))
+        assert state_of(h, client, side) == "inactive" and nodes[side].connected
+        assert (torque(buses[side]) == 0).all()
+    pub = {side: client.create_publisher(Float64MultiArray, f"{side}/commands", 10) for side in SIDES}
+    wait_for(lambda: all(p.get_subscription_count() == 1 for p in pub.values()), 10.0, "one subscriber per prefix")
+    rejected = nodes["legs"].gate.rejected
+    pub["legs"].publish(Float64MultiArray(data=[0.5, 0.5]))  # inactive: refused, nothing moves
+    wait_for(lambda: nodes["legs"].gate.rejected > rejected, 5.0, "goal refused while inactive")
+    assert "not active" in nodes["legs"].gate.last_reason
+    # activate: torque on at the present position, loop started
+    for side in SIDES:
+        assert change(h, client, side, Transition.TRANSITION_ACTIVATE)
+        assert (torque(buses[side]) == 1).all()
+    wait_for(lambda: len(states["legs"]) > 5 and len(states["arms"]) > 5, 10.0, "joint_states of both nodes")
+    # separate topics: each goal reaches its own bus only
+    pub["legs"].publish(Float64MultiArray(data=[0.4, -0.3]))
+    pub["arms"].publish(Float64MultiArray(data=[-0.6, 0.2]))
+    wait_for(lambda: np.allclose(buses["legs"].goal, [0.4, -0.3], atol=0.01)
+             and np.allclose(buses["arms"].goal, [-0.6, 0.2], atol=0.01), 10.0, "goals on both buses")
+    # separate services: legs/torque_enable leaves the arms alone
+    r = h.call(client.create_client(SetBool, "legs/torque_enable"), SetBool.Request(data=False))
+    assert r.success and (torque(buses["legs"]) == 0).all() and (torque(buses["arms"]) == 1).all()
+    assert h.call(client.create_client(SetBool, "legs/torque_enable"), SetBool.Request(data=True)).success
+
+    # a silent servo: its joint stays in every message (last value, finite), flagged stale with its age
+    buses["legs"].set_silent(2, True)
+    try:
+        n0 = len(states["legs"])
+        wait_for(lambda: (s := stale_status(diags, "knee")) is not None
+                 and any(kv.key == "stale" and kv.value == "true" for kv in s.values), 10.0, "knee flagged stale")
+        wait_for(lambda: len(states["legs"]) >= n0 + 25, 10.0, "joint_states while the knee is silent")
+        window = states["legs"][n0:]
+        assert all(list(m.name) == ["hip", "knee"] and np.isfinite(m.position).all() for m in window)
+        s = stale_status(diags, "knee")
+        values = {kv.key: kv.value for kv in s.values}
+        assert "stale" in s.message and float(values["last_reply_age_s"]) > 0.0
+    finally:
+        buses["legs"].set_silent(2, False)
+
+    # deactivate the legs: hold, then torque off; the arms keep running
+    assert change(h, client, "legs", Transition.TRANSITION_DEACTIVATE)
+    assert (torque(buses["legs"]) == 0).all() and (torque(buses["arms"]) == 1).all()
+    np.testing.assert_allclose(buses["legs"].goal, nodes["legs"].gate.goal, atol=2e-3)  # the present position
+    np.testing.assert_allclose(nodes["legs"].gate.goal, [0.4, -0.3], atol=0.05)
+    n_arms = len(states["arms"])
+    wait_for(lambda: len(states["arms"]) > n_arms + 5, 5.0, "arms still publishing")
+    # cleanup closes the port; shutdown of the active arms: hold, torque off, closed
+    assert change(h, client, "legs", Transition.TRANSITION_CLEANUP)
+    assert nodes["legs"].bus is None and state_of(h, client, "legs") == "unconfigured"
+    assert change(h, client, "arms", Transition.TRANSITION_ACTIVE_SHUTDOWN)
+    assert (torque(buses["arms"]) == 0).all() and nodes["arms"].bus is None
+    assert state_of(h, client, "arms") == "finalized"
