@@ -17,13 +17,16 @@ from servo_ff.io.paths import PACKAGE, share_dir
 @dataclass(frozen=True)
 class NodeLaunch:
     """One node of a bring-up: ROS executable (setup.py entry point), Python module (``up``), node name,
-    config file (in ``config/``) and parameter overrides coming from bring-up arguments."""
+    config file (in ``config/``), parameter overrides coming from bring-up arguments, and whether the bring-up
+    ends when this node exits (the one-shot fit of ``replay`` and ``identify``: ``servo-ff up`` then exits with
+    its code, the launch file shuts down)."""
 
     executable: str
     module: str
     name: str
     config: str
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    ends_bringup: bool = False
 
     def ros_args(self, config_dir: Path) -> list[str]:
         args = ["--ros-args", "-r", f"__node:={self.name}", "--params-file", str(config_dir / self.config)]
@@ -52,9 +55,13 @@ FIT = ("servo_fit_node", "servo_ff.nodes.fit_node", "servo_fit")
 BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "robot": ("Dynamixel hardware + feed-forward", {}),
     "sim": ("simulated servos (stepper) + feed-forward", {}),
-    "identify": ("sim or hardware servos + ILC + α fit",
-                 {"source": ("sim", "servo backend: sim or hardware")}),
-    "replay": ("α fit from a rosbag2 recording", {"bag": ("", "path of the rosbag2 directory to fit from")}),
+    "identify": ("sim or hardware servos + ILC + α fit → α on the feed-forward node, then exit",
+                 {"source": ("sim", "servo backend: sim or hardware"),
+                  "realtime": ("true", "false (source sim): as fast as possible, the ILC node drives /clock in "
+                                       "lockstep with the sim node (use_sim_time, realtime false)")}),
+    "replay": ("α fit from a rosbag2 recording, then exit",
+               {"bag": ("", "path of the rosbag2 directory (or .mcap/.db3) to fit from"),
+                "goal_topic": ("", "goal topic in the bag (empty: the one command-like topic of a goal type)")}),
 }
 
 
@@ -76,12 +83,22 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
     if bringup == "identify":
         if a["source"] not in ("sim", "hardware"):
             raise ValueError(f"identify: source must be 'sim' or 'hardware', got {a['source']!r}")
+        if a["realtime"] not in ("true", "false"):
+            raise ValueError(f"identify: realtime must be 'true' or 'false', got {a['realtime']!r}")
+        lockstep = a["realtime"] == "false"
+        if lockstep and a["source"] != "sim":
+            raise ValueError("identify: realtime:=false needs source:=sim (hardware runs on wall time)")
         servo = SIM if a["source"] == "sim" else HARDWARE
-        return [NodeLaunch(*servo, cfg), NodeLaunch(*ILC, cfg), NodeLaunch(*FIT, cfg)]
+        # until the sim node owns /clock (real_time_factor), the ILC node drives it one sample at a time
+        fast = {"use_sim_time": True, "realtime": False} if lockstep else {}
+        return [NodeLaunch(*servo, cfg, fast), NodeLaunch(*FEEDFORWARD, cfg),
+                NodeLaunch(*ILC, cfg, {"drive_clock": True} if lockstep else {}),
+                NodeLaunch(*FIT, cfg, ends_bringup=True)]
     # replay
     if not a["bag"]:
         raise ValueError("replay: argument bag (rosbag2 directory) is required")
-    return [NodeLaunch(*FIT, cfg, {"source": "bag", "bag_path": a["bag"]})]
+    goal = {"goal_topic": a["goal_topic"]} if a["goal_topic"] else {}
+    return [NodeLaunch(*FIT, cfg, {"source": "bag", "bag_path": a["bag"], **goal}, ends_bringup=True)]
 
 
 def config_dir() -> Path:
@@ -105,7 +122,8 @@ def python_env() -> dict[str, str]:
 def launch_description(bringup: str):
     """launch_ros description of ``bringup`` (used by ``launch/<bringup>.launch.py``)."""
     from launch import LaunchDescription
-    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+    from launch.event_handlers import OnProcessExit
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
@@ -114,9 +132,15 @@ def launch_description(bringup: str):
     def nodes(context, *_, **__):
         args = {k: LaunchConfiguration(k).perform(context) for k in declared}
         cfg = config_dir()
-        return [Node(package=PACKAGE, executable=n.executable, name=n.name, output="screen", emulate_tty=True,
-                     parameters=[str(cfg / n.config), dict(n.overrides)])
-                for n in plan(bringup, **args)]
+        out = []
+        for n in plan(bringup, **args):
+            node = Node(package=PACKAGE, executable=n.executable, name=n.name, output="screen", emulate_tty=True,
+                        parameters=[str(cfg / n.config), dict(n.overrides)])
+            out.append(node)
+            if n.ends_bringup:  # the one-shot fit ended (its exit code says how): the launch ends with it
+                out.append(RegisterEventHandler(OnProcessExit(target_action=node, on_exit=[
+                    Shutdown(reason=f"{n.name} finished")])))
+        return out
 
     return LaunchDescription([
         *(DeclareLaunchArgument(k, default_value=d, description=text) for k, (d, text) in declared.items()),
