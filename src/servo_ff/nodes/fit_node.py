@@ -89,9 +89,10 @@ class FitNode(Node):
         self.goals: deque = deque()
         self.volts: deque = deque()
         self.pub_result = self.create_publisher(String, TOPIC_RESULT, 10)
-        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_js, 50, callback_group=group)
-        self.create_subscription(Float64MultiArray, TOPIC_COMMANDS, self._on_goal, 50, callback_group=group)
-        self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
+        if self.table["source"] == "topics" or not self.table["exit_after_fit"]:  # a one-shot file fit needs none
+            self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_js, 50, callback_group=group)
+            self.create_subscription(Float64MultiArray, TOPIC_COMMANDS, self._on_goal, 50, callback_group=group)
+            self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
         self.create_service(Trigger, SRV_RUN, self._on_run, callback_group=group)
         self.param_client = None
         if self.table["feedforward_node"]:
