@@ -41,10 +41,11 @@ def run(args: argparse.Namespace) -> int:
     from ..workflows.alpha import fit_alpha_source, save_alpha_result
 
     res = fit_alpha_source(args.source, joint=args.joint, urdf=args.urdf, iteration=args.iteration, kp=args.kp,
-                           dt=args.dt, goal_topic=args.goal_topic,
-                           joints=[j.strip() for j in args.joints.split(",")] if args.joints else None, vin=args.vin,
-                           mass=args.mass, length=args.length, arm_mass=args.arm_mass, delay=args.delay, with_inertia=args.inertia,
-                           dq_s=args.dq_s, delta=args.delta, nonnegative=not args.unconstrained)
+                           dt=args.dt, goal_topic=args.goal_topic, vin=args.vin,
+                           joints=[j.strip() for j in args.joints.split(",")] if args.joints else None,
+                           mass=args.mass, length=args.length, arm_mass=args.arm_mass, delay=args.delay,
+                           with_inertia=args.inertia, dq_s=args.dq_s, delta=args.delta,
+                           nonnegative=not args.unconstrained)
     fit, data = res.fit, res.data
     out = Path(args.out)
     path = save_alpha_result(res, out / "alpha.yaml")

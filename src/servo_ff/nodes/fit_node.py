@@ -13,9 +13,10 @@ Data (``source``):
 ``fit/run`` (std_srvs/Trigger) fits; with ``run_on_start`` file and bag sources fit at start-up (with
 ``wait_for_file`` the node waits for an ILC file written after it started). With ``exit_after_fit`` (one-shot, what
 the replay and identify bring-ups use) the node ends after that fit: ``main`` returns 0 when α̂ was fitted (and set
-on ``feedforward_node`` if one is named) and 2 with the reason on stderr otherwise. The result goes to ``fit/result`` (std_msgs/String, JSON), to ``output`` (YAML in the
-``servo_ff.dynamics.alpha`` format) and to the feed-forward node's ``alpha.<joint>`` parameter through its
-``set_parameters`` service (rcl_interfaces/SetParameters).
+on ``feedforward_node`` if one is named) and 2 with the reason on stderr otherwise. The result goes to
+``fit/result`` (std_msgs/String, JSON), to ``output`` (YAML in the ``servo_ff.dynamics.alpha`` format) and to
+the feed-forward node's ``alpha.<joint>`` parameter through its ``set_parameters`` service
+(rcl_interfaces/SetParameters).
 """
 from __future__ import annotations
 
