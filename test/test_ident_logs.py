@@ -66,7 +66,7 @@ def test_rosbag_missing_goal_topic_is_named(tmp_path):
             msg = T["sensor_msgs/msg/JointState"](header=hdr, name=["j"], position=np.array([0.1 * k]),
                                                   velocity=np.array([0.0]), effort=np.array([], float))
             w.write(c, 1_000_000_000 + k * 5_000_000, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
-    with pytest.raises(LogError, match="no goal topic"):
+    with pytest.raises(LogError, match="no command-like goal topic"):
         read_rosbag(tmp_path / "bag", meta={"mass": 1, "length": 0.1, "kp": 8, "vin": 12})
     with pytest.raises(LogError, match="'/commands' is not in the bag"):
         read_rosbag(tmp_path / "bag", goal_topic="/commands", meta={"mass": 1, "length": 0.1, "kp": 8, "vin": 12})

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -139,3 +140,48 @@ def test_launch_arguments_override_the_yaml_in_any_namespace(tmp_path):
     assert {"bag", "goal_topic", "params_file", "namespace"} <= set(BRINGUPS["replay"][1])
     (fit,) = plan("replay", bag="/b", goal_topic="/arm_controller/commands")
     assert fit.overrides["goal_topic"] == "/arm_controller/commands"
+
+
+def test_up_identify_ends_with_alpha_on_the_feedforward_node(tmp_path):
+    """`servo-ff up identify --arg realtime:=false` as a user runs it (a short reference and two ILC iterations
+    from a params file): ILC in lockstep with the sim on the driven /clock → ILC record → fit → α set on the
+    feed-forward node the bring-up started → every node stopped, exit code 0."""
+    pytest.importorskip("rclpy")
+    from servo_ff.dynamics.alpha import load_alpha
+    from servo_ff.io.ilc_record import load_ilc_record
+    from servo_ff.nodes.bringup import python_env
+    from servo_ff.nodes.harness import domain_id
+
+    assert [n.name for n in plan("identify", realtime="false")] == ["servo_sim", "servo_feedforward", "servo_ilc",
+                                                                    "servo_fit"]
+    with pytest.raises(ValueError, match="source:=sim"):
+        plan("identify", source="hardware", realtime="false")
+    (tmp_path / "ilc_result.npz").write_bytes(b"stale")  # an earlier run's file is not fitted
+    params = tmp_path / "short.yaml"
+    params.write_text("""servo_sim:
+  ros__parameters:
+    rate_hz: 100.0
+servo_ilc:
+  ros__parameters:
+    reference: sub_oscillations
+    reference_duration: 1.5
+    reference_amplitude: 0.6
+    rate_hz: 100.0
+    max_iterations: 2
+    threshold: 0.0
+    settle_time: 0.4
+""")
+    env = python_env()
+    env["ROS_DOMAIN_ID"] = str(domain_id(7))  # this run's own domain
+    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    proc = subprocess.run([sys.executable, "-m", "servo_ff", "up", "identify", "--arg", "realtime:=false",
+                           "--params-file", str(params)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "alpha.pendulum_1 set on servo_feedforward" in out, out
+    assert "servo_fit exited with code 0" in out, out
+    rec = load_ilc_record(tmp_path / "ilc_result.npz")
+    assert rec.commands.shape == (3, 150) and rec.errors[-1] < rec.errors[0], rec.errors
+    table = load_alpha(tmp_path / "alpha.yaml", ["pendulum_1"])
+    assert np.isfinite(table.alpha).all() and table.alpha[0, 0] > 0

@@ -15,9 +15,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--urdf", help="URDF giving τ_o of the joint by inverse dynamics (needed for a record of "
                                   "servo_ilc_node; default: the record's τ or the log's pendulum)")
     p.add_argument("--joint", help="joint (a bag's joint; must match an ILC record's)")
-    p.add_argument("--goal-topic", help="goal topic of a bag (default: found by message type)")
+    p.add_argument("--goal-topic", help="goal topic of a bag (default: the one command-like topic of a goal type)")
+    p.add_argument("--joints", help="comma-separated order of a bag's Float64MultiArray goals (a forward command "
+                                    "controller's joints; default: the /joint_states order)")
     p.add_argument("--iteration", type=int, default=-1, help="ILC trial to fit (-1: lowest windowed error)")
     p.add_argument("--kp", type=float, help="servo gain during the data (default: from the record/log)")
+    p.add_argument("--vin", type=float, help="supply voltage [V] when the log/bag records none")
+    p.add_argument("--mass", type=float, help="pendulum mass [kg] (τ_o of a bench without a URDF)")
+    p.add_argument("--length", type=float, help="pendulum length [m]")
+    p.add_argument("--arm-mass", type=float, help="pendulum arm mass [kg]")
     p.add_argument("--inertia", action="store_true", help="include α4·q̈ (Eq. 14)")
     p.add_argument("--delay", type=float, default=None, help="reaction time t_d [s] (default: estimate)")
     p.add_argument("--dq-s", type=float, default=None, help="fix the Stribeck velocity [rad/s]")
@@ -35,8 +41,11 @@ def run(args: argparse.Namespace) -> int:
     from ..workflows.alpha import fit_alpha_source, save_alpha_result
 
     res = fit_alpha_source(args.source, joint=args.joint, urdf=args.urdf, iteration=args.iteration, kp=args.kp,
-                           dt=args.dt, goal_topic=args.goal_topic, delay=args.delay, with_inertia=args.inertia,
-                           dq_s=args.dq_s, delta=args.delta, nonnegative=not args.unconstrained)
+                           dt=args.dt, goal_topic=args.goal_topic, vin=args.vin,
+                           joints=[j.strip() for j in args.joints.split(",")] if args.joints else None,
+                           mass=args.mass, length=args.length, arm_mass=args.arm_mass, delay=args.delay,
+                           with_inertia=args.inertia, dq_s=args.dq_s, delta=args.delta,
+                           nonnegative=not args.unconstrained)
     fit, data = res.fit, res.data
     out = Path(args.out)
     path = save_alpha_result(res, out / "alpha.yaml")

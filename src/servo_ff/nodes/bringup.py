@@ -27,8 +27,9 @@ from servo_ff.io.paths import PACKAGE, share_dir
 @dataclass(frozen=True)
 class NodeLaunch:
     """One node of a bring-up: ROS executable (setup.py entry point), Python module (``up``), node name,
-    config file (in ``config/``), parameter overrides coming from bring-up arguments, namespace and an extra
-    parameter file (both bring-up arguments)."""
+    config file (in ``config/``), parameter overrides coming from bring-up arguments, namespace, an extra
+    parameter file (both bring-up arguments), and whether the bring-up ends when this node exits (the one-shot
+    fit of ``replay`` and ``identify``: ``servo-ff up`` then exits with its code, the launch file shuts down)."""
 
     executable: str
     module: str
@@ -37,6 +38,7 @@ class NodeLaunch:
     overrides: Mapping[str, Any] = field(default_factory=dict)
     namespace: str = ""
     params_file: str = ""
+    ends_bringup: bool = False
 
     def parameter_files(self, config_dir: Path) -> list[Path]:
         """The node's parameter files in precedence order (later wins): the bring-up YAML, ``params_file`` (both
@@ -104,11 +106,14 @@ HARDWARE_ARGS = {
 BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "robot": ("Dynamixel hardware + feed-forward", {**HARDWARE_ARGS, **COMMON_ARGS}),
     "sim": ("simulated servos (stepper) + feed-forward", dict(COMMON_ARGS)),
-    "identify": ("sim or hardware servos + ILC + α fit",
-                 {"source": ("sim", "servo backend: sim or hardware"), **HARDWARE_ARGS, **COMMON_ARGS}),
-    "replay": ("α fit from a rosbag2 recording", {
-        "bag": ("", "path of the rosbag2 directory to fit from"),
-        "goal_topic": ("", "goal topic in the bag (empty: found among the goal message types)"),
+    "identify": ("sim or hardware servos + ILC + α fit → α on the feed-forward node, then exit",
+                 {"source": ("sim", "servo backend: sim or hardware"),
+                  "realtime": ("true", "false (source sim): as fast as possible, the ILC node drives /clock in "
+                                       "lockstep with the sim node (use_sim_time, realtime false)"),
+                  **HARDWARE_ARGS, **COMMON_ARGS}),
+    "replay": ("α fit from a rosbag2 recording, then exit", {
+        "bag": ("", "path of the rosbag2 directory (or .mcap/.db3) to fit from"),
+        "goal_topic": ("", "goal topic in the bag (empty: the one command-like topic of a goal type)"),
         **COMMON_ARGS}),
 }
 
@@ -143,8 +148,8 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
     if pf and not Path(pf).is_file():
         raise FileNotFoundError(f"params_file {pf}: file not found")
 
-    def node(spec, overrides=None) -> NodeLaunch:
-        return NodeLaunch(*spec, cfg, overrides or {}, ns, pf)
+    def node(spec, overrides=None, ends: bool = False) -> NodeLaunch:
+        return NodeLaunch(*spec, cfg, overrides or {}, ns, pf, ends_bringup=ends)
 
     hw = _hardware_overrides(a)
     if bringup == "robot":
@@ -154,15 +159,22 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
     if bringup == "identify":
         if a["source"] not in ("sim", "hardware"):
             raise ValueError(f"identify: source must be 'sim' or 'hardware', got {a['source']!r}")
-        servo = node(SIM) if a["source"] == "sim" else node(HARDWARE, hw)
-        return [servo, node(ILC), node(FIT)]
+        if a["realtime"] not in ("true", "false"):
+            raise ValueError(f"identify: realtime must be 'true' or 'false', got {a['realtime']!r}")
+        lockstep = a["realtime"] == "false"
+        if lockstep and a["source"] != "sim":
+            raise ValueError("identify: realtime:=false needs source:=sim (hardware runs on wall time)")
+        fast = {"use_sim_time": True, "realtime": False} if lockstep else {}
+        servo = node(SIM, fast) if a["source"] == "sim" else node(HARDWARE, hw)
+        return [servo, node(FEEDFORWARD), node(ILC, {"drive_clock": True} if lockstep else {}),
+                node(FIT, ends=True)]
     # replay
     if not a["bag"]:
         raise ValueError("replay: argument bag (rosbag2 directory) is required")
     fit = {"source": "bag", "bag_path": a["bag"]}
     if a["goal_topic"]:
         fit["goal_topic"] = a["goal_topic"]
-    return [node(FIT, fit)]
+    return [node(FIT, fit, ends=True)]
 
 
 def config_dir() -> Path:
@@ -188,7 +200,8 @@ def launch_description(bringup: str):
     :data:`BRINGUPS` declared with DeclareLaunchArgument, read with LaunchConfiguration, and turned into node
     parameters by :func:`plan` (the same table ``servo-ff up`` uses)."""
     from launch import LaunchDescription
-    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+    from launch.event_handlers import OnProcessExit
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
@@ -197,9 +210,15 @@ def launch_description(bringup: str):
     def nodes(context, *_, **__):
         args = {k: LaunchConfiguration(k).perform(context) for k in declared}
         cfg = config_dir()
-        return [Node(package=PACKAGE, executable=n.executable, name=n.name, namespace=n.namespace or None,
-                     output="screen", emulate_tty=True, parameters=[str(f) for f in n.parameter_files(cfg)])
-                for n in plan(bringup, **args)]
+        out = []
+        for n in plan(bringup, **args):
+            node = Node(package=PACKAGE, executable=n.executable, name=n.name, namespace=n.namespace or None,
+                        output="screen", emulate_tty=True, parameters=[str(f) for f in n.parameter_files(cfg)])
+            out.append(node)
+            if n.ends_bringup:  # the one-shot fit ended (its exit code says how): the launch ends with it
+                out.append(RegisterEventHandler(OnProcessExit(target_action=node, on_exit=[
+                    Shutdown(reason=f"{n.name} finished")])))
+        return out
 
     return LaunchDescription([
         *(DeclareLaunchArgument(k, default_value=d, description=text) for k, (d, text) in declared.items()),

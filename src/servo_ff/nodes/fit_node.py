@@ -4,19 +4,25 @@ over :mod:`servo_ff.workflows.alpha` (the same workflow as ``servo-ff fit``); τ
 Data (``source``):
 
 * ``ilc_file`` — an ILC record (:mod:`servo_ff.io.ilc_record`, written by ``servo_ilc_node`` or ``servo-ff ilc``);
-* ``bag`` — a rosbag2 recording (``bag_path``) read by :func:`servo_ff.io.rosbag.read_rosbag`
-  (``/joint_states``, the goal topic, ``/servo_supply``);
+* ``bag`` — a rosbag2 recording (``bag_path``) as ``ros2 bag record`` writes it, read by
+  :func:`servo_ff.io.rosbag.read_rosbag`: ``/joint_states``, the goal topic (``goal_topic``, or the one
+  command-like topic of a goal type; a Float64MultiArray in ``joints`` order), the supply if recorded (else
+  ``vin``), ``kp`` (else the recorded ``*p_gains``);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` over the last ``window`` seconds.
 
-``fit/run`` (std_srvs/Trigger) fits; with ``run_on_start`` file and bag sources fit at start-up (the ILC file is
-waited for). The result goes to ``fit/result`` (std_msgs/String, JSON), to ``output`` (YAML in the
-``servo_ff.dynamics.alpha`` format) and to the feed-forward node's ``alpha.<joint>`` parameter through its
-``set_parameters`` service (rcl_interfaces/SetParameters).
+``fit/run`` (std_srvs/Trigger) fits; with ``run_on_start`` file and bag sources fit at start-up (with
+``wait_for_file`` the node waits for an ILC file written after it started). With ``exit_after_fit`` (one-shot, what
+the replay and identify bring-ups use) the node ends after that fit: ``main`` returns 0 when α̂ was fitted (and set
+on ``feedforward_node`` if one is named) and 2 with the reason on stderr otherwise. The result goes to
+``fit/result`` (std_msgs/String, JSON), to ``output`` (YAML in the ``servo_ff.dynamics.alpha`` format) and to
+the feed-forward node's ``alpha.<joint>`` parameter through its ``set_parameters`` service
+(rcl_interfaces/SetParameters).
 """
 from __future__ import annotations
 
 import json
 import math
+import sys
 import threading
 import time
 from collections import deque
@@ -54,11 +60,14 @@ class FitNode(Node):
                       hi=100000),
             ParamSpec("bag_path", "", "rosbag2 directory or file (source bag)"),
             ParamSpec("goal_topic", "", "goal topic in the bag (empty: found by type)"),
-            ParamSpec("joints", [""], "goal order of servo/commands (source topics)"),
+            ParamSpec("joints", [""], "goal order of servo/commands (source topics) and of a bag's Float64MultiArray "
+                      "goals (empty: the /joint_states order)"),
             ParamSpec("joint", "joint_1", "joint to fit"),
             ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
             ParamSpec("kp", 0.0, "servo P gain during the data (0: from the file/bag)", "register units", lo=0.0,
                       hi=KP_MAX),
+            ParamSpec("vin", 0.0, "supply voltage during the data when the bag records none (0: from the bag)", "V",
+                      lo=0.0, hi=100.0),
             ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
             ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=1e-4, hi=1.0),
             ParamSpec("with_inertia", False, "also fit α̂4 (gear inertia, Eq. 14)"),
@@ -67,7 +76,10 @@ class FitNode(Node):
                       hi=600.0),
             ParamSpec("output", "alpha.yaml", "YAML written with the fitted α (empty: none)"),
             ParamSpec("run_on_start", True, "fit at start-up (sources ilc_file and bag)"),
-            ParamSpec("wait_for_file", True, "wait for the ILC file to appear (run_on_start)"),
+            ParamSpec("wait_for_file", True, "wait for the ILC file to be written after start-up (run_on_start; "
+                      "a file left by an earlier run is not used)"),
+            ParamSpec("exit_after_fit", False, "one-shot: end after the start-up fit (main returns 0 on success, 2 "
+                      "with the reason on failure)", read_only=True),
         ], validate=self._validate, n_joints=lambda v: None)
         if not self.table["urdf_path"]:
             raise ValueError("urdf_path is required (τ_o comes from inverse dynamics)")
@@ -78,9 +90,10 @@ class FitNode(Node):
         self.goals: deque = deque()
         self.volts: deque = deque()
         self.pub_result = self.create_publisher(String, TOPIC_RESULT, 10)
-        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_js, 50, callback_group=group)
-        self.create_subscription(Float64MultiArray, TOPIC_COMMANDS, self._on_goal, 50, callback_group=group)
-        self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
+        if self.table["source"] == "topics" or not self.table["exit_after_fit"]:  # a one-shot file fit needs none
+            self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_js, 50, callback_group=group)
+            self.create_subscription(Float64MultiArray, TOPIC_COMMANDS, self._on_goal, 50, callback_group=group)
+            self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
         self.create_service(Trigger, SRV_RUN, self._on_run, callback_group=group)
         self.param_client = None
         if self.table["feedforward_node"]:
@@ -89,8 +102,12 @@ class FitNode(Node):
                                                    "/set_parameters", callback_group=group)
         self.result: dict[str, Any] | None = None
         self.last_error = ""
+        self.exit_code: int | None = None  # one-shot: set when the start-up fit has ended
+        self._started = time.time()
         self.worker: threading.Thread | None = None
         self.lock = threading.Lock()
+        if self.table["exit_after_fit"] and (self.table["source"] == "topics" or not self.table["run_on_start"]):
+            raise ValueError("exit_after_fit needs run_on_start and source ilc_file or bag")
         if self.table["run_on_start"] and self.table["source"] != "topics":
             threading.Thread(target=self._run_at_start, daemon=True).start()
 
@@ -138,7 +155,8 @@ class FitNode(Node):
         if v["source"] in ("ilc_file", "bag"):
             path = resolve_path(v["ilc_file"] if v["source"] == "ilc_file" else v["bag_path"])
             return fit_alpha_source(path, joint=v["joint"], urdf=self.urdf, iteration=v["ilc_iteration"],
-                                    kp=v["kp"] or None, dt=v["dt"], goal_topic=v["goal_topic"] or None, **options)
+                                    kp=v["kp"] or None, dt=v["dt"], goal_topic=v["goal_topic"] or None,
+                                    joints=[j for j in v["joints"] if j] or None, vin=v["vin"] or None, **options)
         if len(self.buffer) < 10 or len(self.goals) < 10:
             raise ValueError(f"not enough live data for {v['joint']} (joint_states {len(self.buffer)}, goals "
                              f"{len(self.goals)} messages in the last {v['window']:g} s)")
@@ -155,12 +173,13 @@ class FitNode(Node):
             return None
         return str(save_alpha_result(result, self.table["output"]))
 
-    def _set_feedforward(self, result: dict[str, Any]) -> str:
+    def _set_feedforward(self, result: dict[str, Any]) -> tuple[bool, str]:
+        """(α set or no node to set it on, what happened)."""
         if self.param_client is None:
-            return "no feed-forward node configured"
+            return True, "no feed-forward node configured"
         node = self.table["feedforward_node"]
         if not self.param_client.wait_for_service(timeout_sec=self.table["service_timeout"]):
-            return f"feed-forward node {node!r} not reachable: α not set"
+            return False, f"feed-forward node {node!r} not reachable: α not set"
         req = SetParameters.Request(parameters=[ParameterMsg(
             name=f"alpha.{result['joint']}", value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
                                                                   double_array_value=list(result["alpha"])))])
@@ -168,29 +187,35 @@ class FitNode(Node):
         t0 = time.monotonic()
         while not future.done():
             if time.monotonic() - t0 > self.table["service_timeout"]:
-                return f"feed-forward node {node!r} did not answer set_parameters"
+                return False, f"feed-forward node {node!r} did not answer set_parameters"
             time.sleep(0.01)
         r = future.result().results[0]
-        return f"alpha.{result['joint']} set on {node}" if r.successful else f"{node} refused α: {r.reason}"
+        return bool(r.successful), (f"alpha.{result['joint']} set on {node}" if r.successful
+                                    else f"{node} refused α: {r.reason}")
 
     def run(self) -> tuple[bool, str]:
         with self.lock:
             try:
                 fitted = self.fit()
-            except (ValueError, FileNotFoundError, KeyError) as e:
+            except (ValueError, OSError, KeyError) as e:
                 msg = f"fit failed: {e}"
                 self.last_error = msg
-                self.get_logger().error(msg)
+                if not self.table["exit_after_fit"]:  # one-shot: main's error line says it once
+                    self.get_logger().error(msg)
                 self.pub_result.publish(String(data=json.dumps({"error": str(e)})))
                 return False, msg
             result = fitted.as_dict()
             result["output"] = self._write_yaml(fitted)
-            result["feedforward"] = self._set_feedforward(result)
+            ff_ok, result["feedforward"] = self._set_feedforward(result)
             self.result = result
             self.pub_result.publish(String(data=json.dumps(result)))
             text = (f"α̂({result['joint']}) = {np.round(result['alpha'], 4).tolist()}, q̇_s {result['dq_s']:.3g} rad/s, "
                     f"δ {result['delta']:.3g}, t_d {result['delay'] * 1e3:.0f} ms, rms {result['rms_rad']:.4f} rad; "
                     f"{result['feedforward']}; wrote {result['output']}")
+            if not ff_ok:
+                self.last_error = f"fit done but {result['feedforward']}"
+                self.get_logger().error(self.last_error)
+                return False, self.last_error
             self.get_logger().info(text)
             return True, text
 
@@ -208,17 +233,32 @@ class FitNode(Node):
     def _run_at_start(self) -> None:
         if self.table["source"] == "ilc_file" and self.table["wait_for_file"]:
             path = resolve_path(self.table["ilc_file"])
-            self.get_logger().info(f"waiting for the ILC result {path}")
-            while not path.is_file():
-                time.sleep(0.5)
-        self.run()
+            self.get_logger().info(f"waiting for the ILC result {path} (written after start-up)")
+            while not (path.is_file() and path.stat().st_mtime >= self._started - 1.0):
+                if not self.context.ok():
+                    return
+                time.sleep(0.2)
+        ok, text = self.run()
+        if self.table["exit_after_fit"]:
+            self.exit_code = 0 if ok else 2
+            if not ok:
+                print(f"error: {text}", file=sys.stderr, flush=True)
+            self.context.try_shutdown()  # ends rclpy.spin in main (one-shot)
 
 
 def main(args: list[str] | None = None) -> int:
-    return spin_node(FitNode, args)
+    """Spin the fit node; in one-shot use (``exit_after_fit``) the code of its fit: 0 done, 2 failed."""
+    made: list[FitNode] = []
+
+    def factory() -> FitNode:
+        made.append(FitNode())
+        return made[-1]
+
+    code = spin_node(factory, args)
+    if code == 0 and made and made[0].exit_code is not None:
+        return made[0].exit_code
+    return code
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

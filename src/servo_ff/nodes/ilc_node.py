@@ -8,6 +8,13 @@ each trial moves the joint to the curve's start, waits ``settle_time``, streams 
 (std_msgs/String, JSON: iteration, max_error_rad, state) and the learned curve ``ilc/curve``
 (trajectory_msgs/JointTrajectory). At the end the curve and every measurement go to ``output``
 (:mod:`.ilc_file`, read by ``servo_fit_node``).
+
+Faster than real time in simulation (``drive_clock``): the node publishes ``/clock`` and advances it one sample
+(``1/rate_hz``) at a time, each after the servo node's ``/joint_states`` stamped at the previous one — lockstep
+with a ``servo_sim_node`` running ``use_sim_time: true``, ``realtime: false`` (exactly 1/rate_hz per tick) at the
+same ``rate_hz``. Trials and settling then take as long as the two nodes need per sample, not the reference's
+duration; between trials the clock advances at wall speed. This is the stand-in until the sim node owns
+``/clock`` itself (``real_time_factor``).
 """
 from __future__ import annotations
 
@@ -21,7 +28,9 @@ from typing import Any
 import numpy as np
 from builtin_interfaces.msg import Duration
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
@@ -37,6 +46,9 @@ from .servo_base import KP_MAX
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"
 SRV_START = "ilc/start"
+TOPIC_CLOCK = "/clock"
+CLOCK_START_NS = 1_000_000_000  # driven clock starts at 1 s (a zero stamp reads as "unset")
+LOCKSTEP_TIMEOUT = 5.0  # [s] wall time to wait for the servo node's answer to one clock step
 
 
 def _ilc():
@@ -90,6 +102,9 @@ class ILCNode(Node):
             ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
             ParamSpec("output", "ilc_result.npz", "result file (commands, measurements) for servo_fit_node"),
             ParamSpec("start_on_launch", False, "start learning once /joint_states of the joint arrive"),
+            ParamSpec("drive_clock", False, "publish /clock, one 1/rate_hz step per /joint_states of the sim node "
+                      "(use_sim_time true, realtime false, same rate_hz): trials as fast as the nodes run",
+                      read_only=True),
         ], validate=self._validate, n_joints=lambda v: None)
         self.lock = threading.Lock()
         self.recording: list[tuple[float, float]] | None = None
@@ -107,8 +122,17 @@ class ILCNode(Node):
         self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 50, callback_group=group)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
         self.create_service(Trigger, SRV_START, self._on_start, callback_group=group)
+        self.clock_ns = CLOCK_START_NS
+        self.js_ns = -1  # stamp of the last /joint_states with the joint
+        self._js_seen = threading.Condition()
+        self._driving = False  # a trial holds the driven clock
+        wall = Clock(clock_type=ClockType.STEADY_TIME)  # never the clock this node drives
+        if self.table["drive_clock"]:
+            self.pub_clock = self.create_publisher(ClockMsg, TOPIC_CLOCK, 10)
+            self._clock_lock = threading.Lock()
+            self.create_timer(1.0 / self.table["rate_hz"], self._idle_clock, callback_group=group, clock=wall)
         if self.table["start_on_launch"]:
-            self._auto = self.create_timer(0.2, self._auto_start, callback_group=group)
+            self._auto = self.create_timer(0.2, self._auto_start, callback_group=group, clock=wall)
 
     def _validate(self, v: dict[str, Any]) -> str | None:
         reference_trajectory(v["reference"], 1.0 / v["rate_hz"], v["reference_duration"], v["reference_amplitude"],
@@ -128,6 +152,9 @@ class ILCNode(Node):
         if not math.isfinite(pos):
             return
         self.latest = pos
+        with self._js_seen:
+            self.js_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+            self._js_seen.notify_all()
         rec = self.recording
         if rec is not None:  # the servo node's stamp: no callback latency in the time base
             rec.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, pos))
@@ -174,9 +201,65 @@ class ILCNode(Node):
         if kp > 0 and joints:
             self.pub_gains.publish(Float64MultiArray(data=[float(kp)] * len(joints)))
 
+    # ------------------------------------------------------------------ driven clock (drive_clock)
+    def _publish_clock(self) -> None:
+        msg = ClockMsg()
+        msg.clock.sec, msg.clock.nanosec = divmod(self.clock_ns, 1_000_000_000)
+        self.pub_clock.publish(msg)
+
+    def _idle_clock(self) -> None:
+        """Between trials the driven clock runs at wall speed (the sim keeps publishing)."""
+        with self._clock_lock:
+            if not self._driving:
+                self.clock_ns += int(round(1e9 / self.table["rate_hz"]))
+                self._publish_clock()
+
+    def _step_clock(self, step_ns: int) -> None:
+        """Advance /clock by one sample and wait for the servo node's /joint_states stamped at it."""
+        self.clock_ns += step_ns
+        self._publish_clock()
+        deadline = time.monotonic() + LOCKSTEP_TIMEOUT
+        with self._js_seen:
+            while self.js_ns < self.clock_ns:
+                if not self.context.ok():
+                    raise RuntimeError("ROS is shutting down: trial aborted")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(
+                        f"no /joint_states stamped {self.clock_ns * 1e-9:.3f} s within {LOCKSTEP_TIMEOUT:g} s of "
+                        f"advancing {TOPIC_CLOCK} (last {self.js_ns * 1e-9:.3f} s): drive_clock needs the sim node "
+                        f"with use_sim_time: true, realtime: false and rate_hz {self.table['rate_hz']:g}")
+                if not self._js_seen.wait(min(left, 0.25)):
+                    self._publish_clock()  # /clock is best effort on the subscriber side: say it again
+
+    def _execute_lockstep(self, command: np.ndarray, dt: float) -> np.ndarray:
+        step = int(round(dt * 1e9))
+        with self._clock_lock:
+            self._driving = True
+        try:
+            self._set_gains()
+            for _ in range(max(1, int(round(self.table["settle_time"] / dt)))):  # >= 1: a fresh state at t0
+                self._command(command[0])
+                self._step_clock(step)
+            self.supply = []
+            t0 = self.clock_ns
+            self.recording = [(t0 * 1e-9, self.latest)]  # the state at the first command's time
+            for q in command:  # q holds over [t, t + dt): the sim's tick at t + dt applies it
+                self._command(q)
+                self._step_clock(step)
+            rec, self.recording = self.recording, None
+        finally:
+            with self._clock_lock:
+                self._driving = False
+        tr = np.array(rec)
+        self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
+        return np.interp(t0 * 1e-9 + np.arange(len(command)) * dt, tr[:, 0], tr[:, 1])
+
     def execute(self, command: np.ndarray, dt: float) -> np.ndarray:
-        """One trial: settle at command[0], stream the command in real time, return the positions resampled
-        on the command grid."""
+        """One trial: settle at command[0], stream the command in real time (or on the driven clock), return
+        the positions resampled on the command grid."""
+        if self.table["drive_clock"]:
+            return self._execute_lockstep(command, dt)
         self._set_gains()
         self._command(command[0])
         time.sleep(self.table["settle_time"])

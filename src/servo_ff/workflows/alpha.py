@@ -17,7 +17,7 @@ from ..identification.alpha_data import (AlphaData, TorqueFn, data_from_ilc, dat
                                          pendulum_torque)
 from ..identification.alpha_fit import AlphaFit
 from ..io.ilc_record import ILCRecord, load_ilc_record
-from ..io.logs import read_log
+from ..io.logs import is_rosbag, read_log
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,16 @@ def is_ilc_record(path: str | Path) -> bool:
 
 def fit_alpha_source(path: str | Path, *, joint: str | None = None, urdf: str | Path | None = None,
                      iteration: int = -1, kp: float | None = None, dt: float = 0.005, goal_topic: str | None = None,
+                     joints: tuple[str, ...] | list[str] | None = None, vin: float | None = None,
+                     mass: float | None = None, length: float | None = None, arm_mass: float | None = None,
                      **fit_options: Any) -> AlphaResult:
     """α̂ from the ILC record (``.npz``), bench log (``.json``/``.csv``) or rosbag2 at ``path``.
 
-    ``joint`` selects the joint of a bag and must match an ILC record's joint; ``urdf`` gives τ_o by inverse
-    dynamics (required when the source carries no load of its own); ``fit_options`` go to ``fit_alpha``."""
+    ``joint`` selects the joint of a bag and must match an ILC record's joint; ``joints`` is the order of a bag's
+    Float64MultiArray goals (a forward command controller's ``joints``); ``urdf`` gives τ_o by inverse dynamics
+    (required when the source carries no load of its own). The bench (``kp``, ``vin``, pendulum ``mass``,
+    ``length``, ``arm_mass``) given here overrides the source's own; a bag needs none of it in the bag.
+    ``fit_options`` go to ``fit_alpha``."""
     torque: TorqueFn | np.ndarray | None = None
     if is_ilc_record(path):
         rec = load_ilc_record(path)
@@ -78,8 +83,10 @@ def fit_alpha_source(path: str | Path, *, joint: str | None = None, urdf: str | 
         if rec.pendulum is not None:
             torque = pendulum_torque(*rec.pendulum)
     else:
-        bag = {"joint": joint, "goal_topic": goal_topic} if joint or goal_topic else {}
-        log = read_log(path, dt=dt, **bag)
+        bench = {k: v for k, v in (("kp", kp), ("vin", vin), ("mass", mass), ("length", length),
+                                   ("arm_mass", arm_mass)) if v is not None}
+        bag = {k: v for k, v in (("joint", joint), ("goal_topic", goal_topic), ("goal_joints", joints)) if v}
+        log = read_log(path, dt=dt, meta=bench or None, **(bag if is_rosbag(Path(path)) else {}))
         joint = joint or "joint"
         data = data_from_log(log, kp)
         if log.length > 0 and (log.mass > 0 or log.arm_mass > 0):
@@ -87,7 +94,8 @@ def fit_alpha_source(path: str | Path, *, joint: str | None = None, urdf: str | 
     if urdf:
         torque = urdf_joint_torque(urdf, joint)
     if torque is None:
-        raise ValueError(f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF")
+        raise ValueError(f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF "
+                         "(or the pendulum's mass and length)")
     return AlphaResult(joint, fit_alpha_data(data, torque, **fit_options), data)
 
 
