@@ -113,6 +113,9 @@ def test_two_managed_hardware_nodes_side_by_side(robot):
     r = h.call(client.create_client(SetBool, "legs/torque_enable"), SetBool.Request(data=False))
     assert r.success and (torque(buses["legs"]) == 0).all() and (torque(buses["arms"]) == 1).all()
     assert h.call(client.create_client(SetBool, "legs/torque_enable"), SetBool.Request(data=True)).success
+    # torque on holds where the legs sagged meanwhile: send the goal again and let them get there
+    pub["legs"].publish(Float64MultiArray(data=[0.4, -0.3]))
+    wait_for(lambda: np.allclose(buses["legs"].theta, [0.4, -0.3], atol=0.03), 10.0, "legs back at their goal")
 
     # a silent servo: its joint stays in every message (last value, finite), flagged stale with its age
     buses["legs"].set_silent(2, True)

@@ -337,7 +337,8 @@ class HardwareNode(ServoInterfaceNode):
                 level = DiagnosticStatus.ERROR
                 msg = f"hardware error: {self.ct.hardware_error_text(err)} (reboot clears)"
             elif st is not None and st.skipping:
-                level, msg = DiagnosticStatus.ERROR, self.bus.servo_status(i)
+                level = DiagnosticStatus.ERROR
+                msg = f"stale ({age:.2f} s, holding its last value): {self.bus.servo_status(i)}"
             elif age > self.table["max_reply_age"]:
                 level, msg = DiagnosticStatus.ERROR, f"stale: no valid reply for {age:.2f} s, holding its last value"
             elif stale and self.active:
