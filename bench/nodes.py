@@ -46,7 +46,7 @@ def desired(joints, n_points=50, horizon=10.0):
 
 
 def ff_params(joints):
-    return {"urdf_path": str(URDF), "mode": "floating", "kp": [8.0], "preset": "mx106", "model": "m4",
+    return {"urdf_path": str(URDF), "mode": "floating", "kp": [8.0], "servo": "mx106", "model": "m4",
             "left_foot": "l_sole", "right_foot": "r_sole"}
 
 

@@ -188,7 +188,7 @@ def test_pendulum_hangs_and_holds_against_gravity():
 
 
 def test_cli_subprocess_serves_the_real_sdk():
-    with spawn_virtual_bus(["--ids", "1-3", "--model", "mx64", "--return-delay", "0", "--overload", "2@0",
+    with spawn_virtual_bus(["--ids", "1-3", "--servo", "mx64", "--return-delay", "0", "--overload", "2@0",
                             "--sag", "3@0", "--load", "pendulum:0.3,0.1", "--load", "3=inertia:0.01"]) as proc:
         port, ph = sdk_port(proc.device)
         assert [ph.ping(port, i)[0] for i in (1, 2, 3)] == [311, 311, 311]
@@ -204,8 +204,8 @@ def test_cli_subprocess_serves_the_real_sdk():
     (["--sag", "3"], "--sag '3'"),
     (["--load", "spring:1"], "--load 'spring:1'"),
     (["--load", "pendulum:-1,0.1"], "load.mass"),
-    (["--model", "ax12"], "valid models"),
-    (["--model", "xm430"], "no identified preset"),
+    (["--servo", "ax12"], "valid models"),
+    (["--servo", "xm430"], "no identified preset"),
     (["--drop-rate", "1.5"], "drop_rate"),
     (["--ids", "1-3", "--load", "9=inertia:0.1"], "ids [9]"),
     (["--return-delay", "300"], "return_delay"),

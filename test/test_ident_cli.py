@@ -62,7 +62,7 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
     bad.write_text(json.dumps({"mass": 1, "length": 0.1, "kp": 8, "vin": 12, "entries": [
         {"timestamp": 0.0, "position": 0.0, "goal_position": 0.0},
         {"timestamp": 0.0, "position": 0.1, "goal_position": 0.0}]}))
-    assert main(["identify", str(bad), "--out", str(tmp_path / "o"), "--quiet", "--actuator", "mx64"]) == 2
+    assert main(["identify", str(bad), "--out", str(tmp_path / "o"), "--quiet", "--servo", "mx64"]) == 2
     assert "not strictly increasing at sample 1" in capsys.readouterr().err
     assert main(["record-sim", "--servo", "mx999", "--out", str(tmp_path / "x")]) == 2
     assert "unknown servo preset" in capsys.readouterr().err
@@ -144,7 +144,7 @@ def test_one_log_cannot_be_split_and_unknown_actuator_lists_the_laws(tmp_path, c
     assert main(["identify", str(good), "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "good.csv" in err and "at least 2 logs" in err
-    assert main(["identify", str(good), str(_write(tmp_path, "b.csv")), "--out", str(out), "--actuator", "foo",
+    assert main(["identify", str(good), str(_write(tmp_path, "b.csv")), "--out", str(out), "--servo", "foo",
                  "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "'foo' has no known firmware law; known laws: " + ", ".join(FIRMWARE_LAWS) in err and "--firmware" in err

@@ -33,12 +33,12 @@ KP_LOW = 4.0
 def ros():
     h = RosHarness(salt=3)
     sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("joints", value=JOINTS), Parameter("rate_hz", value=250.0), Parameter("preset", value="mx64"),
+        Parameter("joints", value=JOINTS), Parameter("rate_hz", value=250.0), Parameter("servo", value="mx64"),
         Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
         Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5])]))
     ff = h.add(FeedForwardNode("servo_feedforward", context=h.context, namespace=h.ns, parameter_overrides=[
         Parameter("urdf_path", value=str(ROOT / "urdf" / "pendulums2.urdf")), Parameter("joints", value=JOINTS),
-        Parameter("kp", value=[KP_LOW]), Parameter("preset", value="mx64"), Parameter("model", value="m4"),
+        Parameter("kp", value=[KP_LOW]), Parameter("servo", value="mx64"), Parameter("model", value="m4"),
         Parameter("gains_period", value=0.2), Parameter("warn_throttle", value=30.0)]))
     client = h.make_node("ff_test_client")
     states: list[JointState] = []

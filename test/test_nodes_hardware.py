@@ -38,7 +38,7 @@ def ros(tmp_path_factory):
     h = RosHarness(salt=4)
     node = h.add(HardwareNode("servo_hardware", context=h.context, namespace=h.ns, parameter_overrides=[
         Parameter("joints", value=JOINTS), Parameter("ids", value=IDS), Parameter("port", value=str(link)),
-        Parameter("model", value="mx106"), Parameter("rate_hz", value=100.0), Parameter("latency_timer_ms", value=1.0),
+        Parameter("servo", value="mx106"), Parameter("rate_hz", value=100.0), Parameter("latency_timer_ms", value=1.0),
         Parameter("timeout_ms", value=20.0), Parameter("position_min", value=[-2.0]),
         Parameter("position_max", value=[2.0]), Parameter("reconnect_period", value=0.2),
         Parameter("stale_cycles", value=5), Parameter("health_period", value=0.1),

@@ -33,7 +33,7 @@ KP = 8.0
 
 
 def sim_params(joints):
-    return [Parameter("joints", value=joints), Parameter("rate_hz", value=100.0), Parameter("preset", value="mx64"),
+    return [Parameter("joints", value=joints), Parameter("rate_hz", value=100.0), Parameter("servo", value="mx64"),
             Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
             Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5]),
             Parameter("kp", value=[KP])]

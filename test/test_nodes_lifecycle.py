@@ -39,7 +39,7 @@ def robot(tmp_path_factory):
             nodes[side] = h.add(HardwareNode(f"servo_{side}", context=h.context, namespace=h.ns, parameter_overrides=[
                 Parameter("joints", value=joints), Parameter("ids", value=ids), Parameter("port", value=str(link)),
                 Parameter("prefix", value=side), Parameter("autostart", value=False),
-                Parameter("model", value="mx106"), Parameter("rate_hz", value=50.0),
+                Parameter("servo", value="mx106"), Parameter("rate_hz", value=50.0),
                 Parameter("latency_timer_ms", value=1.0), Parameter("timeout_ms", value=50.0),
                 Parameter("retries", value=5),
                 Parameter("position_min", value=[-2.0]), Parameter("position_max", value=[2.0]),

@@ -33,7 +33,7 @@ def ros():
     h = RosHarness(salt=1)
     sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=[
         Parameter("joints", value=JOINTS), Parameter("rate_hz", value=250.0),
-        Parameter("preset", value="mx64"), Parameter("model", value="m1"),
+        Parameter("servo", value="mx64"), Parameter("model", value="m1"),
         Parameter("initial_position", value=[0.3, -0.2]),
         Parameter("load.mass", value=[MASS]), Parameter("load.length", value=[LENGTH]),
         Parameter("position_min", value=[-2.0]), Parameter("position_max", value=[2.0]),

@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("logs", nargs="+", help="log files or directories (bam .json, .csv, rosbag2)")
     p.add_argument("--out", required=True, help="output directory for <model>.json/.yaml, summary.json, plot")
     p.add_argument("--models", nargs="+", default=["m1", "m2", "m3", "m4", "m5", "m6"])
-    p.add_argument("--actuator", default=None,
-                   help="actuator name (default: the --params file's actuator, else the logs' 'motor')")
+    p.add_argument("--servo", dest="actuator", default=None,
+                   help="servo type (default: the --params file's actuator, else the logs' 'motor')")
     p.add_argument("--params", default=None, metavar="FILE",
                    help="a parameter file (bam JSON or ROS YAML): its firmware law is used, and for an actuator "
                         "without a bounds row its kt/R/armature are the reference of the search box")
@@ -86,7 +86,7 @@ def resolve(args: argparse.Namespace, logs: list) -> Setup:
     ref = _load_reference(args.params, args.firmware) if args.params else None
     actuator = args.actuator or (ref.actuator if ref else "") or logs[0].motor
     if not actuator:
-        raise ValueError(f"{logs[0].source}: the log has no 'motor' key; pass --actuator or --params")
+        raise ValueError(f"{logs[0].source}: the log has no 'motor' key; pass --servo or --params")
     row = FIRMWARE_TABLE.get(actuator)
     if args.firmware:
         base = ref.firmware if ref else (row.law if row else None)
@@ -99,7 +99,7 @@ def resolve(args: argparse.Namespace, logs: list) -> Setup:
     elif row is not None:
         fw, source = row.law, f"{actuator} row: {row.source}"
     else:
-        raise unknown_firmware_error(actuator, f"--actuator {actuator}" if args.actuator else logs[0].source)
+        raise unknown_firmware_error(actuator, f"--servo {actuator}" if args.actuator else logs[0].source)
     return Setup(actuator, fw, source, ref, bounds_row(actuator, ref).source)
 
 

@@ -93,7 +93,7 @@ def build_bus(args):
     if args.firmware and not args.params:
         raise ValueError("--firmware needs --params FILE (the actuator the law drives)")
     params = resolve_params(args.params, None, args.firmware) if args.params else None
-    return VirtualBus(ids=ids, model=args.model, params=params, friction_model=args.preset, loads=per,
+    return VirtualBus(ids=ids, model=args.servo, params=params, friction_model=args.model, loads=per,
                       faults=faults, supply_voltage=args.supply, return_delay=args.return_delay,
                       temperature=args.temperature, thermal=args.thermal, baud=args.baud, wire_time=args.wire_time,
                       dt_max=args.dt_max, link=args.link, truth=bool(args.truth))
@@ -137,8 +137,10 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("virtual-bus", help="simulated Dynamixel servos on a pty (Protocol 2.0)",
                               description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
-    p.add_argument("--model", default="mx106", help="control table: mx28, mx64, mx106, xm430, xm430-w210")
-    p.add_argument("--preset", default="m4", help="friction model m1..m6 of the model's bam preset")
+    p.add_argument("--servo", default="mx106", help="servo type (its control table): mx28, mx64, mx106, xm430, "
+                                                   "xm430-w210")
+    p.add_argument("--model", default="m4", choices=("m1", "m2", "m3", "m4", "m5", "m6"),
+                   help="friction model of the servo's published parameter file")
     p.add_argument("--params", help="actuator parameter file (json/yaml) instead of the preset")
     add_firmware_argument(p)
     p.add_argument("--load", action="append", metavar="[ID=]SPEC",

@@ -85,14 +85,14 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
         log("1. simulated servo: mx64/m4, pendulum 0.5 kg at 0.15 m, "
             f"{rate_hz:g} Hz (servo_sim_node)")
         sim = ros.add(SimNode("servo_sim", context=ros.context, namespace=ros.ns, parameter_overrides=[
-            Parameter("joints", value=[joint]), Parameter("rate_hz", value=rate_hz), Parameter("preset", value="mx64"),
+            Parameter("joints", value=[joint]), Parameter("rate_hz", value=rate_hz), Parameter("servo", value="mx64"),
             Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
             Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5]),
             Parameter("initial_position", value=[offset]), Parameter("kp", value=[kp_low]),
             Parameter("max_catch_up", value=0.5)]))  # a starved process keeps simulated time = wall time
         ff = ros.add(FeedForwardNode("servo_feedforward", context=ros.context, namespace=ros.ns, parameter_overrides=[
             Parameter("urdf_path", value=str(share_file("urdf", "pendulums2.urdf"))), Parameter("joints", value=[joint]),
-            Parameter("kp", value=[kp_low]), Parameter("enabled", value=False), Parameter("preset", value="mx64"),
+            Parameter("kp", value=[kp_low]), Parameter("enabled", value=False), Parameter("servo", value="mx64"),
             Parameter("model", value="m4"), Parameter("alpha.pendulum_1", value=[1.0, 0.0, 0.0, 0.0])]))
         ilc_path = out / "ilc_result.npz"
         ilc = ros.add(ILCNode("servo_ilc", context=ros.context, namespace=ros.ns, parameter_overrides=[

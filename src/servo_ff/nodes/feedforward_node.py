@@ -136,8 +136,8 @@ class FeedForwardNode(Node):
             ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
             ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
             ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
-            ParamSpec("preset", "mx64", "actuator preset giving the default α", read_only=True, choices=SERVO_NAMES),
-            ParamSpec("model", "m4", "friction model of that preset", read_only=True,
+            ParamSpec("servo", "mx64", "servo type whose parameter file gives the default α", read_only=True, choices=SERVO_NAMES),
+            ParamSpec("model", "m4", "friction model (m1..m6) of that parameter file", read_only=True,
                       choices=("m1", "m2", "m3", "m4", "m5", "m6")),
             ParamSpec("alpha_file", "", "α table (YAML/JSON, servo_ff.dynamics.alpha format); empty: from preset",
                       read_only=True),
@@ -155,7 +155,7 @@ class FeedForwardNode(Node):
         if b["alpha_file"]:
             base = alpha_mod.load_alpha(resolve_path(b["alpha_file"]), rj)
         else:
-            base = alpha_mod.alpha_table_from_actuator(preset(b["preset"], b["model"]), rj)
+            base = alpha_mod.alpha_table_from_actuator(preset(b["servo"], b["model"]), rj)
         specs = [
             ParamSpec("kp", [8.0], "servo P gain the feed-forward runs with", "register units", lo=1e-6, hi=KP_MAX,
                       per_joint=True),

@@ -44,7 +44,7 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec("port", "/dev/ttyUSB0", "serial port of the Dynamixel bus", read_only=True),
         ParamSpec("baud", 1000000, "baud rate", "bit/s", lo=9600, hi=10_500_000, read_only=True),
         ParamSpec("ids", [1], "Dynamixel ids in `joints` order", lo=0, hi=252, read_only=True),
-        ParamSpec("model", "mx106", "control table (servo_ff.dynamixel.control_table)", read_only=True),
+        ParamSpec("servo", "mx106", "servo type: its control table (servo_ff.dynamixel.control_table)", read_only=True),
         ParamSpec("latency_timer_ms", 16.0, "USB adapter latency timer (reply margin = latency + 2 ms)", "ms",
                   lo=0.0, hi=1000.0, read_only=True),
         ParamSpec("timeout_ms", 0.0, "fixed reply margin after each reply slot (0: latency timer + 2 ms)", "ms",
@@ -116,7 +116,7 @@ class HardwareNode(ServoInterfaceNode):
         lo = per_joint(v["position_min"], self.n, "position_min")
         hi = per_joint(v["position_max"], self.n, "position_max")
         return self.bus_mod.BusConfig(
-            port=v["port"], ids=self.ids, baud=int(v["baud"]), model=v["model"],
+            port=v["port"], ids=self.ids, baud=int(v["baud"]), model=v["servo"],
             joint_limits={i: (float(lo[k]), float(hi[k])) for k, i in enumerate(self.ids)},
             latency_timer_ms=float(v["latency_timer_ms"]), timeout_ms=float(v["timeout_ms"]) or None,
             retries=int(v["retries"]), p_gain=True, return_delay=None if v["return_delay"] < 0 else v["return_delay"],

@@ -98,12 +98,12 @@ class SimNode(ServoInterfaceNode):
     def __init__(self, name: str = "servo_sim", **kwargs: Any):
         super().__init__(name, **kwargs)
         self.sel = ParameterTable(self, [
-            ParamSpec("preset", "mx64", "servo preset (servo_ff.models.presets)", read_only=True,
+            ParamSpec("servo", "mx64", "servo type: its published parameter file (servo_ff.models.presets)", read_only=True,
                       choices=SERVO_NAMES),
-            ParamSpec("model", "m4", "friction model of the preset", read_only=True,
+            ParamSpec("model", "m4", "friction model (m1..m6) of that servo's parameter file", read_only=True,
                       choices=("m1", "m2", "m3", "m4", "m5", "m6")),
-        ], validate=lambda v: (preset(v["preset"], v["model"]), None)[1], n_joints=lambda v: None)
-        base = preset(self.sel["preset"], self.sel["model"])
+        ], validate=lambda v: (preset(v["servo"], v["model"]), None)[1], n_joints=lambda v: None)
+        base = preset(self.sel["servo"], self.sel["model"])
         specs = servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
         super_table = ParameterTable(self, specs, validate=self._validate, apply=self._apply)
         v = super_table.values
