@@ -185,3 +185,13 @@ servo_ilc:
     assert rec.commands.shape == (3, 150) and rec.errors[-1] < rec.errors[0], rec.errors
     table = load_alpha(tmp_path / "alpha.yaml", ["pendulum_1"])
     assert np.isfinite(table.alpha).all() and table.alpha[0, 0] > 0
+
+
+def test_docs_parameter_tables_are_what_the_nodes_declare():
+    """docs/nodes.md's parameter tables are generated from the nodes' own ParamSpec rows
+    (python -m servo_ff.nodes.param_docs docs/nodes.md): a parameter added, renamed or re-ranged fails here."""
+    pytest.importorskip("rclpy")
+    from servo_ff.nodes.param_docs import BEGIN, END, tables
+
+    page = (ROOT / "docs" / "nodes.md").read_text()
+    assert page.split(BEGIN)[1].split(END)[0].strip() == tables().strip()

@@ -50,7 +50,8 @@ ACTUATOR_FIELDS: dict[str, FieldSpec] = {
 #: Firmware law fields (Duclusaud et al. Eq. 11–15; register-unit gains).
 FIRMWARE_FIELDS: dict[str, FieldSpec] = {
     "vin": FieldSpec("V", 0.0, 100.0, "supply voltage", lo_open=True),
-    "kp": FieldSpec("register", 0.0, 1e5, "firmware P gain in the servo's register units"),
+    "kp": FieldSpec("firmware-law gain", 0.0, 1e5, "P gain as the law uses it (MX: Position P Gain register / 16, the "
+                    "Protocol 1.0 unit bam identified with; X-series, STS: the register)"),
     "error_gain": FieldSpec("duty or A per (register·rad)", 0.0, 1e3, "turns kp·error into a duty (A)",
                             lo_open=True),
     "max_pwm": FieldSpec("–", 0.0, 1.0, "duty-cycle limit", lo_open=True),

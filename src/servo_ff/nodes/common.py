@@ -37,7 +37,7 @@ TOPIC_DIAGNOSTICS = "/diagnostics"
 TOPIC_COMMANDS = "servo/commands"  # std_msgs/Float64MultiArray, `joints` order (forward_command_controller)
 TOPIC_TRAJECTORY = "servo/joint_trajectory"  # trajectory_msgs/JointTrajectory, first point
 TOPIC_JOINT_COMMAND = "servo/joint_command"  # sensor_msgs/JointState, matched by name
-TOPIC_P_GAINS = "servo/p_gains"  # std_msgs/Float64MultiArray, `joints` order, firmware register units
+TOPIC_P_GAINS = "servo/p_gains"  # std_msgs/Float64MultiArray, `joints` order, FirmwareLaw.kp units
 SRV_TORQUE_ENABLE = "servo/torque_enable"  # std_srvs/SetBool
 SRV_REBOOT = "servo/reboot"  # std_srvs/Trigger
 SRV_RESET = "servo/reset"  # std_srvs/Trigger (sim: back to the initial state)
@@ -159,6 +159,7 @@ class ParameterTable:
                  n_joints: Callable[[dict[str, Any]], int | None] | None = None):
         self.node = node
         self.specs = {s.name: s for s in specs}
+        node.__dict__.setdefault("parameter_tables", []).append(self)  # what a node declares (docs are generated)
         self._validate = validate
         self._apply = apply
         self._n_joints = n_joints or (lambda values: len(values["joints"]) if "joints" in values else None)

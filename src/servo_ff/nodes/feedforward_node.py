@@ -40,7 +40,7 @@ from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
 
 from .common import (TOPIC_COMMANDS, TOPIC_DIAGNOSTICS, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec,
                      ParameterTable, Throttle, field_param, per_joint, spin_node)
-from .servo_base import KP_MAX
+from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_DESIRED = "feedforward/trajectory"
 TOPIC_IMU = "imu/data"
@@ -157,7 +157,7 @@ class FeedForwardNode(Node):
         else:
             base = alpha_mod.alpha_table_from_actuator(preset(b["servo"], b["model"]), rj)
         specs = [
-            ParamSpec("kp", [8.0], "servo P gain the feed-forward runs with", "register units", lo=1e-6, hi=KP_MAX,
+            ParamSpec("kp", [8.0], "servo P gain the feed-forward runs with", KP_UNIT, lo=1e-6, hi=KP_MAX,
                       per_joint=True),
             ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
             field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),

@@ -43,7 +43,7 @@ from servo_ff.io.paths import resolve_path
 from .common import TOPIC_COMMANDS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, ParamSpec, ParameterTable, spin_node
 from servo_ff.identification.alpha_data import data_from_streams, fit_alpha_data
 from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, save_alpha_result, urdf_joint_torque
-from .servo_base import KP_MAX
+from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_RESULT = "fit/result"
 SRV_RUN = "fit/run"
@@ -64,7 +64,7 @@ class FitNode(Node):
                       "goals (empty: the /joint_states order)"),
             ParamSpec("joint", "joint_1", "joint to fit"),
             ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
-            ParamSpec("kp", 0.0, "servo P gain during the data (0: from the file/bag)", "register units", lo=0.0,
+            ParamSpec("kp", 0.0, "servo P gain during the data (0: from the file/bag)", KP_UNIT, lo=0.0,
                       hi=KP_MAX),
             ParamSpec("vin", 0.0, "supply voltage during the data when the bag records none (0: from the bag)", "V",
                       lo=0.0, hi=100.0),

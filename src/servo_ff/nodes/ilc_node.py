@@ -41,7 +41,7 @@ from servo_ff import trajectories
 from .common import TOPIC_JOINT_COMMAND, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec, ParameterTable, \
     spin_node
 from servo_ff.io.ilc_record import ILCRecord, save_ilc_record
-from .servo_base import KP_MAX
+from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"
@@ -90,7 +90,7 @@ class ILCNode(Node):
             ParamSpec("reference_offset", 0.0, "reference offset (schwarz_behnke_reference)", "rad", lo=-10.0, hi=10.0),
             ParamSpec("rate_hz", 200.0, "command / sample rate of a trial", "Hz", lo=1.0, hi=2000.0),
             ParamSpec("kp", 8.0, "P gain set on every joint during the trials (0: leave the gains)",
-                      "register units", lo=0.0, hi=KP_MAX),
+                      KP_UNIT, lo=0.0, hi=KP_MAX),
             ParamSpec("gain", 0.8, "ILC learning gain λ (Eq. 21)", lo=1e-6, hi=10.0),
             ParamSpec("delay", 0.01, "reaction time t_d (Eq. 21)", "s", lo=0.0, hi=1.0),
             ParamSpec("threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0),

@@ -39,7 +39,10 @@ from servo_ff.interpolation import JointSpline, follow
 from .common import (TOPIC_DIAGNOSTICS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, GoalGate, ParamSpec, ParameterTable,
                      Throttle, joint_names_param, per_joint, servo_names)
 
-KP_MAX = 16383.0  # Dynamixel Position P Gain register range
+KP_MAX = 16383.0  # outer bound: the Dynamixel Position P Gain register range (MX allows kp ≤ 16383/16)
+#: The unit of every `kp`: the firmware law's gain (servo_ff.models.firmware), i.e. what bam's parameter files mean
+#: by kp — MX: Protocol 1.0 P units = Position P Gain register / 16; X-series, STS: the register itself.
+KP_UNIT = "firmware-law gain (MX: P register/16; X, STS: register)"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*$")
 
 
@@ -55,7 +58,7 @@ def servo_interface_specs(default_joints: Sequence[str] = ("joint_1",), rate_hz:
                   read_only=True),
         ParamSpec("rate_hz", float(rate_hz), "publication / control rate", "Hz", lo=1.0, hi=2000.0,
                   read_only=True),
-        ParamSpec("kp", [float(kp)], "firmware position P gain (also set by <prefix>/p_gains)", "register units",
+        ParamSpec("kp", [float(kp)], "firmware position P gain (also set by <prefix>/p_gains)", KP_UNIT,
                   lo=0.0, hi=KP_MAX, per_joint=True),
         ParamSpec("position_min", [-math.pi], "lower joint limit; goals below are refused", "rad",
                   lo=-1e3, hi=1e3, per_joint=True),
