@@ -31,30 +31,41 @@ class RegisterMemory:
         self.n = len(self.ids)
         self.mem = np.stack([np.frombuffer(table.defaults(i), dtype=np.uint8) for i in self.ids]).copy()
         self.registered: dict[int, tuple[int, bytes]] = {}
+        self._spans: dict[str, tuple[int, int, str]] = {}
 
     # ------------------------------------------------------------------ by item name (vectorised)
+    def _span(self, name: str) -> tuple[int, int, str]:
+        """(address, size, numpy dtype) of item ``name`` (cached: the physics uses a dozen items per step)."""
+        span = self._spans.get(name)
+        if span is None:
+            it = self.table.item(name)
+            span = self._spans[name] = (it.address, it.size, _DTYPES[it.size, it.signed])
+        return span
+
     def get(self, name: str) -> np.ndarray:
         """Item ``name`` of every servo (int64, signed where the item is)."""
-        it = self.table.item(name)
-        raw = np.ascontiguousarray(self.mem[:, it.address: it.address + it.size])
-        return raw.view(_DTYPES[it.size, it.signed])[:, 0].astype(np.int64)
+        a, size, dt = self._span(name)
+        return np.ascontiguousarray(self.mem[:, a: a + size]).view(dt)[:, 0].astype(np.int64)
 
     def value(self, k: int, name: str) -> int:
         """Item ``name`` of servo ``k``."""
-        it = self.table.item(name)
-        return int.from_bytes(self.mem[k, it.address: it.address + it.size].tobytes(), "little", signed=it.signed)
+        a, size, dt = self._span(name)
+        return int.from_bytes(self.mem[k, a: a + size].tobytes(), "little", signed=dt[-2] == "i")
 
     def set(self, name: str, values, servos=None) -> None:
         """Item ``name`` := ``values`` (one or one per selected servo; already rounded) for ``servos`` (indices or a
         mask; default all)."""
-        it = self.table.item(name)
-        rows = np.arange(self.n)[slice(None) if servos is None else servos]
-        raw = np.broadcast_to(np.asarray(values), rows.shape).astype(_DTYPES[it.size, it.signed])
-        self.mem[rows, it.address: it.address + it.size] = raw.view(np.uint8).reshape(-1, it.size)
+        a, size, dt = self._span(name)
+        rows = slice(None) if servos is None else np.arange(self.n)[servos]
+        count = self.n if servos is None else len(rows)
+        raw = np.asarray(values).astype(dt)
+        if raw.shape != (count,):
+            raw = np.full(count, raw, dtype=dt)
+        self.mem[rows, a: a + size] = raw.view(np.uint8).reshape(count, size)
 
     def item_bytes(self, k: int, name: str) -> bytes:
-        it = self.table.item(name)
-        return self.mem[k, it.address: it.address + it.size].tobytes()
+        a, size, _ = self._span(name)
+        return self.mem[k, a: a + size].tobytes()
 
     # ------------------------------------------------------------------ byte-wise, as the instructions see it
     def _resolve(self, k: int, addr: int) -> int:

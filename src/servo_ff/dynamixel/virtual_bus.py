@@ -29,9 +29,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import os
-import re
-import subprocess
 import sys
 import threading
 import time
@@ -49,6 +46,7 @@ from .registers import RegisterMemory
 from .thermal import ThermalModel
 from .truth import TruthRecord
 from .virtual_options import BusStats, VirtualBusOptions
+from .virtual_process import VirtualBusProcess, spawn_virtual_bus  # noqa: F401 (re-exported)
 from .virtual_servos import VirtualServos
 
 log = logging.getLogger(__name__)
@@ -211,9 +209,9 @@ class VirtualBus:
     def inject_overload(self, dxl_id: int) -> None:
         """Set Hardware Error Status bit 5 (overload) on ``dxl_id``; torque goes off until REBOOT."""
         with self._lock:
-            k = self._k(dxl_id)
-            self.regs.set("Hardware Error Status", self.regs.value(k, "Hardware Error Status") | ct.HW_OVERLOAD, [k])
-            self._apply_shutdown()
+            hw = self.hw_error
+            hw[self._k(dxl_id)] |= ct.HW_OVERLOAD
+            self._apply_shutdown(hw)
             self._publish()
 
     def set_silent(self, dxl_id: int, silent: bool = True) -> None:
@@ -250,9 +248,9 @@ class VirtualBus:
             log.warning("virtual bus: %.3f s without service, simulating only %.3f s", elapsed, clock.max_catch_up)
             elapsed = clock.max_catch_up
         t = now - self._t0
+        hw = self.hw_error
         for i in self.scheduled.tick(t, self.index):
-            k = self.index[i]
-            self.regs.set("Hardware Error Status", self.regs.value(k, "Hardware Error Status") | ct.HW_OVERLOAD, [k])
+            hw[self.index[i]] |= ct.HW_OVERLOAD
             log.info("virtual bus: overload injected on id %d at t=%.2f s", i, t)
         vin = self.supply_now(t)
         bank = self.servos.bank
@@ -260,17 +258,16 @@ class VirtualBus:
         self.servos.inputs()
         self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
         self.thermal.advance(elapsed, self.servos.amps(), bank.packed[:, P_R])
-        hw = self.hw_error
         hw[self.thermal.overheated(self.regs.get("Temperature Limit"))] |= ct.HW_OVERHEATING
         vraw = vin / ct.VOLTAGE_UNIT
         bad_v = (vraw < self.regs.get("Min Voltage Limit")) | (vraw > self.regs.get("Max Voltage Limit"))
-        self.regs.set("Hardware Error Status", np.where(bad_v, hw | ct.HW_INPUT_VOLTAGE, hw & ~ct.HW_INPUT_VOLTAGE))
-        self._apply_shutdown()
+        self._apply_shutdown(np.where(bad_v, hw | ct.HW_INPUT_VOLTAGE, hw & ~ct.HW_INPUT_VOLTAGE))
         self._publish(vin)
 
-    def _apply_shutdown(self) -> None:
-        """A Hardware Error Status bit the Shutdown register selects turns the torque off."""
-        trip = (self.hw_error & self.regs.get("Shutdown")) != 0
+    def _apply_shutdown(self, hw: np.ndarray) -> None:
+        """Hardware Error Status := ``hw``; a bit the Shutdown register selects turns the torque off."""
+        self.regs.set("Hardware Error Status", hw)
+        trip = (hw & self.regs.get("Shutdown")) != 0
         if trip.any():
             self.regs.set("Torque Enable", 0, trip)
 
@@ -349,53 +346,3 @@ class VirtualBus:
             execute(self, pkt)
         finally:
             self.transport.flush()
-
-
-# ---------------------------------------------------------------------------------------- subprocess
-_DEVICE_RE = re.compile(r"^DEVICE (\S+)")
-
-
-class VirtualBusProcess:
-    """``servo-ff virtual-bus ARGS`` (run as ``python -m servo_ff.cli.virtual_bus``) in a subprocess;
-    ``.device`` is the pty path it printed."""
-
-    def __init__(self, args: Sequence[str] = (), python: str | None = None, timeout: float = 20.0):
-        env = dict(os.environ)
-        src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self.proc = subprocess.Popen([python or sys.executable, "-m", "servo_ff.cli.virtual_bus", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        deadline = time.monotonic() + timeout
-        self.device = None
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            m = _DEVICE_RE.match(line)
-            if m:
-                self.device = m.group(1)
-                break
-        if self.device is None:
-            self.proc.kill()
-            err = self.proc.stderr.read()
-            raise RuntimeError(f"virtual-bus did not report a device: {err.strip()[-800:]}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def __enter__(self) -> "VirtualBusProcess":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-
-def spawn_virtual_bus(args: Sequence[str] = (), **kw) -> VirtualBusProcess:
-    """Start ``servo-ff virtual-bus`` with CLI ``args`` in a subprocess; use as a context manager."""
-    return VirtualBusProcess(args, **kw)
