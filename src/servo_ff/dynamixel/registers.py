@@ -32,36 +32,43 @@ class RegisterMemory:
         self.mem = np.stack([np.frombuffer(table.defaults(i), dtype=np.uint8) for i in self.ids]).copy()
         self.registered: dict[int, tuple[int, bytes]] = {}
         self._spans: dict[str, tuple[int, int, str]] = {}
+        self._columns: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ by item name (vectorised)
     def _span(self, name: str) -> tuple[int, int, str]:
-        """(address, size, numpy dtype) of item ``name`` (cached: the physics uses a dozen items per step)."""
+        """(address, size, numpy dtype) of item ``name``."""
         span = self._spans.get(name)
         if span is None:
             it = self.table.item(name)
             span = self._spans[name] = (it.address, it.size, _DTYPES[it.size, it.signed])
         return span
 
+    def column(self, name: str) -> np.ndarray:
+        """Item ``name`` of every servo as a writable view into ``mem`` (cached: the physics reads and writes a
+        dozen items per step)."""
+        col = self._columns.get(name)
+        if col is None:
+            a, _size, dt = self._span(name)
+            col = self._columns[name] = np.ndarray((self.n,), dtype=dt, buffer=self.mem, offset=a,
+                                                   strides=(self.mem.strides[0],))
+        return col
+
     def get(self, name: str) -> np.ndarray:
-        """Item ``name`` of every servo (int64, signed where the item is)."""
-        a, size, dt = self._span(name)
-        return np.ascontiguousarray(self.mem[:, a: a + size]).view(dt)[:, 0].astype(np.int64)
+        """Item ``name`` of every servo (a new int64 array, signed where the item is)."""
+        return self.column(name).astype(np.int64)
 
     def value(self, k: int, name: str) -> int:
         """Item ``name`` of servo ``k``."""
-        a, size, dt = self._span(name)
-        return int.from_bytes(self.mem[k, a: a + size].tobytes(), "little", signed=dt[-2] == "i")
+        return int(self.column(name)[k])
 
     def set(self, name: str, values, servos=None) -> None:
         """Item ``name`` := ``values`` (one or one per selected servo; already rounded) for ``servos`` (indices or a
         mask; default all)."""
-        a, size, dt = self._span(name)
-        rows = slice(None) if servos is None else np.arange(self.n)[servos]
-        count = self.n if servos is None else len(rows)
-        raw = np.asarray(values).astype(dt)
-        if raw.shape != (count,):
-            raw = np.full(count, raw, dtype=dt)
-        self.mem[rows, a: a + size] = raw.view(np.uint8).reshape(count, size)
+        col = self.column(name)
+        if servos is None:
+            col[:] = values
+        else:
+            col[servos] = values
 
     def item_bytes(self, k: int, name: str) -> bytes:
         a, size, _ = self._span(name)

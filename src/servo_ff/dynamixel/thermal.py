@@ -1,4 +1,4 @@
-"""Thermal model of the virtual bus's servos: constant temperature, or first order C·dT/dt = I²R − (T − T_amb)/R_th.
+"""Thermal model of the virtual bus's servos: a constant temperature, or C·dT/dt = I²R − (T − T_amb)/R_th.
 
 Without the model (``enabled=False``) every servo stays at ``ambient``. With it, a servo holding a load heats up;
 above its Temperature Limit register the bus latches Hardware Error Status bit 2 (overheating), which shuts the

@@ -258,7 +258,8 @@ class VirtualBus:
         self.servos.inputs()
         self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
         self.thermal.advance(elapsed, self.servos.amps(), bank.packed[:, P_R])
-        hw[self.thermal.overheated(self.regs.get("Temperature Limit"))] |= ct.HW_OVERHEATING
+        if self.thermal.options.enabled:
+            hw[self.thermal.overheated(self.regs.get("Temperature Limit"))] |= ct.HW_OVERHEATING
         vraw = vin / ct.VOLTAGE_UNIT
         bad_v = (vraw < self.regs.get("Min Voltage Limit")) | (vraw > self.regs.get("Max Voltage Limit"))
         self._apply_shutdown(np.where(bad_v, hw | ct.HW_INPUT_VOLTAGE, hw & ~ct.HW_INPUT_VOLTAGE))
