@@ -66,7 +66,9 @@ def _sag(text: str) -> tuple[float, float, float]:
 
 
 def build_bus(args):
+    from ..dynamixel.thermal import ThermalOptions
     from ..dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
+    from ..dynamixel.virtual_options import Clock, VirtualBusOptions
     from ._params import resolve_params
 
     ids = parse_ids(args.ids)
@@ -93,10 +95,11 @@ def build_bus(args):
     if args.firmware and not args.params:
         raise ValueError("--firmware needs --params FILE (the actuator the law drives)")
     params = resolve_params(args.params, None, args.firmware) if args.params else None
-    return VirtualBus(ids=ids, model=args.servo, params=params, friction_model=args.model, loads=per,
-                      faults=faults, supply_voltage=args.supply, return_delay=args.return_delay,
-                      temperature=args.temperature, thermal=args.thermal, baud=args.baud, wire_time=args.wire_time,
-                      dt_max=args.dt_max, link=args.link, truth=bool(args.truth))
+    return VirtualBus(VirtualBusOptions(
+        ids=ids, model=args.servo, params=params, friction_model=args.model, loads=per,
+        supply_voltage=args.supply, return_delay=args.return_delay, baud=args.baud, wire_time=args.wire_time,
+        link=args.link, truth=bool(args.truth), faults=faults,
+        thermal=ThermalOptions(ambient=args.temperature, enabled=args.thermal), clock=Clock(dt_max=args.dt_max)))
 
 
 def run(args) -> int:
@@ -106,7 +109,8 @@ def run(args) -> int:
     dev = bus.open()
     print(f"DEVICE {dev}", flush=True)
     print(f"# {bus.n} × {bus.table.name} ids {bus.ids[0]}..{bus.ids[-1]}, actuator {bus.params.actuator}/"
-          f"{bus.params.model}, supply {bus.supply_voltage:g} V, return delay {int(bus.mem[0, 9]) * 2} µs"
+          f"{bus.params.model}, supply {bus.supply_voltage:g} V, return delay "
+          f"{bus.regs.value(0, 'Return Delay Time') * 2} µs"
           + (f", link {args.link}" if args.link else ""), flush=True)
     stop = threading.Event()
 

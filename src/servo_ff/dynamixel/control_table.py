@@ -102,6 +102,9 @@ def _x_series_items(*, current: bool, current_limit: int, velocity_limit: int, p
     return tuple(sorted(items, key=lambda i: i.address))
 
 
+RAM_START = 64  # first RAM address: a REBOOT restores the RAM area to its defaults
+#: Baud Rate register code per baud rate
+BAUD_CODES = {9600: 0, 57600: 1, 115200: 2, 1_000_000: 3, 2_000_000: 4, 3_000_000: 5, 4_000_000: 6, 4_500_000: 7}
 INDIRECT_ADDRESS_0 = 168
 INDIRECT_DATA_0 = 224
 N_INDIRECT = 28

@@ -91,3 +91,40 @@ class ReplyFaults:
             hold = f.late_s
             stats.held = getattr(stats, "held", 0) + 1
         return packet, fate, hold
+
+
+class ScheduledFaults:
+    """The time-scheduled faults of :class:`Faults` on one bus's servos: ``silent`` per servo (set at the edges of a
+    scheduled silence only, so that a manual silence stays in charge between them), one-shot overloads, and the
+    supply voltage under sag and supply resistance."""
+
+    def __init__(self, faults: Faults, n: int):
+        self.f = faults
+        self.silent = np.zeros(n, dtype=bool)
+        self._was_silent: dict[int, bool] = {}
+        self._overload_done: set[int] = set()
+
+    def tick(self, t: float, index: Mapping[int, int]) -> list[int]:
+        """Apply the schedule at ``t`` [s] to the servos ``index`` (id → servo index); returns the ids that get
+        their overload now."""
+        f = self.f
+        for i in f.silent_after:
+            if i in index:
+                now_silent = f.silent_at(i, t)
+                if now_silent != self._was_silent.get(i):
+                    self._was_silent[i] = now_silent
+                    self.silent[index[i]] = now_silent
+        new = [i for i, ts in f.overload_at.items() if i in index and t >= ts and i not in self._overload_done]
+        self._overload_done.update(new)
+        return new
+
+    def supply(self, t: float, volts: float, amps_total: float) -> float:
+        """Supply voltage [V] at ``t``: ``volts`` less the sag window and the drop across the supply resistance
+        at ``amps_total`` [A] drawn by all servos."""
+        f = self.f
+        v = volts
+        if f.sag_start <= t < f.sag_start + f.sag_duration:
+            v -= f.sag_volts
+        if f.supply_resistance:
+            v -= f.supply_resistance * amps_total
+        return max(v, 0.0)

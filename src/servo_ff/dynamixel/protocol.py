@@ -192,13 +192,5 @@ def decode(packet: bytes) -> Packet:
     return Packet(packet[4], inst, body[1:], None)
 
 
-def u16(value: int) -> bytes:
-    return (value & 0xFFFF).to_bytes(2, "little")
-
-
-def u32(value: int) -> bytes:
-    return (value & 0xFFFFFFFF).to_bytes(4, "little")
-
-
 # the streaming decoder lives in .stream (re-exported here: ``protocol.StreamDecoder``)
 from .stream import DecoderStats, StreamDecoder, warm_up  # noqa: E402,F401

@@ -27,19 +27,22 @@ Backend = Literal["auto", "numba", "numpy"]
 
 @dataclass(frozen=True)
 class PendulumLoad:
-    """Point mass ``mass`` [kg] at ``length`` [m] on an arm of mass ``arm_mass`` [kg] (bam's bench)."""
+    """Point mass ``mass`` [kg] at ``length`` [m] on an arm of mass ``arm_mass`` [kg] (bam's bench), plus a fixed
+    ``extra_inertia`` [kg·m²] without gravity (e.g. a flywheel; 0 for bam's bench)."""
 
     mass: np.ndarray | float
     length: np.ndarray | float
     arm_mass: np.ndarray | float = 0.0
+    extra_inertia: np.ndarray | float = 0.0
 
     def gravity_torque_amplitude(self) -> np.ndarray:
         """(m + m_arm/2)·g·l [N·m]: τ_e = −amplitude·sin θ."""
         return (np.asarray(self.mass) + np.asarray(self.arm_mass) / 2) * GRAVITY * np.asarray(self.length)
 
     def inertia(self) -> np.ndarray:
-        """(m + m_arm/3)·l² [kg·m²] (armature added by the stepper)."""
-        return (np.asarray(self.mass) + np.asarray(self.arm_mass) / 3) * np.asarray(self.length) ** 2
+        """(m + m_arm/3)·l² + J_extra [kg·m²] (armature added by the stepper)."""
+        return ((np.asarray(self.mass) + np.asarray(self.arm_mass) / 3) * np.asarray(self.length) ** 2
+                + np.asarray(self.extra_inertia))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,131 @@
+"""The Dynamixel bus's data: its configuration, what a cycle returns, its errors, the indirect-address map.
+
+:class:`BusConfig` (validated on construction), :class:`JointState` (one sync read, decoded by :func:`joint_state`),
+:class:`Health` (voltage, temperature, Hardware Error Status), :class:`BusError` and :class:`GoalRejected`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from . import control_table as ct
+from . import protocol as pr
+
+STATE_DTYPE = np.dtype([("current", "<i2"), ("velocity", "<i4"), ("position", "<i4")])
+HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error", "u1")])
+# Indirect map set up by DynamixelBus.setup(): data 224–227 = voltage(2), temperature, HW error;
+# data 228–233 = P gain(2), goal position(4).
+HEALTH_INDIRECT = (ct.ADDR_INPUT_VOLTAGE, ct.ADDR_INPUT_VOLTAGE + 1, ct.ADDR_TEMPERATURE, ct.ADDR_HW_ERROR)
+GAIN_GOAL_INDIRECT = (ct.ADDR_P_GAIN, ct.ADDR_P_GAIN + 1, *range(ct.ADDR_GOAL_POSITION, ct.ADDR_GOAL_POSITION + 4))
+HEALTH_DATA_ADDR = ct.INDIRECT_DATA_0
+GAIN_GOAL_DATA_ADDR = ct.INDIRECT_DATA_0 + len(HEALTH_INDIRECT)
+
+
+class BusError(IOError):
+    """Port or communication failure (names the port / servo id)."""
+
+
+class GoalRejected(ValueError):
+    """A goal outside the joint limits or non-finite; nothing was written."""
+
+
+@dataclass
+class JointState:
+    """One sync read: arrays aligned with ``ids``; NaN and ``valid=False`` where a servo gave no valid reply."""
+
+    ids: tuple[int, ...]
+    position: np.ndarray  # [rad]
+    velocity: np.ndarray  # [rad/s]
+    current: np.ndarray  # [A] (NaN for models without current sensing)
+    effort: np.ndarray  # [N·m] = kt·I, or Present Load × stall torque for MX-28
+    valid: np.ndarray  # bool
+    stamp: float  # time.monotonic() after the read
+    stamps: np.ndarray | None = None  # arrival time of each entry's reply [s, monotonic]; NaN where invalid
+
+
+@dataclass
+class Health:
+    ids: tuple[int, ...]
+    voltage: np.ndarray  # [V]
+    temperature: np.ndarray  # [°C]
+    hw_error: np.ndarray  # Hardware Error Status bits (−1 where unread)
+    valid: np.ndarray
+
+
+@dataclass
+class BusConfig:
+    """Bus settings. ``joint_limits``: id → (lower, upper) [rad] inside the servo's position range (the table's
+    Min/Max Position Limit, 0–4095 counts around ``center``; wider limits are refused); default: that range.
+
+    Reply timeouts: each reply's slot (Return Delay Time + wire time at ``baud``) plus a margin of
+    ``latency_timer_ms`` + 2 ms (the USB adapter holds bytes up to its latency timer), or ``timeout_ms`` as the
+    margin. ``retries`` apply to single-servo transactions (ping, item read/write, reboot) and to each servo's
+    ``setup()``, not to the cycle's sync read (a real-time loop reports a stale servo rather than waiting).
+    A servo that misses ``skip_after`` sync reads in a row while others answer is left out of them and re-probed
+    (PING) every ``probe_period_s`` (a read nobody answers is a bus outage and counts for no one).
+    ``names``: id → joint name for messages.
+    """
+
+    port: str
+    ids: Sequence[int]
+    baud: int = 1_000_000
+    model: str = "mx106"
+    joint_limits: Mapping[int, tuple[float, float]] | None = None
+    center: float = ct.CENTER_COUNTS
+    latency_timer_ms: float = 16.0
+    timeout_ms: float | None = None
+    retries: int = 2
+    p_gain: bool = False
+    return_delay: int | None = 0  # written by setup(); None leaves the servo's value
+    kt: float | None = None  # overrides the table's torque constant [N·m/A]
+    fast_rx: bool = True  # sync-read replies scanned by the compiled scanner (False: its pure-Python reference)
+    skip_after: int = 5  # consecutive missed sync-read replies before a servo is skipped
+    probe_period_s: float = 0.5  # re-probe period of skipped servos [s]
+    late_horizon_s: float = 0.5  # a reply later than this after its transaction ended is taken as never coming [s]
+    names: Mapping[int, str] | None = None  # id → joint name (messages)
+
+    def __post_init__(self) -> None:
+        self.ids = [int(i) for i in self.ids]
+        if not self.ids:
+            raise ValueError("ids: at least one servo id is needed")
+        if len(set(self.ids)) != len(self.ids) or any(not 0 <= i <= pr.MAX_ID for i in self.ids):
+            raise ValueError(f"ids must be unique and in 0..{pr.MAX_ID}, got {self.ids}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be >= 0, got {self.retries}")
+        if self.timeout_ms is not None and not (self.timeout_ms > 0 and math.isfinite(self.timeout_ms)):
+            raise ValueError(f"timeout_ms must be a positive number of milliseconds, got {self.timeout_ms}")
+        if not (math.isfinite(self.late_horizon_s) and self.late_horizon_s > 0):
+            raise ValueError(f"late_horizon_s must be a positive number of seconds, got {self.late_horizon_s}")
+        if self.skip_after < 1 or not (math.isfinite(self.probe_period_s) and self.probe_period_s > 0):
+            raise ValueError(f"skip_after must be >= 1 and probe_period_s > 0, got {self.skip_after}, "
+                             f"{self.probe_period_s}")
+        if not math.isfinite(self.center):
+            raise ValueError(f"center must be a finite count, got {self.center}")
+        table = ct.control_table(self.model)
+        rlo, rhi = ct.position_range_rad(table, self.center)
+        clo, chi = ct.position_range_counts(table)
+        for i, (lo, hi) in (self.joint_limits or {}).items():
+            what = f"joint_limits[{i}]" + (f" (joint {self.names[i]!r})" if self.names and i in self.names else "")
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ValueError(f"{what} must be finite with lower < upper, got ({lo}, {hi})")
+            if lo < rlo or hi > rhi:
+                raise ValueError(f"{what} = ({lo:.6g}, {hi:.6g}) rad exceeds the {table.name} position range "
+                                 f"({rlo:.6g}, {rhi:.6g}) rad (counts {clo}..{chi} around center {self.center:g})")
+
+
+def joint_state(table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp,
+                stamps) -> JointState:
+    """A :class:`JointState` from ``raw`` :data:`STATE_DTYPE` records (NaN where not ``valid``)."""
+    n = len(ids)
+    pos = np.where(valid, ct.counts_to_rad(raw["position"], center), np.nan)
+    vel = np.where(valid, ct.velocity_to_rad_s(raw["velocity"]), np.nan)
+    if table.has_current:
+        cur = np.where(valid, ct.current_to_amps(raw["current"], table), np.nan)
+        eff = cur * (np.nan if kt is None else kt)
+    else:
+        cur = np.full(n, np.nan)
+        eff = np.where(valid, ct.load_to_torque(raw["current"], table), np.nan)
+    return JointState(ids, pos, vel, cur, eff, valid, stamp, stamps)

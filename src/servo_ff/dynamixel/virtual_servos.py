@@ -1,0 +1,63 @@
+"""Servo physics of the virtual bus: a :class:`~servo_ff.models.servo_bank.ServoBank` wired to the register memory.
+
+The registers are the only copy of the servos' inputs: before every advance the bank's goal, torque enable, firmware
+P gain (Position P Gain ÷ 16, see :mod:`.control_table`) and duty limit (PWM Limit) are derived from them
+(:meth:`VirtualServos.inputs`); after it the present values are written back (:meth:`VirtualServos.publish`).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..models.params import P_KP, P_KT, P_MAXPWM, ActuatorParams
+from ..models.servo_bank import ServoBank, ServoLoad, pendulum_of
+from . import control_table as ct
+from .registers import RegisterMemory
+
+
+class VirtualServos:
+    """The bank of the servos in ``regs`` (one :class:`ServoLoad` each, one actuator model ``params``)."""
+
+    def __init__(self, regs: RegisterMemory, params: ActuatorParams, loads: Sequence[ServoLoad],
+                 supply_voltage: float):
+        self.regs = regs
+        self.bank = ServoBank(params, regs.n, pendulum_of(loads), backend="numpy")
+        self.bank.supply_voltage = supply_voltage
+        self.max_pwm = float(self.bank.packed[0, P_MAXPWM])  # the actuator's own duty limit
+        self.inputs()
+
+    def inputs(self) -> None:
+        """Registers → the bank's inputs: Goal Position, Torque Enable, Position P Gain, PWM Limit."""
+        r, b = self.regs, self.bank
+        b.goal = ct.counts_to_rad(r.get("Goal Position"))
+        b.enable = (r.get("Torque Enable") != 0).astype(np.float64)
+        b.packed[:, P_KP] = ct.p_gain_to_kp(r.get("Position P Gain"))
+        b.packed[:, P_MAXPWM] = np.maximum(np.minimum(self.max_pwm, r.get("PWM Limit") / ct.PWM_FULL_SCALE), 1e-6)
+
+    def amps(self) -> np.ndarray:
+        """Motor current per servo [A]."""
+        return self.bank.tau_m / self.bank.packed[:, P_KT]
+
+    def publish(self, vin: float, temp: np.ndarray, elapsed: float) -> None:
+        """The present values into the registers: PWM, current (MX-28: load), velocity, position, input voltage
+        ``vin`` [V], temperature ``temp`` [°C], Moving, Realtime Tick (``elapsed`` [s] since the bus opened)."""
+        r, b, tbl = self.regs, self.bank, self.regs.table
+        if tbl.has_current:
+            r.set("Present Current", np.clip(np.rint(self.amps() / tbl.current_unit), -32768, 32767))
+        else:  # MX-28: Present Load, 0.1 % of stall torque, sign = direction
+            r.set("Present Load", np.clip(np.rint(b.tau_m / (tbl.stall_torque or 1.0) * 1000), -1000, 1000))
+        duty = np.where(vin > 0, b.volts / max(vin, 1e-9), 0.0)
+        r.set("Present PWM", np.clip(np.rint(duty * ct.PWM_FULL_SCALE), -ct.PWM_FULL_SCALE, ct.PWM_FULL_SCALE))
+        r.set("Present Velocity", np.rint(b.dtheta / ct.RAD_S_PER_VELOCITY_UNIT))
+        r.set("Present Position", np.rint(b.theta / ct.RAD_PER_COUNT + ct.CENTER_COUNTS))
+        r.set("Present Input Voltage", round(vin / ct.VOLTAGE_UNIT))
+        r.set("Present Temperature", np.clip(np.rint(temp), 0, 255))
+        r.set("Moving", (np.abs(b.dtheta) > 10 * ct.RAD_S_PER_VELOCITY_UNIT).astype(np.int64))
+        r.set("Realtime Tick", int(elapsed * 1000) % 32768)
+
+    def reboot(self, k: int) -> None:
+        """After the registers' REBOOT: torque off, Goal Position register = present position."""
+        self.bank.reboot([k])
+        self.regs.set("Goal Position", int(round(self.bank.theta[k] / ct.RAD_PER_COUNT + ct.CENTER_COUNTS)), [k])
+        self.inputs()
