@@ -5,6 +5,7 @@ import threading
 import tty
 
 from servo_ff.dynamixel import protocol as pr
+from servo_ff.dynamixel.stream import StreamDecoder
 
 
 class FakeServos:
@@ -21,7 +22,7 @@ class FakeServos:
         self._thread.start()
 
     def _serve(self) -> None:
-        dec = pr.StreamDecoder()
+        dec = StreamDecoder()
         while not self._stop.is_set():
             if not select.select([self.master], [], [], 0.01)[0]:
                 continue

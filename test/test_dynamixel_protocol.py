@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from servo_ff.dynamixel import protocol as pr
+from servo_ff.dynamixel.stream import StreamDecoder
 
 
 def h(text: str) -> bytes:
@@ -105,7 +106,7 @@ def test_encode_matches_sdk_and_round_trips(dxl_id, inst, params):
        cuts=st.lists(st.integers(0, 400), max_size=5))
 def test_status_round_trip_through_stream_in_pieces(dxl_id, err, params, cuts):
     wire = pr.encode_status(dxl_id, err, params)
-    dec = pr.StreamDecoder()
+    dec = StreamDecoder()
     out = []
     prev = 0
     for c in sorted(min(c, len(wire)) for c in cuts) + [len(wire)]:
@@ -118,7 +119,7 @@ def test_status_round_trip_through_stream_in_pieces(dxl_id, err, params, cuts):
 @settings(max_examples=300, deadline=None)
 @given(junk=st.binary(max_size=600))
 def test_random_bytes_never_crash_the_decoder(junk):
-    dec = pr.StreamDecoder()
+    dec = StreamDecoder()
     for pkt in dec.feed(junk):
         assert isinstance(pkt, pr.Packet)
     dec.drop_partial()
@@ -140,7 +141,7 @@ def test_corrupt_packet_counted_and_dropped_next_one_kept():
     a = bytearray(pr.encode_status(1, 0, h("A6 00 00 00")))
     a[10] ^= 0x40  # flip one data bit
     b = pr.encode_status(2, 0, h("1F 08 00 00"))
-    dec = pr.StreamDecoder()
+    dec = StreamDecoder()
     got = dec.feed(bytes(a) + b)
     assert [p.id for p in got] == [2]
     assert dec.stats.crc_errors == 1
@@ -169,7 +170,7 @@ def test_compiled_scanner_equals_python_reference(chunks, flip):
     data = bytearray(b"".join(chunks))
     if data and flip % 3 == 0:
         data[flip % len(data)] ^= 0x5A  # corrupt one byte somewhere
-    fast, ref = pr.StreamDecoder(), pr.StreamDecoder()
+    fast, ref = StreamDecoder(), StreamDecoder()
     half = len(data) // 2
     got = fast.feed(bytes(data[:half])) + fast.feed(bytes(data[half:]))
     want = ref.feed_py(bytes(data[:half])) + ref.feed_py(bytes(data[half:]))
@@ -189,7 +190,7 @@ def test_no_header_holds_back_a_later_valid_packet(junk, replies, compiled, limi
     """Junk with fake headers (any LEN, incomplete packets) before valid replies: every reply is returned by the
     feed that completes it, whatever LEN the junk claims (``limit``: a transaction's bound on LEN)."""
     wire = [pr.encode_status(i, 0, p[:20]) for i, p in replies]
-    dec = pr.StreamDecoder(max_length=limit)
+    dec = StreamDecoder(max_length=limit)
     got = dec.feed(junk + b"".join(wire), compiled=compiled)
     want = [pr.Packet(i, pr.INST_STATUS, p[:20], 0) for i, p in replies]
     assert [g for g in got if g in want] == want
@@ -200,8 +201,8 @@ def test_impossible_len_is_dropped_at_once_and_counted():
     fake = bytearray(a)
     fake[5:7] = (900).to_bytes(2, "little")  # LEN corrupted: claims 907 bytes
     for limit in (pr.MAX_LENGTH, 18):  # 18: the longest reply a 10-byte sync read can get
-        dec = pr.StreamDecoder(max_length=limit)
+        dec = StreamDecoder(max_length=limit)
         assert [p.id for p in dec.feed(bytes(fake) + a + b)] == [1, 2]
         assert dec.stats.length_errors == 1 and dec.pending == 0
-    bad = pr.StreamDecoder(max_length=18).scan(bytes(fake) + a)
+    bad = StreamDecoder(max_length=18).scan(bytes(fake) + a)
     assert bad.bad_starts == [0] and bad.bad_kinds == [2] and bad.whole[bad.bad_starts[0] + 4] == 1

@@ -33,6 +33,7 @@ import numpy as np
 
 from . import control_table as ct
 from . import protocol as pr
+from .stream import warm_up as stream_warm_up
 from .bus_types import (GAIN_GOAL_INDIRECT, HEALTH_DATA_ADDR, HEALTH_DTYPE, HEALTH_INDIRECT,  # noqa: F401 (re-exported)
                         STATE_DTYPE, BusConfig, BusError, GoalRejected, Health, JointState, joint_state)
 from .goals import GoalLimits
@@ -77,7 +78,7 @@ class DynamixelBus(ServoTransactions):
 
     # --------------------------------------------------------------- port
     def open(self) -> "DynamixelBus":
-        pr.warm_up()
+        stream_warm_up()
         try:
             ok = self.port.openPort() and self.port.setBaudRate(self.config.baud)
         except Exception as e:  # serial.SerialException, OSError

@@ -6,7 +6,7 @@ including the CRC. Stuffing: from INST to the end of the parameters every ``FF F
 LEN counts the stuffed bytes and the CRC covers the stuffed packet. CRC-16: polynomial 0x8005, initial value 0,
 no reflection, no final XOR (CRC-16/BUYPASS).
 
-:class:`~.stream.StreamDecoder` (module :mod:`.stream`, re-exported here) turns an arbitrary byte stream into
+:class:`~.stream.StreamDecoder` (module :mod:`.stream`) turns an arbitrary byte stream into
 packets; garbage, bad CRCs and impossible lengths are counted and skipped, never raised.
 """
 from __future__ import annotations
@@ -192,5 +192,3 @@ def decode(packet: bytes) -> Packet:
     return Packet(packet[4], inst, body[1:], None)
 
 
-# the streaming decoder lives in .stream (re-exported here: ``protocol.StreamDecoder``)
-from .stream import DecoderStats, StreamDecoder, warm_up  # noqa: E402,F401

@@ -39,6 +39,7 @@ from ..models.params import P_R
 from ..models.servo_bank import ServoLoad  # noqa: F401 (re-exported)
 from . import control_table as ct
 from . import protocol as pr
+from .stream import StreamDecoder, warm_up as stream_warm_up
 from .faults import Faults, ReplyFaults, ScheduledFaults  # noqa: F401 (Faults re-exported)
 from .instructions import execute
 from .pty_transport import PtyTransport
@@ -81,7 +82,7 @@ class VirtualBus:
         self.scheduled = ScheduledFaults(self.faults, self.n)
         self.stats = BusStats()
         self.transport = PtyTransport(o.link, self.stats)
-        self.decoder = pr.StreamDecoder()
+        self.decoder = StreamDecoder()
         self._lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -128,7 +129,7 @@ class VirtualBus:
         """Open the pty pair and return the slave device path."""
         if self.device is not None:
             return self.device
-        pr.warm_up()
+        stream_warm_up()
         self.transport.open()
         self._t0 = self._t_last = time.monotonic()
         if self.truth is not None:
