@@ -32,7 +32,6 @@ import dynamixel_sdk as sdk
 import numpy as np
 
 from . import control_table as ct
-from . import protocol as pr
 from .stream import warm_up as stream_warm_up
 from .bus_types import (GAIN_GOAL_INDIRECT, HEALTH_DATA_ADDR, HEALTH_DTYPE, HEALTH_INDIRECT,  # noqa: F401 (re-exported)
                         STATE_DTYPE, BusConfig, BusError, GoalRejected, Health, JointState, joint_state)
