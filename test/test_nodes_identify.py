@@ -158,7 +158,8 @@ def fit_node(h, **params):
     from servo_ff.nodes.fit_node import FitNode
 
     return h.add(FitNode("servo_fit", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("joint", value="pendulum_1"), Parameter("urdf_path", value=URDF), Parameter("run_on_start", value=False),
+        Parameter("joint", value="pendulum_1"), Parameter("urdf_path", value=URDF),
+        Parameter("run_on_start", value=False),
         *(Parameter(k, value=v) for k, v in params.items())]))
 
 
