@@ -144,16 +144,21 @@ def test_launch_arguments_override_the_yaml_in_any_namespace(tmp_path):
 
 def test_up_identify_ends_with_alpha_on_the_feedforward_node(tmp_path):
     """`servo-ff up identify --arg realtime:=false` as a user runs it (a short reference and two ILC iterations
-    from a params file): ILC in lockstep with the sim on the driven /clock → ILC record → fit → α set on the
-    feed-forward node the bring-up started → every node stopped, exit code 0."""
+    from a params file): the sim owns /clock as fast as it steps, every node on sim time, each ILC trial one
+    JointTrajectory → ILC record → fit → α set on the feed-forward node the bring-up started → every node
+    stopped, exit code 0."""
     pytest.importorskip("rclpy")
     from servo_ff.dynamics.alpha import load_alpha
     from servo_ff.io.ilc_record import load_ilc_record
     from servo_ff.nodes.bringup import python_env
     from servo_ff.nodes.harness import domain_id
 
-    assert [n.name for n in plan("identify", realtime="false")] == ["servo_sim", "servo_feedforward", "servo_ilc",
-                                                                    "servo_fit"]
+    fast = {n.name: dict(n.overrides) for n in plan("identify", realtime="false")}
+    assert list(fast) == ["servo_sim", "servo_feedforward", "servo_ilc", "servo_fit"]
+    assert fast["servo_sim"] == {"publish_clock": True, "real_time_factor": 0.0}  # owns /clock, as fast as it can
+    assert all(fast[n]["use_sim_time"] for n in ("servo_feedforward", "servo_ilc", "servo_fit"))
+    assert fast["servo_ilc"]["execution"] == "trajectory"
+    assert not any(n.overrides for n in plan("identify"))  # wall clock: the YAML as it is (streamed trials)
     with pytest.raises(ValueError, match="source:=sim"):
         plan("identify", source="hardware", realtime="false")
     (tmp_path / "ilc_result.npz").write_bytes(b"stale")  # an earlier run's file is not fitted

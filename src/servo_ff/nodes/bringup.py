@@ -108,8 +108,9 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "sim": ("simulated servos (stepper) + feed-forward", dict(COMMON_ARGS)),
     "identify": ("sim or hardware servos + ILC + α fit → α on the feed-forward node, then exit",
                  {"source": ("sim", "servo backend: sim or hardware"),
-                  "realtime": ("true", "false (source sim): as fast as possible, the ILC node drives /clock in "
-                                       "lockstep with the sim node (use_sim_time, realtime false)"),
+                  "realtime": ("true", "false (source sim): as fast as possible on sim time: the sim node owns "
+                                       "/clock (real_time_factor 0), every node on use_sim_time, each ILC trial "
+                                       "one JointTrajectory"),
                   **HARDWARE_ARGS, **COMMON_ARGS}),
     "replay": ("α fit from a rosbag2 recording, then exit", {
         "bag": ("", "path of the rosbag2 directory (or .mcap/.db3) to fit from"),
@@ -161,13 +162,15 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
             raise ValueError(f"identify: source must be 'sim' or 'hardware', got {a['source']!r}")
         if a["realtime"] not in ("true", "false"):
             raise ValueError(f"identify: realtime must be 'true' or 'false', got {a['realtime']!r}")
-        lockstep = a["realtime"] == "false"
-        if lockstep and a["source"] != "sim":
+        fast = a["realtime"] == "false"
+        if fast and a["source"] != "sim":
             raise ValueError("identify: realtime:=false needs source:=sim (hardware runs on wall time)")
-        fast = {"use_sim_time": True, "realtime": False} if lockstep else {}
-        servo = node(SIM, fast) if a["source"] == "sim" else node(HARDWARE, hw)
-        return [servo, node(FEEDFORWARD), node(ILC, {"drive_clock": True} if lockstep else {}),
-                node(FIT, ends=True)]
+        if not fast:
+            servo = node(SIM) if a["source"] == "sim" else node(HARDWARE, hw)
+            return [servo, node(FEEDFORWARD), node(ILC), node(FIT, ends=True)]
+        sim_time = {"use_sim_time": True}  # the sim's /clock: as fast as it steps
+        return [node(SIM, {"publish_clock": True, "real_time_factor": 0.0}), node(FEEDFORWARD, sim_time),
+                node(ILC, {**sim_time, "execution": "trajectory"}), node(FIT, sim_time, ends=True)]
     # replay
     if not a["bag"]:
         raise ValueError("replay: argument bag (rosbag2 directory) is required")

@@ -9,12 +9,14 @@ each trial moves the joint to the curve's start, waits ``settle_time``, streams 
 (trajectory_msgs/JointTrajectory). At the end the curve and every measurement go to ``output``
 (:mod:`.ilc_file`, read by ``servo_fit_node``).
 
-Faster than real time in simulation (``drive_clock``): the node publishes ``/clock`` and advances it one sample
-(``1/rate_hz``) at a time, each after the servo node's ``/joint_states`` stamped at the previous one — lockstep
-with a ``servo_sim_node`` running ``use_sim_time: true``, ``realtime: false`` (exactly 1/rate_hz per tick) at the
-same ``rate_hz``. Trials and settling then take as long as the two nodes need per sample, not the reference's
-duration; between trials the clock advances at wall speed. This is the stand-in until the sim node owns
-``/clock`` itself (``real_time_factor``).
+``execution``: ``stream`` (default, hardware) publishes the samples one by one at ``rate_hz`` of wall time, as
+above. ``trajectory`` sends the whole trial — to the curve's start, held ``settle_time``, then the command every
+``1/rate_hz`` (positions only: linear between the samples, so a servo node ticking at ``rate_hz`` applies
+exactly the command of each sample) — as one JointTrajectory on ``servo/joint_trajectory``, stamped a few
+samples after the newest ``/joint_states``, and records and waits on the servo node's stamps only: no per-sample
+round trip, so a ``servo_sim_node`` that owns ``/clock`` (``publish_clock: true``, ``real_time_factor: 0``) runs
+each trial as fast as it steps. The trajectory has to reach the servo node within ``settle_time`` of its time
+(the hold absorbs the delay; the command part is timed from the stamp).
 """
 from __future__ import annotations
 
@@ -30,7 +32,6 @@ from builtin_interfaces.msg import Duration
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
@@ -38,17 +39,18 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from servo_ff import trajectories
 
-from .common import TOPIC_JOINT_COMMAND, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec, ParameterTable, \
-    spin_node
+from .common import TOPIC_JOINT_COMMAND, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, TOPIC_TRAJECTORY, ParamSpec, \
+    ParameterTable, spin_node
 from servo_ff.io.ilc_record import ILCRecord, save_ilc_record
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"
 SRV_START = "ilc/start"
-TOPIC_CLOCK = "/clock"
-CLOCK_START_NS = 1_000_000_000  # driven clock starts at 1 s (a zero stamp reads as "unset")
-LOCKSTEP_TIMEOUT = 5.0  # [s] wall time to wait for the servo node's answer to one clock step
+EXECUTIONS = ("stream", "trajectory")
+LEAD_STEPS = 2  # a trajectory trial starts this many samples after the newest /joint_states stamp
+STALL_TIMEOUT = 10.0  # [s] wall time without a new /joint_states that aborts a trajectory trial
+JS_DEPTH = 2000  # /joint_states queue: a sim running as fast as possible sends bursts
 
 
 def _ilc():
@@ -102,9 +104,9 @@ class ILCNode(Node):
             ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
             ParamSpec("output", "ilc_result.npz", "result file (commands, measurements) for servo_fit_node"),
             ParamSpec("start_on_launch", False, "start learning once /joint_states of the joint arrive"),
-            ParamSpec("drive_clock", False, "publish /clock, one 1/rate_hz step per /joint_states of the sim node "
-                      "(use_sim_time true, realtime false, same rate_hz): trials as fast as the nodes run",
-                      read_only=True),
+            ParamSpec("execution", "stream", "how a trial runs: stream the samples at rate_hz of wall time, or "
+                      "send it as one JointTrajectory timed on the servo node's stamps (sim time: as fast as the "
+                      "sim runs)", choices=EXECUTIONS),
         ], validate=self._validate, n_joints=lambda v: None)
         self.lock = threading.Lock()
         self.recording: list[tuple[float, float]] | None = None
@@ -119,18 +121,14 @@ class ILCNode(Node):
         self.pub_gains = self.create_publisher(Float64MultiArray, TOPIC_P_GAINS, 10)
         self.pub_progress = self.create_publisher(String, TOPIC_PROGRESS, 10)
         self.pub_curve = self.create_publisher(JointTrajectory, TOPIC_CURVE, 10)
-        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 50, callback_group=group)
+        self.pub_traj = self.create_publisher(JointTrajectory, TOPIC_TRAJECTORY, 10)
+        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, JS_DEPTH,
+                                 callback_group=group)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
         self.create_service(Trigger, SRV_START, self._on_start, callback_group=group)
-        self.clock_ns = CLOCK_START_NS
         self.js_ns = -1  # stamp of the last /joint_states with the joint
         self._js_seen = threading.Condition()
-        self._driving = False  # a trial holds the driven clock
-        wall = Clock(clock_type=ClockType.STEADY_TIME)  # never the clock this node drives
-        if self.table["drive_clock"]:
-            self.pub_clock = self.create_publisher(ClockMsg, TOPIC_CLOCK, 10)
-            self._clock_lock = threading.Lock()
-            self.create_timer(1.0 / self.table["rate_hz"], self._idle_clock, callback_group=group, clock=wall)
+        wall = Clock(clock_type=ClockType.STEADY_TIME)  # start-up polling runs before any sim time
         if self.table["start_on_launch"]:
             self._auto = self.create_timer(0.2, self._auto_start, callback_group=group, clock=wall)
 
@@ -201,65 +199,67 @@ class ILCNode(Node):
         if kp > 0 and joints:
             self.pub_gains.publish(Float64MultiArray(data=[float(kp)] * len(joints)))
 
-    # ------------------------------------------------------------------ driven clock (drive_clock)
-    def _publish_clock(self) -> None:
-        msg = ClockMsg()
-        msg.clock.sec, msg.clock.nanosec = divmod(self.clock_ns, 1_000_000_000)
-        self.pub_clock.publish(msg)
-
-    def _idle_clock(self) -> None:
-        """Between trials the driven clock runs at wall speed (the sim keeps publishing)."""
-        with self._clock_lock:
-            if not self._driving:
-                self.clock_ns += int(round(1e9 / self.table["rate_hz"]))
-                self._publish_clock()
-
-    def _step_clock(self, step_ns: int) -> None:
-        """Advance /clock by one sample and wait for the servo node's /joint_states stamped at it."""
-        self.clock_ns += step_ns
-        self._publish_clock()
-        deadline = time.monotonic() + LOCKSTEP_TIMEOUT
+    # ------------------------------------------------------------------ trajectory trials (execution: trajectory)
+    def _wait_stamp(self, ns: int) -> None:
+        """Block until a /joint_states of the joint stamped at or after ``ns`` arrived (its time, not wall time);
+        RuntimeError when none comes for ``STALL_TIMEOUT`` s of wall time."""
         with self._js_seen:
-            while self.js_ns < self.clock_ns:
+            last, seen = self.js_ns, time.monotonic()
+            while self.js_ns < ns:
                 if not self.context.ok():
                     raise RuntimeError("ROS is shutting down: trial aborted")
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if self.js_ns != last:
+                    last, seen = self.js_ns, time.monotonic()
+                elif time.monotonic() - seen > STALL_TIMEOUT:
                     raise RuntimeError(
-                        f"no /joint_states stamped {self.clock_ns * 1e-9:.3f} s within {LOCKSTEP_TIMEOUT:g} s of "
-                        f"advancing {TOPIC_CLOCK} (last {self.js_ns * 1e-9:.3f} s): drive_clock needs the sim node "
-                        f"with use_sim_time: true, realtime: false and rate_hz {self.table['rate_hz']:g}")
-                if not self._js_seen.wait(min(left, 0.25)):
-                    self._publish_clock()  # /clock is best effort on the subscriber side: say it again
+                        f"/joint_states of {self.table['joint']} stopped at {self.js_ns * 1e-9:.3f} s (waiting for "
+                        f"{ns * 1e-9:.3f} s, nothing new for {STALL_TIMEOUT:g} s)")
+                self._js_seen.wait(0.25)
 
-    def _execute_lockstep(self, command: np.ndarray, dt: float) -> np.ndarray:
+    def _execute_trajectory(self, command: np.ndarray, dt: float) -> np.ndarray:
+        """The trial as one JointTrajectory (positions every dt: linear, i.e. exactly the command at the servo
+        node's ticks when its rate is rate_hz) started a few samples after the newest state; recorded and waited
+        for on the servo node's stamps, so it runs at whatever pace that node's time goes."""
         step = int(round(dt * 1e9))
-        with self._clock_lock:
-            self._driving = True
+        n_settle = max(1, int(round(self.table["settle_time"] / dt)))
+        self._set_gains()
+        with self._js_seen:
+            if self.js_ns < 0:
+                raise RuntimeError(f"no /joint_states for {self.table['joint']} yet")
+            start = self.js_ns + LEAD_STEPS * step  # the servo node's time base (sim time when it owns /clock)
+        knots = np.arange(n_settle, n_settle + len(command)) * step  # command[k] at start + knots[k]
+        points = [(step, command[0])] if n_settle > 1 else []  # to the curve's start, then held: the settling
+        points += zip(knots.tolist(), command.tolist())
+        msg = JointTrajectory(joint_names=[self.table["joint"]])
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
+        msg.points = [JointTrajectoryPoint(positions=[float(q)], time_from_start=Duration(
+            sec=t // 1_000_000_000, nanosec=t % 1_000_000_000)) for t, q in points]
+        self.supply = []
+        self.recording = []
+        self.pub_traj.publish(msg)
+        t0, t_end = start + int(knots[0]), start + int(knots[-1])
         try:
-            self._set_gains()
-            for _ in range(max(1, int(round(self.table["settle_time"] / dt)))):  # >= 1: a fresh state at t0
-                self._command(command[0])
-                self._step_clock(step)
-            self.supply = []
-            t0 = self.clock_ns
-            self.recording = [(t0 * 1e-9, self.latest)]  # the state at the first command's time
-            for q in command:  # q holds over [t, t + dt): the sim's tick at t + dt applies it
-                self._command(q)
-                self._step_clock(step)
-            rec, self.recording = self.recording, None
+            self._wait_stamp(t_end + step)
         finally:
-            with self._clock_lock:
-                self._driving = False
-        tr = np.array(rec)
+            rec, self.recording = self.recording, None
+        tr = np.array(rec) if rec else np.zeros((0, 2))
+        grid = (t0 + np.arange(len(command)) * step) * 1e-9
+        if len(tr) < 2 or tr[0, 0] > grid[0] or tr[-1, 0] < grid[-1]:
+            raise RuntimeError(f"/joint_states of {self.table['joint']} do not cover the trial "
+                               f"({grid[0]:.3f}–{grid[-1]:.3f} s)")
+        inside = tr[(tr[:, 0] >= grid[0] - dt) & (tr[:, 0] <= grid[-1] + dt), 0]
+        gaps = np.diff(inside)
+        if gaps.size and gaps.max() > 2.5 * max(float(np.median(gaps)), 1e-9):
+            self.get_logger().warning(f"trial recorded with a {gaps.max() * 1e3:.1f} ms gap in /joint_states "
+                                      f"(median {np.median(gaps) * 1e3:.1f} ms): interpolated over it")
         self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
-        return np.interp(t0 * 1e-9 + np.arange(len(command)) * dt, tr[:, 0], tr[:, 1])
+        return np.interp(grid, tr[:, 0], tr[:, 1])
 
     def execute(self, command: np.ndarray, dt: float) -> np.ndarray:
-        """One trial: settle at command[0], stream the command in real time (or on the driven clock), return
-        the positions resampled on the command grid."""
-        if self.table["drive_clock"]:
-            return self._execute_lockstep(command, dt)
+        """One trial: settle at command[0], run the command (streamed in real time, or as one trajectory),
+        return the positions resampled on the command grid."""
+        if self.table["execution"] == "trajectory":
+            return self._execute_trajectory(command, dt)
         self._set_gains()
         self._command(command[0])
         time.sleep(self.table["settle_time"])
