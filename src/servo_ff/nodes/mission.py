@@ -127,11 +127,11 @@ def run_mission(ros: RosHarness, controller: str, n_steps: int = 40, obstacle: f
         t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 - walker.t_start
         t_gait = float(walker.table["approach_time"])
         if t >= t_gait and state["e0"] is None:
-            state["e0"] = sim.servos.energy.copy()
+            state["e0"] = sim.servos.energy[sim.perm]
         if t_gait <= t <= p.end:
             rows.append((t, np.array(m.position), p.sample(t)))
         if t > p.end and state["e1"] is None:
-            state["e1"] = sim.servos.energy.copy()
+            state["e1"] = sim.servos.energy[sim.perm]
 
     def on_imu(m: Imu) -> None:
         o = m.orientation
@@ -150,7 +150,7 @@ def run_mission(ros: RosHarness, controller: str, n_steps: int = 40, obstacle: f
     finally:
         wall = time.monotonic() - wall
         sim_s = sim.sim_time_ns * 1e-9
-        e1 = state["e1"] if state["e1"] is not None else sim.servos.energy.copy()
+        e1 = state["e1"] if state["e1"] is not None else sim.servos.energy[sim.perm]
         e0 = state["e0"] if state["e0"] is not None else np.zeros_like(e1)
         for node in (walker, ff, sim, probe):
             ros.remove(node)

@@ -133,13 +133,15 @@ class MujocoSimNode(SimNode):
                                n_joints=lambda v: len(self._joints_of(v)))
         v = table.values
         joints = self._joints_of(v)
-        if self.servos is not None and joints != self.joint_order:
-            missing = [j for j in joints if j not in self.joint_order]
-            if missing:
-                self.model_error = f"joints: {missing[0]!r} is not a driven joint of the model"
-            else:
-                self.model_error = (f"joints must list the model's driven joints in model order "
-                                    f"({', '.join(self.joint_order)}) or be [''] (all)")
+        if self.servos is not None and sorted(joints) != sorted(self.joint_order):
+            extra = [j for j in joints if j not in self.joint_order]
+            missing = [j for j in self.joint_order if j not in joints]
+            self.model_error = (f"joints: {extra[0]!r} is not a driven joint of the model" if extra else
+                                f"joints: driven joint {missing[0]!r} is missing (list every driven joint, in "
+                                "any order, or [''] for all in model order)")
+        #: node (``joints``) order → the servo layer's (model) order: model = node[inverse]
+        self.perm = np.array([self.joint_order.index(j) for j in joints] if self.servos is not None
+                             and not self.model_error else range(len(joints)), dtype=int)
         if self.model_error:
             self.servos = None
         table.values["joints"] = joints  # [""]: every driven joint, model order
@@ -148,7 +150,7 @@ class MujocoSimNode(SimNode):
         self.state = (np.full(self.n, np.nan),) * 3
         if self.servos is not None:
             self._place(per_joint(v["initial_position"], self.n, "initial_position"))
-            self.servos.set_kp(self.kp)
+            self.servos.set_kp(self._model(self.kp))
             self.servos.set_enable(0.0)  # torque comes on with the lifecycle transition activate
         self.substeps = self._substeps(v)
         self.period_ns = int(round(1e9 / v["rate_hz"]))
@@ -226,7 +228,9 @@ class MujocoSimNode(SimNode):
         return joints or list(self._model_joints)
 
     def _place(self, q0: np.ndarray) -> None:
-        """Joints at ``q0`` (floating base: upright on the ground), remembered as the reset state."""
+        """Joints at ``q0`` (``joints`` order; floating base: upright on the ground), remembered as the reset
+        state."""
+        q0 = self._model(q0)
         import mujoco
 
         from servo_ff.dynamics.mujoco_model import place_on_ground
@@ -240,14 +244,20 @@ class MujocoSimNode(SimNode):
             mujoco.mj_forward(s.model, s.data)
         s.set_initial_state()
         s.reset()
-        self.goal = s.goal.copy()
+        self.goal = s.goal[self.perm]
         self.gate.goal = self.goal.copy()
         self._read()
+
+    def _model(self, x: np.ndarray) -> np.ndarray:
+        """Node (``joints``) order → model order."""
+        out = np.empty(len(self.perm))
+        out[self.perm] = x
+        return out
 
     # ------------------------------------------------------------------ stepping
     def _read(self) -> None:
         js = self.servos.joint_state()
-        self.state = (js.position, js.velocity, js.effort)
+        self.state = (js.position[self.perm], js.velocity[self.perm], js.effort[self.perm])
 
     def _step(self) -> bool:
         from servo_ff.dynamics.mujoco_servos import PhysicsDiverged
@@ -257,7 +267,7 @@ class MujocoSimNode(SimNode):
         if self.stepper_error:
             return False
         try:
-            self.servos.command(self.goal)
+            self.servos.command(self._model(self.goal))
             self.servos.step(self.substeps)
             self._read()
         except PhysicsDiverged as e:
@@ -411,7 +421,7 @@ class MujocoSimNode(SimNode):
         self.servos.reset()
         self.servos.set_enable(0.0)
         self.stepper_error = ""
-        self.goal = self.servos.goal.copy()
+        self.goal = self.servos.goal[self.perm]
         self.gate.goal = self.goal.copy()
         self._read()
 
@@ -424,7 +434,7 @@ class MujocoSimNode(SimNode):
         self.servos.set_enable(1.0 if self.active else 0.0)
         self.stepper_error = ""
         self.traj = self.pending = None
-        self.goal = self.servos.goal.copy()
+        self.goal = self.servos.goal[self.perm]
         self.gate.goal = self.goal.copy()
         self._t_ns = None
         self._read()
@@ -443,7 +453,7 @@ class MujocoSimNode(SimNode):
 
     def hw_write_kp(self, kp: np.ndarray) -> None:
         if self.servos is not None:
-            self.servos.set_kp(kp)
+            self.servos.set_kp(self._model(kp))
 
     def hw_torque(self, enable: bool) -> tuple[bool, str]:
         if self.servos is None:
@@ -488,7 +498,7 @@ class MujocoSimNode(SimNode):
                         KeyValue(key="velocity_rad_s", value=f"{vel[i]:.5f}"),
                         KeyValue(key="effort_Nm", value=f"{eff[i]:.5f}"),
                         KeyValue(key="kp", value=f"{self.kp[i]:g}"),
-                        KeyValue(key="energy_J", value=f"{s.energy[i]:.3f}"),
+                        KeyValue(key="energy_J", value=f"{s.energy[self.perm[i]]:.3f}"),
                         KeyValue(key="supply_V", value=f"{self.hw_supply_voltage():g}")]))
         return out
 
