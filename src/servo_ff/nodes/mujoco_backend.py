@@ -159,6 +159,8 @@ class MujocoSimNode(SimNode):
         self.lockstep = bool(v["lockstep"]) and bool(v["publish_clock"])
         self._last_step_wall = 0.0
         self.create_service(Trigger, self.names["reset"], self._on_reset)
+        # simulated time stops with the physics: the ERROR diagnostics keep coming on the wall clock
+        self.create_timer(v["diagnostics_period"], self._diagnostics_while_stopped, clock=self._steady)
         self.pub_imu = self.create_publisher(Imu, TOPIC_IMU, 100)
         self.pub_feet = self.create_publisher(Float64MultiArray, TOPIC_FOOT_FORCES, 100)
         self.pub_support = self.create_publisher(Float64, v["support_topic"], 100)
@@ -274,6 +276,7 @@ class MujocoSimNode(SimNode):
             self.stepper_error = str(e)
             self.state = (np.full(self.n, np.nan),) * 3
             self.get_logger().error(f"{e}: outputs stopped; call {self.names['reset']} to bring the robot back")
+            self._publish_diagnostics()
             return False
         self._last_step_wall = time.monotonic()
         return True
@@ -340,6 +343,10 @@ class MujocoSimNode(SimNode):
             if self.sim_time_ns == before:
                 return
 
+    def _diagnostics_while_stopped(self) -> None:
+        if self.stepper_error:
+            self._publish_diagnostics()
+
     def _lockstep_timer(self) -> None:
         if time.monotonic() - self._last_step_wall >= self.table["lockstep_timeout"]:
             self._last_step_wall = time.monotonic()
@@ -356,27 +363,31 @@ class MujocoSimNode(SimNode):
             self._tick_owned()
 
     def _set_obstacle(self, height: float) -> None:
-        """A box ``height`` high under the obstacle foot's present footprint (its top at ``height``)."""
+        """A box ``height`` high under the obstacle foot's present footprint (its top at ``height``): the foot's
+        collision box in x, in y 5 mm narrower on the side of the other foot (the feet may stand edge to edge)."""
         import mujoco
 
         s = self.servos
-        if s is None or not s.sim.floating or len(s.sim.feet) < 1:
+        if s is None or self._obstacle_geom < 0 or not s.sim.feet:
             return
         m, d = s.model, s.data
-        if self._obstacle_geom < 0:
-            return
-        feet = s.sim.feet
-        name = self._obstacle_foot
-        foot = int(m.body(name).id) if name else feet[1 if len(feet) > 1 else 0]
+        feet = list(s.sim.feet)
+        foot = int(m.body(self._obstacle_foot).id) if self._obstacle_foot else feet[1 if len(feet) > 1 else 0]
         g = self._obstacle_geom
         if height <= 0:
             m.geom_pos[g] = [0.0, 0.0, -10.0]
         else:
-            x, y = d.xpos[foot][:2]
-            m.geom_size[g] = [0.12, 0.08, height / 2]
-            m.geom_aabb[g] = [0.0, 0.0, 0.0, 0.12, 0.08, height / 2]
-            m.geom_rbound[g] = float(np.linalg.norm(m.geom_size[g]))
-            m.geom_pos[g] = [x, y, height / 2]
+            fg = next(i for i in range(m.ngeom) if m.geom_bodyid[i] == foot and m.geom_contype[i])
+            x, y = d.geom_xpos[fg][:2]
+            hx, hy = (m.geom_size[fg][:2] if m.geom_type[fg] == mujoco.mjtGeom.mjGEOM_BOX
+                      else m.geom_aabb[fg][3:5])
+            other = [f for f in feet if f != foot]
+            out = float(np.sign(y - d.xpos[other[0]][1])) if other else 0.0
+            size = [hx, hy - 0.0025 * abs(out), height / 2]
+            m.geom_size[g] = size
+            m.geom_aabb[g] = [0.0, 0.0, 0.0, *size]
+            m.geom_rbound[g] = float(np.linalg.norm(size))
+            m.geom_pos[g] = [x, y + 0.0025 * out, height / 2]
         mujoco.mj_forward(m, d)
 
     # ------------------------------------------------------------------ parameters
