@@ -106,8 +106,9 @@ def main() -> int:
         k = ra.knee()
         e_red = 1 - rc.energy.sum() / ra.energy.sum()
         knee_red = 1 - rc.energy[k] / ra.energy[k]
-        print(f"energy (c) vs (a): all joints {ra.energy.sum():.0f} J → {rc.energy.sum():.0f} J ({-100 * e_red:+.1f}%); "
-              f"left knee {ra.energy[k]:.0f} J → {rc.energy[k]:.0f} J ({-100 * knee_red:+.1f}%; 002: 189 J → 140 J, "
+        print(f"energy (c) vs (a): all joints {ra.energy.sum():.0f} J → {rc.energy.sum():.0f} J "
+              f"({-100 * e_red:+.1f}%); left knee {ra.energy[k]:.0f} J → {rc.energy[k]:.0f} J "
+              f"({-100 * knee_red:+.1f}%; 002: 189 J → 140 J, "
               f"−26%); RMS (c)/(a) {rc.rms() / ra.rms():.3f}")
         print(f"feed-forward tick (20 joints, in the node, over DDS): median {rc.tick_median_us():.0f} µs, p95 "
               f"{sorted(rc.tick_us)[int(0.95 * len(rc.tick_us))]:.0f} µs")

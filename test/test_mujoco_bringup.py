@@ -23,7 +23,8 @@ def test_plans_and_arguments(tmp_path):
     servos.write_text("servos: {}\n")
     sim, ff, walker = plan("sim_humanoid", urdf=str(urdf), servo_config=str(servos), support="contacts", n_steps="3",
                            feedforward="false")
-    assert sim.overrides == {"urdf_path": str(urdf), "servo_config": str(servos), "support_topic": "support_coefficient"}
+    assert sim.overrides == {"urdf_path": str(urdf), "servo_config": str(servos),
+                             "support_topic": "support_coefficient"}
     assert ff.overrides == {"urdf_path": str(urdf), "enabled": False}
     assert walker.overrides == {"support_topic": "walker/support_coefficient", "n_steps": 3}
     assert [n.name for n in plan("sim_arm", gain="low")] == ["servo_sim", "servo_walker"]

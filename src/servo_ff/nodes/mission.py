@@ -218,7 +218,7 @@ def plot_mission(results: list[MissionResult], path, seconds: float = 20.0):
     ax2.set_xlabel("time from the gait start [s]")
     ax1.legend(loc="upper right", fontsize=8)
     ax2.legend(loc="upper right", fontsize=8)
-    ax1.set_title("Humanoid mission over DDS: walker → feed-forward → MuJoCo sim node (quantisation, 1-period latency)")
+    ax1.set_title("Humanoid mission over DDS: walker → feed-forward → MuJoCo sim node (quantisation, latency 1)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
