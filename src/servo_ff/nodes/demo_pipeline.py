@@ -181,11 +181,7 @@ def run_humanoid_act(out_dir: str | Path = "demo_out", n_steps: int = 2, log=pri
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ros = RosHarness(salt=41, prefix="servo_ff_humanoid_")
-    try:
-        res = [run_mission(ros, c, n_steps, log=log) for c in CONTROLLERS]
-    finally:
-        ros.shutdown()
+    res = [run_mission(c, n_steps, log=log, salt=41) for c in CONTROLLERS]
     return res, format_table(res), plot_mission(res, out / "humanoid_mission.png")
 
 

@@ -68,10 +68,18 @@ def servo_alpha(urdf, servo_yaml, joints):
     return {j: alpha_table_from_actuator(smap.joints[j].params, [j]) for j in joints}
 
 
-def run_mission(ros: RosHarness, controller: str, n_steps: int = 40, obstacle: float = 0.0,
-                kp_high: float | None = None, ratio: float | None = None, log=print,
-                timeout: float = 1800.0) -> MissionResult:
-    """One run of ``controller`` ("high", "low", "ff") with fresh nodes in ``ros``'s context."""
+def run_mission(controller: str, n_steps: int = 40, obstacle: float = 0.0, kp_high: float | None = None,
+                ratio: float | None = None, log=print, timeout: float = 1800.0, salt: int = 92) -> MissionResult:
+    """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own (stopped, its
+    executor thread first, before the nodes are destroyed)."""
+    ros = RosHarness(salt=salt, prefix="mission_")
+    try:
+        return _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout)
+    finally:
+        ros.shutdown()
+
+
+def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> MissionResult:
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import Imu, JointState
 
@@ -152,8 +160,6 @@ def run_mission(ros: RosHarness, controller: str, n_steps: int = 40, obstacle: f
         sim_s = sim.sim_time_ns * 1e-9
         e1 = state["e1"] if state["e1"] is not None else sim.servos.energy[sim.perm]
         e0 = state["e0"] if state["e0"] is not None else np.zeros_like(e1)
-        for node in (walker, ff, sim, probe):
-            ros.remove(node)
     t = np.array([r[0] for r in rows])
     res = MissionResult(controller, kp, joints, t, np.array([r[2] for r in rows]).reshape(len(rows), -1),
                         np.array([r[1] for r in rows]).reshape(len(rows), -1), e1 - e0,
