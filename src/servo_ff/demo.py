@@ -36,6 +36,15 @@ def run(out: Path) -> int:
     result = run_demo(out / "nodes")
     print(result.table())
     print(f"plot: {result.plot}")
+    stage("4. the humanoid over ROS 2 (≈ 1 min): servo_walker_node (stepping gait → desired trajectory + support "
+          "coefficient) → servo_feedforward_node → servo_sim_node backend mujoco (20 servos, quantisation, bus "
+          "latency) → joint_states / imu/data / contacts back; 2 steps each of (a) high-gain P, (b) low-gain P, "
+          "(c) low-gain P + feed-forward (the 40-step table: bench/humanoid_mission.py)")
+    from servo_ff.nodes.demo_pipeline import run_humanoid_act
+
+    _, table, plot = run_humanoid_act(out / "humanoid")
+    print(table)
+    print(f"plot: {plot}")
     print(f"\ndemo finished: files in {out}/")
     return rc
 

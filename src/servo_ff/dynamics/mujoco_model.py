@@ -123,12 +123,14 @@ def _compile(spec: mujoco.MjSpec, name: str) -> mujoco.MjModel:
 
 
 def build_model(source: str | Path, base: Base | None = None, feet: Sequence[str] | None = None,
-                dt: float = 0.001, ground: bool | None = None) -> SimModel:
+                dt: float = 0.001, ground: bool | None = None, obstacle_slot: bool = False) -> SimModel:
     """Compile ``source`` (URDF or MJCF, path or XML text) with physics step ``dt`` [s].
 
     URDF: ``base`` "fixed" (default) or "floating"; ``ground`` (default: floating) adds a plane at z = 0;
     ``feet`` names the foot links (default: the links whose name contains "foot"). MJCF: ``base`` must be None
-    or match the file (a free joint on the first body = floating); ``feet`` names bodies.
+    or match the file (a free joint on the first body = floating); ``feet`` names bodies. ``obstacle_slot``
+    (URDF with ground): a world box geom named ``obstacle`` parked 10 m below the ground, to be moved (and sized)
+    under a foot by setting ``model.geom_pos``/``geom_size`` (Schwarz & Behnke's obstacle experiment).
     """
     text, name, folder = _read(source)
     try:
@@ -155,6 +157,9 @@ def build_model(source: str | Path, base: Base | None = None, feet: Sequence[str
         if ground if ground is not None else floating:
             spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5.0, 5.0, 0.1],
                                     friction=[1.0, 0.005, 1e-4])
+            if obstacle_slot:
+                spec.worldbody.add_geom(name="obstacle", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.12, 0.08, 0.0075],
+                                        pos=[0.0, 0.0, -10.0], friction=[1.0, 0.005, 1e-4])
     spec.option.timestep = dt
     model = _compile(spec, name)
     if urdf:
@@ -186,7 +191,7 @@ def _foot_body(model: mujoco.MjModel, foot: str, name: str) -> int:
 
 def place_on_ground(sim: SimModel, qadr: np.ndarray, q0: np.ndarray, clearance: float = 1e-4) -> float:
     """Floating base: joints at ``q0``, trunk upright at the origin, lowest corner of any colliding geom's
-    bounding box ``clearance`` above the ground; returns the trunk height. (Boxes: their corners.)"""
+    bounding box ``clearance`` above the ground (world geoms do not count); returns the trunk height."""
     model, data = sim.model, sim.data
     mujoco.mj_resetData(model, data)
     free = model.jnt_qposadr[model.body_jntadr[sim.root_body]]
@@ -197,8 +202,7 @@ def place_on_ground(sim: SimModel, qadr: np.ndarray, q0: np.ndarray, clearance: 
     corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
     lowest = np.inf
     for g in range(model.ngeom):
-        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE or not (model.geom_contype[g]
-                                                                      or model.geom_conaffinity[g]):
+        if model.geom_bodyid[g] == 0 or not (model.geom_contype[g] or model.geom_conaffinity[g]):
             continue
         center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
         z = (data.geom_xpos[g] + (center + corners * half) @ data.geom_xmat[g].reshape(3, 3).T)[:, 2]

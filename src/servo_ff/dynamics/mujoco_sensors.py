@@ -36,14 +36,15 @@ def imu_reading(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> ImuRea
 def foot_forces(model: mujoco.MjModel, data: mujoco.MjData, feet: Sequence[int]) -> np.ndarray:
     """Total ground normal force [N] on each foot body (contacts touching a geom of that body)."""
     out = np.zeros(len(feet))
+    if data.ncon == 0 or not len(feet):
+        return out
+    con = data.contact
+    b1, b2 = model.geom_bodyid[con.geom1], model.geom_bodyid[con.geom2]
     f6 = np.zeros(6)
-    for i in range(data.ncon):
-        con = data.contact[i]
-        b1, b2 = model.geom_bodyid[con.geom1], model.geom_bodyid[con.geom2]
-        for k, fb in enumerate(feet):
-            if fb in (b1, b2):
-                mujoco.mj_contactForce(model, data, i, f6)
-                out[k] += abs(f6[0])
+    for k, fb in enumerate(feet):
+        for i in np.flatnonzero((b1 == fb) | (b2 == fb)):
+            mujoco.mj_contactForce(model, data, int(i), f6)
+            out[k] += abs(f6[0])
     return out
 
 

@@ -224,14 +224,15 @@ class MujocoServos:
     @classmethod
     def from_description(cls, source: str | Path, servos: str | Path | Mapping[str, Any] | ServoMap,
                          base: str | None = None, feet: Sequence[str] | None = None, dt: float = 0.001,
-                         options: ServoOptions = ServoOptions(), **kw) -> "MujocoServos":
+                         options: ServoOptions = ServoOptions(), obstacle_slot: bool = False,
+                         **kw) -> "MujocoServos":
         """URDF/MJCF (path or text) + servo YAML (path, dict or :class:`ServoMap`) → the layer. The YAML's
         ``feet:`` is used when ``feet`` is not given; every hinge joint must have a servo (or be null)."""
         if feet is None and not isinstance(servos, ServoMap):
             feet = servo_yaml_feet(servos)
         elif feet is None:
             feet = servos.feet
-        sim = build_model(source, base=base, feet=feet, dt=dt)
+        sim = build_model(source, base=base, feet=feet, dt=dt, obstacle_slot=obstacle_slot)
         smap = servos if isinstance(servos, ServoMap) else load_servo_map(servos, sim.joint_names)
         missing = [n for n in sim.joint_names if n not in smap.joints and n not in smap.passive]
         if missing:

@@ -92,10 +92,15 @@ HARDWARE = ("servo_hardware_node", "servo_ff.nodes.hardware_node", "servo_hardwa
 FEEDFORWARD = ("servo_feedforward_node", "servo_ff.nodes.feedforward_node", "servo_feedforward")
 ILC = ("servo_ilc_node", "servo_ff.nodes.ilc_node", "servo_ilc")
 FIT = ("servo_fit_node", "servo_ff.nodes.fit_node", "servo_fit")
+WALKER = ("servo_walker_node", "servo_ff.nodes.walker_node", "servo_walker")
 
 COMMON_ARGS = {
     "namespace": ("", "namespace of every node of the bring-up (two robots or buses side by side)"),
     "params_file": ("", "extra parameter YAML given to every node after the bring-up's own (its values win)"),
+}
+MUJOCO_ARGS = {
+    "urdf": ("", "your robot's URDF (empty: the YAML's); the sim node and the feed-forward node both use it"),
+    "servo_config": ("", "your servo YAML: servo type / friction model per joint (empty: the YAML's)"),
 }
 HARDWARE_ARGS = {
     "port": ("", "serial port of the Dynamixel bus (empty: the YAML's)"),
@@ -112,6 +117,17 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                                        "/clock (real_time_factor 0), every node on use_sim_time, each ILC trial "
                                        "one JointTrajectory"),
                   **HARDWARE_ARGS, **COMMON_ARGS}),
+    "sim_humanoid": ("MuJoCo humanoid (sim node backend mujoco) + feed-forward + walking-stack stand-in", {
+        **MUJOCO_ARGS,
+        "support": ("schedule", "support coefficient the feed-forward node uses: schedule (the walker's, as a "
+                                "walking stack would) or contacts (the sim's, from the foot forces)"),
+        "n_steps": ("", "steps the walker makes (empty: the YAML's)"),
+        "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+        **COMMON_ARGS}),
+    "sim_arm": ("MuJoCo 2R arm (MX-106 shoulder, MX-64 elbow) tracing its triangle path", {
+        **MUJOCO_ARGS,
+        "gain": ("high", "servo P gain: low (8), high (32) or a number (register units)"),
+        **COMMON_ARGS}),
     "replay": ("α fit from a rosbag2 recording, then exit", {
         "bag": ("", "path of the rosbag2 directory (or .mcap/.db3) to fit from"),
         "goal_topic": ("", "goal topic in the bag (empty: the one command-like topic of a goal type)"),
@@ -129,6 +145,42 @@ def _hardware_overrides(a: Mapping[str, str]) -> dict[str, Any]:
         except ValueError:
             raise ValueError(f"baud must be an integer (bit/s), got {a['baud']!r}") from None
     return out
+
+
+def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, dict]:
+    """Overrides of the sim, feed-forward and walker nodes from the MuJoCo bring-ups' arguments."""
+    sim: dict[str, Any] = {}
+    ff: dict[str, Any] = {}
+    walker: dict[str, Any] = {}
+    if a["urdf"]:
+        if not Path(a["urdf"]).expanduser().is_file():
+            raise FileNotFoundError(f"urdf {a['urdf']}: file not found")
+        sim["urdf_path"] = ff["urdf_path"] = str(Path(a["urdf"]).expanduser().resolve())
+    if a["servo_config"]:
+        if not Path(a["servo_config"]).expanduser().is_file():
+            raise FileNotFoundError(f"servo_config {a['servo_config']}: file not found")
+        sim["servo_config"] = str(Path(a["servo_config"]).expanduser().resolve())
+    if bringup == "sim_arm":
+        gains = {"low": 8.0, "high": 32.0}
+        try:
+            sim["kp"] = [gains[a["gain"]] if a["gain"] in gains else float(a["gain"])]
+        except ValueError:
+            raise ValueError(f"sim_arm: gain must be low, high or a number, got {a['gain']!r}") from None
+        return sim, ff, walker
+    if a["support"] not in ("schedule", "contacts"):
+        raise ValueError(f"sim_humanoid: support must be 'schedule' or 'contacts', got {a['support']!r}")
+    if a["support"] == "contacts":
+        sim["support_topic"] = "support_coefficient"
+        walker["support_topic"] = "walker/support_coefficient"
+    if a["n_steps"]:
+        try:
+            walker["n_steps"] = int(a["n_steps"])
+        except ValueError:
+            raise ValueError(f"sim_humanoid: n_steps must be an integer, got {a['n_steps']!r}") from None
+    if a["feedforward"] not in ("true", "false"):
+        raise ValueError(f"sim_humanoid: feedforward must be 'true' or 'false', got {a['feedforward']!r}")
+    ff["enabled"] = a["feedforward"] == "true"
+    return sim, ff, walker
 
 
 def plan(bringup: str, **args: str) -> list[NodeLaunch]:
@@ -157,6 +209,11 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
         return [node(HARDWARE, hw), node(FEEDFORWARD)]
     if bringup == "sim":
         return [node(SIM), node(FEEDFORWARD)]
+    if bringup in ("sim_humanoid", "sim_arm"):
+        sim, ff, walker = _mujoco_overrides(bringup, a)
+        if bringup == "sim_arm":
+            return [node(SIM, sim), node(WALKER, walker)]
+        return [node(SIM, sim), node(FEEDFORWARD, ff), node(WALKER, walker)]
     if bringup == "identify":
         if a["source"] not in ("sim", "hardware"):
             raise ValueError(f"identify: source must be 'sim' or 'hardware', got {a['source']!r}")

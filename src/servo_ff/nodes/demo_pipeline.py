@@ -5,7 +5,8 @@
 3. fit α (``servo_fit_node``, §4.2) from the ILC result; the fit sets α on the feed-forward node;
 4. turn on feed-forward (``servo_feedforward_node``, Eq. 19, inverse dynamics of ``urdf/pendulums2.urdf``);
 5. track the same reference with high-gain P, low-gain P and low-gain P + feed-forward; print the table and
-   plot the three runs.
+   plot the three runs;
+6. (:func:`run_humanoid_act`, the last act) the humanoid mission: walker → feed-forward → MuJoCo sim node.
 
 ``run_demo(out_dir)`` returns a :class:`DemoResult`; ``python -m servo_ff.nodes.demo_pipeline --out DIR`` runs
 it from the command line.
@@ -171,6 +172,17 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
         return result
     finally:
         ros.shutdown()
+
+
+def run_humanoid_act(out_dir: str | Path = "demo_out", n_steps: int = 2, log=print):
+    """The demo's last act: the humanoid mission over DDS (:mod:`.mission`), a short run of (a)/(b)/(c): walker →
+    feed-forward → MuJoCo sim node. Returns (results, table, plot path)."""
+    from .mission import CONTROLLERS, format_table, plot_mission, run_mission
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    res = [run_mission(c, n_steps, log=log, salt=41) for c in CONTROLLERS]
+    return res, format_table(res), plot_mission(res, out / "humanoid_mission.png")
 
 
 def plot_runs(runs: list[TrackingRun], path: Path) -> Path:

@@ -321,7 +321,9 @@ class SimNode(ServoInterfaceNode):
 
 
 def main(args: list[str] | None = None) -> int:
-    return spin_node(SimNode, args)
+    from .mujoco_backend import sim_node_factory  # backend: mujoco → the MuJoCo backend's node
+
+    return spin_node(sim_node_factory, args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,130 @@
+"""The humanoid mission over DDS (issue 14): Schwarz & Behnke §5.2's (a)/(b)/(c) closed over ROS 2, the 15 mm obstacle
+of their Fig. 6, and the MuJoCo sim node's real-time factor.
+
+Run: python bench/humanoid_mission.py [--steps 40] [--obstacle-steps 6] [--plot docs/img/mission_knee.png]
+Mission: ``servo_ff.nodes.mission`` (walker → feed-forward → MuJoCo sim node with quantisation 4096 and one
+period of bus latency, 125 Hz, lockstep on sim time; all nodes in one process, real DDS between them).
+Real-time factor: ``servo_sim_node`` (backend mujoco, humanoid, 20 servos, 1 ms physics, publishing
+joint_states + imu/data + foot_forces + support_coefficient + /clock at 500 Hz, as fast as possible) in its own
+process, following the stepping gait sent as one JointTrajectory; simulated over wall seconds from its /clock.
+Last line: RESULT energy_reduction=… rms_ratio=… knee_reduction=… tick_us=… obstacle_up=… rtf=…
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from servo_ff.nodes.harness import RosHarness, wait_for  # noqa: E402
+from servo_ff.nodes.mission import CONTROLLERS, format_table, plot_mission, run_mission  # noqa: E402
+
+
+def real_time_factor(seconds: float = 10.0) -> tuple[float, float]:
+    """(real-time factor, sim seconds) of a servo_sim_node process (backend mujoco) running the gait."""
+    from builtin_interfaces.msg import Duration
+    from rosgraph_msgs.msg import Clock
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from servo_ff.dynamics.gait import stepping_in_place
+    from servo_ff.nodes.bringup import python_env
+
+    ros = RosHarness(salt=91)
+    env = python_env()
+    env["ROS_DOMAIN_ID"] = str(ros.domain)
+    cmd = [sys.executable, "-m", "servo_ff.nodes.sim_node", "--ros-args", "-r", f"__ns:={ros.ns}",
+           "-p", "backend:=mujoco", "-p", "urdf_path:=urdf/humanoid20.urdf",
+           "-p", "servo_config:=config/servos_humanoid.yaml", "-p", "floating_base:=true", "-p", "rate_hz:=500.0",
+           "-p", "physics_dt:=0.001", "-p", "publish_clock:=true", "-p", "real_time_factor:=0.0",
+           "-p", "counts_per_rev:=4096", "-p", "latency:=1", "-p", "position_min:=[-2.8]",
+           "-p", "position_max:=[2.8]"]
+    proc = subprocess.Popen(["taskset", "-c", "0", *cmd] if _has_taskset() else cmd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    try:
+        node = ros.make_node("rtf_probe")
+        clocks: list[tuple[float, float]] = []
+        node.create_subscription(Clock, "/clock", lambda m: clocks.append(
+            (time.monotonic(), m.clock.sec + m.clock.nanosec * 1e-9)), 1000)
+        pub = node.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
+        wait_for(lambda: clocks and pub.get_subscription_count(), 60.0, "the sim node process")
+        names = ["neck_yaw", "head_pitch", "l_shoulder_pitch", "l_shoulder_roll", "l_elbow", "l_hip_yaw", "l_hip_roll",
+                 "l_hip_pitch", "l_knee", "l_ankle_pitch", "l_ankle_roll", "r_shoulder_pitch", "r_shoulder_roll",
+                 "r_elbow", "r_hip_yaw", "r_hip_roll", "r_hip_pitch", "r_knee", "r_ankle_pitch", "r_ankle_roll"]
+        g = stepping_in_place(names, 12, 0.02)
+        msg = JointTrajectory(joint_names=names)
+        for t, q, dq, ddq in zip(g.t, g.q, g.dq, g.ddq):
+            ns = int(round((t + 2.0) * 1e9))
+            msg.points.append(JointTrajectoryPoint(positions=q.tolist(), velocities=dq.tolist(),
+                                                   accelerations=ddq.tolist(),
+                                                   time_from_start=Duration(sec=ns // 10**9, nanosec=ns % 10**9)))
+        pub.publish(msg)
+        time.sleep(2.0)
+        n0 = len(clocks)
+        time.sleep(seconds)
+        (w0, s0), (w1, s1) = clocks[n0], clocks[-1]
+        return (s1 - s0) / (w1 - w0), s1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        ros.shutdown()
+
+
+def _has_taskset() -> bool:
+    from shutil import which
+
+    return which("taskset") is not None and hasattr(os, "sched_getaffinity") and 0 in os.sched_getaffinity(0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--obstacle-steps", type=int, default=6)
+    ap.add_argument("--obstacle", type=float, default=0.015, help="step height [m]")
+    ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "mission_knee.png"))
+    ap.add_argument("--skip-mission", action="store_true")
+    a = ap.parse_args()
+
+    rtf, sim_s = real_time_factor()
+    print("## MuJoCo sim node, humanoid: 20 servos, 1 ms physics, publishing at 500 Hz, as fast as possible (one "
+          "process, pinned to one core)")
+    print(f"real-time factor {rtf:.2f} ({sim_s:.1f} s simulated)\n")
+    if a.skip_mission:
+        print(f"RESULT rtf={rtf:.2f}")
+        return 0
+
+    print(f"## {a.steps} steps in place over DDS (quantisation 4096, latency 1 period, 125 Hz)")
+    res = [run_mission(c, a.steps, log=lambda s: print(s, file=sys.stderr)) for c in CONTROLLERS]
+    print(format_table(res))
+    ra, rc = res[0], res[2]
+    k = ra.knee()
+    e_red = 1 - rc.energy.sum() / ra.energy.sum()
+    knee_red = 1 - rc.energy[k] / ra.energy[k]
+    print(f"energy (c) vs (a): all joints {ra.energy.sum():.0f} J → {rc.energy.sum():.0f} J "
+          f"({-100 * e_red:+.1f}%); left knee {ra.energy[k]:.0f} J → {rc.energy[k]:.0f} J "
+          f"({-100 * knee_red:+.1f}%; 002: 189 J → 140 J, −26%); RMS (c)/(a) {rc.rms() / ra.rms():.3f}"
+          + ("" if not any(r.fell for r in (ra, rc)) else " (not comparable: a run fell before the end)"))
+    print(f"feed-forward tick (20 joints, in the node, over DDS): median {rc.tick_median_us():.0f} µs, p95 "
+          f"{sorted(rc.tick_us)[int(0.95 * len(rc.tick_us))]:.0f} µs")
+    print("plot:", plot_mission(res, a.plot))
+
+    print(f"\n## obstacle: {1000 * a.obstacle:.0f} mm step under the first swing foot (right), "
+          f"{a.obstacle_steps} steps in place")
+    obs = [run_mission(c, a.obstacle_steps, obstacle=a.obstacle, log=lambda s: print(s, file=sys.stderr))
+           for c in CONTROLLERS]
+    print("| controller | stayed up | RMS [rad] |\n|---|---|---|")
+    for r in obs:
+        print(f"| {r.label} | {'no, fell at %.1f s' % r.fell_at if r.fell else 'yes'} | {r.rms():.4f} |")
+    up = "".join("abc"[i] for i, r in enumerate(obs) if not r.fell) or "none"
+    print(f"RESULT energy_reduction={e_red:.4f} rms_ratio={rc.rms() / ra.rms():.4f} knee_reduction={knee_red:.4f} "
+          f"tick_us={rc.tick_median_us():.0f} falls={''.join('abc'[i] for i, r in enumerate(res) if r.fell) or 'none'} "
+          f"obstacle_up={up} rtf={rtf:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

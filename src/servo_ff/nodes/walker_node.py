@@ -1,0 +1,206 @@
+"""``servo_walker_node``: a walking-stack stand-in. It publishes what a walking stack hands to the feed-forward
+node — the desired JointTrajectory (positions, velocities, accelerations) and the support coefficient — from our
+stepping gait (:func:`servo_ff.dynamics.gait.stepping_in_place`, Schwarz & Behnke §5.2), on the ROS clock
+(sim time under ``use_sim_time``). ``pattern: triangle`` plays the 2R arm's end-effector triangle instead
+(:func:`servo_ff.dynamics.arm2r.triangle_path` through ``ik_2r``; joints ``shoulder``, ``elbow``).
+
+On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to the pattern's first
+pose in ``approach_time`` (minimum jerk) and plays the pattern once (``repeat``: again and again). Like a walking
+stack it publishes short horizons: every ``publish_period`` the points of the next ``horizon`` seconds (and the
+one before now) on ``trajectory_topic``, all stamped with the pattern's start time, so each message continues
+the last; the support coefficient (1 = all weight on the left foot) every control period ``1/rate_hz`` on
+``support_topic``. ``finished`` (std_msgs/Bool) turns true after the last point.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from builtin_interfaces.msg import Duration, Time
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, Float64
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from .common import TOPIC_JOINT_STATES, ParamSpec, ParameterTable, spin_node
+
+PATTERNS = ("stepping", "triangle")
+
+
+def walker_specs() -> list[ParamSpec]:
+    from servo_ff.dynamics.gait import SteppingParams
+
+    g = SteppingParams()
+    return [
+        ParamSpec("pattern", "stepping", "what to play", read_only=True, choices=PATTERNS),
+        ParamSpec("joints", [""], "joints of the trajectory (empty: those of the first /joint_states)",
+                  read_only=True),
+        ParamSpec("n_steps", 40, "stepping: number of steps (first swing foot: right)", lo=1, hi=100000,
+                  read_only=True),
+        ParamSpec("crouch", g.crouch, "stepping: crouch a (knee = 2a standing)", "rad", lo=0.0, hi=1.2,
+                  read_only=True),
+        ParamSpec("shift", g.shift, "stepping: hip/ankle roll at full lateral shift", "rad", lo=0.0, hi=0.6,
+                  read_only=True),
+        ParamSpec("lift", g.lift, "stepping: extra crouch of the swing leg", "rad", lo=0.0, hi=1.0, read_only=True),
+        ParamSpec("t_shift", g.t_shift, "stepping: weight shift from one foot to the other", "s", lo=0.1, hi=60.0,
+                  read_only=True),
+        ParamSpec("t_lift", g.t_lift, "stepping: lift the swing foot", "s", lo=0.1, hi=60.0, read_only=True),
+        ParamSpec("t_lower", g.t_lower, "stepping: set it down", "s", lo=0.1, hi=60.0, read_only=True),
+        ParamSpec("loops", 2, "triangle: loops of the path", lo=1, hi=100000, read_only=True),
+        ParamSpec("edge_time", 1.0, "triangle: time per edge", "s", lo=0.05, hi=60.0, read_only=True),
+        ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, read_only=True),
+        ParamSpec("approach_time", 2.0, "measured pose → first pose of the pattern", "s", lo=0.01, hi=60.0,
+                  read_only=True),
+        ParamSpec("repeat", False, "play the pattern again after it ends", read_only=True),
+        ParamSpec("horizon", 1.0, "seconds of trajectory in each message", "s", lo=0.05, hi=60.0),
+        ParamSpec("publish_period", 0.25, "period of the trajectory messages", "s", lo=0.005, hi=60.0),
+        ParamSpec("point_dt", 0.02, "time between trajectory points", "s", lo=0.001, hi=1.0, read_only=True),
+        ParamSpec("rate_hz", 125.0, "rate of the support coefficient", "Hz", lo=1.0, hi=2000.0, read_only=True),
+        ParamSpec("trajectory_topic", "feedforward/trajectory", "where the desired trajectory goes (the "
+                  "feed-forward node; servo/joint_trajectory: straight to a servo node)", read_only=True),
+        ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", read_only=True),
+    ]
+
+
+class Pattern:
+    """The whole desired motion on a grid: t (T,) [s from the pattern start], q, dq, ddq (T, J), c_left (T,)."""
+
+    def __init__(self, t, q, dq, ddq, c_left):
+        self.t, self.q, self.dq, self.ddq, self.c_left = t, q, dq, ddq, c_left
+
+    @property
+    def end(self) -> float:
+        return float(self.t[-1])
+
+    def sample(self, t: float) -> np.ndarray:
+        """Desired positions at ``t`` (linear between grid points; the grid is fine)."""
+        return np.array([np.interp(t, self.t, self.q[:, j]) for j in range(self.q.shape[1])])
+
+
+def build_pattern(v: dict[str, Any], joints: list[str], q0: np.ndarray) -> Pattern:
+    """The pattern of the parameters ``v`` for ``joints``, starting from the measured pose ``q0`` (an approach
+    segment, minimum jerk, then the pattern)."""
+    dt = float(v["point_dt"])
+    if v["pattern"] == "stepping":
+        from servo_ff.dynamics.gait import SteppingParams, stepping_in_place
+
+        p = SteppingParams(crouch=v["crouch"], shift=v["shift"], lift=v["lift"], t_shift=v["t_shift"],
+                           t_lift=v["t_lift"], t_lower=v["t_lower"])
+        g = stepping_in_place(joints, int(v["n_steps"]), dt, p)
+        t, q, dq, ddq, c = g.t, g.q, g.dq, g.ddq, g.c_left
+    else:
+        from servo_ff.dynamics.arm2r import ik_2r, triangle_path
+
+        if joints != ["shoulder", "elbow"]:
+            raise ValueError(f"pattern triangle drives joints [shoulder, elbow], got {joints}")
+        t, pts = triangle_path(dt, edge_s=float(v["edge_time"]), loops=int(v["loops"]))
+        q = ik_2r(pts)
+        dq = np.gradient(q, dt, axis=0)
+        ddq = np.gradient(dq, dt, axis=0)
+        c = np.full(len(t), 0.5)
+    ta = float(v["approach_time"])
+    s = np.arange(1, int(round(ta / dt))) * dt / ta
+    mj = (10 * s**3 - 15 * s**4 + 6 * s**5)[:, None]
+    dmj = ((30 * s**2 - 60 * s**3 + 30 * s**4) / ta)[:, None]
+    ddmj = ((60 * s - 180 * s**2 + 120 * s**3) / ta**2)[:, None]
+    d = q[0] - q0
+    n = len(s) + 1
+    approach_t = np.arange(n) * dt
+    return Pattern(np.concatenate([approach_t, ta + t]),
+                   np.concatenate([q0[None], q0 + mj * d, q]), np.concatenate([np.zeros((1, len(q0))), dmj * d, dq]),
+                   np.concatenate([np.zeros((1, len(q0))), ddmj * d, ddq]),
+                   np.concatenate([np.full(n, c[0]), c]))
+
+
+class WalkerNode(Node):
+    def __init__(self, name: str = "servo_walker", **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.table = ParameterTable(self, walker_specs(), n_joints=lambda v: None)
+        v = self.table.values
+        self.joints = [j for j in v["joints"] if j]
+        self.pattern: Pattern | None = None
+        self.t_start: float | None = None  # [s, ROS clock] of the pattern's t = 0
+        self.finished = False
+        self.messages = 0
+        self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
+        self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
+        self.pub_done = self.create_publisher(Bool, "walker/finished", 10)
+        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
+        self.create_timer(float(v["publish_period"]), self._publish_trajectory)
+        self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
+        self.get_logger().info(f"walking-stack stand-in: pattern {v['pattern']} → {v['trajectory_topic']}, "
+                               f"support coefficient → {v['support_topic']}")
+
+    def now_s(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        if self.pattern is not None or self.now_s() <= 0.0:
+            return
+        names = list(msg.name)
+        joints = self.joints or names
+        missing = [j for j in joints if j not in names]
+        if missing:
+            self.get_logger().error(f"joint_states lacks {missing}; waiting for them")
+        if missing or len(msg.position) != len(names):
+            return
+        q0 = np.array([msg.position[names.index(j)] for j in joints])
+        try:
+            self.pattern = build_pattern(self.table.values, joints, q0)
+        except ValueError as e:
+            self.get_logger().error(f"cannot build the pattern: {e}")
+            self.pattern = None
+            return
+        self.joints = joints
+        self.t_start = self.now_s() + float(self.table["start_delay"])
+        self.get_logger().info(f"playing {self.table['pattern']} over {self.pattern.end:.1f} s from t = "
+                               f"{self.t_start:.3f} s")
+        self._publish_trajectory()
+
+    def _publish_trajectory(self) -> None:
+        p = self.pattern
+        if p is None:
+            return
+        rel = self.now_s() - self.t_start
+        if rel > p.end:
+            if self.table["repeat"]:
+                self.t_start += p.end + 1.0
+                rel = self.now_s() - self.t_start
+            else:
+                if not self.finished:
+                    self.finished = True
+                    self.get_logger().info("pattern finished")
+                self.pub_done.publish(Bool(data=True))
+                return
+        lo = max(0, int(np.searchsorted(p.t, rel, side="right")) - 1)
+        hi = int(np.searchsorted(p.t, rel + float(self.table["horizon"]), side="right")) + 1
+        msg = JointTrajectory(joint_names=self.joints)
+        ns = int(round(self.t_start * 1e9))
+        msg.header.stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+        for k in range(lo, min(hi, len(p.t))):
+            tn = int(round(p.t[k] * 1e9))
+            msg.points.append(JointTrajectoryPoint(
+                positions=p.q[k].tolist(), velocities=p.dq[k].tolist(), accelerations=p.ddq[k].tolist(),
+                time_from_start=Duration(sec=tn // 1_000_000_000, nanosec=tn % 1_000_000_000)))
+        self.pub_traj.publish(msg)
+        self.messages += 1
+
+    def support(self, t: float) -> float:
+        """Left-foot support coefficient of the pattern at ROS time ``t`` (0.5 before it starts)."""
+        if self.pattern is None:
+            return 0.5
+        return float(np.interp(t - self.t_start, self.pattern.t, self.pattern.c_left, left=0.5, right=0.5))
+
+    def _publish_support(self) -> None:
+        if self.pattern is not None:
+            self.pub_c.publish(Float64(data=self.support(self.now_s())))
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_node(WalkerNode, args)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""The MuJoCo bring-ups: sim_humanoid and sim_arm in the bring-up table, their arguments, and `servo-ff up
+sim_humanoid` as a user runs it: the humanoid stands and steps with feed-forward (over real DDS)."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from servo_ff.nodes.bringup import plan
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_plans_and_arguments(tmp_path):
+    sim, ff, walker = plan("sim_humanoid")
+    assert [n.name for n in (sim, ff, walker)] == ["servo_sim", "servo_feedforward", "servo_walker"]
+    assert ff.overrides == {"enabled": True} and not sim.overrides
+    urdf, servos = tmp_path / "mine.urdf", tmp_path / "mine.yaml"
+    urdf.write_text("<robot name='x'/>")
+    servos.write_text("servos: {}\n")
+    sim, ff, walker = plan("sim_humanoid", urdf=str(urdf), servo_config=str(servos), support="contacts", n_steps="3",
+                           feedforward="false")
+    assert sim.overrides == {"urdf_path": str(urdf), "servo_config": str(servos),
+                             "support_topic": "support_coefficient"}
+    assert ff.overrides == {"urdf_path": str(urdf), "enabled": False}
+    assert walker.overrides == {"support_topic": "walker/support_coefficient", "n_steps": 3}
+    assert [n.name for n in plan("sim_arm", gain="low")] == ["servo_sim", "servo_walker"]
+    assert plan("sim_arm", gain="low")[0].overrides == {"kp": [8.0]}
+    assert plan("sim_arm", gain="12.5")[0].overrides == {"kp": [12.5]}
+    for bad, match in ((dict(gain="soft"), "gain"), (dict(urdf="/nonexistent.urdf"), "not found")):
+        with pytest.raises((ValueError, FileNotFoundError), match=match):
+            plan("sim_arm", **bad)
+    with pytest.raises(ValueError, match="support"):
+        plan("sim_humanoid", support="imu")
+
+
+def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path):
+    """`servo-ff up sim_humanoid` (three processes; lockstep and as fast as possible from a params file, one
+    step): the feed-forward node commands the servos, a foot leaves the ground while the other carries the robot,
+    and the trunk stays upright."""
+    pytest.importorskip("rclpy")
+    pytest.importorskip("mujoco")
+    from sensor_msgs.msg import Imu
+    from std_msgs.msg import Float64MultiArray
+
+    from servo_ff.nodes.bringup import python_env
+    from servo_ff.nodes.harness import RosHarness, wait_for
+
+    fast = tmp_path / "fast.yaml"
+    fast.write_text("servo_sim:\n  ros__parameters:\n    lockstep: true\n    real_time_factor: 0.0\n")
+    h = RosHarness(salt=17)
+    env = python_env()
+    env["ROS_DOMAIN_ID"] = str(h.domain)
+    proc = subprocess.Popen([sys.executable, "-m", "servo_ff", "up", "sim_humanoid", "--arg", "n_steps:=1",
+                             "--arg", f"namespace:={h.ns}", "--params-file", str(fast)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        probe = h.make_node("humanoid_probe")
+        feet, tilt, goals = [], [0.0], []
+
+        def on_imu(m):
+            o = m.orientation
+            tilt[0] = max(tilt[0], math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (o.x**2 + o.y**2)))))
+
+        probe.create_subscription(Float64MultiArray, "foot_forces", lambda m: feet.append(list(m.data)), 100)
+        probe.create_subscription(Imu, "imu/data", on_imu, 100)
+        probe.create_subscription(Float64MultiArray, "servo/commands", goals.append, 100)
+        wait_for(lambda: feet and goals, 90.0, "the humanoid bring-up's foot forces and feed-forward goals")
+        weight = sum(feet[-1])
+        assert weight > 30.0  # N: standing on its feet
+        wait_for(lambda: any(min(f) < 0.02 * weight and max(f) > 0.8 * weight for f in feet[-50:]), 120.0,
+                 "a step: one foot in the air, the other carrying the robot")
+        assert tilt[0] < 0.3, tilt
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=20)[0]
+        h.shutdown()
+    assert "servo_walker" in out and "playing stepping" in out, out[-3000:]

@@ -1,0 +1,198 @@
+"""servo_sim_node with backend mujoco over real DDS: the humanoid's joint_states, imu/data, foot forces, support
+coefficient, /clock, the servo services; non-finite physics → outputs stop, ERROR, reset brings it back; bad
+robot descriptions → one error naming the joint or link at configure; the 2R arm traces its triangle."""
+from __future__ import annotations
+
+import math
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nodes_harness import RosHarness, wait_for
+
+pytest.importorskip("rclpy")
+pytest.importorskip("mujoco")
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import BatteryState, Imu, JointState  # noqa: E402
+from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
+from std_srvs.srv import SetBool, Trigger  # noqa: E402
+
+from servo_ff.nodes.mujoco_backend import MujocoSimNode  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+HUMANOID = [Parameter("urdf_path", value=str(ROOT / "urdf" / "humanoid20.urdf")),
+            Parameter("servo_config", value=str(ROOT / "config" / "servos_humanoid.yaml")),
+            Parameter("floating_base", value=True), Parameter("publish_clock", value=True),
+            Parameter("real_time_factor", value=0.0), Parameter("rate_hz", value=250.0),
+            Parameter("counts_per_rev", value=4096), Parameter("latency", value=1),
+            Parameter("warn_throttle", value=30.0)]
+
+
+@pytest.fixture(scope="module")
+def ros():
+    h = RosHarness(salt=14)
+    sim = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=HUMANOID))
+    probe = h.make_node("mujoco_probe")
+    got: dict[str, list] = {k: [] for k in ("js", "imu", "feet", "c", "clock", "diag", "supply")}
+    for topic, typ, key in (("joint_states", JointState, "js"), ("imu/data", Imu, "imu"),
+                            ("foot_forces", Float64MultiArray, "feet"), ("support_coefficient", Float64, "c"),
+                            ("/clock", Clock, "clock"), ("/diagnostics", DiagnosticArray, "diag"),
+                            ("servo_supply", BatteryState, "supply")):
+        probe.create_subscription(typ, topic, got[key].append, 100)
+    wait_for(lambda: len(got["js"]) > 50 and got["imu"] and got["c"], 60.0, "the MuJoCo sim node's outputs")
+    yield h, sim, probe, got
+    h.shutdown()
+
+
+def stamp(m) -> float:
+    return m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+
+
+def after(got, key, t, timeout=20.0):
+    return wait_for(lambda: got[key] and stamp(got[key][-1]) > t and got[key][-1], timeout, f"{key} after {t:.2f} s")
+
+
+def test_humanoid_stands_and_reports_every_sensor(ros):
+    h, sim, probe, got = ros
+    js = after(got, "js", 1.0)
+    assert len(js.name) == 20 and "l_knee" in js.name and len(js.position) == len(js.effort) == 20
+    assert np.isfinite(js.position).all()
+    imu = after(got, "imu", stamp(js))
+    o = imu.orientation
+    assert 1.0 - 2.0 * (o.x**2 + o.y**2) > math.cos(0.1), "the trunk stays upright"
+    assert abs(imu.linear_acceleration.z - 9.81) < 1.0  # the specific force of standing still
+    feet = wait_for(lambda: got["feet"] and got["feet"][-1], 5.0, "foot forces")
+    weight = sim.servos.model.body_subtreemass[sim.servos.sim.root_body] * 9.81
+    assert abs(sum(feet.data) - weight) < 0.15 * weight, (feet.data, weight)  # both feet carry the robot
+    assert 0.3 < got["c"][-1].data < 0.7
+    clock = got["clock"][-1].clock
+    assert clock.sec + clock.nanosec * 1e-9 >= stamp(js)  # the sim owns time
+    assert got["supply"] and got["supply"][-1].voltage > 0
+
+
+def test_goals_gains_torque_and_diagnostics(ros):
+    h, sim, probe, got = ros
+    pub = probe.create_publisher(JointState, "servo/joint_command", 10)
+    gains = probe.create_publisher(Float64MultiArray, "servo/p_gains", 10)
+    wait_for(lambda: pub.get_subscription_count() and gains.get_subscription_count(), 10.0, "subscriptions")
+    pub.publish(JointState(name=["l_elbow"], position=[-0.6]))
+    wait_for(lambda: abs(got["js"][-1].position[list(got["js"][-1].name).index("l_elbow")] + 0.6) < 0.05, 20.0,
+             "the elbow at its goal")
+    kp = [20.0] * 20
+    gains.publish(Float64MultiArray(data=kp))
+    wait_for(lambda: list(sim.get_parameter("kp").value) == kp, 10.0, "kp reflecting p_gains")
+    torque = probe.create_client(SetBool, "servo/torque_enable")
+    assert h.call(torque, SetBool.Request(data=False)).success
+    js = after(got, "js", sim.sim_time_ns * 1e-9 + 0.02)  # stamped after the torque went off
+    assert np.allclose(js.effort, 0.0)
+    assert h.call(torque, SetBool.Request(data=True)).success
+    diag = wait_for(lambda: [s for m in got["diag"] for s in m.status if s.name.endswith("physics")], 10.0, "diag")
+    assert diag[-1].level == DiagnosticStatus.OK and any(kv.key == "energy_J" for kv in diag[-1].values)
+
+
+def test_non_finite_physics_stops_outputs_until_reset(ros):
+    h, sim, probe, got = ros
+    reset = probe.create_client(Trigger, "servo/reset")
+    n_before = len(got["js"])
+    sim.servos.data.qvel[6] = float("nan")  # the physics blows up (what a bad model or gain would do)
+    wait_for(lambda: sim.stepper_error, 10.0, "the divergence to be detected")
+    assert "diverged" in sim.stepper_error
+    published = sim.ticks
+    time.sleep(0.3)
+    assert sim.ticks == published  # outputs stopped (nothing published since)
+    n_stopped = len(got["js"])
+    for m in got["js"] + [m for m in got["imu"]]:
+        vals = list(getattr(m, "position", [])) + list(getattr(m, "velocity", []))
+        assert all(math.isfinite(v) for v in vals)
+    assert all(math.isfinite(m.data) for m in got["c"])
+    diag = wait_for(lambda: [s for m in got["diag"][-3:] for s in m.status if s.name.endswith("physics")
+                             and s.level == DiagnosticStatus.ERROR], 10.0, "an ERROR diagnostic")
+    assert "reset" in diag[-1].message
+    res = h.call(reset, Trigger.Request())
+    assert res.success and "diverged" in res.message
+    wait_for(lambda: len(got["js"]) > n_stopped + 20, 20.0, "joint_states after the reset")
+    assert np.isfinite(got["js"][-1].position).all() and not sim.stepper_error
+
+
+ARM = ROOT / "urdf" / "arm2r.urdf"
+
+
+@pytest.mark.parametrize("case", ["inertial", "foot", "servo"])
+def test_bad_robot_description_is_one_error_naming_it(tmp_path, case):
+    text = ARM.read_text() if case != "foot" else (ROOT / "urdf" / "humanoid20.urdf").read_text()
+    servo = ROOT / "config" / ("servos_arm2r.yaml" if case != "foot" else "servos_humanoid.yaml")
+    if case == "inertial":  # the forearm loses its inertial
+        text = re.sub(r'(<link name="forearm"[^>]*>)(.*?)(</link>)',
+                      lambda m: m.group(1) + re.sub(r"<inertial>.*?</inertial>", "", m.group(2), flags=re.S)
+                      + m.group(3), text, flags=re.S)
+        want = "forearm"
+    elif case == "foot":  # the right foot loses its collision geometry
+        text = re.sub(r'(<link name="r_foot"[^>]*>)(.*?)(</link>)',
+                      lambda m: m.group(1) + re.sub(r"<collision>.*?</collision>", "", m.group(2), flags=re.S)
+                      + m.group(3), text, flags=re.S)
+        want = "r_foot"
+    else:
+        servo = tmp_path / "servos.yaml"
+        servo.write_text("servos:\n  shoulder: mx106/m4\n")
+        want = "elbow"
+    urdf = tmp_path / "robot.urdf"
+    urdf.write_text(text)
+    h = RosHarness(salt=15)
+    try:
+        node = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=[
+            Parameter("urdf_path", value=str(urdf)), Parameter("servo_config", value=str(servo)),
+            Parameter("floating_base", value=case == "foot")]))
+        wait_for(lambda: node._autostart_timer is None or node.state_label != "unconfigured" or
+                 node.model_error, 10.0, "the configure attempt")
+        time.sleep(0.2)
+        assert node.state_label == "unconfigured"
+        assert want in node.model_error and "\n" not in node.model_error, node.model_error
+    finally:
+        h.shutdown()
+
+
+def test_arm_traces_its_triangle_at_low_and_high_gain():
+    """The sim_arm bring-up's two nodes in-process: the walker plays the triangle on servo/joint_trajectory, the
+    MuJoCo sim node follows it; the end effector tracks the path, closer at the high gain."""
+    from servo_ff.dynamics.arm2r import fk_2r
+    from servo_ff.nodes.walker_node import WalkerNode
+
+    rms = {}
+    h = RosHarness(salt=16)
+    try:
+        for gain in (8.0, 32.0):
+            sim = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=[
+                Parameter("urdf_path", value=str(ARM)), Parameter("servo_config",
+                                                                  value=str(ROOT / "config" / "servos_arm2r.yaml")),
+                Parameter("rate_hz", value=100.0), Parameter("publish_clock", value=True),
+                Parameter("real_time_factor", value=2.0), Parameter("counts_per_rev", value=4096),
+                Parameter("latency", value=1), Parameter("kp", value=[gain])]))
+            walker = h.add(WalkerNode("servo_walker", **h.node_kwargs(), parameter_overrides=[
+                Parameter("use_sim_time", value=True), Parameter("pattern", value="triangle"),
+                Parameter("loops", value=1), Parameter("start_delay", value=0.2), Parameter("approach_time", value=1.0),
+                Parameter("trajectory_topic", value="servo/joint_trajectory"), Parameter("horizon", value=2.0)]))
+            probe = h.make_node(f"arm_probe_{int(gain)}")
+            rows = []
+
+            def on_js(m, walker=walker, rows=rows):
+                if walker.pattern is not None:
+                    t = stamp(m) - walker.t_start
+                    if 1.0 <= t <= walker.pattern.end:
+                        rows.append((np.array(m.position), walker.pattern.sample(t)))
+
+            probe.create_subscription(JointState, "joint_states", on_js, 1000)
+            wait_for(lambda: walker.finished, 60.0, "the triangle")
+            q = np.array([r[0] for r in rows])
+            qd = np.array([r[1] for r in rows])
+            assert len(rows) > 200, len(rows)
+            rms[gain] = float(np.sqrt(np.mean(np.sum((fk_2r(q) - fk_2r(qd)) ** 2, axis=-1))))
+            for n in (walker, sim, probe):
+                h.remove(n)
+    finally:
+        h.shutdown()
+    assert rms[32.0] < rms[8.0] and rms[32.0] < 0.03, rms  # metres
