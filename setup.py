@@ -1,4 +1,5 @@
 """ament_python / pip build for servo_ff (src layout)."""
+
 from glob import glob
 from pathlib import Path
 

@@ -8,6 +8,7 @@ and once with its m4 files for both servos. The table gives each run's end-effec
 M1–M4 distance between the two simulated trajectories (joint and end effector, max and RMS). Last line:
 RESULT ee_max_mm_low=… ee_rms_mm_low=… ee_max_mm_high=… ee_rms_mm_high=… (M1 vs M4).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,23 +60,28 @@ def main() -> int:
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "arm2r_m1_m4.png"))
     args = ap.parse_args()
     print(f"## 2R arm (MX-106 shoulder, MX-64 elbow), triangle {TRIANGLE} m, 2 loops, 100 Hz goals, 1 ms physics")
-    print("| k_P | EE tracking RMS M1 [mm] | M4 [mm] | M1−M4 shoulder max / RMS [mrad] | elbow max / RMS [mrad] "
-          "| EE max [mm] | EE RMS [mm] |")
+    print(
+        "| k_P | EE tracking RMS M1 [mm] | M4 [mm] | M1−M4 shoulder max / RMS [mrad] | elbow max / RMS [mrad] "
+        "| EE max [mm] | EE RMS [mm] |"
+    )
     print("|---|---|---|---|---|---|---|")
     runs, diffs = {}, {}
     for label, kp in (("low", KP_LOW), ("high", KP_HIGH)):
         m1, m4 = run_arm("m1", kp), run_arm("m4", kp)
         d = compare(m1, m4)
         runs[label], diffs[label] = (m1, m4), d
-        print(f"| {kp:g} | {m1.tracking_rms() * 1e3:.1f} | {m4.tracking_rms() * 1e3:.1f} | "
-              f"{d.joint_max[0] * 1e3:.1f} / {d.joint_rms[0] * 1e3:.1f} | "
-              f"{d.joint_max[1] * 1e3:.1f} / {d.joint_rms[1] * 1e3:.1f} | {d.ee_max * 1e3:.1f} | "
-              f"{d.ee_rms * 1e3:.1f} |")
-    print("plot:", Path(plot(runs, args.plot)).relative_to(ROOT) if Path(args.plot).is_relative_to(ROOT)
-          else args.plot)
+        print(
+            f"| {kp:g} | {m1.tracking_rms() * 1e3:.1f} | {m4.tracking_rms() * 1e3:.1f} | "
+            f"{d.joint_max[0] * 1e3:.1f} / {d.joint_rms[0] * 1e3:.1f} | "
+            f"{d.joint_max[1] * 1e3:.1f} / {d.joint_rms[1] * 1e3:.1f} | {d.ee_max * 1e3:.1f} | "
+            f"{d.ee_rms * 1e3:.1f} |"
+        )
+    print("plot:", Path(plot(runs, args.plot)).relative_to(ROOT) if Path(args.plot).is_relative_to(ROOT) else args.plot)
     lo, hi = diffs["low"], diffs["high"]
-    print(f"RESULT ee_max_mm_low={lo.ee_max * 1e3:.1f} ee_rms_mm_low={lo.ee_rms * 1e3:.1f} "
-          f"ee_max_mm_high={hi.ee_max * 1e3:.1f} ee_rms_mm_high={hi.ee_rms * 1e3:.1f}")
+    print(
+        f"RESULT ee_max_mm_low={lo.ee_max * 1e3:.1f} ee_rms_mm_low={lo.ee_rms * 1e3:.1f} "
+        f"ee_max_mm_high={hi.ee_max * 1e3:.1f} ee_rms_mm_high={hi.ee_rms * 1e3:.1f}"
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ the packet sizes at 1, 3 and 4 Mbps (10 bits per byte) and a cProfile breakdown 
 Last line: ``RESULT transactions_per_cycle=<int> cpu_us_per_cycle_20=<float> cpu_us_mean_20=<float>`` —
 the median of the per-cycle CPU time (robust to the scheduler of a shared machine) and the mean.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -76,6 +77,7 @@ def run_canned(n: int, cycles: int) -> float:
     """CPU µs of the same cycle with the port's system calls replaced by canned replies: the Python share
     (SDK framing + this package); the rest of the measured CPU time is the kernel's pty/select/wake-up work."""
     from servo_ff.dynamixel import protocol as pr
+
     bus = DynamixelBus(BusConfig(port="/dev/null", ids=range(1, n + 1)))
     bus._build_groups()
     blob = b"".join(pr.encode_status(i, 0, bytes([0, 0, 0, 0, 0, 0, 0, 8, 0, 0])) for i in range(1, n + 1))
@@ -141,14 +143,20 @@ def main() -> int:
             if n == SIZES[-1]:
                 _, _, _, _, prof = run_ours(vb.device, n, min(args.cycles, 500), profile=True)
         rows.append((n, wall, cpu, tpc, fails, s_wall, s_cpu, s_fails, run_canned(n, args.cycles)))
-    print(f"Cycle over the pty ({args.cycles} cycles; virtual bus in its own process, Return Delay 0; "
-          f"stock SDK: {args.stock_cycles} cycles)")
-    print(f"{'servos':>6} {'trans/cycle':>11} {'cycle ms':>9} {'CPU µs median':>14} {'CPU µs mean':>12}"
-          f" {'Python-only µs':>15} {'fails':>6} | {'stock SDK cycle ms':>18} {'stock CPU µs mean':>18}"
-          f" {'fails':>6}")
+    print(
+        f"Cycle over the pty ({args.cycles} cycles; virtual bus in its own process, Return Delay 0; "
+        f"stock SDK: {args.stock_cycles} cycles)"
+    )
+    print(
+        f"{'servos':>6} {'trans/cycle':>11} {'cycle ms':>9} {'CPU µs median':>14} {'CPU µs mean':>12}"
+        f" {'Python-only µs':>15} {'fails':>6} | {'stock SDK cycle ms':>18} {'stock CPU µs mean':>18}"
+        f" {'fails':>6}"
+    )
     for n, wall, cpu, tpc, fails, s_wall, s_cpu, s_fails, canned in rows:
-        print(f"{n:>6} {tpc:>11.2f} {wall * 1e3:>9.3f} {np.median(cpu) * 1e6:>14.1f} {cpu.mean() * 1e6:>12.1f}"
-              f" {canned * 1e6:>15.1f} {fails:>6} | {s_wall * 1e3:>18.3f} {s_cpu * 1e6:>18.1f} {s_fails:>6}")
+        print(
+            f"{n:>6} {tpc:>11.2f} {wall * 1e3:>9.3f} {np.median(cpu) * 1e6:>14.1f} {cpu.mean() * 1e6:>12.1f}"
+            f" {canned * 1e6:>15.1f} {fails:>6} | {s_wall * 1e3:>18.3f} {s_cpu * 1e6:>18.1f} {s_fails:>6}"
+        )
     print(f"load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     if prof is not None:
         out = io.StringIO()
@@ -156,10 +164,14 @@ def main() -> int:
         print("\nWhere the client's CPU time goes (20 servos, cProfile on process_time, sorted by own time):")
         print("\n".join(line for line in out.getvalue().splitlines()[2:] if line.strip()))
     n, wall, cpu, tpc, *_ = rows[-1]
-    print("Python-only = the same cycle with the port's system calls replaced by canned replies; the difference "
-          "to the measured CPU is kernel pty/select/tcflush work and cache misses after each sleep.")
-    print(f"RESULT transactions_per_cycle={int(round(tpc))} cpu_us_per_cycle_20={np.median(cpu) * 1e6:.1f} "
-          f"cpu_us_mean_20={cpu.mean() * 1e6:.1f}")
+    print(
+        "Python-only = the same cycle with the port's system calls replaced by canned replies; the difference "
+        "to the measured CPU is kernel pty/select/tcflush work and cache misses after each sleep."
+    )
+    print(
+        f"RESULT transactions_per_cycle={int(round(tpc))} cpu_us_per_cycle_20={np.median(cpu) * 1e6:.1f} "
+        f"cpu_us_mean_20={cpu.mean() * 1e6:.1f}"
+    )
     return 0
 
 

@@ -16,6 +16,7 @@ replies reported invalid, and goals written outside the joint limits or non-fini
 
 Last line: ``RESULT stale_valid=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,9 +45,17 @@ def state_values(payload: bytes) -> np.ndarray:
 
 
 def make_bus(device: str, n: int) -> DynamixelBus:
-    cfg = BusConfig(port=device, ids=range(1, n + 1), latency_timer_ms=1.0, p_gain=True, retries=5,
-                    joint_limits={i: (-LIMIT, LIMIT) for i in range(1, n + 1)}, skip_after=5, probe_period_s=0.2,
-                    names={i: f"j{i}" for i in range(1, n + 1)})
+    cfg = BusConfig(
+        port=device,
+        ids=range(1, n + 1),
+        latency_timer_ms=1.0,
+        p_gain=True,
+        retries=5,
+        joint_limits={i: (-LIMIT, LIMIT) for i in range(1, n + 1)},
+        skip_after=5,
+        probe_period_s=0.2,
+        names={i: f"j{i}" for i in range(1, n + 1)},
+    )
     bus = DynamixelBus(cfg).open()
     found, missing = bus.connect()
     if missing:
@@ -88,8 +97,21 @@ def main() -> int:
     dur = args.cycles * dt_cal * 1.05
     t_ovl, t_sil, d_sil, t_sag, d_sag = 0.15 * dur, 0.4 * dur, 0.3 * dur, 0.78 * dur, 0.08 * dur
     truth_path = os.path.join(tempfile.mkdtemp(prefix="servo_ff_faults_"), "truth.npz")
-    vb_args = ["--ids", f"1-{n}", "--return-delay", "0", *rand, "--silent", f"{silent_id}@{t_sil:.3f}+{d_sil:.3f}",
-               "--overload", f"{overload_id}@{t_ovl:.3f}", "--sag", f"4@{t_sag:.3f}+{d_sag:.3f}", "--truth", truth_path]
+    vb_args = [
+        "--ids",
+        f"1-{n}",
+        "--return-delay",
+        "0",
+        *rand,
+        "--silent",
+        f"{silent_id}@{t_sil:.3f}+{d_sil:.3f}",
+        "--overload",
+        f"{overload_id}@{t_ovl:.3f}",
+        "--sag",
+        f"4@{t_sag:.3f}+{d_sag:.3f}",
+        "--truth",
+        truth_path,
+    ]
     t_end = t_sag + d_sag + 0.5  # run at least this long (bus clock) so every fault phase is over
     cyc_t = np.zeros((3 * args.cycles, 2))
     records = []
@@ -168,14 +190,19 @@ def main() -> int:
     ratio = float(dt[silent].mean() / dt[healthy].mean()) if silent.any() and healthy.any() else float("nan")
     ratio_med = float(np.median(dt[silent]) / np.median(dt[healthy])) if silent.any() and healthy.any() else ratio
     stats = bus.stats
-    tot = {k: sum(getattr(s, k) for s in stats.values()) for k in ("ok", "timeouts", "corrupt", "late", "wrong_length",
-                                                                   "status_errors", "skipped", "probes")}
-    print(f"Fault scenario: {n} servos, corrupt bytes 1 %, dropped replies 1 %, id {silent_id} silent "
-          f"{t_sil_abs:.1f}–{t_sil_abs + d_sil:.1f} s, id {overload_id} overload at {t_ovl:.1f} s, sag 4 V "
-          f"{t_sag:.1f}–{t_sag + d_sag:.1f} s; latency timer 1 ms (margin 3 ms); calibration "
-          f"{dt_cal * 1e3:.2f} ms/cycle")
+    tot = {
+        k: sum(getattr(s, k) for s in stats.values())
+        for k in ("ok", "timeouts", "corrupt", "late", "wrong_length", "status_errors", "skipped", "probes")
+    }
+    print(
+        f"Fault scenario: {n} servos, corrupt bytes 1 %, dropped replies 1 %, id {silent_id} silent "
+        f"{t_sil_abs:.1f}–{t_sil_abs + d_sil:.1f} s, id {overload_id} overload at {t_ovl:.1f} s, sag 4 V "
+        f"{t_sag:.1f}–{t_sag + d_sag:.1f} s; latency timer 1 ms (margin 3 ms); calibration "
+        f"{dt_cal * 1e3:.2f} ms/cycle"
+    )
     rows = [
-        ("cycles", f"{int(done.sum())}"), ("exceptions", f"{exceptions}"),
+        ("cycles", f"{int(done.sum())}"),
+        ("exceptions", f"{exceptions}"),
         ("hostile goals refused (GoalRejected)", f"{refused} / {hostile_tries}"),
         ("state entries checked against the truth", f"{audit.checked}"),
         ("stale entries reported valid", f"{audit.stale_valid}"),
@@ -183,26 +210,40 @@ def main() -> int:
         ("intact on-time replies reported invalid", f"{audit.intact_invalid}"),
         ("goals written (sync write entries)", f"{int(is_goal.sum())}"),
         ("out-of-limit or non-finite goals written", f"{bad_goals}"),
-        ("replies: ok / timeouts / corrupt / late / wrong length",
-         f"{tot['ok']} / {tot['timeouts']} / {tot['corrupt']} / {tot['late']} / {tot['wrong_length']}"),
-        ("bus-level: CRC errors / length errors / unattributed",
-         f"{bus.port.decoder.stats.crc_errors} / {bus.port.decoder.stats.length_errors} / "
-         f"{bus.port.counters.unattributed}"),
-        (f"id {silent_id}: timeouts / skipped reads / probes",
-         f"{stats[silent_id].timeouts} / {stats[silent_id].skipped} / {stats[silent_id].probes}"),
-        (f"id {silent_id}: skipped after silence began [s]",
-         f"{skipped_t - t_sil_abs:.3f}" if skipped_t is not None else "never"),
-        (f"id {silent_id}: back after silence ended [s]",
-         f"{back_t - t_sil_abs - d_sil:.3f}" if back_t is not None else "never"),
+        (
+            "replies: ok / timeouts / corrupt / late / wrong length",
+            f"{tot['ok']} / {tot['timeouts']} / {tot['corrupt']} / {tot['late']} / {tot['wrong_length']}",
+        ),
+        (
+            "bus-level: CRC errors / length errors / unattributed",
+            f"{bus.port.decoder.stats.crc_errors} / {bus.port.decoder.stats.length_errors} / "
+            f"{bus.port.counters.unattributed}",
+        ),
+        (
+            f"id {silent_id}: timeouts / skipped reads / probes",
+            f"{stats[silent_id].timeouts} / {stats[silent_id].skipped} / {stats[silent_id].probes}",
+        ),
+        (
+            f"id {silent_id}: skipped after silence began [s]",
+            f"{skipped_t - t_sil_abs:.3f}" if skipped_t is not None else "never",
+        ),
+        (
+            f"id {silent_id}: back after silence ended [s]",
+            f"{back_t - t_sil_abs - d_sil:.3f}" if back_t is not None else "never",
+        ),
         ("cycle time healthy, before and after the silence [ms] (mean)", f"{dt[healthy].mean() * 1e3:.3f}"),
         ("cycle time with one silent servo [ms] (mean)", f"{dt[silent].mean() * 1e3:.3f}"),
         ("cycle-time ratio silent / healthy: mean (RESULT) / median", f"{ratio:.3f} / {ratio_med:.3f}"),
         (f"id {overload_id}: overload → reboot at [s]", f"{reboot_t:.3f}" if reboot_t is not None else "never"),
-        (f"id {overload_id}: tracking again (|error| < 0.1 rad) after reboot [s]",
-         f"{recovered_t - reboot_t:.3f}" if recovered_t is not None and reboot_t is not None else "never"),
+        (
+            f"id {overload_id}: tracking again (|error| < 0.1 rad) after reboot [s]",
+            f"{recovered_t - reboot_t:.3f}" if recovered_t is not None and reboot_t is not None else "never",
+        ),
         ("lowest supply voltage read [V]", f"{volts_min:.1f}"),
-        ("earlier transactions pending at once (peak) / forgotten",
-         f"{bus.port.ledger.peak} / {bus.port.ledger.overflow}"),
+        (
+            "earlier transactions pending at once (peak) / forgotten",
+            f"{bus.port.ledger.peak} / {bus.port.ledger.overflow}",
+        ),
         ("sync reads not written (port full)", f"{bus.port.counters.tx_failures}"),
         ("load average at the end (1 min) / cores", f"{os.getloadavg()[0]:.2f} / {os.cpu_count()}"),
     ]
@@ -211,8 +252,10 @@ def main() -> int:
         print(f"{what:<{w}}  {v:>24}")
     for ex in audit.examples:
         print(f"stale: {ex}")
-    print(f"RESULT stale_valid={audit.stale_valid} bad_goals={bad_goals} silent_rate_ratio={ratio:.3f} "
-          f"cycles={int(done.sum())}")
+    print(
+        f"RESULT stale_valid={audit.stale_valid} bad_goals={bad_goals} silent_rate_ratio={ratio:.3f} "
+        f"cycles={int(done.sum())}"
+    )
     return 0
 
 

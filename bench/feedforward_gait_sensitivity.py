@@ -4,6 +4,7 @@ Run: /work/venv/bin/python bench/feedforward_gait_sensitivity.py (≈ 6 min) —
 first is the default gait of bench/feedforward.py) and a last line
 RESULT energy_reduction_min=<> energy_reduction_max=<>.
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,9 +31,12 @@ def main() -> int:
         k = a.joint_names.index("l_knee")
         stood = lambda r: f"fell at {r.t[-1]:.0f} s" if r.fell else "yes"  # noqa: E731
         reductions.append(1 - c.energy.sum() / a.energy.sum())
-        print(f"| lift {lift}, crouch {crouch}, φ {phi} | {stood(a)} | {stood(c)} | {a.energy.sum():.0f} | "
-              f"{c.energy.sum():.0f} | {100 * (c.energy.sum() / a.energy.sum() - 1):+.1f}% | "
-              f"{100 * (c.energy[k] / a.energy[k] - 1):+.1f}% | {c.rms() / a.rms():.3f} |", flush=True)
+        print(
+            f"| lift {lift}, crouch {crouch}, φ {phi} | {stood(a)} | {stood(c)} | {a.energy.sum():.0f} | "
+            f"{c.energy.sum():.0f} | {100 * (c.energy.sum() / a.energy.sum() - 1):+.1f}% | "
+            f"{100 * (c.energy[k] / a.energy[k] - 1):+.1f}% | {c.rms() / a.rms():.3f} |",
+            flush=True,
+        )
     print(f"RESULT energy_reduction_min={min(reductions):.4f} energy_reduction_max={max(reductions):.4f}")
     return 0
 

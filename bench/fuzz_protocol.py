@@ -15,6 +15,7 @@ transaction's bound. Every 4th case also gives one mutated packet to ``decode``.
 
 Last line: ``RESULT crashes=<int> bad_crc_accepted=<int> valid_lost_ppm=<x>``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,12 @@ def junk(rng: np.random.Generator, pool: list[bytes]) -> bytes:
         return rng.integers(0, 256, int(rng.integers(0, 40)), dtype=np.uint8).tobytes()
     if kind == 1:  # a fake header with any LEN (often longer than what follows)
         n = int(rng.integers(0, 0x10000)) if rng.random() < 0.5 else int(rng.integers(3, 64))
-        return b"\xff\xff\xfd\x00" + bytes([int(rng.integers(0, 256))]) + n.to_bytes(2, "little") + \
-            rng.integers(0, 256, int(rng.integers(0, 12)), dtype=np.uint8).tobytes()
+        return (
+            b"\xff\xff\xfd\x00"
+            + bytes([int(rng.integers(0, 256))])
+            + n.to_bytes(2, "little")
+            + rng.integers(0, 256, int(rng.integers(0, 12)), dtype=np.uint8).tobytes()
+        )
     p = valid_packet(rng) if not pool or rng.random() < 0.5 else pool[int(rng.integers(0, len(pool)))]
     if kind == 2:  # truncated
         return p[: int(rng.integers(1, len(p)))]
@@ -67,8 +72,9 @@ def crc_ok(frame: bytes) -> bool:
 
 def run(cases: int, seed: int):
     rng = np.random.default_rng(seed)
-    c = dict(cases=0, crashes=0, bad_crc=0, valid=0, lost=0, frames=0, junk_frames=0, mismatch=0, decode_calls=0,
-             decode_ok=0)
+    c = dict(
+        cases=0, crashes=0, bad_crc=0, valid=0, lost=0, frames=0, junk_frames=0, mismatch=0, decode_calls=0, decode_ok=0
+    )
     pool: list[bytes] = []
     first_crash = None
     for k in range(cases):
@@ -95,7 +101,7 @@ def run(cases: int, seed: int):
                 sc = dec.scan(stream[prev:cut])
                 offset = base - (len(sc.whole) - (cut - prev))  # stream offset of sc.whole[0]
                 for s0, tot in zip(sc.starts, sc.totals):
-                    frame = sc.whole[s0: s0 + tot]
+                    frame = sc.whole[s0 : s0 + tot]
                     c["frames"] += 1
                     if not crc_ok(frame):
                         c["bad_crc"] += 1
@@ -103,8 +109,12 @@ def run(cases: int, seed: int):
                     got_at.append((offset + s0, frame))
                 if ref is not None:
                     rs = ref.scan(stream[prev:cut], compiled=False)
-                    if (rs.starts, rs.totals, rs.bad_starts, rs.bad_kinds) != \
-                            (sc.starts, sc.totals, sc.bad_starts, sc.bad_kinds):
+                    if (rs.starts, rs.totals, rs.bad_starts, rs.bad_kinds) != (
+                        sc.starts,
+                        sc.totals,
+                        sc.bad_starts,
+                        sc.bad_kinds,
+                    ):
                         c["mismatch"] += 1
                 base += cut - prev
                 prev = cut
@@ -143,15 +153,23 @@ def main() -> int:
     c, crash = run(args.cases, args.seed)
     dt = time.perf_counter() - t0
     ppm = 1e6 * c["lost"] / max(c["valid"], 1)
-    print(f"Protocol 2.0 fuzzing: {c['cases']:,} cases in {dt:.1f} s ({1e6 * dt / max(c['cases'], 1):.1f} µs/case), "
-          f"seed {args.seed}")
+    print(
+        f"Protocol 2.0 fuzzing: {c['cases']:,} cases in {dt:.1f} s ({1e6 * dt / max(c['cases'], 1):.1f} µs/case), "
+        f"seed {args.seed}"
+    )
     print(f"{'what':<48} {'count':>12}")
-    rows = [("cases", c["cases"]), ("crashes (exceptions)", c["crashes"]),
-            ("valid packets in the streams", c["valid"]), ("valid packets lost", c["lost"]),
-            ("frames returned", c["frames"]), ("  of them chance CRC matches in junk", c["junk_frames"]),
-            ("frames returned with a bad CRC", c["bad_crc"]),
-            ("compiled vs reference scanner disagreements", c["mismatch"]),
-            ("decode() calls on mutated packets", c["decode_calls"]), ("  accepted (CRC valid)", c["decode_ok"])]
+    rows = [
+        ("cases", c["cases"]),
+        ("crashes (exceptions)", c["crashes"]),
+        ("valid packets in the streams", c["valid"]),
+        ("valid packets lost", c["lost"]),
+        ("frames returned", c["frames"]),
+        ("  of them chance CRC matches in junk", c["junk_frames"]),
+        ("frames returned with a bad CRC", c["bad_crc"]),
+        ("compiled vs reference scanner disagreements", c["mismatch"]),
+        ("decode() calls on mutated packets", c["decode_calls"]),
+        ("  accepted (CRC valid)", c["decode_ok"]),
+    ]
     for what, n in rows:
         print(f"{what:<48} {n:>12,}")
     if crash:

@@ -9,6 +9,7 @@ joint_states + imu/data + foot_forces + support_coefficient + /clock at 500 Hz, 
 process, following the stepping gait sent as one JointTrajectory; simulated over wall seconds from its /clock.
 Last line: RESULT energy_reduction=… rms_ratio=… knee_reduction=… tick_us=… obstacle_up=… rtf=…
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,31 +38,87 @@ def real_time_factor(seconds: float = 10.0) -> tuple[float, float]:
     ros = RosHarness(salt=91)
     env = python_env()
     env["ROS_DOMAIN_ID"] = str(ros.domain)
-    cmd = [sys.executable, "-m", "servo_ff.nodes.sim_node", "--ros-args", "-r", f"__ns:={ros.ns}",
-           "-p", "backend:=mujoco", "-p", "urdf_path:=urdf/humanoid20.urdf",
-           "-p", "servo_config:=config/servos_humanoid.yaml", "-p", "floating_base:=true", "-p", "rate_hz:=500.0",
-           "-p", "physics_dt:=0.001", "-p", "publish_clock:=true", "-p", "real_time_factor:=0.0",
-           "-p", "counts_per_rev:=4096", "-p", "latency:=1", "-p", "position_min:=[-2.8]",
-           "-p", "position_max:=[2.8]"]
-    proc = subprocess.Popen(["taskset", "-c", "0", *cmd] if _has_taskset() else cmd, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    cmd = [
+        sys.executable,
+        "-m",
+        "servo_ff.nodes.sim_node",
+        "--ros-args",
+        "-r",
+        f"__ns:={ros.ns}",
+        "-p",
+        "backend:=mujoco",
+        "-p",
+        "urdf_path:=urdf/humanoid20.urdf",
+        "-p",
+        "servo_config:=config/servos_humanoid.yaml",
+        "-p",
+        "floating_base:=true",
+        "-p",
+        "rate_hz:=500.0",
+        "-p",
+        "physics_dt:=0.001",
+        "-p",
+        "publish_clock:=true",
+        "-p",
+        "real_time_factor:=0.0",
+        "-p",
+        "counts_per_rev:=4096",
+        "-p",
+        "latency:=1",
+        "-p",
+        "position_min:=[-2.8]",
+        "-p",
+        "position_max:=[2.8]",
+    ]
+    proc = subprocess.Popen(
+        ["taskset", "-c", "0", *cmd] if _has_taskset() else cmd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
     try:
         node = ros.make_node("rtf_probe")
         clocks: list[tuple[float, float]] = []
-        node.create_subscription(Clock, "/clock", lambda m: clocks.append(
-            (time.monotonic(), m.clock.sec + m.clock.nanosec * 1e-9)), 1000)
+        node.create_subscription(
+            Clock, "/clock", lambda m: clocks.append((time.monotonic(), m.clock.sec + m.clock.nanosec * 1e-9)), 1000
+        )
         pub = node.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
         wait_for(lambda: clocks and pub.get_subscription_count(), 60.0, "the sim node process")
-        names = ["neck_yaw", "head_pitch", "l_shoulder_pitch", "l_shoulder_roll", "l_elbow", "l_hip_yaw", "l_hip_roll",
-                 "l_hip_pitch", "l_knee", "l_ankle_pitch", "l_ankle_roll", "r_shoulder_pitch", "r_shoulder_roll",
-                 "r_elbow", "r_hip_yaw", "r_hip_roll", "r_hip_pitch", "r_knee", "r_ankle_pitch", "r_ankle_roll"]
+        names = [
+            "neck_yaw",
+            "head_pitch",
+            "l_shoulder_pitch",
+            "l_shoulder_roll",
+            "l_elbow",
+            "l_hip_yaw",
+            "l_hip_roll",
+            "l_hip_pitch",
+            "l_knee",
+            "l_ankle_pitch",
+            "l_ankle_roll",
+            "r_shoulder_pitch",
+            "r_shoulder_roll",
+            "r_elbow",
+            "r_hip_yaw",
+            "r_hip_roll",
+            "r_hip_pitch",
+            "r_knee",
+            "r_ankle_pitch",
+            "r_ankle_roll",
+        ]
         g = stepping_in_place(names, 12, 0.02)
         msg = JointTrajectory(joint_names=names)
         for t, q, dq, ddq in zip(g.t, g.q, g.dq, g.ddq):
             ns = int(round((t + 2.0) * 1e9))
-            msg.points.append(JointTrajectoryPoint(positions=q.tolist(), velocities=dq.tolist(),
-                                                   accelerations=ddq.tolist(),
-                                                   time_from_start=Duration(sec=ns // 10**9, nanosec=ns % 10**9)))
+            msg.points.append(
+                JointTrajectoryPoint(
+                    positions=q.tolist(),
+                    velocities=dq.tolist(),
+                    accelerations=ddq.tolist(),
+                    time_from_start=Duration(sec=ns // 10**9, nanosec=ns % 10**9),
+                )
+            )
         pub.publish(msg)
         time.sleep(2.0)
         n0 = len(clocks)
@@ -90,8 +147,10 @@ def main() -> int:
     a = ap.parse_args()
 
     rtf, sim_s = real_time_factor()
-    print("## MuJoCo sim node, humanoid: 20 servos, 1 ms physics, publishing at 500 Hz, as fast as possible (one "
-          "process, pinned to one core)")
+    print(
+        "## MuJoCo sim node, humanoid: 20 servos, 1 ms physics, publishing at 500 Hz, as fast as possible (one "
+        "process, pinned to one core)"
+    )
     print(f"real-time factor {rtf:.2f} ({sim_s:.1f} s simulated)\n")
     if a.skip_mission:
         print(f"RESULT rtf={rtf:.2f}")
@@ -104,25 +163,35 @@ def main() -> int:
     k = ra.knee()
     e_red = 1 - rc.energy.sum() / ra.energy.sum()
     knee_red = 1 - rc.energy[k] / ra.energy[k]
-    print(f"energy (c) vs (a): all joints {ra.energy.sum():.0f} J → {rc.energy.sum():.0f} J "
-          f"({-100 * e_red:+.1f}%); left knee {ra.energy[k]:.0f} J → {rc.energy[k]:.0f} J "
-          f"({-100 * knee_red:+.1f}%; 002: 189 J → 140 J, −26%); RMS (c)/(a) {rc.rms() / ra.rms():.3f}"
-          + ("" if not any(r.fell for r in (ra, rc)) else " (not comparable: a run fell before the end)"))
-    print(f"feed-forward tick (20 joints, in the node, over DDS): median {rc.tick_median_us():.0f} µs, p95 "
-          f"{sorted(rc.tick_us)[int(0.95 * len(rc.tick_us))]:.0f} µs")
+    print(
+        f"energy (c) vs (a): all joints {ra.energy.sum():.0f} J → {rc.energy.sum():.0f} J "
+        f"({-100 * e_red:+.1f}%); left knee {ra.energy[k]:.0f} J → {rc.energy[k]:.0f} J "
+        f"({-100 * knee_red:+.1f}%; 002: 189 J → 140 J, −26%); RMS (c)/(a) {rc.rms() / ra.rms():.3f}"
+        + ("" if not any(r.fell for r in (ra, rc)) else " (not comparable: a run fell before the end)")
+    )
+    print(
+        f"feed-forward tick (20 joints, in the node, over DDS): median {rc.tick_median_us():.0f} µs, p95 "
+        f"{sorted(rc.tick_us)[int(0.95 * len(rc.tick_us))]:.0f} µs"
+    )
     print("plot:", plot_mission(res, a.plot))
 
-    print(f"\n## obstacle: {1000 * a.obstacle:.0f} mm step under the first swing foot (right), "
-          f"{a.obstacle_steps} steps in place")
-    obs = [run_mission(c, a.obstacle_steps, obstacle=a.obstacle, log=lambda s: print(s, file=sys.stderr))
-           for c in CONTROLLERS]
+    print(
+        f"\n## obstacle: {1000 * a.obstacle:.0f} mm step under the first swing foot (right), "
+        f"{a.obstacle_steps} steps in place"
+    )
+    obs = [
+        run_mission(c, a.obstacle_steps, obstacle=a.obstacle, log=lambda s: print(s, file=sys.stderr))
+        for c in CONTROLLERS
+    ]
     print("| controller | stayed up | RMS [rad] |\n|---|---|---|")
     for r in obs:
         print(f"| {r.label} | {'no, fell at %.1f s' % r.fell_at if r.fell else 'yes'} | {r.rms():.4f} |")
     up = "".join("abc"[i] for i, r in enumerate(obs) if not r.fell) or "none"
-    print(f"RESULT energy_reduction={e_red:.4f} rms_ratio={rc.rms() / ra.rms():.4f} knee_reduction={knee_red:.4f} "
-          f"tick_us={rc.tick_median_us():.0f} falls={''.join('abc'[i] for i, r in enumerate(res) if r.fell) or 'none'} "
-          f"obstacle_up={up} rtf={rtf:.2f}")
+    print(
+        f"RESULT energy_reduction={e_red:.4f} rms_ratio={rc.rms() / ra.rms():.4f} knee_reduction={knee_red:.4f} "
+        f"tick_us={rc.tick_median_us():.0f} falls={''.join('abc'[i] for i, r in enumerate(res) if r.fell) or 'none'} "
+        f"obstacle_up={up} rtf={rtf:.2f}"
+    )
     return 0
 
 

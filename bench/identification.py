@@ -12,6 +12,7 @@
 
 Run: python bench/identification.py [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,16 +50,27 @@ def ilc_part():
     execute = simulated_servo(params, load, DT)
     lag = command_reaction_lag(tr.q, execute(tr.q), DT)
     print(f"\n## ILC on simulated MX-106 (m4), kp {KP:g}, 1 kg @ 0.15 m, 002-style reference, D = {D * 1e3:.0f} ms")
-    print(f"command/reaction lag under P control: {lag * 1e3:.0f} ms; P-only windowed error "
-          f"{windowed_error(tr.q, execute(tr.q), D, DT):.3f} rad")
+    print(
+        f"command/reaction lag under P control: {lag * 1e3:.0f} ms; P-only windowed error "
+        f"{windowed_error(tr.q, execute(tr.q), D, DT):.3f} rad"
+    )
     prior = alpha_hat_from_actuator(preset("mx106", "m1"), with_inertia=True)
     model_curve = goal_position_from_torque(tr.q, tau, tr.dq, tr.ddq, prior, KP, params.firmware.vin)
     rows, runs = [], {}
     for init_name, init in (("reference (plain Arimoto)", "reference"), ("model Eq. 19, MX-106 M1 α̂", model_curve)):
         for gain in (0.5, 0.8, 1.0):
             for delay in (round(lag / 2 / DT) * DT, lag):
-                r = run_ilc(execute, tr.q, DT, gain=gain, delay=delay, initial=init, threshold=THRESHOLD,
-                            window=D, max_iterations=30)
+                r = run_ilc(
+                    execute,
+                    tr.q,
+                    DT,
+                    gain=gain,
+                    delay=delay,
+                    initial=init,
+                    threshold=THRESHOLD,
+                    window=D,
+                    max_iterations=30,
+                )
                 it = int(r.iterations)
                 rows.append((init_name, gain, delay, it, float(r.errors[0]), float(r.errors[-1])))
                 key = "plain" if isinstance(init, str) else "model"
@@ -71,49 +83,76 @@ def ilc_part():
     plain_it = runs["plain"][0] if "plain" in runs else -1
     best_it = min(v[0] for v in runs.values()) if runs else -1
     if "plain" in runs:
-        plot_ilc(runs["plain"][1], IMG / "ident_ilc_plain.png",
-                 title=f"Plain Arimoto ILC, MX-106 m4 sim, kp {KP:g}, λ {runs['plain'][2]:g}, "
-                       f"t_d {runs['plain'][3] * 1e3:.0f} ms")
+        plot_ilc(
+            runs["plain"][1],
+            IMG / "ident_ilc_plain.png",
+            title=f"Plain Arimoto ILC, MX-106 m4 sim, kp {KP:g}, λ {runs['plain'][2]:g}, "
+            f"t_d {runs['plain'][3] * 1e3:.0f} ms",
+        )
     if "model" in runs:
-        plot_ilc(runs["model"][1], IMG / "ident_ilc_model_init.png",
-                 title=f"ILC from the Eq. 19 model curve, MX-106 m4 sim, kp {KP:g}, λ {runs['model'][2]:g}")
-    print(f"plain Arimoto: {plain_it} iterations; best (model-based initial curve): {best_it} iterations "
-          f"(paper: 12, target ≤ 6)")
+        plot_ilc(
+            runs["model"][1],
+            IMG / "ident_ilc_model_init.png",
+            title=f"ILC from the Eq. 19 model curve, MX-106 m4 sim, kp {KP:g}, λ {runs['model'][2]:g}",
+        )
+    print(
+        f"plain Arimoto: {plain_it} iterations; best (model-based initial curve): {best_it} iterations "
+        f"(paper: 12, target ≤ 6)"
+    )
 
     # ---- α fit on the plain ILC result (U^(K) at the 0.02 rad threshold, as the paper) and Eq. 19 replay
     _, r, _, _ = runs["plain"]
     k = int(r.iterations)
     print("\n## α least-squares fit (Eq. 22–27) on the ILC command curve, replayed as Eq. 19 feed-forward")
-    print("| fit | α̂0 | α̂1 | α̂2 | α̂3 | α̂4 | q̇_s [rad/s] | δ | t_d [ms] | cond | rms [rad] "
-          "| replay max windowed dev [rad] |")
+    print(
+        "| fit | α̂0 | α̂1 | α̂2 | α̂3 | α̂4 | q̇_s [rad/s] | δ | t_d [ms] | cond | rms [rad] "
+        "| replay max windowed dev [rad] |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     devs = {}
-    for name, kw in (("Eq. 13 (α0–α3), NNLS", dict()), ("Eq. 14 (+α4), NNLS", dict(with_inertia=True)),
-                     ("Eq. 13, unconstrained SVD", dict(nonnegative=False))):
+    for name, kw in (
+        ("Eq. 13 (α0–α3), NNLS", dict()),
+        ("Eq. 14 (+α4), NNLS", dict(with_inertia=True)),
+        ("Eq. 13, unconstrained SVD", dict(nonnegative=False)),
+    ):
         data = data_from_ilc(r.commands, r.measured, r.errors, params.firmware.vin, KP, DT, iteration=k)
         fit = fit_alpha_data(data, pendulum_torque(load.mass, load.length), **kw)
         q = execute(feedforward_command(fit, tr.q, tr.dq, tr.ddq, tau, KP, params.firmware.vin))
         dev = float(windowed_error(tr.q, q, D, DT))
         devs[name] = (dev, fit)
         a = list(fit.alpha) + [float("nan")] * (5 - len(fit.alpha))
-        print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in a) + f" | {fit.dq_s:.3f} | {fit.delta:.2f} | "
-              f"{fit.delay * 1e3:.0f} | {fit.condition_number:.1f} | {fit.rms:.4f} | {dev:.4f} |")
+        print(
+            f"| {name} | " + " | ".join(f"{v:.3f}" for v in a) + f" | {fit.dq_s:.3f} | {fit.delta:.2f} | "
+            f"{fit.delay * 1e3:.0f} | {fit.condition_number:.1f} | {fit.rms:.4f} | {dev:.4f} |"
+        )
     main_dev, main_fit = devs["Eq. 13 (α0–α3), NNLS"]
-    plot_alpha_residuals(main_fit, DT, IMG / "ident_alpha_residuals.png", KP * params.firmware.vin,
-                         title="α fit residuals (MX-106 m4 sim, ILC command curve)")
-    print(f"P control alone: {windowed_error(tr.q, execute(tr.q), D, DT):.3f} rad; fitted model replay "
-          f"(Eq. 13, NNLS): {main_dev:.4f} rad (paper ≈ 0.1, target ≤ 0.03)")
+    plot_alpha_residuals(
+        main_fit,
+        DT,
+        IMG / "ident_alpha_residuals.png",
+        KP * params.firmware.vin,
+        title="α fit residuals (MX-106 m4 sim, ILC command curve)",
+    )
+    print(
+        f"P control alone: {windowed_error(tr.q, execute(tr.q), D, DT):.3f} rad; fitted model replay "
+        f"(Eq. 13, NNLS): {main_dev:.4f} rad (paper ≈ 0.1, target ≤ 0.03)"
+    )
     return plain_it, best_it, main_dev
 
 
 def identification_part(n_logs: int, duration: float, max_evals: int):
-    print(f"\n## Simulation-MAE identification: {n_logs} logs × {duration:g} s at dt {DT * 1e3:g} ms, "
-          f"75/25 split, CMA-ES + IPOP restarts, {max_evals} evals/model, {os.cpu_count()} cores, "
-          f"load average before start {os.getloadavg()[0]:.1f}")
+    print(
+        f"\n## Simulation-MAE identification: {n_logs} logs × {duration:g} s at dt {DT * 1e3:g} ms, "
+        f"75/25 split, CMA-ES + IPOP restarts, {max_evals} evals/model, {os.cpu_count()} cores, "
+        f"load average before start {os.getloadavg()[0]:.1f}"
+    )
     grid = bench_grid()
     rng = np.random.default_rng(0)
-    pick = sorted(rng.choice(len(grid), size=min(n_logs, len(grid)), replace=False)) if n_logs <= len(grid) else \
-        list(range(len(grid))) * (n_logs // len(grid) + 1)
+    pick = (
+        sorted(rng.choice(len(grid), size=min(n_logs, len(grid)), replace=False))
+        if n_logs <= len(grid)
+        else list(range(len(grid))) * (n_logs // len(grid) + 1)
+    )
     grid = [grid[i] for i in pick][:n_logs]
     truth4 = preset("mx64", "m4")
     logs = simulate_logs(truth4, grid, duration=duration, noise=0.001, counts_per_rev=4096, seed=1)
@@ -122,16 +161,22 @@ def identification_part(n_logs: int, duration: float, max_evals: int):
     t0, c0 = time.perf_counter(), time.process_time()
     res = identify_models(logs, max_evals=max_evals, progress=False, seed=0)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"data: MX-64 M4 preset + 1 mrad noise + 4096-count quantisation; truth validation MAE "
-          f"{evaluate(truth4, val) * 1e3:.3f} mrad")
+    print(
+        f"data: MX-64 M4 preset + 1 mrad noise + 4096-count quantisation; truth validation MAE "
+        f"{evaluate(truth4, val) * 1e3:.3f} mrad"
+    )
     print("| model | warm start [mrad] | train MAE [mrad] | validation MAE [mrad] | evaluations (runs) | seconds |")
     print("|---|---|---|---|---|---|")
     for m, r in res.items():
         start = "—" if r.start_mae is None else f"{r.start_mae * 1e3:.3f}"
-        print(f"| {m.upper()} | {start} | {r.train_mae * 1e3:.3f} | {r.validation_mae * 1e3:.3f} | "
-              f"{r.evaluations} ({len(r.runs)}) | {r.seconds:.1f} |")
-    print(f"all six models: {wall:.1f} s wall, {cpu:.1f} CPU-s over all threads, load average now "
-          f"{os.getloadavg()[0]:.1f} (target ≤ 60 s; bam: < 5 min and ≈ 4000 evals per model)")
+        print(
+            f"| {m.upper()} | {start} | {r.train_mae * 1e3:.3f} | {r.validation_mae * 1e3:.3f} | "
+            f"{r.evaluations} ({len(r.runs)}) | {r.seconds:.1f} |"
+        )
+    print(
+        f"all six models: {wall:.1f} s wall, {cpu:.1f} CPU-s over all threads, load average now "
+        f"{os.getloadavg()[0]:.1f} (target ≤ 60 s; bam: < 5 min and ≈ 4000 evals per model)"
+    )
     ratio = res["m1"].validation_mae / res["m4"].validation_mae
     print(f"M1 / M4 validation MAE ratio: {ratio:.2f} (M1 worse than M4: {ratio > 1})")
     plot_model_mae(res, IMG / "ident_validation_mae.png", title="Validation MAE per model (MX-64 M4 synthetic logs)")
@@ -144,8 +189,10 @@ def identification_part(n_logs: int, duration: float, max_evals: int):
     logs6 = simulate_logs(truth6, grid, duration=duration, noise=0.001, counts_per_rev=4096, seed=2)
     chain = identify_models(logs6, max_evals=max_evals, progress=False, seed=0)
     r6 = chain["m6"]  # warm-started M1 → M2/M3 → M4 → M5 → M6, as `servo-ff identify` does
-    print(f"(M6 data, chain M1→…→M6: M6 {r6.evaluations} evals, {r6.seconds:.1f} s, train MAE "
-          f"{r6.train_mae * 1e3:.3f} mrad vs truth {evaluate(truth6, split_logs(logs6, 0.25, 0)[0]) * 1e3:.3f} mrad)")
+    print(
+        f"(M6 data, chain M1→…→M6: M6 {r6.evaluations} evals, {r6.seconds:.1f} s, train MAE "
+        f"{r6.train_mae * 1e3:.3f} mrad vs truth {evaluate(truth6, split_logs(logs6, 0.25, 0)[0]) * 1e3:.3f} mrad)"
+    )
     for name, truth, got in (("MX-64 M4", truth4, res["m4"].params), ("MX-106 M6 (base 0.05)", truth6, r6.params)):
         cells = []
         for key in ("kt", "R", "friction_viscous", "friction_base", "armature"):
@@ -170,8 +217,10 @@ def main() -> int:
         wall, worst, ratio = identification_part(20, 3.0, 1500)
     else:
         wall, worst, ratio = identification_part(100, 6.0, 4000)
-    print(f"\nsummary: ILC plain {plain_it} / best {best_it} iterations; α replay {dev:.4f} rad; identify all six "
-          f"{wall:.1f} s; recovery worst {worst * 100:.1f}%; M1/M4 val ratio {ratio:.2f}")
+    print(
+        f"\nsummary: ILC plain {plain_it} / best {best_it} iterations; α replay {dev:.4f} rad; identify all six "
+        f"{wall:.1f} s; recovery worst {worst * 100:.1f}%; M1/M4 val ratio {ratio:.2f}"
+    )
     print(f"RESULT ilc_iterations={best_it} fit_max_windowed_dev_rad={dev:.4f} identify_all_models_s={wall:.1f}")
     return 0
 

@@ -10,6 +10,7 @@ stamps: no start-up, no fit). The last line is ``RESULT speedup=<wall/fast> ...`
 
     .venv/bin/python bench/identify_sim.py [--threshold 0.02] [--max-iterations 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,9 @@ def run(realtime: bool, threshold: float, max_iterations: int, domain: int) -> d
 
     with tempfile.TemporaryDirectory(prefix="identify_sim_") as d:
         params = Path(d) / "bench.yaml"
-        params.write_text(f"servo_ilc:\n  ros__parameters:\n    threshold: {threshold}\n"
-                          f"    max_iterations: {max_iterations}\n")
+        params.write_text(
+            f"servo_ilc:\n  ros__parameters:\n    threshold: {threshold}\n    max_iterations: {max_iterations}\n"
+        )
         env = python_env()
         env["ROS_DOMAIN_ID"] = str(domain)
         env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -49,11 +51,17 @@ def run(realtime: bool, threshold: float, max_iterations: int, domain: int) -> d
     stamps = [float(t) for t, _ in its]  # ROS log stamps: wall time (also under use_sim_time)
     per_trial = statistics.median(b - a for a, b in zip(stamps, stamps[1:])) if len(stamps) > 2 else math.nan
     alpha = re.search(r"α̂\(pendulum_1\) = (\[[^\]]*\])", out)
-    return {"mode": "wall clock (streamed trials)" if realtime else "realtime:=false (sim time, trajectories)",
-            "code": proc.returncode, "per_trial": per_trial,
-            "wall": wall, "trials": len(errors), "final": errors[-1] if errors else float("nan"),
-            "alpha": alpha.group(1) if alpha else "-", "set": "alpha.pendulum_1 set on servo_feedforward" in out,
-            "tail": out.strip().splitlines()[-3:]}
+    return {
+        "mode": "wall clock (streamed trials)" if realtime else "realtime:=false (sim time, trajectories)",
+        "code": proc.returncode,
+        "per_trial": per_trial,
+        "wall": wall,
+        "trials": len(errors),
+        "final": errors[-1] if errors else float("nan"),
+        "alpha": alpha.group(1) if alpha else "-",
+        "set": "alpha.pendulum_1 set on servo_feedforward" in out,
+        "tail": out.strip().splitlines()[-3:],
+    }
 
 
 def main() -> int:
@@ -63,20 +71,27 @@ def main() -> int:
     a = ap.parse_args()
     domain = 1 + (os.getpid() * 7) % 100
     rows = [run(True, a.threshold, a.max_iterations, domain), run(False, a.threshold, a.max_iterations, domain)]
-    print(f"identify bring-up (sim, config/identify.yaml, ILC to <= {a.threshold} rad), {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}")
-    print(f"{'mode':41s} {'exit':>4s} {'trials':>6s} {'final q_max':>11s} {'wall [s]':>9s} {'s/trial ILC':>11s}  "
-          f"α set  α̂")
+    print(
+        f"identify bring-up (sim, config/identify.yaml, ILC to <= {a.threshold} rad), {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        f"{'mode':41s} {'exit':>4s} {'trials':>6s} {'final q_max':>11s} {'wall [s]':>9s} {'s/trial ILC':>11s}  α set  α̂"
+    )
     for r in rows:
-        print(f"{r['mode']:41s} {r['code']:4d} {r['trials']:6d} {r['final']:11.4f} {r['wall']:9.1f} "
-              f"{r['per_trial']:11.2f}  {'yes' if r['set'] else 'no':5s}  {r['alpha']}")
+        print(
+            f"{r['mode']:41s} {r['code']:4d} {r['trials']:6d} {r['final']:11.4f} {r['wall']:9.1f} "
+            f"{r['per_trial']:11.2f}  {'yes' if r['set'] else 'no':5s}  {r['alpha']}"
+        )
         if r["code"] != 0:
             print("   " + "\n   ".join(r["tail"]))
     wall, fast = rows[0]["wall"], rows[1]["wall"]
-    print(f"RESULT speedup={wall / fast:.2f} wall_s={wall:.1f} fast_s={fast:.1f} "
-          f"per_trial_speedup={rows[0]['per_trial'] / rows[1]['per_trial']:.2f} "
-          f"trials={rows[0]['trials']},{rows[1]['trials']} exit={rows[0]['code']},{rows[1]['code']} "
-          f"load={os.getloadavg()[0]:.2f}")
+    print(
+        f"RESULT speedup={wall / fast:.2f} wall_s={wall:.1f} fast_s={fast:.1f} "
+        f"per_trial_speedup={rows[0]['per_trial'] / rows[1]['per_trial']:.2f} "
+        f"trials={rows[0]['trials']},{rows[1]['trials']} exit={rows[0]['code']},{rows[1]['code']} "
+        f"load={os.getloadavg()[0]:.2f}"
+    )
     return 0 if all(r["code"] == 0 for r in rows) else 1
 
 

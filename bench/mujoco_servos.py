@@ -9,6 +9,7 @@ states, the IMU and the foot forces / support coefficient read. The process is p
 the median of 3 runs. Last line: RESULT rtf=<full row> rtf_layer=<layer row> rtf_mujoco=<mj_step row>
 step_us=<full row, µs per physics step>; the later ROS node's target is rtf ≥ 5.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,19 @@ def make(options: ServoOptions) -> tuple[MujocoServos, np.ndarray]:
 
 def run(kind: str, seconds: float) -> tuple[float, int]:
     """Wall time [s] of ``seconds`` of simulated time; number of physics steps."""
-    opts = ServoOptions(counts_per_rev=4096, latency=1, position_noise=2e-4, velocity_noise=1e-2,
-                        gyro_noise=1e-3, accel_noise=1e-2, seed=1) if kind == "full" else ServoOptions()
+    opts = (
+        ServoOptions(
+            counts_per_rev=4096,
+            latency=1,
+            position_noise=2e-4,
+            velocity_noise=1e-2,
+            gyro_noise=1e-3,
+            accel_noise=1e-2,
+            seed=1,
+        )
+        if kind == "full"
+        else ServoOptions()
+    )
     servos, goals = make(opts)
     m, d = servos.model, servos.data
     ratio = int(round(CONTROL_DT / m.opt.timestep))
@@ -78,9 +90,11 @@ def main() -> int:
     args = ap.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    rows = {"mujoco": "MuJoCo alone (mj_step, no servo layer)",
-            "layer": "servo layer: law + friction budget every step, goals 125 Hz",
-            "full": "+ quantisation, latency 1, noise, readings at 500 Hz (joint states, IMU, feet)"}
+    rows = {
+        "mujoco": "MuJoCo alone (mj_step, no servo layer)",
+        "layer": "servo layer: law + friction budget every step, goals 125 Hz",
+        "full": "+ quantisation, latency 1, noise, readings at 500 Hz (joint states, IMU, feet)",
+    }
     print(f"## humanoid20, 20 servos, 1 ms physics, {args.seconds:g} s simulated per run, one CPU, median of 3")
     print("| configuration | µs / physics step | real-time factor |\n|---|---|---|")
     rtf = {}
@@ -92,8 +106,10 @@ def main() -> int:
         per = float(np.median(walls))
         rtf[kind] = 1e-3 / per
         print(f"| {label} | {per * 1e6:.1f} | {rtf[kind]:.1f} |")
-    print(f"RESULT rtf={rtf['full']:.1f} rtf_layer={rtf['layer']:.1f} rtf_mujoco={rtf['mujoco']:.1f} "
-          f"step_us={1e3 / rtf['full']:.1f}")
+    print(
+        f"RESULT rtf={rtf['full']:.1f} rtf_layer={rtf['layer']:.1f} rtf_mujoco={rtf['mujoco']:.1f} "
+        f"step_us={1e3 / rtf['full']:.1f}"
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ Prints a table; the last line is ``RESULT latency_ms=<median> callback_us=<media
 
     /work/venv/bin/python bench/nodes.py [--seconds 4] [--rate 500] [--calls 2000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,15 +40,27 @@ def desired(joints, n_points=50, horizon=10.0):
     for ti in t:
         q = 0.2 * np.sin(2 * np.pi * 0.5 * ti + np.arange(len(joints)))
         dq = 0.2 * np.pi * np.cos(2 * np.pi * 0.5 * ti + np.arange(len(joints)))
-        msg.points.append(JointTrajectoryPoint(positions=q.tolist(), velocities=dq.tolist(),
-                                               accelerations=(-np.pi**2 * q).tolist(),
-                                               time_from_start=Duration(sec=int(ti), nanosec=int((ti % 1) * 1e9))))
+        msg.points.append(
+            JointTrajectoryPoint(
+                positions=q.tolist(),
+                velocities=dq.tolist(),
+                accelerations=(-(np.pi**2) * q).tolist(),
+                time_from_start=Duration(sec=int(ti), nanosec=int((ti % 1) * 1e9)),
+            )
+        )
     return msg
 
 
 def ff_params(joints):
-    return {"urdf_path": str(URDF), "mode": "floating", "kp": [8.0], "servo": "mx106", "model": "m4",
-            "left_foot": "l_sole", "right_foot": "r_sole"}
+    return {
+        "urdf_path": str(URDF),
+        "mode": "floating",
+        "kp": [8.0],
+        "servo": "mx106",
+        "model": "m4",
+        "left_foot": "l_sole",
+        "right_foot": "r_sole",
+    }
 
 
 def callback_costs(calls: int) -> list[tuple[str, float, float]]:
@@ -59,18 +72,25 @@ def callback_costs(calls: int) -> list[tuple[str, float, float]]:
     from servo_ff.nodes.harness import RosHarness
 
     with RosHarness(salt=61, prefix="servo_ff_bench_") as ros:  # the node is called directly, not spun
-        node = FeedForwardNode("bench_ff", parameter_overrides=[Parameter(k, value=v) for k, v in ff_params(None).items()],
-                               **ros.node_kwargs())
+        node = FeedForwardNode(
+            "bench_ff",
+            parameter_overrides=[Parameter(k, value=v) for k, v in ff_params(None).items()],
+            **ros.node_kwargs(),
+        )
         joints = list(node.robot.joint_names)
         traj = desired(joints)
-        js = JointState(name=joints, position=[0.0] * len(joints), velocity=[0.0] * len(joints),
-                        effort=[0.0] * len(joints))
+        js = JointState(
+            name=joints, position=[0.0] * len(joints), velocity=[0.0] * len(joints), effort=[0.0] * len(joints)
+        )
         imu = Imu()
         imu.orientation.w = 1.0
-        cases = [("trajectory (50 points × 20 joints)", node._on_trajectory, traj),
-                 ("joint_states → goal (feed-forward tick)", node._on_joint_states, js),
-                 ("imu", node._on_imu, imu), ("servo_supply", node._on_supply, BatteryState(voltage=14.8)),
-                 ("support_coefficient", node._on_support, Float64(data=0.5))]
+        cases = [
+            ("trajectory (50 points × 20 joints)", node._on_trajectory, traj),
+            ("joint_states → goal (feed-forward tick)", node._on_joint_states, js),
+            ("imu", node._on_imu, imu),
+            ("servo_supply", node._on_supply, BatteryState(voltage=14.8)),
+            ("support_coefficient", node._on_support, Float64(data=0.5)),
+        ]
         out = []
         for name, fn, msg in cases:
             for _ in range(min(50, calls)):
@@ -100,8 +120,13 @@ def latency(seconds: float, rate: float) -> tuple[np.ndarray, int, int]:
     for k, v in ff_params(joints).items():
         lit = "[" + ",".join(map(str, v)) + "]" if isinstance(v, list) else str(v)
         args += ["-p", f"{k}:={lit}"]
-    proc = subprocess.Popen([sys.executable, "-m", "servo_ff.nodes.feedforward_node", *args], env=python_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "servo_ff.nodes.feedforward_node", *args],
+        env=python_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     node = ros.make_node("bench_driver")
     sent: deque = deque()
     lat: list[float] = []
@@ -116,8 +141,7 @@ def latency(seconds: float, rate: float) -> tuple[np.ndarray, int, int]:
             lat.append(now - sent.popleft())
 
     node.create_subscription(Float64MultiArray, "servo/commands", on_goal, 10)
-    js = JointState(name=joints, position=[0.0] * len(joints), velocity=[0.0] * len(joints),
-                    effort=[0.0] * len(joints))
+    js = JointState(name=joints, position=[0.0] * len(joints), velocity=[0.0] * len(joints), effort=[0.0] * len(joints))
     state = {"run": False}
 
     def tick() -> None:
@@ -133,9 +157,14 @@ def latency(seconds: float, rate: float) -> tuple[np.ndarray, int, int]:
 
     node.create_timer(1.0 / rate, tick)
     try:
-        wait_for(lambda: proc.poll() is not None or (pub_traj.get_subscription_count() > 0
-                                                      and pub_js.get_subscription_count() > 0), 30.0,
-                 "the feed-forward node")
+        wait_for(
+            lambda: (
+                proc.poll() is not None
+                or (pub_traj.get_subscription_count() > 0 and pub_js.get_subscription_count() > 0)
+            ),
+            30.0,
+            "the feed-forward node",
+        )
         if proc.poll() is not None:
             raise RuntimeError(f"feed-forward node did not come up: {proc.stderr.read()}")
         pub_traj.publish(desired(joints))
@@ -164,18 +193,25 @@ def main() -> int:
     costs = callback_costs(a.calls)
     lat, n_sent, n_missed = latency(a.seconds, a.rate)
     ms = lat * 1e3
-    print(f"servo_feedforward_node, {URDF.name} (20 joints, floating base), {a.rate:g} Hz, {a.seconds:g} s, "
-          f"{os.cpu_count()} CPU(s)")
+    print(
+        f"servo_feedforward_node, {URDF.name} (20 joints, floating base), {a.rate:g} Hz, {a.seconds:g} s, "
+        f"{os.cpu_count()} CPU(s)"
+    )
     print()
     print("| measurement | median | p99 |")
     print("|---|---|---|")
-    print(f"| JointState → goal latency (separate process, DDS loopback) | {np.median(ms):.3f} ms | "
-          f"{np.percentile(ms, 99):.3f} ms |")
+    print(
+        f"| JointState → goal latency (separate process, DDS loopback) | {np.median(ms):.3f} ms | "
+        f"{np.percentile(ms, 99):.3f} ms |"
+    )
     for name, med, p99 in costs:
         print(f"| callback: {name} | {med:.1f} µs | {p99:.1f} µs |")
     print()
-    print(f"cycles {n_sent + n_missed}: joint states sent {n_sent}, goals received {len(lat)}, cycles skipped "
-          f"because the previous goal was still outstanding {n_missed} ({100 * n_missed / max(n_sent + n_missed, 1):.1f} %)")
+    print(
+        f"cycles {n_sent + n_missed}: joint states sent {n_sent}, goals received {len(lat)}, cycles skipped "
+        f"because the previous goal was still outstanding {n_missed} "
+        f"({100 * n_missed / max(n_sent + n_missed, 1):.1f} %)"
+    )
     tick = next(c for c in costs if c[0].startswith("joint_states"))
     print(f"RESULT latency_ms={np.median(ms):.4f} callback_us={tick[1]:.1f}")
     return 0

@@ -6,8 +6,9 @@ kp 100 and kp 400, four trajectories each). Raw recordings, resampled by servo_f
 
 1. bam's published XL330 files (m1–m6) evaluated in our simulator (identical to bam's, see
    test/test_models_bam_equality.py) on every log.
-2. M1–M6 identified (CMA-ES with IPOP restarts on simulation MAE, warm-started along M1 → M6, q_offset fitted) on the four kp 100 logs and
-   validated on the four kp 400 logs, then the reverse. The cross-gain MAE of a model is the mean of its two
+2. M1–M6 identified (CMA-ES with IPOP restarts on simulation MAE, warm-started along M1 → M6, q_offset
+   fitted) on the four kp 100 logs and validated on the four kp 400 logs, then the reverse. The cross-gain MAE of a
+   model is the mean of its two
    validation MAEs; nothing is tuned on a validation log.
 3. A plot of measured vs simulated θ and duty for the worst validation log (the recordings' ``load`` column is
    the servo's Present PWM register, not a current).
@@ -15,6 +16,7 @@ kp 100 and kp 400, four trajectories each). Raw recordings, resampled by servo_f
 Run: python bench/real_logs.py [--data DIR] [--max-evals N] [--firmware SPEC]
 Last line: RESULT best_cross_gain_mae=<rad> bam_published_mae=<rad> m1_over_best=<x> identify_s=<s>
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,12 +30,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.io.logs import read_logs
 from servo_ff.identification.simulation_fit import evaluate, identify_nested  # noqa: E402
-from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
+from servo_ff.io.logs import read_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS, firmware_from_spec  # noqa: E402
 from servo_ff.models.params import MODEL_NAMES  # noqa: E402
 from servo_ff.models.presets import preset  # noqa: E402
+from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "xl330"
 IMG = ROOT / "docs" / "img"
@@ -63,8 +65,15 @@ def plot_worst(log, params, path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     p = params.with_(firmware=params.firmware.with_(kp=log.kp, vin=log.vin))
-    sim = rollout(p, log.position[0], log.speed[0], log.goal_position, log.dt,
-                  PendulumLoad(log.mass, log.length, log.arm_mass), enable=log.torque_enable)
+    sim = rollout(
+        p,
+        log.position[0],
+        log.speed[0],
+        log.goal_position,
+        log.dt,
+        PendulumLoad(log.mass, log.length, log.arm_mass),
+        enable=log.torque_enable,
+    )
     fig, (a, b) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     a.plot(log.t, log.goal_position, "k:", lw=1, label="goal")
     a.plot(log.t, log.position, "C0", label="measured θ")
@@ -99,8 +108,10 @@ def main() -> int:
     logs = read_logs([raw])
     firmware = firmware_from_spec(args.firmware, base=FIRMWARE_LAWS["xl330"])
     gains = sorted({lg.kp for lg in logs})
-    print(f"{len(logs)} real XL330 logs from {raw} (kp {', '.join(f'{g:g}' for g in gains)}), "
-          f"firmware law {args.firmware}, CMA-ES ≤ {args.max_evals} evals per model")
+    print(
+        f"{len(logs)} real XL330 logs from {raw} (kp {', '.join(f'{g:g}' for g in gains)}), "
+        f"firmware law {args.firmware}, CMA-ES ≤ {args.max_evals} evals per model"
+    )
 
     pub = published(logs)
     print("\nbam's published XL330 files in our simulator (mean MAE over all 8 logs, mrad):")
@@ -110,23 +121,38 @@ def main() -> int:
     t0 = time.perf_counter()
     runs = {}
     for g_train, g_val in ((gains[0], gains[-1]), (gains[-1], gains[0])):
-        runs[(g_train, g_val)] = identify_nested(by_gain[g_train], by_gain[g_val], MODEL_NAMES, "xl330", firmware,
-                                                 seed=args.seed, max_evals=args.max_evals, progress=False)
+        runs[(g_train, g_val)] = identify_nested(
+            by_gain[g_train],
+            by_gain[g_val],
+            MODEL_NAMES,
+            "xl330",
+            firmware,
+            seed=args.seed,
+            max_evals=args.max_evals,
+            progress=False,
+        )
     identify_s = time.perf_counter() - t0
 
-    print(f"\n{'model':6} | " + " | ".join(f"train kp{a:g} → val kp{b:g} [mrad]" for a, b in runs)
-          + " | cross-gain MAE [mrad] | bam file on the same val logs [mrad]")
+    print(
+        f"\n{'model':6} | "
+        + " | ".join(f"train kp{a:g} → val kp{b:g} [mrad]" for a, b in runs)
+        + " | cross-gain MAE [mrad] | bam file on the same val logs [mrad]"
+    )
     cross = {}
     for m in MODEL_NAMES:
         cells = [f"{r[m].train_mae * 1e3:7.2f} → {r[m].validation_mae * 1e3:7.2f}" for r in runs.values()]
         cross[m] = float(np.mean([r[m].validation_mae for r in runs.values()]))
         bam_same = float(np.mean([evaluate(preset("xl330", m), by_gain[b]) for _, b in runs]))
-        print(f"{m:6} | " + " | ".join(f"{c:>28}" for c in cells) + f" | {cross[m] * 1e3:21.2f} | {bam_same * 1e3:10.2f}")
+        print(
+            f"{m:6} | " + " | ".join(f"{c:>28}" for c in cells) + f" | {cross[m] * 1e3:21.2f} | {bam_same * 1e3:10.2f}"
+        )
     best = min(cross, key=cross.get)
     bam_best = min(pub, key=pub.get)
-    print(f"\nbest cross-gain model {best}: {cross[best] * 1e3:.2f} mrad; bam's best published file ({bam_best}) "
-          f"on the same validation logs: {pub[bam_best] * 1e3:.2f} mrad; ratio {cross[best] / pub[bam_best]:.2f} "
-          f"(target ≤ 0.5); MAE(M1)/MAE({best}) = {cross['m1'] / cross[best]:.2f} (target ≥ 1.5)")
+    print(
+        f"\nbest cross-gain model {best}: {cross[best] * 1e3:.2f} mrad; bam's best published file ({bam_best}) "
+        f"on the same validation logs: {pub[bam_best] * 1e3:.2f} mrad; ratio {cross[best] / pub[bam_best]:.2f} "
+        f"(target ≤ 0.5); MAE(M1)/MAE({best}) = {cross['m1'] / cross[best]:.2f} (target ≥ 1.5)"
+    )
     print(f"identification wall time, 2 directions × 6 models × 4 logs: {identify_s:.1f} s")
 
     worst_log, worst_mae, worst_params = None, -1.0, None
@@ -136,13 +162,21 @@ def main() -> int:
             if mae > worst_mae:
                 worst_log, worst_mae, worst_params = lg, mae, r[best].params
     png = IMG / "real_logs_xl330_worst.png"
-    plot_worst(worst_log, worst_params, png,
-               f"XL330 kp {worst_log.kp:g}, {worst_log.trajectory}: validation MAE {worst_mae * 1e3:.1f} mrad "
-               f"({best} fitted at the other gain)")
-    print(f"worst validation log: {Path(worst_log.source).name} ({worst_log.trajectory}, kp {worst_log.kp:g}), "
-          f"{worst_mae * 1e3:.2f} mrad → {png.relative_to(ROOT)}")
-    print(f"RESULT best_cross_gain_mae={cross[best]:.5f} bam_published_mae={pub[bam_best]:.5f} "
-          f"m1_over_best={cross['m1'] / cross[best]:.2f} identify_s={identify_s:.1f}")
+    plot_worst(
+        worst_log,
+        worst_params,
+        png,
+        f"XL330 kp {worst_log.kp:g}, {worst_log.trajectory}: validation MAE {worst_mae * 1e3:.1f} mrad "
+        f"({best} fitted at the other gain)",
+    )
+    print(
+        f"worst validation log: {Path(worst_log.source).name} ({worst_log.trajectory}, kp {worst_log.kp:g}), "
+        f"{worst_mae * 1e3:.2f} mrad → {png.relative_to(ROOT)}"
+    )
+    print(
+        f"RESULT best_cross_gain_mae={cross[best]:.5f} bam_published_mae={pub[bam_best]:.5f} "
+        f"m1_over_best={cross['m1'] / cross[best]:.2f} identify_s={identify_s:.1f}"
+    )
     return 0
 
 

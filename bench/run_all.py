@@ -6,6 +6,7 @@
 Each bench prints a table and a last line ``RESULT key=value …``; README.md gets the command, the bench's own
 description (its docstring's first paragraph), its whole output, and a summary of the RESULT lines.
 """
+
 from __future__ import annotations
 
 import ast
@@ -44,8 +45,10 @@ def run(path: Path) -> tuple[str, float, int]:
 
 def section(path: Path, out: str, seconds: float, code: int) -> str:
     status = "" if code == 0 else f" — **exit code {code}**"
-    return (f"<!-- bench:{path.stem} -->\n## `python bench/{path.name}`{status}\n\n{description(path)}\n\n"
-            f"```\n{out}\n```\n({seconds:.0f} s)\n<!-- /bench:{path.stem} -->")
+    return (
+        f"<!-- bench:{path.stem} -->\n## `python bench/{path.name}`{status}\n\n{description(path)}\n\n"
+        f"```\n{out}\n```\n({seconds:.0f} s)\n<!-- /bench:{path.stem} -->"
+    )
 
 
 def main(names: list[str]) -> int:

@@ -5,6 +5,7 @@ Python loop (one joint, one step at a time — the way reference implementations
 
     python bench/stepper.py [--steps 200] [--model m6]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -103,19 +104,29 @@ def main() -> None:
         numpy_steps = args.steps if batch * joints >= 256 else args.steps // 4
         npy = batched_rate(params, batch, joints, max(numpy_steps, 10), "numpy")
         rows.append((f"{batch}x{joints}", fused, npy))
-    print(f"model {args.model} (MX-106 preset), pendulum bench, dt 5 ms, {args.steps} steps per rollout, "
-          f"{numba.get_num_threads()} threads")
-    print(f"{'batch':>9} | {'fused numba':>12} | {'numpy arrays':>12} | {'scalar math':>12} | {'scalar np':>12} "
-          f"| {'fused/math':>10} | {'fused/np':>9}")
+    print(
+        f"model {args.model} (MX-106 preset), pendulum bench, dt 5 ms, {args.steps} steps per rollout, "
+        f"{numba.get_num_threads()} threads"
+    )
+    print(
+        f"{'batch':>9} | {'fused numba':>12} | {'numpy arrays':>12} | {'scalar math':>12} | {'scalar np':>12} "
+        f"| {'fused/math':>10} | {'fused/np':>9}"
+    )
     print("-" * 96)
     for name, fused, npy in rows:
-        print(f"{name:>9} | {fused:12.3e} | {npy:12.3e} | {scalar:12.3e} | {numpy_scalar:12.3e} "
-              f"| {fused / scalar:9.0f}x | {fused / numpy_scalar:8.0f}x")
-    print("(joint-steps per second; 'scalar math' = per-step loop on Python floats with the math module, "
-          "'scalar np' = per-step loop calling numpy on scalars as bam's Simulator.step does)")
+        print(
+            f"{name:>9} | {fused:12.3e} | {npy:12.3e} | {scalar:12.3e} | {numpy_scalar:12.3e} "
+            f"| {fused / scalar:9.0f}x | {fused / numpy_scalar:8.0f}x"
+        )
+    print(
+        "(joint-steps per second; 'scalar math' = per-step loop on Python floats with the math module, "
+        "'scalar np' = per-step loop calling numpy on scalars as bam's Simulator.step does)"
+    )
     big = rows[-1]
-    print(f"RESULT joint_steps_per_s_4096x20={big[1]:.4g} speedup_vs_scalar={big[1] / numpy_scalar:.4g} "
-          f"speedup_vs_math_scalar={big[1] / scalar:.4g}")
+    print(
+        f"RESULT joint_steps_per_s_4096x20={big[1]:.4g} speedup_vs_scalar={big[1] / numpy_scalar:.4g} "
+        f"speedup_vs_math_scalar={big[1] / scalar:.4g}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
    data), and how often YIC/R²_T picks the true structure among PID, PI, PD, D-P.
 Last line: RESULT mx28_open_loop_poles=<p1>,<p2>,<p3> srivc_structure_hit_rate=<float>
 """
+
 from __future__ import annotations
 
 import os
@@ -30,13 +31,13 @@ from tqdm import tqdm  # noqa: E402
 from servo_ff.cli.tf import mx28_report, plot_bode, plot_steps, print_step_table  # noqa: E402
 from servo_ff.identification.controller_structure import select_controller_structure  # noqa: E402
 from servo_ff.identification.hobby_servo import MG995_IDENTIFIED_DEN, physical_parameters_from_tf  # noqa: E402
+from servo_ff.identification.prbs import prbs  # noqa: E402
 from servo_ff.identification.srivc import srivc  # noqa: E402
 from servo_ff.identification.tf_fit import fit_tf_ls, simulate_ct  # noqa: E402
 from servo_ff.models import transfer_functions as tfm  # noqa: E402
 from servo_ff.models.datasheet import MX28AT_DATASHEET  # noqa: E402
 from servo_ff.models.servo_nonlinear import cylinder_load_inertia, simulate_servo  # noqa: E402
 from servo_ff.models.step_study import step_study  # noqa: E402
-from servo_ff.identification.prbs import prbs  # noqa: E402
 
 TRUE_NUM = np.array([1.409e4])  # 003 §IV-A identified D-P servo (HSR-5990GT + load)
 TRUE_DEN = np.array([1.0, 37.46, 1150.0, 1.399e4])
@@ -49,7 +50,7 @@ def reference_steps(n: int = 2000, dt: float = DT) -> np.ndarray:
     u = np.zeros(n)
     seg = int(round(0.8 / dt))
     for k, lev in enumerate([0, 0.15, 0, 0.3, 0, 0.15, 0, 0.3, 0, 0.15, 0]):
-        u[k * seg:(k + 1) * seg] = lev
+        u[k * seg : (k + 1) * seg] = lev
     return u
 
 
@@ -57,11 +58,14 @@ def section_mx28(img: Path | None) -> np.ndarray:
     print("== MX-28AT datasheet model (seed 000, Table 1, P = 32 -> K_p^c = 4, Vs = 12 V) ==")
     r = mx28_report()
     poles = r["poles"]
-    print("open-loop poles U->theta (Eq. 28), Table 1 values (L = 2.03 mH) [rad/s]: "
-          + ", ".join(f"{p.real:.4g}" for p in poles))
+    print(
+        "open-loop poles U->theta (Eq. 28), Table 1 values (L = 2.03 mH) [rad/s]: "
+        + ", ".join(f"{p.real:.4g}" for p in poles)
+    )
     p_alt = tfm.poles_sorted(tfm.voltage_to_angle_tf(replace(MX28AT_DATASHEET, L=2.03e-4)))
-    print("  with L = 0.203 mH (matches the paper's stated 0, 161, 4.01e4):  "
-          + ", ".join(f"{p.real:.4g}" for p in p_alt))
+    print(
+        "  with L = 0.203 mH (matches the paper's stated 0, 161, 4.01e4):  " + ", ".join(f"{p.real:.4g}" for p in p_alt)
+    )
     print("  paper states: 0, 161, 4.01e4 (magnitudes)")
     cl = r["closed"]
     print("closed loop (Eq. 30) poles: " + ", ".join(f"{p.real:.4g}" for p in tfm.poles_sorted(cl)))
@@ -72,8 +76,14 @@ def section_mx28(img: Path | None) -> np.ndarray:
     labels = [f"{c} cnt" for c in tfm.VALIDATION_STEPS_COUNTS]
     print_step_table(r["steps"], labels)
     if img:
-        plot_steps(r["steps"], labels, img / "tf_mx28_steps.png", "MX-28AT steps, Vs = 12 V",
-                   unit_scale=4096 / (2 * math.pi), unit="counts")
+        plot_steps(
+            r["steps"],
+            labels,
+            img / "tf_mx28_steps.png",
+            "MX-28AT steps, Vs = 12 V",
+            unit_scale=4096 / (2 * math.pi),
+            unit="counts",
+        )
         plot_bode(cl, img / "tf_mx28_bode.png", "MX-28AT closed loop (Eq. 30), P = 32", r["bode"])
     return poles
 
@@ -82,8 +92,10 @@ def section_mg995(img: Path | None) -> None:
     print("\n== MG995 (seed 001): Table 3 from the identified Eq. 5, 5 V saturation ==")
     hm = physical_parameters_from_tf(MG995_IDENTIFIED_DEN)
     ds = hm.datasheet
-    print(f"N={ds.N:.4f} Kt={ds.Kt:.5g} Kw={ds.Kw:.6g} eta={ds.eta:.5f} bm={ds.bm:.5g} Jm={ds.Jm:.5g} "
-          f"KP={hm.KP:.4f}  (paper: 275.6923, 5.8857e-3, 169.9029, 0.81156, 2.49797e-7, 6.3173e-7, 16.6742)")
+    print(
+        f"N={ds.N:.4f} Kt={ds.Kt:.5g} Kw={ds.Kw:.6g} eta={ds.eta:.5f} bm={ds.bm:.5g} Jm={ds.Jm:.5g} "
+        f"KP={hm.KP:.4f}  (paper: 275.6923, 5.8857e-3, 169.9029, 0.81156, 2.49797e-7, 6.3173e-7, 16.6742)"
+    )
     # load validation (001 §5.7): simulated PRBS experiment with the cylinder load, nonlinear (5 V), SRIVC n=2/m=0,
     # against the calculated Eq. 23 with J_eq = J_cyl + m d² + J_m η N²
     J_l = cylinder_load_inertia(0.1, 0.022, 0.05)
@@ -94,16 +106,19 @@ def section_mg995(img: Path | None) -> None:
     y = sim.theta[0] + math.radians(0.2) * np.random.default_rng(12).standard_normal(u.size)
     ident = srivc(u, y, dt, 2, 0)
     cden = calc.den[0][0] / calc.den[0][0][0]
-    print(f"load J_l = {J_l:.4g} kg m^2: calculated Eq. 23 den {np.round(cden, 3).tolist()}, identified from a "
-          f"simulated 10 deg PRBS (5 V saturation {100 * sim.saturated.mean():.0f} % of samples, 0.2 deg noise) "
-          f"den {np.round(ident.den, 3).tolist()}, R2_T {ident.r2t:.4f}")
+    print(
+        f"load J_l = {J_l:.4g} kg m^2: calculated Eq. 23 den {np.round(cden, 3).tolist()}, identified from a "
+        f"simulated 10 deg PRBS (5 V saturation {100 * sim.saturated.mean():.0f} % of samples, 0.2 deg noise) "
+        f"den {np.round(ident.den, 3).tolist()}, R2_T {ident.r2t:.4f}"
+    )
     amps = np.radians([10.0, 20.0, 40.0, 60.0])
     st = step_study(ds, amps, Kp=hm.KP, Vs=5.0, dt=1e-3, duration=1.0, counts_per_rev=None, include_inductance=False)
     labels = [f"{a:.0f} deg" for a in np.degrees(amps)]
     print_step_table(st, labels)
     if img:
-        plot_steps(st, labels, img / "tf_mg995_steps.png", "MG995 steps, 5 V saturation", unit_scale=180 / math.pi,
-                   unit="deg")
+        plot_steps(
+            st, labels, img / "tf_mg995_steps.png", "MG995 steps, 5 V saturation", unit_scale=180 / math.pi, unit="deg"
+        )
 
 
 def section_srivc(runs: int, img: Path | None, seed: int = 2026) -> float:
@@ -125,27 +140,40 @@ def section_srivc(runs: int, img: Path | None, seed: int = 2026) -> float:
         picks[select_controller_structure(u, y, DT).structure] += 1
     elapsed = time.perf_counter() - t0
     sr, ls = np.array(sr), np.array(ls)
-    print(f"| param | true | SRIVC mean | SRIVC bias % | SRIVC std | SRIVC bias/SE | LS mean | LS bias % | LS std "
-          f"| LS bias/SE |")
+    print(
+        "| param | true | SRIVC mean | SRIVC bias % | SRIVC std | SRIVC bias/SE | LS mean | LS bias % | LS std "
+        "| LS bias/SE |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for k, name in enumerate(NAMES):
         row = [name, f"{truth[k]:.5g}"]
         for est in (sr, ls):
             mean, std = est[:, k].mean(), est[:, k].std(ddof=1)
             bias = mean - truth[k]
-            row += [f"{mean:.5g}", f"{100 * bias / truth[k]:+.2f}", f"{std:.4g}", f"{bias / (std / math.sqrt(runs)):+.1f}"]
+            row += [
+                f"{mean:.5g}",
+                f"{100 * bias / truth[k]:+.2f}",
+                f"{std:.4g}",
+                f"{bias / (std / math.sqrt(runs)):+.1f}",
+            ]
         print("| " + " | ".join(row) + " |")
     t_sr = np.abs(sr.mean(0) - truth) / (sr.std(0, ddof=1) / math.sqrt(runs))
     t_ls = np.abs(ls.mean(0) - truth) / (ls.std(0, ddof=1) / math.sqrt(runs))
-    print(f"SRIVC unbiased (|bias| < 3 SE for all parameters): {bool(np.all(t_sr < 3))}; "
-          f"LS biased parameters (|bias| > 3 SE): {[n for n, t in zip(NAMES, t_ls) if t > 3]}; "
-          f"LS unstable fits: {ls_unstable}/{runs}")
+    print(
+        f"SRIVC unbiased (|bias| < 3 SE for all parameters): {bool(np.all(t_sr < 3))}; "
+        f"LS biased parameters (|bias| > 3 SE): {[n for n, t in zip(NAMES, t_ls) if t > 3]}; "
+        f"LS unstable fits: {ls_unstable}/{runs}"
+    )
     hit = picks["D-P"] / runs
-    print("structure picked by YIC/R2_T: " + ", ".join(f"{k} {v}" for k, v in picks.most_common())
-          + f"  -> hit rate {hit:.2f} (true: D-P, n=3 m=0)")
+    print(
+        "structure picked by YIC/R2_T: "
+        + ", ".join(f"{k} {v}" for k, v in picks.most_common())
+        + f"  -> hit rate {hit:.2f} (true: D-P, n=3 m=0)"
+    )
     print(f"Monte Carlo time {elapsed:.1f} s ({runs} runs x (SRIVC + LS + 4 structures))")
     if img:
         from servo_ff.cli.tf import _plt
+
         plt = _plt()
         fig, axes = plt.subplots(1, 2, figsize=(7, 3))
         for ax, k in zip(axes, (0, 2)):

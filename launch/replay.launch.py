@@ -1,6 +1,7 @@
 """ros2 launch servo_ff replay.launch.py: alpha fit from a rosbag2 recording (bag:=PATH).
 
 The node list and parameters come from servo_ff.nodes.bringup, the same table `servo-ff up replay` reads."""
+
 from servo_ff.nodes.bringup import launch_description
 
 

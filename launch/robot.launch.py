@@ -1,6 +1,7 @@
 """ros2 launch servo_ff robot.launch.py: Dynamixel hardware servos + feed-forward.
 
 The node list and parameters come from servo_ff.nodes.bringup, the same table `servo-ff up robot` reads."""
+
 from servo_ff.nodes.bringup import launch_description
 
 

@@ -1,6 +1,7 @@
 """ros2 launch servo_ff sim_arm.launch.py: MuJoCo 2R arm tracing its triangle path.
 
 The node list and parameters come from servo_ff.nodes.bringup, the same table `servo-ff up sim_arm` reads."""
+
 from servo_ff.nodes.bringup import launch_description
 
 

@@ -1,4 +1,5 @@
 """Test helper: a hand-made Dynamixel peer on a pty for deterministic faults (no mocks of the SDK)."""
+
 import os
 import select
 import threading

@@ -1,4 +1,5 @@
 """The node tests use the package's one rclpy harness (:mod:`servo_ff.nodes.harness`); skipped without rclpy."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """Admissible parameters only (issue 15, deliverable 5), the ROS-free parts: the schema rows of α̂ and the
 feed-forward bounds, the stepper's stability criterion (and that it is the real one), the supply-voltage hold,
 desired-motion bounds, held goals re-checked on a limit change, the sim backend's reset."""
+
 from __future__ import annotations
 
 import math
@@ -16,11 +17,21 @@ from servo_ff.models.stepper import ExternalLoad, max_stable_dt, step, step_stab
 
 
 # ------------------------------------------------------------------------------------------- schema rows
-@pytest.mark.parametrize("key, value, ok", [
-    ("alpha0", -1e6, False), ("alpha0", 0.0, False), ("alpha0", 12.0, True), ("alpha0", 2e5, False),
-    ("alpha1", -0.1, False), ("alpha2", 0.0, True), ("alpha4", math.nan, False), ("dq_s", 0.0, False),
-    ("delta", 20.0, False), ("delta", 1.0, True),
-])
+@pytest.mark.parametrize(
+    "key, value, ok",
+    [
+        ("alpha0", -1e6, False),
+        ("alpha0", 0.0, False),
+        ("alpha0", 12.0, True),
+        ("alpha0", 2e5, False),
+        ("alpha1", -0.1, False),
+        ("alpha2", 0.0, True),
+        ("alpha4", math.nan, False),
+        ("dq_s", 0.0, False),
+        ("delta", 20.0, False),
+        ("delta", 1.0, True),
+    ],
+)
 def test_alpha_rows_of_the_schema(key, value, ok):
     if ok:
         assert check_field(ALPHA_FIELDS, key, value) == value
@@ -77,8 +88,9 @@ def test_max_stable_dt_is_two_j_r_over_kt_squared():
 def test_the_criterion_is_the_real_stability_boundary(factor, diverges):
     """Free spin-down (torque off would remove the back-EMF: keep it on, goal = position, no friction): with a
     step below 2·J·R/kt² the velocity decays, above it the explicit update oscillates with growing amplitude."""
-    p = preset("mx64", "m1").with_(friction_base=0.0, friction_viscous=0.0,
-                                   firmware=preset("mx64", "m1").firmware.with_(kp=0.0))
+    p = preset("mx64", "m1").with_(
+        friction_base=0.0, friction_viscous=0.0, firmware=preset("mx64", "m1").firmware.with_(kp=0.0)
+    )
     J = 0.02
     dt = factor * float(max_stable_dt(p.kt, p.R, J + p.armature))
     assert (step_stability_refusal(p, J, dt) is not None) == diverges
@@ -94,8 +106,12 @@ def test_the_criterion_is_the_real_stability_boundary(factor, diverges):
 
 def test_schema_refuses_the_extremes_on_the_core_params():
     p = preset("mx64", "m1")
-    for change, key in (({"R": 1e-6}, "R"), ({"kt": 1e300}, "kt"), ({"friction_viscous": 1e300}, "friction_viscous"),
-                        ({"armature": 0.0}, "armature")):
+    for change, key in (
+        ({"R": 1e-6}, "R"),
+        ({"kt": 1e300}, "kt"),
+        ({"friction_viscous": 1e300}, "friction_viscous"),
+        ({"armature": 0.0}, "armature"),
+    ):
         with pytest.raises(ParameterError, match=key):
             p.with_(**change)
     assert isinstance(p.with_(R=0.5), ActuatorParams)
@@ -128,8 +144,14 @@ def test_held_goal_is_rechecked_when_limits_change():
     pytest.importorskip("rclpy")
     from servo_ff.nodes.common import GoalGate, Throttle
 
-    g = GoalGate(["a", "b"], np.array([-2.0, -2.0]), np.array([2.0, 2.0]), goal=np.zeros(2), warn=lambda m: None,
-                 throttle=Throttle(0.0))
+    g = GoalGate(
+        ["a", "b"],
+        np.array([-2.0, -2.0]),
+        np.array([2.0, 2.0]),
+        goal=np.zeros(2),
+        warn=lambda m: None,
+        throttle=Throttle(0.0),
+    )
     assert g.from_array([1.5, -1.5], "t") is not None
     moved = g.set_limits(np.array([-2.0, -1.0]), np.array([1.0, 2.0]))
     np.testing.assert_array_equal(g.goal, [1.0, -1.0])  # the nearest limit, each
@@ -157,9 +179,18 @@ def ff():
     return FeedForwardController(robot, alpha, 8.0, mode="fixed", u_nominal=15.0, min_supply_fraction=0.5)
 
 
-@pytest.mark.parametrize("reading, word", [(0.01, "below 0.5 × u_nominal = 7.5 V"), (1e-6, "below"),
-                                           (0.0, "below"), (-12.0, "below"), (150.0, "above the 100 V"),
-                                           (math.nan, "not finite"), (math.inf, "not finite")])
+@pytest.mark.parametrize(
+    "reading, word",
+    [
+        (0.01, "below 0.5 × u_nominal = 7.5 V"),
+        (1e-6, "below"),
+        (0.0, "below"),
+        (-12.0, "below"),
+        (150.0, "above the 100 V"),
+        (math.nan, "not finite"),
+        (math.inf, "not finite"),
+    ],
+)
 def test_supply_reading_below_the_fraction_is_refused_and_the_last_good_held(ff, reading, word):
     ff.update_voltage(13.0)
     q = np.array([0.5, -0.3])
@@ -177,12 +208,22 @@ def test_desired_motion_bounds_from_urdf_else_parameters(tmp_path):
     from servo_ff.dynamics.feedforward import check_desired_motion, desired_motion_bounds
     from servo_ff.dynamics.robot import load_robot
 
-    link = ('<link name="l{i}"><inertial><mass value="0.5"/><inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" '
-            'iyz="0" izz="1e-4"/></inertial></link>')
-    joint = ('<joint name="j{i}" type="revolute"><parent link="base"/><child link="l{i}"/><axis xyz="1 0 0"/>'
-             '<limit lower="-1" upper="1" effort="5" velocity="{v}"/></joint>')
-    (tmp_path / "r.urdf").write_text('<robot name="r"><link name="base"/>' + joint.format(i=1, v=6) + link.format(i=1)
-                                     + joint.format(i=2, v=0) + link.format(i=2) + "</robot>")
+    link = (
+        '<link name="l{i}"><inertial><mass value="0.5"/><inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" '
+        'iyz="0" izz="1e-4"/></inertial></link>'
+    )
+    joint = (
+        '<joint name="j{i}" type="revolute"><parent link="base"/><child link="l{i}"/><axis xyz="1 0 0"/>'
+        '<limit lower="-1" upper="1" effort="5" velocity="{v}"/></joint>'
+    )
+    (tmp_path / "r.urdf").write_text(
+        '<robot name="r"><link name="base"/>'
+        + joint.format(i=1, v=6)
+        + link.format(i=1)
+        + joint.format(i=2, v=0)
+        + link.format(i=2)
+        + "</robot>"
+    )
     robot = load_robot(tmp_path / "r.urdf")
     vmax, amax, src = desired_motion_bounds(robot, 20.0, [500.0, 800.0])
     np.testing.assert_array_equal(vmax, [6.0, 20.0])  # j2 has no URDF velocity limit (0): the parameter

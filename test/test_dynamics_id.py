@@ -1,4 +1,5 @@
 """Inverse dynamics: fixed-base arm vs analytic 2-link, support-foot torques vs statics and the KKT equations."""
+
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +29,20 @@ def analytic_2link(q, dq, ddq, g=G):
     I1 = m1 / 12 * (0.04**2 + 0.20**2)
     I2 = m2 / 12 * (0.04**2 + 0.20**2)
     c2, s2 = np.cos(q[1]), np.sin(q[1])
-    M = np.array([[I1 + I2 + m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * c2), I2 + m2 * (lc2**2 + l1 * lc2 * c2)],
-                  [I2 + m2 * (lc2**2 + l1 * lc2 * c2), I2 + m2 * lc2**2]])
+    M = np.array(
+        [
+            [I1 + I2 + m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * c2), I2 + m2 * (lc2**2 + l1 * lc2 * c2)],
+            [I2 + m2 * (lc2**2 + l1 * lc2 * c2), I2 + m2 * lc2**2],
+        ]
+    )
     h = m2 * l1 * lc2 * s2
     C = np.array([-h * (2 * dq[0] * dq[1] + dq[1] ** 2), h * dq[0] ** 2])
-    Gv = np.array([m1 * g * lc1 * np.sin(q[0]) + m2 * g * (l1 * np.sin(q[0]) + lc2 * np.sin(q[0] + q[1])),
-                   m2 * g * lc2 * np.sin(q[0] + q[1])])
+    Gv = np.array(
+        [
+            m1 * g * lc1 * np.sin(q[0]) + m2 * g * (l1 * np.sin(q[0]) + lc2 * np.sin(q[0] + q[1])),
+            m2 * g * lc2 * np.sin(q[0] + q[1]),
+        ]
+    )
     return M @ ddq + C + Gv
 
 
@@ -86,8 +95,12 @@ def _static_expectation(model, data, q, gravity, foot):
         ax = data.oMi[jid].rotation[:, "XYZ".index(model.joints[jid].shortname()[-1])]
         sub = set(model.subtrees[jid])
         bodies = [b for b in range(1, model.njoints) if b not in sub] if jid in chain else sorted(sub)
-        mom = sum(np.cross(data.oMi[b].act(model.inertias[b].lever) - data.oMi[jid].translation,
-                           model.inertias[b].mass * gravity) for b in bodies)
+        mom = sum(
+            np.cross(
+                data.oMi[b].act(model.inertias[b].lever) - data.oMi[jid].translation, model.inertias[b].mass * gravity
+            )
+            for b in bodies
+        )
         out[jid - 2] = ax @ mom if jid in chain else -ax @ mom
     return out
 
@@ -150,8 +163,9 @@ def test_double_support_blend_and_fade(humanoid):
     assert np.abs(tl - tr).max() > 0.5  # the support foot matters
     np.testing.assert_allclose(idy.double_support_torques(m, d, q, z, z, lf, rf, 1.0), tl, atol=1e-12)
     np.testing.assert_allclose(idy.double_support_torques(m, d, q, z, z, lf, rf, 0.0), tr, atol=1e-12)
-    np.testing.assert_allclose(idy.double_support_torques(m, d, q, z, z, lf, rf, 0.25), 0.25 * tl + 0.75 * tr,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        idy.double_support_torques(m, d, q, z, z, lf, rf, 0.25), 0.25 * tl + 0.75 * tr, atol=1e-12
+    )
     c = idy.support_coefficient(np.array([0.0, 1.0, 1.5, 2.0, 3.0]), 1.0, 2.0, 0.0, 1.0)
     np.testing.assert_allclose(c, [0.0, 0.0, 0.5, 1.0, 1.0])
     with pytest.raises(ValueError, match="c_left"):

@@ -1,17 +1,17 @@
 """DynamixelBus (dynamixel-sdk) against the virtual bus: the cycle, health read, bad input and faults."""
+
 import logging
 import time
 
 import numpy as np
 import pytest
+from dxl_harness import FakeServos
 
 from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel import protocol as pr
 from servo_ff.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
 from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
 from servo_ff.models.params import P_KP
-
-from dxl_harness import FakeServos
 
 # generous error timeout: the machine is shared, the emulator is a Python thread
 TIMEOUT_MS = 300.0
@@ -183,19 +183,20 @@ def test_config_validation_names_the_key():
 def test_packet_handler_stuffs_in_place_like_the_manual():
     """The SDK's txPacket ignores addStuffing's return value; ours stuffs the list in place."""
     from servo_ff.dynamixel.bus import PacketHandler
+
     params = [0x70, 0x00, 0xFF, 0xFF, 0xFD, 0x00]  # Profile Velocity 0x00FDFFFF
     pkt = [0] * (10 + len(params))
     pkt[4], pkt[5], pkt[6], pkt[7] = 1, len(params) + 3, 0, pr.INST_WRITE
-    pkt[8: 8 + len(params)] = params
+    pkt[8 : 8 + len(params)] = params
     ph = PacketHandler()
     ph.addStuffing(pkt)
     total = (pkt[5] | pkt[6] << 8) + 7
     pkt[0:4] = [0xFF, 0xFF, 0xFD, 0x00]
     crc = ph.updateCRC(0, pkt, total - 2)
-    pkt[total - 2: total] = [crc & 0xFF, crc >> 8]
+    pkt[total - 2 : total] = [crc & 0xFF, crc >> 8]
     assert bytes(pkt[:total]) == pr.encode_instruction(1, pr.INST_WRITE, bytes(params))
     back = ph.removeStuffing(list(pkt[:total]))
-    assert back[5] == len(params) + 3 and back[8: 8 + len(params)] == params
+    assert back[5] == len(params) + 3 and back[8 : 8 + len(params)] == params
 
 
 @pytest.mark.parametrize("fast_rx", [True, False])
@@ -213,6 +214,7 @@ def test_both_receive_paths_agree_and_value_needing_stuffing_round_trips(fast_rx
 
 def test_scan_finds_the_servos_present():
     from servo_ff.models.presets import preset
+
     with VirtualBus(ids=[2, 5, 9], model="xm430", params=preset("mx64", "m1")) as vb:
         with make_bus(vb.device, [2], model="xm430", timeout_ms=60) as bus:
             bus.connect()  # with retries: the emulator thread is up and answering
@@ -224,8 +226,8 @@ def test_scan_finds_the_servos_present():
 
 def test_bulk_read_and_mx28_present_load():
     from servo_ff.models.presets import preset
-    with VirtualBus(ids=[1, 2], model="mx28", params=preset("mx28", "m1"),
-                    loads=ServoLoad.pendulum(0.3, 0.1)) as vb:
+
+    with VirtualBus(ids=[1, 2], model="mx28", params=preset("mx28", "m1"), loads=ServoLoad.pendulum(0.3, 0.1)) as vb:
         with make_bus(vb.device, [1, 2], model="mx28") as bus:
             bus.connect()
             out = bus.bulk_read({1: (ct.ADDR_INPUT_VOLTAGE, 3), 2: (ct.ADDR_P_GAIN, 2)})

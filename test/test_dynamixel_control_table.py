@@ -1,4 +1,5 @@
 """Control tables as data and raw ↔ SI conversions."""
+
 import math
 
 import numpy as np
@@ -11,13 +12,28 @@ from servo_ff.models.presets import preset
 @pytest.mark.parametrize("model", ["mx28", "mx64", "mx106", "xm430"])
 def test_addresses_and_sizes_from_the_e_manual(model):
     t = ct.control_table(model)
-    expect = {"Return Delay Time": (9, 1), "Operating Mode": (11, 1), "PWM Limit": (36, 2),
-              "Max Position Limit": (48, 4), "Min Position Limit": (52, 4), "Shutdown": (63, 1),
-              "Torque Enable": (64, 1), "Status Return Level": (68, 1), "Hardware Error Status": (70, 1),
-              "Position D Gain": (80, 2), "Position I Gain": (82, 2), "Position P Gain": (84, 2),
-              "Goal Position": (116, 4), "Present PWM": (124, 2), "Present Velocity": (128, 4),
-              "Present Position": (132, 4), "Present Input Voltage": (144, 2), "Present Temperature": (146, 1),
-              "Indirect Address 1": (168, 2), "Indirect Data 1": (224, 1)}
+    expect = {
+        "Return Delay Time": (9, 1),
+        "Operating Mode": (11, 1),
+        "PWM Limit": (36, 2),
+        "Max Position Limit": (48, 4),
+        "Min Position Limit": (52, 4),
+        "Shutdown": (63, 1),
+        "Torque Enable": (64, 1),
+        "Status Return Level": (68, 1),
+        "Hardware Error Status": (70, 1),
+        "Position D Gain": (80, 2),
+        "Position I Gain": (82, 2),
+        "Position P Gain": (84, 2),
+        "Goal Position": (116, 4),
+        "Present PWM": (124, 2),
+        "Present Velocity": (128, 4),
+        "Present Position": (132, 4),
+        "Present Input Voltage": (144, 2),
+        "Present Temperature": (146, 1),
+        "Indirect Address 1": (168, 2),
+        "Indirect Data 1": (224, 1),
+    }
     for name, (addr, size) in expect.items():
         it = t.item(name)
         assert (it.address, it.size) == (addr, size), name
@@ -31,8 +47,12 @@ def test_addresses_and_sizes_from_the_e_manual(model):
 
 
 def test_model_numbers_and_units():
-    assert {k: ct.control_table(k).model_number for k in ("mx28", "mx64", "mx106", "xm430")} == \
-        {"mx28": 30, "mx64": 311, "mx106": 321, "xm430": 1020}
+    assert {k: ct.control_table(k).model_number for k in ("mx28", "mx64", "mx106", "xm430")} == {
+        "mx28": 30,
+        "mx64": 311,
+        "mx106": 321,
+        "xm430": 1020,
+    }
     assert ct.control_table(321).name == "MX-106(2.0)"
     assert ct.control_table("MX-106").current_unit == pytest.approx(3.36e-3)
     assert ct.control_table("xm430").current_unit == pytest.approx(2.69e-3)

@@ -1,4 +1,5 @@
 """Protocol 2.0 codec: the e-manual's example packets, the SDK's own framing, property tests."""
+
 import random
 
 import pytest
@@ -25,10 +26,20 @@ MANUAL_INSTRUCTIONS = [
     ("factory reset", 1, pr.INST_FACTORY_RESET, "01", "FF FF FD 00 01 04 00 06 01 A1 E6"),
     ("reboot id 1", 1, pr.INST_REBOOT, "", "FF FF FD 00 01 03 00 08 2F 4E"),
     ("sync read", 0xFE, pr.INST_SYNC_READ, "84 00 04 00 01 02", "FF FF FD 00 FE 09 00 82 84 00 04 00 01 02 CE FA"),
-    ("sync write", 0xFE, pr.INST_SYNC_WRITE, "74 00 04 00 01 96 00 00 00 02 AA 00 00 00",
-     "FF FF FD 00 FE 11 00 83 74 00 04 00 01 96 00 00 00 02 AA 00 00 00 82 87"),
-    ("bulk read", 0xFE, pr.INST_BULK_READ, "01 90 00 02 00 02 92 00 01 00",
-     "FF FF FD 00 FE 0D 00 92 01 90 00 02 00 02 92 00 01 00 1A 05"),
+    (
+        "sync write",
+        0xFE,
+        pr.INST_SYNC_WRITE,
+        "74 00 04 00 01 96 00 00 00 02 AA 00 00 00",
+        "FF FF FD 00 FE 11 00 83 74 00 04 00 01 96 00 00 00 02 AA 00 00 00 82 87",
+    ),
+    (
+        "bulk read",
+        0xFE,
+        pr.INST_BULK_READ,
+        "01 90 00 02 00 02 92 00 01 00",
+        "FF FF FD 00 FE 0D 00 92 01 90 00 02 00 02 92 00 01 00 1A 05",
+    ),
 ]
 MANUAL_STATUS = [
     ("ping reply id 1", 1, 0, "06 04 26", "FF FF FD 00 01 07 00 55 00 06 04 26 65 5D"),
@@ -79,7 +90,7 @@ def sdk_frame(dxl_id: int, inst: int, params: bytes) -> bytes:
     sdk = Protocol2PacketHandler()
     pkt = [0] * (10 + len(params))
     pkt[4], pkt[5], pkt[6], pkt[7] = dxl_id, (len(params) + 3) & 0xFF, (len(params) + 3) >> 8, inst
-    pkt[8: 8 + len(params)] = list(params)
+    pkt[8 : 8 + len(params)] = list(params)
     pkt = sdk.addStuffing(pkt)
     total = (pkt[5] | pkt[6] << 8) + 7
     pkt[0:4] = [0xFF, 0xFF, 0xFD, 0x00]
@@ -88,13 +99,13 @@ def sdk_frame(dxl_id: int, inst: int, params: bytes) -> bytes:
     return bytes(pkt[:total])
 
 
-stuffy = st.lists(st.one_of(st.binary(max_size=8), st.just(b"\xff\xff\xfd"), st.just(b"\xff\xff\xfd\xfd")),
-                  max_size=20).map(b"".join)
+stuffy = st.lists(
+    st.one_of(st.binary(max_size=8), st.just(b"\xff\xff\xfd"), st.just(b"\xff\xff\xfd\xfd")), max_size=20
+).map(b"".join)
 
 
 @settings(max_examples=200, deadline=None)
-@given(dxl_id=st.integers(0, 253), inst=st.sampled_from([1, 2, 3, 4, 5, 6, 8, 0x82, 0x83, 0x92, 0x93]),
-       params=stuffy)
+@given(dxl_id=st.integers(0, 253), inst=st.sampled_from([1, 2, 3, 4, 5, 6, 8, 0x82, 0x83, 0x92, 0x93]), params=stuffy)
 def test_encode_matches_sdk_and_round_trips(dxl_id, inst, params):
     wire = pr.encode_instruction(dxl_id, inst, params)
     assert wire == sdk_frame(dxl_id, inst, params)
@@ -102,8 +113,9 @@ def test_encode_matches_sdk_and_round_trips(dxl_id, inst, params):
 
 
 @settings(max_examples=200, deadline=None)
-@given(dxl_id=st.integers(0, 253), err=st.integers(0, 255), params=stuffy,
-       cuts=st.lists(st.integers(0, 400), max_size=5))
+@given(
+    dxl_id=st.integers(0, 253), err=st.integers(0, 255), params=stuffy, cuts=st.lists(st.integers(0, 400), max_size=5)
+)
 def test_status_round_trip_through_stream_in_pieces(dxl_id, err, params, cuts):
     wire = pr.encode_status(dxl_id, err, params)
     dec = StreamDecoder()
@@ -161,11 +173,17 @@ def test_decode_errors_name_the_problem():
 
 
 @settings(max_examples=150, deadline=None)
-@given(chunks=st.lists(st.one_of(st.binary(max_size=40),
-                                 st.builds(lambda i, p: pr.encode_status(i, 0, p), st.integers(0, 253), stuffy),
-                                 st.builds(lambda i, p: pr.encode_instruction(i, 3, p), st.integers(0, 253), stuffy)),
-                       max_size=12),
-       flip=st.integers(0, 10_000))
+@given(
+    chunks=st.lists(
+        st.one_of(
+            st.binary(max_size=40),
+            st.builds(lambda i, p: pr.encode_status(i, 0, p), st.integers(0, 253), stuffy),
+            st.builds(lambda i, p: pr.encode_instruction(i, 3, p), st.integers(0, 253), stuffy),
+        ),
+        max_size=12,
+    ),
+    flip=st.integers(0, 10_000),
+)
 def test_compiled_scanner_equals_python_reference(chunks, flip):
     data = bytearray(b"".join(chunks))
     if data and flip % 3 == 0:
@@ -178,14 +196,26 @@ def test_compiled_scanner_equals_python_reference(chunks, flip):
     assert fast.stats == ref.stats and fast.pending == ref.pending
 
 
-fake_headers = st.lists(st.one_of(st.binary(max_size=12),
-                                  st.builds(lambda i, n: b"\xff\xff\xfd\x00" + bytes([i]) + n.to_bytes(2, "little"),
-                                            st.integers(0, 255), st.integers(0, 0xFFFF))), max_size=8).map(b"".join)
+fake_headers = st.lists(
+    st.one_of(
+        st.binary(max_size=12),
+        st.builds(
+            lambda i, n: b"\xff\xff\xfd\x00" + bytes([i]) + n.to_bytes(2, "little"),
+            st.integers(0, 255),
+            st.integers(0, 0xFFFF),
+        ),
+    ),
+    max_size=8,
+).map(b"".join)
 
 
 @settings(max_examples=300, deadline=None)
-@given(junk=fake_headers, replies=st.lists(st.tuples(st.integers(0, 252), stuffy), min_size=1, max_size=4),
-       compiled=st.booleans(), limit=st.sampled_from([pr.MAX_LENGTH, 40]))
+@given(
+    junk=fake_headers,
+    replies=st.lists(st.tuples(st.integers(0, 252), stuffy), min_size=1, max_size=4),
+    compiled=st.booleans(),
+    limit=st.sampled_from([pr.MAX_LENGTH, 40]),
+)
 def test_no_header_holds_back_a_later_valid_packet(junk, replies, compiled, limit):
     """Junk with fake headers (any LEN, incomplete packets) before valid replies: every reply is returned by the
     feed that completes it, whatever LEN the junk claims (``limit``: a transaction's bound on LEN)."""

@@ -1,18 +1,18 @@
 """Bus reliability against the virtual bus (issue 15): replies belong to their transaction (checked against the
 bus's truth record), a silent servo is skipped and re-probed, errors are counted as what they are, limits are
 checked against the servo's range, setup retries per servo."""
+
 import time
 
 import numpy as np
 import pytest
+from dxl_harness import FakeServos
 
 from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel import protocol as pr
 from servo_ff.dynamixel import truth as tr
 from servo_ff.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
 from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
-
-from dxl_harness import FakeServos
 
 
 def state_values(payload: bytes) -> np.ndarray:
@@ -125,8 +125,11 @@ def test_a_header_with_an_impossible_len_holds_nothing_back():
 
 
 def test_joint_limits_beyond_the_servo_range_are_refused_with_both_ranges():
-    with pytest.raises(ValueError, match=r"joint_limits\[3\] \(joint 'knee'\) = \(-4, 4\) rad exceeds the "
-                                         r"MX-106\(2.0\) position range \(-3.14159, 3.14006\) rad"):
+    with pytest.raises(
+        ValueError,
+        match=r"joint_limits\[3\] \(joint 'knee'\) = \(-4, 4\) rad exceeds the "
+        r"MX-106\(2.0\) position range \(-3.14159, 3.14006\) rad",
+    ):
         BusConfig(port="x", ids=[3], joint_limits={3: (-4.0, 4.0)}, names={3: "knee"})
     with pytest.raises(ValueError, match=r"joint_limits\[1\] = \(-1e\+07, 1e\+07\)"):
         BusConfig(port="x", ids=[1], joint_limits={1: (-1e7, 1e7)})
@@ -147,8 +150,14 @@ def test_huge_goal_is_never_written_and_setup_checks_the_servo_limits():
             assert vb.stats.instructions.get("SYNC_WRITE", 0) == writes
             bus.write_item(2, "Max Position Limit", 3000)  # the servo itself only allows up to 3000 counts
         cfg = BusConfig(port=vb.device, ids=[1, 2], joint_limits={2: (-1.0, 2.0)}, timeout_ms=100.0)
-        with DynamixelBus(cfg) as bus, pytest.raises(GoalRejected, match=r"id 2: joint limits \(-1, 2\) rad exceed "
-                                                                          r"the servo's Min/Max Position Limit"):
+        with (
+            DynamixelBus(cfg) as bus,
+            pytest.raises(
+                GoalRejected,
+                match=r"id 2: joint limits \(-1, 2\) rad exceed "
+                r"the servo's Min/Max Position Limit",
+            ),
+        ):
             bus.setup()
 
 

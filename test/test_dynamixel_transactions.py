@@ -1,4 +1,5 @@
 """Which transaction a reply belongs to: timing, windows, the ledger of earlier transactions (pure logic)."""
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -83,8 +84,11 @@ def scenario(draw):
     txs = []
     for _ in range(n_tx):
         kind = draw(st.sampled_from([10, 10, 4, 3]))
-        ids = (draw(st.integers(1, 6)),) if kind == 3 else tuple(draw(st.permutations(range(1, 6)))[:draw(
-            st.integers(1, 5))])
+        ids = (
+            (draw(st.integers(1, 6)),)
+            if kind == 3
+            else tuple(draw(st.permutations(range(1, 6)))[: draw(st.integers(1, 5))])
+        )
         keep = [i for i in ids if draw(st.integers(0, 9)) > 1]  # ~20 % dropped or garbled beyond recognition
         txs.append((ids, kind, keep))
     cuts = [draw(st.integers(0, len(keep))) for _, _, keep in txs]  # replies of tx k delivered in its window

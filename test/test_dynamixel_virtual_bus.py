@@ -1,10 +1,18 @@
 """The unmodified dynamixel-sdk (PortHandler, PacketHandler 2.0, group classes) against the virtual bus on a pty."""
+
 import time
 
 import numpy as np
 import pytest
-from dynamixel_sdk import (COMM_SUCCESS, GroupBulkRead, GroupBulkWrite, GroupSyncRead, GroupSyncWrite,
-                           PacketHandler, PortHandler)
+from dynamixel_sdk import (
+    COMM_SUCCESS,
+    GroupBulkRead,
+    GroupBulkWrite,
+    GroupSyncRead,
+    GroupSyncWrite,
+    PacketHandler,
+    PortHandler,
+)
 
 from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus, spawn_virtual_bus
@@ -18,6 +26,7 @@ def patient_sdk(monkeypatch):
     """The SDK's packet timeout is 2·LATENCY_TIMER + 2 ms (34 ms). On this shared 2-core machine the server
     thread is sometimes not scheduled for that long, so give the unmodified SDK a longer latency timer."""
     import dynamixel_sdk.port_handler
+
     monkeypatch.setattr(dynamixel_sdk.port_handler, "LATENCY_TIMER", 100)
 
 
@@ -159,22 +168,25 @@ def test_status_return_level_and_silent_servo(vbus):
 
 
 def test_pendulum_hangs_and_holds_against_gravity():
-    with VirtualBus(ids=[1, 2], loads={1: ServoLoad.pendulum(0.5, 0.2), 2: ServoLoad.fixed_inertia(0.01)},
-                    friction_model="m1", return_delay=0) as vb:
+    with VirtualBus(
+        ids=[1, 2],
+        loads={1: ServoLoad.pendulum(0.5, 0.2), 2: ServoLoad.fixed_inertia(0.01)},
+        friction_model="m1",
+        return_delay=0,
+    ) as vb:
         vb.theta[:] = [0.5, 0.5]  # released: the pendulum swings back down, the inertia stays put
         # it comes to rest where m·g·l·sin θ no longer beats the static friction (≈0.1 N·m → |θ| < 0.2)
-        assert until(lambda: abs(vb.snapshot()["theta"][0]) < 0.2 and abs(vb.snapshot()["dtheta"][0]) < 1e-6,
-                     6.0)
+        assert until(lambda: abs(vb.snapshot()["theta"][0]) < 0.2 and abs(vb.snapshot()["dtheta"][0]) < 1e-6, 6.0)
         assert vb.snapshot()["theta"][1] == pytest.approx(0.5)
         port, ph = sdk_port(vb.device)
         assert ph.write4ByteTxRx(port, 1, 116, 3072)[0] == COMM_SUCCESS  # horizontal: maximum gravity torque
         assert ph.write1ByteTxRx(port, 1, 64, 1)[0] == COMM_SUCCESS
+
         def resting():  # stuck in friction for 0.1 s (θ̇ = 0 at a turning point alone is not rest)
             a = vb.snapshot()
             time.sleep(0.1)
             b = vb.snapshot()
-            return (abs(a["dtheta"][0]) < 1e-9 and abs(b["dtheta"][0]) < 1e-9
-                    and a["theta"][0] == b["theta"][0] > 1.3)
+            return abs(a["dtheta"][0]) < 1e-9 and abs(b["dtheta"][0]) < 1e-9 and a["theta"][0] == b["theta"][0] > 1.3
 
         assert until(resting, 8.0)
         theta = vb.snapshot()["theta"][0]
@@ -188,8 +200,24 @@ def test_pendulum_hangs_and_holds_against_gravity():
 
 
 def test_cli_subprocess_serves_the_real_sdk():
-    with spawn_virtual_bus(["--ids", "1-3", "--servo", "mx64", "--return-delay", "0", "--overload", "2@0",
-                            "--sag", "3@0", "--load", "pendulum:0.3,0.1", "--load", "3=inertia:0.01"]) as proc:
+    with spawn_virtual_bus(
+        [
+            "--ids",
+            "1-3",
+            "--servo",
+            "mx64",
+            "--return-delay",
+            "0",
+            "--overload",
+            "2@0",
+            "--sag",
+            "3@0",
+            "--load",
+            "pendulum:0.3,0.1",
+            "--load",
+            "3=inertia:0.01",
+        ]
+    ) as proc:
         port, ph = sdk_port(proc.device)
         assert [ph.ping(port, i)[0] for i in (1, 2, 3)] == [311, 311, 311]
         assert until(lambda: ph.read1ByteTxRx(port, 2, 70)[0] == ct.HW_OVERLOAD)
@@ -197,29 +225,34 @@ def test_cli_subprocess_serves_the_real_sdk():
         port.closePort()
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--ids", "1-x"], "--ids '1-x'"),
-    (["--overload", "three"], "--overload 'three'"),
-    (["--silent", "2@"], "--silent '2@'"),
-    (["--sag", "3"], "--sag '3'"),
-    (["--load", "spring:1"], "--load 'spring:1'"),
-    (["--load", "pendulum:-1,0.1"], "load.mass"),
-    (["--servo", "ax12"], "valid models"),
-    (["--servo", "xm430"], "no identified preset"),
-    (["--drop-rate", "1.5"], "drop_rate"),
-    (["--ids", "1-3", "--load", "9=inertia:0.1"], "ids [9]"),
-    (["--return-delay", "300"], "return_delay"),
-    (["--baud", "12345"], "baud 12345"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--ids", "1-x"], "--ids '1-x'"),
+        (["--overload", "three"], "--overload 'three'"),
+        (["--silent", "2@"], "--silent '2@'"),
+        (["--sag", "3"], "--sag '3'"),
+        (["--load", "spring:1"], "--load 'spring:1'"),
+        (["--load", "pendulum:-1,0.1"], "load.mass"),
+        (["--servo", "ax12"], "valid models"),
+        (["--servo", "xm430"], "no identified preset"),
+        (["--drop-rate", "1.5"], "drop_rate"),
+        (["--ids", "1-3", "--load", "9=inertia:0.1"], "ids [9]"),
+        (["--return-delay", "300"], "return_delay"),
+        (["--baud", "12345"], "baud 12345"),
+    ],
+)
 def test_cli_rejects_bad_flags_with_the_flag_name(argv, message, capsys):
     from servo_ff.cli.virtual_bus import main
+
     assert main(argv) == 2
     assert message in capsys.readouterr().err
 
 
 def test_thermal_model_heats_a_stalled_servo_until_overheating_shuts_it_down():
-    vb = VirtualBus(ids=[1, 2], thermal=True, thermal_capacity=0.3, thermal_resistance=20.0,
-                    loads=ServoLoad.pendulum(2.0, 0.3))  # 5.9 N·m of gravity: holding it costs current
+    vb = VirtualBus(
+        ids=[1, 2], thermal=True, thermal_capacity=0.3, thermal_resistance=20.0, loads=ServoLoad.pendulum(2.0, 0.3)
+    )  # 5.9 N·m of gravity: holding it costs current
     vb.mem[:, 31] = 60  # Temperature Limit 60 °C
     vb.write_bytes(0, 116, (3072).to_bytes(4, "little"))  # id 1 holds the load horizontal
     vb.write_bytes(0, 64, b"\x01")

@@ -1,4 +1,5 @@
 """FeedForwardController: Eq. 19 composition, limits/clamps, held sensor readings, bad files and names."""
+
 import json
 import logging
 import math
@@ -50,7 +51,9 @@ def test_alpha_files_yaml_json_defaults_and_bad_names(tmp_path):
         back = load_alpha(tmp_path / f"a{suffix}", names)
         np.testing.assert_allclose(back.alpha, table.alpha)
         np.testing.assert_allclose(back.dq_s, table.dq_s)
-    (tmp_path / "d.json").write_text(json.dumps({"default": {"alpha": [1, 2, 3, 4]}, "joints": {"elbow": [5, 6, 7, 8, 9]}}))
+    (tmp_path / "d.json").write_text(
+        json.dumps({"default": {"alpha": [1, 2, 3, 4]}, "joints": {"elbow": [5, 6, 7, 8, 9]}})
+    )
     t = load_alpha(tmp_path / "d.json", names)
     np.testing.assert_allclose(t.alpha, [[1, 2, 3, 4, 0], [5, 6, 7, 8, 9]])
     (tmp_path / "u.yaml").write_text("joints:\n  shoulder: [1, 2, 3, 4]\n  wrist: [1, 2, 3, 4]\n")

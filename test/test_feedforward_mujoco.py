@@ -1,4 +1,5 @@
 """Short closed-loop MuJoCo run: low-gain P + feed-forward (c) tracks better than low-gain P alone (b)."""
+
 import numpy as np
 
 from servo_ff.dynamics.gait import stepping_in_place

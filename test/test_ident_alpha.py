@@ -1,9 +1,9 @@
 """Least-squares α fit (seed 002 Eq. 13–27): exact recovery, outer search, refusals, feed-forward replay."""
+
 import numpy as np
 import pytest
 
-from servo_ff.identification.alpha_fit import (RankDeficientError, estimate_reaction_time, feedforward_command,
-                                               fit_alpha)
+from servo_ff.identification.alpha_fit import RankDeficientError, estimate_reaction_time, feedforward_command, fit_alpha
 from servo_ff.identification.ilc import run_ilc, windowed_error
 from servo_ff.identification.pendulum import output_torque, simulated_servo
 from servo_ff.models.presets import preset
@@ -32,8 +32,21 @@ def _eq13_data(alpha, dq_s, delta, d, n=3000):
 @pytest.mark.parametrize("alpha", [np.array([6.5, 14.0, 0.8, 1.6]), np.array([6.5, 14.0, 0.8, 1.6, 0.15])])
 def test_fixed_shape_recovers_alpha_exactly(alpha):
     cmd, q, dq, ddq, tau = _eq13_data(alpha, 0.3, 1.0, d=3)
-    fit = fit_alpha(cmd, q, dq, ddq, tau, KP, UBAT, DT, delay=3 * DT, dq_s=0.3, delta=1.0,
-                    with_inertia=len(alpha) == 5, nonnegative=False)
+    fit = fit_alpha(
+        cmd,
+        q,
+        dq,
+        ddq,
+        tau,
+        KP,
+        UBAT,
+        DT,
+        delay=3 * DT,
+        dq_s=0.3,
+        delta=1.0,
+        with_inertia=len(alpha) == 5,
+        nonnegative=False,
+    )
     np.testing.assert_allclose(fit.alpha, alpha, rtol=1e-9)
     assert fit.rms < 1e-10 and np.isfinite(fit.condition_number)
 
@@ -88,8 +101,7 @@ def test_fitted_model_feedforward_tracks_the_reference_on_the_simulated_servo():
     ilc = run_ilc(execute, tr.q, DT, gain=1.0, delay=0.06, threshold=0.012, max_iterations=20)
     k = int(np.argmin(ilc.errors))
     tau = output_torque(load, tr.q, tr.ddq)
-    fit = fit_alpha(ilc.commands[k], tr.q, tr.dq, tr.ddq, tau, KP, params.firmware.vin, DT,
-                    measured=ilc.measured[k])
+    fit = fit_alpha(ilc.commands[k], tr.q, tr.dq, tr.ddq, tau, KP, params.firmware.vin, DT, measured=ilc.measured[k])
     assert (fit.alpha >= 0).all() and fit.condition_number < 100
     replay = execute(feedforward_command(fit, tr.q, tr.dq, tr.ddq, tau, KP, params.firmware.vin))
     p_only = windowed_error(tr.q, execute(tr.q), 0.025, DT)

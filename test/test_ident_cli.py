@@ -1,15 +1,15 @@
 """CLI fronts: record-sim → identify, ilc → fit, and clear errors on bad input."""
-import json
 
-from servo_ff.dynamics.alpha import load_alpha
+import json
 import math
 
 import numpy as np
 import pytest
 
 from servo_ff.cli import main
-from servo_ff.io.bam_logs import write_bam_json
+from servo_ff.dynamics.alpha import load_alpha
 from servo_ff.identification.synthetic import bench_grid, simulate_logs
+from servo_ff.io.bam_logs import write_bam_json
 from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.params import ActuatorParams
 from servo_ff.models.presets import preset
@@ -17,8 +17,10 @@ from servo_ff.models.presets import preset
 
 def _strict_json(path):
     """Parse refusing NaN/Infinity (json.loads accepts them by default)."""
+
     def refuse(name):
         raise AssertionError(f"{path}: {name} in the output")
+
     return json.loads(path.read_text(), parse_constant=refuse)
 
 
@@ -34,9 +36,33 @@ def _bam_logs(tmp_path, truth=None, n=4, duration=2.0):
 
 def test_record_sim_then_identify(tmp_path, capsys):
     logs = tmp_path / "logs"
-    assert main(["record-sim", "--servo", "mx64", "--model", "m1", "--out", str(logs), "--masses", "1",
-                 "--lengths", "0.15", "--kps", "8", "32", "--duration", "3", "--format", "sqlite3",
-                 "--quantize", "4096"]) == 0
+    assert (
+        main(
+            [
+                "record-sim",
+                "--servo",
+                "mx64",
+                "--model",
+                "m1",
+                "--out",
+                str(logs),
+                "--masses",
+                "1",
+                "--lengths",
+                "0.15",
+                "--kps",
+                "8",
+                "32",
+                "--duration",
+                "3",
+                "--format",
+                "sqlite3",
+                "--quantize",
+                "4096",
+            ]
+        )
+        == 0
+    )
     assert len(list(logs.iterdir())) == 8
     out = tmp_path / "fit"
     assert main(["identify", str(logs), "--out", str(out), "--models", "m1", "--max-evals", "200", "--quiet"]) == 0
@@ -59,9 +85,20 @@ def test_ilc_then_fit(tmp_path):
 
 def test_cli_errors_name_the_problem(tmp_path, capsys):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"mass": 1, "length": 0.1, "kp": 8, "vin": 12, "entries": [
-        {"timestamp": 0.0, "position": 0.0, "goal_position": 0.0},
-        {"timestamp": 0.0, "position": 0.1, "goal_position": 0.0}]}))
+    bad.write_text(
+        json.dumps(
+            {
+                "mass": 1,
+                "length": 0.1,
+                "kp": 8,
+                "vin": 12,
+                "entries": [
+                    {"timestamp": 0.0, "position": 0.0, "goal_position": 0.0},
+                    {"timestamp": 0.0, "position": 0.1, "goal_position": 0.0},
+                ],
+            }
+        )
+    )
     assert main(["identify", str(bad), "--out", str(tmp_path / "o"), "--quiet", "--servo", "mx64"]) == 2
     assert "not strictly increasing at sample 1" in capsys.readouterr().err
     assert main(["record-sim", "--servo", "mx999", "--out", str(tmp_path / "x")]) == 2
@@ -71,16 +108,41 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
 def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
     logs = _bam_logs(tmp_path)
     out = tmp_path / "fit"
-    assert main(["identify", str(logs), "--out", str(out), "--models", "m1", "m3", "--max-evals", "300",
-                 "--patience", "7", "--seed", "3", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "identify",
+                str(logs),
+                "--out",
+                str(out),
+                "--models",
+                "m1",
+                "m3",
+                "--max-evals",
+                "300",
+                "--patience",
+                "7",
+                "--seed",
+                "3",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     s = _strict_json(out / "summary.json")
     names = sorted(p.name for p in logs.iterdir())
     train = [p.rsplit("/", 1)[-1] for p in s["split"]["train"]]
     val = [p.rsplit("/", 1)[-1] for p in s["split"]["validation"]]
     assert sorted(train + val) == names and len(val) == 1 and not set(train) & set(val)
     assert s["seed"] == 3 and s["split"]["seed"] == 3
-    assert s["budget"] == {"max_evals": 300, "patience": 7, "restarts": None, "stall_restarts": 2, "population": None,
-                           "tol": 1e-3}
+    assert s["budget"] == {
+        "max_evals": 300,
+        "patience": 7,
+        "restarts": None,
+        "stall_restarts": 2,
+        "population": None,
+        "tol": 1e-3,
+    }
     assert s["firmware"]["law"]["error_gain"] == FIRMWARE_LAWS["mx64"].error_gain
     assert "MXActuator" in s["firmware"]["source"] and "MXActuator" in s["bounds"]
     assert s["fit_q_offset"] is True
@@ -96,8 +158,25 @@ def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
 
 def test_no_validation_logs_gives_null_and_says_so(tmp_path, capsys):
     out = tmp_path / "fit"
-    assert main(["identify", str(_bam_logs(tmp_path, n=2)), "--out", str(out), "--models", "m1", "--validation", "0",
-                 "--max-evals", "100", "--no-fit-q-offset", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "identify",
+                str(_bam_logs(tmp_path, n=2)),
+                "--out",
+                str(out),
+                "--models",
+                "m1",
+                "--validation",
+                "0",
+                "--max-evals",
+                "100",
+                "--no-fit-q-offset",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     s = _strict_json(out / "summary.json")
     assert s["models"]["m1"]["validation_mae"] is None and s["split"]["validation"] == []
     assert any("validation_mae is null" in n for n in s["notes"])
@@ -112,22 +191,35 @@ def _write(tmp_path, name, mutate=None, n=400):
     if mutate:
         mutate(cols)
     path = tmp_path / name
-    lines = ["# mass: 1", "# length: 0.1", "# kp: 8", "# vin: 12", "# motor: mx64",
-             "timestamp,position,goal_position,torque_enable"]
-    lines += [f"{a},{b},{c},{d}" for a, b, c, d in zip(t, cols["position"], cols["goal_position"],
-                                                        cols["torque_enable"])]
+    lines = [
+        "# mass: 1",
+        "# length: 0.1",
+        "# kp: 8",
+        "# vin: 12",
+        "# motor: mx64",
+        "timestamp,position,goal_position,torque_enable",
+    ]
+    lines += [
+        f"{a},{b},{c},{d}" for a, b, c, d in zip(t, cols["position"], cols["goal_position"], cols["torque_enable"])
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-@pytest.mark.parametrize("name, mutate, n, reason", [
-    ("two_rows.csv", None, 2, "too short: 2 samples"),
-    ("still.csv", lambda c: c.update(position=np.zeros_like(c["position"])), 400, "no motion"),
-    ("constant_goal.csv", lambda c: c.update(goal_position=np.full_like(c["goal_position"], 0.3)), 400,
-     "constant goal"),
-    ("torque_off.csv", lambda c: c.update(torque_enable=np.zeros_like(c["torque_enable"])), 400,
-     "torque never on"),
-])
+@pytest.mark.parametrize(
+    "name, mutate, n, reason",
+    [
+        ("two_rows.csv", None, 2, "too short: 2 samples"),
+        ("still.csv", lambda c: c.update(position=np.zeros_like(c["position"])), 400, "no motion"),
+        (
+            "constant_goal.csv",
+            lambda c: c.update(goal_position=np.full_like(c["goal_position"], 0.3)),
+            400,
+            "constant goal",
+        ),
+        ("torque_off.csv", lambda c: c.update(torque_enable=np.zeros_like(c["torque_enable"])), 400, "torque never on"),
+    ],
+)
 def test_degenerate_logs_are_refused_and_nothing_is_written(tmp_path, capsys, name, mutate, n, reason):
     good = _write(tmp_path, "good.csv")
     bad = _write(tmp_path, name, mutate, n)
@@ -144,8 +236,10 @@ def test_one_log_cannot_be_split_and_unknown_actuator_lists_the_laws(tmp_path, c
     assert main(["identify", str(good), "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "good.csv" in err and "at least 2 logs" in err
-    assert main(["identify", str(good), str(_write(tmp_path, "b.csv")), "--out", str(out), "--servo", "foo",
-                 "--quiet"]) == 2
+    assert (
+        main(["identify", str(good), str(_write(tmp_path, "b.csv")), "--out", str(out), "--servo", "foo", "--quiet"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "'foo' has no known firmware law; known laws: " + ", ".join(FIRMWARE_LAWS) in err and "--firmware" in err
     assert not out.exists()
@@ -156,8 +250,24 @@ def test_params_and_firmware_flags(tmp_path, capsys):
     sts = tmp_path / "sts3215.json"
     preset("sts3215", "m1").save_json(sts)
     out = tmp_path / "sts"
-    assert main(["identify", str(logs), "--out", str(out), "--params", str(sts), "--models", "m1",
-                 "--max-evals", "60", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "identify",
+                str(logs),
+                "--out",
+                str(out),
+                "--params",
+                str(sts),
+                "--models",
+                "m1",
+                "--max-evals",
+                "60",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     s = _strict_json(out / "summary.json")
     assert s["actuator"] == "sts3215" and "STS3215Actuator" in s["bounds"]
     assert s["firmware"]["law"]["goal_velocity_limit"] == pytest.approx(FIRMWARE_LAWS["sts3215"].goal_velocity_limit)
@@ -170,8 +280,26 @@ def test_params_and_firmware_flags(tmp_path, capsys):
     out2 = tmp_path / "mine"
     assert main(["identify", str(logs), "--out", str(out2), "--params", str(mine), "--quiet"]) == 2
     assert not out2.exists()
-    assert main(["identify", str(logs), "--out", str(out2), "--params", str(mine), "--firmware",
-                 "mx64", "--models", "m1", "--max-evals", "60", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "identify",
+                str(logs),
+                "--out",
+                str(out2),
+                "--params",
+                str(mine),
+                "--firmware",
+                "mx64",
+                "--models",
+                "m1",
+                "--max-evals",
+                "60",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "mine.json: actuator 'myservo' has no known firmware law; known laws:" in capsys.readouterr().err
     s = _strict_json(out2 / "summary.json")
     assert s["actuator"] == "myservo" and "reference" in s["bounds"] and s["firmware"]["source"] == "--firmware mx64"

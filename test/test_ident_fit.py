@@ -1,13 +1,24 @@
 """Simulation-MAE identification (seed 004 §V): packing, recovery of known parameters, model ranking, output."""
+
 import math
 
 import numpy as np
 import pytest
 
 from servo_ff.identification.servo_log import LogError, stack_logs
-from servo_ff.identification.simulation_fit import (FRICTION_BOUNDS, SEARCH_BOUNDS, bounds_row, evaluate, fit_model,
-                                                    identify_models, pack_candidates, params_from_vector,
-                                                    search_space, split_logs, warm_start)
+from servo_ff.identification.simulation_fit import (
+    FRICTION_BOUNDS,
+    SEARCH_BOUNDS,
+    bounds_row,
+    evaluate,
+    fit_model,
+    identify_models,
+    pack_candidates,
+    params_from_vector,
+    search_space,
+    split_logs,
+    warm_start,
+)
 from servo_ff.identification.synthetic import bench_grid, quantize, simulate_logs
 from servo_ff.models.params import MODEL_NAMES, N_PACKED, ActuatorParams, ParameterError
 from servo_ff.models.presets import available_presets, preset
@@ -35,8 +46,9 @@ def test_pack_candidates_matches_actuator_params_packed(model):
         np.testing.assert_array_equal(packed[0, j], want)
 
 
-@pytest.mark.parametrize("truth", [preset("mx64", "m4"), preset("mx106", "m6").with_(friction_base=0.05)],
-                         ids=["m4", "m6"])
+@pytest.mark.parametrize(
+    "truth", [preset("mx64", "m4"), preset("mx106", "m6").with_(friction_base=0.05)], ids=["m4", "m6"]
+)
 def test_cmaes_recovers_motor_and_friction_within_5_percent(truth):
     """kt, R, armature, viscous and base friction from noisy, quantised M4/M6 logs (the model's other friction
     terms held at their true values to keep the test short; bench/identification.py fits everything)."""

@@ -1,4 +1,5 @@
 """ILC (seed 002 Eq. 20–21) and the windowed error (Eq. 28) on the simulated MX-106."""
+
 import numpy as np
 import pytest
 
@@ -38,8 +39,7 @@ def _servo(kp=8.0, mass=1.0):
 def test_ilc_converges_on_simulated_mx106_m4():
     params, load = _servo()
     ref = schwarz_behnke_reference(DT).q
-    res = run_ilc(simulated_servo(params, load, DT), ref, DT, gain=1.0, delay=0.06, threshold=0.02,
-                  max_iterations=15)
+    res = run_ilc(simulated_servo(params, load, DT), ref, DT, gain=1.0, delay=0.06, threshold=0.02, max_iterations=15)
     assert res.converged
     k = int(res.iterations)
     assert res.errors[0] > 0.2  # plain P control does not track
@@ -59,8 +59,14 @@ def test_ilc_batch_matches_individual_problems_and_freezes_converged_ones():
     assert batch.converged.all()
     assert batch.iterations[1] < batch.iterations[0]  # the stiffer servo needs fewer iterations
     for j, (kp, m) in enumerate(((8.0, 1.0), (32.0, 0.5))):
-        single = run_ilc(simulated_servo(p.with_(firmware=p.firmware.with_(kp=kp)), PendulumLoad(m, 0.15), DT),
-                         ref1, DT, gain=1.0, delay=0.05, max_iterations=12)
+        single = run_ilc(
+            simulated_servo(p.with_(firmware=p.firmware.with_(kp=kp)), PendulumLoad(m, 0.15), DT),
+            ref1,
+            DT,
+            gain=1.0,
+            delay=0.05,
+            max_iterations=12,
+        )
         assert int(single.iterations) == batch.iterations[j]
         np.testing.assert_allclose(single.final_command, batch.commands[single.iterations, :, j], atol=1e-12)
     # the converged problem's command stays frozen while the other learns

@@ -1,4 +1,5 @@
 """Log readers/writers: bam JSON, CSV, rosbag2 (mcap + sqlite3) round trips and malformed-input errors."""
+
 import json
 import math
 
@@ -13,21 +14,53 @@ from servo_ff.io.rosbag import read_rosbag, write_rosbag
 
 def _log(n=300, dt=0.005):
     t = np.arange(n) * dt
-    return ServoLog(t=t, position=np.sin(3 * t), speed=3 * np.cos(3 * t), goal_position=np.sin(3 * t + 0.1),
-                    torque_enable=(t < 1.0).astype(float), input_volts=14.0 + 0.5 * (t > 0.7), mass=0.5,
-                    arm_mass=0.1, length=0.15, kp=8.0, vin=15.0, motor="mx106", trajectory="sub_oscillations")
+    return ServoLog(
+        t=t,
+        position=np.sin(3 * t),
+        speed=3 * np.cos(3 * t),
+        goal_position=np.sin(3 * t + 0.1),
+        torque_enable=(t < 1.0).astype(float),
+        input_volts=14.0 + 0.5 * (t > 0.7),
+        mass=0.5,
+        arm_mass=0.1,
+        length=0.15,
+        kp=8.0,
+        vin=15.0,
+        motor="mx106",
+        trajectory="sub_oscillations",
+    )
 
 
 def _raw_json(path, entries, **meta):
-    data = {"mass": 1.0, "arm-mass": 0.2, "length": 0.1, "kp": 16, "vin": 14.5, "motor": "mx64",
-            "trajectory": "sin_sin", **meta, "entries": entries}
+    data = {
+        "mass": 1.0,
+        "arm-mass": 0.2,
+        "length": 0.1,
+        "kp": 16,
+        "vin": 14.5,
+        "motor": "mx64",
+        "trajectory": "sin_sin",
+        **meta,
+        "entries": entries,
+    }
     path.write_text(json.dumps(data))
     return path
 
 
 def _entries(ts):
-    return [{"timestamp": t, "position": 2.0 * t, "speed": 2.0, "load": 0.0, "input_volts": 14.5, "temp": 30,
-             "goal_position": 2.0 * t + 0.1, "torque_enable": True} for t in ts]
+    return [
+        {
+            "timestamp": t,
+            "position": 2.0 * t,
+            "speed": 2.0,
+            "load": 0.0,
+            "input_volts": 14.5,
+            "temp": 30,
+            "goal_position": 2.0 * t + 0.1,
+            "torque_enable": True,
+        }
+        for t in ts
+    ]
 
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
@@ -61,10 +94,16 @@ def test_rosbag_missing_goal_topic_is_named(tmp_path):
     with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as w:
         c = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=ts)
         for k in range(3):
-            hdr = T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=1, nanosec=k * 5_000_000),
-                                           frame_id="")
-            msg = T["sensor_msgs/msg/JointState"](header=hdr, name=["j"], position=np.array([0.1 * k]),
-                                                  velocity=np.array([0.0]), effort=np.array([], float))
+            hdr = T["std_msgs/msg/Header"](
+                stamp=T["builtin_interfaces/msg/Time"](sec=1, nanosec=k * 5_000_000), frame_id=""
+            )
+            msg = T["sensor_msgs/msg/JointState"](
+                header=hdr,
+                name=["j"],
+                position=np.array([0.1 * k]),
+                velocity=np.array([0.0]),
+                effort=np.array([], float),
+            )
             w.write(c, 1_000_000_000 + k * 5_000_000, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
     with pytest.raises(LogError, match="no command-like goal topic"):
         read_rosbag(tmp_path / "bag", meta={"mass": 1, "length": 0.1, "kp": 8, "vin": 12})
@@ -101,11 +140,14 @@ def test_raw_bam_json_is_resampled_and_hyphenated_arm_mass_read(tmp_path):
     assert lg.arm_mass == 0.2 and lg.vin == 14.5
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda e: e[7].update(position=math.nan), r"entries\[7\] key 'position' is not finite"),
-    (lambda e: e[5].update(timestamp=e[3]["timestamp"]), "not strictly increasing at sample 5"),
-    (lambda e: e[4].pop("goal_position"), r"entries\[4\] is missing key 'goal_position'"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda e: e[7].update(position=math.nan), r"entries\[7\] key 'position' is not finite"),
+        (lambda e: e[5].update(timestamp=e[3]["timestamp"]), "not strictly increasing at sample 5"),
+        (lambda e: e[4].pop("goal_position"), r"entries\[4\] is missing key 'goal_position'"),
+    ],
+)
 def test_malformed_json_entries_are_named(tmp_path, mutate, message):
     entries = _entries(np.arange(20) * 0.005)
     mutate(entries)
@@ -165,9 +207,19 @@ def test_raw_log_resampled_as_bam_process_grid_from_zero(tmp_path):
     rng = np.random.default_rng(4)
     ts = 0.0033 + np.cumsum(np.r_[0.0, rng.uniform(0.002, 0.009, 400)])
     pos = np.sin(2.0 * ts) + 0.01 * rng.standard_normal(len(ts))
-    entries = [{"timestamp": float(t), "position": float(p), "speed": float(2 * np.cos(2 * t)), "load": float(i % 7),
-                "input_volts": 7.3, "temp": 30.0, "goal_position": float(np.sin(2.0 * t + 0.2)),
-                "torque_enable": bool(t < 1.0 or t > 1.5)} for i, (t, p) in enumerate(zip(ts, pos))]
+    entries = [
+        {
+            "timestamp": float(t),
+            "position": float(p),
+            "speed": float(2 * np.cos(2 * t)),
+            "load": float(i % 7),
+            "input_volts": 7.3,
+            "temp": 30.0,
+            "goal_position": float(np.sin(2.0 * t + 0.2)),
+            "torque_enable": bool(t < 1.0 or t > 1.5),
+        }
+        for i, (t, p) in enumerate(zip(ts, pos))
+    ]
     lg = read_bam_json(_raw_json(tmp_path / "raw.json", entries))
     want = _bam_process_by_loop(ts, entries, 0.005)
     assert len(lg) == len(want) and lg.t[0] == 0.0 and lg.t[-1] < ts[-1] <= lg.t[-1] + 0.005

@@ -1,4 +1,5 @@
 """Firmware laws: the table and its sources, --firmware specs, unknown actuators, the STS goal-velocity limit."""
+
 import json
 import math
 
@@ -13,8 +14,15 @@ from servo_ff.models.presets import available_presets, preset
 from servo_ff.models.stepper import PendulumLoad, rollout
 from servo_ff.nodes.sim_backend import SimServos
 
-UNKNOWN = {"kt": 1.0, "R": 2.0, "armature": 0.01, "friction_base": 0.01, "friction_viscous": 0.02, "model": "m1",
-           "actuator": "ax12"}
+UNKNOWN = {
+    "kt": 1.0,
+    "R": 2.0,
+    "armature": 0.01,
+    "friction_base": 0.01,
+    "friction_viscous": 0.02,
+    "model": "m1",
+    "actuator": "ax12",
+}
 
 
 def test_every_row_cites_a_source_and_every_preset_uses_its_row():
@@ -39,8 +47,13 @@ def test_firmware_spec_forms(tmp_path):
     yml = tmp_path / "fw.yaml"
     yml.write_text("control: voltage\nvin: 7.4\nkp: 32\nerror_gain: 0.166\nmax_pwm: 0.97\n")
     assert firmware_from_spec(str(yml)).vin == 7.4
-    for bad, words in (("kp=abc", "kp must be a number"), ("speed=3", "unknown key 'speed'"),
-                       ("nonsense", "not a known law"), ("max_pwm=2", "max_pwm"), (str(tmp_path / "no.json"), "no such")):
+    for bad, words in (
+        ("kp=abc", "kp must be a number"),
+        ("speed=3", "unknown key 'speed'"),
+        ("nonsense", "not a known law"),
+        ("max_pwm=2", "max_pwm"),
+        (str(tmp_path / "no.json"), "no such"),
+    ):
         with pytest.raises(ParameterError, match=words):
             firmware_from_spec(bad)
 
@@ -51,16 +64,31 @@ def test_unknown_actuator_needs_a_law_and_names_how_to_give_one(tmp_path, capsys
     with pytest.raises(ParameterError, match=r"ax12.*known laws: mx64, .*sts3215.*'firmware' object.*--firmware"):
         load_params(path)
     assert load_params(path, firmware=FIRMWARE_LAWS["sts3215"]).firmware == FIRMWARE_LAWS["sts3215"]
-    path.write_text(json.dumps({**UNKNOWN, "firmware": {"control": "voltage", "vin": 12.0, "kp": 10.0,
-                                                        "error_gain": 0.1, "max_pwm": 1.0}}))
+    path.write_text(
+        json.dumps(
+            {**UNKNOWN, "firmware": {"control": "voltage", "vin": 12.0, "kp": 10.0, "error_gain": 0.1, "max_pwm": 1.0}}
+        )
+    )
     assert load_params(path).firmware.vin == 12.0
     out = tmp_path / "out"
     path.write_text(json.dumps(UNKNOWN))
     assert main(["simulate", "--params", str(path), "--out", str(out)]) == 2
     assert "known laws" in capsys.readouterr().err and not out.exists()
     assert main(["simulate", "--params", str(path), "--firmware", "xl330", "--out", str(out)]) == 0
-    assert main(["simulate", "--params", str(path), "--firmware", "control=voltage,vin=12,kp=10,error_gain=0.1,"
-                 "max_pwm=1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--params",
+                str(path),
+                "--firmware",
+                "control=voltage,vin=12,kp=10,error_gain=0.1,max_pwm=1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert len(list(out.glob("*.csv"))) == 1
 
 
@@ -73,8 +101,9 @@ def test_sts_internal_target_moves_at_most_its_speed():
     assert np.array_equal(goal_profile(goals, math.inf, dt, 0.0), goals)  # no limit: the goals as sent
     p = preset("sts3215", "m1")
     slow = rollout(p, 0.0, 0.0, goals, dt, PendulumLoad(0.1, 0.1))
-    fast = rollout(p.with_(firmware=p.firmware.with_(goal_velocity_limit=math.inf)), 0.0, 0.0, goals, dt,
-                   PendulumLoad(0.1, 0.1))
+    fast = rollout(
+        p.with_(firmware=p.firmware.with_(goal_velocity_limit=math.inf)), 0.0, 0.0, goals, dt, PendulumLoad(0.1, 0.1)
+    )
     assert np.max(np.abs(slow.dtheta)) < np.max(np.abs(fast.dtheta))  # the profile slows the step response
     bank = SimServos(p, 1, load=PendulumLoad(0.1, 0.1))  # the sim node's bank follows the same profile
     bank.goal = np.array([2.0])
@@ -92,4 +121,6 @@ def test_docs_parameter_tables_are_generated_from_the_schema():
     from servo_ff.models.schema import BEGIN, END, markdown_tables
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text()
-    assert page.split(BEGIN)[1].split(END)[0].strip() == markdown_tables().strip()  # regenerate: python -m servo_ff.models.schema
+    assert (
+        page.split(BEGIN)[1].split(END)[0].strip() == markdown_tables().strip()
+    )  # regenerate: python -m servo_ff.models.schema

@@ -1,10 +1,11 @@
 """Friction budget and applied friction (seed 004 Eq. 3–10)."""
+
 import numpy as np
 import pytest
+from bam_reference import bam_compute_frictions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bam_reference import bam_compute_frictions
 from servo_ff.models.friction import applied_friction, friction_budget, stopping_torque
 from servo_ff.models.params import MODEL_NAMES, P_ARM, ActuatorParams
 from servo_ff.models.presets import preset
@@ -14,8 +15,14 @@ finite = st.floats(-20, 20, allow_nan=False)
 
 
 @settings(max_examples=300, deadline=None)
-@given(model=st.sampled_from(MODEL_NAMES), servo=st.sampled_from(["mx64", "mx106"]), dtheta=finite,
-       tau_m=finite, tau_e=finite, inertia=st.floats(1e-4, 1.0))
+@given(
+    model=st.sampled_from(MODEL_NAMES),
+    servo=st.sampled_from(["mx64", "mx106"]),
+    dtheta=finite,
+    tau_m=finite,
+    tau_e=finite,
+    inertia=st.floats(1e-4, 1.0),
+)
 def test_friction_never_injects_energy(model, servo, dtheta, tau_m, tau_e, inertia):
     """τ_f stays within its budget and only moves θ̇_{k+1} toward 0, never past it (Eq. 4–5)."""
     p = preset(servo, model).packed()
@@ -31,8 +38,7 @@ def test_friction_never_injects_energy(model, servo, dtheta, tau_m, tau_e, inert
 
 
 @settings(max_examples=50, deadline=None)
-@given(model=st.sampled_from(MODEL_NAMES), theta=st.floats(-3, 3), dtheta=st.floats(-10, 10),
-       goal=st.floats(-3, 3))
+@given(model=st.sampled_from(MODEL_NAMES), theta=st.floats(-3, 3), dtheta=st.floats(-10, 10), goal=st.floats(-3, 3))
 def test_step_friction_bounded_in_full_stepper(model, theta, dtheta, goal):
     params = preset("mx106", model)
     r = step(params, theta, dtheta, goal, 0.005, PendulumLoad(1.0, 0.15), backend="numpy")
@@ -61,19 +67,43 @@ def test_stribeck_holds_a_pose_that_coulomb_lets_slide():
 def _nest_cases():
     m4 = preset("mx106", "m4").friction
     m6 = preset("mx106", "m6").friction
-    yield ("m2", {"friction_base": 0.1, "friction_viscous": 0.03, "friction_stribeck": 0.0,
-                  "dtheta_stribeck": 1.0, "alpha": 1.3},
-           "m1", {"friction_base": 0.1, "friction_viscous": 0.03})
-    yield ("m4", {**{k: m4[k] for k in m4}, "friction_stribeck": 0.0, "load_friction_stribeck": 0.0},
-           "m3", {k: m4[k] for k in ("friction_base", "friction_viscous", "load_friction_base")})
+    yield (
+        "m2",
+        {
+            "friction_base": 0.1,
+            "friction_viscous": 0.03,
+            "friction_stribeck": 0.0,
+            "dtheta_stribeck": 1.0,
+            "alpha": 1.3,
+        },
+        "m1",
+        {"friction_base": 0.1, "friction_viscous": 0.03},
+    )
+    yield (
+        "m4",
+        {**{k: m4[k] for k in m4}, "friction_stribeck": 0.0, "load_friction_stribeck": 0.0},
+        "m3",
+        {k: m4[k] for k in ("friction_base", "friction_viscous", "load_friction_base")},
+    )
     kl, kls = m4["load_friction_base"], m4["load_friction_stribeck"]
-    yield ("m5", {k: m4[k] for k in ("friction_base", "friction_viscous", "friction_stribeck", "dtheta_stribeck",
-                                     "alpha")} | {"load_friction_motor": kl, "load_friction_external": kl,
-                                                  "load_friction_motor_stribeck": kls,
-                                                  "load_friction_external_stribeck": kls},
-           "m4", dict(m4))
-    yield ("m6", {**m6, "load_friction_motor_quad": 0.0, "load_friction_external_quad": 0.0},
-           "m5", {k: v for k, v in m6.items() if "quad" not in k})
+    yield (
+        "m5",
+        {k: m4[k] for k in ("friction_base", "friction_viscous", "friction_stribeck", "dtheta_stribeck", "alpha")}
+        | {
+            "load_friction_motor": kl,
+            "load_friction_external": kl,
+            "load_friction_motor_stribeck": kls,
+            "load_friction_external_stribeck": kls,
+        },
+        "m4",
+        dict(m4),
+    )
+    yield (
+        "m6",
+        {**m6, "load_friction_motor_quad": 0.0, "load_friction_external_quad": 0.0},
+        "m5",
+        {k: v for k, v in m6.items() if "quad" not in k},
+    )
 
 
 @pytest.mark.parametrize("big,fb,small,fs", list(_nest_cases()), ids=["m2>m1", "m4>m3", "m5>m4", "m6>m5"])
@@ -85,8 +115,9 @@ def test_models_nest(big, fb, small, fs):
     np.testing.assert_array_equal(friction_budget(pb.packed(), tm, te, v), friction_budget(ps.packed(), tm, te, v))
     goals = rng.uniform(-1, 1, (300, 8))
     load = PendulumLoad(mass=1.0, length=0.15)
-    np.testing.assert_array_equal(rollout(pb, 0.0, 0.0, goals, 0.005, load).theta,
-                                  rollout(ps, 0.0, 0.0, goals, 0.005, load).theta)
+    np.testing.assert_array_equal(
+        rollout(pb, 0.0, 0.0, goals, 0.005, load).theta, rollout(ps, 0.0, 0.0, goals, 0.005, load).theta
+    )
 
 
 def test_quadratic_term_only_when_torques_oppose():
@@ -126,7 +157,10 @@ def test_budget_equals_bams_formula(model):
     for servo in ("mx64", "mx106"):
         params = preset(servo, model)
         f = params.friction
-        for tm, te, v in zip(rng.normal(0, 3, 400), rng.normal(0, 3, 400),
-                             np.where(rng.uniform(size=400) < 0.3, 0.0, rng.normal(0, 3, 400))):
+        for tm, te, v in zip(
+            rng.normal(0, 3, 400),
+            rng.normal(0, 3, 400),
+            np.where(rng.uniform(size=400) < 0.3, 0.0, rng.normal(0, 3, 400)),
+        ):
             loss, damping = bam_compute_frictions(f, model, tm, te, v)
             assert friction_budget(params.packed(), tm, te, v) == pytest.approx(loss + damping * abs(v), rel=1e-13)

@@ -1,20 +1,35 @@
 """Parameter schema: validation, bam JSON, YAML / ROS parameters, presets."""
+
 import json
 import math
 
 import numpy as np
 import pytest
 
-from servo_ff.models.params import (P_QOFF, FIRMWARE_LAWS, MODEL_FRICTION_KEYS, ActuatorParams, ParameterError,
-                                    load_params)
+from servo_ff.models.params import (
+    FIRMWARE_LAWS,
+    MODEL_FRICTION_KEYS,
+    P_QOFF,
+    ActuatorParams,
+    ParameterError,
+    load_params,
+)
 from servo_ff.models.presets import available_presets, preset
 
 BAM_MX106_M4 = {  # Rhoban/bam bam/params/mx106/m4.json (the published file, verbatim values)
-    "kt": 2.23138890457851, "R": 2.3717487904639545, "armature": 0.02457397334336701,
-    "friction_base": 6.653380436533205e-13, "friction_stribeck": 0.10491060771568866,
-    "load_friction_base": 0.009150334028953775, "load_friction_stribeck": 0.22235912179095094,
-    "dtheta_stribeck": 1.6232949773728853, "alpha": 1.323485668999259, "friction_viscous": 0.05096082506010955,
-    "model": "m4", "actuator": "mx106"}
+    "kt": 2.23138890457851,
+    "R": 2.3717487904639545,
+    "armature": 0.02457397334336701,
+    "friction_base": 6.653380436533205e-13,
+    "friction_stribeck": 0.10491060771568866,
+    "load_friction_base": 0.009150334028953775,
+    "load_friction_stribeck": 0.22235912179095094,
+    "dtheta_stribeck": 1.6232949773728853,
+    "alpha": 1.323485668999259,
+    "friction_viscous": 0.05096082506010955,
+    "model": "m4",
+    "actuator": "mx106",
+}
 
 
 @pytest.mark.parametrize("servo,model", available_presets())
@@ -23,7 +38,16 @@ def test_bam_json_round_trip(tmp_path, servo, model):
     path = tmp_path / "p.json"
     p.save_json(path)
     data = json.loads(path.read_text())
-    assert set(data) == {"kt", "R", "armature", "q_offset", "model", "actuator", "firmware", *MODEL_FRICTION_KEYS[model]}
+    assert set(data) == {
+        "kt",
+        "R",
+        "armature",
+        "q_offset",
+        "model",
+        "actuator",
+        "firmware",
+        *MODEL_FRICTION_KEYS[model],
+    }
     assert set(p.to_bam_dict(with_firmware=False)) == set(data) - {"firmware"}
     back = ActuatorParams.load_json(path)
     assert back == p and np.array_equal(back.packed(), p.packed())
@@ -105,8 +129,14 @@ def test_unknown_names_list_the_valid_ones():
     with pytest.raises(ParameterError, match="m1, m2, m3, m4, m5, m6"):
         preset("mx106", "m7")
     with pytest.raises(ParameterError, match="not used by model m1"):
-        ActuatorParams(actuator="x", model="m1", kt=1, R=1, armature=0.01,
-                       friction={"friction_base": 0.1, "friction_viscous": 0.1, "alpha": 1.0})
+        ActuatorParams(
+            actuator="x",
+            model="m1",
+            kt=1,
+            R=1,
+            armature=0.01,
+            friction={"friction_base": 0.1, "friction_viscous": 0.1, "alpha": 1.0},
+        )
 
 
 def test_params_are_immutable_and_hashable():

@@ -1,11 +1,16 @@
 """Seed 002 motor model (Eq. 9, 13, 14, 19) and its link to the seed 004 firmware law."""
+
 import numpy as np
 import pytest
 
 from servo_ff.models.motor import firmware_torque
 from servo_ff.models.presets import preset
-from servo_ff.models.schwarz_behnke import (alpha_hat_from_actuator, goal_position_from_torque, motor_voltage,
-                                            stribeck_beta)
+from servo_ff.models.schwarz_behnke import (
+    alpha_hat_from_actuator,
+    goal_position_from_torque,
+    motor_voltage,
+    stribeck_beta,
+)
 
 
 def test_beta_limits():
@@ -19,8 +24,9 @@ def test_motor_voltage_is_linear_in_alpha():
     tau, dq, ddq = rng.normal(size=(3, 50))
     a = np.array([1.0, 2.0, 0.3, 0.5, 0.05])
     b = np.array([0.2, -1.0, 0.1, 0.0, 0.01])
-    np.testing.assert_allclose(motor_voltage(a + b, tau, dq, ddq), motor_voltage(a, tau, dq, ddq)
-                               + motor_voltage(b, tau, dq, ddq))
+    np.testing.assert_allclose(
+        motor_voltage(a + b, tau, dq, ddq), motor_voltage(a, tau, dq, ddq) + motor_voltage(b, tau, dq, ddq)
+    )
     u4 = motor_voltage(a[:4], tau, dq)
     np.testing.assert_allclose(motor_voltage(a, tau, dq, ddq) - u4, a[4] * ddq)
 

@@ -1,4 +1,5 @@
 """The batched stepper against the per-sample scalar reference (Algorithm 1), shapes and bad input."""
+
 import numpy as np
 import pytest
 
@@ -10,8 +11,12 @@ from servo_ff.models.stepper import GRAVITY, ExternalLoad, PendulumLoad, rollout
 
 def _random_problem(rng, batch=6, joints=5, steps=80):
     models = ["m1", "m2", "m3", "m4", "m5", "m6"]
-    params = np.stack([np.stack([preset(rng.choice(["mx64", "mx106"]), models[(b + j) % 6]).packed()
-                                 for j in range(joints)]) for b in range(batch)])
+    params = np.stack(
+        [
+            np.stack([preset(rng.choice(["mx64", "mx106"]), models[(b + j) % 6]).packed() for j in range(joints)])
+            for b in range(batch)
+        ]
+    )
     params[..., P_KP] = rng.choice([4.0, 8.0, 16.0, 32.0], (batch, joints))
     params[1, 2, 19], params[1, 2, 18] = 1.0, 1.5  # one current-controlled joint (Eq. 14–15)
     mass = rng.uniform(0.5, 1.5, (batch, joints))
@@ -34,8 +39,17 @@ def _scalar_reference(params, load, goals, enable, theta0, dtheta0, dt):
             th, dth = float(theta0[b, j]), float(dtheta0[b, j])
             for k in range(steps):
                 out[k, b, j] = th
-                th, dth, *_ = step_1(p, th, dth, float(goals[k, b, j]), dt, float(grav[b, j]), 0.0,
-                                     float(inertia[b, j]), float(enable[k, b, j]))
+                th, dth, *_ = step_1(
+                    p,
+                    th,
+                    dth,
+                    float(goals[k, b, j]),
+                    dt,
+                    float(grav[b, j]),
+                    0.0,
+                    float(inertia[b, j]),
+                    float(enable[k, b, j]),
+                )
     return out
 
 
@@ -66,8 +80,14 @@ def test_one_servo_and_many_have_the_same_dynamics():
     params = preset("mx106", "m4")
     goals = np.sin(np.linspace(0, 4, 300))
     one = rollout(params, 0.0, 0.0, goals, 0.005, PendulumLoad(1.0, 0.15))
-    many = rollout(params, np.zeros((64, 20)), 0.0, np.broadcast_to(goals[:, None, None], (300, 64, 20)), 0.005,
-                   PendulumLoad(1.0, 0.15))
+    many = rollout(
+        params,
+        np.zeros((64, 20)),
+        0.0,
+        np.broadcast_to(goals[:, None, None], (300, 64, 20)),
+        0.005,
+        PendulumLoad(1.0, 0.15),
+    )
     assert one.theta.shape == (300,) and many.theta.shape == (300, 64, 20)
     np.testing.assert_array_equal(many.theta[:, 17, 3], one.theta)
 
@@ -83,8 +103,9 @@ def test_voltage_law_saturates_and_stall_torque():
 
 
 def test_current_law_respects_heat_and_emf_limits():
-    params = preset("mx106", "m1").with_(firmware=FirmwareLaw("current", vin=15.0, kp=32, error_gain=1.0,
-                                                              max_pwm=1.0, current_limit=2.0))
+    params = preset("mx106", "m1").with_(
+        firmware=FirmwareLaw("current", vin=15.0, kp=32, error_gain=1.0, max_pwm=1.0, current_limit=2.0)
+    )
     r = step(params, 0.0, 0.0, 1.0, 0.005, ExternalLoad(inertia=1.0))
     assert r.tau_m == pytest.approx(params.kt * 2.0)  # heat limit
     fast = 6.0  # rad/s: back-EMF leaves (15 − kt·6)/R

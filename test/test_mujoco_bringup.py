@@ -1,5 +1,6 @@
 """The MuJoCo bring-ups: sim_humanoid and sim_arm in the bring-up table, their arguments, and `servo-ff up
 sim_humanoid` as a user runs it: the humanoid stands and steps with feed-forward (over real DDS)."""
+
 from __future__ import annotations
 
 import math
@@ -21,10 +22,14 @@ def test_plans_and_arguments(tmp_path):
     urdf, servos = tmp_path / "mine.urdf", tmp_path / "mine.yaml"
     urdf.write_text("<robot name='x'/>")
     servos.write_text("servos: {}\n")
-    sim, ff, walker = plan("sim_humanoid", urdf=str(urdf), servo_config=str(servos), support="contacts", n_steps="3",
-                           feedforward="false")
-    assert sim.overrides == {"urdf_path": str(urdf), "servo_config": str(servos),
-                             "support_topic": "support_coefficient"}
+    sim, ff, walker = plan(
+        "sim_humanoid", urdf=str(urdf), servo_config=str(servos), support="contacts", n_steps="3", feedforward="false"
+    )
+    assert sim.overrides == {
+        "urdf_path": str(urdf),
+        "servo_config": str(servos),
+        "support_topic": "support_coefficient",
+    }
     assert ff.overrides == {"urdf_path": str(urdf), "enabled": False}
     assert walker.overrides == {"support_topic": "walker/support_coefficient", "n_steps": 3}
     assert [n.name for n in plan("sim_arm", gain="low")] == ["servo_sim", "servo_walker"]
@@ -54,9 +59,26 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path):
     h = RosHarness(salt=17)
     env = python_env()
     env["ROS_DOMAIN_ID"] = str(h.domain)
-    proc = subprocess.Popen([sys.executable, "-m", "servo_ff", "up", "sim_humanoid", "--arg", "n_steps:=1",
-                             "--arg", f"namespace:={h.ns}", "--params-file", str(fast)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "servo_ff",
+            "up",
+            "sim_humanoid",
+            "--arg",
+            "n_steps:=1",
+            "--arg",
+            f"namespace:={h.ns}",
+            "--params-file",
+            str(fast),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         probe = h.make_node("humanoid_probe")
         feet, tilt, goals = [], [0.0], []
@@ -71,8 +93,11 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path):
         wait_for(lambda: feet and goals, 90.0, "the humanoid bring-up's foot forces and feed-forward goals")
         weight = sum(feet[-1])
         assert weight > 30.0  # N: standing on its feet
-        wait_for(lambda: any(min(f) < 0.02 * weight and max(f) > 0.8 * weight for f in feet[-50:]), 120.0,
-                 "a step: one foot in the air, the other carrying the robot")
+        wait_for(
+            lambda: any(min(f) < 0.02 * weight and max(f) > 0.8 * weight for f in feet[-50:]),
+            120.0,
+            "a step: one foot in the air, the other carrying the robot",
+        )
         assert tilt[0] < 0.3, tilt
     finally:
         proc.terminate()

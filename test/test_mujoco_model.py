@@ -1,4 +1,5 @@
 """Robot description → MuJoCo model, the per-joint servo YAML, their one-line errors, and the 2R arm."""
+
 import re
 from pathlib import Path
 
@@ -41,8 +42,15 @@ def test_humanoid_yaml_maps_mx106_legs_and_mx64_arms():
 def test_yaml_precedence_kp_passive_and_files(tmp_path):
     names = ["l_knee", "r_knee", "l_elbow", "camera"]
     (tmp_path / "mine.json").write_text((ROOT / "src/servo_ff/models/data/bam/mx64/m2.json").read_text())
-    doc = {"kp": 20, "servos": {"*_knee": {"preset": "mx106/m4", "kp": 12}, "r_knee": "mx106/m1",
-                                "l_elbow": {"file": "mine.json"}, "camera": None}}
+    doc = {
+        "kp": 20,
+        "servos": {
+            "*_knee": {"preset": "mx106/m4", "kp": 12},
+            "r_knee": "mx106/m1",
+            "l_elbow": {"file": "mine.json"},
+            "camera": None,
+        },
+    }
     path = tmp_path / "servos.yaml"
     import yaml
 
@@ -56,13 +64,16 @@ def test_yaml_precedence_kp_passive_and_files(tmp_path):
     assert arm.p[:, P_KP].tolist() == [11.0, 11.0]  # kp reaches the firmware law
 
 
-@pytest.mark.parametrize("servos, pattern", [
-    ({"*_knee": "mx106/m4"}, "joint 'l_elbow' has no servo"),
-    ({"*": "mx106/m4", "l_kne": "mx106/m4"}, "'l_kne' names no joint"),
-    ({"*": "mx999/m4"}, "servos\\['\\*'\\].*unknown servo preset"),
-    ({"*": {"preset": "mx64/m4", "kp": "fast"}}, "kp must be a number"),
-    ({"*": {"preset": "mx64/m4", "file": "x.json"}}, "exactly one of"),
-])
+@pytest.mark.parametrize(
+    "servos, pattern",
+    [
+        ({"*_knee": "mx106/m4"}, "joint 'l_elbow' has no servo"),
+        ({"*": "mx106/m4", "l_kne": "mx106/m4"}, "'l_kne' names no joint"),
+        ({"*": "mx999/m4"}, "servos\\['\\*'\\].*unknown servo preset"),
+        ({"*": {"preset": "mx64/m4", "kp": "fast"}}, "kp must be a number"),
+        ({"*": {"preset": "mx64/m4", "file": "x.json"}}, "exactly one of"),
+    ],
+)
 def test_servo_yaml_errors_are_one_line(servos, pattern):
     with pytest.raises(ServoMapError) as e:
         load_servo_map({"servos": servos}, ["l_knee", "l_elbow"])
@@ -72,7 +83,7 @@ def test_servo_yaml_errors_are_one_line(servos, pattern):
 def test_urdf_without_inertial_on_a_moving_link_names_joint_and_link():
     text = ARM2R_URDF.read_text()
     start = text.index("<inertial>", text.index('<link name="forearm">'))
-    bad = text[:start] + text[text.index("</inertial>", start) + len("</inertial>"):]
+    bad = text[:start] + text[text.index("</inertial>", start) + len("</inertial>") :]
     with pytest.raises(SimModelError) as e:
         build_model(bad)
     assert "'elbow'" in one_line(e) and "'forearm'" in one_line(e)
@@ -82,7 +93,7 @@ def test_urdf_without_inertial_on_a_moving_link_names_joint_and_link():
 def test_floating_base_feet_without_collision_name_the_link():
     text = HUMANOID.read_text()
     start = text.index("<collision>", text.index('<link name="r_foot">'))
-    bad = text[:start] + text[text.index("</collision>", start) + len("</collision>"):]
+    bad = text[:start] + text[text.index("</collision>", start) + len("</collision>") :]
     with pytest.raises(SimModelError) as e:
         build_model(bad, base="floating")
     assert "'r_foot'" in one_line(e) and "collision" in one_line(e)

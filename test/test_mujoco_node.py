@@ -1,6 +1,7 @@
 """servo_sim_node with backend mujoco over real DDS: the humanoid's joint_states, imu/data, foot forces, support
 coefficient, /clock, the servo services; non-finite physics → outputs stop, ERROR, reset brings it back; bad
 robot descriptions → one error naming the joint or link at configure; the 2R arm traces its triangle."""
+
 from __future__ import annotations
 
 import math
@@ -10,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from nodes_harness import RosHarness, wait_for
 
 pytest.importorskip("rclpy")
@@ -25,12 +25,17 @@ from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from servo_ff.nodes.mujoco_backend import MujocoSimNode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-HUMANOID = [Parameter("urdf_path", value=str(ROOT / "urdf" / "humanoid20.urdf")),
-            Parameter("servo_config", value=str(ROOT / "config" / "servos_humanoid.yaml")),
-            Parameter("floating_base", value=True), Parameter("publish_clock", value=True),
-            Parameter("real_time_factor", value=0.0), Parameter("rate_hz", value=250.0),
-            Parameter("counts_per_rev", value=4096), Parameter("latency", value=1),
-            Parameter("warn_throttle", value=30.0)]
+HUMANOID = [
+    Parameter("urdf_path", value=str(ROOT / "urdf" / "humanoid20.urdf")),
+    Parameter("servo_config", value=str(ROOT / "config" / "servos_humanoid.yaml")),
+    Parameter("floating_base", value=True),
+    Parameter("publish_clock", value=True),
+    Parameter("real_time_factor", value=0.0),
+    Parameter("rate_hz", value=250.0),
+    Parameter("counts_per_rev", value=4096),
+    Parameter("latency", value=1),
+    Parameter("warn_throttle", value=30.0),
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +44,15 @@ def ros():
     sim = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=HUMANOID))
     probe = h.make_node("mujoco_probe")
     got: dict[str, list] = {k: [] for k in ("js", "imu", "feet", "c", "clock", "diag", "supply")}
-    for topic, typ, key in (("joint_states", JointState, "js"), ("imu/data", Imu, "imu"),
-                            ("foot_forces", Float64MultiArray, "feet"), ("support_coefficient", Float64, "c"),
-                            ("/clock", Clock, "clock"), ("/diagnostics", DiagnosticArray, "diag"),
-                            ("servo_supply", BatteryState, "supply")):
+    for topic, typ, key in (
+        ("joint_states", JointState, "js"),
+        ("imu/data", Imu, "imu"),
+        ("foot_forces", Float64MultiArray, "feet"),
+        ("support_coefficient", Float64, "c"),
+        ("/clock", Clock, "clock"),
+        ("/diagnostics", DiagnosticArray, "diag"),
+        ("servo_supply", BatteryState, "supply"),
+    ):
         probe.create_subscription(typ, topic, got[key].append, 100)
     wait_for(lambda: len(got["js"]) > 50 and got["imu"] and got["c"], 60.0, "the MuJoCo sim node's outputs")
     yield h, sim, probe, got
@@ -81,8 +91,11 @@ def test_goals_gains_torque_and_diagnostics(ros):
     gains = probe.create_publisher(Float64MultiArray, "servo/p_gains", 10)
     wait_for(lambda: pub.get_subscription_count() and gains.get_subscription_count(), 10.0, "subscriptions")
     pub.publish(JointState(name=["l_elbow"], position=[-0.6]))
-    wait_for(lambda: abs(got["js"][-1].position[list(got["js"][-1].name).index("l_elbow")] + 0.6) < 0.05, 20.0,
-             "the elbow at its goal")
+    wait_for(
+        lambda: abs(got["js"][-1].position[list(got["js"][-1].name).index("l_elbow")] + 0.6) < 0.05,
+        20.0,
+        "the elbow at its goal",
+    )
     kp = [20.0] * 20
     gains.publish(Float64MultiArray(data=kp))
     wait_for(lambda: list(sim.get_parameter("kp").value) == kp, 10.0, "kp reflecting p_gains")
@@ -98,7 +111,7 @@ def test_goals_gains_torque_and_diagnostics(ros):
 def test_non_finite_physics_stops_outputs_until_reset(ros):
     h, sim, probe, got = ros
     reset = probe.create_client(Trigger, "servo/reset")
-    n_before = len(got["js"])
+    len(got["js"])
     sim.servos.data.qvel[6] = float("nan")  # the physics blows up (what a bad model or gain would do)
     wait_for(lambda: sim.stepper_error, 10.0, "the divergence to be detected")
     assert "diverged" in sim.stepper_error
@@ -110,8 +123,16 @@ def test_non_finite_physics_stops_outputs_until_reset(ros):
         vals = list(getattr(m, "position", [])) + list(getattr(m, "velocity", []))
         assert all(math.isfinite(v) for v in vals)
     assert all(math.isfinite(m.data) for m in got["c"])
-    diag = wait_for(lambda: [s for m in got["diag"][-3:] for s in m.status if s.name.endswith("physics")
-                             and s.level == DiagnosticStatus.ERROR], 10.0, "an ERROR diagnostic")
+    diag = wait_for(
+        lambda: [
+            s
+            for m in got["diag"][-3:]
+            for s in m.status
+            if s.name.endswith("physics") and s.level == DiagnosticStatus.ERROR
+        ],
+        10.0,
+        "an ERROR diagnostic",
+    )
     assert "reset" in diag[-1].message
     res = h.call(reset, Trigger.Request())
     assert res.success and "diverged" in res.message
@@ -127,14 +148,20 @@ def test_bad_robot_description_is_one_error_naming_it(tmp_path, case):
     text = ARM.read_text() if case != "foot" else (ROOT / "urdf" / "humanoid20.urdf").read_text()
     servo = ROOT / "config" / ("servos_arm2r.yaml" if case != "foot" else "servos_humanoid.yaml")
     if case == "inertial":  # the forearm loses its inertial
-        text = re.sub(r'(<link name="forearm"[^>]*>)(.*?)(</link>)',
-                      lambda m: m.group(1) + re.sub(r"<inertial>.*?</inertial>", "", m.group(2), flags=re.S)
-                      + m.group(3), text, flags=re.S)
+        text = re.sub(
+            r'(<link name="forearm"[^>]*>)(.*?)(</link>)',
+            lambda m: m.group(1) + re.sub(r"<inertial>.*?</inertial>", "", m.group(2), flags=re.S) + m.group(3),
+            text,
+            flags=re.S,
+        )
         want = "forearm"
     elif case == "foot":  # the right foot loses its collision geometry
-        text = re.sub(r'(<link name="r_foot"[^>]*>)(.*?)(</link>)',
-                      lambda m: m.group(1) + re.sub(r"<collision>.*?</collision>", "", m.group(2), flags=re.S)
-                      + m.group(3), text, flags=re.S)
+        text = re.sub(
+            r'(<link name="r_foot"[^>]*>)(.*?)(</link>)',
+            lambda m: m.group(1) + re.sub(r"<collision>.*?</collision>", "", m.group(2), flags=re.S) + m.group(3),
+            text,
+            flags=re.S,
+        )
         want = "r_foot"
     else:
         servo = tmp_path / "servos.yaml"
@@ -144,11 +171,22 @@ def test_bad_robot_description_is_one_error_naming_it(tmp_path, case):
     urdf.write_text(text)
     h = RosHarness(salt=15)
     try:
-        node = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=[
-            Parameter("urdf_path", value=str(urdf)), Parameter("servo_config", value=str(servo)),
-            Parameter("floating_base", value=case == "foot")]))
-        wait_for(lambda: node._autostart_timer is None or node.state_label != "unconfigured" or
-                 node.model_error, 10.0, "the configure attempt")
+        node = h.add(
+            MujocoSimNode(
+                "servo_sim",
+                **h.node_kwargs(),
+                parameter_overrides=[
+                    Parameter("urdf_path", value=str(urdf)),
+                    Parameter("servo_config", value=str(servo)),
+                    Parameter("floating_base", value=case == "foot"),
+                ],
+            )
+        )
+        wait_for(
+            lambda: node._autostart_timer is None or node.state_label != "unconfigured" or node.model_error,
+            10.0,
+            "the configure attempt",
+        )
         time.sleep(0.2)
         assert node.state_label == "unconfigured"
         assert want in node.model_error and "\n" not in node.model_error, node.model_error
@@ -166,16 +204,37 @@ def test_arm_traces_its_triangle_at_low_and_high_gain():
     h = RosHarness(salt=16)
     try:
         for gain in (8.0, 32.0):
-            sim = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=[
-                Parameter("urdf_path", value=str(ARM)), Parameter("servo_config",
-                                                                  value=str(ROOT / "config" / "servos_arm2r.yaml")),
-                Parameter("rate_hz", value=100.0), Parameter("publish_clock", value=True),
-                Parameter("real_time_factor", value=2.0), Parameter("counts_per_rev", value=4096),
-                Parameter("latency", value=1), Parameter("kp", value=[gain])]))
-            walker = h.add(WalkerNode("servo_walker", **h.node_kwargs(), parameter_overrides=[
-                Parameter("use_sim_time", value=True), Parameter("pattern", value="triangle"),
-                Parameter("loops", value=1), Parameter("start_delay", value=0.2), Parameter("approach_time", value=1.0),
-                Parameter("trajectory_topic", value="servo/joint_trajectory"), Parameter("horizon", value=2.0)]))
+            sim = h.add(
+                MujocoSimNode(
+                    "servo_sim",
+                    **h.node_kwargs(),
+                    parameter_overrides=[
+                        Parameter("urdf_path", value=str(ARM)),
+                        Parameter("servo_config", value=str(ROOT / "config" / "servos_arm2r.yaml")),
+                        Parameter("rate_hz", value=100.0),
+                        Parameter("publish_clock", value=True),
+                        Parameter("real_time_factor", value=2.0),
+                        Parameter("counts_per_rev", value=4096),
+                        Parameter("latency", value=1),
+                        Parameter("kp", value=[gain]),
+                    ],
+                )
+            )
+            walker = h.add(
+                WalkerNode(
+                    "servo_walker",
+                    **h.node_kwargs(),
+                    parameter_overrides=[
+                        Parameter("use_sim_time", value=True),
+                        Parameter("pattern", value="triangle"),
+                        Parameter("loops", value=1),
+                        Parameter("start_delay", value=0.2),
+                        Parameter("approach_time", value=1.0),
+                        Parameter("trajectory_topic", value="servo/joint_trajectory"),
+                        Parameter("horizon", value=2.0),
+                    ],
+                )
+            )
             probe = h.make_node(f"arm_probe_{int(gain)}")
             rows = []
 
@@ -186,7 +245,7 @@ def test_arm_traces_its_triangle_at_low_and_high_gain():
                         rows.append((np.array(m.position), walker.pattern.sample(t)))
 
             probe.create_subscription(JointState, "joint_states", on_js, 1000)
-            wait_for(lambda: walker.finished, 60.0, "the triangle")
+            wait_for(lambda w=walker: w.finished, 60.0, "the triangle")
             q = np.array([r[0] for r in rows])
             qd = np.array([r[1] for r in rows])
             assert len(rows) > 200, len(rows)

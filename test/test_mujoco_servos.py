@@ -1,4 +1,5 @@
 """MuJoCo servo layer: agreement with the core stepper, options, sensors, divergence, the documented RL loop."""
+
 import math
 import os
 import re
@@ -104,8 +105,11 @@ def test_latency_delays_goals_by_whole_control_periods():
 
 def test_noise_is_seeded_sized_and_only_in_readings():
     opts = ServoOptions(position_noise=0.01, velocity_noise=0.02, seed=7)
-    a, b, c = pendulum(options=opts), pendulum(options=opts), pendulum(options=ServoOptions(seed=8,
-                                                                                           position_noise=0.01))
+    a, b, c = (
+        pendulum(options=opts),
+        pendulum(options=opts),
+        pendulum(options=ServoOptions(seed=8, position_noise=0.01)),
+    )
     ra = np.array([a.joint_state().position[0] for _ in range(2000)])
     rb = np.array([b.joint_state().position[0] for _ in range(2000)])
     rc = np.array([c.joint_state().position[0] for _ in range(2000)])
@@ -175,8 +179,9 @@ def test_bad_commands_name_the_joint():
 
 
 def test_humanoid_sensors_standing():
-    s = MujocoServos.from_description(ROOT / "urdf" / "humanoid20.urdf", ROOT / "config" / "servos_humanoid.yaml",
-                                      base="floating")
+    s = MujocoServos.from_description(
+        ROOT / "urdf" / "humanoid20.urdf", ROOT / "config" / "servos_humanoid.yaml", base="floating"
+    )
     q0 = np.zeros(len(s.joint_names))
     for name, v in (("knee", 0.8), ("hip_pitch", -0.4), ("ankle_pitch", -0.4)):
         q0[[s.joint_names.index(f"{side}_{name}") for side in "lr"]] = v
@@ -208,8 +213,9 @@ def test_the_documented_rl_loop_runs_and_equals_step():
         ns: dict = {}
         exec(compile(code, "docs/simulation.md", "exec"), ns)
         obs = ns["obs"]
-        ref = MujocoServos.from_description("urdf/arm2r.urdf", "config/servos_arm2r.yaml",
-                                            options=ServoOptions(counts_per_rev=4096, latency=1))
+        ref = MujocoServos.from_description(
+            "urdf/arm2r.urdf", "config/servos_arm2r.yaml", options=ServoOptions(counts_per_rev=4096, latency=1)
+        )
     finally:
         os.chdir(cwd)
     for _ in range(100):

@@ -1,11 +1,10 @@
 """Bring-up table, config YAML, ``servo-ff up`` (dry run and a real sim bring-up) and the launch files."""
+
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -66,10 +65,10 @@ def test_up_dry_run_prints_one_process_per_node(capsys):
 
 def test_up_starts_sim_node_from_the_yaml(tmp_path):
     """`servo-ff up identify` subset: run the sim node process exactly as `up` builds it and read its topic."""
-    rclpy = pytest.importorskip("rclpy")
+    pytest.importorskip("rclpy")
+    from nodes_harness import RosHarness, wait_for
     from sensor_msgs.msg import JointState
 
-    from nodes_harness import RosHarness, wait_for
     from servo_ff.cli.up import commands
     from servo_ff.nodes.bringup import python_env
 
@@ -129,8 +128,13 @@ def test_launch_arguments_override_the_yaml_in_any_namespace(tmp_path):
             node = Node("servo_hardware", context=ctx, automatically_declare_parameters_from_overrides=True)
             got = {k: node.get_parameter(k).value for k in ("port", "baud", "rate_hz", "ids", "joints")}
             assert node.get_namespace() == ("/legs" if ns else "/")
-            assert got == {"port": "/dev/ttyLEGS", "baud": 3000000, "rate_hz": 50.0, "ids": [1, 2],
-                           "joints": ["shoulder", "elbow"]}, got
+            assert got == {
+                "port": "/dev/ttyLEGS",
+                "baud": 3000000,
+                "rate_hz": 50.0,
+                "ids": [1, 2],
+                "joints": ["shoulder", "elbow"],
+            }, got
             node.destroy_node()
         finally:
             ctx.try_shutdown()
@@ -179,9 +183,14 @@ servo_ilc:
     env = python_env()
     env["ROS_DOMAIN_ID"] = str(domain_id(7))  # this run's own domain
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    proc = subprocess.run([sys.executable, "-m", "servo_ff", "up", "identify", "--arg", "realtime:=false",
-                           "--params-file", str(params)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "servo_ff", "up", "identify", "--arg", "realtime:=false", "--params-file", str(params)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert "alpha.pendulum_1 set on servo_feedforward" in out, out

@@ -1,5 +1,6 @@
 """servo_feedforward_node + servo_sim_node over DDS: gravity feed-forward reduces the low-gain tracking error,
 P gains reach the servo node, α parameters are validated, bad trajectories are refused."""
+
 from __future__ import annotations
 
 import math
@@ -8,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from nodes_harness import RosHarness, wait_for
 
 pytest.importorskip("rclpy")
@@ -32,14 +32,39 @@ KP_LOW = 4.0
 @pytest.fixture(scope="module")
 def ros():
     h = RosHarness(salt=3)
-    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("joints", value=JOINTS), Parameter("rate_hz", value=250.0), Parameter("servo", value="mx64"),
-        Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
-        Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5])]))
-    ff = h.add(FeedForwardNode("servo_feedforward", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("urdf_path", value=str(ROOT / "urdf" / "pendulums2.urdf")), Parameter("joints", value=JOINTS),
-        Parameter("kp", value=[KP_LOW]), Parameter("servo", value="mx64"), Parameter("model", value="m4"),
-        Parameter("gains_period", value=0.2), Parameter("warn_throttle", value=30.0)]))
+    sim = h.add(
+        SimNode(
+            "servo_sim",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("joints", value=JOINTS),
+                Parameter("rate_hz", value=250.0),
+                Parameter("servo", value="mx64"),
+                Parameter("model", value="m4"),
+                Parameter("load.mass", value=[0.5]),
+                Parameter("load.length", value=[0.15]),
+                Parameter("position_min", value=[-2.5]),
+                Parameter("position_max", value=[2.5]),
+            ],
+        )
+    )
+    ff = h.add(
+        FeedForwardNode(
+            "servo_feedforward",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("urdf_path", value=str(ROOT / "urdf" / "pendulums2.urdf")),
+                Parameter("joints", value=JOINTS),
+                Parameter("kp", value=[KP_LOW]),
+                Parameter("servo", value="mx64"),
+                Parameter("model", value="m4"),
+                Parameter("gains_period", value=0.2),
+                Parameter("warn_throttle", value=30.0),
+            ],
+        )
+    )
     client = h.make_node("ff_test_client")
     states: list[JointState] = []
     client.create_subscription(JointState, "joint_states", states.append, 50)
@@ -50,8 +75,14 @@ def ros():
 
 
 def hold(q) -> JointTrajectory:
-    return JointTrajectory(joint_names=JOINTS, points=[JointTrajectoryPoint(
-        positions=list(q), velocities=[0.0, 0.0], accelerations=[0.0, 0.0], time_from_start=Duration())])
+    return JointTrajectory(
+        joint_names=JOINTS,
+        points=[
+            JointTrajectoryPoint(
+                positions=list(q), velocities=[0.0, 0.0], accelerations=[0.0, 0.0], time_from_start=Duration()
+            )
+        ],
+    )
 
 
 def steady_error(states, target, sim, settle=1.5) -> np.ndarray:
@@ -70,15 +101,31 @@ def test_p_gains_reach_the_servo_node(ros):
 def test_feedforward_reduces_low_gain_gravity_error(ros):
     h, sim, ff, client, states, desired = ros
     target = np.array([0.9, -0.7])
-    assert h.call(client.create_client(SetParameters, "servo_feedforward/set_parameters"), SetParameters.Request(
-        parameters=[ParameterMsg(name="enabled", value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
-                                                                       bool_value=False))])).results[0].successful
+    assert (
+        h.call(
+            client.create_client(SetParameters, "servo_feedforward/set_parameters"),
+            SetParameters.Request(
+                parameters=[
+                    ParameterMsg(
+                        name="enabled", value=ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=False)
+                    )
+                ]
+            ),
+        )
+        .results[0]
+        .successful
+    )
     desired.publish(hold(target))
     wait_for(lambda: ff.ticks > 10, 5.0, "feed-forward ticks")
     err_p = steady_error(states, target, sim)
-    h.call(client.create_client(SetParameters, "servo_feedforward/set_parameters"), SetParameters.Request(
-        parameters=[ParameterMsg(name="enabled", value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
-                                                                       bool_value=True))]))
+    h.call(
+        client.create_client(SetParameters, "servo_feedforward/set_parameters"),
+        SetParameters.Request(
+            parameters=[
+                ParameterMsg(name="enabled", value=ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=True))
+            ]
+        ),
+    )
     err_ff = steady_error(states, target, sim)
     # plain low-gain P sags under gravity (~0.1 rad); the model-based goal offset removes most of it
     assert (err_p > 0.04).all(), err_p
@@ -89,16 +136,32 @@ def test_feedforward_reduces_low_gain_gravity_error(ros):
 
 def _set_alpha(h, client, values):
     cli = client.create_client(SetParameters, "servo_feedforward/set_parameters")
-    return h.call(cli, SetParameters.Request(parameters=[ParameterMsg(name=f"alpha.{j}", value=ParameterValue(
-        type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=v)) for j, v in values.items()])).results
+    return h.call(
+        cli,
+        SetParameters.Request(
+            parameters=[
+                ParameterMsg(
+                    name=f"alpha.{j}",
+                    value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=v),
+                )
+                for j, v in values.items()
+            ]
+        ),
+    ).results
 
 
-@pytest.mark.parametrize("value, word", [([math.nan, 1.0, 0.1, 0.1], "not finite"),
-                                         ([1.0, 2.0, 3.0], "4"), ([1.0, 2.0, math.inf, 0.0], "not finite"),
-                                         ([-1e6, 0.0, 0.0, 0.0], "below its minimum"),
-                                         ([0.0, 1.0, 1.0, 1.0], "alpha[0]=0 is outside its admissible range"),
-                                         ([10.0, 1.0, -0.5, 1.0], "[2]=-0.5 is below its minimum 0"),
-                                         ([1e9, 1.0, 1.0, 1.0], "above its maximum")])
+@pytest.mark.parametrize(
+    "value, word",
+    [
+        ([math.nan, 1.0, 0.1, 0.1], "not finite"),
+        ([1.0, 2.0, 3.0], "4"),
+        ([1.0, 2.0, math.inf, 0.0], "not finite"),
+        ([-1e6, 0.0, 0.0, 0.0], "below its minimum"),
+        ([0.0, 1.0, 1.0, 1.0], "alpha[0]=0 is outside its admissible range"),
+        ([10.0, 1.0, -0.5, 1.0], "[2]=-0.5 is below its minimum 0"),
+        ([1e9, 1.0, 1.0, 1.0], "above its maximum"),
+    ],
+)
 def test_alpha_parameters_refused(ros, value, word):
     h, sim, ff, client, states, desired = ros
     before = ff.ctrl.alpha.alpha.copy()
@@ -123,9 +186,13 @@ def test_bad_trajectories_rejected_previous_kept(ros):
     bad1 = hold([0.1, 0.1])
     bad1.joint_names = ["pendulum_1", "knee"]
     bad2 = hold([math.nan, 0.1])
-    bad3 = JointTrajectory(joint_names=JOINTS, points=[
-        JointTrajectoryPoint(positions=[0.0, 0.0], time_from_start=Duration(sec=1)),
-        JointTrajectoryPoint(positions=[0.1, 0.1], time_from_start=Duration(sec=1))])
+    bad3 = JointTrajectory(
+        joint_names=JOINTS,
+        points=[
+            JointTrajectoryPoint(positions=[0.0, 0.0], time_from_start=Duration(sec=1)),
+            JointTrajectoryPoint(positions=[0.1, 0.1], time_from_start=Duration(sec=1)),
+        ],
+    )
     for m in (bad1, bad2, bad3):
         desired.publish(m)
     wait_for(lambda: ff.rejected - before >= 3, 5.0, "rejections")
@@ -178,11 +245,15 @@ def test_desired_motion_refusal_names_joint_and_bound():
 
     from servo_ff.nodes.feedforward_node import parse_trajectory
 
-    msg = JointTrajectory(joint_names=["b"], points=[JointTrajectoryPoint(positions=[0.0], velocities=[1e300],
-                                                                          time_from_start=D())])
+    msg = JointTrajectory(
+        joint_names=["b"], points=[JointTrajectoryPoint(positions=[0.0], velocities=[1e300], time_from_start=D())]
+    )
     bounds = (np.array([6.0, 9.0]), np.array([100.0, 100.0]), ["URDF velocity limit", "max_velocity"])
-    with pytest.raises(ValueError, match=r"point 0 velocity of b is 1e\+300 rad/s, beyond its bound 9 rad/s "
-                                         r"\(max_velocity\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"point 0 velocity of b is 1e\+300 rad/s, beyond its bound 9 rad/s "
+        r"\(max_velocity\)",
+    ):
         parse_trajectory(msg, {"a": 0, "b": 1}, 0.0, bounds)
     msg.points[0].velocities = [8.0]
     assert parse_trajectory(msg, {"a": 0, "b": 1}, 0.0, bounds).dq[0, 0] == 8.0

@@ -1,12 +1,12 @@
 """servo_hardware_node against the virtual Dynamixel bus on a pty (dynamixel-sdk on both sides of a real
 serial byte stream): joint states, goals, torque, diagnostics, hardware error + reboot, disconnect/reconnect."""
+
 from __future__ import annotations
 
 import time
 
 import numpy as np
 import pytest
-
 from nodes_harness import RosHarness, wait_for
 
 pytest.importorskip("rclpy")
@@ -36,13 +36,29 @@ def ros(tmp_path_factory):
     vbus = {"bus": make_bus(link)}
     vbus["bus"].start()
     h = RosHarness(salt=4)
-    node = h.add(HardwareNode("servo_hardware", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("joints", value=JOINTS), Parameter("ids", value=IDS), Parameter("port", value=str(link)),
-        Parameter("servo", value="mx106"), Parameter("rate_hz", value=100.0), Parameter("latency_timer_ms", value=1.0),
-        Parameter("timeout_ms", value=20.0), Parameter("position_min", value=[-2.0]),
-        Parameter("position_max", value=[2.0]), Parameter("reconnect_period", value=0.2),
-        Parameter("stale_cycles", value=5), Parameter("health_period", value=0.1),
-        Parameter("diagnostics_period", value=0.2), Parameter("kp", value=[32.0])]))
+    node = h.add(
+        HardwareNode(
+            "servo_hardware",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("joints", value=JOINTS),
+                Parameter("ids", value=IDS),
+                Parameter("port", value=str(link)),
+                Parameter("servo", value="mx106"),
+                Parameter("rate_hz", value=100.0),
+                Parameter("latency_timer_ms", value=1.0),
+                Parameter("timeout_ms", value=20.0),
+                Parameter("position_min", value=[-2.0]),
+                Parameter("position_max", value=[2.0]),
+                Parameter("reconnect_period", value=0.2),
+                Parameter("stale_cycles", value=5),
+                Parameter("health_period", value=0.1),
+                Parameter("diagnostics_period", value=0.2),
+                Parameter("kp", value=[32.0]),
+            ],
+        )
+    )
     client = h.make_node("hw_test_client")
     states: list[JointState] = []
     diags: list[DiagnosticArray] = []
@@ -109,8 +125,15 @@ def test_torque_service(ros):
 def test_hardware_error_reported_and_cleared_by_reboot(ros):
     h, node, client, states, diags, supply, pub, vbus, link = ros
     vbus["bus"].inject_overload(3)
-    wait_for(lambda: (s := servo_status(diags, "shoulder")) is not None and s.level == DiagnosticStatus.ERROR
-             and "overload" in s.message, 5.0, "overload at ERROR")
+    wait_for(
+        lambda: (
+            (s := servo_status(diags, "shoulder")) is not None
+            and s.level == DiagnosticStatus.ERROR
+            and "overload" in s.message
+        ),
+        5.0,
+        "overload at ERROR",
+    )
     r = h.call(client.create_client(Trigger, "servo/reboot"), Trigger.Request())
     assert r.success and "overload" in r.message, r.message
     assert vbus["bus"].hw_error[0] == 0

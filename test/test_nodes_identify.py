@@ -1,5 +1,6 @@
 """servo_ilc_node + servo_sim_node (ILC over DDS), servo_fit_node setting servo_feedforward_node's α from an ILC
 result file and from a rosbag2 recording written here with rosbags."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from nodes_harness import RosHarness, wait_for
 
 pytest.importorskip("rclpy")
@@ -18,9 +18,9 @@ from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
+from servo_ff.io.ilc_record import ILCRecord, load_ilc_record, save_ilc_record  # noqa: E402
 from servo_ff.models.presets import preset  # noqa: E402
 from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
-from servo_ff.io.ilc_record import ILCRecord, load_ilc_record, save_ilc_record  # noqa: E402
 from servo_ff.nodes.ilc_node import ILCNode  # noqa: E402
 from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 from servo_ff.trajectories import schwarz_behnke_reference  # noqa: E402
@@ -33,10 +33,17 @@ KP = 8.0
 
 
 def sim_params(joints):
-    return [Parameter("joints", value=joints), Parameter("rate_hz", value=100.0), Parameter("servo", value="mx64"),
-            Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
-            Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5]),
-            Parameter("kp", value=[KP])]
+    return [
+        Parameter("joints", value=joints),
+        Parameter("rate_hz", value=100.0),
+        Parameter("servo", value="mx64"),
+        Parameter("model", value="m4"),
+        Parameter("load.mass", value=[0.5]),
+        Parameter("load.length", value=[0.15]),
+        Parameter("position_min", value=[-2.5]),
+        Parameter("position_max", value=[2.5]),
+        Parameter("kp", value=[KP]),
+    ]
 
 
 @pytest.fixture()
@@ -50,12 +57,28 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     h = ros
     sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
     out = tmp_path / "ilc.npz"
-    ilc = h.add(ILCNode("servo_ilc", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("joints", value=["pendulum_1"]), Parameter("joint", value="pendulum_1"),
-        Parameter("reference", value="sub_oscillations"), Parameter("reference_duration", value=1.5),
-        Parameter("reference_amplitude", value=0.6), Parameter("rate_hz", value=100.0), Parameter("kp", value=KP),
-        Parameter("max_iterations", value=3), Parameter("threshold", value=0.0), Parameter("settle_time", value=0.4),
-        Parameter("delay", value=0.04), Parameter("filter_hz", value=4.0), Parameter("output", value=str(out))]))
+    ilc = h.add(
+        ILCNode(
+            "servo_ilc",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("joints", value=["pendulum_1"]),
+                Parameter("joint", value="pendulum_1"),
+                Parameter("reference", value="sub_oscillations"),
+                Parameter("reference_duration", value=1.5),
+                Parameter("reference_amplitude", value=0.6),
+                Parameter("rate_hz", value=100.0),
+                Parameter("kp", value=KP),
+                Parameter("max_iterations", value=3),
+                Parameter("threshold", value=0.0),
+                Parameter("settle_time", value=0.4),
+                Parameter("delay", value=0.04),
+                Parameter("filter_hz", value=4.0),
+                Parameter("output", value=str(out)),
+            ],
+        )
+    )
     client = h.make_node("ilc_client")
     progress, curves = [], []
     client.create_subscription(String, "ilc/progress", progress.append, 10)
@@ -93,16 +116,43 @@ def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     rollout of the same command sample for sample (the sim applied exactly command[k] over [t_k, t_k + dt) and
     no state was lost), and learning reduces the windowed error."""
     h = ros
-    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=[
-        *sim_params(["pendulum_1"]), Parameter("publish_clock", value=True), Parameter("real_time_factor", value=0.0)]))
+    sim = h.add(
+        SimNode(
+            "servo_sim",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                *sim_params(["pendulum_1"]),
+                Parameter("publish_clock", value=True),
+                Parameter("real_time_factor", value=0.0),
+            ],
+        )
+    )
     out = tmp_path / "ilc.npz"
-    ilc = h.add(ILCNode("servo_ilc", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("use_sim_time", value=True), Parameter("execution", value="trajectory"),
-        Parameter("joints", value=["pendulum_1"]), Parameter("joint", value="pendulum_1"),
-        Parameter("reference", value="sub_oscillations"), Parameter("reference_duration", value=2.0),
-        Parameter("reference_amplitude", value=0.6), Parameter("rate_hz", value=100.0), Parameter("kp", value=KP),
-        Parameter("max_iterations", value=2), Parameter("threshold", value=0.0), Parameter("settle_time", value=0.5),
-        Parameter("delay", value=0.04), Parameter("filter_hz", value=4.0), Parameter("output", value=str(out))]))
+    ilc = h.add(
+        ILCNode(
+            "servo_ilc",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("use_sim_time", value=True),
+                Parameter("execution", value="trajectory"),
+                Parameter("joints", value=["pendulum_1"]),
+                Parameter("joint", value="pendulum_1"),
+                Parameter("reference", value="sub_oscillations"),
+                Parameter("reference_duration", value=2.0),
+                Parameter("reference_amplitude", value=0.6),
+                Parameter("rate_hz", value=100.0),
+                Parameter("kp", value=KP),
+                Parameter("max_iterations", value=2),
+                Parameter("threshold", value=0.0),
+                Parameter("settle_time", value=0.5),
+                Parameter("delay", value=0.04),
+                Parameter("filter_hz", value=4.0),
+                Parameter("output", value=str(out)),
+            ],
+        )
+    )
     wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
     ok, text = ilc.start()
     assert ok, text
@@ -128,8 +178,29 @@ def test_cli_ilc_record_is_fitted_by_the_fit_node(ros, tmp_path):
     from servo_ff.cli import main
 
     out = tmp_path / "cli_ilc"
-    assert main(["ilc", "--servo", "mx64", "--model", "m4", "--kp", str(KP), "--mass", "0.5", "--length", "0.15",
-                 "--joint", "pendulum_1", "--delay", "0.06", "--max-iterations", "6", "--out", str(out)]) in (0, 1)
+    assert main(
+        [
+            "ilc",
+            "--servo",
+            "mx64",
+            "--model",
+            "m4",
+            "--kp",
+            str(KP),
+            "--mass",
+            "0.5",
+            "--length",
+            "0.15",
+            "--joint",
+            "pendulum_1",
+            "--delay",
+            "0.06",
+            "--max-iterations",
+            "6",
+            "--out",
+            str(out),
+        ]
+    ) in (0, 1)
     h = ros
     ff = ff_node(h)
     fit = fit_node(h, source="ilc_file", ilc_file=str(out / "ilc.npz"), output=str(tmp_path / "alpha.yaml"))
@@ -149,18 +220,36 @@ def rollout_data(duration_s=10.0, dt=0.005):
 def ff_node(h):
     from servo_ff.nodes.feedforward_node import FeedForwardNode
 
-    return h.add(FeedForwardNode("servo_feedforward", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("urdf_path", value=URDF), Parameter("joints", value=["pendulum_1", "pendulum_2"]),
-        Parameter("kp", value=[KP])]))
+    return h.add(
+        FeedForwardNode(
+            "servo_feedforward",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("urdf_path", value=URDF),
+                Parameter("joints", value=["pendulum_1", "pendulum_2"]),
+                Parameter("kp", value=[KP]),
+            ],
+        )
+    )
 
 
 def fit_node(h, **params):
     from servo_ff.nodes.fit_node import FitNode
 
-    return h.add(FitNode("servo_fit", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("joint", value="pendulum_1"), Parameter("urdf_path", value=URDF),
-        Parameter("run_on_start", value=False),
-        *(Parameter(k, value=v) for k, v in params.items())]))
+    return h.add(
+        FitNode(
+            "servo_fit",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("joint", value="pendulum_1"),
+                Parameter("urdf_path", value=URDF),
+                Parameter("run_on_start", value=False),
+                *(Parameter(k, value=v) for k, v in params.items()),
+            ],
+        )
+    )
 
 
 def check_fit_reached_ff(h, fit, ff, out_yaml, tolerance=0.25):
@@ -174,10 +263,10 @@ def check_fit_reached_ff(h, fit, ff, out_yaml, tolerance=0.25):
     assert np.isfinite(alpha).all()
     assert abs(alpha[0] - ALPHA0) < tolerance * ALPHA0, (alpha, ALPHA0)  # R/(kt·gain) recovered through the node
     np.testing.assert_allclose(ff.table.values["alpha.pendulum_1"], alpha)  # set over rcl_interfaces/SetParameters
-    np.testing.assert_allclose(ff.ctrl.alpha.alpha[0, :len(alpha)], alpha)  # and live in the controller
+    np.testing.assert_allclose(ff.ctrl.alpha.alpha[0, : len(alpha)], alpha)  # and live in the controller
     doc = yaml.safe_load(Path(out_yaml).read_text())
     np.testing.assert_allclose(doc["joints"]["pendulum_1"]["alpha"][: len(alpha)], alpha)  # α̂4 = 0 when not fitted
-    assert all(a == 0 for a in doc["joints"]["pendulum_1"]["alpha"][len(alpha):])
+    assert all(a == 0 for a in doc["joints"]["pendulum_1"]["alpha"][len(alpha) :])
     h.remove(client)
 
 
@@ -187,10 +276,21 @@ def test_fit_node_from_ilc_file_sets_feedforward_alpha(ros, tmp_path):
     h = ros
     t, cmd, q, _ = rollout_data()
     n = len(t)
-    rec = ILCRecord(joint="pendulum_1", t=t, reference_q=cmd, reference_dq=np.gradient(cmd, t),
-                    reference_ddq=np.gradient(np.gradient(cmd, t), t), commands=cmd[None], measured=q[None],
-                    errors=np.array([0.0]), supply=np.array([15.0]), kp=KP, dt=float(t[1] - t[0]), delay=0.0,
-                    converged_iteration=0)
+    rec = ILCRecord(
+        joint="pendulum_1",
+        t=t,
+        reference_q=cmd,
+        reference_dq=np.gradient(cmd, t),
+        reference_ddq=np.gradient(np.gradient(cmd, t), t),
+        commands=cmd[None],
+        measured=q[None],
+        errors=np.array([0.0]),
+        supply=np.array([15.0]),
+        kp=KP,
+        dt=float(t[1] - t[0]),
+        delay=0.0,
+        converged_iteration=0,
+    )
     path = save_ilc_record(rec, tmp_path / "ilc.npz")
     ff = ff_node(h)
     fit = fit_node(h, source="ilc_file", ilc_file=str(path), output=str(tmp_path / "alpha.yaml"))
@@ -210,8 +310,19 @@ def test_replay_fit_from_rosbag(ros, tmp_path):
 
     h = ros
     t, cmd, q, dq = rollout_data()
-    log = ServoLog(t=t, position=q, speed=dq, goal_position=cmd, torque_enable=np.ones_like(t),
-                   input_volts=np.full_like(t, 15.0), mass=0.5, length=0.15, kp=KP, vin=15.0, motor="mx64")
+    log = ServoLog(
+        t=t,
+        position=q,
+        speed=dq,
+        goal_position=cmd,
+        torque_enable=np.ones_like(t),
+        input_volts=np.full_like(t, 15.0),
+        mass=0.5,
+        length=0.15,
+        kp=KP,
+        vin=15.0,
+        motor="mx64",
+    )
     bag = tmp_path / "run1"
     write_rosbag(log, bag, joint="pendulum_1", goal_topic="/servo/commands")
     ff = ff_node(h)
@@ -241,10 +352,11 @@ def test_fit_node_from_live_topics(ros, tmp_path):
     from servo_ff.trajectories import sub_oscillations
 
     h = ros
-    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
+    h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
     ff = ff_node(h)
-    fit = fit_node(h, source="topics", joints=["pendulum_1"], kp=KP, window=6.0, dt=0.01,
-                   output=str(tmp_path / "alpha_live.yaml"))
+    fit = fit_node(
+        h, source="topics", joints=["pendulum_1"], kp=KP, window=6.0, dt=0.01, output=str(tmp_path / "alpha_live.yaml")
+    )
     client = h.make_node("live_client")
     pub = client.create_publisher(Float64MultiArray, "servo/commands", 10)
     wait_for(lambda: pub.get_subscription_count() >= 2, 10.0, "sim and fit subscribed to servo/commands")

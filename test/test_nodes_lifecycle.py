@@ -2,11 +2,11 @@
 through the lifecycle services (lifecycle_msgs/ChangeState) as a lifecycle manager does: no torque before
 activate, separate `<prefix>/…` topics and services, /joint_states with every joint while a servo is silent
 (stale flagged with its age in /diagnostics), deactivate = hold then torque off, cleanup closes the port."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from nodes_harness import RosHarness, wait_for
 
 pytest.importorskip("rclpy")
@@ -36,15 +36,31 @@ def robot(tmp_path_factory):
             link = tmp_path_factory.mktemp(side) / "ttyDXL"
             buses[side] = VirtualBus(ids=ids, model="mx106", loads=ServoLoad.pendulum(0.2, 0.1), link=str(link))
             buses[side].start()
-            nodes[side] = h.add(HardwareNode(f"servo_{side}", context=h.context, namespace=h.ns, parameter_overrides=[
-                Parameter("joints", value=joints), Parameter("ids", value=ids), Parameter("port", value=str(link)),
-                Parameter("prefix", value=side), Parameter("autostart", value=False),
-                Parameter("servo", value="mx106"), Parameter("rate_hz", value=50.0),
-                Parameter("latency_timer_ms", value=1.0), Parameter("timeout_ms", value=50.0),
-                Parameter("retries", value=5),
-                Parameter("position_min", value=[-2.0]), Parameter("position_max", value=[2.0]),
-                Parameter("stale_cycles", value=1000), Parameter("max_reply_age", value=30.0),
-                Parameter("diagnostics_period", value=0.2), Parameter("warn_throttle", value=30.0)]))
+            nodes[side] = h.add(
+                HardwareNode(
+                    f"servo_{side}",
+                    context=h.context,
+                    namespace=h.ns,
+                    parameter_overrides=[
+                        Parameter("joints", value=joints),
+                        Parameter("ids", value=ids),
+                        Parameter("port", value=str(link)),
+                        Parameter("prefix", value=side),
+                        Parameter("autostart", value=False),
+                        Parameter("servo", value="mx106"),
+                        Parameter("rate_hz", value=50.0),
+                        Parameter("latency_timer_ms", value=1.0),
+                        Parameter("timeout_ms", value=50.0),
+                        Parameter("retries", value=5),
+                        Parameter("position_min", value=[-2.0]),
+                        Parameter("position_max", value=[2.0]),
+                        Parameter("stale_cycles", value=1000),
+                        Parameter("max_reply_age", value=30.0),
+                        Parameter("diagnostics_period", value=0.2),
+                        Parameter("warn_throttle", value=30.0),
+                    ],
+                )
+            )
         client = h.make_node("lifecycle_manager")
         states: dict[str, list[JointState]] = {"legs": [], "arms": []}
 
@@ -107,8 +123,14 @@ def test_two_managed_hardware_nodes_side_by_side(robot):
     # separate topics: each goal reaches its own bus only
     pub["legs"].publish(Float64MultiArray(data=[0.4, -0.3]))
     pub["arms"].publish(Float64MultiArray(data=[-0.6, 0.2]))
-    wait_for(lambda: np.allclose(buses["legs"].goal, [0.4, -0.3], atol=0.01)
-             and np.allclose(buses["arms"].goal, [-0.6, 0.2], atol=0.01), 10.0, "goals on both buses")
+    wait_for(
+        lambda: (
+            np.allclose(buses["legs"].goal, [0.4, -0.3], atol=0.01)
+            and np.allclose(buses["arms"].goal, [-0.6, 0.2], atol=0.01)
+        ),
+        10.0,
+        "goals on both buses",
+    )
     # separate services: legs/torque_enable leaves the arms alone
     r = h.call(client.create_client(SetBool, "legs/torque_enable"), SetBool.Request(data=False))
     assert r.success and (torque(buses["legs"]) == 0).all() and (torque(buses["arms"]) == 1).all()
@@ -121,8 +143,14 @@ def test_two_managed_hardware_nodes_side_by_side(robot):
     buses["legs"].set_silent(2, True)
     try:
         n0 = len(states["legs"])
-        wait_for(lambda: (s := stale_status(diags, "knee")) is not None
-                 and any(kv.key == "stale" and kv.value == "true" for kv in s.values), 10.0, "knee flagged stale")
+        wait_for(
+            lambda: (
+                (s := stale_status(diags, "knee")) is not None
+                and any(kv.key == "stale" and kv.value == "true" for kv in s.values)
+            ),
+            10.0,
+            "knee flagged stale",
+        )
         wait_for(lambda: len(states["legs"]) >= n0 + 25, 10.0, "joint_states while the knee is silent")
         window = states["legs"][n0:]
         assert all(list(m.name) == ["hip", "knee"] and np.isfinite(m.position).all() for m in window)

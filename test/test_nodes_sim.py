@@ -1,5 +1,6 @@
 """servo_sim_node over real DDS (loopback): joint_states, goals in three forms, torque enable, reboot, bad
 goals, parameter validation."""
+
 from __future__ import annotations
 
 import math
@@ -7,14 +8,13 @@ import time
 
 import numpy as np
 import pytest
-
 from nodes_harness import RosHarness, wait_for
 
 pytest.importorskip("rclpy")
+from builtin_interfaces.msg import Duration  # noqa: E402
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
-from builtin_interfaces.msg import Duration  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -31,27 +31,45 @@ MASS, LENGTH = 0.5, 0.15
 @pytest.fixture(scope="module")
 def ros():
     h = RosHarness(salt=1)
-    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("joints", value=JOINTS), Parameter("rate_hz", value=250.0),
-        Parameter("servo", value="mx64"), Parameter("model", value="m1"),
-        Parameter("initial_position", value=[0.3, -0.2]),
-        Parameter("load.mass", value=[MASS]), Parameter("load.length", value=[LENGTH]),
-        Parameter("position_min", value=[-2.0]), Parameter("position_max", value=[2.0]),
-        Parameter("warn_throttle", value=30.0), Parameter("physics_dt", value=0.001)]))
+    sim = h.add(
+        SimNode(
+            "servo_sim",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("joints", value=JOINTS),
+                Parameter("rate_hz", value=250.0),
+                Parameter("servo", value="mx64"),
+                Parameter("model", value="m1"),
+                Parameter("initial_position", value=[0.3, -0.2]),
+                Parameter("load.mass", value=[MASS]),
+                Parameter("load.length", value=[LENGTH]),
+                Parameter("position_min", value=[-2.0]),
+                Parameter("position_max", value=[2.0]),
+                Parameter("warn_throttle", value=30.0),
+                Parameter("physics_dt", value=0.001),
+            ],
+        )
+    )
     client = h.make_node("sim_test_client")
     states: list[JointState] = []
     client.create_subscription(JointState, "joint_states", states.append, 50)
-    pubs = {"array": client.create_publisher(Float64MultiArray, "servo/commands", 10),
-            "traj": client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10),
-            "js": client.create_publisher(JointState, "servo/joint_command", 10)}
+    pubs = {
+        "array": client.create_publisher(Float64MultiArray, "servo/commands", 10),
+        "traj": client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10),
+        "js": client.create_publisher(JointState, "servo/joint_command", 10),
+    }
     wait_for(lambda: all(p.get_subscription_count() for p in pubs.values()) and states, 10.0, "discovery of servo_sim")
     yield h, sim, client, states, pubs
     h.shutdown()
 
 
 def latest(states, after: float = 0.0) -> JointState:
-    return wait_for(lambda: states and states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9 > after
-                    and states[-1], 5.0, "a joint_states message")
+    return wait_for(
+        lambda: states and states[-1].header.stamp.sec + states[-1].header.stamp.nanosec * 1e-9 > after and states[-1],
+        5.0,
+        "a joint_states message",
+    )
 
 
 def position(states) -> np.ndarray:
@@ -60,8 +78,7 @@ def position(states) -> np.ndarray:
 
 def settle_at(states, goal, tol=0.06, timeout=20.0) -> bool:
     try:
-        return wait_for(lambda: bool((np.abs(position(states) - goal) < tol).all()), timeout,
-                        f"joints to reach {goal}")
+        return wait_for(lambda: bool((np.abs(position(states) - goal) < tol).all()), timeout, f"joints to reach {goal}")
     except TimeoutError as e:
         raise AssertionError(f"{e}; last joint_states position {position(states)}") from None
 
@@ -90,9 +107,13 @@ def test_float64multiarray_goal_moves_joint(ros):
 
 def test_trajectory_and_jointstate_goals_by_name(ros):
     h, sim, client, states, pubs = ros
-    traj = JointTrajectory(joint_names=["elbow", "shoulder"],
-                           points=[JointTrajectoryPoint(positions=[0.4, 0.9], time_from_start=Duration(nanosec=200_000_000)),
-                                   JointTrajectoryPoint(positions=[0.2, 0.6], time_from_start=Duration(nanosec=400_000_000))])
+    traj = JointTrajectory(
+        joint_names=["elbow", "shoulder"],
+        points=[
+            JointTrajectoryPoint(positions=[0.4, 0.9], time_from_start=Duration(nanosec=200_000_000)),
+            JointTrajectoryPoint(positions=[0.2, 0.6], time_from_start=Duration(nanosec=400_000_000)),
+        ],
+    )
     pubs["traj"].publish(traj)
     settle_at(states, [0.6, 0.2])  # the last point, matched by name
     pubs["js"].publish(JointState(name=["elbow"], position=[-0.4]))
@@ -104,23 +125,32 @@ def test_bad_goals_rejected_and_last_goal_held(ros):
     pubs["array"].publish(Float64MultiArray(data=[0.5, 0.1]))
     settle_at(states, [0.5, 0.1])
     before = sim.gate.rejected
-    bad = [("array", Float64MultiArray(data=[math.nan, 0.0])),
-           ("array", Float64MultiArray(data=[0.0, math.inf])),
-           ("array", Float64MultiArray(data=[0.1, 0.2, 0.3])),  # wrong length
-           ("array", Float64MultiArray(data=[2.5, 0.0])),  # beyond position_max = 2 rad
-           ("js", JointState(name=["knee"], position=[0.0])),  # unknown name
-           ("js", JointState(name=["elbow"], position=[math.nan])),
-           ("traj", JointTrajectory(joint_names=["shoulder"], points=[JointTrajectoryPoint(positions=[-3.0])])),
-           ("traj", JointTrajectory(joint_names=["shoulder"], points=[]))]
+    bad = [
+        ("array", Float64MultiArray(data=[math.nan, 0.0])),
+        ("array", Float64MultiArray(data=[0.0, math.inf])),
+        ("array", Float64MultiArray(data=[0.1, 0.2, 0.3])),  # wrong length
+        ("array", Float64MultiArray(data=[2.5, 0.0])),  # beyond position_max = 2 rad
+        ("js", JointState(name=["knee"], position=[0.0])),  # unknown name
+        ("js", JointState(name=["elbow"], position=[math.nan])),
+        ("traj", JointTrajectory(joint_names=["shoulder"], points=[JointTrajectoryPoint(positions=[-3.0])])),
+        ("traj", JointTrajectory(joint_names=["shoulder"], points=[])),
+    ]
     for kind, msg in bad:
         pubs[kind].publish(msg)
     wait_for(lambda: sim.gate.rejected - before >= len(bad), 10.0, "all bad goals to be rejected")
     np.testing.assert_allclose(sim.gate.goal, [0.5, 0.1])
     time.sleep(0.3)
     np.testing.assert_allclose(position(states), [0.5, 0.1], atol=0.06)
-    reasons = list(sim.gate.recent)[-len(bad):]
-    for words in (["shoulder=nan", "not finite"], ["elbow=inf"], ["3 values for 2 joints"],
-                  ["shoulder=2.5000 rad", "[-2.0000, 2.0000]"], ["'knee'"], ["shoulder=-3.0000 rad"], ["no points"]):
+    reasons = list(sim.gate.recent)[-len(bad) :]
+    for words in (
+        ["shoulder=nan", "not finite"],
+        ["elbow=inf"],
+        ["3 values for 2 joints"],
+        ["shoulder=2.5000 rad", "[-2.0000, 2.0000]"],
+        ["'knee'"],
+        ["shoulder=-3.0000 rad"],
+        ["no points"],
+    ):
         assert any(all(w in r for w in words) for r in reasons), (words, reasons)
     assert np.isfinite(np.array(latest(states).position)).all()
 
@@ -162,23 +192,26 @@ def _set(h, client, **values):
     return h.call(cli, SetParameters.Request(parameters=msgs)).results
 
 
-@pytest.mark.parametrize("values, words", [
-    ({"kp": [math.nan, 32.0]}, ["kp[0]", "not finite"]),
-    ({"kp": [32.0, 32.0, 32.0]}, ["kp", "3 values"]),
-    ({"kp": [-1.0]}, ["kp", "minimum"]),
-    ({"actuator__kt": math.inf}, ["actuator.kt"]),
-    ({"actuator__R": -1.0}, ["actuator.R"]),
-    ({"actuator__firmware__max_pwm": 1.5}, ["max_pwm"]),
-    ({"position_min": [0.0, 3.0]}, ["position_min[1]", "position_max[1]"]),
-    ({"load__mass": [math.nan]}, ["load.mass"]),
-    # issue 15: extremes the schema refuses, and values inside it that the physics step cannot integrate
-    ({"actuator__R": 1e-6}, ["actuator.R", "out of range"]),
-    ({"actuator__kt": 1e300}, ["actuator.kt", "out of range"]),
-    ({"actuator__friction_viscous": 1e300}, ["actuator.friction_viscous", "out of range"]),
-    ({"actuator__armature": 0.0}, ["actuator.armature", "out of range"]),
-    ({"actuator__R": 0.02}, ["stability limit 2·J·R/kt²", "of shoulder", "lower physics_dt"]),
-    ({"actuator__kt": 40.0}, ["stability limit", "back-EMF damping would diverge"]),
-])
+@pytest.mark.parametrize(
+    "values, words",
+    [
+        ({"kp": [math.nan, 32.0]}, ["kp[0]", "not finite"]),
+        ({"kp": [32.0, 32.0, 32.0]}, ["kp", "3 values"]),
+        ({"kp": [-1.0]}, ["kp", "minimum"]),
+        ({"actuator__kt": math.inf}, ["actuator.kt"]),
+        ({"actuator__R": -1.0}, ["actuator.R"]),
+        ({"actuator__firmware__max_pwm": 1.5}, ["max_pwm"]),
+        ({"position_min": [0.0, 3.0]}, ["position_min[1]", "position_max[1]"]),
+        ({"load__mass": [math.nan]}, ["load.mass"]),
+        # issue 15: extremes the schema refuses, and values inside it that the physics step cannot integrate
+        ({"actuator__R": 1e-6}, ["actuator.R", "out of range"]),
+        ({"actuator__kt": 1e300}, ["actuator.kt", "out of range"]),
+        ({"actuator__friction_viscous": 1e300}, ["actuator.friction_viscous", "out of range"]),
+        ({"actuator__armature": 0.0}, ["actuator.armature", "out of range"]),
+        ({"actuator__R": 0.02}, ["stability limit 2·J·R/kt²", "of shoulder", "lower physics_dt"]),
+        ({"actuator__kt": 40.0}, ["stability limit", "back-EMF damping would diverge"]),
+    ],
+)
 def test_parameter_callback_refuses_bad_values(ros, values, words):
     h, sim, client, states, pubs = ros
     before = (sim.sim.packed.copy(), list(sim.table.values["kp"]))
@@ -222,11 +255,12 @@ def test_every_refused_parameter_change_is_logged_with_name_and_reason(ros, capf
     one warning naming the parameter, not only the service reply; repeats are throttled."""
     h, sim, client, states, pubs = ros
     cli = client.create_client(SetParameters, "servo_sim/set_parameters")
-    cases = [("rate_hz", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=100.0)),  # read-only
-             ("diagnostics_period", ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="x")),  # type
-             ("supply_period", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=-1.0)),  # range
-             ("load.length", ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-                                            double_array_value=[math.nan]))]  # callback
+    cases = [
+        ("rate_hz", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=100.0)),  # read-only
+        ("diagnostics_period", ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="x")),  # type
+        ("supply_period", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=-1.0)),  # range
+        ("load.length", ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=[math.nan])),
+    ]  # callback
     for name, value in cases:
         (res,) = h.call(cli, SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])).results
         assert not res.successful
@@ -253,8 +287,14 @@ def test_throttle_counts_suppressed_messages():
 
 def test_goal_gate_holds_last_valid_goal():
     warnings = []
-    g = GoalGate(["a", "b"], np.array([-1.0, -1.0]), np.array([1.0, 1.0]), goal=np.zeros(2),
-                 warn=warnings.append, throttle=Throttle(0.0))
+    g = GoalGate(
+        ["a", "b"],
+        np.array([-1.0, -1.0]),
+        np.array([1.0, 1.0]),
+        goal=np.zeros(2),
+        warn=warnings.append,
+        throttle=Throttle(0.0),
+    )
     assert g.from_array([0.5, -0.5], "t") is not None
     assert g.from_array([0.5, 1.5], "t") is None and "b=1.5000 rad is outside" in warnings[-1]
     assert g.from_names(["b", "c"], [0.0, 0.0], "t") is None and "'c'" in warnings[-1]
@@ -274,8 +314,9 @@ def test_urdf_gravity_load_matches_the_pendulum_load():
 
     urdf = Path(__file__).resolve().parents[1] / "urdf" / "pendulums2.urdf"
     p = preset("mx64", "m1")
-    a = SimServos(p, 2, PendulumLoad(np.full(2, 0.5), np.full(2, 0.15), np.zeros(2)), theta=[0.2, -0.1],
-                  backend="numpy")
+    a = SimServos(
+        p, 2, PendulumLoad(np.full(2, 0.5), np.full(2, 0.15), np.zeros(2)), theta=[0.2, -0.1], backend="numpy"
+    )
     b = SimServos(p, 2, UrdfGravity(urdf, ["pendulum_1", "pendulum_2"]), theta=[0.2, -0.1], backend="numpy")
     for s in (a, b):
         s.goal = np.array([1.0, -0.8])
@@ -320,8 +361,9 @@ def test_held_goal_rechecked_when_position_max_is_lowered(ros):
     np.testing.assert_allclose(sim.gate.goal, [1.0, 0.0])
     np.testing.assert_allclose(sim.sim.goal, [1.0, 0.0])
     assert sim.gate.limit_moves == moved + 1
-    assert any(kv.key == "goals_moved_by_limit_change" and kv.value == str(moved + 1)
-               for kv in sim.interface_status().values)
+    assert any(
+        kv.key == "goals_moved_by_limit_change" and kv.value == str(moved + 1) for kv in sim.interface_status().values
+    )
     settle_at(states, [1.0, 0.0])
     (r,) = _set(h, client, position_max=[2.0])
     assert r.successful

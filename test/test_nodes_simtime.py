@@ -2,6 +2,7 @@
 an external coarse /clock at its own rate, and JointTrajectory following with JointTrajectoryController
 semantics (interpolation over time_from_start from the current state, replacement, refusal of bad
 trajectories as a whole). Rates are asserted as message counts over a sim-time window, never on wall time."""
+
 from __future__ import annotations
 
 import math
@@ -9,7 +10,6 @@ import time
 
 import numpy as np
 import pytest
-
 from nodes_harness import RosHarness, wait_for
 
 pytest.importorskip("rclpy")
@@ -31,20 +31,36 @@ def stamp_s(msg) -> float:
 
 def point(positions, t, velocities=(), accelerations=()):
     sec = int(t)
-    return JointTrajectoryPoint(positions=list(positions), velocities=list(velocities),
-                                accelerations=list(accelerations),
-                                time_from_start=Duration(sec=sec, nanosec=int(round((t - sec) * 1e9))))
+    return JointTrajectoryPoint(
+        positions=list(positions),
+        velocities=list(velocities),
+        accelerations=list(accelerations),
+        time_from_start=Duration(sec=sec, nanosec=int(round((t - sec) * 1e9))),
+    )
 
 
 @pytest.fixture(scope="module")
 def owned():
     """A sim owning /clock, as fast as possible (real_time_factor 0), and a client on sim time."""
     h = RosHarness(salt=11)
-    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=[
-        Parameter("joints", value=["a", "b"]), Parameter("rate_hz", value=RATE), Parameter("model", value="m1"),
-        Parameter("publish_clock", value=True), Parameter("real_time_factor", value=0.0),
-        Parameter("position_min", value=[-1.0]), Parameter("position_max", value=[1.0]),
-        Parameter("warn_throttle", value=60.0), Parameter("physics_dt", value=0.005)]))
+    sim = h.add(
+        SimNode(
+            "servo_sim",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("joints", value=["a", "b"]),
+                Parameter("rate_hz", value=RATE),
+                Parameter("model", value="m1"),
+                Parameter("publish_clock", value=True),
+                Parameter("real_time_factor", value=0.0),
+                Parameter("position_min", value=[-1.0]),
+                Parameter("position_max", value=[1.0]),
+                Parameter("warn_throttle", value=60.0),
+                Parameter("physics_dt", value=0.005),
+            ],
+        )
+    )
     client = h.make_node("simtime_client")
     states: list[JointState] = []
     clocks: list[Clock] = []
@@ -69,7 +85,7 @@ def test_owned_clock_publishes_clock_and_states_at_the_rate(owned):
     assert sim.get_parameter("use_sim_time").value  # the node runs on the time it publishes
     n0 = len(states)
     wait_for(lambda: len(states) > n0 + 400, 30.0, "400 more states")
-    window = states[n0 + 10:n0 + 390]
+    window = states[n0 + 10 : n0 + 390]
     t = np.array([stamp_s(m) for m in window])
     assert (np.diff(t) > 0).all()
     span = t[-1] - t[0]
@@ -84,8 +100,11 @@ def test_trajectory_is_interpolated_over_time_from_start(owned):
     start_goal = sim.gate.goal.copy()
     goals.clear()
     pub.publish(JointTrajectory(joint_names=["a"], points=[point([0.3], 1.0), point([0.9], 3.0)]))
-    wait_for(lambda: sim.trajectories >= 1 and sim.traj is None and goals and goals[-1][0] - goals[0][0] > 2.9,
-             60.0, "the trajectory to run (3 s of sim time)")
+    wait_for(
+        lambda: sim.trajectories >= 1 and sim.traj is None and goals and goals[-1][0] - goals[0][0] > 2.9,
+        60.0,
+        "the trajectory to run (3 s of sim time)",
+    )
     t = np.array([g[0] for g in goals])
     q = np.array([g[1] for g in goals])
     t0 = t[0]  # the first control step after the trajectory arrived (its start, within one period)
@@ -110,19 +129,22 @@ def test_new_trajectory_replaces_the_rest_from_the_current_state(owned):
     q_switch = first.spline.sample(second.start)[0]
     np.testing.assert_allclose(second.spline.sample(second.start)[0], q_switch, atol=1e-9)  # no jump
     assert second.spline.kind(0) == "quintic"
-    steps = np.abs(np.diff(np.array([g[1][0] for g in goals[n - 5:]])))
+    steps = np.abs(np.diff(np.array([g[1][0] for g in goals[n - 5 :]])))
     assert steps.max() < 0.02  # the commanded goal moves smoothly across the switch
     wait_for(lambda: sim.traj is None and abs(sim.gate.goal[0] - 0.5) < 1e-9, 60.0, "the second to finish")
 
 
-@pytest.mark.parametrize("points, names, words", [
-    ([point([0.2], 1.0), point([0.3], 0.5)], ["a"], ["not increasing"]),
-    ([point([math.nan], 1.0)], ["a"], ["not finite"]),
-    ([point([0.2], 1.0)], ["knee"], ["'knee'"]),
-    ([point([0.2], 0.5), point([1.5], 1.0)], ["a"], ["point 1", "a=1.5000 rad", "outside"]),
-    ([point([0.9], 0.5, [-30.0])], ["a"], ["interpolated path", "outside"]),  # the cubic overshoots 1 rad
-    ([point([0.2, 0.1], 1.0)], ["a"], ["2 positions for 1 joints"]),
-])
+@pytest.mark.parametrize(
+    "points, names, words",
+    [
+        ([point([0.2], 1.0), point([0.3], 0.5)], ["a"], ["not increasing"]),
+        ([point([math.nan], 1.0)], ["a"], ["not finite"]),
+        ([point([0.2], 1.0)], ["knee"], ["'knee'"]),
+        ([point([0.2], 0.5), point([1.5], 1.0)], ["a"], ["point 1", "a=1.5000 rad", "outside"]),
+        ([point([0.9], 0.5, [-30.0])], ["a"], ["interpolated path", "outside"]),  # the cubic overshoots 1 rad
+        ([point([0.2, 0.1], 1.0)], ["a"], ["2 positions for 1 joints"]),
+    ],
+)
 def test_bad_trajectories_are_refused_whole_and_the_goal_held(owned, points, names, words):
     h, sim, client, states, clocks, pub, goals = owned
     wait_for(lambda: sim.traj is None, 60.0, "no trajectory running")
@@ -139,10 +161,21 @@ def test_sim_follows_a_coarse_external_clock_at_its_own_rate():
     """use_sim_time with /clock from elsewhere in 20 ms steps: one state per 1/rate_hz of that clock."""
     h = RosHarness(salt=12)
     try:
-        sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=[
-            Parameter("joints", value=["a"]), Parameter("rate_hz", value=RATE), Parameter("model", value="m1"),
-            Parameter("use_sim_time", value=True), Parameter("physics_dt", value=0.005),
-            Parameter("max_catch_up", value=1.0)]))
+        sim = h.add(
+            SimNode(
+                "servo_sim",
+                context=h.context,
+                namespace=h.ns,
+                parameter_overrides=[
+                    Parameter("joints", value=["a"]),
+                    Parameter("rate_hz", value=RATE),
+                    Parameter("model", value="m1"),
+                    Parameter("use_sim_time", value=True),
+                    Parameter("physics_dt", value=0.005),
+                    Parameter("max_catch_up", value=1.0),
+                ],
+            )
+        )
         client = h.make_node("clock_source")
         states: list[JointState] = []
         client.create_subscription(JointState, "joint_states", states.append, 1000)

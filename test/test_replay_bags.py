@@ -2,6 +2,7 @@
 /servo_ff/log_meta): from our hardware node, our sim node (driven by the ILC node) and a ros2_control robot, in
 mcap and sqlite3, through `servo-ff fit` and the one-shot `servo-ff up replay`; bad bags end with one line and
 exit code 2."""
+
 from __future__ import annotations
 
 import subprocess
@@ -54,30 +55,51 @@ def record(path: Path, source: str, storage: str = "mcap", truncate: bool = Fals
         return T["std_msgs/msg/Header"](stamp=stamp(ns), frame_id="")
 
     def js(ns, names, pos, vel):
-        return T["sensor_msgs/msg/JointState"](header=header(ns), name=names, position=np.array(pos, float),
-                                               velocity=np.array(vel, float), effort=np.zeros(len(names)))
+        return T["sensor_msgs/msg/JointState"](
+            header=header(ns),
+            name=names,
+            position=np.array(pos, float),
+            velocity=np.array(vel, float),
+            effort=np.zeros(len(names)),
+        )
 
     def array(values):
-        return T["std_msgs/msg/Float64MultiArray"](layout=T["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0),
-                                                   data=np.array(values, float))
+        return T["std_msgs/msg/Float64MultiArray"](
+            layout=T["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0), data=np.array(values, float)
+        )
 
     def battery(ns, volts):
         nan = float("nan")
         return T["sensor_msgs/msg/BatteryState"](
-            header=header(ns), voltage=volts, temperature=nan, current=nan, charge=nan, capacity=nan,
-            design_capacity=nan, percentage=nan, power_supply_status=0, power_supply_health=0,
-            power_supply_technology=0, present=True, cell_voltage=np.array([], np.float32),
-            cell_temperature=np.array([], np.float32), location="", serial_number="")
+            header=header(ns),
+            voltage=volts,
+            temperature=nan,
+            current=nan,
+            charge=nan,
+            capacity=nan,
+            design_capacity=nan,
+            percentage=nan,
+            power_supply_status=0,
+            power_supply_health=0,
+            power_supply_technology=0,
+            present=True,
+            cell_voltage=np.array([], np.float32),
+            cell_temperature=np.array([], np.float32),
+            location="",
+            serial_number="",
+        )
 
     def diag(ns):
         kv = T["diagnostic_msgs/msg/KeyValue"](key="position_rad", value="0.3")
-        st = T["diagnostic_msgs/msg/DiagnosticStatus"](level=b"\x00"[0], name="servo: pendulum_1", message="ok",
-                                                       hardware_id="dxl/1", values=[kv])
+        st = T["diagnostic_msgs/msg/DiagnosticStatus"](
+            level=b"\x00"[0], name="servo: pendulum_1", message="ok", hardware_id="dxl/1", values=[kv]
+        )
         return T["diagnostic_msgs/msg/DiagnosticArray"](header=header(ns), status=[st])
 
     def log_msg(ns, text):
-        return T["rcl_interfaces/msg/Log"](stamp=stamp(ns), level=20, name="servo", msg=text, file="x.py",
-                                           function="f", line=1)
+        return T["rcl_interfaces/msg/Log"](
+            stamp=stamp(ns), level=20, name="servo", msg=text, file="x.py", function="f", line=1
+        )
 
     plugin = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}[storage]
     with Writer(path, version=9, storage_plugin=plugin) as w:
@@ -97,8 +119,11 @@ def record(path: Path, source: str, storage: str = "mcap", truncate: bool = Fals
         j1 = names.index("pendulum_1")
         put("/rosout", "rcl_interfaces/msg/Log", START, log_msg(START, "started"))
         if source != "ros2_control":
-            conns["/servo/joint_trajectory"] = w.add_connection("/servo/joint_trajectory",  # subscribed, never
-                                                                "trajectory_msgs/msg/JointTrajectory", typestore=ts)
+            conns["/servo/joint_trajectory"] = w.add_connection(
+                "/servo/joint_trajectory",  # subscribed, never
+                "trajectory_msgs/msg/JointTrajectory",
+                typestore=ts,
+            )
         for k in range(len(cmd)):
             ns = START + k * 5_000_000
             pos, vel = [0.0] * len(names), [0.0] * len(names)
@@ -127,11 +152,14 @@ def fit(bag: Path, out: Path, *extra: str) -> int:
 
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
-@pytest.mark.parametrize("source, extra", [
-    ("hardware", []),  # kp from /servo/p_gains, supply from /servo_supply, goal /servo/commands (not p_gains)
-    ("sim", []),  # two joints, the ILC's /servo/joint_command (JointState); /servo/joint_trajectory is empty
-    ("ros2_control", ["--joints", "pendulum_1,pendulum_2", "--kp", str(KP), "--vin", str(VIN)]),
-])
+@pytest.mark.parametrize(
+    "source, extra",
+    [
+        ("hardware", []),  # kp from /servo/p_gains, supply from /servo_supply, goal /servo/commands (not p_gains)
+        ("sim", []),  # two joints, the ILC's /servo/joint_command (JointState); /servo/joint_trajectory is empty
+        ("ros2_control", ["--joints", "pendulum_1,pendulum_2", "--kp", str(KP), "--vin", str(VIN)]),
+    ],
+)
 def test_recorded_bag_replays_to_alpha(tmp_path, storage, source, extra):
     bag = record(tmp_path / "bag", source, storage)
     assert fit(bag, tmp_path / "out", *extra) == 0
@@ -153,13 +181,16 @@ def test_bag_reader_takes_the_bench_from_arguments_and_the_bag(tmp_path):
     assert (log.kp, log.vin) == (4.0, 12.0)
 
 
-@pytest.mark.parametrize("case, args, words", [
-    ("missing goal topic", ["--goal-topic", "/servo/goal"], ["'/servo/goal' is not in the bag"]),
-    ("joint not recorded", ["--joint", "knee"], ["/joint_states", "joint 'knee' not in"]),
-    ("joint not configured", ["--joints", "pendulum_2"], ["joint 'pendulum_1' is not configured"]),
-    ("no kp", ["--joints", "pendulum_1,pendulum_2", "--vin", "12"], ["kp unknown"]),
-    ("several goal topics", [], ["several candidate goal topics"]),
-])
+@pytest.mark.parametrize(
+    "case, args, words",
+    [
+        ("missing goal topic", ["--goal-topic", "/servo/goal"], ["'/servo/goal' is not in the bag"]),
+        ("joint not recorded", ["--joint", "knee"], ["/joint_states", "joint 'knee' not in"]),
+        ("joint not configured", ["--joints", "pendulum_2"], ["joint 'pendulum_1' is not configured"]),
+        ("no kp", ["--joints", "pendulum_1,pendulum_2", "--vin", "12"], ["kp unknown"]),
+        ("several goal topics", [], ["several candidate goal topics"]),
+    ],
+)
 def test_bad_bags_are_one_line_exit_2(tmp_path, capsys, case, args, words):
     source = "hardware" if case in ("missing goal topic", "several goal topics") else "ros2_control"
     bag = record(tmp_path / "bag", source)
@@ -184,8 +215,7 @@ def _append_goal_topic(path: Path) -> Path:
 
     ts = get_typestore(Stores.ROS2_JAZZY)
     out = path.with_name(path.name + "_two_goals")
-    with AnyReader([path], default_typestore=ts) as r, Writer(out, version=9,
-                                                               storage_plugin=StoragePlugin.MCAP) as w:
+    with AnyReader([path], default_typestore=ts) as r, Writer(out, version=9, storage_plugin=StoragePlugin.MCAP) as w:
         conns = {c.topic: w.add_connection(c.topic, c.msgtype, typestore=ts) for c in r.connections}
         extra = w.add_connection("/arm_controller/commands", "std_msgs/msg/Float64MultiArray", typestore=ts)
         for c, t, raw in r.messages():
@@ -206,8 +236,14 @@ def test_truncated_bag_is_one_line_exit_2(tmp_path, capsys, storage):
 def _up(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     from servo_ff.nodes.bringup import python_env
 
-    return subprocess.run([sys.executable, "-m", "servo_ff", "up", *args], cwd=cwd, env=python_env(),
-                          capture_output=True, text=True, timeout=240)
+    return subprocess.run(
+        [sys.executable, "-m", "servo_ff", "up", *args],
+        cwd=cwd,
+        env=python_env(),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def test_up_replay_is_one_shot_with_the_fit_code(tmp_path):
@@ -221,8 +257,10 @@ def test_up_replay_is_one_shot_with_the_fit_code(tmp_path):
     assert ok.returncode == 0, ok.stdout + ok.stderr
     table = load_alpha(tmp_path / "alpha.yaml", ["pendulum_1"])
     assert abs(table.alpha[0, 0] - ALPHA0) < 0.25 * ALPHA0
-    bad = _up(["replay", "--arg", f"bag:={bag}", "--arg", "goal_topic:=/servo/commands", "--params-file",
-               str(params)], tmp_path)
+    bad = _up(
+        ["replay", "--arg", f"bag:={bag}", "--arg", "goal_topic:=/servo/commands", "--params-file", str(params)],
+        tmp_path,
+    )
     assert bad.returncode == 2, bad.stdout + bad.stderr
     lines = [ln for ln in bad.stderr.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and str(bag) in lines[0] and "'/servo/commands' is not in the bag" in lines[0], bad.stderr

@@ -1,4 +1,5 @@
 """``servo-ff tf`` command line: real files in, tables out, clear errors."""
+
 import numpy as np
 
 from servo_ff.cli import main
@@ -8,7 +9,7 @@ from servo_ff.identification.tf_fit import simulate_ct
 def _write_steps_csv(path, noise=0.002):
     u = np.zeros(2000)
     for k, lev in enumerate([0, 0.15, 0, 0.3, 0, 0.15, 0, 0.3, 0, 0.15]):
-        u[k * 200:(k + 1) * 200] = lev
+        u[k * 200 : (k + 1) * 200] = lev
     y = simulate_ct([1.409e4], [1, 37.46, 1150, 1.399e4], u, 0.004)
     y = y + noise * np.random.default_rng(0).standard_normal(u.size)
     np.savetxt(path, np.c_[np.arange(u.size) * 0.004, u, y], delimiter=",", header="t,u,y", comments="")
@@ -40,7 +41,12 @@ def test_tf_prbs_then_errors(tmp_path, capsys):
     assert main(["tf", "srivc", "--csv", str(tmp_path / "nope.csv"), "--n", "2", "--m", "0"]) == 2
     assert "no such CSV file" in capsys.readouterr().err
     short = tmp_path / "short.csv"
-    np.savetxt(short, np.c_[np.arange(20) * 0.01, np.sign(np.sin(np.arange(20))), np.arange(20.0)], delimiter=",",
-               header="t,u,y", comments="")
+    np.savetxt(
+        short,
+        np.c_[np.arange(20) * 0.01, np.sign(np.sin(np.arange(20))), np.arange(20.0)],
+        delimiter=",",
+        header="t,u,y",
+        comments="",
+    )
     assert main(["tf", "srivc", "--csv", str(short), "--n", "2", "--m", "0"]) == 2
     assert "too short" in capsys.readouterr().err

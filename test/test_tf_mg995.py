@@ -1,10 +1,11 @@
 """Seed 001 workflow: potentiometer LS, PRBS, TF identification, physical parameters, 5 V simulation."""
+
 import math
 
 import numpy as np
 import pytest
 
-from servo_ff.identification.hobby_servo import (MG995_DATA, MG995_IDENTIFIED_DEN, physical_parameters_from_tf)
+from servo_ff.identification.hobby_servo import MG995_DATA, MG995_IDENTIFIED_DEN, physical_parameters_from_tf
 from servo_ff.identification.potentiometer import MG995_POT_ALPHA, MG995_POT_BETA, calibrate_potentiometer
 from servo_ff.identification.prbs import prbs
 from servo_ff.identification.srivc import srivc
@@ -41,8 +42,9 @@ def test_prbs_levels_hold_and_whiteness():
     assert np.all(np.diff(changes) % 7 == 0)  # 0.07 s bits at 10 ms sampling
     bits = u[::7][:511]
     assert abs(bits.sum() / amp) == pytest.approx(1.0)  # m-sequence: one more +1 than −1 per period
-    assert not np.array_equal(prbs(100, 0.01, amplitude=1, clock=0.02, seed=1),
-                              prbs(100, 0.01, amplitude=1, clock=0.02, seed=2))
+    assert not np.array_equal(
+        prbs(100, 0.01, amplitude=1, clock=0.02, seed=1), prbs(100, 0.01, amplitude=1, clock=0.02, seed=2)
+    )
     with pytest.raises(ValueError, match="clock"):
         prbs(100, 0.01, amplitude=1.0, clock=0.0)
 
@@ -77,8 +79,9 @@ def test_physical_parameters_with_load_and_errors():
     with pytest.raises(ValueError, match="second-order"):
         physical_parameters_from_tf([1.0, 2.0, 3.0, 4.0])
     with pytest.raises(ParameterError, match="tau_motor_stall"):
-        physical_parameters_from_tf(MG995_IDENTIFIED_DEN, MG995_DATA.__class__(
-            **{**MG995_DATA.__dict__, "tau_motor_stall": -1.0}))
+        physical_parameters_from_tf(
+            MG995_IDENTIFIED_DEN, MG995_DATA.__class__(**{**MG995_DATA.__dict__, "tau_motor_stall": -1.0})
+        )
 
 
 def test_prbs_identification_workflow_recovers_model():
@@ -104,8 +107,15 @@ def test_five_volt_saturation_slows_large_steps():
     hm = physical_parameters_from_tf(MG995_IDENTIFIED_DEN)
     dt, n = 1e-3, 800
     amps = np.radians([10.0, 60.0])
-    sim = simulate_servo(hm.datasheet, np.repeat(amps[:, None], n, 1), dt, Kp=hm.KP, Vs=5.0, counts_per_rev=None,
-                         include_inductance=False)
+    sim = simulate_servo(
+        hm.datasheet,
+        np.repeat(amps[:, None], n, 1),
+        dt,
+        Kp=hm.KP,
+        Vs=5.0,
+        counts_per_rev=None,
+        include_inductance=False,
+    )
     assert np.max(np.abs(sim.volts)) <= 5.0 + 1e-12
     assert not sim.saturated[0].any() and sim.saturated[1].sum() * dt > 0.1
     t90 = [np.argmax(sim.theta[k] >= 0.9 * a) * dt for k, a in enumerate(amps)]

@@ -1,4 +1,5 @@
 """Seed 000 datasheet model: parameters, transfer functions, register units, nonlinear simulation."""
+
 import math
 from dataclasses import replace
 
@@ -19,22 +20,43 @@ def test_eta_and_bm_from_datasheet_numbers():
     # 000 Eq. 13 and Eq. 17 with the paper's datasheet values
     assert tfm.gearbox_efficiency(2.5, 0.0155, 193) == pytest.approx(0.836, abs=5e-4)
     assert tfm.motor_viscous_friction(0.0107, 0.0092, tfm.rpm_to_rad_s(10600)) == pytest.approx(8.87e-8, rel=2e-3)
-    ds = tfm.datasheet_from_measurements(R=8.3, Kt=0.0107, Kw=93.1, Jm=8.68e-8, N=193, tau_load_stall=2.5,
-                                         tau_motor_stall=0.0155, i_no_load=0.0092,
-                                         speed_no_load=tfm.rpm_to_rad_s(10600), L=2.03e-3)
+    ds = tfm.datasheet_from_measurements(
+        R=8.3,
+        Kt=0.0107,
+        Kw=93.1,
+        Jm=8.68e-8,
+        N=193,
+        tau_load_stall=2.5,
+        tau_motor_stall=0.0155,
+        i_no_load=0.0092,
+        speed_no_load=tfm.rpm_to_rad_s(10600),
+        L=2.03e-3,
+    )
     assert ds.eta == pytest.approx(DS.eta, abs=5e-4) and ds.bm == pytest.approx(DS.bm, rel=2e-3)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: tfm.gearbox_efficiency(-2.5, 0.0155, 193),
-    lambda: tfm.gearbox_efficiency(2.5, 0.0, 193),
-    lambda: tfm.gearbox_efficiency(5.0, 0.0155, 193),  # η > 1
-    lambda: tfm.motor_viscous_friction(0.0107, float("nan"), 1000.0),
-    lambda: tfm.datasheet_from_measurements(R=8.3, Kt=0.0107, Kw=0.0, Jm=8.68e-8, N=193, tau_load_stall=2.5,
-                                            tau_motor_stall=0.0155, i_no_load=0.0092, speed_no_load=1100.0),
-    lambda: tfm.gear_ratio_from_teeth([12, 64, 12]),
-    lambda: tfm.pid_gain_from_register(4, Vs=0),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: tfm.gearbox_efficiency(-2.5, 0.0155, 193),
+        lambda: tfm.gearbox_efficiency(2.5, 0.0, 193),
+        lambda: tfm.gearbox_efficiency(5.0, 0.0155, 193),  # η > 1
+        lambda: tfm.motor_viscous_friction(0.0107, float("nan"), 1000.0),
+        lambda: tfm.datasheet_from_measurements(
+            R=8.3,
+            Kt=0.0107,
+            Kw=0.0,
+            Jm=8.68e-8,
+            N=193,
+            tau_load_stall=2.5,
+            tau_motor_stall=0.0155,
+            i_no_load=0.0092,
+            speed_no_load=1100.0,
+        ),
+        lambda: tfm.gear_ratio_from_teeth([12, 64, 12]),
+        lambda: tfm.pid_gain_from_register(4, Vs=0),
+    ],
+)
 def test_non_positive_datasheet_values_raise(call):
     with pytest.raises(ParameterError):
         call()
@@ -72,8 +94,13 @@ def test_closed_loop_eq30_coefficients_and_unit_dc_gain(gains):
     # literal Eq. 30 (PID) / its Ki = 0 reduction, normalised to monic
     N, eta, Kt, Kw, R, L, bm, Jm = DS.N, DS.eta, DS.Kt, DS.Kw, DS.R, DS.L, DS.bm, DS.Jm
     J = Jl + Jm * N**2 * eta
-    den = [L * J, R * J + L * bm * N**2 * eta, bm * N**2 * eta * R + Kt * N**2 * eta / Kw + N * eta * Kt * Kd,
-           N * eta * Kt * Kp, N * eta * Kt * Ki]
+    den = [
+        L * J,
+        R * J + L * bm * N**2 * eta,
+        bm * N**2 * eta * R + Kt * N**2 * eta / Kw + N * eta * Kt * Kd,
+        N * eta * Kt * Kp,
+        N * eta * Kt * Ki,
+    ]
     num = [N * eta * Kt * Kd, N * eta * Kt * Kp, N * eta * Kt * Ki]
     if Ki == 0:
         den, num = den[:-1], num[:-1]
@@ -104,7 +131,8 @@ def test_register_and_pwm_conversions():
     assert Kp * float(tfm.counts_to_rad(1)) == pytest.approx(float(tfm.pwm_to_volts(4, 12)), rel=1e-12)
     assert tfm.pid_gain_to_register(Kp, 12) == pytest.approx(4)
     assert tfm.mx28_si_gains(32, 2048 / 1000, 250, 12) == pytest.approx(
-        (Kp, tfm.pid_gain_from_register(1, 12), tfm.pid_gain_from_register(1, 12)))
+        (Kp, tfm.pid_gain_from_register(1, 12), tfm.pid_gain_from_register(1, 12))
+    )
     np.testing.assert_allclose(tfm.pwm_to_volts([0, 511, -511], 12), [0, 12, -12])
     np.testing.assert_allclose(tfm.volts_to_pwm(tfm.pwm_to_volts([17, -300], 12), 12), [17, -300])
     assert float(tfm.rad_to_counts(tfm.counts_to_rad(395))) == pytest.approx(395)

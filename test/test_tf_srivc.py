@@ -1,12 +1,22 @@
 """Seed 003: SRIVC, structure selection by YIC/R²_T, D-P law, reference-to-torque model."""
+
 import control
 import numpy as np
 import pytest
 
-from servo_ff.identification.controller_structure import (CONTROLLER_ORDERS, dp_control_law, orders_for,
-                                                          select_controller_structure)
-from servo_ff.identification.reference_torque import (DPServoPhysical, dp_servo_tf, estimate_torque,
-                                                      torque_model_from_physical, two_inertia_parameters)
+from servo_ff.identification.controller_structure import (
+    CONTROLLER_ORDERS,
+    dp_control_law,
+    orders_for,
+    select_controller_structure,
+)
+from servo_ff.identification.reference_torque import (
+    DPServoPhysical,
+    dp_servo_tf,
+    estimate_torque,
+    torque_model_from_physical,
+    two_inertia_parameters,
+)
 from servo_ff.identification.srivc import srivc
 from servo_ff.identification.tf_fit import UnstableModelError, fit_tf_ls, simulate_ct
 
@@ -19,7 +29,7 @@ def steps_input(n=2000, dt=DT):
     u = np.zeros(n)
     seg = int(round(0.8 / dt))
     for k, lev in enumerate([0, 0.15, 0, 0.3, 0, 0.15, 0, 0.3, 0, 0.15, 0]):
-        u[k * seg:(k + 1) * seg] = lev
+        u[k * seg : (k + 1) * seg] = lev
     return u
 
 
@@ -60,10 +70,13 @@ def test_srivc_unbiased_where_least_squares_is_biased():
     assert rel_bias_ls[0] > 10 * rel_bias_sr[0]
 
 
-@pytest.mark.parametrize("true_structure,num,den", [
-    ("D-P", NUM, DEN),
-    ("PD", [300.0, 9000.0], [1.0, 30.0, 900.0, 9000.0]),
-])
+@pytest.mark.parametrize(
+    "true_structure,num,den",
+    [
+        ("D-P", NUM, DEN),
+        ("PD", [300.0, 9000.0], [1.0, 30.0, 900.0, 9000.0]),
+    ],
+)
 def test_structure_selection_picks_true_orders_on_clean_data(true_structure, num, den):
     u = steps_input()
     y = simulate_ct(num, den, u, DT) + 1e-6 * np.random.default_rng(1).standard_normal(u.size)
@@ -114,8 +127,7 @@ PHYS = DPServoPhysical(J=0.01, D=0.2, R=3.0, L=0.17, ke=0.5, kt=0.5, KP=5.0, KD=
 
 def _closed_loop_ss(p: DPServoPhysical, J: float):
     """Independent physical model: states [φ, φ̇, i], input u, D-P law (Eq. 6), outputs [φ, τ = kτ i]."""
-    A = np.array([[0, 1, 0], [0, -p.D / J, p.kt / J],
-                  [-p.KP / p.L, -(p.ke + p.KD) / p.L, -p.R / p.L]])
+    A = np.array([[0, 1, 0], [0, -p.D / J, p.kt / J], [-p.KP / p.L, -(p.ke + p.KD) / p.L, -p.R / p.L]])
     B = np.array([[0], [0], [p.KP / p.L]])
     C = np.array([[1, 0, 0], [0, 0, p.kt]])
     return control.ss(A, B, C, np.zeros((2, 1)))
@@ -128,8 +140,11 @@ def test_dp_law_and_closed_loop_coefficients():
     g = dp_servo_tf(PHYS)
     ss = _closed_loop_ss(PHYS, PHYS.J)
     w = np.array([0.5, 5.0, 50.0])
-    np.testing.assert_allclose(control.frequency_response(g, w).complex.reshape(-1),
-                               control.frequency_response(ss[0, 0], w).complex.reshape(-1), rtol=1e-9)
+    np.testing.assert_allclose(
+        control.frequency_response(g, w).complex.reshape(-1),
+        control.frequency_response(ss[0, 0], w).complex.reshape(-1),
+        rtol=1e-9,
+    )
 
 
 def test_two_inertia_experiment_and_torque_estimate():

@@ -1,4 +1,5 @@
 """Reference trajectories, drive/backdrive diagrams and the CLI."""
+
 import csv
 
 import numpy as np
@@ -103,9 +104,13 @@ def test_feedforward_desired_trajectory_uses_the_servo_interpolation():
     from servo_ff.interpolation import JointSpline
     from servo_ff.nodes.feedforward_node import parse_trajectory
 
-    msg = JointTrajectory(joint_names=["a"], points=[
-        JointTrajectoryPoint(positions=[0.0], velocities=[0.0], time_from_start=Duration(sec=0)),
-        JointTrajectoryPoint(positions=[1.0], velocities=[0.0], time_from_start=Duration(sec=1))])
+    msg = JointTrajectory(
+        joint_names=["a"],
+        points=[
+            JointTrajectoryPoint(positions=[0.0], velocities=[0.0], time_from_start=Duration(sec=0)),
+            JointTrajectoryPoint(positions=[1.0], velocities=[0.0], time_from_start=Duration(sec=1)),
+        ],
+    )
     d = parse_trajectory(msg, {"a": 0}, 5.0)
     ref = JointSpline([0.0, 1.0], [[0.0], [1.0]], dq=[[0.0], [0.0]])
     for t in (0.25, 0.5, 0.9):

@@ -4,6 +4,7 @@ models, not copies.
 Every number below is either a published specification (cited) or a stated estimate; inertias are those of
 solid boxes with the stated dimensions and masses (I = m/12·(b² + c²)).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -58,8 +59,9 @@ def box_inertia(m: float, sx: float, sy: float, sz: float) -> tuple[float, float
     return m / 12 * (sy**2 + sz**2), m / 12 * (sx**2 + sz**2), m / 12 * (sx**2 + sy**2)
 
 
-def link(name: str, mass: float, com: tuple[float, float, float], size: tuple[float, float, float],
-         collision: bool = False) -> str:
+def link(
+    name: str, mass: float, com: tuple[float, float, float], size: tuple[float, float, float], collision: bool = False
+) -> str:
     ixx, iyy, izz = box_inertia(mass, *size)
     c = " ".join(f"{v:.4f}" for v in com)
     s = " ".join(f"{v:.4f}" for v in size)
@@ -78,8 +80,17 @@ def link(name: str, mass: float, com: tuple[float, float, float], size: tuple[fl
   </link>"""
 
 
-def joint(name: str, parent: str, child: str, xyz: tuple[float, float, float], axis: str,
-          lower: float, upper: float, effort: float, velocity: float) -> str:
+def joint(
+    name: str,
+    parent: str,
+    child: str,
+    xyz: tuple[float, float, float],
+    axis: str,
+    lower: float,
+    upper: float,
+    effort: float,
+    velocity: float,
+) -> str:
     ax = {"x": "1 0 0", "y": "0 1 0", "z": "0 0 1"}[axis]
     o = " ".join(f"{v:.4f}" for v in xyz)
     return f"""
@@ -105,55 +116,84 @@ MX64 = dict(effort=6.0, velocity=6.6)
 def humanoid() -> str:
     parts = [link("trunk", 1.95, (0.0, 0.0, 0.12), (0.12, 0.20, 0.26))]
     # head: neck yaw servo bracket + head with camera
-    parts += [joint("neck_yaw", "trunk", "neck", (0.0, 0.0, 0.27), "z", -2.0, 2.0, **MX64),
-              link("neck", 0.15, (0.0, 0.0, 0.02), (0.04, 0.04, 0.05)),
-              joint("head_pitch", "neck", "head", (0.0, 0.0, 0.05), "y", -0.8, 0.8, **MX64),
-              link("head", 0.30, (0.01, 0.0, 0.06), (0.10, 0.10, 0.12))]
+    parts += [
+        joint("neck_yaw", "trunk", "neck", (0.0, 0.0, 0.27), "z", -2.0, 2.0, **MX64),
+        link("neck", 0.15, (0.0, 0.0, 0.02), (0.04, 0.04, 0.05)),
+        joint("head_pitch", "neck", "head", (0.0, 0.0, 0.05), "y", -0.8, 0.8, **MX64),
+        link("head", 0.30, (0.01, 0.0, 0.06), (0.10, 0.10, 0.12)),
+    ]
     for side, s in (("l", 1.0), ("r", -1.0)):
         # arm: 0.60 kg (3 MX-64 = 0.378 kg + structure)
-        parts += [joint(f"{side}_shoulder_pitch", "trunk", f"{side}_shoulder", (0.0, s * 0.12, 0.22), "y",
-                        -3.0, 3.0, **MX64),
-                  link(f"{side}_shoulder", 0.15, (0.0, s * 0.02, 0.0), (0.04, 0.05, 0.04)),
-                  joint(f"{side}_shoulder_roll", f"{side}_shoulder", f"{side}_upper_arm", (0.0, s * 0.04, 0.0),
-                        "x", -0.4 if s > 0 else -2.0, 2.0 if s > 0 else 0.4, **MX64),
-                  link(f"{side}_upper_arm", 0.27, (0.0, 0.0, -0.075), (0.045, 0.045, 0.15)),
-                  joint(f"{side}_elbow", f"{side}_upper_arm", f"{side}_forearm", (0.0, 0.0, -0.15), "y",
-                        -2.2, 0.1, **MX64),
-                  link(f"{side}_forearm", 0.18, (0.0, 0.0, -0.085), (0.04, 0.04, 0.17))]
+        parts += [
+            joint(f"{side}_shoulder_pitch", "trunk", f"{side}_shoulder", (0.0, s * 0.12, 0.22), "y", -3.0, 3.0, **MX64),
+            link(f"{side}_shoulder", 0.15, (0.0, s * 0.02, 0.0), (0.04, 0.05, 0.04)),
+            joint(
+                f"{side}_shoulder_roll",
+                f"{side}_shoulder",
+                f"{side}_upper_arm",
+                (0.0, s * 0.04, 0.0),
+                "x",
+                -0.4 if s > 0 else -2.0,
+                2.0 if s > 0 else 0.4,
+                **MX64,
+            ),
+            link(f"{side}_upper_arm", 0.27, (0.0, 0.0, -0.075), (0.045, 0.045, 0.15)),
+            joint(f"{side}_elbow", f"{side}_upper_arm", f"{side}_forearm", (0.0, 0.0, -0.15), "y", -2.2, 0.1, **MX64),
+            link(f"{side}_forearm", 0.18, (0.0, 0.0, -0.085), (0.04, 0.04, 0.17)),
+        ]
         # leg: 1.50 kg (6 MX-106 = 0.918 kg + structure)
-        parts += [joint(f"{side}_hip_yaw", "trunk", f"{side}_hip_yaw_link", (0.0, s * 0.055, -0.01), "z",
-                        -0.8, 0.8, **MX106),
-                  link(f"{side}_hip_yaw_link", 0.08, (0.0, 0.0, -0.02), (0.05, 0.05, 0.03)),
-                  joint(f"{side}_hip_roll", f"{side}_hip_yaw_link", f"{side}_hip_roll_link", (0.0, 0.0, -0.04),
-                        "x", -0.5 if s > 0 else -0.8, 0.8 if s > 0 else 0.5, **MX106),
-                  link(f"{side}_hip_roll_link", 0.30, (0.0, 0.0, 0.0), (0.07, 0.05, 0.05)),
-                  joint(f"{side}_hip_pitch", f"{side}_hip_roll_link", f"{side}_thigh", (0.0, 0.0, 0.0), "y",
-                        -1.8, 0.6, **MX106),
-                  link(f"{side}_thigh", 0.38, (0.0, 0.0, -0.11), (0.05, 0.06, 0.21)),
-                  joint(f"{side}_knee", f"{side}_thigh", f"{side}_shank", (0.0, 0.0, -0.21), "y",
-                        0.0, 2.4, **MX106),
-                  link(f"{side}_shank", 0.33, (0.0, 0.0, -0.10), (0.05, 0.06, 0.21)),
-                  joint(f"{side}_ankle_pitch", f"{side}_shank", f"{side}_ankle_link", (0.0, 0.0, -0.21), "y",
-                        -1.2, 1.0, **MX106),
-                  link(f"{side}_ankle_link", 0.28, (0.0, 0.0, 0.0), (0.07, 0.05, 0.05)),
-                  joint(f"{side}_ankle_roll", f"{side}_ankle_link", f"{side}_foot", (0.0, 0.0, 0.0), "x",
-                        -0.8 if s > 0 else -0.5, 0.5 if s > 0 else 0.8, **MX106),
-                  link(f"{side}_foot", 0.13, (0.01, 0.0, -0.035), (0.20, 0.11, 0.02), collision=True),
-                  fixed(f"{side}_sole_joint", f"{side}_foot", f"{side}_sole", (0.01, 0.0, -0.045)),
-                  f'\n  <link name="{side}_sole"/>']
-    return ("<?xml version=\"1.0\"?>\n<!--" + CITATION + "-->\n<robot name=\"humanoid20\">"
-            + "".join(parts) + "\n</robot>\n")
+        parts += [
+            joint(f"{side}_hip_yaw", "trunk", f"{side}_hip_yaw_link", (0.0, s * 0.055, -0.01), "z", -0.8, 0.8, **MX106),
+            link(f"{side}_hip_yaw_link", 0.08, (0.0, 0.0, -0.02), (0.05, 0.05, 0.03)),
+            joint(
+                f"{side}_hip_roll",
+                f"{side}_hip_yaw_link",
+                f"{side}_hip_roll_link",
+                (0.0, 0.0, -0.04),
+                "x",
+                -0.5 if s > 0 else -0.8,
+                0.8 if s > 0 else 0.5,
+                **MX106,
+            ),
+            link(f"{side}_hip_roll_link", 0.30, (0.0, 0.0, 0.0), (0.07, 0.05, 0.05)),
+            joint(
+                f"{side}_hip_pitch", f"{side}_hip_roll_link", f"{side}_thigh", (0.0, 0.0, 0.0), "y", -1.8, 0.6, **MX106
+            ),
+            link(f"{side}_thigh", 0.38, (0.0, 0.0, -0.11), (0.05, 0.06, 0.21)),
+            joint(f"{side}_knee", f"{side}_thigh", f"{side}_shank", (0.0, 0.0, -0.21), "y", 0.0, 2.4, **MX106),
+            link(f"{side}_shank", 0.33, (0.0, 0.0, -0.10), (0.05, 0.06, 0.21)),
+            joint(
+                f"{side}_ankle_pitch", f"{side}_shank", f"{side}_ankle_link", (0.0, 0.0, -0.21), "y", -1.2, 1.0, **MX106
+            ),
+            link(f"{side}_ankle_link", 0.28, (0.0, 0.0, 0.0), (0.07, 0.05, 0.05)),
+            joint(
+                f"{side}_ankle_roll",
+                f"{side}_ankle_link",
+                f"{side}_foot",
+                (0.0, 0.0, 0.0),
+                "x",
+                -0.8 if s > 0 else -0.5,
+                0.5 if s > 0 else 0.8,
+                **MX106,
+            ),
+            link(f"{side}_foot", 0.13, (0.01, 0.0, -0.035), (0.20, 0.11, 0.02), collision=True),
+            fixed(f"{side}_sole_joint", f"{side}_foot", f"{side}_sole", (0.01, 0.0, -0.045)),
+            f'\n  <link name="{side}_sole"/>',
+        ]
+    return '<?xml version="1.0"?>\n<!--' + CITATION + '-->\n<robot name="humanoid20">' + "".join(parts) + "\n</robot>\n"
 
 
 def arm() -> str:
-    parts = ['\n  <link name="base"/>',
-             joint("shoulder", "base", "upper_arm", (0.0, 0.0, 0.0), "y", -3.0, 3.0, **MX106),
-             link("upper_arm", 0.35, (0.0, 0.0, -0.10), (0.04, 0.04, 0.20)),
-             joint("elbow", "upper_arm", "forearm", (0.0, 0.0, -0.20), "y", -2.5, 2.5, **MX106),
-             link("forearm", 0.25, (0.0, 0.0, -0.10), (0.04, 0.04, 0.20)),
-             fixed("tip_joint", "forearm", "tip", (0.0, 0.0, -0.20)), '\n  <link name="tip"/>']
-    return ("<?xml version=\"1.0\"?>\n<!--" + ARM_CITATION + "-->\n<robot name=\"arm2\">"
-            + "".join(parts) + "\n</robot>\n")
+    parts = [
+        '\n  <link name="base"/>',
+        joint("shoulder", "base", "upper_arm", (0.0, 0.0, 0.0), "y", -3.0, 3.0, **MX106),
+        link("upper_arm", 0.35, (0.0, 0.0, -0.10), (0.04, 0.04, 0.20)),
+        joint("elbow", "upper_arm", "forearm", (0.0, 0.0, -0.20), "y", -2.5, 2.5, **MX106),
+        link("forearm", 0.25, (0.0, 0.0, -0.10), (0.04, 0.04, 0.20)),
+        fixed("tip_joint", "forearm", "tip", (0.0, 0.0, -0.20)),
+        '\n  <link name="tip"/>',
+    ]
+    return '<?xml version="1.0"?>\n<!--' + ARM_CITATION + '-->\n<robot name="arm2">' + "".join(parts) + "\n</robot>\n"
 
 
 def inertial_link(name: str, mass: float, com_z: float, ixx: float, iyy: float, izz: float, length: float) -> str:
@@ -170,14 +210,18 @@ def inertial_link(name: str, mass: float, com_z: float, ixx: float, iyy: float, 
 
 
 def arm2r() -> str:
-    parts = ['\n  <link name="base"/>',
-             joint("shoulder", "base", "upper_arm", (0.0, 0.0, 0.0), "y", -1.9199, 1.9199, **MX106),
-             inertial_link("upper_arm", 0.2114, -0.138, 6.02e-4, 5.62e-4, 8.0e-5, 0.18),
-             joint("elbow", "upper_arm", "forearm", (0.0, 0.0, -0.18), "y", -2.618, 2.618, **MX64),
-             inertial_link("forearm", 1.0466, -0.177, 1.98e-3, 3.35e-3, 1.43e-3, 0.18),
-             fixed("tip_joint", "forearm", "tip", (0.0, 0.0, -0.18)), '\n  <link name="tip"/>']
-    return ("<?xml version=\"1.0\"?>\n<!--" + ARM2R_CITATION + "-->\n<robot name=\"arm2r\">"
-            + "".join(parts) + "\n</robot>\n")
+    parts = [
+        '\n  <link name="base"/>',
+        joint("shoulder", "base", "upper_arm", (0.0, 0.0, 0.0), "y", -1.9199, 1.9199, **MX106),
+        inertial_link("upper_arm", 0.2114, -0.138, 6.02e-4, 5.62e-4, 8.0e-5, 0.18),
+        joint("elbow", "upper_arm", "forearm", (0.0, 0.0, -0.18), "y", -2.618, 2.618, **MX64),
+        inertial_link("forearm", 1.0466, -0.177, 1.98e-3, 3.35e-3, 1.43e-3, 0.18),
+        fixed("tip_joint", "forearm", "tip", (0.0, 0.0, -0.18)),
+        '\n  <link name="tip"/>',
+    ]
+    return (
+        '<?xml version="1.0"?>\n<!--' + ARM2R_CITATION + '-->\n<robot name="arm2r">' + "".join(parts) + "\n</robot>\n"
+    )
 
 
 if __name__ == "__main__":

@@ -3,4 +3,5 @@
 Pipeline (sub-packages): models → identification → dynamics → dynamixel → nodes.
 Everything except ``servo_ff.nodes`` is ROS-free.
 """
+
 __version__ = "0.1.0"

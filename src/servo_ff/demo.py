@@ -3,6 +3,7 @@
 Run with ``./run demo`` (or ``python -m servo_ff.demo --out out/demo``). Each stage prints what it did and
 where its files are.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,11 +24,23 @@ def run(out: Path) -> int:
     rc |= cli(["simulate", "--servo", "mx106", "--model", "m4", "--trajectory", "lift_and_drop", "--out", str(out)])
     stage("2. drive/backdrive diagrams, Coulomb-viscous (M1) vs quadratic (M6) (seed 004 Fig. 2/4)")
     for model in ("m1", "m6"):
-        rc |= cli(["plot", "drive-backdrive", "--servo", "mx106", "--model", model,
-                   "--out", str(out / f"drive_backdrive_mx106_{model}.png")])
-    stage("3. the mission over ROS 2 (real rclpy nodes over DDS, ≈ 90 s): servo_sim_node → servo_ilc_node (ILC, "
-          "seed 002 §4.1) → servo_fit_node (α least squares, §4.2; sets α on the feed-forward node) → "
-          "servo_feedforward_node (Eq. 19) → tracking: high-gain P / low-gain P / low-gain P + feed-forward")
+        rc |= cli(
+            [
+                "plot",
+                "drive-backdrive",
+                "--servo",
+                "mx106",
+                "--model",
+                model,
+                "--out",
+                str(out / f"drive_backdrive_mx106_{model}.png"),
+            ]
+        )
+    stage(
+        "3. the mission over ROS 2 (real rclpy nodes over DDS, ≈ 90 s): servo_sim_node → servo_ilc_node (ILC, "
+        "seed 002 §4.1) → servo_fit_node (α least squares, §4.2; sets α on the feed-forward node) → "
+        "servo_feedforward_node (Eq. 19) → tracking: high-gain P / low-gain P / low-gain P + feed-forward"
+    )
     try:
         from servo_ff.nodes.demo_pipeline import run_demo
     except ImportError as e:  # rclpy missing: say so instead of a traceback
@@ -36,10 +49,12 @@ def run(out: Path) -> int:
     result = run_demo(out / "nodes")
     print(result.table())
     print(f"plot: {result.plot}")
-    stage("4. the humanoid over ROS 2 (≈ 1 min): servo_walker_node (stepping gait → desired trajectory + support "
-          "coefficient) → servo_feedforward_node → servo_sim_node backend mujoco (20 servos, quantisation, bus "
-          "latency) → joint_states / imu/data / contacts back; 2 steps each of (a) high-gain P, (b) low-gain P, "
-          "(c) low-gain P + feed-forward (the 40-step table: bench/humanoid_mission.py)")
+    stage(
+        "4. the humanoid over ROS 2 (≈ 1 min): servo_walker_node (stepping gait → desired trajectory + support "
+        "coefficient) → servo_feedforward_node → servo_sim_node backend mujoco (20 servos, quantisation, bus "
+        "latency) → joint_states / imu/data / contacts back; 2 steps each of (a) high-gain P, (b) low-gain P, "
+        "(c) low-gain P + feed-forward (the 40-step table: bench/humanoid_mission.py)"
+    )
     from servo_ff.nodes.demo_pipeline import run_humanoid_act
 
     _, table, plot = run_humanoid_act(out / "humanoid")

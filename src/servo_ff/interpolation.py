@@ -12,9 +12,10 @@ knot its position is held at rest. :func:`follow` builds the spline a servo foll
 the trajectory's start time to the points at their ``time_from_start``. The servo nodes
 (:mod:`servo_ff.nodes.servo_base`) and the feed-forward node's desired trajectory use the same spline.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -40,14 +41,20 @@ class JointSpline:
         self.has_ddq &= self.has_dq  # accelerations without velocities: JTC interpolates linearly
         self.dq[~self.has_dq] = 0.0
         self.ddq[~self.has_ddq] = 0.0
-        for name, a in (("times", self.times), ("positions", self.q), ("velocities", self.dq),
-                        ("accelerations", self.ddq)):
+        for name, a in (
+            ("times", self.times),
+            ("positions", self.q),
+            ("velocities", self.dq),
+            ("accelerations", self.ddq),
+        ):
             if not np.isfinite(a).all():
                 raise ValueError(f"{name} are not all finite")
         if p > 1 and not (np.diff(self.times) > 0).all():
             k = int(np.argmax(np.diff(self.times) <= 0))
-            raise ValueError(f"time_from_start must increase strictly: point {k + 1} at {self.times[k + 1]:g} s "
-                             f"follows {self.times[k]:g} s")
+            raise ValueError(
+                f"time_from_start must increase strictly: point {k + 1} at {self.times[k + 1]:g} s "
+                f"follows {self.times[k]:g} s"
+            )
 
     @property
     def n_joints(self) -> int:
@@ -73,8 +80,17 @@ class JointSpline:
         if t >= times[-1]:
             return self.q[-1].copy(), np.zeros(self.n_joints), np.zeros(self.n_joints)
         k = int(np.searchsorted(times, t, side="right")) - 1
-        return _segment(self.kind(k), t - times[k], times[k + 1] - times[k], self.q[k], self.dq[k], self.ddq[k],
-                        self.q[k + 1], self.dq[k + 1], self.ddq[k + 1])
+        return _segment(
+            self.kind(k),
+            t - times[k],
+            times[k + 1] - times[k],
+            self.q[k],
+            self.dq[k],
+            self.ddq[k],
+            self.q[k + 1],
+            self.dq[k + 1],
+            self.ddq[k + 1],
+        )
 
     def grid(self, per_segment: int = 16) -> np.ndarray:
         """Sample times covering every segment (knots included), for limit checks of the interpolated path."""
@@ -84,8 +100,9 @@ class JointSpline:
         inner = (self.times[:-1, None] + s[None, :] * np.diff(self.times)[:, None]).reshape(-1)
         return np.append(inner, self.times[-1])
 
-    def outside(self, lower: np.ndarray, upper: np.ndarray, columns: np.ndarray | None = None,
-                per_segment: int = 16) -> tuple[int, float, float] | None:
+    def outside(
+        self, lower: np.ndarray, upper: np.ndarray, columns: np.ndarray | None = None, per_segment: int = 16
+    ) -> tuple[int, float, float] | None:
         """First (joint column, time, position) where the interpolated path leaves [lower, upper], or None.
         ``columns`` maps spline joints to entries of ``lower``/``upper``."""
         cols = np.arange(self.n_joints) if columns is None else np.asarray(columns)
@@ -123,8 +140,9 @@ def _segment(kind: str, s: float, T: float, q0, v0, a0, q1, v1, a1):
     return q, dq, ddq
 
 
-def follow(t_start: float, q0, dq0, ddq0, times: Sequence[float], q, dq=None, ddq=None, has_dq=None,
-           has_ddq=None) -> JointSpline:
+def follow(
+    t_start: float, q0, dq0, ddq0, times: Sequence[float], q, dq=None, ddq=None, has_dq=None, has_ddq=None
+) -> JointSpline:
     """The spline a controller follows: the current state (q0, q̇0, q̈0) at ``t_start``, then the points at
     ``t_start + time_from_start`` (``times`` relative, strictly increasing). A first point at time 0 replaces
     the current state (no segment toward it), as in JointTrajectoryController."""
@@ -140,10 +158,14 @@ def follow(t_start: float, q0, dq0, ddq0, times: Sequence[float], q, dq=None, dd
     if times.size and times[0] == 0.0:
         return JointSpline(t_start + times, q, dq_, ddq_, hv, ha)
     start = np.asarray(q0, dtype=np.float64).reshape(1, j)
-    return JointSpline(np.concatenate([[t_start], t_start + times]), np.vstack([start, q]),
-                       np.vstack([np.asarray(dq0, dtype=np.float64).reshape(1, j), dq_]),
-                       np.vstack([np.asarray(ddq0, dtype=np.float64).reshape(1, j), ddq_]),
-                       np.concatenate([[True], hv]), np.concatenate([[True], ha]))
+    return JointSpline(
+        np.concatenate([[t_start], t_start + times]),
+        np.vstack([start, q]),
+        np.vstack([np.asarray(dq0, dtype=np.float64).reshape(1, j), dq_]),
+        np.vstack([np.asarray(ddq0, dtype=np.float64).reshape(1, j), ddq_]),
+        np.concatenate([[True], hv]),
+        np.concatenate([[True], ha]),
+    )
 
 
 __all__ = ["CUBIC", "LINEAR", "QUINTIC", "JointSpline", "follow"]

@@ -12,6 +12,7 @@ Each function takes ``source`` (the file as it is named in messages) and ``error
 class (a ``ValueError`` subclass such as ``ParameterError`` or ``LogError``), and raises
 ``error("<source>: <what>")`` — one line, no traceback at the CLI (exit code 2).
 """
+
 from __future__ import annotations
 
 import json
@@ -113,11 +114,19 @@ def _loader_class(max_depth: int):
         def compose_node(self, parent, index):
             event = self.peek_event()
             if isinstance(event, yaml.AliasEvent):
-                raise ComposerError(None, None, f"alias *{event.anchor} refused (YAML anchors and aliases are "
-                                                "not accepted)", event.start_mark)
+                raise ComposerError(
+                    None,
+                    None,
+                    f"alias *{event.anchor} refused (YAML anchors and aliases are not accepted)",
+                    event.start_mark,
+                )
             if getattr(event, "anchor", None) is not None:
-                raise ComposerError(None, None, f"anchor &{event.anchor} refused (YAML anchors and aliases are "
-                                                "not accepted)", event.start_mark)
+                raise ComposerError(
+                    None,
+                    None,
+                    f"anchor &{event.anchor} refused (YAML anchors and aliases are not accepted)",
+                    event.start_mark,
+                )
             self._depth += 1
             try:
                 if self._depth > max_depth:
@@ -176,8 +185,9 @@ def check_tree(data: Any, source: str, error: ErrorType) -> None:
             try:
                 float(value)
             except OverflowError:
-                raise error(f"{source}: {where}: an integer of {len(str(abs(value)))} digits is too large for a "
-                            "float") from None
+                raise error(
+                    f"{source}: {where}: an integer of {len(str(abs(value)))} digits is too large for a float"
+                ) from None
         elif isinstance(value, _HugeInt):
             raise error(f"{source}: {where}: an integer of {value.digits} digits is too large for a float")
         elif isinstance(value, dict):
@@ -188,14 +198,16 @@ def check_tree(data: Any, source: str, error: ErrorType) -> None:
         elif isinstance(value, list):
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
         else:
-            raise error(f"{source}: {where}: a {type(value).__name__} value is not accepted (numbers, strings, "
-                        "booleans, lists and mappings only)")
+            raise error(
+                f"{source}: {where}: a {type(value).__name__} value is not accepted (numbers, strings, "
+                "booleans, lists and mappings only)"
+            )
 
 
 def describe(value: Any, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters (a 401-digit number or a long list stays one short line)."""
     text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit - 5]}…({len(text)} chars)"
+    return text if len(text) <= limit else f"{text[: limit - 5]}…({len(text)} chars)"
 
 
 def as_float(value: Any, source: str, key: str, error: ErrorType) -> float:
@@ -248,5 +260,17 @@ def finite_scalar(arrays: dict[str, np.ndarray], key: str, source: str, error: E
     return v
 
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "read_text", "parse_json", "parse_yaml", "yaml_loader", "check_tree",
-           "json_depth", "as_float", "describe", "load_npz", "finite_scalar"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "read_text",
+    "parse_json",
+    "parse_yaml",
+    "yaml_loader",
+    "check_tree",
+    "json_depth",
+    "as_float",
+    "describe",
+    "load_npz",
+    "finite_scalar",
+]

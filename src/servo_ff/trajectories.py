@@ -8,9 +8,11 @@
 Every function returns a :class:`Trajectory`; ``torque_enable`` is 1 except where a trajectory releases the
 H-bridge. Angles follow bam's bench: θ = 0 is the pendulum hanging down.
 """
+
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,8 +29,9 @@ class Trajectory(NamedTuple):
 def time_grid(duration: float, dt: float) -> np.ndarray:
     """t = 0, dt, …, < duration [s]."""
     if not (np.isfinite(duration) and np.isfinite(dt)) or duration <= 0 or dt <= 0 or dt > duration / 2:
-        raise ValueError(f"duration and dt must be positive and finite with dt <= duration/2, got "
-                         f"duration={duration}, dt={dt}")
+        raise ValueError(
+            f"duration and dt must be positive and finite with dt <= duration/2, got duration={duration}, dt={dt}"
+        )
     return np.arange(int(round(duration / dt))) * dt
 
 
@@ -55,8 +58,7 @@ def minimum_jerk(t: np.ndarray, t0: float, t1: float, q0: float, q1: float) -> t
     return q, dq, ddq
 
 
-def linear_move(t: np.ndarray, t0: float, t1: float, q0: float, q1: float,
-                blend: float) -> tuple[np.ndarray, ...]:
+def linear_move(t: np.ndarray, t0: float, t1: float, q0: float, q1: float, blend: float) -> tuple[np.ndarray, ...]:
     """q0 → q1 on [t0, t1] at constant velocity, with constant-acceleration blends of ``blend`` seconds at both
     ends (a trapezoidal velocity profile); returns (q, q̇, q̈)."""
     T = t1 - t0
@@ -89,8 +91,14 @@ def minimum_jerk_waypoints(t: np.ndarray, points: list[tuple[float, float]]) -> 
     return q, dq, ddq
 
 
-def accelerated_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.0,
-                             f0: float = 0.3, f1: float = 2.0, offset: float = 0.0) -> Trajectory:
+def accelerated_oscillations(
+    duration: float = 6.0,
+    dt: float = 0.005,
+    amplitude: float = 1.0,
+    f0: float = 0.3,
+    f1: float = 2.0,
+    offset: float = 0.0,
+) -> Trajectory:
     """004 §V-A.1: constant amplitude, frequency rising linearly f0 → f1 [Hz] (a chirp)."""
     _positive(amplitude=amplitude, f0=f0, f1=f1)
     t = time_grid(duration, dt)
@@ -104,8 +112,15 @@ def accelerated_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude
     return _traj(t, q, dq, ddq, "accelerated_oscillations")
 
 
-def sub_oscillations(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.0, f_slow: float = 0.25,
-                     sub_amplitude: float = 0.15, f_fast: float = 2.5, offset: float = 0.0) -> Trajectory:
+def sub_oscillations(
+    duration: float = 6.0,
+    dt: float = 0.005,
+    amplitude: float = 1.0,
+    f_slow: float = 0.25,
+    sub_amplitude: float = 0.15,
+    f_fast: float = 2.5,
+    offset: float = 0.0,
+) -> Trajectory:
     """004 §V-A.2: a large slow oscillation plus a small fast one."""
     _positive(amplitude=amplitude, f_slow=f_slow, sub_amplitude=sub_amplitude, f_fast=f_fast)
     t = time_grid(duration, dt)
@@ -120,14 +135,17 @@ def raise_and_lower(duration: float = 6.0, dt: float = 0.005, amplitude: float =
     """004 §V-A.3: raise the mass in 1 s, hold 0.5 s, lower it slowly to rest (static plateaus until backdriven)."""
     _positive(amplitude=amplitude)
     if duration <= 2.5:
-        raise ValueError(f"raise_and_lower needs duration > 2.5 s (1 s raise, 0.5 s hold, slow lowering), got {duration}")
+        raise ValueError(
+            f"raise_and_lower needs duration > 2.5 s (1 s raise, 0.5 s hold, slow lowering), got {duration}"
+        )
     t = time_grid(duration, dt)
     q, dq, ddq = minimum_jerk_waypoints(t, [(0.0, 0.0), (1.0, amplitude), (1.5, amplitude), (duration - 0.5, 0.0)])
     return _traj(t, q, dq, ddq, "raise_and_lower")
 
 
-def lift_and_drop(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.5,
-                  release_time: float = 2.5) -> Trajectory:
+def lift_and_drop(
+    duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.5, release_time: float = 2.5
+) -> Trajectory:
     """004 §V-A.4: lift the mass, hold, then release the H-bridge (torque_enable = 0) and let it fall."""
     _positive(amplitude=amplitude)
     if not 1.0 < release_time < duration:
@@ -173,7 +191,9 @@ IDENTIFICATION_TRAJECTORIES: dict[str, Callable[..., Trajectory]] = {
     "lift_and_drop": lift_and_drop,
 }
 TRAJECTORIES: dict[str, Callable[..., Trajectory]] = {
-    **IDENTIFICATION_TRAJECTORIES, "schwarz_behnke_reference": schwarz_behnke_reference}
+    **IDENTIFICATION_TRAJECTORIES,
+    "schwarz_behnke_reference": schwarz_behnke_reference,
+}
 
 
 def trajectory(name: str, **kwargs) -> Trajectory:

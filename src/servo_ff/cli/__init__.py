@@ -1,6 +1,7 @@
 """``servo-ff`` command line. Each module ``servo_ff/cli/<name>.py`` that defines
 ``register(subparsers)`` adds its own sub-command(s); ``main`` discovers them.
 Sub-commands call the ROS-free core and return an exit code."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,10 @@ def lazy_import(name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="servo-ff", description="Servo actuator models, identification, "
-                                     "Dynamixel I/O and feed-forward (ROS 2 optional).")
+    parser = argparse.ArgumentParser(
+        prog="servo-ff",
+        description="Servo actuator models, identification, Dynamixel I/O and feed-forward (ROS 2 optional).",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):

@@ -1,5 +1,6 @@
 """The actuator parameters a command works with: ``--servo``/``--model`` preset, ``--params`` file, and
 ``--firmware`` law (name, JSON/YAML file, or ``key=value,...`` over the file's or preset's law)."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,20 +10,27 @@ from servo_ff.models.params import ActuatorParams, ParameterError, load_params
 
 
 def add_firmware_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--firmware", metavar="SPEC",
-                   help=f"firmware law: a name ({', '.join(FIRMWARE_LAWS)}), a .json/.yaml file with a firmware "
-                        "object, or key=value pairs over the servo's law, e.g. kp=16,current_limit=1.2 (keys: "
-                        "control, vin, kp, error_gain, max_pwm, current_limit, goal_velocity_limit)")
+    p.add_argument(
+        "--firmware",
+        metavar="SPEC",
+        help=f"firmware law: a name ({', '.join(FIRMWARE_LAWS)}), a .json/.yaml file with a firmware "
+        "object, or key=value pairs over the servo's law, e.g. kp=16,current_limit=1.2 (keys: "
+        "control, vin, kp, error_gain, max_pwm, current_limit, goal_velocity_limit)",
+    )
 
 
-def resolve_params(params_path: str | None, preset_params: ActuatorParams | None, firmware: str | None
-                   ) -> ActuatorParams:
+def resolve_params(
+    params_path: str | None, preset_params: ActuatorParams | None, firmware: str | None
+) -> ActuatorParams:
     """Parameters from ``params_path`` (else ``preset_params``) with the ``firmware`` spec applied."""
     if params_path is None:
         if preset_params is None:
             raise ParameterError("give --params FILE or a preset")
-        return preset_params if not firmware else preset_params.with_(
-            firmware=firmware_from_spec(firmware, base=preset_params.firmware))
+        return (
+            preset_params
+            if not firmware
+            else preset_params.with_(firmware=firmware_from_spec(firmware, base=preset_params.firmware))
+        )
     if not firmware:
         return load_params(params_path)
     if "=" in firmware and not firmware.endswith((".json", ".yaml", ".yml")):

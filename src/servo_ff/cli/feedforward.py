@@ -1,4 +1,5 @@
 """CLI: ``ff-alpha`` (write physics-derived α̂ for a URDF's joints) and ``ff-sim`` (the 002 §5.2 MuJoCo run)."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,8 +14,9 @@ def _alpha(args: argparse.Namespace) -> int:
     robot = load_robot(args.urdf)
     table = alpha_table_from_actuator(preset(servo, model or "m4"), robot.joint_names)
     save_alpha(table, args.output)
-    print(f"wrote α̂ for {robot.n_joints} joints of {robot.path.name} from preset {servo}/{model or 'm4'} "
-          f"to {args.output}")
+    print(
+        f"wrote α̂ for {robot.n_joints} joints of {robot.path.name} from preset {servo}/{model or 'm4'} to {args.output}"
+    )
     return 0
 
 
@@ -41,8 +43,11 @@ def register(subparsers) -> None:
 
     from ..dynamics.mujoco_humanoid import KP_HIGH
 
-    s = subparsers.add_parser("ff-sim", help="simulate the humanoid stepping in place under (a) high-gain P, "
-                              "(b) low-gain P, (c) low-gain P + feed-forward (MuJoCo)")
+    s = subparsers.add_parser(
+        "ff-sim",
+        help="simulate the humanoid stepping in place under (a) high-gain P, "
+        "(b) low-gain P, (c) low-gain P + feed-forward (MuJoCo)",
+    )
     s.add_argument("--steps", type=int, default=40)
     s.add_argument("--kp-high", type=float, default=KP_HIGH, help="register P gain of (a); (b)/(c) use 0.35×")
     s.add_argument("--plot", default=None, help="write the knee tracking plot (PNG) here")

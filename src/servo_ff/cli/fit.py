@@ -1,4 +1,5 @@
 """``servo-ff fit``: least-squares fit of α̂ (Schwarz & Behnke Eq. 22–27) from an ILC record or a log."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,18 +7,28 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("fit", help="fit the linear motor model α̂ (Schwarz & Behnke) from an ILC record or a log",
-                       description="Least-squares fit of α0..α3 (+α4) with reaction-time compensation and an outer "
-                                   "search over the Stribeck q̇_s, δ (Schwarz & Behnke Eq. 13-27). Writes an α file "
-                                   "the feed-forward node reads (alpha_file).")
-    p.add_argument("source", help="ILC record (.npz, from 'servo-ff ilc' or servo_ilc_node), or a log "
-                                  "(.json/.csv/rosbag2)")
-    p.add_argument("--urdf", help="URDF giving τ_o of the joint by inverse dynamics (needed for a record of "
-                                  "servo_ilc_node; default: the record's τ or the log's pendulum)")
+    p = sub.add_parser(
+        "fit",
+        help="fit the linear motor model α̂ (Schwarz & Behnke) from an ILC record or a log",
+        description="Least-squares fit of α0..α3 (+α4) with reaction-time compensation and an outer "
+        "search over the Stribeck q̇_s, δ (Schwarz & Behnke Eq. 13-27). Writes an α file "
+        "the feed-forward node reads (alpha_file).",
+    )
+    p.add_argument(
+        "source", help="ILC record (.npz, from 'servo-ff ilc' or servo_ilc_node), or a log (.json/.csv/rosbag2)"
+    )
+    p.add_argument(
+        "--urdf",
+        help="URDF giving τ_o of the joint by inverse dynamics (needed for a record of "
+        "servo_ilc_node; default: the record's τ or the log's pendulum)",
+    )
     p.add_argument("--joint", help="joint (a bag's joint; must match an ILC record's)")
     p.add_argument("--goal-topic", help="goal topic of a bag (default: the one command-like topic of a goal type)")
-    p.add_argument("--joints", help="comma-separated order of a bag's Float64MultiArray goals (a forward command "
-                                    "controller's joints; default: the /joint_states order)")
+    p.add_argument(
+        "--joints",
+        help="comma-separated order of a bag's Float64MultiArray goals (a forward command "
+        "controller's joints; default: the /joint_states order)",
+    )
     p.add_argument("--iteration", type=int, default=-1, help="ILC trial to fit (-1: lowest windowed error)")
     p.add_argument("--kp", type=float, help="servo gain during the data (default: from the record/log)")
     p.add_argument("--vin", type=float, help="supply voltage [V] when the log/bag records none")
@@ -40,19 +51,36 @@ def run(args: argparse.Namespace) -> int:
     from ..identification.plots import plot_alpha_residuals
     from ..workflows.alpha import fit_alpha_source, save_alpha_result
 
-    res = fit_alpha_source(args.source, joint=args.joint, urdf=args.urdf, iteration=args.iteration, kp=args.kp,
-                           dt=args.dt, goal_topic=args.goal_topic, vin=args.vin,
-                           joints=[j.strip() for j in args.joints.split(",")] if args.joints else None,
-                           mass=args.mass, length=args.length, arm_mass=args.arm_mass, delay=args.delay,
-                           with_inertia=args.inertia, dq_s=args.dq_s, delta=args.delta,
-                           nonnegative=not args.unconstrained)
+    res = fit_alpha_source(
+        args.source,
+        joint=args.joint,
+        urdf=args.urdf,
+        iteration=args.iteration,
+        kp=args.kp,
+        dt=args.dt,
+        goal_topic=args.goal_topic,
+        vin=args.vin,
+        joints=[j.strip() for j in args.joints.split(",")] if args.joints else None,
+        mass=args.mass,
+        length=args.length,
+        arm_mass=args.arm_mass,
+        delay=args.delay,
+        with_inertia=args.inertia,
+        dq_s=args.dq_s,
+        delta=args.delta,
+        nonnegative=not args.unconstrained,
+    )
     fit, data = res.fit, res.data
     out = Path(args.out)
     path = save_alpha_result(res, out / "alpha.yaml")
     gain = data.kp * data.u_bat[: fit.n_samples]
     plot_alpha_residuals(fit, data.dt, out / "residuals.png", gain)
-    print(f"{data.source}: alpha = {np.array2string(fit.alpha, precision=5)}  dq_s = {fit.dq_s:.4g} rad/s  "
-          f"delta = {fit.delta:.3g}  t_d = {fit.delay * 1e3:.0f} ms")
-    print(f"rms residual {fit.rms:.4g} rad (goal-position equivalent), condition number {fit.condition_number:.3g}, "
-          f"{fit.n_samples} samples -> {path}")
+    print(
+        f"{data.source}: alpha = {np.array2string(fit.alpha, precision=5)}  dq_s = {fit.dq_s:.4g} rad/s  "
+        f"delta = {fit.delta:.3g}  t_d = {fit.delay * 1e3:.0f} ms"
+    )
+    print(
+        f"rms residual {fit.rms:.4g} rad (goal-position equivalent), condition number {fit.condition_number:.3g}, "
+        f"{fit.n_samples} samples -> {path}"
+    )
     return 0

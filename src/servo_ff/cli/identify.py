@@ -6,6 +6,7 @@ Every input is checked before anything is written: unreadable or degenerate logs
 constant goal, torque never on), a split with fewer than 2 logs, an actuator without a firmware law or search
 bounds all end with exit code 2, one line naming the file and the reason, and no output directory.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,35 +18,66 @@ from typing import Any
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("identify", help="identify M1–M6 from bench logs (CMA-ES on simulation MAE, seed 004 §V)",
-                       description="Fit each friction model plus kt, R, armature and q_offset on 75%% of the logs, "
-                                   "report train and validation MAE, and write bam JSON + ROS YAML per model and "
-                                   "summary.json (split, seed, budget, firmware law, bounds, MAEs).")
+    p = sub.add_parser(
+        "identify",
+        help="identify M1–M6 from bench logs (CMA-ES on simulation MAE, seed 004 §V)",
+        description="Fit each friction model plus kt, R, armature and q_offset on 75%% of the logs, "
+        "report train and validation MAE, and write bam JSON + ROS YAML per model and "
+        "summary.json (split, seed, budget, firmware law, bounds, MAEs).",
+    )
     p.add_argument("logs", nargs="+", help="log files or directories (bam .json, .csv, rosbag2)")
     p.add_argument("--out", required=True, help="output directory for <model>.json/.yaml, summary.json, plot")
     p.add_argument("--models", nargs="+", default=["m1", "m2", "m3", "m4", "m5", "m6"])
-    p.add_argument("--servo", dest="actuator", default=None,
-                   help="servo type (default: the --params file's actuator, else the logs' 'motor')")
-    p.add_argument("--params", default=None, metavar="FILE",
-                   help="a parameter file (bam JSON or ROS YAML): its firmware law is used, and for an actuator "
-                        "without a bounds row its kt/R/armature are the reference of the search box")
-    p.add_argument("--firmware", default=None, metavar="SPEC",
-                   help="firmware law: a law name (e.g. sts3215), a JSON/YAML file with a firmware object, or "
-                        "key=value,... over the actuator's law (kp and vin always come from each log)")
+    p.add_argument(
+        "--servo",
+        dest="actuator",
+        default=None,
+        help="servo type (default: the --params file's actuator, else the logs' 'motor')",
+    )
+    p.add_argument(
+        "--params",
+        default=None,
+        metavar="FILE",
+        help="a parameter file (bam JSON or ROS YAML): its firmware law is used, and for an actuator "
+        "without a bounds row its kt/R/armature are the reference of the search box",
+    )
+    p.add_argument(
+        "--firmware",
+        default=None,
+        metavar="SPEC",
+        help="firmware law: a law name (e.g. sts3215), a JSON/YAML file with a firmware object, or "
+        "key=value,... over the actuator's law (kp and vin always come from each log)",
+    )
     p.add_argument("--validation", type=float, default=0.25, help="validation fraction (0: fit on every log)")
-    p.add_argument("--max-evals", type=int, default=4000,
-                   help="candidate evaluations per model; all are used unless the search converged (see "
-                        "--stall-restarts) or --restarts ends it first")
-    p.add_argument("--patience", type=int, default=30,
-                   help="generations without a 0.1%% improvement before a CMA-ES run restarts")
-    p.add_argument("--restarts", type=int, default=None,
-                   help="IPOP restarts per model (population doubled each; default: until the budget is spent)")
-    p.add_argument("--stall-restarts", type=int, default=2,
-                   help="converged when this many restarts in a row improve the best MAE by < 0.1%% "
-                        "(0: always spend --max-evals)")
+    p.add_argument(
+        "--max-evals",
+        type=int,
+        default=4000,
+        help="candidate evaluations per model; all are used unless the search converged (see "
+        "--stall-restarts) or --restarts ends it first",
+    )
+    p.add_argument(
+        "--patience", type=int, default=30, help="generations without a 0.1%% improvement before a CMA-ES run restarts"
+    )
+    p.add_argument(
+        "--restarts",
+        type=int,
+        default=None,
+        help="IPOP restarts per model (population doubled each; default: until the budget is spent)",
+    )
+    p.add_argument(
+        "--stall-restarts",
+        type=int,
+        default=2,
+        help="converged when this many restarts in a row improve the best MAE by < 0.1%% (0: always spend --max-evals)",
+    )
     p.add_argument("--population", type=int, default=None, help="first CMA-ES population (default 4 + 3 ln n)")
-    p.add_argument("--fit-q-offset", action=argparse.BooleanOptionalAction, default=True,
-                   help="fit q_offset [rad] (default: yes, as bam fits it for every model)")
+    p.add_argument(
+        "--fit-q-offset",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fit q_offset [rad] (default: yes, as bam fits it for every model)",
+    )
     p.add_argument("--dt", type=float, default=0.005, help="resampling period [s]")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of CMA-ES")
     p.add_argument("--no-warm-start", action="store_true", help="start every model mid-box")
@@ -94,8 +126,11 @@ def resolve(args: argparse.Namespace, logs: list) -> Setup:
     elif ref is not None:
         table = FIRMWARE_TABLE.get(ref.actuator)
         fw = ref.firmware
-        source = (f"{args.params}: {ref.actuator} row, {table.source}" if table and table.law == fw
-                  else f"{args.params}: its firmware object")
+        source = (
+            f"{args.params}: {ref.actuator} row, {table.source}"
+            if table and table.law == fw
+            else f"{args.params}: its firmware object"
+        )
     elif row is not None:
         fw, source = row.law, f"{actuator} row: {row.source}"
     else:
@@ -115,21 +150,39 @@ def _summary(args: argparse.Namespace, setup: Setup, results: dict) -> dict[str,
         notes.append("validation_mae is null: no validation logs (--validation 0)")
     models = {}
     for m, r in results.items():
-        models[m] = {"train_mae": _finite_or_none(r.train_mae), "validation_mae": _finite_or_none(r.validation_mae),
-                     "start_mae": _finite_or_none(r.start_mae), "evaluations": r.evaluations,
-                     "generations": r.generations, "stop": r.stop, "runs": r.runs, "at_bound": r.at_bound,
-                     "seconds": r.seconds, "params": r.params.to_bam_dict()}
+        models[m] = {
+            "train_mae": _finite_or_none(r.train_mae),
+            "validation_mae": _finite_or_none(r.validation_mae),
+            "start_mae": _finite_or_none(r.start_mae),
+            "evaluations": r.evaluations,
+            "generations": r.generations,
+            "stop": r.stop,
+            "runs": r.runs,
+            "at_bound": r.at_bound,
+            "seconds": r.seconds,
+            "params": r.params.to_bam_dict(),
+        }
         if r.train_mae is not None and not math.isfinite(r.train_mae):
             notes.append(f"{m}: train_mae is null: the fitted model diverged on a training log")
     return {
         "actuator": setup.actuator,
         "firmware": {"law": fw, "source": setup.firmware_source},
         "bounds": setup.bounds_source,
-        "split": {"validation_fraction": args.validation, "seed": args.seed, "train": first.train_logs,
-                  "validation": first.validation_logs},
+        "split": {
+            "validation_fraction": args.validation,
+            "seed": args.seed,
+            "train": first.train_logs,
+            "validation": first.validation_logs,
+        },
         "seed": args.seed,
-        "budget": {"max_evals": args.max_evals, "patience": args.patience, "restarts": args.restarts,
-                   "stall_restarts": args.stall_restarts, "population": args.population, "tol": 1e-3},
+        "budget": {
+            "max_evals": args.max_evals,
+            "patience": args.patience,
+            "restarts": args.restarts,
+            "stall_restarts": args.stall_restarts,
+            "population": args.population,
+            "tol": 1e-3,
+        },
         "fit_q_offset": args.fit_q_offset,
         "warm_start": not args.no_warm_start,
         "dt": args.dt,
@@ -143,15 +196,19 @@ def _mrad(x: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..identification.servo_log import check_identifiable
-    from ..io.logs import read_logs
     from ..identification.plots import plot_model_mae
+    from ..identification.servo_log import check_identifiable
     from ..identification.simulation_fit import check_split, identify_models
+    from ..io.logs import read_logs
     from ..models.params import MODEL_NAMES
 
-    for flag, v, least in (("--max-evals", args.max_evals, 1), ("--patience", args.patience, 1),
-                           ("--restarts", args.restarts, 0), ("--population", args.population, 2),
-                           ("--stall-restarts", args.stall_restarts, 0)):
+    for flag, v, least in (
+        ("--max-evals", args.max_evals, 1),
+        ("--patience", args.patience, 1),
+        ("--restarts", args.restarts, 0),
+        ("--population", args.population, 2),
+        ("--stall-restarts", args.stall_restarts, 0),
+    ):
         if v is not None and v < least:
             raise ValueError(f"{flag} must be >= {least}, got {v}")
     if not 0.0 <= args.validation < 1.0:
@@ -166,23 +223,38 @@ def run(args: argparse.Namespace) -> int:
     check_identifiable(logs)
     check_split(logs, args.validation)
     setup = resolve(args, logs)
-    print(f"{len(logs)} logs; actuator {setup.actuator}; models {' '.join(args.models)}; firmware "
-          f"{setup.firmware_source}")
+    print(
+        f"{len(logs)} logs; actuator {setup.actuator}; models {' '.join(args.models)}; firmware {setup.firmware_source}"
+    )
     out.mkdir(parents=True, exist_ok=True)
 
     def done(model, r):
         r.params.save_json(out / f"{model}.json")
         r.params.save_yaml(out / f"{model}.yaml")
         start = f" (warm start {_mrad(r.start_mae)})" if r.start_mae is not None else ""
-        print(f"{model}: train MAE {_mrad(r.train_mae)} mrad{start}, validation MAE {_mrad(r.validation_mae)} "
-              f"mrad, {r.evaluations} evals in {len(r.runs)} run(s), {r.seconds:.1f} s -> {out / (model + '.json')}")
+        print(
+            f"{model}: train MAE {_mrad(r.train_mae)} mrad{start}, validation MAE {_mrad(r.validation_mae)} "
+            f"mrad, {r.evaluations} evals in {len(r.runs)} run(s), {r.seconds:.1f} s -> {out / (model + '.json')}"
+        )
 
-    results = identify_models(logs, args.models, actuator=setup.actuator, firmware=setup.firmware,
-                              validation_fraction=args.validation, seed=args.seed, max_evals=args.max_evals,
-                              warm=not args.no_warm_start, progress=not args.quiet, reference=setup.reference,
-                              callback=done, patience=args.patience, restarts=args.restarts,
-                              population=args.population, fit_q_offset=args.fit_q_offset,
-                              stall_restarts=args.stall_restarts)
+    results = identify_models(
+        logs,
+        args.models,
+        actuator=setup.actuator,
+        firmware=setup.firmware,
+        validation_fraction=args.validation,
+        seed=args.seed,
+        max_evals=args.max_evals,
+        warm=not args.no_warm_start,
+        progress=not args.quiet,
+        reference=setup.reference,
+        callback=done,
+        patience=args.patience,
+        restarts=args.restarts,
+        population=args.population,
+        fit_q_offset=args.fit_q_offset,
+        stall_restarts=args.stall_restarts,
+    )
     summary = _summary(args, setup, results)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
     plot_model_mae(results, out / "validation_mae.png")

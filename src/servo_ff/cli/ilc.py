@@ -1,5 +1,6 @@
 """``servo-ff ilc``: learn a goal-position command curve by Arimoto ILC (Schwarz & Behnke Eq. 20–21) on the
 simulated servo + pendulum; writes the ILC record (every iteration) and the convergence plot."""
+
 from __future__ import annotations
 
 import argparse
@@ -7,9 +8,12 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ilc", help="iterative learning control of a command curve on the simulated servo",
-                       description="Run Arimoto ILC (seed 002 Eq. 20-21) on the simulated servo driving a pendulum; "
-                                   "stop at the windowed error threshold (Eq. 28) or the iteration cap.")
+    p = sub.add_parser(
+        "ilc",
+        help="iterative learning control of a command curve on the simulated servo",
+        description="Run Arimoto ILC (seed 002 Eq. 20-21) on the simulated servo driving a pendulum; "
+        "stop at the windowed error threshold (Eq. 28) or the iteration cap.",
+    )
     p.add_argument("--servo", default="mx106")
     p.add_argument("--model", default="m4")
     p.add_argument("--params", help="parameter file instead of the preset")
@@ -20,8 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dt", type=float, default=0.005)
     p.add_argument("--gain", type=float, default=1.0, help="learning gain λ")
     p.add_argument("--delay", default="auto", help="learning shift t_d [s] or 'auto' (command/reaction lag)")
-    p.add_argument("--initial", default="reference",
-                   help="zero | reference | model:<servo>/<model> (Eq. 19 curve from that preset's α̂)")
+    p.add_argument(
+        "--initial",
+        default="reference",
+        help="zero | reference | model:<servo>/<model> (Eq. 19 curve from that preset's α̂)",
+    )
     p.add_argument("--threshold", type=float, default=0.02, help="windowed error threshold [rad]")
     p.add_argument("--window", type=float, default=0.025, help="window D [s] (Eq. 28)")
     p.add_argument("--max-iterations", type=int, default=30)
@@ -55,21 +62,39 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--delay must be seconds or 'auto', got {args.delay!r}") from None
     initial = args.initial
     if initial.startswith("model:"):
-        servo, _, model = initial[len("model:"):].partition("/")
+        servo, _, model = initial[len("model:") :].partition("/")
         alpha = alpha_hat_from_actuator(preset(servo, model or "m1"), with_inertia=True)
         tau = output_torque(load, tr.q, tr.ddq)
         initial = goal_position_from_torque(tr.q, tau, tr.dq, tr.ddq, alpha, args.kp, params.firmware.vin)
-    rec, res = ilc_on_pendulum(params, load, tr, args.kp, dt=args.dt, gain=args.gain, delay=delay, initial=initial,
-                          threshold=args.threshold, window=args.window, max_iterations=args.max_iterations,
-                          joint=args.joint, progress=True)
+    rec, res = ilc_on_pendulum(
+        params,
+        load,
+        tr,
+        args.kp,
+        dt=args.dt,
+        gain=args.gain,
+        delay=delay,
+        initial=initial,
+        threshold=args.threshold,
+        window=args.window,
+        max_iterations=args.max_iterations,
+        joint=args.joint,
+        progress=True,
+    )
     out = Path(args.out)
     path = save_ilc_record(rec, out / "ilc.npz")
-    plot_ilc(res, out / "ilc.png", title=f"ILC on {params.actuator}/{params.model}, kp {args.kp:g}, λ {args.gain:g}, "
-                                         f"t_d {delay * 1e3:.0f} ms")
+    plot_ilc(
+        res,
+        out / "ilc.png",
+        title=f"ILC on {params.actuator}/{params.model}, kp {args.kp:g}, λ {args.gain:g}, t_d {delay * 1e3:.0f} ms",
+    )
     for k, e in enumerate(rec.errors):
         print(f"iteration {k:2d}: windowed error {float(e):.4f} rad")
     it = rec.converged_iteration
-    print(f"converged after {it} iterations" if it >= 0 else
-          f"not converged to {args.threshold} rad in {args.max_iterations} iterations")
+    print(
+        f"converged after {it} iterations"
+        if it >= 0
+        else f"not converged to {args.threshold} rad in {args.max_iterations} iterations"
+    )
     print(f"wrote {path} (the ILC record servo-ff fit and servo_fit_node read) and {out / 'ilc.png'}")
     return 0 if it >= 0 else 1

@@ -1,4 +1,5 @@
 """``servo-ff plot drive-backdrive``: the drive/backdrive diagram of seed 004 Fig. 2/4 for any parameter set."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """``servo-ff record-sim``: synthetic bench logs (004 trajectories × Table I grid) from a preset or params file."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,9 +7,12 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("record-sim", help="write synthetic pendulum-bench logs simulated with a parameter set",
-                       description="Simulate the four seed-004 identification trajectories over a grid of masses, "
-                                   "lengths and P gains (004 Table I) and write one log per run.")
+    p = sub.add_parser(
+        "record-sim",
+        help="write synthetic pendulum-bench logs simulated with a parameter set",
+        description="Simulate the four seed-004 identification trajectories over a grid of masses, "
+        "lengths and P gains (004 Table I) and write one log per run.",
+    )
     p.add_argument("--servo", default="mx106", help="preset servo (mx64, mx106, mx28, mg995)")
     p.add_argument("--model", default="m4", help="preset friction model m1..m6")
     p.add_argument("--params", help="bam JSON / ROS YAML parameter file (overrides --servo/--model)")
@@ -30,19 +34,38 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..identification.synthetic import (
+        TABLE1_KPS,
+        TABLE1_LENGTHS,
+        TABLE1_MASSES,
+        bench_grid,
+        log_filename,
+        simulate_logs,
+    )
     from ..io.bam_logs import write_bam_json, write_csv
-    from ..identification.synthetic import TABLE1_KPS, TABLE1_LENGTHS, TABLE1_MASSES, bench_grid, log_filename, \
-        simulate_logs
     from ..models.params import load_params
     from ..models.presets import preset
     from ..trajectories import IDENTIFICATION_TRAJECTORIES
 
     params = load_params(args.params) if args.params else preset(args.servo, args.model)
-    grid = bench_grid(args.masses or TABLE1_MASSES, args.lengths or TABLE1_LENGTHS, args.kps or TABLE1_KPS,
-                      args.trajectories or tuple(IDENTIFICATION_TRAJECTORIES))
-    logs = simulate_logs(params, grid, dt=args.dt, duration=args.duration, arm_mass=args.arm_mass,
-                         noise=args.noise, speed_noise=args.speed_noise, counts_per_rev=args.quantize or None,
-                         substeps=args.substeps, seed=args.seed)
+    grid = bench_grid(
+        args.masses or TABLE1_MASSES,
+        args.lengths or TABLE1_LENGTHS,
+        args.kps or TABLE1_KPS,
+        args.trajectories or tuple(IDENTIFICATION_TRAJECTORIES),
+    )
+    logs = simulate_logs(
+        params,
+        grid,
+        dt=args.dt,
+        duration=args.duration,
+        arm_mass=args.arm_mass,
+        noise=args.noise,
+        speed_noise=args.speed_noise,
+        counts_per_rev=args.quantize or None,
+        substeps=args.substeps,
+        seed=args.seed,
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for i, lg in enumerate(logs):

@@ -1,4 +1,5 @@
 """``servo-ff simulate``: one preset + friction model + trajectory on the pendulum bench → CSV + PNG."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,11 @@ log = logging.getLogger(__name__)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("simulate", help="simulate a servo on the pendulum bench (seed 004 Algorithm 1)",
-                       description="Writes <out>/<name>.csv (t, θd, θ, θ̇, τ_m, τ_f, U) and <out>/<name>.png.")
+    p = sub.add_parser(
+        "simulate",
+        help="simulate a servo on the pendulum bench (seed 004 Algorithm 1)",
+        description="Writes <out>/<name>.csv (t, θd, θ, θ̇, τ_m, τ_f, U) and <out>/<name>.png.",
+    )
     p.add_argument("--servo", default="mx106", help=f"preset: {', '.join(SERVO_NAMES)}")
     p.add_argument("--model", default="m4", help=f"friction model: {', '.join(MODEL_NAMES)}")
     p.add_argument("--params", help="bam JSON or ROS YAML parameter file (overrides --servo/--model)")
@@ -48,12 +52,16 @@ def run(args: argparse.Namespace) -> int:
     csv_path, png_path = out / f"{name}.csv", out / f"{name}.png"
     with csv_path.open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["t_s", "goal_rad", "theta_rad", "dtheta_rad_s", "tau_m_Nm", "tau_f_Nm", "volts_V",
-                    "torque_enable"])
+        w.writerow(["t_s", "goal_rad", "theta_rad", "dtheta_rad_s", "tau_m_Nm", "tau_f_Nm", "volts_V", "torque_enable"])
         for row in zip(traj.t, traj.q, res.theta, res.dtheta, res.tau_m, res.tau_f, res.volts, traj.torque_enable):
             w.writerow([f"{v:.6g}" for v in row])
-    plot_simulation(traj, res, png_path, title=f"{params.actuator} {params.model} — {traj.name} "
-                    f"(m={args.mass} kg, l={args.length} m, kp={params.firmware.kp:g})")
+    plot_simulation(
+        traj,
+        res,
+        png_path,
+        title=f"{params.actuator} {params.model} — {traj.name} "
+        f"(m={args.mass} kg, l={args.length} m, kp={params.firmware.kp:g})",
+    )
     mae = float(np.mean(np.abs(res.theta - traj.q)))
     print(f"wrote {csv_path} and {png_path}  (tracking MAE {mae:.4f} rad over {traj.t[-1] + args.dt:.2f} s)")
     return 0

@@ -10,6 +10,7 @@
 CSV files have a header row; time series use columns ``u`` (input/reference, rad) and ``y`` (output, rad) and
 either a ``t`` column [s] or ``--dt``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,12 @@ _study = lazy_import("servo_ff.models.step_study")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("tf", help="datasheet transfer functions and SRIVC identification (seeds 000/001/003)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "tf",
+        help="datasheet transfer functions and SRIVC identification (seeds 000/001/003)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="tf_command", required=True, metavar="TF_COMMAND")
 
     q = sub.add_parser("mx28", help="MX-28AT datasheet model: poles, closed loop, frequency and step responses")
@@ -36,16 +41,26 @@ def register(subparsers) -> None:
     q.add_argument("--I", type=float, default=0.0, help="control-table I (K_i^c = 1000 I/2048)")
     q.add_argument("--D", type=float, default=0.0, help="control-table D (K_d^c = 4 D/1000)")
     q.add_argument("--vs", type=float, default=12.0, help="supply voltage V_s [V] (default 12)")
-    q.add_argument("--inductance", type=float, default=None,
-                   help="override L [H] (Table 1: 2.03e-3; the paper's stated poles need 2.03e-4)")
+    q.add_argument(
+        "--inductance",
+        type=float,
+        default=None,
+        help="override L [H] (Table 1: 2.03e-3; the paper's stated poles need 2.03e-4)",
+    )
     q.add_argument("--load-inertia", type=float, default=0.0, help="J_l [kg m^2] (default 0)")
     q.add_argument("--dt", type=float, default=1e-3, help="controller period of the nonlinear simulation [s]")
     q.add_argument("--plot", type=Path, default=None, help="directory for PNG plots")
     q.set_defaults(func=cmd_mx28)
 
     q = sub.add_parser("mg995", help="MG995 hobby servo: physical parameters from an identified TF (seed 001)")
-    q.add_argument("--den", type=float, nargs=2, metavar=("A1", "A0"), default=None,
-                   help="identified denominator s^2 + A1 s + A0 (default: seed 001 Eq. 5)")
+    q.add_argument(
+        "--den",
+        type=float,
+        nargs=2,
+        metavar=("A1", "A0"),
+        default=None,
+        help="identified denominator s^2 + A1 s + A0 (default: seed 001 Eq. 5)",
+    )
     q.add_argument("--csv", type=Path, default=None, help="PRBS experiment (u, y [, t]); identified by SRIVC n=2, m=0")
     q.add_argument("--dt", type=float, default=None, help="sample time [s] if the CSV has no t column")
     q.add_argument("--load-mass", type=float, default=0.1, help="validation cylinder mass [kg] (001 §5.7: 0.1)")
@@ -60,8 +75,9 @@ def register(subparsers) -> None:
     q.add_argument("--dt", type=float, default=None, help="sample time [s] if the CSV has no t column")
     q.add_argument("--n", type=int, default=None, help="denominator order")
     q.add_argument("--m", type=int, default=None, help="numerator order")
-    q.add_argument("--structure", default=None,
-                   help="auto (select over PID, PI, PD, D-P by YIC and R2_T) or one structure name")
+    q.add_argument(
+        "--structure", default=None, help="auto (select over PID, PI, PD, D-P by YIC and R2_T) or one structure name"
+    )
     q.add_argument("--lam", type=float, default=None, help="initial SVF cut-off [rad/s]")
     q.add_argument("--ls", action="store_true", help="also print the plain least-squares (equation-error) fit")
     q.set_defaults(func=cmd_srivc)
@@ -93,8 +109,10 @@ def register(subparsers) -> None:
 # --------------------------------------------------------------------------------------------------
 def _plt():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -138,32 +156,48 @@ def mx28_report(P=32.0, I=0.0, D=0.0, Vs=12.0, inductance=None, J_l=0.0, dt=1e-3
     closed = tfm.closed_loop_tf(ds, Kp, Ki, Kd, J_l)
     reduced = tfm.closed_loop_tf(ds, Kp, Ki, Kd, J_l, include_inductance=False)
     w, mag, ph = _study.bode_arrays(closed, tfm.VALIDATION_OMEGAS)
-    steps = _study.step_study(ds, tfm.counts_to_rad(tfm.VALIDATION_STEPS_COUNTS), Kp=Kp, Ki=Ki, Kd=Kd, Vs=Vs, J_l=J_l, dt=dt,
-                       duration=0.5)
-    return dict(ds=ds, gains=(Kp, Ki, Kd), open_loop=open_loop, closed=closed, reduced=reduced,
-                poles=tfm.poles_sorted(open_loop), bode=(w, mag, ph), steps=steps)
+    steps = _study.step_study(
+        ds, tfm.counts_to_rad(tfm.VALIDATION_STEPS_COUNTS), Kp=Kp, Ki=Ki, Kd=Kd, Vs=Vs, J_l=J_l, dt=dt, duration=0.5
+    )
+    return dict(
+        ds=ds,
+        gains=(Kp, Ki, Kd),
+        open_loop=open_loop,
+        closed=closed,
+        reduced=reduced,
+        poles=tfm.poles_sorted(open_loop),
+        bode=(w, mag, ph),
+        steps=steps,
+    )
 
 
 def _with_L(ds, L):
     from dataclasses import replace
+
     return replace(ds, L=float(L))
 
 
 def print_step_table(steps, amplitudes_label) -> None:
-    print(f"{'step':>8} {'model':>9} {'rise [ms]':>9} {'overshoot %':>11} {'settle [ms]':>11} {'final':>9} "
-          f"{'sat [ms]':>8}")
+    print(
+        f"{'step':>8} {'model':>9} {'rise [ms]':>9} {'overshoot %':>11} {'settle [ms]':>11} {'final':>9} "
+        f"{'sat [ms]':>8}"
+    )
     for k, lab in enumerate(amplitudes_label):
-        for name, met, sat in (("linear", steps.metrics_linear[k], 0.0),
-                               ("nonlinear", steps.metrics_nonlinear[k], steps.saturated_time[k])):
-            print(f"{lab:>8} {name:>9} {1e3 * met['rise_time']:9.1f} {met['overshoot']:11.2f} "
-                  f"{1e3 * met['settling_time']:11.1f} {met['final_value']:9.4f} {1e3 * sat:8.0f}")
+        for name, met, sat in (
+            ("linear", steps.metrics_linear[k], 0.0),
+            ("nonlinear", steps.metrics_nonlinear[k], steps.saturated_time[k]),
+        ):
+            print(
+                f"{lab:>8} {name:>9} {1e3 * met['rise_time']:9.1f} {met['overshoot']:11.2f} "
+                f"{1e3 * met['settling_time']:11.1f} {met['final_value']:9.4f} {1e3 * sat:8.0f}"
+            )
 
 
 def plot_steps(steps, labels, path: Path, title: str, unit_scale=1.0, unit="rad") -> None:
     plt = _plt()
     fig, axes = plt.subplots(2, 1, figsize=(6, 5), sharex=True)
     for k, lab in enumerate(labels):
-        line, = axes[0].plot(steps.t, steps.linear[k] * unit_scale, "--", lw=1)
+        (line,) = axes[0].plot(steps.t, steps.linear[k] * unit_scale, "--", lw=1)
         axes[0].plot(steps.t, steps.nonlinear[k] * unit_scale, color=line.get_color(), lw=1.3, label=lab)
         axes[1].plot(steps.t, steps.volts[k], color=line.get_color(), lw=1, label=lab)
     axes[0].set_ylabel(f"angle [{unit}]")
@@ -202,16 +236,21 @@ def plot_bode(sys, path: Path, title: str, points=None) -> None:
 def cmd_mx28(args) -> int:
     r = mx28_report(args.P, args.I, args.D, args.vs, args.inductance, args.load_inertia, args.dt)
     ds = r["ds"]
-    print(f"MX-28AT datasheet (seed 000 Table 1): R={ds.R} L={ds.L} Kt={ds.Kt} Kw={ds.Kw} Jm={ds.Jm} N={ds.N} "
-          f"eta={ds.eta} bm={ds.bm}")
-    print(f"eta from stall torques (Eq. 13): {tfm.gearbox_efficiency(2.5, 0.0155, 193):.4f}; "
-          f"bm from no-load data (Eq. 17): {tfm.motor_viscous_friction(0.0107, 0.0092, tfm.rpm_to_rad_s(10600)):.4g}")
+    print(
+        f"MX-28AT datasheet (seed 000 Table 1): R={ds.R} L={ds.L} Kt={ds.Kt} Kw={ds.Kw} Jm={ds.Jm} N={ds.N} "
+        f"eta={ds.eta} bm={ds.bm}"
+    )
+    print(
+        f"eta from stall torques (Eq. 13): {tfm.gearbox_efficiency(2.5, 0.0155, 193):.4f}; "
+        f"bm from no-load data (Eq. 17): {tfm.motor_viscous_friction(0.0107, 0.0092, tfm.rpm_to_rad_s(10600)):.4g}"
+    )
     Kp, Ki, Kd = r["gains"]
     print(f"gains P={args.P} I={args.I} D={args.D} at Vs={args.vs} V -> Kp={Kp:.4g} V/rad Ki={Ki:.4g} Kd={Kd:.4g}")
     print("open-loop poles U->theta (Eq. 28) [rad/s]: " + ", ".join(f"{p.real:.4g}" for p in r["poles"]))
     print("closed loop (Eq. 30): num " + _fmt_poly(r["closed"].num[0][0]) + " den " + _fmt_poly(r["closed"].den[0][0]))
-    print("reduced, L=0 (Eq. 31): num " + _fmt_poly(r["reduced"].num[0][0]) + " den "
-          + _fmt_poly(r["reduced"].den[0][0]))
+    print(
+        "reduced, L=0 (Eq. 31): num " + _fmt_poly(r["reduced"].num[0][0]) + " den " + _fmt_poly(r["reduced"].den[0][0])
+    )
     print(f"closed-loop DC gain: {float(np.real(__import__('control').dcgain(r['closed']))):.6f}")
     w, mag, ph = r["bode"]
     print(f"{'omega':>8} {'mag [dB]':>9} {'phase':>8}")
@@ -221,8 +260,14 @@ def cmd_mx28(args) -> int:
     print_step_table(r["steps"], labels)
     if args.plot:
         plot_bode(r["closed"], args.plot / "tf_mx28_bode.png", "MX-28AT closed loop (Eq. 30)", r["bode"])
-        plot_steps(r["steps"], labels, args.plot / "tf_mx28_steps.png", "MX-28AT steps, Vs = %g V" % args.vs,
-                   unit_scale=4096 / (2 * math.pi), unit="counts")
+        plot_steps(
+            r["steps"],
+            labels,
+            args.plot / "tf_mx28_steps.png",
+            "MX-28AT steps, Vs = %g V" % args.vs,
+            unit_scale=4096 / (2 * math.pi),
+            unit="counts",
+        )
         print(f"plots written to {args.plot}/tf_mx28_bode.png, tf_mx28_steps.png")
     return 0
 
@@ -231,39 +276,59 @@ def cmd_mg995(args) -> int:
     from ..identification.hobby_servo import MG995_IDENTIFIED_DEN, physical_parameters_from_tf
     from ..identification.srivc import srivc
     from ..models.servo_nonlinear import cylinder_load_inertia
+
     if args.csv is not None:
         cols, dt = read_series(args.csv, args.dt)
         mod = srivc(cols["u"], cols["y"], dt, 2, 0)
         den = mod.den
-        print(f"SRIVC (n=2, m=0) on {args.csv}: num {_fmt_poly(mod.num)} den {_fmt_poly(den)} "
-              f"R2_T={mod.r2t:.4f} YIC={mod.yic:.2f}")
+        print(
+            f"SRIVC (n=2, m=0) on {args.csv}: num {_fmt_poly(mod.num)} den {_fmt_poly(den)} "
+            f"R2_T={mod.r2t:.4f} YIC={mod.yic:.2f}"
+        )
     else:
         den = [1.0, *args.den] if args.den else list(MG995_IDENTIFIED_DEN)
         print(f"identified TF denominator {_fmt_poly(den)} ({'--den' if args.den else 'seed 001 Eq. 5'})")
     hm = physical_parameters_from_tf(den)
     ds = hm.datasheet
     print("physical parameters (seed 001 Eq. 24-29, Table 3):")
-    for k, v in (("N", ds.N), ("Kt [Nm/A]", ds.Kt), ("Kw [rad/(V s)]", ds.Kw), ("eta", ds.eta), ("bm [Nms]", ds.bm),
-                 ("Jm [kg m^2]", ds.Jm), ("R [ohm]", ds.R), ("KP [V/rad]", hm.KP)):
+    for k, v in (
+        ("N", ds.N),
+        ("Kt [Nm/A]", ds.Kt),
+        ("Kw [rad/(V s)]", ds.Kw),
+        ("eta", ds.eta),
+        ("bm [Nms]", ds.bm),
+        ("Jm [kg m^2]", ds.Jm),
+        ("R [ohm]", ds.R),
+        ("KP [V/rad]", hm.KP),
+    ):
         print(f"  {k:>15} = {v:.6g}")
     J_l = cylinder_load_inertia(args.load_mass, args.load_radius, args.load_distance)
     loaded = tfm.closed_loop_tf(ds, hm.KP, J_l=J_l, include_inductance=False)
     print(f"load validation (001 §5.7): J_l = {J_l:.4g} kg m^2 -> Eq. 23 den {_fmt_poly(loaded.den[0][0])}")
     amps = np.radians([10.0, 20.0, 40.0, 60.0])
-    st = _study.step_study(ds, amps, Kp=hm.KP, Vs=args.vs, dt=1e-3, duration=1.0, counts_per_rev=None,
-                    include_inductance=False)
+    st = _study.step_study(
+        ds, amps, Kp=hm.KP, Vs=args.vs, dt=1e-3, duration=1.0, counts_per_rev=None, include_inductance=False
+    )
     print_step_table(st, [f"{a:.0f} deg" for a in np.degrees(amps)])
     if args.plot:
-        plot_steps(st, [f"{a:.0f} deg" for a in np.degrees(amps)], args.plot / "tf_mg995_steps.png",
-                   f"MG995 steps, {args.vs:g} V saturation", unit_scale=180 / math.pi, unit="deg")
+        plot_steps(
+            st,
+            [f"{a:.0f} deg" for a in np.degrees(amps)],
+            args.plot / "tf_mg995_steps.png",
+            f"MG995 steps, {args.vs:g} V saturation",
+            unit_scale=180 / math.pi,
+            unit="deg",
+        )
         print(f"plot written to {args.plot}/tf_mg995_steps.png")
     return 0
 
 
 def _print_model(label: str, mod) -> None:
     print(f"{label}: n={mod.n} m={mod.m}  num {_fmt_poly(mod.num)}  den {_fmt_poly(mod.den)}")
-    print(f"   std(theta) {_fmt_poly(mod.std)}  R2_T={mod.r2t:.5f}  YIC={mod.yic:.3f}  iterations={mod.iterations}"
-          f"{'' if mod.converged else ' (not converged)'}")
+    print(
+        f"   std(theta) {_fmt_poly(mod.std)}  R2_T={mod.r2t:.5f}  YIC={mod.yic:.3f}  iterations={mod.iterations}"
+        f"{'' if mod.converged else ' (not converged)'}"
+    )
     print("   poles " + ", ".join(f"{p:.4g}" for p in mod.poles()))
 
 
@@ -271,6 +336,7 @@ def cmd_srivc(args) -> int:
     from ..identification.controller_structure import orders_for, select_controller_structure
     from ..identification.srivc import srivc
     from ..identification.tf_fit import fit_tf_ls
+
     cols, dt = read_series(args.csv, args.dt)
     u, y = cols["u"], cols["y"]
     if args.structure is not None and (args.n is not None or args.m is not None):
@@ -280,8 +346,10 @@ def cmd_srivc(args) -> int:
         print(f"{'structure':>9} {'n':>2} {'m':>2} {'YIC':>9} {'R2_T':>8}")
         for name, n, m, yic, r2, note in sel.table():
             print(f"{name:>9} {n:2d} {m:2d} {yic:9.3f} {r2:8.5f}  {note[:70]}")
-        print(f"selected embedded controller: {sel.structure}" + (" (or P: same orders)" if sel.structure == "D-P"
-                                                                  else ""))
+        print(
+            f"selected embedded controller: {sel.structure}"
+            + (" (or P: same orders)" if sel.structure == "D-P" else "")
+        )
         mod = sel.model
         n, m = mod.n, mod.m
     else:
@@ -300,6 +368,7 @@ def cmd_srivc(args) -> int:
 
 def cmd_prbs(args) -> int:
     from ..identification.prbs import prbs
+
     u = prbs(args.samples, args.dt, amplitude=args.amplitude, clock=args.clock, nbits=args.nbits, seed=args.seed)
     t = np.arange(u.size) * args.dt
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -312,18 +381,24 @@ def cmd_prbs(args) -> int:
 
 def cmd_pot(args) -> int:
     from ..identification.potentiometer import calibrate_potentiometer
+
     cols, _ = read_series(args.csv, 1.0, columns=("theta", "volts"))
     cal = calibrate_potentiometer(cols["theta"], cols["volts"])
-    print(f"v = {cal.alpha:.6g} V/rad * theta + {cal.beta:.6g} V   ({cal.alpha * math.pi / 180:.6g} V/deg; "
-          f"rms residual {cal.rms_residual:.3g} V)")
+    print(
+        f"v = {cal.alpha:.6g} V/rad * theta + {cal.beta:.6g} V   ({cal.alpha * math.pi / 180:.6g} V/deg; "
+        f"rms residual {cal.rms_residual:.3g} V)"
+    )
     return 0
 
 
 def cmd_torque(args) -> int:
     from ..identification.reference_torque import estimate_torque, two_inertia_parameters
+
     tm = two_inertia_parameters(args.den1, args.den2, args.delta_j)
-    print(f"J = {tm.J:.5g} kg m^2, D = {tm.D:.5g} N m s/rad, R/L = {tm.R_over_L:.5g} 1/s, "
-          f"KP kt/L = {tm.c0:.5g}, (ke+KD) kt/L = {tm.c1:.5g}  (a1' misfit {100 * tm.consistency:.1f} %)")
+    print(
+        f"J = {tm.J:.5g} kg m^2, D = {tm.D:.5g} N m s/rad, R/L = {tm.R_over_L:.5g} 1/s, "
+        f"KP kt/L = {tm.c0:.5g}, (ke+KD) kt/L = {tm.c1:.5g}  (a1' misfit {100 * tm.consistency:.1f} %)"
+    )
     print(f"tau = -({tm.c1:.4g} p + {tm.c0:.4g})/(p + {tm.R_over_L:.4g}) phi + {tm.c0:.4g}/(p + {tm.R_over_L:.4g}) u")
     if args.csv is not None:
         cols, dt = read_series(args.csv, args.dt)
@@ -332,8 +407,14 @@ def cmd_torque(args) -> int:
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             tmp = args.out.with_suffix(args.out.suffix + ".tmp")
-            np.savetxt(tmp, np.column_stack([np.arange(tau.size) * dt, tau]), delimiter=",", header="t,tau",
-                       comments="", fmt="%.9g")
+            np.savetxt(
+                tmp,
+                np.column_stack([np.arange(tau.size) * dt, tau]),
+                delimiter=",",
+                header="t,tau",
+                comments="",
+                fmt="%.9g",
+            )
             os.replace(tmp, args.out)
             print(f"wrote {args.out}")
     return 0

@@ -4,6 +4,7 @@ same table (:mod:`servo_ff.nodes.bringup`) and the same ``config/<bringup>.yaml`
 For machines without the ROS launch packages. Ctrl-C (SIGINT) or SIGTERM stops every node; if one node exits
 with an error, the others are stopped and its exit code is returned.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,18 +19,35 @@ from pathlib import Path
 def register(subparsers) -> None:
     from servo_ff.nodes.bringup import BRINGUPS
 
-    p = subparsers.add_parser("up", help="start the nodes of a bring-up (robot, sim, identify, replay) "
-                                          "without ros2 launch",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "up",
+        help="start the nodes of a bring-up (robot, sim, identify, replay) without ros2 launch",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("bringup", choices=sorted(BRINGUPS), help="; ".join(f"{k}: {v[0]}" for k, v in BRINGUPS.items()))
-    p.add_argument("--arg", action="append", default=[], metavar="NAME:=VALUE",
-                   help="bring-up argument, as in ros2 launch (robot/identify: port:=, baud:=; identify: "
-                        "source:=sim|hardware; replay: bag:=PATH, goal_topic:=; all: namespace:=, params_file:=); "
-                        "arguments override the YAML")
-    p.add_argument("--config-dir", type=Path, default=None, help="directory of the <bringup>.yaml files "
-                                                                  "(default: the package's config/)")
-    p.add_argument("--params-file", action="append", default=[], type=Path,
-                   help="extra ROS parameter YAML given to every node after the bring-up's own")
+    p.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME:=VALUE",
+        help="bring-up argument, as in ros2 launch (robot/identify: port:=, baud:=; identify: "
+        "source:=sim|hardware; replay: bag:=PATH, goal_topic:=; all: namespace:=, params_file:=); "
+        "arguments override the YAML",
+    )
+    p.add_argument(
+        "--config-dir",
+        type=Path,
+        default=None,
+        help="directory of the <bringup>.yaml files (default: the package's config/)",
+    )
+    p.add_argument(
+        "--params-file",
+        action="append",
+        default=[],
+        type=Path,
+        help="extra ROS parameter YAML given to every node after the bring-up's own",
+    )
     p.add_argument("--duration", type=float, default=None, help="stop every node after this many seconds")
     p.add_argument("--dry-run", action="store_true", help="print the commands and exit")
     p.set_defaults(func=run)
@@ -60,8 +78,9 @@ def check_config(path: Path) -> None:
         raise ConfigError(f"{path}: expected '<node>: ros__parameters: ...' mappings at the top level")
 
 
-def commands(bringup: str, args: dict[str, str], config_dir: Path | None = None,
-             params_files: list[Path] | None = None) -> list[tuple[str, list[str]]]:
+def commands(
+    bringup: str, args: dict[str, str], config_dir: Path | None = None, params_files: list[Path] | None = None
+) -> list[tuple[str, list[str]]]:
     """(node name, command line) of every node of ``bringup``."""
     from servo_ff.nodes.bringup import config_dir as default_config_dir
     from servo_ff.nodes.bringup import plan, python_command

@@ -2,6 +2,7 @@
 
 Prints ``DEVICE /dev/pts/N`` as its first line, then serves until Ctrl-C / SIGTERM (or ``--duration``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -85,33 +86,55 @@ def build_bus(args):
     if unknown:
         raise ValueError(f"--load given for ids {unknown} that are not in --ids {args.ids}")
     silent = [_silent(s) for s in args.silent or []]
-    faults = Faults(drop_rate=args.drop_rate, corrupt_rate=args.corrupt_rate, late_rate=args.late_rate,
-                    late_s=args.late_ms / 1000.0, silent_after={i: t for i, t, _ in silent},
-                    silent_for={i: d for i, _, d in silent if d is not None},
-                    overload_at=dict(_id_at("--overload", s) for s in args.overload or []),
-                    supply_resistance=args.supply_resistance, seed=args.seed)
+    faults = Faults(
+        drop_rate=args.drop_rate,
+        corrupt_rate=args.corrupt_rate,
+        late_rate=args.late_rate,
+        late_s=args.late_ms / 1000.0,
+        silent_after={i: t for i, t, _ in silent},
+        silent_for={i: d for i, _, d in silent if d is not None},
+        overload_at=dict(_id_at("--overload", s) for s in args.overload or []),
+        supply_resistance=args.supply_resistance,
+        seed=args.seed,
+    )
     if args.sag:
         faults.sag_volts, faults.sag_start, faults.sag_duration = _sag(args.sag)
     if args.firmware and not args.params:
         raise ValueError("--firmware needs --params FILE (the actuator the law drives)")
     params = resolve_params(args.params, None, args.firmware) if args.params else None
-    return VirtualBus(VirtualBusOptions(
-        ids=ids, model=args.servo, params=params, friction_model=args.model, loads=per,
-        supply_voltage=args.supply, return_delay=args.return_delay, baud=args.baud, wire_time=args.wire_time,
-        link=args.link, truth=bool(args.truth), faults=faults,
-        thermal=ThermalOptions(ambient=args.temperature, enabled=args.thermal), clock=Clock(dt_max=args.dt_max)))
+    return VirtualBus(
+        VirtualBusOptions(
+            ids=ids,
+            model=args.servo,
+            params=params,
+            friction_model=args.model,
+            loads=per,
+            supply_voltage=args.supply,
+            return_delay=args.return_delay,
+            baud=args.baud,
+            wire_time=args.wire_time,
+            link=args.link,
+            truth=bool(args.truth),
+            faults=faults,
+            thermal=ThermalOptions(ambient=args.temperature, enabled=args.thermal),
+            clock=Clock(dt_max=args.dt_max),
+        )
+    )
 
 
 def run(args) -> int:
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s: %(message)s"
+    )
     bus = build_bus(args)
     dev = bus.open()
     print(f"DEVICE {dev}", flush=True)
-    print(f"# {bus.n} × {bus.table.name} ids {bus.ids[0]}..{bus.ids[-1]}, actuator {bus.params.actuator}/"
-          f"{bus.params.model}, supply {bus.supply_voltage:g} V, return delay "
-          f"{bus.regs.value(0, 'Return Delay Time') * 2} µs"
-          + (f", link {args.link}" if args.link else ""), flush=True)
+    print(
+        f"# {bus.n} × {bus.table.name} ids {bus.ids[0]}..{bus.ids[-1]}, actuator {bus.params.actuator}/"
+        f"{bus.params.model}, supply {bus.supply_voltage:g} V, return delay "
+        f"{bus.regs.value(0, 'Return Delay Time') * 2} µs" + (f", link {args.link}" if args.link else ""),
+        flush=True,
+    )
     stop = threading.Event()
 
     def _term(*_):
@@ -127,10 +150,23 @@ def run(args) -> int:
         pass
     finally:
         st = bus.stats
-        print(json.dumps({"instructions": st.instructions, "replies": st.replies, "dropped": st.dropped,
-                          "corrupted": st.corrupted, "overflow": st.overflow, "errors": st.errors,
-                          "decoder": vars(bus.decoder.stats), "physics_steps": st.physics_steps, "held": st.held}),
-              file=sys.stderr, flush=True)
+        print(
+            json.dumps(
+                {
+                    "instructions": st.instructions,
+                    "replies": st.replies,
+                    "dropped": st.dropped,
+                    "corrupted": st.corrupted,
+                    "overflow": st.overflow,
+                    "errors": st.errors,
+                    "decoder": vars(bus.decoder.stats),
+                    "physics_steps": st.physics_steps,
+                    "held": st.held,
+                }
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
         if bus.truth is not None:
             bus.truth.save(args.truth)
         bus.stop()
@@ -138,18 +174,31 @@ def run(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("virtual-bus", help="simulated Dynamixel servos on a pty (Protocol 2.0)",
-                              description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = subparsers.add_parser(
+        "virtual-bus",
+        help="simulated Dynamixel servos on a pty (Protocol 2.0)",
+        description=__doc__,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
-    p.add_argument("--servo", default="mx106", help="servo type (its control table): mx28, mx64, mx106, xm430, "
-                                                   "xm430-w210")
-    p.add_argument("--model", default="m4", choices=("m1", "m2", "m3", "m4", "m5", "m6"),
-                   help="friction model of the servo's published parameter file")
+    p.add_argument(
+        "--servo", default="mx106", help="servo type (its control table): mx28, mx64, mx106, xm430, xm430-w210"
+    )
+    p.add_argument(
+        "--model",
+        default="m4",
+        choices=("m1", "m2", "m3", "m4", "m5", "m6"),
+        help="friction model of the servo's published parameter file",
+    )
     p.add_argument("--params", help="actuator parameter file (json/yaml) instead of the preset")
     add_firmware_argument(p)
-    p.add_argument("--load", action="append", metavar="[ID=]SPEC",
-                   help="pendulum:MASS,LENGTH[,ARM_MASS] or inertia:J, for all servos or ID=… for one "
-                        "(repeatable; default inertia:0)")
+    p.add_argument(
+        "--load",
+        action="append",
+        metavar="[ID=]SPEC",
+        help="pendulum:MASS,LENGTH[,ARM_MASS] or inertia:J, for all servos or ID=… for one "
+        "(repeatable; default inertia:0)",
+    )
     p.add_argument("--supply", type=float, help="supply voltage [V] (default: the preset's vin)")
     p.add_argument("--return-delay", type=int, help="Return Delay Time register, 2 µs units (default 250)")
     p.add_argument("--baud", type=int, default=1_000_000, help="baud rate the servos report (Baud Rate register)")
@@ -158,21 +207,36 @@ def register(subparsers) -> None:
     p.add_argument("--thermal", action="store_true", help="first-order thermal model instead of constant")
     p.add_argument("--drop-rate", type=float, default=0.0, help="probability a status packet is not sent")
     p.add_argument("--corrupt-rate", type=float, default=0.0, help="per-byte probability of a flipped byte")
-    p.add_argument("--late-rate", type=float, default=0.0,
-                   help="probability a status packet is held back by --late-ms (and everything after it)")
+    p.add_argument(
+        "--late-rate",
+        type=float,
+        default=0.0,
+        help="probability a status packet is held back by --late-ms (and everything after it)",
+    )
     p.add_argument("--late-ms", type=float, default=0.0, help="hold-back of a late reply [ms]")
-    p.add_argument("--silent", action="append", metavar="ID@T[+D]",
-                   help="servo ID stops answering after T s (for D s; default: for good)")
-    p.add_argument("--overload", action="append", metavar="ID@T",
-                   help="overload on ID at T s: HW error bit 5, torque off until REBOOT")
+    p.add_argument(
+        "--silent",
+        action="append",
+        metavar="ID@T[+D]",
+        help="servo ID stops answering after T s (for D s; default: for good)",
+    )
+    p.add_argument(
+        "--overload",
+        action="append",
+        metavar="ID@T",
+        help="overload on ID at T s: HW error bit 5, torque off until REBOOT",
+    )
     p.add_argument("--sag", metavar="V@T[+D]", help="supply sags by V volts from T s for D s")
     p.add_argument("--supply-resistance", type=float, default=0.0, help="supply resistance [Ω]: sag ∝ Σ|I|")
     p.add_argument("--seed", type=int, help="random seed of the fault injection")
     p.add_argument("--dt-max", type=float, default=1e-3, help="largest physics sub-step [s]")
     p.add_argument("--link", help="also create this symlink to the pty (e.g. /tmp/ttyDXL)")
     p.add_argument("--duration", type=float, help="exit after this many seconds")
-    p.add_argument("--truth", metavar="FILE.npz",
-                   help="keep a truth record (every sync read, reply fate and sync write) and save it here on exit")
+    p.add_argument(
+        "--truth",
+        metavar="FILE.npz",
+        help="keep a truth record (every sync read, reply fate and sync write) and save it here on exit",
+    )
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=run)
 

@@ -16,21 +16,22 @@ range (``servo_ff.models.schema.ALPHA_FIELDS``: α̂0 > 0, α̂1..α̂4 ≥ 0, q
 :class:`AlphaError` naming the file and key. Files pass the size, depth and no-alias limits of
 :mod:`servo_ff.safe_parse`.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..models.errors import ParameterError
 from ..models.params import ActuatorParams
 from ..models.schema import ALPHA_FIELDS, check_field
+from ..models.schwarz_behnke import DEFAULT_DELTA, DEFAULT_DQ_S, alpha_hat_from_actuator, stribeck_shape_from_actuator
 from ..safe_parse import describe, parse_json, parse_yaml, read_text
-from ..models.schwarz_behnke import (DEFAULT_DELTA, DEFAULT_DQ_S, alpha_hat_from_actuator,
-                                      stribeck_shape_from_actuator)
 
 N_ALPHA = 5  # α̂0..α̂4 (α̂4 = 0 when a file gives four)
 
@@ -49,8 +50,16 @@ class AlphaTable:
     delta: np.ndarray
 
     def to_dict(self) -> dict[str, Any]:
-        return {"joints": {n: {"alpha": [float(v) for v in self.alpha[i]], "dq_s": float(self.dq_s[i]),
-                               "delta": float(self.delta[i])} for i, n in enumerate(self.joint_names)}}
+        return {
+            "joints": {
+                n: {
+                    "alpha": [float(v) for v in self.alpha[i]],
+                    "dq_s": float(self.dq_s[i]),
+                    "delta": float(self.delta[i]),
+                }
+                for i, n in enumerate(self.joint_names)
+            }
+        }
 
 
 def _entry(src: str, key: str, value: Any) -> tuple[list[float], float, float]:
@@ -64,20 +73,21 @@ def _entry(src: str, key: str, value: Any) -> tuple[list[float], float, float]:
     else:
         alpha, dq_s, delta = value, DEFAULT_DQ_S, DEFAULT_DELTA
     if not isinstance(alpha, Sequence) or isinstance(alpha, str) or len(alpha) not in (4, 5):
-        raise AlphaError(f"{src}: {key}.alpha must be a list of 4 (α̂0..α̂3) or 5 (..α̂4) numbers, got "
-                         f"{describe(alpha)}")
+        raise AlphaError(f"{src}: {key}.alpha must be a list of 4 (α̂0..α̂3) or 5 (..α̂4) numbers, got {describe(alpha)}")
     try:
         out = [check_field(ALPHA_FIELDS, f"alpha{i}", a, name=f"{key}.alpha[{i}]") for i, a in enumerate(alpha)]
         out += [0.0] * (N_ALPHA - len(out))
-        shape = [check_field(ALPHA_FIELDS, name, v, name=f"{key}.{name}") for name, v in (("dq_s", dq_s),
-                                                                                          ("delta", delta))]
+        shape = [
+            check_field(ALPHA_FIELDS, name, v, name=f"{key}.{name}") for name, v in (("dq_s", dq_s), ("delta", delta))
+        ]
     except ParameterError as e:
         raise AlphaError(f"{src}: {e}") from None
     return out, shape[0], shape[1]
 
 
-def alpha_table_from_mapping(data: Mapping[str, Any], joint_names: Sequence[str],
-                             source: str = "<mapping>") -> AlphaTable:
+def alpha_table_from_mapping(
+    data: Mapping[str, Any], joint_names: Sequence[str], source: str = "<mapping>"
+) -> AlphaTable:
     """Build an :class:`AlphaTable` for ``joint_names`` from a parsed file (see module docstring)."""
     if not isinstance(data, Mapping):
         raise AlphaError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
@@ -89,8 +99,7 @@ def alpha_table_from_mapping(data: Mapping[str, Any], joint_names: Sequence[str]
         raise AlphaError(f"{source}: 'joints' must be a mapping joint name → α entry")
     unknown = [n for n in joints if n not in joint_names]
     if unknown:
-        raise AlphaError(f"{source}: unknown joint name(s) {unknown}; the robot's joints are "
-                         f"{', '.join(joint_names)}")
+        raise AlphaError(f"{source}: unknown joint name(s) {unknown}; the robot's joints are {', '.join(joint_names)}")
     rows = []
     for n in joint_names:
         if n in joints:
@@ -99,8 +108,12 @@ def alpha_table_from_mapping(data: Mapping[str, Any], joint_names: Sequence[str]
             rows.append(_entry(source, "default", default))
         else:
             raise AlphaError(f"{source}: no α for joint {n!r} and no 'default' entry")
-    return AlphaTable(tuple(joint_names), np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
-                      np.array([r[2] for r in rows]))
+    return AlphaTable(
+        tuple(joint_names),
+        np.array([r[0] for r in rows]),
+        np.array([r[1] for r in rows]),
+        np.array([r[2] for r in rows]),
+    )
 
 
 def load_alpha(path: str | Path, joint_names: Sequence[str]) -> AlphaTable:

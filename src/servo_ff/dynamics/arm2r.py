@@ -10,6 +10,7 @@ the joints stop and restart against static friction), the goals are the IK of th
 and :func:`run_arm` drives the arm through the MuJoCo servo layer with bam's parameter files for the chosen
 friction model. :func:`compare` measures how far two runs' trajectories differ.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,9 +19,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .mujoco_model import build_model
 from .mujoco_servos import MujocoServos, ServoOptions
 from .servo_map import load_servo_map
-from .mujoco_model import build_model
 
 REPO = Path(__file__).resolve().parents[3]
 ARM2R_URDF = REPO / "urdf" / "arm2r.urdf"
@@ -50,8 +51,9 @@ def ik_2r(p: np.ndarray, l1: float = L1, l2: float = L2, elbow: float = 1.0) -> 
     return np.stack([q1, q2], axis=-1)
 
 
-def triangle_path(dt: float, edge_s: float = 1.0, pause_s: float = 0.5, loops: int = 2,
-                  corners=TRIANGLE) -> tuple[np.ndarray, np.ndarray]:
+def triangle_path(
+    dt: float, edge_s: float = 1.0, pause_s: float = 0.5, loops: int = 2, corners=TRIANGLE
+) -> tuple[np.ndarray, np.ndarray]:
     """(t, p): the corners visited in order ``loops`` times, minimum-jerk along each straight edge in ``edge_s``
     seconds, ``pause_s`` at rest on each corner (and before the start)."""
     c = np.asarray(corners, dtype=float)
@@ -82,17 +84,26 @@ class ArmRun(NamedTuple):
         return float(np.sqrt(np.mean(np.sum((self.ee - self.ee_des) ** 2, axis=1))))
 
 
-def make_arm(model: str, kp: float, dt: float = 0.001, options: ServoOptions = ServoOptions(),
-             urdf: Path | str = ARM2R_URDF) -> MujocoServos:
+def make_arm(
+    model: str, kp: float, dt: float = 0.001, options: ServoOptions = ServoOptions(), urdf: Path | str = ARM2R_URDF
+) -> MujocoServos:
     """The arm on a fixed base, MX-106 shoulder and MX-64 elbow with bam's ``model`` file, P gain ``kp``."""
     sim = build_model(urdf, base="fixed", dt=dt)
-    servos = {"servos": {"shoulder": {"preset": f"mx106/{model}", "kp": kp},
-                         "elbow": {"preset": f"mx64/{model}", "kp": kp}}}
+    servos = {
+        "servos": {"shoulder": {"preset": f"mx106/{model}", "kp": kp}, "elbow": {"preset": f"mx64/{model}", "kp": kp}}
+    }
     return MujocoServos(sim, load_servo_map(servos, sim.joint_names), options)
 
 
-def run_arm(model: str, kp: float, dt: float = 0.001, control_dt: float = 0.01, loops: int = 2,
-            options: ServoOptions = ServoOptions(), elbow: float = -1.0) -> ArmRun:
+def run_arm(
+    model: str,
+    kp: float,
+    dt: float = 0.001,
+    control_dt: float = 0.01,
+    loops: int = 2,
+    options: ServoOptions = ServoOptions(),
+    elbow: float = -1.0,
+) -> ArmRun:
     """Trace the triangle with friction model ``model`` ("m1" … "m6") at gain ``kp``; start at rest on the first
     corner's IK pose."""
     ratio = int(round(control_dt / dt))
@@ -125,9 +136,22 @@ class Difference:
 def compare(a: ArmRun, b: ArmRun) -> Difference:
     dq = a.q - b.q
     de = np.linalg.norm(a.ee - b.ee, axis=1)
-    return Difference(np.abs(dq).max(axis=0), np.sqrt(np.mean(dq**2, axis=0)), float(de.max()),
-                      float(np.sqrt(np.mean(de**2))))
+    return Difference(
+        np.abs(dq).max(axis=0), np.sqrt(np.mean(dq**2, axis=0)), float(de.max()), float(np.sqrt(np.mean(de**2)))
+    )
 
 
-__all__ = ["ARM2R_URDF", "ArmRun", "Difference", "KP_HIGH", "KP_LOW", "TRIANGLE", "compare", "fk_2r", "ik_2r",
-           "make_arm", "run_arm", "triangle_path"]
+__all__ = [
+    "ARM2R_URDF",
+    "ArmRun",
+    "Difference",
+    "KP_HIGH",
+    "KP_LOW",
+    "TRIANGLE",
+    "compare",
+    "fk_2r",
+    "ik_2r",
+    "make_arm",
+    "run_arm",
+    "triangle_path",
+]

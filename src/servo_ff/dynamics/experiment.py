@@ -1,5 +1,6 @@
 """The seed 002 §5.2 comparison, packaged: run (a)/(b)/(c), tabulate tracking and energy, plot the knee (Fig. 5),
 and time the feed-forward tick."""
+
 from __future__ import annotations
 
 import time
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..models.presets import preset
 from ..models.params import ActuatorParams
+from ..models.presets import preset
 from .alpha import AlphaTable
 from .feedforward import FeedForwardController
 from .gait import stepping_in_place
@@ -19,15 +20,30 @@ from .robot import Robot, load_robot
 KNEE = "l_knee"  # 002 reports the left knee
 
 
-def run_experiment(n_steps: int = 40, kp_high: float = KP_HIGH, progress: bool = False,
-                   controllers=("high", "low", "ff"), alpha: AlphaTable | None = None) -> dict[str, SimResult]:
+def run_experiment(
+    n_steps: int = 40,
+    kp_high: float = KP_HIGH,
+    progress: bool = False,
+    controllers=("high", "low", "ff"),
+    alpha: AlphaTable | None = None,
+) -> dict[str, SimResult]:
     robot = load_robot(HUMANOID_URDF)
-    return {c: simulate(c, n_steps=n_steps, kp_high=kp_high, robot=robot, progress=progress, alpha=alpha)
-            for c in controllers}
+    return {
+        c: simulate(c, n_steps=n_steps, kp_high=kp_high, robot=robot, progress=progress, alpha=alpha)
+        for c in controllers
+    }
 
 
-def alpha_from_ilc(robot: Robot, params: ActuatorParams, kp: float, joint: str = "l_hip_pitch", dt: float = 0.005,
-                   gain: float = 0.8, threshold: float = 0.02, progress: bool = False) -> tuple[AlphaTable, dict]:
+def alpha_from_ilc(
+    robot: Robot,
+    params: ActuatorParams,
+    kp: float,
+    joint: str = "l_hip_pitch",
+    dt: float = 0.005,
+    gain: float = 0.8,
+    threshold: float = 0.02,
+    progress: bool = False,
+) -> tuple[AlphaTable, dict]:
     """α̂ by 002's own procedure (§5.1) on a simulated single-joint bench: the leg below ``joint`` hangs from a
     fixed trunk as a pendulum (its mass and centre-of-mass distance from the URDF), driven by the simulated
     servo ``params`` at register gain ``kp``; Arimoto ILC (Eq. 20–21, λ = ``gain``, learning shift = the
@@ -57,17 +73,34 @@ def alpha_from_ilc(robot: Robot, params: ActuatorParams, kp: float, joint: str =
     ref = schwarz_behnke_reference(dt)
     execute = simulated_servo(servo, load, dt, theta0=float(ref.q[0]))
     lag = command_reaction_lag(ref.q, execute(ref.q), dt)  # closed-loop lag under P control: ILC's shift
-    ilc = run_ilc(execute, ref.q, dt, gain=gain, delay=lag, threshold=threshold, max_iterations=60, filter_hz=10.0,
-                  progress=progress)
+    ilc = run_ilc(
+        execute,
+        ref.q,
+        dt,
+        gain=gain,
+        delay=lag,
+        threshold=threshold,
+        max_iterations=60,
+        filter_hz=10.0,
+        progress=progress,
+    )
     dq_s = params.friction.get("dtheta_stribeck", 0.1)
     delta = params.friction.get("alpha", 1.0)
-    data = data_from_ilc(ilc.commands, ilc.measured, ilc.errors, params.firmware.vin, kp, dt,
-                         iteration=len(ilc.commands) - 1)
+    data = data_from_ilc(
+        ilc.commands, ilc.measured, ilc.errors, params.firmware.vin, kp, dt, iteration=len(ilc.commands) - 1
+    )
     fit = fit_alpha_data(data, pendulum_torque(mass, length), with_inertia=True, dq_s=dq_s, delta=delta)
     J = robot.n_joints
     table = AlphaTable(robot.joint_names, np.tile(fit.alpha, (J, 1)), np.full(J, fit.dq_s), np.full(J, fit.delta))
-    info = {"joint": joint, "mass": mass, "length": length, "ilc_shift": lag,
-            "ilc_iterations": int(len(ilc.errors) - 1), "ilc_error": float(ilc.errors[-1]), "fit": fit.as_dict()}
+    info = {
+        "joint": joint,
+        "mass": mass,
+        "length": length,
+        "ilc_shift": lag,
+        "ilc_iterations": int(len(ilc.errors) - 1),
+        "ilc_error": float(ilc.errors[-1]),
+        "fit": fit.as_dict(),
+    }
     return table, info
 
 
@@ -76,24 +109,39 @@ def summary_rows(results: dict[str, SimResult]) -> list[dict]:
     rows = []
     for c, r in results.items():
         k = r.joint_names.index(KNEE)
-        rows.append({"controller": CONTROLLERS[c], "key": c, "fell": r.fell, "t_end": float(r.t[-1]) if len(r.t) else 0.0,
-                     "rms": r.rms(), "max": r.max_error(), "knee_rms": r.rms([k]), "knee_max": r.max_error([k]),
-                     "energy": float(r.energy.sum()), "knee_energy": float(r.energy[k]),
-                     "energy_drawn": float(r.energy_drawn.sum()),
-                     "clamps": int(r.clamp_counts.sum())})
+        rows.append(
+            {
+                "controller": CONTROLLERS[c],
+                "key": c,
+                "fell": r.fell,
+                "t_end": float(r.t[-1]) if len(r.t) else 0.0,
+                "rms": r.rms(),
+                "max": r.max_error(),
+                "knee_rms": r.rms([k]),
+                "knee_max": r.max_error([k]),
+                "energy": float(r.energy.sum()),
+                "knee_energy": float(r.energy[k]),
+                "energy_drawn": float(r.energy_drawn.sum()),
+                "clamps": int(r.clamp_counts.sum()),
+            }
+        )
     return rows
 
 
 def format_table(results: dict[str, SimResult], kp_high: float) -> str:
-    head = ("| controller | k_P | stood all steps | RMS [rad] | max [rad] | knee RMS [rad] | knee max [rad] | "
-            "E all [J] | E knee [J] | E drawn all [J] | clamps |")
+    head = (
+        "| controller | k_P | stood all steps | RMS [rad] | max [rad] | knee RMS [rad] | knee max [rad] | "
+        "E all [J] | E knee [J] | E drawn all [J] | clamps |"
+    )
     lines = [head, "|" + "---|" * 11]
     for row in summary_rows(results):
         kp = kp_high if row["key"] == "high" else GAIN_RATIO * kp_high
         stood = "no, fell at %.1f s" % row["t_end"] if row["fell"] else "yes"
-        lines.append(f"| {row['controller']} | {kp:.2f} | {stood} | {row['rms']:.4f} | {row['max']:.4f} | "
-                     f"{row['knee_rms']:.4f} | {row['knee_max']:.4f} | {row['energy']:.0f} | "
-                     f"{row['knee_energy']:.0f} | {row['energy_drawn']:.0f} | {row['clamps']} |")
+        lines.append(
+            f"| {row['controller']} | {kp:.2f} | {stood} | {row['rms']:.4f} | {row['max']:.4f} | "
+            f"{row['knee_rms']:.4f} | {row['knee_max']:.4f} | {row['energy']:.0f} | "
+            f"{row['knee_energy']:.0f} | {row['energy_drawn']:.0f} | {row['clamps']} |"
+        )
     return "\n".join(lines)
 
 
@@ -129,8 +177,9 @@ def plot_knee(results: dict[str, SimResult], path: str | Path, window: tuple[flo
 
 
 def time_tick(n: int = 3000, c_left: float = 0.5) -> dict[str, float]:
-    """Wall time [µs] of one 20-joint tick (best of three medians over ``n`` ticks): inverse dynamics alone, ID + Eq. 19 (the whole
-    :meth:`FeedForwardController.tick`, incl. input checks and clamping). ``c_left`` = 0.5 is the worst case
+    """Wall time [µs] of one 20-joint tick (best of three medians over ``n`` ticks): inverse dynamics alone,
+    ID + Eq. 19 (the whole :meth:`FeedForwardController.tick`, incl. input checks and clamping). ``c_left`` = 0.5 is
+    the worst case
     (double support: two support-foot solutions)."""
     robot = load_robot(HUMANOID_URDF)
     ff = FeedForwardController(robot, default_alpha(robot, preset("mx106", "m4")), GAIN_RATIO * KP_HIGH)

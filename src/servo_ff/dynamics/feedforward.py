@@ -17,6 +17,7 @@ q̇, q̈ come from the trajectory, never from differentiating measurements; :fun
 :func:`check_desired_motion` give the physical bounds a desired trajectory is held to (URDF velocity limits,
 else a configured bound).
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,8 +30,13 @@ import numpy as np
 from ..models.schema import FEEDFORWARD_FIELDS, FIRMWARE_FIELDS
 from ..models.schwarz_behnke import goal_position_from_torque
 from .alpha import AlphaTable, load_alpha
-from .inverse_dynamics import (STANDARD_GRAVITY, double_support_torques, fixed_base_torques, gravity_from_imu,
-                               set_gravity)
+from .inverse_dynamics import (
+    STANDARD_GRAVITY,
+    double_support_torques,
+    fixed_base_torques,
+    gravity_from_imu,
+    set_gravity,
+)
 from .robot import Robot, load_robot
 
 log = logging.getLogger(__name__)
@@ -46,9 +52,19 @@ class FeedForwardController:
     ``left_foot``/``right_foot``), ``mode="fixed"`` treats the URDF root as welded (arms).
     """
 
-    def __init__(self, robot: Robot | str | Path, alpha: AlphaTable | str | Path, kp, *,
-                 mode: Mode = "floating", left_foot: str = "l_sole", right_foot: str = "r_sole",
-                 u_nominal: float = 15.0, g: float = STANDARD_GRAVITY, min_supply_fraction: float = 0.5) -> None:
+    def __init__(
+        self,
+        robot: Robot | str | Path,
+        alpha: AlphaTable | str | Path,
+        kp,
+        *,
+        mode: Mode = "floating",
+        left_foot: str = "l_sole",
+        right_foot: str = "r_sole",
+        u_nominal: float = 15.0,
+        g: float = STANDARD_GRAVITY,
+        min_supply_fraction: float = 0.5,
+    ) -> None:
         self.robot = robot if isinstance(robot, Robot) else load_robot(robot)
         names = self.robot.joint_names
         self.alpha = alpha if isinstance(alpha, AlphaTable) else load_alpha(alpha, names)
@@ -90,8 +106,13 @@ class FeedForwardController:
             self.gravity = gravity_from_imu(quat_xyzw, self.g)
         except ValueError as e:
             self.bad_imu += 1
-            log.warning("IMU orientation %s rejected (%s); holding last good gravity %s (%d bad so far)",
-                        np.asarray(quat_xyzw).tolist(), e, self.gravity.round(4).tolist(), self.bad_imu)
+            log.warning(
+                "IMU orientation %s rejected (%s); holding last good gravity %s (%d bad so far)",
+                np.asarray(quat_xyzw).tolist(),
+                e,
+                self.gravity.round(4).tolist(),
+                self.bad_imu,
+            )
         return self.gravity
 
     def supply_refusal(self, u_bat: float) -> str | None:
@@ -103,8 +124,7 @@ class FeedForwardController:
         if not np.isfinite(u):
             return "not finite"
         if u <= 0 or u < floor:
-            return (f"below {self.min_supply_fraction:g} × u_nominal = {floor:.3g} V" if floor > 0
-                    else "not positive")
+            return f"below {self.min_supply_fraction:g} × u_nominal = {floor:.3g} V" if floor > 0 else "not positive"
         if u > hi:
             return f"above the {hi:g} V supply range"
         return None
@@ -116,8 +136,13 @@ class FeedForwardController:
             self.u_bat = float(u_bat)
         else:
             self.bad_voltage += 1
-            log.warning("supply voltage %r V rejected (%s); holding last good %.3f V (%d bad so far)", u_bat,
-                        reason, self.u_bat, self.bad_voltage)
+            log.warning(
+                "supply voltage %r V rejected (%s); holding last good %.3f V (%d bad so far)",
+                u_bat,
+                reason,
+                self.u_bat,
+                self.bad_voltage,
+            )
         return self.u_bat
 
     # -- the tick ------------------------------------------------------------------------------------------
@@ -125,8 +150,7 @@ class FeedForwardController:
         a = np.asarray(x, dtype=float)
         n = self.robot.n_joints
         if a.shape != (n,):
-            raise ValueError(f"{name} must have shape ({n},) in joint order {self.robot.joint_names}, "
-                             f"got {a.shape}")
+            raise ValueError(f"{name} must have shape ({n},) in joint order {self.robot.joint_names}, got {a.shape}")
         if not math.isfinite(a.sum()):  # one reduction: NaN/inf anywhere makes the sum non-finite
             bad = [self.robot.joint_names[i] for i in np.flatnonzero(~np.isfinite(a))]
             raise ValueError(f"{name} is non-finite for joint(s) {bad}")
@@ -140,8 +164,17 @@ class FeedForwardController:
         c = float(c_left)
         if not (np.isfinite(c) and 0.0 <= c <= 1.0):
             raise ValueError(f"c_left (left-foot support coefficient) must be in [0, 1], got {c_left}")
-        return double_support_torques(self.model, self.data, q, dq, ddq, self.left_frame, self.right_frame, c,
-                                      q_full=self.robot.configuration(q, floating=True))
+        return double_support_torques(
+            self.model,
+            self.data,
+            q,
+            dq,
+            ddq,
+            self.left_frame,
+            self.right_frame,
+            c,
+            q_full=self.robot.configuration(q, floating=True),
+        )
 
     def tick(self, q_des, dq_des, ddq_des, *, imu_quat=None, u_bat=None, c_left: float = 1.0) -> np.ndarray:
         """Goal positions [rad] for one control cycle (Eq. 19), inside the URDF limits and always finite."""
@@ -154,9 +187,17 @@ class FeedForwardController:
             self.update_voltage(u_bat)
         tau = self.torques(q, dq, ddq, c_left)
         self.tau = tau
-        goal = goal_position_from_torque(q, tau, dq, ddq if self._alpha4 else None,
-                                         self.alpha.alpha if self._alpha4 else self.alpha.alpha[:, :4],
-                                         self.kp, self.u_bat, self.alpha.dq_s, self.alpha.delta)
+        goal = goal_position_from_torque(
+            q,
+            tau,
+            dq,
+            ddq if self._alpha4 else None,
+            self.alpha.alpha if self._alpha4 else self.alpha.alpha[:, :4],
+            self.kp,
+            self.u_bat,
+            self.alpha.dq_s,
+            self.alpha.delta,
+        )
         if not np.isfinite(goal).all():  # cannot happen with finite inputs; never send it
             raise FloatingPointError(f"non-finite goal {goal} from finite inputs (τ={tau})")
         self.n_ticks += 1
@@ -171,8 +212,15 @@ class FeedForwardController:
             for i in np.flatnonzero(hit):
                 c = int(self.clamp_counts[i])
                 if c & (c - 1) == 0:  # log counts 1, 2, 4, 8, …: every clamp is counted, the log stays readable
-                    log.warning("goal for %s clamped %.4f → %.4f rad (URDF limits [%.4f, %.4f]); %d clamp(s) so far",
-                                self.robot.joint_names[i], goal[i], out[i], lo[i], hi[i], c)
+                    log.warning(
+                        "goal for %s clamped %.4f → %.4f rad (URDF limits [%.4f, %.4f]); %d clamp(s) so far",
+                        self.robot.joint_names[i],
+                        goal[i],
+                        out[i],
+                        lo[i],
+                        hi[i],
+                        c,
+                    )
         return out
 
     def clamp_report(self) -> dict[str, int]:
@@ -194,8 +242,9 @@ def desired_motion_bounds(robot: Robot, max_velocity, max_acceleration) -> tuple
     return vmax, amax, source
 
 
-def check_desired_motion(dq: np.ndarray, ddq: np.ndarray, vmax: np.ndarray, amax: np.ndarray,
-                         names, vsource=None) -> str | None:
+def check_desired_motion(
+    dq: np.ndarray, ddq: np.ndarray, vmax: np.ndarray, amax: np.ndarray, names, vsource=None
+) -> str | None:
     """Why desired velocities ``dq`` / accelerations ``ddq`` (points × joints, or one point) are refused — the
     first |value| beyond its joint's bound, naming point, joint and bound — or None."""
     for label, arr, bound, unit in (("velocity", dq, vmax, "rad/s"), ("acceleration", ddq, amax, "rad/s²")):
@@ -204,6 +253,5 @@ def check_desired_motion(dq: np.ndarray, ddq: np.ndarray, vmax: np.ndarray, amax
         if over.any():
             k, j = (int(i) for i in np.argwhere(over)[0])
             why = f" ({vsource[j]})" if label == "velocity" and vsource is not None else ""
-            return (f"point {k} {label} of {names[j]} is {a[k, j]:.6g} {unit}, beyond its bound "
-                    f"{bound[j]:g} {unit}{why}")
+            return f"point {k} {label} of {names[j]} is {a[k, j]:.6g} {unit}, beyond its bound {bound[j]:g} {unit}{why}"
     return None

@@ -12,10 +12,12 @@ shifts across. The left-foot support coefficient c_left fades linearly over each
 while a foot is in the air. Arms and head hold a fixed pose. Joint names follow ``urdf/humanoid20.urdf``:
 ``{l,r}_{hip_roll,hip_pitch,knee,ankle_pitch,ankle_roll}``; other joints hold their pose.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,8 +55,9 @@ def _linear(t: np.ndarray, points: list[tuple[float, float]]) -> np.ndarray:
     return np.interp(t, ts, vs)
 
 
-def stepping_in_place(joint_names: Sequence[str], n_steps: int = 40, dt: float = 0.008,
-                      p: SteppingParams = SteppingParams()) -> GaitTrajectory:
+def stepping_in_place(
+    joint_names: Sequence[str], n_steps: int = 40, dt: float = 0.008, p: SteppingParams = SteppingParams()
+) -> GaitTrajectory:
     """The desired trajectory for ``n_steps`` steps (first swing foot: right) on a grid of ``dt`` [s]."""
     if n_steps < 1:
         raise ValueError(f"n_steps must be >= 1, got {n_steps}")
@@ -103,8 +106,11 @@ def stepping_in_place(joint_names: Sequence[str], n_steps: int = 40, dt: float =
         put(f"{side_name}_knee", 2 * p.lift, lf, 2 * p.crouch)
         put(f"{side_name}_ankle_pitch", -p.lift, lf, -p.crouch)
         sp, sr, el = p.arm_pose
-        for n, v in ((f"{side_name}_shoulder_pitch", sp), (f"{side_name}_shoulder_roll", sign * sr),
-                     (f"{side_name}_elbow", el)):
+        for n, v in (
+            (f"{side_name}_shoulder_pitch", sp),
+            (f"{side_name}_shoulder_roll", sign * sr),
+            (f"{side_name}_elbow", el),
+        ):
             if n in idx:
                 q[:, idx[n]] = v
     c_left = np.clip(_linear(tt, c_pts), 0.0, 1.0)
@@ -115,5 +121,4 @@ def stepping_in_place(joint_names: Sequence[str], n_steps: int = 40, dt: float =
             m |= (tt >= a) & (tt < b)
         return m
 
-    return GaitTrajectory(tt, q, dq, ddq, c_left, windows(swing_windows["l"]), windows(swing_windows["r"]),
-                          n_steps)
+    return GaitTrajectory(tt, q, dq, ddq, c_left, windows(swing_windows["l"]), windows(swing_windows["r"]), n_steps)

@@ -27,6 +27,7 @@ Fixed base (arms): plain RNEA τ = M(q)q̈ + h(q, q̇) with gravity rotated into
 
 Units: rad, rad/s, rad/s², N·m, m/s². Quaternions in the ``sensor_msgs/Imu`` order (x, y, z, w), no ROS import.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,7 @@ def set_gravity(model: pin.Model, gravity_base: np.ndarray) -> None:
     model.gravity.linear = np.asarray(gravity_base, dtype=float)
 
 
-def fixed_base_torques(model: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray,
-                       ddq: np.ndarray) -> np.ndarray:
+def fixed_base_torques(model: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     """τ = M(q)q̈ + h(q, q̇) for a fixed-base model (RNEA, Featherstone 2008; 002 §5) [N·m]. ``q`` is pinocchio's
     configuration (= the joint angles unless the URDF has continuous joints: ``Robot.configuration``)."""
     return pin.rnea(model, data, q, dq, ddq).copy()
@@ -75,9 +75,17 @@ def floating_configuration(q: np.ndarray) -> np.ndarray:
     return out
 
 
-def support_foot_torques(model: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
-                         foot_frame: int, *, jacobians_ready: bool = False,
-                         q_full: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def support_foot_torques(
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    foot_frame: int,
+    *,
+    jacobians_ready: bool = False,
+    q_full: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Actuated torques τ_a [N·m] and ground wrench f (6, in the foot frame: force [N], moment [N·m]) with the
     frame ``foot_frame`` of the free-flyer ``model`` held still (see module docstring).
 
@@ -121,9 +129,17 @@ def blend_support(tau_left: np.ndarray, tau_right: np.ndarray, c_left) -> np.nda
     return c * np.asarray(tau_left) + (1.0 - c) * np.asarray(tau_right)
 
 
-def double_support_torques(model: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
-                           left_frame: int, right_frame: int, c_left: float,
-                           q_full: np.ndarray | None = None) -> np.ndarray:
+def double_support_torques(
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    left_frame: int,
+    right_frame: int,
+    c_left: float,
+    q_full: np.ndarray | None = None,
+) -> np.ndarray:
     """τ_a with the left foot fixed, with the right foot fixed, blended by ``c_left`` (only the model(s) with a
     non-zero weight are evaluated). ``q_full``: the configuration vector when it is not [identity base; q]
     (continuous joints, see :meth:`~servo_ff.dynamics.robot.Robot.configuration`)."""

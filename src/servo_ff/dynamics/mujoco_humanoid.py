@@ -26,6 +26,7 @@ k_P = 0.35·53.125 = 18.6; (c) (b) plus the feed-forward goal of 002 Eq. 19
 (:class:`~servo_ff.dynamics.feedforward.FeedForwardController`). The Protocol-1 default P = 32 (the gain bam's
 presets were identified at) is the other natural "1.0"; pass ``kp_high=32`` (README reports both).
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,8 +44,8 @@ from .gait import GaitTrajectory, SteppingParams, stepping_in_place
 from .mujoco_model import SimModel, build_model, place_on_ground
 from .mujoco_sensors import foot_forces  # noqa: F401  (re-exported: the experiment's former helper)
 from .mujoco_servos import MujocoServos, PhysicsDiverged
-from .servo_map import uniform_servo_map
 from .robot import Robot, load_robot
+from .servo_map import uniform_servo_map
 
 log = logging.getLogger(__name__)
 
@@ -105,10 +106,19 @@ def default_alpha(robot: Robot, params: ActuatorParams) -> AlphaTable:
     return alpha_table_from_actuator(params, robot.joint_names)
 
 
-def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, control_dt: float = 0.008,
-             params: ActuatorParams | None = None, kp_high: float = KP_HIGH, ratio: float = GAIN_RATIO,
-             gait: SteppingParams = SteppingParams(), robot: Robot | None = None,
-             alpha: AlphaTable | None = None, progress: bool = False) -> SimResult:
+def simulate(
+    controller: Controller,
+    n_steps: int = 40,
+    dt: float = 0.001,
+    control_dt: float = 0.008,
+    params: ActuatorParams | None = None,
+    kp_high: float = KP_HIGH,
+    ratio: float = GAIN_RATIO,
+    gait: SteppingParams = SteppingParams(),
+    robot: Robot | None = None,
+    alpha: AlphaTable | None = None,
+    progress: bool = False,
+) -> SimResult:
     """Run the stepping-in-place gait for ``n_steps`` steps under one controller ("high", "low", "ff")."""
     if controller not in CONTROLLERS:
         raise ValueError(f"controller must be one of {list(CONTROLLERS)}, got {controller!r}")
@@ -121,15 +131,14 @@ def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, contr
     traj: GaitTrajectory = stepping_in_place(names, n_steps, control_dt, gait)
     kp = kp_high if controller == "high" else ratio * kp_high
     sim = build_mujoco(robot.path, dt)
-    model, data = sim.model, sim.data
+    _model, data = sim.model, sim.data
     servos = MujocoServos(sim, uniform_servo_map(names, params, kp))
     z0 = place_standing(sim, servos.qadr, traj.q[0])
     servos.set_initial_state()
     servos.reset()
     ff = None
     if controller == "ff":
-        ff = FeedForwardController(robot, alpha or default_alpha(robot, params), kp,
-                                   u_nominal=params.firmware.vin)
+        ff = FeedForwardController(robot, alpha or default_alpha(robot, params), kp, u_nominal=params.firmware.vin)
     trunk = sim.root_body  # the body carrying the free joint (URDF root, holds the IMU)
     T = len(traj.t)
     forces = np.zeros((T, 2))
@@ -148,8 +157,14 @@ def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, contr
             goal = traj.q[k]
         else:
             w, x, y, z = data.xquat[trunk]
-            goal = ff.tick(traj.q[k], traj.dq[k], traj.ddq[k], imu_quat=(x, y, z, w), u_bat=params.firmware.vin,
-                           c_left=float(traj.c_left[k]))
+            goal = ff.tick(
+                traj.q[k],
+                traj.dq[k],
+                traj.ddq[k],
+                imu_quat=(x, y, z, w),
+                u_bat=params.firmware.vin,
+                c_left=float(traj.c_left[k]),
+            )
         goals[k] = goal
         forces[k] = servos.foot_forces()
         servos.command(goal)
@@ -165,8 +180,18 @@ def simulate(controller: Controller, n_steps: int = 40, dt: float = 0.001, contr
             last = k + 1
             log.warning("%s: robot fell at t = %.2f s", CONTROLLERS[controller], traj.t[k])
             break
-    return SimResult(controller, names, traj.t[:last], traj.q[:last], q_meas[:last], goals[:last],
-                     servos.energy.copy(), fell, ff.clamp_counts.copy() if ff else np.zeros(len(names), int),
-                     n_steps, forces[:last], np.stack([traj.left_swing, traj.right_swing], 1)[:last],
-                     servos.energy_drawn.copy())
-
+    return SimResult(
+        controller,
+        names,
+        traj.t[:last],
+        traj.q[:last],
+        q_meas[:last],
+        goals[:last],
+        servos.energy.copy(),
+        fell,
+        ff.clamp_counts.copy() if ff else np.zeros(len(names), int),
+        n_steps,
+        forces[:last],
+        np.stack([traj.left_swing, traj.right_swing], 1)[:last],
+        servos.energy_drawn.copy(),
+    )

@@ -13,12 +13,14 @@ a URDF joint that moves a link without a positive ``<inertial>`` mass (counting 
 floating-base robot whose foot links carry no collision geometry. MuJoCo's own compile errors are re-raised as
 one line too.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal
 
 import mujoco
 import numpy as np
@@ -98,8 +100,10 @@ def check_urdf(text: str, name: str, floating: bool, feet: Sequence[str] | None)
             continue
         child = j.find("child").get("link")
         if not any(_mass(links.get(lk)) > 0.0 for lk in _welded_group(child, welded)):
-            raise SimModelError(f"{name}: joint {j.get('name')!r} moves link {child!r}, which has no <inertial> "
-                                "with a positive <mass> (nor does any link welded to it)")
+            raise SimModelError(
+                f"{name}: joint {j.get('name')!r} moves link {child!r}, which has no <inertial> "
+                "with a positive <mass> (nor does any link welded to it)"
+            )
     if not floating:
         return ()
     if feet is None:
@@ -110,8 +114,10 @@ def check_urdf(text: str, name: str, floating: bool, feet: Sequence[str] | None)
         if foot not in links:
             raise SimModelError(f"{name}: foot link {foot!r} does not exist; links: {', '.join(links)}")
         if not any(links[lk].find("collision") is not None for lk in _welded_group(foot, welded)):
-            raise SimModelError(f"{name}: foot link {foot!r} has no <collision> geometry; a floating-base robot "
-                                "stands on its feet's collision geometry")
+            raise SimModelError(
+                f"{name}: foot link {foot!r} has no <collision> geometry; a floating-base robot "
+                "stands on its feet's collision geometry"
+            )
     return tuple(feet)
 
 
@@ -122,8 +128,14 @@ def _compile(spec: mujoco.MjSpec, name: str) -> mujoco.MjModel:
         raise SimModelError(f"{name}: MuJoCo cannot compile it: {' '.join(str(e).split())}") from None
 
 
-def build_model(source: str | Path, base: Base | None = None, feet: Sequence[str] | None = None,
-                dt: float = 0.001, ground: bool | None = None, obstacle_slot: bool = False) -> SimModel:
+def build_model(
+    source: str | Path,
+    base: Base | None = None,
+    feet: Sequence[str] | None = None,
+    dt: float = 0.001,
+    ground: bool | None = None,
+    obstacle_slot: bool = False,
+) -> SimModel:
     """Compile ``source`` (URDF or MJCF, path or XML text) with physics step ``dt`` [s].
 
     URDF: ``base`` "fixed" (default) or "floating"; ``ground`` (default: floating) adds a plane at z = 0;
@@ -148,18 +160,22 @@ def build_model(source: str | Path, base: Base | None = None, feet: Sequence[str
             raise SimModelError(f"base must be 'fixed' or 'floating', got {base!r}")
         foot_links = check_urdf(text, name, floating, feet)
     try:
-        spec = (mujoco.MjSpec.from_file(str(source)) if folder is not None else mujoco.MjSpec.from_string(text))
+        spec = mujoco.MjSpec.from_file(str(source)) if folder is not None else mujoco.MjSpec.from_string(text)
     except ValueError as e:
         raise SimModelError(f"{name}: MuJoCo cannot read it: {' '.join(str(e).split())}") from None
     if urdf:
         if floating:
             spec.worldbody.first_body().add_freejoint()
         if ground if ground is not None else floating:
-            spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5.0, 5.0, 0.1],
-                                    friction=[1.0, 0.005, 1e-4])
+            spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5.0, 5.0, 0.1], friction=[1.0, 0.005, 1e-4])
             if obstacle_slot:
-                spec.worldbody.add_geom(name="obstacle", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.12, 0.08, 0.0075],
-                                        pos=[0.0, 0.0, -10.0], friction=[1.0, 0.005, 1e-4])
+                spec.worldbody.add_geom(
+                    name="obstacle",
+                    type=mujoco.mjtGeom.mjGEOM_BOX,
+                    size=[0.12, 0.08, 0.0075],
+                    pos=[0.0, 0.0, -10.0],
+                    friction=[1.0, 0.005, 1e-4],
+                )
     spec.option.timestep = dt
     model = _compile(spec, name)
     if urdf:
@@ -167,8 +183,9 @@ def build_model(source: str | Path, base: Base | None = None, feet: Sequence[str
     else:
         floating = model.njnt > 0 and model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
         if base is not None and (base == "floating") != floating:
-            raise SimModelError(f"{name}: base={base!r} but the MJCF's first body "
-                                f"{'has' if floating else 'has no'} free joint")
+            raise SimModelError(
+                f"{name}: base={base!r} but the MJCF's first body {'has' if floating else 'has no'} free joint"
+            )
         root = int(model.jnt_bodyid[0]) if floating else (1 if model.nbody > 1 else 0)
         foot_links = tuple(feet or ())
     feet_ids = []
@@ -183,8 +200,10 @@ def _foot_body(model: mujoco.MjModel, foot: str, name: str) -> int:
     body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, foot)
     if body < 0:
         raise SimModelError(f"{name}: no body named {foot!r} after compiling (feet must be moving links)")
-    if not any(model.geom_bodyid[g] == body and (model.geom_contype[g] or model.geom_conaffinity[g])
-               for g in range(model.ngeom)):
+    if not any(
+        model.geom_bodyid[g] == body and (model.geom_contype[g] or model.geom_conaffinity[g])
+        for g in range(model.ngeom)
+    ):
         raise SimModelError(f"{name}: foot {foot!r} has no colliding geometry")
     return int(body)
 
@@ -195,7 +214,7 @@ def place_on_ground(sim: SimModel, qadr: np.ndarray, q0: np.ndarray, clearance: 
     model, data = sim.model, sim.data
     mujoco.mj_resetData(model, data)
     free = model.jnt_qposadr[model.body_jntadr[sim.root_body]]
-    data.qpos[free + 3:free + 7] = [1.0, 0.0, 0.0, 0.0]
+    data.qpos[free + 3 : free + 7] = [1.0, 0.0, 0.0, 0.0]
     data.qpos[qadr] = q0
     data.qpos[free + 2] = 1.0
     mujoco.mj_kinematics(model, data)

@@ -8,9 +8,11 @@
   turns the two into Schwarz & Behnke's c (1: all weight on the left foot, 0: on the right, 0.5 when neither
   touches).
 """
+
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import mujoco
 import numpy as np

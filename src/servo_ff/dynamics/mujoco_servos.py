@@ -26,13 +26,15 @@ Use from your own loop (RL)::
             servos.after_step()               # external torque for the next budget; divergence check
         obs = servos.joint_state(), servos.imu()
 """
+
 from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import mujoco
 import numpy as np
@@ -47,8 +49,9 @@ from .mujoco_sensors import ImuReading, foot_forces, imu_reading, support_coeffi
 from .servo_map import ServoMap, load_servo_map, servo_yaml_feet
 
 _FRICTION_DOF = int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
-_RESET_WARNINGS = tuple(int(getattr(mujoco.mjtWarning, w)) for w in ("mjWARN_BADQACC", "mjWARN_BADQPOS",
-                                                                        "mjWARN_BADQVEL"))
+_RESET_WARNINGS = tuple(
+    int(getattr(mujoco.mjtWarning, w)) for w in ("mjWARN_BADQACC", "mjWARN_BADQPOS", "mjWARN_BADQVEL")
+)
 
 
 class PhysicsDiverged(RuntimeError):
@@ -102,8 +105,25 @@ def quantize(x: np.ndarray, resolution: float) -> np.ndarray:
     return np.round(np.asarray(x) / resolution) * resolution if resolution > 0 else np.asarray(x, dtype=float)
 
 
-def _pre_py(p, qpos, qvel, qadr, dadr, goal, target, enable, tau_ext, res, dt, qfrc, frictionloss, tau_m_out,
-            volts_out, energy, drawn):
+def _pre_py(
+    p,
+    qpos,
+    qvel,
+    qadr,
+    dadr,
+    goal,
+    target,
+    enable,
+    tau_ext,
+    res,
+    dt,
+    qfrc,
+    frictionloss,
+    tau_m_out,
+    volts_out,
+    energy,
+    drawn,
+):
     """One physics step's servo law and friction budget (numpy; the numba kernel runs the scalar functions)."""
     theta, dtheta = qpos[qadr], qvel[dadr]
     if res > 0.0:
@@ -133,8 +153,25 @@ def _build_kernels():
     firmware_1, budget_1 = scalar.firmware_1, scalar.friction_budget_1
 
     @numba.njit(cache=True, nogil=True)
-    def pre(p, qpos, qvel, qadr, dadr, goal, target, enable, tau_ext, res, dt, qfrc, frictionloss, tau_m_out,
-            volts_out, energy, drawn):
+    def pre(
+        p,
+        qpos,
+        qvel,
+        qadr,
+        dadr,
+        goal,
+        target,
+        enable,
+        tau_ext,
+        res,
+        dt,
+        qfrc,
+        frictionloss,
+        tau_m_out,
+        volts_out,
+        energy,
+        drawn,
+    ):
         for j in range(qadr.shape[0]):
             theta, dtheta = qpos[qadr[j]], qvel[dadr[j]]
             if res > 0.0:
@@ -177,16 +214,20 @@ _KERNELS = _build_kernels() if HAVE_NUMBA else None
 class MujocoServos:
     """The simulated servos of one MuJoCo model/data pair (see the module docstring for the loop)."""
 
-    def __init__(self, sim: SimModel, servos: ServoMap, options: ServoOptions = ServoOptions(),
-                 backend: str = "auto") -> None:
+    def __init__(
+        self, sim: SimModel, servos: ServoMap, options: ServoOptions = ServoOptions(), backend: str = "auto"
+    ) -> None:
         self.sim, self.model, self.data = sim, sim.model, sim.data
         self.options = options
         m = self.model
         hinges = set(sim.joint_names)
         for name in servos.joint_names:
             if name not in hinges:
-                kind = "not a joint of the model" if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name) < 0 \
+                kind = (
+                    "not a joint of the model"
+                    if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name) < 0
                     else "not a hinge (servo models are rotary)"
+                )
                 raise SimModelError(f"{sim.source}: joint {name!r} is {kind}")
         self.joint_names: tuple[str, ...] = servos.joint_names
         self.qadr = np.array([m.joint(n).qposadr[0] for n in self.joint_names], dtype=np.int64)
@@ -222,10 +263,17 @@ class MujocoServos:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_description(cls, source: str | Path, servos: str | Path | Mapping[str, Any] | ServoMap,
-                         base: str | None = None, feet: Sequence[str] | None = None, dt: float = 0.001,
-                         options: ServoOptions = ServoOptions(), obstacle_slot: bool = False,
-                         **kw) -> "MujocoServos":
+    def from_description(
+        cls,
+        source: str | Path,
+        servos: str | Path | Mapping[str, Any] | ServoMap,
+        base: str | None = None,
+        feet: Sequence[str] | None = None,
+        dt: float = 0.001,
+        options: ServoOptions = ServoOptions(),
+        obstacle_slot: bool = False,
+        **kw,
+    ) -> MujocoServos:
         """URDF/MJCF (path or text) + servo YAML (path, dict or :class:`ServoMap`) → the layer. The YAML's
         ``feet:`` is used when ``feet`` is not given; every hinge joint must have a servo (or be null)."""
         if feet is None and not isinstance(servos, ServoMap):
@@ -299,16 +347,42 @@ class MujocoServos:
         ``mj_step``."""
         if self.diverged:
             raise PhysicsDiverged(self.diverged)
-        self._pre(self.p, self._qpos, self._qvel, self.qadr, self.dadr, self.goal, self.target, self.enable,
-                  self.tau_ext, self.options.resolution, self.model.opt.timestep, self._qfrc,
-                  self._frictionloss, self.tau_m, self.volts, self.energy, self.energy_drawn)
+        self._pre(
+            self.p,
+            self._qpos,
+            self._qvel,
+            self.qadr,
+            self.dadr,
+            self.goal,
+            self.target,
+            self.enable,
+            self.tau_ext,
+            self.options.resolution,
+            self.model.opt.timestep,
+            self._qfrc,
+            self._frictionloss,
+            self.tau_m,
+            self.volts,
+            self.energy,
+            self.energy_drawn,
+        )
 
     def after_step(self) -> None:
         """After ``mj_step``: the external torque each servo felt (for the next budget); a non-finite state, or
         MuJoCo's own reset of one, raises :class:`PhysicsDiverged`."""
         d = self.data
-        bad = self._post(d.efc_type, d.efc_id, d.efc_force, self._bias, self._constraint, self.dadr,
-                         self.dof_servo, self.tau_ext, self._qpos, self._qvel)
+        bad = self._post(
+            d.efc_type,
+            d.efc_id,
+            d.efc_force,
+            self._bias,
+            self._constraint,
+            self.dadr,
+            self.dof_servo,
+            self.tau_ext,
+            self._qpos,
+            self._qvel,
+        )
         if bad >= 0:
             self._diverge(f"t = {d.time:.4f} s: {self._describe(bad)} is not finite")
         counts = self._warning_counts()
@@ -316,8 +390,10 @@ class MujocoServos:
             kind = next(i for i, (a, b) in enumerate(zip(counts, self._warnings)) if a != b)
             info = int(d.warning[_RESET_WARNINGS[kind]].lastinfo)
             what = self._describe(info if kind == 1 else self.model.nq + info)
-            self._diverge(f"t = {d.time:.4f} s: MuJoCo found {what} non-finite or huge "
-                          f"({('qacc', 'qpos', 'qvel')[kind]} check) and reset the state")
+            self._diverge(
+                f"t = {d.time:.4f} s: MuJoCo found {what} non-finite or huge "
+                f"({('qacc', 'qpos', 'qvel')[kind]} check) and reset the state"
+            )
 
     def step(self, n: int = 1) -> None:
         """``n`` physics steps with the current goals."""

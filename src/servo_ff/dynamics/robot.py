@@ -7,12 +7,14 @@
 * ``fixed`` — the URDF root link welded to the world, for arms on a fixed base.
 
 Actuated joint names, order and limits come from the URDF (revolute, continuous — no position limit — and
-prismatic; q is one number per joint, :meth:`Robot.configuration` builds pinocchio's vector). Every actuated joint's child link must carry an
-``<inertial>``; otherwise :class:`RobotModelError` names the joint and link (a massless link would give
+prismatic; q is one number per joint, :meth:`Robot.configuration` builds pinocchio's vector). Every actuated
+joint's child link must carry an ``<inertial>``; otherwise :class:`RobotModelError` names the joint and link (a
+massless link would give
 silently wrong torques). Before pinocchio sees the file it is checked: size limit, no XML entity declarations,
 every joint names its parent and child, origins, axes, limits, masses and inertias are finite, limits are not
 inverted, masses and inertia diagonals are not negative — each refusal names the file and the joint or link.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -73,8 +75,9 @@ class Robot:
         pos = {n: i for i, n in enumerate(self.joint_names)}
         unknown = [n for n in names if n not in pos]
         if unknown:
-            raise RobotModelError(f"unknown joint name(s) {unknown} for {self.path.name}; "
-                                  f"joints: {', '.join(self.joint_names)}")
+            raise RobotModelError(
+                f"unknown joint name(s) {unknown} for {self.path.name}; joints: {', '.join(self.joint_names)}"
+            )
         return np.array([pos[n] for n in names], dtype=int)
 
     def frame_id(self, name: str, floating: bool = True) -> int:
@@ -87,8 +90,9 @@ class Robot:
 MAX_URDF_BYTES = 64 * 2**20  # a URDF larger than this is refused before parsing
 
 
-def _numbers(path: Path, where: str, el: ET.Element | None, attr: str, count: int, default: str | None = None
-             ) -> list[float] | None:
+def _numbers(
+    path: Path, where: str, el: ET.Element | None, attr: str, count: int, default: str | None = None
+) -> list[float] | None:
     """``count`` finite numbers from attribute ``attr`` of ``el`` (None if absent and no default)."""
     if el is None:
         return None
@@ -125,8 +129,10 @@ def _check_link(path: Path, link: ET.Element) -> None:
             raise RobotModelError(f"{path.name}: {where} <mass> value={m:g} is negative")
     inertia = inertial.find("inertia")
     if inertia is not None:
-        vals = {k: _numbers(path, f"{where} <inertia>", inertia, k, 1, "0")[0]
-                for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+        vals = {
+            k: _numbers(path, f"{where} <inertia>", inertia, k, 1, "0")[0]
+            for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+        }
         neg = [k for k in ("ixx", "iyy", "izz") if vals[k] < 0]
         if neg:
             raise RobotModelError(f"{path.name}: {where} <inertia> {neg[0]}={vals[neg[0]]:g} is negative")
@@ -150,11 +156,13 @@ def _check_joint(path: Path, j: ET.Element) -> None:
     limit = j.find("limit")
     if limit is None or kind not in ACTUATED_TYPES:
         return
-    vals = {k: _numbers(path, f"{where} <limit>", limit, k, 1, "0")[0] for k in ("lower", "upper", "effort",
-                                                                             "velocity")}
+    vals = {
+        k: _numbers(path, f"{where} <limit>", limit, k, 1, "0")[0] for k in ("lower", "upper", "effort", "velocity")
+    }
     if kind != "continuous" and vals["lower"] > vals["upper"]:
-        raise RobotModelError(f"{path.name}: {where} <limit> is inverted: lower={vals['lower']:g} > "
-                              f"upper={vals['upper']:g}")
+        raise RobotModelError(
+            f"{path.name}: {where} <limit> is inverted: lower={vals['lower']:g} > upper={vals['upper']:g}"
+        )
     for k in ("effort", "velocity"):
         if vals[k] < 0:
             raise RobotModelError(f"{path.name}: {where} <limit> {k}={vals[k]:g} is negative")
@@ -189,8 +197,10 @@ def _check_urdf(path: Path) -> dict[str, ET.Element]:
         inertial = links.get(child).find("inertial") if child in links else None
         mass = inertial.find("mass") if inertial is not None else None
         if mass is None or not float(mass.get("value", "0")) > 0.0:
-            raise RobotModelError(f"{path.name}: actuated joint {name!r} moves link {child!r}, which has no "
-                                  "<inertial> with a positive <mass>; inverse dynamics needs one")
+            raise RobotModelError(
+                f"{path.name}: actuated joint {name!r} moves link {child!r}, which has no "
+                "<inertial> with a positive <mass>; inverse dynamics needs one"
+            )
         actuated[name] = j
     if not actuated:
         raise RobotModelError(f"{path.name}: no actuated (revolute/continuous/prismatic) joints")
@@ -211,8 +221,10 @@ def load_robot(path: str | Path) -> Robot:
     names = tuple(fixed.names[1:])
     for jid in range(1, fixed.njoints):
         if fixed.joints[jid].nv != 1:
-            raise RobotModelError(f"{path.name}: joint {fixed.names[jid]!r} has {fixed.joints[jid].nv} DoF; "
-                                  "only 1-DoF actuated joints are supported")
+            raise RobotModelError(
+                f"{path.name}: joint {fixed.names[jid]!r} has {fixed.joints[jid].nv} DoF; "
+                "only 1-DoF actuated joints are supported"
+            )
     q_index = np.array([fixed.joints[j].idx_q for j in range(1, fixed.njoints)], dtype=int)
     v_index = np.array([fixed.joints[j].idx_v for j in range(1, fixed.njoints)], dtype=int)
     continuous = np.array([fixed.joints[j].nq == 2 for j in range(1, fixed.njoints)])
@@ -221,6 +233,15 @@ def load_robot(path: str | Path) -> Robot:
     lower = np.array(fixed.lowerPositionLimit, dtype=float)[q_index]
     upper = np.array(fixed.upperPositionLimit, dtype=float)[q_index]
     lower[continuous], upper[continuous] = -np.inf, np.inf  # a continuous joint has no position limit
-    return Robot(path=path, fixed=fixed, floating=floating, joint_names=names, lower=lower, upper=upper,
-                 effort=np.array(fixed.effortLimit, dtype=float), velocity=np.array(fixed.velocityLimit, dtype=float),
-                 continuous=continuous, q_index=q_index)
+    return Robot(
+        path=path,
+        fixed=fixed,
+        floating=floating,
+        joint_names=names,
+        lower=lower,
+        upper=upper,
+        effort=np.array(fixed.effortLimit, dtype=float),
+        velocity=np.array(fixed.velocityLimit, dtype=float),
+        continuous=continuous,
+        q_index=q_index,
+    )

@@ -16,12 +16,14 @@
 Errors are one :class:`ServoMapError` line naming the file and the joint or key: a joint of the model that no
 entry matches, an exact name that is not a joint of the model, an unknown preset or a malformed entry.
 """
+
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..models.errors import ParameterError
 from ..models.params import ActuatorParams, load_params
@@ -61,8 +63,10 @@ def _entry(value: Any, key: str, source: str, folder: Path | None, default_kp: f
         raise ServoMapError(f"{where}: expected 'servo/model', a mapping or null, got {value!r}")
     unknown = set(value) - {"preset", "file", "kp"}
     if unknown or ("preset" in value) == ("file" in value):
-        raise ServoMapError(f"{where}: give exactly one of 'preset: servo/model' or 'file: path' (and optionally "
-                            f"'kp'); got keys {sorted(map(str, value))}")
+        raise ServoMapError(
+            f"{where}: give exactly one of 'preset: servo/model' or 'file: path' (and optionally "
+            f"'kp'); got keys {sorted(map(str, value))}"
+        )
     try:
         if "preset" in value:
             servo, _, model = str(value["preset"]).partition("/")
@@ -105,8 +109,7 @@ def load_servo_map(spec: str | Path | Mapping[str, Any], joint_names: Sequence[s
     doc, source, folder = _document(spec)
     unknown = set(doc) - {"servos", "kp", "feet"}
     if unknown:
-        raise ServoMapError(f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
-                            "valid: servos, kp, feet")
+        raise ServoMapError(f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; valid: servos, kp, feet")
     table = doc.get("servos")
     if not isinstance(table, Mapping) or not table:
         raise ServoMapError(f"{source}: missing 'servos:' (a mapping of joint name or pattern → servo/model)")
@@ -126,8 +129,10 @@ def load_servo_map(spec: str | Path | Mapping[str, Any], joint_names: Sequence[s
         else:
             match = next(((k, v) for k, v in patterns if fnmatch.fnmatchcase(name, k)), None)
             if match is None:
-                raise ServoMapError(f"{source}: joint {name!r} has no servo; add it (or a pattern matching it) "
-                                    "under 'servos:', or map it to null to leave it passive")
+                raise ServoMapError(
+                    f"{source}: joint {name!r} has no servo; add it (or a pattern matching it) "
+                    "under 'servos:', or map it to null to leave it passive"
+                )
             key, value = match
         if key not in cache:
             cache[key] = _entry(value, key, source, folder, default_kp)
@@ -152,5 +157,4 @@ def uniform_servo_map(joint_names: Sequence[str], params: ActuatorParams, kp: fl
     return ServoMap({n: JointServo(params, kp) for n in joint_names})
 
 
-__all__ = ["JointServo", "ServoMap", "ServoMapError", "load_servo_map", "servo_yaml_feet",
-           "uniform_servo_map"]
+__all__ = ["JointServo", "ServoMap", "ServoMapError", "load_servo_map", "servo_yaml_feet", "uniform_servo_map"]

@@ -21,27 +21,38 @@ SDK details that matter (``dynamixel_sdk/port_handler.py``): the packet timeout 
 ``tx_time_per_byte·length + 2·LATENCY_TIMER + 2`` ms with ``LATENCY_TIMER = 16``; ``BusConfig`` takes
 ``latency_timer_ms`` (1 with a USB adapter whose latency timer is 1 ms, or a pty) or a fixed ``timeout_ms``.
 """
+
 from __future__ import annotations
 
 import logging
 import termios
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 import dynamixel_sdk as sdk
 import numpy as np
 
 from . import control_table as ct
-from .stream import warm_up as stream_warm_up
-from .bus_types import (GAIN_GOAL_INDIRECT, HEALTH_DATA_ADDR, HEALTH_DTYPE, HEALTH_INDIRECT,  # noqa: F401 (re-exported)
-                        STATE_DTYPE, BusConfig, BusError, GoalRejected, Health, JointState, joint_state)
+from .bus_types import (  # noqa: F401 (re-exported)
+    GAIN_GOAL_INDIRECT,
+    HEALTH_DATA_ADDR,
+    HEALTH_DTYPE,
+    HEALTH_INDIRECT,
+    STATE_DTYPE,
+    BusConfig,
+    BusError,
+    GoalRejected,
+    Health,
+    JointState,
+    joint_state,
+)
 from .goals import GoalLimits
 from .sdk_adapters import PacketHandler, PortHandler, TolerantSyncRead  # noqa: F401 (re-exported)
 from .servo_transactions import COMM_SUCCESS, RETRY_BACKOFF_S, ServoTransactions  # noqa: F401 (re-exported)
+from .stream import warm_up as stream_warm_up
 from .transactions import CommStats  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
-
 
 
 class DynamixelBus(ServoTransactions):
@@ -76,7 +87,7 @@ class DynamixelBus(ServoTransactions):
         self._is_open = False
 
     # --------------------------------------------------------------- port
-    def open(self) -> "DynamixelBus":
+    def open(self) -> DynamixelBus:
         stream_warm_up()
         try:
             ok = self.port.openPort() and self.port.setBaudRate(self.config.baud)
@@ -93,7 +104,7 @@ class DynamixelBus(ServoTransactions):
             self.port.closePort()
             self._is_open = False
 
-    def __enter__(self) -> "DynamixelBus":
+    def __enter__(self) -> DynamixelBus:
         return self.open() if not self._is_open else self
 
     def __exit__(self, *exc) -> None:
@@ -117,8 +128,13 @@ class DynamixelBus(ServoTransactions):
         st.skipping = True
         st.last_error = f"skipped after {st.misses} consecutive missed replies"
         self._skipped_at[i] = now
-        log.warning("id %d%s: %d consecutive sync reads without a reply; skipped, re-probed every %.3g s",
-                    i, self._name(i), st.misses, self.config.probe_period_s)
+        log.warning(
+            "id %d%s: %d consecutive sync reads without a reply; skipped, re-probed every %.3g s",
+            i,
+            self._name(i),
+            st.misses,
+            self.config.probe_period_s,
+        )
         if self._next_probe <= now:
             self._next_probe = now + self.config.probe_period_s
         self._build_groups()
@@ -138,8 +154,12 @@ class DynamixelBus(ServoTransactions):
         if result == COMM_SUCCESS:
             st.skipping, st.misses = False, 0
             st.last_error = ""
-            log.warning("id %d%s answers again after %.3g s; back in the sync reads", i, self._name(i),
-                        now - self._skipped_at.pop(i, now))
+            log.warning(
+                "id %d%s answers again after %.3g s; back in the sync reads",
+                i,
+                self._name(i),
+                now - self._skipped_at.pop(i, now),
+            )
             self._build_groups()
 
     def servo_status(self, i: int) -> str:
@@ -147,8 +167,10 @@ class DynamixelBus(ServoTransactions):
         st = self.stats[i]
         if st.skipping:
             since = time.monotonic() - self._skipped_at.get(i, time.monotonic())
-            return (f"not answering: skipped for {since:.3g} s after {self.config.skip_after} consecutive missed "
-                    f"replies; re-probed every {self.config.probe_period_s:g} s ({st.probes} probes)")
+            return (
+                f"not answering: skipped for {since:.3g} s after {self.config.skip_after} consecutive missed "
+                f"replies; re-probed every {self.config.probe_period_s:g} s ({st.probes} probes)"
+            )
         return "ok"
 
     @property
@@ -272,8 +294,13 @@ class DynamixelBus(ServoTransactions):
             if e >= 0 and e != self._hw_logged.get(i, 0):  # log changes, not every read
                 (log.warning if e else log.info)("id %d Hardware Error Status: %s", i, ct.hardware_error_text(e))
                 self._hw_logged[i] = e
-        return Health(ids, np.where(valid, ct.voltage_to_volts(raw["voltage"]), np.nan),
-                      np.where(valid, raw["temperature"].astype(float), np.nan), hw, valid)
+        return Health(
+            ids,
+            np.where(valid, ct.voltage_to_volts(raw["voltage"]), np.nan),
+            np.where(valid, raw["temperature"].astype(float), np.nan),
+            hw,
+            valid,
+        )
 
     def bulk_read(self, requests: Mapping[int, tuple[int, int]]) -> dict[int, bytes]:
         """GroupBulkRead of {id: (address, length)} → {id: data}; the SDK group is all-or-nothing (one missing
@@ -291,6 +318,9 @@ class DynamixelBus(ServoTransactions):
         return out
 
     def stats_summary(self) -> str:
-        return "; ".join(f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, late {s.late}, wrong "
-                         f"length {s.wrong_length}, status errors {s.status_errors}, skipped {s.skipped}"
-                         + (" (SKIPPED)" if s.skipping else "") for i, s in self.stats.items())
+        return "; ".join(
+            f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, late {s.late}, wrong "
+            f"length {s.wrong_length}, status errors {s.status_errors}, skipped {s.skipped}"
+            + (" (SKIPPED)" if s.skipping else "")
+            for i, s in self.stats.items()
+        )

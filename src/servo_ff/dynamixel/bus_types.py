@@ -3,11 +3,12 @@
 :class:`BusConfig` (validated on construction), :class:`JointState` (one sync read, decoded by :func:`joint_state`),
 :class:`Health` (voltage, temperature, Hardware Error Status), :class:`BusError` and :class:`GoalRejected`.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -100,8 +101,9 @@ class BusConfig:
         if not (math.isfinite(self.late_horizon_s) and self.late_horizon_s > 0):
             raise ValueError(f"late_horizon_s must be a positive number of seconds, got {self.late_horizon_s}")
         if self.skip_after < 1 or not (math.isfinite(self.probe_period_s) and self.probe_period_s > 0):
-            raise ValueError(f"skip_after must be >= 1 and probe_period_s > 0, got {self.skip_after}, "
-                             f"{self.probe_period_s}")
+            raise ValueError(
+                f"skip_after must be >= 1 and probe_period_s > 0, got {self.skip_after}, {self.probe_period_s}"
+            )
         if not math.isfinite(self.center):
             raise ValueError(f"center must be a finite count, got {self.center}")
         table = ct.control_table(self.model)
@@ -112,12 +114,13 @@ class BusConfig:
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
                 raise ValueError(f"{what} must be finite with lower < upper, got ({lo}, {hi})")
             if lo < rlo or hi > rhi:
-                raise ValueError(f"{what} = ({lo:.6g}, {hi:.6g}) rad exceeds the {table.name} position range "
-                                 f"({rlo:.6g}, {rhi:.6g}) rad (counts {clo}..{chi} around center {self.center:g})")
+                raise ValueError(
+                    f"{what} = ({lo:.6g}, {hi:.6g}) rad exceeds the {table.name} position range "
+                    f"({rlo:.6g}, {rhi:.6g}) rad (counts {clo}..{chi} around center {self.center:g})"
+                )
 
 
-def joint_state(table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp,
-                stamps) -> JointState:
+def joint_state(table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp, stamps) -> JointState:
     """A :class:`JointState` from ``raw`` :data:`STATE_DTYPE` records (NaN where not ``valid``)."""
     n = len(ids)
     pos = np.where(valid, ct.counts_to_rad(raw["position"], center), np.nan)

@@ -10,11 +10,12 @@ Addresses, sizes and units follow the ROBOTIS e-manual pages ``dxl/mx/mx-106-2``
 * effort: τ = kt·I with the model's output-shaft torque constant kt [N·m/A] where known (bam presets for
   MX-64/MX-106); MX-28 (2.0) has no current sensor (address 126 is Present Load, 0.1 % of stall torque).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
@@ -36,11 +37,22 @@ HW_OVERHEATING = 1 << 2
 HW_ENCODER = 1 << 3
 HW_ELECTRICAL_SHOCK = 1 << 4
 HW_OVERLOAD = 1 << 5
-HW_ERROR_NAMES = {HW_INPUT_VOLTAGE: "input voltage", HW_OVERHEATING: "overheating", HW_ENCODER: "motor encoder",
-                  HW_ELECTRICAL_SHOCK: "electrical shock", HW_OVERLOAD: "overload"}
+HW_ERROR_NAMES = {
+    HW_INPUT_VOLTAGE: "input voltage",
+    HW_OVERHEATING: "overheating",
+    HW_ENCODER: "motor encoder",
+    HW_ELECTRICAL_SHOCK: "electrical shock",
+    HW_OVERLOAD: "overload",
+}
 
-OPERATING_MODES = {"current": 0, "velocity": 1, "position": 3, "extended_position": 4,
-                   "current_based_position": 5, "pwm": 16}
+OPERATING_MODES = {
+    "current": 0,
+    "velocity": 1,
+    "position": 3,
+    "extended_position": 4,
+    "current_based_position": 5,
+    "pwm": 16,
+}
 
 
 @dataclass(frozen=True)
@@ -61,43 +73,69 @@ class Item:
         return "W" in self.access
 
 
-def _x_series_items(*, current: bool, current_limit: int, velocity_limit: int, p_gain: int,
-                    vel_i: int, vel_p: int) -> tuple[Item, ...]:
+def _x_series_items(
+    *, current: bool, current_limit: int, velocity_limit: int, p_gain: int, vel_i: int, vel_p: int
+) -> tuple[Item, ...]:
     """The common MX(2.0)/X layout (e-manual control tables, EEPROM 0–63, RAM 64–)."""
     e = dict(eeprom=True)
     items = [
-        Item("Model Number", 0, 2, "R", **e), Item("Model Information", 2, 4, "R", **e),
-        Item("Firmware Version", 6, 1, "R", 45, **e), Item("ID", 7, 1, "RW", 1, **e),
-        Item("Baud Rate", 8, 1, "RW", 1, **e), Item("Return Delay Time", 9, 1, "RW", 250, **e),
-        Item("Drive Mode", 10, 1, "RW", 0, **e), Item("Operating Mode", 11, 1, "RW", 3, **e),
-        Item("Secondary ID", 12, 1, "RW", 255, **e), Item("Protocol Type", 13, 1, "RW", 2, **e),
-        Item("Homing Offset", 20, 4, "RW", 0, True, **e), Item("Moving Threshold", 24, 4, "RW", 10, **e),
-        Item("Temperature Limit", 31, 1, "RW", 80, **e), Item("Max Voltage Limit", 32, 2, "RW", 160, **e),
-        Item("Min Voltage Limit", 34, 2, "RW", 95, **e), Item("PWM Limit", 36, 2, "RW", PWM_FULL_SCALE, **e),
+        Item("Model Number", 0, 2, "R", **e),
+        Item("Model Information", 2, 4, "R", **e),
+        Item("Firmware Version", 6, 1, "R", 45, **e),
+        Item("ID", 7, 1, "RW", 1, **e),
+        Item("Baud Rate", 8, 1, "RW", 1, **e),
+        Item("Return Delay Time", 9, 1, "RW", 250, **e),
+        Item("Drive Mode", 10, 1, "RW", 0, **e),
+        Item("Operating Mode", 11, 1, "RW", 3, **e),
+        Item("Secondary ID", 12, 1, "RW", 255, **e),
+        Item("Protocol Type", 13, 1, "RW", 2, **e),
+        Item("Homing Offset", 20, 4, "RW", 0, True, **e),
+        Item("Moving Threshold", 24, 4, "RW", 10, **e),
+        Item("Temperature Limit", 31, 1, "RW", 80, **e),
+        Item("Max Voltage Limit", 32, 2, "RW", 160, **e),
+        Item("Min Voltage Limit", 34, 2, "RW", 95, **e),
+        Item("PWM Limit", 36, 2, "RW", PWM_FULL_SCALE, **e),
         Item("Velocity Limit", 44, 4, "RW", velocity_limit, **e),
-        Item("Max Position Limit", 48, 4, "RW", 4095, **e), Item("Min Position Limit", 52, 4, "RW", 0, **e),
+        Item("Max Position Limit", 48, 4, "RW", 4095, **e),
+        Item("Min Position Limit", 52, 4, "RW", 0, **e),
         Item("Shutdown", 63, 1, "RW", HW_OVERHEATING | HW_ELECTRICAL_SHOCK | HW_OVERLOAD, **e),
-        Item("Torque Enable", 64, 1), Item("LED", 65, 1), Item("Status Return Level", 68, 1, "RW", 2),
-        Item("Registered Instruction", 69, 1, "R"), Item("Hardware Error Status", 70, 1, "R"),
-        Item("Velocity I Gain", 76, 2, "RW", vel_i), Item("Velocity P Gain", 78, 2, "RW", vel_p),
-        Item("Position D Gain", 80, 2), Item("Position I Gain", 82, 2), Item("Position P Gain", 84, 2, "RW", p_gain),
-        Item("Feedforward 2nd Gain", 88, 2), Item("Feedforward 1st Gain", 90, 2),
-        Item("Bus Watchdog", 98, 1), Item("Goal PWM", 100, 2, "RW", PWM_FULL_SCALE, True),
-        Item("Goal Velocity", 104, 4, "RW", 0, True), Item("Profile Acceleration", 108, 4),
-        Item("Profile Velocity", 112, 4), Item("Goal Position", 116, 4, "RW", CENTER_COUNTS, True),
-        Item("Realtime Tick", 120, 2, "R"), Item("Moving", 122, 1, "R"), Item("Moving Status", 123, 1, "R"),
+        Item("Torque Enable", 64, 1),
+        Item("LED", 65, 1),
+        Item("Status Return Level", 68, 1, "RW", 2),
+        Item("Registered Instruction", 69, 1, "R"),
+        Item("Hardware Error Status", 70, 1, "R"),
+        Item("Velocity I Gain", 76, 2, "RW", vel_i),
+        Item("Velocity P Gain", 78, 2, "RW", vel_p),
+        Item("Position D Gain", 80, 2),
+        Item("Position I Gain", 82, 2),
+        Item("Position P Gain", 84, 2, "RW", p_gain),
+        Item("Feedforward 2nd Gain", 88, 2),
+        Item("Feedforward 1st Gain", 90, 2),
+        Item("Bus Watchdog", 98, 1),
+        Item("Goal PWM", 100, 2, "RW", PWM_FULL_SCALE, True),
+        Item("Goal Velocity", 104, 4, "RW", 0, True),
+        Item("Profile Acceleration", 108, 4),
+        Item("Profile Velocity", 112, 4),
+        Item("Goal Position", 116, 4, "RW", CENTER_COUNTS, True),
+        Item("Realtime Tick", 120, 2, "R"),
+        Item("Moving", 122, 1, "R"),
+        Item("Moving Status", 123, 1, "R"),
         Item("Present PWM", 124, 2, "R", 0, True),
         Item("Present Current" if current else "Present Load", 126, 2, "R", 0, True),
-        Item("Present Velocity", 128, 4, "R", 0, True), Item("Present Position", 132, 4, "R", CENTER_COUNTS, True),
-        Item("Velocity Trajectory", 136, 4, "R", 0, True), Item("Position Trajectory", 140, 4, "R", 0, True),
-        Item("Present Input Voltage", 144, 2, "R", 120), Item("Present Temperature", 146, 1, "R", 30),
+        Item("Present Velocity", 128, 4, "R", 0, True),
+        Item("Present Position", 132, 4, "R", CENTER_COUNTS, True),
+        Item("Velocity Trajectory", 136, 4, "R", 0, True),
+        Item("Position Trajectory", 140, 4, "R", 0, True),
+        Item("Present Input Voltage", 144, 2, "R", 120),
+        Item("Present Temperature", 146, 1, "R", 30),
     ]
     if current:
         items += [Item("Current Limit", 38, 2, "RW", current_limit, **e), Item("Goal Current", 102, 2, "RW", 0, True)]
     # Indirect Address k (k = 1..28) at 168 + 2(k−1) points Indirect Data k at 224 + (k−1); default: itself.
     # The e-manual lets indirect addresses change only with torque off, as EEPROM items.
-    items += [Item(f"Indirect Address {k}", 168 + 2 * (k - 1), 2, "RW", 224 + (k - 1), eeprom=True)
-              for k in range(1, 29)]
+    items += [
+        Item(f"Indirect Address {k}", 168 + 2 * (k - 1), 2, "RW", 224 + (k - 1), eeprom=True) for k in range(1, 29)
+    ]
     items += [Item(f"Indirect Data {k}", 224 + (k - 1), 1) for k in range(1, 29)]
     return tuple(sorted(items, key=lambda i: i.address))
 
@@ -130,8 +168,9 @@ class ControlTable:
         try:
             return self.by_name[name]
         except KeyError:
-            raise KeyError(f"{self.name} has no control-table item {name!r}; valid items: "
-                           f"{', '.join(i.name for i in self.items)}") from None
+            raise KeyError(
+                f"{self.name} has no control-table item {name!r}; valid items: {', '.join(i.name for i in self.items)}"
+            ) from None
 
     def at(self, address: int) -> Item | None:
         for i in self.items:
@@ -148,27 +187,67 @@ class ControlTable:
         mem = bytearray(TABLE_SIZE)
         for it in self.items:
             v = self.model_number if it.name == "Model Number" else dxl_id if it.name == "ID" else it.default
-            mem[it.address: it.address + it.size] = int(v).to_bytes(it.size, "little", signed=it.signed and v < 0)
+            mem[it.address : it.address + it.size] = int(v).to_bytes(it.size, "little", signed=it.signed and v < 0)
         return mem
 
 
 def _t(name, number, current_unit, kt=None, stall=None, **kw) -> ControlTable:
-    return ControlTable(name, number, _x_series_items(current=current_unit is not None, **kw), current_unit,
-                        kt, stall)
+    return ControlTable(name, number, _x_series_items(current=current_unit is not None, **kw), current_unit, kt, stall)
 
 
 # kt: bam m4 presets (Rhoban/bam params mx64/mx106, see servo_ff.models.presets); XM430: not identified → None.
 CONTROL_TABLES: dict[str, ControlTable] = {
-    "mx28": _t("MX-28(2.0)", 30, None, None, 2.5, current_limit=0, velocity_limit=230, p_gain=850,
-               vel_i=1920, vel_p=100),
-    "mx64": _t("MX-64(2.0)", 311, 3.36e-3, 1.6631556605652682, 6.0, current_limit=1941, velocity_limit=285,
-               p_gain=850, vel_i=1920, vel_p=100),
-    "mx106": _t("MX-106(2.0)", 321, 3.36e-3, 2.23138890457851, 8.4, current_limit=2047, velocity_limit=210,
-                p_gain=850, vel_i=1920, vel_p=100),
-    "xm430": _t("XM430-W350", 1020, 2.69e-3, None, 4.1, current_limit=1193, velocity_limit=200, p_gain=800,
-                vel_i=1920, vel_p=100),
-    "xm430-w210": _t("XM430-W210", 1030, 2.69e-3, None, 3.0, current_limit=1193, velocity_limit=330,
-                     p_gain=800, vel_i=1920, vel_p=100),
+    "mx28": _t(
+        "MX-28(2.0)", 30, None, None, 2.5, current_limit=0, velocity_limit=230, p_gain=850, vel_i=1920, vel_p=100
+    ),
+    "mx64": _t(
+        "MX-64(2.0)",
+        311,
+        3.36e-3,
+        1.6631556605652682,
+        6.0,
+        current_limit=1941,
+        velocity_limit=285,
+        p_gain=850,
+        vel_i=1920,
+        vel_p=100,
+    ),
+    "mx106": _t(
+        "MX-106(2.0)",
+        321,
+        3.36e-3,
+        2.23138890457851,
+        8.4,
+        current_limit=2047,
+        velocity_limit=210,
+        p_gain=850,
+        vel_i=1920,
+        vel_p=100,
+    ),
+    "xm430": _t(
+        "XM430-W350",
+        1020,
+        2.69e-3,
+        None,
+        4.1,
+        current_limit=1193,
+        velocity_limit=200,
+        p_gain=800,
+        vel_i=1920,
+        vel_p=100,
+    ),
+    "xm430-w210": _t(
+        "XM430-W210",
+        1030,
+        2.69e-3,
+        None,
+        3.0,
+        current_limit=1193,
+        velocity_limit=330,
+        p_gain=800,
+        vel_i=1920,
+        vel_p=100,
+    ),
 }
 MODEL_BY_NUMBER: dict[int, str] = {t.model_number: k for k, t in CONTROL_TABLES.items()}
 
@@ -193,8 +272,10 @@ def control_table(model: str | int) -> ControlTable:
     """Table by name (``mx28``, ``mx64``, ``mx106``, ``xm430``, ``xm430-w210``) or model number."""
     if isinstance(model, (int, np.integer)):
         if int(model) not in MODEL_BY_NUMBER:
-            raise KeyError(f"unknown Dynamixel model number {model}; known: "
-                           f"{', '.join(f'{n} ({k})' for n, k in MODEL_BY_NUMBER.items())}")
+            raise KeyError(
+                f"unknown Dynamixel model number {model}; known: "
+                f"{', '.join(f'{n} ({k})' for n, k in MODEL_BY_NUMBER.items())}"
+            )
         return CONTROL_TABLES[MODEL_BY_NUMBER[int(model)]]
     key = str(model).lower().replace("_", "-")
     key = {"mx-28": "mx28", "mx-64": "mx64", "mx-106": "mx106", "xm430-w350": "xm430"}.get(key, key)
@@ -220,8 +301,10 @@ def rad_to_counts(rad, center: float = CENTER_COUNTS) -> np.ndarray:
         raise ValueError(f"position contains non-finite values: {r}")
     c = np.rint(r / RAD_PER_COUNT + center)
     if c.size and not (c.min() >= INT32_MIN and c.max() <= INT32_MAX):
-        raise ValueError(f"position {r[np.argmax(np.abs(c))] if r.ndim else r} rad is beyond the 4-byte "
-                         f"position register ({INT32_MIN}..{INT32_MAX} counts)")
+        raise ValueError(
+            f"position {r[np.argmax(np.abs(c))] if r.ndim else r} rad is beyond the 4-byte "
+            f"position register ({INT32_MIN}..{INT32_MAX} counts)"
+        )
     return c.astype(np.int64)
 
 

@@ -4,11 +4,12 @@
 of each status packet: dropped, bytes flipped, or held back (late: the emulator stalls and every later byte waits
 too, as a USB adapter's latency timer or a busy servo would do).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 

@@ -1,9 +1,10 @@
 """Goals of the Dynamixel bus: joint limits per servo, checked before anything is written, and the sync-write
 parameter block (id, data…) built with numpy."""
+
 from __future__ import annotations
 
 import logging
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -57,9 +58,12 @@ class GoalLimits:
             lo, hi = self._lo, self._hi
         ok = (arr >= lo) & (arr <= hi)  # False for NaN; ±inf fail the bounds
         if not ok.all():
-            msg = "; ".join(f"id {ids[k]} goal {arr[k]:.4g} rad outside [{lo[k]:.4g}, {hi[k]:.4g}]"
-                            if np.isfinite(arr[k]) else f"id {ids[k]} goal {arr[k]} is not finite"
-                            for k in np.flatnonzero(~ok))
+            msg = "; ".join(
+                f"id {ids[k]} goal {arr[k]:.4g} rad outside [{lo[k]:.4g}, {hi[k]:.4g}]"
+                if np.isfinite(arr[k])
+                else f"id {ids[k]} goal {arr[k]} is not finite"
+                for k in np.flatnonzero(~ok)
+            )
             log.error("refusing goal write: %s", msg)
             raise GoalRejected(f"goal refused, nothing written: {msg}")
         return ids, arr

@@ -5,10 +5,11 @@ A handler gets the bus (its register memory ``regs``, the scheduled faults' ``si
 the broadcast id), the parameter bytes and the instruction. SYNC and BULK instructions are broadcast only; an
 instruction without a handler (or a broadcast-only one sent to one id) is answered with an Instruction Error.
 """
+
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from . import protocol as pr
 
@@ -92,7 +93,7 @@ def sync_write(bus, targets: list[int], prm: bytes, inst: int, bcast: bool) -> N
     for j in range(0, len(body), length + 1):
         k = bus.regs.index.get(body[j])
         if k is not None and not bus.silent[k]:
-            bus.regs.write(k, addr, body[j + 1: j + 1 + length])
+            bus.regs.write(k, addr, body[j + 1 : j + 1 + length])
 
 
 def bulk_read(bus, targets: list[int], prm: bytes, inst: int, bcast: bool) -> None:
@@ -108,7 +109,7 @@ def bulk_write(bus, targets: list[int], prm: bytes, inst: int, bcast: bool) -> N
     j = 0
     while j + 5 <= len(prm):
         i, addr, length = prm[j], _u16(prm, j + 1), _u16(prm, j + 3)
-        data = prm[j + 5: j + 5 + length]
+        data = prm[j + 5 : j + 5 + length]
         if len(data) != length:
             break
         k = bus.regs.index.get(i)

@@ -9,6 +9,7 @@ no reflection, no final XOR (CRC-16/BUYPASS).
 :class:`~.stream.StreamDecoder` (module :mod:`.stream`) turns an arbitrary byte stream into
 packets; garbage, bad CRCs and impossible lengths are counted and skipped, never raised.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -35,10 +36,20 @@ INST_BULK_READ = 0x92
 INST_BULK_WRITE = 0x93
 
 INSTRUCTION_NAMES = {
-    INST_PING: "PING", INST_READ: "READ", INST_WRITE: "WRITE", INST_REG_WRITE: "REG_WRITE",
-    INST_ACTION: "ACTION", INST_FACTORY_RESET: "FACTORY_RESET", INST_REBOOT: "REBOOT", INST_CLEAR: "CLEAR",
-    INST_STATUS: "STATUS", INST_SYNC_READ: "SYNC_READ", INST_SYNC_WRITE: "SYNC_WRITE",
-    INST_FAST_SYNC_READ: "FAST_SYNC_READ", INST_BULK_READ: "BULK_READ", INST_BULK_WRITE: "BULK_WRITE",
+    INST_PING: "PING",
+    INST_READ: "READ",
+    INST_WRITE: "WRITE",
+    INST_REG_WRITE: "REG_WRITE",
+    INST_ACTION: "ACTION",
+    INST_FACTORY_RESET: "FACTORY_RESET",
+    INST_REBOOT: "REBOOT",
+    INST_CLEAR: "CLEAR",
+    INST_STATUS: "STATUS",
+    INST_SYNC_READ: "SYNC_READ",
+    INST_SYNC_WRITE: "SYNC_WRITE",
+    INST_FAST_SYNC_READ: "FAST_SYNC_READ",
+    INST_BULK_READ: "BULK_READ",
+    INST_BULK_WRITE: "BULK_WRITE",
 }
 
 # Status error byte: bit 7 = hardware alert, low 7 bits = error number.
@@ -190,5 +201,3 @@ def decode(packet: bytes) -> Packet:
             raise ProtocolError("status packet without an error byte")
         return Packet(packet[4], inst, body[2:], body[1])
     return Packet(packet[4], inst, body[1:], None)
-
-

@@ -4,6 +4,7 @@
 stable path to it, waits for bytes, and writes replies — queued back-to-back replies leave in one write, as a USB
 adapter's latency timer would batch them.
 """
+
 from __future__ import annotations
 
 import os

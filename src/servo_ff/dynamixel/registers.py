@@ -7,17 +7,17 @@ indirect addresses resolved), the servo physics reads its inputs (goal, torque e
 publishes its outputs (present position, …) by item name (:meth:`~RegisterMemory.get`,
 :meth:`~RegisterMemory.set`), vectorised over the servos.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from . import control_table as ct
 from . import protocol as pr
 
-_DTYPES = {(1, False): "u1", (1, True): "i1", (2, False): "<u2", (2, True): "<i2", (4, False): "<u4",
-           (4, True): "<i4"}
+_DTYPES = {(1, False): "u1", (1, True): "i1", (2, False): "<u2", (2, True): "<i2", (4, False): "<u4", (4, True): "<i4"}
 
 
 class RegisterMemory:
@@ -49,8 +49,9 @@ class RegisterMemory:
         col = self._columns.get(name)
         if col is None:
             a, _size, dt = self._span(name)
-            col = self._columns[name] = np.ndarray((self.n,), dtype=dt, buffer=self.mem, offset=a,
-                                                   strides=(self.mem.strides[0],))
+            col = self._columns[name] = np.ndarray(
+                (self.n,), dtype=dt, buffer=self.mem, offset=a, strides=(self.mem.strides[0],)
+            )
         return col
 
     def get(self, name: str) -> np.ndarray:
@@ -72,7 +73,7 @@ class RegisterMemory:
 
     def item_bytes(self, k: int, name: str) -> bytes:
         a, size, _ = self._span(name)
-        return self.mem[k, a: a + size].tobytes()
+        return self.mem[k, a : a + size].tobytes()
 
     # ------------------------------------------------------------------ byte-wise, as the instructions see it
     def _resolve(self, k: int, addr: int) -> int:
@@ -80,7 +81,7 @@ class RegisterMemory:
         if ct.INDIRECT_DATA_0 <= addr < ct.INDIRECT_DATA_0 + ct.N_INDIRECT:
             j = addr - ct.INDIRECT_DATA_0
             a = ct.INDIRECT_ADDRESS_0 + 2 * j
-            return int.from_bytes(self.mem[k, a: a + 2].tobytes(), "little")
+            return int.from_bytes(self.mem[k, a : a + 2].tobytes(), "little")
         return addr
 
     def read(self, k: int, addr: int, length: int) -> tuple[int, bytes]:
@@ -88,7 +89,7 @@ class RegisterMemory:
         if addr + length > ct.TABLE_SIZE or length <= 0:
             return pr.ERR_DATA_RANGE, b""
         if addr + length <= ct.INDIRECT_DATA_0 or addr >= ct.INDIRECT_DATA_0 + ct.N_INDIRECT:
-            return 0, self.mem[k, addr: addr + length].tobytes()
+            return 0, self.mem[k, addr : addr + length].tobytes()
         out = bytearray()
         for a in range(addr, addr + length):
             t = self._resolve(k, a)
@@ -166,5 +167,5 @@ class RegisterMemory:
     def reboot(self, k: int) -> None:
         """The RAM area back to its defaults (torque off, no hardware error, nothing registered)."""
         defaults = np.frombuffer(self.table.defaults(self.ids[k]), dtype=np.uint8)
-        self.mem[k, ct.RAM_START:] = defaults[ct.RAM_START:]
+        self.mem[k, ct.RAM_START :] = defaults[ct.RAM_START :]
         self.registered.pop(k, None)

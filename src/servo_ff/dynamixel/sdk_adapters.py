@@ -10,6 +10,7 @@
 * :class:`TolerantSyncRead` — a ``GroupSyncRead`` that keeps every reply that arrived, by ID (the SDK's stops at
   the first missing reply and, reading by ID, swallows the ones after it), each in its own transaction.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,13 @@ class PortHandler(sdk.PortHandler):
     * :meth:`receive` collects one transaction's replies into a :class:`.transactions.Window`.
     """
 
-    def __init__(self, port_name: str, latency_timer_ms: float = sdk.port_handler.LATENCY_TIMER,
-                 timeout_ms: float | None = None, return_delay_s: float = 500e-6):
+    def __init__(
+        self,
+        port_name: str,
+        latency_timer_ms: float = sdk.port_handler.LATENCY_TIMER,
+        timeout_ms: float | None = None,
+        return_delay_s: float = 500e-6,
+    ):
         super().__init__(port_name)
         self.latency_timer_ms = float(latency_timer_ms)
         self.timeout_ms = timeout_ms
@@ -209,7 +215,7 @@ class PacketHandler(Protocol2PacketHandler):
 
     def addStuffing(self, packet):
         n_in = packet[5] | packet[6] << 8
-        body = bytes(packet[7: 7 + n_in - 2])
+        body = bytes(packet[7 : 7 + n_in - 2])
         if b"\xff\xff\xfd" not in body:
             return packet
         stuffed = pr.stuff(body)
@@ -220,12 +226,12 @@ class PacketHandler(Protocol2PacketHandler):
 
     def removeStuffing(self, packet):
         n_in = packet[5] | packet[6] << 8
-        body = bytes(packet[7: 7 + n_in - 2])
+        body = bytes(packet[7 : 7 + n_in - 2])
         if b"\xff\xff\xfd\xfd" not in body:
             return packet
         plain = pr.unstuff(body)
         n_out = n_in - (len(body) - len(plain))
-        packet[7: 7 + n_in] = list(plain) + list(packet[7 + n_in - 2: 7 + n_in])
+        packet[7 : 7 + n_in] = list(plain) + list(packet[7 + n_in - 2 : 7 + n_in])
         packet[5], packet[6] = n_out & 0xFF, n_out >> 8
         return packet
 
@@ -365,7 +371,7 @@ class TolerantSyncRead(sdk.GroupSyncRead):
             self._ids_arr = np.array(ids, dtype=np.uint8)
         if not (np.array_equal(rows[:, 4], self._ids_arr) and (rows[:, 7] == pr.INST_STATUS).all()):
             return False
-        self.block = rows[:, 9: 9 + n]
+        self.block = rows[:, 9 : 9 + n]
         self.block_err = rows[:, 8]
         self.block_ids = tuple(ids)
         self.block_stamp = t
@@ -380,7 +386,7 @@ class TolerantSyncRead(sdk.GroupSyncRead):
         if not self.isAvailable(dxl_id, address, data_length):
             return 0
         k = address - self.start_address
-        return int.from_bytes(self.received[dxl_id][k: k + data_length], "little")
+        return int.from_bytes(self.received[dxl_id][k : k + data_length], "little")
 
     def isAvailable(self, dxl_id, address, data_length):
         if dxl_id not in getattr(self, "received", {}):

@@ -4,11 +4,12 @@ torque, reboot, and the per-servo setup (Return Delay Time, indirect addresses, 
 :class:`ServoTransactions` is a part of :class:`~.bus.DynamixelBus` (it uses the bus's ``port``, ``ph``,
 ``config``, ``table``, ``stats``, ``ids``/``missing``, ``lower``/``upper`` and ``_build_groups``).
 """
+
 from __future__ import annotations
 
 import logging
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 import dynamixel_sdk as sdk
 
@@ -95,14 +96,21 @@ class ServoTransactions:
             else:
                 found.append(i)
         if wrong:
-            log.warning("ids %s report another model than %s (%d)", ", ".join(wrong), self.table.name,
-                        self.table.model_number)
+            log.warning(
+                "ids %s report another model than %s (%d)", ", ".join(wrong), self.table.name, self.table.model_number
+            )
         if not found:
-            raise BusError(f"no Dynamixel servo answered on {self.config.port} at {self.config.baud} baud; "
-                           f"expected ids {self.config.ids}")
+            raise BusError(
+                f"no Dynamixel servo answered on {self.config.port} at {self.config.baud} baud; "
+                f"expected ids {self.config.ids}"
+            )
         if missing:
-            log.error("Dynamixel bus %s: found ids %s, MISSING ids %s (continuing without them)",
-                      self.config.port, found, missing)
+            log.error(
+                "Dynamixel bus %s: found ids %s, MISSING ids %s (continuing without them)",
+                self.config.port,
+                found,
+                missing,
+            )
         self.ids, self.missing = found, missing
         if self._is_open:
             self._build_groups()
@@ -133,7 +141,7 @@ class ServoTransactions:
             raise BusError(f"write {name!r}={value} to id {dxl_id}: {self.stats[dxl_id].last_error}")
 
     def torque(self, enable: bool, ids: Iterable[int] | None = None) -> None:
-        for i in (self.ids if ids is None else ids):
+        for i in self.ids if ids is None else ids:
             self.write_item(i, "Torque Enable", 1 if enable else 0)
 
     def reboot(self, dxl_id: int) -> None:
@@ -158,10 +166,11 @@ class ServoTransactions:
                     break
                 except BusError as e:
                     if attempt == self.config.retries:
-                        raise BusError(f"setup of id {i}{self._name(i)} failed after {attempt + 1} attempt(s): "
-                                       f"{e}") from None
+                        raise BusError(
+                            f"setup of id {i}{self._name(i)} failed after {attempt + 1} attempt(s): {e}"
+                        ) from None
                     log.warning("setup of id %d: %s; retrying", i, e)
-                    time.sleep(4 * RETRY_BACKOFF_S * 2 ** attempt)
+                    time.sleep(4 * RETRY_BACKOFF_S * 2**attempt)
         if self._delays:
             self.port.set_return_delay(max(self._delays.values()) * ct.RETURN_DELAY_UNIT)
 
@@ -178,11 +187,12 @@ class ServoTransactions:
         lo_c, hi_c = self.read_item(i, "Min Position Limit"), self.read_item(i, "Max Position Limit")
         lo, hi = ct.counts_to_rad([lo_c, hi_c], self.config.center)
         if self.lower[i] < lo or self.upper[i] > hi:
-            raise GoalRejected(f"id {i}{self._name(i)}: joint limits ({self.lower[i]:.6g}, {self.upper[i]:.6g}) rad "
-                               f"exceed the servo's Min/Max Position Limit ({lo:.6g}, {hi:.6g}) rad "
-                               f"(counts {lo_c}..{hi_c})")
+            raise GoalRejected(
+                f"id {i}{self._name(i)}: joint limits ({self.lower[i]:.6g}, {self.upper[i]:.6g}) rad "
+                f"exceed the servo's Min/Max Position Limit ({lo:.6g}, {hi:.6g}) rad "
+                f"(counts {lo_c}..{hi_c})"
+            )
 
     def _name(self, i: int) -> str:
         names = self.config.names or {}
         return f" (joint {names[i]!r})" if i in names else ""
-

@@ -14,6 +14,7 @@ The scan (a compiled numba kernel, with :func:`scan_py` as its pure-Python refer
 Bad frames with an intact header are reported as ``(offset, kind, id byte)`` so that the bus can tell *which*
 servo's reply was garbled (see :mod:`.transactions`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ def _complete_frame_after(buf, pos: int, n: int, max_length: int) -> int:
         length = buf[j + 5] | (buf[j + 6] << 8)
         if 3 <= length <= max_length and j + length + 7 <= n:
             total = length + 7
-            if pr.crc16_py(buf[j: j + total - 2]) == (buf[j + total - 2] | (buf[j + total - 1] << 8)):
+            if pr.crc16_py(buf[j : j + total - 2]) == (buf[j + total - 2] | (buf[j + total - 1] << 8)):
                 return j
         j = buf.find(b"\xff\xff\xfd\x00", j + 1)
     return -1
@@ -59,8 +60,11 @@ def scan_py(buf: bytes, max_length: int):
     while True:
         found = buf.find(b"\xff\xff\xfd", pos)
         if found < 0:
-            keep = 2 if n - pos >= 2 and buf.endswith(b"\xff\xff") else (1 if n - pos >= 1 and buf.endswith(b"\xff")
-                                                                          else 0)
+            keep = (
+                2
+                if n - pos >= 2 and buf.endswith(b"\xff\xff")
+                else (1 if n - pos >= 1 and buf.endswith(b"\xff") else 0)
+            )
             disc += n - pos - keep
             pos = n - keep
             break
@@ -88,7 +92,7 @@ def scan_py(buf: bytes, max_length: int):
             disc += j - pos
             pos = j
             continue
-        if pr.crc16_py(buf[pos: pos + total - 2]) != (buf[pos + total - 2] | (buf[pos + total - 1] << 8)):
+        if pr.crc16_py(buf[pos : pos + total - 2]) != (buf[pos + total - 2] | (buf[pos + total - 1] << 8)):
             crce += 1
             bad_starts.append(pos)
             bad_kinds.append(BAD_CRC)
@@ -281,7 +285,7 @@ class StreamDecoder:
 
 def packet_at(whole: bytes, s0: int, total: int) -> pr.Packet | None:
     """The :class:`Packet` of the CRC-valid frame ``whole[s0: s0 + total]`` (None: a status without error byte)."""
-    body = whole[s0 + 7: s0 + total - 2]
+    body = whole[s0 + 7 : s0 + total - 2]
     if b"\xff\xff\xfd\xfd" in body:
         body = pr.unstuff(body)
     inst = body[0]

@@ -4,6 +4,7 @@ Without the model (``enabled=False``) every servo stays at ``ambient``. With it,
 above its Temperature Limit register the bus latches Hardware Error Status bit 2 (overheating), which shuts the
 torque off (Shutdown register) until a REBOOT; the servo then cools back toward ``ambient``.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,9 @@ class ThermalOptions:
         if not math.isfinite(self.ambient):
             raise ValueError(f"temperature must be finite, got {self.ambient}")
         if self.enabled and not (self.resistance > 0 and self.capacity > 0):
-            raise ValueError(f"thermal_resistance and thermal_capacity must be > 0, got {self.resistance}, "
-                             f"{self.capacity}")
+            raise ValueError(
+                f"thermal_resistance and thermal_capacity must be > 0, got {self.resistance}, {self.capacity}"
+            )
 
 
 class ThermalModel:
@@ -41,7 +43,7 @@ class ThermalModel:
         """``dt`` seconds of Joule heat ``amps``² · ``resistance`` [W] against the loss to ambient."""
         o = self.options
         if o.enabled:
-            heat = amps ** 2 * resistance
+            heat = amps**2 * resistance
             self.temp += dt * (heat - (self.temp - o.ambient) / o.resistance) / o.capacity
 
     def overheated(self, limit: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ ID list. This module turns that into rules:
   counted, never taken as this cycle's data. Once one reply of the current transaction is seen, earlier ones are
   closed. Within the current transaction the newest valid reply of a servo wins.
 """
+
 from __future__ import annotations
 
 import math
@@ -88,8 +89,9 @@ class Timing:
 class Window:
     """The replies of one transaction (``ids`` in request order, ``data_len`` bytes each), sent at ``t_sent``."""
 
-    def __init__(self, ids, data_len: int, timing: Timing, t_sent: float, inst_len: int,
-                 pos: dict[int, int] | None = None):
+    def __init__(
+        self, ids, data_len: int, timing: Timing, t_sent: float, inst_len: int, pos: dict[int, int] | None = None
+    ):
         self.ids = tuple(ids)
         self.pos = {i: k for k, i in enumerate(self.ids)} if pos is None else pos  # id → position (read only)
         self.n = len(self.ids)
@@ -255,8 +257,17 @@ class RxCounters:
     tx_failures: int = 0  # sync-read instructions that could not be written
 
 
-def route_packet(ledger: Ledger, window: Window | None, counters: RxCounters, stats, i: int, inst: int, err: int,
-                 params: bytes, t: float) -> None:
+def route_packet(
+    ledger: Ledger,
+    window: Window | None,
+    counters: RxCounters,
+    stats,
+    i: int,
+    inst: int,
+    err: int,
+    params: bytes,
+    t: float,
+) -> None:
     """Give one CRC-valid packet to an earlier transaction (late), the current one, or count it as stray."""
     if inst != 0x55:
         counters.stray += 1

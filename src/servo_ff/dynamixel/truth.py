@@ -5,6 +5,7 @@ entry reported valid can be checked against the reply the bus actually sent for 
 payload, intact, and not sent before the instruction. Columns are compact arrays (a 20,000-cycle run of 16
 servos is a few MB); :meth:`TruthRecord.save` writes them to ``.npz``, :func:`load` reads them back.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,8 +26,13 @@ class TruthRecord:
         self.rd_t, self.rd_addr, self.rd_len, self.rd_n = array("d"), array("i"), array("i"), array("i")
         self.rp_read, self.rp_id, self.rp_fate, self.rp_late = array("i"), array("B"), array("B"), array("B")
         self.rp_t, self.rp_len, self.rp_data = array("d"), array("H"), bytearray()
-        self.wr_t, self.wr_id, self.wr_addr, self.wr_len, self.wr_data = (array("d"), array("B"), array("i"),
-                                                                          array("i"), bytearray())
+        self.wr_t, self.wr_id, self.wr_addr, self.wr_len, self.wr_data = (
+            array("d"),
+            array("B"),
+            array("i"),
+            array("i"),
+            bytearray(),
+        )
         self.reading = -1
 
     def begin_read(self, addr: int, length: int, n_ids: int, t: float) -> None:
@@ -59,14 +65,31 @@ class TruthRecord:
             self.wr_id.append(body[j])
             self.wr_addr.append(addr)
             self.wr_len.append(length)
-            self.wr_data += bytes(body[j + 1: j + 1 + length])[:WIDTH].ljust(WIDTH, b"\0")
+            self.wr_data += bytes(body[j + 1 : j + 1 + length])[:WIDTH].ljust(WIDTH, b"\0")
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {"t0": np.array(self.t0)}
-        for k in ("rd_t", "rd_addr", "rd_len", "rd_n", "rp_read", "rp_id", "rp_fate", "rp_late", "rp_t", "rp_len",
-                  "wr_t", "wr_id", "wr_addr", "wr_len"):
-            out[k] = np.frombuffer(getattr(self, k), dtype=getattr(self, k).typecode).copy() \
-                if len(getattr(self, k)) else np.zeros(0, dtype=getattr(self, k).typecode)
+        for k in (
+            "rd_t",
+            "rd_addr",
+            "rd_len",
+            "rd_n",
+            "rp_read",
+            "rp_id",
+            "rp_fate",
+            "rp_late",
+            "rp_t",
+            "rp_len",
+            "wr_t",
+            "wr_id",
+            "wr_addr",
+            "wr_len",
+        ):
+            out[k] = (
+                np.frombuffer(getattr(self, k), dtype=getattr(self, k).typecode).copy()
+                if len(getattr(self, k))
+                else np.zeros(0, dtype=getattr(self, k).typecode)
+            )
         out["rp_data"] = np.frombuffer(bytes(self.rp_data), dtype=np.uint8).reshape(-1, WIDTH)
         out["wr_data"] = np.frombuffer(bytes(self.wr_data), dtype=np.uint8).reshape(-1, WIDTH)
         return out
@@ -128,8 +151,10 @@ def audit_states(truth: dict[str, np.ndarray], records, addr: int, decode, offse
                 a.stale_valid += 1
                 if len(a.examples) < 5:
                     fate = "none" if k is None else ("intact" if intact else "not intact")
-                    a.examples.append(f"read {serial} id {i}: reported {values[j]}, truth {fate}"
-                                      + (f" {decode(bytes(truth['rp_data'][k][:n]))}" if k is not None else ""))
+                    a.examples.append(
+                        f"read {serial} id {i}: reported {values[j]}, truth {fate}"
+                        + (f" {decode(bytes(truth['rp_data'][k][:n]))}" if k is not None else "")
+                    )
             elif stamps is not None and stamps[j] < truth["rp_t"][k]:
                 a.before_sent += 1
     return a

@@ -24,6 +24,7 @@ Use it in tests::
 
 or in another process: :func:`spawn_virtual_bus` runs ``python -m servo_ff virtual-bus`` and returns the path.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,11 +40,12 @@ from ..models.params import P_R
 from ..models.servo_bank import ServoLoad  # noqa: F401 (re-exported)
 from . import control_table as ct
 from . import protocol as pr
-from .stream import StreamDecoder, warm_up as stream_warm_up
 from .faults import Faults, ReplyFaults, ScheduledFaults  # noqa: F401 (Faults re-exported)
 from .instructions import execute
 from .pty_transport import PtyTransport
 from .registers import RegisterMemory
+from .stream import StreamDecoder
+from .stream import warm_up as stream_warm_up
 from .thermal import ThermalModel
 from .truth import TruthRecord
 from .virtual_options import BusStats, VirtualBusOptions
@@ -166,7 +168,7 @@ class VirtualBus:
 
     close = stop
 
-    def __enter__(self) -> "VirtualBus":
+    def __enter__(self) -> VirtualBus:
         self.start()
         return self
 
@@ -224,9 +226,15 @@ class VirtualBus:
         with self._lock:
             self.servos.inputs()
             b = self.servos.bank
-            return {"theta": b.theta.copy(), "dtheta": b.dtheta.copy(), "goal": b.goal.copy(),
-                    "enable": b.enable.copy(), "tau_m": b.tau_m.copy(), "temp": self.temp.copy(),
-                    "hw_error": self.hw_error}
+            return {
+                "theta": b.theta.copy(),
+                "dtheta": b.dtheta.copy(),
+                "goal": b.goal.copy(),
+                "enable": b.enable.copy(),
+                "tau_m": b.tau_m.copy(),
+                "temp": self.temp.copy(),
+                "hw_error": self.hw_error,
+            }
 
     def _k(self, dxl_id: int) -> int:
         if dxl_id not in self.index:

@@ -4,11 +4,13 @@
 talks (Return Delay Time, baud, wire time, a link to the pty), its supply, faults, thermal model and clock.
 ``VirtualBus(**keywords)`` and ``servo-ff virtual-bus`` flags map onto it (:meth:`VirtualBusOptions.of`).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..models.params import ActuatorParams
 from ..models.presets import preset
@@ -56,16 +58,23 @@ class VirtualBusOptions:
     thermal: ThermalOptions = field(default_factory=ThermalOptions)
     clock: Clock = field(default_factory=Clock)
 
-    _THERMAL = {"temperature": "ambient", "thermal": "enabled", "thermal_resistance": "resistance",
-                "thermal_capacity": "capacity"}
+    _THERMAL = {
+        "temperature": "ambient",
+        "thermal": "enabled",
+        "thermal_resistance": "resistance",
+        "thermal_capacity": "capacity",
+    }
 
     @classmethod
-    def of(cls, **kw: Any) -> "VirtualBusOptions":
+    def of(cls, **kw: Any) -> VirtualBusOptions:
         """Options from flat keywords: this class's fields, plus ``temperature``, ``thermal`` (bool),
         ``thermal_resistance``, ``thermal_capacity`` (→ :class:`ThermalOptions`) and ``dt_max``,
         ``max_catch_up``, ``idle_tick`` (→ :class:`Clock`); ``faults=None`` means none."""
-        thermal = {cls._THERMAL[k]: kw.pop(k) for k in list(kw) if k in cls._THERMAL and not
-                   (k == "thermal" and isinstance(kw[k], ThermalOptions))}
+        thermal = {
+            cls._THERMAL[k]: kw.pop(k)
+            for k in list(kw)
+            if k in cls._THERMAL and not (k == "thermal" and isinstance(kw[k], ThermalOptions))
+        }
         clock = {k: kw.pop(k) for k in list(kw) if k in {f.name for f in fields(Clock)}}
         if thermal:
             kw["thermal"] = ThermalOptions(**thermal)

@@ -1,5 +1,6 @@
 """The virtual bus in another process: ``servo-ff virtual-bus ARGS`` (run as ``python -m servo_ff.cli.virtual_bus``),
 its pty path read from the ``DEVICE …`` line it prints first."""
+
 from __future__ import annotations
 
 import os
@@ -7,7 +8,7 @@ import re
 import subprocess
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 _DEVICE_RE = re.compile(r"^DEVICE (\S+)")
 
@@ -20,8 +21,13 @@ class VirtualBusProcess:
         env = dict(os.environ)
         src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self.proc = subprocess.Popen([python or sys.executable, "-m", "servo_ff.cli.virtual_bus", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.proc = subprocess.Popen(
+            [python or sys.executable, "-m", "servo_ff.cli.virtual_bus", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         deadline = time.monotonic() + timeout
         self.device = None
         while time.monotonic() < deadline:
@@ -46,7 +52,7 @@ class VirtualBusProcess:
                 self.proc.kill()
                 self.proc.wait()
 
-    def __enter__(self) -> "VirtualBusProcess":
+    def __enter__(self) -> VirtualBusProcess:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -4,9 +4,10 @@ The registers are the only copy of the servos' inputs: before every advance the 
 P gain (Position P Gain ÷ 16, see :mod:`.control_table`) and duty limit (PWM Limit) are derived from them
 (:meth:`VirtualServos.inputs`); after it the present values are written back (:meth:`VirtualServos.publish`).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -19,8 +20,7 @@ from .registers import RegisterMemory
 class VirtualServos:
     """The bank of the servos in ``regs`` (one :class:`ServoLoad` each, one actuator model ``params``)."""
 
-    def __init__(self, regs: RegisterMemory, params: ActuatorParams, loads: Sequence[ServoLoad],
-                 supply_voltage: float):
+    def __init__(self, regs: RegisterMemory, params: ActuatorParams, loads: Sequence[ServoLoad], supply_voltage: float):
         self.regs = regs
         self.bank = ServoBank(params, regs.n, pendulum_of(loads), backend="numpy")
         self.bank.supply_voltage = supply_voltage

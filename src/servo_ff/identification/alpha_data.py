@@ -8,11 +8,12 @@ pick those samples.
 
 The torque τ_o along q comes from a callable (:func:`pendulum_torque` for the bench, a URDF for a robot joint).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -45,8 +46,16 @@ def _supply(u_bat, n: int, source: str) -> np.ndarray:
     return u
 
 
-def data_from_ilc(commands: np.ndarray, measured: np.ndarray, errors: np.ndarray, supply, kp: float, dt: float,
-                  iteration: int = -1, source: str = "ILC") -> AlphaData:
+def data_from_ilc(
+    commands: np.ndarray,
+    measured: np.ndarray,
+    errors: np.ndarray,
+    supply,
+    kp: float,
+    dt: float,
+    iteration: int = -1,
+    source: str = "ILC",
+) -> AlphaData:
     """Trial ``iteration`` of an ILC run (−1: the trial with the lowest windowed error): its command and the
     motion it produced."""
     errors = np.asarray(errors, float)
@@ -58,8 +67,7 @@ def data_from_ilc(commands: np.ndarray, measured: np.ndarray, errors: np.ndarray
     return data_from_samples(commands[k], measured[k], u, kp, dt, f"{source} trial {k}")
 
 
-def data_from_samples(goal: np.ndarray, position: np.ndarray, u_bat, kp: float, dt: float,
-                      source: str) -> AlphaData:
+def data_from_samples(goal: np.ndarray, position: np.ndarray, u_bat, kp: float, dt: float, source: str) -> AlphaData:
     """Goals and measured positions on one uniform grid (``dt``): Savitzky–Golay q, q̇, q̈ of the measurement."""
     from scipy.signal import savgol_filter
 
@@ -70,8 +78,9 @@ def data_from_samples(goal: np.ndarray, position: np.ndarray, u_bat, kp: float, 
     q = savgol_filter(position, SG_WINDOW, SG_ORDER)
     dq = savgol_filter(position, SG_WINDOW, SG_ORDER, deriv=1, delta=dt)
     ddq = savgol_filter(position, SG_WINDOW, SG_ORDER, deriv=2, delta=dt)
-    return AlphaData(np.asarray(goal, float), q, dq, ddq, position, _supply(u_bat, n, source), float(kp), float(dt),
-                     source)
+    return AlphaData(
+        np.asarray(goal, float), q, dq, ddq, position, _supply(u_bat, n, source), float(kp), float(dt), source
+    )
 
 
 def powered_prefix(log: ServoLog) -> int:
@@ -83,19 +92,39 @@ def powered_prefix(log: ServoLog) -> int:
 def data_from_log(log: ServoLog, kp: float | None = None) -> AlphaData:
     """A bench log / bag: its powered samples; ``kp`` overrides the log's gain."""
     n = powered_prefix(log)
-    return data_from_samples(log.goal_position[:n], log.position[:n], log.input_volts[:n], kp or log.kp, log.dt,
-                             f"{log.source} ({n} powered samples)")
+    return data_from_samples(
+        log.goal_position[:n],
+        log.position[:n],
+        log.input_volts[:n],
+        kp or log.kp,
+        log.dt,
+        f"{log.source} ({n} powered samples)",
+    )
 
 
-def data_from_streams(t_goal: np.ndarray, goal: np.ndarray, t_state: np.ndarray, position: np.ndarray, u_bat,
-                      kp: float, dt: float, source: str) -> AlphaData:
+def data_from_streams(
+    t_goal: np.ndarray,
+    goal: np.ndarray,
+    t_state: np.ndarray,
+    position: np.ndarray,
+    u_bat,
+    kp: float,
+    dt: float,
+    source: str,
+) -> AlphaData:
     """Live topics: goals and states at their own stamps, interpolated on their overlap at ``dt``."""
     t0, t1 = max(t_goal[0], t_state[0]), min(t_goal[-1], t_state[-1])
     grid = np.arange(t0, t1, dt)
     if grid.size < SG_WINDOW:
         raise ValueError(f"{source}: the goal and state streams overlap for {max(t1 - t0, 0.0):.3f} s only")
-    return data_from_samples(np.interp(grid, t_goal, goal), np.interp(grid, t_state, position), u_bat, kp, dt,
-                             f"{source} ({grid.size} samples)")
+    return data_from_samples(
+        np.interp(grid, t_goal, goal),
+        np.interp(grid, t_state, position),
+        u_bat,
+        kp,
+        dt,
+        f"{source} ({grid.size} samples)",
+    )
 
 
 def pendulum_torque(mass: float, length: float, arm_mass: float = 0.0) -> TorqueFn:
@@ -112,9 +141,19 @@ def fit_alpha_data(data: AlphaData, torque: TorqueFn | np.ndarray, **options) ->
         raise ValueError(f"{data.source}: τ_o must be {data.q.shape} finite values, got shape {tau.shape}")
     if not math.isfinite(data.kp) or data.kp <= 0:
         raise ValueError(f"{data.source}: the servo gain kp must be > 0, got {data.kp}")
-    return fit_alpha(data.command, data.q, data.dq, data.ddq, tau, data.kp, data.u_bat, data.dt,
-                     measured=data.measured, **options)
+    return fit_alpha(
+        data.command, data.q, data.dq, data.ddq, tau, data.kp, data.u_bat, data.dt, measured=data.measured, **options
+    )
 
 
-__all__ = ["AlphaData", "TorqueFn", "data_from_ilc", "data_from_samples", "data_from_log", "data_from_streams",
-           "powered_prefix", "pendulum_torque", "fit_alpha_data"]
+__all__ = [
+    "AlphaData",
+    "TorqueFn",
+    "data_from_ilc",
+    "data_from_samples",
+    "data_from_log",
+    "data_from_streams",
+    "powered_prefix",
+    "pendulum_torque",
+    "fit_alpha_data",
+]

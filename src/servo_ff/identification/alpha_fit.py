@@ -12,6 +12,7 @@ them by hand). t_d is first estimated from the lag between command and reaction.
 determine α — the joint never moved, never reversed, or the load never varied — are refused with a
 message naming the missing motion.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,13 @@ import numpy as np
 
 from ..models.schwarz_behnke import goal_position_from_torque, motor_regressors
 
-COLUMN_NAMES = ("α0·τ_o (R/kt)", "α1·q̇ (back-EMF + viscous)", "α2·sgn(q̇)(1−β) (Coulomb)",
-                "α3·sgn(q̇)β (static)", "α4·q̈ (gear inertia)")
+COLUMN_NAMES = (
+    "α0·τ_o (R/kt)",
+    "α1·q̇ (back-EMF + viscous)",
+    "α2·sgn(q̇)(1−β) (Coulomb)",
+    "α3·sgn(q̇)β (static)",
+    "α4·q̈ (gear inertia)",
+)
 
 
 class RankDeficientError(ValueError):
@@ -42,9 +48,15 @@ class AlphaFit:
     n_samples: int
 
     def as_dict(self) -> dict:
-        return {"alpha": [float(a) for a in self.alpha], "dq_s": self.dq_s, "delta": self.delta,
-                "delay": self.delay, "rms_rad": self.rms, "condition_number": self.condition_number,
-                "n_samples": self.n_samples}
+        return {
+            "alpha": [float(a) for a in self.alpha],
+            "dq_s": self.dq_s,
+            "delta": self.delta,
+            "delay": self.delay,
+            "rms_rad": self.rms,
+            "condition_number": self.condition_number,
+            "n_samples": self.n_samples,
+        }
 
 
 def command_reaction_lag(command: np.ndarray, measured: np.ndarray, dt: float, max_lag: float = 0.25) -> float:
@@ -67,8 +79,9 @@ def estimate_reaction_time(command: np.ndarray, measured: np.ndarray, dt: float,
     dq = np.gradient(q, dt)
     ddq = np.gradient(dq, dt)
     if not (np.ptp(drive) > 0 and np.ptp(ddq) > 0):
-        raise RankDeficientError("command and measured trajectory never differed or never accelerated: no "
-                                 "reaction time to estimate")
+        raise RankDeficientError(
+            "command and measured trajectory never differed or never accelerated: no reaction time to estimate"
+        )
     n = len(q)
     best, best_lag = math.inf, 0
     for k in range(0, min(int(round(max_delay / dt)), n - 10) + 1):
@@ -94,17 +107,23 @@ def _best_lag(a: np.ndarray, b: np.ndarray, dt: float, max_lag: float, empty_msg
 def _check_excitation(tau: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None, v_tol: float) -> None:
     moving = np.abs(dq) > v_tol
     if moving.sum() < max(5, 0.02 * len(dq)):
-        raise RankDeficientError(f"the joint never moved (|q̇| > {v_tol} rad/s in {int(moving.sum())} of {len(dq)} "
-                                 f"samples): α1–α3 (velocity and friction terms) are not identifiable")
+        raise RankDeficientError(
+            f"the joint never moved (|q̇| > {v_tol} rad/s in {int(moving.sum())} of {len(dq)} "
+            f"samples): α1–α3 (velocity and friction terms) are not identifiable"
+        )
     for sign, word in ((1, "positive"), (-1, "negative")):
         if (sign * dq > v_tol).sum() < 5:
-            raise RankDeficientError(f"the joint never moved in the {word} direction (q̇ {'>' if sign > 0 else '<'} "
-                                     f"0): the joint never reversed, so the direction-dependent friction terms "
-                                     f"α2, α3 are not separable from the load")
+            raise RankDeficientError(
+                f"the joint never moved in the {word} direction (q̇ {'>' if sign > 0 else '<'} "
+                f"0): the joint never reversed, so the direction-dependent friction terms "
+                f"α2, α3 are not separable from the load"
+            )
     scale = max(float(np.abs(tau).max()), 1e-12)
     if float(np.std(tau)) < 1e-3 * scale or float(np.ptp(tau)) < 1e-9:
-        raise RankDeficientError("the load torque τ_o never varied: α0 (R/kt) is not identifiable; move the joint "
-                                 "against gravity or with acceleration")
+        raise RankDeficientError(
+            "the load torque τ_o never varied: α0 (R/kt) is not identifiable; move the joint "
+            "against gravity or with acceleration"
+        )
     if ddq is not None and float(np.std(ddq)) < 1e-9:
         raise RankDeficientError("the joint never accelerated (q̈ = 0): α4 (gear inertia) is not identifiable")
 
@@ -131,19 +150,34 @@ def _design(q_d, q, dq, ddq, tau, d, dq_s, delta, with_inertia, gain):
     return y, A
 
 
-def fit_alpha(command: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None, tau: np.ndarray,
-              kp: float, u_bat: float | np.ndarray, dt: float, delay: float | None = None,
-              with_inertia: bool = False, dq_s: float | None = None, delta: float | None = None,
-              search_delay: int = 8, v_tol: float = 0.02, max_condition: float = 1e6,
-              measured: np.ndarray | None = None, nonnegative: bool = True) -> AlphaFit:
+def fit_alpha(
+    command: np.ndarray,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray | None,
+    tau: np.ndarray,
+    kp: float,
+    u_bat: float | np.ndarray,
+    dt: float,
+    delay: float | None = None,
+    with_inertia: bool = False,
+    dq_s: float | None = None,
+    delta: float | None = None,
+    search_delay: int = 8,
+    v_tol: float = 0.02,
+    max_condition: float = 1e6,
+    measured: np.ndarray | None = None,
+    nonnegative: bool = True,
+) -> AlphaFit:
     """Fit α̂ (Eq. 26) with reaction-time compensation (Eq. 22–25) and an outer search over q̇_s, δ, t_d.
 
     ``command`` q_d [rad] (e.g. ILC's final curve), ``q``/``dq``/``ddq`` [rad, rad/s, rad/s²] the trajectory it
     produced (or the reference it tracks), ``tau`` τ_o [N·m], ``kp`` register gain, ``u_bat`` supply [V].
     ``delay`` t_d [s]: None estimates it from the lag between ``command`` and ``measured`` (default ``q``,
     :func:`estimate_reaction_time`), then searches 0 … estimate + ``search_delay`` steps by residual.
-    ``dq_s``/``delta`` fixed if given, else searched (q̇_s ∈ [0.01, 5] rad/s log-spaced, δ ∈ [0.5, 2]). Raises :class:`RankDeficientError` on data that do not
-    excite every term, or when the regressor matrix's condition number exceeds ``max_condition``.
+    ``dq_s``/``delta`` fixed if given, else searched (q̇_s ∈ [0.01, 5] rad/s log-spaced, δ ∈ [0.5, 2]).
+    Raises :class:`RankDeficientError` on data that do not excite every term, or when the regressor matrix's condition
+    number exceeds ``max_condition``.
     ``nonnegative`` (default) constrains every α̂ ≥ 0 (their physical signs, NNLS); False gives the paper's
     unconstrained SVD least squares.
     """
@@ -187,18 +221,20 @@ def fit_alpha(command: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarra
     grid_e = [delta] if delta is not None else [0.5, 0.75, 1.0, 1.5, 2.0]
     if len(delays) > 1:  # stage 1: t_d on a coarse shape grid; stage 2: the shape at that t_d
         coarse_s, coarse_e = grid_s[::3] + grid_s[-1:], grid_e[::2]
-        d_pick = min(((cost(d, s, e), d) for d in delays for s in coarse_s for e in coarse_e))[1]
+        d_pick = min((cost(d, s, e), d) for d in delays for s in coarse_s for e in coarse_e)[1]
         delays = [d_pick]
     best = min(((cost(d, s, e), d, s, e) for d in delays for s in grid_s for e in grid_e), key=lambda c: c[0])
     _, d_best, s_best, e_best = best
     if dq_s is None or delta is None:  # refine (log q̇_s, δ) by Nelder–Mead around the best grid point
+
         def f(x):
             s = dq_s if dq_s is not None else float(np.exp(np.clip(x[0], np.log(0.01), np.log(5.0))))
             e = delta if delta is not None else float(np.clip(x[1], 0.5, 2.0))
             return cost(d_best, s, e)
 
-        res = minimize(f, [np.log(s_best), e_best], method="Nelder-Mead",
-                       options={"xatol": 1e-3, "fatol": 1e-12, "maxiter": 200})
+        res = minimize(
+            f, [np.log(s_best), e_best], method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-12, "maxiter": 200}
+        )
         if res.fun < best[0]:
             s_best = dq_s if dq_s is not None else float(np.exp(np.clip(res.x[0], np.log(0.01), np.log(5.0))))
             e_best = delta if delta is not None else float(np.clip(res.x[1], 0.5, 2.0))
@@ -207,17 +243,26 @@ def fit_alpha(command: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarra
     if not math.isfinite(cond) or cond > max_condition:
         _, _, vt = np.linalg.svd(A / np.maximum(np.linalg.norm(A, axis=0), 1e-300))
         worst = int(np.argmax(np.abs(vt[-1])))
-        raise RankDeficientError(f"regressor matrix is ill-conditioned (condition number {cond:.3g}); the column "
-                                 f"{COLUMN_NAMES[worst]} is nearly a combination of the others — the trajectory "
-                                 f"does not excite it independently")
+        raise RankDeficientError(
+            f"regressor matrix is ill-conditioned (condition number {cond:.3g}); the column "
+            f"{COLUMN_NAMES[worst]} is nearly a combination of the others — the trajectory "
+            f"does not excite it independently"
+        )
     if not np.isfinite(alpha).all():
         raise RankDeficientError("least-squares solution is not finite")
     rms = float(np.sqrt(np.mean((resid / gain_full[: n - d_best]) ** 2)))
     return AlphaFit(alpha, float(s_best), float(e_best), d_best * dt, d_best, resid, rms, cond, len(y))
 
 
-def feedforward_command(fit: AlphaFit, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None, tau: np.ndarray,
-                        kp: float, u_bat: float | np.ndarray) -> np.ndarray:
+def feedforward_command(
+    fit: AlphaFit,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray | None,
+    tau: np.ndarray,
+    kp: float,
+    u_bat: float | np.ndarray,
+) -> np.ndarray:
     """Goal positions q_d(t) = Eq. 19 evaluated on the desired trajectory at t + t_d (last sample held)."""
     d = fit.delay_steps
 
@@ -225,10 +270,17 @@ def feedforward_command(fit: AlphaFit, q: np.ndarray, dq: np.ndarray, ddq: np.nd
         x = np.asarray(x, float)
         return np.concatenate([x[d:], np.repeat(x[-1:], d)]) if d else x
 
-    return goal_position_from_torque(ahead(q), ahead(tau), ahead(dq), None if ddq is None else ahead(ddq),
-                                     fit.alpha, kp, u_bat, fit.dq_s, fit.delta)
+    return goal_position_from_torque(
+        ahead(q), ahead(tau), ahead(dq), None if ddq is None else ahead(ddq), fit.alpha, kp, u_bat, fit.dq_s, fit.delta
+    )
 
 
-__all__ = ["AlphaFit", "RankDeficientError", "fit_alpha", "estimate_reaction_time", "command_reaction_lag",
-           "feedforward_command",
-           "COLUMN_NAMES"]
+__all__ = [
+    "AlphaFit",
+    "RankDeficientError",
+    "fit_alpha",
+    "estimate_reaction_time",
+    "command_reaction_lag",
+    "feedforward_command",
+    "COLUMN_NAMES",
+]

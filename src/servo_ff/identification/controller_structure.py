@@ -14,6 +14,7 @@ within ``r2_tolerance`` of the best one (003 STEP 3 / Table II: the smallest YIC
 D-P and P have the same orders, so the data cannot separate them: the (3, 0) class is reported as "D-P"
 (P is D-P with K_D = 0).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,8 +25,7 @@ from .srivc import srivc
 from .tf_fit import CTModel
 
 #: (denominator order n, numerator order m) of the reference-to-angle model, 003 Table I.
-CONTROLLER_ORDERS: dict[str, tuple[int, int]] = {"PID": (4, 2), "PI": (4, 1), "PD": (3, 1), "D-P": (3, 0),
-                                                 "P": (3, 0)}
+CONTROLLER_ORDERS: dict[str, tuple[int, int]] = {"PID": (4, 2), "PI": (4, 1), "PD": (3, 1), "D-P": (3, 0), "P": (3, 0)}
 #: Candidates distinguishable by order (P shares D-P's orders).
 DEFAULT_CANDIDATES = ("PID", "PI", "PD", "D-P")
 
@@ -58,12 +58,12 @@ def orders_for(structure: str) -> tuple[int, int]:
     try:
         return CONTROLLER_ORDERS[structure]
     except KeyError:
-        raise ValueError(f"unknown controller structure {structure!r}; known: {', '.join(CONTROLLER_ORDERS)}") \
-            from None
+        raise ValueError(f"unknown controller structure {structure!r}; known: {', '.join(CONTROLLER_ORDERS)}") from None
 
 
-def select_controller_structure(u, y, dt: float, candidates=DEFAULT_CANDIDATES, *, lam: float | None = None,
-                                r2_tolerance: float = 0.01) -> StructureSelection:
+def select_controller_structure(
+    u, y, dt: float, candidates=DEFAULT_CANDIDATES, *, lam: float | None = None, r2_tolerance: float = 0.01
+) -> StructureSelection:
     """Fit each candidate structure's orders with SRIVC and pick the smallest YIC among the models whose R²_T
     is within ``r2_tolerance`` of the best. Unstable or failed candidates are listed in ``rejected``."""
     names = list(dict.fromkeys(candidates))
@@ -84,8 +84,10 @@ def select_controller_structure(u, y, dt: float, candidates=DEFAULT_CANDIDATES, 
         except ValueError as e:  # unstable or singular for this order: not a valid candidate
             rejected[name] = str(e)
     if not models:
-        raise ValueError("no candidate controller structure gave a stable model: " + "; ".join(
-            f"{k}: {v}" for k, v in rejected.items()))
+        raise ValueError(
+            "no candidate controller structure gave a stable model: "
+            + "; ".join(f"{k}: {v}" for k, v in rejected.items())
+        )
     best_r2 = max(mod.r2t for mod in models.values())
     eligible = {k: mod for k, mod in models.items() if mod.r2t >= best_r2 - r2_tolerance}
     best = min(eligible, key=lambda k: eligible[k].yic)

@@ -10,17 +10,22 @@ with K_ω = 1/K_t (001 Eq. 11). N from tooth counts (Eq. 24), K_t from stall dat
 torques (Eq. 26), b_m from no-load data (Eq. 27); then a_1 gives J_m (Eq. 28) and a_0 gives K_P (Eq. 29).
 K_P is in V/rad (the paper's 16.6742 with θ in rad).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
 from ..models.datasheet import MotorDatasheet
 from ..models.params import ParameterError
-from ..models.transfer_functions import (gear_ratio_from_teeth, gearbox_efficiency, motor_viscous_friction,
-                                         torque_constant_from_stall)
+from ..models.transfer_functions import (
+    gear_ratio_from_teeth,
+    gearbox_efficiency,
+    motor_viscous_friction,
+    torque_constant_from_stall,
+)
 from .tf_fit import UnstableModelError
 
 
@@ -39,8 +44,15 @@ class HobbyServoData:
 
 
 #: Seed 001 Table 1 (MG995 + RF-130CH datasheets, R measured) and Table 2 (gear teeth G1..G8).
-MG995_DATA = HobbyServoData(tau_load_stall=0.9218, tau_motor_stall=0.00412, i_motor_stall=0.7, speed_no_load=848.23,
-                            i_no_load=0.036, R=2.5, teeth=(12, 64, 12, 48, 12, 48, 13, 42))
+MG995_DATA = HobbyServoData(
+    tau_load_stall=0.9218,
+    tau_motor_stall=0.00412,
+    i_motor_stall=0.7,
+    speed_no_load=848.23,
+    i_no_load=0.036,
+    R=2.5,
+    teeth=(12, 64, 12, 48, 12, 48, 13, 42),
+)
 #: Seed 001 Eq. 5: the MG995 transfer function identified from PRBS data (numerator, monic denominator).
 MG995_IDENTIFIED_NUM = (224.8,)
 MG995_IDENTIFIED_DEN = (1.0, 22.33, 225.4)
@@ -76,8 +88,9 @@ def physical_parameters_from_tf(den, data: HobbyServoData = MG995_DATA, J_l: flo
     Jeq = eta * N**2 * (bm + Kt**2 / R) / a1  # a1 = (R b_eq + ηN²K_t²)/(R J_eq)
     Jm = (Jeq - J_l) / (eta * N**2)  # Eq. 28 (J_l = 0: (b_m + K_t²/R)/J_m = a1)
     if Jm <= 0:
-        raise ParameterError(f"J_m from a1 = {a1} and J_l = {J_l} is not positive ({Jm:.3g}): J_l too large or a1 "
-                             "too small")
+        raise ParameterError(
+            f"J_m from a1 = {a1} and J_l = {J_l} is not positive ({Jm:.3g}): J_l too large or a1 too small"
+        )
     KP = a0 * R * Jeq / (eta * N * Kt)  # Eq. 29 (J_l = 0: K_t K_P/(R J_m N) = a0)
     ds = MotorDatasheet(R=R, Kt=Kt, Kw=1.0 / Kt, Jm=Jm, N=N, eta=eta, bm=bm, L=0.0)
     return HobbyServoModel(ds, float(KP))

@@ -11,11 +11,12 @@ cap; every iteration's command and measurement are kept. ``execute`` is anything
 and returns the measured trajectory — the simulated servo, or the ROS node on the real one. Arrays are
 (T, ...): the trailing axes are independent ILC problems (joints, batch) learned together.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -84,10 +85,19 @@ def _lowpass(x: np.ndarray, cutoff_hz: float, dt: float) -> np.ndarray:
     return filtfilt(b, a, x, axis=0)
 
 
-def run_ilc(execute: Callable[[np.ndarray], np.ndarray], reference: np.ndarray, dt: float, gain: float = 1.0,
-            delay: float = 0.0, initial: str | np.ndarray = "reference", threshold: float = 0.02,
-            window: float = 0.025, max_iterations: int = 30, filter_hz: float | None = None,
-            progress: bool = False) -> ILCResult:
+def run_ilc(
+    execute: Callable[[np.ndarray], np.ndarray],
+    reference: np.ndarray,
+    dt: float,
+    gain: float = 1.0,
+    delay: float = 0.0,
+    initial: str | np.ndarray = "reference",
+    threshold: float = 0.02,
+    window: float = 0.025,
+    max_iterations: int = 30,
+    filter_hz: float | None = None,
+    progress: bool = False,
+) -> ILCResult:
     """Learn a goal-position command curve with Arimoto ILC (Eq. 20–21).
 
     ``execute(command (T, ...)) -> measured (T, ...)`` runs one trial. ``gain`` is λ (dimensionless here,
@@ -147,8 +157,9 @@ def run_ilc(execute: Callable[[np.ndarray], np.ndarray], reference: np.ndarray, 
             update = _lowpass(update, filter_hz, dt)
         u = u + np.where(done >= 0, 0.0, update)  # converged problems keep their command
     bar.close()
-    return ILCResult(np.stack(commands), np.stack(measured), np.stack(errors), done, ref, gain, d, threshold,
-                     window, dt)
+    return ILCResult(
+        np.stack(commands), np.stack(measured), np.stack(errors), done, ref, gain, d, threshold, window, dt
+    )
 
 
 __all__ = ["window_steps", "windowed_deviation", "windowed_error", "ILCResult", "run_ilc"]

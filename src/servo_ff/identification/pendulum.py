@@ -1,8 +1,9 @@
 """The pendulum test bench as seen by identification: the output torque a motion needs (inverse dynamics
 for τ_o of seed 002 Eq. 13) and a simulated servo usable as ILC's ``execute`` callable."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -16,8 +17,14 @@ def output_torque(load: PendulumLoad, q: np.ndarray, ddq: np.ndarray) -> np.ndar
     return load.inertia() * np.asarray(ddq, float) + load.gravity_torque_amplitude() * np.sin(np.asarray(q, float))
 
 
-def simulated_servo(params: ActuatorParams | np.ndarray, load: PendulumLoad, dt: float, theta0: float = 0.0,
-                    dtheta0: float = 0.0, backend: str = "auto") -> Callable[[np.ndarray], np.ndarray]:
+def simulated_servo(
+    params: ActuatorParams | np.ndarray,
+    load: PendulumLoad,
+    dt: float,
+    theta0: float = 0.0,
+    dtheta0: float = 0.0,
+    backend: str = "auto",
+) -> Callable[[np.ndarray], np.ndarray]:
     """``execute(command (T, ...)) -> θ (T, ...)``: one batched rollout of the simulated servo per call
     (θ[k] is the position measured when goal k is sent)."""
 

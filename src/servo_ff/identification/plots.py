@@ -1,10 +1,11 @@
 """Figures for identification (matplotlib, Agg backend): ILC convergence, α-fit residuals, and the
 validation MAE per friction model (like seed 004 Fig. 5)."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 
@@ -34,8 +35,14 @@ def plot_ilc(result, path: str | Path, problem: tuple = (), title: str = "ILC") 
     cmap = plt.get_cmap("viridis")
     K = len(result.commands)
     for k in range(K):
-        a2.plot(t, result.commands[(k, slice(None), *problem)], color=cmap(k / max(K - 1, 1)), lw=0.8,
-                alpha=0.8, label=f"command k={k}" if k in (0, K - 1) else None)
+        a2.plot(
+            t,
+            result.commands[(k, slice(None), *problem)],
+            color=cmap(k / max(K - 1, 1)),
+            lw=0.8,
+            alpha=0.8,
+            label=f"command k={k}" if k in (0, K - 1) else None,
+        )
     a2.plot(t, ref, "k--", lw=1.2, label="reference q_ref")
     a2.plot(t, result.measured[(-1, slice(None), *problem)], "r", lw=1.0, label=f"measured k={K - 1}")
     a2.set_xlabel("t [s]")
@@ -49,8 +56,9 @@ def plot_ilc(result, path: str | Path, problem: tuple = (), title: str = "ILC") 
     return Path(path)
 
 
-def plot_alpha_residuals(fit, dt: float, path: str | Path, kp_ubat: float | np.ndarray = 1.0,
-                         title: str = "α least-squares fit residuals") -> Path:
+def plot_alpha_residuals(
+    fit, dt: float, path: str | Path, kp_ubat: float | np.ndarray = 1.0, title: str = "α least-squares fit residuals"
+) -> Path:
     """Residual of Eq. 26 over time (as an equivalent goal-position error) and its histogram."""
     plt = _plt()
     r = fit.residuals / np.broadcast_to(kp_ubat, fit.residuals.shape) if np.ndim(kp_ubat) else fit.residuals / kp_ubat
@@ -60,8 +68,11 @@ def plot_alpha_residuals(fit, dt: float, path: str | Path, kp_ubat: float | np.n
     a1.set_xlabel("t [s]")
     a1.set_ylabel("residual / (k_P·U_bat) [rad]")
     a1.grid(True, alpha=0.3)
-    a1.set_title(f"α̂ = {np.array2string(fit.alpha, precision=3)}, q̇_s = {fit.dq_s:.3g} rad/s, δ = {fit.delta:.3g}, "
-                 f"t_d = {fit.delay * 1e3:.0f} ms, cond = {fit.condition_number:.3g}", fontsize=8)
+    a1.set_title(
+        f"α̂ = {np.array2string(fit.alpha, precision=3)}, q̇_s = {fit.dq_s:.3g} rad/s, δ = {fit.delta:.3g}, "
+        f"t_d = {fit.delay * 1e3:.0f} ms, cond = {fit.condition_number:.3g}",
+        fontsize=8,
+    )
     a2.hist(r, bins=50, orientation="horizontal")
     a2.set_xlabel("samples")
     fig.suptitle(title)
@@ -71,11 +82,11 @@ def plot_alpha_residuals(fit, dt: float, path: str | Path, kp_ubat: float | np.n
     return Path(path)
 
 
-def plot_model_mae(results: Mapping[str, object], path: str | Path, title: str = "Validation MAE per model"
-                   ) -> Path:
+def plot_model_mae(results: Mapping[str, object], path: str | Path, title: str = "Validation MAE per model") -> Path:
     """Bar chart of train and validation MAE [mrad] per model (seed 004 Fig. 5)."""
     plt = _plt()
     models = list(results)
+
     def mrad(m: str, key: str) -> float:  # None (no validation logs) → not drawn
         v = getattr(results[m], key)
         return math.nan if v is None else float(v) * 1e3

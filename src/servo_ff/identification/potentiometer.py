@@ -4,6 +4,7 @@ Steady-state pairs (commanded angle θ_k, potentiometer voltage v_k) fit v = α�
 [α̂ β̂]ᵀ = (ΛᵀΛ)⁻¹Λᵀv with Λ = [θ 1] (Eq. 2–3). The paper's MG995 gives v = 0.014973·θ[deg] + 0.297403 (Eq. 4);
 here θ is in radians (SI), so α is in V/rad.
 """
+
 from __future__ import annotations
 
 import math

@@ -3,6 +3,7 @@
 A maximum-length sequence of ``nbits`` (period 2^nbits − 1 clock periods) from ``scipy.signal.max_len_seq``,
 mapped to ±amplitude around ``offset`` and held for ``clock`` seconds, sampled every ``dt``.
 """
+
 from __future__ import annotations
 
 import math
@@ -11,8 +12,16 @@ import numpy as np
 from scipy.signal import max_len_seq
 
 
-def prbs(n_samples: int, dt: float, *, amplitude: float, clock: float, nbits: int = 9, offset: float = 0.0,
-         seed: int | None = None) -> np.ndarray:
+def prbs(
+    n_samples: int,
+    dt: float,
+    *,
+    amplitude: float,
+    clock: float,
+    nbits: int = 9,
+    offset: float = 0.0,
+    seed: int | None = None,
+) -> np.ndarray:
     """PRBS of ``n_samples`` samples at ``dt`` [s]; each bit lasts ``clock`` [s] (a multiple of dt is rounded
     to the nearest sample count ≥ 1). ``seed`` rotates the start state (different sequences, same spectrum)."""
     if not isinstance(n_samples, (int, np.integer)) or n_samples < 2:

@@ -13,6 +13,7 @@ give them in closed form from the two monic denominators [1, a_2, a_1, a_0]:
 a_0 = c_0/J ⇒ J = δJ·a_0'/(a_0 − a_0');  a_2 = R/L + D_φ/J ⇒ D_φ, R/L;  a_1 = ((R/L)D_φ + c_1)/J ⇒ c_1.
 The second a_1' is not used and serves as a consistency check.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -99,8 +100,10 @@ def two_inertia_parameters(den_J, den_J2, delta_J: float) -> TorqueModel:
     J = delta_J * b0 / (a0 - b0)
     J2 = J + delta_J
     if J <= 0 or J2 <= 0:
-        raise ValueError(f"inertias from the data are not positive (J = {J:.3g}, J + delta_J = {J2:.3g}); check the "
-                         "sign of delta_J (second experiment minus first)")
+        raise ValueError(
+            f"inertias from the data are not positive (J = {J:.3g}, J + delta_J = {J2:.3g}); check the "
+            "sign of delta_J (second experiment minus first)"
+        )
     D = (a2 - b2) / (1 / J - 1 / J2)
     R_over_L = a2 - D / J
     c0 = a0 * J

@@ -1,28 +1,60 @@
 """The search space of simulation-MAE identification (Duclusaud et al., Extended Friction Models for the Physics
 Simulation of Servo Actuators, §V): which keys a model searches, their bounds per actuator (one table, each row
 citing its source), and how candidate values are written into packed parameter arrays."""
+
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from ..models.params import (MODEL_FRICTION_KEYS, MODEL_NAMES, P_ALPHA, P_ARM, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM,
-                             P_KMQ, P_KMS, P_KP, P_KT, P_KV, P_QOFF, P_R, P_VIN, P_VS, ActuatorParams, FirmwareLaw,
-                             ParameterError)
+from ..models.params import (
+    MODEL_FRICTION_KEYS,
+    MODEL_NAMES,
+    P_ALPHA,
+    P_ARM,
+    P_KC,
+    P_KCS,
+    P_KE,
+    P_KEQ,
+    P_KES,
+    P_KM,
+    P_KMQ,
+    P_KMS,
+    P_KP,
+    P_KT,
+    P_KV,
+    P_QOFF,
+    P_R,
+    P_VIN,
+    P_VS,
+    ActuatorParams,
+    FirmwareLaw,
+    ParameterError,
+)
 from .servo_log import LogBatch
-
 
 #: Packed indices each searched key writes (M3/M4's symmetric load terms fill the motor and external slots).
 KEY_INDICES: dict[str, tuple[int, ...]] = {
-    "kt": (P_KT,), "R": (P_R,), "armature": (P_ARM,), "q_offset": (P_QOFF,),
-    "friction_base": (P_KC,), "friction_viscous": (P_KV,), "friction_stribeck": (P_KCS,),
-    "load_friction_base": (P_KM, P_KE), "load_friction_stribeck": (P_KMS, P_KES),
-    "load_friction_motor": (P_KM,), "load_friction_external": (P_KE,),
-    "load_friction_motor_stribeck": (P_KMS,), "load_friction_external_stribeck": (P_KES,),
-    "load_friction_motor_quad": (P_KMQ,), "load_friction_external_quad": (P_KEQ,),
-    "dtheta_stribeck": (P_VS,), "alpha": (P_ALPHA,),
+    "kt": (P_KT,),
+    "R": (P_R,),
+    "armature": (P_ARM,),
+    "q_offset": (P_QOFF,),
+    "friction_base": (P_KC,),
+    "friction_viscous": (P_KV,),
+    "friction_stribeck": (P_KCS,),
+    "load_friction_base": (P_KM, P_KE),
+    "load_friction_stribeck": (P_KMS, P_KES),
+    "load_friction_motor": (P_KM,),
+    "load_friction_external": (P_KE,),
+    "load_friction_motor_stribeck": (P_KMS,),
+    "load_friction_external_stribeck": (P_KES,),
+    "load_friction_motor_quad": (P_KMQ,),
+    "load_friction_external_quad": (P_KEQ,),
+    "dtheta_stribeck": (P_VS,),
+    "alpha": (P_ALPHA,),
 }
 
 _BAM = "Rhoban/bam @1b5a1ce"
@@ -40,10 +72,17 @@ FRICTION_BOUNDS: dict[str, tuple[float, float, str]] = {
     "load_friction_external_stribeck": (0.0, 1.0, f"{_BAM} bam/model.py"),
     "load_friction_motor_quad": (0.0, 0.01, f"{_BAM} bam/model.py"),
     "load_friction_external_quad": (0.0, 0.01, f"{_BAM} bam/model.py"),
-    "dtheta_stribeck": (0.01, 5.0, f"wider than {_BAM} bam/model.py (0.1, 3.0): bam's published xl330 m2 "
-                                   "(4.17) and m5 (3.19) files lie above it"),
-    "alpha": (0.5, 10.0, f"wider than {_BAM} bam/model.py (1.0, 10.0): bam's published mx64 m6 (0.84) and "
-                         "xl330 m4 (0.76) files lie below it"),
+    "dtheta_stribeck": (
+        0.01,
+        5.0,
+        f"wider than {_BAM} bam/model.py (0.1, 3.0): bam's published xl330 m2 (4.17) and m5 (3.19) files lie above it",
+    ),
+    "alpha": (
+        0.5,
+        10.0,
+        f"wider than {_BAM} bam/model.py (1.0, 10.0): bam's published mx64 m6 (0.84) and "
+        "xl330 m4 (0.76) files lie below it",
+    ),
 }
 #: Load-dependent friction keys whose upper bound is the actuator's ``max_load_friction``.
 LOAD_FRICTION_KEYS = ("load_friction_base", "load_friction_motor", "load_friction_external")
@@ -64,23 +103,39 @@ class BoundsRow(NamedTuple):
     max_load_friction: float = 0.5  # upper bound of the load-dependent friction coefficients [-]
 
 
-_MX = BoundsRow((1.0, 3.0), (1.0, 5.0), (0.001, 0.05),
-                f"{_BAM} bam/dynamixel/actuator.py MXActuator.initialize; q_offset bam/model.py")
+_MX = BoundsRow(
+    (1.0, 3.0),
+    (1.0, 5.0),
+    (0.001, 0.05),
+    f"{_BAM} bam/dynamixel/actuator.py MXActuator.initialize; q_offset bam/model.py",
+)
 #: One row per actuator with published bounds. Actuators without a row are searched around a reference
 #: parameter set (``--params``, or the actuator's preset): kt, R, armature in [ref/4, 4·ref].
 SEARCH_BOUNDS: dict[str, BoundsRow] = {
     "mx64": _MX,
     "mx106": _MX,
-    "xl320": BoundsRow((0.25, 1.5), (3.0, 40.0), (0.0001, 0.01),
-                       f"{_BAM} bam/dynamixel/actuator.py XL320Actuator.initialize (max_load_friction 1.0); "
-                       "q_offset bam/model.py", max_load_friction=1.0),
-    "xl330": BoundsRow((0.1, 3.0), (2.0, 5.0), (0.0001, 0.05),
-                       f"{_BAM} bam/dynamixel/actuator.py XL330Actuator.initialize; q_offset bam/model.py"),
-    "sts3215": BoundsRow((0.05, 2.5), (0.1, 10.0), (0.00001, 0.04),
-                         f"{_BAM} bam/feetech/actuator.py STS3215Actuator.initialize, q_offset (-0.2, 0.2) "
-                         "included (bam's Model.set_actuator re-creates it at (-0.1, 0.1) afterwards); bam also "
-                         "fits error_gain_ratio and max_velocity there, held at the firmware row here",
-                         q_offset=(-0.2, 0.2)),
+    "xl320": BoundsRow(
+        (0.25, 1.5),
+        (3.0, 40.0),
+        (0.0001, 0.01),
+        f"{_BAM} bam/dynamixel/actuator.py XL320Actuator.initialize (max_load_friction 1.0); q_offset bam/model.py",
+        max_load_friction=1.0,
+    ),
+    "xl330": BoundsRow(
+        (0.1, 3.0),
+        (2.0, 5.0),
+        (0.0001, 0.05),
+        f"{_BAM} bam/dynamixel/actuator.py XL330Actuator.initialize; q_offset bam/model.py",
+    ),
+    "sts3215": BoundsRow(
+        (0.05, 2.5),
+        (0.1, 10.0),
+        (0.00001, 0.04),
+        f"{_BAM} bam/feetech/actuator.py STS3215Actuator.initialize, q_offset (-0.2, 0.2) "
+        "included (bam's Model.set_actuator re-creates it at (-0.1, 0.1) afterwards); bam also "
+        "fits error_gain_ratio and max_velocity there, held at the firmware row here",
+        q_offset=(-0.2, 0.2),
+    ),
 }
 
 
@@ -94,20 +149,28 @@ def bounds_row(actuator: str, reference: ActuatorParams | None = None) -> Bounds
         if actuator in SERVO_NAMES:
             reference = preset(actuator, "m1")
     if reference is None:
-        raise ParameterError(f"no kt/R/armature bounds for actuator {actuator!r} (known: "
-                             f"{', '.join(SEARCH_BOUNDS)}); pass a reference parameter set (--params FILE)")
+        raise ParameterError(
+            f"no kt/R/armature bounds for actuator {actuator!r} (known: "
+            f"{', '.join(SEARCH_BOUNDS)}); pass a reference parameter set (--params FILE)"
+        )
     f = REFERENCE_BOUNDS_FACTOR
     box = {k: (getattr(reference, k) / f, getattr(reference, k) * f) for k in ("kt", "R", "armature")}
     if box["armature"][1] <= 0:
         raise ParameterError(f"reference for {actuator!r} has armature 0: no armature bounds can be built from it")
     q = max(BAM_Q_OFFSET_BOUNDS[1], 2 * abs(reference.q_offset))
-    return BoundsRow(box["kt"], box["R"], box["armature"],
-                     f"reference parameter set ({reference.actuator} {reference.model}) ×/÷ {f:g}; friction and "
-                     "q_offset as bam/model.py", q_offset=(-q, q))
+    return BoundsRow(
+        box["kt"],
+        box["R"],
+        box["armature"],
+        f"reference parameter set ({reference.actuator} {reference.model}) ×/÷ {f:g}; friction and "
+        "q_offset as bam/model.py",
+        q_offset=(-q, q),
+    )
 
 
-def search_space(model: str, actuator: str, reference: ActuatorParams | None = None, fit_q_offset: bool = False
-                 ) -> list[tuple[str, float, float]]:
+def search_space(
+    model: str, actuator: str, reference: ActuatorParams | None = None, fit_q_offset: bool = False
+) -> list[tuple[str, float, float]]:
     """(key, low, high) for kt, R, armature, the model's friction keys and (``fit_q_offset``) q_offset [rad].
 
     Bounds: :data:`SEARCH_BOUNDS` / :func:`bounds_row` for the motor keys and :data:`FRICTION_BOUNDS` for the
@@ -129,8 +192,9 @@ def search_space(model: str, actuator: str, reference: ActuatorParams | None = N
     return out
 
 
-def params_from_vector(model: str, actuator: str, firmware: FirmwareLaw, keys: Sequence[str],
-                       values: np.ndarray) -> ActuatorParams:
+def params_from_vector(
+    model: str, actuator: str, firmware: FirmwareLaw, keys: Sequence[str], values: np.ndarray
+) -> ActuatorParams:
     """An :class:`ActuatorParams` from a vector of searched values (refuses non-finite values).
 
     ``q_offset`` [rad] is optional among ``keys`` (0 when absent)."""
@@ -139,9 +203,16 @@ def params_from_vector(model: str, actuator: str, firmware: FirmwareLaw, keys: S
         bad = [k for k, v in zip(keys, values) if not math.isfinite(v)]
         raise ParameterError(f"non-finite fitted parameter(s): {', '.join(bad)}")
     d = dict(zip(keys, map(float, values)))
-    return ActuatorParams(actuator=actuator, model=model, kt=d.pop("kt"), R=d.pop("R"),
-                          armature=d.pop("armature"), q_offset=d.pop("q_offset", 0.0), friction=d,
-                          firmware=firmware)
+    return ActuatorParams(
+        actuator=actuator,
+        model=model,
+        kt=d.pop("kt"),
+        R=d.pop("R"),
+        armature=d.pop("armature"),
+        q_offset=d.pop("q_offset", 0.0),
+        friction=d,
+        firmware=firmware,
+    )
 
 
 def pack_candidates(base: np.ndarray, keys: Sequence[str], values: np.ndarray, batch: LogBatch) -> np.ndarray:

@@ -9,11 +9,13 @@ interpolation, torque_enable thresholded at 0.5), so a raw recording and bam's p
 same samples. :class:`LogBatch` pads logs of different lengths for batched rollouts. The file formats are in
 :mod:`servo_ff.io`. Bad input raises :class:`LogError` naming the file, key and sample.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -21,8 +23,16 @@ from ..safe_parse import as_float
 
 DEFAULT_DT = 0.005  # [s] bam's processed logs
 META_KEYS: tuple[str, ...] = ("mass", "arm_mass", "length", "kp", "vin", "motor", "trajectory")
-ENTRY_KEYS: tuple[str, ...] = ("timestamp", "position", "speed", "load", "input_volts", "temp", "goal_position",
-                               "torque_enable")
+ENTRY_KEYS: tuple[str, ...] = (
+    "timestamp",
+    "position",
+    "speed",
+    "load",
+    "input_volts",
+    "temp",
+    "goal_position",
+    "torque_enable",
+)
 REQUIRED_ENTRY_KEYS: tuple[str, ...] = ("timestamp", "position", "goal_position")
 _NUMERIC_META = ("mass", "arm_mass", "length", "kp", "vin")
 
@@ -61,7 +71,7 @@ class ServoLog:
     def meta(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in META_KEYS}
 
-    def with_(self, **changes: Any) -> "ServoLog":
+    def with_(self, **changes: Any) -> ServoLog:
         return replace(self, **changes)
 
 
@@ -81,8 +91,7 @@ def check_timestamps(source: str, t: np.ndarray) -> None:
     step = np.diff(t)
     if (step <= 0).any():
         i = int(np.argmax(step <= 0)) + 1
-        raise LogError(f"{source}: timestamps not strictly increasing at sample {i} "
-                       f"({t[i - 1]!r} then {t[i]!r})")
+        raise LogError(f"{source}: timestamps not strictly increasing at sample {i} ({t[i - 1]!r} then {t[i]!r})")
 
 
 #: [s] a first timestamp later than this (or negative) is not "seconds since the recording started" (bam's
@@ -102,8 +111,9 @@ def is_uniform_grid(t_raw: np.ndarray, dt: float) -> bool:
     return bool(abs(t_raw[0]) <= 1e-9 and np.allclose(t_raw, k * dt, rtol=0.0, atol=1e-9 + 1e-12 * len(t_raw)))
 
 
-def resample(source: str, t_raw: np.ndarray, columns: Mapping[str, np.ndarray], dt: float = DEFAULT_DT
-             ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def resample(
+    source: str, t_raw: np.ndarray, columns: Mapping[str, np.ndarray], dt: float = DEFAULT_DT
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Resample columns recorded at ``t_raw`` [s] onto the uniform grid ``0, dt, …`` [s] as bam.process does.
 
     Rhoban/bam ``bam/process.py`` (Duclusaud et al., Extended Friction Models for the Physics Simulation of
@@ -126,8 +136,7 @@ def resample(source: str, t_raw: np.ndarray, columns: Mapping[str, np.ndarray], 
         origin = grid_origin(t_raw)
         t = np.arange(0.0, t_raw[-1] - origin, dt)
         if len(t) < 2:
-            raise LogError(f"{source}: {t_raw[-1] - t_raw[0]:.4g} s of samples is shorter than two "
-                           f"{dt:g} s steps")
+            raise LogError(f"{source}: {t_raw[-1] - t_raw[0]:.4g} s of samples is shorter than two {dt:g} s steps")
         tq = t + origin
         i = np.clip(np.searchsorted(t_raw, tq, side="left") - 1, 0, len(t_raw) - 2)
         t1, t2 = t_raw[i], t_raw[i + 1]
@@ -137,8 +146,9 @@ def resample(source: str, t_raw: np.ndarray, columns: Mapping[str, np.ndarray], 
     return t, out
 
 
-def log_from_columns(source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarray], meta: Mapping[str, Any],
-                     dt: float = DEFAULT_DT) -> ServoLog:
+def log_from_columns(
+    source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarray], meta: Mapping[str, Any], dt: float = DEFAULT_DT
+) -> ServoLog:
     """Build a :class:`ServoLog` from raw columns + metadata (validated, resampled)."""
     cols = dict(cols)
     for key in ("position", "goal_position"):
@@ -151,8 +161,9 @@ def log_from_columns(source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarr
     m = clean_meta(source, meta)
     check_timestamps(source, np.asarray(t_raw, dtype=float))
     if "speed" not in cols:  # derive from position (central differences) when a recorder has none
-        cols["speed"] = np.gradient(np.asarray(cols["position"], float), np.asarray(t_raw, float)) if n > 1 \
-            else np.zeros(n)
+        cols["speed"] = (
+            np.gradient(np.asarray(cols["position"], float), np.asarray(t_raw, float)) if n > 1 else np.zeros(n)
+        )
     cols.setdefault("torque_enable", np.ones(n))
     cols.setdefault("input_volts", np.full(n, m["vin"]))
     t, r = resample(source, t_raw, cols, dt)
@@ -194,8 +205,10 @@ def degenerate_reason(log: ServoLog) -> str | None:
     or None when it can."""
     duration = (len(log) - 1) * log.dt if len(log) > 1 else 0.0
     if duration < MIN_DURATION:
-        return (f"too short: {len(log)} samples ({duration:.3g} s at dt {log.dt:g} s); identification needs "
-                f">= {MIN_DURATION:g} s")
+        return (
+            f"too short: {len(log)} samples ({duration:.3g} s at dt {log.dt:g} s); identification needs "
+            f">= {MIN_DURATION:g} s"
+        )
     if not (log.torque_enable > 0.5).any():
         return "torque never on (torque_enable is 0 throughout)"
     goal_range = float(np.ptp(log.goal_position))
@@ -248,16 +261,34 @@ def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
         for j, lg in enumerate(logs):
             v = getattr(lg, name)
             out[: len(v), j] = v
-            out[len(v):, j] = v[-1]
+            out[len(v) :, j] = v[-1]
         return out
 
     mask = np.zeros((n, len(logs)))
     for j, lg in enumerate(logs):
         mask[: len(lg), j] = 1.0
     meta = {k: np.array([getattr(lg, k) for lg in logs], float) for k in _NUMERIC_META}
-    return LogBatch(col("position"), col("speed"), col("goal_position"), col("torque_enable"),
-                    col("input_volts"), mask, dt=float(dts[0]), **meta)
+    return LogBatch(
+        col("position"),
+        col("speed"),
+        col("goal_position"),
+        col("torque_enable"),
+        col("input_volts"),
+        mask,
+        dt=float(dts[0]),
+        **meta,
+    )
 
 
-__all__ = ["ServoLog", "LogError", "LogBatch", "stack_logs", "resample", "log_from_columns", "clean_meta",
-           "DEFAULT_DT", "degenerate_reason", "check_identifiable"]
+__all__ = [
+    "ServoLog",
+    "LogError",
+    "LogBatch",
+    "stack_logs",
+    "resample",
+    "log_from_columns",
+    "clean_meta",
+    "DEFAULT_DT",
+    "degenerate_reason",
+    "check_identifiable",
+]

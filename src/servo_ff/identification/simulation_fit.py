@@ -10,20 +10,30 @@ coordinates; each generation — the whole population × every training log — 
 shaped (pop, logs, N_PACKED). Logs of different lengths are padded and masked. A fit never returns a
 non-finite parameter, and a missing validation MAE is None, never NaN.
 """
+
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..models.params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
 from ..models.stepper import PendulumLoad, rollout
-from .search_space import (FRICTION_BOUNDS, KEY_INDICES, SEARCH_BOUNDS, BoundsRow, bounds_row, pack_candidates,
-                           params_from_vector, search_space)
+from .search_space import (
+    FRICTION_BOUNDS,
+    KEY_INDICES,
+    SEARCH_BOUNDS,
+    BoundsRow,
+    bounds_row,
+    pack_candidates,
+    params_from_vector,
+    search_space,
+)
 from .servo_log import LogBatch, LogError, ServoLog, stack_logs
+
 
 def simulate_batch(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
     """Simulated θ [rad] (T, pop, logs) for every candidate on every log, in one batched rollout."""
@@ -31,8 +41,16 @@ def simulate_batch(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
     load = PendulumLoad(mass=batch.mass, length=batch.length, arm_mass=batch.arm_mass)
     theta0 = np.broadcast_to(batch.position[0], (n_pop, batch.position.shape[1]))
     dtheta0 = np.broadcast_to(batch.speed[0], theta0.shape)
-    res = rollout(packed, theta0, dtheta0, batch.goal_position[:, None, :], batch.dt, load,
-                  enable=batch.torque_enable[:, None, :], positions_only=True)
+    res = rollout(
+        packed,
+        theta0,
+        dtheta0,
+        batch.goal_position[:, None, :],
+        batch.dt,
+        load,
+        enable=batch.torque_enable[:, None, :],
+        positions_only=True,
+    )
     return res.theta
 
 
@@ -55,8 +73,9 @@ def population_mae(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
     at most :data:`MAX_CHUNK_VALUES` simulated samples each."""
     n_pop = packed.shape[0]
     per = max(1, MAX_CHUNK_VALUES // max(1, batch.position.size))
-    return np.concatenate([mae_per_log(simulate_batch(packed[i:i + per], batch), batch)
-                           for i in range(0, n_pop, per)])
+    return np.concatenate(
+        [mae_per_log(simulate_batch(packed[i : i + per], batch), batch) for i in range(0, n_pop, per)]
+    )
 
 
 def evaluate(params: ActuatorParams | np.ndarray, logs: Sequence[ServoLog] | LogBatch) -> float:
@@ -84,8 +103,9 @@ class FitResult:
     validation_logs: list[str] = field(default_factory=list)
 
 
-def split_logs(logs: Sequence[ServoLog], validation_fraction: float = 0.25, seed: int = 0
-               ) -> tuple[list[ServoLog], list[ServoLog]]:
+def split_logs(
+    logs: Sequence[ServoLog], validation_fraction: float = 0.25, seed: int = 0
+) -> tuple[list[ServoLog], list[ServoLog]]:
     """Random train/validation split (75/25 by default; at least one validation log when there are ≥ 2 logs
     and the fraction is > 0). Deterministic for a given ``seed``."""
     if not 0.0 <= validation_fraction < 1.0:
@@ -115,8 +135,9 @@ def relative_steps(x: np.ndarray, lo: np.ndarray, span: np.ndarray, rel: float, 
     return np.clip(np.maximum(rel * np.abs(lo + x * span), floor * span) / span, 0.0, 0.5)
 
 
-def _start(keys: Sequence[str], lo: np.ndarray, span: np.ndarray, x0: Mapping[str, float] | None
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _start(
+    keys: Sequence[str], lo: np.ndarray, span: np.ndarray, x0: Mapping[str, float] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Normalised (warm-start point, CMA-ES mean, per-key step) for ``keys``.
 
     Cold start: mid-box, step :data:`SIGMA_COLD`. Warm start: the keys ``x0`` gives start there with
@@ -137,13 +158,25 @@ def _start(keys: Sequence[str], lo: np.ndarray, span: np.ndarray, x0: Mapping[st
     return point, mean, step
 
 
-def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: FirmwareLaw | None = None,
-              validation: Sequence[ServoLog] = (), max_evals: int = 4000, population: int | None = None,
-              seed: int = 0, x0: Mapping[str, float] | Sequence[Mapping[str, float]] | None = None,
-              reference: ActuatorParams | None = None,
-              patience: int = 30, tol: float = 1e-3, restarts: int | None = None, stall_restarts: int = 2,
-              fit_q_offset: bool = True, progress: bool = True, fixed: Mapping[str, float] | None = None
-              ) -> FitResult:
+def fit_model(
+    train: Sequence[ServoLog],
+    model: str,
+    actuator: str,
+    firmware: FirmwareLaw | None = None,
+    validation: Sequence[ServoLog] = (),
+    max_evals: int = 4000,
+    population: int | None = None,
+    seed: int = 0,
+    x0: Mapping[str, float] | Sequence[Mapping[str, float]] | None = None,
+    reference: ActuatorParams | None = None,
+    patience: int = 30,
+    tol: float = 1e-3,
+    restarts: int | None = None,
+    stall_restarts: int = 2,
+    fit_q_offset: bool = True,
+    progress: bool = True,
+    fixed: Mapping[str, float] | None = None,
+) -> FitResult:
     """Fit ``model`` (+ kt, R, armature, and q_offset when ``fit_q_offset``) to ``train`` by CMA-ES on the
     simulation MAE (Duclusaud et al., Extended Friction Models for the Physics Simulation of Servo Actuators,
     §V), with IPOP restarts (Auger and Hansen, A Restart CMA Evolution Strategy With Increasing Population Size).
@@ -209,7 +242,7 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     try:
         while True:
             k = len(runs)
-            pop = min(pop0 * 2 ** k, max_evals - evals)
+            pop = min(pop0 * 2**k, max_evals - evals)
             if pop < max(pop0, 2):
                 break  # budget spent
             if restarts is not None and k > restarts:
@@ -222,8 +255,14 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
             if k:
                 mean, step = best_u.copy(), relative_steps(best_u, lo, span, RESTART_REL, RESTART_FLOOR)
             sigma = float(step.max())
-            opt = CMA(mean=mean, sigma=sigma, cov=np.diag((step / sigma) ** 2),
-                      bounds=np.tile([0.0, 1.0], (len(keys), 1)), seed=seed + k, population_size=pop)
+            opt = CMA(
+                mean=mean,
+                sigma=sigma,
+                cov=np.diag((step / sigma) ** 2),
+                bounds=np.tile([0.0, 1.0], (len(keys), 1)),
+                seed=seed + k,
+                population_size=pop,
+            )
             run_best, run_hist, reason = math.inf, [], "budget"
             while evals + pop <= max_evals:
                 us = np.array([opt.ask() for _ in range(pop)])
@@ -245,8 +284,15 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
                 if len(run_hist) > patience and run_hist[-patience - 1] - run_best <= tol * run_best:
                     reason = "patience"
                     break
-            runs.append({"population": pop, "generations": len(run_hist), "evaluations": pop * len(run_hist),
-                         "best_mae": run_best if math.isfinite(run_best) else None, "stop": reason})
+            runs.append(
+                {
+                    "population": pop,
+                    "generations": len(run_hist),
+                    "evaluations": pop * len(run_hist),
+                    "best_mae": run_best if math.isfinite(run_best) else None,
+                    "stop": reason,
+                }
+            )
             if k:  # a restart that did not improve the best by tol counts towards convergence
                 stalls = stalls + 1 if before - best_f <= tol * best_f else 0
     finally:
@@ -258,12 +304,30 @@ def fit_model(train: Sequence[ServoLog], model: str, actuator: str, firmware: Fi
     edge = [f"{k} ({'low' if u < 0.5 else 'high'})" for k, u in zip(keys, best_u) if min(u, 1 - u) < 1e-3]
     train_mae = evaluate(params, batch)
     val = evaluate(params, validation) if validation else None
-    return FitResult(params, train_mae, val, evals, gens, time.perf_counter() - t0, history, start_mae, runs,
-                     stop, edge, [lg.source for lg in train], [lg.source for lg in validation])
+    return FitResult(
+        params,
+        train_mae,
+        val,
+        evals,
+        gens,
+        time.perf_counter() - t0,
+        history,
+        start_mae,
+        runs,
+        stop,
+        edge,
+        [lg.source for lg in train],
+        [lg.source for lg in validation],
+    )
 
 
-NESTED: dict[str, tuple[str, ...]] = {"m2": ("m1",), "m3": ("m1",), "m4": ("m3", "m2", "m1"),
-                                     "m5": ("m4", "m3", "m2", "m1"), "m6": ("m5", "m4", "m3", "m2", "m1")}
+NESTED: dict[str, tuple[str, ...]] = {
+    "m2": ("m1",),
+    "m3": ("m1",),
+    "m4": ("m3", "m2", "m1"),
+    "m5": ("m4", "m3", "m2", "m1"),
+    "m6": ("m5", "m4", "m3", "m2", "m1"),
+}
 
 
 def _warm_from(model: str, p: ActuatorParams) -> dict[str, float]:
@@ -273,8 +337,10 @@ def _warm_from(model: str, p: ActuatorParams) -> dict[str, float]:
     if model in ("m5", "m6") and "load_friction_base" in f:  # symmetric load terms → directional ones
         x0.update(load_friction_motor=f["load_friction_base"], load_friction_external=f["load_friction_base"])
         if "load_friction_stribeck" in f:
-            x0.update(load_friction_motor_stribeck=f["load_friction_stribeck"],
-                      load_friction_external_stribeck=f["load_friction_stribeck"])
+            x0.update(
+                load_friction_motor_stribeck=f["load_friction_stribeck"],
+                load_friction_external_stribeck=f["load_friction_stribeck"],
+            )
     return x0
 
 
@@ -295,15 +361,26 @@ def check_split(logs: Sequence[ServoLog], validation_fraction: float) -> None:
     if not logs:
         raise LogError("no logs given")
     if validation_fraction > 0 and len(logs) < 2:
-        raise LogError(f"{logs[0].source}: a train/validation split needs at least 2 logs, got 1 "
-                       "(validation fraction 0 fits on this log alone)")
+        raise LogError(
+            f"{logs[0].source}: a train/validation split needs at least 2 logs, got 1 "
+            "(validation fraction 0 fits on this log alone)"
+        )
 
 
-def identify_models(logs: Sequence[ServoLog], models: Sequence[str] = MODEL_NAMES, actuator: str | None = None,
-                    firmware: FirmwareLaw | None = None, validation_fraction: float = 0.25, seed: int = 0,
-                    max_evals: int = 4000, warm: bool = True, progress: bool = True,
-                    reference: ActuatorParams | None = None,
-                    callback: Callable[[str, FitResult], None] | None = None, **fit_options) -> dict[str, FitResult]:
+def identify_models(
+    logs: Sequence[ServoLog],
+    models: Sequence[str] = MODEL_NAMES,
+    actuator: str | None = None,
+    firmware: FirmwareLaw | None = None,
+    validation_fraction: float = 0.25,
+    seed: int = 0,
+    max_evals: int = 4000,
+    warm: bool = True,
+    progress: bool = True,
+    reference: ActuatorParams | None = None,
+    callback: Callable[[str, FitResult], None] | None = None,
+    **fit_options,
+) -> dict[str, FitResult]:
     """Fit every model in ``models`` on a 75/25 split of ``logs``; returns model → :class:`FitResult`.
 
     Nested models start from the best of the nested fits (:func:`warm_starts`); ``fit_options`` go to
@@ -316,25 +393,78 @@ def identify_models(logs: Sequence[ServoLog], models: Sequence[str] = MODEL_NAME
         if m not in MODEL_NAMES:
             raise ParameterError(f"unknown friction model {m!r}; valid models: {', '.join(MODEL_NAMES)}")
     train, val = split_logs(logs, validation_fraction, seed)
-    return identify_nested(train, val, models, actuator, firmware, seed=seed, max_evals=max_evals, warm=warm,
-                           progress=progress, reference=reference, callback=callback, **fit_options)
+    return identify_nested(
+        train,
+        val,
+        models,
+        actuator,
+        firmware,
+        seed=seed,
+        max_evals=max_evals,
+        warm=warm,
+        progress=progress,
+        reference=reference,
+        callback=callback,
+        **fit_options,
+    )
 
 
-def identify_nested(train: Sequence[ServoLog], validation: Sequence[ServoLog], models: Sequence[str],
-                    actuator: str, firmware: FirmwareLaw | None = None, seed: int = 0, max_evals: int = 4000,
-                    warm: bool = True, progress: bool = True, reference: ActuatorParams | None = None,
-                    callback: Callable[[str, FitResult], None] | None = None, **fit_options) -> dict[str, FitResult]:
+def identify_nested(
+    train: Sequence[ServoLog],
+    validation: Sequence[ServoLog],
+    models: Sequence[str],
+    actuator: str,
+    firmware: FirmwareLaw | None = None,
+    seed: int = 0,
+    max_evals: int = 4000,
+    warm: bool = True,
+    progress: bool = True,
+    reference: ActuatorParams | None = None,
+    callback: Callable[[str, FitResult], None] | None = None,
+    **fit_options,
+) -> dict[str, FitResult]:
     """Fit ``models`` in order on a given train/validation split, each warm-started from the best nested fit
     before it (:func:`warm_starts`; M1 → M2/M3 → M4 → M5 → M6)."""
     results: dict[str, FitResult] = {}
     for m in models:
         x0 = warm_starts(m, {k: r.params for k, r in results.items()}) if warm else None
-        results[m] = fit_model(train, m, actuator, firmware, validation, max_evals=max_evals, seed=seed, x0=x0,
-                               progress=progress, reference=reference, **fit_options)
+        results[m] = fit_model(
+            train,
+            m,
+            actuator,
+            firmware,
+            validation,
+            max_evals=max_evals,
+            seed=seed,
+            x0=x0,
+            progress=progress,
+            reference=reference,
+            **fit_options,
+        )
         if callback:
             callback(m, results[m])
     return results
 
-__all__ = ["KEY_INDICES", "FRICTION_BOUNDS", "SEARCH_BOUNDS", "BoundsRow", "bounds_row", "search_space",
-           "pack_candidates", "simulate_batch", "mae_per_log", "population_mae", "evaluate", "FitResult", "split_logs",
-           "fit_model", "identify_models", "identify_nested", "warm_start", "warm_starts", "params_from_vector", "check_split"]
+
+__all__ = [
+    "KEY_INDICES",
+    "FRICTION_BOUNDS",
+    "SEARCH_BOUNDS",
+    "BoundsRow",
+    "bounds_row",
+    "search_space",
+    "pack_candidates",
+    "simulate_batch",
+    "mae_per_log",
+    "population_mae",
+    "evaluate",
+    "FitResult",
+    "split_logs",
+    "fit_model",
+    "identify_models",
+    "identify_nested",
+    "warm_start",
+    "warm_starts",
+    "params_from_vector",
+    "check_split",
+]

@@ -11,16 +11,35 @@ With white output noise the estimate is consistent (unbiased for long records) w
 Intermediate unstable Â are reflected into the left half-plane so the filters stay stable; an unstable final
 estimate raises :class:`~.tf_fit.UnstableModelError`.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from .tf_fit import (CTModel, check_stable, filtered_derivatives, fit_statistics, regressors, solve_scaled,
-                     stabilise, svf_least_squares)
+from .tf_fit import (
+    CTModel,
+    check_stable,
+    filtered_derivatives,
+    fit_statistics,
+    regressors,
+    solve_scaled,
+    stabilise,
+    svf_least_squares,
+)
 
 
-def srivc(u, y, dt: float, n: int, m: int, lam: float | None = None, *, max_iter: int = 50, tol: float = 1e-7,
-          require_stable: bool = True) -> CTModel:
+def srivc(
+    u,
+    y,
+    dt: float,
+    n: int,
+    m: int,
+    lam: float | None = None,
+    *,
+    max_iter: int = 50,
+    tol: float = 1e-7,
+    require_stable: bool = True,
+) -> CTModel:
     """Identify B(s)/A(s) of orders n (denominator, monic) and m (numerator) from input ``u`` and output ``y``
     sampled every ``dt`` [s], starting at rest. ``lam`` [rad/s] is only the initial SVF cut-off (STEP 0)."""
     u, y, dt, th, _ = svf_least_squares(u, y, dt, n, m, lam)  # STEP 0–1: least squares with (p+λ)ⁿ
@@ -52,5 +71,14 @@ def srivc(u, y, dt: float, n: int, m: int, lam: float | None = None, *, max_iter
     zeta = np.vstack([-xf[::-1], uf[m::-1]])
     _, Pzz = solve_scaled(zeta, zeta, np.zeros(u.size))
     noise_var, r2t, yic, cov = fit_statistics(num, den, u, y, dt, Pzz)
-    return CTModel(num=num, den=den, cov=cov, noise_var=noise_var, r2t=r2t, yic=yic, method="srivc",
-                   iterations=it, converged=converged)
+    return CTModel(
+        num=num,
+        den=den,
+        cov=cov,
+        noise_var=noise_var,
+        r2t=r2t,
+        yic=yic,
+        method="srivc",
+        iterations=it,
+        converged=converged,
+    )

@@ -1,10 +1,11 @@
 """Synthetic bench logs: the four seed-004 trajectories over a grid of pendulum masses, lengths and P gains
 (004 Table I), simulated with any parameter set in ONE batched rollout, with optional measurement noise and
 encoder quantisation (4096 counts/rev on Dynamixel MX)."""
+
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,20 +26,35 @@ def quantize(position: np.ndarray, counts_per_rev: int) -> np.ndarray:
     return np.round(position / q) * q
 
 
-def bench_grid(masses: Sequence[float] = TABLE1_MASSES, lengths: Sequence[float] = TABLE1_LENGTHS,
-               kps: Sequence[float] = TABLE1_KPS,
-               trajectories: Sequence[str] = tuple(IDENTIFICATION_TRAJECTORIES)) -> list[dict]:
+def bench_grid(
+    masses: Sequence[float] = TABLE1_MASSES,
+    lengths: Sequence[float] = TABLE1_LENGTHS,
+    kps: Sequence[float] = TABLE1_KPS,
+    trajectories: Sequence[str] = tuple(IDENTIFICATION_TRAJECTORIES),
+) -> list[dict]:
     """Every (trajectory, mass, length, kp) combination as dicts."""
     for name in trajectories:
         if name not in IDENTIFICATION_TRAJECTORIES:
             raise ValueError(f"unknown trajectory {name!r}; valid: {', '.join(IDENTIFICATION_TRAJECTORIES)}")
-    return [dict(trajectory=tr, mass=m, length=l, kp=kp)
-            for tr, m, l, kp in itertools.product(trajectories, masses, lengths, kps)]
+    return [
+        dict(trajectory=tr, mass=m, length=l, kp=kp)
+        for tr, m, l, kp in itertools.product(trajectories, masses, lengths, kps)
+    ]
 
 
-def simulate_logs(params: ActuatorParams, grid: Sequence[dict], dt: float = DEFAULT_DT, duration: float = 6.0,
-                  arm_mass: float = 0.0, vin: float | None = None, noise: float = 0.0, speed_noise: float = 0.0,
-                  counts_per_rev: int | None = None, substeps: int = 1, seed: int = 0) -> list[ServoLog]:
+def simulate_logs(
+    params: ActuatorParams,
+    grid: Sequence[dict],
+    dt: float = DEFAULT_DT,
+    duration: float = 6.0,
+    arm_mass: float = 0.0,
+    vin: float | None = None,
+    noise: float = 0.0,
+    speed_noise: float = 0.0,
+    counts_per_rev: int | None = None,
+    substeps: int = 1,
+    seed: int = 0,
+) -> list[ServoLog]:
     """Simulate one log per grid entry (all in one batched :func:`rollout`).
 
     ``noise``/``speed_noise``: Gaussian measurement noise std [rad], [rad/s]; ``counts_per_rev``: quantise the
@@ -59,10 +75,20 @@ def simulate_logs(params: ActuatorParams, grid: Sequence[dict], dt: float = DEFA
     packed = np.tile(params.packed(), (len(grid), 1))
     packed[:, P_KP] = [g["kp"] for g in grid]
     packed[:, P_VIN] = vin
-    load = PendulumLoad(mass=np.array([g["mass"] for g in grid], float),
-                        length=np.array([g["length"] for g in grid], float), arm_mass=arm_mass)
-    res = rollout(packed, goals[0], 0.0, np.repeat(goals, substeps, axis=0), dt / substeps, load,
-                  enable=np.repeat(enable, substeps, axis=0))
+    load = PendulumLoad(
+        mass=np.array([g["mass"] for g in grid], float),
+        length=np.array([g["length"] for g in grid], float),
+        arm_mass=arm_mass,
+    )
+    res = rollout(
+        packed,
+        goals[0],
+        0.0,
+        np.repeat(goals, substeps, axis=0),
+        dt / substeps,
+        load,
+        enable=np.repeat(enable, substeps, axis=0),
+    )
     pos, vel = res.theta[::substeps], res.dtheta[::substeps]
     rng = np.random.default_rng(seed)
     if noise > 0:
@@ -74,12 +100,25 @@ def simulate_logs(params: ActuatorParams, grid: Sequence[dict], dt: float = DEFA
     t = np.arange(goals.shape[0]) * dt
     logs = []
     for j, g in enumerate(grid):
-        logs.append(ServoLog(t=t, position=pos[:, j].copy(), speed=vel[:, j].copy(), goal_position=goals[:, j],
-                             torque_enable=enable[:, j], input_volts=np.full(len(t), vin), mass=g["mass"],
-                             arm_mass=arm_mass, length=g["length"], kp=g["kp"], vin=vin, motor=params.actuator,
-                             trajectory=g["trajectory"],
-                             source=f"sim:{params.actuator}/{params.model}/{g['trajectory']}"
-                                    f"_m{g['mass']}_l{g['length']}_kp{g['kp']:g}"))
+        logs.append(
+            ServoLog(
+                t=t,
+                position=pos[:, j].copy(),
+                speed=vel[:, j].copy(),
+                goal_position=goals[:, j],
+                torque_enable=enable[:, j],
+                input_volts=np.full(len(t), vin),
+                mass=g["mass"],
+                arm_mass=arm_mass,
+                length=g["length"],
+                kp=g["kp"],
+                vin=vin,
+                motor=params.actuator,
+                trajectory=g["trajectory"],
+                source=f"sim:{params.actuator}/{params.model}/{g['trajectory']}"
+                f"_m{g['mass']}_l{g['length']}_kp{g['kp']:g}",
+            )
+        )
     return logs
 
 
@@ -88,5 +127,4 @@ def log_filename(log: ServoLog, index: int) -> str:
     return f"{index:03d}_{log.trajectory}_m{log.mass * 1e3:.0f}g_l{log.length * 1e3:.0f}mm_kp{log.kp:g}"
 
 
-__all__ = ["simulate_logs", "bench_grid", "quantize", "log_filename", "TABLE1_MASSES", "TABLE1_LENGTHS",
-           "TABLE1_KPS"]
+__all__ = ["simulate_logs", "bench_grid", "quantize", "log_filename", "TABLE1_MASSES", "TABLE1_LENGTHS", "TABLE1_KPS"]

@@ -13,6 +13,7 @@ The least-squares estimate (003 STEP 1; 001 fits Eq. 5 this way with the IV refi
 y_f⁽ⁿ⁾ = φ_fᵀθ with φ_f = [−y_f⁽ⁿ⁻¹⁾ … −y_f⁽⁰⁾, u_f⁽ᵐ⁾ … u_f⁽⁰⁾]. Its regressor contains the noisy output,
 so it is biased when the output is noisy: that is the bias SRIVC removes.
 """
+
 from __future__ import annotations
 
 import math
@@ -106,8 +107,7 @@ def check_io(u, y, dt: float, n: int, m: int) -> tuple[np.ndarray, np.ndarray, f
 
 
 def _discretise(num, den, dt: float, hold: str):
-    numd, dend, _ = cont2discrete((np.atleast_1d(num).astype(float), np.atleast_1d(den).astype(float)), dt,
-                                  method=hold)
+    numd, dend, _ = cont2discrete((np.atleast_1d(num).astype(float), np.atleast_1d(den).astype(float)), dt, method=hold)
     return np.asarray(numd).reshape(-1), np.asarray(dend).reshape(-1)
 
 
@@ -149,7 +149,7 @@ def filtered_derivatives(x, den, order: int, dt: float, hold: str) -> np.ndarray
         raise ValueError("filter order exceeds the denominator degree")
     nums, dend = _derivative_filter_bank(tuple(den.tolist()), den.size - 1, float(dt), hold)
     x = np.asarray(x, dtype=float)
-    return np.stack([lfilter(b, dend, x) for b in nums[:order + 1]])
+    return np.stack([lfilter(b, dend, x) for b in nums[: order + 1]])
 
 
 def svf_denominator(n: int, lam: float) -> np.ndarray:
@@ -203,8 +203,10 @@ def fit_statistics(num, den, u, y, dt: float, cov_unit: np.ndarray) -> tuple[flo
 def check_stable(num: np.ndarray, den: np.ndarray, method: str) -> None:
     poles = np.roots(den)
     if not np.all(np.isfinite(poles)) or np.any(poles.real >= 0):
-        raise UnstableModelError(f"{method}: identified model (n={len(den) - 1}, m={len(num) - 1}) is unstable, "
-                                 f"poles {np.array2string(poles, precision=4)}; check the orders, the data or λ")
+        raise UnstableModelError(
+            f"{method}: identified model (n={len(den) - 1}, m={len(num) - 1}) is unstable, "
+            f"poles {np.array2string(poles, precision=4)}; check the orders, the data or λ"
+        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -212,7 +214,7 @@ def check_stable(num: np.ndarray, den: np.ndarray, method: str) -> None:
 # --------------------------------------------------------------------------------------------------
 def regressors(yf: np.ndarray, uf: np.ndarray, n: int, m: int) -> np.ndarray:
     """φ_f rows [−y_f⁽ⁿ⁻¹⁾ … −y_f⁽⁰⁾, u_f⁽ᵐ⁾ … u_f⁽⁰⁾] (shape (n+m+1, N)) from filtered derivative stacks."""
-    return np.vstack([-yf[n - 1::-1], uf[m::-1]])
+    return np.vstack([-yf[n - 1 :: -1], uf[m::-1]])
 
 
 def svf_least_squares(u, y, dt: float, n: int, m: int, lam: float | None = None):

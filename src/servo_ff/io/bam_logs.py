@@ -5,17 +5,26 @@ bam's JSON (Rhoban/bam ``bam/dynamixel/record.py``, ``bam/process.py``) is an ob
 ``{timestamp, position, speed, load, input_volts, temp, goal_position, torque_enable}``. CSV logs have
 ``# key: value`` metadata lines, then a header row with bam's entry keys. Both are resampled on reading.
 """
+
 from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from ..identification.servo_log import (DEFAULT_DT, ENTRY_KEYS, META_KEYS, REQUIRED_ENTRY_KEYS, LogError, ServoLog,
-                                        log_from_columns)
+from ..identification.servo_log import (
+    DEFAULT_DT,
+    ENTRY_KEYS,
+    META_KEYS,
+    REQUIRED_ENTRY_KEYS,
+    LogError,
+    ServoLog,
+    log_from_columns,
+)
 from ..safe_parse import as_float, describe, parse_json, read_text
 
 
@@ -48,8 +57,9 @@ def read_bam_json(path: str | Path, dt: float = DEFAULT_DT) -> ServoLog:
             if v is None:
                 raise LogError(f"{src}: entries[{i}] key {k!r} is null")
             if isinstance(v, (list, dict)):
-                raise LogError(f"{src}: entries[{i}] key {k!r} must be a number, got a {type(v).__name__} "
-                               f"({describe(v)})")
+                raise LogError(
+                    f"{src}: entries[{i}] key {k!r} must be a number, got a {type(v).__name__} ({describe(v)})"
+                )
             cols[k].append(as_float(v, src, f"entries[{i}] key {k!r}", LogError))
     arr = {k: np.asarray(v, dtype=float) for k, v in cols.items()}
     for k, v in arr.items():
@@ -65,8 +75,14 @@ def write_bam_json(log: ServoLog, path: str | Path) -> None:
     """Write a processed bam JSON log (``dt`` and ``arm_mass`` keys, entries on the uniform grid)."""
     data: dict[str, Any] = {k: getattr(log, k) for k in META_KEYS}
     data["dt"] = log.dt
-    cols = {"timestamp": log.t, "position": log.position, "speed": log.speed, "goal_position": log.goal_position,
-            "input_volts": log.input_volts, **log.extra}
+    cols = {
+        "timestamp": log.t,
+        "position": log.position,
+        "speed": log.speed,
+        "goal_position": log.goal_position,
+        "input_volts": log.input_volts,
+        **log.extra,
+    }
     keys = list(cols)
     rows = np.column_stack([np.asarray(cols[k], float) for k in keys]).tolist()
     en = log.torque_enable > 0.5
@@ -129,8 +145,15 @@ def read_csv(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] |
 
 def write_csv(log: ServoLog, path: str | Path) -> None:
     meta = "".join(f"# {k}: {v}\n" for k, v in log.meta().items())
-    cols = {"timestamp": log.t, "position": log.position, "speed": log.speed, "goal_position": log.goal_position,
-            "torque_enable": log.torque_enable, "input_volts": log.input_volts, **log.extra}
+    cols = {
+        "timestamp": log.t,
+        "position": log.position,
+        "speed": log.speed,
+        "goal_position": log.goal_position,
+        "torque_enable": log.torque_enable,
+        "input_volts": log.input_volts,
+        **log.extra,
+    }
     arr = np.column_stack([np.asarray(v, float) for v in cols.values()])
     with open(path, "w") as f:
         f.write(meta)

@@ -8,6 +8,7 @@ mean supply voltage per trial [V]; optional ``pendulum`` (3,) mass [kg], length 
 the run drove (else a fit takes τ_o from a URDF). Scalars: ``joint``, ``kp`` (firmware gain),
 ``dt`` [s], ``delay`` t_d [s], ``converged_iteration`` (−1: not converged).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -75,8 +76,9 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
         if k in ILCRecord.__dataclass_fields__ and k != "joint" and v.dtype.kind not in "iufb":
             raise ILCFileError(f"{path}: {k} must hold numbers, got dtype {v.dtype}")
     if d["joint"].size != 1 or d["joint"].dtype.kind not in "US":
-        raise ILCFileError(f"{path}: joint must be one name, got an array of shape {d['joint'].shape} and dtype "
-                           f"{d['joint'].dtype}")
+        raise ILCFileError(
+            f"{path}: joint must be one name, got an array of shape {d['joint'].shape} and dtype {d['joint'].dtype}"
+        )
     scalars = {k: finite_scalar(d, k, str(path), ILCFileError) for k in _SCALARS}
     if d["t"].ndim != 1 or d["t"].shape[0] < 2:
         raise ILCFileError(f"{path}: t has shape {d['t'].shape}, expected (samples,) with at least 2 samples")
@@ -98,8 +100,19 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
     for k, v in d.items():
         if v.dtype.kind == "f" and not np.isfinite(v).all():
             raise ILCFileError(f"{path}: {k} contains non-finite values")
-    return ILCRecord(joint=str(d["joint"].reshape(())), t=d["t"], reference_q=d["reference_q"],
-                     reference_dq=d["reference_dq"], reference_ddq=d["reference_ddq"], commands=d["commands"],
-                     measured=d["measured"], errors=d["errors"], supply=d["supply"], kp=scalars["kp"],
-                     dt=scalars["dt"], delay=scalars["delay"], converged_iteration=int(scalars["converged_iteration"]),
-                     pendulum=d.get("pendulum"))
+    return ILCRecord(
+        joint=str(d["joint"].reshape(())),
+        t=d["t"],
+        reference_q=d["reference_q"],
+        reference_dq=d["reference_dq"],
+        reference_ddq=d["reference_ddq"],
+        commands=d["commands"],
+        measured=d["measured"],
+        errors=d["errors"],
+        supply=d["supply"],
+        kp=scalars["kp"],
+        dt=scalars["dt"],
+        delay=scalars["delay"],
+        converged_iteration=int(scalars["converged_iteration"]),
+        pendulum=d.get("pendulum"),
+    )

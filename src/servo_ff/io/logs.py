@@ -1,8 +1,10 @@
 """One dispatcher for every log format: bam JSON, CSV, rosbag2 (directory, ``.mcap``, ``.db3``)."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..identification.servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 from .bam_logs import read_bam_json, read_csv
@@ -12,8 +14,9 @@ def is_rosbag(path: Path) -> bool:
     return path.suffix in (".mcap", ".db3") or (path.is_dir() and (path / "metadata.yaml").exists())
 
 
-def read_log(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None,
-             **bag_options: Any) -> ServoLog:
+def read_log(
+    path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None, **bag_options: Any
+) -> ServoLog:
     """Read a bam JSON (``.json``), CSV (``.csv``) or rosbag2 (directory, ``.mcap``, ``.db3``) log."""
     p = Path(path)
     if not p.exists():
@@ -37,8 +40,11 @@ def find_logs(paths: Iterable[str | Path]) -> list[Path]:
         if not p.exists():
             raise LogError(f"{p}: no such file or directory")
         if p.is_dir() and not is_rosbag(p):
-            kids = sorted(q for q in p.iterdir() if q.suffix.lower() in (".json", ".csv", ".mcap", ".db3")
-                          or (q.is_dir() and is_rosbag(q)))
+            kids = sorted(
+                q
+                for q in p.iterdir()
+                if q.suffix.lower() in (".json", ".csv", ".mcap", ".db3") or (q.is_dir() and is_rosbag(q))
+            )
             if not kids:
                 raise LogError(f"{p}: directory holds no .json/.csv/rosbag2 logs")
             out.extend(kids)

@@ -1,5 +1,6 @@
 """Where the package's data files are: the source tree (a checkout) or the installed share directory
 (``colcon build``: ``share/servo_ff/{config,launch,urdf}``), found the same way by every front-end."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,10 @@ def share_dir() -> Path:
 
         return Path(get_package_share_directory(PACKAGE))
     except (ImportError, LookupError) as e:
-        raise FileNotFoundError(f"cannot find servo_ff's config/urdf directories (not a source checkout at "
-                                f"{_SOURCE_ROOT}, and no installed share directory: {e})") from None
+        raise FileNotFoundError(
+            f"cannot find servo_ff's config/urdf directories (not a source checkout at "
+            f"{_SOURCE_ROOT}, and no installed share directory: {e})"
+        ) from None
 
 
 def share_file(*parts: str) -> Path:

@@ -8,18 +8,20 @@ interpolation, commands (goal, voltage, enable) by zero-order hold. Bench metada
 come from the ``meta`` argument and/or the JSON in a ``/servo_ff/log_meta`` std_msgs/String message, which
 :func:`write_rosbag` stores. Errors name the bag, the topic and the missing joint/key.
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import math
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..safe_parse import parse_json
 from ..identification.servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
+from ..safe_parse import parse_json
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -56,16 +58,25 @@ def is_command_like(topic: str) -> bool:
     return not _is_gains(topic) and any(w in last for w in ("command", "goal", "reference", "trajectory"))
 
 
-def _pick_topic(src: str, topics: Mapping[str, str], wanted: str | None, types: tuple[str, ...], role: str,
-                exclude: tuple[str, ...] = (), required: bool = True, counts: Mapping[str, int] | None = None,
-                like: Callable[[str], bool] | None = None) -> str | None:
+def _pick_topic(
+    src: str,
+    topics: Mapping[str, str],
+    wanted: str | None,
+    types: tuple[str, ...],
+    role: str,
+    exclude: tuple[str, ...] = (),
+    required: bool = True,
+    counts: Mapping[str, int] | None = None,
+    like: Callable[[str], bool] | None = None,
+) -> str | None:
     have = ", ".join(f"{t} [{ty}]" for t, ty in sorted(topics.items())) or "none"
     if wanted is not None:
         if wanted not in topics:
             raise LogError(f"{src}: {role} topic {wanted!r} is not in the bag (topics: {have})")
         if topics[wanted] not in types:
-            raise LogError(f"{src}: {role} topic {wanted!r} has type {topics[wanted]}, expected one of "
-                           f"{', '.join(types)}")
+            raise LogError(
+                f"{src}: {role} topic {wanted!r} has type {topics[wanted]}, expected one of {', '.join(types)}"
+            )
         return wanted
     cands = [t for t, ty in sorted(topics.items()) if ty in types and t not in exclude and (like is None or like(t))]
     if counts is not None and len(cands) > 1:  # a topic nobody published on is recorded without messages
@@ -73,18 +84,26 @@ def _pick_topic(src: str, topics: Mapping[str, str], wanted: str | None, types: 
     if not cands:
         if required:
             what = "command-like " if like is not None else ""
-            raise LogError(f"{src}: no {what}{role} topic ({' or '.join(types)}) in the bag (topics: {have}); "
-                           f"name it (goal_topic)")
+            raise LogError(
+                f"{src}: no {what}{role} topic ({' or '.join(types)}) in the bag (topics: {have}); name it (goal_topic)"
+            )
         return None
     if len(cands) > 1:
         raise LogError(f"{src}: several candidate {role} topics ({', '.join(cands)}); name one (goal_topic)")
     return cands[0]
 
 
-def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None,
-                joint: str | None = None, joint_states_topic: str = "/joint_states", goal_topic: str | None = None,
-                voltage_topic: str | None = None, enable_topic: str | None = None,
-                goal_joints: Sequence[str] | None = None) -> ServoLog:
+def read_rosbag(
+    path: str | Path,
+    dt: float = DEFAULT_DT,
+    meta: Mapping[str, Any] | None = None,
+    joint: str | None = None,
+    joint_states_topic: str = "/joint_states",
+    goal_topic: str | None = None,
+    voltage_topic: str | None = None,
+    enable_topic: str | None = None,
+    goal_joints: Sequence[str] | None = None,
+) -> ServoLog:
     """Read one joint's log from a rosbag2 recording (directory, ``.mcap`` or ``.db3``) as ``ros2 bag record``
     writes it.
 
@@ -131,8 +150,10 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
         if joint is None or (names is None and n_values == 1):
             return 0
         if names is None:
-            raise LogError(f"{src}: {where} has {n_values} values for the joints {names_js} of "
-                           f"{joint_states_topic}: give their order (joints) to find joint {joint!r}")
+            raise LogError(
+                f"{src}: {where} has {n_values} values for the joints {names_js} of "
+                f"{joint_states_topic}: give their order (joints) to find joint {joint!r}"
+            )
         return names.index(joint)
 
     goal_rows = []
@@ -140,8 +161,9 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
         if isinstance(value, tuple):  # Float64MultiArray: one value per joint
             k = column(len(value), f"topic {g_topic} message {i_msg}")
             if len(value) <= k:
-                raise LogError(f"{src}: topic {g_topic} message {i_msg}: {len(value)} values, joint {joint!r} "
-                               f"(index {k}) missing")
+                raise LogError(
+                    f"{src}: topic {g_topic} message {i_msg}: {len(value)} values, joint {joint!r} (index {k}) missing"
+                )
             value = value[k]
         goal_rows.append((t_g, value))
     merged = {**bag["meta"], **(meta or {})}
@@ -159,26 +181,47 @@ def read_rosbag(path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any
             merged["vin"] = float(np.median(volts))
     merged.setdefault("mass", 0.0)
     merged.setdefault("length", 0.0)
-    for key, hint in (("kp", "no p_gains topic in the bag: give kp (servo-ff fit --kp, fit node parameter kp)"),
-                      ("vin", "no supply topic in the bag: give vin (servo-ff fit --vin, fit node parameter vin)")):
+    for key, hint in (
+        ("kp", "no p_gains topic in the bag: give kp (servo-ff fit --kp, fit node parameter kp)"),
+        ("vin", "no supply topic in the bag: give vin (servo-ff fit --vin, fit node parameter vin)"),
+    ):
         if key not in merged:
             raise LogError(f"{src}: {key} unknown ({hint})")
     m = clean_meta(src, merged)
-    return _resample(src, streams["js"], goal_rows, streams["volts"], streams["enable"], m, dt, joint_states_topic,
-                     g_topic, bag["voltage_topic"])
+    return _resample(
+        src,
+        streams["js"],
+        goal_rows,
+        streams["volts"],
+        streams["enable"],
+        m,
+        dt,
+        joint_states_topic,
+        g_topic,
+        bag["voltage_topic"],
+    )
 
 
-def _read_streams(reader, src: str, joint: str | None, joint_states_topic: str, goal_topic: str | None,
-                  voltage_topic: str | None, enable_topic: str | None) -> dict[str, Any]:
+def _read_streams(
+    reader,
+    src: str,
+    joint: str | None,
+    joint_states_topic: str,
+    goal_topic: str | None,
+    voltage_topic: str | None,
+    enable_topic: str | None,
+) -> dict[str, Any]:
     topics = {c.topic: c.msgtype for c in reader.connections}
     counts: dict[str, int] = {}
     for c in reader.connections:
         counts[c.topic] = counts.get(c.topic, 0) + int(getattr(c, "msgcount", 0) or 0)
     if joint_states_topic not in topics:
-        raise LogError(f"{src}: topic {joint_states_topic!r} is missing (topics: "
-                       f"{', '.join(sorted(topics)) or 'none'})")
-    g_topic = _pick_topic(src, topics, goal_topic, GOAL_TYPES, "goal", exclude=(joint_states_topic,),
-                          counts=counts, like=is_command_like)
+        raise LogError(
+            f"{src}: topic {joint_states_topic!r} is missing (topics: {', '.join(sorted(topics)) or 'none'})"
+        )
+    g_topic = _pick_topic(
+        src, topics, goal_topic, GOAL_TYPES, "goal", exclude=(joint_states_topic,), counts=counts, like=is_command_like
+    )
     v_topic = _pick_topic(src, topics, voltage_topic, (BATTERY,), "supply voltage", required=False, counts=counts)
     e_topic = _pick_topic(src, topics, enable_topic, (BOOL,), "torque enable", required=False, counts=counts)
     gains_topics = sorted(t for t, ty in topics.items() if ty == FLOAT_ARRAY and _is_gains(t) and t != g_topic)
@@ -200,8 +243,9 @@ def _read_streams(reader, src: str, joint: str | None, joint_states_topic: str, 
         if conn.topic == META_TOPIC:
             meta_doc = parse_json(msg.data, f"{src}: {where}", LogError)
             if not isinstance(meta_doc, dict):
-                raise LogError(f"{src}: {where}: expected a JSON object of bench metadata, got "
-                               f"{type(meta_doc).__name__}")
+                raise LogError(
+                    f"{src}: {where}: expected a JSON object of bench metadata, got {type(meta_doc).__name__}"
+                )
             bag_meta.update(meta_doc)
         elif conn.topic == joint_states_topic:
             names = list(msg.name)
@@ -215,8 +259,9 @@ def _read_streams(reader, src: str, joint: str | None, joint_states_topic: str, 
                 idx = names.index(joint)
             names_js = names
             if len(msg.position) <= idx:
-                raise LogError(f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; "
-                               f"joint index {idx} has none")
+                raise LogError(
+                    f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; joint index {idx} has none"
+                )
             vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
             streams["js"].append((_stamp(msg.header, t_ns), msg.position[idx], vel))
         elif conn.topic == g_topic:
@@ -229,8 +274,10 @@ def _read_streams(reader, src: str, joint: str | None, joint_states_topic: str, 
                         raise LogError(f"{src}: topic {g_topic}: joint {joint!r} not in {names}")
                 k = names.index(joint) if joint in names else 0
                 if len(msg.position) <= k:
-                    raise LogError(f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; "
-                                   f"joint index {k} has none")
+                    raise LogError(
+                        f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; "
+                        f"joint index {k} has none"
+                    )
                 streams["goal"].append((_stamp(msg.header, t_ns), msg.position[k]))
             else:  # JointTrajectory: every point at stamp + time_from_start
                 names = list(msg.joint_names)
@@ -240,8 +287,10 @@ def _read_streams(reader, src: str, joint: str | None, joint_states_topic: str, 
                 t0 = _stamp(msg.header, t_ns)
                 for i_pt, pt in enumerate(msg.points):
                     if len(pt.positions) <= k:
-                        raise LogError(f"{src}: {where}: point {i_pt} has {len(pt.positions)} position(s) for "
-                                       f"joint(s) {names}; joint index {k} has none")
+                        raise LogError(
+                            f"{src}: {where}: point {i_pt} has {len(pt.positions)} position(s) for "
+                            f"joint(s) {names}; joint index {k} has none"
+                        )
                     tfs = pt.time_from_start.sec * 1_000_000_000 + pt.time_from_start.nanosec
                     streams["goal"].append((t0 + tfs, pt.positions[k]))
         elif conn.topic == v_topic:
@@ -250,12 +299,29 @@ def _read_streams(reader, src: str, joint: str | None, joint_states_topic: str, 
             streams["enable"].append((t_ns, float(msg.data)))
         elif conn.topic == k_topic:
             gains.append(tuple(float(x) for x in msg.data))
-    return {"streams": streams, "meta": bag_meta, "names_js": names_js, "goal_topic": g_topic,
-            "voltage_topic": v_topic, "gains": gains, "gains_topic": k_topic}
+    return {
+        "streams": streams,
+        "meta": bag_meta,
+        "names_js": names_js,
+        "goal_topic": g_topic,
+        "voltage_topic": v_topic,
+        "gains": gains,
+        "gains_topic": k_topic,
+    }
 
 
-def _resample(src: str, js_rows: list, goal_rows: list, volt_rows: list, enable_rows: list, m: dict[str, Any],
-              dt: float, joint_states_topic: str, g_topic: str, v_topic: str | None) -> ServoLog:
+def _resample(
+    src: str,
+    js_rows: list,
+    goal_rows: list,
+    volt_rows: list,
+    enable_rows: list,
+    m: dict[str, Any],
+    dt: float,
+    joint_states_topic: str,
+    g_topic: str,
+    v_topic: str | None,
+) -> ServoLog:
     base = js_rows[0][0]
 
     def rel(rows: list, width: int) -> np.ndarray:  # integer ns → seconds since the first joint state
@@ -279,8 +345,9 @@ def _resample(src: str, js_rows: list, goal_rows: list, volt_rows: list, enable_
         raise LogError(f"{src}: topics {joint_states_topic} and {g_topic} overlap for less than dt={dt} s")
     t = t0 + np.arange(int(math.floor((t1 - t0) / dt + 1e-6)) + 1) * dt
     if t0 > js[0, 0]:
-        _log.warning("%s: %.3f s of %s before the first goal message are not used", src, t0 - js[0, 0],
-                     joint_states_topic)
+        _log.warning(
+            "%s: %.3f s of %s before the first goal message are not used", src, t0 - js[0, 0], joint_states_topic
+        )
 
     def hold(series: np.ndarray, default: float) -> np.ndarray:
         if len(series) == 0:
@@ -297,14 +364,29 @@ def _resample(src: str, js_rows: list, goal_rows: list, volt_rows: list, enable_
     if not np.isfinite(volts).all():
         raise LogError(f"{src}: topic {v_topic}: voltage is not finite")
     enable = (hold(rel(enable_rows, 2), 1.0) > 0.5).astype(float)  # no torque topic: powered throughout
-    return ServoLog(t=t - t0, position=position, speed=speed, goal_position=hold(goal, goal[0, 1]),
-                    torque_enable=enable, input_volts=volts, **m, source=src)
+    return ServoLog(
+        t=t - t0,
+        position=position,
+        speed=speed,
+        goal_position=hold(goal, goal[0, 1]),
+        torque_enable=enable,
+        input_volts=volts,
+        **m,
+        source=src,
+    )
 
 
-def write_rosbag(log: ServoLog, path: str | Path, storage: str = "mcap", joint: str = "joint",
-                 goal_type: str = "Float64MultiArray", goal_topic: str = "/goal_position",
-                 voltage_topic: str = "/battery_state", enable_topic: str = "/torque_enable",
-                 start_ns: int = 1_700_000_000_000_000_000) -> None:
+def write_rosbag(
+    log: ServoLog,
+    path: str | Path,
+    storage: str = "mcap",
+    joint: str = "joint",
+    goal_type: str = "Float64MultiArray",
+    goal_topic: str = "/goal_position",
+    voltage_topic: str = "/battery_state",
+    enable_topic: str = "/torque_enable",
+    start_ns: int = 1_700_000_000_000_000_000,
+) -> None:
     """Write ``log`` as a rosbag2 recording (``storage`` ``mcap`` or ``sqlite3``) with its metadata."""
     from rosbags.rosbag2 import StoragePlugin, Writer
 
@@ -323,8 +405,13 @@ def write_rosbag(log: ServoLog, path: str | Path, storage: str = "mcap", joint: 
         return Header(stamp=Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000), frame_id="")
 
     def js_msg(ns: int, pos: float, vel: float):
-        return T[JOINT_STATE](header=header(ns), name=[joint], position=np.array([pos]),
-                              velocity=np.array([vel]), effort=np.array([], float))
+        return T[JOINT_STATE](
+            header=header(ns),
+            name=[joint],
+            position=np.array([pos]),
+            velocity=np.array([vel]),
+            effort=np.array([], float),
+        )
 
     with Writer(path, version=9, storage_plugin=plugins[storage]) as w:
         c_js = w.add_connection("/joint_states", JOINT_STATE, typestore=ts)
@@ -345,8 +432,12 @@ def write_rosbag(log: ServoLog, path: str | Path, storage: str = "mcap", joint: 
                 gm = js_msg(ns, g, 0.0)
             else:
                 pt = T["trajectory_msgs/msg/JointTrajectoryPoint"](
-                    positions=np.array([g]), velocities=np.array([], float), accelerations=np.array([], float),
-                    effort=np.array([], float), time_from_start=Duration(sec=0, nanosec=0))
+                    positions=np.array([g]),
+                    velocities=np.array([], float),
+                    accelerations=np.array([], float),
+                    effort=np.array([], float),
+                    time_from_start=Duration(sec=0, nanosec=0),
+                )
                 gm = T[TRAJECTORY](header=header(ns), joint_names=[joint], points=[pt])
             w.write(c_goal, ns, ts.serialize_cdr(gm, gtypes[goal_type]))
             if k == 0 or log.input_volts[k] != log.input_volts[k - 1]:
@@ -359,10 +450,24 @@ def write_rosbag(log: ServoLog, path: str | Path, storage: str = "mcap", joint: 
 def _battery(T, header, volts: float):
     B = T[BATTERY]
     nan = math.nan
-    return B(header=header, voltage=volts, temperature=nan, current=nan, charge=nan, capacity=nan,
-             design_capacity=nan, percentage=nan, power_supply_status=0, power_supply_health=0,
-             power_supply_technology=0, present=True, cell_voltage=np.array([], np.float32),
-             cell_temperature=np.array([], np.float32), location="", serial_number="")
+    return B(
+        header=header,
+        voltage=volts,
+        temperature=nan,
+        current=nan,
+        charge=nan,
+        capacity=nan,
+        design_capacity=nan,
+        percentage=nan,
+        power_supply_status=0,
+        power_supply_health=0,
+        power_supply_technology=0,
+        present=True,
+        cell_voltage=np.array([], np.float32),
+        cell_temperature=np.array([], np.float32),
+        location="",
+        serial_number="",
+    )
 
 
 __all__ = ["read_rosbag", "write_rosbag", "is_command_like", "META_TOPIC"]

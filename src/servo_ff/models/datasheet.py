@@ -12,6 +12,7 @@ The servo_ff motor law (seed 004 Eq. 13) uses one constant for torque and back-E
 ``kt²/R``. The difference to the datasheet damping is moved into ``friction_viscous`` so that the
 moving behaviour equals the datasheet linear model exactly.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -64,5 +65,4 @@ def output_viscous_friction(ds: MotorDatasheet) -> float:
 #: Seed 000 Table 1 (Dynamixel MX-28AT).
 MX28AT_DATASHEET = MotorDatasheet(R=8.3, Kt=0.0107, Kw=93.1, Jm=8.68e-8, N=193.0, eta=0.836, bm=8.87e-8, L=2.03e-3)
 #: Seed 001 Table 3 (TowerPro MG995).
-MG995_DATASHEET = MotorDatasheet(R=2.5, Kt=5.8857e-3, Kw=169.9029, Jm=6.3173e-7, N=275.6923, eta=0.81156,
-                                 bm=2.49797e-7)
+MG995_DATASHEET = MotorDatasheet(R=2.5, Kt=5.8857e-3, Kw=169.9029, Jm=6.3173e-7, N=275.6923, eta=0.81156, bm=2.49797e-7)

@@ -4,6 +4,7 @@ With the motor torque τ_m and the external torque τ_e opposing each other, a j
 *static* when friction can cancel the net torque, |τ_m + τ_e| ≤ τ_f^m(τ_m, τ_e, θ̇); otherwise it moves in
 the direction of τ_m (*drive*) or of τ_e (*backdrive*). Vectorised over grids; ``p`` is packed params.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,7 @@ from .friction import friction_budget
 DRIVE, STATIC, BACKDRIVE = 1, 0, -1
 
 
-def drive_backdrive_regions(p: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray,
-                            dtheta: float = 0.0) -> np.ndarray:
+def drive_backdrive_regions(p: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray, dtheta: float = 0.0) -> np.ndarray:
     """Region of each (τ_m, τ_e): DRIVE (+1), STATIC (0) or BACKDRIVE (−1), for τ_m ≥ 0 as in Fig. 2."""
     net = np.asarray(tau_m) + np.asarray(tau_e)
     budget = friction_budget(p, tau_m, tau_e, dtheta)
@@ -23,8 +23,9 @@ def drive_backdrive_regions(p: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray,
     return np.where(moving, np.where(direction > 0, DRIVE, BACKDRIVE), STATIC).astype(int)
 
 
-def drive_backdrive_torques(p: np.ndarray, tau_m: np.ndarray, dtheta: float = 0.0,
-                            tau_e_max: float | None = None, resolution: int = 4001) -> tuple[np.ndarray, np.ndarray]:
+def drive_backdrive_torques(
+    p: np.ndarray, tau_m: np.ndarray, dtheta: float = 0.0, tau_e_max: float | None = None, resolution: int = 4001
+) -> tuple[np.ndarray, np.ndarray]:
     """(τ_drive(τ_m), τ_backdrive(τ_m)) of §II-C for τ_m ≥ 0 and opposing τ_e ≤ 0.
 
     τ_drive: the highest-magnitude opposing τ_e that still leaves the joint in the drive area's boundary;
@@ -46,8 +47,9 @@ def drive_backdrive_torques(p: np.ndarray, tau_m: np.ndarray, dtheta: float = 0.
     return drive, back
 
 
-def plot_drive_backdrive(params, path: str, tau_m_max: float = 3.0, velocities: tuple[float, ...] = (0.0, 1.0, 2.0),
-                         title: str | None = None) -> None:
+def plot_drive_backdrive(
+    params, path: str, tau_m_max: float = 3.0, velocities: tuple[float, ...] = (0.0, 1.0, 2.0), title: str | None = None
+) -> None:
     """Draw the diagram of Fig. 2/4 (axes: τ_m, −τ_e) with the static area shaded; velocities in rad/s as
     fainter lines (Fig. 4's 1 rad/s steps). Writes a PNG."""
     import matplotlib
@@ -68,7 +70,9 @@ def plot_drive_backdrive(params, path: str, tau_m_max: float = 3.0, velocities: 
     ax.plot(tau_m, tau_m, "k--", lw=0.8, label="τ_m = −τ_e")
     ax.set_xlabel("motor torque τ_m [N·m]")
     ax.set_ylabel("external torque −τ_e [N·m]")
-    ax.set_title(title or f"{params.actuator} {params.model}: drive/backdrive (θ̇ = {', '.join(map(str, velocities))} rad/s)")
+    ax.set_title(
+        title or f"{params.actuator} {params.model}: drive/backdrive (θ̇ = {', '.join(map(str, velocities))} rad/s)"
+    )
     ax.set_xlim(0, tau_m_max)
     ax.set_ylim(0, None)
     ax.legend(loc="upper left")

@@ -1,7 +1,7 @@
 """The error every parameter reader and schema raises: one line naming the file and key."""
+
 from __future__ import annotations
 
 
 class ParameterError(ValueError):
     """A parameter set or file is invalid; the message names the offending key."""
-

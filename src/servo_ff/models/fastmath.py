@@ -4,6 +4,7 @@ numba's LLVM has no vector math library on PyPI builds, so calls to libm keep a 
 polynomial versions are plain arithmetic plus bit casts, which LLVM vectorises. Range reduction follows
 fdlibm (Cody–Waite with split constants); polynomials are Taylor series truncated below 1e-17.
 """
+
 from __future__ import annotations
 
 import numba
@@ -17,7 +18,7 @@ LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
 SQRT2 = 1.4142135623730951
 TWO_OVER_PI = 0.6366197723675814
-PIO2_1 = 1.57079632673412561417e+00
+PIO2_1 = 1.57079632673412561417e00
 PIO2_2 = 6.07710050630396597660e-11
 PIO2_3 = 2.02226624871116645580e-21
 

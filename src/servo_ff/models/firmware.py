@@ -5,6 +5,7 @@ A law is data (:class:`FirmwareLaw`); the kernels read it from the packed parame
 :data:`FIRMWARE_TABLE` gets its law from a ``firmware`` object in its parameter file or from ``--firmware``
 (:func:`firmware_from_spec`).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,6 +19,7 @@ from .schema import FIRMWARE_FIELDS, check_field
 
 #: Firmware limits written as None (JSON) or 0 (ROS parameters) when absent (inf).
 _INF_WHEN_ABSENT = ("current_limit", "goal_velocity_limit")
+
 
 @dataclass(frozen=True)
 class FirmwareLaw:
@@ -46,9 +48,8 @@ class FirmwareLaw:
         for key in FIRMWARE_FIELDS:
             object.__setattr__(self, key, check_field(FIRMWARE_FIELDS, key, getattr(self, key)))
 
-    def with_(self, **changes: Any) -> "FirmwareLaw":
+    def with_(self, **changes: Any) -> FirmwareLaw:
         return dataclasses.replace(self, **changes)
-
 
 
 class FirmwareRow(NamedTuple):
@@ -63,38 +64,51 @@ STS_MAX_SPEED = 3400 * 2 * math.pi / 4096  # [rad/s] STS3215 max speed 3400 step
 #: One row per servo family: the law and its source. bam = Rhoban/bam @1b5a1ce (2026-07-24), the reference
 #: implementation of Duclusaud et al.; its published parameter files were identified under these constants.
 FIRMWARE_TABLE: dict[str, FirmwareRow] = {
-    "mx64": FirmwareRow(FirmwareLaw("voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
-                        "bam MXActuator (error gain and duty limit measured with an oscilloscope)"),
-    "mx106": FirmwareRow(FirmwareLaw("voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
-                         "bam MXActuator (error gain and duty limit measured with an oscilloscope)"),
-    "mx28": FirmwareRow(FirmwareLaw("voltage", vin=12.0, kp=32.0, error_gain=_X_COUNTS_PER_RAD / (8 * 511),
-                                    max_pwm=1.0),
-                        "Maximo et al., Modeling of a Position Servo Used in Robotics Applications, Eq. 32: "
-                        "PWM u_c = (P/8)·error_counts of 511"),
-    "mg995": FirmwareRow(FirmwareLaw("voltage", vin=5.0, kp=1.0, error_gain=16.6742 / 5.0, max_pwm=1.0),
-                         "Santana et al., Physical Modeling and Parameters Identification of the MG995 "
-                         "Servomotor, Table 3: U = K_P·(θr − θl), K_P = 16.67 V/rad, 5 V supply"),
-    "xl320": FirmwareRow(FirmwareLaw("voltage", vin=7.5, kp=32.0, error_gain=0.05048199, max_pwm=1.0),
-                         "bam XL320Actuator (error gain measured with an oscilloscope)"),
-    "xl330": FirmwareRow(FirmwareLaw("voltage", vin=7.5, kp=400.0,
-                                     error_gain=_X_COUNTS_PER_RAD / (256 * _X_PWM_FULL), max_pwm=1.0),
-                         "bam XL330Actuator: position mode (3) drives PWM, kp divisor 256 (the e-manual states "
-                         "128), PWM full scale 885; Current Limit(38) acts only in current and current-based "
-                         "position modes (e-manual, bam edef2f4). Checked on bam's 8 real XL330 recordings: "
-                         "their Present PWM(124) follows this law (measured/predicted 0.976-1.001) and stays at "
-                         "-885 in a stall, where a 1.75 A limit would cap it near 730"),
-    "xm430": FirmwareRow(FirmwareLaw("voltage", vin=12.0, kp=800.0,
-                                     error_gain=_X_COUNTS_PER_RAD / (128 * _X_PWM_FULL), max_pwm=1.0),
-                         "ROBOTIS e-manual XM430-W350 position mode: K_PP = Position P Gain(84)/128 (default "
-                         "800), PWM full scale 885, 12 V; not identified on a bench"),
-    "sts3215": FirmwareRow(FirmwareLaw("voltage", vin=7.4, kp=32.0, error_gain=0.166, max_pwm=0.97,
-                                       goal_velocity_limit=STS_MAX_SPEED),
-                           "bam STS3215Actuator (7.4 V; error gain measured with an oscilloscope; internal "
-                           "target limited to 3400 steps/s)"),
-    "sts3250": FirmwareRow(FirmwareLaw("voltage", vin=12.0, kp=32.0, error_gain=0.166, max_pwm=0.97,
-                                       goal_velocity_limit=STS_MAX_SPEED),
-                           "assumed: the STS3215 law (same Feetech STS firmware) at the STS3250's 12 V supply "
-                           "(Feetech datasheet); not identified on a bench"),
+    "mx64": FirmwareRow(
+        FirmwareLaw("voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
+        "bam MXActuator (error gain and duty limit measured with an oscilloscope)",
+    ),
+    "mx106": FirmwareRow(
+        FirmwareLaw("voltage", vin=15.0, kp=32.0, error_gain=0.158, max_pwm=0.9625),
+        "bam MXActuator (error gain and duty limit measured with an oscilloscope)",
+    ),
+    "mx28": FirmwareRow(
+        FirmwareLaw("voltage", vin=12.0, kp=32.0, error_gain=_X_COUNTS_PER_RAD / (8 * 511), max_pwm=1.0),
+        "Maximo et al., Modeling of a Position Servo Used in Robotics Applications, Eq. 32: "
+        "PWM u_c = (P/8)·error_counts of 511",
+    ),
+    "mg995": FirmwareRow(
+        FirmwareLaw("voltage", vin=5.0, kp=1.0, error_gain=16.6742 / 5.0, max_pwm=1.0),
+        "Santana et al., Physical Modeling and Parameters Identification of the MG995 "
+        "Servomotor, Table 3: U = K_P·(θr − θl), K_P = 16.67 V/rad, 5 V supply",
+    ),
+    "xl320": FirmwareRow(
+        FirmwareLaw("voltage", vin=7.5, kp=32.0, error_gain=0.05048199, max_pwm=1.0),
+        "bam XL320Actuator (error gain measured with an oscilloscope)",
+    ),
+    "xl330": FirmwareRow(
+        FirmwareLaw("voltage", vin=7.5, kp=400.0, error_gain=_X_COUNTS_PER_RAD / (256 * _X_PWM_FULL), max_pwm=1.0),
+        "bam XL330Actuator: position mode (3) drives PWM, kp divisor 256 (the e-manual states "
+        "128), PWM full scale 885; Current Limit(38) acts only in current and current-based "
+        "position modes (e-manual, bam edef2f4). Checked on bam's 8 real XL330 recordings: "
+        "their Present PWM(124) follows this law (measured/predicted 0.976-1.001) and stays at "
+        "-885 in a stall, where a 1.75 A limit would cap it near 730",
+    ),
+    "xm430": FirmwareRow(
+        FirmwareLaw("voltage", vin=12.0, kp=800.0, error_gain=_X_COUNTS_PER_RAD / (128 * _X_PWM_FULL), max_pwm=1.0),
+        "ROBOTIS e-manual XM430-W350 position mode: K_PP = Position P Gain(84)/128 (default "
+        "800), PWM full scale 885, 12 V; not identified on a bench",
+    ),
+    "sts3215": FirmwareRow(
+        FirmwareLaw("voltage", vin=7.4, kp=32.0, error_gain=0.166, max_pwm=0.97, goal_velocity_limit=STS_MAX_SPEED),
+        "bam STS3215Actuator (7.4 V; error gain measured with an oscilloscope; internal "
+        "target limited to 3400 steps/s)",
+    ),
+    "sts3250": FirmwareRow(
+        FirmwareLaw("voltage", vin=12.0, kp=32.0, error_gain=0.166, max_pwm=0.97, goal_velocity_limit=STS_MAX_SPEED),
+        "assumed: the STS3215 law (same Feetech STS firmware) at the STS3250's 12 V supply "
+        "(Feetech datasheet); not identified on a bench",
+    ),
 }
 
 #: name → law (the table without its sources).
@@ -107,8 +121,9 @@ def firmware_from_mapping(data: Any, source: str) -> FirmwareLaw:
         raise ParameterError(f"{source}: firmware must be an object of {', '.join(_FIELDS)}")
     unknown = [k for k in data if k not in _FIELDS]
     if unknown:
-        raise ParameterError(f"{source}: unknown firmware key(s) {', '.join(map(str, unknown))}; "
-                             f"valid: {', '.join(_FIELDS)}")
+        raise ParameterError(
+            f"{source}: unknown firmware key(s) {', '.join(map(str, unknown))}; valid: {', '.join(_FIELDS)}"
+        )
     fw = dict(data)
     for key in _INF_WHEN_ABSENT:
         if fw.get(key) is None:
@@ -135,8 +150,10 @@ def firmware_from_spec(spec: str, base: FirmwareLaw | None = None) -> FirmwareLa
             data = data["firmware"]
         return firmware_from_mapping(data, spec)
     if "=" not in spec:
-        raise ParameterError(f"--firmware {spec!r}: not a known law ({', '.join(FIRMWARE_LAWS)}), not a .json/.yaml "
-                             "file, and not key=value pairs")
+        raise ParameterError(
+            f"--firmware {spec!r}: not a known law ({', '.join(FIRMWARE_LAWS)}), not a .json/.yaml "
+            "file, and not key=value pairs"
+        )
     values: dict[str, Any] = {}
     for item in spec.split(","):
         key, _, text = item.partition("=")
@@ -158,5 +175,12 @@ def firmware_from_spec(spec: str, base: FirmwareLaw | None = None) -> FirmwareLa
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(FirmwareLaw))
 
-__all__ = ["FirmwareLaw", "FirmwareRow", "FIRMWARE_TABLE", "FIRMWARE_LAWS", "STS_MAX_SPEED", "firmware_from_mapping",
-           "firmware_from_spec"]
+__all__ = [
+    "FirmwareLaw",
+    "FirmwareRow",
+    "FIRMWARE_TABLE",
+    "FIRMWARE_LAWS",
+    "STS_MAX_SPEED",
+    "firmware_from_mapping",
+    "firmware_from_spec",
+]

@@ -3,6 +3,7 @@
 ``p`` is a packed coefficient array (..., N_PACKED) from :meth:`ActuatorParams.packed`; torques in N·m,
 velocities in rad/s. All M1–M6 are evaluated by one formula (M6, Eq. 10) with unused terms zero.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +13,7 @@ from .params import P_ALPHA, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS
 
 def stribeck_weight(dtheta: np.ndarray, v_s: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """exp(−|θ̇ / v_s|^α): 1 at rest, → 0 when moving (seed 004 Eq. 6; seed 002 Eq. 9 with δ = α)."""
-    return np.exp(-np.abs(np.asarray(dtheta) / v_s) ** alpha)
+    return np.exp(-(np.abs(np.asarray(dtheta) / v_s) ** alpha))
 
 
 def quadratic_load_term(p: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray) -> np.ndarray:
@@ -31,13 +32,15 @@ def friction_budget(p: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray, dtheta:
     M4 (Eq. 8): + K_m^s = K_e^s = K_l^s. M5 (Eq. 9): directional. M6: + Q.
     """
     budget = p[..., P_KC] + p[..., P_KV] * np.abs(dtheta) + np.abs(p[..., P_KM] * tau_m - p[..., P_KE] * tau_e)
-    static = (p[..., P_KCS] + np.abs(p[..., P_KMS] * tau_m - p[..., P_KES] * tau_e)
-              + quadratic_load_term(p, tau_m, tau_e))
+    static = (
+        p[..., P_KCS] + np.abs(p[..., P_KMS] * tau_m - p[..., P_KES] * tau_e) + quadratic_load_term(p, tau_m, tau_e)
+    )
     return budget + stribeck_weight(dtheta, p[..., P_VS], p[..., P_ALPHA]) * static
 
 
-def stopping_torque(inertia: np.ndarray, dt: float, dtheta: np.ndarray, tau_m: np.ndarray,
-                    tau_e: np.ndarray) -> np.ndarray:
+def stopping_torque(
+    inertia: np.ndarray, dt: float, dtheta: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray
+) -> np.ndarray:
     """τ_f^stop = −(J/Δt·θ̇ + τ_m + τ_e): the torque that brings θ̇ to 0 in one step (Eq. 4)."""
     return -(inertia / dt * dtheta + tau_m + tau_e)
 

@@ -8,13 +8,36 @@
 ``prange`` spreads the batch over the cores. If numba is missing, :data:`HAVE_NUMBA` is False and
 :mod:`.stepper` falls back to numpy.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from . import scalar
-from .params import (P_ALPHA, P_ARM, P_EGAIN, P_IMAX, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS,
-                     P_KP, P_KT, P_KV, P_LAW, P_MAXPWM, P_QOFF, P_R, P_VIN, P_VMAX, P_VS)
+from .params import (
+    P_ALPHA,
+    P_ARM,
+    P_EGAIN,
+    P_IMAX,
+    P_KC,
+    P_KCS,
+    P_KE,
+    P_KEQ,
+    P_KES,
+    P_KM,
+    P_KMQ,
+    P_KMS,
+    P_KP,
+    P_KT,
+    P_KV,
+    P_LAW,
+    P_MAXPWM,
+    P_QOFF,
+    P_R,
+    P_VIN,
+    P_VMAX,
+    P_VS,
+)
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
     import numba
@@ -33,13 +56,23 @@ def _build():
     step1 = scalar.step_1
 
     @numba.njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH, error_model="numpy")
-    def step_batch(theta, dtheta, goal, dt, p, gravity, tau_ext, inertia, enable,
-                   o_theta, o_dtheta, o_tau_m, o_tau_f, o_volts):
+    def step_batch(
+        theta, dtheta, goal, dt, p, gravity, tau_ext, inertia, enable, o_theta, o_dtheta, o_tau_m, o_tau_f, o_volts
+    ):
         nb, nj = theta.shape
         for b in numba.prange(nb):
             for j in range(nj):
-                r = step1(p[b, j], theta[b, j], dtheta[b, j], goal[b, j], dt, gravity[b, j], tau_ext[b, j],
-                          inertia[b, j], enable[b, j])
+                r = step1(
+                    p[b, j],
+                    theta[b, j],
+                    dtheta[b, j],
+                    goal[b, j],
+                    dt,
+                    gravity[b, j],
+                    tau_ext[b, j],
+                    inertia[b, j],
+                    enable[b, j],
+                )
                 o_theta[b, j], o_dtheta[b, j], o_tau_m[b, j], o_tau_f[b, j], o_volts[b, j] = r
 
     from .fastmath import exp_, log_, sin_
@@ -55,8 +88,25 @@ def _build():
             weight[i] = 1.0 if x == 0.0 else w
 
     @numba.njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH, error_model="numpy")
-    def rollout_simd(th_io, dth_io, goal, dt, P, gravity, tau_ext, ext_step, inertia, enable, en_step,
-                     o_theta, o_dtheta, o_tau_m, o_tau_f, o_volts, chunk):
+    def rollout_simd(
+        th_io,
+        dth_io,
+        goal,
+        dt,
+        P,
+        gravity,
+        tau_ext,
+        ext_step,
+        inertia,
+        enable,
+        en_step,
+        o_theta,
+        o_dtheta,
+        o_tau_m,
+        o_tau_f,
+        o_volts,
+        chunk,
+    ):
         """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N): per chunk and step, a
         vectorised pass for the transcendental functions, then the rest; same formulas and operation order
         as scalar.step_1. ``th_io``/``dth_io`` hold the initial state and receive the final one."""

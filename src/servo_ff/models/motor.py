@@ -1,4 +1,5 @@
 """DC motor and firmware control laws (seed 004 §IV-B/C), vectorised. SI units: V, A, Ω, N·m, rad, rad/s."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,9 @@ def motor_torque(volts: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.nd
     return kt / R * volts - kt**2 / R * dtheta
 
 
-def current_limited_duty(duty: np.ndarray, dtheta: np.ndarray, vin: np.ndarray, kt: np.ndarray, R: np.ndarray,
-                         i_max: np.ndarray) -> np.ndarray:
+def current_limited_duty(
+    duty: np.ndarray, dtheta: np.ndarray, vin: np.ndarray, kt: np.ndarray, R: np.ndarray, i_max: np.ndarray
+) -> np.ndarray:
     """Voltage-mode current limiter (Rhoban/bam ``VoltageControlledActuator``): the duty held in
     [(kt·θ̇ − R·I_max)/vin, (kt·θ̇ + R·I_max)/vin] so that I = (duty·vin − kt·θ̇)/R stays within ±I_max
     (before the ±max_pwm clamp, which wins). ``i_max = inf``: unchanged."""
@@ -45,23 +47,26 @@ def goal_slew(target: np.ndarray, goal: np.ndarray, v_max: np.ndarray, dt: float
     return np.clip(goal, target - v_max * dt, target + v_max * dt)
 
 
-def current_limits(dtheta: np.ndarray, u_max: np.ndarray, kt: np.ndarray, R: np.ndarray,
-                   i_heat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def current_limits(
+    dtheta: np.ndarray, u_max: np.ndarray, kt: np.ndarray, R: np.ndarray, i_heat: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(I_min, I_max) of Eq. 14: I_emf = (U_max ∓ kt·θ̇)/R bounded by the heat limit I_heat."""
     i_max = np.minimum((u_max - kt * dtheta) / R, i_heat)
     i_min = np.maximum((-u_max - kt * dtheta) / R, -i_heat)
     return i_min, i_max
 
 
-def current_control_law(pid_output: np.ndarray, dtheta: np.ndarray, u_max: np.ndarray, kt: np.ndarray,
-                        R: np.ndarray, i_heat: np.ndarray) -> np.ndarray:
+def current_control_law(
+    pid_output: np.ndarray, dtheta: np.ndarray, u_max: np.ndarray, kt: np.ndarray, R: np.ndarray, i_heat: np.ndarray
+) -> np.ndarray:
     """I = clip(PID, I_min, I_max) (Eq. 14); the torque is then τ_m = kt·I (Eq. 15)."""
     i_min, i_max = current_limits(dtheta, u_max, kt, R, i_heat)
     return np.minimum(np.maximum(pid_output, i_min), i_max)
 
 
-def firmware_torque(p: np.ndarray, theta: np.ndarray, dtheta: np.ndarray,
-                    goal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def firmware_torque(
+    p: np.ndarray, theta: np.ndarray, dtheta: np.ndarray, goal: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The servo model S(θ, θ̇, θd) (Eq. 11) from packed params → (τ_m [N·m], U [V]).
 
     Voltage law: U = vin·duty, τ_m by Eq. 13. Current law: I by Eq. 14, τ_m = kt·I (Eq. 15), U = R·I + kt·θ̇.

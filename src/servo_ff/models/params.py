@@ -11,22 +11,24 @@ An :class:`ActuatorParams` holds, in SI units:
 Every model is a special case of the most general budget (M6), so the kernels work on one packed
 vector (:meth:`ActuatorParams.packed`, layout ``P_*``) whatever the model.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..safe_parse import as_float, parse_json, parse_yaml, read_text
 from .errors import ParameterError
-from .schema import ACTUATOR_FIELDS, check_field
 from .firmware import _INF_WHEN_ABSENT, FIRMWARE_LAWS, FirmwareLaw, firmware_from_mapping
+from .schema import ACTUATOR_FIELDS, check_field
 
 MODEL_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
 MODEL_TITLES: dict[str, str] = {
@@ -44,14 +46,36 @@ MODEL_FRICTION_KEYS: dict[str, tuple[str, ...]] = {
     "m1": ("friction_base", "friction_viscous"),
     "m2": ("friction_base", "friction_viscous", "friction_stribeck", *_STRIBECK_SHAPE),
     "m3": ("friction_base", "friction_viscous", "load_friction_base"),
-    "m4": ("friction_base", "friction_viscous", "load_friction_base", "friction_stribeck",
-           "load_friction_stribeck", *_STRIBECK_SHAPE),
-    "m5": ("friction_base", "friction_viscous", "friction_stribeck", "load_friction_motor",
-           "load_friction_external", "load_friction_motor_stribeck", "load_friction_external_stribeck",
-           *_STRIBECK_SHAPE),
-    "m6": ("friction_base", "friction_viscous", "friction_stribeck", "load_friction_motor",
-           "load_friction_external", "load_friction_motor_stribeck", "load_friction_external_stribeck",
-           "load_friction_motor_quad", "load_friction_external_quad", *_STRIBECK_SHAPE),
+    "m4": (
+        "friction_base",
+        "friction_viscous",
+        "load_friction_base",
+        "friction_stribeck",
+        "load_friction_stribeck",
+        *_STRIBECK_SHAPE,
+    ),
+    "m5": (
+        "friction_base",
+        "friction_viscous",
+        "friction_stribeck",
+        "load_friction_motor",
+        "load_friction_external",
+        "load_friction_motor_stribeck",
+        "load_friction_external_stribeck",
+        *_STRIBECK_SHAPE,
+    ),
+    "m6": (
+        "friction_base",
+        "friction_viscous",
+        "friction_stribeck",
+        "load_friction_motor",
+        "load_friction_external",
+        "load_friction_motor_stribeck",
+        "load_friction_external_stribeck",
+        "load_friction_motor_quad",
+        "load_friction_external_quad",
+        *_STRIBECK_SHAPE,
+    ),
 }
 FRICTION_KEYS: tuple[str, ...] = MODEL_FRICTION_KEYS["m6"] + ("load_friction_base", "load_friction_stribeck")
 MOTOR_KEYS: tuple[str, ...] = ("kt", "R", "armature")
@@ -73,10 +97,12 @@ LAW_VOLTAGE, LAW_CURRENT = 0.0, 1.0
 
 def unknown_firmware_error(actuator: str, source: str) -> ParameterError:
     """The error for an actuator without a firmware law: lists the known laws and how to give one."""
-    return ParameterError(f"{source}: actuator {actuator!r} has no known firmware law; known laws: "
-                          f"{', '.join(FIRMWARE_LAWS)}; or give one as a 'firmware' object in the file "
-                          "(control, vin, kp, error_gain, max_pwm, current_limit, goal_velocity_limit) "
-                          "or with --firmware")
+    return ParameterError(
+        f"{source}: actuator {actuator!r} has no known firmware law; known laws: "
+        f"{', '.join(FIRMWARE_LAWS)}; or give one as a 'firmware' object in the file "
+        "(control, vin, kp, error_gain, max_pwm, current_limit, goal_velocity_limit) "
+        "or with --firmware"
+    )
 
 
 @dataclass(frozen=True)
@@ -109,11 +135,22 @@ class ActuatorParams:
         object.__setattr__(self, "friction", types.MappingProxyType(clean))  # read-only view: immutable
 
     def __hash__(self) -> int:  # friction is a dict, make the frozen object hashable anyway
-        return hash((self.actuator, self.model, self.kt, self.R, self.armature,
-                     tuple(sorted(self.friction.items())), self.firmware, self.q_offset, self.dtheta_max))
+        return hash(
+            (
+                self.actuator,
+                self.model,
+                self.kt,
+                self.R,
+                self.armature,
+                tuple(sorted(self.friction.items())),
+                self.firmware,
+                self.q_offset,
+                self.dtheta_max,
+            )
+        )
 
     # -------------------------------------------------------------- derived
-    def with_(self, **changes: Any) -> "ActuatorParams":
+    def with_(self, **changes: Any) -> ActuatorParams:
         """Copy with some fields changed (motor keys, friction keys, ``firmware=`` or ``model=``)."""
         friction = dict(self.friction)
         top = {}
@@ -166,8 +203,9 @@ class ActuatorParams:
         return d
 
     @classmethod
-    def from_bam_dict(cls, data: Mapping[str, Any], *, firmware: FirmwareLaw | None = None,
-                      source: str = "parameters") -> "ActuatorParams":
+    def from_bam_dict(
+        cls, data: Mapping[str, Any], *, firmware: FirmwareLaw | None = None, source: str = "parameters"
+    ) -> ActuatorParams:
         """Build from bam's JSON dict (``q_offset`` and our ``dtheta_max`` optional); missing keys are named.
 
         The firmware law comes from ``firmware=``, else the dict's ``firmware`` object, else the actuator's row
@@ -192,9 +230,17 @@ class ActuatorParams:
                 raise ParameterError(f"{source}: model {model} needs key {k!r}, which is missing")
             friction[k] = data[k]
         try:
-            return cls(actuator=actuator, model=model, kt=data["kt"], R=data["R"], armature=data["armature"],
-                       friction=friction, firmware=fw, q_offset=data.get("q_offset", 0.0),
-                       dtheta_max=data.get("dtheta_max", DTHETA_MAX))
+            return cls(
+                actuator=actuator,
+                model=model,
+                kt=data["kt"],
+                R=data["R"],
+                armature=data["armature"],
+                friction=friction,
+                firmware=fw,
+                q_offset=data.get("q_offset", 0.0),
+                dtheta_max=data.get("dtheta_max", DTHETA_MAX),
+            )
         except ParameterError as e:
             raise ParameterError(f"{source}: {e}") from None
 
@@ -202,7 +248,7 @@ class ActuatorParams:
         Path(path).write_text(json.dumps(self.to_bam_dict(), indent=4) + "\n")
 
     @classmethod
-    def load_json(cls, path: str | Path, *, firmware: FirmwareLaw | None = None) -> "ActuatorParams":
+    def load_json(cls, path: str | Path, *, firmware: FirmwareLaw | None = None) -> ActuatorParams:
         data = _parse_json(path)
         return cls.from_bam_dict(data, firmware=firmware, source=str(path))
 
@@ -213,18 +259,33 @@ class ActuatorParams:
         out.update({f"{prefix}{k}": float(getattr(self, k)) for k in (*MOTOR_KEYS, "q_offset", "dtheta_max")})
         out.update({f"{prefix}{k}": float(v) for k, v in self.friction.items()})
         fw = self.firmware
-        out.update({f"{prefix}firmware.control": fw.control, f"{prefix}firmware.vin": fw.vin,
-                    f"{prefix}firmware.kp": fw.kp, f"{prefix}firmware.error_gain": fw.error_gain,
-                    f"{prefix}firmware.max_pwm": fw.max_pwm})
-        out.update({f"{prefix}firmware.{k}": (getattr(fw, k) if math.isfinite(getattr(fw, k)) else 0.0)
-                    for k in _INF_WHEN_ABSENT})
+        out.update(
+            {
+                f"{prefix}firmware.control": fw.control,
+                f"{prefix}firmware.vin": fw.vin,
+                f"{prefix}firmware.kp": fw.kp,
+                f"{prefix}firmware.error_gain": fw.error_gain,
+                f"{prefix}firmware.max_pwm": fw.max_pwm,
+            }
+        )
+        out.update(
+            {
+                f"{prefix}firmware.{k}": (getattr(fw, k) if math.isfinite(getattr(fw, k)) else 0.0)
+                for k in _INF_WHEN_ABSENT
+            }
+        )
         return out
 
     @classmethod
-    def from_ros_parameters(cls, params: Mapping[str, Any], prefix: str = "actuator.",
-                            source: str = "ROS parameters", firmware: FirmwareLaw | None = None) -> "ActuatorParams":
+    def from_ros_parameters(
+        cls,
+        params: Mapping[str, Any],
+        prefix: str = "actuator.",
+        source: str = "ROS parameters",
+        firmware: FirmwareLaw | None = None,
+    ) -> ActuatorParams:
         """Inverse of :meth:`to_ros_parameters` (``firmware.current_limit`` / ``goal_velocity_limit`` 0: none)."""
-        flat = {k[len(prefix):]: v for k, v in params.items() if k.startswith(prefix)}
+        flat = {k[len(prefix) :]: v for k, v in params.items() if k.startswith(prefix)}
         fw_keys = {k.split(".", 1)[1]: v for k, v in flat.items() if k.startswith("firmware.")}
         base = FIRMWARE_LAWS.get(str(flat.get("actuator", "")), FirmwareLaw())
         for key in _INF_WHEN_ABSENT:
@@ -254,7 +315,7 @@ class ActuatorParams:
         Path(path).write_text(self.to_yaml(node_name))
 
     @classmethod
-    def load_yaml(cls, path: str | Path, firmware: FirmwareLaw | None = None) -> "ActuatorParams":
+    def load_yaml(cls, path: str | Path, firmware: FirmwareLaw | None = None) -> ActuatorParams:
         """Read a YAML written by :meth:`save_yaml` (first node's ``ros__parameters``)."""
         doc = parse_yaml(_read_text(path), str(path), ParameterError)
         if not isinstance(doc, dict) or not doc:
@@ -305,7 +366,7 @@ def load_params(path: str | Path, firmware: FirmwareLaw | None = None) -> Actuat
     return params
 
 
-def pack(params: "ActuatorParams | np.ndarray | list") -> np.ndarray:
+def pack(params: ActuatorParams | np.ndarray | list) -> np.ndarray:
     """Packed coefficients from one ActuatorParams, an array (..., N_PACKED), or a nested list of params."""
     if isinstance(params, ActuatorParams):
         return params.packed()

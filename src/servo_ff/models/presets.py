@@ -11,14 +11,21 @@
 * ``mg995`` (``m1``): Santana, Maximo, Góes, Physical Modeling and Parameters Identification of the MG995
   Servomotor, Table 3, mapped the same way, 5 V supply.
 """
+
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
-from .datasheet import (MG995_DATASHEET, MX28AT_DATASHEET, MotorDatasheet, output_armature,
-                        output_torque_constant, output_viscous_friction)
+from .datasheet import (
+    MG995_DATASHEET,
+    MX28AT_DATASHEET,
+    MotorDatasheet,
+    output_armature,
+    output_torque_constant,
+    output_viscous_friction,
+)
 from .params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, ParameterError
 
 BAM_SERVOS: tuple[str, ...] = ("mx64", "mx106", "xl320", "xl330", "sts3215")
@@ -30,7 +37,7 @@ def _bam_dir(servo: str):
     return resources.files(__package__).joinpath("data", "bam", servo)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bam_models(servo: str) -> tuple[str, ...]:
     return tuple(sorted(f.name[:-5] for f in _bam_dir(servo).iterdir() if f.name.endswith(".json")))
 
@@ -42,10 +49,15 @@ def available_presets() -> list[tuple[str, str]]:
 
 def from_datasheet(actuator: str, ds: MotorDatasheet, coulomb: float = 0.0) -> ActuatorParams:
     """M1 parameters at the output shaft from motor datasheet values (see :mod:`.datasheet`)."""
-    return ActuatorParams(actuator=actuator, model="m1", kt=output_torque_constant(ds), R=ds.R,
-                          armature=output_armature(ds),
-                          friction={"friction_base": coulomb, "friction_viscous": output_viscous_friction(ds)},
-                          firmware=FIRMWARE_LAWS[actuator])
+    return ActuatorParams(
+        actuator=actuator,
+        model="m1",
+        kt=output_torque_constant(ds),
+        R=ds.R,
+        armature=output_armature(ds),
+        friction={"friction_base": coulomb, "friction_viscous": output_viscous_friction(ds)},
+        firmware=FIRMWARE_LAWS[actuator],
+    )
 
 
 def preset(servo: str, model: str = "m4") -> ActuatorParams:
@@ -63,12 +75,13 @@ def preset(servo: str, model: str = "m4") -> ActuatorParams:
             raise ParameterError(f"preset {servo} exists for model m1 only (datasheet model); valid: m1")
         return from_datasheet(servo, _DATASHEET[servo])
     if model not in _bam_models(servo):
-        raise ParameterError(f"no published {servo} parameter file for model {model}; "
-                             f"valid: {', '.join(_bam_models(servo))}")
+        raise ParameterError(
+            f"no published {servo} parameter file for model {model}; valid: {', '.join(_bam_models(servo))}"
+        )
     return _bam_preset(servo, model)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bam_preset(servo: str, model: str) -> ActuatorParams:
     data = json.loads(_bam_dir(servo).joinpath(f"{model}.json").read_text())
     return ActuatorParams.from_bam_dict(data, source=f"preset {servo}/{model}")

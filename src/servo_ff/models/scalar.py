@@ -4,6 +4,7 @@ These functions are the *reference* (the way bam steps, one sample at a time) an
 the body of the fused batched kernel in :mod:`.kernels`. ``p`` is a packed coefficient vector
 (:meth:`~servo_ff.models.params.ActuatorParams.packed`). Only ``math`` is used so numba can compile them.
 """
+
 from __future__ import annotations
 
 import math
@@ -11,11 +12,35 @@ import math
 try:  # numba compiles these bodies into the fused kernels; plain Python calls are unaffected
     from numba.extending import register_jitable as jitable
 except ImportError:  # pragma: no cover
+
     def jitable(fn):
         return fn
 
-from .params import (P_ALPHA, P_ARM, P_EGAIN, P_IMAX, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS,
-                     P_KP, P_KT, P_KV, P_LAW, P_MAXPWM, P_QOFF, P_R, P_VIN, P_VMAX, P_VS)
+
+from .params import (
+    P_ALPHA,
+    P_ARM,
+    P_EGAIN,
+    P_IMAX,
+    P_KC,
+    P_KCS,
+    P_KE,
+    P_KEQ,
+    P_KES,
+    P_KM,
+    P_KMQ,
+    P_KMS,
+    P_KP,
+    P_KT,
+    P_KV,
+    P_LAW,
+    P_MAXPWM,
+    P_QOFF,
+    P_R,
+    P_VIN,
+    P_VMAX,
+    P_VS,
+)
 
 
 @jitable
@@ -69,8 +94,17 @@ def firmware_1(p, theta: float, dtheta: float, goal: float) -> tuple[float, floa
 
 
 @jitable
-def step_1(p, theta: float, dtheta: float, goal: float, dt: float, gravity: float, tau_ext: float,
-           inertia: float, enable: float) -> tuple[float, float, float, float, float]:
+def step_1(
+    p,
+    theta: float,
+    dtheta: float,
+    goal: float,
+    dt: float,
+    gravity: float,
+    tau_ext: float,
+    inertia: float,
+    enable: float,
+) -> tuple[float, float, float, float, float]:
     """Algorithm 1 (Duclusaud et al., seed 004): one step of one joint, in bam's order.
 
     External torque τ_e = −gravity·sin(θ + q_offset) + tau_ext (gravity = (m + m_arm/2)·g·l for the pendulum,

@@ -7,6 +7,7 @@ tables of the documentation. Ranges are wide physical bounds for servo-class act
 is a mistake (or would make the simulation non-finite), not an unusual servo. Identification search boxes
 (``identification.simulation_fit``) lie inside them.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,7 +31,9 @@ ACTUATOR_FIELDS: dict[str, FieldSpec] = {
     "kt": FieldSpec("N·m/A", 0.0, 50.0, "torque constant at the output (gear ratio included)", lo_open=True),
     "R": FieldSpec("Ω", 0.01, 1000.0, "motor winding resistance"),
     "armature": FieldSpec("kg·m²", 1e-8, 10.0, "apparent rotor inertia at the output"),
-    "q_offset": FieldSpec("rad", -math.pi, math.pi, "encoder zero vs. load zero: the load is evaluated at θ + q_offset"),
+    "q_offset": FieldSpec(
+        "rad", -math.pi, math.pi, "encoder zero vs. load zero: the load is evaluated at θ + q_offset"
+    ),
     "dtheta_max": FieldSpec("rad/s", 0.0, 1000.0, "simulator velocity clamp (bam: 100)", lo_open=True),
     "friction_base": FieldSpec(_N, 0.0, 50.0, "Coulomb friction K_c"),
     "friction_viscous": FieldSpec("N·m·s/rad", 0.0, 50.0, "viscous friction K_v"),
@@ -50,15 +53,21 @@ ACTUATOR_FIELDS: dict[str, FieldSpec] = {
 #: Firmware law fields (Duclusaud et al. Eq. 11–15; register-unit gains).
 FIRMWARE_FIELDS: dict[str, FieldSpec] = {
     "vin": FieldSpec("V", 0.0, 100.0, "supply voltage", lo_open=True),
-    "kp": FieldSpec("firmware-law gain", 0.0, 1e5, "P gain as the law uses it (MX: Position P Gain register / 16, the "
-                    "Protocol 1.0 unit bam identified with; X-series, STS: the register)"),
-    "error_gain": FieldSpec("duty or A per (register·rad)", 0.0, 1e3, "turns kp·error into a duty (A)",
-                            lo_open=True),
+    "kp": FieldSpec(
+        "firmware-law gain",
+        0.0,
+        1e5,
+        "P gain as the law uses it (MX: Position P Gain register / 16, the "
+        "Protocol 1.0 unit bam identified with; X-series, STS: the register)",
+    ),
+    "error_gain": FieldSpec("duty or A per (register·rad)", 0.0, 1e3, "turns kp·error into a duty (A)", lo_open=True),
     "max_pwm": FieldSpec("–", 0.0, 1.0, "duty-cycle limit", lo_open=True),
-    "current_limit": FieldSpec("A", 0.0, 100.0, "current limit (voltage law: duty window; current law: I_heat)",
-                               lo_open=True, none_is_inf=True),
-    "goal_velocity_limit": FieldSpec("rad/s", 0.0, 1000.0, "firmware target speed limit (Feetech STS)",
-                                     lo_open=True, none_is_inf=True),
+    "current_limit": FieldSpec(
+        "A", 0.0, 100.0, "current limit (voltage law: duty window; current law: I_heat)", lo_open=True, none_is_inf=True
+    ),
+    "goal_velocity_limit": FieldSpec(
+        "rad/s", 0.0, 1000.0, "firmware target speed limit (Feetech STS)", lo_open=True, none_is_inf=True
+    ),
 }
 
 
@@ -69,8 +78,7 @@ FIRMWARE_FIELDS: dict[str, FieldSpec] = {
 #: the bounds hold every preset with a wide margin (the largest, XL330's α̂0, is ≈ 3.6e3).
 _AU = "rad·V·register"
 ALPHA_FIELDS: dict[str, FieldSpec] = {
-    "alpha0": FieldSpec(f"{_AU}/(N·m)", 0.0, 1e5, "α̂0: output torque → goal offset (R/(kt·error_gain))",
-                        lo_open=True),
+    "alpha0": FieldSpec(f"{_AU}/(N·m)", 0.0, 1e5, "α̂0: output torque → goal offset (R/(kt·error_gain))", lo_open=True),
     "alpha1": FieldSpec(f"{_AU}·s/rad", 0.0, 1e5, "α̂1: velocity term (back-EMF + viscous friction)"),
     "alpha2": FieldSpec(_AU, 0.0, 1e5, "α̂2: Coulomb friction term, sgn(q̇)(1 − β)"),
     "alpha3": FieldSpec(_AU, 0.0, 1e5, "α̂3: static (Stribeck) friction term, sgn(q̇)β"),
@@ -81,12 +89,27 @@ ALPHA_FIELDS: dict[str, FieldSpec] = {
 
 #: The feed-forward node's supply and desired-motion bounds (``nodes/feedforward_node.py``).
 FEEDFORWARD_FIELDS: dict[str, FieldSpec] = {
-    "u_nominal": FieldSpec("V", 0.1, FIRMWARE_FIELDS["vin"].hi, "nominal supply voltage: used until the first "
-                           "good servo_supply reading and the reference of min_supply_fraction"),
-    "min_supply_fraction": FieldSpec("–", 0.0, 1.0, "a supply reading below this fraction of u_nominal (or above "
-                                     f"{FIRMWARE_FIELDS['vin'].hi:g} V) is refused and the last good one held"),
-    "max_velocity": FieldSpec("rad/s", 0.0, ACTUATOR_FIELDS["dtheta_max"].hi, "largest desired |q̇| of a joint "
-                              "whose URDF has no velocity limit", lo_open=True),
+    "u_nominal": FieldSpec(
+        "V",
+        0.1,
+        FIRMWARE_FIELDS["vin"].hi,
+        "nominal supply voltage: used until the first "
+        "good servo_supply reading and the reference of min_supply_fraction",
+    ),
+    "min_supply_fraction": FieldSpec(
+        "–",
+        0.0,
+        1.0,
+        "a supply reading below this fraction of u_nominal (or above "
+        f"{FIRMWARE_FIELDS['vin'].hi:g} V) is refused and the last good one held",
+    ),
+    "max_velocity": FieldSpec(
+        "rad/s",
+        0.0,
+        ACTUATOR_FIELDS["dtheta_max"].hi,
+        "largest desired |q̇| of a joint whose URDF has no velocity limit",
+        lo_open=True,
+    ),
     "max_acceleration": FieldSpec("rad/s²", 0.0, 1e6, "largest desired |q̈| of a joint", lo_open=True),
 }
 
@@ -122,11 +145,18 @@ def range_text(spec: FieldSpec) -> str:
 
 def _short(value: Any, limit: int = 40) -> str:
     text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit - 5]}…({len(text)} chars)"
+    return text if len(text) <= limit else f"{text[: limit - 5]}…({len(text)} chars)"
 
 
-__all__ = ["FieldSpec", "ACTUATOR_FIELDS", "FIRMWARE_FIELDS", "ALPHA_FIELDS", "FEEDFORWARD_FIELDS", "check_field",
-           "range_text"]
+__all__ = [
+    "FieldSpec",
+    "ACTUATOR_FIELDS",
+    "FIRMWARE_FIELDS",
+    "ALPHA_FIELDS",
+    "FEEDFORWARD_FIELDS",
+    "check_field",
+    "range_text",
+]
 
 
 def markdown_tables() -> str:
@@ -141,13 +171,19 @@ def markdown_tables() -> str:
     rows = ["| parameter | unit | admissible range | meaning |", "|---|---|---|---|"]
     rows += [f"| `{k}` | {f.unit} | {rng(f)} | {f.description} |" for k, f in ACTUATOR_FIELDS.items()]
     rows += [f"| `firmware.{k}` | {f.unit} | {rng(f)} | {f.description} |" for k, f in FIRMWARE_FIELDS.items()]
-    rows += ["", "| law | control | vin [V] | kp | error_gain | max_pwm | current limit [A] | goal speed limit "
-             "[rad/s] | source |", "|---|---|---|---|---|---|---|---|---|"]
+    rows += [
+        "",
+        "| law | control | vin [V] | kp | error_gain | max_pwm | current limit [A] | goal speed limit "
+        "[rad/s] | source |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, (law, source) in FIRMWARE_TABLE.items():
         lim = "none" if law.current_limit == math.inf else f"{law.current_limit:g}"
         gv = "none" if law.goal_velocity_limit == math.inf else f"{law.goal_velocity_limit:.4g}"
-        rows.append(f"| `{name}` | {law.control} | {law.vin:g} | {law.kp:g} | {law.error_gain:.6g} | "
-                    f"{law.max_pwm:g} | {lim} | {gv} | {source} |")
+        rows.append(
+            f"| `{name}` | {law.control} | {law.vin:g} | {law.kp:g} | {law.error_gain:.6g} | "
+            f"{law.max_pwm:g} | {lim} | {gv} | {source} |"
+        )
     return "\n".join(rows)
 
 

@@ -8,6 +8,7 @@ q_d = q + (α̂0·τ_o + α̂1·q̇ + α̂2·sgn(q̇)(1 − β) + α̂3·sgn(q̇
 servo's P gain in register units, U_bat the measured supply voltage [V]. ``alpha`` is an array (..., 4) or
 (..., 5) broadcasting against the joint arrays.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,17 +20,23 @@ DEFAULT_DQ_S = 0.1
 DEFAULT_DELTA = 1.0
 
 
-def stribeck_beta(dq: np.ndarray, dq_s: float | np.ndarray = DEFAULT_DQ_S,
-                  delta: float | np.ndarray = DEFAULT_DELTA) -> np.ndarray:
+def stribeck_beta(
+    dq: np.ndarray, dq_s: float | np.ndarray = DEFAULT_DQ_S, delta: float | np.ndarray = DEFAULT_DELTA
+) -> np.ndarray:
     """β = exp(−|q̇/q̇_s|^δ) (Eq. 9): 1 at rest (static friction), → 0 when moving (Coulomb)."""
     if not (np.all(np.asarray(dq_s) > 0) and np.all(np.asarray(delta) > 0)):
         raise ValueError(f"stribeck_beta: dq_s and delta must be > 0, got dq_s={dq_s}, delta={delta}")
-    return np.exp(-np.abs(np.asarray(dq, dtype=float) / dq_s) ** delta)
+    return np.exp(-(np.abs(np.asarray(dq, dtype=float) / dq_s) ** delta))
 
 
-def motor_regressors(tau: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None = None,
-                     dq_s: float | np.ndarray = DEFAULT_DQ_S, delta: float | np.ndarray = DEFAULT_DELTA,
-                     with_inertia: bool = False) -> np.ndarray:
+def motor_regressors(
+    tau: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray | None = None,
+    dq_s: float | np.ndarray = DEFAULT_DQ_S,
+    delta: float | np.ndarray = DEFAULT_DELTA,
+    with_inertia: bool = False,
+) -> np.ndarray:
     """Rows of A in Eq. 27: [τ_o, q̇, sgn(q̇)(1−β), sgn(q̇)β (, q̈ for Eq. 14)] stacked on a last axis."""
     tau, dq = np.broadcast_arrays(np.asarray(tau, dtype=float), np.asarray(dq, dtype=float))
     beta = stribeck_beta(dq, dq_s, delta)
@@ -42,8 +49,14 @@ def motor_regressors(tau: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None = N
     return np.stack(cols, axis=-1)
 
 
-def motor_voltage(alpha: np.ndarray, tau: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None = None,
-                  dq_s: float | np.ndarray = DEFAULT_DQ_S, delta: float | np.ndarray = DEFAULT_DELTA) -> np.ndarray:
+def motor_voltage(
+    alpha: np.ndarray,
+    tau: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray | None = None,
+    dq_s: float | np.ndarray = DEFAULT_DQ_S,
+    delta: float | np.ndarray = DEFAULT_DELTA,
+) -> np.ndarray:
     """U from α (Eq. 13; Eq. 14 when ``alpha`` has 5 entries) [V, or register-scaled with α̂]."""
     alpha = np.asarray(alpha, dtype=float)
     if alpha.shape[-1] not in (4, 5):
@@ -52,10 +65,17 @@ def motor_voltage(alpha: np.ndarray, tau: np.ndarray, dq: np.ndarray, ddq: np.nd
     return np.einsum("...k,...k->...", x, alpha)
 
 
-def goal_position_from_torque(q: np.ndarray, tau: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None,
-                              alpha: np.ndarray, kp: float | np.ndarray, u_bat: float | np.ndarray,
-                              dq_s: float | np.ndarray = DEFAULT_DQ_S,
-                              delta: float | np.ndarray = DEFAULT_DELTA) -> np.ndarray:
+def goal_position_from_torque(
+    q: np.ndarray,
+    tau: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray | None,
+    alpha: np.ndarray,
+    kp: float | np.ndarray,
+    u_bat: float | np.ndarray,
+    dq_s: float | np.ndarray = DEFAULT_DQ_S,
+    delta: float | np.ndarray = DEFAULT_DELTA,
+) -> np.ndarray:
     """Feed-forward goal position q_d [rad] for a P-controlled servo (Eq. 19).
 
     The friction terms carry sgn(q̇) as in Eq. 13; the printed Eq. 18–19 drop it, which would apply
@@ -71,7 +91,7 @@ def goal_position_from_torque(q: np.ndarray, tau: np.ndarray, dq: np.ndarray, dd
     gain = np.asarray(kp, dtype=float) * u_bat
     dq = np.asarray(dq, dtype=float)
     s = np.sign(dq)
-    beta = np.exp(-np.abs(dq / dq_s) ** delta)  # Eq. 9
+    beta = np.exp(-(np.abs(dq / dq_s) ** delta))  # Eq. 9
     u = alpha[..., 0] * tau + alpha[..., 1] * dq + s * (alpha[..., 2] * (1.0 - beta) + alpha[..., 3] * beta)
     if n_alpha == 5:
         if ddq is None:
@@ -106,13 +126,15 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
     if params.model in ("m3", "m4", "m5", "m6"):
         import warnings
 
-        warnings.warn(f"alpha_hat_from_actuator: model {params.model}'s load-dependent friction has no term in "
-                      "seed 002's model and is left out", stacklevel=2)
+        warnings.warn(
+            f"alpha_hat_from_actuator: model {params.model}'s load-dependent friction has no term in "
+            "seed 002's model and is left out",
+            stacklevel=2,
+        )
     f = params.friction
     r_kt = params.R / params.kt
     kc = f["friction_base"]
-    alpha = [r_kt, params.kt + r_kt * f["friction_viscous"], r_kt * kc,
-             r_kt * (kc + f.get("friction_stribeck", 0.0))]
+    alpha = [r_kt, params.kt + r_kt * f["friction_viscous"], r_kt * kc, r_kt * (kc + f.get("friction_stribeck", 0.0))]
     if with_inertia:
         alpha.append(r_kt * params.armature)
     return np.asarray(alpha) / params.firmware.error_gain

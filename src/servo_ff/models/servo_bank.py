@@ -15,11 +15,13 @@ virtual bus's ``--load`` flag); :func:`pendulum_of` turns one per servo into a s
 Used by the simulation node (:mod:`servo_ff.nodes.sim_backend`) and the virtual Dynamixel bus
 (:mod:`servo_ff.dynamixel.virtual_servos`).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -68,11 +70,11 @@ class ServoLoad:
     inertia: float = 0.0
 
     @classmethod
-    def pendulum(cls, mass: float, length: float, arm_mass: float = 0.0) -> "ServoLoad":
+    def pendulum(cls, mass: float, length: float, arm_mass: float = 0.0) -> ServoLoad:
         return cls(mass=mass, length=length, arm_mass=arm_mass)
 
     @classmethod
-    def fixed_inertia(cls, inertia: float) -> "ServoLoad":
+    def fixed_inertia(cls, inertia: float) -> ServoLoad:
         return cls(inertia=inertia)
 
     def __post_init__(self) -> None:
@@ -85,7 +87,7 @@ class ServoLoad:
         return PendulumLoad(self.mass, self.length, self.arm_mass, self.inertia)
 
     @classmethod
-    def parse(cls, spec: str) -> "ServoLoad":
+    def parse(cls, spec: str) -> ServoLoad:
         """``pendulum:MASS,LENGTH[,ARM_MASS]`` or ``inertia:J`` (SI units)."""
         kind, _, rest = spec.partition(":")
         try:
@@ -176,8 +178,16 @@ class ServoBank:
         h = dt / substeps
         for _ in range(substeps):
             self.target = goal_slew(self.target, self.goal, self.packed[:, P_GVMAX], h)
-            r = step(self.packed, self.theta, self.dtheta, self.target, h, load=load_at(self.load, self.theta),
-                     enable=self.enable, backend=self.backend)
+            r = step(
+                self.packed,
+                self.theta,
+                self.dtheta,
+                self.target,
+                h,
+                load=load_at(self.load, self.theta),
+                enable=self.enable,
+                backend=self.backend,
+            )
             self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts
         self.time += dt
         return substeps
@@ -195,8 +205,16 @@ class ServoBank:
     def warm_up(self, dt: float) -> None:
         """One discarded step: compiles / loads the numba kernel before a real-time loop starts (a first-call
         JIT compile inside a timer callback would stall it for seconds)."""
-        step(self.packed, self.theta, self.dtheta, self.goal, dt, load=load_at(self.load, self.theta), enable=1.0,
-             backend=self.backend)
+        step(
+            self.packed,
+            self.theta,
+            self.dtheta,
+            self.goal,
+            dt,
+            load=load_at(self.load, self.theta),
+            enable=1.0,
+            backend=self.backend,
+        )
 
     # ------------------------------------------------------------------ events
     def reset(self, theta0: np.ndarray) -> None:

@@ -9,6 +9,7 @@ discretised exactly (zero-order hold) at the controller period. The embedded con
 on the quantised angle Q(θ_l) (``counts_per_rev`` counts/rev, None = ideal sensor) and its voltage is
 saturated to ±V_s (000: V_s = 12 V; 001: 5 V). A numba kernel runs the time loop for a batch of references.
 """
+
 from __future__ import annotations
 
 import math
@@ -89,9 +90,20 @@ def _kernel_py(Ad, Bd, cur_row, cur_u, ref, kp, ki, kd, dt, vs, q, out_theta, ou
 _kernel = numba.njit(cache=True, nogil=True)(_kernel_py) if numba is not None else _kernel_py
 
 
-def simulate_servo(ds: MotorDatasheet, reference, dt: float, *, Kp: float, Ki: float = 0.0, Kd: float = 0.0,
-                   Vs: float = 12.0, J_l: float = 0.0, counts_per_rev: int | None = 4096,
-                   include_inductance: bool = True, saturate: bool = True) -> ServoSimResult:
+def simulate_servo(
+    ds: MotorDatasheet,
+    reference,
+    dt: float,
+    *,
+    Kp: float,
+    Ki: float = 0.0,
+    Kd: float = 0.0,
+    Vs: float = 12.0,
+    J_l: float = 0.0,
+    counts_per_rev: int | None = 4096,
+    include_inductance: bool = True,
+    saturate: bool = True,
+) -> ServoSimResult:
     """Simulate the closed-loop servo for reference angles ``reference`` [rad], shape (T,) or (B, T), sampled
     at the controller period ``dt`` [s]; PID gains in SI (V/rad, see ``transfer_functions.mx28_si_gains``).
 
@@ -119,8 +131,23 @@ def simulate_servo(ds: MotorDatasheet, reference, dt: float, *, Kp: float, Ki: f
     nb, nt = ref.shape
     theta, volts, cur = (np.empty((nb, nt)) for _ in range(3))
     sat = np.zeros((nb, nt), dtype=np.bool_)
-    _kernel(np.ascontiguousarray(Ad), np.ascontiguousarray(Bd[:, 0]), cur_row, cur_u, np.ascontiguousarray(ref),
-            kp, ki, kd, dt, Vs if saturate else np.inf, q, theta, volts, cur, sat)
+    _kernel(
+        np.ascontiguousarray(Ad),
+        np.ascontiguousarray(Bd[:, 0]),
+        cur_row,
+        cur_u,
+        np.ascontiguousarray(ref),
+        kp,
+        ki,
+        kd,
+        dt,
+        Vs if saturate else np.inf,
+        q,
+        theta,
+        volts,
+        cur,
+        sat,
+    )
     return ServoSimResult(np.arange(nt) * dt, theta, volts, cur, sat)
 
 

@@ -1,5 +1,6 @@
 """Step and frequency responses of a datasheet servo, linear (000 Eq. 30) against nonlinear (saturation +
 quantisation), as arrays for tables and plots (seed 000 §3, Figs. 2–5; seed 001 §6, Fig. 16)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,9 +24,20 @@ class StepStudy:
     saturated_time: np.ndarray  # (K,) time at the voltage limit [s]
 
 
-def step_study(ds: MotorDatasheet, amplitudes_rad, *, Kp: float, Ki: float = 0.0, Kd: float = 0.0, Vs: float,
-               J_l: float = 0.0, dt: float = 1e-3, duration: float = 1.0, counts_per_rev: int | None = 4096,
-               include_inductance: bool = True) -> StepStudy:
+def step_study(
+    ds: MotorDatasheet,
+    amplitudes_rad,
+    *,
+    Kp: float,
+    Ki: float = 0.0,
+    Kd: float = 0.0,
+    Vs: float,
+    J_l: float = 0.0,
+    dt: float = 1e-3,
+    duration: float = 1.0,
+    counts_per_rev: int | None = 4096,
+    include_inductance: bool = True,
+) -> StepStudy:
     """Steps of ``amplitudes_rad`` from rest: the closed-loop transfer function against the nonlinear
     simulation with ±``Vs`` saturation and encoder quantisation (``counts_per_rev``, None = ideal)."""
     amps = np.atleast_1d(np.asarray(amplitudes_rad, dtype=float))
@@ -37,8 +49,18 @@ def step_study(ds: MotorDatasheet, amplitudes_rad, *, Kp: float, Ki: float = 0.0
     t = np.arange(nt) * dt
     sys = closed_loop_tf(ds, Kp, Ki, Kd, J_l, include_inductance=include_inductance)
     lin = np.stack([linear_step_response(sys, a, t) for a in amps])
-    sim = simulate_servo(ds, np.repeat(amps[:, None], nt, axis=1), dt, Kp=Kp, Ki=Ki, Kd=Kd, Vs=Vs, J_l=J_l,
-                         counts_per_rev=counts_per_rev, include_inductance=include_inductance)
+    sim = simulate_servo(
+        ds,
+        np.repeat(amps[:, None], nt, axis=1),
+        dt,
+        Kp=Kp,
+        Ki=Ki,
+        Kd=Kd,
+        Vs=Vs,
+        J_l=J_l,
+        counts_per_rev=counts_per_rev,
+        include_inductance=include_inductance,
+    )
     ml = [step_metrics(t, lin[k], a) for k, a in enumerate(amps)]
     mn = [step_metrics(t, sim.theta[k], a) for k, a in enumerate(amps)]
     return StepStudy(t, amps, lin, sim.theta, sim.volts, ml, mn, sim.saturated.sum(axis=1) * dt)

@@ -8,6 +8,7 @@ Loads: :class:`PendulumLoad` (the 004 test bench: τ_e = −(m + m_arm/2)·g·l�
 J = (m + m_arm/3)·l² + J_m; seed 004 writes τ_e = m·g·l·sin θ with the angle measured from the top) or
 :class:`ExternalLoad` (a caller-supplied torque and inertia, e.g. from rigid-body dynamics).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,8 +19,7 @@ import numpy as np
 from . import kernels
 from .friction import applied_friction, friction_budget, stopping_torque
 from .motor import firmware_torque, goal_profile
-from .params import (N_PACKED, P_ALPHA, P_ARM, P_GVMAX, P_IMAX, P_KT, P_LAW, P_QOFF, P_R, P_VIN, P_VMAX, P_VS,
-                     pack)
+from .params import N_PACKED, P_ALPHA, P_ARM, P_GVMAX, P_IMAX, P_KT, P_LAW, P_QOFF, P_R, P_VIN, P_VMAX, P_VS, pack
 
 GRAVITY = 9.80665  # m/s²
 Backend = Literal["auto", "numba", "numpy"]
@@ -41,8 +41,9 @@ class PendulumLoad:
 
     def inertia(self) -> np.ndarray:
         """(m + m_arm/3)·l² + J_extra [kg·m²] (armature added by the stepper)."""
-        return ((np.asarray(self.mass) + np.asarray(self.arm_mass) / 3) * np.asarray(self.length) ** 2
-                + np.asarray(self.extra_inertia))
+        return (np.asarray(self.mass) + np.asarray(self.arm_mass) / 3) * np.asarray(self.length) ** 2 + np.asarray(
+            self.extra_inertia
+        )
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,11 @@ def _load_arrays(load, shape, shape2, n_steps: int | None):
     if load is None:
         load = ExternalLoad(inertia=0.0)
     if isinstance(load, PendulumLoad):
-        if (np.asarray(load.length) < 0).any() or (np.asarray(load.mass) < 0).any() \
-                or (np.asarray(load.arm_mass) < 0).any():
+        if (
+            (np.asarray(load.length) < 0).any()
+            or (np.asarray(load.mass) < 0).any()
+            or (np.asarray(load.arm_mass) < 0).any()
+        ):
             raise ValueError("PendulumLoad: mass, arm_mass and length must be >= 0")
         grav = _finite("load.gravity", load.gravity_torque_amplitude(), shape2)
         inertia = _finite("load.inertia", load.inertia(), shape2)
@@ -132,8 +136,10 @@ def _packed(params, shape2) -> np.ndarray:
     if not np.isfinite(finite).all() or np.isnan(p[..., limits]).any():
         raise ValueError("params contains non-finite values")
     if (np.delete(p, P_QOFF, axis=-1) < 0).any() or not (p[..., [P_KT, P_R, P_VS, P_ALPHA, P_VIN, P_VMAX]] > 0).all():
-        raise ValueError("params: packed coefficients must be >= 0 (q_offset excepted) and kt, R, "
-                         "dtheta_stribeck, alpha, vin, dtheta_max > 0")
+        raise ValueError(
+            "params: packed coefficients must be >= 0 (q_offset excepted) and kt, R, "
+            "dtheta_stribeck, alpha, vin, dtheta_max > 0"
+        )
     if not np.isin(p[..., P_LAW], (0.0, 1.0)).all():
         raise ValueError("params: the control-law slot must be 0 (voltage) or 1 (current)")
     try:
@@ -181,11 +187,13 @@ def step_stability_refusal(params, load_inertia, dt: float, names=None) -> str |
         return None
     i = int(np.argmin(np.where(bad, limit, np.inf)))  # the worst joint
     name = names[i] if names is not None and i < len(names) else f"joint {i}"
-    return (f"physics step {dt:.3g} s is not below the explicit-integration stability limit 2·J·R/kt² = "
-            f"{limit[i]:.3g} s of {name} (J = load {j_load[min(i, j_load.size - 1)]:.3g} + armature "
-            f"{float(np.broadcast_to(p[..., P_ARM], limit.shape)[i]):.3g} kg·m², R = "
-            f"{float(np.broadcast_to(p[..., P_R], limit.shape)[i]):.3g} Ω, kt = "
-            f"{float(np.broadcast_to(p[..., P_KT], limit.shape)[i]):.3g} N·m/A): the back-EMF damping would diverge")
+    return (
+        f"physics step {dt:.3g} s is not below the explicit-integration stability limit 2·J·R/kt² = "
+        f"{limit[i]:.3g} s of {name} (J = load {j_load[min(i, j_load.size - 1)]:.3g} + armature "
+        f"{float(np.broadcast_to(p[..., P_ARM], limit.shape)[i]):.3g} kg·m², R = "
+        f"{float(np.broadcast_to(p[..., P_R], limit.shape)[i]):.3g} Ω, kt = "
+        f"{float(np.broadcast_to(p[..., P_KT], limit.shape)[i]):.3g} N·m/A): the back-EMF damping would diverge"
+    )
 
 
 def step_numpy(p, theta, dtheta, goal, dt, gravity, tau_ext, inertia, enable) -> StepResult:
@@ -201,8 +209,16 @@ def step_numpy(p, theta, dtheta, goal, dt, gravity, tau_ext, inertia, enable) ->
     return StepResult(theta + dtheta_next * dt + 0.5 * ddtheta * dt**2, dtheta_next, tau_m, tau_f, volts)  # 9
 
 
-def step(params, theta, dtheta, goal, dt: float, load: PendulumLoad | ExternalLoad | None = None,
-         enable=1.0, backend: Backend = "auto") -> StepResult:
+def step(
+    params,
+    theta,
+    dtheta,
+    goal,
+    dt: float,
+    load: PendulumLoad | ExternalLoad | None = None,
+    enable=1.0,
+    backend: Backend = "auto",
+) -> StepResult:
     """Advance every joint by one step of ``dt`` seconds toward ``goal`` [rad] (Algorithm 1).
 
     Shapes: ``theta``, ``dtheta``, ``goal`` broadcast to (batch, joints), (joints,) or (); outputs have that
@@ -273,14 +289,35 @@ def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
     dth_io = np.array(dth, dtype=np.float64).reshape(n)
     flat = [o.reshape(o.shape[0], n) if o.size else np.empty((0, 0)) for o in out]
     with _threads(n):
-        kernels.rollout_simd(th_io, dth_io, np.ascontiguousarray(gl.reshape(n_steps, n)), dt, soa,
-                             np.ascontiguousarray(grav.reshape(n)), ext, ext_step,
-                             np.ascontiguousarray(inertia.reshape(n)), ena, en_step, *flat, SIMD_CHUNK)
+        kernels.rollout_simd(
+            th_io,
+            dth_io,
+            np.ascontiguousarray(gl.reshape(n_steps, n)),
+            dt,
+            soa,
+            np.ascontiguousarray(grav.reshape(n)),
+            ext,
+            ext_step,
+            np.ascontiguousarray(inertia.reshape(n)),
+            ena,
+            en_step,
+            *flat,
+            SIMD_CHUNK,
+        )
 
 
-def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | ExternalLoad | None = None,
-            enable=1.0, backend: Backend = "auto", positions_only: bool = False,
-            goal_start=None) -> StepResult:
+def rollout(
+    params,
+    theta0,
+    dtheta0,
+    goals,
+    dt: float,
+    load: PendulumLoad | ExternalLoad | None = None,
+    enable=1.0,
+    backend: Backend = "auto",
+    positions_only: bool = False,
+    goal_start=None,
+) -> StepResult:
     """Run Algorithm 1 over a goal sequence ``goals`` shaped (T, batch, joints) / (T, joints) / (T,).
 
     Returns arrays shaped like ``goals``: ``theta[k]``, ``dtheta[k]`` are the state *before* goal k is applied
@@ -308,17 +345,20 @@ def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | Exte
     p = _packed(params, shape2)
     grav, tau_ext, inertia = _load_arrays(load, shape, shape2, n_steps)
     _check_inertia(p, inertia)
-    gl = goal_profile(gl, p[..., P_GVMAX], dt,
-                      th if goal_start is None else _finite("goal_start", goal_start, shape).reshape(shape2))
-    out = [np.empty((n_steps, *shape2))] + [np.empty((0, 0, 0) if positions_only else (n_steps, *shape2))
-                                             for _ in range(4)]
+    gl = goal_profile(
+        gl, p[..., P_GVMAX], dt, th if goal_start is None else _finite("goal_start", goal_start, shape).reshape(shape2)
+    )
+    out = [np.empty((n_steps, *shape2))] + [
+        np.empty((0, 0, 0) if positions_only else (n_steps, *shape2)) for _ in range(4)
+    ]
     if _pick(backend) == "numpy":
         if positions_only:
             out = [np.empty((n_steps, *shape2)) for _ in range(5)]
         for k in range(n_steps):
             out[0][k], out[1][k] = th, dth
-            th, dth, out[2][k], out[3][k], out[4][k] = step_numpy(p, th, dth, gl[k], dt, grav, tau_ext[k],
-                                                                   inertia, en[k])
+            th, dth, out[2][k], out[3][k], out[4][k] = step_numpy(
+                p, th, dth, gl[k], dt, grav, tau_ext[k], inertia, en[k]
+            )
     else:
         _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out)
     if positions_only:
@@ -326,12 +366,22 @@ def rollout(params, theta0, dtheta0, goals, dt: float, load: PendulumLoad | Exte
     return StepResult(*(a.reshape(n_steps, *shape) for a in out))
 
 
-def final_state(params, result: StepResult, goal_last, dt: float, load=None, enable=1.0,
-                backend: Backend = "auto") -> StepResult:
+def final_state(
+    params, result: StepResult, goal_last, dt: float, load=None, enable=1.0, backend: Backend = "auto"
+) -> StepResult:
     """State after the last goal of a rollout (one more step from ``result[-1]``)."""
-    return step(params, result.theta[-1], result.dtheta[-1], goal_last, dt, load=load, enable=enable,
-                backend=backend)
+    return step(params, result.theta[-1], result.dtheta[-1], goal_last, dt, load=load, enable=enable, backend=backend)
 
 
-__all__ = ["GRAVITY", "PendulumLoad", "ExternalLoad", "StepResult", "step", "rollout", "step_numpy", "final_state",
-           "max_stable_dt", "step_stability_refusal"]
+__all__ = [
+    "GRAVITY",
+    "PendulumLoad",
+    "ExternalLoad",
+    "StepResult",
+    "step",
+    "rollout",
+    "step_numpy",
+    "final_state",
+    "max_stable_dt",
+    "step_stability_refusal",
+]

@@ -12,10 +12,11 @@ Motor + gearbox from datasheet values (:class:`~servo_ff.models.datasheet.MotorD
 Transfer functions are :class:`control.TransferFunction` objects (python-control); algebra (series,
 feedback, cancellation) is python-control's, not hand-written polynomial code.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import control
 import numpy as np
@@ -48,11 +49,13 @@ def _nonneg(name: str, value: float) -> float:
 # --------------------------------------------------------------------------------------------------
 def gearbox_efficiency(tau_load_stall: float, tau_motor_stall: float, N: float) -> float:
     """η = τ_l,s / (N·τ_m,s) [-] from the servo and motor stall torques [N·m] (000 Eq. 13, 001 Eq. 26)."""
-    eta = _positive("tau_load_stall", tau_load_stall) / (_positive("N", N) * _positive("tau_motor_stall",
-                                                                                       tau_motor_stall))
+    eta = _positive("tau_load_stall", tau_load_stall) / (
+        _positive("N", N) * _positive("tau_motor_stall", tau_motor_stall)
+    )
     if eta > 1:
-        raise ParameterError(f"gearbox efficiency from stall torques is {eta:.4g} > 1: tau_load_stall is larger "
-                             "than N*tau_motor_stall")
+        raise ParameterError(
+            f"gearbox efficiency from stall torques is {eta:.4g} > 1: tau_load_stall is larger than N*tau_motor_stall"
+        )
     return eta
 
 
@@ -81,9 +84,19 @@ def rpm_to_rad_s(rpm: float) -> float:
     return float(rpm) * 2 * math.pi / 60
 
 
-def datasheet_from_measurements(*, R: float, Kt: float, Kw: float, Jm: float, N: float, tau_load_stall: float,
-                                tau_motor_stall: float, i_no_load: float, speed_no_load: float,
-                                L: float = 0.0) -> MotorDatasheet:
+def datasheet_from_measurements(
+    *,
+    R: float,
+    Kt: float,
+    Kw: float,
+    Jm: float,
+    N: float,
+    tau_load_stall: float,
+    tau_motor_stall: float,
+    i_no_load: float,
+    speed_no_load: float,
+    L: float = 0.0,
+) -> MotorDatasheet:
     """Build a :class:`MotorDatasheet` with η from stall torques (Eq. 13) and b_m from no-load data (Eq. 16–17)."""
     for k, v in dict(R=R, Kt=Kt, Kw=Kw, Jm=Jm, N=N).items():
         _positive(k, v)
@@ -111,8 +124,9 @@ def current_to_angle_tf(ds: MotorDatasheet, J_l: float = 0.0) -> control.Transfe
     return control.tf([ds.N * ds.eta * ds.Kt], [equivalent_inertia(ds, J_l), equivalent_damping(ds), 0.0])
 
 
-def voltage_to_angle_tf(ds: MotorDatasheet, J_l: float = 0.0, *, include_inductance: bool = True
-                        ) -> control.TransferFunction:
+def voltage_to_angle_tf(
+    ds: MotorDatasheet, J_l: float = 0.0, *, include_inductance: bool = True
+) -> control.TransferFunction:
     """Θ_l(s)/U(s) [rad/V] (000 Eq. 28, 001 Eq. 20): Eq. 24 closed with the back-EMF loop of Eq. 27.
 
     ``include_inductance=False`` sets L = 0 (the reduction behind 000 Eq. 31)."""
@@ -133,8 +147,15 @@ def pid_tf(Kp: float, Ki: float = 0.0, Kd: float = 0.0) -> control.TransferFunct
     return control.tf([Kd, Kp, Ki], [1.0, 0.0]) if Ki > 0 else control.tf([Kd, Kp], [1.0])
 
 
-def closed_loop_tf(ds: MotorDatasheet, Kp: float, Ki: float = 0.0, Kd: float = 0.0, J_l: float = 0.0, *,
-                   include_inductance: bool = True) -> control.TransferFunction:
+def closed_loop_tf(
+    ds: MotorDatasheet,
+    Kp: float,
+    Ki: float = 0.0,
+    Kd: float = 0.0,
+    J_l: float = 0.0,
+    *,
+    include_inductance: bool = True,
+) -> control.TransferFunction:
     """Θ_l(s)/Θ_r(s) with the PID of Eq. 29 around Eq. 28: 000 Eq. 30; ``include_inductance=False`` gives
     000 Eq. 31 (and with Ki = Kd = 0 the P-controlled hobby servo of 001 Eq. 23). Gains in SI [V/rad…]."""
     plant = voltage_to_angle_tf(ds, J_l, include_inductance=include_inductance)
@@ -228,6 +249,10 @@ def linear_step_response(sys: control.TransferFunction, amplitude: float, t: np.
 def step_metrics(t: np.ndarray, y: np.ndarray, amplitude: float) -> dict[str, float]:
     """Rise time (10–90 %) [s], overshoot [%], settling time (2 %) [s] and final value of a step response."""
     info = control.step_info(np.asarray(y, dtype=float), T=np.asarray(t, dtype=float), yfinal=float(y[-1]))
-    return dict(rise_time=float(info["RiseTime"]), overshoot=float(info["Overshoot"]),
-                settling_time=float(info["SettlingTime"]), final_value=float(y[-1]),
-                final_error=float(amplitude - y[-1]))
+    return dict(
+        rise_time=float(info["RiseTime"]),
+        overshoot=float(info["Overshoot"]),
+        settling_time=float(info["SettlingTime"]),
+        final_value=float(y[-1]),
+        final_error=float(amplitude - y[-1]),
+    )

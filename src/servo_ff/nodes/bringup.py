@@ -9,15 +9,17 @@ the bring-up's YAML: they override it. (A plain ``-p port:=…`` cannot: ROS app
 after the ``/**`` entries that ``-p`` writes to.) ``namespace`` puts every node of the bring-up under it; the
 YAML's node sections then still apply (they are rewritten as ``/**/<node>`` for that run).
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -111,27 +113,50 @@ HARDWARE_ARGS = {
 BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "robot": ("Dynamixel hardware + feed-forward", {**HARDWARE_ARGS, **COMMON_ARGS}),
     "sim": ("simulated servos (stepper) + feed-forward", dict(COMMON_ARGS)),
-    "identify": ("sim or hardware servos + ILC + α fit → α on the feed-forward node, then exit",
-                 {"source": ("sim", "servo backend: sim or hardware"),
-                  "realtime": ("true", "false (source sim): as fast as possible on sim time: the sim node owns "
-                                       "/clock (real_time_factor 0), every node on use_sim_time, each ILC trial "
-                                       "one JointTrajectory"),
-                  **HARDWARE_ARGS, **COMMON_ARGS}),
-    "sim_humanoid": ("MuJoCo humanoid (sim node backend mujoco) + feed-forward + walking-stack stand-in", {
-        **MUJOCO_ARGS,
-        "support": ("schedule", "support coefficient the feed-forward node uses: schedule (the walker's, as a "
-                                "walking stack would) or contacts (the sim's, from the foot forces)"),
-        "n_steps": ("", "steps the walker makes (empty: the YAML's)"),
-        "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
-        **COMMON_ARGS}),
-    "sim_arm": ("MuJoCo 2R arm (MX-106 shoulder, MX-64 elbow) tracing its triangle path", {
-        **MUJOCO_ARGS,
-        "gain": ("high", "servo P gain: low (8), high (32) or a number (register units)"),
-        **COMMON_ARGS}),
-    "replay": ("α fit from a rosbag2 recording, then exit", {
-        "bag": ("", "path of the rosbag2 directory (or .mcap/.db3) to fit from"),
-        "goal_topic": ("", "goal topic in the bag (empty: the one command-like topic of a goal type)"),
-        **COMMON_ARGS}),
+    "identify": (
+        "sim or hardware servos + ILC + α fit → α on the feed-forward node, then exit",
+        {
+            "source": ("sim", "servo backend: sim or hardware"),
+            "realtime": (
+                "true",
+                "false (source sim): as fast as possible on sim time: the sim node owns "
+                "/clock (real_time_factor 0), every node on use_sim_time, each ILC trial "
+                "one JointTrajectory",
+            ),
+            **HARDWARE_ARGS,
+            **COMMON_ARGS,
+        },
+    ),
+    "sim_humanoid": (
+        "MuJoCo humanoid (sim node backend mujoco) + feed-forward + walking-stack stand-in",
+        {
+            **MUJOCO_ARGS,
+            "support": (
+                "schedule",
+                "support coefficient the feed-forward node uses: schedule (the walker's, as a "
+                "walking stack would) or contacts (the sim's, from the foot forces)",
+            ),
+            "n_steps": ("", "steps the walker makes (empty: the YAML's)"),
+            "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+            **COMMON_ARGS,
+        },
+    ),
+    "sim_arm": (
+        "MuJoCo 2R arm (MX-106 shoulder, MX-64 elbow) tracing its triangle path",
+        {
+            **MUJOCO_ARGS,
+            "gain": ("high", "servo P gain: low (8), high (32) or a number (register units)"),
+            **COMMON_ARGS,
+        },
+    ),
+    "replay": (
+        "α fit from a rosbag2 recording, then exit",
+        {
+            "bag": ("", "path of the rosbag2 directory (or .mcap/.db3) to fit from"),
+            "goal_topic": ("", "goal topic in the bag (empty: the one command-like topic of a goal type)"),
+            **COMMON_ARGS,
+        },
+    ),
 }
 
 
@@ -190,8 +215,9 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
     declared = BRINGUPS[bringup][1]
     unknown = sorted(set(args) - set(declared))
     if unknown:
-        raise ValueError(f"bring-up {bringup} has no argument(s) {', '.join(unknown)}; valid: "
-                         f"{', '.join(declared) or 'none'}")
+        raise ValueError(
+            f"bring-up {bringup} has no argument(s) {', '.join(unknown)}; valid: {', '.join(declared) or 'none'}"
+        )
     a = {k: str(args.get(k, d)) for k, (d, _) in declared.items()}
     cfg = f"{bringup}.yaml"
     ns = a.get("namespace", "").strip()
@@ -226,8 +252,12 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
             servo = node(SIM) if a["source"] == "sim" else node(HARDWARE, hw)
             return [servo, node(FEEDFORWARD), node(ILC), node(FIT, ends=True)]
         sim_time = {"use_sim_time": True}  # the sim's /clock: as fast as it steps
-        return [node(SIM, {"publish_clock": True, "real_time_factor": 0.0}), node(FEEDFORWARD, sim_time),
-                node(ILC, {**sim_time, "execution": "trajectory"}), node(FIT, sim_time, ends=True)]
+        return [
+            node(SIM, {"publish_clock": True, "real_time_factor": 0.0}),
+            node(FEEDFORWARD, sim_time),
+            node(ILC, {**sim_time, "execution": "trajectory"}),
+            node(FIT, sim_time, ends=True),
+        ]
     # replay
     if not a["bag"]:
         raise ValueError("replay: argument bag (rosbag2 directory) is required")
@@ -259,11 +289,12 @@ def launch_description(bringup: str):
     """launch_ros description of ``bringup`` (used by ``launch/<bringup>.launch.py``): every argument of
     :data:`BRINGUPS` declared with DeclareLaunchArgument, read with LaunchConfiguration, and turned into node
     parameters by :func:`plan` (the same table ``servo-ff up`` uses)."""
-    from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
     from launch.event_handlers import OnProcessExit
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
+
+    from launch import LaunchDescription
 
     declared = BRINGUPS[bringup][1]
 
@@ -272,15 +303,27 @@ def launch_description(bringup: str):
         cfg = config_dir()
         out = []
         for n in plan(bringup, **args):
-            node = Node(package=PACKAGE, executable=n.executable, name=n.name, namespace=n.namespace or None,
-                        output="screen", emulate_tty=True, parameters=[str(f) for f in n.parameter_files(cfg)])
+            node = Node(
+                package=PACKAGE,
+                executable=n.executable,
+                name=n.name,
+                namespace=n.namespace or None,
+                output="screen",
+                emulate_tty=True,
+                parameters=[str(f) for f in n.parameter_files(cfg)],
+            )
             out.append(node)
             if n.ends_bringup:  # the one-shot fit ended (its exit code says how): the launch ends with it
-                out.append(RegisterEventHandler(OnProcessExit(target_action=node, on_exit=[
-                    Shutdown(reason=f"{n.name} finished")])))
+                out.append(
+                    RegisterEventHandler(
+                        OnProcessExit(target_action=node, on_exit=[Shutdown(reason=f"{n.name} finished")])
+                    )
+                )
         return out
 
-    return LaunchDescription([
-        *(DeclareLaunchArgument(k, default_value=d, description=text) for k, (d, text) in declared.items()),
-        OpaqueFunction(function=nodes),
-    ])
+    return LaunchDescription(
+        [
+            *(DeclareLaunchArgument(k, default_value=d, description=text) for k, (d, text) in declared.items()),
+            OpaqueFunction(function=nodes),
+        ]
+    )

@@ -8,21 +8,22 @@
   change, a held goal outside the new ones moves to the nearest limit (:meth:`GoalGate.set_limits`), and each
   move is reported for the node to log.
 """
+
 from __future__ import annotations
 
 import math
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from rclpy.node import Node
 
 from servo_ff.models.params import ParameterError
 
-from .parameters import (ParameterTable, ParamSpec, actuator_from_values, actuator_specs, field_param,  # noqa: F401
-                         per_joint)
+from .parameters import ParameterTable, ParamSpec, actuator_from_values, actuator_specs, field_param, per_joint  # noqa: F401
 from .throttle import Throttle  # noqa: F401
 
 #: ROS topic / service names shared by the servo interface (sim and hardware) and its clients. Relative names:
@@ -74,8 +75,9 @@ class GoalGate:
         self.last_reject_time = time.monotonic()
         self.last_reason = f"{source}: {reason}"
         self.recent.append(self.last_reason)
-        self.throttle(f"{source}:{kind}", self.warn,
-                      f"goal on {source} rejected: {reason}; holding the last valid goal")
+        self.throttle(
+            f"{source}:{kind}", self.warn, f"goal on {source} rejected: {reason}; holding the last valid goal"
+        )
 
     def _commit(self, source: str, goal: np.ndarray) -> np.ndarray | None:
         bad = ~np.isfinite(goal)
@@ -86,8 +88,12 @@ class GoalGate:
         out = (goal < self.lower) | (goal > self.upper)
         if out.any():
             i = int(np.argmax(out))
-            self._reject(source, "limits", f"{self.joints[i]}={goal[i]:.4f} rad is outside its joint limits "
-                                           f"[{self.lower[i]:.4f}, {self.upper[i]:.4f}] rad")
+            self._reject(
+                source,
+                "limits",
+                f"{self.joints[i]}={goal[i]:.4f} rad is outside its joint limits "
+                f"[{self.lower[i]:.4f}, {self.upper[i]:.4f}] rad",
+            )
             return None
         self.goal = goal
         self.accepted += 1
@@ -102,9 +108,11 @@ class GoalGate:
         lower = np.asarray(lower, dtype=np.float64).copy()
         upper = np.asarray(upper, dtype=np.float64).copy()
         new = np.minimum(np.maximum(self.goal, lower), upper)
-        moved = [f"{self.joints[i]}: held goal {self.goal[i]:.4f} rad is outside the new limits [{lower[i]:.4f}, "
-                 f"{upper[i]:.4f}] rad; holding {new[i]:.4f} rad (the nearest limit) instead"
-                 for i in np.flatnonzero(new != self.goal)]
+        moved = [
+            f"{self.joints[i]}: held goal {self.goal[i]:.4f} rad is outside the new limits [{lower[i]:.4f}, "
+            f"{upper[i]:.4f}] rad; holding {new[i]:.4f} rad (the nearest limit) instead"
+            for i in np.flatnonzero(new != self.goal)
+        ]
         self.lower, self.upper = lower, upper
         if moved:
             self.goal = new
@@ -114,8 +122,9 @@ class GoalGate:
     def from_array(self, data: Sequence[float], source: str) -> np.ndarray | None:
         """Float64MultiArray data in ``joints`` order."""
         if len(data) != len(self.joints):
-            self._reject(source, "length", f"{len(data)} values for {len(self.joints)} joints "
-                                           f"({', '.join(self.joints)})")
+            self._reject(
+                source, "length", f"{len(data)} values for {len(self.joints)} joints ({', '.join(self.joints)})"
+            )
             return None
         return self._commit(source, np.array(data, dtype=np.float64))
 
@@ -126,8 +135,11 @@ class GoalGate:
             return None
         unknown = [n for n in names if n not in self.index]
         if unknown:
-            self._reject(source, "names", f"unknown joint name(s) {', '.join(map(repr, unknown))}; "
-                                          f"known: {', '.join(self.joints)}")
+            self._reject(
+                source,
+                "names",
+                f"unknown joint name(s) {', '.join(map(repr, unknown))}; known: {', '.join(self.joints)}",
+            )
             return None
         if len(set(names)) != len(names):
             self._reject(source, "names", "duplicate joint names")

@@ -11,6 +11,7 @@
 ``run_demo(out_dir)`` returns a :class:`DemoResult`; ``python -m servo_ff.nodes.demo_pipeline --out DIR`` runs
 it from the command line.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,6 @@ from servo_ff import trajectories
 from servo_ff.io.paths import share_file
 
 from .harness import RosHarness, wait_for
-
 
 
 @dataclass
@@ -63,18 +63,27 @@ class DemoResult:
         return "\n".join(lines)
 
 
-def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: float = 8.0,
-             iterations: int = 3, offset: float = 0.5, rate_hz: float = 100.0, domain: int | None = None,
-             plot: bool = True, log=print) -> DemoResult:
+def run_demo(
+    out_dir: str | Path = "demo_out",
+    kp_high: float = 32.0,
+    kp_low: float = 8.0,
+    iterations: int = 3,
+    offset: float = 0.5,
+    rate_hz: float = 100.0,
+    domain: int | None = None,
+    plot: bool = True,
+    log=print,
+) -> DemoResult:
     """Steps 1–5 above; files (ILC result, α YAML, plot) go to ``out_dir``."""
+    from builtin_interfaces.msg import Duration, Time
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-    from builtin_interfaces.msg import Duration, Time
+
+    from servo_ff.io.ilc_record import load_ilc_record
 
     from .feedforward_node import FeedForwardNode
     from .fit_node import FitNode
-    from servo_ff.io.ilc_record import load_ilc_record
     from .ilc_node import ILCNode
     from .sim_node import SimNode
 
@@ -83,30 +92,72 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
     joint = "pendulum_1"
     ros = RosHarness(salt=40, domain=domain, prefix="servo_ff_demo_")
     try:
-        log("1. simulated servo: mx64/m4, pendulum 0.5 kg at 0.15 m, "
-            f"{rate_hz:g} Hz (servo_sim_node)")
-        sim = ros.add(SimNode("servo_sim", context=ros.context, namespace=ros.ns, parameter_overrides=[
-            Parameter("joints", value=[joint]), Parameter("rate_hz", value=rate_hz), Parameter("servo", value="mx64"),
-            Parameter("model", value="m4"), Parameter("load.mass", value=[0.5]), Parameter("load.length", value=[0.15]),
-            Parameter("position_min", value=[-2.5]), Parameter("position_max", value=[2.5]),
-            Parameter("initial_position", value=[offset]), Parameter("kp", value=[kp_low]),
-            Parameter("max_catch_up", value=0.5)]))  # a starved process keeps simulated time = wall time
-        ff = ros.add(FeedForwardNode("servo_feedforward", context=ros.context, namespace=ros.ns, parameter_overrides=[
-            Parameter("urdf_path", value=str(share_file("urdf", "pendulums2.urdf"))), Parameter("joints", value=[joint]),
-            Parameter("kp", value=[kp_low]), Parameter("enabled", value=False), Parameter("servo", value="mx64"),
-            Parameter("model", value="m4"), Parameter("alpha.pendulum_1", value=[1.0, 0.0, 0.0, 0.0])]))
+        log(f"1. simulated servo: mx64/m4, pendulum 0.5 kg at 0.15 m, {rate_hz:g} Hz (servo_sim_node)")
+        sim = ros.add(
+            SimNode(
+                "servo_sim",
+                context=ros.context,
+                namespace=ros.ns,
+                parameter_overrides=[
+                    Parameter("joints", value=[joint]),
+                    Parameter("rate_hz", value=rate_hz),
+                    Parameter("servo", value="mx64"),
+                    Parameter("model", value="m4"),
+                    Parameter("load.mass", value=[0.5]),
+                    Parameter("load.length", value=[0.15]),
+                    Parameter("position_min", value=[-2.5]),
+                    Parameter("position_max", value=[2.5]),
+                    Parameter("initial_position", value=[offset]),
+                    Parameter("kp", value=[kp_low]),
+                    Parameter("max_catch_up", value=0.5),
+                ],
+            )
+        )  # a starved process keeps simulated time = wall time
+        ff = ros.add(
+            FeedForwardNode(
+                "servo_feedforward",
+                context=ros.context,
+                namespace=ros.ns,
+                parameter_overrides=[
+                    Parameter("urdf_path", value=str(share_file("urdf", "pendulums2.urdf"))),
+                    Parameter("joints", value=[joint]),
+                    Parameter("kp", value=[kp_low]),
+                    Parameter("enabled", value=False),
+                    Parameter("servo", value="mx64"),
+                    Parameter("model", value="m4"),
+                    Parameter("alpha.pendulum_1", value=[1.0, 0.0, 0.0, 0.0]),
+                ],
+            )
+        )
         ilc_path = out / "ilc_result.npz"
-        ilc = ros.add(ILCNode("servo_ilc", context=ros.context, namespace=ros.ns, parameter_overrides=[
-            Parameter("joints", value=[joint]), Parameter("joint", value=joint),
-            Parameter("reference", value="schwarz_behnke_reference"), Parameter("reference_offset", value=offset),
-            Parameter("rate_hz", value=rate_hz), Parameter("kp", value=kp_low), Parameter("gain", value=0.6),
-            Parameter("delay", value=0.04), Parameter("filter_hz", value=4.0), Parameter("max_iterations", value=iterations),
-            Parameter("threshold", value=0.005), Parameter("settle_time", value=1.0),
-            Parameter("output", value=str(ilc_path))]))
+        ilc = ros.add(
+            ILCNode(
+                "servo_ilc",
+                context=ros.context,
+                namespace=ros.ns,
+                parameter_overrides=[
+                    Parameter("joints", value=[joint]),
+                    Parameter("joint", value=joint),
+                    Parameter("reference", value="schwarz_behnke_reference"),
+                    Parameter("reference_offset", value=offset),
+                    Parameter("rate_hz", value=rate_hz),
+                    Parameter("kp", value=kp_low),
+                    Parameter("gain", value=0.6),
+                    Parameter("delay", value=0.04),
+                    Parameter("filter_hz", value=4.0),
+                    Parameter("max_iterations", value=iterations),
+                    Parameter("threshold", value=0.005),
+                    Parameter("settle_time", value=1.0),
+                    Parameter("output", value=str(ilc_path)),
+                ],
+            )
+        )
         wait_for(lambda: ilc.latest is not None, 20.0, "joint states at the ILC node")
 
-        log(f"2. ILC on {joint}: seed-002 reference around {offset:g} rad, P gain {kp_low:g}, "
-            f"up to {iterations} iteration(s) (servo_ilc_node)")
+        log(
+            f"2. ILC on {joint}: seed-002 reference around {offset:g} rad, P gain {kp_low:g}, "
+            f"up to {iterations} iteration(s) (servo_ilc_node)"
+        )
         ok, msg = ilc.start()
         if not ok:
             raise RuntimeError(msg)
@@ -118,10 +169,21 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
         log("   windowed error per iteration [rad]: " + ", ".join(f"{e:.4f}" for e in rec.errors))
 
         log("3. α fit from the ILC result (servo_fit_node → servo_feedforward alpha.pendulum_1)")
-        fit = ros.add(FitNode("servo_fit", context=ros.context, namespace=ros.ns, parameter_overrides=[
-            Parameter("source", value="ilc_file"), Parameter("ilc_file", value=str(ilc_path)),
-            Parameter("joint", value=joint), Parameter("urdf_path", value=str(share_file("urdf", "pendulums2.urdf"))),
-            Parameter("output", value=str(out / "alpha.yaml")), Parameter("run_on_start", value=False)]))
+        fit = ros.add(
+            FitNode(
+                "servo_fit",
+                context=ros.context,
+                namespace=ros.ns,
+                parameter_overrides=[
+                    Parameter("source", value="ilc_file"),
+                    Parameter("ilc_file", value=str(ilc_path)),
+                    Parameter("joint", value=joint),
+                    Parameter("urdf_path", value=str(share_file("urdf", "pendulums2.urdf"))),
+                    Parameter("output", value=str(out / "alpha.yaml")),
+                    Parameter("run_on_start", value=False),
+                ],
+            )
+        )
         ok, msg = fit.run()
         if not ok:
             raise RuntimeError(msg)
@@ -135,7 +197,9 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
 
         def on_js(m: JointState) -> None:
             if recording["on"] and joint in m.name:
-                states.append((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, m.position[list(m.name).index(joint)]))
+                states.append(
+                    (m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, m.position[list(m.name).index(joint)])
+                )
 
         probe = ros.add(__import__("rclpy").create_node("demo_probe", context=ros.context, namespace=ros.ns))
         probe.create_subscription(JointState, "joint_states", on_js, 100)
@@ -148,9 +212,15 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
             start = ff.get_clock().now().nanoseconds * 1e-9 + 1.0  # hold the first point for 1 s
             msg = JointTrajectory(joint_names=[joint])
             msg.header.stamp = Time(sec=int(start), nanosec=int((start % 1) * 1e9))
-            msg.points = [JointTrajectoryPoint(positions=[float(q)], velocities=[float(v)], accelerations=[float(a)],
-                                               time_from_start=Duration(sec=int(t), nanosec=int(round((t % 1) * 1e9)) % 1_000_000_000))
-                          for t, q, v, a in zip(ref.t, ref.q, ref.dq, ref.ddq)]
+            msg.points = [
+                JointTrajectoryPoint(
+                    positions=[float(q)],
+                    velocities=[float(v)],
+                    accelerations=[float(a)],
+                    time_from_start=Duration(sec=int(t), nanosec=int(round((t % 1) * 1e9)) % 1_000_000_000),
+                )
+                for t, q, v, a in zip(ref.t, ref.q, ref.dq, ref.ddq)
+            ]
             states.clear()
             recording["on"] = True
             pub.publish(msg)
@@ -164,8 +234,11 @@ def run_demo(out_dir: str | Path = "demo_out", kp_high: float = 32.0, kp_low: fl
             return run
 
         log("4–5. tracking the reference (servo_feedforward_node drives servo/commands)")
-        runs = [track("high-gain P", kp_high, False), track("low-gain P", kp_low, False),
-                track("low-gain P + feed-forward", kp_low, True)]
+        runs = [
+            track("high-gain P", kp_high, False),
+            track("low-gain P", kp_low, False),
+            track("low-gain P + feed-forward", kp_low, True),
+        ]
         result = DemoResult(ilc_errors=rec.errors, alpha=list(fit_result["alpha"]), fit=fit_result, runs=runs)
         if plot:
             result.plot = plot_runs(runs, out / "demo_tracking.png")

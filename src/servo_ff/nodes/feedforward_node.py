@@ -19,6 +19,7 @@ Admissible inputs only: every numeric parameter is declared from its row of the 
 velocity beyond the joint's URDF velocity limit (else ``max_velocity``) or an acceleration beyond
 ``max_acceleration`` is refused and the previous one kept — each with a warning throttled per kind.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,8 +39,19 @@ from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import SERVO_NAMES, preset
 from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
 
-from .common import (TOPIC_COMMANDS, TOPIC_DIAGNOSTICS, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, ParamSpec,
-                     ParameterTable, Throttle, field_param, per_joint, spin_node)
+from .common import (
+    TOPIC_COMMANDS,
+    TOPIC_DIAGNOSTICS,
+    TOPIC_JOINT_STATES,
+    TOPIC_P_GAINS,
+    TOPIC_SUPPLY,
+    ParameterTable,
+    ParamSpec,
+    Throttle,
+    field_param,
+    per_joint,
+    spin_node,
+)
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_DESIRED = "feedforward/trajectory"
@@ -64,8 +76,17 @@ class DesiredTrajectory:
     JointTrajectoryController semantics): quintic between points giving velocities and accelerations, cubic
     with velocities, linear otherwise; the first point before it starts, the last point at rest after it."""
 
-    def __init__(self, t0: float, times: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
-                 columns: np.ndarray, has_dq: np.ndarray | None = None, has_ddq: np.ndarray | None = None):
+    def __init__(
+        self,
+        t0: float,
+        times: np.ndarray,
+        q: np.ndarray,
+        dq: np.ndarray,
+        ddq: np.ndarray,
+        columns: np.ndarray,
+        has_dq: np.ndarray | None = None,
+        has_ddq: np.ndarray | None = None,
+    ):
         self.t0, self.times, self.q, self.dq, self.ddq, self.columns = t0, times, q, dq, ddq, columns
         self.spline = JointSpline(times, q, dq, ddq, has_dq, has_ddq)
 
@@ -120,8 +141,9 @@ def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float, 
     if p > 1 and not (np.diff(times) > 0).all():
         raise ValueError("time_from_start must increase strictly from point to point")
     stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    return DesiredTrajectory(stamp if stamp > 0 else t_now, times, q, dq, ddq, cols, has["velocities"],
-                             has["accelerations"])
+    return DesiredTrajectory(
+        stamp if stamp > 0 else t_now, times, q, dq, ddq, cols, has["velocities"], has["accelerations"]
+    )
 
 
 class FeedForwardNode(Node):
@@ -129,19 +151,38 @@ class FeedForwardNode(Node):
         super().__init__(name, **kwargs)
         alpha_mod, self._Controller, load_robot = _dynamics()
         self._alpha_mod = alpha_mod
-        boot = ParameterTable(self, [
-            ParamSpec("urdf_path", "", "URDF of the robot (used when robot_description is empty)", read_only=True),
-            ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path)", read_only=True),
-            ParamSpec("mode", "fixed", "inverse dynamics root", read_only=True, choices=("fixed", "floating")),
-            ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
-            ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
-            ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
-            ParamSpec("servo", "mx64", "servo type whose parameter file gives the default α", read_only=True, choices=SERVO_NAMES),
-            ParamSpec("model", "m4", "friction model (m1..m6) of that parameter file", read_only=True,
-                      choices=("m1", "m2", "m3", "m4", "m5", "m6")),
-            ParamSpec("alpha_file", "", "α table (YAML/JSON, servo_ff.dynamics.alpha format); empty: from preset",
-                      read_only=True),
-        ], n_joints=lambda v: None)
+        boot = ParameterTable(
+            self,
+            [
+                ParamSpec("urdf_path", "", "URDF of the robot (used when robot_description is empty)", read_only=True),
+                ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path)", read_only=True),
+                ParamSpec("mode", "fixed", "inverse dynamics root", read_only=True, choices=("fixed", "floating")),
+                ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
+                ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
+                ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
+                ParamSpec(
+                    "servo",
+                    "mx64",
+                    "servo type whose parameter file gives the default α",
+                    read_only=True,
+                    choices=SERVO_NAMES,
+                ),
+                ParamSpec(
+                    "model",
+                    "m4",
+                    "friction model (m1..m6) of that parameter file",
+                    read_only=True,
+                    choices=("m1", "m2", "m3", "m4", "m5", "m6"),
+                ),
+                ParamSpec(
+                    "alpha_file",
+                    "",
+                    "α table (YAML/JSON, servo_ff.dynamics.alpha format); empty: from preset",
+                    read_only=True,
+                ),
+            ],
+            n_joints=lambda v: None,
+        )
         b = boot.values
         self.robot = load_robot(self._urdf(b["robot_description"], b["urdf_path"]))
         rj = list(self.robot.joint_names)
@@ -157,27 +198,45 @@ class FeedForwardNode(Node):
         else:
             base = alpha_mod.alpha_table_from_actuator(preset(b["servo"], b["model"]), rj)
         specs = [
-            ParamSpec("kp", [8.0], "servo P gain the feed-forward runs with", KP_UNIT, lo=1e-6, hi=KP_MAX,
-                      per_joint=True),
+            ParamSpec(
+                "kp", [8.0], "servo P gain the feed-forward runs with", KP_UNIT, lo=1e-6, hi=KP_MAX, per_joint=True
+            ),
             ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
             field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),
             field_param("min_supply_fraction", FEEDFORWARD_FIELDS["min_supply_fraction"], 0.5),
             field_param("max_velocity", FEEDFORWARD_FIELDS["max_velocity"], [20.0], per_joint=True),
             field_param("max_acceleration", FEEDFORWARD_FIELDS["max_acceleration"], [1000.0], per_joint=True),
             ParamSpec("gains_period", 1.0, "period of re-publishing servo/p_gains", "s", lo=0.05, hi=3600.0),
-            ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0,
-                      hi=3600.0),
-            field_param("stribeck_dq_s", ALPHA_FIELDS["dq_s"], base.dq_s.tolist(), per_joint=True,
-                        description="Stribeck velocity q̇_s per URDF joint (Eq. 9)"),
-            field_param("stribeck_delta", ALPHA_FIELDS["delta"], base.delta.tolist(), per_joint=True,
-                        description="Stribeck exponent δ per URDF joint (Eq. 9)"),
-        ] + [ParamSpec(f"alpha.{j}", base.alpha[i, :].tolist(), f"α̂0..α̂4 of joint {j} (seed 002 Eq. 19; "
-                       + "; ".join(f"α̂{k} in {range_text(ALPHA_FIELDS[f'alpha{k}'])}" for k in range(5)) + ")",
-                       lo=min(f.lo for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")),
-                       hi=max(f.hi for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")))
-               for i, j in enumerate(rj)]
-        self.table = ParameterTable(self, specs, validate=self._validate, apply=self._apply,
-                                    n_joints=lambda v: len(self.robot.joint_names))
+            ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
+            field_param(
+                "stribeck_dq_s",
+                ALPHA_FIELDS["dq_s"],
+                base.dq_s.tolist(),
+                per_joint=True,
+                description="Stribeck velocity q̇_s per URDF joint (Eq. 9)",
+            ),
+            field_param(
+                "stribeck_delta",
+                ALPHA_FIELDS["delta"],
+                base.delta.tolist(),
+                per_joint=True,
+                description="Stribeck exponent δ per URDF joint (Eq. 9)",
+            ),
+        ] + [
+            ParamSpec(
+                f"alpha.{j}",
+                base.alpha[i, :].tolist(),
+                f"α̂0..α̂4 of joint {j} (seed 002 Eq. 19; "
+                + "; ".join(f"α̂{k} in {range_text(ALPHA_FIELDS[f'alpha{k}'])}" for k in range(5))
+                + ")",
+                lo=min(f.lo for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")),
+                hi=max(f.hi for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")),
+            )
+            for i, j in enumerate(rj)
+        ]
+        self.table = ParameterTable(
+            self, specs, validate=self._validate, apply=self._apply, n_joints=lambda v: len(self.robot.joint_names)
+        )
         self.throttle = Throttle(self.table["warn_throttle"])
         self.ctrl = self._controller(self.table.values)
         self.bounds = self._bounds(self.table.values)
@@ -202,8 +261,9 @@ class FeedForwardNode(Node):
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
         self._gains_timer = self.create_timer(self.table["gains_period"], self.publish_gains)
         self.create_timer(1.0, self._publish_diagnostics)
-        self.get_logger().info(f"feed-forward on {self.robot.path.name} ({b['mode']} base), "
-                               f"goals for {joints}, kp {self.kp.tolist()}")
+        self.get_logger().info(
+            f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals for {joints}, kp {self.kp.tolist()}"
+        )
 
     # ------------------------------------------------------------------ parameters
     def _urdf(self, xml: str, path: str) -> Path:
@@ -225,8 +285,15 @@ class FeedForwardNode(Node):
         dq_s = per_joint(v["stribeck_dq_s"], n, "stribeck_dq_s")
         delta = per_joint(v["stribeck_delta"], n, "stribeck_delta")
         return self._alpha_mod.alpha_table_from_mapping(
-            {"joints": {j: {"alpha": list(v[f"alpha.{j}"]), "dq_s": float(dq_s[i]), "delta": float(delta[i])}
-                        for i, j in enumerate(rj)}}, rj, source="parameters alpha.*")
+            {
+                "joints": {
+                    j: {"alpha": list(v[f"alpha.{j}"]), "dq_s": float(dq_s[i]), "delta": float(delta[i])}
+                    for i, j in enumerate(rj)
+                }
+            },
+            rj,
+            source="parameters alpha.*",
+        )
 
     def _robot_kp(self, v: dict[str, Any]) -> np.ndarray:
         kp = per_joint(v["kp"], len(self.joints), "kp")
@@ -238,8 +305,11 @@ class FeedForwardNode(Node):
         from servo_ff.dynamics.feedforward import desired_motion_bounds
 
         n = len(self.robot.joint_names)
-        return desired_motion_bounds(self.robot, per_joint(v["max_velocity"], n, "max_velocity"),
-                                     per_joint(v["max_acceleration"], n, "max_acceleration"))
+        return desired_motion_bounds(
+            self.robot,
+            per_joint(v["max_velocity"], n, "max_velocity"),
+            per_joint(v["max_acceleration"], n, "max_acceleration"),
+        )
 
     def _validate(self, v: dict[str, Any]) -> str | None:
         per_joint(v["kp"], len(self.joints), "kp")
@@ -249,9 +319,16 @@ class FeedForwardNode(Node):
 
     def _controller(self, v: dict[str, Any]):
         b = self.get_parameters(["mode", "left_foot", "right_foot"])
-        return self._Controller(self.robot, self._alpha_table(v), self._robot_kp(v), mode=b[0].value,
-                                left_foot=b[1].value, right_foot=b[2].value, u_nominal=v["u_nominal"],
-                                min_supply_fraction=v["min_supply_fraction"])
+        return self._Controller(
+            self.robot,
+            self._alpha_table(v),
+            self._robot_kp(v),
+            mode=b[0].value,
+            left_foot=b[1].value,
+            right_foot=b[2].value,
+            u_nominal=v["u_nominal"],
+            min_supply_fraction=v["min_supply_fraction"],
+        )
 
     def _apply(self, changed: set[str]) -> None:
         v = self.table.values
@@ -301,8 +378,11 @@ class FeedForwardNode(Node):
 
             gravity_from_imu(quat, 9.80665)
         except (ValueError, FloatingPointError) as e:
-            self._warn("imu", f"IMU orientation {quat.tolist()} on {TOPIC_IMU} rejected ({e}); holding the last good "
-                              "gravity direction")
+            self._warn(
+                "imu",
+                f"IMU orientation {quat.tolist()} on {TOPIC_IMU} rejected ({e}); holding the last good "
+                "gravity direction",
+            )
             return
         self.imu = quat
 
@@ -311,16 +391,21 @@ class FeedForwardNode(Node):
         if reason is None:
             self.u_bat = float(msg.voltage)
         else:
-            self._warn("supply", f"supply voltage {msg.voltage:.6g} V on {TOPIC_SUPPLY} refused ({reason}); holding "
-                                 f"the last good {self.ctrl.u_bat:.3f} V")
+            self._warn(
+                "supply",
+                f"supply voltage {msg.voltage:.6g} V on {TOPIC_SUPPLY} refused ({reason}); holding "
+                f"the last good {self.ctrl.u_bat:.3f} V",
+            )
 
     def _on_support(self, msg: Float64) -> None:
         c = float(msg.data)
         if math.isfinite(c) and 0.0 <= c <= 1.0:
             self.c_left = c
         else:
-            self._warn("support", f"support coefficient {c} on {TOPIC_SUPPORT} rejected (must be in [0, 1]); "
-                                  f"holding {self.c_left}")
+            self._warn(
+                "support",
+                f"support coefficient {c} on {TOPIC_SUPPORT} rejected (must be in [0, 1]); holding {self.c_left}",
+            )
 
     def _on_joint_states(self, msg: JointState) -> None:
         if self.traj is None:
@@ -334,8 +419,9 @@ class FeedForwardNode(Node):
         self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq
         try:
             if self.enabled:
-                goal = self.ctrl.tick(self.q_des, self.dq_des, self.ddq_des, imu_quat=self.imu, u_bat=self.u_bat,
-                                      c_left=self.c_left)
+                goal = self.ctrl.tick(
+                    self.q_des, self.dq_des, self.ddq_des, imu_quat=self.imu, u_bat=self.u_bat, c_left=self.c_left
+                )
             else:
                 goal = self.q_des
         except (ValueError, FloatingPointError) as e:
@@ -354,13 +440,19 @@ class FeedForwardNode(Node):
     def _publish_diagnostics(self) -> None:
         clamps = self.ctrl.clamp_report()
         level = DiagnosticStatus.WARN if (clamps or self.last_error) else DiagnosticStatus.OK
-        st = DiagnosticStatus(level=level, name=f"{self.get_name()}: feed-forward", hardware_id="feedforward",
-                              message=self.last_error or ("goals clamped to URDF limits" if clamps else "ok"),
-                              values=[KeyValue(key="ticks", value=str(self.ticks)),
-                                      KeyValue(key="enabled", value=str(self.enabled)),
-                                      KeyValue(key="rejected_inputs", value=str(self.rejected)),
-                                      KeyValue(key="supply_V", value=f"{self.ctrl.u_bat:.3f}"),
-                                      *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items())])
+        st = DiagnosticStatus(
+            level=level,
+            name=f"{self.get_name()}: feed-forward",
+            hardware_id="feedforward",
+            message=self.last_error or ("goals clamped to URDF limits" if clamps else "ok"),
+            values=[
+                KeyValue(key="ticks", value=str(self.ticks)),
+                KeyValue(key="enabled", value=str(self.enabled)),
+                KeyValue(key="rejected_inputs", value=str(self.rejected)),
+                KeyValue(key="supply_V", value=f"{self.ctrl.u_bat:.3f}"),
+                *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items()),
+            ],
+        )
         self.last_error = ""
         self.pub_diag.publish(DiagnosticArray(status=[st]))
 

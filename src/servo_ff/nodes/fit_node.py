@@ -18,6 +18,7 @@ on ``feedforward_node`` if one is named) and 2 with the reason on stderr otherwi
 the feed-forward node's ``alpha.<joint>`` parameter through its ``set_parameters`` service
 (rcl_interfaces/SetParameters).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,11 +39,11 @@ from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from servo_ff.io.paths import resolve_path
-
-from .common import TOPIC_COMMANDS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, ParamSpec, ParameterTable, spin_node
 from servo_ff.identification.alpha_data import data_from_streams, fit_alpha_data
+from servo_ff.io.paths import resolve_path
 from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, save_alpha_result, urdf_joint_torque
+
+from .common import TOPIC_COMMANDS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, ParameterTable, ParamSpec, spin_node
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_RESULT = "fit/result"
@@ -53,34 +54,62 @@ SOURCES = ("ilc_file", "bag", "topics")
 class FitNode(Node):
     def __init__(self, name: str = "servo_fit", **kwargs: Any):
         super().__init__(name, **kwargs)
-        self.table = ParameterTable(self, [
-            ParamSpec("source", "ilc_file", "data to fit", choices=SOURCES),
-            ParamSpec("ilc_file", "ilc_result.npz", "ILC result file (source ilc_file)"),
-            ParamSpec("ilc_iteration", -1, "ILC trial to fit (-1: the one with the lowest windowed error)", lo=-1,
-                      hi=100000),
-            ParamSpec("bag_path", "", "rosbag2 directory or file (source bag)"),
-            ParamSpec("goal_topic", "", "goal topic in the bag (empty: found by type)"),
-            ParamSpec("joints", [""], "goal order of servo/commands (source topics) and of a bag's Float64MultiArray "
-                      "goals (empty: the /joint_states order)"),
-            ParamSpec("joint", "joint_1", "joint to fit"),
-            ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
-            ParamSpec("kp", 0.0, "servo P gain during the data (0: from the file/bag)", KP_UNIT, lo=0.0,
-                      hi=KP_MAX),
-            ParamSpec("vin", 0.0, "supply voltage during the data when the bag records none (0: from the bag)", "V",
-                      lo=0.0, hi=100.0),
-            ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
-            ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=1e-4, hi=1.0),
-            ParamSpec("with_inertia", False, "also fit α̂4 (gear inertia, Eq. 14)"),
-            ParamSpec("feedforward_node", "servo_feedforward", "node whose alpha.<joint> is set (empty: none)"),
-            ParamSpec("service_timeout", 5.0, "wait for the feed-forward node's parameter service", "s", lo=0.0,
-                      hi=600.0),
-            ParamSpec("output", "alpha.yaml", "YAML written with the fitted α (empty: none)"),
-            ParamSpec("run_on_start", True, "fit at start-up (sources ilc_file and bag)"),
-            ParamSpec("wait_for_file", True, "wait for the ILC file to be written after start-up (run_on_start; "
-                      "a file left by an earlier run is not used)"),
-            ParamSpec("exit_after_fit", False, "one-shot: end after the start-up fit (main returns 0 on success, 2 "
-                      "with the reason on failure)", read_only=True),
-        ], validate=self._validate, n_joints=lambda v: None)
+        self.table = ParameterTable(
+            self,
+            [
+                ParamSpec("source", "ilc_file", "data to fit", choices=SOURCES),
+                ParamSpec("ilc_file", "ilc_result.npz", "ILC result file (source ilc_file)"),
+                ParamSpec(
+                    "ilc_iteration",
+                    -1,
+                    "ILC trial to fit (-1: the one with the lowest windowed error)",
+                    lo=-1,
+                    hi=100000,
+                ),
+                ParamSpec("bag_path", "", "rosbag2 directory or file (source bag)"),
+                ParamSpec("goal_topic", "", "goal topic in the bag (empty: found by type)"),
+                ParamSpec(
+                    "joints",
+                    [""],
+                    "goal order of servo/commands (source topics) and of a bag's Float64MultiArray "
+                    "goals (empty: the /joint_states order)",
+                ),
+                ParamSpec("joint", "joint_1", "joint to fit"),
+                ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
+                ParamSpec("kp", 0.0, "servo P gain during the data (0: from the file/bag)", KP_UNIT, lo=0.0, hi=KP_MAX),
+                ParamSpec(
+                    "vin",
+                    0.0,
+                    "supply voltage during the data when the bag records none (0: from the bag)",
+                    "V",
+                    lo=0.0,
+                    hi=100.0,
+                ),
+                ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
+                ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=1e-4, hi=1.0),
+                ParamSpec("with_inertia", False, "also fit α̂4 (gear inertia, Eq. 14)"),
+                ParamSpec("feedforward_node", "servo_feedforward", "node whose alpha.<joint> is set (empty: none)"),
+                ParamSpec(
+                    "service_timeout", 5.0, "wait for the feed-forward node's parameter service", "s", lo=0.0, hi=600.0
+                ),
+                ParamSpec("output", "alpha.yaml", "YAML written with the fitted α (empty: none)"),
+                ParamSpec("run_on_start", True, "fit at start-up (sources ilc_file and bag)"),
+                ParamSpec(
+                    "wait_for_file",
+                    True,
+                    "wait for the ILC file to be written after start-up (run_on_start; "
+                    "a file left by an earlier run is not used)",
+                ),
+                ParamSpec(
+                    "exit_after_fit",
+                    False,
+                    "one-shot: end after the start-up fit (main returns 0 on success, 2 with the reason on failure)",
+                    read_only=True,
+                ),
+            ],
+            validate=self._validate,
+            n_joints=lambda v: None,
+        )
         if not self.table["urdf_path"]:
             raise ValueError("urdf_path is required (τ_o comes from inverse dynamics)")
         self.urdf = resolve_path(self.table["urdf_path"])
@@ -98,8 +127,9 @@ class FitNode(Node):
         self.param_client = None
         if self.table["feedforward_node"]:
             # relative name: the feed-forward node in this node's namespace (absolute if it starts with /)
-            self.param_client = self.create_client(SetParameters, f"{self.table['feedforward_node'].rstrip('/')}"
-                                                   "/set_parameters", callback_group=group)
+            self.param_client = self.create_client(
+                SetParameters, f"{self.table['feedforward_node'].rstrip('/')}/set_parameters", callback_group=group
+            )
         self.result: dict[str, Any] | None = None
         self.last_error = ""
         self.exit_code: int | None = None  # one-shot: set when the start-up fit has ended
@@ -154,12 +184,23 @@ class FitNode(Node):
         options = {"with_inertia": v["with_inertia"]}
         if v["source"] in ("ilc_file", "bag"):
             path = resolve_path(v["ilc_file"] if v["source"] == "ilc_file" else v["bag_path"])
-            return fit_alpha_source(path, joint=v["joint"], urdf=self.urdf, iteration=v["ilc_iteration"],
-                                    kp=v["kp"] or None, dt=v["dt"], goal_topic=v["goal_topic"] or None,
-                                    joints=[j for j in v["joints"] if j] or None, vin=v["vin"] or None, **options)
+            return fit_alpha_source(
+                path,
+                joint=v["joint"],
+                urdf=self.urdf,
+                iteration=v["ilc_iteration"],
+                kp=v["kp"] or None,
+                dt=v["dt"],
+                goal_topic=v["goal_topic"] or None,
+                joints=[j for j in v["joints"] if j] or None,
+                vin=v["vin"] or None,
+                **options,
+            )
         if len(self.buffer) < 10 or len(self.goals) < 10:
-            raise ValueError(f"not enough live data for {v['joint']} (joint_states {len(self.buffer)}, goals "
-                             f"{len(self.goals)} messages in the last {v['window']:g} s)")
+            raise ValueError(
+                f"not enough live data for {v['joint']} (joint_states {len(self.buffer)}, goals "
+                f"{len(self.goals)} messages in the last {v['window']:g} s)"
+            )
         if v["kp"] <= 0:
             raise ValueError("source topics needs the kp parameter (the servo gain during the data)")
         js, gl, volts = np.array(self.buffer), np.array(self.goals), np.array(self.volts)
@@ -180,9 +221,16 @@ class FitNode(Node):
         node = self.table["feedforward_node"]
         if not self.param_client.wait_for_service(timeout_sec=self.table["service_timeout"]):
             return False, f"feed-forward node {node!r} not reachable: α not set"
-        req = SetParameters.Request(parameters=[ParameterMsg(
-            name=f"alpha.{result['joint']}", value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-                                                                  double_array_value=list(result["alpha"])))])
+        req = SetParameters.Request(
+            parameters=[
+                ParameterMsg(
+                    name=f"alpha.{result['joint']}",
+                    value=ParameterValue(
+                        type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=list(result["alpha"])
+                    ),
+                )
+            ]
+        )
         future = self.param_client.call_async(req)
         t0 = time.monotonic()
         while not future.done():
@@ -190,8 +238,9 @@ class FitNode(Node):
                 return False, f"feed-forward node {node!r} did not answer set_parameters"
             time.sleep(0.01)
         r = future.result().results[0]
-        return bool(r.successful), (f"alpha.{result['joint']} set on {node}" if r.successful
-                                    else f"{node} refused α: {r.reason}")
+        return bool(r.successful), (
+            f"alpha.{result['joint']} set on {node}" if r.successful else f"{node} refused α: {r.reason}"
+        )
 
     def run(self) -> tuple[bool, str]:
         with self.lock:
@@ -209,9 +258,11 @@ class FitNode(Node):
             ff_ok, result["feedforward"] = self._set_feedforward(result)
             self.result = result
             self.pub_result.publish(String(data=json.dumps(result)))
-            text = (f"α̂({result['joint']}) = {np.round(result['alpha'], 4).tolist()}, q̇_s {result['dq_s']:.3g} rad/s, "
-                    f"δ {result['delta']:.3g}, t_d {result['delay'] * 1e3:.0f} ms, rms {result['rms_rad']:.4f} rad; "
-                    f"{result['feedforward']}; wrote {result['output']}")
+            text = (
+                f"α̂({result['joint']}) = {np.round(result['alpha'], 4).tolist()}, q̇_s {result['dq_s']:.3g} rad/s, "
+                f"δ {result['delta']:.3g}, t_d {result['delay'] * 1e3:.0f} ms, rms {result['rms_rad']:.4f} rad; "
+                f"{result['feedforward']}; wrote {result['output']}"
+            )
             if not ff_ok:
                 self.last_error = f"fit done but {result['feedforward']}"
                 self.get_logger().error(self.last_error)

@@ -16,6 +16,7 @@ deactivate holds the present position, then turns torque off; cleanup / shutdown
 constructor never touches the bus. With ``autostart`` (default) configure is retried every
 ``reconnect_period`` until the bus answers, then the node activates.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
-from .common import ParamSpec, ParameterTable, per_joint, spin_node
+from .common import ParameterTable, ParamSpec, per_joint, spin_node
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 
 
@@ -45,20 +46,41 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec("baud", 1000000, "baud rate", "bit/s", lo=9600, hi=10_500_000, read_only=True),
         ParamSpec("ids", [1], "Dynamixel ids in `joints` order", lo=0, hi=252, read_only=True),
         ParamSpec("servo", "mx106", "servo type: its control table (servo_ff.dynamixel.control_table)", read_only=True),
-        ParamSpec("latency_timer_ms", 16.0, "USB adapter latency timer (reply margin = latency + 2 ms)", "ms",
-                  lo=0.0, hi=1000.0, read_only=True),
-        ParamSpec("timeout_ms", 0.0, "fixed reply margin after each reply slot (0: latency timer + 2 ms)", "ms",
-                  lo=0.0, hi=10000.0, read_only=True),
+        ParamSpec(
+            "latency_timer_ms",
+            16.0,
+            "USB adapter latency timer (reply margin = latency + 2 ms)",
+            "ms",
+            lo=0.0,
+            hi=1000.0,
+            read_only=True,
+        ),
+        ParamSpec(
+            "timeout_ms",
+            0.0,
+            "fixed reply margin after each reply slot (0: latency timer + 2 ms)",
+            "ms",
+            lo=0.0,
+            hi=10000.0,
+            read_only=True,
+        ),
         ParamSpec("retries", 2, "retries of single-servo transactions", lo=0, hi=20, read_only=True),
-        ParamSpec("return_delay", 0, "Return Delay Time written at setup, 2 µs units (-1: leave)", lo=-1, hi=254,
-                  read_only=True),
+        ParamSpec(
+            "return_delay",
+            0,
+            "Return Delay Time written at setup, 2 µs units (-1: leave)",
+            lo=-1,
+            hi=254,
+            read_only=True,
+        ),
         ParamSpec("reconnect_period", 1.0, "time between reconnection attempts", "s", lo=0.01, hi=3600.0),
-        ParamSpec("stale_cycles", 50, "cycles without any valid reply before the bus counts as disconnected",
-                  lo=1, hi=100000),
-        ParamSpec("health_period", 0.5, "period of the voltage / temperature / error read", "s", lo=0.01,
-                  hi=3600.0),
-        ParamSpec("max_reply_age", 0.5, "a servo silent longer than this is reported at ERROR", "s", lo=0.001,
-                  hi=3600.0),
+        ParamSpec(
+            "stale_cycles", 50, "cycles without any valid reply before the bus counts as disconnected", lo=1, hi=100000
+        ),
+        ParamSpec("health_period", 0.5, "period of the voltage / temperature / error read", "s", lo=0.01, hi=3600.0),
+        ParamSpec(
+            "max_reply_age", 0.5, "a servo silent longer than this is reported at ERROR", "s", lo=0.001, hi=3600.0
+        ),
     ]
 
 
@@ -68,8 +90,9 @@ class HardwareNode(ServoInterfaceNode):
     def __init__(self, name: str = "servo_hardware", **kwargs: Any):
         super().__init__(name, **kwargs)
         self.bus_mod, self.ct = _dxl()
-        table = ParameterTable(self, servo_interface_specs(kp=32.0) + hardware_specs(), validate=self._validate,
-                               apply=self._apply)
+        table = ParameterTable(
+            self, servo_interface_specs(kp=32.0) + hardware_specs(), validate=self._validate, apply=self._apply
+        )
         v = table.values
         self.ids = [int(i) for i in v["ids"]]
         self.bus = None
@@ -116,11 +139,18 @@ class HardwareNode(ServoInterfaceNode):
         lo = per_joint(v["position_min"], self.n, "position_min")
         hi = per_joint(v["position_max"], self.n, "position_max")
         return self.bus_mod.BusConfig(
-            port=v["port"], ids=self.ids, baud=int(v["baud"]), model=v["servo"],
+            port=v["port"],
+            ids=self.ids,
+            baud=int(v["baud"]),
+            model=v["servo"],
             joint_limits={i: (float(lo[k]), float(hi[k])) for k, i in enumerate(self.ids)},
-            latency_timer_ms=float(v["latency_timer_ms"]), timeout_ms=float(v["timeout_ms"]) or None,
-            retries=int(v["retries"]), p_gain=True, return_delay=None if v["return_delay"] < 0 else v["return_delay"],
-            names=dict(zip(self.ids, self.joints)))
+            latency_timer_ms=float(v["latency_timer_ms"]),
+            timeout_ms=float(v["timeout_ms"]) or None,
+            retries=int(v["retries"]),
+            p_gain=True,
+            return_delay=None if v["return_delay"] < 0 else v["return_delay"],
+            names=dict(zip(self.ids, self.joints)),
+        )
 
     def _open(self) -> tuple[bool, str]:
         """Open the port, scan the ids, set the servos up (torque off) and read a complete first state."""
@@ -155,16 +185,18 @@ class HardwareNode(ServoInterfaceNode):
             return
         ok, msg = self._open()
         if not ok:
-            self.throttle("connect", self.get_logger().error,
-                          f"{msg}; retrying every {self.table['reconnect_period']:g} s")
+            self.throttle(
+                "connect", self.get_logger().error, f"{msg}; retrying every {self.table['reconnect_period']:g} s"
+            )
             return
         try:  # the held goal and the torque state come back as they were
             self._write_goal_and_torque()
         except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
             self._disconnect(f"setup write failed: {e}")
             return
-        self.get_logger().info(f"reconnected to {self.table['port']} (ids {self.ids}), torque "
-                               f"{'on' if self.torque_wanted else 'off'}")
+        self.get_logger().info(
+            f"reconnected to {self.table['port']} (ids {self.ids}), torque {'on' if self.torque_wanted else 'off'}"
+        )
 
     # ------------------------------------------------------------------ lifecycle hooks
     def autostart_retry_period(self) -> float:
@@ -174,8 +206,9 @@ class HardwareNode(ServoInterfaceNode):
         ok, msg = self._open()
         if ok:
             return True, msg + ", torque off"
-        return False, f"{msg} (autostart retries every {self.table['reconnect_period']:g} s)" \
-            if self.table["autostart"] else msg
+        return False, f"{msg} (autostart retries every {self.table['reconnect_period']:g} s)" if self.table[
+            "autostart"
+        ] else msg
 
     def hw_activate(self) -> tuple[bool, str]:
         self.torque_wanted = True
@@ -217,8 +250,10 @@ class HardwareNode(ServoInterfaceNode):
         self.disconnect_reason = "port closed (lifecycle cleanup)"
 
     def _disconnect(self, reason: str) -> None:
-        self.get_logger().error(f"Dynamixel bus {self.table['port']} lost: {reason}; reconnecting every "
-                                f"{self.table['reconnect_period']:g} s")
+        self.get_logger().error(
+            f"Dynamixel bus {self.table['port']} lost: {reason}; reconnecting every "
+            f"{self.table['reconnect_period']:g} s"
+        )
         self.disconnect_reason = reason
         self.connected = False
         self.reconnects += 1
@@ -286,8 +321,11 @@ class HardwareNode(ServoInterfaceNode):
     def hw_torque(self, enable: bool) -> tuple[bool, str]:
         self.torque_wanted = bool(enable)
         if not self.connected:
-            return False, f"bus not connected ({self.disconnect_reason}); torque {'on' if enable else 'off'} " \
-                          f"will be applied after reconnection"
+            return (
+                False,
+                f"bus not connected ({self.disconnect_reason}); torque {'on' if enable else 'off'} "
+                f"will be applied after reconnection",
+            )
         try:
             if enable:  # never jump: write the held goal first
                 self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
@@ -314,8 +352,9 @@ class HardwareNode(ServoInterfaceNode):
         self.torque_wanted = False
         self._read_health()
         text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
-        return True, (f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present "
-                      "position")
+        return True, (
+            f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
+        )
 
     def hw_supply_voltage(self) -> float:
         ok = np.isfinite(self.voltage)
@@ -345,32 +384,43 @@ class HardwareNode(ServoInterfaceNode):
                 level = DiagnosticStatus.WARN
                 msg = f"stale: no reply this cycle, holding its last value ({age:.3f} s old)"
             elif st is not None and st.failures > self._prev_failures.get(i, 0):
-                level, msg = DiagnosticStatus.WARN, (f"{st.failures - self._prev_failures.get(i, 0)} new "
-                                                     f"communication error(s), last: {st.last_error}")
+                level, msg = (
+                    DiagnosticStatus.WARN,
+                    (
+                        f"{st.failures - self._prev_failures.get(i, 0)} new "
+                        f"communication error(s), last: {st.last_error}"
+                    ),
+                )
             else:
                 level, msg = DiagnosticStatus.OK, "ok"
-            values = [KeyValue(key="id", value=str(i)),
-                      KeyValue(key="stale", value=str(bool(stale and self.configured)).lower()),
-                      KeyValue(key="temperature_C", value=f"{self.temperature[k]:.1f}"),
-                      KeyValue(key="hardware_error", value=str(err)),
-                      KeyValue(key="hardware_error_text",
-                               value=self.ct.hardware_error_text(err) if err >= 0 else "unread"),
-                      KeyValue(key="last_reply_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
-                      KeyValue(key="voltage_V", value=f"{self.voltage[k]:.1f}"),
-                      KeyValue(key="reconnects", value=str(self.reconnects))]
+            values = [
+                KeyValue(key="id", value=str(i)),
+                KeyValue(key="stale", value=str(bool(stale and self.configured)).lower()),
+                KeyValue(key="temperature_C", value=f"{self.temperature[k]:.1f}"),
+                KeyValue(key="hardware_error", value=str(err)),
+                KeyValue(key="hardware_error_text", value=self.ct.hardware_error_text(err) if err >= 0 else "unread"),
+                KeyValue(key="last_reply_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
+                KeyValue(key="voltage_V", value=f"{self.voltage[k]:.1f}"),
+                KeyValue(key="reconnects", value=str(self.reconnects)),
+            ]
             if st is not None:
-                values += [KeyValue(key="comm_ok", value=str(st.ok)),
-                           KeyValue(key="comm_timeouts", value=str(st.timeouts)),
-                           KeyValue(key="comm_corrupt", value=str(st.corrupt)),
-                           KeyValue(key="comm_wrong_length", value=str(st.wrong_length)),
-                           KeyValue(key="comm_status_errors", value=str(st.status_errors)),
-                           KeyValue(key="comm_late", value=str(st.late)),
-                           KeyValue(key="comm_skipped_reads", value=str(st.skipped)),
-                           KeyValue(key="skipped", value=str(st.skipping).lower())]
+                values += [
+                    KeyValue(key="comm_ok", value=str(st.ok)),
+                    KeyValue(key="comm_timeouts", value=str(st.timeouts)),
+                    KeyValue(key="comm_corrupt", value=str(st.corrupt)),
+                    KeyValue(key="comm_wrong_length", value=str(st.wrong_length)),
+                    KeyValue(key="comm_status_errors", value=str(st.status_errors)),
+                    KeyValue(key="comm_late", value=str(st.late)),
+                    KeyValue(key="comm_skipped_reads", value=str(st.skipped)),
+                    KeyValue(key="skipped", value=str(st.skipping).lower()),
+                ]
             if st is not None:
                 self._prev_failures[i] = st.failures
-            out.append(DiagnosticStatus(level=level, name=f"{self.get_name()}: {name}", hardware_id=f"dxl/{i}",
-                                        message=msg, values=values))
+            out.append(
+                DiagnosticStatus(
+                    level=level, name=f"{self.get_name()}: {name}", hardware_id=f"dxl/{i}", message=msg, values=values
+                )
+            )
         return out
 
 

@@ -5,12 +5,14 @@ polling ``wait_for``. It never touches the caller's default rclpy context.
 Single-threaded on purpose: rclpy's MultiThreadedExecutor re-dispatches a late timer and piles up futures (its
 spin loop then burns the GIL); every servo_ff node answers its services without blocking the executor.
 """
+
 from __future__ import annotations
 
 import os
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def domain_id(salt: int) -> int:
@@ -82,7 +84,7 @@ class RosHarness:
         self.executor.shutdown()
         self.context.try_shutdown()
 
-    def __enter__(self) -> "RosHarness":
+    def __enter__(self) -> RosHarness:
         return self
 
     def __exit__(self, *exc) -> None:

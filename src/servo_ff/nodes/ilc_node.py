@@ -18,6 +18,7 @@ round trip, so a ``servo_sim_node`` that owns ``/clock`` (``publish_clock: true`
 each trial as fast as it steps. The trajectory has to reach the servo node within ``settle_time`` of its time
 (the hold absorbs the delay; the command part is timed from the stamp).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -38,10 +39,18 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from servo_ff import trajectories
-
-from .common import TOPIC_JOINT_COMMAND, TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, TOPIC_TRAJECTORY, ParamSpec, \
-    ParameterTable, spin_node
 from servo_ff.io.ilc_record import ILCRecord, save_ilc_record
+
+from .common import (
+    TOPIC_JOINT_COMMAND,
+    TOPIC_JOINT_STATES,
+    TOPIC_P_GAINS,
+    TOPIC_SUPPLY,
+    TOPIC_TRAJECTORY,
+    ParameterTable,
+    ParamSpec,
+    spin_node,
+)
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_PROGRESS = "ilc/progress"
@@ -61,8 +70,9 @@ def _ilc():
     return ilc
 
 
-def reference_trajectory(name: str, dt: float, duration: float = 0.0, amplitude: float = 0.0,
-                         offset: float = 0.0) -> trajectories.Trajectory:
+def reference_trajectory(
+    name: str, dt: float, duration: float = 0.0, amplitude: float = 0.0, offset: float = 0.0
+) -> trajectories.Trajectory:
     """``servo_ff.trajectories.trajectory(name)`` with the keyword arguments that function accepts
     (0 = its default)."""
     fn = trajectories.TRAJECTORIES.get(name)
@@ -82,32 +92,57 @@ class ILCNode(Node):
     def __init__(self, name: str = "servo_ilc", **kwargs: Any):
         super().__init__(name, **kwargs)
         self._ilc = _ilc()
-        self.table = ParameterTable(self, [
-            ParamSpec("joints", [""], "joints of the servo interface (servo/p_gains order)"),
-            ParamSpec("joint", "joint_1", "joint to learn"),
-            ParamSpec("reference", "schwarz_behnke_reference", "reference trajectory (servo_ff.trajectories)",
-                      choices=tuple(trajectories.TRAJECTORIES)),
-            ParamSpec("reference_duration", 0.0, "reference duration (0: its default)", "s", lo=0.0, hi=600.0),
-            ParamSpec("reference_amplitude", 0.0, "reference amplitude (0: its default)", "rad", lo=0.0, hi=10.0),
-            ParamSpec("reference_offset", 0.0, "reference offset (schwarz_behnke_reference)", "rad", lo=-10.0, hi=10.0),
-            ParamSpec("rate_hz", 200.0, "command / sample rate of a trial", "Hz", lo=1.0, hi=2000.0),
-            ParamSpec("kp", 8.0, "P gain set on every joint during the trials (0: leave the gains)",
-                      KP_UNIT, lo=0.0, hi=KP_MAX),
-            ParamSpec("gain", 0.8, "ILC learning gain λ (Eq. 21)", lo=1e-6, hi=10.0),
-            ParamSpec("delay", 0.01, "reaction time t_d (Eq. 21)", "s", lo=0.0, hi=1.0),
-            ParamSpec("threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0),
-            ParamSpec("window", 0.025, "window D of Eq. 28", "s", lo=0.0, hi=1.0),
-            ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
-            ParamSpec("initial", "reference", "first command curve (Eq. 20: zero)", choices=("reference", "zero")),
-            ParamSpec("filter_hz", 0.0, "zero-phase low-pass on the update (0: plain Arimoto)", "Hz", lo=0.0,
-                      hi=1000.0),
-            ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
-            ParamSpec("output", "ilc_result.npz", "result file (commands, measurements) for servo_fit_node"),
-            ParamSpec("start_on_launch", False, "start learning once /joint_states of the joint arrive"),
-            ParamSpec("execution", "stream", "how a trial runs: stream the samples at rate_hz of wall time, or "
-                      "send it as one JointTrajectory timed on the servo node's stamps (sim time: as fast as the "
-                      "sim runs)", choices=EXECUTIONS),
-        ], validate=self._validate, n_joints=lambda v: None)
+        self.table = ParameterTable(
+            self,
+            [
+                ParamSpec("joints", [""], "joints of the servo interface (servo/p_gains order)"),
+                ParamSpec("joint", "joint_1", "joint to learn"),
+                ParamSpec(
+                    "reference",
+                    "schwarz_behnke_reference",
+                    "reference trajectory (servo_ff.trajectories)",
+                    choices=tuple(trajectories.TRAJECTORIES),
+                ),
+                ParamSpec("reference_duration", 0.0, "reference duration (0: its default)", "s", lo=0.0, hi=600.0),
+                ParamSpec("reference_amplitude", 0.0, "reference amplitude (0: its default)", "rad", lo=0.0, hi=10.0),
+                ParamSpec(
+                    "reference_offset", 0.0, "reference offset (schwarz_behnke_reference)", "rad", lo=-10.0, hi=10.0
+                ),
+                ParamSpec("rate_hz", 200.0, "command / sample rate of a trial", "Hz", lo=1.0, hi=2000.0),
+                ParamSpec(
+                    "kp",
+                    8.0,
+                    "P gain set on every joint during the trials (0: leave the gains)",
+                    KP_UNIT,
+                    lo=0.0,
+                    hi=KP_MAX,
+                ),
+                ParamSpec("gain", 0.8, "ILC learning gain λ (Eq. 21)", lo=1e-6, hi=10.0),
+                ParamSpec("delay", 0.01, "reaction time t_d (Eq. 21)", "s", lo=0.0, hi=1.0),
+                ParamSpec(
+                    "threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0
+                ),
+                ParamSpec("window", 0.025, "window D of Eq. 28", "s", lo=0.0, hi=1.0),
+                ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
+                ParamSpec("initial", "reference", "first command curve (Eq. 20: zero)", choices=("reference", "zero")),
+                ParamSpec(
+                    "filter_hz", 0.0, "zero-phase low-pass on the update (0: plain Arimoto)", "Hz", lo=0.0, hi=1000.0
+                ),
+                ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
+                ParamSpec("output", "ilc_result.npz", "result file (commands, measurements) for servo_fit_node"),
+                ParamSpec("start_on_launch", False, "start learning once /joint_states of the joint arrive"),
+                ParamSpec(
+                    "execution",
+                    "stream",
+                    "how a trial runs: stream the samples at rate_hz of wall time, or "
+                    "send it as one JointTrajectory timed on the servo node's stamps (sim time: as fast as the "
+                    "sim runs)",
+                    choices=EXECUTIONS,
+                ),
+            ],
+            validate=self._validate,
+            n_joints=lambda v: None,
+        )
         self.lock = threading.Lock()
         self.recording: list[tuple[float, float]] | None = None
         self.supply: list[float] = []
@@ -122,8 +157,7 @@ class ILCNode(Node):
         self.pub_progress = self.create_publisher(String, TOPIC_PROGRESS, 10)
         self.pub_curve = self.create_publisher(JointTrajectory, TOPIC_CURVE, 10)
         self.pub_traj = self.create_publisher(JointTrajectory, TOPIC_TRAJECTORY, 10)
-        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, JS_DEPTH,
-                                 callback_group=group)
+        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, JS_DEPTH, callback_group=group)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
         self.create_service(Trigger, SRV_START, self._on_start, callback_group=group)
         self.js_ns = -1  # stamp of the last /joint_states with the joint
@@ -133,8 +167,9 @@ class ILCNode(Node):
             self._auto = self.create_timer(0.2, self._auto_start, callback_group=group, clock=wall)
 
     def _validate(self, v: dict[str, Any]) -> str | None:
-        reference_trajectory(v["reference"], 1.0 / v["rate_hz"], v["reference_duration"], v["reference_amplitude"],
-                             v["reference_offset"])
+        reference_trajectory(
+            v["reference"], 1.0 / v["rate_hz"], v["reference_duration"], v["reference_amplitude"], v["reference_offset"]
+        )
         if not v["joint"]:
             return "joint must name the joint to learn"
         return None
@@ -185,8 +220,9 @@ class ILCNode(Node):
     # ------------------------------------------------------------------ the learning run
     def _progress(self, **fields: Any) -> None:
         if self.context.ok():  # the worker may outlive a shutdown
-            self.pub_progress.publish(String(data=json.dumps({"joint": self.table["joint"], "state": self.state,
-                                                              **fields})))  # fields may override the state
+            self.pub_progress.publish(
+                String(data=json.dumps({"joint": self.table["joint"], "state": self.state, **fields}))
+            )  # fields may override the state
 
     def _ros_now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -213,7 +249,8 @@ class ILCNode(Node):
                 elif time.monotonic() - seen > STALL_TIMEOUT:
                     raise RuntimeError(
                         f"/joint_states of {self.table['joint']} stopped at {self.js_ns * 1e-9:.3f} s (waiting for "
-                        f"{ns * 1e-9:.3f} s, nothing new for {STALL_TIMEOUT:g} s)")
+                        f"{ns * 1e-9:.3f} s, nothing new for {STALL_TIMEOUT:g} s)"
+                    )
                 self._js_seen.wait(0.25)
 
     def _execute_trajectory(self, command: np.ndarray, dt: float) -> np.ndarray:
@@ -232,8 +269,12 @@ class ILCNode(Node):
         points += zip(knots.tolist(), command.tolist())
         msg = JointTrajectory(joint_names=[self.table["joint"]])
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
-        msg.points = [JointTrajectoryPoint(positions=[float(q)], time_from_start=Duration(
-            sec=t // 1_000_000_000, nanosec=t % 1_000_000_000)) for t, q in points]
+        msg.points = [
+            JointTrajectoryPoint(
+                positions=[float(q)], time_from_start=Duration(sec=t // 1_000_000_000, nanosec=t % 1_000_000_000)
+            )
+            for t, q in points
+        ]
         self.supply = []
         self.recording = []
         self.pub_traj.publish(msg)
@@ -245,13 +286,16 @@ class ILCNode(Node):
         tr = np.array(rec) if rec else np.zeros((0, 2))
         grid = (t0 + np.arange(len(command)) * step) * 1e-9
         if len(tr) < 2 or tr[0, 0] > grid[0] or tr[-1, 0] < grid[-1]:
-            raise RuntimeError(f"/joint_states of {self.table['joint']} do not cover the trial "
-                               f"({grid[0]:.3f}–{grid[-1]:.3f} s)")
+            raise RuntimeError(
+                f"/joint_states of {self.table['joint']} do not cover the trial ({grid[0]:.3f}–{grid[-1]:.3f} s)"
+            )
         inside = tr[(tr[:, 0] >= grid[0] - dt) & (tr[:, 0] <= grid[-1] + dt), 0]
         gaps = np.diff(inside)
         if gaps.size and gaps.max() > 2.5 * max(float(np.median(gaps)), 1e-9):
-            self.get_logger().warning(f"trial recorded with a {gaps.max() * 1e3:.1f} ms gap in /joint_states "
-                                      f"(median {np.median(gaps) * 1e3:.1f} ms): interpolated over it")
+            self.get_logger().warning(
+                f"trial recorded with a {gaps.max() * 1e3:.1f} ms gap in /joint_states "
+                f"(median {np.median(gaps) * 1e3:.1f} ms): interpolated over it"
+            )
         self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
         return np.interp(grid, tr[:, 0], tr[:, 1])
 
@@ -287,8 +331,9 @@ class ILCNode(Node):
         v = dict(self.table.values)
         dt = 1.0 / v["rate_hz"]
         try:
-            ref = reference_trajectory(v["reference"], dt, v["reference_duration"], v["reference_amplitude"],
-                                       v["reference_offset"])
+            ref = reference_trajectory(
+                v["reference"], dt, v["reference_duration"], v["reference_amplitude"], v["reference_offset"]
+            )
             self._trial_supply: list[float] = []
             iteration = {"k": 0}
             steps = self._ilc.window_steps(v["window"], dt)
@@ -302,22 +347,49 @@ class ILCNode(Node):
                 iteration["k"] += 1
                 return q
 
-            res = self._ilc.run_ilc(execute, ref.q, dt, gain=v["gain"], delay=v["delay"], initial=v["initial"],
-                                    threshold=v["threshold"], window=v["window"], max_iterations=v["max_iterations"],
-                                    filter_hz=v["filter_hz"] or None)
+            res = self._ilc.run_ilc(
+                execute,
+                ref.q,
+                dt,
+                gain=v["gain"],
+                delay=v["delay"],
+                initial=v["initial"],
+                threshold=v["threshold"],
+                window=v["window"],
+                max_iterations=v["max_iterations"],
+                filter_hz=v["filter_hz"] or None,
+            )
             supply = np.array(self._trial_supply)
             supply = np.where(np.isfinite(supply), supply, np.nanmean(supply) if np.isfinite(supply).any() else 0.0)
-            rec = ILCRecord(joint=v["joint"], t=ref.t, reference_q=ref.q, reference_dq=ref.dq, reference_ddq=ref.ddq,
-                            commands=res.commands, measured=res.measured, errors=res.errors, supply=supply,
-                            kp=float(v["kp"]), dt=dt, delay=float(v["delay"]),
-                            converged_iteration=int(res.iterations))
+            rec = ILCRecord(
+                joint=v["joint"],
+                t=ref.t,
+                reference_q=ref.q,
+                reference_dq=ref.dq,
+                reference_ddq=ref.ddq,
+                commands=res.commands,
+                measured=res.measured,
+                errors=res.errors,
+                supply=supply,
+                kp=float(v["kp"]),
+                dt=dt,
+                delay=float(v["delay"]),
+                converged_iteration=int(res.iterations),
+            )
             path = save_ilc_record(rec, v["output"])
             self.result_path = str(path)
             self._publish_curve(ref.t, res.final_command)
-            self._progress(iteration=len(res.errors) - 1, max_error_rad=float(res.errors[-1]),
-                           converged=bool(res.iterations >= 0), output=str(path), state="done")
-            self.get_logger().info(f"ILC done: q_max {float(res.errors[0]):.4f} → {float(res.errors[-1]):.4f} rad in "
-                                   f"{len(res.errors) - 1} iteration(s); wrote {path}")
+            self._progress(
+                iteration=len(res.errors) - 1,
+                max_error_rad=float(res.errors[-1]),
+                converged=bool(res.iterations >= 0),
+                output=str(path),
+                state="done",
+            )
+            self.get_logger().info(
+                f"ILC done: q_max {float(res.errors[0]):.4f} → {float(res.errors[-1]):.4f} rad in "
+                f"{len(res.errors) - 1} iteration(s); wrote {path}"
+            )
             self.state = "done"  # last: a caller waiting on the state may destroy the node right after
         except Exception as e:  # report, never die silently in the worker
             self.error = str(e)
@@ -332,8 +404,13 @@ class ILCNode(Node):
         if not self.context.ok():
             return
         msg = JointTrajectory(joint_names=[self.table["joint"]])
-        msg.points = [JointTrajectoryPoint(positions=[float(q)], time_from_start=Duration(
-            sec=int(ti), nanosec=int(round((ti - int(ti)) * 1e9)) % 1_000_000_000)) for ti, q in zip(t, u)]
+        msg.points = [
+            JointTrajectoryPoint(
+                positions=[float(q)],
+                time_from_start=Duration(sec=int(ti), nanosec=int(round((ti - int(ti)) * 1e9)) % 1_000_000_000),
+            )
+            for ti, q in zip(t, u)
+        ]
         self.pub_curve.publish(msg)
 
 

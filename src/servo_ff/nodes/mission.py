@@ -13,6 +13,7 @@ energy (the sim's per-joint E = ∫U·I dt meter, read at the gait's start and e
 time (its controller's ``tick``, timed in the process). ``obstacle`` [m] puts a box that high under the right
 foot (the first swing foot) while it is lifted for the first time (Schwarz & Behnke Fig. 6).
 """
+
 from __future__ import annotations
 
 import math
@@ -68,8 +69,16 @@ def servo_alpha(urdf, servo_yaml, joints):
     return {j: alpha_table_from_actuator(smap.joints[j].params, [j]) for j in joints}
 
 
-def run_mission(controller: str, n_steps: int = 40, obstacle: float = 0.0, kp_high: float | None = None,
-                ratio: float | None = None, log=print, timeout: float = 1800.0, salt: int = 92) -> MissionResult:
+def run_mission(
+    controller: str,
+    n_steps: int = 40,
+    obstacle: float = 0.0,
+    kp_high: float | None = None,
+    ratio: float | None = None,
+    log=print,
+    timeout: float = 1800.0,
+    salt: int = 92,
+) -> MissionResult:
     """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own (stopped, its
     executor thread first, before the nodes are destroyed)."""
     ros = RosHarness(salt=salt, prefix="mission_")
@@ -95,21 +104,48 @@ def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> Mi
     urdf = str(share_file("urdf", "humanoid20.urdf"))
     servo_yaml = str(share_file("config", "servos_humanoid.yaml"))
     kw = ros.node_kwargs()
-    sim = ros.add(MujocoSimNode("servo_sim", **kw, parameter_overrides=[
-        Parameter("urdf_path", value=urdf), Parameter("servo_config", value=servo_yaml),
-        Parameter("floating_base", value=True), Parameter("rate_hz", value=125.0),
-        Parameter("physics_dt", value=0.001), Parameter("counts_per_rev", value=4096), Parameter("latency", value=1),
-        Parameter("publish_clock", value=True), Parameter("real_time_factor", value=0.0),
-        Parameter("lockstep", value=True), Parameter("lockstep_timeout", value=0.05), Parameter("kp", value=[kp]),
-        Parameter("position_min", value=[-2.8]), Parameter("position_max", value=[2.8]),
-        Parameter("support_topic", value="contact_support_coefficient")]))
+    sim = ros.add(
+        MujocoSimNode(
+            "servo_sim",
+            **kw,
+            parameter_overrides=[
+                Parameter("urdf_path", value=urdf),
+                Parameter("servo_config", value=servo_yaml),
+                Parameter("floating_base", value=True),
+                Parameter("rate_hz", value=125.0),
+                Parameter("physics_dt", value=0.001),
+                Parameter("counts_per_rev", value=4096),
+                Parameter("latency", value=1),
+                Parameter("publish_clock", value=True),
+                Parameter("real_time_factor", value=0.0),
+                Parameter("lockstep", value=True),
+                Parameter("lockstep_timeout", value=0.05),
+                Parameter("kp", value=[kp]),
+                Parameter("position_min", value=[-2.8]),
+                Parameter("position_max", value=[2.8]),
+                Parameter("support_topic", value="contact_support_coefficient"),
+            ],
+        )
+    )
     joints = list(sim.joints)
     alpha = servo_alpha(urdf, servo_yaml, joints)
-    ff = ros.add(FeedForwardNode("servo_feedforward", **kw, parameter_overrides=[
-        Parameter("use_sim_time", value=True), Parameter("urdf_path", value=urdf), Parameter("mode", value="floating"),
-        Parameter("joints", value=joints), Parameter("kp", value=[kp]), Parameter("enabled", value=controller == "ff"),
-        Parameter("preset", value="mx106"), Parameter("u_nominal", value=float(sim.hw_supply_voltage()))]
-        + [Parameter(f"alpha.{j}", value=alpha[j].alpha[0].tolist()) for j in joints]))
+    ff = ros.add(
+        FeedForwardNode(
+            "servo_feedforward",
+            **kw,
+            parameter_overrides=[
+                Parameter("use_sim_time", value=True),
+                Parameter("urdf_path", value=urdf),
+                Parameter("mode", value="floating"),
+                Parameter("joints", value=joints),
+                Parameter("kp", value=[kp]),
+                Parameter("enabled", value=controller == "ff"),
+                Parameter("preset", value="mx106"),
+                Parameter("u_nominal", value=float(sim.hw_supply_voltage())),
+            ]
+            + [Parameter(f"alpha.{j}", value=alpha[j].alpha[0].tolist()) for j in joints],
+        )
+    )
     ticks: list[float] = []
     tick = ff.ctrl.tick
 
@@ -121,9 +157,18 @@ def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> Mi
             ticks.append((time.perf_counter() - t0) * 1e6)
 
     ff.ctrl.tick = timed_tick
-    walker = ros.add(WalkerNode("servo_walker", **kw, parameter_overrides=[
-        Parameter("use_sim_time", value=True), Parameter("n_steps", value=n_steps), Parameter("start_delay", value=0.5),
-        Parameter("approach_time", value=2.0)]))
+    walker = ros.add(
+        WalkerNode(
+            "servo_walker",
+            **kw,
+            parameter_overrides=[
+                Parameter("use_sim_time", value=True),
+                Parameter("n_steps", value=n_steps),
+                Parameter("start_delay", value=0.5),
+                Parameter("approach_time", value=2.0),
+            ],
+        )
+    )
     probe = ros.make_node(f"mission_probe_{controller}")
     rows: list[tuple[float, np.ndarray]] = []
     state = {"fell": math.nan, "e0": None, "e1": None}
@@ -161,11 +206,24 @@ def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> Mi
         e1 = state["e1"] if state["e1"] is not None else sim.servos.energy[sim.perm]
         e0 = state["e0"] if state["e0"] is not None else np.zeros_like(e1)
     t = np.array([r[0] for r in rows])
-    res = MissionResult(controller, kp, joints, t, np.array([r[2] for r in rows]).reshape(len(rows), -1),
-                        np.array([r[1] for r in rows]).reshape(len(rows), -1), e1 - e0,
-                        not math.isnan(state["fell"]), state["fell"], ticks, wall, sim_s)
-    log(f"   {label}: k_P {kp:.2f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, RMS "
-        f"{res.rms():.4f} rad, E {res.energy.sum():.0f} J, {sim_s:.0f} s simulated in {wall:.0f} s")
+    res = MissionResult(
+        controller,
+        kp,
+        joints,
+        t,
+        np.array([r[2] for r in rows]).reshape(len(rows), -1),
+        np.array([r[1] for r in rows]).reshape(len(rows), -1),
+        e1 - e0,
+        not math.isnan(state["fell"]),
+        state["fell"],
+        ticks,
+        wall,
+        sim_s,
+    )
+    log(
+        f"   {label}: k_P {kp:.2f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, RMS "
+        f"{res.rms():.4f} rad, E {res.energy.sum():.0f} J, {sim_s:.0f} s simulated in {wall:.0f} s"
+    )
     return res
 
 
@@ -191,16 +249,21 @@ def obstacle_timer(ros: RosHarness, sim, walker, height: float) -> None:
 
 
 def format_table(results: list[MissionResult]) -> str:
-    lines = ["| controller | k_P | stood | RMS [rad] | knee RMS [rad] | E all [J] | E knee [J] | E vs (a) | "
-             "FF tick median [µs] | sim s / wall s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| controller | k_P | stood | RMS [rad] | knee RMS [rad] | E all [J] | E knee [J] | E vs (a) | "
+        "FF tick median [µs] | sim s / wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     a = next((r for r in results if r.controller == "high"), None)
     for r in results:
         k = r.knee()
         vs = f"{100 * (r.energy.sum() / a.energy.sum() - 1):+.1f}%" if a is not None and not a.fell else "–"
         tick = f"{r.tick_median_us():.0f}" if r.controller == "ff" else "–"
-        lines.append(f"| {r.label} | {r.kp:.2f} | {'no, fell at %.1f s' % r.fell_at if r.fell else 'yes'} | "
-                     f"{r.rms():.4f} | {r.rms([k]):.4f} | {r.energy.sum():.0f} | {r.energy[k]:.0f} | {vs} | {tick} | "
-                     f"{r.sim_s:.0f} / {r.wall_s:.0f} |")
+        lines.append(
+            f"| {r.label} | {r.kp:.2f} | {'no, fell at %.1f s' % r.fell_at if r.fell else 'yes'} | "
+            f"{r.rms():.4f} | {r.rms([k]):.4f} | {r.energy.sum():.0f} | {r.energy[k]:.0f} | {vs} | {tick} | "
+            f"{r.sim_s:.0f} / {r.wall_s:.0f} |"
+        )
     return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ collision geometry on a floating base, a joint missing from the servo YAML). A p
 stops every output (nothing non-finite is published), turns the diagnostics to ERROR, and ``<prefix>/reset``
 brings the robot back to its start pose.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,7 +38,7 @@ from std_srvs.srv import Trigger
 from servo_ff.dynamics.mujoco_sensors import support_coefficient
 from servo_ff.io.paths import resolve_path
 
-from .common import ParamSpec, ParameterTable, per_joint
+from .common import ParameterTable, ParamSpec, per_joint
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_node import SimNode
 
@@ -52,42 +53,118 @@ def mujoco_specs() -> list[ParamSpec]:
         ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path / mjcf_path)", read_only=True),
         ParamSpec("urdf_path", "", "URDF file of the robot", read_only=True),
         ParamSpec("mjcf_path", "", "MJCF file of the robot (its own base, ground and sensors)", read_only=True),
-        ParamSpec("servo_config", "", "servo YAML: servo type, friction model (and kp) per joint "
-                  "(servo_ff.dynamics.servo_map)", read_only=True),
-        ParamSpec("floating_base", False, "URDF: free joint on the root link, ground plane, collision geometry "
-                  "(legged robots); false: root welded to the world (arms)", read_only=True),
-        ParamSpec("feet", [""], "foot links (floating base; empty: the servo YAML's feet:, else links named *foot*; "
-                  "first = left)", read_only=True),
-        ParamSpec("initial_position", [0.0], "joint positions at start-up and reset (floating base: the robot "
-                  "is placed upright on the ground in this pose)", "rad", lo=-1e3, hi=1e3, per_joint=True,
-                  read_only=True),
-        ParamSpec("physics_dt", 0.001, "MuJoCo time step (each control period is split into equal steps <= this)",
-                  "s", lo=1e-5, hi=0.1, read_only=True),
-        ParamSpec("counts_per_rev", 0, "encoder quantisation, counts per revolution (0: off; Dynamixel: 4096)",
-                  lo=0, hi=1 << 24, read_only=True),
-        ParamSpec("latency", 0, "control periods between a goal and the firmware acting on it (bus cycle)", lo=0,
-                  hi=1000, read_only=True),
+        ParamSpec(
+            "servo_config",
+            "",
+            "servo YAML: servo type, friction model (and kp) per joint (servo_ff.dynamics.servo_map)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "floating_base",
+            False,
+            "URDF: free joint on the root link, ground plane, collision geometry "
+            "(legged robots); false: root welded to the world (arms)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "feet",
+            [""],
+            "foot links (floating base; empty: the servo YAML's feet:, else links named *foot*; first = left)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "initial_position",
+            [0.0],
+            "joint positions at start-up and reset (floating base: the robot "
+            "is placed upright on the ground in this pose)",
+            "rad",
+            lo=-1e3,
+            hi=1e3,
+            per_joint=True,
+            read_only=True,
+        ),
+        ParamSpec(
+            "physics_dt",
+            0.001,
+            "MuJoCo time step (each control period is split into equal steps <= this)",
+            "s",
+            lo=1e-5,
+            hi=0.1,
+            read_only=True,
+        ),
+        ParamSpec(
+            "counts_per_rev",
+            0,
+            "encoder quantisation, counts per revolution (0: off; Dynamixel: 4096)",
+            lo=0,
+            hi=1 << 24,
+            read_only=True,
+        ),
+        ParamSpec(
+            "latency",
+            0,
+            "control periods between a goal and the firmware acting on it (bus cycle)",
+            lo=0,
+            hi=1000,
+            read_only=True,
+        ),
         ParamSpec("position_noise", 0.0, "std of the noise on positions read", "rad", lo=0.0, hi=1.0, read_only=True),
-        ParamSpec("velocity_noise", 0.0, "std of the noise on velocities read", "rad/s", lo=0.0, hi=100.0,
-                  read_only=True),
+        ParamSpec(
+            "velocity_noise", 0.0, "std of the noise on velocities read", "rad/s", lo=0.0, hi=100.0, read_only=True
+        ),
         ParamSpec("gyro_noise", 0.0, "std of the gyro noise", "rad/s", lo=0.0, hi=100.0, read_only=True),
         ParamSpec("accel_noise", 0.0, "std of the accelerometer noise", "m/s²", lo=0.0, hi=1000.0, read_only=True),
         ParamSpec("noise_seed", 0, "seed of the noise", lo=0, hi=2**31 - 1, read_only=True),
-        ParamSpec("publish_clock", False, "own the time: publish /clock, stamp and run on the simulated time "
-                  "(use_sim_time is set), step at real_time_factor", read_only=True),
-        ParamSpec("real_time_factor", 1.0, "with publish_clock: simulated seconds per wall second (0: as fast as "
-                  "possible)", lo=0.0, hi=1000.0),
-        ParamSpec("lockstep", False, "with publish_clock: one control period per goal message received (and after "
-                  "lockstep_timeout without one)", read_only=True),
-        ParamSpec("lockstep_timeout", 0.02, "lockstep: wall time after which the simulation steps without a goal",
-                  "s", lo=1e-4, hi=10.0),
-        ParamSpec("realtime", True, "follow the node clock: advance the whole periods elapsed (late ticks catch up, "
-                  "at most max_catch_up); false: exactly 1/rate_hz per tick"),
+        ParamSpec(
+            "publish_clock",
+            False,
+            "own the time: publish /clock, stamp and run on the simulated time "
+            "(use_sim_time is set), step at real_time_factor",
+            read_only=True,
+        ),
+        ParamSpec(
+            "real_time_factor",
+            1.0,
+            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
+            lo=0.0,
+            hi=1000.0,
+        ),
+        ParamSpec(
+            "lockstep",
+            False,
+            "with publish_clock: one control period per goal message received (and after lockstep_timeout without one)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "lockstep_timeout",
+            0.02,
+            "lockstep: wall time after which the simulation steps without a goal",
+            "s",
+            lo=1e-4,
+            hi=10.0,
+        ),
+        ParamSpec(
+            "realtime",
+            True,
+            "follow the node clock: advance the whole periods elapsed (late ticks catch up, "
+            "at most max_catch_up); false: exactly 1/rate_hz per tick",
+        ),
         ParamSpec("max_catch_up", 0.05, "largest time advanced in one tick", "s", lo=1e-4, hi=10.0),
-        ParamSpec("support_topic", "support_coefficient", "topic of the measured support coefficient (Float64)",
-                  read_only=True),
-        ParamSpec("obstacle_height", 0.0, "a box this high under obstacle_foot, placed when set while running "
-                  "(0: none); for Schwarz & Behnke's obstacle experiment", "m", lo=0.0, hi=0.5),
+        ParamSpec(
+            "support_topic",
+            "support_coefficient",
+            "topic of the measured support coefficient (Float64)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "obstacle_height",
+            0.0,
+            "a box this high under obstacle_foot, placed when set while running "
+            "(0: none); for Schwarz & Behnke's obstacle experiment",
+            "m",
+            lo=0.0,
+            hi=0.5,
+        ),
         ParamSpec("obstacle_foot", "", "foot link the obstacle goes under (empty: the second foot)", read_only=True),
     ]
 
@@ -126,22 +203,32 @@ class MujocoSimNode(SimNode):
         for i, s in enumerate(specs):
             if s.name == "kp" and self.servos is not None:
                 from servo_ff.models.params import P_KP
-                specs[i] = ParamSpec(s.name, self.servos.p[:, P_KP].tolist(), s.description, s.unit, lo=s.lo,
-                                     hi=s.hi, per_joint=True)
+
+                specs[i] = ParamSpec(
+                    s.name, self.servos.p[:, P_KP].tolist(), s.description, s.unit, lo=s.lo, hi=s.hi, per_joint=True
+                )
         self._model_joints = model_joints
-        table = ParameterTable(self, specs, validate=self._validate, apply=self._apply,
-                               n_joints=lambda v: len(self._joints_of(v)))
+        table = ParameterTable(
+            self, specs, validate=self._validate, apply=self._apply, n_joints=lambda v: len(self._joints_of(v))
+        )
         v = table.values
         joints = self._joints_of(v)
         if self.servos is not None and sorted(joints) != sorted(self.joint_order):
             extra = [j for j in joints if j not in self.joint_order]
             missing = [j for j in self.joint_order if j not in joints]
-            self.model_error = (f"joints: {extra[0]!r} is not a driven joint of the model" if extra else
-                                f"joints: driven joint {missing[0]!r} is missing (list every driven joint, in "
-                                "any order, or [''] for all in model order)")
+            self.model_error = (
+                f"joints: {extra[0]!r} is not a driven joint of the model"
+                if extra
+                else f"joints: driven joint {missing[0]!r} is missing (list every driven joint, in "
+                "any order, or [''] for all in model order)"
+            )
         #: node (``joints``) order → the servo layer's (model) order: model = node[inverse]
-        self.perm = np.array([self.joint_order.index(j) for j in joints] if self.servos is not None
-                             and not self.model_error else range(len(joints)), dtype=int)
+        self.perm = np.array(
+            [self.joint_order.index(j) for j in joints]
+            if self.servos is not None and not self.model_error
+            else range(len(joints)),
+            dtype=int,
+        )
         if self.model_error:
             self.servos = None
         table.values["joints"] = joints  # [""]: every driven joint, model order
@@ -167,8 +254,8 @@ class MujocoSimNode(SimNode):
         self._imu = Imu()
         self._imu.orientation_covariance[0] = -1.0 if self.servos is None else 0.0
         o = self.options
-        self._imu.angular_velocity_covariance[0::4] = [o.gyro_noise ** 2] * 3 if o else [0.0] * 3
-        self._imu.linear_acceleration_covariance[0::4] = [o.accel_noise ** 2] * 3 if o else [0.0] * 3
+        self._imu.angular_velocity_covariance[0::4] = [o.gyro_noise**2] * 3 if o else [0.0] * 3
+        self._imu.linear_acceleration_covariance[0::4] = [o.accel_noise**2] * 3 if o else [0.0] * 3
         self.owns_clock = bool(v["publish_clock"])
         self.sim_time_ns = 0
         if self.owns_clock:
@@ -180,16 +267,34 @@ class MujocoSimNode(SimNode):
             self.get_logger().info(
                 f"MuJoCo: {self.source_name}, {'floating' if sm.floating else 'fixed'} base, {self.n} servo(s), "
                 f"{v['rate_hz']:g} Hz control, {self.servos.model.opt.timestep * 1e3:g} ms physics, "
-                f"{len(sm.feet)} feet; " + (f"owning /clock at real_time_factor {v['real_time_factor']:g}"
-                                            + (" (lockstep)" if self.lockstep else "") if self.owns_clock
-                                            else "following the node clock"))
+                f"{len(sm.feet)} feet; "
+                + (
+                    f"owning /clock at real_time_factor {v['real_time_factor']:g}"
+                    + (" (lockstep)" if self.lockstep else "")
+                    if self.owns_clock
+                    else "following the node clock"
+                )
+            )
 
     # ------------------------------------------------------------------ model
     def _boot(self) -> dict[str, Any]:
-        keys = {"robot_description": "", "urdf_path": "", "mjcf_path": "", "servo_config": "",
-                "floating_base": False, "feet": [""], "physics_dt": 0.001, "counts_per_rev": 0, "latency": 0,
-                "position_noise": 0.0, "velocity_noise": 0.0, "gyro_noise": 0.0, "accel_noise": 0.0,
-                "noise_seed": 0, "obstacle_foot": ""}
+        keys = {
+            "robot_description": "",
+            "urdf_path": "",
+            "mjcf_path": "",
+            "servo_config": "",
+            "floating_base": False,
+            "feet": [""],
+            "physics_dt": 0.001,
+            "counts_per_rev": 0,
+            "latency": 0,
+            "position_noise": 0.0,
+            "velocity_noise": 0.0,
+            "gyro_noise": 0.0,
+            "accel_noise": 0.0,
+            "noise_seed": 0,
+            "obstacle_foot": "",
+        }
         return {k: _boot_value(self, k, d) for k, d in keys.items()}
 
     def _build(self, b: dict[str, Any]) -> None:
@@ -212,14 +317,27 @@ class MujocoSimNode(SimNode):
         cfg = resolve_path(b["servo_config"])
         if not cfg.is_file():
             raise FileNotFoundError(f"servo_config {b['servo_config']!r}: file not found")
-        self.options = ServoOptions(counts_per_rev=int(b["counts_per_rev"]) or None, latency=int(b["latency"]),
-                                    position_noise=b["position_noise"], velocity_noise=b["velocity_noise"],
-                                    gyro_noise=b["gyro_noise"], accel_noise=b["accel_noise"], seed=b["noise_seed"])
+        self.options = ServoOptions(
+            counts_per_rev=int(b["counts_per_rev"]) or None,
+            latency=int(b["latency"]),
+            position_noise=b["position_noise"],
+            velocity_noise=b["velocity_noise"],
+            gyro_noise=b["gyro_noise"],
+            accel_noise=b["accel_noise"],
+            seed=b["noise_seed"],
+        )
         mjcf = bool(b["mjcf_path"]) and not b["robot_description"].strip()
         base = None if mjcf else ("floating" if b["floating_base"] else "fixed")
         feet = [f for f in b["feet"] if f] or None
-        self.servos = MujocoServos.from_description(source, cfg, base=base, feet=feet, dt=float(b["physics_dt"]),
-                                                    options=self.options, obstacle_slot=base == "floating")
+        self.servos = MujocoServos.from_description(
+            source,
+            cfg,
+            base=base,
+            feet=feet,
+            dt=float(b["physics_dt"]),
+            options=self.options,
+            obstacle_slot=base == "floating",
+        )
         self.joint_order = list(self.servos.joint_names)
         self._obstacle_foot = b["obstacle_foot"]
         m = self.servos.model
@@ -310,8 +428,9 @@ class MujocoSimNode(SimNode):
         if not self.lockstep:  # paced on the wall clock: each callback catches up to real_time_factor × wall time
             rtf = float(self.table["real_time_factor"])
             self._pace = (time.monotonic(), self.sim_time_ns)
-            self.timer = self.create_timer(min(self.period / rtf, 0.002) if rtf > 0 else 0.0, self._tick_paced,
-                                           clock=self._steady)
+            self.timer = self.create_timer(
+                min(self.period / rtf, 0.002) if rtf > 0 else 0.0, self._tick_paced, clock=self._steady
+            )
             return
         self._last_step_wall = time.monotonic()
         timeout = float(self.table["lockstep_timeout"])
@@ -379,8 +498,7 @@ class MujocoSimNode(SimNode):
         else:
             fg = next(i for i in range(m.ngeom) if m.geom_bodyid[i] == foot and m.geom_contype[i])
             x, y = d.geom_xpos[fg][:2]
-            hx, hy = (m.geom_size[fg][:2] if m.geom_type[fg] == mujoco.mjtGeom.mjGEOM_BOX
-                      else m.geom_aabb[fg][3:5])
+            hx, hy = m.geom_size[fg][:2] if m.geom_type[fg] == mujoco.mjtGeom.mjGEOM_BOX else m.geom_aabb[fg][3:5]
             other = [f for f in feet if f != foot]
             out = float(np.sign(y - d.xpos[other[0]][1])) if other else 0.0
             size = [hx, hy - 0.0025 * abs(out), height / 2]
@@ -398,15 +516,16 @@ class MujocoSimNode(SimNode):
         n = len(self._joints_of(values))
         ratio = 1.0 / (values["rate_hz"] * values["physics_dt"])
         if abs(ratio - round(ratio)) > 1e-6:
-            return (f"rate_hz {values['rate_hz']:g} Hz: the control period must be a whole number of physics steps "
-                    f"(physics_dt {values['physics_dt']:g} s)")
+            return (
+                f"rate_hz {values['rate_hz']:g} Hz: the control period must be a whole number of physics steps "
+                f"(physics_dt {values['physics_dt']:g} s)"
+            )
         theta0 = per_joint(values["initial_position"], n, "initial_position")
         lo = per_joint(values["position_min"], n, "position_min")
         hi = per_joint(values["position_max"], n, "position_max")
         if ((theta0 < lo) | (theta0 > hi)).any():
             return f"initial_position {theta0.tolist()} is outside the joint limits"
-        if values["obstacle_height"] > 0 and getattr(self, "servos", None) is not None \
-                and not self.servos.sim.floating:
+        if values["obstacle_height"] > 0 and getattr(self, "servos", None) is not None and not self.servos.sim.floating:
             return "obstacle_height needs a floating-base robot"
         return None
 
@@ -450,9 +569,12 @@ class MujocoSimNode(SimNode):
         self._t_ns = None
         self._read()
         response.success = True
-        response.message = ("simulation reset: the robot is back in its start pose (initial_position), velocity 0, "
-                            "goal = start pose, torque " + ("on" if self.active else "off (node not active)")
-                            + (f" (physics had diverged: {was})" if was else ""))
+        response.message = (
+            "simulation reset: the robot is back in its start pose (initial_position), velocity 0, "
+            "goal = start pose, torque "
+            + ("on" if self.active else "off (node not active)")
+            + (f" (physics had diverged: {was})" if was else "")
+        )
         self.get_logger().warning(response.message)
         return response
 
@@ -487,30 +609,58 @@ class MujocoSimNode(SimNode):
 
     def hw_diagnostics(self) -> list[DiagnosticStatus]:
         if self.servos is None:
-            return [DiagnosticStatus(level=DiagnosticStatus.ERROR, name=f"{self.get_name()}: model",
-                                     hardware_id="mujoco", message=self.model_error)]
+            return [
+                DiagnosticStatus(
+                    level=DiagnosticStatus.ERROR,
+                    name=f"{self.get_name()}: model",
+                    hardware_id="mujoco",
+                    message=self.model_error,
+                )
+            ]
         s = self.servos
         bad = bool(self.stepper_error)
         level = DiagnosticStatus.ERROR if bad else DiagnosticStatus.OK
-        state = (f"physics diverged ({self.stepper_error}); outputs stopped, call {self.names['reset']}" if bad
-                 else "torque on" if s.enable.any() else "torque off")
-        out = [DiagnosticStatus(level=level, name=f"{self.get_name()}: physics", hardware_id="mujoco", message=state,
-                                values=[KeyValue(key="sim_time_s", value=f"{self.now_s():.3f}"),
-                                        KeyValue(key="model", value=self.source_name),
-                                        KeyValue(key="energy_J", value=f"{s.energy.sum():.3f}")])]
+        state = (
+            f"physics diverged ({self.stepper_error}); outputs stopped, call {self.names['reset']}"
+            if bad
+            else "torque on"
+            if s.enable.any()
+            else "torque off"
+        )
+        out = [
+            DiagnosticStatus(
+                level=level,
+                name=f"{self.get_name()}: physics",
+                hardware_id="mujoco",
+                message=state,
+                values=[
+                    KeyValue(key="sim_time_s", value=f"{self.now_s():.3f}"),
+                    KeyValue(key="model", value=self.source_name),
+                    KeyValue(key="energy_J", value=f"{s.energy.sum():.3f}"),
+                ],
+            )
+        ]
         pos, vel, eff = self.state
         for i, name in enumerate(self.joints):
             params = s.params[name]
-            out.append(DiagnosticStatus(
-                level=level, name=f"{self.get_name()}: {name}", hardware_id=f"mujoco/{name}", message=state,
-                values=[KeyValue(key="servo", value=f"{params.actuator}/{params.model}"),
+            out.append(
+                DiagnosticStatus(
+                    level=level,
+                    name=f"{self.get_name()}: {name}",
+                    hardware_id=f"mujoco/{name}",
+                    message=state,
+                    values=[
+                        KeyValue(key="servo", value=f"{params.actuator}/{params.model}"),
                         KeyValue(key="position_rad", value=f"{pos[i]:.5f}"),
                         KeyValue(key="goal_rad", value=f"{self.goal[i]:.5f}"),
                         KeyValue(key="velocity_rad_s", value=f"{vel[i]:.5f}"),
                         KeyValue(key="effort_Nm", value=f"{eff[i]:.5f}"),
                         KeyValue(key="kp", value=f"{self.kp[i]:g}"),
                         KeyValue(key="energy_J", value=f"{s.energy[self.perm[i]]:.3f}"),
-                        KeyValue(key="supply_V", value=f"{self.hw_supply_voltage():g}")]))
+                        KeyValue(key="supply_V", value=f"{self.hw_supply_voltage():g}"),
+                    ],
+                )
+            )
         return out
 
 
@@ -519,8 +669,11 @@ def sim_node_factory(**kwargs: Any):
     else the stepper :class:`SimNode`."""
     import rclpy
 
-    probe = rclpy.create_node(kwargs.pop("name", "servo_sim"), automatically_declare_parameters_from_overrides=True,
-                              **{k: v for k, v in kwargs.items() if k in ("context", "namespace")})
+    probe = rclpy.create_node(
+        kwargs.pop("name", "servo_sim"),
+        automatically_declare_parameters_from_overrides=True,
+        **{k: v for k, v in kwargs.items() if k in ("context", "namespace")},
+    )
     try:
         backend = probe.get_parameter("backend").value if probe.has_parameter("backend") else None
     finally:

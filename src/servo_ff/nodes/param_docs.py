@@ -3,6 +3,7 @@ rows: name, default, unit, range, meaning), like ros2_controllers' generated par
 
     python -m servo_ff.nodes.param_docs docs/nodes.md      # rewrite the generated section
 """
+
 from __future__ import annotations
 
 import math
@@ -23,17 +24,20 @@ def _nodes() -> list[tuple[str, type, dict[str, Any]]]:
     from .sim_node import SimNode
 
     urdf = str(share_file("urdf", "pendulums2.urdf"))
-    return [("servo_sim_node", SimNode, {}), ("servo_hardware_node", HardwareNode, {"autostart": False}),
-            ("servo_feedforward_node", FeedForwardNode, {"urdf_path": urdf, "mode": "fixed"}),
-            ("servo_ilc_node", ILCNode, {}),
-            ("servo_fit_node", FitNode, {"urdf_path": urdf, "joint": "pendulum_1", "run_on_start": False})]
+    return [
+        ("servo_sim_node", SimNode, {}),
+        ("servo_hardware_node", HardwareNode, {"autostart": False}),
+        ("servo_feedforward_node", FeedForwardNode, {"urdf_path": urdf, "mode": "fixed"}),
+        ("servo_ilc_node", ILCNode, {}),
+        ("servo_fit_node", FitNode, {"urdf_path": urdf, "joint": "pendulum_1", "run_on_start": False}),
+    ]
 
 
 def _value(v: Any) -> str:
     if isinstance(v, float) and math.isinf(v):
         return "∞" if v > 0 else "−∞"
     if isinstance(v, str):
-        return f"`{v}`" if v else "`\"\"`"
+        return f"`{v}`" if v else '`""`'
     return f"`{v}`"
 
 
@@ -58,17 +62,26 @@ def tables() -> str:
     rclpy.init(context=ctx)
     try:
         for exe, cls, overrides in _nodes():
-            node = cls(exe.removesuffix("_node"), context=ctx,
-                       parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()])
+            node = cls(
+                exe.removesuffix("_node"),
+                context=ctx,
+                parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()],
+            )
             specs = [s for t in node.parameter_tables for s in t.specs.values()]
             node.destroy_node()
-            out += [f"### `{exe}`", "", "| parameter | default | unit | range | read-only | meaning |",
-                    "|---|---|---|---|---|---|"]
+            out += [
+                f"### `{exe}`",
+                "",
+                "| parameter | default | unit | range | read-only | meaning |",
+                "|---|---|---|---|---|---|",
+            ]
             for s in specs:
                 desc = s.description.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
                 desc += " (per joint)" if s.per_joint else ""
-                out.append(f"| `{s.name}` | {_value(s.default)} | {s.unit} | {_range(s)} | "
-                           f"{'yes' if s.read_only else ''} | {desc} |")
+                out.append(
+                    f"| `{s.name}` | {_value(s.default)} | {s.unit} | {_range(s)} | "
+                    f"{'yes' if s.read_only else ''} | {desc} |"
+                )
             out.append("")
     finally:
         ctx.try_shutdown()

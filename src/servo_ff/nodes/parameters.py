@@ -4,11 +4,13 @@
 refuses are rejected with a reason naming the key, and every refusal is logged, throttled); :func:`actuator_specs`
 generates the ``actuator.*`` rows from the core schema (``servo_ff.models.schema``). The docs' parameter tables
 are generated from the same rows (:mod:`.param_docs`)."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
@@ -51,8 +53,9 @@ class ParamSpec:
             if isinstance(self.default, bool):
                 pass
             elif isinstance(self.default, int):
-                d.integer_range = [IntegerRange(from_value=int(max(lo, -2**62)), to_value=int(min(hi, 2**62)),
-                                                step=0)]
+                d.integer_range = [
+                    IntegerRange(from_value=int(max(lo, -(2**62))), to_value=int(min(hi, 2**62)), step=0)
+                ]
             elif isinstance(self.default, float):
                 d.floating_point_range = [FloatingPointRange(from_value=float(lo), to_value=float(hi), step=0.0)]
             d.additional_constraints = f"every value in {'(' if self.lo_open else '['}{lo}, {hi}]"
@@ -79,19 +82,31 @@ class ParamSpec:
             if not math.isfinite(float(v)):
                 return f"{where}={v} is not finite"
             if self.lo is not None and (v < self.lo or (self.lo_open and v == self.lo)):
-                return (f"{where}={v} is {'not above' if self.lo_open else 'below'} its minimum {self.lo}"
-                        f"{' ' + self.unit if self.unit else ''}")
+                return (
+                    f"{where}={v} is {'not above' if self.lo_open else 'below'} its minimum {self.lo}"
+                    f"{' ' + self.unit if self.unit else ''}"
+                )
             if self.hi is not None and v > self.hi:
                 return f"{where}={v} is above its maximum {self.hi}{' ' + self.unit if self.unit else ''}"
         return None
 
 
-def field_param(name: str, spec: FieldSpec, default: Any, per_joint: bool = False, description: str | None = None,
-                **kwargs: Any) -> ParamSpec:
+def field_param(
+    name: str, spec: FieldSpec, default: Any, per_joint: bool = False, description: str | None = None, **kwargs: Any
+) -> ParamSpec:
     """A parameter declared from its row of the core schema (:mod:`servo_ff.models.schema`: unit, admissible
     range, meaning), so that the range is written once."""
-    return ParamSpec(name, default, description or spec.description, unit=spec.unit, lo=spec.lo, hi=spec.hi,
-                     lo_open=spec.lo_open, per_joint=per_joint, **kwargs)
+    return ParamSpec(
+        name,
+        default,
+        description or spec.description,
+        unit=spec.unit,
+        lo=spec.lo,
+        hi=spec.hi,
+        lo_open=spec.lo_open,
+        per_joint=per_joint,
+        **kwargs,
+    )
 
 
 def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[ParamSpec]:
@@ -99,21 +114,38 @@ def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[Pa
     admissible range, meaning), defaults from ``params``."""
     specs = []
     for name, value in params.to_ros_parameters(prefix).items():
-        key = name[len(prefix):]
+        key = name[len(prefix) :]
         if key == "model":
-            specs.append(ParamSpec(name, value, "friction model (Duclusaud et al. Eq. 3, 6-10)", read_only=True,
-                                   choices=("m1", "m2", "m3", "m4", "m5", "m6")))
+            specs.append(
+                ParamSpec(
+                    name,
+                    value,
+                    "friction model (Duclusaud et al. Eq. 3, 6-10)",
+                    read_only=True,
+                    choices=("m1", "m2", "m3", "m4", "m5", "m6"),
+                )
+            )
         elif key == "firmware.control":
             specs.append(ParamSpec(name, value, "firmware position law", choices=("voltage", "current")))
         elif isinstance(value, str):
             specs.append(ParamSpec(name, value, f"actuator {key}", read_only=True))
         else:
-            table, field = (FIRMWARE_FIELDS, key[len("firmware."):]) if key.startswith("firmware.") \
-                else (ACTUATOR_FIELDS, key)
+            table, field = (
+                (FIRMWARE_FIELDS, key[len("firmware.") :]) if key.startswith("firmware.") else (ACTUATOR_FIELDS, key)
+            )
             f = table[field]
             unit = f"{f.unit}, 0 = none" if f.none_is_inf else f.unit
-            specs.append(ParamSpec(name, float(value), f.description, unit=unit, lo=0.0 if f.none_is_inf else f.lo,
-                                   hi=f.hi, lo_open=f.lo_open and not f.none_is_inf))
+            specs.append(
+                ParamSpec(
+                    name,
+                    float(value),
+                    f.description,
+                    unit=unit,
+                    lo=0.0 if f.none_is_inf else f.lo,
+                    hi=f.hi,
+                    lo_open=f.lo_open and not f.none_is_inf,
+                )
+            )
     return specs
 
 
@@ -124,10 +156,14 @@ class ParameterTable:
     (cross-parameter checks, core schema); ``apply(changed_names)`` runs after a successful update.
     """
 
-    def __init__(self, node: Node, specs: Sequence[ParamSpec],
-                 validate: Callable[[dict[str, Any]], str | None] | None = None,
-                 apply: Callable[[set[str]], None] | None = None,
-                 n_joints: Callable[[dict[str, Any]], int | None] | None = None):
+    def __init__(
+        self,
+        node: Node,
+        specs: Sequence[ParamSpec],
+        validate: Callable[[dict[str, Any]], str | None] | None = None,
+        apply: Callable[[set[str]], None] | None = None,
+        n_joints: Callable[[dict[str, Any]], int | None] | None = None,
+    ):
         self.node = node
         self.specs = {s.name: s for s in specs}
         node.__dict__.setdefault("parameter_tables", []).append(self)  # what a node declares (docs are generated)

@@ -17,12 +17,14 @@ only while active. Subclasses implement the ``hw_*`` hooks (stepper or Dynamixel
 When ``position_min``/``position_max`` change, a held goal outside the new limits is moved to the nearest limit,
 written, logged as a warning and counted in the diagnostics (``goals_moved_by_limit_change``).
 """
+
 from __future__ import annotations
 
 import math
 import re
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -36,8 +38,18 @@ from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.interpolation import JointSpline, follow
 
-from .common import (TOPIC_DIAGNOSTICS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, GoalGate, ParamSpec, ParameterTable,
-                     Throttle, joint_names_param, per_joint, servo_names)
+from .common import (
+    TOPIC_DIAGNOSTICS,
+    TOPIC_JOINT_STATES,
+    TOPIC_SUPPLY,
+    GoalGate,
+    ParameterTable,
+    ParamSpec,
+    Throttle,
+    joint_names_param,
+    per_joint,
+    servo_names,
+)
 
 KP_MAX = 16383.0  # outer bound: the Dynamixel Position P Gain register range (MX allows kp ≤ 16383/16)
 #: The unit of every `kp`: the firmware law's gain (servo_ff.models.firmware), i.e. what bam's parameter files mean
@@ -46,24 +58,55 @@ KP_UNIT = "firmware-law gain (MX: P register/16; X, STS: register)"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*$")
 
 
-def servo_interface_specs(default_joints: Sequence[str] = ("joint_1",), rate_hz: float = 500.0,
-                          kp: float = 32.0) -> list[ParamSpec]:
+def servo_interface_specs(
+    default_joints: Sequence[str] = ("joint_1",), rate_hz: float = 500.0, kp: float = 32.0
+) -> list[ParamSpec]:
     return [
-        ParamSpec("joints", list(default_joints), "joint names; order of Float64MultiArray goals and gains",
-                  read_only=True),
-        ParamSpec("prefix", "servo", "name of this servo interface: topics and services are <prefix>/commands, "
-                  "<prefix>/joint_trajectory, <prefix>/joint_command, <prefix>/p_gains, <prefix>/torque_enable, "
-                  "<prefix>/reboot (relative: under the node's namespace)", read_only=True),
-        ParamSpec("autostart", True, "configure and activate at start-up (false: wait for a lifecycle manager)",
-                  read_only=True),
-        ParamSpec("rate_hz", float(rate_hz), "publication / control rate", "Hz", lo=1.0, hi=2000.0,
-                  read_only=True),
-        ParamSpec("kp", [float(kp)], "firmware position P gain (also set by <prefix>/p_gains)", KP_UNIT,
-                  lo=0.0, hi=KP_MAX, per_joint=True),
-        ParamSpec("position_min", [-math.pi], "lower joint limit; goals below are refused", "rad",
-                  lo=-1e3, hi=1e3, per_joint=True),
-        ParamSpec("position_max", [math.pi], "upper joint limit; goals above are refused", "rad",
-                  lo=-1e3, hi=1e3, per_joint=True),
+        ParamSpec(
+            "joints", list(default_joints), "joint names; order of Float64MultiArray goals and gains", read_only=True
+        ),
+        ParamSpec(
+            "prefix",
+            "servo",
+            "name of this servo interface: topics and services are <prefix>/commands, "
+            "<prefix>/joint_trajectory, <prefix>/joint_command, <prefix>/p_gains, <prefix>/torque_enable, "
+            "<prefix>/reboot (relative: under the node's namespace)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "autostart",
+            True,
+            "configure and activate at start-up (false: wait for a lifecycle manager)",
+            read_only=True,
+        ),
+        ParamSpec("rate_hz", float(rate_hz), "publication / control rate", "Hz", lo=1.0, hi=2000.0, read_only=True),
+        ParamSpec(
+            "kp",
+            [float(kp)],
+            "firmware position P gain (also set by <prefix>/p_gains)",
+            KP_UNIT,
+            lo=0.0,
+            hi=KP_MAX,
+            per_joint=True,
+        ),
+        ParamSpec(
+            "position_min",
+            [-math.pi],
+            "lower joint limit; goals below are refused",
+            "rad",
+            lo=-1e3,
+            hi=1e3,
+            per_joint=True,
+        ),
+        ParamSpec(
+            "position_max",
+            [math.pi],
+            "upper joint limit; goals above are refused",
+            "rad",
+            lo=-1e3,
+            hi=1e3,
+            per_joint=True,
+        ),
         ParamSpec("diagnostics_period", 1.0, "period of /diagnostics", "s", lo=0.01, hi=60.0),
         ParamSpec("supply_period", 0.1, "period of /servo_supply", "s", lo=0.001, hi=60.0),
         ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
@@ -74,8 +117,10 @@ def validate_interface(values: dict[str, Any]) -> str | None:
     joints = joint_names_param(values)
     n = len(joints)
     if "prefix" in values and not _NAME.match(values["prefix"]):
-        return (f"prefix={values['prefix']!r} is not a relative ROS name (letters, digits, '_', tokens separated "
-                "by '/', each starting with a letter)")
+        return (
+            f"prefix={values['prefix']!r} is not a relative ROS name (letters, digits, '_', tokens separated "
+            "by '/', each starting with a letter)"
+        )
     lo = per_joint(values["position_min"], n, "position_min")
     hi = per_joint(values["position_max"], n, "position_max")
     if (lo >= hi).any():
@@ -152,9 +197,14 @@ class ServoInterfaceNode(LifecycleNode):
         self.names = servo_names(v["prefix"])
         self.throttle = Throttle(v["warn_throttle"])
         table.throttle = self.throttle
-        self.gate = GoalGate(self.joints, per_joint(v["position_min"], self.n, "position_min"),
-                             per_joint(v["position_max"], self.n, "position_max"),
-                             goal=np.zeros(self.n), warn=self.get_logger().warning, throttle=self.throttle)
+        self.gate = GoalGate(
+            self.joints,
+            per_joint(v["position_min"], self.n, "position_min"),
+            per_joint(v["position_max"], self.n, "position_max"),
+            goal=np.zeros(self.n),
+            warn=self.get_logger().warning,
+            throttle=self.throttle,
+        )
         self.kp = per_joint(v["kp"], self.n, "kp")
         self.period = 1.0 / v["rate_hz"]
         self.ticks = 0
@@ -186,8 +236,10 @@ class ServoInterfaceNode(LifecycleNode):
     def _apply_interface(self, changed: set[str]) -> None:
         v = self.table.values
         if changed & {"position_min", "position_max"}:
-            moved = self.gate.set_limits(per_joint(v["position_min"], self.n, "position_min"),
-                                         per_joint(v["position_max"], self.n, "position_max"))
+            moved = self.gate.set_limits(
+                per_joint(v["position_min"], self.n, "position_min"),
+                per_joint(v["position_max"], self.n, "position_max"),
+            )
             if moved:  # the held goal is re-checked: never left outside the limits, never moved silently
                 self.traj = self.pending = None
                 self.hw_write_goal(self.gate.goal.copy())
@@ -209,8 +261,9 @@ class ServoInterfaceNode(LifecycleNode):
         if self.state_label == "inactive":
             self.trigger_activate()
         if self.state_label == "unconfigured":  # e.g. the bus is not there yet: retry
-            self._autostart_timer = self.create_timer(self.autostart_retry_period(), self._autostart,
-                                                      clock=self._steady)
+            self._autostart_timer = self.create_timer(
+                self.autostart_retry_period(), self._autostart, clock=self._steady
+            )
 
     def _transition(self, name: str, body) -> TransitionCallbackReturn:
         try:
@@ -231,6 +284,7 @@ class ServoInterfaceNode(LifecycleNode):
             if ok:
                 self.configured, self.state_label = True, "inactive"
             return ok, msg
+
         return self._transition("configure", body)
 
     def _hold_present(self) -> None:
@@ -239,8 +293,10 @@ class ServoInterfaceNode(LifecycleNode):
         pos = np.asarray(self.hw_read()[0], dtype=np.float64)
         goal = np.clip(np.where(np.isfinite(pos), pos, self.gate.goal), self.gate.lower, self.gate.upper)
         if not np.array_equal(goal, pos):
-            self.get_logger().warning(f"present position {pos.tolist()} is outside the joint limits; holding the "
-                                      f"nearest limit {goal.tolist()}")
+            self.get_logger().warning(
+                f"present position {pos.tolist()} is outside the joint limits; holding the "
+                f"nearest limit {goal.tolist()}"
+            )
         self.gate.goal = goal
         self.hw_write_goal(goal.copy())
 
@@ -252,6 +308,7 @@ class ServoInterfaceNode(LifecycleNode):
                 self.active, self.state_label = True, "active"
                 self._start_loop()
             return ok, msg
+
         return self._transition("activate", body)
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -260,6 +317,7 @@ class ServoInterfaceNode(LifecycleNode):
             self.active, self.state_label = False, "inactive"
             self._hold_present()
             return self.hw_deactivate()
+
         return self._transition("deactivate", body)
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -267,6 +325,7 @@ class ServoInterfaceNode(LifecycleNode):
             self.hw_cleanup()
             self.configured, self.state_label = False, "unconfigured"
             return True, "closed"
+
         return self._transition("cleanup", body)
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -281,6 +340,7 @@ class ServoInterfaceNode(LifecycleNode):
                 self.hw_cleanup()
             self.configured, self.state_label = False, "finalized"
             return True, text
+
         return self._transition("shutdown", body)
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -324,8 +384,11 @@ class ServoInterfaceNode(LifecycleNode):
     def _inactive(self, source: str) -> bool:
         if self.active:
             return False
-        self.gate._reject(source, "inactive", f"the node is {self.state_label}, not active (lifecycle); goals are "
-                                              "accepted once it is activated")
+        self.gate._reject(
+            source,
+            "inactive",
+            f"the node is {self.state_label}, not active (lifecycle); goals are accepted once it is activated",
+        )
         return True
 
     def _accept(self, goal: np.ndarray | None) -> None:
@@ -366,8 +429,10 @@ class ServoInterfaceNode(LifecycleNode):
             raise ValueError("trajectory has no points")
         unknown = [n for n in names if n not in self.gate.index]
         if unknown or not names:
-            raise ValueError(f"unknown joint name(s) {', '.join(map(repr, unknown)) or '(none given)'}; known: "
-                             f"{', '.join(self.joints)}")
+            raise ValueError(
+                f"unknown joint name(s) {', '.join(map(repr, unknown)) or '(none given)'}; known: "
+                f"{', '.join(self.joints)}"
+            )
         if len(set(names)) != len(names):
             raise ValueError("duplicate joint names")
         m, p = len(names), len(msg.points)
@@ -379,8 +444,10 @@ class ServoInterfaceNode(LifecycleNode):
             if len(pt.positions) != m:
                 raise ValueError(f"point {k} has {len(pt.positions)} positions for {m} joints")
             q[k] = pt.positions
-            for arr, has, field, vals in ((dq, hv, "velocities", pt.velocities),
-                                          (ddq, ha, "accelerations", pt.accelerations)):
+            for arr, has, field, vals in (
+                (dq, hv, "velocities", pt.velocities),
+                (ddq, ha, "accelerations", pt.accelerations),
+            ):
                 if len(vals) not in (0, m):
                     raise ValueError(f"point {k} has {len(vals)} {field} for {m} joints")
                 if len(vals):
@@ -393,14 +460,14 @@ class ServoInterfaceNode(LifecycleNode):
                 raise ValueError(f"point {k} {field} of {names[j]} is {arr[k, j]} (not finite)")
         if p > 1 and not (np.diff(times) > 0).all():
             k = int(np.argmax(np.diff(times) <= 0)) + 1
-            raise ValueError(f"time_from_start is not increasing: point {k} at {times[k]:g} s after "
-                             f"{times[k - 1]:g} s")
+            raise ValueError(f"time_from_start is not increasing: point {k} at {times[k]:g} s after {times[k - 1]:g} s")
         lo, hi = self.gate.lower[cols], self.gate.upper[cols]
         out = (q < lo) | (q > hi)
         if out.any():
             k, j = np.argwhere(out)[0]
-            raise ValueError(f"point {k}: {names[j]}={q[k, j]:.4f} rad is outside its joint limits "
-                             f"[{lo[j]:.4f}, {hi[j]:.4f}] rad")
+            raise ValueError(
+                f"point {k}: {names[j]}={q[k, j]:.4f} rad is outside its joint limits [{lo[j]:.4f}, {hi[j]:.4f}] rad"
+            )
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         start = stamp if stamp > 0 else now
         if start + times[-1] < now:
@@ -420,9 +487,11 @@ class ServoInterfaceNode(LifecycleNode):
         where = spline.outside(self.gate.lower, self.gate.upper)
         if where is not None:
             j, t, qv = where
-            raise ValueError(f"the interpolated path of {self.joints[j]} reaches {qv:.4f} rad at "
-                             f"{t - start:.3f} s, outside its joint limits [{self.gate.lower[j]:.4f}, "
-                             f"{self.gate.upper[j]:.4f}] rad")
+            raise ValueError(
+                f"the interpolated path of {self.joints[j]} reaches {qv:.4f} rad at "
+                f"{t - start:.3f} s, outside its joint limits [{self.gate.lower[j]:.4f}, "
+                f"{self.gate.upper[j]:.4f}] rad"
+            )
         return ActiveTrajectory(start, spline, names)
 
     def follow_trajectory(self, t: float) -> None:
@@ -453,14 +522,16 @@ class ServoInterfaceNode(LifecycleNode):
                 reason = result.reason
         if reason:
             self.gate.rejected += 1
-            self.throttle(source, self.get_logger().warning,
-                          f"P gains on {source} rejected: {reason}; keeping {self.kp.tolist()}")
+            self.throttle(
+                source, self.get_logger().warning, f"P gains on {source} rejected: {reason}; keeping {self.kp.tolist()}"
+            )
 
     def _on_torque_enable(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
         if request.data and not self.active:
             response.success = False
-            response.message = (f"the node is {self.state_label}: torque is enabled by activating it (lifecycle "
-                                "transition activate)")
+            response.message = (
+                f"the node is {self.state_label}: torque is enabled by activating it (lifecycle transition activate)"
+            )
         else:
             response.success, response.message = self.hw_torque(bool(request.data))
         self.get_logger().info(f"torque {'enable' if request.data else 'disable'}: {response.message}")
@@ -519,15 +590,21 @@ class ServoInterfaceNode(LifecycleNode):
         if self.traj is not None:
             following = f"following a trajectory until {self.traj.end:.3f} s"
         return DiagnosticStatus(
-            level=level, name=f"{self.get_name()}: goals", hardware_id=self.status_name,
+            level=level,
+            name=f"{self.get_name()}: goals",
+            hardware_id=self.status_name,
             message=f"{g.rejected} goal message(s) rejected" + (f", last: {g.last_reason}" if g.rejected else ""),
-            values=[KeyValue(key="lifecycle_state", value=self.state_label),
-                    KeyValue(key="prefix", value=self.table["prefix"]),
-                    KeyValue(key="accepted", value=str(g.accepted)), KeyValue(key="rejected", value=str(g.rejected)),
-                    KeyValue(key="goal_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
-                    KeyValue(key="trajectory", value=following),
-                    KeyValue(key="goals_moved_by_limit_change", value=str(g.limit_moves)),
-                    KeyValue(key="published_states", value=str(self.ticks))])
+            values=[
+                KeyValue(key="lifecycle_state", value=self.state_label),
+                KeyValue(key="prefix", value=self.table["prefix"]),
+                KeyValue(key="accepted", value=str(g.accepted)),
+                KeyValue(key="rejected", value=str(g.rejected)),
+                KeyValue(key="goal_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
+                KeyValue(key="trajectory", value=following),
+                KeyValue(key="goals_moved_by_limit_change", value=str(g.limit_moves)),
+                KeyValue(key="published_states", value=str(self.ticks)),
+            ],
+        )
 
     def _publish_diagnostics(self) -> None:
         msg = DiagnosticArray()

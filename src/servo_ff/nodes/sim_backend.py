@@ -1,6 +1,7 @@
 """ROS-free backend of the simulation node: the servo bank (:class:`servo_ff.models.servo_bank.ServoBank`, shared
 with the virtual Dynamixel bus) with the node's torque switch and error word, and the URDF gravity load.
 """
+
 from __future__ import annotations
 
 import numpy as np

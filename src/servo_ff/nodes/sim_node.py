@@ -24,6 +24,7 @@ admissible ranges, and the explicit-integration stability of the back-EMF dampin
 ``<prefix>/reset`` service (std_srvs/Trigger) always brings the simulation back: position = ``initial_position``,
 velocity 0, goal = ``initial_position``, errors cleared, torque on — also after the stepper refused a state.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,12 +37,12 @@ from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import Trigger
 
-from servo_ff.models.params import ParameterError
 from servo_ff.io.paths import resolve_path
+from servo_ff.models.params import ParameterError
 from servo_ff.models.presets import SERVO_NAMES, preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 
-from .common import TOPIC_CLOCK, ParamSpec, ParameterTable, actuator_from_values, actuator_specs, per_joint, spin_node
+from .common import TOPIC_CLOCK, ParameterTable, ParamSpec, actuator_from_values, actuator_specs, per_joint, spin_node
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_backend import SimServos, UrdfGravity, load_inertia
 
@@ -54,20 +55,46 @@ def sim_specs() -> list[ParamSpec]:
         ParamSpec("load.mass", [0.5], "pendulum end mass", "kg", lo=0.0, hi=1e3, per_joint=True),
         ParamSpec("load.length", [0.15], "pendulum length", "m", lo=0.0, hi=100.0, per_joint=True),
         ParamSpec("load.arm_mass", [0.0], "pendulum arm mass (uniform rod)", "kg", lo=0.0, hi=1e3, per_joint=True),
-        ParamSpec("load.inertia", [0.0], "extra load inertia for load.type none", "kg·m²", lo=0.0, hi=1e3,
-                  per_joint=True),
-        ParamSpec("load.urdf_path", "", "fixed-base URDF for load.type urdf (gravity + diagonal inertia; "
-                  "`joints` must be URDF joints)", read_only=True),
-        ParamSpec("initial_position", [0.0], "position at start-up", "rad", lo=-1e3, hi=1e3, per_joint=True,
-                  read_only=True),
-        ParamSpec("physics_dt", 0.001, "largest stepper step (each tick is split into equal steps ≤ this)", "s",
-                  lo=1e-5, hi=0.1),
-        ParamSpec("publish_clock", False, "own the time: publish /clock, stamp and run on the simulated time "
-                  "(use_sim_time is set), step at real_time_factor", read_only=True),
-        ParamSpec("real_time_factor", 1.0, "with publish_clock: simulated seconds per wall second (0: as fast as "
-                  "possible)", lo=0.0, hi=1000.0),
-        ParamSpec("realtime", True, "follow the node clock: advance the whole periods elapsed (late ticks catch up, "
-                  "at most max_catch_up); false: exactly 1/rate_hz per tick"),
+        ParamSpec(
+            "load.inertia", [0.0], "extra load inertia for load.type none", "kg·m²", lo=0.0, hi=1e3, per_joint=True
+        ),
+        ParamSpec(
+            "load.urdf_path",
+            "",
+            "fixed-base URDF for load.type urdf (gravity + diagonal inertia; `joints` must be URDF joints)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "initial_position", [0.0], "position at start-up", "rad", lo=-1e3, hi=1e3, per_joint=True, read_only=True
+        ),
+        ParamSpec(
+            "physics_dt",
+            0.001,
+            "largest stepper step (each tick is split into equal steps ≤ this)",
+            "s",
+            lo=1e-5,
+            hi=0.1,
+        ),
+        ParamSpec(
+            "publish_clock",
+            False,
+            "own the time: publish /clock, stamp and run on the simulated time "
+            "(use_sim_time is set), step at real_time_factor",
+            read_only=True,
+        ),
+        ParamSpec(
+            "real_time_factor",
+            1.0,
+            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
+            lo=0.0,
+            hi=1000.0,
+        ),
+        ParamSpec(
+            "realtime",
+            True,
+            "follow the node clock: advance the whole periods elapsed (late ticks catch up, "
+            "at most max_catch_up); false: exactly 1/rate_hz per tick",
+        ),
         ParamSpec("max_catch_up", 0.05, "largest time advanced in one tick", "s", lo=1e-4, hi=10.0),
         ParamSpec("backend", "auto", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
     ]
@@ -76,9 +103,11 @@ def sim_specs() -> list[ParamSpec]:
 def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | UrdfGravity:
     kind = values["load.type"]
     if kind == "pendulum":
-        return PendulumLoad(mass=per_joint(values["load.mass"], n, "load.mass"),
-                            length=per_joint(values["load.length"], n, "load.length"),
-                            arm_mass=per_joint(values["load.arm_mass"], n, "load.arm_mass"))
+        return PendulumLoad(
+            mass=per_joint(values["load.mass"], n, "load.mass"),
+            length=per_joint(values["load.length"], n, "load.length"),
+            arm_mass=per_joint(values["load.arm_mass"], n, "load.arm_mass"),
+        )
     if kind == "none":
         return ExternalLoad(inertia=per_joint(values["load.inertia"], n, "load.inertia"), tau_ext=np.zeros(n))
     if not values["load.urdf_path"]:
@@ -97,12 +126,27 @@ class SimNode(ServoInterfaceNode):
 
     def __init__(self, name: str = "servo_sim", **kwargs: Any):
         super().__init__(name, **kwargs)
-        self.sel = ParameterTable(self, [
-            ParamSpec("servo", "mx64", "servo type: its published parameter file (servo_ff.models.presets)", read_only=True,
-                      choices=SERVO_NAMES),
-            ParamSpec("model", "m4", "friction model (m1..m6) of that servo's parameter file", read_only=True,
-                      choices=("m1", "m2", "m3", "m4", "m5", "m6")),
-        ], validate=lambda v: (preset(v["servo"], v["model"]), None)[1], n_joints=lambda v: None)
+        self.sel = ParameterTable(
+            self,
+            [
+                ParamSpec(
+                    "servo",
+                    "mx64",
+                    "servo type: its published parameter file (servo_ff.models.presets)",
+                    read_only=True,
+                    choices=SERVO_NAMES,
+                ),
+                ParamSpec(
+                    "model",
+                    "m4",
+                    "friction model (m1..m6) of that servo's parameter file",
+                    read_only=True,
+                    choices=("m1", "m2", "m3", "m4", "m5", "m6"),
+                ),
+            ],
+            validate=lambda v: (preset(v["servo"], v["model"]), None)[1],
+            n_joints=lambda v: None,
+        )
         base = preset(self.sel["servo"], self.sel["model"])
         specs = servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
         super_table = ParameterTable(self, specs, validate=self._validate, apply=self._apply)
@@ -129,8 +173,12 @@ class SimNode(ServoInterfaceNode):
         self.get_logger().info(
             f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) {self.joints} at "
             f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V, "
-            + (f"owning /clock at real_time_factor {v['real_time_factor']:g}" if self.owns_clock
-               else "following the node clock"))
+            + (
+                f"owning /clock at real_time_factor {v['real_time_factor']:g}"
+                if self.owns_clock
+                else "following the node clock"
+            )
+        )
 
     # ------------------------------------------------------------------ time
     def _own_clock(self) -> None:
@@ -154,8 +202,10 @@ class SimNode(ServoInterfaceNode):
 
     def _check_clock(self) -> None:
         if self.get_clock().now().nanoseconds == 0:
-            self.get_logger().warning("use_sim_time is true and no /clock has arrived: the simulation waits for it "
-                                      "(set publish_clock:=true to let this node own the time)")
+            self.get_logger().warning(
+                "use_sim_time is true and no /clock has arrived: the simulation waits for it "
+                "(set publish_clock:=true to let this node own the time)"
+            )
         for t in list(self.timers):
             if t.callback == self._check_clock:
                 self.destroy_timer(t)
@@ -178,8 +228,11 @@ class SimNode(ServoInterfaceNode):
             self.sim.advance(self.period, self.substeps)
         except (ValueError, ParameterError) as e:  # e.g. a diverging state; report, do not publish garbage
             self.stepper_error = str(e)
-            self.throttle("sim", self.get_logger().error, f"stepper refused the state: {e}; call "
-                                                          f"{self.names['reset']} to bring the simulation back")
+            self.throttle(
+                "sim",
+                self.get_logger().error,
+                f"stepper refused the state: {e}; call {self.names['reset']} to bring the simulation back",
+            )
             return False
         self.stepper_error = ""
         return True
@@ -272,10 +325,12 @@ class SimNode(ServoInterfaceNode):
         was = self.stepper_error
         self.stepper_error = ""
         response.success = True
-        response.message = (f"simulation reset: position = initial_position {theta0.tolist()} rad, velocity 0, goal "
-                            "= initial_position, errors cleared, torque "
-                            + ("on" if self.active else "off (node not active)")
-                            + (f" (stepper had refused: {was})" if was else ""))
+        response.message = (
+            f"simulation reset: position = initial_position {theta0.tolist()} rad, velocity 0, goal "
+            "= initial_position, errors cleared, torque "
+            + ("on" if self.active else "off (node not active)")
+            + (f" (stepper had refused: {was})" if was else "")
+        )
         self.get_logger().warning(response.message)
         return response
 
@@ -306,9 +361,14 @@ class SimNode(ServoInterfaceNode):
         if self.stepper_error:
             state = f"stepper refused the state ({self.stepper_error}); call {self.names['reset']}"
         for i, name in enumerate(self.joints):
-            out.append(DiagnosticStatus(
-                level=level, name=f"{self.get_name()}: {name}", hardware_id=f"sim/{name}", message=state,
-                values=[KeyValue(key="position_rad", value=f"{self.sim.theta[i]:.5f}"),
+            out.append(
+                DiagnosticStatus(
+                    level=level,
+                    name=f"{self.get_name()}: {name}",
+                    hardware_id=f"sim/{name}",
+                    message=state,
+                    values=[
+                        KeyValue(key="position_rad", value=f"{self.sim.theta[i]:.5f}"),
                         KeyValue(key="goal_rad", value=f"{self.sim.goal[i]:.5f}"),
                         KeyValue(key="velocity_rad_s", value=f"{self.sim.dtheta[i]:.5f}"),
                         KeyValue(key="effort_Nm", value=f"{self.sim.effort[i]:.5f}"),
@@ -316,7 +376,10 @@ class SimNode(ServoInterfaceNode):
                         KeyValue(key="hardware_error", value=str(self.sim.hardware_error)),
                         KeyValue(key="supply_V", value=f"{self.sim.supply_voltage:g}"),
                         KeyValue(key="sim_time_s", value=f"{self.now_s():.3f}"),
-                        KeyValue(key="clock", value="own /clock" if self.owns_clock else "node clock")]))
+                        KeyValue(key="clock", value="own /clock" if self.owns_clock else "node clock"),
+                    ],
+                )
+            )
         return out
 
 

@@ -1,9 +1,11 @@
 """Throttled log lines: one message per kind per period, with the count of what was suppressed."""
+
 from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class Throttle:
@@ -34,5 +36,3 @@ class Throttle:
         else:
             log(text)
         return True
-
-

@@ -11,6 +11,7 @@ one before now) on ``trajectory_topic``, all stamped with the pattern's start ti
 the last; the support coefficient (1 = all weight on the left foot) every control period ``1/rate_hz`` on
 ``support_topic``. ``finished`` (std_msgs/Bool) turns true after the last point.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,7 +23,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .common import TOPIC_JOINT_STATES, ParamSpec, ParameterTable, spin_node
+from .common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
 
 PATTERNS = ("stepping", "triangle")
 
@@ -33,31 +34,44 @@ def walker_specs() -> list[ParamSpec]:
     g = SteppingParams()
     return [
         ParamSpec("pattern", "stepping", "what to play", read_only=True, choices=PATTERNS),
-        ParamSpec("joints", [""], "joints of the trajectory (empty: those of the first /joint_states)",
-                  read_only=True),
-        ParamSpec("n_steps", 40, "stepping: number of steps (first swing foot: right)", lo=1, hi=100000,
-                  read_only=True),
-        ParamSpec("crouch", g.crouch, "stepping: crouch a (knee = 2a standing)", "rad", lo=0.0, hi=1.2,
-                  read_only=True),
-        ParamSpec("shift", g.shift, "stepping: hip/ankle roll at full lateral shift", "rad", lo=0.0, hi=0.6,
-                  read_only=True),
+        ParamSpec("joints", [""], "joints of the trajectory (empty: those of the first /joint_states)", read_only=True),
+        ParamSpec(
+            "n_steps", 40, "stepping: number of steps (first swing foot: right)", lo=1, hi=100000, read_only=True
+        ),
+        ParamSpec("crouch", g.crouch, "stepping: crouch a (knee = 2a standing)", "rad", lo=0.0, hi=1.2, read_only=True),
+        ParamSpec(
+            "shift", g.shift, "stepping: hip/ankle roll at full lateral shift", "rad", lo=0.0, hi=0.6, read_only=True
+        ),
         ParamSpec("lift", g.lift, "stepping: extra crouch of the swing leg", "rad", lo=0.0, hi=1.0, read_only=True),
-        ParamSpec("t_shift", g.t_shift, "stepping: weight shift from one foot to the other", "s", lo=0.1, hi=60.0,
-                  read_only=True),
+        ParamSpec(
+            "t_shift",
+            g.t_shift,
+            "stepping: weight shift from one foot to the other",
+            "s",
+            lo=0.1,
+            hi=60.0,
+            read_only=True,
+        ),
         ParamSpec("t_lift", g.t_lift, "stepping: lift the swing foot", "s", lo=0.1, hi=60.0, read_only=True),
         ParamSpec("t_lower", g.t_lower, "stepping: set it down", "s", lo=0.1, hi=60.0, read_only=True),
         ParamSpec("loops", 2, "triangle: loops of the path", lo=1, hi=100000, read_only=True),
         ParamSpec("edge_time", 1.0, "triangle: time per edge", "s", lo=0.05, hi=60.0, read_only=True),
         ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, read_only=True),
-        ParamSpec("approach_time", 2.0, "measured pose → first pose of the pattern", "s", lo=0.01, hi=60.0,
-                  read_only=True),
+        ParamSpec(
+            "approach_time", 2.0, "measured pose → first pose of the pattern", "s", lo=0.01, hi=60.0, read_only=True
+        ),
         ParamSpec("repeat", False, "play the pattern again after it ends", read_only=True),
         ParamSpec("horizon", 1.0, "seconds of trajectory in each message", "s", lo=0.05, hi=60.0),
         ParamSpec("publish_period", 0.25, "period of the trajectory messages", "s", lo=0.005, hi=60.0),
         ParamSpec("point_dt", 0.02, "time between trajectory points", "s", lo=0.001, hi=1.0, read_only=True),
         ParamSpec("rate_hz", 125.0, "rate of the support coefficient", "Hz", lo=1.0, hi=2000.0, read_only=True),
-        ParamSpec("trajectory_topic", "feedforward/trajectory", "where the desired trajectory goes (the "
-                  "feed-forward node; servo/joint_trajectory: straight to a servo node)", read_only=True),
+        ParamSpec(
+            "trajectory_topic",
+            "feedforward/trajectory",
+            "where the desired trajectory goes (the "
+            "feed-forward node; servo/joint_trajectory: straight to a servo node)",
+            read_only=True,
+        ),
         ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", read_only=True),
     ]
 
@@ -84,8 +98,14 @@ def build_pattern(v: dict[str, Any], joints: list[str], q0: np.ndarray) -> Patte
     if v["pattern"] == "stepping":
         from servo_ff.dynamics.gait import SteppingParams, stepping_in_place
 
-        p = SteppingParams(crouch=v["crouch"], shift=v["shift"], lift=v["lift"], t_shift=v["t_shift"],
-                           t_lift=v["t_lift"], t_lower=v["t_lower"])
+        p = SteppingParams(
+            crouch=v["crouch"],
+            shift=v["shift"],
+            lift=v["lift"],
+            t_shift=v["t_shift"],
+            t_lift=v["t_lift"],
+            t_lower=v["t_lower"],
+        )
         g = stepping_in_place(joints, int(v["n_steps"]), dt, p)
         t, q, dq, ddq, c = g.t, g.q, g.dq, g.ddq, g.c_left
     else:
@@ -106,10 +126,13 @@ def build_pattern(v: dict[str, Any], joints: list[str], q0: np.ndarray) -> Patte
     d = q[0] - q0
     n = len(s) + 1
     approach_t = np.arange(n) * dt
-    return Pattern(np.concatenate([approach_t, ta + t]),
-                   np.concatenate([q0[None], q0 + mj * d, q]), np.concatenate([np.zeros((1, len(q0))), dmj * d, dq]),
-                   np.concatenate([np.zeros((1, len(q0))), ddmj * d, ddq]),
-                   np.concatenate([np.full(n, c[0]), c]))
+    return Pattern(
+        np.concatenate([approach_t, ta + t]),
+        np.concatenate([q0[None], q0 + mj * d, q]),
+        np.concatenate([np.zeros((1, len(q0))), dmj * d, dq]),
+        np.concatenate([np.zeros((1, len(q0))), ddmj * d, ddq]),
+        np.concatenate([np.full(n, c[0]), c]),
+    )
 
 
 class WalkerNode(Node):
@@ -128,8 +151,10 @@ class WalkerNode(Node):
         self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
         self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
-        self.get_logger().info(f"walking-stack stand-in: pattern {v['pattern']} → {v['trajectory_topic']}, "
-                               f"support coefficient → {v['support_topic']}")
+        self.get_logger().info(
+            f"walking-stack stand-in: pattern {v['pattern']} → {v['trajectory_topic']}, "
+            f"support coefficient → {v['support_topic']}"
+        )
 
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -153,8 +178,9 @@ class WalkerNode(Node):
             return
         self.joints = joints
         self.t_start = self.now_s() + float(self.table["start_delay"])
-        self.get_logger().info(f"playing {self.table['pattern']} over {self.pattern.end:.1f} s from t = "
-                               f"{self.t_start:.3f} s")
+        self.get_logger().info(
+            f"playing {self.table['pattern']} over {self.pattern.end:.1f} s from t = {self.t_start:.3f} s"
+        )
         self._publish_trajectory()
 
     def _publish_trajectory(self) -> None:
@@ -179,9 +205,14 @@ class WalkerNode(Node):
         msg.header.stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
         for k in range(lo, min(hi, len(p.t))):
             tn = int(round(p.t[k] * 1e9))
-            msg.points.append(JointTrajectoryPoint(
-                positions=p.q[k].tolist(), velocities=p.dq[k].tolist(), accelerations=p.ddq[k].tolist(),
-                time_from_start=Duration(sec=tn // 1_000_000_000, nanosec=tn % 1_000_000_000)))
+            msg.points.append(
+                JointTrajectoryPoint(
+                    positions=p.q[k].tolist(),
+                    velocities=p.dq[k].tolist(),
+                    accelerations=p.ddq[k].tolist(),
+                    time_from_start=Duration(sec=tn // 1_000_000_000, nanosec=tn % 1_000_000_000),
+                )
+            )
         self.pub_traj.publish(msg)
         self.messages += 1
 

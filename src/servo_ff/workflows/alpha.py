@@ -5,6 +5,7 @@ as an α file the feed-forward node reads. ``servo-ff fit`` and ``servo_fit_node
 τ_o comes, in this order of preference, from a URDF joint (fixed-base inverse dynamics), or the pendulum bench an
 ILC record or a log describes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,8 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ..identification.alpha_data import (AlphaData, TorqueFn, data_from_ilc, data_from_log, fit_alpha_data,
-                                         pendulum_torque)
+from ..identification.alpha_data import (
+    AlphaData,
+    TorqueFn,
+    data_from_ilc,
+    data_from_log,
+    fit_alpha_data,
+    pendulum_torque,
+)
 from ..identification.alpha_fit import AlphaFit
 from ..io.ilc_record import ILCRecord, load_ilc_record
 from ..io.logs import is_rosbag, read_log
@@ -28,8 +35,13 @@ class AlphaResult:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary (α̂, q̇_s, δ, t_d, rms, condition, samples, kp, mean supply, source)."""
-        return {"joint": self.joint, "source": self.data.source, **self.fit.as_dict(), "kp": self.data.kp,
-                "u_bat": float(np.mean(self.data.u_bat))}
+        return {
+            "joint": self.joint,
+            "source": self.data.source,
+            **self.fit.as_dict(),
+            "kp": self.data.kp,
+            "u_bat": float(np.mean(self.data.u_bat)),
+        }
 
 
 def urdf_joint_torque(urdf: str | Path, joint: str) -> TorqueFn:
@@ -46,14 +58,16 @@ def urdf_joint_torque(urdf: str | Path, joint: str) -> TorqueFn:
     def torque(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         Q, V, A = (np.zeros((len(q), n)) for _ in range(3))
         Q[:, j], V[:, j], A[:, j] = q, dq, ddq
-        return np.array([fixed_base_torques(model, data, robot.configuration(Q[k]), V[k], A[k])[j]
-                         for k in range(len(q))])
+        return np.array(
+            [fixed_base_torques(model, data, robot.configuration(Q[k]), V[k], A[k])[j] for k in range(len(q))]
+        )
 
     return torque
 
 
-def data_from_record(rec: ILCRecord, iteration: int = -1, kp: float | None = None, source: str = "ILC record"
-                     ) -> AlphaData:
+def data_from_record(
+    rec: ILCRecord, iteration: int = -1, kp: float | None = None, source: str = "ILC record"
+) -> AlphaData:
     return data_from_ilc(rec.commands, rec.measured, rec.errors, rec.supply, kp or rec.kp, rec.dt, iteration, source)
 
 
@@ -61,11 +75,22 @@ def is_ilc_record(path: str | Path) -> bool:
     return Path(path).suffix.lower() == ".npz"
 
 
-def fit_alpha_source(path: str | Path, *, joint: str | None = None, urdf: str | Path | None = None,
-                     iteration: int = -1, kp: float | None = None, dt: float = 0.005, goal_topic: str | None = None,
-                     joints: tuple[str, ...] | list[str] | None = None, vin: float | None = None,
-                     mass: float | None = None, length: float | None = None, arm_mass: float | None = None,
-                     **fit_options: Any) -> AlphaResult:
+def fit_alpha_source(
+    path: str | Path,
+    *,
+    joint: str | None = None,
+    urdf: str | Path | None = None,
+    iteration: int = -1,
+    kp: float | None = None,
+    dt: float = 0.005,
+    goal_topic: str | None = None,
+    joints: tuple[str, ...] | list[str] | None = None,
+    vin: float | None = None,
+    mass: float | None = None,
+    length: float | None = None,
+    arm_mass: float | None = None,
+    **fit_options: Any,
+) -> AlphaResult:
     """α̂ from the ILC record (``.npz``), bench log (``.json``/``.csv``) or rosbag2 at ``path``.
 
     ``joint`` selects the joint of a bag and must match an ILC record's joint; ``joints`` is the order of a bag's
@@ -83,8 +108,11 @@ def fit_alpha_source(path: str | Path, *, joint: str | None = None, urdf: str | 
         if rec.pendulum is not None:
             torque = pendulum_torque(*rec.pendulum)
     else:
-        bench = {k: v for k, v in (("kp", kp), ("vin", vin), ("mass", mass), ("length", length),
-                                   ("arm_mass", arm_mass)) if v is not None}
+        bench = {
+            k: v
+            for k, v in (("kp", kp), ("vin", vin), ("mass", mass), ("length", length), ("arm_mass", arm_mass))
+            if v is not None
+        }
         bag = {k: v for k, v in (("joint", joint), ("goal_topic", goal_topic), ("goal_joints", joints)) if v}
         log = read_log(path, dt=dt, meta=bench or None, **(bag if is_rosbag(Path(path)) else {}))
         joint = joint or "joint"
@@ -94,8 +122,10 @@ def fit_alpha_source(path: str | Path, *, joint: str | None = None, urdf: str | 
     if urdf:
         torque = urdf_joint_torque(urdf, joint)
     if torque is None:
-        raise ValueError(f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF "
-                         "(or the pendulum's mass and length)")
+        raise ValueError(
+            f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF "
+            "(or the pendulum's mass and length)"
+        )
     return AlphaResult(joint, fit_alpha_data(data, torque, **fit_options), data)
 
 
@@ -108,8 +138,7 @@ def save_alpha_result(result: AlphaResult, path: str | Path, joint_names: tuple[
     n = len(names)
     alpha = np.zeros(5)
     alpha[: len(result.fit.alpha)] = result.fit.alpha  # α̂4 = 0 when it was not fitted
-    table = AlphaTable(names, np.tile(alpha, (n, 1)), np.full(n, result.fit.dq_s),
-                       np.full(n, result.fit.delta))
+    table = AlphaTable(names, np.tile(alpha, (n, 1)), np.full(n, result.fit.dq_s), np.full(n, result.fit.delta))
     info = {k: v for k, v in result.as_dict().items() if k not in ("alpha", "dq_s", "delta")}
     return save_alpha(table, path, info)
 

@@ -2,6 +2,7 @@
 identified by Iterative Learning Control, Eq. 16–21, 28): the learned command curve of every trial as one
 :class:`~servo_ff.io.ilc_record.ILCRecord`, with the bench it drove, so a fit needs nothing else.
 ``servo-ff ilc`` calls it; ``servo_ilc_node`` runs the same ILC through ROS topics and writes the same record."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,22 +16,55 @@ from ..models.stepper import PendulumLoad
 from ..trajectories import Trajectory
 
 
-def ilc_record(res: ILCResult, ref: Trajectory, joint: str, kp: float, dt: float, delay: float, supply,
-               pendulum: PendulumLoad | None = None) -> ILCRecord:
+def ilc_record(
+    res: ILCResult,
+    ref: Trajectory,
+    joint: str,
+    kp: float,
+    dt: float,
+    delay: float,
+    supply,
+    pendulum: PendulumLoad | None = None,
+) -> ILCRecord:
     """The record of an ILC run (``supply`` [V]: one value, or one per trial)."""
     k = len(res.commands)
-    return ILCRecord(joint=joint, t=ref.t, reference_q=ref.q, reference_dq=ref.dq, reference_ddq=ref.ddq,
-                     commands=res.commands, measured=res.measured, errors=np.asarray(res.errors, float),
-                     supply=np.broadcast_to(np.asarray(supply, float), (k,)).copy(), kp=float(kp), dt=float(dt),
-                     delay=float(delay), converged_iteration=int(res.iterations),
-                     pendulum=None if pendulum is None else np.array(
-                         [float(pendulum.mass), float(pendulum.length), float(pendulum.arm_mass)]))
+    return ILCRecord(
+        joint=joint,
+        t=ref.t,
+        reference_q=ref.q,
+        reference_dq=ref.dq,
+        reference_ddq=ref.ddq,
+        commands=res.commands,
+        measured=res.measured,
+        errors=np.asarray(res.errors, float),
+        supply=np.broadcast_to(np.asarray(supply, float), (k,)).copy(),
+        kp=float(kp),
+        dt=float(dt),
+        delay=float(delay),
+        converged_iteration=int(res.iterations),
+        pendulum=None
+        if pendulum is None
+        else np.array([float(pendulum.mass), float(pendulum.length), float(pendulum.arm_mass)]),
+    )
 
 
-def ilc_on_pendulum(params: ActuatorParams, load: PendulumLoad, ref: Trajectory, kp: float, *, dt: float,
-                    gain: float = 1.0, delay: float | None = None, initial="reference", threshold: float = 0.02,
-                    window: float = 0.025, max_iterations: int = 30, filter_hz: float | None = None,
-                    joint: str = "pendulum", progress: bool = False) -> tuple[ILCRecord, ILCResult]:
+def ilc_on_pendulum(
+    params: ActuatorParams,
+    load: PendulumLoad,
+    ref: Trajectory,
+    kp: float,
+    *,
+    dt: float,
+    gain: float = 1.0,
+    delay: float | None = None,
+    initial="reference",
+    threshold: float = 0.02,
+    window: float = 0.025,
+    max_iterations: int = 30,
+    filter_hz: float | None = None,
+    joint: str = "pendulum",
+    progress: bool = False,
+) -> tuple[ILCRecord, ILCResult]:
     """Arimoto ILC of the goal curve that makes the simulated servo (``params`` at gain ``kp``) on ``load`` track
     ``ref``. ``delay`` t_d [s]: None = the command-to-reaction lag of a plain P run. Returns the record and the
     run (threshold, window, for plots)."""
@@ -39,8 +73,19 @@ def ilc_on_pendulum(params: ActuatorParams, load: PendulumLoad, ref: Trajectory,
     if delay is None:
         delay = command_reaction_lag(ref.q, execute(ref.q), dt)
     options = {} if filter_hz is None else {"filter_hz": filter_hz}
-    res = run_ilc(execute, ref.q, dt, gain=gain, delay=delay, initial=initial, threshold=threshold, window=window,
-                  max_iterations=max_iterations, progress=progress, **options)
+    res = run_ilc(
+        execute,
+        ref.q,
+        dt,
+        gain=gain,
+        delay=delay,
+        initial=initial,
+        threshold=threshold,
+        window=window,
+        max_iterations=max_iterations,
+        progress=progress,
+        **options,
+    )
     return ilc_record(res, ref, joint, kp, dt, delay, servo.firmware.vin, load), res
 
 
