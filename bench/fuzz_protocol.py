@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
 from servo_ff.dynamixel import protocol as pr  # noqa: E402
-from servo_ff.dynamixel.stream import StreamDecoder, packet_at  # noqa: E402
+from servo_ff.dynamixel.stream import StreamDecoder, packet_at, warm_up  # noqa: E402
 
 INSTS = [pr.INST_PING, pr.INST_READ, pr.INST_WRITE, pr.INST_REBOOT, pr.INST_SYNC_READ, pr.INST_SYNC_WRITE]
 
@@ -148,7 +148,7 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    pr.warm_up()
+    warm_up()
     t0 = time.perf_counter()
     c, crash = run(args.cases, args.seed)
     dt = time.perf_counter() - t0
