@@ -42,7 +42,7 @@ def test_plans_and_arguments(tmp_path):
         plan("sim_humanoid", support="imu")
 
 
-def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path):
+def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mujoco_kernels):
     """`servo-ff up sim_humanoid` (three processes; lockstep and as fast as possible from a params file, one
     step): the feed-forward node commands the servos, a foot leaves the ground while the other carries the robot,
     and the trunk stays upright."""

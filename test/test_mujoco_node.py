@@ -39,7 +39,7 @@ HUMANOID = [
 
 
 @pytest.fixture(scope="module")
-def ros():
+def ros(compiled_mujoco_kernels):
     h = RosHarness(salt=14)
     sim = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=HUMANOID))
     probe = h.make_node("mujoco_probe")
@@ -194,7 +194,7 @@ def test_bad_robot_description_is_one_error_naming_it(tmp_path, case):
         h.shutdown()
 
 
-def test_arm_traces_its_triangle_at_low_and_high_gain():
+def test_arm_traces_its_triangle_at_low_and_high_gain(compiled_mujoco_kernels):
     """The sim_arm bring-up's two nodes in-process: the walker plays the triangle on servo/joint_trajectory, the
     MuJoCo sim node follows it; the end effector tracks the path, closer at the high gain."""
     from servo_ff.dynamics.arm2r import fk_2r
@@ -245,7 +245,7 @@ def test_arm_traces_its_triangle_at_low_and_high_gain():
                         rows.append((np.array(m.position), walker.pattern.sample(t)))
 
             probe.create_subscription(JointState, "joint_states", on_js, 1000)
-            wait_for(lambda w=walker: w.finished, 60.0, "the triangle")
+            wait_for(lambda w=walker: w.finished, 180.0, "the triangle")
             q = np.array([r[0] for r in rows])
             qd = np.array([r[1] for r in rows])
             assert len(rows) > 200, len(rows)
