@@ -55,7 +55,11 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mu
     from servo_ff.nodes.harness import RosHarness, wait_for
 
     fast = tmp_path / "fast.yaml"
-    fast.write_text("servo_sim:\n  ros__parameters:\n    lockstep: true\n    real_time_factor: 0.0\n")
+    # lockstep waits up to 1 s of wall time for each goal: on a busy machine the simulation must not step on
+    # without the feed-forward answer (that tests the machine, not the control loop)
+    fast.write_text(
+        "servo_sim:\n  ros__parameters:\n    lockstep: true\n    lockstep_timeout: 1.0\n    real_time_factor: 0.0\n"
+    )
     h = RosHarness(salt=17)
     env = python_env()
     env["ROS_DOMAIN_ID"] = str(h.domain)
