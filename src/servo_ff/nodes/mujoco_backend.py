@@ -40,7 +40,7 @@ from servo_ff.io.paths import resolve_path
 
 from .common import ParameterTable, ParamSpec, per_joint
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .sim_node import SimNode
+from .sim_node import SimNode, sim_time_specs
 
 TOPIC_IMU = "imu/data"
 TOPIC_FOOT_FORCES = "foot_forces"
@@ -115,20 +115,7 @@ def mujoco_specs() -> list[ParamSpec]:
         ParamSpec("gyro_noise", 0.0, "std of the gyro noise", "rad/s", lo=0.0, hi=100.0, read_only=True),
         ParamSpec("accel_noise", 0.0, "std of the accelerometer noise", "m/s²", lo=0.0, hi=1000.0, read_only=True),
         ParamSpec("noise_seed", 0, "seed of the noise", lo=0, hi=2**31 - 1, read_only=True),
-        ParamSpec(
-            "publish_clock",
-            False,
-            "own the time: publish /clock, stamp and run on the simulated time "
-            "(use_sim_time is set), step at real_time_factor",
-            read_only=True,
-        ),
-        ParamSpec(
-            "real_time_factor",
-            1.0,
-            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
-            lo=0.0,
-            hi=1000.0,
-        ),
+        *sim_time_specs(),
         ParamSpec(
             "lockstep",
             False,

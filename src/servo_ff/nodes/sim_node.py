@@ -49,6 +49,26 @@ from .sim_backend import SimServos, UrdfGravity, load_inertia
 LOAD_TYPES = ("pendulum", "none", "urdf")
 
 
+def sim_time_specs() -> list[ParamSpec]:
+    """Who owns time (shared by every sim backend): ``publish_clock`` and ``real_time_factor``."""
+    return [
+        ParamSpec(
+            "publish_clock",
+            False,
+            "own the time: publish /clock, stamp and run on the simulated time "
+            "(use_sim_time is set), step at real_time_factor",
+            read_only=True,
+        ),
+        ParamSpec(
+            "real_time_factor",
+            1.0,
+            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
+            lo=0.0,
+            hi=1000.0,
+        ),
+    ]
+
+
 def sim_specs() -> list[ParamSpec]:
     return [
         ParamSpec("load.type", "pendulum", "load on each joint", read_only=True, choices=LOAD_TYPES),
@@ -75,20 +95,7 @@ def sim_specs() -> list[ParamSpec]:
             lo=1e-5,
             hi=0.1,
         ),
-        ParamSpec(
-            "publish_clock",
-            False,
-            "own the time: publish /clock, stamp and run on the simulated time "
-            "(use_sim_time is set), step at real_time_factor",
-            read_only=True,
-        ),
-        ParamSpec(
-            "real_time_factor",
-            1.0,
-            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
-            lo=0.0,
-            hi=1000.0,
-        ),
+        *sim_time_specs(),
         ParamSpec(
             "realtime",
             True,
