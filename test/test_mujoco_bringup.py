@@ -108,3 +108,4 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mu
         out = proc.communicate(timeout=20)[0]
         h.shutdown()
     assert "servo_walker" in out and "playing stepping" in out, out[-3000:]
+    assert "has no parameter" not in out, out[-3000:]  # every YAML key of the bring-up reaches its node

@@ -272,6 +272,31 @@ def test_every_refused_parameter_change_is_logged_with_name_and_reason(ros, capf
         assert sum(f"refused: {name}:" in ln for ln in lines) == 1, (name, lines)
 
 
+def test_undeclared_start_up_parameters_are_named_in_one_warning(ros, capfd):
+    """A renamed or misspelt parameter in a params file is not dropped in silence (rclpy ignores it): the node
+    logs one warning naming it, and declared names are not reported."""
+    from servo_ff.nodes.parameters import warn_undeclared_overrides
+
+    h = ros[0]
+    node = SimNode(
+        "servo_sim_typo",
+        context=h.context,
+        namespace=h.ns,
+        parameter_overrides=[
+            Parameter("joints", value=JOINTS),
+            Parameter("preset", value="mx106"),  # the old name of `servo`
+            Parameter("load.mas", value=[0.5]),
+        ],
+    )
+    try:
+        assert warn_undeclared_overrides(node) == ["load.mas", "preset"]
+        err = capfd.readouterr().err
+        (line,) = [ln for ln in err.splitlines() if "has no parameter" in ln]
+        assert "servo_sim_typo has no parameter(s) load.mas, preset: ignored" in line
+    finally:
+        node.destroy_node()
+
+
 # ------------------------------------------------------------------ ROS-free pieces of the nodes
 def test_throttle_counts_suppressed_messages():
     now = [0.0]

@@ -97,7 +97,7 @@ def commands(
             if not extra.is_file():
                 raise FileNotFoundError(f"--params-file {extra} not found")
             check_config(extra)
-            cmd += ["--params-file", str(extra)]
+            cmd += ["--params-file", str(node.matching(extra))]
         out.append((node.name, cmd))
     return out
 

@@ -46,11 +46,17 @@ class NodeLaunch:
         """The node's parameter files in precedence order (later wins): the bring-up YAML, ``params_file`` (both
         with their node sections as ``/**/<node>`` when a namespace is set), the argument overrides."""
         files = [config_dir / self.config] + ([Path(self.params_file)] if self.params_file else [])
-        if self.namespace:
-            files = [_write_params(_any_namespace(yaml.safe_load(f.read_text()) or {})) for f in files]
+        files = [self.matching(f) for f in files]
         if self.overrides:
             files.append(_write_params({f"/**/{self.name}": {"ros__parameters": dict(self.overrides)}}))
         return files
+
+    def matching(self, params_file: Path) -> Path:
+        """``params_file`` with its node sections matching this node in its namespace (``servo_sim`` →
+        ``/**/servo_sim``: rcl reads a bare ``servo_sim`` as ``/servo_sim``, which a namespaced node ignores)."""
+        if not self.namespace:
+            return params_file
+        return _write_params(_any_namespace(yaml.safe_load(params_file.read_text()) or {}))
 
     def ros_args(self, config_dir: Path) -> list[str]:
         args = ["--ros-args", "-r", f"__node:={self.name}"]

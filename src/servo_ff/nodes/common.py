@@ -23,7 +23,15 @@ from rclpy.node import Node
 
 from servo_ff.models.params import ParameterError
 
-from .parameters import ParameterTable, ParamSpec, actuator_from_values, actuator_specs, field_param, per_joint  # noqa: F401
+from .parameters import (  # noqa: F401
+    ParameterTable,
+    ParamSpec,
+    actuator_from_values,
+    actuator_specs,
+    field_param,
+    per_joint,
+    warn_undeclared_overrides,
+)
 from .throttle import Throttle  # noqa: F401
 
 #: ROS topic / service names shared by the servo interface (sim and hardware) and its clients. Relative names:
@@ -172,6 +180,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     node = None
     try:
         node = node_factory()
+        warn_undeclared_overrides(node)
         if threads > 1:
             from rclpy.executors import MultiThreadedExecutor
 

@@ -40,27 +40,43 @@ class RosHarness:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.nodes: list[Any] = []
         self._stop = False
+        self._busy = threading.Lock()  # held by the executor thread while it runs callbacks
+        self._hold = threading.Event()  # set: the executor thread waits (a node is being removed)
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
     def _spin(self) -> None:
         while self.context.ok() and not self._stop:
+            if self._hold.is_set():
+                time.sleep(0.001)
+                continue
             try:
-                self.executor.spin_once(timeout_sec=0.05)
+                with self._busy:
+                    self.executor.spin_once(timeout_sec=0.05)
             except Exception:  # shutdown races
                 if not self.context.ok() or self._stop:
                     return
                 raise
 
     def add(self, node):
+        from .parameters import warn_undeclared_overrides
+
+        warn_undeclared_overrides(node)
         self.nodes.append(node)
         self.executor.add_node(node)
         return node
 
     def remove(self, node) -> None:
-        self.executor.remove_node(node)
-        self.nodes.remove(node)
-        node.destroy_node()
+        """Take ``node`` out of the executor and destroy it between two callbacks (destroying it while one of its
+        timers runs would kill the executor thread)."""
+        self._hold.set()
+        try:
+            with self._busy:
+                self.executor.remove_node(node)
+                self.nodes.remove(node)
+                node.destroy_node()
+        finally:
+            self._hold.clear()
 
     def make_node(self, name: str):
         return self.add(self._rclpy.create_node(name, context=self.context, namespace=self.ns))

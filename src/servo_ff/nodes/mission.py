@@ -140,7 +140,7 @@ def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> Mi
                 Parameter("joints", value=joints),
                 Parameter("kp", value=[kp]),
                 Parameter("enabled", value=controller == "ff"),
-                Parameter("preset", value="mx106"),
+                Parameter("servo", value="mx106"),
                 Parameter("u_nominal", value=float(sim.hw_supply_voltage())),
             ]
             + [Parameter(f"alpha.{j}", value=alpha[j].alpha[0].tolist()) for j in joints],

@@ -296,3 +296,21 @@ def actuator_from_values(values: Mapping[str, Any], prefix: str = "actuator.") -
 
 
 # ----------------------------------------------------------------------------------------------- goals
+
+
+def undeclared_overrides(node: Node) -> list[str]:
+    """Names given to ``node`` at start-up (``--params-file``, ``-p``, ``parameter_overrides``) that it does not
+    declare: rclpy ignores them without a word, so a misspelt or renamed parameter would run on its default."""
+    given = getattr(node, "_parameter_overrides", {}) or {}
+    return sorted(n for n in given if not node.has_parameter(n) and not n.startswith("qos_overrides."))
+
+
+def warn_undeclared_overrides(node: Node) -> list[str]:
+    """Log one warning naming every undeclared start-up parameter of ``node`` (see :func:`undeclared_overrides`)."""
+    names = undeclared_overrides(node)
+    if names:
+        node.get_logger().warning(
+            f"{node.get_name()} has no parameter(s) {', '.join(names)}: ignored (misspelt or renamed? "
+            "`ros2 param list` shows what it declares)"
+        )
+    return names
