@@ -103,3 +103,29 @@ def test_defaults_bytes_and_hardware_error_text():
     assert int.from_bytes(mem[168:170], "little") == 224 and int.from_bytes(mem[222:224], "little") == 251
     assert ct.hardware_error_text(0) == "ok"
     assert ct.hardware_error_text(ct.HW_OVERLOAD | ct.HW_INPUT_VOLTAGE) == "input voltage, overload"
+
+
+def test_yaml_table_loader_and_encodings(tmp_path):
+    """A table as data: items by X-series name, units as fields; sign-magnitude (Feetech, bit 15) and two's
+    complement encodings; malformed files name the file and the key."""
+    f = tmp_path / "demo.yaml"
+    f.write_text(
+        "name: DEMO\nmodel_number: 7\nprotocol: sts\nsource: test\ncurrent_unit: 0.0065\nsign_bit: 15\n"
+        "rad_per_count: 0.0015339807878856412\nitems:\n"
+        "  Goal Position: [42, 2, RW, 0, signed]\n  Present Position: [56, 2, R, 0, signed]\n"
+        "  ID: [5, 1, RW, 1, eeprom]\n"
+    )
+    t = ct.load_table(f)
+    assert (t.protocol, t.item("ID").eeprom, t.item("Goal Position").address) == ("sts", True, 42)
+    assert t.encode("Goal Position", -5) == 0x8005 and t.decode("Goal Position", [0x8005, 5]).tolist() == [-5, 5]
+    assert t.position_to_rad(2048 + 1024) == pytest.approx(math.pi / 2)
+    twos = ct.control_table("mx106")
+    assert twos.encode("Present Velocity", -2) == 2**32 - 2 and twos.decode("Present Velocity", 2**32 - 2) == -2
+    with pytest.raises(ValueError, match="magnitude"):
+        t.encode("Goal Position", -(1 << 15))
+    f.write_text(f.read_text().replace("  ID: [5, 1", "  ID: [43, 1"))
+    with pytest.raises(ValueError, match="demo.yaml: items 'Goal Position' and 'ID' overlap"):
+        ct.load_table(f)
+    f.write_text("name: X\nprotocol: sts\nitems: {}\n")
+    with pytest.raises(ValueError, match="demo.yaml: missing key 'model_number'"):
+        ct.load_table(f)

@@ -1,4 +1,11 @@
-"""Control tables as data (MX-28/MX-64/MX-106 protocol 2.0, XM430) and raw ↔ SI conversions.
+"""Control tables as data (MX-28/MX-64/MX-106 protocol 2.0, XM430 here; the other servos as YAML files under
+``tables/``, one per model, each citing its manual) and raw ↔ SI conversions.
+
+Every table names its items by the X-series (Protocol 2.0) name wherever the meaning is the same ("Torque Enable",
+"Goal Position", "Present Position", "Present Velocity", "Present Current"/"Present Load", "Present Input Voltage",
+"Present Temperature", "Position P Gain", "Min/Max Position Limit", "Return Delay Time", "Status Return Level"),
+so buses and the virtual bus address items by name whatever the protocol; units and encodings are fields of the
+table (:class:`ControlTable`), not constants of the code.
 
 Addresses, sizes and units follow the ROBOTIS e-manual pages ``dxl/mx/mx-106-2``, ``mx-64-2``, ``mx-28-2`` and
 ``dxl/x/xm430-w350`` (MX 2.0 firmware uses the X-series layout). Units:
@@ -16,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -149,9 +157,18 @@ N_INDIRECT = 28
 TABLE_SIZE = 256  # bytes emulated per servo (the second indirect bank at 578– is not emulated)
 
 
+PROTOCOLS = ("dxl2", "dxl1", "sts")  # Dynamixel Protocol 2.0, Dynamixel Protocol 1.0, Feetech SCS/STS
+
+
 @dataclass(frozen=True)
 class ControlTable:
-    """A model's control table: ``model_number``, items by name, units and the output torque constant."""
+    """A model's control table: ``model_number``, items by name, units and the output torque constant.
+
+    Units and encodings: position ``rad_per_count`` around ``center`` counts (REP-103: counter-clockwise positive),
+    ``velocity_unit`` [rad/s per raw], ``voltage_unit`` [V per raw], ``load_unit`` (fraction of ``stall_torque``
+    per raw, for Present Load), ``sign_bit``: None when signed items are two's complement, else the bit that
+    carries the sign of a sign-magnitude value (Feetech: bit 15 of position, velocity and load).
+    """
 
     name: str
     model_number: int
@@ -159,6 +176,14 @@ class ControlTable:
     current_unit: float | None  # A per raw unit (None: no current sensing)
     kt: float | None = None  # output-shaft torque constant [N·m/A] where known
     stall_torque: float | None = None  # [N·m] (MX-28 Present Load is 0.1 % of it)
+    protocol: str = "dxl2"
+    source: str = ""  # the manual the addresses and units come from
+    rad_per_count: float = RAD_PER_COUNT
+    center: float = CENTER_COUNTS
+    velocity_unit: float = RAD_S_PER_VELOCITY_UNIT
+    voltage_unit: float = VOLTAGE_UNIT
+    load_unit: float = 1e-3
+    sign_bit: int | None = None
     by_name: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -187,8 +212,90 @@ class ControlTable:
         mem = bytearray(TABLE_SIZE)
         for it in self.items:
             v = self.model_number if it.name == "Model Number" else dxl_id if it.name == "ID" else it.default
-            mem[it.address : it.address + it.size] = int(v).to_bytes(it.size, "little", signed=it.signed and v < 0)
+            mem[it.address : it.address + it.size] = self.encode(it, int(v)).to_bytes(it.size, "little")
         return mem
+
+    def encode(self, item: Item | str, value: int) -> int:
+        """Signed ``value`` → the unsigned raw field of ``item`` (two's complement or sign-magnitude)."""
+        it = self.item(item) if isinstance(item, str) else item
+        bits = 8 * it.size
+        if not it.signed or value >= 0:
+            if value >= 1 << bits:
+                raise ValueError(f"{self.name} {it.name}: {value} does not fit {it.size} byte(s)")
+            return int(value)
+        if self.sign_bit is None:
+            if value < -(1 << (bits - 1)):
+                raise ValueError(f"{self.name} {it.name}: {value} does not fit {it.size} signed byte(s)")
+            return int(value) + (1 << bits)
+        if -value >= 1 << self.sign_bit:
+            raise ValueError(f"{self.name} {it.name}: |{value}| does not fit {self.sign_bit} magnitude bits")
+        return (1 << self.sign_bit) | -int(value)
+
+    def decode(self, item: Item | str, raw) -> np.ndarray:
+        """Unsigned raw field(s) of ``item`` → signed values (int64)."""
+        it = self.item(item) if isinstance(item, str) else item
+        r = np.asarray(raw, dtype=np.int64)
+        if not it.signed:
+            return r
+        if self.sign_bit is None:
+            half = 1 << (8 * it.size - 1)
+            return np.where(r >= half, r - 2 * half, r)
+        mag = r & ((1 << self.sign_bit) - 1)
+        return np.where(r & (1 << self.sign_bit), -mag, mag)
+
+    def position_to_rad(self, counts) -> np.ndarray:
+        """Present/Goal Position [signed counts] → [rad] (0 at ``center``)."""
+        return (np.asarray(counts, dtype=np.float64) - self.center) * self.rad_per_count
+
+    def rad_to_position(self, rad) -> np.ndarray:
+        """[rad] → Goal Position counts (nearest count, int64); non-finite input raises."""
+        r = np.asarray(rad, dtype=np.float64)
+        if not np.isfinite(r).all():
+            raise ValueError(f"position contains non-finite values: {r}")
+        return np.rint(r / self.rad_per_count + self.center).astype(np.int64)
+
+
+def load_table(path) -> ControlTable:
+    """A control table from its YAML file (``tables/<key>.yaml``): ``name``, ``model_number``, ``protocol``,
+    ``source``, units (see :class:`ControlTable`) and ``items: {name: [address, size, access, default,
+    flags…]}`` with flags ``signed`` and ``eeprom``. A malformed file raises ValueError naming file and key."""
+    import yaml
+
+    path = Path(path)
+    doc = yaml.safe_load(path.read_text())
+    where = path.name
+    try:
+        items = []
+        for name, row in doc["items"].items():
+            addr, size, access, default, *flags = row
+            unknown = set(flags) - {"signed", "eeprom"}
+            if unknown or size not in (1, 2, 4) or access not in ("R", "RW", "W"):
+                raise ValueError(f"{where}: item {name!r}: bad row {row}")
+            items.append(Item(name, int(addr), int(size), access, int(default), "signed" in flags, "eeprom" in flags))
+        units = {
+            k: doc[k] for k in ("rad_per_count", "center", "velocity_unit", "voltage_unit", "load_unit") if k in doc
+        }
+        table = ControlTable(
+            doc["name"],
+            int(doc["model_number"]),
+            tuple(sorted(items, key=lambda i: i.address)),
+            doc.get("current_unit"),
+            doc.get("kt"),
+            doc.get("stall_torque"),
+            protocol=doc["protocol"],
+            source=doc["source"],
+            sign_bit=doc.get("sign_bit"),
+            **{k: float(v) for k, v in units.items()},
+        )
+    except KeyError as e:
+        raise ValueError(f"{where}: missing key {e.args[0]!r}") from None
+    if table.protocol not in PROTOCOLS:
+        raise ValueError(f"{where}: protocol {table.protocol!r} is not one of {', '.join(PROTOCOLS)}")
+    spans = sorted((i.address, i.address + i.size, i.name) for i in table.items)
+    for (a0, a1, n0), (b0, _, n1) in zip(spans, spans[1:]):
+        if b0 < a1:
+            raise ValueError(f"{where}: items {n0!r} and {n1!r} overlap")
+    return table
 
 
 def _t(name, number, current_unit, kt=None, stall=None, **kw) -> ControlTable:
@@ -249,7 +356,9 @@ CONTROL_TABLES: dict[str, ControlTable] = {
         vel_p=100,
     ),
 }
-MODEL_BY_NUMBER: dict[int, str] = {t.model_number: k for k, t in CONTROL_TABLES.items()}
+TABLES_DIR = Path(__file__).with_name("tables")
+CONTROL_TABLES.update({p.stem: load_table(p) for p in sorted(TABLES_DIR.glob("*.yaml"))})
+MODEL_BY_NUMBER: dict[int, str] = {t.model_number: k for k, t in CONTROL_TABLES.items() if t.protocol == "dxl2"}
 
 # Addresses used on every cycle (identical in all tables above).
 ADDR_TORQUE_ENABLE = 64
@@ -268,15 +377,17 @@ ADDR_TEMPERATURE = 146
 STATE_BLOCK = (126, 10)  # present current(2) + velocity(4) + position(4)
 
 
-def control_table(model: str | int) -> ControlTable:
-    """Table by name (``mx28``, ``mx64``, ``mx106``, ``xm430``, ``xm430-w210``) or model number."""
+def control_table(model: str | int, protocol: str = "dxl2") -> ControlTable:
+    """Table by name (``mx28``, ``mx64``, ``mx106``, ``xm430``, … a ``tables/*.yaml`` stem) or by the model number
+    a servo reports over ``protocol``."""
     if isinstance(model, (int, np.integer)):
-        if int(model) not in MODEL_BY_NUMBER:
+        known = {t.model_number: k for k, t in CONTROL_TABLES.items() if t.protocol == protocol}
+        if int(model) not in known:
             raise KeyError(
-                f"unknown Dynamixel model number {model}; known: "
-                f"{', '.join(f'{n} ({k})' for n, k in MODEL_BY_NUMBER.items())}"
+                f"unknown model number {model} over protocol {protocol}; known: "
+                f"{', '.join(f'{n} ({k})' for n, k in sorted(known.items()))}"
             )
-        return CONTROL_TABLES[MODEL_BY_NUMBER[int(model)]]
+        return CONTROL_TABLES[known[int(model)]]
     key = str(model).lower().replace("_", "-")
     key = {"mx-28": "mx28", "mx-64": "mx64", "mx-106": "mx106", "xm430-w350": "xm430"}.get(key, key)
     if key not in CONTROL_TABLES:
