@@ -74,6 +74,7 @@ class BusConfig:
     ids: Sequence[int]
     baud: int = 1_000_000
     model: str = "mx106"
+    protocol: str = "dxl2"  # see servo_ff.dynamixel.bus_interface
     joint_limits: Mapping[int, tuple[float, float]] | None = None
     center: float = ct.CENTER_COUNTS
     latency_timer_ms: float = 16.0
@@ -107,6 +108,11 @@ class BusConfig:
         if not math.isfinite(self.center):
             raise ValueError(f"center must be a finite count, got {self.center}")
         table = ct.control_table(self.model)
+        if table.protocol != self.protocol:
+            raise ValueError(
+                f"model {self.model} ({table.name}) speaks protocol {table.protocol}, not {self.protocol}; tables of "
+                f"{self.protocol}: " + ", ".join(k for k, t in ct.CONTROL_TABLES.items() if t.protocol == self.protocol)
+            )
         rlo, rhi = ct.position_range_rad(table, self.center)
         clo, chi = ct.position_range_counts(table)
         for i, (lo, hi) in (self.joint_limits or {}).items():

@@ -184,6 +184,8 @@ class ControlTable:
     voltage_unit: float = VOLTAGE_UNIT
     load_unit: float = 1e-3
     sign_bit: int | None = None
+    p_gain_per_kp: float = REGISTER_PER_BAM_KP  # Position P Gain register per bam kp (protocol-1 P: 1)
+    p_gain_max: int = 16383  # largest Position P Gain register value
     by_name: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -285,7 +287,8 @@ def load_table(path) -> ControlTable:
             protocol=doc["protocol"],
             source=doc["source"],
             sign_bit=doc.get("sign_bit"),
-            **{k: float(v) for k, v in units.items()},
+            p_gain_max=int(doc.get("p_gain_max", 16383)),
+            **units,
         )
     except KeyError as e:
         raise ValueError(f"{where}: missing key {e.args[0]!r}") from None
@@ -472,13 +475,16 @@ def pwm_to_duty(raw) -> np.ndarray:
     return np.asarray(raw, dtype=np.float64) / PWM_FULL_SCALE
 
 
-def p_gain_to_kp(register) -> np.ndarray:
-    """Position P Gain register (KPP·128) → bam firmware ``kp`` (protocol-1 P, Kp = P/8)."""
-    return np.asarray(register, dtype=np.float64) / REGISTER_PER_BAM_KP
+def p_gain_to_kp(register, table: ControlTable | None = None) -> np.ndarray:
+    """Position P Gain register (2.0: KPP·128) → bam firmware ``kp`` (protocol-1 P, Kp = P/8)."""
+    per = REGISTER_PER_BAM_KP if table is None else table.p_gain_per_kp
+    return np.asarray(register, dtype=np.float64) / per
 
 
-def kp_to_p_gain(kp) -> np.ndarray:
-    return np.rint(np.asarray(kp, dtype=np.float64) * REGISTER_PER_BAM_KP).astype(np.int64)
+def kp_to_p_gain(kp, table: ControlTable | None = None) -> np.ndarray:
+    """bam ``kp`` → Position P Gain register of ``table`` (default: the 2.0 X-series scale, ×16)."""
+    per = REGISTER_PER_BAM_KP if table is None else table.p_gain_per_kp
+    return np.rint(np.asarray(kp, dtype=np.float64) * per).astype(np.int64)
 
 
 def hardware_error_text(status: int) -> str:

@@ -27,6 +27,9 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
+from servo_ff.dynamixel.bus_interface import make_bus
+from servo_ff.dynamixel.control_table import PROTOCOLS
+
 from .common import ParameterTable, ParamSpec, per_joint, spin_node
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 
@@ -42,9 +45,16 @@ def _dxl():
 
 def hardware_specs() -> list[ParamSpec]:
     return [
-        ParamSpec("port", "/dev/ttyUSB0", "serial port of the Dynamixel bus", read_only=True),
+        ParamSpec("port", "/dev/ttyUSB0", "serial port of the servo bus", read_only=True),
+        ParamSpec(
+            "protocol",
+            "dxl2",
+            "bus protocol (servo_ff.dynamixel.bus_interface): dxl2 Dynamixel 2.0, dxl1 Dynamixel 1.0, sts Feetech",
+            read_only=True,
+            choices=PROTOCOLS,
+        ),
         ParamSpec("baud", 1000000, "baud rate", "bit/s", lo=9600, hi=10_500_000, read_only=True),
-        ParamSpec("ids", [1], "Dynamixel ids in `joints` order", lo=0, hi=252, read_only=True),
+        ParamSpec("ids", [1], "servo ids in `joints` order", lo=0, hi=253, read_only=True),
         ParamSpec("servo", "mx106", "servo type: its control table (servo_ff.dynamixel.control_table)", read_only=True),
         ParamSpec(
             "latency_timer_ms",
@@ -125,9 +135,16 @@ class HardwareNode(ServoInterfaceNode):
         if len(set(values["ids"])) != len(values["ids"]):
             return f"ids contains duplicates: {values['ids']}"
         kp = per_joint(values["kp"], len(values["joints"]), "kp")
-        reg = self.ct.kp_to_p_gain(kp) if hasattr(self, "ct") else kp * 16.0
-        if (np.asarray(reg) > 16383).any():
-            return f"kp {kp.tolist()} exceeds the Position P Gain register (16383 = kp {16383 / 16.0:g})"
+        try:
+            table = self.ct.control_table(values["servo"])
+        except KeyError as e:
+            return str(e.args[0])
+        if table.protocol != values["protocol"]:
+            return f"servo {values['servo']} ({table.name}) speaks protocol {table.protocol}, not {values['protocol']}"
+        reg = self.ct.kp_to_p_gain(kp, table)
+        if (np.asarray(reg) > table.p_gain_max).any():
+            top = table.p_gain_max / table.p_gain_per_kp
+            return f"kp {kp.tolist()} exceeds the {table.name} P gain register ({table.p_gain_max} = kp {top:g})"
         return None
 
     def _apply(self, changed: set[str]) -> None:
@@ -143,6 +160,7 @@ class HardwareNode(ServoInterfaceNode):
             ids=self.ids,
             baud=int(v["baud"]),
             model=v["servo"],
+            protocol=v["protocol"],
             joint_limits={i: (float(lo[k]), float(hi[k])) for k, i in enumerate(self.ids)},
             latency_timer_ms=float(v["latency_timer_ms"]),
             timeout_ms=float(v["timeout_ms"]) or None,
@@ -157,7 +175,7 @@ class HardwareNode(ServoInterfaceNode):
         self._last_attempt = time.monotonic()
         bus = None
         try:
-            bus = self.bus_mod.DynamixelBus(self._config()).open()
+            bus = make_bus(self._config()).open()
             found, missing = bus.connect()
             if missing:
                 raise self.bus_mod.BusError(f"ids {missing} do not answer (found {found})")
@@ -177,7 +195,7 @@ class HardwareNode(ServoInterfaceNode):
         return True, f"connected to {self.table['port']}: ids {self.ids} as {self.joints}"
 
     def _write_goal_and_torque(self) -> None:
-        self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
+        self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp, self.bus.table))
         self.bus.torque(self.torque_wanted)
 
     def _try_reconnect(self) -> None:
@@ -281,7 +299,7 @@ class HardwareNode(ServoInterfaceNode):
             self._try_reconnect()
             return held
         try:
-            state = self.bus.cycle(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
+            state = self.bus.cycle(self.gate.goal, self.ct.kp_to_p_gain(self.kp, self.bus.table))
         except self.bus_mod.GoalRejected as e:  # the gate checks the same limits: should not happen
             self.throttle("goal", self.get_logger().error, f"bus refused the held goal: {e}")
             return held
@@ -328,7 +346,7 @@ class HardwareNode(ServoInterfaceNode):
             )
         try:
             if enable:  # never jump: write the held goal first
-                self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp))
+                self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp, self.bus.table))
             self.bus.torque(enable)
         except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
             return False, f"torque {'enable' if enable else 'disable'} failed: {e}"
