@@ -21,22 +21,17 @@ written, logged as a warning and counted in the diagnostics (``goals_moved_by_li
 from __future__ import annotations
 
 import math
-import re
 import time
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock, ClockType
-from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.lifecycle import LifecycleNode
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
-
-from servo_ff.interpolation import JointSpline, follow
 
 from .common import (
     TOPIC_DIAGNOSTICS,
@@ -44,103 +39,16 @@ from .common import (
     TOPIC_SUPPLY,
     GoalGate,
     ParameterTable,
-    ParamSpec,
     Throttle,
-    joint_names_param,
     per_joint,
     servo_names,
 )
-
-KP_MAX = 16383.0  # outer bound: the Dynamixel Position P Gain register range (MX allows kp ≤ 16383/16)
-#: The unit of every `kp`: the firmware law's gain (servo_ff.models.firmware), i.e. what bam's parameter files mean
-#: by kp — MX: Protocol 1.0 P units = Position P Gain register / 16; X-series, STS: the register itself.
-KP_UNIT = "firmware-law gain (MX: P register/16; X, STS: register)"
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*$")
+from .servo_interface_params import KP_MAX, KP_UNIT, servo_interface_specs, validate_interface  # noqa: F401
+from .servo_lifecycle import ServoLifecycle
+from .trajectory_plan import ActiveTrajectory, plan_trajectory
 
 
-def servo_interface_specs(
-    default_joints: Sequence[str] = ("joint_1",), rate_hz: float = 500.0, kp: float = 32.0
-) -> list[ParamSpec]:
-    return [
-        ParamSpec(
-            "joints", list(default_joints), "joint names; order of Float64MultiArray goals and gains", read_only=True
-        ),
-        ParamSpec(
-            "prefix",
-            "servo",
-            "name of this servo interface: topics and services are <prefix>/commands, "
-            "<prefix>/joint_trajectory, <prefix>/joint_command, <prefix>/p_gains, <prefix>/torque_enable, "
-            "<prefix>/reboot (relative: under the node's namespace)",
-            read_only=True,
-        ),
-        ParamSpec(
-            "autostart",
-            True,
-            "configure and activate at start-up (false: wait for a lifecycle manager)",
-            read_only=True,
-        ),
-        ParamSpec("rate_hz", float(rate_hz), "publication / control rate", "Hz", lo=1.0, hi=2000.0, read_only=True),
-        ParamSpec(
-            "kp",
-            [float(kp)],
-            "firmware position P gain (also set by <prefix>/p_gains)",
-            KP_UNIT,
-            lo=0.0,
-            hi=KP_MAX,
-            per_joint=True,
-        ),
-        ParamSpec(
-            "position_min",
-            [-math.pi],
-            "lower joint limit; goals below are refused",
-            "rad",
-            lo=-1e3,
-            hi=1e3,
-            per_joint=True,
-        ),
-        ParamSpec(
-            "position_max",
-            [math.pi],
-            "upper joint limit; goals above are refused",
-            "rad",
-            lo=-1e3,
-            hi=1e3,
-            per_joint=True,
-        ),
-        ParamSpec("diagnostics_period", 1.0, "period of /diagnostics", "s", lo=0.01, hi=60.0),
-        ParamSpec("supply_period", 0.1, "period of /servo_supply", "s", lo=0.001, hi=60.0),
-        ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
-    ]
-
-
-def validate_interface(values: dict[str, Any]) -> str | None:
-    joints = joint_names_param(values)
-    n = len(joints)
-    if "prefix" in values and not _NAME.match(values["prefix"]):
-        return (
-            f"prefix={values['prefix']!r} is not a relative ROS name (letters, digits, '_', tokens separated "
-            "by '/', each starting with a letter)"
-        )
-    lo = per_joint(values["position_min"], n, "position_min")
-    hi = per_joint(values["position_max"], n, "position_max")
-    if (lo >= hi).any():
-        i = int(np.argmax(lo >= hi))
-        return f"position_min[{i}]={lo[i]} must be below position_max[{i}]={hi[i]} ({joints[i]})"
-    return None
-
-
-class ActiveTrajectory:
-    """A JointTrajectory being followed: the spline over every joint, from ``start`` [s, node clock]."""
-
-    def __init__(self, start: float, spline: JointSpline, joints: Sequence[str]):
-        self.start, self.spline, self.joints = start, spline, list(joints)
-
-    @property
-    def end(self) -> float:
-        return self.spline.end_time
-
-
-class ServoInterfaceNode(LifecycleNode):
+class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
     """Base node; subclasses call :meth:`_setup_interface` after declaring their parameters."""
 
     status_name = "servo"
@@ -251,42 +159,6 @@ class ServoInterfaceNode(LifecycleNode):
         if "warn_throttle" in changed:
             self.throttle.period = v["warn_throttle"]
 
-    # ------------------------------------------------------------------ lifecycle
-    def _autostart(self) -> None:
-        if self._autostart_timer is not None:
-            self.destroy_timer(self._autostart_timer)
-            self._autostart_timer = None
-        if self.state_label == "unconfigured":
-            self.trigger_configure()
-        if self.state_label == "inactive":
-            self.trigger_activate()
-        if self.state_label == "unconfigured":  # e.g. the bus is not there yet: retry
-            self._autostart_timer = self.create_timer(
-                self.autostart_retry_period(), self._autostart, clock=self._steady
-            )
-
-    def _transition(self, name: str, body) -> TransitionCallbackReturn:
-        try:
-            ok, msg = body()
-        except Exception as e:  # rclpy would turn an exception into a silent ERROR transition
-            ok, msg = False, f"{type(e).__name__}: {e}"
-            self.get_logger().error(f"{name} failed: {msg}")
-            return TransitionCallbackReturn.ERROR
-        if ok:
-            self.get_logger().info(f"{name}: {msg}")
-            return TransitionCallbackReturn.SUCCESS
-        self.throttle(f"lifecycle:{name}", self.get_logger().error, f"{name} failed: {msg}")
-        return TransitionCallbackReturn.FAILURE
-
-    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
-        def body():
-            ok, msg = self.hw_configure()
-            if ok:
-                self.configured, self.state_label = True, "inactive"
-            return ok, msg
-
-        return self._transition("configure", body)
-
     def _hold_present(self) -> None:
         """Goal = present position (within the limits), written; any trajectory dropped."""
         self.traj = self.pending = None
@@ -299,68 +171,6 @@ class ServoInterfaceNode(LifecycleNode):
             )
         self.gate.goal = goal
         self.hw_write_goal(goal.copy())
-
-    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        def body():
-            self._hold_present()
-            ok, msg = self.hw_activate()
-            if ok:
-                self.active, self.state_label = True, "active"
-                self._start_loop()
-            return ok, msg
-
-        return self._transition("activate", body)
-
-    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        def body():
-            self._stop_loop()
-            self.active, self.state_label = False, "inactive"
-            self._hold_present()
-            return self.hw_deactivate()
-
-        return self._transition("deactivate", body)
-
-    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        def body():
-            self.hw_cleanup()
-            self.configured, self.state_label = False, "unconfigured"
-            return True, "closed"
-
-        return self._transition("cleanup", body)
-
-    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
-        def body():
-            text = "closed"
-            if self.active:
-                self._stop_loop()
-                self.active = False
-                self._hold_present()
-                text = f"{self.hw_deactivate()[1]}; closed"
-            if self.configured:
-                self.hw_cleanup()
-            self.configured, self.state_label = False, "finalized"
-            return True, text
-
-        return self._transition("shutdown", body)
-
-    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._stop_loop()
-        self.active = False
-        try:
-            self.hw_cleanup()
-        except Exception as e:  # noqa: BLE001 (best effort: back to unconfigured)
-            self.get_logger().error(f"cleanup after an error failed: {e}")
-        self.configured, self.state_label = False, "unconfigured"
-        return TransitionCallbackReturn.SUCCESS
-
-    def _start_loop(self) -> None:
-        self._stop_loop()
-        self.timer = self.create_timer(self.period, self._tick)
-
-    def _stop_loop(self) -> None:
-        if self.timer is not None:
-            self.destroy_timer(self.timer)
-            self.timer = None
 
     def destroy_node(self) -> None:
         self._stop_loop()
@@ -422,77 +232,12 @@ class ServoInterfaceNode(LifecycleNode):
             self.traj, self.pending = traj, None
 
     def plan_trajectory(self, msg: JointTrajectory, now: float) -> ActiveTrajectory:
-        """Validated JointTrajectory → the spline followed from the current state (JointTrajectoryController
-        semantics). ValueError naming the point and joint for anything it refuses."""
-        names = list(msg.joint_names)
-        if not msg.points:
-            raise ValueError("trajectory has no points")
-        unknown = [n for n in names if n not in self.gate.index]
-        if unknown or not names:
-            raise ValueError(
-                f"unknown joint name(s) {', '.join(map(repr, unknown)) or '(none given)'}; known: "
-                f"{', '.join(self.joints)}"
-            )
-        if len(set(names)) != len(names):
-            raise ValueError("duplicate joint names")
-        m, p = len(names), len(msg.points)
-        cols = np.array([self.gate.index[n] for n in names], dtype=int)
-        q, dq, ddq = np.empty((p, m)), np.zeros((p, m)), np.zeros((p, m))
-        hv, ha = np.zeros(p, dtype=bool), np.zeros(p, dtype=bool)
-        times = np.empty(p)
-        for k, pt in enumerate(msg.points):
-            if len(pt.positions) != m:
-                raise ValueError(f"point {k} has {len(pt.positions)} positions for {m} joints")
-            q[k] = pt.positions
-            for arr, has, field, vals in (
-                (dq, hv, "velocities", pt.velocities),
-                (ddq, ha, "accelerations", pt.accelerations),
-            ):
-                if len(vals) not in (0, m):
-                    raise ValueError(f"point {k} has {len(vals)} {field} for {m} joints")
-                if len(vals):
-                    arr[k], has[k] = vals, True
-            times[k] = pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9
-        for field, arr in (("position", q), ("velocity", dq), ("acceleration", ddq)):
-            bad = ~np.isfinite(arr)
-            if bad.any():
-                k, j = np.argwhere(bad)[0]
-                raise ValueError(f"point {k} {field} of {names[j]} is {arr[k, j]} (not finite)")
-        if p > 1 and not (np.diff(times) > 0).all():
-            k = int(np.argmax(np.diff(times) <= 0)) + 1
-            raise ValueError(f"time_from_start is not increasing: point {k} at {times[k]:g} s after {times[k - 1]:g} s")
-        lo, hi = self.gate.lower[cols], self.gate.upper[cols]
-        out = (q < lo) | (q > hi)
-        if out.any():
-            k, j = np.argwhere(out)[0]
-            raise ValueError(
-                f"point {k}: {names[j]}={q[k, j]:.4f} rad is outside its joint limits [{lo[j]:.4f}, {hi[j]:.4f}] rad"
-            )
+        """:func:`.trajectory_plan.plan_trajectory` from this node's state (the trajectory in progress at the
+        new one's start, else the held goal)."""
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         start = stamp if stamp > 0 else now
-        if start + times[-1] < now:
-            raise ValueError(f"it ended {now - start - times[-1]:.3f} s ago (header.stamp {stamp:.3f} s)")
-        # the current state: the trajectory in progress at the start time, else the held goal at rest
-        base = self.pending if self.pending is not None and self.pending.start <= start else self.traj
-        if base is not None:
-            q0, dq0, ddq0 = base.spline.sample(start)
-        else:
-            q0, dq0, ddq0 = self.gate.goal.copy(), np.zeros(self.n), np.zeros(self.n)
-        held = np.setdiff1d(np.arange(self.n), cols)
-        dq0[held] = 0.0
-        ddq0[held] = 0.0
-        Q, DQ, DDQ = np.tile(q0, (p, 1)), np.zeros((p, self.n)), np.zeros((p, self.n))
-        Q[:, cols], DQ[:, cols], DDQ[:, cols] = q, dq, ddq
-        spline = follow(start, q0, dq0, ddq0, times, Q, DQ, DDQ, hv, ha)
-        where = spline.outside(self.gate.lower, self.gate.upper)
-        if where is not None:
-            j, t, qv = where
-            raise ValueError(
-                f"the interpolated path of {self.joints[j]} reaches {qv:.4f} rad at "
-                f"{t - start:.3f} s, outside its joint limits [{self.gate.lower[j]:.4f}, "
-                f"{self.gate.upper[j]:.4f}] rad"
-            )
-        return ActiveTrajectory(start, spline, names)
+        current = self.pending if self.pending is not None and self.pending.start <= start else self.traj
+        return plan_trajectory(msg, now, self.gate, self.joints, current)
 
     def follow_trajectory(self, t: float) -> None:
         """Goal of the trajectory being followed at time ``t`` [s], written (called before each control step)."""

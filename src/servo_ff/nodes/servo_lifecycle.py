@@ -1,0 +1,110 @@
+"""The lifecycle of a servo interface node (``rclpy.lifecycle``), as ros2_control manages hardware components:
+configure = connect (torque stays off), activate = hold the present position, torque on, start the control loop;
+deactivate = hold, torque off, stop the loop; cleanup / shutdown = close; an error goes back to unconfigured.
+``autostart`` drives configure → activate once the node spins (retrying configure) for users without a lifecycle
+manager. A mixin over the ``hw_*`` hooks of :class:`~.servo_base.ServoInterfaceNode`."""
+
+from __future__ import annotations
+
+from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
+
+
+class ServoLifecycle:
+    """Transition callbacks: each runs its body, logs one line, and maps an exception to ERROR."""
+
+    def _autostart(self) -> None:
+        if self._autostart_timer is not None:
+            self.destroy_timer(self._autostart_timer)
+            self._autostart_timer = None
+        if self.state_label == "unconfigured":
+            self.trigger_configure()
+        if self.state_label == "inactive":
+            self.trigger_activate()
+        if self.state_label == "unconfigured":  # e.g. the bus is not there yet: retry
+            self._autostart_timer = self.create_timer(
+                self.autostart_retry_period(), self._autostart, clock=self._steady
+            )
+
+    def _transition(self, name: str, body) -> TransitionCallbackReturn:
+        try:
+            ok, msg = body()
+        except Exception as e:  # rclpy would turn an exception into a silent ERROR transition
+            ok, msg = False, f"{type(e).__name__}: {e}"
+            self.get_logger().error(f"{name} failed: {msg}")
+            return TransitionCallbackReturn.ERROR
+        if ok:
+            self.get_logger().info(f"{name}: {msg}")
+            return TransitionCallbackReturn.SUCCESS
+        self.throttle(f"lifecycle:{name}", self.get_logger().error, f"{name} failed: {msg}")
+        return TransitionCallbackReturn.FAILURE
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        def body():
+            ok, msg = self.hw_configure()
+            if ok:
+                self.configured, self.state_label = True, "inactive"
+            return ok, msg
+
+        return self._transition("configure", body)
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        def body():
+            self._hold_present()
+            ok, msg = self.hw_activate()
+            if ok:
+                self.active, self.state_label = True, "active"
+                self._start_loop()
+            return ok, msg
+
+        return self._transition("activate", body)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        def body():
+            self._stop_loop()
+            self.active, self.state_label = False, "inactive"
+            self._hold_present()
+            return self.hw_deactivate()
+
+        return self._transition("deactivate", body)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        def body():
+            self.hw_cleanup()
+            self.configured, self.state_label = False, "unconfigured"
+            return True, "closed"
+
+        return self._transition("cleanup", body)
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        def body():
+            text = "closed"
+            if self.active:
+                self._stop_loop()
+                self.active = False
+                self._hold_present()
+                text = f"{self.hw_deactivate()[1]}; closed"
+            if self.configured:
+                self.hw_cleanup()
+            self.configured, self.state_label = False, "finalized"
+            return True, text
+
+        return self._transition("shutdown", body)
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._stop_loop()
+        self.active = False
+        try:
+            self.hw_cleanup()
+        except Exception as e:  # noqa: BLE001 (best effort: back to unconfigured)
+            self.get_logger().error(f"cleanup after an error failed: {e}")
+        self.configured, self.state_label = False, "unconfigured"
+        return TransitionCallbackReturn.SUCCESS
+
+    def _start_loop(self) -> None:
+        self._stop_loop()
+        self.timer = self.create_timer(self.period, self._tick)
+
+    def _stop_loop(self) -> None:
+        if self.timer is not None:
+            self.destroy_timer(self.timer)
+            self.timer = None
