@@ -232,3 +232,27 @@ def place_on_ground(sim: SimModel, qadr: np.ndarray, q0: np.ndarray, clearance: 
 
 
 __all__ = ["SimModel", "SimModelError", "build_model", "check_urdf", "place_on_ground"]
+
+
+def place_obstacle(
+    model: mujoco.MjModel, data: mujoco.MjData, geom: int, feet: Sequence[int], foot_name: str, height: float
+) -> None:
+    """Box ``geom`` ``height`` [m] high under the present footprint of the foot ``foot_name`` (empty: the second of
+    ``feet``, body ids), its top at ``height``: the foot's collision box in x, in y 5 mm narrower on the side of
+    the other foot (the feet may stand edge to edge); ``height`` ≤ 0 moves it out of the way."""
+    m, d = model, data
+    foot = int(m.body(foot_name).id) if foot_name else feet[1 if len(feet) > 1 else 0]
+    if height <= 0:
+        m.geom_pos[geom] = [0.0, 0.0, -10.0]
+    else:
+        fg = next(i for i in range(m.ngeom) if m.geom_bodyid[i] == foot and m.geom_contype[i])
+        x, y = d.geom_xpos[fg][:2]
+        hx, hy = m.geom_size[fg][:2] if m.geom_type[fg] == mujoco.mjtGeom.mjGEOM_BOX else m.geom_aabb[fg][3:5]
+        other = [f for f in feet if f != foot]
+        out = float(np.sign(y - d.xpos[other[0]][1])) if other else 0.0
+        size = [hx, hy - 0.0025 * abs(out), height / 2]
+        m.geom_size[geom] = size
+        m.geom_aabb[geom] = [0.0, 0.0, 0.0, *size]
+        m.geom_rbound[geom] = float(np.linalg.norm(size))
+        m.geom_pos[geom] = [x, y + 0.0025 * out, height / 2]
+    mujoco.mj_forward(m, d)

@@ -8,12 +8,7 @@ parameter (core schema); the simulated supply voltage is ``actuator.firmware.vin
 joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging down), a pure inertia (``none``), or gravity of a
 URDF (``urdf``, via ``servo_ff.dynamics``).
 
-Time. With ``publish_clock: true`` the sim owns time: it publishes ``/clock`` (rosgraph_msgs/Clock) after every
-period, its own ROS clock (``use_sim_time`` is set) and every stamp it sends are that simulated time, and it steps
-on a wall timer at ``real_time_factor`` × real time (0: as fast as it can). Otherwise it follows the node's ROS
-clock (wall time, or an external ``/clock`` under ``use_sim_time``): each tick advances the whole periods elapsed
-on that clock (at most ``max_catch_up``) and publishes one state per period, so ``/joint_states`` comes at
-``rate_hz`` of that clock however coarse its updates (``realtime: false``: exactly one period per tick).
+Time: :mod:`.sim_clock` (own ``/clock`` at ``real_time_factor``, lockstep, or follow the node clock).
 
 Lifecycle (:mod:`.servo_base`): the simulated torque is off until the node is activated; deactivate holds the
 present position, then turns torque off; cleanup resets the simulation to ``initial_position``.
@@ -32,9 +27,6 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from rclpy.parameter import Parameter
-from rclpy.time import Time
-from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import Trigger
 
 from servo_ff.io.paths import resolve_path
@@ -42,31 +34,12 @@ from servo_ff.models.params import ParameterError
 from servo_ff.models.presets import SERVO_NAMES, preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 
-from .common import TOPIC_CLOCK, ParameterTable, ParamSpec, actuator_from_values, actuator_specs, per_joint, spin_node
+from .common import ParameterTable, ParamSpec, actuator_from_values, actuator_specs, per_joint, spin_node
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_backend import SimServos, UrdfGravity, load_inertia
+from .sim_clock import SimClock, sim_time_specs
 
 LOAD_TYPES = ("pendulum", "none", "urdf")
-
-
-def sim_time_specs() -> list[ParamSpec]:
-    """Who owns time (shared by every sim backend): ``publish_clock`` and ``real_time_factor``."""
-    return [
-        ParamSpec(
-            "publish_clock",
-            False,
-            "own the time: publish /clock, stamp and run on the simulated time "
-            "(use_sim_time is set), step at real_time_factor",
-            read_only=True,
-        ),
-        ParamSpec(
-            "real_time_factor",
-            1.0,
-            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
-            lo=0.0,
-            hi=1000.0,
-        ),
-    ]
 
 
 def sim_specs() -> list[ParamSpec]:
@@ -96,13 +69,6 @@ def sim_specs() -> list[ParamSpec]:
             hi=0.1,
         ),
         *sim_time_specs(),
-        ParamSpec(
-            "realtime",
-            True,
-            "follow the node clock: advance the whole periods elapsed (late ticks catch up, "
-            "at most max_catch_up); false: exactly 1/rate_hz per tick",
-        ),
-        ParamSpec("max_catch_up", 0.05, "largest time advanced in one tick", "s", lo=1e-4, hi=10.0),
         ParamSpec("backend", "auto", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
     ]
 
@@ -128,7 +94,7 @@ def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | 
         raise ValueError(f"load.type urdf needs servo_ff.dynamics (pinocchio): {e}") from None
 
 
-class SimNode(ServoInterfaceNode):
+class SimNode(SimClock, ServoInterfaceNode):
     status_name = "stepper"
 
     def __init__(self, name: str = "servo_sim", **kwargs: Any):
@@ -167,67 +133,13 @@ class SimNode(ServoInterfaceNode):
         self.sim.set_kp(self.kp)
         self.gate.goal = theta0.copy()
         self.substeps = self._substeps(v)
-        self.period_ns = int(round(1e9 / v["rate_hz"]))
-        self._t_ns: int | None = None  # simulated time of the last published state (follow mode)
         self.stepper_error = ""  # why the stepper last refused the state ("" while it runs)
         self.create_service(Trigger, self.names["reset"], self._on_reset)
-        self.owns_clock = bool(v["publish_clock"])
-        self.sim_time_ns = 0  # simulated time when the sim owns the clock
-        if self.owns_clock:
-            self._own_clock()
-        elif self.get_parameter("use_sim_time").value:
-            self.create_timer(3.0, self._check_clock, clock=self._steady)
+        self._init_clock(v)
         self.get_logger().info(
             f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) {self.joints} at "
-            f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V, "
-            + (
-                f"owning /clock at real_time_factor {v['real_time_factor']:g}"
-                if self.owns_clock
-                else "following the node clock"
-            )
+            f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V, " + self.clock_text()
         )
-
-    # ------------------------------------------------------------------ time
-    def _own_clock(self) -> None:
-        """/clock publisher; the node's own ROS clock is set from the simulation each period (use_sim_time = true,
-        without a /clock subscription of its own, which would lag behind)."""
-        self.pub_clock = self.create_publisher(ClockMsg, TOPIC_CLOCK, 10)
-        if not self.get_parameter("use_sim_time").value:
-            self.set_parameters([Parameter("use_sim_time", Parameter.Type.BOOL, True)])
-        ts = getattr(self, "_time_source", None)
-        sub = getattr(ts, "_clock_sub", None)
-        if sub is not None:
-            self.destroy_subscription(sub)
-            ts._clock_sub = None
-        self._set_time(0)
-
-    def _set_time(self, ns: int) -> None:
-        self.sim_time_ns = ns
-        t = Time(nanoseconds=ns)
-        self.get_clock().set_ros_time_override(t)
-        self.pub_clock.publish(ClockMsg(clock=t.to_msg()))
-
-    def _check_clock(self) -> None:
-        if self.get_clock().now().nanoseconds == 0:
-            self.get_logger().warning(
-                "use_sim_time is true and no /clock has arrived: the simulation waits for it "
-                "(set publish_clock:=true to let this node own the time)"
-            )
-        for t in list(self.timers):
-            if t.callback == self._check_clock:
-                self.destroy_timer(t)
-
-    def now_s(self) -> float:
-        return self.sim_time_ns * 1e-9 if self.owns_clock else super().now_s()
-
-    def _start_loop(self) -> None:
-        self._stop_loop()
-        self._t_ns = None
-        if not self.owns_clock:
-            self.timer = self.create_timer(self.period, self._tick)
-            return
-        rtf = float(self.table["real_time_factor"])
-        self.timer = self.create_timer(self.period / rtf if rtf > 0 else 0.0, self._tick_owned, clock=self._steady)
 
     def _step(self) -> bool:
         """One control period of physics; False (reported, nothing published) if the stepper refuses the state."""
@@ -243,36 +155,6 @@ class SimNode(ServoInterfaceNode):
             return False
         self.stepper_error = ""
         return True
-
-    def _tick_owned(self) -> None:
-        self.follow_trajectory(self.sim_time_ns * 1e-9)
-        if not self._step():
-            return
-        self._set_time(self.sim_time_ns + self.period_ns)
-        self.publish_state(Time(nanoseconds=self.sim_time_ns).to_msg())
-
-    def _tick(self) -> None:
-        now = self.get_clock().now().nanoseconds
-        if not self.table["realtime"]:
-            self.follow_trajectory(now * 1e-9)
-            if self._step():
-                self.publish_state(self.stamp())
-            return
-        if now == 0:  # sim time not started yet
-            return
-        if self._t_ns is None or now < self._t_ns - self.period_ns:  # first tick, or the clock went back
-            self._t_ns = now - self.period_ns
-        steps = (now - self._t_ns) // self.period_ns
-        cap = max(1, int(self.table["max_catch_up"] / self.period))
-        if steps > cap:  # too late: the simulation drops the time it cannot catch up
-            self._t_ns = now - cap * self.period_ns
-            steps = cap
-        for _ in range(steps):
-            self.follow_trajectory(self._t_ns * 1e-9)
-            if not self._step():
-                return
-            self._t_ns += self.period_ns
-            self.publish_state(Time(nanoseconds=self._t_ns).to_msg())
 
     # ------------------------------------------------------------------ parameters
     def _validate(self, values: dict[str, Any]) -> str | None:
@@ -304,8 +186,7 @@ class SimNode(ServoInterfaceNode):
             self.sim.load = build_load(v, self.n)
         if "physics_dt" in changed:
             self.substeps = self._substeps(v)
-        if "real_time_factor" in changed and self.active:
-            self._start_loop()
+        self._apply_clock(changed)
         self._apply_interface(changed)
 
     @staticmethod

@@ -1,0 +1,182 @@
+"""The parameters of ``servo_sim_node`` with ``backend: mujoco``: their one description, and the model-defining
+subset read before the table is declared (the joint list comes from the model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rclpy.exceptions import ParameterUninitializedException
+
+from servo_ff.io.paths import resolve_path
+
+from .common import ParamSpec
+from .sim_clock import sim_time_specs
+
+#: parameters that define the model, read at start-up before the rest is declared
+BOOT_KEYS = (
+    "robot_description",
+    "urdf_path",
+    "mjcf_path",
+    "servo_config",
+    "floating_base",
+    "feet",
+    "physics_dt",
+    "counts_per_rev",
+    "latency",
+    "position_noise",
+    "velocity_noise",
+    "gyro_noise",
+    "accel_noise",
+    "noise_seed",
+    "obstacle_foot",
+)
+
+
+def mujoco_specs() -> list[ParamSpec]:
+    """Parameters of the MuJoCo backend besides the servo interface (read-only ones fix the model)."""
+    return [
+        ParamSpec("backend", "mujoco", "physics backend of servo_sim_node", read_only=True, choices=("mujoco",)),
+        ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path / mjcf_path)", read_only=True),
+        ParamSpec("urdf_path", "", "URDF file of the robot", read_only=True),
+        ParamSpec("mjcf_path", "", "MJCF file of the robot (its own base, ground and sensors)", read_only=True),
+        ParamSpec(
+            "servo_config",
+            "",
+            "servo YAML: servo type, friction model (and kp) per joint (servo_ff.dynamics.servo_map)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "floating_base",
+            False,
+            "URDF: free joint on the root link, ground plane, collision geometry "
+            "(legged robots); false: root welded to the world (arms)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "feet",
+            [""],
+            "foot links (floating base; empty: the servo YAML's feet:, else links named *foot*; first = left)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "initial_position",
+            [0.0],
+            "joint positions at start-up and reset (floating base: the robot "
+            "is placed upright on the ground in this pose)",
+            "rad",
+            lo=-1e3,
+            hi=1e3,
+            per_joint=True,
+            read_only=True,
+        ),
+        ParamSpec(
+            "physics_dt",
+            0.001,
+            "MuJoCo time step (each control period is split into equal steps <= this)",
+            "s",
+            lo=1e-5,
+            hi=0.1,
+            read_only=True,
+        ),
+        ParamSpec(
+            "counts_per_rev",
+            0,
+            "encoder quantisation, counts per revolution (0: off; Dynamixel: 4096)",
+            lo=0,
+            hi=1 << 24,
+            read_only=True,
+        ),
+        ParamSpec(
+            "latency",
+            0,
+            "control periods between a goal and the firmware acting on it (bus cycle)",
+            lo=0,
+            hi=1000,
+            read_only=True,
+        ),
+        ParamSpec("position_noise", 0.0, "std of the noise on positions read", "rad", lo=0.0, hi=1.0, read_only=True),
+        ParamSpec(
+            "velocity_noise", 0.0, "std of the noise on velocities read", "rad/s", lo=0.0, hi=100.0, read_only=True
+        ),
+        ParamSpec("gyro_noise", 0.0, "std of the gyro noise", "rad/s", lo=0.0, hi=100.0, read_only=True),
+        ParamSpec("accel_noise", 0.0, "std of the accelerometer noise", "m/s²", lo=0.0, hi=1000.0, read_only=True),
+        ParamSpec("noise_seed", 0, "seed of the noise", lo=0, hi=2**31 - 1, read_only=True),
+        *sim_time_specs(),
+        ParamSpec(
+            "support_topic",
+            "support_coefficient",
+            "topic of the measured support coefficient (Float64)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "obstacle_height",
+            0.0,
+            "a box this high under obstacle_foot, placed when set while running "
+            "(0: none); for Schwarz & Behnke's obstacle experiment",
+            "m",
+            lo=0.0,
+            hi=0.5,
+        ),
+        ParamSpec("obstacle_foot", "", "foot link the obstacle goes under (empty: the second foot)", read_only=True),
+    ]
+
+
+def boot_values(node) -> dict[str, Any]:
+    """The :data:`BOOT_KEYS` overrides of ``node`` (defaults from :func:`mujoco_specs`), each declared and
+    undeclared again so that the table can declare it with its descriptor."""
+    defaults = {s.name: s.default for s in mujoco_specs()}
+    out = {}
+    for name in BOOT_KEYS:
+        node.declare_parameter(name, defaults[name])
+        try:
+            out[name] = node.get_parameter(name).value
+        except ParameterUninitializedException:
+            out[name] = defaults[name]
+        finally:
+            node.undeclare_parameter(name)
+    return out
+
+
+def servos_from_boot(b: dict[str, Any]):
+    """(source name, ServoOptions, MujocoServos) from the :data:`BOOT_KEYS` values ``b``; ValueError /
+    FileNotFoundError naming the parameter for a missing or contradictory source."""
+    from servo_ff.dynamics.mujoco_servos import MujocoServos, ServoOptions
+
+    if b["robot_description"].strip():
+        source, name = b["robot_description"], "robot_description"
+    elif b["urdf_path"] or b["mjcf_path"]:
+        if b["urdf_path"] and b["mjcf_path"]:
+            raise ValueError("set urdf_path or mjcf_path, not both")
+        raw = b["urdf_path"] or b["mjcf_path"]
+        path = resolve_path(raw)
+        if not path.is_file():
+            raise FileNotFoundError(f"{'urdf_path' if b['urdf_path'] else 'mjcf_path'} {raw!r}: file not found")
+        source, name = path, path.name
+    else:
+        raise ValueError("backend mujoco needs robot_description, urdf_path or mjcf_path")
+    if not b["servo_config"]:
+        raise ValueError("backend mujoco needs servo_config (a servo YAML: servo type per joint)")
+    cfg = resolve_path(b["servo_config"])
+    if not cfg.is_file():
+        raise FileNotFoundError(f"servo_config {b['servo_config']!r}: file not found")
+    options = ServoOptions(
+        counts_per_rev=int(b["counts_per_rev"]) or None,
+        latency=int(b["latency"]),
+        position_noise=b["position_noise"],
+        velocity_noise=b["velocity_noise"],
+        gyro_noise=b["gyro_noise"],
+        accel_noise=b["accel_noise"],
+        seed=b["noise_seed"],
+    )
+    mjcf = bool(b["mjcf_path"]) and not b["robot_description"].strip()
+    base = None if mjcf else ("floating" if b["floating_base"] else "fixed")
+    servos = MujocoServos.from_description(
+        source,
+        cfg,
+        base=base,
+        feet=[f for f in b["feet"] if f] or None,
+        dt=float(b["physics_dt"]),
+        options=options,
+        obstacle_slot=base == "floating",
+    )
+    return name, options, servos

@@ -1,0 +1,214 @@
+"""Who owns time in a simulated servo node (every sim backend: the stepper and MuJoCo).
+
+With ``publish_clock: true`` the sim owns time: it publishes ``/clock`` (rosgraph_msgs/Clock) after every control
+period, its own ROS clock (``use_sim_time`` is set) and every stamp it sends are that simulated time, and it steps
+whole periods on a wall timer until the simulated time reaches ``real_time_factor`` × the wall time since the
+start (at most ``max_catch_up`` per callback: a simulation slower than that re-anchors, i.e. runs slower than
+asked); ``real_time_factor: 0`` runs as fast as it can: one period per callback, or periods for about
+``as_fast_batch_s`` of wall time (a backend class attribute: MuJoCo 2 ms) before the executor serves the
+subscriptions — a subscriber in the same executor then falls behind and loses states, so the stepper does not
+batch. ``lockstep: true`` instead steps one period per goal message received
+(``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each ``joint_states`` closes the
+loop on simulated time, as fast as both run — and after ``lockstep_timeout`` wall seconds without one.
+
+Otherwise it follows the node's ROS clock (wall time, or an external ``/clock`` under ``use_sim_time``): each
+tick advances the whole periods elapsed on that clock (at most ``max_catch_up``) and publishes one state per
+period, so ``/joint_states`` comes at ``rate_hz`` of that clock however coarse its updates (``realtime: false``:
+exactly one period per tick).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rclpy.parameter import Parameter
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock as ClockMsg
+
+from .common import TOPIC_CLOCK, ParamSpec
+
+
+def sim_time_specs() -> list[ParamSpec]:
+    """The time parameters of every sim backend."""
+    return [
+        ParamSpec(
+            "publish_clock",
+            False,
+            "own the time: publish /clock, stamp and run on the simulated time "
+            "(use_sim_time is set), step at real_time_factor",
+            read_only=True,
+        ),
+        ParamSpec(
+            "real_time_factor",
+            1.0,
+            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
+            lo=0.0,
+            hi=1000.0,
+        ),
+        ParamSpec(
+            "lockstep",
+            False,
+            "with publish_clock: one control period per goal message received (and after lockstep_timeout without one)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "lockstep_timeout",
+            0.02,
+            "lockstep: wall time after which the simulation steps without a goal",
+            "s",
+            lo=1e-4,
+            hi=10.0,
+        ),
+        ParamSpec(
+            "realtime",
+            True,
+            "follow the node clock: advance the whole periods elapsed (late ticks catch up, "
+            "at most max_catch_up); false: exactly 1/rate_hz per tick",
+        ),
+        ParamSpec("max_catch_up", 0.05, "largest time advanced in one tick", "s", lo=1e-4, hi=10.0),
+    ]
+
+
+class SimClock:
+    """Mixin of a sim node: the time keeping above around its ``_step()`` (one control period of physics, False
+    when it refuses the state) and ``publish_state(stamp)``."""
+
+    as_fast_batch_s = 0.0  # wall time of periods stepped per callback at real_time_factor 0 [s] (0: one period)
+
+    def _init_clock(self, v: dict[str, Any]) -> None:
+        self.period_ns = int(round(1e9 / v["rate_hz"]))
+        self._t_ns: int | None = None  # simulated time of the last published state (follow mode)
+        self.owns_clock = bool(v["publish_clock"])
+        self.lockstep = bool(v["lockstep"]) and self.owns_clock
+        self.sim_time_ns = 0  # simulated time when the sim owns the clock
+        self._last_step_wall = 0.0
+        if self.owns_clock:
+            self._own_clock()
+        elif self.get_parameter("use_sim_time").value:
+            self.create_timer(3.0, self._check_clock, clock=self._steady)
+
+    def clock_text(self) -> str:
+        """How this node keeps time, for its start-up line."""
+        if not self.owns_clock:
+            return "following the node clock"
+        return f"owning /clock at real_time_factor {self.table['real_time_factor']:g}" + (
+            " (lockstep)" if self.lockstep else ""
+        )
+
+    def _own_clock(self) -> None:
+        """/clock publisher; the node's own ROS clock is set from the simulation each period (use_sim_time = true,
+        without a /clock subscription of its own, which would lag behind)."""
+        self.pub_clock = self.create_publisher(ClockMsg, TOPIC_CLOCK, 10)
+        if not self.get_parameter("use_sim_time").value:
+            self.set_parameters([Parameter("use_sim_time", Parameter.Type.BOOL, True)])
+        ts = getattr(self, "_time_source", None)
+        sub = getattr(ts, "_clock_sub", None)
+        if sub is not None:
+            self.destroy_subscription(sub)
+            ts._clock_sub = None
+        self._set_time(0)
+
+    def _set_time(self, ns: int) -> None:
+        self.sim_time_ns = ns
+        t = Time(nanoseconds=ns)
+        self.get_clock().set_ros_time_override(t)
+        self.pub_clock.publish(ClockMsg(clock=t.to_msg()))
+
+    def _check_clock(self) -> None:
+        if self.get_clock().now().nanoseconds == 0:
+            self.get_logger().warning(
+                "use_sim_time is true and no /clock has arrived: the simulation waits for it "
+                "(set publish_clock:=true to let this node own the time)"
+            )
+        for t in list(self.timers):
+            if t.callback == self._check_clock:
+                self.destroy_timer(t)
+
+    def now_s(self) -> float:
+        return self.sim_time_ns * 1e-9 if self.owns_clock else super().now_s()
+
+    def _start_loop(self) -> None:
+        self._stop_loop()
+        self._t_ns = None
+        if not self.owns_clock:
+            self.timer = self.create_timer(self.period, self._tick)
+        elif self.lockstep:
+            self._last_step_wall = time.monotonic()
+            timeout = float(self.table["lockstep_timeout"])
+            self.timer = self.create_timer(timeout / 2, self._lockstep_timer, clock=self._steady)
+        else:
+            rtf = float(self.table["real_time_factor"])
+            self._pace = (time.monotonic(), self.sim_time_ns)
+            period = min(self.period / rtf, 0.002) if rtf > 0 else 0.0
+            self.timer = self.create_timer(period, self._tick_paced, clock=self._steady)
+
+    def _tick_owned(self) -> bool:
+        """One period on the owned clock: trajectory goal, physics, /clock, joint_states (False: not stepped)."""
+        self.follow_trajectory(self.sim_time_ns * 1e-9)
+        if not self._step():
+            return False
+        self._last_step_wall = time.monotonic()
+        self._set_time(self.sim_time_ns + self.period_ns)
+        self.publish_state(Time(nanoseconds=self.sim_time_ns).to_msg())
+        return True
+
+    def _tick_paced(self) -> None:
+        rtf = float(self.table["real_time_factor"])
+        now = time.monotonic()
+        if rtf <= 0:
+            while self._tick_owned() and self.active and time.monotonic() - now < self.as_fast_batch_s:
+                pass
+            return
+        wall0, sim0 = self._pace
+        due = (sim0 + int(rtf * (now - wall0) * 1e9) - self.sim_time_ns) // self.period_ns
+        cap = max(1, int(self.table["max_catch_up"] / self.period))
+        if due > cap:
+            self._pace = (now - cap * self.period / rtf, self.sim_time_ns)  # re-anchored: lost time not made up
+            due = cap
+        for _ in range(due):
+            if not self._tick_owned():
+                return
+
+    def _lockstep_timer(self) -> None:
+        if time.monotonic() - self._last_step_wall >= self.table["lockstep_timeout"]:
+            self._last_step_wall = time.monotonic()
+            self._tick_owned()
+
+    def _on_commands(self, msg) -> None:
+        super()._on_commands(msg)
+        if self.lockstep and self.active:
+            self._tick_owned()
+
+    def _on_joint_command(self, msg) -> None:
+        super()._on_joint_command(msg)
+        if self.lockstep and self.active:
+            self._tick_owned()
+
+    def _tick(self) -> None:
+        """Follow mode: the whole periods elapsed on the node clock since the last state."""
+        now = self.get_clock().now().nanoseconds
+        if not self.table["realtime"]:
+            self.follow_trajectory(now * 1e-9)
+            if self._step():
+                self.publish_state(self.stamp())
+            return
+        if now == 0:  # sim time not started yet
+            return
+        if self._t_ns is None or now < self._t_ns - self.period_ns:  # first tick, or the clock went back
+            self._t_ns = now - self.period_ns
+        steps = (now - self._t_ns) // self.period_ns
+        cap = max(1, int(self.table["max_catch_up"] / self.period))
+        if steps > cap:  # too late: the simulation drops the time it cannot catch up
+            self._t_ns = now - cap * self.period_ns
+            steps = cap
+        for _ in range(steps):
+            self.follow_trajectory(self._t_ns * 1e-9)
+            if not self._step():
+                return
+            self._t_ns += self.period_ns
+            self.publish_state(Time(nanoseconds=self._t_ns).to_msg())
+
+    def _apply_clock(self, changed: set[str]) -> None:
+        if "real_time_factor" in changed and self.active and not self.lockstep:
+            self._start_loop()
