@@ -243,7 +243,7 @@ def test_desired_velocity_and_acceleration_beyond_the_joint_bounds_are_refused(r
 def test_desired_motion_refusal_names_joint_and_bound():
     from builtin_interfaces.msg import Duration as D
 
-    from servo_ff.nodes.feedforward_node import parse_trajectory
+    from servo_ff.nodes.desired_trajectory import parse_trajectory
 
     msg = JointTrajectory(
         joint_names=["b"], points=[JointTrajectoryPoint(positions=[0.0], velocities=[1e300], time_from_start=D())]

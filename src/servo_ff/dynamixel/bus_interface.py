@@ -62,7 +62,10 @@ def bus_class(protocol: str) -> type:
     if protocol not in BUS_CLASSES:
         raise ValueError(f"unknown bus protocol {protocol!r}; known: {', '.join(BUS_CLASSES)}")
     module, _, name = BUS_CLASSES[protocol].partition(":")
-    return getattr(importlib.import_module(module), name)
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError as e:  # the protocol's vendor SDK is not installed
+        raise ValueError(f"bus protocol {protocol} needs {module}, not importable: {e}") from None
 
 
 def make_bus(config: BusConfig) -> ServoBus:

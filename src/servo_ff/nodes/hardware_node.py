@@ -27,71 +27,13 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
+from servo_ff.dynamixel import bus_types
+from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.bus_interface import make_bus
-from servo_ff.dynamixel.control_table import PROTOCOLS
 
-from .common import ParameterTable, ParamSpec, per_joint, spin_node
+from .common import ParameterTable, per_joint, spin_node
+from .hardware_params import hardware_specs
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-
-
-def _dxl():
-    try:
-        from servo_ff.dynamixel import bus as bus_mod
-        from servo_ff.dynamixel import control_table as ct
-    except ImportError as e:
-        raise ValueError(f"servo_hardware_node needs servo_ff.dynamixel (dynamixel-sdk), not importable: {e}") from None
-    return bus_mod, ct
-
-
-def hardware_specs() -> list[ParamSpec]:
-    return [
-        ParamSpec("port", "/dev/ttyUSB0", "serial port of the servo bus", read_only=True),
-        ParamSpec(
-            "protocol",
-            "dxl2",
-            "bus protocol (servo_ff.dynamixel.bus_interface): dxl2 Dynamixel 2.0, dxl1 Dynamixel 1.0, sts Feetech",
-            read_only=True,
-            choices=PROTOCOLS,
-        ),
-        ParamSpec("baud", 1000000, "baud rate", "bit/s", lo=9600, hi=10_500_000, read_only=True),
-        ParamSpec("ids", [1], "servo ids in `joints` order", lo=0, hi=253, read_only=True),
-        ParamSpec("servo", "mx106", "servo type: its control table (servo_ff.dynamixel.control_table)", read_only=True),
-        ParamSpec(
-            "latency_timer_ms",
-            16.0,
-            "USB adapter latency timer (reply margin = latency + 2 ms)",
-            "ms",
-            lo=0.0,
-            hi=1000.0,
-            read_only=True,
-        ),
-        ParamSpec(
-            "timeout_ms",
-            0.0,
-            "fixed reply margin after each reply slot (0: latency timer + 2 ms)",
-            "ms",
-            lo=0.0,
-            hi=10000.0,
-            read_only=True,
-        ),
-        ParamSpec("retries", 2, "retries of single-servo transactions", lo=0, hi=20, read_only=True),
-        ParamSpec(
-            "return_delay",
-            0,
-            "Return Delay Time written at setup, 2 µs units (-1: leave)",
-            lo=-1,
-            hi=254,
-            read_only=True,
-        ),
-        ParamSpec("reconnect_period", 1.0, "time between reconnection attempts", "s", lo=0.01, hi=3600.0),
-        ParamSpec(
-            "stale_cycles", 50, "cycles without any valid reply before the bus counts as disconnected", lo=1, hi=100000
-        ),
-        ParamSpec("health_period", 0.5, "period of the voltage / temperature / error read", "s", lo=0.01, hi=3600.0),
-        ParamSpec(
-            "max_reply_age", 0.5, "a servo silent longer than this is reported at ERROR", "s", lo=0.001, hi=3600.0
-        ),
-    ]
 
 
 class HardwareNode(ServoInterfaceNode):
@@ -99,7 +41,7 @@ class HardwareNode(ServoInterfaceNode):
 
     def __init__(self, name: str = "servo_hardware", **kwargs: Any):
         super().__init__(name, **kwargs)
-        self.bus_mod, self.ct = _dxl()
+        self.bus_mod, self.ct = bus_types, ct
         table = ParameterTable(
             self, servo_interface_specs(kp=32.0) + hardware_specs(), validate=self._validate, apply=self._apply
         )

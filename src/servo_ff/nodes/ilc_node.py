@@ -25,7 +25,6 @@ import inspect
 import json
 import math
 import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -51,14 +50,12 @@ from .common import (
     ParamSpec,
     spin_node,
 )
+from .ilc_trials import EXECUTIONS, ILCTrials
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"
 SRV_START = "ilc/start"
-EXECUTIONS = ("stream", "trajectory")
-LEAD_STEPS = 2  # a trajectory trial starts this many samples after the newest /joint_states stamp
-STALL_TIMEOUT = 10.0  # [s] wall time without a new /joint_states that aborts a trajectory trial
 JS_DEPTH = 2000  # /joint_states queue: a sim running as fast as possible sends bursts
 
 
@@ -88,7 +85,7 @@ def reference_trajectory(
     return fn(**kwargs)
 
 
-class ILCNode(Node):
+class ILCNode(ILCTrials, Node):
     def __init__(self, name: str = "servo_ilc", **kwargs: Any):
         super().__init__(name, **kwargs)
         self._ilc = _ilc()
@@ -234,98 +231,6 @@ class ILCNode(Node):
         kp, joints = self.table["kp"], [j for j in self.table["joints"] if j]
         if kp > 0 and joints:
             self.pub_gains.publish(Float64MultiArray(data=[float(kp)] * len(joints)))
-
-    # ------------------------------------------------------------------ trajectory trials (execution: trajectory)
-    def _wait_stamp(self, ns: int) -> None:
-        """Block until a /joint_states of the joint stamped at or after ``ns`` arrived (its time, not wall time);
-        RuntimeError when none comes for ``STALL_TIMEOUT`` s of wall time."""
-        with self._js_seen:
-            last, seen = self.js_ns, time.monotonic()
-            while self.js_ns < ns:
-                if not self.context.ok():
-                    raise RuntimeError("ROS is shutting down: trial aborted")
-                if self.js_ns != last:
-                    last, seen = self.js_ns, time.monotonic()
-                elif time.monotonic() - seen > STALL_TIMEOUT:
-                    raise RuntimeError(
-                        f"/joint_states of {self.table['joint']} stopped at {self.js_ns * 1e-9:.3f} s (waiting for "
-                        f"{ns * 1e-9:.3f} s, nothing new for {STALL_TIMEOUT:g} s)"
-                    )
-                self._js_seen.wait(0.25)
-
-    def _execute_trajectory(self, command: np.ndarray, dt: float) -> np.ndarray:
-        """The trial as one JointTrajectory (positions every dt: linear, i.e. exactly the command at the servo
-        node's ticks when its rate is rate_hz) started a few samples after the newest state; recorded and waited
-        for on the servo node's stamps, so it runs at whatever pace that node's time goes."""
-        step = int(round(dt * 1e9))
-        n_settle = max(1, int(round(self.table["settle_time"] / dt)))
-        self._set_gains()
-        with self._js_seen:
-            if self.js_ns < 0:
-                raise RuntimeError(f"no /joint_states for {self.table['joint']} yet")
-            start = self.js_ns + LEAD_STEPS * step  # the servo node's time base (sim time when it owns /clock)
-        knots = np.arange(n_settle, n_settle + len(command)) * step  # command[k] at start + knots[k]
-        points = [(step, command[0])] if n_settle > 1 else []  # to the curve's start, then held: the settling
-        points += zip(knots.tolist(), command.tolist())
-        msg = JointTrajectory(joint_names=[self.table["joint"]])
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
-        msg.points = [
-            JointTrajectoryPoint(
-                positions=[float(q)], time_from_start=Duration(sec=t // 1_000_000_000, nanosec=t % 1_000_000_000)
-            )
-            for t, q in points
-        ]
-        self.supply = []
-        self.recording = []
-        self.pub_traj.publish(msg)
-        t0, t_end = start + int(knots[0]), start + int(knots[-1])
-        try:
-            self._wait_stamp(t_end + step)
-        finally:
-            rec, self.recording = self.recording, None
-        tr = np.array(rec) if rec else np.zeros((0, 2))
-        grid = (t0 + np.arange(len(command)) * step) * 1e-9
-        if len(tr) < 2 or tr[0, 0] > grid[0] or tr[-1, 0] < grid[-1]:
-            raise RuntimeError(
-                f"/joint_states of {self.table['joint']} do not cover the trial ({grid[0]:.3f}–{grid[-1]:.3f} s)"
-            )
-        inside = tr[(tr[:, 0] >= grid[0] - dt) & (tr[:, 0] <= grid[-1] + dt), 0]
-        gaps = np.diff(inside)
-        if gaps.size and gaps.max() > 2.5 * max(float(np.median(gaps)), 1e-9):
-            self.get_logger().warning(
-                f"trial recorded with a {gaps.max() * 1e3:.1f} ms gap in /joint_states "
-                f"(median {np.median(gaps) * 1e3:.1f} ms): interpolated over it"
-            )
-        self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
-        return np.interp(grid, tr[:, 0], tr[:, 1])
-
-    def execute(self, command: np.ndarray, dt: float) -> np.ndarray:
-        """One trial: settle at command[0], run the command (streamed in real time, or as one trajectory),
-        return the positions resampled on the command grid."""
-        if self.table["execution"] == "trajectory":
-            return self._execute_trajectory(command, dt)
-        self._set_gains()
-        self._command(command[0])
-        time.sleep(self.table["settle_time"])
-        self.supply = []
-        self.recording = []
-        t0 = time.monotonic()
-        t0_ros = self._ros_now()
-        for k, q in enumerate(command):
-            if not self.context.ok():
-                raise RuntimeError("ROS is shutting down: trial aborted")
-            self._command(q)
-            delay = t0 + (k + 1) * dt - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-        time.sleep(2 * dt)
-        rec, self.recording = self.recording, None
-        if len(rec) < 2:
-            raise RuntimeError(f"no /joint_states for {self.table['joint']} during the trial")
-        tr = np.array(rec)
-        grid = t0_ros + np.arange(len(command)) * dt
-        self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
-        return np.interp(grid, tr[:, 0], tr[:, 1])
 
     def _run(self) -> None:
         v = dict(self.table.values)

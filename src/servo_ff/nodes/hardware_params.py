@@ -1,0 +1,58 @@
+"""The bus parameters of ``servo_hardware_node`` (port, protocol, servo type, ids, timing): their one description."""
+
+from __future__ import annotations
+
+from servo_ff.dynamixel.control_table import PROTOCOLS
+
+from .common import ParamSpec
+
+
+def hardware_specs() -> list[ParamSpec]:
+    return [
+        ParamSpec("port", "/dev/ttyUSB0", "serial port of the servo bus", read_only=True),
+        ParamSpec(
+            "protocol",
+            "dxl2",
+            "bus protocol (servo_ff.dynamixel.bus_interface): dxl2 Dynamixel 2.0, dxl1 Dynamixel 1.0, sts Feetech",
+            read_only=True,
+            choices=PROTOCOLS,
+        ),
+        ParamSpec("baud", 1000000, "baud rate", "bit/s", lo=9600, hi=10_500_000, read_only=True),
+        ParamSpec("ids", [1], "servo ids in `joints` order", lo=0, hi=253, read_only=True),
+        ParamSpec("servo", "mx106", "servo type: its control table (servo_ff.dynamixel.control_table)", read_only=True),
+        ParamSpec(
+            "latency_timer_ms",
+            16.0,
+            "USB adapter latency timer (reply margin = latency + 2 ms)",
+            "ms",
+            lo=0.0,
+            hi=1000.0,
+            read_only=True,
+        ),
+        ParamSpec(
+            "timeout_ms",
+            0.0,
+            "fixed reply margin after each reply slot (0: latency timer + 2 ms)",
+            "ms",
+            lo=0.0,
+            hi=10000.0,
+            read_only=True,
+        ),
+        ParamSpec("retries", 2, "retries of single-servo transactions", lo=0, hi=20, read_only=True),
+        ParamSpec(
+            "return_delay",
+            0,
+            "Return Delay Time written at setup, 2 µs units (-1: leave)",
+            lo=-1,
+            hi=254,
+            read_only=True,
+        ),
+        ParamSpec("reconnect_period", 1.0, "time between reconnection attempts", "s", lo=0.01, hi=3600.0),
+        ParamSpec(
+            "stale_cycles", 50, "cycles without any valid reply before the bus counts as disconnected", lo=1, hi=100000
+        ),
+        ParamSpec("health_period", 0.5, "period of the voltage / temperature / error read", "s", lo=0.01, hi=3600.0),
+        ParamSpec(
+            "max_reply_age", 0.5, "a servo silent longer than this is reported at ERROR", "s", lo=0.001, hi=3600.0
+        ),
+    ]
