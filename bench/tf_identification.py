@@ -28,7 +28,6 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from servo_ff.cli.tf import mx28_report, plot_bode, plot_steps, print_step_table  # noqa: E402
 from servo_ff.identification.controller_structure import select_controller_structure  # noqa: E402
 from servo_ff.identification.hobby_servo import MG995_IDENTIFIED_DEN, physical_parameters_from_tf  # noqa: E402
 from servo_ff.identification.prbs import prbs  # noqa: E402
@@ -38,6 +37,7 @@ from servo_ff.models import transfer_functions as tfm  # noqa: E402
 from servo_ff.models.datasheet import MX28AT_DATASHEET  # noqa: E402
 from servo_ff.models.servo_nonlinear import cylinder_load_inertia, simulate_servo  # noqa: E402
 from servo_ff.models.step_study import step_study  # noqa: E402
+from servo_ff.workflows.tf_study import mx28_report, plot_bode, plot_steps, print_step_table  # noqa: E402
 
 TRUE_NUM = np.array([1.409e4])  # 003 §IV-A identified D-P servo (HSR-5990GT + load)
 TRUE_DEN = np.array([1.0, 37.46, 1150.0, 1.399e4])
@@ -172,7 +172,7 @@ def section_srivc(runs: int, img: Path | None, seed: int = 2026) -> float:
     )
     print(f"Monte Carlo time {elapsed:.1f} s ({runs} runs x (SRIVC + LS + 4 structures))")
     if img:
-        from servo_ff.cli.tf import _plt
+        from servo_ff.workflows.tf_study import _plt
 
         plt = _plt()
         fig, axes = plt.subplots(1, 2, figsize=(7, 3))

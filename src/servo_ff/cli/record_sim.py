@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.format == "csv":
             write_csv(lg, f"{name}.csv")
         else:
-            from ..io.rosbag import write_rosbag
+            from ..io.rosbag_write import write_rosbag
 
             if name.exists():
                 raise FileExistsError(f"{name} exists; rosbag2 writers never overwrite")

@@ -39,16 +39,13 @@ from typing import Any, NamedTuple
 import mujoco
 import numpy as np
 
-from ..models import scalar
-from ..models.friction import friction_budget
-from ..models.kernels import HAVE_NUMBA, numba
-from ..models.motor import firmware_torque, goal_slew
-from ..models.params import P_ARM, P_GVMAX, P_KP, P_KT, P_KV, P_R
+from ..models.kernels import HAVE_NUMBA
+from ..models.params import P_ARM, P_KP, P_KV
 from .mujoco_model import SimModel, SimModelError, build_model
 from .mujoco_sensors import ImuReading, foot_forces, imu_reading, support_coefficient
+from .mujoco_servo_kernels import KERNELS, post_step_py, pre_step_py
 from .servo_map import ServoMap, load_servo_map, servo_yaml_feet
 
-_FRICTION_DOF = int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
 _RESET_WARNINGS = tuple(
     int(getattr(mujoco.mjtWarning, w)) for w in ("mjWARN_BADQACC", "mjWARN_BADQPOS", "mjWARN_BADQVEL")
 )
@@ -105,112 +102,6 @@ def quantize(x: np.ndarray, resolution: float) -> np.ndarray:
     return np.round(np.asarray(x) / resolution) * resolution if resolution > 0 else np.asarray(x, dtype=float)
 
 
-def _pre_py(
-    p,
-    qpos,
-    qvel,
-    qadr,
-    dadr,
-    goal,
-    target,
-    enable,
-    tau_ext,
-    res,
-    dt,
-    qfrc,
-    frictionloss,
-    tau_m_out,
-    volts_out,
-    energy,
-    drawn,
-):
-    """One physics step's servo law and friction budget (numpy; the numba kernel runs the scalar functions)."""
-    theta, dtheta = qpos[qadr], qvel[dadr]
-    if res > 0.0:
-        theta = np.round(theta / res) * res
-    target[:] = goal_slew(target, goal, p[:, P_GVMAX], dt)
-    tau_m, volts = firmware_torque(p, theta, dtheta, target)
-    tau_m, volts = tau_m * enable, volts * enable
-    qfrc[dadr] = tau_m
-    budget = friction_budget(p, tau_m, tau_ext, dtheta)
-    frictionloss[dadr] = np.maximum(budget - p[:, P_KV] * np.abs(dtheta), 0.0)
-    tau_m_out[:], volts_out[:] = tau_m, volts
-    power = volts * (volts - p[:, P_KT] * dtheta) / p[:, P_R]
-    energy += power * dt
-    drawn += np.maximum(power, 0.0) * dt
-
-
-def _post_py(efc_type, efc_id, efc_force, bias, constraint, dadr, dof_servo, tau_ext, qpos, qvel) -> int:
-    """External torque on each servo (all but motor and its own friction); index of a non-finite state or −1."""
-    sel = efc_type == _FRICTION_DOF
-    fric = np.bincount(efc_id[sel], weights=efc_force[sel], minlength=len(bias))
-    tau_ext[:] = (-bias + constraint - fric)[dadr]
-    bad = np.flatnonzero(~np.isfinite(np.concatenate([qpos, qvel])))
-    return int(bad[0]) if bad.size else -1
-
-
-def _build_kernels():
-    firmware_1, budget_1 = scalar.firmware_1, scalar.friction_budget_1
-
-    @numba.njit(cache=True, nogil=True)
-    def pre(
-        p,
-        qpos,
-        qvel,
-        qadr,
-        dadr,
-        goal,
-        target,
-        enable,
-        tau_ext,
-        res,
-        dt,
-        qfrc,
-        frictionloss,
-        tau_m_out,
-        volts_out,
-        energy,
-        drawn,
-    ):
-        for j in range(qadr.shape[0]):
-            theta, dtheta = qpos[qadr[j]], qvel[dadr[j]]
-            if res > 0.0:
-                theta = np.round(theta / res) * res
-            lim = p[j, P_GVMAX] * dt
-            target[j] = min(max(goal[j], target[j] - lim), target[j] + lim)
-            tau_m, volts = firmware_1(p[j], theta, dtheta, target[j])
-            tau_m *= enable[j]
-            volts *= enable[j]
-            qfrc[dadr[j]] = tau_m
-            budget = budget_1(p[j], tau_m, tau_ext[j], dtheta)
-            frictionloss[dadr[j]] = max(budget - p[j, P_KV] * abs(dtheta), 0.0)
-            tau_m_out[j] = tau_m
-            volts_out[j] = volts
-            power = volts * (volts - p[j, P_KT] * dtheta) / p[j, P_R]
-            energy[j] += power * dt
-            drawn[j] += max(power, 0.0) * dt
-
-    @numba.njit(cache=True, nogil=True)
-    def post(efc_type, efc_id, efc_force, bias, constraint, dadr, dof_servo, tau_ext, qpos, qvel):
-        for j in range(dadr.shape[0]):
-            tau_ext[j] = -bias[dadr[j]] + constraint[dadr[j]]
-        for i in range(efc_type.shape[0]):
-            if efc_type[i] == _FRICTION_DOF and dof_servo[efc_id[i]] >= 0:
-                tau_ext[dof_servo[efc_id[i]]] -= efc_force[i]
-        for i in range(qpos.shape[0]):
-            if not np.isfinite(qpos[i]):
-                return i
-        for i in range(qvel.shape[0]):
-            if not np.isfinite(qvel[i]):
-                return qpos.shape[0] + i
-        return -1
-
-    return pre, post
-
-
-_KERNELS = _build_kernels() if HAVE_NUMBA else None
-
-
 class MujocoServos:
     """The simulated servos of one MuJoCo model/data pair (see the module docstring for the loop)."""
 
@@ -249,7 +140,7 @@ class MujocoServos:
             raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
         if backend == "numba" and not HAVE_NUMBA:
             raise RuntimeError("backend='numba' requested but numba is not installed")
-        self._pre, self._post = (_pre_py, _post_py) if backend == "numpy" or not HAVE_NUMBA else _KERNELS
+        self._pre, self._post = (pre_step_py, post_step_py) if backend == "numpy" or not HAVE_NUMBA else KERNELS
         self._qpos, self._qvel, self._qfrc = self.data.qpos, self.data.qvel, self.data.qfrc_applied
         self._bias, self._constraint = self.data.qfrc_bias, self.data.qfrc_constraint
         self._frictionloss = m.dof_frictionloss
