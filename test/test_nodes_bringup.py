@@ -159,7 +159,11 @@ def test_up_identify_ends_with_alpha_on_the_feedforward_node(tmp_path):
 
     fast = {n.name: dict(n.overrides) for n in plan("identify", realtime="false")}
     assert list(fast) == ["servo_sim", "servo_feedforward", "servo_ilc", "servo_fit"]
-    assert fast["servo_sim"] == {"publish_clock": True, "real_time_factor": 0.0}  # owns /clock, as fast as it can
+    assert fast["servo_sim"] == {
+        "publish_clock": True,
+        "real_time_factor": 0.0,
+        "as_fast_batch": 0.002,
+    }  # owns /clock, fast
     assert all(fast[n]["use_sim_time"] for n in ("servo_feedforward", "servo_ilc", "servo_fit"))
     assert fast["servo_ilc"]["execution"] == "trajectory"
     assert not any(n.overrides for n in plan("identify"))  # wall clock: the YAML as it is (streamed trials)

@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .motor import goal_slew
 from .params import P_GVMAX, P_KP, P_VIN, ActuatorParams
-from .stepper import ExternalLoad, PendulumLoad, step
+from .stepper import ExternalLoad, PendulumLoad, step, steps
 
 #: A load: a stepper load, a model with ``at(theta)``, a callable of θ, or None (no load).
 Load = Any
@@ -173,22 +172,24 @@ class ServoBank:
 
     # ------------------------------------------------------------------ time
     def advance(self, dt: float, substeps: int = 1) -> int:
-        """Advance every servo by ``dt`` seconds in ``substeps`` stepper steps toward the held goal; returns the
-        number of steps."""
-        h = dt / substeps
-        for _ in range(substeps):
-            self.target = goal_slew(self.target, self.goal, self.packed[:, P_GVMAX], h)
-            r = step(
-                self.packed,
-                self.theta,
-                self.dtheta,
-                self.target,
-                h,
-                load=load_at(self.load, self.theta),
-                enable=self.enable,
-                backend=self.backend,
-            )
-            self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts
+        """Advance every servo by ``dt`` seconds in ``substeps`` stepper steps toward the held goal (the inputs
+        checked once: :func:`~servo_ff.models.stepper.steps`); returns the number of steps."""
+        static = self.load is None or isinstance(self.load, (PendulumLoad, ExternalLoad))
+        r, self.target = steps(
+            self.packed,
+            self.theta,
+            self.dtheta,
+            self.goal,
+            dt / substeps,
+            substeps,
+            load=load_at(self.load, self.theta),
+            enable=self.enable,
+            backend=self.backend,
+            goal_rate=self.packed[:, P_GVMAX],
+            target=self.target,
+            load_of=None if static else (lambda th: load_at(self.load, th)),
+        )
+        self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts
         self.time += dt
         return substeps
 

@@ -243,6 +243,64 @@ def step(
     return StepResult(*(np.asarray(a).reshape(shape) for a in res))
 
 
+def steps(
+    params,
+    theta,
+    dtheta,
+    goal,
+    dt: float,
+    n_steps: int,
+    load: PendulumLoad | ExternalLoad | None = None,
+    enable=1.0,
+    backend: Backend = "auto",
+    goal_rate=None,
+    target=None,
+    load_of=None,
+) -> tuple[StepResult, np.ndarray]:
+    """``n_steps`` calls of :func:`step` with the inputs checked once: (the last step's result, the internal
+    target). Joints (J,) only. ``goal_rate`` [rad/s] slews an internal ``target`` toward ``goal`` each step
+    (the firmware's goal-velocity limit, ``motor.goal_slew``); ``load_of(theta)`` re-evaluates a
+    configuration-dependent load before each step (else ``load`` holds). A state going non-finite raises
+    ``ValueError`` after the batch (no step checks its input)."""
+    from .motor import goal_slew
+
+    th = _finite("theta", theta).reshape(-1)
+    shape, shape2 = (th.size,), (1, th.size)
+    dth = _finite("dtheta", dtheta, shape).reshape(shape2)
+    gl = _finite("goal", goal, shape)
+    tgt = gl.copy() if target is None else _finite("target", target, shape).copy()
+    en = _check_enable(_finite("enable", enable, shape2))
+    dt = _check_dt(dt)
+    p = _packed(params, shape2)
+    rate = None if goal_rate is None else np.broadcast_to(np.asarray(goal_rate, dtype=np.float64), shape)
+
+    def load_arrays(th_now):
+        arrays = _load_arrays(load if load_of is None else load_of(th_now), shape, shape2, None)
+        _check_inertia(p, arrays[2])
+        return arrays
+
+    grav, tau_ext, inertia = load_arrays(th)
+    th = th.reshape(shape2).copy()
+    numpy_path = _pick(backend) == "numpy"
+    out = [np.empty(shape2) for _ in range(5)]
+    with _threads(th.size):
+        for k in range(int(n_steps)):
+            if rate is not None:
+                tgt = goal_slew(tgt, gl, rate, dt)
+            if load_of is not None and k:
+                grav, tau_ext, inertia = load_arrays(out[0].reshape(shape))
+            if numpy_path:
+                res = step_numpy(p, th, dth, tgt.reshape(shape2), dt, grav, tau_ext, inertia, en)
+                out = [np.asarray(a, dtype=np.float64).reshape(shape2) for a in res]
+            else:
+                kernels.step_batch(th, dth, tgt.reshape(shape2), dt, p, grav, tau_ext, inertia, en, *out)
+            th, dth = out[0].copy(), out[1].copy()
+    res = StepResult(*(np.asarray(a).reshape(shape) for a in out))
+    if not (np.isfinite(res.theta).all() and np.isfinite(res.dtheta).all()):
+        raise ValueError(f"the state went non-finite within {n_steps} steps of {dt:g} s (theta {res.theta})")
+    return res, tgt
+
+
 SIMD_CHUNK = 1024  # elements per vectorised block (fits L1/L2 with its scratch arrays)
 PARALLEL_MIN_ELEMENTS = 2 * SIMD_CHUNK  # below this a thread hand-off costs more than it saves
 

@@ -259,7 +259,7 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
             return [servo, node(FEEDFORWARD), node(ILC), node(FIT, ends=True)]
         sim_time = {"use_sim_time": True}  # the sim's /clock: as fast as it steps
         return [
-            node(SIM, {"publish_clock": True, "real_time_factor": 0.0}),
+            node(SIM, {"publish_clock": True, "real_time_factor": 0.0, "as_fast_batch": 0.002}),
             node(FEEDFORWARD, sim_time),
             node(ILC, {**sim_time, "execution": "trajectory"}),
             node(FIT, sim_time, ends=True),

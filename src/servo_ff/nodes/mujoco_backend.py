@@ -49,7 +49,6 @@ class MujocoSimNode(SimNode):
     ``real_time_factor``, following the node clock); everything else is the MuJoCo servo layer."""
 
     status_name = "mujoco"
-    as_fast_batch_s = 0.002  # real_time_factor 0: periods for 2 ms of wall time per callback
 
     def __init__(self, name: str = "servo_sim", **kwargs: Any):  # noqa: C901 (one table of parameters)
         ServoInterfaceNode.__init__(self, name, **kwargs)

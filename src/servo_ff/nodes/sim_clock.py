@@ -5,9 +5,10 @@ period, its own ROS clock (``use_sim_time`` is set) and every stamp it sends are
 whole periods on a wall timer until the simulated time reaches ``real_time_factor`` × the wall time since the
 start (at most ``max_catch_up`` per callback: a simulation slower than that re-anchors, i.e. runs slower than
 asked); ``real_time_factor: 0`` runs as fast as it can: one period per callback, or periods for about
-``as_fast_batch_s`` of wall time (a backend class attribute: MuJoCo 2 ms) before the executor serves the
-subscriptions — a subscriber in the same executor then falls behind and loses states, so the stepper does not
-batch. ``lockstep: true`` instead steps one period per goal message received
+``as_fast_batch`` seconds of wall time before the executor serves the subscriptions (default: stepper 0,
+MuJoCo 2 ms) — a subscriber in the same executor then falls behind and loses states.
+
+``lockstep: true`` instead steps one period per goal message received
 (``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each ``joint_states`` closes the
 loop on simulated time, as fast as both run — and after ``lockstep_timeout`` wall seconds without one.
 
@@ -29,8 +30,8 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from .common import TOPIC_CLOCK, ParamSpec
 
 
-def sim_time_specs() -> list[ParamSpec]:
-    """The time parameters of every sim backend."""
+def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
+    """The time parameters of every sim backend (``as_fast_batch``: that backend's default)."""
     return [
         ParamSpec(
             "publish_clock",
@@ -45,6 +46,16 @@ def sim_time_specs() -> list[ParamSpec]:
             "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
             lo=0.0,
             hi=1000.0,
+        ),
+        ParamSpec(
+            "as_fast_batch",
+            float(as_fast_batch),
+            "real_time_factor 0: wall time of periods stepped per callback (0: one period per callback; longer "
+            "batches save executor overhead, but a subscriber slower than the sim, e.g. in the same executor, "
+            "falls behind and loses states)",
+            "s",
+            lo=0.0,
+            hi=0.1,
         ),
         ParamSpec(
             "lockstep",
@@ -73,8 +84,6 @@ def sim_time_specs() -> list[ParamSpec]:
 class SimClock:
     """Mixin of a sim node: the time keeping above around its ``_step()`` (one control period of physics, False
     when it refuses the state) and ``publish_state(stamp)``."""
-
-    as_fast_batch_s = 0.0  # wall time of periods stepped per callback at real_time_factor 0 [s] (0: one period)
 
     def _init_clock(self, v: dict[str, Any]) -> None:
         self.period_ns = int(round(1e9 / v["rate_hz"]))
@@ -157,7 +166,7 @@ class SimClock:
         rtf = float(self.table["real_time_factor"])
         now = time.monotonic()
         if rtf <= 0:
-            while self._tick_owned() and self.active and time.monotonic() - now < self.as_fast_batch_s:
+            while self._tick_owned() and self.active and time.monotonic() - now < self.table["as_fast_batch"]:
                 pass
             return
         wall0, sim0 = self._pace
