@@ -10,9 +10,11 @@ after the other, ``joints`` order) with minimum-jerk moves and a rest at each po
 On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to the pattern's first
 pose in ``approach_time`` (minimum jerk) and plays the pattern once (``repeat``: again and again). Like a walking
 stack it publishes short horizons: every ``publish_period`` the points of the next ``horizon`` seconds (and the
-one before now) on ``trajectory_topic``, all stamped with the pattern's start time, so each message continues
-the last; the support coefficient (1 = all weight on the left foot) every control period ``1/rate_hz`` on
-``support_topic``. ``finished`` (std_msgs/Bool) turns true after the last point.
+one before now) on ``trajectory_topic``, each stamped with the time of its first point (time_from_start 0: that
+point replaces the follower's current state, as in ros2_control's JointTrajectoryController, so no segment is
+interpolated toward it from an older state) and each message continues the last; the support coefficient
+(1 = all weight on the left foot) every control period ``1/rate_hz`` on ``support_topic``. ``finished``
+(std_msgs/Bool) turns true after the last point.
 """
 
 from __future__ import annotations
@@ -239,10 +241,10 @@ class WalkerNode(Node):
         lo = max(0, int(np.searchsorted(p.t, rel, side="right")) - 1)
         hi = int(np.searchsorted(p.t, rel + float(self.table["horizon"]), side="right")) + 1
         msg = JointTrajectory(joint_names=self.joints)
-        ns = int(round(self.t_start * 1e9))
+        ns = int(round((self.t_start + p.t[lo]) * 1e9))
         msg.header.stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
         for k in range(lo, min(hi, len(p.t))):
-            tn = int(round(p.t[k] * 1e9))
+            tn = int(round((p.t[k] - p.t[lo]) * 1e9))
             msg.points.append(
                 JointTrajectoryPoint(
                     positions=p.q[k].tolist(),
