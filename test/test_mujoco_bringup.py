@@ -1,4 +1,4 @@
-"""The MuJoCo bring-ups: sim_humanoid and sim_arm in the bring-up table, their arguments, and `servo-ff up
+"""The MuJoCo bring-ups: sim_humanoid, sim_arm and sim_so100 in the bring-up table, their arguments, and `servo-ff up
 sim_humanoid` as a user runs it: the humanoid stands and steps with feed-forward (over real DDS)."""
 
 from __future__ import annotations
@@ -40,6 +40,28 @@ def test_plans_and_arguments(tmp_path):
             plan("sim_arm", **bad)
     with pytest.raises(ValueError, match="support"):
         plan("sim_humanoid", support="imu")
+
+
+def test_sim_so100_plan_and_arguments(tmp_path):
+    sim, walker = plan("sim_so100")
+    assert [n.name for n in (sim, walker)] == ["servo_sim", "servo_walker"]
+    assert sim.config == walker.config == "sim_so100.yaml" and not sim.overrides and not walker.overrides
+    urdf, servos = tmp_path / "mine.urdf", tmp_path / "mine.yaml"
+    urdf.write_text("<robot name='x'/>")
+    servos.write_text("servos: {}\n")
+    sim, walker = plan("sim_so100", urdf=str(urdf), servo_config=str(servos), gain="16", loops="3", namespace="arm")
+    assert sim.overrides == {"urdf_path": str(urdf), "servo_config": str(servos), "kp": [16.0]}
+    assert walker.overrides == {"loops": 3} and sim.namespace == walker.namespace == "/arm"
+    for bad, match in (
+        (dict(gain="high"), "sim_so100: gain must be a number >= 0, got 'high'"),
+        (dict(gain="-1"), "gain must be a number >= 0"),
+        (dict(loops="0"), "loops must be at least 1"),
+        (dict(loops="two"), "loops must be an integer"),
+        (dict(servo_config="/nonexistent.yaml"), "not found"),
+        (dict(n_steps="3"), "no argument"),
+    ):
+        with pytest.raises((ValueError, FileNotFoundError), match=match):
+            plan("sim_so100", **bad)
 
 
 def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mujoco_kernels):

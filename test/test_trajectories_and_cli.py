@@ -116,3 +116,26 @@ def test_feedforward_desired_trajectory_uses_the_servo_interpolation():
     for t in (0.25, 0.5, 0.9):
         np.testing.assert_allclose(d.sample(5.0 + t)[0], ref.sample(t)[0])
     assert abs(d.sample(5.25)[0][0] - 0.15625) < 1e-12  # cubic (3s² − 2s³), not the linear 0.25
+
+
+def test_joint_waypoints_rest_at_each_pose_and_move_by_minimum_jerk():
+    from servo_ff.trajectories import joint_waypoints
+
+    poses = np.array([[0.0, 1.0], [0.5, -1.0], [0.5, 0.0]])
+    t, q, dq, ddq = joint_waypoints(poses, 0.01, 1.0, 0.5, loops=2)
+    assert t[-1] == pytest.approx(5 * 1.5 + 0.5) and q.shape == dq.shape == ddq.shape == (len(t), 2)
+    for k, pose in enumerate(np.concatenate([poses, poses])):  # each pose held (at rest) during its dwell
+        rest = (t >= k * 1.5 - 1e-9) & (t <= k * 1.5 + 0.5 + 1e-9)
+        np.testing.assert_allclose(q[rest], np.broadcast_to(pose, q[rest].shape), atol=1e-12)
+        np.testing.assert_allclose(dq[rest], 0.0, atol=1e-12)
+    # minimum jerk: peak speed 1.875·Δq/T mid-move, and q̇, q̈ are the derivatives of q
+    assert np.abs(dq[:, 1]).max() == pytest.approx(1.875 * 2.0 / 1.0, rel=1e-3)
+
+    def integral(x):  # trapezoidal, from t = 0
+        return np.concatenate([np.zeros((1, 2)), np.cumsum((x[1:] + x[:-1]) * 0.005, axis=0)])
+
+    np.testing.assert_allclose(q[0] + integral(dq), q, atol=1e-4)
+    np.testing.assert_allclose(integral(ddq), dq, atol=5e-3)
+    for bad in (np.zeros((0, 2)), np.array([[np.nan, 0.0]])):
+        with pytest.raises(ValueError, match="poses"):
+            joint_waypoints(bad, 0.01, 1.0, 0.5)

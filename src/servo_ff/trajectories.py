@@ -91,6 +91,33 @@ def minimum_jerk_waypoints(t: np.ndarray, points: list[tuple[float, float]]) -> 
     return q, dq, ddq
 
 
+def joint_waypoints(
+    poses: np.ndarray, dt: float, segment_s: float, dwell_s: float, loops: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A multi-joint motion through joint-space ``poses`` (K, J) [rad]: a rest of ``dwell_s`` [s] at each pose and a
+    minimum-jerk move of ``segment_s`` [s] between consecutive poses; ``loops`` > 1 moves from the last pose back
+    to the first and plays them again. Returns t (T,) [s] on a ``dt`` grid from 0, q, q̇, q̈ (T, J); it ends on the
+    last pose, at rest."""
+    poses = np.asarray(poses, dtype=float)
+    if poses.ndim != 2 or poses.size == 0 or not np.isfinite(poses).all():
+        raise ValueError(f"poses must be a non-empty finite (K, J) array [rad], got shape {poses.shape}")
+    _positive(dt=dt, segment_s=segment_s)
+    if not (np.isfinite(dwell_s) and dwell_s >= 0) or loops < 1:
+        raise ValueError(f"need dwell_s >= 0 [s] and loops >= 1, got dwell_s={dwell_s}, loops={loops}")
+    seq = np.concatenate([poses] * loops)
+    period = dwell_s + segment_s
+    t = np.arange(int(round(((len(seq) - 1) * period + dwell_s) / dt)) + 1) * dt
+    q = np.repeat(seq[:1], len(t), axis=0)
+    dq, ddq = np.zeros_like(q), np.zeros_like(q)
+    for k, (a, b) in enumerate(zip(seq[:-1], seq[1:])):
+        t0 = k * period + dwell_s
+        m = minimum_jerk(t[:, None], t0, t0 + segment_s, a, b)
+        q += m[0] - a
+        dq += m[1]
+        ddq += m[2]
+    return t, q, dq, ddq
+
+
 def accelerated_oscillations(
     duration: float = 6.0,
     dt: float = 0.005,

@@ -13,8 +13,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Simulate the four seed-004 identification trajectories over a grid of masses, "
         "lengths and P gains (004 Table I) and write one log per run.",
     )
-    p.add_argument("--servo", default="mx106", help="preset servo (mx64, mx106, mx28, mg995)")
-    p.add_argument("--model", default="m4", help="preset friction model m1..m6")
+    p.add_argument("--servo", default="mx106", help="preset servo (mx64, mx106, xl320, xl330, sts3215, mx28, mg995)")
+    p.add_argument("--model", default="m4", help="preset friction model m1..m6 (sts3215, mx28, mg995: m1 only)")
     p.add_argument("--params", help="bam JSON / ROS YAML parameter file (overrides --servo/--model)")
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument("--format", choices=("json", "csv", "mcap", "sqlite3"), default="json")

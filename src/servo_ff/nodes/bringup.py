@@ -13,6 +13,7 @@ YAML's node sections then still apply (they are rewritten as ``/**/<node>`` for 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import sys
 import tempfile
@@ -155,6 +156,15 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             **COMMON_ARGS,
         },
     ),
+    "sim_so100": (
+        "MuJoCo SO-100-class arm (six STS3215) visiting joint-space waypoints: rest, reach, grasp, lift, place",
+        {
+            **MUJOCO_ARGS,
+            "gain": ("", "servo P gain, register units (empty: the YAML's, 32 = the STS3215 default)"),
+            "loops": ("", "loops of the waypoint sequence (empty: the YAML's)"),
+            **COMMON_ARGS,
+        },
+    ),
     "replay": (
         "α fit from a rosbag2 recording, then exit",
         {
@@ -178,6 +188,18 @@ def _hardware_overrides(a: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
+def _gain(bringup: str, value: str, named: Mapping[str, float]) -> float:
+    """A P gain argument [register units]: one of the ``named`` gains or a finite number >= 0."""
+    try:
+        kp = named[value] if value in named else float(value)
+    except ValueError:
+        kp = math.nan
+    if not (math.isfinite(kp) and kp >= 0):
+        names = ", ".join(named)
+        raise ValueError(f"{bringup}: gain must be {names + ' or ' if names else ''}a number >= 0, got {value!r}")
+    return kp
+
+
 def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, dict]:
     """Overrides of the sim, feed-forward and walker nodes from the MuJoCo bring-ups' arguments."""
     sim: dict[str, Any] = {}
@@ -192,11 +214,18 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
             raise FileNotFoundError(f"servo_config {a['servo_config']}: file not found")
         sim["servo_config"] = str(Path(a["servo_config"]).expanduser().resolve())
     if bringup == "sim_arm":
-        gains = {"low": 8.0, "high": 32.0}
-        try:
-            sim["kp"] = [gains[a["gain"]] if a["gain"] in gains else float(a["gain"])]
-        except ValueError:
-            raise ValueError(f"sim_arm: gain must be low, high or a number, got {a['gain']!r}") from None
+        sim["kp"] = [_gain(bringup, a["gain"], {"low": 8.0, "high": 32.0})]
+        return sim, ff, walker
+    if bringup == "sim_so100":
+        if a["gain"]:
+            sim["kp"] = [_gain(bringup, a["gain"], {})]
+        if a["loops"]:
+            try:
+                walker["loops"] = int(a["loops"])
+            except ValueError:
+                raise ValueError(f"sim_so100: loops must be an integer, got {a['loops']!r}") from None
+            if walker["loops"] < 1:
+                raise ValueError(f"sim_so100: loops must be at least 1, got {walker['loops']}")
         return sim, ff, walker
     if a["support"] not in ("schedule", "contacts"):
         raise ValueError(f"sim_humanoid: support must be 'schedule' or 'contacts', got {a['support']!r}")
@@ -241,9 +270,9 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
         return [node(HARDWARE, hw), node(FEEDFORWARD)]
     if bringup == "sim":
         return [node(SIM), node(FEEDFORWARD)]
-    if bringup in ("sim_humanoid", "sim_arm"):
+    if bringup in ("sim_humanoid", "sim_arm", "sim_so100"):
         sim, ff, walker = _mujoco_overrides(bringup, a)
-        if bringup == "sim_arm":
+        if bringup in ("sim_arm", "sim_so100"):
             return [node(SIM, sim), node(WALKER, walker)]
         return [node(SIM, sim), node(FEEDFORWARD, ff), node(WALKER, walker)]
     if bringup == "identify":

@@ -2,18 +2,24 @@
 node — the desired JointTrajectory (positions, velocities, accelerations) and the support coefficient — from our
 stepping gait (:func:`servo_ff.dynamics.gait.stepping_in_place`, Schwarz & Behnke §5.2), on the ROS clock
 (sim time under ``use_sim_time``). ``pattern: triangle`` plays the 2R arm's end-effector triangle instead
-(:func:`servo_ff.dynamics.arm2r.triangle_path` through ``ik_2r``; joints ``shoulder``, ``elbow``).
+(:func:`servo_ff.dynamics.arm2r.triangle_path` through ``ik_2r``; joints ``shoulder``, ``elbow``);
+``pattern: waypoints`` visits joint-space poses given as a parameter (any arm: ``waypoints`` holds the poses one
+after the other, ``joints`` order) with minimum-jerk moves and a rest at each pose
+(:func:`servo_ff.trajectories.joint_waypoints`).
 
 On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to the pattern's first
 pose in ``approach_time`` (minimum jerk) and plays the pattern once (``repeat``: again and again). Like a walking
 stack it publishes short horizons: every ``publish_period`` the points of the next ``horizon`` seconds (and the
-one before now) on ``trajectory_topic``, all stamped with the pattern's start time, so each message continues
-the last; the support coefficient (1 = all weight on the left foot) every control period ``1/rate_hz`` on
-``support_topic``. ``finished`` (std_msgs/Bool) turns true after the last point.
+one before now) on ``trajectory_topic``, each stamped with the time of its first point (time_from_start 0: that
+point replaces the follower's current state, as in ros2_control's JointTrajectoryController, so no segment is
+interpolated toward it from an older state) and each message continues the last; the support coefficient
+(1 = all weight on the left foot) every control period ``1/rate_hz`` on ``support_topic``. ``finished``
+(std_msgs/Bool) turns true after the last point.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -25,7 +31,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
 
-PATTERNS = ("stepping", "triangle")
+PATTERNS = ("stepping", "triangle", "waypoints")
 
 
 def walker_specs() -> list[ParamSpec]:
@@ -54,8 +60,22 @@ def walker_specs() -> list[ParamSpec]:
         ),
         ParamSpec("t_lift", g.t_lift, "stepping: lift the swing foot", "s", lo=0.1, hi=60.0, read_only=True),
         ParamSpec("t_lower", g.t_lower, "stepping: set it down", "s", lo=0.1, hi=60.0, read_only=True),
-        ParamSpec("loops", 2, "triangle: loops of the path", lo=1, hi=100000, read_only=True),
+        ParamSpec("loops", 2, "triangle, waypoints: loops of the path", lo=1, hi=100000, read_only=True),
         ParamSpec("edge_time", 1.0, "triangle: time per edge", "s", lo=0.05, hi=60.0, read_only=True),
+        ParamSpec(
+            "waypoints",
+            [0.0],
+            "waypoints: joint-space poses one after the other, each one value per joint in `joints` order "
+            "(length a multiple of the number of joints)",
+            "rad",
+            lo=-2 * math.pi,
+            hi=2 * math.pi,
+            read_only=True,
+        ),
+        ParamSpec(
+            "segment_time", 1.5, "waypoints: minimum-jerk move between poses", "s", lo=0.05, hi=60.0, read_only=True
+        ),
+        ParamSpec("dwell_time", 0.5, "waypoints: rest at each pose", "s", lo=0.0, hi=60.0, read_only=True),
         ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, read_only=True),
         ParamSpec(
             "approach_time", 2.0, "measured pose → first pose of the pattern", "s", lo=0.01, hi=60.0, read_only=True
@@ -91,6 +111,17 @@ class Pattern:
         return np.array([np.interp(t, self.t, self.q[:, j]) for j in range(self.q.shape[1])])
 
 
+def waypoint_poses(flat: list[float], joints: list[str]) -> np.ndarray:
+    """The ``waypoints`` parameter (flat, ``joints`` order) as poses (K, J); a length that is not a positive
+    multiple of the number of joints is refused naming both."""
+    n = len(joints)
+    if n == 0 or len(flat) == 0 or len(flat) % n:
+        raise ValueError(
+            f"waypoints has {len(flat)} value(s), not a positive multiple of the {n} joints ({', '.join(joints)})"
+        )
+    return np.asarray(flat, dtype=float).reshape(-1, n)
+
+
 def build_pattern(v: dict[str, Any], joints: list[str], q0: np.ndarray) -> Pattern:
     """The pattern of the parameters ``v`` for ``joints``, starting from the measured pose ``q0`` (an approach
     segment, minimum jerk, then the pattern)."""
@@ -108,6 +139,12 @@ def build_pattern(v: dict[str, Any], joints: list[str], q0: np.ndarray) -> Patte
         )
         g = stepping_in_place(joints, int(v["n_steps"]), dt, p)
         t, q, dq, ddq, c = g.t, g.q, g.dq, g.ddq, g.c_left
+    elif v["pattern"] == "waypoints":
+        poses = waypoint_poses(list(v["waypoints"]), joints)
+        from servo_ff.trajectories import joint_waypoints
+
+        t, q, dq, ddq = joint_waypoints(poses, dt, float(v["segment_time"]), float(v["dwell_time"]), int(v["loops"]))
+        c = np.full(len(t), 0.5)
     else:
         from servo_ff.dynamics.arm2r import ik_2r, triangle_path
 
@@ -141,7 +178,10 @@ class WalkerNode(Node):
         self.table = ParameterTable(self, walker_specs(), n_joints=lambda v: None)
         v = self.table.values
         self.joints = [j for j in v["joints"] if j]
+        if v["pattern"] == "waypoints" and self.joints:
+            waypoint_poses(list(v["waypoints"]), self.joints)  # a bad length: one error line at start-up
         self.pattern: Pattern | None = None
+        self.build_error: str | None = None  # the pattern cannot be built for these joints (logged once)
         self.t_start: float | None = None  # [s, ROS clock] of the pattern's t = 0
         self.finished = False
         self.messages = 0
@@ -160,7 +200,7 @@ class WalkerNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_joint_states(self, msg: JointState) -> None:
-        if self.pattern is not None or self.now_s() <= 0.0:
+        if self.pattern is not None or self.build_error is not None or self.now_s() <= 0.0:
             return
         names = list(msg.name)
         joints = self.joints or names
@@ -173,8 +213,8 @@ class WalkerNode(Node):
         try:
             self.pattern = build_pattern(self.table.values, joints, q0)
         except ValueError as e:
-            self.get_logger().error(f"cannot build the pattern: {e}")
-            self.pattern = None
+            self.build_error = str(e)
+            self.get_logger().error(f"cannot build the pattern: {e}; nothing will be played")
             return
         self.joints = joints
         self.t_start = self.now_s() + float(self.table["start_delay"])
@@ -201,10 +241,10 @@ class WalkerNode(Node):
         lo = max(0, int(np.searchsorted(p.t, rel, side="right")) - 1)
         hi = int(np.searchsorted(p.t, rel + float(self.table["horizon"]), side="right")) + 1
         msg = JointTrajectory(joint_names=self.joints)
-        ns = int(round(self.t_start * 1e9))
+        ns = int(round((self.t_start + p.t[lo]) * 1e9))
         msg.header.stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
         for k in range(lo, min(hi, len(p.t))):
-            tn = int(round(p.t[k] * 1e9))
+            tn = int(round((p.t[k] - p.t[lo]) * 1e9))
             msg.points.append(
                 JointTrajectoryPoint(
                     positions=p.q[k].tolist(),
