@@ -22,6 +22,7 @@ def _nodes() -> list[tuple[str, type, dict[str, Any]]]:
     from .hardware_node import HardwareNode
     from .ilc_node import ILCNode
     from .sim_node import SimNode
+    from .walker_node import WalkerNode
 
     urdf = str(share_file("urdf", "pendulums2.urdf"))
     return [
@@ -30,6 +31,7 @@ def _nodes() -> list[tuple[str, type, dict[str, Any]]]:
         ("servo_feedforward_node", FeedForwardNode, {"urdf_path": urdf, "mode": "fixed"}),
         ("servo_ilc_node", ILCNode, {}),
         ("servo_fit_node", FitNode, {"urdf_path": urdf, "joint": "pendulum_1", "run_on_start": False}),
+        ("servo_walker_node", WalkerNode, {}),
     ]
 
 
