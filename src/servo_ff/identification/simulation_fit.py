@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..models.params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
-from ..models.stepper import PendulumLoad, rollout
 from .search_space import (
     FRICTION_BOUNDS,
     KEY_INDICES,
@@ -32,58 +31,9 @@ from .search_space import (
     params_from_vector,
     search_space,
 )
-from .servo_log import LogBatch, LogError, ServoLog, stack_logs
-
-
-def simulate_batch(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
-    """Simulated θ [rad] (T, pop, logs) for every candidate on every log, in one batched rollout."""
-    n_pop = packed.shape[0]
-    load = PendulumLoad(mass=batch.mass, length=batch.length, arm_mass=batch.arm_mass)
-    theta0 = np.broadcast_to(batch.position[0], (n_pop, batch.position.shape[1]))
-    dtheta0 = np.broadcast_to(batch.speed[0], theta0.shape)
-    res = rollout(
-        packed,
-        theta0,
-        dtheta0,
-        batch.goal_position[:, None, :],
-        batch.dt,
-        load,
-        enable=batch.torque_enable[:, None, :],
-        positions_only=True,
-    )
-    return res.theta
-
-
-def mae_per_log(theta: np.ndarray, batch: LogBatch) -> np.ndarray:
-    """Masked MAE [rad] (pop, logs) between simulated θ (T, pop, logs) and the recorded position.
-
-    Diverged simulations (non-finite θ) score +inf."""
-    err = np.abs(theta - batch.position[:, None, :]) * batch.mask[:, None, :]
-    mae = err.sum(axis=0) / batch.mask.sum(axis=0)
-    return np.where(np.isfinite(mae), mae, np.inf)
-
-
-#: Largest simulated-θ array (T × candidates × logs values) one rollout call produces; larger populations
-#: are evaluated in chunks (IPOP restarts grow the population).
-MAX_CHUNK_VALUES = 4_000_000
-
-
-def population_mae(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
-    """MAE [rad] (pop, logs) of packed candidates (pop, logs, N_PACKED): batched :func:`rollout` calls of
-    at most :data:`MAX_CHUNK_VALUES` simulated samples each."""
-    n_pop = packed.shape[0]
-    per = max(1, MAX_CHUNK_VALUES // max(1, batch.position.size))
-    return np.concatenate(
-        [mae_per_log(simulate_batch(packed[i : i + per], batch), batch) for i in range(0, n_pop, per)]
-    )
-
-
-def evaluate(params: ActuatorParams | np.ndarray, logs: Sequence[ServoLog] | LogBatch) -> float:
-    """Mean over logs of the per-log MAE [rad] of one parameter set."""
-    batch = logs if isinstance(logs, LogBatch) else stack_logs(logs)
-    base = params.packed() if isinstance(params, ActuatorParams) else np.asarray(params)
-    packed = pack_candidates(base, [], np.zeros((1, 0)), batch)
-    return float(mae_per_log(simulate_batch(packed, batch), batch).mean())
+from .servo_log import LogError, ServoLog, stack_logs
+from .simulation_cost import evaluate, mae_per_log, population_mae, simulate_batch
+from .warm_start import warm_start, warm_starts
 
 
 @dataclass
@@ -319,41 +269,6 @@ def fit_model(
         [lg.source for lg in train],
         [lg.source for lg in validation],
     )
-
-
-NESTED: dict[str, tuple[str, ...]] = {
-    "m2": ("m1",),
-    "m3": ("m1",),
-    "m4": ("m3", "m2", "m1"),
-    "m5": ("m4", "m3", "m2", "m1"),
-    "m6": ("m5", "m4", "m3", "m2", "m1"),
-}
-
-
-def _warm_from(model: str, p: ActuatorParams) -> dict[str, float]:
-    """Values of ``model``'s keys taken from a fitted nested model ``p`` (its optimum is one of ``model``'s)."""
-    x0 = {"kt": p.kt, "R": p.R, "armature": p.armature, "q_offset": p.q_offset, **p.friction}
-    f = p.friction
-    if model in ("m5", "m6") and "load_friction_base" in f:  # symmetric load terms → directional ones
-        x0.update(load_friction_motor=f["load_friction_base"], load_friction_external=f["load_friction_base"])
-        if "load_friction_stribeck" in f:
-            x0.update(
-                load_friction_motor_stribeck=f["load_friction_stribeck"],
-                load_friction_external_stribeck=f["load_friction_stribeck"],
-            )
-    return x0
-
-
-def warm_starts(model: str, previous: Mapping[str, ActuatorParams]) -> list[dict[str, float]]:
-    """One warm start per already-fitted nested model of ``model`` (M1 ⊂ M2, M3 ⊂ M4 ⊂ M5 ⊂ M6; M2 ⊂ M4),
-    largest nested model first; :func:`fit_model` evaluates them all and starts from the best."""
-    return [_warm_from(model, previous[prev]) for prev in NESTED.get(model, ()) if prev in previous]
-
-
-def warm_start(model: str, previous: Mapping[str, ActuatorParams]) -> dict[str, float]:
-    """The warm start from the largest already-fitted nested model of ``model`` ({} when none)."""
-    starts = warm_starts(model, previous)
-    return starts[0] if starts else {}
 
 
 def check_split(logs: Sequence[ServoLog], validation_fraction: float) -> None:
