@@ -429,9 +429,9 @@ def position_range_counts(table: ControlTable) -> tuple[int, int]:
 
 
 def position_range_rad(table: ControlTable, center: float = CENTER_COUNTS) -> tuple[float, float]:
-    """:func:`position_range_counts` in [rad] (0 at ``center``)."""
+    """:func:`position_range_counts` in [rad] (0 at ``center``, ``table.rad_per_count`` per count)."""
     lo, hi = position_range_counts(table)
-    return float(counts_to_rad(lo, center)), float(counts_to_rad(hi, center))
+    return float((lo - center) * table.rad_per_count), float((hi - center) * table.rad_per_count)
 
 
 def velocity_to_rad_s(raw) -> np.ndarray:

@@ -98,10 +98,10 @@ class VirtualBusOptions:
             raise ValueError(f"ids: {bad} outside 0..{pr.MAX_ID}")
         if len(set(ids)) != len(ids):
             raise ValueError(f"ids: duplicates in {ids}")
-        ct.control_table(self.model)  # an unknown model names the valid ones
+        table = ct.control_table(self.model)  # an unknown model names the valid ones
         if self.return_delay is not None and not 0 <= self.return_delay <= 254:
             raise ValueError(f"return_delay must be 0..254 (2 µs units), got {self.return_delay}")
-        if self.baud not in ct.BAUD_CODES:
+        if table.protocol == "dxl2" and self.baud not in ct.BAUD_CODES:  # other protocols: their bus checks
             raise ValueError(f"baud {self.baud} is not a Dynamixel rate; valid: {', '.join(map(str, ct.BAUD_CODES))}")
         v = self.supply_voltage
         if v is not None and not (math.isfinite(v) and v > 0):
