@@ -1,4 +1,5 @@
-"""``servo-ff virtual-bus``: N simulated Dynamixel servos on a pseudo-terminal (Protocol 2.0).
+"""``servo-ff virtual-bus``: N simulated Dynamixel servos on a pseudo-terminal (Protocol 2.0, or 1.0 with
+``--protocol dxl1`` and a 1.0 table: ``--servo mx106-p1``, ``mx64-p1``, ``ax12a``).
 
 Prints ``DEVICE /dev/pts/N`` as its first line, then serves until Ctrl-C / SIGTERM (or ``--duration``).
 """
@@ -102,7 +103,16 @@ def build_bus(args):
     if args.firmware and not args.params:
         raise ValueError("--firmware needs --params FILE (the actuator the law drives)")
     params = resolve_params(args.params, None, args.firmware) if args.params else None
-    return VirtualBus(
+    from ..dynamixel.control_table import control_table
+
+    table = control_table(args.servo)
+    protocol = getattr(args, "protocol", None) or table.protocol
+    if table.protocol != protocol:
+        raise ValueError(f"--servo {args.servo} ({table.name}) speaks protocol {table.protocol}, not {protocol}")
+    cls = VirtualBus
+    if protocol == "dxl1":
+        from ..dynamixel.virtual_p1 import VirtualBus1 as cls
+    return cls(
         VirtualBusOptions(
             ids=ids,
             model=args.servo,
@@ -182,7 +192,15 @@ def register(subparsers) -> None:
     )
     p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
     p.add_argument(
-        "--servo", default="mx106", help="servo type (its control table): mx28, mx64, mx106, xm430, xm430-w210"
+        "--protocol",
+        choices=("dxl2", "dxl1"),
+        help="bus protocol (default: the --servo table's): dxl2 Dynamixel 2.0, dxl1 Dynamixel 1.0 (MX 1.0, AX)",
+    )
+    p.add_argument(
+        "--servo",
+        default="mx106",
+        help="servo type (its control table): mx28, mx64, mx106, xm430, xm430-w210, xl330-m288, …; "
+        "Protocol 1.0: mx106-p1, mx64-p1, ax12a",
     )
     p.add_argument(
         "--model",

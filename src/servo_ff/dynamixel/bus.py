@@ -113,7 +113,8 @@ class DynamixelBus(ServoTransactions):
     def _build_groups(self) -> None:
         fast = self.config.fast_rx
         self._read = TolerantSyncRead(self.port, self.ph, *ct.STATE_BLOCK, fast=fast)
-        self._health = TolerantSyncRead(self.port, self.ph, HEALTH_DATA_ADDR, len(HEALTH_INDIRECT), fast=fast)
+        health_addr = self.table.item("Indirect Data 1").address  # 224 (XL330/XC330: 208)
+        self._health = TolerantSyncRead(self.port, self.ph, health_addr, len(HEALTH_INDIRECT), fast=fast)
         self._asked = tuple(i for i in self.ids if not self.stats[i].skipping)
         self._stat_list = [self.stats[i] for i in self.ids]
         for i in self._asked:

@@ -6,6 +6,7 @@ protocol allows, the same fault handling, per-servo :class:`~.transactions.CommS
 protocol   servos                                      implementation
 =========  ==========================================  =============================================
 ``dxl2``   Dynamixel Protocol 2.0 (MX 2.0 firmware, X)  :class:`servo_ff.dynamixel.bus.DynamixelBus`
+``dxl1``   Dynamixel Protocol 1.0 (MX 1.0 firmware, AX)  :class:`servo_ff.dynamixel.bus_p1.DynamixelBus1`
 =========  ==========================================  =============================================
 """
 
@@ -24,6 +25,7 @@ from .transactions import CommStats
 #: protocol → "module:Class" of its bus (imported on use: each needs its own vendor SDK)
 BUS_CLASSES: dict[str, str] = {
     "dxl2": "servo_ff.dynamixel.bus:DynamixelBus",
+    "dxl1": "servo_ff.dynamixel.bus_p1:DynamixelBus1",
 }
 
 

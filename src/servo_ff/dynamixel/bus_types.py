@@ -76,7 +76,7 @@ class BusConfig:
     model: str = "mx106"
     protocol: str = "dxl2"  # see servo_ff.dynamixel.bus_interface
     joint_limits: Mapping[int, tuple[float, float]] | None = None
-    center: float = ct.CENTER_COUNTS
+    center: float | None = None  # counts at 0 rad; None: the table's center (2048; AX-12: 512)
     latency_timer_ms: float = 16.0
     timeout_ms: float | None = None
     retries: int = 2
@@ -105,14 +105,20 @@ class BusConfig:
             raise ValueError(
                 f"skip_after must be >= 1 and probe_period_s > 0, got {self.skip_after}, {self.probe_period_s}"
             )
+        table = ct.control_table(self.model)
+        if self.center is None:
+            self.center = float(table.center)
         if not math.isfinite(self.center):
             raise ValueError(f"center must be a finite count, got {self.center}")
-        table = ct.control_table(self.model)
         if table.protocol != self.protocol:
             raise ValueError(
                 f"model {self.model} ({table.name}) speaks protocol {table.protocol}, not {self.protocol}; tables of "
                 f"{self.protocol}: " + ", ".join(k for k, t in ct.CONTROL_TABLES.items() if t.protocol == self.protocol)
             )
+        if self.protocol == "dxl1":  # the Baud Rate grid of Protocol 1.0 firmware (refused here, not at open)
+            from .p1_units import baud_code
+
+            baud_code(self.baud, table)
         rlo, rhi = ct.position_range_rad(table, self.center)
         clo, chi = ct.position_range_counts(table)
         for i, (lo, hi) in (self.joint_limits or {}).items():
@@ -127,14 +133,16 @@ class BusConfig:
 
 
 def joint_state(table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp, stamps) -> JointState:
-    """A :class:`JointState` from ``raw`` :data:`STATE_DTYPE` records (NaN where not ``valid``)."""
+    """A :class:`JointState` from ``raw`` :data:`STATE_DTYPE` records (NaN where not ``valid``), in the table's
+    units (``rad_per_count``, ``velocity_unit``, ``current_unit`` or ``load_unit`` × ``stall_torque``)."""
     n = len(ids)
-    pos = np.where(valid, ct.counts_to_rad(raw["position"], center), np.nan)
-    vel = np.where(valid, ct.velocity_to_rad_s(raw["velocity"]), np.nan)
+    pos = np.where(valid, (np.asarray(raw["position"], dtype=np.float64) - center) * table.rad_per_count, np.nan)
+    vel = np.where(valid, np.asarray(raw["velocity"], dtype=np.float64) * table.velocity_unit, np.nan)
     if table.has_current:
         cur = np.where(valid, ct.current_to_amps(raw["current"], table), np.nan)
         eff = cur * (np.nan if kt is None else kt)
     else:
         cur = np.full(n, np.nan)
-        eff = np.where(valid, ct.load_to_torque(raw["current"], table), np.nan)
+        load = np.asarray(raw["current"], dtype=np.float64) * table.load_unit * (table.stall_torque or np.nan)
+        eff = np.where(valid, load, np.nan)
     return JointState(ids, pos, vel, cur, eff, valid, stamp, stamps)

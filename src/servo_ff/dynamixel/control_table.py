@@ -259,7 +259,7 @@ class ControlTable:
 
 def load_table(path) -> ControlTable:
     """A control table from its YAML file (``tables/<key>.yaml``): ``name``, ``model_number``, ``protocol``,
-    ``source``, units (see :class:`ControlTable`) and ``items: {name: [address, size, access, default,
+    ``source``, units and P gain scale (see :class:`ControlTable`) and ``items: {name: [address, size, access, default,
     flags…]}`` with flags ``signed`` and ``eeprom``. A malformed file raises ValueError naming file and key."""
     import yaml
 
@@ -287,6 +287,7 @@ def load_table(path) -> ControlTable:
             protocol=doc["protocol"],
             source=doc["source"],
             sign_bit=doc.get("sign_bit"),
+            p_gain_per_kp=float(doc.get("p_gain_per_kp", REGISTER_PER_BAM_KP)),
             p_gain_max=int(doc.get("p_gain_max", 16383)),
             **units,
         )
@@ -428,9 +429,9 @@ def position_range_counts(table: ControlTable) -> tuple[int, int]:
 
 
 def position_range_rad(table: ControlTable, center: float = CENTER_COUNTS) -> tuple[float, float]:
-    """:func:`position_range_counts` in [rad] (0 at ``center``)."""
+    """:func:`position_range_counts` in [rad] (0 at ``center``, ``table.rad_per_count`` per count)."""
     lo, hi = position_range_counts(table)
-    return float(counts_to_rad(lo, center)), float(counts_to_rad(hi, center))
+    return float((lo - center) * table.rad_per_count), float((hi - center) * table.rad_per_count)
 
 
 def velocity_to_rad_s(raw) -> np.ndarray:

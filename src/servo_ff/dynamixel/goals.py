@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import control_table as ct
-from .bus_types import GAIN_GOAL_DATA_ADDR, BusConfig, GoalRejected
+from .bus_types import GAIN_GOAL_DATA_ADDR, HEALTH_INDIRECT, BusConfig, GoalRejected
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,9 @@ class GoalLimits:
             raise ValueError(f"joint_limits for ids {unknown} not in ids {config.ids}")
         self.lower = {i: lim.get(i, (lo_default, hi_default))[0] for i in config.ids}
         self.upper = {i: lim.get(i, (lo_default, hi_default))[1] for i in config.ids}
+        # P gain + goal through indirect data after the health bytes (228; XL330/XC330: 212)
+        ind = table.by_name.get("Indirect Data 1")
+        self.gain_goal_addr = GAIN_GOAL_DATA_ADDR if ind is None else ind.address + len(HEALTH_INDIRECT)
         self._ids: tuple[int, ...] = ()
         self._lo = self._hi = np.zeros(0)
 
@@ -83,7 +86,7 @@ class GoalLimits:
             if pg.size != len(ids) or not np.all((pg >= 0) & (pg <= 16383) & (pg == np.rint(pg))):
                 raise ValueError(f"p_gains: need {len(ids)} integers in 0..16383, got {pg}")
             data = np.concatenate([pg.astype("<u2").view(np.uint8).reshape(-1, 2), counts], axis=1)
-            addr = GAIN_GOAL_DATA_ADDR
+            addr = self.gain_goal_addr
         else:
             data, addr = counts, ct.ADDR_GOAL_POSITION
         block = np.empty((len(ids), 1 + data.shape[1]), dtype=np.uint8)

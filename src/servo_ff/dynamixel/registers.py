@@ -33,6 +33,12 @@ class RegisterMemory:
         self.registered: dict[int, tuple[int, bytes]] = {}
         self._spans: dict[str, tuple[int, int, str]] = {}
         self._columns: dict[str, np.ndarray] = {}
+        # the indirect bank of this table: Indirect Data 1 address, count, Indirect Address 1 address (XL330/XC330:
+        # 20 at 208/168; MX(2.0)/XM/XL430: 28 at 224/168; none in Protocol 1.0 tables)
+        n_ind = sum(1 for it in table.items if it.name.startswith("Indirect Data "))
+        self.indirect = (
+            (table.item("Indirect Data 1").address, n_ind, table.item("Indirect Address 1").address) if n_ind else None
+        )
 
     # ------------------------------------------------------------------ by item name (vectorised)
     def _span(self, name: str) -> tuple[int, int, str]:
@@ -78,9 +84,8 @@ class RegisterMemory:
     # ------------------------------------------------------------------ byte-wise, as the instructions see it
     def _resolve(self, k: int, addr: int) -> int:
         """Indirect Data n reads/writes the address held in Indirect Address n."""
-        if ct.INDIRECT_DATA_0 <= addr < ct.INDIRECT_DATA_0 + ct.N_INDIRECT:
-            j = addr - ct.INDIRECT_DATA_0
-            a = ct.INDIRECT_ADDRESS_0 + 2 * j
+        if self.indirect is not None and self.indirect[0] <= addr < self.indirect[0] + self.indirect[1]:
+            a = self.indirect[2] + 2 * (addr - self.indirect[0])
             return int.from_bytes(self.mem[k, a : a + 2].tobytes(), "little")
         return addr
 
@@ -88,7 +93,8 @@ class RegisterMemory:
         """``(protocol error, data)`` of a READ of servo ``k``."""
         if addr + length > ct.TABLE_SIZE or length <= 0:
             return pr.ERR_DATA_RANGE, b""
-        if addr + length <= ct.INDIRECT_DATA_0 or addr >= ct.INDIRECT_DATA_0 + ct.N_INDIRECT:
+        ind = self.indirect
+        if ind is None or addr + length <= ind[0] or addr >= ind[0] + ind[1]:
             return 0, self.mem[k, addr : addr + length].tobytes()
         out = bytearray()
         for a in range(addr, addr + length):

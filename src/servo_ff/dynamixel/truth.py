@@ -45,11 +45,13 @@ class TruthRecord:
     def end_read(self) -> None:
         self.reading = -1
 
-    def reply(self, dxl_id: int, fate: int, late: bool, packet: bytes, t: float) -> None:
-        """One status packet of the current sync read: ``packet`` as encoded (before any fault), sent at ``t``."""
+    def reply(self, dxl_id: int, fate: int, late: bool, packet: bytes, t: float, params: bytes | None = None) -> None:
+        """One status packet of the current sync read: ``packet`` as encoded (before any fault), sent at ``t``;
+        ``params``: its data when it is not a Protocol 2.0 packet (e.g. a 1.0 BULK_READ reply)."""
         if self.reading < 0:
             return
-        params = pr.unstuff(packet[7:-2])[2:]
+        if params is None:
+            params = pr.unstuff(packet[7:-2])[2:]
         self.rp_read.append(self.reading)
         self.rp_id.append(dxl_id)
         self.rp_fate.append(fate)

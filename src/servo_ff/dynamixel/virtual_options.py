@@ -13,12 +13,16 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..models.params import ActuatorParams
-from ..models.presets import preset
+from ..models.presets import SERVO_NAMES, preset
 from ..models.servo_bank import ServoLoad
 from . import control_table as ct
 from . import protocol as pr
 from .faults import Faults
 from .thermal import ThermalOptions
+
+#: control table → the identified preset of the same servo (bam's MX-64/MX-106 were identified on Protocol 1.0
+#: firmware, P gain = bam kp; its XL330 on an XL330-M288). Other tables without a preset of their name need params.
+PRESET_OF = {"xl330-m288": "xl330", "mx64-p1": "mx64", "mx106-p1": "mx106"}
 
 
 @dataclass(frozen=True)
@@ -94,10 +98,10 @@ class VirtualBusOptions:
             raise ValueError(f"ids: {bad} outside 0..{pr.MAX_ID}")
         if len(set(ids)) != len(ids):
             raise ValueError(f"ids: duplicates in {ids}")
-        ct.control_table(self.model)  # an unknown model names the valid ones
+        table = ct.control_table(self.model)  # an unknown model names the valid ones
         if self.return_delay is not None and not 0 <= self.return_delay <= 254:
             raise ValueError(f"return_delay must be 0..254 (2 µs units), got {self.return_delay}")
-        if self.baud not in ct.BAUD_CODES:
+        if table.protocol == "dxl2" and self.baud not in ct.BAUD_CODES:  # other protocols: their bus checks
             raise ValueError(f"baud {self.baud} is not a Dynamixel rate; valid: {', '.join(map(str, ct.BAUD_CODES))}")
         v = self.supply_voltage
         if v is not None and not (math.isfinite(v) and v > 0):
@@ -111,10 +115,10 @@ class VirtualBusOptions:
         """``params``, or the identified preset of ``model``."""
         if self.params is not None:
             return self.params
-        servo = {"xm430": None, "xm430-w210": None}.get(self.model, self.model)
-        if servo is None:
+        servo = {"xm430": None, "xm430-w210": None, **PRESET_OF}.get(self.model, self.model)
+        if servo is None or servo not in SERVO_NAMES:
             raise ValueError(f"model {self.model!r} has no identified preset; pass params= (or --params FILE)")
-        return preset(servo, self.friction_model if servo in ("mx64", "mx106") else "m1")
+        return preset(servo, self.friction_model if servo in ("mx64", "mx106", "xl330") else "m1")
 
     def load_of(self, dxl_id: int) -> ServoLoad:
         if self.loads is None:

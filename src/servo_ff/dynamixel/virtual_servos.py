@@ -32,7 +32,7 @@ class VirtualServos:
         r, b = self.regs, self.bank
         b.goal = ct.counts_to_rad(r.get("Goal Position"))
         b.enable = (r.get("Torque Enable") != 0).astype(np.float64)
-        b.packed[:, P_KP] = ct.p_gain_to_kp(r.get("Position P Gain"))
+        b.packed[:, P_KP] = ct.p_gain_to_kp(r.get("Position P Gain"), r.table)
         b.packed[:, P_MAXPWM] = np.maximum(np.minimum(self.max_pwm, r.get("PWM Limit") / ct.PWM_FULL_SCALE), 1e-6)
 
     def amps(self) -> np.ndarray:

@@ -1,0 +1,320 @@
+"""Dynamixel Protocol 1.0 (issue 16): the 1.0 tables, the unmodified dynamixel-sdk Protocol 1.0 classes against
+``servo-ff virtual-bus --protocol dxl1`` in another process, and DynamixelBus1 against the virtual bus (faults,
+stale data, goal limits, alarms, reboot equivalent, bad input)."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from dynamixel_sdk import COMM_SUCCESS, GroupBulkRead, GroupSyncWrite, PacketHandler, PortHandler
+
+from servo_ff.dynamixel import control_table as ct
+from servo_ff.dynamixel import protocol1 as p1
+from servo_ff.dynamixel import truth as tr
+from servo_ff.dynamixel.bus_interface import bus_class, make_bus
+from servo_ff.dynamixel.bus_p1 import DynamixelBus1
+from servo_ff.dynamixel.bus_types import BusConfig, BusError, GoalRejected
+from servo_ff.dynamixel.p1_units import baud_code, p_of_slope, slope_of_p, state_record
+from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, spawn_virtual_bus
+from servo_ff.dynamixel.virtual_p1 import VirtualBus1
+from servo_ff.models.params import P_KP
+from servo_ff.models.presets import preset
+
+RPM = 2 * math.pi / 60
+
+
+@pytest.fixture(autouse=True)
+def patient_sdk(monkeypatch):
+    """The stock SDK's packet timeout is 2·LATENCY_TIMER + 2 ms; give it room on this shared machine."""
+    import dynamixel_sdk.port_handler
+
+    monkeypatch.setattr(dynamixel_sdk.port_handler, "LATENCY_TIMER", 100)
+
+
+def sdk_port(device):
+    port = PortHandler(device)
+    assert port.openPort() and port.setBaudRate(1_000_000)
+    return port, PacketHandler(1.0)
+
+
+def until(pred, timeout=3.0):
+    t_end = time.monotonic() + timeout
+    while time.monotonic() < t_end:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return pred()
+
+
+# ---------------------------------------------------------------------- tables (e-manual values)
+@pytest.mark.parametrize(
+    "key,number,page,vmax,top,rpm,center",
+    [
+        ("mx106-p1", 320, "dxl/mx/mx-106/", 160, 4095, 0.114, 2048),
+        ("mx64-p1", 310, "dxl/mx/mx-64/", 240, 4095, 0.114, 2048),
+        ("ax12a", 12, "dxl/ax/ax-12a/", 140, 1023, 0.111, 512),
+    ],
+)
+def test_p1_tables_match_the_e_manual(key, number, page, vmax, top, rpm, center):
+    t = ct.control_table(key)
+    assert (t.protocol, t.model_number, t.source) == ("dxl1", number, f"https://emanual.robotis.com/docs/en/{page}")
+    assert ct.control_table(number, protocol="dxl1") is t
+    for name, (addr, size) in {
+        "ID": (3, 1),
+        "Baud Rate": (4, 1),
+        "Return Delay Time": (5, 1),
+        "Min Position Limit": (6, 2),  # CW Angle Limit
+        "Max Position Limit": (8, 2),  # CCW Angle Limit
+        "Temperature Limit": (11, 1),
+        "Max Voltage Limit": (13, 1),
+        "Status Return Level": (16, 1),
+        "Shutdown": (18, 1),
+        "Torque Enable": (24, 1),
+        "Goal Position": (30, 2),
+        "PWM Limit": (34, 2),  # Torque Limit
+        "Present Position": (36, 2),
+        "Present Velocity": (38, 2),
+        "Present Load": (40, 2),
+        "Present Input Voltage": (42, 1),
+        "Present Temperature": (43, 1),
+        "Lock": (47, 1),
+    }.items():
+        assert (t.item(name).address, t.item(name).size) == (addr, size), name
+    assert t.item("Max Position Limit").default == top and t.item("Max Voltage Limit").default == vmax
+    assert t.item("Shutdown").default == 36 and t.item("Return Delay Time").default == 250
+    assert t.center == center and t.sign_bit == 10 and t.load_unit == 1e-3
+    assert t.velocity_unit == pytest.approx(rpm * RPM)
+    if key == "ax12a":
+        assert t.rad_per_count == pytest.approx(math.radians(300) / 1023)
+        assert "Position P Gain" not in t.by_name and t.item("CW Compliance Slope").address == 28
+    else:
+        assert t.rad_per_count == pytest.approx(2 * math.pi / 4096)
+        assert (t.item("Position P Gain").address, t.item("Position P Gain").default) == (28, 32)
+        assert (t.p_gain_per_kp, t.p_gain_max) == (1.0, 254)
+    # sign-magnitude, bit 10 = CW = negative (Present Speed 1024 + 300 = 34.3 rpm clockwise)
+    assert t.decode("Present Velocity", 1024 + 300) == -300 and t.encode("Present Load", -512) == 1536
+
+
+def test_units_baud_grid_and_compliance_slope():
+    mx = ct.control_table("mx106-p1")
+    assert baud_code(1_000_000, mx) == 1 and baud_code(57600, mx) == 34 and baud_code(3_000_000, mx) == 252
+    assert baud_code(115200, mx) == 16  # −2.1 %: inside the manual's 3 %
+    with pytest.raises(ValueError, match=r"baud 1500000: not on the MX-106\(1.0\) Baud Rate grid"):
+        baud_code(1_500_000, mx)
+    with pytest.raises(ValueError, match=r"baud 2000000: the AX-12A \(protocol dxl1\) runs at 7843..1000000"):
+        baud_code(2_000_000, ct.control_table("ax12a"))
+    with pytest.raises(ValueError, match="baud 4000000"):
+        BusConfig(port="x", ids=[1], model="mx106-p1", protocol="dxl1", baud=4_000_000)
+    assert [slope_of_p(p) for p in (8, 16, 32, 64, 128, 512, 40)] == [128, 64, 32, 16, 8, 2, 32]
+    assert p_of_slope(32) == 32 and p_of_slope(25) == 64 and p_of_slope(0) == 512  # representative values
+    rec = np.frombuffer(state_record(bytes([0x00, 0x08, 0x2C, 0x05, 0x10, 0x00])), dtype="<i2,<i4,<i4")[0]
+    assert tuple(int(v) for v in rec) == (16, -300, 2048)  # load +1.6 %, speed 300 CW, position 2048
+
+
+def test_bus_registry_and_unknown_protocol():
+    assert bus_class("dxl1") is DynamixelBus1
+    with pytest.raises(ValueError, match="protocol dxl2, not dxl1"):
+        BusConfig(port="x", ids=[1], model="mx106", protocol="dxl1")
+
+
+# ---------------------------------------------------------------------- the stock SDK against the CLI bus
+def test_stock_sdk_protocol1_against_the_cli_virtual_bus():
+    """PING (model number), READ/WRITE, REG_WRITE/ACTION, SYNC_WRITE, BULK_READ (stock Protocol1PacketHandler
+    bulkReadTx + GroupBulkRead's receive), the missing REBOOT, Status Return Level, silence and overload."""
+    args = ["--protocol", "dxl1", "--servo", "mx106-p1", "--ids", "1-20", "--return-delay", "0"]
+    args += ["--overload", "7@0", "--silent", "9@0", "--load", "inertia:0.005"]
+    with spawn_virtual_bus(args) as proc:
+        port, ph = sdk_port(proc.device)
+        assert ph.ping(port, 3) == (320, COMM_SUCCESS, 0)
+        assert ph.ping(port, 9)[1] != COMM_SUCCESS  # silent
+        assert ph.read1ByteTxRx(port, 3, 28) == (32, COMM_SUCCESS, 0)  # P Gain
+        assert ph.write2ByteTxRx(port, 3, 30, 2548) == (COMM_SUCCESS, 0)
+        assert ph.write1ByteTxRx(port, 3, 24, 1) == (COMM_SUCCESS, 0)
+        assert until(lambda: abs(ph.read2ByteTxRx(port, 3, 36)[0] - 2548) <= 3)
+        g = GroupBulkRead(port, ph)
+        for i in (1, 2, 3, 4):
+            assert g.addParam(i, 36, 6)
+        g.makeParam()
+        assert ph.bulkReadTx(port, g.param, len(g.param)) == COMM_SUCCESS
+        assert g.rxPacket() == COMM_SUCCESS
+        assert abs(g.getData(3, 36, 2) - 2548) <= 3 and g.getData(1, 40, 2) in range(2048)
+        assert ph.write2ByteTxRx(port, 3, 30, 5000)[1] == p1.ERR_ANGLE_LIMIT  # beyond CCW Angle Limit 4095
+        assert ph.write1ByteTxRx(port, 3, 36, 0)[1] == p1.ERR_RANGE  # read-only
+        assert ph.readTxRx(port, 3, 73, 2)[1:] == (COMM_SUCCESS, p1.ERR_RANGE)  # past the table
+        assert ph.regWriteTxRx(port, 4, 30, 2, [0x00, 0x0A]) == (COMM_SUCCESS, 0)
+        assert ph.read2ByteTxRx(port, 4, 30)[0] == 2048 and ph.read1ByteTxRx(port, 4, 44)[0] == 1  # registered
+        assert ph.action(port, 4) == COMM_SUCCESS and ph.read2ByteTxRx(port, 4, 30)[0] == 2560
+        assert ph.action(port, 4) == COMM_SUCCESS  # nothing registered: an instruction error (SDK drops it)
+        assert ph.reboot(port, 5) == (-9000, 0)  # COMM_NOT_AVAILABLE: no REBOOT in 1.0
+        sw = GroupSyncWrite(port, ph, 30, 2)
+        for i in range(1, 21):
+            assert sw.addParam(i, [(2048 + 10 * i) & 0xFF, (2048 + 10 * i) >> 8])
+        assert sw.txPacket() == COMM_SUCCESS
+        assert [ph.read2ByteTxRx(port, i, 30)[0] for i in (1, 10, 20)] == [2058, 2148, 2248]
+        # overload at t = 0: torque off (Shutdown 36 has bit 5), the bit in every status, cleared by a torque write
+        assert until(lambda: ph.read1ByteTxRx(port, 7, 24)[2] & p1.ERR_OVERLOAD)
+        assert ph.read1ByteTxRx(port, 7, 24)[0] == 0
+        assert ph.write1ByteTxRx(port, 7, 24, 0) == (COMM_SUCCESS, 0)  # the 1.0 bus's reboot equivalent
+        assert ph.read1ByteTxRx(port, 8, 24)[2] == 0  # neighbours unaffected
+        assert ph.write1ByteTxRx(port, 6, 16, 1) == (COMM_SUCCESS, 0)  # Status Return Level 1: reads only
+        assert ph.write1ByteTxRx(port, 6, 25, 1)[0] != COMM_SUCCESS and ph.read1ByteTxRx(port, 6, 25)[0] == 1
+        port.closePort()
+
+
+def test_ax12_answers_bulk_read_with_an_instruction_error_and_maps_slope_to_kp():
+    with VirtualBus1(ids=[1, 2], model="ax12a", params=preset("mx28", "m1"), return_delay=0) as vb:
+        port, ph = sdk_port(vb.device)
+        assert ph.ping(port, 2) == (12, COMM_SUCCESS, 0)
+        g = GroupBulkRead(port, ph)
+        g.addParam(1, 36, 2)
+        g.makeParam()
+        assert ph.bulkReadTx(port, g.param, len(g.param)) == COMM_SUCCESS
+        _, result, error = ph.readRx(port, 1, 2)
+        assert (result, error) == (COMM_SUCCESS, p1.ERR_INSTRUCTION)
+        assert ph.read2ByteTxRx(port, 1, 36) == (512, COMM_SUCCESS, 0)  # center
+        assert ph.write1ByteTxRx(port, 1, 28, 16) == (COMM_SUCCESS, 0)
+        assert vb.p[0, P_KP] == 64.0  # slope 16 ↔ P 64 (e-manual MX PID table)
+        port.closePort()
+
+
+# ---------------------------------------------------------------------- DynamixelBus1 against the virtual bus
+def state_values1(payload: bytes) -> np.ndarray:
+    rec = np.frombuffer(state_record(payload), dtype=np.dtype([("c", "<i2"), ("v", "<i4"), ("p", "<i4")]))[0]
+    t = ct.control_table("mx106-p1")
+    return np.array([(rec["p"] - 2048) * t.rad_per_count, rec["v"] * t.velocity_unit])
+
+
+def test_bus1_late_dropped_corrupt_replies_never_reported_as_fresh_state():
+    """The reliability scenario of the 2.0 bus on BULK_READ: 0 stale entries reported valid."""
+    ids = list(range(1, 9))
+    faults = Faults(drop_rate=0.03, corrupt_rate=0.003, late_rate=0.008, late_s=0.02, seed=11)
+    opts = dict(ids=ids, model="mx106-p1", faults=faults, loads=ServoLoad.fixed_inertia(0.002), return_delay=0)
+    with VirtualBus1(truth=True, **opts) as vb:
+        cfg = BusConfig(port=vb.device, ids=ids, model="mx106-p1", protocol="dxl1", timeout_ms=4.0, skip_after=1000)
+        with DynamixelBus1(cfg) as bus:
+            vb.regs.set("Torque Enable", 1)  # moving servos (set in the emulator: the lossy bus is what is tested)
+            recs, writes0 = [], vb.stats.instructions.get("SYNC_WRITE", 0)
+            for k in range(200):
+                s = bus.cycle(np.full(len(ids), 0.8 * np.sin(0.2 * k)))
+                recs.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
+            time.sleep(0.3)
+    audit = tr.audit_states(vb.truth.arrays(), recs, 36, state_values1)
+    assert vb.stats.held > 0 and sum(s.late for s in bus.stats.values()) > 0, bus.port.counters
+    assert audit.stale_valid == 0, audit.examples
+    assert audit.before_sent == 0 and audit.checked > 50  # a loaded machine times many replies out (4 ms margin)
+    assert sum(s.corrupt for s in bus.stats.values()) > 0
+    assert vb.stats.instructions["SYNC_WRITE"] - writes0 == 200  # one goal write per cycle, no gains
+
+
+def test_bus1_silent_servo_is_skipped_then_reprobed_and_counted_as_timeouts():
+    """As the 2.0 bus: 3 misses → skipped (not asked, no slot waited for), re-probed, back when it answers."""
+    ids = [1, 2, 3, 4, 5, 6]
+    with VirtualBus1(ids=ids, model="mx106-p1", return_delay=0, truth=True) as vb:
+        cfg = BusConfig(
+            port=vb.device,
+            ids=ids,
+            model="mx106-p1",
+            protocol="dxl1",
+            timeout_ms=100.0,
+            skip_after=3,
+            probe_period_s=0.05,
+        )
+        with DynamixelBus1(cfg) as bus:
+            bus.connect()
+            bus.setup()
+            vb.set_silent(6)
+            st = bus.stats[6]
+            for _ in range(50):
+                s = bus.cycle(np.zeros(6))
+                assert not s.valid[5]
+                if st.skipping:
+                    break
+            assert st.skipping and st.timeouts >= 3 and st.corrupt == 0 and bus.skipped == [6]
+            assert "re-probed every 0.05 s" in bus.servo_status(6)
+            timeouts, n_reads = st.timeouts, len(vb.truth.rd_t)
+            t0, tr0, probes0 = time.monotonic(), bus.transactions, st.probes
+            cycles = 0
+            while time.monotonic() - t0 < 0.2 or cycles < 20:
+                s = bus.cycle(np.zeros(6))
+                cycles += 1
+                assert not s.valid[5] and np.isnan(s.position[5]) and s.valid[:5].all()
+            probes = st.probes - probes0
+            assert probes >= 1 and st.timeouts == timeouts  # probes are not bulk-read timeouts
+            assert bus.transactions - tr0 == 2 * cycles + probes  # BULK_READ + SYNC_WRITE, plus the probes
+            assert set(vb.truth.rd_n[n_reads:]) <= {5}  # the bulk reads asked 5 servos only
+            vb.set_silent(6, False)
+            assert until(lambda: not bus.cycle(np.zeros(6)) or not st.skipping, 5.0)
+            assert until(lambda: bus.cycle(np.zeros(6)).valid.all(), 2.0) and bus.servo_status(6) == "ok"
+
+
+def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
+    ids = [1, 2]
+    with VirtualBus1(ids=ids, model="mx106-p1", return_delay=0, loads=ServoLoad()) as vb:
+        cfg = BusConfig(port=vb.device, ids=ids, model="mx106-p1", protocol="dxl1", timeout_ms=100.0, p_gain=True)
+        with make_bus(cfg) as bus:
+            bus.connect()
+            bus.setup()
+            bus.torque(True)
+            writes = vb.stats.instructions.get("SYNC_WRITE", 0)
+            for bad in (4.0, -3.5, float("nan")):
+                with pytest.raises(GoalRejected):
+                    bus.cycle([0.0, bad], [32, 32])
+            assert vb.stats.instructions.get("SYNC_WRITE", 0) == writes  # nothing written
+            for _ in range(100):
+                s = bus.cycle([0.4, -0.3], [40, 24])
+            np.testing.assert_allclose(s.position, [0.4, -0.3], atol=0.02)
+            np.testing.assert_allclose(vb.p[:, P_KP], [40, 24])
+            assert until(lambda: vb.stats.instructions["SYNC_WRITE"] - writes == 101)  # gains once, goals each cycle
+            with pytest.raises(ValueError, match="p_gains"):
+                bus.cycle([0.0, 0.0], [300, 32])  # beyond the 0..254 register
+            vb.inject_overload(2)
+            h = bus.read_health()
+            assert h.hw_error.tolist() == [0, ct.HW_OVERLOAD] and h.valid.all()
+            np.testing.assert_allclose(h.voltage, vb.supply_voltage, atol=0.1)
+            assert vb.regs.get("Torque Enable").tolist() == [1, 0]  # Shutdown (18) = 36 includes overload
+            bus.reboot(2)
+            assert bus.hardware_error(2) == 0 and bus.read_health().hw_error.tolist() == [0, 0]
+            assert bus.read_item(2, "Goal Position") == bus.read_item(2, "Present Position")
+
+
+def test_ax12_bus_reads_each_servo_and_writes_kp_as_compliance_slope():
+    ids = [1, 2, 3]
+    with VirtualBus1(ids=ids, model="ax12a", params=preset("mx28", "m1"), return_delay=0) as vb:
+        cfg = BusConfig(port=vb.device, ids=ids, model="ax12a", protocol="dxl1", timeout_ms=100.0, p_gain=True)
+        with make_bus(cfg) as bus:
+            assert bus.connect() == (ids, [])
+            bus.setup()
+            bus.torque(True)
+            t0 = bus.transactions
+            for _ in range(60):
+                s = bus.cycle([0.5, 0.0, -0.5], [64, 64, 64])
+            assert bus.transactions - t0 == 60 * (3 + 1) + 1  # 3 READs + the goal write; the slopes once
+            assert vb.regs.get("CW Compliance Slope").tolist() == [16, 16, 16]
+            np.testing.assert_allclose(s.position, [0.5, 0.0, -0.5], atol=0.03)
+            assert "AX: no BULK_READ" in bus.stats_summary()
+
+
+def test_unknown_model_number_names_id_number_and_tables():
+    with VirtualBus1(ids=[1, 2], model="mx106-p1", return_delay=0) as vb:
+        vb.mem[1, 0:2] = [1234 & 0xFF, 1234 >> 8]  # servo 2 reports a model number without a table
+        cfg = BusConfig(port=vb.device, ids=[1, 2], model="mx106-p1", protocol="dxl1", timeout_ms=100.0)
+        with DynamixelBus1(cfg) as bus, pytest.raises(BusError) as e:
+            bus.connect()
+    msg = str(e.value)
+    assert "id 2" in msg and "model number 1234" in msg and "12 (ax12a), 310 (mx64-p1), 320 (mx106-p1)" in msg
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--protocol", "dxl1", "--servo", "mx106"], "--servo mx106 (MX-106(2.0)) speaks protocol dxl2, not dxl1"),
+        (["--protocol", "dxl1", "--servo", "mx106-p1", "--baud", "1500000"], "baud 1500000: not on the"),
+        (["--protocol", "dxl1", "--servo", "ax12a"], "no identified preset"),
+    ],
+)
+def test_cli_refuses_bad_protocol_servo_and_baud(argv, message, capsys):
+    from servo_ff.cli.virtual_bus import main
+
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
