@@ -101,7 +101,7 @@ def mujoco_specs() -> list[ParamSpec]:
         ParamSpec("gyro_noise", 0.0, "std of the gyro noise", "rad/s", lo=0.0, hi=100.0, read_only=True),
         ParamSpec("accel_noise", 0.0, "std of the accelerometer noise", "m/s²", lo=0.0, hi=1000.0, read_only=True),
         ParamSpec("noise_seed", 0, "seed of the noise", lo=0, hi=2**31 - 1, read_only=True),
-        *sim_time_specs(as_fast_batch=0.002),
+        *sim_time_specs(as_fast_batch=0.01),
         ParamSpec(
             "support_topic",
             "support_coefficient",

@@ -6,7 +6,7 @@ whole periods on a wall timer until the simulated time reaches ``real_time_facto
 start (at most ``max_catch_up`` per callback: a simulation slower than that re-anchors, i.e. runs slower than
 asked); ``real_time_factor: 0`` runs as fast as it can: one period per callback, or periods for about
 ``as_fast_batch`` seconds of wall time before the executor serves the subscriptions (default: stepper 0,
-MuJoCo 2 ms) — a subscriber in the same executor then falls behind and loses states.
+MuJoCo 10 ms) — a subscriber in the same executor then falls behind and loses states.
 
 ``lockstep: true`` instead steps one period per goal message received
 (``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each ``joint_states`` closes the
