@@ -1,5 +1,5 @@
-"""Control tables as data (MX-28/MX-64/MX-106 protocol 2.0, XM430 here; the other servos as YAML files under
-``tables/``, one per model, each citing its manual) and raw ↔ SI conversions.
+"""Control tables as data — one YAML file per model under ``tables/``, each citing its manual (``source``) — and
+raw ↔ SI conversions.
 
 Every table names its items by the X-series (Protocol 2.0) name wherever the meaning is the same ("Torque Enable",
 "Goal Position", "Present Position", "Present Velocity", "Present Current"/"Present Load", "Present Input Voltage",
@@ -7,8 +7,8 @@ Every table names its items by the X-series (Protocol 2.0) name wherever the mea
 so buses and the virtual bus address items by name whatever the protocol; units and encodings are fields of the
 table (:class:`ControlTable`), not constants of the code.
 
-Addresses, sizes and units follow the ROBOTIS e-manual pages ``dxl/mx/mx-106-2``, ``mx-64-2``, ``mx-28-2`` and
-``dxl/x/xm430-w350`` (MX 2.0 firmware uses the X-series layout). Units:
+The Protocol 2.0 constants below (MX 2.0 firmware uses the X-series layout of the e-manual pages ``dxl/mx/mx-106-2``,
+``mx-64-2``, ``mx-28-2``, ``dxl/x/xm430-w350``) are the defaults of a table's units:
 
 * position: 4096 counts per revolution; ``counts_to_rad`` maps ``center`` (2048) to 0 rad, counter-clockwise
   positive (REP-103: the Dynamixel counts grow counter-clockwise seen from the horn);
@@ -79,73 +79,6 @@ class Item:
     @property
     def writable(self) -> bool:
         return "W" in self.access
-
-
-def _x_series_items(
-    *, current: bool, current_limit: int, velocity_limit: int, p_gain: int, vel_i: int, vel_p: int
-) -> tuple[Item, ...]:
-    """The common MX(2.0)/X layout (e-manual control tables, EEPROM 0–63, RAM 64–)."""
-    e = dict(eeprom=True)
-    items = [
-        Item("Model Number", 0, 2, "R", **e),
-        Item("Model Information", 2, 4, "R", **e),
-        Item("Firmware Version", 6, 1, "R", 45, **e),
-        Item("ID", 7, 1, "RW", 1, **e),
-        Item("Baud Rate", 8, 1, "RW", 1, **e),
-        Item("Return Delay Time", 9, 1, "RW", 250, **e),
-        Item("Drive Mode", 10, 1, "RW", 0, **e),
-        Item("Operating Mode", 11, 1, "RW", 3, **e),
-        Item("Secondary ID", 12, 1, "RW", 255, **e),
-        Item("Protocol Type", 13, 1, "RW", 2, **e),
-        Item("Homing Offset", 20, 4, "RW", 0, True, **e),
-        Item("Moving Threshold", 24, 4, "RW", 10, **e),
-        Item("Temperature Limit", 31, 1, "RW", 80, **e),
-        Item("Max Voltage Limit", 32, 2, "RW", 160, **e),
-        Item("Min Voltage Limit", 34, 2, "RW", 95, **e),
-        Item("PWM Limit", 36, 2, "RW", PWM_FULL_SCALE, **e),
-        Item("Velocity Limit", 44, 4, "RW", velocity_limit, **e),
-        Item("Max Position Limit", 48, 4, "RW", 4095, **e),
-        Item("Min Position Limit", 52, 4, "RW", 0, **e),
-        Item("Shutdown", 63, 1, "RW", HW_OVERHEATING | HW_ELECTRICAL_SHOCK | HW_OVERLOAD, **e),
-        Item("Torque Enable", 64, 1),
-        Item("LED", 65, 1),
-        Item("Status Return Level", 68, 1, "RW", 2),
-        Item("Registered Instruction", 69, 1, "R"),
-        Item("Hardware Error Status", 70, 1, "R"),
-        Item("Velocity I Gain", 76, 2, "RW", vel_i),
-        Item("Velocity P Gain", 78, 2, "RW", vel_p),
-        Item("Position D Gain", 80, 2),
-        Item("Position I Gain", 82, 2),
-        Item("Position P Gain", 84, 2, "RW", p_gain),
-        Item("Feedforward 2nd Gain", 88, 2),
-        Item("Feedforward 1st Gain", 90, 2),
-        Item("Bus Watchdog", 98, 1),
-        Item("Goal PWM", 100, 2, "RW", PWM_FULL_SCALE, True),
-        Item("Goal Velocity", 104, 4, "RW", 0, True),
-        Item("Profile Acceleration", 108, 4),
-        Item("Profile Velocity", 112, 4),
-        Item("Goal Position", 116, 4, "RW", CENTER_COUNTS, True),
-        Item("Realtime Tick", 120, 2, "R"),
-        Item("Moving", 122, 1, "R"),
-        Item("Moving Status", 123, 1, "R"),
-        Item("Present PWM", 124, 2, "R", 0, True),
-        Item("Present Current" if current else "Present Load", 126, 2, "R", 0, True),
-        Item("Present Velocity", 128, 4, "R", 0, True),
-        Item("Present Position", 132, 4, "R", CENTER_COUNTS, True),
-        Item("Velocity Trajectory", 136, 4, "R", 0, True),
-        Item("Position Trajectory", 140, 4, "R", 0, True),
-        Item("Present Input Voltage", 144, 2, "R", 120),
-        Item("Present Temperature", 146, 1, "R", 30),
-    ]
-    if current:
-        items += [Item("Current Limit", 38, 2, "RW", current_limit, **e), Item("Goal Current", 102, 2, "RW", 0, True)]
-    # Indirect Address k (k = 1..28) at 168 + 2(k−1) points Indirect Data k at 224 + (k−1); default: itself.
-    # The e-manual lets indirect addresses change only with torque off, as EEPROM items.
-    items += [
-        Item(f"Indirect Address {k}", 168 + 2 * (k - 1), 2, "RW", 224 + (k - 1), eeprom=True) for k in range(1, 29)
-    ]
-    items += [Item(f"Indirect Data {k}", 224 + (k - 1), 1) for k in range(1, 29)]
-    return tuple(sorted(items, key=lambda i: i.address))
 
 
 RAM_START = 64  # first RAM address: a REBOOT restores the RAM area to its defaults
@@ -302,66 +235,9 @@ def load_table(path) -> ControlTable:
     return table
 
 
-def _t(name, number, current_unit, kt=None, stall=None, **kw) -> ControlTable:
-    return ControlTable(name, number, _x_series_items(current=current_unit is not None, **kw), current_unit, kt, stall)
-
-
-# kt: bam m4 presets (Rhoban/bam params mx64/mx106, see servo_ff.models.presets); XM430: not identified → None.
-CONTROL_TABLES: dict[str, ControlTable] = {
-    "mx28": _t(
-        "MX-28(2.0)", 30, None, None, 2.5, current_limit=0, velocity_limit=230, p_gain=850, vel_i=1920, vel_p=100
-    ),
-    "mx64": _t(
-        "MX-64(2.0)",
-        311,
-        3.36e-3,
-        1.6631556605652682,
-        6.0,
-        current_limit=1941,
-        velocity_limit=285,
-        p_gain=850,
-        vel_i=1920,
-        vel_p=100,
-    ),
-    "mx106": _t(
-        "MX-106(2.0)",
-        321,
-        3.36e-3,
-        2.23138890457851,
-        8.4,
-        current_limit=2047,
-        velocity_limit=210,
-        p_gain=850,
-        vel_i=1920,
-        vel_p=100,
-    ),
-    "xm430": _t(
-        "XM430-W350",
-        1020,
-        2.69e-3,
-        None,
-        4.1,
-        current_limit=1193,
-        velocity_limit=200,
-        p_gain=800,
-        vel_i=1920,
-        vel_p=100,
-    ),
-    "xm430-w210": _t(
-        "XM430-W210",
-        1030,
-        2.69e-3,
-        None,
-        3.0,
-        current_limit=1193,
-        velocity_limit=330,
-        p_gain=800,
-        vel_i=1920,
-        vel_p=100,
-    ),
-}
 TABLES_DIR = Path(__file__).with_name("tables")
-CONTROL_TABLES.update({p.stem: load_table(p) for p in sorted(TABLES_DIR.glob("*.yaml"))})
+#: every table, by the stem of its YAML file
+CONTROL_TABLES: dict[str, ControlTable] = {p.stem: load_table(p) for p in sorted(TABLES_DIR.glob("*.yaml"))}
 MODEL_BY_NUMBER: dict[int, str] = {t.model_number: k for k, t in CONTROL_TABLES.items() if t.protocol == "dxl2"}
 
 # Addresses used on every cycle (identical in all tables above).
