@@ -127,7 +127,7 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "realtime": (
                 "true",
                 "false (source sim): as fast as possible on sim time: the sim node owns "
-                "/clock (real_time_factor 0), every node on use_sim_time, each ILC trial "
+                "/clock (real_time_factor 0), the ILC node on use_sim_time, each ILC trial "
                 "one JointTrajectory",
             ),
             **HARDWARE_ARGS,
@@ -286,12 +286,14 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
         if not fast:
             servo = node(SIM) if a["source"] == "sim" else node(HARDWARE, hw)
             return [servo, node(FEEDFORWARD), node(ILC), node(FIT, ends=True)]
-        sim_time = {"use_sim_time": True}  # the sim's /clock: as fast as it steps
+        # the ILC node times its trials on the sim's /clock (as fast as it steps); the feed-forward and fit nodes
+        # act after the ILC (α fitted from its file, set on the feed-forward node): on wall time they are not
+        # woken by every /clock message
         return [
             node(SIM, {"publish_clock": True, "real_time_factor": 0.0, "as_fast_batch": 0.002}),
-            node(FEEDFORWARD, sim_time),
-            node(ILC, {**sim_time, "execution": "trajectory"}),
-            node(FIT, sim_time, ends=True),
+            node(FEEDFORWARD),
+            node(ILC, {"use_sim_time": True, "execution": "trajectory"}),
+            node(FIT, ends=True),
         ]
     # replay
     if not a["bag"]:
