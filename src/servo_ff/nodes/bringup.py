@@ -112,14 +112,18 @@ MUJOCO_ARGS = {
     "servo_config": ("", "your servo YAML: servo type / friction model per joint (empty: the YAML's)"),
 }
 HARDWARE_ARGS = {
-    "port": ("", "serial port of the Dynamixel bus (empty: the YAML's)"),
-    "baud": ("", "baud rate of the Dynamixel bus (empty: the YAML's)"),
+    "port": ("", "serial port of the servo bus (empty: the YAML's)"),
+    "baud": ("", "baud rate of the servo bus (empty: the YAML's)"),
 }
 
 #: bring-up name → (description, {argument: (default, description)})
 BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "robot": ("Dynamixel hardware + feed-forward", {**HARDWARE_ARGS, **COMMON_ARGS}),
     "sim": ("simulated servos (stepper) + feed-forward", dict(COMMON_ARGS)),
+    "so100": (
+        "SO-100-class arm: six Feetech STS3215 on their bus (protocol sts) visiting joint-space waypoints",
+        {**HARDWARE_ARGS, "loops": ("", "times the waypoints are visited (empty: the YAML's)"), **COMMON_ARGS},
+    ),
     "identify": (
         "sim or hardware servos + ILC + α fit → α on the feed-forward node, then exit",
         {
@@ -200,6 +204,19 @@ def _gain(bringup: str, value: str, named: Mapping[str, float]) -> float:
     return kp
 
 
+def _loops(bringup: str, text: str) -> dict[str, int]:
+    """The walker's ``loops`` override from the bring-up argument (empty: none)."""
+    if not text:
+        return {}
+    try:
+        loops = int(text)
+    except ValueError:
+        raise ValueError(f"{bringup}: loops must be an integer, got {text!r}") from None
+    if loops < 1:
+        raise ValueError(f"{bringup}: loops must be at least 1, got {loops}")
+    return {"loops": loops}
+
+
 def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, dict]:
     """Overrides of the sim, feed-forward and walker nodes from the MuJoCo bring-ups' arguments."""
     sim: dict[str, Any] = {}
@@ -219,13 +236,7 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
     if bringup == "sim_so100":
         if a["gain"]:
             sim["kp"] = [_gain(bringup, a["gain"], {})]
-        if a["loops"]:
-            try:
-                walker["loops"] = int(a["loops"])
-            except ValueError:
-                raise ValueError(f"sim_so100: loops must be an integer, got {a['loops']!r}") from None
-            if walker["loops"] < 1:
-                raise ValueError(f"sim_so100: loops must be at least 1, got {walker['loops']}")
+        walker.update(_loops(bringup, a["loops"]))
         return sim, ff, walker
     if a["support"] not in ("schedule", "contacts"):
         raise ValueError(f"sim_humanoid: support must be 'schedule' or 'contacts', got {a['support']!r}")
@@ -270,6 +281,8 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
         return [node(HARDWARE, hw), node(FEEDFORWARD)]
     if bringup == "sim":
         return [node(SIM), node(FEEDFORWARD)]
+    if bringup == "so100":
+        return [node(HARDWARE, hw), node(WALKER, _loops(bringup, a["loops"]))]
     if bringup in ("sim_humanoid", "sim_arm", "sim_so100"):
         sim, ff, walker = _mujoco_overrides(bringup, a)
         if bringup in ("sim_arm", "sim_so100"):
