@@ -116,6 +116,9 @@ class MujocoSimNode(SimNode):
         o = self.options
         self._imu.angular_velocity_covariance[0::4] = [o.gyro_noise**2] * 3 if o else [0.0] * 3
         self._imu.linear_acceleration_covariance[0::4] = [o.accel_noise**2] * 3 if o else [0.0] * 3
+        if self.servos is not None:
+            self._imu.header.frame_id = self.servos.model.body(self.servos.sim.root_body).name
+        self._feet_msg, self._support_msg = Float64MultiArray(), Float64()  # reused every period
         self._init_clock(v)
         if not self.model_error:  # a model error is one line at configure
             sm = self.servos.sim
@@ -197,7 +200,6 @@ class MujocoSimNode(SimNode):
         imu = s.imu()
         msg = self._imu
         msg.header.stamp = stamp
-        msg.header.frame_id = s.model.body(s.sim.root_body).name
         q, w, a = imu.orientation, imu.angular_velocity, imu.linear_acceleration
         if not (np.isfinite(q).all() and np.isfinite(w).all() and np.isfinite(a).all()):
             return True
@@ -207,9 +209,11 @@ class MujocoSimNode(SimNode):
         self.pub_imu.publish(msg)
         if s.sim.feet:
             f = s.foot_forces()
-            self.pub_feet.publish(Float64MultiArray(data=f.tolist()))
+            self._feet_msg.data = f.tolist()
+            self.pub_feet.publish(self._feet_msg)
             if len(f) == 2:
-                self.pub_support.publish(Float64(data=support_coefficient(f)))
+                self._support_msg.data = support_coefficient(f)
+                self.pub_support.publish(self._support_msg)
         return True
 
     def _diagnostics_while_stopped(self) -> None:

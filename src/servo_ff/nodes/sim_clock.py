@@ -109,6 +109,7 @@ class SimClock:
         """/clock publisher; the node's own ROS clock is set from the simulation each period (use_sim_time = true,
         without a /clock subscription of its own, which would lag behind)."""
         self.pub_clock = self.create_publisher(ClockMsg, TOPIC_CLOCK, 10)
+        self._clock_msg = ClockMsg()  # reused every period
         if not self.get_parameter("use_sim_time").value:
             self.set_parameters([Parameter("use_sim_time", Parameter.Type.BOOL, True)])
         ts = getattr(self, "_time_source", None)
@@ -122,7 +123,8 @@ class SimClock:
         self.sim_time_ns = ns
         t = Time(nanoseconds=ns)
         self.get_clock().set_ros_time_override(t)
-        self.pub_clock.publish(ClockMsg(clock=t.to_msg()))
+        self._clock_msg.clock = t.to_msg()
+        self.pub_clock.publish(self._clock_msg)
 
     def _check_clock(self) -> None:
         if self.get_clock().now().nanoseconds == 0:
