@@ -1,4 +1,5 @@
-"""``servo-ff virtual-bus``: N simulated Dynamixel servos on a pseudo-terminal (Protocol 2.0).
+"""``servo-ff virtual-bus``: N simulated servos on a pseudo-terminal: Dynamixel Protocol 2.0 (``--protocol dxl2``) or
+Feetech SCS/STS (``--protocol sts``).
 
 Prints ``DEVICE /dev/pts/N`` as its first line, then serves until Ctrl-C / SIGTERM (or ``--duration``).
 """
@@ -66,11 +67,35 @@ def _sag(text: str) -> tuple[float, float, float]:
         raise ValueError(f"--sag {text!r}: expected VOLTS@START[+DURATION], e.g. 3@1+0.5") from None
 
 
+#: protocol → ("module:Class" of its virtual bus, default --servo)
+VIRTUAL_BUSES = {
+    "dxl2": ("servo_ff.dynamixel.virtual_bus:VirtualBus", "mx106"),
+    "sts": ("servo_ff.feetech.virtual_bus:StsVirtualBus", "sts3215"),
+}
+
+
+def virtual_bus_class(protocol: str) -> type:
+    import importlib
+
+    module, _, name = VIRTUAL_BUSES[protocol][0].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def build_bus(args):
+    from ..dynamixel import control_table as ct
     from ..dynamixel.thermal import ThermalOptions
-    from ..dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
+    from ..dynamixel.virtual_bus import Faults, ServoLoad
     from ..dynamixel.virtual_options import Clock, VirtualBusOptions
     from ._params import resolve_params
+
+    protocol = getattr(args, "protocol", "dxl2")
+    servo = args.servo or VIRTUAL_BUSES[protocol][1]
+    table = ct.control_table(servo)
+    if table.protocol != protocol:
+        raise ValueError(
+            f"--servo {servo} ({table.name}) speaks protocol {table.protocol}, not --protocol {protocol}; servos of "
+            f"{protocol}: " + ", ".join(k for k, t in ct.CONTROL_TABLES.items() if t.protocol == protocol)
+        )
 
     ids = parse_ids(args.ids)
     loads: dict[int, ServoLoad] = {}
@@ -102,10 +127,10 @@ def build_bus(args):
     if args.firmware and not args.params:
         raise ValueError("--firmware needs --params FILE (the actuator the law drives)")
     params = resolve_params(args.params, None, args.firmware) if args.params else None
-    return VirtualBus(
+    return virtual_bus_class(protocol)(
         VirtualBusOptions(
             ids=ids,
-            model=args.servo,
+            model=servo,
             params=params,
             friction_model=args.model,
             loads=per,
@@ -176,13 +201,21 @@ def run(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "virtual-bus",
-        help="simulated Dynamixel servos on a pty (Protocol 2.0)",
+        help="simulated servos on a pty (Dynamixel Protocol 2.0 or Feetech STS)",
         description=__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
     p.add_argument(
-        "--servo", default="mx106", help="servo type (its control table): mx28, mx64, mx106, xm430, xm430-w210"
+        "--protocol",
+        default="dxl2",
+        choices=tuple(VIRTUAL_BUSES),
+        help="bus protocol: dxl2 Dynamixel Protocol 2.0, sts Feetech SCS/STS",
+    )
+    p.add_argument(
+        "--servo",
+        help="servo type (its control table): mx28, mx64, mx106, xm430, xm430-w210 (dxl2; default mx106), "
+        "sts3215, sts3250 (sts; default sts3215)",
     )
     p.add_argument(
         "--model",
@@ -200,8 +233,14 @@ def register(subparsers) -> None:
         "(repeatable; default inertia:0)",
     )
     p.add_argument("--supply", type=float, help="supply voltage [V] (default: the preset's vin)")
-    p.add_argument("--return-delay", type=int, help="Return Delay Time register, 2 µs units (default 250)")
-    p.add_argument("--baud", type=int, default=1_000_000, help="baud rate the servos report (Baud Rate register)")
+    p.add_argument(
+        "--return-delay",
+        type=int,
+        help="Return Delay Time register, 2 µs units (default: the table's, 250 Dynamixel, 0 STS)",
+    )
+    p.add_argument(
+        "--baud", type=int, default=1_000_000, help="baud rate the servos report (Baud Rate register; its codes only)"
+    )
     p.add_argument("--wire-time", action="store_true", help="delay replies by their wire time at --baud")
     p.add_argument("--temperature", type=float, default=30.0, help="ambient / constant temperature [°C]")
     p.add_argument("--thermal", action="store_true", help="first-order thermal model instead of constant")

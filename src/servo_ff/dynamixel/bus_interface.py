@@ -6,6 +6,7 @@ protocol allows, the same fault handling, per-servo :class:`~.transactions.CommS
 protocol   servos                                      implementation
 =========  ==========================================  =============================================
 ``dxl2``   Dynamixel Protocol 2.0 (MX 2.0 firmware, X)  :class:`servo_ff.dynamixel.bus.DynamixelBus`
+``sts``    Feetech SCS/STS (STS3215, STS3250)           :class:`servo_ff.feetech.bus.FeetechBus`
 =========  ==========================================  =============================================
 """
 
@@ -24,6 +25,7 @@ from .transactions import CommStats
 #: protocol → "module:Class" of its bus (imported on use: each needs its own vendor SDK)
 BUS_CLASSES: dict[str, str] = {
     "dxl2": "servo_ff.dynamixel.bus:DynamixelBus",
+    "sts": "servo_ff.feetech.bus:FeetechBus",
 }
 
 

@@ -108,6 +108,11 @@ class BusConfig:
         if not math.isfinite(self.center):
             raise ValueError(f"center must be a finite count, got {self.center}")
         table = ct.control_table(self.model)
+        if table.baud_codes is not None and self.baud not in table.baud_codes:
+            raise ValueError(
+                f"baud {self.baud} is not a {table.name} rate (its Baud Rate codes); valid: "
+                + ", ".join(map(str, sorted(table.baud_codes, reverse=True)))
+            )
         if table.protocol != self.protocol:
             raise ValueError(
                 f"model {self.model} ({table.name}) speaks protocol {table.protocol}, not {self.protocol}; tables of "
@@ -127,11 +132,16 @@ class BusConfig:
 
 
 def joint_state(table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp, stamps) -> JointState:
-    """A :class:`JointState` from ``raw`` :data:`STATE_DTYPE` records (NaN where not ``valid``)."""
+    """A :class:`JointState` from ``raw`` records with signed fields ``position`` [counts], ``velocity`` [table's
+    ``velocity_unit``] and ``current`` (:data:`STATE_DTYPE`) or ``load`` (Present Load, ``load_unit`` of the stall
+    torque: effort, no current), converted with the table's units; NaN where not ``valid``."""
     n = len(ids)
-    pos = np.where(valid, ct.counts_to_rad(raw["position"], center), np.nan)
-    vel = np.where(valid, ct.velocity_to_rad_s(raw["velocity"]), np.nan)
-    if table.has_current:
+    pos = np.where(valid, (raw["position"] - center) * table.rad_per_count, np.nan)
+    vel = np.where(valid, raw["velocity"] * table.velocity_unit, np.nan)
+    if "load" in raw.dtype.names:
+        cur = np.full(n, np.nan)
+        eff = np.where(valid, raw["load"] * (table.load_unit * (table.stall_torque or np.nan)), np.nan)
+    elif table.has_current:
         cur = np.where(valid, ct.current_to_amps(raw["current"], table), np.nan)
         eff = cur * (np.nan if kt is None else kt)
     else:
