@@ -40,12 +40,13 @@ def write(bus, targets: list[int], prm: bytes, inst: int, bcast: bool) -> None:
         if bus.silent[k]:
             continue
         answers = bus.answers(k, inst)  # the level before this write decides (e.g. writing Status Return Level)
+        sid = bus.regs.ids[k]  # the reply carries the id the packet addressed, even when it wrote a new ID
         if inst == p1.INST_REG_WRITE:
             bus.regs.register(k, addr, data)
         else:
             bus.regs.write(k, addr, data)
         if answers and not bcast:
-            bus.send_status(k)
+            bus.send_status(k, sid=sid)
 
 
 def action(bus, targets: list[int], prm: bytes, inst: int, bcast: bool) -> None:

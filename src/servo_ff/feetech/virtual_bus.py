@@ -211,13 +211,13 @@ class StsVirtualBus(VirtualBus):
             return True
         return self.regs.value(k, "Status Return Level") != 0
 
-    def send_status(self, k: int, params: bytes = b"") -> None:
-        """A status packet of servo k with its status bits as the error byte; reply faults, then Return Delay Time
-        (and wire time) before it leaves."""
+    def send_status(self, k: int, params: bytes = b"", sid: int | None = None) -> None:
+        """A status packet of servo k (from id ``sid``, default its present ID) with its status bits as the error
+        byte; reply faults, then Return Delay Time (and wire time) before it leaves."""
         error = self.regs.value(k, "Hardware Error Status") & 0x7F
         if error:
             self.stats.errors[error] = self.stats.errors.get(error, 0) + 1
-        original = p1.encode(self.ids[k], error, params)
+        original = p1.encode(self.ids[k] if sid is None else sid, error, params)
         packet, fate, hold = self.reply_faults.apply(original, self.stats)
         if packet is None:
             if self.truth is not None:
