@@ -71,7 +71,8 @@ class TolerantSyncRead(scs.GroupSyncRead):
         self.stamps: dict[int, float] = {}
         self.failed: dict[int, str] = {}
         self.block: np.ndarray | None = None
-        self._ids_arr: np.ndarray | None = None
+        self._head: np.ndarray | None = None  # expected FF FF id LEN of each reply
+        self._head_ids: tuple = ()
         self._pos: tuple | None = None
 
     def txRxPacket(self):
@@ -115,16 +116,11 @@ class TolerantSyncRead(scs.GroupSyncRead):
         if len(data) != k * (6 + n):
             return False
         rows = np.frombuffer(data, dtype=np.uint8).reshape(k, 6 + n)
-        if self._ids_arr is None or self._ids_arr.size != k or self._ids_arr.tolist() != list(ids):
-            self._ids_arr = np.array(ids, dtype=np.uint8)
+        if self._head is None or self._head_ids != ids:
+            self._head_ids = tuple(ids)
+            self._head = np.array([[0xFF, 0xFF, i, n + 2] for i in ids], dtype=np.uint8)
         checksum = (~rows[:, 2:-1].sum(axis=1, dtype=np.uint32)).astype(np.uint8)
-        if not (
-            (rows[:, 0] == 0xFF).all()
-            and (rows[:, 1] == 0xFF).all()
-            and np.array_equal(rows[:, 2], self._ids_arr)
-            and (rows[:, 3] == n + 2).all()
-            and np.array_equal(checksum, rows[:, -1])
-        ):
+        if not (np.array_equal(rows[:, :4], self._head) and np.array_equal(checksum, rows[:, -1])):
             return False
         self.block = rows[:, 5 : 5 + n]
         self.block_err = rows[:, 4]
