@@ -140,9 +140,11 @@ def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():
 def test_silent_servo_is_skipped_then_reprobed_and_counted_as_timeouts():
     with vbus(truth=True) as vb:
         cfg = config(vb.device, timeout_ms=30.0, skip_after=3, probe_period_s=0.05)
+        # (torque on below: the servos move, so a stale entry would differ from its own reply)
         with FeetechBus(cfg) as bus:
             bus.connect()
             bus.setup()
+            bus.torque(True)
             vb.set_silent(6)  # the last position: each miss costs a whole slot + margin
             st = bus.stats[6]
             for _ in range(50):
@@ -152,17 +154,21 @@ def test_silent_servo_is_skipped_then_reprobed_and_counted_as_timeouts():
                     break
             assert st.skipping and st.timeouts >= 3 and st.corrupt == 0 and bus.skipped == [6]
             assert "re-probed every 0.05 s" in bus.servo_status(6)
-            timeouts, n_reads = st.timeouts, len(vb.truth.rd_t)
+            timeouts, n_reads, served = st.timeouts, len(vb.truth.rd_t), bus.state_reads
             t0, tr0, probes0 = time.monotonic(), bus.transactions, st.probes
-            cycles = 0
+            cycles, recs = 0, []
             while time.monotonic() - t0 < 0.2 or cycles < 20:
-                s = bus.cycle(np.zeros(6))
+                s = bus.cycle(np.full(6, 0.3 * np.sin(0.3 * cycles)))  # moving: every read's payload differs
+                recs.append((bus.state_reads - served, s.ids, s.valid, np.stack([s.position, s.velocity], 1), s.stamps))
                 cycles += 1
                 assert not s.valid[5] and np.isnan(s.position[5])
             probes = st.probes - probes0
             assert probes >= 1 and st.timeouts == timeouts  # not asked; probes (PING) are not sync-read timeouts
             assert bus.transactions - tr0 == 2 * cycles + probes  # sync read + sync write, plus the probes
             assert set(vb.truth.rd_n[n_reads:]) <= {5}  # the sync reads asked 5 servos only
+            # the five that answer are this read's own replies (the block of a 5-servo read, not a stale dict)
+            audit = tr.audit_states(vb.truth.arrays(), recs, STATE_ADDR, state_values, offset=served)
+            assert audit.stale_valid == 0 and audit.checked >= 4 * cycles, audit.examples
             vb.set_silent(6, False)
             t0 = time.monotonic()
             while st.skipping and time.monotonic() - t0 < 5.0:

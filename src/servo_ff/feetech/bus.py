@@ -205,15 +205,16 @@ class FeetechBus(StsTransactions):
             g.txRxPacket()
             self.state_reads += g.serial - sent
         stamp = time.monotonic()
-        if asked == ids and g.block is not None and g.block_ids == ids:
-            rec, ok = self._decode(g.block)
-            if ok.all():
-                for st in self._stat_list:
-                    st.ok += 1
-                    st.misses = 0
-                if g.block_err.any() or self.status_bits:
-                    self._note_block_status(ids, g.block_err.tolist())
-                return self._state(ids, rec, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
+        if asked and g.block is not None:  # every asked servo answered in one block
+            if asked == ids:
+                rec, ok = self._decode(g.block)
+                if ok.all():
+                    for st in self._stat_list:
+                        st.ok += 1
+                        st.misses = 0
+                    if g.block_err.any() or self.status_bits:
+                        self._note_block_status(ids, g.block_err.tolist())
+                    return self._state(ids, rec, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
             received, errors, failed, stamps = _rows(g)
         elif asked:
             received, errors, failed, stamps = g.received, g.errors, g.failed, g.stamps
