@@ -308,7 +308,10 @@ def test_unknown_model_number_names_id_number_and_tables():
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["--protocol", "dxl1", "--servo", "mx106"], "--servo mx106 (MX-106(2.0)) speaks protocol dxl2, not dxl1"),
+        (
+            ["--protocol", "dxl1", "--servo", "mx106"],
+            "--servo mx106 (MX-106(2.0)) speaks protocol dxl2, not --protocol dxl1; servos of dxl1: ",
+        ),
         (["--protocol", "dxl1", "--servo", "mx106-p1", "--baud", "1500000"], "baud 1500000: not on the"),
         (["--protocol", "dxl1", "--servo", "ax12a"], "no identified preset"),
     ],

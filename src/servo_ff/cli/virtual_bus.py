@@ -1,5 +1,6 @@
-"""``servo-ff virtual-bus``: N simulated Dynamixel servos on a pseudo-terminal (Protocol 2.0, or 1.0 with
-``--protocol dxl1`` and a 1.0 table: ``--servo mx106-p1``, ``mx64-p1``, ``ax12a``).
+"""``servo-ff virtual-bus``: N simulated servos on a pseudo-terminal: Dynamixel Protocol 2.0 (``--protocol dxl2``),
+Dynamixel Protocol 1.0 (``dxl1``, with a 1.0 table: ``--servo mx106-p1``, ``mx64-p1``, ``ax12a``) or Feetech
+SCS/STS (``sts``).
 
 Prints ``DEVICE /dev/pts/N`` as its first line, then serves until Ctrl-C / SIGTERM (or ``--duration``).
 """
@@ -67,11 +68,36 @@ def _sag(text: str) -> tuple[float, float, float]:
         raise ValueError(f"--sag {text!r}: expected VOLTS@START[+DURATION], e.g. 3@1+0.5") from None
 
 
+#: protocol → ("module:Class" of its virtual bus, default --servo)
+VIRTUAL_BUSES = {
+    "dxl2": ("servo_ff.dynamixel.virtual_bus:VirtualBus", "mx106"),
+    "dxl1": ("servo_ff.dynamixel.virtual_p1:VirtualBus1", "mx106-p1"),
+    "sts": ("servo_ff.feetech.virtual_bus:StsVirtualBus", "sts3215"),
+}
+
+
+def virtual_bus_class(protocol: str) -> type:
+    import importlib
+
+    module, _, name = VIRTUAL_BUSES[protocol][0].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def build_bus(args):
+    from ..dynamixel import control_table as ct
     from ..dynamixel.thermal import ThermalOptions
-    from ..dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
+    from ..dynamixel.virtual_bus import Faults, ServoLoad
     from ..dynamixel.virtual_options import Clock, VirtualBusOptions
     from ._params import resolve_params
+
+    protocol = getattr(args, "protocol", None) or (ct.control_table(args.servo).protocol if args.servo else "dxl2")
+    servo = args.servo or VIRTUAL_BUSES[protocol][1]
+    table = ct.control_table(servo)
+    if table.protocol != protocol:
+        raise ValueError(
+            f"--servo {servo} ({table.name}) speaks protocol {table.protocol}, not --protocol {protocol}; servos of "
+            f"{protocol}: " + ", ".join(k for k, t in ct.CONTROL_TABLES.items() if t.protocol == protocol)
+        )
 
     ids = parse_ids(args.ids)
     loads: dict[int, ServoLoad] = {}
@@ -103,19 +129,10 @@ def build_bus(args):
     if args.firmware and not args.params:
         raise ValueError("--firmware needs --params FILE (the actuator the law drives)")
     params = resolve_params(args.params, None, args.firmware) if args.params else None
-    from ..dynamixel.control_table import control_table
-
-    table = control_table(args.servo)
-    protocol = getattr(args, "protocol", None) or table.protocol
-    if table.protocol != protocol:
-        raise ValueError(f"--servo {args.servo} ({table.name}) speaks protocol {table.protocol}, not {protocol}")
-    cls = VirtualBus
-    if protocol == "dxl1":
-        from ..dynamixel.virtual_p1 import VirtualBus1 as cls
-    return cls(
+    return virtual_bus_class(protocol)(
         VirtualBusOptions(
             ids=ids,
-            model=args.servo,
+            model=servo,
             params=params,
             friction_model=args.model,
             loads=per,
@@ -186,21 +203,21 @@ def run(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "virtual-bus",
-        help="simulated Dynamixel servos on a pty (Protocol 2.0)",
+        help="simulated servos on a pty (Dynamixel Protocol 2.0 or Feetech STS)",
         description=__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
     p.add_argument(
         "--protocol",
-        choices=("dxl2", "dxl1"),
-        help="bus protocol (default: the --servo table's): dxl2 Dynamixel 2.0, dxl1 Dynamixel 1.0 (MX 1.0, AX)",
+        choices=tuple(VIRTUAL_BUSES),
+        help="bus protocol (default: the --servo table's, else dxl2): dxl2 Dynamixel Protocol 2.0, dxl1 Dynamixel "
+        "Protocol 1.0 (MX 1.0, AX), sts Feetech SCS/STS",
     )
     p.add_argument(
         "--servo",
-        default="mx106",
-        help="servo type (its control table): mx28, mx64, mx106, xm430, xm430-w210, xl330-m288, …; "
-        "Protocol 1.0: mx106-p1, mx64-p1, ax12a",
+        help="servo type (its control table): mx28, mx64, mx106, xm430, xm430-w210, xl330-m288, … (dxl2; default "
+        "mx106), mx106-p1, mx64-p1, ax12a (dxl1; default mx106-p1), sts3215, sts3250 (sts; default sts3215)",
     )
     p.add_argument(
         "--model",
@@ -218,8 +235,14 @@ def register(subparsers) -> None:
         "(repeatable; default inertia:0)",
     )
     p.add_argument("--supply", type=float, help="supply voltage [V] (default: the preset's vin)")
-    p.add_argument("--return-delay", type=int, help="Return Delay Time register, 2 µs units (default 250)")
-    p.add_argument("--baud", type=int, default=1_000_000, help="baud rate the servos report (Baud Rate register)")
+    p.add_argument(
+        "--return-delay",
+        type=int,
+        help="Return Delay Time register, 2 µs units (default: the table's, 250 Dynamixel, 0 STS)",
+    )
+    p.add_argument(
+        "--baud", type=int, default=1_000_000, help="baud rate the servos report (Baud Rate register; its codes only)"
+    )
     p.add_argument("--wire-time", action="store_true", help="delay replies by their wire time at --baud")
     p.add_argument("--temperature", type=float, default=30.0, help="ambient / constant temperature [°C]")
     p.add_argument("--thermal", action="store_true", help="first-order thermal model instead of constant")

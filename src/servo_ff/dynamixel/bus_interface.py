@@ -7,6 +7,7 @@ protocol   servos                                      implementation
 =========  ==========================================  =============================================
 ``dxl2``   Dynamixel Protocol 2.0 (MX 2.0 firmware, X)  :class:`servo_ff.dynamixel.bus.DynamixelBus`
 ``dxl1``   Dynamixel Protocol 1.0 (MX 1.0 firmware, AX)  :class:`servo_ff.dynamixel.bus_p1.DynamixelBus1`
+``sts``    Feetech SCS/STS (STS3215, STS3250)           :class:`servo_ff.feetech.bus.FeetechBus`
 =========  ==========================================  =============================================
 """
 
@@ -26,6 +27,7 @@ from .transactions import CommStats
 BUS_CLASSES: dict[str, str] = {
     "dxl2": "servo_ff.dynamixel.bus:DynamixelBus",
     "dxl1": "servo_ff.dynamixel.bus_p1:DynamixelBus1",
+    "sts": "servo_ff.feetech.bus:FeetechBus",
 }
 
 

@@ -110,6 +110,11 @@ class BusConfig:
             self.center = float(table.center)
         if not math.isfinite(self.center):
             raise ValueError(f"center must be a finite count, got {self.center}")
+        if table.baud_codes is not None and self.baud not in table.baud_codes:
+            raise ValueError(
+                f"baud {self.baud} is not a {table.name} rate (its Baud Rate codes); valid: "
+                + ", ".join(map(str, sorted(table.baud_codes, reverse=True)))
+            )
         if table.protocol != self.protocol:
             raise ValueError(
                 f"model {self.model} ({table.name}) speaks protocol {table.protocol}, not {self.protocol}; tables of "
@@ -133,12 +138,16 @@ class BusConfig:
 
 
 def joint_state(table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp, stamps) -> JointState:
-    """A :class:`JointState` from ``raw`` :data:`STATE_DTYPE` records (NaN where not ``valid``), in the table's
-    units (``rad_per_count``, ``velocity_unit``, ``current_unit`` or ``load_unit`` × ``stall_torque``)."""
+    """A :class:`JointState` from ``raw`` records with signed fields ``position`` [counts], ``velocity`` [table's
+    ``velocity_unit``] and ``current`` (:data:`STATE_DTYPE`) or ``load`` (Present Load, ``load_unit`` of the stall
+    torque: effort, no current), converted with the table's units; NaN where not ``valid``."""
     n = len(ids)
     pos = np.where(valid, (np.asarray(raw["position"], dtype=np.float64) - center) * table.rad_per_count, np.nan)
     vel = np.where(valid, np.asarray(raw["velocity"], dtype=np.float64) * table.velocity_unit, np.nan)
-    if table.has_current:
+    if "load" in raw.dtype.names:
+        cur = np.full(n, np.nan)
+        eff = np.where(valid, raw["load"] * (table.load_unit * (table.stall_torque or np.nan)), np.nan)
+    elif table.has_current:
         cur = np.where(valid, ct.current_to_amps(raw["current"], table), np.nan)
         eff = cur * (np.nan if kt is None else kt)
     else:

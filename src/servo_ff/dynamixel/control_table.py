@@ -21,6 +21,7 @@ The Protocol 2.0 constants below (MX 2.0 firmware uses the X-series layout of th
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +67,9 @@ OPERATING_MODES = {
 @dataclass(frozen=True)
 class Item:
     """One control-table item: ``address``, ``size`` [bytes], ``access`` ("R" or "RW"), ``default`` raw value,
-    ``signed`` two's complement, ``eeprom`` (writable only while torque is off)."""
+    ``signed`` two's complement, ``eeprom`` (writable only while torque is off). ``sign_bit``: the bit that
+    carries the sign of this item's sign-magnitude value when it is not the table's (Feetech Present Load:
+    bit 10); None: the table's ``sign_bit``."""
 
     name: str
     address: int
@@ -75,6 +78,7 @@ class Item:
     default: int = 0
     signed: bool = False
     eeprom: bool = False
+    sign_bit: int | None = None
 
     @property
     def writable(self) -> bool:
@@ -119,6 +123,7 @@ class ControlTable:
     sign_bit: int | None = None
     p_gain_per_kp: float = REGISTER_PER_BAM_KP  # Position P Gain register per bam kp (protocol-1 P: 1)
     p_gain_max: int = 16383  # largest Position P Gain register value
+    baud_codes: Mapping[int, int] | None = None  # baud rate → Baud Rate register code (None: BAUD_CODES)
     by_name: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -158,13 +163,14 @@ class ControlTable:
             if value >= 1 << bits:
                 raise ValueError(f"{self.name} {it.name}: {value} does not fit {it.size} byte(s)")
             return int(value)
-        if self.sign_bit is None:
+        sign = self.sign_bit_of(it)
+        if sign is None:
             if value < -(1 << (bits - 1)):
                 raise ValueError(f"{self.name} {it.name}: {value} does not fit {it.size} signed byte(s)")
             return int(value) + (1 << bits)
-        if -value >= 1 << self.sign_bit:
-            raise ValueError(f"{self.name} {it.name}: |{value}| does not fit {self.sign_bit} magnitude bits")
-        return (1 << self.sign_bit) | -int(value)
+        if -value >= 1 << sign:
+            raise ValueError(f"{self.name} {it.name}: |{value}| does not fit {sign} magnitude bits")
+        return (1 << sign) | -int(value)
 
     def decode(self, item: Item | str, raw) -> np.ndarray:
         """Unsigned raw field(s) of ``item`` → signed values (int64)."""
@@ -172,11 +178,17 @@ class ControlTable:
         r = np.asarray(raw, dtype=np.int64)
         if not it.signed:
             return r
-        if self.sign_bit is None:
+        sign = self.sign_bit_of(it)
+        if sign is None:
             half = 1 << (8 * it.size - 1)
             return np.where(r >= half, r - 2 * half, r)
-        mag = r & ((1 << self.sign_bit) - 1)
-        return np.where(r & (1 << self.sign_bit), -mag, mag)
+        mag = r & ((1 << sign) - 1)
+        return np.where(r & (1 << sign), -mag, mag)
+
+    def sign_bit_of(self, item: Item | str) -> int | None:
+        """The sign bit of a signed sign-magnitude ``item`` (its own, else the table's); None: two's complement."""
+        it = self.item(item) if isinstance(item, str) else item
+        return it.sign_bit if it.sign_bit is not None else self.sign_bit
 
     def position_to_rad(self, counts) -> np.ndarray:
         """Present/Goal Position [signed counts] → [rad] (0 at ``center``)."""
@@ -192,8 +204,10 @@ class ControlTable:
 
 def load_table(path) -> ControlTable:
     """A control table from its YAML file (``tables/<key>.yaml``): ``name``, ``model_number``, ``protocol``,
-    ``source``, units and P gain scale (see :class:`ControlTable`) and ``items: {name: [address, size, access, default,
-    flags…]}`` with flags ``signed`` and ``eeprom``. A malformed file raises ValueError naming file and key."""
+    ``source``, units (see :class:`ControlTable`) and ``items: {name: [address, size, access, default,
+    flags…]}`` with flags ``signed``, ``eeprom`` and ``signN`` (signed, sign-magnitude with its sign in bit N),
+    ``p_gain_per_kp``, ``p_gain_max`` and ``baud_rates: {baud: register code}``. A malformed file raises
+    ValueError naming file and key."""
     import yaml
 
     path = Path(path)
@@ -203,10 +217,22 @@ def load_table(path) -> ControlTable:
         items = []
         for name, row in doc["items"].items():
             addr, size, access, default, *flags = row
-            unknown = set(flags) - {"signed", "eeprom"}
-            if unknown or size not in (1, 2, 4) or access not in ("R", "RW", "W"):
+            signs = [int(f[4:]) for f in flags if isinstance(f, str) and re.fullmatch(r"sign\d+", f)]
+            unknown = set(flags) - {"signed", "eeprom"} - {f"sign{b}" for b in signs}
+            if unknown or size not in (1, 2, 4) or access not in ("R", "RW", "W") or any(b >= 8 * size for b in signs):
                 raise ValueError(f"{where}: item {name!r}: bad row {row}")
-            items.append(Item(name, int(addr), int(size), access, int(default), "signed" in flags, "eeprom" in flags))
+            items.append(
+                Item(
+                    name,
+                    int(addr),
+                    int(size),
+                    access,
+                    int(default),
+                    "signed" in flags or bool(signs),
+                    "eeprom" in flags,
+                    signs[0] if signs else None,
+                )
+            )
         units = {
             k: doc[k] for k in ("rad_per_count", "center", "velocity_unit", "voltage_unit", "load_unit") if k in doc
         }
@@ -222,6 +248,7 @@ def load_table(path) -> ControlTable:
             sign_bit=doc.get("sign_bit"),
             p_gain_per_kp=float(doc.get("p_gain_per_kp", REGISTER_PER_BAM_KP)),
             p_gain_max=int(doc.get("p_gain_max", 16383)),
+            baud_codes={int(b): int(c) for b, c in doc["baud_rates"].items()} if "baud_rates" in doc else None,
             **units,
         )
     except KeyError as e:

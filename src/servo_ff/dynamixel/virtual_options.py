@@ -101,8 +101,10 @@ class VirtualBusOptions:
         table = ct.control_table(self.model)  # an unknown model names the valid ones
         if self.return_delay is not None and not 0 <= self.return_delay <= 254:
             raise ValueError(f"return_delay must be 0..254 (2 µs units), got {self.return_delay}")
-        if table.protocol == "dxl2" and self.baud not in ct.BAUD_CODES:  # other protocols: their bus checks
-            raise ValueError(f"baud {self.baud} is not a Dynamixel rate; valid: {', '.join(map(str, ct.BAUD_CODES))}")
+        if table.protocol != "dxl1":  # Protocol 1.0's baud grid is checked by its bus
+            codes = ct.BAUD_CODES if table.baud_codes is None else table.baud_codes
+            if self.baud not in codes:
+                raise ValueError(f"baud {self.baud} is not a {table.name} rate; valid: {', '.join(map(str, codes))}")
         v = self.supply_voltage
         if v is not None and not (math.isfinite(v) and v > 0):
             raise ValueError(f"supply_voltage must be > 0, got {v}")
