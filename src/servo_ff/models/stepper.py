@@ -11,47 +11,18 @@ J = (m + m_arm/3)·l² + J_m; seed 004 writes τ_e = m·g·l·sin θ with the an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
 
 from . import kernels
 from .friction import applied_friction, friction_budget, stopping_torque
+from .loads import GRAVITY, ExternalLoad, PendulumLoad  # noqa: F401 (re-exported)
 from .motor import firmware_torque, goal_profile
 from .params import N_PACKED, P_ALPHA, P_ARM, P_GVMAX, P_IMAX, P_KT, P_LAW, P_QOFF, P_R, P_VIN, P_VMAX, P_VS, pack
+from .stability import max_stable_dt, step_stability_refusal  # noqa: F401 (re-exported)
 
-GRAVITY = 9.80665  # m/s²
 Backend = Literal["auto", "numba", "numpy"]
-
-
-@dataclass(frozen=True)
-class PendulumLoad:
-    """Point mass ``mass`` [kg] at ``length`` [m] on an arm of mass ``arm_mass`` [kg] (bam's bench), plus a fixed
-    ``extra_inertia`` [kg·m²] without gravity (e.g. a flywheel; 0 for bam's bench)."""
-
-    mass: np.ndarray | float
-    length: np.ndarray | float
-    arm_mass: np.ndarray | float = 0.0
-    extra_inertia: np.ndarray | float = 0.0
-
-    def gravity_torque_amplitude(self) -> np.ndarray:
-        """(m + m_arm/2)·g·l [N·m]: τ_e = −amplitude·sin θ."""
-        return (np.asarray(self.mass) + np.asarray(self.arm_mass) / 2) * GRAVITY * np.asarray(self.length)
-
-    def inertia(self) -> np.ndarray:
-        """(m + m_arm/3)·l² + J_extra [kg·m²] (armature added by the stepper)."""
-        return (np.asarray(self.mass) + np.asarray(self.arm_mass) / 3) * np.asarray(self.length) ** 2 + np.asarray(
-            self.extra_inertia
-        )
-
-
-@dataclass(frozen=True)
-class ExternalLoad:
-    """Caller-supplied external torque [N·m] (per element, or per step in a rollout) and load inertia [kg·m²]."""
-
-    inertia: np.ndarray | float
-    tau_ext: np.ndarray | float = 0.0
 
 
 class StepResult(NamedTuple):
@@ -163,37 +134,6 @@ def _check_dt(dt: float) -> float:
     if not np.isfinite(dt) or dt <= 0:
         raise ValueError(f"dt must be a positive finite time step in seconds, got {dt}")
     return dt
-
-
-def max_stable_dt(kt, R, inertia) -> np.ndarray:
-    """Largest step [s] for which the explicit update of Algorithm 1 (line 8: θ̇ += θ̈·dt) keeps the back-EMF
-    damping stable: the motor law gives J·θ̈ = … − (kt²/R)·θ̇, so θ̇ is multiplied by 1 − dt·kt²/(R·J) each step,
-    which stays in (−1, 1) only for dt < 2·J·R/kt². ``inertia`` = load inertia + armature [kg·m²]."""
-    kt, R, J = (np.asarray(x, dtype=np.float64) for x in (kt, R, inertia))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(kt > 0, 2.0 * J * R / np.square(kt), np.inf)
-
-
-def step_stability_refusal(params, load_inertia, dt: float, names=None) -> str | None:
-    """Why stepping ``params`` over ``load_inertia`` [kg·m²] (per joint) with step ``dt`` [s] is not stable
-    (:func:`max_stable_dt`, first offending joint), or None. Pure: nodes call it before taking a change."""
-    p = pack(params)
-    j_load = np.atleast_1d(np.asarray(load_inertia, dtype=np.float64))
-    j = j_load + p[..., P_ARM]
-    limit = np.atleast_1d(max_stable_dt(p[..., P_KT], p[..., P_R], j))
-    j = np.broadcast_to(j, limit.shape)
-    bad = ~(float(dt) < limit)
-    if not bad.any():
-        return None
-    i = int(np.argmin(np.where(bad, limit, np.inf)))  # the worst joint
-    name = names[i] if names is not None and i < len(names) else f"joint {i}"
-    return (
-        f"physics step {dt:.3g} s is not below the explicit-integration stability limit 2·J·R/kt² = "
-        f"{limit[i]:.3g} s of {name} (J = load {j_load[min(i, j_load.size - 1)]:.3g} + armature "
-        f"{float(np.broadcast_to(p[..., P_ARM], limit.shape)[i]):.3g} kg·m², R = "
-        f"{float(np.broadcast_to(p[..., P_R], limit.shape)[i]):.3g} Ω, kt = "
-        f"{float(np.broadcast_to(p[..., P_KT], limit.shape)[i]):.3g} N·m/A): the back-EMF damping would diverge"
-    )
 
 
 def step_numpy(p, theta, dtheta, goal, dt, gravity, tau_ext, inertia, enable) -> StepResult:

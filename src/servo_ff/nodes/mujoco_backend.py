@@ -382,21 +382,4 @@ class MujocoSimNode(SimNode):
         return out
 
 
-def sim_node_factory(**kwargs: Any):
-    """``servo_sim_node``'s constructor: :class:`MujocoSimNode` when the parameter ``backend`` is ``mujoco``,
-    else the stepper :class:`SimNode`."""
-    import rclpy
-
-    probe = rclpy.create_node(
-        kwargs.pop("name", "servo_sim"),
-        automatically_declare_parameters_from_overrides=True,
-        **{k: v for k, v in kwargs.items() if k in ("context", "namespace")},
-    )
-    try:
-        backend = probe.get_parameter("backend").value if probe.has_parameter("backend") else None
-    finally:
-        probe.destroy_node()
-    return MujocoSimNode(**kwargs) if backend == "mujoco" else SimNode(**kwargs)
-
-
-__all__ = ["MujocoSimNode", "TOPIC_FOOT_FORCES", "TOPIC_IMU", "mujoco_specs", "sim_node_factory"]
+__all__ = ["MujocoSimNode", "TOPIC_FOOT_FORCES", "TOPIC_IMU", "mujoco_specs"]

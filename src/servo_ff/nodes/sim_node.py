@@ -271,9 +271,28 @@ class SimNode(SimClock, ServoInterfaceNode):
         return out
 
 
-def main(args: list[str] | None = None) -> int:
-    from .mujoco_backend import sim_node_factory  # backend: mujoco → the MuJoCo backend's node
+def sim_node_factory(**kwargs: Any):
+    """``servo_sim_node``'s constructor: :class:`MujocoSimNode` when the parameter ``backend`` is ``mujoco``,
+    else the stepper :class:`SimNode`."""
+    import rclpy
 
+    probe = rclpy.create_node(
+        kwargs.pop("name", "servo_sim"),
+        automatically_declare_parameters_from_overrides=True,
+        **{k: v for k, v in kwargs.items() if k in ("context", "namespace")},
+    )
+    try:
+        backend = probe.get_parameter("backend").value if probe.has_parameter("backend") else None
+    finally:
+        probe.destroy_node()
+    if backend == "mujoco":
+        from .mujoco_backend import MujocoSimNode
+
+        return MujocoSimNode(**kwargs)
+    return SimNode(**kwargs)
+
+
+def main(args: list[str] | None = None) -> int:
     return spin_node(sim_node_factory, args)
 
 
