@@ -110,7 +110,7 @@ def so100_waypoint_errors() -> dict:
             )
         )
         probe = h.make_node("so100_probe")
-        rows, last = [], []
+        rows, last, last_t = [], [], [-1.0]
 
         def on_js(m):
             if walker.pattern is None or list(m.name) != list(JOINTS):
@@ -119,9 +119,12 @@ def so100_waypoint_errors() -> dict:
             if 0.0 <= t <= walker.pattern.end:
                 rows.append((np.array(m.position), walker.pattern.sample(t)))
             last[:] = [np.array(m.position)]
+            last_t[0] = t
 
         probe.create_subscription(JointState, "joint_states", on_js, 1000)
         wait_for(lambda: walker.finished, 180.0, "the waypoints")
+        # the probe shares the executor: on a loaded machine its queue lags; the final error is at the end
+        wait_for(lambda: last_t[0] >= walker.pattern.end, 60.0, "the probe's joint_states up to the end")
         final_goal = walker.pattern.q[-1]
         q = np.array([r[0] for r in rows])
         err = q - np.array([r[1] for r in rows])

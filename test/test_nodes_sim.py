@@ -85,7 +85,8 @@ def settle_at(states, goal, tol=0.06, timeout=20.0) -> bool:
 
 def test_joint_states_names_and_units(ros):
     h, sim, client, states, pubs = ros
-    time.sleep(0.5)  # let the pendulums settle on their start-up goals
+    # let the pendulums settle on their start-up goals (simulated on the wall clock: a loaded machine takes longer)
+    wait_for(lambda: np.abs(latest(states).velocity).max() < 0.01, 10.0, "the pendulums at rest")
     msg = latest(states)
     assert list(msg.name) == JOINTS
     assert len(msg.position) == len(msg.velocity) == len(msg.effort) == 2
