@@ -88,7 +88,9 @@ def build_bus(args):
     from ..dynamixel.virtual_options import Clock, VirtualBusOptions
     from ._params import resolve_params
 
-    protocol = getattr(args, "protocol", "dxl2")
+    protocol = getattr(args, "protocol", None) or (ct.control_table(args.servo).protocol if args.servo else "dxl2")
+    if protocol not in VIRTUAL_BUSES:
+        raise ValueError(f"no virtual bus for protocol {protocol}; virtual buses: {', '.join(VIRTUAL_BUSES)}")
     servo = args.servo or VIRTUAL_BUSES[protocol][1]
     table = ct.control_table(servo)
     if table.protocol != protocol:
@@ -208,9 +210,8 @@ def register(subparsers) -> None:
     p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
     p.add_argument(
         "--protocol",
-        default="dxl2",
         choices=tuple(VIRTUAL_BUSES),
-        help="bus protocol: dxl2 Dynamixel Protocol 2.0, sts Feetech SCS/STS",
+        help="bus protocol: dxl2 Dynamixel Protocol 2.0, sts Feetech SCS/STS (default: the --servo's, else dxl2)",
     )
     p.add_argument(
         "--servo",
