@@ -91,6 +91,8 @@ def build_bus(args):
     from ._params import resolve_params
 
     protocol = getattr(args, "protocol", None) or (ct.control_table(args.servo).protocol if args.servo else "dxl2")
+    if protocol not in VIRTUAL_BUSES:
+        raise ValueError(f"no virtual bus for protocol {protocol}; virtual buses: {', '.join(VIRTUAL_BUSES)}")
     servo = args.servo or VIRTUAL_BUSES[protocol][1]
     table = ct.control_table(servo)
     if table.protocol != protocol:
