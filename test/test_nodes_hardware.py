@@ -3,6 +3,7 @@ serial byte stream): joint states, goals, torque, diagnostics, hardware error + 
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -156,3 +157,27 @@ def test_disconnect_reports_error_and_reconnects(ros):
     wait_for(lambda: states[-1].header.stamp.sec > 0 and len(states[-1].name) == 2 and node.ticks > 0, 5.0, "states")
     wait_for(lambda: servo_status(diags, "shoulder").level != DiagnosticStatus.ERROR, 5.0, "not ERROR after reconnect")
     assert node.reconnects >= 1 and time.monotonic() - t < 30
+
+
+@pytest.mark.parametrize("servo,protocol", [("mx106", "dxl2"), ("sts3215", "sts"), ("ax12a", "dxl1")])
+def test_limits_not_given_are_the_servo_position_range(ros, servo, protocol):
+    """position_min/max left out: the table's position range, not the interface's ±π (wider than 0–4095 counts,
+    which the bus would refuse); a limit given is kept."""
+    from servo_ff.dynamixel import control_table as ct
+
+    h = ros[0]
+    table = ct.control_table(servo)
+    lo, hi = ct.position_range_rad(table, table.center)
+    kw = dict(context=h.context, namespace=h.ns)
+    base = [Parameter(k, value=v) for k, v in (("joints", ["a"]), ("ids", [1]), ("autostart", False))]
+    base += [Parameter("servo", value=servo), Parameter("protocol", value=protocol)]
+    node = HardwareNode(f"limits_{protocol}", **kw, parameter_overrides=base)
+    kept = HardwareNode(f"kept_{protocol}", **kw, parameter_overrides=[*base, Parameter("position_max", value=[1.0])])
+    try:
+        assert list(node.get_parameter("position_min").value) == pytest.approx([lo])
+        assert list(node.get_parameter("position_max").value) == pytest.approx([hi]) and hi < math.pi
+        assert list(kept.get_parameter("position_max").value) == [1.0]
+        assert list(kept.get_parameter("position_min").value) == pytest.approx([lo])
+    finally:
+        node.destroy_node()
+        kept.destroy_node()

@@ -25,7 +25,8 @@ import time
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticStatus
+from rclpy.parameter import Parameter
 
 from servo_ff.dynamixel import bus_types
 from servo_ff.dynamixel import control_table as ct
@@ -34,6 +35,7 @@ from servo_ff.dynamixel.bus_interface import make_bus
 from .common import ParameterTable, per_joint, spin_node
 from .hardware_params import hardware_specs
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
+from .servo_diagnostics import servo_diagnostics
 
 
 class HardwareNode(ServoInterfaceNode):
@@ -66,8 +68,22 @@ class HardwareNode(ServoInterfaceNode):
         self.voltage = np.full(n, np.nan)
         self.hw_error = np.full(n, -1, dtype=np.int64)
         self._setup_interface(table)
+        self._default_limits_from_table()
 
     # ------------------------------------------------------------------ parameters
+    def _default_limits_from_table(self) -> None:
+        """``position_min``/``position_max`` not given: the servo's position range (its table's Min/Max Position
+        Limit), one log line — the interface's default ±π is wider than a 4096-count servo's 0–4095."""
+        given = getattr(self, "_parameter_overrides", {}) or {}
+        table = self.ct.control_table(self.table["servo"])
+        lo, hi = self.ct.position_range_rad(table, table.center)
+        missing = [(k, x) for k, x in (("position_min", lo), ("position_max", hi)) if k not in given]
+        if missing:
+            self.set_parameters([Parameter(k, Parameter.Type.DOUBLE_ARRAY, [x]) for k, x in missing])
+            self.get_logger().info(
+                ", ".join(f"{k} not set: {x:.5f} rad" for k, x in missing) + f" (the {table.name} position range)"
+            )
+
     def _validate(self, values: dict[str, Any]) -> str | None:
         reason = validate_interface(values)
         if reason:
@@ -321,67 +337,7 @@ class HardwareNode(ServoInterfaceNode):
         return float(self.voltage[ok].mean()) if self.connected and ok.any() else math.nan
 
     def hw_diagnostics(self) -> list[DiagnosticStatus]:
-        now = time.monotonic()
-        out = []
-        for k, (name, i) in enumerate(zip(self.joints, self.ids)):
-            st = self.bus.stats.get(i) if self.bus is not None else None
-            age = now - self.last_reply[k]
-            err = int(self.hw_error[k])
-            stale = not self.valid[k]
-            if not self.configured:
-                level, msg = DiagnosticStatus.WARN, f"{self.state_label}: {self.disconnect_reason}"
-            elif not self.connected:
-                level, msg = DiagnosticStatus.ERROR, f"bus disconnected: {self.disconnect_reason}; reconnecting"
-            elif err > 0:
-                level = DiagnosticStatus.ERROR
-                msg = f"hardware error: {self.ct.hardware_error_text(err)} (reboot clears)"
-            elif st is not None and st.skipping:
-                level = DiagnosticStatus.ERROR
-                msg = f"stale ({age:.2f} s, holding its last value): {self.bus.servo_status(i)}"
-            elif age > self.table["max_reply_age"]:
-                level, msg = DiagnosticStatus.ERROR, f"stale: no valid reply for {age:.2f} s, holding its last value"
-            elif stale and self.active:
-                level = DiagnosticStatus.WARN
-                msg = f"stale: no reply this cycle, holding its last value ({age:.3f} s old)"
-            elif st is not None and st.failures > self._prev_failures.get(i, 0):
-                level, msg = (
-                    DiagnosticStatus.WARN,
-                    (
-                        f"{st.failures - self._prev_failures.get(i, 0)} new "
-                        f"communication error(s), last: {st.last_error}"
-                    ),
-                )
-            else:
-                level, msg = DiagnosticStatus.OK, "ok"
-            values = [
-                KeyValue(key="id", value=str(i)),
-                KeyValue(key="stale", value=str(bool(stale and self.configured)).lower()),
-                KeyValue(key="temperature_C", value=f"{self.temperature[k]:.1f}"),
-                KeyValue(key="hardware_error", value=str(err)),
-                KeyValue(key="hardware_error_text", value=self.ct.hardware_error_text(err) if err >= 0 else "unread"),
-                KeyValue(key="last_reply_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
-                KeyValue(key="voltage_V", value=f"{self.voltage[k]:.1f}"),
-                KeyValue(key="reconnects", value=str(self.reconnects)),
-            ]
-            if st is not None:
-                values += [
-                    KeyValue(key="comm_ok", value=str(st.ok)),
-                    KeyValue(key="comm_timeouts", value=str(st.timeouts)),
-                    KeyValue(key="comm_corrupt", value=str(st.corrupt)),
-                    KeyValue(key="comm_wrong_length", value=str(st.wrong_length)),
-                    KeyValue(key="comm_status_errors", value=str(st.status_errors)),
-                    KeyValue(key="comm_late", value=str(st.late)),
-                    KeyValue(key="comm_skipped_reads", value=str(st.skipped)),
-                    KeyValue(key="skipped", value=str(st.skipping).lower()),
-                ]
-            if st is not None:
-                self._prev_failures[i] = st.failures
-            out.append(
-                DiagnosticStatus(
-                    level=level, name=f"{self.get_name()}: {name}", hardware_id=f"dxl/{i}", message=msg, values=values
-                )
-            )
-        return out
+        return servo_diagnostics(self)
 
 
 def main(args: list[str] | None = None) -> int:

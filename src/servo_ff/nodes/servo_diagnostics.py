@@ -1,0 +1,78 @@
+"""The per-servo diagnostics of ``servo_hardware_node`` (``/diagnostics``): the lifecycle and connection state, the
+hardware error bits, staleness and the bus's communication statistics of every servo."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
+
+def servo_diagnostics(node) -> list[DiagnosticStatus]:
+    """One DiagnosticStatus per servo of a hardware node: OK, WARN (a missed reply this cycle, new communication
+    errors, not configured) or ERROR (disconnected, hardware error, skipped, silent for max_reply_age), with its
+    bus statistics."""
+    now = time.monotonic()
+    bus_name = "sts" if node.table["protocol"] == "sts" else "dxl"  # hardware_id: dxl/<id> or sts/<id>
+    out = []
+    for k, (name, i) in enumerate(zip(node.joints, node.ids)):
+        st = node.bus.stats.get(i) if node.bus is not None else None
+        age = now - node.last_reply[k]
+        err = int(node.hw_error[k])
+        stale = not node.valid[k]
+        if not node.configured:
+            level, msg = DiagnosticStatus.WARN, f"{node.state_label}: {node.disconnect_reason}"
+        elif not node.connected:
+            level, msg = DiagnosticStatus.ERROR, f"bus disconnected: {node.disconnect_reason}; reconnecting"
+        elif err > 0:
+            level = DiagnosticStatus.ERROR
+            msg = f"hardware error: {node.ct.hardware_error_text(err)} (reboot clears)"
+        elif st is not None and st.skipping:
+            level = DiagnosticStatus.ERROR
+            msg = f"stale ({age:.2f} s, holding its last value): {node.bus.servo_status(i)}"
+        elif age > node.table["max_reply_age"]:
+            level, msg = DiagnosticStatus.ERROR, f"stale: no valid reply for {age:.2f} s, holding its last value"
+        elif stale and node.active:
+            level = DiagnosticStatus.WARN
+            msg = f"stale: no reply this cycle, holding its last value ({age:.3f} s old)"
+        elif st is not None and st.failures > node._prev_failures.get(i, 0):
+            level, msg = (
+                DiagnosticStatus.WARN,
+                (f"{st.failures - node._prev_failures.get(i, 0)} new communication error(s), last: {st.last_error}"),
+            )
+        else:
+            level, msg = DiagnosticStatus.OK, "ok"
+        values = [
+            KeyValue(key="id", value=str(i)),
+            KeyValue(key="stale", value=str(bool(stale and node.configured)).lower()),
+            KeyValue(key="temperature_C", value=f"{node.temperature[k]:.1f}"),
+            KeyValue(key="hardware_error", value=str(err)),
+            KeyValue(key="hardware_error_text", value=node.ct.hardware_error_text(err) if err >= 0 else "unread"),
+            KeyValue(key="last_reply_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
+            KeyValue(key="voltage_V", value=f"{node.voltage[k]:.1f}"),
+            KeyValue(key="reconnects", value=str(node.reconnects)),
+        ]
+        if st is not None:
+            values += [
+                KeyValue(key="comm_ok", value=str(st.ok)),
+                KeyValue(key="comm_timeouts", value=str(st.timeouts)),
+                KeyValue(key="comm_corrupt", value=str(st.corrupt)),
+                KeyValue(key="comm_wrong_length", value=str(st.wrong_length)),
+                KeyValue(key="comm_status_errors", value=str(st.status_errors)),
+                KeyValue(key="comm_late", value=str(st.late)),
+                KeyValue(key="comm_skipped_reads", value=str(st.skipped)),
+                KeyValue(key="skipped", value=str(st.skipping).lower()),
+            ]
+        if st is not None:
+            node._prev_failures[i] = st.failures
+        out.append(
+            DiagnosticStatus(
+                level=level,
+                name=f"{node.get_name()}: {name}",
+                hardware_id=f"{bus_name}/{i}",
+                message=msg,
+                values=values,
+            )
+        )
+    return out
