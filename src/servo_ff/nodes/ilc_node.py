@@ -165,6 +165,7 @@ class ILCNode(ILCTrials, Node):
         self._traj_status: dict[int, dict] = {}  # servo/trajectory_status by the trajectory's stamp [ns]
         self._lead_ns: int | None = None  # how far ahead of the newest /joint_states a trajectory trial starts
         self._unverified = False  # warned that no servo node reports on trajectory_status
+        self._sim_time = bool(self.get_parameter("use_sim_time").value)  # /clock: the servo node's time
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # start-up polling runs before any sim time
         if self.table["start_on_launch"]:
             self._auto = self.create_timer(0.2, self._auto_start, callback_group=group, clock=wall)

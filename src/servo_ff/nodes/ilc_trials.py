@@ -2,8 +2,9 @@
 sample on the wall clock; ``trajectory`` sends it as one JointTrajectory stamped on the servo node's time and
 records ``/joint_states`` by their stamps, so a simulation owning ``/clock`` runs it as fast as it can.
 
-A trajectory trial is timed on the newest ``/joint_states`` stamp the node has seen, but a sim running as fast as
-it can is ahead of that by however long this node took to take its messages and build and send the trial (seen:
+A trajectory trial is timed on the servo node's newest time seen here (the newest ``/joint_states`` stamp taken
+from the queue, or ``/clock`` under ``use_sim_time`` when later), but a sim running as fast as it can is ahead of
+that by however long this node took to take its messages and send the trial (seen from ``/joint_states`` alone:
 0.05–2.4 s of sim time). A trajectory that arrives after its ``header.stamp`` is followed from the time of
 reception (JointTrajectoryController semantics): its hold, and the start of the command when it is later than
 the hold, are skipped while the recording by stamps shows the servo standing still. So every trial waits for the
@@ -116,7 +117,10 @@ class ILCTrials:
                 with self._js_seen:  # read after the message is built: the servo node's time went on meanwhile
                     if self.js_ns < 0:
                         raise RuntimeError(f"no /joint_states for {self.table['joint']} yet")
-                    start = self.js_ns + self._lead_ns  # the servo node's time base (sim time when it owns /clock)
+                    now = self.js_ns  # the servo node's time base (sim time when it owns /clock)
+                if self._sim_time:  # /clock (depth 1) is fresher than the newest /joint_states taken from the queue
+                    now = max(now, self.get_clock().now().nanoseconds)
+                start = now + self._lead_ns
                 msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
                 status = self._sent(msg, start)
                 if status is None:
@@ -134,7 +138,7 @@ class ILCTrials:
                 self._lead_ns = 2 * (self._lead_ns + late)
                 self.get_logger().warning(
                     f"the trial reached the servo node {late * 1e-9:.3f} s after its start (its time ran ahead of "
-                    f"the newest /joint_states here): sent again, {self._lead_ns * 1e-9:.3f} s ahead"
+                    f"the newest time seen here): sent again, {self._lead_ns * 1e-9:.3f} s ahead"
                 )
             t0, t_end = start + int(knots[0]), start + int(knots[-1])
             self._wait_stamp(t_end + step)
