@@ -26,6 +26,7 @@ EXECUTIONS = ("stream", "trajectory")
 LEAD_STEPS = 2  # a trajectory trial starts at first this many samples after the newest /joint_states stamp
 RESENDS = 8  # a trial that reached the servo node after its start is sent again at most this often
 STALL_TIMEOUT = 10.0  # [s] wall time without a new /joint_states (or the trial's status) that aborts a trial
+STATUS_DISCOVERY = 2.0  # [s] wall time a trial waits for a trajectory_status publisher before running unchecked
 
 
 class ILCTrials:
@@ -105,10 +106,14 @@ class ILCTrials:
         ]
         if self._lead_ns is None:
             self._lead_ns = LEAD_STEPS * step
-        deadline = time.monotonic() + STALL_TIMEOUT
+        t_wait = time.monotonic()
         while self.pub_traj.get_subscription_count() == 0:  # a trajectory nobody takes would be recorded as a trial
-            if time.monotonic() > deadline or not self.context.ok():
+            if time.monotonic() > t_wait + STALL_TIMEOUT or not self.context.ok():
                 raise RuntimeError(f"no servo node subscribes to {self.pub_traj.topic_name}")
+            time.sleep(0.05)
+        while not self._unverified and self.count_publishers(self.status_topic) == 0:
+            if time.monotonic() > t_wait + STATUS_DISCOVERY:  # at start-up it may come a little after the above
+                break
             time.sleep(0.05)
         self.supply = []
         self.recording = []
