@@ -3,6 +3,7 @@ goals, parameter validation."""
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -17,7 +18,7 @@ from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
@@ -119,6 +120,29 @@ def test_trajectory_and_jointstate_goals_by_name(ros):
     settle_at(states, [0.6, 0.2])  # the last point, matched by name
     pubs["js"].publish(JointState(name=["elbow"], position=[-0.4]))
     settle_at(states, [0.6, -0.4])  # shoulder keeps its goal
+
+
+def test_trajectory_status_reports_each_trajectory(ros):
+    """One servo/trajectory_status per JointTrajectory, keyed by its header.stamp: accepted (stamp 0: started on
+    reception, not late) or refused with the reason."""
+    h, sim, client, states, pubs = ros
+    status = []
+    client.create_subscription(String, "servo/trajectory_status", lambda m: status.append(json.loads(m.data)), 10)
+    wait_for(lambda: sim.pub_traj_status.get_subscription_count(), 10.0, "discovery of servo/trajectory_status")
+    traj = JointTrajectory(
+        joint_names=["elbow", "shoulder"],
+        points=[JointTrajectoryPoint(positions=[0.2, 0.6], time_from_start=Duration(nanosec=200_000_000))],
+    )
+    pubs["traj"].publish(traj)
+    wait_for(lambda: status, 5.0, "the status of the first trajectory")
+    traj.header.stamp.sec = 1  # and outside the limits: refused
+    traj.points[0].positions = [0.2, 2.6]
+    pubs["traj"].publish(traj)
+    wait_for(lambda: len(status) == 2, 5.0, "the status of the second trajectory")
+    ok, refused = status
+    assert ok["accepted"] and ok["stamp_ns"] == 0 and ok["late_s"] == 0.0 and ok["start_ns"] == ok["received_ns"]
+    assert ok["joints"] == ["elbow", "shoulder"]
+    assert not refused["accepted"] and refused["stamp_ns"] == 1_000_000_000 and "shoulder=2.6000" in refused["reason"]
 
 
 def test_bad_goals_rejected_and_last_goal_held(ros):

@@ -44,11 +44,21 @@ TOPIC_COMMANDS = "servo/commands"  # std_msgs/Float64MultiArray, `joints` order 
 TOPIC_TRAJECTORY = "servo/joint_trajectory"  # trajectory_msgs/JointTrajectory, first point
 TOPIC_JOINT_COMMAND = "servo/joint_command"  # sensor_msgs/JointState, matched by name
 TOPIC_P_GAINS = "servo/p_gains"  # std_msgs/Float64MultiArray, `joints` order, FirmwareLaw.kp units
+TOPIC_TRAJECTORY_STATUS = "servo/trajectory_status"  # std_msgs/String JSON, one per joint_trajectory message
 SRV_TORQUE_ENABLE = "servo/torque_enable"  # std_srvs/SetBool
 SRV_REBOOT = "servo/reboot"  # std_srvs/Trigger
 SRV_RESET = "servo/reset"  # std_srvs/Trigger (sim: back to the initial state)
 TOPIC_CLOCK = "/clock"  # rosgraph_msgs/Clock, published by the sim node when it owns time (publish_clock)
-SERVO_ENDPOINTS = ("commands", "joint_trajectory", "joint_command", "p_gains", "torque_enable", "reboot", "reset")
+SERVO_ENDPOINTS = (
+    "commands",
+    "joint_trajectory",
+    "trajectory_status",
+    "joint_command",
+    "p_gains",
+    "torque_enable",
+    "reboot",
+    "reset",
+)
 
 
 def servo_names(prefix: str = "servo") -> dict[str, str]:

@@ -12,11 +12,11 @@ each trial moves the joint to the curve's start, waits ``settle_time``, streams 
 ``execution``: ``stream`` (default, hardware) publishes the samples one by one at ``rate_hz`` of wall time, as
 above. ``trajectory`` sends the whole trial — to the curve's start, held ``settle_time``, then the command every
 ``1/rate_hz`` (positions only: linear between the samples, so a servo node ticking at ``rate_hz`` applies
-exactly the command of each sample) — as one JointTrajectory on ``servo/joint_trajectory``, stamped a few
-samples after the newest ``/joint_states``, and records and waits on the servo node's stamps only: no per-sample
-round trip, so a ``servo_sim_node`` that owns ``/clock`` (``publish_clock: true``, ``real_time_factor: 0``) runs
-each trial as fast as it steps. The trajectory has to reach the servo node within ``settle_time`` of its time
-(the hold absorbs the delay; the command part is timed from the stamp).
+exactly the command of each sample) — as one JointTrajectory on ``servo/joint_trajectory``, stamped a lead after
+the newest ``/joint_states``, and records and waits on the servo node's stamps only: no per-sample round trip, so
+a ``servo_sim_node`` that owns ``/clock`` (``publish_clock: true``, ``real_time_factor: 0``) runs each trial as
+fast as it steps. The trajectory has to reach the servo node before its stamp: the servo node's
+``servo/trajectory_status`` tells, and a late trial is sent again with a longer lead (:mod:`.ilc_trials`).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from .common import (
     TOPIC_P_GAINS,
     TOPIC_SUPPLY,
     TOPIC_TRAJECTORY,
+    TOPIC_TRAJECTORY_STATUS,
     ParameterTable,
     ParamSpec,
     spin_node,
@@ -157,8 +158,14 @@ class ILCNode(ILCTrials, Node):
         self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, JS_DEPTH, callback_group=group)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
         self.create_service(Trigger, SRV_START, self._on_start, callback_group=group)
+        self.create_subscription(String, TOPIC_TRAJECTORY_STATUS, self._on_trajectory_status, 10, callback_group=group)
+        self.status_topic = self.resolve_topic_name(TOPIC_TRAJECTORY_STATUS)
         self.js_ns = -1  # stamp of the last /joint_states with the joint
-        self._js_seen = threading.Condition()
+        self._js_seen = threading.Condition()  # also guards _traj_status
+        self._traj_status: dict[int, dict] = {}  # servo/trajectory_status by the trajectory's stamp [ns]
+        self._lead_ns: int | None = None  # how far ahead of the newest /joint_states a trajectory trial starts
+        self._unverified = False  # warned that no servo node reports on trajectory_status
+        self._sim_time = bool(self.get_parameter("use_sim_time").value)  # /clock: the servo node's time
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # start-up polling runs before any sim time
         if self.table["start_on_launch"]:
             self._auto = self.create_timer(0.2, self._auto_start, callback_group=group, clock=wall)

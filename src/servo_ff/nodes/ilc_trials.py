@@ -1,19 +1,32 @@
 """How the ILC node runs one trial on a servo interface (``execution``): ``stream`` publishes the command sample by
 sample on the wall clock; ``trajectory`` sends it as one JointTrajectory stamped on the servo node's time and
-records ``/joint_states`` by their stamps, so a simulation owning ``/clock`` runs it as fast as it can."""
+records ``/joint_states`` by their stamps, so a simulation owning ``/clock`` runs it as fast as it can.
+
+A trajectory trial is timed on the servo node's newest time seen here (the newest ``/joint_states`` stamp taken
+from the queue, or ``/clock`` under ``use_sim_time`` when later), but a sim running as fast as it can is ahead of
+that by however long this node took to take its messages and send the trial (seen from ``/joint_states`` alone:
+0.05–2.4 s of sim time). A trajectory that arrives after its ``header.stamp`` is followed from the time of
+reception (JointTrajectoryController semantics): its hold, and the start of the command when it is later than
+the hold, are skipped while the recording by stamps shows the servo standing still. So every trial waits for the
+servo node's ``trajectory_status``: refused → the ILC fails with the reason; arrived late → sent again at once
+with a longer lead (kept for the next trials), the late one discarded."""
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
 import numpy as np
 from builtin_interfaces.msg import Duration
+from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 EXECUTIONS = ("stream", "trajectory")
-LEAD_STEPS = 2  # a trajectory trial starts this many samples after the newest /joint_states stamp
-STALL_TIMEOUT = 10.0  # [s] wall time without a new /joint_states that aborts a trajectory trial
+LEAD_STEPS = 2  # a trajectory trial starts at first this many samples after the newest /joint_states stamp
+RESENDS = 8  # a trial that reached the servo node after its start is sent again at most this often
+STALL_TIMEOUT = 10.0  # [s] wall time without a new /joint_states (or the trial's status) that aborts a trial
+STATUS_DISCOVERY = 2.0  # [s] wall time a trial waits for a trajectory_status publisher before running unchecked
 
 
 class ILCTrials:
@@ -36,33 +49,103 @@ class ILCTrials:
                     )
                 self._js_seen.wait(0.25)
 
+    def _on_trajectory_status(self, msg: String) -> None:
+        """``servo/trajectory_status`` of the servo node: kept by the trajectory's stamp for :meth:`_sent`."""
+        try:
+            status = json.loads(msg.data)
+            stamp = int(status["stamp_ns"])
+        except (ValueError, KeyError, TypeError):
+            return
+        if self.table["joint"] in status.get("joints", ()):
+            with self._js_seen:
+                self._traj_status[stamp] = status
+                self._js_seen.notify_all()
+
+    def _sent(self, msg: JointTrajectory, stamp: int) -> dict | None:
+        """Publish the trial and wait for the servo node's status of it (None: the servo node publishes none)."""
+        with self._js_seen:
+            self._traj_status.clear()
+        self.pub_traj.publish(msg)
+        if self.count_publishers(self.status_topic) == 0:
+            if not self._unverified:
+                self._unverified = True
+                self.get_logger().warning(
+                    f"no publisher on {self.status_topic}: whether the trials reach the servo node before their "
+                    "start is not checked"
+                )
+            return None
+        deadline = time.monotonic() + STALL_TIMEOUT
+        with self._js_seen:
+            while stamp not in self._traj_status:
+                if not self.context.ok():
+                    raise RuntimeError("ROS is shutting down: trial aborted")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"no {self.status_topic} for the trial stamped {stamp * 1e-9:.3f} s within {STALL_TIMEOUT:g} s"
+                    )
+                self._js_seen.wait(0.25)
+            return self._traj_status[stamp]
+
     def _execute_trajectory(self, command: np.ndarray, dt: float) -> np.ndarray:
         """The trial as one JointTrajectory (positions every dt: linear, i.e. exactly the command at the servo
-        node's ticks when its rate is rate_hz) started a few samples after the newest state; recorded and waited
-        for on the servo node's stamps, so it runs at whatever pace that node's time goes."""
+        node's ticks when its rate is rate_hz) started a lead after the newest state; sent again with a longer
+        lead while the servo node reports it arrived after its start; recorded and waited for on the servo node's
+        stamps, so it runs at whatever pace that node's time goes."""
         step = int(round(dt * 1e9))
         n_settle = max(1, int(round(self.table["settle_time"] / dt)))
         self._set_gains()
-        with self._js_seen:
-            if self.js_ns < 0:
-                raise RuntimeError(f"no /joint_states for {self.table['joint']} yet")
-            start = self.js_ns + LEAD_STEPS * step  # the servo node's time base (sim time when it owns /clock)
         knots = np.arange(n_settle, n_settle + len(command)) * step  # command[k] at start + knots[k]
         points = [(step, command[0])] if n_settle > 1 else []  # to the curve's start, then held: the settling
         points += zip(knots.tolist(), command.tolist())
         msg = JointTrajectory(joint_names=[self.table["joint"]])
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
         msg.points = [
             JointTrajectoryPoint(
                 positions=[float(q)], time_from_start=Duration(sec=t // 1_000_000_000, nanosec=t % 1_000_000_000)
             )
             for t, q in points
         ]
+        if self._lead_ns is None:
+            self._lead_ns = LEAD_STEPS * step
+        t_wait = time.monotonic()
+        while self.pub_traj.get_subscription_count() == 0:  # a trajectory nobody takes would be recorded as a trial
+            if time.monotonic() > t_wait + STALL_TIMEOUT or not self.context.ok():
+                raise RuntimeError(f"no servo node subscribes to {self.pub_traj.topic_name}")
+            time.sleep(0.05)
+        while not self._unverified and self.count_publishers(self.status_topic) == 0:
+            if time.monotonic() > t_wait + STATUS_DISCOVERY:  # at start-up it may come a little after the above
+                break
+            time.sleep(0.05)
         self.supply = []
         self.recording = []
-        self.pub_traj.publish(msg)
-        t0, t_end = start + int(knots[0]), start + int(knots[-1])
         try:
+            for attempt in range(RESENDS + 1):
+                with self._js_seen:  # read after the message is built: the servo node's time went on meanwhile
+                    if self.js_ns < 0:
+                        raise RuntimeError(f"no /joint_states for {self.table['joint']} yet")
+                    now = self.js_ns  # the servo node's time base (sim time when it owns /clock)
+                if self._sim_time:  # /clock (depth 1) is fresher than the newest /joint_states taken from the queue
+                    now = max(now, self.get_clock().now().nanoseconds)
+                start = now + self._lead_ns
+                msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
+                status = self._sent(msg, start)
+                if status is None:
+                    break
+                if not status.get("accepted"):
+                    raise RuntimeError(f"the servo node refused the trial: {status.get('reason', '')}")
+                late = int(status["received_ns"]) - start
+                if late <= 0:
+                    break
+                if attempt == RESENDS:
+                    raise RuntimeError(
+                        f"the trial reached the servo node {late * 1e-9:.3f} s after its start {RESENDS + 1} times "
+                        f"(lead {self._lead_ns * 1e-9:.3f} s): the servo node's time runs away from this node"
+                    )
+                self._lead_ns = 2 * (self._lead_ns + late)
+                self.get_logger().warning(
+                    f"the trial reached the servo node {late * 1e-9:.3f} s after its start (its time ran ahead of "
+                    f"the newest time seen here): sent again, {self._lead_ns * 1e-9:.3f} s ahead"
+                )
+            t0, t_end = start + int(knots[0]), start + int(knots[-1])
             self._wait_stamp(t_end + step)
         finally:
             rec, self.recording = self.recording, None

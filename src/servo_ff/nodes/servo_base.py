@@ -20,6 +20,7 @@ written, logged as a warning and counted in the diagnostics (``goals_moved_by_li
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -29,7 +30,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNode
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import BatteryState, JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
@@ -129,6 +130,7 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         self.pub_supply = self.create_publisher(BatteryState, TOPIC_SUPPLY, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         nm = self.names
+        self.pub_traj_status = self.create_publisher(String, nm["trajectory_status"], 10)
         self.create_subscription(Float64MultiArray, nm["commands"], self._on_commands, 10)
         self.create_subscription(JointTrajectory, nm["joint_trajectory"], self._on_trajectory, 10)
         self.create_subscription(JointState, nm["joint_command"], self._on_joint_command, 10)
@@ -216,20 +218,40 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         source = self.names["joint_trajectory"]
+        now = self.now_s()
         if self._inactive(source):
+            self._trajectory_status(msg, now, None, f"the node is {self.state_label}, not active")
             return
         try:
-            traj = self.plan_trajectory(msg, self.now_s())
+            traj = self.plan_trajectory(msg, now)
         except ValueError as e:
             self.gate._reject(source, "trajectory", f"trajectory refused whole: {e}")
+            self._trajectory_status(msg, now, None, str(e))
             return
         self.gate.accepted += 1
         self.gate.last_accept_time = time.monotonic()
         self.trajectories += 1
-        if traj.start > self.now_s():
+        if traj.start > now:
             self.pending = traj  # the current one runs until the new one starts
         else:
             self.traj, self.pending = traj, None
+        self._trajectory_status(msg, now, traj, "")
+
+    def _trajectory_status(self, msg: JointTrajectory, now: float, traj: ActiveTrajectory | None, reason: str) -> None:
+        """``<prefix>/trajectory_status``: what became of one JointTrajectory, keyed by its header.stamp. ``late_s``
+        > 0: it arrived after its start, and is followed from the time of reception (its points due before
+        are skipped, as in JointTrajectoryController): a sender that times a whole motion on the stamp (the ILC
+        node) learns that it did not run as sent."""
+        status = {
+            "stamp_ns": msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec,
+            "joints": list(msg.joint_names),
+            "accepted": traj is not None,
+            "received_ns": int(round(now * 1e9)),
+            "reason": reason,
+        }
+        if traj is not None:
+            status |= {"start_ns": int(round(traj.start * 1e9)), "late_s": max(now - traj.start, 0.0)}
+        self.pub_traj_status.publish(String(data=json.dumps(status)))
 
     def plan_trajectory(self, msg: JointTrajectory, now: float) -> ActiveTrajectory:
         """:func:`.trajectory_plan.plan_trajectory` from this node's state (the trajectory in progress at the
