@@ -83,13 +83,12 @@ class PortHandler1(PortHandler):
             else:
                 tx.route_packet(led, window, cnt, stats, i, _STATUS, err, params, t)
 
-    def clearPort(self):
-        data = self.drain() if self._fd >= 0 else b""
-        if self.ledger:
-            self.ledger.expire(time.monotonic())
-        if data:
-            self._route1(self.decoder1.feed(data), None, time.monotonic())
-        self.decoder1.drop_partial()
+    @property
+    def rx_stream(self) -> Decoder1:
+        return self.decoder1
+
+    def _route_late(self, data: bytes) -> None:
+        self._route1(self.decoder1.feed(data), None, time.monotonic())
 
     def receive(self, window: tx.Window, compiled: bool = True, first=None) -> tx.Window:
         dec = self.decoder1
@@ -102,19 +101,7 @@ class PortHandler1(PortHandler):
                 self._route1(dec.feed(data), window, time.monotonic())
         finally:
             dec.max_length = p1.MAX_LENGTH
-        window.finish()
-        self.counters.unattributed += window.unattributed
-        window.pending = self.ledger.add(window, time.monotonic())
-        return window
-
-    def settle(self, window: tx.Window) -> None:
-        deadline = time.monotonic() + self.timing.margin_s
-        while True:
-            data = self.read_available(wait=True, deadline=deadline)
-            if not data:
-                break
-            self._route1(self.decoder1.feed(data), None, time.monotonic())
-        self.ledger.remove(getattr(window, "pending", None))
+        return self._close_window(window)
 
 
 def _outcome(w: tx.Window, i: int, data_len: int) -> str:

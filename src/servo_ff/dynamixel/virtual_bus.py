@@ -68,6 +68,7 @@ class VirtualBus:
     registers_class = RegisterMemory
     servos_class = VirtualServos
     decoder_class = StreamDecoder
+    overload_bit = ct.HW_OVERLOAD  # the error bit a scheduled overload sets
 
     def __init__(self, options: VirtualBusOptions | None = None, **keywords):
         o = VirtualBusOptions.of(**keywords) if options is None else dataclasses.replace(options, **keywords)
@@ -279,7 +280,7 @@ class VirtualBus:
         t = now - self._t0
         hw = self.hw_error
         for i in self.scheduled.tick(t, self.index):
-            hw[self.index[i]] |= ct.HW_OVERLOAD
+            hw[self.index[i]] |= self.overload_bit
             log.info("virtual bus: overload injected on id %d at t=%.2f s", i, t)
         vin = self.supply_now(t)
         bank = self.servos.bank
@@ -287,12 +288,17 @@ class VirtualBus:
         self.servos.inputs()
         self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
         self.thermal.advance(elapsed, self.servos.amps(), bank.packed[:, P_R])
+        self._status_after_step(hw, vin)
+        self._publish(vin)
+
+    def _status_after_step(self, hw: np.ndarray, vin: float) -> None:
+        """The error bits after a physics step: ``hw`` (with scheduled overloads), overheating (thermal model vs
+        Temperature Limit), input voltage (supply ``vin`` vs Min/Max Voltage Limit); then the Shutdown rule."""
         if self.thermal.options.enabled:
             hw[self.thermal.overheated(self.regs.get("Temperature Limit"))] |= ct.HW_OVERHEATING
         vraw = vin / ct.VOLTAGE_UNIT
         bad_v = (vraw < self.regs.get("Min Voltage Limit")) | (vraw > self.regs.get("Max Voltage Limit"))
         self._apply_shutdown(np.where(bad_v, hw | ct.HW_INPUT_VOLTAGE, hw & ~ct.HW_INPUT_VOLTAGE))
-        self._publish(vin)
 
     def _apply_shutdown(self, hw: np.ndarray) -> None:
         """Hardware Error Status := ``hw``; a bit the Shutdown register selects turns the torque off."""

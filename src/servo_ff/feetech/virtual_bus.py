@@ -30,7 +30,7 @@ from ..dynamixel.truth import WIDTH, TruthRecord
 from ..dynamixel.virtual_bus import VirtualBus
 from ..dynamixel.virtual_options import VirtualBusOptions
 from ..models.firmware import FIRMWARE_LAWS
-from ..models.params import P_R, ActuatorParams
+from ..models.params import ActuatorParams
 from ..models.presets import preset
 from . import status
 from .instructions import execute
@@ -78,6 +78,7 @@ class StsVirtualBus(VirtualBus):
     registers_class = StsRegisterMemory
     servos_class = StsServos
     decoder_class = p1.StreamDecoder1
+    overload_bit = status.OVERLOAD
 
     def __init__(self, options: VirtualBusOptions | None = None, **keywords):
         if options is None:
@@ -140,35 +141,14 @@ class StsVirtualBus(VirtualBus):
         self.servos.reboot(k)
         self._publish(self.servos.bank.supply_voltage)
 
-    def advance(self, now: float) -> None:
-        """Advance all servos to ``now`` (wall clock) in sub-steps ≤ dt_max; then the status bits: overload (fault
-        schedule), temperature (thermal model vs Temperature Limit), voltage (supply vs Min/Max Voltage Limit)."""
-        elapsed = now - self._t_last
-        if elapsed <= 0:
-            return
-        self._t_last = now
-        clock = self.options.clock
-        if elapsed > clock.max_catch_up:
-            self.stats.clock_jumps += 1
-            log.warning("virtual bus: %.3f s without service, simulating only %.3f s", elapsed, clock.max_catch_up)
-            elapsed = clock.max_catch_up
-        t = now - self._t0
-        hw = self.hw_error
-        for i in self.scheduled.tick(t, self.index):
-            hw[self.index[i]] |= status.OVERLOAD
-            log.info("virtual bus: overload injected on id %d at t=%.2f s", i, t)
-        vin = self.supply_now(t)
-        bank = self.servos.bank
-        bank.supply_voltage = vin
-        self.servos.inputs()
-        self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
-        self.thermal.advance(elapsed, self.servos.amps(), bank.packed[:, P_R])
+    def _status_after_step(self, hw: np.ndarray, vin: float) -> None:
+        """The status bits after a physics step: overload (fault schedule, in ``hw``), temperature (thermal model vs
+        Temperature Limit), voltage (supply ``vin`` vs Min/Max Voltage Limit); then the Shutdown rule."""
         hot = self.thermal.overheated(self.regs.get("Temperature Limit"))
         hw = np.where(hot, hw | status.TEMPERATURE, hw & ~status.TEMPERATURE)
         vraw = vin / self.table.voltage_unit
         bad_v = (vraw < self.regs.get("Min Voltage Limit")) | (vraw > self.regs.get("Max Voltage Limit"))
         self._apply_shutdown(np.where(bad_v, hw | status.VOLTAGE, hw & ~status.VOLTAGE))
-        self._publish(vin)
 
     def _apply_shutdown(self, hw: np.ndarray) -> None:
         """Status register := ``hw``; a bit the Shutdown (Unloading Condition) register selects releases the torque."""
