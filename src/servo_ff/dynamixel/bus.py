@@ -25,7 +25,6 @@ SDK details that matter (``dynamixel_sdk/port_handler.py``): the packet timeout 
 from __future__ import annotations
 
 import logging
-import termios
 import time
 from collections.abc import Mapping
 
@@ -46,17 +45,20 @@ from .bus_types import (  # noqa: F401 (re-exported)
     JointState,
     joint_state,
 )
-from .goals import GoalLimits
 from .sdk_adapters import PacketHandler, PortHandler, TolerantSyncRead  # noqa: F401 (re-exported)
 from .servo_transactions import COMM_SUCCESS, RETRY_BACKOFF_S, ServoTransactions  # noqa: F401 (re-exported)
 from .stream import warm_up as stream_warm_up
+from .sync_read_bus import SyncReadBus
 from .transactions import CommStats  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
 
-class DynamixelBus(ServoTransactions):
+class DynamixelBus(SyncReadBus, ServoTransactions):
     """Protocol 2.0 servos on one port. Use as a context manager: ``open()`` … ``close()``."""
+
+    _port_kind = "Dynamixel"
+    _log = log
 
     def __init__(self, config: BusConfig):
         self.config = config
@@ -67,116 +69,25 @@ class DynamixelBus(ServoTransactions):
         self.port = PortHandler(config.port, config.latency_timer_ms, config.timeout_ms, delay)
         self._delays: dict[int, int] = {}  # Return Delay Time [2 µs] per servo, known after setup()
         self.ph = PacketHandler()
-        self.ids: list[int] = list(config.ids)  # active (answering) servos
-        self.missing: list[int] = []
-        self.stats: dict[int, CommStats] = {i: CommStats() for i in config.ids}
-        self.port.stats = self.stats
-        self.port.ledger.horizon_s = config.late_horizon_s
         self.transactions = 0
-        self.cycles = 0
-        self.state_reads = 0  # state sync reads sent
-        self._asked: tuple[int, ...] = tuple(self.ids)  # ids in the sync reads (not skipped)
-        self._next_probe = 0.0
-        self._probe_turn = 0
-        self._skipped_at: dict[int, float] = {}
-        self.limits = GoalLimits(self.table, config)
-        self.lower, self.upper = self.limits.lower, self.limits.upper
+        self._init_servos(config)
         self._hw_logged: dict[int, int] = {}
-        self._read: TolerantSyncRead | None = None
-        self._health: TolerantSyncRead | None = None
-        self._is_open = False
 
     # --------------------------------------------------------------- port
-    def open(self) -> DynamixelBus:
+    def _before_open(self) -> None:
         stream_warm_up()
-        try:
-            ok = self.port.openPort() and self.port.setBaudRate(self.config.baud)
-        except Exception as e:  # serial.SerialException, OSError
-            raise BusError(f"cannot open Dynamixel port {self.config.port!r}: {e}") from None
-        if not ok:
-            raise BusError(f"cannot set baud {self.config.baud} on {self.config.port!r}")
-        self._is_open = True
-        self._build_groups()
-        return self
-
-    def close(self) -> None:
-        if self._is_open:
-            self.port.closePort()
-            self._is_open = False
-
-    def __enter__(self) -> DynamixelBus:
-        return self.open() if not self._is_open else self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def _build_groups(self) -> None:
         fast = self.config.fast_rx
         self._read = TolerantSyncRead(self.port, self.ph, *ct.STATE_BLOCK, fast=fast)
         health_addr = self.table.item("Indirect Data 1").address  # 224 (XL330/XC330: 208)
         self._health = TolerantSyncRead(self.port, self.ph, health_addr, len(HEALTH_INDIRECT), fast=fast)
-        self._asked = tuple(i for i in self.ids if not self.stats[i].skipping)
-        self._stat_list = [self.stats[i] for i in self.ids]
-        for i in self._asked:
-            self._read.addParam(i)
-            self._health.addParam(i)
-        self._read.makeParam()
-        self._health.makeParam()
+        self._fill_groups()
 
-    # --------------------------------------------------------------- skipped servos
-    def _skip(self, i: int, now: float) -> None:
-        st = self.stats[i]
-        st.skipping = True
-        st.last_error = f"skipped after {st.misses} consecutive missed replies"
-        self._skipped_at[i] = now
-        log.warning(
-            "id %d%s: %d consecutive sync reads without a reply; skipped, re-probed every %.3g s",
-            i,
-            self._name(i),
-            st.misses,
-            self.config.probe_period_s,
-        )
-        if self._next_probe <= now:
-            self._next_probe = now + self.config.probe_period_s
-        self._build_groups()
-
-    def _probe(self, now: float) -> None:
-        """PING one skipped servo (round robin) once per ``probe_period_s``; an answer puts it back."""
-        skipped = [i for i in self.ids if self.stats[i].skipping]
-        if not skipped or now < self._next_probe:
-            return
-        self._next_probe = now + self.config.probe_period_s
-        i = skipped[self._probe_turn % len(skipped)]
-        self._probe_turn += 1
-        st = self.stats[i]
-        st.probes += 1
+    def _answers_ping(self, i: int) -> bool:
         _, result, _ = self.ph.ping(self.port, i)
         self.transactions += 1
-        if result == COMM_SUCCESS:
-            st.skipping, st.misses = False, 0
-            st.last_error = ""
-            log.warning(
-                "id %d%s answers again after %.3g s; back in the sync reads",
-                i,
-                self._name(i),
-                now - self._skipped_at.pop(i, now),
-            )
-            self._build_groups()
-
-    def servo_status(self, i: int) -> str:
-        """One line for diagnostics: "ok", or why the servo is skipped."""
-        st = self.stats[i]
-        if st.skipping:
-            since = time.monotonic() - self._skipped_at.get(i, time.monotonic())
-            return (
-                f"not answering: skipped for {since:.3g} s after {self.config.skip_after} consecutive missed "
-                f"replies; re-probed every {self.config.probe_period_s:g} s ({st.probes} probes)"
-            )
-        return "ok"
-
-    @property
-    def skipped(self) -> list[int]:
-        return [i for i in self.ids if self.stats[i].skipping]
+        return result == COMM_SUCCESS
 
     # --------------------------------------------------------------- the cycle
     def read_state(self) -> JointState:
@@ -216,15 +127,7 @@ class DynamixelBus(ServoTransactions):
                 st.ok += 1
                 good.append(i)
                 continue
-            why = failed.get(i, "timeouts")
-            setattr(st, why, getattr(st, why) + 1)
-            st.last_error = why
-            if why != "timeouts":
-                st.misses = 0
-            elif bus_alive:
-                st.misses += 1
-                if st.misses >= self.config.skip_after and len(self._asked) > 1:
-                    self._skip(i, stamp)
+            self._missed(st, i, failed.get(i, "timeouts"), bus_alive, stamp)
         raw = np.zeros(n, dtype=STATE_DTYPE)
         valid = np.array([i in good for i in ids], dtype=bool)
         if good:
@@ -232,14 +135,6 @@ class DynamixelBus(ServoTransactions):
         arrival = np.array([stamps[i] if v else np.nan for i, v in zip(ids, valid)], dtype=np.float64)
         self._probe(stamp)
         return self._state(ids, raw, valid, stamp, arrival)
-
-    def _state(self, ids, raw, valid, stamp, stamps) -> JointState:
-        return joint_state(self.table, self.kt, self.config.center, ids, raw, valid, stamp, stamps)
-
-    def check_goals(self, goals) -> tuple[tuple[int, ...], np.ndarray]:
-        """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits;
-        returns (ids, goals [rad]). Raises :class:`GoalRejected` (and logs) without writing anything."""
-        return self.limits.check(goals, self.ids, self.missing)
 
     def write_goals(self, goals, p_gains=None, _checked=None) -> None:
         """One sync write of goal positions [rad] (and P gains, raw register, when ``config.p_gain``).
@@ -255,19 +150,6 @@ class DynamixelBus(ServoTransactions):
         self.transactions += 1
         if result != COMM_SUCCESS:
             raise BusError(f"sync write failed on {self.config.port}: {self.ph.getTxRxResult(result)}")
-
-    def cycle(self, goals, p_gains=None) -> JointState:
-        """Read the state, then write the goals: 2 transactions. Goals are checked before the read."""
-        checked = self.check_goals(goals)
-        try:
-            state = self.read_state()
-            self.write_goals(goals, p_gains, _checked=checked)
-        except BusError:
-            raise
-        except (OSError, termios.error) as e:  # the adapter vanished (pyserial raises termios.error on a pty)
-            raise BusError(f"Dynamixel port {self.config.port!r} failed: {e}") from e
-        self.cycles += 1
-        return state
 
     def read_health(self) -> Health:
         """Input voltage, temperature and Hardware Error Status of every active servo in one sync read

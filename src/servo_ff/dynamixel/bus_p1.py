@@ -78,11 +78,7 @@ class DynamixelBus1(DynamixelBus):
             self.port, self.ph, STATE_ADDR, STATE_LEN, partial(state_record, sign_bit=self.table.sign_bit)
         )
         self._health = reader(self.port, self.ph, HEALTH_ADDR, HEALTH_LEN, None)
-        self._asked = tuple(i for i in self.ids if not self.stats[i].skipping)
-        self._stat_list = [self.stats[i] for i in self.ids]
-        for i in self._asked:
-            self._read.addParam(i)
-            self._health.addParam(i)
+        self._fill_groups()
 
     # --------------------------------------------------------------- discovery and setup
     def connect(self) -> tuple[list[int], list[int]]:

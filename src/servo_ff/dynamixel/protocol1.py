@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .frame_buffer import FrameBuffer
+
 HEADER = b"\xff\xff"
 BROADCAST_ID = 0xFE
 MAX_ID = 0xFD  # 253
@@ -107,6 +109,10 @@ def decode(packet: bytes) -> Packet1:
     return Packet1(packet[2], packet[4], packet[5:-1])
 
 
+GARBLED_CHECKSUM = 1  # kinds of a garbled frame (intact header) handed to FrameScanner1._garbled
+GARBLED_LENGTH = 2
+
+
 @dataclass
 class DecoderStats1:
     packets: int = 0
@@ -115,64 +121,108 @@ class DecoderStats1:
     discarded_bytes: int = 0
     incomplete: int = 0
 
+    @property
+    def crc_errors(self) -> int:
+        """The name the 2.0 decoder's statistics use for :attr:`checksum_errors`."""
+        return self.checksum_errors
+
+    @crc_errors.setter
+    def crc_errors(self, value: int) -> None:
+        self.checksum_errors = value
+
+
+def _valid_frame_at(buf: bytearray, j: int, n: int, max_length: int) -> bool:
+    """A complete, checksum-valid frame (not an FF ID byte) starts at ``j``."""
+    if j + 6 > n or buf[j + 2] > BROADCAST_ID:
+        return False
+    length = buf[j + 3]
+    end = j + 4 + length
+    return MIN_LENGTH <= length <= max_length and end <= n and buf[end - 1] == checksum(buf[j + 2 : end - 1])
+
+
+def _valid_frame_inside(buf: bytearray, h: int, n: int, max_length: int) -> bool:
+    """A complete, checksum-valid frame starts inside the span the header at ``h`` claims (its LEN is garbled)."""
+    j = buf.find(HEADER, h + 2)
+    while 0 <= j and not _valid_frame_at(buf, j, n, max_length):
+        j = buf.find(HEADER, j + 1)
+    return j >= 0
+
 
 @dataclass
-class StreamDecoder1:
-    """Incremental packet finder: ``feed(bytes) -> list[Packet1]``; garbage, bad checksums and impossible
-    lengths are counted and skipped (one byte, then the hunt for ``FF FF`` resumes), never raised."""
+class FrameScanner1(FrameBuffer):
+    """The walk over a Protocol-1.0 byte stream shared by every 1.0 / FT-SCS reader; never raises on input bytes.
+
+    Finds ``FF FF`` (the last two of a run of FF), checks LEN against ``2..max_length`` (set per transaction to
+    the longest reply it can get) and the checksum, and hands each frame to :meth:`_frame` and each garbled one
+    (intact header, impossible LEN or bad checksum) to :meth:`_garbled`, then steps ``skip_garbled`` bytes past
+    its header (counted as discarded when ``count_garbled``). With ``resync_inside``, a header whose frame is not
+    complete yet but has a complete, checksum-valid frame inside its span is a garbled LEN, dropped at once so
+    that it never holds back the frames behind it; otherwise it waits for more bytes (kept for the next call).
+    """
 
     max_length: int = MAX_LENGTH
     stats: DecoderStats1 = field(default_factory=DecoderStats1)
     _buf: bytearray = field(default_factory=bytearray, repr=False)
 
-    @property
-    def pending(self) -> int:
-        return len(self._buf)
+    skip_garbled = 1
+    count_garbled = True
+    resync_inside = False
 
-    def drop_partial(self) -> int:
-        """Forget buffered bytes of an unfinished packet (e.g. after an idle gap); returns how many."""
-        n = len(self._buf)
-        if n:
-            self.stats.incomplete += 1
-            self.stats.discarded_bytes += n
-            self._buf.clear()
-        return n
+    def _frame(self, sid: int, err: int, params: bytes):
+        return Packet1(sid, err, params)
 
-    def feed(self, data: bytes) -> list[Packet1]:
+    def _garbled(self, kind: int, sid: int):
+        """What a garbled frame becomes in the output (None: nothing)."""
+        return None
+
+    def _walk(self, data: bytes) -> list:
         buf = self._buf
         buf += data
-        out: list[Packet1] = []
-        pos, n, s = 0, len(buf), self.stats
+        out: list = []
+        pos, n, s, top = 0, len(buf), self.stats, self.max_length
+        step, resync = self.skip_garbled, self.resync_inside
         while True:
             h = buf.find(HEADER, pos)
             if h < 0:
                 keep = n - 1 if n and buf[-1] == 0xFF else n  # a lone trailing FF may start a header
-                s.discarded_bytes += keep - pos if keep > pos else 0
+                s.discarded_bytes += max(keep - pos, 0)
                 pos = max(pos, keep)
                 break
+            while h + 2 < n and buf[h + 2] == 0xFF:  # FF FF FF …: the header is the last two
+                h += 1
             s.discarded_bytes += h - pos
             pos = h
-            while pos + 2 < n and buf[pos + 2] == 0xFF:  # FF FF FF …: the header is the last two
-                pos += 1
-                s.discarded_bytes += 1
-            if pos + 4 > n:
+            if h + 4 > n:
                 break
-            length = buf[pos + 3]
-            if length < MIN_LENGTH or length > self.max_length:
+            sid, length = buf[h + 2], buf[h + 3]
+            end = h + 4 + length
+            if length < MIN_LENGTH or length > top or (end > n and resync and _valid_frame_inside(buf, h, n, top)):
                 s.length_errors += 1
-                s.discarded_bytes += 1
-                pos += 1
-                continue
-            end = pos + length + 4
-            if end > n:
-                break
-            if buf[end - 1] != checksum(buf[pos + 2 : end - 1]):
+                kind = GARBLED_LENGTH
+            elif end > n:
+                break  # wait for the rest
+            elif buf[end - 1] != checksum(buf[h + 2 : end - 1]):
                 s.checksum_errors += 1
-                s.discarded_bytes += 1
-                pos += 1
+                kind = GARBLED_CHECKSUM
+            else:
+                out.append(self._frame(sid, buf[h + 4], bytes(buf[h + 5 : end - 1])))
+                s.packets += 1
+                pos = end
                 continue
-            out.append(Packet1(buf[pos + 2], buf[pos + 4], bytes(buf[pos + 5 : end - 1])))
-            s.packets += 1
-            pos = end
+            garbled = self._garbled(kind, sid)
+            if garbled is not None:
+                out.append(garbled)
+            if self.count_garbled:
+                s.discarded_bytes += step
+            pos = h + step
         del buf[:pos]
         return out
+
+
+@dataclass
+class StreamDecoder1(FrameScanner1):
+    """Incremental packet finder: ``feed(bytes) -> list[Packet1]``; garbage, bad checksums and impossible
+    lengths are counted and skipped (one byte, then the hunt for ``FF FF`` resumes), never raised."""
+
+    def feed(self, data: bytes) -> list[Packet1]:
+        return self._walk(data)

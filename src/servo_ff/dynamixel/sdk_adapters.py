@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import os
-import select
 import time
 
 import dynamixel_sdk as sdk
@@ -23,12 +22,13 @@ from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 
 from . import protocol as pr
 from . import transactions as tx
+from .select_port import SelectPort
 from .stream import StreamDecoder, packet_at
 
 COMM_SUCCESS = sdk.COMM_SUCCESS
 
 
-class PortHandler(sdk.PortHandler):
+class PortHandler(SelectPort, sdk.PortHandler):
     """SDK PortHandler that knows which transaction a reply belongs to.
 
     * Timing: a reply waits for its slot (Return Delay Time + wire time at the baud rate) plus a margin =
@@ -48,20 +48,8 @@ class PortHandler(sdk.PortHandler):
         return_delay_s: float = 500e-6,
     ):
         super().__init__(port_name)
-        self.latency_timer_ms = float(latency_timer_ms)
-        self.timeout_ms = timeout_ms
-        self.return_delay_s = float(return_delay_s)
-        self._fd = -1
-        self._rx = bytearray()
-        self._timing: tx.Timing | None = None
+        self._init_receive(latency_timer_ms, timeout_ms, return_delay_s)
         self.decoder = StreamDecoder()
-        self.ledger = tx.Ledger()
-        self.counters = tx.RxCounters()
-        self.stats: dict | None = None  # {id: CommStats} to count late replies per servo (set by the bus)
-
-    @property
-    def margin_ms(self) -> float:
-        return float(self.timeout_ms) if self.timeout_ms is not None else self.latency_timer_ms + 2.0
 
     @property
     def timing(self) -> tx.Timing:
@@ -69,79 +57,12 @@ class PortHandler(sdk.PortHandler):
             self._timing = tx.Timing(float(self.baudrate), self.return_delay_s, self.margin_ms / 1000.0)
         return self._timing
 
-    def set_return_delay(self, seconds: float) -> None:
-        """The servos' Return Delay Time [s] (enters every reply slot)."""
-        self.return_delay_s = float(seconds)
-        self._timing = None
+    @property
+    def rx_stream(self) -> StreamDecoder:
+        return self.decoder
 
-    def setupPort(self, cflag_baud):
-        ok = super().setupPort(cflag_baud)
-        self._fd = self.ser.fileno()
-        self._timing = None
-        return ok
-
-    def drain(self) -> bytes:
-        """Every byte that has arrived, without waiting."""
-        out = bytes(self._rx)
-        self._rx.clear()
-        while True:
-            chunk = self._read_fd(wait=False)
-            if not chunk:
-                return out
-            out += chunk
-
-    def clearPort(self):
-        """Before an instruction: what has arrived belongs to earlier transactions (late, counted)."""
-        data = self.drain() if self._fd >= 0 else b""
-        if self.ledger:
-            self.ledger.expire(time.monotonic())
-        if data:
-            self._route(self.decoder.scan(data), None, time.monotonic())
-        self.decoder.drop_partial()
-
-    def getBytesAvailable(self):
-        return len(self._rx) + self.ser.in_waiting
-
-    def setPacketTimeout(self, packet_length):
-        self.packet_start_time = self.getCurrentTime()
-        self.packet_timeout = self.tx_time_per_byte * packet_length + self.margin_ms
-
-    def getCurrentTime(self):
-        return time.monotonic() * 1000.0
-
-    def remaining_s(self) -> float:
-        return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
-
-    def _read_fd(self, wait: bool, deadline: float | None = None) -> bytes:
-        try:  # a tty in raw mode with VMIN = 0 returns b"" (not EAGAIN) when nothing has arrived
-            data = os.read(self._fd, 65536)
-            if data:
-                return data
-        except BlockingIOError:
-            pass
-        remaining = self.remaining_s() if deadline is None else deadline - time.monotonic()
-        if wait and remaining > 0 and select.select([self._fd], [], [], remaining)[0]:
-            try:
-                return os.read(self._fd, 65536)
-            except BlockingIOError:
-                pass
-        return b""
-
-    def read_available(self, wait: bool = True, deadline: float | None = None) -> bytes:
-        """Every byte that has arrived (waiting in ``select`` until ``deadline`` [s, monotonic], default the
-        packet timeout, if none has)."""
-        if self._rx:
-            out = bytes(self._rx)
-            self._rx.clear()
-            return out
-        return self._read_fd(wait, deadline)
-
-    def readPort(self, length):
-        if len(self._rx) < length:
-            self._rx += self._read_fd(wait=not self._rx)
-        out = bytes(self._rx[:length])
-        del self._rx[:length]
-        return out
+    def _route_late(self, data: bytes) -> None:
+        self._route(self.decoder.scan(data), None, time.monotonic())
 
     def writePort(self, packet):
         try:
@@ -186,21 +107,7 @@ class PortHandler(sdk.PortHandler):
                 self._route(sc, window, t)
         finally:
             dec.max_length = pr.MAX_LENGTH
-        window.finish()
-        self.counters.unattributed += window.unattributed
-        window.pending = self.ledger.add(window, time.monotonic())
-        return window
-
-    def settle(self, window: tx.Window) -> None:
-        """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
-        the transaction (a dropped reply would otherwise make every retry's reply look late)."""
-        deadline = time.monotonic() + self.timing.margin_s
-        while True:
-            data = self.read_available(wait=True, deadline=deadline)
-            if not data:
-                break
-            self._route(self.decoder.scan(data), None, time.monotonic())
-        self.ledger.remove(getattr(window, "pending", None))
+        return self._close_window(window)
 
 
 class PacketHandler(Protocol2PacketHandler):

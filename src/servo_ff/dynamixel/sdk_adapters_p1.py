@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import dynamixel_sdk as sdk
 from dynamixel_sdk.protocol1_packet_handler import Protocol1PacketHandler
@@ -44,65 +44,22 @@ class Timing1(tx.Timing):
 
 
 @dataclass
-class Decoder1:
+class Decoder1(p1.FrameScanner1):
     """Status frames out of a byte stream: ``feed(bytes) -> [(id, err, params) | (id_byte, None, None)]`` where
     the second form is a garbled frame (bad checksum or impossible LEN) with an intact header. ``max_length``
     bounds LEN to the longest reply a transaction can get, so a corrupted LEN never holds later replies back."""
 
-    max_length: int = p1.MAX_LENGTH
-    stats: p1.DecoderStats1 = field(default_factory=p1.DecoderStats1)
-    _buf: bytearray = field(default_factory=bytearray, repr=False)
+    skip_garbled = 2  # past the whole header; not counted as discarded
+    count_garbled = False
 
-    @property
-    def pending(self) -> int:
-        return len(self._buf)
+    def _frame(self, sid: int, err: int, params: bytes) -> tuple:
+        return sid, err, params
 
-    def drop_partial(self) -> int:
-        n = len(self._buf)
-        if n:
-            self.stats.incomplete += 1
-            self.stats.discarded_bytes += n
-            self._buf.clear()
-        return n
+    def _garbled(self, kind: int, sid: int) -> tuple:
+        return sid, None, None
 
     def feed(self, data: bytes) -> list[tuple]:
-        buf = self._buf
-        buf += data
-        out: list[tuple] = []
-        pos, n, s = 0, len(buf), self.stats
-        while True:
-            h = buf.find(p1.HEADER, pos)
-            if h < 0:
-                keep = n - 1 if n and buf[-1] == 0xFF else n
-                s.discarded_bytes += max(keep - pos, 0)
-                pos = max(pos, keep)
-                break
-            s.discarded_bytes += h - pos
-            pos = h
-            while pos + 2 < n and buf[pos + 2] == 0xFF:  # FF FF FF …: the header is the last two
-                pos += 1
-                s.discarded_bytes += 1
-            if pos + 4 > n:
-                break
-            length = buf[pos + 3]
-            if length < p1.MIN_LENGTH or length > self.max_length:
-                s.length_errors += 1
-                out.append((buf[pos + 2], None, None))
-                pos += 2
-                continue
-            end = pos + length + 4
-            if end > n:
-                break
-            if buf[end - 1] != p1.checksum(buf[pos + 2 : end - 1]):
-                s.checksum_errors += 1
-                out.append((buf[pos + 2], None, None))
-                pos += 2
-                continue
-            out.append((buf[pos + 2], buf[pos + 4], bytes(buf[pos + 5 : end - 1])))
-            s.packets += 1
-            pos = end
-        del buf[:pos]
-        return out
+        return self._walk(data)
 
 
 class PortHandler1(PortHandler):
@@ -126,13 +83,12 @@ class PortHandler1(PortHandler):
             else:
                 tx.route_packet(led, window, cnt, stats, i, _STATUS, err, params, t)
 
-    def clearPort(self):
-        data = self.drain() if self._fd >= 0 else b""
-        if self.ledger:
-            self.ledger.expire(time.monotonic())
-        if data:
-            self._route1(self.decoder1.feed(data), None, time.monotonic())
-        self.decoder1.drop_partial()
+    @property
+    def rx_stream(self) -> Decoder1:
+        return self.decoder1
+
+    def _route_late(self, data: bytes) -> None:
+        self._route1(self.decoder1.feed(data), None, time.monotonic())
 
     def receive(self, window: tx.Window, compiled: bool = True, first=None) -> tx.Window:
         dec = self.decoder1
@@ -145,19 +101,7 @@ class PortHandler1(PortHandler):
                 self._route1(dec.feed(data), window, time.monotonic())
         finally:
             dec.max_length = p1.MAX_LENGTH
-        window.finish()
-        self.counters.unattributed += window.unattributed
-        window.pending = self.ledger.add(window, time.monotonic())
-        return window
-
-    def settle(self, window: tx.Window) -> None:
-        deadline = time.monotonic() + self.timing.margin_s
-        while True:
-            data = self.read_available(wait=True, deadline=deadline)
-            if not data:
-                break
-            self._route1(self.decoder1.feed(data), None, time.monotonic())
-        self.ledger.remove(getattr(window, "pending", None))
+        return self._close_window(window)
 
 
 def _outcome(w: tx.Window, i: int, data_len: int) -> str:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import protocol as pr
+from .frame_buffer import FrameBuffer
 
 BAD_CRC = 1
 BAD_LENGTH = 2
@@ -213,7 +214,7 @@ class DecoderStats:
 
 
 @dataclass
-class StreamDecoder:
+class StreamDecoder(FrameBuffer):
     """Incremental packet finder: ``feed(bytes) -> list[Packet]``. Never raises on input bytes.
 
     ``max_length`` bounds LEN (larger is counted as a length error and skipped at once); a transaction that knows
@@ -223,19 +224,6 @@ class StreamDecoder:
     max_length: int = pr.MAX_LENGTH
     stats: DecoderStats = field(default_factory=DecoderStats)
     _buf: bytearray = field(default_factory=bytearray, repr=False)
-
-    @property
-    def pending(self) -> int:
-        return len(self._buf)
-
-    def drop_partial(self) -> int:
-        """Forget buffered bytes of an unfinished packet (e.g. after an idle gap); returns how many."""
-        n = len(self._buf)
-        if n:
-            self.stats.incomplete += 1
-            self.stats.discarded_bytes += n
-            self._buf.clear()
-        return n
 
     def scan(self, data: bytes, compiled: bool = True) -> Scan:
         """Frames completed by ``data`` as offsets into ``Scan.whole`` (no :class:`Packet` objects built)."""

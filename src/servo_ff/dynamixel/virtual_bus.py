@@ -63,28 +63,37 @@ class VirtualBus:
     return_delay=0, thermal=True``).
     """
 
+    # the parts a protocol's bus (:mod:`.virtual_p1`, :mod:`servo_ff.feetech.virtual_bus`) replaces
+    truth_class = TruthRecord
+    registers_class = RegisterMemory
+    servos_class = VirtualServos
+    decoder_class = StreamDecoder
+    overload_bit = ct.HW_OVERLOAD  # the error bit a scheduled overload sets
+
     def __init__(self, options: VirtualBusOptions | None = None, **keywords):
         o = VirtualBusOptions.of(**keywords) if options is None else dataclasses.replace(options, **keywords)
         self.options = o
         self.table = ct.control_table(o.model)
+        self._check_table(o)
         self.model = o.model
-        self.params = o.actuator()
+        self.params = self._actuator(o)
         self.faults = o.faults
         self.rng = np.random.default_rng(self.faults.seed)
         self.reply_faults = ReplyFaults(self.faults, self.rng)
-        self.truth: TruthRecord | None = TruthRecord() if o.truth else None
-        self.regs = RegisterMemory(self.table, o.ids)
+        self.truth: TruthRecord | None = self.truth_class() if o.truth else None
+        self.regs = self.registers_class(self.table, o.ids)
         self.n = self.regs.n
         if o.return_delay is not None:
             self.regs.set("Return Delay Time", o.return_delay)
-        self.regs.set("Baud Rate", ct.BAUD_CODES[o.baud])
+        self.regs.set("Baud Rate", self._baud_code(o.baud))
+        self._registers_set()
         self.supply_voltage = float(self.params.firmware.vin if o.supply_voltage is None else o.supply_voltage)
-        self.servos = VirtualServos(self.regs, self.params, [o.load_of(i) for i in o.ids], self.supply_voltage)
+        self.servos = self.servos_class(self.regs, self.params, [o.load_of(i) for i in o.ids], self.supply_voltage)
         self.thermal = ThermalModel(o.thermal, self.n)
         self.scheduled = ScheduledFaults(self.faults, self.n)
         self.stats = BusStats()
         self.transport = PtyTransport(o.link, self.stats)
-        self.decoder = StreamDecoder()
+        self.decoder = self.decoder_class()
         self._lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -92,6 +101,18 @@ class VirtualBus:
         self._t0 = self._t_last = time.monotonic()
         self._last_rx = 0.0
         self._publish()
+
+    def _check_table(self, o: VirtualBusOptions) -> None:
+        """Refuse a control table of another protocol."""
+
+    def _actuator(self, o: VirtualBusOptions):
+        return o.actuator()
+
+    def _baud_code(self, baud: int) -> int:
+        return ct.BAUD_CODES[baud]
+
+    def _registers_set(self) -> None:
+        """The registers hold their power-up values (Return Delay Time, Baud Rate set)."""
 
     # ------------------------------------------------------------------ views of the parts
     ids = property(lambda self: self.regs.ids, doc="Servo ids (they follow writes of the ID item).")
@@ -259,7 +280,7 @@ class VirtualBus:
         t = now - self._t0
         hw = self.hw_error
         for i in self.scheduled.tick(t, self.index):
-            hw[self.index[i]] |= ct.HW_OVERLOAD
+            hw[self.index[i]] |= self.overload_bit
             log.info("virtual bus: overload injected on id %d at t=%.2f s", i, t)
         vin = self.supply_now(t)
         bank = self.servos.bank
@@ -267,12 +288,17 @@ class VirtualBus:
         self.servos.inputs()
         self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
         self.thermal.advance(elapsed, self.servos.amps(), bank.packed[:, P_R])
+        self._status_after_step(hw, vin)
+        self._publish(vin)
+
+    def _status_after_step(self, hw: np.ndarray, vin: float) -> None:
+        """The error bits after a physics step: ``hw`` (with scheduled overloads), overheating (thermal model vs
+        Temperature Limit), input voltage (supply ``vin`` vs Min/Max Voltage Limit); then the Shutdown rule."""
         if self.thermal.options.enabled:
             hw[self.thermal.overheated(self.regs.get("Temperature Limit"))] |= ct.HW_OVERHEATING
         vraw = vin / ct.VOLTAGE_UNIT
         bad_v = (vraw < self.regs.get("Min Voltage Limit")) | (vraw > self.regs.get("Max Voltage Limit"))
         self._apply_shutdown(np.where(bad_v, hw | ct.HW_INPUT_VOLTAGE, hw & ~ct.HW_INPUT_VOLTAGE))
-        self._publish(vin)
 
     def _apply_shutdown(self, hw: np.ndarray) -> None:
         """Hardware Error Status := ``hw``; a bit the Shutdown register selects turns the torque off."""
@@ -313,17 +339,20 @@ class VirtualBus:
         return True
 
     def send_status(self, k: int, error: int, params: bytes = b"") -> None:
-        """A status packet of servo k: the alert bit while a hardware error is latched, reply faults, Return
-        Delay Time (and wire time) before it leaves."""
+        """A status packet of servo k: the alert bit while a hardware error is latched, then :meth:`emit_status`."""
         if self.regs.value(k, "Hardware Error Status"):
             error |= pr.ERR_ALERT
-        if error & 0x7F:
-            self.stats.errors[error & 0x7F] = self.stats.errors.get(error & 0x7F, 0) + 1
-        original = pr.encode_status(self.ids[k], error, params)
+        self.emit_status(k, error & 0x7F, pr.encode_status(self.ids[k], error, params))
+
+    def emit_status(self, k: int, error: int, original: bytes, **truth) -> None:
+        """Send servo k's status packet ``original`` (its error bits ``error`` counted): reply faults, Return
+        Delay Time (and wire time) before it leaves; the truth record (``truth``: its extra arguments) sees it."""
+        if error:
+            self.stats.errors[error] = self.stats.errors.get(error, 0) + 1
         packet, fate, hold = self.reply_faults.apply(original, self.stats)
         if packet is None:
             if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, False, original, math.nan)
+                self.truth.reply(self.ids[k], fate, False, original, math.nan, **truth)
             return
         delay = self.regs.value(k, "Return Delay Time") * ct.RETURN_DELAY_UNIT + hold
         if self.options.wire_time:
@@ -333,11 +362,11 @@ class VirtualBus:
             self.transport.flush()
             time.sleep(delay)
             if self.truth is not None:  # stamped before the write: the client cannot have it earlier
-                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic())
+                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic(), **truth)
             self.transport.write(packet)
         else:  # back-to-back replies leave in one write, as a USB adapter's latency timer would batch them
             if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic())
+                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic(), **truth)
             self.transport.queue(packet)
 
     def reply(self, k: int, inst: int, err: int, data: bytes = b"", broadcast: bool = False) -> None:

@@ -20,10 +20,7 @@ record. Specific to 1.0 (ROBOTIS e-manual, "Protocol 1.0" and the MX/AX control 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import math
-import threading
 import time
 from collections.abc import Callable
 
@@ -32,14 +29,10 @@ import numpy as np
 from ..models.params import P_KP, P_MAXPWM
 from . import control_table as ct
 from . import protocol1 as p1
-from .faults import ReplyFaults, ScheduledFaults
 from .p1_units import BULK_READ_MODELS, baud_code, p_of_slope
-from .pty_transport import PtyTransport
 from .registers import RegisterMemory
-from .thermal import ThermalModel
-from .truth import TruthRecord
 from .virtual_bus import VirtualBus
-from .virtual_options import BusStats, VirtualBusOptions
+from .virtual_options import VirtualBusOptions
 from .virtual_servos import VirtualServos
 
 log = logging.getLogger(__name__)
@@ -151,39 +144,20 @@ class VirtualBus1(VirtualBus):
     """N emulated Protocol 1.0 servos on a pty (see the module). ``VirtualBus1(options)`` or
     ``VirtualBus1(**keywords)`` as :class:`~.virtual_bus.VirtualBus`, with a ``dxl1`` table as ``model``."""
 
-    def __init__(self, options: VirtualBusOptions | None = None, **keywords):
-        o = VirtualBusOptions.of(**keywords) if options is None else dataclasses.replace(options, **keywords)
-        self.options = o
-        self.table = ct.control_table(o.model)
+    registers_class = RegisterMemory1
+    servos_class = VirtualServos1
+    decoder_class = p1.StreamDecoder1
+
+    def _check_table(self, o: VirtualBusOptions) -> None:
         if self.table.protocol != "dxl1":
             raise ValueError(f"servo {o.model} ({self.table.name}) speaks protocol {self.table.protocol}, not dxl1")
-        self.model = o.model
-        self.params = o.actuator()
-        self.faults = o.faults
-        self.rng = np.random.default_rng(self.faults.seed)
-        self.reply_faults = ReplyFaults(self.faults, self.rng)
-        self.truth: TruthRecord | None = TruthRecord() if o.truth else None
-        self.regs = RegisterMemory1(self.table, o.ids)
+
+    def _baud_code(self, baud: int) -> int:
+        return baud_code(baud, self.table)
+
+    def _registers_set(self) -> None:
         self.regs.on_torque_write = self._torque_written
-        self.n = self.regs.n
-        if o.return_delay is not None:
-            self.regs.set("Return Delay Time", o.return_delay)
-        self.regs.set("Baud Rate", baud_code(o.baud, self.table))
         self.alarm = np.zeros(self.n, dtype=np.int64)  # alarm bits (Hardware Error Status layout = 1.0 bits)
-        self.supply_voltage = float(self.params.firmware.vin if o.supply_voltage is None else o.supply_voltage)
-        self.servos = VirtualServos1(self.regs, self.params, [o.load_of(i) for i in o.ids], self.supply_voltage)
-        self.thermal = ThermalModel(o.thermal, self.n)
-        self.scheduled = ScheduledFaults(self.faults, self.n)
-        self.stats = BusStats()
-        self.transport = PtyTransport(o.link, self.stats)
-        self.decoder = p1.StreamDecoder1()
-        self._lock = threading.RLock()
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._old_switch: float | None = None
-        self._t0 = self._t_last = time.monotonic()
-        self._last_rx = 0.0
-        self._publish()
 
     @property
     def goal(self) -> np.ndarray:
@@ -223,28 +197,7 @@ class VirtualBus1(VirtualBus):
     def send_status(self, k: int, error: int, params: bytes = b"") -> None:
         """A status packet of servo k: its alarm bits or'ed into the error byte, reply faults, Return Delay Time."""
         error |= int(self.alarm[k]) & 0x7F
-        if error:
-            self.stats.errors[error] = self.stats.errors.get(error, 0) + 1
-        original = p1.encode(self.ids[k], error, params)
-        packet, fate, hold = self.reply_faults.apply(original, self.stats)
-        if packet is None:
-            if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, False, original, math.nan, params=params)
-            return
-        delay = self.regs.value(k, "Return Delay Time") * ct.RETURN_DELAY_UNIT + hold
-        if self.options.wire_time:
-            delay += len(packet) * 10.0 / self.options.baud
-        self.stats.replies += 1
-        if delay > 0:
-            self.transport.flush()
-            time.sleep(delay)
-            if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic(), params=params)
-            self.transport.write(packet)
-        else:
-            if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic(), params=params)
-            self.transport.queue(packet)
+        self.emit_status(k, error, p1.encode(self.ids[k], error, params), params=params)
 
     def handle(self, pkt: p1.Packet1, now: float | None = None) -> None:
         """Execute one instruction packet (replies go to the pty)."""

@@ -27,15 +27,13 @@ calls; the parameter block is built with numpy):
 from __future__ import annotations
 
 import logging
-import termios
 import time
 
 import numpy as np
 
 from ..dynamixel import control_table as ct
-from ..dynamixel.bus_types import BusConfig, BusError, GoalRejected, Health, JointState, joint_state
-from ..dynamixel.goals import GoalLimits
-from ..dynamixel.transactions import CommStats
+from ..dynamixel.bus_types import BusConfig, BusError, GoalRejected, Health, JointState
+from ..dynamixel.sync_read_bus import SyncReadBus
 from . import status
 from .packets import COMM_SUCCESS, StsPacketHandler, TolerantSyncRead
 from .port import StsPortHandler
@@ -52,8 +50,11 @@ STATE_DTYPE = np.dtype([("position", "<i8"), ("velocity", "<i8"), ("load", "<i8"
 IMPLAUSIBLE = np.array([0xF000, 0x7000, 0xF800], dtype=np.uint16)
 
 
-class FeetechBus(StsTransactions):
+class FeetechBus(SyncReadBus, StsTransactions):
     """Feetech STS servos on one port. Use as a context manager: ``open()`` … ``close()``."""
+
+    _port_kind = "Feetech"
+    _log = log
 
     def __init__(self, config: BusConfig):
         self.config = config
@@ -65,24 +66,9 @@ class FeetechBus(StsTransactions):
         self.port = StsPortHandler(config.port, config.latency_timer_ms, config.timeout_ms, delay)
         self._delays: dict[int, int] = {}
         self.ph = StsPacketHandler()
-        self.ids: list[int] = list(config.ids)
-        self.missing: list[int] = []
-        self.stats: dict[int, CommStats] = {i: CommStats() for i in config.ids}
+        self._init_servos(config)
         self.status_bits: dict[int, int] = {}
-        self.port.stats = self.stats
-        self.port.ledger.horizon_s = config.late_horizon_s
-        self.cycles = 0
-        self.state_reads = 0
-        self._asked: tuple[int, ...] = tuple(self.ids)
-        self._next_probe = 0.0
-        self._probe_turn = 0
-        self._skipped_at: dict[int, float] = {}
-        self.limits = GoalLimits(self.table, config)
-        self.lower, self.upper = self.limits.lower, self.limits.upper
         self._p_sent: dict[int, int] = {}
-        self._read: TolerantSyncRead | None = None
-        self._health: TolerantSyncRead | None = None
-        self._is_open = False
         signs = [self.table.sign_bit_of(n) for n in ("Present Position", "Present Velocity", "Present Load")]
         self._sign_mask = np.array([1 << b for b in signs], dtype=np.int64)
         self._mag_mask = self._sign_mask - 1
@@ -92,92 +78,14 @@ class FeetechBus(StsTransactions):
         """Instruction packets written on the port (every transaction, retries and probes included)."""
         return self.port.instructions
 
-    # --------------------------------------------------------------- port
-    def open(self) -> FeetechBus:
-        try:
-            ok = self.port.openPort() and self.port.setBaudRate(self.config.baud)
-        except Exception as e:  # serial.SerialException, OSError
-            raise BusError(f"cannot open Feetech port {self.config.port!r}: {e}") from None
-        if not ok:
-            raise BusError(f"cannot set baud {self.config.baud} on {self.config.port!r}")
-        self._is_open = True
-        self._build_groups()
-        return self
-
-    def close(self) -> None:
-        if self._is_open:
-            self.port.closePort()
-            self._is_open = False
-
-    def __enter__(self) -> FeetechBus:
-        return self.open() if not self._is_open else self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def _build_groups(self) -> None:
         self._read = TolerantSyncRead(self.port, self.ph, STATE_ADDR, STATE_LEN)
         self._health = TolerantSyncRead(self.port, self.ph, HEALTH_ADDR, HEALTH_LEN)
-        self._asked = tuple(i for i in self.ids if not self.stats[i].skipping)
-        self._stat_list = [self.stats[i] for i in self.ids]
-        for i in self._asked:
-            self._read.addParam(i)
-            self._health.addParam(i)
-        self._read.makeParam()
-        self._health.makeParam()
+        self._fill_groups()
 
-    # --------------------------------------------------------------- skipped servos
-    def _skip(self, i: int, now: float) -> None:
-        st = self.stats[i]
-        st.skipping = True
-        st.last_error = f"skipped after {st.misses} consecutive missed replies"
-        self._skipped_at[i] = now
-        log.warning(
-            "id %d%s: %d consecutive sync reads without a reply; skipped, re-probed every %.3g s",
-            i,
-            self._name(i),
-            st.misses,
-            self.config.probe_period_s,
-        )
-        if self._next_probe <= now:
-            self._next_probe = now + self.config.probe_period_s
-        self._build_groups()
-
-    def _probe(self, now: float) -> None:
-        """PING one skipped servo (round robin) once per ``probe_period_s``; an answer puts it back."""
-        skipped = [i for i in self.ids if self.stats[i].skipping]
-        if not skipped or now < self._next_probe:
-            return
-        self._next_probe = now + self.config.probe_period_s
-        i = skipped[self._probe_turn % len(skipped)]
-        self._probe_turn += 1
-        st = self.stats[i]
-        st.probes += 1
+    def _answers_ping(self, i: int) -> bool:
         _, result, _ = self.ph.txRxPacket(self.port, [0, 0, i, 2, 1, 0])  # PING
-        if result == COMM_SUCCESS:
-            st.skipping, st.misses, st.last_error = False, 0, ""
-            log.warning(
-                "id %d%s answers again after %.3g s; back in the sync reads",
-                i,
-                self._name(i),
-                now - self._skipped_at.pop(i, now),
-            )
-            self._build_groups()
-
-    def servo_status(self, i: int) -> str:
-        """One line for diagnostics: "ok", or why the servo is skipped."""
-        st = self.stats[i]
-        if st.skipping:
-            since = time.monotonic() - self._skipped_at.get(i, time.monotonic())
-            return (
-                f"not answering: skipped for {since:.3g} s after {self.config.skip_after} consecutive missed "
-                f"replies; re-probed every {self.config.probe_period_s:g} s ({st.probes} probes)"
-            )
-        return "ok"
-
-    @property
-    def skipped(self) -> list[int]:
-        return [i for i in self.ids if self.stats[i].skipping]
+        return result == COMM_SUCCESS
 
     # --------------------------------------------------------------- the cycle
     def _decode(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -242,26 +150,10 @@ class FeetechBus(StsTransactions):
                 if errors[i] != self.status_bits.get(i, 0):
                     self._note_status(i, errors[i])
                 continue
-            why = "corrupt" if i in received else failed.get(i, "timeouts")
-            setattr(st, why, getattr(st, why) + 1)
-            st.last_error = why
-            if why != "timeouts":
-                st.misses = 0
-            elif bus_alive:
-                st.misses += 1
-                if st.misses >= self.config.skip_after and len(self._asked) > 1:
-                    self._skip(i, stamp)
+            self._missed(st, i, "corrupt" if i in received else failed.get(i, "timeouts"), bus_alive, stamp)
         arrival = np.array([stamps[i] if v else np.nan for i, v in zip(ids, valid)], dtype=np.float64)
         self._probe(stamp)
         return self._state(ids, rec, valid, stamp, arrival)
-
-    def _state(self, ids, rec, valid, stamp, stamps) -> JointState:
-        return joint_state(self.table, self.kt, self.config.center, ids, rec, valid, stamp, stamps)
-
-    def check_goals(self, goals) -> tuple[tuple[int, ...], np.ndarray]:
-        """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits;
-        returns (ids, goals [rad]). Raises :class:`GoalRejected` (and logs) without writing anything."""
-        return self.limits.check(goals, self.ids, self.missing)
 
     def _sync_write(self, addr: int, block: np.ndarray) -> None:
         width = block.shape[1] - 1
@@ -300,19 +192,6 @@ class FeetechBus(StsTransactions):
             self._sync_write(P_GAIN_ADDR, pblock)
             self._p_sent.update((int(i), int(p)) for i, p in pblock)
         self._sync_write(GOAL_ADDR, block)
-
-    def cycle(self, goals, p_gains=None) -> JointState:
-        """Read the state, then write the goals: 2 transactions (3 when P gains change). Goals are checked first."""
-        checked = self.check_goals(goals)
-        try:
-            state = self.read_state()
-            self.write_goals(goals, p_gains, _checked=checked)
-        except BusError:
-            raise
-        except (OSError, termios.error) as e:  # the adapter vanished (pyserial raises termios.error on a pty)
-            raise BusError(f"Feetech port {self.config.port!r} failed: {e}") from e
-        self.cycles += 1
-        return state
 
     def read_health(self) -> Health:
         """Input voltage, temperature and the Status register of every active servo in one sync read (62–65);

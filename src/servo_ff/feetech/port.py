@@ -16,12 +16,12 @@
 from __future__ import annotations
 
 import os
-import select
 import time
 
 import scservo_sdk as scs
 
 from ..dynamixel import transactions as tx
+from ..dynamixel.select_port import SelectPort
 from .stream import StsScanner
 
 STATUS_OVERHEAD = 6  # FF FF ID LEN ERR … CHECKSUM
@@ -48,7 +48,7 @@ class StsWindow(tx.Window):
         self._advance(self.pos[i], t)
 
 
-class StsPortHandler(scs.PortHandler):
+class StsPortHandler(SelectPort, scs.PortHandler):
     """Stock ``scservo_sdk.PortHandler`` plus reply timing, a receive buffer, ``select`` waits and the ledger."""
 
     def __init__(
@@ -59,21 +59,10 @@ class StsPortHandler(scs.PortHandler):
         return_delay_s: float = 0.0,
     ):
         super().__init__(port_name)
-        self.latency_timer_ms = float(latency_timer_ms)
-        self.timeout_ms = timeout_ms
-        self.return_delay_s = float(return_delay_s)
-        self._fd = -1
-        self._rx = bytearray()
+        self._init_receive(latency_timer_ms, timeout_ms, return_delay_s)
         self._timing: StsTiming | None = None
         self.scanner = StsScanner()
-        self.ledger = tx.Ledger()
-        self.counters = tx.RxCounters()
-        self.stats: dict | None = None  # {id: CommStats} for the late replies per servo (set by the bus)
         self.instructions = 0
-
-    @property
-    def margin_ms(self) -> float:
-        return float(self.timeout_ms) if self.timeout_ms is not None else self.latency_timer_ms + 2.0
 
     @property
     def timing(self) -> StsTiming:
@@ -81,76 +70,19 @@ class StsPortHandler(scs.PortHandler):
             self._timing = StsTiming(float(self.baudrate), self.return_delay_s, self.margin_ms / 1000.0)
         return self._timing
 
-    def set_return_delay(self, seconds: float) -> None:
-        """The servos' Return Delay Time [s] (enters every reply slot)."""
-        self.return_delay_s = float(seconds)
-        self._timing = None
-
     def getCFlagBaud(self, baudrate):
         return baudrate if baudrate in STS_BAUDS else -1
-
-    def setupPort(self, cflag_baud):
-        ok = super().setupPort(cflag_baud)
-        self._fd = self.ser.fileno()
-        self._timing = None
-        return ok
 
     def closePort(self):
         super().closePort()
         self._fd = -1
 
-    # ------------------------------------------------------------------ bytes
-    def _read_fd(self, wait: bool, deadline: float | None = None) -> bytes:
-        try:  # a tty in raw mode with VMIN = 0 returns b"" (not EAGAIN) when nothing has arrived
-            data = os.read(self._fd, 65536)
-            if data:
-                return data
-        except BlockingIOError:
-            pass
-        remaining = self.remaining_s() if deadline is None else deadline - time.monotonic()
-        if wait and remaining > 0 and select.select([self._fd], [], [], remaining)[0]:
-            try:
-                return os.read(self._fd, 65536)
-            except BlockingIOError:
-                pass
-        return b""
+    @property
+    def rx_stream(self) -> StsScanner:
+        return self.scanner
 
-    def drain(self) -> bytes:
-        """Every byte that has arrived, without waiting."""
-        out = bytes(self._rx)
-        self._rx.clear()
-        while True:
-            chunk = self._read_fd(wait=False)
-            if not chunk:
-                return out
-            out += chunk
-
-    def read_available(self, wait: bool = True, deadline: float | None = None) -> bytes:
-        """Every byte that has arrived, waiting in ``select`` until ``deadline`` [s, monotonic] if none has."""
-        if self._rx:
-            out = bytes(self._rx)
-            self._rx.clear()
-            return out
-        return self._read_fd(wait, deadline)
-
-    def clearPort(self):
-        """Before an instruction: what has arrived belongs to earlier transactions (late, counted)."""
-        data = self.drain() if self._fd >= 0 else b""
-        if self.ledger:
-            self.ledger.expire(time.monotonic())
-        if data:
-            self._route(self.scanner.scan(data), None, time.monotonic())
-        self.scanner.drop_partial()
-
-    def getBytesAvailable(self):
-        return len(self._rx) + self.ser.in_waiting
-
-    def readPort(self, length):
-        if len(self._rx) < length:
-            self._rx += self._read_fd(wait=not self._rx)
-        out = bytes(self._rx[:length])
-        del self._rx[:length]
-        return out
+    def _route_late(self, data: bytes) -> None:
+        self._route(self.scanner.scan(data), None, time.monotonic())
 
     def writePort(self, packet):
         self.instructions += 1
@@ -158,16 +90,6 @@ class StsPortHandler(scs.PortHandler):
             return os.write(self._fd, bytes(packet))
         except BlockingIOError:  # the output buffer is full (nobody reads the other end): a short write
             return 0
-
-    def setPacketTimeout(self, packet_length):
-        self.packet_start_time = self.getCurrentTime()
-        self.packet_timeout = self.tx_time_per_byte * packet_length + self.margin_ms
-
-    def getCurrentTime(self):
-        return time.monotonic() * 1000.0
-
-    def remaining_s(self) -> float:
-        return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
 
     # ------------------------------------------------------------------ transactions
     def _route(self, frames, window: tx.Window | None, t: float) -> None:
@@ -197,18 +119,4 @@ class StsPortHandler(scs.PortHandler):
                 self._route(sc.scan(data), window, t)
         finally:
             sc.max_length = 250
-        window.finish()
-        self.counters.unattributed += window.unattributed
-        window.pending = self.ledger.add(window, time.monotonic())
-        return window
-
-    def settle(self, window: tx.Window) -> None:
-        """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
-        the transaction (a dropped reply would otherwise make every retry's reply look late)."""
-        deadline = time.monotonic() + self.timing.margin_s
-        while True:
-            data = self.read_available(wait=True, deadline=deadline)
-            if not data:
-                break
-            self._route(self.scanner.scan(data), None, time.monotonic())
-        self.ledger.remove(getattr(window, "pending", None))
+        return self._close_window(window)

@@ -21,22 +21,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
-import threading
 import time
 
 import numpy as np
 
-from ..dynamixel import control_table as ct
 from ..dynamixel import protocol1 as p1
-from ..dynamixel.faults import ReplyFaults, ScheduledFaults
-from ..dynamixel.pty_transport import PtyTransport
-from ..dynamixel.thermal import ThermalModel
 from ..dynamixel.truth import WIDTH, TruthRecord
 from ..dynamixel.virtual_bus import VirtualBus
-from ..dynamixel.virtual_options import BusStats, VirtualBusOptions
+from ..dynamixel.virtual_options import VirtualBusOptions
 from ..models.firmware import FIRMWARE_LAWS
-from ..models.params import P_R, ActuatorParams
+from ..models.params import ActuatorParams
 from ..models.presets import preset
 from . import status
 from .instructions import execute
@@ -80,40 +74,29 @@ class StsVirtualBus(VirtualBus):
     """N emulated STS servos on a pty (see the module notes); the constructor takes what
     :class:`~servo_ff.dynamixel.virtual_bus.VirtualBus` takes (default model ``sts3215``)."""
 
+    truth_class = StsTruthRecord
+    registers_class = StsRegisterMemory
+    servos_class = StsServos
+    decoder_class = p1.StreamDecoder1
+    overload_bit = status.OVERLOAD
+
     def __init__(self, options: VirtualBusOptions | None = None, **keywords):
         if options is None:
             keywords.setdefault("model", DEFAULT_MODEL)
-        o = VirtualBusOptions.of(**keywords) if options is None else dataclasses.replace(options, **keywords)
-        self.options = o
-        self.table = ct.control_table(o.model)
+        super().__init__(options, **keywords)
+
+    def _check_table(self, o: VirtualBusOptions) -> None:
         if self.table.protocol != "sts":
             raise ValueError(f"model {o.model} ({self.table.name}) speaks protocol {self.table.protocol}, not sts")
-        self.model = o.model
-        self.params = sts_actuator(o)
-        self.faults = o.faults
-        self.rng = np.random.default_rng(self.faults.seed)
-        self.reply_faults = ReplyFaults(self.faults, self.rng)
-        self.truth: TruthRecord | None = StsTruthRecord() if o.truth else None
-        self.regs = StsRegisterMemory(self.table, o.ids)
-        self.n = self.regs.n
-        if o.return_delay is not None:
-            self.regs.set("Return Delay Time", o.return_delay)
-        self.regs.set("Baud Rate", self.table.baud_codes[o.baud])
+
+    def _actuator(self, o: VirtualBusOptions) -> ActuatorParams:
+        return sts_actuator(o)
+
+    def _baud_code(self, baud: int) -> int:
+        return self.table.baud_codes[baud]
+
+    def _registers_set(self) -> None:
         self.regs.save_flash()  # the configuration the servos were powered up with
-        self.supply_voltage = float(self.params.firmware.vin if o.supply_voltage is None else o.supply_voltage)
-        self.servos = StsServos(self.regs, self.params, [o.load_of(i) for i in o.ids], self.supply_voltage)
-        self.thermal = ThermalModel(o.thermal, self.n)
-        self.scheduled = ScheduledFaults(self.faults, self.n)
-        self.stats = BusStats()
-        self.transport = PtyTransport(o.link, self.stats)
-        self.decoder = p1.StreamDecoder1()
-        self._lock = threading.RLock()
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._old_switch: float | None = None
-        self._t0 = self._t_last = time.monotonic()
-        self._last_rx = 0.0
-        self._publish()
 
     @property
     def goal(self) -> np.ndarray:
@@ -158,35 +141,14 @@ class StsVirtualBus(VirtualBus):
         self.servos.reboot(k)
         self._publish(self.servos.bank.supply_voltage)
 
-    def advance(self, now: float) -> None:
-        """Advance all servos to ``now`` (wall clock) in sub-steps ≤ dt_max; then the status bits: overload (fault
-        schedule), temperature (thermal model vs Temperature Limit), voltage (supply vs Min/Max Voltage Limit)."""
-        elapsed = now - self._t_last
-        if elapsed <= 0:
-            return
-        self._t_last = now
-        clock = self.options.clock
-        if elapsed > clock.max_catch_up:
-            self.stats.clock_jumps += 1
-            log.warning("virtual bus: %.3f s without service, simulating only %.3f s", elapsed, clock.max_catch_up)
-            elapsed = clock.max_catch_up
-        t = now - self._t0
-        hw = self.hw_error
-        for i in self.scheduled.tick(t, self.index):
-            hw[self.index[i]] |= status.OVERLOAD
-            log.info("virtual bus: overload injected on id %d at t=%.2f s", i, t)
-        vin = self.supply_now(t)
-        bank = self.servos.bank
-        bank.supply_voltage = vin
-        self.servos.inputs()
-        self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
-        self.thermal.advance(elapsed, self.servos.amps(), bank.packed[:, P_R])
+    def _status_after_step(self, hw: np.ndarray, vin: float) -> None:
+        """The status bits after a physics step: overload (fault schedule, in ``hw``), temperature (thermal model vs
+        Temperature Limit), voltage (supply ``vin`` vs Min/Max Voltage Limit); then the Shutdown rule."""
         hot = self.thermal.overheated(self.regs.get("Temperature Limit"))
         hw = np.where(hot, hw | status.TEMPERATURE, hw & ~status.TEMPERATURE)
         vraw = vin / self.table.voltage_unit
         bad_v = (vraw < self.regs.get("Min Voltage Limit")) | (vraw > self.regs.get("Max Voltage Limit"))
         self._apply_shutdown(np.where(bad_v, hw | status.VOLTAGE, hw & ~status.VOLTAGE))
-        self._publish(vin)
 
     def _apply_shutdown(self, hw: np.ndarray) -> None:
         """Status register := ``hw``; a bit the Shutdown (Unloading Condition) register selects releases the torque."""
@@ -215,28 +177,7 @@ class StsVirtualBus(VirtualBus):
         """A status packet of servo k (from id ``sid``, default its present ID) with its status bits as the error
         byte; reply faults, then Return Delay Time (and wire time) before it leaves."""
         error = self.regs.value(k, "Hardware Error Status") & 0x7F
-        if error:
-            self.stats.errors[error] = self.stats.errors.get(error, 0) + 1
-        original = p1.encode(self.ids[k] if sid is None else sid, error, params)
-        packet, fate, hold = self.reply_faults.apply(original, self.stats)
-        if packet is None:
-            if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, False, original, math.nan)
-            return
-        delay = self.regs.value(k, "Return Delay Time") * ct.RETURN_DELAY_UNIT + hold
-        if self.options.wire_time:
-            delay += len(packet) * 10.0 / self.options.baud
-        self.stats.replies += 1
-        if delay > 0:  # honour the delay: what is queued goes first, then wait, then this reply
-            self.transport.flush()
-            time.sleep(delay)
-            if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic())
-            self.transport.write(packet)
-        else:  # back-to-back replies leave in one write, as a USB adapter's latency timer would batch them
-            if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic())
-            self.transport.queue(packet)
+        self.emit_status(k, error, p1.encode(self.ids[k] if sid is None else sid, error, params))
 
     def reply(self, k: int, inst: int, err: int = 0, data: bytes = b"", broadcast: bool = False) -> None:
         if not broadcast and self.answers(k, inst):
