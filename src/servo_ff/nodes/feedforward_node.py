@@ -35,7 +35,7 @@ from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
-from servo_ff.models.presets import SERVO_NAMES, preset
+from servo_ff.models.presets import preset
 from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
 
 from .common import (
@@ -52,6 +52,7 @@ from .common import (
     spin_node,
 )
 from .desired_trajectory import DesiredTrajectory, parse_trajectory
+from .parameters import servo_preset_specs
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_DESIRED = "feedforward/trajectory"
@@ -83,20 +84,7 @@ class FeedForwardNode(Node):
                 ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
                 ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
                 ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
-                ParamSpec(
-                    "servo",
-                    "mx64",
-                    "servo type whose parameter file gives the default α",
-                    read_only=True,
-                    choices=SERVO_NAMES,
-                ),
-                ParamSpec(
-                    "model",
-                    "m4",
-                    "friction model (m1..m6) of that parameter file",
-                    read_only=True,
-                    choices=("m1", "m2", "m3", "m4", "m5", "m6"),
-                ),
+                *servo_preset_specs("the default α"),
                 ParamSpec(
                     "alpha_file",
                     "",

@@ -314,3 +314,23 @@ def warn_undeclared_overrides(node: Node) -> list[str]:
             "`ros2 param list` shows what it declares)"
         )
     return names
+
+
+def servo_preset_specs(purpose: str) -> list[ParamSpec]:
+    """``servo`` (servo type) and ``model`` (friction model m1..m6): the published parameter file
+    (:func:`servo_ff.models.presets.preset`) a node takes ``purpose`` from."""
+    from servo_ff.models.params import MODEL_NAMES
+    from servo_ff.models.presets import SERVO_NAMES
+
+    return [
+        ParamSpec(
+            "servo",
+            "mx64",
+            f"servo type whose published parameter file gives {purpose}",
+            read_only=True,
+            choices=SERVO_NAMES,
+        ),
+        ParamSpec(
+            "model", "m4", "friction model (m1..m6) of that parameter file", read_only=True, choices=tuple(MODEL_NAMES)
+        ),
+    ]

@@ -31,10 +31,11 @@ from std_srvs.srv import Trigger
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.params import ParameterError
-from servo_ff.models.presets import SERVO_NAMES, preset
+from servo_ff.models.presets import preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 
 from .common import ParameterTable, ParamSpec, actuator_from_values, actuator_specs, per_joint, spin_node
+from .parameters import servo_preset_specs
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_backend import SimServos, UrdfGravity, load_inertia
 from .sim_clock import SimClock, sim_time_specs
@@ -101,22 +102,7 @@ class SimNode(SimClock, ServoInterfaceNode):
         super().__init__(name, **kwargs)
         self.sel = ParameterTable(
             self,
-            [
-                ParamSpec(
-                    "servo",
-                    "mx64",
-                    "servo type: its published parameter file (servo_ff.models.presets)",
-                    read_only=True,
-                    choices=SERVO_NAMES,
-                ),
-                ParamSpec(
-                    "model",
-                    "m4",
-                    "friction model (m1..m6) of that servo's parameter file",
-                    read_only=True,
-                    choices=("m1", "m2", "m3", "m4", "m5", "m6"),
-                ),
-            ],
+            servo_preset_specs("the simulated actuator"),
             validate=lambda v: (preset(v["servo"], v["model"]), None)[1],
             n_joints=lambda v: None,
         )
