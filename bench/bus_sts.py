@@ -14,7 +14,8 @@ on), a 4 V supply sag, P gains through the cycle, a hostile goal (NaN, ±5e6 rad
 97th cycle. From the bus's truth record: state entries reported valid that are not their own transaction's intact
 reply — split into another transaction's data (stale) and a garbled reply that passed the 8-bit checksum and the
 range check (a limit of the protocol) — and goals written outside the joint limits or non-finite; the mean cycle
-time with the silent servo over the healthy one.
+time with the silent servo over the healthy one. Part 2 is ``bench/faults.py --protocol sts`` (the scenario's one
+copy, shared by every bus protocol), called from here.
 
     .venv/bin/python bench/bus_sts.py [--cycles 1000] [--stock-cycles 200] [--fault-cycles 20000]
 
@@ -27,20 +28,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
+import faults  # noqa: E402  (bench/faults.py: the fault scenario)
 import scservo_sdk as scs  # noqa: E402
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
 from servo_ff.dynamixel import protocol1 as p1  # noqa: E402
-from servo_ff.dynamixel import truth as tr  # noqa: E402
-from servo_ff.dynamixel.bus_types import BusConfig, GoalRejected  # noqa: E402
-from servo_ff.dynamixel.faults import CORRUPTED  # noqa: E402
+from servo_ff.dynamixel.bus_types import BusConfig  # noqa: E402
 from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
 from servo_ff.feetech.bus import GOAL_ADDR, STATE_ADDR, STATE_LEN, FeetechBus  # noqa: E402
 
@@ -48,10 +46,7 @@ SIZES = (1, 6, 12)
 #: the emulator's physics sub-step: 2 ms (the default 1 ms costs it ~0.65 ms of CPU per step for six STS3215 on this
 #: machine, and a shared 2-core machine then stalls it; the client under test is the same)
 DT = ["--dt-max", "0.002"]
-STS = ct.control_table("sts3215")
 BAUD = 1_000_000
-LIMIT = 2.5  # joint limits ±2.5 rad in the fault scenario
-HOSTILE = (np.nan, 5e6, -5e6, 1e300, LIMIT + 0.5)
 
 
 def wire_bytes(n: int) -> tuple[int, int]:
@@ -174,220 +169,11 @@ def part1(args) -> tuple:
 
 
 # ------------------------------------------------------------------ part 2
-def goals_at(t: float, n: int) -> np.ndarray:
-    return 0.8 * np.sin(2 * np.pi * 0.5 * t + np.arange(n) * 0.4)
-
-
-def state_values(payload: bytes) -> np.ndarray:
-    raw = np.frombuffer(payload[:4], dtype="<u2")
-    pos = int(STS.decode("Present Position", int(raw[0])))
-    vel = int(STS.decode("Present Velocity", int(raw[1])))
-    return np.array([(pos - STS.center) * STS.rad_per_count, vel * STS.velocity_unit])
-
-
-def fault_bus(device: str, n: int) -> FeetechBus:
-    cfg = config(
-        device,
-        n,
-        p_gain=True,
-        retries=5,
-        joint_limits={i: (-LIMIT, LIMIT) for i in range(1, n + 1)},
-        skip_after=5,
-        probe_period_s=0.2,
-        names={i: f"j{i}" for i in range(1, n + 1)},
-    )
-    bus = FeetechBus(cfg).open()
-    t_end = time.monotonic() + 10.0
-    while True:  # a busy machine can miss every ping retry of a servo: try again before giving up
-        _, missing = bus.connect()
-        if not missing:
-            break
-        if time.monotonic() > t_end:
-            raise SystemExit(f"servos {missing} missing at start")
-        bus.ids, bus.missing = list(cfg.ids), []
-    bus.setup()
-    bus.torque(True)
-    return bus
-
-
-def calibrate(n: int, fault_args: list[str]) -> float:
-    """Seconds per cycle with the random faults only."""
-    with spawn_virtual_bus(["--protocol", "sts", "--ids", f"1-{n}", "--return-delay", "0", *DT, *fault_args]) as vb:
-        bus = fault_bus(vb.device, n)
-        kp = np.full(n, 32)
-        for _ in range(100):
-            bus.cycle(goals_at(0.0, n), kp)
-        dts = []
-        for k in range(400):
-            t0 = time.perf_counter()
-            bus.cycle(goals_at(k * 1e-3, n), kp)
-            dts.append(time.perf_counter() - t0)
-        bus.close()
-    return float(np.median(dts))
-
-
-def split_audit(truth, records) -> tuple[tr.Audit, int]:
-    """The truth audit and, of its invalid-valid entries, those whose own reply was garbled (checksum collision)."""
-    audit = tr.audit_states(truth, records, STATE_ADDR, state_values)
-    reads = tr.reads_of(truth, STATE_ADDR)
-    index = {(int(r), int(i)): k for k, (r, i) in enumerate(zip(truth["rp_read"], truth["rp_id"]))}
-    garbled = 0
-    for serial, ids, valid, values, _ in records:
-        if serial - 1 >= len(reads):
-            continue
-        r = int(reads[serial - 1])
-        for j, i in enumerate(ids):
-            k = index.get((r, int(i)))
-            if valid[j] and k is not None and truth["rp_fate"][k] == CORRUPTED:
-                garbled += 1
-    return audit, garbled
-
-
 def part2(args) -> tuple[int, int, int, float]:
-    n = args.servos
-    silent_id, overload_id = n, max(1, n // 3)
-    rand = ["--corrupt-rate", "0.01", "--drop-rate", "0.01", "--seed", str(args.seed)]
-    dt_cal = calibrate(n, rand)
-    dur = args.fault_cycles * dt_cal * 1.05
-    t_ovl, t_sil, d_sil, t_sag, d_sag = 0.15 * dur, 0.4 * dur, 0.3 * dur, 0.78 * dur, 0.08 * dur
-    truth_path = os.path.join(tempfile.mkdtemp(prefix="servo_ff_sts_faults_"), "truth.npz")
-    vb_args = ["--protocol", "sts", "--ids", f"1-{n}", "--return-delay", "0", *DT, *rand]
-    vb_args += ["--silent", f"{silent_id}@{t_sil:.3f}+{d_sil:.3f}", "--overload", f"{overload_id}@{t_ovl:.3f}"]
-    vb_args += ["--sag", f"4@{t_sag:.3f}+{d_sag:.3f}", "--truth", truth_path]
-    t_end = t_sag + d_sag + 0.5
-    cyc_t = np.zeros((3 * args.fault_cycles, 2))
-    records = []
-    exceptions = refused = hostile_tries = 0
-    reboot_t = recovered_t = skipped_t = back_t = None
-    volts_min = np.inf
-    kp = np.full(n, 32)
-    with spawn_virtual_bus(vb_args) as vb:
-        t_start = time.monotonic()
-        bus = fault_bus(vb.device, n)
-        for k in range(3 * args.fault_cycles):
-            c0 = time.monotonic()
-            if k >= args.fault_cycles and c0 - t_start > t_end:
-                break
-            goal = goals_at(c0 - t_start, n)
-            if k % 97 == 0:
-                hostile_tries += 1
-                bad = goal.copy()
-                bad[k % n] = HOSTILE[(k // 97) % len(HOSTILE)]
-                try:
-                    bus.cycle(bad, kp)
-                except GoalRejected:
-                    refused += 1
-                except Exception:  # noqa: BLE001
-                    exceptions += 1
-            try:
-                s = bus.cycle(goal, kp)
-            except Exception as e:  # noqa: BLE001
-                exceptions += 1
-                print(f"cycle {k}: {type(e).__name__}: {e}", file=sys.stderr)
-                continue
-            c1 = time.monotonic()
-            cyc_t[k] = (c0 - t_start, c1 - c0)
-            records.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
-            st = bus.stats[silent_id]
-            if skipped_t is None and st.skipping:
-                skipped_t = c1 - t_start
-            if skipped_t is not None and back_t is None and not st.skipping:
-                back_t = c1 - t_start
-            j = overload_id - 1
-            if reboot_t is not None and recovered_t is None and s.valid[j] and abs(s.position[j] - goal[j]) < 0.1:
-                recovered_t = c1 - t_start
-            if k % 50 == 0:
-                h = bus.read_health()
-                if h.valid.any():
-                    volts_min = min(volts_min, float(np.nanmin(h.voltage)))
-                for i, e in zip(h.ids, h.hw_error):
-                    if e > 0 and e & ct.HW_OVERLOAD and reboot_t is None:
-                        try:
-                            bus.reboot(i)  # the reboot equivalent: torque off, goal = present
-                            bus.setup(ids=[i])
-                            bus.write_goals(goals_at(time.monotonic() - t_start, n), kp)
-                            bus.torque(True, ids=[i])
-                            reboot_t = time.monotonic() - t_start
-                        except Exception as e:  # noqa: BLE001
-                            exceptions += 1
-                            print(f"reboot of id {i}: {type(e).__name__}: {e}", file=sys.stderr)
-        bus.close()
-        time.sleep(0.2)
-    truth = tr.load(truth_path)
-    audit, garbled = split_audit(truth, records)
-    data, addr = truth["wr_data"], truth["wr_addr"]
-    is_goal = addr == GOAL_ADDR
-    raw = data[is_goal, 0:2].copy().view("<u2")[:, 0].astype(np.int64)
-    counts = STS.decode("Goal Position", raw)
-    lim_c = np.abs(np.rint(np.array([-LIMIT, LIMIT]) / STS.rad_per_count)).max()
-    bad_goals = int(np.sum(np.abs(counts - STS.center) > lim_c))
-    t_sil_abs = float(truth["t0"]) - t_start + t_sil
-    t, dt = cyc_t[:, 0], cyc_t[:, 1]
-    done = dt > 0
-    around_reboot = (t > t_ovl - 0.01 * dur) & (t < t_ovl + 0.03 * dur)
-    outside = (t < t_sil_abs - 0.02 * dur) | (t > t_sil_abs + d_sil + 0.02 * dur)
-    healthy = done & (t > 0.03 * dur) & outside & ~around_reboot
-    silent = done & (t >= t_sil_abs) & (t < t_sil_abs + d_sil)
-    ratio = float(dt[silent].mean() / dt[healthy].mean()) if silent.any() and healthy.any() else float("nan")
-    ratio_med = float(np.median(dt[silent]) / np.median(dt[healthy])) if silent.any() and healthy.any() else ratio
-    stats = bus.stats
-    tot = {k: sum(getattr(s, k) for s in stats.values()) for k in ("ok", "timeouts", "corrupt", "late", "wrong_length")}
-    stale = audit.stale_valid - garbled
+    """The fault scenario: ``bench/faults.py --protocol sts`` (the shared code of every bus)."""
     print()
-    print(
-        f"Fault scenario: {n} × STS3215, corrupt bytes 1 %, dropped replies 1 %, id {silent_id} silent "
-        f"{t_sil_abs:.1f}–{t_sil_abs + d_sil:.1f} s, id {overload_id} overload at {t_ovl:.1f} s, sag 4 V "
-        f"{t_sag:.1f}–{t_sag + d_sag:.1f} s; latency timer 1 ms (margin 3 ms); calibration {dt_cal * 1e3:.2f} ms/cycle"
-    )
-    rows = [
-        ("cycles", f"{int(done.sum())}"),
-        ("exceptions", f"{exceptions}"),
-        ("hostile goals refused (GoalRejected)", f"{refused} / {hostile_tries}"),
-        ("state entries checked against the truth", f"{audit.checked}"),
-        ("stale entries reported valid (another transaction's data)", f"{stale}"),
-        ("garbled replies that passed checksum + range check", f"{garbled}"),
-        ("entries stamped before their reply was sent", f"{audit.before_sent}"),
-        ("intact on-time replies reported invalid", f"{audit.intact_invalid}"),
-        ("goals written (sync write entries)", f"{int(is_goal.sum())}"),
-        ("out-of-limit or non-finite goals written", f"{bad_goals}"),
-        (
-            "replies: ok / timeouts / corrupt / late / wrong length",
-            f"{tot['ok']} / {tot['timeouts']} / {tot['corrupt']} / {tot['late']} / {tot['wrong_length']}",
-        ),
-        (
-            "bus-level: checksum errors / length errors / unattributed",
-            f"{bus.port.scanner.stats.crc_errors} / {bus.port.scanner.stats.length_errors} / "
-            f"{bus.port.counters.unattributed}",
-        ),
-        (
-            f"id {silent_id}: timeouts / skipped reads / probes",
-            f"{stats[silent_id].timeouts} / {stats[silent_id].skipped} / {stats[silent_id].probes}",
-        ),
-        (
-            f"id {silent_id}: skipped after silence began [s]",
-            f"{skipped_t - t_sil_abs:.3f}" if skipped_t is not None else "never",
-        ),
-        (
-            f"id {silent_id}: back after silence ended [s]",
-            f"{back_t - t_sil_abs - d_sil:.3f}" if back_t is not None else "never",
-        ),
-        ("cycle time healthy, before and after the silence [ms] (mean)", f"{dt[healthy].mean() * 1e3:.3f}"),
-        ("cycle time with one silent servo [ms] (mean)", f"{dt[silent].mean() * 1e3:.3f}"),
-        ("cycle-time ratio silent / healthy: mean (RESULT) / median", f"{ratio:.3f} / {ratio_med:.3f}"),
-        (f"id {overload_id}: overload → reboot equivalent at [s]", f"{reboot_t:.3f}" if reboot_t else "never"),
-        (
-            f"id {overload_id}: tracking again (|error| < 0.1 rad) after it [s]",
-            f"{recovered_t - reboot_t:.3f}" if recovered_t is not None and reboot_t is not None else "never",
-        ),
-        ("lowest supply voltage read [V]", f"{volts_min:.1f}"),
-        ("load average at the end (1 min) / cores", f"{os.getloadavg()[0]:.2f} / {os.cpu_count()}"),
-    ]
-    w = max(len(r[0]) for r in rows)
-    for what, v in rows:
-        print(f"{what:<{w}}  {v:>24}")
-    for ex in audit.examples:
-        print(f"not its own intact reply: {ex}")
-    return stale, garbled, bad_goals, ratio
+    res = faults.run(faults.PROTOCOLS["sts"], args.fault_cycles, args.servos, args.seed)
+    return res.stale_valid, res.corrupt_accepted, res.bad_goals, res.ratio
 
 
 def main() -> int:

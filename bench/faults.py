@@ -1,8 +1,11 @@
 """Fault scenario of issue 15: 16 servos, 1 % corrupt bytes, 1 % dropped replies, one servo silent mid-run (and back
 later), one overload (rebooted by the client), a supply sag — against the virtual bus in its own process, which
-keeps a truth record of every sync read, reply fate and sync write.
+keeps a truth record of every sync read, reply fate and sync write — for Dynamixel Protocol 2.0 (``--protocol dxl2``,
+16 × MX-106 2.0, the default), Protocol 1.0 (``dxl1``, 16 × MX-106 on 1.0 firmware: BULK_READ + SYNC_WRITE, the
+reboot equivalent of :class:`DynamixelBus1`) or Feetech STS (``sts``, 6 × STS3215, emulator sub-step 2 ms; also run
+by ``bench/bus_sts.py``), every bus made by ``make_bus`` and driven through the same calls.
 
-The client is ``DynamixelBus`` as the hardware node drives it (latency timer 1 ms, P gain + goal through indirect
+The client is the protocol's bus as the hardware node drives it (latency timer 1 ms, P gain + goal through indirect
 addresses, a health read every 50 cycles, the overloaded servo rebooted, set up and re-enabled; 5 retries for
 single-servo transactions, since 1 % per byte garbles ~11 % of their 11-byte replies and ~19 % of the 21-byte state
 replies); every 97th cycle
@@ -10,11 +13,15 @@ it first tries a hostile goal (NaN, ±5e6 rad, 1e300, beyond a limit), which mus
 written. Fault times are placed from a short calibration run so that the phases fall at the same fractions of the
 run on any machine (the run goes on past ``--cycles`` until every phase is over). From the truth record it counts
 state entries reported valid that are not the intact reply of their own transaction (stale), intact on-time
-replies reported invalid, and goals written outside the joint limits or non-finite.
+replies reported invalid, and goals written outside the joint limits or non-finite. With an 8-bit checksum
+(``dxl1``, ``sts``) the entries reported valid that are not their own intact reply are split into another
+transaction's data (stale) and a garbled reply that passed the checksum and the range check (a limit of the
+protocol: ``corrupt_accepted``).
 
-    .venv/bin/python bench/faults.py [--cycles 20000] [--servos 16] [--seed 1]
+    .venv/bin/python bench/faults.py [--protocol dxl2|dxl1|sts] [--cycles 20000] [--servos 16|16|6] [--seed 1]
 
-Last line: ``RESULT stale_valid=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>``.
+Last line: ``RESULT stale_valid=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>`` (``dxl1``, ``sts``:
+``corrupt_accepted=<int>`` after ``stale_valid``).
 """
 
 from __future__ import annotations
@@ -29,9 +36,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
+from dataclasses import dataclass  # noqa: E402
+
 from servo_ff.dynamixel import control_table as ct  # noqa: E402
 from servo_ff.dynamixel import truth as tr  # noqa: E402
-from servo_ff.dynamixel.bus import BusConfig, DynamixelBus, GoalRejected  # noqa: E402
+from servo_ff.dynamixel.bus_interface import make_bus  # noqa: E402
+from servo_ff.dynamixel.bus_types import BusConfig, GoalRejected  # noqa: E402
+from servo_ff.dynamixel.faults import CORRUPTED  # noqa: E402
 from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
 
 LIMIT = 2.5  # joint limits ±2.5 rad
@@ -40,14 +51,98 @@ STATE_DT = np.dtype([("c", "<i2"), ("v", "<i4"), ("p", "<i4")])
 
 
 def state_values(payload: bytes) -> np.ndarray:
+    """Protocol 2.0: present current, velocity, position (126, 10 bytes) → [position rad, velocity rad/s]."""
     raw = np.frombuffer(payload, dtype=STATE_DT)[0]
     return np.array([ct.counts_to_rad(raw["p"]), ct.velocity_to_rad_s(raw["v"])])
 
 
-def make_bus(device: str, n: int) -> DynamixelBus:
+def table_state_values(table: ct.ControlTable):
+    """Protocol 1.0 / STS: present position + velocity (2 bytes each, the table's encoding) first in the payload."""
+
+    def decode(payload: bytes) -> np.ndarray:
+        raw = np.frombuffer(payload[:4], dtype="<u2")
+        pos = int(table.decode("Present Position", int(raw[0])))
+        vel = int(table.decode("Present Velocity", int(raw[1])))
+        return np.array([(pos - table.center) * table.rad_per_count, vel * table.velocity_unit])
+
+    return decode
+
+
+@dataclass
+class Proto:
+    """What the scenario needs to know of one protocol's bus."""
+
+    name: str
+    model: str
+    vb_args: list[str]  # virtual-bus CLI args selecting the protocol and servo
+    kp: int  # P gain (raw register) written through the cycle
+    servos: int  # default servo count
+    state_addr: int  # address of the state read in the truth record
+    goal_addr: int  # address of the goal sync write (Protocol 1.0 / STS: 2 bytes)
+    checksum8: bool  # 8-bit checksum: garbled replies can pass it
+    label: str = ""
+
+    @property
+    def table(self) -> ct.ControlTable:
+        return ct.control_table(self.model)
+
+    def decode(self, payload: bytes) -> np.ndarray:
+        return state_values(payload) if self.name == "dxl2" else table_state_values(self.table)(payload)
+
+    def goals_written(self, truth) -> tuple[int, int]:
+        """(goal entries written, of which out of the joint limits or non-finite)."""
+        data, addr = truth["wr_data"], truth["wr_addr"]
+        if self.name == "dxl2":  # indirect P gain (2) + goal (4) at 228, or goal position at 116
+            goal_raw = np.where(
+                addr == 228, data[:, 2:6].copy().view("<i4")[:, 0], data[:, 0:4].copy().view("<i4")[:, 0]
+            )
+            is_goal = (addr == 228) | (addr == ct.ADDR_GOAL_POSITION)
+            goal_rad = ct.counts_to_rad(goal_raw[is_goal])
+            lim_c = np.abs(ct.rad_to_counts([-LIMIT, LIMIT]) - ct.CENTER_COUNTS).max()
+            bad = ~np.isfinite(goal_rad) | (np.abs(goal_raw[is_goal] - ct.CENTER_COUNTS) > lim_c)
+            return int(is_goal.sum()), int(np.sum(bad))
+        t = self.table
+        is_goal = addr == self.goal_addr
+        raw = data[is_goal, 0:2].copy().view("<u2")[:, 0].astype(np.int64)
+        counts = t.decode("Goal Position", raw)
+        lim_c = np.abs(np.rint(np.array([-LIMIT, LIMIT]) / t.rad_per_count)).max()
+        return int(is_goal.sum()), int(np.sum(np.abs(counts - t.center) > lim_c))
+
+
+def _protocols() -> dict[str, Proto]:
+    from servo_ff.dynamixel.p1_units import STATE_ADDR as STATE_ADDR1
+
+    sts_state = 56  # servo_ff.feetech.bus.STATE_ADDR (importing it needs scservo_sdk)
+    return {
+        "dxl2": Proto("dxl2", "mx106", [], 800, 16, ct.ADDR_PRESENT_CURRENT, ct.ADDR_GOAL_POSITION, False, "MX-106"),
+        "dxl1": Proto(
+            "dxl1",
+            "mx106-p1",
+            ["--protocol", "dxl1", "--servo", "mx106-p1"],
+            32,
+            16,
+            STATE_ADDR1,
+            30,
+            True,
+            "MX-106 (Protocol 1.0)",
+        ),
+        # the emulator's physics sub-step: 2 ms (the default 1 ms costs it ~0.65 ms of CPU per step for six STS3215,
+        # and a shared 2-core machine then stalls it; the client under test is the same)
+        "sts": Proto(
+            "sts", "sts3215", ["--protocol", "sts", "--dt-max", "0.002"], 32, 6, sts_state, 42, True, "STS3215"
+        ),
+    }
+
+
+PROTOCOLS = _protocols()
+
+
+def open_bus(proto: Proto, device: str, n: int):
     cfg = BusConfig(
         port=device,
         ids=range(1, n + 1),
+        protocol=proto.name,
+        model=proto.model,
         latency_timer_ms=1.0,
         p_gain=True,
         retries=5,
@@ -56,10 +151,15 @@ def make_bus(device: str, n: int) -> DynamixelBus:
         probe_period_s=0.2,
         names={i: f"j{i}" for i in range(1, n + 1)},
     )
-    bus = DynamixelBus(cfg).open()
-    found, missing = bus.connect()
-    if missing:
-        raise SystemExit(f"servos {missing} missing at start")
+    bus = make_bus(cfg).open()
+    t_end = time.monotonic() + 10.0
+    while True:  # a busy machine can miss every ping retry of a servo: try again before giving up
+        _, missing = bus.connect()
+        if not missing:
+            break
+        if time.monotonic() > t_end:
+            raise SystemExit(f"servos {missing} missing at start")
+        bus.ids, bus.missing = list(cfg.ids), []
     bus.setup()
     bus.torque(True)
     return bus
@@ -69,35 +169,67 @@ def goals_at(t: float, n: int) -> np.ndarray:
     return 0.8 * np.sin(2 * np.pi * 0.5 * t + np.arange(n) * 0.4)
 
 
-def calibrate(args, fault_args) -> float:
+def calibrate(proto: Proto, n: int, fault_args) -> float:
     """Seconds per cycle with the random faults only (no silence, overload, sag)."""
-    with spawn_virtual_bus(["--ids", f"1-{args.servos}", "--return-delay", "0", *fault_args]) as vb:
-        bus = make_bus(vb.device, args.servos)
+    with spawn_virtual_bus([*proto.vb_args, "--ids", f"1-{n}", "--return-delay", "0", *fault_args]) as vb:
+        bus = open_bus(proto, vb.device, n)
+        kp = np.full(n, proto.kp)
         for _ in range(100):
-            bus.cycle(goals_at(0.0, args.servos), np.full(args.servos, 800))
+            bus.cycle(goals_at(0.0, n), kp)
         dts = []
         for k in range(400):
             t0 = time.perf_counter()
-            bus.cycle(goals_at(k * 1e-3, args.servos), np.full(args.servos, 800))
+            bus.cycle(goals_at(k * 1e-3, n), kp)
             dts.append(time.perf_counter() - t0)
         bus.close()
     return float(np.median(dts))  # robust to a load spike during the calibration
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cycles", type=int, default=20000)
-    ap.add_argument("--servos", type=int, default=16)
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
-    n = args.servos
+def split_audit(proto: Proto, truth, records) -> tuple[tr.Audit, int]:
+    """The truth audit and, of its invalid-valid entries, those whose own reply was garbled (checksum collision)."""
+    audit = tr.audit_states(truth, records, proto.state_addr, proto.decode)
+    if not proto.checksum8:
+        return audit, 0
+    reads = tr.reads_of(truth, proto.state_addr)
+    index = {(int(r), int(i)): k for k, (r, i) in enumerate(zip(truth["rp_read"], truth["rp_id"]))}
+    garbled = 0
+    for serial, ids, valid, values, _ in records:
+        if serial - 1 >= len(reads):
+            continue
+        r = int(reads[serial - 1])
+        for j, i in enumerate(ids):
+            k = index.get((r, int(i)))
+            if valid[j] and k is not None and truth["rp_fate"][k] == CORRUPTED:
+                garbled += 1
+    return audit, garbled
+
+
+@dataclass
+class Result:
+    stale_valid: int
+    corrupt_accepted: int
+    bad_goals: int
+    ratio: float
+    cycles: int
+
+    def line(self, proto: Proto) -> str:
+        garbled = f"corrupt_accepted={self.corrupt_accepted} " if proto.checksum8 else ""
+        return (
+            f"RESULT stale_valid={self.stale_valid} {garbled}bad_goals={self.bad_goals} "
+            f"silent_rate_ratio={self.ratio:.3f} cycles={self.cycles}"
+        )
+
+
+def run(proto: Proto, cycles: int, n: int, seed: int) -> Result:
+    """The fault scenario on ``n`` servos of ``proto``; prints its table, returns the figures."""
     silent_id, overload_id = n, max(1, n // 3)
-    rand = ["--corrupt-rate", "0.01", "--drop-rate", "0.01", "--seed", str(args.seed)]
-    dt_cal = calibrate(args, rand)
-    dur = args.cycles * dt_cal * 1.05
+    rand = ["--corrupt-rate", "0.01", "--drop-rate", "0.01", "--seed", str(seed)]
+    dt_cal = calibrate(proto, n, rand)
+    dur = cycles * dt_cal * 1.05
     t_ovl, t_sil, d_sil, t_sag, d_sag = 0.15 * dur, 0.4 * dur, 0.3 * dur, 0.78 * dur, 0.08 * dur
-    truth_path = os.path.join(tempfile.mkdtemp(prefix="servo_ff_faults_"), "truth.npz")
+    truth_path = os.path.join(tempfile.mkdtemp(prefix=f"servo_ff_faults_{proto.name}_"), "truth.npz")
     vb_args = [
+        *proto.vb_args,
         "--ids",
         f"1-{n}",
         "--return-delay",
@@ -113,7 +245,7 @@ def main() -> int:
         truth_path,
     ]
     t_end = t_sag + d_sag + 0.5  # run at least this long (bus clock) so every fault phase is over
-    cyc_t = np.zeros((3 * args.cycles, 2))
+    cyc_t = np.zeros((3 * cycles, 2))
     records = []
     exceptions, refused, hostile_tries = 0, 0, 0
     reboot_t = None
@@ -122,11 +254,11 @@ def main() -> int:
     volts_min = np.inf
     with spawn_virtual_bus(vb_args) as vb:
         t_start = time.monotonic()  # ≈ the bus's fault clock (it started just before printing its device)
-        bus = make_bus(vb.device, n)
-        kp = np.full(n, 800)
-        for k in range(3 * args.cycles):
+        bus = open_bus(proto, vb.device, n)
+        kp = np.full(n, proto.kp)
+        for k in range(3 * cycles):
             c0 = time.monotonic()
-            if k >= args.cycles and c0 - t_start > t_end:
+            if k >= cycles and c0 - t_start > t_end:
                 break
             goal = goals_at(c0 - t_start, n)
             if k % 97 == 0:
@@ -162,23 +294,21 @@ def main() -> int:
                     volts_min = min(volts_min, float(np.nanmin(h.voltage)))
                 for i, e in zip(h.ids, h.hw_error):
                     if e > 0 and e & ct.HW_OVERLOAD and reboot_t is None:
-                        bus.reboot(i)
-                        time.sleep(0.01)
-                        bus.setup(ids=[i])
-                        bus.write_goals(goals_at(time.monotonic() - t_start, n), kp)
-                        bus.torque(True, ids=[i])
-                        reboot_t = time.monotonic() - t_start
+                        try:
+                            bus.reboot(i)  # Protocol 1.0 / STS: the equivalent (torque off, goal = present)
+                            time.sleep(0.01)
+                            bus.setup(ids=[i])
+                            bus.write_goals(goals_at(time.monotonic() - t_start, n), kp)
+                            bus.torque(True, ids=[i])
+                            reboot_t = time.monotonic() - t_start
+                        except Exception as e:  # noqa: BLE001
+                            exceptions += 1
+                            print(f"reboot of id {i}: {type(e).__name__}: {e}", file=sys.stderr)
         bus.close()
         time.sleep(0.2)
     truth = tr.load(truth_path)
-    audit = tr.audit_states(truth, records, ct.ADDR_PRESENT_CURRENT, state_values)
-    # goals written: indirect P gain (2) + goal (4) at 228, or goal position at 116
-    data, addr = truth["wr_data"], truth["wr_addr"]
-    goal_raw = np.where(addr == 228, data[:, 2:6].copy().view("<i4")[:, 0], data[:, 0:4].copy().view("<i4")[:, 0])
-    is_goal = (addr == 228) | (addr == ct.ADDR_GOAL_POSITION)
-    goal_rad = ct.counts_to_rad(goal_raw[is_goal])
-    lim_c = np.abs(ct.rad_to_counts([-LIMIT, LIMIT]) - ct.CENTER_COUNTS).max()
-    bad_goals = int(np.sum(~np.isfinite(goal_rad) | (np.abs(goal_raw[is_goal] - ct.CENTER_COUNTS) > lim_c)))
+    audit, garbled = split_audit(proto, truth, records)
+    n_goals, bad_goals = proto.goals_written(truth)
     t_sil_abs = float(truth["t0"]) - t_start + t_sil  # the bus's fault clock → ours
     t, dt = cyc_t[:, 0], cyc_t[:, 1]
     done = dt > 0
@@ -194,8 +324,10 @@ def main() -> int:
         k: sum(getattr(s, k) for s in stats.values())
         for k in ("ok", "timeouts", "corrupt", "late", "wrong_length", "status_errors", "skipped", "probes")
     }
+    stale = audit.stale_valid - garbled
+    what = "" if proto.name == "dxl2" else f" × {proto.label}"
     print(
-        f"Fault scenario: {n} servos, corrupt bytes 1 %, dropped replies 1 %, id {silent_id} silent "
+        f"Fault scenario: {n} servos{what}, corrupt bytes 1 %, dropped replies 1 %, id {silent_id} silent "
         f"{t_sil_abs:.1f}–{t_sil_abs + d_sil:.1f} s, id {overload_id} overload at {t_ovl:.1f} s, sag 4 V "
         f"{t_sag:.1f}–{t_sag + d_sag:.1f} s; latency timer 1 ms (margin 3 ms); calibration "
         f"{dt_cal * 1e3:.2f} ms/cycle"
@@ -205,18 +337,25 @@ def main() -> int:
         ("exceptions", f"{exceptions}"),
         ("hostile goals refused (GoalRejected)", f"{refused} / {hostile_tries}"),
         ("state entries checked against the truth", f"{audit.checked}"),
-        ("stale entries reported valid", f"{audit.stale_valid}"),
+        *(
+            [
+                ("stale entries reported valid (another transaction's data)", f"{stale}"),
+                ("garbled replies that passed checksum + range check", f"{garbled}"),
+            ]
+            if proto.checksum8
+            else [("stale entries reported valid", f"{audit.stale_valid}")]
+        ),
         ("entries stamped before their reply was sent", f"{audit.before_sent}"),
         ("intact on-time replies reported invalid", f"{audit.intact_invalid}"),
-        ("goals written (sync write entries)", f"{int(is_goal.sum())}"),
+        ("goals written (sync write entries)", f"{n_goals}"),
         ("out-of-limit or non-finite goals written", f"{bad_goals}"),
         (
             "replies: ok / timeouts / corrupt / late / wrong length",
             f"{tot['ok']} / {tot['timeouts']} / {tot['corrupt']} / {tot['late']} / {tot['wrong_length']}",
         ),
         (
-            "bus-level: CRC errors / length errors / unattributed",
-            f"{bus.port.decoder.stats.crc_errors} / {bus.port.decoder.stats.length_errors} / "
+            f"bus-level: {'checksum' if proto.checksum8 else 'CRC'} errors / length errors / unattributed",
+            f"{bus.port.rx_stream.stats.crc_errors} / {bus.port.rx_stream.stats.length_errors} / "
             f"{bus.port.counters.unattributed}",
         ),
         (
@@ -251,11 +390,20 @@ def main() -> int:
     for what, v in rows:
         print(f"{what:<{w}}  {v:>24}")
     for ex in audit.examples:
-        print(f"stale: {ex}")
-    print(
-        f"RESULT stale_valid={audit.stale_valid} bad_goals={bad_goals} silent_rate_ratio={ratio:.3f} "
-        f"cycles={int(done.sum())}"
-    )
+        print(f"{'not its own intact reply' if proto.checksum8 else 'stale'}: {ex}")
+    return Result(stale, garbled, bad_goals, ratio, int(done.sum()))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--protocol", choices=list(PROTOCOLS), default="dxl2")
+    ap.add_argument("--cycles", type=int, default=20000)
+    ap.add_argument("--servos", type=int, default=None, help="default: 16 (dxl2, dxl1), 6 (sts)")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    proto = PROTOCOLS[args.protocol]
+    res = run(proto, args.cycles, args.servos or proto.servos, args.seed)
+    print(res.line(proto))
     return 0
 
 
