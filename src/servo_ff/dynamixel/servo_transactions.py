@@ -90,23 +90,29 @@ class ServoTransactions:
             model = self.ping(i)
             if model is None:
                 missing.append(i)
-            elif model != self.table.model_number:
+                continue
+            if model != self.table.model_number:
                 wrong.append(f"{i} (model {model})")
-                found.append(i)
-            else:
-                found.append(i)
-        if wrong:
-            log.warning(
-                "ids %s report another model than %s (%d)", ", ".join(wrong), self.table.name, self.table.model_number
+            found.append(i)
+        return self._adopt_scan(found, missing, wrong)
+
+    def _adopt_scan(self, found: list[int], missing: list[int], other: list[str]) -> tuple[list[int], list[int]]:
+        """The end of every bus's ``connect``: log the servos of another known model (``other``), raise when none
+        answered, log the missing ids (the rest keep working), keep ``found`` as the active ids."""
+        kind, logger = getattr(self, "_port_kind", "servo"), getattr(self, "_log", log)
+        if other:
+            logger.warning(
+                "ids %s report another model than %s (%d)", ", ".join(other), self.table.name, self.table.model_number
             )
         if not found:
             raise BusError(
-                f"no Dynamixel servo answered on {self.config.port} at {self.config.baud} baud; "
+                f"no {kind} servo answered on {self.config.port} at {self.config.baud} baud; "
                 f"expected ids {self.config.ids}"
             )
         if missing:
-            log.error(
-                "Dynamixel bus %s: found ids %s, MISSING ids %s (continuing without them)",
+            logger.error(
+                "%s bus %s: found ids %s, MISSING ids %s (continuing without them)",
+                kind,
                 self.config.port,
                 found,
                 missing,

@@ -107,26 +107,7 @@ class StsTransactions(ServoTransactions):
             if model != self.table.model_number:
                 other.append(f"{i} ({known[model]})")
             found.append(i)
-        if other:
-            log.warning(
-                "ids %s report another model than %s (%d)", ", ".join(other), self.table.name, self.table.model_number
-            )
-        if not found:
-            raise BusError(
-                f"no Feetech servo answered on {self.config.port} at {self.config.baud} baud; "
-                f"expected ids {self.config.ids}"
-            )
-        if missing:
-            log.error(
-                "Feetech bus %s: found ids %s, MISSING ids %s (continuing without them)",
-                self.config.port,
-                found,
-                missing,
-            )
-        self.ids, self.missing = found, missing
-        if self._is_open:
-            self._build_groups()
-        return found, missing
+        return self._adopt_scan(found, missing, other)
 
     def read_item(self, servo_id: int, name: str) -> int:
         """Value of control-table item ``name`` (sign-magnitude decoded); raises BusError on failure."""
