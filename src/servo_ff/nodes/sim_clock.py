@@ -161,7 +161,7 @@ class SimClock:
             return False
         self._last_step_wall = time.monotonic()
         self._set_time(self.sim_time_ns + self.period_ns)
-        self.publish_state(Time(nanoseconds=self.sim_time_ns).to_msg())
+        self.publish_state(self._clock_msg.clock)  # the stamp _set_time built (a fresh object each period)
         return True
 
     def _tick_paced(self) -> None:
