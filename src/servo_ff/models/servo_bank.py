@@ -182,7 +182,7 @@ class ServoBank:
             self.goal,
             dt / substeps,
             substeps,
-            load=load_at(self.load, self.theta),
+            load=self.load if static else None,  # a load model is evaluated by load_of at each step's θ
             enable=self.enable,
             backend=self.backend,
             goal_rate=self.packed[:, P_GVMAX],
