@@ -56,6 +56,8 @@ class JointSpline:
                 f"follows {self.times[k]:g} s"
             )
 
+        self.coefficients = _coefficients(self.times, self.q, self.dq, self.ddq, self.has_dq, self.has_ddq)
+
     @property
     def n_joints(self) -> int:
         return self.q.shape[1]
@@ -66,11 +68,7 @@ class JointSpline:
 
     def kind(self, k: int) -> str:
         """Interpolation of segment k (knot k → k + 1)."""
-        if self.has_ddq[k] and self.has_ddq[k + 1]:
-            return QUINTIC
-        if self.has_dq[k] and self.has_dq[k + 1]:
-            return CUBIC
-        return LINEAR
+        return _kind(bool(self.has_dq[k] and self.has_dq[k + 1]), bool(self.has_ddq[k] and self.has_ddq[k + 1]))
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, q̇, q̈) at time ``t`` (same time base as ``times``)."""
@@ -80,17 +78,28 @@ class JointSpline:
         if t >= times[-1]:
             return self.q[-1].copy(), np.zeros(self.n_joints), np.zeros(self.n_joints)
         k = int(np.searchsorted(times, t, side="right")) - 1
-        return _segment(
-            self.kind(k),
-            t - times[k],
-            times[k + 1] - times[k],
-            self.q[k],
-            self.dq[k],
-            self.ddq[k],
-            self.q[k + 1],
-            self.dq[k + 1],
-            self.ddq[k + 1],
-        )
+        s = t - times[k]
+        out = _powers(s) @ self.coefficients[k]  # (3 J,): q, q̇, q̈ side by side
+        q, dq, ddq = np.split(out, 3)
+        return q, dq, ddq
+
+    def positions(self, ts: np.ndarray) -> np.ndarray:
+        """q (N, J) at the times ``ts`` (N,), in one pass over the arrays."""
+        ts = np.asarray(ts, dtype=np.float64).reshape(-1)
+        out = np.empty((ts.size, self.n_joints))
+        before, after = ts <= self.times[0], ts >= self.times[-1]
+        out[before], out[after] = self.q[0], self.q[-1]
+        inside = ~(before | after)
+        if inside.any():
+            t = ts[inside]
+            k = np.searchsorted(self.times, t, side="right") - 1
+            s = (t - self.times[k])[:, None]
+            c = self.coefficients[:, :, : self.n_joints]  # position polynomial c0..c5 of each segment
+            q = c[k, 5]
+            for i in range(4, -1, -1):  # Horner
+                q = q * s + c[k, i]
+            out[inside] = q
+        return out
 
     def grid(self, per_segment: int = 16) -> np.ndarray:
         """Sample times covering every segment (knots included), for limit checks of the interpolated path."""
@@ -108,36 +117,55 @@ class JointSpline:
         cols = np.arange(self.n_joints) if columns is None else np.asarray(columns)
         lo, hi = np.asarray(lower)[cols], np.asarray(upper)[cols]
         tol = 1e-9
-        for t in self.grid(per_segment):
-            q = self.sample(float(t))[0]
-            bad = (q < lo - tol) | (q > hi + tol)
-            if bad.any():
-                j = int(np.argmax(bad))
-                return j, float(t), float(q[j])
-        return None
+        ts = self.grid(per_segment)
+        q = self.positions(ts)
+        bad = (q < lo - tol) | (q > hi + tol)
+        if not bad.any():
+            return None
+        i = int(np.argmax(bad.any(axis=1)))
+        j = int(np.argmax(bad[i]))
+        return j, float(ts[i]), float(q[i, j])
 
 
-def _segment(kind: str, s: float, T: float, q0, v0, a0, q1, v1, a1):
-    if kind == LINEAR:
-        slope = (q1 - q0) / T
-        return q0 + slope * s, slope.copy(), np.zeros_like(q0)
-    if kind == CUBIC:  # Hermite: q(s) = c0 + c1 s + c2 s² + c3 s³
-        c0, c1 = q0, v0
-        c2 = (3 * (q1 - q0) - (2 * v0 + v1) * T) / T**2
-        c3 = (-2 * (q1 - q0) + (v0 + v1) * T) / T**3
-        return (c0 + c1 * s + c2 * s**2 + c3 * s**3, c1 + 2 * c2 * s + 3 * c3 * s**2, 2 * c2 + 6 * c3 * s)
+def _kind(cubic: bool, quintic: bool) -> str:
+    return QUINTIC if quintic else CUBIC if cubic else LINEAR
+
+
+def _powers(s: float) -> np.ndarray:
+    return np.array([1.0, s, s * s, s**3, s**4, s**5])
+
+
+def _coefficients(times, q, dq, ddq, has_dq, has_ddq) -> np.ndarray:
+    """Per segment k (S = P − 1), the (6, 3 J) matrix M_k with [1, s, …, s⁵] @ M_k = (q, q̇, q̈)(s) side by side,
+    s = t − t_k: linear (slope), cubic Hermite (q, q̇ matched at both knots) or quintic (q, q̇, q̈ matched)."""
+    p, j = q.shape
+    m = np.zeros((max(p - 1, 0), 6, 3 * j))
+    if p < 2:
+        return m
+    T = np.diff(times)[:, None]
+    q0, q1, v0, v1, a0, a1 = q[:-1], q[1:], dq[:-1], dq[1:], ddq[:-1], ddq[1:]
+    cubic = (has_dq[:-1] & has_dq[1:])[:, None]
+    quintic = (has_ddq[:-1] & has_ddq[1:])[:, None]
+    c = np.zeros((p - 1, 6, j))
+    c[:, 0] = q0
+    c[:, 1] = np.where(cubic, v0, (q1 - q0) / T)
+    # cubic Hermite: c2, c3 from q and q̇ at both ends
+    c2 = (3 * (q1 - q0) - (2 * v0 + v1) * T) / T**2
+    c3 = (-2 * (q1 - q0) + (v0 + v1) * T) / T**3
     # quintic: position, velocity and acceleration matched at both ends
-    c0, c1, c2 = q0, v0, 0.5 * a0
     d = q1 - q0 - v0 * T - 0.5 * a0 * T**2
     e = v1 - v0 - a0 * T
     f = a1 - a0
-    c3 = (20 * d - 8 * e * T + f * T**2) / (2 * T**3)
-    c4 = (-30 * d + 14 * e * T - 2 * f * T**2) / (2 * T**4)
-    c5 = (12 * d - 6 * e * T + f * T**2) / (2 * T**5)
-    q = c0 + c1 * s + c2 * s**2 + c3 * s**3 + c4 * s**4 + c5 * s**5
-    dq = c1 + 2 * c2 * s + 3 * c3 * s**2 + 4 * c4 * s**3 + 5 * c5 * s**4
-    ddq = 2 * c2 + 6 * c3 * s + 12 * c4 * s**2 + 20 * c5 * s**3
-    return q, dq, ddq
+    c[:, 2] = np.where(quintic, 0.5 * a0, np.where(cubic, c2, 0.0))
+    c[:, 3] = np.where(quintic, (20 * d - 8 * e * T + f * T**2) / (2 * T**3), np.where(cubic, c3, 0.0))
+    c[:, 4] = np.where(quintic, (-30 * d + 14 * e * T - 2 * f * T**2) / (2 * T**4), 0.0)
+    c[:, 5] = np.where(quintic, (12 * d - 6 * e * T + f * T**2) / (2 * T**5), 0.0)
+    m[:, :, :j] = c
+    for i in range(1, 6):  # q̇ = Σ i c_i s^(i−1), q̈ = Σ i (i − 1) c_i s^(i−2)
+        m[:, i - 1, j : 2 * j] = i * c[:, i]
+    for i in range(2, 6):
+        m[:, i - 2, 2 * j :] = i * (i - 1) * c[:, i]
+    return m
 
 
 def follow(
