@@ -29,6 +29,7 @@ from servo_ff.nodes.mission import CONTROLLERS, format_table, plot_mission, run_
 def real_time_factor(seconds: float = 10.0) -> tuple[float, float]:
     """(real-time factor, sim seconds) of a servo_sim_node process (backend mujoco) running the gait."""
     from builtin_interfaces.msg import Duration
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
     from rosgraph_msgs.msg import Clock
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -70,8 +71,11 @@ def real_time_factor(seconds: float = 10.0) -> tuple[float, float]:
         "-p",
         "position_max:=[2.8]",
     ]
+    pinned, affinity = _has_taskset(), os.sched_getaffinity(0)
+    if pinned and len(os.sched_getaffinity(0)) > 1:  # the probe (this process) off the sim's core
+        os.sched_setaffinity(0, os.sched_getaffinity(0) - {0})
     proc = subprocess.Popen(
-        ["taskset", "-c", "0", *cmd] if _has_taskset() else cmd,
+        ["taskset", "-c", "0", *cmd] if pinned else cmd,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -80,8 +84,11 @@ def real_time_factor(seconds: float = 10.0) -> tuple[float, float]:
     try:
         node = ros.make_node("rtf_probe")
         clocks: list[tuple[float, float]] = []
-        node.create_subscription(
-            Clock, "/clock", lambda m: clocks.append((time.monotonic(), m.clock.sec + m.clock.nanosec * 1e-9)), 1000
+        node.create_subscription(  # as every use_sim_time node subscribes (rclpy's TimeSource: best effort, depth 1)
+            Clock,
+            "/clock",
+            lambda m: clocks.append((time.monotonic(), m.clock.sec + m.clock.nanosec * 1e-9)),
+            QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT),
         )
         pub = node.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
         wait_for(lambda: clocks and pub.get_subscription_count(), 60.0, "the sim node process")
@@ -126,6 +133,7 @@ def real_time_factor(seconds: float = 10.0) -> tuple[float, float]:
         (w0, s0), (w1, s1) = clocks[n0], clocks[-1]
         return (s1 - s0) / (w1 - w0), s1
     finally:
+        os.sched_setaffinity(0, affinity)
         proc.terminate()
         proc.wait(timeout=10)
         ros.shutdown()
