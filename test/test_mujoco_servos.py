@@ -11,6 +11,7 @@ import pytest
 
 from servo_ff.dynamics.arm2r import make_arm
 from servo_ff.dynamics.mujoco_model import build_model, place_on_ground
+from servo_ff.dynamics.mujoco_sensors import foot_forces_py
 from servo_ff.dynamics.mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
 from servo_ff.dynamics.servo_map import load_servo_map
 from servo_ff.models.presets import preset
@@ -192,6 +193,8 @@ def test_humanoid_sensors_standing():
     s.step(500)
     mass = float(s.model.body_subtreemass[s.sim.root_body])
     forces = s.foot_forces()
+    # the compiled one-pass kernel equals mj_contactForce contact by contact (standing here, on one foot below)
+    assert np.allclose(forces, foot_forces_py(s.model, s.data, s.sim.feet), rtol=1e-12, atol=1e-9)
     assert abs(forces.sum() - mass * 9.80665) < 0.05 * mass * 9.80665  # standing still: weight on the feet
     assert abs(s.support_coefficient() - 0.5) < 0.05
     imu = s.imu()
@@ -202,6 +205,17 @@ def test_humanoid_sensors_standing():
     s.step(5)
     assert s.foot_forces().sum() == 0.0 and s.support_coefficient() == 0.5
     assert np.abs(s.imu().linear_acceleration).max() < 1.5  # free fall: ~0 (legs still move) instead of g
+    s.reset()
+    lifted = q0.copy()
+    lifted[[s.joint_names.index("r_hip_pitch"), s.joint_names.index("r_knee")]] = (-0.8, 1.4)
+    one_foot = 0
+    for _ in range(40):
+        s.command(lifted)
+        s.step(5)
+        f = s.foot_forces()
+        one_foot += int(f[1] == 0.0 < f[0])
+        assert np.allclose(f, foot_forces_py(s.model, s.data, s.sim.feet), rtol=1e-12, atol=1e-9)
+    assert one_foot > 0  # the comparison covered single support
 
 
 def test_the_documented_rl_loop_runs_and_equals_step():

@@ -94,6 +94,14 @@ def test_interpolation_linear_cubic_quintic():
     assert f.times.tolist() == [10.0, 11.0, 13.0] and abs(f.sample(12.0)[0][0] - 0.6) < 1e-12
     assert follow(10.0, [0.2], [0.0], [0.0], [0.0, 1.0], [[0.3], [0.9]]).sample(10.0)[0][0] == 0.3
     assert f.outside(np.array([-1.0]), np.array([0.5])) is not None and f.outside([-1.0], [1.0]) is None
+    # the goal-only and vectorised evaluations are the same polynomials as sample(), before, inside and after
+    for sp in (f, mixed, qui):
+        ts = np.linspace(sp.times[0] - 0.5, sp.times[-1] + 0.5, 101)
+        grid = np.array([sp.sample(t)[0] for t in ts])
+        assert np.allclose([sp.position(t) for t in ts], grid, atol=1e-12)
+        assert np.allclose(sp.positions(ts), grid, atol=1e-12)
+    where = f.outside(np.array([-1.0]), np.array([0.5]))
+    assert where[0] == 0 and 11.0 < where[1] < 13.0 and abs(where[2] - f.sample(where[1])[0][0]) < 1e-12
 
 
 def test_feedforward_desired_trajectory_uses_the_servo_interpolation():

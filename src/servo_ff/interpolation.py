@@ -57,6 +57,7 @@ class JointSpline:
             )
 
         self.coefficients = _coefficients(self.times, self.q, self.dq, self.ddq, self.has_dq, self.has_ddq)
+        self._position_coefficients = np.ascontiguousarray(self.coefficients[:, :, : self.q.shape[1]])
 
     @property
     def n_joints(self) -> int:
@@ -83,6 +84,16 @@ class JointSpline:
         q, dq, ddq = np.split(out, 3)
         return q, dq, ddq
 
+    def position(self, t: float) -> np.ndarray:
+        """q at time ``t`` [rad] (what a servo is sent; one product, no derivatives)."""
+        times = self.times
+        if t <= times[0]:
+            return self.q[0].copy()
+        if t >= times[-1]:
+            return self.q[-1].copy()
+        k = int(np.searchsorted(times, t, side="right")) - 1
+        return _powers(t - times[k]) @ self._position_coefficients[k]
+
     def positions(self, ts: np.ndarray) -> np.ndarray:
         """q (N, J) at the times ``ts`` (N,), in one pass over the arrays."""
         ts = np.asarray(ts, dtype=np.float64).reshape(-1)
@@ -94,7 +105,7 @@ class JointSpline:
             t = ts[inside]
             k = np.searchsorted(self.times, t, side="right") - 1
             s = (t - self.times[k])[:, None]
-            c = self.coefficients[:, :, : self.n_joints]  # position polynomial c0..c5 of each segment
+            c = self._position_coefficients  # c0..c5 of each segment
             q = c[k, 5]
             for i in range(4, -1, -1):  # Horner
                 q = q * s + c[k, i]

@@ -17,6 +17,8 @@ from typing import NamedTuple
 import mujoco
 import numpy as np
 
+from ..models.kernels import HAVE_NUMBA, numba
+
 
 class ImuReading(NamedTuple):
     orientation: np.ndarray  # (4,) quaternion x, y, z, w (world → IMU body)
@@ -36,7 +38,33 @@ def imu_reading(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> ImuRea
 
 
 def foot_forces(model: mujoco.MjModel, data: mujoco.MjData, feet: Sequence[int]) -> np.ndarray:
-    """Total ground normal force [N] on each foot body (contacts touching a geom of that body)."""
+    """Total ground normal force [N] on each foot body (contacts touching a geom of that body).
+
+    A contact's normal force is the first component of ``mj_contactForce``: the sum of its pyramid-edge forces
+    in ``efc_force`` (pyramidal cones; one row when condim is 1), the first row for elliptic cones. Compiled
+    with numba when available (one pass over the contacts), else :func:`foot_forces_py`."""
+    out = np.zeros(len(feet))
+    if data.ncon == 0 or not len(feet):
+        return out
+    if _FEET_KERNEL is None:
+        return foot_forces_py(model, data, feet)
+    con = data.contact
+    _FEET_KERNEL(
+        data.efc_force,
+        con.efc_address,
+        con.dim,
+        con.geom1,
+        con.geom2,
+        model.geom_bodyid,
+        np.asarray(feet, dtype=np.int64),
+        model.opt.cone == _PYRAMIDAL,
+        out,
+    )
+    return out
+
+
+def foot_forces_py(model: mujoco.MjModel, data: mujoco.MjData, feet: Sequence[int]) -> np.ndarray:
+    """:func:`foot_forces` through ``mj_contactForce``, contact by contact (the reference of the kernel)."""
     out = np.zeros(len(feet))
     if data.ncon == 0 or not len(feet):
         return out
@@ -50,10 +78,32 @@ def foot_forces(model: mujoco.MjModel, data: mujoco.MjData, feet: Sequence[int])
     return out
 
 
+def _build_feet_kernel():
+    @numba.njit(cache=True, nogil=True)
+    def feet_kernel(efc_force, adr, dim, geom1, geom2, geom_bodyid, feet, pyramidal, out):
+        for i in range(adr.shape[0]):
+            if adr[i] < 0:
+                continue  # excluded from the constraint: no force
+            rows = max(2 * (dim[i] - 1), 1) if pyramidal else 1
+            f = 0.0
+            for r in range(rows):
+                f += efc_force[adr[i] + r]
+            b1, b2 = geom_bodyid[geom1[i]], geom_bodyid[geom2[i]]
+            for k in range(feet.shape[0]):
+                if b1 == feet[k] or b2 == feet[k]:
+                    out[k] += abs(f)
+
+    return feet_kernel
+
+
+_PYRAMIDAL = int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
+_FEET_KERNEL = _build_feet_kernel() if HAVE_NUMBA else None
+
+
 def support_coefficient(forces: np.ndarray, threshold: float = 1e-3) -> float:
     """c = F_left / (F_left + F_right) from two foot forces; 0.5 when the total is below ``threshold`` [N]."""
     total = float(forces[0] + forces[1])
     return float(forces[0]) / total if total > threshold else 0.5
 
 
-__all__ = ["ImuReading", "imu_reading", "foot_forces", "support_coefficient"]
+__all__ = ["ImuReading", "imu_reading", "foot_forces", "foot_forces_py", "support_coefficient"]

@@ -46,8 +46,8 @@ from .mujoco_sensors import ImuReading, foot_forces, imu_reading, support_coeffi
 from .mujoco_servo_kernels import KERNELS, post_step_py, pre_step_py
 from .servo_map import ServoMap, load_servo_map, servo_yaml_feet
 
-_RESET_WARNINGS = tuple(
-    int(getattr(mujoco.mjtWarning, w)) for w in ("mjWARN_BADQACC", "mjWARN_BADQPOS", "mjWARN_BADQVEL")
+_RESET_WARNINGS = np.array(
+    [int(getattr(mujoco.mjtWarning, w)) for w in ("mjWARN_BADQACC", "mjWARN_BADQPOS", "mjWARN_BADQVEL")]
 )
 
 
@@ -279,7 +279,7 @@ class MujocoServos:
         counts = self._warning_counts()
         if counts != self._warnings:
             kind = next(i for i, (a, b) in enumerate(zip(counts, self._warnings)) if a != b)
-            info = int(d.warning[_RESET_WARNINGS[kind]].lastinfo)
+            info = int(d.warning[int(_RESET_WARNINGS[kind])].lastinfo)
             what = self._describe(info if kind == 1 else self.model.nq + info)
             self._diverge(
                 f"t = {d.time:.4f} s: MuJoCo found {what} non-finite or huge "
@@ -294,8 +294,7 @@ class MujocoServos:
             self.after_step()
 
     def _warning_counts(self) -> tuple[int, ...]:
-        w = self.data.warning
-        return tuple(int(w[i].number) for i in _RESET_WARNINGS)
+        return tuple(self.data.warning.number[_RESET_WARNINGS].tolist())
 
     def _diverge(self, message: str) -> None:
         self.diverged = f"physics diverged at {message}; call reset()"

@@ -48,6 +48,7 @@ from .common import (
     ParamSpec,
     Throttle,
     field_param,
+    float64_field,
     per_joint,
     spin_node,
 )
@@ -340,7 +341,7 @@ class FeedForwardNode(Node):
             return
         self.imu = None  # consumed (the controller holds the last good one)
         self.u_bat = None
-        self._goal_msg.data = goal[self.out_cols].tolist()
+        self._goal_msg.data = float64_field(goal[self.out_cols])
         self.pub_goal.publish(self._goal_msg)
         self.ticks += 1
 

@@ -35,7 +35,7 @@ from std_srvs.srv import Trigger
 
 from servo_ff.dynamics.mujoco_sensors import support_coefficient
 
-from .common import ParameterTable, ParamSpec, per_joint
+from .common import ParameterTable, ParamSpec, float64_field, per_joint
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_node import SimNode
@@ -209,7 +209,7 @@ class MujocoSimNode(SimNode):
         self.pub_imu.publish(msg)
         if s.sim.feet:
             f = s.foot_forces()
-            self._feet_msg.data = f.tolist()
+            self._feet_msg.data = float64_field(f)
             self.pub_feet.publish(self._feet_msg)
             if len(f) == 2:
                 self._support_msg.data = support_coefficient(f)

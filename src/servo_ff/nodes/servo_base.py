@@ -41,6 +41,7 @@ from .common import (
     GoalGate,
     ParameterTable,
     Throttle,
+    float64_field,
     per_joint,
     servo_names,
 )
@@ -267,7 +268,8 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
             self.traj, self.pending = self.pending, None
         if self.traj is None:
             return
-        goal = np.clip(self.traj.spline.sample(t)[0], self.gate.lower, self.gate.upper)
+        goal = self.traj.spline.position(t)
+        np.minimum(np.maximum(goal, self.gate.lower, out=goal), self.gate.upper, out=goal)
         self.gate.goal = goal
         self.hw_write_goal(goal.copy())
         if t >= self.traj.end:
@@ -326,9 +328,7 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
             return False
         js = self._js
         js.header.stamp = stamp
-        js.position = np.asarray(pos, dtype=np.float64).tolist()
-        js.velocity = np.asarray(vel, dtype=np.float64).tolist()
-        js.effort = np.asarray(eff, dtype=np.float64).tolist()
+        js.position, js.velocity, js.effort = float64_field(pos), float64_field(vel), float64_field(eff)
         self.pub_js.publish(js)
         self.ticks += 1
         return True
