@@ -101,6 +101,7 @@ def test_p_gains_reach_the_servo_node(ros):
 def test_feedforward_reduces_low_gain_gravity_error(ros):
     h, sim, ff, client, states, desired = ros
     target = np.array([0.9, -0.7])
+    wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 5.0, "servo P gains set by the feed-forward node")
     assert (
         h.call(
             client.create_client(SetParameters, "servo_feedforward/set_parameters"),
@@ -115,8 +116,11 @@ def test_feedforward_reduces_low_gain_gravity_error(ros):
         .results[0]
         .successful
     )
+    # idle (no desired trajectory): it took the measured pose as desired and stopped listening to /joint_states
+    wait_for(lambda: ff._js_sub is None, 5.0, "the idle node to stop listening")
+    assert ff.ticks == 0 and np.allclose(ff.q_des, states[-1].position, atol=0.05)
     desired.publish(hold(target))
-    wait_for(lambda: ff.ticks > 10, 5.0, "feed-forward ticks")
+    wait_for(lambda: ff.ticks > 10, 5.0, "feed-forward ticks")  # a trajectory brings the subscription back
     err_p = steady_error(states, target, sim)
     h.call(
         client.create_client(SetParameters, "servo_feedforward/set_parameters"),

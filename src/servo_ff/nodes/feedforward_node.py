@@ -1,9 +1,10 @@
 """``servo_feedforward_node``: model-based feed-forward (seed 002 Eq. 19) between a desired trajectory and the
 servo interface, a thin layer over :class:`servo_ff.dynamics.feedforward.FeedForwardController`.
 
-Ticks on every ``/joint_states`` message (the servo node's cycle): samples the desired trajectory at the
-current time, runs ``FeedForwardController.tick`` (inverse dynamics rooted at the support foot, or fixed base,
-→ goal positions, URDF limits) and publishes the goals on ``servo/commands`` (Float64MultiArray in ``joints``
+Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (idle, it
+takes the measured pose and stops listening): samples the desired trajectory at the current time, runs
+``FeedForwardController.tick`` (inverse dynamics rooted at the support foot, or fixed base, → goal positions,
+URDF limits) and publishes the goals on ``servo/commands`` (Float64MultiArray in ``joints``
 order). P gains (``kp``) go to ``servo/p_gains`` at start, on change and every ``gains_period``.
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
@@ -166,7 +167,8 @@ class FeedForwardNode(Node):
         self.pub_goal = self.create_publisher(Float64MultiArray, TOPIC_COMMANDS, 10)
         self.pub_gains = self.create_publisher(Float64MultiArray, TOPIC_P_GAINS, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
-        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
+        self._js_sub = None
+        self._listen_joint_states(True)
         self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10)
         self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
@@ -281,6 +283,17 @@ class FeedForwardNode(Node):
             self._warn("trajectory", f"desired trajectory on {TOPIC_DESIRED} rejected: {e}; keeping the previous one")
             return
         self.traj = traj  # joints it does not name keep their last desired value
+        self._listen_joint_states(True)
+
+    def _listen_joint_states(self, on: bool) -> None:
+        """/joint_states drive the ticks. Without a desired trajectory only the pose matters: the node takes it
+        and stops listening until a trajectory arrives, so an idle node costs no CPU per servo cycle (e.g. in
+        the identify bring-up, waiting for α beside a simulation running faster than real time)."""
+        if on and self._js_sub is None:
+            self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
+        elif not on and self._js_sub is not None:
+            self.destroy_subscription(self._js_sub)
+            self._js_sub = None
 
     def _on_imu(self, msg: Imu) -> None:
         o = msg.orientation
@@ -320,11 +333,12 @@ class FeedForwardNode(Node):
             )
 
     def _on_joint_states(self, msg: JointState) -> None:
+        if self.ticks == 0 and len(msg.name) == len(msg.position):  # desired = measured until the first goal
+            for n, p in zip(msg.name, msg.position):
+                if n in self.index and math.isfinite(p):
+                    self.q_des[self.index[n]] = p
         if self.traj is None:
-            if self.ticks == 0 and len(msg.name) == len(msg.position):  # desired = measured until a trajectory
-                for n, p in zip(msg.name, msg.position):
-                    if n in self.index and math.isfinite(p):
-                        self.q_des[self.index[n]] = p
+            self._listen_joint_states(False)  # the pose is taken; a desired trajectory resumes the ticks
             return
         q, dq, ddq = self.traj.sample(self._now())
         cols = self.traj.columns
