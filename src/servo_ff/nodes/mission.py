@@ -11,7 +11,8 @@ Measured over DDS by a probe node: tracking error (``/joint_states`` against the
 the same stamps, from the gait's start to its end), falls (IMU tilt > 0.6 rad, as the offline experiment),
 energy (the sim's per-joint E = ∫U·I dt meter, read at the gait's start and end), the feed-forward node's tick
 time (its controller's ``tick``, timed in the process). ``obstacle`` [m] puts a box that high under the right
-foot (the first swing foot) while it is lifted for the first time (Schwarz & Behnke Fig. 6).
+foot (the first swing foot) at the top of its first lift, where it lands (Schwarz & Behnke Fig. 6); ``stride``
+[m] > 0 walks forward (:func:`servo_ff.dynamics.gait.stepping_in_place`), as in their obstacle experiment.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class MissionResult:
     tick_us: list[float] = field(default_factory=list)
     wall_s: float = 0.0
     sim_s: float = 0.0
+    travel: float = 0.0  # [m] forward (x) displacement of the trunk over the run
 
     @property
     def label(self) -> str:
@@ -73,6 +75,7 @@ def run_mission(
     controller: str,
     n_steps: int = 40,
     obstacle: float = 0.0,
+    stride: float = 0.0,
     kp_high: float | None = None,
     ratio: float | None = None,
     log=print,
@@ -83,12 +86,12 @@ def run_mission(
     executor thread first, before the nodes are destroyed)."""
     ros = RosHarness(salt=salt, prefix="mission_")
     try:
-        return _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout)
+        return _run(ros, controller, n_steps, obstacle, stride, kp_high, ratio, log, timeout)
     finally:
         ros.shutdown()
 
 
-def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> MissionResult:
+def _run(ros, controller, n_steps, obstacle, stride, kp_high, ratio, log, timeout) -> MissionResult:
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import Imu, JointState
 
@@ -164,6 +167,7 @@ def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> Mi
             parameter_overrides=[
                 Parameter("use_sim_time", value=True),
                 Parameter("n_steps", value=n_steps),
+                Parameter("stride", value=float(stride)),
                 Parameter("start_delay", value=0.5),
                 Parameter("approach_time", value=2.0),
             ],
@@ -181,10 +185,12 @@ def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> Mi
         t_gait = float(walker.table["approach_time"])
         if t >= t_gait and state["e0"] is None:
             state["e0"] = sim.servos.energy[sim.perm]
+            state["x0"] = float(sim.servos.data.qpos[0])  # floating base: trunk x first
         if t_gait <= t <= p.end:
             rows.append((t, np.array(m.position), p.sample(t)))
         if t > p.end and state["e1"] is None:
             state["e1"] = sim.servos.energy[sim.perm]
+            state["x1"] = float(sim.servos.data.qpos[0])
 
     def on_imu(m: Imu) -> None:
         o = m.orientation
@@ -219,6 +225,7 @@ def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> Mi
         ticks,
         wall,
         sim_s,
+        state.get("x1", float(sim.servos.data.qpos[0])) - state.get("x0", float(sim.servos.data.qpos[0])),
     )
     log(
         f"   {label}: k_P {kp:.2f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, RMS "
@@ -228,7 +235,7 @@ def _run(ros, controller, n_steps, obstacle, kp_high, ratio, log, timeout) -> Mi
 
 
 def obstacle_timer(ros: RosHarness, sim, walker, height: float) -> None:
-    """Sets the sim's ``obstacle_height`` once the first swing foot (right) is half lifted."""
+    """Sets the sim's ``obstacle_height`` at the top of the first swing (right foot), under where it lands."""
     from rclpy.parameter import Parameter
 
     from servo_ff.dynamics.gait import SteppingParams
@@ -241,7 +248,7 @@ def obstacle_timer(ros: RosHarness, sim, walker, height: float) -> None:
         if done["v"] or walker.t_start is None:
             return
         t = sim.sim_time_ns * 1e-9 - walker.t_start - float(walker.table["approach_time"])
-        if t >= g.t_stand + g.t_first_shift + 0.6 * g.t_lift:
+        if t >= g.t_stand + g.t_first_shift + g.t_lift:  # highest, and (walking) over its landing spot
             sim.set_parameters([Parameter("obstacle_height", value=float(height))])
             done["v"] = True
 

@@ -50,6 +50,15 @@ def walker_specs() -> list[ParamSpec]:
         ),
         ParamSpec("lift", g.lift, "stepping: extra crouch of the swing leg", "rad", lo=0.0, hi=1.0, read_only=True),
         ParamSpec(
+            "stride",
+            g.stride,
+            "stepping: forward step of each swing foot (0: in place; quasi-static walk)",
+            "m",
+            lo=0.0,
+            hi=0.1,
+            read_only=True,
+        ),
+        ParamSpec(
             "t_shift",
             g.t_shift,
             "stepping: weight shift from one foot to the other",
@@ -136,6 +145,7 @@ def build_pattern(v: dict[str, Any], joints: list[str], q0: np.ndarray) -> Patte
             t_shift=v["t_shift"],
             t_lift=v["t_lift"],
             t_lower=v["t_lower"],
+            stride=v["stride"],
         )
         g = stepping_in_place(joints, int(v["n_steps"]), dt, p)
         t, q, dq, ddq, c = g.t, g.q, g.dq, g.ddq, g.c_left
