@@ -1,5 +1,9 @@
 """The unmodified dynamixel-sdk (PortHandler, PacketHandler 2.0, group classes) against the virtual bus on a pty."""
 
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -16,6 +20,7 @@ from dynamixel_sdk import (
 
 from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus, spawn_virtual_bus
+from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.params import P_KP
 
 IDS = list(range(1, 21))
@@ -240,6 +245,7 @@ def test_cli_subprocess_serves_the_real_sdk():
         (["--ids", "1-3", "--load", "9=inertia:0.1"], "ids [9]"),
         (["--return-delay", "300"], "return_delay"),
         (["--baud", "12345"], "baud 12345"),
+        (["--firmware", "mx64"], "--firmware needs --params"),
     ],
 )
 def test_cli_rejects_bad_flags_with_the_flag_name(argv, message, capsys):
@@ -247,6 +253,40 @@ def test_cli_rejects_bad_flags_with_the_flag_name(argv, message, capsys):
 
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_cli_params_of_an_actuator_without_a_law_need_firmware_then_serve_with_it(tmp_path):
+    """``servo-ff virtual-bus --params FILE`` for an actuator no law is known for: exit 2, one line listing the
+    known laws and how to give one, no traceback, nothing served. With ``--firmware LAW`` it serves, on that law's
+    supply (the header line and the Present Input Voltage register)."""
+    path = tmp_path / "ax12.json"
+    params = {"kt": 1.0, "R": 2.0, "armature": 0.01, "friction_base": 0.01, "friction_viscous": 0.02}
+    path.write_text(json.dumps({**params, "model": "m1", "actuator": "ax12"}))
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "servo_ff", "virtual-bus", "--ids", "1", "--params", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stdout == ""  # no traceback, no DEVICE line
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("servo-ff virtual-bus: error: ") and str(path) in line
+    assert f"'ax12' has no known firmware law; known laws: {', '.join(FIRMWARE_LAWS)};" in line
+    assert "'firmware' object" in line and "--firmware" in line
+    for law in ("mx64", "xl330"):
+        vin = FIRMWARE_LAWS[law].vin
+        with spawn_virtual_bus(["--ids", "1", "--params", str(path), "--firmware", law]) as vb:
+            header = vb.proc.stdout.readline()
+            assert "actuator ax12/m1" in header and f"supply {vin:g} V" in header, header
+            port, ph = sdk_port(vb.device)
+            assert ph.ping(port, 1)[1] == COMM_SUCCESS
+            assert ph.read2ByteTxRx(port, 1, 144)[0] == round(10 * vin)  # Present Input Voltage, 0.1 V units
+            port.closePort()
+        assert vb.proc.returncode is not None  # stopped with the context
 
 
 def test_thermal_model_heats_a_stalled_servo_until_overheating_shuts_it_down():

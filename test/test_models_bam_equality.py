@@ -6,73 +6,16 @@ import math
 
 import numpy as np
 import pytest
+from bam_cases import CASES, pendulum_run
 from bam_reference import BamActuator, bam_rollout
 
-from servo_ff.models.presets import BAM_SERVOS, available_presets, preset
+from servo_ff.models.presets import preset
 from servo_ff.models.stepper import PendulumLoad, rollout
-from servo_ff.trajectories import trajectory
-
-#: bench per servo (mass [kg], arm mass [kg], length [m], kp) as in bam's recordings, plus a second gain
-BENCH = {
-    "mx64": (1.0, 0.1, 0.15, (32, 12)),
-    "mx106": (1.5, 0.1, 0.2, (32, 8)),
-    "xl320": (0.2, 0.02, 0.1, (32, 16)),
-    "xl330": (0.49, 0.0, 0.1, (400, 100)),
-    "sts3215": (0.5, 0.05, 0.15, (32, 16)),
-}
-CASES = [(s, m, dt) for s, m in available_presets() if s in BAM_SERVOS for dt in (0.001, 0.005)]
-
-
-def _bam_actuator(params, kp: float, vin: float) -> BamActuator:
-    fw = params.firmware
-    law = "sts" if math.isfinite(fw.goal_velocity_limit) else fw.control
-    return BamActuator(
-        law,
-        params.kt,
-        params.R,
-        vin,
-        kp,
-        fw.error_gain,
-        fw.max_pwm,
-        max_current=fw.current_limit if math.isfinite(fw.current_limit) else None,
-        current_limit=fw.current_limit,
-        max_velocity=fw.goal_velocity_limit,
-    )
 
 
 @pytest.mark.parametrize("servo,model,dt", CASES)
 def test_rollout_equals_bams_simulator_on_its_published_files(servo, model, dt):
-    params = preset(servo, model)
-    mass, arm_mass, length, gains = BENCH[servo]
-    kp = gains[CASES.index((servo, model, dt)) % 2]  # alternate the two gains over the cases
-    vin = params.firmware.vin - 0.1  # the supply of a log differs from the nominal one: both must use it
-    tr = trajectory("lift_and_drop", dt=dt, amplitude=1.2)  # lift, hold, release the H-bridge, fall
-    theta0, dtheta0 = 0.02, -0.1
-    ours = rollout(
-        params.with_(firmware=params.firmware.with_(kp=kp, vin=vin)),
-        theta0,
-        dtheta0,
-        tr.q,
-        dt,
-        PendulumLoad(mass, length, arm_mass),
-        enable=tr.torque_enable,
-        goal_start=0.0,
-    ).theta
-    ref = bam_rollout(
-        dict(params.friction),
-        model,
-        _bam_actuator(params, kp, vin),
-        params.armature,
-        params.q_offset,
-        mass,
-        arm_mass,
-        length,
-        tr.q,
-        tr.torque_enable,
-        theta0,
-        dtheta0,
-        dt,
-    )
+    ours, ref = pendulum_run(servo, model, dt)  # the run is in bam_cases.py (bench/bam_agreement.py prints it)
     assert np.ptp(ref) > 0.5  # the pendulum really moved
     assert np.max(np.abs(ours - ref)) <= 1e-9
 

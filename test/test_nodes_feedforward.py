@@ -4,6 +4,7 @@ P gains reach the servo node, α parameters are validated, bad trajectories are 
 from __future__ import annotations
 
 import math
+import re
 import time
 from pathlib import Path
 
@@ -242,6 +243,58 @@ def test_desired_velocity_and_acceleration_beyond_the_joint_bounds_are_refused(r
     desired.publish(ok)
     wait_for(lambda: np.allclose(ff.traj.q[-1], [0.35, 0.2]), 5.0, "a trajectory inside the bounds")
     assert ff.bounds[2] == ["URDF velocity limit"] * 2
+
+
+def set_warn_throttle(h, client, seconds: float) -> bool:
+    value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=seconds)
+    return (
+        h.call(
+            client.create_client(SetParameters, "servo_feedforward/set_parameters"),
+            SetParameters.Request(parameters=[ParameterMsg(name="warn_throttle", value=value)]),
+        )
+        .results[0]
+        .successful
+    )
+
+
+def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, capfd):
+    """A burst of N trajectories with a velocity (pendulum_1), then N with an acceleration (pendulum_2), beyond
+    the joint's bound: each burst is refused and logs one warning naming the joint and its bound, not N lines;
+    the second burst's warning counts the first burst's suppressed ones."""
+    h, sim, ff, client, states, desired = ros
+    period, n_bad = 1.0, 20
+    assert set_warn_throttle(h, client, period)
+    try:
+        desired.publish(hold([0.3, 0.2]))
+        wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "valid trajectory")
+        refused, warnings = [], []
+        for label, field, joint, k, bound in (
+            ("velocity", "velocities", "pendulum_1", 0, ff.bounds[0]),
+            ("acceleration", "accelerations", "pendulum_2", 1, ff.bounds[1]),
+        ):
+            time.sleep(period)  # the last warning of this kind is older than the throttle period
+            capfd.readouterr()
+            before = ff.rejected
+            for n in range(n_bad):
+                m = hold([0.4, 0.2])
+                values = [0.0, 0.0]
+                values[k] = (2.0 + n) * bound[k]
+                setattr(m.points[0], field, values)
+                desired.publish(m)
+                time.sleep(0.005)
+            wait_for(lambda b=before: ff.rejected - b >= n_bad // 2, 5.0, f"{label} burst refused")
+            time.sleep(0.2)  # the rest of the burst
+            refused.append(ff.rejected - before)
+            lines = [ln for ln in capfd.readouterr().err.splitlines() if "desired trajectory" in ln]
+            assert 1 <= len(lines) <= 2 and 5 * len(lines) <= refused[-1], (refused, lines)
+            for ln in lines:
+                assert "WARN" in ln and f"{label} of {joint} is " in ln and "beyond its bound" in ln, ln
+            warnings.append(lines)
+            np.testing.assert_allclose(ff.traj.q[-1], [0.3, 0.2])  # the previous trajectory is kept
+        counted = re.search(r"\((\d+) similar message\(s\) suppressed\)", warnings[1][0])
+        assert counted and int(counted.group(1)) >= refused[0] - len(warnings[0]), warnings[1][0]
+    finally:
+        assert set_warn_throttle(h, client, 30.0)  # the fixture's value
 
 
 def test_desired_motion_refusal_names_joint_and_bound():

@@ -142,6 +142,46 @@ def test_hardware_error_reported_and_cleared_by_reboot(ros):
     assert h.call(client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=True)).success
 
 
+def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_every_joint(ros):
+    """Elbow (id 7) stops answering: after skip_after (5) missed sync reads the bus skips it; /diagnostics reports
+    it at ERROR as skipped (status named by joint, hardware_id by id, the skip counters in its values), the
+    shoulder in the same array is not skipped, and /joint_states keeps both joints, the elbow at its last value.
+    Back when it answers again."""
+    h, node, client, states, diags, supply, pub, vbus, link = ros
+
+    def values(status):
+        return {kv.key: kv.value for kv in status.values}
+
+    def skipped(status):
+        return status is not None and "skipped" in status.message and int(values(status)["comm_skipped_reads"]) > 0
+
+    wait_for(lambda: servo_status(diags, "elbow") is not None, 5.0, "diagnostics")
+    vbus["bus"].set_silent(7)
+    try:
+        s = wait_for(lambda: next(filter(skipped, [servo_status(diags, "elbow")]), None), 10.0, "elbow skipped")
+        assert s.level == DiagnosticStatus.ERROR
+        assert s.name == "servo_hardware: elbow" and s.hardware_id == "dxl/7"
+        assert "5 consecutive missed replies" in s.message and "re-probed every 0.5 s" in s.message, s.message
+        keys = values(s)
+        assert keys["id"] == "7" and keys["skipped"] == "true" and keys["stale"] == "true"
+        assert int(keys["comm_timeouts"]) >= 5
+        (array,) = [d for d in diags if any(x is s for x in d.status)]
+        (other,) = [x for x in array.status if x.name == "servo_hardware: shoulder"]
+        assert other.hardware_id == "dxl/3" and values(other)["skipped"] == "false"
+        assert "skipped" not in other.message, other.message
+        n = len(states)
+        wait_for(lambda: len(states) >= n + 20, 5.0, "joint_states while the elbow is skipped")
+        held = states[n].position[1]
+        for m in states[n:]:  # every joint in every message, the silent elbow at its last value
+            assert list(m.name) == JOINTS and np.isfinite(m.position).all()
+            assert m.position[1] == held
+        assert skipped(servo_status(diags, "elbow"))  # still skipped throughout
+    finally:
+        vbus["bus"].set_silent(7, False)
+    wait_for(lambda: "skipped" not in servo_status(diags, "elbow").message, 10.0, "elbow back in the sync reads")
+    wait_for(lambda: node.bus is not None and not node.bus.stats[7].skipping, 5.0, "elbow not skipped")
+
+
 def test_disconnect_reports_error_and_reconnects(ros):
     h, node, client, states, diags, supply, pub, vbus, link = ros
     vbus["bus"].stop()  # adapter unplugged: the pty disappears
