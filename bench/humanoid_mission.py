@@ -8,7 +8,7 @@ period of bus latency, 125 Hz, lockstep on sim time; all nodes in one process, r
 Real-time factor: ``servo_sim_node`` (backend mujoco, humanoid, 20 servos, 1 ms physics, publishing
 joint_states + imu/data + foot_forces + support_coefficient + /clock at 500 Hz, as fast as possible) in its own
 process, following the stepping gait sent as one JointTrajectory; simulated over wall seconds from its /clock.
-Last line: RESULT energy_reduction=… rms_ratio=… knee_reduction=… tick_us=… obstacle_up=… walk_flat_up=… rtf=…
+Last line: RESULT energy_reduction=… rms_ratio=… knee_reduction=… tick_us=… obstacle_up=… obstacle_up_<h>mm=… walk_flat_up=… rtf=…
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--obstacle-steps", type=int, default=6)
-    ap.add_argument("--obstacle", type=float, default=0.015, help="step height [m]")
+    ap.add_argument("--obstacle", type=float, nargs="+", default=[0.015, 0.005], help="box heights [m]")
     ap.add_argument("--stride", type=float, default=0.03, help="forward step of the obstacle walk [m]")
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "mission_knee.png"))
     ap.add_argument("--skip-mission", action="store_true")
@@ -185,30 +185,44 @@ def main() -> int:
     )
     print("plot:", plot_mission(res, a.plot))
 
+    heights = sorted(a.obstacle, reverse=True)
     print(
-        f"\n## obstacle: {1000 * a.obstacle:.0f} mm box where the first swing foot (right) lands, "
-        f"{a.obstacle_steps} steps walking forward ({100 * a.stride:.0f} cm per step, quasi-static)"
+        f"\n## obstacle: a box where the first swing foot (right) lands, {a.obstacle_steps} steps walking forward "
+        f"({100 * a.stride:.0f} cm per step, quasi-static)"
     )
-    obs = [
-        run_mission(c, a.obstacle_steps, obstacle=a.obstacle, stride=a.stride, log=lambda s: print(s, file=sys.stderr))
-        for c in CONTROLLERS
-    ]
     flat = [
         run_mission(c, a.obstacle_steps, stride=a.stride, log=lambda s: print(s, file=sys.stderr)) for c in CONTROLLERS
     ]
-    print("| controller | flat: stayed up | flat: walked [cm] | obstacle: stayed up | walked [cm] | RMS [rad] |")
-    print("|---|---|---|---|---|---|")
-    for r, f in zip(obs, flat):
+    runs = {
+        h: [
+            run_mission(c, a.obstacle_steps, obstacle=h, stride=a.stride, log=lambda s: print(s, file=sys.stderr))
+            for c in CONTROLLERS
+        ]
+        for h in heights
+    }
+
+    def stayed(r) -> str:
+        return "no, fell at %.1f s" % r.fell_at if r.fell else "yes"
+
+    print(
+        "| controller | flat: stayed up | walked [cm] | " + " | ".join(f"{1000 * h:.0f} mm box" for h in heights) + " |"
+    )
+    print("|---|---|---|" + "---|" * len(heights))
+    for i, f in enumerate(flat):
         print(
-            f"| {r.label} | {'no, fell at %.1f s' % f.fell_at if f.fell else 'yes'} | {100 * f.travel:.1f} | "
-            f"{'no, fell at %.1f s' % r.fell_at if r.fell else 'yes'} | {100 * r.travel:.1f} | {r.rms():.4f} |"
+            f"| {f.label} | {stayed(f)} | {100 * f.travel:.1f} | "
+            + " | ".join(stayed(runs[h][i]) for h in heights)
+            + " |"
         )
-    up = "".join("abc"[i] for i, r in enumerate(obs) if not r.fell) or "none"
-    flat_up = "".join("abc"[i] for i, r in enumerate(flat) if not r.fell) or "none"
+
+    def up_set(rs) -> str:
+        return "".join("abc"[i] for i, r in enumerate(rs) if not r.fell) or "none"
+
+    up, up_low, flat_up = up_set(runs[heights[0]]), up_set(runs[heights[-1]]), up_set(flat)
     print(
         f"RESULT energy_reduction={e_red:.4f} rms_ratio={rc.rms() / ra.rms():.4f} knee_reduction={knee_red:.4f} "
         f"tick_us={rc.tick_median_us():.0f} falls={''.join('abc'[i] for i, r in enumerate(res) if r.fell) or 'none'} "
-        f"obstacle_up={up} walk_flat_up={flat_up} rtf={rtf:.2f}"
+        f"obstacle_up={up} obstacle_up_{1000 * heights[-1]:.0f}mm={up_low} walk_flat_up={flat_up} rtf={rtf:.2f}"
     )
     return 0
 
