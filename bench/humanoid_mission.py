@@ -8,7 +8,8 @@ period of bus latency, 125 Hz, lockstep on sim time; all nodes in one process, r
 Real-time factor: ``servo_sim_node`` (backend mujoco, humanoid, 20 servos, 1 ms physics, publishing
 joint_states + imu/data + foot_forces + support_coefficient + /clock at 500 Hz, as fast as possible) in its own
 process, following the stepping gait sent as one JointTrajectory; simulated over wall seconds from its /clock.
-Last line: RESULT energy_reduction=… rms_ratio=… knee_reduction=… tick_us=… obstacle_up=… obstacle_up_<h>mm=… walk_flat_up=… rtf=…
+Last line: RESULT energy_reduction=… rms_ratio=… knee_reduction=… tick_us=… obstacle_up=…
+           obstacle_up_<h>mm=… walk_flat_up=… rtf=…
 """
 
 from __future__ import annotations
