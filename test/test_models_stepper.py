@@ -226,3 +226,32 @@ def test_more_bad_input_is_refused():
         step(bad, 0.0, 0.0, 1.0, 0.005, ExternalLoad(0.01))
     with pytest.raises(ValueError, match=r"theta \(3,\).*dtheta \(4,\)"):
         step(params, np.zeros(3), np.zeros(4), np.zeros(3), 0.005)
+
+
+@pytest.mark.parametrize("slew", [True, False])
+def test_fused_steps_equal_one_step_at_a_time(slew):
+    """steps(): all the steps in one compiled call (static load) equal the step-by-step path (the numba kernel
+    per step, forced by a load function) and the numpy backend, goal slew and held target included."""
+    from servo_ff.models import kernels
+    from servo_ff.models.stepper import steps
+
+    if not kernels.HAVE_NUMBA:
+        pytest.skip("numba missing: there is no fused path")
+    rng = np.random.default_rng(3)
+    p = preset("mx64", "m4")
+    j = 3
+    th, dth, goal, target = (rng.normal(size=j) for _ in range(4))
+    load = PendulumLoad(mass=np.full(j, 0.5), length=np.full(j, 0.15))
+    kw = dict(goal_rate=np.full(j, 2.0) if slew else None, target=target)
+    fused, t_fused = steps(p, th, dth, goal, 0.001, 9, load=load, backend="numba", **kw)
+    looped, t_looped = steps(p, th, dth, goal, 0.001, 9, load_of=lambda _th: load, backend="numba", **kw)
+    ref, t_ref = steps(p, th, dth, goal, 0.001, 9, load=load, backend="numpy", **kw)
+    for a, b, c in zip(fused, looped, ref):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(t_fused, t_looped)
+    assert np.abs(fused.theta - th).max() > 1e-4  # it moved
+    if slew:
+        assert np.abs(t_fused - target).max() <= 2.0 * 0.009 + 1e-12  # slewed at most 2 rad/s × 9 ms
+    else:
+        np.testing.assert_array_equal(t_fused, target)  # no slew: the target holds

@@ -75,6 +75,37 @@ def _build():
                 )
                 o_theta[b, j], o_dtheta[b, j], o_tau_m[b, j], o_tau_f[b, j], o_volts[b, j] = r
 
+    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+    def steps_joints(
+        n_steps,
+        theta,
+        dtheta,
+        goal,
+        target,
+        rate,
+        dt,
+        p,
+        gravity,
+        tau_ext,
+        inertia,
+        enable,
+        o_theta,
+        o_dtheta,
+        o_tau_m,
+        o_tau_f,
+        o_volts,
+    ):
+        """``n_steps`` steps of one row of joints (1, J) in one call: the firmware target slews toward ``goal`` by
+        at most ``rate``·dt per step (``motor.goal_slew``; ``target`` (J,) updated in place), then Algorithm 1."""
+        for j in range(theta.shape[1]):
+            th, dth, tg, lim = theta[0, j], dtheta[0, j], target[j], rate[j] * dt
+            for _ in range(n_steps):
+                tg = min(max(goal[j], tg - lim), tg + lim)
+                r = step1(p[0, j], th, dth, tg, dt, gravity[0, j], tau_ext[0, j], inertia[0, j], enable[0, j])
+                th, dth = r[0], r[1]
+                o_theta[0, j], o_dtheta[0, j], o_tau_m[0, j], o_tau_f[0, j], o_volts[0, j] = r
+            target[j] = tg
+
     from .fastmath import exp_, log_, sin_
 
     @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
@@ -198,12 +229,12 @@ def _build():
                     th[e] = th[e] + dth_next * dt + 0.5 * acc * dt * dt
                     dth[e] = dth_next
 
-    return step_batch, rollout_simd
+    return step_batch, steps_joints, rollout_simd
 
 
 if HAVE_NUMBA:
-    step_batch, rollout_simd = _build()
+    step_batch, steps_joints, rollout_simd = _build()
 else:  # pragma: no cover
-    step_batch = rollout_simd = None
+    step_batch = steps_joints = rollout_simd = None
 
-__all__ = ["HAVE_NUMBA", "step_batch", "rollout_simd"]
+__all__ = ["HAVE_NUMBA", "step_batch", "steps_joints", "rollout_simd"]

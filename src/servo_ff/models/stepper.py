@@ -223,18 +223,26 @@ def steps(
     th = th.reshape(shape2).copy()
     numpy_path = _pick(backend) == "numpy"
     out = [np.empty(shape2) for _ in range(5)]
-    with _threads(th.size):
-        for k in range(int(n_steps)):
-            if rate is not None:
-                tgt = goal_slew(tgt, gl, rate, dt)
-            if load_of is not None and k:
-                grav, tau_ext, inertia = load_arrays(out[0].reshape(shape))
-            if numpy_path:
-                res = step_numpy(p, th, dth, tgt.reshape(shape2), dt, grav, tau_ext, inertia, en)
-                out = [np.asarray(a, dtype=np.float64).reshape(shape2) for a in res]
-            else:
-                kernels.step_batch(th, dth, tgt.reshape(shape2), dt, p, grav, tau_ext, inertia, en, *out)
-            th, dth = out[0].copy(), out[1].copy()
+    looped = int(n_steps)
+    if not numpy_path and load_of is None and looped > 0:  # one compiled call for all the steps
+        rates = np.full(th.size, np.inf) if rate is None else np.ascontiguousarray(rate, dtype=np.float64)
+        tgt = np.ascontiguousarray(tgt, dtype=np.float64)
+        toward = gl if rate is not None else tgt.copy()  # no slew: the target holds
+        kernels.steps_joints(looped, th, dth, toward, tgt, rates, dt, p, grav, tau_ext, inertia, en, *out)
+        looped = 0
+    if looped:  # a configuration-dependent load, or the numpy backend: step by step
+        with _threads(th.size):
+            for k in range(looped):
+                if rate is not None:
+                    tgt = goal_slew(tgt, gl, rate, dt)
+                if load_of is not None and k:
+                    grav, tau_ext, inertia = load_arrays(out[0].reshape(shape))
+                if numpy_path:
+                    res = step_numpy(p, th, dth, tgt.reshape(shape2), dt, grav, tau_ext, inertia, en)
+                    out = [np.asarray(a, dtype=np.float64).reshape(shape2) for a in res]
+                else:
+                    kernels.step_batch(th, dth, tgt.reshape(shape2), dt, p, grav, tau_ext, inertia, en, *out)
+                th, dth = out[0].copy(), out[1].copy()
     res = StepResult(*(np.asarray(a).reshape(shape) for a in out))
     if not (np.isfinite(res.theta).all() and np.isfinite(res.dtheta).all()):
         raise ValueError(f"the state went non-finite within {n_steps} steps of {dt:g} s (theta {res.theta})")
