@@ -88,3 +88,21 @@ def test_ilc_zero_initial_and_bad_input():
         run_ilc(lambda u: u, ref, DT, initial="guess")
     with pytest.raises(ValueError, match="execute returned shape"):
         run_ilc(lambda u: u[:-1], ref, DT)
+
+
+def test_ilc_record_of_a_pendulum_given_as_one_element_arrays():
+    """A one-joint bench often carries its load as (1,) arrays: the record describes that one pendulum; a load
+    of several pendulums on one joint is refused with the reason."""
+    from servo_ff.models.presets import preset
+    from servo_ff.models.stepper import PendulumLoad
+    from servo_ff.trajectories import trajectory
+    from servo_ff.workflows.ilc import ilc_on_pendulum
+
+    p, ref = preset("mx64", "m4"), trajectory("schwarz_behnke_reference", dt=0.005)
+    kw = dict(dt=0.005, gain=0.8, delay=0.04, max_iterations=1)
+    a, _ = ilc_on_pendulum(p, PendulumLoad(mass=np.array([0.5]), length=np.array([0.15])), ref, 8.0, **kw)
+    b, _ = ilc_on_pendulum(p, PendulumLoad(mass=0.5, length=0.15), ref, 8.0, **kw)
+    np.testing.assert_array_equal(a.pendulum, [0.5, 0.15, 0.0])
+    np.testing.assert_array_equal(a.commands, b.commands)
+    with pytest.raises(ValueError, match="load|pendulum"):
+        ilc_on_pendulum(p, PendulumLoad(mass=np.array([0.5, 0.4]), length=np.array([0.15, 0.1])), ref, 8.0, **kw)

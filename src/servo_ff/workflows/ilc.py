@@ -42,10 +42,17 @@ def ilc_record(
         dt=float(dt),
         delay=float(delay),
         converged_iteration=int(res.iterations),
-        pendulum=None
-        if pendulum is None
-        else np.array([float(pendulum.mass), float(pendulum.length), float(pendulum.arm_mass)]),
+        pendulum=None if pendulum is None else _one_pendulum(pendulum),
     )
+
+
+def _one_pendulum(load: PendulumLoad) -> np.ndarray:
+    """(mass [kg], length [m], arm mass [kg]) of the one pendulum an ILC record describes (scalars or 1-element
+    arrays, as a one-joint bench gives them)."""
+    values = [np.asarray(v, dtype=float).reshape(-1) for v in (load.mass, load.length, load.arm_mass)]
+    if any(v.size != 1 for v in values):
+        raise ValueError("an ILC record describes one pendulum: mass, length and arm_mass must be single values")
+    return np.array([float(v[0]) for v in values])
 
 
 def ilc_on_pendulum(
