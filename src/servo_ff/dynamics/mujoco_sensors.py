@@ -56,7 +56,7 @@ def foot_forces(model: mujoco.MjModel, data: mujoco.MjData, feet: Sequence[int])
         con.geom1,
         con.geom2,
         model.geom_bodyid,
-        np.asarray(feet, dtype=np.int64),
+        np.asarray(feet, dtype=np.int64),  # no copy when given as int64 already
         model.opt.cone == _PYRAMIDAL,
         out,
     )

@@ -109,6 +109,7 @@ class MujocoServos:
         self, sim: SimModel, servos: ServoMap, options: ServoOptions = ServoOptions(), backend: str = "auto"
     ) -> None:
         self.sim, self.model, self.data = sim, sim.model, sim.data
+        self._feet = np.asarray(sim.feet, dtype=np.int64)  # foot body ids, as the contact kernel takes them
         self.options = options
         m = self.model
         hinges = set(sim.joint_names)
@@ -337,7 +338,7 @@ class MujocoServos:
     def foot_forces(self) -> np.ndarray:
         """Normal ground force [N] on each foot (``sim.feet`` order)."""
         self._check()
-        return foot_forces(self.model, self.data, self.sim.feet)
+        return foot_forces(self.model, self.data, self._feet)
 
     def support_coefficient(self) -> float:
         """Schwarz & Behnke's c from the first two feet's contact forces (first = left)."""

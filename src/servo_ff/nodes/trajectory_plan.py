@@ -4,7 +4,8 @@ with one reason naming the point and joint."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from trajectory_msgs.msg import JointTrajectory
@@ -25,28 +26,35 @@ class ActiveTrajectory:
         return self.spline.end_time
 
 
-def plan_trajectory(
-    msg: JointTrajectory,
-    now: float,
-    gate: GoalGate,
-    joints: Sequence[str],
-    current: ActiveTrajectory | None,
-) -> ActiveTrajectory:
-    """Validated JointTrajectory → the spline followed from the current state (JointTrajectoryController
-    semantics): ``current`` is the trajectory in progress at its start time (None: the held goal, at rest).
-    ValueError naming the point and joint for anything it refuses."""
+class TrajectoryPoints(NamedTuple):
+    """A JointTrajectory's points as arrays over the M joints it names (P points)."""
+
+    names: list[str]
+    cols: np.ndarray  # (M,) each named joint's index in the receiver's joint order
+    times: np.ndarray  # (P,) time_from_start [s], strictly increasing
+    q: np.ndarray  # (P, M) [rad]
+    dq: np.ndarray  # (P, M) [rad/s], 0 where a point gives none
+    ddq: np.ndarray  # (P, M) [rad/s²], 0 where a point gives none
+    has_dq: np.ndarray  # (P,) bool
+    has_ddq: np.ndarray  # (P,) bool
+    stamp: float  # header.stamp [s] (0: start on reception)
+
+
+def trajectory_points(msg: JointTrajectory, index: Mapping[str, int]) -> TrajectoryPoints:
+    """The points of ``msg`` for a receiver whose joints are ``index`` (name → column), checked whole: known,
+    distinct joint names; per point as many positions as names and as many velocities / accelerations or none;
+    finite values; strictly increasing times. ValueError naming the point and joint otherwise."""
     names = list(msg.joint_names)
     if not msg.points:
         raise ValueError("trajectory has no points")
-    unknown = [n for n in names if n not in gate.index]
+    unknown = [n for n in names if n not in index]
     if unknown or not names:
         raise ValueError(
-            f"unknown joint name(s) {', '.join(map(repr, unknown)) or '(none given)'}; known: {', '.join(joints)}"
+            f"unknown joint name(s) {', '.join(map(repr, unknown)) or '(none given)'}; known: {', '.join(index)}"
         )
     if len(set(names)) != len(names):
         raise ValueError("duplicate joint names")
     m, p = len(names), len(msg.points)
-    cols = np.array([gate.index[n] for n in names], dtype=int)
     q, dq, ddq = np.empty((p, m)), np.zeros((p, m)), np.zeros((p, m))
     hv, ha = np.zeros(p, dtype=bool), np.zeros(p, dtype=bool)
     times = np.empty(p)
@@ -71,6 +79,23 @@ def plan_trajectory(
     if p > 1 and not (np.diff(times) > 0).all():
         k = int(np.argmax(np.diff(times) <= 0)) + 1
         raise ValueError(f"time_from_start is not increasing: point {k} at {times[k]:g} s after {times[k - 1]:g} s")
+    cols = np.array([index[n] for n in names], dtype=int)
+    stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    return TrajectoryPoints(names, cols, times, q, dq, ddq, hv, ha, stamp)
+
+
+def plan_trajectory(
+    msg: JointTrajectory,
+    now: float,
+    gate: GoalGate,
+    joints: Sequence[str],
+    current: ActiveTrajectory | None,
+) -> ActiveTrajectory:
+    """Validated JointTrajectory → the spline followed from the current state (JointTrajectoryController
+    semantics): ``current`` is the trajectory in progress at its start time (None: the held goal, at rest).
+    ValueError naming the point and joint for anything it refuses."""
+    names, cols, times, q, dq, ddq, hv, ha, stamp = trajectory_points(msg, gate.index)
+    p = len(times)
     lo, hi = gate.lower[cols], gate.upper[cols]
     out = (q < lo) | (q > hi)
     if out.any():
@@ -78,7 +103,6 @@ def plan_trajectory(
         raise ValueError(
             f"point {k}: {names[j]}={q[k, j]:.4f} rad is outside its joint limits [{lo[j]:.4f}, {hi[j]:.4f}] rad"
         )
-    stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
     start = stamp if stamp > 0 else now
     if start + times[-1] < now:
         raise ValueError(f"it ended {now - start - times[-1]:.3f} s ago (header.stamp {stamp:.3f} s)")
