@@ -33,6 +33,7 @@ from . import control_table as ct
 from . import protocol1 as p1
 from .bus import DynamixelBus
 from .bus_types import BusConfig, BusError, GoalRejected, Health
+from .goals import id_rows
 from .p1_units import (
     BULK_READ_MODELS,
     HEALTH_ADDR,
@@ -139,13 +140,8 @@ class DynamixelBus1(DynamixelBus):
             return
         if self.config.p_gain:
             self._write_gains(ids, p_gains)
-        c = np.rint(arr / self.table.rad_per_count + self.config.center)  # arr is finite (check)
-        lo_c, hi_c = self.limits.count_range
-        if not (c.min() >= lo_c and c.max() <= hi_c):  # unreachable after check; never let a count wrap
-            raise GoalRejected(f"goal counts {c.tolist()} outside {lo_c}..{hi_c} for ids {list(ids)}; nothing written")
-        block = np.empty((len(ids), 3), dtype=np.uint8)
-        block[:, 0] = ids
-        block[:, 1:] = c.astype("<u2").view(np.uint8).reshape(-1, 2)
+        c = self.limits.goal_counts(ids, arr)
+        block = id_rows(ids, c.astype("<u2").view(np.uint8).reshape(-1, 2))
         self._sync_write(ADDR_GOAL1, 2, block)
 
     def _write_gains(self, ids: tuple[int, ...], p_gains) -> None:

@@ -21,6 +21,7 @@ class GoalLimits:
         self.config = config
         lo_default, hi_default = ct.position_range_rad(table, config.center)
         self.count_range = ct.position_range_counts(table)
+        self.rad_per_count = table.rad_per_count
         lim = dict(config.joint_limits or {})
         unknown = sorted(set(lim) - set(config.ids))
         if unknown:
@@ -74,11 +75,7 @@ class GoalLimits:
     def sync_write_block(self, ids: tuple[int, ...], arr: np.ndarray, p_gains=None) -> tuple[int, int, np.ndarray]:
         """(address, data length, block of ``(id, data…)`` rows) of the sync write of checked goals ``arr`` [rad],
         with the P gains (raw register) first when ``config.p_gain``."""
-        c = np.rint(arr / ct.RAD_PER_COUNT + self.config.center)  # arr is finite (check)
-        lo_c, hi_c = self.count_range
-        if not (c.min() >= lo_c and c.max() <= hi_c):  # unreachable after check; never let a count wrap
-            raise GoalRejected(f"goal counts {c.tolist()} outside {lo_c}..{hi_c} for ids {list(ids)}; nothing written")
-        counts = c.astype("<i4").view(np.uint8).reshape(-1, 4)
+        counts = self.goal_counts(ids, arr).astype("<i4").view(np.uint8).reshape(-1, 4)
         if self.config.p_gain:
             if p_gains is None:
                 raise ValueError("p_gains: required when the bus is configured with p_gain=True")
@@ -89,7 +86,21 @@ class GoalLimits:
             addr = self.gain_goal_addr
         else:
             data, addr = counts, ct.ADDR_GOAL_POSITION
-        block = np.empty((len(ids), 1 + data.shape[1]), dtype=np.uint8)
-        block[:, 0] = ids
-        block[:, 1:] = data
-        return addr, data.shape[1], block
+        return addr, data.shape[1], id_rows(ids, data)
+
+    def goal_counts(self, ids: tuple[int, ...], arr: np.ndarray) -> np.ndarray:
+        """Checked goals ``arr`` [rad] → position counts of the table; any count outside its position range is
+        refused (unreachable after :meth:`check`, but a count must never wrap in its register)."""
+        c = np.rint(arr / self.rad_per_count + self.config.center)  # arr is finite (check)
+        lo_c, hi_c = self.count_range
+        if not (c.min() >= lo_c and c.max() <= hi_c):
+            raise GoalRejected(f"goal counts {c.tolist()} outside {lo_c}..{hi_c} for ids {list(ids)}; nothing written")
+        return c
+
+
+def id_rows(ids: Sequence[int], data: np.ndarray) -> np.ndarray:
+    """The ``(id, data…)`` rows of a sync-write parameter block (uint8)."""
+    block = np.empty((len(ids), 1 + data.shape[1]), dtype=np.uint8)
+    block[:, 0] = ids
+    block[:, 1:] = data
+    return block

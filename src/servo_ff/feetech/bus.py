@@ -32,7 +32,8 @@ import time
 import numpy as np
 
 from ..dynamixel import control_table as ct
-from ..dynamixel.bus_types import BusConfig, BusError, GoalRejected, Health, JointState
+from ..dynamixel.bus_types import BusConfig, BusError, Health, JointState
+from ..dynamixel.goals import id_rows
 from ..dynamixel.sync_read_bus import SyncReadBus
 from . import status
 from .packets import COMM_SUCCESS, StsPacketHandler, TolerantSyncRead
@@ -181,13 +182,8 @@ class FeetechBus(SyncReadBus, StsTransactions):
         if not ids:
             return
         pblock = self._p_gain_block(ids, p_gains) if self.config.p_gain else None
-        c = np.rint(arr / self.table.rad_per_count + self.config.center)  # arr is finite (check)
-        lo_c, hi_c = self.limits.count_range
-        if not (c.min() >= lo_c and c.max() <= hi_c):  # unreachable after check; never let a count wrap
-            raise GoalRejected(f"goal counts {c.tolist()} outside {lo_c}..{hi_c} for ids {list(ids)}; nothing written")
-        block = np.empty((len(ids), 3), dtype=np.uint8)
-        block[:, 0] = ids
-        block[:, 1:] = c.astype("<u2").view(np.uint8).reshape(-1, 2)
+        c = self.limits.goal_counts(ids, arr)
+        block = id_rows(ids, c.astype("<u2").view(np.uint8).reshape(-1, 2))
         if pblock is not None:
             self._sync_write(P_GAIN_ADDR, pblock)
             self._p_sent.update((int(i), int(p)) for i, p in pblock)
