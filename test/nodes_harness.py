@@ -7,4 +7,50 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 from servo_ff.nodes.harness import RosHarness, domain_id, wait_for  # noqa: E402
 
-__all__ = ["RosHarness", "domain_id", "wait_for", "rclpy"]
+
+def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: float, client: str, **params):
+    """The hardware node every hardware test starts: ``joints``/``ids`` on the virtual bus at ``link`` (100 Hz,
+    latency timer 1 ms, limits ±2 rad, fast health and diagnostics; ``params`` add or override), and a client
+    subscribed to its joint states and diagnostics with a publisher on its commands. Returns (node, client,
+    states, diags, commands publisher) once joint states flow."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from servo_ff.nodes.hardware_node import HardwareNode
+
+    values = {
+        "joints": list(joints),
+        "ids": list(ids),
+        "port": str(link),
+        "servo": servo,
+        "rate_hz": 100.0,
+        "latency_timer_ms": 1.0,
+        "timeout_ms": 20.0,
+        "position_min": [-2.0],
+        "position_max": [2.0],
+        "health_period": 0.1,
+        "diagnostics_period": 0.2,
+        "kp": [kp],
+        **params,
+    }
+    node = h.add(
+        HardwareNode(
+            "servo_hardware",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[Parameter(k, value=v) for k, v in values.items()],
+        )
+    )
+    c = h.make_node(client)
+    states: list = []
+    diags: list = []
+    c.create_subscription(JointState, "joint_states", states.append, 50)
+    c.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 50)
+    pub = c.create_publisher(Float64MultiArray, "servo/commands", 10)
+    wait_for(lambda: pub.get_subscription_count() and states, 15.0, "servo_hardware joint_states")
+    return node, c, states, diags, pub
+
+
+__all__ = ["RosHarness", "domain_id", "hardware_on_virtual_bus", "wait_for", "rclpy"]

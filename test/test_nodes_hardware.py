@@ -8,14 +8,14 @@ import time
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, hardware_on_virtual_bus, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
 pytest.importorskip("servo_ff.dynamixel.virtual_bus", reason="Dynamixel core servo_ff.dynamixel not merged yet")
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import BatteryState, JointState  # noqa: E402
+from sensor_msgs.msg import BatteryState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 
@@ -37,38 +37,11 @@ def ros(tmp_path_factory):
     vbus = {"bus": make_bus(link)}
     vbus["bus"].start()
     h = RosHarness(salt=4)
-    node = h.add(
-        HardwareNode(
-            "servo_hardware",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=JOINTS),
-                Parameter("ids", value=IDS),
-                Parameter("port", value=str(link)),
-                Parameter("servo", value="mx106"),
-                Parameter("rate_hz", value=100.0),
-                Parameter("latency_timer_ms", value=1.0),
-                Parameter("timeout_ms", value=20.0),
-                Parameter("position_min", value=[-2.0]),
-                Parameter("position_max", value=[2.0]),
-                Parameter("reconnect_period", value=0.2),
-                Parameter("stale_cycles", value=5),
-                Parameter("health_period", value=0.1),
-                Parameter("diagnostics_period", value=0.2),
-                Parameter("kp", value=[32.0]),
-            ],
-        )
+    node, client, states, diags, pub = hardware_on_virtual_bus(
+        h, link, JOINTS, IDS, "mx106", 32.0, "hw_test_client", reconnect_period=0.2, stale_cycles=5
     )
-    client = h.make_node("hw_test_client")
-    states: list[JointState] = []
-    diags: list[DiagnosticArray] = []
     supply: list[BatteryState] = []
-    client.create_subscription(JointState, "joint_states", states.append, 50)
-    client.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 50)
     client.create_subscription(BatteryState, "servo_supply", supply.append, 10)
-    pub = client.create_publisher(Float64MultiArray, "servo/commands", 10)
-    wait_for(lambda: pub.get_subscription_count() and states, 15.0, "servo_hardware joint_states")
     yield h, node, client, states, diags, supply, pub, vbus, link
     h.shutdown()
     vbus["bus"].stop()

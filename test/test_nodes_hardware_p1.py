@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, hardware_on_virtual_bus, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
 from servo_ff.dynamixel.virtual_bus import ServoLoad  # noqa: E402
 from servo_ff.dynamixel.virtual_p1 import VirtualBus1  # noqa: E402
-from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
 
 JOINTS = ["hip", "knee"]
 IDS = [4, 9]
@@ -29,35 +26,9 @@ def ros(tmp_path_factory):
     vbus = VirtualBus1(ids=IDS, model="mx106-p1", loads=ServoLoad.pendulum(0.3, 0.1), link=str(link))
     vbus.start()
     h = RosHarness(salt=16)
-    node = h.add(
-        HardwareNode(
-            "servo_hardware",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=JOINTS),
-                Parameter("ids", value=IDS),
-                Parameter("port", value=str(link)),
-                Parameter("protocol", value="dxl1"),
-                Parameter("servo", value="mx106-p1"),
-                Parameter("rate_hz", value=100.0),
-                Parameter("latency_timer_ms", value=1.0),
-                Parameter("timeout_ms", value=20.0),
-                Parameter("position_min", value=[-2.0]),
-                Parameter("position_max", value=[2.0]),
-                Parameter("health_period", value=0.1),
-                Parameter("diagnostics_period", value=0.2),
-                Parameter("kp", value=[24.0]),
-            ],
-        )
+    node, client, states, diags, pub = hardware_on_virtual_bus(
+        h, link, JOINTS, IDS, "mx106-p1", 24.0, "hw1_test_client", protocol="dxl1"
     )
-    client = h.make_node("hw1_test_client")
-    states: list[JointState] = []
-    diags: list[DiagnosticArray] = []
-    client.create_subscription(JointState, "joint_states", states.append, 50)
-    client.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 50)
-    pub = client.create_publisher(Float64MultiArray, "servo/commands", 10)
-    wait_for(lambda: pub.get_subscription_count() and states, 15.0, "servo_hardware joint_states")
     yield h, node, client, states, diags, pub, vbus
     h.shutdown()
     vbus.stop()

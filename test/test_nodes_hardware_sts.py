@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, hardware_on_virtual_bus, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("scservo_sdk")
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -32,37 +32,9 @@ def ros(tmp_path_factory):
     vbus = StsVirtualBus(ids=IDS, loads=ServoLoad.pendulum(0.1, 0.1), link=str(link), dt_max=0.002)
     vbus.start()
     h = RosHarness(salt=23)
-    node = h.add(
-        HardwareNode(
-            "servo_hardware",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=JOINTS),
-                Parameter("ids", value=IDS),
-                Parameter("port", value=str(link)),
-                Parameter("protocol", value="sts"),
-                Parameter("servo", value="sts3215"),
-                Parameter("rate_hz", value=100.0),
-                Parameter("latency_timer_ms", value=1.0),
-                Parameter("timeout_ms", value=20.0),
-                Parameter("position_min", value=[-2.0]),
-                Parameter("position_max", value=[2.0]),
-                Parameter("reconnect_period", value=0.2),
-                Parameter("stale_cycles", value=5),
-                Parameter("health_period", value=0.1),
-                Parameter("diagnostics_period", value=0.2),
-                Parameter("kp", value=[20.0]),
-            ],
-        )
+    node, client, states, diags, pub = hardware_on_virtual_bus(
+        h, link, JOINTS, IDS, "sts3215", 20.0, "sts_test_client", protocol="sts", reconnect_period=0.2, stale_cycles=5
     )
-    client = h.make_node("sts_test_client")
-    states: list[JointState] = []
-    diags: list[DiagnosticArray] = []
-    client.create_subscription(JointState, "joint_states", states.append, 50)
-    client.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 50)
-    pub = client.create_publisher(Float64MultiArray, "servo/commands", 10)
-    wait_for(lambda: pub.get_subscription_count() and states, 15.0, "servo_hardware joint_states")
     yield h, node, client, states, diags, pub, vbus
     h.shutdown()
     vbus.stop()
