@@ -12,7 +12,9 @@ pose in ``approach_time`` (minimum jerk) and plays the pattern once (``repeat``:
 stack it publishes short horizons: every ``publish_period`` the points of the next ``horizon`` seconds (and the
 one before now) on ``trajectory_topic``, each stamped with the time of its first point (time_from_start 0: that
 point replaces the follower's current state, as in ros2_control's JointTrajectoryController, so no segment is
-interpolated toward it from an older state) and each message continues the last; the support coefficient
+interpolated toward it from an older state) and each message continues the last, until one has reached the
+pattern's last point (a later tail would repeat it, and the last one could end before it arrives, which a
+JointTrajectoryController refuses); the support coefficient
 (1 = all weight on the left foot) every control period ``1/rate_hz`` on ``support_topic``. ``finished``
 (std_msgs/Bool) turns true after the last point.
 """
@@ -195,6 +197,7 @@ class WalkerNode(Node):
         self.t_start: float | None = None  # [s, ROS clock] of the pattern's t = 0
         self.finished = False
         self.messages = 0
+        self.end_sent = False  # a message holding the pattern's last point went out (for this play)
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
         self.pub_done = self.create_publisher(Bool, "walker/finished", 10)
@@ -242,18 +245,21 @@ class WalkerNode(Node):
             if self.table["repeat"]:
                 self.t_start += p.end + 1.0
                 rel = self.now_s() - self.t_start
+                self.end_sent = False
             else:
                 if not self.finished:
                     self.finished = True
                     self.get_logger().info("pattern finished")
                 self.pub_done.publish(Bool(data=True))
                 return
+        if self.end_sent:
+            return
         lo = max(0, int(np.searchsorted(p.t, rel, side="right")) - 1)
-        hi = int(np.searchsorted(p.t, rel + float(self.table["horizon"]), side="right")) + 1
+        hi = min(int(np.searchsorted(p.t, rel + float(self.table["horizon"]), side="right")) + 1, len(p.t))
         msg = JointTrajectory(joint_names=self.joints)
         ns = int(round((self.t_start + p.t[lo]) * 1e9))
         msg.header.stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-        for k in range(lo, min(hi, len(p.t))):
+        for k in range(lo, hi):
             tn = int(round((p.t[k] - p.t[lo]) * 1e9))
             msg.points.append(
                 JointTrajectoryPoint(
@@ -265,6 +271,7 @@ class WalkerNode(Node):
             )
         self.pub_traj.publish(msg)
         self.messages += 1
+        self.end_sent = hi == len(p.t)
 
     def support(self, t: float) -> float:
         """Left-foot support coefficient of the pattern at ROS time ``t`` (0.5 before it starts)."""
