@@ -255,3 +255,47 @@ def test_fused_steps_equal_one_step_at_a_time(slew):
         assert np.abs(t_fused - target).max() <= 2.0 * 0.009 + 1e-12  # slewed at most 2 rad/s × 9 ms
     else:
         np.testing.assert_array_equal(t_fused, target)  # no slew: the target holds
+
+
+def test_servo_bank_checks_parameters_once_and_again_when_they_change():
+    """ServoBank.advance on the compiled kernel checks the parameter rows and the static load once
+    (stepper.static_inputs) and again when they change: in place (set_kp, supply_voltage) or a new load. Each
+    period equals the numpy backend's, which checks everything every call; a bad row is still refused."""
+    from servo_ff.models import kernels
+    from servo_ff.models.servo_bank import ServoBank
+
+    if not kernels.HAVE_NUMBA:
+        pytest.skip("numba missing: there is no compiled path")
+    p = preset("mx64", "m4")
+    load = PendulumLoad(mass=np.array([0.5, 0.3]), length=np.array([0.15, 0.2]))
+    fast, ref = ServoBank(p, 2, load=load), ServoBank(p, 2, load=load, backend="numpy")
+
+    def period(goal):
+        for b in (fast, ref):
+            b.goal = np.asarray(goal, dtype=np.float64)
+            b.advance(0.005, 5)
+        np.testing.assert_allclose(fast.theta, ref.theta, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(fast.dtheta, ref.dtheta, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(fast.tau_m, ref.tau_m, rtol=1e-12, atol=1e-12)
+
+    for _ in range(20):
+        period([0.8, -0.5])
+    moved = fast.theta.copy()
+    for b in (fast, ref):
+        b.set_kp(np.array([32.0, 2.0]))  # in place: the cached rows must not be used
+    period([0.8, -0.5])
+    for b in (fast, ref):
+        b.supply_voltage = 9.0
+    period([0.8, -0.5])
+    for b in (fast, ref):
+        b.load = PendulumLoad(mass=np.array([2.0, 0.0]), length=np.array([0.3, 0.0]), extra_inertia=np.array([0, 1e-3]))
+    for _ in range(10):
+        period([0.8, -0.5])
+    assert np.abs(fast.theta - moved).max() > 1e-3  # the changes changed the motion
+    fast.supply_voltage = 0.0  # not a valid row (vin > 0): refused, as every call of steps() refuses it
+    with pytest.raises(ValueError, match="vin"):
+        fast.advance(0.005, 5)
+    fast.supply_voltage = 12.0
+    fast.goal = np.array([np.nan, 0.0])
+    with pytest.raises(ValueError, match="finite"):
+        fast.advance(0.005, 5)

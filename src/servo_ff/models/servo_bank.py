@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from . import kernels
 from .params import P_GVMAX, P_KP, P_VIN, ActuatorParams
-from .stepper import ExternalLoad, PendulumLoad, step, steps
+from .stepper import ExternalLoad, PendulumLoad, StaticInputs, static_inputs, step, steps, steps_static
 
 #: A load: a stepper load, a model with ``at(theta)``, a callable of θ, or None (no load).
 Load = Any
@@ -129,6 +130,7 @@ class ServoBank:
         self.time = 0.0
         self.params = params
         self.packed = np.tile(params.packed(), (self.n, 1))
+        self._fixed: tuple[np.ndarray, Load, StaticInputs] | None = None  # (rows, load) checked, and the result
 
     # ------------------------------------------------------------------ parameters
     def set_params(self, params: ActuatorParams, kp: np.ndarray | None = None) -> None:
@@ -175,6 +177,21 @@ class ServoBank:
         """Advance every servo by ``dt`` seconds in ``substeps`` stepper steps toward the held goal (the inputs
         checked once: :func:`~servo_ff.models.stepper.steps`); returns the number of steps."""
         static = self.load is None or isinstance(self.load, (PendulumLoad, ExternalLoad))
+        if static and self.backend != "numpy" and kernels.HAVE_NUMBA:  # parameters and load checked once
+            r, self.target = steps_static(
+                self._static_inputs(),
+                self.theta,
+                self.dtheta,
+                self.goal,
+                self.target,
+                self.enable,
+                dt / substeps,
+                substeps,
+                self.packed[:, P_GVMAX],
+            )
+            self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts
+            self.time += dt
+            return substeps
         r, self.target = steps(
             self.packed,
             self.theta,
@@ -192,6 +209,13 @@ class ServoBank:
         self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts
         self.time += dt
         return substeps
+
+    def _static_inputs(self) -> StaticInputs:
+        """The packed rows and the static load, checked again only when either changed (rows compared by value:
+        :meth:`set_kp` and :attr:`supply_voltage` write them in place)."""
+        if self._fixed is None or self._fixed[1] is not self.load or not np.array_equal(self._fixed[0], self.packed):
+            self._fixed = (self.packed.copy(), self.load, static_inputs(self.packed, self.load, self.n))
+        return self._fixed[2]
 
     def advance_to(self, t: float, dt_max: float) -> int:
         """Advance to time ``t`` [s] in equal steps of at most ``dt_max``; returns the number of steps (0 if

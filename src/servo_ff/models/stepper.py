@@ -220,16 +220,13 @@ def steps(
         return arrays
 
     grav, tau_ext, inertia = load_arrays(th)
-    th = th.reshape(shape2).copy()
     numpy_path = _pick(backend) == "numpy"
+    if not numpy_path and load_of is None and int(n_steps) > 0:  # one compiled call for all the steps
+        fixed = StaticInputs(*(np.ascontiguousarray(a, dtype=np.float64) for a in (p, grav, tau_ext, inertia)))
+        return steps_static(fixed, th, dth.reshape(shape), gl, tgt, en.reshape(shape), dt, int(n_steps), rate)
+    th = th.reshape(shape2).copy()
     out = [np.empty(shape2) for _ in range(5)]
     looped = int(n_steps)
-    if not numpy_path and load_of is None and looped > 0:  # one compiled call for all the steps
-        rates = np.full(th.size, np.inf) if rate is None else np.ascontiguousarray(rate, dtype=np.float64)
-        tgt = np.ascontiguousarray(tgt, dtype=np.float64)
-        toward = gl if rate is not None else tgt.copy()  # no slew: the target holds
-        kernels.steps_joints(looped, th, dth, toward, tgt, rates, dt, p, grav, tau_ext, inertia, en, *out)
-        looped = 0
     if looped:  # a configuration-dependent load, or the numpy backend: step by step
         with _threads(th.size):
             for k in range(looped):
@@ -244,6 +241,62 @@ def steps(
                     kernels.step_batch(th, dth, tgt.reshape(shape2), dt, p, grav, tau_ext, inertia, en, *out)
                 th, dth = out[0].copy(), out[1].copy()
     res = StepResult(*(np.asarray(a).reshape(shape) for a in out))
+    if not (np.isfinite(res.theta).all() and np.isfinite(res.dtheta).all()):
+        raise ValueError(f"the state went non-finite within {n_steps} steps of {dt:g} s (theta {res.theta})")
+    return res, tgt
+
+
+class StaticInputs(NamedTuple):
+    """What :func:`steps` checks once per call, checked once for many calls (:func:`static_inputs`): the packed
+    parameter rows (1, J, N_PACKED) and a static load's gravity amplitude, external torque and inertia (1, J)."""
+
+    packed: np.ndarray
+    gravity: np.ndarray
+    tau_ext: np.ndarray
+    inertia: np.ndarray
+
+
+def static_inputs(params, load: PendulumLoad | ExternalLoad | None, n: int) -> StaticInputs:
+    """The parameter rows and a static (θ-independent) load of ``n`` joints, checked as :func:`steps` checks
+    them (ValueError naming what is wrong), for :func:`steps_static`."""
+    shape, shape2 = (n,), (1, n)
+    p = np.ascontiguousarray(_packed(params, shape2))
+    grav, tau_ext, inertia = _load_arrays(load, shape, shape2, None)
+    _check_inertia(p, inertia)
+    return StaticInputs(p, *(np.ascontiguousarray(a, dtype=np.float64) for a in (grav, tau_ext, inertia)))
+
+
+def steps_static(
+    fixed: StaticInputs,
+    theta: np.ndarray,
+    dtheta: np.ndarray,
+    goal: np.ndarray,
+    target: np.ndarray,
+    enable: np.ndarray,
+    dt: float,
+    n_steps: int,
+    goal_rate: np.ndarray | None = None,
+) -> tuple[StepResult, np.ndarray]:
+    """:func:`steps` with a static load on the compiled kernel, the parameter rows and load checked beforehand
+    (:func:`static_inputs`): one fused call of ``n_steps`` steps; only the state, goal and enable (J,) are
+    checked here (a sim period costs the kernel, not the checks). Returns (the last step, the internal target)."""
+    n = fixed.packed.shape[1]
+    th = np.array(theta, dtype=np.float64).reshape(1, n)
+    dth = np.array(dtheta, dtype=np.float64).reshape(1, n)
+    gl = np.ascontiguousarray(goal, dtype=np.float64).reshape(n)
+    tgt = np.array(target, dtype=np.float64).reshape(n)
+    en = np.ascontiguousarray(enable, dtype=np.float64).reshape(1, n)
+    if not (np.isfinite(th).all() and np.isfinite(dth).all() and np.isfinite(gl).all() and np.isfinite(tgt).all()):
+        raise ValueError(f"theta, dtheta, goal and target must be finite (theta {th[0]}, goal {gl})")
+    _check_enable(en)
+    dt = _check_dt(dt)
+    if goal_rate is None:
+        rates, toward = np.full(n, np.inf), tgt.copy()  # no slew: the target holds
+    else:
+        rates, toward = np.ascontiguousarray(goal_rate, dtype=np.float64).reshape(n), gl
+    out = [np.empty((1, n)) for _ in range(5)]
+    kernels.steps_joints(int(n_steps), th, dth, toward, tgt, rates, dt, fixed.packed, *fixed[1:], en, *out)
+    res = StepResult(*(a.reshape(n) for a in out))
     if not (np.isfinite(res.theta).all() and np.isfinite(res.dtheta).all()):
         raise ValueError(f"the state went non-finite within {n_steps} steps of {dt:g} s (theta {res.theta})")
     return res, tgt
