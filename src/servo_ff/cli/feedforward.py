@@ -22,11 +22,13 @@ def _alpha(args: argparse.Namespace) -> int:
 
 def _sim(args: argparse.Namespace) -> int:
     from ..dynamics.experiment import format_table, plot_knee, run_experiment
+    from ..dynamics.mujoco_humanoid import KP_HIGH
 
     if args.steps < 1:
         raise ValueError(f"--steps must be >= 1, got {args.steps}")
-    res = run_experiment(args.steps, args.kp_high, progress=True)
-    print(format_table(res, args.kp_high))
+    kp_high = KP_HIGH if args.kp_high is None else args.kp_high
+    res = run_experiment(args.steps, kp_high, progress=True)
+    print(format_table(res, kp_high))
     a, c = res["high"], res["ff"]
     print(f"energy_reduction={1 - c.energy.sum() / a.energy.sum():.4f} tracking_rms_ratio={c.rms() / a.rms():.4f}")
     if args.plot:
@@ -41,14 +43,17 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", required=True, help="output .yaml or .json")
     p.set_defaults(func=_alpha)
 
-    from ..dynamics.mujoco_humanoid import KP_HIGH
-
     s = subparsers.add_parser(
         "ff-sim",
         help="simulate the humanoid stepping in place under (a) high-gain P, "
         "(b) low-gain P, (c) low-gain P + feed-forward (MuJoCo)",
     )
     s.add_argument("--steps", type=int, default=40)
-    s.add_argument("--kp-high", type=float, default=KP_HIGH, help="register P gain of (a); (b)/(c) use 0.35×")
+    s.add_argument(
+        "--kp-high",
+        type=float,
+        default=None,
+        help="register P gain of (a) (default: the humanoid's high gain, mujoco_humanoid.KP_HIGH); (b)/(c) use 0.35×",
+    )
     s.add_argument("--plot", default=None, help="write the knee tracking plot (PNG) here")
     s.set_defaults(func=_sim)

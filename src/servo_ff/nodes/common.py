@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import array
+import importlib
 import math
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -219,3 +221,20 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
         if rclpy.ok():
             rclpy.try_shutdown()
     return 0
+
+
+def preload_modules(*names: str) -> threading.Thread:
+    """Import ``names`` in a background thread at start-up, so that a node's first use of them (scipy.signal
+    takes ≈ 1 s to import: the ILC's zero-phase filter, the fit's Savitzky–Golay derivatives) finds them loaded
+    instead of stalling an ILC update or a fit; a failed import is raised again, with its reason, at that use."""
+
+    def load() -> None:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+
+    thread = threading.Thread(target=load, name="preload", daemon=True)
+    thread.start()
+    return thread

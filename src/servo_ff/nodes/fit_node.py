@@ -43,7 +43,15 @@ from servo_ff.identification.alpha_data import data_from_streams, fit_alpha_data
 from servo_ff.io.paths import resolve_path
 from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, save_alpha_result, urdf_joint_torque
 
-from .common import TOPIC_COMMANDS, TOPIC_JOINT_STATES, TOPIC_SUPPLY, ParameterTable, ParamSpec, spin_node
+from .common import (
+    TOPIC_COMMANDS,
+    TOPIC_JOINT_STATES,
+    TOPIC_SUPPLY,
+    ParameterTable,
+    ParamSpec,
+    preload_modules,
+    spin_node,
+)
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_RESULT = "fit/result"
@@ -54,6 +62,7 @@ SOURCES = ("ilc_file", "bag", "topics")
 class FitNode(Node):
     def __init__(self, name: str = "servo_fit", **kwargs: Any):
         super().__init__(name, **kwargs)
+        preload_modules("scipy.signal")  # the fit's Savitzky–Golay derivatives
         self.table = ParameterTable(
             self,
             [

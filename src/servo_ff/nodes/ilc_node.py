@@ -49,10 +49,12 @@ from .common import (
     TOPIC_TRAJECTORY_STATUS,
     ParameterTable,
     ParamSpec,
+    preload_modules,
     spin_node,
 )
-from .ilc_trials import EXECUTIONS, ILCTrials
+from .ilc_trials import EXECUTIONS, NO_WAITER, ILCTrials
 from .servo_base import KP_MAX, KP_UNIT
+from .side_node import SideNode
 
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"
@@ -90,6 +92,7 @@ class ILCNode(ILCTrials, Node):
     def __init__(self, name: str = "servo_ilc", **kwargs: Any):
         super().__init__(name, **kwargs)
         self._ilc = _ilc()
+        preload_modules("scipy.signal")  # the update's zero-phase filter (filter_hz)
         self.table = ParameterTable(
             self,
             [
@@ -155,20 +158,28 @@ class ILCNode(ILCTrials, Node):
         self.pub_progress = self.create_publisher(String, TOPIC_PROGRESS, 10)
         self.pub_curve = self.create_publisher(JointTrajectory, TOPIC_CURVE, 10)
         self.pub_traj = self.create_publisher(JointTrajectory, TOPIC_TRAJECTORY, 10)
-        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, JS_DEPTH, callback_group=group)
+        # every sample of a trial at whatever rate the servo node sends them, and /clock: off this node's executor
+        self._side = SideNode(self, "states")
+        self._side.subscribe(JointState, TOPIC_JOINT_STATES, self._on_joint_states, JS_DEPTH)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
         self.create_service(Trigger, SRV_START, self._on_start, callback_group=group)
         self.create_subscription(String, TOPIC_TRAJECTORY_STATUS, self._on_trajectory_status, 10, callback_group=group)
         self.status_topic = self.resolve_topic_name(TOPIC_TRAJECTORY_STATUS)
         self.js_ns = -1  # stamp of the last /joint_states with the joint
         self._js_seen = threading.Condition()  # also guards _traj_status
+        self._wake_ns = NO_WAITER  # a /joint_states stamped at or after this wakes _wait_stamp
         self._traj_status: dict[int, dict] = {}  # servo/trajectory_status by the trajectory's stamp [ns]
         self._lead_ns: int | None = None  # how far ahead of the newest /joint_states a trajectory trial starts
         self._unverified = False  # warned that no servo node reports on trajectory_status
         self._sim_time = bool(self.get_parameter("use_sim_time").value)  # /clock: the servo node's time
+        self._side.take_clock()
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # start-up polling runs before any sim time
         if self.table["start_on_launch"]:
             self._auto = self.create_timer(0.2, self._auto_start, callback_group=group, clock=wall)
+
+    def destroy_node(self) -> None:
+        self._side.destroy()
+        super().destroy_node()
 
     def _validate(self, v: dict[str, Any]) -> str | None:
         reference_trajectory(
@@ -191,7 +202,8 @@ class ILCNode(ILCTrials, Node):
         self.latest = pos
         with self._js_seen:
             self.js_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-            self._js_seen.notify_all()
+            if self.js_ns >= self._wake_ns:  # the stamp a trial waits for (not every sample: no GIL ping-pong)
+                self._js_seen.notify_all()
         rec = self.recording
         if rec is not None:  # the servo node's stamp: no callback latency in the time base
             rec.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, pos))

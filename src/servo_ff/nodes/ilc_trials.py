@@ -26,6 +26,7 @@ EXECUTIONS = ("stream", "trajectory")
 LEAD_STEPS = 2  # a trajectory trial starts at first this many samples after the newest /joint_states stamp
 RESENDS = 8  # a trial that reached the servo node after its start is sent again at most this often
 STALL_TIMEOUT = 10.0  # [s] wall time without a new /joint_states (or the trial's status) that aborts a trial
+NO_WAITER = 2**63 - 1  # [ns] _wake_ns when no trial waits for a stamp
 STATUS_DISCOVERY = 2.0  # [s] wall time a trial waits for a trajectory_status publisher before running unchecked
 
 
@@ -37,17 +38,21 @@ class ILCTrials:
         RuntimeError when none comes for ``STALL_TIMEOUT`` s of wall time."""
         with self._js_seen:
             last, seen = self.js_ns, time.monotonic()
-            while self.js_ns < ns:
-                if not self.context.ok():
-                    raise RuntimeError("ROS is shutting down: trial aborted")
-                if self.js_ns != last:
-                    last, seen = self.js_ns, time.monotonic()
-                elif time.monotonic() - seen > STALL_TIMEOUT:
-                    raise RuntimeError(
-                        f"/joint_states of {self.table['joint']} stopped at {self.js_ns * 1e-9:.3f} s (waiting for "
-                        f"{ns * 1e-9:.3f} s, nothing new for {STALL_TIMEOUT:g} s)"
-                    )
-                self._js_seen.wait(0.25)
+            self._wake_ns = ns
+            try:
+                while self.js_ns < ns:
+                    if not self.context.ok():
+                        raise RuntimeError("ROS is shutting down: trial aborted")
+                    if self.js_ns != last:
+                        last, seen = self.js_ns, time.monotonic()
+                    elif time.monotonic() - seen > STALL_TIMEOUT:
+                        raise RuntimeError(
+                            f"/joint_states of {self.table['joint']} stopped at {self.js_ns * 1e-9:.3f} s (waiting "
+                            f"for {ns * 1e-9:.3f} s, nothing new for {STALL_TIMEOUT:g} s)"
+                        )
+                    self._js_seen.wait(0.25)
+            finally:
+                self._wake_ns = NO_WAITER
 
     def _on_trajectory_status(self, msg: String) -> None:
         """``servo/trajectory_status`` of the servo node: kept by the trajectory's stamp for :meth:`_sent`."""

@@ -49,6 +49,8 @@ from .servo_interface_params import KP_MAX, KP_UNIT, servo_interface_specs, vali
 from .servo_lifecycle import ServoLifecycle
 from .trajectory_plan import ActiveTrajectory, plan_trajectory
 
+JS_HISTORY = 2000  # /joint_states writer history [messages]
+
 
 class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
     """Base node; subclasses call :meth:`_setup_interface` after declaring their parameters."""
@@ -127,7 +129,9 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         self.timer = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._js = JointState(name=self.joints)
-        self.pub_js = self.create_publisher(JointState, TOPIC_JOINT_STATES, 100)  # catch-up bursts (sim)
+        # reliable KEEP_LAST: a sample a reader has not acknowledged yet is lost once this many newer ones went
+        # out; a sim running as fast as it can sends kHz of wall time while the reader's DDS thread waits for a core
+        self.pub_js = self.create_publisher(JointState, TOPIC_JOINT_STATES, JS_HISTORY)
         self.pub_supply = self.create_publisher(BatteryState, TOPIC_SUPPLY, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         nm = self.names
