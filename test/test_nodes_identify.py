@@ -176,15 +176,16 @@ def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     assert ilc.get_clock().now().nanoseconds * 1e-9 > 3 * 2.5  # its ROS clock is the sim's: 3 trials of 2.5 s
 
 
-def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path):
+@pytest.mark.parametrize("held", ["into_the_command", "past_the_end"])
+def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path, held):
     """A trial's JointTrajectory that reaches a sim running as fast as it can after its header.stamp is
     followed from the sim's time at reception (JointTrajectoryController semantics): the hold and the start of
     the command are skipped while the recording by stamps shows the servo standing still — `identify
     realtime:=false` learned from such trials (they arrived 0.05–2.4 s of sim time late, the hold is 1 s; windowed
     error ≈ the reference amplitude in iterations 1 and 11). Here the first trial
-    message is held back until the sim is 0.3 s into its command part: the servo node says so on
-    servo/trajectory_status, the ILC node sends the trial again with a longer lead, and the trial it keeps is
-    the offline rollout of its command."""
+    message is held back until the sim is 0.3 s into its 2 s command part (or 0.3 s past its end, which the servo
+    node refuses): the servo node says so on servo/trajectory_status, the ILC node sends the trial again with a
+    longer lead, and the trial it keeps is the offline rollout of its command."""
     h = ros
     sim = h.add(
         SimNode(
@@ -199,7 +200,8 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path)
         )
     )
     out = tmp_path / "ilc.npz"
-    settle = 0.5
+    settle, duration = 0.5, 2.0
+    hold = settle + 0.3 if held == "into_the_command" else settle + duration + 0.3
     ilc = h.add(
         ILCNode(
             "servo_ilc",
@@ -211,7 +213,7 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path)
                 Parameter("joints", value=["pendulum_1"]),
                 Parameter("joint", value="pendulum_1"),
                 Parameter("reference", value="sub_oscillations"),
-                Parameter("reference_duration", value=1.0),
+                Parameter("reference_duration", value=duration),
                 Parameter("reference_amplitude", value=0.6),
                 Parameter("rate_hz", value=100.0),
                 Parameter("kp", value=KP),
@@ -223,10 +225,10 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path)
     )
     publish, sent = ilc.pub_traj.publish, []
 
-    def held_back(msg):  # the first trial message arrives when the sim is 0.3 s into the command part
+    def held_back(msg):  # the first trial message arrives when the sim is `hold` s past the trial's start
         start = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if not sent:
-            wait_for(lambda: sim.now_s() > start + settle + 0.3, 30.0, "the sim to run past the trial's start")
+            wait_for(lambda: sim.now_s() > start + hold, 30.0, "the sim to run past the trial's start")
         sent.append(start)
         publish(msg)
 
@@ -242,7 +244,7 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path)
     theta0 = np.array([rec.measured[0][0]])  # at rest where the hold left it (friction: short of the goal)
     r = rollout(act, theta0, np.array([0.0]), fine, 0.001, load=PendulumLoad(0.5, 0.15, 0.0))
     np.testing.assert_allclose(rec.measured[0], r.theta[::10, 0], atol=1e-6)
-    assert len(sent) >= 2 and sent[-1] > sent[0] + settle + 0.3  # sent again, starting after the late one
+    assert len(sent) >= 2 and sent[-1] > sent[0] + hold  # sent again, starting after the late one
 
 
 def test_cli_ilc_record_is_fitted_by_the_fit_node(ros, tmp_path):

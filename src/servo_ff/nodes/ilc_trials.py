@@ -8,8 +8,9 @@ that by however long this node took to take its messages and send the trial (see
 0.05–2.4 s of sim time). A trajectory that arrives after its ``header.stamp`` is followed from the time of
 reception (JointTrajectoryController semantics): its hold, and the start of the command when it is later than
 the hold, are skipped while the recording by stamps shows the servo standing still. So every trial waits for the
-servo node's ``trajectory_status``: refused → the ILC fails with the reason; arrived late → sent again at once
-with a longer lead (kept for the next trials), the late one discarded."""
+servo node's ``trajectory_status``: refused → the ILC fails with the reason; arrived late (after its start, or
+even after its end, which the servo node refuses) → sent again at once with a longer lead (kept for the next
+trials), the late one discarded."""
 
 from __future__ import annotations
 
@@ -135,9 +136,9 @@ class ILCTrials:
                 status = self._sent(msg, start)
                 if status is None:
                     break
-                if not status.get("accepted"):
-                    raise RuntimeError(f"the servo node refused the trial: {status.get('reason', '')}")
                 late = int(status["received_ns"]) - start
+                if not status.get("accepted") and late <= int(knots[-1]):  # refused, not for arriving after its end
+                    raise RuntimeError(f"the servo node refused the trial: {status.get('reason', '')}")
                 if late <= 0:
                     break
                 if attempt == RESENDS:
