@@ -352,7 +352,7 @@ class MujocoSimNode(SimNode):
                 hardware_id="mujoco",
                 message=state,
                 values=[
-                    KeyValue(key="sim_time_s", value=f"{self.now_s():.3f}"),
+                    *self.clock_values(),
                     KeyValue(key="model", value=self.source_name),
                     KeyValue(key="energy_J", value=f"{s.energy.sum():.3f}"),
                 ],

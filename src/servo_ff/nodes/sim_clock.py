@@ -20,9 +20,11 @@ exactly one period per tick).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
+from diagnostic_msgs.msg import KeyValue
 from rclpy.parameter import Parameter
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
@@ -92,10 +94,28 @@ class SimClock:
         self.lockstep = bool(v["lockstep"]) and self.owns_clock
         self.sim_time_ns = 0  # simulated time when the sim owns the clock
         self._last_step_wall = 0.0
+        self._rtf_mark: tuple[float, float] | None = None  # (wall [s], sim [s]) at the last measured_rtf()
         if self.owns_clock:
             self._own_clock()
         elif self.get_parameter("use_sim_time").value:
             self.create_timer(3.0, self._check_clock, clock=self._steady)
+
+    def measured_rtf(self) -> float:
+        """Simulated seconds per wall second since the previous call (NaN at the first): what the sim achieved,
+        reported in its diagnostics (``real_time_factor_measured``), as Gazebo shows its real-time factor."""
+        now = (time.monotonic(), self.now_s())
+        mark, self._rtf_mark = self._rtf_mark, now
+        if mark is None or now[0] <= mark[0]:
+            return math.nan
+        return (now[1] - mark[1]) / (now[0] - mark[0])
+
+    def clock_values(self) -> list[KeyValue]:
+        """The diagnostics key values of the time keeping: simulated time and the measured real-time factor."""
+        return [
+            KeyValue(key="sim_time_s", value=f"{self.now_s():.3f}"),
+            KeyValue(key="real_time_factor_measured", value=f"{self.measured_rtf():.3f}"),
+            KeyValue(key="clock", value="own /clock" if self.owns_clock else "node clock"),
+        ]
 
     def clock_text(self) -> str:
         """How this node keeps time, for its start-up line."""

@@ -234,6 +234,7 @@ class SimNode(SimClock, ServoInterfaceNode):
         state = "torque on" if self.sim.enabled else "torque off"
         if self.stepper_error:
             state = f"stepper refused the state ({self.stepper_error}); call {self.names['reset']}"
+        clock = self.clock_values()  # once per diagnostics: the measured real-time factor is since the last
         for i, name in enumerate(self.joints):
             out.append(
                 DiagnosticStatus(
@@ -249,8 +250,7 @@ class SimNode(SimClock, ServoInterfaceNode):
                         KeyValue(key="kp", value=f"{self.sim.kp[i]:g}"),
                         KeyValue(key="hardware_error", value=str(self.sim.hardware_error)),
                         KeyValue(key="supply_V", value=f"{self.sim.supply_voltage:g}"),
-                        KeyValue(key="sim_time_s", value=f"{self.now_s():.3f}"),
-                        KeyValue(key="clock", value="own /clock" if self.owns_clock else "node clock"),
+                        *clock,
                     ],
                 )
             )

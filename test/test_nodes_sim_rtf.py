@@ -1,0 +1,48 @@
+"""The sim node's measured real-time factor in its diagnostics (alone in its process: a sim running as fast as
+possible elsewhere in the process, as test_nodes_simtime's module fixture, would hold the GIL and slow it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from nodes_harness import RosHarness, wait_for
+
+pytest.importorskip("rclpy")
+from rclpy.parameter import Parameter  # noqa: E402
+
+from servo_ff.nodes.sim_node import SimNode  # noqa: E402
+
+
+def test_diagnostics_report_the_measured_real_time_factor():
+    """A sim paced at real_time_factor 3 reports ≈ 3 as real_time_factor_measured in its diagnostics (simulated
+    seconds per wall second between two diagnostics); the first report has no interval yet (nan)."""
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    with RosHarness(salt=12) as h:
+        h.add(
+            SimNode(
+                "servo_sim",
+                context=h.context,
+                namespace=h.ns,
+                parameter_overrides=[
+                    Parameter("joints", value=["a"]),
+                    Parameter("rate_hz", value=100.0),
+                    Parameter("publish_clock", value=True),
+                    Parameter("real_time_factor", value=3.0),
+                    Parameter("diagnostics_period", value=0.6),
+                ],
+            )
+        )
+        seen: list[float] = []
+
+        def on_diag(msg):
+            for status in msg.status:
+                for kv in status.values:
+                    if kv.key == "real_time_factor_measured" and status.hardware_id == "sim/a":
+                        seen.append(float(kv.value))
+
+        h.make_node("diag_client").create_subscription(DiagnosticArray, "/diagnostics", on_diag, 100)
+        wait_for(lambda: len(seen) >= 6, 30.0, "six diagnostics of the sim")
+    measured = [v for v in seen if np.isfinite(v)]
+    assert len(measured) >= 5
+    assert abs(float(np.median(measured[1:])) - 3.0) < 0.3, measured
