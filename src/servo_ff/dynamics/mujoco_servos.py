@@ -215,7 +215,10 @@ class MujocoServos:
     def command(self, goals) -> None:
         """One control period's goal positions [rad] (joint order); they reach the firmware ``latency``
         periods later, rounded to encoder counts when quantisation is on."""
-        g = quantize(self._per_joint("goal", goals), self.options.resolution)
+        g = np.array(goals, dtype=np.float64)  # a copy: the queue must not alias the caller's array
+        if g.shape != (len(self.joint_names),) or not np.isfinite(g).all():  # the per-period path: one check
+            g = self._per_joint("goal", goals)  # the full check, naming the joint (raises for a bad goal)
+        g = quantize(g, self.options.resolution)
         self._queue.append(g)
         self.goal = self._queue.popleft()
 

@@ -35,7 +35,8 @@ from std_srvs.srv import Trigger
 
 from servo_ff.dynamics.mujoco_sensors import support_coefficient
 
-from .common import ParameterTable, ParamSpec, float64_field, per_joint
+from .cdr_template import CdrTemplate
+from .common import ParameterTable, ParamSpec, per_joint
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_node import SimNode
@@ -118,7 +119,19 @@ class MujocoSimNode(SimNode):
         self._imu.linear_acceleration_covariance[0::4] = [o.accel_noise**2] * 3 if o else [0.0] * 3
         if self.servos is not None:
             self._imu.header.frame_id = self.servos.model.body(self.servos.sim.root_body).name
-        self._feet_msg, self._support_msg = Float64MultiArray(), Float64()  # reused every period
+        # serialized once, written in place every period (cdr_template): stamp and readings only
+        vec = ("x", "y", "z")
+        self._imu_cdr = CdrTemplate(
+            self._imu,
+            [
+                tuple(f"orientation.{c}" for c in (*vec, "w")),
+                tuple(f"angular_velocity.{c}" for c in vec),
+                tuple(f"linear_acceleration.{c}" for c in vec),
+            ],
+        )
+        n_feet = len(self.servos.sim.feet) if self.servos is not None else 0
+        self._feet_cdr = CdrTemplate(Float64MultiArray(data=[0.0] * n_feet), ["data"], stamp=None)
+        self._support_cdr = CdrTemplate(Float64(), [("data",)], stamp=None)
         self._init_clock(v)
         if not self.model_error:  # a model error is one line at configure
             sm = self.servos.sim
@@ -198,22 +211,20 @@ class MujocoSimNode(SimNode):
             return False
         s = self.servos
         imu = s.imu()
-        msg = self._imu
-        msg.header.stamp = stamp
         q, w, a = imu.orientation, imu.angular_velocity, imu.linear_acceleration
         if not (np.isfinite(q).all() and np.isfinite(w).all() and np.isfinite(a).all()):
             return True
-        msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = map(float, q)
-        msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = map(float, w)
-        msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = map(float, a)
-        self.pub_imu.publish(msg)
+        msg = self._imu_cdr
+        msg.set_stamp(stamp.sec, stamp.nanosec)
+        msg.block(0)[:], msg.block(1)[:], msg.block(2)[:] = q, w, a
+        self.pub_imu.publish(msg.data())
         if s.sim.feet:
             f = s.foot_forces()
-            self._feet_msg.data = float64_field(f)
-            self.pub_feet.publish(self._feet_msg)
+            self._feet_cdr.block(0)[:] = f
+            self.pub_feet.publish(self._feet_cdr.data())
             if len(f) == 2:
-                self._support_msg.data = support_coefficient(f)
-                self.pub_support.publish(self._support_msg)
+                self._support_cdr.block(0)[0] = support_coefficient(f)
+                self.pub_support.publish(self._support_cdr.data())
         return True
 
     def _diagnostics_while_stopped(self) -> None:

@@ -34,6 +34,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from .cdr_template import CdrTemplate
 from .common import (
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
@@ -41,7 +42,6 @@ from .common import (
     GoalGate,
     ParameterTable,
     Throttle,
-    float64_field,
     per_joint,
     servo_names,
 )
@@ -128,7 +128,11 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         self.trajectories = 0  # accepted trajectories
         self.timer = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._js = JointState(name=self.joints)
+        zeros = [0.0] * self.n
+        self._js = CdrTemplate(  # every joint, every period: serialized once, stamp and arrays written in place
+            JointState(name=self.joints, position=zeros, velocity=zeros, effort=zeros),
+            ["position", "velocity", "effort"],
+        )
         # reliable KEEP_LAST: a sample a reader has not acknowledged yet is lost once this many newer ones went
         # out; a sim running as fast as it can sends kHz of wall time while the reader's DDS thread waits for a core
         self.pub_js = self.create_publisher(JointState, TOPIC_JOINT_STATES, JS_HISTORY)
@@ -331,9 +335,9 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         if not (np.isfinite(pos).all() and np.isfinite(vel).all() and np.isfinite(eff).all()):
             return False
         js = self._js
-        js.header.stamp = stamp
-        js.position, js.velocity, js.effort = float64_field(pos), float64_field(vel), float64_field(eff)
-        self.pub_js.publish(js)
+        js.set_stamp(stamp.sec, stamp.nanosec)
+        js.block(0)[:], js.block(1)[:], js.block(2)[:] = pos, vel, eff
+        self.pub_js.publish(js.data())
         self.ticks += 1
         return True
 

@@ -24,11 +24,13 @@ import math
 import time
 from typing import Any
 
+from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import KeyValue
 from rclpy.parameter import Parameter
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 
+from .cdr_template import CdrTemplate
 from .common import TOPIC_CLOCK, ParamSpec
 
 
@@ -129,7 +131,8 @@ class SimClock:
         """/clock publisher; the node's own ROS clock is set from the simulation each period (use_sim_time = true,
         without a /clock subscription of its own, which would lag behind)."""
         self.pub_clock = self.create_publisher(ClockMsg, TOPIC_CLOCK, 10)
-        self._clock_msg = ClockMsg()  # reused every period
+        self._clock_cdr = CdrTemplate(ClockMsg(), [], stamp="clock")  # serialized once, the time written in place
+        self._stamp = TimeMsg()  # the stamp of this period's states (publish_state copies it)
         if not self.get_parameter("use_sim_time").value:
             self.set_parameters([Parameter("use_sim_time", Parameter.Type.BOOL, True)])
         ts = getattr(self, "_time_source", None)
@@ -141,10 +144,11 @@ class SimClock:
 
     def _set_time(self, ns: int) -> None:
         self.sim_time_ns = ns
-        t = Time(nanoseconds=ns)
-        self.get_clock().set_ros_time_override(t)
-        self._clock_msg.clock = t.to_msg()
-        self.pub_clock.publish(self._clock_msg)
+        self.get_clock().set_ros_time_override(Time(nanoseconds=ns))
+        stamp = self._stamp
+        stamp.sec, stamp.nanosec = divmod(ns, 1_000_000_000)
+        self._clock_cdr.set_stamp(stamp.sec, stamp.nanosec)
+        self.pub_clock.publish(self._clock_cdr.data())
 
     def _check_clock(self) -> None:
         if self.get_clock().now().nanoseconds == 0:
@@ -181,7 +185,7 @@ class SimClock:
             return False
         self._last_step_wall = time.monotonic()
         self._set_time(self.sim_time_ns + self.period_ns)
-        self.publish_state(self._clock_msg.clock)  # the stamp _set_time built (a fresh object each period)
+        self.publish_state(self._stamp)  # the time _set_time published
         return True
 
     def _tick_paced(self) -> None:

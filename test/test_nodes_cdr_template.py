@@ -1,0 +1,73 @@
+"""CdrTemplate (servo_ff.nodes.cdr_template): the bytes published for joint_states, imu/data, foot forces, the
+support coefficient and /clock are what rclpy serializes for the same message, whatever is written in place."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import Imu, JointState  # noqa: E402
+from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
+
+from servo_ff.nodes.cdr_template import CdrTemplate  # noqa: E402
+
+
+def test_joint_state_bytes_equal_rclpy_serialization_for_any_values():
+    names = [f"joint_{k}" for k in range(7)]  # odd lengths: CDR alignment padding before the arrays
+    zeros = [0.0] * 7
+    t = CdrTemplate(
+        JointState(name=names, position=zeros, velocity=zeros, effort=zeros), ["position", "velocity", "effort"]
+    )
+    rng = np.random.default_rng(1)
+    for sec, nanosec in ((0, 0), (12, 999_999_999), (2**31 - 1, 5)):
+        p, v, e = rng.normal(size=(3, 7))
+        t.set_stamp(sec, nanosec)
+        t.block(0)[:], t.block(1)[:], t.block(2)[:] = p, v, e
+        ref = JointState(name=names, position=p.tolist(), velocity=v.tolist(), effort=e.tolist())
+        ref.header.stamp.sec, ref.header.stamp.nanosec = sec, nanosec
+        assert t.data() == serialize_message(ref)
+        back = deserialize_message(t.data(), JointState)
+        assert list(back.name) == names and np.array_equal(back.position, p) and back.header.stamp.sec == sec
+
+
+def test_imu_blocks_of_scalars_and_the_other_messages():
+    imu = Imu()
+    imu.header.frame_id = "trunk"
+    imu.angular_velocity_covariance[0::4] = [1e-4] * 3
+    t = CdrTemplate(
+        imu,
+        [
+            ("orientation.x", "orientation.y", "orientation.z", "orientation.w"),
+            ("angular_velocity.x", "angular_velocity.y", "angular_velocity.z"),
+            ("linear_acceleration.x", "linear_acceleration.y", "linear_acceleration.z"),
+        ],
+    )
+    t.set_stamp(3, 4)
+    t.block(0)[:], t.block(1)[:], t.block(2)[:] = [0.1, 0.2, 0.3, 0.9], [1, 2, 3], [0, 0, 9.81]
+    ref = Imu()
+    ref.header.frame_id, ref.header.stamp.sec, ref.header.stamp.nanosec = "trunk", 3, 4
+    ref.angular_velocity_covariance[0::4] = [1e-4] * 3
+    ref.orientation.x, ref.orientation.y, ref.orientation.z, ref.orientation.w = 0.1, 0.2, 0.3, 0.9
+    ref.angular_velocity.x, ref.angular_velocity.y, ref.angular_velocity.z = 1.0, 2.0, 3.0
+    ref.linear_acceleration.z = 9.81
+    assert t.data() == serialize_message(ref)
+
+    feet = CdrTemplate(Float64MultiArray(data=[0.0, 0.0]), ["data"], stamp=None)
+    feet.block(0)[:] = [120.5, 3.25]
+    assert t.data() != feet.data() and feet.data() == serialize_message(Float64MultiArray(data=[120.5, 3.25]))
+    c = CdrTemplate(Float64(), [("data",)], stamp=None)
+    c.block(0)[0] = 0.75
+    assert c.data() == serialize_message(Float64(data=0.75))
+    clock = CdrTemplate(Clock(), [], stamp="clock")
+    clock.set_stamp(7, 500_000_000)
+    ref_clock = Clock()
+    ref_clock.clock.sec, ref_clock.clock.nanosec = 7, 500_000_000
+    assert clock.data() == serialize_message(ref_clock)
+
+
+def test_a_block_that_is_not_one_run_of_doubles_is_refused():
+    with pytest.raises(ValueError, match="not contiguous"):
+        CdrTemplate(Imu(), [("orientation.x", "angular_velocity.x")])  # a covariance array lies between
