@@ -442,3 +442,69 @@ def test_fit_node_from_live_topics(ros, tmp_path):
         time.sleep(max(t0 + (k + 1) * 0.01 - time.monotonic(), 0.0))
     check_fit_reached_ff(h, fit, ff, tmp_path / "alpha_live.yaml", tolerance=0.4)
     assert "live topics" in fit.result["source"]
+
+
+def test_ilc_trial_that_lost_states_on_sim_time_is_run_again(ros, tmp_path):
+    """On sim time the states' stamps are periodic: a trial recorded with a hole lost states on the way (an
+    overflowed queue), and learning from samples interpolated over it made the ILC diverge. Here 20 states in the
+    middle of the first trial are dropped before the node sees them: the trial is run again, and the one kept is
+    whole — the offline rollout of its command from where it starts at rest."""
+    h = ros
+
+    class LossyILC(ILCNode):  # drops states between the node's queue and its recording, once
+        dropped = 0
+
+        def _on_joint_states(self, msg):
+            rec = self.recording
+            if rec is not None and len(rec) >= 120 and LossyILC.dropped < 20:
+                LossyILC.dropped += 1
+                return
+            super()._on_joint_states(msg)
+
+    sim = h.add(
+        SimNode(
+            "servo_sim",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                *sim_params(["pendulum_1"]),
+                Parameter("publish_clock", value=True),
+                Parameter("real_time_factor", value=0.0),
+            ],
+        )
+    )
+    out = tmp_path / "ilc.npz"
+    ilc = h.add(
+        LossyILC(
+            "servo_ilc",
+            context=h.context,
+            namespace=h.ns,
+            parameter_overrides=[
+                Parameter("use_sim_time", value=True),
+                Parameter("execution", value="trajectory"),
+                Parameter("joints", value=["pendulum_1"]),
+                Parameter("joint", value="pendulum_1"),
+                Parameter("reference", value="sub_oscillations"),
+                Parameter("reference_duration", value=1.0),
+                Parameter("reference_amplitude", value=0.6),
+                Parameter("rate_hz", value=100.0),
+                Parameter("kp", value=KP),
+                Parameter("max_iterations", value=0),
+                Parameter("settle_time", value=0.5),
+                Parameter("output", value=str(out)),
+            ],
+        )
+    )
+    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    ok, text = ilc.start()
+    assert ok, text
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
+    assert ilc.state == "done", ilc.error
+    assert LossyILC.dropped == 20 and sim.trajectories >= 2  # the lossy trial, then the one kept
+    rec = load_ilc_record(out)
+    q0 = rec.measured[0, 0]
+    assert abs(rec.measured[0, 1] - q0) < 1e-9
+    act = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
+    fine = np.repeat(rec.commands[0], 10)[:, None]
+    r = rollout(act, np.array([q0]), np.array([0.0]), fine, 0.001, load=PendulumLoad(0.5, 0.15, 0.0))
+    np.testing.assert_allclose(rec.measured[0], r.theta[::10, 0], atol=1e-6)
