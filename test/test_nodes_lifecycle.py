@@ -157,6 +157,14 @@ def test_two_managed_hardware_nodes_side_by_side(robot):
         s = stale_status(diags, "knee")
         values = {kv.key: kv.value for kv in s.values}
         assert "stale" in s.message and float(values["last_reply_age_s"]) > 0.0
+        # a hold while the knee is silent (what deactivate does): the hip holds its fresh reading, the knee keeps
+        # the goal it was heading for, not its last (old) reading
+        legs = nodes["legs"]
+        goal_before = legs.gate.goal.copy()
+        legs._hold_present(running=True)
+        assert legs.valid[0] and not legs.valid[1]
+        assert legs.gate.goal[1] == goal_before[1] != legs.pos[1]
+        assert abs(legs.gate.goal[0] - legs.pos[0]) < 2e-3  # the hip: its reading (the loop runs on)
     finally:
         buses["legs"].set_silent(2, False)
 

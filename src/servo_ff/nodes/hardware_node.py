@@ -288,6 +288,9 @@ class HardwareNode(ServoInterfaceNode):
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.pos, self.vel, self.eff
 
+    def hw_fresh(self) -> np.ndarray:
+        return self.valid.copy()  # a valid reply in the last cycle
+
     def hw_write_goal(self, goal: np.ndarray) -> None:
         pass  # written by the next cycle (one sync write per cycle)
 

@@ -170,10 +170,18 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         if "warn_throttle" in changed:
             self.throttle.period = v["warn_throttle"]
 
-    def _hold_present(self) -> None:
-        """Goal = present position (within the limits), written; any trajectory dropped."""
+    def hw_fresh(self) -> np.ndarray:
+        """Per joint: the present reading is this cycle's (hardware overrides it; a sim's always is)."""
+        return np.ones(self.n, dtype=bool)
+
+    def _hold_present(self, running: bool = False) -> None:
+        """Goal = present position (within the limits), written; any trajectory dropped. ``running`` (deactivate,
+        shutdown of an active node): a joint whose reading is not fresh (a silent servo) keeps the goal it was
+        heading for — its last reading is old, and holding there would move it back."""
         self.traj = self.pending = None
         pos = np.asarray(self.hw_read()[0], dtype=np.float64)
+        if running:
+            pos = np.where(self.hw_fresh(), pos, self.gate.goal)
         goal = np.clip(np.where(np.isfinite(pos), pos, self.gate.goal), self.gate.lower, self.gate.upper)
         if not np.array_equal(goal, pos):
             self.get_logger().warning(

@@ -62,7 +62,7 @@ class ServoLifecycle:
         def body():
             self._stop_loop()
             self.active, self.state_label = False, "inactive"
-            self._hold_present()
+            self._hold_present(running=True)
             return self.hw_deactivate()
 
         return self._transition("deactivate", body)
@@ -81,7 +81,7 @@ class ServoLifecycle:
             if self.active:
                 self._stop_loop()
                 self.active = False
-                self._hold_present()
+                self._hold_present(running=True)
                 text = f"{self.hw_deactivate()[1]}; closed"
             if self.configured:
                 self.hw_cleanup()
