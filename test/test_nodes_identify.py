@@ -46,6 +46,43 @@ def sim_params(joints):
     ]
 
 
+def sim_on_own_clock(h):
+    """The pendulum_1 sim owning /clock, as fast as it can step (what `identify realtime:=false` runs)."""
+    overrides = [
+        *sim_params(["pendulum_1"]),
+        Parameter("publish_clock", value=True),
+        Parameter("real_time_factor", value=0.0),
+    ]
+    return h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=overrides))
+
+
+#: the ILC on the sim's time, each trial one JointTrajectory (what `identify realtime:=false` runs)
+ON_SIM_TIME = {"use_sim_time": True, "execution": "trajectory"}
+
+
+def pendulum_ilc(h, out, node_class=None, **values):
+    """The ILC node on pendulum_1 (sub_oscillations of 0.6 rad at 100 Hz, kp KP, 0.5 s settling) writing ``out``;
+    ``values`` add or override parameters."""
+    params = dict(
+        joints=["pendulum_1"],
+        joint="pendulum_1",
+        reference="sub_oscillations",
+        reference_amplitude=0.6,
+        rate_hz=100.0,
+        kp=KP,
+        settle_time=0.5,
+        output=str(out),
+    )
+    params.update(values)
+    node = (node_class or ILCNode)(
+        "servo_ilc",
+        context=h.context,
+        namespace=h.ns,
+        parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+    )
+    return h.add(node)
+
+
 @pytest.fixture()
 def ros():  # one context per test: a fresh executor whatever the previous test left running
     h = RosHarness(salt=5)
@@ -57,27 +94,8 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     h = ros
     sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
     out = tmp_path / "ilc.npz"
-    ilc = h.add(
-        ILCNode(
-            "servo_ilc",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=["pendulum_1"]),
-                Parameter("joint", value="pendulum_1"),
-                Parameter("reference", value="sub_oscillations"),
-                Parameter("reference_duration", value=1.5),
-                Parameter("reference_amplitude", value=0.6),
-                Parameter("rate_hz", value=100.0),
-                Parameter("kp", value=KP),
-                Parameter("max_iterations", value=3),
-                Parameter("threshold", value=0.0),
-                Parameter("settle_time", value=0.4),
-                Parameter("delay", value=0.04),
-                Parameter("filter_hz", value=4.0),
-                Parameter("output", value=str(out)),
-            ],
-        )
+    ilc = pendulum_ilc(
+        h, out, reference_duration=1.5, max_iterations=3, threshold=0.0, settle_time=0.4, delay=0.04, filter_hz=4.0
     )
     client = h.make_node("ilc_client")
     progress, curves = [], []
@@ -116,42 +134,10 @@ def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     rollout of the same command sample for sample (the sim applied exactly command[k] over [t_k, t_k + dt) and
     no state was lost), and learning reduces the windowed error."""
     h = ros
-    sim = h.add(
-        SimNode(
-            "servo_sim",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                *sim_params(["pendulum_1"]),
-                Parameter("publish_clock", value=True),
-                Parameter("real_time_factor", value=0.0),
-            ],
-        )
-    )
+    sim = sim_on_own_clock(h)
     out = tmp_path / "ilc.npz"
-    ilc = h.add(
-        ILCNode(
-            "servo_ilc",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("use_sim_time", value=True),
-                Parameter("execution", value="trajectory"),
-                Parameter("joints", value=["pendulum_1"]),
-                Parameter("joint", value="pendulum_1"),
-                Parameter("reference", value="sub_oscillations"),
-                Parameter("reference_duration", value=2.0),
-                Parameter("reference_amplitude", value=0.6),
-                Parameter("rate_hz", value=100.0),
-                Parameter("kp", value=KP),
-                Parameter("max_iterations", value=2),
-                Parameter("threshold", value=0.0),
-                Parameter("settle_time", value=0.5),
-                Parameter("delay", value=0.04),
-                Parameter("filter_hz", value=4.0),
-                Parameter("output", value=str(out)),
-            ],
-        )
+    ilc = pendulum_ilc(
+        h, out, **ON_SIM_TIME, reference_duration=2.0, max_iterations=2, threshold=0.0, delay=0.04, filter_hz=4.0
     )
     wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
     ok, text = ilc.start()
@@ -187,42 +173,11 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path,
     node refuses): the servo node says so on servo/trajectory_status, the ILC node sends the trial again with a
     longer lead, and the trial it keeps is the offline rollout of its command."""
     h = ros
-    sim = h.add(
-        SimNode(
-            "servo_sim",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                *sim_params(["pendulum_1"]),
-                Parameter("publish_clock", value=True),
-                Parameter("real_time_factor", value=0.0),
-            ],
-        )
-    )
+    sim = sim_on_own_clock(h)
     out = tmp_path / "ilc.npz"
     settle, duration = 0.5, 2.0
     hold = settle + 0.3 if held == "into_the_command" else settle + duration + 0.3
-    ilc = h.add(
-        ILCNode(
-            "servo_ilc",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("use_sim_time", value=True),
-                Parameter("execution", value="trajectory"),
-                Parameter("joints", value=["pendulum_1"]),
-                Parameter("joint", value="pendulum_1"),
-                Parameter("reference", value="sub_oscillations"),
-                Parameter("reference_duration", value=duration),
-                Parameter("reference_amplitude", value=0.6),
-                Parameter("rate_hz", value=100.0),
-                Parameter("kp", value=KP),
-                Parameter("max_iterations", value=0),
-                Parameter("settle_time", value=settle),
-                Parameter("output", value=str(out)),
-            ],
-        )
-    )
+    ilc = pendulum_ilc(h, out, **ON_SIM_TIME, reference_duration=duration, max_iterations=0, settle_time=settle)
     publish, sent = ilc.pub_traj.publish, []
 
     def held_back(msg):  # the first trial message arrives when the sim is `hold` s past the trial's start
@@ -461,40 +416,9 @@ def test_ilc_trial_that_lost_states_on_sim_time_is_run_again(ros, tmp_path):
                 return
             super()._on_joint_states(msg)
 
-    sim = h.add(
-        SimNode(
-            "servo_sim",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                *sim_params(["pendulum_1"]),
-                Parameter("publish_clock", value=True),
-                Parameter("real_time_factor", value=0.0),
-            ],
-        )
-    )
+    sim = sim_on_own_clock(h)
     out = tmp_path / "ilc.npz"
-    ilc = h.add(
-        LossyILC(
-            "servo_ilc",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("use_sim_time", value=True),
-                Parameter("execution", value="trajectory"),
-                Parameter("joints", value=["pendulum_1"]),
-                Parameter("joint", value="pendulum_1"),
-                Parameter("reference", value="sub_oscillations"),
-                Parameter("reference_duration", value=1.0),
-                Parameter("reference_amplitude", value=0.6),
-                Parameter("rate_hz", value=100.0),
-                Parameter("kp", value=KP),
-                Parameter("max_iterations", value=0),
-                Parameter("settle_time", value=0.5),
-                Parameter("output", value=str(out)),
-            ],
-        )
-    )
+    ilc = pendulum_ilc(h, out, **ON_SIM_TIME, node_class=LossyILC, reference_duration=1.0, max_iterations=0)
     wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
     ok, text = ilc.start()
     assert ok, text
