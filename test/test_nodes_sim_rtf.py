@@ -15,7 +15,7 @@ from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 
 def test_diagnostics_report_the_measured_real_time_factor():
     """A sim paced at real_time_factor 3 reports ≈ 3 as real_time_factor_measured in its diagnostics (simulated
-    seconds per wall second between two diagnostics); the first report has no interval yet (nan)."""
+    seconds per wall second between two diagnostics; the first report, with no interval yet, reads nan)."""
     from diagnostic_msgs.msg import DiagnosticArray
 
     with RosHarness(salt=12) as h:
