@@ -27,7 +27,8 @@ import numpy as np
 
 from . import kernels
 from .params import P_GVMAX, P_KP, P_VIN, ActuatorParams
-from .stepper import ExternalLoad, PendulumLoad, StaticInputs, static_inputs, step, steps, steps_static
+from .step_inputs import StaticInputs, static_inputs
+from .stepper import ExternalLoad, PendulumLoad, step, steps, steps_static
 
 #: A load: a stepper load, a model with ``at(theta)``, a callable of θ, or None (no load).
 Load = Any

@@ -19,8 +19,19 @@ from . import kernels
 from .friction import applied_friction, friction_budget, stopping_torque
 from .loads import GRAVITY, ExternalLoad, PendulumLoad  # noqa: F401 (re-exported)
 from .motor import firmware_torque, goal_profile
-from .params import N_PACKED, P_ALPHA, P_ARM, P_GVMAX, P_IMAX, P_KT, P_LAW, P_QOFF, P_R, P_VIN, P_VMAX, P_VS, pack
+from .params import N_PACKED, P_ARM, P_GVMAX, P_QOFF, P_VMAX
 from .stability import max_stable_dt, step_stability_refusal  # noqa: F401 (re-exported)
+from .step_inputs import (
+    StaticInputs,
+    broadcast_2d,
+    check_dt,
+    check_enable,
+    check_inertia,
+    finite_array,
+    load_arrays,
+    packed_rows,
+    static_inputs,
+)
 
 Backend = Literal["auto", "numba", "numpy"]
 
@@ -33,92 +44,6 @@ class StepResult(NamedTuple):
     volts: np.ndarray  # motor voltage [V]
 
 
-def _finite(name: str, x, shape=None) -> np.ndarray:
-    a = np.asarray(x, dtype=np.float64)
-    if not np.isfinite(a).all():
-        bad = np.argwhere(~np.isfinite(a))
-        where = tuple(int(i) for i in bad[0]) if a.ndim else ()
-        raise ValueError(f"{name} contains non-finite values (first at index {where}: {a[where] if where else a})")
-    if shape is not None:
-        try:
-            a = np.broadcast_to(a, shape)
-        except ValueError:
-            raise ValueError(f"{name} has shape {np.shape(x)}, which does not broadcast to {shape}") from None
-    return a
-
-
-def _as_2d_shape(**arrays) -> tuple[tuple[int, ...], tuple[int, int]]:
-    try:
-        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
-    except ValueError:
-        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
-        raise ValueError(f"shapes do not broadcast together: {shapes}") from None
-    if len(shape) > 2:
-        raise ValueError(f"state arrays must be shaped (batch, joints), (joints,) or scalar; got {shape}")
-    two = (1,) * (2 - len(shape)) + tuple(shape)
-    return shape, (two[0], two[1])
-
-
-def _load_arrays(load, shape, shape2, n_steps: int | None):
-    """gravity amplitude (B,J), tau_ext (B,J) or (T,B,J), load inertia (B,J)."""
-    if load is None:
-        load = ExternalLoad(inertia=0.0)
-    if isinstance(load, PendulumLoad):
-        if (
-            (np.asarray(load.length) < 0).any()
-            or (np.asarray(load.mass) < 0).any()
-            or (np.asarray(load.arm_mass) < 0).any()
-        ):
-            raise ValueError("PendulumLoad: mass, arm_mass and length must be >= 0")
-        grav = _finite("load.gravity", load.gravity_torque_amplitude(), shape2)
-        inertia = _finite("load.inertia", load.inertia(), shape2)
-        tau_ext = np.broadcast_to(0.0, shape2 if n_steps is None else (n_steps, *shape2))
-    elif isinstance(load, ExternalLoad):
-        grav = np.zeros(shape2)
-        inertia = _finite("load.inertia", load.inertia, shape2)
-        if n_steps is None:
-            tau_ext = _finite("load.tau_ext", load.tau_ext, shape).reshape(shape2)
-        else:
-            tau_ext = _finite("load.tau_ext", load.tau_ext, (n_steps, *shape)).reshape(n_steps, *shape2)
-    else:
-        raise TypeError(f"load must be PendulumLoad or ExternalLoad, got {type(load).__name__}")
-    if (inertia < 0).any():
-        raise ValueError("load.inertia must be >= 0")
-    return grav, tau_ext, inertia
-
-
-def _check_enable(en: np.ndarray) -> np.ndarray:
-    if ((en < 0) | (en > 1)).any():
-        raise ValueError("enable must be in [0, 1] (1 powered, 0 H-bridge released)")
-    return en
-
-
-def _check_inertia(p: np.ndarray, inertia: np.ndarray) -> None:
-    if not (inertia + p[..., P_ARM] > 0).all():
-        raise ValueError("load.inertia + armature must be > 0 for every joint (a massless joint has no dynamics)")
-
-
-def _packed(params, shape2) -> np.ndarray:
-    p = pack(params)
-    if p.shape[-1] != N_PACKED:
-        raise ValueError(f"params: expected packed length {N_PACKED}, got {p.shape}")
-    limits = [P_IMAX, P_GVMAX]  # +inf allowed: "no limit"
-    finite = np.delete(p, limits, axis=-1) if p.ndim else p
-    if not np.isfinite(finite).all() or np.isnan(p[..., limits]).any():
-        raise ValueError("params contains non-finite values")
-    if (np.delete(p, P_QOFF, axis=-1) < 0).any() or not (p[..., [P_KT, P_R, P_VS, P_ALPHA, P_VIN, P_VMAX]] > 0).all():
-        raise ValueError(
-            "params: packed coefficients must be >= 0 (q_offset excepted) and kt, R, "
-            "dtheta_stribeck, alpha, vin, dtheta_max > 0"
-        )
-    if not np.isin(p[..., P_LAW], (0.0, 1.0)).all():
-        raise ValueError("params: the control-law slot must be 0 (voltage) or 1 (current)")
-    try:
-        return np.broadcast_to(p, (*shape2, N_PACKED))
-    except ValueError:
-        raise ValueError(f"params shape {p.shape} does not broadcast to {(*shape2, N_PACKED)}") from None
-
-
 def _pick(backend: Backend) -> str:
     if backend == "auto":
         return "numba" if kernels.HAVE_NUMBA else "numpy"
@@ -127,13 +52,6 @@ def _pick(backend: Backend) -> str:
     if backend == "numba" and not kernels.HAVE_NUMBA:
         raise RuntimeError("backend='numba' requested but numba is not installed")
     return backend
-
-
-def _check_dt(dt: float) -> float:
-    dt = float(dt)
-    if not np.isfinite(dt) or dt <= 0:
-        raise ValueError(f"dt must be a positive finite time step in seconds, got {dt}")
-    return dt
 
 
 def step_numpy(p, theta, dtheta, goal, dt, gravity, tau_ext, inertia, enable) -> StepResult:
@@ -164,15 +82,15 @@ def step(
     Shapes: ``theta``, ``dtheta``, ``goal`` broadcast to (batch, joints), (joints,) or (); outputs have that
     shape. Non-finite input raises ``ValueError`` naming the argument.
     """
-    shape, shape2 = _as_2d_shape(theta=theta, dtheta=dtheta, goal=goal)
-    th = _finite("theta", theta, shape).reshape(shape2)
-    dth = _finite("dtheta", dtheta, shape).reshape(shape2)
-    gl = _finite("goal", goal, shape).reshape(shape2)
-    en = _check_enable(_finite("enable", enable, shape2))
-    dt = _check_dt(dt)
-    p = _packed(params, shape2)
-    grav, tau_ext, inertia = _load_arrays(load, shape, shape2, None)
-    _check_inertia(p, inertia)
+    shape, shape2 = broadcast_2d(theta=theta, dtheta=dtheta, goal=goal)
+    th = finite_array("theta", theta, shape).reshape(shape2)
+    dth = finite_array("dtheta", dtheta, shape).reshape(shape2)
+    gl = finite_array("goal", goal, shape).reshape(shape2)
+    en = check_enable(finite_array("enable", enable, shape2))
+    dt = check_dt(dt)
+    p = packed_rows(params, shape2)
+    grav, tau_ext, inertia = load_arrays(load, shape, shape2, None)
+    check_inertia(p, inertia)
     if _pick(backend) == "numpy":
         res = step_numpy(p, th, dth, gl, dt, grav, tau_ext, inertia, en)
     else:
@@ -204,26 +122,26 @@ def steps(
     ``ValueError`` after the batch (no step checks its input)."""
     from .motor import goal_slew
 
-    th = _finite("theta", theta).reshape(-1)
+    th = finite_array("theta", theta).reshape(-1)
     shape, shape2 = (th.size,), (1, th.size)
-    dth = _finite("dtheta", dtheta, shape).reshape(shape2)
-    gl = _finite("goal", goal, shape)
-    tgt = gl.copy() if target is None else _finite("target", target, shape).copy()
-    en = _check_enable(_finite("enable", enable, shape2))
-    dt = _check_dt(dt)
-    p = _packed(params, shape2)
+    dth = finite_array("dtheta", dtheta, shape).reshape(shape2)
+    gl = finite_array("goal", goal, shape)
+    tgt = gl.copy() if target is None else finite_array("target", target, shape).copy()
+    en = check_enable(finite_array("enable", enable, shape2))
+    dt = check_dt(dt)
     rate = None if goal_rate is None else np.broadcast_to(np.asarray(goal_rate, dtype=np.float64), shape)
-
-    def load_arrays(th_now):
-        arrays = _load_arrays(load if load_of is None else load_of(th_now), shape, shape2, None)
-        _check_inertia(p, arrays[2])
-        return arrays
-
-    grav, tau_ext, inertia = load_arrays(th)
     numpy_path = _pick(backend) == "numpy"
     if not numpy_path and load_of is None and int(n_steps) > 0:  # one compiled call for all the steps
-        fixed = StaticInputs(*(np.ascontiguousarray(a, dtype=np.float64) for a in (p, grav, tau_ext, inertia)))
-        return steps_static(fixed, th, dth.reshape(shape), gl, tgt, en.reshape(shape), dt, int(n_steps), rate)
+        fixed = static_inputs(params, load, th.size)
+        return _steps_compiled(fixed, th.reshape(shape2), dth, gl, tgt, en, dt, int(n_steps), rate)
+    p = packed_rows(params, shape2)
+
+    def load_at(th_now):
+        arrays = load_arrays(load if load_of is None else load_of(th_now), shape, shape2, None)
+        check_inertia(p, arrays[2])
+        return arrays
+
+    grav, tau_ext, inertia = load_at(th)
     th = th.reshape(shape2).copy()
     out = [np.empty(shape2) for _ in range(5)]
     looped = int(n_steps)
@@ -233,7 +151,7 @@ def steps(
                 if rate is not None:
                     tgt = goal_slew(tgt, gl, rate, dt)
                 if load_of is not None and k:
-                    grav, tau_ext, inertia = load_arrays(out[0].reshape(shape))
+                    grav, tau_ext, inertia = load_at(out[0].reshape(shape))
                 if numpy_path:
                     res = step_numpy(p, th, dth, tgt.reshape(shape2), dt, grav, tau_ext, inertia, en)
                     out = [np.asarray(a, dtype=np.float64).reshape(shape2) for a in res]
@@ -244,26 +162,6 @@ def steps(
     if not (np.isfinite(res.theta).all() and np.isfinite(res.dtheta).all()):
         raise ValueError(f"the state went non-finite within {n_steps} steps of {dt:g} s (theta {res.theta})")
     return res, tgt
-
-
-class StaticInputs(NamedTuple):
-    """What :func:`steps` checks once per call, checked once for many calls (:func:`static_inputs`): the packed
-    parameter rows (1, J, N_PACKED) and a static load's gravity amplitude, external torque and inertia (1, J)."""
-
-    packed: np.ndarray
-    gravity: np.ndarray
-    tau_ext: np.ndarray
-    inertia: np.ndarray
-
-
-def static_inputs(params, load: PendulumLoad | ExternalLoad | None, n: int) -> StaticInputs:
-    """The parameter rows and a static (θ-independent) load of ``n`` joints, checked as :func:`steps` checks
-    them (ValueError naming what is wrong), for :func:`steps_static`."""
-    shape, shape2 = (n,), (1, n)
-    p = np.ascontiguousarray(_packed(params, shape2))
-    grav, tau_ext, inertia = _load_arrays(load, shape, shape2, None)
-    _check_inertia(p, inertia)
-    return StaticInputs(p, *(np.ascontiguousarray(a, dtype=np.float64) for a in (grav, tau_ext, inertia)))
 
 
 def steps_static(
@@ -288,14 +186,22 @@ def steps_static(
     en = np.ascontiguousarray(enable, dtype=np.float64).reshape(1, n)
     if not (np.isfinite(th).all() and np.isfinite(dth).all() and np.isfinite(gl).all() and np.isfinite(tgt).all()):
         raise ValueError(f"theta, dtheta, goal and target must be finite (theta {th[0]}, goal {gl})")
-    _check_enable(en)
-    dt = _check_dt(dt)
+    check_enable(en)
+    return _steps_compiled(fixed, th, dth, gl, tgt, en, check_dt(dt), int(n_steps), goal_rate)
+
+
+def _steps_compiled(fixed: StaticInputs, th, dth, gl, tgt, en, dt: float, n_steps: int, goal_rate):
+    """The fused kernel call behind :func:`steps` and :func:`steps_static`, on checked (1, J) state / enable and
+    (J,) goal / target arrays (``tgt``, the caller's own copy, is written)."""
+    n = fixed.packed.shape[1]
+    gl = np.ascontiguousarray(gl, dtype=np.float64).reshape(n)
+    tgt = np.ascontiguousarray(tgt, dtype=np.float64).reshape(n)
     if goal_rate is None:
         rates, toward = np.full(n, np.inf), tgt.copy()  # no slew: the target holds
     else:
         rates, toward = np.ascontiguousarray(goal_rate, dtype=np.float64).reshape(n), gl
     out = [np.empty((1, n)) for _ in range(5)]
-    kernels.steps_joints(int(n_steps), th, dth, toward, tgt, rates, dt, fixed.packed, *fixed[1:], en, *out)
+    kernels.steps_joints(n_steps, th, dth, toward, tgt, rates, dt, fixed.packed, *fixed[1:], en, *out)
     res = StepResult(*(a.reshape(n) for a in out))
     if not (np.isfinite(res.theta).all() and np.isfinite(res.dtheta).all()):
         raise ValueError(f"the state went non-finite within {n_steps} steps of {dt:g} s (theta {res.theta})")
@@ -391,21 +297,24 @@ def rollout(
     if g.ndim < 1 or g.shape[0] == 0:
         raise ValueError(f"goals must have a leading time axis with at least one step, got shape {g.shape}")
     n_steps = g.shape[0]
-    shape, shape2 = _as_2d_shape(theta0=theta0, dtheta0=dtheta0, goals=g[0])
-    gl = _finite("goals", g, (n_steps, *shape)).reshape(n_steps, *shape2)
-    th = _finite("theta0", theta0, shape).reshape(shape2)
-    dth = _finite("dtheta0", dtheta0, shape).reshape(shape2)
-    en_in = _check_enable(np.asarray(enable, dtype=np.float64))  # on the input, not its broadcast
+    shape, shape2 = broadcast_2d(theta0=theta0, dtheta0=dtheta0, goals=g[0])
+    gl = finite_array("goals", g, (n_steps, *shape)).reshape(n_steps, *shape2)
+    th = finite_array("theta0", theta0, shape).reshape(shape2)
+    dth = finite_array("dtheta0", dtheta0, shape).reshape(shape2)
+    en_in = check_enable(np.asarray(enable, dtype=np.float64))  # on the input, not its broadcast
     if en_in.ndim >= 1 and en_in.shape[0] == n_steps and en_in.ndim == len(shape) + 1:
-        en = _finite("enable", en_in, (n_steps, *shape)).reshape(n_steps, *shape2)
+        en = finite_array("enable", en_in, (n_steps, *shape)).reshape(n_steps, *shape2)
     else:
-        en = _finite("enable", en_in, (n_steps, *shape2))
-    dt = _check_dt(dt)
-    p = _packed(params, shape2)
-    grav, tau_ext, inertia = _load_arrays(load, shape, shape2, n_steps)
-    _check_inertia(p, inertia)
+        en = finite_array("enable", en_in, (n_steps, *shape2))
+    dt = check_dt(dt)
+    p = packed_rows(params, shape2)
+    grav, tau_ext, inertia = load_arrays(load, shape, shape2, n_steps)
+    check_inertia(p, inertia)
     gl = goal_profile(
-        gl, p[..., P_GVMAX], dt, th if goal_start is None else _finite("goal_start", goal_start, shape).reshape(shape2)
+        gl,
+        p[..., P_GVMAX],
+        dt,
+        th if goal_start is None else finite_array("goal_start", goal_start, shape).reshape(shape2),
     )
     out = [np.empty((n_steps, *shape2))] + [
         np.empty((0, 0, 0) if positions_only else (n_steps, *shape2)) for _ in range(4)

@@ -51,11 +51,9 @@ class SideNode:
         """``callback`` for every message on the owner's ``topic`` (resolved as the owner would); returns the
         resolved name."""
         name = self.owner.resolve_topic_name(topic)
-        box: list = []
 
         def drain(msg: Any) -> None:  # this message, then every one already queued: one wake-up for a burst
             callback(msg)
-            sub = box[0]
             with sub.handle:
                 for _ in range(DRAIN_MAX):
                     taken = sub.handle.take_message(sub.msg_type, sub.raw)
@@ -63,7 +61,7 @@ class SideNode:
                         break
                     callback(taken[0])
 
-        box.append(self.node.create_subscription(msg_type, name, drain, qos))
+        sub = self.node.create_subscription(msg_type, name, drain, qos)
         return name
 
     def take_clock(self) -> bool:
