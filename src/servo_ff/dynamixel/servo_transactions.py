@@ -98,7 +98,8 @@ class ServoTransactions:
 
     def _adopt_scan(self, found: list[int], missing: list[int], other: list[str]) -> tuple[list[int], list[int]]:
         """The end of every bus's ``connect``: log the servos of another known model (``other``), raise when none
-        answered, log the missing ids (the rest keep working), keep ``found`` as the active ids."""
+        answered, log the missing ids (the caller decides whether to go on without them), keep ``found`` as the
+        active ids."""
         kind, logger = getattr(self, "_port_kind", "servo"), getattr(self, "_log", log)
         if other:
             logger.warning(
@@ -111,7 +112,7 @@ class ServoTransactions:
             )
         if missing:
             logger.error(
-                "%s bus %s: found ids %s, MISSING ids %s (continuing without them)",
+                "%s bus %s: found ids %s, MISSING ids %s (not answering)",
                 kind,
                 self.config.port,
                 found,

@@ -133,6 +133,19 @@ class SyncReadBus:
             )
             self._build_groups()
 
+    def join(self, i: int) -> bool:
+        """One PING of ``i``, an id missing at :meth:`connect`; if it answers, it is set up (torque off, …) and put
+        back among the active ids (configured order), in the reads and writes from the next cycle. False: silent."""
+        if i not in self.missing or not self._answers_ping(i):
+            return False
+        self.setup([i])
+        self.missing = [m for m in self.missing if m != i]
+        self.ids = [j for j in self.config.ids if j in self.ids or j == i]
+        self.stats[i].misses = 0
+        if self._is_open:
+            self._build_groups()
+        return True
+
     def servo_status(self, i: int) -> str:
         """One line for diagnostics: "ok", or why the servo is skipped."""
         st = self.stats[i]

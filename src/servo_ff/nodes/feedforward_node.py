@@ -333,6 +333,11 @@ class FeedForwardNode(Node):
             )
 
     def _on_joint_states(self, msg: JointState) -> None:
+        if not math.isfinite(sum(msg.position)):  # a joint not read yet (NaN): hold, no goal computed on it
+            unread = [n for n, p in zip(msg.name, msg.position) if n in self.index and not math.isfinite(p)]
+            if unread:
+                self._warn("unread", f"{TOPIC_JOINT_STATES}: {', '.join(unread)} not read yet (NaN); holding")
+                return
         if self.ticks == 0 and len(msg.name) == len(msg.position):  # desired = measured until the first goal
             for n, p in zip(msg.name, msg.position):
                 if n in self.index and math.isfinite(p):

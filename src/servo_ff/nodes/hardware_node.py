@@ -6,14 +6,18 @@ goal position through indirect addresses). Every ``health_period`` one more sync
 temperature and Hardware Error Status. ``/diagnostics`` has one status per servo: temperature, hardware-error
 bits, communication errors and the age of its last valid reply. ``/joint_states`` carries every configured
 joint in every message: a servo without a valid reply this cycle keeps its last value and is flagged stale
-(with its age) in ``/diagnostics``, never dropped and never NaN. When the port fails (unplugged adapter, no
-servo answering for ``stale_cycles`` cycles) the node keeps publishing ERROR diagnostics and reconnects every
-``reconnect_period`` seconds; the held goal and torque state are restored after reconnection.
+(with its age) in ``/diagnostics``, never dropped; NaN only for a joint not read since configure (a servo
+missing at configure under ``missing_ids: continue``, :mod:`.hardware_readings`). When the port fails (unplugged
+adapter, no servo answering for ``stale_cycles`` cycles) the node keeps publishing ERROR diagnostics and
+reconnects every ``reconnect_period`` seconds; the held goal and torque state are restored after reconnection.
 
-Managed (lifecycle, :mod:`.servo_base`): configure opens the port, scans the ids and sets the servos up (torque
-off, return delay, indirect addresses); activate writes the present position as the goal and turns torque on;
-deactivate holds the present position, then turns torque off; cleanup / shutdown close the port. The
-constructor never touches the bus. With ``autostart`` (default) configure is retried every
+Managed (lifecycle, :mod:`.servo_base`): configure opens the port, scans the ids, sets the servos up (torque
+off, return delay, indirect addresses), reads a full state and holds it (goal written, torque off); inactive,
+the loop reads and publishes without writing goals; activate reads afresh, writes that reading as the goal and
+turns torque on (a joint that fell with torque off is held where it is now); deactivate holds the present
+position, then turns torque off; cleanup / shutdown close the port. ``on_exit`` (SIGINT, process exit,
+destroy): ``hold`` leaves torque on at the held goal, ``torque_off`` holds the present position and turns
+torque off. The constructor never touches the bus. With ``autostart`` (default) configure is retried every
 ``reconnect_period`` until the bus answers, then the node activates.
 """
 
@@ -34,12 +38,14 @@ from servo_ff.dynamixel.bus_interface import make_bus
 
 from .common import ParameterTable, per_joint, spin_node
 from .hardware_params import hardware_specs
+from .hardware_readings import HardwareReadings
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .servo_diagnostics import servo_diagnostics
 
 
-class HardwareNode(ServoInterfaceNode):
+class HardwareNode(HardwareReadings, ServoInterfaceNode):
     status_name = "dynamixel"
+    reads_while_inactive = True  # inactive = torque off, still read and published (as joint_state_broadcaster)
 
     def __init__(self, name: str = "servo_hardware", **kwargs: Any):
         super().__init__(name, **kwargs)
@@ -58,12 +64,9 @@ class HardwareNode(ServoInterfaceNode):
         self._prev_failures: dict[int, int] = {}
         self._last_attempt = -math.inf
         self._last_health = -math.inf
+        self._exit_done = False
         n = len(self.ids)
-        self.pos = np.full(n, np.nan)
-        self.vel = np.full(n, np.nan)
-        self.eff = np.full(n, np.nan)
-        self.valid = np.zeros(n, dtype=bool)
-        self.last_reply = np.full(n, -math.inf)
+        self._init_readings()
         self.temperature = np.full(n, np.nan)
         self.voltage = np.full(n, np.nan)
         self.hw_error = np.full(n, -1, dtype=np.int64)
@@ -129,18 +132,20 @@ class HardwareNode(ServoInterfaceNode):
         )
 
     def _open(self) -> tuple[bool, str]:
-        """Open the port, scan the ids, set the servos up (torque off) and read a complete first state."""
+        """Open the port, scan the ids, set the servos up (torque off) and read a complete first state of those
+        that answer; an id missing fails unless ``missing_ids`` is ``continue``."""
         self._last_attempt = time.monotonic()
         bus = None
         try:
             bus = make_bus(self._config()).open()
             found, missing = bus.connect()
-            if missing:
-                raise self.bus_mod.BusError(f"ids {missing} do not answer (found {found})")
+            if missing and self.table["missing_ids"] == "fail":
+                raise self.bus_mod.BusError(
+                    f"{self.joint_text(self._rows(missing))} not answering (found ids {found}); missing_ids=fail "
+                    "(missing_ids:=continue starts without them)"
+                )
             bus.setup()  # torque off, return delay, indirect addresses
-            state = bus.read_state()
-            if not state.valid.all():
-                raise self.bus_mod.BusError("first state read incomplete")
+            state = self._fresh_state(bus)
         except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
             if bus is not None:
                 bus.close()
@@ -150,11 +155,17 @@ class HardwareNode(ServoInterfaceNode):
         self._store(state)
         self.connected = True
         self.failed_cycles = 0
-        return True, f"connected to {self.table['port']}: ids {self.ids} as {self.joints}"
+        text = f"connected to {self.table['port']}: ids {self.ids} as {self.joints}"
+        if missing:
+            text += (
+                f"; MISSING {self.joint_text(self._rows(missing))} (missing_ids=continue: NaN in joint_states, "
+                f"goals naming them refused, probed every {self.table['reconnect_period']:g} s)"
+            )
+        return True, text
 
     def _write_goal_and_torque(self) -> None:
-        self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp, self.bus.table))
-        self.bus.torque(self.torque_wanted)
+        self.bus.write_goals(*self._goal_args())
+        self.bus.torque(self.torque_wanted, self._ready_ids() if self.torque_wanted else None)
 
     def _try_reconnect(self) -> None:
         if time.monotonic() - self._last_attempt < self.table["reconnect_period"]:
@@ -179,12 +190,30 @@ class HardwareNode(ServoInterfaceNode):
         return float(self.table["reconnect_period"])
 
     def hw_configure(self) -> tuple[bool, str]:
+        self._forget_readings()
+        self.torque_wanted = False
         ok, msg = self._open()
-        if ok:
-            return True, msg + ", torque off"
+        if ok:  # the fresh reading is the held goal (written, torque stays off)
+            try:
+                self.bus.write_goals(*self._goal_args())
+            except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+                self._disconnect(f"goal write failed: {e}")
+                return False, f"holding the first reading failed: {e}"
+            return True, msg + f", holding {self.gate.goal.round(4).tolist()} rad, torque off"
         return False, f"{msg} (autostart retries every {self.table['reconnect_period']:g} s)" if self.table[
             "autostart"
         ] else msg
+
+    def hw_refresh(self) -> tuple[bool, str]:
+        """A fresh reading of every servo that answers (before activate holds it): a joint that moved while
+        torque was off is held where it is now, not where it was read before."""
+        if not self.connected:
+            return True, "bus not connected"
+        try:
+            self._store(self._fresh_state(self.bus))
+        except (self.bus_mod.BusError, OSError, termios.error) as e:
+            return False, f"no fresh reading before torque on: {e}"
+        return True, "read"
 
     def hw_activate(self) -> tuple[bool, str]:
         self.torque_wanted = True
@@ -195,7 +224,7 @@ class HardwareNode(ServoInterfaceNode):
         except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
             self.torque_wanted = False
             return False, f"torque on failed: {e}"
-        return True, f"torque on at {self.gate.goal.round(4).tolist()} rad on ids {self.ids}"
+        return True, f"torque on at {self.gate.goal.round(4).tolist()} rad on ids {self._ready_ids()}"
 
     def hw_deactivate(self) -> tuple[bool, str]:
         self.torque_wanted = False
@@ -223,7 +252,35 @@ class HardwareNode(ServoInterfaceNode):
         self.bus = None
         self.connected = False
         self.valid[:] = False
+        self.torque_wanted = False
         self.disconnect_reason = "port closed (lifecycle cleanup)"
+
+    def destroy_node(self) -> None:
+        self.apply_exit_policy()
+        super().destroy_node()
+
+    def apply_exit_policy(self) -> None:
+        """``on_exit`` at SIGINT / process exit / destroy (once): ``hold`` leaves torque on at the held goal,
+        ``torque_off`` holds the present position, then turns torque off."""
+        if self._exit_done or not (self.connected and self.torque_wanted):
+            self._exit_done = True
+            return
+        self._exit_done = True
+        policy = self.table["on_exit"]
+        log = self.get_logger()
+        if policy == "hold":
+            log.warning(f"exit with on_exit=hold: torque left ON, holding {self.gate.goal.round(4).tolist()} rad")
+            return
+        self._stop_loop()
+        try:
+            self._store(self.bus.read_state())
+            self.gate.goal = np.where(self.valid, np.clip(self.pos, self.gate.lower, self.gate.upper), self.gate.goal)
+            self.torque_wanted = False
+            self._write_goal_and_torque()
+        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+            log.error(f"exit with on_exit=torque_off: torque off FAILED: {e}")
+            return
+        log.info(f"exit with on_exit=torque_off: held {self.gate.goal.round(4).tolist()} rad, then torque off")
 
     def _disconnect(self, reason: str) -> None:
         self.get_logger().error(
@@ -242,29 +299,27 @@ class HardwareNode(ServoInterfaceNode):
         self.bus = None
         self._last_attempt = time.monotonic()
 
-    def _store(self, state) -> None:
-        ok = state.valid
-        self.pos[ok], self.vel[ok], self.eff[ok] = state.position[ok], state.velocity[ok], state.effort[ok]
-        self.valid = ok.copy()
-        self.last_reply[ok] = state.stamp if state.stamps is None else state.stamps[ok]  # when each reply arrived
-
     # ------------------------------------------------------------------ hooks
     def hw_tick(self) -> bool:
-        """One bus cycle. True whenever a state is held: a servo without a fresh reply keeps its last value
-        (flagged stale in the diagnostics), so /joint_states always carries every joint."""
-        held = bool(np.isfinite(self.pos).all())
+        """One bus cycle (inactive: a read only, no goal written). True once a joint was read: a servo without a
+        fresh reply keeps its last value (flagged stale in the diagnostics), one never read is NaN, so
+        /joint_states always carries every joint."""
+        held = bool(self.seen.any())
         if not self.connected:
             self._try_reconnect()
             return held
         try:
-            state = self.bus.cycle(self.gate.goal, self.ct.kp_to_p_gain(self.kp, self.bus.table))
+            state = self.bus.cycle(*self._goal_args()) if self.active else self.bus.read_state()
+            new = self._store(state)
+            if new.size:
+                self._joined(new)
+            self._probe_missing()
         except self.bus_mod.GoalRejected as e:  # the gate checks the same limits: should not happen
             self.throttle("goal", self.get_logger().error, f"bus refused the held goal: {e}")
             return held
         except (self.bus_mod.BusError, OSError, termios.error) as e:
             self._disconnect(str(e))
             return held
-        self._store(state)
         if not state.valid.any():
             self.failed_cycles += 1
             if self.failed_cycles >= self.table["stale_cycles"]:
@@ -273,7 +328,7 @@ class HardwareNode(ServoInterfaceNode):
         self.failed_cycles = 0
         if time.monotonic() - self._last_health >= self.table["health_period"]:
             self._read_health()
-        return bool(np.isfinite(self.pos).all())
+        return True
 
     def _read_health(self) -> None:
         self._last_health = time.monotonic()
@@ -283,7 +338,8 @@ class HardwareNode(ServoInterfaceNode):
             self._disconnect(str(e))
             return
         ok = h.valid
-        self.voltage[ok], self.temperature[ok], self.hw_error[ok] = h.voltage[ok], h.temperature[ok], h.hw_error[ok]
+        k = self._rows(h.ids)[ok]
+        self.voltage[k], self.temperature[k], self.hw_error[k] = h.voltage[ok], h.temperature[ok], h.hw_error[ok]
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.pos, self.vel, self.eff
@@ -307,8 +363,8 @@ class HardwareNode(ServoInterfaceNode):
             )
         try:
             if enable:  # never jump: write the held goal first
-                self.bus.write_goals(self.gate.goal, self.ct.kp_to_p_gain(self.kp, self.bus.table))
-            self.bus.torque(enable)
+                self.bus.write_goals(*self._goal_args())
+            self.bus.torque(enable, self._ready_ids() if enable else None)
         except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
             return False, f"torque {'enable' if enable else 'disable'} failed: {e}"
         return True, f"torque {'enabled' if enable else 'disabled'} on ids {self.ids}"
@@ -318,7 +374,7 @@ class HardwareNode(ServoInterfaceNode):
             return False, f"bus not connected ({self.disconnect_reason})"
         errors = {i: int(e) for i, e in zip(self.ids, self.hw_error) if e > 0}
         try:
-            for i in self.ids:
+            for i in self.bus.ids:
                 self.bus.reboot(i)
             time.sleep(0.05)
             self.bus.setup()  # reboot restores RAM defaults: indirect map, return delay
@@ -327,7 +383,7 @@ class HardwareNode(ServoInterfaceNode):
             self._disconnect(f"reboot failed: {e}")
             return False, f"reboot failed: {e}"
         self._store(state)
-        self.gate.goal = np.where(state.valid, state.position, self.gate.goal)
+        self.gate.goal = np.where(self.valid, self.pos, self.gate.goal)
         self.torque_wanted = False
         self._read_health()
         text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"

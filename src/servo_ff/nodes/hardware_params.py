@@ -55,4 +55,19 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec(
             "max_reply_age", 0.5, "a servo silent longer than this is reported at ERROR", "s", lo=0.001, hi=3600.0
         ),
+        ParamSpec(
+            "missing_ids",
+            "fail",
+            "an id silent at configure: fail (configure fails, retried under autostart) or continue (its joint is "
+            "NaN in joint_states and refuses goals until it answers; probed every reconnect_period)",
+            read_only=True,
+            choices=("fail", "continue"),
+        ),
+        ParamSpec(
+            "on_exit",
+            "hold",
+            "at process exit / SIGINT / destroy while torque is on: hold (torque left on, goal held) or torque_off "
+            "(hold the present position, then torque off)",
+            choices=("hold", "torque_off"),
+        ),
     ]

@@ -56,6 +56,7 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
     """Base node; subclasses call :meth:`_setup_interface` after declaring their parameters."""
 
     status_name = "servo"
+    reads_while_inactive = False  # hardware: the loop reads and publishes (no goal written) while inactive
 
     # ------------------------------------------------------------------ hooks for subclasses
     def hw_configure(self) -> tuple[bool, str]:
@@ -71,6 +72,18 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
 
     def hw_cleanup(self) -> None:
         pass
+
+    def hw_refresh(self) -> tuple[bool, str]:
+        """A fresh reading before activate holds the present position (hardware: one read of the bus)."""
+        return True, ""
+
+    def hw_seen(self) -> np.ndarray:
+        """Per joint: read at least once since configure (joint_states carries NaN for the others)."""
+        return np.ones(self.n, dtype=bool)
+
+    def hw_absent(self) -> dict[str, str]:
+        """Joints not read yet → how to name them (goals naming them are refused)."""
+        return {}
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -195,7 +208,7 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         self._stop_loop()
         if getattr(self, "configured", False):
             try:
-                self.hw_cleanup()  # close the port; torque is left as it is (a process exit must not drop a robot)
+                self.hw_cleanup()  # close the port (hardware: torque as `on_exit` left it)
             except Exception:  # noqa: BLE001
                 pass
             self.configured = False
@@ -210,15 +223,22 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         return self.get_clock().now().to_msg()
 
     # ------------------------------------------------------------------ goal callbacks
-    def _inactive(self, source: str) -> bool:
-        if self.active:
-            return False
-        self.gate._reject(
-            source,
-            "inactive",
-            f"the node is {self.state_label}, not active (lifecycle); goals are accepted once it is activated",
-        )
-        return True
+    def _inactive(self, source: str, names=()) -> bool:
+        """Refuse (True, one throttled line) a goal while not active or naming a joint not read yet."""
+        if not self.active:
+            self.gate._reject(
+                source,
+                "inactive",
+                f"the node is {self.state_label}, not active (lifecycle); goals are accepted once it is activated",
+            )
+            return True
+        absent = self.hw_absent()
+        hit = [absent[j] for j in names if j in absent]
+        if hit:
+            self.gate._reject(
+                source, "absent", f"{', '.join(hit)} not read yet (missing since configure); refused until it answers"
+            )
+        return bool(hit)
 
     def _accept(self, goal: np.ndarray | None) -> None:
         if goal is not None:
@@ -226,18 +246,18 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
             self.hw_write_goal(goal)
 
     def _on_commands(self, msg: Float64MultiArray) -> None:
-        if not self._inactive(self.names["commands"]):
+        if not self._inactive(self.names["commands"], self.joints):
             self._accept(self.gate.from_array(msg.data, self.names["commands"]))
 
     def _on_joint_command(self, msg: JointState) -> None:
-        if not self._inactive(self.names["joint_command"]):
+        if not self._inactive(self.names["joint_command"], msg.name):
             self._accept(self.gate.from_names(msg.name, msg.position, self.names["joint_command"]))
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         source = self.names["joint_trajectory"]
         now = self.now_s()
-        if self._inactive(source):
-            self._trajectory_status(msg, now, None, f"the node is {self.state_label}, not active")
+        if self._inactive(source, msg.joint_names):
+            self._trajectory_status(msg, now, None, self.gate.last_reason)
             return
         try:
             traj = self.plan_trajectory(msg, now)
@@ -338,10 +358,12 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         self.publish_state(self.stamp())
 
     def publish_state(self, stamp) -> bool:
-        """One /joint_states message with every joint (never NaN: nothing is sent before a full state)."""
+        """One /joint_states message with every joint; NaN only for a joint not read since configure."""
         pos, vel, eff = self.hw_read()
         if not (np.isfinite(pos).all() and np.isfinite(vel).all() and np.isfinite(eff).all()):
-            return False
+            seen = self.hw_seen()
+            if not (np.isfinite(pos[seen]).all() and np.isfinite(vel[seen]).all() and np.isfinite(eff[seen]).all()):
+                return False
         js = self._js
         js.set_stamp(stamp.sec, stamp.nanosec)
         js.block(0)[:], js.block(1)[:], js.block(2)[:] = pos, vel, eff

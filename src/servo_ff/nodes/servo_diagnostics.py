@@ -10,9 +10,9 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 
 def servo_diagnostics(node) -> list[DiagnosticStatus]:
-    """One DiagnosticStatus per servo of a hardware node: OK, WARN (a missed reply this cycle, new communication
-    errors, not configured) or ERROR (disconnected, hardware error, skipped, silent for max_reply_age), with its
-    bus statistics."""
+    """One DiagnosticStatus per servo of a hardware node: OK (inactive is a state: torque off, read), WARN (a
+    missed reply this cycle, new communication errors, not configured) or ERROR (disconnected, missing since
+    configure, hardware error, skipped, silent for max_reply_age), with its bus statistics."""
     now = time.monotonic()
     bus_name = "sts" if node.table["protocol"] == "sts" else "dxl"  # hardware_id: dxl/<id> or sts/<id>
     out = []
@@ -25,6 +25,12 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
             level, msg = DiagnosticStatus.WARN, f"{node.state_label}: {node.disconnect_reason}"
         elif not node.connected:
             level, msg = DiagnosticStatus.ERROR, f"bus disconnected: {node.disconnect_reason}; reconnecting"
+        elif not node.seen[k]:
+            level = DiagnosticStatus.ERROR
+            msg = (
+                f"missing: {node.joint_text([k])} has not answered since configure; NaN in joint_states, goals "
+                f"naming it refused, probed every {node.table['reconnect_period']:g} s"
+            )
         elif err > 0:
             level = DiagnosticStatus.ERROR
             msg = f"hardware error: {node.ct.hardware_error_text(err)} (reboot clears)"
@@ -41,6 +47,8 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
                 DiagnosticStatus.WARN,
                 (f"{st.failures - node._prev_failures.get(i, 0)} new communication error(s), last: {st.last_error}"),
             )
+        elif not node.active:
+            level, msg = DiagnosticStatus.OK, "inactive: torque off, read-only (goals refused until activate)"
         else:
             level, msg = DiagnosticStatus.OK, "ok"
         values = [

@@ -43,12 +43,17 @@ class ServoLifecycle:
             ok, msg = self.hw_configure()
             if ok:
                 self.configured, self.state_label = True, "inactive"
+                if self.reads_while_inactive:  # read-only: joint_states flow, no goal is written
+                    self._start_loop()
             return ok, msg
 
         return self._transition("configure", body)
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         def body():
+            ok, msg = self.hw_refresh()  # held where it stands now (it may have moved with torque off)
+            if not ok:
+                return ok, msg
             self._hold_present()
             ok, msg = self.hw_activate()
             if ok:
@@ -63,12 +68,16 @@ class ServoLifecycle:
             self._stop_loop()
             self.active, self.state_label = False, "inactive"
             self._hold_present(running=True)
-            return self.hw_deactivate()
+            result = self.hw_deactivate()
+            if self.reads_while_inactive:
+                self._start_loop()
+            return result
 
         return self._transition("deactivate", body)
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
         def body():
+            self._stop_loop()
             self.hw_cleanup()
             self.configured, self.state_label = False, "unconfigured"
             return True, "closed"
@@ -78,6 +87,7 @@ class ServoLifecycle:
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         def body():
             text = "closed"
+            self._stop_loop()
             if self.active:
                 self._stop_loop()
                 self.active = False

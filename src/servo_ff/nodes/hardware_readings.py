@@ -1,0 +1,135 @@
+"""The readings of ``servo_hardware_node`` per joint, and the servos missing at configure (``missing_ids``).
+
+A joint is *seen* once a valid reply gave its position since configure; until then /joint_states carries NaN for
+it (as a ros2_control state interface starts), no goal is written to it and goals naming it are refused. Its
+first valid reading becomes its held goal, so it joins where it stands. A servo missing at configure
+(``missing_ids: continue``) is left out of the bus's reads and writes and PINGed once per ``reconnect_period``
+(round robin); once it answers it is set up (torque off, …), read, and, if torque is on, torque on at its reading.
+A mixin of :class:`~.hardware_node.HardwareNode`.
+"""
+
+from __future__ import annotations
+
+import termios
+import time
+
+import numpy as np
+
+
+class HardwareReadings:
+    """Per-joint readings (``pos``, ``vel``, ``eff`` in ``joints`` order) from the bus's per-id states."""
+
+    def _init_readings(self) -> None:
+        n = len(self.ids)
+        self.index_of_id = {i: k for k, i in enumerate(self.ids)}
+        self._rows_cache: dict[tuple[int, ...], np.ndarray] = {}
+        self.pos = np.full(n, np.nan)
+        self.vel = np.full(n, np.nan)
+        self.eff = np.full(n, np.nan)
+        self.valid = np.zeros(n, dtype=bool)  # a valid reply in the last read
+        self.seen = np.zeros(n, dtype=bool)  # a valid reply since configure
+        self.last_reply = np.full(n, -np.inf)
+        self._next_join = 0.0
+        self._join_turn = 0
+
+    def _forget_readings(self) -> None:
+        """Configure starts from nothing: every joint NaN until its first valid reply."""
+        self.pos[:] = self.vel[:] = self.eff[:] = np.nan
+        self.valid[:] = self.seen[:] = False
+        self.last_reply[:] = -np.inf
+
+    def _rows(self, ids) -> np.ndarray:
+        """Joint indices of bus ids ``ids``."""
+        ids = tuple(ids)
+        rows = self._rows_cache.get(ids)
+        if rows is None:
+            rows = self._rows_cache[ids] = np.array([self.index_of_id[i] for i in ids], dtype=np.intp)
+        return rows
+
+    def joint_text(self, ks) -> str:
+        """``joint 'knee' (id 2)``, one per index in ``ks``."""
+        return ", ".join(f"joint {self.joints[k]!r} (id {self.ids[k]})" for k in ks)
+
+    def _store(self, state) -> np.ndarray:
+        """A bus state into the readings; a joint's first valid reading becomes its held goal (within the limits).
+        Returns the indices of the joints seen for the first time."""
+        k = self._rows(state.ids)
+        ok = state.valid
+        kk = k[ok]
+        self.valid[:] = False
+        self.valid[kk] = True
+        self.pos[kk], self.vel[kk], self.eff[kk] = state.position[ok], state.velocity[ok], state.effort[ok]
+        self.last_reply[kk] = state.stamp if state.stamps is None else state.stamps[ok]  # when each reply arrived
+        new = kk[~self.seen[kk]]
+        if new.size:
+            self.seen[new] = True
+            self.gate.goal[new] = np.clip(self.pos[new], self.gate.lower[new], self.gate.upper[new])
+        return new
+
+    def _fresh_state(self, bus):
+        """A read with a valid reply from every active servo (``retries`` more tries); BusError naming the ones
+        that never answered."""
+        for _ in range(int(self.table["retries"]) + 1):
+            state = bus.read_state()
+            if state.valid.all():
+                return state
+        silent = self._rows(np.asarray(state.ids)[~state.valid])
+        raise self.bus_mod.BusError(f"no valid reply from {self.joint_text(silent)}")
+
+    def _goal_args(self):
+        """(goals, P gain registers) of the active servos whose position was read: arrays in bus order, or
+        {id: value} when some are not read yet (never a goal for a joint without a reading)."""
+        ids = self.bus.ids
+        k = self._rows(ids)
+        reg = self.ct.kp_to_p_gain(self.kp, self.bus.table)
+        ready = self.seen[k]
+        if ready.all():
+            return self.gate.goal[k], reg[k]
+        use = [(i, j) for i, j, r in zip(ids, k, ready) if r]
+        return {i: float(self.gate.goal[j]) for i, j in use}, {i: int(reg[j]) for i, j in use}
+
+    def _ready_ids(self) -> list[int]:
+        return [i for i in self.bus.ids if self.seen[self.index_of_id[i]]]
+
+    def hw_seen(self) -> np.ndarray:
+        return self.seen
+
+    def hw_absent(self) -> dict[str, str]:
+        if self.seen.all():
+            return {}
+        return {self.joints[k]: self.joint_text([k]) for k in np.flatnonzero(~self.seen)}
+
+    def _joined(self, new: np.ndarray) -> None:
+        """Joints read for the first time while the loop runs: they hold their reading; torque on if it is on."""
+        text = self.joint_text(new)
+        if self.traj is not None or self.pending is not None:
+            self.traj = self.pending = None
+            self.get_logger().warning(f"{text} joined: the trajectory being followed is stopped (holding)")
+        if self.torque_wanted:
+            ids = [self.ids[k] for k in new]
+            self.bus.write_goals(*self._goal_args())
+            self.bus.torque(True, ids)
+        self.get_logger().warning(
+            f"{text} answers: joined at {np.round(self.pos[new], 4).tolist()} rad, torque "
+            f"{'on' if self.torque_wanted else 'off'}"
+        )
+
+    def _probe_missing(self) -> None:
+        """PING one servo missing since configure, once per ``reconnect_period``; an answer sets it up, and it
+        joins at its first valid reading."""
+        missing = self.bus.missing
+        now = time.monotonic()
+        if not missing or now < self._next_join:
+            return
+        self._next_join = now + self.table["reconnect_period"]
+        i = missing[self._join_turn % len(missing)]
+        self._join_turn += 1
+        try:
+            if self.bus.join(i):
+                self.get_logger().info(f"{self.joint_text([self.index_of_id[i]])} answers: set up, torque off")
+        except (self.bus_mod.BusError, ValueError, OSError, termios.error) as e:  # GoalRejected is a ValueError
+            self.throttle(
+                f"join:{i}",
+                self.get_logger().error,
+                f"{self.joint_text([self.index_of_id[i]])} answers but its setup failed: {e}; retrying",
+            )
