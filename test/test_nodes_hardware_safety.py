@@ -220,10 +220,14 @@ def test_inactive_reads_and_publishes_at_ok_and_refuses_goals(rig, managed):
     wait_for(lambda: len(rig.states) > n + 10, 10.0, "joint_states while inactive")
     np.testing.assert_allclose(rig.states[-1].position, rig.physics()["theta"], atol=0.01)
     m = len(rig.diags)
-    wait_for(lambda: len(rig.diags) > m + 2, 10.0, "diagnostics while inactive")
-    for joint in JOINTS:
-        s = rig.status(joint)
-        assert s.level == DiagnosticStatus.OK and "inactive" in s.message, s.message
+
+    def inactive_ok():  # a WARN for a reply timed out under load is allowed, never ERROR
+        s = [rig.status(j) for j in JOINTS]
+        return all(x is not None and x.level == DiagnosticStatus.OK and "inactive" in x.message for x in s)
+
+    wait_for(inactive_ok, 10.0, "diagnostics OK 'inactive' for every servo")
+    errors = [x.message for d in rig.diags[m:] for x in d.status if x.level > DiagnosticStatus.WARN]
+    assert not errors, errors
     goal_register = rig.bus.goal.copy()
     rejected = managed.gate.rejected
     rig.pub.publish(Float64MultiArray(data=[0.5, 0.5]))
@@ -277,7 +281,7 @@ def test_missing_ids_continue_publishes_nan_refuses_goals_and_joins_at_its_fresh
         wait_for(lambda: rig2.status("knee") is not None and rig2.status("hip") is not None, 10.0, "diagnostics")
         s = rig2.status("knee")
         assert s.level == DiagnosticStatus.ERROR and "joint 'knee' (id 2)" in s.message and "missing" in s.message
-        assert rig2.status("hip").level == DiagnosticStatus.OK, rig2.status("hip").message
+        wait_for(lambda: rig2.status("hip").level == DiagnosticStatus.OK, 10.0, "the hip OK")
         # goals naming the knee are refused; goals for the hip alone are followed
         rejected = node.gate.rejected
         rig2.pub.publish(Float64MultiArray(data=[0.3, 0.3]))
@@ -299,9 +303,7 @@ def test_missing_ids_continue_publishes_nan_refuses_goals_and_joins_at_its_fresh
         assert t_reply > t_back and abs(goal - pos) <= 1, (goal, pos)
         assert abs(float(ct.counts_to_rad(goal)) - 0.7) < 0.01
         np.testing.assert_allclose(rig2.states[-1].position[1], 0.7, atol=0.01)
-        m = len(rig2.diags)
-        wait_for(lambda: len(rig2.diags) > m + 1, 10.0, "diagnostics after the knee joined")
-        assert rig2.status("knee").level == DiagnosticStatus.OK, rig2.status("knee").message
+        wait_for(lambda: rig2.status("knee").level == DiagnosticStatus.OK, 10.0, "the knee OK once joined")
         rig2.pub.publish(Float64MultiArray(data=[0.4, 0.5]))  # now a goal naming it is followed
         wait_for(lambda: abs(rig2.physics()["theta"][1] - 0.5) < 0.03, 10.0, "the knee at its goal")
     finally:
