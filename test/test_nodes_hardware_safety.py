@@ -362,3 +362,51 @@ def test_feedforward_holds_while_a_joint_is_not_read_yet():
             return goals
 
         wait_for(run, 10.0, "goals once every joint is read")
+
+
+# ---------------------------------------------------------------------------------------------- SIGINT
+@pytest.mark.parametrize("policy,torque_after", [("torque_off", 0), ("hold", 1)])
+def test_sigint_applies_on_exit(tmp_path, policy, torque_after):
+    """``python -m servo_ff.nodes.hardware_node`` (as ros2 run / launch start it), active on the virtual bus, then
+    SIGINT: torque as ``on_exit`` says once the process has exited."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from servo_ff.nodes.harness import domain_id
+
+    link = tmp_path / "ttyDXL"
+    bus = VirtualBus(ids=IDS, model="mx106", loads=ServoLoad.pendulum(0.25, 0.1), link=str(link))
+    bus.start()
+    params = {
+        "joints": "[hip,knee]",
+        "ids": "[1,2]",
+        "port": str(link),
+        "latency_timer_ms": "1.0",
+        "rate_hz": "50.0",
+        "on_exit": policy,
+    }
+    args = [a for k, v in params.items() for a in ("-p", f"{k}:={v}")]
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id(15)), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "servo_ff.nodes.hardware_node", "--ros-args", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: (bus.mem[:, ct.ADDR_TORQUE_ENABLE] == 1).all() or proc.poll() is not None, 60.0, "torque on")
+        assert proc.poll() is None, proc.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+        err = proc.stderr.read()
+        assert f"on_exit={policy}" in err, err
+        assert (bus.mem[:, ct.ADDR_TORQUE_ENABLE] == torque_after).all(), err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        bus.stop()
