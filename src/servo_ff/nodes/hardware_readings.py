@@ -125,7 +125,8 @@ class HardwareReadings:
         i = missing[self._join_turn % len(missing)]
         self._join_turn += 1
         try:
-            if self.bus.join(i):
+            if self.bus.join(i):  # (re)joins at its next valid reading, as a joint read for the first time
+                self.seen[self.index_of_id[i]] = False
                 self.get_logger().info(f"{self.joint_text([self.index_of_id[i]])} answers: set up, torque off")
         except (self.bus_mod.BusError, ValueError, OSError, termios.error) as e:  # GoalRejected is a ValueError
             self.throttle(

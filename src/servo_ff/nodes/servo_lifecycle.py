@@ -20,7 +20,7 @@ class ServoLifecycle:
             self.trigger_configure()
         if self.state_label == "inactive":
             self.trigger_activate()
-        if self.state_label == "unconfigured":  # e.g. the bus is not there yet: retry
+        if self.state_label in ("unconfigured", "inactive"):  # e.g. the bus is not there yet: retry
             self._autostart_timer = self.create_timer(
                 self.autostart_retry_period(), self._autostart, clock=self._steady
             )
