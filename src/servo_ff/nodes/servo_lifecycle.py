@@ -1,7 +1,8 @@
 """The lifecycle of a servo interface node (``rclpy.lifecycle``), as ros2_control manages hardware components:
-configure = connect (torque stays off), activate = hold the present position, torque on, start the control loop;
-deactivate = hold, torque off, stop the loop; cleanup / shutdown = close; an error goes back to unconfigured.
-``autostart`` drives configure → activate once the node spins (retrying configure) for users without a lifecycle
+configure = connect (torque stays off), activate = read afresh (``hw_refresh``), hold that position, torque on,
+start the control loop; deactivate = hold, torque off, stop the loop; cleanup / shutdown = close; an error goes back
+to unconfigured. With ``reads_while_inactive`` (hardware) the loop also runs while inactive, read-only.
+``autostart`` drives configure → activate once the node spins (retrying either) for users without a lifecycle
 manager. A mixin over the ``hw_*`` hooks of :class:`~.servo_base.ServoInterfaceNode`."""
 
 from __future__ import annotations
@@ -89,7 +90,6 @@ class ServoLifecycle:
             text = "closed"
             self._stop_loop()
             if self.active:
-                self._stop_loop()
                 self.active = False
                 self._hold_present(running=True)
                 text = f"{self.hw_deactivate()[1]}; closed"
