@@ -364,6 +364,65 @@ def test_feedforward_holds_while_a_joint_is_not_read_yet():
         wait_for(run, 10.0, "goals once every joint is read")
 
 
+# ---------------------------------------------------------------------------------------------- other protocols
+@pytest.mark.parametrize("protocol", ["dxl1", "sts"])
+def test_reactivate_holds_where_the_joint_fell_on_protocol(tmp_path, protocol):
+    """Dynamixel 1.0 and Feetech STS go through the same node (make_bus): inactive publishes, and activate after
+    a fall writes where the joints lie (the Goal Position registers), torque off at exit with on_exit=torque_off."""
+    load = ServoLoad.pendulum(0.25, 0.1)
+    link = tmp_path / "tty"
+    if protocol == "sts":
+        pytest.importorskip("scservo_sdk")
+        from servo_ff.feetech.virtual_bus import StsVirtualBus
+
+        bus, servo, kp = StsVirtualBus(ids=IDS, loads=load, link=str(link), dt_max=0.002), "sts3215", 20.0
+    else:
+        from servo_ff.dynamixel.virtual_p1 import VirtualBus1
+
+        bus, servo, kp = VirtualBus1(ids=IDS, model="mx106-p1", loads=load, link=str(link)), "mx106-p1", 24.0
+    bus.start()
+    h = RosHarness(salt=17 if protocol == "sts" else 18)
+    try:
+        extra = {"protocol": protocol, "servo": servo, "kp": [kp], "on_exit": "torque_off"}
+        node = h.add(HardwareNode("servo_hw", **h.node_kwargs(), parameter_overrides=node_params(link, **extra)))
+        c = h.make_node("proto_client")
+        states: list[JointState] = []
+        c.create_subscription(JointState, "joint_states", states.append, 100)
+        pub = c.create_publisher(Float64MultiArray, "servo/commands", 10)
+        wait_for(lambda: node.active and pub.get_subscription_count(), 15.0, "the node active")
+        pub.publish(Float64MultiArray(data=UP))
+        wait_for(lambda: np.allclose(bus.snapshot()["theta"], UP, atol=0.05), 15.0, "the joints up")
+        change = c.create_client(ChangeState, "servo_hw/change_state")
+        deactivate = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_DEACTIVATE))
+        assert h.call(change, deactivate, timeout=15.0).success
+        t_deactivated = time.time()
+        assert (bus.enable == 0).all()
+        rest = wait_for(
+            lambda: (
+                [s["theta"]]
+                if (np.abs((s := bus.snapshot())["theta"] - UP) > 0.3).all() and (np.abs(s["dtheta"]) < 1e-3).all()
+                else None
+            ),
+            20.0,
+            "the joints to fall and rest",
+        )[0]
+        t_inactive = time.time()  # joint_states stamps: the node's (system) clock
+        activate = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_ACTIVATE))
+        assert h.call(change, activate, timeout=15.0).success
+        assert (bus.enable == 1).all()
+        np.testing.assert_allclose(bus.goal, rest, atol=2 * COUNT)  # held where they lie, not pulled back up
+
+        def published_while_inactive():  # the fall took ≥ 0.5 s at 100 Hz
+            return sum(t_deactivated < m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 < t_inactive for m in states)
+
+        wait_for(lambda: published_while_inactive() > 10, 10.0, "joint_states published while inactive")
+        h.remove(node)
+        assert (bus.enable == 0).all()
+    finally:
+        h.shutdown()
+        bus.stop()
+
+
 # ---------------------------------------------------------------------------------------------- SIGINT
 @pytest.mark.parametrize("policy,torque_after", [("torque_off", 0), ("hold", 1)])
 def test_sigint_applies_on_exit(tmp_path, policy, torque_after):
