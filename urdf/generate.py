@@ -1,8 +1,10 @@
-"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf, urdf/arm2r.urdf and urdf/so100_arm.urdf (run: python
-urdf/generate.py). Our own models, not copies.
+"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf, urdf/arm2r.urdf, urdf/so100_arm.urdf, urdf/op3.urdf and
+urdf/so101.urdf (run: python urdf/generate.py).
 
-Every number below is either a published specification (cited) or a stated estimate; inertias are those of
-solid boxes with the stated dimensions and masses (I = m/12·(b² + c²)).
+op3 and so101 are MuJoCo Menagerie's models as URDF: their source tables (every figure copied from op3.xml /
+so101.xml, files and commits cited there) and writers are in urdf/menagerie_robots.py. The others are our own
+models, not copies: every number below is either a published specification (cited) or a stated estimate;
+inertias are those of solid boxes with the stated dimensions and masses (I = m/12·(b² + c²)).
 """
 
 from __future__ import annotations
@@ -13,6 +15,28 @@ from typing import NamedTuple
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+
+
+def _menagerie_robots():
+    """urdf/menagerie_robots.py, loaded by path (this script runs as a file, not from a package)."""
+    import importlib.util
+    import sys
+
+    if "menagerie_robots" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("menagerie_robots", HERE / "menagerie_robots.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["menagerie_robots"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["menagerie_robots"]
+
+
+def op3() -> str:
+    return _menagerie_robots().op3()
+
+
+def so101() -> str:
+    return _menagerie_robots().so101()
+
 
 CITATION = """
   humanoid20: a TeenSize Dynamixel humanoid with 20 actuated joints (2x6 legs, 2x3 arms, 2 head), written for
@@ -389,7 +413,14 @@ def so100_arm() -> str:
 
 
 if __name__ == "__main__":
-    outputs = {"humanoid20.urdf": humanoid(), "arm2.urdf": arm(), "arm2r.urdf": arm2r(), "so100_arm.urdf": so100_arm()}
+    outputs = {
+        "humanoid20.urdf": humanoid(),
+        "arm2.urdf": arm(),
+        "arm2r.urdf": arm2r(),
+        "so100_arm.urdf": so100_arm(),
+        "op3.urdf": op3(),
+        "so101.urdf": so101(),
+    }
     for name, text in outputs.items():
         (HERE / name).write_text(text)
     print("wrote", *(HERE / name for name in outputs))
