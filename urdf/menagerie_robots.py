@@ -629,15 +629,18 @@ def op3() -> str:
     return '<?xml version="1.0"?>\n<!--' + OP3_CITATION + '-->\n<robot name="op3">' + "".join(parts) + "\n</robot>\n"
 
 
+def _so101_total() -> float:
+    return sum(b.mass for b in SO101_BODIES) + SO101_CAMERA_MOUNT.mass
+
+
 SO101_CITATION = f"""
   so101: TheRobotStudio SO-101 arm (6 x Feetech STS3215), from
   {SO101_SOURCE}.
   Every body's mass, centre of mass and full inertia, every joint's name, origin (position and orientation in its
   parent), axis and range are so101.xml's (table SO101_BODIES in urdf/menagerie_robots.py); link names are its body
   names. Its camera_mount (welded to the gripper) has no <inertial> in the source: its 12 g mesh mass is here a
-  uniform box placed between the source's camera boxes (our estimate). Total mass
-  {sum(b.mass for b in SO101_BODIES) + SO101_CAMERA_MOUNT.mass:.6f} kg, of which base {SO101_BODIES[0].mass} kg is
-  fixed to the table.
+  uniform box placed between the source's camera boxes (our estimate).
+  Total mass {_so101_total():.6f} kg (base {SO101_BODIES[0].mass} kg, fixed to the table).
   Collision (and visual) geometry: so101.xml's boxes of class "collision"; its meshes and the gripper's fine jaw
   geoms are not used. Other visuals: each link's uniform box of the same mass and principal inertias.
   Effort 1.9 N.m and velocity 4.7 rad/s: Feetech STS3215 datasheet at 7.4 V (19.5 kg.cm, 0.222 s/60 deg).
