@@ -540,18 +540,23 @@ def equivalent_box(mass: float, inertia: np.ndarray) -> tuple[np.ndarray, Vec3]:
 
 
 # ------------------------------------------------------------------------------------------------ URDF text
-def _g(v: float) -> str:
-    """9 significant digits; round-off below 1e-15 written as 0."""
-    return f"{float(v):.9g}" if abs(v) >= 1e-15 else "0"
+def _g(v: float, digits: int = 9) -> str:
+    """``digits`` significant digits; round-off below 1e-15 written as 0."""
+    return f"{float(v):.{digits}g}" if abs(v) >= 1e-15 else "0"
 
 
-def _f(values) -> str:
-    return " ".join(_g(v) for v in values)
+def _f(values, digits: int = 9) -> str:
+    return " ".join(_g(v, digits) for v in values)
+
+
+def _rpy(r: np.ndarray) -> str:
+    """URDF rpy of ``r`` at full double precision (9 digits of π would turn frames by 4e-9 rad)."""
+    return _f(matrix_rpy(r), 17)
 
 
 def _box(tag: str, pos, rot: np.ndarray, size) -> str:
     return f"""
-    <{tag}><origin xyz="{_f(pos)}" rpy="{_f(matrix_rpy(rot))}"/><geometry><box size="{_f(size)}"/></geometry></{tag}>"""
+    <{tag}><origin xyz="{_f(pos)}" rpy="{_rpy(rot)}"/><geometry><box size="{_f(size)}"/></geometry></{tag}>"""
 
 
 def body_link(b: Body, boxes: tuple[Box, ...] = (), drawn: Vec3 | None = None) -> str:
@@ -579,7 +584,7 @@ def body_link(b: Body, boxes: tuple[Box, ...] = (), drawn: Vec3 | None = None) -
 
 def body_joint(b: Body, limits: dict, default_range: tuple[float, float] | None = None) -> str:
     """The joint that carries ``b`` in its parent: revolute about ``b.axis`` (fixed when it has no joint)."""
-    origin = f'<origin xyz="{_f(b.pos)}" rpy="{_f(matrix_rpy(quat_matrix(b.quat)))}"/>'
+    origin = f'<origin xyz="{_f(b.pos)}" rpy="{_rpy(quat_matrix(b.quat))}"/>'
     if b.joint is None:
         return f"""
   <joint name="{b.name}_fixed" type="fixed">
