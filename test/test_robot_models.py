@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OP3, SO101 = ROOT / "urdf" / "op3.urdf", ROOT / "urdf" / "so101.urdf"
+OP3, SO101, SO_ARM100 = (ROOT / "urdf" / f for f in ("op3.urdf", "so101.urdf", "so_arm100.urdf"))
 SMALL_MJCF = ROOT / "test" / "data" / "menagerie_arm.xml"
 
 
@@ -87,6 +87,9 @@ def check_against_source(path: Path, bodies) -> dict:
     links, joints = urdf_tables(path)
     by_child = {j[2]: (name, j) for name, j in joints.items()}
     for b in bodies:
+        if b.mass == 0:  # the source gives no inertial (so_arm100's fixed Base): none in the URDF either
+            assert b.name not in links and b.parent is None
+            continue
         mass, com, inertia = links[b.name]
         assert mass == b.mass, b.name
         np.testing.assert_array_equal(com, b.com, err_msg=b.name)
@@ -115,6 +118,8 @@ OP3_JOINTS = (
 
 def test_generated_files_are_what_generate_py_writes():
     assert GEN.op3() == OP3.read_text() and GEN.so101() == SO101.read_text()
+    assert GEN.so_arm100() == SO_ARM100.read_text()
+    assert "13d6c48b8f59d2c4badee7756b4ea3532613cddf" in SO_ARM100.read_text().split("-->")[0]
     assert "361161b2b9b901d8f4133cb113aa6b26c8ca1bdc" in OP3.read_text().split("-->")[0]
     assert "191a7ba5e6d5ca0af05303bf725a644bcceffb0c" in SO101.read_text().split("-->")[0]
 
@@ -210,36 +215,65 @@ def test_so101_every_body_equals_so101_xml():
     assert all(joints[n][6]["effort"] == 1.9 and joints[n][6]["velocity"] == 4.7 for n in revolute)
 
 
-def test_so101_in_mujoco_and_pinocchio_matches_so101_xml_kinematics_and_inertias():
-    pytest.importorskip("mujoco")
-    pin = pytest.importorskip("pinocchio")
+def check_arm_in_mujoco_and_pinocchio(path: Path, bodies, fused: dict[str, float]) -> None:
+    """Body frames at q = 0 composed from the source's body pos/quat with MuJoCo's quaternion maths, masses,
+    principal inertias and ranges in MuJoCo, and inertias in pinocchio (``fused``: mass welded onto a body)."""
+    import mujoco
+    import pinocchio as pin
+
     from servo_ff.dynamics.mujoco_model import build_model
 
-    m = build_model(SO101).model
-    d = build_model(SO101).data
-    import mujoco
-
+    sim = build_model(path)
+    m, d = sim.model, sim.data
     mujoco.mj_kinematics(m, d)
-    # world frames at q = 0 composed from the source's body pos/quat with MuJoCo's quaternion maths
     frames = {}
-    for b in MR.SO101_BODIES:
+    for b in bodies:
         p, r = frames.get(b.parent, (np.zeros(3), np.eye(3)))
         frames[b.name] = (p + r @ np.asarray(b.pos, dtype=float), r @ mj_rotation(b.quat))
-    for b in MR.SO101_BODIES[1:]:
+    model = pin.buildModelFromUrdf(str(path))
+    for b in bodies[1:]:
         body = m.body(b.name)
         np.testing.assert_allclose(d.xpos[body.id], frames[b.name][0], atol=1e-9, err_msg=b.name)
         np.testing.assert_allclose(d.xmat[body.id].reshape(3, 3), frames[b.name][1], atol=1e-9, err_msg=b.name)
-        fused = b.name == "gripper"  # the welded camera mount is fused into it
-        assert body.mass[0] == pytest.approx(b.mass + (0.012 if fused else 0.0), rel=1e-12)
-        if not fused:
-            np.testing.assert_allclose(np.sort(body.inertia), np.linalg.eigvalsh(source_inertia(b)), rtol=1e-6)
+        assert body.mass[0] == pytest.approx(b.mass + fused.get(b.name, 0.0), rel=1e-12)
         np.testing.assert_allclose(m.joint(b.joint).range, b.range, atol=0)
-    model = pin.buildModelFromUrdf(str(SO101))
-    for b in MR.SO101_BODIES[1:]:
-        if b.name != "gripper":
+        if b.name not in fused:
+            np.testing.assert_allclose(np.sort(body.inertia), np.linalg.eigvalsh(source_inertia(b)), rtol=1e-6)
             inertia = model.inertias[model.getJointId(b.joint)]
             assert inertia.mass == pytest.approx(b.mass, rel=1e-12)
             np.testing.assert_allclose(inertia.inertia, source_inertia(b), rtol=1e-6, atol=1e-13)
+
+
+def test_so101_in_mujoco_and_pinocchio_matches_so101_xml_kinematics_and_inertias():
+    pytest.importorskip("mujoco")
+    pytest.importorskip("pinocchio")
+    check_arm_in_mujoco_and_pinocchio(SO101, MR.SO101_BODIES, {"gripper": 0.012})  # the welded camera mount
+
+
+def test_so_arm100_every_body_equals_so_arm100_xml():
+    mujoco = pytest.importorskip("mujoco")
+    pytest.importorskip("pinocchio")
+    links = check_against_source(SO_ARM100, MR.SO_ARM100_BODIES)
+    assert sum(m for m, _, _ in links.values()) == pytest.approx(0.6089654, abs=1e-9)
+    for name, euler in MR.SO_ARM100_EULER.items():  # the euler frames, by MuJoCo's own conversion
+        q = np.zeros(4)
+        mujoco.mju_euler2Quat(q, np.asarray(euler, dtype=float), "xyz")
+        body = next(b for b in MR.SO_ARM100_BODIES if b.name == name)
+        np.testing.assert_allclose(body.quat, q, atol=1e-15)
+    _, joints = urdf_tables(SO_ARM100)
+    assert [n for n, j in joints.items() if j[0] == "revolute"] == [
+        "Rotation",
+        "Pitch",
+        "Elbow",
+        "Wrist_Pitch",
+        "Wrist_Roll",
+        "Jaw",
+    ]
+    check_arm_in_mujoco_and_pinocchio(SO_ARM100, MR.SO_ARM100_BODIES, {})
+    from servo_ff.dynamics.mujoco_servos import MujocoServos
+
+    servos = MujocoServos.from_description(None, ROOT / "config" / "servos_so_arm100.yaml")  # its robot:
+    assert len(servos.joint_names) == 6 and not servos.sim.floating
 
 
 # ------------------------------------------------------------------------------------------------ XM430-W350

@@ -1,8 +1,9 @@
-"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf, urdf/arm2r.urdf, urdf/op3.urdf and urdf/so101.urdf (run: python
-urdf/generate.py).
+"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf, urdf/arm2r.urdf, urdf/op3.urdf, urdf/so101.urdf and
+urdf/so_arm100.urdf (run: python urdf/generate.py).
 
-op3 and so101 are MuJoCo Menagerie's models as URDF: their source tables (every figure copied from op3.xml /
-so101.xml, files and commits cited there) and writers are in urdf/menagerie_robots.py. The others are our own
+op3, so101 and so_arm100 are MuJoCo Menagerie's models as URDF: their source tables (every figure copied from
+op3.xml / so101.xml / so_arm100.xml, files and commits cited there) are urdf/menagerie_tables.py, their writers
+urdf/menagerie_robots.py. The others are our own
 models, not copies: every number below is either a published specification (cited) or a stated estimate;
 inertias are those of solid boxes with the stated dimensions and masses (I = m/12·(b² + c²)).
 """
@@ -33,6 +34,10 @@ def op3() -> str:
 
 def so101() -> str:
     return _menagerie_robots().so101()
+
+
+def so_arm100() -> str:
+    return _menagerie_robots().so_arm100()
 
 
 CITATION = """
@@ -255,6 +260,7 @@ if __name__ == "__main__":
         "arm2r.urdf": arm2r(),
         "op3.urdf": op3(),
         "so101.urdf": so101(),
+        "so_arm100.urdf": so_arm100(),
     }
     for name, text in outputs.items():
         (HERE / name).write_text(text)
