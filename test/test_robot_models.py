@@ -300,6 +300,11 @@ def test_xm430_preset_from_the_e_manual_figures():
     assert fw.current_limit == pytest.approx(1193 * 2.69e-3, rel=1e-12)
     assert "not identified" in source and "Operating Mode(11) = 5" in source
     assert FIRMWARE_TABLE["xm430_position"].law.control == "voltage"
+    from servo_ff.models.params import ParameterError
+    from servo_ff.models.schwarz_behnke import alpha_hat_from_actuator
+
+    with pytest.raises(ParameterError, match=r"^xm430: the α̂ of Schwarz & Behnke Eq\. 19 assumes a voltage"):
+        alpha_hat_from_actuator(p)  # the feed-forward's α̂ is a voltage-law result: refused, not silently wrong
 
 
 # ------------------------------------------------------------------------------------------------ menagerie:
