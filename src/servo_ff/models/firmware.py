@@ -59,6 +59,8 @@ class FirmwareRow(NamedTuple):
 
 _X_COUNTS_PER_RAD = 4096 / (2 * math.pi)  # X-series and MX (2.0) encoder: 4096 counts/rev
 _X_PWM_FULL = 885  # X-series PWM Limit (36) full scale = 100 % duty (ROBOTIS e-manual)
+_XM430_CURRENT_UNIT = 2.69e-3  # [A] per Goal/Present Current unit (ROBOTIS e-manual XM430-W350)
+_XM430_CURRENT_LIMIT = 1193  # Current Limit(38) default and maximum [units]
 STS_MAX_SPEED = 3400 * 2 * math.pi / 4096  # [rad/s] STS3215 max speed 3400 steps/s (bam STS3215Actuator)
 
 #: One row per servo family: the law and its source. bam = Rhoban/bam @1b5a1ce (2026-07-24), the reference
@@ -95,9 +97,25 @@ FIRMWARE_TABLE: dict[str, FirmwareRow] = {
         "-885 in a stall, where a 1.75 A limit would cap it near 730",
     ),
     "xm430": FirmwareRow(
+        FirmwareLaw(
+            "current",
+            vin=12.0,
+            kp=800.0,
+            error_gain=_X_COUNTS_PER_RAD / 128 * _XM430_CURRENT_UNIT,
+            max_pwm=1.0,
+            current_limit=_XM430_CURRENT_LIMIT * _XM430_CURRENT_UNIT,
+        ),
+        "ROBOTIS e-manual XM430-W350 (ROBOTIS-GIT/emanual docs/en/dxl/x/xm430-w350.md) current-based position "
+        "mode, Operating Mode(11) = 5: the position PID gives the target current, K_PP = Position P Gain(84)/128 "
+        "(default 800), limited by Goal Current(102) <= Current Limit(38) = 1193 x 2.69 mA = 3.21 A; a current "
+        "loop (taken as ideal) drives the PWM, PWM Limit(36) 885 = full duty at 12 V. Assumed: the PID output is in "
+        "Goal Current units (2.69 mA) per encoder count, as its position-mode output is in PWM units; not "
+        "identified on a bench",
+    ),
+    "xm430_position": FirmwareRow(
         FirmwareLaw("voltage", vin=12.0, kp=800.0, error_gain=_X_COUNTS_PER_RAD / (128 * _X_PWM_FULL), max_pwm=1.0),
-        "ROBOTIS e-manual XM430-W350 position mode: K_PP = Position P Gain(84)/128 (default "
-        "800), PWM full scale 885, 12 V; not identified on a bench",
+        "ROBOTIS e-manual XM430-W350 position mode, Operating Mode(11) = 3 (the factory mode): K_PP = Position P "
+        "Gain(84)/128 (default 800), PWM full scale 885, 12 V; not identified on a bench",
     ),
     "sts3215": FirmwareRow(
         FirmwareLaw("voltage", vin=7.4, kp=32.0, error_gain=0.166, max_pwm=0.97, goal_velocity_limit=STS_MAX_SPEED),

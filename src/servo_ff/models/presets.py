@@ -10,6 +10,11 @@
   which bounds it to 0.04–0.06 N·m and neglects it.
 * ``mg995`` (``m1``): Santana, Maximo, Góes, Physical Modeling and Parameters Identification of the MG995
   Servomotor, Table 3, mapped the same way, 5 V supply.
+* ``xm430`` (XM430-W350, ``m1``): NOT identified. kt and R from the ROBOTIS e-manual's stall torque, stall
+  current and no-load speed at 12 V by Maximo et al.'s datasheet method (:func:`.datasheet.motor_from_servo`);
+  armature and Coulomb friction are MuJoCo Menagerie's op3.xml joint settings (0.045 kg·m², 0.03 N·m); viscous
+  friction is the gearbox loss that gives the e-manual's no-load speed. Firmware: the ``xm430`` row (current-based
+  position control).
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from importlib import resources
 from .datasheet import (
     MG995_DATASHEET,
     MX28AT_DATASHEET,
+    XM430_W350_COULOMB,
+    XM430_W350_DATASHEET,
     MotorDatasheet,
+    motor_from_servo,
     output_armature,
     output_torque_constant,
     output_viscous_friction,
@@ -29,7 +37,12 @@ from .datasheet import (
 from .params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, ParameterError
 
 BAM_SERVOS: tuple[str, ...] = ("mx64", "mx106", "xl320", "xl330", "sts3215")
-_DATASHEET: dict[str, MotorDatasheet] = {"mx28": MX28AT_DATASHEET, "mg995": MG995_DATASHEET}
+_DATASHEET: dict[str, MotorDatasheet] = {
+    "mx28": MX28AT_DATASHEET,
+    "mg995": MG995_DATASHEET,
+    "xm430": motor_from_servo(XM430_W350_DATASHEET),
+}
+_COULOMB: dict[str, float] = {"xm430": XM430_W350_COULOMB}  # [N·m]; the others: 0 (Maximo et al. §3.2)
 SERVO_NAMES: tuple[str, ...] = (*BAM_SERVOS, *_DATASHEET)
 
 
@@ -63,8 +76,7 @@ def from_datasheet(actuator: str, ds: MotorDatasheet, coulomb: float = 0.0) -> A
 def preset(servo: str, model: str = "m4") -> ActuatorParams:
     """The preset for ``servo`` and friction ``model``; unknown names raise with the list of valid ones."""
     servo = servo.lower().replace("-", "").replace("_", "")
-    if servo == "mx28at":
-        servo = "mx28"
+    servo = {"mx28at": "mx28", "xm430w350": "xm430"}.get(servo, servo)
     model = model.lower()
     if servo not in SERVO_NAMES:
         raise ParameterError(f"unknown servo preset {servo!r}; valid presets: {', '.join(SERVO_NAMES)}")
@@ -73,7 +85,7 @@ def preset(servo: str, model: str = "m4") -> ActuatorParams:
     if servo in _DATASHEET:
         if model != "m1":
             raise ParameterError(f"preset {servo} exists for model m1 only (datasheet model); valid: m1")
-        return from_datasheet(servo, _DATASHEET[servo])
+        return from_datasheet(servo, _DATASHEET[servo], _COULOMB.get(servo, 0.0))
     if model not in _bam_models(servo):
         raise ParameterError(
             f"no published {servo} parameter file for model {model}; valid: {', '.join(_bam_models(servo))}"
