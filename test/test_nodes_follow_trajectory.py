@@ -118,7 +118,7 @@ def test_goal_succeeds_within_goal_tolerance_with_feedback(ros):
     assert res.status == GoalStatus.STATUS_SUCCEEDED, res.result.error_string
     assert res.result.error_code == Result.SUCCESSFUL
     assert np.abs(position(states) - target).max() < 0.1
-    assert len(feedback) > 10  # one per published state while the goal runs (250 Hz, 1 s)
+    assert len(feedback) > 5  # the latest state at action_monitor_rate (20 Hz) while the goal runs (1 s)
     mine = bytes(handle.goal_id.uuid)
 
     def past_end():
@@ -189,7 +189,7 @@ def test_cancel_holds_present_position(ros):
     feedback: list = []
     handle = send(action, goal_msg(target, 4.0), feedback)
     assert handle.accepted
-    wait_for(lambda: len(feedback) > 20, 10.0, "feedback")
+    wait_for(lambda: len(feedback) > 5, 10.0, "feedback")
     cancel = handle.cancel_goal_async()
     wait_for(cancel.done, 10.0, "the cancel response")
     assert len(cancel.result().goals_canceling) == 1

@@ -12,6 +12,8 @@ with ros2_controllers' JointTrajectoryController semantics:
   while the trajectory runs (PATH_TOLERANCE_VIOLATED: abort, hold the present position), after its last point
   the goal tolerances until its end + goal_time_tolerance (SUCCESSFUL, holding the last point; or
   GOAL_TOLERANCE_VIOLATED: abort, hold the present position), see :mod:`servo_ff.trajectory_tolerances`;
+  feedback (desired, actual, error = desired - actual, all joints) at ``action_monitor_rate`` (JTC publishes
+  the latest state at that rate) and on the state an outcome is decided on;
 * cancel: hold the present position, CANCELED; deactivate: abort (INVALID_GOAL); a command on another topic
   or service that replaces the trajectory aborts the goal (INVALID_GOAL) as a preemption.
 
@@ -62,6 +64,7 @@ class _Run:
         self.done = Future()
         self.checked = False  # the first sample is always checked against the path tolerance
         self.final: np.ndarray | None = None  # the goal held once the trajectory ended
+        self.last_feedback = -np.inf  # node time of the last feedback [s]
 
 
 class FollowTrajectoryAction:
@@ -195,33 +198,38 @@ class FollowTrajectoryAction:
             return  # not started yet (a future header.stamp): the previous trajectory runs
         q, dq, ddq = traj.spline.sample(t)
         error = np.stack([q - pos, dq - vel, np.zeros_like(q)])
-        feedback = FollowJointTrajectory.Feedback(joint_names=node.joints)
-        feedback.header.stamp = _stamp(t)
-        since = t - traj.start
-        feedback.desired = _point(since, q, dq, ddq)
-        feedback.actual = _point(since, pos, vel)
-        feedback.error = _point(since, error[0], error[1])
-        run.handle.publish_feedback(feedback)
+        outcome = self._judge(run, t, error)
+        if outcome is not None or t - run.last_feedback >= 1.0 / node.table.values["action_monitor_rate"] - 1e-9:
+            run.last_feedback = t  # as JTC: the latest state at action_monitor_rate, and the one judged
+            feedback = FollowJointTrajectory.Feedback(joint_names=node.joints)
+            feedback.header.stamp = _stamp(t)
+            since = t - traj.start
+            feedback.desired = _point(since, q, dq, ddq)
+            feedback.actual = _point(since, pos, vel)
+            feedback.error = _point(since, error[0], error[1])
+            run.handle.publish_feedback(feedback)
+        if outcome is not None:
+            self.finish(*outcome)
+
+    def _judge(self, run: _Run, t: float, error: np.ndarray) -> tuple | None:
+        """The outcome at time ``t`` with ``error`` (3, J): arguments of :meth:`finish`, or None (running)."""
+        traj, joints = run.traj, self.node.joints
         if t < traj.end or not run.checked:
             run.checked = True
-            bad = violations(error, run.tol.path, node.joints)
+            bad = violations(error, run.tol.path, joints)
             if bad:
                 text = "Aborted due to path tolerance violation: " + "; ".join(bad)
-                self.finish(Result.PATH_TOLERANCE_VIOLATED, text, abort=True, hold=True)
-                return
+                return Result.PATH_TOLERANCE_VIOLATED, text, True, False, True
             if t < traj.end:
-                return
-        bad = violations(error, run.tol.goal, node.joints)
+                return None
+        bad = violations(error, run.tol.goal, joints)
         if not bad:
-            self.finish(Result.SUCCESSFUL, "Goal successfully reached!")
-        elif run.tol.goal_time > 0 and t - traj.end > run.tol.goal_time:
-            self.finish(
-                Result.GOAL_TOLERANCE_VIOLATED,
-                f"Aborted due to goal_time_tolerance exceeding by {t - traj.end - run.tol.goal_time:.3f} seconds: "
-                + "; ".join(bad),
-                abort=True,
-                hold=True,
-            )
+            return Result.SUCCESSFUL, "Goal successfully reached!"
+        late = t - traj.end - run.tol.goal_time
+        if run.tol.goal_time > 0 and late > 0:
+            text = f"Aborted due to goal_time_tolerance exceeding by {late:.3f} seconds: " + "; ".join(bad)
+            return Result.GOAL_TOLERANCE_VIOLATED, text, True, False, True
+        return None
 
     def _holding(self, run: _Run) -> bool:
         """The node still holds the goal its trajectory ended on (no other command came since)."""

@@ -112,6 +112,14 @@ def constraint_specs() -> list[ParamSpec]:
             lo=0.0,
             hi=3600.0,
         ),
+        ParamSpec(
+            "action_monitor_rate",
+            20.0,
+            "rate of FollowJointTrajectory feedback (the latest state; outcomes are checked every period)",
+            "Hz",
+            lo=0.1,
+            hi=2000.0,
+        ),
     ]
 
 
