@@ -8,10 +8,10 @@ with ros2_controllers' JointTrajectoryController semantics:
 * an accepted goal preempts the goal in progress (aborted, INVALID_GOAL "Current goal preempted by new incoming
   action.") and its trajectory replaces the one followed, from the current state, on the same spline as the
   topic (:func:`.trajectory_plan.plan_trajectory`);
-* every state published: feedback (desired, actual, error = desired - actual, all joints), path tolerances
-  while the trajectory runs (PATH_TOLERANCE_VIOLATED: abort, hold the present position), after its last point
-  the goal tolerances until its end + goal_time_tolerance (SUCCESSFUL, holding the last point; or
-  GOAL_TOLERANCE_VIOLATED: abort, hold the present position), see :mod:`servo_ff.trajectory_tolerances`;
+* on every state published: path tolerances while the trajectory runs (PATH_TOLERANCE_VIOLATED: abort, hold
+  the present position), after its last point the goal tolerances until its end + goal_time_tolerance
+  (SUCCESSFUL, holding the last point; or GOAL_TOLERANCE_VIOLATED: abort, hold the present position), see
+  :mod:`servo_ff.trajectory_tolerances`;
   feedback (desired, actual, error = desired - actual, all joints) at ``action_monitor_rate`` (JTC publishes
   the latest state at that rate) and on the state an outcome is decided on;
 * cancel: hold the present position, CANCELED; deactivate: abort (INVALID_GOAL); a command on another topic
@@ -116,7 +116,7 @@ class FollowTrajectoryAction:
         reason = self.refusal(goal)
         if reason is None:
             return GoalResponse.ACCEPT
-        self.node.gate._reject(self.name, "goal", f"FollowJointTrajectory goal rejected: {reason}")
+        self.node.gate._reject(self.name, "goal", reason)  # one throttled warning, counted in the diagnostics
         return GoalResponse.REJECT
 
     def _on_accepted(self, handle) -> None:
