@@ -21,13 +21,17 @@ from rclpy.serialization import serialize_message
 _SEC, _NANOSEC = 0x5EC0_4D21, 0x3B9A_C9FE  # sentinel stamp (nanosec < 1e9)
 
 
+def _step(obj, key: str):
+    return obj[int(key)] if key.isdigit() else getattr(obj, key)  # "interface_values.2.values": an element
+
+
 def _path_get(msg, path: str):
-    return reduce(getattr, path.split("."), msg)
+    return reduce(_step, path.split("."), msg)
 
 
 def _path_set(msg, path: str, value) -> None:
     *head, last = path.split(".")
-    setattr(reduce(getattr, head, msg), last, value)
+    setattr(reduce(_step, head, msg), last, value)
 
 
 class CdrTemplate:

@@ -61,6 +61,7 @@ SERVO_ENDPOINTS = (
     "torque_enable",
     "reboot",
     "reset",
+    "follow_joint_trajectory",
 )
 
 

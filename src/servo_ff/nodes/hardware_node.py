@@ -344,6 +344,9 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.pos, self.vel, self.eff
 
+    def hw_state_interfaces(self) -> dict[str, np.ndarray]:
+        return {"temperature": self.temperature, "voltage": self.voltage}  # °C, V (every health_period)
+
     def hw_fresh(self) -> np.ndarray:
         return self.valid.copy()  # a valid reply in the last cycle
 

@@ -161,6 +161,14 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         self.create_service(Trigger, nm["reboot"], self._on_reboot)
         self.create_timer(v["supply_period"], self._publish_supply)
         self._diag_timer = self.create_timer(v["diagnostics_period"], self._publish_diagnostics)
+        self.fjt = self.djs = None  # ros2_control interfaces: need control_msgs (tools/build_interfaces.py)
+        try:
+            from .dynamic_joint_states import DynamicJointStates
+            from .follow_trajectory_action import FollowTrajectoryAction
+        except ImportError as e:
+            self.get_logger().warning(f"no {nm['follow_joint_trajectory']}, no /dynamic_joint_states: {e}")
+        else:
+            self.fjt, self.djs = FollowTrajectoryAction(self), DynamicJointStates(self, self.joints)
         self._autostart_timer = None
         if v["autostart"]:  # transitions run once the node spins: the constructor never enables torque
             self._autostart_timer = self.create_timer(0.01, self._autostart, clock=self._steady)
@@ -369,7 +377,14 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         js.block(0)[:], js.block(1)[:], js.block(2)[:] = pos, vel, eff
         self.pub_js.publish(js.data())
         self.ticks += 1
+        if self.fjt is not None:
+            self.fjt.update(stamp.sec + stamp.nanosec * 1e-9, pos, vel)
+            self.djs.publish(stamp, {"position": pos, "velocity": vel, "effort": eff, **self.hw_state_interfaces()})
         return True
+
+    def hw_state_interfaces(self) -> dict[str, np.ndarray]:
+        """State interfaces (J,) besides position, velocity and effort, for /dynamic_joint_states."""
+        return {}
 
     def _publish_supply(self) -> None:
         if not self.configured:

@@ -68,9 +68,58 @@ def servo_interface_specs(
             hi=1e3,
             per_joint=True,
         ),
+        *constraint_specs(),
         ParamSpec("diagnostics_period", 1.0, "period of /diagnostics", "s", lo=0.01, hi=60.0),
         ParamSpec("supply_period", 0.1, "period of /servo_supply", "s", lo=0.001, hi=60.0),
         ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
+    ]
+
+
+def constraint_specs() -> list[ParamSpec]:
+    """Default tolerances of ``<prefix>/follow_joint_trajectory`` (JointTrajectoryController's ``constraints``)."""
+    return [
+        ParamSpec(
+            "constraints.trajectory",
+            [0.0],
+            "path position tolerance while a FollowJointTrajectory goal runs (0: not enforced)",
+            "rad",
+            lo=0.0,
+            hi=1e3,
+            per_joint=True,
+        ),
+        ParamSpec(
+            "constraints.goal",
+            [0.0],
+            "goal position tolerance at the trajectory's end (0: not enforced)",
+            "rad",
+            lo=0.0,
+            hi=1e3,
+            per_joint=True,
+        ),
+        ParamSpec(
+            "constraints.stopped_velocity_tolerance",
+            0.01,
+            "goal velocity tolerance at the trajectory's end (0: not enforced)",
+            "rad/s",
+            lo=0.0,
+            hi=1e3,
+        ),
+        ParamSpec(
+            "constraints.goal_time",
+            0.0,
+            "time after the trajectory's end to be within the goal tolerance (0: no limit)",
+            "s",
+            lo=0.0,
+            hi=3600.0,
+        ),
+        ParamSpec(
+            "action_monitor_rate",
+            20.0,
+            "rate of FollowJointTrajectory feedback (the latest state; outcomes are checked every period)",
+            "Hz",
+            lo=0.1,
+            hi=2000.0,
+        ),
     ]
 
 

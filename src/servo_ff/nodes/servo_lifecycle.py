@@ -68,6 +68,7 @@ class ServoLifecycle:
         def body():
             self._stop_loop()
             self.active, self.state_label = False, "inactive"
+            self._end_action()
             self._hold_present(running=True)
             result = self.hw_deactivate()
             if self.reads_while_inactive:
@@ -91,6 +92,7 @@ class ServoLifecycle:
             self._stop_loop()
             if self.active:
                 self.active = False
+                self._end_action()
                 self._hold_present(running=True)
                 text = f"{self.hw_deactivate()[1]}; closed"
             if self.configured:
@@ -103,12 +105,18 @@ class ServoLifecycle:
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
         self._stop_loop()
         self.active = False
+        self._end_action()
         try:
             self.hw_cleanup()
         except Exception as e:  # noqa: BLE001 (best effort: back to unconfigured)
             self.get_logger().error(f"cleanup after an error failed: {e}")
         self.configured, self.state_label = False, "unconfigured"
         return TransitionCallbackReturn.SUCCESS
+
+    def _end_action(self) -> None:
+        """The node leaves the active state: a FollowJointTrajectory goal in progress is aborted."""
+        if getattr(self, "fjt", None) is not None:
+            self.fjt.deactivate()
 
     def _start_loop(self) -> None:
         self._stop_loop()
