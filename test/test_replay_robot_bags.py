@@ -54,10 +54,11 @@ class Bag:
         self.conns: dict[str, object] = {}
         self.path = path
 
-    def put(self, topic: str, msgtype: str, ns: int, msg) -> None:
+    def put(self, topic: str, msgtype: str, ns: int, msg, received: int | None = None) -> None:
         if topic not in self.conns:
             self.conns[topic] = self.w.add_connection(topic, msgtype, typestore=self.ts)
-        self.w.write(self.conns[topic], ns + 300_000, self.ts.serialize_cdr(msg, msgtype))  # received 0.3 ms later
+        t = ns + 300_000 if received is None else received  # received 0.3 ms after its stamp
+        self.w.write(self.conns[topic], t, self.ts.serialize_cdr(msg, msgtype))
 
     def header(self, ns: int):
         t = self.T["builtin_interfaces/msg/Time"](sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
@@ -100,7 +101,9 @@ class Bag:
         )
         self.put(topic, "sensor_msgs/msg/BatteryState", ns, msg)
 
-    def trajectory(self, topic: str, ns: int, names: list[str], times: np.ndarray, q: np.ndarray) -> None:
+    def trajectory(
+        self, topic: str, ns: int, names: list[str], times: np.ndarray, q: np.ndarray, received: int | None = None
+    ) -> None:
         T = self.T
         pts = [
             T["trajectory_msgs/msg/JointTrajectoryPoint"](
@@ -115,7 +118,7 @@ class Bag:
             for k in range(len(times))
         ]
         msg = T["trajectory_msgs/msg/JointTrajectory"](header=self.header(ns), joint_names=names, points=pts)
-        self.put(topic, "trajectory_msgs/msg/JointTrajectory", ns, msg)
+        self.put(topic, "trajectory_msgs/msg/JointTrajectory", ns, msg, received)
 
     def close(self) -> Path:
         self.w.close()
@@ -254,7 +257,8 @@ def test_replanned_horizons_are_replaced_not_merged(tmp_path):
 
 
 def test_trajectory_goal_follows_jtc_replacement(tmp_path):
-    """The bag reader's goal of the replanned bag is the executed goal (the JTC spline), sample by sample."""
+    """The bag reader's goal of the replanned bag is the executed goal (the JTC spline), sample by sample; a
+    message that ended before it was received (stamped 10 s earlier) is not followed, as a JTC refuses it."""
     from servo_ff.io.rosbag import read_rosbag
 
     msgs, executed = _replanned()
@@ -263,6 +267,11 @@ def test_trajectory_goal_follows_jtc_replacement(tmp_path):
         bag.joint_state("/joint_states", START + k * 5_000_000, [J1], [REF[k]], [0.0])
     for i0, pts in msgs:
         bag.trajectory("/arm_controller/joint_trajectory", START + i0 * 5_000_000, [J1], HORIZON, pts[:, None])
+        if i0 == 500:
+            late = START + i0 * 5_000_000 - 10_000_000_000
+            bag.trajectory(
+                "/arm_controller/joint_trajectory", late, [J1], HORIZON, pts[:, None] + 1.0, START + i0 * 5_000_000
+            )
     log = read_rosbag(bag.close(), joint=J1, meta={"kp": 8, "vin": VIN})
     n = msgs[-1][0] + PERIOD  # after that the last horizon's tail is followed
     np.testing.assert_allclose(log.goal_position[:n], executed[:n], atol=1e-5)  # 1 µs of stamp jitter

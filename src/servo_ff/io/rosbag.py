@@ -243,6 +243,7 @@ def _read_streams(reader, src: str, joint: str | None, ns: str, wanted: Mapping[
     gains: list[tuple] = []
     conns = [c for c in reader.connections if c.topic in {js_topic, g_topic, v_topic, e_topic, k_topic} | meta_topics]
     count: dict[str, int] = {}
+    stale = 0
     for conn, t_ns, raw in reader.messages(connections=conns):
         i_msg = count[conn.topic] = count.get(conn.topic, -1) + 1
         where = f"topic {conn.topic} message {i_msg}"
@@ -275,13 +276,21 @@ def _read_streams(reader, src: str, joint: str | None, ns: str, wanted: Mapping[
                     )
                 streams["goal"].append((_stamp(msg.header, t_ns), msg.position[k]))
             else:
-                streams["traj"].append(trajectory_piece(src, where, msg, joint, _stamp(msg.header, t_ns)))
+                piece = trajectory_piece(src, where, msg, joint, _stamp(msg.header, t_ns))
+                if len(piece[1]) and piece[0] + int(piece[1][-1] * 1e9) < t_ns:  # ended before it arrived
+                    stale += 1  # a JointTrajectoryController refuses it
+                    continue
+                streams["traj"].append(piece)
         elif conn.topic == v_topic:
             streams["volts"].append((_stamp(msg.header, t_ns), msg.voltage))
         elif conn.topic == e_topic:
             streams["enable"].append((t_ns, float(msg.data)))
         elif conn.topic == k_topic:
             gains.append(tuple(float(x) for x in msg.data))
+    if stale:
+        _log.warning(
+            "%s: %d message(s) of %s ended before they were received: not followed (as a JTC)", src, stale, g_topic
+        )
     if streams["traj"] and all(len(p[1]) == 0 for p in streams["traj"]):
         raise LogError(f"{src}: topic {g_topic}: no message names joint {joint!r}")
     return {

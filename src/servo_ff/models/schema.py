@@ -74,7 +74,7 @@ FIRMWARE_FIELDS: dict[str, FieldSpec] = {
 #: α̂ of Schwarz & Behnke Eq. 19 and the Stribeck shape of Eq. 9, per joint (``servo_ff.dynamics.alpha``, the
 #: feed-forward node's ``alpha.<joint>``, ``stribeck_dq_s``, ``stribeck_delta``). α̂ = α / error_gain is
 #: register-scaled: α̂·regressor / (k_P·U_bat) is the goal offset [rad]. Every α̂ of a physical servo is ≥ 0
-#: (α̂0 = R/(kt·error_gain) > 0: a negative, zero or vanishing α̂0 would push the goal against the torque the motion needs);
+#: (α̂0 = R/(kt·error_gain) > 0: a negative or zero α̂0 would push the goal against the torque the motion needs);
 #: the bounds hold every preset with a wide margin (the largest, XL330's α̂0, is ≈ 3.6e3).
 _AU = "rad·V·register"
 ALPHA_FIELDS: dict[str, FieldSpec] = {
