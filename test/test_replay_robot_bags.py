@@ -325,6 +325,24 @@ def test_fit_node_process_exits_non_zero_on_a_failed_fit(tmp_path):
     assert not (tmp_path / "alpha.yaml").exists()
 
 
+def test_no_alpha_file_when_the_feedforward_node_does_not_take_it(tmp_path):
+    """A good fit the feed-forward node does not take (not reachable): exit 2 naming it, and no alpha.yaml (it was
+    written before the node was asked)."""
+    pytest.importorskip("rclpy")
+    from servo_ff.nodes.bringup import config_dir, plan, python_command, python_env
+
+    bag = _good_bag(tmp_path / "good")
+    params = tmp_path / "ff.yaml"
+    params.write_text("servo_fit:\n  ros__parameters:\n    feedforward_node: nobody\n    service_timeout: 0.5\n")
+    (node,) = plan("replay", bag=str(bag), params_file=str(params))
+    run = subprocess.run(
+        python_command(node, config_dir()), cwd=tmp_path, env=python_env(), capture_output=True, text=True, timeout=240
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "'nobody' not reachable" in run.stderr and "nothing written" in run.stderr, run.stderr
+    assert not (tmp_path / "alpha.yaml").exists()
+
+
 def test_launch_ends_non_zero_when_the_fit_node_fails():
     """The replay launch file's exit handler: a failed fit raises inside `ros2 launch`'s loop (its only way to exit
     non-zero), a successful one shuts down; where `launch` is installed, the description wires it."""
