@@ -229,7 +229,10 @@ class ReplacedTrajectories:
         ``start``; no points (``times`` empty): the joints hold the state they have at ``start``."""
         if self.starts and start < self.starts[-1]:
             raise ValueError(f"trajectory starting at {start:g} s added after one starting at {self.starts[-1]:g} s")
-        q_s, dq_s, ddq_s = self.state(start)
+        if self.splines:  # the one in progress: the last added (starts are in order)
+            q_s, dq_s, ddq_s = self.splines[-1].sample(start)
+        else:
+            q_s, dq_s, ddq_s = self.q0.copy(), np.zeros_like(self.q0), np.zeros_like(self.q0)
         if len(times) == 0:
             spline = JointSpline([start], q_s[None, :])
         else:
@@ -242,9 +245,10 @@ class ReplacedTrajectories:
         ts = np.asarray(ts, dtype=np.float64).reshape(-1)
         out = np.tile(self.q0, (ts.size, 1))
         k = np.searchsorted(self.starts, ts, side="right") - 1
-        for i in np.unique(k[k >= 0]):
-            sel = k == i
-            out[sel] = self.splines[i].positions(ts[sel])
+        order = np.argsort(k, kind="stable")  # one pass per trajectory over its own samples
+        for sel in np.split(order, np.flatnonzero(np.diff(k[order])) + 1):
+            if sel.size and k[sel[0]] >= 0:
+                out[sel] = self.splines[k[sel[0]]].positions(ts[sel])
         return out
 
 

@@ -52,7 +52,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     topics = p.add_argument_group("bag topics (relative names are resolved under --namespace)")
     for o in TOPIC_OPTIONS:
         topics.add_argument(
-            o.flag, dest=o.name, default=None, help=f"{o.description} (default: {o.default or 'found'})"
+            o.flag, dest=o.name, default=None, help=o.description + (f" (default {o.default})" if o.default else "")
         )
     gate = p.add_argument_group("quality gate (a fit failing it is refused: exit 2, nothing written)")
     for o in GATE_OPTIONS:
