@@ -212,6 +212,28 @@ def test_unnamed_command_columns_need_joints(tmp_path, capsys, joint):
         assert abs(alpha(tmp_path / "ok")[0] - ALPHA0) < 0.25 * ALPHA0
 
 
+def test_per_joint_gains_need_joints(tmp_path, capsys):
+    """/servo/p_gains [4, 8] of two joints (a Float64MultiArray: no names) with the goal as a named JointState:
+    kp is not guessed from the /joint_states order (refused with the reason); with `--joints` it is pendulum_1's."""
+    q, dq = servo(REF, 8.0)
+    bag = Bag(tmp_path / "two")
+    for k in range(len(REF)):
+        t = START + k * 5_000_000
+        bag.joint_state("/joint_states", t, ["pendulum_2", J1], [0.0, q[k]], [0.0, dq[k]])
+        bag.joint_state("/servo/joint_command", t, [J1], [REF[k]], [])
+        if k % 100 == 0:
+            bag.supply("/servo_supply", t, VIN)
+            bag.array("/servo/p_gains", t, [4.0, 8.0])
+    bag = bag.close()
+    assert fit(bag, tmp_path / "o") == 2
+    err = capsys.readouterr().err.strip()
+    assert "kp unknown" in err and "/servo/p_gains has different gains per joint" in err, err
+    assert not (tmp_path / "o").exists()
+    assert fit(bag, tmp_path / "ok", "--joints", "pendulum_2,pendulum_1") == 0
+    assert "kp = 8 (recorded /servo/p_gains)" in capsys.readouterr().out
+    assert abs(alpha(tmp_path / "ok")[0] - ALPHA0) < 0.25 * ALPHA0
+
+
 # ---------------------------------------------------------------------------------------- replanned horizons
 HORIZON = 0.06 + np.arange(10) * 0.04  # s: ten points 40 ms apart, sent every 50 ms (a replanner at 20 Hz)
 PERIOD = 10  # samples between messages (50 ms)
