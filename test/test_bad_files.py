@@ -345,7 +345,7 @@ def test_huge_integers_are_named_by_key_path_in_json_and_yaml(tmp_path):
             '{"joints": {"a": [1, 1, 1, ' + BIG_TEXT + "]}}",
             ["big.json", "joints.a[3]: an integer of 401 digits"],
         ),
-        ("neg.yaml", "alpha: [-1000000, 0, 0, 0]\n", ["neg.yaml", "default.alpha[0]", "admissible range (0, 100000]"]),
+        ("neg.yaml", "alpha: [-1000000, 0, 0, 0]\n", ["neg.yaml", "default.alpha[0]", "range [0.001, 100000]"]),
         ("zero.yaml", "alpha: [0, 1, 1, 1]\n", ["zero.yaml", "default.alpha[0]=0", "admissible range"]),
         ("negfric.yaml", "alpha: [10, 1, -0.5, 1]\n", ["negfric.yaml", "default.alpha[2]=-0.5", "[0, 100000]"]),
         ("dqs.yaml", "alpha: [10, 1, 1, 1]\ndq_s: 1.0e+9\n", ["dqs.yaml", "default.dq_s", "admissible range"]),

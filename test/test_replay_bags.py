@@ -252,7 +252,9 @@ def test_up_replay_is_one_shot_with_the_fit_code(tmp_path):
     pytest.importorskip("rclpy")
     bag = record(tmp_path / "rc_bag", "ros2_control", "sqlite3")
     params = tmp_path / "robot.yaml"
-    params.write_text("servo_fit:\n  ros__parameters:\n    joints: [pendulum_1, pendulum_2]\n    vin: 12.0\n")
+    params.write_text(  # the bag records no gains or supply: the robot's file gives them
+        "servo_fit:\n  ros__parameters:\n    joints: [pendulum_1, pendulum_2]\n    kp: 8.0\n    vin: 12.0\n"
+    )
     ok = _up(["replay", "--arg", f"bag:={bag}", "--params-file", str(params)], tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     table = load_alpha(tmp_path / "alpha.yaml", ["pendulum_1"])

@@ -23,11 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "servo_ilc_node; default: the record's τ or the log's pendulum)",
     )
     p.add_argument("--joint", help="joint (a bag's joint; must match an ILC record's)")
-    p.add_argument("--goal-topic", help="goal topic of a bag (default: the one command-like topic of a goal type)")
     p.add_argument(
         "--joints",
-        help="comma-separated order of a bag's Float64MultiArray goals (a forward command "
-        "controller's joints; default: the /joint_states order)",
+        help="comma-separated order of a bag's Float64MultiArray goals and gains (a forward command "
+        "controller's joints; needed when they carry more than one value: they name no joints)",
     )
     p.add_argument("--iteration", type=int, default=-1, help="ILC trial to fit (-1: lowest windowed error)")
     p.add_argument("--kp", type=float, help="servo gain during the data (default: from the record/log)")
@@ -42,7 +41,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--unconstrained", action="store_true", help="plain SVD least squares (allow α̂ < 0)")
     p.add_argument("--dt", type=float, default=0.005, help="log resampling period [s]")
     p.add_argument("--out", default="alpha_fit", help="output directory (alpha.yaml, residuals.png)")
+    _add_options(p)
     p.set_defaults(func=run)
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    """Bag topics and the quality gate: one flag per row of the table the fit node declares its parameters from."""
+    from ..workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS
+
+    topics = p.add_argument_group("bag topics (relative names are resolved under --namespace)")
+    for o in TOPIC_OPTIONS:
+        topics.add_argument(
+            o.flag, dest=o.name, default=None, help=o.description + (f" (default {o.default})" if o.default else "")
+        )
+    gate = p.add_argument_group("quality gate (a fit failing it is refused: exit 2, nothing written)")
+    for o in GATE_OPTIONS:
+        gate.add_argument(
+            o.flag, dest=o.name, type=float, default=None, help=f"{o.description} [{o.unit}] (default {o.default:g})"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..identification.plots import plot_alpha_residuals
     from ..workflows.alpha import fit_alpha_source, save_alpha_result
+    from ..workflows.fit_options import gate_from, topic_values
 
     res = fit_alpha_source(
         args.source,
@@ -58,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
         iteration=args.iteration,
         kp=args.kp,
         dt=args.dt,
-        goal_topic=args.goal_topic,
         vin=args.vin,
+        topics=topic_values(vars(args)),
+        gate=gate_from(vars(args)),
         joints=[j.strip() for j in args.joints.split(",")] if args.joints else None,
         mass=args.mass,
         length=args.length,
@@ -77,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     plot_alpha_residuals(fit, data.dt, out / "residuals.png", gain)
     print(
         f"{data.source}: alpha = {np.array2string(fit.alpha, precision=5)}  dq_s = {fit.dq_s:.4g} rad/s  "
-        f"delta = {fit.delta:.3g}  t_d = {fit.delay * 1e3:.0f} ms"
+        f"delta = {fit.delta:.3g}  t_d = {fit.delay * 1e3:.0f} ms  kp = {data.kp:g} ({res.kp_source})"
     )
     print(
         f"rms residual {fit.rms:.4g} rad (goal-position equivalent), condition number {fit.condition_number:.3g}, "

@@ -12,7 +12,7 @@ File format (YAML or JSON; the identification output of one servo is accepted as
 
 A top-level ``alpha`` (with optional ``dq_s``/``delta``) is the same as ``default``. A joint name the robot does
 not have, a joint with no α and no default, a wrong length, a non-finite value or one outside its admissible
-range (``servo_ff.models.schema.ALPHA_FIELDS``: α̂0 > 0, α̂1..α̂4 ≥ 0, q̇_s and δ bounded) raise
+range (``servo_ff.models.schema.ALPHA_FIELDS``: α̂0 ≥ 1e-3, α̂1..α̂4 ≥ 0, q̇_s and δ bounded) raise
 :class:`AlphaError` naming the file and key. Files pass the size, depth and no-alias limits of
 :mod:`servo_ff.safe_parse`.
 """

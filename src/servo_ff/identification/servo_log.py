@@ -60,6 +60,7 @@ class ServoLog:
     trajectory: str = ""
     source: str = "<memory>"
     extra: Mapping[str, np.ndarray] = field(default_factory=dict)  # load, temp, … when present
+    kp_source: str = ""  # where kp came from (a bag: given, /servo_ff/log_meta or the recorded gains topic)
 
     @property
     def dt(self) -> float:

@@ -1,10 +1,14 @@
 """rosbag2 logs (mcap or sqlite3 storage) through the ``rosbags`` library — no ROS installation needed.
 
-Reading: ``/joint_states`` (sensor_msgs/JointState: position [rad], velocity [rad/s]), the goal topic
+Reading: ``joint_states`` (sensor_msgs/JointState: position [rad], velocity [rad/s]), the goal topic
 (std_msgs/Float64MultiArray, sensor_msgs/JointState or trajectory_msgs/JointTrajectory), the supply
-voltage (sensor_msgs/BatteryState ``voltage`` [V]) and, if present, torque enable (std_msgs/Bool). The
-streams are aligned on their overlap and resampled onto a uniform grid: measurements by linear
-interpolation, commands (goal, voltage, enable) by zero-order hold. Bench metadata (mass, length, kp, …)
+voltage (sensor_msgs/BatteryState ``voltage`` [V]), the servo P gains (a ``*gains`` Float64MultiArray) and, if
+present, torque enable (std_msgs/Bool); relative topic names are resolved under ``namespace``, and topics found by
+type are looked for under it. The streams are aligned on their overlap and resampled onto a uniform grid:
+measurements by linear interpolation, commands (goal, voltage, enable) by zero-order hold, JointTrajectory goals
+as JointTrajectoryController follows them (each message replaces the one in progress from its start time onward,
+:class:`servo_ff.interpolation.ReplacedTrajectories`). A Float64MultiArray names no joints: with more than one
+value per message its order must be given (``goal_joints``). Bench metadata (mass, length, kp, …)
 come from the ``meta`` argument and/or the JSON in a ``/servo_ff/log_meta`` std_msgs/String message, which
 :func:`.rosbag_write.write_rosbag` stores. Errors name the bag, the topic and the missing joint/key.
 """
@@ -20,7 +24,16 @@ from typing import Any
 import numpy as np
 
 from ..identification.servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
+from ..interpolation import ReplacedTrajectories
 from ..safe_parse import parse_json
+from .rosbag_goals import (
+    array_column,
+    kp_from_gains,
+    normalize_namespace,
+    resolve_topic,
+    trajectory_goals,
+    trajectory_piece,
+)
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -97,32 +110,44 @@ def read_rosbag(
     dt: float = DEFAULT_DT,
     meta: Mapping[str, Any] | None = None,
     joint: str | None = None,
-    joint_states_topic: str = "/joint_states",
+    joint_states_topic: str = "joint_states",
     goal_topic: str | None = None,
     voltage_topic: str | None = None,
     enable_topic: str | None = None,
     goal_joints: Sequence[str] | None = None,
+    namespace: str | None = None,
+    gains_topic: str | None = None,
 ) -> ServoLog:
     """Read one joint's log from a rosbag2 recording (directory, ``.mcap`` or ``.db3``) as ``ros2 bag record``
     writes it.
 
-    ``joint``: the joint to read (required when ``/joint_states`` names several). ``goal_joints``: the order of
-    the values of a Float64MultiArray goal (a forward command controller's ``joints``; default: the
-    ``/joint_states`` order when the lengths match). ``meta`` gives the bench (``mass``, ``length``, ``arm_mass``,
-    ``kp``, ``vin``) and overrides a ``/servo_ff/log_meta`` message if the bag has one; without either, ``kp``
-    comes from a recorded ``*p_gains`` topic and ``vin`` from the supply topic, and no pendulum is assumed
-    (mass = length = 0: τ_o must then come from a URDF)."""
+    ``joint``: the joint to read (required when ``joint_states`` names several). ``goal_joints``: the order of the
+    values of Float64MultiArray goals and gains (a forward command controller's ``joints``; required when they
+    carry more than one value). ``namespace``: relative topic names (``joint_states``, …) are resolved under it and
+    the goal, supply and gains topics found by type are looked for under it. ``meta`` gives the bench (``mass``,
+    ``length``, ``arm_mass``, ``kp``, ``vin``) and overrides a ``/servo_ff/log_meta`` message if the bag has one;
+    without either, ``kp`` comes from the recorded ``*p_gains`` topic (``gains_topic``) and ``vin`` from the
+    supply topic, and no pendulum is assumed (mass = length = 0: τ_o must then come from a URDF). The log's
+    ``kp_source`` says where ``kp`` came from; a given ``kp`` that differs from the recorded gain is logged."""
     from rosbags.highlevel import AnyReader
 
     path = Path(path)
     src = str(path)
+    ns = normalize_namespace(namespace)
+    topics_wanted = {
+        "js": resolve_topic(joint_states_topic, ns),
+        "goal": goal_topic and resolve_topic(goal_topic, ns),
+        "volts": voltage_topic and resolve_topic(voltage_topic, ns),
+        "enable": enable_topic and resolve_topic(enable_topic, ns),
+        "gains": gains_topic and resolve_topic(gains_topic, ns),
+    }
     try:
         reader = AnyReader([path], default_typestore=_typestore())
         reader.open()
     except Exception as e:  # rosbags raises AnyReaderError, ReaderError, FileNotFoundError, …
         raise LogError(f"{src}: cannot open rosbag2 ({type(e).__name__}: {e})") from None
     try:
-        bag = _read_streams(reader, src, joint, joint_states_topic, goal_topic, voltage_topic, enable_topic)
+        bag = _read_streams(reader, src, joint, ns, topics_wanted)
     except LogError:
         raise
     except Exception as e:  # a truncated or corrupt file fails inside rosbags / sqlite3 / mcap
@@ -132,48 +157,42 @@ def read_rosbag(
             reader.close()
         except Exception:  # noqa: BLE001 - closing a corrupt bag may fail again; the error above names it
             pass
-    streams, names_js, g_topic = bag["streams"], bag["names_js"], bag["goal_topic"]
+    streams, g_topic, js_topic = bag["streams"], bag["goal_topic"], topics_wanted["js"]
     if len(streams["js"]) < 2:
-        raise LogError(f"{src}: topic {joint_states_topic} has {len(streams['js'])} messages, need >= 2")
-    if not streams["goal"]:
+        raise LogError(f"{src}: topic {js_topic} has {len(streams['js'])} messages, need >= 2")
+    if not streams["goal"] and not streams["traj"]:
         raise LogError(f"{src}: goal topic {g_topic} has no messages")
     order = [j for j in goal_joints or () if j] or None
     if order is not None and joint is not None and joint not in order:
         raise LogError(f"{src}: joint {joint!r} is not configured (joints: {order})")
-
-    def column(n_values: int, where: str) -> int:
-        """Index of ``joint`` in a Float64MultiArray of ``n_values`` values."""
-        if order is not None and len(order) != n_values:
-            raise LogError(f"{src}: {where} has {n_values} values, the configured joints are {len(order)} ({order})")
-        names = order or (names_js if names_js is not None and len(names_js) == n_values else None)
-        if joint is None or (names is None and n_values == 1):
-            return 0
-        if names is None:
-            raise LogError(
-                f"{src}: {where} has {n_values} values for the joints {names_js} of "
-                f"{joint_states_topic}: give their order (joints) to find joint {joint!r}"
-            )
-        return names.index(joint)
-
     goal_rows = []
     for i_msg, (t_g, value) in enumerate(streams["goal"]):
-        if isinstance(value, tuple):  # Float64MultiArray: one value per joint
-            k = column(len(value), f"topic {g_topic} message {i_msg}")
-            if len(value) <= k:
-                raise LogError(
-                    f"{src}: topic {g_topic} message {i_msg}: {len(value)} values, joint {joint!r} (index {k}) missing"
-                )
+        if isinstance(value, tuple):  # Float64MultiArray: one value per joint, no names
+            k = array_column(src, joint, order, len(value), f"topic {g_topic} message {i_msg}")
             value = value[k]
         goal_rows.append((t_g, value))
+    traj = None
+    if streams["traj"]:
+        js_t = np.array([r[0] for r in streams["js"]], float)
+        first = min(p[0] for p in streams["traj"])
+        q0 = float(np.interp(first, js_t, [r[1] for r in streams["js"]]))
+        traj = trajectory_goals(src, g_topic, streams["traj"], streams["js"][0][0], q0)
     merged = {**bag["meta"], **(meta or {})}
-    if "kp" not in merged and bag["gains"]:
-        try:
-            k = column(len(bag["gains"][0]), f"topic {bag['gains_topic']}")
-        except LogError:  # gains in an order we cannot map: kp must then be given
-            k = -1
-        kp = [g[k] for g in bag["gains"] if 0 <= k < len(g) and math.isfinite(g[k]) and g[k] > 0]
-        if kp:
-            merged["kp"] = float(np.median(kp))
+    kp_source = "given" if meta and "kp" in meta else "/servo_ff/log_meta" if "kp" in merged else ""
+    kp_note = ""
+    if bag["gains"]:
+        kp_rec, kp_note = kp_from_gains(src, bag["gains"], bag["gains_topic"], joint, order)
+        if kp_rec is not None and "kp" not in merged:
+            merged["kp"], kp_source = kp_rec, f"recorded {bag['gains_topic']}"
+        elif kp_rec is not None and abs(float(merged["kp"]) - kp_rec) > 0.01 * kp_rec:
+            _log.warning(
+                "%s: kp %g (%s) is used, not the recorded %s %g",
+                src,
+                merged["kp"],
+                kp_source,
+                bag["gains_topic"],
+                kp_rec,
+            )
     if "vin" not in merged and streams["volts"]:
         volts = [v for _, v in streams["volts"] if math.isfinite(v) and v > 0]
         if volts:
@@ -181,57 +200,50 @@ def read_rosbag(
     merged.setdefault("mass", 0.0)
     merged.setdefault("length", 0.0)
     for key, hint in (
-        ("kp", "no p_gains topic in the bag: give kp (servo-ff fit --kp, fit node parameter kp)"),
-        ("vin", "no supply topic in the bag: give vin (servo-ff fit --vin, fit node parameter vin)"),
+        ("kp", kp_note or "no p_gains topic in the bag"),
+        ("vin", "no supply topic in the bag"),
     ):
         if key not in merged:
-            raise LogError(f"{src}: {key} unknown ({hint})")
+            raise LogError(
+                f"{src}: {key} unknown ({hint}: give {key} (servo-ff fit --{key}, fit node parameter {key}))"
+            )
     m = clean_meta(src, merged)
-    return _resample(
-        src,
-        streams["js"],
-        goal_rows,
-        streams["volts"],
-        streams["enable"],
-        m,
-        dt,
-        joint_states_topic,
-        g_topic,
-        bag["voltage_topic"],
+    return _resample(src, streams, goal_rows, traj, m, dt, js_topic, g_topic, bag["voltage_topic"]).with_(
+        kp_source=kp_source
     )
 
 
-def _read_streams(
-    reader,
-    src: str,
-    joint: str | None,
-    joint_states_topic: str,
-    goal_topic: str | None,
-    voltage_topic: str | None,
-    enable_topic: str | None,
-) -> dict[str, Any]:
+def _read_streams(reader, src: str, joint: str | None, ns: str, wanted: Mapping[str, str | None]) -> dict[str, Any]:
     topics = {c.topic: c.msgtype for c in reader.connections}
     counts: dict[str, int] = {}
     for c in reader.connections:
         counts[c.topic] = counts.get(c.topic, 0) + int(getattr(c, "msgcount", 0) or 0)
-    if joint_states_topic not in topics:
-        raise LogError(
-            f"{src}: topic {joint_states_topic!r} is missing (topics: {', '.join(sorted(topics)) or 'none'})"
-        )
-    g_topic = _pick_topic(
-        src, topics, goal_topic, GOAL_TYPES, "goal", exclude=(joint_states_topic,), counts=counts, like=is_command_like
-    )
-    v_topic = _pick_topic(src, topics, voltage_topic, (BATTERY,), "supply voltage", required=False, counts=counts)
-    e_topic = _pick_topic(src, topics, enable_topic, (BOOL,), "torque enable", required=False, counts=counts)
-    gains_topics = sorted(t for t, ty in topics.items() if ty == FLOAT_ARRAY and _is_gains(t) and t != g_topic)
-    k_topic = gains_topics[0] if gains_topics else None
+    js_topic = wanted["js"]
+    if js_topic not in topics:
+        raise LogError(f"{src}: topic {js_topic!r} is missing (topics: {', '.join(sorted(topics)) or 'none'})")
+    # topics found by type: under the namespace
+    local = {t: ty for t, ty in topics.items() if not ns or t.startswith(ns + "/")}
+
+    def pick(key, types, role, **kw):
+        if wanted[key] is not None:
+            return _pick_topic(src, topics, wanted[key], types, role, **kw)
+        return _pick_topic(src, local, None, types, role, counts=counts, **kw)
+
+    g_topic = pick("goal", GOAL_TYPES, "goal", exclude=(js_topic,), like=is_command_like)
+    v_topic = pick("volts", (BATTERY,), "supply voltage", required=False)
+    e_topic = pick("enable", (BOOL,), "torque enable", required=False)
+    if wanted["gains"] is not None:
+        k_topic = _pick_topic(src, topics, wanted["gains"], (FLOAT_ARRAY,), "p_gains")
+    else:
+        gains_topics = sorted(t for t, ty in local.items() if ty == FLOAT_ARRAY and _is_gains(t) and t != g_topic)
+        k_topic = gains_topics[0] if gains_topics else None
+    meta_topics = {META_TOPIC, ns + META_TOPIC}
     bag_meta: dict[str, Any] = {}
-    streams: dict[str, list] = {"js": [], "goal": [], "volts": [], "enable": []}
+    streams: dict[str, list] = {"js": [], "goal": [], "traj": [], "volts": [], "enable": []}
     gains: list[tuple] = []
-    names_js: list[str] | None = None
-    wanted = {joint_states_topic, g_topic, v_topic, e_topic, k_topic, META_TOPIC} - {None}
-    conns = [c for c in reader.connections if c.topic in wanted]
+    conns = [c for c in reader.connections if c.topic in {js_topic, g_topic, v_topic, e_topic, k_topic} | meta_topics]
     count: dict[str, int] = {}
+    stale = 0
     for conn, t_ns, raw in reader.messages(connections=conns):
         i_msg = count[conn.topic] = count.get(conn.topic, -1) + 1
         where = f"topic {conn.topic} message {i_msg}"
@@ -239,30 +251,15 @@ def _read_streams(
             msg = reader.deserialize(raw, conn.msgtype)
         except Exception as e:  # rosbags raises its own errors on truncated / corrupt CDR
             raise LogError(f"{src}: {where}: cannot decode {conn.msgtype} ({type(e).__name__}: {e})") from None
-        if conn.topic == META_TOPIC:
+        if conn.topic in meta_topics:
             meta_doc = parse_json(msg.data, f"{src}: {where}", LogError)
             if not isinstance(meta_doc, dict):
                 raise LogError(
                     f"{src}: {where}: expected a JSON object of bench metadata, got {type(meta_doc).__name__}"
                 )
             bag_meta.update(meta_doc)
-        elif conn.topic == joint_states_topic:
-            names = list(msg.name)
-            if joint is None:
-                if len(names) != 1 and names_js is None:
-                    raise LogError(f"{src}: topic {joint_states_topic} has joints {names}; name the joint (joint)")
-                idx = 0
-            else:
-                if joint not in names:
-                    raise LogError(f"{src}: topic {joint_states_topic}: joint {joint!r} not in {names}")
-                idx = names.index(joint)
-            names_js = names
-            if len(msg.position) <= idx:
-                raise LogError(
-                    f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; joint index {idx} has none"
-                )
-            vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
-            streams["js"].append((_stamp(msg.header, t_ns), msg.position[idx], vel))
+        elif conn.topic == js_topic:
+            streams["js"].append(_joint_state_row(src, where, msg, joint, js_topic, t_ns))
         elif conn.topic == g_topic:
             if conn.msgtype == FLOAT_ARRAY:  # the joint's column is chosen once the joint order is known
                 streams["goal"].append((t_ns, tuple(float(x) for x in msg.data)))
@@ -278,30 +275,27 @@ def _read_streams(
                         f"joint index {k} has none"
                     )
                 streams["goal"].append((_stamp(msg.header, t_ns), msg.position[k]))
-            else:  # JointTrajectory: every point at stamp + time_from_start
-                names = list(msg.joint_names)
-                if joint is not None and joint not in names:
-                    raise LogError(f"{src}: topic {g_topic}: joint {joint!r} not in {names}")
-                k = names.index(joint) if joint is not None else 0
-                t0 = _stamp(msg.header, t_ns)
-                for i_pt, pt in enumerate(msg.points):
-                    if len(pt.positions) <= k:
-                        raise LogError(
-                            f"{src}: {where}: point {i_pt} has {len(pt.positions)} position(s) for "
-                            f"joint(s) {names}; joint index {k} has none"
-                        )
-                    tfs = pt.time_from_start.sec * 1_000_000_000 + pt.time_from_start.nanosec
-                    streams["goal"].append((t0 + tfs, pt.positions[k]))
+            else:
+                piece = trajectory_piece(src, where, msg, joint, _stamp(msg.header, t_ns))
+                if len(piece[1]) and piece[0] + int(piece[1][-1] * 1e9) < t_ns:  # ended before it arrived
+                    stale += 1  # a JointTrajectoryController refuses it
+                    continue
+                streams["traj"].append(piece)
         elif conn.topic == v_topic:
             streams["volts"].append((_stamp(msg.header, t_ns), msg.voltage))
         elif conn.topic == e_topic:
             streams["enable"].append((t_ns, float(msg.data)))
         elif conn.topic == k_topic:
             gains.append(tuple(float(x) for x in msg.data))
+    if stale:
+        _log.warning(
+            "%s: %d message(s) of %s ended before they were received: not followed (as a JTC)", src, stale, g_topic
+        )
+    if streams["traj"] and all(len(p[1]) == 0 for p in streams["traj"]):
+        raise LogError(f"{src}: topic {g_topic}: no message names joint {joint!r}")
     return {
         "streams": streams,
         "meta": bag_meta,
-        "names_js": names_js,
         "goal_topic": g_topic,
         "voltage_topic": v_topic,
         "gains": gains,
@@ -309,18 +303,37 @@ def _read_streams(
     }
 
 
+def _joint_state_row(src: str, where: str, msg, joint: str | None, topic: str, t_ns: int) -> tuple:
+    """(stamp [ns], position, velocity) of ``joint`` in a JointState (the only joint when None)."""
+    names = list(msg.name)
+    if joint is None:
+        if len(names) != 1:
+            raise LogError(f"{src}: topic {topic} has joints {names}; name the joint (joint)")
+        idx = 0
+    else:
+        if joint not in names:
+            raise LogError(f"{src}: topic {topic}: joint {joint!r} not in {names}")
+        idx = names.index(joint)
+    if len(msg.position) <= idx:
+        raise LogError(
+            f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; joint index {idx} has none"
+        )
+    vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
+    return (_stamp(msg.header, t_ns), msg.position[idx], vel)
+
+
 def _resample(
     src: str,
-    js_rows: list,
+    streams: dict[str, list],
     goal_rows: list,
-    volt_rows: list,
-    enable_rows: list,
+    traj: tuple[ReplacedTrajectories, float] | None,
     m: dict[str, Any],
     dt: float,
     joint_states_topic: str,
     g_topic: str,
     v_topic: str | None,
 ) -> ServoLog:
+    js_rows, volt_rows, enable_rows = streams["js"], streams["volts"], streams["enable"]
     base = js_rows[0][0]
 
     def rel(rows: list, width: int) -> np.ndarray:  # integer ns → seconds since the first joint state
@@ -335,11 +348,12 @@ def _resample(
     if (step <= 0).any():
         i = int(np.argmax(step <= 0)) + 1
         raise LogError(f"{src}: topic {joint_states_topic}: timestamps not strictly increasing at message {i}")
-    goal = rel(goal_rows, 2)
-    goal = goal[np.argsort(goal[:, 0], kind="stable")]
-    if not np.isfinite(goal).all():
-        raise LogError(f"{src}: topic {g_topic} message {int(np.argmax(~np.isfinite(goal).all(1)))}: not finite")
-    t0, t1 = max(js[0, 0], goal[0, 0]), js[-1, 0]
+    if traj is None:
+        goal = rel(goal_rows, 2)
+        goal = goal[np.argsort(goal[:, 0], kind="stable")]
+        if not np.isfinite(goal).all():
+            raise LogError(f"{src}: topic {g_topic} message {int(np.argmax(~np.isfinite(goal).all(1)))}: not finite")
+    t0, t1 = max(js[0, 0], goal[0, 0] if traj is None else traj[1]), js[-1, 0]
     if t1 - t0 < dt:
         raise LogError(f"{src}: topics {joint_states_topic} and {g_topic} overlap for less than dt={dt} s")
     t = t0 + np.arange(int(math.floor((t1 - t0) / dt + 1e-6)) + 1) * dt
@@ -367,7 +381,9 @@ def _resample(
         t=t - t0,
         position=position,
         speed=speed,
-        goal_position=hold(goal, goal[0, 1]),
+        goal_position=hold(goal, goal[0, 1])
+        if traj is None
+        else traj[0].positions(t + 1e-6)[:, 0],  # 1 µs stamp jitter
         torque_enable=enable,
         input_volts=volts,
         **m,

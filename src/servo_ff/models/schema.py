@@ -78,7 +78,8 @@ FIRMWARE_FIELDS: dict[str, FieldSpec] = {
 #: the bounds hold every preset with a wide margin (the largest, XL330's α̂0, is ≈ 3.6e3).
 _AU = "rad·V·register"
 ALPHA_FIELDS: dict[str, FieldSpec] = {
-    "alpha0": FieldSpec(f"{_AU}/(N·m)", 0.0, 1e5, "α̂0: output torque → goal offset (R/(kt·error_gain))", lo_open=True),
+    # α̂0 ≥ 1e-3: 570× below the smallest preset's (MG995, 0.57); a fit on a gain or supply wrong by 1e12 gives 1e-12
+    "alpha0": FieldSpec(f"{_AU}/(N·m)", 1e-3, 1e5, "α̂0: output torque → goal offset (R/(kt·error_gain))"),
     "alpha1": FieldSpec(f"{_AU}·s/rad", 0.0, 1e5, "α̂1: velocity term (back-EMF + viscous friction)"),
     "alpha2": FieldSpec(_AU, 0.0, 1e5, "α̂2: Coulomb friction term, sgn(q̇)(1 − β)"),
     "alpha3": FieldSpec(_AU, 0.0, 1e5, "α̂3: static (Stribeck) friction term, sgn(q̇)β"),

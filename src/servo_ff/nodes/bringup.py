@@ -335,6 +335,18 @@ def python_env() -> dict[str, str]:
     return env
 
 
+class BringupFailed(RuntimeError):
+    """The node that ends a bring-up exited with an error: raised inside ``ros2 launch``'s event loop, which then
+    shuts down and exits with code 1 (``ros2 launch`` has no other way to return a node's failure)."""
+
+
+def one_shot_ended(name: str, returncode: int | None) -> str:
+    """Shutdown reason when the node ending the bring-up exited with ``returncode`` 0; BringupFailed otherwise."""
+    if returncode:
+        raise BringupFailed(f"{name} exited with code {returncode}: the bring-up failed (its error line says why)")
+    return f"{name} finished"
+
+
 def launch_description(bringup: str):
     """launch_ros description of ``bringup`` (used by ``launch/<bringup>.launch.py``): every argument of
     :data:`BRINGUPS` declared with DeclareLaunchArgument, read with LaunchConfiguration, and turned into node
@@ -363,10 +375,15 @@ def launch_description(bringup: str):
                 parameters=[str(f) for f in n.parameter_files(cfg)],
             )
             out.append(node)
-            if n.ends_bringup:  # the one-shot fit ended (its exit code says how): the launch ends with it
+            if n.ends_bringup:  # the one-shot fit ended: the launch ends with it, non-zero when it failed
                 out.append(
                     RegisterEventHandler(
-                        OnProcessExit(target_action=node, on_exit=[Shutdown(reason=f"{n.name} finished")])
+                        OnProcessExit(
+                            target_action=node,
+                            on_exit=lambda event, _ctx, name=n.name: [
+                                Shutdown(reason=one_shot_ended(name, event.returncode))
+                            ],
+                        )
                     )
                 )
         return out

@@ -5,18 +5,22 @@ Data (``source``):
 
 * ``ilc_file`` — an ILC record (:mod:`servo_ff.io.ilc_record`, written by ``servo_ilc_node`` or ``servo-ff ilc``);
 * ``bag`` — a rosbag2 recording (``bag_path``) as ``ros2 bag record`` writes it, read by
-  :func:`servo_ff.io.rosbag.read_rosbag`: ``/joint_states``, the goal topic (``goal_topic``, or the one
-  command-like topic of a goal type; a Float64MultiArray in ``joints`` order), the supply if recorded (else
-  ``vin``), ``kp`` (else the recorded ``*p_gains``);
+  :func:`servo_ff.io.rosbag.read_rosbag`: ``joint_states_topic``, the goal topic (``goal_topic``, or the one
+  command-like topic of a goal type; a Float64MultiArray of several joints in ``joints`` order, which it then
+  needs), the supply (``supply_topic``, else ``vin``), the recorded gains (``p_gains_topic``; ``kp`` overrides
+  them), relative names under ``namespace`` (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of
+  ``servo-ff fit`` too);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` over the last ``window`` seconds.
 
-``fit/run`` (std_srvs/Trigger) fits; with ``run_on_start`` file and bag sources fit at start-up (with
+Every fit passes the quality gate (``min_range``, ``min_speed``, ``min_accel``, ``max_rms``, ``max_condition``,
+α̂ admissible: :mod:`servo_ff.identification.alpha_gate`) or nothing is written or set. ``fit/run``
+(std_srvs/Trigger) fits; with ``run_on_start`` file and bag sources fit at start-up (with
 ``wait_for_file`` the node waits for an ILC file written after it started). With ``exit_after_fit`` (one-shot, what
 the replay and identify bring-ups use) the node ends after that fit: ``main`` returns 0 when α̂ was fitted (and set
 on ``feedforward_node`` if one is named) and 2 with the reason on stderr otherwise. The result goes to
-``fit/result`` (std_msgs/String, JSON), to ``output`` (YAML in the ``servo_ff.dynamics.alpha`` format) and to
-the feed-forward node's ``alpha.<joint>`` parameter through its ``set_parameters`` service
-(rcl_interfaces/SetParameters).
+``fit/result`` (std_msgs/String, JSON), to the feed-forward node's ``alpha.<joint>`` parameter through its
+``set_parameters`` service (rcl_interfaces/SetParameters) and, once that node took it (or none is named), to
+``output`` (YAML in the ``servo_ff.dynamics.alpha`` format).
 """
 
 from __future__ import annotations
@@ -39,9 +43,10 @@ from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from servo_ff.identification.alpha_data import data_from_streams, fit_alpha_data
+from servo_ff.identification.alpha_data import data_from_streams
 from servo_ff.io.paths import resolve_path
-from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, save_alpha_result, urdf_joint_torque
+from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, save_alpha_result, urdf_joint_torque
+from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
 
 from .common import (
     TOPIC_COMMANDS,
@@ -57,6 +62,11 @@ from .servo_base import KP_MAX, KP_UNIT
 TOPIC_RESULT = "fit/result"
 SRV_RUN = "fit/run"
 SOURCES = ("ilc_file", "bag", "topics")
+
+
+def _spec(o: Option, what: str) -> ParamSpec:
+    """The parameter of one row of the table ``servo-ff fit`` takes its flags from."""
+    return ParamSpec(o.name, o.default, f"{o.description} ({what})", o.unit, lo=o.lo, hi=o.hi)
 
 
 class FitNode(Node):
@@ -76,16 +86,23 @@ class FitNode(Node):
                     hi=100000,
                 ),
                 ParamSpec("bag_path", "", "rosbag2 directory or file (source bag)"),
-                ParamSpec("goal_topic", "", "goal topic in the bag (empty: found by type)"),
+                *(_spec(o, "source bag") for o in TOPIC_OPTIONS),
                 ParamSpec(
                     "joints",
                     [""],
-                    "goal order of servo/commands (source topics) and of a bag's Float64MultiArray "
-                    "goals (empty: the /joint_states order)",
+                    "goal order of servo/commands (source topics) and of a bag's Float64MultiArray goals and "
+                    "gains (needed when they carry several joints: they name none)",
                 ),
                 ParamSpec("joint", "joint_1", "joint to fit"),
                 ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
-                ParamSpec("kp", 0.0, "servo P gain during the data (0: from the file/bag)", KP_UNIT, lo=0.0, hi=KP_MAX),
+                ParamSpec(
+                    "kp",
+                    0.0,
+                    "servo P gain during the data (0: the file's, the bag's recorded gains); given, it wins",
+                    KP_UNIT,
+                    lo=0.0,
+                    hi=KP_MAX,
+                ),
                 ParamSpec(
                     "vin",
                     0.0,
@@ -97,6 +114,7 @@ class FitNode(Node):
                 ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
                 ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=1e-4, hi=1.0),
                 ParamSpec("with_inertia", False, "also fit α̂4 (gear inertia, Eq. 14)"),
+                *(_spec(o, "quality gate") for o in GATE_OPTIONS),
                 ParamSpec("feedforward_node", "servo_feedforward", "node whose alpha.<joint> is set (empty: none)"),
                 ParamSpec(
                     "service_timeout", 5.0, "wait for the feed-forward node's parameter service", "s", lo=0.0, hi=600.0
@@ -191,6 +209,7 @@ class FitNode(Node):
     def fit(self) -> AlphaResult:
         v = self.table.values
         options = {"with_inertia": v["with_inertia"]}
+        gate = gate_from(v)
         if v["source"] in ("ilc_file", "bag"):
             path = resolve_path(v["ilc_file"] if v["source"] == "ilc_file" else v["bag_path"])
             return fit_alpha_source(
@@ -200,9 +219,10 @@ class FitNode(Node):
                 iteration=v["ilc_iteration"],
                 kp=v["kp"] or None,
                 dt=v["dt"],
-                goal_topic=v["goal_topic"] or None,
                 joints=[j for j in v["joints"] if j] or None,
                 vin=v["vin"] or None,
+                topics=topic_values(v),
+                gate=gate,
                 **options,
             )
         if len(self.buffer) < 10 or len(self.goals) < 10:
@@ -215,7 +235,7 @@ class FitNode(Node):
         js, gl, volts = np.array(self.buffer), np.array(self.goals), np.array(self.volts)
         u_bat = float(volts[:, 1].mean()) if volts.size else math.nan
         data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, v["kp"], v["dt"], "live topics")
-        return AlphaResult(v["joint"], fit_alpha_data(data, self.torque, **options), data)
+        return gated_fit(v["joint"], data, self.torque, gate, "given", **options)
 
     # ------------------------------------------------------------------ outputs
     def _write_yaml(self, result: AlphaResult) -> str | None:
@@ -263,17 +283,18 @@ class FitNode(Node):
                 self.pub_result.publish(String(data=json.dumps({"error": str(e)})))
                 return False, msg
             result = fitted.as_dict()
-            result["output"] = self._write_yaml(fitted)
             ff_ok, result["feedforward"] = self._set_feedforward(result)
+            result["output"] = self._write_yaml(fitted) if ff_ok else None  # not a file the feed-forward refused
             self.result = result
             self.pub_result.publish(String(data=json.dumps(result)))
             text = (
                 f"α̂({result['joint']}) = {np.round(result['alpha'], 4).tolist()}, q̇_s {result['dq_s']:.3g} rad/s, "
-                f"δ {result['delta']:.3g}, t_d {result['delay'] * 1e3:.0f} ms, rms {result['rms_rad']:.4f} rad; "
+                f"δ {result['delta']:.3g}, t_d {result['delay'] * 1e3:.0f} ms, rms {result['rms_rad']:.4f} rad, "
+                f"kp {result['kp']:g} ({result['kp_source']}); "
                 f"{result['feedforward']}; wrote {result['output']}"
             )
             if not ff_ok:
-                self.last_error = f"fit done but {result['feedforward']}"
+                self.last_error = f"fit done but {result['feedforward']}; nothing written"
                 self.get_logger().error(self.last_error)
                 return False, self.last_error
             self.get_logger().info(text)

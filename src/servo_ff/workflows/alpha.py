@@ -3,7 +3,9 @@ Control, Eq. 19, 22–27) from any source — an ILC record, a bench log, a rosb
 as an α file the feed-forward node reads. ``servo-ff fit`` and ``servo_fit_node`` both call :func:`fit_alpha_source`.
 
 τ_o comes, in this order of preference, from a URDF joint (fixed-base inverse dynamics), or the pendulum bench an
-ILC record or a log describes.
+ILC record or a log describes. kp comes from the user when given, else from the source (an ILC record's, a bag's
+recorded ``*p_gains``); :attr:`AlphaResult.kp_source` says which. Every fit passes the quality gate
+(:mod:`servo_ff.identification.alpha_gate`) before anything is written or set.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..identification.alpha_data import (
     pendulum_torque,
 )
 from ..identification.alpha_fit import AlphaFit
+from ..identification.alpha_gate import FitGate, check_excitation, check_fit
 from ..io.ilc_record import ILCRecord, load_ilc_record
 from ..io.logs import is_rosbag, read_log
 
@@ -32,14 +35,16 @@ class AlphaResult:
     joint: str
     fit: AlphaFit
     data: AlphaData
+    kp_source: str = ""  # where kp came from: given, ILC record, log, a bag's recorded gains topic
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (α̂, q̇_s, δ, t_d, rms, condition, samples, kp, mean supply, source)."""
+        """JSON-ready summary (α̂, q̇_s, δ, t_d, rms, condition, samples, kp and its source, mean supply, source)."""
         return {
             "joint": self.joint,
             "source": self.data.source,
             **self.fit.as_dict(),
             "kp": self.data.kp,
+            "kp_source": self.kp_source,
             "u_bat": float(np.mean(self.data.u_bat)),
         }
 
@@ -89,6 +94,8 @@ def fit_alpha_source(
     mass: float | None = None,
     length: float | None = None,
     arm_mass: float | None = None,
+    topics: dict[str, str | None] | None = None,
+    gate: FitGate | None = None,
     **fit_options: Any,
 ) -> AlphaResult:
     """α̂ from the ILC record (``.npz``), bench log (``.json``/``.csv``) or rosbag2 at ``path``.
@@ -97,7 +104,9 @@ def fit_alpha_source(
     Float64MultiArray goals (a forward command controller's ``joints``); ``urdf`` gives τ_o by inverse dynamics
     (required when the source carries no load of its own). The bench (``kp``, ``vin``, pendulum ``mass``,
     ``length``, ``arm_mass``) given here overrides the source's own; a bag needs none of it in the bag.
-    ``fit_options`` go to ``fit_alpha``."""
+    ``topics``: a bag's ``namespace``, ``joint_states_topic``, ``goal_topic``, ``p_gains_topic``,
+    ``supply_topic`` (:data:`~servo_ff.workflows.fit_options.TOPIC_OPTIONS`; None: found by type). ``gate``: the
+    quality gate (None: its defaults); FitRefused names the failing figure. ``fit_options`` go to ``fit_alpha``."""
     torque: TorqueFn | np.ndarray | None = None
     if is_ilc_record(path):
         rec = load_ilc_record(path)
@@ -105,6 +114,7 @@ def fit_alpha_source(
             raise ValueError(f"{path}: the ILC record is for joint {rec.joint!r}, not {joint!r}")
         joint = rec.joint
         data = data_from_record(rec, iteration, kp, f"ILC record {path}")
+        kp_source = "given" if kp else "ILC record"
         if rec.pendulum is not None:
             torque = pendulum_torque(*rec.pendulum)
     else:
@@ -113,10 +123,21 @@ def fit_alpha_source(
             for k, v in (("kp", kp), ("vin", vin), ("mass", mass), ("length", length), ("arm_mass", arm_mass))
             if v is not None
         }
-        bag = {k: v for k, v in (("joint", joint), ("goal_topic", goal_topic), ("goal_joints", joints)) if v}
+        t = {k: v for k, v in (topics or {}).items() if v}
+        bag = {
+            "joint": joint,
+            "goal_topic": goal_topic or t.get("goal_topic"),
+            "goal_joints": joints,
+            "namespace": t.get("namespace"),
+            "joint_states_topic": t.get("joint_states_topic"),
+            "gains_topic": t.get("p_gains_topic"),
+            "voltage_topic": t.get("supply_topic"),
+        }
+        bag = {k: v for k, v in bag.items() if v}
         log = read_log(path, dt=dt, meta=bench or None, **(bag if is_rosbag(Path(path)) else {}))
         joint = joint or "joint"
         data = data_from_log(log, kp)
+        kp_source = "given" if kp else (log.kp_source or "log")
         if log.length > 0 and (log.mass > 0 or log.arm_mass > 0):
             torque = pendulum_torque(log.mass, log.length, log.arm_mass)
     if urdf:
@@ -126,7 +147,19 @@ def fit_alpha_source(
             f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF "
             "(or the pendulum's mass and length)"
         )
-    return AlphaResult(joint, fit_alpha_data(data, torque, **fit_options), data)
+    return gated_fit(joint, data, torque, gate, kp_source, **fit_options)
+
+
+def gated_fit(
+    joint: str, data: AlphaData, torque: TorqueFn | np.ndarray, gate: FitGate | None, kp_source: str, **fit_options
+) -> AlphaResult:
+    """α̂ of ``data`` through the quality gate: excitation before the fit, α̂ ranges, rms and conditioning after
+    (:class:`~servo_ff.identification.alpha_gate.FitRefused` naming the figure and its threshold)."""
+    gate = gate or FitGate()
+    check_excitation(data, gate, bool(fit_options.get("with_inertia")))
+    fit = fit_alpha_data(data, torque, **fit_options)
+    check_fit(fit, gate, data.source)
+    return AlphaResult(joint, fit, data, kp_source)
 
 
 def save_alpha_result(result: AlphaResult, path: str | Path, joint_names: tuple[str, ...] | None = None) -> Path:
@@ -143,4 +176,4 @@ def save_alpha_result(result: AlphaResult, path: str | Path, joint_names: tuple[
     return save_alpha(table, path, info)
 
 
-__all__ = ["AlphaResult", "urdf_joint_torque", "data_from_record", "fit_alpha_source", "save_alpha_result"]
+__all__ = ["AlphaResult", "gated_fit", "urdf_joint_torque", "data_from_record", "fit_alpha_source", "save_alpha_result"]

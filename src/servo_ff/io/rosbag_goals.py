@@ -1,0 +1,120 @@
+"""What a rosbag2's goal, gain and trajectory messages mean for one joint (used by :mod:`.rosbag`): topic names under a
+namespace, the column of a Float64MultiArray (which names no joints), the servo gain from recorded ``*p_gains``, and
+JointTrajectory goals replaced as JointTrajectoryController replaces them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..identification.servo_log import LogError
+from ..interpolation import ReplacedTrajectories
+
+
+def normalize_namespace(namespace: str | None) -> str:
+    """``robot1`` / ``/robot1/`` → ``/robot1``; empty → ``""``."""
+    ns = (namespace or "").strip().strip("/")
+    return f"/{ns}" if ns else ""
+
+
+def resolve_topic(name: str, namespace: str | None) -> str:
+    """A topic name as recorded: absolute names as given, relative ones under ``namespace`` (ROS name resolution)."""
+    return name if name.startswith("/") else f"{normalize_namespace(namespace)}/{name.lstrip('~/')}"
+
+
+def array_column(src: str, joint: str | None, order: Sequence[str] | None, n_values: int, where: str) -> int:
+    """Index of ``joint`` in a Float64MultiArray of ``n_values`` values. With more than one value the order must
+    come from ``order`` (the ``joints`` parameter / ``--joints``): the message names no joints, and the order of
+    ``/joint_states`` is often not the controller's."""
+    if order is not None:
+        if len(order) != n_values:
+            raise LogError(f"{src}: {where} has {n_values} values, the configured joints are {len(order)} ({order})")
+        return order.index(joint) if joint is not None else 0
+    if n_values == 1:
+        return 0
+    raise LogError(
+        f"{src}: {where} has {n_values} values and a Float64MultiArray names no joints: give their order "
+        f"(joints parameter, servo-ff fit --joints) to find joint {joint!r}"
+    )
+
+
+def kp_from_gains(
+    src: str, gains: list[tuple[float, ...]], topic: str, joint: str | None, order: Sequence[str] | None
+) -> tuple[float | None, str]:
+    """(median recorded gain of ``joint``, "") or (None, why not): one value per message, the same value for
+    every joint, or the column ``order`` gives."""
+    if order is not None:
+        try:
+            k = array_column(src, joint, order, len(gains[0]), f"topic {topic}")
+        except LogError as e:
+            return None, str(e).split(": ", 1)[-1]
+        values = [g[k] for g in gains if k < len(g)]
+    elif all(len(set(g)) == 1 for g in gains if g):
+        values = [g[0] for g in gains if g]
+    else:
+        return None, f"{topic} has different gains per joint and names no joints: give joints"
+    good = [v for v in values if math.isfinite(v) and v > 0]
+    if not good:
+        return None, f"{topic} has no finite gain > 0 for joint {joint!r}"
+    return float(np.median(good)), ""
+
+
+#: One JointTrajectory for one joint: (start [ns], time_from_start [s] (P,), q, q̇, q̈ (P,), has_q̇, has_q̈ (P,)),
+#: P = 0 when the message does not name the joint (held).
+TrajectoryPiece = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def trajectory_piece(src: str, where: str, msg, joint: str | None, start: int) -> TrajectoryPiece:
+    """``joint``'s points of a JointTrajectory (none when it does not name it: the joint is held), from the
+    header stamp ``start`` [ns] (the receive time when zero) as JointTrajectoryController starts it."""
+    names = list(msg.joint_names)
+    if joint is not None and joint not in names:  # JTC holds a joint a (partial) trajectory does not name
+        return start, *(np.zeros(0) for _ in range(4)), np.zeros(0, bool), np.zeros(0, bool)
+    k = names.index(joint) if joint is not None else 0
+    p = len(msg.points)
+    times, q, dq, ddq = (np.zeros(p) for _ in range(4))
+    hv, ha = np.zeros(p, bool), np.zeros(p, bool)
+    for i, pt in enumerate(msg.points):
+        if len(pt.positions) <= k:
+            raise LogError(
+                f"{src}: {where}: point {i} has {len(pt.positions)} position(s) for joint(s) {names}; "
+                f"joint index {k} has none"
+            )
+        times[i] = pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9
+        q[i] = pt.positions[k]
+        if len(pt.velocities) > k:
+            dq[i], hv[i] = pt.velocities[k], True
+        if len(pt.accelerations) > k:
+            ddq[i], ha[i] = pt.accelerations[k], True
+    if not (np.isfinite(q).all() and np.isfinite(dq).all() and np.isfinite(ddq).all()):
+        raise LogError(f"{src}: {where}: a point of joint {joint!r} is not finite")
+    return start, times, q, dq, ddq, hv, ha
+
+
+def trajectory_goals(
+    src: str, topic: str, pieces: list[TrajectoryPiece], base_ns: int, q0: float
+) -> tuple[ReplacedTrajectories, float]:
+    """The goal a JointTrajectoryController follows from ``pieces`` (sorted by start), starting from ``q0`` [rad]
+    (the measured position at the first start), times in s since ``base_ns``; and the first start [s]."""
+    order = sorted(range(len(pieces)), key=lambda i: pieces[i][0])
+    traj = ReplacedTrajectories([q0])
+    for i in order:
+        start, times, q, dq, ddq, hv, ha = pieces[i]
+        try:
+            traj.add((start - base_ns) * 1e-9, times, q[:, None], dq[:, None], ddq[:, None], hv, ha)
+        except ValueError as e:
+            raise LogError(f"{src}: topic {topic} message {i}: {e}") from None
+    return traj, (pieces[order[0]][0] - base_ns) * 1e-9
+
+
+__all__ = [
+    "normalize_namespace",
+    "resolve_topic",
+    "array_column",
+    "kp_from_gains",
+    "TrajectoryPiece",
+    "trajectory_piece",
+    "trajectory_goals",
+]

@@ -1,0 +1,56 @@
+"""The one description of the replay topics and the fit-quality gate, for both front-ends: the fit node declares a
+parameter per row (``nodes/fit_node.py``), ``servo-ff fit`` a flag per row (``--joint-states-topic``, …)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..identification.alpha_gate import GATE_DOCS, FitGate
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # parameter name; the flag is --name with - for _
+    default: Any
+    description: str
+    unit: str = ""
+    lo: float | None = None
+    hi: float | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+#: Topics of a bag (source bag). Relative names are resolved under ``namespace``; empty: found by type.
+TOPIC_OPTIONS: tuple[Option, ...] = (
+    Option("namespace", "", "namespace of the recorded topics (e.g. /robot1): relative topic names are under it"),
+    Option("joint_states_topic", "joint_states", "sensor_msgs/JointState topic of the bag"),
+    Option(
+        "goal_topic",
+        "",
+        "goal topic of the bag: Float64MultiArray, JointState or JointTrajectory "
+        "(empty: the one command-like topic of a goal type)",
+    ),
+    Option("p_gains_topic", "", "Float64MultiArray of the servo P gains (empty: the one *gains topic, if any)"),
+    Option("supply_topic", "", "sensor_msgs/BatteryState supply topic (empty: the one BatteryState topic, if any)"),
+)
+
+GATE_OPTIONS: tuple[Option, ...] = tuple(
+    Option(f.name, float(getattr(FitGate(), f.name)), GATE_DOCS[f.name][1], GATE_DOCS[f.name][0], lo=0.0)
+    for f in fields(FitGate)
+)
+
+
+def topic_values(values: dict[str, Any]) -> dict[str, str | None]:
+    """The bag reader's topic arguments from option values (empty strings: None, found by type)."""
+    return {o.name: (values.get(o.name) or None) for o in TOPIC_OPTIONS}
+
+
+def gate_from(values: dict[str, Any]) -> FitGate:
+    """The gate from option values (missing or None: the default)."""
+    return FitGate(**{o.name: float(values[o.name]) for o in GATE_OPTIONS if values.get(o.name) is not None})
+
+
+__all__ = ["Option", "TOPIC_OPTIONS", "GATE_OPTIONS", "topic_values", "gate_from"]
