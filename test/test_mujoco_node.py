@@ -16,6 +16,7 @@ from nodes_harness import RosHarness, wait_for
 pytest.importorskip("rclpy")
 pytest.importorskip("mujoco")
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import BatteryState, Imu, JointState  # noqa: E402
@@ -43,7 +44,7 @@ def ros(compiled_mujoco_kernels):
     h = RosHarness(salt=14)
     sim = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=HUMANOID))
     probe = h.make_node("mujoco_probe")
-    got: dict[str, list] = {k: [] for k in ("js", "imu", "feet", "c", "clock", "diag", "supply")}
+    got: dict[str, list] = {k: [] for k in ("js", "imu", "feet", "c", "clock", "diag", "supply", "odom")}
     for topic, typ, key in (
         ("joint_states", JointState, "js"),
         ("imu/data", Imu, "imu"),
@@ -52,6 +53,7 @@ def ros(compiled_mujoco_kernels):
         ("/clock", Clock, "clock"),
         ("/diagnostics", DiagnosticArray, "diag"),
         ("servo_supply", BatteryState, "supply"),
+        ("odom", Odometry, "odom"),
     ):
         probe.create_subscription(typ, topic, got[key].append, 100)
     wait_for(lambda: len(got["js"]) > 50 and got["imu"] and got["c"], 60.0, "the MuJoCo sim node's outputs")
@@ -83,6 +85,32 @@ def test_humanoid_stands_and_reports_every_sensor(ros):
     clock = got["clock"][-1].clock
     assert clock.sec + clock.nanosec * 1e-9 >= stamp(js)  # the sim owns time
     assert got["supply"] and got["supply"][-1].voltage > 0
+
+
+def test_odom_is_the_floating_base_pose_in_the_odom_frame(ros):
+    h, sim, probe, got = ros
+    js = after(got, "js", 1.0)
+    odom = after(got, "odom", stamp(js))
+    m = sim.servos.model
+    assert odom.header.frame_id == "odom" and odom.child_frame_id == m.body(sim.servos.sim.root_body).name
+    p, o, v = odom.pose.pose.position, odom.pose.pose.orientation, odom.twist.twist
+    z_trunk = sim.servos.data.xpos[sim.servos.sim.root_body][2]
+    assert abs(p.z - z_trunk) < 2e-3 and p.z > 0.2  # standing: the trunk well above the ground, where MuJoCo has it
+    assert 1.0 - 2.0 * (o.x**2 + o.y**2) > math.cos(0.1)
+    assert abs(o.x**2 + o.y**2 + o.z**2 + o.w**2 - 1.0) < 1e-9
+    assert math.hypot(v.linear.x, v.linear.y, v.linear.z) < 0.05  # stands still
+
+
+def test_joint_command_velocity_is_refused_by_the_sim_and_the_goal_applies(ros):
+    h, sim, probe, got = ros
+    pub = probe.create_publisher(JointState, "servo/joint_command", 10)
+    wait_for(lambda: pub.get_subscription_count(), 10.0, "subscription")
+    rejected = sim.gate.rejected
+    pub.publish(JointState(name=["r_elbow"], position=[-0.3], velocity=[1.0]))
+    wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the velocity refused")
+    assert "velocity refused" in sim.gate.last_reason
+    wait_for(lambda: abs(sim.gate.goal[sim.joints.index("r_elbow")] + 0.3) < 1e-9, 10.0, "the goal applied")
+    probe.destroy_publisher(pub)
 
 
 def test_goals_gains_torque_and_diagnostics(ros):

@@ -118,6 +118,9 @@ def mujoco_specs() -> list[ParamSpec]:
             hi=0.5,
         ),
         ParamSpec("obstacle_foot", "", "foot link the obstacle goes under (empty: the second foot)", read_only=True),
+        ParamSpec(
+            "odom_frame", "odom", "frame of the floating base's pose on odom (nav_msgs/Odometry)", read_only=True
+        ),
     ]
 
 
