@@ -10,11 +10,13 @@ from rclpy.exceptions import ParameterUninitializedException
 from servo_ff.io.paths import resolve_path
 
 from .common import ParamSpec
+from .robot_description import timeout_spec
 from .sim_clock import sim_time_specs
 
 #: parameters that define the model, read at start-up before the rest is declared
 BOOT_KEYS = (
     "robot_description",
+    "robot_description_timeout",
     "urdf_path",
     "mjcf_path",
     "servo_config",
@@ -36,7 +38,13 @@ def mujoco_specs() -> list[ParamSpec]:
     """Parameters of the MuJoCo backend besides the servo interface (read-only ones fix the model)."""
     return [
         ParamSpec("backend", "mujoco", "physics backend of servo_sim_node", read_only=True, choices=("mujoco",)),
-        ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path / mjcf_path)", read_only=True),
+        ParamSpec(
+            "robot_description",
+            "",
+            "URDF XML (takes precedence over urdf_path / mjcf_path; all three empty: the robot_description topic)",
+            read_only=True,
+        ),
+        timeout_spec(),
         ParamSpec("urdf_path", "", "URDF file of the robot", read_only=True),
         ParamSpec("mjcf_path", "", "MJCF file of the robot (its own base, ground and sensors)", read_only=True),
         ParamSpec(
