@@ -5,8 +5,9 @@ bring-up gives the URDF.
   ``robot_description`` (XML) or ``urdf_path``, published once; the MuJoCo sim and the feed-forward node read it
   when their own URDF parameters are empty;
 * ``/tf_static`` (tf2_msgs/TFMessage, transient local): every fixed joint, parent link → child link, once;
-* ``/tf``: every moving joint (revolute, continuous, prismatic) named in ``joint_states``, parent link → child
-  link at the message's stamp, at most ``publish_frequency`` per second (:mod:`servo_ff.dynamics.kinematics`).
+* ``/tf``: every moving joint (revolute, continuous, prismatic; ``joints`` if given) named in ``joint_states``,
+  parent link → child link at the message's stamp, at most ``publish_frequency`` per second
+  (:mod:`servo_ff.dynamics.kinematics`).
 
 Frame names are the link names with ``frame_prefix`` before them. Joints of ``joint_states`` that are not in the
 URDF are ignored (another robot's); a non-finite position keeps that joint's transform out of the message (one
@@ -38,6 +39,7 @@ def state_publisher_specs() -> list[ParamSpec]:
         ParamSpec("urdf_path", "", "URDF file of the robot (relative: to the package share dir)", read_only=True),
         ParamSpec("publish_frequency", 50.0, "largest rate of /tf messages", "Hz", lo=0.1, hi=10000.0),
         ParamSpec("frame_prefix", "", "prefix of every frame name (the link names)", read_only=True),
+        ParamSpec("joints", [""], "moving joints put on /tf (empty: every one of the URDF)", read_only=True),
         ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
     ]
 
@@ -82,7 +84,11 @@ class StatePublisherNode(Node):
         self.tree = t = link_tree(self.urdf, self.table["urdf_path"] or "robot_description")
         self.data = t.model.createData()
         self.frames = [(prefix + p, prefix + c) for p, c in zip(t.parents, t.children)]
-        self.index = {j: k for k, j in enumerate(t.joints) if t.moving[k]}
+        chosen = [j for j in self.table["joints"] if j] or list(t.moving_joints)
+        unknown = [j for j in chosen if j not in t.moving_joints]
+        if unknown:
+            raise ValueError(f"joints {unknown} are not moving joints of the URDF ({', '.join(t.moving_joints)})")
+        self.index = {j: t.joints.index(j) for j in chosen}
         self.positions: dict[str, float] = {}
         self.pub_tf = self.create_publisher(TFMessage, TOPIC_TF, 100)
         self.pub_tf_static = self.create_publisher(TFMessage, TOPIC_TF_STATIC, latched_qos())
