@@ -92,3 +92,15 @@ def test_bad_descriptions_are_one_line(text, match):
     with pytest.raises(RobotModelError, match=match) as e:
         link_tree(text, "robot_description")
     assert "\n" not in str(e.value) and str(e.value).startswith("robot_description")
+
+
+def test_quaternions_of_rotation_matrices_including_half_turns():
+    from servo_ff.dynamics.kinematics import quaternions
+
+    rng = np.random.default_rng(0)
+    r = [pin.Quaternion(*(v / np.linalg.norm(v))).matrix() for v in rng.normal(size=(500, 4))]
+    r += [np.diag(d).astype(float) for d in ([1, -1, -1], [-1, 1, -1], [-1, -1, 1], [1, 1, 1])]  # every branch
+    q = quaternions(np.array(r))
+    assert (q[:, 3] >= 0).all()
+    back = np.array([pin.Quaternion(w, x, y, z).matrix() for x, y, z, w in q])
+    np.testing.assert_allclose(back, np.array(r), atol=1e-12)

@@ -103,7 +103,9 @@ def test_tf_static_and_tf_from_the_joint_states(ros):
     js.publish(state)
     tf = wait_for(lambda: dynamic and dynamic[-1], 20.0, "/tf")
     assert {t.child_frame_id for t in tf.transforms} == {"shoulder", "forearm"}  # the two moving joints named
-    assert all(t.header.stamp.sec == 12 for t in tf.transforms)
+    assert all(t.header.stamp.sec == 12 for t in tf.transforms), [
+        (t.header.stamp, t.child_frame_id) for t in tf.transforms
+    ]
     tree = link_tree(URDF.read_text())
     ref = link_poses(
         tree.model,

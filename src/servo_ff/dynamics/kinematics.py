@@ -33,9 +33,26 @@ class LinkTree:
     parent_frames: np.ndarray  # pinocchio BODY frame id of each parent link
     child_frames: np.ndarray  # ... of each child link
 
+    q_slots: dict  # moving joint → (first configuration index, nq: 1, or 2 for continuous as cos, sin)
+
     @property
     def moving_joints(self) -> tuple[str, ...]:
         return tuple(j for j, m in zip(self.joints, self.moving) if m)
+
+    def configuration(self, positions: Mapping[str, float]) -> np.ndarray:
+        """:func:`configuration` through the indices found once (joints not in the URDF: KeyError)."""
+        q = self._neutral.copy()
+        for joint, value in positions.items():
+            i, nq = self.q_slots[joint]
+            if nq == 1:
+                q[i] = value
+            else:
+                q[i], q[i + 1] = np.cos(value), np.sin(value)
+        return q
+
+    @property
+    def _neutral(self) -> np.ndarray:
+        return pin.neutral(self.model)
 
 
 def link_tree(urdf: str, name: str = "robot_description") -> LinkTree:
@@ -75,6 +92,11 @@ def link_tree(urdf: str, name: str = "robot_description") -> LinkTree:
             raise RobotModelError(f"{name}: link {link!r} is not in the model")
         return model.getFrameId(link, pin.BODY)
 
+    slots = {}
+    for j, m in zip(joints, moving):
+        if m:
+            jm = model.joints[model.getJointId(j)]
+            slots[j] = (int(jm.idx_q), int(jm.nq))
     return LinkTree(
         model,
         tuple(joints),
@@ -83,6 +105,7 @@ def link_tree(urdf: str, name: str = "robot_description") -> LinkTree:
         np.array(moving, dtype=bool),
         np.array([frame(p) for p in parents], dtype=int),
         np.array([frame(c) for c in children], dtype=int),
+        slots,
     )
 
 
@@ -105,14 +128,40 @@ def link_poses(
     model: pin.Model, data: pin.Data, q: np.ndarray, parent_frames: np.ndarray, child_frames: np.ndarray
 ) -> np.ndarray:
     """(n, 7): for each (parent, child) frame pair, the child's pose in the parent at configuration ``q``:
-    translation x y z [m] and unit quaternion x y z w (geometry_msgs/Transform order)."""
+    translation x y z [m] and unit quaternion x y z w, w >= 0 (geometry_msgs/Transform order)."""
     pin.framesForwardKinematics(model, data, q)
+    ids = np.union1d(parent_frames, child_frames)
+    h = np.array([data.oMf[int(i)].homogeneous for i in ids])
+    p, c = h[np.searchsorted(ids, parent_frames)], h[np.searchsorted(ids, child_frames)]
+    rp = p[:, :3, :3]
     out = np.empty((len(child_frames), 7))
-    for k, (p, c) in enumerate(zip(parent_frames, child_frames)):
-        rel = data.oMf[int(p)].actInv(data.oMf[int(c)])
-        out[k, :3] = rel.translation
-        out[k, 3:] = pin.Quaternion(rel.rotation).coeffs()  # x y z w
+    out[:, :3] = np.einsum("nji,nj->ni", rp, c[:, :3, 3] - p[:, :3, 3])
+    out[:, 3:] = quaternions(np.einsum("nji,njk->nik", rp, c[:, :3, :3]))
     return out
 
 
-__all__ = ["LinkTree", "configuration", "link_poses", "link_tree"]
+def quaternions(r: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotation matrices → (n, 4) unit quaternions x y z w with w >= 0 (Shepperd's method: the
+    largest of w, x, y, z computed from the diagonal, the others from the off-diagonal terms)."""
+    d0, d1, d2 = r[:, 0, 0], r[:, 1, 1], r[:, 2, 2]
+    case = np.argmax(np.stack([d0 + d1 + d2, d0, d1, d2], axis=1), axis=1)
+    big = np.sqrt(np.maximum(1.0 + np.choose(case, [d0 + d1 + d2, d0 - d1 - d2, d1 - d0 - d2, d2 - d0 - d1]), 0.0))
+    s = 0.5 / big
+    a, b = r[:, 2, 1] - r[:, 1, 2], r[:, 0, 2] - r[:, 2, 0]  # 4ws·x, 4ws·y ...
+    cz = r[:, 1, 0] - r[:, 0, 1]
+    xy, xz, yz = r[:, 0, 1] + r[:, 1, 0], r[:, 0, 2] + r[:, 2, 0], r[:, 1, 2] + r[:, 2, 1]
+    half = 0.5 * big
+    q = np.choose(
+        case[:, None],
+        [
+            np.stack([a * s, b * s, cz * s, half], axis=1),
+            np.stack([half, xy * s, xz * s, a * s], axis=1),
+            np.stack([xy * s, half, yz * s, b * s], axis=1),
+            np.stack([xz * s, yz * s, half, cz * s], axis=1),
+        ],
+    )
+    q *= np.where(q[:, 3:] < 0, -1.0, 1.0)
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+__all__ = ["LinkTree", "configuration", "link_poses", "link_tree", "quaternions"]
