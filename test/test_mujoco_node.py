@@ -99,6 +99,16 @@ def test_odom_is_the_floating_base_pose_in_the_odom_frame(ros):
     assert 1.0 - 2.0 * (o.x**2 + o.y**2) > math.cos(0.1)
     assert abs(o.x**2 + o.y**2 + o.z**2 + o.w**2 - 1.0) < 1e-9
     assert math.hypot(v.linear.x, v.linear.y, v.linear.z) < 0.05  # stands still
+    pytest.importorskip("tf2_msgs")
+    from tf2_msgs.msg import TFMessage
+
+    tfs: list = []
+    probe.create_subscription(TFMessage, "/tf", tfs.append, 100)
+    tf = wait_for(
+        lambda: next((m for m in tfs if m.transforms[0].child_frame_id == odom.child_frame_id), None), 20.0, "odom tf"
+    )
+    t = tf.transforms[0]
+    assert t.header.frame_id == "odom" and abs(t.transform.translation.z - p.z) < 0.01
 
 
 def test_joint_command_velocity_is_refused_by_the_sim_and_the_goal_applies(ros):

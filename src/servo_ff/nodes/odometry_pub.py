@@ -1,7 +1,8 @@
 """``odom`` (nav_msgs/Odometry) of the MuJoCo sim's floating base: the pose of the base link in the ``odom_frame``
 (the simulated world) and its twist in the base link's frame (REP-105, nav_msgs convention), exact from the
-free joint (:func:`servo_ff.dynamics.mujoco_sensors.free_joint_odometry`), each control period. Covariances are
-zero: it is the simulation's ground truth."""
+free joint (:func:`servo_ff.dynamics.mujoco_sensors.free_joint_odometry`), each control period, and the same pose
+as the transform ``odom_frame`` → base link on ``/tf`` (while it has a subscriber). Covariances are zero: it is
+the simulation's ground truth."""
 
 from __future__ import annotations
 
@@ -28,6 +29,18 @@ class OdometryPublisher:
         twist = tuple(f"twist.twist.linear.{c}" for c in _XYZ) + tuple(f"twist.twist.angular.{c}" for c in _XYZ)
         self._cdr = CdrTemplate(msg, [pose, twist])
         self.pub = node.create_publisher(Odometry, TOPIC_ODOM, 100)
+        self.pub_tf = self._tf = None
+        try:  # odom → base link on /tf as well (as an odometry source does), where tf2_msgs is installed
+            from geometry_msgs.msg import TransformStamped
+            from tf2_msgs.msg import TFMessage
+
+            from .state_publisher_node import TOPIC_TF, TfTemplate
+        except ImportError:
+            return
+        tf = TransformStamped()
+        tf.header.frame_id, tf.child_frame_id = odom_frame, self.child_frame
+        self._tf = TfTemplate((0,), TFMessage(transforms=[tf]))
+        self.pub_tf = node.create_publisher(TFMessage, TOPIC_TF, 100)
 
     def publish(self, stamp) -> None:
         o = self.servos.odometry()
@@ -36,3 +49,5 @@ class OdometryPublisher:
         cdr.block(0)[:3], cdr.block(0)[3:] = o.position, o.orientation
         cdr.block(1)[:3], cdr.block(1)[3:] = o.linear_velocity, o.angular_velocity
         self.pub.publish(cdr.data())
+        if self.pub_tf is not None and self.pub_tf.get_subscription_count():
+            self.pub_tf.publish(self._tf.data(cdr.block(0)[None, :], stamp))
