@@ -183,6 +183,12 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
 
 def test_disconnect_reports_error_and_reconnects(ros):
     h, node, client, states, diags, supply, pub, vbus, link = ros
+    cmd = client.create_publisher(JointState, "servo/joint_command", 10)
+    wait_for(lambda: cmd.get_subscription_count(), 10.0, "joint_command subscription")
+    cmd.publish(JointState(name=["elbow"], velocity=[0.5]))  # a velocity limit, restored after reconnection
+    raw = round(0.5 / ct.RAD_S_PER_VELOCITY_UNIT)
+    wait_for(lambda: vbus["bus"].regs.get("Profile Velocity")[1] == raw, 10.0, "Profile Velocity written")
+    client.destroy_publisher(cmd)
     vbus["bus"].stop()  # adapter unplugged: the pty disappears
     wait_for(lambda: not node.connected, 10.0, "disconnect detection")
     n = len(diags)
@@ -196,6 +202,7 @@ def test_disconnect_reports_error_and_reconnects(ros):
     wait_for(lambda: states[-1].header.stamp.sec > 0 and len(states[-1].name) == 2 and node.ticks > 0, 5.0, "states")
     wait_for(lambda: servo_status(diags, "shoulder").level != DiagnosticStatus.ERROR, 5.0, "not ERROR after reconnect")
     assert node.reconnects >= 1 and time.monotonic() - t < 30
+    assert vbus["bus"].regs.get("Profile Velocity")[1] == raw  # a fresh servo (0) got the limit back
 
 
 @pytest.mark.parametrize("servo,protocol", [("mx106", "dxl2"), ("sts3215", "sts"), ("ax12a", "dxl1")])

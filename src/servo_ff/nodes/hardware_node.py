@@ -168,8 +168,10 @@ class HardwareNode(ServoInterfaceNode):
                 "connect", self.get_logger().error, f"{msg}; retrying every {self.table['reconnect_period']:g} s"
             )
             return
-        try:  # the held goal and the torque state come back as they were
+        try:  # the held goal, the torque state and the velocity / effort limits come back as they were
             self._write_goal_and_torque()
+            for (joint, item), raw in self.limits_written.items():
+                self.bus.write_item(self.ids[self.gate.index[joint]], item, raw)
         except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
             self._disconnect(f"setup write failed: {e}")
             return
