@@ -111,15 +111,35 @@ def test_odom_is_the_floating_base_pose_in_the_odom_frame(ros):
     assert t.header.frame_id == "odom" and abs(t.transform.translation.z - p.z) < 0.01
 
 
-def test_joint_command_velocity_is_refused_by_the_sim_and_the_goal_applies(ros):
+def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
+    """velocity → the servo model's goal-velocity limit (its internal target slews no faster), effort → its
+    current limit τ/kt: the elbow's step is taken at ≤ 0.5 rad/s (unlimited it peaks well above) with |τ_m| ≤
+    0.8 N·m; 0 lifts both limits; a non-finite one is refused with a line."""
+    from servo_ff.models.params import P_GVMAX, P_IMAX, P_KT
+
     h, sim, probe, got = ros
     pub = probe.create_publisher(JointState, "servo/joint_command", 10)
     wait_for(lambda: pub.get_subscription_count(), 10.0, "subscription")
+    j = sim.joints.index("r_elbow")
+    row = sim.perm[j]
+    own = sim.servos.p[row, P_IMAX]
+    start = after(got, "js", sim.sim_time_ns * 1e-9).position[j]
+    pub.publish(JointState(name=["r_elbow"], position=[start - 0.6], velocity=[0.5], effort=[0.8]))
+    wait_for(lambda: abs(sim.gate.goal[j] - (start - 0.6)) < 1e-9, 10.0, "the goal applied")
+    assert sim.servos.p[row, P_GVMAX] == 0.5 and sim.servos.p[row, P_IMAX] == min(0.8 / sim.servos.p[row, P_KT], own)
+    t0 = sim.sim_time_ns * 1e-9
+    wait_for(lambda: abs(got["js"][-1].position[j] - (start - 0.6)) < 0.03, 20.0, "the elbow at its goal")
+    moving = [m for m in list(got["js"]) if stamp(m) > t0]
+    assert max(abs(m.velocity[j]) for m in moving) < 0.5 * 1.15
+    assert max(abs(m.effort[j]) for m in moving) <= 0.8 + 1e-9
+    assert stamp(moving[-1]) - t0 > 0.6 / 0.5 * 0.9  # it took the time the limit asks for
     rejected = sim.gate.rejected
-    pub.publish(JointState(name=["r_elbow"], position=[-0.3], velocity=[1.0]))
-    wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the velocity refused")
-    assert "velocity refused" in sim.gate.last_reason
-    wait_for(lambda: abs(sim.gate.goal[sim.joints.index("r_elbow")] + 0.3) < 1e-9, 10.0, "the goal applied")
+    pub.publish(JointState(name=["r_elbow"], velocity=[float("nan")]))
+    wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the NaN refused")
+    assert "not finite" in sim.gate.last_reason and sim.servos.p[row, P_GVMAX] == 0.5
+    pub.publish(JointState(name=["r_elbow"], velocity=[0.0], effort=[0.0]))
+    wait_for(lambda: sim.servos.p[row, P_GVMAX] == np.inf, 10.0, "the limits lifted")
+    assert sim.servos.p[row, P_IMAX] == own
     probe.destroy_publisher(pub)
 
 

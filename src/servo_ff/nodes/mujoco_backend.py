@@ -39,7 +39,6 @@ from servo_ff.dynamics.mujoco_sensors import support_coefficient
 from .cdr_template import CdrTemplate
 from .common import ParameterTable, ParamSpec, per_joint
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
-from .robot_description import wait_robot_description
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_node import SimNode
 
@@ -150,10 +149,7 @@ class MujocoSimNode(SimNode):
 
     # ------------------------------------------------------------------ model
     def _boot(self) -> dict[str, Any]:
-        b = boot_values(self)
-        if not (b["robot_description"].strip() or b["urdf_path"] or b["mjcf_path"]):
-            b["robot_description"] = wait_robot_description(self, b["robot_description_timeout"])
-        return b
+        return boot_values(self)
 
     def _build(self, b: dict[str, Any]) -> None:
         self.source_name, self.options, self.servos = servos_from_boot(b)
@@ -318,6 +314,9 @@ class MujocoSimNode(SimNode):
         )
         self.get_logger().warning(response.message)
         return response
+
+    def _limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
+        return (None, self.perm) if self.servos is None else (self.servos.p, self.perm)
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.state

@@ -10,7 +10,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from servo_ff.io.paths import resolve_path
 
 from .common import ParamSpec
-from .robot_description import timeout_spec
+from .robot_description import timeout_spec, wait_robot_description
 from .sim_clock import sim_time_specs
 
 #: parameters that define the model, read at start-up before the rest is declared
@@ -134,7 +134,8 @@ def mujoco_specs() -> list[ParamSpec]:
 
 def boot_values(node) -> dict[str, Any]:
     """The :data:`BOOT_KEYS` overrides of ``node`` (defaults from :func:`mujoco_specs`), each declared and
-    undeclared again so that the table can declare it with its descriptor."""
+    undeclared again so that the table can declare it with its descriptor; no robot given: the URDF of the
+    ``robot_description`` topic (ValueError naming it if none comes)."""
     defaults = {s.name: s.default for s in mujoco_specs()}
     out = {}
     for name in BOOT_KEYS:
@@ -145,6 +146,8 @@ def boot_values(node) -> dict[str, Any]:
             out[name] = defaults[name]
         finally:
             node.undeclare_parameter(name)
+    if not (out["robot_description"].strip() or out["urdf_path"] or out["mjcf_path"]):  # the topic's
+        out["robot_description"] = wait_robot_description(node, out["robot_description_timeout"])
     return out
 
 
