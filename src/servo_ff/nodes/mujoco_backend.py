@@ -39,6 +39,7 @@ from servo_ff.dynamics.mujoco_sensors import support_coefficient
 from .cdr_template import CdrTemplate
 from .common import ParameterTable, ParamSpec, per_joint
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
+from .odometry_pub import OdometryPublisher
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_node import SimNode
 
@@ -133,11 +134,8 @@ class MujocoSimNode(SimNode):
         n_feet = len(self.servos.sim.feet) if self.servos is not None else 0
         self._feet_cdr = CdrTemplate(Float64MultiArray(data=[0.0] * n_feet), ["data"], stamp=None)
         self._support_cdr = CdrTemplate(Float64(), [("data",)], stamp=None)
-        self.odom = None
-        if self.servos is not None and self.servos.sim.floating:
-            from .odometry_pub import OdometryPublisher
-
-            self.odom = OdometryPublisher(self, self.servos, v["odom_frame"])
+        floating = self.servos is not None and self.servos.sim.floating
+        self.odom = OdometryPublisher(self, self.servos, v["odom_frame"]) if floating else None
         self._init_clock(v)
         if not self.model_error:  # a model error is one line at configure
             sm = self.servos.sim
