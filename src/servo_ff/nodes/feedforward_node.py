@@ -188,7 +188,7 @@ class FeedForwardNode(Node):
     # ------------------------------------------------------------------ parameters
     def _urdf(self, xml: str, path: str) -> Path:
         if xml.strip():
-            f = tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False)
+            f = tempfile.NamedTemporaryFile("w", prefix="robot_description_", suffix=".urdf", delete=False)
             f.write(xml)
             f.close()
             return Path(f.name)
