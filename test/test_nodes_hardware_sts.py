@@ -83,8 +83,11 @@ def test_joint_command_velocity_and_effort_write_goal_velocity_and_torque_limit(
     assert vbus.regs.get("Torque Limit")[5] == 1000  # 5 N·m > stall torque: refused, unchanged
     assert node.gate.rejected == rejected + 1 and "gripper" in node.gate.last_reason
     cmd.publish(JointState(name=["elbow_flex", "gripper"], velocity=[0.0, 0.0], effort=[0.0, 0.0]))
-    wait_for(lambda: vbus.regs.get("Torque Limit")[2] == 1000, 10.0, "limits cleared")
-    assert vbus.regs.get("Goal Velocity")[[2, 5]].tolist() == [0, 0]
+    wait_for(
+        lambda: vbus.regs.get("Torque Limit")[2] == 1000 and vbus.regs.get("Goal Velocity")[[2, 5]].tolist() == [0, 0],
+        10.0,
+        "limits cleared",
+    )
     client.destroy_publisher(cmd)
 
 
