@@ -16,23 +16,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_plans_and_arguments(tmp_path):
-    sim, ff, walker = plan("sim_humanoid")
-    assert [n.name for n in (sim, ff, walker)] == ["servo_sim", "servo_feedforward", "servo_walker"]
-    assert ff.overrides == {"enabled": True} and not sim.overrides
+    sim, ff, walker, desc = plan("sim_humanoid")
+    names = ["servo_sim", "servo_feedforward", "servo_walker", "servo_state_publisher"]
+    assert [n.name for n in (sim, ff, walker, desc)] == names
+    assert ff.overrides == {"enabled": True} and not sim.overrides and not desc.overrides
     urdf, servos = tmp_path / "mine.urdf", tmp_path / "mine.yaml"
     urdf.write_text("<robot name='x'/>")
     servos.write_text("servos: {}\n")
-    sim, ff, walker = plan(
+    sim, ff, walker, desc = plan(
         "sim_humanoid", urdf=str(urdf), servo_config=str(servos), support="contacts", n_steps="3", feedforward="false"
     )
-    assert sim.overrides == {
-        "urdf_path": str(urdf),
-        "servo_config": str(servos),
-        "support_topic": "support_coefficient",
-    }
-    assert ff.overrides == {"urdf_path": str(urdf), "enabled": False}
+    assert sim.overrides == {"servo_config": str(servos), "support_topic": "support_coefficient"}
+    assert ff.overrides == {"enabled": False}  # the URDF: robot_description, from the one node given it
+    assert desc.overrides == {"urdf_path": str(urdf)}
     assert walker.overrides == {"support_topic": "walker/support_coefficient", "n_steps": 3}
-    assert [n.name for n in plan("sim_arm", gain="low")] == ["servo_sim", "servo_walker"]
+    assert [n.name for n in plan("sim_arm", gain="low")] == ["servo_sim", "servo_walker", "servo_state_publisher"]
     assert plan("sim_arm", gain="low")[0].overrides == {"kp": [8.0]}
     assert plan("sim_arm", gain="12.5")[0].overrides == {"kp": [12.5]}
     for bad, match in ((dict(gain="soft"), "gain"), (dict(urdf="/nonexistent.urdf"), "not found")):
@@ -43,15 +41,17 @@ def test_plans_and_arguments(tmp_path):
 
 
 def test_sim_so100_plan_and_arguments(tmp_path):
-    sim, walker = plan("sim_so100")
-    assert [n.name for n in (sim, walker)] == ["servo_sim", "servo_walker"]
+    sim, walker, desc = plan("sim_so100")
+    assert [n.name for n in (sim, walker, desc)] == ["servo_sim", "servo_walker", "servo_state_publisher"]
     assert sim.config == walker.config == "sim_so100.yaml" and not sim.overrides and not walker.overrides
     urdf, servos = tmp_path / "mine.urdf", tmp_path / "mine.yaml"
     urdf.write_text("<robot name='x'/>")
     servos.write_text("servos: {}\n")
-    sim, walker = plan("sim_so100", urdf=str(urdf), servo_config=str(servos), gain="16", loops="3", namespace="arm")
-    assert sim.overrides == {"urdf_path": str(urdf), "servo_config": str(servos), "kp": [16.0]}
-    assert walker.overrides == {"loops": 3} and sim.namespace == walker.namespace == "/arm"
+    sim, walker, desc = plan(
+        "sim_so100", urdf=str(urdf), servo_config=str(servos), gain="16", loops="3", namespace="arm"
+    )
+    assert sim.overrides == {"servo_config": str(servos), "kp": [16.0]} and desc.overrides == {"urdf_path": str(urdf)}
+    assert walker.overrides == {"loops": 3} and sim.namespace == walker.namespace == desc.namespace == "/arm"
     for bad, match in (
         (dict(gain="high"), "sim_so100: gain must be a number >= 0, got 'high'"),
         (dict(gain="-1"), "gain must be a number >= 0"),

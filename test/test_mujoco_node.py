@@ -16,6 +16,7 @@ from nodes_harness import RosHarness, wait_for
 pytest.importorskip("rclpy")
 pytest.importorskip("mujoco")
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import BatteryState, Imu, JointState  # noqa: E402
@@ -43,7 +44,7 @@ def ros(compiled_mujoco_kernels):
     h = RosHarness(salt=14)
     sim = h.add(MujocoSimNode("servo_sim", **h.node_kwargs(), parameter_overrides=HUMANOID))
     probe = h.make_node("mujoco_probe")
-    got: dict[str, list] = {k: [] for k in ("js", "imu", "feet", "c", "clock", "diag", "supply")}
+    got: dict[str, list] = {k: [] for k in ("js", "imu", "feet", "c", "clock", "diag", "supply", "odom")}
     for topic, typ, key in (
         ("joint_states", JointState, "js"),
         ("imu/data", Imu, "imu"),
@@ -52,6 +53,7 @@ def ros(compiled_mujoco_kernels):
         ("/clock", Clock, "clock"),
         ("/diagnostics", DiagnosticArray, "diag"),
         ("servo_supply", BatteryState, "supply"),
+        ("odom", Odometry, "odom"),
     ):
         probe.create_subscription(typ, topic, got[key].append, 100)
     wait_for(lambda: len(got["js"]) > 50 and got["imu"] and got["c"], 60.0, "the MuJoCo sim node's outputs")
@@ -83,6 +85,62 @@ def test_humanoid_stands_and_reports_every_sensor(ros):
     clock = got["clock"][-1].clock
     assert clock.sec + clock.nanosec * 1e-9 >= stamp(js)  # the sim owns time
     assert got["supply"] and got["supply"][-1].voltage > 0
+
+
+def test_odom_is_the_floating_base_pose_in_the_odom_frame(ros):
+    h, sim, probe, got = ros
+    js = after(got, "js", 1.0)
+    odom = after(got, "odom", stamp(js))
+    m = sim.servos.model
+    assert odom.header.frame_id == "odom" and odom.child_frame_id == m.body(sim.servos.sim.root_body).name
+    p, o, v = odom.pose.pose.position, odom.pose.pose.orientation, odom.twist.twist
+    z_trunk = sim.servos.data.xpos[sim.servos.sim.root_body][2]
+    assert abs(p.z - z_trunk) < 2e-3 and p.z > 0.2  # standing: the trunk well above the ground, where MuJoCo has it
+    assert 1.0 - 2.0 * (o.x**2 + o.y**2) > math.cos(0.1)
+    assert abs(o.x**2 + o.y**2 + o.z**2 + o.w**2 - 1.0) < 1e-9
+    assert math.hypot(v.linear.x, v.linear.y, v.linear.z) < 0.05  # stands still
+    pytest.importorskip("tf2_msgs")
+    from tf2_msgs.msg import TFMessage
+
+    tfs: list = []
+    probe.create_subscription(TFMessage, "/tf", tfs.append, 100)
+    tf = wait_for(
+        lambda: next((m for m in tfs if m.transforms[0].child_frame_id == odom.child_frame_id), None), 20.0, "odom tf"
+    )
+    t = tf.transforms[0]
+    assert t.header.frame_id == "odom" and abs(t.transform.translation.z - p.z) < 0.01
+
+
+def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
+    """velocity → the servo model's goal-velocity limit (its internal target slews no faster), effort → its
+    current limit τ/kt: the elbow's step is taken at ≤ 0.5 rad/s (unlimited it peaks well above) with |τ_m| ≤
+    0.8 N·m; 0 lifts both limits; a non-finite one is refused with a line."""
+    from servo_ff.models.params import P_GVMAX, P_IMAX, P_KT
+
+    h, sim, probe, got = ros
+    pub = probe.create_publisher(JointState, "servo/joint_command", 10)
+    wait_for(lambda: pub.get_subscription_count(), 10.0, "subscription")
+    j = sim.joints.index("r_elbow")
+    row = sim.perm[j]
+    own = sim.servos.p[row, P_IMAX]
+    start = after(got, "js", sim.sim_time_ns * 1e-9).position[j]
+    pub.publish(JointState(name=["r_elbow"], position=[start - 0.6], velocity=[0.5], effort=[0.8]))
+    wait_for(lambda: abs(sim.gate.goal[j] - (start - 0.6)) < 1e-9, 10.0, "the goal applied")
+    assert sim.servos.p[row, P_GVMAX] == 0.5 and sim.servos.p[row, P_IMAX] == min(0.8 / sim.servos.p[row, P_KT], own)
+    t0 = sim.sim_time_ns * 1e-9
+    wait_for(lambda: abs(got["js"][-1].position[j] - (start - 0.6)) < 0.03, 20.0, "the elbow at its goal")
+    moving = [m for m in list(got["js"]) if stamp(m) > t0]
+    assert max(abs(m.velocity[j]) for m in moving) < 0.5 * 1.15
+    assert max(abs(m.effort[j]) for m in moving) <= 0.8 + 1e-9
+    assert stamp(moving[-1]) - t0 > 0.6 / 0.5 * 0.9  # it took the time the limit asks for
+    rejected = sim.gate.rejected
+    pub.publish(JointState(name=["r_elbow"], velocity=[float("nan")]))
+    wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the NaN refused")
+    assert "not finite" in sim.gate.last_reason and sim.servos.p[row, P_GVMAX] == 0.5
+    pub.publish(JointState(name=["r_elbow"], velocity=[0.0], effort=[0.0]))
+    wait_for(lambda: sim.servos.p[row, P_GVMAX] == np.inf, 10.0, "the limits lifted")
+    assert sim.servos.p[row, P_IMAX] == own
+    probe.destroy_publisher(pub)
 
 
 def test_goals_gains_torque_and_diagnostics(ros):

@@ -58,7 +58,7 @@ def test_up_dry_run_prints_one_process_per_node(capsys):
     assert override == {"/**/servo_fit": {"ros__parameters": {"source": "bag", "bag_path": "/data/run1"}}}
     assert cli_main(["up", "sim", "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [ln.split(":")[0] for ln in lines] == ["servo_sim", "servo_feedforward"]
+    assert [ln.split(":")[0] for ln in lines] == ["servo_sim", "servo_feedforward", "servo_state_publisher"]
     assert cli_main(["up", "replay", "--dry-run"]) == 2  # missing bag: one clear error line
     assert "bag" in capsys.readouterr().err
 
@@ -120,7 +120,7 @@ def test_launch_arguments_override_the_yaml_in_any_namespace(tmp_path):
     extra = tmp_path / "extra.yaml"
     extra.write_text("servo_hardware:\n  ros__parameters:\n    rate_hz: 50.0\n    baud: 57600\n")
     for ns in ("", "legs"):
-        (hw, ff) = plan("robot", port="/dev/ttyLEGS", baud="3000000", namespace=ns, params_file=str(extra))
+        (hw, ff, _) = plan("robot", port="/dev/ttyLEGS", baud="3000000", namespace=ns, params_file=str(extra))
         assert hw.name == "servo_hardware" and hw.namespace == ("/legs" if ns else "")
         ctx = Context()
         ctx.init(args=["servo", *hw.ros_args(config_dir())])

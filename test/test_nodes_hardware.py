@@ -15,7 +15,7 @@ pytest.importorskip("dynamixel_sdk")
 pytest.importorskip("servo_ff.dynamixel.virtual_bus", reason="Dynamixel core servo_ff.dynamixel not merged yet")
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import BatteryState  # noqa: E402
+from sensor_msgs.msg import BatteryState, JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 
@@ -74,6 +74,32 @@ def test_goal_moves_servo_and_p_gain_is_written(ros):
     pub.publish(Float64MultiArray(data=[5.0, 0.0]))  # outside the joint limits: refused, goal held
     wait_for(lambda: node.gate.rejected >= 1, 5.0, "rejection")
     np.testing.assert_allclose(vbus["bus"].goal, [0.6, -0.4], atol=0.01)
+
+
+def test_joint_command_velocity_and_effort_write_the_limit_registers(ros):
+    """JointState velocity → Profile Velocity (0.229 rpm), effort → Goal Current through kt where the servo is in
+    current-based position mode; the one in position mode refuses its effort with a line; the goal still applies."""
+    h, node, client, states, diags, supply, pub, vbus, link = ros
+    bus = vbus["bus"]
+    bus.regs.set("Operating Mode", [5, 3])  # shoulder current-based position, elbow position
+    node.operating_modes.clear()
+    cmd = client.create_publisher(JointState, "servo/joint_command", 10)
+    wait_for(lambda: cmd.get_subscription_count(), 10.0, "joint_command subscription")
+    rejected = node.gate.rejected
+    cmd.publish(JointState(name=JOINTS, position=[0.2, -0.1], velocity=[1.5, -0.75], effort=[2.0, 1.0]))
+    wait_for(lambda: node.gate.rejected > rejected, 10.0, "the command handled")  # its last step: the refusal
+    unit = ct.RAD_S_PER_VELOCITY_UNIT
+    assert bus.regs.get("Profile Velocity").tolist() == [round(1.5 / unit), round(0.75 / unit)]  # [63, 31]
+    table = ct.control_table("mx106")
+    assert bus.regs.get("Goal Current")[0] == round(2.0 / table.kt / table.current_unit)  # 267 = 0.897 A
+    assert bus.regs.get("Goal Current")[1] == 0  # position mode: refused, not written
+    assert node.gate.rejected == rejected + 1 and "elbow" in node.gate.last_reason
+    assert "Operating Mode 3" in node.gate.last_reason
+    wait_for(lambda: np.allclose(bus.goal, [0.2, -0.1], atol=1e-3), 10.0, "the goal of the same message")
+    cmd.publish(JointState(name=["shoulder"], velocity=[0.0]))  # 0: no limit; no position: the goal stays
+    wait_for(lambda: bus.regs.get("Profile Velocity")[0] == 0, 10.0, "limit cleared")
+    np.testing.assert_allclose(bus.goal, [0.2, -0.1], atol=1e-3)
+    client.destroy_publisher(cmd)
 
 
 def test_diagnostics_per_servo(ros):
@@ -157,6 +183,12 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
 
 def test_disconnect_reports_error_and_reconnects(ros):
     h, node, client, states, diags, supply, pub, vbus, link = ros
+    cmd = client.create_publisher(JointState, "servo/joint_command", 10)
+    wait_for(lambda: cmd.get_subscription_count(), 10.0, "joint_command subscription")
+    cmd.publish(JointState(name=["elbow"], velocity=[0.5]))  # a velocity limit, restored after reconnection
+    raw = round(0.5 / ct.RAD_S_PER_VELOCITY_UNIT)
+    wait_for(lambda: vbus["bus"].regs.get("Profile Velocity")[1] == raw, 10.0, "Profile Velocity written")
+    client.destroy_publisher(cmd)
     vbus["bus"].stop()  # adapter unplugged: the pty disappears
     wait_for(lambda: not node.connected, 10.0, "disconnect detection")
     n = len(diags)
@@ -170,6 +202,7 @@ def test_disconnect_reports_error_and_reconnects(ros):
     wait_for(lambda: states[-1].header.stamp.sec > 0 and len(states[-1].name) == 2 and node.ticks > 0, 5.0, "states")
     wait_for(lambda: servo_status(diags, "shoulder").level != DiagnosticStatus.ERROR, 5.0, "not ERROR after reconnect")
     assert node.reconnects >= 1 and time.monotonic() - t < 30
+    wait_for(lambda: vbus["bus"].regs.get("Profile Velocity")[1] == raw, 10.0, "the limit back on a fresh servo (0)")
 
 
 @pytest.mark.parametrize("servo,protocol", [("mx106", "dxl2"), ("sts3215", "sts"), ("ax12a", "dxl1")])

@@ -122,6 +122,23 @@ def test_trajectory_and_jointstate_goals_by_name(ros):
     settle_at(states, [0.6, -0.4])  # shoulder keeps its goal
 
 
+def test_jointstate_velocity_limits_the_simulated_servo(ros):
+    """JointState velocity → the stepper's firmware goal-velocity limit: the elbow's 0.5 rad step at ≤ 0.4 rad/s
+    (peak 0.49: the P loop lags the slewing target; without the limit the step peaks at 7.5 rad/s); 0 lifts it."""
+    from servo_ff.models.params import P_GVMAX
+
+    h, sim, client, states, pubs = ros
+    wait_for(lambda: np.abs(latest(states).velocity).max() < 0.01, 10.0, "the pendulums at rest")
+    start = position(states)
+    t0 = sim.now_s()
+    pubs["js"].publish(JointState(name=["elbow"], position=[start[1] + 0.5], velocity=[0.4]))
+    wait_for(lambda: abs(position(states)[1] - (start[1] + 0.5)) < 0.02, 20.0, "the elbow at its goal")
+    moving = [m for m in list(states) if m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 > t0]
+    assert sim.sim.packed[1, P_GVMAX] == 0.4 and max(abs(m.velocity[1]) for m in moving) < 0.4 * 1.25  # 0.488: lag
+    pubs["js"].publish(JointState(name=["elbow"], velocity=[0.0]))
+    wait_for(lambda: sim.sim.packed[1, P_GVMAX] == math.inf, 10.0, "the limit lifted")
+
+
 def test_trajectory_status_reports_each_trajectory(ros):
     """One servo/trajectory_status per JointTrajectory, keyed by its header.stamp: accepted (stamp 0: started on
     reception, not late) or refused with the reason."""

@@ -7,6 +7,8 @@
 * Feet (:func:`foot_forces`): total normal contact force [N] on each foot body; :func:`support_coefficient`
   turns the two into Schwarz & Behnke's c (1: all weight on the left foot, 0: on the right, 0.5 when neither
   touches).
+* Odometry (:func:`free_joint_odometry`): the floating base's pose in the world (odom) frame and its twist in
+  the base frame, as ``nav_msgs/Odometry`` carries them (REP-105), exact from the free joint's state.
 """
 
 from __future__ import annotations
@@ -35,6 +37,28 @@ def imu_reading(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> ImuRea
     acc = np.zeros(6)
     mujoco.mj_objectAcceleration(model, data, mujoco.mjtObj.mjOBJ_BODY, body, acc, 1)
     return ImuReading(np.array([x, y, z, w]), vel[:3].copy(), acc[3:].copy())
+
+
+class Odometry(NamedTuple):
+    position: np.ndarray  # (3,) [m], base frame origin in the world
+    orientation: np.ndarray  # (4,) quaternion x, y, z, w (world → base)
+    linear_velocity: np.ndarray  # (3,) [m/s] of the base frame origin, base frame
+    angular_velocity: np.ndarray  # (3,) [rad/s], base frame
+
+
+def free_joint_odometry(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> Odometry:
+    """Pose and twist of ``body`` from its free joint (MuJoCo: qpos = position, quaternion w x y z in the world;
+    qvel = linear velocity in the world, angular velocity in the body frame); ValueError if it has none."""
+    j = int(model.body_jntadr[body])
+    if j < 0 or model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE:
+        raise ValueError(f"body {model.body(body).name!r} has no free joint (fixed base: no odometry)")
+    a, d = int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j])
+    q = data.qpos[a + 3 : a + 7] / np.linalg.norm(data.qpos[a + 3 : a + 7])
+    lin = np.zeros(3)
+    mujoco.mju_rotVecQuat(lin, data.qvel[d : d + 3], np.array([q[0], -q[1], -q[2], -q[3]]))  # world → base
+    return Odometry(
+        data.qpos[a : a + 3].copy(), np.array([q[1], q[2], q[3], q[0]]), lin, data.qvel[d + 3 : d + 6].copy()
+    )
 
 
 def foot_forces(model: mujoco.MjModel, data: mujoco.MjData, feet: Sequence[int]) -> np.ndarray:

@@ -43,7 +43,7 @@ import numpy as np
 from ..models.kernels import HAVE_NUMBA
 from ..models.params import P_ARM, P_KP, P_KV
 from .mujoco_model import SimModel, SimModelError, build_model
-from .mujoco_sensors import ImuReading, foot_forces, imu_reading, support_coefficient
+from .mujoco_sensors import ImuReading, Odometry, foot_forces, free_joint_odometry, imu_reading, support_coefficient
 from .mujoco_servo_kernels import KERNELS, post_step_py, pre_step_py
 from .servo_map import ServoMap, load_servo_map, servo_yaml_feet, servo_yaml_robot
 
@@ -360,6 +360,11 @@ class MujocoServos:
         gyro = r.angular_velocity + (self._rng.normal(0.0, o.gyro_noise, 3) if o.gyro_noise else 0.0)
         acc = r.linear_acceleration + (self._rng.normal(0.0, o.accel_noise, 3) if o.accel_noise else 0.0)
         return ImuReading(r.orientation, gyro, acc)
+
+    def odometry(self) -> Odometry:
+        """The floating base's pose (world = odom frame) and twist (base frame), from its free joint."""
+        self._check()
+        return free_joint_odometry(self.model, self.data, self.sim.root_body)
 
     def foot_forces(self) -> np.ndarray:
         """Normal ground force [N] on each foot (``sim.feet`` order)."""

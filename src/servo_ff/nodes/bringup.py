@@ -102,13 +102,15 @@ FEEDFORWARD = ("servo_feedforward_node", "servo_ff.nodes.feedforward_node", "ser
 ILC = ("servo_ilc_node", "servo_ff.nodes.ilc_node", "servo_ilc")
 FIT = ("servo_fit_node", "servo_ff.nodes.fit_node", "servo_fit")
 WALKER = ("servo_walker_node", "servo_ff.nodes.walker_node", "servo_walker")
+#: robot_description (transient local), /tf and /tf_static: the bring-up's one URDF (its YAML section's urdf_path)
+DESCRIPTION = ("servo_state_publisher_node", "servo_ff.nodes.state_publisher_node", "servo_state_publisher")
 
 COMMON_ARGS = {
     "namespace": ("", "namespace of every node of the bring-up (two robots or buses side by side)"),
     "params_file": ("", "extra parameter YAML given to every node after the bring-up's own (its values win)"),
 }
 MUJOCO_ARGS = {
-    "urdf": ("", "your robot's URDF (empty: the YAML's); the sim node and the feed-forward node both use it"),
+    "urdf": ("", "your robot's URDF (empty: the YAML's), published on robot_description for the sim and feed-forward"),
     "servo_config": ("", "your servo YAML: servo type / friction model per joint (empty: the YAML's)"),
 }
 HARDWARE_ARGS = {
@@ -222,10 +224,8 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
     sim: dict[str, Any] = {}
     ff: dict[str, Any] = {}
     walker: dict[str, Any] = {}
-    if a["urdf"]:
-        if not Path(a["urdf"]).expanduser().is_file():
-            raise FileNotFoundError(f"urdf {a['urdf']}: file not found")
-        sim["urdf_path"] = ff["urdf_path"] = str(Path(a["urdf"]).expanduser().resolve())
+    if a["urdf"] and not Path(a["urdf"]).expanduser().is_file():  # the description node's (plan)
+        raise FileNotFoundError(f"urdf {a['urdf']}: file not found")
     if a["servo_config"]:
         if not Path(a["servo_config"]).expanduser().is_file():
             raise FileNotFoundError(f"servo_config {a['servo_config']}: file not found")
@@ -277,17 +277,19 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
         return NodeLaunch(*spec, cfg, overrides or {}, ns, pf, ends_bringup=ends)
 
     hw = _hardware_overrides(a)
+    urdf = {"urdf_path": str(Path(a["urdf"]).expanduser().resolve())} if a.get("urdf") else {}
+    described = node(DESCRIPTION, urdf)  # the URDF of the bring-up: the others read robot_description
     if bringup == "robot":
-        return [node(HARDWARE, hw), node(FEEDFORWARD)]
+        return [node(HARDWARE, hw), node(FEEDFORWARD), described]
     if bringup == "sim":
-        return [node(SIM), node(FEEDFORWARD)]
+        return [node(SIM), node(FEEDFORWARD), described]
     if bringup == "so100":
-        return [node(HARDWARE, hw), node(WALKER, _loops(bringup, a["loops"]))]
+        return [node(HARDWARE, hw), node(WALKER, _loops(bringup, a["loops"])), described]
     if bringup in ("sim_humanoid", "sim_arm", "sim_so100"):
         sim, ff, walker = _mujoco_overrides(bringup, a)
         if bringup in ("sim_arm", "sim_so100"):
-            return [node(SIM, sim), node(WALKER, walker)]
-        return [node(SIM, sim), node(FEEDFORWARD, ff), node(WALKER, walker)]
+            return [node(SIM, sim), node(WALKER, walker), described]
+        return [node(SIM, sim), node(FEEDFORWARD, ff), node(WALKER, walker), described]
     if bringup == "identify":
         if a["source"] not in ("sim", "hardware"):
             raise ValueError(f"identify: source must be 'sim' or 'hardware', got {a['source']!r}")

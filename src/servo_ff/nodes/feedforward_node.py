@@ -11,7 +11,8 @@ Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, 
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
 0), ``/joint_states``, ``imu/data``
 (sensor_msgs/Imu orientation), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
-(std_msgs/Float64, 1 = left foot, 0 = right). Parameters: ``urdf_path`` or ``robot_description``, ``joints``,
+(std_msgs/Float64, 1 = left foot, 0 = right). Parameters: ``urdf_path`` or ``robot_description`` (both empty: the
+``robot_description`` topic, :mod:`.robot_description`), ``joints``,
 ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
 
 Admissible inputs only: every numeric parameter is declared from its row of the core schema
@@ -55,6 +56,7 @@ from .common import (
 )
 from .desired_trajectory import DesiredTrajectory, parse_trajectory
 from .parameters import servo_preset_specs
+from .robot_description import timeout_spec, wait_robot_description
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_DESIRED = "feedforward/trajectory"
@@ -82,6 +84,7 @@ class FeedForwardNode(Node):
             [
                 ParamSpec("urdf_path", "", "URDF of the robot (used when robot_description is empty)", read_only=True),
                 ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path)", read_only=True),
+                timeout_spec(),
                 ParamSpec("mode", "fixed", "inverse dynamics root", read_only=True, choices=("fixed", "floating")),
                 ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
                 ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
@@ -97,7 +100,10 @@ class FeedForwardNode(Node):
             n_joints=lambda v: None,
         )
         b = boot.values
-        self.robot = load_robot(self._urdf(b["robot_description"], b["urdf_path"]))
+        xml = b["robot_description"]
+        if not (xml.strip() or b["urdf_path"]):  # neither set: the robot_description topic
+            xml = wait_robot_description(self, b["robot_description_timeout"])
+        self.robot = load_robot(self._urdf(xml, b["urdf_path"]))
         rj = list(self.robot.joint_names)
         self.index = {n: i for i, n in enumerate(rj)}
         joints = [j for j in b["joints"] if j] or rj
@@ -182,7 +188,7 @@ class FeedForwardNode(Node):
     # ------------------------------------------------------------------ parameters
     def _urdf(self, xml: str, path: str) -> Path:
         if xml.strip():
-            f = tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False)
+            f = tempfile.NamedTemporaryFile("w", prefix="robot_description_", suffix=".urdf", delete=False)
             f.write(xml)
             f.close()
             return Path(f.name)

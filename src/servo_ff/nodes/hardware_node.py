@@ -70,6 +70,8 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
         self.temperature = np.full(n, np.nan)
         self.voltage = np.full(n, np.nan)
         self.hw_error = np.full(n, -1, dtype=np.int64)
+        self.operating_modes: dict[int, int] = {}  # id → Operating Mode, read when an effort limit needs it
+        self.limits_written: dict[tuple[str, str], int] = {}  # (joint, item) → raw: the last velocity/effort limit
         self._setup_interface(table)
         self._default_limits_from_table()
 
@@ -152,6 +154,7 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
             self.disconnect_reason = f"connect to {self.table['port']} failed: {e}"
             return False, self.disconnect_reason
         self.bus = bus
+        self.operating_modes.clear()
         self._store(state)
         self.connected = True
         self.failed_cycles = 0
@@ -176,8 +179,10 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
                 "connect", self.get_logger().error, f"{msg}; retrying every {self.table['reconnect_period']:g} s"
             )
             return
-        try:  # the held goal and the torque state come back as they were
+        try:  # the held goal, the torque state and the velocity / effort limits come back as they were
             self._write_goal_and_torque()
+            for (joint, item), raw in self.limits_written.items():
+                self.bus.write_item(self.ids[self.gate.index[joint]], item, raw)
         except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
             self._disconnect(f"setup write failed: {e}")
             return
@@ -393,6 +398,40 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
         return True, (
             f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
         )
+
+    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
+        """Velocity / effort of a JointState command → each servo's limit register (:mod:`.command_limits`),
+        written now (before the goal of the same message, which the next cycle writes); a refused or failed one
+        is one warning naming the joint."""
+        from servo_ff.dynamixel.command_limits import LimitRefused, effort_limit, velocity_limit
+
+        if not self.connected:
+            self.refuse_limits(source, f"velocity/effort not written: bus not connected ({self.disconnect_reason})")
+            return
+        table, errors = self.bus.table, []
+        for k, name in enumerate(names):
+            i = self.ids[self.gate.index[name]]
+            for field, values in (("velocity", velocity), ("effort", effort)):
+                if not values:
+                    continue
+                try:
+                    if field == "velocity":
+                        w = velocity_limit(table, values[k])
+                    else:
+                        mode = self._operating_mode(i) if table.protocol == "dxl2" else None
+                        w = effort_limit(table, values[k], mode, self.bus.kt)
+                    self.bus.write_item(i, w.item, w.raw)
+                    self.limits_written[(name, w.item)] = w.raw
+                except (LimitRefused, self.bus_mod.BusError, OSError, termios.error) as e:
+                    errors.append(f"{name} (id {i}) {field}: {e}")
+        if errors:
+            self.refuse_limits(source, "velocity/effort limit refused: " + "; ".join(errors))
+
+    def _operating_mode(self, i: int) -> int:
+        """Operating Mode of servo ``i`` (EEPROM: read once per connection)."""
+        if i not in self.operating_modes:
+            self.operating_modes[i] = self.bus.read_item(i, "Operating Mode")
+        return self.operating_modes[i]
 
     def hw_supply_voltage(self) -> float:
         ok = np.isfinite(self.voltage)

@@ -99,6 +99,7 @@ def _run(ros, controller, n_steps, obstacle, stride, kp_high, ratio, log, timeou
 
     from .feedforward_node import FeedForwardNode
     from .mujoco_backend import MujocoSimNode
+    from .state_publisher_node import StatePublisherNode
     from .walker_node import WalkerNode
 
     kp_high = KP_HIGH if kp_high is None else kp_high
@@ -107,12 +108,14 @@ def _run(ros, controller, n_steps, obstacle, stride, kp_high, ratio, log, timeou
     urdf = str(share_file("urdf", "humanoid20.urdf"))
     servo_yaml = str(share_file("config", "servos_humanoid.yaml"))
     kw = ros.node_kwargs()
+    # the URDF goes to one node, published on robot_description (transient local): the sim and feed-forward
+    # nodes read it there, as in the sim_humanoid bring-up (it also gives /tf and /tf_static)
+    ros.add(StatePublisherNode("servo_state_publisher", **kw, parameter_overrides=[Parameter("urdf_path", value=urdf)]))
     sim = ros.add(
         MujocoSimNode(
             "servo_sim",
             **kw,
             parameter_overrides=[
-                Parameter("urdf_path", value=urdf),
                 Parameter("servo_config", value=servo_yaml),
                 Parameter("floating_base", value=True),
                 Parameter("rate_hz", value=125.0),
@@ -138,7 +141,6 @@ def _run(ros, controller, n_steps, obstacle, stride, kp_high, ratio, log, timeou
             **kw,
             parameter_overrides=[
                 Parameter("use_sim_time", value=True),
-                Parameter("urdf_path", value=urdf),
                 Parameter("mode", value="floating"),
                 Parameter("joints", value=joints),
                 Parameter("kp", value=[kp]),

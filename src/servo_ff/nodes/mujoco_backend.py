@@ -11,6 +11,7 @@ and ``real_time_factor`` as in :mod:`.sim_node`), plus
 * ``foot_forces`` (std_msgs/Float64MultiArray: normal ground force per foot [N], ``feet`` order) and
   ``support_coefficient`` (std_msgs/Float64, c = F_left/(F_left + F_right), 0.5 airborne; robots with two
   feet; topic name ``support_topic``),
+* ``odom`` (nav_msgs/Odometry, floating base: ``odom_frame`` → root link, :mod:`.odometry_pub`),
 
 each control period. ``lockstep: true`` (with ``publish_clock``) steps one period per goal message received
 (``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each ``joint_states`` closes the
@@ -38,6 +39,7 @@ from servo_ff.dynamics.mujoco_sensors import support_coefficient
 from .cdr_template import CdrTemplate
 from .common import ParameterTable, ParamSpec, per_joint
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
+from .odometry_pub import OdometryPublisher
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_node import SimNode
 
@@ -132,6 +134,8 @@ class MujocoSimNode(SimNode):
         n_feet = len(self.servos.sim.feet) if self.servos is not None else 0
         self._feet_cdr = CdrTemplate(Float64MultiArray(data=[0.0] * n_feet), ["data"], stamp=None)
         self._support_cdr = CdrTemplate(Float64(), [("data",)], stamp=None)
+        floating = self.servos is not None and self.servos.sim.floating
+        self.odom = OdometryPublisher(self, self.servos, v["odom_frame"]) if floating else None
         self._init_clock(v)
         if not self.model_error:  # a model error is one line at configure
             sm = self.servos.sim
@@ -218,6 +222,8 @@ class MujocoSimNode(SimNode):
         msg.set_stamp(stamp.sec, stamp.nanosec)
         msg.block(0)[:], msg.block(1)[:], msg.block(2)[:] = q, w, a
         self.pub_imu.publish(msg.data())
+        if self.odom is not None:
+            self.odom.publish(stamp)
         if s.sim.feet:
             f = s.foot_forces()
             self._feet_cdr.block(0)[:] = f
@@ -306,6 +312,9 @@ class MujocoSimNode(SimNode):
         )
         self.get_logger().warning(response.message)
         return response
+
+    def _limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
+        return (None, self.perm) if self.servos is None else (self.servos.p, self.perm)
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.state

@@ -10,11 +10,13 @@ from rclpy.exceptions import ParameterUninitializedException
 from servo_ff.io.paths import resolve_path
 
 from .common import ParamSpec
+from .robot_description import timeout_spec, wait_robot_description
 from .sim_clock import sim_time_specs
 
 #: parameters that define the model, read at start-up before the rest is declared
 BOOT_KEYS = (
     "robot_description",
+    "robot_description_timeout",
     "urdf_path",
     "mjcf_path",
     "servo_config",
@@ -36,7 +38,14 @@ def mujoco_specs() -> list[ParamSpec]:
     """Parameters of the MuJoCo backend besides the servo interface (read-only ones fix the model)."""
     return [
         ParamSpec("backend", "mujoco", "physics backend of servo_sim_node", read_only=True, choices=("mujoco",)),
-        ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path / mjcf_path)", read_only=True),
+        ParamSpec(
+            "robot_description",
+            "",
+            "URDF XML (takes precedence over urdf_path / mjcf_path; none of the three and no robot: in the servo "
+            "YAML: the robot_description topic)",
+            read_only=True,
+        ),
+        timeout_spec(),
         ParamSpec(
             "urdf_path",
             "",
@@ -47,7 +56,7 @@ def mujoco_specs() -> list[ParamSpec]:
             "mjcf_path",
             "",
             "MJCF file of the robot (its own base, ground and sensors), or menagerie:<name>[/<entry>]; none of "
-            "robot_description, urdf_path, mjcf_path: the servo YAML's robot:",
+            "robot_description, urdf_path, mjcf_path: the servo YAML's robot:, else the robot_description topic",
             read_only=True,
         ),
         ParamSpec(
@@ -129,12 +138,16 @@ def mujoco_specs() -> list[ParamSpec]:
             hi=0.5,
         ),
         ParamSpec("obstacle_foot", "", "foot link the obstacle goes under (empty: the second foot)", read_only=True),
+        ParamSpec(
+            "odom_frame", "odom", "frame of the floating base's pose on odom (nav_msgs/Odometry)", read_only=True
+        ),
     ]
 
 
 def boot_values(node) -> dict[str, Any]:
     """The :data:`BOOT_KEYS` overrides of ``node`` (defaults from :func:`mujoco_specs`), each declared and
-    undeclared again so that the table can declare it with its descriptor."""
+    undeclared again so that the table can declare it with its descriptor; no robot given: the URDF of the
+    ``robot_description`` topic (ValueError naming it if none comes)."""
     defaults = {s.name: s.default for s in mujoco_specs()}
     out = {}
     for name in BOOT_KEYS:
@@ -145,7 +158,17 @@ def boot_values(node) -> dict[str, Any]:
             out[name] = defaults[name]
         finally:
             node.undeclare_parameter(name)
+    if not (out["robot_description"].strip() or out["urdf_path"] or out["mjcf_path"] or _yaml_robot(out)):
+        out["robot_description"] = wait_robot_description(node, out["robot_description_timeout"])  # the topic's
     return out
+
+
+def _yaml_robot(b: dict[str, Any]) -> bool:
+    """The servo YAML of ``b`` names its robot (``robot:``)."""
+    from servo_ff.dynamics.servo_map import servo_yaml_robot
+
+    cfg = resolve_path(b["servo_config"]) if b["servo_config"] else None
+    return cfg is not None and cfg.is_file() and servo_yaml_robot(cfg) is not None
 
 
 def servos_from_boot(b: dict[str, Any]):

@@ -258,8 +258,38 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
             self._accept(self.gate.from_array(msg.data, self.names["commands"]))
 
     def _on_joint_command(self, msg: JointState) -> None:
-        if not self._inactive(self.names["joint_command"], msg.name):
-            self._accept(self.gate.from_names(msg.name, msg.position, self.names["joint_command"]))
+        """Position goal by name (an empty ``position`` sends none); ``velocity`` / ``effort``, when given, are
+        limits of the motion: :meth:`hw_command_limits`."""
+        source = self.names["joint_command"]
+        if self._inactive(source, msg.name):
+            return
+        if len(msg.velocity) or len(msg.effort):
+            for field, values in (("velocity", msg.velocity), ("effort", msg.effort)):
+                if len(values) and len(values) != len(msg.name):
+                    self.gate._reject(source, "length", f"{len(msg.name)} names but {len(values)} {field} values")
+                    return
+            unknown = [n for n in msg.name if n not in self.gate.index]
+            if unknown:
+                self.gate._reject(source, "names", f"unknown joint name(s) {unknown}; known: {', '.join(self.joints)}")
+                return
+            self.hw_command_limits(list(msg.name), list(msg.velocity), list(msg.effort), source)
+        if len(msg.position) or not (len(msg.velocity) or len(msg.effort)):
+            self._accept(self.gate.from_names(msg.name, msg.position, source))
+
+    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
+        """Velocity [rad/s] / effort [N·m] limits of the named joints (empty list: not given); a backend without
+        such limits refuses them with one line (the position goal still applies)."""
+        given = " and ".join(f for f, v in (("velocity", velocity), ("effort", effort)) if v)
+        self.refuse_limits(source, f"{given} refused: the {self.status_name} servos have no {given} limit")
+
+    def refuse_limits(self, source: str, reason: str) -> None:
+        """One (throttled) warning for refused velocity / effort limits, counted as a rejection."""
+        g = self.gate
+        g.rejected += 1
+        g.last_reject_time = time.monotonic()
+        g.last_reason = f"{source}: {reason}"
+        g.recent.append(g.last_reason)
+        self.throttle(f"{source}:limits", self.get_logger().warning, f"{source}: {reason}")
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         source = self.names["joint_trajectory"]

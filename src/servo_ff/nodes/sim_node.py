@@ -179,6 +179,27 @@ class SimNode(SimClock, ServoInterfaceNode):
     def _substeps(v: dict[str, Any]) -> int:
         return max(1, math.ceil(1.0 / (v["rate_hz"] * v["physics_dt"]) - 1e-9))
 
+    # ------------------------------------------------------------------ velocity / effort limits
+    def _limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """The packed parameter rows the servos step with, and each node joint's row."""
+        return self.sim.packed, np.arange(self.n)
+
+    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
+        """JointState velocity / effort → the servo model's own goal-velocity and current limits
+        (:func:`servo_ff.models.motion_limits.apply_motion_limits`); the rows without limits are kept once."""
+        from servo_ff.models.motion_limits import apply_motion_limits
+
+        rows, order = self._limit_rows()
+        if rows is None:
+            self.refuse_limits(source, "velocity/effort refused: no model")
+            return
+        if getattr(self, "_own_rows", (None,))[0] is not rows:  # new rows (actuator parameters changed): theirs
+            self._own_rows = (rows, rows.copy())
+        try:
+            apply_motion_limits(rows, self._own_rows[1], order[[self.gate.index[n] for n in names]], velocity, effort)
+        except ValueError as e:
+            self.refuse_limits(source, f"velocity/effort refused: {e}")
+
     # ------------------------------------------------------------------ hooks
     def hw_configure(self) -> tuple[bool, str]:
         return True, f"{self.n} simulated servo(s) {self.joints}, torque off"

@@ -1,0 +1,45 @@
+"""Velocity and effort limits of a position goal on the simulated servos (ROS-free): what the JointState command's
+``velocity`` [rad/s] / ``effort`` [N·m] set on real servos (``servo_ff.dynamixel.command_limits``), as the
+servo model's own firmware limits in the packed parameter rows (:mod:`.params`):
+
+* velocity → ``P_GVMAX``, the firmware goal-velocity limit (the internal target slews toward the goal no faster,
+  :func:`.motor.goal_slew`): as Feetech's Goal Velocity or a Dynamixel Profile Velocity without acceleration;
+* effort → ``P_IMAX``, the current limit (:func:`.motor.current_limited_duty` / the current law), τ/kt: as a
+  Dynamixel Goal Current in current-based position mode.
+
+A limit is a magnitude, never above the servo's own (its row at start-up); 0 lifts it (back to the servo's own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .params import P_GVMAX, P_IMAX, P_KT
+
+
+def apply_motion_limits(
+    rows: np.ndarray,
+    own: np.ndarray,
+    idx: Sequence[int],
+    velocity: Sequence[float] = (),
+    effort: Sequence[float] = (),
+) -> None:
+    """Write the limits of servos ``idx`` into the packed ``rows`` (in place; ``own``: the rows without limits).
+    ``velocity`` / ``effort``: one per index, or empty (not given). ValueError naming the field for a non-finite
+    value, before anything is written."""
+    idx = np.asarray(idx, dtype=int)
+    for name, values in (("velocity", velocity), ("effort", effort)):
+        v = np.asarray(values, dtype=np.float64)
+        if v.size and not np.isfinite(v).all():
+            raise ValueError(f"{name} {v.tolist()} is not finite")
+    if len(velocity):
+        v = np.abs(np.asarray(velocity, dtype=np.float64))
+        rows[idx, P_GVMAX] = np.where(v > 0, np.minimum(v, own[idx, P_GVMAX]), own[idx, P_GVMAX])
+    if len(effort):
+        i_max = np.abs(np.asarray(effort, dtype=np.float64)) / own[idx, P_KT]
+        rows[idx, P_IMAX] = np.where(i_max > 0, np.minimum(i_max, own[idx, P_IMAX]), own[idx, P_IMAX])
+
+
+__all__ = ["apply_motion_limits"]

@@ -1,0 +1,194 @@
+"""``servo_state_publisher_node``: what ``robot_state_publisher`` does, for machines without it — the one place a
+bring-up gives the URDF.
+
+* ``robot_description`` (std_msgs/String, reliable, transient local: :mod:`.robot_description`) — the URDF of
+  ``robot_description`` (XML) or ``urdf_path``, published once; the MuJoCo sim and the feed-forward node read it
+  when their own URDF parameters are empty;
+* ``/tf_static`` (tf2_msgs/TFMessage, transient local): every fixed joint, parent link → child link, once;
+* ``/tf``: every moving joint (revolute, continuous, prismatic; ``joints`` if given) named in ``joint_states``,
+  parent link → child link at the message's stamp, at most ``publish_frequency`` per second
+  (:mod:`servo_ff.dynamics.kinematics`).
+
+Frame names are the link names with ``frame_prefix`` before them. Joints of ``joint_states`` that are not in the
+URDF are ignored (another robot's); a non-finite position keeps that joint's transform out of the message (one
+throttled warning). Without tf2_msgs installed only ``robot_description`` is published (one line says so).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from servo_ff.io.paths import resolve_path
+
+from .common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, Throttle, spin_node
+from .robot_description import TOPIC_ROBOT_DESCRIPTION, latched_qos
+
+TOPIC_TF, TOPIC_TF_STATIC = "/tf", "/tf_static"
+
+
+def state_publisher_specs() -> list[ParamSpec]:
+    return [
+        ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path)", read_only=True),
+        ParamSpec("urdf_path", "", "URDF file of the robot (relative: to the package share dir)", read_only=True),
+        ParamSpec("publish_frequency", 50.0, "largest rate of /tf messages", "Hz", lo=0.1, hi=10000.0),
+        ParamSpec("frame_prefix", "", "prefix of every frame name (the link names)", read_only=True),
+        ParamSpec("joints", [""], "moving joints put on /tf (empty: every one of the URDF)", read_only=True),
+        ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
+    ]
+
+
+def read_urdf(xml: str, path: str) -> str:
+    """The URDF text from the ``robot_description`` / ``urdf_path`` parameters (ValueError / FileNotFoundError
+    naming the parameter)."""
+    if xml.strip():
+        return xml
+    if not path:
+        raise ValueError("servo_state_publisher needs robot_description or urdf_path")
+    p = resolve_path(path)
+    if not Path(p).is_file():
+        raise FileNotFoundError(f"urdf_path {path!r}: file not found ({p})")
+    return Path(p).read_text()
+
+
+class StatePublisherNode(Node):
+    def __init__(self, name: str = "servo_state_publisher", **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.table = ParameterTable(self, state_publisher_specs(), n_joints=lambda v: None)
+        v = self.table.values
+        self.urdf = read_urdf(v["robot_description"], v["urdf_path"])
+        self.throttle = Throttle(v["warn_throttle"])
+        self.pub_description = self.create_publisher(String, TOPIC_ROBOT_DESCRIPTION, latched_qos())
+        self.pub_description.publish(String(data=self.urdf))
+        self.tf_published = 0
+        self._last_tf = -math.inf
+        self.tree = None
+        self._tf: TfTemplate | None = None
+        try:
+            from tf2_msgs.msg import TFMessage  # noqa: F401  (not on PyPI: generated into the environment)
+        except ImportError as e:
+            self.get_logger().warning(f"tf2_msgs not importable ({e}): only robot_description is published")
+            return
+        self._setup_tf(v["frame_prefix"])
+
+    def _setup_tf(self, prefix: str) -> None:
+        from tf2_msgs.msg import TFMessage
+
+        from servo_ff.dynamics.kinematics import link_tree
+
+        self.tree = t = link_tree(self.urdf, self.table["urdf_path"] or "robot_description")
+        self.data = t.model.createData()
+        self.frames = [(prefix + p, prefix + c) for p, c in zip(t.parents, t.children)]
+        chosen = [j for j in self.table["joints"] if j] or list(t.moving_joints)
+        unknown = [j for j in chosen if j not in t.moving_joints]
+        if unknown:
+            raise ValueError(f"joints {unknown} are not moving joints of the URDF ({', '.join(t.moving_joints)})")
+        self.index = {j: t.joints.index(j) for j in chosen}
+        self.positions: dict[str, float] = {}
+        self.pub_tf = self.create_publisher(TFMessage, TOPIC_TF, 100)
+        self.pub_tf_static = self.create_publisher(TFMessage, TOPIC_TF_STATIC, latched_qos())
+        fixed = np.flatnonzero(~t.moving)
+        if fixed.size:
+            self.pub_tf_static.publish(self._message(fixed, self._poses({}), self.get_clock().now().to_msg()))
+        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 100)
+        self.get_logger().info(
+            f"robot_description published; /tf for {len(self.index)} moving joint(s), /tf_static for {fixed.size}"
+        )
+
+    def _poses(self, positions: dict[str, float]) -> np.ndarray:
+        from servo_ff.dynamics.kinematics import link_poses
+
+        t = self.tree
+        return link_poses(t.model, self.data, t.configuration(positions), t.parent_frames, t.child_frames)
+
+    def _message(self, rows, poses: np.ndarray, stamp):
+        from geometry_msgs.msg import TransformStamped
+        from tf2_msgs.msg import TFMessage
+
+        out = TFMessage()
+        for k in rows:
+            tf = TransformStamped()
+            tf.header.stamp = stamp
+            tf.header.frame_id, tf.child_frame_id = self.frames[k]
+            p = poses[k]
+            tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = map(float, p[:3])
+            r = tf.transform.rotation
+            r.x, r.y, r.z, r.w = map(float, p[3:])
+            out.transforms.append(tf)
+        return out
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if len(msg.position) != len(msg.name) or 0.0 <= t - self._last_tf < 1.0 / self.table["publish_frequency"]:
+            return
+        bad = []
+        for name, p in zip(msg.name, msg.position):
+            if name in self.index:
+                if math.isfinite(p):
+                    self.positions[name] = float(p)
+                else:
+                    bad.append(name)
+                    self.positions.pop(name, None)
+        if bad:
+            self.throttle("nonfinite", self.get_logger().warning, f"joint_states: {bad} not finite: no transform")
+        rows = tuple(self.index[j] for j in self.positions)
+        if not rows or not self.pub_tf.get_subscription_count():  # nobody listens: no forward kinematics
+            return
+        self._last_tf = t
+        if self._tf is None or self._tf.rows != rows:
+            self._tf = TfTemplate(rows, self._message(rows, np.zeros((len(self.frames), 7)), msg.header.stamp))
+        self.pub_tf.publish(self._tf.data(self._poses(self.positions), msg.header.stamp))
+        self.tf_published += 1
+
+
+class TfTemplate:
+    """A TFMessage of fixed frames serialized once (as :class:`.cdr_template.CdrTemplate`): per publish only the
+    stamps and the 7 doubles of each transform are written into the bytes."""
+
+    def __init__(self, rows: tuple[int, ...], msg):
+        from builtin_interfaces.msg import Time
+        from rclpy.serialization import serialize_message
+
+        self.rows = rows
+        rng = np.random.default_rng(0x7F)
+        sentinel = rng.uniform(1e3, 1e4, (len(rows), 7))
+        for tf, v in zip(msg.transforms, sentinel):
+            tf.header.stamp = Time(sec=_SENTINEL_STAMP[0], nanosec=_SENTINEL_STAMP[1])  # not the caller's stamp
+            tr, r = tf.transform.translation, tf.transform.rotation
+            tr.x, tr.y, tr.z, r.x, r.y, r.z, r.w = map(float, v)
+        self._buf = bytearray(serialize_message(msg))
+        self._u8 = np.frombuffer(self._buf, dtype=np.uint8)
+        raw = bytes(self._buf)
+        self._pose_at = np.array([raw.index(struct.pack("<d", x)) for x in sentinel.ravel()])[:, None] + np.arange(8)
+        stamp = struct.pack("<iI", *_SENTINEL_STAMP)
+        at = [i for i in range(len(raw) - 7) if raw.startswith(stamp, i)]
+        if len(at) != len(rows):
+            raise ValueError(f"TFMessage: {len(at)} stamps found for {len(rows)} transforms")
+        self._stamp_at = np.array(at)[:, None] + np.arange(8)
+
+    def data(self, poses: np.ndarray, stamp) -> bytes:
+        self._u8[self._pose_at] = (
+            np.ascontiguousarray(poses[list(self.rows)], dtype="<f8").view(np.uint8).reshape(-1, 8)
+        )
+        self._u8[self._stamp_at] = np.frombuffer(struct.pack("<iI", stamp.sec, stamp.nanosec), dtype=np.uint8)
+        return bytes(self._buf)
+
+
+_SENTINEL_STAMP = (0x5EC0_4D21, 0x3B9A_C9FE)
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_node(StatePublisherNode, args)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
