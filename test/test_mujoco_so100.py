@@ -90,6 +90,8 @@ def so100_waypoint_errors() -> dict:
 
     doc = yaml.safe_load(BRINGUP.read_text())
     sim_values = dict(doc["servo_sim"]["ros__parameters"])
+    # in the bring-up the sim reads the state publisher's robot_description; here it is given the same file
+    sim_values.setdefault("urdf_path", doc["servo_state_publisher"]["ros__parameters"]["urdf_path"])
     for key in ("urdf_path", "servo_config"):
         sim_values[key] = str(ROOT / sim_values[key])
     sim_values["real_time_factor"] = 2.0
