@@ -95,7 +95,10 @@ def test_tf_static_and_tf_from_the_joint_states(ros):
     probe.create_subscription(TFMessage, "/tf", dynamic.append, 100)
     js = probe.create_publisher(JointState, "joint_states", 10)
     msg = wait_for(lambda: static and static[-1], 20.0, "/tf_static")
-    assert [(t.header.frame_id, t.child_frame_id) for t in msg.transforms] == [("gripper", "camera_mount"), ("gripper", "gripper_tip")]
+    assert [(t.header.frame_id, t.child_frame_id) for t in msg.transforms] == [
+        ("gripper", "camera_mount"),
+        ("gripper", "gripper_tip"),
+    ]
     wait_for(lambda: js.get_subscription_count(), 10.0, "joint_states subscription")
     q = {"shoulder_pan": 0.4, "elbow_flex": -1.1, "not_ours": 3.0}
     state = JointState(name=list(q), position=list(q.values()))
