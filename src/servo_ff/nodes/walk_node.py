@@ -106,6 +106,7 @@ class WalkNode(Node):
         self.cs: list[float] = []
         self.cmd_time: float | None = None
         self.cmd_stale_logged = False
+        self.cmd_refused = 0
         self.messages = 0
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
@@ -125,6 +126,7 @@ class WalkNode(Node):
         try:
             self.engine.set_cmd(msg.linear.x, msg.linear.y, msg.angular.z)
         except ValueError as e:
+            self.cmd_refused += 1
             self.get_logger().warning(f"{self.table['cmd_vel_topic']}: {e}; refused, keeping the last command")
             return
         self.cmd_time = self.now_s()
