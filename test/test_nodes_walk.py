@@ -138,3 +138,15 @@ def test_feedforward_refuses_walk_beyond_its_bounds_and_walk_refuses_nan_cmd(com
         wait_for(lambda: cmd.publish(good) or walk.engine.cmd[0] == 0.05, 30.0, "the cmd_vel at the walk node")
         wait_for(lambda: cmd.publish(bad) or walk.cmd_refused > 0, 30.0, "the walk node refusing a NaN cmd_vel")
         assert walk.engine.cmd == (0.05, 0.0, 0.0)  # the last good command kept
+
+
+def test_sim_op3_bringup_plan():
+    from servo_ff.nodes.bringup import plan
+
+    sim, ff, walk = plan("sim_op3")
+    assert [n.executable for n in (sim, ff, walk)] == ["servo_sim_node", "servo_feedforward_node", "servo_walk_node"]
+    assert {n.config for n in (sim, ff, walk)} == {"sim_op3.yaml"}
+    sim, ff, walk = plan("sim_op3", gain="800", feedforward="false")
+    assert sim.overrides["kp"] == ff.overrides["kp"] == [800.0] and ff.overrides["enabled"] is False
+    with pytest.raises(ValueError, match="feedforward must be"):
+        plan("sim_op3", feedforward="maybe")
