@@ -38,6 +38,7 @@ def walk_specs() -> list[ParamSpec]:
     ro = dict(read_only=True)
     return [
         ParamSpec("urdf_path", "urdf/op3.urdf", "the robot (placo needs its feet and trunk links below)", **ro),
+        ParamSpec("joints", [""], "order of the trajectory's joints (empty: the URDF's); the robot's joints", **ro),
         ParamSpec("trunk_link", "body_link", "link playing placo's trunk", **ro),
         ParamSpec("left_foot_link", "l_sole", "link at the left sole", **ro),
         ParamSpec("right_foot_link", "r_sole", "link at the right sole", **ro),
@@ -96,7 +97,11 @@ class WalkNode(Node):
         )
         frames = WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"])
         self.engine = WalkEngine(resolve_path(v["urdf_path"]), params, frames)
-        self.joints = self.engine.joints
+        order = [j for j in v["joints"] if j]
+        if order and sorted(order) != sorted(self.engine.joints):
+            raise ValueError(f"joints {order} are not the joints of {v['urdf_path']}: {self.engine.joints}")
+        self.joints = order or self.engine.joints
+        self.perm = [self.engine.joints.index(j) for j in self.joints]  # engine order → published order
         self.dt = params.dt
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
         self.t0: float | None = None  # [s, ROS clock] of the approach start
@@ -148,7 +153,7 @@ class WalkNode(Node):
 
     def _approach(self, t: float) -> np.ndarray:
         s = min(max((t - self.t0) / float(self.table["approach_time"]), 0.0), 1.0)
-        return self.q0 + (10 * s**3 - 15 * s**4 + 6 * s**5) * (self.engine.q_stand - self.q0)
+        return self.q0 + (10 * s**3 - 15 * s**4 + 6 * s**5) * (self.engine.q_stand[self.perm] - self.q0)
 
     def _fill(self, until: float) -> None:
         """Plan samples on the ``dt`` grid up to ``until`` [s, ROS clock] (approach, then the walk)."""
@@ -171,7 +176,7 @@ class WalkNode(Node):
         self._expire_cmd(t)
         s = self.engine.tick()
         self.cs.append(s.c_left)
-        return s.q
+        return s.q[self.perm]
 
     def _expire_cmd(self, t: float) -> None:
         timeout = float(self.table["cmd_timeout"])
