@@ -1,7 +1,7 @@
 """Schwarz & Behnke's experiments on the ROBOTIS OP3 over DDS under the placo walk (issue 21 item 5).
 
 Run: python bench/op3_mission.py [--steps 40] [--vx 0.1] [--flat-steps 80] [--obstacle-vx 0.05]
-     [--plot docs/img/op3_obstacle_pitch.png]
+     [--kp-high 800] [--plot docs/img/op3_obstacle_pitch.png]
 Mission: ``servo_ff.nodes.op3_mission`` (servo_walk_node under cmd_vel → feed-forward → MuJoCo sim node, lockstep;
 all nodes in one process, real DDS between them). (a) high-gain P (k_P 800, the XM430 factory gain), (b) 0.35 of
 it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
@@ -34,18 +34,19 @@ def main() -> int:
     ap.add_argument("--flat-steps", type=int, default=80)
     ap.add_argument("--obstacle-vx", type=float, default=0.05, help="m/s, obstacle runs")
     ap.add_argument("--obstacle-steps", type=int, default=16)
+    ap.add_argument("--kp-high", type=float, default=800.0, help="(a)'s gain; (b), (c): 0.35 of it")
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_pitch.png"))
     a = ap.parse_args()
 
     print(f"1. flat ground, {a.steps} steps at {a.vx} m/s:")
-    flat = {c: run_op3(c, n_steps=a.steps, vx=a.vx) for c in ("high", "low", "ff")}
+    flat = {c: run_op3(c, n_steps=a.steps, vx=a.vx, kp_high=a.kp_high) for c in ("high", "low", "ff")}
     print(format_table(list(flat.values())))
     print(f"2. (c) on flat ground, {a.flat_steps} steps at {a.vx} m/s:")
-    long = run_op3("ff", n_steps=a.flat_steps, vx=a.vx)
+    long = run_op3("ff", n_steps=a.flat_steps, vx=a.vx, kp_high=a.kp_high)
     print(format_table([long]))
     print(f"3. obstacles under the right foot, forward at {a.obstacle_vx} m/s:")
     obst = {
-        (c, h): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000)
+        (c, h): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000, kp_high=a.kp_high)
         for c, h in (("high", 15), ("low", 15), ("ff", 15), ("high", 5), ("ff", 5))
     }
     print(format_table(list(obst.values())))

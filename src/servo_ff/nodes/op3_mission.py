@@ -43,6 +43,7 @@ class Op3Result:
     obstacle: float = 0.0  # [m]
     t_obstacle: float = math.nan  # [s from the walk start] when the box was placed
     pitch: list[tuple[float, float]] = field(default_factory=list)  # (s from the walk start, trunk pitch [rad])
+    t_obstacle_planned: float = math.nan  # [s from the walk start] mid-swing of the obstacle step
 
     @property
     def label(self) -> str:
@@ -205,6 +206,7 @@ def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, 
         obstacle,
         st["placed"],
         pitch,
+        t_obst if obstacle > 0 else math.nan,
     )
     log(
         f"   {res.label}: k_P {kp:.0f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, travel "
@@ -216,12 +218,14 @@ def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, 
 
 def format_table(results: list[Op3Result]) -> str:
     lines = [
-        "| controller | k_P | obstacle [mm] | stood | travel [m] | E all [J] | E knees [J] | sim s / wall s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| controller | k_P | obstacle [mm] | box placed at [s] | stood | travel [m] | E all [J] | E knees [J] | "
+        "sim s / wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r.label} | {r.kp:.0f} | {1000 * r.obstacle:.0f} | "
+            f"{'–' if math.isnan(r.t_obstacle) else '%.2f' % r.t_obstacle} | "
             f"{'no, fell at %.1f s' % r.fell_at if r.fell else 'yes'} | {r.travel:.3f} | {r.energy.sum():.1f} | "
             f"{r.knee_energy():.1f} | {r.sim_s:.0f} / {r.wall_s:.0f} |"
         )
@@ -237,13 +241,14 @@ def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float
 
     fig, ax = plt.subplots(figsize=(9, 4))
     for r in results:
-        t = np.array([a for a, _ in r.pitch]) - r.t_obstacle
+        t = np.array([a for a, _ in r.pitch]) - r.t_obstacle_planned
         y = np.array([b for _, b in r.pitch])
         sel = (t >= -before) & (t <= after)
-        fell = f", fell at {r.fell_at - r.t_obstacle:+.2f} s" if r.fell else ""
+        fell = f", fell at {r.fell_at - r.t_obstacle_planned:+.2f} s" if r.fell else ""
+        fell += " (before the box)" if r.fell and math.isnan(r.t_obstacle) else ""
         ax.plot(t[sel], y[sel], lw=1.0, label=f"{r.label} (k_P {r.kp:.0f}), {1000 * r.obstacle:.0f} mm{fell}")
     ax.axvline(0.0, color="k", ls=":", lw=0.8)
-    ax.set_xlabel("time from the obstacle's placement under the swing foot [s]")
+    ax.set_xlabel("time from the box's placement under the swing foot (mid-swing) [s]")
     ax.set_ylabel("trunk pitch [rad]")
     ax.set_title("OP3 walking onto an obstacle over DDS (placo walk → feed-forward → MuJoCo)")
     ax.legend(fontsize=8)
