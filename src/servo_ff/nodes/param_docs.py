@@ -22,6 +22,7 @@ def _nodes() -> list[tuple[str, type, dict[str, Any]]]:
     from .hardware_node import HardwareNode
     from .ilc_node import ILCNode
     from .sim_node import SimNode
+    from .walk_node import WalkNode
     from .walker_node import WalkerNode
 
     urdf = str(share_file("urdf", "pendulums2.urdf"))
@@ -32,6 +33,7 @@ def _nodes() -> list[tuple[str, type, dict[str, Any]]]:
         ("servo_ilc_node", ILCNode, {}),
         ("servo_fit_node", FitNode, {"urdf_path": urdf, "joint": "pendulum_1", "run_on_start": False}),
         ("servo_walker_node", WalkerNode, {}),
+        ("servo_walk_node", WalkNode, {}),
     ]
 
 
