@@ -29,6 +29,7 @@ setup(
     ],
     python_requires=">=3.10",
     install_requires=["numpy", "scipy", "matplotlib", "PyYAML", "tqdm"],
+    extras_require={"menagerie": ["mujoco-menagerie>=2026.10.4"]},  # menagerie:<name> robots (docs/simulation.md)
     zip_safe=True,
     maintainer="servo_ff developers",
     description="Servo actuator models, identification, Dynamixel I/O and feed-forward for ROS 2.",

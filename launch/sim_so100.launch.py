@@ -1,4 +1,4 @@
-"""ros2 launch servo_ff sim_so100.launch.py: MuJoCo SO-100-class arm (six STS3215) visiting its waypoints.
+"""ros2 launch servo_ff sim_so100.launch.py: MuJoCo SO-101 arm (six STS3215) visiting its waypoints.
 
 The node list and parameters come from servo_ff.nodes.bringup, the same table `servo-ff up sim_so100` reads."""
 

@@ -1,4 +1,4 @@
-"""ros2 launch servo_ff so100.launch.py: an SO-100-class arm (six Feetech STS3215, protocol sts) visiting its
+"""ros2 launch servo_ff so100.launch.py: an SO-101 arm (six Feetech STS3215, protocol sts) visiting its
 waypoints.
 
 The node list and parameters come from servo_ff.nodes.bringup, the same table `servo-ff up so100` reads."""

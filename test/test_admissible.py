@@ -47,6 +47,8 @@ def test_every_preset_alpha_is_admissible():
     from servo_ff.models.presets import SERVO_NAMES
 
     for servo in SERVO_NAMES:
+        if preset(servo, "m1").firmware.control != "voltage":
+            continue  # no α̂ for a current law (xm430): alpha_hat_from_actuator refuses it
         with _quiet():
             t = alpha_table_from_actuator(preset(servo, "m1"), ["j"])
         for k, v in enumerate(t.alpha[0]):

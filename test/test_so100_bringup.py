@@ -49,7 +49,7 @@ def test_up_so100_on_the_virtual_sts_bus(tmp_path):
                 "the arm back at rest after its waypoints",
             )
             path = np.array([m.position for m in states])
-            assert (path.max(axis=0) - path.min(axis=0)).max() > 1.0  # it moved (elbow: 2.3 → 0.9 rad and back)
+            assert (path.max(axis=0) - path.min(axis=0)).max() > 1.0  # it moved (shoulder_lift: −1.6 → 0 rad and back)
         finally:
             proc.terminate()
             out = proc.communicate(timeout=20)[0]

@@ -1,8 +1,9 @@
-"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf, urdf/arm2r.urdf, urdf/so100_arm.urdf, urdf/op3.urdf and
-urdf/so101.urdf (run: python urdf/generate.py).
+"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf, urdf/arm2r.urdf, urdf/op3.urdf, urdf/so101.urdf and
+urdf/so_arm100.urdf (run: python urdf/generate.py).
 
-op3 and so101 are MuJoCo Menagerie's models as URDF: their source tables (every figure copied from op3.xml /
-so101.xml, files and commits cited there) and writers are in urdf/menagerie_robots.py. The others are our own
+op3, so101 and so_arm100 are MuJoCo Menagerie's models as URDF: their source tables (every figure copied from
+op3.xml / so101.xml / so_arm100.xml, files and commits cited there) are urdf/menagerie_tables.py, their writers
+urdf/menagerie_robots.py. The others are our own
 models, not copies: every number below is either a published specification (cited) or a stated estimate;
 inertias are those of solid boxes with the stated dimensions and masses (I = m/12·(b² + c²)).
 """
@@ -10,9 +11,6 @@ inertias are those of solid boxes with the stated dimensions and masses (I = m/1
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 
@@ -36,6 +34,10 @@ def op3() -> str:
 
 def so101() -> str:
     return _menagerie_robots().so101()
+
+
+def so_arm100() -> str:
+    return _menagerie_robots().so_arm100()
 
 
 CITATION = """
@@ -251,175 +253,14 @@ def arm2r() -> str:
     )
 
 
-# ------------------------------------------------------------------------------------------------ so100_arm
-STS3215_MASS = 0.055  # [kg] Feetech STS3215 datasheet
-STS3215_SIZE = (0.0452, 0.0247, 0.035)  # [m] length, width, height (output shaft along the height); datasheet
-#: Feetech STS3215 (7.4 V, C001) datasheet: stall torque 19.5 kg.cm = 1.9 N.m, no-load 0.222 s/60 deg = 4.7 rad/s
-STS3215 = dict(effort=1.9, velocity=4.7)
-PLA_DENSITY = 1240.0  # [kg/m3] PLA, 1.24 g/cm3 (filament makers' data sheets)
-PRINT_FILL = 0.5  # printed fraction of a part's solid-model volume (2-3 perimeters + ~20 % infill); estimate, ours
-
-
-class Part(NamedTuple):
-    """A uniform box in its link's frame: what it is, mass [kg], centre [m], size [m] (axis-aligned)."""
-
-    what: str
-    mass: float
-    center: tuple[float, float, float]
-    size: tuple[float, float, float]
-
-
-def sts3215(center: tuple[float, float, float], shaft: str, along: str) -> Part:
-    """One STS3215 body: its height along the ``shaft`` axis, its length along ``along``."""
-    size = {shaft: STS3215_SIZE[2], along: STS3215_SIZE[0]}
-    (rest,) = {"x", "y", "z"} - set(size)
-    size[rest] = STS3215_SIZE[1]
-    return Part("STS3215", STS3215_MASS, center, (size["x"], size["y"], size["z"]))
-
-
-def printed(what: str, volume_cm3: float, center: tuple[float, float, float], size: tuple[float, float, float]) -> Part:
-    """A printed PLA part: ``volume_cm3`` of solid model × PLA density × :data:`PRINT_FILL` (``size``: envelope)."""
-    return Part(f"{what} ({volume_cm3:g} cm3 PLA)", volume_cm3 * 1e-6 * PLA_DENSITY * PRINT_FILL, center, size)
-
-
-def composite(parts: list[Part]) -> tuple[float, np.ndarray, np.ndarray]:
-    """Mass [kg], centre of mass [m] and inertia about it [kg.m2] of uniform boxes (parallel-axis theorem)."""
-    mass = sum(p.mass for p in parts)
-    com = sum(p.mass * np.array(p.center) for p in parts) / mass
-    inertia = np.zeros((3, 3))
-    for p in parts:
-        r = np.array(p.center) - com
-        inertia += np.diag(box_inertia(p.mass, *p.size)) + p.mass * (r @ r * np.eye(3) - np.outer(r, r))
-    return mass, com, inertia
-
-
-def parts_link(name: str, parts: list[Part]) -> str:
-    """A link whose inertial is the composite of ``parts``, each drawn as a box."""
-    mass, com, i = composite(parts)
-    c = " ".join(f"{v:.5f}" for v in com)
-    visuals = "".join(
-        f"""
-    <visual><origin xyz="{" ".join(f"{v:.4f}" for v in p.center)}"/><geometry><box size="{
-            " ".join(f"{v:.4f}" for v in p.size)
-        }"/></geometry></visual>"""
-        for p in parts
-    )
-    return f"""
-  <link name="{name}">
-    <inertial>
-      <origin xyz="{c}" rpy="0 0 0"/>
-      <mass value="{mass:.5f}"/>
-      <inertia ixx="{i[0, 0]:.6e}" ixy="{i[0, 1]:.6e}" ixz="{i[0, 2]:.6e}" iyy="{i[1, 1]:.6e}" iyz="{
-        i[1, 2]:.6e}" izz="{i[2, 2]:.6e}"/>
-    </inertial>{visuals}
-  </link>"""
-
-
-UPPER_ARM, FOREARM, WRIST = 0.11, 0.13, 0.06  # [m] shoulder_lift→elbow_flex→wrist_flex→wrist_roll (SO-100 class)
-
-#: link → parts, in the link's frame (origin on its joint; the arm points straight up, +z, at q = 0)
-SO100_PARTS: dict[str, list[Part]] = {
-    "base": [
-        printed("base and servo housing", 70, (0.0, 0.0, 0.025), (0.10, 0.08, 0.05)),
-        sts3215((0.0, 0.0, 0.030), shaft="z", along="x"),  # shoulder_pan servo
-    ],
-    "shoulder": [
-        printed("shoulder bracket", 30, (0.0, 0.0, 0.030), (0.05, 0.06, 0.06)),
-        sts3215((0.0, 0.0, 0.035), shaft="y", along="z"),  # shoulder_lift servo
-    ],
-    "upper_arm": [
-        printed("upper arm", 25, (0.0, 0.0, UPPER_ARM / 2), (0.03, 0.04, UPPER_ARM)),
-        sts3215((0.0, 0.0, UPPER_ARM - 0.01), shaft="y", along="z"),  # elbow_flex servo
-    ],
-    "forearm": [
-        printed("forearm", 25, (0.0, 0.0, FOREARM / 2), (0.03, 0.035, FOREARM)),
-        sts3215((0.0, 0.0, FOREARM - 0.01), shaft="y", along="z"),  # wrist_flex servo
-    ],
-    "wrist": [
-        printed("wrist bracket", 12, (0.0, 0.0, WRIST / 2), (0.035, 0.04, WRIST)),
-        sts3215((0.0, 0.0, 0.035), shaft="z", along="x"),  # wrist_roll servo
-    ],
-    "gripper": [
-        printed("fixed jaw and gripper housing", 20, (0.0, -0.012, 0.05), (0.02, 0.03, 0.10)),
-        sts3215((0.0, 0.0, 0.03), shaft="x", along="z"),  # gripper servo
-    ],
-    "jaw": [printed("moving jaw", 8, (0.0, 0.004, 0.035), (0.015, 0.012, 0.07))],
-}
-
-SO100_CITATION = """
-  so100_arm: a 6-servo Feetech STS3215 arm of the SO-100 / SO-101 class, written for servo_ff (boxes, our own
-  geometry; NOT copied from any existing URDF or CAD). Joints in ros2_control style: shoulder_pan (z),
-  shoulder_lift, elbow_flex, wrist_flex (y), wrist_roll (z, along the wrist), gripper (x, the moving jaw).
-  Fixed base on the table; at q = 0 the arm points straight up (+z); positive shoulder_lift / elbow_flex /
-  wrist_flex lean it forward (+x); link lengths about the SO-100's: upper arm {upper} m, forearm {fore} m,
-  wrist {wrist} m (wrist_flex to wrist_roll), jaw 0.10 m.
-  Sources of the masses:
-  * every STS3215: {servo_g:g} g, {size} mm (Feetech STS3215 datasheet);
-  * printed parts: PLA 1.24 g/cm3 x solid-model volume (ours, estimated from the envelope boxes below)
-    x {fill:g} (printed fraction: 2-3 perimeters + ~20 % infill; estimate, ours).
-  Links (mass = parts; inertia = uniform boxes, parallel-axis theorem):
-{table}
-  total {total:.4f} kg ({moving:.4f} kg moving; the base with the shoulder_pan servo is fixed).
-  Effort and velocity limits: Feetech STS3215 datasheet at 7.4 V: stall torque 19.5 kg.cm = 1.9 N.m, no-load
-  speed 0.222 s/60 deg = 4.7 rad/s (the 12 V STS3215 C018 gives 30 kg.cm). Position limits: ours.
-"""
-
-
-def so100_citation() -> str:
-    rows = []
-    for link_name, parts in SO100_PARTS.items():
-        what = " + ".join(f"{p.what} {1000 * p.mass:.2f} g" for p in parts)
-        rows.append(f"  * {link_name}: {sum(p.mass for p in parts):.4f} kg = {what}")
-    total = sum(p.mass for parts in SO100_PARTS.values() for p in parts)
-    return SO100_CITATION.format(
-        upper=UPPER_ARM,
-        fore=FOREARM,
-        wrist=WRIST,
-        servo_g=1000 * STS3215_MASS,
-        size=" x ".join(f"{1000 * v:g}" for v in STS3215_SIZE),
-        fill=PRINT_FILL,
-        table="\n".join(rows),
-        total=total,
-        moving=total - sum(p.mass for p in SO100_PARTS["base"]),
-    )
-
-
-def so100_arm() -> str:
-    links = {name: parts_link(name, parts) for name, parts in SO100_PARTS.items()}
-    parts = [
-        links["base"],
-        joint("shoulder_pan", "base", "shoulder", (0.0, 0.0, 0.05), "z", -1.9199, 1.9199, **STS3215),
-        links["shoulder"],
-        joint("shoulder_lift", "shoulder", "upper_arm", (0.0, 0.0, 0.045), "y", -1.7453, 1.7453, **STS3215),
-        links["upper_arm"],
-        joint("elbow_flex", "upper_arm", "forearm", (0.0, 0.0, UPPER_ARM), "y", -2.618, 2.618, **STS3215),
-        links["forearm"],
-        joint("wrist_flex", "forearm", "wrist", (0.0, 0.0, FOREARM), "y", -1.7453, 1.7453, **STS3215),
-        links["wrist"],
-        joint("wrist_roll", "wrist", "gripper", (0.0, 0.0, WRIST), "z", -2.9671, 2.9671, **STS3215),
-        links["gripper"],
-        joint("gripper", "gripper", "jaw", (0.0, 0.012, 0.035), "x", -0.1745, 1.7453, **STS3215),
-        links["jaw"],
-        fixed("gripper_tip_joint", "gripper", "gripper_tip", (0.0, 0.0, 0.10)),
-        '\n  <link name="gripper_tip"/>',
-    ]
-    return (
-        '<?xml version="1.0"?>\n<!--'
-        + so100_citation()
-        + '-->\n<robot name="so100_arm">'
-        + "".join(parts)
-        + "\n</robot>\n"
-    )
-
-
 if __name__ == "__main__":
     outputs = {
         "humanoid20.urdf": humanoid(),
         "arm2.urdf": arm(),
         "arm2r.urdf": arm2r(),
-        "so100_arm.urdf": so100_arm(),
         "op3.urdf": op3(),
         "so101.urdf": so101(),
+        "so_arm100.urdf": so_arm100(),
     }
     for name, text in outputs.items():
         (HERE / name).write_text(text)

@@ -6,7 +6,9 @@
 * URDF, ``base="fixed"``: the root link welded to the world (arms, benches);
 * URDF, ``base="floating"``: a free joint on the root link, a ground plane, and the URDF's ``<collision>``
   geometry (MuJoCo's URDF importer keeps it and drops visuals) — the feet stand on it;
-* MJCF: used as written (its own base, ground and sensors).
+* MJCF: used as written (its own base, ground and sensors);
+* ``menagerie:<name>[/<entry>]``: a MuJoCo Menagerie robot's MJCF (:mod:`.menagerie`; the optional package
+  ``mujoco-menagerie`` downloads and caches it), used as written.
 
 Checked before MuJoCo compiles, each failure one :class:`SimModelError` line naming the joint or link:
 a URDF joint that moves a link without a positive ``<inertial>`` mass (counting the links welded to it), and a
@@ -24,6 +26,8 @@ from typing import Literal
 
 import mujoco
 import numpy as np
+
+from .menagerie import MenagerieSourceError, is_menagerie, resolve_menagerie
 
 MOVING_TYPES = ("revolute", "continuous", "prismatic", "floating", "planar")
 Base = Literal["fixed", "floating"]
@@ -144,6 +148,11 @@ def build_model(
     (URDF with ground): a world box geom named ``obstacle`` parked 10 m below the ground, to be moved (and sized)
     under a foot by setting ``model.geom_pos``/``geom_size`` (Schwarz & Behnke's obstacle experiment).
     """
+    if is_menagerie(source):
+        try:
+            source = resolve_menagerie(str(source))
+        except MenagerieSourceError as e:
+            raise SimModelError(str(e)) from None
     text, name, folder = _read(source)
     try:
         tag = ET.fromstring(text).tag

@@ -29,6 +29,7 @@ Use from your own loop (RL)::
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -44,8 +45,9 @@ from ..models.params import P_ARM, P_KP, P_KV
 from .mujoco_model import SimModel, SimModelError, build_model
 from .mujoco_sensors import ImuReading, foot_forces, imu_reading, support_coefficient
 from .mujoco_servo_kernels import KERNELS, post_step_py, pre_step_py
-from .servo_map import ServoMap, load_servo_map, servo_yaml_feet
+from .servo_map import ServoMap, load_servo_map, servo_yaml_feet, servo_yaml_robot
 
+log = logging.getLogger(__name__)
 _RESET_WARNINGS = np.array(
     [int(getattr(mujoco.mjtWarning, w)) for w in ("mjWARN_BADQACC", "mjWARN_BADQPOS", "mjWARN_BADQVEL")]
 )
@@ -102,6 +104,21 @@ def quantize(x: np.ndarray, resolution: float) -> np.ndarray:
     return np.round(np.asarray(x) / resolution) * resolution if resolution > 0 else np.asarray(x, dtype=float)
 
 
+def switch_off_actuators(m: mujoco.MjModel, joints: Sequence[str]) -> tuple[str, ...]:
+    """The model's own actuators on ``joints`` (an MJCF's position servos, e.g. Menagerie's) get zero gain and bias,
+    so that only the servo layer drives those joints; returns their names (logged)."""
+    ids = {int(m.joint(n).id) for n in joints}
+    off = []
+    for a in range(m.nu):
+        if m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT and int(m.actuator_trnid[a, 0]) in ids:
+            m.actuator_gainprm[a, :] = 0.0
+            m.actuator_biasprm[a, :] = 0.0
+            off.append(m.actuator(a).name or f"actuator {a}")
+    if off:
+        log.info("%d actuator(s) of the model switched off, the servo layer drives their joints: %s", len(off), off)
+    return tuple(off)
+
+
 class MujocoServos:
     """The simulated servos of one MuJoCo model/data pair (see the module docstring for the loop)."""
 
@@ -133,6 +150,7 @@ class MujocoServos:
             rows.append(row)
         self.p = np.ascontiguousarray(rows, dtype=float).reshape(len(rows), -1)
         self.params = {n: servos.joints[n].params for n in self.joint_names}
+        self.disabled_actuators = switch_off_actuators(m, self.joint_names)
         m.dof_armature[self.dadr] = self.p[:, P_ARM]
         m.dof_damping[self.dadr] = self.p[:, P_KV]
         self.dof_servo = np.full(m.nv, -1, dtype=np.int64)
@@ -157,7 +175,7 @@ class MujocoServos:
     @classmethod
     def from_description(
         cls,
-        source: str | Path,
+        source: str | Path | None,
         servos: str | Path | Mapping[str, Any] | ServoMap,
         base: str | None = None,
         feet: Sequence[str] | None = None,
@@ -166,8 +184,13 @@ class MujocoServos:
         obstacle_slot: bool = False,
         **kw,
     ) -> MujocoServos:
-        """URDF/MJCF (path or text) + servo YAML (path, dict or :class:`ServoMap`) → the layer. The YAML's
-        ``feet:`` is used when ``feet`` is not given; every hinge joint must have a servo (or be null)."""
+        """URDF/MJCF (path or text, or ``menagerie:<name>[/<entry>]``) + servo YAML (path, dict or
+        :class:`ServoMap`) → the layer. ``source`` None: the YAML's ``robot:``. The YAML's ``feet:`` is used when
+        ``feet`` is not given; every hinge joint must have a servo (or be null)."""
+        if source is None:
+            source = None if isinstance(servos, ServoMap) else servo_yaml_robot(servos)
+            if source is None:
+                raise SimModelError("no robot description: give one, or robot: in the servo YAML")
         if feet is None and not isinstance(servos, ServoMap):
             feet = servo_yaml_feet(servos)
         elif feet is None:

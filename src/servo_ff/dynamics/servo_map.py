@@ -2,6 +2,8 @@
 
 .. code-block:: yaml
 
+    robot: menagerie:robotis_op3  # the robot these servos drive (optional): menagerie:<name>[/<entry>] or a
+                                  # URDF/MJCF path relative to this file; used when no description is given
     kp: 32                        # default P gain, register units (optional; else each preset's own)
     feet: [l_foot, r_foot]        # foot links of a floating-base robot (optional)
     servos:                       # exact joint names first, then patterns (fnmatch) in file order
@@ -107,9 +109,11 @@ def _document(spec: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], 
 def load_servo_map(spec: str | Path | Mapping[str, Any], joint_names: Sequence[str]) -> ServoMap:
     """Assign a servo to every joint of ``joint_names`` from a YAML path or an equivalent dict."""
     doc, source, folder = _document(spec)
-    unknown = set(doc) - {"servos", "kp", "feet"}
+    unknown = set(doc) - {"servos", "kp", "feet", "robot"}
     if unknown:
-        raise ServoMapError(f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; valid: servos, kp, feet")
+        raise ServoMapError(
+            f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; valid: servos, kp, feet, robot"
+        )
     table = doc.get("servos")
     if not isinstance(table, Mapping) or not table:
         raise ServoMapError(f"{source}: missing 'servos:' (a mapping of joint name or pattern → servo/model)")
@@ -152,9 +156,32 @@ def servo_yaml_feet(spec: str | Path | Mapping[str, Any]) -> tuple[str, ...] | N
     return tuple(feet) if feet is not None else None
 
 
+def servo_yaml_robot(spec: str | Path | Mapping[str, Any]) -> str | None:
+    """The ``robot:`` of a servo YAML: ``menagerie:<name>[/<entry>]`` as written, a path made absolute against the
+    YAML's folder, or None when absent."""
+    doc, source, folder = _document(spec)
+    robot = doc.get("robot")
+    if robot is None:
+        return None
+    if not isinstance(robot, str) or not robot.strip():
+        raise ServoMapError(f"{source}: robot must be menagerie:<name>[/<entry>] or a URDF/MJCF path, got {robot!r}")
+    if robot.strip().startswith("menagerie:"):
+        return robot.strip()
+    path = Path(robot).expanduser()
+    return str(path if path.is_absolute() or folder is None else folder / path)
+
+
 def uniform_servo_map(joint_names: Sequence[str], params: ActuatorParams, kp: float | None = None) -> ServoMap:
     """Every joint the same servo (the humanoid experiment's MX-106 M4 everywhere)."""
     return ServoMap({n: JointServo(params, kp) for n in joint_names})
 
 
-__all__ = ["JointServo", "ServoMap", "ServoMapError", "load_servo_map", "servo_yaml_feet", "uniform_servo_map"]
+__all__ = [
+    "JointServo",
+    "ServoMap",
+    "ServoMapError",
+    "load_servo_map",
+    "servo_yaml_feet",
+    "servo_yaml_robot",
+    "uniform_servo_map",
+]

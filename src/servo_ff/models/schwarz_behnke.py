@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .params import ActuatorParams
+from .params import ActuatorParams, ParameterError
 
 #: Defaults when q̇_s and δ are not identified: NimbRo-OP's q̇_s = 0.1 rad/s, δ = 1 (seed 002 §3.2).
 DEFAULT_DQ_S = 0.1
@@ -123,6 +123,12 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
     the 002 model and is left out (a warning says so); the armature gives α4 = R/kt·J_m. Use these α̂ with
     the Stribeck shape of the same parameter set, :func:`stribeck_shape_from_actuator`.
     """
+    if params.firmware.control != "voltage":
+        raise ParameterError(
+            f"{params.actuator}: the α̂ of Schwarz & Behnke Eq. 19 assumes a voltage firmware law "
+            f"(U = U_bat·error_gain·k_P·(q_d − q)); this one is {params.firmware.control}-based: give alpha.<joint> "
+            "yourself or a voltage law (firmware)"
+        )
     if params.model in ("m3", "m4", "m5", "m6"):
         import warnings
 

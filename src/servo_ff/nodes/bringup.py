@@ -122,7 +122,7 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "robot": ("Dynamixel hardware + feed-forward", {**HARDWARE_ARGS, **COMMON_ARGS}),
     "sim": ("simulated servos (stepper) + feed-forward", dict(COMMON_ARGS)),
     "so100": (
-        "SO-100-class arm: six Feetech STS3215 on their bus (protocol sts) visiting joint-space waypoints",
+        "SO-101 arm: six Feetech STS3215 on their bus (protocol sts) visiting joint-space waypoints",
         {**HARDWARE_ARGS, "loops": ("", "times the waypoints are visited (empty: the YAML's)"), **COMMON_ARGS},
     ),
     "identify": (
@@ -171,7 +171,7 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         },
     ),
     "sim_so100": (
-        "MuJoCo SO-100-class arm (six STS3215) visiting joint-space waypoints: rest, reach, grasp, lift, place",
+        "MuJoCo SO-101 arm (six STS3215) visiting joint-space waypoints: rest, reach, grasp, lift, place",
         {
             **MUJOCO_ARGS,
             "gain": ("", "servo P gain, register units (empty: the YAML's, 32 = the STS3215 default)"),

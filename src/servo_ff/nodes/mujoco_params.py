@@ -37,8 +37,19 @@ def mujoco_specs() -> list[ParamSpec]:
     return [
         ParamSpec("backend", "mujoco", "physics backend of servo_sim_node", read_only=True, choices=("mujoco",)),
         ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path / mjcf_path)", read_only=True),
-        ParamSpec("urdf_path", "", "URDF file of the robot", read_only=True),
-        ParamSpec("mjcf_path", "", "MJCF file of the robot (its own base, ground and sensors)", read_only=True),
+        ParamSpec(
+            "urdf_path",
+            "",
+            "URDF file of the robot, or menagerie:<name>[/<entry>] (a MuJoCo Menagerie robot)",
+            read_only=True,
+        ),
+        ParamSpec(
+            "mjcf_path",
+            "",
+            "MJCF file of the robot (its own base, ground and sensors), or menagerie:<name>[/<entry>]; none of "
+            "robot_description, urdf_path, mjcf_path: the servo YAML's robot:",
+            read_only=True,
+        ),
         ParamSpec(
             "servo_config",
             "",
@@ -140,25 +151,32 @@ def boot_values(node) -> dict[str, Any]:
 def servos_from_boot(b: dict[str, Any]):
     """(source name, ServoOptions, MujocoServos) from the :data:`BOOT_KEYS` values ``b``; ValueError /
     FileNotFoundError naming the parameter for a missing or contradictory source."""
+    from servo_ff.dynamics.menagerie import is_menagerie
     from servo_ff.dynamics.mujoco_servos import MujocoServos, ServoOptions
+    from servo_ff.dynamics.servo_map import servo_yaml_robot
 
-    if b["robot_description"].strip():
-        source, name = b["robot_description"], "robot_description"
-    elif b["urdf_path"] or b["mjcf_path"]:
-        if b["urdf_path"] and b["mjcf_path"]:
-            raise ValueError("set urdf_path or mjcf_path, not both")
-        raw = b["urdf_path"] or b["mjcf_path"]
-        path = resolve_path(raw)
-        if not path.is_file():
-            raise FileNotFoundError(f"{'urdf_path' if b['urdf_path'] else 'mjcf_path'} {raw!r}: file not found")
-        source, name = path, path.name
-    else:
-        raise ValueError("backend mujoco needs robot_description, urdf_path or mjcf_path")
     if not b["servo_config"]:
         raise ValueError("backend mujoco needs servo_config (a servo YAML: servo type per joint)")
     cfg = resolve_path(b["servo_config"])
     if not cfg.is_file():
         raise FileNotFoundError(f"servo_config {b['servo_config']!r}: file not found")
+    mjcf = False
+    if b["robot_description"].strip():
+        source, name = b["robot_description"], "robot_description"
+    elif b["urdf_path"] or b["mjcf_path"]:
+        if b["urdf_path"] and b["mjcf_path"]:
+            raise ValueError("set urdf_path or mjcf_path, not both")
+        key = "urdf_path" if b["urdf_path"] else "mjcf_path"
+        source, name, mjcf = _robot_file(b[key], key)
+        mjcf = mjcf or key == "mjcf_path"
+    elif (robot := servo_yaml_robot(cfg)) is not None:
+        source, name, mjcf = _robot_file(robot, f"{b['servo_config']}: robot")
+    else:
+        raise ValueError(
+            "backend mujoco needs robot_description, urdf_path, mjcf_path (menagerie:<name> too) or robot: in the "
+            "servo YAML"
+        )
+    mjcf = mjcf or is_menagerie(source)
     options = ServoOptions(
         counts_per_rev=int(b["counts_per_rev"]) or None,
         latency=int(b["latency"]),
@@ -168,7 +186,6 @@ def servos_from_boot(b: dict[str, Any]):
         accel_noise=b["accel_noise"],
         seed=b["noise_seed"],
     )
-    mjcf = bool(b["mjcf_path"]) and not b["robot_description"].strip()
     base = None if mjcf else ("floating" if b["floating_base"] else "fixed")
     servos = MujocoServos.from_description(
         source,
@@ -180,3 +197,18 @@ def servos_from_boot(b: dict[str, Any]):
         obstacle_slot=base == "floating",
     )
     return name, options, servos
+
+
+def _robot_file(raw: str, key: str):
+    """(source, name, is MJCF) of a robot file parameter: ``menagerie:<name>[/<entry>]`` (resolved when the model is
+    built) or an existing URDF/MJCF file (MJCF: a ``.xml`` whose root is ``<mujoco>``)."""
+    from servo_ff.dynamics.menagerie import is_menagerie
+
+    if is_menagerie(raw):
+        return raw.strip(), raw.strip(), True
+    path = resolve_path(raw)
+    if not path.is_file():
+        raise FileNotFoundError(f"{key} {raw!r}: file not found")
+    with open(path, encoding="utf-8", errors="replace") as f:
+        head = f.read(4096)
+    return path, path.name, "<mujoco" in head
