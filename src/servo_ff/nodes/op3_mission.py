@@ -1,8 +1,9 @@
 """Schwarz & Behnke's walking experiments on the ROBOTIS OP3 over DDS, under the placo walk (issue 21 item 5).
 
-``servo_walk_node`` (placo, cmd_vel) → ``servo_feedforward_node`` (floating base, α̂ of the XM430 M1 preset) →
-MuJoCo ``servo_sim_node`` (urdf/op3.urdf, config/servos_op3.yaml: 20 × XM430-W350, quantisation 4096, one period
-of bus latency, 125 Hz, 1 ms physics, lockstep on its ``/clock``) → ``/joint_states``, ``imu/data`` back. The
+``servo_walk_node`` (placo, cmd_vel) → ``servo_feedforward_node`` (floating base, α̂ of the XM430 M1 preset under
+its current-based law, ``config/alpha_op3.yaml``) → MuJoCo ``servo_sim_node`` (urdf/op3.urdf,
+config/servos_op3.yaml: 20 × XM430-W350, quantisation 4096, one period of bus latency, 125 Hz, 1 ms physics,
+lockstep on its ``/clock``) → ``/joint_states``, ``imu/data`` back. The
 controllers: (a) high-gain P = the feed-forward node passing the desired positions (``enabled: false``) at the
 XM430's factory Position P Gain 800, (b) the same at 0.35 of it (Schwarz & Behnke's ratio,
 ``mujoco_humanoid.GAIN_RATIO``), (c) (b) with feed-forward. The gait, cmd_vel and obstacle are the same for all.
@@ -126,8 +127,7 @@ def _nodes(ros: RosHarness, controller: str, kp: float):
                 joints=list(sim.joints),
                 kp=[kp],
                 enabled=controller == "ff",
-                servo="xm430",
-                model="m1",
+                alpha_file=str(share_file("config", "alpha_op3.yaml")),  # current-law α̂ (dynamics/alpha_current)
                 u_nominal=float(sim.hw_supply_voltage()),
             ),
         )
