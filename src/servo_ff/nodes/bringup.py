@@ -102,6 +102,7 @@ FEEDFORWARD = ("servo_feedforward_node", "servo_ff.nodes.feedforward_node", "ser
 ILC = ("servo_ilc_node", "servo_ff.nodes.ilc_node", "servo_ilc")
 FIT = ("servo_fit_node", "servo_ff.nodes.fit_node", "servo_fit")
 WALKER = ("servo_walker_node", "servo_ff.nodes.walker_node", "servo_walker")
+WALK = ("servo_walk_node", "servo_ff.nodes.walk_node", "servo_walk")
 #: robot_description (transient local), /tf and /tf_static: the bring-up's one URDF (its YAML section's urdf_path)
 DESCRIPTION = ("servo_state_publisher_node", "servo_ff.nodes.state_publisher_node", "servo_state_publisher")
 
@@ -151,6 +152,15 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             ),
             "n_steps": ("", "steps the walker makes (empty: the YAML's)"),
             "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+            **COMMON_ARGS,
+        },
+    ),
+    "sim_op3": (
+        "MuJoCo ROBOTIS OP3 + feed-forward + placo walking engine (servo_walk_node) under cmd_vel",
+        {
+            **MUJOCO_ARGS,
+            "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+            "gain": ("", "servo P gain of sim and feed-forward, register units (empty: the YAML's, 280 = 0.35 x 800)"),
             **COMMON_ARGS,
         },
     ),
@@ -238,6 +248,15 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
             sim["kp"] = [_gain(bringup, a["gain"], {})]
         walker.update(_loops(bringup, a["loops"]))
         return sim, ff, walker
+    if bringup == "sim_op3":
+        if a["gain"]:
+            sim["kp"] = ff["kp"] = [_gain(bringup, a["gain"], {})]
+        if a["feedforward"] not in ("true", "false"):
+            raise ValueError(f"sim_op3: feedforward must be 'true' or 'false', got {a['feedforward']!r}")
+        ff["enabled"] = a["feedforward"] == "true"
+        if "urdf_path" in sim:
+            walker["urdf_path"] = sim["urdf_path"]
+        return sim, ff, walker
     if a["support"] not in ("schedule", "contacts"):
         raise ValueError(f"sim_humanoid: support must be 'schedule' or 'contacts', got {a['support']!r}")
     if a["support"] == "contacts":
@@ -285,8 +304,10 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
         return [node(SIM), node(FEEDFORWARD), described]
     if bringup == "so100":
         return [node(HARDWARE, hw), node(WALKER, _loops(bringup, a["loops"])), described]
-    if bringup in ("sim_humanoid", "sim_arm", "sim_so100"):
+    if bringup in ("sim_humanoid", "sim_arm", "sim_so100", "sim_op3"):
         sim, ff, walker = _mujoco_overrides(bringup, a)
+        if bringup == "sim_op3":
+            return [node(SIM, sim), node(FEEDFORWARD, ff), node(WALK, walker), described]
         if bringup in ("sim_arm", "sim_so100"):
             return [node(SIM, sim), node(WALKER, walker), described]
         return [node(SIM, sim), node(FEEDFORWARD, ff), node(WALKER, walker), described]

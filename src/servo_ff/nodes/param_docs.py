@@ -23,6 +23,7 @@ def _nodes() -> list[tuple[str, type, dict[str, Any]]]:
     from .ilc_node import ILCNode
     from .sim_node import SimNode
     from .state_publisher_node import StatePublisherNode
+    from .walk_node import WalkNode
     from .walker_node import WalkerNode
 
     urdf = str(share_file("urdf", "pendulums2.urdf"))
@@ -34,6 +35,7 @@ def _nodes() -> list[tuple[str, type, dict[str, Any]]]:
         ("servo_fit_node", FitNode, {"urdf_path": urdf, "joint": "pendulum_1", "run_on_start": False}),
         ("servo_walker_node", WalkerNode, {}),
         ("servo_state_publisher_node", StatePublisherNode, {"urdf_path": urdf}),
+        ("servo_walk_node", WalkNode, {}),
     ]
 
 

@@ -1,0 +1,74 @@
+"""Schwarz & Behnke's experiments on the ROBOTIS OP3 over DDS under the placo walk (issue 21 item 5).
+
+Run: python bench/op3_mission.py [--steps 40] [--vx 0.1] [--flat-steps 80] [--obstacle-vx 0.05]
+     [--kp-high 800] [--plot docs/img/op3_obstacle_pitch.png]
+Mission: ``servo_ff.nodes.op3_mission`` (servo_walk_node under cmd_vel → feed-forward → MuJoCo sim node, lockstep;
+all nodes in one process, real DDS between them). (a) high-gain P (k_P 800, the XM430 factory gain), (b) 0.35 of
+it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
+1. energy over ``--steps`` steps on flat ground at ``--vx`` for (a), (b), (c);
+2. (c) on flat ground for ``--flat-steps`` steps: distance walked;
+3. obstacles: forward at ``--obstacle-vx`` onto a 15 mm box under the right foot ((a), (b), (c)) and 5 mm ((a),
+   (c)); trunk pitch per controller plotted as Schwarz & Behnke Fig. 6b.
+Energy reductions are only given when (a) did not fall (over a fall the runs are not comparable): else nan.
+Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_energy_reduction=… energy_reduction=…
+           obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=…
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from servo_ff.nodes.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--vx", type=float, default=0.1, help="m/s, flat-ground runs")
+    ap.add_argument("--flat-steps", type=int, default=80)
+    ap.add_argument("--obstacle-vx", type=float, default=0.05, help="m/s, obstacle runs")
+    ap.add_argument("--obstacle-steps", type=int, default=16)
+    ap.add_argument("--kp-high", type=float, default=800.0, help="(a)'s gain; (b), (c): 0.35 of it")
+    ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_pitch.png"))
+    a = ap.parse_args()
+
+    print(f"1. flat ground, {a.steps} steps at {a.vx} m/s:")
+    flat = {c: run_op3(c, n_steps=a.steps, vx=a.vx, kp_high=a.kp_high) for c in ("high", "low", "ff")}
+    print(format_table(list(flat.values())))
+    print(f"2. (c) on flat ground, {a.flat_steps} steps at {a.vx} m/s:")
+    long = run_op3("ff", n_steps=a.flat_steps, vx=a.vx, kp_high=a.kp_high)
+    print(format_table([long]))
+    print(f"3. obstacles under the right foot, forward at {a.obstacle_vx} m/s:")
+    obst = {
+        (c, h): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000, kp_high=a.kp_high)
+        for c, h in (("high", 15), ("low", 15), ("ff", 15), ("high", 5), ("ff", 5))
+    }
+    print(format_table(list(obst.values())))
+    Path(a.plot).parent.mkdir(parents=True, exist_ok=True)
+    plot_pitch([obst[("high", 15)], obst[("ff", 15)], obst[("ff", 5)]], a.plot)
+    print(f"plot: {a.plot}")
+
+    ea, ec = flat["high"], flat["ff"]
+    comparable = not ea.fell and not ec.fell
+    knee = 1 - ec.knee_energy() / ea.knee_energy() if comparable else math.nan
+    allj = 1 - ec.energy.sum() / ea.energy.sum() if comparable else math.nan
+    runs = [*flat.values(), long, *obst.values()]
+    rtf = sum(r.sim_s for r in runs) / sum(r.wall_s for r in runs)
+    falls = sum(r.fell for r in flat.values())
+    print(
+        f"RESULT walk_distance_c_m={long.travel:.3f} step_period_s={long.step_period:.3f} falls_flat={falls} "
+        f"knee_energy_reduction={knee:.3f} energy_reduction={allj:.3f} "
+        f"obstacle15_a_stood={int(not obst[('high', 15)].fell)} obstacle15_c_stood={int(not obst[('ff', 15)].fell)} "
+        f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

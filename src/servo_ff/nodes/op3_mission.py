@@ -1,0 +1,261 @@
+"""Schwarz & Behnke's walking experiments on the ROBOTIS OP3 over DDS, under the placo walk (issue 21 item 5).
+
+``servo_walk_node`` (placo, cmd_vel) → ``servo_feedforward_node`` (floating base, α̂ of the XM430 M1 preset under
+its current-based law, ``config/alpha_op3.yaml``) → MuJoCo ``servo_sim_node`` (urdf/op3.urdf,
+config/servos_op3.yaml: 20 × XM430-W350, quantisation 4096, one period of bus latency, 125 Hz, 1 ms physics,
+lockstep on its ``/clock``) → ``/joint_states``, ``imu/data`` back. The
+controllers: (a) high-gain P = the feed-forward node passing the desired positions (``enabled: false``) at the
+XM430's factory Position P Gain 800, (b) the same at 0.35 of it (Schwarz & Behnke's ratio,
+``mujoco_humanoid.GAIN_RATIO``), (c) (b) with feed-forward. The gait, cmd_vel and obstacle are the same for all.
+
+Measured over DDS by a probe: the trunk x travel and sagittal pitch (``imu/data``), falls (tilt > 0.6 rad), the
+sim's per-joint energy meter E = ∫U·I dt over the ``n_steps`` steps after the walk starts. ``obstacle`` [m]: a box
+that high under the right foot, placed at the middle of its ``obstacle_step``-th swing (the foot lands on it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from servo_ff.io.paths import share_file
+
+from .harness import RosHarness, wait_for
+from .mission import CONTROLLERS, FALL_TILT
+
+KP_HIGH = 800.0  # XM430-W350 Position P Gain(84) factory default (ROBOTIS e-manual)
+
+
+@dataclass
+class Op3Result:
+    controller: str
+    kp: float
+    joints: list[str]
+    energy: np.ndarray  # (J,) [J] over the n_steps steps (up to the fall)
+    fell: bool
+    fell_at: float  # [s from the walk start]
+    travel: float  # [m] trunk x over the run
+    step_period: float  # [s]
+    sim_s: float
+    wall_s: float
+    obstacle: float = 0.0  # [m]
+    t_obstacle: float = math.nan  # [s from the walk start] when the box was placed
+    pitch: list[tuple[float, float]] = field(default_factory=list)  # (s from the walk start, trunk pitch [rad])
+    t_obstacle_planned: float = math.nan  # [s from the walk start] mid-swing of the obstacle step
+
+    @property
+    def label(self) -> str:
+        return CONTROLLERS[self.controller]
+
+    def knee_energy(self) -> float:
+        return float(sum(self.energy[self.joints.index(j)] for j in ("l_knee", "r_knee")))
+
+
+def _pitch(o) -> float:
+    """Sagittal trunk pitch [rad] of a quaternion (x, y, z, w), positive forward (REP-103: about +y)."""
+    return math.asin(max(-1.0, min(1.0, 2.0 * (o.w * o.y - o.z * o.x))))
+
+
+def run_op3(
+    controller: str,
+    n_steps: int = 40,
+    vx: float = 0.1,
+    obstacle: float = 0.0,
+    obstacle_step: int = 5,
+    kp_high: float = KP_HIGH,
+    ratio: float | None = None,
+    timeout: float = 1800.0,
+    salt: int = 93,
+    log=print,
+) -> Op3Result:
+    """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own."""
+    ros = RosHarness(salt=salt, prefix="op3_")
+    try:
+        return _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log)
+    finally:
+        ros.shutdown()
+
+
+def _nodes(ros: RosHarness, controller: str, kp: float):
+    from rclpy.parameter import Parameter
+
+    from .feedforward_node import FeedForwardNode
+    from .mujoco_backend import MujocoSimNode
+    from .walk_node import WalkNode
+
+    def params(**kv):
+        return [Parameter(k, value=v) for k, v in kv.items()]
+
+    urdf = str(share_file("urdf", "op3.urdf"))
+    kw = ros.node_kwargs()
+    sim = ros.add(
+        MujocoSimNode(
+            "servo_sim",
+            **kw,
+            parameter_overrides=params(
+                urdf_path=urdf,
+                servo_config=str(share_file("config", "servos_op3.yaml")),
+                floating_base=True,
+                rate_hz=125.0,
+                physics_dt=0.001,
+                counts_per_rev=4096,
+                latency=1,
+                publish_clock=True,
+                real_time_factor=0.0,
+                lockstep=True,
+                lockstep_timeout=0.05,
+                kp=[kp],
+                position_min=[-3.0],
+                position_max=[3.0],
+                support_topic="contact_support_coefficient",
+            ),
+        )
+    )
+    ff = ros.add(
+        FeedForwardNode(
+            "servo_feedforward",
+            **kw,
+            parameter_overrides=params(
+                use_sim_time=True,
+                urdf_path=urdf,
+                mode="floating",
+                left_foot="l_sole",
+                right_foot="r_sole",
+                joints=list(sim.joints),
+                kp=[kp],
+                enabled=controller == "ff",
+                alpha_file=str(share_file("config", "alpha_op3.yaml")),  # current-law α̂ (dynamics/alpha_current)
+                u_nominal=float(sim.hw_supply_voltage()),
+            ),
+        )
+    )
+    walk = ros.add(
+        WalkNode(
+            "servo_walk",
+            **kw,
+            parameter_overrides=params(
+                use_sim_time=True, urdf_path=urdf, start_delay=0.5, approach_time=2.0, cmd_timeout=3600.0
+            ),
+        )
+    )
+    return sim, ff, walk
+
+
+def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log) -> Op3Result:
+    from geometry_msgs.msg import Twist
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import Imu
+
+    from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO
+
+    ratio = GAIN_RATIO if ratio is None else ratio
+    kp = kp_high if controller == "high" else ratio * kp_high
+    sim, ff, walk = _nodes(ros, controller, kp)
+    p = walk.engine.params
+    t_first = p.single_support * p.startend_double_support_ratio  # the walk's first double support [s]
+    t_end = t_first + n_steps * p.step_period
+    t_obst = t_first + obstacle_step * p.step_period + 0.5 * p.single_support  # mid-swing of that step
+    probe = ros.make_node(f"op3_probe_{controller}")
+    cmd = probe.create_publisher(Twist, "cmd_vel", 10)
+    st: dict = {"fell": math.nan, "e0": None, "e1": None, "x0": None, "x1": None, "placed": math.nan}
+    pitch: list[tuple[float, float]] = []
+
+    def rel(stamp) -> float:
+        return stamp.sec + stamp.nanosec * 1e-9 - walk.t_walk if walk.t_walk is not None else -math.inf
+
+    def on_imu(m: Imu) -> None:
+        t = rel(m.header.stamp)
+        if t < 0.0:
+            return
+        if st["e0"] is None:
+            st["e0"], st["x0"] = sim.servos.energy[sim.perm].copy(), float(sim.servos.data.qpos[0])
+        o = m.orientation
+        pitch.append((t, _pitch(o)))
+        up = 1.0 - 2.0 * (o.x * o.x + o.y * o.y)
+        if up < math.cos(FALL_TILT) and math.isnan(st["fell"]):
+            st["fell"] = t
+        if (t >= t_end or not math.isnan(st["fell"])) and st["e1"] is None:
+            st["e1"], st["x1"] = sim.servos.energy[sim.perm].copy(), float(sim.servos.data.qpos[0])
+        if obstacle > 0 and t >= t_obst and math.isnan(st["placed"]):
+            sim.set_parameters([Parameter("obstacle_height", value=float(obstacle))])
+            st["placed"] = t
+
+    probe.create_subscription(Imu, "imu/data", on_imu, 1000)
+    forward = Twist()
+    forward.linear.x = float(vx)
+    wall = time.monotonic()
+    try:
+        wait_for(lambda: cmd.publish(forward) or walk.engine.cmd[0] == vx, 120.0, "cmd_vel at the walk node")
+        wait_for(lambda: st["e1"] is not None, timeout, f"the {CONTROLLERS[controller]} run")
+    finally:
+        wall = time.monotonic() - wall
+    res = Op3Result(
+        controller,
+        kp,
+        list(sim.joints),
+        st["e1"] - st["e0"],
+        not math.isnan(st["fell"]),
+        st["fell"],
+        st["x1"] - st["x0"],
+        p.step_period,
+        sim.sim_time_ns * 1e-9,
+        wall,
+        obstacle,
+        st["placed"],
+        pitch,
+        t_obst if obstacle > 0 else math.nan,
+    )
+    log(
+        f"   {res.label}: k_P {kp:.0f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, travel "
+        f"{res.travel:.3f} m, E {res.energy.sum():.0f} J (knees {res.knee_energy():.0f} J), "
+        f"{res.sim_s:.0f} s simulated in {wall:.0f} s"
+    )
+    return res
+
+
+def format_table(results: list[Op3Result]) -> str:
+    lines = [
+        "| controller | k_P | obstacle [mm] | box placed at [s] | stood | travel [m] | E all [J] | E knees [J] | "
+        "sim s / wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.label} | {r.kp:.0f} | {1000 * r.obstacle:.0f} | "
+            f"{'–' if math.isnan(r.t_obstacle) else '%.2f' % r.t_obstacle} | "
+            f"{'no, fell at %.1f s' % r.fell_at if r.fell else 'yes'} | {r.travel:.3f} | {r.energy.sum():.1f} | "
+            f"{r.knee_energy():.1f} | {r.sim_s:.0f} / {r.wall_s:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float = 4.0):
+    """Sagittal trunk pitch per controller around the obstacle (Schwarz & Behnke Fig. 6b)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for r in results:
+        t = np.array([a for a, _ in r.pitch]) - r.t_obstacle_planned
+        y = np.array([b for _, b in r.pitch])
+        sel = (t >= -before) & (t <= after)
+        fell = f", fell at {r.fell_at - r.t_obstacle_planned:+.2f} s" if r.fell else ""
+        fell += " (before the box)" if r.fell and math.isnan(r.t_obstacle) else ""
+        ax.plot(t[sel], y[sel], lw=1.0, label=f"{r.label} (k_P {r.kp:.0f}), {1000 * r.obstacle:.0f} mm{fell}")
+    ax.axvline(0.0, color="k", ls=":", lw=0.8)
+    ax.set_xlabel("time from the box's placement under the swing foot (mid-swing) [s]")
+    ax.set_ylabel("trunk pitch [rad]")
+    ax.set_title("OP3 walking onto an obstacle over DDS (placo walk → feed-forward → MuJoCo)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+__all__ = ["KP_HIGH", "Op3Result", "format_table", "plot_pitch", "run_op3"]

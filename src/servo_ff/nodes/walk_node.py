@@ -1,0 +1,233 @@
+"""``servo_walk_node``: a walking engine (Rhoban's placo, :mod:`servo_ff.dynamics.walk_pattern`) under the
+feed-forward node. It takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y [m/s], angular.z [rad/s]) as
+walking stacks do, and publishes the desired JointTrajectory and the support coefficient on the topics of
+``servo_walker_node`` (which stays for arms: ``pattern: waypoints``).
+
+On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to placo's walking stance
+in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is zero, re-planning the
+footsteps from the latest cmd_vel at each support change (placo clips a step to ``max_dx_forward`` …). A cmd_vel
+older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is refused with a warning. Every
+``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
+first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
+differences on the ``dt`` grid; the support coefficient (1 = left foot) every ``1/rate_hz``. The feed-forward node
+follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from builtin_interfaces.msg import Duration, Time
+from geometry_msgs.msg import Twist
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from servo_ff.io.paths import resolve_path
+
+from .common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
+
+
+def walk_specs() -> list[ParamSpec]:
+    from servo_ff.dynamics.walk_pattern import WalkParams
+
+    w = WalkParams()
+    ro = dict(read_only=True)
+    return [
+        ParamSpec("urdf_path", "urdf/op3.urdf", "the robot (placo needs its feet and trunk links below)", **ro),
+        ParamSpec("joints", [""], "order of the trajectory's joints (empty: the URDF's); the robot's joints", **ro),
+        ParamSpec("trunk_link", "body_link", "link playing placo's trunk", **ro),
+        ParamSpec("left_foot_link", "l_sole", "link at the left sole", **ro),
+        ParamSpec("right_foot_link", "r_sole", "link at the right sole", **ro),
+        ParamSpec("dt", w.dt, "grid of the planned joint trajectory", "s", lo=0.002, hi=0.05, **ro),
+        ParamSpec("single_support", w.single_support, "one foot in the air", "s", lo=0.1, hi=2.0, **ro),
+        ParamSpec(
+            "double_support_ratio", w.double_support_ratio, "double support / single support", lo=0.0, hi=2.0, **ro
+        ),
+        ParamSpec("com_height", w.com_height, "CoM height above the soles (LIPM)", "m", lo=0.05, hi=2.0, **ro),
+        ParamSpec("foot_height", w.foot_height, "swing-foot clearance", "m", lo=0.0, hi=0.3, **ro),
+        ParamSpec("trunk_pitch", w.trunk_pitch, "forward lean of the trunk", "rad", lo=-0.5, hi=0.8, **ro),
+        ParamSpec("feet_spacing", w.feet_spacing, "lateral distance of the soles", "m", lo=0.02, hi=1.0, **ro),
+        ParamSpec("foot_length", w.foot_length, "support polygon length", "m", lo=0.02, hi=1.0, **ro),
+        ParamSpec("foot_width", w.foot_width, "support polygon width", "m", lo=0.01, hi=1.0, **ro),
+        ParamSpec("max_dx_forward", w.max_dx_forward, "largest forward step", "m", lo=0.0, hi=0.5, **ro),
+        ParamSpec("cmd_timeout", 1.0, "a cmd_vel older than this counts as zero", "s", lo=0.01, hi=3600.0),
+        ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, **ro),
+        ParamSpec("approach_time", 2.0, "measured pose → walking stance", "s", lo=0.05, hi=60.0, **ro),
+        ParamSpec("horizon", 0.5, "seconds of trajectory in each message", "s", lo=0.05, hi=10.0),
+        ParamSpec("publish_period", 0.1, "period of the trajectory messages", "s", lo=0.005, hi=10.0),
+        ParamSpec("rate_hz", 125.0, "rate of the support coefficient", "Hz", lo=1.0, hi=2000.0, **ro),
+        ParamSpec("cmd_vel_topic", "cmd_vel", "velocity command (geometry_msgs/Twist)", **ro),
+        ParamSpec("trajectory_topic", "feedforward/trajectory", "where the desired trajectory goes", **ro),
+        ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", **ro),
+    ]
+
+
+def _stamp(t: float) -> Time:
+    ns = int(round(t * 1e9))
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def _duration(t: float) -> Duration:
+    ns = int(round(t * 1e9))
+    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+class WalkNode(Node):
+    def __init__(self, name: str = "servo_walk", **kwargs: Any):
+        super().__init__(name, **kwargs)
+        from servo_ff.dynamics.walk_pattern import WalkEngine, WalkFrames, WalkParams
+
+        self.table = ParameterTable(self, walk_specs(), n_joints=lambda v: None)
+        v = self.table.values
+        params = WalkParams(
+            dt=v["dt"],
+            single_support=v["single_support"],
+            double_support_ratio=v["double_support_ratio"],
+            com_height=v["com_height"],
+            foot_height=v["foot_height"],
+            trunk_pitch=v["trunk_pitch"],
+            feet_spacing=v["feet_spacing"],
+            foot_length=v["foot_length"],
+            foot_width=v["foot_width"],
+            max_dx_forward=v["max_dx_forward"],
+        )
+        frames = WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"])
+        self.engine = WalkEngine(resolve_path(v["urdf_path"]), params, frames)
+        order = [j for j in v["joints"] if j]
+        if order and sorted(order) != sorted(self.engine.joints):
+            raise ValueError(f"joints {order} are not the joints of {v['urdf_path']}: {self.engine.joints}")
+        self.joints = order or self.engine.joints
+        self.perm = [self.engine.joints.index(j) for j in self.joints]  # engine order → published order
+        self.dt = params.dt
+        self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
+        self.t0: float | None = None  # [s, ROS clock] of the approach start
+        self.q0: np.ndarray | None = None
+        self.times: list[float] = []  # [s, ROS clock] planned samples (a sliding window)
+        self.qs: list[np.ndarray] = []
+        self.cs: list[float] = []
+        self.cmd_time: float | None = None
+        self.cmd_stale_logged = False
+        self.cmd_refused = 0
+        self.messages = 0
+        self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
+        self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
+        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
+        self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
+        self.create_timer(float(v["publish_period"]), self._publish_trajectory)
+        self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
+        self.get_logger().info(
+            f"placo walk ({len(self.joints)} joints, step period {params.step_period:.3f} s): "
+            f"{v['cmd_vel_topic']} → {v['trajectory_topic']}, support coefficient → {v['support_topic']}"
+        )
+
+    def now_s(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_cmd(self, msg: Twist) -> None:
+        try:
+            self.engine.set_cmd(msg.linear.x, msg.linear.y, msg.angular.z)
+        except ValueError as e:
+            self.cmd_refused += 1
+            self.get_logger().warning(f"{self.table['cmd_vel_topic']}: {e}; refused, keeping the last command")
+            return
+        self.cmd_time = self.now_s()
+        self.cmd_stale_logged = False
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        if self.q0 is not None or self.now_s() <= 0.0:
+            return
+        names = list(msg.name)
+        missing = [j for j in self.joints if j not in names]
+        if missing or len(msg.position) != len(names):
+            self.get_logger().error(f"joint_states lacks {missing}; waiting for them", throttle_duration_sec=5.0)
+            return
+        self.q0 = np.array([msg.position[names.index(j)] for j in self.joints])
+        self.t0 = self.now_s() + float(self.table["start_delay"])
+        self.t_walk = self.t0 + float(self.table["approach_time"])
+        self.engine.start()
+        self.get_logger().info(f"walking stance at t = {self.t_walk:.3f} s, then walking under cmd_vel")
+
+    def _approach(self, t: float) -> np.ndarray:
+        s = min(max((t - self.t0) / float(self.table["approach_time"]), 0.0), 1.0)
+        return self.q0 + (10 * s**3 - 15 * s**4 + 6 * s**5) * (self.engine.q_stand[self.perm] - self.q0)
+
+    def _fill(self, until: float) -> None:
+        """Plan samples on the ``dt`` grid up to ``until`` [s, ROS clock] (approach, then the walk)."""
+        if not self.times:
+            k0 = math.floor(max(self.now_s(), self.t0 - self.dt) / self.dt)
+            self.times.append(k0 * self.dt)
+            self.qs.append(self._sample_q(self.times[0]))
+        while self.times[-1] < until:
+            t = self.times[-1] + self.dt
+            self.times.append(t)
+            self.qs.append(self._sample_q(t))
+        window = int(math.ceil(2.0 / self.dt))  # keep 2 s behind the newest sample
+        if len(self.times) > 2 * window:
+            del self.times[:window], self.qs[:window], self.cs[:window]
+
+    def _sample_q(self, t: float) -> np.ndarray:
+        if t < self.t_walk - 1e-9:
+            self.cs.append(0.5)
+            return self._approach(t)
+        self._expire_cmd(t)
+        s = self.engine.tick()
+        self.cs.append(s.c_left)
+        return s.q[self.perm]
+
+    def _expire_cmd(self, t: float) -> None:
+        timeout = float(self.table["cmd_timeout"])
+        if self.cmd_time is not None and t - self.cmd_time > timeout and any(self.engine.cmd):
+            self.engine.set_cmd(0.0, 0.0, 0.0)
+            if not self.cmd_stale_logged:
+                self.get_logger().warning(f"no cmd_vel for {timeout} s: stepping in place")
+                self.cmd_stale_logged = True
+
+    def _publish_trajectory(self) -> None:
+        if self.q0 is None:
+            return
+        now = self.now_s()
+        horizon = float(self.table["horizon"])
+        if now < self.t0 - horizon:
+            return  # the measured pose is held until the approach comes within the horizon
+        self._fill(now + horizon + 2 * self.dt)
+        t = np.asarray(self.times)
+        lo = max(1, int(np.searchsorted(t, now, side="right")) - 1)
+        hi = len(t) - 1
+        q = np.asarray(self.qs)
+        msg = JointTrajectory(joint_names=self.joints)
+        msg.header.stamp = _stamp(t[lo])
+        for k in range(lo, hi):
+            msg.points.append(
+                JointTrajectoryPoint(
+                    positions=q[k].tolist(),
+                    velocities=((q[k + 1] - q[k - 1]) / (2 * self.dt)).tolist(),
+                    accelerations=((q[k + 1] - 2 * q[k] + q[k - 1]) / self.dt**2).tolist(),
+                    time_from_start=_duration(t[k] - t[lo]),
+                )
+            )
+        self.pub_traj.publish(msg)
+        self.messages += 1
+
+    def support(self, t: float) -> float:
+        """Planned left-foot support coefficient at ROS time ``t`` (0.5 before the walk)."""
+        if not self.times:
+            return 0.5
+        return float(np.interp(t, self.times, self.cs))
+
+    def _publish_support(self) -> None:
+        if self.q0 is not None:
+            self.pub_c.publish(Float64(data=self.support(self.now_s())))
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_node(WalkNode, args)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

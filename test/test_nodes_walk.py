@@ -1,0 +1,151 @@
+"""servo_walk_node over DDS: the placo walk on the MuJoCo OP3 through the feed-forward node (lockstep, as fast as
+possible), cmd_vel followed; the feed-forward node refuses the walk's trajectory when it breaks its bounds; a
+non-finite cmd_vel is refused by the walk node."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("placo")
+pytest.importorskip("mujoco")
+rclpy = pytest.importorskip("rclpy")
+
+from servo_ff.nodes.harness import RosHarness, wait_for  # noqa: E402
+
+URDF = "urdf/op3.urdf"
+
+
+def _op3(ros: RosHarness, max_acceleration: float = 1000.0):
+    from rclpy.parameter import Parameter
+
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+    from servo_ff.nodes.mujoco_backend import MujocoSimNode
+    from servo_ff.nodes.walk_node import WalkNode
+
+    def params(**kv):
+        return [Parameter(k, value=v) for k, v in kv.items()]
+
+    kw = ros.node_kwargs()
+    sim = ros.add(
+        MujocoSimNode(
+            "servo_sim",
+            **kw,
+            parameter_overrides=params(
+                urdf_path=URDF,
+                servo_config="config/servos_op3.yaml",
+                floating_base=True,
+                rate_hz=125.0,
+                physics_dt=0.001,
+                publish_clock=True,
+                real_time_factor=0.0,
+                lockstep=True,
+                lockstep_timeout=1.0,
+                kp=[280.0],
+                position_min=[-3.0],
+                position_max=[3.0],
+                support_topic="contact_support_coefficient",
+            ),
+        )
+    )
+    ff = ros.add(
+        FeedForwardNode(
+            "servo_feedforward",
+            **kw,
+            parameter_overrides=params(
+                use_sim_time=True,
+                urdf_path=URDF,
+                mode="floating",
+                left_foot="l_sole",
+                right_foot="r_sole",
+                joints=list(sim.joints),
+                kp=[280.0],
+                enabled=True,
+                alpha_file="config/alpha_op3.yaml",
+                u_nominal=float(sim.hw_supply_voltage()),
+                max_acceleration=[max_acceleration],
+            ),
+        )
+    )
+    walk = ros.add(
+        WalkNode(
+            "servo_walk",
+            **kw,
+            parameter_overrides=params(use_sim_time=True, urdf_path=URDF, start_delay=0.2, approach_time=1.0),
+        )
+    )
+    return sim, ff, walk
+
+
+def test_walk_node_drives_op3_forward_through_feedforward(compiled_mujoco_kernels):
+    from geometry_msgs.msg import Twist
+    from sensor_msgs.msg import Imu, JointState
+
+    with RosHarness(salt=41) as ros:
+        sim, ff, walk = _op3(ros)
+        probe = ros.make_node("walk_probe")
+        cmd = probe.create_publisher(Twist, "cmd_vel", 10)
+        tilt, rows = [0.0], []
+
+        def on_imu(m):
+            o = m.orientation
+            tilt[0] = max(tilt[0], math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (o.x**2 + o.y**2)))))
+
+        def on_js(m):
+            t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+            if walk.times and walk.t_walk is not None and t > walk.t_walk:
+                k = [list(m.name).index(j) for j in walk.joints]
+                planned = [np.interp(t, walk.times, np.asarray(walk.qs)[:, i]) for i in range(len(walk.joints))]
+                rows.append(np.array(m.position)[k] - planned)
+
+        probe.create_subscription(Imu, "imu/data", on_imu, 100)
+        probe.create_subscription(JointState, "joint_states", on_js, 100)
+        wait_for(lambda: walk.t_walk is not None, 60.0, "the walk node's stance")
+        x0 = float(sim.servos.data.qpos[0])
+        forward = Twist()
+        forward.linear.x = 0.1
+
+        def walked_on() -> bool:
+            cmd.publish(forward)
+            return sim.sim_time_ns * 1e-9 > walk.t_walk + 3.5
+
+        wait_for(walked_on, 300.0, "3.5 s of walking under cmd_vel (8 steps)")
+        travel = float(sim.servos.data.qpos[0]) - x0
+        assert ff.rejected == 0 and walk.messages > 20
+        assert tilt[0] < 0.6, tilt  # not fallen (the mission's FALL_TILT; the trunk leans 0.1 rad by design)
+        assert travel > 0.03, travel  # forward (REP-103 x) under cmd_vel
+        err = np.sqrt(np.mean(np.square(rows), axis=0))
+        legs = [i for i, j in enumerate(walk.joints) if any(p in j for p in ("hip", "knee", "ank"))]
+        assert len(rows) > 300 and len(legs) == 12 and err[legs].max() < 0.25, (
+            err
+        )  # measured: ≈ 0.17 rad (hip roll, knee)
+
+
+def test_feedforward_refuses_walk_beyond_its_bounds_and_walk_refuses_nan_cmd(compiled_mujoco_kernels):
+    from geometry_msgs.msg import Twist
+
+    with RosHarness(salt=42) as ros:
+        sim, ff, walk = _op3(ros, max_acceleration=1.0)  # rad/s²: the approach and the steps exceed it
+        wait_for(lambda: ff.rejected > 0, 120.0, "the feed-forward node refusing the walk's trajectory")
+        probe = ros.make_node("walk_probe")
+        cmd = probe.create_publisher(Twist, "cmd_vel", 10)
+        good, bad = Twist(), Twist()
+        good.linear.x = 0.05
+        bad.linear.x = math.nan
+        wait_for(lambda: cmd.publish(good) or walk.engine.cmd[0] == 0.05, 30.0, "the cmd_vel at the walk node")
+        wait_for(lambda: cmd.publish(bad) or walk.cmd_refused > 0, 30.0, "the walk node refusing a NaN cmd_vel")
+        assert walk.engine.cmd == (0.05, 0.0, 0.0)  # the last good command kept
+
+
+def test_sim_op3_bringup_plan():
+    from servo_ff.nodes.bringup import plan
+
+    sim, ff, walk = plan("sim_op3")
+    assert [n.executable for n in (sim, ff, walk)] == ["servo_sim_node", "servo_feedforward_node", "servo_walk_node"]
+    assert {n.config for n in (sim, ff, walk)} == {"sim_op3.yaml"}
+    sim, ff, walk = plan("sim_op3", gain="800", feedforward="false")
+    assert sim.overrides["kp"] == ff.overrides["kp"] == [800.0] and ff.overrides["enabled"] is False
+    with pytest.raises(ValueError, match="feedforward must be"):
+        plan("sim_op3", feedforward="maybe")

@@ -1,0 +1,96 @@
+"""The placo walk core (servo_ff.dynamics.walk_pattern) on the OP3: a dynamic gait (step period ≤ 0.5 s), feet
+alternating, the planned ZMP inside placo's support polygon, the whole-body IK reaching the planned feet and CoM,
+cmd_vel followed on-line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+placo = pytest.importorskip("placo")
+
+from servo_ff.dynamics.walk_pattern import WalkEngine, WalkParams, placo_urdf_text  # noqa: E402
+
+URDF = Path(__file__).resolve().parents[1] / "urdf" / "op3.urdf"
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return WalkEngine(URDF).plan((0.1, 0.0, 0.0), 12)
+
+
+def _inside(p: np.ndarray, poly: np.ndarray, tol: float) -> bool:
+    """``p`` (2,) inside the convex polygon ``poly`` (N, 2) (either winding) within ``tol`` [m]."""
+    c = poly.mean(axis=0)
+    for a, b in zip(poly, np.roll(poly, -1, axis=0)):
+        n = np.array([b[1] - a[1], a[0] - b[0]])
+        n /= np.linalg.norm(n)
+        if np.dot(c - a, n) > 0:
+            n = -n  # outward
+        if np.dot(p - a, n) > tol:
+            return False
+    return True
+
+
+def test_step_period_and_alternating_feet(plan):
+    starts = [t for t, _ in plan.steps]
+    sides = [s for _, s in plan.steps]
+    assert len(plan.steps) == 12
+    assert max(np.diff(starts)) <= 0.5 + 1e-9
+    assert np.allclose(np.diff(starts), WalkParams().step_period)
+    assert all(a != b for a, b in zip(sides, sides[1:]))
+    # the support coefficient: 1 over the left foot's single supports, 0 over the right's, between in double
+    assert np.all(plan.c_left[plan.support == "left"] == 1.0)
+    assert np.all(plan.c_left[plan.support == "right"] == 0.0)
+    both = plan.c_left[plan.support == "both"]
+    assert both.min() >= 0.0 and both.max() <= 1.0 and np.ptp(both) > 0.5
+
+
+def test_zmp_inside_support_polygon(plan):
+    outside = [k for k, (z, poly) in enumerate(zip(plan.zmp, plan.polygons)) if not _inside(z, poly, 1e-3)]
+    assert not outside, f"ZMP outside the support polygon at t = {plan.t[outside[0]]:.2f} s"
+
+
+def test_walks_forward_at_cmd_speed_and_ik_tracks(plan):
+    walked = plan.com[-1, 0] - plan.com[0, 0]  # the last of the 12 steps closes the feet: 11 strides
+    assert walked == pytest.approx(11 * 0.1 * WalkParams().step_period, rel=0.02)
+    assert np.all(np.isfinite(plan.q)) and np.abs(plan.q).max() < 3.14
+    knees = [plan.joints.index(j) for j in ("l_knee", "r_knee")]
+    assert np.abs(plan.q[:, knees]).min() > 0.5  # bent knees throughout: the LIPM's constant CoM height
+
+
+def test_ik_reaches_planned_com_and_feet():
+    e = WalkEngine(URDF)
+    e.start()
+    e.set_cmd(0.1, 0.0, 0.0)
+    worst_com = worst_foot = 0.0
+    for _ in range(300):
+        s = e.tick()
+        worst_com = max(worst_com, float(np.linalg.norm(e.robot.com_world() - s.com)))
+        for side in ("left", "right"):
+            planned = np.asarray(getattr(e.trajectory, f"get_T_world_{side}")(s.t))[:3, 3]
+            reached = np.asarray(getattr(e.robot, f"get_T_world_{side}")())[:3, 3]
+            worst_foot = max(worst_foot, float(np.linalg.norm(planned - reached)))
+    assert worst_com < 3e-3 and worst_foot < 6e-3  # soft tasks under the joint velocity limits: mm
+    assert e.robot.com_world()[0] > 0.15  # walked on under the on-line re-planning
+
+
+def test_online_cmd_turns_and_stops():
+    e = WalkEngine(URDF)
+    e.start()
+    e.set_cmd(0.0, 0.0, 0.4)
+    for _ in range(400):
+        e.tick()
+    yaw = np.arctan2(*np.asarray(e.robot.get_T_world_left())[[1, 0], 0])
+    assert yaw > 0.3  # turned left (REP-103: +z)
+    with pytest.raises(ValueError, match="linear.x"):
+        e.set_cmd(float("nan"), 0.0, 0.0)
+
+
+def test_missing_frame_link_named(tmp_path):
+    from servo_ff.dynamics.walk_pattern import WalkFrames
+
+    with pytest.raises(ValueError, match="no link 'torso'"):
+        placo_urdf_text(URDF, WalkFrames(trunk="torso"))
