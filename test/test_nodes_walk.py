@@ -142,10 +142,15 @@ def test_feedforward_refuses_walk_beyond_its_bounds_and_walk_refuses_nan_cmd(com
 def test_sim_op3_bringup_plan():
     from servo_ff.nodes.bringup import plan
 
-    sim, ff, walk = plan("sim_op3")
-    assert [n.executable for n in (sim, ff, walk)] == ["servo_sim_node", "servo_feedforward_node", "servo_walk_node"]
-    assert {n.config for n in (sim, ff, walk)} == {"sim_op3.yaml"}
-    sim, ff, walk = plan("sim_op3", gain="800", feedforward="false")
+    sim, ff, walk, described = plan("sim_op3")
+    assert [n.executable for n in (sim, ff, walk, described)] == [
+        "servo_sim_node",
+        "servo_feedforward_node",
+        "servo_walk_node",
+        "servo_state_publisher_node",
+    ]
+    assert {n.config for n in (sim, ff, walk, described)} == {"sim_op3.yaml"}
+    sim, ff, walk, _ = plan("sim_op3", gain="800", feedforward="false")
     assert sim.overrides["kp"] == ff.overrides["kp"] == [800.0] and ff.overrides["enabled"] is False
     with pytest.raises(ValueError, match="feedforward must be"):
         plan("sim_op3", feedforward="maybe")
