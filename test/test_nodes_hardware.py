@@ -133,14 +133,15 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
     try:
         s = wait_for(lambda: next(filter(skipped, [servo_status(diags, "elbow")]), None), 10.0, "elbow skipped")
         assert s.level == DiagnosticStatus.ERROR
-        assert s.name == "servo_hardware: elbow" and s.hardware_id == "dxl/7"
+        fqn = f"{h.ns}/servo_hardware"  # names and ids carry the namespace: namespaced copies report apart
+        assert s.name == f"{fqn}: elbow" and s.hardware_id == f"{fqn}/dxl/7"
         assert "5 consecutive missed replies" in s.message and "re-probed every 0.5 s" in s.message, s.message
         keys = values(s)
         assert keys["id"] == "7" and keys["skipped"] == "true" and keys["stale"] == "true"
         assert int(keys["comm_timeouts"]) >= 5
         (array,) = [d for d in diags if any(x is s for x in d.status)]
-        (other,) = [x for x in array.status if x.name == "servo_hardware: shoulder"]
-        assert other.hardware_id == "dxl/3" and values(other)["skipped"] == "false"
+        (other,) = [x for x in array.status if x.name == f"{fqn}: shoulder"]
+        assert other.hardware_id == f"{fqn}/dxl/3" and values(other)["skipped"] == "false"
         assert "skipped" not in other.message, other.message
         n = len(states)
         wait_for(lambda: len(states) >= n + 20, 5.0, "joint_states while the elbow is skipped")

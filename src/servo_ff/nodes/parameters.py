@@ -20,7 +20,7 @@ from rclpy.parameter import Parameter
 from servo_ff.models.params import ActuatorParams, ParameterError
 from servo_ff.models.schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS, FieldSpec
 
-from .throttle import Throttle
+from .throttle import Throttle, throttle_key
 
 
 # ----------------------------------------------------------------------------------------------- parameters
@@ -240,15 +240,16 @@ class ParameterTable:
 def _log_refusals(node: Node, table: ParameterTable) -> None:
     """Every refused parameter change of ``node`` — by rclpy (read-only, wrong type, descriptor range,
     undeclared) or by a ParameterTable callback — is logged with the parameter name(s) and the reason, throttled
-    per parameter (the count of suppressed repeats is logged), not only returned in the service reply. Wraps
-    the node's ``set_parameters`` / ``set_parameters_atomically`` (the parameter services call the latter)."""
+    per parameter and reason (the count of suppressed repeats is logged), not only returned in the service reply. Wraps
+    the node's ``set_parameters`` / ``set_parameters_atomically`` (the parameter services call the latter).
+    Throttled per parameter and reason: two different refusals of one parameter within a period both get a line."""
     if getattr(node, "_servo_ff_refusal_log", None) is not None:
         return
     node._servo_ff_refusal_log = table
 
     def log(params, reason: str) -> None:
         names = ", ".join(p.name for p in params) or "(none)"
-        key = f"parameter:{names}"
+        key = throttle_key(f"parameter:{names}", reason)
         throttle = getattr(node, "throttle", None)
         throttle = throttle if isinstance(throttle, Throttle) else table.throttle
         throttle(key, node.get_logger().warning, f"parameter change refused: {names}: {reason}")

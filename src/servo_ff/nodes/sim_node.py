@@ -34,7 +34,16 @@ from servo_ff.models.params import ParameterError
 from servo_ff.models.presets import preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 
-from .common import ParameterTable, ParamSpec, actuator_from_values, actuator_specs, per_joint, spin_node
+from .common import (
+    ParameterTable,
+    ParamSpec,
+    actuator_from_values,
+    actuator_specs,
+    diag_name,
+    hardware_id,
+    per_joint,
+    spin_node,
+)
 from .parameters import servo_preset_specs
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_backend import SimServos, UrdfGravity, load_inertia
@@ -239,8 +248,8 @@ class SimNode(SimClock, ServoInterfaceNode):
             out.append(
                 DiagnosticStatus(
                     level=level,
-                    name=f"{self.get_name()}: {name}",
-                    hardware_id=f"sim/{name}",
+                    name=diag_name(self, name),
+                    hardware_id=hardware_id(self, f"sim/{name}"),
                     message=state,
                     values=[
                         KeyValue(key="position_rad", value=f"{self.sim.theta[i]:.5f}"),
