@@ -109,12 +109,18 @@ def field_param(
     )
 
 
+#: ``actuator.*`` keys a servo node does not declare: its P gain is its own ``kp`` parameter (one owner)
+NOT_ACTUATOR_PARAMETERS = ("firmware.kp",)
+
+
 def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[ParamSpec]:
     """``actuator.*`` parameter specs generated from the core schema (:mod:`servo_ff.models.schema`: unit,
-    admissible range, meaning), defaults from ``params``."""
+    admissible range, meaning), defaults from ``params``; no ``firmware.kp`` (the node's ``kp`` is the gain)."""
     specs = []
     for name, value in params.to_ros_parameters(prefix).items():
         key = name[len(prefix) :]
+        if key in NOT_ACTUATOR_PARAMETERS:
+            continue
         if key == "model":
             specs.append(
                 ParamSpec(
@@ -310,9 +316,11 @@ def warn_undeclared_overrides(node: Node) -> list[str]:
     """Log one warning naming every undeclared start-up parameter of ``node`` (see :func:`undeclared_overrides`)."""
     names = undeclared_overrides(node)
     if names:
+        kp = [n for n in names if n.endswith(".firmware.kp")]
         node.get_logger().warning(
             f"{node.get_name()} has no parameter(s) {', '.join(names)}: ignored (misspelt or renamed? "
             "`ros2 param list` shows what it declares)"
+            + (f"; {kp[0]}: the P gain is the parameter kp" if kp and node.has_parameter("kp") else "")
         )
     return names
 
