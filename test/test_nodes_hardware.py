@@ -14,6 +14,7 @@ pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
 pytest.importorskip("servo_ff.dynamixel.virtual_bus", reason="Dynamixel core servo_ff.dynamixel not merged yet")
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
+from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import BatteryState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -119,8 +120,10 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
     """Elbow (id 7) stops answering: after skip_after (5) missed sync reads the bus skips it; /diagnostics reports
     it at ERROR as skipped (status named by joint, hardware_id by id, the skip counters in its values), the
     shoulder in the same array is not skipped, and /joint_states keeps both joints, the elbow at its last value.
-    Back when it answers again."""
+    The bus's own (Python logging) line reaches /rosout through the node. Back when it answers again."""
     h, node, client, states, diags, supply, pub, vbus, link = ros
+    rosout: list = []
+    log_sub = client.create_subscription(Log, "/rosout", rosout.append, 100)
 
     def values(status):
         return {kv.key: kv.value for kv in status.values}
@@ -150,7 +153,11 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
             assert list(m.name) == JOINTS and np.isfinite(m.position).all()
             assert m.position[1] == held
         assert skipped(servo_status(diags, "elbow"))  # still skipped throughout
+        line = "servo_ff.dynamixel.bus: id 7"
+        (m, *_) = wait_for(lambda: [m for m in rosout if m.msg.startswith(line)], 5.0, "the bus's line on /rosout")
+        assert "skipped" in m.msg and m.level == Log.WARN and m.name.endswith("servo_hardware"), m
     finally:
+        client.destroy_subscription(log_sub)
         vbus["bus"].set_silent(7, False)
     wait_for(lambda: "skipped" not in servo_status(diags, "elbow").message, 10.0, "elbow back in the sync reads")
     wait_for(lambda: node.bus is not None and not node.bus.stats[7].skipping, 5.0, "elbow not skipped")
