@@ -16,8 +16,8 @@ pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core servo_ff.dynamics not merged yet")
 from builtin_interfaces.msg import Duration  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from rcl_interfaces.msg import Log, ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import BatteryState, JointState  # noqa: E402
@@ -135,13 +135,17 @@ def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
         client.destroy_subscription(sub)
 
 
-def test_a_servo_node_that_appears_later_gets_the_gain(ros):
+def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):
     """The servo node is not there when the feed-forward node starts: one warning line naming it, and the gain is
     set as soon as it appears."""
     h, sim, ff, client, states, desired = ros
     ns = f"{h.ns}/late"
     lines: list[str] = []
-    client.create_subscription(Log, "/rosout", lambda m: lines.append(m.msg), 100)
+
+    def read() -> list[str]:
+        lines.extend(capfd.readouterr().err.splitlines())
+        return lines
+
     ff2 = h.add(
         FeedForwardNode(
             "servo_feedforward",
@@ -158,7 +162,7 @@ def test_a_servo_node_that_appears_later_gets_the_gain(ros):
     sim2 = None
     try:
         missing = f"servo node {ns}/servo_sim_b not found"
-        wait_for(lambda: any(missing in ln for ln in lines), 20.0, "the warning that the servo node is missing")
+        wait_for(lambda: any(missing in ln for ln in read()), 20.0, "the warning that the servo node is missing")
         sim2 = h.add(
             SimNode(
                 "servo_sim_b",
@@ -173,7 +177,8 @@ def test_a_servo_node_that_appears_later_gets_the_gain(ros):
         )
         wait_for(lambda: list(sim2.get_parameter("kp").value) == [6.0], 20.0, "the gain on the late servo node")
         np.testing.assert_allclose(sim2.sim.kp, 6.0)
-        assert sum(missing in ln for ln in lines) == 1, [ln for ln in lines if "not found" in ln]
+        wait_for(lambda: ff2.gains.sets, 10.0, "the servo node's answer")
+        assert sum(missing in ln for ln in read()) == 1, [ln for ln in lines if "not found" in ln]
         assert ff2.gains.sets == 1
     finally:
         h.remove(ff2)

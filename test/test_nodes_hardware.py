@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, hardware_on_virtual_bus, wait_for
+from nodes_harness import RosHarness, hardware_on_virtual_bus, rosout_matched, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
@@ -124,6 +124,7 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
     h, node, client, states, diags, supply, pub, vbus, link = ros
     rosout: list = []
     log_sub = client.create_subscription(Log, "/rosout", rosout.append, 100)
+    rosout_matched(node, rosout)
 
     def values(status):
         return {kv.key: kv.value for kv in status.values}

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, rosout_matched, wait_for
 
 pytest.importorskip("rclpy")
 from builtin_interfaces.msg import Duration  # noqa: E402
@@ -456,16 +456,17 @@ def test_bus_layer_logging_reaches_rosout(ros):
     got: list[Log] = []
     sub = client.create_subscription(Log, "/rosout", got.append, 100)
     try:
-        wait_for(lambda: client.count_publishers("/rosout") > 1, 5.0, "the /rosout publishers")
+        rosout_matched(sim, got, lambda m: m.msg)
         logging.getLogger("servo_ff.dynamixel.bus").warning("id %d: probe line", 7)
         logging.getLogger("servo_ff.feetech.bus").info("probe info line")
 
-        def probes():
-            m = [x for x in got if "probe" in x.msg]
-            return m if len(m) >= 2 else None
+        lines = ("servo_ff.dynamixel.bus: id 7: probe line", "servo_ff.feetech.bus: probe info line")
 
-        msgs = wait_for(probes, 10.0, "the bus lines on /rosout")
-        by_text = {m.msg: m for m in msgs}
+        def both():
+            by_text = {m.msg: m for m in got}
+            return by_text if all(t in by_text for t in lines) else None
+
+        by_text = wait_for(both, 10.0, "the bus lines on /rosout")
         warn = by_text["servo_ff.dynamixel.bus: id 7: probe line"]
         assert warn.level == Log.WARN and warn.name.endswith("servo_sim")
         assert by_text["servo_ff.feetech.bus: probe info line"].level == Log.INFO
@@ -484,7 +485,7 @@ def test_refusals_are_throttled_per_reason(ros):
     original = sim.throttle
     sim.throttle = Throttle(30.0, clock=lambda: 100.0)  # a fixed time: everything is "within the period"
     try:
-        wait_for(lambda: client.count_publishers("/rosout") > 1, 5.0, "the /rosout publishers")
+        rosout_matched(sim, got, lambda m: m)
         for kp in ([math.nan, 32.0], [32.0, 32.0, 32.0], [math.inf, 32.0]):
             assert not sim.set_parameters([Parameter("kp", value=kp)])[0].successful
 
