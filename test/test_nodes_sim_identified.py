@@ -1,4 +1,4 @@
-"""identify → sim: the file ``servo-ff identify --out`` writes runs in ``servo_sim_node`` (``params_file``, its
+"""identify → sim: the file ``servo-ff identify --out`` writes runs in ``servo_sim_node`` (``actuator_file``, its
 model from the file, no ``model`` parameter) exactly as ``servo-ff simulate --params`` runs it. The node steps in
 lockstep on its own clock (one period per goal received, the next goal sent on each ``joint_states``): the
 comparison is deterministic, on simulated time."""
@@ -59,7 +59,7 @@ def test_identified_file_runs_in_the_sim_node_as_in_servo_ff_simulate(identified
                 "servo_sim",
                 **h.node_kwargs(),
                 parameter_overrides=[
-                    Parameter("params_file", value=str(path)),  # no servo / model: both from the file
+                    Parameter("actuator_file", value=str(path)),  # no servo / model: both from the file
                     Parameter("joints", value=["pendulum"]),
                     Parameter("rate_hz", value=1.0 / DT),
                     Parameter("physics_dt", value=DT),
@@ -104,12 +104,12 @@ def test_identified_file_runs_in_the_sim_node_as_in_servo_ff_simulate(identified
 
 def test_a_model_other_than_the_files_is_refused_at_start(identified):
     """``model`` against the identified file, or an identified YAML given as a parameter file without
-    ``params_file`` (its ``actuator.model: m6`` against the m4 preset): one line naming both, no node."""
+    ``actuator_file`` (its ``actuator.model: m6`` against the m4 preset): one line naming both, no node."""
     path = identified / "m6.yaml"
     with RosHarness(salt=22) as h:
         for overrides, words in (
-            ([Parameter("params_file", value=str(path)), Parameter("model", value="m4")], "contradicts params_file"),
-            ([Parameter("actuator.model", value="m6")], "name the identified file with params_file"),
+            ([Parameter("actuator_file", value=str(path)), Parameter("model", value="m4")], "contradicts actuator_"),
+            ([Parameter("actuator.model", value="m6")], "name the identified file with actuator_file"),
         ):
             with pytest.raises(ValueError, match=words):
                 SimNode("servo_sim", **h.node_kwargs(), parameter_overrides=overrides)

@@ -3,7 +3,7 @@
 Every control period (``1/rate_hz``, 500 Hz by default) advances all joints by one period in steps of at most
 ``physics_dt`` (calls of :func:`servo_ff.models.stepper.step`) toward the held goals, then publishes
 ``/joint_states`` stamped with the simulated time at the end of the period. The actuator comes from
-``params_file`` (an identified parameter file, as ``servo-ff identify --out`` writes it: its actuator and model
+``actuator_file`` (an identified parameter file, as ``servo-ff identify --out`` writes it: its actuator and model
 m1..m6 included), else from ``servo`` + ``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient
 exposed as an ``actuator.*`` parameter (core schema) but the P gain, which is ``kp``; the simulated supply voltage
 is ``actuator.firmware.vin``. The load is a pendulum per
@@ -110,25 +110,25 @@ def source_specs() -> list[ParamSpec]:
     """Where the simulated actuator comes from: an identified file, else a published preset."""
     return [
         ParamSpec(
-            "params_file",
+            "actuator_file",
             "",
             "identified actuator file (bam JSON or servo_ff YAML, e.g. <out>/m6.yaml of servo-ff identify): "
             "actuator, model and coefficients; empty: servo + model",
             read_only=True,
         ),
-        *servo_preset_specs("the simulated actuator (without params_file)"),
+        *servo_preset_specs("the simulated actuator (without actuator_file)"),
     ]
 
 
 def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, str]:
-    """The actuator of ``params_file`` (its model from the file) or of the ``servo``/``model`` preset, and where
+    """The actuator of ``actuator_file`` (its model from the file) or of the ``servo``/``model`` preset, and where
     it comes from. ``servo``/``model`` set explicitly against the file, or ``actuator.model`` set against the
-    source (an identified YAML given as a parameter file without ``params_file``), are refused: never run a
+    source (an identified YAML given as a parameter file without ``actuator_file``), are refused: never run a
     model other than the one asked for."""
     given = {k: p.value for k, p in (getattr(node, "_parameter_overrides", {}) or {}).items()}
-    if values["params_file"]:
-        path = resolve_path(values["params_file"])
-        params, source = load_params(path), f"params_file {values['params_file']}"
+    if values["actuator_file"]:
+        path = resolve_path(values["actuator_file"])
+        params, source = load_params(path), f"actuator_file {values['actuator_file']}"
         for key, own in (("servo", params.actuator), ("model", params.model)):
             if key in given and given[key] != own:
                 raise ValueError(f"{key}={given[key]!r} contradicts {source} ({key} {own!r}): drop {key}")
@@ -138,7 +138,7 @@ def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, 
     if model is not None and model != params.model:
         raise ValueError(
             f"actuator.model={model!r} is not the model of the {source} ({params.model}): name the identified file "
-            f"with params_file (its model comes from it), or set model: {model}"
+            f"with actuator_file (its model comes from it), or set model: {model}"
         )
     return params, source
 
