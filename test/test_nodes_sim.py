@@ -311,13 +311,16 @@ def test_undeclared_start_up_parameters_are_named_in_one_warning(ros, capfd):
             Parameter("joints", value=JOINTS),
             Parameter("preset", value="mx106"),  # the old name of `servo`
             Parameter("load.mas", value=[0.5]),
+            Parameter("actuator.firmware.kp", value=20.0),  # an identified YAML's: the gain is `kp`
         ],
     )
     try:
-        assert warn_undeclared_overrides(node) == ["load.mas", "preset"]
+        assert warn_undeclared_overrides(node) == ["actuator.firmware.kp", "load.mas", "preset"]
         err = capfd.readouterr().err
         (line,) = [ln for ln in err.splitlines() if "has no parameter" in ln]
-        assert "servo_sim_typo has no parameter(s) load.mas, preset: ignored" in line
+        assert "servo_sim_typo has no parameter(s) actuator.firmware.kp, load.mas, preset: ignored" in line
+        assert "actuator.firmware.kp: the P gain is the parameter kp" in line
+        assert list(node.get_parameter("kp").value) == [32.0]  # not taken from it: one gain, one name
     finally:
         node.destroy_node()
 
