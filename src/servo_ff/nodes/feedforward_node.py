@@ -92,12 +92,7 @@ class FeedForwardNode(Node):
                 ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
                 ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
                 ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
-                ParamSpec(
-                    "servo_node",
-                    "servo_sim",
-                    "servo node whose kp parameter this node sets (relative: in this node's namespace)",
-                    read_only=True,
-                ),
+                ParamSpec("servo_node", "servo_sim", "servo node whose kp this node sets", read_only=True),
                 *servo_preset_specs("the default α"),
                 ParamSpec(
                     "alpha_file",
@@ -123,15 +118,7 @@ class FeedForwardNode(Node):
         else:
             base = alpha_mod.alpha_table_from_actuator(preset(b["servo"], b["model"]), rj)
         specs = [
-            ParamSpec(
-                "kp",
-                [8.0],
-                "servo P gain the feed-forward runs with (set on servo_node's kp)",
-                KP_UNIT,
-                lo=1e-6,
-                hi=KP_MAX,
-                per_joint=True,
-            ),
+            ParamSpec("kp", [8.0], "P gain set on servo_node's kp", KP_UNIT, lo=1e-6, hi=KP_MAX, per_joint=True),
             ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
             field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),
             field_param("min_supply_fraction", FEEDFORWARD_FIELDS["min_supply_fraction"], 0.5),
