@@ -102,37 +102,30 @@ def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
     wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 5.0, "servo P gains set by the feed-forward node")
     assert list(sim.get_parameter("kp").value) == [KP_LOW]  # the parameter tells the gain applied
     assert client.count_publishers(f"{h.ns}/servo/p_gains") == 0  # no second writer of the servo's gain
-    diags: list = []
+    # the feed-forward node's diagnostics (test subscriptions stay: destroying one while the executor thread
+    # waits on it could kill that thread)
+    arrays: list[DiagnosticArray] = []
     fqn = f"{h.ns}/servo_feedforward"
-    sub = client.create_subscription(
-        DiagnosticArray, "/diagnostics", lambda m: diags.extend(s for s in m.status if s.name.startswith(fqn)), 50
+    client.create_subscription(
+        DiagnosticArray,
+        "/diagnostics",
+        lambda m: any(s.name.startswith(fqn) for s in m.status) and arrays.append(m),
+        50,
     )
     try:
         assert sim.set_parameters([Parameter("kp", value=[20.0])])[0].successful
-        n = len(diags)
-        wait_for(lambda: len(diags) >= n + 2, 10.0, "two diagnostics of the feed-forward node")
+        n = len(arrays)
+        wait_for(lambda: len(arrays) >= n + 2, 10.0, "two diagnostics of the feed-forward node")
         np.testing.assert_allclose(sim.sim.kp, 20.0)  # not overwritten by the feed-forward node
-        st = diags[-1]
+        (st,) = arrays[-1].status
         assert st.name == f"{fqn}: feed-forward" and st.hardware_id == f"{fqn}/feedforward"
         assert "set on" in {kv.key: kv.value for kv in st.values}["servo_kp"]
+        assert arrays[-1].header.stamp.sec > 0  # stamped with the node's time, not 0
         assert ff.set_parameters([Parameter("kp", value=[5.0])])[0].successful  # its own gain changes: set again
         wait_for(lambda: list(sim.get_parameter("kp").value) == [5.0], 5.0, "the new gain on the servo node")
     finally:
         assert ff.set_parameters([Parameter("kp", value=[KP_LOW])])[0].successful
         wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 5.0, "the fixture's gain back")
-        client.destroy_subscription(sub)
-    stamped: list = []
-
-    def on_diag(m: DiagnosticArray) -> None:
-        if any(s.name.startswith(fqn) for s in m.status):
-            stamped.append(m)
-
-    sub = client.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 5)
-    try:
-        msg = wait_for(lambda: stamped and stamped[-1], 5.0, "a diagnostics array of the feed-forward node")
-        assert msg.header.stamp.sec > 0  # stamped with the node's time, not 0
-    finally:
-        client.destroy_subscription(sub)
 
 
 def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):

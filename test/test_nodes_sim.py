@@ -457,24 +457,22 @@ def test_bus_layer_logging_reaches_rosout(ros):
 
     h, sim, client, states, pubs = ros
     got: list[Log] = []
-    sub = client.create_subscription(Log, "/rosout", got.append, 100)
-    try:
-        rosout_matched(sim, got, lambda m: m.msg)
-        logging.getLogger("servo_ff.dynamixel.bus").warning("id %d: probe line", 7)
-        logging.getLogger("servo_ff.feetech.bus").info("probe info line")
+    # the subscription stays: destroying one while the executor thread waits on it could kill that thread
+    client.create_subscription(Log, "/rosout", got.append, 100)
+    rosout_matched(sim, got, lambda m: m.msg)
+    logging.getLogger("servo_ff.dynamixel.bus").warning("id %d: probe line", 7)
+    logging.getLogger("servo_ff.feetech.bus").info("probe info line")
 
-        lines = ("servo_ff.dynamixel.bus: id 7: probe line", "servo_ff.feetech.bus: probe info line")
+    lines = ("servo_ff.dynamixel.bus: id 7: probe line", "servo_ff.feetech.bus: probe info line")
 
-        def both():
-            by_text = {m.msg: m for m in got}
-            return by_text if all(t in by_text for t in lines) else None
+    def both():
+        by_text = {m.msg: m for m in got}
+        return by_text if all(t in by_text for t in lines) else None
 
-        by_text = wait_for(both, 10.0, "the bus lines on /rosout")
-        warn = by_text["servo_ff.dynamixel.bus: id 7: probe line"]
-        assert warn.level == Log.WARN and warn.name.endswith("servo_sim")
-        assert by_text["servo_ff.feetech.bus: probe info line"].level == Log.INFO
-    finally:
-        client.destroy_subscription(sub)
+    by_text = wait_for(both, 10.0, "the bus lines on /rosout")
+    warn = by_text["servo_ff.dynamixel.bus: id 7: probe line"]
+    assert warn.level == Log.WARN and warn.name.endswith("servo_sim")
+    assert by_text["servo_ff.feetech.bus: probe info line"].level == Log.INFO
 
 
 def test_refusals_are_throttled_per_reason(ros):
@@ -484,7 +482,7 @@ def test_refusals_are_throttled_per_reason(ros):
 
     h, sim, client, states, pubs = ros
     got: list[str] = []
-    sub = client.create_subscription(Log, "/rosout", lambda m: got.append(m.msg), 100)
+    client.create_subscription(Log, "/rosout", lambda m: got.append(m.msg), 100)
     original = sim.throttle
     sim.throttle = Throttle(30.0, clock=lambda: 100.0)  # a fixed time: everything is "within the period"
     try:
@@ -501,7 +499,6 @@ def test_refusals_are_throttled_per_reason(ros):
         assert sum(sim.throttle._suppressed.values()) == 1  # kp[0]=inf: the same reason as kp[0]=nan
     finally:
         sim.throttle = original
-        client.destroy_subscription(sub)
 
 
 def test_goal_refusals_are_throttled_per_reason():
