@@ -64,7 +64,7 @@ def rosout_matched(node, got: list, text=lambda m: m.msg) -> None:
         node.get_logger().info(token)
         return any(token in text(m) for m in got)
 
-    wait_for(seen, 10.0, "the /rosout subscription matched")
+    wait_for(seen, 30.0, "the /rosout subscription matched")
 
 
 __all__ = ["RosHarness", "domain_id", "hardware_on_virtual_bus", "rosout_matched", "wait_for", "rclpy"]

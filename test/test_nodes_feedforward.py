@@ -99,7 +99,7 @@ def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
     set on the servo node afterwards stays (over two diagnostics periods of the feed-forward node, 2 s), until the
     feed-forward node's own gain changes. Its /diagnostics are stamped and named by its fully-qualified name."""
     h, sim, ff, client, states, desired = ros
-    wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 5.0, "servo P gains set by the feed-forward node")
+    wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 30.0, "servo P gains set by the feed-forward node")
     assert list(sim.get_parameter("kp").value) == [KP_LOW]  # the parameter tells the gain applied
     assert client.count_publishers(f"{h.ns}/servo/p_gains") == 0  # no second writer of the servo's gain
     # the feed-forward node's diagnostics (test subscriptions stay: destroying one while the executor thread
@@ -115,17 +115,17 @@ def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
     try:
         assert sim.set_parameters([Parameter("kp", value=[20.0])])[0].successful
         n = len(arrays)
-        wait_for(lambda: len(arrays) >= n + 2, 10.0, "two diagnostics of the feed-forward node")
+        wait_for(lambda: len(arrays) >= n + 2, 30.0, "two diagnostics of the feed-forward node")
         np.testing.assert_allclose(sim.sim.kp, 20.0)  # not overwritten by the feed-forward node
         (st,) = arrays[-1].status
         assert st.name == f"{fqn}: feed-forward" and st.hardware_id == f"{fqn}/feedforward"
         assert "set on" in {kv.key: kv.value for kv in st.values}["servo_kp"]
         assert arrays[-1].header.stamp.sec > 0  # stamped with the node's time, not 0
         assert ff.set_parameters([Parameter("kp", value=[5.0])])[0].successful  # its own gain changes: set again
-        wait_for(lambda: list(sim.get_parameter("kp").value) == [5.0], 5.0, "the new gain on the servo node")
+        wait_for(lambda: list(sim.get_parameter("kp").value) == [5.0], 30.0, "the new gain on the servo node")
     finally:
         assert ff.set_parameters([Parameter("kp", value=[KP_LOW])])[0].successful
-        wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 5.0, "the fixture's gain back")
+        wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 30.0, "the fixture's gain back")
 
 
 def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):
@@ -155,7 +155,7 @@ def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):
     sim2 = None
     try:
         missing = f"servo node {ns}/servo_sim_b not found"
-        wait_for(lambda: any(missing in ln for ln in read()), 20.0, "the warning that the servo node is missing")
+        wait_for(lambda: any(missing in ln for ln in read()), 30.0, "the warning that the servo node is missing")
         sim2 = h.add(
             SimNode(
                 "servo_sim_b",
@@ -168,9 +168,9 @@ def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):
                 ],
             )
         )
-        wait_for(lambda: list(sim2.get_parameter("kp").value) == [6.0], 20.0, "the gain on the late servo node")
+        wait_for(lambda: list(sim2.get_parameter("kp").value) == [6.0], 30.0, "the gain on the late servo node")
         np.testing.assert_allclose(sim2.sim.kp, 6.0)
-        wait_for(lambda: ff2.gains.sets, 10.0, "the servo node's answer")
+        wait_for(lambda: ff2.gains.sets, 30.0, "the servo node's answer")
         assert sum(missing in ln for ln in read()) == 1, [ln for ln in lines if "not found" in ln]
         assert ff2.gains.sets == 1
     finally:

@@ -155,7 +155,7 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
             assert m.position[1] == held
         assert skipped(servo_status(diags, "elbow"))  # still skipped throughout
         line = "servo_ff.dynamixel.bus: id 7"
-        (m, *_) = wait_for(lambda: [m for m in rosout if m.msg.startswith(line)], 5.0, "the bus's line on /rosout")
+        (m, *_) = wait_for(lambda: [m for m in rosout if m.msg.startswith(line)], 30.0, "the bus's line on /rosout")
         assert "skipped" in m.msg and m.level == Log.WARN and m.name.endswith("servo_hardware"), m
     finally:
         vbus["bus"].set_silent(7, False)
