@@ -53,4 +53,21 @@ def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: fl
     return node, c, states, diags, pub
 
 
-__all__ = ["RosHarness", "domain_id", "hardware_on_virtual_bus", "wait_for", "rclpy"]
+def rosout_matched(node, got: list, text=lambda m: m.msg) -> None:
+    """Wait until ``got`` (what a /rosout subscription received) has a line of ``node``: a new subscription is
+    matched with each /rosout publisher some time after it is created, and a line logged before is lost to it."""
+    import time
+
+    token = f"rosout probe {time.monotonic_ns()}"
+    last = [-1.0]
+
+    def seen() -> bool:
+        if time.monotonic() - last[0] > 0.2:  # a probe line every 0.2 s until one arrives
+            last[0] = time.monotonic()
+            node.get_logger().info(token)
+        return any(token in text(m) for m in got)
+
+    wait_for(seen, 30.0, "the /rosout subscription matched")
+
+
+__all__ = ["RosHarness", "domain_id", "hardware_on_virtual_bus", "rosout_matched", "wait_for", "rclpy"]

@@ -39,6 +39,9 @@ def test_every_bringup_has_a_launch_file_config_and_node_modules():
 
 def test_plan_arguments_are_checked():
     assert [n.name for n in plan("identify", source="hardware")][0] == "servo_hardware"
+    for bringup, args in (("robot", {}), ("identify", {"source": "hardware"})):  # the feed-forward node sets its kp
+        (ff,) = [n for n in plan(bringup, **args) if n.name == "servo_feedforward"]
+        assert ff.overrides == {"servo_node": "servo_hardware"}, bringup
     with pytest.raises(ValueError, match="source"):
         plan("identify", source="mujoco")
     with pytest.raises(ValueError, match="bag"):

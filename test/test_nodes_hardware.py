@@ -8,12 +8,13 @@ import time
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, hardware_on_virtual_bus, wait_for
+from nodes_harness import RosHarness, hardware_on_virtual_bus, rosout_matched, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
 pytest.importorskip("servo_ff.dynamixel.virtual_bus", reason="Dynamixel core servo_ff.dynamixel not merged yet")
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
+from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import BatteryState, JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -145,8 +146,11 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
     """Elbow (id 7) stops answering: after skip_after (5) missed sync reads the bus skips it; /diagnostics reports
     it at ERROR as skipped (status named by joint, hardware_id by id, the skip counters in its values), the
     shoulder in the same array is not skipped, and /joint_states keeps both joints, the elbow at its last value.
-    Back when it answers again."""
+    The bus's own (Python logging) line reaches /rosout through the node. Back when it answers again."""
     h, node, client, states, diags, supply, pub, vbus, link = ros
+    rosout: list = []
+    client.create_subscription(Log, "/rosout", rosout.append, 100)
+    rosout_matched(node, rosout)
 
     def values(status):
         return {kv.key: kv.value for kv in status.values}
@@ -159,14 +163,15 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
     try:
         s = wait_for(lambda: next(filter(skipped, [servo_status(diags, "elbow")]), None), 10.0, "elbow skipped")
         assert s.level == DiagnosticStatus.ERROR
-        assert s.name == "servo_hardware: elbow" and s.hardware_id == "dxl/7"
+        fqn = f"{h.ns}/servo_hardware"  # names and ids carry the namespace: namespaced copies report apart
+        assert s.name == f"{fqn}: elbow" and s.hardware_id == f"{fqn}/dxl/7"
         assert "5 consecutive missed replies" in s.message and "re-probed every 0.5 s" in s.message, s.message
         keys = values(s)
         assert keys["id"] == "7" and keys["skipped"] == "true" and keys["stale"] == "true"
         assert int(keys["comm_timeouts"]) >= 5
         (array,) = [d for d in diags if any(x is s for x in d.status)]
-        (other,) = [x for x in array.status if x.name == "servo_hardware: shoulder"]
-        assert other.hardware_id == "dxl/3" and values(other)["skipped"] == "false"
+        (other,) = [x for x in array.status if x.name == f"{fqn}: shoulder"]
+        assert other.hardware_id == f"{fqn}/dxl/3" and values(other)["skipped"] == "false"
         assert "skipped" not in other.message, other.message
         n = len(states)
         wait_for(lambda: len(states) >= n + 20, 5.0, "joint_states while the elbow is skipped")
@@ -175,6 +180,9 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
             assert list(m.name) == JOINTS and np.isfinite(m.position).all()
             assert m.position[1] == held
         assert skipped(servo_status(diags, "elbow"))  # still skipped throughout
+        line = "servo_ff.dynamixel.bus: id 7"
+        (m, *_) = wait_for(lambda: [m for m in rosout if m.msg.startswith(line)], 30.0, "the bus's line on /rosout")
+        assert "skipped" in m.msg and m.level == Log.WARN and m.name.endswith("servo_hardware"), m
     finally:
         vbus["bus"].set_silent(7, False)
     wait_for(lambda: "skipped" not in servo_status(diags, "elbow").message, 10.0, "elbow back in the sync reads")

@@ -14,6 +14,7 @@ from nodes_harness import RosHarness, wait_for
 pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.identification.ilc", reason="identification core (ILC) not merged yet")
 from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
@@ -98,9 +99,10 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
         h, out, reference_duration=1.5, max_iterations=3, threshold=0.0, settle_time=0.4, delay=0.04, filter_hz=4.0
     )
     client = h.make_node("ilc_client")
-    progress, curves = [], []
+    progress, curves, commands = [], [], []
     client.create_subscription(String, "ilc/progress", progress.append, 10)
     client.create_subscription(JointTrajectory, "ilc/curve", curves.append, 10)
+    client.create_subscription(JointState, "servo/joint_command", commands.append, 1000)
     wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
     r = h.call(client.create_client(Trigger, "ilc/start"), Trigger.Request())
     assert r.success, r.message
@@ -117,6 +119,7 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     states = [json.loads(m.data) for m in progress]
     assert [s["iteration"] for s in states if "iteration" in s][:4] == [0, 1, 2, 3]
     np.testing.assert_allclose([p.positions[0] for p in curves[-1].points], rec.final_command)
+    assert commands and all(m.header.stamp.sec > 0 for m in commands + curves)  # every message stamped
     h.remove(ilc)
     h.remove(sim)
     # the node's ILC record is read by the CLI: servo-ff fit with τ_o from the URDF writes an α file

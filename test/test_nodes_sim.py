@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, rosout_matched, wait_for
 
 pytest.importorskip("rclpy")
 from builtin_interfaces.msg import Duration  # noqa: E402
@@ -328,13 +328,16 @@ def test_undeclared_start_up_parameters_are_named_in_one_warning(ros, capfd):
             Parameter("joints", value=JOINTS),
             Parameter("preset", value="mx106"),  # the old name of `servo`
             Parameter("load.mas", value=[0.5]),
+            Parameter("actuator.firmware.kp", value=20.0),  # an identified YAML's: the gain is `kp`
         ],
     )
     try:
-        assert warn_undeclared_overrides(node) == ["load.mas", "preset"]
+        assert warn_undeclared_overrides(node) == ["actuator.firmware.kp", "load.mas", "preset"]
         err = capfd.readouterr().err
         (line,) = [ln for ln in err.splitlines() if "has no parameter" in ln]
-        assert "servo_sim_typo has no parameter(s) load.mas, preset: ignored" in line
+        assert "servo_sim_typo has no parameter(s) actuator.firmware.kp, load.mas, preset: ignored" in line
+        assert "actuator.firmware.kp: the P gain is the parameter kp" in line
+        assert list(node.get_parameter("kp").value) == [32.0]  # not taken from it: one gain, one name
     finally:
         node.destroy_node()
 
@@ -460,3 +463,76 @@ def test_reset_service_brings_the_sim_back_after_a_refused_state(ros):
     np.testing.assert_allclose(sim.gate.goal, [0.3, -0.2])
     settle_at(states, [0.3, -0.2])
     assert np.isfinite(np.array(latest(states).velocity)).all()
+
+
+def test_bus_layer_logging_reaches_rosout(ros):
+    """The ROS-free layers log with Python logging (``servo_ff.dynamixel.bus``, ``servo_ff.feetech.bus``, …): in a
+    node their lines reach /rosout through the node's logger, named after the Python logger."""
+    import logging
+
+    from rcl_interfaces.msg import Log
+
+    h, sim, client, states, pubs = ros
+    got: list[Log] = []
+    # the subscription stays: destroying one while the executor thread waits on it could kill that thread
+    client.create_subscription(Log, "/rosout", got.append, 100)
+    rosout_matched(sim, got, lambda m: m.msg)
+    logging.getLogger("servo_ff.dynamixel.bus").warning("id %d: probe line", 7)
+    logging.getLogger("servo_ff.feetech.bus").info("probe info line")
+
+    lines = ("servo_ff.dynamixel.bus: id 7: probe line", "servo_ff.feetech.bus: probe info line")
+
+    def both():
+        by_text = {m.msg: m for m in got}
+        return by_text if all(t in by_text for t in lines) else None
+
+    by_text = wait_for(both, 30.0, "the bus lines on /rosout")
+    warn = by_text["servo_ff.dynamixel.bus: id 7: probe line"]
+    assert warn.level == Log.WARN and warn.name.endswith("servo_sim")
+    assert by_text["servo_ff.feetech.bus: probe info line"].level == Log.INFO
+
+
+def test_refusals_are_throttled_per_reason(ros):
+    """Two different refusals of one parameter within the throttle period each get a line; a repeat of the same
+    reason (other values) is counted, not logged. The throttle's clock is injected: no time passes."""
+    from rcl_interfaces.msg import Log
+
+    h, sim, client, states, pubs = ros
+    got: list[str] = []
+    client.create_subscription(Log, "/rosout", lambda m: got.append(m.msg), 100)
+    original = sim.throttle
+    sim.throttle = Throttle(30.0, clock=lambda: 100.0)  # a fixed time: everything is "within the period"
+    try:
+        rosout_matched(sim, got, lambda m: m)
+        for kp in ([math.nan, 32.0], [32.0, 32.0, 32.0], [math.inf, 32.0]):
+            assert not sim.set_parameters([Parameter("kp", value=kp)])[0].successful
+
+        def refusals():
+            return [ln for ln in got if "parameter change refused: kp:" in ln]
+
+        wait_for(lambda: len(refusals()) >= 2, 30.0, "the two refusal lines")
+        lines = refusals()
+        assert len(lines) == 2 and "not finite" in lines[0] and "3 values" in lines[1], lines
+        assert sum(sim.throttle._suppressed.values()) == 1  # kp[0]=inf: the same reason as kp[0]=nan
+    finally:
+        sim.throttle = original
+
+
+def test_goal_refusals_are_throttled_per_reason():
+    """GoalGate: a wrong length and a goal outside the limits on one topic within a period both warn."""
+    lines: list[str] = []
+    g = GoalGate(
+        ["a", "b"],
+        np.array([-1.0, -1.0]),
+        np.array([1.0, 1.0]),
+        np.zeros(2),
+        warn=lines.append,
+        throttle=Throttle(30.0, clock=lambda: 0.0),
+    )
+    g.from_array([0.0], "servo/commands")
+    g.from_array([2.0, 0.0], "servo/commands")
+    g.from_array([3.0, 0.0], "servo/commands")  # same reason, other value: counted
+    g.from_names(["a", "a"], [0.0, 0.0], "servo/joint_command")
+    g.from_names(["x"], [0.0], "servo/joint_command")  # unknown name: another reason than a duplicate
+    assert len(lines) == 4 and g.rejected == 5, lines
+    assert "1 values for 2 joints" in lines[0] and "outside its joint limits" in lines[1]

@@ -38,7 +38,7 @@ def test_diagnostics_report_the_measured_real_time_factor():
         def on_diag(msg):
             for status in msg.status:
                 for kv in status.values:
-                    if kv.key == "real_time_factor_measured" and status.hardware_id == "sim/a":
+                    if kv.key == "real_time_factor_measured" and status.hardware_id == f"{h.ns}/servo_sim/sim/a":
                         seen.append(float(kv.value))
 
         h.make_node("diag_client").create_subscription(DiagnosticArray, "/diagnostics", on_diag, 100)

@@ -37,15 +37,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def simulate_bench(params, traj, mass: float, length: float, arm_mass: float = 0.0, dt: float = 0.005):
+    """What ``servo-ff simulate`` computes: ``params`` (its own firmware kp) on the pendulum bench (mass [kg] at
+    length [m], arm mass [kg]) following ``traj`` from rest at its first point, one step of ``dt`` [s] per goal
+    (:func:`servo_ff.models.stepper.rollout`: ``theta[k]`` is the state before goal k)."""
     from servo_ff.models.stepper import PendulumLoad, rollout  # numba: imported when a simulation runs
 
+    load = PendulumLoad(mass=mass, length=length, arm_mass=arm_mass)
+    return rollout(params, traj.q[0], 0.0, traj.q, dt, load, enable=traj.torque_enable)
+
+
+def run(args: argparse.Namespace) -> int:
     params = resolve_params(args.params, None if args.params else preset(args.servo, args.model), args.firmware)
     if args.kp is not None:
         params = params.with_(firmware=params.firmware.with_(kp=args.kp))
     traj = trajectory(args.trajectory, dt=args.dt)
-    load = PendulumLoad(mass=args.mass, length=args.length, arm_mass=args.arm_mass)
-    res = rollout(params, traj.q[0], 0.0, traj.q, args.dt, load, enable=traj.torque_enable)
+    res = simulate_bench(params, traj, args.mass, args.length, args.arm_mass, args.dt)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     name = "".join(c if c.isalnum() or c in "-_" else "_" for c in f"{params.actuator}_{params.model}_{traj.name}")

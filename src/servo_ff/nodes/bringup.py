@@ -298,8 +298,9 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
     hw = _hardware_overrides(a)
     urdf = {"urdf_path": str(Path(a["urdf"]).expanduser().resolve())} if a.get("urdf") else {}
     described = node(DESCRIPTION, urdf)  # the URDF of the bring-up: the others read robot_description
+    on_hw = {"servo_node": HARDWARE[2]}  # whose kp the feed-forward node sets (default: servo_sim)
     if bringup == "robot":
-        return [node(HARDWARE, hw), node(FEEDFORWARD), described]
+        return [node(HARDWARE, hw), node(FEEDFORWARD, on_hw), described]
     if bringup == "sim":
         return [node(SIM), node(FEEDFORWARD), described]
     if bringup == "so100":
@@ -320,8 +321,9 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
         if fast and a["source"] != "sim":
             raise ValueError("identify: realtime:=false needs source:=sim (hardware runs on wall time)")
         if not fast:
-            servo = node(SIM) if a["source"] == "sim" else node(HARDWARE, hw)
-            return [servo, node(FEEDFORWARD), node(ILC), node(FIT, ends=True)]
+            if a["source"] == "sim":
+                return [node(SIM), node(FEEDFORWARD), node(ILC), node(FIT, ends=True)]
+            return [node(HARDWARE, hw), node(FEEDFORWARD, on_hw), node(ILC), node(FIT, ends=True)]
         # the ILC node times its trials on the sim's /clock (as fast as it steps); the feed-forward and fit nodes
         # act after the ILC (α fitted from its file, set on the feed-forward node): on wall time they are not
         # woken by every /clock message

@@ -35,7 +35,7 @@ from .parameters import (  # noqa: F401
     per_joint,
     warn_undeclared_overrides,
 )
-from .throttle import Throttle  # noqa: F401
+from .throttle import Throttle, reason_kind, throttle_key  # noqa: F401
 
 #: ROS topic / service names shared by the servo interface (sim and hardware) and its clients. Relative names:
 #: they resolve under the node's namespace (``/servo/commands`` in the root namespace). The ``servo/`` ones are
@@ -71,6 +71,17 @@ def float64_field(x) -> array.array:
     return array.array("d", np.ascontiguousarray(x, dtype=np.float64).tobytes())
 
 
+def diag_name(node: Node, what: str) -> str:
+    """``DiagnosticStatus.name`` of ``what`` on ``node``: ``/<namespace>/<node>: <what>`` (namespaced copies of a
+    node report apart)."""
+    return f"{node.get_fully_qualified_name()}: {what}"
+
+
+def hardware_id(node: Node, what: str) -> str:
+    """``DiagnosticStatus.hardware_id`` of ``what`` on ``node``: ``/<namespace>/<node>/<what>``."""
+    return f"{node.get_fully_qualified_name()}/{what}"
+
+
 def servo_names(prefix: str = "servo") -> dict[str, str]:
     """Relative topic and service names of one servo interface: ``<prefix>/commands``, ``<prefix>/reboot``, …"""
     return {k: f"{prefix}/{k}" for k in SERVO_ENDPOINTS}
@@ -104,7 +115,9 @@ class GoalGate:
         self.last_reason = f"{source}: {reason}"
         self.recent.append(self.last_reason)
         self.throttle(
-            f"{source}:{kind}", self.warn, f"goal on {source} rejected: {reason}; holding the last valid goal"
+            throttle_key(f"{source}:{kind}", reason),
+            self.warn,
+            f"goal on {source} rejected: {reason}; holding the last valid goal",
         )
 
     def _commit(self, source: str, goal: np.ndarray) -> np.ndarray | None:

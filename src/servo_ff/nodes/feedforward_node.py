@@ -5,7 +5,9 @@ Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a
 takes the measured pose and stops listening): samples the desired trajectory at the current time, runs
 ``FeedForwardController.tick`` (inverse dynamics rooted at the support foot, or fixed base, → goal positions,
 URDF limits) and publishes the goals on ``servo/commands`` (Float64MultiArray in ``joints``
-order). P gains (``kp``) go to ``servo/p_gains`` at start, on change and every ``gains_period``.
+order). The servo node owns its P gain: this node sets the servo node's ``kp`` parameter (``servo_node``, its
+``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when the servo node (re)appears,
+never periodically (:mod:`.servo_gain`).
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
@@ -44,20 +46,24 @@ from .common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
-    TOPIC_P_GAINS,
     TOPIC_SUPPLY,
     ParameterTable,
     ParamSpec,
     Throttle,
+    diag_name,
     field_param,
     float64_field,
+    hardware_id,
     per_joint,
     spin_node,
+    throttle_key,
 )
 from .desired_trajectory import DesiredTrajectory, parse_trajectory
 from .parameters import servo_preset_specs
 from .robot_description import timeout_spec, wait_robot_description
+from .ros_logging import forward_core_logs
 from .servo_base import KP_MAX, KP_UNIT
+from .servo_gain import ServoGainSetter
 
 TOPIC_DESIRED = "feedforward/trajectory"
 TOPIC_IMU = "imu/data"
@@ -89,6 +95,7 @@ class FeedForwardNode(Node):
                 ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
                 ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
                 ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
+                ParamSpec("servo_node", "servo_sim", "servo node whose kp this node sets", read_only=True),
                 *servo_preset_specs("the default α"),
                 ParamSpec(
                     "alpha_file",
@@ -117,15 +124,12 @@ class FeedForwardNode(Node):
         else:
             base = alpha_mod.alpha_table_from_actuator(preset(b["servo"], b["model"]), rj)
         specs = [
-            ParamSpec(
-                "kp", [8.0], "servo P gain the feed-forward runs with", KP_UNIT, lo=1e-6, hi=KP_MAX, per_joint=True
-            ),
+            ParamSpec("kp", [8.0], "P gain set on servo_node's kp", KP_UNIT, lo=1e-6, hi=KP_MAX, per_joint=True),
             ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
             field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),
             field_param("min_supply_fraction", FEEDFORWARD_FIELDS["min_supply_fraction"], 0.5),
             field_param("max_velocity", FEEDFORWARD_FIELDS["max_velocity"], [20.0], per_joint=True),
             field_param("max_acceleration", FEEDFORWARD_FIELDS["max_acceleration"], [1000.0], per_joint=True),
-            ParamSpec("gains_period", 1.0, "period of re-publishing servo/p_gains", "s", lo=0.05, hi=3600.0),
             ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
             field_param(
                 "stribeck_dq_s",
@@ -171,7 +175,6 @@ class FeedForwardNode(Node):
         self.last_error = ""
         self._goal_msg = Float64MultiArray()
         self.pub_goal = self.create_publisher(Float64MultiArray, TOPIC_COMMANDS, 10)
-        self.pub_gains = self.create_publisher(Float64MultiArray, TOPIC_P_GAINS, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self._js_sub = None
         self._listen_joint_states(True)
@@ -179,7 +182,9 @@ class FeedForwardNode(Node):
         self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
-        self._gains_timer = self.create_timer(self.table["gains_period"], self.publish_gains)
+        self.gains = ServoGainSetter(self, b["servo_node"])
+        self.publish_gains()
+        forward_core_logs(self, ("servo_ff.dynamics.feedforward",))  # the core's Python logging reaches /rosout
         self.create_timer(1.0, self._publish_diagnostics)
         self.get_logger().info(
             f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals for {joints}, kp {self.kp.tolist()}"
@@ -277,7 +282,7 @@ class FeedForwardNode(Node):
     def _warn(self, key: str, text: str) -> None:
         self.rejected += 1
         self.last_error = text
-        self.throttle(key, self.get_logger().warning, text)
+        self.throttle(throttle_key(key, text), self.get_logger().warning, text)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -372,26 +377,31 @@ class FeedForwardNode(Node):
 
     # ------------------------------------------------------------------ outputs
     def publish_gains(self) -> None:
-        self.pub_gains.publish(Float64MultiArray(data=self.kp.tolist()))
+        """The servo node's ``kp`` set to this node's, as given (one value: every joint), through its parameter
+        service."""
+        self.gains.set([float(k) for k in self.table["kp"]])
 
     def _publish_diagnostics(self) -> None:
         clamps = self.ctrl.clamp_report()
         level = DiagnosticStatus.WARN if (clamps or self.last_error) else DiagnosticStatus.OK
         st = DiagnosticStatus(
             level=level,
-            name=f"{self.get_name()}: feed-forward",
-            hardware_id="feedforward",
+            name=diag_name(self, "feed-forward"),
+            hardware_id=hardware_id(self, "feedforward"),
             message=self.last_error or ("goals clamped to URDF limits" if clamps else "ok"),
             values=[
                 KeyValue(key="ticks", value=str(self.ticks)),
                 KeyValue(key="enabled", value=str(self.enabled)),
                 KeyValue(key="rejected_inputs", value=str(self.rejected)),
                 KeyValue(key="supply_V", value=f"{self.ctrl.u_bat:.3f}"),
+                KeyValue(key="servo_kp", value=self.gains.state),
                 *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items()),
             ],
         )
         self.last_error = ""
-        self.pub_diag.publish(DiagnosticArray(status=[st]))
+        msg = DiagnosticArray(status=[st])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(msg)
 
 
 def main(args: list[str] | None = None) -> int:

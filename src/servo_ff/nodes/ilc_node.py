@@ -244,7 +244,9 @@ class ILCNode(ILCTrials, Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _command(self, q: float) -> None:
-        self.pub_goal.publish(JointState(name=[self.table["joint"]], position=[float(q)]))
+        msg = JointState(name=[self.table["joint"]], position=[float(q)])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_goal.publish(msg)
 
     def _set_gains(self) -> None:
         kp, joints = self.table["kp"], [j for j in self.table["joints"] if j]
@@ -328,6 +330,7 @@ class ILCNode(ILCTrials, Node):
         if not self.context.ok():
             return
         msg = JointTrajectory(joint_names=[self.table["joint"]])
+        msg.header.stamp = self.get_clock().now().to_msg()  # when it was learned (times are from its start)
         msg.points = [
             JointTrajectoryPoint(
                 positions=[float(q)],

@@ -37,7 +37,7 @@ from std_srvs.srv import Trigger
 from servo_ff.dynamics.mujoco_sensors import support_coefficient
 
 from .cdr_template import CdrTemplate
-from .common import ParameterTable, ParamSpec, per_joint
+from .common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
 from .odometry_pub import OdometryPublisher
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
@@ -350,8 +350,8 @@ class MujocoSimNode(SimNode):
             return [
                 DiagnosticStatus(
                     level=DiagnosticStatus.ERROR,
-                    name=f"{self.get_name()}: model",
-                    hardware_id="mujoco",
+                    name=diag_name(self, "model"),
+                    hardware_id=hardware_id(self, "mujoco"),
                     message=self.model_error,
                 )
             ]
@@ -368,8 +368,8 @@ class MujocoSimNode(SimNode):
         out = [
             DiagnosticStatus(
                 level=level,
-                name=f"{self.get_name()}: physics",
-                hardware_id="mujoco",
+                name=diag_name(self, "physics"),
+                hardware_id=hardware_id(self, "mujoco"),
                 message=state,
                 values=[
                     *self.clock_values(),
@@ -384,8 +384,8 @@ class MujocoSimNode(SimNode):
             out.append(
                 DiagnosticStatus(
                     level=level,
-                    name=f"{self.get_name()}: {name}",
-                    hardware_id=f"mujoco/{name}",
+                    name=diag_name(self, name),
+                    hardware_id=hardware_id(self, f"mujoco/{name}"),
                     message=state,
                     values=[
                         KeyValue(key="servo", value=f"{params.actuator}/{params.model}"),

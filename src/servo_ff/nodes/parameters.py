@@ -20,7 +20,7 @@ from rclpy.parameter import Parameter
 from servo_ff.models.params import ActuatorParams, ParameterError
 from servo_ff.models.schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS, FieldSpec
 
-from .throttle import Throttle
+from .throttle import Throttle, throttle_key
 
 
 # ----------------------------------------------------------------------------------------------- parameters
@@ -109,12 +109,18 @@ def field_param(
     )
 
 
+#: ``actuator.*`` keys a servo node does not declare: its P gain is its own ``kp`` parameter (one owner)
+NOT_ACTUATOR_PARAMETERS = ("firmware.kp",)
+
+
 def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[ParamSpec]:
     """``actuator.*`` parameter specs generated from the core schema (:mod:`servo_ff.models.schema`: unit,
-    admissible range, meaning), defaults from ``params``."""
+    admissible range, meaning), defaults from ``params``; no ``firmware.kp`` (the node's ``kp`` is the gain)."""
     specs = []
     for name, value in params.to_ros_parameters(prefix).items():
         key = name[len(prefix) :]
+        if key in NOT_ACTUATOR_PARAMETERS:
+            continue
         if key == "model":
             specs.append(
                 ParamSpec(
@@ -240,15 +246,16 @@ class ParameterTable:
 def _log_refusals(node: Node, table: ParameterTable) -> None:
     """Every refused parameter change of ``node`` — by rclpy (read-only, wrong type, descriptor range,
     undeclared) or by a ParameterTable callback — is logged with the parameter name(s) and the reason, throttled
-    per parameter (the count of suppressed repeats is logged), not only returned in the service reply. Wraps
-    the node's ``set_parameters`` / ``set_parameters_atomically`` (the parameter services call the latter)."""
+    per parameter and reason (the count of suppressed repeats is logged), not only returned in the service reply. Wraps
+    the node's ``set_parameters`` / ``set_parameters_atomically`` (the parameter services call the latter).
+    Throttled per parameter and reason: two different refusals of one parameter within a period both get a line."""
     if getattr(node, "_servo_ff_refusal_log", None) is not None:
         return
     node._servo_ff_refusal_log = table
 
     def log(params, reason: str) -> None:
         names = ", ".join(p.name for p in params) or "(none)"
-        key = f"parameter:{names}"
+        key = throttle_key(f"parameter:{names}", reason)
         throttle = getattr(node, "throttle", None)
         throttle = throttle if isinstance(throttle, Throttle) else table.throttle
         throttle(key, node.get_logger().warning, f"parameter change refused: {names}: {reason}")
@@ -309,9 +316,11 @@ def warn_undeclared_overrides(node: Node) -> list[str]:
     """Log one warning naming every undeclared start-up parameter of ``node`` (see :func:`undeclared_overrides`)."""
     names = undeclared_overrides(node)
     if names:
+        kp = [n for n in names if n.endswith(".firmware.kp")]
         node.get_logger().warning(
             f"{node.get_name()} has no parameter(s) {', '.join(names)}: ignored (misspelt or renamed? "
             "`ros2 param list` shows what it declares)"
+            + (f"; {kp[0]}: the P gain is the parameter kp" if kp and node.has_parameter("kp") else "")
         )
     return names
 

@@ -42,9 +42,13 @@ from .common import (
     GoalGate,
     ParameterTable,
     Throttle,
+    diag_name,
+    hardware_id,
     per_joint,
     servo_names,
+    throttle_key,
 )
+from .ros_logging import forward_core_logs
 from .servo_interface_params import KP_MAX, KP_UNIT, servo_interface_specs, validate_interface  # noqa: F401
 from .servo_lifecycle import ServoLifecycle
 from .trajectory_plan import ActiveTrajectory, plan_trajectory
@@ -116,6 +120,7 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
     # ------------------------------------------------------------------ setup
     def _setup_interface(self, table: ParameterTable) -> None:
         self.table = table
+        forward_core_logs(self)  # the bus / physics layer's Python logging reaches /rosout
         v = table.values
         self.joints = list(v["joints"])
         self.n = len(self.joints)
@@ -366,7 +371,9 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         if reason:
             self.gate.rejected += 1
             self.throttle(
-                source, self.get_logger().warning, f"P gains on {source} rejected: {reason}; keeping {self.kp.tolist()}"
+                throttle_key(source, reason),
+                self.get_logger().warning,
+                f"P gains on {source} rejected: {reason}; keeping {self.kp.tolist()}",
             )
 
     def _on_torque_enable(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
@@ -441,8 +448,8 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
             following = f"following a trajectory until {self.traj.end:.3f} s"
         return DiagnosticStatus(
             level=level,
-            name=f"{self.get_name()}: goals",
-            hardware_id=self.status_name,
+            name=diag_name(self, "goals"),
+            hardware_id=hardware_id(self, self.status_name),
             message=f"{g.rejected} goal message(s) rejected" + (f", last: {g.last_reason}" if g.rejected else ""),
             values=[
                 KeyValue(key="lifecycle_state", value=self.state_label),

@@ -8,6 +8,8 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
+from .common import diag_name, hardware_id
+
 
 def servo_diagnostics(node) -> list[DiagnosticStatus]:
     """One DiagnosticStatus per servo of a hardware node: OK (inactive is a state: torque off, read), WARN (a
@@ -77,8 +79,8 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
         out.append(
             DiagnosticStatus(
                 level=level,
-                name=f"{node.get_name()}: {name}",
-                hardware_id=f"{bus_name}/{i}",
+                name=diag_name(node, name),
+                hardware_id=hardware_id(node, f"{bus_name}/{i}"),
                 message=msg,
                 values=values,
             )

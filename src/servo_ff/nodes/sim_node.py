@@ -2,9 +2,11 @@
 
 Every control period (``1/rate_hz``, 500 Hz by default) advances all joints by one period in steps of at most
 ``physics_dt`` (calls of :func:`servo_ff.models.stepper.step`) toward the held goals, then publishes
-``/joint_states`` stamped with the simulated time at the end of the period. The actuator comes from ``preset`` +
-``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient exposed as an ``actuator.*``
-parameter (core schema); the simulated supply voltage is ``actuator.firmware.vin``. The load is a pendulum per
+``/joint_states`` stamped with the simulated time at the end of the period. The actuator comes from
+``actuator_file`` (an identified parameter file, as ``servo-ff identify --out`` writes it: its actuator and model
+m1..m6 included), else from ``servo`` + ``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient
+exposed as an ``actuator.*`` parameter (core schema) but the P gain, which is ``kp``; the simulated supply voltage
+is ``actuator.firmware.vin``. The load is a pendulum per
 joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging down), a pure inertia (``none``), or gravity of a
 URDF (``urdf``, via ``servo_ff.dynamics``).
 
@@ -30,11 +32,20 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from std_srvs.srv import Trigger
 
 from servo_ff.io.paths import resolve_path
-from servo_ff.models.params import ParameterError
+from servo_ff.models.params import ActuatorParams, ParameterError, load_params
 from servo_ff.models.presets import preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 
-from .common import ParameterTable, ParamSpec, actuator_from_values, actuator_specs, per_joint, spin_node
+from .common import (
+    ParameterTable,
+    ParamSpec,
+    actuator_from_values,
+    actuator_specs,
+    diag_name,
+    hardware_id,
+    per_joint,
+    spin_node,
+)
 from .parameters import servo_preset_specs
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_backend import SimServos, UrdfGravity, load_inertia
@@ -95,6 +106,43 @@ def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | 
         raise ValueError(f"load.type urdf needs servo_ff.dynamics (pinocchio): {e}") from None
 
 
+def source_specs() -> list[ParamSpec]:
+    """Where the simulated actuator comes from: an identified file, else a published preset."""
+    return [
+        ParamSpec(
+            "actuator_file",
+            "",
+            "identified actuator file (bam JSON or servo_ff YAML, e.g. <out>/m6.yaml of servo-ff identify): "
+            "actuator, model and coefficients; empty: servo + model",
+            read_only=True,
+        ),
+        *servo_preset_specs("the simulated actuator (without actuator_file)"),
+    ]
+
+
+def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, str]:
+    """The actuator of ``actuator_file`` (its model from the file) or of the ``servo``/``model`` preset, and where
+    it comes from. ``servo``/``model`` set explicitly against the file, or ``actuator.model`` set against the
+    source (an identified YAML given as a parameter file without ``actuator_file``), are refused: never run a
+    model other than the one asked for."""
+    given = {k: p.value for k, p in (getattr(node, "_parameter_overrides", {}) or {}).items()}
+    if values["actuator_file"]:
+        path = resolve_path(values["actuator_file"])
+        params, source = load_params(path), f"actuator_file {values['actuator_file']}"
+        for key, own in (("servo", params.actuator), ("model", params.model)):
+            if key in given and given[key] != own:
+                raise ValueError(f"{key}={given[key]!r} contradicts {source} ({key} {own!r}): drop {key}")
+    else:
+        params, source = preset(values["servo"], values["model"]), f"preset {values['servo']}/{values['model']}"
+    model = given.get("actuator.model")
+    if model is not None and model != params.model:
+        raise ValueError(
+            f"actuator.model={model!r} is not the model of the {source} ({params.model}): name the identified file "
+            f"with actuator_file (its model comes from it), or set model: {model}"
+        )
+    return params, source
+
+
 class SimNode(SimClock, ServoInterfaceNode):
     status_name = "stepper"
 
@@ -102,11 +150,11 @@ class SimNode(SimClock, ServoInterfaceNode):
         super().__init__(name, **kwargs)
         self.sel = ParameterTable(
             self,
-            servo_preset_specs("the simulated actuator"),
-            validate=lambda v: (preset(v["servo"], v["model"]), None)[1],
+            source_specs(),
+            validate=lambda v: (actuator_source(self, v), None)[1],
             n_joints=lambda v: None,
         )
-        base = preset(self.sel["servo"], self.sel["model"])
+        base, self.source_text = actuator_source(self, self.sel.values)
         specs = servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
         super_table = ParameterTable(self, specs, validate=self._validate, apply=self._apply)
         v = super_table.values
@@ -123,7 +171,8 @@ class SimNode(SimClock, ServoInterfaceNode):
         self.create_service(Trigger, self.names["reset"], self._on_reset)
         self._init_clock(v)
         self.get_logger().info(
-            f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) {self.joints} at "
+            f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) ({self.source_text}), "
+            f"kp {self.kp.tolist()}, {self.joints} at "
             f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V, " + self.clock_text()
         )
 
@@ -260,8 +309,8 @@ class SimNode(SimClock, ServoInterfaceNode):
             out.append(
                 DiagnosticStatus(
                     level=level,
-                    name=f"{self.get_name()}: {name}",
-                    hardware_id=f"sim/{name}",
+                    name=diag_name(self, name),
+                    hardware_id=hardware_id(self, f"sim/{name}"),
                     message=state,
                     values=[
                         KeyValue(key="position_rad", value=f"{self.sim.theta[i]:.5f}"),

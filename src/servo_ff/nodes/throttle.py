@@ -1,11 +1,26 @@
-"""Throttled log lines: one message per kind per period, with the count of what was suppressed."""
+"""Throttled log lines: one message per kind per period, with the count of what was suppressed. A kind is a
+source and a reason (:func:`reason_kind`): two different refusals of one source within a period both get a line."""
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 from typing import Any
+
+_VALUES = re.compile(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)\b", re.IGNORECASE)
+
+
+def reason_kind(reason: str) -> str:
+    """What a refusal reason says, without its values (numbers, quoted strings, lists): repeats of one reason with
+    other values share a kind; different reasons do not."""
+    return _VALUES.sub("#", reason)
+
+
+def throttle_key(source: str, reason: str) -> str:
+    """The throttle key of a refusal: its source (a topic, a parameter) and its reason's kind."""
+    return f"{source}|{reason_kind(reason)}"
 
 
 class Throttle:
