@@ -238,6 +238,18 @@ class VirtualBus:
             self._apply_shutdown(hw)
             self._publish()
 
+    def inject_error(self, dxl_id: int, bits: int, on: bool = True) -> None:
+        """Raise error ``bits`` (the bus's own layout: Hardware Error Status, the 1.0 alarm bits, the STS status) on
+        ``dxl_id`` as its firmware would, torque off where Shutdown selects it; for the faults without a physical
+        cause in the emulator (encoder, electrical shock / over-current). ``on=False``: the cause is gone — clears
+        ``bits`` (for a bit the firmware does not latch, e.g. the STS sensor bit)."""
+        with self._lock:
+            hw = self.hw_error
+            k = self._k(dxl_id)
+            hw[k] = hw[k] | int(bits) if on else hw[k] & ~int(bits)
+            self._apply_shutdown(hw)
+            self._publish()
+
     def brown_out(self, dxl_id: int) -> None:
         """``dxl_id`` reboots by itself (a supply brown-out): RAM back to defaults (torque off, indirect addresses,
         gains), goal = present position, as after a REBOOT nobody sent."""

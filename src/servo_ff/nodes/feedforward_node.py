@@ -56,6 +56,7 @@ from .common import (
 from .desired_trajectory import DesiredTrajectory, parse_trajectory
 from .parameters import servo_preset_specs
 from .servo_base import KP_MAX, KP_UNIT
+from .servo_faults import FaultedJoints
 
 TOPIC_DESIRED = "feedforward/trajectory"
 TOPIC_IMU = "imu/data"
@@ -173,6 +174,9 @@ class FeedForwardNode(Node):
         self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
+        self.faults = FaultedJoints(joints)  # a servo with a hardware error gets no goal (servo_faults)
+        self.pub_named = self.create_publisher(JointState, "servo/joint_command", 10)
+        self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
         self._gains_timer = self.create_timer(self.table["gains_period"], self.publish_gains)
         self.create_timer(1.0, self._publish_diagnostics)
         self.get_logger().info(
@@ -360,9 +364,19 @@ class FeedForwardNode(Node):
             return
         self.imu = None  # consumed (the controller holds the last good one)
         self.u_bat = None
-        self._goal_msg.data = float64_field(goal[self.out_cols])
-        self.pub_goal.publish(self._goal_msg)
+        if self.faults.faulted:  # goals by name for the joints without a hardware error only
+            ok = [k for k, j in enumerate(self.joints) if j not in self.faults.faulted]
+            names, out = [self.joints[k] for k in ok], goal[self.out_cols[ok]]
+            if ok:
+                self.pub_named.publish(JointState(name=names, position=out.tolist()))
+        else:
+            self._goal_msg.data = float64_field(goal[self.out_cols])
+            self.pub_goal.publish(self._goal_msg)
         self.ticks += 1
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        for line in self.faults.update(msg):
+            self.get_logger().warning(line)
 
     # ------------------------------------------------------------------ outputs
     def publish_gains(self) -> None:
