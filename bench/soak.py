@@ -168,9 +168,8 @@ def main() -> int:
     gaps = [abs(s[3]) for s in samples if s[3] == s[3]]
     wall, sim = last[0], last[1]
     print(f"RSS growth after the first minute: {', '.join(f'{n} {g:+.2f} %' for n, g in growth.items())}")
-    print(
-        f"sim time {sim:.1f} s in {wall:.1f} s wall ({sim / wall:.2f}×); /joint_states messages {mon.messages}, feed-forward goals {mon.goals}"
-    )
+    print(f"sim time {sim:.1f} s in {wall:.1f} s wall ({sim / wall:.2f}×)")
+    print(f"/joint_states messages {mon.messages}, feed-forward goals {mon.goals}")
     for name, _, log in procs:
         a, b, kinds = counts(log)
         top = sorted(kinds.items(), key=lambda kv: -kv[1])[:5]
