@@ -77,6 +77,11 @@ def cause(bus, how: str, k: int, bits: int, on: bool) -> None:
             bus.faults.sag_start, bus.faults.sag_duration = (bus.elapsed(), math.inf) if on else (math.inf, 0.0)
 
 
+def requested(h: RosHarness, reboot) -> None:
+    """A reboot on request; under load a reply can time out (the node then reconnects): asked again until done."""
+    wait_for(lambda: h.call(reboot, Trigger.Request(), timeout=30.0).success, 90.0, "a reboot on request")
+
+
 @pytest.mark.parametrize("protocol", ["dxl2", "dxl1", "sts"])
 def test_every_error_bit_reaches_diagnostics_on_its_servo_and_is_cleared_only_on_request(tmp_path, protocol):
     link = tmp_path / "tty"
@@ -90,7 +95,7 @@ def test_every_error_bit_reaches_diagnostics_on_its_servo_and_is_cleared_only_on
         diags: list[DiagnosticArray] = []
         c.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 100)
         reboot = c.create_client(Trigger, "servo/reboot")
-        wait_for(lambda: node.active, 15.0, "the node active")
+        wait_for(lambda: node.active, 30.0, "the node active")
 
         def status(joint: str):
             return next((s for d in reversed(diags) for s in d.status if s.name == f"servo_hw: {joint}"), None)
@@ -106,7 +111,7 @@ def test_every_error_bit_reaches_diagnostics_on_its_servo_and_is_cleared_only_on
                     lambda j=j, text=text: (
                         (s := status(JOINTS[j])) and s.level == DiagnosticStatus.ERROR and text in s.message and s
                     ),
-                    15.0,
+                    30.0,
                     f"{protocol} {name} on {JOINTS[j]} in /diagnostics",
                 )
                 assert s.hardware_id.endswith(f"/{IDS[j]}"), s.hardware_id
@@ -115,17 +120,16 @@ def test_every_error_bit_reaches_diagnostics_on_its_servo_and_is_cleared_only_on
                 other = status(JOINTS[1 - k])
                 assert other is not None and text not in other.message, other.message
             m = len(diags)
-            wait_for(lambda m=m: len(diags) > m + 5, 15.0, "a second more of diagnostics")
+            wait_for(lambda m=m: len(diags) > m + 5, 30.0, "a second more of diagnostics")
             assert (bus.hw_error[hit] & raw).all(), f"{name}: cleared without a request"
             assert bus.stats.instructions.get("REBOOT", 0) == reboots and node.unrequested_reboots.sum() == 0
             cause(bus, how, k, raw, False)
-            r = h.call(reboot, Trigger.Request(), timeout=15.0)
-            assert r.success, r.message
+            requested(h, reboot)
             reboots = bus.stats.instructions.get("REBOOT", 0)
             for j in hit:
                 wait_for(
                     lambda j=j: (s := status(JOINTS[j])) and s.level != DiagnosticStatus.ERROR,
-                    15.0,
+                    30.0,
                     f"{protocol} {name} cleared on {JOINTS[j]} after the reboot",
                 )
             assert not (bus.hw_error & raw).any()
@@ -172,7 +176,7 @@ def test_feedforward_sends_no_goal_to_a_joint_whose_servo_reports_an_error(tmp_p
         )
         c = h.make_node("ff_err_client")
         desired = c.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: hw.active and desired.get_subscription_count(), 15.0, "both nodes up")
+        wait_for(lambda: hw.active and desired.get_subscription_count(), 30.0, "both nodes up")
 
         def want(q):
             pt = JointTrajectoryPoint(positions=q, velocities=[0.0, 0.0], accelerations=[0.0, 0.0])
@@ -180,18 +184,18 @@ def test_feedforward_sends_no_goal_to_a_joint_whose_servo_reports_an_error(tmp_p
             desired.publish(JointTrajectory(joint_names=joints, points=[pt]))
 
         want([0.3, 0.2])
-        wait_for(lambda: np.allclose(hw.gate.goal, [0.3, 0.2], atol=0.1), 15.0, "goals from the feed-forward")
+        wait_for(lambda: np.allclose(hw.gate.goal, [0.3, 0.2], atol=0.1), 30.0, "goals from the feed-forward")
         bus.inject_overload(1)
-        wait_for(lambda: "pendulum_1" in ff.faults.faulted, 15.0, "the feed-forward sees the error")
+        wait_for(lambda: "pendulum_1" in ff.faults.faulted, 30.0, "the feed-forward sees the error")
         held = float(hw.gate.goal[0])
         want([-0.4, -0.3])
-        wait_for(lambda: abs(hw.gate.goal[1] + 0.3) < 0.1, 15.0, "pendulum_2 still driven")
+        wait_for(lambda: abs(hw.gate.goal[1] + 0.3) < 0.1, 30.0, "pendulum_2 still driven")
         ticks = ff.ticks
-        wait_for(lambda: ff.ticks > ticks + 50, 15.0, "feed-forward ticks while pendulum_1 is faulted")
+        wait_for(lambda: ff.ticks > ticks + 50, 30.0, "feed-forward ticks while pendulum_1 is faulted")
         assert hw.gate.goal[0] == held, "a goal reached the faulted joint"
-        assert h.call(c.create_client(Trigger, "servo/reboot"), Trigger.Request(), timeout=15.0).success
-        wait_for(lambda: not ff.faults.faulted, 15.0, "the error cleared for the feed-forward")
-        wait_for(lambda: abs(hw.gate.goal[0] + 0.4) < 0.1, 15.0, "pendulum_1 driven again")
+        requested(h, c.create_client(Trigger, "servo/reboot"))
+        wait_for(lambda: not ff.faults.faulted, 30.0, "the error cleared for the feed-forward")
+        wait_for(lambda: abs(hw.gate.goal[0] + 0.4) < 0.1, 30.0, "pendulum_1 driven again")
     finally:
         h.shutdown()
         bus.stop()

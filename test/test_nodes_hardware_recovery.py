@@ -53,9 +53,9 @@ def test_reconnects_with_a_silent_servo_and_holds_where_the_joints_are_now(rig):
     node = rig.node("servo_rc", stale_cycles=5)
     lift(rig, node)
     rig.bus.set_silent(2, True)  # the knee stops answering, then the whole bus goes away
-    wait_for(lambda: node.bus is not None and node.bus.stats[2].skipping, 15.0, "the knee skipped")
+    wait_for(lambda: node.bus is not None and node.bus.stats[2].skipping, 30.0, "the knee skipped")
     rig.bus.stop()
-    wait_for(lambda: not node.connected, 15.0, "the loss detected")
+    wait_for(lambda: not node.connected, 30.0, "the loss detected")
     knee_before = float(node.pos[1])
     # back on the same link: the joints moved while it was away (no load: they stay where they were put)
     moved = [0.3, -0.2]
@@ -64,27 +64,27 @@ def test_reconnects_with_a_silent_servo_and_holds_where_the_joints_are_now(rig):
     rig.bus.set_silent(2, True)  # the knee still silent
     t_back = time.monotonic()
     rig.bus.start()
-    wait_for(lambda: node.connected, 20.0, "reconnection with the knee silent")
-    wait_for(lambda: goal_writes(rig.truth(), 1) > 0, 10.0, "a goal written to the hip")
+    wait_for(lambda: node.connected, 30.0, "reconnection with the knee silent")
+    wait_for(lambda: goal_writes(rig.truth(), 1) > 0, 30.0, "a goal written to the hip")
     goal, pos, t_reply = hold_goal_written_after(rig.truth(), t_back, 1)
     assert t_reply > t_back and abs(goal - pos) <= 1, f"hip goal {goal} counts != fresh reading {pos}"
     assert abs(float(ct.counts_to_rad(goal)) - moved[0]) < 0.01, "the hip is held where it is now"
     assert abs(float(ct.counts_to_rad(goal)) - UP[0]) > 0.5, "the hip snapped back to the goal held before the loss"
     assert (rig.torque() == [1, 0]).all()  # torque back on the hip only
     # the silent knee: ERROR naming it, last value held, no goal written to it
-    s = wait_for(lambda: (s := rig.status("knee")) and "silent since the reconnection" in s.message and s, 10.0, "diag")
+    s = wait_for(lambda: (s := rig.status("knee")) and "silent since the reconnection" in s.message and s, 30.0, "diag")
     assert s.level == DiagnosticStatus.ERROR and s.hardware_id == "dxl/2"
     n = len(rig.states)
-    wait_for(lambda: len(rig.states) > n + 10, 10.0, "joint_states without the knee")
+    wait_for(lambda: len(rig.states) > n + 10, 30.0, "joint_states without the knee")
     assert all(m.position[1] == knee_before for m in rig.states[n:]), "the knee keeps its last value"
     assert goal_writes(rig.truth(), 2) == 0
     # the knee answers again: it joins at its own fresh reading (it was put at −0.2 rad, not UP[1])
     t_join = time.monotonic()
     rig.bus.set_silent(2, False)
-    wait_for(lambda: goal_writes(rig.truth(), 2, t_join) > 0, 15.0, "a goal written to the knee")
+    wait_for(lambda: goal_writes(rig.truth(), 2, t_join) > 0, 30.0, "a goal written to the knee")
     goal, pos, _ = hold_goal_written_after(rig.truth(), t_join, 2)
     assert abs(goal - pos) <= 1 and abs(float(ct.counts_to_rad(goal)) - moved[1]) < 0.01
-    wait_for(lambda: (rig.torque() == [1, 1]).all(), 10.0, "torque on the knee")
+    wait_for(lambda: (rig.torque() == [1, 1]).all(), 30.0, "torque on the knee")
 
 
 def test_a_servo_that_reboots_by_itself_is_set_up_again_and_holds_its_fresh_position(rig):
@@ -95,8 +95,8 @@ def test_a_servo_that_reboots_by_itself_is_set_up_again_and_holds_its_fresh_posi
     t_bo = time.monotonic()
     rig.bus.brown_out(2)  # the knee: RAM back at defaults, torque off, indirect map gone
     assert rig.torque()[1] == 0 and indirect_map(rig.bus, 1) != MAP
-    wait_for(lambda: node.unrequested_reboots[1] == 1, 10.0, "the reboot detected")
-    wait_for(lambda: rig.torque()[1] == 1, 10.0, "torque back on the knee")
+    wait_for(lambda: node.unrequested_reboots[1] == 1, 30.0, "the reboot detected")
+    wait_for(lambda: rig.torque()[1] == 1, 30.0, "torque back on the knee")
     assert indirect_map(rig.bus, 1) == MAP, "indirect map restored"
     assert rig.bus.regs.get("Position P Gain")[1] == reg, "P gain restored"
     assert rig.bus.regs.get("Return Delay Time")[1] == rig.bus.regs.get("Return Delay Time")[0]
@@ -107,17 +107,17 @@ def test_a_servo_that_reboots_by_itself_is_set_up_again_and_holds_its_fresh_posi
     goal, pos, t_reply = hold_goal_written_after(tr, tr["wr_t"][w] - 1e-9, 2)
     assert t_reply > t_bo and abs(goal - pos) <= 1, f"knee goal {goal} counts != its fresh reading {pos}"
     assert node.unrequested_reboots[0] == 0 and rig.torque()[0] == 1
-    s = wait_for(lambda: (s := rig.status("knee")) and "rebooted by itself" in s.message and s, 10.0, "diagnostics")
+    s = wait_for(lambda: (s := rig.status("knee")) and "rebooted by itself" in s.message and s, 30.0, "diagnostics")
     assert s.level == DiagnosticStatus.WARN and "RAM at defaults" in s.message, s.message
     assert {kv.key: kv.value for kv in s.values}["unrequested_reboots"] == "1"
     assert rig.bus.stats.instructions.get("REBOOT", 0) == 0
     # the restored knee holds: it does not fall (pendulum load)
-    wait_for(lambda: abs(rig.physics()["theta"][1] - float(ct.counts_to_rad(goal))) < 20 * COUNT, 10.0, "knee held")
+    wait_for(lambda: abs(rig.physics()["theta"][1] - float(ct.counts_to_rad(goal))) < 20 * COUNT, 30.0, "knee held")
 
     # torque turned off behind the node's back (no hardware error): the same recovery
     with rig.bus._lock:
         rig.bus.regs.set("Torque Enable", 0, np.array([True, False]))
-    wait_for(lambda: node.unrequested_reboots[0] == 1 and rig.torque()[0] == 1, 10.0, "hip torque restored")
+    wait_for(lambda: node.unrequested_reboots[0] == 1 and rig.torque()[0] == 1, 30.0, "hip torque restored")
     assert "torque off without a request" in node.reboot_note[0][1]
 
 
@@ -127,11 +127,11 @@ def test_a_hardware_error_is_reported_and_never_rebooted_without_a_request(rig):
     rig.bus.inject_overload(1)  # torque off by the Shutdown rule, bit 5 latched
     s = wait_for(
         lambda: (s := rig.status("hip")) and s.level == DiagnosticStatus.ERROR and "overload" in s.message and s,
-        10.0,
+        30.0,
         "overload in /diagnostics",
     )
     assert s.hardware_id == "dxl/1" and "hip" in s.name
     n = len(rig.diags)
-    wait_for(lambda: len(rig.diags) > n + 10, 20.0, "two seconds of diagnostics")
+    wait_for(lambda: len(rig.diags) > n + 10, 60.0, "two seconds of diagnostics")
     assert rig.bus.stats.instructions.get("REBOOT", 0) == 0 and rig.bus.hw_error[0] & ct.HW_OVERLOAD
     assert rig.torque()[0] == 0 and node.unrequested_reboots[0] == 0
