@@ -40,13 +40,13 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
         elif err > 0:
             level = DiagnosticStatus.ERROR
             msg = f"hardware error: {node.ct.hardware_error_text(err)} (reboot clears)"
-        elif (note := node.reboot_text(k, now)) is not None:
-            level, msg = DiagnosticStatus.WARN, note
         elif st is not None and st.skipping:
             level = DiagnosticStatus.ERROR
             msg = f"stale ({age:.2f} s, holding its last value): {node.bus.servo_status(i)}"
         elif age > node.table["max_reply_age"]:
             level, msg = DiagnosticStatus.ERROR, f"stale: no valid reply for {age:.2f} s, holding its last value"
+        elif (note := node.reboot_text(k, now)) is not None:
+            level, msg = DiagnosticStatus.WARN, note
         elif stale and node.active:
             level = DiagnosticStatus.WARN
             msg = f"stale: no reply this cycle, holding its last value ({age:.3f} s old)"
