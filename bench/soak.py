@@ -100,7 +100,8 @@ class Monitor:
         return self.clock - self.stamp
 
     def close(self) -> None:
-        self.ex.shutdown()
+        self.ex.shutdown(timeout_sec=5.0)
+        self.thread.join(timeout=5.0)  # the executor thread out of spin before the context goes
         self.node.destroy_node()
         self.ctx.try_shutdown()
 
