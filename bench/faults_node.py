@@ -126,18 +126,21 @@ def main() -> int:
             pub.publish(Float64MultiArray(data=(0.6 * np.sin(2.0 * t + np.arange(len(IDS)))).tolist()))
             time.sleep(0.02)
         pub.publish(Float64MultiArray(data=end))
-        wait_for(lambda: np.allclose(node.pos, end, atol=0.05), 20.0, "the joints at the goal")
+        wait_for(lambda: np.allclose(node.pos, end, atol=0.05), 60.0, "the joints at the goal")
 
     try:
-        wait_for(lambda: node.active and pub.get_subscription_count(), 20.0, "the node active")
+        wait_for(lambda: node.active and pub.get_subscription_count(), 60.0, "the node active")
         steady(args.steady, [0.8, -0.6, 0.5, -0.4])
 
         # 1. bus loss with id 3 silent --------------------------------------------------------------------------
         vb.set_silent(3, True)
-        wait_for(lambda: node.bus is not None and node.bus.stats[3].skipping, 20.0, "id 3 skipped")
+        # skipped by the bus (or, after a reconnection forced by a starved emulator, left out as missing)
+        wait_for(
+            lambda: node.bus is not None and (node.bus.stats[3].skipping or 3 in node.bus.missing), 60.0, "id 3 out"
+        )
         vb.stop()
         buses[-1][2] = time.monotonic()
-        wait_for(lambda: not node.connected, 20.0, "the loss detected")
+        wait_for(lambda: not node.connected, 60.0, "the loss detected")
         t_lost = time.monotonic()
         time.sleep(args.outage)  # the bus is away (a scenario, not a synchronisation)
         moved = [0.2, -0.1, 0.5, 0.3]
@@ -153,7 +156,7 @@ def main() -> int:
         snap_backs += first_goals_not_fresh(vb, t_back, [1, 2, 4], "after the reconnection")
         t_join = time.monotonic()
         vb.set_silent(3, False)
-        wait_for(lambda: goal_writes(vb, 3, t_join) > 0, 20.0, "id 3 joined")
+        wait_for(lambda: goal_writes(vb, 3, t_join) > 0, 60.0, "id 3 joined")
         snap_backs += first_goals_not_fresh(vb, t_join, [3], "id 3 joining")
         print("   id 3 answers again: joined at its fresh reading")
 
@@ -163,8 +166,8 @@ def main() -> int:
         reg = int(ct.kp_to_p_gain(np.array([32.0]), vb.table)[0])
         t_bo = time.monotonic()
         vb.brown_out(2)
-        wait_for(lambda: node.unrequested_reboots[1] >= 1, 20.0, "the reboot detected")
-        wait_for(lambda: vb.enable[1] == 1, 20.0, "torque back on id 2")
+        wait_for(lambda: node.unrequested_reboots[1] >= 1, 60.0, "the reboot detected")
+        wait_for(lambda: vb.enable[1] == 1, 60.0, "torque back on id 2")
         a = vb.table.item("Indirect Address 1").address
         ind = [int.from_bytes(vb.mem[1, a + 2 * j : a + 2 * j + 2].tobytes(), "little") for j in range(len(MAP))]
         done = node.reboot_note[1][0]
@@ -203,7 +206,7 @@ def main() -> int:
             for j in hit:
                 injected += 1
                 try:
-                    wait_for(lambda j=j, x=name: error_on(diags, JOINTS[j], x, DiagnosticStatus.ERROR), 20.0, name)
+                    wait_for(lambda j=j, x=name: error_on(diags, JOINTS[j], x, DiagnosticStatus.ERROR), 60.0, name)
                     reported += vb.stats.instructions.get("REBOOT", 0) == reboots
                 except TimeoutError:
                     ok = False
@@ -212,7 +215,7 @@ def main() -> int:
                 vb.faults.sag_start = math.inf
             r = h.call(reboot, Trigger.Request(), timeout=15.0)
             for j in hit:
-                wait_for(lambda j=j: not error_on(diags, JOINTS[j], "", DiagnosticStatus.ERROR), 20.0, "cleared")
+                wait_for(lambda j=j: not error_on(diags, JOINTS[j], "", DiagnosticStatus.ERROR), 60.0, "cleared")
             h.call(torque, SetBool.Request(data=True), timeout=15.0)
             print(
                 f"3. {name:16} on {', '.join(JOINTS[j] for j in hit)}: "
