@@ -21,7 +21,8 @@ from nodes_harness import wait_for
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
-from hardware_rig import COUNT, IDS, UP, Rig, hold_goal_written_after, lift  # noqa: E402
+from hardware_rig import COUNT, IDS, UP, Rig, hold_goal_written_after  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from servo_ff.dynamixel import control_table as ct  # noqa: E402
 from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR, GAIN_GOAL_INDIRECT, HEALTH_INDIRECT  # noqa: E402
@@ -40,6 +41,13 @@ def goal_writes(tr, dxl_id: int, after: float = -np.inf) -> int:
     return int(
         np.count_nonzero((tr["wr_id"] == dxl_id) & (tr["wr_addr"] == GAIN_GOAL_DATA_ADDR) & (tr["wr_t"] > after))
     )
+
+
+def lift(rig: Rig, node) -> None:
+    """The joints held UP by ``node`` (patient: under load an activate can fail once and be retried)."""
+    wait_for(lambda: node.active and rig.pub.get_subscription_count(), 60.0, "the node active")
+    rig.pub.publish(Float64MultiArray(data=UP))
+    wait_for(lambda: np.allclose(rig.physics()["theta"], UP, atol=0.03), 60.0, "the joints up")
 
 
 @pytest.fixture
