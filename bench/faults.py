@@ -41,7 +41,7 @@ from dataclasses import dataclass  # noqa: E402
 from servo_ff.dynamixel import control_table as ct  # noqa: E402
 from servo_ff.dynamixel import truth as tr  # noqa: E402
 from servo_ff.dynamixel.bus_interface import make_bus  # noqa: E402
-from servo_ff.dynamixel.bus_types import BusConfig, GoalRejected  # noqa: E402
+from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR, BusConfig, GoalRejected  # noqa: E402
 from servo_ff.dynamixel.faults import CORRUPTED  # noqa: E402
 from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
 
@@ -92,11 +92,13 @@ class Proto:
     def goals_written(self, truth) -> tuple[int, int]:
         """(goal entries written, of which out of the joint limits or non-finite)."""
         data, addr = truth["wr_data"], truth["wr_addr"]
-        if self.name == "dxl2":  # indirect P gain (2) + goal (4) at 228, or goal position at 116
+        if self.name == "dxl2":  # indirect P gain (2) + goal (4) at GAIN_GOAL_DATA_ADDR, or goal position at 116
             goal_raw = np.where(
-                addr == 228, data[:, 2:6].copy().view("<i4")[:, 0], data[:, 0:4].copy().view("<i4")[:, 0]
+                addr == GAIN_GOAL_DATA_ADDR,
+                data[:, 2:6].copy().view("<i4")[:, 0],
+                data[:, 0:4].copy().view("<i4")[:, 0],
             )
-            is_goal = (addr == 228) | (addr == ct.ADDR_GOAL_POSITION)
+            is_goal = (addr == GAIN_GOAL_DATA_ADDR) | (addr == ct.ADDR_GOAL_POSITION)
             goal_rad = ct.counts_to_rad(goal_raw[is_goal])
             lim_c = np.abs(ct.rad_to_counts([-LIMIT, LIMIT]) - ct.CENTER_COUNTS).max()
             bad = ~np.isfinite(goal_rad) | (np.abs(goal_raw[is_goal] - ct.CENTER_COUNTS) > lim_c)

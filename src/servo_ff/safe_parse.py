@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,9 @@ def read_text(path: str | Path, error: ErrorType, max_bytes: int = MAX_BYTES, wh
         raise error(f"{p}: is a directory, expected a {what}")
     try:
         with open(p, "rb") as f:
+            size = os.fstat(f.fileno()).st_size  # a regular file too big is refused before a byte is read
+            if size > max_bytes:
+                raise error(f"{p}: {size} bytes, larger than the {max_bytes} byte limit for a {what}")
             data = f.read(max_bytes + 1)
     except FileNotFoundError:
         raise error(f"{p}: no such file") from None

@@ -199,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
     from ..identification.plots import plot_model_mae
     from ..identification.servo_log import check_identifiable
     from ..identification.simulation_fit import check_split, identify_models
+    from ..io.atomic import atomic_path, atomic_write_text
     from ..io.logs import read_logs
     from ..models.params import MODEL_NAMES
 
@@ -256,8 +257,9 @@ def run(args: argparse.Namespace) -> int:
         stall_restarts=args.stall_restarts,
     )
     summary = _summary(args, setup, results)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
-    plot_model_mae(results, out / "validation_mae.png")
+    atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False))
+    with atomic_path(out / "validation_mae.png") as tmp:
+        plot_model_mae(results, tmp)
     print(f"{'model':6} {'train MAE [mrad]':>17} {'validation MAE [mrad]':>22}")
     for m, r in results.items():
         print(f"{m:6} {_mrad(r.train_mae):>17} {_mrad(r.validation_mae):>22}")

@@ -123,6 +123,7 @@ def build_bus(args):
         silent_after={i: t for i, t, _ in silent},
         silent_for={i: d for i, _, d in silent if d is not None},
         overload_at=dict(_id_at("--overload", s) for s in args.overload or []),
+        brownout_at=dict(_id_at("--brownout", s) for s in getattr(args, "brownout", None) or []),
         supply_resistance=args.supply_resistance,
         seed=args.seed,
     )
@@ -268,6 +269,12 @@ def register(subparsers) -> None:
         action="append",
         metavar="ID@T",
         help="overload on ID at T s: HW error bit 5, torque off until REBOOT",
+    )
+    p.add_argument(
+        "--brownout",
+        action="append",
+        metavar="ID@T",
+        help="servo ID browns out at T s and reboots by itself: RAM at defaults, torque off",
     )
     p.add_argument("--sag", metavar="V@T[+D]", help="supply sags by V volts from T s for D s")
     p.add_argument("--supply-resistance", type=float, default=0.0, help="supply resistance [Ω]: sag ∝ Σ|I|")

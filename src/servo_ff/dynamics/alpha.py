@@ -132,17 +132,19 @@ def load_alpha(path: str | Path, joint_names: Sequence[str]) -> AlphaTable:
 def save_alpha(table: AlphaTable, path: str | Path, info: Mapping[str, Any] | None = None) -> Path:
     """Write ``table`` as YAML (or JSON by suffix); ``info`` (e.g. how it was fitted) goes under ``fit``, which
     readers ignore."""
+    from ..io.atomic import atomic_write_text
+
     path = Path(path)
     doc = table.to_dict()
     if info:
         doc["fit"] = dict(info)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".json":
-        path.write_text(json.dumps(doc, indent=2))
+        atomic_write_text(path, json.dumps(doc, indent=2))
     else:
         import yaml
 
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        atomic_write_text(path, yaml.safe_dump(doc, sort_keys=False))
     return path
 
 

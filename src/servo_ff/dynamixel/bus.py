@@ -6,9 +6,10 @@
 
 * ``cycle(goals)`` = one sync read of present current + velocity + position (10 bytes from 126) and one sync
   write of goal position (116, 4 bytes) — or, with ``p_gain=True``, of P gain + goal position through indirect
-  addresses (6 bytes from 228). Exactly 2 bus transactions.
-* ``read_health()`` — the slower read: input voltage, temperature and Hardware Error Status in one sync read of
-  indirect data 224–227 (set up by :meth:`setup`). The SDK's ``GroupSyncRead`` discards each reply's error
+  addresses (6 bytes from 230). Exactly 2 bus transactions.
+* ``read_health()`` — the slower read: input voltage, temperature, Hardware Error Status, Torque Enable and the
+  ID (the map's signature: a servo that rebooted reads back its default map) in one sync read of indirect data
+  224–229 (set up by :meth:`setup`). The SDK's ``GroupSyncRead`` discards each reply's error
   byte, so hardware errors are read from the register, not guessed from the error byte.
 * ``ping``/``scan``/``connect`` (missing servos → one clear log line listing found and missing ids; the rest
   keep working), ``torque``, ``reboot``, ``hardware_error``, ``read_item``/``write_item`` with retries.
@@ -153,7 +154,8 @@ class DynamixelBus(SyncReadBus, ServoTransactions):
 
     def read_health(self) -> Health:
         """Input voltage, temperature and Hardware Error Status of every active servo in one sync read
-        (indirect data 224–227; run :meth:`setup` first)."""
+        (indirect data 224–229; run :meth:`setup` first); ``setup_lost`` where the ID byte is not the servo's
+        id (its RAM is back at defaults: it rebooted), those entries not valid."""
         g = self._health
         if self._asked:
             g.txRxPacket()
@@ -172,6 +174,8 @@ class DynamixelBus(SyncReadBus, ServoTransactions):
                 st = self.stats[i]
                 why = g.failed.get(i, "timeouts")
                 setattr(st, why, getattr(st, why) + 1)
+        lost = valid & (raw["id"] != np.array(ids, dtype=np.int64))  # indirect map back at its default
+        valid &= ~lost  # its voltage/temperature/error bytes are not what they claim to be
         hw = np.where(valid, raw["hw_error"].astype(np.int64), -1)
         for i, e in zip(ids, hw.tolist()):
             if e >= 0 and e != self._hw_logged.get(i, 0):  # log changes, not every read
@@ -183,6 +187,8 @@ class DynamixelBus(SyncReadBus, ServoTransactions):
             np.where(valid, raw["temperature"].astype(float), np.nan),
             hw,
             valid,
+            np.where(valid, raw["torque"].astype(np.int64), -1),
+            lost,
         )
 
     def bulk_read(self, requests: Mapping[int, tuple[int, int]]) -> dict[int, bytes]:

@@ -16,10 +16,19 @@ from . import control_table as ct
 from . import protocol as pr
 
 STATE_DTYPE = np.dtype([("current", "<i2"), ("velocity", "<i4"), ("position", "<i4")])
-HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error", "u1")])
-# Indirect map set up by DynamixelBus.setup(): data 224–227 = voltage(2), temperature, HW error;
-# data 228–233 = P gain(2), goal position(4).
-HEALTH_INDIRECT = (ct.ADDR_INPUT_VOLTAGE, ct.ADDR_INPUT_VOLTAGE + 1, ct.ADDR_TEMPERATURE, ct.ADDR_HW_ERROR)
+HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error", "u1"), ("torque", "u1"), ("id", "u1")])
+ADDR_ID = 7  # the ID item (EEPROM): read through the indirect map as its signature
+# Indirect map set up by DynamixelBus.setup(): data 224–229 = voltage(2), temperature, HW error, Torque Enable, ID
+# (a reply whose ID byte is not the servo's id: the map is gone, RAM back at defaults after a reboot);
+# data 230–235 = P gain(2), goal position(4).
+HEALTH_INDIRECT = (
+    ct.ADDR_INPUT_VOLTAGE,
+    ct.ADDR_INPUT_VOLTAGE + 1,
+    ct.ADDR_TEMPERATURE,
+    ct.ADDR_HW_ERROR,
+    ct.ADDR_TORQUE_ENABLE,
+    ADDR_ID,
+)
 GAIN_GOAL_INDIRECT = (ct.ADDR_P_GAIN, ct.ADDR_P_GAIN + 1, *range(ct.ADDR_GOAL_POSITION, ct.ADDR_GOAL_POSITION + 4))
 HEALTH_DATA_ADDR = ct.INDIRECT_DATA_0
 GAIN_GOAL_DATA_ADDR = ct.INDIRECT_DATA_0 + len(HEALTH_INDIRECT)
@@ -54,6 +63,8 @@ class Health:
     temperature: np.ndarray  # [°C]
     hw_error: np.ndarray  # Hardware Error Status bits (−1 where unread)
     valid: np.ndarray
+    torque: np.ndarray | None = None  # Torque Enable as read (−1 where unread); None: the bus does not read it
+    setup_lost: np.ndarray | None = None  # bool: the servo's set-up is gone (RAM at defaults: it rebooted)
 
 
 @dataclass

@@ -30,6 +30,7 @@ class Faults:
     silent_after: Mapping[int, float] = field(default_factory=dict)  # id → t: stops answering
     silent_for: Mapping[int, float] = field(default_factory=dict)  # id → duration [s] of that silence (default ∞)
     overload_at: Mapping[int, float] = field(default_factory=dict)  # id → t: HW error bit 5, torque off
+    brownout_at: Mapping[int, float] = field(default_factory=dict)  # id → t: reboots by itself (RAM to defaults)
     sag_volts: float = 0.0  # supply drop [V] during [sag_start, sag_start + sag_duration)
     sag_start: float = math.inf
     sag_duration: float = math.inf
@@ -104,6 +105,7 @@ class ScheduledFaults:
         self.silent = np.zeros(n, dtype=bool)
         self._was_silent: dict[int, bool] = {}
         self._overload_done: set[int] = set()
+        self._brownout_done: set[int] = set()
 
     def tick(self, t: float, index: Mapping[int, int]) -> list[int]:
         """Apply the schedule at ``t`` [s] to the servos ``index`` (id → servo index); returns the ids that get
@@ -117,6 +119,12 @@ class ScheduledFaults:
                     self.silent[index[i]] = now_silent
         new = [i for i, ts in f.overload_at.items() if i in index and t >= ts and i not in self._overload_done]
         self._overload_done.update(new)
+        return new
+
+    def brownouts(self, t: float, index: Mapping[int, int]) -> list[int]:
+        """The ids whose scheduled brown-out (a reboot nobody asked for) falls due at ``t`` [s]."""
+        new = [i for i, ts in self.f.brownout_at.items() if i in index and t >= ts and i not in self._brownout_done]
+        self._brownout_done.update(new)
         return new
 
     def supply(self, t: float, volts: float, amps_total: float) -> float:

@@ -28,7 +28,7 @@ class GoalLimits:
             raise ValueError(f"joint_limits for ids {unknown} not in ids {config.ids}")
         self.lower = {i: lim.get(i, (lo_default, hi_default))[0] for i in config.ids}
         self.upper = {i: lim.get(i, (lo_default, hi_default))[1] for i in config.ids}
-        # P gain + goal through indirect data after the health bytes (228; XL330/XC330: 212)
+        # P gain + goal through indirect data after the health bytes (230; XL330/XC330: 214)
         ind = table.by_name.get("Indirect Data 1")
         self.gain_goal_addr = GAIN_GOAL_DATA_ADDR if ind is None else ind.address + len(HEALTH_INDIRECT)
         self._ids: tuple[int, ...] = ()

@@ -238,6 +238,24 @@ class VirtualBus:
             self._apply_shutdown(hw)
             self._publish()
 
+    def inject_error(self, dxl_id: int, bits: int, on: bool = True) -> None:
+        """Raise error ``bits`` (the bus's own layout: Hardware Error Status, the 1.0 alarm bits, the STS status) on
+        ``dxl_id`` as its firmware would, torque off where Shutdown selects it; for the faults without a physical
+        cause in the emulator (encoder, electrical shock / over-current). ``on=False``: the cause is gone — clears
+        ``bits`` (for a bit the firmware does not latch, e.g. the STS sensor bit)."""
+        with self._lock:
+            hw = self.hw_error
+            k = self._k(dxl_id)
+            hw[k] = hw[k] | int(bits) if on else hw[k] & ~int(bits)
+            self._apply_shutdown(hw)
+            self._publish()
+
+    def brown_out(self, dxl_id: int) -> None:
+        """``dxl_id`` reboots by itself (a supply brown-out): RAM back to defaults (torque off, indirect addresses,
+        gains), goal = present position, as after a REBOOT nobody sent."""
+        with self._lock:
+            self.reboot(self._k(dxl_id))
+
     def set_silent(self, dxl_id: int, silent: bool = True) -> None:
         with self._lock:
             self.silent[self._k(dxl_id)] = silent
@@ -282,6 +300,9 @@ class VirtualBus:
         for i in self.scheduled.tick(t, self.index):
             hw[self.index[i]] |= self.overload_bit
             log.info("virtual bus: overload injected on id %d at t=%.2f s", i, t)
+        for i in self.scheduled.brownouts(t, self.index):
+            self.brown_out(i)
+            log.info("virtual bus: id %d browned out and rebooted by itself at t=%.2f s", i, t)
         vin = self.supply_now(t)
         bank = self.servos.bank
         bank.supply_voltage = vin

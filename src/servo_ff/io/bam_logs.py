@@ -26,6 +26,7 @@ from ..identification.servo_log import (
     log_from_columns,
 )
 from ..safe_parse import as_float, describe, parse_json, read_text
+from .atomic import atomic_path, atomic_write_text
 
 
 def read_bam_json(path: str | Path, dt: float = DEFAULT_DT) -> ServoLog:
@@ -87,7 +88,7 @@ def write_bam_json(log: ServoLog, path: str | Path) -> None:
     rows = np.column_stack([np.asarray(cols[k], float) for k in keys]).tolist()
     en = log.torque_enable > 0.5
     data["entries"] = [{**dict(zip(keys, r)), "torque_enable": bool(e)} for r, e in zip(rows, en)]
-    Path(path).write_text(json.dumps(data))
+    atomic_write_text(path, json.dumps(data))
 
 
 # --------------------------------------------------------------------------- CSV
@@ -155,7 +156,7 @@ def write_csv(log: ServoLog, path: str | Path) -> None:
         **log.extra,
     }
     arr = np.column_stack([np.asarray(v, float) for v in cols.values()])
-    with open(path, "w") as f:
+    with atomic_path(path) as tmp, open(tmp, "w") as f:
         f.write(meta)
         f.write(",".join(cols) + "\n")
         np.savetxt(f, arr, delimiter=",", fmt="%.17g")

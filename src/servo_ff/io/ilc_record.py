@@ -18,6 +18,8 @@ import numpy as np
 
 from servo_ff.safe_parse import finite_scalar, load_npz
 
+from .atomic import atomic_path
+
 
 @dataclass(frozen=True)
 class ILCRecord:
@@ -49,10 +51,8 @@ def save_ilc_record(rec: ILCRecord, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_suffix(".npz")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".partial.npz")
-    np.savez(tmp, **{k: np.asarray(v) for k, v in rec.__dict__.items() if v is not None})
-    tmp.replace(path)  # readers never see half a file
+    with atomic_path(path) as tmp:  # readers never see half a file, a kill leaves the previous one whole
+        np.savez(tmp, **{k: np.asarray(v) for k, v in rec.__dict__.items() if v is not None})
     return path
 
 

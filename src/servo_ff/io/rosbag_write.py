@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..identification.servo_log import ServoLog
+from .atomic import atomic_path
 from .rosbag import BATTERY, BOOL, FLOAT_ARRAY, JOINT_STATE, META_TOPIC, STRING, TRAJECTORY, _typestore
 
 
@@ -24,7 +25,13 @@ def write_rosbag(
     enable_topic: str = "/torque_enable",
     start_ns: int = 1_700_000_000_000_000_000,
 ) -> None:
-    """Write ``log`` as a rosbag2 recording (``storage`` ``mcap`` or ``sqlite3``) with its metadata."""
+    """Write ``log`` as a rosbag2 recording (``storage`` ``mcap`` or ``sqlite3``) with its metadata; atomically:
+    written under a temporary name, renamed once complete (a killed writer leaves no half bag at ``path``)."""
+    with atomic_path(path, directory=True) as tmp:
+        _write_rosbag(log, tmp, storage, joint, goal_type, goal_topic, voltage_topic, enable_topic, start_ns)
+
+
+def _write_rosbag(log, path, storage, joint, goal_type, goal_topic, voltage_topic, enable_topic, start_ns) -> None:
     from rosbags.rosbag2 import StoragePlugin, Writer
 
     plugins = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}

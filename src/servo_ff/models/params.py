@@ -245,7 +245,9 @@ class ActuatorParams:
             raise ParameterError(f"{source}: {e}") from None
 
     def save_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_bam_dict(), indent=4) + "\n")
+        from ..io.atomic import atomic_write_text
+
+        atomic_write_text(path, json.dumps(self.to_bam_dict(), indent=4) + "\n")
 
     @classmethod
     def load_json(cls, path: str | Path, *, firmware: FirmwareLaw | None = None) -> ActuatorParams:
@@ -312,7 +314,9 @@ class ActuatorParams:
         return yaml.safe_dump({node_name: {"ros__parameters": nested}}, sort_keys=False)
 
     def save_yaml(self, path: str | Path, node_name: str = "/**") -> None:
-        Path(path).write_text(self.to_yaml(node_name))
+        from ..io.atomic import atomic_write_text
+
+        atomic_write_text(path, self.to_yaml(node_name))
 
     @classmethod
     def load_yaml(cls, path: str | Path, firmware: FirmwareLaw | None = None) -> ActuatorParams:

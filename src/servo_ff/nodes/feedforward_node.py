@@ -63,6 +63,7 @@ from .parameters import servo_preset_specs
 from .robot_description import timeout_spec, wait_robot_description
 from .ros_logging import forward_core_logs
 from .servo_base import KP_MAX, KP_UNIT
+from .servo_faults import FaultedJoints
 from .servo_gain import ServoGainSetter
 
 TOPIC_DESIRED = "feedforward/trajectory"
@@ -185,6 +186,9 @@ class FeedForwardNode(Node):
         self.gains = ServoGainSetter(self, b["servo_node"])
         self.publish_gains()
         forward_core_logs(self, ("servo_ff.dynamics.feedforward",))  # the core's Python logging reaches /rosout
+        self.faults = FaultedJoints(joints)  # a servo with a hardware error gets no goal (servo_faults)
+        self.pub_named = self.create_publisher(JointState, "servo/joint_command", 10)
+        self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
         self.create_timer(1.0, self._publish_diagnostics)
         self.get_logger().info(
             f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals for {joints}, kp {self.kp.tolist()}"
@@ -371,9 +375,19 @@ class FeedForwardNode(Node):
             return
         self.imu = None  # consumed (the controller holds the last good one)
         self.u_bat = None
-        self._goal_msg.data = float64_field(goal[self.out_cols])
-        self.pub_goal.publish(self._goal_msg)
+        if self.faults.faulted:  # goals by name for the joints without a hardware error only
+            ok = [k for k, j in enumerate(self.joints) if j not in self.faults.faulted]
+            names, out = [self.joints[k] for k in ok], goal[self.out_cols[ok]]
+            if ok:
+                self.pub_named.publish(JointState(name=names, position=out.tolist()))
+        else:
+            self._goal_msg.data = float64_field(goal[self.out_cols])
+            self.pub_goal.publish(self._goal_msg)
         self.ticks += 1
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        for line in self.faults.update(msg):
+            self.get_logger().warning(line)
 
     # ------------------------------------------------------------------ outputs
     def publish_gains(self) -> None:

@@ -9,7 +9,9 @@ joint in every message: a servo without a valid reply this cycle keeps its last 
 (with its age) in ``/diagnostics``, never dropped; NaN only for a joint not read since configure (a servo
 missing at configure under ``missing_ids: continue``, :mod:`.hardware_readings`). When the port fails (unplugged
 adapter, no servo answering for ``stale_cycles`` cycles) the node keeps publishing ERROR diagnostics and
-reconnects every ``reconnect_period`` seconds; the held goal and torque state are restored after reconnection.
+reconnects every ``reconnect_period`` seconds (a servo still silent then is left out and probed); after
+reconnection each joint holds its fresh reading and the torque state is restored. A servo that rebooted by itself
+is set up again before it moves (:mod:`.hardware_recovery`).
 
 Managed (lifecycle, :mod:`.servo_base`): configure opens the port, scans the ids, sets the servos up (torque
 off, return delay, indirect addresses), reads a full state and holds it (goal written, torque off); inactive,
@@ -39,11 +41,12 @@ from servo_ff.dynamixel.bus_interface import make_bus
 from .common import ParameterTable, per_joint, spin_node
 from .hardware_params import hardware_specs
 from .hardware_readings import HardwareReadings
+from .hardware_recovery import HardwareRecovery
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .servo_diagnostics import servo_diagnostics
 
 
-class HardwareNode(HardwareReadings, ServoInterfaceNode):
+class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
     status_name = "dynamixel"
     reads_while_inactive = True  # inactive = torque off, still read and published (as joint_state_broadcaster)
 
@@ -67,6 +70,7 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
         self._exit_done = False
         n = len(self.ids)
         self._init_readings()
+        self._init_recovery()
         self.temperature = np.full(n, np.nan)
         self.voltage = np.full(n, np.nan)
         self.hw_error = np.full(n, -1, dtype=np.int64)
@@ -133,15 +137,16 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
             names=dict(zip(self.ids, self.joints)),
         )
 
-    def _open(self) -> tuple[bool, str]:
+    def _open(self, reconnect: bool = False) -> tuple[bool, str]:
         """Open the port, scan the ids, set the servos up (torque off) and read a complete first state of those
-        that answer; an id missing fails unless ``missing_ids`` is ``continue``."""
+        that answer; an id missing fails unless ``missing_ids`` is ``continue`` or this is a ``reconnect`` (a servo
+        silent then is left out and probed: :mod:`.hardware_recovery`)."""
         self._last_attempt = time.monotonic()
         bus = None
         try:
             bus = make_bus(self._config()).open()
             found, missing = bus.connect()
-            if missing and self.table["missing_ids"] == "fail":
+            if missing and self.table["missing_ids"] == "fail" and not reconnect:
                 raise self.bus_mod.BusError(
                     f"{self.joint_text(self._rows(missing))} not answering (found ids {found}); missing_ids=fail "
                     "(missing_ids:=continue starts without them)"
@@ -173,13 +178,14 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
     def _try_reconnect(self) -> None:
         if time.monotonic() - self._last_attempt < self.table["reconnect_period"]:
             return
-        ok, msg = self._open()
+        ok, msg = self._open(reconnect=True)
         if not ok:
             self.throttle(
                 "connect", self.get_logger().error, f"{msg}; retrying every {self.table['reconnect_period']:g} s"
             )
             return
-        try:  # the held goal, the torque state and the velocity / effort limits come back as they were
+        held = self._after_reconnect()  # the joints may have moved while the bus was away: hold where they are
+        try:  # the fresh reading is the held goal; the torque state and the velocity / effort limits come back
             self._write_goal_and_torque()
             for (joint, item), raw in self.limits_written.items():
                 self.bus.write_item(self.ids[self.gate.index[joint]], item, raw)
@@ -188,6 +194,7 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
             return
         self.get_logger().info(
             f"reconnected to {self.table['port']} (ids {self.ids}), torque {'on' if self.torque_wanted else 'off'}"
+            + held
         )
 
     # ------------------------------------------------------------------ lifecycle hooks
@@ -345,6 +352,7 @@ class HardwareNode(HardwareReadings, ServoInterfaceNode):
         ok = h.valid
         k = self._rows(h.ids)[ok]
         self.voltage[k], self.temperature[k], self.hw_error[k] = h.voltage[ok], h.temperature[ok], h.hw_error[ok]
+        self._check_reboots(h)
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.pos, self.vel, self.eff

@@ -33,6 +33,12 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
                 f"missing: {node.joint_text([k])} has not answered since configure; NaN in joint_states, goals "
                 f"naming it refused, probed every {node.table['reconnect_period']:g} s"
             )
+        elif node.bus is not None and i in node.bus.missing:
+            level = DiagnosticStatus.ERROR
+            msg = (
+                f"silent since the reconnection ({age:.2f} s): holding its last value, no goal written, probed "
+                f"every {node.table['reconnect_period']:g} s"
+            )
         elif err > 0:
             level = DiagnosticStatus.ERROR
             msg = f"hardware error: {node.ct.hardware_error_text(err)} (reboot clears)"
@@ -41,6 +47,8 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
             msg = f"stale ({age:.2f} s, holding its last value): {node.bus.servo_status(i)}"
         elif age > node.table["max_reply_age"]:
             level, msg = DiagnosticStatus.ERROR, f"stale: no valid reply for {age:.2f} s, holding its last value"
+        elif (note := node.reboot_text(k, now)) is not None:
+            level, msg = DiagnosticStatus.WARN, note
         elif stale and node.active:
             level = DiagnosticStatus.WARN
             msg = f"stale: no reply this cycle, holding its last value ({age:.3f} s old)"
@@ -62,6 +70,7 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
             KeyValue(key="last_reply_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
             KeyValue(key="voltage_V", value=f"{node.voltage[k]:.1f}"),
             KeyValue(key="reconnects", value=str(node.reconnects)),
+            KeyValue(key="unrequested_reboots", value=str(int(node.unrequested_reboots[k]))),
         ]
         if st is not None:
             values += [

@@ -1,0 +1,189 @@
+"""Soak run of issue 24: the ``sim_humanoid`` bring-up (MuJoCo sim + feed-forward + walker, the walker on
+``repeat``) at ``real_time_factor: 0`` (as fast as it steps) for ``--minutes`` of wall time, each node its own
+process as ``servo-ff up`` starts it, on a private ROS domain.
+
+Every ``--every`` seconds: the RSS of each node (``/proc/<pid>/status`` VmRSS), the simulated time reached, the
+drift of ``/clock`` against the stamps of ``/joint_states`` (latest clock − latest stamp: a growing gap would be a
+stamp falling behind its clock), and the warnings and errors each node logged so far. At the end: RSS growth of
+each node from the first minute to the end, the largest clock/stamp gap, the sim-time rate, the counts.
+
+    .venv/bin/python bench/soak.py [--minutes 10] [--every 30]
+
+Last line: ``RESULT wall_s=… sim_s=… rss_growth_pct=… clock_drift_ms=… warnings=… errors=… crashed=… goals=…``
+(``rss_growth_pct``: the largest node's growth after the first minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+from servo_ff.nodes import bringup  # noqa: E402
+
+LEVEL = re.compile(r"^\[(WARN|ERROR|FATAL)\]")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of ``pid`` [MB] (NaN once it exited)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+def counts(log: Path) -> tuple[int, int, dict[str, int]]:
+    """(warnings, errors, {first 80 characters of a message: count}) in a node's log."""
+    warn = err = 0
+    kinds: dict[str, int] = {}
+    for line in log.read_text(errors="replace").splitlines():
+        m = LEVEL.match(line)
+        if not m:
+            continue
+        if m.group(1) == "WARN":
+            warn += 1
+        else:
+            err += 1
+        key = re.sub(r"[-\d.]+", "#", line.split("]: ", 1)[-1])[:80]
+        kinds[key] = kinds.get(key, 0) + 1
+    return warn, err, kinds
+
+
+class Monitor:
+    """/clock and /joint_states of the bring-up, in this process (own context, executor thread)."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import qos_profile_sensor_data
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
+        self.ctx = Context()
+        rclpy.init(context=self.ctx)
+        self.node = rclpy.create_node("soak_monitor", context=self.ctx)
+        self.clock = self.stamp = float("nan")
+        self.messages = self.goals = 0
+        self.node.create_subscription(Clock, "/clock", self._on_clock, qos_profile_sensor_data)
+        self.node.create_subscription(JointState, "/joint_states", self._on_js, 10)
+        self.node.create_subscription(Float64MultiArray, "/servo/commands", self._on_goal, 10)
+        self.ex = SingleThreadedExecutor(context=self.ctx)
+        self.ex.add_node(self.node)
+        self.thread = threading.Thread(target=self.ex.spin, daemon=True)
+        self.thread.start()
+
+    def _on_clock(self, msg) -> None:
+        self.clock = msg.clock.sec + msg.clock.nanosec * 1e-9
+
+    def _on_js(self, msg) -> None:
+        self.stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        self.messages += 1
+
+    def _on_goal(self, msg) -> None:
+        self.goals += 1
+
+    def gap(self) -> float:
+        """Latest /clock − latest /joint_states stamp [s]."""
+        return self.clock - self.stamp
+
+    def close(self) -> None:
+        self.ex.shutdown(timeout_sec=5.0)
+        self.thread.join(timeout=5.0)  # the executor thread out of spin before the context goes
+        self.node.destroy_node()
+        self.ctx.try_shutdown()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=10.0, help="wall time of the run [min]")
+    ap.add_argument("--every", type=float, default=30.0, help="sampling period [s]")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="soak-"))
+    extra = work / "soak_params.yaml"
+    extra.write_text(
+        "servo_sim:\n  ros__parameters:\n    real_time_factor: 0.0\n"
+        "servo_walker:\n  ros__parameters:\n    repeat: true\n"
+    )
+    os.environ["ROS_DOMAIN_ID"] = str(1 + (os.getpid() * 13) % 100)
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    env = bringup.python_env()
+    procs = []
+    for node in bringup.plan("sim_humanoid", params_file=str(extra)):
+        log = work / f"{node.name}.log"
+        f = log.open("w")
+        procs.append((node.name, subprocess.Popen(bringup.python_command(node), env=env, stdout=f, stderr=f), log))
+    mon = Monitor()
+    t0 = time.monotonic()
+    end = t0 + 60.0 * args.minutes
+    samples = []  # (wall s, sim s, {node: RSS MB}, gap s, warnings, errors)
+    print(f"soak: {', '.join(n for n, _, _ in procs)} on domain {os.environ['ROS_DOMAIN_ID']}, logs in {work}")
+    print(
+        f"{'wall_s':>7} {'sim_s':>9} {'gap_ms':>8} " + " ".join(f"{n + '_MB':>18}" for n, _, _ in procs) + "  warn  err"
+    )
+    crashed = []
+    try:
+        while True:
+            now = time.monotonic()
+            rss = {n: rss_mb(p.pid) for n, p, _ in procs}
+            w = e = 0
+            for _, _, log in procs:
+                a, b, _ = counts(log)
+                w, e = w + a, e + b
+            samples.append((now - t0, mon.clock, rss, mon.gap(), w, e))
+            print(
+                f"{now - t0:7.0f} {mon.clock:9.1f} {1e3 * mon.gap():8.1f} "
+                + " ".join(f"{rss[n]:18.1f}" for n, _, _ in procs)
+                + f"  {w:4d} {e:4d}",
+                flush=True,
+            )
+            crashed = [f"{n} (exit {p.returncode})" for n, p, _ in procs if p.poll() is not None]
+            if crashed or now >= end:
+                break
+            time.sleep(min(args.every, max(0.0, end - now)))
+    finally:
+        for _, p, _ in procs:
+            if p.poll() is None:
+                p.terminate()
+        for _, p, _ in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        mon.close()
+    base = next((s for s in samples if s[0] >= 60.0), samples[-1])
+    last = samples[-1]
+    growth = {n: 100.0 * (last[2][n] - base[2][n]) / base[2][n] for n in base[2]}
+    gaps = [abs(s[3]) for s in samples if s[3] == s[3]]
+    wall, sim = last[0], last[1]
+    print(f"RSS growth after the first minute: {', '.join(f'{n} {g:+.2f} %' for n, g in growth.items())}")
+    print(f"sim time {sim:.1f} s in {wall:.1f} s wall ({sim / wall:.2f}×)")
+    print(f"/joint_states messages {mon.messages}, feed-forward goals {mon.goals}")
+    for name, _, log in procs:
+        a, b, kinds = counts(log)
+        top = sorted(kinds.items(), key=lambda kv: -kv[1])[:5]
+        print(f"{name}: {a} warnings, {b} errors" + "".join(f"\n    {c:6d} × {k}" for k, c in top))
+    if crashed:
+        print(f"CRASHED: {', '.join(crashed)}")
+    print(
+        f"RESULT wall_s={wall:.0f} sim_s={sim:.0f} rss_growth_pct={max(growth.values()):.2f} "
+        f"clock_drift_ms={1e3 * max(gaps, default=float('nan')):.1f} warnings={last[4]} errors={last[5]} "
+        f"crashed={len(crashed)} goals={mon.goals}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

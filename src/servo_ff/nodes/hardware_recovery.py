@@ -1,0 +1,106 @@
+"""Recovery of ``servo_hardware_node`` after a bus loss and after a servo that rebooted by itself.
+
+* After a reconnection every joint that answers holds its *fresh* reading (the joints may have moved while the bus
+  was away: no snap back to the goal held before the loss); a trajectory being followed stops. A servo silent at
+  the reconnection does not stop it: it is left out (its joint keeps its last value, flagged stale and ERROR in
+  /diagnostics), PINGed once per ``reconnect_period`` and joins at its fresh reading when it answers.
+* A servo that rebooted without a request (brown-out: RAM back at defaults) is detected by the health read: its
+  indirect map reads back its default (the ID byte of the health block is not its id), or its torque is off while
+  torque is wanted and no hardware error explains it. Its set-up (torque off, return delay, indirect addresses,
+  position-limit check) is written again, it is read afresh, holds that reading (P gain and goal written), and only
+  then gets torque back. /diagnostics says so (WARN for ``REBOOT_NOTE_S``, ``unrequested_reboots`` counted).
+
+A mixin of :class:`~.hardware_node.HardwareNode` (uses its bus, readings and gate).
+"""
+
+from __future__ import annotations
+
+import termios
+import time
+
+import numpy as np
+
+REBOOT_NOTE_S = 10.0  # [s] the WARN after an unrequested reboot stays this long in /diagnostics
+
+
+class HardwareRecovery:
+    """Reconnection and unrequested-reboot handling (per-joint counters in ``unrequested_reboots``)."""
+
+    def _init_recovery(self) -> None:
+        self.unrequested_reboots = np.zeros(len(self.ids), dtype=np.int64)
+        self.reboot_note: dict[int, tuple[float, str]] = {}  # joint index → (monotonic time, what happened)
+
+    def _hold_fresh(self, rows: np.ndarray, why: str) -> None:
+        """The held goal of joints ``rows`` read this cycle := their reading (within the limits); a trajectory being
+        followed stops (it was planned from where the joints were)."""
+        rows = rows[self.valid[rows]]
+        self.gate.goal[rows] = np.clip(self.pos[rows], self.gate.lower[rows], self.gate.upper[rows])
+        if self.traj is not None or self.pending is not None:
+            self.traj = self.pending = None
+            self.get_logger().warning(f"{why}: the trajectory being followed is stopped (holding)")
+
+    def _after_reconnect(self) -> str:
+        """Hold the fresh reading of every joint read at the reconnection; the text names the silent ones."""
+        rows = np.flatnonzero(self.valid & self.seen)
+        moved = np.abs(self.pos[rows] - self.gate.goal[rows])
+        self._hold_fresh(rows, "reconnected")
+        text = f", holding the fresh reading (max {moved.max() if moved.size else 0.0:.4f} rad from the old goal)"
+        silent = [self.index_of_id[i] for i in self.bus.missing if self.seen[self.index_of_id[i]]]
+        if silent:
+            text += (
+                f"; SILENT {self.joint_text(silent)}: left out, last value held (stale), probed every "
+                f"{self.table['reconnect_period']:g} s"
+            )
+        return text
+
+    def _check_reboots(self, h) -> None:
+        """Servos of health read ``h`` that rebooted by themselves: set-up lost, or torque off unasked."""
+        lost = np.zeros(len(h.ids), dtype=bool) if h.setup_lost is None else h.setup_lost.copy()
+        why = np.where(lost, "RAM at defaults (indirect map lost)", "")
+        if h.torque is not None and self.torque_wanted and self.active:
+            off = h.valid & (h.torque == 0) & (h.hw_error == 0) & self.seen[self._rows(h.ids)]
+            why = np.where(off & ~lost, "torque off without a request", why)
+            lost |= off
+        if lost.any():
+            self._restore_rebooted([i for i, x in zip(h.ids, lost) if x], [w for w, x in zip(why, lost) if x])
+
+    def _restore_rebooted(self, ids: list[int], why: list[str]) -> None:
+        """Set-up of ``ids`` written again, read afresh, held there (goal + P gain written), then torque on if
+        wanted. A failure leaves the servo torque off; the next health read tries again."""
+        rows = self._rows(ids)
+        text = self.joint_text(rows)
+        log = self.get_logger()
+        log.warning(f"{text} rebooted by itself ({', '.join(why)}): restoring its set-up before it moves")
+        try:
+            self.bus.setup(ids)  # torque off, return delay, indirect addresses, limit check
+            self._store(self._fresh_rows(ids))
+            self._hold_fresh(rows, f"{text} rebooted by itself")
+            self.bus.write_goals(*self._goal_args())  # goal = fresh reading, P gain
+            if self.torque_wanted:
+                self.bus.torque(True, ids)
+        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+            self.throttle("reboot-restore", log.error, f"{text} rebooted: restoring its set-up failed: {e}; retrying")
+            return
+        now = time.monotonic()
+        for k, w in zip(rows, why):
+            self.unrequested_reboots[k] += 1
+            self.reboot_note[int(k)] = (
+                now,
+                f"rebooted by itself ({w}); set-up restored (return delay, indirect map, P gain, limits), holding "
+                f"its fresh reading {self.pos[k]:.4f} rad, torque {'on' if self.torque_wanted else 'off'}",
+            )
+        log.warning(f"{text}: set-up restored, holding {np.round(self.pos[rows], 4).tolist()} rad")
+
+    def _fresh_rows(self, ids: list[int]):
+        """A state read with a valid reply from each of ``ids`` (``retries`` more tries); BusError otherwise."""
+        want = set(ids)
+        for _ in range(int(self.table["retries"]) + 1):
+            state = self.bus.read_state()
+            if want <= {i for i, v in zip(state.ids, state.valid) if v}:
+                return state
+        raise self.bus_mod.BusError(f"no valid reply from {self.joint_text(self._rows(ids))} after its set-up")
+
+    def reboot_text(self, k: int, now: float) -> str | None:
+        """What /diagnostics says of joint ``k`` for ``REBOOT_NOTE_S`` after an unrequested reboot."""
+        note = self.reboot_note.get(k)
+        return None if note is None or now - note[0] > REBOOT_NOTE_S else f"{note[1]} ({now - note[0]:.1f} s ago)"

@@ -1,0 +1,147 @@
+"""Reliability of servo_hardware_node (issue 24) on a virtual Dynamixel 2.0 bus (pty, truth record on):
+
+* the bus goes away and comes back with one servo still silent: the node reconnects without it (it is left out,
+  ERROR in /diagnostics, probed) and holds where the joints are *now* (they moved while the bus was away: the goal
+  written after the reconnection is the fresh reading, from the bus's truth record; no snap back); the silent
+  servo joins at its own fresh reading once it answers;
+* a servo browns out and reboots by itself (RAM at defaults): detected, its set-up (indirect map, P gain) written
+  again and its fresh position held before torque comes back; /diagnostics says what happened;
+* torque turned off behind the node's back is detected the same way; a hardware error is not a reboot: the servo
+  stays torque off with its error reported and is never rebooted without a request.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from nodes_harness import wait_for
+
+pytest.importorskip("rclpy")
+pytest.importorskip("dynamixel_sdk")
+from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
+from hardware_rig import COUNT, IDS, UP, Rig, hold_goal_written_after  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+from servo_ff.dynamixel import control_table as ct  # noqa: E402
+from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR, GAIN_GOAL_INDIRECT, HEALTH_INDIRECT  # noqa: E402
+from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+
+PENDULUM = ServoLoad.pendulum(0.25, 0.1)
+MAP = list(HEALTH_INDIRECT) + list(GAIN_GOAL_INDIRECT)  # the indirect addresses the node sets up
+
+
+def indirect_map(bus: VirtualBus, k: int) -> list[int]:
+    a = bus.table.item("Indirect Address 1").address
+    return [int.from_bytes(bus.mem[k, a + 2 * j : a + 2 * j + 2].tobytes(), "little") for j in range(len(MAP))]
+
+
+def goal_writes(tr, dxl_id: int, after: float = -np.inf) -> int:
+    return int(
+        np.count_nonzero((tr["wr_id"] == dxl_id) & (tr["wr_addr"] == GAIN_GOAL_DATA_ADDR) & (tr["wr_t"] > after))
+    )
+
+
+def lift(rig: Rig, node) -> None:
+    """The joints held UP by ``node`` (patient: under load an activate can fail once and be retried)."""
+    wait_for(lambda: node.active and rig.pub.get_subscription_count(), 60.0, "the node active")
+    rig.pub.publish(Float64MultiArray(data=UP))
+    wait_for(lambda: np.allclose(rig.physics()["theta"], UP, atol=0.03), 60.0, "the joints up")
+
+
+@pytest.fixture
+def rig(tmp_path):
+    r = Rig(tmp_path, 61, PENDULUM)
+    yield r
+    r.close()
+
+
+def test_reconnects_with_a_silent_servo_and_holds_where_the_joints_are_now(rig):
+    node = rig.node("servo_rc", stale_cycles=5)
+    lift(rig, node)
+    rig.bus.set_silent(2, True)  # the knee stops answering, then the whole bus goes away
+    # skipped by the bus (or, after a reconnection under load, left out as missing)
+    wait_for(lambda: node.bus is not None and (node.bus.stats[2].skipping or 2 in node.bus.missing), 30.0, "knee out")
+    rig.bus.stop()
+    wait_for(lambda: not node.connected, 30.0, "the loss detected")
+    knee_before = float(node.pos[1])
+    # back on the same link: the joints moved while it was away (no load: they stay where they were put)
+    moved = [0.3, -0.2]
+    rig.bus = VirtualBus(ids=IDS, model="mx106", loads=ServoLoad(), link=str(rig.link), truth=True)
+    rig.bus.theta[:] = moved
+    rig.bus.set_silent(2, True)  # the knee still silent
+    t_back = time.monotonic()
+    rig.bus.start()
+    wait_for(lambda: node.connected, 30.0, "reconnection with the knee silent")
+    wait_for(lambda: goal_writes(rig.truth(), 1) > 0, 30.0, "a goal written to the hip")
+    goal, pos, t_reply = hold_goal_written_after(rig.truth(), t_back, 1)
+    assert t_reply > t_back and abs(goal - pos) <= 1, f"hip goal {goal} counts != fresh reading {pos}"
+    assert abs(float(ct.counts_to_rad(goal)) - moved[0]) < 0.01, "the hip is held where it is now"
+    assert abs(float(ct.counts_to_rad(goal)) - UP[0]) > 0.5, "the hip snapped back to the goal held before the loss"
+    wait_for(lambda: (rig.torque() == [1, 0]).all(), 30.0, "torque back on the hip only")  # written after the goal
+    # the silent knee: ERROR naming it, last value held, no goal written to it
+    s = wait_for(lambda: (s := rig.status("knee")) and "silent since the reconnection" in s.message and s, 30.0, "diag")
+    assert s.level == DiagnosticStatus.ERROR and s.hardware_id == "dxl/2"
+    n = len(rig.states)
+    wait_for(lambda: len(rig.states) > n + 10, 30.0, "joint_states without the knee")
+    assert all(m.position[1] == knee_before for m in rig.states[n:]), "the knee keeps its last value"
+    assert goal_writes(rig.truth(), 2) == 0
+    # the knee answers again: it joins at its own fresh reading (it was put at −0.2 rad, not UP[1])
+    t_join = time.monotonic()
+    rig.bus.set_silent(2, False)
+    wait_for(lambda: goal_writes(rig.truth(), 2, t_join) > 0, 30.0, "a goal written to the knee")
+    goal, pos, _ = hold_goal_written_after(rig.truth(), t_join, 2)
+    assert abs(goal - pos) <= 1 and abs(float(ct.counts_to_rad(goal)) - moved[1]) < 0.01
+    wait_for(lambda: (rig.torque() == [1, 1]).all(), 30.0, "torque on the knee")
+
+
+def test_a_servo_that_reboots_by_itself_is_set_up_again_and_holds_its_fresh_position(rig):
+    node = rig.node("servo_bo")
+    lift(rig, node)
+    reg = int(ct.kp_to_p_gain(np.array([32.0]), rig.bus.table)[0])
+    assert indirect_map(rig.bus, 1) == MAP and rig.bus.regs.get("Position P Gain")[1] == reg
+    t_bo = time.monotonic()
+    with rig.bus._lock:  # seen before the node can answer it
+        rig.bus.brown_out(2)  # the knee: RAM back at defaults, torque off, indirect map gone
+        assert rig.torque()[1] == 0 and indirect_map(rig.bus, 1) != MAP
+    wait_for(lambda: node.unrequested_reboots[1] == 1, 30.0, "the reboot detected")
+    wait_for(lambda: rig.torque()[1] == 1, 30.0, "torque back on the knee")
+    assert indirect_map(rig.bus, 1) == MAP, "indirect map restored"
+    assert rig.bus.regs.get("Position P Gain")[1] == reg, "P gain restored"
+    assert rig.bus.regs.get("Return Delay Time")[1] == rig.bus.regs.get("Return Delay Time")[0]
+    # the goal written by the restore (the last goal write before its note): the reading taken after the reboot
+    tr = rig.truth()
+    done = node.reboot_note[1][0]
+    w = np.flatnonzero((tr["wr_id"] == 2) & (tr["wr_addr"] == GAIN_GOAL_DATA_ADDR) & (tr["wr_t"] < done))[-1]
+    goal, pos, t_reply = hold_goal_written_after(tr, tr["wr_t"][w] - 1e-9, 2)
+    assert t_reply > t_bo and abs(goal - pos) <= 1, f"knee goal {goal} counts != its fresh reading {pos}"
+    assert node.unrequested_reboots[0] == 0 and rig.torque()[0] == 1
+    s = wait_for(lambda: (s := rig.status("knee")) and "rebooted by itself" in s.message and s, 30.0, "diagnostics")
+    assert s.level == DiagnosticStatus.WARN and "RAM at defaults" in s.message, s.message
+    assert {kv.key: kv.value for kv in s.values}["unrequested_reboots"] == "1"
+    assert rig.bus.stats.instructions.get("REBOOT", 0) == 0
+    # the restored knee holds: it does not fall (pendulum load)
+    wait_for(lambda: abs(rig.physics()["theta"][1] - float(ct.counts_to_rad(goal))) < 20 * COUNT, 30.0, "knee held")
+
+    # torque turned off behind the node's back (no hardware error): the same recovery
+    with rig.bus._lock:
+        rig.bus.regs.set("Torque Enable", 0, np.array([True, False]))
+    wait_for(lambda: node.unrequested_reboots[0] == 1 and rig.torque()[0] == 1, 30.0, "hip torque restored")
+    assert "torque off without a request" in node.reboot_note[0][1]
+
+
+def test_a_hardware_error_is_reported_and_never_rebooted_without_a_request(rig):
+    node = rig.node("servo_hw")
+    lift(rig, node)
+    rig.bus.inject_overload(1)  # torque off by the Shutdown rule, bit 5 latched
+    s = wait_for(
+        lambda: (s := rig.status("hip")) and s.level == DiagnosticStatus.ERROR and "overload" in s.message and s,
+        30.0,
+        "overload in /diagnostics",
+    )
+    assert s.hardware_id == "dxl/1" and "hip" in s.name
+    n = len(rig.diags)
+    wait_for(lambda: len(rig.diags) > n + 10, 60.0, "two seconds of diagnostics")
+    assert rig.bus.stats.instructions.get("REBOOT", 0) == 0 and rig.bus.hw_error[0] & ct.HW_OVERLOAD
+    assert rig.torque()[0] == 0 and node.unrequested_reboots[0] == 0
