@@ -98,7 +98,7 @@ def test_every_error_bit_reaches_diagnostics_on_its_servo_and_is_cleared_only_on
         wait_for(lambda: node.active, 30.0, "the node active")
 
         def status(joint: str):
-            return next((s for d in reversed(diags) for s in d.status if s.name == f"servo_hw: {joint}"), None)
+            return next((s for d in reversed(diags) for s in d.status if s.name.endswith(f"/servo_hw: {joint}")), None)
 
         reboots = bus.stats.instructions.get("REBOOT", 0)
         for n, (name, (how, raw, hw)) in enumerate(bits.items()):

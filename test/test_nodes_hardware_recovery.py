@@ -82,7 +82,7 @@ def test_reconnects_with_a_silent_servo_and_holds_where_the_joints_are_now(rig):
     wait_for(lambda: (rig.torque() == [1, 0]).all(), 30.0, "torque back on the hip only")  # written after the goal
     # the silent knee: ERROR naming it, last value held, no goal written to it
     s = wait_for(lambda: (s := rig.status("knee")) and "silent since the reconnection" in s.message and s, 30.0, "diag")
-    assert s.level == DiagnosticStatus.ERROR and s.hardware_id == "dxl/2"
+    assert s.level == DiagnosticStatus.ERROR and s.hardware_id.endswith("/servo_rc/dxl/2")
     n = len(rig.states)
     wait_for(lambda: len(rig.states) > n + 10, 30.0, "joint_states without the knee")
     assert all(m.position[1] == knee_before for m in rig.states[n:]), "the knee keeps its last value"
@@ -140,7 +140,7 @@ def test_a_hardware_error_is_reported_and_never_rebooted_without_a_request(rig):
         30.0,
         "overload in /diagnostics",
     )
-    assert s.hardware_id == "dxl/1" and "hip" in s.name
+    assert s.hardware_id.endswith("/servo_hw/dxl/1") and "hip" in s.name
     n = len(rig.diags)
     wait_for(lambda: len(rig.diags) > n + 10, 60.0, "two seconds of diagnostics")
     assert rig.bus.stats.instructions.get("REBOOT", 0) == 0 and rig.bus.hw_error[0] & ct.HW_OVERLOAD
