@@ -145,6 +145,13 @@ def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
     }
     assert s["firmware"]["law"]["error_gain"] == FIRMWARE_LAWS["mx64"].error_gain
     assert "MXActuator" in s["firmware"]["source"] and "MXActuator" in s["bounds"]
+    prior = s["datasheet_prior"]
+    assert prior["kind"] == "box" and prior["factor"] == 1.25 and "MX-64" in prior["source"]
+    for m in ("m1", "m3"):  # every fitted model inside the datasheet box
+        kt, r = s["models"][m]["params"]["kt"], s["models"][m]["params"]["R"]
+        assert prior["kt_range"][0] <= kt <= prior["kt_range"][1]
+        assert 1 / 1.2501 <= kt * prior["voltage"] / r / prior["stall_torque"] <= 1.2501
+    assert s["firmware_fit"] == {"keys": [], "reason": "the firmware law has no target-velocity clamp"}
     assert s["fit_q_offset"] is True
     for m in ("m1", "m3"):
         r = s["models"][m]
