@@ -279,7 +279,13 @@ def test_params_and_firmware_flags(tmp_path, capsys):
     assert s["actuator"] == "sts3215" and "STS3215Actuator" in s["bounds"]
     assert s["firmware"]["law"]["goal_velocity_limit"] == pytest.approx(FIRMWARE_LAWS["sts3215"].goal_velocity_limit)
     assert str(sts) in s["firmware"]["source"]
-    assert ActuatorParams.load_json(out / "m1.json").firmware.error_gain == FIRMWARE_LAWS["sts3215"].error_gain
+    # the STS law has a target-velocity clamp: its error gain and clamp are fitted (bam's boxes, 0.1–10 ×)
+    assert s["firmware_fit"]["keys"] == ["error_gain", "goal_velocity_limit"]
+    fitted = ActuatorParams.load_json(out / "m1.json").firmware
+    law = FIRMWARE_LAWS["sts3215"]
+    assert 0.1 * law.error_gain <= fitted.error_gain <= 10 * law.error_gain
+    assert 0.1 * law.goal_velocity_limit <= fitted.goal_velocity_limit <= 10 * law.goal_velocity_limit
+    assert s["datasheet_prior"]["kind"] == "box" and "STS3215" in s["datasheet_prior"]["source"]
     # an actuator without a row: its firmware from --firmware, its box around the --params reference
     mine = tmp_path / "mine.json"
     data = preset("mx64", "m1").to_bam_dict(with_firmware=False)
