@@ -327,7 +327,9 @@ def test_sts3215_identified_end_to_end_from_simulated_bench_logs(tmp_path):
     R +0.05 %, armature −0.03 %, friction_base +0.3 %, friction_viscous −0.1 %, q_offset +0.01 mrad, validation
     MAE 0.87 mrad (the noise floor). The bounds below are 10–20× those errors. Without the goal-speed limit the
     true parameters miss the same logs by 11.6 mrad mean MAE (×13; up to 0.29 rad in accelerated_oscillations),
-    so the law's limit is part of what is identified against."""
+    so the law's limit is part of what is identified against. Run without the datasheet prior and with the firmware
+    row held: bam's published file lies outside the STS3215 datasheet box (its stall torque at 7.4 V is 3.35 N·m,
+    1.75 × the datasheet's 1.91), and the error gain is only identifiable against kt and R under that prior."""
     from servo_ff.identification.simulation_fit import evaluate
     from servo_ff.io.logs import read_logs
 
@@ -335,7 +337,10 @@ def test_sts3215_identified_end_to_end_from_simulated_bench_logs(tmp_path):
     grid = ["--masses", "0.3", "0.6", "--lengths", "0.15", "--kps", "8", "32", "--duration", "4"]
     noise = ["--noise", "0.001", "--quantize", "4096"]
     assert main(["record-sim", "--servo", "sts3215", "--model", "m1", "--out", str(logs), *grid, *noise]) == 0
-    assert main(["identify", str(logs), "--out", str(out), "--models", "m1", "--max-evals", "1500", "--quiet"]) == 0
+    held = ["--no-datasheet-prior", "--no-fit-firmware"]
+    assert (
+        main(["identify", str(logs), "--out", str(out), "--models", "m1", "--max-evals", "1500", "--quiet", *held]) == 0
+    )
     truth, got = preset("sts3215", "m1"), ActuatorParams.load_json(out / "m1.json")
     assert got.actuator == "sts3215" and got.firmware == FIRMWARE_LAWS["sts3215"]
     for key in ("kt", "R", "armature"):

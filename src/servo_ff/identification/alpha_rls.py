@@ -108,7 +108,13 @@ class AlphaRLS:
         tr = float(np.trace(P))
         if tr > cap:
             P *= cap / tr
-        if not (np.isfinite(alpha).all() and np.isfinite(P).all() and denom > 0):
+        if not (
+            np.isfinite(alpha).all()
+            and np.isfinite(P).all()
+            and math.isfinite(denom)
+            and math.isfinite(e * e)
+            and math.isfinite(e_ref * e_ref)
+        ):
             self.skipped += 1
             return False
         self.alpha, self.P = alpha, P
