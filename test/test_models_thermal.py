@@ -101,3 +101,38 @@ def test_thermal_parameters_are_identified_from_integer_temperatures():
     assert fit.params.capacity == pytest.approx(truth.capacity, rel=0.1)
     assert fit.params.resistance == pytest.approx(truth.resistance, rel=0.15)
     assert fit.rms < 0.4 < fit.rms_constant
+
+
+def test_measured_trend_predicts_the_time_to_the_limit_of_the_model():
+    """Readings of a servo heating by the model (integer °C, every 0.5 s): T_∞ = T + τ·dT/dt and the step response
+    give the time to the limit, within a few seconds of the truth."""
+    from servo_ff.models.thermal import TemperatureTrend, thermal_warning
+
+    power, amb = 5.0, 30.0  # T_∞ = 60 °C
+    trend = TemperatureTrend(1, TH.time_constant, window=20.0)
+    t = np.arange(0, 60.5, 0.5)
+    for ti in t:
+        trend.add(ti, np.round(step_response(np.array([ti]), power, TH, amb, amb)))
+    truth = float(
+        time_to_limit(
+            step_response(np.array([60.0]), power, TH, amb, amb), np.array([power]), TH, amb, np.array([55.0])
+        )[0]
+    )
+    got = float(trend.time_to(55.0)[0])
+    assert got == pytest.approx(truth, abs=0.15 * truth)
+    assert trend.time_to(65.0)[0] == math.inf  # above T_∞
+    assert thermal_warning(50.0, 30.0, 70.0, 60.0)[0] == 1 and "in 30 s" in thermal_warning(50.0, 30.0, 70.0, 60.0)[1]
+    assert thermal_warning(71.0, 0.0, 70.0, 60.0)[0] == 2
+    assert thermal_warning(50.0, math.inf, 70.0, 60.0) == (0, "")
+    assert thermal_warning(math.nan, 0.0, 70.0, 60.0) == (0, "")
+
+
+def test_trend_without_readings_predicts_nothing():
+    from servo_ff.models.thermal import TemperatureTrend
+
+    trend = TemperatureTrend(3, 600.0)
+    assert (trend.time_to(70.0) == math.inf).all() and trend.time_to(70.0).shape == (3,)
+    trend.add(0.0, np.array([40.0, np.nan, 80.0]))
+    trend.add(1.0, np.array([41.0, np.nan, 80.0]))
+    got = trend.time_to(70.0)
+    assert math.isfinite(got[0]) and got[1] == math.inf and got[2] == 0.0

@@ -171,3 +171,42 @@ def regression_rows(
         ddq is not None,
     )
     return A, y
+
+
+class LiveAlphaRefiner:
+    """RLS on α̂ fed from overlapping windows of live data (what the fit node holds): each call uses only the samples
+    newer than the last one used, away from the window's end (the Savitzky–Golay derivatives are poor there).
+
+    Starts from a batch fit (:class:`~servo_ff.identification.alpha_fit.AlphaFit`: α̂, q̇_s, δ and t_d are kept)."""
+
+    def __init__(self, fit, torque, options: RLSOptions = RLSOptions()):
+        self.fit = fit
+        self.torque = torque
+        self.rls = AlphaRLS(np.asarray(fit.alpha, float), options)
+        self.last_time = -math.inf
+
+    def feed(self, data, t0: float) -> int:
+        """``data`` (:class:`~servo_ff.identification.alpha_data.AlphaData`) on a grid from ``t0`` [s]; returns the
+        number of samples used."""
+        from .alpha_data import SG_WINDOW
+
+        tau = np.asarray(self.torque(data.q, data.dq, data.ddq), float)
+        with_inertia = self.rls.alpha.size == 5
+        A, y = regression_rows(
+            data.command,
+            data.measured,
+            tau,
+            data.dq,
+            data.ddq if with_inertia else None,
+            data.kp,
+            data.u_bat,
+            self.fit.delay_steps,
+            self.fit.dq_s,
+            self.fit.delta,
+        )
+        times = t0 + np.arange(len(y)) * data.dt
+        keep = (times > self.last_time) & (times <= times[-1] - (SG_WINDOW // 2 + self.fit.delay_steps) * data.dt)
+        if not keep.any():
+            return 0
+        self.last_time = float(times[keep][-1])
+        return self.rls.update_batch(A[keep], y[keep])

@@ -148,6 +148,12 @@ class ServoBank:
         if self.thermal is not None:
             self.packed[:, P_R] = self.thermal.resistance(params.R)
 
+    def set_ambient(self, ambient: float) -> None:
+        """Ambient temperature [°C] of the thermal model; the windings start there."""
+        if self.thermal is not None:
+            self.thermal = WindingTemperature(self.thermal.th, self.n, ambient)
+            self.packed[:, P_R] = self.thermal.resistance(self.params.R)
+
     def _heat(self, dt: float) -> None:
         """Joule heat of the last step into the windings; R follows the temperature (a hot servo is weaker).
         The rows change only when R moved by 0.1 % (they are checked again after a change)."""

@@ -130,3 +130,60 @@ class WindingTemperature:
     def time_to(self, limit: np.ndarray | float) -> np.ndarray:
         """Predicted time [s] to ``limit`` [°C] at the present load."""
         return time_to_limit(self.temp, self.power, self.th, self.ambient, np.broadcast_to(limit, self.temp.shape))
+
+
+def thermal_warning(temp: float, time_to: float, limit: float, warn_s: float) -> tuple[int, str]:
+    """(0 ok, 1 warn, 2 error; message) for a servo at ``temp`` [°C] predicted to reach ``limit`` in ``time_to``
+    [s]: error at or above the limit, warning when the limit is nearer than ``warn_s``."""
+    if not math.isfinite(temp):
+        return 0, ""
+    if temp >= limit:
+        return 2, f"temperature {temp:.1f} °C at its limit {limit:g} °C"
+    if time_to < warn_s:
+        return 1, f"temperature {temp:.1f} °C reaches its limit {limit:g} °C in {time_to:.0f} s at the present load"
+    return 0, ""
+
+
+class TemperatureTrend:
+    """Time to a temperature limit from *measured* temperatures (a servo whose current is not modelled).
+
+    Inverting the first-order model, the steady temperature at the present heat is T_∞ = T + τ·dT/dt (τ = R_th·C,
+    the only constant needed); the time to ``limit`` follows from the step response. T and dT/dt are the mean and
+    least-squares slope of the readings over the last ``window`` seconds, taken at the window's mean time (integer
+    °C readings need a window of tens of seconds), and brought to the last reading by the model.
+    """
+
+    def __init__(self, n: int, time_constant: float, window: float = 30.0):
+        if not (time_constant > 0 and window > 0):
+            raise ValueError(f"time_constant and window must be > 0, got {time_constant}, {window}")
+        self.n, self.tau, self.window = int(n), float(time_constant), float(window)
+        self.t: list[float] = []
+        self.temps: list[np.ndarray] = []
+
+    def add(self, t: float, temps: np.ndarray) -> None:
+        """Readings [°C] at time ``t`` [s] (NaN: not read)."""
+        self.t.append(float(t))
+        self.temps.append(np.array(temps, dtype=np.float64))
+        while self.t and self.t[0] < t - self.window:
+            self.t.pop(0)
+            self.temps.pop(0)
+
+    def time_to(self, limit: np.ndarray | float) -> np.ndarray:
+        """Predicted time [s] to ``limit`` per servo (inf without a rising trend or before two readings)."""
+        if len(self.t) < 2:
+            return np.full(self.n, math.inf)
+        t = np.array(self.t) - self.t[-1]
+        temps = np.array(self.temps)
+        ok = np.isfinite(temps)
+        n = ok.sum(axis=0)
+        tm = np.where(ok, t[:, None], 0.0).sum(axis=0) / np.maximum(n, 1)
+        ym = np.where(ok, temps, 0.0).sum(axis=0) / np.maximum(n, 1)
+        dt = np.where(ok, t[:, None] - tm, 0.0)
+        slope = (dt * np.where(ok, temps - ym, 0.0)).sum(axis=0) / np.maximum((dt**2).sum(axis=0), 1e-12)
+        t_inf = ym + self.tau * slope  # T_∞ = T + τ·dT/dt at the window's mean time (the LS slope's own time)
+        now = t_inf + (ym - t_inf) * np.exp(tm / self.tau)  # the model's T at the last reading (tm ≤ 0)
+        limit = np.broadcast_to(np.asarray(limit, float), now.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = self.tau * np.log((t_inf - now) / (t_inf - limit))
+        out = np.where((n >= 2) & (slope > 0) & (t_inf > limit) & np.isfinite(out), np.maximum(out, 0.0), math.inf)
+        return np.where(temps[-1] >= limit, 0.0, out)

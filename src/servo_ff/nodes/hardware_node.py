@@ -31,6 +31,7 @@ from rclpy.parameter import Parameter
 from servo_ff.dynamixel import bus_types
 from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.bus_interface import make_bus
+from servo_ff.models.thermal import TemperatureTrend
 
 from .common import ParameterTable, per_joint, spin_node
 from .hardware_params import hardware_specs
@@ -65,6 +66,7 @@ class HardwareNode(ServoInterfaceNode):
         self.valid = np.zeros(n, dtype=bool)
         self.last_reply = np.full(n, -math.inf)
         self.temperature = np.full(n, np.nan)
+        self.temperature_trend = TemperatureTrend(n, table["thermal_time_constant"])  # time to temperature_limit
         self.voltage = np.full(n, np.nan)
         self.hw_error = np.full(n, -1, dtype=np.int64)
         self._setup_interface(table)
@@ -284,6 +286,7 @@ class HardwareNode(ServoInterfaceNode):
             return
         ok = h.valid
         self.voltage[ok], self.temperature[ok], self.hw_error[ok] = h.voltage[ok], h.temperature[ok], h.hw_error[ok]
+        self.temperature_trend.add(time.monotonic(), np.where(ok, h.temperature, np.nan))
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.pos, self.vel, self.eff

@@ -55,4 +55,15 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec(
             "max_reply_age", 0.5, "a servo silent longer than this is reported at ERROR", "s", lo=0.001, hi=3600.0
         ),
+        ParamSpec("temperature_limit", 70.0, "servo temperature limit (diagnostics)", "°C", lo=0.0, hi=200.0),
+        ParamSpec("temperature_warn_s", 60.0, "warn when the limit is predicted nearer than this", "s", lo=0.0, hi=1e6),
+        ParamSpec(
+            "thermal_time_constant",
+            600.0,
+            "R_th·C of the servo's winding model: T_∞ = T + τ·dT/dt from the measured trend",
+            "s",
+            lo=1.0,
+            hi=1e6,
+            read_only=True,
+        ),
     ]
