@@ -91,7 +91,7 @@ def test_phase_labels_and_budget():
     fw = FIRMWARE_LAWS["xl330"]
     n = 400
     t = np.arange(n) * 0.005
-    goal = np.where(t < 1.0, 0.25 * np.sin(2 * np.pi * t), 0.0)  # ≤ 1.6 rad/s: not fast  # moves, reverses at t = 0.25/0.75 s, then holds
+    goal = np.where(t < 1.0, 0.25 * np.sin(2 * np.pi * t), 0.0)  # ≤ 1.6 rad/s; reverses at 0.25/0.75 s, then holds
     position = goal.copy()
     speed = np.gradient(goal, 0.005)
     position[350:] = 1.0  # 1 rad from a held goal: kp 400 · error_gain · 1 rad > max_pwm, the duty saturates
