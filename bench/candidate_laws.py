@@ -16,7 +16,7 @@ Candidates: ``measured_supply`` (the servo's own Present Input Voltage instead o
 friction + K_d·|duty|: friction set by the command, not the motion), ``hot_winding`` (R at the logged Present
 Temperature, copper's 0.393 %/K).
 
-Run: python bench/candidate_laws.py [--max-evals 2000] [--extra-evals 300]
+Run: python bench/candidate_laws.py [--max-evals 2000] [--extra-evals 400] [--seed 0]
 Last line: RESULT baseline_cross_gain=<rad> best_candidate=<name> best_cross_gain=<rad>
 """
 
@@ -230,7 +230,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--max-evals", type=int, default=2000, help="identify budget per model for the M1→M4 chain")
-    ap.add_argument("--extra-evals", type=int, default=300, help="CMA-ES budget of each candidate refit")
+    ap.add_argument("--extra-evals", type=int, default=400, help="CMA-ES budget of each candidate refit")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if not (args.data / "raw").is_dir():
