@@ -35,23 +35,72 @@ class DatasheetFigures:
     source: str
 
 
-#: Vendor datasheet figures (output shaft). Feetech gives speed as seconds per 60° and torque in kg·cm.
+#: Vendor datasheet figures (output shaft), one row per servo at the supply voltage of its firmware law
+#: (:data:`servo_ff.models.firmware.FIRMWARE_TABLE` ``vin``) or, where the vendor does not list that voltage, at the
+#: nearest one listed. ROBOTIS rows quote the e-manual Specifications table (ROBOTIS-GIT/emanual, the file named);
+#: Feetech gives speed as seconds per 60° and torque in kg·cm. Checked 2026-11-25; "not verified" marks a figure
+#: no vendor document reachable here confirms.
 DATASHEETS: dict[str, DatasheetFigures] = {
     "xl330": DatasheetFigures(
-        0.52, 103 * RPM, 5.0, "ROBOTIS e-manual XL330-M288-T: stall torque 0.52 N·m (5.0 V, 1.47 A), no-load 103 rpm"
+        0.60,
+        123 * RPM,
+        6.0,
+        "ROBOTIS e-manual XL330-M288-T (emanual.robotis.com/docs/en/dxl/x/xl330-m288, Specifications): "
+        "'Stall Torque 0.60 [N.m] (at 6.0 [V], 1.74 [A])', 'No Load Speed 123 [rev/min] (at 6.0 [V])'; 6.0 V, the "
+        "highest listed (3.7/5.0/6.0 V), nearest the law's vin 7.5 V (above the 3.7-6.0 V input range)",
     ),
-    "xl320": DatasheetFigures(0.39, 114 * RPM, 7.4, "ROBOTIS e-manual XL-320: stall 0.39 N·m (7.4 V), no-load 114 rpm"),
-    "mx64": DatasheetFigures(6.0, 63 * RPM, 12.0, "ROBOTIS e-manual MX-64 (2.0): stall 6.0 N·m (12 V), no-load 63 rpm"),
+    "xl320": DatasheetFigures(
+        0.39,
+        114 * RPM,
+        7.4,
+        "ROBOTIS e-manual XL-320 (docs/en/dxl/x/xl320.md, Specifications): 'Stall Torque 0.39Nm @ 7.4V, 1.1A', "
+        "'No Load Speed 114rpm @ 7.4V, 0.18A'; 7.4 V, the only voltage listed (law vin 7.5 V)",
+    ),
+    "mx64": DatasheetFigures(
+        7.3,
+        78 * RPM,
+        14.8,
+        "ROBOTIS e-manual MX-64 (2.0) (docs/en/dxl/mx/mx-64-2.md, Specifications): 'Stall Torque 7.3Nm @ 14.8V, "
+        "5.2A', 'No Load Speed 78rpm @ 14.8V'; 14.8 V, of 11.1/12/14.8 V the nearest the law's vin 15 V",
+    ),
     "mx106": DatasheetFigures(
-        8.0, 45 * RPM, 12.0, "ROBOTIS e-manual MX-106 (2.0): stall 8.0 N·m (12 V), no-load 45 rpm"
+        10.0,
+        55 * RPM,
+        14.8,
+        "ROBOTIS e-manual MX-106 (2.0) (docs/en/dxl/mx/mx-106-2.md, Specifications): 'Stall Torque 10.0Nm @ 14.8V, "
+        "6.3A', 'No Load Speed 55rpm @ 14.8V'; 14.8 V, of 11.1/12/14.8 V the nearest the law's vin 15 V",
     ),
-    "mx28": DatasheetFigures(2.5, 55 * RPM, 12.0, "ROBOTIS e-manual MX-28 (2.0): stall 2.5 N·m (12 V), no-load 55 rpm"),
-    "xm430": DatasheetFigures(4.1, 46 * RPM, 12.0, "ROBOTIS e-manual XM430-W350: stall 4.1 N·m (12 V), no-load 46 rpm"),
+    "mx28": DatasheetFigures(
+        2.5,
+        55 * RPM,
+        12.0,
+        "ROBOTIS e-manual MX-28 (2.0) (docs/en/dxl/mx/mx-28-2.md, Specifications): 'Stall Torque 2.5Nm @ 12V, 1.4A', "
+        "'No Load Speed 55rpm @ 12V'; 12 V, the law's vin",
+    ),
+    "xm430": DatasheetFigures(
+        4.1,
+        46 * RPM,
+        12.0,
+        "ROBOTIS e-manual XM430-W350 (docs/en/dxl/x/xm430-w350.md, Specifications): 'Stall Torque 4.1Nm @ 12.0V, "
+        "2.3A', 'No Load Speed 46rpm @ 12.0V'; 12 V, the law's vin",
+    ),
     "sts3215": DatasheetFigures(
-        19.5 * KGCM, SIXTY_DEG / 0.222, 7.4, "Feetech STS3215 (7.4 V): stall 19.5 kg·cm, no-load 0.222 s/60°"
+        19.5 * KGCM,
+        SIXTY_DEG / 0.192,
+        7.4,
+        "Feetech STS3215 7.4 V (C001), 7.4 V, the law's vin: not verified against a Feetech document (none reachable "
+        "here); stall '19.5kg.cm@7.4V' and no-load '0.192sec/60°(52RPM)@7.4V' as resold by Waveshare (ST3215 "
+        "19.5kg.cm@7.4V option) and DFRobot (SER0069); Evelta's Feetech C001 listing states 19.5kg.cm and "
+        "0.238sec/60° at 6 V instead. 0.222 s/60° is the 12 V C018's figure (its label: 'SPEED: 0.222sec/60degree "
+        "(12V)', 'TORQUE: 30kg.cm (12V)')",
     ),
     "sts3250": DatasheetFigures(
-        50.0 * KGCM, SIXTY_DEG / 0.133, 12.0, "Feetech STS3250 (12 V): stall 50 kg·cm, no-load 0.133 s/60°"
+        50.0 * KGCM,
+        SIXTY_DEG / 0.133,
+        12.0,
+        "Feetech STS3250 product specification sheet (Doc. No. 6384135881578380868917773, A/0, 2024-01-16), as "
+        "quoted by robonine.com (the sheet itself not reachable here): 'Stall Torque 50 kg·cm @ 12 V', 'No-load "
+        "Speed 0.133 s/60° @ 12 V'; 12 V, the law's vin",
     ),
 }
 
