@@ -6,15 +6,20 @@ kp 100 and kp 400, four trajectories each). Raw recordings, resampled by servo_f
 
 1. bam's published XL330 files (m1–m6) evaluated in our simulator (identical to bam's, see
    test/test_models_bam_equality.py) on every log.
-2. M1–M6 identified (CMA-ES with IPOP restarts on simulation MAE, warm-started along M1 → M6, q_offset
-   fitted) on the four kp 100 logs and validated on the four kp 400 logs, then the reverse. The cross-gain MAE of a
-   model is the mean of its two
-   validation MAEs; nothing is tuned on a validation log.
-3. A plot of measured vs simulated θ and duty for the worst validation log (the recordings' ``load`` column is
-   the servo's Present PWM register, not a current).
+2. M1–M6 identified (CMA-ES with IPOP restarts on simulation MAE, warm-started along M1 → M6, q_offset fitted,
+   kt/R under the XL330-M288 datasheet prior unless --no-prior) in three splits, nothing tuned on a validation log:
+   * cross_gain (the headline): fit on the four kp 100 logs, judge on the four kp 400 logs, then the reverse; a
+     model's cross-gain MAE is the mean of its two validation MAEs;
+   * within_gain: the developers' 75/25 split of all eight logs (seed), both gains in training and validation;
+   * fastest_out: train on the slower trajectories at every gain, judge the fastest (largest goal speed).
+3. The error budget of the cross-gain validation by phase (identification/error_budget.py: saturation, reversal,
+   fast, hold, slow) for M1 and the best model; a joint fit on both gains (training MAE per gain against the fit
+   on that gain alone); a plot of the worst cross-gain validation log (the recordings' ``load`` column is the
+   servo's Present PWM register, not a current).
 
-Run: python bench/real_logs.py [--data DIR] [--max-evals N] [--firmware SPEC]
-Last line: RESULT best_cross_gain_mae=<rad> bam_published_mae=<rad> m1_over_best=<x> identify_s=<s>
+Run: python bench/real_logs.py [--data DIR] [--max-evals N] [--firmware SPEC] [--no-prior] [--models m1,m3]
+Last line: RESULT best_cross_gain_mae=<rad> bam_published_mae=<rad> cross_over_bam=<x> m1_over_best=<x>
+within_gain_mae=<rad> within_gain_m1_over_best=<x> fastest_out_mae=<rad> fastest_out_over_train=<x> identify_s=<s>
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.identification.simulation_fit import evaluate, identify_nested  # noqa: E402
+from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
+from servo_ff.identification.error_budget import PHASES, PhaseBudget, error_budget, phase_labels  # noqa: E402
+from servo_ff.identification.simulation_fit import evaluate, identify_nested, split_logs  # noqa: E402
 from servo_ff.io.logs import read_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS, firmware_from_spec  # noqa: E402
 from servo_ff.models.params import MODEL_NAMES  # noqa: E402
@@ -94,88 +101,196 @@ def plot_worst(log, params, path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def fastest_trajectory(logs) -> str:
+    """The trajectory whose goal moves fastest (max |dθd/dt| over its logs): held out of the trajectory split."""
+    speed: dict[str, float] = {}
+    for lg in logs:
+        v = float(np.abs(np.diff(lg.goal_position)).max() / lg.dt)
+        speed[lg.trajectory] = max(speed.get(lg.trajectory, 0.0), v)
+    return max(speed, key=speed.get)
+
+
+def splits(logs, seed: int) -> dict[str, list[tuple[list, list]]]:
+    """name → [(train, validation), …]: cross-gain (both ways), the within-gain 75/25 split, and the
+    leave-the-fastest-trajectory-out split (train on the slower trajectories at every gain)."""
+    gains = sorted({lg.kp for lg in logs})
+    by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}
+    fast = fastest_trajectory(logs)
+    return {
+        "cross_gain": [(by_gain[a], by_gain[b]) for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0]))],
+        "within_gain": [split_logs(logs, 0.25, seed)],
+        "fastest_out": [([lg for lg in logs if lg.trajectory != fast], [lg for lg in logs if lg.trajectory == fast])],
+    }
+
+
+def describe(train, val) -> str:
+    def one(ls):
+        return ", ".join(f"{lg.trajectory}@kp{lg.kp:g}" for lg in ls)
+
+    return f"train [{one(train)}] → val [{one(val)}]"
+
+
+def phase_table(fits: dict, split: list, models: list[str], firmware) -> dict[str, PhaseBudget]:
+    """Error budget by phase of ``models`` over every validation log of ``split`` (fits: model → FitResult list)."""
+    out = {}
+    for m in models:
+        errors, labels = [], []
+        for (_, val), r in zip(split, fits[m]):
+            for lg in val:
+                p = r.params.with_(firmware=r.params.firmware.with_(kp=lg.kp, vin=lg.vin))
+                theta = rollout(
+                    p,
+                    lg.position[0],
+                    lg.speed[0],
+                    lg.goal_position,
+                    lg.dt,
+                    PendulumLoad(lg.mass, lg.length, lg.arm_mass),
+                    enable=lg.torque_enable,
+                ).theta
+                errors.append(theta - lg.position)
+                labels.append(phase_labels(lg, p.firmware))
+        out[m] = error_budget(errors, labels)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--max-evals", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--firmware", default="xl330", help=f"firmware law to identify under ({', '.join(FIRMWARE_LAWS)})")
+    ap.add_argument("--models", default=",".join(MODEL_NAMES), help="models to fit (comma-separated, nested order)")
+    ap.add_argument(
+        "--no-prior", action="store_true", help="no datasheet prior on kt and R (the search box of SEARCH_BOUNDS only)"
+    )
+    ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--no-joint", dest="joint", action="store_false", help="skip the joint fit over both gains")
     args = ap.parse_args()
     raw = args.data / "raw"
     if not raw.is_dir():
         print(f"no real recordings at {raw} (the data folder ships beside the project, not with it): nothing to do")
         return 0
     logs = read_logs([raw])
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
     firmware = firmware_from_spec(args.firmware, base=FIRMWARE_LAWS["xl330"])
+    prior = None if args.no_prior else datasheet_prior("xl330")
     gains = sorted({lg.kp for lg in logs})
     print(
         f"{len(logs)} real XL330 logs from {raw} (kp {', '.join(f'{g:g}' for g in gains)}), "
-        f"firmware law {args.firmware}, CMA-ES ≤ {args.max_evals} evals per model"
+        f"firmware law {args.firmware}, CMA-ES ≤ {args.max_evals} evals per model, "
+        f"datasheet prior: {prior.describe() if prior else 'none'}"
     )
 
     pub = published(logs)
     print("\nbam's published XL330 files in our simulator (mean MAE over all 8 logs, mrad):")
     print("  " + "  ".join(f"{m} {v * 1e3:6.2f}" for m, v in pub.items()))
+    bam_best = min(pub, key=pub.get)
 
-    by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}
     t0 = time.perf_counter()
-    runs = {}
-    for g_train, g_val in ((gains[0], gains[-1]), (gains[-1], gains[0])):
-        runs[(g_train, g_val)] = identify_nested(
-            by_gain[g_train],
-            by_gain[g_val],
-            MODEL_NAMES,
-            "xl330",
-            firmware,
-            seed=args.seed,
-            max_evals=args.max_evals,
-            progress=False,
-        )
+    fits: dict[str, dict[str, list]] = {}
+    plan = splits(logs, args.seed)
+    for name, split in plan.items():
+        fits[name] = {m: [] for m in models}
+        for train, val in split:
+            res = identify_nested(
+                train,
+                val,
+                models,
+                "xl330",
+                firmware,
+                seed=args.seed,
+                max_evals=args.max_evals,
+                progress=False,
+                prior=prior,
+            )
+            for m in models:
+                fits[name][m].append(res[m])
     identify_s = time.perf_counter() - t0
 
-    print(
-        f"\n{'model':6} | "
-        + " | ".join(f"train kp{a:g} → val kp{b:g} [mrad]" for a, b in runs)
-        + " | cross-gain MAE [mrad] | bam file on the same val logs [mrad]"
-    )
-    cross = {}
-    for m in MODEL_NAMES:
-        cells = [f"{r[m].train_mae * 1e3:7.2f} → {r[m].validation_mae * 1e3:7.2f}" for r in runs.values()]
-        cross[m] = float(np.mean([r[m].validation_mae for r in runs.values()]))
-        bam_same = float(np.mean([evaluate(preset("xl330", m), by_gain[b]) for _, b in runs]))
+    summary: dict[str, dict[str, float]] = {}
+    for name, split in plan.items():
+        print(f"\n== {name}: " + " | ".join(describe(t, v) for t, v in split))
+        print(f"{'model':6} | " + " | ".join(f"{'train → val [mrad]':>22}" for _ in split) + " | mean val [mrad]")
+        val = {m: float(np.mean([r.validation_mae for r in fits[name][m]])) for m in models}
+        train = {m: float(np.mean([r.train_mae for r in fits[name][m]])) for m in models}
+        for m in models:
+            cells = [f"{r.train_mae * 1e3:8.2f} → {r.validation_mae * 1e3:8.2f}" for r in fits[name][m]]
+            print(f"{m:6} | " + " | ".join(f"{c:>22}" for c in cells) + f" | {val[m] * 1e3:8.2f}")
+        best = min(val, key=val.get)
+        bam_same = float(np.mean([evaluate(preset("xl330", bam_best), v) for _, v in split]))
+        summary[name] = {
+            "best": best,
+            "best_mae": val[best],
+            "best_train": train[best],
+            "m1_over_best": val["m1"] / val[best] if "m1" in val else float("nan"),
+            "bam_same": bam_same,
+        }
         print(
-            f"{m:6} | " + " | ".join(f"{c:>28}" for c in cells) + f" | {cross[m] * 1e3:21.2f} | {bam_same * 1e3:10.2f}"
+            f"best {best}: {val[best] * 1e3:.2f} mrad (train {train[best] * 1e3:.2f}); bam's best published file "
+            f"({bam_best}) on the same validation logs {bam_same * 1e3:.2f} mrad, ratio {val[best] / bam_same:.2f}; "
+            + (f"MAE(M1)/MAE({best}) = {val['m1'] / val[best]:.2f}" if "m1" in val else "")
         )
-    best = min(cross, key=cross.get)
-    bam_best = min(pub, key=pub.get)
-    print(
-        f"\nbest cross-gain model {best}: {cross[best] * 1e3:.2f} mrad; bam's best published file ({bam_best}) "
-        f"on the same validation logs: {pub[bam_best] * 1e3:.2f} mrad; ratio {cross[best] / pub[bam_best]:.2f} "
-        f"(target ≤ 0.5); MAE(M1)/MAE({best}) = {cross['m1'] / cross[best]:.2f} (target ≥ 1.5)"
-    )
-    print(f"identification wall time, 2 directions × 6 models × 4 logs: {identify_s:.1f} s")
+    n_fits = sum(len(s) for s in plan.values())
+    print(f"\nidentification wall time, {n_fits} splits × {len(models)} models: {identify_s:.1f} s")
 
-    worst_log, worst_mae, worst_params = None, -1.0, None
-    for (_, g_val), r in runs.items():
-        for lg in by_gain[g_val]:
-            mae = evaluate(r[best].params, [lg])
-            if mae > worst_mae:
-                worst_log, worst_mae, worst_params = lg, mae, r[best].params
-    png = IMG / "real_logs_xl330_worst.png"
-    plot_worst(
-        worst_log,
-        worst_params,
-        png,
-        f"XL330 kp {worst_log.kp:g}, {worst_log.trajectory}: validation MAE {worst_mae * 1e3:.1f} mrad "
-        f"({best} fitted at the other gain)",
-    )
+    if args.joint:  # one parameter set for both gains: does the model hold both, or does each gain need its own?
+        t1 = time.perf_counter()
+        joint = identify_nested(
+            logs, [], models, "xl330", firmware, seed=args.seed, max_evals=args.max_evals, progress=False, prior=prior
+        )
+        gains = sorted({lg.kp for lg in logs})
+        own = {a: fits["cross_gain"] for a in gains}
+        print(
+            f"\n== joint fit on all {len(logs)} logs ({time.perf_counter() - t1:.1f} s): training MAE per gain "
+            "[mrad], against the fit on that gain alone (cross_gain's training MAE)"
+        )
+        print(f"{'model':6} | " + " | ".join(f"kp{g:g} joint / alone" for g in gains))
+        for m in models:
+            cells = [
+                f"{evaluate(joint[m].params, [lg for lg in logs if lg.kp == g]) * 1e3:7.2f} / "
+                f"{own[g][m][i].train_mae * 1e3:6.2f}"
+                for i, g in enumerate(gains)
+            ]
+            print(f"{m:6} | " + " | ".join(f"{c:>19}" for c in cells))
+
+    cg = summary["cross_gain"]
+    shown = sorted({"m1", cg["best"]} & set(models), key=models.index)
+    budget = phase_table(fits["cross_gain"], plan["cross_gain"], shown, firmware)
     print(
-        f"worst validation log: {Path(worst_log.source).name} ({worst_log.trajectory}, kp {worst_log.kp:g}), "
-        f"{worst_mae * 1e3:.2f} mrad → {png.relative_to(ROOT)}"
+        "\nerror budget by phase, cross-gain validation logs (share of samples; MAE in phase [mrad]; share of error):"
     )
+    print(f"{'phase':11} | {'samples':>7} | " + " | ".join(f"{m + ' MAE':>8} {m + ' share':>9}" for m in shown))
+    for ph in PHASES:
+        b0 = budget[shown[0]]
+        cells = [f"{(budget[m].mae[ph] or 0) * 1e3:8.2f} {budget[m].error_share[ph] * 100:8.1f}%" for m in shown]
+        print(f"{ph:11} | {b0.samples[ph] * 100:6.1f}% | " + " | ".join(cells))
+
+    if not args.no_plot:
+        worst_log, worst_mae, worst_params = None, -1.0, None
+        for (_, val), r in zip(plan["cross_gain"], fits["cross_gain"][cg["best"]]):
+            for lg in val:
+                mae = evaluate(r.params, [lg])
+                if mae > worst_mae:
+                    worst_log, worst_mae, worst_params = lg, mae, r.params
+        png = IMG / "real_logs_xl330_worst.png"
+        plot_worst(
+            worst_log,
+            worst_params,
+            png,
+            f"XL330 kp {worst_log.kp:g}, {worst_log.trajectory}: validation MAE {worst_mae * 1e3:.1f} mrad "
+            f"({cg['best']} fitted at the other gain)",
+        )
+        print(
+            f"worst cross-gain validation log: {Path(worst_log.source).name} ({worst_log.trajectory}, kp "
+            f"{worst_log.kp:g}), {worst_mae * 1e3:.2f} mrad → {png.relative_to(ROOT)}"
+        )
+    wg, fo = summary["within_gain"], summary["fastest_out"]
     print(
-        f"RESULT best_cross_gain_mae={cross[best]:.5f} bam_published_mae={pub[bam_best]:.5f} "
-        f"m1_over_best={cross['m1'] / cross[best]:.2f} identify_s={identify_s:.1f}"
+        f"RESULT best_cross_gain_mae={cg['best_mae']:.5f} bam_published_mae={pub[bam_best]:.5f} "
+        f"cross_over_bam={cg['best_mae'] / pub[bam_best]:.2f} m1_over_best={cg['m1_over_best']:.2f} "
+        f"within_gain_mae={wg['best_mae']:.5f} within_gain_m1_over_best={wg['m1_over_best']:.2f} "
+        f"fastest_out_mae={fo['best_mae']:.5f} fastest_out_over_train={fo['best_mae'] / fo['best_train']:.2f} "
+        f"identify_s={identify_s:.1f}"
     )
     return 0
 

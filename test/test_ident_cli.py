@@ -145,6 +145,13 @@ def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
     }
     assert s["firmware"]["law"]["error_gain"] == FIRMWARE_LAWS["mx64"].error_gain
     assert "MXActuator" in s["firmware"]["source"] and "MXActuator" in s["bounds"]
+    prior = s["datasheet_prior"]
+    assert prior["kind"] == "box" and prior["factor"] == 1.25 and "MX-64" in prior["source"]
+    for m in ("m1", "m3"):  # every fitted model inside the datasheet box
+        kt, r = s["models"][m]["params"]["kt"], s["models"][m]["params"]["R"]
+        assert prior["kt_range"][0] <= kt <= prior["kt_range"][1]
+        assert 1 / 1.2501 <= kt * prior["voltage"] / r / prior["stall_torque"] <= 1.2501
+    assert s["firmware_fit"] == {"keys": [], "reason": "the firmware law has no target-velocity clamp"}
     assert s["fit_q_offset"] is True
     for m in ("m1", "m3"):
         r = s["models"][m]
@@ -272,7 +279,13 @@ def test_params_and_firmware_flags(tmp_path, capsys):
     assert s["actuator"] == "sts3215" and "STS3215Actuator" in s["bounds"]
     assert s["firmware"]["law"]["goal_velocity_limit"] == pytest.approx(FIRMWARE_LAWS["sts3215"].goal_velocity_limit)
     assert str(sts) in s["firmware"]["source"]
-    assert ActuatorParams.load_json(out / "m1.json").firmware.error_gain == FIRMWARE_LAWS["sts3215"].error_gain
+    # the STS law has a target-velocity clamp: its error gain and clamp are fitted (bam's boxes, 0.1–10 ×)
+    assert s["firmware_fit"]["keys"] == ["error_gain", "goal_velocity_limit"]
+    fitted = ActuatorParams.load_json(out / "m1.json").firmware
+    law = FIRMWARE_LAWS["sts3215"]
+    assert 0.1 * law.error_gain <= fitted.error_gain <= 10 * law.error_gain
+    assert 0.1 * law.goal_velocity_limit <= fitted.goal_velocity_limit <= 10 * law.goal_velocity_limit
+    assert s["datasheet_prior"]["kind"] == "box" and "STS3215" in s["datasheet_prior"]["source"]
     # an actuator without a row: its firmware from --firmware, its box around the --params reference
     mine = tmp_path / "mine.json"
     data = preset("mx64", "m1").to_bam_dict(with_firmware=False)
@@ -314,7 +327,9 @@ def test_sts3215_identified_end_to_end_from_simulated_bench_logs(tmp_path):
     R +0.05 %, armature −0.03 %, friction_base +0.3 %, friction_viscous −0.1 %, q_offset +0.01 mrad, validation
     MAE 0.87 mrad (the noise floor). The bounds below are 10–20× those errors. Without the goal-speed limit the
     true parameters miss the same logs by 11.6 mrad mean MAE (×13; up to 0.29 rad in accelerated_oscillations),
-    so the law's limit is part of what is identified against."""
+    so the law's limit is part of what is identified against. Run without the datasheet prior and with the firmware
+    row held: bam's published file lies outside the STS3215 datasheet box (its stall torque at 7.4 V is 3.35 N·m,
+    1.75 × the datasheet's 1.91), and the error gain is only identifiable against kt and R under that prior."""
     from servo_ff.identification.simulation_fit import evaluate
     from servo_ff.io.logs import read_logs
 
@@ -322,7 +337,10 @@ def test_sts3215_identified_end_to_end_from_simulated_bench_logs(tmp_path):
     grid = ["--masses", "0.3", "0.6", "--lengths", "0.15", "--kps", "8", "32", "--duration", "4"]
     noise = ["--noise", "0.001", "--quantize", "4096"]
     assert main(["record-sim", "--servo", "sts3215", "--model", "m1", "--out", str(logs), *grid, *noise]) == 0
-    assert main(["identify", str(logs), "--out", str(out), "--models", "m1", "--max-evals", "1500", "--quiet"]) == 0
+    held = ["--no-datasheet-prior", "--no-fit-firmware"]
+    assert (
+        main(["identify", str(logs), "--out", str(out), "--models", "m1", "--max-evals", "1500", "--quiet", *held]) == 0
+    )
     truth, got = preset("sts3215", "m1"), ActuatorParams.load_json(out / "m1.json")
     assert got.actuator == "sts3215" and got.firmware == FIRMWARE_LAWS["sts3215"]
     for key in ("kt", "R", "armature"):

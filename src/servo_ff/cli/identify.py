@@ -78,6 +78,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=True,
         help="fit q_offset [rad] (default: yes, as bam fits it for every model)",
     )
+    p.add_argument(
+        "--datasheet-prior",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="bound kt and R by the servo's datasheet stall torque and no-load speed (default: yes, for every "
+        "servo with a datasheet row; stated in summary.json)",
+    )
+    p.add_argument(
+        "--prior-factor", type=float, default=1.25, help="datasheet box: ×/÷ this factor (Maximo et al.: 1.25)"
+    )
+    p.add_argument(
+        "--fit-firmware",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fit the error gain and the target-velocity clamp where the firmware law has a clamp (Feetech STS, as "
+        "bam does; default: yes)",
+    )
     p.add_argument("--dt", type=float, default=0.005, help="resampling period [s]")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of CMA-ES")
     p.add_argument("--no-warm-start", action="store_true", help="start every model mid-box")
@@ -94,6 +111,30 @@ class Setup:
     firmware_source: str
     reference: Any  # ActuatorParams | None
     bounds_source: str
+    prior: Any = None  # DatasheetPrior | None
+
+
+def prior_summary(setup: Setup, enabled: bool) -> dict[str, Any]:
+    """summary.json's statement of the datasheet prior (or why there is none)."""
+    if setup.prior is not None:
+        return setup.prior.to_dict()
+    reason = "--no-datasheet-prior" if not enabled else f"no datasheet row for {setup.actuator}"
+    return {"kind": "none", "reason": reason}
+
+
+def firmware_fit_summary(setup: Setup, enabled: bool) -> dict[str, Any]:
+    """summary.json's statement of the firmware constants fitted (error gain, target-velocity clamp)."""
+    from ..identification.search_space import FIRMWARE_KEY_FACTORS, FIRMWARE_KEYS_SOURCE, firmware_keys
+
+    keys = firmware_keys(setup.firmware) if enabled else []
+    if not keys:
+        why = "--no-fit-firmware" if not enabled else "the firmware law has no target-velocity clamp"
+        return {"keys": [], "reason": why}
+    return {
+        "keys": keys,
+        "bounds_factor_of_law": {k: FIRMWARE_KEY_FACTORS[k] for k in keys},
+        "source": FIRMWARE_KEYS_SOURCE,
+    }
 
 
 def _load_reference(path: str, firmware_spec: str | None):
@@ -135,7 +176,12 @@ def resolve(args: argparse.Namespace, logs: list) -> Setup:
         fw, source = row.law, f"{actuator} row: {row.source}"
     else:
         raise unknown_firmware_error(actuator, f"--servo {actuator}" if args.actuator else logs[0].source)
-    return Setup(actuator, fw, source, ref, bounds_row(actuator, ref).source)
+    from ..identification.datasheet_prior import datasheet_prior
+
+    if not (args.prior_factor > 1 and math.isfinite(args.prior_factor)):
+        raise ValueError(f"--prior-factor must be > 1, got {args.prior_factor}")
+    prior = datasheet_prior(actuator, args.prior_factor) if args.datasheet_prior else None
+    return Setup(actuator, fw, source, ref, bounds_row(actuator, ref).source, prior)
 
 
 def _finite_or_none(x: float | None) -> float | None:
@@ -168,6 +214,8 @@ def _summary(args: argparse.Namespace, setup: Setup, results: dict) -> dict[str,
         "actuator": setup.actuator,
         "firmware": {"law": fw, "source": setup.firmware_source},
         "bounds": setup.bounds_source,
+        "datasheet_prior": prior_summary(setup, args.datasheet_prior),
+        "firmware_fit": firmware_fit_summary(setup, args.fit_firmware),
         "split": {
             "validation_fraction": args.validation,
             "seed": args.seed,
@@ -227,6 +275,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{len(logs)} logs; actuator {setup.actuator}; models {' '.join(args.models)}; firmware {setup.firmware_source}"
     )
+    stated = setup.prior.describe() if setup.prior else prior_summary(setup, args.datasheet_prior)["reason"]
+    print(f"datasheet prior: {stated}")
     out.mkdir(parents=True, exist_ok=True)
 
     def done(model, r):
@@ -255,6 +305,8 @@ def run(args: argparse.Namespace) -> int:
         population=args.population,
         fit_q_offset=args.fit_q_offset,
         stall_restarts=args.stall_restarts,
+        prior=setup.prior,
+        fit_firmware=args.fit_firmware,
     )
     summary = _summary(args, setup, results)
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False))

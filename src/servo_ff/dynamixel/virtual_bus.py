@@ -308,14 +308,16 @@ class VirtualBus:
         bank.supply_voltage = vin
         self.servos.inputs()
         self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
-        self.thermal.advance(elapsed, self.servos.amps(), bank.packed[:, P_R])
+        self.thermal.advance(
+            elapsed, self.servos.amps(), bank.packed[:, P_R], None if bank.thermal is None else bank.thermal.temp
+        )
         self._status_after_step(hw, vin)
         self._publish(vin)
 
     def _status_after_step(self, hw: np.ndarray, vin: float) -> None:
         """The error bits after a physics step: ``hw`` (with scheduled overloads), overheating (thermal model vs
         Temperature Limit), input voltage (supply ``vin`` vs Min/Max Voltage Limit); then the Shutdown rule."""
-        if self.thermal.options.enabled:
+        if self.thermal.active:
             hw[self.thermal.overheated(self.regs.get("Temperature Limit"))] |= ct.HW_OVERHEATING
         vraw = vin / ct.VOLTAGE_UNIT
         bad_v = (vraw < self.regs.get("Min Voltage Limit")) | (vraw > self.regs.get("Max Voltage Limit"))

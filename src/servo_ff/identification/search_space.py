@@ -15,6 +15,8 @@ from ..models.params import (
     MODEL_NAMES,
     P_ALPHA,
     P_ARM,
+    P_EGAIN,
+    P_GVMAX,
     P_KC,
     P_KCS,
     P_KE,
@@ -55,7 +57,16 @@ KEY_INDICES: dict[str, tuple[int, ...]] = {
     "load_friction_external_quad": (P_KEQ,),
     "dtheta_stribeck": (P_VS,),
     "alpha": (P_ALPHA,),
+    "error_gain": (P_EGAIN,),
+    "goal_velocity_limit": (P_GVMAX,),
 }
+#: Firmware constants fitted where the firmware has a target-velocity clamp (Feetech STS; bam's
+#: STS3215Actuator fits ``error_gain_ratio`` in [0.1, 10] and ``max_velocity`` in [0.1, 10] × the default):
+#: key → (low, high) as factors of the firmware row's value.
+FIRMWARE_KEY_FACTORS: dict[str, tuple[float, float]] = {"error_gain": (0.1, 10.0), "goal_velocity_limit": (0.1, 10.0)}
+FIRMWARE_KEYS_SOURCE = (
+    "Rhoban/bam @1b5a1ce bam/feetech/actuator.py STS3215Actuator.initialize (error_gain_ratio, max_velocity)"
+)
 
 _BAM = "Rhoban/bam @1b5a1ce"
 #: Friction search bounds, key → (low, high, source), shared by every actuator. bam's values are those of
@@ -168,18 +179,33 @@ def bounds_row(actuator: str, reference: ActuatorParams | None = None) -> Bounds
     )
 
 
+def firmware_keys(firmware: FirmwareLaw | None) -> list[str]:
+    """Firmware constants to fit: the error gain and the target-velocity clamp where the law has a clamp."""
+    if firmware is None or not math.isfinite(firmware.goal_velocity_limit):
+        return []
+    return list(FIRMWARE_KEY_FACTORS)
+
+
 def search_space(
-    model: str, actuator: str, reference: ActuatorParams | None = None, fit_q_offset: bool = False
+    model: str,
+    actuator: str,
+    reference: ActuatorParams | None = None,
+    fit_q_offset: bool = False,
+    prior=None,
+    firmware: FirmwareLaw | None = None,
 ) -> list[tuple[str, float, float]]:
     """(key, low, high) for kt, R, armature, the model's friction keys and (``fit_q_offset``) q_offset [rad].
 
     Bounds: :data:`SEARCH_BOUNDS` / :func:`bounds_row` for the motor keys and :data:`FRICTION_BOUNDS` for the
     friction keys; a ``reference`` whose friction value exceeds a bound widens that bound to twice the value.
+    ``prior`` (a :class:`~servo_ff.identification.datasheet_prior.DatasheetPrior`) replaces the kt and R rows by
+    its box. ``firmware`` with a target-velocity clamp adds its error gain and clamp (:func:`firmware_keys`).
     """
     if model not in MODEL_NAMES:
         raise ParameterError(f"unknown friction model {model!r}; valid models: {', '.join(MODEL_NAMES)}")
     row = bounds_row(actuator, reference)
-    out = [("kt", *row.kt), ("R", *row.R), ("armature", *row.armature)]
+    kt, r = (prior.kt_range(), prior.R_range()) if prior is not None else (row.kt, row.R)
+    out = [("kt", *kt), ("R", *r), ("armature", *row.armature)]
     for k in MODEL_FRICTION_KEYS[model]:
         lo, hi, _ = FRICTION_BOUNDS[k]
         if k in LOAD_FRICTION_KEYS:
@@ -189,6 +215,10 @@ def search_space(
         out.append((k, lo, hi))
     if fit_q_offset:
         out.append(("q_offset", *row.q_offset))
+    for k in firmware_keys(firmware):
+        lo, hi = FIRMWARE_KEY_FACTORS[k]
+        v = getattr(firmware, k)
+        out.append((k, lo * v, hi * v))
     return out
 
 
@@ -203,6 +233,9 @@ def params_from_vector(
         bad = [k for k, v in zip(keys, values) if not math.isfinite(v)]
         raise ParameterError(f"non-finite fitted parameter(s): {', '.join(bad)}")
     d = dict(zip(keys, map(float, values)))
+    fw = {k: d.pop(k) for k in FIRMWARE_KEY_FACTORS if k in d}
+    if fw:
+        firmware = firmware.with_(**fw)
     return ActuatorParams(
         actuator=actuator,
         model=model,

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..models.params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
+from .datasheet_prior import PENALTY as PRIOR_PENALTY
 from .search_space import (
+    FIRMWARE_KEY_FACTORS,
     FRICTION_BOUNDS,
     KEY_INDICES,
     SEARCH_BOUNDS,
@@ -77,6 +79,7 @@ SIGMA_COLD = 0.25  # normalised (box = [0, 1])
 WARM_REL, WARM_FLOOR = 0.05, 0.002
 RESTART_REL, RESTART_FLOOR = 0.2, 0.01
 EXTRA_START, EXTRA_STEP = 0.05, 0.1  # normalised
+FIRMWARE_STEP = 0.02  # normalised step of a firmware constant started at the law's value (box: 0.1–10 ×)
 _CENTRED = ("dtheta_stribeck", "alpha", "q_offset")  # no natural zero: without a warm value they start mid-box
 
 
@@ -126,6 +129,8 @@ def fit_model(
     fit_q_offset: bool = True,
     progress: bool = True,
     fixed: Mapping[str, float] | None = None,
+    prior=None,
+    fit_firmware: bool = True,
 ) -> FitResult:
     """Fit ``model`` (+ kt, R, armature, and q_offset when ``fit_q_offset``) to ``train`` by CMA-ES on the
     simulation MAE (Duclusaud et al., Extended Friction Models for the Physics Simulation of Servo Actuators,
@@ -140,6 +145,9 @@ def fit_model(
     restarts (None: no limit), or when converged: ``stall_restarts`` restarts in a row improved the best MAE by
     less than ``tol`` (relative; 0: never stop before the budget). The warm starts are evaluated first
     (outside the budget), so the result is never worse than them. ``fixed``: keys held constant.
+    ``prior``: a :class:`~servo_ff.identification.datasheet_prior.DatasheetPrior` (kt/R box, τ_s penalty);
+    ``fit_firmware``: fit the error gain and target-velocity clamp of a law that has a clamp
+    (:func:`~servo_ff.identification.search_space.firmware_keys`), starting at the law's values.
     """
     from cmaes import CMA
     from tqdm.auto import tqdm
@@ -156,7 +164,7 @@ def fit_model(
     if fw is None:
         raise ParameterError(f"no firmware law for actuator {actuator!r}; pass firmware=")
     fixed = dict(fixed or {})
-    full = search_space(model, actuator, reference, fit_q_offset)
+    full = search_space(model, actuator, reference, fit_q_offset, prior, fw if fit_firmware else None)
     if not fit_q_offset:
         full.append(("q_offset", fixed.get("q_offset", 0.0), fixed.get("q_offset", 0.0)))
         fixed.setdefault("q_offset", 0.0)
@@ -173,11 +181,21 @@ def fit_model(
         raise ValueError(f"max_evals={max_evals} is below one CMA-ES generation ({pop0} candidates)")
 
     def cost(u: np.ndarray) -> np.ndarray:
-        f = population_mae(pack_candidates(base, keys, lo + u * span, batch), batch).mean(axis=1)
+        x = lo + u * span
+        f = population_mae(pack_candidates(base, keys, x, batch), batch).mean(axis=1)
+        if prior is not None:
+            kt = x[:, keys.index("kt")] if "kt" in keys else fixed["kt"]
+            r = x[:, keys.index("R")] if "R" in keys else fixed["R"]
+            f = f + PRIOR_PENALTY * prior.excess(kt, r)
         return np.where(np.isfinite(f), f, np.inf)
 
     starts = [x0] if isinstance(x0, Mapping) else [x for x in (x0 or ()) if x]
     candidates = [_start(keys, lo, span, x) for x in starts] or [_start(keys, lo, span, None)]
+    for point, mean, step in candidates:  # firmware constants not given by a warm start: the law's value
+        for j, k in enumerate(keys):
+            if k in FIRMWARE_KEY_FACTORS and not any(k in x for x in starts):
+                point[j] = mean[j] = (getattr(fw, k) - lo[j]) / span[j]
+                step[j] = FIRMWARE_STEP
     f0 = cost(np.array([c[0] for c in candidates]))
     i0 = int(np.argmin(f0))
     point, mean, step = candidates[i0]

@@ -19,6 +19,7 @@ NESTED: dict[str, tuple[str, ...]] = {
 def _warm_from(model: str, p: ActuatorParams) -> dict[str, float]:
     """Values of ``model``'s keys taken from a fitted nested model ``p`` (its optimum is one of ``model``'s)."""
     x0 = {"kt": p.kt, "R": p.R, "armature": p.armature, "q_offset": p.q_offset, **p.friction}
+    x0.update(error_gain=p.firmware.error_gain, goal_velocity_limit=p.firmware.goal_velocity_limit)
     f = p.friction
     if model in ("m5", "m6") and "load_friction_base" in f:  # symmetric load terms → directional ones
         x0.update(load_friction_motor=f["load_friction_base"], load_friction_external=f["load_friction_base"])

@@ -29,6 +29,7 @@ from ..safe_parse import as_float, parse_json, parse_yaml, read_text
 from .errors import ParameterError
 from .firmware import _INF_WHEN_ABSENT, FIRMWARE_LAWS, FirmwareLaw, firmware_from_mapping
 from .schema import ACTUATOR_FIELDS, check_field
+from .thermal import ThermalParams
 
 MODEL_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
 MODEL_TITLES: dict[str, str] = {
@@ -118,6 +119,7 @@ class ActuatorParams:
     firmware: FirmwareLaw = field(default_factory=FirmwareLaw)
     q_offset: float = 0.0  # [rad] encoder zero vs. load zero: the load is evaluated at θ + q_offset (bam)
     dtheta_max: float = DTHETA_MAX  # [rad/s] simulator velocity clamp (bam's Simulator.step: 100)
+    thermal: ThermalParams | None = None  # winding thermal model (models/thermal.py); None: constant temperature
 
     def __post_init__(self) -> None:
         if self.model not in MODEL_NAMES:
@@ -146,6 +148,7 @@ class ActuatorParams:
                 self.firmware,
                 self.q_offset,
                 self.dtheta_max,
+                self.thermal,
             )
         )
 
@@ -200,6 +203,8 @@ class ActuatorParams:
             d["dtheta_max"] = self.dtheta_max
         if with_firmware:
             d["firmware"] = {k: (None if v == math.inf else v) for k, v in dataclasses.asdict(self.firmware).items()}
+        if self.thermal is not None:
+            d["thermal"] = self.thermal.to_dict()
         return d
 
     @classmethod
@@ -224,6 +229,8 @@ class ActuatorParams:
         if firmware is None and actuator not in FIRMWARE_LAWS:
             raise unknown_firmware_error(actuator, source)
         fw = firmware or FIRMWARE_LAWS[actuator]
+        thermal = data.get("thermal")
+        thermal = None if thermal is None else ThermalParams.from_mapping(thermal, source)
         friction = {}
         for k in MODEL_FRICTION_KEYS[model]:
             if k not in data:
@@ -240,6 +247,7 @@ class ActuatorParams:
                 firmware=fw,
                 q_offset=data.get("q_offset", 0.0),
                 dtheta_max=data.get("dtheta_max", DTHETA_MAX),
+                thermal=thermal,
             )
         except ParameterError as e:
             raise ParameterError(f"{source}: {e}") from None
@@ -276,6 +284,8 @@ class ActuatorParams:
                 for k in _INF_WHEN_ABSENT
             }
         )
+        if self.thermal is not None:
+            out.update({f"{prefix}thermal.{k}": v for k, v in self.thermal.to_dict().items()})
         return out
 
     @classmethod
@@ -297,7 +307,10 @@ class ActuatorParams:
             fw = firmware or base.with_(**fw_keys)
         except TypeError as e:
             raise ParameterError(f"{source}: {e}") from None
-        bam = {k: v for k, v in flat.items() if not k.startswith("firmware.")}
+        bam = {k: v for k, v in flat.items() if not k.startswith(("firmware.", "thermal."))}
+        thermal = {k.split(".", 1)[1]: v for k, v in flat.items() if k.startswith("thermal.")}
+        if thermal:
+            bam["thermal"] = thermal
         return cls.from_bam_dict(bam, firmware=fw, source=source)
 
     def to_yaml(self, node_name: str = "/**") -> str:

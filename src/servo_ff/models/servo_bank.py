@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from . import kernels
-from .params import P_GVMAX, P_KP, P_VIN, ActuatorParams
+from .params import P_GVMAX, P_KP, P_KT, P_R, P_VIN, ActuatorParams
 from .step_inputs import StaticInputs, static_inputs
 from .stepper import ExternalLoad, PendulumLoad, step, steps, steps_static
+from .thermal import WindingTemperature
 
 #: A load: a stepper load, a model with ``at(theta)``, a callable of θ, or None (no load).
 Load = Any
@@ -132,6 +133,37 @@ class ServoBank:
         self.params = params
         self.packed = np.tile(params.packed(), (self.n, 1))
         self._fixed: tuple[np.ndarray, Load, StaticInputs] | None = None  # (rows, load) checked, and the result
+        self.thermal: WindingTemperature | None = None
+        self._thermal_row(params)
+
+    def _thermal_row(self, params: ActuatorParams) -> None:
+        """Run the winding model of ``params.thermal`` (kept across a change of the other parameters)."""
+        if params.thermal is None:
+            self.thermal = None
+        elif self.thermal is None or self.thermal.th != params.thermal:
+            old = self.thermal
+            self.thermal = WindingTemperature(params.thermal, self.n, params.thermal.reference)
+            if old is not None:
+                self.thermal.temp, self.thermal.ambient = old.temp, old.ambient
+        if self.thermal is not None:
+            self.packed[:, P_R] = self.thermal.resistance(params.R)
+
+    def set_ambient(self, ambient: float) -> None:
+        """Ambient temperature [°C] of the thermal model; the windings start there."""
+        if self.thermal is not None:
+            self.thermal = WindingTemperature(self.thermal.th, self.n, ambient)
+            self.packed[:, P_R] = self.thermal.resistance(self.params.R)
+
+    def _heat(self, dt: float) -> None:
+        """Joule heat of the last step into the windings; R follows the temperature (a hot servo is weaker).
+        The rows change only when R moved by 0.1 % (they are checked again after a change)."""
+        th = self.thermal
+        if th is None:
+            return
+        th.advance(dt, self.tau_m / self.packed[:, P_KT], self.params.R)
+        hot = th.resistance(self.params.R)
+        if np.abs(hot - self.packed[:, P_R]).max() > 1e-3 * self.params.R:
+            self.packed[:, P_R] = hot
 
     # ------------------------------------------------------------------ parameters
     def set_params(self, params: ActuatorParams, kp: np.ndarray | None = None) -> None:
@@ -140,6 +172,7 @@ class ServoBank:
         self.params = params
         self.packed = np.tile(params.packed(), (self.n, 1))
         self.packed[:, P_KP] = kp
+        self._thermal_row(params)
 
     @property
     def kp(self) -> np.ndarray:
@@ -192,6 +225,7 @@ class ServoBank:
             )
             self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts
             self.time += dt
+            self._heat(dt)
             return substeps
         r, self.target = steps(
             self.packed,
@@ -209,6 +243,7 @@ class ServoBank:
         )
         self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts
         self.time += dt
+        self._heat(dt)
         return substeps
 
     def _static_inputs(self) -> StaticInputs:

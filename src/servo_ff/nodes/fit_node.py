@@ -43,7 +43,8 @@ from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from servo_ff.identification.alpha_data import data_from_streams
+from servo_ff.identification.alpha_data import data_from_streams, fit_alpha_data
+from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
 from servo_ff.io.paths import resolve_path
 from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, save_alpha_result, urdf_joint_torque
 from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
@@ -133,6 +134,16 @@ class FitNode(Node):
                     "one-shot: end after the start-up fit (main returns 0 on success, 2 with the reason on failure)",
                     read_only=True,
                 ),
+                ParamSpec("rls", False, "source topics: refine α̂ online by RLS after the first fit (alpha_rls.py)"),
+                ParamSpec("rls_forgetting", 0.999, "RLS forgetting factor per sample", lo=0.9, hi=1.0),
+                ParamSpec(
+                    "rls_period",
+                    1.0,
+                    "RLS update period (α̂ set on the feed-forward once trusted)",
+                    "s",
+                    lo=0.05,
+                    hi=60.0,
+                ),
             ],
             validate=self._validate,
             n_joints=lambda v: None,
@@ -158,6 +169,7 @@ class FitNode(Node):
                 SetParameters, f"{self.table['feedforward_node'].rstrip('/')}/set_parameters", callback_group=group
             )
         self.result: dict[str, Any] | None = None
+        self.refiner: LiveAlphaRefiner | None = None  # online RLS on α̂ (parameter rls), after the first live fit
         self.last_error = ""
         self.exit_code: int | None = None  # one-shot: set when the start-up fit has ended
         self._started = time.time()
@@ -283,6 +295,9 @@ class FitNode(Node):
                 self.pub_result.publish(String(data=json.dumps({"error": str(e)})))
                 return False, msg
             result = fitted.as_dict()
+            if self.table["source"] == "topics" and self.table["rls"] and self.refiner is None:
+                self.refiner = LiveAlphaRefiner(fitted.fit, self.torque, RLSOptions(self.table["rls_forgetting"]))
+                self.create_timer(self.table["rls_period"], self._on_rls)
             ff_ok, result["feedforward"] = self._set_feedforward(result)
             result["output"] = self._write_yaml(fitted) if ff_ok else None  # not a file the feed-forward refused
             self.result = result
@@ -299,6 +314,26 @@ class FitNode(Node):
                 return False, self.last_error
             self.get_logger().info(text)
             return True, text
+
+    def _on_rls(self) -> None:
+        """Online RLS: the live samples since the last update; α̂ (once trusted) to the feed-forward node."""
+        v = self.table.values
+        js, gl, volts = np.array(self.buffer), np.array(self.goals), np.array(self.volts)
+        if len(js) < 20 or len(gl) < 20 or not volts.size:
+            return
+        t0 = max(gl[0, 0], js[0, 0])
+        try:
+            data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], volts[-1, 1], v["kp"], v["dt"], "RLS")
+            self.refiner.feed(data, t0)
+        except ValueError as e:
+            self.get_logger().warning(f"RLS update skipped: {e}", throttle_duration_sec=10.0)
+            return
+        state = {"joint": v["joint"], "rls": self.refiner.rls.state()}
+        self.pub_result.publish(String(data=json.dumps(state)))
+        if state["rls"]["trusted"] and (self.worker is None or not self.worker.is_alive()):
+            push = {"joint": v["joint"], "alpha": state["rls"]["alpha"]}
+            self.worker = threading.Thread(target=self._set_feedforward, args=(push,), name="rls", daemon=True)
+            self.worker.start()
 
     def _on_run(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         """Starts the fit in a worker thread (it calls the feed-forward node's service, which needs the

@@ -37,6 +37,7 @@ from rclpy.parameter import Parameter
 from servo_ff.dynamixel import bus_types
 from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.bus_interface import make_bus
+from servo_ff.models.thermal import TemperatureTrend
 
 from .common import ParameterTable, per_joint, spin_node
 from .hardware_params import hardware_specs
@@ -72,6 +73,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
         self._init_readings()
         self._init_recovery()
         self.temperature = np.full(n, np.nan)
+        self.temperature_trend = TemperatureTrend(n, table["thermal_time_constant"])  # time to temperature_limit
         self.voltage = np.full(n, np.nan)
         self.hw_error = np.full(n, -1, dtype=np.int64)
         self.operating_modes: dict[int, int] = {}  # id → Operating Mode, read when an effort limit needs it
@@ -353,6 +355,9 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
         k = self._rows(h.ids)[ok]
         self.voltage[k], self.temperature[k], self.hw_error[k] = h.voltage[ok], h.temperature[ok], h.hw_error[ok]
         self._check_reboots(h)
+        fresh = np.full(len(self.ids), np.nan)  # this read's temperatures, per joint (NaN: no valid reply)
+        fresh[k] = h.temperature[ok]
+        self.temperature_trend.add(time.monotonic(), fresh)
 
     def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.pos, self.vel, self.eff

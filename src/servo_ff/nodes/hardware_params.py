@@ -69,5 +69,15 @@ def hardware_specs() -> list[ParamSpec]:
             "at process exit / SIGINT / destroy while torque is on: hold (torque left on, goal held) or torque_off "
             "(hold the present position, then torque off)",
             choices=("hold", "torque_off"),
+        ParamSpec("temperature_limit", 70.0, "servo temperature limit (diagnostics)", "°C", lo=0.0, hi=200.0),
+        ParamSpec("temperature_warn_s", 60.0, "warn when the limit is predicted nearer than this", "s", lo=0.0, hi=1e6),
+        ParamSpec(
+            "thermal_time_constant",
+            600.0,
+            "R_th·C of the servo's winding model: T_∞ = T + τ·dT/dt from the measured trend",
+            "s",
+            lo=1.0,
+            hi=1e6,
+            read_only=True,
         ),
     ]

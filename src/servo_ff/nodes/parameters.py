@@ -19,6 +19,7 @@ from rclpy.parameter import Parameter
 
 from servo_ff.models.params import ActuatorParams, ParameterError
 from servo_ff.models.schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS, FieldSpec
+from servo_ff.models.thermal import THERMAL_FIELDS
 
 from .throttle import Throttle, throttle_key
 
@@ -139,6 +140,8 @@ def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[Pa
             table, field = (
                 (FIRMWARE_FIELDS, key[len("firmware.") :]) if key.startswith("firmware.") else (ACTUATOR_FIELDS, key)
             )
+            if key.startswith("thermal."):
+                table, field = THERMAL_FIELDS, key[len("thermal.") :]
             f = table[field]
             unit = f"{f.unit}, 0 = none" if f.none_is_inf else f.unit
             specs.append(

@@ -9,6 +9,17 @@ import time
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from .common import diag_name, hardware_id
+from servo_ff.models.thermal import thermal_warning
+
+_LEVELS = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
+
+
+def thermal_values(thermal, i: int, time_to_limit: float) -> list[KeyValue]:
+    """temperature_C and time_to_limit_s of servo ``i`` of a thermal model (none without one)."""
+    if thermal is None:
+        return []
+    t = "inf" if not math.isfinite(time_to_limit) else f"{time_to_limit:.1f}"
+    return [KeyValue(key="temperature_C", value=f"{thermal.temp[i]:.2f}"), KeyValue(key="time_to_limit_s", value=t)]
 
 
 def servo_diagnostics(node) -> list[DiagnosticStatus]:
@@ -18,6 +29,8 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
     now = time.monotonic()
     bus_name = "sts" if node.table["protocol"] == "sts" else "dxl"  # hardware_id: dxl/<id> or sts/<id>
     out = []
+    limit = node.table["temperature_limit"]
+    t_lim = node.temperature_trend.time_to(limit)
     for k, (name, i) in enumerate(zip(node.joints, node.ids)):
         st = node.bus.stats.get(i) if node.bus is not None else None
         age = now - node.last_reply[k]
@@ -61,10 +74,14 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
             level, msg = DiagnosticStatus.OK, "inactive: torque off, read-only (goals refused until activate)"
         else:
             level, msg = DiagnosticStatus.OK, "ok"
+        heat = thermal_warning(node.temperature[k], t_lim[k], limit, node.table["temperature_warn_s"])
+        if heat[0] and _LEVELS[heat[0]] > level:
+            level, msg = _LEVELS[heat[0]], heat[1]
         values = [
             KeyValue(key="id", value=str(i)),
             KeyValue(key="stale", value=str(bool(stale and node.configured)).lower()),
             KeyValue(key="temperature_C", value=f"{node.temperature[k]:.1f}"),
+            KeyValue(key="time_to_limit_s", value=f"{t_lim[k]:.1f}" if math.isfinite(t_lim[k]) else "inf"),
             KeyValue(key="hardware_error", value=str(err)),
             KeyValue(key="hardware_error_text", value=node.ct.hardware_error_text(err) if err >= 0 else "unread"),
             KeyValue(key="last_reply_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),

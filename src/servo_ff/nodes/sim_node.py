@@ -33,8 +33,10 @@ from std_srvs.srv import Trigger
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.params import ActuatorParams, ParameterError, load_params
+from servo_ff.models.params import ActuatorParams, ParameterError
 from servo_ff.models.presets import preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
+from servo_ff.models.thermal import ThermalParams, thermal_warning
 
 from .common import (
     ParameterTable,
@@ -48,6 +50,7 @@ from .common import (
 )
 from .parameters import servo_preset_specs
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
+from .servo_diagnostics import thermal_values
 from .sim_backend import SimServos, UrdfGravity, load_inertia
 from .sim_clock import SimClock, sim_time_specs
 
@@ -82,7 +85,19 @@ def sim_specs() -> list[ParamSpec]:
         ),
         *sim_time_specs(),
         ParamSpec("backend", "auto", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
+        ParamSpec("thermal_model", False, "run the winding model actuator.thermal.* (R rises with T)", read_only=True),
+        ParamSpec(
+            "ambient_temperature", 25.0, "ambient of the thermal model", "°C", lo=-50.0, hi=200.0, read_only=True
+        ),
+        ParamSpec("temperature_limit", 70.0, "servo temperature limit (diagnostics)", "°C", lo=0.0, hi=200.0),
+        ParamSpec("temperature_warn_s", 60.0, "warn when the limit is predicted nearer than this", "s", lo=0.0, hi=1e6),
     ]
+
+
+def sim_actuator(values: dict[str, Any]) -> ActuatorParams:
+    """The simulated actuator from the node's parameters: its thermal row only with ``thermal_model``."""
+    p = actuator_from_values(values)
+    return p if values["thermal_model"] else p.with_(thermal=None)
 
 
 def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | UrdfGravity:
@@ -155,12 +170,14 @@ class SimNode(SimClock, ServoInterfaceNode):
             n_joints=lambda v: None,
         )
         base, self.source_text = actuator_source(self, self.sel.values)
+        base = base.with_(thermal=base.thermal or ThermalParams())  # declares actuator.thermal.*
         specs = servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
         super_table = ParameterTable(self, specs, validate=self._validate, apply=self._apply)
         v = super_table.values
         n = len(v["joints"])
         theta0 = per_joint(v["initial_position"], n, "initial_position")
-        self.sim = SimServos(actuator_from_values(v), n, build_load(v, n), theta=theta0, backend=v["backend"])
+        self.sim = SimServos(sim_actuator(v), n, build_load(v, n), theta=theta0, backend=v["backend"])
+        self.sim.set_ambient(v["ambient_temperature"])
         self.sim.warm_up(1.0 / v["rate_hz"])
         self.sim.enabled = False  # torque comes on with the lifecycle transition activate, never here
         self._setup_interface(super_table)
@@ -197,7 +214,7 @@ class SimNode(SimClock, ServoInterfaceNode):
         if reason:
             return reason
         n = len(values["joints"])
-        params = actuator_from_values(values)  # ParameterError names the key and its admissible range
+        params = sim_actuator(values)  # ParameterError names the key and its admissible range
         load = build_load(values, n)
         theta0 = per_joint(values["initial_position"], n, "initial_position")
         sim = getattr(self, "sim", None)
@@ -215,7 +232,7 @@ class SimNode(SimClock, ServoInterfaceNode):
     def _apply(self, changed: set[str]) -> None:
         v = self.table.values
         if any(k.startswith("actuator.") for k in changed):
-            self.sim.set_params(actuator_from_values(v))
+            self.sim.set_params(sim_actuator(v))
             self.get_logger().info(f"actuator parameters updated: {sorted(changed)}")
         if any(k.startswith("load.") for k in changed):
             self.sim.load = build_load(v, self.n)
@@ -305,14 +322,18 @@ class SimNode(SimClock, ServoInterfaceNode):
         if self.stepper_error:
             state = f"stepper refused the state ({self.stepper_error}); call {self.names['reset']}"
         clock = self.clock_values()  # once per diagnostics: the measured real-time factor is since the last
+        th, limit = self.sim.thermal, self.table["temperature_limit"]
+        t_lim = th.time_to(limit) if th is not None else np.full(len(self.joints), math.inf)
         for i, name in enumerate(self.joints):
+            heat = thermal_warning(th.temp[i], t_lim[i], limit, self.table["temperature_warn_s"]) if th else (0, "")
             out.append(
                 DiagnosticStatus(
-                    level=level,
+                    level=max(level, [DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR][heat[0]]),
                     name=diag_name(self, name),
                     hardware_id=hardware_id(self, f"sim/{name}"),
-                    message=state,
+                    message=state + (f"; {heat[1]}" if heat[1] else ""),
                     values=[
+                        *thermal_values(th, i, t_lim[i]),
                         KeyValue(key="position_rad", value=f"{self.sim.theta[i]:.5f}"),
                         KeyValue(key="goal_rad", value=f"{self.sim.goal[i]:.5f}"),
                         KeyValue(key="velocity_rad_s", value=f"{self.sim.dtheta[i]:.5f}"),

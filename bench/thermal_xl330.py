@@ -1,0 +1,96 @@
+"""The winding thermal model identified from the real XL330 recordings' Present Temperature.
+
+The eight recordings of ../shared/data/xl330 were made one after the other (file names give the wall-clock start;
+kp 100 then kp 400, 6 s each) and carry the servo's Present Temperature (integer °C, 27 → 34 °C over 93 s). The
+current is not logged (the ``load`` column is Present PWM): it is estimated by the DC-motor law from the logged duty,
+supply and speed, I = (duty·V − kt·θ̇)/R, with the XL330-M288 datasheet kt and R (the identify prior). R_th and C
+are fitted (identification/thermal_fit.py) on the first six recordings in time and the model then predicts the last
+two (held out) from the sixth's end; ambient = the first reading.
+
+Run: python bench/thermal_xl330.py
+Last line: RESULT R_th=<K/W> C=<J/K> heldout_rms_K=<K> constant_rms_K=<K>
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
+from servo_ff.identification.thermal_fit import (  # noqa: E402
+    ThermalSegment,
+    fit_thermal,
+    motor_current,
+    simulate_segments,
+)
+
+DATA = ROOT.parent / "shared" / "data" / "xl330" / "raw"
+
+
+def segment(path: Path, kt: float, R: float, dt: float = 0.05) -> ThermalSegment:
+    """One recording on a ``dt`` grid: session start [s] from its file name, temperature and estimated current."""
+    h, m, s = map(int, re.search(r"(\d+)h(\d+)m(\d+)", path.name).groups())
+    e = json.loads(path.read_text())["entries"]
+    t = np.array([x["timestamp"] for x in e])
+    duty = np.array([x["load"] for x in e], float)
+    duty = np.where(duty > 32767, duty - 65536, duty) / 885.0
+    amps = motor_current(duty, np.array([x["input_volts"] for x in e]), np.array([x["speed"] for x in e]), kt, R)
+    amps = np.where(np.array([x["torque_enable"] for x in e], bool), amps, 0.0)
+    grid = np.arange(t[0], t[-1], dt)
+    temp = np.interp(grid, t, np.array([x["temp"] for x in e], float))
+    # RMS current over each grid cell keeps the heat (I² averaged, not I)
+    i2 = np.interp(grid, t, amps**2)
+    return ThermalSegment(3600 * h + 60 * m + s + float(t[0]), dt, np.round(temp), np.sqrt(i2))
+
+
+def main() -> int:
+    files = sorted(DATA.glob("*.json"))
+    if not files:
+        print(f"no real recordings at {DATA}: nothing to do")
+        return 0
+    prior = datasheet_prior("xl330")
+    kt, R = prior.kt, prior.R
+    segs = [segment(f, kt, R) for f in files]
+    t0 = segs[0].start
+    segs = [ThermalSegment(s.start - t0, s.dt, s.temp, s.amps) for s in segs]
+    print(
+        f"{len(segs)} recordings, {segs[-1].start + len(segs[-1].temp) * segs[-1].dt:.0f} s of session; current from "
+        f"the datasheet kt {kt:.3f} N·m/A, R {R:.2f} Ω; "
+        f"Present Temperature {segs[0].temp[0]:g} → {segs[-1].temp[-1]:g} °C"
+    )
+    for s, f in zip(segs, files):
+        print(
+            f"  {f.name}: t0 {s.start:5.1f} s, RMS current {np.sqrt(np.mean(s.amps**2)):.2f} A, "
+            f"T {s.temp.min():g}..{s.temp.max():g} °C"
+        )
+    train, held = segs[:6], segs[6:]
+    fit = fit_thermal(train, R)
+    th = fit.params
+    print(
+        f"\nfit on the first 6: R_th {th.resistance:.2f} K/W, C {th.capacity:.2f} J/K (τ {th.time_constant:.0f} s), "
+        f"ambient {fit.ambient:g} °C; training RMS {fit.rms:.2f} K (constant temperature: {fit.rms_constant:.2f} K)"
+    )
+    if th.resistance > 0.99e4 or th.capacity > 0.99e6:
+        print("  R_th or C ended on its bound: these recordings do not identify it (too short to see the servo cool)")
+    sim = simulate_segments(segs, R, th, fit.ambient, float(segs[0].temp[0]))
+    pred = np.concatenate(sim[6:])
+    logged = np.concatenate([s.temp for s in held])
+    rms = float(np.sqrt(np.mean((pred - logged) ** 2)))
+    const = float(np.sqrt(np.mean((logged - train[-1].temp[-1]) ** 2)))
+    print(
+        f"held out (last 2 recordings): predicted {pred[0]:.1f} → {pred[-1]:.1f} °C, logged {logged[0]:g} → "
+        f"{logged[-1]:g} °C; RMS {rms:.2f} K (holding the last training reading: {const:.2f} K)"
+    )
+    print(f"RESULT R_th={th.resistance:.3f} C={th.capacity:.3f} heldout_rms_K={rms:.3f} constant_rms_K={const:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""Online refinement of α̂ by recursive least squares: the future work Schwarz & Behnke state at the end of
+*Compliant Robot Behavior using Servo Actuator Models identified by Iterative Learning Control* (α fitted once
+from an ILC run, then adapted while the robot runs as battery and friction change).
+
+The regression is the one of the batch fit (Eq. 19, 22–27): ``y = k_P·U_bat·(q_d(t) − q(t + t_d)) = φ·α̂`` with
+φ = [τ_o, q̇, sgn(q̇)(1 − β), sgn(q̇)β (, q̈)] at t + t_d. Each sample updates α̂ by RLS with exponential
+forgetting λ (an effective memory of 1/(1 − λ) samples):
+
+    k = P·φ / (λ + φᵀ·P·φ),   α̂ ← α̂ + k·(y − φᵀ·α̂),   P ← (P − k·φᵀ·P) / λ
+
+and then α̂ is projected into its admissible box (:data:`~servo_ff.models.schema.ALPHA_FIELDS`, intersected with
+×/÷ ``box_factor`` around the α̂ it started from). A sample with a non-finite value is skipped (counted); the
+covariance trace is capped (no wind-up when the motion does not excite every term under forgetting); an update
+that would leave α̂ or P non-finite is refused and the state kept. α̂ is never non-finite.
+
+When to trust it: :attr:`AlphaRLS.trusted` is true once ``min_samples`` samples were used and the a-priori
+prediction error of the refined α̂ (forgetting-weighted mean square) is below ``trust_ratio`` × that of the
+reference α̂ (the batch fit it started from) over the same samples. Until then a user keeps the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..models.schema import ALPHA_FIELDS
+
+_ALPHA_KEYS = ("alpha0", "alpha1", "alpha2", "alpha3", "alpha4")
+
+
+@dataclass(frozen=True)
+class RLSOptions:
+    """``forgetting`` λ ∈ (0, 1]; ``initial_covariance`` P0 = this × (α̂0 scale)² per term [α̂ units²];
+    ``max_trace`` cap of trace(P) relative to trace(P0); ``box_factor`` admissible ×/÷ box around the start;
+    ``min_samples`` and ``trust_ratio`` of the trust switch."""
+
+    forgetting: float = 0.999
+    initial_covariance: float = 1.0
+    max_trace: float = 10.0
+    box_factor: float = 4.0
+    min_samples: int = 500
+    trust_ratio: float = 0.9
+
+    def __post_init__(self) -> None:
+        if not (0.0 < self.forgetting <= 1.0):
+            raise ValueError(f"forgetting factor must be in (0, 1], got {self.forgetting}")
+        for k in ("initial_covariance", "max_trace"):
+            if not (getattr(self, k) > 0 and math.isfinite(getattr(self, k))):
+                raise ValueError(f"{k} must be > 0 and finite, got {getattr(self, k)}")
+        if not self.box_factor > 1:
+            raise ValueError(f"box_factor must be > 1, got {self.box_factor}")
+        if self.min_samples < 1 or not (0 < self.trust_ratio <= 1):
+            raise ValueError("min_samples must be >= 1 and trust_ratio in (0, 1]")
+
+
+class AlphaRLS:
+    """Recursive least squares on α̂ (4 or 5 terms), started from a reference α̂ (a batch fit)."""
+
+    def __init__(self, alpha0: np.ndarray, options: RLSOptions = RLSOptions()):
+        a = np.asarray(alpha0, float)
+        if a.ndim != 1 or a.size not in (4, 5) or not np.isfinite(a).all():
+            raise ValueError(f"alpha0 must be 4 or 5 finite coefficients, got {a!r}")
+        self.options = options
+        self.reference = a.copy()
+        self.alpha = a.copy()
+        fields = [ALPHA_FIELDS[k] for k in _ALPHA_KEYS[: a.size]]
+        f = options.box_factor
+        scale = np.maximum(np.abs(a), 0.1 * max(float(np.abs(a).max()), 1e-9))  # a term near 0 may grow
+        self.lo = np.maximum([s.lo for s in fields], np.where(a > 0, a / f, 0.0))
+        self.hi = np.minimum([s.hi for s in fields], np.maximum(a * f, scale * f))
+        self.alpha = np.clip(self.alpha, self.lo, self.hi)
+        self.P0 = np.diag((options.initial_covariance * scale) ** 2)
+        self.P = self.P0.copy()
+        self.samples = 0
+        self.skipped = 0
+        self.mse_rls = 0.0  # forgetting-weighted mean square a-priori error of α̂ [y units²]
+        self.mse_ref = 0.0  # same for the reference α̂
+        self._weight = 0.0
+
+    @property
+    def trusted(self) -> bool:
+        """Enough samples and the refined α̂ predicts better than the reference (see the module docstring)."""
+        o = self.options
+        return self.samples >= o.min_samples and self.mse_rls < o.trust_ratio * self.mse_ref
+
+    def current(self) -> np.ndarray:
+        """α̂ to use now: the refined one when :attr:`trusted`, else the reference (a copy, always finite)."""
+        return (self.alpha if self.trusted else self.reference).copy()
+
+    def update(self, phi: np.ndarray, y: float) -> bool:
+        """One sample (regressor φ, target y); False when skipped (non-finite or refused)."""
+        phi = np.asarray(phi, float)
+        if phi.shape != self.alpha.shape or not (np.isfinite(phi).all() and math.isfinite(y)):
+            self.skipped += 1
+            return False
+        lam = self.options.forgetting
+        e = float(y - phi @ self.alpha)
+        e_ref = float(y - phi @ self.reference)
+        Pphi = self.P @ phi
+        denom = lam + float(phi @ Pphi)
+        k = Pphi / denom
+        alpha = np.clip(self.alpha + k * e, self.lo, self.hi)
+        P = (self.P - np.outer(k, Pphi)) / lam
+        P = 0.5 * (P + P.T)
+        cap = self.options.max_trace * float(np.trace(self.P0))
+        tr = float(np.trace(P))
+        if tr > cap:
+            P *= cap / tr
+        if not (
+            np.isfinite(alpha).all()
+            and np.isfinite(P).all()
+            and math.isfinite(denom)
+            and math.isfinite(e * e)
+            and math.isfinite(e_ref * e_ref)
+        ):
+            self.skipped += 1
+            return False
+        self.alpha, self.P = alpha, P
+        self.samples += 1
+        self._weight = lam * self._weight + 1.0
+        g = 1.0 / self._weight
+        self.mse_rls += g * (e * e - self.mse_rls)
+        self.mse_ref += g * (e_ref * e_ref - self.mse_ref)
+        return True
+
+    def update_batch(self, A: np.ndarray, y: np.ndarray) -> int:
+        """Rows of A (n, k) with targets y (n,), in order; returns how many were used."""
+        return sum(self.update(a, float(v)) for a, v in zip(np.atleast_2d(A), np.atleast_1d(y)))
+
+    def state(self) -> dict:
+        """What a node reports: α̂, the reference, trust, counts and the two prediction errors (RMS, y units)."""
+        return {
+            "alpha": self.alpha.tolist(),
+            "reference": self.reference.tolist(),
+            "trusted": self.trusted,
+            "samples": self.samples,
+            "skipped": self.skipped,
+            "rms_rls": math.sqrt(self.mse_rls),
+            "rms_reference": math.sqrt(self.mse_ref),
+        }
+
+
+def regression_rows(
+    command: np.ndarray,
+    measured: np.ndarray,
+    tau: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray | None,
+    kp: float,
+    u_bat: np.ndarray | float,
+    delay_steps: int,
+    dq_s: float,
+    delta: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(A, y) of Eq. 22–27 for RLS: y_n = k_P·U_bat·(q_d(n) − q(n + d)), A_n = φ at n + d (same as the batch fit;
+    ``tau``, ``dq``, ``ddq`` along the measured motion)."""
+    from ..models.schwarz_behnke import motor_regressors
+
+    d = int(delay_steps)
+    n = len(command) - d
+    u = np.broadcast_to(np.asarray(u_bat, float), (len(command),))
+    y = kp * u[:n] * (np.asarray(command, float)[:n] - np.asarray(measured, float)[d:])
+    A = motor_regressors(
+        np.asarray(tau)[d:],
+        np.asarray(dq)[d:],
+        None if ddq is None else np.asarray(ddq)[d:],
+        dq_s,
+        delta,
+        ddq is not None,
+    )
+    return A, y
+
+
+class LiveAlphaRefiner:
+    """RLS on α̂ fed from overlapping windows of live data (what the fit node holds): each call uses only the samples
+    newer than the last one used, away from the window's end (the Savitzky–Golay derivatives are poor there).
+
+    Starts from a batch fit (:class:`~servo_ff.identification.alpha_fit.AlphaFit`: α̂, q̇_s, δ and t_d are kept)."""
+
+    def __init__(self, fit, torque, options: RLSOptions = RLSOptions()):
+        self.fit = fit
+        self.torque = torque
+        self.rls = AlphaRLS(np.asarray(fit.alpha, float), options)
+        self.last_time = -math.inf
+
+    def feed(self, data, t0: float) -> int:
+        """``data`` (:class:`~servo_ff.identification.alpha_data.AlphaData`) on a grid from ``t0`` [s]; returns the
+        number of samples used."""
+        from .alpha_data import SG_WINDOW
+
+        tau = np.asarray(self.torque(data.q, data.dq, data.ddq), float)
+        with_inertia = self.rls.alpha.size == 5
+        A, y = regression_rows(
+            data.command,
+            data.measured,
+            tau,
+            data.dq,
+            data.ddq if with_inertia else None,
+            data.kp,
+            data.u_bat,
+            self.fit.delay_steps,
+            self.fit.dq_s,
+            self.fit.delta,
+        )
+        times = t0 + np.arange(len(y)) * data.dt
+        keep = (times > self.last_time) & (times <= times[-1] - (SG_WINDOW // 2 + self.fit.delay_steps) * data.dt)
+        if not keep.any():
+            return 0
+        self.last_time = float(times[keep][-1])
+        return self.rls.update_batch(A[keep], y[keep])
