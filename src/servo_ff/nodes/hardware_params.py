@@ -69,6 +69,7 @@ def hardware_specs() -> list[ParamSpec]:
             "at process exit / SIGINT / destroy while torque is on: hold (torque left on, goal held) or torque_off "
             "(hold the present position, then torque off)",
             choices=("hold", "torque_off"),
+        ),
         ParamSpec("temperature_limit", 70.0, "servo temperature limit (diagnostics)", "°C", lo=0.0, hi=200.0),
         ParamSpec("temperature_warn_s", 60.0, "warn when the limit is predicted nearer than this", "s", lo=0.0, hi=1e6),
         ParamSpec(

@@ -8,8 +8,9 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
-from .common import diag_name, hardware_id
 from servo_ff.models.thermal import thermal_warning
+
+from .common import diag_name, hardware_id
 
 _LEVELS = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
 

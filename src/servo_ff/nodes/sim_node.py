@@ -33,7 +33,6 @@ from std_srvs.srv import Trigger
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.params import ActuatorParams, ParameterError, load_params
-from servo_ff.models.params import ActuatorParams, ParameterError
 from servo_ff.models.presets import preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 from servo_ff.models.thermal import ThermalParams, thermal_warning
