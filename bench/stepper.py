@@ -172,9 +172,9 @@ def roofline_call(params, batch: int, joints: int, steps: int):
     g = np.ascontiguousarray(goals.reshape(steps, n))
     grav = np.ascontiguousarray(np.broadcast_to(load.gravity_torque_amplitude(), (batch, joints)).reshape(n))
     inertia = np.ascontiguousarray(np.broadcast_to(load.inertia(), (batch, joints)).reshape(n))
-    outs = [np.empty((steps, n)) for _ in range(5)]
 
-    def run():
+    def run():  # fresh outputs each call, as a rollout returns
+        outs = [np.empty((steps, n)) for _ in range(5)]
         roofline_kernel(np.zeros(n), np.zeros(n), g, 0.005, P, grav, inertia, *outs)
 
     run()

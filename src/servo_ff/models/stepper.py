@@ -208,8 +208,8 @@ def _steps_compiled(fixed: StaticInputs, th, dth, gl, tgt, en, dt: float, n_step
     return res, tgt
 
 
-SIMD_CHUNK = 1024  # elements per vectorised block (fits L1/L2 with its scratch arrays)
-PARALLEL_MIN_ELEMENTS = 2 * SIMD_CHUNK  # below this a thread hand-off costs more than it saves
+SIMD_CHUNK = kernels.SIMD_CHUNK  # elements per vectorised block (its rows fit L1/L2)
+PARALLEL_MIN_ELEMENTS = 2048  # below this a thread hand-off costs more than it saves
 
 
 class _threads:
