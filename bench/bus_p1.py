@@ -57,6 +57,16 @@ def run(device: str, model: str, n: int, cycles: int):
     return t.wall, t.cpu, t.tpc, t.fails
 
 
+class BulkRead1(sdk.GroupBulkRead):
+    """The SDK's GroupBulkRead with its Protocol 1.0 ``txPacket`` fixed: dynamixel-sdk 4.1 passes a fifth argument
+    that ``Protocol1PacketHandler.bulkReadTx`` does not take (the vendor's own packet code is used unchanged)."""
+
+    def txPacket(self):
+        if self.is_param_changed or not self.param:
+            self.makeParam()
+        return self.ph.bulkReadTx(self.port, self.param, len(self.data_dict) * 3)
+
+
 def anchor(n: int, rounds: int, per_round: int) -> tuple[float, np.ndarray, np.ndarray]:
     """cpu_over_sdk for ``n`` MX-106 (1.0): our cycle and the vendor SDK's GroupBulkRead (36–41) + GroupSyncWrite
     (30, 2 bytes), Protocol 1.0, its read waiting in ``select``, alternating on one virtual bus."""
@@ -66,7 +76,7 @@ def anchor(n: int, rounds: int, per_round: int) -> tuple[float, np.ndarray, np.n
         port = blocking_port(sdk.PortHandler)(vb.device)
         assert port.openPort() and port.setBaudRate(1_000_000)
         ph = sdk.PacketHandler(1.0)
-        br = sdk.GroupBulkRead(port, ph)
+        br = BulkRead1(port, ph)
         for i in range(1, n + 1):
             br.addParam(i, 36, 6)
         sw = sdk.GroupSyncWrite(port, ph, 30, 2)

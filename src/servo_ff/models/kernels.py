@@ -256,6 +256,56 @@ def _build():
             w[R_EXT * S + e] = 0.0
             w[R_EN * S + e] = 0.0
 
+    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+    def _rollout_chunk(
+        lo,
+        m,
+        th_io,
+        dth_io,
+        goal,
+        dt,
+        P,
+        gravity,
+        tau_ext,
+        ext_step,
+        inertia,
+        enable,
+        en_step,
+        o_theta,
+        o_dtheta,
+        o_tau_m,
+        o_tau_f,
+        o_volts,
+    ):
+        """The elements [lo, lo + m) over every step: a block of rows (:func:`_fill_chunk`), then per step the
+        inputs copied in, one vectorised pass (:func:`_step_pass`) and the outputs copied out; the final state
+        written back to ``th_io``/``dth_io``."""
+        nt = goal.shape[0]
+        full = o_tau_m.shape[0] == nt
+        mp = (m + LANES - 1) // LANES * LANES  # whole vectors: every lane through the same code
+        w = np.empty(N_ROWS * S)
+        _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt)
+        for t in range(nt):
+            te_row = t * ext_step
+            en_row = t * en_step
+            for e in range(m):
+                w[R_GOAL * S + e] = goal[t, lo + e]
+                w[R_EXT * S + e] = tau_ext[te_row, lo + e]
+                w[R_EN * S + e] = enable[en_row, lo + e]
+                o_theta[t, lo + e] = w[R_TH * S + e]
+            if full:
+                for e in range(m):
+                    o_dtheta[t, lo + e] = w[R_DTH * S + e]
+            _step_pass(w, mp, dt)
+            if full:  # the outputs (T, N) are most of the memory traffic of a full rollout
+                for e in range(m):
+                    o_tau_m[t, lo + e] = w[R_TM * S + e]
+                    o_tau_f[t, lo + e] = w[R_TF * S + e]
+                    o_volts[t, lo + e] = w[R_VOLTS * S + e]
+        for e in range(m):
+            th_io[lo + e] = w[R_TH * S + e]
+            dth_io[lo + e] = w[R_DTH * S + e]
+
     @numba.njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH, error_model="numpy")
     def rollout_simd(
         th_io,
@@ -276,46 +326,86 @@ def _build():
         o_volts,
         chunk,
     ):
-        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N): per chunk of at most
-        ``chunk`` (≤ :data:`SIMD_CHUNK`) elements, a block of rows (:func:`_fill_chunk`), then per step the inputs
-        copied in, one vectorised pass (:func:`_step_pass`) and the outputs copied out. ``th_io``/``dth_io`` hold
+        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N), chunks of at most ``chunk``
+        (≤ :data:`SIMD_CHUNK`) elements spread over the cores (:func:`_rollout_chunk`). ``th_io``/``dth_io`` hold
         the initial state and receive the final one."""
-        nt, n = goal.shape
-        full = o_tau_m.shape[0] == nt
+        n = goal.shape[1]
         chunk = min(chunk, SIMD_CHUNK)
         for c in numba.prange((n + chunk - 1) // chunk):
             lo = c * chunk
-            m = min(n, lo + chunk) - lo
-            mp = (m + LANES - 1) // LANES * LANES  # whole vectors: every lane through the same code
-            w = np.empty(N_ROWS * S)
-            _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt)
-            for t in range(nt):
-                te_row = t * ext_step
-                en_row = t * en_step
-                for e in range(m):
-                    w[R_GOAL * S + e] = goal[t, lo + e]
-                    w[R_EXT * S + e] = tau_ext[te_row, lo + e]
-                    w[R_EN * S + e] = enable[en_row, lo + e]
-                    o_theta[t, lo + e] = w[R_TH * S + e]
-                if full:
-                    for e in range(m):
-                        o_dtheta[t, lo + e] = w[R_DTH * S + e]
-                _step_pass(w, mp, dt)
-                if full:  # the outputs (T, N) are most of the memory traffic of a full rollout
-                    for e in range(m):
-                        o_tau_m[t, lo + e] = w[R_TM * S + e]
-                        o_tau_f[t, lo + e] = w[R_TF * S + e]
-                        o_volts[t, lo + e] = w[R_VOLTS * S + e]
-            for e in range(m):
-                th_io[lo + e] = w[R_TH * S + e]
-                dth_io[lo + e] = w[R_DTH * S + e]
+            _rollout_chunk(
+                lo,
+                min(n, lo + chunk) - lo,
+                th_io,
+                dth_io,
+                goal,
+                dt,
+                P,
+                gravity,
+                tau_ext,
+                ext_step,
+                inertia,
+                enable,
+                en_step,
+                o_theta,
+                o_dtheta,
+                o_tau_m,
+                o_tau_f,
+                o_volts,
+            )
 
-    return step_batch, steps_joints, rollout_simd
+    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+    def rollout_serial(
+        th_io,
+        dth_io,
+        goal,
+        dt,
+        P,
+        gravity,
+        tau_ext,
+        ext_step,
+        inertia,
+        enable,
+        en_step,
+        o_theta,
+        o_dtheta,
+        o_tau_m,
+        o_tau_f,
+        o_volts,
+        chunk,
+    ):
+        """:func:`rollout_simd` on the calling thread (no thread-pool hand-off: small problems)."""
+        n = goal.shape[1]
+        chunk = min(chunk, SIMD_CHUNK)
+        for c in range((n + chunk - 1) // chunk):
+            lo = c * chunk
+            _rollout_chunk(
+                lo,
+                min(n, lo + chunk) - lo,
+                th_io,
+                dth_io,
+                goal,
+                dt,
+                P,
+                gravity,
+                tau_ext,
+                ext_step,
+                inertia,
+                enable,
+                en_step,
+                o_theta,
+                o_dtheta,
+                o_tau_m,
+                o_tau_f,
+                o_volts,
+            )
+
+    return step_batch, steps_joints, rollout_simd, rollout_serial
 
 
 if HAVE_NUMBA:
-    step_batch, steps_joints, rollout_simd = _build()
+    step_batch, steps_joints, rollout_simd, rollout_serial = _build()
 else:  # pragma: no cover
-    step_batch = steps_joints = rollout_simd = None
+    step_batch = steps_joints = rollout_simd = rollout_serial = None
 
-__all__ = ["HAVE_NUMBA", "step_batch", "steps_joints", "rollout_simd"]
+__all__ = ["HAVE_NUMBA", "step_batch", "steps_joints", "rollout_simd", "rollout_serial"]
