@@ -5,9 +5,10 @@ The node (``servo_sim_node``, backend mujoco, humanoid20, 1 ms physics, joint_st
 support_coefficient + /clock at 500 Hz, as fast as possible) runs in its own process pinned to core 0, following the
 stepping gait. Rounds alternate (A B A B …): the node runs for a window and its rate is simulated seconds over wall
 seconds between the first and last of its /diagnostics (``sim_time_s``) received in the window, by a probe on the
-other core; then the node is stopped (SIGSTOP) and this process, pinned to core 0 too, runs the layer with the
-node's options (``mujoco_servos.run("full")``: quantisation 4096, latency 1, noise, readings at 500 Hz); then the
-node continues (SIGCONT). The ratio is the median of the per-round ratios.
+other core; then the node is stopped (SIGSTOP) and a fresh process pinned to core 0 runs the layer with the node's
+options (``mujoco_servos.run("full")``: quantisation 4096, latency 1, noise, readings at 500 Hz), and another a bare
+rclpy publisher of one period's messages as fast as possible (``_rclpy_publish.py``); then the node continues
+(SIGCONT). The ratio is the median of the per-round ratios.
 
 Not a bench itself (``run_all.py`` skips files starting with ``_``).
 """
@@ -161,41 +162,68 @@ class SimNodeProcess:
 
 
 def layer_rtf(seconds: float) -> float:
-    """Real-time factor of our MuJoCo layer with the node's options (no ROS), in this process, on core 0."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from mujoco_servos import run
+    """Real-time factor of our MuJoCo layer with the node's options (no ROS), in a fresh process on core 0 (not in
+    this one: the probe's executor thread would share its GIL)."""
+    from servo_ff.nodes.bringup import python_env
 
-    saved = os.sched_getaffinity(0)
-    if has_taskset():
-        os.sched_setaffinity(0, {0})
-    try:
-        wall, steps = run("full", seconds)
-    finally:
-        os.sched_setaffinity(0, saved)
-    return steps * 1e-3 / wall
+    code = (
+        "import sys; sys.path.insert(0, 'bench'); from mujoco_servos import run; "
+        f"run('full', 0.05); w, n = run('full', {seconds}); print(f'rtf={{n * 1e-3 / w}}')"
+    )
+    cmd = [sys.executable, "-c", code]
+    out = subprocess.run(
+        ["taskset", "-c", "0", *cmd] if has_taskset() else cmd,
+        env=python_env(),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    line = [x for x in out.stdout.splitlines() if x.startswith("rtf=")]
+    if not line:
+        raise RuntimeError(f"the layer run failed: {out.stderr[-2000:]}")
+    return float(line[-1].split("=")[1])
 
 
-def node_over_layer(sim: SimNodeProcess, rounds: int = 6, window_s: float = 2.0, layer_sim_s: float = 5.0):
-    """(median of the per-round ratios node ÷ layer, node rtf per round, layer rtf per round); ``sim`` has run
-    the gait for a while (the first window starts after a settle of 1 s)."""
-    layer_rtf(0.1)  # imports, model build and numba cache load outside the rounds
+def publish_rtf(sim: SimNodeProcess, seconds: float = 2.0) -> float:
+    """Real-time factor a bare rclpy publisher of one sim period's messages reaches on core 0, as fast as possible
+    (``bench/_rclpy_publish.py``, its own process, a namespace of its own): the ceiling rclpy sets."""
+    from servo_ff.nodes.bringup import python_env
+
+    env = python_env()
+    env["ROS_DOMAIN_ID"] = str(sim.ros.domain)
+    cmd = [sys.executable, str(ROOT / "bench" / "_rclpy_publish.py"), str(seconds), "--ros-args"]
+    cmd += ["-r", f"__ns:={sim.ros.ns}_ceiling"]
+    out = subprocess.run(["taskset", "-c", "0", *cmd] if sim.pinned else cmd, env=env, capture_output=True, text=True)
+    line = [x for x in out.stdout.splitlines() if x.startswith("periods_per_s=")]
+    return float(line[-1].split("=")[1]) * 0.002 if line else float("nan")
+
+
+def node_over_layer(sim: SimNodeProcess, rounds: int = 8, window_s: float = 2.0, layer_sim_s: float = 3.0):
+    """(median of the per-round ratios node ÷ layer, node rtf, layer rtf, rclpy publish rtf per round); ``sim`` has
+    run the gait for a while (the first window starts after a settle of 1 s). The node is stopped while the layer
+    and the bare publisher run on its core."""
     time.sleep(1.0)
-    node, layer = np.empty(rounds), np.empty(rounds)
+    node, layer, publish = np.empty(rounds), np.empty(rounds), np.empty(rounds)
     for r in range(rounds):
         node[r] = sim.window_rtf(window_s)
         sim.proc.send_signal(signal.SIGSTOP)
         try:
             layer[r] = layer_rtf(layer_sim_s)
+            publish[r] = publish_rtf(sim)
         finally:
             sim.proc.send_signal(signal.SIGCONT)
         time.sleep(0.5)  # diagnostics in flight across the stop are not in the next window
-    return float(np.nanmedian(node / layer)), node, layer
+    return float(np.nanmedian(node / layer)), node, layer, publish
 
 
-def describe(ratio: float, node: np.ndarray, layer: np.ndarray) -> str:
+def describe(ratio: float, node: np.ndarray, layer: np.ndarray, publish: np.ndarray) -> str:
+    ideal = 1.0 / (1.0 / layer + 1.0 / publish)  # the layer's and rclpy's time per simulated second, added
     return (
         f"sim node over DDS: rtf {np.nanmedian(node):.2f} [{np.nanmin(node):.2f}–{np.nanmax(node):.2f}]; our MuJoCo "
         f"layer with the node's options, no ROS, same core: rtf {np.median(layer):.2f} "
-        f"[{layer.min():.2f}–{layer.max():.2f}]; {len(node)} rounds alternating\n"
-        f"  rtf_node_over_layer = {ratio:.3f} (median of the per-round ratios; absolute rtf are this machine's)"
+        f"[{layer.min():.2f}–{layer.max():.2f}]; a bare rclpy publisher of one period's five messages, no executor: "
+        f"rtf {np.nanmedian(publish):.2f}; {len(node)} rounds alternating\n"
+        f"  rtf_node_over_layer = {ratio:.3f} (median of the per-round ratios; absolute rtf are this machine's)\n"
+        f"  layer + rclpy publishing alone would give rtf {np.nanmedian(ideal):.2f}: "
+        f"rtf_node_over_layer_plus_publish = {np.nanmedian(node / ideal):.3f}"
     )

@@ -100,11 +100,11 @@ def main() -> int:
         sim = SimNodeProcess(salt=92)
         try:
             time.sleep(2.0)
-            ratio, node, layer = node_over_layer(sim)
+            ratio, node, layer, publish = node_over_layer(sim)
         finally:
             sim.close()
         print("## sim node over DDS vs this layer with the node's options, same core, rounds alternating")
-        print(describe(ratio, node, layer) + "\n")
+        print(describe(ratio, node, layer, publish) + "\n")
         over = f"rtf_node_over_layer={ratio:.3g} "
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
