@@ -1,6 +1,7 @@
 """A minimal rclpy publisher of what the sim node publishes per 2 ms period (JointState of 20 joints, Imu, foot
-forces, support coefficient, /clock), as fast as possible with no executor: the rclpy share of a sim period
-(issue 25). Prints ``periods_per_s=<float>``.
+forces, support coefficient, /clock), as fast as possible with no executor, each message serialized once and
+published as bytes (``publish_raw``, as the node's CDR templates do): the rclpy share of a sim period (issue 25).
+Prints ``periods_per_s=<float>``.
 
     python bench/_rclpy_publish.py SECONDS --ros-args -r __ns:=/ns
 """
@@ -11,8 +12,8 @@ import sys
 import time
 
 import rclpy
-from builtin_interfaces.msg import Time
 from rclpy.node import Node
+from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
@@ -29,16 +30,15 @@ def main() -> int:
         (node.create_publisher(Float64, "support_coefficient", 100), Float64()),
         (node.create_publisher(Clock, "/clock", 10), Clock()),
     ]
-    js = pubs[0][1]
+    raw = []
+    for pub, msg in pubs:
+        if isinstance(msg, JointState):
+            msg.position = msg.velocity = msg.effort = [0.1] * 20
+        raw.append((pub, serialize_message(msg)))
     n, t_end, t0 = 0, time.perf_counter() + seconds, time.perf_counter()
     while time.perf_counter() < t_end:
-        stamp = Time(sec=n // 500, nanosec=(n % 500) * 2_000_000)
-        js.header.stamp = stamp
-        js.position = js.velocity = js.effort = [0.001 * n] * 20
-        pubs[1][1].header.stamp = stamp
-        pubs[4][1].clock = stamp
-        for pub, msg in pubs:
-            pub.publish(msg)
+        for pub, data in raw:
+            pub.publish(data)
         n += 1
     print(f"periods_per_s={n / (time.perf_counter() - t0):.1f}")
     node.destroy_node()

@@ -9,6 +9,7 @@ pow, structure-of-arrays, over both cores — what plain numba code can reach on
 
 Ratios (same run, the arms alternating A B A B …, median of the per-round ratios): ``fused_over_numpy_4096x20``
 (fused kernel ÷ numpy-array path, 4096 × 20), ``fused_over_roofline`` (fused ÷ roofline, 4096 × 20) and
+``fused_positions_over_numpy_4096x20`` (``positions_only=True``, identification's path, ÷ numpy) and
 ``one_joint_call_us`` (wall time of one 200-step rollout of 1 × 1, i.e. the call overhead, next to the roofline's).
 """
 
@@ -164,6 +165,13 @@ def rollout_call(params, batch: int, joints: int, steps: int, backend: str):
     return lambda: rollout(params, th0, th0, goals, 0.005, load, backend=backend)
 
 
+def positions_call(params, batch: int, joints: int, steps: int):
+    """A fused rollout recording θ only (``positions_only``: what identification runs)."""
+    goals, load, th0 = case(params, batch, joints, steps)
+    rollout(params, th0, th0, goals[:2], 0.005, load, positions_only=True)
+    return lambda: rollout(params, th0, th0, goals, 0.005, load, positions_only=True)
+
+
 def roofline_call(params, batch: int, joints: int, steps: int):
     """A function running the roofline kernel on the case (the same outputs as a full rollout)."""
     goals, load, _ = case(params, batch, joints, steps)
@@ -222,6 +230,7 @@ def main() -> None:
     n_big = 4096 * 20 * 50
     arms = {
         "fused": rollout_call(params, 4096, 20, 50, "numba"),
+        "fused_positions": positions_call(params, 4096, 20, 50),
         "numpy": rollout_call(params, 4096, 20, 50, "numpy"),
         "roofline": roofline_call(params, 4096, 20, 50),
     }
@@ -232,20 +241,24 @@ def main() -> None:
     }
     small = interleaved({k: (lambda f=f: min(batch_time(f) for _ in range(20))) for k, f in one.items()}, args.rounds)
     f_np, f_roof = paired_ratio(big["fused"], big["numpy"]), paired_ratio(big["fused"], big["roofline"])
+    f_pos = paired_ratio(big["fused_positions"], big["numpy"])
     print(
         f"\nSame-run ratios, 4096 x 20 x 50 steps, {args.rounds} rounds fused / numpy / roofline alternating "
         "(joint-steps/s, median [min-max] of the rounds; absolute figures are this machine's at this load):"
     )
     for k, v in big.items():
         print(f"  {k:>9}: {np.median(v):.3e} [{v.min():.3e} - {v.max():.3e}]")
-    print(f"  fused / numpy = {f_np:.2f}, fused / roofline = {f_roof:.2f} (median of the per-round ratios)")
+    print(
+        f"  fused / numpy = {f_np:.2f}, fused / roofline = {f_roof:.2f}, fused positions-only / numpy = {f_pos:.2f} "
+        "(median of the per-round ratios; every arm returns fresh output arrays, as a rollout does)"
+    )
     print(
         f"1 x 1, {args.steps} steps, one call (best of 20 per round, median over rounds): fused "
         f"{np.median(small['fused']) * 1e6:.1f} us, roofline kernel {np.median(small['roofline']) * 1e6:.1f} us"
     )
     print(
         f"RESULT fused_over_numpy_4096x20={f_np:.3g} fused_over_roofline={f_roof:.3g} "
-        f"one_joint_call_us={np.median(small['fused']) * 1e6:.1f} "
+        f"fused_positions_over_numpy_4096x20={f_pos:.3g} one_joint_call_us={np.median(small['fused']) * 1e6:.1f} "
         f"one_joint_roofline_us={np.median(small['roofline']) * 1e6:.1f} "
         f"joint_steps_per_s_4096x20={np.median(big['fused']):.4g} speedup_vs_scalar={rows[-1][1] / numpy_scalar:.4g} "
         f"speedup_vs_math_scalar={rows[-1][1] / scalar:.4g}"
