@@ -15,6 +15,49 @@ from __future__ import annotations
 import numpy as np
 
 from . import scalar
+from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
+    LANES,
+    N_ROWS,
+    R_ALPHA,
+    R_DTH,
+    R_EMF,
+    R_EN,
+    R_EXT,
+    R_GOAL,
+    R_GRAV,
+    R_IMAX,
+    R_INVJ,
+    R_INVR,
+    R_JDT,
+    R_KC,
+    R_KCS,
+    R_KE,
+    R_KEQ,
+    R_KES,
+    R_KM,
+    R_KMQ,
+    R_KMS,
+    R_KPE,
+    R_KT,
+    R_KT2R,
+    R_KTR,
+    R_KV,
+    R_MAXPWM,
+    R_QOFF,
+    R_R,
+    R_SPAN,
+    R_TF,
+    R_TH,
+    R_TM,
+    R_UMAX,
+    R_VIN,
+    R_VMAX,
+    R_VOLTAGE,
+    R_VOLTS,
+    R_VS,
+    SIMD_CHUNK,
+    S,
+)
 from .params import (
     P_ALPHA,
     P_ARM,
@@ -48,53 +91,6 @@ except ImportError:  # pragma: no cover
     numba = None
     HAVE_NUMBA = False
 
-
-#: elements per chunk of :func:`rollout_simd` (its rows stay in L1/L2) and the row stride of a chunk block: a
-#: compile-time constant, padded by one cache line so the rows do not all map to the same cache set
-SIMD_CHUNK = 512
-S = SIMD_CHUNK + 8
-LANES = 8  # a chunk is padded to whole vectors of this many doubles (AVX-512; a multiple of AVX2's 4)
-#: rows of a chunk block: coefficients (filled once), state, this step's inputs, this step's outputs
-(
-    R_KPE,
-    R_MAXPWM,
-    R_VIN,
-    R_UMAX,
-    R_KT,
-    R_R,
-    R_INVR,
-    R_KTR,
-    R_KT2R,
-    R_IMAX,
-    R_VOLTAGE,
-    R_EMF,
-    R_SPAN,
-    R_JDT,
-    R_INVJ,
-    R_GRAV,
-    R_QOFF,
-    R_VS,
-    R_ALPHA,
-    R_VMAX,
-    R_KC,
-    R_KV,
-    R_KM,
-    R_KE,
-    R_KCS,
-    R_KMS,
-    R_KES,
-    R_KMQ,
-    R_KEQ,
-    R_TH,
-    R_DTH,
-    R_GOAL,
-    R_EXT,
-    R_EN,
-    R_TM,
-    R_TF,
-    R_VOLTS,
-) = range(37)
-N_ROWS = 37
 
 #: Contract-only fast-math flags: allow FMA contraction and reciprocal math, but keep IEEE NaN/inf semantics.
 FASTMATH = {"contract", "arcp", "afn"}
