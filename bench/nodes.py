@@ -259,7 +259,7 @@ def main() -> int:
         f"{sent['echo'] + missed['echo']}; absolute ms are this machine's"
     )
     tick = next(c for c in costs if c[0].startswith("joint_states"))
-    print(f"RESULT latency_over_echo={ratio:.3g} latency_ms={np.median(ms):.4f} callback_us={tick[1]:.1f}")
+    print(f"RESULT latency_over_echo={ratio:.4g} latency_ms={np.median(ms):.4f} callback_us={tick[1]:.1f}")
     return 0
 
 

@@ -31,6 +31,7 @@ rclpy pair) in the same run, alternately (A B A B …, medians), and puts the ra
 | ratio | bench | target |
 |---|---|---|
 RATIOS
+
 Absolute times (µs, joint-steps/s, real-time factors) are *this machine's, at the load of that run*: compare them
 only within one run.
 """
