@@ -9,7 +9,12 @@ the packet sizes at 1, 3 and 4 Mbps (10 bits per byte) and a cProfile breakdown 
 
     /work/venv/bin/python bench/bus.py [--cycles 1000] [--stock-cycles 200]
 
-Last line: ``RESULT transactions_per_cycle=<int> cpu_us_per_cycle_20=<float> cpu_us_mean_20=<float>`` —
+Same-run anchor (issue 25): our cycle and the bare vendor-SDK loop (``GroupSyncRead`` + ``GroupSyncWrite``, its
+port's read waiting in ``select`` instead of spinning) alternate in blocks on one virtual bus; ``cpu_over_sdk`` is
+the median of the per-round ratios of CPU per cycle (``bench/_bus_timing.py``, shared by the three bus benches).
+
+Last line: ``RESULT cpu_over_sdk=<ratio> transactions_per_cycle=<int> cpu_us_per_cycle_20=<float>
+cpu_us_mean_20=<float>`` —
 the median of the per-cycle CPU time (robust to the scheduler of a shared machine) and the mean.
 """
 
@@ -28,6 +33,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
 import dynamixel_sdk as sdk  # noqa: E402
+from _bus_timing import SdkLoop, anchor_lines, blocking_port, cpu_over_sdk, open_client, run_client, timed_cycles  # noqa: E402
 
 from servo_ff.dynamixel.bus import BusConfig, DynamixelBus  # noqa: E402
 from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
@@ -46,31 +52,36 @@ def wire_bytes(n: int, read_len: int = READ_LEN, write_len: int = 4) -> tuple[in
 
 def run_ours(device: str, n: int, cycles: int, profile: bool = False):
     cfg = BusConfig(port=device, ids=range(1, n + 1), latency_timer_ms=1.0, timeout_ms=50.0)
+    if not profile:
+        t = run_client(DynamixelBus(cfg), n, cycles)
+        return t.wall, t.cpu, t.tpc, t.fails, None
+    prof = cProfile.Profile(time.process_time)
     with DynamixelBus(cfg) as bus:
-        bus.connect()
-        bus.setup()
-        bus.torque(True)
-        goals = np.full(n, 0.2)
-        for _ in range(30):
-            bus.cycle(goals)
-        fails0 = sum(s.failures for s in bus.stats.values())
-        t0, tr0 = time.perf_counter(), bus.transactions
-        prof = cProfile.Profile(time.process_time) if profile else None
-        if prof:
-            prof.enable()
-        cpu = np.empty(cycles)
-        pt = time.process_time
-        for k in range(cycles):
-            c = pt()
-            goals[:] = 0.2 + 0.1 * np.sin(k * 0.01)
-            bus.cycle(goals)
-            cpu[k] = pt() - c
-        if prof:
-            prof.disable()
-        wall = (time.perf_counter() - t0) / cycles
-        tpc = (bus.transactions - tr0) / cycles
-        fails = sum(s.failures for s in bus.stats.values()) - fails0
-    return wall, cpu, tpc, fails, prof
+        goals = open_client(bus, n)
+        prof.enable()
+        timed_cycles(bus, goals, cycles)
+        prof.disable()
+    return None, None, None, None, prof
+
+
+def sdk_loop(device: str, n: int, port_cls=sdk.PortHandler) -> SdkLoop:
+    """The vendor SDK's GroupSyncRead (10 bytes from 126) + GroupSyncWrite (goal position) on ``device``."""
+    port = port_cls(device)
+    ph = sdk.PacketHandler(2.0)
+    assert port.openPort() and port.setBaudRate(1_000_000)
+    sr = sdk.GroupSyncRead(port, ph, 126, READ_LEN)
+    for i in range(1, n + 1):
+        sr.addParam(i)
+        ph.write1ByteTxRx(port, i, 9, 0)
+    sw = sdk.GroupSyncWrite(port, ph, 116, 4)
+    return SdkLoop(
+        sr,
+        sw,
+        list(range(1, n + 1)),
+        lambda g: list(g.to_bytes(4, "little")),
+        lambda i: sr.getData(i, 132, 4),
+        sdk.COMM_SUCCESS,
+    )
 
 
 def run_canned(n: int, cycles: int) -> float:
@@ -97,35 +108,31 @@ def run_canned(n: int, cycles: int) -> float:
 
 
 def run_stock(device: str, n: int, cycles: int):
-    port = sdk.PortHandler(device)
-    ph = sdk.PacketHandler(2.0)
-    assert port.openPort() and port.setBaudRate(1_000_000)
-    sr = sdk.GroupSyncRead(port, ph, 126, READ_LEN)
-    for i in range(1, n + 1):
-        sr.addParam(i)
-        ph.write1ByteTxRx(port, i, 9, 0)
-    sw = sdk.GroupSyncWrite(port, ph, 116, 4)
-    fails = 0
+    loop = sdk_loop(device, n)
     t0, c0 = time.perf_counter(), time.process_time()
-    for k in range(cycles):
-        if sr.txRxPacket() != sdk.COMM_SUCCESS:
-            fails += 1
-        pos = [sr.getData(i, 132, 4) for i in range(1, n + 1)]  # noqa: F841
-        sw.clearParam()
-        goal = 2048 + int(100 * np.sin(k * 0.01))
-        for i in range(1, n + 1):
-            sw.addParam(i, list(goal.to_bytes(4, "little")))
-        sw.txPacket()
+    loop.timed(cycles)
     wall = (time.perf_counter() - t0) / cycles
     cpu = (time.process_time() - c0) / cycles
-    port.closePort()
-    return wall, cpu, 2.0, fails
+    loop.read.port.closePort()
+    return wall, cpu, 2.0, loop.fails
+
+
+def anchor(n: int, rounds: int, per_round: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """cpu_over_sdk for ``n`` servos: our cycle and the bare SDK loop (blocking read) alternating on one virtual bus."""
+    with spawn_virtual_bus(["--ids", f"1-{n}", "--return-delay", "0"]) as vb:
+        loop = sdk_loop(vb.device, n, blocking_port(sdk.PortHandler))
+        cfg = BusConfig(port=vb.device, ids=range(1, n + 1), latency_timer_ms=1.0, timeout_ms=50.0)
+        try:
+            return cpu_over_sdk(DynamixelBus(cfg), n, loop, rounds, per_round)
+        finally:
+            loop.read.port.closePort()
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cycles", type=int, default=1000)
     ap.add_argument("--stock-cycles", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=10, help="alternating rounds of the same-run SDK anchor")
     args = ap.parse_args()
 
     print("Wire-time floor of one cycle (sync read of 10 bytes + sync write of 4-byte goals, 10 bits/byte)")
@@ -141,7 +148,7 @@ def main() -> int:
             wall, cpu, tpc, fails, p = run_ours(vb.device, n, args.cycles, profile=False)
             s_wall, s_cpu, _, s_fails = run_stock(vb.device, n, args.stock_cycles)
             if n == SIZES[-1]:
-                _, _, _, _, prof = run_ours(vb.device, n, min(args.cycles, 500), profile=True)
+                *_, prof = run_ours(vb.device, n, min(args.cycles, 500), profile=True)
         rows.append((n, wall, cpu, tpc, fails, s_wall, s_cpu, s_fails, run_canned(n, args.cycles)))
     print(
         f"Cycle over the pty ({args.cycles} cycles; virtual bus in its own process, Return Delay 0; "
@@ -164,12 +171,16 @@ def main() -> int:
         print("\nWhere the client's CPU time goes (20 servos, cProfile on process_time, sorted by own time):")
         print("\n".join(line for line in out.getvalue().splitlines()[2:] if line.strip()))
     n, wall, cpu, tpc, *_ = rows[-1]
+    cpu_ratio, ours, theirs = anchor(SIZES[-1], args.rounds, max(args.cycles // args.rounds, 20))
+    print()
+    print(anchor_lines(f"Same-run anchor, {SIZES[-1]} servos", cpu_ratio, ours, theirs))
     print(
         "Python-only = the same cycle with the port's system calls replaced by canned replies; the difference "
         "to the measured CPU is kernel pty/select/tcflush work and cache misses after each sleep."
     )
     print(
-        f"RESULT transactions_per_cycle={int(round(tpc))} cpu_us_per_cycle_20={np.median(cpu) * 1e6:.1f} "
+        f"RESULT cpu_over_sdk={cpu_ratio:.3g} transactions_per_cycle={int(round(tpc))} "
+        f"cpu_us_per_cycle_20={np.median(cpu) * 1e6:.1f} "
         f"cpu_us_mean_20={cpu.mean() * 1e6:.1f}"
     )
     return 0

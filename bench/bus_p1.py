@@ -9,7 +9,11 @@ to the wire-time floor of the packets at 1 Mbps (10 bits per byte, Return Delay 
 
     .venv/bin/python bench/bus_p1.py [--cycles 1000]
 
-Last line: ``RESULT transactions_per_cycle=<int> cpu_us_per_cycle_20=<float> cpu_us_mean_20=<float>
+Same-run anchor (issue 25, ``bench/_bus_timing.py``): 20 MX servos, our cycle and the vendor SDK's
+``GroupBulkRead`` + ``GroupSyncWrite`` (Protocol 1.0, its port's read waiting in ``select``) alternating in blocks on
+one virtual bus; ``cpu_over_sdk`` = median of the per-round ratios of CPU per cycle.
+
+Last line: ``RESULT cpu_over_sdk=<ratio> transactions_per_cycle=<int> cpu_us_per_cycle_20=<float> cpu_us_mean_20=<float>
 wire_ms_20=<float> ax_transactions_per_cycle=<int>`` (20 MX servos; median and mean CPU time per cycle).
 """
 
@@ -19,11 +23,13 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import dynamixel_sdk as sdk  # noqa: E402
+from _bus_timing import SdkLoop, anchor_lines, blocking_port, cpu_over_sdk, run_client  # noqa: E402
 
 from servo_ff.dynamixel.bus_p1 import DynamixelBus1  # noqa: E402
 from servo_ff.dynamixel.bus_types import BusConfig  # noqa: E402
@@ -40,35 +46,58 @@ def wire_bytes(n: int, bulk: bool = True) -> tuple[int, int]:
     return read, 8 + 3 * n  # SYNC_WRITE: FF FF FE LEN 83 30 02 [id lo hi]… CHK
 
 
-def run(device: str, model: str, n: int, cycles: int):
-    cfg = BusConfig(
+def config(device: str, model: str, n: int) -> BusConfig:
+    return BusConfig(
         port=device, ids=range(1, n + 1), model=model, protocol="dxl1", latency_timer_ms=1.0, timeout_ms=50.0
     )
-    with DynamixelBus1(cfg) as bus:
-        bus.connect()
-        bus.setup()
-        bus.torque(True)
-        goals = np.full(n, 0.2)
-        for _ in range(30):
-            bus.cycle(goals)
-        fails0 = sum(s.failures for s in bus.stats.values())
-        t0, tr0 = time.perf_counter(), bus.transactions
-        cpu = np.empty(cycles)
-        pt = time.process_time
-        for k in range(cycles):
-            c = pt()
-            goals[:] = 0.2 + 0.1 * np.sin(k * 0.01)
-            bus.cycle(goals)
-            cpu[k] = pt() - c
-        wall = (time.perf_counter() - t0) / cycles
-        tpc = (bus.transactions - tr0) / cycles
-        fails = sum(s.failures for s in bus.stats.values()) - fails0
-    return wall, cpu, tpc, fails
+
+
+def run(device: str, model: str, n: int, cycles: int):
+    t = run_client(DynamixelBus1(config(device, model, n)), n, cycles)
+    return t.wall, t.cpu, t.tpc, t.fails
+
+
+class BulkRead1(sdk.GroupBulkRead):
+    """The SDK's GroupBulkRead with its Protocol 1.0 ``txPacket`` fixed: dynamixel-sdk 4.1 passes a fifth argument
+    that ``Protocol1PacketHandler.bulkReadTx`` does not take (the vendor's own packet code is used unchanged)."""
+
+    def txPacket(self):
+        if self.is_param_changed or not self.param:
+            self.makeParam()
+        return self.ph.bulkReadTx(self.port, self.param, len(self.data_dict) * 3)
+
+
+def anchor(n: int, rounds: int, per_round: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """cpu_over_sdk for ``n`` MX-106 (1.0): our cycle and the vendor SDK's GroupBulkRead (36–41) + GroupSyncWrite
+    (30, 2 bytes), Protocol 1.0, its read waiting in ``select``, alternating on one virtual bus."""
+    with spawn_virtual_bus(
+        ["--protocol", "dxl1", "--servo", "mx106-p1", "--ids", f"1-{n}", "--return-delay", "0"]
+    ) as vb:
+        port = blocking_port(sdk.PortHandler)(vb.device)
+        assert port.openPort() and port.setBaudRate(1_000_000)
+        ph = sdk.PacketHandler(1.0)
+        br = BulkRead1(port, ph)
+        for i in range(1, n + 1):
+            br.addParam(i, 36, 6)
+        sw = sdk.GroupSyncWrite(port, ph, 30, 2)
+        loop = SdkLoop(
+            br,
+            sw,
+            list(range(1, n + 1)),
+            lambda g: [g & 0xFF, g >> 8],
+            lambda i: br.getData(i, 36, 2),
+            sdk.COMM_SUCCESS,
+        )
+        try:
+            return cpu_over_sdk(DynamixelBus1(config(vb.device, "mx106-p1", n)), n, loop, rounds, per_round)
+        finally:
+            port.closePort()
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cycles", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=10, help="alternating rounds of the same-run SDK anchor")
     args = ap.parse_args()
     rows = []
     for n in SIZES:
@@ -99,8 +128,15 @@ def main() -> int:
     print(f"load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     _, n, _, wall, cpu, tpc, _ = rows[len(SIZES) - 1]
     r, w = wire_bytes(n)
+    cpu_ratio, ours, theirs = anchor(n, args.rounds, max(args.cycles // args.rounds, 20))
     print(
-        f"RESULT transactions_per_cycle={int(round(tpc))} cpu_us_per_cycle_20={np.median(cpu) * 1e6:.1f} "
+        anchor_lines(
+            f"Same-run anchor, {n} MX-106(1.0), vendor GroupBulkRead + GroupSyncWrite", cpu_ratio, ours, theirs
+        )
+    )
+    print(
+        f"RESULT cpu_over_sdk={cpu_ratio:.3g} transactions_per_cycle={int(round(tpc))} "
+        f"cpu_us_per_cycle_20={np.median(cpu) * 1e6:.1f} "
         f"cpu_us_mean_20={cpu.mean() * 1e6:.1f} wire_ms_20={(r + w) * 1e-2:.3f} ax_transactions_per_cycle="
         f"{int(round(rows[-1][5]))}"
     )

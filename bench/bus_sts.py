@@ -19,7 +19,11 @@ copy, shared by every bus protocol), called from here.
 
     .venv/bin/python bench/bus_sts.py [--cycles 1000] [--stock-cycles 200] [--fault-cycles 20000]
 
-Last line: ``RESULT transactions_per_cycle=<int> cpu_us_per_cycle_6=<median> cpu_us_mean_6=<mean>
+Same-run anchor (issue 25, ``bench/_bus_timing.py``): 6 servos, our cycle and the vendor SDK's ``GroupSyncRead`` +
+``GroupSyncWrite`` (its port's read waiting in ``select``) alternating in blocks on one virtual bus; ``cpu_over_sdk`` =
+median of the per-round ratios of CPU per cycle.
+
+Last line: ``RESULT cpu_over_sdk=<ratio> transactions_per_cycle=<int> cpu_us_per_cycle_6=<median> cpu_us_mean_6=<mean>
 wire_ms_6=<floor> stale_valid=<int> corrupt_accepted=<int> bad_goals=<int> silent_rate_ratio=<x>``.
 """
 
@@ -36,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faults  # noqa: E402  (bench/faults.py: the fault scenario)
 import scservo_sdk as scs  # noqa: E402
+from _bus_timing import SdkLoop, anchor_lines, blocking_port, cpu_over_sdk, run_client  # noqa: E402
 
 from servo_ff.dynamixel import protocol1 as p1  # noqa: E402
 from servo_ff.dynamixel.bus_types import BusConfig  # noqa: E402
@@ -64,26 +69,8 @@ def config(device: str, n: int, **kw) -> BusConfig:
 
 # ------------------------------------------------------------------ part 1
 def run_ours(device: str, n: int, cycles: int):
-    with FeetechBus(config(device, n, timeout_ms=50.0)) as bus:
-        bus.connect()
-        bus.setup()
-        bus.torque(True)
-        goals = np.full(n, 0.2)
-        for _ in range(30):
-            bus.cycle(goals)
-        fails0 = sum(s.failures for s in bus.stats.values())
-        t0, tr0 = time.perf_counter(), bus.transactions
-        cpu = np.empty(cycles)
-        pt = time.process_time
-        for k in range(cycles):
-            c = pt()
-            goals[:] = 0.2 + 0.1 * np.sin(k * 0.01)
-            bus.cycle(goals)
-            cpu[k] = pt() - c
-        wall = (time.perf_counter() - t0) / cycles
-        tpc = (bus.transactions - tr0) / cycles
-        fails = sum(s.failures for s in bus.stats.values()) - fails0
-    return wall, cpu, tpc, fails
+    t = run_client(FeetechBus(config(device, n, timeout_ms=50.0)), n, cycles)
+    return t.wall, t.cpu, t.tpc, t.fails
 
 
 def run_canned(n: int, cycles: int) -> float:
@@ -106,29 +93,43 @@ def run_canned(n: int, cycles: int) -> float:
     return float(np.median(cpu))
 
 
-def run_stock(device: str, n: int, cycles: int):
-    port = scs.PortHandler(device)
+def sdk_loop(device: str, n: int, port_cls=scs.PortHandler) -> SdkLoop:
+    """The vendor SDK's GroupSyncRead (state) + GroupSyncWrite (goal position) on ``device``."""
+    port = port_cls(device)
     ph = scs.PacketHandler(0)
     assert port.openPort() and port.setBaudRate(BAUD)
     sr = scs.GroupSyncRead(port, ph, STATE_ADDR, STATE_LEN)
     for i in range(1, n + 1):
         sr.addParam(i)
     sw = scs.GroupSyncWrite(port, ph, GOAL_ADDR, 2)
-    fails = 0
+    return SdkLoop(
+        sr,
+        sw,
+        list(range(1, n + 1)),
+        lambda g: [scs.SCS_LOBYTE(g), scs.SCS_HIBYTE(g)],
+        lambda i: scs.SCS_TOHOST(sr.getData(i, STATE_ADDR, 2), 15),
+        scs.COMM_SUCCESS,
+    )
+
+
+def run_stock(device: str, n: int, cycles: int):
+    loop = sdk_loop(device, n)
     t0, c0 = time.perf_counter(), time.process_time()
-    for k in range(cycles):
-        if sr.txRxPacket() != scs.COMM_SUCCESS:
-            fails += 1
-        pos = [scs.SCS_TOHOST(sr.getData(i, STATE_ADDR, 2), 15) for i in range(1, n + 1)]  # noqa: F841
-        sw.clearParam()
-        goal = 2048 + int(100 * np.sin(k * 0.01))
-        for i in range(1, n + 1):
-            sw.addParam(i, [scs.SCS_LOBYTE(goal), scs.SCS_HIBYTE(goal)])
-        sw.txPacket()
+    loop.timed(cycles)
     wall = (time.perf_counter() - t0) / cycles
     cpu = (time.process_time() - c0) / cycles
-    port.closePort()
-    return wall, cpu, fails
+    loop.read.port.closePort()
+    return wall, cpu, loop.fails
+
+
+def anchor(n: int, rounds: int, per_round: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """cpu_over_sdk for ``n`` STS servos: our cycle and the bare SDK loop (blocking read) alternating on one bus."""
+    with spawn_virtual_bus(["--protocol", "sts", "--ids", f"1-{n}", "--return-delay", "0", *DT]) as vb:
+        loop = sdk_loop(vb.device, n, blocking_port(scs.PortHandler))
+        try:
+            return cpu_over_sdk(FeetechBus(config(vb.device, n, timeout_ms=50.0)), n, loop, rounds, per_round)
+        finally:
+            loop.read.port.closePort()
 
 
 def part1(args) -> tuple:
@@ -183,12 +184,16 @@ def main() -> int:
     ap.add_argument("--fault-cycles", type=int, default=20000)
     ap.add_argument("--servos", type=int, default=6, help="servos of the fault scenario")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=10, help="alternating rounds of the same-run SDK anchor")
     args = ap.parse_args()
     n, wall, cpu, tpc, *_ = part1(args)
+    cpu_ratio, ours, theirs = anchor(6, args.rounds, max(args.cycles // args.rounds, 20))
+    print(anchor_lines("Same-run anchor, 6 STS servos, vendor GroupSyncRead + GroupSyncWrite", cpu_ratio, ours, theirs))
     stale, garbled, bad_goals, ratio = part2(args)
     floor = sum(wire_bytes(6)) * 10 / BAUD
     print(
-        f"RESULT transactions_per_cycle={int(round(tpc))} cpu_us_per_cycle_6={np.median(cpu) * 1e6:.1f} "
+        f"RESULT cpu_over_sdk={cpu_ratio:.3g} transactions_per_cycle={int(round(tpc))} "
+        f"cpu_us_per_cycle_6={np.median(cpu) * 1e6:.1f} "
         f"cpu_us_mean_6={cpu.mean() * 1e6:.1f} wire_ms_6={floor * 1e3:.3f} stale_valid={stale} "
         f"corrupt_accepted={garbled} bad_goals={bad_goals} silent_rate_ratio={ratio:.3f}"
     )

@@ -9,15 +9,15 @@ Real-time factor: ``servo_sim_node`` (backend mujoco, humanoid, 20 servos, 1 ms 
 joint_states + imu/data + foot_forces + support_coefficient + /clock at 500 Hz, as fast as possible) in its own
 process pinned to one core, following the stepping gait sent as one JointTrajectory: the node's own measured
 real-time factor (its /diagnostics), then simulated over wall seconds of its /clock taken by a subscriber.
-Last line: RESULT energy_reduction=… rms_ratio=… knee_reduction=… tick_us=… obstacle_up=…
+Same-run anchor (issue 25, ``bench/_sim_node_rtf.py``): the node's real-time factor ÷ our MuJoCo layer's with the
+node's options and no ROS, rounds alternating on the same core: ``rtf_node_over_layer``.
+Last line: RESULT rtf_node_over_layer=… energy_reduction=… rms_ratio=… knee_reduction=… tick_us=… obstacle_up=…
            obstacle_up_<h>mm=… walk_flat_up=… rtf=… rtf_clock_subscriber=…
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,125 +25,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.nodes.harness import RosHarness, wait_for  # noqa: E402
+from _sim_node_rtf import SimNodeProcess, describe, node_over_layer  # noqa: E402
+
 from servo_ff.nodes.mission import CONTROLLERS, format_table, plot_mission, run_mission  # noqa: E402
 
 
-def real_time_factor(seconds: float = 10.0) -> tuple[float, float, float]:
-    """(real-time factor alone, with a /clock subscriber, sim seconds) of a servo_sim_node process (backend
-    mujoco) pinned to one core, running the gait. Alone: the node's own ``real_time_factor_measured`` in its
-    /diagnostics (one message per simulated second: the probe, on the other core, stays idle). Then with a
-    best-effort /clock subscriber in the probe, as every use_sim_time node has: the probe then takes every /clock
-    (≈ 2500 per wall second), which keeps the other core busy; on this VM the two cores share a physical one, and
-    that alone slows a tick by ≈ 1.5× (measured with a plain busy loop on the other core)."""
-    from builtin_interfaces.msg import Duration
-    from diagnostic_msgs.msg import DiagnosticArray
+def real_time_factor(seconds: float = 10.0) -> tuple[float, float, float, tuple]:
+    """(real-time factor alone, with a /clock subscriber, sim seconds, (rtf_node_over_layer, node, layer)) of a
+    servo_sim_node process (backend mujoco) pinned to one core, running the gait (``bench/_sim_node_rtf.py``).
+    First the same-run ratio to our MuJoCo layer without ROS (rounds alternating, the node stopped while the layer
+    runs). Alone: the node's own ``real_time_factor_measured`` in its /diagnostics (one message per simulated
+    second: the probe, on the other core, stays idle). Then with a best-effort /clock subscriber in the probe, as
+    every use_sim_time node has: the probe then takes every /clock (≈ 2500 per wall second), which keeps the other
+    core busy; on this VM the two cores share a physical one, and that alone slows a tick by ≈ 1.5× (measured with a
+    plain busy loop on the other core)."""
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from rosgraph_msgs.msg import Clock
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from servo_ff.dynamics.gait import stepping_in_place
-    from servo_ff.nodes.bringup import python_env
+    from servo_ff.nodes.harness import wait_for
 
-    ros = RosHarness(salt=91)
-    env = python_env()
-    env["ROS_DOMAIN_ID"] = str(ros.domain)
-    cmd = [
-        sys.executable,
-        "-m",
-        "servo_ff.nodes.sim_node",
-        "--ros-args",
-        "-r",
-        f"__ns:={ros.ns}",
-        "-p",
-        "backend:=mujoco",
-        "-p",
-        "urdf_path:=urdf/humanoid20.urdf",
-        "-p",
-        "servo_config:=config/servos_humanoid.yaml",
-        "-p",
-        "floating_base:=true",
-        "-p",
-        "rate_hz:=500.0",
-        "-p",
-        "physics_dt:=0.001",
-        "-p",
-        "publish_clock:=true",
-        "-p",
-        "real_time_factor:=0.0",
-        "-p",
-        "counts_per_rev:=4096",
-        "-p",
-        "latency:=1",
-        "-p",
-        "position_min:=[-2.8]",
-        "-p",
-        "position_max:=[2.8]",
-    ]
-    pinned, affinity = _has_taskset(), os.sched_getaffinity(0)
-    if pinned and len(os.sched_getaffinity(0)) > 1:  # the probe (this process) off the sim's core
-        os.sched_setaffinity(0, os.sched_getaffinity(0) - {0})
-    proc = subprocess.Popen(
-        ["taskset", "-c", "0", *cmd] if pinned else cmd,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=ROOT,
-    )
+    sim = SimNodeProcess(salt=91)
     try:
-        node = ros.make_node("rtf_probe")
-        diag: list[tuple[float, float]] = []  # (sim time, measured real-time factor) of each diagnostics
-
-        def on_diag(msg) -> None:
-            for status in msg.status:
-                kv = {v.key: v.value for v in status.values}
-                if "real_time_factor_measured" in kv:
-                    diag.append((float(kv["sim_time_s"]), float(kv["real_time_factor_measured"])))
-
-        node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 100)
-        pub = node.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
-        wait_for(lambda: diag and pub.get_subscription_count(), 60.0, "the sim node process")
-        names = [
-            "neck_yaw",
-            "head_pitch",
-            "l_shoulder_pitch",
-            "l_shoulder_roll",
-            "l_elbow",
-            "l_hip_yaw",
-            "l_hip_roll",
-            "l_hip_pitch",
-            "l_knee",
-            "l_ankle_pitch",
-            "l_ankle_roll",
-            "r_shoulder_pitch",
-            "r_shoulder_roll",
-            "r_elbow",
-            "r_hip_yaw",
-            "r_hip_roll",
-            "r_hip_pitch",
-            "r_knee",
-            "r_ankle_pitch",
-            "r_ankle_roll",
-        ]
-        g = stepping_in_place(names, 40, 0.02)
-        msg = JointTrajectory(joint_names=names)
-        for t, q, dq, ddq in zip(g.t, g.q, g.dq, g.ddq):
-            ns = int(round((t + 2.0) * 1e9))
-            msg.points.append(
-                JointTrajectoryPoint(
-                    positions=q.tolist(),
-                    velocities=dq.tolist(),
-                    accelerations=ddq.tolist(),
-                    time_from_start=Duration(sec=ns // 10**9, nanosec=ns % 10**9),
-                )
-            )
-        pub.publish(msg)
         time.sleep(2.0)
-        n0 = len(diag)
+        ratio = node_over_layer(sim)
+        n0 = len(sim.diag)
         time.sleep(seconds)
-        alone = [r for _, r in diag[n0 + 1 :]]  # the first interval may straddle the start of the window
+        alone = [r for _, _, r in sim.diag[n0 + 1 :]]  # the first interval may straddle the start of the window
         clocks: list[tuple[float, float]] = []
-        node.create_subscription(  # as every use_sim_time node subscribes (rclpy's TimeSource: best effort, depth 1)
+        sim.node.create_subscription(  # as every use_sim_time node subscribes (rclpy's TimeSource: best effort)
             Clock,
             "/clock",
             lambda m: clocks.append((time.monotonic(), m.clock.sec + m.clock.nanosec * 1e-9)),
@@ -154,18 +63,9 @@ def real_time_factor(seconds: float = 10.0) -> tuple[float, float, float]:
         n0 = len(clocks)
         time.sleep(seconds)
         (w0, s0), (w1, s1) = clocks[n0], clocks[-1]
-        return sum(alone) / len(alone), (s1 - s0) / (w1 - w0), s1
+        return sum(alone) / len(alone), (s1 - s0) / (w1 - w0), s1, ratio
     finally:
-        os.sched_setaffinity(0, affinity)
-        proc.terminate()
-        proc.wait(timeout=10)
-        ros.shutdown()
-
-
-def _has_taskset() -> bool:
-    from shutil import which
-
-    return which("taskset") is not None and hasattr(os, "sched_getaffinity") and 0 in os.sched_getaffinity(0)
+        sim.close()
 
 
 def main() -> int:
@@ -178,7 +78,7 @@ def main() -> int:
     ap.add_argument("--skip-mission", action="store_true")
     a = ap.parse_args()
 
-    rtf, rtf_clock, sim_s = real_time_factor()
+    rtf, rtf_clock, sim_s, (over_layer, node_rtf, layer_rtf, pub_rtf) = real_time_factor()
     print(
         "## MuJoCo sim node, humanoid: 20 servos, 1 ms physics, publishing at 500 Hz, as fast as possible (one "
         "process, pinned to one core)"
@@ -186,9 +86,10 @@ def main() -> int:
     print("| probe on the other core | real-time factor |\n|---|---|")
     print(f"| /diagnostics only (the node's real_time_factor_measured; the other core idle) | {rtf:.2f} |")
     print(f"| + a /clock subscriber taking every message (the other core busy) | {rtf_clock:.2f} |")
-    print(f"({sim_s:.1f} s simulated)\n")
+    print(f"({sim_s:.1f} s simulated)")
+    print(describe(over_layer, node_rtf, layer_rtf, pub_rtf) + "\n")
     if a.skip_mission:
-        print(f"RESULT rtf={rtf:.2f} rtf_clock_subscriber={rtf_clock:.2f}")
+        print(f"RESULT rtf_node_over_layer={over_layer:.3g} rtf={rtf:.2f} rtf_clock_subscriber={rtf_clock:.2f}")
         return 0
 
     print(f"## {a.steps} steps in place over DDS (quantisation 4096, latency 1 period, 125 Hz)")
@@ -245,7 +146,8 @@ def main() -> int:
 
     up, up_low, flat_up = up_set(runs[heights[0]]), up_set(runs[heights[-1]]), up_set(flat)
     print(
-        f"RESULT energy_reduction={e_red:.4f} rms_ratio={rc.rms() / ra.rms():.4f} knee_reduction={knee_red:.4f} "
+        f"RESULT rtf_node_over_layer={over_layer:.3g} "
+        f"energy_reduction={e_red:.4f} rms_ratio={rc.rms() / ra.rms():.4f} knee_reduction={knee_red:.4f} "
         f"tick_us={rc.tick_median_us():.0f} falls={''.join('abc'[i] for i, r in enumerate(res) if r.fell) or 'none'} "
         f"obstacle_up={up} obstacle_up_{1000 * heights[-1]:.0f}mm={up_low} walk_flat_up={flat_up} rtf={rtf:.2f} "
         f"rtf_clock_subscriber={rtf_clock:.2f}"

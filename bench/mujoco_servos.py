@@ -8,6 +8,10 @@ encoder quantisation (4096), one control period of latency, sensor noise, and ev
 states, the IMU and the foot forces / support coefficient read. The process is pinned to one CPU; each row is
 the median of 3 runs. Last line: RESULT rtf=<full row> rtf_layer=<layer row> rtf_mujoco=<mj_step row>
 step_us=<full row, µs per physics step>; the later ROS node's target is rtf ≥ 5.
+
+Same-run anchor (issue 25, ``bench/_sim_node_rtf.py``): the sim node over DDS (its own process, same options,
+pinned to the same core) against the "full" row, rounds alternating (the node stopped while the layer runs):
+``rtf_node_over_layer`` first in the RESULT line (``--no-node`` skips it).
 """
 
 from __future__ import annotations
@@ -87,7 +91,21 @@ def run(kind: str, seconds: float) -> tuple[float, int]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=10.0, help="simulated seconds per run")
+    ap.add_argument("--no-node", action="store_true", help="skip the sim node over DDS (needs ROS 2)")
     args = ap.parse_args()
+    over = ""
+    if not args.no_node:
+        from _sim_node_rtf import SimNodeProcess, describe, node_over_layer
+
+        sim = SimNodeProcess(salt=92)
+        try:
+            time.sleep(2.0)
+            ratio, node, layer, publish = node_over_layer(sim)
+        finally:
+            sim.close()
+        print("## sim node over DDS vs this layer with the node's options, same core, rounds alternating")
+        print(describe(ratio, node, layer, publish) + "\n")
+        over = f"rtf_node_over_layer={ratio:.3g} "
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     rows = {
@@ -107,7 +125,7 @@ def main() -> int:
         rtf[kind] = 1e-3 / per
         print(f"| {label} | {per * 1e6:.1f} | {rtf[kind]:.1f} |")
     print(
-        f"RESULT rtf={rtf['full']:.1f} rtf_layer={rtf['layer']:.1f} rtf_mujoco={rtf['mujoco']:.1f} "
+        f"RESULT {over}rtf={rtf['full']:.1f} rtf_layer={rtf['layer']:.1f} rtf_mujoco={rtf['mujoco']:.1f} "
         f"step_us={1e3 / rtf['full']:.1f}"
     )
     return 0

@@ -8,7 +8,12 @@
 2. Cost of each callback: the node's callbacks called directly in this process (message already
    deserialised), ``--calls`` times each.
 
-Prints a table; the last line is ``RESULT latency_ms=<median> callback_us=<median joint_states callback>``.
+   Anchor (issue 25): a minimal rclpy echo pair (``bench/_echo_node.py``: JointState in, Float64MultiArray out, in
+   its own process, up at the same time); the driver alternates between the node and the echo every 0.5 s, and
+   ``latency_over_echo`` is the median over the block pairs of (node's median latency ÷ echo's).
+
+Prints a table; the last line is ``RESULT latency_over_echo=<ratio> latency_ms=<median>
+callback_us=<median joint_states callback>``.
 
     /work/venv/bin/python bench/nodes.py [--seconds 4] [--rate 500] [--calls 2000]
 """
@@ -105,7 +110,19 @@ def callback_costs(calls: int) -> list[tuple[str, float, float]]:
     return out
 
 
-def latency(seconds: float, rate: float) -> tuple[np.ndarray, int, int]:
+def _stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(2)  # SIGINT, as servo-ff up
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+def latency(seconds: float, rate: float, block_s: float = 0.5) -> tuple[dict[str, list[np.ndarray]], dict, dict]:
+    """JointState → goal latency of the feed-forward node and of the echo anchor (``bench/_echo_node.py``), both
+    processes up at once, the driver alternating between them every ``block_s`` seconds (A B A B …): per arm, the
+    latencies [s] of each block; joint states sent and cycles skipped per arm."""
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
@@ -115,83 +132,103 @@ def latency(seconds: float, rate: float) -> tuple[np.ndarray, int, int]:
     from servo_ff.nodes.harness import RosHarness, wait_for
 
     joints = list(load_robot(URDF).joint_names)
-    ros = RosHarness(salt=62, prefix="servo_ff_bench_")  # exports ROS_DOMAIN_ID for the node's process
+    ros = RosHarness(salt=62, prefix="servo_ff_bench_")  # exports ROS_DOMAIN_ID for the nodes' processes
     args = ["--ros-args", "-r", "__node:=servo_feedforward", "-r", f"__ns:={ros.ns}"]
     for k, v in ff_params(joints).items():
         lit = "[" + ",".join(map(str, v)) + "]" if isinstance(v, list) else str(v)
         args += ["-p", f"{k}:={lit}"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "servo_ff.nodes.feedforward_node", *args],
-        env=python_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    procs = {
+        "node": subprocess.Popen(
+            [sys.executable, "-m", "servo_ff.nodes.feedforward_node", *args],
+            env=python_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        ),
+        "echo": subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "_echo_node.py"), "--ros-args", "-r", f"__ns:={ros.ns}"],
+            env=python_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        ),
+    }
     node = ros.make_node("bench_driver")
     sent: deque = deque()
-    lat: list[float] = []
-    n_sent = {"n": 0}
-    missed = {"n": 0}
-    pub_js = node.create_publisher(JointState, "joint_states", 10)
+    blocks: dict[str, list[list[float]]] = {"node": [], "echo": []}
+    n_sent = {"node": 0, "echo": 0}
+    missed = {"node": 0, "echo": 0}
+    pubs = {
+        "node": node.create_publisher(JointState, "joint_states", 10),
+        "echo": node.create_publisher(JointState, "echo/joint_states", 10),
+    }
     pub_traj = node.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+    state = {"run": False, "arm": "node"}
 
-    def on_goal(msg: Float64MultiArray) -> None:
+    def on_goal(arm: str, msg: Float64MultiArray) -> None:
         now = time.perf_counter()
-        if sent:
-            lat.append(now - sent.popleft())
+        if sent and sent[0][0] == arm:
+            blocks[arm][-1].append(now - sent.popleft()[1])
 
-    node.create_subscription(Float64MultiArray, "servo/commands", on_goal, 10)
+    node.create_subscription(Float64MultiArray, "servo/commands", lambda m: on_goal("node", m), 10)
+    node.create_subscription(Float64MultiArray, "echo/commands", lambda m: on_goal("echo", m), 10)
     js = JointState(name=joints, position=[0.0] * len(joints), velocity=[0.0] * len(joints), effort=[0.0] * len(joints))
-    state = {"run": False}
 
     def tick() -> None:
         if not state["run"]:
             return
+        arm = state["arm"]
         if sent:  # the previous goal has not arrived within one period: a missed cycle, not queued up
-            missed["n"] += 1
+            missed[arm] += 1
             return
         js.header.stamp = node.get_clock().now().to_msg()
-        sent.append(time.perf_counter())
-        pub_js.publish(js)
-        n_sent["n"] += 1
+        sent.append((arm, time.perf_counter()))
+        pubs[arm].publish(js)
+        n_sent[arm] += 1
 
     node.create_timer(1.0 / rate, tick)
     try:
         wait_for(
             lambda: (
-                proc.poll() is not None
-                or (pub_traj.get_subscription_count() > 0 and pub_js.get_subscription_count() > 0)
+                any(p.poll() is not None for p in procs.values())
+                or (pub_traj.get_subscription_count() > 0 and all(p.get_subscription_count() for p in pubs.values()))
             ),
             30.0,
-            "the feed-forward node",
+            "the feed-forward node and the echo",
         )
-        if proc.poll() is not None:
-            raise RuntimeError(f"feed-forward node did not come up: {proc.stderr.read()}")
+        for name, p in procs.items():
+            if p.poll() is not None:
+                raise RuntimeError(f"{name} did not come up: {p.stderr.read()}")
         pub_traj.publish(desired(joints))
         time.sleep(0.5)
         state["run"] = True
-        time.sleep(seconds)
+        for _ in range(max(1, int(round(seconds / block_s / 2)))):
+            for arm in ("node", "echo"):
+                state["arm"] = arm
+                blocks[arm].append([])
+                time.sleep(block_s)
         state["run"] = False
         time.sleep(0.3)
     finally:
-        proc.send_signal(2)  # SIGINT, as servo-ff up
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        for p in procs.values():
+            _stop(p)
         ros.shutdown()
-    return np.array(lat), n_sent["n"], missed["n"]
+    return {k: [np.array(b) for b in v] for k, v in blocks.items()}, n_sent, missed
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--rate", type=float, default=500.0)
     ap.add_argument("--calls", type=int, default=2000)
     a = ap.parse_args()
     costs = callback_costs(a.calls)
-    lat, n_sent, n_missed = latency(a.seconds, a.rate)
+    blocks, sent, missed = latency(a.seconds, a.rate)
+    lat = np.concatenate(blocks["node"])
+    echo = np.concatenate(blocks["echo"])
+    n_sent, n_missed = sent["node"], missed["node"]
+    paired = [np.median(n) / np.median(e) for n, e in zip(blocks["node"], blocks["echo"]) if len(n) and len(e)]
+    ratio = float(np.median(paired))
     ms = lat * 1e3
     print(
         f"servo_feedforward_node, {URDF.name} (20 joints, floating base), {a.rate:g} Hz, {a.seconds:g} s, "
@@ -204,6 +241,10 @@ def main() -> int:
         f"| JointState → goal latency (separate process, DDS loopback) | {np.median(ms):.3f} ms | "
         f"{np.percentile(ms, 99):.3f} ms |"
     )
+    print(
+        f"| anchor: a minimal rclpy echo pair (JointState → Float64MultiArray, own process) | "
+        f"{np.median(echo) * 1e3:.3f} ms | {np.percentile(echo, 99) * 1e3:.3f} ms |"
+    )
     for name, med, p99 in costs:
         print(f"| callback: {name} | {med:.1f} µs | {p99:.1f} µs |")
     print()
@@ -212,8 +253,13 @@ def main() -> int:
         f"because the previous goal was still outstanding {n_missed} "
         f"({100 * n_missed / max(n_sent + n_missed, 1):.1f} %)"
     )
+    print(
+        f"latency ÷ echo: {ratio:.2f} (median over {len(paired)} pairs of {a.seconds / len(paired) / 2:.2f} s blocks "
+        f"alternating node / echo, ratio of the blocks' medians); echo cycles skipped {missed['echo']} of "
+        f"{sent['echo'] + missed['echo']}; absolute ms are this machine's"
+    )
     tick = next(c for c in costs if c[0].startswith("joint_states"))
-    print(f"RESULT latency_ms={np.median(ms):.4f} callback_us={tick[1]:.1f}")
+    print(f"RESULT latency_over_echo={ratio:.4g} latency_ms={np.median(ms):.4f} callback_us={tick[1]:.1f}")
     return 0
 
 

@@ -22,13 +22,48 @@ HEAD = """# Benchmarks
 
 Every figure servo_ff claims comes from a script in this folder. Each prints a table and a last line
 `RESULT key=value …`; this page is written by `./run bench` (`python bench/run_all.py [name …]`) from their
-output — edit the scripts, not this page. Tests assert accuracy and correctness, never wall time; the times
-below are what the 2-core development machine measured when the page was written.
+output — edit the scripts, not this page. Tests assert accuracy and correctness, never wall time.
+
+**Speed figures are ratios first.** On the shared 2-core development machine an absolute time moves by 2× between
+runs, so every speed bench also times the engine it sits on (MuJoCo, numba, pinocchio, the vendor SDK, a bare
+rclpy pair) in the same run, alternately (A B A B …, medians), and puts the ratio in its RESULT line:
+
+| ratio | bench | target |
+|---|---|---|
+RATIOS
+
+Absolute times (µs, joint-steps/s, real-time factors) are *this machine's, at the load of that run*: compare them
+only within one run.
 """
+
+#: the ratio every speed bench reports (issue 25): key in its RESULT line → (target, True if higher is better)
+RATIOS = {
+    "rtf_node_over_layer": (0.7, True),
+    "fused_over_numpy_4096x20": (5.0, True),
+    "fused_over_roofline": (0.5, True),
+    "tick_over_pinocchio": (3.0, False),
+    "cpu_over_sdk": (1.5, False),
+    "latency_over_echo": (1.5, False),
+}
+
+
+def ratio_rows(results: dict[str, str]) -> str:
+    """One table row per (ratio, bench) found in the RESULT lines: value, target, met or not."""
+    rows = []
+    for key, (target, higher) in RATIOS.items():
+        for bench, line in results.items():
+            m = re.search(rf"(?:^| ){key}=([-+0-9.eE]+)", line)
+            if m:
+                ok = float(m.group(1)) >= target if higher else float(m.group(1)) <= target
+                rows.append(
+                    f"| `{key}` = **{m.group(1)}** | `{bench}` | {'≥' if higher else '≤'} {target:g} "
+                    f"({'met' if ok else 'not met'}) |"
+                )
+    return "\n".join(rows) or "| (no ratio measured yet) | | |"
 
 
 def benches() -> list[Path]:
-    return sorted(p for p in HERE.glob("*.py") if p.name != Path(__file__).name)
+    return sorted(p for p in HERE.glob("*.py") if p.name != Path(__file__).name and not p.name.startswith("_"))
 
 
 def description(path: Path) -> str:
@@ -67,12 +102,15 @@ def main(names: list[str]) -> int:
         print(out, flush=True)
         sections[path.stem] = section(path, out, seconds, code)
         worst = max(worst, code)
-    results = []
+    results, lines = [], {}
     for p in benches():
         m = re.search(r"^RESULT (.*)$", sections.get(p.stem, ""), flags=re.M)
         results.append(f"| `bench/{p.name}` | `{m.group(1) if m else '(not run yet)'}` |")
+        if m:
+            lines[f"bench/{p.name}"] = m.group(1)
     body = "\n\n".join(sections[p.stem] for p in benches() if p.stem in sections)
-    README.write_text(f"{HEAD}\n| bench | last line |\n|---|---|\n" + "\n".join(results) + f"\n\n{body}\n")
+    head = HEAD.replace("RATIOS", ratio_rows(lines))
+    README.write_text(f"{head}\n| bench | last line |\n|---|---|\n" + "\n".join(results) + f"\n\n{body}\n")
     print(f"wrote {README}")
     return worst
 

@@ -1,19 +1,50 @@
 """Joint-steps per second of the Algorithm-1 stepper (seed 004), M6 on the pendulum bench.
 
-Compares, in one run: the fused numba kernel (``rollout``), the numpy fallback, and a plain per-step scalar
-Python loop (one joint, one step at a time — the way reference implementations step).
+Compares, in one run: the fused numba kernel (``rollout``), the numpy fallback, a plain per-step scalar
+Python loop (one joint, one step at a time — the way reference implementations step), and the roofline: a
+branch-free numba loop doing the same arithmetic (voltage law, M6 budget, pendulum) with libm's sin, exp and
+pow, structure-of-arrays, over both cores — what plain numba code can reach on this machine.
 
-    python bench/stepper.py [--steps 200] [--model m6]
+    python bench/stepper.py [--steps 200] [--model m6] [--rounds 7]
+
+Ratios (same run, the arms alternating A B A B …, median of the per-round ratios): ``fused_over_numpy_4096x20``
+(fused kernel ÷ numpy-array path, 4096 × 20), ``fused_over_roofline`` (fused ÷ roofline, 4096 × 20) and
+``fused_positions_over_numpy_4096x20`` (``positions_only=True``, identification's path, ÷ numpy) and
+``one_joint_call_us`` (wall time of one 200-step rollout of 1 × 1, i.e. the call overhead, next to the roofline's).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 import numba
 import numpy as np
+from _anchor import batch_time, interleaved, paired_ratio
 
+from servo_ff.models.params import (
+    P_ALPHA,
+    P_ARM,
+    P_EGAIN,
+    P_KC,
+    P_KCS,
+    P_KE,
+    P_KEQ,
+    P_KES,
+    P_KM,
+    P_KMQ,
+    P_KMS,
+    P_KP,
+    P_KT,
+    P_KV,
+    P_MAXPWM,
+    P_QOFF,
+    P_R,
+    P_VIN,
+    P_VMAX,
+    P_VS,
+)
 from servo_ff.models.presets import preset
 from servo_ff.models.scalar import step_1
 from servo_ff.models.stepper import PendulumLoad, rollout
@@ -81,19 +112,92 @@ def numpy_scalar_loop_rate(params, steps: int, joints: int = 20) -> float:
     return steps * joints / timed(run)
 
 
-def batched_rate(params, batch: int, joints: int, steps: int, backend: str) -> float:
+@numba.njit(parallel=True, fastmath=False, error_model="numpy", cache=True)
+def roofline_kernel(th_io, dth_io, goal, dt, P, gravity, inertia, o_theta, o_dtheta, o_tau_m, o_tau_f, o_volts):
+    """The arithmetic of one Algorithm-1 step (voltage law, M6 budget, pendulum), branch-free, structure-of-arrays,
+    libm sin / exp / pow, each element's whole time loop in registers, elements spread over the cores."""
+    nt, n = goal.shape
+    for i in numba.prange(n):
+        kpe = P[P_KP, i] * P[P_EGAIN, i]
+        maxpwm, vin, vmax = P[P_MAXPWM, i], P[P_VIN, i], P[P_VMAX, i]
+        kt_r = P[P_KT, i] / P[P_R, i]
+        kt2_r = P[P_KT, i] * kt_r
+        j = inertia[i] + P[P_ARM, i]
+        j_dt, inv_j = j / dt, 1.0 / j
+        kc, kv, km, ke = P[P_KC, i], P[P_KV, i], P[P_KM, i], P[P_KE, i]
+        kcs, kms, kes, kmq, keq = P[P_KCS, i], P[P_KMS, i], P[P_KES, i], P[P_KMQ, i], P[P_KEQ, i]
+        inv_vs, alpha, q_off, grav = 1.0 / P[P_VS, i], P[P_ALPHA, i], P[P_QOFF, i], gravity[i]
+        th, dth = th_io[i], dth_io[i]
+        for t in range(nt):
+            volts = vin * min(max(kpe * (goal[t, i] - th), -maxpwm), maxpwm)
+            tm = kt_r * volts - kt2_r * dth
+            te = -grav * math.sin(th + q_off)
+            w = math.exp(-(abs(dth * inv_vs) ** alpha))
+            am, ae = abs(tm), abs(te)
+            q = keq * te * te if am > ae else kmq * tm * tm
+            q = q if tm * te < 0.0 else 0.0
+            budget = kc + kv * abs(dth) + abs(km * tm - ke * te) + w * (kcs + abs(kms * tm - kes * te) + q)
+            tf = min(max(-(j_dt * dth + tm + te), -budget), budget)
+            acc = (tm + te + tf) * inv_j
+            o_theta[t, i] = th
+            o_dtheta[t, i] = dth
+            o_tau_m[t, i] = tm
+            o_tau_f[t, i] = tf
+            o_volts[t, i] = volts
+            dth_next = min(max(dth + acc * dt, -vmax), vmax)
+            th = th + dth_next * dt + 0.5 * acc * dt * dt
+            dth = dth_next
+        th_io[i], dth_io[i] = th, dth
+
+
+def case(params, batch: int, joints: int, steps: int):
+    """(goals (T, B, J), pendulum load, θ0) of the bench case."""
     rng = np.random.default_rng(1)
     goals = rng.uniform(-1, 1, (steps, batch, joints))
     load = PendulumLoad(mass=rng.choice([0.5, 1.0, 1.5], (batch, joints)), length=0.15, arm_mass=0.1)
-    th0 = np.zeros((batch, joints))
+    return goals, load, np.zeros((batch, joints))
+
+
+def rollout_call(params, batch: int, joints: int, steps: int, backend: str):
+    """A function running one rollout of the case (compiled and warmed up)."""
+    goals, load, th0 = case(params, batch, joints, steps)
     rollout(params, th0, th0, goals[:2], 0.005, load, backend=backend)  # compile / warm up
-    return steps * batch * joints / timed(lambda: rollout(params, th0, th0, goals, 0.005, load, backend=backend))
+    return lambda: rollout(params, th0, th0, goals, 0.005, load, backend=backend)
+
+
+def positions_call(params, batch: int, joints: int, steps: int):
+    """A fused rollout recording θ only (``positions_only``: what identification runs)."""
+    goals, load, th0 = case(params, batch, joints, steps)
+    rollout(params, th0, th0, goals[:2], 0.005, load, positions_only=True)
+    return lambda: rollout(params, th0, th0, goals, 0.005, load, positions_only=True)
+
+
+def roofline_call(params, batch: int, joints: int, steps: int):
+    """A function running the roofline kernel on the case (the same outputs as a full rollout)."""
+    goals, load, _ = case(params, batch, joints, steps)
+    n = batch * joints
+    P = np.ascontiguousarray(np.tile(params.packed()[:, None], (1, n)))
+    g = np.ascontiguousarray(goals.reshape(steps, n))
+    grav = np.ascontiguousarray(np.broadcast_to(load.gravity_torque_amplitude(), (batch, joints)).reshape(n))
+    inertia = np.ascontiguousarray(np.broadcast_to(load.inertia(), (batch, joints)).reshape(n))
+
+    def run():  # fresh outputs each call, as a rollout returns
+        outs = [np.empty((steps, n)) for _ in range(5)]
+        roofline_kernel(np.zeros(n), np.zeros(n), g, 0.005, P, grav, inertia, *outs)
+
+    run()
+    return run
+
+
+def batched_rate(params, batch: int, joints: int, steps: int, backend: str) -> float:
+    return steps * batch * joints / timed(rollout_call(params, batch, joints, steps, backend))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--model", default="m6")
+    ap.add_argument("--rounds", type=int, default=7, help="alternating rounds of the ratios")
     args = ap.parse_args()
     params = preset("mx106", args.model)
     scalar = scalar_loop_rate(params, steps=max(args.steps // 4, 20))
@@ -122,10 +226,42 @@ def main() -> None:
         "(joint-steps per second; 'scalar math' = per-step loop on Python floats with the math module, "
         "'scalar np' = per-step loop calling numpy on scalars as bam's Simulator.step does)"
     )
-    big = rows[-1]
+    # the ratios: arms alternating, each round's figures under the same load
+    n_big = 4096 * 20 * 50
+    arms = {
+        "fused": rollout_call(params, 4096, 20, 50, "numba"),
+        "fused_positions": positions_call(params, 4096, 20, 50),
+        "numpy": rollout_call(params, 4096, 20, 50, "numpy"),
+        "roofline": roofline_call(params, 4096, 20, 50),
+    }
+    big = interleaved({k: (lambda f=f: n_big / batch_time(f)) for k, f in arms.items()}, args.rounds)
+    one = {
+        "fused": rollout_call(params, 1, 1, args.steps, "numba"),
+        "roofline": roofline_call(params, 1, 1, args.steps),
+    }
+    small = interleaved({k: (lambda f=f: min(batch_time(f) for _ in range(20))) for k, f in one.items()}, args.rounds)
+    f_np, f_roof = paired_ratio(big["fused"], big["numpy"]), paired_ratio(big["fused"], big["roofline"])
+    f_pos = paired_ratio(big["fused_positions"], big["numpy"])
     print(
-        f"RESULT joint_steps_per_s_4096x20={big[1]:.4g} speedup_vs_scalar={big[1] / numpy_scalar:.4g} "
-        f"speedup_vs_math_scalar={big[1] / scalar:.4g}"
+        f"\nSame-run ratios, 4096 x 20 x 50 steps, {args.rounds} rounds fused / numpy / roofline alternating "
+        "(joint-steps/s, median [min-max] of the rounds; absolute figures are this machine's at this load):"
+    )
+    for k, v in big.items():
+        print(f"  {k:>9}: {np.median(v):.3e} [{v.min():.3e} - {v.max():.3e}]")
+    print(
+        f"  fused / numpy = {f_np:.2f}, fused / roofline = {f_roof:.2f}, fused positions-only / numpy = {f_pos:.2f} "
+        "(median of the per-round ratios; every arm returns fresh output arrays, as a rollout does)"
+    )
+    print(
+        f"1 x 1, {args.steps} steps, one call (best of 20 per round, median over rounds): fused "
+        f"{np.median(small['fused']) * 1e6:.1f} us, roofline kernel {np.median(small['roofline']) * 1e6:.1f} us"
+    )
+    print(
+        f"RESULT fused_over_numpy_4096x20={f_np:.3g} fused_over_roofline={f_roof:.3g} "
+        f"fused_positions_over_numpy_4096x20={f_pos:.3g} one_joint_call_us={np.median(small['fused']) * 1e6:.1f} "
+        f"one_joint_roofline_us={np.median(small['roofline']) * 1e6:.1f} "
+        f"joint_steps_per_s_4096x20={np.median(big['fused']):.4g} speedup_vs_scalar={rows[-1][1] / numpy_scalar:.4g} "
+        f"speedup_vs_math_scalar={rows[-1][1] / scalar:.4g}"
     )
 
 

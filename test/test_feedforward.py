@@ -155,3 +155,22 @@ def test_unsupported_joint_type_is_a_clear_error(tmp_path):
     (tmp_path / "planar.urdf").write_text(text)
     with pytest.raises(RobotModelError, match="elbow"):
         load_robot(tmp_path / "planar.urdf")
+
+
+def test_compiled_eq19_equals_the_numpy_path(monkeypatch, caplog):
+    """The tick's compiled Eq. 19 + clamp (``eq19_kernel``) gives the goals and clamp counts of the numpy path
+    (``goal_position_from_torque`` + ``_clamp``) on a walking trajectory whose elbows hit their limits."""
+    from servo_ff.dynamics import feedforward as ffm
+    from servo_ff.dynamics.gait import stepping_in_place
+
+    r = load_robot(HUMANOID)
+    table = alpha_table_from_actuator(preset("mx106", "m4"), r.joint_names)
+    g = stepping_in_place(r.joint_names, n_steps=2, dt=0.008)
+    fast, slow = (FeedForwardController(r, table, 0.5) for _ in range(2))  # a low gain: large offsets, clamps
+    assert ffm.eq19_clamped is not None
+    goals_fast = [fast.tick(q, dq, ddq, c_left=0.5) for q, dq, ddq in zip(g.q, g.dq, g.ddq)]
+    monkeypatch.setattr(ffm, "eq19_clamped", None)
+    goals_slow = [slow.tick(q, dq, ddq, c_left=0.5) for q, dq, ddq in zip(g.q, g.dq, g.ddq)]
+    np.testing.assert_allclose(goals_fast, goals_slow, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(fast.clamp_counts, slow.clamp_counts)
+    assert fast.clamp_counts.sum() > 0  # the clamp path was exercised

@@ -299,3 +299,19 @@ def test_servo_bank_checks_parameters_once_and_again_when_they_change():
     fast.goal = np.array([np.nan, 0.0])
     with pytest.raises(ValueError, match="finite"):
         fast.advance(0.005, 5)
+
+
+def test_the_threaded_and_the_serial_kernel_give_the_same_bits():
+    """A rollout of 4096 elements (chunks over the thread pool, ``rollout_simd``) and one element of it alone (the
+    calling thread, ``rollout_serial``; padded to a whole vector) step the same way, to the bit."""
+    rng = np.random.default_rng(11)
+    n = 4096
+    goals = np.sin(np.linspace(0, 6, 120))[:, None] * rng.uniform(0.2, 1.5, n)
+    mass = rng.uniform(0.2, 2.0, n)
+    params = np.stack([preset("mx106", m).packed() for m in rng.choice(["m1", "m4", "m6"], n)])
+    many = rollout(params, np.zeros(n), 0.0, goals, 0.005, PendulumLoad(mass, 0.15))
+    for k in (0, 1234, n - 1):
+        one = rollout(params[k], 0.0, 0.0, goals[:, k], 0.005, PendulumLoad(mass[k], 0.15))
+        for name in ("theta", "dtheta", "tau_m", "tau_f", "volts"):
+            np.testing.assert_array_equal(getattr(one, name), getattr(many, name)[:, k], err_msg=f"{name} [{k}]")
+    assert np.ptp(many.theta) > 0.5  # they really moved

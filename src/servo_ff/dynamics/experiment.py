@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 
 from ..models.params import ActuatorParams
 from ..models.presets import preset
@@ -176,11 +177,25 @@ def plot_knee(results: dict[str, SimResult], path: str | Path, window: tuple[flo
     return path
 
 
+def pinocchio_calls(model, data, q_full, v, a, frames) -> None:
+    """The pinocchio calls of one double-support tick and nothing else (the anchor of the tick's timing):
+    joint Jacobians once, then per support foot its Jacobian and placement, forward kinematics to second order,
+    its acceleration and the RNEA."""
+    pin.computeJointJacobians(model, data, q_full)
+    for f in frames:
+        pin.getFrameJacobian(model, data, f, pin.ReferenceFrame.LOCAL)
+        pin.updateFramePlacement(model, data, f)
+        pin.forwardKinematics(model, data, q_full, v, a)
+        pin.getFrameAcceleration(model, data, f, pin.ReferenceFrame.LOCAL)
+        pin.rnea(model, data, q_full, v, a)
+
+
 def time_tick(n: int = 3000, c_left: float = 0.5) -> dict[str, float]:
     """Wall time [µs] of one 20-joint tick (best of three medians over ``n`` ticks): inverse dynamics alone,
     ID + Eq. 19 (the whole :meth:`FeedForwardController.tick`, incl. input checks and clamping). ``c_left`` = 0.5 is
-    the worst case
-    (double support: two support-foot solutions)."""
+    the worst case (double support: two support-foot solutions). ``pin_double_us``: the bare pinocchio calls of a
+    double-support tick (:func:`pinocchio_calls`), timed call by call alternating with the tick
+    (``tick_over_pinocchio`` = the median of the per-call ratios tick ÷ pinocchio: both see the same load)."""
     robot = load_robot(HUMANOID_URDF)
     ff = FeedForwardController(robot, default_alpha(robot, preset("mx106", "m4")), GAIN_RATIO * KP_HIGH)
     g = stepping_in_place(robot.joint_names, n_steps=4, dt=0.008)  # realistic states (inside the limits)
@@ -202,9 +217,26 @@ def time_tick(n: int = 3000, c_left: float = 0.5) -> dict[str, float]:
         return best * 1e6
 
     quat = (0.01, -0.02, 0.0, 1.0)
-    return {
+    out = {
         "id_single_us": bench(lambda i: support_foot_torques(model, data, qs[i], dqs[i], ddqs[i], lf)),
         "id_double_us": bench(lambda i: double_support_torques(model, data, qs[i], dqs[i], ddqs[i], lf, rf, c_left)),
         "tick_single_us": bench(lambda i: ff.tick(qs[i], dqs[i], ddqs[i], imu_quat=quat, u_bat=14.8, c_left=1.0)),
         "tick_double_us": bench(lambda i: ff.tick(qs[i], dqs[i], ddqs[i], imu_quat=quat, u_bat=14.8, c_left=c_left)),
     }
+    # anchor: the same pinocchio calls with their inputs ready, alternating call by call with the whole tick
+    q_full = [robot.configuration(q, floating=True) for q in qs]
+    vs = np.concatenate([np.zeros((n, 6)), dqs], axis=1)
+    accs = np.concatenate([np.zeros((n, 6)), ddqs], axis=1)
+    t_pin, t_tick = np.empty(n), np.empty(n)
+    for i in range(n):
+        t0 = time.perf_counter()
+        pinocchio_calls(model, data, q_full[i], vs[i], accs[i], (lf, rf))
+        t1 = time.perf_counter()
+        ff.tick(qs[i], dqs[i], ddqs[i], imu_quat=quat, u_bat=14.8, c_left=c_left)
+        t2 = time.perf_counter()
+        t_pin[i], t_tick[i] = t1 - t0, t2 - t1
+    out["pin_double_us"] = float(np.median(t_pin)) * 1e6
+    out["tick_double_alt_us"] = float(np.median(t_tick)) * 1e6
+    out["tick_over_pinocchio"] = float(np.median(t_tick / t_pin))
+    out["tick_over_pinocchio_p10"] = float(np.percentile(t_tick, 10) / np.percentile(t_pin, 10))  # least preempted
+    return out

@@ -30,6 +30,8 @@ import numpy as np
 from ..models.schema import FEEDFORWARD_FIELDS, FIRMWARE_FIELDS
 from ..models.schwarz_behnke import goal_position_from_torque
 from .alpha import AlphaTable, load_alpha
+from .eq19_kernel import eq19_clamped
+from .eq19_kernel import warm_up as warm_up_eq19
 from .inverse_dynamics import (
     STANDARD_GRAVITY,
     double_support_torques,
@@ -98,6 +100,7 @@ class FeedForwardController:
         self.bad_voltage = 0
         self._alpha4 = bool(np.any(self.alpha.alpha[:, 4] != 0.0))
         self.tau = np.zeros(len(names))  # last feed-forward torque [N·m]
+        warm_up_eq19()  # compile / load the tick's kernel here, not in the first control cycle
 
     # -- sensor readings: hold the last good value -------------------------------------------------------
     def update_imu(self, quat_xyzw) -> np.ndarray:
@@ -156,13 +159,22 @@ class FeedForwardController:
             raise ValueError(f"{name} is non-finite for joint(s) {bad}")
         return a
 
+    def _vectors(self, q, dq, ddq) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The three desired vectors checked as :meth:`_vector` does, with one shape test and one reduction when
+        they are fine (the slow path names the bad one)."""
+        a, b, c = (np.asarray(x, dtype=float) for x in (q, dq, ddq))
+        n = self.robot.n_joints
+        if a.shape == b.shape == c.shape == (n,) and math.isfinite(a.sum() + b.sum() + c.sum()):
+            return a, b, c
+        return self._vector("q_des", a), self._vector("dq_des", b), self._vector("ddq_des", c)
+
     def torques(self, q, dq, ddq, c_left: float = 1.0) -> np.ndarray:
         """Feed-forward torques τ [N·m] at the desired state with the current gravity estimate."""
         set_gravity(self.model, self.gravity)
         if self.mode == "fixed":
             return fixed_base_torques(self.model, self.data, self.robot.configuration(q), dq, ddq)
         c = float(c_left)
-        if not (np.isfinite(c) and 0.0 <= c <= 1.0):
+        if not (math.isfinite(c) and 0.0 <= c <= 1.0):
             raise ValueError(f"c_left (left-foot support coefficient) must be in [0, 1], got {c_left}")
         return double_support_torques(
             self.model,
@@ -178,15 +190,25 @@ class FeedForwardController:
 
     def tick(self, q_des, dq_des, ddq_des, *, imu_quat=None, u_bat=None, c_left: float = 1.0) -> np.ndarray:
         """Goal positions [rad] for one control cycle (Eq. 19), inside the URDF limits and always finite."""
-        q = self._vector("q_des", q_des)
-        dq = self._vector("dq_des", dq_des)
-        ddq = self._vector("ddq_des", ddq_des)
+        q, dq, ddq = self._vectors(q_des, dq_des, ddq_des)
         if imu_quat is not None:
             self.update_imu(imu_quat)
         if u_bat is not None:
             self.update_voltage(u_bat)
         tau = self.torques(q, dq, ddq, c_left)
         self.tau = tau
+        if eq19_clamped is not None:  # Eq. 19 and the clamp in one compiled loop; anything odd: the numpy path
+            goal, out = np.empty(len(q)), np.empty(len(q))
+            a = self.alpha
+            lo, hi = self.robot.lower, self.robot.upper
+            hits = eq19_clamped(
+                q, tau, dq, ddq, a.alpha, self._alpha4, self.kp, self.u_bat, a.dq_s, a.delta, lo, hi, goal, out
+            )
+            if hits >= 0:
+                self.n_ticks += 1
+                if hits:
+                    self._count_clamps(goal, out)
+                return out
         goal = goal_position_from_torque(
             q,
             tau,
@@ -204,24 +226,28 @@ class FeedForwardController:
         return self._clamp(goal)
 
     def _clamp(self, goal: np.ndarray) -> np.ndarray:
-        lo, hi = self.robot.lower, self.robot.upper
-        out = np.minimum(np.maximum(goal, lo), hi)
-        hit = out != goal
-        if hit.any():
-            self.clamp_counts += hit
-            for i in np.flatnonzero(hit):
-                c = int(self.clamp_counts[i])
-                if c & (c - 1) == 0:  # log counts 1, 2, 4, 8, …: every clamp is counted, the log stays readable
-                    log.warning(
-                        "goal for %s clamped %.4f → %.4f rad (URDF limits [%.4f, %.4f]); %d clamp(s) so far",
-                        self.robot.joint_names[i],
-                        goal[i],
-                        out[i],
-                        lo[i],
-                        hi[i],
-                        c,
-                    )
+        out = np.minimum(np.maximum(goal, self.robot.lower), self.robot.upper)
+        if (out != goal).any():
+            self._count_clamps(goal, out)
         return out
+
+    def _count_clamps(self, goal: np.ndarray, out: np.ndarray) -> None:
+        """Count (and log at counts 1, 2, 4, 8, …) every joint whose goal was clamped to the URDF limits."""
+        lo, hi = self.robot.lower, self.robot.upper
+        hit = out != goal
+        self.clamp_counts += hit
+        for i in np.flatnonzero(hit):
+            c = int(self.clamp_counts[i])
+            if c & (c - 1) == 0:  # log counts 1, 2, 4, 8, …: every clamp is counted, the log stays readable
+                log.warning(
+                    "goal for %s clamped %.4f → %.4f rad (URDF limits [%.4f, %.4f]); %d clamp(s) so far",
+                    self.robot.joint_names[i],
+                    goal[i],
+                    out[i],
+                    lo[i],
+                    hi[i],
+                    c,
+                )
 
     def clamp_report(self) -> dict[str, int]:
         """Clamp count per joint (only joints that were clamped)."""

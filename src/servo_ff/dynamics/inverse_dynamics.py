@@ -85,12 +85,14 @@ def support_foot_torques(
     *,
     jacobians_ready: bool = False,
     q_full: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+    with_force: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Actuated torques τ_a [N·m] and ground wrench f (6, in the foot frame: force [N], moment [N·m]) with the
     frame ``foot_frame`` of the free-flyer ``model`` held still (see module docstring).
 
     ``q, dq, ddq`` are the actuated joints (length nv − 6). ``jacobians_ready`` skips
-    ``computeJointJacobians`` when the caller already ran it at ``q_full`` (double support, two feet).
+    ``computeJointJacobians`` when the caller already ran it at ``q_full`` (double support, two feet);
+    ``with_force=False`` returns None for f (the torques do not need it).
     """
     if q_full is None:
         q_full = floating_configuration(q)
@@ -99,17 +101,19 @@ def support_foot_torques(
     Ja = pin.getFrameJacobian(model, data, foot_frame, _LOCAL)[:, 6:]
     # With the base at the identity, J_F,b = Ad(oMf)⁻¹, so J_F,b⁻¹ = Ad(oMf) (no 6×6 solve needed).
     ad = pin.updateFramePlacement(model, data, foot_frame).action
+    ad_ja = ad @ Ja  # J_F,b⁻¹ J_F,a, used twice
     v = np.empty(model.nv)
     v[6:] = dq
-    v[:6] = -ad @ (Ja @ dq)
+    v[:6] = -(ad_ja @ dq)
     a = np.zeros(model.nv)
     a[6:] = ddq
     pin.forwardKinematics(model, data, q_full, v, a)
     drift = pin.getFrameAcceleration(model, data, foot_frame, _LOCAL).vector  # J_a q̈ + J̇ v with v̇_b = 0
     a[:6] = -ad @ drift
     tau = pin.rnea(model, data, q_full, v, a)
-    f = ad.T @ tau[:6]  # J_F,b⁻ᵀ τ_b
-    return tau[6:] - Ja.T @ f, f
+    tau_b = tau[:6]
+    # f = J_F,b⁻ᵀ τ_b and τ_a − J_F,aᵀ f = τ_a − (J_F,b⁻¹ J_F,a)ᵀ τ_b
+    return tau[6:] - ad_ja.T @ tau_b, (ad.T @ tau_b if with_force else None)
 
 
 def support_coefficient(t, t_start, t_end, c_start, c_end):
@@ -144,12 +148,13 @@ def double_support_torques(
     non-zero weight are evaluated). ``q_full``: the configuration vector when it is not [identity base; q]
     (continuous joints, see :meth:`~servo_ff.dynamics.robot.Robot.configuration`)."""
     if c_left >= 1.0:
-        return support_foot_torques(model, data, q, dq, ddq, left_frame, q_full=q_full)[0]
+        return support_foot_torques(model, data, q, dq, ddq, left_frame, q_full=q_full, with_force=False)[0]
     if c_left <= 0.0:
-        return support_foot_torques(model, data, q, dq, ddq, right_frame, q_full=q_full)[0]
+        return support_foot_torques(model, data, q, dq, ddq, right_frame, q_full=q_full, with_force=False)[0]
     if q_full is None:
         q_full = floating_configuration(q)
     pin.computeJointJacobians(model, data, q_full)
-    tau_l = support_foot_torques(model, data, q, dq, ddq, left_frame, jacobians_ready=True, q_full=q_full)[0]
-    tau_r = support_foot_torques(model, data, q, dq, ddq, right_frame, jacobians_ready=True, q_full=q_full)[0]
+    both = {"jacobians_ready": True, "q_full": q_full, "with_force": False}
+    tau_l = support_foot_torques(model, data, q, dq, ddq, left_frame, **both)[0]
+    tau_r = support_foot_torques(model, data, q, dq, ddq, right_frame, **both)[0]
     return c_left * tau_l + (1.0 - c_left) * tau_r  # blend_support without re-validating c

@@ -2,8 +2,9 @@
 
 * ``step_batch``: one step; its body is :func:`servo_ff.models.scalar.step_1` compiled in place, so the
   kernel and the scalar reference share one formula;
-* ``rollout_simd``: whole goal sequences, structure-of-arrays, with a vectorised pass for sin/exp/log
-  (:mod:`.fastmath`) — the throughput path (identification, batched simulation).
+* ``rollout_simd``: whole goal sequences, per chunk of elements a block of rows at constant offsets of one array
+  and one vectorised pass per step, sin/exp/log included (:mod:`.fastmath`) — the throughput path
+  (identification, batched simulation).
 
 ``prange`` spreads the batch over the cores. If numba is missing, :data:`HAVE_NUMBA` is False and
 :mod:`.stepper` falls back to numpy.
@@ -14,6 +15,49 @@ from __future__ import annotations
 import numpy as np
 
 from . import scalar
+from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
+    LANES,
+    N_ROWS,
+    R_ALPHA,
+    R_DTH,
+    R_EMF,
+    R_EN,
+    R_EXT,
+    R_GOAL,
+    R_GRAV,
+    R_IMAX,
+    R_INVJ,
+    R_INVR,
+    R_JDT,
+    R_KC,
+    R_KCS,
+    R_KE,
+    R_KEQ,
+    R_KES,
+    R_KM,
+    R_KMQ,
+    R_KMS,
+    R_KPE,
+    R_KT,
+    R_KT2R,
+    R_KTR,
+    R_KV,
+    R_MAXPWM,
+    R_QOFF,
+    R_R,
+    R_SPAN,
+    R_TF,
+    R_TH,
+    R_TM,
+    R_UMAX,
+    R_VIN,
+    R_VMAX,
+    R_VOLTAGE,
+    R_VOLTS,
+    R_VS,
+    SIMD_CHUNK,
+    S,
+)
 from .params import (
     P_ALPHA,
     P_ARM,
@@ -109,14 +153,154 @@ def _build():
     from .fastmath import exp_, log_, sin_
 
     @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-    def _transcendentals(th, q_off, dth, v_s, alpha, sin_th, weight):
-        """sin(θ + q_offset) and the Stribeck weight exp(−|θ̇/v_s|^α) of a chunk: few arrays and no branches,
-        so LLVM vectorises this loop (it is most of the arithmetic of a step)."""
-        for i in range(th.shape[0]):
-            sin_th[i] = sin_(th[i] + q_off[i])
-            x = abs(dth[i] / v_s[i])
-            w = exp_(-exp_(alpha[i] * log_(max(x, 1e-300))))
-            weight[i] = 1.0 if x == 0.0 else w
+    def _step_pass(w, m, dt):
+        """One step of the ``m`` elements of a chunk block ``w`` (rows of :data:`CHUNK_STRIDE` at the ``R_*``
+        offsets): Algorithm 1 with the formulas and operation order of scalar.step_1. The rows sit at constant
+        offsets of one array and every load is unconditional, so LLVM vectorises the loop without alias checks;
+        both control laws and the duty window are computed and selected (span = inf: no window)."""
+        for e in range(m):
+            th = w[R_TH * S + e]
+            dth = w[R_DTH * S + e]
+            kt = w[R_KT * S + e]
+            r = w[R_R * S + e]
+            imax = w[R_IMAX * S + e]
+            keq = w[R_KEQ * S + e]
+            kmq = w[R_KMQ * S + e]
+            vin = w[R_VIN * S + e]
+            maxpwm = w[R_MAXPWM * S + e]
+            u_max = w[R_UMAX * S + e]
+            is_voltage = w[R_VOLTAGE * S + e] != 0.0
+            x = abs(dth / w[R_VS * S + e])
+            weight = exp_(-exp_(w[R_ALPHA * S + e] * log_(max(x, 1e-300))))
+            weight = 1.0 if x == 0.0 else weight
+            command = w[R_KPE * S + e] * (w[R_GOAL * S + e] - th)
+            center = w[R_EMF * S + e] * dth
+            span = w[R_SPAN * S + e]
+            duty = min(max(command, center - span), center + span)  # bam's current-limit duty window
+            volts = vin * min(max(duty, -maxpwm), maxpwm)
+            tm = w[R_KTR * S + e] * volts - w[R_KT2R * S + e] * dth
+            i_hi = min((u_max - kt * dth) * w[R_INVR * S + e], imax)
+            i_lo = max((-u_max - kt * dth) * w[R_INVR * S + e], -imax)
+            current = min(max(command, i_lo), i_hi)
+            tm = tm if is_voltage else kt * current
+            volts = volts if is_voltage else r * current + kt * dth
+            en = w[R_EN * S + e]
+            tm = tm * en
+            volts = volts * en
+            te = w[R_EXT * S + e] - w[R_GRAV * S + e] * sin_(th + w[R_QOFF * S + e])
+            am = abs(tm)
+            ae = abs(te)
+            q = keq * te * te if am > ae else (kmq * tm * tm if am < ae else 0.0)
+            s_m = 1.0 if tm > 0.0 else (-1.0 if tm < 0.0 else 0.0)
+            s_e = 1.0 if te > 0.0 else (-1.0 if te < 0.0 else 0.0)
+            q = q if s_m != s_e else 0.0
+            budget = w[R_KC * S + e] + w[R_KV * S + e] * abs(dth) + abs(w[R_KM * S + e] * tm - w[R_KE * S + e] * te)
+            budget += weight * (w[R_KCS * S + e] + abs(w[R_KMS * S + e] * tm - w[R_KES * S + e] * te) + q)
+            stop = -(w[R_JDT * S + e] * dth + tm + te)
+            tf = min(max(stop, -budget), budget)
+            acc = (tm + te + tf) * w[R_INVJ * S + e]
+            w[R_TM * S + e] = tm
+            w[R_TF * S + e] = tf
+            w[R_VOLTS * S + e] = volts
+            vmax = w[R_VMAX * S + e]
+            dth_next = min(max(dth + acc * dt, -vmax), vmax)  # bam's order: θ̇ first, clamped
+            w[R_TH * S + e] = th + dth_next * dt + 0.5 * acc * dt * dt
+            w[R_DTH * S + e] = dth_next
+
+    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+    def _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt):
+        """The coefficient and state rows of the chunk [lo, lo + m), padded to ``mp`` lanes with copies of its
+        first element at rest (finite, never read back); quotients computed once (no division per step but the
+        Stribeck ratio, as the reference)."""
+        for e in range(mp):
+            i = lo + (e if e < m else 0)
+            kt, r, vin, imax = P[P_KT, i], P[P_R, i], P[P_VIN, i], P[P_IMAX, i]
+            voltage = P[P_LAW, i] == 0.0
+            j = inertia[i] + P[P_ARM, i]
+            w[R_KPE * S + e] = P[P_KP, i] * P[P_EGAIN, i]
+            w[R_MAXPWM * S + e] = P[P_MAXPWM, i]
+            w[R_VIN * S + e] = vin
+            w[R_UMAX * S + e] = vin * P[P_MAXPWM, i]
+            w[R_KT * S + e] = kt
+            w[R_R * S + e] = r
+            w[R_INVR * S + e] = 1.0 / r
+            w[R_KTR * S + e] = kt / r
+            w[R_KT2R * S + e] = kt * kt / r
+            w[R_IMAX * S + e] = imax
+            w[R_VOLTAGE * S + e] = 1.0 if voltage else 0.0
+            w[R_EMF * S + e] = kt / vin
+            w[R_SPAN * S + e] = r * imax / vin if voltage and imax < np.inf else np.inf
+            w[R_JDT * S + e] = j / dt
+            w[R_INVJ * S + e] = 1.0 / j
+            w[R_GRAV * S + e] = gravity[i]
+            w[R_QOFF * S + e] = P[P_QOFF, i]
+            w[R_VS * S + e] = P[P_VS, i]
+            w[R_ALPHA * S + e] = P[P_ALPHA, i]
+            w[R_VMAX * S + e] = P[P_VMAX, i]
+            w[R_KC * S + e] = P[P_KC, i]
+            w[R_KV * S + e] = P[P_KV, i]
+            w[R_KM * S + e] = P[P_KM, i]
+            w[R_KE * S + e] = P[P_KE, i]
+            w[R_KCS * S + e] = P[P_KCS, i]
+            w[R_KMS * S + e] = P[P_KMS, i]
+            w[R_KES * S + e] = P[P_KES, i]
+            w[R_KMQ * S + e] = P[P_KMQ, i]
+            w[R_KEQ * S + e] = P[P_KEQ, i]
+            w[R_TH * S + e] = th_io[i] if e < m else 0.0
+            w[R_DTH * S + e] = dth_io[i] if e < m else 0.0
+            w[R_GOAL * S + e] = 0.0
+            w[R_EXT * S + e] = 0.0
+            w[R_EN * S + e] = 0.0
+
+    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+    def _rollout_chunk(
+        lo,
+        m,
+        th_io,
+        dth_io,
+        goal,
+        dt,
+        P,
+        gravity,
+        tau_ext,
+        ext_step,
+        inertia,
+        enable,
+        en_step,
+        o_theta,
+        o_dtheta,
+        o_tau_m,
+        o_tau_f,
+        o_volts,
+    ):
+        """The elements [lo, lo + m) over every step: a block of rows (:func:`_fill_chunk`), then per step the
+        inputs copied in, one vectorised pass (:func:`_step_pass`) and the outputs copied out; the final state
+        written back to ``th_io``/``dth_io``."""
+        nt = goal.shape[0]
+        full = o_tau_m.shape[0] == nt
+        mp = (m + LANES - 1) // LANES * LANES  # whole vectors: every lane through the same code
+        w = np.empty(N_ROWS * S)
+        _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt)
+        for t in range(nt):
+            te_row = t * ext_step
+            en_row = t * en_step
+            for e in range(m):
+                w[R_GOAL * S + e] = goal[t, lo + e]
+                w[R_EXT * S + e] = tau_ext[te_row, lo + e]
+                w[R_EN * S + e] = enable[en_row, lo + e]
+                o_theta[t, lo + e] = w[R_TH * S + e]
+            if full:
+                for e in range(m):
+                    o_dtheta[t, lo + e] = w[R_DTH * S + e]
+            _step_pass(w, mp, dt)
+            if full:  # the outputs (T, N) are most of the memory traffic of a full rollout
+                for e in range(m):
+                    o_tau_m[t, lo + e] = w[R_TM * S + e]
+                    o_tau_f[t, lo + e] = w[R_TF * S + e]
+                    o_volts[t, lo + e] = w[R_VOLTS * S + e]
+        for e in range(m):
+            th_io[lo + e] = w[R_TH * S + e]
+            dth_io[lo + e] = w[R_DTH * S + e]
 
     @numba.njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH, error_model="numpy")
     def rollout_simd(
@@ -138,103 +322,86 @@ def _build():
         o_volts,
         chunk,
     ):
-        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N): per chunk and step, a
-        vectorised pass for the transcendental functions, then the rest; same formulas and operation order
-        as scalar.step_1. ``th_io``/``dth_io`` hold the initial state and receive the final one."""
-        nt, n = goal.shape
-        full = o_tau_m.shape[0] == nt
+        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N), chunks of at most ``chunk``
+        (≤ :data:`SIMD_CHUNK`) elements spread over the cores (:func:`_rollout_chunk`). ``th_io``/``dth_io`` hold
+        the initial state and receive the final one."""
+        n = goal.shape[1]
+        chunk = min(chunk, SIMD_CHUNK)
         for c in numba.prange((n + chunk - 1) // chunk):
             lo = c * chunk
-            hi = min(n, lo + chunk)
-            th = th_io[lo:hi]
-            dth = dth_io[lo:hi]
-            sin_th = np.empty(hi - lo)
-            weight = np.empty(hi - lo)
-            v_s = P[P_VS, lo:hi]
-            alpha = P[P_ALPHA, lo:hi]
-            q_off = P[P_QOFF, lo:hi]
-            # quotients that do not change over time, computed once per chunk (no division in the step loop)
-            kt_r = np.empty(hi - lo)
-            kt2_r = np.empty(hi - lo)
-            inv_r = np.empty(hi - lo)
-            j_dt = np.empty(hi - lo)
-            inv_j = np.empty(hi - lo)
-            kpe = np.empty(hi - lo)
-            u_max = np.empty(hi - lo)
-            emf_duty = np.empty(hi - lo)  # kt/vin: duty that balances the back-EMF per rad/s
-            span_duty = np.empty(hi - lo)  # R·I_max/vin: half-width of the current-limit duty window
-            any_current = False
-            any_window = False
-            for e in range(hi - lo):
-                kpe[e] = P[P_KP, lo + e] * P[P_EGAIN, lo + e]
-                u_max[e] = P[P_VIN, lo + e] * P[P_MAXPWM, lo + e]
-                any_current = any_current or P[P_LAW, lo + e] != 0.0
-                windowed = P[P_LAW, lo + e] == 0.0 and P[P_IMAX, lo + e] < np.inf
-                any_window = any_window or windowed
-                emf_duty[e] = P[P_KT, lo + e] / P[P_VIN, lo + e]
-                span_duty[e] = P[P_R, lo + e] * P[P_IMAX, lo + e] / P[P_VIN, lo + e] if windowed else np.inf
-                kt, r = P[P_KT, lo + e], P[P_R, lo + e]
-                j = inertia[lo + e] + P[P_ARM, lo + e]
-                kt_r[e] = kt / r
-                kt2_r[e] = kt * kt / r
-                inv_r[e] = 1.0 / r
-                j_dt[e] = j / dt
-                inv_j[e] = 1.0 / j
-            for t in range(nt):
-                _transcendentals(th, q_off, dth, v_s, alpha, sin_th, weight)
-                te_row = t * ext_step
-                en_row = t * en_step
-                for e in range(hi - lo):
-                    i = lo + e
-                    kt = P[P_KT, i]
-                    r = P[P_R, i]
-                    command = kpe[e] * (goal[t, i] - th[e])
-                    maxpwm = P[P_MAXPWM, i]
-                    duty = command
-                    if any_window:  # loop-invariant: bam's current-limit duty window (voltage law only)
-                        center = emf_duty[e] * dth[e]
-                        duty = min(max(duty, center - span_duty[e]), center + span_duty[e])
-                    volts = P[P_VIN, i] * min(max(duty, -maxpwm), maxpwm)
-                    tm = kt_r[e] * volts - kt2_r[e] * dth[e]
-                    if any_current:  # loop-invariant: the voltage-only case skips the current law entirely
-                        i_hi = min((u_max[e] - kt * dth[e]) * inv_r[e], P[P_IMAX, i])
-                        i_lo = max((-u_max[e] - kt * dth[e]) * inv_r[e], -P[P_IMAX, i])
-                        current = min(max(command, i_lo), i_hi)
-                        is_voltage = P[P_LAW, i] == 0.0
-                        tm = tm if is_voltage else kt * current
-                        volts = volts if is_voltage else r * current + kt * dth[e]
-                    en = enable[en_row, i]
-                    tm = tm * en
-                    volts = volts * en
-                    te = tau_ext[te_row, i] - gravity[i] * sin_th[e]
-                    am = abs(tm)
-                    ae = abs(te)
-                    q = P[P_KEQ, i] * te * te if am > ae else (P[P_KMQ, i] * tm * tm if am < ae else 0.0)
-                    s_m = 1.0 if tm > 0.0 else (-1.0 if tm < 0.0 else 0.0)
-                    s_e = 1.0 if te > 0.0 else (-1.0 if te < 0.0 else 0.0)
-                    q = q if s_m != s_e else 0.0
-                    budget = P[P_KC, i] + P[P_KV, i] * abs(dth[e]) + abs(P[P_KM, i] * tm - P[P_KE, i] * te)
-                    budget += weight[e] * (P[P_KCS, i] + abs(P[P_KMS, i] * tm - P[P_KES, i] * te) + q)
-                    stop = -(j_dt[e] * dth[e] + tm + te)
-                    tf = min(max(stop, -budget), budget)
-                    acc = (tm + te + tf) * inv_j[e]
-                    o_theta[t, i] = th[e]
-                    if full:
-                        o_dtheta[t, i] = dth[e]
-                        o_tau_m[t, i] = tm
-                        o_tau_f[t, i] = tf
-                        o_volts[t, i] = volts
-                    vmax = P[P_VMAX, i]
-                    dth_next = min(max(dth[e] + acc * dt, -vmax), vmax)  # bam's order: θ̇ first, clamped
-                    th[e] = th[e] + dth_next * dt + 0.5 * acc * dt * dt
-                    dth[e] = dth_next
+            _rollout_chunk(
+                lo,
+                min(n, lo + chunk) - lo,
+                th_io,
+                dth_io,
+                goal,
+                dt,
+                P,
+                gravity,
+                tau_ext,
+                ext_step,
+                inertia,
+                enable,
+                en_step,
+                o_theta,
+                o_dtheta,
+                o_tau_m,
+                o_tau_f,
+                o_volts,
+            )
 
-    return step_batch, steps_joints, rollout_simd
+    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+    def rollout_serial(
+        th_io,
+        dth_io,
+        goal,
+        dt,
+        P,
+        gravity,
+        tau_ext,
+        ext_step,
+        inertia,
+        enable,
+        en_step,
+        o_theta,
+        o_dtheta,
+        o_tau_m,
+        o_tau_f,
+        o_volts,
+        chunk,
+    ):
+        """:func:`rollout_simd` on the calling thread (no thread-pool hand-off: small problems)."""
+        n = goal.shape[1]
+        chunk = min(chunk, SIMD_CHUNK)
+        for c in range((n + chunk - 1) // chunk):
+            lo = c * chunk
+            _rollout_chunk(
+                lo,
+                min(n, lo + chunk) - lo,
+                th_io,
+                dth_io,
+                goal,
+                dt,
+                P,
+                gravity,
+                tau_ext,
+                ext_step,
+                inertia,
+                enable,
+                en_step,
+                o_theta,
+                o_dtheta,
+                o_tau_m,
+                o_tau_f,
+                o_volts,
+            )
+
+    return step_batch, steps_joints, rollout_simd, rollout_serial
 
 
 if HAVE_NUMBA:
-    step_batch, steps_joints, rollout_simd = _build()
+    step_batch, steps_joints, rollout_simd, rollout_serial = _build()
 else:  # pragma: no cover
-    step_batch = steps_joints = rollout_simd = None
+    step_batch = steps_joints = rollout_simd = rollout_serial = None
 
-__all__ = ["HAVE_NUMBA", "step_batch", "steps_joints", "rollout_simd"]
+__all__ = ["HAVE_NUMBA", "step_batch", "steps_joints", "rollout_simd", "rollout_serial"]

@@ -20,7 +20,10 @@ def finite_array(name: str, x, shape=None) -> np.ndarray:
         bad = np.argwhere(~np.isfinite(a))
         where = tuple(int(i) for i in bad[0]) if a.ndim else ()
         raise ValueError(f"{name} contains non-finite values (first at index {where}: {a[where] if where else a})")
-    if shape is not None:
+    if shape is not None and a.shape == tuple(shape):  # what broadcast_to gives, without its cost: read-only
+        a = a.view()
+        a.flags.writeable = False
+    elif shape is not None:
         try:
             a = np.broadcast_to(a, shape)
         except ValueError:
@@ -82,21 +85,27 @@ def check_inertia(p: np.ndarray, inertia: np.ndarray) -> None:
         raise ValueError("load.inertia + armature must be > 0 for every joint (a massless joint has no dynamics)")
 
 
+_LIMIT_COLS = np.array([P_IMAX, P_GVMAX])
+_FINITE_COLS = np.array([k for k in range(N_PACKED) if k not in (P_IMAX, P_GVMAX)])
+_SIGNED_COLS = np.array([k for k in range(N_PACKED) if k != P_QOFF])  # every column but q_offset is >= 0
+_POSITIVE_COLS = np.array([P_KT, P_R, P_VS, P_ALPHA, P_VIN, P_VMAX])
+
+
 def packed_rows(params, shape2) -> np.ndarray:
     """Packed parameter rows (:func:`~.params.pack`) admissible and broadcast to (batch, joints, N_PACKED)."""
     p = pack(params)
     if p.shape[-1] != N_PACKED:
         raise ValueError(f"params: expected packed length {N_PACKED}, got {p.shape}")
-    limits = [P_IMAX, P_GVMAX]  # +inf allowed: "no limit"
-    finite = np.delete(p, limits, axis=-1) if p.ndim else p
-    if not np.isfinite(finite).all() or np.isnan(p[..., limits]).any():
+    finite = p[..., _FINITE_COLS] if p.ndim else p  # +inf allowed in the limits: "no limit"
+    if not np.isfinite(finite).all() or np.isnan(p[..., _LIMIT_COLS]).any():
         raise ValueError("params contains non-finite values")
-    if (np.delete(p, P_QOFF, axis=-1) < 0).any() or not (p[..., [P_KT, P_R, P_VS, P_ALPHA, P_VIN, P_VMAX]] > 0).all():
+    if (p[..., _SIGNED_COLS] < 0).any() or not (p[..., _POSITIVE_COLS] > 0).all():
         raise ValueError(
             "params: packed coefficients must be >= 0 (q_offset excepted) and kt, R, "
             "dtheta_stribeck, alpha, vin, dtheta_max > 0"
         )
-    if not np.isin(p[..., P_LAW], (0.0, 1.0)).all():
+    law = p[..., P_LAW]
+    if not ((law == 0.0) | (law == 1.0)).all():
         raise ValueError("params: the control-law slot must be 0 (voltage) or 1 (current)")
     try:
         return np.broadcast_to(p, (*shape2, N_PACKED))

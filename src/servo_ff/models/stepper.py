@@ -208,8 +208,8 @@ def _steps_compiled(fixed: StaticInputs, th, dth, gl, tgt, en, dt: float, n_step
     return res, tgt
 
 
-SIMD_CHUNK = 1024  # elements per vectorised block (fits L1/L2 with its scratch arrays)
-PARALLEL_MIN_ELEMENTS = 2 * SIMD_CHUNK  # below this a thread hand-off costs more than it saves
+SIMD_CHUNK = kernels.SIMD_CHUNK  # elements per vectorised block (its rows fit L1/L2)
+PARALLEL_MIN_ELEMENTS = 2048  # below this a thread hand-off costs more than it saves
 
 
 class _threads:
@@ -247,28 +247,30 @@ def _time_rows(a: np.ndarray, n: int) -> tuple[np.ndarray, int]:
 def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
     n_steps, nb, nj = gl.shape
     n = nb * nj
-    soa = np.ascontiguousarray(np.moveaxis(p, -1, 0).reshape(N_PACKED, n))
+    shared = p.strides[0] == 0 and p.strides[1] == 0  # one parameter row for every element
+    soa = np.repeat(p[0, 0][:, None], n, 1) if shared else np.ascontiguousarray(p.reshape(n, N_PACKED).T)
     ext, ext_step = _time_rows(tau_ext, n)
     ena, en_step = _time_rows(en, n)
-    th_io = np.array(th, dtype=np.float64).reshape(n)
-    dth_io = np.array(dth, dtype=np.float64).reshape(n)
-    flat = [o.reshape(o.shape[0], n) if o.size else np.empty((0, 0)) for o in out]
-    with _threads(n):
-        kernels.rollout_simd(
-            th_io,
-            dth_io,
-            np.ascontiguousarray(gl.reshape(n_steps, n)),
-            dt,
-            soa,
-            np.ascontiguousarray(grav.reshape(n)),
-            ext,
-            ext_step,
-            np.ascontiguousarray(inertia.reshape(n)),
-            ena,
-            en_step,
-            *flat,
-            SIMD_CHUNK,
-        )
+    args = (
+        np.array(th, dtype=np.float64).reshape(n),
+        np.array(dth, dtype=np.float64).reshape(n),
+        np.ascontiguousarray(gl.reshape(n_steps, n)),
+        dt,
+        soa,
+        np.ascontiguousarray(grav.reshape(n)),
+        ext,
+        ext_step,
+        np.ascontiguousarray(inertia.reshape(n)),
+        ena,
+        en_step,
+        *(o.reshape(o.shape[0], n) if o.size else np.empty((0, 0)) for o in out),
+        SIMD_CHUNK,
+    )
+    if n < PARALLEL_MIN_ELEMENTS:  # on this thread: no pool hand-off, no thread-count switching
+        kernels.rollout_serial(*args)
+    else:
+        with _threads(n):
+            kernels.rollout_simd(*args)
 
 
 def rollout(
