@@ -42,7 +42,7 @@ def test_a_servo_holding_a_heavy_load_is_warned_then_reported_at_its_temperature
 
         def on_diag(msg):
             for s in msg.status:
-                if s.hardware_id == "sim/a":
+                if s.hardware_id.endswith("/sim/a"):
                     seen.append((s.level, s.message, {kv.key: kv.value for kv in s.values}))
 
         h.make_node("diag_client").create_subscription(DiagnosticArray, "/diagnostics", on_diag, 100)
