@@ -1,4 +1,5 @@
-"""Seed 002 §5.2 on a simulated 20-joint humanoid: feed-forward tick time, tracking and energy of (a)/(b)/(c).
+"""Schwarz & Behnke (Compliant Robot Behavior) §5.2 on a simulated 20-joint humanoid: feed-forward tick time, tracking
+and energy of (a)/(b)/(c).
 
 Run: /work/venv/bin/python bench/feedforward.py [--steps 40] [--plot docs/img/ff_knee_tracking.png]
 Prints the tick timing, the 40-step table at the primary gain scale (k_P = 53.125 ↔ "1.0"), a cross-check

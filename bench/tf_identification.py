@@ -1,11 +1,12 @@
-"""Benchmark for seeds 000/001/003: the MX-28AT datasheet model and SRIVC identification.
+"""Benchmark for Maximo et al., Santana et al. and Wada et al.: the MX-28AT datasheet model and SRIVC identification.
 
     /work/venv/bin/python bench/tf_identification.py [--runs 100] [--img docs/img]
 
-1. MX-28AT (seed 000 Table 1): open-loop poles of Eq. 28, closed-loop step responses (Eq. 30 linear vs
+1. MX-28AT (Maximo et al. (Position Servo) Table 1): open-loop poles of Eq. 28, closed-loop step responses (Eq. 30
+linear vs
    nonlinear with ±12 V saturation and 4096 counts/rev) for 95/195/395 counts.
-2. MG995 (seed 001): Table 3 from the identified Eq. 5 and the 5 V nonlinear steps.
-3. SRIVC (seed 003) on the simulated 3rd-order D-P servo of 003 §IV-A, output noise at 10 dB SNR, ``--runs``
+2. MG995 (Santana et al. (MG995 Servomotor)): Table 3 from the identified Eq. 5 and the 5 V nonlinear steps.
+3. SRIVC (Wada et al.) on the simulated 3rd-order D-P servo of Wada et al. §IV-A, output noise at 10 dB SNR, ``--runs``
    Monte Carlo runs: bias and spread of SRIVC against plain least squares (equation error, same SVF, same
    data), and how often YIC/R²_T picks the true structure among PID, PI, PD, D-P.
 Last line: RESULT mx28_open_loop_poles=<p1>,<p2>,<p3> srivc_structure_hit_rate=<float>
@@ -55,7 +56,7 @@ def reference_steps(n: int = 2000, dt: float = DT) -> np.ndarray:
 
 
 def section_mx28(img: Path | None) -> np.ndarray:
-    print("== MX-28AT datasheet model (seed 000, Table 1, P = 32 -> K_p^c = 4, Vs = 12 V) ==")
+    print("== MX-28AT datasheet model (Maximo et al., Table 1, P = 32 -> K_p^c = 4, Vs = 12 V) ==")
     r = mx28_report()
     poles = r["poles"]
     print(
@@ -89,7 +90,7 @@ def section_mx28(img: Path | None) -> np.ndarray:
 
 
 def section_mg995(img: Path | None) -> None:
-    print("\n== MG995 (seed 001): Table 3 from the identified Eq. 5, 5 V saturation ==")
+    print("\n== MG995 (Santana et al.): Table 3 from the identified Eq. 5, 5 V saturation ==")
     hm = physical_parameters_from_tf(MG995_IDENTIFIED_DEN)
     ds = hm.datasheet
     print(

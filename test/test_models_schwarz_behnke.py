@@ -1,4 +1,4 @@
-"""Seed 002 motor model (Eq. 9, 13, 14, 19) and its link to the seed 004 firmware law."""
+"""Schwarz & Behnke motor model (Eq. 9, 13, 14, 19) and its link to the Duclusaud et al. firmware law."""
 
 import numpy as np
 import pytest

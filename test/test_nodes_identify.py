@@ -29,7 +29,7 @@ from servo_ff.trajectories import schwarz_behnke_reference  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 URDF = str(ROOT / "urdf" / "pendulums2.urdf")
 ACT = preset("mx64", "m4")
-ALPHA0 = ACT.R / (ACT.kt * ACT.firmware.error_gain)  # seed 002 Eq. 19 α̂0 = R/(kt·error_gain) for this firmware
+ALPHA0 = ACT.R / (ACT.kt * ACT.firmware.error_gain)  # Schwarz & Behnke Eq. 19 α̂0 = R/(kt·error_gain) for this firmware
 KP = 8.0
 
 

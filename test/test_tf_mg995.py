@@ -1,4 +1,4 @@
-"""Seed 001 workflow: potentiometer LS, PRBS, TF identification, physical parameters, 5 V simulation."""
+"""Santana et al. workflow: potentiometer LS, PRBS, TF identification, physical parameters, 5 V simulation."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Seed 000 datasheet model: parameters, transfer functions, register units, nonlinear simulation."""
+"""Maximo et al. datasheet model: parameters, transfer functions, register units, nonlinear simulation."""
 
 import math
 from dataclasses import replace

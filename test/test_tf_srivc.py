@@ -1,4 +1,4 @@
-"""Seed 003: SRIVC, structure selection by YIC/R²_T, D-P law, reference-to-torque model."""
+"""Wada et al.: SRIVC, structure selection by YIC/R²_T, D-P law, reference-to-torque model."""
 
 import control
 import numpy as np
@@ -136,7 +136,7 @@ def _closed_loop_ss(p: DPServoPhysical, J: float):
 def test_dp_law_and_closed_loop_coefficients():
     # Eq. 6 by value
     np.testing.assert_allclose(dp_control_law([0.3, 0.1], [0.1, 0.1], [2.0, -1.0], KP=5, KD=0.3), [0.4, 0.3])
-    # the closed loop of the physical D-P servo equals the B0..B3 model of 003 §IV-A
+    # the closed loop of the physical D-P servo equals the B0..B3 model of Wada et al. §IV-A
     g = dp_servo_tf(PHYS)
     ss = _closed_loop_ss(PHYS, PHYS.J)
     w = np.array([0.5, 5.0, 50.0])

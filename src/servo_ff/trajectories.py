@@ -1,6 +1,7 @@
 """Reference trajectories with analytic θd, θ̇d, θ̈d (rad, rad/s, rad/s²) on a uniform time grid.
 
-* the four identification trajectories of seed 004 §V-A: :func:`accelerated_oscillations`,
+* the four identification trajectories of Duclusaud et al. (Extended Friction Models) §V-A:
+  :func:`accelerated_oscillations`,
   :func:`sub_oscillations`, :func:`raise_and_lower`, :func:`lift_and_drop` (which also releases the torque);
 * a seed-002-style reference (§5.1, Fig. 2): walking-like sines, then a fast sine and kick segments —
   :func:`schwarz_behnke_reference`.

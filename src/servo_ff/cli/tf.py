@@ -1,4 +1,5 @@
-"""``servo-ff tf …``: datasheet servo models and continuous-time identification (seeds 000, 001, 003).
+"""``servo-ff tf …``: datasheet servo models and continuous-time identification (Maximo et al., Santana
+et al., Wada et al.; see docs/references.md).
 
     servo-ff tf mx28   [--P 32 --I 0 --D 0 --vs 12 --inductance H --plot DIR]
     servo-ff tf mg995  [--den A1 A0 | --csv FILE] [--load-mass KG --load-radius M --load-distance M] [--plot DIR]
@@ -30,7 +31,7 @@ _study = lazy_import("servo_ff.models.step_study")
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "tf",
-        help="datasheet transfer functions and SRIVC identification (seeds 000/001/003)",
+        help="datasheet transfer functions and SRIVC identification (Maximo et al., Santana et al., Wada et al.)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -52,14 +53,14 @@ def register(subparsers) -> None:
     q.add_argument("--plot", type=Path, default=None, help="directory for PNG plots")
     q.set_defaults(func=cmd_mx28)
 
-    q = sub.add_parser("mg995", help="MG995 hobby servo: physical parameters from an identified TF (seed 001)")
+    q = sub.add_parser("mg995", help="MG995 hobby servo: physical parameters from an identified TF (Santana et al.)")
     q.add_argument(
         "--den",
         type=float,
         nargs=2,
         metavar=("A1", "A0"),
         default=None,
-        help="identified denominator s^2 + A1 s + A0 (default: seed 001 Eq. 5)",
+        help="identified denominator s^2 + A1 s + A0 (default: Santana et al. Eq. 5)",
     )
     q.add_argument("--csv", type=Path, default=None, help="PRBS experiment (u, y [, t]); identified by SRIVC n=2, m=0")
     q.add_argument("--dt", type=float, default=None, help="sample time [s] if the CSV has no t column")
@@ -70,7 +71,7 @@ def register(subparsers) -> None:
     q.add_argument("--plot", type=Path, default=None, help="directory for PNG plots")
     q.set_defaults(func=cmd_mg995)
 
-    q = sub.add_parser("srivc", help="identify a continuous-time TF from sampled u/y data (seed 003)")
+    q = sub.add_parser("srivc", help="identify a continuous-time TF from sampled u/y data (Wada et al.)")
     q.add_argument("--csv", type=Path, required=True, help="CSV with columns u, y and t (or give --dt)")
     q.add_argument("--dt", type=float, default=None, help="sample time [s] if the CSV has no t column")
     q.add_argument("--n", type=int, default=None, help="denominator order")
@@ -92,11 +93,11 @@ def register(subparsers) -> None:
     q.add_argument("--seed", type=int, default=None)
     q.set_defaults(func=cmd_prbs)
 
-    q = sub.add_parser("pot", help="potentiometer calibration v = alpha*theta + beta (seed 001 Eq. 1-4)")
+    q = sub.add_parser("pot", help="potentiometer calibration v = alpha*theta + beta (Santana et al. Eq. 1-4)")
     q.add_argument("--csv", type=Path, required=True, help="CSV with columns theta [rad] and volts [V]")
     q.set_defaults(func=cmd_pot)
 
-    q = sub.add_parser("torque", help="reference-to-torque model from two inertia experiments (seed 003 Eq. 9-10)")
+    q = sub.add_parser("torque", help="reference-to-torque model from two inertia experiments (Wada et al. Eq. 9-10)")
     q.add_argument("--den1", type=float, nargs=4, required=True, metavar=("1", "A2", "A1", "A0"))
     q.add_argument("--den2", type=float, nargs=4, required=True, metavar=("1", "A2", "A1", "A0"))
     q.add_argument("--delta-j", type=float, required=True, help="inertia of experiment 2 minus experiment 1 [kg m^2]")
@@ -110,7 +111,7 @@ def cmd_mx28(args) -> int:
     r = mx28_report(args.P, args.I, args.D, args.vs, args.inductance, args.load_inertia, args.dt)
     ds = r["ds"]
     print(
-        f"MX-28AT datasheet (seed 000 Table 1): R={ds.R} L={ds.L} Kt={ds.Kt} Kw={ds.Kw} Jm={ds.Jm} N={ds.N} "
+        f"MX-28AT datasheet (Maximo et al. Table 1): R={ds.R} L={ds.L} Kt={ds.Kt} Kw={ds.Kw} Jm={ds.Jm} N={ds.N} "
         f"eta={ds.eta} bm={ds.bm}"
     )
     print(
@@ -160,10 +161,10 @@ def cmd_mg995(args) -> int:
         )
     else:
         den = [1.0, *args.den] if args.den else list(MG995_IDENTIFIED_DEN)
-        print(f"identified TF denominator {_fmt_poly(den)} ({'--den' if args.den else 'seed 001 Eq. 5'})")
+        print(f"identified TF denominator {_fmt_poly(den)} ({'--den' if args.den else 'Santana et al. Eq. 5'})")
     hm = physical_parameters_from_tf(den)
     ds = hm.datasheet
-    print("physical parameters (seed 001 Eq. 24-29, Table 3):")
+    print("physical parameters (Santana et al. Eq. 24-29, Table 3):")
     for k, v in (
         ("N", ds.N),
         ("Kt [Nm/A]", ds.Kt),

@@ -1,5 +1,5 @@
-"""The seed 002 §5.2 comparison, packaged: run (a)/(b)/(c), tabulate tracking and energy, plot the knee (Fig. 5),
-and time the feed-forward tick."""
+"""The Schwarz & Behnke (Compliant Robot Behavior) §5.2 comparison, packaged: run (a)/(b)/(c), tabulate tracking and
+energy, plot the knee (Fig. 5), and time the feed-forward tick."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ROS-free feed-forward tick of seed 002 §3.3/§5.2: desired trajectory + IMU + battery → goal positions.
+"""The ROS-free feed-forward tick of Schwarz & Behnke (Compliant Robot Behavior) §3.3/§5.2: desired trajectory + IMU +
+battery → goal positions.
 
 Per tick (:meth:`FeedForwardController.tick`):
 

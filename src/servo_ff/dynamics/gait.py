@@ -1,4 +1,5 @@
-"""A quasi-static stepping-in-place pattern for a 2×6-leg humanoid (ours, for the seed 002 §5.2 experiment).
+"""A quasi-static stepping-in-place pattern for a 2×6-leg humanoid (ours, for the Schwarz & Behnke (Compliant Robot
+Behavior) §5.2 experiment).
 
 Three smooth channels drive the legs (every move is a quintic minimum-jerk segment, so q̇d and q̈d are analytic):
 

@@ -1,8 +1,9 @@
-"""Inverse dynamics for the feed-forward torques of seed 002 §5.2, pure functions over pinocchio (model, data).
+"""Inverse dynamics for the feed-forward torques of Schwarz & Behnke (Compliant Robot Behavior) §5.2, pure functions
+over pinocchio (model, data).
 
 Support foot fixed — which formulation, and why
 ------------------------------------------------
-Seed 002 (and its NimbRo-OP code) moves the origin of the RNEA to the support foot by keeping one reversed
+Schwarz & Behnke (and its NimbRo-OP code) moves the origin of the RNEA to the support foot by keeping one reversed
 kinematic tree per foot. Pinocchio cannot re-root a tree (its issues #31, #1308), and hand-building reversed
 URDFs per foot would duplicate the robot description and break "any URDF with inertials works". We therefore
 use the equivalent **floating-base formulation**: the URDF root (trunk) sits on a free-flyer joint and the

@@ -1,11 +1,12 @@
-"""Closed-loop MuJoCo simulation of the humanoid stepping in place under three servo controllers (seed 002 §5.2).
+"""Closed-loop MuJoCo simulation of the humanoid stepping in place under three servo controllers (Schwarz & Behnke
+(Compliant Robot Behavior) §5.2).
 
 What is simulated
 -----------------
 * Rigid-body robot compiled by MuJoCo's URDF importer from the same ``urdf/humanoid20.urdf`` that pinocchio
   reads (a free joint added at the trunk, a ground plane; the feet boxes are the only collision geometry).
-* Every joint is the foundation's simulated servo (seed 004) through the MuJoCo servo layer
-  (:mod:`.mujoco_servos`): the MX-106 M4 parameters
+* Every joint is the foundation's simulated servo (Duclusaud et al. (Extended Friction Models)) through the MuJoCo servo
+  layer (:mod:`.mujoco_servos`): the MX-106 M4 parameters
   (``preset("mx106", "m4")``), the firmware voltage law ``firmware_torque`` (duty = clip(k_P·error_gain·(θd−θ),
   ±max_pwm), τ_m = kt/R·U − kt²/R·θ̇) applied as a generalised force, the armature as ``dof_armature``, and the
   friction budget ``friction_budget`` applied through ``dof_frictionloss`` (budget minus the viscous part) and

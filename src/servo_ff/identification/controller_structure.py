@@ -1,4 +1,5 @@
-"""Embedded-controller structure of an R/C servo from its reference-to-angle model order (seed 003 §II-B, §IV-A).
+"""Embedded-controller structure of an R/C servo from its reference-to-angle model order (Wada et al. (R/C Servo Motors)
+§II-B, §IV-A).
 
 With the DC motor P(p) = k_τ / (((R+Lp)(Jp+D_φ) + k_e k_τ) p) (003 Eq. 4–5), each candidate controller K(p)
 gives a closed-loop model of known orders (003 Table I):

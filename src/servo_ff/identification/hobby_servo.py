@@ -1,5 +1,5 @@
 """Physical parameters of a P-controlled hobby servo from its identified transfer function plus datasheets
-(seed 001 §5, Eq. 24–29, Table 3: TowerPro MG995 with a Mabuchi RF-130CH motor).
+(Santana et al. (MG995 Servomotor) §5, Eq. 24–29, Table 3: TowerPro MG995 with a Mabuchi RF-130CH motor).
 
 The identified reference-to-angle model Θ_l/Θ_r = b_0/(s² + a_1 s + a_0) (001 Eq. 5) is matched to the
 physical P-loop model with L ≈ 0 (001 Eq. 23):
@@ -43,7 +43,7 @@ class HobbyServoData:
     teeth: Sequence[int]
 
 
-#: Seed 001 Table 1 (MG995 + RF-130CH datasheets, R measured) and Table 2 (gear teeth G1..G8).
+#: Santana et al. Table 1 (MG995 + RF-130CH datasheets, R measured) and Table 2 (gear teeth G1..G8).
 MG995_DATA = HobbyServoData(
     tau_load_stall=0.9218,
     tau_motor_stall=0.00412,
@@ -53,7 +53,7 @@ MG995_DATA = HobbyServoData(
     R=2.5,
     teeth=(12, 64, 12, 48, 12, 48, 13, 42),
 )
-#: Seed 001 Eq. 5: the MG995 transfer function identified from PRBS data (numerator, monic denominator).
+#: Santana et al. Eq. 5: the MG995 transfer function identified from PRBS data (numerator, monic denominator).
 MG995_IDENTIFIED_NUM = (224.8,)
 MG995_IDENTIFIED_DEN = (1.0, 22.33, 225.4)
 

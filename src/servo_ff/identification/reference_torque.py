@@ -1,4 +1,4 @@
-"""Reference-to-torque model of a D-P controlled R/C servo (seed 003 §IV-B, Eq. 6, 8–10).
+"""Reference-to-torque model of a D-P controlled R/C servo (Wada et al. (R/C Servo Motors) §IV-B, Eq. 6, 8–10).
 
 Closed loop with the D-P law v = K_P(u − φ) − K_D φ̇ (Eq. 6):
 

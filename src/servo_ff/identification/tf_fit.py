@@ -1,7 +1,7 @@
 """Continuous-time transfer functions from sampled data: the model container, state-variable filtering and the
 plain least-squares (equation-error, LSSVF) estimate.
 
-Model (seed 003 §III): x(t) = B(p)/A(p) u(t), y(t_k) = x(t_k) + w(t_k), with
+Model (Wada et al. (R/C Servo Motors) §III): x(t) = B(p)/A(p) u(t), y(t_k) = x(t_k) + w(t_k), with
 A(p) = pⁿ + a_{n−1}pⁿ⁻¹ + … + a_0 and B(p) = b_m pᵐ + … + b_0, parameters θ = [a_{n−1} … a_0, b_m … b_0].
 
 State-variable filters F_i(p) = pⁱ / A_f(p) give the filtered time derivatives without differentiating
@@ -34,7 +34,7 @@ class CTModel:
     """An identified continuous-time transfer function B(s)/A(s) (A monic) with fit statistics.
 
     ``cov`` is the estimated covariance of θ = [a_{n−1} … a_0, b_m … b_0]; ``noise_var`` σ̃² the variance of
-    the simulation residual y − x̂; ``r2t`` = 1 − σ̃²/σ_y² and ``yic`` (seed 003 STEP 3)."""
+    the simulation residual y − x̂; ``r2t`` = 1 − σ̃²/σ_y² and ``yic`` (Wada et al. STEP 3)."""
 
     num: np.ndarray  # [b_m … b_0]
     den: np.ndarray  # [1, a_{n−1} … a_0]
@@ -187,7 +187,7 @@ def solve_scaled(lhs_rows: np.ndarray, rhs_rows: np.ndarray, target: np.ndarray)
 
 
 def fit_statistics(num, den, u, y, dt: float, cov_unit: np.ndarray) -> tuple[float, float, float, np.ndarray]:
-    """σ̃², R²_T, YIC and covariance σ̃²·P for a model B/A on data (seed 003 STEP 3)."""
+    """σ̃², R²_T, YIC and covariance σ̃²·P for a model B/A on data (Wada et al. STEP 3)."""
     xhat = simulate_ct(num, den, u, dt)
     noise_var = float(np.var(y - xhat))
     var_y = float(np.var(y))

@@ -1,4 +1,4 @@
-"""The linear motor + Stribeck friction model of Schwarz & Behnke (seed 002), vectorised.
+"""The linear motor + Stribeck friction model of Schwarz & Behnke, vectorised.
 
 U = α0·τ_o + α1·q̇ + α2·sgn(q̇)(1 − β) + α3·sgn(q̇)β [+ α4·q̈]            (Eq. 13, 14)
 β = exp(−|q̇ / q̇_s|^δ)                                                   (Eq. 9)
@@ -15,7 +15,7 @@ import numpy as np
 
 from .params import ActuatorParams, ParameterError
 
-#: Defaults when q̇_s and δ are not identified: NimbRo-OP's q̇_s = 0.1 rad/s, δ = 1 (seed 002 §3.2).
+#: Defaults when q̇_s and δ are not identified: NimbRo-OP's q̇_s = 0.1 rad/s, δ = 1 (Schwarz & Behnke §3.2).
 DEFAULT_DQ_S = 0.1
 DEFAULT_DELTA = 1.0
 
@@ -134,7 +134,7 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
 
         warnings.warn(
             f"alpha_hat_from_actuator: model {params.model}'s load-dependent friction has no term in "
-            "seed 002's model and is left out",
+            "Schwarz & Behnke's model and is left out",
             stacklevel=2,
         )
     f = params.friction
@@ -148,6 +148,6 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
 
 def stribeck_shape_from_actuator(params: ActuatorParams) -> tuple[float, float]:
     """(q̇_s, δ) of Eq. 9 matching a seed-004 parameter set: its ``dtheta_stribeck`` and ``alpha`` (M2, M4–M6),
-    or seed 002's defaults for models without a Stribeck term."""
+    or Schwarz & Behnke's defaults for models without a Stribeck term."""
     f = params.friction
     return float(f.get("dtheta_stribeck", DEFAULT_DQ_S)), float(f.get("alpha", DEFAULT_DELTA))

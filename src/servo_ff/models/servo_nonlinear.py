@@ -1,4 +1,5 @@
-"""Nonlinear datasheet-servo simulation: PID + voltage saturation + encoder quantisation (seed 000 §2.4, 001 §6).
+"""Nonlinear datasheet-servo simulation: PID + voltage saturation + encoder quantisation (Maximo et al. §2.4, Santana et
+al. §6).
 
 The plant is the linear motor + gearbox of 000 Eq. 1–8 (b_l = 0) in physical states x = [θ_l, θ̇_l, i]
 (or [θ_l, θ̇_l] when L = 0):

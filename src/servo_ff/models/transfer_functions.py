@@ -1,4 +1,4 @@
-"""Datasheet servo model as transfer functions (seed 000, Maximo et al.; seed 001, Santana et al.).
+"""Datasheet servo model as transfer functions (Maximo et al., Position Servo; Santana et al., MG995 Servomotor).
 
 Motor + gearbox from datasheet values (:class:`~servo_ff.models.datasheet.MotorDatasheet`), SI units:
 
@@ -223,9 +223,9 @@ def volts_to_pwm(volts, Vs: float):
 # --------------------------------------------------------------------------------------------------
 # Responses
 # --------------------------------------------------------------------------------------------------
-#: Validation frequencies of seed 000 §3.1: ω_i = 2^i rad/s, i = 0..7.
+#: Validation frequencies of Maximo et al. §3.1: ω_i = 2^i rad/s, i = 0..7.
 VALIDATION_OMEGAS = 2.0 ** np.arange(8)
-#: Step amplitudes of seed 000 §3.2 [counts].
+#: Step amplitudes of Maximo et al. §3.2 [counts].
 VALIDATION_STEPS_COUNTS = (95, 195, 395)
 
 

@@ -1,5 +1,6 @@
-"""``servo_ilc_node``: Iterative Learning Control of one joint's goal-position curve (seed 002 §4.1, Eq. 20–21,
-28) through the servo interface, a thin layer over :func:`servo_ff.identification.ilc.run_ilc`.
+"""``servo_ilc_node``: Iterative Learning Control of one joint's goal-position curve (Schwarz & Behnke (Compliant Robot
+Behavior) §4.1, Eq. 20–21, 28) through the servo interface, a thin layer over
+:func:`servo_ff.identification.ilc.run_ilc`.
 
 On ``ilc/start`` (std_srvs/Trigger, or at launch with ``start_on_launch``) a worker thread runs ``run_ilc``;
 each trial moves the joint to the curve's start, waits ``settle_time``, streams the command at ``rate_hz`` on
