@@ -8,7 +8,7 @@ each trial moves the joint to the curve's start, waits ``settle_time``, streams 
 ``/joint_states`` (resampled onto the command grid). After each trial it publishes ``ilc/progress``
 (std_msgs/String, JSON: iteration, max_error_rad, state) and the learned curve ``ilc/curve``
 (trajectory_msgs/JointTrajectory). At the end the curve and every measurement go to ``output``
-(:mod:`.ilc_file`, read by ``servo_fit_node``).
+(:mod:`servo_ff.io.ilc_record`, read by ``servo_fit_node``).
 
 ``execution``: ``stream`` (default, hardware) publishes the samples one by one at ``rate_hz`` of wall time, as
 above. ``trajectory`` sends the whole trial — to the curve's start, held ``settle_time``, then the command every
