@@ -40,14 +40,14 @@ from servo_ff.models.servo_nonlinear import cylinder_load_inertia, simulate_serv
 from servo_ff.models.step_study import step_study  # noqa: E402
 from servo_ff.workflows.tf_study import mx28_report, plot_bode, plot_steps, print_step_table  # noqa: E402
 
-TRUE_NUM = np.array([1.409e4])  # 003 §IV-A identified D-P servo (HSR-5990GT + load)
+TRUE_NUM = np.array([1.409e4])  # Wada et al. §IV-A identified D-P servo (HSR-5990GT + load)
 TRUE_DEN = np.array([1.0, 37.46, 1150.0, 1.399e4])
 DT = 0.004  # 003: 4 ms sampling, 8 s records
 NAMES = ["a2", "a1", "a0", "b0"]
 
 
 def reference_steps(n: int = 2000, dt: float = DT) -> np.ndarray:
-    """003 Fig. 5: 0.8 s steps of 0.15 and 0.3 rad."""
+    """Wada et al. Fig. 5: 0.8 s steps of 0.15 and 0.3 rad."""
     u = np.zeros(n)
     seg = int(round(0.8 / dt))
     for k, lev in enumerate([0, 0.15, 0, 0.3, 0, 0.15, 0, 0.3, 0, 0.15, 0]):
@@ -97,7 +97,8 @@ def section_mg995(img: Path | None) -> None:
         f"N={ds.N:.4f} Kt={ds.Kt:.5g} Kw={ds.Kw:.6g} eta={ds.eta:.5f} bm={ds.bm:.5g} Jm={ds.Jm:.5g} "
         f"KP={hm.KP:.4f}  (paper: 275.6923, 5.8857e-3, 169.9029, 0.81156, 2.49797e-7, 6.3173e-7, 16.6742)"
     )
-    # load validation (001 §5.7): simulated PRBS experiment with the cylinder load, nonlinear (5 V), SRIVC n=2/m=0,
+    # load validation (Santana et al. §5.7): simulated PRBS experiment with the cylinder load, nonlinear (5 V), SRIVC
+    # n=2/m=0,
     # against the calculated Eq. 23 with J_eq = J_cyl + m d² + J_m η N²
     J_l = cylinder_load_inertia(0.1, 0.022, 0.05)
     calc = tfm.closed_loop_tf(ds, hm.KP, J_l=J_l, include_inductance=False)
@@ -123,7 +124,7 @@ def section_mg995(img: Path | None) -> None:
 
 
 def section_srivc(runs: int, img: Path | None, seed: int = 2026) -> float:
-    print(f"\n== SRIVC vs least squares, 3rd-order D-P servo (003 §IV-A), 10 dB SNR, {runs} runs ==")
+    print(f"\n== SRIVC vs least squares, 3rd-order D-P servo (Wada et al. §IV-A), 10 dB SNR, {runs} runs ==")
     rng = np.random.default_rng(seed)
     u = reference_steps()
     x = simulate_ct(TRUE_NUM, TRUE_DEN, u, DT)

@@ -28,7 +28,7 @@ START = 1_763_900_000_000_000_000  # ns, a wall-clock stamp as a real recording 
 
 
 def _motion():
-    """pendulum_1 (mx64/m4, 0.5 kg at 0.15 m, kp 8) driven by the 002-style reference: command, θ, θ̇."""
+    """pendulum_1 (mx64/m4, 0.5 kg at 0.15 m, kp 8) driven by the Schwarz & Behnke-style reference: command, θ, θ̇."""
     ref = schwarz_behnke_reference(dt=DT, offset=0.3)
     p = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
     r = rollout(p, np.array([0.3]), np.array([0.0]), ref.q[:, None], DT, load=PendulumLoad(0.5, 0.15, 0.0))

@@ -21,11 +21,11 @@ from servo_ff.identification.srivc import srivc
 from servo_ff.identification.tf_fit import UnstableModelError, fit_tf_ls, simulate_ct
 
 DT = 0.004
-NUM, DEN = [1.409e4], [1.0, 37.46, 1150.0, 1.399e4]  # 003 §IV-A estimate (D-P servo)
+NUM, DEN = [1.409e4], [1.0, 37.46, 1150.0, 1.399e4]  # Wada et al. §IV-A estimate (D-P servo)
 
 
 def steps_input(n=2000, dt=DT):
-    """003 §IV-A reference: 0.8 s steps of 0.15 and 0.3 rad."""
+    """Wada et al. §IV-A reference: 0.8 s steps of 0.15 and 0.3 rad."""
     u = np.zeros(n)
     seg = int(round(0.8 / dt))
     for k, lev in enumerate([0, 0.15, 0, 0.3, 0, 0.15, 0, 0.3, 0, 0.15, 0]):
@@ -172,7 +172,7 @@ def test_two_inertia_experiment_and_torque_estimate():
 
 
 def test_seed_003_reported_models_give_paper_inertia():
-    # 003 §IV-B: the two identified denominators; the printed numbers are consistent with the second load being
+    # Wada et al. §IV-B: the two identified denominators; the printed numbers are consistent with the second load being
     # 0.0022 kg m² lighter (a0 grows), and give J ≈ 0.0099 kg m² and K_P k_τ / L ≈ 140
     tm = two_inertia_parameters([1, 37.46, 1150, 1.399e4], [1, 45.29, 1413, 1.797e4], -0.0022)
     assert tm.J == pytest.approx(0.0099, rel=0.01)

@@ -64,7 +64,9 @@ def register(subparsers) -> None:
     )
     q.add_argument("--csv", type=Path, default=None, help="PRBS experiment (u, y [, t]); identified by SRIVC n=2, m=0")
     q.add_argument("--dt", type=float, default=None, help="sample time [s] if the CSV has no t column")
-    q.add_argument("--load-mass", type=float, default=0.1, help="validation cylinder mass [kg] (001 §5.7: 0.1)")
+    q.add_argument(
+        "--load-mass", type=float, default=0.1, help="validation cylinder mass [kg] (Santana et al. §5.7: 0.1)"
+    )
     q.add_argument("--load-radius", type=float, default=0.022, help="cylinder radius [m] (0.022)")
     q.add_argument("--load-distance", type=float, default=0.05, help="cylinder offset from the axis [m] (0.05)")
     q.add_argument("--vs", type=float, default=5.0, help="supply voltage / saturation [V] (default 5)")
@@ -178,7 +180,7 @@ def cmd_mg995(args) -> int:
         print(f"  {k:>15} = {v:.6g}")
     J_l = cylinder_load_inertia(args.load_mass, args.load_radius, args.load_distance)
     loaded = tfm.closed_loop_tf(ds, hm.KP, J_l=J_l, include_inductance=False)
-    print(f"load validation (001 §5.7): J_l = {J_l:.4g} kg m^2 -> Eq. 23 den {_fmt_poly(loaded.den[0][0])}")
+    print(f"load validation (Santana et al. §5.7): J_l = {J_l:.4g} kg m^2 -> Eq. 23 den {_fmt_poly(loaded.den[0][0])}")
     amps = np.radians([10.0, 20.0, 40.0, 60.0])
     st = _study.step_study(
         ds, amps, Kp=hm.KP, Vs=args.vs, dt=1e-3, duration=1.0, counts_per_rev=None, include_inductance=False

@@ -38,7 +38,7 @@ class PotCalibration:
 
 
 def calibrate_potentiometer(theta, volts) -> PotCalibration:
-    """Least-squares α, β from angles ``theta`` [rad] and voltages ``volts`` [V] (001 Eq. 2–3)."""
+    """Least-squares α, β from angles ``theta`` [rad] and voltages ``volts`` [V] (Santana et al. Eq. 2–3)."""
     th = np.asarray(theta, dtype=float).reshape(-1)
     v = np.asarray(volts, dtype=float).reshape(-1)
     if th.shape != v.shape:

@@ -9,7 +9,7 @@ noisy data; they are applied by exact discretisation (python-control/scipy ``con
 ``scipy.signal.lfilter``: zero-order hold for the input (piecewise constant: PRBS, steps, servo commands)
 and first-order hold for the measured output. Data must start at rest (zero initial conditions).
 
-The least-squares estimate (003 STEP 1; 001 fits Eq. 5 this way with the IV refinement of ``srivc``) solves
+The least-squares estimate (Wada et al. STEP 1; 001 fits Eq. 5 this way with the IV refinement of ``srivc``) solves
 y_f⁽ⁿ⁾ = φ_fᵀθ with φ_f = [−y_f⁽ⁿ⁻¹⁾ … −y_f⁽⁰⁾, u_f⁽ᵐ⁾ … u_f⁽⁰⁾]. Its regressor contains the noisy output,
 so it is biased when the output is noisy: that is the bias SRIVC removes.
 """
@@ -153,7 +153,7 @@ def filtered_derivatives(x, den, order: int, dt: float, hold: str) -> np.ndarray
 
 
 def svf_denominator(n: int, lam: float) -> np.ndarray:
-    """(p + λ)ⁿ, the initial state-variable filter (003 STEP 0)."""
+    """(p + λ)ⁿ, the initial state-variable filter (Wada et al. STEP 0)."""
     return np.poly(-lam * np.ones(n))
 
 
@@ -219,7 +219,7 @@ def regressors(yf: np.ndarray, uf: np.ndarray, n: int, m: int) -> np.ndarray:
 
 def svf_least_squares(u, y, dt: float, n: int, m: int, lam: float | None = None):
     """Checked (u, y, dt) and the equation-error estimate θ̂ with its scaled inverse information matrix, from
-    state-variable filters A_f = (p+λ)ⁿ (003 STEP 0–1; shared by LS and the SRIVC start)."""
+    state-variable filters A_f = (p+λ)ⁿ (Wada et al. STEP 0–1; shared by LS and the SRIVC start)."""
     u, y, dt = check_io(u, y, dt, n, m)
     lam = default_svf_cutoff(dt) if lam is None else float(lam)
     if not math.isfinite(lam) or lam <= 0:
@@ -233,7 +233,7 @@ def svf_least_squares(u, y, dt: float, n: int, m: int, lam: float | None = None)
 
 
 def fit_tf_ls(u, y, dt: float, n: int, m: int, lam: float | None = None, *, require_stable: bool = True) -> CTModel:
-    """Least-squares state-variable-filter estimate of B(s)/A(s) (equation error; 003 STEP 1).
+    """Least-squares state-variable-filter estimate of B(s)/A(s) (equation error; Wada et al. STEP 1).
 
     ``lam`` is the SVF cut-off [rad/s] of A_f = (p+λ)ⁿ (default :func:`default_svf_cutoff`)."""
     u, y, dt, th, Pinv = svf_least_squares(u, y, dt, n, m, lam)

@@ -19,7 +19,7 @@ voltage V, and its gear ratio N: :class:`ServoDatasheet`, e.g. the ROBOTIS e-man
 equations (:func:`motor_from_servo`): R = V/I_s (Eq. 2 at stall, θ̇ = 0, L di/dt = 0), K_t = 1/K_ω = V/(N·ω_nl)
 (Eq. 2–3 and 8 at no load with R·i_NL neglected: no no-load current is published), η = τ_s/(N·K_t·I_s)
 (Eq. 13 with τ_m,s = K_t·I_s). Then kt = N·η·K_t = τ_s/I_s, and friction_viscous = kt·(V/ω_nl − kt)/R
-is the gearbox loss that makes the model's no-load speed the datasheet's; b_m = 0 (000 §2.2 sets the
+is the gearbox loss that makes the model's no-load speed the datasheet's; b_m = 0 (Maximo et al. §2.2 sets the
 unknown load friction to 0 as well).
 """
 

@@ -117,7 +117,7 @@ def _explain_bad_input(**args) -> None:
 def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) -> np.ndarray:
     """α̂ of Eq. 19 implied by a seed-004 parameter set under its firmware voltage law.
 
-    From τ_m = kt/R·U − kt²/R·q̇ (004 Eq. 13) and τ_m = τ_o + friction: U = R/kt·τ_o + (kt + R/kt·K_v)·q̇
+    From τ_m = kt/R·U − kt²/R·q̇ (Duclusaud et al. Eq. 13) and τ_m = τ_o + friction: U = R/kt·τ_o + (kt + R/kt·K_v)·q̇
     + R/kt·K_c·sgn(q̇)(1−β) + R/kt·(K_c + K_c^s)·sgn(q̇)β; the firmware maps U = U_bat·error_gain·k_P·(q_d − q),
     so k_ctrl = error_gain and α̂ = α / error_gain (Eq. 16–19). Load-dependent friction (M3–M6) has no term in
     the 002 model and is left out (a warning says so); the armature gives α4 = R/kt·J_m. Use these α̂ with

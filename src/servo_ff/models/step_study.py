@@ -1,4 +1,4 @@
-"""Step and frequency responses of a datasheet servo, linear (000 Eq. 30) against nonlinear (saturation +
+"""Step and frequency responses of a datasheet servo, linear (Maximo et al. Eq. 30) against nonlinear (saturation +
 quantisation), as arrays for tables and plots (Maximo et al. (Position Servo) §3, Figs. 2–5; Santana et al. (MG995
 Servomotor) §6, Fig. 16)."""
 
