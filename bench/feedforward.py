@@ -1,8 +1,9 @@
-"""Seed 002 §5.2 on a simulated 20-joint humanoid: feed-forward tick time, tracking and energy of (a)/(b)/(c).
+"""Schwarz & Behnke (Compliant Robot Behavior) §5.2 on a simulated 20-joint humanoid: feed-forward tick time, tracking
+and energy of (a)/(b)/(c).
 
 Run: /work/venv/bin/python bench/feedforward.py [--steps 40] [--plot docs/img/ff_knee_tracking.png]
 Prints the tick timing, the 40-step table at the primary gain scale (k_P = 53.125 ↔ "1.0"), a cross-check
-of (c) with α̂ identified by 002's ILC + least squares, optionally (--kp32) the table at the Protocol-1
+of (c) with α̂ identified by Schwarz & Behnke's ILC + least squares, optionally (--kp32) the table at the Protocol-1
 default (k_P = 32 ↔ "1.0"), and a last line
 RESULT tick_over_pinocchio=<tick ÷ its bare pinocchio calls, same run, alternating call by call> tick_us_20=<µs>
 energy_reduction=<1 − E_c/E_a> tracking_rms_ratio=<RMS_c/RMS_a>.
@@ -77,14 +78,14 @@ def main() -> int:
     )
     print("plot:", plot_knee(res, args.plot))
 
-    # cross-check: (c) with α̂ identified by 002's ILC + least squares on a simulated single-joint bench
+    # cross-check: (c) with α̂ identified by Schwarz & Behnke's ILC + least squares on a simulated single-joint bench
     wall = time.perf_counter()
     robot = load_robot(HUMANOID_URDF)
     params = preset("mx106", "m4")
     table, info = alpha_from_ilc(robot, params, GAIN_RATIO * KP_HIGH)
     c_ilc = simulate("ff", n_steps=args.steps, robot=robot, alpha=table, progress=True)
     fit = info["fit"]
-    print(f"\n## cross-check: (c) with α̂ from 002's ILC + LS [{time.perf_counter() - wall:.0f} s wall]")
+    print(f"\n## cross-check: (c) with α̂ from Schwarz & Behnke's ILC + LS [{time.perf_counter() - wall:.0f} s wall]")
     print(
         f"bench: leg below {info['joint']} as a pendulum ({info['mass']:.2f} kg at {info['length']:.3f} m), "
         f"ILC shift {info['ilc_shift']:.3f} s, {info['ilc_iterations']} iterations to windowed error "

@@ -1,8 +1,8 @@
 """Benchmark of servo_ff.identification (issue #4).
 
 1. ILC iterations to ≤ 0.02 rad windowed error (Eq. 28, D = 25 ms) on the simulated MX-106 (m4 preset, low gain
-   kp = 4, 1 kg pendulum at 0.15 m) tracking the 002-style reference; plain Arimoto (initial curve = reference,
-   λ and t_d swept as the paper tuned them) and model-based initial curve (Eq. 19 with α̂ of the MX-106 *M1*
+   kp = 4, 1 kg pendulum at 0.15 m) tracking the Schwarz & Behnke-style reference; plain Arimoto (initial curve =
+   reference, λ and t_d swept as the paper tuned them) and model-based initial curve (Eq. 19 with α̂ of the MX-106 *M1*
    preset — prior knowledge of a different model than the simulated truth).
 2. Max windowed deviation of the fitted α model (LS on the ILC result) replaying the reference as Eq. 19
    feed-forward under the servo's P control.
@@ -49,7 +49,10 @@ def ilc_part():
     tau = output_torque(load, tr.q, tr.ddq)
     execute = simulated_servo(params, load, DT)
     lag = command_reaction_lag(tr.q, execute(tr.q), DT)
-    print(f"\n## ILC on simulated MX-106 (m4), kp {KP:g}, 1 kg @ 0.15 m, 002-style reference, D = {D * 1e3:.0f} ms")
+    print(
+        f"\n## ILC on simulated MX-106 (m4), kp {KP:g}, 1 kg @ 0.15 m, Schwarz & Behnke-style reference, "
+        f"D = {D * 1e3:.0f} ms"
+    )
     print(
         f"command/reaction lag under P control: {lag * 1e3:.0f} ms; P-only windowed error "
         f"{windowed_error(tr.q, execute(tr.q), D, DT):.3f} rad"

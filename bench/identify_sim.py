@@ -3,8 +3,8 @@ with α set on the feed-forward node) on the wall-clock sim (streamed trials) an
 owns /clock at real_time_factor 0, every node on use_sim_time, each ILC trial one JointTrajectory timed on the
 sim's stamps), side by side in one run.
 
-Both runs use config/identify.yaml (200 Hz, the 10 s 002-style reference, 1 s settling, 1 ms physics steps) with
-the ILC stopping at 0.02 rad windowed error (Eq. 28); each is timed from `up` start to its exit (ILC, then the fit,
+Both runs use config/identify.yaml (200 Hz, the 10 s Schwarz & Behnke-style reference, 1 s settling, 1 ms physics steps)
+with the ILC stopping at 0.02 rad windowed error (Eq. 28); each is timed from `up` start to its exit (ILC, then the fit,
 then α set on the feed-forward node). ``s/trial ILC`` is the median wall time between two ILC iterations (log
 stamps: no start-up, no fit). The last line is ``RESULT speedup=<wall/fast> ...``.
 

@@ -1,4 +1,5 @@
-"""Joint-steps per second of the Algorithm-1 stepper (seed 004), M6 on the pendulum bench.
+"""Joint-steps per second of the Algorithm-1 stepper (Duclusaud et al. (Extended Friction Models)), M6 on the pendulum
+bench.
 
 Compares, in one run: the fused numba kernel (``rollout``), the numpy fallback, a plain per-step scalar
 Python loop (one joint, one step at a time — the way reference implementations step), and the roofline: a

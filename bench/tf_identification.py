@@ -1,11 +1,12 @@
-"""Benchmark for seeds 000/001/003: the MX-28AT datasheet model and SRIVC identification.
+"""Benchmark for Maximo et al., Santana et al. and Wada et al.: the MX-28AT datasheet model and SRIVC identification.
 
     /work/venv/bin/python bench/tf_identification.py [--runs 100] [--img docs/img]
 
-1. MX-28AT (seed 000 Table 1): open-loop poles of Eq. 28, closed-loop step responses (Eq. 30 linear vs
+1. MX-28AT (Maximo et al. (Position Servo) Table 1): open-loop poles of Eq. 28, closed-loop step responses (Eq. 30
+linear vs
    nonlinear with ±12 V saturation and 4096 counts/rev) for 95/195/395 counts.
-2. MG995 (seed 001): Table 3 from the identified Eq. 5 and the 5 V nonlinear steps.
-3. SRIVC (seed 003) on the simulated 3rd-order D-P servo of 003 §IV-A, output noise at 10 dB SNR, ``--runs``
+2. MG995 (Santana et al. (MG995 Servomotor)): Table 3 from the identified Eq. 5 and the 5 V nonlinear steps.
+3. SRIVC (Wada et al.) on the simulated 3rd-order D-P servo of Wada et al. §IV-A, output noise at 10 dB SNR, ``--runs``
    Monte Carlo runs: bias and spread of SRIVC against plain least squares (equation error, same SVF, same
    data), and how often YIC/R²_T picks the true structure among PID, PI, PD, D-P.
 Last line: RESULT mx28_open_loop_poles=<p1>,<p2>,<p3> srivc_structure_hit_rate=<float>
@@ -39,14 +40,14 @@ from servo_ff.models.servo_nonlinear import cylinder_load_inertia, simulate_serv
 from servo_ff.models.step_study import step_study  # noqa: E402
 from servo_ff.workflows.tf_study import mx28_report, plot_bode, plot_steps, print_step_table  # noqa: E402
 
-TRUE_NUM = np.array([1.409e4])  # 003 §IV-A identified D-P servo (HSR-5990GT + load)
+TRUE_NUM = np.array([1.409e4])  # Wada et al. §IV-A identified D-P servo (HSR-5990GT + load)
 TRUE_DEN = np.array([1.0, 37.46, 1150.0, 1.399e4])
 DT = 0.004  # 003: 4 ms sampling, 8 s records
 NAMES = ["a2", "a1", "a0", "b0"]
 
 
 def reference_steps(n: int = 2000, dt: float = DT) -> np.ndarray:
-    """003 Fig. 5: 0.8 s steps of 0.15 and 0.3 rad."""
+    """Wada et al. Fig. 5: 0.8 s steps of 0.15 and 0.3 rad."""
     u = np.zeros(n)
     seg = int(round(0.8 / dt))
     for k, lev in enumerate([0, 0.15, 0, 0.3, 0, 0.15, 0, 0.3, 0, 0.15, 0]):
@@ -55,7 +56,7 @@ def reference_steps(n: int = 2000, dt: float = DT) -> np.ndarray:
 
 
 def section_mx28(img: Path | None) -> np.ndarray:
-    print("== MX-28AT datasheet model (seed 000, Table 1, P = 32 -> K_p^c = 4, Vs = 12 V) ==")
+    print("== MX-28AT datasheet model (Maximo et al., Table 1, P = 32 -> K_p^c = 4, Vs = 12 V) ==")
     r = mx28_report()
     poles = r["poles"]
     print(
@@ -89,14 +90,15 @@ def section_mx28(img: Path | None) -> np.ndarray:
 
 
 def section_mg995(img: Path | None) -> None:
-    print("\n== MG995 (seed 001): Table 3 from the identified Eq. 5, 5 V saturation ==")
+    print("\n== MG995 (Santana et al.): Table 3 from the identified Eq. 5, 5 V saturation ==")
     hm = physical_parameters_from_tf(MG995_IDENTIFIED_DEN)
     ds = hm.datasheet
     print(
         f"N={ds.N:.4f} Kt={ds.Kt:.5g} Kw={ds.Kw:.6g} eta={ds.eta:.5f} bm={ds.bm:.5g} Jm={ds.Jm:.5g} "
         f"KP={hm.KP:.4f}  (paper: 275.6923, 5.8857e-3, 169.9029, 0.81156, 2.49797e-7, 6.3173e-7, 16.6742)"
     )
-    # load validation (001 §5.7): simulated PRBS experiment with the cylinder load, nonlinear (5 V), SRIVC n=2/m=0,
+    # load validation (Santana et al. §5.7): simulated PRBS experiment with the cylinder load, nonlinear (5 V), SRIVC
+    # n=2/m=0,
     # against the calculated Eq. 23 with J_eq = J_cyl + m d² + J_m η N²
     J_l = cylinder_load_inertia(0.1, 0.022, 0.05)
     calc = tfm.closed_loop_tf(ds, hm.KP, J_l=J_l, include_inductance=False)
@@ -122,7 +124,7 @@ def section_mg995(img: Path | None) -> None:
 
 
 def section_srivc(runs: int, img: Path | None, seed: int = 2026) -> float:
-    print(f"\n== SRIVC vs least squares, 3rd-order D-P servo (003 §IV-A), 10 dB SNR, {runs} runs ==")
+    print(f"\n== SRIVC vs least squares, 3rd-order D-P servo (Wada et al. §IV-A), 10 dB SNR, {runs} runs ==")
     rng = np.random.default_rng(seed)
     u = reference_steps()
     x = simulate_ct(TRUE_NUM, TRUE_DEN, u, DT)

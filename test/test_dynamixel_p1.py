@@ -20,6 +20,7 @@ from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, spawn_virtual_bus
 from servo_ff.dynamixel.virtual_p1 import VirtualBus1
 from servo_ff.models.params import P_KP
 from servo_ff.models.presets import preset
+from servo_ff.nodes.harness import wait_for
 
 RPM = 2 * math.pi / 60
 
@@ -36,15 +37,6 @@ def sdk_port(device):
     port = PortHandler(device)
     assert port.openPort() and port.setBaudRate(1_000_000)
     return port, PacketHandler(1.0)
-
-
-def until(pred, timeout=3.0):
-    t_end = time.monotonic() + timeout
-    while time.monotonic() < t_end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
 
 
 # ---------------------------------------------------------------------- tables (e-manual values)
@@ -131,7 +123,7 @@ def test_stock_sdk_protocol1_against_the_cli_virtual_bus():
         assert ph.read1ByteTxRx(port, 3, 28) == (32, COMM_SUCCESS, 0)  # P Gain
         assert ph.write2ByteTxRx(port, 3, 30, 2548) == (COMM_SUCCESS, 0)
         assert ph.write1ByteTxRx(port, 3, 24, 1) == (COMM_SUCCESS, 0)
-        assert until(lambda: abs(ph.read2ByteTxRx(port, 3, 36)[0] - 2548) <= 3)
+        wait_for(lambda: abs(ph.read2ByteTxRx(port, 3, 36)[0] - 2548) <= 3)
         g = GroupBulkRead(port, ph)
         for i in (1, 2, 3, 4):
             assert g.addParam(i, 36, 6)
@@ -153,7 +145,7 @@ def test_stock_sdk_protocol1_against_the_cli_virtual_bus():
         assert sw.txPacket() == COMM_SUCCESS
         assert [ph.read2ByteTxRx(port, i, 30)[0] for i in (1, 10, 20)] == [2058, 2148, 2248]
         # overload at t = 0: torque off (Shutdown 36 has bit 5), the bit in every status, cleared by a torque write
-        assert until(lambda: ph.read1ByteTxRx(port, 7, 24)[2] & p1.ERR_OVERLOAD)
+        wait_for(lambda: ph.read1ByteTxRx(port, 7, 24)[2] & p1.ERR_OVERLOAD)
         assert ph.read1ByteTxRx(port, 7, 24)[0] == 0
         assert ph.write1ByteTxRx(port, 7, 24, 0) == (COMM_SUCCESS, 0)  # the 1.0 bus's reboot equivalent
         assert ph.read1ByteTxRx(port, 8, 24)[2] == 0  # neighbours unaffected
@@ -244,8 +236,9 @@ def test_bus1_silent_servo_is_skipped_then_reprobed_and_counted_as_timeouts():
             assert bus.transactions - tr0 == 2 * cycles + probes  # BULK_READ + SYNC_WRITE, plus the probes
             assert set(vb.truth.rd_n[n_reads:]) <= {5}  # the bulk reads asked 5 servos only
             vb.set_silent(6, False)
-            assert until(lambda: not bus.cycle(np.zeros(6)) or not st.skipping, 5.0)
-            assert until(lambda: bus.cycle(np.zeros(6)).valid.all(), 2.0) and bus.servo_status(6) == "ok"
+            wait_for(lambda: not bus.cycle(np.zeros(6)) or not st.skipping, 5.0)
+            wait_for(lambda: bus.cycle(np.zeros(6)).valid.all(), 2.0)
+            assert bus.servo_status(6) == "ok"
 
 
 def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
@@ -265,7 +258,7 @@ def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
                 s = bus.cycle([0.4, -0.3], [40, 24])
             np.testing.assert_allclose(s.position, [0.4, -0.3], atol=0.02)
             np.testing.assert_allclose(vb.p[:, P_KP], [40, 24])
-            assert until(lambda: vb.stats.instructions["SYNC_WRITE"] - writes == 101)  # gains once, goals each cycle
+            wait_for(lambda: vb.stats.instructions["SYNC_WRITE"] - writes == 101)  # gains once, goals each cycle
             with pytest.raises(ValueError, match="p_gains"):
                 bus.cycle([0.0, 0.0], [300, 32])  # beyond the 0..254 register
             vb.inject_overload(2)

@@ -22,6 +22,7 @@ from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus, spawn_virtual_bus
 from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.params import P_KP
+from servo_ff.nodes.harness import wait_for
 
 IDS = list(range(1, 21))
 
@@ -47,15 +48,6 @@ def sdk_port(device):
     return port, PacketHandler(2.0)
 
 
-def until(pred, timeout=3.0):
-    t_end = time.monotonic() + timeout
-    while time.monotonic() < t_end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
-
-
 def test_ping_20_servos(vbus):
     port, ph = sdk_port(vbus.device)
     for i in IDS:
@@ -71,8 +63,8 @@ def test_read_write_and_motion(vbus):
     assert ph.read2ByteTxRx(port, 5, 84) == (850, COMM_SUCCESS, 0)  # Position P Gain default
     assert ph.write4ByteTxRx(port, 5, 116, 2048 + 512) == (COMM_SUCCESS, 0)
     assert ph.write1ByteTxRx(port, 5, 64, 1) == (COMM_SUCCESS, 0)
-    assert until(lambda: abs(ph.read4ByteTxRx(port, 5, 132)[0] - 2560) <= 3)
-    assert until(lambda: abs(vbus.snapshot()["theta"][4] - 512 * ct.RAD_PER_COUNT) < 3 * ct.RAD_PER_COUNT)
+    wait_for(lambda: abs(ph.read4ByteTxRx(port, 5, 132)[0] - 2560) <= 3)
+    wait_for(lambda: abs(vbus.snapshot()["theta"][4] - 512 * ct.RAD_PER_COUNT) < 3 * ct.RAD_PER_COUNT)
     assert vbus.snapshot()["theta"][5] == 0.0  # id 6 untouched, torque off, no gravity
     # read-only item, EEPROM with torque on, partial item, goal beyond the position limit
     assert ph.write1ByteTxRx(port, 5, 70, 0)[1] == 0x07  # access error
@@ -106,7 +98,7 @@ def test_sync_read_and_sync_write_20_servos(vbus):
             return False
         return all(abs(sr.getData(i, 132, 4) - goals[i]) <= 3 for i in IDS)
 
-    assert until(settled, 8.0)
+    wait_for(settled, 8.0)
     th = vbus.snapshot()["theta"]
     for k, i in enumerate(IDS):  # sync-read bytes are the simulated state
         pos = sr.getData(i, 132, 4)
@@ -135,7 +127,7 @@ def test_bulk_read_bulk_write_and_indirect(vbus):
 def test_reboot_clears_an_overload():
     with VirtualBus(ids=IDS, return_delay=0, faults=Faults(overload_at={7: 0.0})) as vb:
         port, ph = sdk_port(vb.device)
-        assert until(lambda: ph.read1ByteTxRx(port, 7, 70)[0] == ct.HW_OVERLOAD)
+        wait_for(lambda: ph.read1ByteTxRx(port, 7, 70)[0] == ct.HW_OVERLOAD)
         value, result, error = ph.read1ByteTxRx(port, 7, 64)
         assert (value, result) == (0, COMM_SUCCESS) and error & 0x80  # torque off, alert bit in the status
         assert ph.write1ByteTxRx(port, 7, 64, 1)[1] & 0x7F == 0x01  # result fail: latched until REBOOT
@@ -181,7 +173,7 @@ def test_pendulum_hangs_and_holds_against_gravity():
     ) as vb:
         vb.theta[:] = [0.5, 0.5]  # released: the pendulum swings back down, the inertia stays put
         # it comes to rest where m·g·l·sin θ no longer beats the static friction (≈0.1 N·m → |θ| < 0.2)
-        assert until(lambda: abs(vb.snapshot()["theta"][0]) < 0.2 and abs(vb.snapshot()["dtheta"][0]) < 1e-6, 6.0)
+        wait_for(lambda: abs(vb.snapshot()["theta"][0]) < 0.2 and abs(vb.snapshot()["dtheta"][0]) < 1e-6, 6.0)
         assert vb.snapshot()["theta"][1] == pytest.approx(0.5)
         port, ph = sdk_port(vb.device)
         assert ph.write4ByteTxRx(port, 1, 116, 3072)[0] == COMM_SUCCESS  # horizontal: maximum gravity torque
@@ -193,7 +185,7 @@ def test_pendulum_hangs_and_holds_against_gravity():
             b = vb.snapshot()
             return abs(a["dtheta"][0]) < 1e-9 and abs(b["dtheta"][0]) < 1e-9 and a["theta"][0] == b["theta"][0] > 1.3
 
-        assert until(resting, 8.0)
+        wait_for(resting, 8.0)
         theta = vb.snapshot()["theta"][0]
         current = ph.read2ByteTxRx(port, 1, 126)[0]
         assert vb.snapshot()["theta"][0] == theta  # still there when the current was read
@@ -225,7 +217,7 @@ def test_cli_subprocess_serves_the_real_sdk():
     ) as proc:
         port, ph = sdk_port(proc.device)
         assert [ph.ping(port, i)[0] for i in (1, 2, 3)] == [311, 311, 311]
-        assert until(lambda: ph.read1ByteTxRx(port, 2, 70)[0] == ct.HW_OVERLOAD)
+        wait_for(lambda: ph.read1ByteTxRx(port, 2, 70)[0] == ct.HW_OVERLOAD)
         assert ph.read2ByteTxRx(port, 1, 144)[0] == 120  # preset vin 15 V − 3 V sag, 0.1 V units
         port.closePort()
 

@@ -2,8 +2,6 @@
 the virtual STS bus: ``servo-ff virtual-bus --protocol sts`` in another process, or in this one where the test needs
 to look inside (EPROM lock across a power cycle, an injected overload)."""
 
-import time
-
 import numpy as np
 import pytest
 import scservo_sdk as scs
@@ -13,6 +11,7 @@ from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus
 from servo_ff.feetech import status
 from servo_ff.feetech.virtual_bus import StsVirtualBus
 from servo_ff.models.params import P_KP
+from servo_ff.nodes.harness import wait_for
 
 IDS = list(range(1, 7))
 #: physics sub-step: 4 ms (the default 1 ms costs ~0.5 ms of CPU per step for six servos; on a shared 2-core machine
@@ -41,15 +40,6 @@ def sdk_port(device):
     port = scs.PortHandler(device)
     assert port.openPort() and port.setBaudRate(1_000_000)
     return port, scs.PacketHandler(0)
-
-
-def until(pred, timeout=5.0):
-    t_end = time.monotonic() + timeout
-    while time.monotonic() < t_end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
 
 
 def test_ping_reports_the_model_number(vbus):
@@ -83,7 +73,7 @@ def test_read_write_sign_magnitude_and_motion(vbus):
             speeds.append(ph.read2ByteTxRx(port, 1, SPEED)[0])
             return speeds[-1] & 0x8000  # moving toward lower counts: sign bit 15 set
 
-        assert until(moving_down, 3.0)
+        wait_for(moving_down, 3.0)
         v = scs.SCS_TOHOST(speeds[-1], 15)
         assert -4000 < v < 0  # counts/s, under the firmware's 3400 counts/s internal target
 
@@ -91,7 +81,7 @@ def test_read_write_sign_magnitude_and_motion(vbus):
             speed = scs.SCS_TOHOST(ph.read2ByteTxRx(port, 1, SPEED)[0], 15)
             return abs(ph.read2ByteTxRx(port, 1, PRESENT)[0] - 1348) <= 3 and abs(speed) <= 20
 
-        assert until(settled)
+        wait_for(settled)
         assert ph.read2ByteTxRx(port, 2, PRESENT)[0] == 2048  # id 2 untouched, torque off
         load = ph.read2ByteTxRx(port, 1, LOAD)[0]
         assert load & ~0x7FF == 0 and (load & 0x3FF) <= 1000  # drive duty 0.1 %, sign in bit 10
@@ -124,7 +114,7 @@ def test_sync_read_and_sync_write(vbus):
             at_rest = all(read.getData(i, SPEED, 2) & 0x7FFF < 20 for i in IDS)  # |speed| < 20 counts/s
             return at_rest and all(abs(read.getData(i, PRESENT, 2) - goals[i]) <= 3 for i in IDS)
 
-        assert until(arrived)
+        wait_for(arrived)
         for i in IDS:
             torque.changeParam(i, [0])
         assert torque.txPacket() == scs.COMM_SUCCESS
@@ -140,7 +130,7 @@ def test_reg_write_action_and_status_return_level(vbus):
         assert ph.read1ByteTxRx(port, 5, 64)[0] == 1  # Registered Instruction (asynchronous-write flag)
         assert ph.read1ByteTxRx(port, 5, P_GAIN)[0] == 32  # held until ACTION
         assert ph.action(port, scs.BROADCAST_ID) == scs.COMM_SUCCESS
-        assert until(lambda: ph.read1ByteTxRx(port, 5, P_GAIN)[0] == 20)
+        wait_for(lambda: ph.read1ByteTxRx(port, 5, P_GAIN)[0] == 20)
         assert ph.read1ByteTxRx(port, 5, 64)[0] == 0
         # Status Return Level 0: writes are taken but not answered; PING and READ still are
         assert ph.write1ByteTxRx(port, 5, SRL, 0) == (scs.COMM_SUCCESS, 0)  # the level before the write answers
@@ -148,7 +138,7 @@ def test_reg_write_action_and_status_return_level(vbus):
         assert ph.read1ByteTxRx(port, 5, P_GAIN) == (32, scs.COMM_SUCCESS, 0)
         assert ph.ping(port, 5)[1] == scs.COMM_SUCCESS
         ph.write1ByteTxOnly(port, 5, SRL, 1)
-        assert until(lambda: ph.write1ByteTxRx(port, 5, P_GAIN, 32) == (scs.COMM_SUCCESS, 0))
+        wait_for(lambda: ph.write1ByteTxRx(port, 5, P_GAIN, 32) == (scs.COMM_SUCCESS, 0))
     finally:
         port.closePort()
 
@@ -207,13 +197,13 @@ def test_fault_options_from_the_command_line():
     with spawn_virtual_bus([*args, "--drop-rate", "0.3", "--corrupt-rate", "0.01", "--seed", "3"]) as vb:
         port, ph = sdk_port(vb.device)
         # supply 7.4 − 4 = 3.4 V < Min Voltage Limit 4.0 V: the voltage bit in every reply while the sag lasts
-        assert until(lambda: ph.read1ByteTxRx(port, 1, 62) == (34, scs.COMM_SUCCESS, status.VOLTAGE), 2.0)
+        wait_for(lambda: ph.read1ByteTxRx(port, 1, 62) == (34, scs.COMM_SUCCESS, status.VOLTAGE), 2.0)
         results = [ph.read2ByteTxRx(port, 1, PRESENT)[1] for _ in range(40)]
         assert results.count(scs.COMM_SUCCESS) > 15
         assert results.count(scs.COMM_RX_TIMEOUT) > 3  # dropped replies
         assert all(ph.ping(port, 2)[1] == scs.COMM_RX_TIMEOUT for _ in range(3))  # silent from t = 0
-        assert until(lambda: ph.read1ByteTxRx(port, 3, 65)[0] == status.OVERLOAD, 3.0)
-        assert until(lambda: ph.read1ByteTxRx(port, 1, 62) == (74, scs.COMM_SUCCESS, 0), 6.0)  # sag over
+        wait_for(lambda: ph.read1ByteTxRx(port, 3, 65)[0] == status.OVERLOAD, 3.0)
+        wait_for(lambda: ph.read1ByteTxRx(port, 1, 62) == (74, scs.COMM_SUCCESS, 0), 6.0)  # sag over
         port.closePort()
     with spawn_virtual_bus(["--protocol", "sts", "--ids", "1", *DT, "--late-rate", "1", "--late-ms", "300"]) as vb:
         port, ph = sdk_port(vb.device)  # every reply held back 300 ms: past the SDK's 200 ms timeout

@@ -1,4 +1,4 @@
-"""Least-squares α fit (seed 002 Eq. 13–27): exact recovery, outer search, refusals, feed-forward replay."""
+"""Least-squares α fit (Schwarz & Behnke Eq. 13–27): exact recovery, outer search, refusals, feed-forward replay."""
 
 import numpy as np
 import pytest

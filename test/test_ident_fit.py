@@ -1,4 +1,4 @@
-"""Simulation-MAE identification (seed 004 §V): packing, recovery of known parameters, model ranking, output."""
+"""Simulation-MAE identification (Duclusaud et al. §V): packing, recovery of known parameters, model ranking, output."""
 
 import math
 

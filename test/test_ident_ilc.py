@@ -1,4 +1,4 @@
-"""ILC (seed 002 Eq. 20–21) and the windowed error (Eq. 28) on the simulated MX-106."""
+"""ILC (Schwarz & Behnke Eq. 20–21) and the windowed error (Eq. 28) on the simulated MX-106."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Friction budget and applied friction (seed 004 Eq. 3–10)."""
+"""Friction budget and applied friction (Duclusaud et al. Eq. 3–10)."""
 
 import numpy as np
 import pytest

@@ -156,7 +156,7 @@ def test_datasheet_presets_follow_seed_000_and_001():
     # moving damping kt²/R + K_v equals the datasheet's N²η(b_m + K_t/(K_ω R))
     damping = mx28.kt**2 / mx28.R + mx28.friction["friction_viscous"]
     assert damping == pytest.approx(193**2 * 0.836 * (8.87e-8 + 0.0107 / (93.1 * 8.3)))
-    # seed 000: P = 32 register → K_p^c = 4 counts→PWM(0..511): duty per rad = 4·4096/(2π)/511
+    # Maximo et al.: P = 32 register → K_p^c = 4 counts→PWM(0..511): duty per rad = 4·4096/(2π)/511
     assert mx28.firmware.kp * mx28.firmware.error_gain == pytest.approx(4 * 4096 / (2 * math.pi) / 511)
     mg = preset("mg995", "m1")
     assert mg.firmware.vin == 5.0 and mg.R == 2.5

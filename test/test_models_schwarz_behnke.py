@@ -1,4 +1,4 @@
-"""Seed 002 motor model (Eq. 9, 13, 14, 19) and its link to the seed 004 firmware law."""
+"""Schwarz & Behnke motor model (Eq. 9, 13, 14, 19) and its link to the Duclusaud et al. firmware law."""
 
 import numpy as np
 import pytest
@@ -65,7 +65,7 @@ def test_eq19_vectorised_and_bad_input():
 
 def test_eq19_with_m2_friction_and_matching_stribeck_shape():
     """M2: with the parameter set's own Stribeck shape, q_d makes the motor deliver τ plus exactly the friction
-    budget in the direction of motion; with 002's default shape it does not."""
+    budget in the direction of motion; with Schwarz & Behnke's default shape it does not."""
     from servo_ff.models.friction import friction_budget
     from servo_ff.models.schwarz_behnke import stribeck_shape_from_actuator
 

@@ -29,7 +29,7 @@ from servo_ff.trajectories import schwarz_behnke_reference  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 URDF = str(ROOT / "urdf" / "pendulums2.urdf")
 ACT = preset("mx64", "m4")
-ALPHA0 = ACT.R / (ACT.kt * ACT.firmware.error_gain)  # seed 002 Eq. 19 α̂0 = R/(kt·error_gain) for this firmware
+ALPHA0 = ACT.R / (ACT.kt * ACT.firmware.error_gain)  # Schwarz & Behnke Eq. 19 α̂0 = R/(kt·error_gain) for this firmware
 KP = 8.0
 
 
@@ -243,7 +243,8 @@ def test_cli_ilc_record_is_fitted_by_the_fit_node(ros, tmp_path):
 
 
 def rollout_data(duration_s=10.0, dt=0.005):
-    """A pendulum (mx64/m4, 0.5 kg at 0.15 m) driven by the 002-style reference at low gain: command, θ, θ̇."""
+    """A pendulum (mx64/m4, 0.5 kg at 0.15 m) driven by the Schwarz & Behnke-style reference at low gain: command, θ,
+    θ̇."""
     ref = schwarz_behnke_reference(dt=dt, offset=0.3)
     p = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
     r = rollout(p, np.array([0.3]), np.array([0.0]), ref.q[:, None], dt, load=PendulumLoad(0.5, 0.15, 0.0))

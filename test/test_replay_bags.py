@@ -22,13 +22,13 @@ from servo_ff.trajectories import schwarz_behnke_reference  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 URDF = str(ROOT / "urdf" / "pendulums2.urdf")
 ACT = preset("mx64", "m4")
-ALPHA0 = ACT.R / (ACT.kt * ACT.firmware.error_gain)  # seed 002 Eq. 19 α̂0 for this firmware
+ALPHA0 = ACT.R / (ACT.kt * ACT.firmware.error_gain)  # Schwarz & Behnke Eq. 19 α̂0 for this firmware
 KP, VIN, DT = 8.0, 15.0, 0.005
 START = 1_763_900_000_000_000_000  # ns, a wall-clock stamp as a real recording has
 
 
 def _motion():
-    """pendulum_1 (mx64/m4, 0.5 kg at 0.15 m, kp 8) driven by the 002-style reference: command, θ, θ̇."""
+    """pendulum_1 (mx64/m4, 0.5 kg at 0.15 m, kp 8) driven by the Schwarz & Behnke-style reference: command, θ, θ̇."""
     ref = schwarz_behnke_reference(dt=DT, offset=0.3)
     p = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
     r = rollout(p, np.array([0.3]), np.array([0.0]), ref.q[:, None], DT, load=PendulumLoad(0.5, 0.15, 0.0))

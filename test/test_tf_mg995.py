@@ -1,4 +1,4 @@
-"""Seed 001 workflow: potentiometer LS, PRBS, TF identification, physical parameters, 5 V simulation."""
+"""Santana et al. workflow: potentiometer LS, PRBS, TF identification, physical parameters, 5 V simulation."""
 
 import math
 
@@ -17,7 +17,7 @@ from servo_ff.models.servo_nonlinear import cylinder_load_inertia, simulate_serv
 
 def test_potentiometer_least_squares():
     rng = np.random.default_rng(0)
-    theta = np.radians(np.arange(0, 181, 5.0))  # 001 §2.3: 0..180° by 5°
+    theta = np.radians(np.arange(0, 181, 5.0))  # Santana et al. §2.3: 0..180° by 5°
     v = MG995_POT_ALPHA * theta + MG995_POT_BETA + 0.002 * rng.standard_normal(theta.size)
     cal = calibrate_potentiometer(theta, v)
     assert cal.alpha == pytest.approx(MG995_POT_ALPHA, rel=5e-3)
@@ -59,7 +59,7 @@ def test_physical_parameters_reproduce_table_3():
     assert ds.bm == pytest.approx(2.49797e-7, rel=1e-5)
     assert ds.Jm == pytest.approx(6.3173e-7, rel=1e-4)
     assert hm.KP == pytest.approx(16.6742, rel=1e-4)
-    # round trip: the physical P-loop model (001 Eq. 23) reproduces the identified denominator
+    # round trip: the physical P-loop model (Santana et al. Eq. 23) reproduces the identified denominator
     sys = tfm.closed_loop_tf(ds, hm.KP, include_inductance=False)
     den = sys.den[0][0] / sys.den[0][0][0]
     np.testing.assert_allclose(den, MG995_IDENTIFIED_DEN, rtol=1e-9)

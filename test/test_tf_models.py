@@ -1,4 +1,4 @@
-"""Seed 000 datasheet model: parameters, transfer functions, register units, nonlinear simulation."""
+"""Maximo et al. datasheet model: parameters, transfer functions, register units, nonlinear simulation."""
 
 import math
 from dataclasses import replace
@@ -17,7 +17,7 @@ DS = MX28AT_DATASHEET
 
 
 def test_eta_and_bm_from_datasheet_numbers():
-    # 000 Eq. 13 and Eq. 17 with the paper's datasheet values
+    # Maximo et al. Eq. 13 and Eq. 17 with the paper's datasheet values
     assert tfm.gearbox_efficiency(2.5, 0.0155, 193) == pytest.approx(0.836, abs=5e-4)
     assert tfm.motor_viscous_friction(0.0107, 0.0092, tfm.rpm_to_rad_s(10600)) == pytest.approx(8.87e-8, rel=2e-3)
     ds = tfm.datasheet_from_measurements(
@@ -63,7 +63,7 @@ def test_non_positive_datasheet_values_raise(call):
 
 
 def test_open_loop_poles_match_seed_000_statement():
-    # 000 §2.4 states poles 0, 161 and 4.01e4 rad/s. Table 1's L = 2.03 mH gives an electrical pole near
+    # Maximo et al. §2.4 states poles 0, 161 and 4.01e4 rad/s. Table 1's L = 2.03 mH gives an electrical pole near
     # R/L ≈ 4e3; the statement is reproduced with L = 0.203 mH (a factor-10 inconsistency in the paper).
     p = tfm.poles_sorted(tfm.voltage_to_angle_tf(replace(DS, L=2.03e-4)))
     assert abs(p[0]) < 1e-9
@@ -124,7 +124,7 @@ def test_reduced_model_eq31_is_eq30_with_L_zero():
 
 def test_register_and_pwm_conversions():
     kpc, kic, kdc = tfm.mx28_counts_gains(32, 0, 0)
-    assert (kpc, kic, kdc) == (4.0, 0.0, 0.0)  # 000 Table 1: P/8 = 4
+    assert (kpc, kic, kdc) == (4.0, 0.0, 0.0)  # Maximo et al. Table 1: P/8 = 4
     Kp = tfm.pid_gain_from_register(4, Vs=12)
     assert Kp == pytest.approx(4 * 2048 * 12 / (511 * math.pi))
     # physical meaning: one count of error → K^c PWM units → K^c·Vs/511 volts

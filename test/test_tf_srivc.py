@@ -1,4 +1,4 @@
-"""Seed 003: SRIVC, structure selection by YIC/R²_T, D-P law, reference-to-torque model."""
+"""Wada et al.: SRIVC, structure selection by YIC/R²_T, D-P law, reference-to-torque model."""
 
 import control
 import numpy as np
@@ -21,11 +21,11 @@ from servo_ff.identification.srivc import srivc
 from servo_ff.identification.tf_fit import UnstableModelError, fit_tf_ls, simulate_ct
 
 DT = 0.004
-NUM, DEN = [1.409e4], [1.0, 37.46, 1150.0, 1.399e4]  # 003 §IV-A estimate (D-P servo)
+NUM, DEN = [1.409e4], [1.0, 37.46, 1150.0, 1.399e4]  # Wada et al. §IV-A estimate (D-P servo)
 
 
 def steps_input(n=2000, dt=DT):
-    """003 §IV-A reference: 0.8 s steps of 0.15 and 0.3 rad."""
+    """Wada et al. §IV-A reference: 0.8 s steps of 0.15 and 0.3 rad."""
     u = np.zeros(n)
     seg = int(round(0.8 / dt))
     for k, lev in enumerate([0, 0.15, 0, 0.3, 0, 0.15, 0, 0.3, 0, 0.15, 0]):
@@ -136,7 +136,7 @@ def _closed_loop_ss(p: DPServoPhysical, J: float):
 def test_dp_law_and_closed_loop_coefficients():
     # Eq. 6 by value
     np.testing.assert_allclose(dp_control_law([0.3, 0.1], [0.1, 0.1], [2.0, -1.0], KP=5, KD=0.3), [0.4, 0.3])
-    # the closed loop of the physical D-P servo equals the B0..B3 model of 003 §IV-A
+    # the closed loop of the physical D-P servo equals the B0..B3 model of Wada et al. §IV-A
     g = dp_servo_tf(PHYS)
     ss = _closed_loop_ss(PHYS, PHYS.J)
     w = np.array([0.5, 5.0, 50.0])
@@ -172,7 +172,7 @@ def test_two_inertia_experiment_and_torque_estimate():
 
 
 def test_seed_003_reported_models_give_paper_inertia():
-    # 003 §IV-B: the two identified denominators; the printed numbers are consistent with the second load being
+    # Wada et al. §IV-B: the two identified denominators; the printed numbers are consistent with the second load being
     # 0.0022 kg m² lighter (a0 grows), and give J ≈ 0.0099 kg m² and K_P k_τ / L ≈ 140
     tm = two_inertia_parameters([1, 37.46, 1150, 1.399e4], [1, 45.29, 1413, 1.797e4], -0.0022)
     assert tm.J == pytest.approx(0.0099, rel=0.01)

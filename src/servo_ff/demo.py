@@ -19,10 +19,10 @@ def stage(title: str) -> None:
 
 def run(out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    stage("1. simulated MX-106 (bam m4 preset) on the pendulum bench (seed 004 Algorithm 1)")
+    stage("1. simulated MX-106 (bam m4 preset) on the pendulum bench (Duclusaud et al., Algorithm 1)")
     rc = cli(["simulate", "--servo", "mx106", "--model", "m4", "--out", str(out)])
     rc |= cli(["simulate", "--servo", "mx106", "--model", "m4", "--trajectory", "lift_and_drop", "--out", str(out)])
-    stage("2. drive/backdrive diagrams, Coulomb-viscous (M1) vs quadratic (M6) (seed 004 Fig. 2/4)")
+    stage("2. drive/backdrive diagrams, Coulomb-viscous (M1) vs quadratic (M6) (Duclusaud et al. Fig. 2/4)")
     for model in ("m1", "m6"):
         rc |= cli(
             [
@@ -38,7 +38,7 @@ def run(out: Path) -> int:
         )
     stage(
         "3. the mission over ROS 2 (real rclpy nodes over DDS, ≈ 90 s): servo_sim_node → servo_ilc_node (ILC, "
-        "seed 002 §4.1) → servo_fit_node (α least squares, §4.2; sets α on the feed-forward node) → "
+        "Schwarz & Behnke §4.1) → servo_fit_node (α least squares, §4.2; sets α on the feed-forward node) → "
         "servo_feedforward_node (Eq. 19) → tracking: high-gain P / low-gain P / low-gain P + feed-forward"
     )
     try:

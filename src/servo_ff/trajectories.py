@@ -1,6 +1,7 @@
 """Reference trajectories with analytic θd, θ̇d, θ̈d (rad, rad/s, rad/s²) on a uniform time grid.
 
-* the four identification trajectories of seed 004 §V-A: :func:`accelerated_oscillations`,
+* the four identification trajectories of Duclusaud et al. (Extended Friction Models) §V-A:
+  :func:`accelerated_oscillations`,
   :func:`sub_oscillations`, :func:`raise_and_lower`, :func:`lift_and_drop` (which also releases the torque);
 * a seed-002-style reference (§5.1, Fig. 2): walking-like sines, then a fast sine and kick segments —
   :func:`schwarz_behnke_reference`.
@@ -126,7 +127,7 @@ def accelerated_oscillations(
     f1: float = 2.0,
     offset: float = 0.0,
 ) -> Trajectory:
-    """004 §V-A.1: constant amplitude, frequency rising linearly f0 → f1 [Hz] (a chirp)."""
+    """Duclusaud et al. §V-A.1: constant amplitude, frequency rising linearly f0 → f1 [Hz] (a chirp)."""
     _positive(amplitude=amplitude, f0=f0, f1=f1)
     t = time_grid(duration, dt)
     k = (f1 - f0) / duration
@@ -148,7 +149,7 @@ def sub_oscillations(
     f_fast: float = 2.5,
     offset: float = 0.0,
 ) -> Trajectory:
-    """004 §V-A.2: a large slow oscillation plus a small fast one."""
+    """Duclusaud et al. §V-A.2: a large slow oscillation plus a small fast one."""
     _positive(amplitude=amplitude, f_slow=f_slow, sub_amplitude=sub_amplitude, f_fast=f_fast)
     t = time_grid(duration, dt)
     ws, wf = 2 * np.pi * f_slow, 2 * np.pi * f_fast
@@ -159,7 +160,8 @@ def sub_oscillations(
 
 
 def raise_and_lower(duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.5) -> Trajectory:
-    """004 §V-A.3: raise the mass in 1 s, hold 0.5 s, lower it slowly to rest (static plateaus until backdriven)."""
+    """Duclusaud et al. §V-A.3: raise the mass in 1 s, hold 0.5 s, lower it slowly to rest (static plateaus until
+    backdriven)."""
     _positive(amplitude=amplitude)
     if duration <= 2.5:
         raise ValueError(
@@ -173,7 +175,7 @@ def raise_and_lower(duration: float = 6.0, dt: float = 0.005, amplitude: float =
 def lift_and_drop(
     duration: float = 6.0, dt: float = 0.005, amplitude: float = 1.5, release_time: float = 2.5
 ) -> Trajectory:
-    """004 §V-A.4: lift the mass, hold, then release the H-bridge (torque_enable = 0) and let it fall."""
+    """Duclusaud et al. §V-A.4: lift the mass, hold, then release the H-bridge (torque_enable = 0) and let it fall."""
     _positive(amplitude=amplitude)
     if not 1.0 < release_time < duration:
         raise ValueError(f"release_time must lie after the 1 s lift and before the end, got {release_time}")
@@ -184,7 +186,7 @@ def lift_and_drop(
 
 
 def schwarz_behnke_reference(dt: float = 0.005, offset: float = 0.0) -> Trajectory:
-    """A 002-style reference (§5.1, Fig. 2), 10 s at rest-to-rest: walking-like oscillations (0–5 s:
+    """A Schwarz & Behnke-style reference (§5.1, Fig. 2), 10 s at rest-to-rest: walking-like oscillations (0–5 s:
     a(1 − cos ωt) with a = 0.25 rad, 1 Hz), a fast one (5–7 s: a = 0.3 rad, 2 Hz), a kick (minimum-jerk
     wind-up to +0.2 rad, swing to −0.5 rad in 0.2 s, return in 0.3 s), then linear segments (0 → 0.4 rad and
     back, at constant velocity with 0.1 s blends, 8.1–9.8 s) — static, slow, fast and constant-velocity

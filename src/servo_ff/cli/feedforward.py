@@ -1,4 +1,5 @@
-"""CLI: ``ff-alpha`` (write physics-derived α̂ for a URDF's joints) and ``ff-sim`` (the 002 §5.2 MuJoCo run)."""
+"""CLI: ``ff-alpha`` (write physics-derived α̂ for a URDF's joints) and ``ff-sim`` (the Schwarz & Behnke §5.2 MuJoCo
+run)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def _sim(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("ff-alpha", help="write α̂ (002 Eq. 19) for every joint of a URDF from a servo preset")
+    p = subparsers.add_parser(
+        "ff-alpha", help="write α̂ (Schwarz & Behnke Eq. 19) for every joint of a URDF from a servo preset"
+    )
     p.add_argument("--urdf", required=True, help="robot URDF (joint names are read from it)")
     p.add_argument("--preset", default="mx106/m4", help="servo/model, e.g. mx106/m4 (default)")
     p.add_argument("-o", "--output", required=True, help="output .yaml or .json")

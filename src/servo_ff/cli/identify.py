@@ -20,7 +20,7 @@ from typing import Any
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "identify",
-        help="identify M1–M6 from bench logs (CMA-ES on simulation MAE, seed 004 §V)",
+        help="identify M1–M6 from bench logs (CMA-ES on simulation MAE, Duclusaud et al. §V)",
         description="Fit each friction model plus kt, R, armature and q_offset on 75%% of the logs, "
         "report train and validation MAE, and write bam JSON + ROS YAML per model and "
         "summary.json (split, seed, budget, firmware law, bounds, MAEs).",

@@ -11,7 +11,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ilc",
         help="iterative learning control of a command curve on the simulated servo",
-        description="Run Arimoto ILC (seed 002 Eq. 20-21) on the simulated servo driving a pendulum; "
+        description="Run Arimoto ILC (Schwarz & Behnke Eq. 20-21) on the simulated servo driving a pendulum; "
         "stop at the windowed error threshold (Eq. 28) or the iteration cap.",
     )
     p.add_argument("--servo", default="mx106")

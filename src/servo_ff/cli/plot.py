@@ -1,4 +1,5 @@
-"""``servo-ff plot drive-backdrive``: the drive/backdrive diagram of seed 004 Fig. 2/4 for any parameter set."""
+"""``servo-ff plot drive-backdrive``: the drive/backdrive diagram of Duclusaud et al. (Extended Friction Models) Fig.
+2/4 for any parameter set."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from servo_ff.models.presets import SERVO_NAMES, preset
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="plots of a parameter set")
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
-    d = kinds.add_parser("drive-backdrive", help="drive/backdrive diagram (seed 004 Fig. 2, 4)")
+    d = kinds.add_parser("drive-backdrive", help="drive/backdrive diagram (Duclusaud et al. Fig. 2, 4)")
     d.add_argument("--servo", default="mx106", help=f"preset: {', '.join(SERVO_NAMES)}")
     d.add_argument("--model", default="m4", help=f"friction model: {', '.join(MODEL_NAMES)}")
     d.add_argument("--params", help="bam JSON or ROS YAML parameter file (overrides --servo/--model)")

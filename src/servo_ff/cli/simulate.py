@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simulate",
-        help="simulate a servo on the pendulum bench (seed 004 Algorithm 1)",
+        help="simulate a servo on the pendulum bench (Duclusaud et al. (Extended Friction Models) Algorithm 1)",
         description="Writes <out>/<name>.csv (t, θd, θ, θ̇, τ_m, τ_f, U) and <out>/<name>.png.",
     )
     p.add_argument("--servo", default="mx106", help=f"preset: {', '.join(SERVO_NAMES)}")

@@ -1,4 +1,5 @@
-"""``servo-ff tf …``: datasheet servo models and continuous-time identification (seeds 000, 001, 003).
+"""``servo-ff tf …``: datasheet servo models and continuous-time identification (Maximo et al., Santana
+et al., Wada et al.; see docs/references.md).
 
     servo-ff tf mx28   [--P 32 --I 0 --D 0 --vs 12 --inductance H --plot DIR]
     servo-ff tf mg995  [--den A1 A0 | --csv FILE] [--load-mass KG --load-radius M --load-distance M] [--plot DIR]
@@ -30,7 +31,7 @@ _study = lazy_import("servo_ff.models.step_study")
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "tf",
-        help="datasheet transfer functions and SRIVC identification (seeds 000/001/003)",
+        help="datasheet transfer functions and SRIVC identification (Maximo et al., Santana et al., Wada et al.)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -52,25 +53,27 @@ def register(subparsers) -> None:
     q.add_argument("--plot", type=Path, default=None, help="directory for PNG plots")
     q.set_defaults(func=cmd_mx28)
 
-    q = sub.add_parser("mg995", help="MG995 hobby servo: physical parameters from an identified TF (seed 001)")
+    q = sub.add_parser("mg995", help="MG995 hobby servo: physical parameters from an identified TF (Santana et al.)")
     q.add_argument(
         "--den",
         type=float,
         nargs=2,
         metavar=("A1", "A0"),
         default=None,
-        help="identified denominator s^2 + A1 s + A0 (default: seed 001 Eq. 5)",
+        help="identified denominator s^2 + A1 s + A0 (default: Santana et al. Eq. 5)",
     )
     q.add_argument("--csv", type=Path, default=None, help="PRBS experiment (u, y [, t]); identified by SRIVC n=2, m=0")
     q.add_argument("--dt", type=float, default=None, help="sample time [s] if the CSV has no t column")
-    q.add_argument("--load-mass", type=float, default=0.1, help="validation cylinder mass [kg] (001 §5.7: 0.1)")
+    q.add_argument(
+        "--load-mass", type=float, default=0.1, help="validation cylinder mass [kg] (Santana et al. §5.7: 0.1)"
+    )
     q.add_argument("--load-radius", type=float, default=0.022, help="cylinder radius [m] (0.022)")
     q.add_argument("--load-distance", type=float, default=0.05, help="cylinder offset from the axis [m] (0.05)")
     q.add_argument("--vs", type=float, default=5.0, help="supply voltage / saturation [V] (default 5)")
     q.add_argument("--plot", type=Path, default=None, help="directory for PNG plots")
     q.set_defaults(func=cmd_mg995)
 
-    q = sub.add_parser("srivc", help="identify a continuous-time TF from sampled u/y data (seed 003)")
+    q = sub.add_parser("srivc", help="identify a continuous-time TF from sampled u/y data (Wada et al.)")
     q.add_argument("--csv", type=Path, required=True, help="CSV with columns u, y and t (or give --dt)")
     q.add_argument("--dt", type=float, default=None, help="sample time [s] if the CSV has no t column")
     q.add_argument("--n", type=int, default=None, help="denominator order")
@@ -92,11 +95,11 @@ def register(subparsers) -> None:
     q.add_argument("--seed", type=int, default=None)
     q.set_defaults(func=cmd_prbs)
 
-    q = sub.add_parser("pot", help="potentiometer calibration v = alpha*theta + beta (seed 001 Eq. 1-4)")
+    q = sub.add_parser("pot", help="potentiometer calibration v = alpha*theta + beta (Santana et al. Eq. 1-4)")
     q.add_argument("--csv", type=Path, required=True, help="CSV with columns theta [rad] and volts [V]")
     q.set_defaults(func=cmd_pot)
 
-    q = sub.add_parser("torque", help="reference-to-torque model from two inertia experiments (seed 003 Eq. 9-10)")
+    q = sub.add_parser("torque", help="reference-to-torque model from two inertia experiments (Wada et al. Eq. 9-10)")
     q.add_argument("--den1", type=float, nargs=4, required=True, metavar=("1", "A2", "A1", "A0"))
     q.add_argument("--den2", type=float, nargs=4, required=True, metavar=("1", "A2", "A1", "A0"))
     q.add_argument("--delta-j", type=float, required=True, help="inertia of experiment 2 minus experiment 1 [kg m^2]")
@@ -110,7 +113,7 @@ def cmd_mx28(args) -> int:
     r = mx28_report(args.P, args.I, args.D, args.vs, args.inductance, args.load_inertia, args.dt)
     ds = r["ds"]
     print(
-        f"MX-28AT datasheet (seed 000 Table 1): R={ds.R} L={ds.L} Kt={ds.Kt} Kw={ds.Kw} Jm={ds.Jm} N={ds.N} "
+        f"MX-28AT datasheet (Maximo et al. Table 1): R={ds.R} L={ds.L} Kt={ds.Kt} Kw={ds.Kw} Jm={ds.Jm} N={ds.N} "
         f"eta={ds.eta} bm={ds.bm}"
     )
     print(
@@ -160,10 +163,10 @@ def cmd_mg995(args) -> int:
         )
     else:
         den = [1.0, *args.den] if args.den else list(MG995_IDENTIFIED_DEN)
-        print(f"identified TF denominator {_fmt_poly(den)} ({'--den' if args.den else 'seed 001 Eq. 5'})")
+        print(f"identified TF denominator {_fmt_poly(den)} ({'--den' if args.den else 'Santana et al. Eq. 5'})")
     hm = physical_parameters_from_tf(den)
     ds = hm.datasheet
-    print("physical parameters (seed 001 Eq. 24-29, Table 3):")
+    print("physical parameters (Santana et al. Eq. 24-29, Table 3):")
     for k, v in (
         ("N", ds.N),
         ("Kt [Nm/A]", ds.Kt),
@@ -177,7 +180,7 @@ def cmd_mg995(args) -> int:
         print(f"  {k:>15} = {v:.6g}")
     J_l = cylinder_load_inertia(args.load_mass, args.load_radius, args.load_distance)
     loaded = tfm.closed_loop_tf(ds, hm.KP, J_l=J_l, include_inductance=False)
-    print(f"load validation (001 §5.7): J_l = {J_l:.4g} kg m^2 -> Eq. 23 den {_fmt_poly(loaded.den[0][0])}")
+    print(f"load validation (Santana et al. §5.7): J_l = {J_l:.4g} kg m^2 -> Eq. 23 den {_fmt_poly(loaded.den[0][0])}")
     amps = np.radians([10.0, 20.0, 40.0, 60.0])
     st = _study.step_study(
         ds, amps, Kp=hm.KP, Vs=args.vs, dt=1e-3, duration=1.0, counts_per_rev=None, include_inductance=False

@@ -1,4 +1,4 @@
-"""Model-based feed-forward for humanoids and arms (seed 002 §3.3, §5.2), ROS-free.
+"""Model-based feed-forward for humanoids and arms (Schwarz & Behnke (Compliant Robot Behavior) §3.3, §5.2), ROS-free.
 
 * :mod:`.robot` — URDF → pinocchio models (floating and fixed base), joint names and limits;
 * :mod:`.inverse_dynamics` — τ with the support foot fixed (floating base + contact wrench), double-support

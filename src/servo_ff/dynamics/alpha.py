@@ -1,4 +1,5 @@
-"""Per-joint α̂ of seed 002 Eq. 19 (α̂0..α̂3, optional α̂4 of Eq. 14) and Stribeck shape (q̇_s, δ of Eq. 9).
+"""Per-joint α̂ of Schwarz & Behnke (Compliant Robot Behavior) Eq. 19 (α̂0..α̂3, optional α̂4 of Eq. 14) and Stribeck
+shape (q̇_s, δ of Eq. 9).
 
 File format (YAML or JSON; the identification output of one servo is accepted as the ``default``)::
 

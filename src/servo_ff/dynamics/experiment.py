@@ -1,5 +1,5 @@
-"""The seed 002 §5.2 comparison, packaged: run (a)/(b)/(c), tabulate tracking and energy, plot the knee (Fig. 5),
-and time the feed-forward tick."""
+"""The Schwarz & Behnke (Compliant Robot Behavior) §5.2 comparison, packaged: run (a)/(b)/(c), tabulate tracking and
+energy, plot the knee (Fig. 5), and time the feed-forward tick."""
 
 from __future__ import annotations
 
@@ -45,13 +45,13 @@ def alpha_from_ilc(
     threshold: float = 0.02,
     progress: bool = False,
 ) -> tuple[AlphaTable, dict]:
-    """α̂ by 002's own procedure (§5.1) on a simulated single-joint bench: the leg below ``joint`` hangs from a
-    fixed trunk as a pendulum (its mass and centre-of-mass distance from the URDF), driven by the simulated
+    """α̂ by Schwarz & Behnke's own procedure (§5.1) on a simulated single-joint bench: the leg below ``joint`` hangs
+    from a fixed trunk as a pendulum (its mass and centre-of-mass distance from the URDF), driven by the simulated
     servo ``params`` at register gain ``kp``; Arimoto ILC (Eq. 20–21, λ = ``gain``, learning shift = the
-    command-to-reaction lag of a plain P run, 002 §5.1) learns the command for the 002-style reference trajectory,
-    then least squares (Eq. 22–27, with α̂4) fits α̂ with q̇_s, δ fixed to the preset's Stribeck shape (002
-    fixes them by hand). ILC stops at 002's criterion, windowed error ≤ ``threshold`` (0.02 rad, D = 25 ms).
-    Every joint gets these α̂."""
+    command-to-reaction lag of a plain P run, Schwarz & Behnke §5.1) learns the command for the Schwarz &
+    Behnke-style reference trajectory, then least squares (Eq. 22–27, with α̂4) fits α̂ with q̇_s, δ fixed to the
+    preset's Stribeck shape (Schwarz & Behnke fix them by hand). ILC stops at Schwarz & Behnke's criterion,
+    windowed error ≤ ``threshold`` (0.02 rad, D = 25 ms). Every joint gets these α̂."""
     import pinocchio as pin
 
     from ..identification.alpha_data import data_from_ilc, fit_alpha_data, pendulum_torque
@@ -147,7 +147,8 @@ def format_table(results: dict[str, SimResult], kp_high: float) -> str:
 
 
 def plot_knee(results: dict[str, SimResult], path: str | Path, window: tuple[float, float] = (0.0, 16.0)) -> Path:
-    """Left-knee target vs measured for (a), (b), (c) — like 002 Fig. 5 (leg contracts with positive angle)."""
+    """Left-knee target vs measured for (a), (b), (c) — like Schwarz & Behnke Fig. 5 (leg contracts with positive
+    angle)."""
     import matplotlib
 
     matplotlib.use("Agg")

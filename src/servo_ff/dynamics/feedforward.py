@@ -1,4 +1,5 @@
-"""The ROS-free feed-forward tick of seed 002 §3.3/§5.2: desired trajectory + IMU + battery → goal positions.
+"""The ROS-free feed-forward tick of Schwarz & Behnke (Compliant Robot Behavior) §3.3/§5.2: desired trajectory + IMU +
+battery → goal positions.
 
 Per tick (:meth:`FeedForwardController.tick`):
 
@@ -6,7 +7,7 @@ Per tick (:meth:`FeedForwardController.tick`):
    one and logs a warning;
 2. τ from inverse dynamics at the *desired* (q, q̇, q̈) — support foot fixed, double support blended by
    c_left (:mod:`.inverse_dynamics`), or a fixed base for arms;
-3. q_d = q + (α̂0 τ + α̂1 q̇ + α̂2 sgn(q̇)(1−β) + α̂3 sgn(q̇)β + α̂4 q̈)/(k_P·U_bat) (002 Eq. 19, via
+3. q_d = q + (α̂0 τ + α̂1 q̇ + α̂2 sgn(q̇)(1−β) + α̂3 sgn(q̇)β + α̂4 q̈)/(k_P·U_bat) (Schwarz & Behnke Eq. 19, via
    :func:`servo_ff.models.schwarz_behnke.goal_position_from_torque`), U_bat the measured supply voltage — a
    non-finite reading, one below ``min_supply_fraction``·``u_nominal`` (a sag or a dead sensor: Eq. 19 divides
    by U_bat) or above the supply range keeps the last good one and logs a warning;

@@ -1,4 +1,5 @@
-"""A quasi-static stepping-in-place pattern for a 2×6-leg humanoid (ours, for the seed 002 §5.2 experiment).
+"""A quasi-static stepping-in-place pattern for a 2×6-leg humanoid (ours, for the Schwarz & Behnke (Compliant Robot
+Behavior) §5.2 experiment).
 
 Three smooth channels drive the legs (every move is a quintic minimum-jerk segment, so q̇d and q̈d are analytic):
 
@@ -8,8 +9,8 @@ Three smooth channels drive the legs (every move is a quintic minimum-jerk segme
   stays parallel to the trunk; lift = 1 raises it by 2·l·(cos a − cos(a + Δ)) ≈ 6 cm for this robot).
 
 One *step* = lift one foot and set it down while the trunk rests over the other foot; between steps the weight
-shifts across. The left-foot support coefficient c_left fades linearly over each shift (002 §5.2) and is 1 or 0
-while a foot is in the air. Arms and head hold a fixed pose. Joint names follow ``urdf/humanoid20.urdf``:
+shifts across. The left-foot support coefficient c_left fades linearly over each shift (Schwarz & Behnke §5.2) and is 1
+or 0 while a foot is in the air. Arms and head hold a fixed pose. Joint names follow ``urdf/humanoid20.urdf``:
 ``{l,r}_{hip_roll,hip_pitch,knee,ankle_pitch,ankle_roll}``; other joints hold their pose.
 """
 

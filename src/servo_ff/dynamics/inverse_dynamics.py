@@ -1,8 +1,9 @@
-"""Inverse dynamics for the feed-forward torques of seed 002 §5.2, pure functions over pinocchio (model, data).
+"""Inverse dynamics for the feed-forward torques of Schwarz & Behnke (Compliant Robot Behavior) §5.2, pure functions
+over pinocchio (model, data).
 
 Support foot fixed — which formulation, and why
 ------------------------------------------------
-Seed 002 (and its NimbRo-OP code) moves the origin of the RNEA to the support foot by keeping one reversed
+Schwarz & Behnke (and its NimbRo-OP code) moves the origin of the RNEA to the support foot by keeping one reversed
 kinematic tree per foot. Pinocchio cannot re-root a tree (its issues #31, #1308), and hand-building reversed
 URDFs per foot would duplicate the robot description and break "any URDF with inertials works". We therefore
 use the equivalent **floating-base formulation**: the URDF root (trunk) sits on a free-flyer joint and the
@@ -20,7 +21,7 @@ depend on measured contact forces. The base pose is put at the identity: the com
 frame momentarily aligned with the trunk, so gravity enters as the world gravity rotated into the trunk frame
 by the IMU orientation (:func:`gravity_from_imu`).
 
-Double support (002 §5.2): τ = c·τ_left + (1 − c)·τ_right, c faded linearly through the transition
+Double support (Schwarz & Behnke §5.2): τ = c·τ_left + (1 − c)·τ_right, c faded linearly through the transition
 (:func:`support_coefficient`, :func:`blend_support`).
 
 Fixed base (arms): plain RNEA τ = M(q)q̈ + h(q, q̇) with gravity rotated into the base frame.
@@ -62,8 +63,8 @@ def set_gravity(model: pin.Model, gravity_base: np.ndarray) -> None:
 
 
 def fixed_base_torques(model: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-    """τ = M(q)q̈ + h(q, q̇) for a fixed-base model (RNEA, Featherstone 2008; 002 §5) [N·m]. ``q`` is pinocchio's
-    configuration (= the joint angles unless the URDF has continuous joints: ``Robot.configuration``)."""
+    """τ = M(q)q̈ + h(q, q̇) for a fixed-base model (RNEA, Featherstone 2008; Schwarz & Behnke §5) [N·m]. ``q`` is
+    pinocchio's configuration (= the joint angles unless the URDF has continuous joints: ``Robot.configuration``)."""
     return pin.rnea(model, data, q, dq, ddq).copy()
 
 
@@ -118,7 +119,7 @@ def support_foot_torques(
 
 def support_coefficient(t, t_start, t_end, c_start, c_end):
     """Linear fade of the support coefficient c from ``c_start`` (t ≤ t_start) to ``c_end`` (t ≥ t_end)
-    (002 §5.2: "faded in a linear fashion"). Vectorised over ``t``."""
+    (Schwarz & Behnke §5.2: "faded in a linear fashion"). Vectorised over ``t``."""
     t = np.asarray(t, dtype=float)
     span = np.maximum(np.asarray(t_end, float) - np.asarray(t_start, float), 1e-12)
     s = np.clip((t - t_start) / span, 0.0, 1.0)

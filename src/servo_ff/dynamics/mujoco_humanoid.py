@@ -1,16 +1,17 @@
-"""Closed-loop MuJoCo simulation of the humanoid stepping in place under three servo controllers (seed 002 §5.2).
+"""Closed-loop MuJoCo simulation of the humanoid stepping in place under three servo controllers (Schwarz & Behnke
+(Compliant Robot Behavior) §5.2).
 
 What is simulated
 -----------------
 * Rigid-body robot compiled by MuJoCo's URDF importer from the same ``urdf/humanoid20.urdf`` that pinocchio
   reads (a free joint added at the trunk, a ground plane; the feet boxes are the only collision geometry).
-* Every joint is the foundation's simulated servo (seed 004) through the MuJoCo servo layer
-  (:mod:`.mujoco_servos`): the MX-106 M4 parameters
+* Every joint is the foundation's simulated servo (Duclusaud et al. (Extended Friction Models)) through the MuJoCo servo
+  layer (:mod:`.mujoco_servos`): the MX-106 M4 parameters
   (``preset("mx106", "m4")``), the firmware voltage law ``firmware_torque`` (duty = clip(k_P·error_gain·(θd−θ),
   ±max_pwm), τ_m = kt/R·U − kt²/R·θ̇) applied as a generalised force, the armature as ``dof_armature``, and the
   friction budget ``friction_budget`` applied through ``dof_frictionloss`` (budget minus the viscous part) and
   ``dof_damping`` (viscous K_v), updated every physics step from that step's motor torque and the previous
-  step's external torque (004 §IV-E, as Rhoban/bam's MuJoCo controller does).
+  step's external torque (Duclusaud et al. §IV-E, as Rhoban/bam's MuJoCo controller does).
 * Goals are sent at the 125 Hz control rate of NimbRo-OP; the servo law runs every physics step.
 * Electrical energy per joint E = ∫ U·I dt with I = (U − kt·θ̇)/R (signed: braking returns energy), and
   E_drawn = ∫ max(U·I, 0) dt (nothing returned).
@@ -20,9 +21,9 @@ MX-106 here), battery sag (U_bat is a constant 15 V "measurement"), IMU noise (t
 orientation), foot-contact sensing (the support coefficient follows the gait schedule), and any balance
 controller — the quasi-static gait must stand on its own.
 
-Controllers: (a) high-gain P, k_P = 53.125 (002's "k_p = 1.0" = the MX-106(2.0) factory Position P Gain 850,
-KPP = 850/128, in the Protocol-1 register units P = 8·KPP that bam's firmware law uses); (b) low-gain P,
-k_P = 0.35·53.125 = 18.6; (c) (b) plus the feed-forward goal of 002 Eq. 19
+Controllers: (a) high-gain P, k_P = 53.125 (Schwarz & Behnke's "k_p = 1.0" = the MX-106(2.0) factory Position P Gain
+850, KPP = 850/128, in the Protocol-1 register units P = 8·KPP that bam's firmware law uses); (b) low-gain P,
+k_P = 0.35·53.125 = 18.6; (c) (b) plus the feed-forward goal of Schwarz & Behnke Eq. 19
 (:class:`~servo_ff.dynamics.feedforward.FeedForwardController`). The Protocol-1 default P = 32 (the gain bam's
 presets were identified at) is the other natural "1.0"; pass ``kp_high=32`` (README reports both).
 """
@@ -51,11 +52,11 @@ log = logging.getLogger(__name__)
 
 REPO = Path(__file__).resolve().parents[3]
 HUMANOID_URDF = REPO / "urdf" / "humanoid20.urdf"
-#: 002's "k_p = 1.0": the MX-106(2.0) factory Position P Gain 850 (KPP = 850/128 = 6.64, e-Manual) in the
+#: Schwarz & Behnke's "k_p = 1.0": the MX-106(2.0) factory Position P Gain 850 (KPP = 850/128 = 6.64, e-Manual) in the
 #: Protocol-1 register units of bam's firmware law (K_P = P/8 → P = 6.64·8 = 53.125). bam identified its MX
 #: presets at the Protocol-1 default 32, which simulate() also accepts (kp_high=32): see docs/feedforward.md.
 KP_HIGH = 850 / 128 * 8
-GAIN_RATIO = 0.35  # 002 §5.2: k_p = 1.0 vs 0.35
+GAIN_RATIO = 0.35  # Schwarz & Behnke §5.2: k_p = 1.0 vs 0.35
 Controller = Literal["high", "low", "ff"]
 CONTROLLERS: dict[str, str] = {"high": "(a) high-gain P", "low": "(b) low-gain P", "ff": "(c) low-gain P + FF"}
 
@@ -100,7 +101,7 @@ def place_standing(sim: SimModel, qadr: np.ndarray, q0: np.ndarray) -> float:
 
 
 def default_alpha(robot: Robot, params: ActuatorParams) -> AlphaTable:
-    """α̂ for (c), derived from the servo's physics (not tuned on the result): 002 Eq. 13/14 with α0 = R/kt,
+    """α̂ for (c), derived from the servo's physics (not tuned on the result): Schwarz & Behnke Eq. 13/14 with α0 = R/kt,
     α1 = kt + R/kt·K_v, α2 = R/kt·K_c, α3 = R/kt·(K_c + K_c^s), α4 = R/kt·J_m of the MX-106 M4 preset, divided by
     the firmware's error gain (k_ctrl of Eq. 16) — ``alpha_hat_from_actuator``."""
     return alpha_table_from_actuator(params, robot.joint_names)

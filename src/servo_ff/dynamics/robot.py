@@ -3,7 +3,7 @@
 :func:`load_robot` builds two pinocchio models from one URDF:
 
 * ``floating`` — the URDF root link on a free-flyer joint (7 configuration / 6 velocity coordinates first),
-  used when a foot is the support (seed 002 §5.2, see :mod:`.inverse_dynamics`);
+  used when a foot is the support (Schwarz & Behnke (Compliant Robot Behavior) §5.2, see :mod:`.inverse_dynamics`);
 * ``fixed`` — the URDF root link welded to the world, for arms on a fixed base.
 
 Actuated joint names, order and limits come from the URDF (revolute, continuous — no position limit — and

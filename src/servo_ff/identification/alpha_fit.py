@@ -1,4 +1,5 @@
-"""Least-squares fit of the linear motor + Stribeck model α (seed 002 §4.2, Eq. 13–15, 19, 22–27).
+"""Least-squares fit of the linear motor + Stribeck model α (Schwarz & Behnke (Compliant Robot Behavior) §4.2, Eq.
+13–15, 19, 22–27).
 
 Given the command curve q_d learned by ILC (or any recorded goal), the joint trajectory q, q̇, q̈ and the
 output torque τ_o (inverse dynamics), the position-servo form of the model (Eq. 19 with the reaction

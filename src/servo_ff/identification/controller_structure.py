@@ -1,16 +1,17 @@
-"""Embedded-controller structure of an R/C servo from its reference-to-angle model order (seed 003 §II-B, §IV-A).
+"""Embedded-controller structure of an R/C servo from its reference-to-angle model order (Wada et al. (R/C Servo Motors)
+§II-B, §IV-A).
 
-With the DC motor P(p) = k_τ / (((R+Lp)(Jp+D_φ) + k_e k_τ) p) (003 Eq. 4–5), each candidate controller K(p)
-gives a closed-loop model of known orders (003 Table I):
+With the DC motor P(p) = k_τ / (((R+Lp)(Jp+D_φ) + k_e k_τ) p) (Wada et al. Eq. 4–5), each candidate controller K(p)
+gives a closed-loop model of known orders (Wada et al. Table I):
 
     PID  (K_D p² + K_P p + K_I)/p   numerator 2, denominator 4
     PI   (K_P p + K_I)/p            numerator 1, denominator 4
     PD   K_D p + K_P                numerator 1, denominator 3
-    D-P  v = K_P(u − φ) − K_D φ̇      numerator 0, denominator 3   (003 Eq. 6: derivative on the output only)
+    D-P  v = K_P(u − φ) − K_D φ̇      numerator 0, denominator 3   (Wada et al. Eq. 6: derivative on the output only)
     P    K_P                        numerator 0, denominator 3
 
 SRIVC is run for every candidate order; the structure is chosen by YIC among the models whose R²_T is
-within ``r2_tolerance`` of the best one (003 STEP 3 / Table II: the smallest YIC wins, R²_T barely differs).
+within ``r2_tolerance`` of the best one (Wada et al. STEP 3 / Table II: the smallest YIC wins, R²_T barely differs).
 D-P and P have the same orders, so the data cannot separate them: the (3, 0) class is reported as "D-P"
 (P is D-P with K_D = 0).
 """
@@ -24,7 +25,7 @@ import numpy as np
 from .srivc import srivc
 from .tf_fit import CTModel
 
-#: (denominator order n, numerator order m) of the reference-to-angle model, 003 Table I.
+#: (denominator order n, numerator order m) of the reference-to-angle model, Wada et al. Table I.
 CONTROLLER_ORDERS: dict[str, tuple[int, int]] = {"PID": (4, 2), "PI": (4, 1), "PD": (3, 1), "D-P": (3, 0), "P": (3, 0)}
 #: Candidates distinguishable by order (P shares D-P's orders).
 DEFAULT_CANDIDATES = ("PID", "PI", "PD", "D-P")
@@ -41,7 +42,7 @@ class StructureSelection:
     rejected: dict[str, str] = field(default_factory=dict)
 
     def table(self) -> list[tuple[str, int, int, float, float, str]]:
-        """Rows (structure, n, m, YIC, R²_T, note) like 003 Table II."""
+        """Rows (structure, n, m, YIC, R²_T, note) like Wada et al. Table II."""
         rows = []
         for name in list(self.models) + list(self.rejected):
             n, m = CONTROLLER_ORDERS[name]
@@ -95,6 +96,6 @@ def select_controller_structure(
 
 
 def dp_control_law(u, phi, dphi, KP: float, KD: float):
-    """D-P controller voltage v = K_P(u − φ) − K_D φ̇ [V] (003 Eq. 6): derivative acts on the measured angle only.
-    ``u`` reference [rad], ``phi`` angle [rad], ``dphi`` velocity [rad/s]; arrays broadcast."""
+    """D-P controller voltage v = K_P(u − φ) − K_D φ̇ [V] (Wada et al. Eq. 6): derivative acts on the measured angle
+    only. ``u`` reference [rad], ``phi`` angle [rad], ``dphi`` velocity [rad/s]; arrays broadcast."""
     return KP * (np.asarray(u, dtype=float) - np.asarray(phi, dtype=float)) - KD * np.asarray(dphi, dtype=float)

@@ -1,12 +1,12 @@
 """Physical parameters of a P-controlled hobby servo from its identified transfer function plus datasheets
-(seed 001 §5, Eq. 24–29, Table 3: TowerPro MG995 with a Mabuchi RF-130CH motor).
+(Santana et al. (MG995 Servomotor) §5, Eq. 24–29, Table 3: TowerPro MG995 with a Mabuchi RF-130CH motor).
 
-The identified reference-to-angle model Θ_l/Θ_r = b_0/(s² + a_1 s + a_0) (001 Eq. 5) is matched to the
-physical P-loop model with L ≈ 0 (001 Eq. 23):
+The identified reference-to-angle model Θ_l/Θ_r = b_0/(s² + a_1 s + a_0) (Santana et al. Eq. 5) is matched to the
+physical P-loop model with L ≈ 0 (Santana et al. Eq. 23):
 
     Θ_l/Θ_r = ηNK_tK_P / (R J_eq s² + (R b_eq + ηN²K_t²) s + ηNK_tK_P),   J_eq = J_l + J_mηN²,  b_eq = b_mηN²
 
-with K_ω = 1/K_t (001 Eq. 11). N from tooth counts (Eq. 24), K_t from stall data (Eq. 25), η from stall
+with K_ω = 1/K_t (Santana et al. Eq. 11). N from tooth counts (Eq. 24), K_t from stall data (Eq. 25), η from stall
 torques (Eq. 26), b_m from no-load data (Eq. 27); then a_1 gives J_m (Eq. 28) and a_0 gives K_P (Eq. 29).
 K_P is in V/rad (the paper's 16.6742 with θ in rad).
 """
@@ -31,7 +31,7 @@ from .tf_fit import UnstableModelError
 
 @dataclass(frozen=True)
 class HobbyServoData:
-    """Datasheet/bench facts (001 Table 1–2): stall torques [N·m], stall current [A], no-load speed [rad/s]
+    """Datasheet/bench facts (Santana et al. Table 1–2): stall torques [N·m], stall current [A], no-load speed [rad/s]
     and current [A] of the motor, measured resistance [Ω] and gear tooth counts in transmission order."""
 
     tau_load_stall: float
@@ -43,7 +43,7 @@ class HobbyServoData:
     teeth: Sequence[int]
 
 
-#: Seed 001 Table 1 (MG995 + RF-130CH datasheets, R measured) and Table 2 (gear teeth G1..G8).
+#: Santana et al. Table 1 (MG995 + RF-130CH datasheets, R measured) and Table 2 (gear teeth G1..G8).
 MG995_DATA = HobbyServoData(
     tau_load_stall=0.9218,
     tau_motor_stall=0.00412,
@@ -53,7 +53,7 @@ MG995_DATA = HobbyServoData(
     R=2.5,
     teeth=(12, 64, 12, 48, 12, 48, 13, 42),
 )
-#: Seed 001 Eq. 5: the MG995 transfer function identified from PRBS data (numerator, monic denominator).
+#: Santana et al. Eq. 5: the MG995 transfer function identified from PRBS data (numerator, monic denominator).
 MG995_IDENTIFIED_NUM = (224.8,)
 MG995_IDENTIFIED_DEN = (1.0, 22.33, 225.4)
 
@@ -67,7 +67,7 @@ class HobbyServoModel:
 
 
 def physical_parameters_from_tf(den, data: HobbyServoData = MG995_DATA, J_l: float = 0.0) -> HobbyServoModel:
-    """001 Eq. 24–29: N, K_t, η, b_m from ``data``; J_m and K_P from the identified monic denominator
+    """Santana et al. Eq. 24–29: N, K_t, η, b_m from ``data``; J_m and K_P from the identified monic denominator
     ``den`` = [1, a_1, a_0] measured with load inertia ``J_l`` [kg·m²] (0 for the bare servo)."""
     d = np.asarray(den, dtype=float).reshape(-1)
     if d.size != 3 or not np.all(np.isfinite(d)) or d[0] == 0:

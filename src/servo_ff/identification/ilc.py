@@ -1,4 +1,5 @@
-"""Iterative Learning Control of a position servo's command curve (seed 002 §4.1, Eq. 20–21, 28).
+"""Iterative Learning Control of a position servo's command curve (Schwarz & Behnke (Compliant Robot Behavior) §4.1, Eq.
+20–21, 28).
 
 The servo is P-controlled (Eq. 16), so the voltage ILC of Eq. 21 is run on the goal-position command
 q_d (Eq. 17–19 make U and q_d affine in each other at fixed q):

@@ -1,5 +1,6 @@
 """The pendulum test bench as seen by identification: the output torque a motion needs (inverse dynamics
-for τ_o of seed 002 Eq. 13) and a simulated servo usable as ILC's ``execute`` callable."""
+for τ_o of Schwarz & Behnke (Compliant Robot Behavior) Eq. 13) and a simulated servo usable as ILC's ``execute``
+callable."""
 
 from __future__ import annotations
 

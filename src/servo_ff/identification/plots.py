@@ -1,5 +1,5 @@
 """Figures for identification (matplotlib, Agg backend): ILC convergence, α-fit residuals, and the
-validation MAE per friction model (like seed 004 Fig. 5)."""
+validation MAE per friction model (like Duclusaud et al. (Extended Friction Models) Fig. 5)."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def plot_alpha_residuals(
 
 
 def plot_model_mae(results: Mapping[str, object], path: str | Path, title: str = "Validation MAE per model") -> Path:
-    """Bar chart of train and validation MAE [mrad] per model (seed 004 Fig. 5)."""
+    """Bar chart of train and validation MAE [mrad] per model (Duclusaud et al. Fig. 5)."""
     plt = _plt()
     models = list(results)
 

@@ -1,4 +1,4 @@
-"""Potentiometer calibration of a hobby servo by least squares (seed 001 §2.3, Eq. 1–4).
+"""Potentiometer calibration of a hobby servo by least squares (Santana et al. (MG995 Servomotor) §2.3, Eq. 1–4).
 
 Steady-state pairs (commanded angle θ_k, potentiometer voltage v_k) fit v = αθ + β (Eq. 1) by
 [α̂ β̂]ᵀ = (ΛᵀΛ)⁻¹Λᵀv with Λ = [θ 1] (Eq. 2–3). The paper's MG995 gives v = 0.014973·θ[deg] + 0.297403 (Eq. 4);
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: Seed 001 Eq. 4 (θ in degrees) converted to SI: α [V/rad], β [V].
+#: Santana et al. Eq. 4 (θ in degrees) converted to SI: α [V/rad], β [V].
 MG995_POT_ALPHA = 0.014973 * 180 / math.pi
 MG995_POT_BETA = 0.297403
 
@@ -38,7 +38,7 @@ class PotCalibration:
 
 
 def calibrate_potentiometer(theta, volts) -> PotCalibration:
-    """Least-squares α, β from angles ``theta`` [rad] and voltages ``volts`` [V] (001 Eq. 2–3)."""
+    """Least-squares α, β from angles ``theta`` [rad] and voltages ``volts`` [V] (Santana et al. Eq. 2–3)."""
     th = np.asarray(theta, dtype=float).reshape(-1)
     v = np.asarray(volts, dtype=float).reshape(-1)
     if th.shape != v.shape:

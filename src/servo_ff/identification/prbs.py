@@ -1,4 +1,5 @@
-"""Pseudo-random binary sequence (PRBS) excitation (seed 001 §3.1: ±10° PRBS with a 0.07 s clock).
+"""Pseudo-random binary sequence (PRBS) excitation (Santana et al. (MG995 Servomotor) §3.1: ±10° PRBS with a 0.07 s
+clock).
 
 A maximum-length sequence of ``nbits`` (period 2^nbits − 1 clock periods) from ``scipy.signal.max_len_seq``,
 mapped to ±amplitude around ``offset`` and held for ``clock`` seconds, sampled every ``dt``.

@@ -1,4 +1,4 @@
-"""Reference-to-torque model of a D-P controlled R/C servo (seed 003 §IV-B, Eq. 6, 8–10).
+"""Reference-to-torque model of a D-P controlled R/C servo (Wada et al. (R/C Servo Motors) §IV-B, Eq. 6, 8–10).
 
 Closed loop with the D-P law v = K_P(u − φ) − K_D φ̇ (Eq. 6):
 
@@ -28,7 +28,7 @@ from .tf_fit import UnstableModelError, _discretise
 
 @dataclass(frozen=True)
 class DPServoPhysical:
-    """Physical D-P servo (003 Fig. 3–4): J [kg·m²], D [N·m·s/rad], R [Ω], L [H], ke [V·s/rad], kt [N·m/A],
+    """Physical D-P servo (Wada et al. Fig. 3–4): J [kg·m²], D [N·m·s/rad], R [Ω], L [H], ke [V·s/rad], kt [N·m/A],
     KP [V/rad], KD [V·s/rad]."""
 
     J: float
@@ -65,7 +65,7 @@ class TorqueModel:
 
 
 def dp_servo_tf(p: DPServoPhysical, delta_J: float = 0.0) -> control.TransferFunction:
-    """φ/u of the D-P servo with inertia J + δJ (003 §IV-A)."""
+    """φ/u of the D-P servo with inertia J + δJ (Wada et al. §IV-A)."""
     J = p.J + delta_J
     if J <= 0:
         raise ParameterError(f"J + delta_J must be positive, got {J}")
@@ -113,7 +113,7 @@ def two_inertia_parameters(den_J, den_J2, delta_J: float) -> TorqueModel:
 
 
 def reference_to_torque_tfs(tm: TorqueModel) -> tuple[control.TransferFunction, control.TransferFunction]:
-    """(τ/φ, τ/u) of 003 Eq. 9–10 [N·m/rad]."""
+    """(τ/φ, τ/u) of Wada et al. Eq. 9–10 [N·m/rad]."""
     if not (tm.R_over_L > 0):
         raise UnstableModelError(f"R/L = {tm.R_over_L} must be positive for a stable torque model")
     den = [1.0, tm.R_over_L]
@@ -122,7 +122,7 @@ def reference_to_torque_tfs(tm: TorqueModel) -> tuple[control.TransferFunction, 
 
 def estimate_torque(tm: TorqueModel, u, phi, dt: float) -> np.ndarray:
     """Applied torque τ [N·m] from the reference ``u`` [rad] (held between samples) and the measured angle
-    ``phi`` [rad] (first-order hold), sampled every ``dt`` [s], starting at rest (003 Eq. 10)."""
+    ``phi`` [rad] (first-order hold), sampled every ``dt`` [s], starting at rest (Wada et al. Eq. 10)."""
     u = np.asarray(u, dtype=float).reshape(-1)
     phi = np.asarray(phi, dtype=float).reshape(-1)
     if u.shape != phi.shape or u.size < 2:

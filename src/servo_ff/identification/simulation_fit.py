@@ -1,5 +1,5 @@
 """Simulation-MAE identification of the friction models M1–M6 plus kt, R, armature and q_offset (Duclusaud et
-al., Extended Friction Models for the Physics Simulation of Servo Actuators, §V; seed 004).
+al., Extended Friction Models for the Physics Simulation of Servo Actuators, §V).
 
 The cost of a parameter set is the mean absolute error between the simulated (Algorithm 1, firmware law
 driven by the logged goal and torque enable) and the recorded position, averaged per log and then over the

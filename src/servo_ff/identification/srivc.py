@@ -1,5 +1,5 @@
 """SRIVC: simplified refined instrumental-variable identification of continuous-time transfer functions
-(seed 003 §III, after Young & Jakeman / Garnier's CONTSID).
+(Wada et al. (R/C Servo Motors) §III, after Young & Jakeman / Garnier's CONTSID).
 
 STEP 0–1  least-squares SVF estimate with A_f = (p+λ)ⁿ (:func:`~.tf_fit.fit_tf_ls`);
 STEP 2b   instrument x̂ = B̂/Â u (noise-free model output), prefilters updated to F_i = pⁱ/Â(p), then

@@ -1,5 +1,5 @@
 """Synthetic bench logs: the four seed-004 trajectories over a grid of pendulum masses, lengths and P gains
-(004 Table I), simulated with any parameter set in ONE batched rollout, with optional measurement noise and
+(Duclusaud et al. Table I), simulated with any parameter set in ONE batched rollout, with optional measurement noise and
 encoder quantisation (4096 counts/rev on Dynamixel MX)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ..models.stepper import PendulumLoad, rollout
 from ..trajectories import IDENTIFICATION_TRAJECTORIES, Trajectory, trajectory
 from .servo_log import DEFAULT_DT, ServoLog
 
-#: 004 Table I, Dynamixel column.
+#: Duclusaud et al. Table I, Dynamixel column.
 TABLE1_MASSES: tuple[float, ...] = (0.5, 1.0, 1.5)  # [kg]
 TABLE1_LENGTHS: tuple[float, ...] = (0.1, 0.15, 0.2)  # [m]
 TABLE1_KPS: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0)  # register units

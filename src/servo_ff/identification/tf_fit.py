@@ -1,7 +1,7 @@
 """Continuous-time transfer functions from sampled data: the model container, state-variable filtering and the
 plain least-squares (equation-error, LSSVF) estimate.
 
-Model (seed 003 §III): x(t) = B(p)/A(p) u(t), y(t_k) = x(t_k) + w(t_k), with
+Model (Wada et al. (R/C Servo Motors) §III): x(t) = B(p)/A(p) u(t), y(t_k) = x(t_k) + w(t_k), with
 A(p) = pⁿ + a_{n−1}pⁿ⁻¹ + … + a_0 and B(p) = b_m pᵐ + … + b_0, parameters θ = [a_{n−1} … a_0, b_m … b_0].
 
 State-variable filters F_i(p) = pⁱ / A_f(p) give the filtered time derivatives without differentiating
@@ -9,7 +9,7 @@ noisy data; they are applied by exact discretisation (python-control/scipy ``con
 ``scipy.signal.lfilter``: zero-order hold for the input (piecewise constant: PRBS, steps, servo commands)
 and first-order hold for the measured output. Data must start at rest (zero initial conditions).
 
-The least-squares estimate (003 STEP 1; 001 fits Eq. 5 this way with the IV refinement of ``srivc``) solves
+The least-squares estimate (Wada et al. STEP 1; 001 fits Eq. 5 this way with the IV refinement of ``srivc``) solves
 y_f⁽ⁿ⁾ = φ_fᵀθ with φ_f = [−y_f⁽ⁿ⁻¹⁾ … −y_f⁽⁰⁾, u_f⁽ᵐ⁾ … u_f⁽⁰⁾]. Its regressor contains the noisy output,
 so it is biased when the output is noisy: that is the bias SRIVC removes.
 """
@@ -34,7 +34,7 @@ class CTModel:
     """An identified continuous-time transfer function B(s)/A(s) (A monic) with fit statistics.
 
     ``cov`` is the estimated covariance of θ = [a_{n−1} … a_0, b_m … b_0]; ``noise_var`` σ̃² the variance of
-    the simulation residual y − x̂; ``r2t`` = 1 − σ̃²/σ_y² and ``yic`` (seed 003 STEP 3)."""
+    the simulation residual y − x̂; ``r2t`` = 1 − σ̃²/σ_y² and ``yic`` (Wada et al. STEP 3)."""
 
     num: np.ndarray  # [b_m … b_0]
     den: np.ndarray  # [1, a_{n−1} … a_0]
@@ -153,7 +153,7 @@ def filtered_derivatives(x, den, order: int, dt: float, hold: str) -> np.ndarray
 
 
 def svf_denominator(n: int, lam: float) -> np.ndarray:
-    """(p + λ)ⁿ, the initial state-variable filter (003 STEP 0)."""
+    """(p + λ)ⁿ, the initial state-variable filter (Wada et al. STEP 0)."""
     return np.poly(-lam * np.ones(n))
 
 
@@ -187,7 +187,7 @@ def solve_scaled(lhs_rows: np.ndarray, rhs_rows: np.ndarray, target: np.ndarray)
 
 
 def fit_statistics(num, den, u, y, dt: float, cov_unit: np.ndarray) -> tuple[float, float, float, np.ndarray]:
-    """σ̃², R²_T, YIC and covariance σ̃²·P for a model B/A on data (seed 003 STEP 3)."""
+    """σ̃², R²_T, YIC and covariance σ̃²·P for a model B/A on data (Wada et al. STEP 3)."""
     xhat = simulate_ct(num, den, u, dt)
     noise_var = float(np.var(y - xhat))
     var_y = float(np.var(y))
@@ -219,7 +219,7 @@ def regressors(yf: np.ndarray, uf: np.ndarray, n: int, m: int) -> np.ndarray:
 
 def svf_least_squares(u, y, dt: float, n: int, m: int, lam: float | None = None):
     """Checked (u, y, dt) and the equation-error estimate θ̂ with its scaled inverse information matrix, from
-    state-variable filters A_f = (p+λ)ⁿ (003 STEP 0–1; shared by LS and the SRIVC start)."""
+    state-variable filters A_f = (p+λ)ⁿ (Wada et al. STEP 0–1; shared by LS and the SRIVC start)."""
     u, y, dt = check_io(u, y, dt, n, m)
     lam = default_svf_cutoff(dt) if lam is None else float(lam)
     if not math.isfinite(lam) or lam <= 0:
@@ -233,7 +233,7 @@ def svf_least_squares(u, y, dt: float, n: int, m: int, lam: float | None = None)
 
 
 def fit_tf_ls(u, y, dt: float, n: int, m: int, lam: float | None = None, *, require_stable: bool = True) -> CTModel:
-    """Least-squares state-variable-filter estimate of B(s)/A(s) (equation error; 003 STEP 1).
+    """Least-squares state-variable-filter estimate of B(s)/A(s) (equation error; Wada et al. STEP 1).
 
     ``lam`` is the SVF cut-off [rad/s] of A_f = (p+λ)ⁿ (default :func:`default_svf_cutoff`)."""
     u, y, dt, th, Pinv = svf_least_squares(u, y, dt, n, m, lam)

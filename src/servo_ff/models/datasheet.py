@@ -1,14 +1,16 @@
-"""Motor + gearbox datasheet values → output-side actuator parameters (seeds 000 and 001).
+"""Motor + gearbox datasheet values → output-side actuator parameters (Maximo et al., Position Servo;
+Santana et al., MG995 Servomotor).
 
-Seed 000 Eq. 1–13 / seed 001 Eq. 6–12 model the motor on its own shaft: τ_m = K_t·i, back-EMF
+Maximo et al. Eq. 1–13 / Santana et al. Eq. 6–12 model the motor on its own shaft: τ_m = K_t·i, back-EMF
 e = θ̇_m / K_ω, viscous b_m, rotor inertia J_m, gearbox ratio N with efficiency η. Seen from the
 output shaft (θ̇_m = N·θ̇):
 
 * torque per amp ``kt = N·η·K_t`` (N·m/A),
-* apparent inertia ``armature = η·N²·J_m`` (seed 000 Eq. 28/31, seed 004 §II-A ``J_m = N²J_r``),
+* apparent inertia ``armature = η·N²·J_m`` (Maximo et al. Eq. 28/31, Duclusaud et al. (Extended Friction Models) §II-A
+  ``J_m = N²J_r``),
 * back-EMF damping ``N²·η·K_t / (K_ω·R)`` and viscous ``N²·η·b_m`` (N·m·s/rad).
 
-The servo_ff motor law (seed 004 Eq. 13) uses one constant for torque and back-EMF, giving damping
+The servo_ff motor law (Duclusaud et al. Eq. 13) uses one constant for torque and back-EMF, giving damping
 ``kt²/R``. The difference to the datasheet damping is moved into ``friction_viscous`` so that the
 moving behaviour equals the datasheet linear model exactly.
 
@@ -17,7 +19,7 @@ voltage V, and its gear ratio N: :class:`ServoDatasheet`, e.g. the ROBOTIS e-man
 equations (:func:`motor_from_servo`): R = V/I_s (Eq. 2 at stall, θ̇ = 0, L di/dt = 0), K_t = 1/K_ω = V/(N·ω_nl)
 (Eq. 2–3 and 8 at no load with R·i_NL neglected: no no-load current is published), η = τ_s/(N·K_t·I_s)
 (Eq. 13 with τ_m,s = K_t·I_s). Then kt = N·η·K_t = τ_s/I_s, and friction_viscous = kt·(V/ω_nl − kt)/R
-is the gearbox loss that makes the model's no-load speed the datasheet's; b_m = 0 (000 §2.2 sets the
+is the gearbox loss that makes the model's no-load speed the datasheet's; b_m = 0 (Maximo et al. §2.2 sets the
 unknown load friction to 0 as well).
 """
 
@@ -86,7 +88,7 @@ class ServoDatasheet:
 
 
 def motor_from_servo(s: ServoDatasheet) -> MotorDatasheet:
-    """Motor-side values from servo figures (seed 000 Eq. 2, 3, 8, 13; see the module docstring)."""
+    """Motor-side values from servo figures (Maximo et al. Eq. 2, 3, 8, 13; see the module docstring)."""
     for k in ("voltage", "stall_torque", "stall_current", "no_load_speed", "gear_ratio", "armature"):
         v = getattr(s, k)
         if not (0 < v < float("inf")):
@@ -119,7 +121,7 @@ XM430_W350_DATASHEET = ServoDatasheet(
 #: for the OP3's XM430s); not identified.
 XM430_W350_COULOMB = 0.03
 
-#: Seed 000 Table 1 (Dynamixel MX-28AT).
+#: Maximo et al. Table 1 (Dynamixel MX-28AT).
 MX28AT_DATASHEET = MotorDatasheet(R=8.3, Kt=0.0107, Kw=93.1, Jm=8.68e-8, N=193.0, eta=0.836, bm=8.87e-8, L=2.03e-3)
-#: Seed 001 Table 3 (TowerPro MG995).
+#: Santana et al. Table 3 (TowerPro MG995).
 MG995_DATASHEET = MotorDatasheet(R=2.5, Kt=5.8857e-3, Kw=169.9029, Jm=6.3173e-7, N=275.6923, eta=0.81156, bm=2.49797e-7)

@@ -1,4 +1,4 @@
-"""Drive / backdrive diagrams (seed 004 §II-C, Fig. 2 and 4).
+"""Drive / backdrive diagrams (Duclusaud et al. (Extended Friction Models) §II-C, Fig. 2 and 4).
 
 With the motor torque τ_m and the external torque τ_e opposing each other, a joint at velocity θ̇ is
 *static* when friction can cancel the net torque, |τ_m + τ_e| ≤ τ_f^m(τ_m, τ_e, θ̇); otherwise it moves in

@@ -1,4 +1,4 @@
-"""Firmware position laws: the servo model S(θ, θ̇, θd) of Duclusaud et al. (seed 004, Eq. 11–15), one row per
+"""Firmware position laws: the servo model S(θ, θ̇, θd) of Duclusaud et al. (Duclusaud et al., Eq. 11–15), one row per
 servo family, each row citing where its constants come from.
 
 A law is data (:class:`FirmwareLaw`); the kernels read it from the packed parameter vector. A servo not in
@@ -23,7 +23,7 @@ _INF_WHEN_ABSENT = ("current_limit", "goal_velocity_limit")
 
 @dataclass(frozen=True)
 class FirmwareLaw:
-    """Firmware position law in register units (seed 004 Eq. 12 and 14).
+    """Firmware position law in register units (Duclusaud et al. Eq. 12 and 14).
 
     Voltage law: ``duty = clip(kp·error_gain·(θd − θ), ±max_pwm)``, ``U = vin·duty``; with a finite
     ``current_limit`` the duty is first held in the window that keeps the motor current

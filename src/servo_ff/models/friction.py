@@ -1,4 +1,5 @@
-"""Friction as a torque budget (seed 004 §II-B, §III), vectorised over any array shape.
+"""Friction as a torque budget (Duclusaud et al. (Extended Friction Models) §II-B, §III), vectorised over any array
+shape.
 
 ``p`` is a packed coefficient array (..., N_PACKED) from :meth:`ActuatorParams.packed`; torques in N·m,
 velocities in rad/s. All M1–M6 are evaluated by one formula (M6, Eq. 10) with unused terms zero.
@@ -12,7 +13,8 @@ from .params import P_ALPHA, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS
 
 
 def stribeck_weight(dtheta: np.ndarray, v_s: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """exp(−|θ̇ / v_s|^α): 1 at rest, → 0 when moving (seed 004 Eq. 6; seed 002 Eq. 9 with δ = α)."""
+    """exp(−|θ̇ / v_s|^α): 1 at rest, → 0 when moving (Duclusaud et al. Eq. 6; Schwarz & Behnke (Compliant Robot
+    Behavior) Eq. 9 with δ = α)."""
     return np.exp(-(np.abs(np.asarray(dtheta) / v_s) ** alpha))
 
 

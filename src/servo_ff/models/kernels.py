@@ -1,4 +1,4 @@
-"""Fused batched kernels: Algorithm 1 (Duclusaud et al., seed 004) over (batch, joints) arrays, compiled with numba.
+"""Fused batched kernels: Algorithm 1 (Duclusaud et al.) over (batch, joints) arrays, compiled with numba.
 
 * ``step_batch``: one step; its body is :func:`servo_ff.models.scalar.step_1` compiled in place, so the
   kernel and the scalar reference share one formula;

@@ -1,4 +1,5 @@
-"""DC motor and firmware control laws (seed 004 §IV-B/C), vectorised. SI units: V, A, Ω, N·m, rad, rad/s."""
+"""DC motor and firmware control laws (Duclusaud et al. (Extended Friction Models) §IV-B/C), vectorised. SI units: V, A,
+Ω, N·m, rad, rad/s."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 An :class:`ActuatorParams` holds, in SI units:
 
 * the motor (output side, gearbox included): ``kt`` [N·m/A = V·s/rad], ``R`` [Ω], ``armature`` [kg·m²];
-* a friction model ``model`` in ``m1``…``m6`` (seed 004 Eq. 3, 6–10) and its coefficients, named as in
-  Rhoban/bam's JSON files so that a bam file means the same thing here;
+* a friction model ``model`` in ``m1``…``m6`` (Duclusaud et al. (Extended Friction Models) Eq. 3, 6–10) and its
+  coefficients, named as in Rhoban/bam's JSON files so that a bam file means the same thing here;
 * the firmware law (:class:`FirmwareLaw`): supply voltage, P gain in register units, the gain that turns
   ``kp·error`` into a PWM duty cycle, and the duty / current limits.
 
@@ -42,7 +42,7 @@ MODEL_TITLES: dict[str, str] = {
 }
 
 _STRIBECK_SHAPE = ("dtheta_stribeck", "alpha")
-#: bam JSON friction keys used by each model (seed 004 Eq. 3, 6, 7, 8, 9, 10).
+#: bam JSON friction keys used by each model (Duclusaud et al. Eq. 3, 6, 7, 8, 9, 10).
 MODEL_FRICTION_KEYS: dict[str, tuple[str, ...]] = {
     "m1": ("friction_base", "friction_viscous"),
     "m2": ("friction_base", "friction_viscous", "friction_stribeck", *_STRIBECK_SHAPE),

@@ -1,4 +1,4 @@
-"""One joint, one step: Algorithm 1 of Duclusaud et al. (seed 004) written line by line on Python floats.
+"""One joint, one step: Algorithm 1 of Duclusaud et al. written line by line on Python floats.
 
 These functions are the *reference* (the way bam steps, one sample at a time) and, compiled with numba,
 the body of the fused batched kernel in :mod:`.kernels`. ``p`` is a packed coefficient vector
@@ -105,7 +105,7 @@ def step_1(
     inertia: float,
     enable: float,
 ) -> tuple[float, float, float, float, float]:
-    """Algorithm 1 (Duclusaud et al., seed 004): one step of one joint, in bam's order.
+    """Algorithm 1 (Duclusaud et al.): one step of one joint, in bam's order.
 
     External torque τ_e = −gravity·sin(θ + q_offset) + tau_ext (gravity = (m + m_arm/2)·g·l for the pendulum,
     θ = 0 hanging down), J = inertia + armature. ``enable`` 0 releases the H-bridge (τ_m = 0, no back-EMF).

@@ -1,4 +1,4 @@
-"""The linear motor + Stribeck friction model of Schwarz & Behnke (seed 002), vectorised.
+"""The linear motor + Stribeck friction model of Schwarz & Behnke, vectorised.
 
 U = α0·τ_o + α1·q̇ + α2·sgn(q̇)(1 − β) + α3·sgn(q̇)β [+ α4·q̈]            (Eq. 13, 14)
 β = exp(−|q̇ / q̇_s|^δ)                                                   (Eq. 9)
@@ -15,7 +15,7 @@ import numpy as np
 
 from .params import ActuatorParams, ParameterError
 
-#: Defaults when q̇_s and δ are not identified: NimbRo-OP's q̇_s = 0.1 rad/s, δ = 1 (seed 002 §3.2).
+#: Defaults when q̇_s and δ are not identified: NimbRo-OP's q̇_s = 0.1 rad/s, δ = 1 (Schwarz & Behnke §3.2).
 DEFAULT_DQ_S = 0.1
 DEFAULT_DELTA = 1.0
 
@@ -117,7 +117,7 @@ def _explain_bad_input(**args) -> None:
 def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) -> np.ndarray:
     """α̂ of Eq. 19 implied by a seed-004 parameter set under its firmware voltage law.
 
-    From τ_m = kt/R·U − kt²/R·q̇ (004 Eq. 13) and τ_m = τ_o + friction: U = R/kt·τ_o + (kt + R/kt·K_v)·q̇
+    From τ_m = kt/R·U − kt²/R·q̇ (Duclusaud et al. Eq. 13) and τ_m = τ_o + friction: U = R/kt·τ_o + (kt + R/kt·K_v)·q̇
     + R/kt·K_c·sgn(q̇)(1−β) + R/kt·(K_c + K_c^s)·sgn(q̇)β; the firmware maps U = U_bat·error_gain·k_P·(q_d − q),
     so k_ctrl = error_gain and α̂ = α / error_gain (Eq. 16–19). Load-dependent friction (M3–M6) has no term in
     the 002 model and is left out (a warning says so); the armature gives α4 = R/kt·J_m. Use these α̂ with
@@ -134,7 +134,7 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
 
         warnings.warn(
             f"alpha_hat_from_actuator: model {params.model}'s load-dependent friction has no term in "
-            "seed 002's model and is left out",
+            "Schwarz & Behnke's model and is left out",
             stacklevel=2,
         )
     f = params.friction
@@ -148,6 +148,6 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
 
 def stribeck_shape_from_actuator(params: ActuatorParams) -> tuple[float, float]:
     """(q̇_s, δ) of Eq. 9 matching a seed-004 parameter set: its ``dtheta_stribeck`` and ``alpha`` (M2, M4–M6),
-    or seed 002's defaults for models without a Stribeck term."""
+    or Schwarz & Behnke's defaults for models without a Stribeck term."""
     f = params.friction
     return float(f.get("dtheta_stribeck", DEFAULT_DQ_S)), float(f.get("alpha", DEFAULT_DELTA))

@@ -1,6 +1,7 @@
-"""Nonlinear datasheet-servo simulation: PID + voltage saturation + encoder quantisation (seed 000 §2.4, 001 §6).
+"""Nonlinear datasheet-servo simulation: PID + voltage saturation + encoder quantisation (Maximo et al. §2.4, Santana et
+al. §6).
 
-The plant is the linear motor + gearbox of 000 Eq. 1–8 (b_l = 0) in physical states x = [θ_l, θ̇_l, i]
+The plant is the linear motor + gearbox of Maximo et al. Eq. 1–8 (b_l = 0) in physical states x = [θ_l, θ̇_l, i]
 (or [θ_l, θ̇_l] when L = 0):
 
     J_eq θ̈_l = NηK_t i − b_m N²η θ̇_l,   L di/dt = u − R i − N θ̇_l / K_ω,
@@ -153,6 +154,6 @@ def simulate_servo(
 
 def cylinder_load_inertia(mass: float, radius: float, distance: float) -> float:
     """J_l = m r²/2 + m d² [kg·m²]: a cylinder on its own axis, offset ``distance`` from the servo axis by
-    Steiner's theorem (001 Eq. 30)."""
+    Steiner's theorem (Santana et al. Eq. 30)."""
     m, r = _positive("mass", mass), _positive("radius", radius)
     return m * r**2 / 2 + m * _nonneg("distance", distance) ** 2

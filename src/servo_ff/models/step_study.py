@@ -1,5 +1,6 @@
-"""Step and frequency responses of a datasheet servo, linear (000 Eq. 30) against nonlinear (saturation +
-quantisation), as arrays for tables and plots (seed 000 §3, Figs. 2–5; seed 001 §6, Fig. 16)."""
+"""Step and frequency responses of a datasheet servo, linear (Maximo et al. Eq. 30) against nonlinear (saturation +
+quantisation), as arrays for tables and plots (Maximo et al. (Position Servo) §3, Figs. 2–5; Santana et al. (MG995
+Servomotor) §6, Fig. 16)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The simulated servo: Algorithm 1 of seed 004 on arrays shaped (batch, joints).
+"""The simulated servo: Algorithm 1 of Duclusaud et al. (Extended Friction Models) on arrays shaped (batch, joints).
 
 ``step`` advances one time step, ``rollout`` runs a whole goal sequence (T, batch, joints) inside one fused
 kernel call. One servo and 4096×20 servos go through the same code; parameters may differ per element
 (pass a packed array (batch, joints, N_PACKED)) or be shared (pass one :class:`ActuatorParams`).
 
 Loads: :class:`PendulumLoad` (the 004 test bench: τ_e = −(m + m_arm/2)·g·l·sin θ, θ = 0 hanging down,
-J = (m + m_arm/3)·l² + J_m; seed 004 writes τ_e = m·g·l·sin θ with the angle measured from the top) or
+J = (m + m_arm/3)·l² + J_m; Duclusaud et al. writes τ_e = m·g·l·sin θ with the angle measured from the top) or
 :class:`ExternalLoad` (a caller-supplied torque and inertia, e.g. from rigid-body dynamics).
 """
 

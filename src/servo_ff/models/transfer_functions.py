@@ -1,13 +1,15 @@
-"""Datasheet servo model as transfer functions (seed 000, Maximo et al.; seed 001, Santana et al.).
+"""Datasheet servo model as transfer functions (Maximo et al., Position Servo; Santana et al., MG995 Servomotor).
 
 Motor + gearbox from datasheet values (:class:`~servo_ff.models.datasheet.MotorDatasheet`), SI units:
 
-* η from stall torques, 000 Eq. 13 / 001 Eq. 26; b_m from no-load data, 000 Eq. 16–17 / 001 Eq. 27;
-  K_t from stall torque and current, 001 Eq. 25; N from tooth counts, 001 Eq. 24;
-* Θ_l/I  (000 Eq. 24), Θ_l/U (000 Eq. 28, 001 Eq. 20), closed loop with a PID (000 Eq. 30), the reduced
-  model neglecting L (000 Eq. 31; with a P controller it is 001 Eq. 23);
-* PID register gains: K = K^c·2048·V_s/(511π) (000 Eq. 32), PWM 0..511 ↔ volts (000 Remark 2),
-  counts ↔ rad with 4096 counts/rev (000 Remark 1).
+* η from stall torques, Maximo et al. Eq. 13 / Santana et al. Eq. 26; b_m from no-load data, Maximo et al.
+  Eq. 16–17 / Santana et al. Eq. 27; K_t from stall torque and current, Santana et al. Eq. 25; N from tooth
+  counts, Santana et al. Eq. 24;
+* Θ_l/I  (Maximo et al. Eq. 24), Θ_l/U (Maximo et al. Eq. 28, Santana et al. Eq. 20), closed loop with a PID
+  (Maximo et al. Eq. 30), the reduced model neglecting L (Maximo et al. Eq. 31; with a P controller it is
+  Santana et al. Eq. 23);
+* PID register gains: K = K^c·2048·V_s/(511π) (Maximo et al. Eq. 32), PWM 0..511 ↔ volts (Maximo et al. Remark 2),
+  counts ↔ rad with 4096 counts/rev (Maximo et al. Remark 1).
 
 Transfer functions are :class:`control.TransferFunction` objects (python-control); algebra (series,
 feedback, cancellation) is python-control's, not hand-written polynomial code.
@@ -24,9 +26,9 @@ import numpy as np
 from .datasheet import MotorDatasheet
 from .params import ParameterError
 
-#: Encoder resolution of the MX-28AT (000 Remark 1).
+#: Encoder resolution of the MX-28AT (Maximo et al. Remark 1).
 COUNTS_PER_REV = 4096
-#: Full-scale PWM command of the MX-28AT (000 Remark 2).
+#: Full-scale PWM command of the MX-28AT (Maximo et al. Remark 2).
 PWM_FULL_SCALE = 511
 
 
@@ -48,7 +50,8 @@ def _nonneg(name: str, value: float) -> float:
 # Parameters from datasheet data
 # --------------------------------------------------------------------------------------------------
 def gearbox_efficiency(tau_load_stall: float, tau_motor_stall: float, N: float) -> float:
-    """η = τ_l,s / (N·τ_m,s) [-] from the servo and motor stall torques [N·m] (000 Eq. 13, 001 Eq. 26)."""
+    """η = τ_l,s / (N·τ_m,s) [-] from the servo and motor stall torques [N·m]
+    (Maximo et al. Eq. 13, Santana et al. Eq. 26)."""
     eta = _positive("tau_load_stall", tau_load_stall) / (
         _positive("N", N) * _positive("tau_motor_stall", tau_motor_stall)
     )
@@ -60,17 +63,18 @@ def gearbox_efficiency(tau_load_stall: float, tau_motor_stall: float, N: float) 
 
 
 def motor_viscous_friction(Kt: float, i_no_load: float, speed_no_load: float) -> float:
-    """b_m = K_t·i_NL / θ̇_m,NL [N·m·s/rad] from the no-load current [A] and speed [rad/s] (000 Eq. 16–17)."""
+    """b_m = K_t·i_NL / θ̇_m,NL [N·m·s/rad] from the no-load current [A] and speed [rad/s] (Maximo et al. Eq. 16–17)."""
     return _positive("Kt", Kt) * _positive("i_no_load", i_no_load) / _positive("speed_no_load", speed_no_load)
 
 
 def torque_constant_from_stall(tau_motor_stall: float, i_motor_stall: float) -> float:
-    """K_t = τ_m^stall / i_m^stall [N·m/A] (001 Eq. 25)."""
+    """K_t = τ_m^stall / i_m^stall [N·m/A] (Santana et al. Eq. 25)."""
     return _positive("tau_motor_stall", tau_motor_stall) / _positive("i_motor_stall", i_motor_stall)
 
 
 def gear_ratio_from_teeth(teeth: Sequence[int]) -> float:
-    """N = (G2·G4·…)/(G1·G3·…) from tooth counts in transmission order (001 Eq. 24): pairs (pinion, wheel)."""
+    """N = (G2·G4·…)/(G1·G3·…) from tooth counts in transmission order (Santana et al. Eq. 24): pairs
+    (pinion, wheel)."""
     t = [float(x) for x in teeth]
     if len(t) < 2 or len(t) % 2:
         raise ParameterError(f"teeth must list an even number (>= 2) of tooth counts, got {len(t)}")
@@ -110,26 +114,27 @@ def datasheet_from_measurements(
 # Transfer functions
 # --------------------------------------------------------------------------------------------------
 def equivalent_inertia(ds: MotorDatasheet, J_l: float = 0.0) -> float:
-    """J_eq = J_l + J_m·N²·η [kg·m²] at the output shaft (000 Eq. 24, 001 §4.2)."""
+    """J_eq = J_l + J_m·N²·η [kg·m²] at the output shaft (Maximo et al. Eq. 24, Santana et al. §4.2)."""
     return _nonneg("J_l", J_l) + ds.Jm * ds.N**2 * ds.eta
 
 
 def equivalent_damping(ds: MotorDatasheet) -> float:
-    """b_eq = b_m·N²·η [N·m·s/rad] (001 §4.2)."""
+    """b_eq = b_m·N²·η [N·m·s/rad] (Santana et al. §4.2)."""
     return ds.bm * ds.N**2 * ds.eta
 
 
 def current_to_angle_tf(ds: MotorDatasheet, J_l: float = 0.0) -> control.TransferFunction:
-    """Θ_l(s)/I(s) = NηK_t / (J_eq s² + b_eq s)  [rad/A] (000 Eq. 24)."""
+    """Θ_l(s)/I(s) = NηK_t / (J_eq s² + b_eq s)  [rad/A] (Maximo et al. Eq. 24)."""
     return control.tf([ds.N * ds.eta * ds.Kt], [equivalent_inertia(ds, J_l), equivalent_damping(ds), 0.0])
 
 
 def voltage_to_angle_tf(
     ds: MotorDatasheet, J_l: float = 0.0, *, include_inductance: bool = True
 ) -> control.TransferFunction:
-    """Θ_l(s)/U(s) [rad/V] (000 Eq. 28, 001 Eq. 20): Eq. 24 closed with the back-EMF loop of Eq. 27.
+    """Θ_l(s)/U(s) [rad/V] (Maximo et al. Eq. 28, Santana et al. Eq. 20): Eq. 24 closed with the back-EMF loop of
+    Eq. 27.
 
-    ``include_inductance=False`` sets L = 0 (the reduction behind 000 Eq. 31)."""
+    ``include_inductance=False`` sets L = 0 (the reduction behind Maximo et al. Eq. 31)."""
     L = ds.L if include_inductance else 0.0
     current_per_volt = control.tf([1.0], [L, ds.R]) if L > 0 else control.tf([1.0], [ds.R])
     theta_per_amp = current_to_angle_tf(ds, J_l)
@@ -139,7 +144,7 @@ def voltage_to_angle_tf(
 
 
 def pid_tf(Kp: float, Ki: float = 0.0, Kd: float = 0.0) -> control.TransferFunction:
-    """C(s) = K_p + K_i/s + K_d s [V/rad] (000 Eq. 29); improper when K_d > 0, which python-control accepts
+    """C(s) = K_p + K_i/s + K_d s [V/rad] (Maximo et al. Eq. 29); improper when K_d > 0, which python-control accepts
     (the closed loop of :func:`closed_loop_tf` is proper)."""
     Kp, Ki, Kd = _nonneg("Kp", Kp), _nonneg("Ki", Ki), _nonneg("Kd", Kd)
     if Kp == Ki == Kd == 0:
@@ -156,8 +161,9 @@ def closed_loop_tf(
     *,
     include_inductance: bool = True,
 ) -> control.TransferFunction:
-    """Θ_l(s)/Θ_r(s) with the PID of Eq. 29 around Eq. 28: 000 Eq. 30; ``include_inductance=False`` gives
-    000 Eq. 31 (and with Ki = Kd = 0 the P-controlled hobby servo of 001 Eq. 23). Gains in SI [V/rad…]."""
+    """Θ_l(s)/Θ_r(s) with the PID of Eq. 29 around Eq. 28: Maximo et al. Eq. 30; ``include_inductance=False`` gives
+    Maximo et al. Eq. 31 (and with Ki = Kd = 0 the P-controlled hobby servo of Santana et al. Eq. 23). Gains in SI
+    [V/rad…]."""
     plant = voltage_to_angle_tf(ds, J_l, include_inductance=include_inductance)
     loop = pid_tf(Kp, Ki, Kd) * plant
     return control.minreal(control.feedback(loop, 1), verbose=False)
@@ -170,10 +176,10 @@ def poles_sorted(sys: control.TransferFunction) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------------
-# Register units (000 Remarks 1–2, Eq. 32)
+# Register units (Maximo et al. Remarks 1–2, Eq. 32)
 # --------------------------------------------------------------------------------------------------
 def counts_to_rad(counts, counts_per_rev: int = COUNTS_PER_REV):
-    """Encoder counts → rad (000 Remark 1: 4096/(2π) counts/rad)."""
+    """Encoder counts → rad (Maximo et al. Remark 1: 4096/(2π) counts/rad)."""
     return np.asarray(counts, dtype=float) * (2 * math.pi / counts_per_rev)
 
 
@@ -183,7 +189,7 @@ def rad_to_counts(rad, counts_per_rev: int = COUNTS_PER_REV):
 
 
 def pid_gain_from_register(K_counts: float, Vs: float) -> float:
-    """K = K^c·2048·V_s/(511π) (000 Eq. 32 text): PWM-per-count gain → volts-per-rad gain."""
+    """K = K^c·2048·V_s/(511π) (Maximo et al. Eq. 32 text): PWM-per-count gain → volts-per-rad gain."""
     return _nonneg("K_counts", K_counts) * 2048 * _positive("Vs", Vs) / (PWM_FULL_SCALE * math.pi)
 
 
@@ -193,7 +199,7 @@ def pid_gain_to_register(K: float, Vs: float) -> float:
 
 
 def mx28_counts_gains(P: float, I: float = 0.0, D: float = 0.0) -> tuple[float, float, float]:
-    """MX-28 control-table P, I, D → (K_p^c, K_i^c, K_d^c) = (P/8, 1000·I/2048, 4·D/1000) (000 Table 1)."""
+    """MX-28 control-table P, I, D → (K_p^c, K_i^c, K_d^c) = (P/8, 1000·I/2048, 4·D/1000) (Maximo et al. Table 1)."""
     return _nonneg("P", P) / 8, 1000 * _nonneg("I", I) / 2048, 4 * _nonneg("D", D) / 1000
 
 
@@ -203,7 +209,7 @@ def mx28_si_gains(P: float, I: float = 0.0, D: float = 0.0, Vs: float = 12.0) ->
 
 
 def pwm_to_volts(pwm, Vs: float):
-    """Average motor voltage u = V_s·u_c/511 [V] for a signed PWM command |u_c| ≤ 511 (000 Remark 2)."""
+    """Average motor voltage u = V_s·u_c/511 [V] for a signed PWM command |u_c| ≤ 511 (Maximo et al. Remark 2)."""
     Vs = _positive("Vs", Vs)
     uc = np.asarray(pwm, dtype=float)
     if not np.all(np.isfinite(uc)) or np.any(np.abs(uc) > PWM_FULL_SCALE):
@@ -223,14 +229,14 @@ def volts_to_pwm(volts, Vs: float):
 # --------------------------------------------------------------------------------------------------
 # Responses
 # --------------------------------------------------------------------------------------------------
-#: Validation frequencies of seed 000 §3.1: ω_i = 2^i rad/s, i = 0..7.
+#: Validation frequencies of Maximo et al. §3.1: ω_i = 2^i rad/s, i = 0..7.
 VALIDATION_OMEGAS = 2.0 ** np.arange(8)
-#: Step amplitudes of seed 000 §3.2 [counts].
+#: Step amplitudes of Maximo et al. §3.2 [counts].
 VALIDATION_STEPS_COUNTS = (95, 195, 395)
 
 
 def frequency_response(sys: control.TransferFunction, omega=VALIDATION_OMEGAS) -> tuple[np.ndarray, np.ndarray]:
-    """Magnitude [dB] and phase [deg] of ``sys`` at ``omega`` [rad/s] (000 Figs. 2–3)."""
+    """Magnitude [dB] and phase [deg] of ``sys`` at ``omega`` [rad/s] (Maximo et al. Figs. 2–3)."""
     w = np.asarray(omega, dtype=float)
     if w.ndim != 1 or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise ValueError("omega must be a 1-D array of positive finite frequencies")

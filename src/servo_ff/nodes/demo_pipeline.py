@@ -1,7 +1,7 @@
 """The README demo in simulation, through the real nodes over DDS (one process, one executor thread):
 
 1. bring up the simulated servos (``servo_sim_node``: one mx64/M4 servo with a 0.5 kg pendulum at 0.15 m);
-2. run ILC on that joint (``servo_ilc_node``, seed 002 §4.1) at the low P gain;
+2. run ILC on that joint (``servo_ilc_node``, Schwarz & Behnke (Compliant Robot Behavior) §4.1) at the low P gain;
 3. fit α (``servo_fit_node``, §4.2) from the ILC result; the fit sets α on the feed-forward node;
 4. turn on feed-forward (``servo_feedforward_node``, Eq. 19, inverse dynamics of ``urdf/pendulums2.urdf``);
 5. track the same reference with high-gain P, low-gain P and low-gain P + feed-forward; print the table and

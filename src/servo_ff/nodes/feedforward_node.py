@@ -1,5 +1,6 @@
-"""``servo_feedforward_node``: model-based feed-forward (seed 002 Eq. 19) between a desired trajectory and the
-servo interface, a thin layer over :class:`servo_ff.dynamics.feedforward.FeedForwardController`.
+"""``servo_feedforward_node``: model-based feed-forward (Schwarz & Behnke (Compliant Robot Behavior) Eq. 19) between a
+desired trajectory and the servo interface, a thin layer over
+:class:`servo_ff.dynamics.feedforward.FeedForwardController`.
 
 Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (idle, it
 takes the measured pose and stops listening): samples the desired trajectory at the current time, runs
@@ -150,7 +151,7 @@ class FeedForwardNode(Node):
             ParamSpec(
                 f"alpha.{j}",
                 base.alpha[i, :].tolist(),
-                f"α̂0..α̂4 of joint {j} (seed 002 Eq. 19; "
+                f"α̂0..α̂4 of joint {j} (Schwarz & Behnke Eq. 19; "
                 + "; ".join(f"α̂{k} in {range_text(ALPHA_FIELDS[f'alpha{k}'])}" for k in range(5))
                 + ")",
                 lo=min(f.lo for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")),

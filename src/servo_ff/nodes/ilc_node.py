@@ -1,5 +1,6 @@
-"""``servo_ilc_node``: Iterative Learning Control of one joint's goal-position curve (seed 002 §4.1, Eq. 20–21,
-28) through the servo interface, a thin layer over :func:`servo_ff.identification.ilc.run_ilc`.
+"""``servo_ilc_node``: Iterative Learning Control of one joint's goal-position curve (Schwarz & Behnke (Compliant Robot
+Behavior) §4.1, Eq. 20–21, 28) through the servo interface, a thin layer over
+:func:`servo_ff.identification.ilc.run_ilc`.
 
 On ``ilc/start`` (std_srvs/Trigger, or at launch with ``start_on_launch``) a worker thread runs ``run_ilc``;
 each trial moves the joint to the curve's start, waits ``settle_time``, streams the command at ``rate_hz`` on
@@ -7,7 +8,7 @@ each trial moves the joint to the curve's start, waits ``settle_time``, streams 
 ``/joint_states`` (resampled onto the command grid). After each trial it publishes ``ilc/progress``
 (std_msgs/String, JSON: iteration, max_error_rad, state) and the learned curve ``ilc/curve``
 (trajectory_msgs/JointTrajectory). At the end the curve and every measurement go to ``output``
-(:mod:`.ilc_file`, read by ``servo_fit_node``).
+(:mod:`servo_ff.io.ilc_record`, read by ``servo_fit_node``).
 
 ``execution``: ``stream`` (default, hardware) publishes the samples one by one at ``rate_hz`` of wall time, as
 above. ``trajectory`` sends the whole trial — to the curve's start, held ``settle_time``, then the command every

@@ -7,8 +7,8 @@ Every control period (``1/rate_hz``, 500 Hz by default) advances all joints by o
 m1..m6 included), else from ``servo`` + ``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient
 exposed as an ``actuator.*`` parameter (core schema) but the P gain, which is ``kp``; the simulated supply voltage
 is ``actuator.firmware.vin``. The load is a pendulum per
-joint (``load.type: pendulum``, seed 004 bench: θ = 0 hanging down), a pure inertia (``none``), or gravity of a
-URDF (``urdf``, via ``servo_ff.dynamics``).
+joint (``load.type: pendulum``, Duclusaud et al. (Extended Friction Models) bench: θ = 0 hanging down), a pure inertia
+(``none``), or gravity of a URDF (``urdf``, via ``servo_ff.dynamics``).
 
 Time: :mod:`.sim_clock` (own ``/clock`` at ``real_time_factor``, lockstep, or follow the node clock).
 
