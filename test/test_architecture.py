@@ -38,3 +38,42 @@ def test_cycle_finder_sees_function_level_and_relative_imports(tmp_path):
     assert graph["servo_ff.sub.b"] == {"servo_ff.sub.a"}
     assert graph["servo_ff.c"] == set()  # TYPE_CHECKING imports never run
     assert ig.cycles(graph) == [["servo_ff.sub.a", "servo_ff.sub.b"]]
+
+
+BUILTIN_ERRORS = {"Exception", "ValueError", "RuntimeError", "OSError", "IOError", "KeyError", "TypeError"}
+
+
+def _error_classes() -> list[tuple[str, str, list[str]]]:
+    """(file, class, base names) of every class under src/servo_ff deriving directly from a built-in exception."""
+    import ast
+
+    out = []
+    for path in sorted((ROOT / "src" / "servo_ff").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b).rpartition(".")[2] for b in node.bases]
+                if BUILTIN_ERRORS & set(bases):
+                    out.append((str(path.relative_to(ROOT)), node.name, bases))
+    return out
+
+
+def test_every_error_derives_from_servo_ff_error_and_names_are_unique():
+    found = _error_classes()
+    assert len(found) >= 19  # ParameterError, BusError, both protocols, ... were all seen
+    assert [(f, c) for f, c, bases in found if c != "ServoFFError" and "ServoFFError" not in bases] == []
+    names = [c for _, c, _ in found]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_domain_errors_keep_their_builtin_base():
+    """``except ValueError`` / ``except OSError`` written before the common base still catch them."""
+    from servo_ff.dynamixel.bus_types import BusError, GoalRejected
+    from servo_ff.dynamixel.protocol import ProtocolError
+    from servo_ff.dynamixel.protocol1 import Protocol1Error
+    from servo_ff.errors import ServoFFError
+    from servo_ff.models.errors import ParameterError
+
+    assert issubclass(BusError, OSError) and issubclass(BusError, ServoFFError)
+    for cls in (GoalRejected, ProtocolError, Protocol1Error, ParameterError):
+        assert issubclass(cls, ValueError) and issubclass(cls, ServoFFError)
+    assert not issubclass(Protocol1Error, ProtocolError)
