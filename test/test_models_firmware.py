@@ -118,9 +118,9 @@ def test_sts_internal_target_moves_at_most_its_speed():
 def test_docs_parameter_tables_are_generated_from_the_schema():
     from pathlib import Path
 
-    from servo_ff.models.schema import BEGIN, END, markdown_tables
+    from servo_ff.models.schema_doc import BEGIN, END, markdown_tables
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text()
     assert (
         page.split(BEGIN)[1].split(END)[0].strip() == markdown_tables().strip()
-    )  # regenerate: python -m servo_ff.models.schema
+    )  # regenerate: python -m servo_ff.models.schema_doc

@@ -26,14 +26,14 @@ def test_e_manual_examples():
     ],
 )
 def test_decode_says_what_is_wrong(bad, words):
-    with pytest.raises(p1.ProtocolError, match=words):
+    with pytest.raises(p1.Protocol1Error, match=words):
         p1.decode(bytes.fromhex(bad))
 
 
 def test_encode_refuses_bad_fields():
-    with pytest.raises(p1.ProtocolError, match="id"):
+    with pytest.raises(p1.Protocol1Error, match="id"):
         p1.encode(0xFF, p1.INST_PING)
-    with pytest.raises(p1.ProtocolError, match="too long"):
+    with pytest.raises(p1.Protocol1Error, match="too long"):
         p1.encode(1, p1.INST_WRITE, bytes(300))
 
 

@@ -58,6 +58,15 @@ def read_text(path: str | Path, error: ErrorType, max_bytes: int = MAX_BYTES, wh
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 
 
+def parse_document(path: str | Path, error: ErrorType, what: str = "file") -> Any:
+    """A YAML (``.yaml``/``.yml``) or else JSON file's content through :func:`parse_yaml` / :func:`parse_json`;
+    an unreadable or malformed file raises ``error`` naming it."""
+    text = read_text(path, error, what=what)
+    if Path(path).suffix.lower() in (".yaml", ".yml"):
+        return parse_yaml(text, str(path), error)
+    return parse_json(text, str(path), error)
+
+
 def json_depth(text: str) -> int:
     """Deepest nesting of ``[``/``{`` in a JSON text (brackets inside strings do not count); linear time, no
     recursion — run before ``json.loads``, whose recursion a deep document would exhaust."""

@@ -9,6 +9,8 @@ import importlib
 import pkgutil
 import sys
 
+from ..errors import ServoFFError
+
 
 def lazy_import(name: str):
     """A module that is imported on first attribute access: keeps ``servo-ff --help`` and sub-commands that do
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, KeyError, OSError) as e:  # user errors: one clear line, no traceback
+    except (ServoFFError, ValueError, KeyError, OSError) as e:  # user errors: one clear line, no traceback
         print(f"servo-ff {args.command}: error: {e}", file=sys.stderr)
         return 2
 

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import ServoFFError
+
 
 def register(subparsers) -> None:
     from servo_ff.nodes.bringup import BRINGUPS
@@ -63,7 +65,7 @@ def _parse_args(items: list[str]) -> dict[str, str]:
     return out
 
 
-class ConfigError(ValueError):
+class ConfigError(ServoFFError, ValueError):
     """A YAML parameter file given to the nodes is malformed; the message names the file and the key."""
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ServoFFError
 from ..models.errors import ParameterError
 from ..models.params import ActuatorParams
 from ..models.schema import ALPHA_FIELDS, check_field
@@ -37,7 +38,7 @@ from ..safe_parse import describe, parse_json, parse_yaml, read_text
 N_ALPHA = 5  # α̂0..α̂4 (α̂4 = 0 when a file gives four)
 
 
-class AlphaError(ValueError):
+class AlphaError(ServoFFError, ValueError):
     """An α file or mapping is invalid; the message names the file and key."""
 
 

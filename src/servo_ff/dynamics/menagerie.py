@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ServoFFError
+
 PREFIX = "menagerie:"
 INSTALL_HINT = "pip install mujoco-menagerie"
 
 
-class MenagerieSourceError(ValueError):
+class MenagerieSourceError(ServoFFError, ValueError):
     """A ``menagerie:`` source that cannot be resolved; the message names the source and what to do."""
 
 

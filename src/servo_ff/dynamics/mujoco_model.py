@@ -27,13 +27,14 @@ from typing import Literal
 import mujoco
 import numpy as np
 
+from ..errors import ServoFFError
 from .menagerie import MenagerieSourceError, is_menagerie, resolve_menagerie
 
 MOVING_TYPES = ("revolute", "continuous", "prismatic", "floating", "planar")
 Base = Literal["fixed", "floating"]
 
 
-class SimModelError(ValueError):
+class SimModelError(ServoFFError, ValueError):
     """The robot description cannot be simulated; the message names the file, joint or link."""
 
 

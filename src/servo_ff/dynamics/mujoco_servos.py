@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 import mujoco
 import numpy as np
 
+from ..errors import ServoFFError
 from ..models.kernels import HAVE_NUMBA
 from ..models.params import P_ARM, P_KP, P_KV
 from .mujoco_model import SimModel, SimModelError, build_model
@@ -53,7 +54,7 @@ _RESET_WARNINGS = np.array(
 )
 
 
-class PhysicsDiverged(RuntimeError):
+class PhysicsDiverged(ServoFFError, RuntimeError):
     """The physics state went non-finite (or MuJoCo reset it); readings are refused until ``reset()``."""
 
 

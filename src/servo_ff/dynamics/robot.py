@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from ..errors import ServoFFError
+
 ACTUATED_TYPES = ("revolute", "continuous", "prismatic")
 
 
@@ -31,7 +33,7 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-class RobotModelError(ValueError):
+class RobotModelError(ServoFFError, ValueError):
     """The URDF cannot be used for inverse dynamics; the message names the file, joint or link."""
 
 

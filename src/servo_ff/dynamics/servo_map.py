@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import ServoFFError
 from ..models.errors import ParameterError
 from ..models.params import ActuatorParams, load_params
 from ..models.presets import preset
 
 
-class ServoMapError(ValueError):
+class ServoMapError(ServoFFError, ValueError):
     """The servo YAML does not fit the model; the message names the file and the joint or key."""
 
 

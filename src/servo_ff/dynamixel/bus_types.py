@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import math
+import termios
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ServoFFError
 from . import control_table as ct
 from . import protocol as pr
 
@@ -34,12 +36,20 @@ HEALTH_DATA_ADDR = ct.INDIRECT_DATA_0
 GAIN_GOAL_DATA_ADDR = ct.INDIRECT_DATA_0 + len(HEALTH_INDIRECT)
 
 
-class BusError(IOError):
+class BusError(ServoFFError, OSError):
     """Port or communication failure (names the port / servo id)."""
 
 
-class GoalRejected(ValueError):
+class GoalRejected(ServoFFError, ValueError):
     """A goal outside the joint limits or non-finite; nothing was written."""
+
+
+#: What a bus transaction raises when the port or a servo fails (BusError is an OSError; termios.error, from a
+#: serial port or pty that went away, is not).
+BUS_FAILURES: tuple[type[Exception], ...] = (BusError, OSError, termios.error)
+#: The same, or a value refused on the way (GoalRejected, LimitRefused, a ParameterError: any ServoFFError or
+#: ValueError).
+BUS_OR_VALUE_FAILURES: tuple[type[Exception], ...] = (*BUS_FAILURES, ServoFFError, ValueError)
 
 
 @dataclass

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import ServoFFError
 from .control_table import OPERATING_MODES, ControlTable
 
 #: protocol → (velocity item, largest raw value)
@@ -32,7 +33,7 @@ TORQUE_ITEMS = {"dxl1": ("PWM Limit", 1023), "sts": ("Torque Limit", 1000)}
 CURRENT_BASED_POSITION = OPERATING_MODES["current_based_position"]
 
 
-class LimitRefused(ValueError):
+class LimitRefused(ServoFFError, ValueError):
     """The servo has no register for this limit, or the value does not fit it."""
 
 

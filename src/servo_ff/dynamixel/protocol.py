@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import ServoFFError
+
 HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
 MAX_ID = 0xFC  # 252
@@ -126,7 +128,7 @@ def unstuff(body: bytes) -> bytes:
     return bytes(body).replace(b"\xff\xff\xfd\xfd", b"\xff\xff\xfd")
 
 
-class ProtocolError(ValueError):
+class ProtocolError(ServoFFError, ValueError):
     """A byte string that is not one valid Protocol 2.0 packet."""
 
 

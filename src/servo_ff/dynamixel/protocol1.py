@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..errors import ServoFFError
 from .frame_buffer import FrameBuffer
 
 HEADER = b"\xff\xff"
@@ -64,7 +65,7 @@ ERROR_NAMES = {
 }
 
 
-class ProtocolError(ValueError):
+class Protocol1Error(ServoFFError, ValueError):
     """A byte string that is not one valid Protocol 1.0 packet."""
 
 
@@ -84,28 +85,28 @@ def checksum(body: bytes | bytearray | memoryview) -> int:
 def encode(servo_id: int, code: int, params: bytes = b"") -> bytes:
     """``FF FF ID LEN code params CHECKSUM`` (an instruction, or a status when ``code`` is the error byte)."""
     if not 0 <= servo_id <= BROADCAST_ID:
-        raise ProtocolError(f"id must be 0..{BROADCAST_ID}, got {servo_id}")
+        raise Protocol1Error(f"id must be 0..{BROADCAST_ID}, got {servo_id}")
     if not 0 <= code <= 0xFF:
-        raise ProtocolError(f"instruction/error must be a byte, got {code}")
+        raise Protocol1Error(f"instruction/error must be a byte, got {code}")
     length = len(params) + 2
     if length > MAX_LENGTH:
-        raise ProtocolError(f"packet too long: LEN {length} > {MAX_LENGTH}")
+        raise Protocol1Error(f"packet too long: LEN {length} > {MAX_LENGTH}")
     body = bytes((servo_id, length, code)) + bytes(params)
     return HEADER + body + bytes((checksum(body),))
 
 
 def decode(packet: bytes) -> Packet1:
-    """Exactly one packet; raises :class:`ProtocolError` saying what is wrong."""
+    """Exactly one packet; raises :class:`Protocol1Error` saying what is wrong."""
     packet = bytes(packet)
     if len(packet) < 6:
-        raise ProtocolError(f"packet too short: {len(packet)} bytes (minimum 6)")
+        raise Protocol1Error(f"packet too short: {len(packet)} bytes (minimum 6)")
     if packet[:2] != HEADER:
-        raise ProtocolError(f"bad header {packet[:2].hex(' ')} (expected ff ff)")
+        raise Protocol1Error(f"bad header {packet[:2].hex(' ')} (expected ff ff)")
     if packet[3] + 4 != len(packet):
-        raise ProtocolError(f"wrong length: LEN field {packet[3]} but {len(packet)} bytes (LEN + 4 expected)")
+        raise Protocol1Error(f"wrong length: LEN field {packet[3]} but {len(packet)} bytes (LEN + 4 expected)")
     calc = checksum(packet[2:-1])
     if packet[-1] != calc:
-        raise ProtocolError(f"checksum mismatch: packet says {packet[-1]:#04x}, computed {calc:#04x}")
+        raise Protocol1Error(f"checksum mismatch: packet says {packet[-1]:#04x}, computed {calc:#04x}")
     return Packet1(packet[2], packet[4], packet[5:-1])
 
 

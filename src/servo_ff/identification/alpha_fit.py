@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ServoFFError
 from ..models.schwarz_behnke import goal_position_from_torque, motor_regressors
 
 COLUMN_NAMES = (
@@ -32,7 +33,7 @@ COLUMN_NAMES = (
 )
 
 
-class RankDeficientError(ValueError):
+class RankDeficientError(ServoFFError, ValueError):
     """The data do not excite every term of the model; the message says which motion is missing."""
 
 

@@ -21,13 +21,14 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ..errors import ServoFFError
 from ..models.errors import ParameterError
 from ..models.schema import ALPHA_FIELDS, check_field
 from .alpha_data import AlphaData
 from .alpha_fit import AlphaFit
 
 
-class FitRefused(ValueError):
+class FitRefused(ServoFFError, ValueError):
     """The data or the fit fail the quality gate; the message names the figure and its threshold."""
 
 

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..errors import ServoFFError
 from ..safe_parse import as_float
 
 DEFAULT_DT = 0.005  # [s] bam's processed logs
@@ -37,7 +38,7 @@ REQUIRED_ENTRY_KEYS: tuple[str, ...] = ("timestamp", "position", "goal_position"
 _NUMERIC_META = ("mass", "arm_mass", "length", "kp", "vin")
 
 
-class LogError(ValueError):
+class LogError(ServoFFError, ValueError):
     """A log file is malformed; the message names the file and the key/sample/topic."""
 
 

@@ -24,8 +24,10 @@ import control
 import numpy as np
 from scipy.signal import cont2discrete, lfilter, ss2tf
 
+from ..errors import ServoFFError
 
-class UnstableModelError(ValueError):
+
+class UnstableModelError(ServoFFError, ValueError):
     """The identified continuous-time model has a pole with non-negative real part."""
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from servo_ff.safe_parse import finite_scalar, load_npz
 
+from ..errors import ServoFFError
 from .atomic import atomic_path
 
 
@@ -56,7 +57,7 @@ def save_ilc_record(rec: ILCRecord, path: str | Path) -> Path:
     return path
 
 
-class ILCFileError(ValueError):
+class ILCFileError(ServoFFError, ValueError):
     """An ILC result file is unreadable or malformed; the message names the file and the key."""
 
 

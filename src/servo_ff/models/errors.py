@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..errors import ServoFFError
 
-class ParameterError(ValueError):
+
+class ParameterError(ServoFFError, ValueError):
     """A parameter set or file is invalid; the message names the offending key."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..safe_parse import parse_document
 from .errors import ParameterError
 from .schema import FIRMWARE_FIELDS, check_field
 
@@ -161,9 +162,7 @@ def firmware_from_spec(spec: str, base: FirmwareLaw | None = None) -> FirmwareLa
     if path.suffix.lower() in (".json", ".yaml", ".yml"):
         if not path.is_file():
             raise ParameterError(f"{spec}: no such firmware file")
-        from .params import _parse_document
-
-        data = _parse_document(path)
+        data = parse_document(path, ParameterError, what="parameter file")
         if isinstance(data, dict) and "firmware" in data:
             data = data["firmware"]
         return firmware_from_mapping(data, spec)

@@ -352,14 +352,6 @@ def _parse_json(path: str | Path) -> Any:
     return parse_json(_read_text(path), str(path), ParameterError)
 
 
-def _parse_document(path: str | Path) -> Any:
-    """A JSON (``.json``) or YAML file's content (size, depth and alias limits of :mod:`servo_ff.safe_parse`);
-    malformed files raise :class:`ParameterError` naming it."""
-    if Path(path).suffix.lower() in (".yaml", ".yml"):
-        return parse_yaml(_read_text(path), str(path), ParameterError)
-    return _parse_json(path)
-
-
 def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in d.items():

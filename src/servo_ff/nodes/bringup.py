@@ -26,6 +26,8 @@ import yaml
 
 from servo_ff.io.paths import PACKAGE, share_dir
 
+from ..errors import ServoFFError
+
 
 @dataclass(frozen=True)
 class NodeLaunch:
@@ -360,7 +362,7 @@ def python_env() -> dict[str, str]:
     return env
 
 
-class BringupFailed(RuntimeError):
+class BringupFailed(ServoFFError, RuntimeError):
     """The node that ends a bring-up exited with an error: raised inside ``ros2 launch``'s event loop, which then
     shuts down and exits with code 1 (``ros2 launch`` has no other way to return a node's failure)."""
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from rclpy.node import Node
 
-from servo_ff.models.params import ParameterError
+from servo_ff.errors import ServoFFError
 
 from .parameters import (  # noqa: F401
     ParameterTable,
@@ -226,7 +226,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
             rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except (ValueError, ParameterError, InvalidParameterValueException, FileNotFoundError) as e:
+    except (ServoFFError, ValueError, InvalidParameterValueException, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:

@@ -26,7 +26,6 @@ torque off. The constructor never touches the bus. With ``autostart`` (default) 
 from __future__ import annotations
 
 import math
-import termios
 import time
 from typing import Any
 
@@ -37,6 +36,7 @@ from rclpy.parameter import Parameter
 from servo_ff.dynamixel import bus_types
 from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.bus_interface import make_bus
+from servo_ff.dynamixel.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
 from servo_ff.models.thermal import TemperatureTrend
 
 from .common import ParameterTable, per_joint, spin_node
@@ -155,7 +155,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
                 )
             bus.setup()  # torque off, return delay, indirect addresses
             state = self._fresh_state(bus)
-        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+        except BUS_OR_VALUE_FAILURES as e:
             if bus is not None:
                 bus.close()
             self.disconnect_reason = f"connect to {self.table['port']} failed: {e}"
@@ -191,7 +191,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
             self._write_goal_and_torque()
             for (joint, item), raw in self.limits_written.items():
                 self.bus.write_item(self.ids[self.gate.index[joint]], item, raw)
-        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+        except BUS_OR_VALUE_FAILURES as e:
             self._disconnect(f"setup write failed: {e}")
             return
         self.get_logger().info(
@@ -210,7 +210,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
         if ok:  # the fresh reading is the held goal (written, torque stays off)
             try:
                 self.bus.write_goals(*self._goal_args())
-            except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+            except BUS_OR_VALUE_FAILURES as e:
                 self._disconnect(f"goal write failed: {e}")
                 return False, f"holding the first reading failed: {e}"
             return True, msg + f", holding {self.gate.goal.round(4).tolist()} rad, torque off"
@@ -225,7 +225,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
             return True, "bus not connected"
         try:
             self._store(self._fresh_state(self.bus))
-        except (self.bus_mod.BusError, OSError, termios.error) as e:
+        except BUS_FAILURES as e:
             return False, f"no fresh reading before torque on: {e}"
         return True, "read"
 
@@ -235,7 +235,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
             return True, f"bus not connected ({self.disconnect_reason}); torque on after reconnection"
         try:  # never jump: the held goal (present position) is written before torque on
             self._write_goal_and_torque()
-        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+        except BUS_OR_VALUE_FAILURES as e:
             self.torque_wanted = False
             return False, f"torque on failed: {e}"
         return True, f"torque on at {self.gate.goal.round(4).tolist()} rad on ids {self._ready_ids()}"
@@ -250,7 +250,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
                 self._write_goal_and_torque()
                 error = None
                 break
-            except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+            except BUS_OR_VALUE_FAILURES as e:
                 error = e
         if error is not None:
             self._disconnect(f"torque off failed: {error}")
@@ -261,7 +261,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
         if self.bus is not None:
             try:
                 self.bus.close()
-            except (OSError, termios.error):
+            except BUS_FAILURES:
                 pass
         self.bus = None
         self.connected = False
@@ -291,7 +291,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
             self.gate.goal = np.where(self.valid, np.clip(self.pos, self.gate.lower, self.gate.upper), self.gate.goal)
             self.torque_wanted = False
             self._write_goal_and_torque()
-        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+        except BUS_OR_VALUE_FAILURES as e:
             log.error(f"exit with on_exit=torque_off: torque off FAILED: {e}")
             return
         log.info(f"exit with on_exit=torque_off: held {self.gate.goal.round(4).tolist()} rad, then torque off")
@@ -308,7 +308,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
         if self.bus is not None:
             try:
                 self.bus.close()
-            except (OSError, termios.error):
+            except BUS_FAILURES:
                 pass
         self.bus = None
         self._last_attempt = time.monotonic()
@@ -331,7 +331,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
         except self.bus_mod.GoalRejected as e:  # the gate checks the same limits: should not happen
             self.throttle("goal", self.get_logger().error, f"bus refused the held goal: {e}")
             return held
-        except (self.bus_mod.BusError, OSError, termios.error) as e:
+        except BUS_FAILURES as e:
             self._disconnect(str(e))
             return held
         if not state.valid.any():
@@ -348,7 +348,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
         self._last_health = time.monotonic()
         try:
             h = self.bus.read_health()
-        except (self.bus_mod.BusError, OSError, termios.error) as e:
+        except BUS_FAILURES as e:
             self._disconnect(str(e))
             return
         ok = h.valid
@@ -386,7 +386,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
             if enable:  # never jump: write the held goal first
                 self.bus.write_goals(*self._goal_args())
             self.bus.torque(enable, self._ready_ids() if enable else None)
-        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+        except BUS_OR_VALUE_FAILURES as e:
             return False, f"torque {'enable' if enable else 'disable'} failed: {e}"
         return True, f"torque {'enabled' if enable else 'disabled'} on ids {self.ids}"
 
@@ -400,7 +400,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
             time.sleep(0.05)
             self.bus.setup()  # reboot restores RAM defaults: indirect map, return delay
             state = self.bus.read_state()
-        except (self.bus_mod.BusError, OSError, termios.error) as e:
+        except BUS_FAILURES as e:
             self._disconnect(f"reboot failed: {e}")
             return False, f"reboot failed: {e}"
         self._store(state)
@@ -435,7 +435,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
                         w = effort_limit(table, values[k], mode, self.bus.kt)
                     self.bus.write_item(i, w.item, w.raw)
                     self.limits_written[(name, w.item)] = w.raw
-                except (LimitRefused, self.bus_mod.BusError, OSError, termios.error) as e:
+                except (LimitRefused, *BUS_FAILURES) as e:
                     errors.append(f"{name} (id {i}) {field}: {e}")
         if errors:
             self.refuse_limits(source, "velocity/effort limit refused: " + "; ".join(errors))

@@ -10,10 +10,11 @@ A mixin of :class:`~.hardware_node.HardwareNode`.
 
 from __future__ import annotations
 
-import termios
 import time
 
 import numpy as np
+
+from servo_ff.dynamixel.bus_types import BUS_OR_VALUE_FAILURES
 
 
 class HardwareReadings:
@@ -128,7 +129,7 @@ class HardwareReadings:
             if self.bus.join(i):  # (re)joins at its next valid reading, as a joint read for the first time
                 self.seen[self.index_of_id[i]] = False
                 self.get_logger().info(f"{self.joint_text([self.index_of_id[i]])} answers: set up, torque off")
-        except (self.bus_mod.BusError, ValueError, OSError, termios.error) as e:  # GoalRejected is a ValueError
+        except BUS_OR_VALUE_FAILURES as e:  # GoalRejected is a ValueError
             self.throttle(
                 f"join:{i}",
                 self.get_logger().error,

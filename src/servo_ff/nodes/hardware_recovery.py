@@ -15,10 +15,11 @@ A mixin of :class:`~.hardware_node.HardwareNode` (uses its bus, readings and gat
 
 from __future__ import annotations
 
-import termios
 import time
 
 import numpy as np
+
+from servo_ff.dynamixel.bus_types import BUS_OR_VALUE_FAILURES
 
 REBOOT_NOTE_S = 10.0  # [s] the WARN after an unrequested reboot stays this long in /diagnostics
 
@@ -78,7 +79,7 @@ class HardwareRecovery:
             self.bus.write_goals(*self._goal_args())  # goal = fresh reading, P gain
             if self.torque_wanted:
                 self.bus.torque(True, ids)
-        except (self.bus_mod.BusError, OSError, termios.error, ValueError) as e:
+        except BUS_OR_VALUE_FAILURES as e:
             self.throttle("reboot-restore", log.error, f"{text} rebooted: restoring its set-up failed: {e}; retrying")
             return
         now = time.monotonic()

@@ -41,7 +41,7 @@ from .common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
 from .odometry_pub import OdometryPublisher
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .sim_node import SimNode
+from .sim_stepper import SimNode
 
 TOPIC_IMU = "imu/data"
 TOPIC_FOOT_FORCES = "foot_forces"

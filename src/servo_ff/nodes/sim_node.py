@@ -1,4 +1,5 @@
-"""``servo_sim_node``: the servo interface of :mod:`.servo_base` backed by the seed-004 stepper.
+"""``servo_sim_node``: the servo interface of :mod:`.servo_base` backed by Duclusaud et al.'s stepper
+(Extended Friction Models, Algorithm 1).
 
 Every control period (``1/rate_hz``, 500 Hz by default) advances all joints by one period in steps of at most
 ``physics_dt`` (calls of :func:`servo_ff.models.stepper.step`) toward the held goals, then publishes
@@ -24,327 +25,11 @@ velocity 0, goal = ``initial_position``, errors cleared, torque on — also afte
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from std_srvs.srv import Trigger
-
-from servo_ff.io.paths import resolve_path
-from servo_ff.models.params import ActuatorParams, ParameterError, load_params
-from servo_ff.models.presets import preset
-from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
-from servo_ff.models.thermal import ThermalParams, thermal_warning
-
-from .common import (
-    ParameterTable,
-    ParamSpec,
-    actuator_from_values,
-    actuator_specs,
-    diag_name,
-    hardware_id,
-    per_joint,
-    spin_node,
-)
-from .parameters import servo_preset_specs
-from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .servo_diagnostics import thermal_values
-from .sim_backend import SimServos, UrdfGravity, load_inertia
-from .sim_clock import SimClock, sim_time_specs
-
-LOAD_TYPES = ("pendulum", "none", "urdf")
-
-
-def sim_specs() -> list[ParamSpec]:
-    return [
-        ParamSpec("load.type", "pendulum", "load on each joint", read_only=True, choices=LOAD_TYPES),
-        ParamSpec("load.mass", [0.5], "pendulum end mass", "kg", lo=0.0, hi=1e3, per_joint=True),
-        ParamSpec("load.length", [0.15], "pendulum length", "m", lo=0.0, hi=100.0, per_joint=True),
-        ParamSpec("load.arm_mass", [0.0], "pendulum arm mass (uniform rod)", "kg", lo=0.0, hi=1e3, per_joint=True),
-        ParamSpec(
-            "load.inertia", [0.0], "extra load inertia for load.type none", "kg·m²", lo=0.0, hi=1e3, per_joint=True
-        ),
-        ParamSpec(
-            "load.urdf_path",
-            "",
-            "fixed-base URDF for load.type urdf (gravity + diagonal inertia; `joints` must be URDF joints)",
-            read_only=True,
-        ),
-        ParamSpec(
-            "initial_position", [0.0], "position at start-up", "rad", lo=-1e3, hi=1e3, per_joint=True, read_only=True
-        ),
-        ParamSpec(
-            "physics_dt",
-            0.001,
-            "largest stepper step (each tick is split into equal steps ≤ this)",
-            "s",
-            lo=1e-5,
-            hi=0.1,
-        ),
-        *sim_time_specs(),
-        ParamSpec("backend", "auto", "stepper backend", choices=("auto", "numba", "numpy"), read_only=True),
-        ParamSpec("thermal_model", False, "run the winding model actuator.thermal.* (R rises with T)", read_only=True),
-        ParamSpec(
-            "ambient_temperature", 25.0, "ambient of the thermal model", "°C", lo=-50.0, hi=200.0, read_only=True
-        ),
-        ParamSpec("temperature_limit", 70.0, "servo temperature limit (diagnostics)", "°C", lo=0.0, hi=200.0),
-        ParamSpec("temperature_warn_s", 60.0, "warn when the limit is predicted nearer than this", "s", lo=0.0, hi=1e6),
-    ]
-
-
-def sim_actuator(values: dict[str, Any]) -> ActuatorParams:
-    """The simulated actuator from the node's parameters: its thermal row only with ``thermal_model``."""
-    p = actuator_from_values(values)
-    return p if values["thermal_model"] else p.with_(thermal=None)
-
-
-def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | UrdfGravity:
-    kind = values["load.type"]
-    if kind == "pendulum":
-        return PendulumLoad(
-            mass=per_joint(values["load.mass"], n, "load.mass"),
-            length=per_joint(values["load.length"], n, "load.length"),
-            arm_mass=per_joint(values["load.arm_mass"], n, "load.arm_mass"),
-        )
-    if kind == "none":
-        return ExternalLoad(inertia=per_joint(values["load.inertia"], n, "load.inertia"), tau_ext=np.zeros(n))
-    if not values["load.urdf_path"]:
-        raise ValueError("load.type urdf needs load.urdf_path")
-    path = resolve_path(values["load.urdf_path"])
-    if not path.is_file():
-        raise FileNotFoundError(f"load.urdf_path {values['load.urdf_path']!r}: file not found ({path})")
-    try:
-        return UrdfGravity(path, values["joints"])
-    except ImportError as e:
-        raise ValueError(f"load.type urdf needs servo_ff.dynamics (pinocchio): {e}") from None
-
-
-def source_specs() -> list[ParamSpec]:
-    """Where the simulated actuator comes from: an identified file, else a published preset."""
-    return [
-        ParamSpec(
-            "actuator_file",
-            "",
-            "identified actuator file (bam JSON or servo_ff YAML, e.g. <out>/m6.yaml of servo-ff identify): "
-            "actuator, model and coefficients; empty: servo + model",
-            read_only=True,
-        ),
-        *servo_preset_specs("the simulated actuator (without actuator_file)"),
-    ]
-
-
-def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, str]:
-    """The actuator of ``actuator_file`` (its model from the file) or of the ``servo``/``model`` preset, and where
-    it comes from. ``servo``/``model`` set explicitly against the file, or ``actuator.model`` set against the
-    source (an identified YAML given as a parameter file without ``actuator_file``), are refused: never run a
-    model other than the one asked for."""
-    given = {k: p.value for k, p in (getattr(node, "_parameter_overrides", {}) or {}).items()}
-    if values["actuator_file"]:
-        path = resolve_path(values["actuator_file"])
-        params, source = load_params(path), f"actuator_file {values['actuator_file']}"
-        for key, own in (("servo", params.actuator), ("model", params.model)):
-            if key in given and given[key] != own:
-                raise ValueError(f"{key}={given[key]!r} contradicts {source} ({key} {own!r}): drop {key}")
-    else:
-        params, source = preset(values["servo"], values["model"]), f"preset {values['servo']}/{values['model']}"
-    model = given.get("actuator.model")
-    if model is not None and model != params.model:
-        raise ValueError(
-            f"actuator.model={model!r} is not the model of the {source} ({params.model}): name the identified file "
-            f"with actuator_file (its model comes from it), or set model: {model}"
-        )
-    return params, source
-
-
-class SimNode(SimClock, ServoInterfaceNode):
-    status_name = "stepper"
-
-    def __init__(self, name: str = "servo_sim", **kwargs: Any):
-        super().__init__(name, **kwargs)
-        self.sel = ParameterTable(
-            self,
-            source_specs(),
-            validate=lambda v: (actuator_source(self, v), None)[1],
-            n_joints=lambda v: None,
-        )
-        base, self.source_text = actuator_source(self, self.sel.values)
-        base = base.with_(thermal=base.thermal or ThermalParams())  # declares actuator.thermal.*
-        specs = servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
-        super_table = ParameterTable(self, specs, validate=self._validate, apply=self._apply)
-        v = super_table.values
-        n = len(v["joints"])
-        theta0 = per_joint(v["initial_position"], n, "initial_position")
-        self.sim = SimServos(sim_actuator(v), n, build_load(v, n), theta=theta0, backend=v["backend"])
-        self.sim.set_ambient(v["ambient_temperature"])
-        self.sim.warm_up(1.0 / v["rate_hz"])
-        self.sim.enabled = False  # torque comes on with the lifecycle transition activate, never here
-        self._setup_interface(super_table)
-        self.sim.set_kp(self.kp)
-        self.gate.goal = theta0.copy()
-        self.substeps = self._substeps(v)
-        self.stepper_error = ""  # why the stepper last refused the state ("" while it runs)
-        self.create_service(Trigger, self.names["reset"], self._on_reset)
-        self._init_clock(v)
-        self.get_logger().info(
-            f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) ({self.source_text}), "
-            f"kp {self.kp.tolist()}, {self.joints} at "
-            f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V, " + self.clock_text()
-        )
-
-    def _step(self) -> bool:
-        """One control period of physics; False (reported, nothing published) if the stepper refuses the state."""
-        try:
-            self.sim.advance(self.period, self.substeps)
-        except (ValueError, ParameterError) as e:  # e.g. a diverging state; report, do not publish garbage
-            self.stepper_error = str(e)
-            self.throttle(
-                "sim",
-                self.get_logger().error,
-                f"stepper refused the state: {e}; call {self.names['reset']} to bring the simulation back",
-            )
-            return False
-        self.stepper_error = ""
-        return True
-
-    # ------------------------------------------------------------------ parameters
-    def _validate(self, values: dict[str, Any]) -> str | None:
-        reason = validate_interface(values)
-        if reason:
-            return reason
-        n = len(values["joints"])
-        params = sim_actuator(values)  # ParameterError names the key and its admissible range
-        load = build_load(values, n)
-        theta0 = per_joint(values["initial_position"], n, "initial_position")
-        sim = getattr(self, "sim", None)
-        theta = sim.theta if sim is not None else theta0
-        h = 1.0 / (values["rate_hz"] * self._substeps(values))  # the physics step this set would run with
-        reason = step_stability_refusal(params, load_inertia(load, n, theta), h, values["joints"])
-        if reason:
-            return f"{reason}; lower physics_dt or change actuator.R, actuator.kt, actuator.armature or the load"
-        lo = per_joint(values["position_min"], n, "position_min")
-        hi = per_joint(values["position_max"], n, "position_max")
-        if ((theta0 < lo) | (theta0 > hi)).any():
-            return f"initial_position {theta0.tolist()} is outside the joint limits"
-        return None
-
-    def _apply(self, changed: set[str]) -> None:
-        v = self.table.values
-        if any(k.startswith("actuator.") for k in changed):
-            self.sim.set_params(sim_actuator(v))
-            self.get_logger().info(f"actuator parameters updated: {sorted(changed)}")
-        if any(k.startswith("load.") for k in changed):
-            self.sim.load = build_load(v, self.n)
-        if "physics_dt" in changed:
-            self.substeps = self._substeps(v)
-        self._apply_clock(changed)
-        self._apply_interface(changed)
-
-    @staticmethod
-    def _substeps(v: dict[str, Any]) -> int:
-        return max(1, math.ceil(1.0 / (v["rate_hz"] * v["physics_dt"]) - 1e-9))
-
-    # ------------------------------------------------------------------ velocity / effort limits
-    def _limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
-        """The packed parameter rows the servos step with, and each node joint's row."""
-        return self.sim.packed, np.arange(self.n)
-
-    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
-        """JointState velocity / effort → the servo model's own goal-velocity and current limits
-        (:func:`servo_ff.models.motion_limits.apply_motion_limits`); the rows without limits are kept once."""
-        from servo_ff.models.motion_limits import apply_motion_limits
-
-        rows, order = self._limit_rows()
-        if rows is None:
-            self.refuse_limits(source, "velocity/effort refused: no model")
-            return
-        if getattr(self, "_own_rows", (None,))[0] is not rows:  # new rows (actuator parameters changed): theirs
-            self._own_rows = (rows, rows.copy())
-        try:
-            apply_motion_limits(rows, self._own_rows[1], order[[self.gate.index[n] for n in names]], velocity, effort)
-        except ValueError as e:
-            self.refuse_limits(source, f"velocity/effort refused: {e}")
-
-    # ------------------------------------------------------------------ hooks
-    def hw_configure(self) -> tuple[bool, str]:
-        return True, f"{self.n} simulated servo(s) {self.joints}, torque off"
-
-    def hw_cleanup(self) -> None:
-        theta0 = per_joint(self.table["initial_position"], self.n, "initial_position")
-        self.sim.reset(theta0)
-        self.sim.enabled = False
-        self.gate.goal = theta0.copy()
-
-    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        theta0 = per_joint(self.table["initial_position"], self.n, "initial_position")
-        self.sim.reset(theta0)
-        self.sim.enabled = self.active  # torque only while active (lifecycle)
-        self.traj = self.pending = None
-        self.gate.goal = theta0.copy()
-        self._t_ns = None
-        was = self.stepper_error
-        self.stepper_error = ""
-        response.success = True
-        response.message = (
-            f"simulation reset: position = initial_position {theta0.tolist()} rad, velocity 0, goal "
-            "= initial_position, errors cleared, torque "
-            + ("on" if self.active else "off (node not active)")
-            + (f" (stepper had refused: {was})" if was else "")
-        )
-        self.get_logger().warning(response.message)
-        return response
-
-    def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self.sim.theta, self.sim.dtheta, self.sim.effort
-
-    def hw_write_goal(self, goal: np.ndarray) -> None:
-        self.sim.goal = goal
-
-    def hw_write_kp(self, kp: np.ndarray) -> None:
-        self.sim.set_kp(kp)
-
-    def hw_torque(self, enable: bool) -> tuple[bool, str]:
-        self.sim.enabled = bool(enable)
-        return True, f"torque {'enabled' if enable else 'disabled'} on {len(self.joints)} simulated joint(s)"
-
-    def hw_reboot(self) -> tuple[bool, str]:
-        self.sim.reboot()
-        return True, "simulated servos rebooted: hardware errors cleared, torque off, goal = present position"
-
-    def hw_supply_voltage(self) -> float:
-        return self.sim.supply_voltage
-
-    def hw_diagnostics(self) -> list[DiagnosticStatus]:
-        out = []
-        level = DiagnosticStatus.ERROR if self.stepper_error else DiagnosticStatus.OK
-        state = "torque on" if self.sim.enabled else "torque off"
-        if self.stepper_error:
-            state = f"stepper refused the state ({self.stepper_error}); call {self.names['reset']}"
-        clock = self.clock_values()  # once per diagnostics: the measured real-time factor is since the last
-        th, limit = self.sim.thermal, self.table["temperature_limit"]
-        t_lim = th.time_to(limit) if th is not None else np.full(len(self.joints), math.inf)
-        for i, name in enumerate(self.joints):
-            heat = thermal_warning(th.temp[i], t_lim[i], limit, self.table["temperature_warn_s"]) if th else (0, "")
-            out.append(
-                DiagnosticStatus(
-                    level=max(level, [DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR][heat[0]]),
-                    name=diag_name(self, name),
-                    hardware_id=hardware_id(self, f"sim/{name}"),
-                    message=state + (f"; {heat[1]}" if heat[1] else ""),
-                    values=[
-                        *thermal_values(th, i, t_lim[i]),
-                        KeyValue(key="position_rad", value=f"{self.sim.theta[i]:.5f}"),
-                        KeyValue(key="goal_rad", value=f"{self.sim.goal[i]:.5f}"),
-                        KeyValue(key="velocity_rad_s", value=f"{self.sim.dtheta[i]:.5f}"),
-                        KeyValue(key="effort_Nm", value=f"{self.sim.effort[i]:.5f}"),
-                        KeyValue(key="kp", value=f"{self.sim.kp[i]:g}"),
-                        KeyValue(key="hardware_error", value=str(self.sim.hardware_error)),
-                        KeyValue(key="supply_V", value=f"{self.sim.supply_voltage:g}"),
-                        *clock,
-                    ],
-                )
-            )
-        return out
+from .common import spin_node
+from .mujoco_backend import MujocoSimNode
+from .sim_stepper import LOAD_TYPES, SimNode, actuator_source, build_load, sim_specs, source_specs
 
 
 def sim_node_factory(**kwargs: Any):
@@ -362,8 +47,6 @@ def sim_node_factory(**kwargs: Any):
     finally:
         probe.destroy_node()
     if backend == "mujoco":
-        from .mujoco_backend import MujocoSimNode
-
         return MujocoSimNode(**kwargs)
     return SimNode(**kwargs)
 
@@ -376,3 +59,16 @@ if __name__ == "__main__":
     import sys
 
     sys.exit(main())
+
+
+__all__ = [
+    "LOAD_TYPES",
+    "MujocoSimNode",
+    "SimNode",
+    "actuator_source",
+    "build_load",
+    "main",
+    "sim_node_factory",
+    "sim_specs",
+    "source_specs",
+]

@@ -1,0 +1,55 @@
+"""The parameter and firmware-law tables of ``docs/models.md``, generated from :mod:`.schema` and
+:data:`~servo_ff.models.firmware.FIRMWARE_TABLE` (regenerate with ``python -m servo_ff.models.schema_doc``)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+from .firmware import FIRMWARE_TABLE
+from .schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS, FieldSpec
+
+
+def markdown_tables() -> str:
+    """The parameter and firmware-law tables of ``docs/models.md`` (regenerate with
+    ``python -m servo_ff.models.schema_doc docs/models.md``; a test keeps the page in step)."""
+
+    def rng(f: FieldSpec) -> str:
+        left = "(" if f.lo_open else "["
+        return f"{left}{f.lo:g}, {f.hi:g}]" + (" or none" if f.none_is_inf else "")
+
+    rows = ["| parameter | unit | admissible range | meaning |", "|---|---|---|---|"]
+    rows += [f"| `{k}` | {f.unit} | {rng(f)} | {f.description} |" for k, f in ACTUATOR_FIELDS.items()]
+    rows += [f"| `firmware.{k}` | {f.unit} | {rng(f)} | {f.description} |" for k, f in FIRMWARE_FIELDS.items()]
+    rows += [
+        "",
+        "| law | control | vin [V] | kp | error_gain | max_pwm | current limit [A] | goal speed limit "
+        "[rad/s] | source |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, (law, source) in FIRMWARE_TABLE.items():
+        lim = "none" if law.current_limit == math.inf else f"{law.current_limit:g}"
+        gv = "none" if law.goal_velocity_limit == math.inf else f"{law.goal_velocity_limit:.4g}"
+        rows.append(
+            f"| `{name}` | {law.control} | {law.vin:g} | {law.kp:g} | {law.error_gain:.6g} | "
+            f"{law.max_pwm:g} | {lim} | {gv} | {source} |"
+        )
+    return "\n".join(rows)
+
+
+BEGIN, END = "<!-- generated: servo_ff.models.schema -->", "<!-- end generated -->"
+
+
+def _rewrite(path: str) -> None:
+    text = Path(path).read_text()
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    Path(path).write_text(f"{head}{BEGIN}\n{markdown_tables()}\n{END}{tail}")
+
+
+__all__ = ["BEGIN", "END", "markdown_tables"]
+
+
+if __name__ == "__main__":
+    _rewrite(sys.argv[1] if len(sys.argv) > 1 else "docs/models.md")

@@ -1,0 +1,79 @@
+"""Architecture invariants: no import cycle between the modules of ``servo_ff`` (function-level imports count)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _import_graph_module():
+    spec = importlib.util.spec_from_file_location("import_graph", ROOT / "tools" / "import_graph.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_no_module_import_cycle():
+    ig = _import_graph_module()
+    graph = ig.import_graph()
+    assert len(graph) > 100  # the whole package was read
+    found = ig.cycles(graph)
+    detail = [" -> ".join(c) for c in found]
+    assert not found, f"module import cycles (python tools/import_graph.py): {detail}"
+
+
+def test_cycle_finder_sees_function_level_and_relative_imports(tmp_path):
+    """A cycle made of a top-level relative import and an import inside a function is found."""
+    ig = _import_graph_module()
+    pkg = tmp_path / "servo_ff"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("from .b import f\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from servo_ff.sub import a\n    return a\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .sub import a\n")
+    graph = ig.import_graph(pkg)
+    assert graph["servo_ff.sub.b"] == {"servo_ff.sub.a"}
+    assert graph["servo_ff.c"] == set()  # TYPE_CHECKING imports never run
+    assert ig.cycles(graph) == [["servo_ff.sub.a", "servo_ff.sub.b"]]
+
+
+BUILTIN_ERRORS = {"Exception", "ValueError", "RuntimeError", "OSError", "IOError", "KeyError", "TypeError"}
+
+
+def _error_classes() -> list[tuple[str, str, list[str]]]:
+    """(file, class, base names) of every class under src/servo_ff deriving directly from a built-in exception."""
+    import ast
+
+    out = []
+    for path in sorted((ROOT / "src" / "servo_ff").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b).rpartition(".")[2] for b in node.bases]
+                if BUILTIN_ERRORS & set(bases):
+                    out.append((str(path.relative_to(ROOT)), node.name, bases))
+    return out
+
+
+def test_every_error_derives_from_servo_ff_error_and_names_are_unique():
+    found = _error_classes()
+    assert len(found) >= 19  # ParameterError, BusError, both protocols, ... were all seen
+    assert [(f, c) for f, c, bases in found if c != "ServoFFError" and "ServoFFError" not in bases] == []
+    names = [c for _, c, _ in found]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_domain_errors_keep_their_builtin_base():
+    """``except ValueError`` / ``except OSError`` written before the common base still catch them."""
+    from servo_ff.dynamixel.bus_types import BusError, GoalRejected
+    from servo_ff.dynamixel.protocol import ProtocolError
+    from servo_ff.dynamixel.protocol1 import Protocol1Error
+    from servo_ff.errors import ServoFFError
+    from servo_ff.models.errors import ParameterError
+
+    assert issubclass(BusError, OSError) and issubclass(BusError, ServoFFError)
+    for cls in (GoalRejected, ProtocolError, Protocol1Error, ParameterError):
+        assert issubclass(cls, ValueError) and issubclass(cls, ServoFFError)
+    assert not issubclass(Protocol1Error, ProtocolError)
