@@ -1,5 +1,6 @@
 """The rig of the hardware-node safety tests: a virtual Dynamixel bus (truth record on) with pendulum loads, a
-harness with a client on joint_states / diagnostics / commands, and readers of what the bus received."""
+harness with a client on joint_states / diagnostics / commands, and readers of what the bus received. The recovery
+test also runs it on the Protocol 1.0 and Feetech STS virtual buses (``protocol``; truth record on 2.0 only)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR
 from servo_ff.dynamixel.faults import INTACT
 from servo_ff.dynamixel.virtual_bus import VirtualBus
+from servo_ff.dynamixel.virtual_p1 import VirtualBus1
+from servo_ff.feetech.virtual_bus import StsVirtualBus
 from servo_ff.nodes.hardware_node import HardwareNode
 
 JOINTS, IDS = ["hip", "knee"], [1, 2]
 UP = [1.2, -1.0]  # rad: held there with torque on, each falls ≈ 0.8–1.2 rad with torque off (0.25 kg at 0.1 m)
 COUNT = ct.RAD_PER_COUNT  # rad per position count
+PROTOCOLS = {"dxl2": (VirtualBus, "mx106"), "dxl1": (VirtualBus1, "mx106-p1"), "sts": (StsVirtualBus, "sts3215")}
 
 
 def node_params(link, **extra) -> list[Parameter]:
@@ -49,9 +53,11 @@ def node_params(link, **extra) -> list[Parameter]:
 class Rig:
     """A virtual bus (truth record on), a harness and a client listening to joint_states and diagnostics."""
 
-    def __init__(self, tmp_path, salt: int, loads):
+    def __init__(self, tmp_path, salt: int, loads, protocol: str = "dxl2"):
         self.link = tmp_path / "ttyDXL"
-        self.bus = VirtualBus(ids=IDS, model="mx106", loads=loads, link=str(self.link), truth=True)
+        self.protocol = protocol
+        bus_class, self.model = PROTOCOLS[protocol]
+        self.bus = bus_class(ids=IDS, model=self.model, loads=loads, link=str(self.link), truth=protocol == "dxl2")
         self.bus.start()
         self.h = RosHarness(salt=salt)
         self.client = self.h.make_node("safety_client")
@@ -64,6 +70,7 @@ class Rig:
 
     def node(self, name: str, **extra) -> HardwareNode:
         kw = self.h.node_kwargs()
+        extra = {"servo": self.model, "protocol": self.protocol, **extra}
         return self.h.add(HardwareNode(name, **kw, parameter_overrides=node_params(self.link, **extra)))
 
     def change(self, name: str, transition: int) -> bool:
@@ -75,7 +82,7 @@ class Rig:
         return self.h.call(cli, GetState.Request()).current_state.label
 
     def torque(self) -> np.ndarray:
-        return self.bus.mem[:, ct.ADDR_TORQUE_ENABLE].copy()
+        return self.bus.regs.get("Torque Enable").copy()
 
     def physics(self) -> dict[str, np.ndarray]:
         return self.bus.snapshot()

@@ -263,12 +263,19 @@ def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
                 bus.cycle([0.0, 0.0], [300, 32])  # beyond the 0..254 register
             vb.inject_overload(2)
             h = bus.read_health()
-            assert h.hw_error.tolist() == [0, ct.HW_OVERLOAD] and h.valid.all()
+            assert h.hw_error.tolist() == [0, ct.HW_OVERLOAD] and h.valid.all() and h.torque.tolist() == [1, 0]
             np.testing.assert_allclose(h.voltage, vb.supply_voltage, atol=0.1)
             assert vb.regs.get("Torque Enable").tolist() == [1, 0]  # Shutdown (18) = 36 includes overload
             bus.reboot(2)
             assert bus.hardware_error(2) == 0 and bus.read_health().hw_error.tolist() == [0, 0]
             assert bus.read_item(2, "Goal Position") == bus.read_item(2, "Present Position")
+            bus.torque(True)
+            vb.brown_out(1)  # restarts by itself: RAM from 24 at defaults, torque off, no alarm
+            h = bus.read_health()
+            assert h.torque.tolist() == [0, 1] and h.hw_error.tolist() == [0, 0] and h.valid.all()
+            assert (
+                vb.regs.value(0, "Position P Gain") == 32 and abs(vb.goal[0] - vb.theta[0]) < 2 * vb.table.rad_per_count
+            )
 
 
 def test_ax12_bus_reads_each_servo_and_writes_kp_as_compliance_slope():

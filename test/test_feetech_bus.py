@@ -218,6 +218,7 @@ def test_overload_is_reported_and_cleared_by_the_reboot_equivalent():
             assert s.valid.all() and bus.status_bits[3] == status.OVERLOAD
             h = bus.read_health()
             assert h.hw_error.tolist() == [0, 0, ct.HW_OVERLOAD] and bus.hardware_error(3) == ct.HW_OVERLOAD
+            assert h.torque.tolist() == [1, 1, 0]  # Torque Enable (40) in the health read
             assert ct.hardware_error_text(int(h.hw_error[2])) == "overload"
             assert vb.enable.tolist() == [1.0, 1.0, 0.0]  # Unloading Condition: torque released
             bus.reboot(3)
@@ -225,6 +226,9 @@ def test_overload_is_reported_and_cleared_by_the_reboot_equivalent():
             assert abs(vb.regs.value(2, "Goal Position") - vb.regs.value(2, "Present Position")) <= 2
             bus.torque(True, ids=[3])
             assert vb.enable.tolist() == [1.0, 1.0, 1.0] and bus.read_health().hw_error.tolist() == [0, 0, 0]
+            vb.brown_out(2)  # restarts by itself: torque off, no status bit (what the hardware node looks for)
+            h = bus.read_health()
+            assert h.torque.tolist() == [1, 0, 1] and h.hw_error.tolist() == [0, 0, 0] and h.valid.all()
 
 
 def test_unknown_model_number_names_the_id_the_number_and_the_known_tables():

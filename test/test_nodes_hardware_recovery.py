@@ -1,4 +1,5 @@
-"""Reliability of servo_hardware_node (issue 24) on a virtual Dynamixel 2.0 bus (pty, truth record on):
+"""Reliability of servo_hardware_node (issue 24) on a virtual Dynamixel 2.0 bus (pty, truth record on; the
+unrequested reboot also on the Protocol 1.0 and Feetech STS virtual buses, whose health read carries Torque Enable):
 
 * the bus goes away and comes back with one servo still silent: the node reconnects without it (it is left out,
   ERROR in /diagnostics, probed) and holds where the joints are *now* (they moved while the bus was away: the goal
@@ -21,7 +22,7 @@ from nodes_harness import wait_for
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
-from hardware_rig import COUNT, IDS, UP, Rig, hold_goal_written_after  # noqa: E402
+from hardware_rig import COUNT, IDS, PROTOCOLS, UP, Rig, hold_goal_written_after  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from servo_ff.dynamixel import control_table as ct  # noqa: E402
@@ -30,6 +31,7 @@ from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 
 PENDULUM = ServoLoad.pendulum(0.25, 0.1)
 MAP = list(HEALTH_INDIRECT) + list(GAIN_GOAL_INDIRECT)  # the indirect addresses the node sets up
+KP = {"dxl2": 32.0, "dxl1": 40.0, "sts": 40.0}  # not the power-on P gain (1.0 and STS: 32), so a lost gain shows
 
 
 def indirect_map(bus: VirtualBus, k: int) -> list[int]:
@@ -51,8 +53,8 @@ def lift(rig: Rig, node) -> None:
 
 
 @pytest.fixture
-def rig(tmp_path):
-    r = Rig(tmp_path, 61, PENDULUM)
+def rig(tmp_path, request):
+    r = Rig(tmp_path, 61, PENDULUM, getattr(request, "param", "dxl2"))
     yield r
     r.close()
 
@@ -96,33 +98,45 @@ def test_reconnects_with_a_silent_servo_and_holds_where_the_joints_are_now(rig):
     wait_for(lambda: (rig.torque() == [1, 1]).all(), 30.0, "torque on the knee")
 
 
+@pytest.mark.parametrize("rig", list(PROTOCOLS), indirect=True)
 def test_a_servo_that_reboots_by_itself_is_set_up_again_and_holds_its_fresh_position(rig):
-    node = rig.node("servo_bo")
+    kp = KP[rig.protocol]
+    node = rig.node("servo_bo", kp=[kp])
     lift(rig, node)
-    reg = int(ct.kp_to_p_gain(np.array([32.0]), rig.bus.table)[0])
-    assert indirect_map(rig.bus, 1) == MAP and rig.bus.regs.get("Position P Gain")[1] == reg
+    gains = lambda: rig.bus.regs.get("Position P Gain")  # noqa: E731
+    reg = int(ct.kp_to_p_gain(np.array([kp]), rig.bus.table)[0])
+    assert gains()[1] == reg != rig.bus.table.item("Position P Gain").default
+    p2 = rig.protocol == "dxl2"
+    assert not p2 or indirect_map(rig.bus, 1) == MAP
     t_bo = time.monotonic()
     with rig.bus._lock:  # seen before the node can answer it
-        rig.bus.brown_out(2)  # the knee: RAM back at defaults, torque off, indirect map gone
-        assert rig.torque()[1] == 0 and indirect_map(rig.bus, 1) != MAP
+        rig.bus.brown_out(2)  # the knee: RAM back at defaults, torque off (2.0: indirect map gone), position kept
+        assert rig.torque()[1] == 0 and gains()[1] != reg and (not p2 or indirect_map(rig.bus, 1) != MAP)
     wait_for(lambda: node.unrequested_reboots[1] == 1, 30.0, "the reboot detected")
     wait_for(lambda: rig.torque()[1] == 1, 30.0, "torque back on the knee")
-    assert indirect_map(rig.bus, 1) == MAP, "indirect map restored"
-    assert rig.bus.regs.get("Position P Gain")[1] == reg, "P gain restored"
+    assert gains()[1] == reg, "P gain restored"  # STS and 1.0: the bus's cache of the gain written was cleared
     assert rig.bus.regs.get("Return Delay Time")[1] == rig.bus.regs.get("Return Delay Time")[0]
-    # the goal written by the restore (the last goal write before its note): the reading taken after the reboot
-    tr = rig.truth()
-    done = node.reboot_note[1][0]
-    w = np.flatnonzero((tr["wr_id"] == 2) & (tr["wr_addr"] == GAIN_GOAL_DATA_ADDR) & (tr["wr_t"] < done))[-1]
-    goal, pos, t_reply = hold_goal_written_after(tr, tr["wr_t"][w] - 1e-9, 2)
-    assert t_reply > t_bo and abs(goal - pos) <= 1, f"knee goal {goal} counts != its fresh reading {pos}"
+    if p2:
+        assert indirect_map(rig.bus, 1) == MAP, "indirect map restored"
+        # the goal written by the restore (the last goal write before its note): the reading taken after the reboot
+        tr = rig.truth()
+        done = node.reboot_note[1][0]
+        w = np.flatnonzero((tr["wr_id"] == 2) & (tr["wr_addr"] == GAIN_GOAL_DATA_ADDR) & (tr["wr_t"] < done))[-1]
+        goal, pos, t_reply = hold_goal_written_after(tr, tr["wr_t"][w] - 1e-9, 2)
+        assert t_reply > t_bo and abs(goal - pos) <= 1, f"knee goal {goal} counts != its fresh reading {pos}"
+        goal = float(ct.counts_to_rad(goal))
+    else:  # no truth record: the goal register holds the reading the restore took (its note says which)
+        held = float(node.reboot_note[1][1].split("fresh reading ")[1].split(" rad")[0])
+        goal = float(rig.bus.goal[1])
+        assert abs(goal - held) <= 1e-4 + rig.bus.table.rad_per_count, f"knee goal {goal} != fresh reading {held}"
     assert node.unrequested_reboots[0] == 0 and rig.torque()[0] == 1
     s = wait_for(lambda: (s := rig.status("knee")) and "rebooted by itself" in s.message and s, 30.0, "diagnostics")
-    assert s.level == DiagnosticStatus.WARN and "RAM at defaults" in s.message, s.message
+    why = "RAM at defaults" if p2 else "torque off without a request"
+    assert s.level == DiagnosticStatus.WARN and why in s.message, s.message
     assert {kv.key: kv.value for kv in s.values}["unrequested_reboots"] == "1"
     assert rig.bus.stats.instructions.get("REBOOT", 0) == 0
     # the restored knee holds: it does not fall (pendulum load)
-    wait_for(lambda: abs(rig.physics()["theta"][1] - float(ct.counts_to_rad(goal))) < 20 * COUNT, 30.0, "knee held")
+    wait_for(lambda: abs(rig.physics()["theta"][1] - goal) < 20 * COUNT, 30.0, "knee held")
 
     # torque turned off behind the node's back (no hardware error): the same recovery
     with rig.bus._lock:

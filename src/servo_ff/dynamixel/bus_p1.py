@@ -9,9 +9,10 @@ The :class:`~.bus_interface.ServoBus` of protocol ``dxl1``, on the stock ``Packe
 * AX-12: no BULK_READ — one READ of 36–41 per servo (n transactions), then the SYNC_WRITE; kp is written as
   CW/CCW Compliance Slope (28–29) = 1024 / P (:func:`.p1_units.slope_of_p`), again only when it changes.
 
-``stats`` count the transactions per cycle (``transactions``/``cycles``). ``read_health()`` reads Present
-Voltage + Temperature (42–43) the same way (one BULK_READ, or one READ per AX); 1.0 firmware has no Hardware Error
-Status register: the alarm bits of each status packet's error byte (input voltage, overheating, overload —
+``stats`` count the transactions per cycle (``transactions``/``cycles``). ``read_health()`` reads Torque Enable
+… Present Voltage + Temperature (24–43: 1.0 has no indirect addresses; torque off unasked = a servo that rebooted
+by itself) the same way (one BULK_READ, or one READ per AX); 1.0 firmware has no Hardware Error Status register:
+the alarm bits of each status packet's error byte (input voltage, overheating, overload —
 :data:`.p1_units.ALARM_ERRORS`) are reported as the Hardware Error Status bits of the same meaning. The rest is
 the 2.0 bus's: replies of earlier transactions never taken as fresh, per-servo :class:`CommStats`, missing servos
 skipped and re-probed, goals outside the limits refused before anything is written.
@@ -38,6 +39,7 @@ from .p1_units import (
     BULK_READ_MODELS,
     HEALTH_ADDR,
     HEALTH_LEN,
+    HEALTH_VOLTAGE,
     STATE_ADDR,
     STATE_LEN,
     alarm_to_hw,
@@ -169,8 +171,9 @@ class DynamixelBus1(DynamixelBus):
 
     # --------------------------------------------------------------- health, errors, reboot equivalent
     def read_health(self) -> Health:
-        """Present Voltage and Temperature (42–43) of every active servo in one BULK_READ (MX) or one READ each (AX);
-        ``hw_error`` = the alarm bits of each reply's status error byte as Hardware Error Status bits."""
+        """Torque Enable, Present Voltage and Temperature (24–43) of every active servo in one BULK_READ (MX) or one
+        READ each (AX); ``hw_error`` = the alarm bits of each reply's status error byte as Hardware Error Status bits;
+        ``torque`` (−1 where unread) shows a servo that rebooted by itself (torque off unasked)."""
         g = self._health
         if self._asked:
             before = g.transactions
@@ -179,14 +182,16 @@ class DynamixelBus1(DynamixelBus):
         ids = tuple(self.ids)
         n = len(ids)
         volts, temp, hw = np.full(n, np.nan), np.full(n, np.nan), np.full(n, -1, dtype=np.int64)
+        torque = np.full(n, -1, dtype=np.int64)
         valid = np.zeros(n, dtype=bool)
         for k, i in enumerate(ids):
             if i not in self._asked:
                 continue
             data = g.received.get(i)
             if data is not None and not g.errors[i]:
-                volts[k] = data[0] * self.table.voltage_unit
-                temp[k] = float(data[1])
+                volts[k] = data[HEALTH_VOLTAGE] * self.table.voltage_unit
+                temp[k] = float(data[HEALTH_VOLTAGE + 1])
+                torque[k] = data[0]
                 hw[k] = alarm_to_hw(self.ph.alarms.get(i, 0))
                 valid[k] = True
             elif data is None:
@@ -197,7 +202,7 @@ class DynamixelBus1(DynamixelBus):
             if e >= 0 and e != self._hw_logged.get(i, 0):
                 (log.warning if e else log.info)("id %d alarm (status error byte): %s", i, ct.hardware_error_text(e))
                 self._hw_logged[i] = e
-        return Health(ids, volts, temp, hw, valid)
+        return Health(ids, volts, temp, hw, valid, torque)
 
     def hardware_error(self, dxl_id: int) -> int:
         """Alarm bits of one servo (a READ of Present Voltage: its status error byte) as Hardware Error Status bits."""

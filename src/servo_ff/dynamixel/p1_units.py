@@ -43,7 +43,8 @@ SLOPE_TIMES_P = 1024
 SLOPE_STEPS = (2, 4, 8, 16, 32, 64, 128)
 
 STATE_ADDR, STATE_LEN = 36, 6  # Present Position, Present Speed, Present Load (2 bytes each)
-HEALTH_ADDR, HEALTH_LEN = 42, 2  # Present Voltage, Present Temperature
+HEALTH_ADDR, HEALTH_LEN = 24, 20  # Torque Enable (24) … Present Voltage (42), Present Temperature (43)
+HEALTH_VOLTAGE = 42 - HEALTH_ADDR  # offset of Present Voltage in the health block (Torque Enable at 0)
 _STATE = struct.Struct("<hii")  # the 2.0 bus's STATE_DTYPE record: current/load (i2), velocity (i4), position (i4)
 
 

@@ -184,6 +184,21 @@ class VirtualBus1(VirtualBus):
     def reboot(self, k: int) -> None:
         raise NotImplementedError("Protocol 1.0 MX/AX firmware has no REBOOT instruction")
 
+    def brown_out(self, dxl_id: int) -> None:
+        """``dxl_id`` restarts by itself (a supply brown-out): the RAM area (from Torque Enable, 24) back to its
+        defaults (torque off, P gain / compliance, torque limit), alarms cleared, goal = present position; the
+        EEPROM (ID, return delay, limits) is kept."""
+        with self._lock:
+            k = self._k(dxl_id)
+            ram = self.table.item("Torque Enable").address
+            self.regs.mem[k, ram:] = np.frombuffer(self.table.defaults(dxl_id), dtype=np.uint8)[ram:]
+            self.regs.registered.pop(k, None)
+            self.alarm[k] = 0
+            self.servos.bank.reboot([k])
+            self.regs.set("Goal Position", int(self.table.rad_to_position(self.servos.bank.theta[k])), [k])
+            self.servos.inputs()
+            self._publish(self.servos.bank.supply_voltage)
+
     # ------------------------------------------------------------------ packet handling
     def answers(self, k: int, inst: int) -> bool:
         """Status Return Level (16): 0 → PING only, 1 → PING and READ (BULK_READ), 2 → all."""

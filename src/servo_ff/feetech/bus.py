@@ -9,8 +9,9 @@ calls; the parameter block is built with numpy):
   one SYNC_WRITE (0x83) of Goal Position (42, 2 bytes). With ``p_gain=True`` the P gains (Position P Gain, the P
   coefficient at 21, one byte, not contiguous with the goal) are sent in one more sync write only in the cycles
   where they change: 2 transactions per cycle, 3 when the gains change.
-* ``read_health()`` — the slower read: Present Input Voltage, Present Temperature and the Status register (62–65)
-  in one sync read; ``hw_error`` in the Hardware Error Status layout (:mod:`.status`).
+* ``read_health()`` — the slower read: Torque Enable … Present Input Voltage, Present Temperature and the Status
+  register (40–65) in one sync read; ``hw_error`` in the Hardware Error Status layout (:mod:`.status`), ``torque``
+  (a servo that rebooted by itself, e.g. a brown-out, reads torque off unasked).
 * Status bits also arrive in the error byte of every reply: recorded per servo (``status_bits``) and logged when
   they change; an STS reply with status bits set still carries valid data.
 * ``ping``/``scan``/``connect``/``setup``/``torque``/``reboot`` (the STS has none: torque off, goal = present),
@@ -43,7 +44,8 @@ from .transactions import StsTransactions
 log = logging.getLogger(__name__)
 
 STATE_ADDR, STATE_LEN = 56, 6  # Present Position (2), Present Velocity (2), Present Load (2)
-HEALTH_ADDR, HEALTH_LEN = 62, 4  # Present Input Voltage, Present Temperature, (64), Status
+HEALTH_ADDR, HEALTH_LEN = 40, 26  # Torque Enable (40) … Present Input Voltage (62), Temperature, (64), Status
+HEALTH_VOLTAGE = 62 - HEALTH_ADDR  # offset of Present Input Voltage in the health block (Torque Enable at 0)
 GOAL_ADDR, P_GAIN_ADDR = 42, 21
 STATE_DTYPE = np.dtype([("position", "<i8"), ("velocity", "<i8"), ("load", "<i8")])
 #: bits a single-turn STS never sets in Present Position (0..4095), Present Velocity (sign 15, |v| < 4096 counts/s)
@@ -190,8 +192,8 @@ class FeetechBus(SyncReadBus, StsTransactions):
         self._sync_write(GOAL_ADDR, block)
 
     def read_health(self) -> Health:
-        """Input voltage, temperature and the Status register of every active servo in one sync read (62–65);
-        ``hw_error`` = Status | the reply's status byte, in the Hardware Error Status layout."""
+        """Torque Enable, input voltage, temperature and the Status register of every active servo in one sync read
+        (40–65); ``hw_error`` = Status | the reply's status byte, in the Hardware Error Status layout."""
         g = self._health
         if self._asked:
             g.txRxPacket()
@@ -217,16 +219,18 @@ class FeetechBus(SyncReadBus, StsTransactions):
                 st = self.stats[i]
                 why = failed.get(i, "timeouts")
                 setattr(st, why, getattr(st, why) + 1)
-        bits = np.where(valid, raw[:, 3].astype(np.int64) | err, -1)
+        v = HEALTH_VOLTAGE
+        bits = np.where(valid, raw[:, v + 3].astype(np.int64) | err, -1)
         for i, b in zip(ids, bits.tolist()):
             if b >= 0 and b != self.status_bits.get(i, 0):
                 self._note_status(i, b)
         return Health(
             ids,
-            np.where(valid, raw[:, 0] * self.table.voltage_unit, np.nan),
-            np.where(valid, raw[:, 1].astype(float), np.nan),
+            np.where(valid, raw[:, v] * self.table.voltage_unit, np.nan),
+            np.where(valid, raw[:, v + 1].astype(float), np.nan),
             np.where(valid, status.to_hw_error(np.maximum(bits, 0)), -1),
             valid,
+            np.where(valid, raw[:, 0].astype(np.int64), -1),
         )
 
     def stats_summary(self) -> str:

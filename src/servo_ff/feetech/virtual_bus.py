@@ -12,7 +12,8 @@ injection, thermal model, clock, truth record, introspection) with the STS parts
   over-current and overload stay latched until Torque Enable is written 0 (the STS has no REBOOT);
 * Status Return Level (8): 0 → only PING and READ / SYNC_READ are answered, 1 → every instruction; Return Delay
   Time (7, 2 µs) before each reply;
-* :meth:`StsVirtualBus.power_cycle` restores the EPROM kept with Lock = 0 and the SRAM defaults.
+* :meth:`StsVirtualBus.power_cycle` restores the EPROM kept with Lock = 0 and the SRAM defaults (``brown_out(id)``,
+  a servo that restarts by itself, is the same).
 
 ``sts3250`` (no identified parameters): the STS3215 parameters under the sts3250 law (12 V) unless ``params``.
 """

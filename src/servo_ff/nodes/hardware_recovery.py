@@ -6,9 +6,11 @@
   /diagnostics), PINGed once per ``reconnect_period`` and joins at its fresh reading when it answers.
 * A servo that rebooted without a request (brown-out: RAM back at defaults) is detected by the health read: its
   indirect map reads back its default (the ID byte of the health block is not its id), or its torque is off while
-  torque is wanted and no hardware error explains it. Its set-up (torque off, return delay, indirect addresses,
-  position-limit check) is written again, it is read afresh, holds that reading (P gain and goal written), and only
-  then gets torque back. /diagnostics says so (WARN for ``REBOOT_NOTE_S``, ``unrequested_reboots`` counted).
+  torque is wanted and no hardware error explains it (Protocol 1.0 and STS have no indirect map: their health read
+  spans Torque Enable, so only the second sign applies; their set-up clears the bus's cache of the P gain sent). Its
+  set-up (torque off, return delay, indirect addresses, position-limit check) is written again, it is read afresh,
+  holds that reading (P gain and goal written), and only then gets torque back. /diagnostics says so (WARN for
+  ``REBOOT_NOTE_S``, ``unrequested_reboots`` counted).
 
 A mixin of :class:`~.hardware_node.HardwareNode` (uses its bus, readings and gate).
 """
