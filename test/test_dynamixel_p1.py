@@ -254,11 +254,12 @@ def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
                 with pytest.raises(GoalRejected):
                     bus.cycle([0.0, bad], [32, 32])
             assert vb.stats.instructions.get("SYNC_WRITE", 0) == writes  # nothing written
-            for _ in range(100):
-                s = bus.cycle([0.4, -0.3], [40, 24])
+            cycles, s = 0, None  # at least 100 cycles, then until the servos (real-time physics) arrive
+            while cycles < 100 or (cycles < 5000 and not np.allclose(s.position, [0.4, -0.3], atol=0.02)):
+                s, cycles = bus.cycle([0.4, -0.3], [40, 24]), cycles + 1
             np.testing.assert_allclose(s.position, [0.4, -0.3], atol=0.02)
             np.testing.assert_allclose(vb.p[:, P_KP], [40, 24])
-            wait_for(lambda: vb.stats.instructions["SYNC_WRITE"] - writes == 101)  # gains once, goals each cycle
+            wait_for(lambda: vb.stats.instructions["SYNC_WRITE"] - writes == cycles + 1)  # gains once, goals each cycle
             with pytest.raises(ValueError, match="p_gains"):
                 bus.cycle([0.0, 0.0], [300, 32])  # beyond the 0..254 register
             vb.inject_overload(2)
@@ -268,7 +269,8 @@ def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
             assert vb.regs.get("Torque Enable").tolist() == [1, 0]  # Shutdown (18) = 36 includes overload
             bus.reboot(2)
             assert bus.hardware_error(2) == 0 and bus.read_health().hw_error.tolist() == [0, 0]
-            assert bus.read_item(2, "Goal Position") == bus.read_item(2, "Present Position")
+            # goal = the position read at the reboot; two reads later the free servo may be a count further
+            assert abs(bus.read_item(2, "Goal Position") - bus.read_item(2, "Present Position")) <= 1
             bus.torque(True)
             vb.brown_out(1)  # restarts by itself: RAM from 24 at defaults, torque off, no alarm
             h = bus.read_health()
