@@ -117,7 +117,8 @@ class StsPortHandler(SelectPort, scs.PortHandler):
     def _resync(self) -> bool:
         """Send one marker and wait (up to ``late_horizon_s``) for its reply; everything before it is late. True:
         every earlier instruction has been answered (or its reply lost): the next reply is the next instruction's."""
-        ids = sorted(self.stats) if self.stats else [1]
+        stats = self.stats or {}
+        ids = sorted(i for i, st in stats.items() if not st.skipping) or sorted(stats) or [1]  # answering ones first
         k = self.resyncs
         self.resyncs += 1
         sid, n = ids[k % len(ids)], MARKER_LENGTHS[k % len(MARKER_LENGTHS)]
