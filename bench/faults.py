@@ -386,6 +386,10 @@ def run(proto: Proto, cycles: int, n: int, seed: int) -> Result:
             f"{bus.port.ledger.peak} / {bus.port.ledger.overflow}",
         ),
         ("sync reads not written (port full)", f"{bus.port.counters.tx_failures}"),
+        (
+            "resyncs after a stall (marker not answered)",
+            f"{getattr(bus.port, 'resyncs', '-')} ({getattr(bus.port, 'resync_failures', '-')})",
+        ),
         ("load average at the end (1 min) / cores", f"{os.getloadavg()[0]:.2f} / {os.cpu_count()}"),
     ]
     w = max(len(r[0]) for r in rows)
