@@ -3,7 +3,7 @@
 * the four identification trajectories of Duclusaud et al. (Extended Friction Models) §V-A:
   :func:`accelerated_oscillations`,
   :func:`sub_oscillations`, :func:`raise_and_lower`, :func:`lift_and_drop` (which also releases the torque);
-* a seed-002-style reference (§5.1, Fig. 2): walking-like sines, then a fast sine and kick segments —
+* a Schwarz & Behnke-style reference (§5.1, Fig. 2): walking-like sines, then a fast sine and kick segments —
   :func:`schwarz_behnke_reference`.
 
 Every function returns a :class:`Trajectory`; ``torque_enable`` is 1 except where a trajectory releases the

@@ -10,7 +10,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "record-sim",
         help="write synthetic pendulum-bench logs simulated with a parameter set",
-        description="Simulate the four seed-004 identification trajectories over a grid of masses, "
+        description="Simulate the four Duclusaud et al. identification trajectories over a grid of masses, "
         "lengths and P gains (Duclusaud et al. Table I) and write one log per run.",
     )
     p.add_argument("--servo", default="mx106", help="preset servo (mx64, mx106, xl320, xl330, sts3215, mx28, mg995)")

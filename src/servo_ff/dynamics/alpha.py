@@ -151,7 +151,7 @@ def save_alpha(table: AlphaTable, path: str | Path, info: Mapping[str, Any] | No
 
 
 def alpha_table_from_actuator(params: ActuatorParams, joint_names: Sequence[str]) -> AlphaTable:
-    """Every joint gets the α̂ implied by one seed-004 parameter set (``alpha_hat_from_actuator``, with α̂4 from
+    """Every joint gets the α̂ implied by one Duclusaud et al. parameter set (``alpha_hat_from_actuator``, with α̂4 from
     the armature) and its Stribeck shape (q̇_s = ``dtheta_stribeck``, δ = ``alpha``; 002 defaults for M1/M3)."""
     a = alpha_hat_from_actuator(params, with_inertia=True)
     dq_s, delta = stribeck_shape_from_actuator(params)

@@ -1,6 +1,6 @@
 """Datasheet figures as a prior on kt and R in simulation-MAE identification.
 
-A fit on slow logs cannot see back-EMF: kt (torque per amp and back-EMF per rad/s in one constant, seed 004
+A fit on slow logs cannot see back-EMF: kt (torque per amp and back-EMF per rad/s in one constant, Duclusaud et al.
 Eq. 13) drifts until the simulated servo is too slow for a faster trajectory. The vendor's stall torque τ_s and
 no-load speed ω_0 at a rated voltage V pin the DC-motor law: ω_0 = V/kt and τ_s = kt·V/R (Maximo et al.,
 *Modeling of a Position Servo Used in Robotics Applications*, Eq. 1–13: the motor constants from the

@@ -1,4 +1,4 @@
-"""Synthetic bench logs: the four seed-004 trajectories over a grid of pendulum masses, lengths and P gains
+"""Synthetic bench logs: the four Duclusaud et al. trajectories over a grid of pendulum masses, lengths and P gains
 (Duclusaud et al. Table I), simulated with any parameter set in ONE batched rollout, with optional measurement noise and
 encoder quantisation (4096 counts/rev on Dynamixel MX)."""
 

@@ -115,7 +115,7 @@ def _explain_bad_input(**args) -> None:
 
 
 def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) -> np.ndarray:
-    """α̂ of Eq. 19 implied by a seed-004 parameter set under its firmware voltage law.
+    """α̂ of Eq. 19 implied by a Duclusaud et al. parameter set under its firmware voltage law.
 
     From τ_m = kt/R·U − kt²/R·q̇ (Duclusaud et al. Eq. 13) and τ_m = τ_o + friction: U = R/kt·τ_o + (kt + R/kt·K_v)·q̇
     + R/kt·K_c·sgn(q̇)(1−β) + R/kt·(K_c + K_c^s)·sgn(q̇)β; the firmware maps U = U_bat·error_gain·k_P·(q_d − q),
@@ -147,7 +147,7 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
 
 
 def stribeck_shape_from_actuator(params: ActuatorParams) -> tuple[float, float]:
-    """(q̇_s, δ) of Eq. 9 matching a seed-004 parameter set: its ``dtheta_stribeck`` and ``alpha`` (M2, M4–M6),
+    """(q̇_s, δ) of Eq. 9 matching a Duclusaud et al. parameter set: its ``dtheta_stribeck`` and ``alpha`` (M2, M4–M6),
     or Schwarz & Behnke's defaults for models without a Stribeck term."""
     f = params.friction
     return float(f.get("dtheta_stribeck", DEFAULT_DQ_S)), float(f.get("alpha", DEFAULT_DELTA))

@@ -155,7 +155,7 @@ def run_demo(
         wait_for(lambda: ilc.latest is not None, 20.0, "joint states at the ILC node")
 
         log(
-            f"2. ILC on {joint}: seed-002 reference around {offset:g} rad, P gain {kp_low:g}, "
+            f"2. ILC on {joint}: Schwarz & Behnke reference around {offset:g} rad, P gain {kp_low:g}, "
             f"up to {iterations} iteration(s) (servo_ilc_node)"
         )
         ok, msg = ilc.start()
@@ -274,7 +274,7 @@ def plot_runs(runs: list[TrackingRun], path: Path) -> Path:
     ax2.set_xlabel("time [s]")
     ax1.legend(loc="upper right", fontsize=8)
     ax2.legend(loc="upper right", fontsize=8)
-    ax1.set_title("Simulated MX-64 (M4) + 0.5 kg pendulum: seed-002 reference through servo_ff's ROS nodes")
+    ax1.set_title("Simulated MX-64 (M4) + 0.5 kg pendulum: Schwarz & Behnke reference through servo_ff's ROS nodes")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
