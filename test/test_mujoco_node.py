@@ -140,7 +140,6 @@ def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
     pub.publish(JointState(name=["r_elbow"], velocity=[0.0], effort=[0.0]))
     wait_for(lambda: sim.servos.p[row, P_GVMAX] == np.inf, 10.0, "the limits lifted")
     assert sim.servos.p[row, P_IMAX] == own
-    probe.destroy_publisher(pub)
 
 
 def test_goals_gains_torque_and_diagnostics(ros):

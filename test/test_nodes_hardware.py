@@ -100,7 +100,6 @@ def test_joint_command_velocity_and_effort_write_the_limit_registers(ros):
     cmd.publish(JointState(name=["shoulder"], velocity=[0.0]))  # 0: no limit; no position: the goal stays
     wait_for(lambda: bus.regs.get("Profile Velocity")[0] == 0, 10.0, "limit cleared")
     np.testing.assert_allclose(bus.goal, [0.2, -0.1], atol=1e-3)
-    client.destroy_publisher(cmd)
 
 
 def test_diagnostics_per_servo(ros):
@@ -196,7 +195,6 @@ def test_disconnect_reports_error_and_reconnects(ros):
     cmd.publish(JointState(name=["elbow"], velocity=[0.5]))  # a velocity limit, restored after reconnection
     raw = round(0.5 / ct.RAD_S_PER_VELOCITY_UNIT)
     wait_for(lambda: vbus["bus"].regs.get("Profile Velocity")[1] == raw, 10.0, "Profile Velocity written")
-    client.destroy_publisher(cmd)
     vbus["bus"].stop()  # adapter unplugged: the pty disappears
     wait_for(lambda: not node.connected, 10.0, "disconnect detection")
     n = len(diags)

@@ -88,7 +88,6 @@ def test_joint_command_velocity_and_effort_write_goal_velocity_and_torque_limit(
         10.0,
         "limits cleared",
     )
-    client.destroy_publisher(cmd)
 
 
 def test_overload_reported_and_cleared_by_reboot(ros):
