@@ -269,8 +269,9 @@ def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
             assert vb.regs.get("Torque Enable").tolist() == [1, 0]  # Shutdown (18) = 36 includes overload
             bus.reboot(2)
             assert bus.hardware_error(2) == 0 and bus.read_health().hw_error.tolist() == [0, 0]
-            # goal = the position read at the reboot; two reads later the free servo may be a count further
-            assert abs(bus.read_item(2, "Goal Position") - bus.read_item(2, "Present Position")) <= 1
+            # goal = the position read at the reboot; the servo is free (torque cut by the overload) and still
+            # settling, so two reads later it may be a few counts further (2 seen in CI; 5 counts = 0.44°)
+            assert abs(bus.read_item(2, "Goal Position") - bus.read_item(2, "Present Position")) <= 5
             bus.torque(True)
             vb.brown_out(1)  # restarts by itself: RAM from 24 at defaults, torque off, no alarm
             h = bus.read_health()
