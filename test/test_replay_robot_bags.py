@@ -80,25 +80,9 @@ class Bag:
         self.put(topic, "std_msgs/msg/Float64MultiArray", ns, msg)
 
     def supply(self, topic: str, ns: int, volts: float) -> None:
-        nan = float("nan")
-        msg = self.T["sensor_msgs/msg/BatteryState"](
-            header=self.header(ns),
-            voltage=volts,
-            temperature=nan,
-            current=nan,
-            charge=nan,
-            capacity=nan,
-            design_capacity=nan,
-            percentage=nan,
-            power_supply_status=0,
-            power_supply_health=0,
-            power_supply_technology=0,
-            present=True,
-            cell_voltage=np.array([], np.float32),
-            cell_temperature=np.array([], np.float32),
-            location="",
-            serial_number="",
-        )
+        from servo_ff.io.rosbag_write import _battery  # the BatteryState the project's bag writer records
+
+        msg = _battery(self.T, self.header(ns), volts)
         self.put(topic, "sensor_msgs/msg/BatteryState", ns, msg)
 
     def trajectory(
