@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..models.friction_models import MODEL_NAMES
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -27,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("logs", nargs="+", help="log files or directories (bam .json, .csv, rosbag2)")
     p.add_argument("--out", required=True, help="output directory for <model>.json/.yaml, summary.json, plot")
-    p.add_argument("--models", nargs="+", default=["m1", "m2", "m3", "m4", "m5", "m6"])
+    p.add_argument("--models", nargs="+", default=list(MODEL_NAMES), help="friction models to fit (default: all)")
     p.add_argument(
         "--servo",
         dest="actuator",
@@ -249,7 +251,6 @@ def run(args: argparse.Namespace) -> int:
     from ..identification.simulation_fit import check_split, identify_models
     from ..io.atomic import atomic_path, atomic_write_text
     from ..io.logs import read_logs
-    from ..models.params import MODEL_NAMES
 
     for flag, v, least in (
         ("--max-evals", args.max_evals, 1),

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 
+from ..models.friction_models import MODEL_NAMES
 from ._params import add_firmware_argument
 
 
@@ -225,7 +226,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--model",
         default="m4",
-        choices=("m1", "m2", "m3", "m4", "m5", "m6"),
+        choices=MODEL_NAMES,
         help="friction model of the servo's published parameter file",
     )
     p.add_argument("--params", help="actuator parameter file (json/yaml) instead of the preset")

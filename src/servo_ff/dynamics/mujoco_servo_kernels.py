@@ -8,11 +8,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from ..models import scalar
+from ..models import scalar, slots
 from ..models.friction import friction_budget
 from ..models.kernels import HAVE_NUMBA, numba
 from ..models.motor import firmware_torque, goal_slew
-from ..models.params import P_GVMAX, P_KT, P_KV, P_R
 
 _FRICTION_DOF = int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
 
@@ -40,14 +39,14 @@ def pre_step_py(
     theta, dtheta = qpos[qadr], qvel[dadr]
     if res > 0.0:
         theta = np.round(theta / res) * res
-    target[:] = goal_slew(target, goal, p[:, P_GVMAX], dt)
+    target[:] = goal_slew(target, goal, p[:, slots.GVMAX], dt)
     tau_m, volts = firmware_torque(p, theta, dtheta, target)
     tau_m, volts = tau_m * enable, volts * enable
     qfrc[dadr] = tau_m
     budget = friction_budget(p, tau_m, tau_ext, dtheta)
-    frictionloss[dadr] = np.maximum(budget - p[:, P_KV] * np.abs(dtheta), 0.0)
+    frictionloss[dadr] = np.maximum(budget - p[:, slots.KV] * np.abs(dtheta), 0.0)
     tau_m_out[:], volts_out[:] = tau_m, volts
-    power = volts * (volts - p[:, P_KT] * dtheta) / p[:, P_R]
+    power = volts * (volts - p[:, slots.KT] * dtheta) / p[:, slots.R]
     energy += power * dt
     drawn += np.maximum(power, 0.0) * dt
 
@@ -88,17 +87,17 @@ def _build_kernels():
             theta, dtheta = qpos[qadr[j]], qvel[dadr[j]]
             if res > 0.0:
                 theta = np.round(theta / res) * res
-            lim = p[j, P_GVMAX] * dt
+            lim = p[j, slots.GVMAX] * dt
             target[j] = min(max(goal[j], target[j] - lim), target[j] + lim)
             tau_m, volts = firmware_1(p[j], theta, dtheta, target[j])
             tau_m *= enable[j]
             volts *= enable[j]
             qfrc[dadr[j]] = tau_m
             budget = budget_1(p[j], tau_m, tau_ext[j], dtheta)
-            frictionloss[dadr[j]] = max(budget - p[j, P_KV] * abs(dtheta), 0.0)
+            frictionloss[dadr[j]] = max(budget - p[j, slots.KV] * abs(dtheta), 0.0)
             tau_m_out[j] = tau_m
             volts_out[j] = volts
-            power = volts * (volts - p[j, P_KT] * dtheta) / p[j, P_R]
+            power = volts * (volts - p[j, slots.KT] * dtheta) / p[j, slots.R]
             energy[j] += power * dt
             drawn[j] += max(power, 0.0) * dt
 

@@ -41,8 +41,8 @@ import mujoco
 import numpy as np
 
 from ..errors import ServoFFError
+from ..models import slots
 from ..models.kernels import HAVE_NUMBA
-from ..models.params import P_ARM, P_KP, P_KV
 from .mujoco_model import SimModel, SimModelError, build_model
 from .mujoco_sensors import ImuReading, Odometry, foot_forces, free_joint_odometry, imu_reading, support_coefficient
 from .mujoco_servo_kernels import KERNELS, post_step_py, pre_step_py
@@ -147,13 +147,13 @@ class MujocoServos:
             js = servos.joints[name]
             row = js.params.packed()
             if js.kp is not None:
-                row[P_KP] = js.kp
+                row[slots.KP] = js.kp
             rows.append(row)
         self.p = np.ascontiguousarray(rows, dtype=float).reshape(len(rows), -1)
         self.params = {n: servos.joints[n].params for n in self.joint_names}
         self.disabled_actuators = switch_off_actuators(m, self.joint_names)
-        m.dof_armature[self.dadr] = self.p[:, P_ARM]
-        m.dof_damping[self.dadr] = self.p[:, P_KV]
+        m.dof_armature[self.dadr] = self.p[:, slots.ARM]
+        m.dof_damping[self.dadr] = self.p[:, slots.KV]
         self.dof_servo = np.full(m.nv, -1, dtype=np.int64)
         self.dof_servo[self.dadr] = np.arange(len(self.dadr))
         if backend not in ("auto", "numba", "numpy"):
@@ -251,7 +251,7 @@ class MujocoServos:
         k = self._per_joint("kp", kp)
         if (k < 0).any():
             raise ValueError("kp must be >= 0")
-        self.p[:, P_KP] = k
+        self.p[:, slots.KP] = k
 
     def set_enable(self, enable) -> None:
         """Torque enable per joint (1 on, 0 the H-bridge released: no motor torque, friction stays)."""

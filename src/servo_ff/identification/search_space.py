@@ -10,56 +10,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..models.params import (
-    MODEL_FRICTION_KEYS,
-    MODEL_NAMES,
-    P_ALPHA,
-    P_ARM,
-    P_EGAIN,
-    P_GVMAX,
-    P_KC,
-    P_KCS,
-    P_KE,
-    P_KEQ,
-    P_KES,
-    P_KM,
-    P_KMQ,
-    P_KMS,
-    P_KP,
-    P_KT,
-    P_KV,
-    P_QOFF,
-    P_R,
-    P_VIN,
-    P_VS,
-    ActuatorParams,
-    FirmwareLaw,
-    ParameterError,
-)
+from ..models import slots
+from ..models.friction_models import FRICTION_KEYS, KEY_SLOTS, MODELS
+from ..models.params import MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
 from .servo_log import LogBatch
 
-#: Packed indices each searched key writes (M3/M4's symmetric load terms fill the motor and external slots).
-KEY_INDICES: dict[str, tuple[int, ...]] = {
-    "kt": (P_KT,),
-    "R": (P_R,),
-    "armature": (P_ARM,),
-    "q_offset": (P_QOFF,),
-    "friction_base": (P_KC,),
-    "friction_viscous": (P_KV,),
-    "friction_stribeck": (P_KCS,),
-    "load_friction_base": (P_KM, P_KE),
-    "load_friction_stribeck": (P_KMS, P_KES),
-    "load_friction_motor": (P_KM,),
-    "load_friction_external": (P_KE,),
-    "load_friction_motor_stribeck": (P_KMS,),
-    "load_friction_external_stribeck": (P_KES,),
-    "load_friction_motor_quad": (P_KMQ,),
-    "load_friction_external_quad": (P_KEQ,),
-    "dtheta_stribeck": (P_VS,),
-    "alpha": (P_ALPHA,),
-    "error_gain": (P_EGAIN,),
-    "goal_velocity_limit": (P_GVMAX,),
-}
+#: Packed indices each searched key writes (the registry's; M3/M4's symmetric load terms fill two slots).
+KEY_INDICES: dict[str, tuple[int, ...]] = KEY_SLOTS
 #: Firmware constants fitted where the firmware has a target-velocity clamp (Feetech STS; bam's
 #: STS3215Actuator fits ``error_gain_ratio`` in [0.1, 10] and ``max_velocity`` in [0.1, 10] × the default):
 #: key → (low, high) as factors of the firmware row's value.
@@ -69,34 +26,11 @@ FIRMWARE_KEYS_SOURCE = (
 )
 
 _BAM = "Rhoban/bam @1b5a1ce"
-#: Friction search bounds, key → (low, high, source), shared by every actuator. bam's values are those of
-#: ``bam/model.py`` (Model.set_actuator: max_friction_base 0.2, max_load_friction 0.5, viscous 1.0).
-FRICTION_BOUNDS: dict[str, tuple[float, float, str]] = {
-    "friction_base": (0.0, 0.2, f"{_BAM} bam/model.py"),
-    "friction_stribeck": (0.0, 0.2, f"{_BAM} bam/model.py"),
-    "friction_viscous": (0.0, 1.0, f"{_BAM} bam/model.py"),
-    "load_friction_base": (0.0, 0.5, f"{_BAM} bam/model.py (max_load_friction; XL320: 1.0)"),
-    "load_friction_motor": (0.0, 0.5, f"{_BAM} bam/model.py (max_load_friction; XL320: 1.0)"),
-    "load_friction_external": (0.0, 0.5, f"{_BAM} bam/model.py (max_load_friction; XL320: 1.0)"),
-    "load_friction_stribeck": (0.0, 1.0, f"{_BAM} bam/model.py"),
-    "load_friction_motor_stribeck": (0.0, 1.0, f"{_BAM} bam/model.py"),
-    "load_friction_external_stribeck": (0.0, 1.0, f"{_BAM} bam/model.py"),
-    "load_friction_motor_quad": (0.0, 0.01, f"{_BAM} bam/model.py"),
-    "load_friction_external_quad": (0.0, 0.01, f"{_BAM} bam/model.py"),
-    "dtheta_stribeck": (
-        0.01,
-        5.0,
-        f"wider than {_BAM} bam/model.py (0.1, 3.0): bam's published xl330 m2 (4.17) and m5 (3.19) files lie above it",
-    ),
-    "alpha": (
-        0.5,
-        10.0,
-        f"wider than {_BAM} bam/model.py (1.0, 10.0): bam's published mx64 m6 (0.84) and "
-        "xl330 m4 (0.76) files lie below it",
-    ),
-}
+#: Friction search bounds, key → (low, high, source), shared by every actuator: the registry's
+#: (:data:`servo_ff.models.friction_models.FRICTION_KEYS`, bam's ``Model.set_actuator`` unless stated).
+FRICTION_BOUNDS: dict[str, tuple[float, float, str]] = {k: (f.lo, f.hi, f.source) for k, f in FRICTION_KEYS.items()}
 #: Load-dependent friction keys whose upper bound is the actuator's ``max_load_friction``.
-LOAD_FRICTION_KEYS = ("load_friction_base", "load_friction_motor", "load_friction_external")
+LOAD_FRICTION_KEYS = tuple(k for k, f in FRICTION_KEYS.items() if f.load_bound)
 #: bam/model.py: Model.set_actuator creates q_offset = Parameter(0, -0.1, 0.1) for every actuator [rad].
 BAM_Q_OFFSET_BOUNDS = (-0.1, 0.1)
 #: Actuators without a row are searched in [ref/factor, ref·factor] around a reference parameter set.
@@ -206,9 +140,9 @@ def search_space(
     row = bounds_row(actuator, reference)
     kt, r = (prior.kt_range(), prior.R_range()) if prior is not None else (row.kt, row.R)
     out = [("kt", *kt), ("R", *r), ("armature", *row.armature)]
-    for k in MODEL_FRICTION_KEYS[model]:
-        lo, hi, _ = FRICTION_BOUNDS[k]
-        if k in LOAD_FRICTION_KEYS:
+    for k in MODELS[model].keys:
+        lo, hi = FRICTION_KEYS[k].lo, FRICTION_KEYS[k].hi
+        if FRICTION_KEYS[k].load_bound:
             hi = row.max_load_friction
         if reference is not None and k in reference.friction and reference.friction[k] > hi:
             hi = 2 * reference.friction[k]
@@ -257,6 +191,6 @@ def pack_candidates(base: np.ndarray, keys: Sequence[str], values: np.ndarray, b
     for j, key in enumerate(keys):
         for idx in KEY_INDICES[key]:
             p[:, :, idx] = values[:, j, None]
-    p[:, :, P_KP] = batch.kp
-    p[:, :, P_VIN] = batch.vin
+    p[:, :, slots.KP] = batch.kp
+    p[:, :, slots.VIN] = batch.vin
     return p

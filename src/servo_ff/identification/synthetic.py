@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..models.params import P_KP, P_VIN, ActuatorParams
+from ..models import slots
+from ..models.params import ActuatorParams
 from ..models.stepper import PendulumLoad, rollout
 from ..trajectories import IDENTIFICATION_TRAJECTORIES, Trajectory, trajectory
 from .servo_log import DEFAULT_DT, ServoLog
@@ -73,8 +74,8 @@ def simulate_logs(
     goals = np.stack([trajs[g["trajectory"]].q for g in grid], axis=1)  # (T, L)
     enable = np.stack([trajs[g["trajectory"]].torque_enable for g in grid], axis=1)
     packed = np.tile(params.packed(), (len(grid), 1))
-    packed[:, P_KP] = [g["kp"] for g in grid]
-    packed[:, P_VIN] = vin
+    packed[:, slots.KP] = [g["kp"] for g in grid]
+    packed[:, slots.VIN] = vin
     load = PendulumLoad(
         mass=np.array([g["mass"] for g in grid], float),
         length=np.array([g["length"] for g in grid], float),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .params import P_ALPHA, P_KC, P_KCS, P_KE, P_KEQ, P_KES, P_KM, P_KMQ, P_KMS, P_KV, P_VS
+from . import slots
 
 
 def stribeck_weight(dtheta: np.ndarray, v_s: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -23,7 +23,7 @@ def quadratic_load_term(p: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray) -> 
     oppose (as in bam, whose M6 parameter files assume it)."""
     opposed = np.sign(tau_m) != np.sign(tau_e)
     am, ae = np.abs(tau_m), np.abs(tau_e)
-    q = np.where(am > ae, p[..., P_KEQ] * tau_e**2, np.where(am < ae, p[..., P_KMQ] * tau_m**2, 0.0))
+    q = np.where(am > ae, p[..., slots.KEQ] * tau_e**2, np.where(am < ae, p[..., slots.KMQ] * tau_m**2, 0.0))
     return np.where(opposed, q, 0.0)
 
 
@@ -33,11 +33,17 @@ def friction_budget(p: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray, dtheta:
     M1 (Eq. 3): only K_c, K_v. M2 (Eq. 6): + K_c^s. M3 (Eq. 7): K_m = K_e = K_l.
     M4 (Eq. 8): + K_m^s = K_e^s = K_l^s. M5 (Eq. 9): directional. M6: + Q.
     """
-    budget = p[..., P_KC] + p[..., P_KV] * np.abs(dtheta) + np.abs(p[..., P_KM] * tau_m - p[..., P_KE] * tau_e)
-    static = (
-        p[..., P_KCS] + np.abs(p[..., P_KMS] * tau_m - p[..., P_KES] * tau_e) + quadratic_load_term(p, tau_m, tau_e)
+    budget = (
+        p[..., slots.KC]
+        + p[..., slots.KV] * np.abs(dtheta)
+        + np.abs(p[..., slots.KM] * tau_m - p[..., slots.KE] * tau_e)
     )
-    return budget + stribeck_weight(dtheta, p[..., P_VS], p[..., P_ALPHA]) * static
+    static = (
+        p[..., slots.KCS]
+        + np.abs(p[..., slots.KMS] * tau_m - p[..., slots.KES] * tau_e)
+        + quadratic_load_term(p, tau_m, tau_e)
+    )
+    return budget + stribeck_weight(dtheta, p[..., slots.VS], p[..., slots.ALPHA]) * static
 
 
 def stopping_torque(

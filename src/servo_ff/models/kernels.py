@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import scalar
+from . import scalar, slots
 from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
     LANES,
     N_ROWS,
@@ -57,30 +57,6 @@ from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
     R_VS,
     SIMD_CHUNK,
     S,
-)
-from .params import (
-    P_ALPHA,
-    P_ARM,
-    P_EGAIN,
-    P_IMAX,
-    P_KC,
-    P_KCS,
-    P_KE,
-    P_KEQ,
-    P_KES,
-    P_KM,
-    P_KMQ,
-    P_KMS,
-    P_KP,
-    P_KT,
-    P_KV,
-    P_LAW,
-    P_MAXPWM,
-    P_QOFF,
-    P_R,
-    P_VIN,
-    P_VMAX,
-    P_VS,
 )
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
@@ -214,13 +190,13 @@ def _build():
         Stribeck ratio, as the reference)."""
         for e in range(mp):
             i = lo + (e if e < m else 0)
-            kt, r, vin, imax = P[P_KT, i], P[P_R, i], P[P_VIN, i], P[P_IMAX, i]
-            voltage = P[P_LAW, i] == 0.0
-            j = inertia[i] + P[P_ARM, i]
-            w[R_KPE * S + e] = P[P_KP, i] * P[P_EGAIN, i]
-            w[R_MAXPWM * S + e] = P[P_MAXPWM, i]
+            kt, r, vin, imax = P[slots.KT, i], P[slots.R, i], P[slots.VIN, i], P[slots.IMAX, i]
+            voltage = P[slots.LAW, i] == 0.0
+            j = inertia[i] + P[slots.ARM, i]
+            w[R_KPE * S + e] = P[slots.KP, i] * P[slots.EGAIN, i]
+            w[R_MAXPWM * S + e] = P[slots.MAXPWM, i]
             w[R_VIN * S + e] = vin
-            w[R_UMAX * S + e] = vin * P[P_MAXPWM, i]
+            w[R_UMAX * S + e] = vin * P[slots.MAXPWM, i]
             w[R_KT * S + e] = kt
             w[R_R * S + e] = r
             w[R_INVR * S + e] = 1.0 / r
@@ -233,19 +209,19 @@ def _build():
             w[R_JDT * S + e] = j / dt
             w[R_INVJ * S + e] = 1.0 / j
             w[R_GRAV * S + e] = gravity[i]
-            w[R_QOFF * S + e] = P[P_QOFF, i]
-            w[R_VS * S + e] = P[P_VS, i]
-            w[R_ALPHA * S + e] = P[P_ALPHA, i]
-            w[R_VMAX * S + e] = P[P_VMAX, i]
-            w[R_KC * S + e] = P[P_KC, i]
-            w[R_KV * S + e] = P[P_KV, i]
-            w[R_KM * S + e] = P[P_KM, i]
-            w[R_KE * S + e] = P[P_KE, i]
-            w[R_KCS * S + e] = P[P_KCS, i]
-            w[R_KMS * S + e] = P[P_KMS, i]
-            w[R_KES * S + e] = P[P_KES, i]
-            w[R_KMQ * S + e] = P[P_KMQ, i]
-            w[R_KEQ * S + e] = P[P_KEQ, i]
+            w[R_QOFF * S + e] = P[slots.QOFF, i]
+            w[R_VS * S + e] = P[slots.VS, i]
+            w[R_ALPHA * S + e] = P[slots.ALPHA, i]
+            w[R_VMAX * S + e] = P[slots.VMAX, i]
+            w[R_KC * S + e] = P[slots.KC, i]
+            w[R_KV * S + e] = P[slots.KV, i]
+            w[R_KM * S + e] = P[slots.KM, i]
+            w[R_KE * S + e] = P[slots.KE, i]
+            w[R_KCS * S + e] = P[slots.KCS, i]
+            w[R_KMS * S + e] = P[slots.KMS, i]
+            w[R_KES * S + e] = P[slots.KES, i]
+            w[R_KMQ * S + e] = P[slots.KMQ, i]
+            w[R_KEQ * S + e] = P[slots.KEQ, i]
             w[R_TH * S + e] = th_io[i] if e < m else 0.0
             w[R_DTH * S + e] = dth_io[i] if e < m else 0.0
             w[R_GOAL * S + e] = 0.0

@@ -2,9 +2,9 @@
 ``velocity`` [rad/s] / ``effort`` [N·m] set on real servos (``servo_ff.dynamixel.command_limits``), as the
 servo model's own firmware limits in the packed parameter rows (:mod:`.params`):
 
-* velocity → ``P_GVMAX``, the firmware goal-velocity limit (the internal target slews toward the goal no faster,
+* velocity → ``slots.GVMAX``, the firmware goal-velocity limit (the internal target slews toward the goal no faster,
   :func:`.motor.goal_slew`): as Feetech's Goal Velocity or a Dynamixel Profile Velocity without acceleration;
-* effort → ``P_IMAX``, the current limit (:func:`.motor.current_limited_duty` / the current law), τ/kt: as a
+* effort → ``slots.IMAX``, the current limit (:func:`.motor.current_limited_duty` / the current law), τ/kt: as a
   Dynamixel Goal Current in current-based position mode.
 
 A limit is a magnitude, never above the servo's own (its row at start-up); 0 lifts it (back to the servo's own).
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .params import P_GVMAX, P_IMAX, P_KT
+from . import slots
 
 
 def apply_motion_limits(
@@ -36,10 +36,10 @@ def apply_motion_limits(
             raise ValueError(f"{name} {v.tolist()} is not finite")
     if len(velocity):
         v = np.abs(np.asarray(velocity, dtype=np.float64))
-        rows[idx, P_GVMAX] = np.where(v > 0, np.minimum(v, own[idx, P_GVMAX]), own[idx, P_GVMAX])
+        rows[idx, slots.GVMAX] = np.where(v > 0, np.minimum(v, own[idx, slots.GVMAX]), own[idx, slots.GVMAX])
     if len(effort):
-        i_max = np.abs(np.asarray(effort, dtype=np.float64)) / own[idx, P_KT]
-        rows[idx, P_IMAX] = np.where(i_max > 0, np.minimum(i_max, own[idx, P_IMAX]), own[idx, P_IMAX])
+        i_max = np.abs(np.asarray(effort, dtype=np.float64)) / own[idx, slots.KT]
+        rows[idx, slots.IMAX] = np.where(i_max > 0, np.minimum(i_max, own[idx, slots.IMAX]), own[idx, slots.IMAX])
 
 
 __all__ = ["apply_motion_limits"]

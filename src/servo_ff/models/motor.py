@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .params import P_EGAIN, P_IMAX, P_KP, P_KT, P_LAW, P_MAXPWM, P_R, P_VIN
+from . import slots
 
 
 def motor_torque(volts: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -72,12 +72,12 @@ def firmware_torque(
 
     Voltage law: U = vin·duty, τ_m by Eq. 13. Current law: I by Eq. 14, τ_m = kt·I (Eq. 15), U = R·I + kt·θ̇.
     """
-    kt, R = p[..., P_KT], p[..., P_R]
-    command = p[..., P_KP] * p[..., P_EGAIN] * (goal - theta)
-    u_max = p[..., P_VIN] * p[..., P_MAXPWM]
-    duty = current_limited_duty(command, dtheta, p[..., P_VIN], kt, R, p[..., P_IMAX])
-    volts_v = p[..., P_VIN] * np.clip(duty, -p[..., P_MAXPWM], p[..., P_MAXPWM])
+    kt, R = p[..., slots.KT], p[..., slots.R]
+    command = p[..., slots.KP] * p[..., slots.EGAIN] * (goal - theta)
+    u_max = p[..., slots.VIN] * p[..., slots.MAXPWM]
+    duty = current_limited_duty(command, dtheta, p[..., slots.VIN], kt, R, p[..., slots.IMAX])
+    volts_v = p[..., slots.VIN] * np.clip(duty, -p[..., slots.MAXPWM], p[..., slots.MAXPWM])
     tau_v = motor_torque(volts_v, dtheta, kt, R)
-    current = current_control_law(command, dtheta, u_max, kt, R, p[..., P_IMAX])
-    is_voltage = p[..., P_LAW] == 0.0
+    current = current_control_law(command, dtheta, u_max, kt, R, p[..., slots.IMAX])
+    is_voltage = p[..., slots.LAW] == 0.0
     return np.where(is_voltage, tau_v, kt * current), np.where(is_voltage, volts_v, R * current + kt * dtheta)

@@ -3,13 +3,14 @@
 An :class:`ActuatorParams` holds, in SI units:
 
 * the motor (output side, gearbox included): ``kt`` [N·m/A = V·s/rad], ``R`` [Ω], ``armature`` [kg·m²];
-* a friction model ``model`` in ``m1``…``m6`` (Duclusaud et al. (Extended Friction Models) Eq. 3, 6–10) and its
-  coefficients, named as in Rhoban/bam's JSON files so that a bam file means the same thing here;
+* a friction model ``model`` (a row of the registry :mod:`.friction_models`: ``m1``…``m6``, Duclusaud et al.
+  (Extended Friction Models) Eq. 3, 6–10) and its coefficients, named as in Rhoban/bam's JSON files so that a bam
+  file means the same thing here;
 * the firmware law (:class:`FirmwareLaw`): supply voltage, P gain in register units, the gain that turns
   ``kp·error`` into a PWM duty cycle, and the duty / current limits.
 
 Every model is a special case of the most general budget (M6), so the kernels work on one packed
-vector (:meth:`ActuatorParams.packed`, layout ``P_*``) whatever the model.
+vector (:meth:`ActuatorParams.packed`, layout :mod:`.slots`) whatever the model.
 """
 
 from __future__ import annotations
@@ -26,74 +27,25 @@ from typing import Any
 import numpy as np
 
 from ..safe_parse import as_float, parse_json, parse_yaml, read_text
+from . import slots
 from .errors import ParameterError
 from .firmware import _INF_WHEN_ABSENT, FIRMWARE_LAWS, FirmwareLaw, firmware_from_mapping
+from .friction_models import FRICTION_KEYS, LAW_CURRENT, LAW_VOLTAGE, MODEL_NAMES, MODELS, N_PACKED, Slot
 from .schema import ACTUATOR_FIELDS, check_field
 from .thermal import ThermalParams
 
-MODEL_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
-MODEL_TITLES: dict[str, str] = {
-    "m1": "Coulomb-viscous (M1)",
-    "m2": "Stribeck (M2)",
-    "m3": "Load-dependent (M3)",
-    "m4": "Stribeck load-dependent (M4)",
-    "m5": "Directional (M5)",
-    "m6": "Quadratic (M6)",
-}
-
-_STRIBECK_SHAPE = ("dtheta_stribeck", "alpha")
-#: bam JSON friction keys used by each model (Duclusaud et al. Eq. 3, 6, 7, 8, 9, 10).
-MODEL_FRICTION_KEYS: dict[str, tuple[str, ...]] = {
-    "m1": ("friction_base", "friction_viscous"),
-    "m2": ("friction_base", "friction_viscous", "friction_stribeck", *_STRIBECK_SHAPE),
-    "m3": ("friction_base", "friction_viscous", "load_friction_base"),
-    "m4": (
-        "friction_base",
-        "friction_viscous",
-        "load_friction_base",
-        "friction_stribeck",
-        "load_friction_stribeck",
-        *_STRIBECK_SHAPE,
-    ),
-    "m5": (
-        "friction_base",
-        "friction_viscous",
-        "friction_stribeck",
-        "load_friction_motor",
-        "load_friction_external",
-        "load_friction_motor_stribeck",
-        "load_friction_external_stribeck",
-        *_STRIBECK_SHAPE,
-    ),
-    "m6": (
-        "friction_base",
-        "friction_viscous",
-        "friction_stribeck",
-        "load_friction_motor",
-        "load_friction_external",
-        "load_friction_motor_stribeck",
-        "load_friction_external_stribeck",
-        "load_friction_motor_quad",
-        "load_friction_external_quad",
-        *_STRIBECK_SHAPE,
-    ),
-}
-FRICTION_KEYS: tuple[str, ...] = MODEL_FRICTION_KEYS["m6"] + ("load_friction_base", "load_friction_stribeck")
+MODEL_TITLES: dict[str, str] = {name: row.title for name, row in MODELS.items()}
+#: bam JSON friction keys used by each model (Duclusaud et al. Eq. 3, 6, 7, 8, 9, 10), from the registry.
+MODEL_FRICTION_KEYS: dict[str, tuple[str, ...]] = {name: row.keys for name, row in MODELS.items()}
 MOTOR_KEYS: tuple[str, ...] = ("kt", "R", "armature")
-
-# Packed layout used by every kernel (models/kernels.py). Order is part of the core API.
-P_KT, P_R, P_ARM = 0, 1, 2
-P_KC, P_KV, P_KCS = 3, 4, 5  # Coulomb, viscous, Stribeck-Coulomb
-P_KM, P_KE, P_KMS, P_KES = 6, 7, 8, 9  # load-dependent (motor/external, base/Stribeck)
-P_KMQ, P_KEQ = 10, 11  # quadratic (motor, external)
-P_VS, P_ALPHA = 12, 13  # Stribeck velocity [rad/s], exponent
-P_VIN, P_KP, P_EGAIN, P_MAXPWM, P_IMAX, P_LAW = 14, 15, 16, 17, 18, 19
-P_QOFF = 20  # q_offset [rad]: the load is evaluated at θ + q_offset (bam)
-P_VMAX = 21  # simulator velocity clamp |θ̇| ≤ dtheta_max [rad/s] (bam: 100)
-P_GVMAX = 22  # firmware goal-velocity limit [rad/s] (inf: none; Feetech STS)
-N_PACKED = 23
 DTHETA_MAX = 100.0  # [rad/s] bam's Simulator.step clamp
-LAW_VOLTAGE, LAW_CURRENT = 0.0, 1.0
+
+
+def __getattr__(name: str) -> int:
+    """``P_<NAME>``: the former name of packed slot ``slots.<NAME>`` (e.g. ``P_KP`` is ``slots.KP``)."""
+    if name.startswith("P_") and name[2:] in Slot.__members__:
+        return int(Slot[name[2:]])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def unknown_firmware_error(actuator: str, source: str) -> ParameterError:
@@ -166,29 +118,19 @@ class ActuatorParams:
 
     def packed(self) -> np.ndarray:
         """The packed coefficient vector (length ``N_PACKED``) every kernel consumes."""
-        f = self.friction
         p = np.zeros(N_PACKED)
-        p[P_KT], p[P_R], p[P_ARM] = self.kt, self.R, self.armature
-        p[P_KC] = f["friction_base"]
-        p[P_KV] = f["friction_viscous"]
-        p[P_KCS] = f.get("friction_stribeck", 0.0)
-        if self.model in ("m3", "m4"):  # |Kl τm − Kl τe| = Kl·|τm − τe|  (Eq. 7–8)
-            p[P_KM] = p[P_KE] = f["load_friction_base"]
-            p[P_KMS] = p[P_KES] = f.get("load_friction_stribeck", 0.0)
-        elif self.model in ("m5", "m6"):
-            p[P_KM], p[P_KE] = f["load_friction_motor"], f["load_friction_external"]
-            p[P_KMS], p[P_KES] = f["load_friction_motor_stribeck"], f["load_friction_external_stribeck"]
-            p[P_KMQ] = f.get("load_friction_motor_quad", 0.0)
-            p[P_KEQ] = f.get("load_friction_external_quad", 0.0)
-        p[P_VS] = f.get("dtheta_stribeck", 1.0)
-        p[P_ALPHA] = f.get("alpha", 1.0)
+        for spec in FRICTION_KEYS.values():  # a coefficient the model lacks: its neutral value
+            p[list(spec.slots)] = spec.neutral
+        for key, value in self.friction.items():
+            p[list(FRICTION_KEYS[key].slots)] = value
+        p[slots.KT], p[slots.R], p[slots.ARM] = self.kt, self.R, self.armature
         fw = self.firmware
-        p[P_VIN], p[P_KP], p[P_EGAIN], p[P_MAXPWM] = fw.vin, fw.kp, fw.error_gain, fw.max_pwm
-        p[P_IMAX] = fw.current_limit
-        p[P_LAW] = LAW_VOLTAGE if fw.control == "voltage" else LAW_CURRENT
-        p[P_QOFF] = self.q_offset
-        p[P_VMAX] = self.dtheta_max
-        p[P_GVMAX] = fw.goal_velocity_limit
+        p[slots.VIN], p[slots.KP], p[slots.EGAIN], p[slots.MAXPWM] = fw.vin, fw.kp, fw.error_gain, fw.max_pwm
+        p[slots.IMAX] = fw.current_limit
+        p[slots.LAW] = LAW_VOLTAGE if fw.control == "voltage" else LAW_CURRENT
+        p[slots.QOFF] = self.q_offset
+        p[slots.VMAX] = self.dtheta_max
+        p[slots.GVMAX] = fw.goal_velocity_limit
         return p
 
     # -------------------------------------------------------------- bam JSON

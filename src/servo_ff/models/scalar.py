@@ -17,30 +17,7 @@ except ImportError:  # pragma: no cover
         return fn
 
 
-from .params import (
-    P_ALPHA,
-    P_ARM,
-    P_EGAIN,
-    P_IMAX,
-    P_KC,
-    P_KCS,
-    P_KE,
-    P_KEQ,
-    P_KES,
-    P_KM,
-    P_KMQ,
-    P_KMS,
-    P_KP,
-    P_KT,
-    P_KV,
-    P_LAW,
-    P_MAXPWM,
-    P_QOFF,
-    P_R,
-    P_VIN,
-    P_VMAX,
-    P_VS,
-)
+from . import slots
 
 
 @jitable
@@ -54,10 +31,10 @@ def friction_budget_1(p, tau_m: float, tau_e: float, dtheta: float) -> float:
 
     Q (Eq. 10) follows bam: it acts only when τ_m and τ_e have opposite signs.
     """
-    budget = p[P_KC] + p[P_KV] * abs(dtheta) + abs(p[P_KM] * tau_m - p[P_KE] * tau_e)
-    kcs, kms, kes, kmq, keq = p[P_KCS], p[P_KMS], p[P_KES], p[P_KMQ], p[P_KEQ]
+    budget = p[slots.KC] + p[slots.KV] * abs(dtheta) + abs(p[slots.KM] * tau_m - p[slots.KE] * tau_e)
+    kcs, kms, kes, kmq, keq = p[slots.KCS], p[slots.KMS], p[slots.KES], p[slots.KMQ], p[slots.KEQ]
     if kcs != 0.0 or kms != 0.0 or kes != 0.0 or kmq != 0.0 or keq != 0.0:
-        weight = math.exp(-(abs(dtheta / p[P_VS]) ** p[P_ALPHA]))
+        weight = math.exp(-(abs(dtheta / p[slots.VS]) ** p[slots.ALPHA]))
         q = 0.0
         if _sign(tau_m) != _sign(tau_e):
             if abs(tau_m) > abs(tau_e):
@@ -76,19 +53,19 @@ def firmware_1(p, theta: float, dtheta: float, goal: float) -> tuple[float, floa
     a finite current limit first holds the duty in [(kt·θ̇ − R·I_max)/vin, (kt·θ̇ + R·I_max)/vin] (bam).
     Current law (Eq. 14–15): I = clip(kp·g·(θd − θ), I_min, I_max), τ_m = kt·I, U = R·I + kt·θ̇.
     """
-    kt, r = p[P_KT], p[P_R]
-    command = p[P_KP] * p[P_EGAIN] * (goal - theta)
-    if p[P_LAW] == 0.0:
-        lim = p[P_MAXPWM]
-        if p[P_IMAX] < math.inf:
-            center, span = kt * dtheta / p[P_VIN], r * p[P_IMAX] / p[P_VIN]
+    kt, r = p[slots.KT], p[slots.R]
+    command = p[slots.KP] * p[slots.EGAIN] * (goal - theta)
+    if p[slots.LAW] == 0.0:
+        lim = p[slots.MAXPWM]
+        if p[slots.IMAX] < math.inf:
+            center, span = kt * dtheta / p[slots.VIN], r * p[slots.IMAX] / p[slots.VIN]
             command = min(max(command, center - span), center + span)
         duty = min(max(command, -lim), lim)
-        volts = p[P_VIN] * duty
+        volts = p[slots.VIN] * duty
         return kt / r * volts - kt * kt / r * dtheta, volts
-    u_max = p[P_VIN] * p[P_MAXPWM]
-    i_hi = min((u_max - kt * dtheta) / r, p[P_IMAX])
-    i_lo = max((-u_max - kt * dtheta) / r, -p[P_IMAX])
+    u_max = p[slots.VIN] * p[slots.MAXPWM]
+    i_hi = min((u_max - kt * dtheta) / r, p[slots.IMAX])
+    i_lo = max((-u_max - kt * dtheta) / r, -p[slots.IMAX])
     current = min(max(command, i_lo), i_hi)
     return kt * current, r * current + kt * dtheta
 
@@ -117,13 +94,13 @@ def step_1(
     volts *= enable
     tau_e = tau_ext
     if gravity != 0.0:
-        tau_e -= gravity * math.sin(theta + p[P_QOFF])
-    j = inertia + p[P_ARM]
+        tau_e -= gravity * math.sin(theta + p[slots.QOFF])
+    j = inertia + p[slots.ARM]
     budget = friction_budget_1(p, tau_m, tau_e, dtheta)
     stop = -(j / dt * dtheta + tau_m + tau_e)  # Eq. 4
     tau_f = min(max(stop, -budget), budget)  # Eq. 5
     ddtheta = (tau_m + tau_e + tau_f) / j
-    vmax = p[P_VMAX]
+    vmax = p[slots.VMAX]
     dtheta_next = min(max(dtheta + ddtheta * dt, -vmax), vmax)
     theta_next = theta + dtheta_next * dt + 0.5 * ddtheta * dt * dt
     return theta_next, dtheta_next, tau_m, tau_f, volts

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .friction_models import MODELS
 from .params import ActuatorParams, ParameterError
 
 #: Defaults when q̇_s and δ are not identified: NimbRo-OP's q̇_s = 0.1 rad/s, δ = 1 (Schwarz & Behnke §3.2).
@@ -129,7 +130,7 @@ def alpha_hat_from_actuator(params: ActuatorParams, with_inertia: bool = False) 
             f"(U = U_bat·error_gain·k_P·(q_d − q)); this one is {params.firmware.control}-based: give alpha.<joint> "
             "yourself or a voltage law (firmware)"
         )
-    if params.model in ("m3", "m4", "m5", "m6"):
+    if MODELS[params.model].load_dependent:
         import warnings
 
         warnings.warn(

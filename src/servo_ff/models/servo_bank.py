@@ -1,6 +1,6 @@
 """One bank of simulated servos advanced in time: the state the stepper needs between calls, for any front-end.
 
-:class:`ServoBank` holds, per servo, the packed parameter row (the firmware P gain ``P_KP``, PWM limit and supply
+:class:`ServoBank` holds, per servo, the packed parameter row (the firmware P gain ``slots.KP``, PWM limit and supply
 voltage may differ per servo), θ, θ̇, the goal, the firmware's internal target (a Feetech STS goal-velocity
 limit slews it toward the goal, :func:`~servo_ff.models.motor.goal_slew`; without a limit it is the goal), the
 torque enable, and the outputs (motor torque, voltage). :meth:`ServoBank.advance` runs
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from . import kernels
-from .params import P_GVMAX, P_KP, P_KT, P_R, P_VIN, ActuatorParams
+from . import kernels, slots
+from .params import ActuatorParams
 from .step_inputs import StaticInputs, static_inputs
 from .stepper import ExternalLoad, PendulumLoad, step, steps, steps_static
 from .thermal import WindingTemperature
@@ -146,13 +146,13 @@ class ServoBank:
             if old is not None:
                 self.thermal.temp, self.thermal.ambient = old.temp, old.ambient
         if self.thermal is not None:
-            self.packed[:, P_R] = self.thermal.resistance(params.R)
+            self.packed[:, slots.R] = self.thermal.resistance(params.R)
 
     def set_ambient(self, ambient: float) -> None:
         """Ambient temperature [°C] of the thermal model; the windings start there."""
         if self.thermal is not None:
             self.thermal = WindingTemperature(self.thermal.th, self.n, ambient)
-            self.packed[:, P_R] = self.thermal.resistance(self.params.R)
+            self.packed[:, slots.R] = self.thermal.resistance(self.params.R)
 
     def _heat(self, dt: float) -> None:
         """Joule heat of the last step into the windings; R follows the temperature (a hot servo is weaker).
@@ -160,38 +160,38 @@ class ServoBank:
         th = self.thermal
         if th is None:
             return
-        th.advance(dt, self.tau_m / self.packed[:, P_KT], self.params.R)
+        th.advance(dt, self.tau_m / self.packed[:, slots.KT], self.params.R)
         hot = th.resistance(self.params.R)
-        if np.abs(hot - self.packed[:, P_R]).max() > 1e-3 * self.params.R:
-            self.packed[:, P_R] = hot
+        if np.abs(hot - self.packed[:, slots.R]).max() > 1e-3 * self.params.R:
+            self.packed[:, slots.R] = hot
 
     # ------------------------------------------------------------------ parameters
     def set_params(self, params: ActuatorParams, kp: np.ndarray | None = None) -> None:
         """New actuator parameters for every servo; the per-servo P gains stay unless ``kp`` is given."""
-        kp = self.packed[:, P_KP].copy() if kp is None else np.asarray(kp, dtype=np.float64)
+        kp = self.packed[:, slots.KP].copy() if kp is None else np.asarray(kp, dtype=np.float64)
         self.params = params
         self.packed = np.tile(params.packed(), (self.n, 1))
-        self.packed[:, P_KP] = kp
+        self.packed[:, slots.KP] = kp
         self._thermal_row(params)
 
     @property
     def kp(self) -> np.ndarray:
         """bam's firmware P gain per servo (the Dynamixel register ÷ 16)."""
-        return self.packed[:, P_KP]
+        return self.packed[:, slots.KP]
 
     def set_kp(self, kp: np.ndarray) -> None:
         kp = np.asarray(kp, dtype=np.float64)
         if kp.shape != (self.n,) or not np.isfinite(kp).all() or (kp < 0).any():
             raise ValueError(f"kp must be {self.n} finite values >= 0, got {kp}")
-        self.packed[:, P_KP] = kp
+        self.packed[:, slots.KP] = kp
 
     @property
     def supply_voltage(self) -> float:
-        return float(self.packed[0, P_VIN])
+        return float(self.packed[0, slots.VIN])
 
     @supply_voltage.setter
     def supply_voltage(self, volts: float) -> None:
-        self.packed[:, P_VIN] = volts
+        self.packed[:, slots.VIN] = volts
 
     @property
     def effort(self) -> np.ndarray:
@@ -221,7 +221,7 @@ class ServoBank:
                 self.enable,
                 dt / substeps,
                 substeps,
-                self.packed[:, P_GVMAX],
+                self.packed[:, slots.GVMAX],
             )
             self.theta, self.dtheta, self.tau_m, self.volts = r.theta, r.dtheta, r.tau_m, r.volts
             self.time += dt
@@ -237,7 +237,7 @@ class ServoBank:
             load=self.load if static else None,  # a load model is evaluated by load_of at each step's θ
             enable=self.enable,
             backend=self.backend,
-            goal_rate=self.packed[:, P_GVMAX],
+            goal_rate=self.packed[:, slots.GVMAX],
             target=self.target,
             load_of=None if static else (lambda th: load_at(self.load, th)),
         )

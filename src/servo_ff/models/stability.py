@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .params import P_ARM, P_KT, P_R, pack
+from . import slots
+from .params import pack
 
 
 def max_stable_dt(kt, R, inertia) -> np.ndarray:
@@ -22,8 +23,8 @@ def step_stability_refusal(params, load_inertia, dt: float, names=None) -> str |
     (:func:`max_stable_dt`, first offending joint), or None. Pure: nodes call it before taking a change."""
     p = pack(params)
     j_load = np.atleast_1d(np.asarray(load_inertia, dtype=np.float64))
-    j = j_load + p[..., P_ARM]
-    limit = np.atleast_1d(max_stable_dt(p[..., P_KT], p[..., P_R], j))
+    j = j_load + p[..., slots.ARM]
+    limit = np.atleast_1d(max_stable_dt(p[..., slots.KT], p[..., slots.R], j))
     j = np.broadcast_to(j, limit.shape)
     bad = ~(float(dt) < limit)
     if not bad.any():
@@ -33,7 +34,7 @@ def step_stability_refusal(params, load_inertia, dt: float, names=None) -> str |
     return (
         f"physics step {dt:.3g} s is not below the explicit-integration stability limit 2·J·R/kt² = "
         f"{limit[i]:.3g} s of {name} (J = load {j_load[min(i, j_load.size - 1)]:.3g} + armature "
-        f"{float(np.broadcast_to(p[..., P_ARM], limit.shape)[i]):.3g} kg·m², R = "
-        f"{float(np.broadcast_to(p[..., P_R], limit.shape)[i]):.3g} Ω, kt = "
-        f"{float(np.broadcast_to(p[..., P_KT], limit.shape)[i]):.3g} N·m/A): the back-EMF damping would diverge"
+        f"{float(np.broadcast_to(p[..., slots.ARM], limit.shape)[i]):.3g} kg·m², R = "
+        f"{float(np.broadcast_to(p[..., slots.R], limit.shape)[i]):.3g} Ω, kt = "
+        f"{float(np.broadcast_to(p[..., slots.KT], limit.shape)[i]):.3g} N·m/A): the back-EMF damping would diverge"
     )

@@ -9,8 +9,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import slots
 from .loads import ExternalLoad, PendulumLoad
-from .params import N_PACKED, P_ALPHA, P_ARM, P_GVMAX, P_IMAX, P_KT, P_LAW, P_QOFF, P_R, P_VIN, P_VMAX, P_VS, pack
+from .params import N_PACKED, pack
 
 
 def finite_array(name: str, x, shape=None) -> np.ndarray:
@@ -81,14 +82,14 @@ def check_enable(en: np.ndarray) -> np.ndarray:
 
 def check_inertia(p: np.ndarray, inertia: np.ndarray) -> None:
     """Load inertia + armature > 0 for every joint [kg·m²]."""
-    if not (inertia + p[..., P_ARM] > 0).all():
+    if not (inertia + p[..., slots.ARM] > 0).all():
         raise ValueError("load.inertia + armature must be > 0 for every joint (a massless joint has no dynamics)")
 
 
-_LIMIT_COLS = np.array([P_IMAX, P_GVMAX])
-_FINITE_COLS = np.array([k for k in range(N_PACKED) if k not in (P_IMAX, P_GVMAX)])
-_SIGNED_COLS = np.array([k for k in range(N_PACKED) if k != P_QOFF])  # every column but q_offset is >= 0
-_POSITIVE_COLS = np.array([P_KT, P_R, P_VS, P_ALPHA, P_VIN, P_VMAX])
+_LIMIT_COLS = np.array([slots.IMAX, slots.GVMAX])
+_FINITE_COLS = np.array([k for k in range(N_PACKED) if k not in (slots.IMAX, slots.GVMAX)])
+_SIGNED_COLS = np.array([k for k in range(N_PACKED) if k != slots.QOFF])  # every column but q_offset is >= 0
+_POSITIVE_COLS = np.array([slots.KT, slots.R, slots.VS, slots.ALPHA, slots.VIN, slots.VMAX])
 
 
 def packed_rows(params, shape2) -> np.ndarray:
@@ -104,7 +105,7 @@ def packed_rows(params, shape2) -> np.ndarray:
             "params: packed coefficients must be >= 0 (q_offset excepted) and kt, R, "
             "dtheta_stribeck, alpha, vin, dtheta_max > 0"
         )
-    law = p[..., P_LAW]
+    law = p[..., slots.LAW]
     if not ((law == 0.0) | (law == 1.0)).all():
         raise ValueError("params: the control-law slot must be 0 (voltage) or 1 (current)")
     try:

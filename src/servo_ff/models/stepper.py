@@ -15,11 +15,11 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from . import kernels
+from . import kernels, slots
 from .friction import applied_friction, friction_budget, stopping_torque
 from .loads import GRAVITY, ExternalLoad, PendulumLoad  # noqa: F401 (re-exported)
 from .motor import firmware_torque, goal_profile
-from .params import N_PACKED, P_ARM, P_GVMAX, P_QOFF, P_VMAX
+from .params import N_PACKED
 from .stability import max_stable_dt, step_stability_refusal  # noqa: F401 (re-exported)
 from .step_inputs import (
     StaticInputs,
@@ -58,12 +58,12 @@ def step_numpy(p, theta, dtheta, goal, dt, gravity, tau_ext, inertia, enable) ->
     """Algorithm 1, one step, as numpy array operations (the fallback and the cross-check of the kernel)."""
     tau_m, volts = firmware_torque(p, theta, dtheta, goal)  # line 1
     tau_m, volts = tau_m * enable, volts * enable
-    tau_e = tau_ext - gravity * np.sin(theta + p[..., P_QOFF])  # line 2
-    j = inertia + p[..., P_ARM]  # line 3
+    tau_e = tau_ext - gravity * np.sin(theta + p[..., slots.QOFF])  # line 2
+    j = inertia + p[..., slots.ARM]  # line 3
     budget = friction_budget(p, tau_m, tau_e, dtheta)  # line 4
     tau_f = applied_friction(stopping_torque(j, dt, dtheta, tau_m, tau_e), budget)  # lines 5–6
     ddtheta = (tau_m + tau_e + tau_f) / j  # line 7
-    dtheta_next = np.clip(dtheta + ddtheta * dt, -p[..., P_VMAX], p[..., P_VMAX])  # line 8, bam's clamp
+    dtheta_next = np.clip(dtheta + ddtheta * dt, -p[..., slots.VMAX], p[..., slots.VMAX])  # line 8, bam's clamp
     return StepResult(theta + dtheta_next * dt + 0.5 * ddtheta * dt**2, dtheta_next, tau_m, tau_f, volts)  # 9
 
 
@@ -314,7 +314,7 @@ def rollout(
     check_inertia(p, inertia)
     gl = goal_profile(
         gl,
-        p[..., P_GVMAX],
+        p[..., slots.GVMAX],
         dt,
         th if goal_start is None else finite_array("goal_start", goal_start, shape).reshape(shape2),
     )

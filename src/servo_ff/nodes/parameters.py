@@ -17,6 +17,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from servo_ff.models.friction_models import MODEL_NAMES
 from servo_ff.models.params import ActuatorParams, ParameterError
 from servo_ff.models.schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS, FieldSpec
 from servo_ff.models.thermal import THERMAL_FIELDS
@@ -129,7 +130,7 @@ def actuator_specs(params: ActuatorParams, prefix: str = "actuator.") -> list[Pa
                     value,
                     "friction model (Duclusaud et al. Eq. 3, 6-10)",
                     read_only=True,
-                    choices=("m1", "m2", "m3", "m4", "m5", "m6"),
+                    choices=MODEL_NAMES,
                 )
             )
         elif key == "firmware.control":
@@ -331,7 +332,6 @@ def warn_undeclared_overrides(node: Node) -> list[str]:
 def servo_preset_specs(purpose: str) -> list[ParamSpec]:
     """``servo`` (servo type) and ``model`` (friction model m1..m6): the published parameter file
     (:func:`servo_ff.models.presets.preset`) a node takes ``purpose`` from."""
-    from servo_ff.models.params import MODEL_NAMES
     from servo_ff.models.presets import SERVO_NAMES
 
     return [
