@@ -1,5 +1,5 @@
-"""The parameter and firmware-law tables of ``docs/models.md``, generated from :mod:`.schema` and
-:data:`~servo_ff.models.firmware.FIRMWARE_TABLE` (regenerate with ``python -m servo_ff.models.schema_doc``)."""
+"""The tables of ``docs/models.md``, generated from :mod:`.schema`, :data:`~servo_ff.models.firmware.FIRMWARE_TABLE`
+and the friction-model registry :mod:`.friction_models` (regenerate with ``python -m servo_ff.models.schema_doc``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .firmware import FIRMWARE_TABLE
+from .friction_models import FRICTION_KEYS, MODELS, Slot
 from .schema import ACTUATOR_FIELDS, FIRMWARE_FIELDS, FieldSpec
 
 
@@ -38,17 +39,34 @@ def markdown_tables() -> str:
     return "\n".join(rows)
 
 
+def model_tables() -> str:
+    """The friction-model registry as two tables: one row per model, one row per friction coefficient."""
+    rows = ["| model | title | coefficients (search order) | warm start from |", "|---|---|---|---|"]
+    for m in MODELS.values():
+        keys = ", ".join(f"`{k}`" for k in m.keys)
+        rows.append(f"| `{m.name}` | {m.title} | {keys} | {', '.join(m.warm_from) or '—'} |")
+    rows += ["", "| coefficient | packed slots | search bounds | neutral | bounds source |", "|---|---|---|---|---|"]
+    for k, f in FRICTION_KEYS.items():
+        hi = f"{f.hi:g} (the actuator's max_load_friction)" if f.load_bound else f"{f.hi:g}"
+        names = ", ".join(Slot(s).name for s in f.slots)
+        rows.append(f"| `{k}` | {names} | [{f.lo:g}, {hi}] | {f.neutral:g} | {f.source} |")
+    return "\n".join(rows)
+
+
 BEGIN, END = "<!-- generated: servo_ff.models.schema -->", "<!-- end generated -->"
+MODELS_BEGIN = "<!-- generated: servo_ff.models.friction_models -->"
 
 
 def _rewrite(path: str) -> None:
     text = Path(path).read_text()
-    head, _, rest = text.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    Path(path).write_text(f"{head}{BEGIN}\n{markdown_tables()}\n{END}{tail}")
+    for begin, body in ((BEGIN, markdown_tables()), (MODELS_BEGIN, model_tables())):
+        head, _, rest = text.partition(begin)
+        _, _, tail = rest.partition(END)
+        text = f"{head}{begin}\n{body}\n{END}{tail}"
+    Path(path).write_text(text)
 
 
-__all__ = ["BEGIN", "END", "markdown_tables"]
+__all__ = ["BEGIN", "END", "MODELS_BEGIN", "markdown_tables", "model_tables"]
 
 
 if __name__ == "__main__":
