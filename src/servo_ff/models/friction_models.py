@@ -87,23 +87,34 @@ class FrictionModel(NamedTuple):
         return any(s in LOAD_SLOTS for k in self.keys for s in FRICTION_KEYS[k].slots)
 
 
-_C = ("friction_base", "friction_viscous")  # Coulomb-viscous, every model (Eq. 3)
-_S = ("dtheta_stribeck", "alpha")  # Stribeck shape (Eq. 6)
-_D = (  # directional load terms (Eq. 9)
+_CV = ("friction_base", "friction_viscous")  # Coulomb-viscous, every model (Eq. 3)
+_SHAPE = ("dtheta_stribeck", "alpha")  # Stribeck velocity and exponent (Eq. 6)
+_DIRECTIONAL = (  # directional load terms (Eq. 9)
     "load_friction_motor",
     "load_friction_external",
     "load_friction_motor_stribeck",
     "load_friction_external_stribeck",
 )
-_M4 = ("load_friction_base", "friction_stribeck", "load_friction_stribeck")
-_Q = ("load_friction_motor_quad", "load_friction_external_quad")
-_ROWS = (
-    FrictionModel("m1", "Coulomb-viscous (M1)", _C),
-    FrictionModel("m2", "Stribeck (M2)", (*_C, "friction_stribeck", *_S), ("m1",)),
-    FrictionModel("m3", "Load-dependent (M3)", (*_C, "load_friction_base"), ("m1",)),
-    FrictionModel("m4", "Stribeck load-dependent (M4)", (*_C, *_M4, *_S), ("m3", "m2", "m1")),
-    FrictionModel("m5", "Directional (M5)", (*_C, "friction_stribeck", *_D, *_S), ("m4", "m3", "m2", "m1")),
-    FrictionModel("m6", "Quadratic (M6)", (*_C, "friction_stribeck", *_D, *_Q, *_S), ("m5", "m4", "m3", "m2", "m1")),
+_QUAD = ("load_friction_motor_quad", "load_friction_external_quad")  # Eq. 10
+_ROWS = (  # name, title, coefficients in identification search order, nested models (largest first)
+    FrictionModel("m1", "Coulomb-viscous (M1)", _CV),
+    FrictionModel("m2", "Stribeck (M2)", (*_CV, "friction_stribeck", *_SHAPE), ("m1",)),
+    FrictionModel("m3", "Load-dependent (M3)", (*_CV, "load_friction_base"), ("m1",)),
+    FrictionModel(
+        "m4",
+        "Stribeck load-dependent (M4)",
+        (*_CV, "load_friction_base", "friction_stribeck", "load_friction_stribeck", *_SHAPE),
+        ("m3", "m2", "m1"),
+    ),
+    FrictionModel(
+        "m5", "Directional (M5)", (*_CV, "friction_stribeck", *_DIRECTIONAL, *_SHAPE), ("m4", "m3", "m2", "m1")
+    ),
+    FrictionModel(
+        "m6",
+        "Quadratic (M6)",
+        (*_CV, "friction_stribeck", *_DIRECTIONAL, *_QUAD, *_SHAPE),
+        ("m5", "m4", "m3", "m2", "m1"),
+    ),
 )
 #: The registry: model name → row.
 MODELS: dict[str, FrictionModel] = {row.name: row for row in _ROWS}
