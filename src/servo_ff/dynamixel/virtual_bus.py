@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from ..models.params import P_R
+from ..models import slots
 from ..models.servo_bank import ServoLoad  # noqa: F401 (re-exported)
 from . import control_table as ct
 from . import protocol as pr
@@ -309,7 +309,7 @@ class VirtualBus:
         self.servos.inputs()
         self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
         self.thermal.advance(
-            elapsed, self.servos.amps(), bank.packed[:, P_R], None if bank.thermal is None else bank.thermal.temp
+            elapsed, self.servos.amps(), bank.packed[:, slots.R], None if bank.thermal is None else bank.thermal.temp
         )
         self._status_after_step(hw, vin)
         self._publish(vin)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..models.params import P_KP, P_MAXPWM
+from ..models import slots
 from . import control_table as ct
 from . import protocol1 as p1
 from .p1_units import BULK_READ_MODELS, baud_code, p_of_slope
@@ -117,11 +117,11 @@ class VirtualServos1(VirtualServos):
         b.goal = t.position_to_rad(r.get("Goal Position"))
         b.enable = (r.get("Torque Enable") != 0).astype(np.float64)
         if "Position P Gain" in t.by_name:
-            b.packed[:, P_KP] = r.get("Position P Gain") / t.p_gain_per_kp
+            b.packed[:, slots.KP] = r.get("Position P Gain") / t.p_gain_per_kp
         else:  # AX: P = 1024 / Compliance Slope (the steeper of CW/CCW; the margins are not emulated)
             slope = np.minimum(r.get("CW Compliance Slope"), r.get("CCW Compliance Slope"))
-            b.packed[:, P_KP] = [p_of_slope(s) for s in slope]
-        b.packed[:, P_MAXPWM] = np.maximum(np.minimum(self.max_pwm, r.get("PWM Limit") / TORQUE_FULL_SCALE), 1e-6)
+            b.packed[:, slots.KP] = [p_of_slope(s) for s in slope]
+        b.packed[:, slots.MAXPWM] = np.maximum(np.minimum(self.max_pwm, r.get("PWM Limit") / TORQUE_FULL_SCALE), 1e-6)
 
     def publish(self, vin: float, temp: np.ndarray, elapsed: float) -> None:
         r, b, t = self.regs, self.bank, self.regs.table

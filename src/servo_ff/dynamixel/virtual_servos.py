@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..models.params import P_KP, P_KT, P_MAXPWM, ActuatorParams
+from ..models import slots
+from ..models.params import ActuatorParams
 from ..models.servo_bank import ServoBank, ServoLoad, pendulum_of
 from . import control_table as ct
 from .registers import RegisterMemory
@@ -24,7 +25,7 @@ class VirtualServos:
         self.regs = regs
         self.bank = ServoBank(params, regs.n, pendulum_of(loads), backend="numpy")
         self.bank.supply_voltage = supply_voltage
-        self.max_pwm = float(self.bank.packed[0, P_MAXPWM])  # the actuator's own duty limit
+        self.max_pwm = float(self.bank.packed[0, slots.MAXPWM])  # the actuator's own duty limit
         self.inputs()
 
     def inputs(self) -> None:
@@ -32,12 +33,12 @@ class VirtualServos:
         r, b = self.regs, self.bank
         b.goal = ct.counts_to_rad(r.get("Goal Position"))
         b.enable = (r.get("Torque Enable") != 0).astype(np.float64)
-        b.packed[:, P_KP] = ct.p_gain_to_kp(r.get("Position P Gain"), r.table)
-        b.packed[:, P_MAXPWM] = np.maximum(np.minimum(self.max_pwm, r.get("PWM Limit") / ct.PWM_FULL_SCALE), 1e-6)
+        b.packed[:, slots.KP] = ct.p_gain_to_kp(r.get("Position P Gain"), r.table)
+        b.packed[:, slots.MAXPWM] = np.maximum(np.minimum(self.max_pwm, r.get("PWM Limit") / ct.PWM_FULL_SCALE), 1e-6)
 
     def amps(self) -> np.ndarray:
         """Motor current per servo [A]."""
-        return self.bank.tau_m / self.bank.packed[:, P_KT]
+        return self.bank.tau_m / self.bank.packed[:, slots.KT]
 
     def publish(self, vin: float, temp: np.ndarray, elapsed: float) -> None:
         """The present values into the registers: PWM, current (MX-28: load), velocity, position, input voltage

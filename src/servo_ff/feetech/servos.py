@@ -16,7 +16,7 @@ import numpy as np
 
 from ..dynamixel import control_table as ct
 from ..dynamixel.virtual_servos import VirtualServos
-from ..models.params import P_KP, P_MAXPWM
+from ..models import slots
 
 DUTY_FULL_SCALE = 1000  # Torque Limit, PWM Limit (Max Torque Limit) and Present Load: 0.1 % of full duty
 COUNTS_PER_REV = 4096
@@ -32,9 +32,9 @@ class StsServos(VirtualServos):
         bounded = (lo != 0) | (hi != 0)
         b.goal = t.position_to_rad(np.where(bounded, np.clip(goal, lo, np.maximum(lo, hi)), goal))
         b.enable = (r.get("Torque Enable") == 1).astype(np.float64)
-        b.packed[:, P_KP] = ct.p_gain_to_kp(r.get("Position P Gain"), t)
+        b.packed[:, slots.KP] = ct.p_gain_to_kp(r.get("Position P Gain"), t)
         duty = r.get("Torque Limit") / DUTY_FULL_SCALE
-        b.packed[:, P_MAXPWM] = np.maximum(np.minimum(self.max_pwm, duty), 1e-6)
+        b.packed[:, slots.MAXPWM] = np.maximum(np.minimum(self.max_pwm, duty), 1e-6)
 
     def _counts(self, rad: np.ndarray) -> np.ndarray:
         t = self.regs.table

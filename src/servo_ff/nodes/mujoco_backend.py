@@ -69,10 +69,10 @@ class MujocoSimNode(SimNode):
         specs = servo_interface_specs(default_joints=model_joints, kp=32.0) + mujoco_specs()
         for i, s in enumerate(specs):
             if s.name == "kp" and self.servos is not None:
-                from servo_ff.models.params import P_KP
+                from servo_ff.models import slots
 
                 specs[i] = ParamSpec(
-                    s.name, self.servos.p[:, P_KP].tolist(), s.description, s.unit, lo=s.lo, hi=s.hi, per_joint=True
+                    s.name, self.servos.p[:, slots.KP].tolist(), s.description, s.unit, lo=s.lo, hi=s.hi, per_joint=True
                 )
         self._model_joints = model_joints
         table = ParameterTable(
@@ -341,9 +341,9 @@ class MujocoSimNode(SimNode):
         return True, "simulated servos rebooted: torque off, goal = present position"
 
     def hw_supply_voltage(self) -> float:
-        from servo_ff.models.params import P_VIN
+        from servo_ff.models import slots
 
-        return float(np.mean(self.servos.p[:, P_VIN])) if self.servos is not None else math.nan
+        return float(np.mean(self.servos.p[:, slots.VIN])) if self.servos is not None else math.nan
 
     def hw_diagnostics(self) -> list[DiagnosticStatus]:
         if self.servos is None:
