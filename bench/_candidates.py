@@ -14,7 +14,7 @@ import numpy as np
 
 from servo_ff.models.friction import applied_friction, friction_budget, stopping_torque
 from servo_ff.models.motor import firmware_torque
-from servo_ff.models.params import P_ARM, P_IMAX, P_KC, P_KT, P_QOFF, P_R, P_VIN
+from servo_ff.models.params import P_ARM, P_IMAX, P_KC, P_KT, P_QOFF, P_R, P_VIN, P_VMAX
 from servo_ff.models.stepper import PendulumLoad, step
 
 CU = 0.00393  # copper's temperature coefficient of resistance [1/K]
@@ -159,6 +159,31 @@ class BacklashCompliance(Candidate):
         return s["th"]
 
 
+class StickBand(Candidate):
+    """The stall law the recordings show: at rest the gear holds while the law's motor torque ramps from ×0.34 to
+    ×2.5 of the gravity torque. A stick budget ``stick``·|τ_m − τ_e| (opposed torques add), weighted
+    exp(−(θ̇/``stick_speed``)²), on top of the model's friction: one state, Algorithm 1 otherwise unchanged."""
+
+    keys = (("stick", 0.0, 1.0, 0.0), ("stick_speed", 0.005, 0.5, 0.05))
+
+    def start(self, th, dth):
+        self.state = {"th": th.copy(), "dth": dth.copy()}
+
+    def advance(self, p, goal, enable, grav, inertia, dt, extra):
+        s = self.state
+        tau_m, _ = firmware_torque(p, s["th"], s["dth"], goal)
+        tau_m = tau_m * enable
+        tau_e = -grav * np.sin(s["th"] + p[..., P_QOFF])
+        j = inertia + p[..., P_ARM]
+        stick = extra[:, 0:1] * np.abs(tau_m - tau_e) * np.exp(-((s["dth"] / extra[:, 1:2]) ** 2))
+        budget = friction_budget(p, tau_m, tau_e, s["dth"]) + stick
+        tau_f = applied_friction(stopping_torque(j, dt, s["dth"], tau_m, tau_e), budget)
+        acc = (tau_m + tau_e + tau_f) / j
+        dth = np.clip(s["dth"] + acc * dt, -p[..., P_VMAX], p[..., P_VMAX])
+        s["th"], s["dth"] = s["th"] + dth * dt + 0.5 * acc * dt**2, dth
+        return s["th"]
+
+
 CANDIDATES = {
     "baseline": Candidate,
     "measured_supply": MeasuredSupply,
@@ -168,6 +193,7 @@ CANDIDATES = {
     "hot_winding": HotWinding,
     "current_limit": DriverCurrentLimit,
     "backlash_compliance": BacklashCompliance,
+    "stick_band": StickBand,
 }
 
 

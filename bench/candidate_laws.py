@@ -16,7 +16,8 @@ nominal supply), ``supply_sag`` (V = V0 − R_s·duty·I, a supply with internal
 (Coulomb friction + K_d·|duty|: friction set by the command, not the motion), ``goal_speed_friction`` (Coulomb
 friction + K_g·|θ̇d|: set by the commanded goal speed), ``hot_winding`` (R at the logged Present Temperature,
 copper's 0.393 %/K), ``current_limit`` (the stall law: a driver current limit in position mode that the Present
-PWM register does not show) and ``backlash_compliance`` (a gap and a spring-damper between the motor side and the
+PWM register does not show), ``stick_band`` (a stick budget s·|τ_m − τ_e| at rest on top of the model's: the stall
+as the recordings show it) and ``backlash_compliance`` (a gap and a spring-damper between the motor side and the
 output, a second state). The recordings' stalls are listed first (where the servo holds still while the duty
 ramps), with the torque the datasheet's motor law gives there against the gravity torque held.
 
@@ -175,7 +176,8 @@ def summarize(blocks) -> None:
     """Per candidate, over every seed × direction it ran in: its validation MAE against the baseline of the same
     run, the baseline's seed-to-seed spread, and the RESULT line."""
     dirs = sorted({c[1:] for c, _ in blocks})
-    base = {d: [v["baseline"] for c, v in blocks if c[1:] == d] for d in dirs}
+    unique = {c: v["baseline"] for c, v in blocks}  # the same seed's baseline, run again in another file
+    base = {d: [v for c, v in unique.items() if c[1:] == d] for d in dirs}
     # the seed spread: per direction, the baseline's range over the seeds (and runs); averaged over the directions
     spread = float(np.mean([max(v) - min(v) for v in base.values()])) if min(map(len, base.values())) > 1 else np.nan
     names = list(dict.fromkeys(n for _, v in blocks for n in v))
@@ -185,7 +187,10 @@ def summarize(blocks) -> None:
     )
     kept, means = [], {}
     for name in names:
-        pairs = np.array([(v[name], v["baseline"]) for _, v in blocks if name in v])
+        if name == "baseline":
+            pairs = np.array([(v, v) for v in unique.values()])
+        else:
+            pairs = np.array([(v[name], v["baseline"]) for _, v in blocks if name in v])
         delta = pairs[:, 0] - pairs[:, 1]
         better = int(np.sum(delta < 0))
         ok = name != "baseline" and len(pairs) >= 4 and better == len(pairs) and -delta.mean() > spread
