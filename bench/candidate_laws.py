@@ -11,20 +11,31 @@ batched rollout on the baseline.
 Before any fit, two checks on the recordings themselves (Present PWM against the firmware law on the same sample):
 the register scaling (gain of PWM on kp·error_gain·(θd − θ)) and a D term (coefficient on θ̇) per log.
 
-Candidates: ``measured_supply`` (the servo's own Present Input Voltage instead of the nominal supply),
-``supply_sag`` (V = V0 − R_s·duty·I, a supply with internal resistance R_s), ``command_friction`` (Coulomb
-friction + K_d·|duty|: friction set by the command, not the motion), ``hot_winding`` (R at the logged Present
-Temperature, copper's 0.393 %/K).
+Candidates (bench/_candidates.py): ``measured_supply`` (the servo's own Present Input Voltage instead of the
+nominal supply), ``supply_sag`` (V = V0 − R_s·duty·I, a supply with internal resistance R_s), ``command_friction``
+(Coulomb friction + K_d·|duty|: friction set by the command, not the motion), ``goal_speed_friction`` (Coulomb
+friction + K_g·|θ̇d|: set by the commanded goal speed), ``hot_winding`` (R at the logged Present Temperature,
+copper's 0.393 %/K), ``current_limit`` (the stall law: a driver current limit in position mode that the Present
+PWM register does not show), ``stick_band`` (a stick budget s·|τ_m − τ_e| at rest on top of the model's: the stall
+as the recordings show it) and ``backlash_compliance`` (a gap and a spring-damper between the motor side and the
+output, a second state). The recordings' stalls are listed first (where the servo holds still while the duty
+ramps), with the torque the datasheet's motor law gives there against the gravity torque held.
 
-Run: python bench/candidate_laws.py [--max-evals 2000] [--extra-evals 400] [--seed 0]
-Last line: RESULT baseline_cross_gain=<rad> best_candidate=<name> best_cross_gain=<rad>
+Run: python bench/candidate_laws.py [--max-evals 2000] [--extra-evals 400] [--seeds 0,1] [--jobs 2] [--candidates a,b]
+     python bench/candidate_laws.py --combine out_seed0.txt out_seed1.txt   # the table from saved outputs
+Last line: RESULT baseline_cross_gain=<rad> best_candidate=<name> best_cross_gain=<rad> seed_spread=<rad>
+validated=<names or none> (validated: better than its baseline in every seed × direction, by more than the
+baseline's own seed-to-seed spread)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -38,22 +49,12 @@ from servo_ff.identification.servo_log import stack_logs  # noqa: E402
 from servo_ff.identification.simulation_fit import identify_nested, pack_candidates  # noqa: E402
 from servo_ff.io.logs import read_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
-from servo_ff.models.params import P_KC, P_KT, P_R, P_VIN  # noqa: E402
-from servo_ff.models.stepper import PendulumLoad, step  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from _candidates import CANDIDATES, Candidate, harness_mae, raw_column  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "xl330"
 FW = FIRMWARE_LAWS["xl330"]
-CU = 0.00393  # [1/K]
-
-
-def raw_column(log, key: str) -> np.ndarray:
-    """A raw recording's column on the log's grid (Present PWM signed and scaled to duty)."""
-    entries = json.loads(Path(log.source).read_text())["entries"]
-    t = np.array([e["timestamp"] for e in entries], float)
-    v = np.array([e[key] for e in entries], float)
-    if key == "load":
-        v = np.where(v > 32767, v - 65536, v) / 885.0
-    return np.interp(log.t, t, v)
 
 
 def law_checks(logs) -> None:
@@ -75,104 +76,6 @@ def law_checks(logs) -> None:
             f"  kp {lg.kp:3g} {lg.trajectory:16} gain {c[0]:.3f}, θ̇ coefficient {c[1]:+.4f} duty/(rad/s), "
             f"offset {c[2]:+.4f}, residual RMS {r.std():.4f} duty"
         )
-
-
-class Candidate:
-    """Extra keys (name, low, high, neutral) and a per-step change of the packed rows."""
-
-    keys: tuple[tuple[str, float, float, float], ...] = ()
-
-    def prepare(self, batch, logs) -> None:
-        pass
-
-    def rows(self, p: np.ndarray, k: int, extra: np.ndarray, state: dict) -> np.ndarray:
-        return p
-
-
-class MeasuredSupply(Candidate):
-    def prepare(self, batch, logs):
-        self.volts = np.stack(
-            [np.pad(raw_column(lg, "input_volts"), (0, batch.position.shape[0] - len(lg)), "edge") for lg in logs],
-            axis=1,
-        )
-
-    def rows(self, p, k, extra, state):
-        q = p.copy()
-        q[:, :, P_VIN] = self.volts[k]
-        return q
-
-
-class SupplySag(Candidate):
-    keys = (("supply_resistance", 0.0, 3.0, 0.0),)
-
-    def rows(self, p, k, extra, state):
-        if "volts" not in state:
-            return p
-        q = p.copy()
-        duty = state["volts"] / p[:, :, P_VIN]
-        amps = state["tau_m"] / p[:, :, P_KT]
-        q[:, :, P_VIN] = np.maximum(p[:, :, P_VIN] - extra[:, 0:1] * duty * amps, 0.5)
-        return q
-
-
-class CommandFriction(Candidate):
-    keys = (("friction_per_duty", 0.0, 0.3, 0.0),)
-
-    def rows(self, p, k, extra, state):
-        if "volts" not in state:
-            return p
-        q = p.copy()
-        q[:, :, P_KC] = p[:, :, P_KC] + extra[:, 0:1] * np.abs(state["volts"] / p[:, :, P_VIN])
-        return q
-
-
-class HotWinding(Candidate):
-    def prepare(self, batch, logs):
-        self.temp = np.stack(
-            [np.pad(raw_column(lg, "temp"), (0, batch.position.shape[0] - len(lg)), "edge") for lg in logs], axis=1
-        )
-
-    def rows(self, p, k, extra, state):
-        q = p.copy()
-        q[:, :, P_R] = p[:, :, P_R] * (1 + CU * (self.temp[k] - 25.0))
-        return q
-
-
-CANDIDATES = {
-    "baseline": Candidate,
-    "measured_supply": MeasuredSupply,
-    "supply_sag": SupplySag,
-    "command_friction": CommandFriction,
-    "hot_winding": HotWinding,
-}
-
-
-def harness_mae(packed: np.ndarray, batch, cand: Candidate, extra: np.ndarray) -> np.ndarray:
-    """MAE (pop, logs) of Algorithm 1 stepped one sample at a time, the candidate changing the rows each step."""
-    load = PendulumLoad(mass=batch.mass, length=batch.length, arm_mass=batch.arm_mass)
-    th = np.broadcast_to(batch.position[0], packed.shape[:2]).copy()
-    dth = np.broadcast_to(batch.speed[0], packed.shape[:2]).copy()
-    err = np.zeros(packed.shape[:2])
-    state: dict = {}
-    for k in range(batch.position.shape[0]):
-        err += np.abs(th - batch.position[k]) * batch.mask[k]
-        p = cand.rows(packed, k, extra, state)
-        r = step(
-            p,
-            th,
-            dth,
-            np.broadcast_to(batch.goal_position[k], th.shape),
-            batch.dt,
-            load,
-            enable=np.broadcast_to(batch.torque_enable[k], th.shape),
-        )
-        th, dth = r.theta, r.dtheta
-        state["volts"], state["tau_m"] = r.volts, r.tau_m
-        if not np.isfinite(th).all():
-            bad = ~np.isfinite(th)
-            th, dth = np.where(bad, 0.0, th), np.where(bad, 0.0, dth)
-            err[bad] = np.inf
-    return err / batch.mask.sum(axis=0)
 
 
 def refit(start, train, cand: Candidate, evals: int, seed: int, prior):
@@ -226,27 +129,96 @@ def judge(keys, x, nm, base, val, cand: Candidate) -> float:
     return float(harness_mae(packed, batch, cand, x[None, nm:]).mean())
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--max-evals", type=int, default=2000, help="identify budget per model for the M1→M4 chain")
-    ap.add_argument("--extra-evals", type=int, default=400, help="CMA-ES budget of each candidate refit")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    if not (args.data / "raw").is_dir():
-        print(f"no real recordings at {args.data / 'raw'}: nothing to do")
-        return 0
-    logs = read_logs([args.data / "raw"])
-    law_checks(logs)
+def stuck_windows(logs, min_samples: int = 20) -> None:
+    """The stalls in the recordings: torque on, the position not moving by more than one encoder count while the
+    law's duty grows for ``min_samples`` samples or more. Prints the duty range, the gravity torque held, the
+    supply, and the motor torque the datasheet's kt/R give at that duty and supply."""
+    prior = datasheet_prior("xl330")
+    per_volt = prior.figures.stall_torque / prior.figures.voltage  # stall torque per volt [N·m/V] = kt/R
+    count = 2 * np.pi / 4096
+    print("\nStalls (torque on, position within one count, |law duty| > 0.1, ≥ 20 samples):")
+    for lg in logs:
+        duty = raw_column(lg, "load")
+        volts = raw_column(lg, "input_volts")
+        grav = (lg.mass + lg.arm_mass / 2) * 9.81 * lg.length * np.abs(np.sin(lg.position))
+        still = np.r_[False, np.abs(np.diff(lg.position)) < 0.5 * count] & (lg.torque_enable > 0) & (np.abs(duty) > 0.1)
+        edges = np.flatnonzero(np.diff(np.r_[0, still.astype(int), 0]))
+        for a, b in zip(edges[::2], edges[1::2]):
+            if b - a < min_samples:
+                continue
+            d = np.abs(duty[a:b])
+            law = per_volt * d * volts[a:b]
+            print(
+                f"  kp {lg.kp:3g} {lg.trajectory:16} t {lg.t[a]:.2f}–{lg.t[b - 1]:.2f} s, θ {lg.position[a]:+.3f} rad: "
+                f"duty {d.min():.2f}→{d.max():.2f}, supply {volts[a:b].mean():.2f} V, gravity holds "
+                f"{grav[a:b].mean():.3f} N·m, datasheet motor torque {law.min():.3f}→{law.max():.3f} N·m "
+                f"(×{law.min() / grav[a:b].mean():.2f}→×{law.max() / grav[a:b].mean():.2f})"
+            )
+
+
+CASE = re.compile(r"^  seed (\d+), train kp(\S+) → val kp(\S+):")
+ROW = re.compile(r"^    (\S+)\s+train\s+(\S+)\s+val\s+(\S+) mrad")
+
+
+def parse_cases(text: str) -> list[tuple[tuple[int, str, str], dict[str, float]]]:
+    """[((seed, train kp, val kp), {candidate: validation MAE [rad]}), …] from this script's per-case lines; each
+    block holds the baseline of its own run."""
+    blocks: list[tuple[tuple[int, str, str], dict[str, float]]] = []
+    for line in text.splitlines():
+        if m := CASE.match(line):
+            blocks.append(((int(m.group(1)), m.group(2), m.group(3)), {}))
+        elif (m := ROW.match(line)) and blocks:
+            blocks[-1][1][m.group(1)] = float(m.group(3)) * 1e-3
+    return blocks
+
+
+def summarize(blocks) -> None:
+    """Per candidate, over every seed × direction it ran in: its validation MAE against the baseline of the same
+    run, the baseline's seed-to-seed spread, and the RESULT line."""
+    dirs = sorted({c[1:] for c, _ in blocks})
+    unique = {c: v["baseline"] for c, v in blocks}  # the same seed's baseline, run again in another file
+    base = {d: [v for c, v in unique.items() if c[1:] == d] for d in dirs}
+    # the seed spread: per direction, the baseline's range over the seeds (and runs); averaged over the directions
+    spread = float(np.mean([max(v) - min(v) for v in base.values()])) if min(map(len, base.values())) > 1 else np.nan
+    names = list(dict.fromkeys(n for _, v in blocks for n in v))
+    print(
+        "\ncandidate            | cases | mean val [mrad] | its baselines [mrad] | Δ vs baseline [mrad] (min, max) | "
+        "better in | validates"
+    )
+    kept, means = [], {}
+    for name in names:
+        if name == "baseline":
+            pairs = np.array([(v, v) for v in unique.values()])
+        else:
+            pairs = np.array([(v[name], v["baseline"]) for _, v in blocks if name in v])
+        delta = pairs[:, 0] - pairs[:, 1]
+        better = int(np.sum(delta < 0))
+        ok = name != "baseline" and len(pairs) >= 4 and better == len(pairs) and -delta.mean() > spread
+        if ok:
+            kept.append(name)
+        means[name] = float(pairs[:, 0].mean())
+        print(
+            f"{name:20} | {len(pairs):5d} | {pairs[:, 0].mean() * 1e3:15.2f} | {pairs[:, 1].mean() * 1e3:20.2f} | "
+            f"{delta.mean() * 1e3:+8.2f} ({delta.min() * 1e3:+6.2f}, {delta.max() * 1e3:+6.2f}) | "
+            f"{better}/{len(pairs)}       | {ok}"
+        )
+    print(
+        f"baseline seed spread (per direction, max − min over the seeds, mean of the two): {spread * 1e3:.2f} mrad; a "
+        "candidate validates if it is better than its baseline in every seed × direction (≥ 2 seeds) and by more than "
+        "the spread"
+    )
+    best = min(means, key=means.get)
+    print(
+        f"RESULT baseline_cross_gain={means['baseline']:.5f} best_candidate={best} "
+        f"best_cross_gain={means[best]:.5f} seed_spread={spread:.5f} validated={','.join(kept) or 'none'}"
+    )
+
+
+def run_seed(args, seed: int, names: list[str], logs) -> None:
+    """Both directions of one seed: M4 by ``identify``, then every candidate refitted and judged (printed)."""
     prior = datasheet_prior("xl330")
     gains = sorted({lg.kp for lg in logs})
     by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}
-    out: dict[str, list[float]] = {c: [] for c in CANDIDATES}
-    train_out: dict[str, list[float]] = {c: [] for c in CANDIDATES}
-    print(
-        f"\ncross-gain, M4 under the datasheet prior ({args.max_evals} evals per model), then each candidate "
-        f"refitted with {args.extra_evals} evals:"
-    )
     for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0])):
         m4 = identify_nested(
             by_gain[a],
@@ -254,31 +226,76 @@ def main() -> int:
             ["m1", "m3", "m4"],
             "xl330",
             FW,
-            seed=args.seed,
+            seed=seed,
             max_evals=args.max_evals,
             progress=False,
             prior=prior,
         )["m4"]
         check = judge(*refit_identity(m4.params), by_gain[b], Candidate())
         print(
-            f"  train kp{a:g} → val kp{b:g}: M4 {m4.train_mae * 1e3:.2f} → {m4.validation_mae * 1e3:.2f} mrad "
-            f"(harness {check * 1e3:.2f} mrad)"
+            f"  seed {seed}, train kp{a:g} → val kp{b:g}: M4 {m4.train_mae * 1e3:.2f} → {m4.validation_mae * 1e3:.2f} "
+            f"mrad (harness {check * 1e3:.2f} mrad)",
+            flush=True,
         )
-        for name, cls in CANDIDATES.items():
-            cand = cls()
-            keys, x, nm, base, f = refit(m4.params, by_gain[a], cand, args.extra_evals, args.seed, prior)
-            v = judge(keys, x, nm, base, by_gain[b], cls())
-            out[name].append(v)
-            train_out[name].append(f)
+        for name in names:
+            cand = CANDIDATES[name]()
+            keys, x, nm, base, f = refit(m4.params, by_gain[a], cand, args.extra_evals, seed, prior)
+            v = judge(keys, x, nm, base, by_gain[b], CANDIDATES[name]())
             extra = ", ".join(f"{k[0]} {xv:.4g}" for k, xv in zip(cand.keys, x[nm:]))
-            print(f"    {name:16} train {f * 1e3:7.2f}  val {v * 1e3:7.2f} mrad  {extra}")
-    print("\ncandidate          | mean train [mrad] | cross-gain MAE [mrad] | vs baseline")
-    base_v = float(np.mean(out["baseline"]))
-    for name in CANDIDATES:
-        v = float(np.mean(out[name]))
-        print(f"{name:18} | {np.mean(train_out[name]) * 1e3:17.2f} | {v * 1e3:21.2f} | {v / base_v:.3f}")
-    best = min(out, key=lambda n: np.mean(out[n]))
-    print(f"RESULT baseline_cross_gain={base_v:.5f} best_candidate={best} best_cross_gain={np.mean(out[best]):.5f}")
+            print(f"    {name:20} train {f * 1e3:7.2f}  val {v * 1e3:7.2f} mrad  {extra}", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--max-evals", type=int, default=2000, help="identify budget per model for the M1→M4 chain")
+    ap.add_argument("--extra-evals", type=int, default=400, help="CMA-ES budget of each candidate refit")
+    ap.add_argument("--seeds", default="0,1", help="comma-separated seeds (M4 fit and CMA-ES draws)")
+    ap.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated (baseline always runs)")
+    ap.add_argument("--jobs", type=int, default=2, help="seeds run in parallel processes")
+    ap.add_argument("--cases-only", action="store_true", help=argparse.SUPPRESS)  # a --jobs worker
+    ap.add_argument("--combine", nargs="+", type=Path, help="summarize saved outputs of this script (no fitting)")
+    args = ap.parse_args()
+    if args.combine:
+        text = "\n".join(f.read_text() for f in args.combine)
+        print("\n".join(ln for ln in text.splitlines() if CASE.match(ln) or ROW.match(ln)))
+        summarize(parse_cases(text))
+        return 0
+    if not (args.data / "raw").is_dir():
+        print(f"no real recordings at {args.data / 'raw'}: nothing to do")
+        return 0
+    names = ["baseline"] + [c for c in args.candidates.split(",") if c and c != "baseline"]
+    unknown = [c for c in names if c not in CANDIDATES]
+    if unknown:
+        print(f"--candidates: unknown {', '.join(unknown)} (known: {', '.join(CANDIDATES)})")
+        return 2
+    seeds = [int(s) for s in args.seeds.split(",")]
+    logs = read_logs([args.data / "raw"])
+    if args.cases_only:
+        run_seed(args, seeds[0], names, logs)
+        return 0
+    law_checks(logs)
+    stuck_windows(logs)
+    print(
+        f"\ncross-gain, M4 under the datasheet prior ({args.max_evals} evals per model), then each candidate "
+        f"refitted with {args.extra_evals} evals; seeds {seeds} ({min(args.jobs, len(seeds))} processes):",
+        flush=True,
+    )
+    argv = [sys.executable, __file__, "--data", str(args.data), "--max-evals", str(args.max_evals)]
+    argv += ["--extra-evals", str(args.extra_evals), "--candidates", ",".join(names), "--cases-only"]
+    outputs: dict[int, str] = {}
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        runs = {
+            s: pool.submit(subprocess.run, [*argv, "--seeds", str(s)], capture_output=True, text=True) for s in seeds
+        }
+        for s in seeds:
+            r = runs[s].result()
+            if r.returncode:
+                print(f"seed {s}: worker failed (exit {r.returncode}): {r.stderr.strip().splitlines()[-1:]}")
+                return 1
+            outputs[s] = r.stdout
+            print(r.stdout, end="", flush=True)
+    summarize(parse_cases("".join(outputs[s] for s in seeds)))
     return 0
 
 

@@ -20,6 +20,8 @@ kp 100 and kp 400, four trajectories each). Raw recordings, resampled by servo_f
 Run: python bench/real_logs.py [--data DIR] [--max-evals N] [--firmware SPEC] [--no-prior] [--models m1,m3]
 Last line: RESULT best_cross_gain_mae=<rad> bam_published_mae=<rad> cross_over_bam=<x> m1_over_best=<x>
 within_gain_mae=<rad> within_gain_m1_over_best=<x> fastest_out_mae=<rad> fastest_out_over_train=<x> identify_s=<s>
+joint_over_alone=<x> (the cross-gain best model fitted on both gains at once: its training MAE on each gain over the
+fit on that gain alone, mean of the gains; 1 would mean one parameter set holds both gains as well as two do)
 """
 
 from __future__ import annotations
@@ -245,13 +247,15 @@ def main() -> int:
             "[mrad], against the fit on that gain alone (cross_gain's training MAE)"
         )
         print(f"{'model':6} | " + " | ".join(f"kp{g:g} joint / alone" for g in gains))
+        joint_ratio = {}
         for m in models:
-            cells = [
-                f"{evaluate(joint[m].params, [lg for lg in logs if lg.kp == g]) * 1e3:7.2f} / "
-                f"{own[g][m][i].train_mae * 1e3:6.2f}"
+            pairs = [
+                (evaluate(joint[m].params, [lg for lg in logs if lg.kp == g]), own[g][m][i].train_mae)
                 for i, g in enumerate(gains)
             ]
-            print(f"{m:6} | " + " | ".join(f"{c:>19}" for c in cells))
+            joint_ratio[m] = float(np.mean([j / a for j, a in pairs]))
+            cells = [f"{j * 1e3:7.2f} / {a * 1e3:6.2f}" for j, a in pairs]
+            print(f"{m:6} | " + " | ".join(f"{c:>19}" for c in cells) + f" | ×{joint_ratio[m]:.2f}")
 
     cg = summary["cross_gain"]
     shown = sorted({"m1", cg["best"]} & set(models), key=models.index)
@@ -290,7 +294,7 @@ def main() -> int:
         f"cross_over_bam={cg['best_mae'] / pub[bam_best]:.2f} m1_over_best={cg['m1_over_best']:.2f} "
         f"within_gain_mae={wg['best_mae']:.5f} within_gain_m1_over_best={wg['m1_over_best']:.2f} "
         f"fastest_out_mae={fo['best_mae']:.5f} fastest_out_over_train={fo['best_mae'] / fo['best_train']:.2f} "
-        f"identify_s={identify_s:.1f}"
+        f"identify_s={identify_s:.1f}" + (f" joint_over_alone={joint_ratio[cg['best']]:.2f}" if args.joint else "")
     )
     return 0
 

@@ -30,6 +30,7 @@ from servo_ff.identification.thermal_fit import (  # noqa: E402
     motor_current,
     simulate_segments,
 )
+from servo_ff.models.thermal import ThermalParams  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "xl330" / "raw"
 
@@ -48,6 +49,32 @@ def segment(path: Path, kt: float, R: float, dt: float = 0.05) -> ThermalSegment
     # RMS current over each grid cell keeps the heat (I² averaged, not I)
     i2 = np.interp(grid, t, amps**2)
     return ThermalSegment(3600 * h + 60 * m + s + float(t[0]), dt, np.round(temp), np.sqrt(i2))
+
+
+def profile_rth(train, R: float, ambient: float) -> None:
+    """Training RMS with R_th held at each of a few values and C refitted: how flat the fit is in R_th, against
+    the 1 °C quantisation's own RMS (1/√12 = 0.29 K)."""
+    from scipy.optimize import minimize_scalar
+
+    logged = np.concatenate([s.temp for s in train])
+    print("R_th profile (C refitted; training RMS [K]; quantisation alone 0.29 K):")
+    for rth in (2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1e4):
+
+        def rms(log_c: float, rth: float = rth) -> float:
+            sim = simulate_segments(train, R, ThermalParams(rth, float(np.exp(log_c))), ambient, ambient)
+            return float(np.sqrt(np.mean((np.concatenate(sim) - logged) ** 2)))
+
+        r = minimize_scalar(rms, bounds=(np.log(0.5), np.log(1e3)), method="bounded")
+        c = float(np.exp(r.x))
+        print(f"  R_th {rth:7g} K/W: C {c:5.2f} J/K, τ {rth * c:7.0f} s, RMS {r.fun:.3f} K")
+
+
+def gaps(segs) -> None:
+    """Temperature change across each gap between recordings (no logged current: the model can only cool)."""
+    for a, b in zip(segs, segs[1:]):
+        gap = b.start - (a.start + len(a.temp) * a.dt)
+        if gap > 2.0:
+            print(f"  gap {gap:.0f} s (no data): {a.temp[-1]:g} → {b.temp[0]:g} °C")
 
 
 def main() -> int:
@@ -79,6 +106,8 @@ def main() -> int:
     )
     if th.resistance > 0.99e4 or th.capacity > 0.99e6:
         print("  R_th or C ended on its bound: these recordings do not identify it (too short to see the servo cool)")
+    profile_rth(train, R, fit.ambient)
+    gaps(segs)
     sim = simulate_segments(segs, R, th, fit.ambient, float(segs[0].temp[0]))
     pred = np.concatenate(sim[6:])
     logged = np.concatenate([s.temp for s in held])
