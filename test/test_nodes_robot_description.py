@@ -14,8 +14,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from servo_ff.io.paths import share_file  # noqa: E402
-from servo_ff.nodes.robot_description import latched_qos  # noqa: E402
 from servo_ff.nodes.state_publisher_node import StatePublisherNode  # noqa: E402
+from servo_ff.ros.robot_description import latched_qos  # noqa: E402
 
 URDF = share_file("urdf", "so101.urdf")
 

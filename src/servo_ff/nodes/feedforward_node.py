@@ -42,8 +42,7 @@ from trajectory_msgs.msg import JointTrajectory
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
 from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
-
-from .common import (
+from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
@@ -59,13 +58,14 @@ from .common import (
     spin_node,
     throttle_key,
 )
-from .desired_trajectory import DesiredTrajectory, parse_trajectory
-from .parameters import servo_preset_specs
-from .robot_description import timeout_spec, wait_robot_description
-from .ros_logging import forward_core_logs
+from servo_ff.ros.desired_trajectory import DesiredTrajectory, parse_trajectory
+from servo_ff.ros.parameters import servo_preset_specs
+from servo_ff.ros.robot_description import timeout_spec, wait_robot_description
+from servo_ff.ros.ros_logging import forward_core_logs
+from servo_ff.ros.servo_faults import FaultedJoints
+from servo_ff.ros.servo_gain import ServoGainSetter
+
 from .servo_base import KP_MAX, KP_UNIT
-from .servo_faults import FaultedJoints
-from .servo_gain import ServoGainSetter
 
 TOPIC_DESIRED = "feedforward/trajectory"
 TOPIC_IMU = "imu/data"

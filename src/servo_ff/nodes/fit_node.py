@@ -46,10 +46,7 @@ from std_srvs.srv import Trigger
 from servo_ff.identification.alpha_data import data_from_streams
 from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
 from servo_ff.io.paths import resolve_path
-from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, save_alpha_result, urdf_joint_torque
-from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
-
-from .common import (
+from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_JOINT_STATES,
     TOPIC_SUPPLY,
@@ -58,6 +55,9 @@ from .common import (
     preload_modules,
     spin_node,
 )
+from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, save_alpha_result, urdf_joint_torque
+from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
+
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_RESULT = "fit/result"

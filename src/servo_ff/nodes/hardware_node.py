@@ -38,13 +38,13 @@ from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.bus_interface import make_bus
 from servo_ff.dynamixel.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
 from servo_ff.models.thermal import TemperatureTrend
+from servo_ff.ros.common import ParameterTable, per_joint, spin_node
+from servo_ff.ros.servo_diagnostics import servo_diagnostics
 
-from .common import ParameterTable, per_joint, spin_node
 from .hardware_params import hardware_specs
 from .hardware_readings import HardwareReadings
 from .hardware_recovery import HardwareRecovery
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .servo_diagnostics import servo_diagnostics
 
 
 class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from servo_ff.dynamixel.control_table import PROTOCOLS
-
-from .common import ParamSpec
+from servo_ff.ros.common import ParamSpec
 
 
 def hardware_specs() -> list[ParamSpec]:

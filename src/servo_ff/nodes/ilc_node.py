@@ -40,8 +40,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from servo_ff import trajectories
 from servo_ff.io.ilc_record import ILCRecord, save_ilc_record
-
-from .common import (
+from servo_ff.ros.common import (
     TOPIC_JOINT_COMMAND,
     TOPIC_JOINT_STATES,
     TOPIC_P_GAINS,
@@ -53,9 +52,10 @@ from .common import (
     preload_modules,
     spin_node,
 )
+from servo_ff.ros.side_node import SideNode
+
 from .ilc_trials import EXECUTIONS, NO_WAITER, ILCTrials
 from .servo_base import KP_MAX, KP_UNIT
-from .side_node import SideNode
 
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"

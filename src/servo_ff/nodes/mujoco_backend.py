@@ -35,11 +35,11 @@ from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
 from servo_ff.dynamics.mujoco_sensors import support_coefficient
+from servo_ff.ros.cdr_template import CdrTemplate
+from servo_ff.ros.common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
+from servo_ff.ros.odometry_pub import OdometryPublisher
 
-from .cdr_template import CdrTemplate
-from .common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
-from .odometry_pub import OdometryPublisher
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
 from .sim_stepper import SimNode
 

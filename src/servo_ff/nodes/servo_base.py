@@ -34,8 +34,8 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from .cdr_template import CdrTemplate
-from .common import (
+from servo_ff.ros.cdr_template import CdrTemplate
+from servo_ff.ros.common import (
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
     TOPIC_SUPPLY,
@@ -48,10 +48,11 @@ from .common import (
     servo_names,
     throttle_key,
 )
-from .ros_logging import forward_core_logs
+from servo_ff.ros.ros_logging import forward_core_logs
+from servo_ff.ros.servo_lifecycle import ServoLifecycle
+from servo_ff.ros.trajectory_plan import ActiveTrajectory, plan_trajectory
+
 from .servo_interface_params import KP_MAX, KP_UNIT, servo_interface_specs, validate_interface  # noqa: F401
-from .servo_lifecycle import ServoLifecycle
-from .trajectory_plan import ActiveTrajectory, plan_trajectory
 
 JS_HISTORY = 2000  # /joint_states writer history [messages]
 
@@ -168,8 +169,8 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         self._diag_timer = self.create_timer(v["diagnostics_period"], self._publish_diagnostics)
         self.fjt = self.djs = None  # ros2_control interfaces: need control_msgs (tools/build_interfaces.py)
         try:
-            from .dynamic_joint_states import DynamicJointStates
-            from .follow_trajectory_action import FollowTrajectoryAction
+            from servo_ff.ros.dynamic_joint_states import DynamicJointStates
+            from servo_ff.ros.follow_trajectory_action import FollowTrajectoryAction
         except ImportError as e:
             self.get_logger().warning(f"no {nm['follow_joint_trajectory']}, no /dynamic_joint_states: {e}")
         else:

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import spin_node
+from servo_ff.ros.common import spin_node
+
 from .mujoco_backend import MujocoSimNode
 from .sim_stepper import LOAD_TYPES, SimNode, actuator_source, build_load, sim_specs, source_specs
 

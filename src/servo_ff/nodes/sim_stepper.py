@@ -15,8 +15,7 @@ from servo_ff.models.params import ActuatorParams, ParameterError, load_params
 from servo_ff.models.presets import preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 from servo_ff.models.thermal import ThermalParams, thermal_warning
-
-from .common import (
+from servo_ff.ros.common import (
     ParameterTable,
     ParamSpec,
     actuator_from_values,
@@ -25,11 +24,12 @@ from .common import (
     hardware_id,
     per_joint,
 )
-from .parameters import servo_preset_specs
+from servo_ff.ros.parameters import servo_preset_specs
+from servo_ff.ros.servo_diagnostics import thermal_values
+from servo_ff.ros.sim_clock import SimClock, sim_time_specs
+
 from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .servo_diagnostics import thermal_values
 from .sim_backend import SimServos, UrdfGravity, load_inertia
-from .sim_clock import SimClock, sim_time_specs
 
 LOAD_TYPES = ("pendulum", "none", "urdf")
 

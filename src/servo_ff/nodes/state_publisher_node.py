@@ -27,9 +27,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from servo_ff.io.paths import resolve_path
-
-from .common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, Throttle, spin_node
-from .robot_description import TOPIC_ROBOT_DESCRIPTION, latched_qos
+from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, Throttle, spin_node
+from servo_ff.ros.robot_description import TOPIC_ROBOT_DESCRIPTION, latched_qos
 
 TOPIC_TF, TOPIC_TF_STATIC = "/tf", "/tf_static"
 
