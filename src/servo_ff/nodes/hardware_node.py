@@ -41,10 +41,10 @@ from servo_ff.models.thermal import TemperatureTrend
 from servo_ff.ros.common import ParameterTable, per_joint, spin_node
 from servo_ff.ros.servo_diagnostics import servo_diagnostics
 
-from .hardware_params import hardware_specs
+from .hardware_params import parameter_specs
 from .hardware_readings import HardwareReadings
 from .hardware_recovery import HardwareRecovery
-from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
+from .servo_base import ServoInterfaceNode, validate_interface
 
 
 class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
@@ -54,9 +54,7 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
     def __init__(self, name: str = "servo_hardware", **kwargs: Any):
         super().__init__(name, **kwargs)
         self.bus_mod, self.ct = bus_types, ct
-        table = ParameterTable(
-            self, servo_interface_specs(kp=32.0) + hardware_specs(), validate=self._validate, apply=self._apply
-        )
+        table = ParameterTable(self, parameter_specs(), validate=self._validate, apply=self._apply)
         v = table.values
         self.ids = [int(i) for i in v["ids"]]
         self.bus = None

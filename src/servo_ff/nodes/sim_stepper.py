@@ -135,6 +135,20 @@ def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, 
     return params, source
 
 
+def stepper_specs(base: ActuatorParams) -> list[ParamSpec]:
+    """The table declared after the actuator source: the servo interface, the simulation and every coefficient of
+    ``base`` (its values the defaults; ``actuator.thermal.*`` always declared)."""
+    base = base.with_(thermal=base.thermal or ThermalParams())
+    return servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
+
+
+def parameter_specs() -> list[ParamSpec]:
+    """Every parameter of the stepper ``servo_sim_node`` in declaration order, with the defaults it has without
+    overrides (the default ``servo``/``model`` preset); no node started."""
+    d = {s.name: s.default for s in source_specs()}
+    return source_specs() + stepper_specs(preset(d["servo"], d["model"]))
+
+
 class SimNode(SimClock, ServoInterfaceNode):
     status_name = "stepper"
 
@@ -147,9 +161,7 @@ class SimNode(SimClock, ServoInterfaceNode):
             n_joints=lambda v: None,
         )
         base, self.source_text = actuator_source(self, self.sel.values)
-        base = base.with_(thermal=base.thermal or ThermalParams())  # declares actuator.thermal.*
-        specs = servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
-        super_table = ParameterTable(self, specs, validate=self._validate, apply=self._apply)
+        super_table = ParameterTable(self, stepper_specs(base), validate=self._validate, apply=self._apply)
         v = super_table.values
         n = len(v["joints"])
         theta0 = per_joint(v["initial_position"], n, "initial_position")
@@ -325,4 +337,14 @@ class SimNode(SimClock, ServoInterfaceNode):
         return out
 
 
-__all__ = ["LOAD_TYPES", "SimNode", "actuator_source", "build_load", "sim_actuator", "sim_specs", "source_specs"]
+__all__ = [
+    "LOAD_TYPES",
+    "SimNode",
+    "actuator_source",
+    "build_load",
+    "parameter_specs",
+    "sim_actuator",
+    "sim_specs",
+    "source_specs",
+    "stepper_specs",
+]
