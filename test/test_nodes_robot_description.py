@@ -42,7 +42,7 @@ def test_a_late_subscriber_gets_the_urdf(ros):
 
 def test_sim_and_feedforward_take_the_urdf_from_the_topic(ros, compiled_mujoco_kernels):
     from servo_ff.nodes.feedforward_node import FeedForwardNode
-    from servo_ff.nodes.mujoco_backend import MujocoSimNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
 
     h, pub = ros
     ff = h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs()))

@@ -22,7 +22,7 @@ def _op3(ros: RosHarness, max_acceleration: float = 1000.0):
     from rclpy.parameter import Parameter
 
     from servo_ff.nodes.feedforward_node import FeedForwardNode
-    from servo_ff.nodes.mujoco_backend import MujocoSimNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
     from servo_ff.nodes.walk_node import WalkNode
 
     def params(**kv):

@@ -96,7 +96,7 @@ def _run(ros, controller, n_steps, obstacle, stride, kp_high, ratio, log, timeou
 
     from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO, KP_HIGH
     from servo_ff.nodes.feedforward_node import FeedForwardNode
-    from servo_ff.nodes.mujoco_backend import MujocoSimNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
     from servo_ff.nodes.state_publisher_node import StatePublisherNode
     from servo_ff.nodes.walker_node import WalkerNode
 

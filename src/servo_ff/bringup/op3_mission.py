@@ -83,7 +83,7 @@ def _nodes(ros: RosHarness, controller: str, kp: float):
     from rclpy.parameter import Parameter
 
     from servo_ff.nodes.feedforward_node import FeedForwardNode
-    from servo_ff.nodes.mujoco_backend import MujocoSimNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
     from servo_ff.nodes.walk_node import WalkNode
 
     def params(**kv):
