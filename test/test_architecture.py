@@ -93,3 +93,15 @@ def test_domain_errors_keep_their_builtin_base():
     for cls in (GoalRejected, ProtocolError, Protocol1Error, ParameterError):
         assert issubclass(cls, ValueError) and issubclass(cls, ServoFFError)
     assert not issubclass(Protocol1Error, ProtocolError)
+
+
+def test_every_node_module_is_an_executable():
+    """setup.py makes every ``nodes/<x>_node.py`` the executable ``servo_<x>_node``: each has a ``main()`` (a
+    plumbing module named ``*_node.py`` there, as ``side_node.py`` was, would be a broken entry point)."""
+    import ast
+
+    found = sorted((ROOT / "src" / "servo_ff" / "nodes").glob("*_node.py"))
+    assert len(found) >= 8
+    for path in found:
+        tree = ast.parse(path.read_text())
+        assert any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body), path.name
