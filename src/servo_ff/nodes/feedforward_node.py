@@ -8,14 +8,14 @@ takes the measured pose and stops listening): samples the desired trajectory at 
 URDF limits) and publishes the goals on ``servo/commands`` (Float64MultiArray in ``joints``
 order). The servo node owns its P gain: this node sets the servo node's ``kp`` parameter (``servo_node``, its
 ``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when the servo node (re)appears,
-never periodically (:mod:`.servo_gain`).
+never periodically (:mod:`servo_ff.ros.servo_gain`).
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
 0), ``/joint_states``, ``imu/data``
 (sensor_msgs/Imu orientation), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
 (std_msgs/Float64, 1 = left foot, 0 = right). Parameters: ``urdf_path`` or ``robot_description`` (both empty: the
-``robot_description`` topic, :mod:`.robot_description`), ``joints``,
+``robot_description`` topic, :mod:`servo_ff.ros.robot_description`), ``joints``,
 ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
 
 Admissible inputs only: every numeric parameter is declared from its row of the core schema

@@ -57,9 +57,9 @@ class HardwareCommands:
         )
 
     def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
-        """Velocity / effort of a JointState command → each servo's limit register (:mod:`.command_limits`),
-        written now (before the goal of the same message, which the next cycle writes); a refused or failed one
-        is one warning naming the joint."""
+        """Velocity / effort of a JointState command → each servo's limit register
+        (:mod:`servo_ff.dynamixel.command_limits`), written now (before the goal of the same message, which the
+        next cycle writes); a refused or failed one is one warning naming the joint."""
         from servo_ff.dynamixel.command_limits import LimitRefused, effort_limit, velocity_limit
 
         if not self.connected:

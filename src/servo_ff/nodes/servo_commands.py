@@ -128,8 +128,8 @@ class ServoCommands:
         self.pub_traj_status.publish(String(data=json.dumps(status)))
 
     def plan_trajectory(self, msg: JointTrajectory, now: float) -> ActiveTrajectory:
-        """:func:`.trajectory_plan.plan_trajectory` from this node's state (the trajectory in progress at the
-        new one's start, else the held goal)."""
+        """:func:`servo_ff.ros.trajectory_plan.plan_trajectory` from this node's state (the trajectory in progress
+        at the new one's start, else the held goal)."""
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         start = stamp if stamp > 0 else now
         current = self.pending if self.pending is not None and self.pending.start <= start else self.traj

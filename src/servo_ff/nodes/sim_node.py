@@ -1,17 +1,20 @@
-"""``servo_sim_node``: the servo interface of :mod:`.servo_base` backed by Duclusaud et al.'s stepper
-(Extended Friction Models, Algorithm 1).
+"""``servo_sim_node``: the servo interface of :mod:`.servo_base` over a physics backend object
+(:class:`.sim_backend.SimBackend`): by default Duclusaud et al.'s stepper (Extended Friction Models, Algorithm 1;
+:class:`.sim_stepper.StepperBackend`), with ``backend: mujoco`` a whole robot in MuJoCo
+(:class:`.mujoco_backend.MujocoBackend`). One :class:`SimNode` class for both: the backend builds the model,
+declares its parameters and answers the ``hw_*`` hooks.
 
-Every control period (``1/rate_hz``, 500 Hz by default) advances all joints by one period in steps of at most
-``physics_dt`` (calls of :func:`servo_ff.models.stepper.step`) toward the held goals, then publishes
+With the stepper, every control period (``1/rate_hz``, 500 Hz by default) advances all joints by one period in steps
+of at most ``physics_dt`` (calls of :func:`servo_ff.models.stepper.step`) toward the held goals, then publishes
 ``/joint_states`` stamped with the simulated time at the end of the period. The actuator comes from
 ``actuator_file`` (an identified parameter file, as ``servo-ff identify --out`` writes it: its actuator and model
 m1..m6 included), else from ``servo`` + ``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient
 exposed as an ``actuator.*`` parameter (core schema) but the P gain, which is ``kp``; the simulated supply voltage
-is ``actuator.firmware.vin``. The load is a pendulum per
-joint (``load.type: pendulum``, Duclusaud et al. (Extended Friction Models) bench: θ = 0 hanging down), a pure inertia
-(``none``), or gravity of a URDF (``urdf``, via ``servo_ff.dynamics``).
+is ``actuator.firmware.vin``. The load is a pendulum per joint (``load.type: pendulum``, Duclusaud et al. (Extended
+Friction Models) bench: θ = 0 hanging down), a pure inertia (``none``), or gravity of a URDF (``urdf``, via
+``servo_ff.dynamics``).
 
-Time: :mod:`.sim_clock` (own ``/clock`` at ``real_time_factor``, lockstep, or follow the node clock).
+Time: :mod:`servo_ff.ros.sim_clock` (own ``/clock`` at ``real_time_factor``, lockstep, or follow the node clock).
 
 Lifecycle (:mod:`.servo_base`): the simulated torque is off until the node is activated; deactivate holds the
 present position, then turns torque off; cleanup resets the simulation to ``initial_position``.

@@ -1,8 +1,8 @@
 """``servo_state_publisher_node``: what ``robot_state_publisher`` does, for machines without it — the one place a
 bring-up gives the URDF.
 
-* ``robot_description`` (std_msgs/String, reliable, transient local: :mod:`.robot_description`) — the URDF of
-  ``robot_description`` (XML) or ``urdf_path``, published once; the MuJoCo sim and the feed-forward node read it
+* ``robot_description`` (std_msgs/String, reliable, transient local: :mod:`servo_ff.ros.robot_description`) — the
+  URDF of ``robot_description`` (XML) or ``urdf_path``, published once; the MuJoCo sim and the feed-forward node read it
   when their own URDF parameters are empty;
 * ``/tf_static`` (tf2_msgs/TFMessage, transient local): every fixed joint, parent link → child link, once;
 * ``/tf``: every moving joint (revolute, continuous, prismatic; ``joints`` if given) named in ``joint_states``,
