@@ -107,8 +107,8 @@ class SimNodeProcess:
         from diagnostic_msgs.msg import DiagnosticArray
         from trajectory_msgs.msg import JointTrajectory
 
-        from servo_ff.nodes.bringup import python_env
-        from servo_ff.nodes.harness import RosHarness, wait_for
+        from servo_ff.bringup import python_env
+        from servo_ff.ros.harness import RosHarness, wait_for
 
         self.ros = RosHarness(salt=salt)
         env = python_env()
@@ -164,7 +164,7 @@ class SimNodeProcess:
 def layer_rtf(seconds: float) -> float:
     """Real-time factor of our MuJoCo layer with the node's options (no ROS), in a fresh process on core 0 (not in
     this one: the probe's executor thread would share its GIL)."""
-    from servo_ff.nodes.bringup import python_env
+    from servo_ff.bringup import python_env
 
     code = (
         "import sys; sys.path.insert(0, 'bench'); from mujoco_servos import run; "
@@ -187,7 +187,7 @@ def layer_rtf(seconds: float) -> float:
 def publish_rtf(sim: SimNodeProcess, seconds: float = 2.0) -> float:
     """Real-time factor a bare rclpy publisher of one sim period's messages reaches on core 0, as fast as possible
     (``bench/_rclpy_publish.py``, its own process, a namespace of its own): the ceiling rclpy sets."""
-    from servo_ff.nodes.bringup import python_env
+    from servo_ff.bringup import python_env
 
     env = python_env()
     env["ROS_DOMAIN_ID"] = str(sim.ros.domain)

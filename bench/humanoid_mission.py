@@ -3,7 +3,7 @@ of their Fig. 6, and the MuJoCo sim node's real-time factor.
 
 Run: python bench/humanoid_mission.py [--steps 40] [--obstacle-steps 6] [--stride 0.03]
      [--plot docs/img/mission_knee.png]
-Mission: ``servo_ff.nodes.mission`` (walker → feed-forward → MuJoCo sim node with quantisation 4096 and one
+Mission: ``servo_ff.bringup.mission`` (walker → feed-forward → MuJoCo sim node with quantisation 4096 and one
 period of bus latency, 125 Hz, lockstep on sim time; all nodes in one process, real DDS between them).
 Real-time factor: ``servo_sim_node`` (backend mujoco, humanoid, 20 servos, 1 ms physics, publishing
 joint_states + imu/data + foot_forces + support_coefficient + /clock at 500 Hz, as fast as possible) in its own
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from _sim_node_rtf import SimNodeProcess, describe, node_over_layer  # noqa: E402
 
-from servo_ff.nodes.mission import CONTROLLERS, format_table, plot_mission, run_mission  # noqa: E402
+from servo_ff.bringup.mission import CONTROLLERS, format_table, plot_mission, run_mission  # noqa: E402
 
 
 def real_time_factor(seconds: float = 10.0) -> tuple[float, float, float, tuple]:
@@ -42,7 +42,7 @@ def real_time_factor(seconds: float = 10.0) -> tuple[float, float, float, tuple]
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from rosgraph_msgs.msg import Clock
 
-    from servo_ff.nodes.harness import wait_for
+    from servo_ff.ros.harness import wait_for
 
     sim = SimNodeProcess(salt=91)
     try:

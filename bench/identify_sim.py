@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 def run(realtime: bool, threshold: float, max_iterations: int, domain: int) -> dict:
-    from servo_ff.nodes.bringup import python_env
+    from servo_ff.bringup import python_env
 
     with tempfile.TemporaryDirectory(prefix="identify_sim_") as d:
         params = Path(d) / "bench.yaml"

@@ -74,7 +74,7 @@ def callback_costs(calls: int) -> list[tuple[str, float, float]]:
     from std_msgs.msg import Float64
 
     from servo_ff.nodes.feedforward_node import FeedForwardNode
-    from servo_ff.nodes.harness import RosHarness
+    from servo_ff.ros.harness import RosHarness
 
     with RosHarness(salt=61, prefix="servo_ff_bench_") as ros:  # the node is called directly, not spun
         node = FeedForwardNode(
@@ -127,9 +127,9 @@ def latency(seconds: float, rate: float, block_s: float = 0.5) -> tuple[dict[str
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
 
+    from servo_ff.bringup import python_env
     from servo_ff.dynamics.robot import load_robot
-    from servo_ff.nodes.bringup import python_env
-    from servo_ff.nodes.harness import RosHarness, wait_for
+    from servo_ff.ros.harness import RosHarness, wait_for
 
     joints = list(load_robot(URDF).joint_names)
     ros = RosHarness(salt=62, prefix="servo_ff_bench_")  # exports ROS_DOMAIN_ID for the nodes' processes

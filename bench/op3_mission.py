@@ -2,7 +2,7 @@
 
 Run: python bench/op3_mission.py [--steps 40] [--vx 0.1] [--flat-steps 80] [--obstacle-vx 0.05]
      [--kp-high 800] [--plot docs/img/op3_obstacle_pitch.png]
-Mission: ``servo_ff.nodes.op3_mission`` (servo_walk_node under cmd_vel → feed-forward → MuJoCo sim node, lockstep;
+Mission: ``servo_ff.bringup.op3_mission`` (servo_walk_node under cmd_vel → feed-forward → MuJoCo sim node, lockstep;
 all nodes in one process, real DDS between them). (a) high-gain P (k_P 800, the XM430 factory gain), (b) 0.35 of
 it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
 1. energy over ``--steps`` steps on flat ground at ``--vx`` for (a), (b), (c);
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.nodes.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
+from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
 
 
 def main() -> int:

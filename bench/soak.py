@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from servo_ff.nodes import bringup  # noqa: E402
+from servo_ff import bringup  # noqa: E402
 
 LEVEL = re.compile(r"^\[(WARN|ERROR|FATAL)\]")
 

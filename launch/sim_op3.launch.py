@@ -1,8 +1,8 @@
 """ros2 launch servo_ff sim_op3.launch.py: MuJoCo OP3 + feed-forward + placo walk under cmd_vel.
 
-The node list and parameters come from servo_ff.nodes.bringup, the same table `servo-ff up sim_op3` reads."""
+The node list and parameters come from servo_ff.bringup, the same table `servo-ff up sim_op3` reads."""
 
-from servo_ff.nodes.bringup import launch_description
+from servo_ff.bringup import launch_description
 
 
 def generate_launch_description():

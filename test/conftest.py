@@ -25,7 +25,7 @@ def compiled_mujoco_kernels():
 # `./run test -m "not slow and not ros"` is the fast inner loop (docs/install.md#fast-test-runs).
 
 #: A test is `ros` when its own source, one of its fixtures or a module-level helper it calls names one of these.
-_ROS_TOKENS = ("RosHarness", "rclpy", "python_env", "servo_ff.nodes.bringup", "launch_ros", "hardware_on_virtual_bus")
+_ROS_TOKENS = ("RosHarness", "rclpy", "python_env", "servo_ff.bringup", "launch_ros", "hardware_on_virtual_bus")
 
 #: Tests over ≈ 2 s on a loaded 2-core box (`./run test -m "not ros" --durations=80`), by node id without
 #: parameters (every parametrisation), and the examples (subprocesses).

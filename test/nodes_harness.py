@@ -1,11 +1,11 @@
-"""The node tests use the package's one rclpy harness (:mod:`servo_ff.nodes.harness`); skipped without rclpy."""
+"""The node tests use the package's one rclpy harness (:mod:`servo_ff.ros.harness`); skipped without rclpy."""
 
 from __future__ import annotations
 
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
-from servo_ff.nodes.harness import RosHarness, domain_id, wait_for  # noqa: E402
+from servo_ff.ros.harness import RosHarness, domain_id, wait_for  # noqa: E402
 
 
 def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: float, client: str, **params):

@@ -144,7 +144,7 @@ def test_sim_backend_reset_recovers_from_a_refused_state():
 # ------------------------------------------------------------------------------------------- goal gate
 def test_held_goal_is_rechecked_when_limits_change():
     pytest.importorskip("rclpy")
-    from servo_ff.nodes.common import GoalGate, Throttle
+    from servo_ff.ros.common import GoalGate, Throttle
 
     g = GoalGate(
         ["a", "b"],

@@ -24,6 +24,22 @@ def test_no_module_import_cycle():
     assert not found, f"module import cycles (python tools/import_graph.py): {detail}"
 
 
+def test_ros_layers_import_downward_only():
+    """bringup -> nodes -> ros -> the ROS-free core: no module imports a layer above its own (function-level
+    imports included), and the core imports none of the three."""
+    ig = _import_graph_module()
+    graph = ig.import_graph()
+    rank = {"servo_ff.bringup": 3, "servo_ff.nodes": 2, "servo_ff.ros": 1}
+    front = ("servo_ff.cli", "servo_ff.demo", "servo_ff.__main__")
+
+    def layer(mod: str) -> int:
+        return next((r for p, r in rank.items() if mod == p or mod.startswith(p + ".")), 0)
+
+    up = [f"{m} -> {d}" for m, deps in graph.items() if not m.startswith(front) for d in deps if layer(d) > layer(m)]
+    assert sum(layer(m) == 1 for m in graph) > 10 and sum(layer(m) == 2 for m in graph) > 10
+    assert not up, up
+
+
 def test_cycle_finder_sees_function_level_and_relative_imports(tmp_path):
     """A cycle made of a top-level relative import and an import inside a function is found."""
     ig = _import_graph_module()
@@ -77,3 +93,15 @@ def test_domain_errors_keep_their_builtin_base():
     for cls in (GoalRejected, ProtocolError, Protocol1Error, ParameterError):
         assert issubclass(cls, ValueError) and issubclass(cls, ServoFFError)
     assert not issubclass(Protocol1Error, ProtocolError)
+
+
+def test_every_node_module_is_an_executable():
+    """setup.py makes every ``nodes/<x>_node.py`` the executable ``servo_<x>_node``: each has a ``main()`` (a
+    plumbing module named ``*_node.py`` there, as ``side_node.py`` was, would be a broken entry point)."""
+    import ast
+
+    found = sorted((ROOT / "src" / "servo_ff" / "nodes").glob("*_node.py"))
+    assert len(found) >= 8
+    for path in found:
+        tree = ast.parse(path.read_text())
+        assert any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body), path.name

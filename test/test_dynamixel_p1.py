@@ -20,7 +20,7 @@ from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, spawn_virtual_bus
 from servo_ff.dynamixel.virtual_p1 import VirtualBus1
 from servo_ff.models.params import P_KP
 from servo_ff.models.presets import preset
-from servo_ff.nodes.harness import wait_for
+from servo_ff.ros.harness import wait_for
 
 RPM = 2 * math.pi / 60
 

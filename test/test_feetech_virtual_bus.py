@@ -11,7 +11,7 @@ from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus
 from servo_ff.feetech import status
 from servo_ff.feetech.virtual_bus import StsVirtualBus
 from servo_ff.models.params import P_KP
-from servo_ff.nodes.harness import wait_for
+from servo_ff.ros.harness import wait_for
 
 IDS = list(range(1, 7))
 #: physics sub-step: 4 ms (the default 1 ms costs ~0.5 ms of CPU per step for six servos; on a shared 2-core machine

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from servo_ff.nodes.bringup import plan
+from servo_ff.bringup import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,8 +73,8 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mu
     from sensor_msgs.msg import Imu
     from std_msgs.msg import Float64MultiArray
 
-    from servo_ff.nodes.bringup import python_env
-    from servo_ff.nodes.harness import RosHarness, wait_for
+    from servo_ff.bringup import python_env
+    from servo_ff.ros.harness import RosHarness, wait_for
 
     fast = tmp_path / "fast.yaml"
     # lockstep waits up to 1 s of wall time for each goal: on a busy machine the simulation must not step on

@@ -23,7 +23,7 @@ from sensor_msgs.msg import BatteryState, Imu, JointState  # noqa: E402
 from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 
-from servo_ff.nodes.mujoco_backend import MujocoSimNode  # noqa: E402
+from servo_ff.nodes.sim_node import MujocoSimNode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HUMANOID = [

@@ -84,9 +84,9 @@ def so100_waypoint_errors() -> dict:
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
 
-    from servo_ff.nodes.harness import RosHarness, wait_for
-    from servo_ff.nodes.mujoco_backend import MujocoSimNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
     from servo_ff.nodes.walker_node import WalkerNode
+    from servo_ff.ros.harness import RosHarness, wait_for
 
     doc = yaml.safe_load(BRINGUP.read_text())
     sim_values = dict(doc["servo_sim"]["ros__parameters"])

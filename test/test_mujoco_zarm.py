@@ -13,7 +13,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from test_mujoco_node import ARM, ROOT, stamp  # noqa: E402
 
-from servo_ff.nodes.mujoco_backend import MujocoSimNode  # noqa: E402
+from servo_ff.nodes.sim_node import MujocoSimNode  # noqa: E402
 
 
 def arm_triangle_rms() -> dict:

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import yaml
 
+from servo_ff.bringup import BRINGUPS, config_dir, plan
 from servo_ff.cli import main as cli_main
-from servo_ff.nodes.bringup import BRINGUPS, config_dir, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,8 +72,8 @@ def test_up_starts_sim_node_from_the_yaml(tmp_path):
     from nodes_harness import RosHarness, wait_for
     from sensor_msgs.msg import JointState
 
+    from servo_ff.bringup import python_env
     from servo_ff.cli.up import commands
-    from servo_ff.nodes.bringup import python_env
 
     h = RosHarness(salt=2)
     try:
@@ -155,10 +155,10 @@ def test_up_identify_ends_with_alpha_on_the_feedforward_node(tmp_path):
     JointTrajectory → ILC record → fit → α set on the feed-forward node the bring-up started → every node
     stopped, exit code 0."""
     pytest.importorskip("rclpy")
+    from servo_ff.bringup import python_env
     from servo_ff.dynamics.alpha import load_alpha
     from servo_ff.io.ilc_record import load_ilc_record
-    from servo_ff.nodes.bringup import python_env
-    from servo_ff.nodes.harness import domain_id
+    from servo_ff.ros.harness import domain_id
 
     fast = {n.name: dict(n.overrides) for n in plan("identify", realtime="false")}
     assert list(fast) == ["servo_sim", "servo_feedforward", "servo_ilc", "servo_fit"]

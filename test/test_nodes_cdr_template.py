@@ -1,4 +1,4 @@
-"""CdrTemplate (servo_ff.nodes.cdr_template): the bytes published for joint_states, imu/data, foot forces, the
+"""CdrTemplate (servo_ff.ros.cdr_template): the bytes published for joint_states, imu/data, foot forces, the
 support coefficient and /clock are what rclpy serializes for the same message, whatever is written in place."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import Imu, JointState  # noqa: E402
 from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
 
-from servo_ff.nodes.cdr_template import CdrTemplate  # noqa: E402
+from servo_ff.ros.cdr_template import CdrTemplate  # noqa: E402
 
 
 def test_joint_state_bytes_equal_rclpy_serialization_for_any_values():

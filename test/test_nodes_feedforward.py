@@ -385,7 +385,7 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
 def test_desired_motion_refusal_names_joint_and_bound():
     from builtin_interfaces.msg import Duration as D
 
-    from servo_ff.nodes.desired_trajectory import parse_trajectory
+    from servo_ff.ros.desired_trajectory import parse_trajectory
 
     msg = JointTrajectory(
         joint_names=["b"], points=[JointTrajectoryPoint(positions=[0.0], velocities=[1e300], time_from_start=D())]

@@ -196,7 +196,7 @@ def test_sigint_applies_on_exit(tmp_path, policy, torque_after):
     import subprocess
     import sys
 
-    from servo_ff.nodes.harness import domain_id
+    from servo_ff.ros.harness import domain_id
 
     link = tmp_path / "ttyDXL"
     bus = VirtualBus(ids=IDS, model="mx106", loads=ServoLoad.pendulum(0.25, 0.1), link=str(link))

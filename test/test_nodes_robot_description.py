@@ -14,8 +14,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from servo_ff.io.paths import share_file  # noqa: E402
-from servo_ff.nodes.robot_description import latched_qos  # noqa: E402
 from servo_ff.nodes.state_publisher_node import StatePublisherNode  # noqa: E402
+from servo_ff.ros.robot_description import latched_qos  # noqa: E402
 
 URDF = share_file("urdf", "so101.urdf")
 
@@ -42,7 +42,7 @@ def test_a_late_subscriber_gets_the_urdf(ros):
 
 def test_sim_and_feedforward_take_the_urdf_from_the_topic(ros, compiled_mujoco_kernels):
     from servo_ff.nodes.feedforward_node import FeedForwardNode
-    from servo_ff.nodes.mujoco_backend import MujocoSimNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
 
     h, pub = ros
     ff = h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs()))

@@ -1,4 +1,4 @@
-"""SideNode (servo_ff.nodes.side_node): a burst of /joint_states sent faster than a node takes messages one wait
+"""SideNode (servo_ff.ros.side_node): a burst of /joint_states sent faster than a node takes messages one wait
 set at a time reaches the callback whole and in order, and the owner's /clock subscription (use_sim_time) is
 served there, still setting the owner's clock."""
 
@@ -14,7 +14,7 @@ from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 
-from servo_ff.nodes.side_node import SideNode
+from servo_ff.ros.side_node import SideNode
 
 N = 6000
 

@@ -22,8 +22,8 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from servo_ff.nodes.common import GoalGate, Throttle  # noqa: E402
 from servo_ff.nodes.sim_node import SimNode  # noqa: E402
+from servo_ff.ros.common import GoalGate, Throttle  # noqa: E402
 
 JOINTS = ["shoulder", "elbow"]
 MASS, LENGTH = 0.5, 0.15
@@ -317,7 +317,7 @@ def test_every_refused_parameter_change_is_logged_with_name_and_reason(ros, capf
 def test_undeclared_start_up_parameters_are_named_in_one_warning(ros, capfd):
     """A renamed or misspelt parameter in a params file is not dropped in silence (rclpy ignores it): the node
     logs one warning naming it, and declared names are not reported."""
-    from servo_ff.nodes.parameters import warn_undeclared_overrides
+    from servo_ff.ros.parameters import warn_undeclared_overrides
 
     h = ros[0]
     node = SimNode(

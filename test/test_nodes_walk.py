@@ -13,7 +13,7 @@ pytest.importorskip("placo")
 pytest.importorskip("mujoco")
 rclpy = pytest.importorskip("rclpy")
 
-from servo_ff.nodes.harness import RosHarness, wait_for  # noqa: E402
+from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
 URDF = "urdf/op3.urdf"
 
@@ -22,7 +22,7 @@ def _op3(ros: RosHarness, max_acceleration: float = 1000.0):
     from rclpy.parameter import Parameter
 
     from servo_ff.nodes.feedforward_node import FeedForwardNode
-    from servo_ff.nodes.mujoco_backend import MujocoSimNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
     from servo_ff.nodes.walk_node import WalkNode
 
     def params(**kv):
@@ -140,7 +140,7 @@ def test_feedforward_refuses_walk_beyond_its_bounds_and_walk_refuses_nan_cmd(com
 
 
 def test_sim_op3_bringup_plan():
-    from servo_ff.nodes.bringup import plan
+    from servo_ff.bringup import plan
 
     sim, ff, walk, described = plan("sim_op3")
     assert [n.executable for n in (sim, ff, walk, described)] == [

@@ -234,7 +234,7 @@ def test_truncated_bag_is_one_line_exit_2(tmp_path, capsys, storage):
 
 
 def _up(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    from servo_ff.nodes.bringup import python_env
+    from servo_ff.bringup import python_env
 
     return subprocess.run(
         [sys.executable, "-m", "servo_ff", "up", *args],

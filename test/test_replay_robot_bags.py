@@ -139,7 +139,7 @@ def alpha(out: Path) -> np.ndarray:
 
 
 def _up(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    from servo_ff.nodes.bringup import python_env
+    from servo_ff.bringup import python_env
 
     return subprocess.run(
         [sys.executable, "-m", "servo_ff", "up", *args],
@@ -318,7 +318,7 @@ def test_fit_node_process_exits_non_zero_on_a_failed_fit(tmp_path):
     """The one-shot fit node (the replay bring-up's, as `ros2 launch` runs it) on a still servo: exit code 2, one
     error line naming the figure and its threshold, no alpha.yaml (it exited 0 and wrote α̂0 = 2.26)."""
     pytest.importorskip("rclpy")
-    from servo_ff.nodes.bringup import config_dir, plan, python_command, python_env
+    from servo_ff.bringup import config_dir, plan, python_command, python_env
 
     bag = _still_bag(tmp_path / "still")
     (node,) = plan("replay", bag=str(bag))
@@ -335,7 +335,7 @@ def test_no_alpha_file_when_the_feedforward_node_does_not_take_it(tmp_path):
     """A good fit the feed-forward node does not take (not reachable): exit 2 naming it, and no alpha.yaml (it was
     written before the node was asked)."""
     pytest.importorskip("rclpy")
-    from servo_ff.nodes.bringup import config_dir, plan, python_command, python_env
+    from servo_ff.bringup import config_dir, plan, python_command, python_env
 
     bag = _good_bag(tmp_path / "good")
     params = tmp_path / "ff.yaml"
@@ -352,7 +352,7 @@ def test_no_alpha_file_when_the_feedforward_node_does_not_take_it(tmp_path):
 def test_launch_ends_non_zero_when_the_fit_node_fails():
     """The replay launch file's exit handler: a failed fit raises inside `ros2 launch`'s loop (its only way to exit
     non-zero), a successful one shuts down."""
-    from servo_ff.nodes.bringup import BringupFailed, one_shot_ended
+    from servo_ff.bringup import BringupFailed, one_shot_ended
 
     assert one_shot_ended("servo_fit", 0) == "servo_fit finished"
     with pytest.raises(BringupFailed, match="servo_fit exited with code 2"):

@@ -110,7 +110,7 @@ def test_feedforward_desired_trajectory_uses_the_servo_interpolation():
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from servo_ff.interpolation import JointSpline
-    from servo_ff.nodes.desired_trajectory import parse_trajectory
+    from servo_ff.ros.desired_trajectory import parse_trajectory
 
     msg = JointTrajectory(
         joint_names=["a"],

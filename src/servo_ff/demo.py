@@ -42,7 +42,7 @@ def run(out: Path) -> int:
         "servo_feedforward_node (Eq. 19) → tracking: high-gain P / low-gain P / low-gain P + feed-forward"
     )
     try:
-        from servo_ff.nodes.demo_pipeline import run_demo
+        from servo_ff.bringup.demo_pipeline import run_demo
     except ImportError as e:  # rclpy missing: say so instead of a traceback
         print(f"skipped: ROS 2 Python packages are not importable here ({e}); `./run demo` installs them")
         return rc | 1
@@ -55,7 +55,7 @@ def run(out: Path) -> int:
         "latency) → joint_states / imu/data / contacts back; 2 steps each of (a) high-gain P, (b) low-gain P, "
         "(c) low-gain P + feed-forward (the 40-step table: bench/humanoid_mission.py)"
     )
-    from servo_ff.nodes.demo_pipeline import run_humanoid_act
+    from servo_ff.bringup.demo_pipeline import run_humanoid_act
 
     _, table, plot = run_humanoid_act(out / "humanoid")
     print(table)

@@ -1,5 +1,5 @@
 """``servo-ff up {robot,sim,identify,replay}``: start the nodes of a bring-up, one process per node, from the
-same table (:mod:`servo_ff.nodes.bringup`) and the same ``config/<bringup>.yaml`` as ``launch/*.launch.py``.
+same table (:mod:`servo_ff.bringup`) and the same ``config/<bringup>.yaml`` as ``launch/*.launch.py``.
 
 For machines without the ROS launch packages. Ctrl-C (SIGINT) or SIGTERM stops every node; if one node exits
 with an error, the others are stopped and its exit code is returned.
@@ -19,7 +19,7 @@ from ..errors import ServoFFError
 
 
 def register(subparsers) -> None:
-    from servo_ff.nodes.bringup import BRINGUPS
+    from servo_ff.bringup import BRINGUPS
 
     p = subparsers.add_parser(
         "up",
@@ -84,8 +84,8 @@ def commands(
     bringup: str, args: dict[str, str], config_dir: Path | None = None, params_files: list[Path] | None = None
 ) -> list[tuple[str, list[str]]]:
     """(node name, command line) of every node of ``bringup``."""
-    from servo_ff.nodes.bringup import config_dir as default_config_dir
-    from servo_ff.nodes.bringup import plan, python_command
+    from servo_ff.bringup import config_dir as default_config_dir
+    from servo_ff.bringup import plan, python_command
 
     cfg = config_dir or default_config_dir()
     out = []
@@ -105,7 +105,7 @@ def commands(
 
 
 def run(ns: argparse.Namespace) -> int:
-    from servo_ff.nodes.bringup import python_env
+    from servo_ff.bringup import python_env
 
     cmds = commands(ns.bringup, _parse_args(ns.arg), ns.config_dir, ns.params_file)
     if ns.dry_run:

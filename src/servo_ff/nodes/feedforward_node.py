@@ -8,14 +8,14 @@ takes the measured pose and stops listening): samples the desired trajectory at 
 URDF limits) and publishes the goals on ``servo/commands`` (Float64MultiArray in ``joints``
 order). The servo node owns its P gain: this node sets the servo node's ``kp`` parameter (``servo_node``, its
 ``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when the servo node (re)appears,
-never periodically (:mod:`.servo_gain`).
+never periodically (:mod:`servo_ff.ros.servo_gain`).
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
 0), ``/joint_states``, ``imu/data``
 (sensor_msgs/Imu orientation), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
 (std_msgs/Float64, 1 = left foot, 0 = right). Parameters: ``urdf_path`` or ``robot_description`` (both empty: the
-``robot_description`` topic, :mod:`.robot_description`), ``joints``,
+``robot_description`` topic, :mod:`servo_ff.ros.robot_description`), ``joints``,
 ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
 
 Admissible inputs only: every numeric parameter is declared from its row of the core schema
@@ -41,31 +41,27 @@ from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
-from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
-
-from .common import (
+from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
     TOPIC_SUPPLY,
     ParameterTable,
-    ParamSpec,
     Throttle,
     diag_name,
-    field_param,
     float64_field,
     hardware_id,
     per_joint,
     spin_node,
     throttle_key,
 )
-from .desired_trajectory import DesiredTrajectory, parse_trajectory
-from .parameters import servo_preset_specs
-from .robot_description import timeout_spec, wait_robot_description
-from .ros_logging import forward_core_logs
-from .servo_base import KP_MAX, KP_UNIT
-from .servo_faults import FaultedJoints
-from .servo_gain import ServoGainSetter
+from servo_ff.ros.desired_trajectory import DesiredTrajectory, parse_trajectory
+from servo_ff.ros.robot_description import wait_robot_description
+from servo_ff.ros.ros_logging import forward_core_logs
+from servo_ff.ros.servo_faults import FaultedJoints
+from servo_ff.ros.servo_gain import ServoGainSetter
+
+from .feedforward_params import boot_specs, feedforward_specs
 
 TOPIC_DESIRED = "feedforward/trajectory"
 TOPIC_IMU = "imu/data"
@@ -87,27 +83,7 @@ class FeedForwardNode(Node):
         super().__init__(name, **kwargs)
         alpha_mod, self._Controller, load_robot = _dynamics()
         self._alpha_mod = alpha_mod
-        boot = ParameterTable(
-            self,
-            [
-                ParamSpec("urdf_path", "", "URDF of the robot (used when robot_description is empty)", read_only=True),
-                ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path)", read_only=True),
-                timeout_spec(),
-                ParamSpec("mode", "fixed", "inverse dynamics root", read_only=True, choices=("fixed", "floating")),
-                ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
-                ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
-                ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
-                ParamSpec("servo_node", "servo_sim", "servo node whose kp this node sets", read_only=True),
-                *servo_preset_specs("the default α"),
-                ParamSpec(
-                    "alpha_file",
-                    "",
-                    "α table (YAML/JSON, servo_ff.dynamics.alpha format); empty: from preset",
-                    read_only=True,
-                ),
-            ],
-            n_joints=lambda v: None,
-        )
+        boot = ParameterTable(self, boot_specs(), n_joints=lambda v: None)
         b = boot.values
         xml = b["robot_description"]
         if not (xml.strip() or b["urdf_path"]):  # neither set: the robot_description topic
@@ -125,40 +101,7 @@ class FeedForwardNode(Node):
             base = alpha_mod.load_alpha(resolve_path(b["alpha_file"]), rj)
         else:
             base = alpha_mod.alpha_table_from_actuator(preset(b["servo"], b["model"]), rj)
-        specs = [
-            ParamSpec("kp", [8.0], "P gain set on servo_node's kp", KP_UNIT, lo=1e-6, hi=KP_MAX, per_joint=True),
-            ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
-            field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),
-            field_param("min_supply_fraction", FEEDFORWARD_FIELDS["min_supply_fraction"], 0.5),
-            field_param("max_velocity", FEEDFORWARD_FIELDS["max_velocity"], [20.0], per_joint=True),
-            field_param("max_acceleration", FEEDFORWARD_FIELDS["max_acceleration"], [1000.0], per_joint=True),
-            ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
-            field_param(
-                "stribeck_dq_s",
-                ALPHA_FIELDS["dq_s"],
-                base.dq_s.tolist(),
-                per_joint=True,
-                description="Stribeck velocity q̇_s per URDF joint (Eq. 9)",
-            ),
-            field_param(
-                "stribeck_delta",
-                ALPHA_FIELDS["delta"],
-                base.delta.tolist(),
-                per_joint=True,
-                description="Stribeck exponent δ per URDF joint (Eq. 9)",
-            ),
-        ] + [
-            ParamSpec(
-                f"alpha.{j}",
-                base.alpha[i, :].tolist(),
-                f"α̂0..α̂4 of joint {j} (Schwarz & Behnke Eq. 19; "
-                + "; ".join(f"α̂{k} in {range_text(ALPHA_FIELDS[f'alpha{k}'])}" for k in range(5))
-                + ")",
-                lo=min(f.lo for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")),
-                hi=max(f.hi for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")),
-            )
-            for i, j in enumerate(rj)
-        ]
+        specs = feedforward_specs(base, rj)
         self.table = ParameterTable(
             self, specs, validate=self._validate, apply=self._apply, n_joints=lambda v: len(self.robot.joint_names)
         )

@@ -46,10 +46,7 @@ from std_srvs.srv import Trigger
 from servo_ff.identification.alpha_data import data_from_streams
 from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
 from servo_ff.io.paths import resolve_path
-from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, save_alpha_result, urdf_joint_torque
-from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
-
-from .common import (
+from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_JOINT_STATES,
     TOPIC_SUPPLY,
@@ -58,6 +55,9 @@ from .common import (
     preload_modules,
     spin_node,
 )
+from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, save_alpha_result, urdf_joint_torque
+from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
+
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_RESULT = "fit/result"
@@ -70,81 +70,84 @@ def _spec(o: Option, what: str) -> ParamSpec:
     return ParamSpec(o.name, o.default, f"{o.description} ({what})", o.unit, lo=o.lo, hi=o.hi)
 
 
+def fit_specs() -> list[ParamSpec]:
+    """The parameters of ``servo_fit_node``: their one description (docs/nodes.md is generated from it)."""
+    return [
+        ParamSpec("source", "ilc_file", "data to fit", choices=SOURCES),
+        ParamSpec("ilc_file", "ilc_result.npz", "ILC result file (source ilc_file)"),
+        ParamSpec(
+            "ilc_iteration",
+            -1,
+            "ILC trial to fit (-1: the one with the lowest windowed error)",
+            lo=-1,
+            hi=100000,
+        ),
+        ParamSpec("bag_path", "", "rosbag2 directory or file (source bag)"),
+        *(_spec(o, "source bag") for o in TOPIC_OPTIONS),
+        ParamSpec(
+            "joints",
+            [""],
+            "goal order of servo/commands (source topics) and of a bag's Float64MultiArray goals and "
+            "gains (needed when they carry several joints: they name none)",
+        ),
+        ParamSpec("joint", "joint_1", "joint to fit"),
+        ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
+        ParamSpec(
+            "kp",
+            0.0,
+            "servo P gain during the data (0: the file's, the bag's recorded gains); given, it wins",
+            KP_UNIT,
+            lo=0.0,
+            hi=KP_MAX,
+        ),
+        ParamSpec(
+            "vin",
+            0.0,
+            "supply voltage during the data when the bag records none (0: from the bag)",
+            "V",
+            lo=0.0,
+            hi=100.0,
+        ),
+        ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
+        ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=1e-4, hi=1.0),
+        ParamSpec("with_inertia", False, "also fit α̂4 (gear inertia, Eq. 14)"),
+        *(_spec(o, "quality gate") for o in GATE_OPTIONS),
+        ParamSpec("feedforward_node", "servo_feedforward", "node whose alpha.<joint> is set (empty: none)"),
+        ParamSpec("service_timeout", 5.0, "wait for the feed-forward node's parameter service", "s", lo=0.0, hi=600.0),
+        ParamSpec("output", "alpha.yaml", "YAML written with the fitted α (empty: none)"),
+        ParamSpec("run_on_start", True, "fit at start-up (sources ilc_file and bag)"),
+        ParamSpec(
+            "wait_for_file",
+            True,
+            "wait for the ILC file to be written after start-up (run_on_start; "
+            "a file left by an earlier run is not used)",
+        ),
+        ParamSpec(
+            "exit_after_fit",
+            False,
+            "one-shot: end after the start-up fit (main returns 0 on success, 2 with the reason on failure)",
+            read_only=True,
+        ),
+        ParamSpec("rls", False, "source topics: refine α̂ online by RLS after the first fit (alpha_rls.py)"),
+        ParamSpec("rls_forgetting", 0.999, "RLS forgetting factor per sample", lo=0.9, hi=1.0),
+        ParamSpec(
+            "rls_period",
+            1.0,
+            "RLS update period (α̂ set on the feed-forward once trusted)",
+            "s",
+            lo=0.05,
+            hi=60.0,
+        ),
+    ]
+
+
 class FitNode(Node):
     def __init__(self, name: str = "servo_fit", **kwargs: Any):
         super().__init__(name, **kwargs)
         preload_modules("scipy.signal")  # the fit's Savitzky–Golay derivatives
         self.table = ParameterTable(
             self,
-            [
-                ParamSpec("source", "ilc_file", "data to fit", choices=SOURCES),
-                ParamSpec("ilc_file", "ilc_result.npz", "ILC result file (source ilc_file)"),
-                ParamSpec(
-                    "ilc_iteration",
-                    -1,
-                    "ILC trial to fit (-1: the one with the lowest windowed error)",
-                    lo=-1,
-                    hi=100000,
-                ),
-                ParamSpec("bag_path", "", "rosbag2 directory or file (source bag)"),
-                *(_spec(o, "source bag") for o in TOPIC_OPTIONS),
-                ParamSpec(
-                    "joints",
-                    [""],
-                    "goal order of servo/commands (source topics) and of a bag's Float64MultiArray goals and "
-                    "gains (needed when they carry several joints: they name none)",
-                ),
-                ParamSpec("joint", "joint_1", "joint to fit"),
-                ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
-                ParamSpec(
-                    "kp",
-                    0.0,
-                    "servo P gain during the data (0: the file's, the bag's recorded gains); given, it wins",
-                    KP_UNIT,
-                    lo=0.0,
-                    hi=KP_MAX,
-                ),
-                ParamSpec(
-                    "vin",
-                    0.0,
-                    "supply voltage during the data when the bag records none (0: from the bag)",
-                    "V",
-                    lo=0.0,
-                    hi=100.0,
-                ),
-                ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
-                ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=1e-4, hi=1.0),
-                ParamSpec("with_inertia", False, "also fit α̂4 (gear inertia, Eq. 14)"),
-                *(_spec(o, "quality gate") for o in GATE_OPTIONS),
-                ParamSpec("feedforward_node", "servo_feedforward", "node whose alpha.<joint> is set (empty: none)"),
-                ParamSpec(
-                    "service_timeout", 5.0, "wait for the feed-forward node's parameter service", "s", lo=0.0, hi=600.0
-                ),
-                ParamSpec("output", "alpha.yaml", "YAML written with the fitted α (empty: none)"),
-                ParamSpec("run_on_start", True, "fit at start-up (sources ilc_file and bag)"),
-                ParamSpec(
-                    "wait_for_file",
-                    True,
-                    "wait for the ILC file to be written after start-up (run_on_start; "
-                    "a file left by an earlier run is not used)",
-                ),
-                ParamSpec(
-                    "exit_after_fit",
-                    False,
-                    "one-shot: end after the start-up fit (main returns 0 on success, 2 with the reason on failure)",
-                    read_only=True,
-                ),
-                ParamSpec("rls", False, "source topics: refine α̂ online by RLS after the first fit (alpha_rls.py)"),
-                ParamSpec("rls_forgetting", 0.999, "RLS forgetting factor per sample", lo=0.9, hi=1.0),
-                ParamSpec(
-                    "rls_period",
-                    1.0,
-                    "RLS update period (α̂ set on the feed-forward once trusted)",
-                    "s",
-                    lo=0.05,
-                    hi=60.0,
-                ),
-            ],
+            fit_specs(),
             validate=self._validate,
             n_joints=lambda v: None,
         )

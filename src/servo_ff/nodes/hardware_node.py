@@ -38,25 +38,24 @@ from servo_ff.dynamixel import control_table as ct
 from servo_ff.dynamixel.bus_interface import make_bus
 from servo_ff.dynamixel.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
 from servo_ff.models.thermal import TemperatureTrend
+from servo_ff.ros.common import ParameterTable, per_joint, spin_node
+from servo_ff.ros.servo_diagnostics import servo_diagnostics
 
-from .common import ParameterTable, per_joint, spin_node
-from .hardware_params import hardware_specs
+from .hardware_commands import HardwareCommands
+from .hardware_params import parameter_specs
 from .hardware_readings import HardwareReadings
 from .hardware_recovery import HardwareRecovery
-from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .servo_diagnostics import servo_diagnostics
+from .servo_base import ServoInterfaceNode, validate_interface
 
 
-class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
+class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoInterfaceNode):
     status_name = "dynamixel"
     reads_while_inactive = True  # inactive = torque off, still read and published (as joint_state_broadcaster)
 
     def __init__(self, name: str = "servo_hardware", **kwargs: Any):
         super().__init__(name, **kwargs)
         self.bus_mod, self.ct = bus_types, ct
-        table = ParameterTable(
-            self, servo_interface_specs(kp=32.0) + hardware_specs(), validate=self._validate, apply=self._apply
-        )
+        table = ParameterTable(self, parameter_specs(), validate=self._validate, apply=self._apply)
         v = table.values
         self.ids = [int(i) for i in v["ids"]]
         self.bus = None
@@ -373,78 +372,6 @@ class HardwareNode(HardwareReadings, HardwareRecovery, ServoInterfaceNode):
 
     def hw_write_kp(self, kp: np.ndarray) -> None:
         pass  # written with the goals by the next cycle
-
-    def hw_torque(self, enable: bool) -> tuple[bool, str]:
-        self.torque_wanted = bool(enable)
-        if not self.connected:
-            return (
-                False,
-                f"bus not connected ({self.disconnect_reason}); torque {'on' if enable else 'off'} "
-                f"will be applied after reconnection",
-            )
-        try:
-            if enable:  # never jump: write the held goal first
-                self.bus.write_goals(*self._goal_args())
-            self.bus.torque(enable, self._ready_ids() if enable else None)
-        except BUS_OR_VALUE_FAILURES as e:
-            return False, f"torque {'enable' if enable else 'disable'} failed: {e}"
-        return True, f"torque {'enabled' if enable else 'disabled'} on ids {self.ids}"
-
-    def hw_reboot(self) -> tuple[bool, str]:
-        if not self.connected:
-            return False, f"bus not connected ({self.disconnect_reason})"
-        errors = {i: int(e) for i, e in zip(self.ids, self.hw_error) if e > 0}
-        try:
-            for i in self.bus.ids:
-                self.bus.reboot(i)
-            time.sleep(0.05)
-            self.bus.setup()  # reboot restores RAM defaults: indirect map, return delay
-            state = self.bus.read_state()
-        except BUS_FAILURES as e:
-            self._disconnect(f"reboot failed: {e}")
-            return False, f"reboot failed: {e}"
-        self._store(state)
-        self.gate.goal = np.where(self.valid, self.pos, self.gate.goal)
-        self.torque_wanted = False
-        self._read_health()
-        text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
-        return True, (
-            f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
-        )
-
-    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
-        """Velocity / effort of a JointState command → each servo's limit register (:mod:`.command_limits`),
-        written now (before the goal of the same message, which the next cycle writes); a refused or failed one
-        is one warning naming the joint."""
-        from servo_ff.dynamixel.command_limits import LimitRefused, effort_limit, velocity_limit
-
-        if not self.connected:
-            self.refuse_limits(source, f"velocity/effort not written: bus not connected ({self.disconnect_reason})")
-            return
-        table, errors = self.bus.table, []
-        for k, name in enumerate(names):
-            i = self.ids[self.gate.index[name]]
-            for field, values in (("velocity", velocity), ("effort", effort)):
-                if not values:
-                    continue
-                try:
-                    if field == "velocity":
-                        w = velocity_limit(table, values[k])
-                    else:
-                        mode = self._operating_mode(i) if table.protocol == "dxl2" else None
-                        w = effort_limit(table, values[k], mode, self.bus.kt)
-                    self.bus.write_item(i, w.item, w.raw)
-                    self.limits_written[(name, w.item)] = w.raw
-                except (LimitRefused, *BUS_FAILURES) as e:
-                    errors.append(f"{name} (id {i}) {field}: {e}")
-        if errors:
-            self.refuse_limits(source, "velocity/effort limit refused: " + "; ".join(errors))
-
-    def _operating_mode(self, i: int) -> int:
-        """Operating Mode of servo ``i`` (EEPROM: read once per connection)."""
-        if i not in self.operating_modes:
-            self.operating_modes[i] = self.bus.read_item(i, "Operating Mode")
-        return self.operating_modes[i]
 
     def hw_supply_voltage(self) -> float:
         ok = np.isfinite(self.voltage)

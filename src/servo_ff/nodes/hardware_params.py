@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from servo_ff.dynamixel.control_table import PROTOCOLS
+from servo_ff.ros.common import ParamSpec
 
-from .common import ParamSpec
+from .servo_interface_params import servo_interface_specs
 
 
 def hardware_specs() -> list[ParamSpec]:
@@ -82,3 +83,8 @@ def hardware_specs() -> list[ParamSpec]:
             read_only=True,
         ),
     ]
+
+
+def parameter_specs() -> list[ParamSpec]:
+    """Every parameter ``servo_hardware_node`` declares, in declaration order: the servo interface, then the bus."""
+    return servo_interface_specs(kp=32.0) + hardware_specs()

@@ -40,8 +40,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from servo_ff import trajectories
 from servo_ff.io.ilc_record import ILCRecord, save_ilc_record
-
-from .common import (
+from servo_ff.ros.common import (
     TOPIC_JOINT_COMMAND,
     TOPIC_JOINT_STATES,
     TOPIC_P_GAINS,
@@ -53,9 +52,10 @@ from .common import (
     preload_modules,
     spin_node,
 )
+from servo_ff.ros.side_node import SideNode
+
 from .ilc_trials import EXECUTIONS, NO_WAITER, ILCTrials
 from .servo_base import KP_MAX, KP_UNIT
-from .side_node import SideNode
 
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"
@@ -89,6 +89,50 @@ def reference_trajectory(
     return fn(**kwargs)
 
 
+def ilc_specs() -> list[ParamSpec]:
+    """The parameters of ``servo_ilc_node``: their one description (docs/nodes.md is generated from it)."""
+    return [
+        ParamSpec("joints", [""], "joints of the servo interface (servo/p_gains order)"),
+        ParamSpec("joint", "joint_1", "joint to learn"),
+        ParamSpec(
+            "reference",
+            "schwarz_behnke_reference",
+            "reference trajectory (servo_ff.trajectories)",
+            choices=tuple(trajectories.TRAJECTORIES),
+        ),
+        ParamSpec("reference_duration", 0.0, "reference duration (0: its default)", "s", lo=0.0, hi=600.0),
+        ParamSpec("reference_amplitude", 0.0, "reference amplitude (0: its default)", "rad", lo=0.0, hi=10.0),
+        ParamSpec("reference_offset", 0.0, "reference offset (schwarz_behnke_reference)", "rad", lo=-10.0, hi=10.0),
+        ParamSpec("rate_hz", 200.0, "command / sample rate of a trial", "Hz", lo=1.0, hi=2000.0),
+        ParamSpec(
+            "kp",
+            8.0,
+            "P gain set on every joint during the trials (0: leave the gains)",
+            KP_UNIT,
+            lo=0.0,
+            hi=KP_MAX,
+        ),
+        ParamSpec("gain", 0.8, "ILC learning gain λ (Eq. 21)", lo=1e-6, hi=10.0),
+        ParamSpec("delay", 0.01, "reaction time t_d (Eq. 21)", "s", lo=0.0, hi=1.0),
+        ParamSpec("threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0),
+        ParamSpec("window", 0.025, "window D of Eq. 28", "s", lo=0.0, hi=1.0),
+        ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
+        ParamSpec("initial", "reference", "first command curve (Eq. 20: zero)", choices=("reference", "zero")),
+        ParamSpec("filter_hz", 0.0, "zero-phase low-pass on the update (0: plain Arimoto)", "Hz", lo=0.0, hi=1000.0),
+        ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
+        ParamSpec("output", "ilc_result.npz", "result file (commands, measurements) for servo_fit_node"),
+        ParamSpec("start_on_launch", False, "start learning once /joint_states of the joint arrive"),
+        ParamSpec(
+            "execution",
+            "stream",
+            "how a trial runs: stream the samples at rate_hz of wall time, or "
+            "send it as one JointTrajectory timed on the servo node's stamps (sim time: as fast as the "
+            "sim runs)",
+            choices=EXECUTIONS,
+        ),
+    ]
+
+
 class ILCNode(ILCTrials, Node):
     def __init__(self, name: str = "servo_ilc", **kwargs: Any):
         super().__init__(name, **kwargs)
@@ -96,52 +140,7 @@ class ILCNode(ILCTrials, Node):
         preload_modules("scipy.signal")  # the update's zero-phase filter (filter_hz)
         self.table = ParameterTable(
             self,
-            [
-                ParamSpec("joints", [""], "joints of the servo interface (servo/p_gains order)"),
-                ParamSpec("joint", "joint_1", "joint to learn"),
-                ParamSpec(
-                    "reference",
-                    "schwarz_behnke_reference",
-                    "reference trajectory (servo_ff.trajectories)",
-                    choices=tuple(trajectories.TRAJECTORIES),
-                ),
-                ParamSpec("reference_duration", 0.0, "reference duration (0: its default)", "s", lo=0.0, hi=600.0),
-                ParamSpec("reference_amplitude", 0.0, "reference amplitude (0: its default)", "rad", lo=0.0, hi=10.0),
-                ParamSpec(
-                    "reference_offset", 0.0, "reference offset (schwarz_behnke_reference)", "rad", lo=-10.0, hi=10.0
-                ),
-                ParamSpec("rate_hz", 200.0, "command / sample rate of a trial", "Hz", lo=1.0, hi=2000.0),
-                ParamSpec(
-                    "kp",
-                    8.0,
-                    "P gain set on every joint during the trials (0: leave the gains)",
-                    KP_UNIT,
-                    lo=0.0,
-                    hi=KP_MAX,
-                ),
-                ParamSpec("gain", 0.8, "ILC learning gain λ (Eq. 21)", lo=1e-6, hi=10.0),
-                ParamSpec("delay", 0.01, "reaction time t_d (Eq. 21)", "s", lo=0.0, hi=1.0),
-                ParamSpec(
-                    "threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0
-                ),
-                ParamSpec("window", 0.025, "window D of Eq. 28", "s", lo=0.0, hi=1.0),
-                ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
-                ParamSpec("initial", "reference", "first command curve (Eq. 20: zero)", choices=("reference", "zero")),
-                ParamSpec(
-                    "filter_hz", 0.0, "zero-phase low-pass on the update (0: plain Arimoto)", "Hz", lo=0.0, hi=1000.0
-                ),
-                ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
-                ParamSpec("output", "ilc_result.npz", "result file (commands, measurements) for servo_fit_node"),
-                ParamSpec("start_on_launch", False, "start learning once /joint_states of the joint arrive"),
-                ParamSpec(
-                    "execution",
-                    "stream",
-                    "how a trial runs: stream the samples at rate_hz of wall time, or "
-                    "send it as one JointTrajectory timed on the servo node's stamps (sim time: as fast as the "
-                    "sim runs)",
-                    choices=EXECUTIONS,
-                ),
-            ],
+            ilc_specs(),
             validate=self._validate,
             n_joints=lambda v: None,
         )
@@ -159,6 +158,13 @@ class ILCNode(ILCTrials, Node):
         self.pub_progress = self.create_publisher(String, TOPIC_PROGRESS, 10)
         self.pub_curve = self.create_publisher(JointTrajectory, TOPIC_CURVE, 10)
         self.pub_traj = self.create_publisher(JointTrajectory, TOPIC_TRAJECTORY, 10)
+        # what the callbacks use, before the first subscription (the side node's thread runs them at once)
+        self.js_ns = -1  # stamp of the last /joint_states with the joint
+        self._js_seen = threading.Condition()  # also guards _traj_status
+        self._wake_ns = NO_WAITER  # a /joint_states stamped at or after this wakes _wait_stamp
+        self._traj_status: dict[int, dict] = {}  # servo/trajectory_status by the trajectory's stamp [ns]
+        self._lead_ns: int | None = None  # how far ahead of the newest /joint_states a trajectory trial starts
+        self._unverified = False  # warned that no servo node reports on trajectory_status
         # every sample of a trial at whatever rate the servo node sends them, and /clock: off this node's executor
         self._side = SideNode(self, "states")
         self._side.subscribe(JointState, TOPIC_JOINT_STATES, self._on_joint_states, JS_DEPTH)
@@ -166,12 +172,6 @@ class ILCNode(ILCTrials, Node):
         self.create_service(Trigger, SRV_START, self._on_start, callback_group=group)
         self.create_subscription(String, TOPIC_TRAJECTORY_STATUS, self._on_trajectory_status, 10, callback_group=group)
         self.status_topic = self.resolve_topic_name(TOPIC_TRAJECTORY_STATUS)
-        self.js_ns = -1  # stamp of the last /joint_states with the joint
-        self._js_seen = threading.Condition()  # also guards _traj_status
-        self._wake_ns = NO_WAITER  # a /joint_states stamped at or after this wakes _wait_stamp
-        self._traj_status: dict[int, dict] = {}  # servo/trajectory_status by the trajectory's stamp [ns]
-        self._lead_ns: int | None = None  # how far ahead of the newest /joint_states a trajectory trial starts
-        self._unverified = False  # warned that no servo node reports on trajectory_status
         self._sim_time = bool(self.get_parameter("use_sim_time").value)  # /clock: the servo node's time
         self._side.take_clock()
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # start-up polling runs before any sim time

@@ -11,11 +11,12 @@ and ``real_time_factor`` as in :mod:`.sim_node`), plus
 * ``foot_forces`` (std_msgs/Float64MultiArray: normal ground force per foot [N], ``feet`` order) and
   ``support_coefficient`` (std_msgs/Float64, c = F_left/(F_left + F_right), 0.5 airborne; robots with two
   feet; topic name ``support_topic``),
-* ``odom`` (nav_msgs/Odometry, floating base: ``odom_frame`` → root link, :mod:`.odometry_pub`),
+* ``odom`` (nav_msgs/Odometry, floating base: ``odom_frame`` → root link, :mod:`servo_ff.ros.odometry_pub`),
 
-each control period. ``lockstep: true`` (with ``publish_clock``) steps one period per goal message received
-(``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each ``joint_states`` closes the
-loop on simulated time, as fast as both run — and after ``lockstep_timeout`` wall seconds without one.
+each control period (:mod:`.mujoco_outputs`). ``lockstep: true`` (with ``publish_clock``) steps one period per goal
+message received (``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each
+``joint_states`` closes the loop on simulated time, as fast as both run — and after ``lockstep_timeout`` wall
+seconds without one.
 
 Bad input is one error line at configure naming the joint or link (no inertial on a moving link, no foot
 collision geometry on a floating base, a joint missing from the servo YAML). A physics state going non-finite
@@ -30,39 +31,39 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from sensor_msgs.msg import Imu
-from std_msgs.msg import Float64, Float64MultiArray
-from std_srvs.srv import Trigger
 
-from servo_ff.dynamics.mujoco_sensors import support_coefficient
+from servo_ff.ros.common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
 
-from .cdr_template import CdrTemplate
-from .common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
+from .mujoco_outputs import TOPIC_FOOT_FORCES, TOPIC_IMU, MujocoOutputs
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
-from .odometry_pub import OdometryPublisher
-from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .sim_stepper import SimNode
-
-TOPIC_IMU = "imu/data"
-TOPIC_FOOT_FORCES = "foot_forces"
+from .servo_base import servo_interface_specs, validate_interface
+from .sim_backend import SimBackend
 
 
-class MujocoSimNode(SimNode):
-    """``servo_sim_node`` with ``backend: mujoco``. Reuses the stepper node's time handling (``/clock``,
-    ``real_time_factor``, following the node clock); everything else is the MuJoCo servo layer."""
+class MujocoBackend(SimBackend):
+    """``servo_sim_node`` with ``backend: mujoco``: the node's time handling (``/clock``, ``real_time_factor``,
+    following the node clock) over the MuJoCo servo layer."""
 
     status_name = "mujoco"
+    stops_outputs_on_error = True  # a diverged physics state publishes nothing until reset
 
-    def __init__(self, name: str = "servo_sim", **kwargs: Any):  # noqa: C901 (one table of parameters)
-        ServoInterfaceNode.__init__(self, name, **kwargs)
+    def __init__(self) -> None:
+        self.node: Any = None
         self.model_error = ""
         self.servos = None
         self.options = None
         self.source_name = ""
         self._obstacle_geom = -1
         self.joint_order: list[str] = []
+        self.perm = np.zeros(0, dtype=int)
+        self.outputs: MujocoOutputs | None = None
+
+    def declare(self, node: Any) -> ParameterTable:
+        """The model from the boot parameters (a bad file: ``model_error``, one line at configure), then the
+        table: ``joints`` default to the model's driven joints, ``kp`` to the servo YAML's gains."""
+        self.node = node
         try:
-            self._build(self._boot())
+            self._build(boot_values(node))
         except (ValueError, OSError) as e:  # SimModelError / ServoMapError: one line naming the joint or link
             self.model_error = " ".join(str(e).split())
         model_joints = self.joint_order or ["joint_1"]
@@ -76,10 +77,9 @@ class MujocoSimNode(SimNode):
                 )
         self._model_joints = model_joints
         table = ParameterTable(
-            self, specs, validate=self._validate, apply=self._apply, n_joints=lambda v: len(self._joints_of(v))
+            node, specs, validate=node._validate, apply=node._apply, n_joints=lambda v: len(self._joints_of(v))
         )
-        v = table.values
-        joints = self._joints_of(v)
+        joints = self._joints_of(table.values)
         if self.servos is not None and sorted(joints) != sorted(self.joint_order):
             extra = [j for j in joints if j not in self.joint_order]
             missing = [j for j in self.joint_order if j not in joints]
@@ -99,56 +99,29 @@ class MujocoSimNode(SimNode):
         if self.model_error:
             self.servos = None
         table.values["joints"] = joints  # [""]: every driven joint, model order
-        self._setup_interface(table)
-        self.goal = np.zeros(self.n)
-        self.state = (np.full(self.n, np.nan),) * 3
+        return table
+
+    def start(self, v: dict[str, Any]) -> str | None:
+        node = self.node
+        self.goal = np.zeros(node.n)
+        self.state = (np.full(node.n, np.nan),) * 3
         if self.servos is not None:
-            self._place(per_joint(v["initial_position"], self.n, "initial_position"))
-            self.servos.set_kp(self._model(self.kp))
+            self._place(per_joint(v["initial_position"], node.n, "initial_position"))
+            self.servos.set_kp(self._model(node.kp))
             self.servos.set_enable(0.0)  # torque comes on with the lifecycle transition activate
-        self.substeps = self._substeps(v)
-        self.stepper_error = ""
-        self.create_service(Trigger, self.names["reset"], self._on_reset)
         # simulated time stops with the physics: the ERROR diagnostics keep coming on the wall clock
-        self.create_timer(v["diagnostics_period"], self._diagnostics_while_stopped, clock=self._steady)
-        self.pub_imu = self.create_publisher(Imu, TOPIC_IMU, 100)
-        self.pub_feet = self.create_publisher(Float64MultiArray, TOPIC_FOOT_FORCES, 100)
-        self.pub_support = self.create_publisher(Float64, v["support_topic"], 100)
-        self._imu = Imu()
-        self._imu.orientation_covariance[0] = -1.0 if self.servos is None else 0.0
-        o = self.options
-        self._imu.angular_velocity_covariance[0::4] = [o.gyro_noise**2] * 3 if o else [0.0] * 3
-        self._imu.linear_acceleration_covariance[0::4] = [o.accel_noise**2] * 3 if o else [0.0] * 3
-        if self.servos is not None:
-            self._imu.header.frame_id = self.servos.model.body(self.servos.sim.root_body).name
-        # serialized once, written in place every period (cdr_template): stamp and readings only
-        vec = ("x", "y", "z")
-        self._imu_cdr = CdrTemplate(
-            self._imu,
-            [
-                tuple(f"orientation.{c}" for c in (*vec, "w")),
-                tuple(f"angular_velocity.{c}" for c in vec),
-                tuple(f"linear_acceleration.{c}" for c in vec),
-            ],
+        node.create_timer(v["diagnostics_period"], self._diagnostics_while_stopped, clock=node._steady)
+        self.outputs = MujocoOutputs(node, self.servos, self.options, v)
+        if self.model_error:  # a model error is one line at configure
+            return None
+        sm = self.servos.sim
+        return (
+            f"MuJoCo: {self.source_name}, {'floating' if sm.floating else 'fixed'} base, {node.n} servo(s), "
+            f"{v['rate_hz']:g} Hz control, {self.servos.model.opt.timestep * 1e3:g} ms physics, "
+            f"{len(sm.feet)} feet; "
         )
-        n_feet = len(self.servos.sim.feet) if self.servos is not None else 0
-        self._feet_cdr = CdrTemplate(Float64MultiArray(data=[0.0] * n_feet), ["data"], stamp=None)
-        self._support_cdr = CdrTemplate(Float64(), [("data",)], stamp=None)
-        floating = self.servos is not None and self.servos.sim.floating
-        self.odom = OdometryPublisher(self, self.servos, v["odom_frame"]) if floating else None
-        self._init_clock(v)
-        if not self.model_error:  # a model error is one line at configure
-            sm = self.servos.sim
-            self.get_logger().info(
-                f"MuJoCo: {self.source_name}, {'floating' if sm.floating else 'fixed'} base, {self.n} servo(s), "
-                f"{v['rate_hz']:g} Hz control, {self.servos.model.opt.timestep * 1e3:g} ms physics, "
-                f"{len(sm.feet)} feet; " + self.clock_text()
-            )
 
     # ------------------------------------------------------------------ model
-    def _boot(self) -> dict[str, Any]:
-        return boot_values(self)
-
     def _build(self, b: dict[str, Any]) -> None:
         self.source_name, self.options, self.servos = servos_from_boot(b)
         self.joint_order = list(self.servos.joint_names)
@@ -177,7 +150,7 @@ class MujocoSimNode(SimNode):
         s.set_initial_state()
         s.reset()
         self.goal = s.goal[self.perm]
-        self.gate.goal = self.goal.copy()
+        self.node.gate.goal = self.goal.copy()
         self._read()
 
     def _model(self, x: np.ndarray) -> np.ndarray:
@@ -191,51 +164,32 @@ class MujocoSimNode(SimNode):
         js = self.servos.joint_state()
         self.state = (js.position[self.perm], js.velocity[self.perm], js.effort[self.perm])
 
-    def _step(self) -> bool:
+    def step(self) -> bool:
         from servo_ff.dynamics.mujoco_servos import PhysicsDiverged
 
+        node = self.node
         if self.servos is None:
             return False
-        if self.stepper_error:
+        if node.stepper_error:
             return False
         try:
             self.servos.command(self._model(self.goal))
-            self.servos.step(self.substeps)
+            self.servos.step(node.substeps)
             self._read()
         except PhysicsDiverged as e:
-            self.stepper_error = str(e)
-            self.state = (np.full(self.n, np.nan),) * 3
-            self.get_logger().error(f"{e}: outputs stopped; call {self.names['reset']} to bring the robot back")
-            self._publish_diagnostics()
+            node.stepper_error = str(e)
+            self.state = (np.full(node.n, np.nan),) * 3
+            node.get_logger().error(f"{e}: outputs stopped; call {node.names['reset']} to bring the robot back")
+            node._publish_diagnostics()
             return False
         return True
 
-    def publish_state(self, stamp) -> bool:
-        if self.stepper_error or not super().publish_state(stamp):
-            return False
-        s = self.servos
-        imu = s.imu()
-        q, w, a = imu.orientation, imu.angular_velocity, imu.linear_acceleration
-        if not (np.isfinite(q).all() and np.isfinite(w).all() and np.isfinite(a).all()):
-            return True
-        msg = self._imu_cdr
-        msg.set_stamp(stamp.sec, stamp.nanosec)
-        msg.block(0)[:], msg.block(1)[:], msg.block(2)[:] = q, w, a
-        self.pub_imu.publish(msg.data())
-        if self.odom is not None:
-            self.odom.publish(stamp)
-        if s.sim.feet:
-            f = s.foot_forces()
-            self._feet_cdr.block(0)[:] = f
-            self.pub_feet.publish(self._feet_cdr.data())
-            if len(f) == 2:
-                self._support_cdr.block(0)[0] = support_coefficient(f)
-                self.pub_support.publish(self._support_cdr.data())
-        return True
+    def publish_outputs(self, stamp) -> None:
+        self.outputs.publish(stamp)
 
     def _diagnostics_while_stopped(self) -> None:
-        if self.stepper_error:
-            self._publish_diagnostics()
+        if self.node.stepper_error:
+            self.node._publish_diagnostics()
 
     def _set_obstacle(self, height: float) -> None:
         from servo_ff.dynamics.mujoco_model import place_obstacle
@@ -245,7 +199,7 @@ class MujocoSimNode(SimNode):
             place_obstacle(s.model, s.data, self._obstacle_geom, list(s.sim.feet), self._obstacle_foot, height)
 
     # ------------------------------------------------------------------ parameters
-    def _validate(self, values: dict[str, Any]) -> str | None:
+    def validate(self, values: dict[str, Any]) -> str | None:
         reason = validate_interface({**values, "joints": self._joints_of(values)})
         if reason:
             return reason
@@ -265,74 +219,64 @@ class MujocoSimNode(SimNode):
             return "obstacle_height needs a floating-base robot"
         return None
 
-    def _apply(self, changed: set[str]) -> None:
-        self._apply_clock(changed)
+    def apply(self, changed: set[str]) -> None:
         if "obstacle_height" in changed and self.servos is not None:
-            self._set_obstacle(float(self.table["obstacle_height"]))
-        self._apply_interface(changed)
+            self._set_obstacle(float(self.node.table["obstacle_height"]))
 
     # ------------------------------------------------------------------ hooks
     def autostart_retry_period(self) -> float:
         return 3600.0 if self.model_error else 1.0  # a bad file does not fix itself: one line, not one a second
 
-    def hw_configure(self) -> tuple[bool, str]:
+    def configure(self) -> tuple[bool, str]:
         if self.model_error:
             return False, self.model_error
-        return True, f"MuJoCo model of {self.source_name}: {self.n} servo(s) {self.joints}, torque off"
+        return True, f"MuJoCo model of {self.source_name}: {self.node.n} servo(s) {self.node.joints}, torque off"
 
-    def hw_cleanup(self) -> None:
+    def cleanup(self) -> None:
         if self.servos is None:
             return
         self.servos.reset()
         self.servos.set_enable(0.0)
-        self.stepper_error = ""
+        self.node.stepper_error = ""
         self.goal = self.servos.goal[self.perm]
-        self.gate.goal = self.goal.copy()
+        self.node.gate.goal = self.goal.copy()
         self._read()
 
-    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+    def reset(self, was: str) -> tuple[bool, str]:
         if self.servos is None:
-            response.success, response.message = False, f"no model: {self.model_error}"
-            return response
-        was = self.stepper_error
+            return False, f"no model: {self.model_error}"
         self.servos.reset()
-        self.servos.set_enable(1.0 if self.active else 0.0)
-        self.stepper_error = ""
-        self.traj = self.pending = None
+        self.servos.set_enable(1.0 if self.node.active else 0.0)
         self.goal = self.servos.goal[self.perm]
-        self.gate.goal = self.goal.copy()
-        self._t_ns = None
+        self.node.gate.goal = self.goal.copy()
         self._read()
-        response.success = True
-        response.message = (
+        return True, (
             "simulation reset: the robot is back in its start pose (initial_position), velocity 0, "
             "goal = start pose, torque "
-            + ("on" if self.active else "off (node not active)")
+            + ("on" if self.node.active else "off (node not active)")
             + (f" (physics had diverged: {was})" if was else "")
         )
-        self.get_logger().warning(response.message)
-        return response
 
-    def _limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
+    def limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
         return (None, self.perm) if self.servos is None else (self.servos.p, self.perm)
 
-    def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.state
 
-    def hw_write_goal(self, goal: np.ndarray) -> None:
+    def write_goal(self, goal: np.ndarray) -> None:
         self.goal = np.asarray(goal, dtype=np.float64)
 
-    def hw_write_kp(self, kp: np.ndarray) -> None:
+    def write_kp(self, kp: np.ndarray) -> None:
         if self.servos is not None:
             self.servos.set_kp(self._model(kp))
 
-    def hw_torque(self, enable: bool) -> tuple[bool, str]:
+    def torque(self, enable: bool) -> tuple[bool, str]:
         if self.servos is None:
             return False, f"no model: {self.model_error}"
         self.servos.set_enable(1.0 if enable else 0.0)
-        return True, f"torque {'enabled' if enable else 'disabled'} on {self.n} simulated joint(s)"
+        return True, f"torque {'enabled' if enable else 'disabled'} on {self.node.n} simulated joint(s)"
 
-    def hw_reboot(self) -> tuple[bool, str]:
+    def reboot(self) -> tuple[bool, str]:
         if self.servos is None:
             return False, f"no model: {self.model_error}"
         self.servos.set_enable(0.0)
@@ -340,26 +284,27 @@ class MujocoSimNode(SimNode):
             self.goal = self.state[0].copy()
         return True, "simulated servos rebooted: torque off, goal = present position"
 
-    def hw_supply_voltage(self) -> float:
+    def supply_voltage(self) -> float:
         from servo_ff.models import slots
 
         return float(np.mean(self.servos.p[:, slots.VIN])) if self.servos is not None else math.nan
 
-    def hw_diagnostics(self) -> list[DiagnosticStatus]:
+    def diagnostics(self) -> list[DiagnosticStatus]:
+        node = self.node
         if self.servos is None:
             return [
                 DiagnosticStatus(
                     level=DiagnosticStatus.ERROR,
-                    name=diag_name(self, "model"),
-                    hardware_id=hardware_id(self, "mujoco"),
+                    name=diag_name(node, "model"),
+                    hardware_id=hardware_id(node, "mujoco"),
                     message=self.model_error,
                 )
             ]
         s = self.servos
-        bad = bool(self.stepper_error)
+        bad = bool(node.stepper_error)
         level = DiagnosticStatus.ERROR if bad else DiagnosticStatus.OK
         state = (
-            f"physics diverged ({self.stepper_error}); outputs stopped, call {self.names['reset']}"
+            f"physics diverged ({node.stepper_error}); outputs stopped, call {node.names['reset']}"
             if bad
             else "torque on"
             if s.enable.any()
@@ -368,24 +313,24 @@ class MujocoSimNode(SimNode):
         out = [
             DiagnosticStatus(
                 level=level,
-                name=diag_name(self, "physics"),
-                hardware_id=hardware_id(self, "mujoco"),
+                name=diag_name(node, "physics"),
+                hardware_id=hardware_id(node, "mujoco"),
                 message=state,
                 values=[
-                    *self.clock_values(),
+                    *node.clock_values(),
                     KeyValue(key="model", value=self.source_name),
                     KeyValue(key="energy_J", value=f"{s.energy.sum():.3f}"),
                 ],
             )
         ]
         pos, vel, eff = self.state
-        for i, name in enumerate(self.joints):
+        for i, name in enumerate(node.joints):
             params = s.params[name]
             out.append(
                 DiagnosticStatus(
                     level=level,
-                    name=diag_name(self, name),
-                    hardware_id=hardware_id(self, f"mujoco/{name}"),
+                    name=diag_name(node, name),
+                    hardware_id=hardware_id(node, f"mujoco/{name}"),
                     message=state,
                     values=[
                         KeyValue(key="servo", value=f"{params.actuator}/{params.model}"),
@@ -393,13 +338,13 @@ class MujocoSimNode(SimNode):
                         KeyValue(key="goal_rad", value=f"{self.goal[i]:.5f}"),
                         KeyValue(key="velocity_rad_s", value=f"{vel[i]:.5f}"),
                         KeyValue(key="effort_Nm", value=f"{eff[i]:.5f}"),
-                        KeyValue(key="kp", value=f"{self.kp[i]:g}"),
+                        KeyValue(key="kp", value=f"{node.kp[i]:g}"),
                         KeyValue(key="energy_J", value=f"{s.energy[self.perm[i]]:.3f}"),
-                        KeyValue(key="supply_V", value=f"{self.hw_supply_voltage():g}"),
+                        KeyValue(key="supply_V", value=f"{self.supply_voltage():g}"),
                     ],
                 )
             )
         return out
 
 
-__all__ = ["MujocoSimNode", "TOPIC_FOOT_FORCES", "TOPIC_IMU", "mujoco_specs"]
+__all__ = ["TOPIC_FOOT_FORCES", "TOPIC_IMU", "MujocoBackend", "mujoco_specs"]

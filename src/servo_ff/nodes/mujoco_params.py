@@ -8,10 +8,9 @@ from typing import Any
 from rclpy.exceptions import ParameterUninitializedException
 
 from servo_ff.io.paths import resolve_path
-
-from .common import ParamSpec
-from .robot_description import timeout_spec, wait_robot_description
-from .sim_clock import sim_time_specs
+from servo_ff.ros.common import ParamSpec
+from servo_ff.ros.robot_description import timeout_spec, wait_robot_description
+from servo_ff.ros.sim_clock import sim_time_specs
 
 #: parameters that define the model, read at start-up before the rest is declared
 BOOT_KEYS = (

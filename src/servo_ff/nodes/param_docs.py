@@ -1,5 +1,6 @@
 """The parameter tables of ``docs/nodes.md``, generated from what each node really declares (its ``ParamSpec``
-rows: name, default, unit, range, meaning), like ros2_controllers' generated parameter tables.
+rows: name, default, unit, range, meaning), like ros2_controllers' generated parameter tables. The rows come from
+the module-level tables the nodes declare from (``<node>_specs()`` / ``parameter_specs()``): no node is started.
 
     python -m servo_ff.nodes.param_docs docs/nodes.md      # rewrite the generated section
 """
@@ -8,34 +9,39 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from servo_ff.ros.parameters import ParamSpec
 
 BEGIN, END = "<!-- generated: servo_ff.nodes.param_docs -->", "<!-- end generated -->"
 
 
-def _nodes() -> list[tuple[str, type, dict[str, Any]]]:
+def _nodes() -> list[tuple[str, Callable[..., list[ParamSpec]], dict[str, Any]]]:
+    """(executable, its module-level table, arguments): the rows each node declares, no node started."""
     from servo_ff.io.paths import share_file
 
-    from .feedforward_node import FeedForwardNode
-    from .fit_node import FitNode
-    from .hardware_node import HardwareNode
-    from .ilc_node import ILCNode
-    from .sim_node import SimNode
-    from .state_publisher_node import StatePublisherNode
-    from .walk_node import WalkNode
-    from .walker_node import WalkerNode
+    from .feedforward_params import parameter_specs as feedforward
+    from .fit_node import fit_specs
+    from .hardware_params import parameter_specs as hardware
+    from .ilc_node import ilc_specs
+    from .sim_stepper import parameter_specs as sim
+    from .state_publisher_node import state_publisher_specs
+    from .walk_node import walk_specs
+    from .walker_node import walker_specs
 
-    urdf = str(share_file("urdf", "pendulums2.urdf"))
+    urdf = share_file("urdf", "pendulums2.urdf")
     return [
-        ("servo_sim_node", SimNode, {}),
-        ("servo_hardware_node", HardwareNode, {"autostart": False}),
-        ("servo_feedforward_node", FeedForwardNode, {"urdf_path": urdf, "mode": "fixed"}),
-        ("servo_ilc_node", ILCNode, {}),
-        ("servo_fit_node", FitNode, {"urdf_path": urdf, "joint": "pendulum_1", "run_on_start": False}),
-        ("servo_walker_node", WalkerNode, {}),
-        ("servo_state_publisher_node", StatePublisherNode, {"urdf_path": urdf}),
-        ("servo_walk_node", WalkNode, {}),
+        ("servo_sim_node", sim, {}),
+        ("servo_hardware_node", hardware, {}),
+        ("servo_feedforward_node", feedforward, {"urdf_path": urdf}),
+        ("servo_ilc_node", ilc_specs, {}),
+        ("servo_fit_node", fit_specs, {}),
+        ("servo_walker_node", walker_specs, {}),
+        ("servo_state_publisher_node", state_publisher_specs, {}),
+        ("servo_walk_node", walk_specs, {}),
     ]
 
 
@@ -58,39 +64,23 @@ def _range(spec) -> str:
 
 
 def tables() -> str:
-    """One markdown table per node, from the specs its ParameterTables declare."""
-    import rclpy
-    from rclpy.context import Context
-    from rclpy.parameter import Parameter
-
+    """One markdown table per node, from the module-level ``ParamSpec`` rows it declares (no rclpy context)."""
     out = []
-    ctx = Context()
-    rclpy.init(context=ctx)
-    try:
-        for exe, cls, overrides in _nodes():
-            node = cls(
-                exe.removesuffix("_node"),
-                context=ctx,
-                parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()],
+    for exe, specs, kwargs in _nodes():
+        out += [
+            f"### `{exe}`",
+            "",
+            "| parameter | default | unit | range | read-only | meaning |",
+            "|---|---|---|---|---|---|",
+        ]
+        for s in specs(**kwargs):
+            desc = s.description.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+            desc += " (per joint)" if s.per_joint else ""
+            out.append(
+                f"| `{s.name}` | {_value(s.default)} | {s.unit} | {_range(s)} | "
+                f"{'yes' if s.read_only else ''} | {desc} |"
             )
-            specs = [s for t in node.parameter_tables for s in t.specs.values()]
-            node.destroy_node()
-            out += [
-                f"### `{exe}`",
-                "",
-                "| parameter | default | unit | range | read-only | meaning |",
-                "|---|---|---|---|---|---|",
-            ]
-            for s in specs:
-                desc = s.description.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-                desc += " (per joint)" if s.per_joint else ""
-                out.append(
-                    f"| `{s.name}` | {_value(s.default)} | {s.unit} | {_range(s)} | "
-                    f"{'yes' if s.read_only else ''} | {desc} |"
-                )
-            out.append("")
-    finally:
-        ctx.try_shutdown()
+        out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 

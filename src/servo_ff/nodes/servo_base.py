@@ -20,7 +20,6 @@ written, logged as a warning and counted in the diagnostics (``goals_moved_by_li
 
 from __future__ import annotations
 
-import json
 import math
 import time
 
@@ -28,14 +27,13 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNode
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from .cdr_template import CdrTemplate
-from .common import (
+from servo_ff.ros.cdr_template import CdrTemplate
+from servo_ff.ros.common import (
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
     TOPIC_SUPPLY,
@@ -46,17 +44,18 @@ from .common import (
     hardware_id,
     per_joint,
     servo_names,
-    throttle_key,
 )
-from .ros_logging import forward_core_logs
+from servo_ff.ros.ros_logging import forward_core_logs
+from servo_ff.ros.servo_lifecycle import ServoLifecycle
+from servo_ff.ros.trajectory_plan import ActiveTrajectory
+
+from .servo_commands import ServoCommands
 from .servo_interface_params import KP_MAX, KP_UNIT, servo_interface_specs, validate_interface  # noqa: F401
-from .servo_lifecycle import ServoLifecycle
-from .trajectory_plan import ActiveTrajectory, plan_trajectory
 
 JS_HISTORY = 2000  # /joint_states writer history [messages]
 
 
-class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
+class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
     """Base node; subclasses call :meth:`_setup_interface` after declaring their parameters."""
 
     status_name = "servo"
@@ -168,8 +167,8 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         self._diag_timer = self.create_timer(v["diagnostics_period"], self._publish_diagnostics)
         self.fjt = self.djs = None  # ros2_control interfaces: need control_msgs (tools/build_interfaces.py)
         try:
-            from .dynamic_joint_states import DynamicJointStates
-            from .follow_trajectory_action import FollowTrajectoryAction
+            from servo_ff.ros.dynamic_joint_states import DynamicJointStates
+            from servo_ff.ros.follow_trajectory_action import FollowTrajectoryAction
         except ImportError as e:
             self.get_logger().warning(f"no {nm['follow_joint_trajectory']}, no /dynamic_joint_states: {e}")
         else:
@@ -234,166 +233,6 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
 
     def stamp(self):
         return self.get_clock().now().to_msg()
-
-    # ------------------------------------------------------------------ goal callbacks
-    def _inactive(self, source: str, names=()) -> bool:
-        """Refuse (True, one throttled line) a goal while not active or naming a joint not read yet."""
-        if not self.active:
-            self.gate._reject(
-                source,
-                "inactive",
-                f"the node is {self.state_label}, not active (lifecycle); goals are accepted once it is activated",
-            )
-            return True
-        absent = self.hw_absent()
-        hit = [absent[j] for j in names if j in absent]
-        if hit:
-            self.gate._reject(
-                source, "absent", f"{', '.join(hit)} not read yet (missing since configure); refused until it answers"
-            )
-        return bool(hit)
-
-    def _accept(self, goal: np.ndarray | None) -> None:
-        if goal is not None:
-            self.traj = self.pending = None  # a direct goal ends any trajectory being followed
-            self.hw_write_goal(goal)
-
-    def _on_commands(self, msg: Float64MultiArray) -> None:
-        if not self._inactive(self.names["commands"], self.joints):
-            self._accept(self.gate.from_array(msg.data, self.names["commands"]))
-
-    def _on_joint_command(self, msg: JointState) -> None:
-        """Position goal by name (an empty ``position`` sends none); ``velocity`` / ``effort``, when given, are
-        limits of the motion: :meth:`hw_command_limits`."""
-        source = self.names["joint_command"]
-        if self._inactive(source, msg.name):
-            return
-        if len(msg.velocity) or len(msg.effort):
-            for field, values in (("velocity", msg.velocity), ("effort", msg.effort)):
-                if len(values) and len(values) != len(msg.name):
-                    self.gate._reject(source, "length", f"{len(msg.name)} names but {len(values)} {field} values")
-                    return
-            unknown = [n for n in msg.name if n not in self.gate.index]
-            if unknown:
-                self.gate._reject(source, "names", f"unknown joint name(s) {unknown}; known: {', '.join(self.joints)}")
-                return
-            self.hw_command_limits(list(msg.name), list(msg.velocity), list(msg.effort), source)
-        if len(msg.position) or not (len(msg.velocity) or len(msg.effort)):
-            self._accept(self.gate.from_names(msg.name, msg.position, source))
-
-    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
-        """Velocity [rad/s] / effort [N·m] limits of the named joints (empty list: not given); a backend without
-        such limits refuses them with one line (the position goal still applies)."""
-        given = " and ".join(f for f, v in (("velocity", velocity), ("effort", effort)) if v)
-        self.refuse_limits(source, f"{given} refused: the {self.status_name} servos have no {given} limit")
-
-    def refuse_limits(self, source: str, reason: str) -> None:
-        """One (throttled) warning for refused velocity / effort limits, counted as a rejection."""
-        g = self.gate
-        g.rejected += 1
-        g.last_reject_time = time.monotonic()
-        g.last_reason = f"{source}: {reason}"
-        g.recent.append(g.last_reason)
-        self.throttle(f"{source}:limits", self.get_logger().warning, f"{source}: {reason}")
-
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
-        source = self.names["joint_trajectory"]
-        now = self.now_s()
-        if self._inactive(source, msg.joint_names):
-            self._trajectory_status(msg, now, None, self.gate.last_reason)
-            return
-        try:
-            traj = self.plan_trajectory(msg, now)
-        except ValueError as e:
-            self.gate._reject(source, "trajectory", f"trajectory refused whole: {e}")
-            self._trajectory_status(msg, now, None, str(e))
-            return
-        self.gate.accepted += 1
-        self.gate.last_accept_time = time.monotonic()
-        self.trajectories += 1
-        if traj.start > now:
-            self.pending = traj  # the current one runs until the new one starts
-        else:
-            self.traj, self.pending = traj, None
-        self._trajectory_status(msg, now, traj, "")
-
-    def _trajectory_status(self, msg: JointTrajectory, now: float, traj: ActiveTrajectory | None, reason: str) -> None:
-        """``<prefix>/trajectory_status``: what became of one JointTrajectory, keyed by its header.stamp. ``late_s``
-        > 0: it arrived after its start, and is followed from the time of reception (its points due before
-        are skipped, as in JointTrajectoryController): a sender that times a whole motion on the stamp (the ILC
-        node) learns that it did not run as sent."""
-        status = {
-            "stamp_ns": msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec,
-            "joints": list(msg.joint_names),
-            "accepted": traj is not None,
-            "received_ns": int(round(now * 1e9)),
-            "reason": reason,
-        }
-        if traj is not None:
-            status |= {"start_ns": int(round(traj.start * 1e9)), "late_s": max(now - traj.start, 0.0)}
-        self.pub_traj_status.publish(String(data=json.dumps(status)))
-
-    def plan_trajectory(self, msg: JointTrajectory, now: float) -> ActiveTrajectory:
-        """:func:`.trajectory_plan.plan_trajectory` from this node's state (the trajectory in progress at the
-        new one's start, else the held goal)."""
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        start = stamp if stamp > 0 else now
-        current = self.pending if self.pending is not None and self.pending.start <= start else self.traj
-        return plan_trajectory(msg, now, self.gate, self.joints, current)
-
-    def follow_trajectory(self, t: float) -> None:
-        """Goal of the trajectory being followed at time ``t`` [s], written (called before each control step)."""
-        if self.pending is not None and t >= self.pending.start:
-            self.traj, self.pending = self.pending, None
-        if self.traj is None:
-            return
-        goal = self.traj.spline.position(t)
-        np.minimum(np.maximum(goal, self.gate.lower, out=goal), self.gate.upper, out=goal)
-        self.gate.goal = goal
-        self.hw_write_goal(goal.copy())
-        if t >= self.traj.end:
-            self.traj = None  # done: the last point is held
-
-    def _on_p_gains(self, msg: Float64MultiArray) -> None:
-        kp = np.asarray(msg.data, dtype=np.float64)
-        source = self.names["p_gains"]
-        reason = None
-        if kp.shape != (self.n,):
-            reason = f"{kp.size} gains for {self.n} joints"
-        elif not np.isfinite(kp).all() or (kp < 0).any() or (kp > KP_MAX).any():
-            i = int(np.argmax(~np.isfinite(kp) | (kp < 0) | (kp > KP_MAX)))
-            reason = f"{self.joints[i]} gain {kp[i]} is not finite or outside [0, {KP_MAX}]"
-        if reason is None and not np.array_equal(kp, self.kp):
-            # through the parameter: `kp` always tells the gains applied (its callback validates and writes)
-            result = self.set_parameters([Parameter("kp", Parameter.Type.DOUBLE_ARRAY, kp.tolist())])[0]
-            if not result.successful:
-                reason = result.reason
-        if reason:
-            self.gate.rejected += 1
-            self.throttle(
-                throttle_key(source, reason),
-                self.get_logger().warning,
-                f"P gains on {source} rejected: {reason}; keeping {self.kp.tolist()}",
-            )
-
-    def _on_torque_enable(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
-        if request.data and not self.active:
-            response.success = False
-            response.message = (
-                f"the node is {self.state_label}: torque is enabled by activating it (lifecycle transition activate)"
-            )
-        else:
-            response.success, response.message = self.hw_torque(bool(request.data))
-        self.get_logger().info(f"torque {'enable' if request.data else 'disable'}: {response.message}")
-        return response
-
-    def _on_reboot(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = self.hw_reboot()
-        pos = self.hw_read()[0]
-        self.traj = self.pending = None
-        self.gate.goal = np.where(np.isfinite(pos), pos, self.gate.goal)  # hold where the servo stands
-        self.get_logger().info(f"reboot: {response.message}")
-        return response
 
     # ------------------------------------------------------------------ publication
     def _tick(self) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import ParamSpec, joint_names_param, per_joint
+from servo_ff.ros.common import ParamSpec, joint_names_param, per_joint
 
 KP_MAX = 16383.0  # outer bound: the Dynamixel Position P Gain register range (MX allows kp ≤ 16383/16)
 #: The unit of every `kp`: the firmware law's gain (servo_ff.models.firmware), i.e. what bam's parameter files mean

@@ -1,13 +1,45 @@
-"""ROS-free backend of the simulation node: the servo bank (:class:`servo_ff.models.servo_bank.ServoBank`, shared
-with the virtual Dynamixel bus) with the node's torque switch and error word, and the URDF gravity load.
+"""ROS-free backend of the simulation node: what a backend object gives the node (:class:`SimBackend`), the servo
+bank of the stepper backend (:class:`servo_ff.models.servo_bank.ServoBank`, shared with the virtual Dynamixel
+bus) with the node's torque switch and error word, and the URDF gravity load.
 """
 
 from __future__ import annotations
+
+import math
+from typing import Any
 
 import numpy as np
 
 from servo_ff.models.servo_bank import ServoBank, load_inertia  # noqa: F401 (load_inertia re-exported)
 from servo_ff.models.stepper import ExternalLoad
+
+
+def substeps(v: dict[str, Any]) -> int:
+    """Physics steps per control period: the fewest of at most ``physics_dt`` s each."""
+    return max(1, math.ceil(1.0 / (v["rate_hz"] * v["physics_dt"]) - 1e-9))
+
+
+class SimBackend:
+    """A physics backend of ``servo_sim_node`` (:class:`servo_ff.nodes.sim_node.SimNode` holds one): the stepper
+    (:class:`servo_ff.nodes.sim_stepper.StepperBackend`) or MuJoCo
+    (:class:`servo_ff.nodes.mujoco_backend.MujocoBackend`). The node calls ``declare(node)`` (keep the node,
+    build the model, declare the parameters with the node's ``_validate``/``_apply``; return the table),
+    ``start(values)`` once the servo interface is set up (initial state, own outputs; returns the start-up log
+    line, before the clock's part, or None), ``step()`` each control period (False: refused, nothing published),
+    ``validate(values)``/``apply(changed)``, ``limit_rows()``, ``reset(was)`` and the servo interface's hooks
+    without their ``hw_`` prefix (``configure``, ``cleanup``, ``read``, ``write_goal``, ``write_kp``, ``torque``,
+    ``reboot``, ``supply_voltage``, ``diagnostics``). Defaults below: no outputs beyond the servo interface,
+    ``joint_states`` go on after a refused step, a failed autostart is retried every second."""
+
+    status_name = "sim"
+    node: Any = None
+    stops_outputs_on_error = False  # True: nothing is published while the node's stepper_error is set
+
+    def publish_outputs(self, stamp: Any) -> None:
+        """Topics of this backend beyond the servo interface, after each published ``joint_states``."""
+
+    def autostart_retry_period(self) -> float:
+        return 1.0
 
 
 class UrdfGravity:

@@ -1,17 +1,20 @@
-"""``servo_sim_node``: the servo interface of :mod:`.servo_base` backed by Duclusaud et al.'s stepper
-(Extended Friction Models, Algorithm 1).
+"""``servo_sim_node``: the servo interface of :mod:`.servo_base` over a physics backend object
+(:class:`.sim_backend.SimBackend`): by default Duclusaud et al.'s stepper (Extended Friction Models, Algorithm 1;
+:class:`.sim_stepper.StepperBackend`), with ``backend: mujoco`` a whole robot in MuJoCo
+(:class:`.mujoco_backend.MujocoBackend`). One :class:`SimNode` class for both: the backend builds the model,
+declares its parameters and answers the ``hw_*`` hooks.
 
-Every control period (``1/rate_hz``, 500 Hz by default) advances all joints by one period in steps of at most
-``physics_dt`` (calls of :func:`servo_ff.models.stepper.step`) toward the held goals, then publishes
+With the stepper, every control period (``1/rate_hz``, 500 Hz by default) advances all joints by one period in steps
+of at most ``physics_dt`` (calls of :func:`servo_ff.models.stepper.step`) toward the held goals, then publishes
 ``/joint_states`` stamped with the simulated time at the end of the period. The actuator comes from
 ``actuator_file`` (an identified parameter file, as ``servo-ff identify --out`` writes it: its actuator and model
 m1..m6 included), else from ``servo`` + ``model`` (:func:`servo_ff.models.presets.preset`), with every coefficient
 exposed as an ``actuator.*`` parameter (core schema) but the P gain, which is ``kp``; the simulated supply voltage
-is ``actuator.firmware.vin``. The load is a pendulum per
-joint (``load.type: pendulum``, Duclusaud et al. (Extended Friction Models) bench: θ = 0 hanging down), a pure inertia
-(``none``), or gravity of a URDF (``urdf``, via ``servo_ff.dynamics``).
+is ``actuator.firmware.vin``. The load is a pendulum per joint (``load.type: pendulum``, Duclusaud et al. (Extended
+Friction Models) bench: θ = 0 hanging down), a pure inertia (``none``), or gravity of a URDF (``urdf``, via
+``servo_ff.dynamics``).
 
-Time: :mod:`.sim_clock` (own ``/clock`` at ``real_time_factor``, lockstep, or follow the node clock).
+Time: :mod:`servo_ff.ros.sim_clock` (own ``/clock`` at ``real_time_factor``, lockstep, or follow the node clock).
 
 Lifecycle (:mod:`.servo_base`): the simulated torque is off until the node is activated; deactivate holds the
 present position, then turns torque off; cleanup resets the simulation to ``initial_position``.
@@ -27,14 +30,133 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import spin_node
-from .mujoco_backend import MujocoSimNode
-from .sim_stepper import LOAD_TYPES, SimNode, actuator_source, build_load, sim_specs, source_specs
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
+from std_srvs.srv import Trigger
+
+from servo_ff.ros.common import spin_node
+from servo_ff.ros.sim_clock import SimClock
+
+from .mujoco_backend import MujocoBackend
+from .servo_base import ServoInterfaceNode
+from .sim_backend import SimBackend, substeps
+from .sim_stepper import LOAD_TYPES, StepperBackend, actuator_source, build_load, sim_specs, source_specs
 
 
-def sim_node_factory(**kwargs: Any):
-    """``servo_sim_node``'s constructor: :class:`MujocoSimNode` when the parameter ``backend`` is ``mujoco``,
-    else the stepper :class:`SimNode`."""
+class SimNode(SimClock, ServoInterfaceNode):
+    """``servo_sim_node``: the servo interface over a physics backend object (``backend``; default: a new
+    :class:`StepperBackend`), with the simulated time of :class:`SimClock`."""
+
+    def __init__(self, name: str = "servo_sim", backend: SimBackend | None = None, **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.backend = backend if backend is not None else StepperBackend()
+        self.status_name = self.backend.status_name
+        self.stepper_error = ""  # why the physics last refused the state ("" while it runs)
+        table = self.backend.declare(self)
+        self._setup_interface(table)
+        v = table.values
+        started = self.backend.start(v)
+        self.substeps = substeps(v)
+        self.create_service(Trigger, self.names["reset"], self._on_reset)
+        self._init_clock(v)
+        if started is not None:
+            self.get_logger().info(started + self.clock_text())
+
+    # the backend's model, for tests and benchmarks: the stepper's servos, MuJoCo's servos, joint order and error
+    sim = property(lambda self: self.backend.sim)
+    servos = property(lambda self: self.backend.servos)
+    perm = property(lambda self: self.backend.perm)
+    model_error = property(lambda self: self.backend.model_error)
+
+    def _step(self) -> bool:
+        return self.backend.step()
+
+    def publish_state(self, stamp) -> bool:
+        if self.backend.stops_outputs_on_error and self.stepper_error:
+            return False
+        if not super().publish_state(stamp):
+            return False
+        self.backend.publish_outputs(stamp)
+        return True
+
+    # ------------------------------------------------------------------ parameters
+    def _validate(self, values: dict[str, Any]) -> str | None:
+        return self.backend.validate(values)
+
+    def _apply(self, changed: set[str]) -> None:
+        self.backend.apply(changed)
+        self._apply_clock(changed)
+        self._apply_interface(changed)
+
+    # ------------------------------------------------------------------ velocity / effort limits
+    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
+        """JointState velocity / effort → the servo model's own goal-velocity and current limits
+        (:func:`servo_ff.models.motion_limits.apply_motion_limits`); the rows without limits are kept once."""
+        from servo_ff.models.motion_limits import apply_motion_limits
+
+        rows, order = self.backend.limit_rows()
+        if rows is None:
+            self.refuse_limits(source, "velocity/effort refused: no model")
+            return
+        if getattr(self, "_own_rows", (None,))[0] is not rows:  # new rows (actuator parameters changed): theirs
+            self._own_rows = (rows, rows.copy())
+        try:
+            apply_motion_limits(rows, self._own_rows[1], order[[self.gate.index[n] for n in names]], velocity, effort)
+        except ValueError as e:
+            self.refuse_limits(source, f"velocity/effort refused: {e}")
+
+    # ------------------------------------------------------------------ hooks
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success, response.message = self.backend.reset(self.stepper_error)
+        if not response.success:
+            return response
+        self.stepper_error = ""
+        self.traj = self.pending = None
+        self._t_ns = None
+        self.get_logger().warning(response.message)
+        return response
+
+    def autostart_retry_period(self) -> float:
+        return self.backend.autostart_retry_period()
+
+    def hw_configure(self) -> tuple[bool, str]:
+        return self.backend.configure()
+
+    def hw_cleanup(self) -> None:
+        self.backend.cleanup()
+
+    def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.backend.read()
+
+    def hw_write_goal(self, goal: np.ndarray) -> None:
+        self.backend.write_goal(goal)
+
+    def hw_write_kp(self, kp: np.ndarray) -> None:
+        self.backend.write_kp(kp)
+
+    def hw_torque(self, enable: bool) -> tuple[bool, str]:
+        return self.backend.torque(enable)
+
+    def hw_reboot(self) -> tuple[bool, str]:
+        return self.backend.reboot()
+
+    def hw_supply_voltage(self) -> float:
+        return self.backend.supply_voltage()
+
+    def hw_diagnostics(self) -> list[DiagnosticStatus]:
+        return self.backend.diagnostics()
+
+
+class MujocoSimNode(SimNode):
+    """``servo_sim_node`` with ``backend: mujoco``: :class:`SimNode` over a :class:`MujocoBackend`."""
+
+    def __init__(self, name: str = "servo_sim", **kwargs: Any):
+        super().__init__(name, backend=MujocoBackend(), **kwargs)
+
+
+def sim_node_factory(**kwargs: Any) -> SimNode:
+    """``servo_sim_node``'s constructor: :class:`SimNode` over the MuJoCo backend when the parameter ``backend`` is
+    ``mujoco``, else over the stepper."""
     import rclpy
 
     probe = rclpy.create_node(
@@ -46,9 +168,7 @@ def sim_node_factory(**kwargs: Any):
         backend = probe.get_parameter("backend").value if probe.has_parameter("backend") else None
     finally:
         probe.destroy_node()
-    if backend == "mujoco":
-        return MujocoSimNode(**kwargs)
-    return SimNode(**kwargs)
+    return SimNode(backend=MujocoBackend() if backend == "mujoco" else StepperBackend(), **kwargs)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The stepper backend of ``servo_sim_node`` (:mod:`.sim_node`, ``backend: stepper``): :class:`SimNode`, its
+"""The stepper backend of ``servo_sim_node`` (:mod:`.sim_node`, the default): :class:`StepperBackend`, its
 parameters (load, actuator source) and the load it simulates."""
 
 from __future__ import annotations
@@ -8,15 +8,13 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from std_srvs.srv import Trigger
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.params import ActuatorParams, ParameterError, load_params
 from servo_ff.models.presets import preset
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 from servo_ff.models.thermal import ThermalParams, thermal_warning
-
-from .common import (
+from servo_ff.ros.common import (
     ParameterTable,
     ParamSpec,
     actuator_from_values,
@@ -25,11 +23,12 @@ from .common import (
     hardware_id,
     per_joint,
 )
-from .parameters import servo_preset_specs
-from .servo_base import ServoInterfaceNode, servo_interface_specs, validate_interface
-from .servo_diagnostics import thermal_values
-from .sim_backend import SimServos, UrdfGravity, load_inertia
-from .sim_clock import SimClock, sim_time_specs
+from servo_ff.ros.parameters import servo_preset_specs
+from servo_ff.ros.servo_diagnostics import thermal_values
+from servo_ff.ros.sim_clock import sim_time_specs
+
+from .servo_base import servo_interface_specs, validate_interface
+from .sim_backend import SimBackend, SimServos, UrdfGravity, load_inertia, substeps
 
 LOAD_TYPES = ("pendulum", "none", "urdf")
 
@@ -135,58 +134,78 @@ def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, 
     return params, source
 
 
-class SimNode(SimClock, ServoInterfaceNode):
+def stepper_specs(base: ActuatorParams) -> list[ParamSpec]:
+    """The table declared after the actuator source: the servo interface, the simulation and every coefficient of
+    ``base`` (its values the defaults; ``actuator.thermal.*`` always declared)."""
+    base = base.with_(thermal=base.thermal or ThermalParams())
+    return servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
+
+
+def parameter_specs() -> list[ParamSpec]:
+    """Every parameter of the stepper ``servo_sim_node`` in declaration order, with the defaults it has without
+    overrides (the default ``servo``/``model`` preset); no node started."""
+    d = {s.name: s.default for s in source_specs()}
+    return source_specs() + stepper_specs(preset(d["servo"], d["model"]))
+
+
+class StepperBackend(SimBackend):
+    """``servo_sim_node``'s default backend: every joint a friction-model servo (:class:`SimServos`) with its load."""
+
     status_name = "stepper"
 
-    def __init__(self, name: str = "servo_sim", **kwargs: Any):
-        super().__init__(name, **kwargs)
+    def __init__(self) -> None:
+        self.node: Any = None
+        self.sim: SimServos | None = None
+        self.source_text = ""  # where the actuator comes from
+
+    def declare(self, node: Any) -> ParameterTable:
+        """The actuator source, then every parameter (the source's coefficients as defaults); the servos built
+        from them, torque off."""
+        self.node = node
         self.sel = ParameterTable(
-            self,
+            node,
             source_specs(),
-            validate=lambda v: (actuator_source(self, v), None)[1],
+            validate=lambda v: (actuator_source(node, v), None)[1],
             n_joints=lambda v: None,
         )
-        base, self.source_text = actuator_source(self, self.sel.values)
-        base = base.with_(thermal=base.thermal or ThermalParams())  # declares actuator.thermal.*
-        specs = servo_interface_specs(kp=base.firmware.kp) + sim_specs() + actuator_specs(base)
-        super_table = ParameterTable(self, specs, validate=self._validate, apply=self._apply)
-        v = super_table.values
+        base, self.source_text = actuator_source(node, self.sel.values)
+        table = ParameterTable(node, stepper_specs(base), validate=node._validate, apply=node._apply)
+        v = table.values
         n = len(v["joints"])
         theta0 = per_joint(v["initial_position"], n, "initial_position")
         self.sim = SimServos(sim_actuator(v), n, build_load(v, n), theta=theta0, backend=v["backend"])
         self.sim.set_ambient(v["ambient_temperature"])
         self.sim.warm_up(1.0 / v["rate_hz"])
         self.sim.enabled = False  # torque comes on with the lifecycle transition activate, never here
-        self._setup_interface(super_table)
-        self.sim.set_kp(self.kp)
-        self.gate.goal = theta0.copy()
-        self.substeps = self._substeps(v)
-        self.stepper_error = ""  # why the stepper last refused the state ("" while it runs)
-        self.create_service(Trigger, self.names["reset"], self._on_reset)
-        self._init_clock(v)
-        self.get_logger().info(
-            f"simulating {n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) ({self.source_text}), "
-            f"kp {self.kp.tolist()}, {self.joints} at "
-            f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V, " + self.clock_text()
+        return table
+
+    def start(self, v: dict[str, Any]) -> str:
+        self.sim.set_kp(self.node.kp)
+        self.node.gate.goal = per_joint(v["initial_position"], self.node.n, "initial_position").copy()
+        return (
+            f"simulating {self.node.n} {self.sim.params.actuator}/{self.sim.params.model} servo(s) "
+            f"({self.source_text}), kp {self.node.kp.tolist()}, {self.node.joints} at "
+            f"{v['rate_hz']:g} Hz, load {v['load.type']}, supply {self.sim.supply_voltage:g} V, "
         )
 
-    def _step(self) -> bool:
+    def step(self) -> bool:
         """One control period of physics; False (reported, nothing published) if the stepper refuses the state."""
+        node = self.node
         try:
-            self.sim.advance(self.period, self.substeps)
+            self.sim.advance(node.period, node.substeps)
         except (ValueError, ParameterError) as e:  # e.g. a diverging state; report, do not publish garbage
-            self.stepper_error = str(e)
-            self.throttle(
+            node.stepper_error = str(e)
+            node.throttle(
                 "sim",
-                self.get_logger().error,
-                f"stepper refused the state: {e}; call {self.names['reset']} to bring the simulation back",
+                node.get_logger().error,
+                f"stepper refused the state: {e}; call {node.names['reset']} to bring the simulation back",
             )
             return False
-        self.stepper_error = ""
+        node.stepper_error = ""
         return True
 
     # ------------------------------------------------------------------ parameters
-    def _validate(self, values: dict[str, Any]) -> str | None:
+    def validate(self, values: dict[str, Any]) -> str | None:
         reason = validate_interface(values)
         if reason:
             return reason
@@ -196,7 +215,7 @@ class SimNode(SimClock, ServoInterfaceNode):
         theta0 = per_joint(values["initial_position"], n, "initial_position")
         sim = getattr(self, "sim", None)
         theta = sim.theta if sim is not None else theta0
-        h = 1.0 / (values["rate_hz"] * self._substeps(values))  # the physics step this set would run with
+        h = 1.0 / (values["rate_hz"] * substeps(values))  # the physics step this set would run with
         reason = step_stability_refusal(params, load_inertia(load, n, theta), h, values["joints"])
         if reason:
             return f"{reason}; lower physics_dt or change actuator.R, actuator.kt, actuator.armature or the load"
@@ -206,108 +225,81 @@ class SimNode(SimClock, ServoInterfaceNode):
             return f"initial_position {theta0.tolist()} is outside the joint limits"
         return None
 
-    def _apply(self, changed: set[str]) -> None:
-        v = self.table.values
+    def apply(self, changed: set[str]) -> None:
+        v = self.node.table.values
         if any(k.startswith("actuator.") for k in changed):
             self.sim.set_params(sim_actuator(v))
-            self.get_logger().info(f"actuator parameters updated: {sorted(changed)}")
+            self.node.get_logger().info(f"actuator parameters updated: {sorted(changed)}")
         if any(k.startswith("load.") for k in changed):
-            self.sim.load = build_load(v, self.n)
+            self.sim.load = build_load(v, self.node.n)
         if "physics_dt" in changed:
-            self.substeps = self._substeps(v)
-        self._apply_clock(changed)
-        self._apply_interface(changed)
-
-    @staticmethod
-    def _substeps(v: dict[str, Any]) -> int:
-        return max(1, math.ceil(1.0 / (v["rate_hz"] * v["physics_dt"]) - 1e-9))
+            self.node.substeps = substeps(v)
 
     # ------------------------------------------------------------------ velocity / effort limits
-    def _limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
+    def limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:
         """The packed parameter rows the servos step with, and each node joint's row."""
-        return self.sim.packed, np.arange(self.n)
-
-    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
-        """JointState velocity / effort → the servo model's own goal-velocity and current limits
-        (:func:`servo_ff.models.motion_limits.apply_motion_limits`); the rows without limits are kept once."""
-        from servo_ff.models.motion_limits import apply_motion_limits
-
-        rows, order = self._limit_rows()
-        if rows is None:
-            self.refuse_limits(source, "velocity/effort refused: no model")
-            return
-        if getattr(self, "_own_rows", (None,))[0] is not rows:  # new rows (actuator parameters changed): theirs
-            self._own_rows = (rows, rows.copy())
-        try:
-            apply_motion_limits(rows, self._own_rows[1], order[[self.gate.index[n] for n in names]], velocity, effort)
-        except ValueError as e:
-            self.refuse_limits(source, f"velocity/effort refused: {e}")
+        return self.sim.packed, np.arange(self.node.n)
 
     # ------------------------------------------------------------------ hooks
-    def hw_configure(self) -> tuple[bool, str]:
-        return True, f"{self.n} simulated servo(s) {self.joints}, torque off"
+    def configure(self) -> tuple[bool, str]:
+        return True, f"{self.node.n} simulated servo(s) {self.node.joints}, torque off"
 
-    def hw_cleanup(self) -> None:
-        theta0 = per_joint(self.table["initial_position"], self.n, "initial_position")
+    def cleanup(self) -> None:
+        theta0 = per_joint(self.node.table["initial_position"], self.node.n, "initial_position")
         self.sim.reset(theta0)
         self.sim.enabled = False
-        self.gate.goal = theta0.copy()
+        self.node.gate.goal = theta0.copy()
 
-    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        theta0 = per_joint(self.table["initial_position"], self.n, "initial_position")
+    def reset(self, was: str) -> tuple[bool, str]:
+        node = self.node
+        theta0 = per_joint(node.table["initial_position"], node.n, "initial_position")
         self.sim.reset(theta0)
-        self.sim.enabled = self.active  # torque only while active (lifecycle)
-        self.traj = self.pending = None
-        self.gate.goal = theta0.copy()
-        self._t_ns = None
-        was = self.stepper_error
-        self.stepper_error = ""
-        response.success = True
-        response.message = (
+        self.sim.enabled = node.active  # torque only while active (lifecycle)
+        node.gate.goal = theta0.copy()
+        return True, (
             f"simulation reset: position = initial_position {theta0.tolist()} rad, velocity 0, goal "
             "= initial_position, errors cleared, torque "
-            + ("on" if self.active else "off (node not active)")
+            + ("on" if node.active else "off (node not active)")
             + (f" (stepper had refused: {was})" if was else "")
         )
-        self.get_logger().warning(response.message)
-        return response
 
-    def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.sim.theta, self.sim.dtheta, self.sim.effort
 
-    def hw_write_goal(self, goal: np.ndarray) -> None:
+    def write_goal(self, goal: np.ndarray) -> None:
         self.sim.goal = goal
 
-    def hw_write_kp(self, kp: np.ndarray) -> None:
+    def write_kp(self, kp: np.ndarray) -> None:
         self.sim.set_kp(kp)
 
-    def hw_torque(self, enable: bool) -> tuple[bool, str]:
+    def torque(self, enable: bool) -> tuple[bool, str]:
         self.sim.enabled = bool(enable)
-        return True, f"torque {'enabled' if enable else 'disabled'} on {len(self.joints)} simulated joint(s)"
+        return True, f"torque {'enabled' if enable else 'disabled'} on {len(self.node.joints)} simulated joint(s)"
 
-    def hw_reboot(self) -> tuple[bool, str]:
+    def reboot(self) -> tuple[bool, str]:
         self.sim.reboot()
         return True, "simulated servos rebooted: hardware errors cleared, torque off, goal = present position"
 
-    def hw_supply_voltage(self) -> float:
+    def supply_voltage(self) -> float:
         return self.sim.supply_voltage
 
-    def hw_diagnostics(self) -> list[DiagnosticStatus]:
+    def diagnostics(self) -> list[DiagnosticStatus]:
+        node = self.node
         out = []
-        level = DiagnosticStatus.ERROR if self.stepper_error else DiagnosticStatus.OK
+        level = DiagnosticStatus.ERROR if node.stepper_error else DiagnosticStatus.OK
         state = "torque on" if self.sim.enabled else "torque off"
-        if self.stepper_error:
-            state = f"stepper refused the state ({self.stepper_error}); call {self.names['reset']}"
-        clock = self.clock_values()  # once per diagnostics: the measured real-time factor is since the last
-        th, limit = self.sim.thermal, self.table["temperature_limit"]
-        t_lim = th.time_to(limit) if th is not None else np.full(len(self.joints), math.inf)
-        for i, name in enumerate(self.joints):
-            heat = thermal_warning(th.temp[i], t_lim[i], limit, self.table["temperature_warn_s"]) if th else (0, "")
+        if node.stepper_error:
+            state = f"stepper refused the state ({node.stepper_error}); call {node.names['reset']}"
+        clock = node.clock_values()  # once per diagnostics: the measured real-time factor is since the last
+        th, limit = self.sim.thermal, node.table["temperature_limit"]
+        t_lim = th.time_to(limit) if th is not None else np.full(len(node.joints), math.inf)
+        for i, name in enumerate(node.joints):
+            heat = thermal_warning(th.temp[i], t_lim[i], limit, node.table["temperature_warn_s"]) if th else (0, "")
             out.append(
                 DiagnosticStatus(
                     level=max(level, [DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR][heat[0]]),
-                    name=diag_name(self, name),
-                    hardware_id=hardware_id(self, f"sim/{name}"),
+                    name=diag_name(node, name),
+                    hardware_id=hardware_id(node, f"sim/{name}"),
                     message=state + (f"; {heat[1]}" if heat[1] else ""),
                     values=[
                         *thermal_values(th, i, t_lim[i]),
@@ -325,4 +317,14 @@ class SimNode(SimClock, ServoInterfaceNode):
         return out
 
 
-__all__ = ["LOAD_TYPES", "SimNode", "actuator_source", "build_load", "sim_actuator", "sim_specs", "source_specs"]
+__all__ = [
+    "LOAD_TYPES",
+    "StepperBackend",
+    "actuator_source",
+    "build_load",
+    "parameter_specs",
+    "sim_actuator",
+    "sim_specs",
+    "source_specs",
+    "stepper_specs",
+]

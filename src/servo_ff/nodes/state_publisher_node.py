@@ -1,8 +1,8 @@
 """``servo_state_publisher_node``: what ``robot_state_publisher`` does, for machines without it — the one place a
 bring-up gives the URDF.
 
-* ``robot_description`` (std_msgs/String, reliable, transient local: :mod:`.robot_description`) — the URDF of
-  ``robot_description`` (XML) or ``urdf_path``, published once; the MuJoCo sim and the feed-forward node read it
+* ``robot_description`` (std_msgs/String, reliable, transient local: :mod:`servo_ff.ros.robot_description`) — the
+  URDF of ``robot_description`` (XML) or ``urdf_path``, published once; the MuJoCo sim and the feed-forward node read it
   when their own URDF parameters are empty;
 * ``/tf_static`` (tf2_msgs/TFMessage, transient local): every fixed joint, parent link → child link, once;
 * ``/tf``: every moving joint (revolute, continuous, prismatic; ``joints`` if given) named in ``joint_states``,
@@ -17,7 +17,6 @@ throttled warning). Without tf2_msgs installed only ``robot_description`` is pub
 from __future__ import annotations
 
 import math
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +26,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from servo_ff.io.paths import resolve_path
-
-from .common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, Throttle, spin_node
-from .robot_description import TOPIC_ROBOT_DESCRIPTION, latched_qos
-
-TOPIC_TF, TOPIC_TF_STATIC = "/tf", "/tf_static"
+from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, Throttle, spin_node
+from servo_ff.ros.robot_description import TOPIC_ROBOT_DESCRIPTION, latched_qos
+from servo_ff.ros.tf_template import TOPIC_TF, TOPIC_TF_STATIC, TfTemplate
 
 
 def state_publisher_specs() -> list[ParamSpec]:
@@ -146,42 +143,6 @@ class StatePublisherNode(Node):
             self._tf = TfTemplate(rows, self._message(rows, np.zeros((len(self.frames), 7)), msg.header.stamp))
         self.pub_tf.publish(self._tf.data(self._poses(self.positions), msg.header.stamp))
         self.tf_published += 1
-
-
-class TfTemplate:
-    """A TFMessage of fixed frames serialized once (as :class:`.cdr_template.CdrTemplate`): per publish only the
-    stamps and the 7 doubles of each transform are written into the bytes."""
-
-    def __init__(self, rows: tuple[int, ...], msg):
-        from builtin_interfaces.msg import Time
-        from rclpy.serialization import serialize_message
-
-        self.rows = rows
-        rng = np.random.default_rng(0x7F)
-        sentinel = rng.uniform(1e3, 1e4, (len(rows), 7))
-        for tf, v in zip(msg.transforms, sentinel):
-            tf.header.stamp = Time(sec=_SENTINEL_STAMP[0], nanosec=_SENTINEL_STAMP[1])  # not the caller's stamp
-            tr, r = tf.transform.translation, tf.transform.rotation
-            tr.x, tr.y, tr.z, r.x, r.y, r.z, r.w = map(float, v)
-        self._buf = bytearray(serialize_message(msg))
-        self._u8 = np.frombuffer(self._buf, dtype=np.uint8)
-        raw = bytes(self._buf)
-        self._pose_at = np.array([raw.index(struct.pack("<d", x)) for x in sentinel.ravel()])[:, None] + np.arange(8)
-        stamp = struct.pack("<iI", *_SENTINEL_STAMP)
-        at = [i for i in range(len(raw) - 7) if raw.startswith(stamp, i)]
-        if len(at) != len(rows):
-            raise ValueError(f"TFMessage: {len(at)} stamps found for {len(rows)} transforms")
-        self._stamp_at = np.array(at)[:, None] + np.arange(8)
-
-    def data(self, poses: np.ndarray, stamp) -> bytes:
-        self._u8[self._pose_at] = (
-            np.ascontiguousarray(poses[list(self.rows)], dtype="<f8").view(np.uint8).reshape(-1, 8)
-        )
-        self._u8[self._stamp_at] = np.frombuffer(struct.pack("<iI", stamp.sec, stamp.nanosec), dtype=np.uint8)
-        return bytes(self._buf)
-
-
-_SENTINEL_STAMP = (0x5EC0_4D21, 0x3B9A_C9FE)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -27,8 +27,7 @@ from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from servo_ff.io.paths import resolve_path
-
-from .common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
+from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
 
 
 def walk_specs() -> list[ParamSpec]:

@@ -31,7 +31,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
+from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
 
 PATTERNS = ("stepping", "triangle", "waypoints")
 

@@ -8,7 +8,7 @@
    plot the three runs;
 6. (:func:`run_humanoid_act`, the last act) the humanoid mission: walker → feed-forward → MuJoCo sim node.
 
-``run_demo(out_dir)`` returns a :class:`DemoResult`; ``python -m servo_ff.nodes.demo_pipeline --out DIR`` runs
+``run_demo(out_dir)`` returns a :class:`DemoResult`; ``python -m servo_ff.bringup.demo_pipeline --out DIR`` runs
 it from the command line.
 """
 
@@ -23,8 +23,7 @@ import numpy as np
 
 from servo_ff import trajectories
 from servo_ff.io.paths import share_file
-
-from .harness import RosHarness, wait_for
+from servo_ff.ros.harness import RosHarness, wait_for
 
 
 @dataclass
@@ -81,11 +80,10 @@ def run_demo(
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from servo_ff.io.ilc_record import load_ilc_record
-
-    from .feedforward_node import FeedForwardNode
-    from .fit_node import FitNode
-    from .ilc_node import ILCNode
-    from .sim_node import SimNode
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+    from servo_ff.nodes.fit_node import FitNode
+    from servo_ff.nodes.ilc_node import ILCNode
+    from servo_ff.nodes.sim_node import SimNode
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Shared ROS 2 plumbing for the servo_ff nodes (the only package that imports rclpy).
+"""Shared ROS 2 plumbing for the servo_ff nodes (rclpy is imported only in nodes/, ros/ and bringup/).
 
 * topic and service names of the servo interface;
 * parameters: :mod:`.parameters` (re-exported here);

@@ -68,7 +68,8 @@ class _Run:
 
 
 class FollowTrajectoryAction:
-    """The action server of one servo interface node (``node``: :class:`.servo_base.ServoInterfaceNode`)."""
+    """The action server of one servo interface node (``node``:
+    :class:`servo_ff.nodes.servo_base.ServoInterfaceNode`)."""
 
     def __init__(self, node):
         self.node = node

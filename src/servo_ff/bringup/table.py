@@ -12,91 +12,14 @@ YAML's node sections then still apply (they are rewritten as ``/**/<node>`` for 
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
-import sys
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from servo_ff.io.paths import PACKAGE
 
-from servo_ff.io.paths import PACKAGE, share_dir
-
-from ..errors import ServoFFError
-
-
-@dataclass(frozen=True)
-class NodeLaunch:
-    """One node of a bring-up: ROS executable (setup.py entry point), Python module (``up``), node name,
-    config file (in ``config/``), parameter overrides coming from bring-up arguments, namespace, an extra
-    parameter file (both bring-up arguments), and whether the bring-up ends when this node exits (the one-shot
-    fit of ``replay`` and ``identify``: ``servo-ff up`` then exits with its code, the launch file shuts down)."""
-
-    executable: str
-    module: str
-    name: str
-    config: str
-    overrides: Mapping[str, Any] = field(default_factory=dict)
-    namespace: str = ""
-    params_file: str = ""
-    ends_bringup: bool = False
-
-    def parameter_files(self, config_dir: Path) -> list[Path]:
-        """The node's parameter files in precedence order (later wins): the bring-up YAML, ``params_file`` (both
-        with their node sections as ``/**/<node>`` when a namespace is set), the argument overrides."""
-        files = [config_dir / self.config] + ([Path(self.params_file)] if self.params_file else [])
-        files = [self.matching(f) for f in files]
-        if self.overrides:
-            files.append(_write_params({f"/**/{self.name}": {"ros__parameters": dict(self.overrides)}}))
-        return files
-
-    def matching(self, params_file: Path) -> Path:
-        """``params_file`` with its node sections matching this node in its namespace (``servo_sim`` →
-        ``/**/servo_sim``: rcl reads a bare ``servo_sim`` as ``/servo_sim``, which a namespaced node ignores)."""
-        if not self.namespace:
-            return params_file
-        return _write_params(_any_namespace(yaml.safe_load(params_file.read_text()) or {}))
-
-    def ros_args(self, config_dir: Path) -> list[str]:
-        args = ["--ros-args", "-r", f"__node:={self.name}"]
-        if self.namespace:
-            args += ["-r", f"__ns:={self.namespace}"]
-        for f in self.parameter_files(config_dir):
-            args += ["--params-file", str(f)]
-        return args
-
-
-def _any_namespace(doc: dict) -> dict:
-    """A parameter YAML whose node sections match the node in any namespace (``servo_sim`` → ``/**/servo_sim``)."""
-    return {k if k.startswith("/") else f"/**/{k}": v for k, v in doc.items()}
-
-
-def _write_params(doc: dict) -> Path:
-    """``doc`` as a parameter file in a temporary directory (named by its content: written once)."""
-    text = yaml.safe_dump(doc, sort_keys=True)
-    d = Path(tempfile.gettempdir()) / "servo_ff_bringup"
-    d.mkdir(exist_ok=True)
-    path = d / f"{hashlib.sha1(text.encode()).hexdigest()[:16]}.yaml"
-    if not path.is_file():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-    return path
-
-
-def _ros_literal(v: Any) -> str:
-    if isinstance(v, str):
-        return v if v else "''"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (list, tuple)):
-        return "[" + ",".join(_ros_literal(x) for x in v) + "]"
-    return repr(v)
-
+from .node_launch import NodeLaunch, config_dir, one_shot_ended
 
 SIM = ("servo_sim_node", "servo_ff.nodes.sim_node", "servo_sim")
 HARDWARE = ("servo_hardware_node", "servo_ff.nodes.hardware_node", "servo_hardware")
@@ -342,36 +265,6 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
     if a["goal_topic"]:
         fit["goal_topic"] = a["goal_topic"]
     return [node(FIT, fit, ends=True)]
-
-
-def config_dir() -> Path:
-    """``config/`` of the source tree, else the installed share directory."""
-    return share_dir() / "config"
-
-
-def python_command(node: NodeLaunch, config: Path | None = None) -> list[str]:
-    """Command line ``servo-ff up`` runs for ``node`` (no installed entry points needed)."""
-    return [sys.executable, "-m", node.module, *node.ros_args(config or config_dir())]
-
-
-def python_env() -> dict[str, str]:
-    """Environment for node subprocesses: this source tree first on PYTHONPATH."""
-    env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
-    return env
-
-
-class BringupFailed(ServoFFError, RuntimeError):
-    """The node that ends a bring-up exited with an error: raised inside ``ros2 launch``'s event loop, which then
-    shuts down and exits with code 1 (``ros2 launch`` has no other way to return a node's failure)."""
-
-
-def one_shot_ended(name: str, returncode: int | None) -> str:
-    """Shutdown reason when the node ending the bring-up exited with ``returncode`` 0; BringupFailed otherwise."""
-    if returncode:
-        raise BringupFailed(f"{name} exited with code {returncode}: the bring-up failed (its error line says why)")
-    return f"{name} finished"
 
 
 def launch_description(bringup: str):

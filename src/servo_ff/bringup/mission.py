@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from servo_ff.io.paths import share_file
-
-from .harness import RosHarness, wait_for
+from servo_ff.ros.harness import RosHarness, wait_for
 
 CONTROLLERS = {"high": "(a) high-gain P", "low": "(b) low-gain P", "ff": "(c) low-gain P + FF"}
 FALL_TILT = 0.6  # rad, as dynamics.mujoco_humanoid
@@ -96,11 +95,10 @@ def _run(ros, controller, n_steps, obstacle, stride, kp_high, ratio, log, timeou
     from sensor_msgs.msg import Imu, JointState
 
     from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO, KP_HIGH
-
-    from .feedforward_node import FeedForwardNode
-    from .mujoco_backend import MujocoSimNode
-    from .state_publisher_node import StatePublisherNode
-    from .walker_node import WalkerNode
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
+    from servo_ff.nodes.state_publisher_node import StatePublisherNode
+    from servo_ff.nodes.walker_node import WalkerNode
 
     kp_high = KP_HIGH if kp_high is None else kp_high
     ratio = GAIN_RATIO if ratio is None else ratio

@@ -34,7 +34,7 @@ class OdometryPublisher:
             from geometry_msgs.msg import TransformStamped
             from tf2_msgs.msg import TFMessage
 
-            from .state_publisher_node import TOPIC_TF, TfTemplate
+            from .tf_template import TOPIC_TF, TfTemplate
         except ImportError:
             return
         tf = TransformStamped()

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from servo_ff.io.paths import share_file
+from servo_ff.ros.harness import RosHarness, wait_for
 
-from .harness import RosHarness, wait_for
 from .mission import CONTROLLERS, FALL_TILT
 
 KP_HIGH = 800.0  # XM430-W350 Position P Gain(84) factory default (ROBOTIS e-manual)
@@ -82,9 +82,9 @@ def run_op3(
 def _nodes(ros: RosHarness, controller: str, kp: float):
     from rclpy.parameter import Parameter
 
-    from .feedforward_node import FeedForwardNode
-    from .mujoco_backend import MujocoSimNode
-    from .walk_node import WalkNode
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+    from servo_ff.nodes.sim_node import MujocoSimNode
+    from servo_ff.nodes.walk_node import WalkNode
 
     def params(**kv):
         return [Parameter(k, value=v) for k, v in kv.items()]

@@ -3,7 +3,7 @@
 (non-finite numbers, out-of-range values, unknown choices, arrays of the wrong length and sets the ROS-free core
 refuses are rejected with a reason naming the key, and every refusal is logged, throttled); :func:`actuator_specs`
 generates the ``actuator.*`` rows from the core schema (``servo_ff.models.schema``). The docs' parameter tables
-are generated from the same rows (:mod:`.param_docs`)."""
+are generated from the same rows (:mod:`servo_ff.nodes.param_docs`)."""
 
 from __future__ import annotations
 

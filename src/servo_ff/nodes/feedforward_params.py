@@ -1,0 +1,89 @@
+"""The parameters of ``servo_feedforward_node``: their one description. The boot table (robot, joints, α source)
+is read first; the main table's Stribeck and ``alpha.<joint>`` defaults come from the α̂ table of the robot's
+joints (:func:`feedforward_specs`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
+from servo_ff.ros.common import ParamSpec, field_param
+from servo_ff.ros.parameters import servo_preset_specs
+from servo_ff.ros.robot_description import timeout_spec
+
+from .servo_interface_params import KP_MAX, KP_UNIT
+
+
+def boot_specs() -> list[ParamSpec]:
+    """Read before the robot is loaded: where the robot and the α̂ defaults come from."""
+    return [
+        ParamSpec("urdf_path", "", "URDF of the robot (used when robot_description is empty)", read_only=True),
+        ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path)", read_only=True),
+        timeout_spec(),
+        ParamSpec("mode", "fixed", "inverse dynamics root", read_only=True, choices=("fixed", "floating")),
+        ParamSpec("left_foot", "l_sole", "left support frame (floating mode)", read_only=True),
+        ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
+        ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
+        ParamSpec("servo_node", "servo_sim", "servo node whose kp this node sets", read_only=True),
+        *servo_preset_specs("the default α"),
+        ParamSpec(
+            "alpha_file",
+            "",
+            "α table (YAML/JSON, servo_ff.dynamics.alpha format); empty: from preset",
+            read_only=True,
+        ),
+    ]
+
+
+def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
+    """The main table: gains, bounds, and the Stribeck and α̂ rows of every URDF joint with ``base``'s values
+    (an :class:`servo_ff.dynamics.alpha.AlphaTable` over ``urdf_joints``) as defaults."""
+    alpha_fields = [f for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")]
+    return [
+        ParamSpec("kp", [8.0], "P gain set on servo_node's kp", KP_UNIT, lo=1e-6, hi=KP_MAX, per_joint=True),
+        ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
+        field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),
+        field_param("min_supply_fraction", FEEDFORWARD_FIELDS["min_supply_fraction"], 0.5),
+        field_param("max_velocity", FEEDFORWARD_FIELDS["max_velocity"], [20.0], per_joint=True),
+        field_param("max_acceleration", FEEDFORWARD_FIELDS["max_acceleration"], [1000.0], per_joint=True),
+        ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
+        field_param(
+            "stribeck_dq_s",
+            ALPHA_FIELDS["dq_s"],
+            base.dq_s.tolist(),
+            per_joint=True,
+            description="Stribeck velocity q̇_s per URDF joint (Eq. 9)",
+        ),
+        field_param(
+            "stribeck_delta",
+            ALPHA_FIELDS["delta"],
+            base.delta.tolist(),
+            per_joint=True,
+            description="Stribeck exponent δ per URDF joint (Eq. 9)",
+        ),
+    ] + [
+        ParamSpec(
+            f"alpha.{j}",
+            base.alpha[i, :].tolist(),
+            f"α̂0..α̂4 of joint {j} (Schwarz & Behnke Eq. 19; "
+            + "; ".join(f"α̂{k} in {range_text(ALPHA_FIELDS[f'alpha{k}'])}" for k in range(5))
+            + ")",
+            lo=min(f.lo for f in alpha_fields),
+            hi=max(f.hi for f in alpha_fields),
+        )
+        for i, j in enumerate(urdf_joints)
+    ]
+
+
+def parameter_specs(urdf_path: str | Path) -> list[ParamSpec]:
+    """Every parameter the node declares for the robot of ``urdf_path`` with the default preset's α̂ (no node
+    started; needs servo_ff.dynamics)."""
+    from servo_ff.dynamics.alpha import alpha_table_from_actuator
+    from servo_ff.dynamics.robot import load_robot
+    from servo_ff.models.presets import preset
+
+    boot = boot_specs()
+    d = {s.name: s.default for s in boot}
+    joints = list(load_robot(Path(urdf_path)).joint_names)
+    return boot + feedforward_specs(alpha_table_from_actuator(preset(d["servo"], d["model"]), joints), joints)

@@ -1,0 +1,91 @@
+"""Commands of ``servo_hardware_node`` that go to the bus at once rather than with the next cycle: torque enable
+(the held goal written first), reboot (set-up written again, goal = present position, torque off) and the
+velocity / effort limits of a JointState command (each servo's limit register,
+:mod:`servo_ff.dynamixel.command_limits`).
+
+A mixin of :class:`~.hardware_node.HardwareNode` (uses its bus, readings and gate).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from servo_ff.dynamixel.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
+
+
+class HardwareCommands:
+    """Torque, reboot and command limits on the bus (refused with the reason while it is disconnected)."""
+
+    def hw_torque(self, enable: bool) -> tuple[bool, str]:
+        self.torque_wanted = bool(enable)
+        if not self.connected:
+            return (
+                False,
+                f"bus not connected ({self.disconnect_reason}); torque {'on' if enable else 'off'} "
+                f"will be applied after reconnection",
+            )
+        try:
+            if enable:  # never jump: write the held goal first
+                self.bus.write_goals(*self._goal_args())
+            self.bus.torque(enable, self._ready_ids() if enable else None)
+        except BUS_OR_VALUE_FAILURES as e:
+            return False, f"torque {'enable' if enable else 'disable'} failed: {e}"
+        return True, f"torque {'enabled' if enable else 'disabled'} on ids {self.ids}"
+
+    def hw_reboot(self) -> tuple[bool, str]:
+        if not self.connected:
+            return False, f"bus not connected ({self.disconnect_reason})"
+        errors = {i: int(e) for i, e in zip(self.ids, self.hw_error) if e > 0}
+        try:
+            for i in self.bus.ids:
+                self.bus.reboot(i)
+            time.sleep(0.05)
+            self.bus.setup()  # reboot restores RAM defaults: indirect map, return delay
+            state = self.bus.read_state()
+        except BUS_FAILURES as e:
+            self._disconnect(f"reboot failed: {e}")
+            return False, f"reboot failed: {e}"
+        self._store(state)
+        self.gate.goal = np.where(self.valid, self.pos, self.gate.goal)
+        self.torque_wanted = False
+        self._read_health()
+        text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
+        return True, (
+            f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
+        )
+
+    def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
+        """Velocity / effort of a JointState command → each servo's limit register
+        (:mod:`servo_ff.dynamixel.command_limits`), written now (before the goal of the same message, which the
+        next cycle writes); a refused or failed one is one warning naming the joint."""
+        from servo_ff.dynamixel.command_limits import LimitRefused, effort_limit, velocity_limit
+
+        if not self.connected:
+            self.refuse_limits(source, f"velocity/effort not written: bus not connected ({self.disconnect_reason})")
+            return
+        table, errors = self.bus.table, []
+        for k, name in enumerate(names):
+            i = self.ids[self.gate.index[name]]
+            for field, values in (("velocity", velocity), ("effort", effort)):
+                if not values:
+                    continue
+                try:
+                    if field == "velocity":
+                        w = velocity_limit(table, values[k])
+                    else:
+                        mode = self._operating_mode(i) if table.protocol == "dxl2" else None
+                        w = effort_limit(table, values[k], mode, self.bus.kt)
+                    self.bus.write_item(i, w.item, w.raw)
+                    self.limits_written[(name, w.item)] = w.raw
+                except (LimitRefused, *BUS_FAILURES) as e:
+                    errors.append(f"{name} (id {i}) {field}: {e}")
+        if errors:
+            self.refuse_limits(source, "velocity/effort limit refused: " + "; ".join(errors))
+
+    def _operating_mode(self, i: int) -> int:
+        """Operating Mode of servo ``i`` (EEPROM: read once per connection)."""
+        if i not in self.operating_modes:
+            self.operating_modes[i] = self.bus.read_item(i, "Operating Mode")
+        return self.operating_modes[i]

@@ -1,0 +1,73 @@
+"""The topics of ``servo_sim_node``'s MuJoCo backend beyond the servo interface, each control period:
+``imu/data`` (sensor_msgs/Imu of the root body, the options' noise as covariance), ``foot_forces``
+(std_msgs/Float64MultiArray, N per foot), ``support_coefficient`` (std_msgs/Float64, two feet) and ``odom``
+(floating base, :mod:`servo_ff.ros.odometry_pub`). Serialized once and written in place
+(:mod:`servo_ff.ros.cdr_template`): stamp and readings only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sensor_msgs.msg import Imu
+from std_msgs.msg import Float64, Float64MultiArray
+
+from servo_ff.dynamics.mujoco_sensors import support_coefficient
+from servo_ff.ros.cdr_template import CdrTemplate
+from servo_ff.ros.odometry_pub import OdometryPublisher
+
+TOPIC_IMU = "imu/data"
+TOPIC_FOOT_FORCES = "foot_forces"
+
+
+class MujocoOutputs:
+    """Publishers and message templates of the MuJoCo backend's own topics (``servos`` None: no model, nothing
+    published but the publishers exist)."""
+
+    def __init__(self, node: Any, servos: Any, options: Any, v: dict[str, Any]):
+        self.servos = servos
+        self.pub_imu = node.create_publisher(Imu, TOPIC_IMU, 100)
+        self.pub_feet = node.create_publisher(Float64MultiArray, TOPIC_FOOT_FORCES, 100)
+        self.pub_support = node.create_publisher(Float64, v["support_topic"], 100)
+        imu = Imu()
+        imu.orientation_covariance[0] = -1.0 if servos is None else 0.0
+        o = options
+        imu.angular_velocity_covariance[0::4] = [o.gyro_noise**2] * 3 if o else [0.0] * 3
+        imu.linear_acceleration_covariance[0::4] = [o.accel_noise**2] * 3 if o else [0.0] * 3
+        if servos is not None:
+            imu.header.frame_id = servos.model.body(servos.sim.root_body).name
+        vec = ("x", "y", "z")
+        self._imu_cdr = CdrTemplate(
+            imu,
+            [
+                tuple(f"orientation.{c}" for c in (*vec, "w")),
+                tuple(f"angular_velocity.{c}" for c in vec),
+                tuple(f"linear_acceleration.{c}" for c in vec),
+            ],
+        )
+        n_feet = len(servos.sim.feet) if servos is not None else 0
+        self._feet_cdr = CdrTemplate(Float64MultiArray(data=[0.0] * n_feet), ["data"], stamp=None)
+        self._support_cdr = CdrTemplate(Float64(), [("data",)], stamp=None)
+        floating = servos is not None and servos.sim.floating
+        self.odom = OdometryPublisher(node, servos, v["odom_frame"]) if floating else None
+
+    def publish(self, stamp: Any) -> None:
+        """The readings after a step, stamped ``stamp``; a non-finite IMU reading publishes none of them."""
+        s = self.servos
+        imu = s.imu()
+        q, w, a = imu.orientation, imu.angular_velocity, imu.linear_acceleration
+        if not (np.isfinite(q).all() and np.isfinite(w).all() and np.isfinite(a).all()):
+            return
+        msg = self._imu_cdr
+        msg.set_stamp(stamp.sec, stamp.nanosec)
+        msg.block(0)[:], msg.block(1)[:], msg.block(2)[:] = q, w, a
+        self.pub_imu.publish(msg.data())
+        if self.odom is not None:
+            self.odom.publish(stamp)
+        if s.sim.feet:
+            f = s.foot_forces()
+            self._feet_cdr.block(0)[:] = f
+            self.pub_feet.publish(self._feet_cdr.data())
+            if len(f) == 2:
+                self._support_cdr.block(0)[0] = support_coefficient(f)
+                self.pub_support.publish(self._support_cdr.data())
