@@ -114,7 +114,7 @@ def _choices(parser, command: str, dest: str):
 
 
 def test_cli_and_node_choices_are_the_registry_names():
-    from servo_ff.nodes.parameters import actuator_specs, servo_preset_specs
+    from servo_ff.ros.parameters import actuator_specs, servo_preset_specs
 
     parser = build_parser()
     assert tuple(_choices(parser, "virtual-bus", "model").choices) == MODEL_NAMES
