@@ -3,10 +3,11 @@ feed-forward node. It takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y
 walking stacks do, and publishes the desired JointTrajectory and the support coefficient on the topics of
 ``servo_walker_node`` (which stays for arms: ``pattern: waypoints``).
 
-On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to placo's walking stance
-in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is zero, re-planning the
-footsteps from the latest cmd_vel at each support change (placo clips a step to ``max_dx_forward`` …). A cmd_vel
-older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is refused with a warning. Every
+On the first ``/joint_states`` it takes the measured pose (and no more of them), waits ``start_delay``, moves to
+placo's walking stance in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is
+zero, re-planning the footsteps from the latest cmd_vel at each support change (placo clips a step to
+``max_dx_forward`` …). A cmd_vel older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is
+refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
 differences on the ``dt`` grid; the support coefficient (1 = left foot) every ``1/rate_hz``. The feed-forward node
