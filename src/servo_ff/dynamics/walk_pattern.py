@@ -215,7 +215,7 @@ class WalkEngine:
         if tr is None:
             raise RuntimeError("WalkEngine.tick before start() or plan()")
         if tr.get_support(self.t).t_start > self.last_replan + 1e-9 and self.wpg.can_replan_supports(tr, self.t):
-            step = self.step_of(*self.cmd)
+            step = self.step_of(*self.cmd)  # the key names every input of the re-plan: add any new one to it
             key = _digest(self._plan_key, self.t, self.last_replan, step, self.params.plan_steps)
             self.trajectory = tr = _memo(key, lambda: self._replan(tr, step))
             self._plan_key, self.last_replan = key, self.t
