@@ -154,3 +154,36 @@ def test_sim_op3_bringup_plan():
     assert sim.overrides["kp"] == ff.overrides["kp"] == [800.0] and ff.overrides["enabled"] is False
     with pytest.raises(ValueError, match="feedforward must be"):
         plan("sim_op3", feedforward="maybe")
+
+
+def test_walk_node_samples_its_window_as_np_interp_and_takes_one_pose():
+    """support() and desired() on the two samples around t equal np.interp on the whole planned window (what
+    the node computed before); after the first /joint_states the node takes no more of them."""
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.nodes.walk_node import WalkNode
+
+    with RosHarness(salt=43) as ros:
+        from rclpy.parameter import Parameter
+
+        # the walk starts in an hour: its timers leave the planned window below to the test
+        walk = ros.add(
+            WalkNode("servo_walk", **ros.node_kwargs(), parameter_overrides=[Parameter("start_delay", value=3600.0)])
+        )
+        probe = ros.make_node("walk_probe")
+        pub = probe.create_publisher(JointState, "joint_states", 10)
+        pose = JointState(name=list(walk.joints), position=[0.01 * i for i in range(len(walk.joints))])
+        wait_for(lambda: pub.publish(pose) or walk.q0 is not None, 60.0, "the walk node taking the pose")
+        topics = lambda: [s.topic_name for s in walk.subscriptions]  # noqa: E731
+        wait_for(lambda: not any(t.endswith("/joint_states") for t in topics()), 10.0, "joint_states dropped")
+        np.testing.assert_array_equal(walk.q0, pose.position)
+        rng = np.random.default_rng(0)
+        walk.times = list(100.0 + 0.01 * np.arange(300))
+        walk.cs = list(rng.uniform(0.0, 1.0, 300))
+        walk.qs = list(rng.normal(0.0, 1.0, (300, len(walk.joints))))
+        ts = np.concatenate([rng.uniform(99.9, 103.1, 500), walk.times[::7], [walk.times[-1], 99.0, 104.0]])
+        qs = np.asarray(walk.qs)
+        for t in ts:
+            assert walk.support(t) == float(np.interp(t, walk.times, walk.cs)), t
+            want = [np.interp(t, walk.times, qs[:, i]) for i in range(qs.shape[1])]
+            np.testing.assert_allclose(walk.desired(t), want, rtol=0, atol=1e-14)

@@ -60,6 +60,16 @@ def run(out: Path) -> int:
     _, table, plot = run_humanoid_act(out / "humanoid")
     print(table)
     print(f"plot: {plot}")
+    stage(
+        "5. the ROBOTIS OP3 walking over ROS 2 (≈ 25 s): servo_walk_node (placo, cmd_vel 0.1 m/s) → "
+        "servo_feedforward_node → servo_sim_node backend mujoco (20 × XM430); 8 steps of (c) low-gain P "
+        "(k_P 280 = 0.35 × the XM430's factory 800) + feed-forward (the experiments: bench/op3_mission.py)"
+    )
+    from servo_ff.nodes.demo_op3 import run_op3_act
+
+    _, table, plot = run_op3_act(out / "op3")
+    print(table)
+    print(f"plot: {plot}")
     print(f"\ndemo finished: files in {out}/")
     return rc
 

@@ -45,6 +45,8 @@ class Op3Result:
     t_obstacle: float = math.nan  # [s from the walk start] when the box was placed
     pitch: list[tuple[float, float]] = field(default_factory=list)  # (s from the walk start, trunk pitch [rad])
     t_obstacle_planned: float = math.nan  # [s from the walk start] mid-swing of the obstacle step
+    tracked: tuple[str, ...] = ()  # joints recorded in ``tracking`` (run_op3's ``track``)
+    tracking: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)  # (s, desired, measured)
 
     @property
     def label(self) -> str:
@@ -70,11 +72,13 @@ def run_op3(
     timeout: float = 1800.0,
     salt: int = 93,
     log=print,
+    track: tuple[str, ...] = (),
 ) -> Op3Result:
-    """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own."""
+    """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own; ``track``: joints
+    whose walk-node desired and ``/joint_states`` positions are recorded from the walk start (``tracking``)."""
     ros = RosHarness(salt=salt, prefix="op3_")
     try:
-        return _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log)
+        return _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track)
     finally:
         ros.shutdown()
 
@@ -144,10 +148,10 @@ def _nodes(ros: RosHarness, controller: str, kp: float):
     return sim, ff, walk
 
 
-def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log) -> Op3Result:
+def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track) -> Op3Result:
     from geometry_msgs.msg import Twist
     from rclpy.parameter import Parameter
-    from sensor_msgs.msg import Imu
+    from sensor_msgs.msg import Imu, JointState
 
     from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO
 
@@ -184,6 +188,20 @@ def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, 
             st["placed"] = t
 
     probe.create_subscription(Imu, "imu/data", on_imu, 1000)
+    tracking: list[tuple[float, np.ndarray, np.ndarray]] = []
+    cols = [walk.joints.index(j) for j in track]
+
+    def on_js(m: JointState) -> None:
+        t = rel(m.header.stamp)
+        if t < 0.0 or st["e1"] is not None:
+            return
+        desired = walk.desired(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9)
+        names = list(m.name)
+        measured = np.array([m.position[names.index(j)] for j in track])
+        tracking.append((t, desired[cols], measured))
+
+    if track:
+        probe.create_subscription(JointState, "joint_states", on_js, 1000)
     forward = Twist()
     forward.linear.x = float(vx)
     wall = time.monotonic()
@@ -207,6 +225,8 @@ def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, 
         st["placed"],
         pitch,
         t_obst if obstacle > 0 else math.nan,
+        tuple(track),
+        tracking,
     )
     log(
         f"   {res.label}: k_P {kp:.0f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, travel "

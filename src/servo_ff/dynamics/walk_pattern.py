@@ -12,6 +12,8 @@ URDF text as fixed frames on the links named in :class:`WalkFrames` (the file is
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -126,7 +128,9 @@ class WalkEngine:
     def __init__(self, urdf: str | Path, params: WalkParams | None = None, frames: WalkFrames | None = None):
         placo = _placo()
         self.params = p = params or WalkParams()
-        self.robot = placo.HumanoidRobot(str(Path(urdf).parent), 0, placo_urdf_text(urdf, frames or WalkFrames()))
+        text = placo_urdf_text(urdf, frames or WalkFrames())
+        self.robot = placo.HumanoidRobot(str(Path(urdf).parent), 0, text)
+        self._plan_key = _digest(b"", text, repr(p))  # the chain of inputs of the current placo plan (memo key)
         self.joints = list(self.robot.joint_names())
         hp = placo.HumanoidParameters()
         hp.single_support_duration = p.single_support
@@ -200,7 +204,9 @@ class WalkEngine:
     def start(self) -> None:
         """Begin the on-line walk from standing at t = 0 (stepping in place while cmd is zero)."""
         self.t = self.last_replan = 0.0
-        self.trajectory = self.wpg.plan(self._supports(self.params.plan_steps), self.robot.com_world(), 0.0)
+        feet = (self.robot.get_T_world_left(), self.robot.get_T_world_right(), self.robot.com_world())
+        self._plan_key = key = _digest(self._plan_key, "start", self.step_of(*self.cmd), self.params.plan_steps, *feet)
+        self.trajectory = _memo(key, lambda: self.wpg.plan(self._supports(self.params.plan_steps), feet[2], 0.0))
 
     def tick(self) -> WalkSample:
         """The sample at the current time, then advance one ``dt`` (re-planning footsteps from the latest cmd
@@ -209,11 +215,17 @@ class WalkEngine:
         if tr is None:
             raise RuntimeError("WalkEngine.tick before start() or plan()")
         if tr.get_support(self.t).t_start > self.last_replan + 1e-9 and self.wpg.can_replan_supports(tr, self.t):
-            self.planner.configure(*self.step_of(*self.cmd), self.params.plan_steps)
-            supports = self.wpg.replan_supports(self.planner, tr, self.t, self.last_replan)
-            self.last_replan = self.t
-            self.trajectory = tr = self.wpg.replan(supports, tr, self.t)
+            step = self.step_of(*self.cmd)  # the key names every input of the re-plan: add any new one to it
+            key = _digest(self._plan_key, self.t, self.last_replan, step, self.params.plan_steps)
+            self.trajectory = tr = _memo(key, lambda: self._replan(tr, step))
+            self._plan_key, self.last_replan = key, self.t
         return self._advance(tr)
+
+    def _replan(self, tr, step: tuple[float, float, float]):
+        """placo's re-plan at ``self.t`` from ``tr`` (one LIPM QP over all ``plan_steps`` footsteps: ≈ 0.1–0.2 s)."""
+        self.planner.configure(*step, self.params.plan_steps)
+        supports = self.wpg.replan_supports(self.planner, tr, self.t, self.last_replan)
+        return self.wpg.replan(supports, tr, self.t)
 
     def _advance(self, tr) -> WalkSample:
         t = min(self.t, tr.t_end)
@@ -256,6 +268,35 @@ class WalkEngine:
             polygons.append(np.asarray(tr.get_support(self.t).support_polygon(), dtype=float).reshape(-1, 2))
             samples.append(self._advance(tr))
         return _as_plan(self.joints, samples, polygons, steps, self.params.dt)
+
+
+_PLANS: OrderedDict[bytes, object] = OrderedDict()  # memo of placo plans: input digest → placo trajectory
+_PLANS_MAX = 256
+
+
+def _digest(prev: bytes, *parts) -> bytes:
+    """A digest of ``prev`` and ``parts`` (strings; numbers, tuples, arrays rounded to 1e-9: placo's initial pose
+    itself differs by ≈ 1e-17 m from one engine to the next)."""
+    h = hashlib.blake2b(prev, digest_size=20)
+    for x in parts:
+        h.update(x.encode() if isinstance(x, str) else (np.round(np.asarray(x, dtype=float), 9) + 0.0).tobytes())
+        h.update(b"|")
+    return h.digest()
+
+
+def _memo(key: bytes, plan):
+    """placo's plan for ``key`` (the digest of every input of the chain of plans since the URDF and parameters:
+    the same inputs give the same plan, so a walk repeated in this process, e.g. each controller of a bench at
+    the same cmd_vel, re-uses it instead of solving placo's QP again); ``plan()`` computes it on a miss.
+    Trajectories are only read after they are made (placo's re-plan copies what it keeps of the old one)."""
+    tr = _PLANS.get(key)
+    if tr is None:
+        tr = _PLANS[key] = plan()
+        if len(_PLANS) > _PLANS_MAX:
+            _PLANS.popitem(last=False)
+    else:
+        _PLANS.move_to_end(key)
+    return tr
 
 
 def _as_plan(joints: list[str], samples: list[WalkSample], polygons, steps, dt: float) -> WalkPlan:

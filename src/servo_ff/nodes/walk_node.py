@@ -3,10 +3,11 @@ feed-forward node. It takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y
 walking stacks do, and publishes the desired JointTrajectory and the support coefficient on the topics of
 ``servo_walker_node`` (which stays for arms: ``pattern: waypoints``).
 
-On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to placo's walking stance
-in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is zero, re-planning the
-footsteps from the latest cmd_vel at each support change (placo clips a step to ``max_dx_forward`` …). A cmd_vel
-older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is refused with a warning. Every
+On the first ``/joint_states`` it takes the measured pose (and no more of them), waits ``start_delay``, moves to
+placo's walking stance in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is
+zero, re-planning the footsteps from the latest cmd_vel at each support change (placo clips a step to
+``max_dx_forward`` …). A cmd_vel older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is
+refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
 differences on the ``dt`` grid; the support coefficient (1 = left foot) every ``1/rate_hz``. The feed-forward node
@@ -15,6 +16,7 @@ follows or refuses the trajectory by its own rules (velocity and acceleration bo
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Any
 
@@ -114,7 +116,7 @@ class WalkNode(Node):
         self.messages = 0
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
-        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
+        self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
         self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
         self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
@@ -145,6 +147,7 @@ class WalkNode(Node):
             self.get_logger().error(f"joint_states lacks {missing}; waiting for them", throttle_duration_sec=5.0)
             return
         self.q0 = np.array([msg.position[names.index(j)] for j in self.joints])
+        self.destroy_subscription(self._js_sub)  # only the first pose is used: no message taken per servo cycle
         self.t0 = self.now_s() + float(self.table["start_delay"])
         self.t_walk = self.t0 + float(self.table["approach_time"])
         self.engine.start()
@@ -211,11 +214,31 @@ class WalkNode(Node):
         self.pub_traj.publish(msg)
         self.messages += 1
 
+    def _bracket(self, t: float) -> slice:
+        """The two planned samples around ROS time ``t`` (one at the ends): np.interp on them is np.interp on
+        the whole window, without converting the window to an array every call."""
+        k = bisect.bisect_right(self.times, t)
+        return slice(max(k - 1, 0), max(k + 1, 2))
+
     def support(self, t: float) -> float:
         """Planned left-foot support coefficient at ROS time ``t`` (0.5 before the walk)."""
         if not self.times:
             return 0.5
-        return float(np.interp(t, self.times, self.cs))
+        b = self._bracket(t)
+        return float(np.interp(t, self.times[b], self.cs[b]))
+
+    def desired(self, t: float) -> np.ndarray | None:
+        """Planned joint positions [rad] (``joints`` order) at ROS time ``t``, linear between the ``dt`` samples
+        (None before the first); clamped to the planned window's ends."""
+        if not self.times:
+            return None
+        b = self._bracket(t)
+        ts, qs = self.times[b], self.qs[b]
+        if len(ts) < 2 or t <= ts[0]:
+            return qs[0].copy()
+        if t >= ts[1]:
+            return qs[1].copy()
+        return qs[0] + (t - ts[0]) / (ts[1] - ts[0]) * (qs[1] - qs[0])
 
     def _publish_support(self) -> None:
         if self.q0 is not None:
