@@ -1,4 +1,4 @@
-"""The demo's OP3 act (servo_ff.nodes.demo_op3, ``./run demo`` stage 5): the OP3 walks over DDS under low-gain P +
+"""The demo's OP3 act (servo_ff.bringup.demo_op3, ``./run demo`` stage 5): the OP3 walks over DDS under low-gain P +
 feed-forward at the XM430's factory-derived gain, and the act writes its plot (trunk pitch, knees desired vs
 measured) and prints its figures."""
 
@@ -13,7 +13,7 @@ pytest.importorskip("rclpy")
 
 
 def test_op3_act_walks_and_writes_its_plot(tmp_path, compiled_mujoco_kernels):
-    from servo_ff.nodes.demo_op3 import KNEES, knee_rms, run_op3_act
+    from servo_ff.bringup.demo_op3 import KNEES, knee_rms, run_op3_act
 
     res, table, plot = run_op3_act(tmp_path, n_steps=4, log=lambda *a: None)
     assert plot == tmp_path / "op3_walk.png" and plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

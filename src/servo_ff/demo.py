@@ -65,7 +65,7 @@ def run(out: Path) -> int:
         "servo_feedforward_node → servo_sim_node backend mujoco (20 × XM430); 8 steps of (c) low-gain P "
         "(k_P 280 = 0.35 × the XM430's factory 800) + feed-forward (the experiments: bench/op3_mission.py)"
     )
-    from servo_ff.nodes.demo_op3 import run_op3_act
+    from servo_ff.bringup.demo_op3 import run_op3_act
 
     _, table, plot = run_op3_act(out / "op3")
     print(table)
