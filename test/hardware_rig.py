@@ -13,12 +13,12 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR
-from servo_ff.dynamixel.faults import INTACT
-from servo_ff.dynamixel.virtual_bus import VirtualBus
-from servo_ff.dynamixel.virtual_p1 import VirtualBus1
-from servo_ff.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.bus_types import GAIN_GOAL_DATA_ADDR
+from servo_ff.bus.dynamixel.virtual_p1 import VirtualBus1
+from servo_ff.bus.faults import INTACT
+from servo_ff.bus.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus.virtual_bus import VirtualBus
 from servo_ff.nodes.hardware_node import HardwareNode
 
 JOINTS, IDS = ["hip", "knee"], [1, 2]

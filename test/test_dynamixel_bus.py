@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from dxl_harness import FakeServos
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel import protocol as pr
-from servo_ff.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
-from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.dynamixel import protocol as pr
+from servo_ff.bus.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
+from servo_ff.bus.virtual_bus import Faults, ServoLoad, VirtualBus
 from servo_ff.models.params import P_KP
 
 # generous error timeout: the machine is shared, the emulator is a Python thread
@@ -182,7 +182,7 @@ def test_config_validation_names_the_key():
 
 def test_packet_handler_stuffs_in_place_like_the_manual():
     """The SDK's txPacket ignores addStuffing's return value; ours stuffs the list in place."""
-    from servo_ff.dynamixel.bus import PacketHandler
+    from servo_ff.bus.dynamixel.bus import PacketHandler
 
     params = [0x70, 0x00, 0xFF, 0xFF, 0xFD, 0x00]  # Profile Velocity 0x00FDFFFF
     pkt = [0] * (10 + len(params))

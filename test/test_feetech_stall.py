@@ -6,12 +6,12 @@ import time
 
 import numpy as np
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel import truth as tr
-from servo_ff.dynamixel.bus_types import BusConfig
-from servo_ff.dynamixel.virtual_bus import ServoLoad
-from servo_ff.feetech.bus import STATE_ADDR, FeetechBus
-from servo_ff.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus import truth as tr
+from servo_ff.bus.bus_types import BusConfig
+from servo_ff.bus.feetech.bus import STATE_ADDR, FeetechBus
+from servo_ff.bus.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus.virtual_bus import ServoLoad
 
 STS = ct.control_table("sts3215")
 IDS = [1, 2, 3]

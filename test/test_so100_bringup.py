@@ -20,7 +20,7 @@ def test_up_so100_on_the_virtual_sts_bus(tmp_path):
     pytest.importorskip("scservo_sdk")
     from sensor_msgs.msg import JointState
 
-    from servo_ff.dynamixel.virtual_process import spawn_virtual_bus
+    from servo_ff.bus.virtual_process import spawn_virtual_bus
     from servo_ff.nodes.bringup import python_env
     from servo_ff.nodes.harness import RosHarness, wait_for
 

@@ -70,9 +70,9 @@ def _sag(text: str) -> tuple[float, float, float]:
 
 #: protocol → ("module:Class" of its virtual bus, default --servo)
 VIRTUAL_BUSES = {
-    "dxl2": ("servo_ff.dynamixel.virtual_bus:VirtualBus", "mx106"),
-    "dxl1": ("servo_ff.dynamixel.virtual_p1:VirtualBus1", "mx106-p1"),
-    "sts": ("servo_ff.feetech.virtual_bus:StsVirtualBus", "sts3215"),
+    "dxl2": ("servo_ff.bus.virtual_bus:VirtualBus", "mx106"),
+    "dxl1": ("servo_ff.bus.dynamixel.virtual_p1:VirtualBus1", "mx106-p1"),
+    "sts": ("servo_ff.bus.feetech.virtual_bus:StsVirtualBus", "sts3215"),
 }
 
 
@@ -84,10 +84,10 @@ def virtual_bus_class(protocol: str) -> type:
 
 
 def build_bus(args):
-    from ..dynamixel import control_table as ct
-    from ..dynamixel.thermal import ThermalOptions
-    from ..dynamixel.virtual_bus import Faults, ServoLoad
-    from ..dynamixel.virtual_options import Clock, VirtualBusOptions
+    from ..bus import control_table as ct
+    from ..bus.thermal import ThermalOptions
+    from ..bus.virtual_bus import Faults, ServoLoad
+    from ..bus.virtual_options import Clock, VirtualBusOptions
     from ._params import resolve_params
 
     protocol = getattr(args, "protocol", None) or (ct.control_table(args.servo).protocol if args.servo else "dxl2")
@@ -293,7 +293,7 @@ def register(subparsers) -> None:
 
 def main(argv=None) -> int:
     """``python -m servo_ff.cli.virtual_bus …``: the same command without loading the other sub-commands
-    (faster start-up for :func:`servo_ff.dynamixel.virtual_bus.spawn_virtual_bus`)."""
+    (faster start-up for :func:`servo_ff.bus.virtual_bus.spawn_virtual_bus`)."""
     parser = argparse.ArgumentParser(prog="servo-ff")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["virtual-bus", *(sys.argv[1:] if argv is None else argv)])
