@@ -1,4 +1,4 @@
-"""FeetechBus (``BUS_CLASSES["sts"]``, on scservo_sdk) against the virtual STS bus: positions track goals through the
+"""FeetechBus (``FAMILIES["sts"]``, on scservo_sdk) against the virtual STS bus: positions track goals through the
 physics in SI units, P gains written only when they change, replies belong to their transaction (checked against
 the bus's truth record), a silent servo is skipped and re-probed, bad goals are never written, the overload and
 its reboot equivalent, and bad input refused with one clear line."""

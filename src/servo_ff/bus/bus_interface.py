@@ -1,19 +1,9 @@
-"""The bus interface the hardware node (and every bench and test) uses, whatever the protocol, and the registry of
-its implementations: one class per protocol, each with one read and one write transaction per cycle where the
-protocol allows, the same fault handling, per-servo :class:`~.transactions.CommStats` and diagnostics.
-
-=========  ==========================================  =============================================
-protocol   servos                                      implementation
-=========  ==========================================  =============================================
-``dxl2``   Dynamixel Protocol 2.0 (MX 2.0 firmware, X)  :class:`servo_ff.bus.dynamixel.bus.DynamixelBus`
-``dxl1``   Dynamixel Protocol 1.0 (MX 1.0 firmware, AX)  :class:`servo_ff.bus.dynamixel.bus_p1.DynamixelBus1`
-``sts``    Feetech SCS/STS (STS3215, STS3250)           :class:`servo_ff.bus.feetech.bus.FeetechBus`
-=========  ==========================================  =============================================
-"""
+"""The bus interface the hardware node (and every bench and test) uses, whatever the protocol: one class per
+protocol (its row of :data:`~.families.FAMILIES`), each with one read and one write transaction per cycle where the
+protocol allows, the same fault handling, per-servo :class:`~.transactions.CommStats` and diagnostics."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -21,14 +11,8 @@ import numpy as np
 
 from . import control_table as ct
 from .bus_types import BusConfig, Health, JointState
+from .families import load
 from .transactions import CommStats
-
-#: protocol → "module:Class" of its bus (imported on use: each needs its own vendor SDK)
-BUS_CLASSES: dict[str, str] = {
-    "dxl2": "servo_ff.bus.dynamixel.bus:DynamixelBus",
-    "dxl1": "servo_ff.bus.dynamixel.bus_p1:DynamixelBus1",
-    "sts": "servo_ff.bus.feetech.bus:FeetechBus",
-}
 
 
 class ServoBus(Protocol):
@@ -62,14 +46,8 @@ class ServoBus(Protocol):
 
 
 def bus_class(protocol: str) -> type:
-    """The bus class of ``protocol`` (ValueError listing the known protocols)."""
-    if protocol not in BUS_CLASSES:
-        raise ValueError(f"unknown bus protocol {protocol!r}; known: {', '.join(BUS_CLASSES)}")
-    module, _, name = BUS_CLASSES[protocol].partition(":")
-    try:
-        return getattr(importlib.import_module(module), name)
-    except ImportError as e:  # the protocol's vendor SDK is not installed
-        raise ValueError(f"bus protocol {protocol} needs {module}, not importable: {e}") from None
+    """The bus class of ``protocol`` (ValueError listing the known protocols, or naming a missing vendor SDK)."""
+    return load(protocol, "bus_class")
 
 
 def make_bus(config: BusConfig) -> ServoBus:

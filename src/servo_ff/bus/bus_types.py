@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import ServoFFError
 from . import control_table as ct
 from .dynamixel import protocol as pr
+from .families import DEFAULT_PROTOCOL, family, load
 
 STATE_DTYPE = np.dtype([("current", "<i2"), ("velocity", "<i4"), ("position", "<i4")])
 HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error", "u1"), ("torque", "u1"), ("id", "u1")])
@@ -95,7 +96,7 @@ class BusConfig:
     ids: Sequence[int]
     baud: int = 1_000_000
     model: str = "mx106"
-    protocol: str = "dxl2"  # see servo_ff.bus.bus_interface
+    protocol: str = DEFAULT_PROTOCOL  # a row of servo_ff.bus.families.FAMILIES
     joint_limits: Mapping[int, tuple[float, float]] | None = None
     center: float | None = None  # counts at 0 rad; None: the table's center (2048; AX-12: 512)
     latency_timer_ms: float = 16.0
@@ -141,10 +142,8 @@ class BusConfig:
                 f"model {self.model} ({table.name}) speaks protocol {table.protocol}, not {self.protocol}; tables of "
                 f"{self.protocol}: " + ", ".join(k for k, t in ct.CONTROL_TABLES.items() if t.protocol == self.protocol)
             )
-        if self.protocol == "dxl1":  # the Baud Rate grid of Protocol 1.0 firmware (refused here, not at open)
-            from .dynamixel.p1_units import baud_code
-
-            baud_code(self.baud, table)
+        if family(self.protocol).baud_grid:  # a Baud Rate grid by formula (Protocol 1.0): refused here, not at open
+            load(self.protocol, "baud_grid")(self.baud, table)
         rlo, rhi = ct.position_range_rad(table, self.center)
         clo, chi = ct.position_range_counts(table)
         for i, (lo, hi) in (self.joint_limits or {}).items():

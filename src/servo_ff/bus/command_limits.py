@@ -25,11 +25,8 @@ from dataclasses import dataclass
 
 from ..errors import ServoFFError
 from .control_table import OPERATING_MODES, ControlTable
+from .families import family
 
-#: protocol → (velocity item, largest raw value)
-VELOCITY_ITEMS = {"dxl2": ("Profile Velocity", 32767), "dxl1": ("Moving Speed", 1023), "sts": ("Goal Velocity", 32767)}
-#: protocol → (torque-limit item, full scale raw = stall torque); dxl2 uses Goal Current instead
-TORQUE_ITEMS = {"dxl1": ("PWM Limit", 1023), "sts": ("Torque Limit", 1000)}
 CURRENT_BASED_POSITION = OPERATING_MODES["current_based_position"]
 
 
@@ -55,9 +52,9 @@ def _magnitude(value: float, what: str, unit: str) -> float:
 def velocity_limit(table: ControlTable, rad_s: float) -> LimitWrite:
     """|``rad_s``| [rad/s] → the velocity-limit register of ``table`` (0: no limit)."""
     v = _magnitude(rad_s, "velocity", "rad/s")
-    if table.protocol not in VELOCITY_ITEMS or VELOCITY_ITEMS[table.protocol][0] not in table.by_name:
+    item, top = family(table.protocol).velocity_limit  # (velocity item, largest raw value)
+    if item not in table.by_name:
         raise LimitRefused(f"{table.name} has no velocity-limit register")
-    item, top = VELOCITY_ITEMS[table.protocol]
     raw = 0 if v == 0 else max(1, round(v / table.velocity_unit))  # a nonzero limit never becomes "none"
     if raw > top:
         raise LimitRefused(
@@ -78,7 +75,8 @@ def effort_limit(
     bounds the torque only in current-based position mode (``operating_mode`` 5, read from the servo), through
     ``kt`` [N·m/A] (default: the table's) and up to ``current_limit`` (raw; default: the table's Current Limit)."""
     tau = _magnitude(nm, "effort", "N·m")
-    if table.protocol == "dxl2":
+    torque_item = family(table.protocol).torque_limit  # (item, full scale raw = stall torque) or Goal Current
+    if torque_item is None:
         if "Goal Current" not in table.by_name or table.current_unit is None:
             raise LimitRefused(f"{table.name} has no Goal Current register (no current-based position mode)")
         if operating_mode != CURRENT_BASED_POSITION:
@@ -97,9 +95,9 @@ def effort_limit(
                 f"({top} = {top * table.current_unit * k:g} N·m)"
             )
         return LimitWrite("Goal Current", raw, f"Goal Current {raw} ({raw * table.current_unit:g} A, {tau:g} N·m)")
-    if table.protocol not in TORQUE_ITEMS or TORQUE_ITEMS[table.protocol][0] not in table.by_name:
+    item, top = torque_item
+    if item not in table.by_name:
         raise LimitRefused(f"{table.name} has no torque-limit register")
-    item, top = TORQUE_ITEMS[table.protocol]
     if not table.stall_torque:
         raise LimitRefused(f"{table.name}: stall torque unknown, effort cannot become a {item}")
     raw = top if tau == 0 else max(1, round(tau / table.stall_torque * top))

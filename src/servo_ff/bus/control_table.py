@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .families import DEFAULT_PROTOCOL, PROTOCOLS, TABLES_DIRS
+
 COUNTS_PER_REV = 4096
 CENTER_COUNTS = 2048
 RAD_PER_COUNT = 2.0 * math.pi / COUNTS_PER_REV
@@ -94,9 +96,6 @@ N_INDIRECT = 28
 TABLE_SIZE = 256  # bytes emulated per servo (the second indirect bank at 578– is not emulated)
 
 
-PROTOCOLS = ("dxl2", "dxl1", "sts")  # Dynamixel Protocol 2.0, Dynamixel Protocol 1.0, Feetech SCS/STS
-
-
 @dataclass(frozen=True)
 class ControlTable:
     """A model's control table: ``model_number``, items by name, units and the output torque constant.
@@ -113,7 +112,7 @@ class ControlTable:
     current_unit: float | None  # A per raw unit (None: no current sensing)
     kt: float | None = None  # output-shaft torque constant [N·m/A] where known
     stall_torque: float | None = None  # [N·m] (MX-28 Present Load is 0.1 % of it)
-    protocol: str = "dxl2"
+    protocol: str = DEFAULT_PROTOCOL
     source: str = ""  # the manual the addresses and units come from
     rad_per_count: float = RAD_PER_COUNT
     center: float = CENTER_COUNTS
@@ -262,8 +261,6 @@ def load_table(path) -> ControlTable:
     return table
 
 
-#: one directory of tables per servo family (``bus/<family>/tables``)
-TABLES_DIRS = tuple(Path(__file__).parent / family / "tables" for family in ("dynamixel", "feetech"))
 #: every table, by the stem of its YAML file
 CONTROL_TABLES: dict[str, ControlTable] = {
     p.stem: load_table(p) for p in sorted(f for d in TABLES_DIRS for f in d.glob("*.yaml"))
@@ -287,7 +284,7 @@ ADDR_TEMPERATURE = 146
 STATE_BLOCK = (126, 10)  # present current(2) + velocity(4) + position(4)
 
 
-def control_table(model: str | int, protocol: str = "dxl2") -> ControlTable:
+def control_table(model: str | int, protocol: str = DEFAULT_PROTOCOL) -> ControlTable:
     """Table by name (``mx28``, ``mx64``, ``mx106``, ``xm430``, … a ``tables/*.yaml`` stem) or by the model number
     a servo reports over ``protocol``."""
     if isinstance(model, (int, np.integer)):

@@ -17,6 +17,7 @@ from ..models.presets import SERVO_NAMES, preset
 from ..models.servo_bank import ServoLoad
 from . import control_table as ct
 from .dynamixel import protocol as pr
+from .families import family
 from .faults import Faults
 from .thermal import ThermalOptions
 
@@ -101,7 +102,7 @@ class VirtualBusOptions:
         table = ct.control_table(self.model)  # an unknown model names the valid ones
         if self.return_delay is not None and not 0 <= self.return_delay <= 254:
             raise ValueError(f"return_delay must be 0..254 (2 µs units), got {self.return_delay}")
-        if table.protocol != "dxl1":  # Protocol 1.0's baud grid is checked by its bus
+        if family(table.protocol).baud_grid is None:  # a grid by formula (Protocol 1.0) is checked by its bus
             codes = ct.BAUD_CODES if table.baud_codes is None else table.baud_codes
             if self.baud not in codes:
                 raise ValueError(f"baud {self.baud} is not a {table.name} rate; valid: {', '.join(map(str, codes))}")

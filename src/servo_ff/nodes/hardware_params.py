@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from servo_ff.bus.control_table import PROTOCOLS
+from servo_ff.bus.families import PROTOCOLS
 
 from .common import ParamSpec
 

@@ -7,7 +7,7 @@ error byte that carries the servo's status bits. Control tables: ``bus/feetech/t
 
 * client: :mod:`.status` (status bits), :mod:`.stream` (status-stream scanner), :mod:`.port` (PortHandler with
   reply timing and the late-reply ledger), :mod:`.packets` (packet handler and the tolerant sync read),
-  :mod:`.transactions` (single-servo transactions), :mod:`.bus` (:class:`~.bus.FeetechBus`, ``BUS_CLASSES["sts"]``);
+  :mod:`.transactions` (single-servo transactions), :mod:`.bus` (:class:`~.bus.FeetechBus`, ``FAMILIES["sts"]``);
 * virtual bus: :mod:`.registers` (register memory with the EPROM lock), :mod:`.servos` (physics wiring),
   :mod:`.instructions` (instruction handlers), :mod:`.virtual_bus` (:class:`~.virtual_bus.StsVirtualBus`).
 """

@@ -1,5 +1,5 @@
 """Feetech STS bus on the stock ``scservo_sdk``: one sync read + one sync write per control cycle
-(``BUS_CLASSES["sts"]``, the :class:`~servo_ff.bus.bus_interface.ServoBus` interface).
+(``FAMILIES["sts"]``, the :class:`~servo_ff.bus.bus_interface.ServoBus` interface).
 
 :class:`FeetechBus` drives the SDK's ``PortHandler``, packet handler and ``GroupSyncRead`` (through the adapters of
 :mod:`.port` and :mod:`.packets`) and the packet handler's ``syncWriteTxOnly`` (what ``GroupSyncWrite.txPacket``
