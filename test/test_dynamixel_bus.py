@@ -72,6 +72,30 @@ def test_no_servo_at_all_is_a_clear_error():
                 bus.connect()
 
 
+def test_connect_refuses_an_unknown_model_or_another_layout_and_logs_a_compatible_model(caplog):
+    """The connect every family shares: a model number without a 2.0 table, or a table that puts the bus's items
+    elsewhere (XL330: indirect data at 208, not 224), is refused naming the id; a compatible model is logged."""
+
+    def report(k: int, model: int) -> None:
+        vb.mem[k, 0:2] = [model & 0xFF, model >> 8]
+
+    with VirtualBus(ids=[1, 2, 3], return_delay=0) as vb:
+        report(1, 1234)
+        with make_bus(vb.device, [1, 2, 3]) as bus, pytest.raises(BusError) as e:
+            bus.connect()
+        assert "id 2 on " in str(
+            e.value
+        ) and "reports model number 1234: no control table for it over protocol dxl2" in str(e.value)
+        assert "311 (mx64), 321 (mx106)" in str(e.value)
+        report(1, ct.control_table("mx64").model_number)
+        with make_bus(vb.device, [1, 2, 3]) as bus, caplog.at_level(logging.WARNING):
+            assert bus.connect() == ([1, 2, 3], [])
+        assert "ids 2 (mx64) report another model than MX-106(2.0) (321)" in caplog.text
+        report(2, ct.control_table("xl330-m288").model_number)
+        with make_bus(vb.device, [1, 2, 3]) as bus, pytest.raises(BusError, match=r"id 3 .*\(xl330-m288\), whose"):
+            bus.connect()
+
+
 def test_bad_port_is_a_clear_error():
     with pytest.raises(BusError, match="/dev/does-not-exist"):
         DynamixelBus(BusConfig(port="/dev/does-not-exist", ids=[1])).open()

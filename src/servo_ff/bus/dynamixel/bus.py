@@ -46,16 +46,17 @@ from ..bus_types import (  # noqa: F401 (re-exported)
     JointState,
     joint_state,
 )
+from ..servo_transactions import COMM_SUCCESS
 from ..sync_read_bus import SyncReadBus
 from ..transactions import CommStats  # noqa: F401 (re-exported)
 from .sdk_adapters import PacketHandler, PortHandler, TolerantSyncRead  # noqa: F401 (re-exported)
-from .servo_transactions import COMM_SUCCESS, RETRY_BACKOFF_S, ServoTransactions  # noqa: F401 (re-exported)
+from .servo_transactions import DynamixelTransactions
 from .stream import warm_up as stream_warm_up
 
 log = logging.getLogger(__name__)
 
 
-class DynamixelBus(SyncReadBus, ServoTransactions):
+class DynamixelBus(SyncReadBus, DynamixelTransactions):
     """Protocol 2.0 servos on one port. Use as a context manager: ``open()`` … ``close()``."""
 
     _port_kind = "Dynamixel"

@@ -31,8 +31,9 @@ from functools import partial
 import numpy as np
 
 from .. import control_table as ct
-from ..bus_types import BusConfig, BusError, GoalRejected, Health
+from ..bus_types import BusConfig, BusError, Health
 from ..goals import id_rows
+from ..servo_transactions import COMM_SUCCESS
 from . import protocol1 as p1
 from .bus import DynamixelBus
 from .p1_units import (
@@ -48,7 +49,6 @@ from .p1_units import (
     state_record,
 )
 from .sdk_adapters_p1 import BulkRead1, PacketHandler1, PerServoRead1, PortHandler1
-from .servo_transactions import COMM_SUCCESS
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,8 @@ ADDR_GOAL1 = 30
 
 class DynamixelBus1(DynamixelBus):
     """Protocol 1.0 servos of one table on one port. Use as a context manager: ``open()`` … ``close()``."""
+
+    max_id = p1.MAX_ID
 
     def __init__(self, config: BusConfig):
         super().__init__(config)
@@ -73,7 +75,6 @@ class DynamixelBus1(DynamixelBus):
         self.bulk = t.model_number in BULK_READ_MODELS  # MX: BULK_READ; AX: one READ per servo
         self.slopes = "Position P Gain" not in t.by_name  # AX: kp as Compliance Slope
         self._gains: dict[int, int] = {}  # P gain register (or slope) last written per servo
-        self._models: dict[int, int] = {}  # model number each servo reported
 
     def _build_groups(self) -> None:
         reader = BulkRead1 if self.bulk else PerServoRead1
@@ -83,48 +84,15 @@ class DynamixelBus1(DynamixelBus):
         self._health = reader(self.port, self.ph, HEALTH_ADDR, HEALTH_LEN, None)
         self._fill_groups()
 
-    # --------------------------------------------------------------- discovery and setup
-    def connect(self) -> tuple[list[int], list[int]]:
-        """Ping the configured ids (PING, then a READ of the model number: the stock 1.0 ``ping``); a servo whose
-        model number is not this bus's table is refused with its ID, its number and the known 1.0 tables."""
-        self._models: dict[int, int] = {}
-        found, missing = super().connect()
-        known = {t.model_number: k for k, t in ct.CONTROL_TABLES.items() if t.protocol == "dxl1"}
-        for i in found:
-            model = self._models.get(i)
-            if model is not None and model != self.table.model_number:
-                what = f"the {known[model]} table" if model in known else "no Protocol 1.0 control table"
-                raise BusError(
-                    f"id {i} on {self.config.port} reports model number {model} ({what}), but the bus is configured "
-                    f"for {self.config.model} ({self.table.name}, {self.table.model_number}); known Protocol 1.0 "
-                    f"tables: " + ", ".join(f"{n} ({k})" for n, k in sorted(known.items()))
-                )
-        return found, missing
-
-    def ping(self, dxl_id: int) -> int | None:
-        model = super().ping(dxl_id)
-        if model is not None:
-            self._models[dxl_id] = model
-        return model
-
+    # --------------------------------------------------------------- setup
     def _setup_one(self, i: int) -> None:
         """Torque off, Status Return Level 2 (16: every instruction answered), Return Delay Time (5), and the
         servo's CW/CCW Angle Limit (Min/Max Position Limit) checked against the joint limits."""
         self.write_item(i, "Torque Enable", 0)
         self.write_item(i, "Status Return Level", 2)
-        if self.config.return_delay is not None:
-            self.write_item(i, "Return Delay Time", self.config.return_delay)
-            self._delays[i] = self.config.return_delay
-        else:
-            self._delays[i] = self.read_item(i, "Return Delay Time")
+        self._return_delay(i)
         self._gains.pop(i, None)
-        lo_c, hi_c = self.read_item(i, "Min Position Limit"), self.read_item(i, "Max Position Limit")
-        lo, hi = ((np.array([lo_c, hi_c]) - self.config.center) * self.table.rad_per_count).tolist()
-        if self.lower[i] < lo or self.upper[i] > hi:
-            raise GoalRejected(
-                f"id {i}{self._name(i)}: joint limits ({self.lower[i]:.6g}, {self.upper[i]:.6g}) rad exceed the "
-                f"servo's CW/CCW Angle Limit ({lo:.6g}, {hi:.6g}) rad (counts {lo_c}..{hi_c})"
-            )
+        self._check_position_limits(i, "CW/CCW Angle Limit")
 
     # --------------------------------------------------------------- the cycle
     def read_state(self):

@@ -1,127 +1,44 @@
-"""Single-servo transactions of the Dynamixel bus, with retries: ping, scan, connect, control-table items by name,
-torque, reboot, and the per-servo setup (Return Delay Time, indirect addresses, position limits).
+"""Single-servo transactions of the Dynamixel bus: what Protocol 2.0 decides on top of the shared
+:class:`~servo_ff.bus.servo_transactions.ServoTransactions` (retries, ping, scan, connect, setup loop): the status
+byte's error bits, the broadcast PING, control-table items by name, REBOOT and the per-servo setup (Return Delay
+Time, indirect addresses, position limits).
 
-:class:`ServoTransactions` is a part of :class:`~.bus.DynamixelBus` (it uses the bus's ``port``, ``ph``,
-``config``, ``table``, ``stats``, ``ids``/``missing``, ``lower``/``upper`` and ``_build_groups``).
+:class:`DynamixelTransactions` is a part of :class:`~.bus.DynamixelBus` (and so of :class:`~.bus_p1.DynamixelBus1`).
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Iterable
 
 import dynamixel_sdk as sdk
 
-from .. import control_table as ct
-from ..bus_types import GAIN_GOAL_INDIRECT, HEALTH_INDIRECT, BusError, GoalRejected
-from ..transactions import CommStats
+from ..bus_types import GAIN_GOAL_INDIRECT, HEALTH_INDIRECT, BusError
+from ..servo_transactions import COMM_SUCCESS, ServoTransactions
 from . import protocol as pr
 
-log = logging.getLogger(__name__)
 
-COMM_SUCCESS = sdk.COMM_SUCCESS
-RETRY_BACKOFF_S = 0.005  # first pause before a single-servo retry [s]; doubles per retry
-
-
-class ServoTransactions:
+class DynamixelTransactions(ServoTransactions):
     """One servo at a time, each call with up to ``config.retries`` retries."""
 
     transactions: int
+    rx_timeout, rx_corrupt = sdk.COMM_RX_TIMEOUT, sdk.COMM_RX_CORRUPT
+    max_id = pr.MAX_ID
 
-    def _count(self, i: int, result: int, error: int = 0) -> bool:
-        st = self.stats.setdefault(i, CommStats())
-        if result == COMM_SUCCESS:
-            if error & 0x7F:
-                st.status_errors += 1
-                st.last_error = self.ph.getRxPacketError(error)
-                return False
-            st.ok += 1
+    def _status_failed(self, i: int, error: int) -> bool:
+        """An instruction error (bits 0–6) fails the transaction; bit 7 (alert) only says Hardware Error Status ≠ 0."""
+        if error & 0x7F:
+            st = self.stats[i]
+            st.status_errors += 1
+            st.last_error = self.ph.getRxPacketError(error)
             return True
-        if result == sdk.COMM_RX_TIMEOUT:
-            st.timeouts += 1
-        elif result == sdk.COMM_RX_CORRUPT:
-            st.corrupt += 1
-        st.last_error = self.ph.getTxRxResult(result)
         return False
 
-    def _retry(self, i: int, fn, *args):
-        """Run one SDK call with up to ``retries`` retries, 5 ms · 2^k apart (a device that stalls for a moment
-        would fail quick retries too); returns its full result tuple (last attempt)."""
-        for attempt in range(self.config.retries + 1):
-            if attempt:
-                time.sleep(RETRY_BACKOFF_S * 2 ** (attempt - 1))
-            out = fn(self.port, i, *args)
-            self.transactions += 1
-            res = out if isinstance(out, tuple) else (out,)
-            result, error = (res[-2], res[-1]) if len(res) >= 2 else (res[0], 0)
-            if self._count(i, result, error):
-                return out
-            if attempt < self.config.retries:
-                self.stats[i].retries += 1
-        return out
-
-    def ping(self, dxl_id: int) -> int | None:
-        """Model number of ``dxl_id``, or None if it does not answer (after retries)."""
-        model, result, error = self._retry(dxl_id, self.ph.ping)
-        return model if result == COMM_SUCCESS else None
-
-    def scan(self, ids: Iterable[int] = range(0, pr.MAX_ID + 1), broadcast: bool = False) -> dict[int, int]:
-        """{id: model number} of the servos that answer: one PING per id (no retries), or with
-        ``broadcast=True`` one broadcast PING (the SDK then listens for ~0.8 s, the time 252 replies take)."""
-        if broadcast:
-            data, result = self.ph.broadcastPing(self.port)
-            self.transactions += 1
-            wanted = set(ids)
-            return {i: v[0] for i, v in sorted(data.items()) if i in wanted}
-        found = {}
-        for i in ids:
-            model, result, _ = self.ph.ping(self.port, i)
-            self.transactions += 1
-            if result == COMM_SUCCESS:
-                found[i] = model
-        return found
-
-    def connect(self) -> tuple[list[int], list[int]]:
-        """Ping the configured ids; missing ones are logged (found and missing listed) and left out of every
-        later transaction. Raises :class:`BusError` if none answers or a model number is unexpected."""
-        found, missing, wrong = [], [], []
-        for i in self.config.ids:
-            model = self.ping(i)
-            if model is None:
-                missing.append(i)
-                continue
-            if model != self.table.model_number:
-                wrong.append(f"{i} (model {model})")
-            found.append(i)
-        return self._adopt_scan(found, missing, wrong)
-
-    def _adopt_scan(self, found: list[int], missing: list[int], other: list[str]) -> tuple[list[int], list[int]]:
-        """The end of every bus's ``connect``: log the servos of another known model (``other``), raise when none
-        answered, log the missing ids (the caller decides whether to go on without them), keep ``found`` as the
-        active ids."""
-        kind, logger = getattr(self, "_port_kind", "servo"), getattr(self, "_log", log)
-        if other:
-            logger.warning(
-                "ids %s report another model than %s (%d)", ", ".join(other), self.table.name, self.table.model_number
-            )
-        if not found:
-            raise BusError(
-                f"no {kind} servo answered on {self.config.port} at {self.config.baud} baud; "
-                f"expected ids {self.config.ids}"
-            )
-        if missing:
-            logger.error(
-                "%s bus %s: found ids %s, MISSING ids %s (not answering)",
-                kind,
-                self.config.port,
-                found,
-                missing,
-            )
-        self.ids, self.missing = found, missing
-        if self._is_open:
-            self._build_groups()
-        return found, missing
+    def _broadcast_scan(self, ids: Iterable[int]) -> dict[int, int]:
+        """One broadcast PING (the SDK then listens for ~0.8 s, the time 252 replies take)."""
+        data, _ = self.ph.broadcastPing(self.port)
+        self._count_transaction()
+        wanted = set(ids)
+        return {i: v[0] for i, v in sorted(data.items()) if i in wanted}
 
     def read_item(self, dxl_id: int, name: str) -> int:
         """Raw value of control-table item ``name`` (signed where the item is); raises BusError on failure."""
@@ -147,10 +64,6 @@ class ServoTransactions:
         if result != COMM_SUCCESS or error & 0x7F:
             raise BusError(f"write {name!r}={value} to id {dxl_id}: {self.stats[dxl_id].last_error}")
 
-    def torque(self, enable: bool, ids: Iterable[int] | None = None) -> None:
-        for i in self.ids if ids is None else ids:
-            self.write_item(i, "Torque Enable", 1 if enable else 0)
-
     def reboot(self, dxl_id: int) -> None:
         """REBOOT instruction (clears a latched hardware error; torque comes back off)."""
         result, error = self._retry(dxl_id, self.ph.reboot)
@@ -161,45 +74,12 @@ class ServoTransactions:
         """Hardware Error Status (address 70) of one servo; decode with ``control_table.hardware_error_text``."""
         return self.read_item(dxl_id, "Hardware Error Status")
 
-    def setup(self, ids: Iterable[int] | None = None) -> None:
-        """Per servo (default: every active, not skipped one): torque off, Return Delay Time, indirect addresses for
-        :meth:`read_health` (and the P-gain write), and a check of its Min/Max Position Limit against the joint
-        limits. Each servo gets ``retries`` more attempts; raises :class:`BusError` naming the one that failed."""
-        todo = [i for i in self.ids if not self.stats[i].skipping] if ids is None else list(ids)
-        for i in todo:
-            for attempt in range(self.config.retries + 1):
-                try:
-                    self._setup_one(i)
-                    break
-                except BusError as e:
-                    if attempt == self.config.retries:
-                        raise BusError(
-                            f"setup of id {i}{self._name(i)} failed after {attempt + 1} attempt(s): {e}"
-                        ) from None
-                    log.warning("setup of id %d: %s; retrying", i, e)
-                    time.sleep(4 * RETRY_BACKOFF_S * 2**attempt)
-        if self._delays:
-            self.port.set_return_delay(max(self._delays.values()) * ct.RETURN_DELAY_UNIT)
-
     def _setup_one(self, i: int) -> None:
+        """Torque off, Return Delay Time, indirect addresses for :meth:`read_health` (and the P-gain write), and a
+        check of its Min/Max Position Limit against the joint limits."""
         mapping = list(HEALTH_INDIRECT) + (list(GAIN_GOAL_INDIRECT) if self.config.p_gain else [])
         self.write_item(i, "Torque Enable", 0)
-        if self.config.return_delay is not None:
-            self.write_item(i, "Return Delay Time", self.config.return_delay)
-            self._delays[i] = self.config.return_delay
-        else:
-            self._delays[i] = self.read_item(i, "Return Delay Time")
+        self._return_delay(i)
         for k, addr in enumerate(mapping, start=1):
             self.write_item(i, f"Indirect Address {k}", addr)
-        lo_c, hi_c = self.read_item(i, "Min Position Limit"), self.read_item(i, "Max Position Limit")
-        lo, hi = ct.counts_to_rad([lo_c, hi_c], self.config.center)
-        if self.lower[i] < lo or self.upper[i] > hi:
-            raise GoalRejected(
-                f"id {i}{self._name(i)}: joint limits ({self.lower[i]:.6g}, {self.upper[i]:.6g}) rad "
-                f"exceed the servo's Min/Max Position Limit ({lo:.6g}, {hi:.6g}) rad "
-                f"(counts {lo_c}..{hi_c})"
-            )
-
-    def _name(self, i: int) -> str:
-        names = self.config.names or {}
-        return f" (joint {names[i]!r})" if i in names else ""
+        self._check_position_limits(i)

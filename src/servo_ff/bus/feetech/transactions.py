@@ -1,8 +1,8 @@
 """Single-servo transactions of the Feetech bus, with retries: ping, scan, connect, items by name (sign-magnitude,
 the EPROM lock), torque, the reboot equivalent, per-servo setup.
 
-:class:`StsTransactions` is :class:`servo_ff.bus.dynamixel.servo_transactions.ServoTransactions` (``torque``,
-``setup``, ``_name`` as they are) with the STS differences:
+:class:`StsTransactions` is the shared :class:`servo_ff.bus.servo_transactions.ServoTransactions` (retries, ping,
+scan, connect, ``torque``, ``setup``) with the STS differences:
 
 * the status byte of a reply carries the servo's status bits (voltage, sensor, temperature, current, overload),
   not an instruction error: the data is valid whatever it says, so it is recorded (``status_bits``, logged when
@@ -18,20 +18,16 @@ the EPROM lock), torque, the reboot equivalent, per-servo setup.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Iterable
 
 import scservo_sdk as scs
 
 from .. import control_table as ct
-from ..bus_types import BusError, GoalRejected
-from ..dynamixel.servo_transactions import RETRY_BACKOFF_S, ServoTransactions
-from ..transactions import CommStats
+from ..bus_types import BusError
+from ..servo_transactions import COMM_SUCCESS, ServoTransactions
 from . import status
 
 log = logging.getLogger(__name__)
 
-COMM_SUCCESS = scs.COMM_SUCCESS
 MAX_ID = 0xFD  # 253 (0xFE is broadcast)
 
 
@@ -39,18 +35,15 @@ class StsTransactions(ServoTransactions):
     """One servo at a time, each call with up to ``config.retries`` retries (transactions are counted at the port)."""
 
     status_bits: dict[int, int]
+    rx_timeout, rx_corrupt = scs.COMM_RX_TIMEOUT, scs.COMM_RX_CORRUPT
+    max_id = MAX_ID
 
-    def _count(self, i: int, result: int, error: int = 0) -> bool:
-        st = self.stats.setdefault(i, CommStats())
-        if result == COMM_SUCCESS:
-            st.ok += 1
-            self._note_status(i, error)
-            return True
-        if result == scs.COMM_RX_TIMEOUT:
-            st.timeouts += 1
-        elif result == scs.COMM_RX_CORRUPT:
-            st.corrupt += 1
-        st.last_error = self.ph.getTxRxResult(result)
+    def _count_transaction(self) -> None:
+        """The port counts every instruction it writes (``FeetechBus.transactions``)."""
+
+    def _status_failed(self, i: int, error: int) -> bool:
+        """Never: the status byte carries the servo's status bits (recorded by :meth:`_note_status`)."""
+        self._note_status(i, error)
         return False
 
     def _note_status(self, i: int, bits: int) -> None:
@@ -59,55 +52,9 @@ class StsTransactions(ServoTransactions):
             (log.warning if bits else log.info)("id %d%s status: %s", i, self._name(i), status.text(bits))
         self.status_bits[i] = bits
 
-    def _retry(self, i: int, fn, *args):
-        for attempt in range(self.config.retries + 1):
-            if attempt:
-                time.sleep(RETRY_BACKOFF_S * 2 ** (attempt - 1))
-            out = fn(self.port, i, *args)
-            res = out if isinstance(out, tuple) else (out,)
-            result, error = (res[-2], res[-1]) if len(res) >= 2 else (res[0], 0)
-            if self._count(i, result, error):
-                return out
-            if attempt < self.config.retries:
-                self.stats[i].retries += 1
-        return out
-
-    def ping(self, servo_id: int) -> int | None:
-        """Model number of ``servo_id`` (the SDK's ping: PING, then READ of address 3, 2 bytes), or None."""
-        model, result, _ = self._retry(servo_id, self.ph.ping)
-        return model if result == COMM_SUCCESS else None
-
-    def scan(self, ids: Iterable[int] = range(0, MAX_ID + 1), broadcast: bool = False) -> dict[int, int]:
-        """{id: model number} of the servos that answer, one ping per id (no retries). The FT-SCS protocol forbids a
-        broadcast PING on a bus of several servos (their replies would collide)."""
-        if broadcast:
-            raise ValueError("Feetech STS: no broadcast PING on a multi-servo bus; scan id by id")
-        found = {}
-        for i in ids:
-            model, result, _ = self.ph.ping(self.port, i)
-            if result == COMM_SUCCESS:
-                found[i] = model
-        return found
-
-    def connect(self) -> tuple[list[int], list[int]]:
-        """Ping the configured ids; missing ones are logged and left out. A model number without a control table
-        raises :class:`BusError` naming the id, the number and the known tables; another known model is logged."""
-        found, missing, other = [], [], []
-        known = {t.model_number: k for k, t in ct.CONTROL_TABLES.items() if t.protocol == "sts"}
-        for i in self.config.ids:
-            model = self.ping(i)
-            if model is None:
-                missing.append(i)
-                continue
-            if model not in known:
-                raise BusError(
-                    f"id {i}{self._name(i)} on {self.config.port} reports model number {model}: no control table "
-                    f"for it over protocol sts; known: {', '.join(f'{n} ({k})' for n, k in sorted(known.items()))}"
-                )
-            if model != self.table.model_number:
-                other.append(f"{i} ({known[model]})")
-            found.append(i)
-        return self._adopt_scan(found, missing, other)
+    def _broadcast_scan(self, ids) -> dict[int, int]:
+        """The FT-SCS protocol forbids a broadcast PING on a bus of several servos (their replies would collide)."""
+        raise ValueError("Feetech STS: no broadcast PING on a multi-servo bus; scan id by id")
 
     def read_item(self, servo_id: int, name: str) -> int:
         """Value of control-table item ``name`` (sign-magnitude decoded); raises BusError on failure."""
@@ -160,17 +107,6 @@ class StsTransactions(ServoTransactions):
         """Torque off, Return Delay Time (not saved), and the servo's Min/Max Position Limit against the joint
         limits."""
         self.write_item(i, "Torque Enable", 0)
-        if self.config.return_delay is not None:
-            self.write_item(i, "Return Delay Time", self.config.return_delay, persist=False)
-            self._delays[i] = self.config.return_delay
-        else:
-            self._delays[i] = self.read_item(i, "Return Delay Time")
-        lo_c, hi_c = self.read_item(i, "Min Position Limit"), self.read_item(i, "Max Position Limit")
-        rpc, c = self.table.rad_per_count, self.config.center
-        lo, hi = (lo_c - c) * rpc, (hi_c - c) * rpc
-        if self.lower[i] < lo or self.upper[i] > hi:
-            raise GoalRejected(
-                f"id {i}{self._name(i)}: joint limits ({self.lower[i]:.6g}, {self.upper[i]:.6g}) rad "
-                f"exceed the servo's Min/Max Position Limit ({lo:.6g}, {hi:.6g}) rad (counts {lo_c}..{hi_c})"
-            )
+        self._return_delay(i, persist=False)
+        self._check_position_limits(i)
         self._p_sent.pop(i, None)  # the P gain is written again by the next cycle
