@@ -26,6 +26,9 @@ from . import protocol as pr
 from .stream import StreamDecoder, packet_at
 
 COMM_SUCCESS = sdk.COMM_SUCCESS
+#: data lengths of the resync marker (READ from address 0), in turn: none of the bus's other reads (state 10,
+#: health 6, items 1–4, ping 3, write acknowledgements 0) has them; within every 2.0 table (the smallest ends at 228)
+MARKER_LENGTHS = tuple(range(11, 139))
 
 
 class PortHandler(SelectPort, sdk.PortHandler):
@@ -38,7 +41,11 @@ class PortHandler(SelectPort, sdk.PortHandler):
     * ``clearPort`` (called by the SDK before every instruction) drains what has arrived and routes it through the
       :class:`.transactions.Ledger`: bytes that arrive before an instruction is sent are never its replies.
     * :meth:`receive` collects one transaction's replies into a :class:`.transactions.Window`.
+    * Resync after a stall (:class:`~servo_ff.bus.select_port.SelectPort`): the marker is a READ of one of
+      :data:`MARKER_LENGTHS` bytes.
     """
+
+    marker_lengths = MARKER_LENGTHS
 
     def __init__(
         self,
@@ -70,14 +77,23 @@ class PortHandler(SelectPort, sdk.PortHandler):
         except BlockingIOError:  # the output buffer is full (nobody reads the other end): a short write
             return 0
 
+    def _marker(self, servo_id: int, n: int) -> bytes:
+        return pr.encode_instruction(servo_id, pr.INST_READ, bytes([0, 0, n, 0]))
+
+    def _replies(self, data: bytes):
+        sc = self.decoder.scan(data)
+        for s0, tot in _frames(sc):
+            if tot < 0:  # a bad frame with an intact header: its ID byte
+                yield sc.whole[s0 + 4], None
+                continue
+            p = packet_at(sc.whole, s0, tot)
+            yield (None, None) if p is None or p.instruction != pr.INST_STATUS else (p.id, p.params)
+
     # ------------------------------------------------------------------ transactions
     def _route(self, sc, window: tx.Window | None, t: float) -> None:
         """Frames of one scan, in stream order, to the ledger / the window."""
         whole, led, cnt, stats = sc.whole, self.ledger, self.counters, self.stats
-        frames = [(s0, tot) for s0, tot in zip(sc.starts, sc.totals)]
-        if sc.bad_starts:
-            frames += [(s0, -k) for s0, k in zip(sc.bad_starts, sc.bad_kinds)]
-            frames.sort()
+        frames = _frames(sc)
         for s0, tot in frames:
             if tot < 0:
                 tx.route_bad(led, window, cnt, whole[s0 + 4], t)
@@ -91,6 +107,8 @@ class PortHandler(SelectPort, sdk.PortHandler):
     def receive(self, window: tx.Window, compiled: bool = True, first=None) -> tx.Window:
         """Collect ``window``'s replies until it is done or its (per-slot) deadline passes, then close it.
         ``first(scan, t)`` may take the first chunk whole (returns True) when no earlier reply is pending."""
+        if self._skip_unsynced(window):
+            return window
         dec = self.decoder
         n = window.data_len
         dec.max_length = tx.max_reply_len(max(self.ledger.data_lens() | {n}) if self.ledger else n)
@@ -173,6 +191,15 @@ class PacketHandler(Protocol2PacketHandler):
             head = [0xFF, 0xFF, 0xFD, 0x00, dxl_id, (len(params) + 4) & 0xFF, (len(params) + 4) >> 8, pr.INST_STATUS]
             return head + [err] + list(params) + [0, 0], COMM_SUCCESS, err
         return None, (sdk.COMM_RX_TIMEOUT if outcome == "timeouts" else sdk.COMM_RX_CORRUPT), 0
+
+
+def _frames(sc) -> list[tuple[int, int]]:
+    """(start, total length) of the packets of one scan, with (start, −kind) for its bad frames, in stream order."""
+    frames = [(s0, tot) for s0, tot in zip(sc.starts, sc.totals)]
+    if sc.bad_starts:
+        frames += [(s0, -k) for s0, k in zip(sc.bad_starts, sc.bad_kinds)]
+        frames.sort()
+    return frames
 
 
 def _reply_params(inst: int, txpacket) -> int:

@@ -34,6 +34,10 @@ COMM_SUCCESS = sdk.COMM_SUCCESS
 STATUS_OVERHEAD1 = 6  # FF FF ID LEN ERR … CHECKSUM
 _STATUS = 0x55  # marks a status frame for tx.route_packet (1.0 status packets carry no instruction byte)
 
+#: data lengths of the resync marker (READ from address 0): none of the bus's other reads (state 6, health 20, items
+#: 1–2, ping and write acknowledgements 0) has them; up to the end of the smallest 1.0 table (AX-12A, 50 bytes)
+MARKER_LENGTHS1 = (3, 4, 5, *range(7, 20), *range(21, 51))
+
 
 @dataclass(frozen=True)
 class Timing1(tx.Timing):
@@ -65,9 +69,17 @@ class Decoder1(p1.FrameScanner1):
 class PortHandler1(PortHandler):
     """:class:`.sdk_adapters.PortHandler` for Protocol 1.0 frames (same timing rules, ledger and ``select`` waits)."""
 
+    marker_lengths = MARKER_LENGTHS1
+
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.decoder1 = Decoder1()
+
+    def _marker(self, servo_id: int, n: int) -> bytes:
+        return p1.encode(servo_id, p1.INST_READ, bytes([0, n]))
+
+    def _replies(self, data: bytes):
+        return ((i, params) for i, _, params in self.decoder1.feed(data))
 
     @property
     def timing(self) -> tx.Timing:
@@ -91,6 +103,8 @@ class PortHandler1(PortHandler):
         self._route1(self.decoder1.feed(data), None, time.monotonic())
 
     def receive(self, window: tx.Window, compiled: bool = True, first=None) -> tx.Window:
+        if self._skip_unsynced(window):
+            return window
         dec = self.decoder1
         dec.max_length = max(self.ledger.data_lens() | {window.data_len}) + 2
         try:

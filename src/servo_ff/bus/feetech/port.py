@@ -9,12 +9,8 @@
   arrived and routes it through the :class:`~servo_ff.bus.transactions.Ledger`: bytes that arrive before an
   instruction is sent are never its replies (late replies are counted, per servo, and discarded).
 * :meth:`StsPortHandler.receive` collects one transaction's replies into a :class:`StsWindow`.
-* Resync after a stall: when the ledger forgets earlier transactions by time (no reply of any later one came for
-  ``late_horizon_s``: an outage, or a responder that stalled with the instructions queued), their replies may
-  still come, ahead of every later one, and nothing tells them apart. Until a marker (a READ of a length no other
-  transaction uses, :data:`MARKER_LENGTHS` in turn) is answered, no reply is taken as its transaction's; the
-  marker is sent before the next instruction and waited for up to ``late_horizon_s``; what arrives before its
-  reply is late. ``resyncs`` / ``resync_failures`` count them.
+* Resync after a stall (:class:`~servo_ff.bus.select_port.SelectPort`): the marker is a READ of one of
+  :data:`MARKER_LENGTHS`.
 * ``instructions`` counts the instruction packets written (the bus's transaction count).
 * Baud rates: the STS ones (its Baud Rate codes, 38400–1 Mbps, 76800 included, which the stock SDK refuses).
 """
@@ -34,8 +30,8 @@ from .stream import StsScanner
 STATUS_OVERHEAD = 6  # FF FF ID LEN ERR … CHECKSUM
 STS_BAUDS = (38400, 57600, 76800, 115200, 128000, 250000, 500000, 1000000)
 #: data lengths of the resync marker (READ from address 0), in turn: none of the bus's other reads (state 6, health 4,
-#: items 1–2, pings and write acknowledgements 0) has them, and 16 markers in a row tell their replies apart
-MARKER_LENGTHS = tuple(range(7, 23))
+#: items 1–2, pings and write acknowledgements 0) has them; up to the end of the table (87)
+MARKER_LENGTHS = tuple(range(7, 88))
 
 
 class StsTiming(tx.Timing):
@@ -73,9 +69,6 @@ class StsPortHandler(SelectPort, scs.PortHandler):
         self._timing: StsTiming | None = None
         self.scanner = StsScanner()
         self.instructions = 0
-        self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
-        self.resyncs = 0
-        self.resync_failures = 0
 
     @property
     def timing(self) -> StsTiming:
@@ -105,45 +98,13 @@ class StsPortHandler(SelectPort, scs.PortHandler):
             return 0
 
     # ------------------------------------------------------------------ resync after a stall
-    def clearPort(self):
-        """Before an instruction: what has arrived is late; after the ledger forgot transactions by time, resync."""
-        expired = self.ledger.expired
-        super().clearPort()
-        if self.ledger.expired > expired:
-            self.unsynced = True
-        if self.unsynced and self._fd >= 0:
-            self.unsynced = not self._resync()
+    marker_lengths = MARKER_LENGTHS
 
-    def _resync(self) -> bool:
-        """Send one marker and wait (up to ``late_horizon_s``) for its reply; everything before it is late. True:
-        every earlier instruction has been answered (or its reply lost): the next reply is the next instruction's."""
-        stats = self.stats or {}
-        ids = sorted(i for i, st in stats.items() if not st.skipping) or sorted(stats) or [1]  # answering ones first
-        k = self.resyncs
-        self.resyncs += 1
-        sid, n = ids[k % len(ids)], MARKER_LENGTHS[k % len(MARKER_LENGTHS)]
-        self.ledger.clear()
-        if self.writePort(p1.encode(sid, p1.INST_READ, bytes([0, n]))) <= 0:
-            self.resync_failures += 1
-            return False
-        deadline = time.monotonic() + self.ledger.horizon_s
-        sc = self.scanner
-        while True:
-            data = self.read_available(wait=True, deadline=deadline)
-            if not data:
-                self.resync_failures += 1
-                return False
-            for f in sc.scan(data):
-                if f.kind == 0 and f.id == sid and len(f.params) == n:
-                    sc.drop_partial()  # nothing was sent after the marker: what follows is noise
-                    return True
-                if f.kind == 0:
-                    self.counters.late += 1
-                    st = self.stats.get(f.id) if self.stats is not None else None
-                    if st is not None:
-                        st.late += 1
-                else:
-                    self.counters.late_garbled += 1
+    def _marker(self, servo_id: int, n: int) -> bytes:
+        return p1.encode(servo_id, p1.INST_READ, bytes([0, n]))
+
+    def _replies(self, data: bytes):
+        return ((f.id, None if f.kind else f.params) for f in self.scanner.scan(data))
 
     # ------------------------------------------------------------------ transactions
     def _route(self, frames, window: tx.Window | None, t: float) -> None:
@@ -158,8 +119,7 @@ class StsPortHandler(SelectPort, scs.PortHandler):
     def receive(self, window: tx.Window, first=None) -> tx.Window:
         """Collect ``window``'s replies until it is done or its (per-slot) deadline passes, then close it.
         ``first(data, t)`` may take the first chunk whole (returns True) when no earlier reply is pending."""
-        if self.unsynced:  # earlier replies may come first, indistinguishable: none is this transaction's
-            window.finish()
+        if self._skip_unsynced(window):
             return window
         sc = self.scanner
         n = window.data_len
