@@ -90,3 +90,32 @@ def test_replies_queued_behind_a_stall_longer_than_the_late_horizon_are_never_fr
     assert audit.before_sent == 0
     assert not bus.port.unsynced and bus.port.resyncs >= 1  # the stall was seen, and the bus resynced
     assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog
+
+
+@pytest.mark.parametrize("protocol", list(RIGS))
+def test_reads_through_an_outage_recover_as_soon_as_the_servos_answer(protocol):
+    """Reads go on while no servo answers: every one leaves a transaction in the ledger, so the first replies after
+    the outage used to be taken as late replies of those, and so on (300 reads later still invalid at a 0.5 s
+    horizon). The resync clears the ledger once its marker is answered."""
+    virtual, bus_class, model, _, _ = RIGS[protocol]
+    with virtual(ids=IDS, model=model, return_delay=0) as vb:
+        cfg = BusConfig(
+            port=vb.device,
+            ids=IDS,
+            model=model,
+            protocol=protocol,
+            timeout_ms=20.0,
+            skip_after=1000,
+            late_horizon_s=0.2,
+        )
+        with bus_class(cfg) as bus:
+            bus.connect()
+            for i in IDS:
+                vb.set_silent(i)
+            assert not any(bus.read_state().valid.any() for _ in range(40))
+            for i in IDS:
+                vb.set_silent(i, False)
+            reads = 1
+            while not bus.read_state().valid.all() and reads < 300:
+                reads += 1
+    assert reads <= 20, (reads, bus.port.resyncs, bus.port.resync_failures)
