@@ -19,7 +19,7 @@ setup(
     version="0.1.0",
     package_dir={"": "src"},
     packages=find_packages("src"),
-    package_data={PACKAGE: ["models/data/bam/*/*.json", "dynamixel/tables/*.yaml"]},
+    package_data={PACKAGE: ["models/data/bam/*/*.json", "bus/*/tables/*.yaml"]},  # control tables: bus/<family>/tables
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -3,7 +3,7 @@
 
 For 1, 6, 12, 20 servos it prints the cycle time, bus transactions per cycle and the client's CPU time per
 cycle (``time.process_time``; the emulator runs in its own process and is not counted), for
-``servo_ff.dynamixel.bus.DynamixelBus`` and for the stock SDK classes (``PortHandler``/``GroupSyncRead``/
+``servo_ff.bus.dynamixel.bus.DynamixelBus`` and for the stock SDK classes (``PortHandler``/``GroupSyncRead``/
 ``GroupSyncWrite``, whose receive loop polls the port without sleeping). It also prints the wire-time floor from
 the packet sizes at 1, 3 and 4 Mbps (10 bits per byte) and a cProfile breakdown of the client for 20 servos.
 
@@ -35,8 +35,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import dynamixel_sdk as sdk  # noqa: E402
 from _bus_timing import SdkLoop, anchor_lines, blocking_port, cpu_over_sdk, open_client, run_client, timed_cycles  # noqa: E402
 
-from servo_ff.dynamixel.bus import BusConfig, DynamixelBus  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
+from servo_ff.bus.dynamixel.bus import BusConfig, DynamixelBus  # noqa: E402
+from servo_ff.bus.virtual_bus import spawn_virtual_bus  # noqa: E402
 
 SIZES = (1, 6, 12, 20)
 READ_LEN = 10
@@ -87,7 +87,7 @@ def sdk_loop(device: str, n: int, port_cls=sdk.PortHandler) -> SdkLoop:
 def run_canned(n: int, cycles: int) -> float:
     """CPU µs of the same cycle with the port's system calls replaced by canned replies: the Python share
     (SDK framing + this package); the rest of the measured CPU time is the kernel's pty/select/wake-up work."""
-    from servo_ff.dynamixel import protocol as pr
+    from servo_ff.bus.dynamixel import protocol as pr
 
     bus = DynamixelBus(BusConfig(port="/dev/null", ids=range(1, n + 1)))
     bus._build_groups()

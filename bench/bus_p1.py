@@ -31,9 +31,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import dynamixel_sdk as sdk  # noqa: E402
 from _bus_timing import SdkLoop, anchor_lines, blocking_port, cpu_over_sdk, run_client  # noqa: E402
 
-from servo_ff.dynamixel.bus_p1 import DynamixelBus1  # noqa: E402
-from servo_ff.dynamixel.bus_types import BusConfig  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
+from servo_ff.bus.bus_types import BusConfig  # noqa: E402
+from servo_ff.bus.dynamixel.bus_p1 import DynamixelBus1  # noqa: E402
+from servo_ff.bus.virtual_bus import spawn_virtual_bus  # noqa: E402
 from servo_ff.models.presets import preset  # noqa: E402
 
 SIZES = (1, 6, 12, 20)

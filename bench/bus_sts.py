@@ -4,7 +4,7 @@ position, 2 bytes at 42) per cycle — and the fault scenario of issue 15 on STS
 
 The emulator runs with a 2 ms physics sub-step (``--dt-max 0.002``). Part 1: for 1, 6 and 12 servos at 1 Mbps, the
 bus transactions per cycle and the client's CPU time per cycle (``time.process_time``; the emulator's process is not
-counted) next to the wire-time floor (bytes × 10 / baud), for ``servo_ff.feetech.bus.FeetechBus`` and for the stock
+counted) next to the wire-time floor (bytes × 10 / baud), for ``servo_ff.bus.feetech.bus.FeetechBus`` and for the stock
 SDK classes (``PortHandler``/``GroupSyncRead``/``GroupSyncWrite``, whose receive loop polls the port without
 sleeping), and the Python share of the cycle (the port's system calls replaced by canned replies).
 
@@ -42,10 +42,10 @@ import faults  # noqa: E402  (bench/faults.py: the fault scenario)
 import scservo_sdk as scs  # noqa: E402
 from _bus_timing import SdkLoop, anchor_lines, blocking_port, cpu_over_sdk, run_client  # noqa: E402
 
-from servo_ff.dynamixel import protocol1 as p1  # noqa: E402
-from servo_ff.dynamixel.bus_types import BusConfig  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
-from servo_ff.feetech.bus import GOAL_ADDR, STATE_ADDR, STATE_LEN, FeetechBus  # noqa: E402
+from servo_ff.bus.bus_types import BusConfig  # noqa: E402
+from servo_ff.bus.dynamixel import protocol1 as p1  # noqa: E402
+from servo_ff.bus.feetech.bus import GOAL_ADDR, STATE_ADDR, STATE_LEN, FeetechBus  # noqa: E402
+from servo_ff.bus.virtual_bus import spawn_virtual_bus  # noqa: E402
 
 SIZES = (1, 6, 12)
 #: the emulator's physics sub-step: 2 ms (the default 1 ms costs it ~0.65 ms of CPU per step for six STS3215 on this

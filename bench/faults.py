@@ -38,12 +38,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from dataclasses import dataclass  # noqa: E402
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
-from servo_ff.dynamixel import truth as tr  # noqa: E402
-from servo_ff.dynamixel.bus_interface import make_bus  # noqa: E402
-from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR, BusConfig, GoalRejected  # noqa: E402
-from servo_ff.dynamixel.faults import CORRUPTED  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus  # noqa: E402
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus import truth as tr  # noqa: E402
+from servo_ff.bus.bus_interface import make_bus  # noqa: E402
+from servo_ff.bus.bus_types import GAIN_GOAL_DATA_ADDR, BusConfig, GoalRejected  # noqa: E402
+from servo_ff.bus.faults import CORRUPTED  # noqa: E402
+from servo_ff.bus.virtual_bus import spawn_virtual_bus  # noqa: E402
 
 LIMIT = 2.5  # joint limits ±2.5 rad
 HOSTILE = (np.nan, 5e6, -5e6, 1e300, LIMIT + 0.5)
@@ -112,9 +112,9 @@ class Proto:
 
 
 def _protocols() -> dict[str, Proto]:
-    from servo_ff.dynamixel.p1_units import STATE_ADDR as STATE_ADDR1
+    from servo_ff.bus.dynamixel.p1_units import STATE_ADDR as STATE_ADDR1
 
-    sts_state = 56  # servo_ff.feetech.bus.STATE_ADDR (importing it needs scservo_sdk)
+    sts_state = 56  # servo_ff.bus.feetech.bus.STATE_ADDR (importing it needs scservo_sdk)
     return {
         "dxl2": Proto("dxl2", "mx106", [], 800, 16, ct.ADDR_PRESENT_CURRENT, ct.ADDR_GOAL_POSITION, False, "MX-106"),
         "dxl1": Proto(

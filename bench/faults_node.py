@@ -38,10 +38,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
-from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR, GAIN_GOAL_INDIRECT, HEALTH_INDIRECT  # noqa: E402
-from servo_ff.dynamixel.faults import INTACT, Faults  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.bus_types import GAIN_GOAL_DATA_ADDR, GAIN_GOAL_INDIRECT, HEALTH_INDIRECT  # noqa: E402
+from servo_ff.bus.faults import INTACT, Faults  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
 IDS = [1, 2, 3, 4]

@@ -28,8 +28,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from servo_ff.dynamixel import protocol as pr  # noqa: E402
-from servo_ff.dynamixel.stream import StreamDecoder, packet_at, warm_up  # noqa: E402
+from servo_ff.bus.dynamixel import protocol as pr  # noqa: E402
+from servo_ff.bus.dynamixel.stream import StreamDecoder, packet_at, warm_up  # noqa: E402
 
 INSTS = [pr.INST_PING, pr.INST_READ, pr.INST_WRITE, pr.INST_REBOOT, pr.INST_SYNC_READ, pr.INST_SYNC_WRITE]
 

@@ -13,7 +13,7 @@ import time
 
 from dynamixel_sdk import COMM_SUCCESS, GroupSyncRead, GroupSyncWrite, PacketHandler, PortHandler
 
-from servo_ff.dynamixel.virtual_process import spawn_virtual_bus
+from servo_ff.bus.virtual_process import spawn_virtual_bus
 
 TORQUE_ENABLE, GOAL_POSITION, PRESENT_POSITION = 64, 116, 132  # addresses; positions are 4 bytes, 4096/rev
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -5,8 +5,8 @@ import select
 import threading
 import tty
 
-from servo_ff.dynamixel import protocol as pr
-from servo_ff.dynamixel.stream import StreamDecoder
+from servo_ff.bus.dynamixel import protocol as pr
+from servo_ff.bus.dynamixel.stream import StreamDecoder
 
 
 class FakeServos:

@@ -13,18 +13,16 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR
-from servo_ff.dynamixel.faults import INTACT
-from servo_ff.dynamixel.virtual_bus import VirtualBus
-from servo_ff.dynamixel.virtual_p1 import VirtualBus1
-from servo_ff.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.bus_types import GAIN_GOAL_DATA_ADDR
+from servo_ff.bus.families import FAMILIES, load
+from servo_ff.bus.faults import INTACT
 from servo_ff.nodes.hardware_node import HardwareNode
 
 JOINTS, IDS = ["hip", "knee"], [1, 2]
 UP = [1.2, -1.0]  # rad: held there with torque on, each falls ≈ 0.8–1.2 rad with torque off (0.25 kg at 0.1 m)
 COUNT = ct.RAD_PER_COUNT  # rad per position count
-PROTOCOLS = {"dxl2": (VirtualBus, "mx106"), "dxl1": (VirtualBus1, "mx106-p1"), "sts": (StsVirtualBus, "sts3215")}
+PROTOCOLS = tuple(FAMILIES)  # every family's virtual bus with its default servo
 
 
 def node_params(link, **extra) -> list[Parameter]:
@@ -56,7 +54,7 @@ class Rig:
     def __init__(self, tmp_path, salt: int, loads, protocol: str = "dxl2"):
         self.link = tmp_path / "ttyDXL"
         self.protocol = protocol
-        bus_class, self.model = PROTOCOLS[protocol]
+        bus_class, self.model = load(protocol, "virtual_bus"), FAMILIES[protocol].default_servo
         self.bus = bus_class(ids=IDS, model=self.model, loads=loads, link=str(self.link), truth=protocol == "dxl2")
         self.bus.start()
         self.h = RosHarness(salt=salt)

@@ -83,9 +83,9 @@ def test_every_error_derives_from_servo_ff_error_and_names_are_unique():
 
 def test_domain_errors_keep_their_builtin_base():
     """``except ValueError`` / ``except OSError`` written before the common base still catch them."""
-    from servo_ff.dynamixel.bus_types import BusError, GoalRejected
-    from servo_ff.dynamixel.protocol import ProtocolError
-    from servo_ff.dynamixel.protocol1 import Protocol1Error
+    from servo_ff.bus.bus_types import BusError, GoalRejected
+    from servo_ff.bus.dynamixel.protocol import ProtocolError
+    from servo_ff.bus.dynamixel.protocol1 import Protocol1Error
     from servo_ff.errors import ServoFFError
     from servo_ff.models.errors import ParameterError
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from dxl_harness import FakeServos
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel import protocol as pr
-from servo_ff.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
-from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.dynamixel import protocol as pr
+from servo_ff.bus.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
+from servo_ff.bus.virtual_bus import Faults, ServoLoad, VirtualBus
 from servo_ff.models.params import P_KP
 
 # generous error timeout: the machine is shared, the emulator is a Python thread
@@ -70,6 +70,30 @@ def test_no_servo_at_all_is_a_clear_error():
         with make_bus(vb.device, [7, 8], retries=0, timeout_ms=20) as bus:
             with pytest.raises(BusError, match=r"no Dynamixel servo answered.*\[7, 8\]"):
                 bus.connect()
+
+
+def test_connect_refuses_an_unknown_model_or_another_layout_and_logs_a_compatible_model(caplog):
+    """The connect every family shares: a model number without a 2.0 table, or a table that puts the bus's items
+    elsewhere (XL330: indirect data at 208, not 224), is refused naming the id; a compatible model is logged."""
+
+    def report(k: int, model: int) -> None:
+        vb.mem[k, 0:2] = [model & 0xFF, model >> 8]
+
+    with VirtualBus(ids=[1, 2, 3], return_delay=0) as vb:
+        report(1, 1234)
+        with make_bus(vb.device, [1, 2, 3]) as bus, pytest.raises(BusError) as e:
+            bus.connect()
+        assert "id 2 on " in str(
+            e.value
+        ) and "reports model number 1234: no control table for it over protocol dxl2" in str(e.value)
+        assert "311 (mx64), 321 (mx106)" in str(e.value)
+        report(1, ct.control_table("mx64").model_number)
+        with make_bus(vb.device, [1, 2, 3]) as bus, caplog.at_level(logging.WARNING):
+            assert bus.connect() == ([1, 2, 3], [])
+        assert "ids 2 (mx64) report another model than MX-106(2.0) (321)" in caplog.text
+        report(2, ct.control_table("xl330-m288").model_number)
+        with make_bus(vb.device, [1, 2, 3]) as bus, pytest.raises(BusError, match=r"id 3 .*\(xl330-m288\), whose"):
+            bus.connect()
 
 
 def test_bad_port_is_a_clear_error():
@@ -182,7 +206,7 @@ def test_config_validation_names_the_key():
 
 def test_packet_handler_stuffs_in_place_like_the_manual():
     """The SDK's txPacket ignores addStuffing's return value; ours stuffs the list in place."""
-    from servo_ff.dynamixel.bus import PacketHandler
+    from servo_ff.bus.dynamixel.bus import PacketHandler
 
     params = [0x70, 0x00, 0xFF, 0xFF, 0xFD, 0x00]  # Profile Velocity 0x00FDFFFF
     pkt = [0] * (10 + len(params))

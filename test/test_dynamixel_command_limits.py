@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel.command_limits import LimitRefused, effort_limit, velocity_limit
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.command_limits import LimitRefused, effort_limit, velocity_limit
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from servo_ff.dynamixel import control_table as ct
+from servo_ff.bus import control_table as ct
 from servo_ff.models.presets import preset
 
 

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from dynamixel_sdk import COMM_SUCCESS, GroupBulkRead, GroupSyncWrite, PacketHandler, PortHandler
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel import protocol1 as p1
-from servo_ff.dynamixel import truth as tr
-from servo_ff.dynamixel.bus_interface import bus_class, make_bus
-from servo_ff.dynamixel.bus_p1 import DynamixelBus1
-from servo_ff.dynamixel.bus_types import BusConfig, BusError, GoalRejected
-from servo_ff.dynamixel.p1_units import baud_code, p_of_slope, slope_of_p, state_record
-from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, spawn_virtual_bus
-from servo_ff.dynamixel.virtual_p1 import VirtualBus1
+from servo_ff.bus import control_table as ct
+from servo_ff.bus import truth as tr
+from servo_ff.bus.bus_interface import bus_class, make_bus
+from servo_ff.bus.bus_types import BusConfig, BusError, GoalRejected
+from servo_ff.bus.dynamixel import protocol1 as p1
+from servo_ff.bus.dynamixel.bus_p1 import DynamixelBus1
+from servo_ff.bus.dynamixel.p1_units import baud_code, p_of_slope, slope_of_p, state_record
+from servo_ff.bus.dynamixel.virtual_p1 import VirtualBus1
+from servo_ff.bus.virtual_bus import Faults, ServoLoad, spawn_virtual_bus
 from servo_ff.models.params import P_KP
 from servo_ff.models.presets import preset
 from servo_ff.ros.harness import wait_for

@@ -7,8 +7,8 @@ from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servo_ff.dynamixel import protocol as pr
-from servo_ff.dynamixel.stream import StreamDecoder
+from servo_ff.bus.dynamixel import protocol as pr
+from servo_ff.bus.dynamixel.stream import StreamDecoder
 
 
 def h(text: str) -> bytes:

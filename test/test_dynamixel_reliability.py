@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from dxl_harness import FakeServos
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel import protocol as pr
-from servo_ff.dynamixel import truth as tr
-from servo_ff.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
-from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus import truth as tr
+from servo_ff.bus.dynamixel import protocol as pr
+from servo_ff.bus.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
+from servo_ff.bus.virtual_bus import Faults, ServoLoad, VirtualBus
 
 
 def state_values(payload: bytes) -> np.ndarray:

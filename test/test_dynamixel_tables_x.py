@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from dynamixel_sdk import COMM_SUCCESS, PacketHandler, PortHandler
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel.bus import BusConfig, DynamixelBus
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.dynamixel.bus import BusConfig, DynamixelBus
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus
 from servo_ff.models.params import P_KP
 
 # e-manual https://emanual.robotis.com/docs/en/dxl/x/<key>/ control tables: model number, Temperature Limit(31),

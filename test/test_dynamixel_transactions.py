@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servo_ff.dynamixel import transactions as tx
+from servo_ff.bus import transactions as tx
 
 
 def test_timing_comes_from_the_baud_rate_and_the_return_delay():

@@ -18,8 +18,8 @@ from dynamixel_sdk import (
     PortHandler,
 )
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad, VirtualBus, spawn_virtual_bus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.virtual_bus import Faults, ServoLoad, VirtualBus, spawn_virtual_bus
 from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.params import P_KP
 from servo_ff.ros.harness import wait_for

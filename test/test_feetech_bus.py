@@ -1,4 +1,4 @@
-"""FeetechBus (``BUS_CLASSES["sts"]``, on scservo_sdk) against the virtual STS bus: positions track goals through the
+"""FeetechBus (``FAMILIES["sts"]``, on scservo_sdk) against the virtual STS bus: positions track goals through the
 physics in SI units, P gains written only when they change, replies belong to their transaction (checked against
 the bus's truth record), a silent servo is skipped and re-probed, bad goals are never written, the overload and
 its reboot equivalent, and bad input refused with one clear line."""
@@ -12,15 +12,15 @@ import tty
 import numpy as np
 import pytest
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel import protocol1 as p1
-from servo_ff.dynamixel import truth as tr
-from servo_ff.dynamixel.bus_interface import bus_class, make_bus
-from servo_ff.dynamixel.bus_types import BusConfig, BusError, GoalRejected
-from servo_ff.dynamixel.virtual_bus import Faults, ServoLoad
-from servo_ff.feetech import status
-from servo_ff.feetech.bus import STATE_ADDR, FeetechBus
-from servo_ff.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus import truth as tr
+from servo_ff.bus.bus_interface import bus_class, make_bus
+from servo_ff.bus.bus_types import BusConfig, BusError, GoalRejected
+from servo_ff.bus.dynamixel import protocol1 as p1
+from servo_ff.bus.feetech import status
+from servo_ff.bus.feetech.bus import STATE_ADDR, FeetechBus
+from servo_ff.bus.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus.virtual_bus import Faults, ServoLoad
 from servo_ff.models.params import P_KP
 
 STS = ct.control_table("sts3215")

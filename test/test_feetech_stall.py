@@ -6,12 +6,12 @@ import time
 
 import numpy as np
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel import truth as tr
-from servo_ff.dynamixel.bus_types import BusConfig
-from servo_ff.dynamixel.virtual_bus import ServoLoad
-from servo_ff.feetech.bus import STATE_ADDR, FeetechBus
-from servo_ff.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus import truth as tr
+from servo_ff.bus.bus_types import BusConfig
+from servo_ff.bus.feetech.bus import STATE_ADDR, FeetechBus
+from servo_ff.bus.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus.virtual_bus import ServoLoad
 
 STS = ct.control_table("sts3215")
 IDS = [1, 2, 3]
@@ -50,9 +50,17 @@ def test_replies_queued_behind_a_stall_longer_than_the_late_horizon_are_never_fr
             bus.torque(True)  # moving servos: every transaction's payload differs
             t0 = time.monotonic()
             recs = run_cycles(bus, 20, t0)
-            with vb._lock:  # the emulator stalls (descheduled): the instructions queue on the pty
-                stalled = run_cycles(bus, 25, t0)
-            recs += stalled + run_cycles(bus, 60, t0)
+            # the emulator stalls (descheduled): the instructions queue on the pty; 40 cycles = 80 instructions,
+            # more than the 48 (id, length) pairs of the markers: one marker per instruction would repeat one
+            with vb._lock:
+                stalled = run_cycles(bus, 40, t0)
+            after = run_cycles(bus, 60, t0)
+            t_end = time.monotonic() + 30.0
+            while (
+                bus.port.unsynced or sum(v.all() for _, _, v, _, _ in after[-30:]) < 10
+            ) and time.monotonic() < t_end:
+                after += run_cycles(bus, 10, t0)  # a loaded machine: the backlog takes longer to be answered
+            recs += stalled + after
             served = bus.state_reads
             t_end = time.monotonic() + 30.0
             while len(tr.reads_of(vb.truth.arrays(), STATE_ADDR)) < served and time.monotonic() < t_end:

@@ -1,4 +1,4 @@
-"""The STS control tables (dynamixel/tables/sts3215.yaml, sts3250.yaml): addresses and sizes from the Feetech memory
+"""The STS control tables (bus/feetech/tables/sts3215.yaml, sts3250.yaml): addresses and sizes from the Feetech memory
 table, model numbers, sign-magnitude items, baud codes, units and the P gain scale of bam's kp."""
 
 import math
@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.feetech import status
-from servo_ff.feetech.registers import encode_many
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.feetech import status
+from servo_ff.bus.feetech.registers import encode_many
 from servo_ff.models.firmware import FIRMWARE_LAWS
 
 

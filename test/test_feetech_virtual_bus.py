@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import scservo_sdk as scs
 
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus
-from servo_ff.feetech import status
-from servo_ff.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.feetech import status
+from servo_ff.bus.feetech.virtual_bus import StsVirtualBus
+from servo_ff.bus.virtual_bus import spawn_virtual_bus
 from servo_ff.models.params import P_KP
 from servo_ff.ros.harness import wait_for
 

@@ -12,7 +12,7 @@ from nodes_harness import RosHarness, hardware_on_virtual_bus, rosout_matched, w
 
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
-pytest.importorskip("servo_ff.dynamixel.virtual_bus", reason="Dynamixel core servo_ff.dynamixel not merged yet")
+pytest.importorskip("servo_ff.bus.virtual_bus", reason="Dynamixel core servo_ff.bus.dynamixel not merged yet")
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -20,8 +20,8 @@ from sensor_msgs.msg import BatteryState, JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
 
 JOINTS = ["shoulder", "elbow"]
@@ -179,7 +179,7 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
             assert list(m.name) == JOINTS and np.isfinite(m.position).all()
             assert m.position[1] == held
         assert skipped(servo_status(diags, "elbow"))  # still skipped throughout
-        line = "servo_ff.dynamixel.bus: id 7"
+        line = "servo_ff.bus.dynamixel.bus: id 7"
         (m, *_) = wait_for(lambda: [m for m in rosout if m.msg.startswith(line)], 30.0, "the bus's line on /rosout")
         assert "skipped" in m.msg and m.level == Log.WARN and m.name.endswith("servo_hardware"), m
     finally:
@@ -215,7 +215,7 @@ def test_disconnect_reports_error_and_reconnects(ros):
 def test_limits_not_given_are_the_servo_position_range(ros, servo, protocol):
     """position_min/max left out: the table's position range, not the interface's ±π (wider than 0–4095 counts,
     which the bus would refuse); a limit given is kept."""
-    from servo_ff.dynamixel import control_table as ct
+    from servo_ff.bus import control_table as ct
 
     h = ros[0]
     table = ct.control_table(servo)

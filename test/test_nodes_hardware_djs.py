@@ -13,7 +13,7 @@ try:
     from control_msgs.msg import DynamicJointState
 except ImportError as e:  # generated at set-up by tools/build_interfaces.py (a ROS install has its own)
     pytest.skip(f"control_msgs not importable ({e}): run tools/build_interfaces.py", allow_module_level=True)
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 
 JOINTS = ["shoulder", "elbow"]
 IDS = [3, 7]

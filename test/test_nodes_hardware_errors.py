@@ -23,8 +23,8 @@ from hardware_rig import IDS, JOINTS, node_params  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
 
 
@@ -34,8 +34,8 @@ def make(protocol: str, link: Path):
     load = ServoLoad.pendulum(0.1, 0.1)
     if protocol == "sts":
         pytest.importorskip("scservo_sdk")
-        from servo_ff.feetech import status
-        from servo_ff.feetech.virtual_bus import StsVirtualBus
+        from servo_ff.bus.feetech import status
+        from servo_ff.bus.feetech.virtual_bus import StsVirtualBus
 
         bus = StsVirtualBus(ids=IDS, loads=load, link=str(link), dt_max=0.002, thermal=True)
         bus.unlatched = status.SENSOR
@@ -48,7 +48,7 @@ def make(protocol: str, link: Path):
         }
         return bus, "sts3215", 20.0, {k: (how, b, status.to_hw_error(b)) for k, (how, b) in bits.items()}
     if protocol == "dxl1":
-        from servo_ff.dynamixel.virtual_p1 import VirtualBus1
+        from servo_ff.bus.dynamixel.virtual_p1 import VirtualBus1
 
         bus = VirtualBus1(ids=IDS, model="mx106-p1", loads=load, link=str(link), thermal=True)
         bits = {"overload": ("inject", ct.HW_OVERLOAD), "overheating": ("heat", ct.HW_OVERHEATING)}

@@ -22,8 +22,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import ServoLoad  # noqa: E402
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------- missing at configure

@@ -13,8 +13,8 @@ from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from servo_ff.dynamixel.virtual_bus import ServoLoad  # noqa: E402
-from servo_ff.dynamixel.virtual_p1 import VirtualBus1  # noqa: E402
+from servo_ff.bus.dynamixel.virtual_p1 import VirtualBus1  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad  # noqa: E402
 
 JOINTS = ["hip", "knee"]
 IDS = [4, 9]

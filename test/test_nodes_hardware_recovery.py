@@ -25,9 +25,9 @@ from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from hardware_rig import COUNT, IDS, PROTOCOLS, UP, Rig, hold_goal_written_after  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
-from servo_ff.dynamixel.bus_types import GAIN_GOAL_DATA_ADDR, GAIN_GOAL_INDIRECT, HEALTH_INDIRECT  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.bus_types import GAIN_GOAL_DATA_ADDR, GAIN_GOAL_INDIRECT, HEALTH_INDIRECT  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 
 PENDULUM = ServoLoad.pendulum(0.25, 0.1)
 MAP = list(HEALTH_INDIRECT) + list(GAIN_GOAL_INDIRECT)  # the indirect addresses the node sets up

@@ -31,8 +31,8 @@ from lifecycle_msgs.srv import ChangeState  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
 
 
@@ -136,11 +136,11 @@ def test_reactivate_holds_where_the_joint_fell_on_protocol(tmp_path, protocol):
     link = tmp_path / "tty"
     if protocol == "sts":
         pytest.importorskip("scservo_sdk")
-        from servo_ff.feetech.virtual_bus import StsVirtualBus
+        from servo_ff.bus.feetech.virtual_bus import StsVirtualBus
 
         bus, servo, kp = StsVirtualBus(ids=IDS, loads=load, link=str(link), dt_max=0.002), "sts3215", 20.0
     else:
-        from servo_ff.dynamixel.virtual_p1 import VirtualBus1
+        from servo_ff.bus.dynamixel.virtual_p1 import VirtualBus1
 
         bus, servo, kp = VirtualBus1(ids=IDS, model="mx106-p1", loads=load, link=str(link)), "mx106-p1", 24.0
     bus.start()

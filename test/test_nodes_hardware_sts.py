@@ -16,9 +16,9 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 
-from servo_ff.dynamixel.virtual_bus import ServoLoad  # noqa: E402
-from servo_ff.feetech.bus import FeetechBus  # noqa: E402
-from servo_ff.feetech.virtual_bus import StsVirtualBus  # noqa: E402
+from servo_ff.bus.feetech.bus import FeetechBus  # noqa: E402
+from servo_ff.bus.feetech.virtual_bus import StsVirtualBus  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad  # noqa: E402
 from servo_ff.models.params import P_KP  # noqa: E402
 from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
 
@@ -113,7 +113,7 @@ def test_overload_reported_and_cleared_by_reboot(ros):
 def test_node_on_the_virtual_bus_command(tmp_path):
     """``servo-ff virtual-bus --protocol sts --ids 1-6 --link PATH`` in its own process + the node on PATH (the
     SO-100 hardware bring-up's wiring)."""
-    from servo_ff.dynamixel.virtual_bus import spawn_virtual_bus
+    from servo_ff.bus.virtual_bus import spawn_virtual_bus
 
     link = tmp_path / "ttySO100"
     with spawn_virtual_bus(["--protocol", "sts", "--ids", "1-6", "--link", str(link)]):

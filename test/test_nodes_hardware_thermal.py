@@ -13,7 +13,7 @@ pytest.importorskip("dynamixel_sdk")
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 
 
 def test_a_heating_servo_is_warned_with_the_predicted_time_to_its_limit(tmp_path):

@@ -11,7 +11,7 @@ from nodes_harness import RosHarness, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
-pytest.importorskip("servo_ff.dynamixel.virtual_bus", reason="Dynamixel core servo_ff.dynamixel not merged yet")
+pytest.importorskip("servo_ff.bus.virtual_bus", reason="Dynamixel core servo_ff.bus.dynamixel not merged yet")
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from lifecycle_msgs.msg import Transition  # noqa: E402
 from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
@@ -20,8 +20,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool  # noqa: E402
 
-from servo_ff.dynamixel import control_table as ct  # noqa: E402
-from servo_ff.dynamixel.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
 
 SIDES = {"legs": (["hip", "knee"], [1, 2]), "arms": (["shoulder", "elbow"], [1, 2])}

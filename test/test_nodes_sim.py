@@ -466,8 +466,8 @@ def test_reset_service_brings_the_sim_back_after_a_refused_state(ros):
 
 
 def test_bus_layer_logging_reaches_rosout(ros):
-    """The ROS-free layers log with Python logging (``servo_ff.dynamixel.bus``, ``servo_ff.feetech.bus``, …): in a
-    node their lines reach /rosout through the node's logger, named after the Python logger."""
+    """The ROS-free layers log with Python logging (``servo_ff.bus.dynamixel.bus``, ``servo_ff.bus.feetech.bus``,
+    …): in a node their lines reach /rosout through the node's logger, named after the Python logger."""
     import logging
 
     from rcl_interfaces.msg import Log
@@ -477,19 +477,19 @@ def test_bus_layer_logging_reaches_rosout(ros):
     # the subscription stays: destroying one while the executor thread waits on it could kill that thread
     client.create_subscription(Log, "/rosout", got.append, 100)
     rosout_matched(sim, got, lambda m: m.msg)
-    logging.getLogger("servo_ff.dynamixel.bus").warning("id %d: probe line", 7)
-    logging.getLogger("servo_ff.feetech.bus").info("probe info line")
+    logging.getLogger("servo_ff.bus.dynamixel.bus").warning("id %d: probe line", 7)
+    logging.getLogger("servo_ff.bus.feetech.bus").info("probe info line")
 
-    lines = ("servo_ff.dynamixel.bus: id 7: probe line", "servo_ff.feetech.bus: probe info line")
+    lines = ("servo_ff.bus.dynamixel.bus: id 7: probe line", "servo_ff.bus.feetech.bus: probe info line")
 
     def both():
         by_text = {m.msg: m for m in got}
         return by_text if all(t in by_text for t in lines) else None
 
     by_text = wait_for(both, 30.0, "the bus lines on /rosout")
-    warn = by_text["servo_ff.dynamixel.bus: id 7: probe line"]
+    warn = by_text["servo_ff.bus.dynamixel.bus: id 7: probe line"]
     assert warn.level == Log.WARN and warn.name.endswith("servo_sim")
-    assert by_text["servo_ff.feetech.bus: probe info line"].level == Log.INFO
+    assert by_text["servo_ff.bus.feetech.bus: probe info line"].level == Log.INFO
 
 
 def test_refusals_are_throttled_per_reason(ros):

@@ -21,7 +21,7 @@ def test_up_so100_on_the_virtual_sts_bus(tmp_path):
     from sensor_msgs.msg import JointState
 
     from servo_ff.bringup import python_env
-    from servo_ff.dynamixel.virtual_process import spawn_virtual_bus
+    from servo_ff.bus.virtual_process import spawn_virtual_bus
     from servo_ff.ros.harness import RosHarness, wait_for
 
     cfg = yaml.safe_load((ROOT / "config" / "so100.yaml").read_text())

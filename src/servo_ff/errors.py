@@ -5,7 +5,7 @@ Each domain error derives from :class:`ServoFFError` and keeps the built-in base
 bring-up that failed), so ``except ValueError`` still works where it did. Front-ends catch the base: the CLI
 prints one line and exits 2, the nodes log one line and refuse the request. The error classes stay in the
 module that raises them (:class:`~servo_ff.models.errors.ParameterError`,
-:class:`~servo_ff.dynamixel.bus_types.BusError`, ...); ``test/test_architecture.py`` checks that every one of
+:class:`~servo_ff.bus.bus_types.BusError`, ...); ``test/test_architecture.py`` checks that every one of
 them derives from :class:`ServoFFError`.
 """
 

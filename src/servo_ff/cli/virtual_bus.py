@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 
+from ..bus.families import DEFAULT_PROTOCOL, PROTOCOLS, family, load
 from ..models.friction_models import MODEL_NAMES
 from ._params import add_firmware_argument
 
@@ -69,32 +70,22 @@ def _sag(text: str) -> tuple[float, float, float]:
         raise ValueError(f"--sag {text!r}: expected VOLTS@START[+DURATION], e.g. 3@1+0.5") from None
 
 
-#: protocol → ("module:Class" of its virtual bus, default --servo)
-VIRTUAL_BUSES = {
-    "dxl2": ("servo_ff.dynamixel.virtual_bus:VirtualBus", "mx106"),
-    "dxl1": ("servo_ff.dynamixel.virtual_p1:VirtualBus1", "mx106-p1"),
-    "sts": ("servo_ff.feetech.virtual_bus:StsVirtualBus", "sts3215"),
-}
-
-
 def virtual_bus_class(protocol: str) -> type:
-    import importlib
-
-    module, _, name = VIRTUAL_BUSES[protocol][0].partition(":")
-    return getattr(importlib.import_module(module), name)
+    """The virtual bus of ``protocol`` (its row of :data:`servo_ff.bus.families.FAMILIES`)."""
+    return load(protocol, "virtual_bus")
 
 
 def build_bus(args):
-    from ..dynamixel import control_table as ct
-    from ..dynamixel.thermal import ThermalOptions
-    from ..dynamixel.virtual_bus import Faults, ServoLoad
-    from ..dynamixel.virtual_options import Clock, VirtualBusOptions
+    from ..bus import control_table as ct
+    from ..bus.thermal import ThermalOptions
+    from ..bus.virtual_bus import Faults, ServoLoad
+    from ..bus.virtual_options import Clock, VirtualBusOptions
     from ._params import resolve_params
 
-    protocol = getattr(args, "protocol", None) or (ct.control_table(args.servo).protocol if args.servo else "dxl2")
-    if protocol not in VIRTUAL_BUSES:
-        raise ValueError(f"no virtual bus for protocol {protocol}; virtual buses: {', '.join(VIRTUAL_BUSES)}")
-    servo = args.servo or VIRTUAL_BUSES[protocol][1]
+    protocol = getattr(args, "protocol", None) or (
+        ct.control_table(args.servo).protocol if args.servo else DEFAULT_PROTOCOL
+    )
+    servo = args.servo or family(protocol).default_servo
     table = ct.control_table(servo)
     if table.protocol != protocol:
         raise ValueError(
@@ -214,7 +205,7 @@ def register(subparsers) -> None:
     p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
     p.add_argument(
         "--protocol",
-        choices=tuple(VIRTUAL_BUSES),
+        choices=PROTOCOLS,
         help="bus protocol (default: the --servo table's, else dxl2): dxl2 Dynamixel Protocol 2.0, dxl1 Dynamixel "
         "Protocol 1.0 (MX 1.0, AX), sts Feetech SCS/STS",
     )
@@ -294,7 +285,7 @@ def register(subparsers) -> None:
 
 def main(argv=None) -> int:
     """``python -m servo_ff.cli.virtual_bus …``: the same command without loading the other sub-commands
-    (faster start-up for :func:`servo_ff.dynamixel.virtual_bus.spawn_virtual_bus`)."""
+    (faster start-up for :func:`servo_ff.bus.virtual_bus.spawn_virtual_bus`)."""
     parser = argparse.ArgumentParser(prog="servo-ff")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["virtual-bus", *(sys.argv[1:] if argv is None else argv)])

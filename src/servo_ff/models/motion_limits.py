@@ -1,5 +1,5 @@
 """Velocity and effort limits of a position goal on the simulated servos (ROS-free): what the JointState command's
-``velocity`` [rad/s] / ``effort`` [N·m] set on real servos (``servo_ff.dynamixel.command_limits``), as the
+``velocity`` [rad/s] / ``effort`` [N·m] set on real servos (``servo_ff.bus.command_limits``), as the
 servo model's own firmware limits in the packed parameter rows (:mod:`.params`):
 
 * velocity → ``slots.GVMAX``, the firmware goal-velocity limit (the internal target slews toward the goal no faster,

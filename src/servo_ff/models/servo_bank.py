@@ -13,7 +13,7 @@ callable ``theta -> ExternalLoad | (tau_ext, inertia)``. :class:`ServoLoad` desc
 virtual bus's ``--load`` flag); :func:`pendulum_of` turns one per servo into a single batched pendulum load.
 
 Used by the simulation node (:mod:`servo_ff.nodes.sim_backend`) and the virtual Dynamixel bus
-(:mod:`servo_ff.dynamixel.virtual_servos`).
+(:mod:`servo_ff.bus.virtual_servos`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Commands of ``servo_hardware_node`` that go to the bus at once rather than with the next cycle: torque enable
 (the held goal written first), reboot (set-up written again, goal = present position, torque off) and the
 velocity / effort limits of a JointState command (each servo's limit register,
-:mod:`servo_ff.dynamixel.command_limits`).
+:mod:`servo_ff.bus.command_limits`).
 
 A mixin of :class:`~.hardware_node.HardwareNode` (uses its bus, readings and gate).
 """
@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from servo_ff.dynamixel.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
+from servo_ff.bus.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
 
 
 class HardwareCommands:
@@ -58,9 +58,9 @@ class HardwareCommands:
 
     def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
         """Velocity / effort of a JointState command → each servo's limit register
-        (:mod:`servo_ff.dynamixel.command_limits`), written now (before the goal of the same message, which the
+        (:mod:`servo_ff.bus.command_limits`), written now (before the goal of the same message, which the
         next cycle writes); a refused or failed one is one warning naming the joint."""
-        from servo_ff.dynamixel.command_limits import LimitRefused, effort_limit, velocity_limit
+        from servo_ff.bus.command_limits import LimitRefused, effort_limit, velocity_limit
 
         if not self.connected:
             self.refuse_limits(source, f"velocity/effort not written: bus not connected ({self.disconnect_reason})")

@@ -1,5 +1,5 @@
 """``servo_hardware_node``: the servo interface of :mod:`.servo_base` on a Dynamixel Protocol 2.0 bus
-(:class:`servo_ff.dynamixel.bus.DynamixelBus`, dynamixel-sdk).
+(:class:`servo_ff.bus.dynamixel.bus.DynamixelBus`, dynamixel-sdk).
 
 Each tick is one bus cycle: one sync read (present current, velocity, position) and one sync write (P gain +
 goal position through indirect addresses). Every ``health_period`` one more sync read gives input voltage,
@@ -33,10 +33,10 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.parameter import Parameter
 
-from servo_ff.dynamixel import bus_types
-from servo_ff.dynamixel import control_table as ct
-from servo_ff.dynamixel.bus_interface import make_bus
-from servo_ff.dynamixel.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
+from servo_ff.bus import bus_types
+from servo_ff.bus import control_table as ct
+from servo_ff.bus.bus_interface import make_bus
+from servo_ff.bus.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
 from servo_ff.models.thermal import TemperatureTrend
 from servo_ff.ros.common import ParameterTable, per_joint, spin_node
 from servo_ff.ros.servo_diagnostics import servo_diagnostics

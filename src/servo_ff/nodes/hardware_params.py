@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from servo_ff.dynamixel.control_table import PROTOCOLS
+from servo_ff.bus.families import PROTOCOLS
 from servo_ff.ros.common import ParamSpec
 
 from .servo_interface_params import servo_interface_specs
@@ -14,13 +14,13 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec(
             "protocol",
             "dxl2",
-            "bus protocol (servo_ff.dynamixel.bus_interface): dxl2 Dynamixel 2.0, dxl1 Dynamixel 1.0, sts Feetech",
+            "bus protocol (servo_ff.bus.bus_interface): dxl2 Dynamixel 2.0, dxl1 Dynamixel 1.0, sts Feetech",
             read_only=True,
             choices=PROTOCOLS,
         ),
         ParamSpec("baud", 1000000, "baud rate", "bit/s", lo=9600, hi=10_500_000, read_only=True),
         ParamSpec("ids", [1], "servo ids in `joints` order", lo=0, hi=253, read_only=True),
-        ParamSpec("servo", "mx106", "servo type: its control table (servo_ff.dynamixel.control_table)", read_only=True),
+        ParamSpec("servo", "mx106", "servo type: its control table (servo_ff.bus.control_table)", read_only=True),
         ParamSpec(
             "latency_timer_ms",
             16.0,

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from servo_ff.dynamixel.bus_types import BUS_OR_VALUE_FAILURES
+from servo_ff.bus.bus_types import BUS_OR_VALUE_FAILURES
 
 
 class HardwareReadings:

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from servo_ff.dynamixel.bus_types import BUS_OR_VALUE_FAILURES
+from servo_ff.bus.bus_types import BUS_OR_VALUE_FAILURES
 
 REBOOT_NOTE_S = 10.0  # [s] the WARN after an unrequested reboot stays this long in /diagnostics
 

@@ -1,4 +1,4 @@
-"""The ROS-free core logs with Python :mod:`logging` (``servo_ff.dynamixel.bus``, ``servo_ff.feetech.bus``, …);
+"""The ROS-free core logs with Python :mod:`logging` (``servo_ff.bus.dynamixel.bus``, ``servo_ff.bus.feetech.bus``, …);
 inside a node those lines go to the node's rclpy logger, hence to the console *and* ``/rosout``, instead of
 stderr alone. :func:`forward_core_logs` installs one :class:`RosLogHandler` on the ``servo_ff`` logger per
 process; every node that calls it is registered, and a record goes to the node registered for the longest

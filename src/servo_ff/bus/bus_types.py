@@ -1,0 +1,177 @@
+"""The Dynamixel bus's data: its configuration, what a cycle returns, its errors, the indirect-address map.
+
+:class:`BusConfig` (validated on construction), :class:`JointState` (one sync read, decoded by :func:`joint_state`),
+:class:`Health` (voltage, temperature, Hardware Error Status), :class:`BusError` and :class:`GoalRejected`.
+"""
+
+from __future__ import annotations
+
+import math
+import termios
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ServoFFError
+from . import control_table as ct
+from .dynamixel import protocol as pr
+from .families import DEFAULT_PROTOCOL, family, load
+
+STATE_DTYPE = np.dtype([("current", "<i2"), ("velocity", "<i4"), ("position", "<i4")])
+HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error", "u1"), ("torque", "u1"), ("id", "u1")])
+ADDR_ID = 7  # the ID item (EEPROM): read through the indirect map as its signature
+# Indirect map set up by DynamixelBus.setup(): data 224–229 = voltage(2), temperature, HW error, Torque Enable, ID
+# (a reply whose ID byte is not the servo's id: the map is gone, RAM back at defaults after a reboot);
+# data 230–235 = P gain(2), goal position(4).
+HEALTH_INDIRECT = (
+    ct.ADDR_INPUT_VOLTAGE,
+    ct.ADDR_INPUT_VOLTAGE + 1,
+    ct.ADDR_TEMPERATURE,
+    ct.ADDR_HW_ERROR,
+    ct.ADDR_TORQUE_ENABLE,
+    ADDR_ID,
+)
+GAIN_GOAL_INDIRECT = (ct.ADDR_P_GAIN, ct.ADDR_P_GAIN + 1, *range(ct.ADDR_GOAL_POSITION, ct.ADDR_GOAL_POSITION + 4))
+HEALTH_DATA_ADDR = ct.INDIRECT_DATA_0
+GAIN_GOAL_DATA_ADDR = ct.INDIRECT_DATA_0 + len(HEALTH_INDIRECT)
+
+
+class BusError(ServoFFError, OSError):
+    """Port or communication failure (names the port / servo id)."""
+
+
+class GoalRejected(ServoFFError, ValueError):
+    """A goal outside the joint limits or non-finite; nothing was written."""
+
+
+#: What a bus transaction raises when the port or a servo fails (BusError is an OSError; termios.error, from a
+#: serial port or pty that went away, is not).
+BUS_FAILURES: tuple[type[Exception], ...] = (BusError, OSError, termios.error)
+#: The same, or a value refused on the way (GoalRejected, LimitRefused, a ParameterError: any ServoFFError or
+#: ValueError).
+BUS_OR_VALUE_FAILURES: tuple[type[Exception], ...] = (*BUS_FAILURES, ServoFFError, ValueError)
+
+
+@dataclass
+class JointState:
+    """One sync read: arrays aligned with ``ids``; NaN and ``valid=False`` where a servo gave no valid reply."""
+
+    ids: tuple[int, ...]
+    position: np.ndarray  # [rad]
+    velocity: np.ndarray  # [rad/s]
+    current: np.ndarray  # [A] (NaN for models without current sensing)
+    effort: np.ndarray  # [N·m] = kt·I, or Present Load × stall torque for MX-28
+    valid: np.ndarray  # bool
+    stamp: float  # time.monotonic() after the read
+    stamps: np.ndarray | None = None  # arrival time of each entry's reply [s, monotonic]; NaN where invalid
+
+
+@dataclass
+class Health:
+    ids: tuple[int, ...]
+    voltage: np.ndarray  # [V]
+    temperature: np.ndarray  # [°C]
+    hw_error: np.ndarray  # Hardware Error Status bits (−1 where unread)
+    valid: np.ndarray
+    torque: np.ndarray | None = None  # Torque Enable as read (−1 where unread); None: the bus does not read it
+    setup_lost: np.ndarray | None = None  # bool: the servo's set-up is gone (RAM at defaults: it rebooted)
+
+
+@dataclass
+class BusConfig:
+    """Bus settings. ``joint_limits``: id → (lower, upper) [rad] inside the servo's position range (the table's
+    Min/Max Position Limit, 0–4095 counts around ``center``; wider limits are refused); default: that range.
+
+    Reply timeouts: each reply's slot (Return Delay Time + wire time at ``baud``) plus a margin of
+    ``latency_timer_ms`` + 2 ms (the USB adapter holds bytes up to its latency timer), or ``timeout_ms`` as the
+    margin. ``retries`` apply to single-servo transactions (ping, item read/write, reboot) and to each servo's
+    ``setup()``, not to the cycle's sync read (a real-time loop reports a stale servo rather than waiting).
+    A servo that misses ``skip_after`` sync reads in a row while others answer is left out of them and re-probed
+    (PING) every ``probe_period_s`` (a read nobody answers is a bus outage and counts for no one).
+    ``names``: id → joint name for messages.
+    """
+
+    port: str
+    ids: Sequence[int]
+    baud: int = 1_000_000
+    model: str = "mx106"
+    protocol: str = DEFAULT_PROTOCOL  # a row of servo_ff.bus.families.FAMILIES
+    joint_limits: Mapping[int, tuple[float, float]] | None = None
+    center: float | None = None  # counts at 0 rad; None: the table's center (2048; AX-12: 512)
+    latency_timer_ms: float = 16.0
+    timeout_ms: float | None = None
+    retries: int = 2
+    p_gain: bool = False
+    return_delay: int | None = 0  # written by setup(); None leaves the servo's value
+    kt: float | None = None  # overrides the table's torque constant [N·m/A]
+    fast_rx: bool = True  # sync-read replies scanned by the compiled scanner (False: its pure-Python reference)
+    skip_after: int = 5  # consecutive missed sync-read replies before a servo is skipped
+    probe_period_s: float = 0.5  # re-probe period of skipped servos [s]
+    late_horizon_s: float = 0.5  # a reply later than this after its transaction ended is taken as never coming [s]
+    names: Mapping[int, str] | None = None  # id → joint name (messages)
+
+    def __post_init__(self) -> None:
+        self.ids = [int(i) for i in self.ids]
+        if not self.ids:
+            raise ValueError("ids: at least one servo id is needed")
+        if len(set(self.ids)) != len(self.ids) or any(not 0 <= i <= pr.MAX_ID for i in self.ids):
+            raise ValueError(f"ids must be unique and in 0..{pr.MAX_ID}, got {self.ids}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be >= 0, got {self.retries}")
+        if self.timeout_ms is not None and not (self.timeout_ms > 0 and math.isfinite(self.timeout_ms)):
+            raise ValueError(f"timeout_ms must be a positive number of milliseconds, got {self.timeout_ms}")
+        if not (math.isfinite(self.late_horizon_s) and self.late_horizon_s > 0):
+            raise ValueError(f"late_horizon_s must be a positive number of seconds, got {self.late_horizon_s}")
+        if self.skip_after < 1 or not (math.isfinite(self.probe_period_s) and self.probe_period_s > 0):
+            raise ValueError(
+                f"skip_after must be >= 1 and probe_period_s > 0, got {self.skip_after}, {self.probe_period_s}"
+            )
+        table = ct.control_table(self.model)
+        if self.center is None:
+            self.center = float(table.center)
+        if not math.isfinite(self.center):
+            raise ValueError(f"center must be a finite count, got {self.center}")
+        if table.baud_codes is not None and self.baud not in table.baud_codes:
+            raise ValueError(
+                f"baud {self.baud} is not a {table.name} rate (its Baud Rate codes); valid: "
+                + ", ".join(map(str, sorted(table.baud_codes, reverse=True)))
+            )
+        if table.protocol != self.protocol:
+            raise ValueError(
+                f"model {self.model} ({table.name}) speaks protocol {table.protocol}, not {self.protocol}; tables of "
+                f"{self.protocol}: " + ", ".join(k for k, t in ct.CONTROL_TABLES.items() if t.protocol == self.protocol)
+            )
+        if family(self.protocol).baud_grid:  # a Baud Rate grid by formula (Protocol 1.0): refused here, not at open
+            load(self.protocol, "baud_grid")(self.baud, table)
+        rlo, rhi = ct.position_range_rad(table, self.center)
+        clo, chi = ct.position_range_counts(table)
+        for i, (lo, hi) in (self.joint_limits or {}).items():
+            what = f"joint_limits[{i}]" + (f" (joint {self.names[i]!r})" if self.names and i in self.names else "")
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ValueError(f"{what} must be finite with lower < upper, got ({lo}, {hi})")
+            if lo < rlo or hi > rhi:
+                raise ValueError(
+                    f"{what} = ({lo:.6g}, {hi:.6g}) rad exceeds the {table.name} position range "
+                    f"({rlo:.6g}, {rhi:.6g}) rad (counts {clo}..{chi} around center {self.center:g})"
+                )
+
+
+def joint_state(table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp, stamps) -> JointState:
+    """A :class:`JointState` from ``raw`` records with signed fields ``position`` [counts], ``velocity`` [table's
+    ``velocity_unit``] and ``current`` (:data:`STATE_DTYPE`) or ``load`` (Present Load, ``load_unit`` of the stall
+    torque: effort, no current), converted with the table's units; NaN where not ``valid``."""
+    n = len(ids)
+    pos = np.where(valid, (np.asarray(raw["position"], dtype=np.float64) - center) * table.rad_per_count, np.nan)
+    vel = np.where(valid, np.asarray(raw["velocity"], dtype=np.float64) * table.velocity_unit, np.nan)
+    if "load" in raw.dtype.names:
+        cur = np.full(n, np.nan)
+        eff = np.where(valid, raw["load"] * (table.load_unit * (table.stall_torque or np.nan)), np.nan)
+    elif table.has_current:
+        cur = np.where(valid, ct.current_to_amps(raw["current"], table), np.nan)
+        eff = cur * (np.nan if kt is None else kt)
+    else:
+        cur = np.full(n, np.nan)
+        load = np.asarray(raw["current"], dtype=np.float64) * table.load_unit * (table.stall_torque or np.nan)
+        eff = np.where(valid, load, np.nan)
+    return JointState(ids, pos, vel, cur, eff, valid, stamp, stamps)

@@ -1,0 +1,217 @@
+"""Dynamixel bus on dynamixel-sdk Protocol 1.0 (MX-64/MX-106 on 1.0 firmware, AX-12A): :class:`DynamixelBus1`.
+
+The :class:`~.bus_interface.ServoBus` of protocol ``dxl1``, on the stock ``PacketHandler(1.0)`` framing
+(through the adapters of :mod:`.sdk_adapters_p1`). Protocol 1.0 has no SYNC_READ, so a cycle is:
+
+* MX: one BULK_READ of Present Position + Speed + Load (36–41, 6 bytes) from every servo, then one SYNC_WRITE of
+  Goal Position (30, 2 bytes) — 2 transactions; with ``p_gain=True`` one more SYNC_WRITE of P Gain (28) in a cycle
+  whose gains differ from the last ones written.
+* AX-12: no BULK_READ — one READ of 36–41 per servo (n transactions), then the SYNC_WRITE; kp is written as
+  CW/CCW Compliance Slope (28–29) = 1024 / P (:func:`.p1_units.slope_of_p`), again only when it changes.
+
+``stats`` count the transactions per cycle (``transactions``/``cycles``). ``read_health()`` reads Torque Enable
+… Present Voltage + Temperature (24–43: 1.0 has no indirect addresses; torque off unasked = a servo that rebooted
+by itself) the same way (one BULK_READ, or one READ per AX); 1.0 firmware has no Hardware Error Status register:
+the alarm bits of each status packet's error byte (input voltage, overheating, overload —
+:data:`.p1_units.ALARM_ERRORS`) are reported as the Hardware Error Status bits of the same meaning. The rest is
+the 2.0 bus's: replies of earlier transactions never taken as fresh, per-servo :class:`CommStats`, missing servos
+skipped and re-probed, goals outside the limits refused before anything is written.
+
+There is no REBOOT in Protocol 1.0 on MX/AX firmware (the SDK's ``reboot`` returns ``COMM_NOT_AVAILABLE``):
+:meth:`DynamixelBus1.reboot` is its equivalent — torque off (a write of Torque Enable, which releases an alarm
+shutdown once its cause is gone) and Goal Position := Present Position; a power cycle is the only full reset.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from functools import partial
+
+import numpy as np
+
+from .. import control_table as ct
+from ..bus_types import BusConfig, BusError, Health
+from ..goals import id_rows
+from ..servo_transactions import COMM_SUCCESS
+from . import protocol1 as p1
+from .bus import DynamixelBus
+from .p1_units import (
+    BULK_READ_MODELS,
+    HEALTH_ADDR,
+    HEALTH_LEN,
+    HEALTH_VOLTAGE,
+    STATE_ADDR,
+    STATE_LEN,
+    alarm_to_hw,
+    baud_code,
+    slope_of_p,
+    state_record,
+)
+from .sdk_adapters_p1 import BulkRead1, PacketHandler1, PerServoRead1, PortHandler1
+
+log = logging.getLogger(__name__)
+
+ADDR_P_GAIN1 = 28  # P Gain (MX) / CW Compliance Slope (AX, CCW at 29)
+ADDR_GOAL1 = 30
+
+
+class DynamixelBus1(DynamixelBus):
+    """Protocol 1.0 servos of one table on one port. Use as a context manager: ``open()`` … ``close()``."""
+
+    max_id = p1.MAX_ID
+
+    def __init__(self, config: BusConfig):
+        super().__init__(config)
+        t = self.table
+        if t.protocol != "dxl1":
+            raise ValueError(f"DynamixelBus1 drives Protocol 1.0 tables; {config.model} ({t.name}) is {t.protocol}")
+        baud_code(config.baud, t)  # BusConfig refused it already; a bus built from a changed config must too
+        delay = ct.RETURN_DELAY_UNIT * t.item("Return Delay Time").default
+        self.port = PortHandler1(config.port, config.latency_timer_ms, config.timeout_ms, delay)
+        self.port.stats = self.stats
+        self.port.ledger.horizon_s = config.late_horizon_s
+        self.ph = PacketHandler1()
+        self.bulk = t.model_number in BULK_READ_MODELS  # MX: BULK_READ; AX: one READ per servo
+        self.slopes = "Position P Gain" not in t.by_name  # AX: kp as Compliance Slope
+        self._gains: dict[int, int] = {}  # P gain register (or slope) last written per servo
+
+    def _build_groups(self) -> None:
+        reader = BulkRead1 if self.bulk else PerServoRead1
+        self._read = reader(
+            self.port, self.ph, STATE_ADDR, STATE_LEN, partial(state_record, sign_bit=self.table.sign_bit)
+        )
+        self._health = reader(self.port, self.ph, HEALTH_ADDR, HEALTH_LEN, None)
+        self._fill_groups()
+
+    # --------------------------------------------------------------- setup
+    def _setup_one(self, i: int) -> None:
+        """Torque off, Status Return Level 2 (16: every instruction answered), Return Delay Time (5), and the
+        servo's CW/CCW Angle Limit (Min/Max Position Limit) checked against the joint limits."""
+        self.write_item(i, "Torque Enable", 0)
+        self.write_item(i, "Status Return Level", 2)
+        self._return_delay(i)
+        self._gains.pop(i, None)
+        self._check_position_limits(i, "CW/CCW Angle Limit")
+
+    # --------------------------------------------------------------- the cycle
+    def read_state(self):
+        """One BULK_READ (MX) or one READ per servo (AX) of position, speed and load; see the 2.0 bus."""
+        before = self._read.transactions
+        state = super().read_state()
+        self.transactions += max(self._read.transactions - before - 1, 0)  # the 2.0 cycle counted one
+        return state
+
+    def write_goals(self, goals, p_gains=None, _checked=None) -> None:
+        """One SYNC_WRITE of Goal Position (30, 2 bytes) [rad]; with ``config.p_gain`` first a SYNC_WRITE of P Gain
+        (MX, 28) or both Compliance Slopes (AX, 28–29) when they differ from the values last written."""
+        ids, arr = self.check_goals(goals) if _checked is None else _checked
+        if not ids:
+            return
+        if self.config.p_gain:
+            self._write_gains(ids, p_gains)
+        c = self.limits.goal_counts(ids, arr)
+        block = id_rows(ids, c.astype("<u2").view(np.uint8).reshape(-1, 2))
+        self._sync_write(ADDR_GOAL1, 2, block)
+
+    def _write_gains(self, ids: tuple[int, ...], p_gains) -> None:
+        if p_gains is None:
+            raise ValueError("p_gains: required when the bus is configured with p_gain=True")
+        pg = np.asarray([p_gains[i] for i in ids] if isinstance(p_gains, Mapping) else p_gains, dtype=np.float64)
+        pg = pg.ravel()
+        top = self.table.p_gain_max
+        if pg.size != len(ids) or not np.all((pg >= (1 if self.slopes else 0)) & (pg <= top) & (pg == np.rint(pg))):
+            what = "P gains (P 8..512 = Compliance Slope 128..2)" if self.slopes else "P Gain register values"
+            raise ValueError(f"p_gains: need {len(ids)} integer {what} in {1 if self.slopes else 0}..{top}, got {pg}")
+        regs = [slope_of_p(p) for p in pg] if self.slopes else [int(p) for p in pg]
+        if all(self._gains.get(i) == r for i, r in zip(ids, regs)):
+            return
+        width = 2 if self.slopes else 1
+        block = np.array([[i, *([r] * width)] for i, r in zip(ids, regs)], dtype=np.uint8)
+        self._sync_write(ADDR_P_GAIN1, width, block)
+        self._gains.update(zip(ids, regs))
+
+    def _sync_write(self, addr: int, width: int, block: np.ndarray) -> None:
+        result = self.ph.syncWriteTxOnly(self.port, addr, width, block.ravel().tolist(), block.size)
+        self.transactions += 1
+        if result != COMM_SUCCESS:
+            raise BusError(f"sync write failed on {self.config.port}: {self.ph.getTxRxResult(result)}")
+
+    # --------------------------------------------------------------- health, errors, reboot equivalent
+    def read_health(self) -> Health:
+        """Torque Enable, Present Voltage and Temperature (24–43) of every active servo in one BULK_READ (MX) or one
+        READ each (AX); ``hw_error`` = the alarm bits of each reply's status error byte as Hardware Error Status bits;
+        ``torque`` (−1 where unread) shows a servo that rebooted by itself (torque off unasked)."""
+        g = self._health
+        if self._asked:
+            before = g.transactions
+            g.txRxPacket()
+            self.transactions += g.transactions - before
+        ids = tuple(self.ids)
+        n = len(ids)
+        volts, temp, hw = np.full(n, np.nan), np.full(n, np.nan), np.full(n, -1, dtype=np.int64)
+        torque = np.full(n, -1, dtype=np.int64)
+        valid = np.zeros(n, dtype=bool)
+        for k, i in enumerate(ids):
+            if i not in self._asked:
+                continue
+            data = g.received.get(i)
+            if data is not None and not g.errors[i]:
+                volts[k] = data[HEALTH_VOLTAGE] * self.table.voltage_unit
+                temp[k] = float(data[HEALTH_VOLTAGE + 1])
+                torque[k] = data[0]
+                hw[k] = alarm_to_hw(self.ph.alarms.get(i, 0))
+                valid[k] = True
+            elif data is None:
+                st = self.stats[i]
+                why = g.failed.get(i, "timeouts")
+                setattr(st, why, getattr(st, why) + 1)
+        for i, e in zip(ids, hw.tolist()):
+            if e >= 0 and e != self._hw_logged.get(i, 0):
+                (log.warning if e else log.info)("id %d alarm (status error byte): %s", i, ct.hardware_error_text(e))
+                self._hw_logged[i] = e
+        return Health(ids, volts, temp, hw, valid, torque)
+
+    def hardware_error(self, dxl_id: int) -> int:
+        """Alarm bits of one servo (a READ of Present Voltage: its status error byte) as Hardware Error Status bits."""
+        self.read_item(dxl_id, "Present Input Voltage")
+        return alarm_to_hw(self.ph.alarms.get(dxl_id, 0))
+
+    def reboot(self, dxl_id: int) -> None:
+        """The Protocol 1.0 equivalent of REBOOT: Torque Enable 0 (releases an alarm shutdown whose cause is gone)
+        and Goal Position := Present Position, so that torque on holds still. A cause that persists (a load
+        beyond the motor, heat, a supply out of range) keeps its alarm bit set; a power cycle resets everything."""
+        self.write_item(dxl_id, "Torque Enable", 0)
+        self.write_item(dxl_id, "Goal Position", self.read_item(dxl_id, "Present Position"))
+        self._gains.pop(dxl_id, None)
+        left = self.ph.alarms.get(dxl_id, 0)
+        if left:
+            log.warning(
+                "id %d: alarm still set after torque off: %s", dxl_id, ct.hardware_error_text(alarm_to_hw(left))
+            )
+
+    def bulk_read(self, requests: Mapping[int, tuple[int, int]]) -> dict[int, bytes]:
+        """{id: (address, length)} → {id: data} in one BULK_READ (MX only; an AX answers an instruction error)."""
+        out = {}
+        for (addr, n), ids in _by_block(requests).items():
+            g = BulkRead1(self.port, self.ph, addr, n, None)
+            for i in ids:
+                g.addParam(i)
+            g.txRxPacket()
+            self.transactions += 1
+            out.update({i: d for i, d in g.received.items() if not g.errors[i]})
+        return out
+
+    def stats_summary(self) -> str:
+        how = "one BULK_READ per cycle" if self.bulk else f"{len(self._asked)} READs per cycle (AX: no BULK_READ)"
+        return f"protocol 1.0, {how}; " + super().stats_summary()
+
+
+def _by_block(requests: Mapping[int, tuple[int, int]]) -> dict[tuple[int, int], list[int]]:
+    out: dict[tuple[int, int], list[int]] = {}
+    for i, block in requests.items():
+        out.setdefault(tuple(block), []).append(i)
+    return out
+
+
+__all__ = ["DynamixelBus1", "p1"]

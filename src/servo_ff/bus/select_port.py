@@ -1,0 +1,199 @@
+"""The receive side the three SDK port adapters share (Dynamixel 2.0, Dynamixel 1.0, Feetech STS).
+
+:class:`SelectPort` goes before the SDK's ``PortHandler`` in the bases of :class:`.sdk_adapters.PortHandler` and
+:class:`servo_ff.bus.feetech.port.StsPortHandler`: reply timing from a margin (``timeout_ms``, else the adapter's
+latency timer + 2 ms), a receive buffer filled by ``select`` waits instead of the SDK's busy polling, the ledger
+of earlier transactions (:mod:`.transactions`), ``clearPort`` (what arrived before an instruction is late) and
+``settle``. A port provides ``rx_stream`` (its stream decoder: ``pending``, ``drop_partial``),
+``_route_late(data)`` (decode ``data`` and route its frames to the ledger, as late replies) and, for the resync,
+``_marker(id, n)`` and ``_replies(data)`` with its ``marker_lengths``.
+
+Resync after a stall: when the ledger forgets earlier transactions by time (no reply of any later one came for
+``late_horizon_s``: an outage, or a responder that stalled with the instructions queued), their replies may still
+come, ahead of every later one, and nothing tells them apart. Until a marker (a READ of a length no other
+transaction of the bus uses, ``marker_lengths`` in turn) is answered, no reply is taken as its transaction's
+(``unsynced``: :meth:`SelectPort.receive` closes its window at once); the marker is sent before the next instruction
+and waited for up to ``late_horizon_s``; what arrives before its reply is late. ``resyncs`` / ``resync_failures``
+count them.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+
+from . import transactions as tx
+
+
+class SelectPort:
+    def _init_receive(self, latency_timer_ms: float, timeout_ms: float | None, return_delay_s: float) -> None:
+        self.latency_timer_ms = float(latency_timer_ms)
+        self.timeout_ms = timeout_ms
+        self.return_delay_s = float(return_delay_s)
+        self._fd = -1
+        self._rx = bytearray()
+        self._timing = None
+        self.ledger = tx.Ledger()
+        self.counters = tx.RxCounters()
+        self.stats: dict | None = None  # {id: CommStats} to count late replies per servo (set by the bus)
+        self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
+        self.resyncs = 0
+        self.resync_failures = 0
+
+    @property
+    def margin_ms(self) -> float:
+        return float(self.timeout_ms) if self.timeout_ms is not None else self.latency_timer_ms + 2.0
+
+    def set_return_delay(self, seconds: float) -> None:
+        """The servos' Return Delay Time [s] (enters every reply slot)."""
+        self.return_delay_s = float(seconds)
+        self._timing = None
+
+    def setupPort(self, cflag_baud):
+        ok = super().setupPort(cflag_baud)
+        self._fd = self.ser.fileno()
+        self._timing = None
+        return ok
+
+    # ------------------------------------------------------------------ bytes
+    def _read_fd(self, wait: bool, deadline: float | None = None) -> bytes:
+        try:  # a tty in raw mode with VMIN = 0 returns b"" (not EAGAIN) when nothing has arrived
+            data = os.read(self._fd, 65536)
+            if data:
+                return data
+        except BlockingIOError:
+            pass
+        remaining = self.remaining_s() if deadline is None else deadline - time.monotonic()
+        if wait and remaining > 0 and select.select([self._fd], [], [], remaining)[0]:
+            try:
+                return os.read(self._fd, 65536)
+            except BlockingIOError:
+                pass
+        return b""
+
+    def drain(self) -> bytes:
+        """Every byte that has arrived, without waiting."""
+        out = bytes(self._rx)
+        self._rx.clear()
+        while True:
+            chunk = self._read_fd(wait=False)
+            if not chunk:
+                return out
+            out += chunk
+
+    def read_available(self, wait: bool = True, deadline: float | None = None) -> bytes:
+        """Every byte that has arrived (waiting in ``select`` until ``deadline`` [s, monotonic], default the
+        packet timeout, if none has)."""
+        if self._rx:
+            out = bytes(self._rx)
+            self._rx.clear()
+            return out
+        return self._read_fd(wait, deadline)
+
+    def getBytesAvailable(self):
+        return len(self._rx) + self.ser.in_waiting
+
+    def readPort(self, length):
+        if len(self._rx) < length:
+            self._rx += self._read_fd(wait=not self._rx)
+        out = bytes(self._rx[:length])
+        del self._rx[:length]
+        return out
+
+    def setPacketTimeout(self, packet_length):
+        self.packet_start_time = self.getCurrentTime()
+        self.packet_timeout = self.tx_time_per_byte * packet_length + self.margin_ms
+
+    def getCurrentTime(self):
+        return time.monotonic() * 1000.0
+
+    def remaining_s(self) -> float:
+        return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
+
+    # ------------------------------------------------------------------ transactions
+    def clearPort(self):
+        """Before an instruction: what has arrived belongs to earlier transactions (late, counted); after the
+        ledger forgot transactions by time, resync."""
+        expired = self.ledger.expired
+        data = self.drain() if self._fd >= 0 else b""
+        if self.ledger:
+            self.ledger.expire(time.monotonic())
+        if data:
+            self._route_late(data)
+        self.rx_stream.drop_partial()
+        if self.ledger.expired > expired:
+            self.unsynced = True
+        if self.unsynced and self._fd >= 0:
+            self.unsynced = not self._resync()
+
+    # ------------------------------------------------------------------ resync after a stall
+    marker_lengths: tuple[int, ...] = ()  # READ lengths (from address 0) no other transaction of the bus uses
+
+    def _marker(self, servo_id: int, n: int) -> bytes:
+        """The instruction packet READ ``n`` bytes from address 0 of ``servo_id``."""
+        raise NotImplementedError
+
+    def _replies(self, data: bytes):
+        """``(id, params)`` of each status frame in ``data``, in stream order; ``params`` None for a garbled one."""
+        raise NotImplementedError
+
+    def _resync(self) -> bool:
+        """Send one marker and wait (up to ``late_horizon_s``) for its reply; everything before it is late. True:
+        every earlier instruction has been answered (or its reply lost): the next reply is the next instruction's.
+        Markers take every (servo, length) pair in turn (answering servos first): an old marker's reply could pass
+        for the new one's only after as many unanswered markers as there are pairs."""
+        stats = self.stats or {}
+        ids = sorted(i for i, st in stats.items() if not st.skipping) or sorted(stats) or [1]
+        k = self.resyncs
+        self.resyncs += 1
+        marker = ids[k % len(ids)], self.marker_lengths[(k // len(ids)) % len(self.marker_lengths)]  # every pair
+        self.ledger.clear()
+        if self.writePort(self._marker(*marker)) <= 0 or not self._await_marker(marker):
+            self.resync_failures += 1
+            return False
+        self.rx_stream.drop_partial()  # nothing was sent after the marker: what follows is noise
+        return True
+
+    def _await_marker(self, marker: tuple[int, int]) -> bool:
+        """Read until the reply (id, length) ``marker`` (True) or ``late_horizon_s``; what comes before it is late."""
+        stats = self.stats or {}
+        deadline = time.monotonic() + self.ledger.horizon_s
+        while True:
+            data = self.read_available(wait=True, deadline=deadline)
+            if not data:
+                return False
+            for i, params in self._replies(data):
+                if params is None:
+                    self.counters.late_garbled += 1
+                    continue
+                if (i, len(params)) == marker:
+                    return True
+                self.counters.late += 1
+                st = stats.get(i)
+                if st is not None:
+                    st.late += 1
+
+    def _skip_unsynced(self, window: tx.Window) -> bool:
+        """While unsynced, earlier replies may come first, indistinguishable: none is ``window``'s (closed now)."""
+        if self.unsynced:
+            window.finish()
+        return self.unsynced
+
+    def _close_window(self, window: tx.Window) -> tx.Window:
+        """The end of :meth:`receive`: close ``window``; its missing replies stay pending in the ledger."""
+        window.finish()
+        self.counters.unattributed += window.unattributed
+        window.pending = self.ledger.add(window, time.monotonic())
+        return window
+
+    def settle(self, window: tx.Window) -> None:
+        """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
+        the transaction (a dropped reply would otherwise make every retry's reply look late)."""
+        deadline = time.monotonic() + self.timing.margin_s
+        while True:
+            data = self.read_available(wait=True, deadline=deadline)
+            if not data:
+                break
+            self._route_late(data)
+        self.ledger.remove(getattr(window, "pending", None))

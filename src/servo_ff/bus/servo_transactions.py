@@ -1,0 +1,199 @@
+"""Single-servo transactions every bus shares, with retries: ping, scan, connect, torque, the per-servo setup loop and
+its position-limit check.
+
+:class:`ServoTransactions` is a part of every bus (it uses the bus's ``port``, ``ph`` (the SDK packet handler),
+``config``, ``table``, ``stats``, ``ids``/``missing``, ``lower``/``upper`` and ``_build_groups``). A family's
+subclass (:class:`servo_ff.bus.dynamixel.servo_transactions.DynamixelTransactions`,
+:class:`servo_ff.bus.feetech.transactions.StsTransactions`) gives what its protocol decides: the SDK's failure
+codes, what a reply's status byte means (:meth:`~ServoTransactions._status_failed`), a broadcast scan, items by
+name, reboot, the hardware error and ``_setup_one``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+
+from . import control_table as ct
+from .bus_types import BusError, GoalRejected
+from .transactions import CommStats
+
+log = logging.getLogger(__name__)
+
+COMM_SUCCESS = 0  # the SDKs' (dynamixel_sdk, scservo_sdk) result of a transaction that got its reply
+RETRY_BACKOFF_S = 0.005  # first pause before a single-servo retry [s]; doubles per retry
+
+
+class ServoTransactions:
+    """One servo at a time, each call with up to ``config.retries`` retries."""
+
+    rx_timeout: int  # the SDK's result codes of a missing and of a garbled reply
+    rx_corrupt: int
+    max_id: int  # the largest servo id of the protocol (a scan's default range)
+
+    def _count_transaction(self) -> None:
+        """One instruction sent (a bus whose port counts them overrides this)."""
+        self.transactions += 1
+
+    def _status_failed(self, i: int, error: int) -> bool:
+        """Whether a reply's status byte ``error`` makes it a failure (counted and noted in ``stats[i]``)."""
+        raise NotImplementedError
+
+    def _count(self, i: int, result: int, error: int = 0) -> bool:
+        st = self.stats.setdefault(i, CommStats())
+        if result == COMM_SUCCESS:
+            if self._status_failed(i, error):
+                return False
+            st.ok += 1
+            return True
+        if result == self.rx_timeout:
+            st.timeouts += 1
+        elif result == self.rx_corrupt:
+            st.corrupt += 1
+        st.last_error = self.ph.getTxRxResult(result)
+        return False
+
+    def _retry(self, i: int, fn, *args):
+        """Run one SDK call with up to ``retries`` retries, 5 ms · 2^k apart (a device that stalls for a moment
+        would fail quick retries too); returns its full result tuple (last attempt)."""
+        for attempt in range(self.config.retries + 1):
+            if attempt:
+                time.sleep(RETRY_BACKOFF_S * 2 ** (attempt - 1))
+            out = fn(self.port, i, *args)
+            self._count_transaction()
+            res = out if isinstance(out, tuple) else (out,)
+            result, error = (res[-2], res[-1]) if len(res) >= 2 else (res[0], 0)
+            if self._count(i, result, error):
+                return out
+            if attempt < self.config.retries:
+                self.stats[i].retries += 1
+        return out
+
+    def ping(self, servo_id: int) -> int | None:
+        """Model number of ``servo_id``, or None if it does not answer (after retries)."""
+        model, result, _ = self._retry(servo_id, self.ph.ping)
+        return model if result == COMM_SUCCESS else None
+
+    def _broadcast_scan(self, ids: Iterable[int]) -> dict[int, int]:
+        raise ValueError(f"{self.table.protocol}: no broadcast PING; scan id by id")
+
+    def scan(self, ids: Iterable[int] | None = None, broadcast: bool = False) -> dict[int, int]:
+        """{id: model number} of the servos that answer (default ids: all of the protocol): one PING per id (no
+        retries), or with ``broadcast=True`` one broadcast PING where the protocol has one."""
+        ids = range(0, self.max_id + 1) if ids is None else ids
+        if broadcast:
+            return self._broadcast_scan(ids)
+        found = {}
+        for i in ids:
+            model, result, _ = self.ph.ping(self.port, i)
+            self._count_transaction()
+            if result == COMM_SUCCESS:
+                found[i] = model
+        return found
+
+    def connect(self) -> tuple[list[int], list[int]]:
+        """Ping the configured ids; missing ones are logged (found and missing listed) and left out of every later
+        transaction. A model number without a control table of this protocol raises :class:`BusError` naming the
+        id, the number and the known tables; so does another model whose table puts the bus's items elsewhere (its
+        registers would be misread); another model of the same layout is logged. Raises if none answers."""
+        found, missing, other = [], [], []
+        protocol = self.table.protocol
+        known = {t.model_number: k for k, t in ct.CONTROL_TABLES.items() if t.protocol == protocol}
+        listing = ", ".join(f"{n} ({k})" for n, k in sorted(known.items()))
+        for i in self.config.ids:
+            model = self.ping(i)
+            if model is None:
+                missing.append(i)
+                continue
+            where = f"id {i}{self._name(i)} on {self.config.port} reports model number {model}"
+            if model not in known:
+                raise BusError(f"{where}: no control table for it over protocol {protocol}; known: {listing}")
+            if model != self.table.model_number:
+                if not same_layout(self.table, ct.CONTROL_TABLES[known[model]]):
+                    raise BusError(
+                        f"{where} ({known[model]}), whose control table differs from {self.config.model} "
+                        f"({self.table.name}, {self.table.model_number}) the bus is configured for; known: {listing}"
+                    )
+                other.append(f"{i} ({known[model]})")
+            found.append(i)
+        return self._adopt_scan(found, missing, other)
+
+    def _adopt_scan(self, found: list[int], missing: list[int], other: list[str]) -> tuple[list[int], list[int]]:
+        """The end of every bus's ``connect``: log the servos of another known model (``other``), raise when none
+        answered, log the missing ids (the caller decides whether to go on without them), keep ``found`` as the
+        active ids."""
+        kind, logger = getattr(self, "_port_kind", "servo"), getattr(self, "_log", log)
+        if other:
+            logger.warning(
+                "ids %s report another model than %s (%d)", ", ".join(other), self.table.name, self.table.model_number
+            )
+        if not found:
+            raise BusError(
+                f"no {kind} servo answered on {self.config.port} at {self.config.baud} baud; "
+                f"expected ids {self.config.ids}"
+            )
+        if missing:
+            logger.error(
+                "%s bus %s: found ids %s, MISSING ids %s (not answering)", kind, self.config.port, found, missing
+            )
+        self.ids, self.missing = found, missing
+        if self._is_open:
+            self._build_groups()
+        return found, missing
+
+    def torque(self, enable: bool, ids: Iterable[int] | None = None) -> None:
+        for i in self.ids if ids is None else ids:
+            self.write_item(i, "Torque Enable", 1 if enable else 0)
+
+    def setup(self, ids: Iterable[int] | None = None) -> None:
+        """Per servo (default: every active, not skipped one) the family's ``_setup_one`` (torque off, Return Delay
+        Time, its own registers, the position limits checked against the joint limits). Each servo gets
+        ``retries`` more attempts; raises :class:`BusError` naming the one that failed."""
+        todo = [i for i in self.ids if not self.stats[i].skipping] if ids is None else list(ids)
+        for i in todo:
+            for attempt in range(self.config.retries + 1):
+                try:
+                    self._setup_one(i)
+                    break
+                except BusError as e:
+                    if attempt == self.config.retries:
+                        raise BusError(
+                            f"setup of id {i}{self._name(i)} failed after {attempt + 1} attempt(s): {e}"
+                        ) from None
+                    log.warning("setup of id %d: %s; retrying", i, e)
+                    time.sleep(4 * RETRY_BACKOFF_S * 2**attempt)
+        if self._delays:
+            self.port.set_return_delay(max(self._delays.values()) * ct.RETURN_DELAY_UNIT)
+
+    def _return_delay(self, i: int, **write) -> None:
+        """Write the configured Return Delay Time (or read the servo's) and remember it."""
+        if self.config.return_delay is not None:
+            self.write_item(i, "Return Delay Time", self.config.return_delay, **write)
+            self._delays[i] = self.config.return_delay
+        else:
+            self._delays[i] = self.read_item(i, "Return Delay Time")
+
+    def _check_position_limits(self, i: int, limit: str = "Min/Max Position Limit") -> None:
+        """Raise :class:`GoalRejected` when the joint limits of servo ``i`` exceed its Min/Max Position Limit
+        (``limit``: the register's name in the servo's manual)."""
+        lo_c, hi_c = self.read_item(i, "Min Position Limit"), self.read_item(i, "Max Position Limit")
+        rpc, c = self.table.rad_per_count, self.config.center
+        lo, hi = (lo_c - c) * rpc, (hi_c - c) * rpc
+        if self.lower[i] < lo or self.upper[i] > hi:
+            raise GoalRejected(
+                f"id {i}{self._name(i)}: joint limits ({self.lower[i]:.6g}, {self.upper[i]:.6g}) rad "
+                f"exceed the servo's {limit} ({lo:.6g}, {hi:.6g}) rad (counts {lo_c}..{hi_c})"
+            )
+
+    def _name(self, i: int) -> str:
+        names = self.config.names or {}
+        return f" (joint {names[i]!r})" if i in names else ""
+
+
+def same_layout(bus: ct.ControlTable, servo: ct.ControlTable) -> bool:
+    """Whether every item of the ``bus``'s table is at the same address and size in the ``servo``'s table."""
+    return all(
+        (o := servo.by_name.get(it.name)) is not None and (o.address, o.size) == (it.address, it.size)
+        for it in bus.items
+    )

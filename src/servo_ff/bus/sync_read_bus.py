@@ -1,0 +1,184 @@
+"""What the three buses (Dynamixel 2.0, Dynamixel 1.0, Feetech STS) share around their per-cycle sync read.
+
+:class:`SyncReadBus` is a mixin of :class:`.bus.DynamixelBus` (and so :class:`.bus_p1.DynamixelBus1`) and
+:class:`servo_ff.bus.feetech.bus.FeetechBus`: the port's open/close, the read groups of the servos not skipped, the
+accounting of a missed reply, the skip of a servo that misses ``skip_after`` sync reads in a row and its re-probe
+(one PING per ``probe_period_s``, round robin), goal checks and the cycle (read, then write).
+
+A bus provides ``config``, ``table``, ``kt``, ``port``, ``ph``, ``stats``, ``_name`` and:
+
+* ``_port_kind`` — "Dynamixel" / "Feetech", for the error messages; ``_log`` — the logger of its module;
+* ``_build_groups()`` — its two readers (state, health) in ``_read`` / ``_health``, then :meth:`_fill_groups`;
+* ``_answers_ping(i)`` — one PING of a skipped servo: did it answer?
+* ``read_state``, ``write_goals``, ``stats_summary``.
+"""
+
+from __future__ import annotations
+
+import logging
+import termios
+import time
+
+from .bus_types import BusConfig, BusError, JointState, joint_state
+from .goals import GoalLimits
+from .transactions import CommStats
+
+
+class SyncReadBus:
+    _port_kind = "servo"
+    _log = logging.getLogger(__name__)
+
+    def _init_servos(self, config: BusConfig) -> None:
+        """The per-servo bookkeeping (after ``self.port`` exists)."""
+        self.ids: list[int] = list(config.ids)  # active (answering) servos
+        self.missing: list[int] = []
+        self.stats: dict[int, CommStats] = {i: CommStats() for i in config.ids}
+        self.port.stats = self.stats
+        self.port.ledger.horizon_s = config.late_horizon_s
+        self.cycles = 0
+        self.state_reads = 0  # state sync reads sent
+        self._asked: tuple[int, ...] = tuple(self.ids)  # ids in the sync reads (not skipped)
+        self._next_probe = 0.0
+        self._probe_turn = 0
+        self._skipped_at: dict[int, float] = {}
+        self.limits = GoalLimits(self.table, config)
+        self.lower, self.upper = self.limits.lower, self.limits.upper
+        self._read = None
+        self._health = None
+        self._is_open = False
+
+    # --------------------------------------------------------------- port
+    def _before_open(self) -> None:
+        """Work to do before the port opens (e.g. compile the stream scanner)."""
+
+    def open(self):
+        self._before_open()
+        try:
+            ok = self.port.openPort() and self.port.setBaudRate(self.config.baud)
+        except Exception as e:  # serial.SerialException, OSError
+            raise BusError(f"cannot open {self._port_kind} port {self.config.port!r}: {e}") from None
+        if not ok:
+            raise BusError(f"cannot set baud {self.config.baud} on {self.config.port!r}")
+        self._is_open = True
+        self._build_groups()
+        return self
+
+    def close(self) -> None:
+        if self._is_open:
+            self.port.closePort()
+            self._is_open = False
+
+    def __enter__(self):
+        return self.open() if not self._is_open else self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _fill_groups(self) -> None:
+        """Put every servo not skipped into both readers."""
+        self._asked = tuple(i for i in self.ids if not self.stats[i].skipping)
+        self._stat_list = [self.stats[i] for i in self.ids]
+        for i in self._asked:
+            self._read.addParam(i)
+            self._health.addParam(i)
+        self._read.makeParam()
+        self._health.makeParam()
+
+    # --------------------------------------------------------------- skipped servos
+    def _missed(self, st: CommStats, i: int, why: str, bus_alive: bool, stamp: float) -> None:
+        """Count a sync read without a valid reply from servo ``i``; ``skip_after`` timeouts in a row skip it
+        (unless nobody answered — a bus outage — or it is the last servo asked)."""
+        setattr(st, why, getattr(st, why) + 1)
+        st.last_error = why
+        if why != "timeouts":
+            st.misses = 0
+        elif bus_alive:
+            st.misses += 1
+            if st.misses >= self.config.skip_after and len(self._asked) > 1:
+                self._skip(i, stamp)
+
+    def _skip(self, i: int, now: float) -> None:
+        st = self.stats[i]
+        st.skipping = True
+        st.last_error = f"skipped after {st.misses} consecutive missed replies"
+        self._skipped_at[i] = now
+        self._log.warning(
+            "id %d%s: %d consecutive sync reads without a reply; skipped, re-probed every %.3g s",
+            i,
+            self._name(i),
+            st.misses,
+            self.config.probe_period_s,
+        )
+        if self._next_probe <= now:
+            self._next_probe = now + self.config.probe_period_s
+        self._build_groups()
+
+    def _probe(self, now: float) -> None:
+        """PING one skipped servo (round robin) once per ``probe_period_s``; an answer puts it back."""
+        skipped = [i for i in self.ids if self.stats[i].skipping]
+        if not skipped or now < self._next_probe:
+            return
+        self._next_probe = now + self.config.probe_period_s
+        i = skipped[self._probe_turn % len(skipped)]
+        self._probe_turn += 1
+        st = self.stats[i]
+        st.probes += 1
+        if self._answers_ping(i):
+            st.skipping, st.misses, st.last_error = False, 0, ""
+            self._log.warning(
+                "id %d%s answers again after %.3g s; back in the sync reads",
+                i,
+                self._name(i),
+                now - self._skipped_at.pop(i, now),
+            )
+            self._build_groups()
+
+    def join(self, i: int) -> bool:
+        """One PING of ``i``, an id missing at :meth:`connect`; if it answers, it is set up (torque off, …) and put
+        back among the active ids (configured order), in the reads and writes from the next cycle. False: silent."""
+        if i not in self.missing or not self._answers_ping(i):
+            return False
+        self.setup([i])
+        self.missing = [m for m in self.missing if m != i]
+        self.ids = [j for j in self.config.ids if j in self.ids or j == i]
+        self.stats[i].misses = 0
+        if self._is_open:
+            self._build_groups()
+        return True
+
+    def servo_status(self, i: int) -> str:
+        """One line for diagnostics: "ok", or why the servo is skipped."""
+        st = self.stats[i]
+        if st.skipping:
+            since = time.monotonic() - self._skipped_at.get(i, time.monotonic())
+            return (
+                f"not answering: skipped for {since:.3g} s after {self.config.skip_after} consecutive missed "
+                f"replies; re-probed every {self.config.probe_period_s:g} s ({st.probes} probes)"
+            )
+        return "ok"
+
+    @property
+    def skipped(self) -> list[int]:
+        return [i for i in self.ids if self.stats[i].skipping]
+
+    # --------------------------------------------------------------- the cycle
+    def _state(self, ids, raw, valid, stamp, stamps) -> JointState:
+        return joint_state(self.table, self.kt, self.config.center, ids, raw, valid, stamp, stamps)
+
+    def check_goals(self, goals):
+        """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits;
+        returns (ids, goals [rad]). Raises :class:`GoalRejected` (and logs) without writing anything."""
+        return self.limits.check(goals, self.ids, self.missing)
+
+    def cycle(self, goals, p_gains=None) -> JointState:
+        """Read the state, then write the goals. Goals are checked before the read."""
+        checked = self.check_goals(goals)
+        try:
+            state = self.read_state()
+            self.write_goals(goals, p_gains, _checked=checked)
+        except BusError:
+            raise
+        except (OSError, termios.error) as e:  # the adapter vanished (pyserial raises termios.error on a pty)
+            raise BusError(f"{self._port_kind} port {self.config.port!r} failed: {e}") from e
+        self.cycles += 1
+        return state

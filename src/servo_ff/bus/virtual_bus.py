@@ -1,0 +1,410 @@
+"""A virtual Dynamixel Protocol 2.0 bus on a pseudo-terminal whose servos are the simulated actuators.
+
+:class:`VirtualBus` serves the slave end of a pty (``.device``, e.g. ``/dev/pts/7``) and answers byte for byte as N
+servos: PING, READ, WRITE, SYNC_READ, SYNC_WRITE, BULK_READ, BULK_WRITE, REBOOT (and REG_WRITE/ACTION), status
+packets with the error byte (bit 7 alert when Hardware Error Status ≠ 0), Status Return Level and Return Delay Time
+honoured, EEPROM lock while torque is on, indirect addresses 168–/224–. It is assembled from one module per concept:
+
+* :mod:`.pty_transport` — the pty: open, wait for bytes, write replies;
+* :mod:`.registers` — the register memory, built from the control table, the only copy of every register;
+* :mod:`.instructions` — the instruction handlers, a table instruction → handler;
+* :mod:`.virtual_servos` — the servo physics: the shared :class:`~servo_ff.models.servo_bank.ServoBank` (the core
+  stepper under the firmware P law, vectorised over the servos), its inputs derived from the registers;
+  physics advances by wall-clock time (sub-steps ≤ ``dt_max``) before every packet and on an idle tick;
+* :mod:`.faults` — reply faults (drop, corrupt, late) and scheduled ones (silence, overload, supply sag);
+* :mod:`.thermal` — constant temperature or a first-order thermal model;
+* :mod:`.virtual_options` — :class:`~.virtual_options.VirtualBusOptions`, what the bus is made of.
+
+``truth=True`` keeps a :class:`.truth.TruthRecord` of every sync read / reply / sync write.
+
+Use it in tests::
+
+    with VirtualBus(ids=range(1, 21), model="mx106") as vb:
+        port = PortHandler(vb.device) ...
+
+or in another process: :func:`spawn_virtual_bus` runs ``python -m servo_ff virtual-bus`` and returns the path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import sys
+import threading
+import time
+
+import numpy as np
+
+from ..models import slots
+from ..models.servo_bank import ServoLoad  # noqa: F401 (re-exported)
+from . import control_table as ct
+from .dynamixel import protocol as pr
+from .dynamixel.instructions import execute
+from .dynamixel.stream import StreamDecoder
+from .dynamixel.stream import warm_up as stream_warm_up
+from .faults import Faults, ReplyFaults, ScheduledFaults  # noqa: F401 (Faults re-exported)
+from .pty_transport import PtyTransport
+from .registers import RegisterMemory
+from .thermal import ThermalModel
+from .truth import TruthRecord
+from .virtual_options import BusStats, VirtualBusOptions
+from .virtual_process import VirtualBusProcess, spawn_virtual_bus  # noqa: F401 (re-exported)
+from .virtual_servos import VirtualServos
+
+log = logging.getLogger(__name__)
+
+
+class VirtualBus:
+    """N emulated servos on a pty. ``start()`` serves in a daemon thread; ``serve_forever()`` in the caller.
+
+    ``VirtualBus(options)`` with a :class:`~.virtual_options.VirtualBusOptions`, or ``VirtualBus(**keywords)``
+    (:meth:`~.virtual_options.VirtualBusOptions.of`: e.g. ``ids=[1, 2], loads=ServoLoad.pendulum(0.5, 0.2),
+    return_delay=0, thermal=True``).
+    """
+
+    # the parts a protocol's bus (:mod:`.virtual_p1`, :mod:`servo_ff.bus.feetech.virtual_bus`) replaces
+    truth_class = TruthRecord
+    registers_class = RegisterMemory
+    servos_class = VirtualServos
+    decoder_class = StreamDecoder
+    overload_bit = ct.HW_OVERLOAD  # the error bit a scheduled overload sets
+
+    def __init__(self, options: VirtualBusOptions | None = None, **keywords):
+        o = VirtualBusOptions.of(**keywords) if options is None else dataclasses.replace(options, **keywords)
+        self.options = o
+        self.table = ct.control_table(o.model)
+        self._check_table(o)
+        self.model = o.model
+        self.params = self._actuator(o)
+        self.faults = o.faults
+        self.rng = np.random.default_rng(self.faults.seed)
+        self.reply_faults = ReplyFaults(self.faults, self.rng)
+        self.truth: TruthRecord | None = self.truth_class() if o.truth else None
+        self.regs = self.registers_class(self.table, o.ids)
+        self.n = self.regs.n
+        if o.return_delay is not None:
+            self.regs.set("Return Delay Time", o.return_delay)
+        self.regs.set("Baud Rate", self._baud_code(o.baud))
+        self._registers_set()
+        self.supply_voltage = float(self.params.firmware.vin if o.supply_voltage is None else o.supply_voltage)
+        self.servos = self.servos_class(self.regs, self.params, [o.load_of(i) for i in o.ids], self.supply_voltage)
+        self.thermal = ThermalModel(o.thermal, self.n)
+        self.scheduled = ScheduledFaults(self.faults, self.n)
+        self.stats = BusStats()
+        self.transport = PtyTransport(o.link, self.stats)
+        self.decoder = self.decoder_class()
+        self._lock = threading.RLock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._old_switch: float | None = None
+        self._t0 = self._t_last = time.monotonic()
+        self._last_rx = 0.0
+        self._publish()
+
+    def _check_table(self, o: VirtualBusOptions) -> None:
+        """Refuse a control table of another protocol."""
+
+    def _actuator(self, o: VirtualBusOptions):
+        return o.actuator()
+
+    def _baud_code(self, baud: int) -> int:
+        return ct.BAUD_CODES[baud]
+
+    def _registers_set(self) -> None:
+        """The registers hold their power-up values (Return Delay Time, Baud Rate set)."""
+
+    # ------------------------------------------------------------------ views of the parts
+    ids = property(lambda self: self.regs.ids, doc="Servo ids (they follow writes of the ID item).")
+    index = property(lambda self: self.regs.index, doc="id → servo index.")
+    mem = property(lambda self: self.regs.mem, doc="The register memory, (n, TABLE_SIZE) bytes.")
+    device = property(lambda self: self.transport.device, doc="The pty's slave path once open.")
+    silent = property(lambda self: self.scheduled.silent, doc="Servos that do not answer.")
+    theta = property(lambda self: self.servos.bank.theta, doc="Positions [rad] (writable in place).")
+    dtheta = property(lambda self: self.servos.bank.dtheta, doc="Velocities [rad/s].")
+    tau_m = property(lambda self: self.servos.bank.tau_m, doc="Motor torques [N·m].")
+    temp = property(lambda self: self.thermal.temp, doc="Temperatures [°C].")
+
+    @property
+    def goal(self) -> np.ndarray:
+        """Goal positions [rad] (the Goal Position registers)."""
+        return ct.counts_to_rad(self.regs.get("Goal Position"))
+
+    @property
+    def enable(self) -> np.ndarray:
+        """Torque enable per servo, 0.0 or 1.0 (the Torque Enable registers)."""
+        return (self.regs.get("Torque Enable") != 0).astype(np.float64)
+
+    @property
+    def hw_error(self) -> np.ndarray:
+        """Hardware Error Status per servo (the register)."""
+        return self.regs.get("Hardware Error Status")
+
+    @property
+    def p(self) -> np.ndarray:
+        """Packed actuator parameters per servo, as the registers set them (P gain, PWM limit)."""
+        with self._lock:
+            self.servos.inputs()
+            return self.servos.bank.packed
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self) -> str:
+        """Open the pty pair and return the slave device path."""
+        if self.device is not None:
+            return self.device
+        stream_warm_up()
+        self.transport.open()
+        self._t0 = self._t_last = time.monotonic()
+        if self.truth is not None:
+            self.truth.t0 = self._t0  # the fault clock's origin
+        log.info("virtual Dynamixel bus on %s: %d × %s, ids %s", self.device, self.n, self.table.name, self.ids)
+        return self.device
+
+    def start(self, switch_interval: float | None = 1e-4) -> str:
+        """Open and serve in a daemon thread; returns the device path.
+
+        ``switch_interval``: the stock SDK ``PortHandler`` polls the port in a busy loop; in the same process it
+        would hand the GIL to this thread only every 5 ms (``sys.getswitchinterval()``), several times per packet,
+        and the SDK's timeouts would fire. The interval is lowered while the bus runs (restored by ``stop``);
+        pass None to leave it alone (e.g. when the client waits in ``select`` like :class:`.bus.PortHandler`).
+        """
+        dev = self.open()
+        if switch_interval is not None and self._old_switch is None:
+            self._old_switch = sys.getswitchinterval()
+            sys.setswitchinterval(switch_interval)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self.serve_forever, name="virtual-dxl-bus", daemon=True)
+        self._thread.start()
+        return dev
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._old_switch is not None:
+            sys.setswitchinterval(self._old_switch)
+            self._old_switch = None
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+        self.transport.close()
+
+    close = stop
+
+    def __enter__(self) -> VirtualBus:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def serve_forever(self) -> None:
+        """Read the pty, answer packets, advance physics on an idle tick until :meth:`stop`."""
+        if self.device is None:
+            self.open()
+        idle_tick = self.options.clock.idle_tick
+        while not self._stop.is_set():
+            try:
+                data = self.transport.receive(idle_tick)
+            except EOFError:
+                break
+            now = time.monotonic()
+            with self._lock:
+                if data:
+                    self._last_rx = now
+                    for pkt in self.decoder.feed(data):
+                        try:
+                            self.handle(pkt, time.monotonic())
+                        except Exception:  # the bus must outlive one bad packet or physics error
+                            self.stats.internal_errors += 1
+                            log.exception("virtual bus: error handling %s", pkt)
+                elif data is None:
+                    if self.decoder.pending and now - self._last_rx > 0.02:
+                        self.decoder.drop_partial()  # a packet that never finished: like the firmware timeout
+                    try:
+                        self.advance(now)
+                    except Exception:
+                        self.stats.internal_errors += 1
+                        log.exception("virtual bus: physics step failed")
+                        self._t_last = now
+
+    # ------------------------------------------------------------------ introspection / injection API
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
+
+    def inject_overload(self, dxl_id: int) -> None:
+        """Set Hardware Error Status bit 5 (overload) on ``dxl_id``; torque goes off until REBOOT."""
+        with self._lock:
+            hw = self.hw_error
+            hw[self._k(dxl_id)] |= ct.HW_OVERLOAD
+            self._apply_shutdown(hw)
+            self._publish()
+
+    def inject_error(self, dxl_id: int, bits: int, on: bool = True) -> None:
+        """Raise error ``bits`` (the bus's own layout: Hardware Error Status, the 1.0 alarm bits, the STS status) on
+        ``dxl_id`` as its firmware would, torque off where Shutdown selects it; for the faults without a physical
+        cause in the emulator (encoder, electrical shock / over-current). ``on=False``: the cause is gone — clears
+        ``bits`` (for a bit the firmware does not latch, e.g. the STS sensor bit)."""
+        with self._lock:
+            hw = self.hw_error
+            k = self._k(dxl_id)
+            hw[k] = hw[k] | int(bits) if on else hw[k] & ~int(bits)
+            self._apply_shutdown(hw)
+            self._publish()
+
+    def brown_out(self, dxl_id: int) -> None:
+        """``dxl_id`` reboots by itself (a supply brown-out): RAM back to defaults (torque off, indirect addresses,
+        gains), goal = present position, as after a REBOOT nobody sent."""
+        with self._lock:
+            self.reboot(self._k(dxl_id))
+
+    def set_silent(self, dxl_id: int, silent: bool = True) -> None:
+        with self._lock:
+            self.silent[self._k(dxl_id)] = silent
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """Copies of the physics state: theta, dtheta, goal [rad], enable, tau_m [N·m], temp, hw_error."""
+        with self._lock:
+            self.servos.inputs()
+            b = self.servos.bank
+            return {
+                "theta": b.theta.copy(),
+                "dtheta": b.dtheta.copy(),
+                "goal": b.goal.copy(),
+                "enable": b.enable.copy(),
+                "tau_m": b.tau_m.copy(),
+                "temp": self.temp.copy(),
+                "hw_error": self.hw_error,
+            }
+
+    def _k(self, dxl_id: int) -> int:
+        if dxl_id not in self.index:
+            raise KeyError(f"no servo with id {dxl_id} on this bus (ids {self.ids})")
+        return self.index[dxl_id]
+
+    # ------------------------------------------------------------------ physics
+    def supply_now(self, t: float) -> float:
+        return self.scheduled.supply(t, self.supply_voltage, float(np.abs(self.servos.amps()).sum()))
+
+    def advance(self, now: float) -> None:
+        """Advance all servos from the last update to ``now`` (wall clock) in sub-steps ≤ dt_max."""
+        elapsed = now - self._t_last
+        if elapsed <= 0:
+            return
+        self._t_last = now
+        clock = self.options.clock
+        if elapsed > clock.max_catch_up:
+            self.stats.clock_jumps += 1
+            log.warning("virtual bus: %.3f s without service, simulating only %.3f s", elapsed, clock.max_catch_up)
+            elapsed = clock.max_catch_up
+        t = now - self._t0
+        hw = self.hw_error
+        for i in self.scheduled.tick(t, self.index):
+            hw[self.index[i]] |= self.overload_bit
+            log.info("virtual bus: overload injected on id %d at t=%.2f s", i, t)
+        for i in self.scheduled.brownouts(t, self.index):
+            self.brown_out(i)
+            log.info("virtual bus: id %d browned out and rebooted by itself at t=%.2f s", i, t)
+        vin = self.supply_now(t)
+        bank = self.servos.bank
+        bank.supply_voltage = vin
+        self.servos.inputs()
+        self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
+        self.thermal.advance(
+            elapsed, self.servos.amps(), bank.packed[:, slots.R], None if bank.thermal is None else bank.thermal.temp
+        )
+        self._status_after_step(hw, vin)
+        self._publish(vin)
+
+    def _status_after_step(self, hw: np.ndarray, vin: float) -> None:
+        """The error bits after a physics step: ``hw`` (with scheduled overloads), overheating (thermal model vs
+        Temperature Limit), input voltage (supply ``vin`` vs Min/Max Voltage Limit); then the Shutdown rule."""
+        if self.thermal.active:
+            hw[self.thermal.overheated(self.regs.get("Temperature Limit"))] |= ct.HW_OVERHEATING
+        vraw = vin / ct.VOLTAGE_UNIT
+        bad_v = (vraw < self.regs.get("Min Voltage Limit")) | (vraw > self.regs.get("Max Voltage Limit"))
+        self._apply_shutdown(np.where(bad_v, hw | ct.HW_INPUT_VOLTAGE, hw & ~ct.HW_INPUT_VOLTAGE))
+
+    def _apply_shutdown(self, hw: np.ndarray) -> None:
+        """Hardware Error Status := ``hw``; a bit the Shutdown register selects turns the torque off."""
+        self.regs.set("Hardware Error Status", hw)
+        trip = (hw & self.regs.get("Shutdown")) != 0
+        if trip.any():
+            self.regs.set("Torque Enable", 0, trip)
+
+    def _publish(self, vin: float | None = None) -> None:
+        self.servos.publish(self.supply_voltage if vin is None else vin, self.temp, time.monotonic() - self._t0)
+
+    # ------------------------------------------------------------------ register access, REBOOT
+    def read_bytes(self, k: int, addr: int, length: int) -> tuple[int, bytes]:
+        return self.regs.read(k, addr, length)
+
+    def write_bytes(self, k: int, addr: int, data: bytes) -> int:
+        """Apply a WRITE to servo k; returns the protocol error number (0 = done)."""
+        return self.regs.write(k, addr, data)
+
+    def reboot(self, k: int) -> None:
+        """RAM area back to defaults, errors cleared, torque off, goal = present position."""
+        self.regs.reboot(k)
+        self.servos.reboot(k)
+        self._publish(self.servos.bank.supply_voltage)
+
+    # ------------------------------------------------------------------ packet handling
+    def answers(self, k: int, inst: int) -> bool:
+        """Status Return Level: 0 → PING only, 1 → PING and reads, 2 → all."""
+        if self.silent[k]:
+            return False
+        if inst == pr.INST_PING:
+            return True
+        level = self.regs.value(k, "Status Return Level")
+        if level == 0:
+            return False
+        if level == 1:
+            return inst in (pr.INST_READ, pr.INST_SYNC_READ, pr.INST_BULK_READ)
+        return True
+
+    def send_status(self, k: int, error: int, params: bytes = b"") -> None:
+        """A status packet of servo k: the alert bit while a hardware error is latched, then :meth:`emit_status`."""
+        if self.regs.value(k, "Hardware Error Status"):
+            error |= pr.ERR_ALERT
+        self.emit_status(k, error & 0x7F, pr.encode_status(self.ids[k], error, params))
+
+    def emit_status(self, k: int, error: int, original: bytes, **truth) -> None:
+        """Send servo k's status packet ``original`` (its error bits ``error`` counted): reply faults, Return
+        Delay Time (and wire time) before it leaves; the truth record (``truth``: its extra arguments) sees it."""
+        if error:
+            self.stats.errors[error] = self.stats.errors.get(error, 0) + 1
+        packet, fate, hold = self.reply_faults.apply(original, self.stats)
+        if packet is None:
+            if self.truth is not None:
+                self.truth.reply(self.ids[k], fate, False, original, math.nan, **truth)
+            return
+        delay = self.regs.value(k, "Return Delay Time") * ct.RETURN_DELAY_UNIT + hold
+        if self.options.wire_time:
+            delay += len(packet) * 10.0 / self.options.baud
+        self.stats.replies += 1
+        if delay > 0:  # honour the delay: what is queued goes first, then wait, then this reply
+            self.transport.flush()
+            time.sleep(delay)
+            if self.truth is not None:  # stamped before the write: the client cannot have it earlier
+                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic(), **truth)
+            self.transport.write(packet)
+        else:  # back-to-back replies leave in one write, as a USB adapter's latency timer would batch them
+            if self.truth is not None:
+                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic(), **truth)
+            self.transport.queue(packet)
+
+    def reply(self, k: int, inst: int, err: int, data: bytes = b"", broadcast: bool = False) -> None:
+        if broadcast or not self.answers(k, inst):
+            return
+        self.send_status(k, err, data)
+
+    def handle(self, pkt: pr.Packet, now: float | None = None) -> None:
+        """Execute one instruction packet (replies go to the pty)."""
+        try:
+            if pkt.is_status:
+                return  # our own echo or another device's status: not an instruction
+            name = pr.INSTRUCTION_NAMES.get(pkt.instruction, f"0x{pkt.instruction:02x}")
+            self.stats.instructions[name] = self.stats.instructions.get(name, 0) + 1
+            self.advance(time.monotonic() if now is None else now)
+            execute(self, pkt)
+        finally:
+            self.transport.flush()
