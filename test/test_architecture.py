@@ -24,6 +24,27 @@ def test_no_module_import_cycle():
     assert not found, f"module import cycles (python tools/import_graph.py): {detail}"
 
 
+
+def test_layers_import_downwards_only():
+    """``io`` (file formats, ``ServoLog``) imports no ``identification``; the ROS-free core and ``workflows`` import
+    no front-end (``cli``, ``nodes``); ``dynamics`` imports no ``identification`` (its experiments are workflows)."""
+    graph = _import_graph_module().import_graph()
+    forbidden = {
+        "servo_ff.io": ("servo_ff.identification", "servo_ff.workflows", "servo_ff.cli", "servo_ff.nodes"),
+        "servo_ff.dynamics": ("servo_ff.identification", "servo_ff.workflows", "servo_ff.cli", "servo_ff.nodes"),
+        "servo_ff.identification": ("servo_ff.workflows", "servo_ff.cli", "servo_ff.nodes"),
+        "servo_ff.workflows": ("servo_ff.cli", "servo_ff.nodes"),
+    }
+    bad = [
+        f"{mod} -> {dep}"
+        for mod, deps in graph.items()
+        for layer, banned in forbidden.items()
+        if mod == layer or mod.startswith(layer + ".")
+        for dep in deps
+        if any(dep == b or dep.startswith(b + ".") for b in banned)
+    ]
+    assert bad == []
+
 def test_cycle_finder_sees_function_level_and_relative_imports(tmp_path):
     """A cycle made of a top-level relative import and an import inside a function is found."""
     ig = _import_graph_module()

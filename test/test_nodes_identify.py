@@ -339,8 +339,8 @@ def test_replay_fit_from_rosbag(ros, tmp_path):
     pytest.importorskip("servo_ff.io.rosbag", reason="identification core (rosbag reader) not merged")
     pytest.importorskip("servo_ff.identification.alpha_fit", reason="α fit core not merged yet")
     pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core not merged yet")
-    from servo_ff.identification.servo_log import ServoLog
     from servo_ff.io.rosbag_write import write_rosbag
+    from servo_ff.io.servo_log import ServoLog
 
     h = ros
     t, cmd, q, dq = rollout_data()

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..io.servo_log import LogBatch
 from ..models.params import (
     MODEL_FRICTION_KEYS,
     MODEL_NAMES,
@@ -36,7 +37,6 @@ from ..models.params import (
     FirmwareLaw,
     ParameterError,
 )
-from .servo_log import LogBatch
 
 #: Packed indices each searched key writes (M3/M4's symmetric load terms fill the motor and external slots).
 KEY_INDICES: dict[str, tuple[int, ...]] = {
