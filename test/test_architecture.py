@@ -24,7 +24,6 @@ def test_no_module_import_cycle():
     assert not found, f"module import cycles (python tools/import_graph.py): {detail}"
 
 
-
 def test_layers_import_downwards_only():
     """``io`` (file formats, ``ServoLog``) imports no ``identification``; the ROS-free core and ``workflows`` import
     no front-end (``cli``, ``nodes``); ``dynamics`` imports no ``identification`` (its experiments are workflows)."""
@@ -44,6 +43,7 @@ def test_layers_import_downwards_only():
         if any(dep == b or dep.startswith(b + ".") for b in banned)
     ]
     assert bad == []
+
 
 def test_cycle_finder_sees_function_level_and_relative_imports(tmp_path):
     """A cycle made of a top-level relative import and an import inside a function is found."""
