@@ -302,8 +302,9 @@ def test_supply_below_the_fraction_of_nominal_is_refused_and_held(ros):
         pub.publish(BatteryState(voltage=v))
     wait_for(lambda: ff.rejected - before >= 3, 5.0, "three supply readings refused")
     for _ in range(20):  # across ticks: the controller never runs on a refused reading
+        ticks = ff.ticks
+        wait_for(lambda t=ticks: ff.ticks > t, 10.0, "a controller tick")
         low.append(ff.ctrl.u_bat)
-        time.sleep(0.01)
     assert min(low) >= 0.5 * 15.0, low
     # throttled per reason (warn_throttle 30 s): the second reading below the floor is counted, not logged
     assert supply_suppressed() >= suppressed + 1
@@ -349,6 +350,8 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
     h, sim, ff, client, states, desired = ros
     period, n_bad = 1.0, 20
     assert set_warn_throttle(h, client, period)
+    now = [time.monotonic()]  # the throttle's clock [s]: a burst is within one period, the next a period later
+    ff.throttle.clock = lambda: now[0]
     try:
         desired.publish(hold([0.3, 0.2]))
         wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "valid trajectory")
@@ -357,7 +360,7 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
             ("velocity", "velocities", "pendulum_1", 0, ff.bounds[0]),
             ("acceleration", "accelerations", "pendulum_2", 1, ff.bounds[1]),
         ):
-            time.sleep(period)  # the last warning of this kind is older than the throttle period
+            now[0] += period  # the last warning of this kind is older than the throttle period
             capfd.readouterr()
             before = ff.rejected
             for n in range(n_bad):
@@ -365,10 +368,9 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
                 values = [0.0, 0.0]
                 values[k] = (2.0 + n) * bound[k]
                 setattr(m.points[0], field, values)
+                seen = ff.rejected
                 desired.publish(m)
-                time.sleep(0.005)
-            wait_for(lambda b=before: ff.rejected - b >= n_bad // 2, 5.0, f"{label} burst refused")
-            time.sleep(0.2)  # the rest of the burst
+                wait_for(lambda s=seen: ff.rejected > s, 10.0, f"{label} trajectory {n} refused")
             refused.append(ff.rejected - before)
             lines = [ln for ln in capfd.readouterr().err.splitlines() if "desired trajectory" in ln]
             assert 1 <= len(lines) <= 2 and 5 * len(lines) <= refused[-1], (refused, lines)
@@ -379,6 +381,7 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
         counted = sum(n for k, n in ff.throttle._suppressed.items() if "velocity of pendulum_" in k)
         assert counted >= refused[0] - len(warnings[0]), (counted, warnings)
     finally:
+        ff.throttle.clock = time.monotonic
         assert set_warn_throttle(h, client, 30.0)  # the fixture's value
 
 
@@ -412,9 +415,10 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     before = ff.rejected
     bad = Imu()
     bad.orientation.x = bad.orientation.y = bad.orientation.z = bad.orientation.w = math.nan
-    for _ in range(40):
+    for n in range(40):
+        seen = ff.rejected
         pub.publish(bad)
-        time.sleep(0.005)
+        wait_for(lambda s=seen: ff.rejected > s, 10.0, f"bad IMU message {n} refused")
     wait_for(lambda: ff.rejected >= before + 30, 10.0, "bad IMU messages refused")
     assert ff.imu is None or np.isfinite(ff.imu).all()
     err = capfd.readouterr().err

@@ -373,6 +373,17 @@ def test_goal_gate_holds_last_valid_goal():
     assert g.rejected == 3 and g.accepted == 1
 
 
+def test_goal_gate_stamps_accepts_and_refusals_on_its_clock():
+    """The gate's accept/reject times come from its injected clock (the node's goal age and WARN window)."""
+    now = [10.0]
+    g = GoalGate(["a"], np.array([-1.0]), np.array([1.0]), goal=np.zeros(1), warn=lambda _: None, clock=lambda: now[0])
+    assert g.last_accept_time == g.last_reject_time == -math.inf
+    assert g.from_array([0.5], "t") is not None
+    now[0] = 12.5
+    assert g.from_array([5.0], "t") is None
+    assert (g.last_accept_time, g.last_reject_time) == (10.0, 12.5)
+
+
 def test_urdf_gravity_load_matches_the_pendulum_load():
     """load.type urdf (pendulums2.urdf, its twin) and load.type pendulum give the same motion."""
     pytest.importorskip("servo_ff.dynamics.robot", reason="dynamics core not merged yet")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -291,7 +290,7 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
         """One (throttled) warning for refused velocity / effort limits, counted as a rejection."""
         g = self.gate
         g.rejected += 1
-        g.last_reject_time = time.monotonic()
+        g.last_reject_time = g.clock()
         g.last_reason = f"{source}: {reason}"
         g.recent.append(g.last_reason)
         self.throttle(f"{source}:limits", self.get_logger().warning, f"{source}: {reason}")
@@ -309,7 +308,7 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
             self._trajectory_status(msg, now, None, str(e))
             return
         self.gate.accepted += 1
-        self.gate.last_accept_time = time.monotonic()
+        self.gate.last_accept_time = self.gate.clock()
         self.trajectories += 1
         if traj.start > now:
             self.pending = traj  # the current one runs until the new one starts
@@ -440,8 +439,9 @@ class ServoInterfaceNode(ServoLifecycle, LifecycleNode):
 
     def interface_status(self) -> DiagnosticStatus:
         g = self.gate
-        age = time.monotonic() - g.last_accept_time
-        recent = time.monotonic() - g.last_reject_time < max(self.table.values["diagnostics_period"], 1.0)
+        now = g.clock()
+        age = now - g.last_accept_time
+        recent = now - g.last_reject_time < max(self.table.values["diagnostics_period"], 1.0)
         level = DiagnosticStatus.WARN if recent else DiagnosticStatus.OK
         following = "idle"
         if self.traj is not None:
