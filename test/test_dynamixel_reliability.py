@@ -184,5 +184,5 @@ def test_a_read_nobody_answers_is_an_outage_not_a_silent_servo():
             assert bus.skipped == [] and all(bus.stats[i].timeouts == 4 for i in ids)
             for i in ids:
                 vb.set_silent(i, False)
-            time.sleep(0.06)  # past the late horizon: the unanswered reads are taken as never answered
+            time.sleep(0.06)  # a real duration: past the 50 ms late horizon (wall time), unanswered reads are dropped
             assert bus.read_state().valid.all()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core servo_ff.dynamics not merged yet")
@@ -24,7 +24,6 @@ from sensor_msgs.msg import BatteryState, JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from servo_ff.nodes.feedforward_node import FeedForwardNode  # noqa: E402
-from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 JOINTS = ["pendulum_1", "pendulum_2"]
@@ -34,22 +33,15 @@ KP_LOW = 4.0
 @pytest.fixture(scope="module")
 def ros():
     h = RosHarness(salt=3)
-    sim = h.add(
-        SimNode(
-            "servo_sim",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=JOINTS),
-                Parameter("rate_hz", value=250.0),
-                Parameter("servo", value="mx64"),
-                Parameter("model", value="m4"),
-                Parameter("load.mass", value=[0.5]),
-                Parameter("load.length", value=[0.15]),
-                Parameter("position_min", value=[-2.5]),
-                Parameter("position_max", value=[2.5]),
-            ],
-        )
+    sim = sim_node(
+        h,
+        joints=JOINTS,
+        rate_hz=250.0,
+        servo="mx64",
+        model="m4",
+        position_min=[-2.5],
+        position_max=[2.5],
+        **{"load.mass": [0.5], "load.length": [0.15]},
     )
     ff = h.add(
         FeedForwardNode(
@@ -156,18 +148,7 @@ def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):
     try:
         missing = f"servo node {ns}/servo_sim_b not found"
         wait_for(lambda: any(missing in ln for ln in read()), 30.0, "the warning that the servo node is missing")
-        sim2 = h.add(
-            SimNode(
-                "servo_sim_b",
-                context=h.context,
-                namespace=ns,
-                parameter_overrides=[
-                    Parameter("joints", value=JOINTS),
-                    Parameter("rate_hz", value=50.0),
-                    Parameter("kp", value=[32.0]),
-                ],
-            )
-        )
+        sim2 = sim_node(h, "servo_sim_b", ns, joints=JOINTS, rate_hz=50.0, kp=[32.0])
         wait_for(lambda: list(sim2.get_parameter("kp").value) == [6.0], 30.0, "the gain on the late servo node")
         np.testing.assert_allclose(sim2.sim.kp, 6.0)
         wait_for(lambda: ff2.gains.sets, 30.0, "the servo node's answer")
