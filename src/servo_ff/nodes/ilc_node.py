@@ -160,6 +160,11 @@ class ILCNode(ILCTrials, Node):
         self.pub_progress = self.create_publisher(String, TOPIC_PROGRESS, 10)
         self.pub_curve = self.create_publisher(JointTrajectory, TOPIC_CURVE, 10)
         self.pub_traj = self.create_publisher(JointTrajectory, TOPIC_TRAJECTORY, 10)
+        # before the subscriptions: their callbacks may run at once (the side node spins its own thread)
+        self.js_ns = -1  # stamp of the last /joint_states with the joint
+        self._js_seen = threading.Condition()  # also guards _traj_status
+        self._wake_ns = NO_WAITER  # a /joint_states stamped at or after this wakes _wait_stamp
+        self._traj_status: dict[int, dict] = {}  # servo/trajectory_status by the trajectory's stamp [ns]
         # every sample of a trial at whatever rate the servo node sends them, and /clock: off this node's executor
         self._side = SideNode(self, "states")
         self._side.subscribe(JointState, TOPIC_JOINT_STATES, self._on_joint_states, JS_DEPTH)
@@ -167,10 +172,6 @@ class ILCNode(ILCTrials, Node):
         self.create_service(Trigger, SRV_START, self._on_start, callback_group=group)
         self.create_subscription(String, TOPIC_TRAJECTORY_STATUS, self._on_trajectory_status, 10, callback_group=group)
         self.status_topic = self.resolve_topic_name(TOPIC_TRAJECTORY_STATUS)
-        self.js_ns = -1  # stamp of the last /joint_states with the joint
-        self._js_seen = threading.Condition()  # also guards _traj_status
-        self._wake_ns = NO_WAITER  # a /joint_states stamped at or after this wakes _wait_stamp
-        self._traj_status: dict[int, dict] = {}  # servo/trajectory_status by the trajectory's stamp [ns]
         self._lead_ns: int | None = None  # how far ahead of the newest /joint_states a trajectory trial starts
         self._unverified = False  # warned that no servo node reports on trajectory_status
         self._sim_time = bool(self.get_parameter("use_sim_time").value)  # /clock: the servo node's time
