@@ -160,6 +160,24 @@ def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):
             h.remove(sim2)
 
 
+def test_gain_setter_warns_once_warn_after_seconds_on_its_clock(ros):
+    """The gain setter's ``warn_after`` runs on its injected clock: no line before 3 s, one after, not again."""
+    h, sim, ff, client, states, desired = ros
+    setter_class = type(ff.gains)  # ServoGainSetter
+    now = [100.0]
+    g = setter_class(h.make_node("gain_clock_client"), "absent_servo", poll_period=3600.0, clock=lambda: now[0])
+    g.set([5.0])
+    now[0] = 102.9
+    g.poll()
+    assert not g._warned and g.state.startswith("waiting for")
+    now[0] = 103.1
+    g.poll()
+    assert g._warned and g.state.endswith("absent_servo not found")
+    now[0] = 200.0
+    g.poll()
+    assert g.state.endswith("not found") and g.sets == 0
+
+
 def test_feedforward_reduces_low_gain_gravity_error(ros):
     h, sim, ff, client, states, desired = ros
     target = np.array([0.9, -0.7])
