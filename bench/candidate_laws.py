@@ -45,9 +45,9 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.search_space import search_space  # noqa: E402
-from servo_ff.identification.servo_log import stack_logs  # noqa: E402
 from servo_ff.identification.simulation_fit import identify_nested, pack_candidates  # noqa: E402
 from servo_ff.io.logs import read_logs  # noqa: E402
+from servo_ff.io.servo_log import stack_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.dynamics.experiment import alpha_from_ilc, format_table, plot_knee, run_experiment, time_tick  # noqa: E402
 from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO, HUMANOID_URDF, KP_HIGH, default_alpha, simulate  # noqa: E402
 from servo_ff.dynamics.robot import load_robot  # noqa: E402
 from servo_ff.models.presets import preset  # noqa: E402
+from servo_ff.workflows.feedforward_experiment import alpha_from_ilc, format_table, plot_knee, run_experiment, time_tick  # noqa: E402
 
 
 def main() -> int:

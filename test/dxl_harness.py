@@ -1,12 +1,25 @@
-"""Test helper: a hand-made Dynamixel peer on a pty for deterministic faults (no mocks of the SDK)."""
+"""Test helpers: a hand-made Dynamixel peer on a pty for deterministic faults (no mocks of the SDK), and the wait
+for a virtual bus to serve every state read a client sent (before the truth audit)."""
 
 import os
 import select
 import threading
 import tty
 
+from servo_ff.bus import truth as tr
 from servo_ff.bus.dynamixel import protocol as pr
 from servo_ff.bus.dynamixel.stream import StreamDecoder
+from servo_ff.ros.harness import wait_for
+
+
+def wait_served(vb, bus, addr: int, timeout: float = 30.0) -> None:
+    """Poll until the virtual bus ``vb`` has received every state read of ``addr`` the client ``bus`` sent (the
+    audit skips reads the bus never served, and a loaded machine may leave some queued on the pty)."""
+    wait_for(
+        lambda: len(tr.reads_of(vb.truth.arrays(), addr)) >= bus.state_reads,
+        timeout,
+        "the virtual bus to serve every state read",
+    )
 
 
 class FakeServos:

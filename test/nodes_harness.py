@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
@@ -53,6 +55,32 @@ def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: fl
     return node, c, states, diags, pub
 
 
+#: The two pendulums most node tests drive (servo_sim_node, stepper backend): shoulder and elbow, MX-64 M1 at
+#: 250 Hz from (0.3, -0.2) rad within ±2 rad, warnings throttled 30 s. ``sim_node(h, **PENDULUM_SIM)``.
+PENDULUM_SIM: dict[str, Any] = {
+    "joints": ["shoulder", "elbow"],
+    "rate_hz": 250.0,
+    "servo": "mx64",
+    "model": "m1",
+    "initial_position": [0.3, -0.2],
+    "position_min": [-2.0],
+    "position_max": [2.0],
+    "warn_throttle": 30.0,
+}
+
+
+def sim_node(h: RosHarness, name: str = "servo_sim", namespace: str | None = None, **params: Any):
+    """A servo_sim_node (stepper backend) added to ``h`` (in its namespace unless ``namespace`` is given), with
+    ``params`` as its parameters by name (dotted names through ``**{"load.mass": [0.5]}``)."""
+    from rclpy.parameter import Parameter
+
+    from servo_ff.nodes.sim_node import SimNode
+
+    kwargs = h.node_kwargs() if namespace is None else {**h.node_kwargs(), "namespace": namespace}
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    return h.add(SimNode(name, **kwargs, parameter_overrides=overrides))
+
+
 def rosout_matched(node, got: list, text=lambda m: m.msg) -> None:
     """Wait until ``got`` (what a /rosout subscription received) has a line of ``node``: a new subscription is
     matched with each /rosout publisher some time after it is created, and a line logged before is lost to it."""
@@ -70,4 +98,13 @@ def rosout_matched(node, got: list, text=lambda m: m.msg) -> None:
     wait_for(seen, 30.0, "the /rosout subscription matched")
 
 
-__all__ = ["RosHarness", "domain_id", "hardware_on_virtual_bus", "rosout_matched", "wait_for", "rclpy"]
+__all__ = [
+    "PENDULUM_SIM",
+    "RosHarness",
+    "domain_id",
+    "hardware_on_virtual_bus",
+    "rosout_matched",
+    "sim_node",
+    "wait_for",
+    "rclpy",
+]

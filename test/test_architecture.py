@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.cache
 def _import_graph_module():
     spec = importlib.util.spec_from_file_location("import_graph", ROOT / "tools" / "import_graph.py")
     mod = importlib.util.module_from_spec(spec)
@@ -15,9 +17,15 @@ def _import_graph_module():
     return mod
 
 
+@functools.cache
+def _package_graph() -> dict[str, set[str]]:
+    """The import graph of src/servo_ff, read once for the tests of this module."""
+    return _import_graph_module().import_graph()
+
+
 def test_no_module_import_cycle():
     ig = _import_graph_module()
-    graph = ig.import_graph()
+    graph = _package_graph()
     assert len(graph) > 100  # the whole package was read
     found = ig.cycles(graph)
     detail = [" -> ".join(c) for c in found]
@@ -38,6 +46,47 @@ def test_ros_layers_import_downward_only():
     up = [f"{m} -> {d}" for m, deps in graph.items() if not m.startswith(front) for d in deps if layer(d) > layer(m)]
     assert sum(layer(m) == 1 for m in graph) > 10 and sum(layer(m) == 2 for m in graph) > 10
     assert not up, up
+
+
+def test_layers_import_downwards_only():
+    """``io`` (file formats, ``ServoLog``) imports no ``identification``; the ROS-free core and ``workflows`` import
+    no front-end (``cli``, ``nodes``); ``dynamics`` imports no ``identification`` (its experiments are workflows)."""
+    graph = _package_graph()
+    forbidden = {
+        "servo_ff.io": (
+            "servo_ff.identification",
+            "servo_ff.workflows",
+            "servo_ff.cli",
+            "servo_ff.nodes",
+            "servo_ff.ros",
+            "servo_ff.bringup",
+        ),
+        "servo_ff.dynamics": (
+            "servo_ff.identification",
+            "servo_ff.workflows",
+            "servo_ff.cli",
+            "servo_ff.nodes",
+            "servo_ff.ros",
+            "servo_ff.bringup",
+        ),
+        "servo_ff.identification": (
+            "servo_ff.workflows",
+            "servo_ff.cli",
+            "servo_ff.nodes",
+            "servo_ff.ros",
+            "servo_ff.bringup",
+        ),
+        "servo_ff.workflows": ("servo_ff.cli", "servo_ff.nodes", "servo_ff.ros", "servo_ff.bringup"),
+    }
+    bad = [
+        f"{mod} -> {dep}"
+        for mod, deps in graph.items()
+        for layer, banned in forbidden.items()
+        if mod == layer or mod.startswith(layer + ".")
+        for dep in deps
+        if any(dep == b or dep.startswith(b + ".") for b in banned)
+    ]
+    assert bad == []
 
 
 def test_cycle_finder_sees_function_level_and_relative_imports(tmp_path):

@@ -54,7 +54,7 @@ CHILD = {
     """,
     "bag": """
         import numpy as np
-        from servo_ff.identification.servo_log import ServoLog
+        from servo_ff.io.servo_log import ServoLog
         from servo_ff.io.rosbag_write import write_rosbag
         t = np.arange(4000) * 0.005
         log = ServoLog(t=t, position=np.sin(t), speed=np.cos(t), goal_position=np.sin(t), torque_enable=np.ones_like(t),

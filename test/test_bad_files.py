@@ -482,8 +482,8 @@ META = {"mass": 1, "length": 0.1, "kp": 8, "vin": 12}
 )
 def test_rosbag_bad_messages_are_named(tmp_path, js, goal, meta, words):
     pytest.importorskip("rosbags")
-    from servo_ff.identification.servo_log import LogError
     from servo_ff.io.rosbag import read_rosbag
+    from servo_ff.io.servo_log import LogError
 
     _bag(tmp_path / "bag", js, goal, meta)
     with pytest.raises(LogError) as e:

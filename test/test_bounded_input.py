@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from servo_ff.identification.servo_log import LogError, ServoLog
+from servo_ff.io.servo_log import LogError, ServoLog
 from servo_ff.models.errors import ParameterError
 from servo_ff.models.params import load_params
 

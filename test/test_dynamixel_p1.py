@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from dxl_harness import wait_served
 from dynamixel_sdk import COMM_SUCCESS, GroupBulkRead, GroupSyncWrite, PacketHandler, PortHandler
 
 from servo_ff.bus import control_table as ct
@@ -190,7 +191,8 @@ def test_bus1_late_dropped_corrupt_replies_never_reported_as_fresh_state():
             for k in range(200):
                 s = bus.cycle(np.full(len(ids), 0.8 * np.sin(0.2 * k)))
                 recs.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
-            time.sleep(0.3)
+            wait_served(vb, bus, 36)
+            wait_for(lambda: vb.stats.instructions.get("SYNC_WRITE", 0) - writes0 >= 200, 30.0, "the last goal write")
     audit = tr.audit_states(vb.truth.arrays(), recs, 36, state_values1)
     assert vb.stats.held > 0 and sum(s.late for s in bus.stats.values()) > 0, bus.port.counters
     assert audit.stale_valid == 0, audit.examples

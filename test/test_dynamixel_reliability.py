@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 import pytest
-from dxl_harness import FakeServos
+from dxl_harness import FakeServos, wait_served
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import truth as tr
@@ -40,7 +40,7 @@ def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():
             bus._build_groups()
             bus.torque(True)  # moving servos: every transaction's payload differs
             recs = run_cycles(bus, 200, lambda k: np.full(len(ids), 0.8 * np.sin(0.2 * k)))
-            time.sleep(0.3)  # let the bus serve what is still queued before it stops
+            wait_served(vb, bus, ct.ADDR_PRESENT_CURRENT)  # what is still queued, before the bus stops
     audit = tr.audit_states(vb.truth.arrays(), recs, ct.ADDR_PRESENT_CURRENT, state_values)
     late = sum(s.late for s in bus.stats.values())
     assert vb.stats.held > 0 and late > 0, (vb.stats, bus.port.counters)  # the scenario did produce late replies
@@ -184,5 +184,5 @@ def test_a_read_nobody_answers_is_an_outage_not_a_silent_servo():
             assert bus.skipped == [] and all(bus.stats[i].timeouts == 4 for i in ids)
             for i in ids:
                 vb.set_silent(i, False)
-            time.sleep(0.06)  # past the late horizon: the unanswered reads are taken as never answered
+            time.sleep(0.06)  # a real duration: past the 50 ms late horizon (wall time), unanswered reads are dropped
             assert bus.read_state().valid.all()

@@ -181,7 +181,7 @@ def test_pendulum_hangs_and_holds_against_gravity():
 
         def resting():  # stuck in friction for 0.1 s (θ̇ = 0 at a turning point alone is not rest)
             a = vb.snapshot()
-            time.sleep(0.1)
+            time.sleep(0.1)  # a real duration: the emulator steps on wall time
             b = vb.snapshot()
             return abs(a["dtheta"][0]) < 1e-9 and abs(b["dtheta"][0]) < 1e-9 and a["theta"][0] == b["theta"][0] > 1.3
 

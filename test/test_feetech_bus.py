@@ -11,6 +11,7 @@ import tty
 
 import numpy as np
 import pytest
+from dxl_harness import wait_served
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import truth as tr
@@ -128,7 +129,7 @@ def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():
         with FeetechBus(config(vb.device, ids, timeout_ms=4.0, skip_after=1000)) as bus:
             bus.torque(True)  # moving servos: every transaction's payload differs
             recs = run_cycles(bus, 200, lambda k: np.full(len(ids), 0.8 * np.sin(0.2 * k)))
-            time.sleep(0.3)  # let the bus serve what is still queued before it stops
+            wait_served(vb, bus, STATE_ADDR)  # what is still queued, before the bus stops
     audit = tr.audit_states(vb.truth.arrays(), recs, STATE_ADDR, state_values)
     late = sum(s.late for s in bus.stats.values())
     assert vb.stats.held > 0 and late > 0, (vb.stats, bus.port.counters)  # the scenario did produce late replies

@@ -5,6 +5,7 @@ later transaction's fresh state (checked against the virtual bus's truth record)
 import time
 
 import numpy as np
+from dxl_harness import wait_served
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import truth as tr
@@ -61,10 +62,7 @@ def test_replies_queued_behind_a_stall_longer_than_the_late_horizon_are_never_fr
             ) and time.monotonic() < t_end:
                 after += run_cycles(bus, 10, t0)  # a loaded machine: the backlog takes longer to be answered
             recs += stalled + after
-            served = bus.state_reads
-            t_end = time.monotonic() + 30.0
-            while len(tr.reads_of(vb.truth.arrays(), STATE_ADDR)) < served and time.monotonic() < t_end:
-                time.sleep(0.01)  # poll until the bus has served every read (the audit skips unserved ones)
+            wait_served(vb, bus, STATE_ADDR)
     assert not any(v.any() for _, _, v, _, _ in stalled)  # nothing answered while stalled
     audit = tr.audit_states(vb.truth.arrays(), recs, STATE_ADDR, state_values)
     assert audit.stale_valid == 0, audit.examples

@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from servo_ff.identification.servo_log import LogError, stack_logs
 from servo_ff.identification.simulation_fit import (
     FRICTION_BOUNDS,
     SEARCH_BOUNDS,
@@ -20,6 +19,7 @@ from servo_ff.identification.simulation_fit import (
     warm_start,
 )
 from servo_ff.identification.synthetic import bench_grid, quantize, simulate_logs
+from servo_ff.io.servo_log import LogError, stack_logs
 from servo_ff.models.params import MODEL_NAMES, N_PACKED, ActuatorParams, ParameterError
 from servo_ff.models.presets import available_presets, preset
 

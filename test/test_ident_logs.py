@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from servo_ff.identification.servo_log import LogError, ServoLog, stack_logs
 from servo_ff.io.bam_logs import read_bam_json, read_csv, write_bam_json, write_csv
 from servo_ff.io.logs import read_log
 from servo_ff.io.rosbag import read_rosbag
 from servo_ff.io.rosbag_write import write_rosbag
+from servo_ff.io.servo_log import LogError, ServoLog, stack_logs
 
 
 def _log(n=300, dt=0.005):

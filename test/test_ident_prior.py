@@ -8,9 +8,9 @@ import pytest
 from servo_ff.identification.datasheet_prior import DATASHEETS, DatasheetPrior, datasheet_prior
 from servo_ff.identification.error_budget import PHASES, error_budget, phase_labels
 from servo_ff.identification.search_space import firmware_keys, search_space
-from servo_ff.identification.servo_log import ServoLog
 from servo_ff.identification.simulation_fit import fit_model
 from servo_ff.identification.synthetic import bench_grid, simulate_logs
+from servo_ff.io.servo_log import ServoLog
 from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.presets import preset
 

@@ -11,8 +11,8 @@ import pytest
 from servo_ff.cli import build_parser
 from servo_ff.dynamics.mujoco_servo_kernels import KERNELS, pre_step_py
 from servo_ff.identification import search_space as ss
-from servo_ff.identification.servo_log import LogBatch
 from servo_ff.identification.warm_start import NESTED, warm_starts
+from servo_ff.io.servo_log import LogBatch
 from servo_ff.models import params, slots
 from servo_ff.models.friction import friction_budget
 from servo_ff.models.friction_models import FRICTION_KEYS, KEY_SLOTS, MODEL_NAMES, MODELS, N_PACKED, Slot

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from pathlib import Path
 
 import numpy as np
@@ -173,7 +172,8 @@ def test_non_finite_physics_stops_outputs_until_reset(ros):
     wait_for(lambda: sim.stepper_error, 10.0, "the divergence to be detected")
     assert "diverged" in sim.stepper_error
     published = sim.ticks
-    time.sleep(0.3)
+    n_diag = len(got["diag"])
+    wait_for(lambda: len(got["diag"]) >= n_diag + 2, 20.0, "two more /diagnostics (the node's timers ran)")
     assert sim.ticks == published  # outputs stopped (nothing published since)
     n_stopped = len(got["js"])
     for m in got["js"] + [m for m in got["imu"]]:
@@ -244,7 +244,11 @@ def test_bad_robot_description_is_one_error_naming_it(tmp_path, case):
             10.0,
             "the configure attempt",
         )
-        time.sleep(0.2)
+        wait_for(
+            lambda: "lifecycle:configure" in node.throttle._last or node.state_label != "unconfigured",
+            10.0,
+            "the configure attempt's outcome",
+        )
         assert node.state_label == "unconfigured"
         assert want in node.model_error and "\n" not in node.model_error, node.model_error
     finally:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core servo_ff.dynamics not merged yet")
@@ -24,7 +24,6 @@ from sensor_msgs.msg import BatteryState, JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from servo_ff.nodes.feedforward_node import FeedForwardNode  # noqa: E402
-from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 JOINTS = ["pendulum_1", "pendulum_2"]
@@ -34,22 +33,15 @@ KP_LOW = 4.0
 @pytest.fixture(scope="module")
 def ros():
     h = RosHarness(salt=3)
-    sim = h.add(
-        SimNode(
-            "servo_sim",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=JOINTS),
-                Parameter("rate_hz", value=250.0),
-                Parameter("servo", value="mx64"),
-                Parameter("model", value="m4"),
-                Parameter("load.mass", value=[0.5]),
-                Parameter("load.length", value=[0.15]),
-                Parameter("position_min", value=[-2.5]),
-                Parameter("position_max", value=[2.5]),
-            ],
-        )
+    sim = sim_node(
+        h,
+        joints=JOINTS,
+        rate_hz=250.0,
+        servo="mx64",
+        model="m4",
+        position_min=[-2.5],
+        position_max=[2.5],
+        **{"load.mass": [0.5], "load.length": [0.15]},
     )
     ff = h.add(
         FeedForwardNode(
@@ -156,18 +148,7 @@ def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):
     try:
         missing = f"servo node {ns}/servo_sim_b not found"
         wait_for(lambda: any(missing in ln for ln in read()), 30.0, "the warning that the servo node is missing")
-        sim2 = h.add(
-            SimNode(
-                "servo_sim_b",
-                context=h.context,
-                namespace=ns,
-                parameter_overrides=[
-                    Parameter("joints", value=JOINTS),
-                    Parameter("rate_hz", value=50.0),
-                    Parameter("kp", value=[32.0]),
-                ],
-            )
-        )
+        sim2 = sim_node(h, "servo_sim_b", ns, joints=JOINTS, rate_hz=50.0, kp=[32.0])
         wait_for(lambda: list(sim2.get_parameter("kp").value) == [6.0], 30.0, "the gain on the late servo node")
         np.testing.assert_allclose(sim2.sim.kp, 6.0)
         wait_for(lambda: ff2.gains.sets, 30.0, "the servo node's answer")
@@ -177,6 +158,24 @@ def test_a_servo_node_that_appears_later_gets_the_gain(ros, capfd):
         h.remove(ff2)
         if sim2 is not None:
             h.remove(sim2)
+
+
+def test_gain_setter_warns_once_warn_after_seconds_on_its_clock(ros):
+    """The gain setter's ``warn_after`` runs on its injected clock: no line before 3 s, one after, not again."""
+    h, sim, ff, client, states, desired = ros
+    setter_class = type(ff.gains)  # ServoGainSetter
+    now = [100.0]
+    g = setter_class(h.make_node("gain_clock_client"), "absent_servo", poll_period=3600.0, clock=lambda: now[0])
+    g.set([5.0])
+    now[0] = 102.9
+    g.poll()
+    assert not g._warned and g.state.startswith("waiting for")
+    now[0] = 103.1
+    g.poll()
+    assert g._warned and g.state.endswith("absent_servo not found")
+    now[0] = 200.0
+    g.poll()
+    assert g.state.endswith("not found") and g.sets == 0
 
 
 def test_feedforward_reduces_low_gain_gravity_error(ros):
@@ -302,8 +301,9 @@ def test_supply_below_the_fraction_of_nominal_is_refused_and_held(ros):
         pub.publish(BatteryState(voltage=v))
     wait_for(lambda: ff.rejected - before >= 3, 5.0, "three supply readings refused")
     for _ in range(20):  # across ticks: the controller never runs on a refused reading
+        ticks = ff.ticks
+        wait_for(lambda t=ticks: ff.ticks > t, 10.0, "a controller tick")
         low.append(ff.ctrl.u_bat)
-        time.sleep(0.01)
     assert min(low) >= 0.5 * 15.0, low
     # throttled per reason (warn_throttle 30 s): the second reading below the floor is counted, not logged
     assert supply_suppressed() >= suppressed + 1
@@ -349,6 +349,8 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
     h, sim, ff, client, states, desired = ros
     period, n_bad = 1.0, 20
     assert set_warn_throttle(h, client, period)
+    now = [time.monotonic()]  # the throttle's clock [s]: a burst is within one period, the next a period later
+    ff.throttle.clock = lambda: now[0]
     try:
         desired.publish(hold([0.3, 0.2]))
         wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "valid trajectory")
@@ -357,7 +359,7 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
             ("velocity", "velocities", "pendulum_1", 0, ff.bounds[0]),
             ("acceleration", "accelerations", "pendulum_2", 1, ff.bounds[1]),
         ):
-            time.sleep(period)  # the last warning of this kind is older than the throttle period
+            now[0] += period  # the last warning of this kind is older than the throttle period
             capfd.readouterr()
             before = ff.rejected
             for n in range(n_bad):
@@ -365,10 +367,9 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
                 values = [0.0, 0.0]
                 values[k] = (2.0 + n) * bound[k]
                 setattr(m.points[0], field, values)
+                seen = ff.rejected
                 desired.publish(m)
-                time.sleep(0.005)
-            wait_for(lambda b=before: ff.rejected - b >= n_bad // 2, 5.0, f"{label} burst refused")
-            time.sleep(0.2)  # the rest of the burst
+                wait_for(lambda s=seen: ff.rejected > s, 10.0, f"{label} trajectory {n} refused")
             refused.append(ff.rejected - before)
             lines = [ln for ln in capfd.readouterr().err.splitlines() if "desired trajectory" in ln]
             assert 1 <= len(lines) <= 2 and 5 * len(lines) <= refused[-1], (refused, lines)
@@ -379,6 +380,7 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
         counted = sum(n for k, n in ff.throttle._suppressed.items() if "velocity of pendulum_" in k)
         assert counted >= refused[0] - len(warnings[0]), (counted, warnings)
     finally:
+        ff.throttle.clock = time.monotonic
         assert set_warn_throttle(h, client, 30.0)  # the fixture's value
 
 
@@ -412,9 +414,10 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     before = ff.rejected
     bad = Imu()
     bad.orientation.x = bad.orientation.y = bad.orientation.z = bad.orientation.w = math.nan
-    for _ in range(40):
+    for n in range(40):
+        seen = ff.rejected
         pub.publish(bad)
-        time.sleep(0.005)
+        wait_for(lambda s=seen: ff.rejected > s, 10.0, f"bad IMU message {n} refused")
     wait_for(lambda: ff.rejected >= before + 30, 10.0, "bad IMU messages refused")
     assert ff.imu is None or np.isfinite(ff.imu).all()
     err = capfd.readouterr().err

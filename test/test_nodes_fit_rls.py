@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 from rclpy.parameter import Parameter  # noqa: E402
@@ -17,13 +17,12 @@ from std_srvs.srv import Trigger  # noqa: E402
 from test_nodes_identify import KP, URDF, sim_params  # noqa: E402
 
 from servo_ff.nodes.fit_node import FitNode  # noqa: E402
-from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 from servo_ff.trajectories import sub_oscillations  # noqa: E402
 
 
 def test_fit_node_refines_alpha_online_by_rls_from_live_topics():
     with RosHarness(salt=33) as h:
-        h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
+        sim_node(h, **sim_params(["pendulum_1"]))
         fit = h.add(
             FitNode(
                 "servo_fit",
@@ -56,6 +55,7 @@ def test_fit_node_refines_alpha_online_by_rls_from_live_topics():
             t0 = time.monotonic()
             for k, q in enumerate(np.tile(ref.q, times)):
                 pub.publish(Float64MultiArray(data=[float(q)]))
+                # a controller's 100 Hz on wall time: the sim node runs on wall time (a real duration, not a wait)
                 time.sleep(max(t0 + (k + 1) * 0.01 - time.monotonic(), 0.0))
 
         stream(1)

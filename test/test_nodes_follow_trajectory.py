@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import PENDULUM_SIM, RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 try:
@@ -23,13 +23,10 @@ from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
-from servo_ff.nodes.sim_node import SimNode  # noqa: E402
-
-JOINTS = ["shoulder", "elbow"]
+JOINTS = PENDULUM_SIM["joints"]
 Result = FollowJointTrajectory.Result
 # control_msgs 5.8.0 (jazzy): RIHS01 type hashes of the upstream definitions (rosidl_generator_type_description)
 HASH_DYNAMIC_JOINT_STATE = "RIHS01_18024c98a62697680f581108eeed40b28fb4542fa0ac5a8e36f56c62b6813d26"
@@ -39,23 +36,7 @@ HASH_FJT_FEEDBACK_MESSAGE = "RIHS01_80398fcb9674a79081a9906e2ccf0c804dd7cb15e22e
 @pytest.fixture(scope="module")
 def ros():
     h = RosHarness(salt=11)
-    sim = h.add(
-        SimNode(
-            "servo_sim",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=JOINTS),
-                Parameter("rate_hz", value=250.0),
-                Parameter("servo", value="mx64"),
-                Parameter("model", value="m1"),
-                Parameter("initial_position", value=[0.3, -0.2]),
-                Parameter("position_min", value=[-2.0]),
-                Parameter("position_max", value=[2.0]),
-                Parameter("warn_throttle", value=30.0),
-            ],
-        )
-    )
+    sim = sim_node(h, **PENDULUM_SIM)
     client = h.make_node("fjt_test_client")
     action = ActionClient(client, FollowJointTrajectory, "servo/follow_joint_trajectory")
     states: list[JointState] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.identification.ilc", reason="identification core (ILC) not merged yet")
@@ -23,7 +23,6 @@ from servo_ff.io.ilc_record import ILCRecord, load_ilc_record, save_ilc_record  
 from servo_ff.models.presets import preset  # noqa: E402
 from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
 from servo_ff.nodes.ilc_node import ILCNode  # noqa: E402
-from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 from servo_ff.trajectories import schwarz_behnke_reference  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,28 +32,24 @@ ALPHA0 = ACT.R / (ACT.kt * ACT.firmware.error_gain)  # Schwarz & Behnke Eq. 19 Î
 KP = 8.0
 
 
-def sim_params(joints):
-    return [
-        Parameter("joints", value=joints),
-        Parameter("rate_hz", value=100.0),
-        Parameter("servo", value="mx64"),
-        Parameter("model", value="m4"),
-        Parameter("load.mass", value=[0.5]),
-        Parameter("load.length", value=[0.15]),
-        Parameter("position_min", value=[-2.5]),
-        Parameter("position_max", value=[2.5]),
-        Parameter("kp", value=[KP]),
-    ]
+def sim_params(joints) -> dict:
+    """The pendulums2 sim the ILC and fit tests drive: ``sim_node(h, **sim_params(joints))``."""
+    return {
+        "joints": joints,
+        "rate_hz": 100.0,
+        "servo": "mx64",
+        "model": "m4",
+        "load.mass": [0.5],
+        "load.length": [0.15],
+        "position_min": [-2.5],
+        "position_max": [2.5],
+        "kp": [KP],
+    }
 
 
 def sim_on_own_clock(h):
     """The pendulum_1 sim owning /clock, as fast as it can step (what `identify realtime:=false` runs)."""
-    overrides = [
-        *sim_params(["pendulum_1"]),
-        Parameter("publish_clock", value=True),
-        Parameter("real_time_factor", value=0.0),
-    ]
-    return h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=overrides))
+    return sim_node(h, **sim_params(["pendulum_1"]), publish_clock=True, real_time_factor=0.0)
 
 
 #: the ILC on the sim's time, each trial one JointTrajectory (what `identify realtime:=false` runs)
@@ -93,7 +88,7 @@ def ros():  # one context per test: a fresh executor whatever the previous test 
 
 def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     h = ros
-    sim = h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
+    sim = sim_node(h, **sim_params(["pendulum_1"]))
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(
         h, out, reference_duration=1.5, max_iterations=3, threshold=0.0, settle_time=0.4, delay=0.04, filter_hz=4.0
@@ -339,8 +334,8 @@ def test_replay_fit_from_rosbag(ros, tmp_path):
     pytest.importorskip("servo_ff.io.rosbag", reason="identification core (rosbag reader) not merged")
     pytest.importorskip("servo_ff.identification.alpha_fit", reason="Î± fit core not merged yet")
     pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core not merged yet")
-    from servo_ff.identification.servo_log import ServoLog
     from servo_ff.io.rosbag_write import write_rosbag
+    from servo_ff.io.servo_log import ServoLog
 
     h = ros
     t, cmd, q, dq = rollout_data()
@@ -386,7 +381,7 @@ def test_fit_node_from_live_topics(ros, tmp_path):
     from servo_ff.trajectories import sub_oscillations
 
     h = ros
-    h.add(SimNode("servo_sim", context=h.context, namespace=h.ns, parameter_overrides=sim_params(["pendulum_1"])))
+    sim_node(h, **sim_params(["pendulum_1"]))
     ff = ff_node(h)
     fit = fit_node(
         h, source="topics", joints=["pendulum_1"], kp=KP, window=6.0, dt=0.01, output=str(tmp_path / "alpha_live.yaml")
@@ -396,7 +391,7 @@ def test_fit_node_from_live_topics(ros, tmp_path):
     wait_for(lambda: pub.get_subscription_count() >= 2, 10.0, "sim and fit subscribed to servo/commands")
     ref = sub_oscillations(duration=5.0, dt=0.01, amplitude=0.8, offset=0.4)
     t0 = time.monotonic()
-    for k, q in enumerate(ref.q):  # stream the goals at 100 Hz, as a controller would
+    for k, q in enumerate(ref.q):  # stream the goals at 100 Hz of wall time (the sim's), as a controller would
         pub.publish(Float64MultiArray(data=[float(q)]))
         time.sleep(max(t0 + (k + 1) * 0.01 - time.monotonic(), 0.0))
     check_fit_reached_ff(h, fit, ff, tmp_path / "alpha_live.yaml", tolerance=0.4)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, rosout_matched, wait_for
+from nodes_harness import PENDULUM_SIM, RosHarness, rosout_matched, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 from builtin_interfaces.msg import Duration  # noqa: E402
@@ -25,33 +24,14 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 from servo_ff.ros.common import GoalGate, Throttle  # noqa: E402
 
-JOINTS = ["shoulder", "elbow"]
+JOINTS = PENDULUM_SIM["joints"]
 MASS, LENGTH = 0.5, 0.15
 
 
 @pytest.fixture(scope="module")
 def ros():
     h = RosHarness(salt=1)
-    sim = h.add(
-        SimNode(
-            "servo_sim",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=JOINTS),
-                Parameter("rate_hz", value=250.0),
-                Parameter("servo", value="mx64"),
-                Parameter("model", value="m1"),
-                Parameter("initial_position", value=[0.3, -0.2]),
-                Parameter("load.mass", value=[MASS]),
-                Parameter("load.length", value=[LENGTH]),
-                Parameter("position_min", value=[-2.0]),
-                Parameter("position_max", value=[2.0]),
-                Parameter("warn_throttle", value=30.0),
-                Parameter("physics_dt", value=0.001),
-            ],
-        )
-    )
+    sim = sim_node(h, **PENDULUM_SIM, **{"load.mass": [MASS], "load.length": [LENGTH]}, physics_dt=0.001)
     client = h.make_node("sim_test_client")
     states: list[JointState] = []
     client.create_subscription(JointState, "joint_states", states.append, 50)
@@ -181,7 +161,8 @@ def test_bad_goals_rejected_and_last_goal_held(ros):
         pubs[kind].publish(msg)
     wait_for(lambda: sim.gate.rejected - before >= len(bad), 10.0, "all bad goals to be rejected")
     np.testing.assert_allclose(sim.gate.goal, [0.5, 0.1])
-    time.sleep(0.3)
+    ticks = sim.ticks
+    wait_for(lambda: sim.ticks - ticks >= 0.3 / sim.period, 30.0, "0.3 s of simulated time on the held goal")
     np.testing.assert_allclose(position(states), [0.5, 0.1], atol=0.06)
     reasons = list(sim.gate.recent)[-len(bad) :]
     for words in (
@@ -373,6 +354,17 @@ def test_goal_gate_holds_last_valid_goal():
     assert g.rejected == 3 and g.accepted == 1
 
 
+def test_goal_gate_stamps_accepts_and_refusals_on_its_clock():
+    """The gate's accept/reject times come from its injected clock (the node's goal age and WARN window)."""
+    now = [10.0]
+    g = GoalGate(["a"], np.array([-1.0]), np.array([1.0]), goal=np.zeros(1), warn=lambda _: None, clock=lambda: now[0])
+    assert g.last_accept_time == g.last_reject_time == -math.inf
+    assert g.from_array([0.5], "t") is not None
+    now[0] = 12.5
+    assert g.from_array([5.0], "t") is None
+    assert (g.last_accept_time, g.last_reject_time) == (10.0, 12.5)
+
+
 def test_urdf_gravity_load_matches_the_pendulum_load():
     """load.type urdf (pendulums2.urdf, its twin) and load.type pendulum give the same motion."""
     pytest.importorskip("servo_ff.dynamics.robot", reason="dynamics core not merged yet")
@@ -453,7 +445,12 @@ def test_reset_service_brings_the_sim_back_after_a_refused_state(ros):
     wait_for(diverge, 5.0, "the stepper to refuse the state")
     assert "theta" in sim.stepper_error
     frozen = sim.ticks
-    time.sleep(0.3)
+
+    def refusals() -> int:  # every tick while refused is one more throttled error line ("sim")
+        return sim.throttle._suppressed.get("sim", 0)
+
+    refused = refusals()
+    wait_for(lambda: refusals() - refused >= 0.3 / sim.period, 30.0, "0.3 s of ticks refused")
     assert sim.ticks == frozen  # no joint_states while refused (never garbage)
     h.call(client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=False))
     r = h.call(reset, Trigger.Request())

@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 from rclpy.parameter import Parameter  # noqa: E402
@@ -54,23 +54,17 @@ def test_identified_file_runs_in_the_sim_node_as_in_servo_ff_simulate(identified
     expected = simulate_bench(params, traj, MASS, LENGTH, 0.0, DT)  # what `servo-ff simulate --params` computes
     n = len(traj.q)
     with RosHarness(salt=21) as h:
-        sim = h.add(
-            SimNode(
-                "servo_sim",
-                **h.node_kwargs(),
-                parameter_overrides=[
-                    Parameter("actuator_file", value=str(path)),  # no servo / model: both from the file
-                    Parameter("joints", value=["pendulum"]),
-                    Parameter("rate_hz", value=1.0 / DT),
-                    Parameter("physics_dt", value=DT),
-                    Parameter("load.mass", value=[MASS]),
-                    Parameter("load.length", value=[LENGTH]),
-                    Parameter("initial_position", value=[float(traj.q[0])]),
-                    Parameter("publish_clock", value=True),
-                    Parameter("lockstep", value=True),
-                    Parameter("lockstep_timeout", value=10.0),  # steps on goals only (10 s of wall time: never)
-                ],
-            )
+        sim = sim_node(
+            h,
+            actuator_file=str(path),  # no servo / model: both from the file
+            joints=["pendulum"],
+            rate_hz=1.0 / DT,
+            physics_dt=DT,
+            initial_position=[float(traj.q[0])],
+            publish_clock=True,
+            lockstep=True,
+            lockstep_timeout=10.0,  # steps on goals only (10 s of wall time: never)
+            **{"load.mass": [MASS], "load.length": [LENGTH]},
         )
         assert (sim.sim.params.model, sim.substeps) == ("m6", 1)
         assert list(sim.get_parameter("kp").value) == [params.firmware.kp]  # the file's gain, the node's `kp`

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
-from rclpy.parameter import Parameter  # noqa: E402
-
-from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 
 
 def test_diagnostics_report_the_measured_real_time_factor():
@@ -19,20 +16,7 @@ def test_diagnostics_report_the_measured_real_time_factor():
     from diagnostic_msgs.msg import DiagnosticArray
 
     with RosHarness(salt=12) as h:
-        h.add(
-            SimNode(
-                "servo_sim",
-                context=h.context,
-                namespace=h.ns,
-                parameter_overrides=[
-                    Parameter("joints", value=["a"]),
-                    Parameter("rate_hz", value=100.0),
-                    Parameter("publish_clock", value=True),
-                    Parameter("real_time_factor", value=3.0),
-                    Parameter("diagnostics_period", value=0.6),
-                ],
-            )
-        )
+        sim_node(h, joints=["a"], rate_hz=100.0, publish_clock=True, real_time_factor=3.0, diagnostics_period=0.6)
         seen: list[float] = []
 
         def on_diag(msg):

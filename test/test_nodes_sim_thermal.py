@@ -4,39 +4,32 @@ the temperature limit, with the predicted time to reach it; at the limit it repo
 from __future__ import annotations
 
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-
-from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 
 
 def test_a_servo_holding_a_heavy_load_is_warned_then_reported_at_its_temperature_limit():
     """An MX-64 holds 2 kg at 0.3 m, 1 rad from hanging (≈ 5 N·m, ≈ 3 A); a small thermal capacity (1 J/K,
     R_th 10 K/W: τ = 10 s) heats it past 70 °C within seconds of simulated time."""
     with RosHarness(salt=31) as h:
-        sim = h.add(
-            SimNode(
-                "servo_sim",
-                context=h.context,
-                namespace=h.ns,
-                parameter_overrides=[
-                    Parameter("joints", value=["a"]),
-                    Parameter("rate_hz", value=200.0),
-                    Parameter("initial_position", value=[1.0]),
-                    Parameter("load.mass", value=[2.0]),
-                    Parameter("load.length", value=[0.3]),
-                    Parameter("thermal_model", value=True),
-                    Parameter("ambient_temperature", value=30.0),
-                    Parameter("actuator.thermal.capacity", value=1.0),
-                    Parameter("actuator.thermal.resistance", value=10.0),
-                    Parameter("temperature_limit", value=70.0),
-                    Parameter("temperature_warn_s", value=60.0),
-                    Parameter("diagnostics_period", value=0.2),
-                ],
-            )
+        sim = sim_node(
+            h,
+            joints=["a"],
+            rate_hz=200.0,
+            initial_position=[1.0],
+            thermal_model=True,
+            ambient_temperature=30.0,
+            temperature_limit=70.0,
+            temperature_warn_s=60.0,
+            diagnostics_period=0.2,
+            **{
+                "load.mass": [2.0],
+                "load.length": [0.3],
+                "actuator.thermal.capacity": 1.0,
+                "actuator.thermal.resistance": 10.0,
+            },
         )
         seen: list[tuple[int, str, dict]] = []
 

@@ -6,21 +6,17 @@ trajectories as a whole). Rates are asserted as message counts over a sim-time w
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import RosHarness, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 from builtin_interfaces.msg import Duration  # noqa: E402
 from builtin_interfaces.msg import Time as TimeMsg  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
-
-from servo_ff.nodes.sim_node import SimNode  # noqa: E402
 
 RATE = 200.0
 
@@ -43,23 +39,17 @@ def point(positions, t, velocities=(), accelerations=()):
 def owned():
     """A sim owning /clock, as fast as possible (real_time_factor 0), and a client on sim time."""
     h = RosHarness(salt=11)
-    sim = h.add(
-        SimNode(
-            "servo_sim",
-            context=h.context,
-            namespace=h.ns,
-            parameter_overrides=[
-                Parameter("joints", value=["a", "b"]),
-                Parameter("rate_hz", value=RATE),
-                Parameter("model", value="m1"),
-                Parameter("publish_clock", value=True),
-                Parameter("real_time_factor", value=0.0),
-                Parameter("position_min", value=[-1.0]),
-                Parameter("position_max", value=[1.0]),
-                Parameter("warn_throttle", value=60.0),
-                Parameter("physics_dt", value=0.005),
-            ],
-        )
+    sim = sim_node(
+        h,
+        joints=["a", "b"],
+        rate_hz=RATE,
+        model="m1",
+        publish_clock=True,
+        real_time_factor=0.0,
+        position_min=[-1.0],
+        position_max=[1.0],
+        warn_throttle=60.0,
+        physics_dt=0.005,
     )
     client = h.make_node("simtime_client")
     states: list[JointState] = []
@@ -161,21 +151,7 @@ def test_sim_follows_a_coarse_external_clock_at_its_own_rate():
     """use_sim_time with /clock from elsewhere in 20 ms steps: one state per 1/rate_hz of that clock."""
     h = RosHarness(salt=12)
     try:
-        sim = h.add(
-            SimNode(
-                "servo_sim",
-                context=h.context,
-                namespace=h.ns,
-                parameter_overrides=[
-                    Parameter("joints", value=["a"]),
-                    Parameter("rate_hz", value=RATE),
-                    Parameter("model", value="m1"),
-                    Parameter("use_sim_time", value=True),
-                    Parameter("physics_dt", value=0.005),
-                    Parameter("max_catch_up", value=1.0),
-                ],
-            )
-        )
+        sim = sim_node(h, joints=["a"], rate_hz=RATE, model="m1", use_sim_time=True, physics_dt=0.005, max_catch_up=1.0)
         client = h.make_node("clock_source")
         states: list[JointState] = []
         client.create_subscription(JointState, "joint_states", states.append, 1000)
@@ -185,7 +161,8 @@ def test_sim_follows_a_coarse_external_clock_at_its_own_rate():
         for _ in range(150):  # 3 s of sim time in 20 ms steps
             t_ns += 20_000_000
             clock.publish(Clock(clock=TimeMsg(sec=t_ns // 10**9, nanosec=t_ns % 10**9)))
-            time.sleep(0.01)  # pacing of the external simulator (not asserted)
+            # the external simulator's next step once the node's clock has this one (its /clock queue is 10 deep)
+            wait_for(lambda t=t_ns: sim.get_clock().now().nanoseconds >= t, 10.0, "the sim's clock at the step")
         wait_for(lambda: states and stamp_s(states[-1]) >= t_ns * 1e-9 - 0.05, 10.0, "the last states")
         wait_for(lambda: sim.ticks == len(states), 5.0, "every published state")
         t = np.array([stamp_s(m) for m in states])

@@ -22,8 +22,8 @@ def _alpha(args: argparse.Namespace) -> int:
 
 
 def _sim(args: argparse.Namespace) -> int:
-    from ..dynamics.experiment import format_table, plot_knee, run_experiment
     from ..dynamics.mujoco_humanoid import KP_HIGH
+    from ..workflows.feedforward_experiment import format_table, plot_knee, run_experiment
 
     if args.steps < 1:
         raise ValueError(f"--steps must be >= 1, got {args.steps}")

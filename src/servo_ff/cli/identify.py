@@ -2,7 +2,8 @@
 (CMA-ES with IPOP restarts; Duclusaud et al., Extended Friction Models for the Physics Simulation of Servo
 Actuators, §V).
 
-Every input is checked before anything is written: unreadable or degenerate logs (too short, no motion,
+The set-up, the checks and the summary are :mod:`servo_ff.workflows.identify`; this module parses the flags and
+prints. Every input is checked before anything is written: unreadable or degenerate logs (too short, no motion,
 constant goal, torque never on), a split with fewer than 2 logs, an actuator without a firmware law or search
 bounds all end with exit code 2, one line naming the file and the reason, and no output directory.
 """
@@ -12,9 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..workflows.identify import IdentifyOptions
 
 from ..models.friction_models import MODEL_NAMES
 
@@ -104,179 +108,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-@dataclass(frozen=True)
-class Setup:
-    """What the fit runs with, resolved (and checked) before anything is written."""
-
-    actuator: str
-    firmware: Any  # FirmwareLaw
-    firmware_source: str
-    reference: Any  # ActuatorParams | None
-    bounds_source: str
-    prior: Any = None  # DatasheetPrior | None
-
-
-def prior_summary(setup: Setup, enabled: bool) -> dict[str, Any]:
-    """summary.json's statement of the datasheet prior (or why there is none)."""
-    if setup.prior is not None:
-        return setup.prior.to_dict()
-    reason = "--no-datasheet-prior" if not enabled else f"no datasheet row for {setup.actuator}"
-    return {"kind": "none", "reason": reason}
-
-
-def firmware_fit_summary(setup: Setup, enabled: bool) -> dict[str, Any]:
-    """summary.json's statement of the firmware constants fitted (error gain, target-velocity clamp)."""
-    from ..identification.search_space import FIRMWARE_KEY_FACTORS, FIRMWARE_KEYS_SOURCE, firmware_keys
-
-    keys = firmware_keys(setup.firmware) if enabled else []
-    if not keys:
-        why = "--no-fit-firmware" if not enabled else "the firmware law has no target-velocity clamp"
-        return {"keys": [], "reason": why}
-    return {
-        "keys": keys,
-        "bounds_factor_of_law": {k: FIRMWARE_KEY_FACTORS[k] for k in keys},
-        "source": FIRMWARE_KEYS_SOURCE,
-    }
-
-
-def _load_reference(path: str, firmware_spec: str | None):
-    """The ``--params`` file; an unknown actuator without a firmware object needs ``--firmware``."""
-    from ..models.firmware import firmware_from_spec
-    from ..models.params import ActuatorParams, ParameterError, load_params
-
-    try:
-        return load_params(path)
-    except ParameterError:
-        if firmware_spec is None or Path(path).suffix.lower() in (".yaml", ".yml"):
-            raise
-        return ActuatorParams.load_json(path, firmware=firmware_from_spec(firmware_spec))
-
-
-def resolve(args: argparse.Namespace, logs: list) -> Setup:
-    """Actuator, firmware law (and its source) and search-box reference from the flags, the file and the logs."""
-    from ..identification.simulation_fit import bounds_row
-    from ..models.firmware import FIRMWARE_TABLE, firmware_from_spec
-    from ..models.params import unknown_firmware_error
-
-    ref = _load_reference(args.params, args.firmware) if args.params else None
-    actuator = args.actuator or (ref.actuator if ref else "") or logs[0].motor
-    if not actuator:
-        raise ValueError(f"{logs[0].source}: the log has no 'motor' key; pass --servo or --params")
-    row = FIRMWARE_TABLE.get(actuator)
-    if args.firmware:
-        base = ref.firmware if ref else (row.law if row else None)
-        fw, source = firmware_from_spec(args.firmware, base), f"--firmware {args.firmware}"
-    elif ref is not None:
-        table = FIRMWARE_TABLE.get(ref.actuator)
-        fw = ref.firmware
-        source = (
-            f"{args.params}: {ref.actuator} row, {table.source}"
-            if table and table.law == fw
-            else f"{args.params}: its firmware object"
-        )
-    elif row is not None:
-        fw, source = row.law, f"{actuator} row: {row.source}"
-    else:
-        raise unknown_firmware_error(actuator, f"--servo {actuator}" if args.actuator else logs[0].source)
-    from ..identification.datasheet_prior import datasheet_prior
-
-    if not (args.prior_factor > 1 and math.isfinite(args.prior_factor)):
-        raise ValueError(f"--prior-factor must be > 1, got {args.prior_factor}")
-    prior = datasheet_prior(actuator, args.prior_factor) if args.datasheet_prior else None
-    return Setup(actuator, fw, source, ref, bounds_row(actuator, ref).source, prior)
-
-
-def _finite_or_none(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def _summary(args: argparse.Namespace, setup: Setup, results: dict) -> dict[str, Any]:
-    first = next(iter(results.values()))
-    fw = {k: _finite_or_none(v) if isinstance(v, float) else v for k, v in asdict(setup.firmware).items()}
-    notes = ["kp and vin of the firmware law are taken from each log"]
-    if not first.validation_logs:
-        notes.append("validation_mae is null: no validation logs (--validation 0)")
-    models = {}
-    for m, r in results.items():
-        models[m] = {
-            "train_mae": _finite_or_none(r.train_mae),
-            "validation_mae": _finite_or_none(r.validation_mae),
-            "start_mae": _finite_or_none(r.start_mae),
-            "evaluations": r.evaluations,
-            "generations": r.generations,
-            "stop": r.stop,
-            "runs": r.runs,
-            "at_bound": r.at_bound,
-            "seconds": r.seconds,
-            "params": r.params.to_bam_dict(),
-        }
-        if r.train_mae is not None and not math.isfinite(r.train_mae):
-            notes.append(f"{m}: train_mae is null: the fitted model diverged on a training log")
-    return {
-        "actuator": setup.actuator,
-        "firmware": {"law": fw, "source": setup.firmware_source},
-        "bounds": setup.bounds_source,
-        "datasheet_prior": prior_summary(setup, args.datasheet_prior),
-        "firmware_fit": firmware_fit_summary(setup, args.fit_firmware),
-        "split": {
-            "validation_fraction": args.validation,
-            "seed": args.seed,
-            "train": first.train_logs,
-            "validation": first.validation_logs,
-        },
-        "seed": args.seed,
-        "budget": {
-            "max_evals": args.max_evals,
-            "patience": args.patience,
-            "restarts": args.restarts,
-            "stall_restarts": args.stall_restarts,
-            "population": args.population,
-            "tol": 1e-3,
-        },
-        "fit_q_offset": args.fit_q_offset,
-        "warm_start": not args.no_warm_start,
-        "dt": args.dt,
-        "models": models,
-        "notes": notes,
-    }
-
-
 def _mrad(x: float | None) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x * 1e3:.3f}"
 
 
+def options(args: argparse.Namespace) -> IdentifyOptions:
+    """The workflow's options from the parsed flags (one field per flag)."""
+    from ..workflows.identify import IdentifyOptions
+
+    values = {f.name: getattr(args, f.name) for f in fields(IdentifyOptions) if hasattr(args, f.name)}
+    return IdentifyOptions(**{**values, "models": tuple(args.models), "warm_start": not args.no_warm_start})
+
+
 def run(args: argparse.Namespace) -> int:
     from ..identification.plots import plot_model_mae
-    from ..identification.servo_log import check_identifiable
-    from ..identification.simulation_fit import check_split, identify_models
     from ..io.atomic import atomic_path, atomic_write_text
-    from ..io.logs import read_logs
+    from ..workflows.identify import identify, prepare, prior_summary, summary
 
-    for flag, v, least in (
-        ("--max-evals", args.max_evals, 1),
-        ("--patience", args.patience, 1),
-        ("--restarts", args.restarts, 0),
-        ("--population", args.population, 2),
-        ("--stall-restarts", args.stall_restarts, 0),
-    ):
-        if v is not None and v < least:
-            raise ValueError(f"{flag} must be >= {least}, got {v}")
-    if not 0.0 <= args.validation < 1.0:
-        raise ValueError(f"--validation must be in [0, 1), got {args.validation}")
-    unknown = [m for m in args.models if m not in MODEL_NAMES]
-    if unknown:
-        raise ValueError(f"unknown model(s) {', '.join(unknown)}; valid models: {', '.join(MODEL_NAMES)}")
+    opts = options(args)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: exists and is not a directory")
-    logs = read_logs(args.logs, dt=args.dt)
-    check_identifiable(logs)
-    check_split(logs, args.validation)
-    setup = resolve(args, logs)
+    logs, setup = prepare(args.logs, opts)
     print(
-        f"{len(logs)} logs; actuator {setup.actuator}; models {' '.join(args.models)}; firmware {setup.firmware_source}"
+        f"{len(logs)} logs; actuator {setup.actuator}; models {' '.join(opts.models)}; firmware {setup.firmware_source}"
     )
-    stated = setup.prior.describe() if setup.prior else prior_summary(setup, args.datasheet_prior)["reason"]
+    stated = setup.prior.describe() if setup.prior else prior_summary(setup, opts.datasheet_prior)["reason"]
     print(f"datasheet prior: {stated}")
     out.mkdir(parents=True, exist_ok=True)
 
@@ -289,33 +146,13 @@ def run(args: argparse.Namespace) -> int:
             f"mrad, {r.evaluations} evals in {len(r.runs)} run(s), {r.seconds:.1f} s -> {out / (model + '.json')}"
         )
 
-    results = identify_models(
-        logs,
-        args.models,
-        actuator=setup.actuator,
-        firmware=setup.firmware,
-        validation_fraction=args.validation,
-        seed=args.seed,
-        max_evals=args.max_evals,
-        warm=not args.no_warm_start,
-        progress=not args.quiet,
-        reference=setup.reference,
-        callback=done,
-        patience=args.patience,
-        restarts=args.restarts,
-        population=args.population,
-        fit_q_offset=args.fit_q_offset,
-        stall_restarts=args.stall_restarts,
-        prior=setup.prior,
-        fit_firmware=args.fit_firmware,
-    )
-    summary = _summary(args, setup, results)
-    atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False))
+    results = identify(logs, setup, opts, progress=not args.quiet, callback=done)
+    atomic_write_text(out / "summary.json", json.dumps(summary(opts, setup, results), indent=2, allow_nan=False))
     with atomic_path(out / "validation_mae.png") as tmp:
         plot_model_mae(results, tmp)
     print(f"{'model':6} {'train MAE [mrad]':>17} {'validation MAE [mrad]':>22}")
     for m, r in results.items():
         print(f"{m:6} {_mrad(r.train_mae):>17} {_mrad(r.validation_mae):>22}")
-    if not results[args.models[0]].validation_logs:
+    if not results[opts.models[0]].validation_logs:
         print("no validation logs (--validation 0): validation MAE not available")
     return 0

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..io.servo_log import LogError, ServoLog
 from ..models.stepper import PendulumLoad
 from .alpha_fit import AlphaFit, fit_alpha
 from .pendulum import output_torque
-from .servo_log import LogError, ServoLog
 
 SG_WINDOW, SG_ORDER = 11, 3  # Savitzky–Golay smoothing of measured positions (samples, polynomial order)
 TorqueFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]  # (q, q̇, q̈) → τ_o [N·m]

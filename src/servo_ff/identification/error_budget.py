@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..io.servo_log import ServoLog
 from ..models.firmware import FirmwareLaw
-from .servo_log import ServoLog
 
 PHASES: tuple[str, ...] = ("saturation", "reversal", "fast", "hold", "slow")
 

@@ -10,10 +10,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..io.servo_log import LogBatch
 from ..models import slots
 from ..models.friction_models import FRICTION_KEYS, KEY_SLOTS, MODELS
 from ..models.params import MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
-from .servo_log import LogBatch
 
 #: Packed indices each searched key writes (the registry's; M3/M4's symmetric load terms fill two slots).
 KEY_INDICES: dict[str, tuple[int, ...]] = KEY_SLOTS

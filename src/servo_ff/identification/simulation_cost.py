@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..io.servo_log import LogBatch, ServoLog, stack_logs
 from ..models.params import ActuatorParams
 from ..models.stepper import PendulumLoad, rollout
 from .search_space import pack_candidates
-from .servo_log import LogBatch, ServoLog, stack_logs
 
 
 def simulate_batch(packed: np.ndarray, batch: LogBatch) -> np.ndarray:

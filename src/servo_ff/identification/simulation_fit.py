@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..io.servo_log import LogError, ServoLog, stack_logs
 from ..models.params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
 from .datasheet_prior import PENALTY as PRIOR_PENALTY
 from .search_space import (
@@ -33,7 +34,6 @@ from .search_space import (
     params_from_vector,
     search_space,
 )
-from .servo_log import LogError, ServoLog, stack_logs
 from .simulation_cost import evaluate, mae_per_log, population_mae, simulate_batch
 from .warm_start import warm_start, warm_starts
 

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..io.servo_log import DEFAULT_DT, ServoLog
 from ..models import slots
 from ..models.params import ActuatorParams
 from ..models.stepper import PendulumLoad, rollout
 from ..trajectories import IDENTIFICATION_TRAJECTORIES, Trajectory, trajectory
-from .servo_log import DEFAULT_DT, ServoLog
 
 #: Duclusaud et al. Table I, Dynamixel column.
 TABLE1_MASSES: tuple[float, ...] = (0.5, 1.0, 1.5)  # [kg]

@@ -1,4 +1,4 @@
-"""bam's JSON log format and CSV logs → :class:`~servo_ff.identification.servo_log.ServoLog` (and back).
+"""bam's JSON log format and CSV logs → :class:`~servo_ff.io.servo_log.ServoLog` (and back).
 
 bam's JSON (Rhoban/bam ``bam/dynamixel/record.py``, ``bam/process.py``) is an object with the metadata keys
 (the recorder writes ``arm-mass``, processed files ``arm_mass``) and ``entries``: a list of
@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..identification.servo_log import (
+from ..safe_parse import as_float, describe, parse_json, read_text
+from .atomic import atomic_path, atomic_write_text
+from .servo_log import (
     DEFAULT_DT,
     ENTRY_KEYS,
     META_KEYS,
@@ -25,8 +27,6 @@ from ..identification.servo_log import (
     ServoLog,
     log_from_columns,
 )
-from ..safe_parse import as_float, describe, parse_json, read_text
-from .atomic import atomic_path, atomic_write_text
 
 
 def read_bam_json(path: str | Path, dt: float = DEFAULT_DT) -> ServoLog:

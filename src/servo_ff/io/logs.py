@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..identification.servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 from .bam_logs import read_bam_json, read_csv
+from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
 
 def is_rosbag(path: Path) -> bool:

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from ..identification.servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 from ..interpolation import ReplacedTrajectories
 from ..safe_parse import parse_json
 from .rosbag_goals import (
@@ -34,6 +33,7 @@ from .rosbag_goals import (
     trajectory_goals,
     trajectory_piece,
 )
+from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..identification.servo_log import LogError
 from ..interpolation import ReplacedTrajectories
+from .servo_log import LogError
 
 
 def normalize_namespace(namespace: str | None) -> str:

@@ -1,4 +1,4 @@
-"""rosbag2 recordings of a :class:`~servo_ff.identification.servo_log.ServoLog` (mcap or sqlite3, through
+"""rosbag2 recordings of a :class:`~servo_ff.io.servo_log.ServoLog` (mcap or sqlite3, through
 ``rosbags``): what :mod:`.rosbag` reads back, with the bench metadata on ``/servo_ff/log_meta``."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..identification.servo_log import ServoLog
 from .atomic import atomic_path
 from .rosbag import BATTERY, BOOL, FLOAT_ARRAY, JOINT_STATE, META_TOPIC, STRING, TRAJECTORY, _typestore
+from .servo_log import ServoLog
 
 
 def write_rosbag(

@@ -2,7 +2,7 @@
 
 It drives validation of :class:`~servo_ff.models.params.ActuatorParams` and
 :class:`~servo_ff.models.firmware.FirmwareLaw` (a value outside its range is refused with the key, the value and
-the range), the ROS parameter declarations of the nodes (``nodes.common.actuator_specs``) and the parameter
+the range), the ROS parameter declarations of the nodes (``ros.parameters.actuator_specs``) and the parameter
 tables of the documentation. Ranges are wide physical bounds for servo-class actuators — a value outside them
 is a mistake (or would make the simulation non-finite), not an unusual servo. Identification search boxes
 (``identification.simulation_fit``) lie inside them.

@@ -39,7 +39,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from servo_ff import trajectories
-from servo_ff.io.ilc_record import ILCRecord, save_ilc_record
+from servo_ff.io.ilc_record import save_ilc_record
 from servo_ff.ros.common import (
     TOPIC_JOINT_COMMAND,
     TOPIC_JOINT_STATES,
@@ -53,6 +53,7 @@ from servo_ff.ros.common import (
     spin_node,
 )
 from servo_ff.ros.side_node import SideNode
+from servo_ff.workflows.ilc import ilc_record
 
 from .ilc_trials import EXECUTIONS, NO_WAITER, ILCTrials
 from .servo_base import KP_MAX, KP_UNIT
@@ -288,21 +289,7 @@ class ILCNode(ILCTrials, Node):
             )
             supply = np.array(self._trial_supply)
             supply = np.where(np.isfinite(supply), supply, np.nanmean(supply) if np.isfinite(supply).any() else 0.0)
-            rec = ILCRecord(
-                joint=v["joint"],
-                t=ref.t,
-                reference_q=ref.q,
-                reference_dq=ref.dq,
-                reference_ddq=ref.ddq,
-                commands=res.commands,
-                measured=res.measured,
-                errors=res.errors,
-                supply=supply,
-                kp=float(v["kp"]),
-                dt=dt,
-                delay=float(v["delay"]),
-                converged_iteration=int(res.iterations),
-            )
+            rec = ilc_record(res, ref, v["joint"], v["kp"], dt, v["delay"], supply)
             path = save_ilc_record(rec, v["output"])
             self.result_path = str(path)
             self._publish_curve(ref.t, res.final_command)

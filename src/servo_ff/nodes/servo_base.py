@@ -21,7 +21,6 @@ written, logged as a warning and counted in the diagnostics (``goals_moved_by_li
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -279,8 +278,9 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
 
     def interface_status(self) -> DiagnosticStatus:
         g = self.gate
-        age = time.monotonic() - g.last_accept_time
-        recent = time.monotonic() - g.last_reject_time < max(self.table.values["diagnostics_period"], 1.0)
+        now = g.clock()
+        age = now - g.last_accept_time
+        recent = now - g.last_reject_time < max(self.table.values["diagnostics_period"], 1.0)
         level = DiagnosticStatus.WARN if recent else DiagnosticStatus.OK
         following = "idle"
         if self.traj is not None:

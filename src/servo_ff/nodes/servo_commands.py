@@ -11,7 +11,6 @@ A mixin of :class:`~.servo_base.ServoInterfaceNode` (uses its gate, throttle, na
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 from rclpy.parameter import Parameter
@@ -85,7 +84,7 @@ class ServoCommands:
         """One (throttled) warning for refused velocity / effort limits, counted as a rejection."""
         g = self.gate
         g.rejected += 1
-        g.last_reject_time = time.monotonic()
+        g.last_reject_time = g.clock()
         g.last_reason = f"{source}: {reason}"
         g.recent.append(g.last_reason)
         self.throttle(f"{source}:limits", self.get_logger().warning, f"{source}: {reason}")
@@ -103,7 +102,7 @@ class ServoCommands:
             self._trajectory_status(msg, now, None, str(e))
             return
         self.gate.accepted += 1
-        self.gate.last_accept_time = time.monotonic()
+        self.gate.last_accept_time = self.gate.clock()
         self.trajectories += 1
         if traj.start > now:
             self.pending = traj  # the current one runs until the new one starts

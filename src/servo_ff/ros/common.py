@@ -104,6 +104,7 @@ class GoalGate:
     last_reject_time: float = -math.inf
     recent: deque = field(default_factory=lambda: deque(maxlen=32))  # latest rejection reasons
     limit_moves: int = 0  # held goals moved by a change of the joint limits
+    clock: Callable[[], float] = time.monotonic  # [s] of the accept/reject times (a test injects a fake clock)
 
     def __post_init__(self) -> None:
         self.index = {name: i for i, name in enumerate(self.joints)}
@@ -111,7 +112,7 @@ class GoalGate:
 
     def _reject(self, source: str, kind: str, reason: str) -> None:
         self.rejected += 1
-        self.last_reject_time = time.monotonic()
+        self.last_reject_time = self.clock()
         self.last_reason = f"{source}: {reason}"
         self.recent.append(self.last_reason)
         self.throttle(
@@ -138,7 +139,7 @@ class GoalGate:
             return None
         self.goal = goal
         self.accepted += 1
-        self.last_accept_time = time.monotonic()
+        self.last_accept_time = self.clock()
         return goal
 
     def set_limits(self, lower: np.ndarray, upper: np.ndarray) -> list[str]:

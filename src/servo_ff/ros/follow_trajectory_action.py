@@ -22,8 +22,6 @@ Default tolerances come from the node's ``constraints.*`` parameters (JTC's ``co
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from control_msgs.action import FollowJointTrajectory
@@ -141,7 +139,7 @@ class FollowTrajectoryAction:
         for note in tol.notes:
             node.get_logger().error(f"{self.name}: {note}")
         node.gate.accepted += 1
-        node.gate.last_accept_time = time.monotonic()
+        node.gate.last_accept_time = node.gate.clock()
         node.trajectories += 1
         if traj.start > now:
             node.pending = traj  # the current trajectory runs until the new one starts

@@ -6,7 +6,7 @@ node afterwards stays until the client's own gain changes."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
@@ -22,8 +22,16 @@ class ServoGainSetter:
     is there; the servo node gone and back gets it again. A servo node still absent ``warn_after`` s after the
     gain was asked for, or a refusal, is one warning line (per gain, per disappearance)."""
 
-    def __init__(self, node: Node, servo_node: str, poll_period: float = 0.25, warn_after: float = 3.0):
+    def __init__(
+        self,
+        node: Node,
+        servo_node: str,
+        poll_period: float = 0.25,
+        warn_after: float = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.node = node
+        self.clock = clock  # [s] of warn_after (a test injects a fake clock)
         service = f"{servo_node.rstrip('/')}/set_parameters"
         self.client = node.create_client(SetParameters, service)
         self.service = node.resolve_service_name(service)  # fully qualified, for the log lines
@@ -46,7 +54,7 @@ class ServoGainSetter:
     def set(self, kp: Sequence[float]) -> None:
         """Ask for ``kp`` on the servo node (sent now if its service is there, else when it appears)."""
         self.kp = [float(k) for k in kp]
-        self.pending, self._warned, self._asked_at = True, False, time.monotonic()
+        self.pending, self._warned, self._asked_at = True, False, self.clock()
         self.state = f"waiting for {self.servo}"
         self.poll()
 
@@ -57,7 +65,7 @@ class ServoGainSetter:
             return
         if ready and (self.pending or appeared):
             self._send()
-        elif not ready and self.pending and not self._warned and time.monotonic() - self._asked_at > self.warn_after:
+        elif not ready and self.pending and not self._warned and self.clock() - self._asked_at > self.warn_after:
             self._warned = True
             self.state = f"{self.servo} not found"
             self.node.get_logger().warning(

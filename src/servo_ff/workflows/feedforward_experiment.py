@@ -9,14 +9,22 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from ..dynamics.alpha import AlphaTable
+from ..dynamics.feedforward import FeedForwardController
+from ..dynamics.gait import stepping_in_place
+from ..dynamics.inverse_dynamics import double_support_torques, set_gravity, support_foot_torques
+from ..dynamics.mujoco_humanoid import (
+    CONTROLLERS,
+    GAIN_RATIO,
+    HUMANOID_URDF,
+    KP_HIGH,
+    SimResult,
+    default_alpha,
+    simulate,
+)
+from ..dynamics.robot import Robot, load_robot
 from ..models.params import ActuatorParams
 from ..models.presets import preset
-from .alpha import AlphaTable
-from .feedforward import FeedForwardController
-from .gait import stepping_in_place
-from .inverse_dynamics import double_support_torques, set_gravity, support_foot_torques
-from .mujoco_humanoid import CONTROLLERS, GAIN_RATIO, HUMANOID_URDF, KP_HIGH, SimResult, default_alpha, simulate
-from .robot import Robot, load_robot
 
 KNEE = "l_knee"  # 002 reports the left knee
 
