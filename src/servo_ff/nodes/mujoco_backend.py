@@ -96,6 +96,7 @@ class MujocoSimNode(SimNode):
             else range(len(joints)),
             dtype=int,
         )
+        self._identity = bool((self.perm == np.arange(len(self.perm))).all())  # per period: no reordering
         if self.model_error:
             self.servos = None
         table.values["joints"] = joints  # [""]: every driven joint, model order
@@ -188,8 +189,10 @@ class MujocoSimNode(SimNode):
 
     # ------------------------------------------------------------------ stepping
     def _read(self) -> None:
-        js = self.servos.joint_state()
-        self.state = (js.position[self.perm], js.velocity[self.perm], js.effort[self.perm])
+        js = self.servos.joint_state()  # fresh arrays
+        self.state = (
+            tuple(js) if self._identity else (js.position[self.perm], js.velocity[self.perm], js.effort[self.perm])
+        )
 
     def _step(self) -> bool:
         from servo_ff.dynamics.mujoco_servos import PhysicsDiverged
@@ -199,7 +202,7 @@ class MujocoSimNode(SimNode):
         if self.stepper_error:
             return False
         try:
-            self.servos.command(self._model(self.goal))
+            self.servos.command(self.goal if self._identity else self._model(self.goal))  # command() copies
             self.servos.step(self.substeps)
             self._read()
         except PhysicsDiverged as e:

@@ -1,8 +1,8 @@
 """``odom`` (nav_msgs/Odometry) of the MuJoCo sim's floating base: the pose of the base link in the ``odom_frame``
 (the simulated world) and its twist in the base link's frame (REP-105, nav_msgs convention), exact from the
 free joint (:func:`servo_ff.dynamics.mujoco_sensors.free_joint_odometry`), each control period, and the same pose
-as the transform ``odom_frame`` → base link on ``/tf`` (while it has a subscriber). Covariances are zero: it is
-the simulation's ground truth."""
+as the transform ``odom_frame`` → base link on ``/tf``, each while it has a subscriber (nobody listening: nothing
+computed). Covariances are zero: it is the simulation's ground truth."""
 
 from __future__ import annotations
 
@@ -43,11 +43,14 @@ class OdometryPublisher:
         self.pub_tf = node.create_publisher(TFMessage, TOPIC_TF, 100)
 
     def publish(self, stamp) -> None:
+        tf = self.pub_tf is not None and self.pub_tf.get_subscription_count() > 0
+        if not tf and not self.pub.get_subscription_count():
+            return  # nobody listens: ≈ 20 µs of the sim period saved (issue 25)
         o = self.servos.odometry()
         cdr = self._cdr
         cdr.set_stamp(stamp.sec, stamp.nanosec)
         cdr.block(0)[:3], cdr.block(0)[3:] = o.position, o.orientation
         cdr.block(1)[:3], cdr.block(1)[3:] = o.linear_velocity, o.angular_velocity
         self.pub.publish(cdr.data())
-        if self.pub_tf is not None and self.pub_tf.get_subscription_count():
+        if tf:
             self.pub_tf.publish(self._tf.data(cdr.block(0)[None, :], stamp))
