@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from nav_msgs.msg import Odometry
 
-from .cdr_template import CdrTemplate
+from .cdr_template import CdrTemplate, Listened
 
 TOPIC_ODOM = "odom"
 _XYZ = ("x", "y", "z")
@@ -29,7 +29,8 @@ class OdometryPublisher:
         twist = tuple(f"twist.twist.linear.{c}" for c in _XYZ) + tuple(f"twist.twist.angular.{c}" for c in _XYZ)
         self._cdr = CdrTemplate(msg, [pose, twist])
         self.pub = node.create_publisher(Odometry, TOPIC_ODOM, 100)
-        self.pub_tf = self._tf = None
+        self._listened = Listened(self.pub)
+        self.pub_tf = self._tf = self._tf_listened = None
         try:  # odom → base link on /tf as well (as an odometry source does), where tf2_msgs is installed
             from geometry_msgs.msg import TransformStamped
             from tf2_msgs.msg import TFMessage
@@ -41,10 +42,11 @@ class OdometryPublisher:
         tf.header.frame_id, tf.child_frame_id = odom_frame, self.child_frame
         self._tf = TfTemplate((0,), TFMessage(transforms=[tf]))
         self.pub_tf = node.create_publisher(TFMessage, TOPIC_TF, 100)
+        self._tf_listened = Listened(self.pub_tf)
 
     def publish(self, stamp) -> None:
-        tf = self.pub_tf is not None and self.pub_tf.get_subscription_count() > 0
-        if not tf and not self.pub.get_subscription_count():
+        tf = self._tf_listened is not None and self._tf_listened()
+        if not tf and not self._listened():
             return  # nobody listens: ≈ 20 µs of the sim period saved (issue 25)
         o = self.servos.odometry()
         cdr = self._cdr
