@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from . import scalar
@@ -302,8 +304,7 @@ def _build():
             th_io[lo + e] = w[R_TH * S + e]
             dth_io[lo + e] = w[R_DTH * S + e]
 
-    @numba.njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH, error_model="numpy")
-    def rollout_simd(
+    def _rollout(  # compiled twice below
         th_io,
         dth_io,
         goal,
@@ -350,51 +351,14 @@ def _build():
                 o_volts,
             )
 
-    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-    def rollout_serial(
-        th_io,
-        dth_io,
-        goal,
-        dt,
-        P,
-        gravity,
-        tau_ext,
-        ext_step,
-        inertia,
-        enable,
-        en_step,
-        o_theta,
-        o_dtheta,
-        o_tau_m,
-        o_tau_f,
-        o_volts,
-        chunk,
-    ):
-        """:func:`rollout_simd` on the calling thread (no thread-pool hand-off: small problems)."""
-        n = goal.shape[1]
-        chunk = min(chunk, SIMD_CHUNK)
-        for c in range((n + chunk - 1) // chunk):
-            lo = c * chunk
-            _rollout_chunk(
-                lo,
-                min(n, lo + chunk) - lo,
-                th_io,
-                dth_io,
-                goal,
-                dt,
-                P,
-                gravity,
-                tau_ext,
-                ext_step,
-                inertia,
-                enable,
-                en_step,
-                o_theta,
-                o_dtheta,
-                o_tau_m,
-                o_tau_f,
-                o_volts,
-            )
+    def compiled(name: str, parallel: bool):
+        """``_rollout`` compiled over the cores, or on the calling thread (prange is range there; no thread-pool
+        hand-off: small problems). Its own qualname: numba's disk cache keys a function by qualname and line."""
+        fn = types.FunctionType(_rollout.__code__, _rollout.__globals__, name, None, _rollout.__closure__)
+        fn.__qualname__, fn.__doc__ = f"{_rollout.__qualname__}.{name}", _rollout.__doc__
+        return numba.njit(cache=True, nogil=True, parallel=parallel, fastmath=FASTMATH, error_model="numpy")(fn)
+
+    rollout_simd, rollout_serial = compiled("rollout_simd", True), compiled("rollout_serial", False)
 
     return step_batch, steps_joints, rollout_simd, rollout_serial
 
