@@ -284,12 +284,14 @@ def _build():
         w = np.empty(N_ROWS * S)
         _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt)
         for t in range(nt):
-            te_row = t * ext_step
-            en_row = t * en_step
+            if t == 0 or ext_step:  # a row constant in time (step 0) is copied in once
+                for e in range(m):
+                    w[R_EXT * S + e] = tau_ext[t * ext_step, lo + e]
+            if t == 0 or en_step:
+                for e in range(m):
+                    w[R_EN * S + e] = enable[t * en_step, lo + e]
             for e in range(m):
                 w[R_GOAL * S + e] = goal[t, lo + e]
-                w[R_EXT * S + e] = tau_ext[te_row, lo + e]
-                w[R_EN * S + e] = enable[en_row, lo + e]
                 o_theta[t, lo + e] = w[R_TH * S + e]
             if full:
                 for e in range(m):
