@@ -50,7 +50,7 @@ from servo_ff.models.params import (
 )
 from servo_ff.models.presets import preset
 from servo_ff.models.scalar import step_1
-from servo_ff.models.stepper import PendulumLoad, StepResult, rollout
+from servo_ff.models.stepper import PARALLEL_MIN_ELEMENTS, PendulumLoad, StepResult, rollout
 
 
 def timed(fn, min_time: float = 0.5) -> float:
@@ -191,7 +191,12 @@ def roofline_call(params, batch: int, joints: int, steps: int, reuse: bool = Tru
 
     def run():
         outs = kept if reuse else [np.empty((steps, n)) for _ in range(5)]
-        roofline_kernel(np.zeros(n), np.zeros(n), g, 0.005, P, grav, inertia, *outs)
+        threads = numba.get_num_threads()
+        numba.set_num_threads(threads if n >= PARALLEL_MIN_ELEMENTS else 1)  # as rollout: no pool wake for 1 x 1
+        try:
+            roofline_kernel(np.zeros(n), np.zeros(n), g, 0.005, P, grav, inertia, *outs)
+        finally:
+            numba.set_num_threads(threads)
 
     run()
     return run

@@ -35,6 +35,7 @@ from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
 from servo_ff.dynamics.mujoco_sensors import support_coefficient
+from servo_ff.dynamics.mujoco_servos import PhysicsDiverged  # the per-period step catches it
 
 from .cdr_template import CdrTemplate
 from .common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
@@ -195,8 +196,6 @@ class MujocoSimNode(SimNode):
         )
 
     def _step(self) -> bool:
-        from servo_ff.dynamics.mujoco_servos import PhysicsDiverged
-
         if self.servos is None:
             return False
         if self.stepper_error:
