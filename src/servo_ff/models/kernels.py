@@ -306,6 +306,11 @@ def _build():
             th_io[lo + e] = w[R_TH * S + e]
             dth_io[lo + e] = w[R_DTH * S + e]
 
+    # a module global, not a closure cell of _rollout: numba's disk cache keys a function by its closure's pickle,
+    # and a dispatcher pickles differently in every process (the rollout kernels were compiled again in each, 18 s)
+    global _ROLLOUT_CHUNK
+    _ROLLOUT_CHUNK = _rollout_chunk
+
     def _rollout(  # compiled twice below
         th_io,
         dth_io,
@@ -332,7 +337,7 @@ def _build():
         chunk = min(chunk, SIMD_CHUNK)
         for c in numba.prange((n + chunk - 1) // chunk):
             lo = c * chunk
-            _rollout_chunk(
+            _ROLLOUT_CHUNK(
                 lo,
                 min(n, lo + chunk) - lo,
                 th_io,
