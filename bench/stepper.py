@@ -9,8 +9,10 @@ pow, structure-of-arrays, over both cores — what plain numba code can reach on
     python bench/stepper.py [--steps 200] [--model m6] [--rounds 7]
 
 Ratios (same run, the arms alternating A B A B …, median of the per-round ratios): ``fused_over_numpy_4096x20``
-(fused kernel ÷ numpy-array path, 4096 × 20), ``fused_over_roofline`` (fused ÷ roofline, 4096 × 20) and
-``fused_positions_over_numpy_4096x20`` (``positions_only=True``, identification's path, ÷ numpy) and
+(fused kernel ÷ numpy-array path, 4096 × 20, both writing into the caller's output arrays, ``rollout(out=)``),
+``fused_fresh_over_numpy_4096x20`` (both allocating fresh outputs each call: first touching 5 × 33 MB of new pages
+is then a large share of the fused time), ``fused_over_roofline`` (fused ÷ roofline, 4096 × 20, reused outputs)
+and ``fused_positions_over_numpy_4096x20`` (``positions_only=True``, identification's path, ÷ numpy) and
 ``one_joint_call_us`` (wall time of one 200-step rollout of 1 × 1, i.e. the call overhead, next to the roofline's).
 """
 
@@ -48,7 +50,7 @@ from servo_ff.models.params import (
 )
 from servo_ff.models.presets import preset
 from servo_ff.models.scalar import step_1
-from servo_ff.models.stepper import PendulumLoad, rollout
+from servo_ff.models.stepper import PARALLEL_MIN_ELEMENTS, PendulumLoad, StepResult, rollout
 
 
 def timed(fn, min_time: float = 0.5) -> float:
@@ -159,32 +161,42 @@ def case(params, batch: int, joints: int, steps: int):
     return goals, load, np.zeros((batch, joints))
 
 
-def rollout_call(params, batch: int, joints: int, steps: int, backend: str):
-    """A function running one rollout of the case (compiled and warmed up)."""
+def rollout_call(params, batch: int, joints: int, steps: int, backend: str, reuse: bool = False):
+    """A function running one rollout of the case (compiled and warmed up); ``reuse``: into the same output
+    arrays each call (``out=``), else fresh ones."""
     goals, load, th0 = case(params, batch, joints, steps)
     rollout(params, th0, th0, goals[:2], 0.005, load, backend=backend)  # compile / warm up
-    return lambda: rollout(params, th0, th0, goals, 0.005, load, backend=backend)
+    out = StepResult(*(np.empty(goals.shape) for _ in range(5))) if reuse else None
+    return lambda: rollout(params, th0, th0, goals, 0.005, load, backend=backend, out=out)
 
 
 def positions_call(params, batch: int, joints: int, steps: int):
-    """A fused rollout recording θ only (``positions_only``: what identification runs)."""
+    """A fused rollout recording θ only (``positions_only``: what identification runs), into reused outputs."""
     goals, load, th0 = case(params, batch, joints, steps)
     rollout(params, th0, th0, goals[:2], 0.005, load, positions_only=True)
-    return lambda: rollout(params, th0, th0, goals, 0.005, load, positions_only=True)
+    out = StepResult(np.empty(goals.shape), None, None, None, None)
+    return lambda: rollout(params, th0, th0, goals, 0.005, load, positions_only=True, out=out)
 
 
-def roofline_call(params, batch: int, joints: int, steps: int):
-    """A function running the roofline kernel on the case (the same outputs as a full rollout)."""
+def roofline_call(params, batch: int, joints: int, steps: int, reuse: bool = True):
+    """A function running the roofline kernel on the case (the same outputs as a full rollout; ``reuse``: the
+    same output arrays each call, else fresh ones)."""
     goals, load, _ = case(params, batch, joints, steps)
     n = batch * joints
     P = np.ascontiguousarray(np.tile(params.packed()[:, None], (1, n)))
     g = np.ascontiguousarray(goals.reshape(steps, n))
     grav = np.ascontiguousarray(np.broadcast_to(load.gravity_torque_amplitude(), (batch, joints)).reshape(n))
     inertia = np.ascontiguousarray(np.broadcast_to(load.inertia(), (batch, joints)).reshape(n))
+    kept = [np.empty((steps, n)) for _ in range(5)]
 
-    def run():  # fresh outputs each call, as a rollout returns
-        outs = [np.empty((steps, n)) for _ in range(5)]
-        roofline_kernel(np.zeros(n), np.zeros(n), g, 0.005, P, grav, inertia, *outs)
+    def run():
+        outs = kept if reuse else [np.empty((steps, n)) for _ in range(5)]
+        threads = numba.get_num_threads()
+        numba.set_num_threads(threads if n >= PARALLEL_MIN_ELEMENTS else 1)  # as rollout: no pool wake for 1 x 1
+        try:
+            roofline_kernel(np.zeros(n), np.zeros(n), g, 0.005, P, grav, inertia, *outs)
+        finally:
+            numba.set_num_threads(threads)
 
     run()
     return run
@@ -230,10 +242,13 @@ def main() -> None:
     # the ratios: arms alternating, each round's figures under the same load
     n_big = 4096 * 20 * 50
     arms = {
-        "fused": rollout_call(params, 4096, 20, 50, "numba"),
+        "fused": rollout_call(params, 4096, 20, 50, "numba", reuse=True),
         "fused_positions": positions_call(params, 4096, 20, 50),
-        "numpy": rollout_call(params, 4096, 20, 50, "numpy"),
+        "numpy": rollout_call(params, 4096, 20, 50, "numpy", reuse=True),
         "roofline": roofline_call(params, 4096, 20, 50),
+        "fused_fresh": rollout_call(params, 4096, 20, 50, "numba"),
+        "numpy_fresh": rollout_call(params, 4096, 20, 50, "numpy"),
+        "write_outputs": (lambda o=np.empty((50, 4096 * 20)): [o.fill(1.0) for _ in range(5)]),  # 5 outputs' bytes
     }
     big = interleaved({k: (lambda f=f: n_big / batch_time(f)) for k, f in arms.items()}, args.rounds)
     one = {
@@ -243,6 +258,8 @@ def main() -> None:
     small = interleaved({k: (lambda f=f: min(batch_time(f) for _ in range(20))) for k, f in one.items()}, args.rounds)
     f_np, f_roof = paired_ratio(big["fused"], big["numpy"]), paired_ratio(big["fused"], big["roofline"])
     f_pos = paired_ratio(big["fused_positions"], big["numpy"])
+    f_fresh = paired_ratio(big["fused_fresh"], big["numpy_fresh"])
+    write_share = paired_ratio(big["fused"], big["write_outputs"])
     print(
         f"\nSame-run ratios, 4096 x 20 x 50 steps, {args.rounds} rounds fused / numpy / roofline alternating "
         "(joint-steps/s, median [min-max] of the rounds; absolute figures are this machine's at this load):"
@@ -251,7 +268,11 @@ def main() -> None:
         print(f"  {k:>9}: {np.median(v):.3e} [{v.min():.3e} - {v.max():.3e}]")
     print(
         f"  fused / numpy = {f_np:.2f}, fused / roofline = {f_roof:.2f}, fused positions-only / numpy = {f_pos:.2f} "
-        "(median of the per-round ratios; every arm returns fresh output arrays, as a rollout does)"
+        "(median of the per-round ratios; these arms write into the same output arrays each call, out=)"
+    )
+    print(
+        f"  fresh outputs each call (both arms allocate): fused / numpy = {f_fresh:.2f}; writing the five outputs "
+        f"alone (fill) takes {write_share:.2f} of the fused rollout's time: the rest is the arithmetic"
     )
     print(
         f"1 x 1, {args.steps} steps, one call (best of 20 per round, median over rounds): fused "
@@ -259,6 +280,7 @@ def main() -> None:
     )
     print(
         f"RESULT fused_over_numpy_4096x20={f_np:.3g} fused_over_roofline={f_roof:.3g} "
+        f"fused_fresh_over_numpy_4096x20={f_fresh:.3g} output_writes_share={write_share:.3g} "
         f"fused_positions_over_numpy_4096x20={f_pos:.3g} one_joint_call_us={np.median(small['fused']) * 1e6:.1f} "
         f"one_joint_roofline_us={np.median(small['roofline']) * 1e6:.1f} "
         f"joint_steps_per_s_4096x20={np.median(big['fused']):.4g} speedup_vs_scalar={rows[-1][1] / numpy_scalar:.4g} "

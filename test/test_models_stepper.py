@@ -315,3 +315,32 @@ def test_the_threaded_and_the_serial_kernel_give_the_same_bits():
         for name in ("theta", "dtheta", "tau_m", "tau_f", "volts"):
             np.testing.assert_array_equal(getattr(one, name), getattr(many, name)[:, k], err_msg=f"{name} [{k}]")
     assert np.ptp(many.theta) > 0.5  # they really moved
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_rollout_writes_into_the_callers_outputs(backend):
+    """``out=``: the same bits as fresh outputs, written into the caller's arrays (NaN-filled before, so a field
+    left unwritten shows), for the full and the positions-only rollout; a wrong array is refused by name."""
+    from servo_ff.models.stepper import StepResult
+
+    rng = np.random.default_rng(12)
+    params, load, goals, enable, th0, dth0 = _random_problem(rng, steps=30)
+    fresh = rollout(params, th0, dth0, goals, 0.005, load, enable=enable, backend=backend)
+    out = StepResult(*(np.full(goals.shape, np.nan) for _ in range(5)))
+    got = rollout(params, th0, dth0, goals, 0.005, load, enable=enable, backend=backend, out=out)
+    for name in StepResult._fields:
+        np.testing.assert_array_equal(getattr(out, name), getattr(fresh, name), err_msg=name)
+        assert np.shares_memory(getattr(got, name), getattr(out, name))
+    theta = np.full(goals.shape, np.nan)
+    thin = rollout(params, th0, dth0, goals, 0.005, load, enable=enable, backend=backend, positions_only=True,
+                   out=StepResult(theta, None, None, None, None))  # fmt: skip
+    np.testing.assert_array_equal(theta, fresh.theta)
+    assert np.shares_memory(thin.theta, theta)
+    bad = [
+        (out._replace(volts=np.empty(goals.shape[1:])), "out.volts has shape"),
+        (out._replace(tau_f=np.empty(goals.shape, dtype=np.float32)), "out.tau_f must be"),
+        (out._replace(tau_m=out.theta), "overlap"),
+    ]
+    for o, words in bad:
+        with pytest.raises(ValueError, match=words):
+            rollout(params, th0, dth0, goals, 0.005, load, backend=backend, out=o)

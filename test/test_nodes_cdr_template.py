@@ -71,3 +71,21 @@ def test_imu_blocks_of_scalars_and_the_other_messages():
 def test_a_block_that_is_not_one_run_of_doubles_is_refused():
     with pytest.raises(ValueError, match="not contiguous"):
         CdrTemplate(Imu(), [("orientation.x", "angular_velocity.x")])  # a covariance array lies between
+
+
+def test_listened_follows_the_subscribers_within_its_period():
+    """Listened (a per-period publisher's "does anyone take this?") is False without a subscriber, becomes True
+    within its period once one exists, and False again after it leaves; it asks rclpy at most once a period."""
+    from servo_ff.nodes.cdr_template import Listened
+    from servo_ff.nodes.harness import RosHarness, wait_for
+
+    with RosHarness(salt=29) as h:
+        pub = h.make_node("listened_pub").create_publisher(Float64, "listened", 10)
+        listened, slow = Listened(pub, period_s=0.01), Listened(pub, period_s=3600.0)
+        assert not listened() and not slow()  # slow: asked now, the answer then holds for an hour
+        other = h.make_node("listened_sub")
+        other.create_subscription(Float64, "listened", lambda m: None, 10)
+        wait_for(listened, 30.0, "Listened to see the subscriber")
+        assert pub.get_subscription_count() > 0 and not slow()
+        h.remove(other)  # between two callbacks of the executor thread
+        wait_for(lambda: not listened(), 30.0, "Listened to see the subscriber leave")

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from . import scalar, slots
@@ -258,12 +260,14 @@ def _build():
         w = np.empty(N_ROWS * S)
         _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt)
         for t in range(nt):
-            te_row = t * ext_step
-            en_row = t * en_step
+            if t == 0 or ext_step:  # a row constant in time (step 0) is copied in once
+                for e in range(m):
+                    w[R_EXT * S + e] = tau_ext[t * ext_step, lo + e]
+            if t == 0 or en_step:
+                for e in range(m):
+                    w[R_EN * S + e] = enable[t * en_step, lo + e]
             for e in range(m):
                 w[R_GOAL * S + e] = goal[t, lo + e]
-                w[R_EXT * S + e] = tau_ext[te_row, lo + e]
-                w[R_EN * S + e] = enable[en_row, lo + e]
                 o_theta[t, lo + e] = w[R_TH * S + e]
             if full:
                 for e in range(m):
@@ -278,8 +282,12 @@ def _build():
             th_io[lo + e] = w[R_TH * S + e]
             dth_io[lo + e] = w[R_DTH * S + e]
 
-    @numba.njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH, error_model="numpy")
-    def rollout_simd(
+    # a module global, not a closure cell of _rollout: numba's disk cache keys a function by its closure's pickle,
+    # and a dispatcher pickles differently in every process (the rollout kernels were compiled again in each, 18 s)
+    global _ROLLOUT_CHUNK
+    _ROLLOUT_CHUNK = _rollout_chunk
+
+    def _rollout(  # compiled twice below
         th_io,
         dth_io,
         goal,
@@ -305,7 +313,7 @@ def _build():
         chunk = min(chunk, SIMD_CHUNK)
         for c in numba.prange((n + chunk - 1) // chunk):
             lo = c * chunk
-            _rollout_chunk(
+            _ROLLOUT_CHUNK(
                 lo,
                 min(n, lo + chunk) - lo,
                 th_io,
@@ -326,51 +334,14 @@ def _build():
                 o_volts,
             )
 
-    @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-    def rollout_serial(
-        th_io,
-        dth_io,
-        goal,
-        dt,
-        P,
-        gravity,
-        tau_ext,
-        ext_step,
-        inertia,
-        enable,
-        en_step,
-        o_theta,
-        o_dtheta,
-        o_tau_m,
-        o_tau_f,
-        o_volts,
-        chunk,
-    ):
-        """:func:`rollout_simd` on the calling thread (no thread-pool hand-off: small problems)."""
-        n = goal.shape[1]
-        chunk = min(chunk, SIMD_CHUNK)
-        for c in range((n + chunk - 1) // chunk):
-            lo = c * chunk
-            _rollout_chunk(
-                lo,
-                min(n, lo + chunk) - lo,
-                th_io,
-                dth_io,
-                goal,
-                dt,
-                P,
-                gravity,
-                tau_ext,
-                ext_step,
-                inertia,
-                enable,
-                en_step,
-                o_theta,
-                o_dtheta,
-                o_tau_m,
-                o_tau_f,
-                o_volts,
-            )
+    def compiled(name: str, parallel: bool):
+        """``_rollout`` compiled over the cores, or on the calling thread (prange is range there; no thread-pool
+        hand-off: small problems). Its own qualname: numba's disk cache keys a function by qualname and line."""
+        fn = types.FunctionType(_rollout.__code__, _rollout.__globals__, name, None, _rollout.__closure__)
+        fn.__qualname__, fn.__doc__ = f"{_rollout.__qualname__}.{name}", _rollout.__doc__
+        return numba.njit(cache=True, nogil=True, parallel=parallel, fastmath=FASTMATH, error_model="numpy")(fn)
+
+    rollout_simd, rollout_serial = compiled("rollout_simd", True), compiled("rollout_serial", False)
 
     return step_batch, steps_joints, rollout_simd, rollout_serial
 

@@ -254,7 +254,8 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         self.ticks += 1
         if self.fjt is not None:
             self.fjt.update(stamp.sec + stamp.nanosec * 1e-9, pos, vel)
-            self.djs.publish(stamp, {"position": pos, "velocity": vel, "effort": eff, **self.hw_state_interfaces()})
+            if self.djs.listened():  # nobody listening: no interfaces gathered
+                self.djs.publish(stamp, {"position": pos, "velocity": vel, "effort": eff, **self.hw_state_interfaces()})
         return True
 
     def hw_state_interfaces(self) -> dict[str, np.ndarray]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from control_msgs.msg import DynamicJointState, InterfaceValue
 
-from .cdr_template import CdrTemplate
+from .cdr_template import CdrTemplate, Listened
 
 TOPIC_DYNAMIC_JOINT_STATES = "dynamic_joint_states"
 
@@ -22,6 +22,7 @@ class DynamicJointStates:
     def __init__(self, node, joints: Sequence[str], depth: int = 10):
         self.joints = list(joints)
         self.pub = node.create_publisher(DynamicJointState, TOPIC_DYNAMIC_JOINT_STATES, depth)
+        self.listened = Listened(self.pub)  # the caller skips building its interfaces when False
         self._names: list[str] = []
         self._cdr: CdrTemplate | None = None
 
@@ -38,7 +39,7 @@ class DynamicJointStates:
 
     def publish(self, stamp, interfaces: Mapping[str, np.ndarray]) -> None:
         """One message: ``interfaces`` maps an interface name to its values (J,) in joint order."""
-        if self.pub.get_subscription_count() == 0:
+        if not self.listened():
             return
         cdr = self._template(list(interfaces))
         cdr.set_stamp(stamp.sec, stamp.nanosec)

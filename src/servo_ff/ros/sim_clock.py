@@ -142,13 +142,19 @@ class SimClock:
             ts._clock_sub = None
         self._set_time(0)
 
-    def _set_time(self, ns: int) -> None:
+    def _set_time(self, ns: int, node_clock: bool = True) -> None:
+        """Simulated time ``ns``: /clock published, stamp set; the node's ROS clock as well unless ``node_clock`` is
+        False (inside a batch of periods, where no callback reads it: :meth:`_sync_node_clock` after the batch)."""
         self.sim_time_ns = ns
-        self.get_clock().set_ros_time_override(Time(nanoseconds=ns))
+        if node_clock:
+            self._sync_node_clock()
         stamp = self._stamp
         stamp.sec, stamp.nanosec = divmod(ns, 1_000_000_000)
         self._clock_cdr.set_stamp(stamp.sec, stamp.nanosec)
         self.pub_clock.publish(self._clock_cdr.data())
+
+    def _sync_node_clock(self) -> None:
+        self.get_clock().set_ros_time_override(Time(nanoseconds=self.sim_time_ns))
 
     def _check_clock(self) -> None:
         if self.get_clock().now().nanoseconds == 0:
@@ -178,32 +184,37 @@ class SimClock:
             period = min(self.period / rtf, 0.002) if rtf > 0 else 0.0
             self.timer = self.create_timer(period, self._tick_paced, clock=self._steady)
 
-    def _tick_owned(self) -> bool:
-        """One period on the owned clock: trajectory goal, physics, /clock, joint_states (False: not stepped)."""
+    def _tick_owned(self, node_clock: bool = True) -> bool:
+        """One period on the owned clock: trajectory goal, physics, /clock, joint_states (False: not stepped).
+        ``node_clock`` False: the node's ROS clock is left for the caller to sync after its batch."""
         self.follow_trajectory(self.sim_time_ns * 1e-9)
         if not self._step():
             return False
         self._last_step_wall = time.monotonic()
-        self._set_time(self.sim_time_ns + self.period_ns)
+        self._set_time(self.sim_time_ns + self.period_ns, node_clock)
         self.publish_state(self._stamp)  # the time _set_time published
         return True
 
     def _tick_paced(self) -> None:
         rtf = float(self.table["real_time_factor"])
         now = time.monotonic()
-        if rtf <= 0:
-            while self._tick_owned() and self.active and time.monotonic() - now < self.table["as_fast_batch"]:
-                pass
-            return
-        wall0, sim0 = self._pace
-        due = (sim0 + int(rtf * (now - wall0) * 1e9) - self.sim_time_ns) // self.period_ns
-        cap = max(1, int(self.table["max_catch_up"] / self.period))
-        if due > cap:
-            self._pace = (now - cap * self.period / rtf, self.sim_time_ns)  # re-anchored: lost time not made up
-            due = cap
-        for _ in range(due):
-            if not self._tick_owned():
+        try:
+            if rtf <= 0:
+                batch = self.table["as_fast_batch"]
+                while self._tick_owned(False) and self.active and time.monotonic() - now < batch:
+                    pass
                 return
+            wall0, sim0 = self._pace
+            due = (sim0 + int(rtf * (now - wall0) * 1e9) - self.sim_time_ns) // self.period_ns
+            cap = max(1, int(self.table["max_catch_up"] / self.period))
+            if due > cap:
+                self._pace = (now - cap * self.period / rtf, self.sim_time_ns)  # re-anchored: lost time not made up
+                due = cap
+            for _ in range(due):
+                if not self._tick_owned(False):
+                    return
+        finally:
+            self._sync_node_clock()  # once per batch: no callback runs inside it
 
     def _lockstep_timer(self) -> None:
         if time.monotonic() - self._last_step_wall >= self.table["lockstep_timeout"]:
