@@ -11,6 +11,11 @@ older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is ref
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
 differences on the ``dt`` grid; the support coefficient (1 = left foot) every ``1/rate_hz``. The feed-forward node
 follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
+
+Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
+each ``imu_topic`` reading (sensor_msgs/Imu: trunk orientation and angular velocity) gives offsets on the ankles and
+hips, added to every point of the next published trajectory; a reading older than ``imu_timeout`` gives none
+(logged once).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -63,7 +68,31 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("cmd_vel_topic", "cmd_vel", "velocity command (geometry_msgs/Twist)", **ro),
         ParamSpec("trajectory_topic", "feedforward/trajectory", "where the desired trajectory goes", **ro),
         ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", **ro),
+        *balance_specs(),
     ]
+
+
+def balance_specs() -> list[ParamSpec]:
+    from servo_ff.dynamics.walk_balance import BalanceGains
+
+    b = BalanceGains()
+    ro = dict(read_only=True)
+    return [
+        ParamSpec("balance_ankle_pitch", b.ankle_pitch, "trunk pitch error → feet pitch", "rad/rad", lo=-5, hi=5, **ro),
+        ParamSpec(
+            "balance_ankle_pitch_rate", b.ankle_pitch_rate, "trunk pitch rate → feet pitch", "s", lo=-1, hi=1, **ro
+        ),
+        ParamSpec("balance_ankle_roll", b.ankle_roll, "trunk roll → feet roll", "rad/rad", lo=-5, hi=5, **ro),
+        ParamSpec("balance_ankle_roll_rate", b.ankle_roll_rate, "trunk roll rate → feet roll", "s", lo=-1, hi=1, **ro),
+        ParamSpec("balance_hip_pitch", b.hip_pitch, "hips' share of the pitch correction", lo=-2, hi=2, **ro),
+        ParamSpec("balance_hip_roll", b.hip_roll, "hips' share of the roll correction", lo=-2, hi=2, **ro),
+        ParamSpec("balance_limit", b.limit, "largest balance offset on one joint", "rad", lo=0.0, hi=1.0, **ro),
+        ParamSpec("imu_topic", "imu/data", "trunk IMU (sensor_msgs/Imu) for the balance feedback", **ro),
+        ParamSpec("imu_timeout", 0.1, "an IMU reading older than this gives no balance offset", "s", lo=0.001, hi=10.0),
+    ]
+
+
+BALANCE_KEYS = ("ankle_pitch", "ankle_pitch_rate", "ankle_roll", "ankle_roll_rate", "hip_pitch", "hip_roll", "limit")
 
 
 def _stamp(t: float) -> Time:
@@ -79,6 +108,7 @@ def _duration(t: float) -> Duration:
 class WalkNode(Node):
     def __init__(self, name: str = "servo_walk", **kwargs: Any):
         super().__init__(name, **kwargs)
+        from servo_ff.dynamics.walk_balance import BalanceFeedback, BalanceGains
         from servo_ff.dynamics.walk_pattern import WalkEngine, WalkFrames, WalkParams
 
         self.table = ParameterTable(self, walk_specs(), n_joints=lambda v: None)
@@ -117,6 +147,14 @@ class WalkNode(Node):
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
         self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
         self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
+        gains = BalanceGains(*(float(v[f"balance_{k}"]) for k in BALANCE_KEYS))
+        self.balance = BalanceFeedback(resolve_path(v["urdf_path"]), self.joints, gains) if gains.enabled else None
+        self.offset = np.zeros(len(self.joints))  # [rad] balance offsets of the latest IMU reading
+        self.imu_time: float | None = None  # [s, ROS clock] of that reading
+        self.imu_stale_logged = False
+        self.clamp_logged = 0
+        if self.balance is not None:
+            self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
         self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
         self.get_logger().info(
@@ -136,6 +174,37 @@ class WalkNode(Node):
             return
         self.cmd_time = self.now_s()
         self.cmd_stale_logged = False
+
+    def _on_imu(self, msg: Imu) -> None:
+        now = self.now_s()
+        if self.t_walk is None or now < self.t_walk:
+            return  # the approach has no trunk-pitch reference: no feedback before the walk
+        o, w = msg.orientation, msg.angular_velocity
+        off = self.balance.offsets((o.x, o.y, o.z, o.w), (w.x, w.y, w.z), self.engine.params.trunk_pitch)
+        if not np.isfinite(off).all():
+            self.get_logger().warning(f"{self.table['imu_topic']}: non-finite reading; no balance offset")
+            return
+        self.offset, self.imu_time = off, now
+        if self.balance.clamped > self.clamp_logged:
+            self.get_logger().warning(
+                f"balance offsets held at ±{self.balance.gains.limit} rad ({self.balance.clamped} so far)",
+                throttle_duration_sec=5.0,
+            )
+            self.clamp_logged = self.balance.clamped
+
+    def _balance_offset(self, now: float) -> np.ndarray | None:
+        """The balance offsets to add now, None when off or when the IMU reading is stale (logged once)."""
+        if self.balance is None or self.imu_time is None:
+            return None
+        if now - self.imu_time > float(self.table["imu_timeout"]):
+            if not self.imu_stale_logged:
+                self.get_logger().warning(
+                    f"{self.table['imu_topic']}: no reading for {self.table['imu_timeout']} s: no balance offset"
+                )
+                self.imu_stale_logged = True
+            return None
+        self.imu_stale_logged = False
+        return self.offset
 
     def _on_joint_states(self, msg: JointState) -> None:
         if self.q0 is not None or self.now_s() <= 0.0:
@@ -198,6 +267,9 @@ class WalkNode(Node):
         lo = max(1, int(np.searchsorted(t, now, side="right")) - 1)
         hi = len(t) - 1
         q = np.asarray(self.qs)
+        off = self._balance_offset(now)
+        if off is not None:
+            q = q + off  # a constant offset: velocities and accelerations unchanged
         msg = JointTrajectory(joint_names=self.joints)
         msg.header.stamp = _stamp(t[lo])
         for k in range(lo, hi):
