@@ -1,6 +1,8 @@
 """servo_walk_node over DDS: the placo walk on the MuJoCo OP3 through the feed-forward node (lockstep, as fast as
 possible), cmd_vel followed; the feed-forward node refuses the walk's trajectory when it breaks its bounds; a
-non-finite cmd_vel is refused by the walk node."""
+non-finite cmd_vel is refused by the walk node. The default gait within the XM430's torque and, ROS-free
+(dynamics/walk_sim.py), walked at the factory gain: plain P stands, low-gain P + feed-forward follows the plan; the
+balance feedback's signs."""
 
 from __future__ import annotations
 
@@ -154,3 +156,53 @@ def test_sim_op3_bringup_plan():
     assert sim.overrides["kp"] == ff.overrides["kp"] == [800.0] and ff.overrides["enabled"] is False
     with pytest.raises(ValueError, match="feedforward must be"):
         plan("sim_op3", feedforward="maybe")
+
+
+def test_default_gait_within_the_xm430_torque():
+    from servo_ff.dynamics.walk_pattern import WalkEngine
+    from servo_ff.dynamics.walk_sim import armature_torque
+
+    engine = WalkEngine(URDF)
+    assert engine.params.step_period <= 0.5  # issue 21: a dynamic gait
+    plan = engine.plan((0.1, 0.0, 0.0), 6)
+    tau = armature_torque(plan, 0.045)  # op3.xml's armature × the plan's q̈ (99th percentile)
+    # measured: knee 2.6 N·m (0.30 s single support and 3 cm clearance: 5.8 N·m, over the 4.1 N·m stall torque)
+    assert max(tau.values()) < 0.75 * 4.1, tau
+
+
+def test_op3_walks_at_factory_gain_ros_free():
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    ff = simulate_walk("ff", 8)  # (c) k_P 280 + feed-forward
+    assert not ff.fell, ff.fell_at
+    # measured: 0.332 m for 0.336 m planned (the former gait: 0.277 for 0.252, +10 %)
+    assert ff.planned > 0.3 and abs(ff.travel - ff.planned) < 0.05 * ff.planned, (ff.travel, ff.planned)
+    assert np.abs(ff.roll).max() < 0.1 and ff.pitch.max() < 0.25  # measured 0.03, 0.17
+    high = simulate_walk("high", 8)  # (a) plain P at the factory 800: stands (the former gait: fell at 1.6 s)
+    assert not high.fell, high.fell_at
+
+
+def test_balance_feedback_signs():
+    from servo_ff.dynamics.walk_balance import BalanceFeedback, BalanceGains, trunk_pitch_roll
+
+    joints = ["l_hip_roll", "l_hip_pitch", "l_ank_pitch", "l_ank_roll", "r_hip_roll", "r_hip_pitch", "r_ank_pitch",
+              "r_ank_roll", "l_knee"]  # fmt: skip
+    gains = BalanceGains(ankle_pitch=1.0, ankle_roll=1.0, hip_pitch=0.5, hip_roll=0.5, limit=1.0)
+    fb = BalanceFeedback(URDF, joints, gains)
+    # trunk pitched 0.1 rad forward (about +y) beyond the reference: feet toe-down about +y, hips turn it back;
+    # op3.urdf: l_ank_pitch axis −y, r_ank_pitch +y, l_hip_pitch +y, r_hip_pitch −y
+    s, c = math.sin(0.05), math.cos(0.05)
+    assert trunk_pitch_roll((0.0, s, 0.0, c)) == pytest.approx((0.1, 0.0))
+    off = dict(zip(joints, fb.offsets((0.0, s, 0.0, c), (0.0, 0.0, 0.0), pitch_ref=0.0)))
+    assert off["l_ank_pitch"] == pytest.approx(-0.1) and off["r_ank_pitch"] == pytest.approx(0.1)
+    assert off["l_hip_pitch"] == pytest.approx(0.05) and off["r_hip_pitch"] == pytest.approx(-0.05)
+    assert off["l_knee"] == off["l_ank_roll"] == off["l_hip_roll"] == 0.0
+    # rolled 0.1 rad about +x (leaning right): feet about +x (ank_roll axis +x), hips about +x (hip_roll axis −x)
+    off = dict(zip(joints, fb.offsets((s, 0.0, 0.0, c), (0.0, 0.0, 0.0), pitch_ref=0.0)))
+    assert off["l_ank_roll"] == off["r_ank_roll"] == pytest.approx(0.1)
+    assert off["l_hip_roll"] == off["r_hip_roll"] == pytest.approx(-0.05)
+    fb2 = BalanceFeedback(URDF, joints, BalanceGains(ankle_pitch_rate=0.1, limit=0.05))
+    held = fb2.offsets((0.0, 0.0, 0.0, 1.0), (0.0, 2.0, 0.0), pitch_ref=0.0)  # 0.2 rad asked, 0.05 allowed
+    assert np.abs(held).max() == pytest.approx(0.05) and fb2.clamped == 2
+    with pytest.raises(ValueError, match="balance joint 'l_ank_pitch'"):
+        BalanceFeedback(URDF, ["l_knee_x"], gains)
