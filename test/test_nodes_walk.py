@@ -206,3 +206,25 @@ def test_balance_feedback_signs():
     assert np.abs(held).max() == pytest.approx(0.05) and fb2.clamped == 2
     with pytest.raises(ValueError, match="balance joint 'l_ank_pitch'"):
         BalanceFeedback(URDF, ["l_knee_x"], gains)
+
+
+def test_obstacle_box_touches_the_foot():
+    """The box moved under a foot collides (with MuJoCo's midphase on, its compile-time bounding volume 10 m down
+    hid it: no contact at all, and the obstacle runs were flat-ground runs)."""
+    import mujoco
+
+    from servo_ff.dynamics.mujoco_model import place_obstacle, place_on_ground
+    from servo_ff.dynamics.mujoco_servos import MujocoServos
+
+    sv = MujocoServos.from_description(URDF, "config/servos_op3.yaml", base="floating", obstacle_slot=True)
+    m, d = sv.model, sv.data
+    place_on_ground(sv.sim, sv.qadr, np.zeros(len(sv.qadr)))
+    d.qpos[2] += 0.03  # both feet 3 cm up: the box goes under the right one
+    mujoco.mj_forward(m, d)
+    box = int(m.geom("obstacle").id)
+    place_obstacle(m, d, box, sv.sim.feet, "", 0.015)
+    d.qpos[2] -= 0.03
+    mujoco.mj_forward(m, d)
+    right = {g for g in range(m.ngeom) if m.geom_bodyid[g] == m.body("r_ank_roll_link").id}
+    touching = [c for c in d.contact[: d.ncon] if {c.geom1, c.geom2} & {box} and {c.geom1, c.geom2} & right]
+    assert touching and min(c.dist for c in touching) < -0.005  # the foot sinks into the 15 mm box

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .mujoco_humanoid import GAIN_RATIO
-from .mujoco_model import place_on_ground
+from .mujoco_model import place_obstacle, place_on_ground
 from .mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
 from .walk_balance import trunk_pitch_roll
 from .walk_pattern import WalkEngine, WalkParams, WalkPlan
@@ -65,14 +65,22 @@ def simulate_walk(
     control_dt: float = 0.008,
     hold: float = 0.48,
     latency: int = 1,
+    obstacle: float = 0.0,
+    obstacle_step: int = 5,
 ) -> WalkRun:
-    """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff")."""
+    """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
+    that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission)."""
     if controller not in ("high", "low", "ff"):
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     engine = WalkEngine(urdf, params)
     q_stand = engine.q_stand.copy()
     plan = engine.plan((vx, 0.0, 0.0), n_steps)
-    sv = MujocoServos.from_description(urdf, servos, base="floating", options=ServoOptions(4096, latency=latency))
+    sv = MujocoServos.from_description(
+        urdf, servos, base="floating", options=ServoOptions(4096, latency=latency), obstacle_slot=obstacle > 0
+    )
+    p = engine.params
+    t_obstacle = p.single_support * p.startend_double_support_ratio + obstacle_step * p.step_period
+    t_obstacle += 0.5 * p.single_support if obstacle > 0 else math.inf
     data = sv.data
     perm = [plan.joints.index(j) for j in sv.joint_names]
     place_on_ground(sv.sim, sv.qadr, q_stand[perm])
@@ -106,6 +114,9 @@ def simulate_walk(
     for k in range(len(t)):
         if k == k0:
             x0 = float(data.qpos[0])
+        if t[k] >= t_obstacle:
+            place_obstacle(sv.model, data, int(sv.model.geom("obstacle").id), sv.sim.feet, "", obstacle)
+            t_obstacle = math.inf
         goal = q[k, perm]
         if ff is not None:
             w, x, y, z = data.xquat[trunk]
