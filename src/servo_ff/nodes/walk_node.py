@@ -9,7 +9,9 @@ footsteps from the latest cmd_vel at each support change (placo clips a step to 
 older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
-differences on the ``dt`` grid; the support coefficient (1 = left foot) every ``1/rate_hz``. The feed-forward node
+differences on the ``dt`` grid; the support coefficient (1 = left foot) on each ``/joint_states`` for its stamp +
+``support_lead`` (the time of the feed-forward node's next tick; ``support_clock: timer``: every ``1/rate_hz``, which
+lagged the walk by up to 50 ms in the lockstep loop and rocked the robot sideways). The feed-forward node
 follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
 
 Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
@@ -64,7 +66,20 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("approach_time", 2.0, "measured pose → walking stance", "s", lo=0.05, hi=60.0, **ro),
         ParamSpec("horizon", 0.5, "seconds of trajectory in each message", "s", lo=0.05, hi=10.0),
         ParamSpec("publish_period", 0.1, "period of the trajectory messages", "s", lo=0.005, hi=10.0),
-        ParamSpec("rate_hz", 125.0, "rate of the support coefficient", "Hz", lo=1.0, hi=2000.0, **ro),
+        ParamSpec(
+            "rate_hz", 125.0, "rate of the support coefficient (support_clock timer)", "Hz", lo=1.0, hi=2000.0, **ro
+        ),
+        ParamSpec(
+            "support_clock",
+            "joint_states",
+            "when the support coefficient is published: on each /joint_states (for its stamp + support_lead), "
+            "or on a timer at rate_hz",
+            choices=("joint_states", "timer"),
+            **ro,
+        ),
+        ParamSpec(
+            "support_lead", 0.008, "joint_states clock: published for this long after the stamp", "s", lo=0.0, hi=1.0
+        ),
         ParamSpec("cmd_vel_topic", "cmd_vel", "velocity command (geometry_msgs/Twist)", **ro),
         ParamSpec("trajectory_topic", "feedforward/trajectory", "where the desired trajectory goes", **ro),
         ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", **ro),
@@ -156,7 +171,8 @@ class WalkNode(Node):
         if self.balance is not None:
             self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
-        self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
+        if v["support_clock"] == "timer":
+            self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
         self.get_logger().info(
             f"placo walk ({len(self.joints)} joints, step period {params.step_period:.3f} s): "
             f"{v['cmd_vel_topic']} → {v['trajectory_topic']}, support coefficient → {v['support_topic']}"
@@ -207,7 +223,13 @@ class WalkNode(Node):
         return self.offset
 
     def _on_joint_states(self, msg: JointState) -> None:
-        if self.q0 is not None or self.now_s() <= 0.0:
+        if self.q0 is not None:
+            if self.table["support_clock"] == "joint_states":
+                # the feed-forward node ticks on the next /joint_states: its time is this stamp + one period
+                t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 + float(self.table["support_lead"])
+                self.pub_c.publish(Float64(data=self.support(t)))
+            return
+        if self.now_s() <= 0.0:
             return
         names = list(msg.name)
         missing = [j for j in self.joints if j not in names]
