@@ -10,8 +10,8 @@ older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is ref
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
 differences on the ``dt`` grid; the support coefficient (1 = left foot) on each ``/joint_states`` for its stamp +
-``support_lead`` (the time of the feed-forward node's next tick; ``support_clock: timer``: every ``1/rate_hz``, which
-lagged the walk by up to 50 ms in the lockstep loop and rocked the robot sideways). The feed-forward node
+``support_lead`` (the time of the feed-forward node's next tick; ``support_clock: timer``: every ``1/rate_hz``, one
+control period behind in the lockstep loop). The feed-forward node
 follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
 
 Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
