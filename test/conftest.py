@@ -35,7 +35,6 @@ SLOW_TESTS: frozenset[str] = frozenset(
         "test/test_models_bam_equality.py::test_rollout_equals_bams_simulator_on_its_published_files",
         "test/test_bounded_input.py::test_a_bag_cut_mid_chunk_is_one_line_in_bounded_memory",
         "test/test_walk_pattern.py::test_online_cmd_turns_and_stops",
-        "test/test_walk_pattern.py::test_online_walk_memo_gives_the_resolved_trajectory",
         "test/test_ident_cli.py::test_ilc_then_fit",
         "test/test_replay_robot_bags.py::test_replanned_horizons_are_replaced_not_merged",
         "test/test_dynamixel_virtual_bus.py::test_thermal_model_heats_a_stalled_servo_until_overheating_shuts_it_down",

@@ -94,38 +94,3 @@ def test_missing_frame_link_named(tmp_path):
 
     with pytest.raises(ValueError, match="no link 'torso'"):
         placo_urdf_text(URDF, WalkFrames(trunk="torso"))
-
-
-def test_online_walk_memo_gives_the_resolved_trajectory(monkeypatch):
-    """A walk repeated in the process re-uses placo's plans (no QP solved again) and samples the trajectory
-    that solving them again gives (to float noise: two fresh engines differ by ≈ 1e-16 rad already); a different
-    cmd_vel history is solved, not re-used."""
-    import servo_ff.dynamics.walk_pattern as wp
-
-    def walk(cmds: dict[int, tuple[float, float, float]], n: int = 160):
-        e = WalkEngine(URDF)
-        e.set_cmd(*cmds[0])
-        e.start()
-        qs, plans = [], []
-        for k in range(n):
-            if k in cmds:
-                e.set_cmd(*cmds[k])
-            qs.append(e.tick().q)
-            plans.append(id(e.trajectory))
-        return np.array(qs), plans
-
-    cmds = {0: (0.1, 0.0, 0.0), 70: (0.05, 0.0, 0.2)}  # a change between two re-plans
-    monkeypatch.setattr(wp, "_PLANS_MAX", 0)  # no memo: every plan solved (what the walk did before the memo)
-    solved, _ = walk(cmds)
-    monkeypatch.setattr(wp, "_PLANS_MAX", 256)
-    monkeypatch.setattr(wp, "_PLANS", wp.OrderedDict())
-    first, plans1 = walk(cmds)
-    solves = len(wp._PLANS)
-    again, plans2 = walk(cmds)
-    assert solves >= 4 and len(wp._PLANS) == solves  # ≥ 4 re-plans in 1.6 s, none solved the second time
-    assert plans2 == plans1  # the very same placo plans
-    np.testing.assert_allclose(first, solved, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(again, solved, rtol=0, atol=1e-9)
-    other, _ = walk({0: (0.1, 0.0, 0.0), 70: (0.1, 0.0, 0.0)})
-    assert len(wp._PLANS) > solves  # another history: its plans after t = 0.7 s are solved
-    assert np.abs(other[-1] - solved[-1]).max() > 1e-3

@@ -27,6 +27,9 @@ from servo_ff.ros.harness import RosHarness, wait_for
 from .mission import CONTROLLERS, FALL_TILT
 
 KP_HIGH = 800.0  # XM430-W350 Position P Gain(84) factory default (ROBOTIS e-manual)
+#: [s, wall] the sim steps without a goal after this: long, so that a loaded machine (a feed-forward tick late by
+#: more than 50 ms happened ≈ 2 % of periods on 2 shared cores) does not hold stale goals and change the outcome.
+LOCKSTEP_TIMEOUT = 1.0
 
 
 @dataclass
@@ -110,7 +113,7 @@ def _nodes(ros: RosHarness, controller: str, kp: float):
                 publish_clock=True,
                 real_time_factor=0.0,
                 lockstep=True,
-                lockstep_timeout=0.05,
+                lockstep_timeout=LOCKSTEP_TIMEOUT,
                 kp=[kp],
                 position_min=[-3.0],
                 position_max=[3.0],

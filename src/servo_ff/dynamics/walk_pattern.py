@@ -12,8 +12,6 @@ URDF text as fixed frames on the links named in :class:`WalkFrames` (the file is
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -32,15 +30,19 @@ class WalkFrames:
 
 @dataclass(frozen=True)
 class WalkParams:
-    """Gait parameters (SI units). Defaults: the ROBOTIS OP3 (urdf/op3.urdf), step period 0.36 s."""
+    """Gait parameters (SI units). Defaults: the ROBOTIS OP3 (urdf/op3.urdf), step period 0.48 s.
+
+    The swing's joint accelerations load each XM430 with its armature (0.045 kg·m², op3.xml) on top of gravity:
+    at 0.30 s single support and 3 cm clearance the knee needs 0.045 × 130 rad/s² ≈ 5.8 N·m (99th percentile),
+    more than the servo's 4.1 N·m stall torque; 0.40 s and 2 cm need 2.6 N·m (docs/simulation.md)."""
 
     dt: float = 0.01  # [s] grid of the joint trajectory (and placo's planning step)
-    single_support: float = 0.30  # [s] one foot in the air
+    single_support: float = 0.40  # [s] one foot in the air
     double_support_ratio: float = 0.2  # double support between steps / single support
     startend_double_support_ratio: float = 2.0  # first and last double support / single support
     planned_timesteps: int = 48  # LIPM preview horizon [dt]
     com_height: float = 0.22  # [m] above the soles
-    foot_height: float = 0.03  # [m] swing-foot clearance
+    foot_height: float = 0.02  # [m] swing-foot clearance
     trunk_pitch: float = 0.10  # [rad] forward lean of the trunk
     foot_rise_ratio: float = 0.2  # part of the swing spent rising / falling vertically
     foot_length: float = 0.12  # [m] support polygon (op3.urdf's foot box 0.127 × 0.078)
@@ -128,9 +130,7 @@ class WalkEngine:
     def __init__(self, urdf: str | Path, params: WalkParams | None = None, frames: WalkFrames | None = None):
         placo = _placo()
         self.params = p = params or WalkParams()
-        text = placo_urdf_text(urdf, frames or WalkFrames())
-        self.robot = placo.HumanoidRobot(str(Path(urdf).parent), 0, text)
-        self._plan_key = _digest(b"", text, repr(p))  # the chain of inputs of the current placo plan (memo key)
+        self.robot = placo.HumanoidRobot(str(Path(urdf).parent), 0, placo_urdf_text(urdf, frames or WalkFrames()))
         self.joints = list(self.robot.joint_names())
         hp = placo.HumanoidParameters()
         hp.single_support_duration = p.single_support
@@ -204,9 +204,7 @@ class WalkEngine:
     def start(self) -> None:
         """Begin the on-line walk from standing at t = 0 (stepping in place while cmd is zero)."""
         self.t = self.last_replan = 0.0
-        feet = (self.robot.get_T_world_left(), self.robot.get_T_world_right(), self.robot.com_world())
-        self._plan_key = key = _digest(self._plan_key, "start", self.step_of(*self.cmd), self.params.plan_steps, *feet)
-        self.trajectory = _memo(key, lambda: self.wpg.plan(self._supports(self.params.plan_steps), feet[2], 0.0))
+        self.trajectory = self.wpg.plan(self._supports(self.params.plan_steps), self.robot.com_world(), 0.0)
 
     def tick(self) -> WalkSample:
         """The sample at the current time, then advance one ``dt`` (re-planning footsteps from the latest cmd
@@ -215,10 +213,8 @@ class WalkEngine:
         if tr is None:
             raise RuntimeError("WalkEngine.tick before start() or plan()")
         if tr.get_support(self.t).t_start > self.last_replan + 1e-9 and self.wpg.can_replan_supports(tr, self.t):
-            step = self.step_of(*self.cmd)  # the key names every input of the re-plan: add any new one to it
-            key = _digest(self._plan_key, self.t, self.last_replan, step, self.params.plan_steps)
-            self.trajectory = tr = _memo(key, lambda: self._replan(tr, step))
-            self._plan_key, self.last_replan = key, self.t
+            self.trajectory = tr = self._replan(tr, self.step_of(*self.cmd))
+            self.last_replan = self.t
         return self._advance(tr)
 
     def _replan(self, tr, step: tuple[float, float, float]):
@@ -268,35 +264,6 @@ class WalkEngine:
             polygons.append(np.asarray(tr.get_support(self.t).support_polygon(), dtype=float).reshape(-1, 2))
             samples.append(self._advance(tr))
         return _as_plan(self.joints, samples, polygons, steps, self.params.dt)
-
-
-_PLANS: OrderedDict[bytes, object] = OrderedDict()  # memo of placo plans: input digest → placo trajectory
-_PLANS_MAX = 256
-
-
-def _digest(prev: bytes, *parts) -> bytes:
-    """A digest of ``prev`` and ``parts`` (strings; numbers, tuples, arrays rounded to 1e-9: placo's initial pose
-    itself differs by ≈ 1e-17 m from one engine to the next)."""
-    h = hashlib.blake2b(prev, digest_size=20)
-    for x in parts:
-        h.update(x.encode() if isinstance(x, str) else (np.round(np.asarray(x, dtype=float), 9) + 0.0).tobytes())
-        h.update(b"|")
-    return h.digest()
-
-
-def _memo(key: bytes, plan):
-    """placo's plan for ``key`` (the digest of every input of the chain of plans since the URDF and parameters:
-    the same inputs give the same plan, so a walk repeated in this process, e.g. each controller of a bench at
-    the same cmd_vel, re-uses it instead of solving placo's QP again); ``plan()`` computes it on a miss.
-    Trajectories are only read after they are made (placo's re-plan copies what it keeps of the old one)."""
-    tr = _PLANS.get(key)
-    if tr is None:
-        tr = _PLANS[key] = plan()
-        if len(_PLANS) > _PLANS_MAX:
-            _PLANS.popitem(last=False)
-    else:
-        _PLANS.move_to_end(key)
-    return tr
 
 
 def _as_plan(joints: list[str], samples: list[WalkSample], polygons, steps, dt: float) -> WalkPlan:

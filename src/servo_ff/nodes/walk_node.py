@@ -3,15 +3,22 @@ feed-forward node. It takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y
 walking stacks do, and publishes the desired JointTrajectory and the support coefficient on the topics of
 ``servo_walker_node`` (which stays for arms: ``pattern: waypoints``).
 
-On the first ``/joint_states`` it takes the measured pose (and no more of them), waits ``start_delay``, moves to
+On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to
 placo's walking stance in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is
 zero, re-planning the footsteps from the latest cmd_vel at each support change (placo clips a step to
 ``max_dx_forward`` …). A cmd_vel older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is
 refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
-differences on the ``dt`` grid; the support coefficient (1 = left foot) every ``1/rate_hz``. The feed-forward node
+differences on the ``dt`` grid; the support coefficient (1 = left foot) on each ``/joint_states`` for its stamp +
+``support_lead`` (the time of the feed-forward node's next tick; ``support_clock: timer``: every ``1/rate_hz``, one
+control period behind in the lockstep loop). The feed-forward node
 follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
+
+Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
+each ``imu_topic`` reading (sensor_msgs/Imu: trunk orientation and angular velocity) gives offsets on the ankles and
+hips, added to every point of the next published trajectory; a reading older than ``imu_timeout`` gives none
+(logged once).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -60,11 +67,48 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("approach_time", 2.0, "measured pose → walking stance", "s", lo=0.05, hi=60.0, **ro),
         ParamSpec("horizon", 0.5, "seconds of trajectory in each message", "s", lo=0.05, hi=10.0),
         ParamSpec("publish_period", 0.1, "period of the trajectory messages", "s", lo=0.005, hi=10.0),
-        ParamSpec("rate_hz", 125.0, "rate of the support coefficient", "Hz", lo=1.0, hi=2000.0, **ro),
+        ParamSpec(
+            "rate_hz", 125.0, "rate of the support coefficient (support_clock timer)", "Hz", lo=1.0, hi=2000.0, **ro
+        ),
+        ParamSpec(
+            "support_clock",
+            "joint_states",
+            "when the support coefficient is published: on each /joint_states (for its stamp + support_lead), "
+            "or on a timer at rate_hz",
+            choices=("joint_states", "timer"),
+            **ro,
+        ),
+        ParamSpec(
+            "support_lead", 0.008, "joint_states clock: published for this long after the stamp", "s", lo=0.0, hi=1.0
+        ),
         ParamSpec("cmd_vel_topic", "cmd_vel", "velocity command (geometry_msgs/Twist)", **ro),
         ParamSpec("trajectory_topic", "feedforward/trajectory", "where the desired trajectory goes", **ro),
         ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", **ro),
+        *balance_specs(),
     ]
+
+
+def balance_specs() -> list[ParamSpec]:
+    from servo_ff.dynamics.walk_balance import BalanceGains
+
+    b = BalanceGains()
+    ro = dict(read_only=True)
+    return [
+        ParamSpec("balance_ankle_pitch", b.ankle_pitch, "trunk pitch error → feet pitch", "rad/rad", lo=-5, hi=5, **ro),
+        ParamSpec(
+            "balance_ankle_pitch_rate", b.ankle_pitch_rate, "trunk pitch rate → feet pitch", "s", lo=-1, hi=1, **ro
+        ),
+        ParamSpec("balance_ankle_roll", b.ankle_roll, "trunk roll → feet roll", "rad/rad", lo=-5, hi=5, **ro),
+        ParamSpec("balance_ankle_roll_rate", b.ankle_roll_rate, "trunk roll rate → feet roll", "s", lo=-1, hi=1, **ro),
+        ParamSpec("balance_hip_pitch", b.hip_pitch, "hips' share of the pitch correction", lo=-2, hi=2, **ro),
+        ParamSpec("balance_hip_roll", b.hip_roll, "hips' share of the roll correction", lo=-2, hi=2, **ro),
+        ParamSpec("balance_limit", b.limit, "largest balance offset on one joint", "rad", lo=0.0, hi=1.0, **ro),
+        ParamSpec("imu_topic", "imu/data", "trunk IMU (sensor_msgs/Imu) for the balance feedback", **ro),
+        ParamSpec("imu_timeout", 0.1, "an IMU reading older than this gives no balance offset", "s", lo=0.001, hi=10.0),
+    ]
+
+
+BALANCE_KEYS = ("ankle_pitch", "ankle_pitch_rate", "ankle_roll", "ankle_roll_rate", "hip_pitch", "hip_roll", "limit")
 
 
 def _stamp(t: float) -> Time:
@@ -80,6 +124,7 @@ def _duration(t: float) -> Duration:
 class WalkNode(Node):
     def __init__(self, name: str = "servo_walk", **kwargs: Any):
         super().__init__(name, **kwargs)
+        from servo_ff.dynamics.walk_balance import BalanceFeedback, BalanceGains
         from servo_ff.dynamics.walk_pattern import WalkEngine, WalkFrames, WalkParams
 
         self.table = ParameterTable(self, walk_specs(), n_joints=lambda v: None)
@@ -118,8 +163,17 @@ class WalkNode(Node):
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
         self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
         self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
+        gains = BalanceGains(*(float(v[f"balance_{k}"]) for k in BALANCE_KEYS))
+        self.balance = BalanceFeedback(resolve_path(v["urdf_path"]), self.joints, gains) if gains.enabled else None
+        self.offset = np.zeros(len(self.joints))  # [rad] balance offsets of the latest IMU reading
+        self.imu_time: float | None = None  # [s, ROS clock] of that reading
+        self.imu_stale_logged = False
+        self.clamp_logged = 0
+        if self.balance is not None:
+            self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
-        self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
+        if v["support_clock"] == "timer":
+            self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
         self.get_logger().info(
             f"placo walk ({len(self.joints)} joints, step period {params.step_period:.3f} s): "
             f"{v['cmd_vel_topic']} → {v['trajectory_topic']}, support coefficient → {v['support_topic']}"
@@ -138,8 +192,45 @@ class WalkNode(Node):
         self.cmd_time = self.now_s()
         self.cmd_stale_logged = False
 
+    def _on_imu(self, msg: Imu) -> None:
+        now = self.now_s()
+        if self.t_walk is None or now < self.t_walk:
+            return  # the approach has no trunk-pitch reference: no feedback before the walk
+        o, w = msg.orientation, msg.angular_velocity
+        off = self.balance.offsets((o.x, o.y, o.z, o.w), (w.x, w.y, w.z), self.engine.params.trunk_pitch)
+        if not np.isfinite(off).all():
+            self.get_logger().warning(f"{self.table['imu_topic']}: non-finite reading; no balance offset")
+            return
+        self.offset, self.imu_time = off, now
+        if self.balance.clamped > self.clamp_logged:
+            self.get_logger().warning(
+                f"balance offsets held at ±{self.balance.gains.limit} rad ({self.balance.clamped} so far)",
+                throttle_duration_sec=5.0,
+            )
+            self.clamp_logged = self.balance.clamped
+
+    def _balance_offset(self, now: float) -> np.ndarray | None:
+        """The balance offsets to add now, None when off or when the IMU reading is stale (logged once)."""
+        if self.balance is None or self.imu_time is None:
+            return None
+        if now - self.imu_time > float(self.table["imu_timeout"]):
+            if not self.imu_stale_logged:
+                self.get_logger().warning(
+                    f"{self.table['imu_topic']}: no reading for {self.table['imu_timeout']} s: no balance offset"
+                )
+                self.imu_stale_logged = True
+            return None
+        self.imu_stale_logged = False
+        return self.offset
+
     def _on_joint_states(self, msg: JointState) -> None:
-        if self.q0 is not None or self.now_s() <= 0.0:
+        if self.q0 is not None:
+            if self.table["support_clock"] == "joint_states":
+                # the feed-forward node ticks on the next /joint_states: its time is this stamp + one period
+                t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 + float(self.table["support_lead"])
+                self.pub_c.publish(Float64(data=self.support(t)))
+            return
+        if self.now_s() <= 0.0:
             return
         names = list(msg.name)
         missing = [j for j in self.joints if j not in names]
@@ -147,7 +238,8 @@ class WalkNode(Node):
             self.get_logger().error(f"joint_states lacks {missing}; waiting for them", throttle_duration_sec=5.0)
             return
         self.q0 = np.array([msg.position[names.index(j)] for j in self.joints])
-        self.destroy_subscription(self._js_sub)  # only the first pose is used: no message taken per servo cycle
+        if self.table["support_clock"] == "timer":  # only the first pose is used: no message taken per servo cycle
+            self.destroy_subscription(self._js_sub)
         self.t0 = self.now_s() + float(self.table["start_delay"])
         self.t_walk = self.t0 + float(self.table["approach_time"])
         self.engine.start()
@@ -200,6 +292,9 @@ class WalkNode(Node):
         lo = max(1, int(np.searchsorted(t, now, side="right")) - 1)
         hi = len(t) - 1
         q = np.asarray(self.qs)
+        off = self._balance_offset(now)
+        if off is not None:
+            q = q + off  # a constant offset: velocities and accelerations unchanged
         msg = JointTrajectory(joint_names=self.joints)
         msg.header.stamp = _stamp(t[lo])
         for k in range(lo, hi):
