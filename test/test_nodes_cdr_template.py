@@ -76,9 +76,8 @@ def test_a_block_that_is_not_one_run_of_doubles_is_refused():
 def test_listened_follows_the_subscribers_within_its_period():
     """Listened (a per-period publisher's "does anyone take this?") is False without a subscriber, becomes True
     within its period once one exists, and False again after it leaves; it asks rclpy at most once a period."""
-    from servo_ff.nodes.harness import RosHarness, wait_for
-
     from servo_ff.ros.cdr_template import Listened
+    from servo_ff.ros.harness import RosHarness, wait_for
 
     with RosHarness(salt=29) as h:
         pub = h.make_node("listened_pub").create_publisher(Float64, "listened", 10)

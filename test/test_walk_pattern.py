@@ -66,7 +66,7 @@ def test_ik_reaches_planned_com_and_feet():
     e.start()
     e.set_cmd(0.1, 0.0, 0.0)
     worst_com = worst_foot = 0.0
-    for _ in range(300):
+    for _ in range(400):  # 4 s: 8 steps of 0.48 s after the start
         s = e.tick()
         worst_com = max(worst_com, float(np.linalg.norm(e.robot.com_world() - s.com)))
         for side in ("left", "right"):
