@@ -18,6 +18,7 @@ Last line: RESULT rtf_node_over_layer=… energy_reduction=… rms_ratio=… kne
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -109,7 +110,7 @@ def main() -> int:
         f"feed-forward tick (20 joints, in the node, over DDS): median {rc.tick_median_us():.0f} µs, p95 "
         f"{sorted(rc.tick_us)[int(0.95 * len(rc.tick_us))]:.0f} µs"
     )
-    print("plot:", plot_mission(res, a.plot))
+    print("plot:", os.path.relpath(plot_mission(res, a.plot), ROOT))
 
     heights = sorted(a.obstacle, reverse=True)
     print(
