@@ -5,7 +5,10 @@
 accounting of a missed reply, the skip of a servo that misses ``skip_after`` sync reads in a row and its re-probe
 (one PING per ``probe_period_s``, round robin), goal checks and the cycle (read, then write).
 
-A bus provides ``config``, ``table``, ``kt``, ``port``, ``ph``, ``stats``, ``_name`` and:
+A bus calls :meth:`SyncReadBus._init_bus` first (``config``, ``table``, ``kt``, ``port``, ``stats``), provides ``ph``,
+``_name`` and:
+
+* ``port_class`` — its SDK port adapter (a :class:`~.select_port.SelectPort`);
 
 * ``_port_kind`` — "Dynamixel" / "Feetech", for the error messages; ``_log`` — the logger of its module;
 * ``_build_groups()`` — its two readers (state, health) in ``_read`` / ``_health``, then :meth:`_fill_groups`;
@@ -19,6 +22,7 @@ import logging
 import termios
 import time
 
+from . import control_table as ct
 from .bus_types import BusConfig, BusError, JointState, joint_state
 from .goals import GoalLimits
 from .transactions import CommStats
@@ -27,6 +31,18 @@ from .transactions import CommStats
 class SyncReadBus:
     _port_kind = "servo"
     _log = logging.getLogger(__name__)
+    port_class: type
+
+    def _init_bus(self, config: BusConfig) -> None:
+        """``config``, its control ``table`` and ``kt``, the (closed) ``port`` and the per-servo bookkeeping. Until
+        setup() has written (or read) Return Delay Time, replies are timed with the table's default (250 → 500 µs)."""
+        self.config = config
+        self.table = ct.control_table(config.model)
+        self.kt = config.kt if config.kt is not None else self.table.kt
+        delay = ct.RETURN_DELAY_UNIT * self.table.item("Return Delay Time").default
+        self.port = self.port_class(config.port, config.latency_timer_ms, config.timeout_ms, delay)
+        self._delays: dict[int, int] = {}  # Return Delay Time [2 µs] per servo, known after setup()
+        self._init_servos(config)
 
     def _init_servos(self, config: BusConfig) -> None:
         """The per-servo bookkeeping (after ``self.port`` exists)."""

@@ -69,6 +69,7 @@ class VirtualBus:
     servos_class = VirtualServos
     decoder_class = StreamDecoder
     overload_bit = ct.HW_OVERLOAD  # the error bit a scheduled overload sets
+    instruction_names = pr.INSTRUCTION_NAMES  # instruction → name, for the statistics
 
     def __init__(self, options: VirtualBusOptions | None = None, **keywords):
         o = VirtualBusOptions.of(**keywords) if options is None else dataclasses.replace(options, **keywords)
@@ -397,14 +398,23 @@ class VirtualBus:
             return
         self.send_status(k, err, data)
 
-    def handle(self, pkt: pr.Packet, now: float | None = None) -> None:
+    def _instruction(self, pkt: pr.Packet) -> int | None:
+        """The instruction of ``pkt`` (None: not an instruction, e.g. our own echo or another device's status)."""
+        return None if pkt.is_status else pkt.instruction
+
+    def _execute(self, pkt: pr.Packet) -> None:
+        """Run the instruction ``pkt`` (the protocol's handler table)."""
+        execute(self, pkt)
+
+    def handle(self, pkt, now: float | None = None) -> None:
         """Execute one instruction packet (replies go to the pty)."""
         try:
-            if pkt.is_status:
-                return  # our own echo or another device's status: not an instruction
-            name = pr.INSTRUCTION_NAMES.get(pkt.instruction, f"0x{pkt.instruction:02x}")
+            inst = self._instruction(pkt)
+            if inst is None:
+                return
+            name = self.instruction_names.get(inst, f"0x{inst:02x}")
             self.stats.instructions[name] = self.stats.instructions.get(name, 0) + 1
             self.advance(time.monotonic() if now is None else now)
-            execute(self, pkt)
+            self._execute(pkt)
         finally:
             self.transport.flush()

@@ -61,18 +61,12 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
 
     _port_kind = "Dynamixel"
     _log = log
+    port_class = PortHandler
 
     def __init__(self, config: BusConfig):
-        self.config = config
-        self.table = ct.control_table(config.model)
-        self.kt = config.kt if config.kt is not None else self.table.kt
-        # until setup() has written (or read) Return Delay Time, assume the table's default (250 → 500 µs)
-        delay = ct.RETURN_DELAY_UNIT * self.table.item("Return Delay Time").default
-        self.port = PortHandler(config.port, config.latency_timer_ms, config.timeout_ms, delay)
-        self._delays: dict[int, int] = {}  # Return Delay Time [2 µs] per servo, known after setup()
         self.ph = PacketHandler()
         self.transactions = 0
-        self._init_servos(config)
+        self._init_bus(config)
         self._hw_logged: dict[int, int] = {}
 
     # --------------------------------------------------------------- port

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ...errors import ServoFFError
 from ..frame_buffer import FrameBuffer
+from ..packet_common import check_head
 
 HEADER = b"\xff\xff"
 BROADCAST_ID = 0xFE
@@ -97,11 +98,7 @@ def encode(servo_id: int, code: int, params: bytes = b"") -> bytes:
 
 def decode(packet: bytes) -> Packet1:
     """Exactly one packet; raises :class:`Protocol1Error` saying what is wrong."""
-    packet = bytes(packet)
-    if len(packet) < 6:
-        raise Protocol1Error(f"packet too short: {len(packet)} bytes (minimum 6)")
-    if packet[:2] != HEADER:
-        raise Protocol1Error(f"bad header {packet[:2].hex(' ')} (expected ff ff)")
+    packet = check_head(packet, 6, HEADER, Protocol1Error)
     if packet[3] + 4 != len(packet):
         raise Protocol1Error(f"wrong length: LEN field {packet[3]} but {len(packet)} bytes (LEN + 4 expected)")
     calc = checksum(packet[2:-1])

@@ -147,6 +147,7 @@ class VirtualBus1(VirtualBus):
     registers_class = RegisterMemory1
     servos_class = VirtualServos1
     decoder_class = p1.StreamDecoder1
+    instruction_names = p1.INSTRUCTION_NAMES
 
     def _check_table(self, o: VirtualBusOptions) -> None:
         if self.table.protocol != "dxl1":
@@ -214,15 +215,11 @@ class VirtualBus1(VirtualBus):
         error |= int(self.alarm[k]) & 0x7F
         self.emit_status(k, error, p1.encode(self.ids[k], error, params), params=params)
 
-    def handle(self, pkt: p1.Packet1, now: float | None = None) -> None:
-        """Execute one instruction packet (replies go to the pty)."""
-        try:
-            name = p1.INSTRUCTION_NAMES.get(pkt.code, f"0x{pkt.code:02x}")
-            self.stats.instructions[name] = self.stats.instructions.get(name, 0) + 1
-            self.advance(time.monotonic() if now is None else now)
-            execute1(self, pkt)
-        finally:
-            self.transport.flush()
+    def _instruction(self, pkt: p1.Packet1) -> int:
+        return pkt.code
+
+    def _execute(self, pkt: p1.Packet1) -> None:
+        execute1(self, pkt)
 
 
 # ---------------------------------------------------------------------- instruction handlers (Protocol 1.0)

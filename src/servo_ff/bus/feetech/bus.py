@@ -32,7 +32,6 @@ import time
 
 import numpy as np
 
-from .. import control_table as ct
 from ..bus_types import BusConfig, BusError, Health, JointState
 from ..goals import id_rows
 from ..sync_read_bus import SyncReadBus
@@ -58,18 +57,13 @@ class FeetechBus(SyncReadBus, StsTransactions):
 
     _port_kind = "Feetech"
     _log = log
+    port_class = StsPortHandler
 
     def __init__(self, config: BusConfig):
-        self.config = config
-        self.table = ct.control_table(config.model)
+        self._init_bus(config)
         if self.table.protocol != "sts":
             raise ValueError(f"FeetechBus drives protocol sts; {self.table.name} speaks {self.table.protocol}")
-        self.kt = config.kt if config.kt is not None else self.table.kt
-        delay = ct.RETURN_DELAY_UNIT * self.table.item("Return Delay Time").default
-        self.port = StsPortHandler(config.port, config.latency_timer_ms, config.timeout_ms, delay)
-        self._delays: dict[int, int] = {}
         self.ph = StsPacketHandler()
-        self._init_servos(config)
         self.status_bits: dict[int, int] = {}
         self._p_sent: dict[int, int] = {}
         signs = [self.table.sign_bit_of(n) for n in ("Present Position", "Present Velocity", "Present Load")]

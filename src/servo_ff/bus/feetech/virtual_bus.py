@@ -79,6 +79,7 @@ class StsVirtualBus(VirtualBus):
     registers_class = StsRegisterMemory
     servos_class = StsServos
     decoder_class = p1.StreamDecoder1
+    instruction_names = p1.INSTRUCTION_NAMES
     overload_bit = status.OVERLOAD
 
     def __init__(self, options: VirtualBusOptions | None = None, **keywords):
@@ -184,12 +185,8 @@ class StsVirtualBus(VirtualBus):
         if not broadcast and self.answers(k, inst):
             self.send_status(k, data)
 
-    def handle(self, pkt: p1.Packet1, now: float | None = None) -> None:
-        """Execute one instruction packet (replies go to the pty)."""
-        try:
-            name = p1.INSTRUCTION_NAMES.get(pkt.code, f"0x{pkt.code:02x}")
-            self.stats.instructions[name] = self.stats.instructions.get(name, 0) + 1
-            self.advance(time.monotonic() if now is None else now)
-            execute(self, pkt)
-        finally:
-            self.transport.flush()
+    def _instruction(self, pkt: p1.Packet1) -> int:
+        return pkt.code
+
+    def _execute(self, pkt: p1.Packet1) -> None:
+        execute(self, pkt)
