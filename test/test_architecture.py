@@ -89,6 +89,18 @@ def test_layers_import_downwards_only():
     assert bad == []
 
 
+def test_generic_bus_modules_import_no_family():
+    """``bus/*.py`` (what every servo family shares) imports no family package (``bus/dynamixel/``,
+    ``bus/feetech/``): what it needs of a family comes through its row of ``bus/families.py`` (imported on use) or
+    ``bus/packet_common.py``."""
+    graph = _package_graph()
+    families = ("servo_ff.bus.dynamixel", "servo_ff.bus.feetech")
+    generic = [m for m in graph if m.startswith("servo_ff.bus.") and m.count(".") == 2 and not m.startswith(families)]
+    assert len(generic) >= 15 and "servo_ff.bus.virtual_bus" in generic
+    bad = [f"{m} -> {d}" for m in generic for d in graph[m] if d.startswith(families)]
+    assert bad == []
+
+
 def test_cycle_finder_sees_function_level_and_relative_imports(tmp_path):
     """A cycle made of a top-level relative import and an import inside a function is found."""
     ig = _import_graph_module()
