@@ -13,7 +13,7 @@ A bus calls :meth:`SyncReadBus._init_bus` first (``config``, ``table``, ``kt``, 
 * ``_port_kind`` — "Dynamixel" / "Feetech", for the error messages; ``_log`` — the logger of its module;
 * ``_build_groups()`` — its two readers (state, health) in ``_read`` / ``_health``, then :meth:`_fill_groups`;
 * ``_answers_ping(i)`` — one PING of a skipped servo: did it answer?
-* ``read_state``, ``write_goals``, ``stats_summary``.
+* ``read_state`` (on :meth:`SyncReadBus._send_state_read`), ``write_goals``.
 """
 
 from __future__ import annotations
@@ -178,6 +178,34 @@ class SyncReadBus:
         return [i for i in self.ids if self.stats[i].skipping]
 
     # --------------------------------------------------------------- the cycle
+    def _send_state_read(self) -> float:
+        """The cycle's state sync read of the servos asked (none asked: nothing sent); ``state_reads`` counts the
+        instructions actually written. Returns the time after it [s, monotonic]."""
+        if self._asked:
+            g = self._read
+            sent = g.serial
+            g.txRxPacket()
+            self.state_reads += g.serial - sent
+        return time.monotonic()
+
+    def _all_answered(self) -> None:
+        """Every servo's statistics after a sync read that they all answered in one block."""
+        for st in self._stat_list:
+            st.ok += 1
+            st.misses = 0
+
+    def stats_summary(self) -> str:
+        return "; ".join(
+            f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, late {s.late}, wrong "
+            f"length {s.wrong_length}, {self._status_summary(i, s)}, skipped {s.skipped}"
+            + (" (SKIPPED)" if s.skipping else "")
+            for i, s in self.stats.items()
+        )
+
+    def _status_summary(self, i: int, st: CommStats) -> str:
+        """Servo ``i``'s status errors, for :meth:`stats_summary`."""
+        return f"status errors {st.status_errors}"
+
     def _state(self, ids, raw, valid, stamp, stamps) -> JointState:
         return joint_state(self.table, self.kt, self.config.center, ids, raw, valid, stamp, stamps)
 
