@@ -5,7 +5,8 @@
   :mod:`.goals` and :mod:`.command_limits` (joint limits, velocity/effort limits), :mod:`.transactions` (which
   transaction a reply belongs to), :mod:`.select_port` (the receive side of every SDK port adapter),
   :mod:`.sync_read_group` (the tolerant sync read's send and result), :mod:`.sync_read_bus` (what every bus does
-  around its per-cycle sync read), :mod:`.packet_common` (id range, packet checks), :mod:`.frame_buffer`;
+  around its per-cycle sync read), :mod:`.packet_common` (id range, packet checks), :mod:`.protocol1` (the
+  Protocol 1.0 framing Dynamixel 1.0 and Feetech STS share), :mod:`.frame_buffer`;
 * the virtual bus parts: :mod:`.virtual_bus` (:class:`~.virtual_bus.VirtualBus`, the serve loop every family's
   virtual bus subclasses), :mod:`.pty_transport`, :mod:`.registers`, :mod:`.virtual_servos`, :mod:`.faults`,
   :mod:`.thermal`, :mod:`.truth`, :mod:`.virtual_options`, :mod:`.virtual_process`;

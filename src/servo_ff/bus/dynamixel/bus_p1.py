@@ -31,10 +31,10 @@ from functools import partial
 import numpy as np
 
 from .. import control_table as ct
+from .. import protocol1 as p1
 from ..bus_types import BusConfig, BusError, Health
 from ..goals import id_rows
 from ..servo_transactions import COMM_SUCCESS
-from . import protocol1 as p1
 from .bus import DynamixelBus
 from .p1_units import (
     BULK_READ_MODELS,

@@ -1,8 +1,8 @@
 """dynamixel-sdk Protocol 1.0 adapters used by :mod:`.bus_p1` (subclasses with the SDK's own call signatures).
 
 The transaction rules of the 2.0 bus (:mod:`.transactions`: reply slots, windows, late replies in a ledger) apply
-unchanged; only the framing differs (:mod:`.protocol1`: ``FF FF ID LEN ERR params CHECKSUM``, 6 bytes of overhead,
-no instruction byte in a status packet, no stuffing).
+unchanged; only the framing differs (:mod:`servo_ff.bus.protocol1`: ``FF FF ID LEN ERR params CHECKSUM``, 6 bytes
+of overhead, no instruction byte in a status packet, no stuffing).
 
 * :class:`Decoder1` — byte stream → status frames and garbled frames (with their ID byte), never raises.
 * :class:`PortHandler1` — :class:`.sdk_adapters.PortHandler` with that decoder and 1.0 reply timing.
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import dynamixel_sdk as sdk
 from dynamixel_sdk.protocol1_packet_handler import Protocol1PacketHandler
 
+from .. import protocol1 as p1
 from .. import transactions as tx
-from . import protocol1 as p1
 from .p1_units import ALARM_ERRORS
 from .sdk_adapters import PortHandler
 

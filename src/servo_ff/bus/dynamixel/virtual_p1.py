@@ -5,7 +5,7 @@ Reused unchanged: the pty transport, the serve loop, the servo bank physics adva
 faults (drop, corrupt, late), scheduled faults (silence, overload, supply sag), the thermal model and the truth
 record. Specific to 1.0 (ROBOTIS e-manual, "Protocol 1.0" and the MX/AX control tables):
 
-* framing :mod:`.protocol1` (``FF FF ID LEN INST/ERR params CHECKSUM``);
+* framing :mod:`servo_ff.bus.protocol1` (``FF FF ID LEN INST/ERR params CHECKSUM``);
 * instructions PING, READ, WRITE, REG_WRITE/ACTION, SYNC_WRITE and BULK_READ (MX only: an AX answers it with an
   instruction error); REBOOT, RESET and anything else → instruction error; broadcast instructions get no status;
 * the status error byte: instruction errors of this packet (range, angle limit, instruction) or'ed with the
@@ -28,11 +28,11 @@ import numpy as np
 
 from ...models import slots
 from .. import control_table as ct
+from .. import protocol1 as p1
 from ..registers import RegisterMemory
 from ..virtual_bus import VirtualBus
 from ..virtual_options import VirtualBusOptions
 from ..virtual_servos import VirtualServos
-from . import protocol1 as p1
 from .p1_units import BULK_READ_MODELS, baud_code, p_of_slope
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ import time
 
 import scservo_sdk as scs
 
+from .. import protocol1 as p1
 from .. import transactions as tx
-from ..dynamixel import protocol1 as p1
 from ..select_port import SelectPort
 from .stream import StsScanner
 

@@ -3,7 +3,7 @@
 :class:`StsVirtualBus` is :class:`servo_ff.bus.virtual_bus.VirtualBus` (pty transport, serve loop, fault
 injection, thermal model, clock, truth record, introspection) with the STS parts:
 
-* framing :mod:`servo_ff.bus.dynamixel.protocol1` (``FF FF ID LEN INST params CHECKSUM``), instructions
+* framing :mod:`servo_ff.bus.protocol1` (``FF FF ID LEN INST params CHECKSUM``), instructions
   :mod:`.instructions`: PING, READ, WRITE, REG_WRITE/ACTION, SYNC_READ (0x82), SYNC_WRITE (0x83);
 * registers :mod:`.registers` (sign-magnitude values, EPROM Lock, byte-wise writes), physics :mod:`.servos`
   (default model ``sts3215``: bam's STS3215 parameters under the sts3215 firmware law);
@@ -28,7 +28,7 @@ import numpy as np
 from ...models.firmware import FIRMWARE_LAWS
 from ...models.params import ActuatorParams
 from ...models.presets import preset
-from ..dynamixel import protocol1 as p1
+from .. import protocol1 as p1
 from ..virtual_bus import VirtualBus
 from ..virtual_options import VirtualBusOptions
 from . import status

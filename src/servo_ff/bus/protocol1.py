@@ -1,5 +1,5 @@
-"""Packets of Dynamixel Protocol 1.0, which Feetech SCS/STS servos speak too: checksum, encode/decode and a
-streaming decoder.
+"""Packets of Dynamixel Protocol 1.0, which Feetech SCS/STS servos speak too (shared by both families, so in the
+generic bus layer): checksum, encode/decode and a streaming decoder.
 
 Packet layout (ROBOTIS e-manual, "Protocol 1.0"; Feetech "SCS/STS communication protocol" manual, same framing):
 ``FF FF | ID | LEN | INST or ERR | params… | CHECKSUM`` with LEN = number of params + 2 and
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ...errors import ServoFFError
-from ..frame_buffer import FrameBuffer
-from ..packet_common import check_head
+from ..errors import ServoFFError
+from .frame_buffer import FrameBuffer
+from .packet_common import check_head
 
 HEADER = b"\xff\xff"
 BROADCAST_ID = 0xFE
