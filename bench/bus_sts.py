@@ -42,8 +42,8 @@ import faults  # noqa: E402  (bench/faults.py: the fault scenario)
 import scservo_sdk as scs  # noqa: E402
 from _bus_timing import SdkLoop, anchor_lines, blocking_port, cpu_over_sdk, run_client  # noqa: E402
 
+from servo_ff.bus import protocol1 as p1  # noqa: E402
 from servo_ff.bus.bus_types import BusConfig  # noqa: E402
-from servo_ff.bus.dynamixel import protocol1 as p1  # noqa: E402
 from servo_ff.bus.feetech.bus import GOAL_ADDR, STATE_ADDR, STATE_LEN, FeetechBus  # noqa: E402
 from servo_ff.bus.virtual_bus import spawn_virtual_bus  # noqa: E402
 

@@ -1,12 +1,17 @@
-"""Test helpers: a hand-made Dynamixel peer on a pty for deterministic faults (no mocks of the SDK), and the wait
-for a virtual bus to serve every state read a client sent (before the truth audit)."""
+"""Test helpers: a hand-made Dynamixel peer on a pty for deterministic faults (no mocks of the SDK), the wait
+for a virtual bus to serve every state read a client sent (before the truth audit), and the cycles of a bus through
+a stalled virtual bus (test_dynamixel_stall.py, test_feetech_stall.py)."""
 
 import os
 import select
 import threading
+import time
 import tty
 
+import numpy as np
+
 from servo_ff.bus import truth as tr
+from servo_ff.bus.bus_types import BusConfig
 from servo_ff.bus.dynamixel import protocol as pr
 from servo_ff.bus.dynamixel.stream import StreamDecoder
 from servo_ff.ros.harness import wait_for
@@ -20,6 +25,50 @@ def wait_served(vb, bus, addr: int, timeout: float = 30.0) -> None:
         timeout,
         "the virtual bus to serve every state read",
     )
+
+
+def run_cycles(bus, n: int, t0: float) -> list:
+    """``n`` cycles of ``bus`` toward a sine goal (0.8 rad, 8 rad/s since ``t0``): per cycle (state reads sent, ids,
+    valid, (position, velocity) rows, stamps), the records :func:`servo_ff.bus.truth.audit_states` checks."""
+    out = []
+    for _ in range(n):
+        s = bus.cycle(np.full(len(bus.ids), 0.8 * np.sin(8.0 * (time.monotonic() - t0))))
+        out.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
+    return out
+
+
+def stall_config(device: str, ids, model: str, protocol: str) -> BusConfig:
+    """A bus whose late horizon (0.05 s) is far shorter than a stall, that never skips a servo."""
+    return BusConfig(
+        port=device,
+        ids=ids,
+        model=model,
+        protocol=protocol,
+        latency_timer_ms=1.0,
+        timeout_ms=20.0,
+        late_horizon_s=0.05,
+        skip_after=1000,
+        retries=5,
+    )
+
+
+def cycles_through_a_stall(vb, bus, addr: int) -> tuple[list, list]:
+    """Cycles of ``bus`` (torque on: moving servos, every transaction's payload differs) before, during and after a
+    stall of the virtual bus ``vb`` (its lock held: the instructions queue on the pty), until the bus has resynced
+    and is back in step, then until ``vb`` has served every state read of ``addr``: (every record, the stall's)."""
+    bus.torque(True)
+    t0 = time.monotonic()
+    recs = run_cycles(bus, 20, t0)
+    # 40 cycles = 80 instructions, more than the 48 (id, length) pairs of the markers: one marker per instruction
+    # would repeat one
+    with vb._lock:
+        stalled = run_cycles(bus, 40, t0)
+    after = run_cycles(bus, 60, t0)
+    t_end = time.monotonic() + 30.0
+    while (bus.port.unsynced or sum(v.all() for _, _, v, _, _ in after[-30:]) < 10) and time.monotonic() < t_end:
+        after += run_cycles(bus, 10, t0)  # a loaded machine: the backlog takes longer to be answered
+    wait_served(vb, bus, addr)
+    return recs + stalled + after, stalled
 
 
 class FakeServos:

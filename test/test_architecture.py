@@ -89,6 +89,27 @@ def test_layers_import_downwards_only():
     assert bad == []
 
 
+def test_generic_bus_modules_import_no_family():
+    """``bus/*.py`` (what every servo family shares) imports no family package (``bus/dynamixel/``,
+    ``bus/feetech/``): what it needs of a family comes through its row of ``bus/families.py`` (imported on use) or
+    ``bus/packet_common.py``; and no family imports another."""
+    graph = _package_graph()
+    families = ("servo_ff.bus.dynamixel", "servo_ff.bus.feetech")
+    generic = [m for m in graph if m.startswith("servo_ff.bus.") and m.count(".") == 2 and not m.startswith(families)]
+    assert len(generic) >= 15 and "servo_ff.bus.virtual_bus" in generic
+    bad = [f"{m} -> {d}" for m in generic for d in graph[m] if d.startswith(families)]
+    assert bad == []
+    family_of = {m: next((f for f in families if m == f or m.startswith(f + ".")), None) for m in graph}
+    cross = [
+        f"{m} -> {d}"
+        for m, deps in graph.items()
+        if family_of[m]
+        for d in deps
+        if family_of.get(d) not in (None, family_of[m])
+    ]
+    assert cross == []  # the families are siblings: what two of them share (Protocol 1.0 framing) lives in bus/
+
+
 def test_cycle_finder_sees_function_level_and_relative_imports(tmp_path):
     """A cycle made of a top-level relative import and an import inside a function is found."""
     ig = _import_graph_module()
@@ -134,7 +155,7 @@ def test_domain_errors_keep_their_builtin_base():
     """``except ValueError`` / ``except OSError`` written before the common base still catch them."""
     from servo_ff.bus.bus_types import BusError, GoalRejected
     from servo_ff.bus.dynamixel.protocol import ProtocolError
-    from servo_ff.bus.dynamixel.protocol1 import Protocol1Error
+    from servo_ff.bus.protocol1 import Protocol1Error
     from servo_ff.errors import ServoFFError
     from servo_ff.models.errors import ParameterError
 

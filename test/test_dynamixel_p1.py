@@ -11,10 +11,10 @@ from dxl_harness import wait_served
 from dynamixel_sdk import COMM_SUCCESS, GroupBulkRead, GroupSyncWrite, PacketHandler, PortHandler
 
 from servo_ff.bus import control_table as ct
+from servo_ff.bus import protocol1 as p1
 from servo_ff.bus import truth as tr
 from servo_ff.bus.bus_interface import bus_class, make_bus
 from servo_ff.bus.bus_types import BusConfig, BusError, GoalRejected
-from servo_ff.bus.dynamixel import protocol1 as p1
 from servo_ff.bus.dynamixel.bus_p1 import DynamixelBus1
 from servo_ff.bus.dynamixel.p1_units import baud_code, p_of_slope, slope_of_p, state_record
 from servo_ff.bus.dynamixel.virtual_p1 import VirtualBus1

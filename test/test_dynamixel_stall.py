@@ -3,10 +3,9 @@ queue while the emulator does not serve, for longer than the late horizon; when 
 instructions are answered first. None of those replies may be reported as a later transaction's fresh state
 (checked against the virtual bus's truth record)."""
 
-import time
-
 import numpy as np
 import pytest
+from dxl_harness import cycles_through_a_stall, stall_config
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import truth as tr
@@ -40,50 +39,14 @@ RIGS = {
 }
 
 
-def run_cycles(bus, n, t0):
-    out = []
-    for _ in range(n):
-        s = bus.cycle(np.full(len(IDS), 0.8 * np.sin(8.0 * (time.monotonic() - t0))))
-        out.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
-    return out
-
-
 @pytest.mark.parametrize("protocol", list(RIGS))
 def test_replies_queued_behind_a_stall_longer_than_the_late_horizon_are_never_fresh_state(protocol):
     virtual, bus_class, model, addr, decode = RIGS[protocol]
     load = ServoLoad.fixed_inertia(0.002)
     with virtual(ids=IDS, model=model, return_delay=0, dt_max=0.002, loads=load, truth=True) as vb:
-        cfg = BusConfig(
-            port=vb.device,
-            ids=IDS,
-            model=model,
-            protocol=protocol,
-            latency_timer_ms=1.0,
-            timeout_ms=20.0,
-            late_horizon_s=0.05,
-            skip_after=1000,
-            retries=5,
-        )
-        with bus_class(cfg) as bus:
+        with bus_class(stall_config(vb.device, IDS, model, protocol)) as bus:
             bus.connect()
-            bus.torque(True)  # moving servos: every transaction's payload differs
-            t0 = time.monotonic()
-            recs = run_cycles(bus, 20, t0)
-            # the emulator stalls (descheduled): the instructions queue on the pty; 40 cycles = 80 instructions,
-            # more than the 48 (id, length) pairs of the markers: one marker per instruction would repeat one
-            with vb._lock:
-                stalled = run_cycles(bus, 40, t0)
-            after = run_cycles(bus, 60, t0)
-            t_end = time.monotonic() + 30.0
-            while (
-                bus.port.unsynced or sum(v.all() for _, _, v, _, _ in after[-30:]) < 10
-            ) and time.monotonic() < t_end:
-                after += run_cycles(bus, 10, t0)  # a loaded machine: the backlog takes longer to be answered
-            recs += stalled + after
-            served = bus.state_reads
-            t_end = time.monotonic() + 30.0
-            while len(tr.reads_of(vb.truth.arrays(), addr)) < served and time.monotonic() < t_end:
-                time.sleep(0.01)  # poll until the bus has served every read (the audit skips unserved ones)
+            recs, stalled = cycles_through_a_stall(vb, bus, addr)
     assert not any(v.any() for _, _, v, _, _ in stalled)  # nothing answered while stalled
     audit = tr.audit_states(vb.truth.arrays(), recs, addr, decode)
     assert audit.stale_valid == 0, audit.examples

@@ -14,10 +14,10 @@ import pytest
 from dxl_harness import wait_served
 
 from servo_ff.bus import control_table as ct
+from servo_ff.bus import protocol1 as p1
 from servo_ff.bus import truth as tr
 from servo_ff.bus.bus_interface import bus_class, make_bus
 from servo_ff.bus.bus_types import BusConfig, BusError, GoalRejected
-from servo_ff.bus.dynamixel import protocol1 as p1
 from servo_ff.bus.feetech import status
 from servo_ff.bus.feetech.bus import STATE_ADDR, FeetechBus
 from servo_ff.bus.feetech.virtual_bus import StsVirtualBus

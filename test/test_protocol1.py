@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from servo_ff.bus.dynamixel import protocol1 as p1
+from servo_ff.bus import protocol1 as p1
 
 
 def test_e_manual_examples():

@@ -1,4 +1,4 @@
-"""The Dynamixel bus's data: its configuration, what a cycle returns, its errors, the indirect-address map.
+"""The bus's data (every family): its configuration, what a cycle returns, its errors, the indirect-address map.
 
 :class:`BusConfig` (validated on construction), :class:`JointState` (one sync read, decoded by :func:`joint_state`),
 :class:`Health` (voltage, temperature, Hardware Error Status), :class:`BusError` and :class:`GoalRejected`.
@@ -15,8 +15,8 @@ import numpy as np
 
 from ..errors import ServoFFError
 from . import control_table as ct
-from .dynamixel import protocol as pr
 from .families import DEFAULT_PROTOCOL, family, load
+from .packet_common import MAX_ID
 
 STATE_DTYPE = np.dtype([("current", "<i2"), ("velocity", "<i4"), ("position", "<i4")])
 HEALTH_DTYPE = np.dtype([("voltage", "<u2"), ("temperature", "u1"), ("hw_error", "u1"), ("torque", "u1"), ("id", "u1")])
@@ -115,8 +115,8 @@ class BusConfig:
         self.ids = [int(i) for i in self.ids]
         if not self.ids:
             raise ValueError("ids: at least one servo id is needed")
-        if len(set(self.ids)) != len(self.ids) or any(not 0 <= i <= pr.MAX_ID for i in self.ids):
-            raise ValueError(f"ids must be unique and in 0..{pr.MAX_ID}, got {self.ids}")
+        if len(set(self.ids)) != len(self.ids) or any(not 0 <= i <= MAX_ID for i in self.ids):
+            raise ValueError(f"ids must be unique and in 0..{MAX_ID}, got {self.ids}")
         if self.retries < 0:
             raise ValueError(f"retries must be >= 0, got {self.retries}")
         if self.timeout_ms is not None and not (self.timeout_ms > 0 and math.isfinite(self.timeout_ms)):

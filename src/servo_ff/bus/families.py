@@ -43,7 +43,7 @@ FAMILIES: dict[str, Family] = {
             "Dynamixel Protocol 2.0 (MX 2.0 firmware, X series)",
             "dynamixel",
             "servo_ff.bus.dynamixel.bus:DynamixelBus",
-            "servo_ff.bus.virtual_bus:VirtualBus",
+            "servo_ff.bus.dynamixel.virtual_bus:VirtualBus2",
             "mx106",
             "dynamixel_sdk",
             "dynamixel-sdk",

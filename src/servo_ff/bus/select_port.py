@@ -4,9 +4,10 @@
 :class:`servo_ff.bus.feetech.port.StsPortHandler`: reply timing from a margin (``timeout_ms``, else the adapter's
 latency timer + 2 ms), a receive buffer filled by ``select`` waits instead of the SDK's busy polling, the ledger
 of earlier transactions (:mod:`.transactions`), ``clearPort`` (what arrived before an instruction is late) and
-``settle``. A port provides ``rx_stream`` (its stream decoder: ``pending``, ``drop_partial``),
-``_route_late(data)`` (decode ``data`` and route its frames to the ledger, as late replies) and, for the resync,
-``_marker(id, n)`` and ``_replies(data)`` with its ``marker_lengths``.
+``settle``, ``receive_one`` (a single-servo transaction), ``writePort`` (counts ``instructions``). A port provides
+``rx_stream`` (its stream decoder: ``pending``, ``drop_partial``, ``scan(data)``), ``_route(frames, window, t)``
+(a scan's frames to the ledger / the window), ``receive`` and, for the resync, ``_marker(id, n)`` and
+``_replies(data)`` with its ``marker_lengths``.
 
 Resync after a stall: when the ledger forgets earlier transactions by time (no reply of any later one came for
 ``late_horizon_s``: an outage, or a responder that stalled with the instructions queued), their replies may still
@@ -40,6 +41,7 @@ class SelectPort:
         self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
         self.resyncs = 0
         self.resync_failures = 0
+        self.instructions = 0  # instruction packets written (the Feetech bus's transaction count)
 
     @property
     def margin_ms(self) -> float:
@@ -57,6 +59,13 @@ class SelectPort:
         return ok
 
     # ------------------------------------------------------------------ bytes
+    def writePort(self, packet):
+        self.instructions += 1
+        try:
+            return os.write(self._fd, bytes(packet))
+        except BlockingIOError:  # the output buffer is full (nobody reads the other end): a short write
+            return 0
+
     def _read_fd(self, wait: bool, deadline: float | None = None) -> bytes:
         try:  # a tty in raw mode with VMIN = 0 returns b"" (not EAGAIN) when nothing has arrived
             data = os.read(self._fd, 65536)
@@ -112,6 +121,10 @@ class SelectPort:
         return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
 
     # ------------------------------------------------------------------ transactions
+    def _route_late(self, data: bytes) -> None:
+        """Decode ``data`` and route its frames to the ledger, as late replies."""
+        self._route(self.rx_stream.scan(data), None, time.monotonic())
+
     def clearPort(self):
         """Before an instruction: what has arrived belongs to earlier transactions (late, counted); after the
         ledger forgot transactions by time, resync."""
@@ -186,6 +199,18 @@ class SelectPort:
         self.counters.unattributed += window.unattributed
         window.pending = self.ledger.add(window, time.monotonic())
         return window
+
+    def receive_one(self, window: tx.Window) -> str:
+        """A single-servo transaction's reply: :meth:`receive` it, :meth:`settle` when it failed; the port is released
+        (``is_using``). Returns its outcome ("ok", "timeouts", "corrupt", "wrong_length")."""
+        i = window.ids[0]
+        try:
+            self.receive(window)
+            if window.outcome[i] != "ok":
+                self.settle(window)
+        finally:
+            self.is_using = False
+        return window.outcome[i]
 
     def settle(self, window: tx.Window) -> None:
         """After a failed single-servo transaction: route what arrives within one more margin as late, then forget

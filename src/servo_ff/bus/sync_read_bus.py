@@ -5,12 +5,15 @@
 accounting of a missed reply, the skip of a servo that misses ``skip_after`` sync reads in a row and its re-probe
 (one PING per ``probe_period_s``, round robin), goal checks and the cycle (read, then write).
 
-A bus provides ``config``, ``table``, ``kt``, ``port``, ``ph``, ``stats``, ``_name`` and:
+A bus calls :meth:`SyncReadBus._init_bus` first (``config``, ``table``, ``kt``, ``port``, ``stats``), provides ``ph``,
+``_name`` and:
+
+* ``port_class`` — its SDK port adapter (a :class:`~.select_port.SelectPort`);
 
 * ``_port_kind`` — "Dynamixel" / "Feetech", for the error messages; ``_log`` — the logger of its module;
 * ``_build_groups()`` — its two readers (state, health) in ``_read`` / ``_health``, then :meth:`_fill_groups`;
 * ``_answers_ping(i)`` — one PING of a skipped servo: did it answer?
-* ``read_state``, ``write_goals``, ``stats_summary``.
+* ``read_state`` (on :meth:`SyncReadBus._send_state_read`), ``write_goals``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import logging
 import termios
 import time
 
+from . import control_table as ct
 from .bus_types import BusConfig, BusError, JointState, joint_state
 from .goals import GoalLimits
 from .transactions import CommStats
@@ -27,6 +31,18 @@ from .transactions import CommStats
 class SyncReadBus:
     _port_kind = "servo"
     _log = logging.getLogger(__name__)
+    port_class: type
+
+    def _init_bus(self, config: BusConfig) -> None:
+        """``config``, its control ``table`` and ``kt``, the (closed) ``port`` and the per-servo bookkeeping. Until
+        setup() has written (or read) Return Delay Time, replies are timed with the table's default (250 → 500 µs)."""
+        self.config = config
+        self.table = ct.control_table(config.model)
+        self.kt = config.kt if config.kt is not None else self.table.kt
+        delay = ct.RETURN_DELAY_UNIT * self.table.item("Return Delay Time").default
+        self.port = self.port_class(config.port, config.latency_timer_ms, config.timeout_ms, delay)
+        self._delays: dict[int, int] = {}  # Return Delay Time [2 µs] per servo, known after setup()
+        self._init_servos(config)
 
     def _init_servos(self, config: BusConfig) -> None:
         """The per-servo bookkeeping (after ``self.port`` exists)."""
@@ -162,6 +178,34 @@ class SyncReadBus:
         return [i for i in self.ids if self.stats[i].skipping]
 
     # --------------------------------------------------------------- the cycle
+    def _send_state_read(self) -> float:
+        """The cycle's state sync read of the servos asked (none asked: nothing sent); ``state_reads`` counts the
+        instructions actually written. Returns the time after it [s, monotonic]."""
+        if self._asked:
+            g = self._read
+            sent = g.serial
+            g.txRxPacket()
+            self.state_reads += g.serial - sent
+        return time.monotonic()
+
+    def _all_answered(self) -> None:
+        """Every servo's statistics after a sync read that they all answered in one block."""
+        for st in self._stat_list:
+            st.ok += 1
+            st.misses = 0
+
+    def stats_summary(self) -> str:
+        return "; ".join(
+            f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, late {s.late}, wrong "
+            f"length {s.wrong_length}, {self._status_summary(i, s)}, skipped {s.skipped}"
+            + (" (SKIPPED)" if s.skipping else "")
+            for i, s in self.stats.items()
+        )
+
+    def _status_summary(self, i: int, st: CommStats) -> str:
+        """Servo ``i``'s status errors, for :meth:`stats_summary`."""
+        return f"status errors {st.status_errors}"
+
     def _state(self, ids, raw, valid, stamp, stamps) -> JointState:
         return joint_state(self.table, self.kt, self.config.center, ids, raw, valid, stamp, stamps)
 

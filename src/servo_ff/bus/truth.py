@@ -13,8 +13,6 @@ from array import array
 
 import numpy as np
 
-from .dynamixel import protocol as pr
-
 WIDTH = 16  # payload bytes kept per reply / write (zero-padded)
 
 
@@ -45,13 +43,11 @@ class TruthRecord:
     def end_read(self) -> None:
         self.reading = -1
 
-    def reply(self, dxl_id: int, fate: int, late: bool, packet: bytes, t: float, params: bytes | None = None) -> None:
-        """One status packet of the current sync read: ``packet`` as encoded (before any fault), sent at ``t``;
-        ``params``: its data when it is not a Protocol 2.0 packet (e.g. a 1.0 BULK_READ reply)."""
+    def reply(self, dxl_id: int, fate: int, late: bool, t: float, params: bytes) -> None:
+        """One status packet of the current sync read, sent at ``t`` (NaN: dropped); ``params``: its data as encoded
+        (before any fault)."""
         if self.reading < 0:
             return
-        if params is None:
-            params = pr.unstuff(packet[7:-2])[2:]
         self.rp_read.append(self.reading)
         self.rp_id.append(dxl_id)
         self.rp_fate.append(fate)

@@ -1,28 +1,18 @@
-"""A virtual Dynamixel Protocol 2.0 bus on a pseudo-terminal whose servos are the simulated actuators.
+"""The virtual bus every servo family shares: a pseudo-terminal whose servos are the simulated actuators.
 
-:class:`VirtualBus` serves the slave end of a pty (``.device``, e.g. ``/dev/pts/7``) and answers byte for byte as N
-servos: PING, READ, WRITE, SYNC_READ, SYNC_WRITE, BULK_READ, BULK_WRITE, REBOOT (and REG_WRITE/ACTION), status
-packets with the error byte (bit 7 alert when Hardware Error Status ≠ 0), Status Return Level and Return Delay Time
-honoured, EEPROM lock while torque is on, indirect addresses 168–/224–. It is assembled from one module per concept:
+:class:`VirtualBus` serves the slave end of a pty (``.device``, e.g. ``/dev/pts/7``); a family's subclass (its
+row's ``virtual_bus``: :class:`servo_ff.bus.dynamixel.virtual_bus.VirtualBus2`, ``.virtual_p1.VirtualBus1``,
+:class:`servo_ff.bus.feetech.virtual_bus.StsVirtualBus`) gives its packets: decoder, instruction handlers,
+status packets, byte-wise register rules. Shared, one module per concept: :mod:`.pty_transport` (the pty),
+:mod:`.registers` (the register memory, the only copy of every register), :mod:`.virtual_servos` (the physics: the
+shared :class:`~servo_ff.models.servo_bank.ServoBank`, advanced by wall-clock time in sub-steps ≤ ``dt_max`` before
+every packet and on an idle tick), :mod:`.faults` (reply faults: drop, corrupt, late; scheduled: silence, overload,
+supply sag), :mod:`.thermal`, :mod:`.virtual_options` (what the bus is made of); ``truth=True`` keeps a
+:class:`.truth.TruthRecord` of every sync read / reply / sync write.
 
-* :mod:`.pty_transport` — the pty: open, wait for bytes, write replies;
-* :mod:`.registers` — the register memory, built from the control table, the only copy of every register;
-* :mod:`.instructions` — the instruction handlers, a table instruction → handler;
-* :mod:`.virtual_servos` — the servo physics: the shared :class:`~servo_ff.models.servo_bank.ServoBank` (the core
-  stepper under the firmware P law, vectorised over the servos), its inputs derived from the registers;
-  physics advances by wall-clock time (sub-steps ≤ ``dt_max``) before every packet and on an idle tick;
-* :mod:`.faults` — reply faults (drop, corrupt, late) and scheduled ones (silence, overload, supply sag);
-* :mod:`.thermal` — constant temperature or a first-order thermal model;
-* :mod:`.virtual_options` — :class:`~.virtual_options.VirtualBusOptions`, what the bus is made of.
-
-``truth=True`` keeps a :class:`.truth.TruthRecord` of every sync read / reply / sync write.
-
-Use it in tests::
-
-    with VirtualBus(ids=range(1, 21), model="mx106") as vb:
-        port = PortHandler(vb.device) ...
-
-or in another process: :func:`spawn_virtual_bus` runs ``python -m servo_ff virtual-bus`` and returns the path.
+``VirtualBus(ids=range(1, 21), model="mx106")`` builds the bus of the model's family (here Protocol 2.0); use it in
+tests as ``with VirtualBus(...) as vb: PortHandler(vb.device) ...``, or in another process:
+:func:`spawn_virtual_bus` runs ``python -m servo_ff virtual-bus`` and returns the path.
 """
 
 from __future__ import annotations
@@ -39,10 +29,7 @@ import numpy as np
 from ..models import slots
 from ..models.servo_bank import ServoLoad  # noqa: F401 (re-exported)
 from . import control_table as ct
-from .dynamixel import protocol as pr
-from .dynamixel.instructions import execute
-from .dynamixel.stream import StreamDecoder
-from .dynamixel.stream import warm_up as stream_warm_up
+from .families import load
 from .faults import Faults, ReplyFaults, ScheduledFaults  # noqa: F401 (Faults re-exported)
 from .pty_transport import PtyTransport
 from .registers import RegisterMemory
@@ -61,14 +48,27 @@ class VirtualBus:
     ``VirtualBus(options)`` with a :class:`~.virtual_options.VirtualBusOptions`, or ``VirtualBus(**keywords)``
     (:meth:`~.virtual_options.VirtualBusOptions.of`: e.g. ``ids=[1, 2], loads=ServoLoad.pendulum(0.5, 0.2),
     return_delay=0, thermal=True``).
+
+    A family's subclass gives ``answers(k, inst)`` (Status Return Level; never while silent), ``send_status(k,
+    error, params)`` (its status packet, through :meth:`emit_status`), ``_instruction(pkt)`` (None: not an
+    instruction, e.g. an echo), ``_execute(pkt)`` (its handler table) and the class attributes below.
     """
 
-    # the parts a protocol's bus (:mod:`.virtual_p1`, :mod:`servo_ff.bus.feetech.virtual_bus`) replaces
+    # the parts a family's bus gives or replaces
     truth_class = TruthRecord
-    registers_class = RegisterMemory
+    registers_class: type[RegisterMemory]  # with the family's byte-wise read / write
     servos_class = VirtualServos
-    decoder_class = StreamDecoder
+    decoder_class: type  # the stream decoder of its instruction packets: feed(bytes) -> packets, pending, drop_partial
     overload_bit = ct.HW_OVERLOAD  # the error bit a scheduled overload sets
+    instruction_names: dict[int, str] = {}  # instruction → name, for the statistics
+    title = "servo"  # the family, for the log
+
+    def __new__(cls, options: VirtualBusOptions | None = None, **keywords):
+        """``VirtualBus(...)`` itself builds the virtual bus of the family of ``model`` (its row's ``virtual_bus``)."""
+        if cls is VirtualBus:
+            model = keywords.get("model", VirtualBusOptions.model if options is None else options.model)
+            cls = load(ct.control_table(model).protocol, "virtual_bus")
+        return super().__new__(cls)
 
     def __init__(self, options: VirtualBusOptions | None = None, **keywords):
         o = VirtualBusOptions.of(**keywords) if options is None else dataclasses.replace(options, **keywords)
@@ -128,7 +128,7 @@ class VirtualBus:
     @property
     def goal(self) -> np.ndarray:
         """Goal positions [rad] (the Goal Position registers)."""
-        return ct.counts_to_rad(self.regs.get("Goal Position"))
+        return self.table.position_to_rad(self.regs.get("Goal Position"))
 
     @property
     def enable(self) -> np.ndarray:
@@ -152,13 +152,16 @@ class VirtualBus:
         """Open the pty pair and return the slave device path."""
         if self.device is not None:
             return self.device
-        stream_warm_up()
+        self._warm_up()
         self.transport.open()
         self._t0 = self._t_last = time.monotonic()
         if self.truth is not None:
             self.truth.t0 = self._t0  # the fault clock's origin
-        log.info("virtual Dynamixel bus on %s: %d × %s, ids %s", self.device, self.n, self.table.name, self.ids)
+        log.info("virtual %s bus on %s: %d × %s, ids %s", self.title, self.device, self.n, self.table.name, self.ids)
         return self.device
+
+    def _warm_up(self) -> None:
+        """Compile what serving needs before the pty opens (none here)."""
 
     def start(self, switch_interval: float | None = 1e-4) -> str:
         """Open and serve in a daemon thread; returns the device path.
@@ -231,10 +234,11 @@ class VirtualBus:
         return time.monotonic() - self._t0
 
     def inject_overload(self, dxl_id: int) -> None:
-        """Set Hardware Error Status bit 5 (overload) on ``dxl_id``; torque goes off until REBOOT."""
+        """Set the overload bit (``overload_bit``) on ``dxl_id``; torque goes off (until REBOOT, or on the 1.0 and
+        STS buses until Torque Enable is written)."""
         with self._lock:
             hw = self.hw_error
-            hw[self._k(dxl_id)] |= ct.HW_OVERLOAD
+            hw[self._k(dxl_id)] |= self.overload_bit
             self._apply_shutdown(hw)
             self._publish()
 
@@ -348,34 +352,15 @@ class VirtualBus:
         self._publish(self.servos.bank.supply_voltage)
 
     # ------------------------------------------------------------------ packet handling
-    def answers(self, k: int, inst: int) -> bool:
-        """Status Return Level: 0 → PING only, 1 → PING and reads, 2 → all."""
-        if self.silent[k]:
-            return False
-        if inst == pr.INST_PING:
-            return True
-        level = self.regs.value(k, "Status Return Level")
-        if level == 0:
-            return False
-        if level == 1:
-            return inst in (pr.INST_READ, pr.INST_SYNC_READ, pr.INST_BULK_READ)
-        return True
-
-    def send_status(self, k: int, error: int, params: bytes = b"") -> None:
-        """A status packet of servo k: the alert bit while a hardware error is latched, then :meth:`emit_status`."""
-        if self.regs.value(k, "Hardware Error Status"):
-            error |= pr.ERR_ALERT
-        self.emit_status(k, error & 0x7F, pr.encode_status(self.ids[k], error, params))
-
-    def emit_status(self, k: int, error: int, original: bytes, **truth) -> None:
-        """Send servo k's status packet ``original`` (its error bits ``error`` counted): reply faults, Return
-        Delay Time (and wire time) before it leaves; the truth record (``truth``: its extra arguments) sees it."""
+    def emit_status(self, k: int, error: int, original: bytes, params: bytes) -> None:
+        """Send servo k's status packet ``original`` (its error bits ``error`` counted, its data ``params``): reply
+        faults, Return Delay Time (and wire time) before it leaves; the truth record sees it."""
         if error:
             self.stats.errors[error] = self.stats.errors.get(error, 0) + 1
         packet, fate, hold = self.reply_faults.apply(original, self.stats)
         if packet is None:
             if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, False, original, math.nan, **truth)
+                self.truth.reply(self.ids[k], fate, False, math.nan, params)
             return
         delay = self.regs.value(k, "Return Delay Time") * ct.RETURN_DELAY_UNIT + hold
         if self.options.wire_time:
@@ -385,11 +370,11 @@ class VirtualBus:
             self.transport.flush()
             time.sleep(delay)
             if self.truth is not None:  # stamped before the write: the client cannot have it earlier
-                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic(), **truth)
+                self.truth.reply(self.ids[k], fate, hold > 0, time.monotonic(), params)
             self.transport.write(packet)
         else:  # back-to-back replies leave in one write, as a USB adapter's latency timer would batch them
             if self.truth is not None:
-                self.truth.reply(self.ids[k], fate, hold > 0, original, time.monotonic(), **truth)
+                self.truth.reply(self.ids[k], fate, hold > 0, time.monotonic(), params)
             self.transport.queue(packet)
 
     def reply(self, k: int, inst: int, err: int, data: bytes = b"", broadcast: bool = False) -> None:
@@ -397,14 +382,15 @@ class VirtualBus:
             return
         self.send_status(k, err, data)
 
-    def handle(self, pkt: pr.Packet, now: float | None = None) -> None:
+    def handle(self, pkt, now: float | None = None) -> None:
         """Execute one instruction packet (replies go to the pty)."""
         try:
-            if pkt.is_status:
-                return  # our own echo or another device's status: not an instruction
-            name = pr.INSTRUCTION_NAMES.get(pkt.instruction, f"0x{pkt.instruction:02x}")
+            inst = self._instruction(pkt)
+            if inst is None:
+                return
+            name = self.instruction_names.get(inst, f"0x{inst:02x}")
             self.stats.instructions[name] = self.stats.instructions.get(name, 0) + 1
             self.advance(time.monotonic() if now is None else now)
-            execute(self, pkt)
+            self._execute(pkt)
         finally:
             self.transport.flush()

@@ -16,9 +16,9 @@ from ..models.params import ActuatorParams
 from ..models.presets import SERVO_NAMES, preset
 from ..models.servo_bank import ServoLoad
 from . import control_table as ct
-from .dynamixel import protocol as pr
 from .families import family
 from .faults import Faults
+from .packet_common import MAX_ID
 from .thermal import ThermalOptions
 
 #: control table → the identified preset of the same servo (bam's MX-64/MX-106 were identified on Protocol 1.0
@@ -94,9 +94,9 @@ class VirtualBusOptions:
         object.__setattr__(self, "ids", ids)
         if not ids:
             raise ValueError("ids: at least one servo id is needed")
-        bad = [i for i in ids if not 0 <= i <= pr.MAX_ID]
+        bad = [i for i in ids if not 0 <= i <= MAX_ID]
         if bad:
-            raise ValueError(f"ids: {bad} outside 0..{pr.MAX_ID}")
+            raise ValueError(f"ids: {bad} outside 0..{MAX_ID}")
         if len(set(ids)) != len(ids):
             raise ValueError(f"ids: duplicates in {ids}")
         table = ct.control_table(self.model)  # an unknown model names the valid ones

@@ -26,7 +26,6 @@ SDK details that matter (``dynamixel_sdk/port_handler.py``): the packet timeout 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 
 import dynamixel_sdk as sdk
@@ -61,18 +60,12 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
 
     _port_kind = "Dynamixel"
     _log = log
+    port_class = PortHandler
 
     def __init__(self, config: BusConfig):
-        self.config = config
-        self.table = ct.control_table(config.model)
-        self.kt = config.kt if config.kt is not None else self.table.kt
-        # until setup() has written (or read) Return Delay Time, assume the table's default (250 → 500 µs)
-        delay = ct.RETURN_DELAY_UNIT * self.table.item("Return Delay Time").default
-        self.port = PortHandler(config.port, config.latency_timer_ms, config.timeout_ms, delay)
-        self._delays: dict[int, int] = {}  # Return Delay Time [2 µs] per servo, known after setup()
         self.ph = PacketHandler()
         self.transactions = 0
-        self._init_servos(config)
+        self._init_bus(config)
         self._hw_logged: dict[int, int] = {}
 
     # --------------------------------------------------------------- port
@@ -95,20 +88,12 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
     def read_state(self) -> JointState:
         """One sync read (present current, velocity, position) of every active servo not skipped; a skipped one
         is re-probed once per ``probe_period_s``. Each valid entry carries its reply's arrival time."""
-        g = self._read
-        ids = tuple(self.ids)
+        g, ids, asked = self._read, tuple(self.ids), self._asked
         n = len(ids)
-        asked = self._asked
-        if asked:
-            sent = g.serial
-            g.txRxPacket()
-            self.transactions += 1
-            self.state_reads += g.serial - sent  # instructions actually written
-        stamp = time.monotonic()
+        stamp = self._send_state_read()
+        self.transactions += bool(asked)
         if asked == ids and g.block is not None and g.block_ids == ids and not np.any(g.block_err & 0x7F):
-            for st in self._stat_list:
-                st.ok += 1
-                st.misses = 0
+            self._all_answered()
             raw = g.block.reshape(-1).view(STATE_DTYPE)
             return self._state(ids, raw, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
         received, errors, failed, stamps = (g.received, g.errors, g.failed, g.stamps) if asked else ({}, {}, {}, {})
@@ -206,11 +191,3 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
                 if g.isAvailable(i, addr, n):
                     out[i] = bytes(g.data_dict[i][0][:n])  # data_dict[id] = [data, address, length]
         return out
-
-    def stats_summary(self) -> str:
-        return "; ".join(
-            f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, late {s.late}, wrong "
-            f"length {s.wrong_length}, status errors {s.status_errors}, skipped {s.skipped}"
-            + (" (SKIPPED)" if s.skipping else "")
-            for i, s in self.stats.items()
-        )

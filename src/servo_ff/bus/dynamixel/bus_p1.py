@@ -31,10 +31,10 @@ from functools import partial
 import numpy as np
 
 from .. import control_table as ct
+from .. import protocol1 as p1
 from ..bus_types import BusConfig, BusError, Health
 from ..goals import id_rows
 from ..servo_transactions import COMM_SUCCESS
-from . import protocol1 as p1
 from .bus import DynamixelBus
 from .p1_units import (
     BULK_READ_MODELS,
@@ -60,6 +60,7 @@ class DynamixelBus1(DynamixelBus):
     """Protocol 1.0 servos of one table on one port. Use as a context manager: ``open()`` … ``close()``."""
 
     max_id = p1.MAX_ID
+    port_class = PortHandler1
 
     def __init__(self, config: BusConfig):
         super().__init__(config)
@@ -67,10 +68,6 @@ class DynamixelBus1(DynamixelBus):
         if t.protocol != "dxl1":
             raise ValueError(f"DynamixelBus1 drives Protocol 1.0 tables; {config.model} ({t.name}) is {t.protocol}")
         baud_code(config.baud, t)  # BusConfig refused it already; a bus built from a changed config must too
-        delay = ct.RETURN_DELAY_UNIT * t.item("Return Delay Time").default
-        self.port = PortHandler1(config.port, config.latency_timer_ms, config.timeout_ms, delay)
-        self.port.stats = self.stats
-        self.port.ledger.horizon_s = config.late_horizon_s
         self.ph = PacketHandler1()
         self.bulk = t.model_number in BULK_READ_MODELS  # MX: BULK_READ; AX: one READ per servo
         self.slopes = "Position P Gain" not in t.by_name  # AX: kp as Compliance Slope

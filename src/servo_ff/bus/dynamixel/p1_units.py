@@ -11,7 +11,7 @@ import math
 import struct
 
 from .. import control_table as ct
-from . import protocol1 as p1
+from .. import protocol1 as p1
 
 #: Baud Rate register: 2,000,000 / (value + 1) bps for value 0..249; MX firmware adds 250/251/252.
 BAUD_BASE = 2_000_000

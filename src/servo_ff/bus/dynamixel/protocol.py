@@ -17,10 +17,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import ServoFFError
+from ..packet_common import (
+    MAX_ID,  # noqa: F401 (re-exported: Protocol 2.0 takes the common ids 0..252)
+    check_head,
+)
 
 HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
-MAX_ID = 0xFC  # 252
 
 INST_PING = 0x01
 INST_READ = 0x02
@@ -184,11 +187,7 @@ def packet_length(packet: bytes) -> int:
 
 def decode(packet: bytes) -> Packet:
     """Decode exactly one packet; raises :class:`ProtocolError` saying what is wrong."""
-    packet = bytes(packet)
-    if len(packet) < 10:
-        raise ProtocolError(f"packet too short: {len(packet)} bytes (minimum 10)")
-    if packet[:4] != HEADER:
-        raise ProtocolError(f"bad header {packet[:4].hex(' ')} (expected ff ff fd 00)")
+    packet = check_head(packet, 10, HEADER, ProtocolError)
     length = packet[5] | (packet[6] << 8)
     if length < 3 or len(packet) != length + 7:
         raise ProtocolError(f"wrong length: LEN field {length} but {len(packet)} bytes (LEN + 7 expected)")

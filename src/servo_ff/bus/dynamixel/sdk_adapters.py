@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import dynamixel_sdk as sdk
@@ -22,6 +21,7 @@ from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 
 from .. import transactions as tx
 from ..select_port import SelectPort
+from ..sync_read_group import WindowedSyncRead
 from . import protocol as pr
 from .stream import StreamDecoder, packet_at
 
@@ -67,15 +67,6 @@ class PortHandler(SelectPort, sdk.PortHandler):
     @property
     def rx_stream(self) -> StreamDecoder:
         return self.decoder
-
-    def _route_late(self, data: bytes) -> None:
-        self._route(self.decoder.scan(data), None, time.monotonic())
-
-    def writePort(self, packet):
-        try:
-            return os.write(self._fd, bytes(packet))
-        except BlockingIOError:  # the output buffer is full (nobody reads the other end): a short write
-            return 0
 
     def _marker(self, servo_id: int, n: int) -> bytes:
         return pr.encode_instruction(servo_id, pr.INST_READ, bytes([0, 0, n, 0]))
@@ -179,13 +170,7 @@ class PacketHandler(Protocol2PacketHandler):
             return None, result, 0
         length = (txpacket[5] | txpacket[6] << 8) + 7
         w = tx.Window((dxl_id,), n, port.timing, time.monotonic(), length)
-        try:
-            port.receive(w)
-            if w.outcome[dxl_id] != "ok":
-                port.settle(w)
-        finally:
-            port.is_using = False
-        outcome = w.outcome[dxl_id]
+        outcome = port.receive_one(w)
         if outcome == "ok":
             err, params = w.err[dxl_id], w.data[dxl_id]
             head = [0xFF, 0xFF, 0xFD, 0x00, dxl_id, (len(params) + 4) & 0xFF, (len(params) + 4) >> 8, pr.INST_STATUS]
@@ -237,7 +222,7 @@ class _LazyRows(dict):
         return self._ids.keys()
 
 
-class TolerantSyncRead(sdk.GroupSyncRead):
+class TolerantSyncRead(WindowedSyncRead, sdk.GroupSyncRead):
     """``GroupSyncRead`` whose replies go through :meth:`PortHandler.receive`: per-slot deadline, late replies of
     earlier transactions discarded, garbled frames charged to their own servo, the newest valid reply kept.
 
@@ -245,6 +230,8 @@ class TolerantSyncRead(sdk.GroupSyncRead):
     arrival time [s, monotonic], ``failed[id]`` = "timeouts" | "corrupt" | "wrong_length" for the servos without
     valid data. ``serial`` counts the instructions sent. ``fast=False`` uses the pure-Python scanner.
     """
+
+    rx_timeout, rx_corrupt = sdk.COMM_RX_TIMEOUT, sdk.COMM_RX_CORRUPT
 
     def __init__(self, port, ph, start_address, data_length, fast: bool = True):
         super().__init__(port, ph, start_address, data_length)
@@ -258,40 +245,10 @@ class TolerantSyncRead(sdk.GroupSyncRead):
         self._ids_arr: np.ndarray | None = None
         self._pos: tuple | None = None
 
-    def txRxPacket(self):
-        self.block = None
-        result = self.txPacket()
-        if result != COMM_SUCCESS:  # not (fully) written: nothing can answer it
-            self.received, self.errors, self.stamps = {}, {}, {}
-            self.failed = {i: "timeouts" for i in self.param}
-            self.port.is_using = False
-            self.port.counters.tx_failures += 1
-            return result
-        self.serial += 1
-        self.t_sent = time.monotonic()
-        return self.rxPacket()
-
     def rxPacket(self):
         ids = tuple(self.param)
-        port = self.port
-        if self._pos is None or self._pos[0] != ids:
-            self._pos = (ids, {i: k for k, i in enumerate(ids)})
-        w = tx.Window(ids, self.data_length, port.timing, self.t_sent, 14 + len(ids), self._pos[1])
-        self.window = w
-        try:
-            port.receive(w, compiled=self.fast, first=self._whole_block)
-        finally:
-            port.is_using = False
-        if self.block is not None:
-            self.last_result = True
-            return COMM_SUCCESS
-        out = w.outcome
-        self.received, self.errors, self.stamps = w.data, w.err, w.stamp
-        self.failed = {i: o for i, o in out.items() if o != "ok"}
-        self.last_result = not self.failed
-        if not self.failed:
-            return COMM_SUCCESS
-        return sdk.COMM_RX_CORRUPT if any(o == "corrupt" for o in self.failed.values()) else sdk.COMM_RX_TIMEOUT
+        w = tx.Window(ids, self.data_length, self.port.timing, self.t_sent, 14 + len(ids), self._positions(ids))
+        return self._receive(w, compiled=self.fast)
 
     def _whole_block(self, sc, t: float) -> bool:
         """Common case in one go: every reply present in the first chunk, in request order, same length, nothing

@@ -1,8 +1,8 @@
 """dynamixel-sdk Protocol 1.0 adapters used by :mod:`.bus_p1` (subclasses with the SDK's own call signatures).
 
 The transaction rules of the 2.0 bus (:mod:`.transactions`: reply slots, windows, late replies in a ledger) apply
-unchanged; only the framing differs (:mod:`.protocol1`: ``FF FF ID LEN ERR params CHECKSUM``, 6 bytes of overhead,
-no instruction byte in a status packet, no stuffing).
+unchanged; only the framing differs (:mod:`servo_ff.bus.protocol1`: ``FF FF ID LEN ERR params CHECKSUM``, 6 bytes
+of overhead, no instruction byte in a status packet, no stuffing).
 
 * :class:`Decoder1` — byte stream → status frames and garbled frames (with their ID byte), never raises.
 * :class:`PortHandler1` — :class:`.sdk_adapters.PortHandler` with that decoder and 1.0 reply timing.
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import dynamixel_sdk as sdk
 from dynamixel_sdk.protocol1_packet_handler import Protocol1PacketHandler
 
+from .. import protocol1 as p1
 from .. import transactions as tx
-from . import protocol1 as p1
 from .p1_units import ALARM_ERRORS
 from .sdk_adapters import PortHandler
 
@@ -65,6 +65,8 @@ class Decoder1(p1.FrameScanner1):
     def feed(self, data: bytes) -> list[tuple]:
         return self._walk(data)
 
+    scan = feed
+
 
 class PortHandler1(PortHandler):
     """:class:`.sdk_adapters.PortHandler` for Protocol 1.0 frames (same timing rules, ledger and ``select`` waits)."""
@@ -87,7 +89,7 @@ class PortHandler1(PortHandler):
             self._timing = Timing1(float(self.baudrate), self.return_delay_s, self.margin_ms / 1000.0)
         return self._timing
 
-    def _route1(self, frames, window: tx.Window | None, t: float) -> None:
+    def _route(self, frames, window: tx.Window | None, t: float) -> None:
         led, cnt, stats = self.ledger, self.counters, self.stats
         for i, err, params in frames:
             if err is None:
@@ -99,9 +101,6 @@ class PortHandler1(PortHandler):
     def rx_stream(self) -> Decoder1:
         return self.decoder1
 
-    def _route_late(self, data: bytes) -> None:
-        self._route1(self.decoder1.feed(data), None, time.monotonic())
-
     def receive(self, window: tx.Window, compiled: bool = True, first=None) -> tx.Window:
         if self._skip_unsynced(window):
             return window
@@ -112,7 +111,7 @@ class PortHandler1(PortHandler):
                 data = self.read_available(wait=True, deadline=window.deadline)
                 if not data:
                     break
-                self._route1(dec.feed(data), window, time.monotonic())
+                self._route(dec.feed(data), window, time.monotonic())
         finally:
             dec.max_length = p1.MAX_LENGTH
         return self._close_window(window)
@@ -150,12 +149,7 @@ class PacketHandler1(Protocol1PacketHandler):
             port.is_using = False
             return None, result, 0
         w = tx.Window((dxl_id,), n, port.timing, time.monotonic(), txpacket[3] + 4)
-        try:
-            port.receive(w)
-            if w.outcome[dxl_id] != "ok":
-                port.settle(w)
-        finally:
-            port.is_using = False
+        port.receive_one(w)
         outcome = _outcome(w, dxl_id, n)
         if outcome == "ok":
             err, params = w.err[dxl_id], w.data[dxl_id]

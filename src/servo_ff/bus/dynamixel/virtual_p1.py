@@ -1,11 +1,11 @@
 """The virtual bus speaking Dynamixel Protocol 1.0 byte for byte (MX-64/MX-106 on 1.0 firmware, AX-12A):
-:class:`VirtualBus1`, the protocol-specific packet layer over the parts of :class:`~.virtual_bus.VirtualBus`.
+:class:`VirtualBus1`, the protocol-specific packet layer over the parts of :class:`servo_ff.bus.virtual_bus.VirtualBus`.
 
 Reused unchanged: the pty transport, the serve loop, the servo bank physics advanced by wall-clock time, reply
 faults (drop, corrupt, late), scheduled faults (silence, overload, supply sag), the thermal model and the truth
 record. Specific to 1.0 (ROBOTIS e-manual, "Protocol 1.0" and the MX/AX control tables):
 
-* framing :mod:`.protocol1` (``FF FF ID LEN INST/ERR params CHECKSUM``);
+* framing :mod:`servo_ff.bus.protocol1` (``FF FF ID LEN INST/ERR params CHECKSUM``);
 * instructions PING, READ, WRITE, REG_WRITE/ACTION, SYNC_WRITE and BULK_READ (MX only: an AX answers it with an
   instruction error); REBOOT, RESET and anything else → instruction error; broadcast instructions get no status;
 * the status error byte: instruction errors of this packet (range, angle limit, instruction) or'ed with the
@@ -28,11 +28,11 @@ import numpy as np
 
 from ...models import slots
 from .. import control_table as ct
+from .. import protocol1 as p1
 from ..registers import RegisterMemory
 from ..virtual_bus import VirtualBus
 from ..virtual_options import VirtualBusOptions
 from ..virtual_servos import VirtualServos
-from . import protocol1 as p1
 from .p1_units import BULK_READ_MODELS, baud_code, p_of_slope
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,8 @@ class RegisterMemory1(RegisterMemory):
     """The register memory with the 1.0 firmware's rules: byte-wise writes (the 1.0 tables list L and H bytes),
     read-only items, EEPROM items while Lock (47) = 1, and addresses past the table → Range Error; a Goal Position
     outside CW/CCW Angle Limit (unless both are 0: wheel mode) → Angle Limit Error; nothing is written then."""
+
+    no_action_error = p1.ERR_INSTRUCTION  # ACTION without REG_WRITE (e-manual, Instruction Error)
 
     def __init__(self, table: ct.ControlTable, ids):
         super().__init__(table, ids)
@@ -96,13 +98,6 @@ class RegisterMemory1(RegisterMemory):
             return p1.ERR_RANGE
         return 0
 
-    def action(self, k: int) -> int:
-        if k not in self.registered:
-            return p1.ERR_INSTRUCTION  # ACTION without REG_WRITE (e-manual, Instruction Error)
-        addr, data = self.registered.pop(k)
-        self.set("Registered Instruction", 0, [k])
-        return self.write(k, addr, data)
-
 
 def _sign_magnitude(v: np.ndarray, bit: int) -> np.ndarray:
     mag = np.minimum(np.abs(v), (1 << bit) - 1).astype(np.int64)
@@ -142,11 +137,13 @@ class VirtualServos1(VirtualServos):
 
 class VirtualBus1(VirtualBus):
     """N emulated Protocol 1.0 servos on a pty (see the module). ``VirtualBus1(options)`` or
-    ``VirtualBus1(**keywords)`` as :class:`~.virtual_bus.VirtualBus`, with a ``dxl1`` table as ``model``."""
+    ``VirtualBus1(**keywords)`` as :class:`servo_ff.bus.virtual_bus.VirtualBus`, with a ``dxl1`` table as ``model``."""
 
     registers_class = RegisterMemory1
     servos_class = VirtualServos1
     decoder_class = p1.StreamDecoder1
+    instruction_names = p1.INSTRUCTION_NAMES
+    title = "Dynamixel"
 
     def _check_table(self, o: VirtualBusOptions) -> None:
         if self.table.protocol != "dxl1":
@@ -158,10 +155,6 @@ class VirtualBus1(VirtualBus):
     def _registers_set(self) -> None:
         self.regs.on_torque_write = self._torque_written
         self.alarm = np.zeros(self.n, dtype=np.int64)  # alarm bits (Hardware Error Status layout = 1.0 bits)
-
-    @property
-    def goal(self) -> np.ndarray:
-        return self.table.position_to_rad(self.regs.get("Goal Position"))
 
     @property
     def hw_error(self) -> np.ndarray:
@@ -212,17 +205,13 @@ class VirtualBus1(VirtualBus):
     def send_status(self, k: int, error: int, params: bytes = b"") -> None:
         """A status packet of servo k: its alarm bits or'ed into the error byte, reply faults, Return Delay Time."""
         error |= int(self.alarm[k]) & 0x7F
-        self.emit_status(k, error, p1.encode(self.ids[k], error, params), params=params)
+        self.emit_status(k, error, p1.encode(self.ids[k], error, params), params)
 
-    def handle(self, pkt: p1.Packet1, now: float | None = None) -> None:
-        """Execute one instruction packet (replies go to the pty)."""
-        try:
-            name = p1.INSTRUCTION_NAMES.get(pkt.code, f"0x{pkt.code:02x}")
-            self.stats.instructions[name] = self.stats.instructions.get(name, 0) + 1
-            self.advance(time.monotonic() if now is None else now)
-            execute1(self, pkt)
-        finally:
-            self.transport.flush()
+    def _instruction(self, pkt: p1.Packet1) -> int:
+        return pkt.code
+
+    def _execute(self, pkt: p1.Packet1) -> None:
+        execute1(self, pkt)
 
 
 # ---------------------------------------------------------------------- instruction handlers (Protocol 1.0)

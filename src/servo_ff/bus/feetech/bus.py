@@ -28,11 +28,9 @@ calls; the parameter block is built with numpy):
 from __future__ import annotations
 
 import logging
-import time
 
 import numpy as np
 
-from .. import control_table as ct
 from ..bus_types import BusConfig, BusError, Health, JointState
 from ..goals import id_rows
 from ..sync_read_bus import SyncReadBus
@@ -58,18 +56,13 @@ class FeetechBus(SyncReadBus, StsTransactions):
 
     _port_kind = "Feetech"
     _log = log
+    port_class = StsPortHandler
 
     def __init__(self, config: BusConfig):
-        self.config = config
-        self.table = ct.control_table(config.model)
+        self._init_bus(config)
         if self.table.protocol != "sts":
             raise ValueError(f"FeetechBus drives protocol sts; {self.table.name} speaks {self.table.protocol}")
-        self.kt = config.kt if config.kt is not None else self.table.kt
-        delay = ct.RETURN_DELAY_UNIT * self.table.item("Return Delay Time").default
-        self.port = StsPortHandler(config.port, config.latency_timer_ms, config.timeout_ms, delay)
-        self._delays: dict[int, int] = {}
         self.ph = StsPacketHandler()
-        self._init_servos(config)
         self.status_bits: dict[int, int] = {}
         self._p_sent: dict[int, int] = {}
         signs = [self.table.sign_bit_of(n) for n in ("Present Position", "Present Velocity", "Present Load")]
@@ -107,22 +100,14 @@ class FeetechBus(SyncReadBus, StsTransactions):
     def read_state(self) -> JointState:
         """One sync read (present position, velocity, load) of every active servo not skipped; a skipped one is
         re-probed once per ``probe_period_s``. Each valid entry carries its reply's arrival time."""
-        g = self._read
-        ids = tuple(self.ids)
+        g, ids, asked = self._read, tuple(self.ids), self._asked
         n = len(ids)
-        asked = self._asked
-        if asked:
-            sent = g.serial
-            g.txRxPacket()
-            self.state_reads += g.serial - sent
-        stamp = time.monotonic()
+        stamp = self._send_state_read()
         if asked and g.block is not None:  # every asked servo answered in one block
             if asked == ids:
                 rec, ok = self._decode(g.block)
                 if ok.all():
-                    for st in self._stat_list:
-                        st.ok += 1
-                        st.misses = 0
+                    self._all_answered()
                     if g.block_err.any() or self.status_bits:
                         self._note_block_status(ids, g.block_err.tolist())
                     return self._state(ids, rec, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
@@ -233,13 +218,8 @@ class FeetechBus(SyncReadBus, StsTransactions):
             np.where(valid, raw[:, 0].astype(np.int64), -1),
         )
 
-    def stats_summary(self) -> str:
-        return "; ".join(
-            f"id {i}: ok {s.ok}, timeouts {s.timeouts}, corrupt {s.corrupt}, late {s.late}, wrong "
-            f"length {s.wrong_length}, status {status.text(self.status_bits.get(i, 0))}, skipped {s.skipped}"
-            + (" (SKIPPED)" if s.skipping else "")
-            for i, s in self.stats.items()
-        )
+    def _status_summary(self, i: int, st) -> str:
+        return f"status {status.text(self.status_bits.get(i, 0))}"
 
 
 def _rows(g: TolerantSyncRead) -> tuple[dict, dict, dict, dict]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..dynamixel import protocol1 as p1
+from .. import protocol1 as p1
 
 
 def ping(bus, targets: list[int], prm: bytes, inst: int, bcast: bool) -> None:

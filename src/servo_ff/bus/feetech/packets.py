@@ -16,6 +16,7 @@ import numpy as np
 import scservo_sdk as scs
 from scservo_sdk.protocol_packet_handler import PKT_ID, PKT_INSTRUCTION, PKT_LENGTH, PKT_PARAMETER0
 
+from ..sync_read_group import WindowedSyncRead
 from .port import StsPortHandler, StsWindow
 
 COMM_SUCCESS = scs.COMM_SUCCESS
@@ -41,20 +42,14 @@ class StsPacketHandler(scs.protocol_packet_handler):
             return None, result, 0
         n = txpacket[PKT_PARAMETER0 + 1] if inst == scs.INST_READ else 0
         w = StsWindow((sid,), n, port.timing, time.monotonic(), txpacket[PKT_LENGTH] + 4)
-        try:
-            port.receive(w)
-            if w.outcome[sid] != "ok":
-                port.settle(w)
-        finally:
-            port.is_using = False
-        outcome = w.outcome[sid]
+        outcome = port.receive_one(w)
         if outcome == "ok":
             err, params = w.err[sid], w.data[sid]
             return [0xFF, 0xFF, sid, len(params) + 2, err, *params, 0], COMM_SUCCESS, err
         return None, (scs.COMM_RX_TIMEOUT if outcome == "timeouts" else scs.COMM_RX_CORRUPT), 0
 
 
-class TolerantSyncRead(scs.GroupSyncRead):
+class TolerantSyncRead(WindowedSyncRead, scs.GroupSyncRead):
     """``GroupSyncRead`` (SYNC_READ 0x82) whose replies go through :meth:`StsPortHandler.receive`: per-slot
     deadline, late replies of earlier transactions discarded, garbled frames charged to their own servo.
 
@@ -62,6 +57,8 @@ class TolerantSyncRead(scs.GroupSyncRead):
     time [s, monotonic], ``failed[id]`` = "timeouts" | "corrupt" | "wrong_length" for the servos without valid
     data; in the common case (every reply in the first chunk, in order) ``block`` (k, data_length) uint8 and
     ``block_err`` (k,) instead of the dictionaries. ``serial`` counts the instructions sent."""
+
+    rx_timeout, rx_corrupt = scs.COMM_RX_TIMEOUT, scs.COMM_RX_CORRUPT
 
     def __init__(self, port, ph, start_address, data_length):
         super().__init__(port, ph, start_address, data_length)
@@ -75,39 +72,10 @@ class TolerantSyncRead(scs.GroupSyncRead):
         self._head_ids: tuple = ()
         self._pos: tuple | None = None
 
-    def txRxPacket(self):
-        self.block = None
-        result = self.txPacket()
-        if result != COMM_SUCCESS:  # not (fully) written: nothing can answer it
-            self.received, self.errors, self.stamps = {}, {}, {}
-            self.failed = {i: "timeouts" for i in self.data_dict}
-            self.port.is_using = False
-            self.port.counters.tx_failures += 1
-            return result
-        self.serial += 1
-        self.t_sent = time.monotonic()
-        return self.rxPacket()
-
     def rxPacket(self):
         ids = tuple(self.param)
-        if self._pos is None or self._pos[0] != ids:
-            self._pos = (ids, {i: k for k, i in enumerate(ids)})
-        port = self.port
-        w = StsWindow(ids, self.data_length, port.timing, self.t_sent, 8 + len(ids), self._pos[1])
-        self.window = w
-        try:
-            port.receive(w, first=self._whole_block)
-        finally:
-            port.is_using = False
-        if self.block is not None:
-            self.last_result = True
-            return COMM_SUCCESS
-        self.received, self.errors, self.stamps = w.data, w.err, w.stamp
-        self.failed = {i: o for i, o in w.outcome.items() if o != "ok"}
-        self.last_result = not self.failed
-        if not self.failed:
-            return COMM_SUCCESS
-        return scs.COMM_RX_CORRUPT if "corrupt" in self.failed.values() else scs.COMM_RX_TIMEOUT
+        w = StsWindow(ids, self.data_length, self.port.timing, self.t_sent, 8 + len(ids), self._positions(ids))
+        return self._receive(w)
 
     def _whole_block(self, data: bytes, t: float) -> bool:
         """Every reply in the first chunk, in request order, checksums right: ``block`` and ``block_err`` set."""

@@ -17,13 +17,12 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import scservo_sdk as scs
 
+from .. import protocol1 as p1
 from .. import transactions as tx
-from ..dynamixel import protocol1 as p1
 from ..select_port import SelectPort
 from .stream import StsScanner
 
@@ -68,7 +67,6 @@ class StsPortHandler(SelectPort, scs.PortHandler):
         self._init_receive(latency_timer_ms, timeout_ms, return_delay_s)
         self._timing: StsTiming | None = None
         self.scanner = StsScanner()
-        self.instructions = 0
 
     @property
     def timing(self) -> StsTiming:
@@ -86,16 +84,6 @@ class StsPortHandler(SelectPort, scs.PortHandler):
     @property
     def rx_stream(self) -> StsScanner:
         return self.scanner
-
-    def _route_late(self, data: bytes) -> None:
-        self._route(self.scanner.scan(data), None, time.monotonic())
-
-    def writePort(self, packet):
-        self.instructions += 1
-        try:
-            return os.write(self._fd, bytes(packet))
-        except BlockingIOError:  # the output buffer is full (nobody reads the other end): a short write
-            return 0
 
     # ------------------------------------------------------------------ resync after a stall
     marker_lengths = MARKER_LENGTHS

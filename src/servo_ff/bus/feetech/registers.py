@@ -42,6 +42,8 @@ def encode_many(table: ct.ControlTable, item: ct.Item, values) -> np.ndarray:
 class StsRegisterMemory(RegisterMemory):
     """``(n, TABLE_SIZE)`` bytes of STS servos ``ids``; ``flash`` (n, EPROM size) the saved EPROM image."""
 
+    no_action_error = 0  # the STS has no instruction errors (its handler runs ACTION only where one is pending)
+
     def __init__(self, table: ct.ControlTable, ids: Sequence[int]):
         super().__init__(table, ids)
         self.eeprom_end = min(i.address for i in table.items if not i.eeprom)  # 40: Torque Enable

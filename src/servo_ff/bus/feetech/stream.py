@@ -1,6 +1,6 @@
 """Scanner of a Protocol-1.0 (FT-SCS) status stream: bytes in, status frames and garbled frames out, never raises.
 
-It is the walk of every 1.0 reader, :class:`servo_ff.bus.dynamixel.protocol1.FrameScanner1` (header ``FF FF``,
+It is the walk of every 1.0 reader, :class:`servo_ff.bus.protocol1.FrameScanner1` (header ``FF FF``,
 ``LEN`` = params + 2, ``CHECKSUM = ~(ID + LEN + ERR + params)``) and, as the 2.0 scanner of
 :mod:`servo_ff.bus.dynamixel.stream` does, reports the frames with an intact header but an impossible ``LEN`` or a
 bad checksum with their ID byte, so that the bus can charge a garbled reply to the servo that sent it
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..dynamixel import protocol1 as p1
+from .. import protocol1 as p1
 
 OK = 0
 BAD_CRC = p1.GARBLED_CHECKSUM

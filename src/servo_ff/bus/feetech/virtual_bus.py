@@ -3,7 +3,7 @@
 :class:`StsVirtualBus` is :class:`servo_ff.bus.virtual_bus.VirtualBus` (pty transport, serve loop, fault
 injection, thermal model, clock, truth record, introspection) with the STS parts:
 
-* framing :mod:`servo_ff.bus.dynamixel.protocol1` (``FF FF ID LEN INST params CHECKSUM``), instructions
+* framing :mod:`servo_ff.bus.protocol1` (``FF FF ID LEN INST params CHECKSUM``), instructions
   :mod:`.instructions`: PING, READ, WRITE, REG_WRITE/ACTION, SYNC_READ (0x82), SYNC_WRITE (0x83);
 * registers :mod:`.registers` (sign-magnitude values, EPROM Lock, byte-wise writes), physics :mod:`.servos`
   (default model ``sts3215``: bam's STS3215 parameters under the sts3215 firmware law);
@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import time
 
 import numpy as np
 
 from ...models.firmware import FIRMWARE_LAWS
 from ...models.params import ActuatorParams
 from ...models.presets import preset
-from ..dynamixel import protocol1 as p1
-from ..truth import WIDTH, TruthRecord
+from .. import protocol1 as p1
 from ..virtual_bus import VirtualBus
 from ..virtual_options import VirtualBusOptions
 from . import status
@@ -41,22 +39,6 @@ from .servos import StsServos
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sts3215"
-
-
-class StsTruthRecord(TruthRecord):
-    """:class:`~servo_ff.bus.truth.TruthRecord` of Protocol-1.0 status packets (params = bytes 5..−1)."""
-
-    def reply(self, dxl_id: int, fate: int, late: bool, packet: bytes, t: float) -> None:
-        if self.reading < 0:
-            return
-        params = packet[5:-1]
-        self.rp_read.append(self.reading)
-        self.rp_id.append(dxl_id)
-        self.rp_fate.append(fate)
-        self.rp_late.append(1 if late else 0)
-        self.rp_t.append(t)
-        self.rp_len.append(len(params))
-        self.rp_data += params[:WIDTH].ljust(WIDTH, b"\0")
 
 
 def sts_actuator(options: VirtualBusOptions) -> ActuatorParams:
@@ -75,10 +57,11 @@ class StsVirtualBus(VirtualBus):
     """N emulated STS servos on a pty (see the module notes); the constructor takes what
     :class:`~servo_ff.bus.virtual_bus.VirtualBus` takes (default model ``sts3215``)."""
 
-    truth_class = StsTruthRecord
     registers_class = StsRegisterMemory
     servos_class = StsServos
     decoder_class = p1.StreamDecoder1
+    instruction_names = p1.INSTRUCTION_NAMES
+    title = "Feetech"
     overload_bit = status.OVERLOAD
 
     def __init__(self, options: VirtualBusOptions | None = None, **keywords):
@@ -100,36 +83,11 @@ class StsVirtualBus(VirtualBus):
         self.regs.save_flash()  # the configuration the servos were powered up with
 
     @property
-    def goal(self) -> np.ndarray:
-        """Goal positions [rad] (the Goal Position registers)."""
-        return self.table.position_to_rad(self.regs.get("Goal Position"))
-
-    @property
     def enable(self) -> np.ndarray:
         """Torque enable per servo, 0.0 or 1.0 (Torque Enable = 1)."""
         return (self.regs.get("Torque Enable") == 1).astype(np.float64)
 
-    def open(self) -> str:
-        """Open the pty pair and return the slave device path."""
-        if self.device is not None:
-            return self.device
-        self.transport.open()
-        self._t0 = self._t_last = time.monotonic()
-        if self.truth is not None:
-            self.truth.t0 = self._t0
-        log.info("virtual Feetech bus on %s: %d × %s, ids %s", self.device, self.n, self.table.name, self.ids)
-        return self.device
-
     # ------------------------------------------------------------------ faults and power
-    def inject_overload(self, dxl_id: int) -> None:
-        """Set the overload status bit on ``dxl_id``; the torque goes off until Torque Enable is written 0."""
-        with self._lock:
-            k = self._k(dxl_id)
-            hw = self.hw_error
-            hw[k] |= status.OVERLOAD
-            self._apply_shutdown(hw)
-            self._publish()
-
     def power_cycle(self, dxl_id: int) -> None:
         """Power ``dxl_id`` off and on: the saved EPROM (written with Lock = 0), SRAM defaults, torque off, goal =
         present position."""
@@ -178,18 +136,14 @@ class StsVirtualBus(VirtualBus):
         """A status packet of servo k (from id ``sid``, default its present ID) with its status bits as the error
         byte; reply faults, then Return Delay Time (and wire time) before it leaves."""
         error = self.regs.value(k, "Hardware Error Status") & 0x7F
-        self.emit_status(k, error, p1.encode(self.ids[k] if sid is None else sid, error, params))
+        self.emit_status(k, error, p1.encode(self.ids[k] if sid is None else sid, error, params), params)
 
     def reply(self, k: int, inst: int, err: int = 0, data: bytes = b"", broadcast: bool = False) -> None:
         if not broadcast and self.answers(k, inst):
             self.send_status(k, data)
 
-    def handle(self, pkt: p1.Packet1, now: float | None = None) -> None:
-        """Execute one instruction packet (replies go to the pty)."""
-        try:
-            name = p1.INSTRUCTION_NAMES.get(pkt.code, f"0x{pkt.code:02x}")
-            self.stats.instructions[name] = self.stats.instructions.get(name, 0) + 1
-            self.advance(time.monotonic() if now is None else now)
-            execute(self, pkt)
-        finally:
-            self.transport.flush()
+    def _instruction(self, pkt: p1.Packet1) -> int:
+        return pkt.code
+
+    def _execute(self, pkt: p1.Packet1) -> None:
+        execute(self, pkt)

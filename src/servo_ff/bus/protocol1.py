@@ -1,5 +1,5 @@
-"""Packets of Dynamixel Protocol 1.0, which Feetech SCS/STS servos speak too: checksum, encode/decode and a
-streaming decoder.
+"""Packets of Dynamixel Protocol 1.0, which Feetech SCS/STS servos speak too (shared by both families, so in the
+generic bus layer): checksum, encode/decode and a streaming decoder.
 
 Packet layout (ROBOTIS e-manual, "Protocol 1.0"; Feetech "SCS/STS communication protocol" manual, same framing):
 ``FF FF | ID | LEN | INST or ERR | params… | CHECKSUM`` with LEN = number of params + 2 and
@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ...errors import ServoFFError
-from ..frame_buffer import FrameBuffer
+from ..errors import ServoFFError
+from .frame_buffer import FrameBuffer
+from .packet_common import check_head
 
 HEADER = b"\xff\xff"
 BROADCAST_ID = 0xFE
@@ -97,11 +98,7 @@ def encode(servo_id: int, code: int, params: bytes = b"") -> bytes:
 
 def decode(packet: bytes) -> Packet1:
     """Exactly one packet; raises :class:`Protocol1Error` saying what is wrong."""
-    packet = bytes(packet)
-    if len(packet) < 6:
-        raise Protocol1Error(f"packet too short: {len(packet)} bytes (minimum 6)")
-    if packet[:2] != HEADER:
-        raise Protocol1Error(f"bad header {packet[:2].hex(' ')} (expected ff ff)")
+    packet = check_head(packet, 6, HEADER, Protocol1Error)
     if packet[3] + 4 != len(packet):
         raise Protocol1Error(f"wrong length: LEN field {packet[3]} but {len(packet)} bytes (LEN + 4 expected)")
     calc = checksum(packet[2:-1])
