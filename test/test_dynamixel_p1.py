@@ -296,6 +296,10 @@ def test_ax12_bus_reads_each_servo_and_writes_kp_as_compliance_slope():
                 s = bus.cycle([0.5, 0.0, -0.5], [64, 64, 64])
             assert bus.transactions - t0 == 60 * (3 + 1) + 1  # 3 READs + the goal write; the slopes once
             assert vb.regs.get("CW Compliance Slope").tolist() == [16, 16, 16]
+            # the emulated servos move in wall time: cycle on until they arrive (60 fast cycles may be too soon)
+            t_end = time.monotonic() + 30.0
+            while not np.all(np.abs(np.asarray(s.position) - [0.5, 0.0, -0.5]) <= 0.03) and time.monotonic() < t_end:
+                s = bus.cycle([0.5, 0.0, -0.5], [64, 64, 64])
             np.testing.assert_allclose(s.position, [0.5, 0.0, -0.5], atol=0.03)
             assert "AX: no BULK_READ" in bus.stats_summary()
 
