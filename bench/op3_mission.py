@@ -60,7 +60,8 @@ def main() -> int:
     allj = 1 - ec.energy.sum() / ea.energy.sum() if comparable else math.nan
     runs = [*flat.values(), long, *obst.values()]
     rtf = sum(r.sim_s for r in runs) / sum(r.wall_s for r in runs)
-    falls = sum(r.fell for r in flat.values())
+    fell = {c: flat[c].fell or (c == "ff" and long.fell) for c in ("high", "low", "ff")}
+    falls = "".join(k for k, c in zip("abc", fell) if fell[c]) or "none"  # the controllers that fell on flat ground
     print(
         f"RESULT walk_distance_c_m={long.travel:.3f} step_period_s={long.step_period:.3f} falls_flat={falls} "
         f"knee_energy_reduction={knee:.3f} energy_reduction={allj:.3f} "
