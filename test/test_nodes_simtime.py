@@ -113,7 +113,8 @@ def test_new_trajectory_replaces_the_rest_from_the_current_state(owned):
     wait_for(lambda: goals and sim.traj is not None and sim.now_s() - sim.traj.start > 1.5, 60.0, "first one")
     first = sim.traj
     n = len(goals)
-    pub.publish(JointTrajectory(joint_names=["a"], points=[point([0.5], 1.0, [0.0], [0.0])]))
+    # 5 s: at real_time_factor 0 a 1 s replacement could run to its end between two polls on a loaded machine
+    pub.publish(JointTrajectory(joint_names=["a"], points=[point([0.5], 5.0, [0.0], [0.0])]))
     wait_for(lambda: sim.traj is not first and sim.traj is not None, 30.0, "the replacement")
     second = sim.traj
     q_switch = first.spline.sample(second.start)[0]
