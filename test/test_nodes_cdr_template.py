@@ -12,7 +12,7 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import Imu, JointState  # noqa: E402
 from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
 
-from servo_ff.ros.cdr_template import CdrTemplate  # noqa: E402
+from servo_ff.ros.cdr_template import CdrTemplate, all_finite  # noqa: E402
 
 
 def test_joint_state_bytes_equal_rclpy_serialization_for_any_values():
@@ -89,3 +89,16 @@ def test_listened_follows_the_subscribers_within_its_period():
         assert pub.get_subscription_count() > 0 and not slow()
         h.remove(other)  # between two callbacks of the executor thread
         wait_for(lambda: not listened(), 30.0, "Listened to see the subscriber leave")
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_all_finite_is_numpys_isfinite_all_for_every_position_and_huge_values(bad):
+    rng = np.random.default_rng(2)
+    base = [rng.normal(size=20), np.full(3, 1.7e308), np.array([-1.7e308, 0.0, -0.0, 5e-324])]
+    assert all_finite(*base) and all_finite(np.empty(0))
+    for k, a in enumerate(base):
+        for i in range(a.size):
+            arrays = [x.copy() for x in base]
+            arrays[k][i] = bad
+            assert not all_finite(*arrays), (k, i)
+            assert all_finite(*arrays) == all(np.isfinite(x).all() for x in arrays)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64, Float64MultiArray
 
 from servo_ff.dynamics.mujoco_sensors import support_coefficient
-from servo_ff.ros.cdr_template import CdrTemplate
+from servo_ff.ros.cdr_template import CdrTemplate, all_finite
 from servo_ff.ros.odometry_pub import OdometryPublisher
 
 TOPIC_IMU = "imu/data"
@@ -56,18 +55,18 @@ class MujocoOutputs:
         s = self.servos
         imu = s.imu()
         q, w, a = imu.orientation, imu.angular_velocity, imu.linear_acceleration
-        if not (np.isfinite(q).all() and np.isfinite(w).all() and np.isfinite(a).all()):
+        if not all_finite(q, w, a):
             return
         msg = self._imu_cdr
         msg.set_stamp(stamp.sec, stamp.nanosec)
         msg.block(0)[:], msg.block(1)[:], msg.block(2)[:] = q, w, a
-        self.pub_imu.publish(msg.data())
+        msg.publish(self.pub_imu)
         if self.odom is not None:
             self.odom.publish(stamp)
         if s.sim.feet:
             f = s.foot_forces()
             self._feet_cdr.block(0)[:] = f
-            self.pub_feet.publish(self._feet_cdr.data())
+            self._feet_cdr.publish(self.pub_feet)
             if len(f) == 2:
                 self._support_cdr.block(0)[0] = support_coefficient(f)
-                self.pub_support.publish(self._support_cdr.data())
+                self._support_cdr.publish(self.pub_support)

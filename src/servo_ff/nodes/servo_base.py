@@ -31,7 +31,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from servo_ff.ros.cdr_template import CdrTemplate
+from servo_ff.ros.cdr_template import CdrTemplate, all_finite
 from servo_ff.ros.common import (
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
@@ -243,14 +243,14 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
     def publish_state(self, stamp) -> bool:
         """One /joint_states message with every joint; NaN only for a joint not read since configure."""
         pos, vel, eff = self.hw_read()
-        if not (np.isfinite(pos).all() and np.isfinite(vel).all() and np.isfinite(eff).all()):
+        if not all_finite(pos, vel, eff):
             seen = self.hw_seen()
             if not (np.isfinite(pos[seen]).all() and np.isfinite(vel[seen]).all() and np.isfinite(eff[seen]).all()):
                 return False
         js = self._js
         js.set_stamp(stamp.sec, stamp.nanosec)
         js.block(0)[:], js.block(1)[:], js.block(2)[:] = pos, vel, eff
-        self.pub_js.publish(js.data())
+        js.publish(self.pub_js)
         self.ticks += 1
         if self.fjt is not None:
             self.fjt.update(stamp.sec + stamp.nanosec * 1e-9, pos, vel)

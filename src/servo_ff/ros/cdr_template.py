@@ -84,6 +84,27 @@ class CdrTemplate:
         """The serialized message, for ``Publisher.publish``."""
         return bytes(self._buf)
 
+    def publish(self, publisher) -> None:
+        """``publisher.publish(self.data())`` straight to the publisher's rclpy handle (``publish_raw``, without
+        ``Publisher.publish``'s per-call type dispatch: ≈ 0.8 of its 1.5–2 µs). A destroyed publisher raises
+        rclpy's RCLError, as ``publish`` does."""
+        publisher.handle.publish_raw(bytes(self._buf))
+
+
+_ZEROS: dict[int, np.ndarray] = {}
+
+
+def all_finite(*arrays: np.ndarray) -> bool:
+    """Every value of the 1-D float arrays finite: their dot products with zeros are NaN exactly when a value is
+    ±inf or NaN (one dot each, ≈ 0.3 µs, against ≈ 1.3 µs for ``np.isfinite(a).all()``: a per-period check)."""
+    total = 0.0
+    for a in arrays:
+        z = _ZEROS.get(a.shape[0])
+        if z is None:
+            z = _ZEROS[a.shape[0]] = np.zeros(a.shape[0])
+        total += a.dot(z)
+    return math.isfinite(total)
+
 
 class Listened:
     """Whether ``publisher`` has a subscriber, asked of rclpy (≈ 2 µs) at most once per ``period_s`` of wall time:

@@ -151,7 +151,7 @@ class SimClock:
         stamp = self._stamp
         stamp.sec, stamp.nanosec = divmod(ns, 1_000_000_000)
         self._clock_cdr.set_stamp(stamp.sec, stamp.nanosec)
-        self.pub_clock.publish(self._clock_cdr.data())
+        self._clock_cdr.publish(self.pub_clock)
 
     def _sync_node_clock(self) -> None:
         self.get_clock().set_ros_time_override(Time(nanoseconds=self.sim_time_ns))
