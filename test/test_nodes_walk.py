@@ -208,17 +208,40 @@ def test_default_gait_within_the_xm430_torque():
     assert max(tau.values()) < 0.75 * 4.1, tau
 
 
-def test_op3_walks_at_factory_gain_ros_free():
-    from servo_ff.dynamics.walk_sim import simulate_walk
+_WALK_RUN = """
+import json, sys
+import numpy as np
+from servo_ff.dynamics.walk_sim import simulate_walk
+r = simulate_walk(sys.argv[1], 8)
+print(json.dumps(dict(fell=bool(r.fell), fell_at=float(r.fell_at), travel=r.travel, planned=r.planned,
+                      roll=float(np.abs(r.roll).max()), pitch=float(r.pitch.max()))))
+"""
 
-    ff = simulate_walk("ff", 8)  # (c) k_P 280 + feed-forward
-    assert not ff.fell, ff.fell_at
-    # measured: 0.332 m for 0.336 m planned alone; 0.278 once in the full suite (placo's plan differed by 6e-15 m
-    # there, and the closed loop amplifies it): within 25 %, not the 5 % of one process's run
-    assert ff.planned > 0.3 and abs(ff.travel - ff.planned) < 0.25 * ff.planned, (ff.travel, ff.planned)
-    assert np.abs(ff.roll).max() < 0.1 and ff.pitch.max() < 0.25  # measured 0.03, 0.17
-    high = simulate_walk("high", 8)  # (a) plain P at the factory 800: stands (the former gait: fell at 1.6 s)
-    assert not high.fell, high.fell_at
+
+def _walk_in_own_process(controller: str) -> dict:
+    """walk_sim in a fresh interpreter: it is deterministic there (0.3317 m every run), but in the full suite's
+    process it gave 0.278 m once and a trunk roll of 0.19 rad once (some state earlier tests leave; not found)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", _WALK_RUN, controller], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_op3_walks_at_factory_gain_ros_free():
+    ff = _walk_in_own_process("ff")  # (c) k_P 280 + feed-forward
+    assert not ff["fell"], ff["fell_at"]
+    # measured: 0.332 m for 0.336 m planned (the former gait: 0.277 for 0.252, +10 %)
+    assert ff["planned"] > 0.3 and abs(ff["travel"] - ff["planned"]) < 0.05 * ff["planned"], ff
+    assert ff["roll"] < 0.1 and ff["pitch"] < 0.25, ff  # measured 0.03, 0.17
+    high = _walk_in_own_process("high")  # (a) plain P at the factory 800: stands (the former gait: fell at 1.6 s)
+    assert not high["fell"], high["fell_at"]
 
 
 def test_balance_feedback_signs():
