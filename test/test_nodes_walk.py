@@ -21,64 +21,17 @@ URDF = "urdf/op3.urdf"
 
 
 def _op3(ros: RosHarness, max_acceleration: float = 1000.0):
-    from rclpy.parameter import Parameter
+    """The OP3 mission's graph (low-gain P k_P 280 + feed-forward) without quantisation or latency, a quick start."""
+    from servo_ff.bringup.op3_mission import op3_nodes
 
-    from servo_ff.nodes.feedforward_node import FeedForwardNode
-    from servo_ff.nodes.sim_node import MujocoSimNode
-    from servo_ff.nodes.walk_node import WalkNode
-
-    def params(**kv):
-        return [Parameter(k, value=v) for k, v in kv.items()]
-
-    kw = ros.node_kwargs()
-    sim = ros.add(
-        MujocoSimNode(
-            "servo_sim",
-            **kw,
-            parameter_overrides=params(
-                urdf_path=URDF,
-                servo_config="config/servos_op3.yaml",
-                floating_base=True,
-                rate_hz=125.0,
-                physics_dt=0.001,
-                publish_clock=True,
-                real_time_factor=0.0,
-                lockstep=True,
-                lockstep_timeout=1.0,
-                kp=[280.0],
-                position_min=[-3.0],
-                position_max=[3.0],
-                support_topic="contact_support_coefficient",
-            ),
-        )
+    return op3_nodes(
+        ros,
+        "ff",
+        280.0,
+        sim_params={"counts_per_rev": 0, "latency": 0},
+        ff_params={"max_acceleration": [max_acceleration]},
+        walk_params={"start_delay": 0.2, "approach_time": 1.0, "cmd_timeout": 1.0},
     )
-    ff = ros.add(
-        FeedForwardNode(
-            "servo_feedforward",
-            **kw,
-            parameter_overrides=params(
-                use_sim_time=True,
-                urdf_path=URDF,
-                mode="floating",
-                left_foot="l_sole",
-                right_foot="r_sole",
-                joints=list(sim.joints),
-                kp=[280.0],
-                enabled=True,
-                alpha_file="config/alpha_op3.yaml",
-                u_nominal=float(sim.hw_supply_voltage()),
-                max_acceleration=[max_acceleration],
-            ),
-        )
-    )
-    walk = ros.add(
-        WalkNode(
-            "servo_walk",
-            **kw,
-            parameter_overrides=params(use_sim_time=True, urdf_path=URDF, start_delay=0.2, approach_time=1.0),
-        )
-    )
-    return sim, ff, walk
 
 
 def test_walk_node_drives_op3_forward_through_feedforward(compiled_mujoco_kernels):

@@ -86,15 +86,24 @@ def run_op3(
         ros.shutdown()
 
 
-def _nodes(ros: RosHarness, controller: str, kp: float):
+def op3_nodes(
+    ros: RosHarness,
+    controller: str,
+    kp: float,
+    sim_params: dict | None = None,
+    ff_params: dict | None = None,
+    walk_params: dict | None = None,
+):
+    """The mission's graph in ``ros``: MuJoCo sim node (OP3, lockstep), feed-forward node (on for "ff"), walk node;
+    ``*_params`` override or add to each node's parameters (tests use lighter ones)."""
     from rclpy.parameter import Parameter
 
     from servo_ff.nodes.feedforward_node import FeedForwardNode
     from servo_ff.nodes.sim_node import MujocoSimNode
     from servo_ff.nodes.walk_node import WalkNode
 
-    def params(**kv):
-        return [Parameter(k, value=v) for k, v in kv.items()]
+    def params(extra: dict | None = None, **kv):
+        return [Parameter(k, value=v) for k, v in {**kv, **(extra or {})}.items()]
 
     urdf = str(share_file("urdf", "op3.urdf"))
     kw = ros.node_kwargs()
@@ -103,6 +112,7 @@ def _nodes(ros: RosHarness, controller: str, kp: float):
             "servo_sim",
             **kw,
             parameter_overrides=params(
+                sim_params,
                 urdf_path=urdf,
                 servo_config=str(share_file("config", "servos_op3.yaml")),
                 floating_base=True,
@@ -126,6 +136,7 @@ def _nodes(ros: RosHarness, controller: str, kp: float):
             "servo_feedforward",
             **kw,
             parameter_overrides=params(
+                ff_params,
                 use_sim_time=True,
                 urdf_path=urdf,
                 mode="floating",
@@ -144,7 +155,7 @@ def _nodes(ros: RosHarness, controller: str, kp: float):
             "servo_walk",
             **kw,
             parameter_overrides=params(
-                use_sim_time=True, urdf_path=urdf, start_delay=0.5, approach_time=2.0, cmd_timeout=3600.0
+                walk_params, use_sim_time=True, urdf_path=urdf, start_delay=0.5, approach_time=2.0, cmd_timeout=3600.0
             ),
         )
     )
@@ -160,7 +171,7 @@ def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, 
 
     ratio = GAIN_RATIO if ratio is None else ratio
     kp = kp_high if controller == "high" else ratio * kp_high
-    sim, ff, walk = _nodes(ros, controller, kp)
+    sim, ff, walk = op3_nodes(ros, controller, kp)
     p = walk.engine.params
     t_first = p.single_support * p.startend_double_support_ratio  # the walk's first double support [s]
     t_end = t_first + n_steps * p.step_period
