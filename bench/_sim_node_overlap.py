@@ -2,6 +2,7 @@
 alternating (humanoid20, 500 Hz, 1 ms physics, the gait followed, as ``bench/_sim_node_rtf.py`` runs the node):
 
 * ``serial``: the node's period as it is (``SimClock._tick_owned``: goal, layer, /clock, five messages);
+* ``executor``: the node as it runs, its timers in the executor (``as_fast_batch`` periods per callback);
 * ``layer``: the layer's own calls of a period (command, two physics steps, joint states, IMU, foot forces);
 * ``thread``: the layer's calls of period k+1 in a worker thread while the main thread publishes period k's
   readings (double-buffered: the worker hands over its readings, the node publishes those);
@@ -64,10 +65,9 @@ def make_node():
         )
     )
     wait_for(lambda: node.active, 60.0, "the sim node active")
-    ros._hold.set()  # the executor thread pauses, and no longer serves the node: only this thread runs it
+    ros._hold.set()  # the harness's executor thread pauses: from here on only this thread spins
     with ros._busy:
-        ros.executor.remove_node(node)
-    node._stop_loop()
+        node._stop_loop()
     node._on_trajectory(gait_message(0.0))
     return ros, node
 
@@ -85,8 +85,8 @@ class Snapshot:
         return self.forces
 
 
-def variants(node) -> dict:
-    """The four ways of running ``BLOCK`` periods (see the module docstring)."""
+def variants(ros, node) -> dict:
+    """The ways of running about ``BLOCK`` periods (see the module docstring): each returns the periods run."""
     import mujoco
 
     be, s = node.backend, node.backend.servos
@@ -96,6 +96,14 @@ def variants(node) -> dict:
         out.servos = s
         for _ in range(BLOCK):
             node._tick_owned(False)
+
+    def executor() -> int:  # as the node runs: its timers in the executor, as_fast_batch periods per callback
+        out.servos, n0 = s, node.sim_time_ns
+        node._start_loop()
+        while node.sim_time_ns - n0 < 5 * BLOCK * node.period_ns:
+            ros.executor.spin_once(timeout_sec=0.1)
+        node._stop_loop()
+        return (node.sim_time_ns - n0) // node.period_ns
 
     def layer() -> None:
         g = be.goal
@@ -158,22 +166,22 @@ def variants(node) -> dict:
 
     for target in (layer_worker, mj_worker):
         threading.Thread(target=target, daemon=True).start()
-    return {"serial": serial, "layer": layer, "thread": thread, "mj_thread": mj_thread}
+    return {"serial": serial, "executor": executor, "layer": layer, "thread": thread, "mj_thread": mj_thread}
 
 
 def node_rows(rounds: int) -> None:
     ros, node = make_node()
-    runs = variants(node)
+    runs = variants(ros, node)
     us = {k: [] for k in runs}
     for _ in range(rounds):
         for k, f in runs.items():
             t = time.perf_counter()
-            f()
-            us[k].append((time.perf_counter() - t) / BLOCK * 1e6)
+            n = f() or BLOCK
+            us[k].append((time.perf_counter() - t) / n * 1e6)
     a = {k: np.array(v) for k, v in us.items()}
     print(f"## node period, same process, {rounds} rounds of {BLOCK} periods alternating (µs per period, median)")
     print(" ".join(f"{k} {np.median(v):.1f}" for k, v in a.items()))
-    for k in ("serial", "thread", "mj_thread"):
+    for k in ("serial", "executor", "thread", "mj_thread"):
         r = a["layer"] / a[k]
         print(f"  layer/{k} = {np.median(r):.3f} [{np.percentile(r, 25):.3f}–{np.percentile(r, 75):.3f}]")
 
