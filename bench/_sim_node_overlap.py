@@ -12,7 +12,8 @@ alternating (humanoid20, 500 Hz, 1 ms physics, the gait followed, as ``bench/_si
 Then a probe without the node: two ``mj_step`` per period called from one numba ``nogil`` kernel (libmujoco's C
 function by pointer: no Python and no GIL for the whole physics of a period) in a worker, against Python work of
 about a node period's extra in the main thread; ``cpu/wall`` is the process CPU time over wall time in the
-overlapped run (≈ 1: the second core was not there to overlap on).
+overlapped run (≈ 1: the second core was not there to overlap on); before and after it, a control: two
+independent GIL-free loops in two threads (their cpu/wall says whether this process had a second core).
 
     PYTHONPATH=src python bench/_sim_node_overlap.py [rounds]
 
@@ -205,7 +206,13 @@ def nogil_probe(rounds: int, python_iterations: int = 1500, periods: int = 500) 
 
     servos, _ = make(ServoOptions())
     m, d = servos.model._address, servos.data._address
-    steps(m, d, 1)
+    reference, _ = make(ServoOptions())
+    for _ in range(50):
+        mujoco.mj_step(reference.model, reference.data)
+    steps(m, d, 50)
+    assert np.array_equal(servos.data.qpos, reference.data.qpos) and np.array_equal(
+        servos.data.qvel, reference.data.qvel
+    )
 
     def work(n: int) -> int:
         x = 0
@@ -218,45 +225,88 @@ def nogil_probe(rounds: int, python_iterations: int = 1500, periods: int = 500) 
             steps(m, d, 2)
             work(python_iterations)
 
-    req, done = queue.SimpleQueue(), queue.SimpleQueue()
+    req, started, done = queue.SimpleQueue(), queue.SimpleQueue(), queue.SimpleQueue()
 
     def worker() -> None:
-        while req.get() is not None:
+        while (handshake := req.get()) is not None:
+            if handshake:
+                started.put(1)  # the main thread waits for this: the worker has the GIL to enter the kernel
             steps(m, d, 2)
             done.put(1)
 
     threading.Thread(target=worker, daemon=True).start()
 
-    def overlapped() -> None:
-        req.put(1)
+    def overlapped(handshake: bool) -> None:
         for _ in range(periods):
+            req.put(handshake)
+            if handshake:
+                started.get()
             work(python_iterations)
             done.get()
-            req.put(1)
-        done.get()
 
+    for handshake in (False, True):
+        gain, util = [], []
+        for _ in range(rounds):
+            servos.reset()
+            t = time.perf_counter()
+            serial()
+            a = time.perf_counter() - t
+            servos.reset()
+            c0, t = time.process_time(), time.perf_counter()
+            overlapped(handshake)
+            b = time.perf_counter() - t
+            gain.append(a / b)
+            util.append((time.process_time() - c0) / b)
+            print(
+                f"  serial {a / periods * 1e6:.1f} µs/period, overlapped {b / periods * 1e6:.1f}, "
+                f"cpu/wall {util[-1]:.2f}"
+            )
+        how = "the worker started before the Python work" if handshake else "a queue each way"
+        print(
+            f"## GIL-free physics in a worker ({how}): serial/overlapped = {np.median(gain):.2f}, "
+            f"cpu/wall {np.median(util):.2f}"
+        )
+
+
+def parallel_control(rounds: int, n: int = 20_000_000) -> None:
+    """Whether this process gets a second core now: two independent numba nogil loops, in a row and in two
+    threads (cpu/wall ≈ 2 with a free core, ≈ 1 without)."""
+    import numba
+
+    @numba.njit(nogil=True)
+    def spin(k):
+        x = 0.0
+        for i in range(k):
+            x += (i + 1.0) ** 0.5
+        return x
+
+    spin(10)
     gain, util = [], []
     for _ in range(rounds):
-        servos.reset()
         t = time.perf_counter()
-        serial()
+        spin(n), spin(n)
         a = time.perf_counter() - t
-        servos.reset()
+        threads = [threading.Thread(target=spin, args=(n,)) for _ in range(2)]
         c0, t = time.process_time(), time.perf_counter()
-        overlapped()
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
         b = time.perf_counter() - t
         gain.append(a / b)
         util.append((time.process_time() - c0) / b)
-        print(
-            f"  serial {a / periods * 1e6:.1f} µs/period, overlapped {b / periods * 1e6:.1f}, cpu/wall {util[-1]:.2f}"
-        )
-    print(f"## GIL-free physics in a worker: serial/overlapped = {np.median(gain):.2f}, cpu/wall {np.median(util):.2f}")
+    print(
+        f"## control, two independent GIL-free loops: in a row/threads = {np.median(gain):.2f}, "
+        f"cpu/wall {np.median(util):.2f}"
+    )
 
 
 def main() -> int:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     node_rows(rounds)
+    parallel_control(3)
     nogil_probe(5)
+    parallel_control(3)
     sys.stdout.flush()
     os._exit(0)  # the paused executor thread: no orderly shutdown needed for a measurement
 
