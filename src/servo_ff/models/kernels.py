@@ -259,28 +259,37 @@ def _build():
         mp = (m + LANES - 1) // LANES * LANES  # whole vectors: every lane through the same code
         w = np.empty(N_ROWS * S)
         _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt)
+        # the copies go through row views [lo, lo + m) indexed from 0: with ``lo + e`` numba's negative-index
+        # wraparound (lo could be < 0) turned every copy into AVX-512 gathers / scatters (half the rollout's time)
+        hi = lo + m
         for t in range(nt):
             if t == 0 or ext_step:  # a row constant in time (step 0) is copied in once
+                ext = tau_ext[t * ext_step, lo:hi]
                 for e in range(m):
-                    w[R_EXT * S + e] = tau_ext[t * ext_step, lo + e]
+                    w[R_EXT * S + e] = ext[e]
             if t == 0 or en_step:
+                ena = enable[t * en_step, lo:hi]
                 for e in range(m):
-                    w[R_EN * S + e] = enable[t * en_step, lo + e]
+                    w[R_EN * S + e] = ena[e]
+            gt, ot = goal[t, lo:hi], o_theta[t, lo:hi]
             for e in range(m):
-                w[R_GOAL * S + e] = goal[t, lo + e]
-                o_theta[t, lo + e] = w[R_TH * S + e]
+                w[R_GOAL * S + e] = gt[e]
+                ot[e] = w[R_TH * S + e]
             if full:
+                od = o_dtheta[t, lo:hi]
                 for e in range(m):
-                    o_dtheta[t, lo + e] = w[R_DTH * S + e]
+                    od[e] = w[R_DTH * S + e]
             _step_pass(w, mp, dt)
             if full:  # the outputs (T, N) are most of the memory traffic of a full rollout
+                om, of, ov = o_tau_m[t, lo:hi], o_tau_f[t, lo:hi], o_volts[t, lo:hi]
                 for e in range(m):
-                    o_tau_m[t, lo + e] = w[R_TM * S + e]
-                    o_tau_f[t, lo + e] = w[R_TF * S + e]
-                    o_volts[t, lo + e] = w[R_VOLTS * S + e]
+                    om[e] = w[R_TM * S + e]
+                    of[e] = w[R_TF * S + e]
+                    ov[e] = w[R_VOLTS * S + e]
+        th_out, dth_out = th_io[lo:hi], dth_io[lo:hi]
         for e in range(m):
-            th_io[lo + e] = w[R_TH * S + e]
-            dth_io[lo + e] = w[R_DTH * S + e]
+            th_out[e] = w[R_TH * S + e]
+            dth_out[e] = w[R_DTH * S + e]
 
     # a module global, not a closure cell of _rollout: numba's disk cache keys a function by its closure's pickle,
     # and a dispatcher pickles differently in every process (the rollout kernels were compiled again in each, 18 s)
