@@ -188,17 +188,19 @@ def _build():
     @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
     def _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt):
         """The coefficient and state rows of the chunk [lo, lo + m), padded to ``mp`` lanes with copies of its
-        first element at rest (finite, never read back); quotients computed once (no division per step but the
-        Stribeck ratio, as the reference)."""
+        first element at rest (finite, never read back), from ``P`` (N_PACKED, N) or one column (N_PACKED, 1) shared
+        by all; quotients computed once (no division per step but the Stribeck ratio, as the reference)."""
+        shared = P.shape[1] == 1  # one parameter column for every element (no (N_PACKED, N) copy per call)
         for e in range(mp):
             i = lo + (e if e < m else 0)
-            kt, r, vin, imax = P[slots.KT, i], P[slots.R, i], P[slots.VIN, i], P[slots.IMAX, i]
-            voltage = P[slots.LAW, i] == 0.0
-            j = inertia[i] + P[slots.ARM, i]
-            w[R_KPE * S + e] = P[slots.KP, i] * P[slots.EGAIN, i]
-            w[R_MAXPWM * S + e] = P[slots.MAXPWM, i]
+            c = 0 if shared else i
+            kt, r, vin, imax = P[slots.KT, c], P[slots.R, c], P[slots.VIN, c], P[slots.IMAX, c]
+            voltage = P[slots.LAW, c] == 0.0
+            j = inertia[i] + P[slots.ARM, c]
+            w[R_KPE * S + e] = P[slots.KP, c] * P[slots.EGAIN, c]
+            w[R_MAXPWM * S + e] = P[slots.MAXPWM, c]
             w[R_VIN * S + e] = vin
-            w[R_UMAX * S + e] = vin * P[slots.MAXPWM, i]
+            w[R_UMAX * S + e] = vin * P[slots.MAXPWM, c]
             w[R_KT * S + e] = kt
             w[R_R * S + e] = r
             w[R_INVR * S + e] = 1.0 / r
@@ -211,19 +213,19 @@ def _build():
             w[R_JDT * S + e] = j / dt
             w[R_INVJ * S + e] = 1.0 / j
             w[R_GRAV * S + e] = gravity[i]
-            w[R_QOFF * S + e] = P[slots.QOFF, i]
-            w[R_VS * S + e] = P[slots.VS, i]
-            w[R_ALPHA * S + e] = P[slots.ALPHA, i]
-            w[R_VMAX * S + e] = P[slots.VMAX, i]
-            w[R_KC * S + e] = P[slots.KC, i]
-            w[R_KV * S + e] = P[slots.KV, i]
-            w[R_KM * S + e] = P[slots.KM, i]
-            w[R_KE * S + e] = P[slots.KE, i]
-            w[R_KCS * S + e] = P[slots.KCS, i]
-            w[R_KMS * S + e] = P[slots.KMS, i]
-            w[R_KES * S + e] = P[slots.KES, i]
-            w[R_KMQ * S + e] = P[slots.KMQ, i]
-            w[R_KEQ * S + e] = P[slots.KEQ, i]
+            w[R_QOFF * S + e] = P[slots.QOFF, c]
+            w[R_VS * S + e] = P[slots.VS, c]
+            w[R_ALPHA * S + e] = P[slots.ALPHA, c]
+            w[R_VMAX * S + e] = P[slots.VMAX, c]
+            w[R_KC * S + e] = P[slots.KC, c]
+            w[R_KV * S + e] = P[slots.KV, c]
+            w[R_KM * S + e] = P[slots.KM, c]
+            w[R_KE * S + e] = P[slots.KE, c]
+            w[R_KCS * S + e] = P[slots.KCS, c]
+            w[R_KMS * S + e] = P[slots.KMS, c]
+            w[R_KES * S + e] = P[slots.KES, c]
+            w[R_KMQ * S + e] = P[slots.KMQ, c]
+            w[R_KEQ * S + e] = P[slots.KEQ, c]
             w[R_TH * S + e] = th_io[i] if e < m else 0.0
             w[R_DTH * S + e] = dth_io[i] if e < m else 0.0
             w[R_GOAL * S + e] = 0.0
@@ -315,9 +317,9 @@ def _build():
         o_volts,
         chunk,
     ):
-        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N), chunks of at most ``chunk``
-        (≤ :data:`SIMD_CHUNK`) elements spread over the cores (:func:`_rollout_chunk`). ``th_io``/``dth_io`` hold
-        the initial state and receive the final one."""
+        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N) (or (N_PACKED, 1): shared),
+        chunks of at most ``chunk`` (≤ :data:`SIMD_CHUNK`) elements spread over the cores (:func:`_rollout_chunk`).
+        ``th_io``/``dth_io`` hold the initial state and receive the final one."""
         n = goal.shape[1]
         chunk = min(chunk, SIMD_CHUNK)
         for c in numba.prange((n + chunk - 1) // chunk):

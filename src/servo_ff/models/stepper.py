@@ -248,7 +248,7 @@ def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
     n_steps, nb, nj = gl.shape
     n = nb * nj
     shared = p.strides[0] == 0 and p.strides[1] == 0  # one parameter row for every element
-    soa = np.repeat(p[0, 0][:, None], n, 1) if shared else np.ascontiguousarray(p.reshape(n, N_PACKED).T)
+    soa = np.ascontiguousarray(p[0, 0][:, None]) if shared else np.ascontiguousarray(p.reshape(n, N_PACKED).T)
     ext, ext_step = _time_rows(tau_ext, n)
     ena, en_step = _time_rows(en, n)
     args = (
