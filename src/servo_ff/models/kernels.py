@@ -254,7 +254,7 @@ def _build():
         o_volts,
     ):
         """The elements [lo, lo + m) over every step: a block of rows (:func:`_fill_chunk`), then per step the
-        inputs copied in, one vectorised pass (:func:`_step_pass`) and the outputs copied out; the final state
+        inputs copied in and the outputs so far copied out, one vectorised pass (:func:`_step_pass`); the final state
         written back to ``th_io``/``dth_io``."""
         nt = goal.shape[0]
         full = o_tau_m.shape[0] == nt
@@ -274,20 +274,32 @@ def _build():
                 for e in range(m):
                     w[R_EN * S + e] = ena[e]
             gt, ot = goal[t, lo:hi], o_theta[t, lo:hi]
-            for e in range(m):
-                w[R_GOAL * S + e] = gt[e]
-                ot[e] = w[R_TH * S + e]
-            if full:
-                od = o_dtheta[t, lo:hi]
+            if full and t > 0:  # one pass over the six rows: this step's goal in, θ, θ̇ and the last step's τ_m,
+                # τ_f, U out (the outputs (T, N) are most of a full rollout's memory traffic; one loop, not three)
+                od, om = o_dtheta[t, lo:hi], o_tau_m[t - 1, lo:hi]
+                of, ov = o_tau_f[t - 1, lo:hi], o_volts[t - 1, lo:hi]
                 for e in range(m):
+                    w[R_GOAL * S + e] = gt[e]
+                    ot[e] = w[R_TH * S + e]
                     od[e] = w[R_DTH * S + e]
-            _step_pass(w, mp, dt)
-            if full:  # the outputs (T, N) are most of the memory traffic of a full rollout
-                om, of, ov = o_tau_m[t, lo:hi], o_tau_f[t, lo:hi], o_volts[t, lo:hi]
-                for e in range(m):
                     om[e] = w[R_TM * S + e]
                     of[e] = w[R_TF * S + e]
                     ov[e] = w[R_VOLTS * S + e]
+            else:
+                for e in range(m):
+                    w[R_GOAL * S + e] = gt[e]
+                    ot[e] = w[R_TH * S + e]
+                if full:
+                    od = o_dtheta[t, lo:hi]
+                    for e in range(m):
+                        od[e] = w[R_DTH * S + e]
+            _step_pass(w, mp, dt)
+        if full and nt > 0:  # the last step's torques and voltage
+            om, of, ov = o_tau_m[nt - 1, lo:hi], o_tau_f[nt - 1, lo:hi], o_volts[nt - 1, lo:hi]
+            for e in range(m):
+                om[e] = w[R_TM * S + e]
+                of[e] = w[R_TF * S + e]
+                ov[e] = w[R_VOLTS * S + e]
         th_out, dth_out = th_io[lo:hi], dth_io[lo:hi]
         for e in range(m):
             th_out[e] = w[R_TH * S + e]
