@@ -78,3 +78,37 @@ def test_the_shortest_rollouts_record_every_step(steps):
     for name in ("theta", "dtheta", "tau_m", "tau_f", "volts"):
         np.testing.assert_allclose(getattr(fused, name), getattr(ref, name), rtol=0, atol=1e-12, err_msg=name)
     assert np.abs(fused.tau_m[-1]).min() > 0.0  # the last step's torques were written (not left at zero)
+
+
+def _at(shape, mis: int) -> np.ndarray:
+    """A NaN-filled C-contiguous float64 array of ``shape`` whose first element is ``mis`` doubles past a 64-byte
+    boundary."""
+    n = int(np.prod(shape))
+    buf = np.full(n + 16, np.nan)
+    off = (mis - buf.ctypes.data // 8) % 8
+    a = buf[off : off + n].reshape(shape)
+    assert (a.ctypes.data // 8) % 8 == mis % 8
+    return a
+
+
+def test_streamed_outputs_have_the_bits_of_plain_stores(monkeypatch):
+    """Outputs large enough for streaming stores (the threshold lowered to 0 here) get the same bits as plain
+    stores, whatever the arrays' alignment: equal (streamed, with the elements before the first 64-byte boundary and
+    after the last stored plainly) or unequal (plain stores); NaN-filled first, so an element left unwritten shows."""
+    from servo_ff.models import stepper
+    from servo_ff.models.stepper import StepResult
+
+    rng = np.random.default_rng(2)
+    params = preset("mx106", "m6")
+    for batch, joints, steps in [(1, 3, 5), (200, 13, 9), (160, 20, 6)]:  # serial, odd sizes, threaded
+        goals = rng.uniform(-1.0, 1.0, (steps, batch, joints))
+        load = PendulumLoad(rng.uniform(0.2, 1.5, (batch, joints)), 0.15)
+        plain = rollout(params, 0.1, 0.0, goals, 0.005, load)
+        monkeypatch.setattr(stepper, "STREAM_MIN_BYTES", 0)
+        for mis in (0, 3, 7):  # doubles past a 64-byte boundary where the first output element sits
+            for shift in ((0,) * 5, (0, 1, 0, 1, 0)):  # five equally aligned arrays (streamed), then not (plain)
+                out = StepResult(*(_at(goals.shape, mis + d) for d in shift))
+                got = rollout(params, 0.1, 0.0, goals, 0.005, load, out=out)
+                for name in StepResult._fields:
+                    np.testing.assert_array_equal(getattr(got, name), getattr(plain, name), err_msg=f"{name} {mis}")
+        monkeypatch.undo()

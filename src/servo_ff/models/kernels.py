@@ -60,6 +60,7 @@ from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
     SIMD_CHUNK,
     S,
 )
+from .streaming import misalign, store_fence, stream8
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
     import numba
@@ -232,6 +233,36 @@ def _build():
             w[R_EXT * S + e] = 0.0
             w[R_EN * S + e] = 0.0
 
+    @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+    def _out_rows(w, a, b, ot, od, om, of, ov):
+        """Elements [a, b) of the chunk's θ, θ̇, τ_m, τ_f, U rows into the output rows (plain stores: the few
+        elements before and after a streamed run)."""
+        for e in range(a, b):
+            ot[e] = w[R_TH * S + e]
+            od[e] = w[R_DTH * S + e]
+            om[e] = w[R_TM * S + e]
+            of[e] = w[R_TF * S + e]
+            ov[e] = w[R_VOLTS * S + e]
+
+    @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+    def _stream_rows(w, m, ot, od, om, of, ov):
+        """The chunk's θ, θ̇, τ_m, τ_f, U rows into the output rows, the 64-byte aligned run of them by streaming
+        stores (:mod:`.streaming`); False (nothing written) when the five rows are not equally aligned."""
+        a = misalign(ot)
+        if misalign(od) != a or misalign(om) != a or misalign(of) != a or misalign(ov) != a:
+            return False
+        k = min((LANES - a) % LANES, m)
+        body = k + (m - k) // LANES * LANES
+        _out_rows(w, 0, k, ot, od, om, of, ov)
+        for e in range(k, body, LANES):
+            stream8(ot, e, w, R_TH * S + e)
+            stream8(od, e, w, R_DTH * S + e)
+            stream8(om, e, w, R_TM * S + e)
+            stream8(of, e, w, R_TF * S + e)
+            stream8(ov, e, w, R_VOLTS * S + e)
+        _out_rows(w, body, m, ot, od, om, of, ov)
+        return True
+
     @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
     def _rollout_chunk(
         lo,
@@ -252,10 +283,11 @@ def _build():
         o_tau_m,
         o_tau_f,
         o_volts,
+        stream,
     ):
         """The elements [lo, lo + m) over every step: a block of rows (:func:`_fill_chunk`), then per step the
-        inputs copied in and the outputs so far copied out, one vectorised pass (:func:`_step_pass`); the final state
-        written back to ``th_io``/``dth_io``."""
+        inputs copied in and the outputs so far copied out (``stream``: by streaming stores), one vectorised pass
+        (:func:`_step_pass`); the final state written back to ``th_io``/``dth_io``."""
         nt = goal.shape[0]
         full = o_tau_m.shape[0] == nt
         mp = (m + LANES - 1) // LANES * LANES  # whole vectors: every lane through the same code
@@ -278,13 +310,17 @@ def _build():
                 # τ_f, U out (the outputs (T, N) are most of a full rollout's memory traffic; one loop, not three)
                 od, om = o_dtheta[t, lo:hi], o_tau_m[t - 1, lo:hi]
                 of, ov = o_tau_f[t - 1, lo:hi], o_volts[t - 1, lo:hi]
-                for e in range(m):
-                    w[R_GOAL * S + e] = gt[e]
-                    ot[e] = w[R_TH * S + e]
-                    od[e] = w[R_DTH * S + e]
-                    om[e] = w[R_TM * S + e]
-                    of[e] = w[R_TF * S + e]
-                    ov[e] = w[R_VOLTS * S + e]
+                if stream and _stream_rows(w, m, ot, od, om, of, ov):
+                    for e in range(m):
+                        w[R_GOAL * S + e] = gt[e]
+                else:
+                    for e in range(m):
+                        w[R_GOAL * S + e] = gt[e]
+                        ot[e] = w[R_TH * S + e]
+                        od[e] = w[R_DTH * S + e]
+                        om[e] = w[R_TM * S + e]
+                        of[e] = w[R_TF * S + e]
+                        ov[e] = w[R_VOLTS * S + e]
             else:
                 for e in range(m):
                     w[R_GOAL * S + e] = gt[e]
@@ -300,6 +336,8 @@ def _build():
                 om[e] = w[R_TM * S + e]
                 of[e] = w[R_TF * S + e]
                 ov[e] = w[R_VOLTS * S + e]
+        if stream:
+            store_fence()  # the streamed rows are visible before the chunk counts as done
         th_out, dth_out = th_io[lo:hi], dth_io[lo:hi]
         for e in range(m):
             th_out[e] = w[R_TH * S + e]
@@ -328,6 +366,7 @@ def _build():
         o_tau_f,
         o_volts,
         chunk,
+        stream,
     ):
         """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N) (or (N_PACKED, 1): shared),
         chunks of at most ``chunk`` (≤ :data:`SIMD_CHUNK`) elements spread over the cores (:func:`_rollout_chunk`).
@@ -355,6 +394,7 @@ def _build():
                 o_tau_m,
                 o_tau_f,
                 o_volts,
+                stream,
             )
 
     def compiled(name: str, parallel: bool):

@@ -210,6 +210,9 @@ def _steps_compiled(fixed: StaticInputs, th, dth, gl, tgt, en, dt: float, n_step
 
 SIMD_CHUNK = kernels.SIMD_CHUNK  # elements per vectorised block (its rows fit L1/L2)
 PARALLEL_MIN_ELEMENTS = 2048  # below this a thread hand-off costs more than it saves
+#: outputs at least this large (all five, bytes) are written by streaming stores, past the caches (twice the 32 MiB
+#: last-level cache of the development machine: smaller ones are left in it for the caller)
+STREAM_MIN_BYTES = 64 << 20
 
 
 class _threads:
@@ -265,6 +268,7 @@ def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
         en_step,
         *(o.reshape(o.shape[0], n) if o.size else np.empty((0, 0)) for o in out),
         SIMD_CHUNK,
+        sum(o.nbytes for o in out) >= STREAM_MIN_BYTES,
     )
     if n < PARALLEL_MIN_ELEMENTS:  # on this thread: no pool hand-off, no thread-count switching
         kernels.rollout_serial(*args)

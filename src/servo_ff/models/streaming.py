@@ -1,0 +1,59 @@
+"""Non-temporal (streaming) stores for the fused rollout's outputs: 64-byte aligned stores that skip the cache.
+
+A large rollout's (T, N) outputs do not fit in any cache; a plain store first reads each line it writes (read for
+ownership), a streaming store writes the whole line without reading it, which halves their memory traffic. Only
+for arrays larger than the last-level cache: smaller ones are better left in it for the caller to read.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+LANES = 8  # doubles per 64-byte line
+
+
+@intrinsic
+def stream8(typingctx, row, idx, src, sidx):
+    """``row[idx:idx + 8] = src[sidx:sidx + 8]`` as one non-temporal 64-byte store (``row[idx]`` 64-byte aligned:
+    see :func:`misalign`; no bounds or negative-index handling: the caller guarantees both ranges)."""
+    if not all(isinstance(a, types.Array) and a.ndim == 1 and a.dtype == types.float64 for a in (row, src)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        dst = context.make_array(signature.args[0])(context, builder, args[0]).data
+        s = context.make_array(signature.args[2])(context, builder, args[2]).data
+        vt = ir.VectorType(ir.DoubleType(), LANES)
+        value = builder.load(builder.bitcast(builder.gep(s, [args[3]]), vt.as_pointer()), align=8)
+        store = builder.store(value, builder.bitcast(builder.gep(dst, [args[1]]), vt.as_pointer()), align=64)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return types.void(row, idx, src, sidx), codegen
+
+
+@intrinsic
+def misalign(typingctx, row):
+    """Doubles from the last 64-byte boundary to ``row[0]`` (0…7; a float64 array is 8-byte aligned)."""
+    if not (isinstance(row, types.Array) and row.dtype == types.float64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        addr = builder.ptrtoint(data, ir.IntType(64))
+        return builder.and_(builder.lshr(addr, ir.Constant(ir.IntType(64), 3)), ir.Constant(ir.IntType(64), 7))
+
+    return types.int64(row), codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """``sfence``: the streaming stores before it are visible to every core before any store after it."""
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.x86.sse.sfence", fnty=ir.FunctionType(ir.VoidType(), []))
+        builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
