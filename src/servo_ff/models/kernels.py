@@ -60,7 +60,7 @@ from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
     SIMD_CHUNK,
     S,
 )
-from .streaming import misalign, store_fence, stream8
+from .streaming import store_fence, stream_rows
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
     import numba
@@ -233,36 +233,6 @@ def _build():
             w[R_EXT * S + e] = 0.0
             w[R_EN * S + e] = 0.0
 
-    @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-    def _out_rows(w, a, b, ot, od, om, of, ov):
-        """Elements [a, b) of the chunk's θ, θ̇, τ_m, τ_f, U rows into the output rows (plain stores: the few
-        elements before and after a streamed run)."""
-        for e in range(a, b):
-            ot[e] = w[R_TH * S + e]
-            od[e] = w[R_DTH * S + e]
-            om[e] = w[R_TM * S + e]
-            of[e] = w[R_TF * S + e]
-            ov[e] = w[R_VOLTS * S + e]
-
-    @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-    def _stream_rows(w, m, ot, od, om, of, ov):
-        """The chunk's θ, θ̇, τ_m, τ_f, U rows into the output rows, the 64-byte aligned run of them by streaming
-        stores (:mod:`.streaming`); False (nothing written) when the five rows are not equally aligned."""
-        a = misalign(ot)
-        if misalign(od) != a or misalign(om) != a or misalign(of) != a or misalign(ov) != a:
-            return False
-        k = min((LANES - a) % LANES, m)
-        body = k + (m - k) // LANES * LANES
-        _out_rows(w, 0, k, ot, od, om, of, ov)
-        for e in range(k, body, LANES):
-            stream8(ot, e, w, R_TH * S + e)
-            stream8(od, e, w, R_DTH * S + e)
-            stream8(om, e, w, R_TM * S + e)
-            stream8(of, e, w, R_TF * S + e)
-            stream8(ov, e, w, R_VOLTS * S + e)
-        _out_rows(w, body, m, ot, od, om, of, ov)
-        return True
-
     @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
     def _rollout_chunk(
         lo,
@@ -310,7 +280,7 @@ def _build():
                 # τ_f, U out (the outputs (T, N) are most of a full rollout's memory traffic; one loop, not three)
                 od, om = o_dtheta[t, lo:hi], o_tau_m[t - 1, lo:hi]
                 of, ov = o_tau_f[t - 1, lo:hi], o_volts[t - 1, lo:hi]
-                if stream and _stream_rows(w, m, ot, od, om, of, ov):
+                if stream and stream_rows(w, m, ot, od, om, of, ov):
                     for e in range(m):
                         w[R_GOAL * S + e] = gt[e]
                 else:

@@ -7,9 +7,12 @@ for arrays larger than the last-level cache: smaller ones are better left in it 
 
 from __future__ import annotations
 
+import numba
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from .chunk_rows import R_DTH, R_TF, R_TH, R_TM, R_VOLTS, S
 
 LANES = 8  # doubles per 64-byte line
 
@@ -57,3 +60,36 @@ def store_fence(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _out_rows(w, a, b, ot, od, om, of, ov):
+    """Elements [a, b) of the chunk's θ, θ̇, τ_m, τ_f, U rows into the output rows (plain stores: the few
+    elements before and after a streamed run)."""
+    for e in range(a, b):
+        ot[e] = w[R_TH * S + e]
+        od[e] = w[R_DTH * S + e]
+        om[e] = w[R_TM * S + e]
+        of[e] = w[R_TF * S + e]
+        ov[e] = w[R_VOLTS * S + e]
+
+
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def stream_rows(w, m, ot, od, om, of, ov):
+    """The θ, θ̇, τ_m, τ_f, U rows of a chunk block ``w`` (:mod:`.chunk_rows`, ``m`` elements) into the output
+    rows, their 64-byte aligned run by streaming stores; False (nothing written) when the five rows are not equally
+    aligned."""
+    a = misalign(ot)
+    if misalign(od) != a or misalign(om) != a or misalign(of) != a or misalign(ov) != a:
+        return False
+    k = min((LANES - a) % LANES, m)
+    body = k + (m - k) // LANES * LANES
+    _out_rows(w, 0, k, ot, od, om, of, ov)
+    for e in range(k, body, LANES):
+        stream8(ot, e, w, R_TH * S + e)
+        stream8(od, e, w, R_DTH * S + e)
+        stream8(om, e, w, R_TM * S + e)
+        stream8(of, e, w, R_TF * S + e)
+        stream8(ov, e, w, R_VOLTS * S + e)
+    _out_rows(w, body, m, ot, od, om, of, ov)
+    return True
