@@ -112,3 +112,25 @@ def test_streamed_outputs_have_the_bits_of_plain_stores(monkeypatch):
                 for name in StepResult._fields:
                     np.testing.assert_array_equal(getattr(got, name), getattr(plain, name), err_msg=f"{name} {mis}")
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_the_kernel_refuses_a_non_finite_goal_anywhere(bad):
+    """The fused path checks the goals as the kernel reads them (no pass of its own): one non-finite goal, in any
+    chunk, at any step, on the calling thread or the pool, raises naming ``goals`` and its index; so does one
+    under a firmware goal-velocity limit (STS: the slewed target is computed from the goals first)."""
+    rng = np.random.default_rng(4)
+    params = preset("mx106", "m6")
+    for shape in [(12, 3), (12, 160, 20)]:  # 3 elements (calling thread), 3200 (the pool, 7 chunks)
+        for _ in range(3):
+            goals = rng.uniform(-1.0, 1.0, shape)
+            where = tuple(int(rng.integers(0, n)) for n in shape)
+            goals[where] = bad
+            with pytest.raises(ValueError, match=rf"goals contains non-finite values \(first at index \({where[0]}, "):
+                rollout(params, 0.0, 0.0, goals, 0.005, PendulumLoad(1.0, 0.15))
+    goals = np.zeros((12, 2))
+    goals[5, 1] = bad
+    with pytest.raises(ValueError, match="goals"):
+        rollout(preset("sts3215", "m1"), 0.0, 0.0, goals, 0.005, PendulumLoad(1.0, 0.15))
+    finite = rollout(params, 0.0, 0.0, np.full((12, 3), 1e308), 0.005, PendulumLoad(1.0, 0.15))  # huge, finite
+    assert finite.theta.shape == (12, 3)

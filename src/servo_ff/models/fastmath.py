@@ -127,3 +127,13 @@ def sin_(x: float) -> float:
     odd = quadrant == 1.0 or quadrant == 3.0
     out = cos_r if odd else sin_r
     return -out if quadrant >= 2.0 else out
+
+
+EXPONENT = 0x7FF0000000000000
+
+
+@_jit
+def finite_tag(x: float) -> int:
+    """0 if ``x`` is ±inf or NaN (exponent bits all ones), else > 0: the minimum over a loop is 0 iff any element
+    was non-finite (an integer min-reduction vectorises; a float one would need reassociation)."""
+    return ~_float_to_bits(x) & EXPONENT

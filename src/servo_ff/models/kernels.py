@@ -60,6 +60,7 @@ from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
     SIMD_CHUNK,
     S,
 )
+from .fastmath import EXPONENT, finite_tag
 from .streaming import store_fence, stream_rows
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
@@ -257,7 +258,8 @@ def _build():
     ):
         """The elements [lo, lo + m) over every step: a block of rows (:func:`_fill_chunk`), then per step the
         inputs copied in and the outputs so far copied out (``stream``: by streaming stores), one vectorised pass
-        (:func:`_step_pass`); the final state written back to ``th_io``/``dth_io``."""
+        (:func:`_step_pass`); the final state written back to ``th_io``/``dth_io``. Returns True if a goal was
+        non-finite (checked on the way in: the caller raises, without a pass of its own over the goals)."""
         nt = goal.shape[0]
         full = o_tau_m.shape[0] == nt
         mp = (m + LANES - 1) // LANES * LANES  # whole vectors: every lane through the same code
@@ -266,6 +268,7 @@ def _build():
         # the copies go through row views [lo, lo + m) indexed from 0: with ``lo + e`` numba's negative-index
         # wraparound (lo could be < 0) turned every copy into AVX-512 gathers / scatters (half the rollout's time)
         hi = lo + m
+        finite = EXPONENT  # min of finite_tag over the goals: 0 once one is non-finite
         for t in range(nt):
             if t == 0 or ext_step:  # a row constant in time (step 0) is copied in once
                 ext = tau_ext[t * ext_step, lo:hi]
@@ -283,9 +286,11 @@ def _build():
                 if stream and stream_rows(w, m, ot, od, om, of, ov):
                     for e in range(m):
                         w[R_GOAL * S + e] = gt[e]
+                        finite = min(finite, finite_tag(gt[e]))
                 else:
                     for e in range(m):
                         w[R_GOAL * S + e] = gt[e]
+                        finite = min(finite, finite_tag(gt[e]))
                         ot[e] = w[R_TH * S + e]
                         od[e] = w[R_DTH * S + e]
                         om[e] = w[R_TM * S + e]
@@ -294,6 +299,7 @@ def _build():
             else:
                 for e in range(m):
                     w[R_GOAL * S + e] = gt[e]
+                    finite = min(finite, finite_tag(gt[e]))
                     ot[e] = w[R_TH * S + e]
                 if full:
                     od = o_dtheta[t, lo:hi]
@@ -312,6 +318,7 @@ def _build():
         for e in range(m):
             th_out[e] = w[R_TH * S + e]
             dth_out[e] = w[R_DTH * S + e]
+        return finite == 0
 
     # a module global, not a closure cell of _rollout: numba's disk cache keys a function by its closure's pickle,
     # and a dispatcher pickles differently in every process (the rollout kernels were compiled again in each, 18 s)
@@ -337,15 +344,17 @@ def _build():
         o_volts,
         chunk,
         stream,
+        nonfinite,
     ):
         """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N) (or (N_PACKED, 1): shared),
         chunks of at most ``chunk`` (≤ :data:`SIMD_CHUNK`) elements spread over the cores (:func:`_rollout_chunk`).
-        ``th_io``/``dth_io`` hold the initial state and receive the final one."""
+        ``th_io``/``dth_io`` hold the initial state and receive the final one; ``nonfinite`` (one per chunk) is set
+        where a goal was not finite."""
         n = goal.shape[1]
         chunk = min(chunk, SIMD_CHUNK)
         for c in numba.prange((n + chunk - 1) // chunk):
             lo = c * chunk
-            _ROLLOUT_CHUNK(
+            nonfinite[c] = _ROLLOUT_CHUNK(
                 lo,
                 min(n, lo + chunk) - lo,
                 th_io,

@@ -65,13 +65,18 @@ def store_fence(typingctx):
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _out_rows(w, a, b, ot, od, om, of, ov):
     """Elements [a, b) of the chunk's θ, θ̇, τ_m, τ_f, U rows into the output rows (plain stores: the few
-    elements before and after a streamed run)."""
-    for e in range(a, b):
-        ot[e] = w[R_TH * S + e]
-        od[e] = w[R_DTH * S + e]
-        om[e] = w[R_TM * S + e]
-        of[e] = w[R_TF * S + e]
-        ov[e] = w[R_VOLTS * S + e]
+    elements before and after a streamed run). Through views indexed from 0: an index ``a + e`` would carry numba's
+    negative-index wraparound into the loop."""
+    n = b - a
+    o1, o2, o3, o4, o5 = ot[a:b], od[a:b], om[a:b], of[a:b], ov[a:b]
+    w1, w2, w3 = w[R_TH * S + a : R_TH * S + b], w[R_DTH * S + a : R_DTH * S + b], w[R_TM * S + a : R_TM * S + b]
+    w4, w5 = w[R_TF * S + a : R_TF * S + b], w[R_VOLTS * S + a : R_VOLTS * S + b]
+    for e in range(n):
+        o1[e] = w1[e]
+        o2[e] = w2[e]
+        o3[e] = w3[e]
+        o4[e] = w4[e]
+        o5[e] = w5[e]
 
 
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
