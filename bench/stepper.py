@@ -12,7 +12,9 @@ Ratios (same run, the arms alternating A B A B …, median of the per-round rati
 (fused kernel ÷ numpy-array path, 4096 × 20, both writing into the caller's output arrays, ``rollout(out=)``),
 ``fused_fresh_over_numpy_4096x20`` (both allocating fresh outputs each call: first touching 5 × 33 MB of new pages
 is then a large share of the fused time), ``fused_over_roofline`` (fused ÷ roofline, 4096 × 20, reused outputs)
-and ``fused_positions_over_numpy_4096x20`` (``positions_only=True``, identification's path, ÷ numpy) and
+and ``fused_positions_over_numpy_4096x20`` (``positions_only=True``, identification's path, ÷ numpy),
+``fused_1thread_over_numpy_4096x20`` (the fused kernel held to one thread ÷ numpy, which runs on one: the kernel's
+own efficiency, which a loaded machine does not take away from it as it takes the second core) and
 ``one_joint_call_us`` (wall time of one 200-step rollout of 1 × 1, i.e. the call overhead, next to the roofline's).
 """
 
@@ -202,6 +204,20 @@ def roofline_call(params, batch: int, joints: int, steps: int, reuse: bool = Tru
     return run
 
 
+def one_thread(fn):
+    """``fn`` run with numba's pool held to one thread (rollout then keeps that count)."""
+
+    def run():
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return fn()
+        finally:
+            numba.set_num_threads(threads)
+
+    return run
+
+
 def batched_rate(params, batch: int, joints: int, steps: int, backend: str) -> float:
     return steps * batch * joints / timed(rollout_call(params, batch, joints, steps, backend))
 
@@ -223,7 +239,7 @@ def main() -> None:
         rows.append((f"{batch}x{joints}", fused, npy))
     print(
         f"model {args.model} (MX-106 preset), pendulum bench, dt 5 ms, {args.steps} steps per rollout, "
-        f"{numba.get_num_threads()} threads"
+        f"{numba.get_num_threads()} threads, SVML {'in use' if numba.config.USING_SVML else 'not in use'}"
     )
     print(
         f"{'batch':>9} | {'fused numba':>12} | {'numpy arrays':>12} | {'scalar math':>12} | {'scalar np':>12} "
@@ -243,6 +259,7 @@ def main() -> None:
     n_big = 4096 * 20 * 50
     arms = {
         "fused": rollout_call(params, 4096, 20, 50, "numba", reuse=True),
+        "fused_1thread": one_thread(rollout_call(params, 4096, 20, 50, "numba", reuse=True)),
         "fused_positions": positions_call(params, 4096, 20, 50),
         "numpy": rollout_call(params, 4096, 20, 50, "numpy", reuse=True),
         "roofline": roofline_call(params, 4096, 20, 50),
@@ -258,6 +275,7 @@ def main() -> None:
     small = interleaved({k: (lambda f=f: min(batch_time(f) for _ in range(20))) for k, f in one.items()}, args.rounds)
     f_np, f_roof = paired_ratio(big["fused"], big["numpy"]), paired_ratio(big["fused"], big["roofline"])
     f_pos = paired_ratio(big["fused_positions"], big["numpy"])
+    f_one = paired_ratio(big["fused_1thread"], big["numpy"])
     f_fresh = paired_ratio(big["fused_fresh"], big["numpy_fresh"])
     write_share = paired_ratio(big["fused"], big["write_outputs"])
     print(
@@ -271,6 +289,10 @@ def main() -> None:
         "(median of the per-round ratios; these arms write into the same output arrays each call, out=)"
     )
     print(
+        f"  fused on one thread / numpy = {f_one:.2f} (numpy runs on one; the two-thread figure over this one is "
+        f"{paired_ratio(big['fused'], big['fused_1thread']):.2f}, the parallel launch's yield on this machine now)"
+    )
+    print(
         f"  fresh outputs each call (both arms allocate): fused / numpy = {f_fresh:.2f}; writing the five outputs "
         f"alone (fill) takes {write_share:.2f} of the fused rollout's time: the rest is the arithmetic"
     )
@@ -281,7 +303,8 @@ def main() -> None:
     print(
         f"RESULT fused_over_numpy_4096x20={f_np:.3g} fused_over_roofline={f_roof:.3g} "
         f"fused_fresh_over_numpy_4096x20={f_fresh:.3g} output_writes_share={write_share:.3g} "
-        f"fused_positions_over_numpy_4096x20={f_pos:.3g} one_joint_call_us={np.median(small['fused']) * 1e6:.1f} "
+        f"fused_positions_over_numpy_4096x20={f_pos:.3g} fused_1thread_over_numpy_4096x20={f_one:.3g} "
+        f"one_joint_call_us={np.median(small['fused']) * 1e6:.1f} "
         f"one_joint_roofline_us={np.median(small['roofline']) * 1e6:.1f} "
         f"joint_steps_per_s_4096x20={np.median(big['fused']):.4g} speedup_vs_scalar={rows[-1][1] / numpy_scalar:.4g} "
         f"speedup_vs_math_scalar={rows[-1][1] / scalar:.4g}"

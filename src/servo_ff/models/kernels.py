@@ -60,6 +60,8 @@ from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
     SIMD_CHUNK,
     S,
 )
+from .fastmath import EXPONENT, finite_tag
+from .streaming import store_fence, stream_rows
 
 try:  # pragma: no cover - exercised through HAVE_NUMBA
     import numba
@@ -188,17 +190,19 @@ def _build():
     @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
     def _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt):
         """The coefficient and state rows of the chunk [lo, lo + m), padded to ``mp`` lanes with copies of its
-        first element at rest (finite, never read back); quotients computed once (no division per step but the
-        Stribeck ratio, as the reference)."""
+        first element at rest (finite, never read back), from ``P`` (N_PACKED, N) or one column (N_PACKED, 1) shared
+        by all; quotients computed once (no division per step but the Stribeck ratio, as the reference)."""
+        shared = P.shape[1] == 1  # one parameter column for every element (no (N_PACKED, N) copy per call)
         for e in range(mp):
             i = lo + (e if e < m else 0)
-            kt, r, vin, imax = P[slots.KT, i], P[slots.R, i], P[slots.VIN, i], P[slots.IMAX, i]
-            voltage = P[slots.LAW, i] == 0.0
-            j = inertia[i] + P[slots.ARM, i]
-            w[R_KPE * S + e] = P[slots.KP, i] * P[slots.EGAIN, i]
-            w[R_MAXPWM * S + e] = P[slots.MAXPWM, i]
+            c = 0 if shared else i
+            kt, r, vin, imax = P[slots.KT, c], P[slots.R, c], P[slots.VIN, c], P[slots.IMAX, c]
+            voltage = P[slots.LAW, c] == 0.0
+            j = inertia[i] + P[slots.ARM, c]
+            w[R_KPE * S + e] = P[slots.KP, c] * P[slots.EGAIN, c]
+            w[R_MAXPWM * S + e] = P[slots.MAXPWM, c]
             w[R_VIN * S + e] = vin
-            w[R_UMAX * S + e] = vin * P[slots.MAXPWM, i]
+            w[R_UMAX * S + e] = vin * P[slots.MAXPWM, c]
             w[R_KT * S + e] = kt
             w[R_R * S + e] = r
             w[R_INVR * S + e] = 1.0 / r
@@ -211,19 +215,19 @@ def _build():
             w[R_JDT * S + e] = j / dt
             w[R_INVJ * S + e] = 1.0 / j
             w[R_GRAV * S + e] = gravity[i]
-            w[R_QOFF * S + e] = P[slots.QOFF, i]
-            w[R_VS * S + e] = P[slots.VS, i]
-            w[R_ALPHA * S + e] = P[slots.ALPHA, i]
-            w[R_VMAX * S + e] = P[slots.VMAX, i]
-            w[R_KC * S + e] = P[slots.KC, i]
-            w[R_KV * S + e] = P[slots.KV, i]
-            w[R_KM * S + e] = P[slots.KM, i]
-            w[R_KE * S + e] = P[slots.KE, i]
-            w[R_KCS * S + e] = P[slots.KCS, i]
-            w[R_KMS * S + e] = P[slots.KMS, i]
-            w[R_KES * S + e] = P[slots.KES, i]
-            w[R_KMQ * S + e] = P[slots.KMQ, i]
-            w[R_KEQ * S + e] = P[slots.KEQ, i]
+            w[R_QOFF * S + e] = P[slots.QOFF, c]
+            w[R_VS * S + e] = P[slots.VS, c]
+            w[R_ALPHA * S + e] = P[slots.ALPHA, c]
+            w[R_VMAX * S + e] = P[slots.VMAX, c]
+            w[R_KC * S + e] = P[slots.KC, c]
+            w[R_KV * S + e] = P[slots.KV, c]
+            w[R_KM * S + e] = P[slots.KM, c]
+            w[R_KE * S + e] = P[slots.KE, c]
+            w[R_KCS * S + e] = P[slots.KCS, c]
+            w[R_KMS * S + e] = P[slots.KMS, c]
+            w[R_KES * S + e] = P[slots.KES, c]
+            w[R_KMQ * S + e] = P[slots.KMQ, c]
+            w[R_KEQ * S + e] = P[slots.KEQ, c]
             w[R_TH * S + e] = th_io[i] if e < m else 0.0
             w[R_DTH * S + e] = dth_io[i] if e < m else 0.0
             w[R_GOAL * S + e] = 0.0
@@ -250,37 +254,71 @@ def _build():
         o_tau_m,
         o_tau_f,
         o_volts,
+        stream,
     ):
         """The elements [lo, lo + m) over every step: a block of rows (:func:`_fill_chunk`), then per step the
-        inputs copied in, one vectorised pass (:func:`_step_pass`) and the outputs copied out; the final state
-        written back to ``th_io``/``dth_io``."""
+        inputs copied in and the outputs so far copied out (``stream``: by streaming stores), one vectorised pass
+        (:func:`_step_pass`); the final state written back to ``th_io``/``dth_io``. Returns True if a goal was
+        non-finite (checked on the way in: the caller raises, without a pass of its own over the goals)."""
         nt = goal.shape[0]
         full = o_tau_m.shape[0] == nt
         mp = (m + LANES - 1) // LANES * LANES  # whole vectors: every lane through the same code
         w = np.empty(N_ROWS * S)
         _fill_chunk(w, lo, m, mp, th_io, dth_io, P, gravity, inertia, dt)
+        # the copies go through row views [lo, lo + m) indexed from 0: with ``lo + e`` numba's negative-index
+        # wraparound (lo could be < 0) turned every copy into AVX-512 gathers / scatters (half the rollout's time)
+        hi = lo + m
+        finite = EXPONENT  # min of finite_tag over the goals: 0 once one is non-finite
         for t in range(nt):
             if t == 0 or ext_step:  # a row constant in time (step 0) is copied in once
+                ext = tau_ext[t * ext_step, lo:hi]
                 for e in range(m):
-                    w[R_EXT * S + e] = tau_ext[t * ext_step, lo + e]
+                    w[R_EXT * S + e] = ext[e]
             if t == 0 or en_step:
+                ena = enable[t * en_step, lo:hi]
                 for e in range(m):
-                    w[R_EN * S + e] = enable[t * en_step, lo + e]
-            for e in range(m):
-                w[R_GOAL * S + e] = goal[t, lo + e]
-                o_theta[t, lo + e] = w[R_TH * S + e]
-            if full:
+                    w[R_EN * S + e] = ena[e]
+            gt, ot = goal[t, lo:hi], o_theta[t, lo:hi]
+            if full and t > 0:  # one pass over the six rows: this step's goal in, θ, θ̇ and the last step's τ_m,
+                # τ_f, U out (the outputs (T, N) are most of a full rollout's memory traffic; one loop, not three)
+                od, om = o_dtheta[t, lo:hi], o_tau_m[t - 1, lo:hi]
+                of, ov = o_tau_f[t - 1, lo:hi], o_volts[t - 1, lo:hi]
+                if stream and stream_rows(w, m, ot, od, om, of, ov):
+                    for e in range(m):
+                        w[R_GOAL * S + e] = gt[e]
+                        finite = min(finite, finite_tag(gt[e]))
+                else:
+                    for e in range(m):
+                        w[R_GOAL * S + e] = gt[e]
+                        finite = min(finite, finite_tag(gt[e]))
+                        ot[e] = w[R_TH * S + e]
+                        od[e] = w[R_DTH * S + e]
+                        om[e] = w[R_TM * S + e]
+                        of[e] = w[R_TF * S + e]
+                        ov[e] = w[R_VOLTS * S + e]
+            else:
                 for e in range(m):
-                    o_dtheta[t, lo + e] = w[R_DTH * S + e]
+                    w[R_GOAL * S + e] = gt[e]
+                    finite = min(finite, finite_tag(gt[e]))
+                    ot[e] = w[R_TH * S + e]
+                if full:
+                    od = o_dtheta[t, lo:hi]
+                    for e in range(m):
+                        od[e] = w[R_DTH * S + e]
             _step_pass(w, mp, dt)
-            if full:  # the outputs (T, N) are most of the memory traffic of a full rollout
-                for e in range(m):
-                    o_tau_m[t, lo + e] = w[R_TM * S + e]
-                    o_tau_f[t, lo + e] = w[R_TF * S + e]
-                    o_volts[t, lo + e] = w[R_VOLTS * S + e]
+        if full and nt > 0:  # the last step's torques and voltage
+            om, of, ov = o_tau_m[nt - 1, lo:hi], o_tau_f[nt - 1, lo:hi], o_volts[nt - 1, lo:hi]
+            for e in range(m):
+                om[e] = w[R_TM * S + e]
+                of[e] = w[R_TF * S + e]
+                ov[e] = w[R_VOLTS * S + e]
+        if stream:
+            store_fence()  # the streamed rows are visible before the chunk counts as done
+        th_out, dth_out = th_io[lo:hi], dth_io[lo:hi]
         for e in range(m):
-            th_io[lo + e] = w[R_TH * S + e]
-            dth_io[lo + e] = w[R_DTH * S + e]
+            th_out[e] = w[R_TH * S + e]
+            dth_out[e] = w[R_DTH * S + e]
+        return finite == 0
 
     # a module global, not a closure cell of _rollout: numba's disk cache keys a function by its closure's pickle,
     # and a dispatcher pickles differently in every process (the rollout kernels were compiled again in each, 18 s)
@@ -305,15 +343,18 @@ def _build():
         o_tau_f,
         o_volts,
         chunk,
+        stream,
+        nonfinite,
     ):
-        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N), chunks of at most ``chunk``
-        (≤ :data:`SIMD_CHUNK`) elements spread over the cores (:func:`_rollout_chunk`). ``th_io``/``dth_io`` hold
-        the initial state and receive the final one."""
+        """Algorithm 1 over (T, N) with structure-of-arrays parameters P (N_PACKED, N) (or (N_PACKED, 1): shared),
+        chunks of at most ``chunk`` (≤ :data:`SIMD_CHUNK`) elements spread over the cores (:func:`_rollout_chunk`).
+        ``th_io``/``dth_io`` hold the initial state and receive the final one; ``nonfinite`` (one per chunk) is set
+        where a goal was not finite."""
         n = goal.shape[1]
         chunk = min(chunk, SIMD_CHUNK)
         for c in numba.prange((n + chunk - 1) // chunk):
             lo = c * chunk
-            _ROLLOUT_CHUNK(
+            nonfinite[c] = _ROLLOUT_CHUNK(
                 lo,
                 min(n, lo + chunk) - lo,
                 th_io,
@@ -332,6 +373,7 @@ def _build():
                 o_tau_m,
                 o_tau_f,
                 o_volts,
+                stream,
             )
 
     def compiled(name: str, parallel: bool):

@@ -210,6 +210,9 @@ def _steps_compiled(fixed: StaticInputs, th, dth, gl, tgt, en, dt: float, n_step
 
 SIMD_CHUNK = kernels.SIMD_CHUNK  # elements per vectorised block (its rows fit L1/L2)
 PARALLEL_MIN_ELEMENTS = 2048  # below this a thread hand-off costs more than it saves
+#: outputs at least this large (all five, bytes) are written by streaming stores, past the caches (twice the 32 MiB
+#: last-level cache of the development machine: smaller ones are left in it for the caller)
+STREAM_MIN_BYTES = 64 << 20
 
 
 class _threads:
@@ -244,12 +247,15 @@ def _time_rows(a: np.ndarray, n: int) -> tuple[np.ndarray, int]:
     return np.ascontiguousarray(a.reshape(a.shape[0], n)), 1
 
 
-def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
+def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> bool:
+    """The fused kernel over (T, B, J) into ``out``; True if a goal was not finite (checked as the kernel reads
+    them)."""
     n_steps, nb, nj = gl.shape
     n = nb * nj
     shared = p.strides[0] == 0 and p.strides[1] == 0  # one parameter row for every element
-    soa = np.repeat(p[0, 0][:, None], n, 1) if shared else np.ascontiguousarray(p.reshape(n, N_PACKED).T)
+    soa = np.ascontiguousarray(p[0, 0][:, None]) if shared else np.ascontiguousarray(p.reshape(n, N_PACKED).T)
     ext, ext_step = _time_rows(tau_ext, n)
+    nonfinite = np.zeros((n + SIMD_CHUNK - 1) // SIMD_CHUNK, dtype=np.bool_)  # per chunk: a goal was not finite
     ena, en_step = _time_rows(en, n)
     args = (
         np.array(th, dtype=np.float64).reshape(n),
@@ -265,12 +271,15 @@ def _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out) -> None:
         en_step,
         *(o.reshape(o.shape[0], n) if o.size else np.empty((0, 0)) for o in out),
         SIMD_CHUNK,
+        sum(o.nbytes for o in out) >= STREAM_MIN_BYTES,
+        nonfinite,
     )
     if n < PARALLEL_MIN_ELEMENTS:  # on this thread: no pool hand-off, no thread-count switching
         kernels.rollout_serial(*args)
     else:
         with _threads(n):
             kernels.rollout_simd(*args)
+    return bool(nonfinite.any())
 
 
 def rollout(
@@ -297,14 +306,18 @@ def rollout(
     (:func:`~servo_ff.models.motor.goal_profile`). ``out``: the arrays to write into (a StepResult of C-contiguous
     float64 arrays shaped like ``goals``; with ``positions_only`` only ``theta`` is used), returned; a caller
     rolling out many times saves allocating and first touching fresh outputs (up to half of a 4096 × 20 rollout's
-    time on a loaded machine).
+    time on a loaded machine). A non-finite goal raises ValueError naming its index; the compiled path finds it as
+    the kernel reads the goals, so ``out`` has then been written.
     """
     g = np.asarray(goals, dtype=np.float64)
     if g.ndim < 1 or g.shape[0] == 0:
         raise ValueError(f"goals must have a leading time axis with at least one step, got shape {g.shape}")
     n_steps = g.shape[0]
     shape, shape2 = broadcast_2d(theta0=theta0, dtheta0=dtheta0, goals=g[0])
-    gl = finite_array("goals", g, (n_steps, *shape)).reshape(n_steps, *shape2)
+    fused = _pick(backend) == "numba"  # the kernel checks the goals as it reads them (one pass over them less)
+    gl = (np.broadcast_to(g, (n_steps, *shape)) if fused else finite_array("goals", g, (n_steps, *shape))).reshape(
+        n_steps, *shape2
+    )
     th = finite_array("theta0", theta0, shape).reshape(shape2)
     dth = finite_array("dtheta0", dtheta0, shape).reshape(shape2)
     en_in = check_enable(np.asarray(enable, dtype=np.float64))  # on the input, not its broadcast
@@ -316,6 +329,8 @@ def rollout(
     p = packed_rows(params, shape2)
     grav, tau_ext, inertia = load_arrays(load, shape, shape2, n_steps)
     check_inertia(p, inertia)
+    if fused and np.isfinite(p[..., slots.GVMAX]).any():  # a slewed target is computed from them here: check first
+        finite_array("goals", g)
     gl = goal_profile(
         gl,
         p[..., slots.GVMAX],
@@ -324,7 +339,7 @@ def rollout(
     )
     given = _outputs(out, (n_steps, *shape), positions_only)
     out = [np.empty((n_steps, *shape2)) if a is None else a.reshape(n_steps, *shape2) for a in given]
-    if _pick(backend) == "numpy":
+    if not fused:
         if positions_only:
             out += [np.empty((n_steps, *shape2)) for _ in range(4)]
         for k in range(n_steps):
@@ -333,7 +348,8 @@ def rollout(
                 p, th, dth, gl[k], dt, grav, tau_ext[k], inertia, en[k]
             )
     else:
-        _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out + [np.empty((0, 0, 0))] * (5 - len(out)))
+        if _rollout_simd(p, th, dth, gl, dt, grav, tau_ext, inertia, en, out + [np.empty((0, 0, 0))] * (5 - len(out))):
+            finite_array("goals", g)  # raises, naming the first non-finite goal
     if positions_only:
         return StepResult(out[0].reshape(n_steps, *shape), *(np.empty((0,)) for _ in range(4)))
     return StepResult(*(a.reshape(n_steps, *shape) for a in out))
