@@ -1,0 +1,77 @@
+"""The ROS-free OP3 walk (dynamics/walk_sim.py): runs that do not depend on the runs before them, the feet's account
+of a walk (issue 21: plain P at the factory gain keeps its swing foot on the ground), the firmware option."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("placo")
+pytest.importorskip("mujoco")
+
+
+def test_foot_metrics_counts_swing_contact_stance_share_and_slip():
+    from servo_ff.dynamics.walk_sim import foot_metrics
+
+    t = np.array([-0.1, 0.0, 0.1, 0.2, 0.3, 0.4])
+    c = np.array([0.5, 1.0, 1.0, 0.5, 0.0, 0.0])  # left single support, double, right single support
+    force = np.array([[15, 15], [30, 0], [20, 10], [15, 15], [0.5, 29.5], [3, 27]], dtype=float)
+    xy = np.zeros((6, 2, 2))
+    xy[2:, 0, 0] = 0.01  # the left sole moves 1 cm between t = 0 and 0.1 s, loaded at both ends (30 N, 20 N)
+    xy[5:, 1, 1] = 0.002  # the right one 2 mm while loaded (29.5 N, 27 N)
+    xy[1, 1, 0] = 0.05  # the right sole 5 cm at t = 0 while unloaded: not slip
+    swing, share, slip = foot_metrics(t, c, force, xy)
+    assert swing == pytest.approx(2 / 4)  # swing foot above 1 N at t = 0.1 (10 N) and t = 0.4 (3 N)
+    assert share == pytest.approx(np.median([1.0, 2 / 3, 29.5 / 30, 0.9]))
+    assert slip == pytest.approx(0.012)
+
+
+def test_a_walk_does_not_depend_on_the_walks_before_it():
+    """placo's plan differs in its last bits (1e-13 rad) from one plan to the next in one process; plain P's rocking
+    walk amplified that into millimetres (0.073 m, then 0.075 m for the same 12 steps), so a run depended on the
+    runs before it (the full suite's ROS-free walks differed from a fresh interpreter's)."""
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    first = simulate_walk("high", 4)
+    simulate_walk("ff", 2)
+    again = simulate_walk("high", 4)
+    assert again.travel == first.travel
+    assert np.array_equal(again.roll, first.roll) and np.array_equal(again.pitch, first.pitch)
+
+
+def test_plain_p_at_the_factory_gain_keeps_its_swing_foot_on_the_ground():
+    """Why (a) k_P 800 rocks in place (issue 21): the weight never shifts onto the stance foot, the planned swing foot
+    stays loaded; (c) lifts it. Measured (8 steps): (a) swing foot touching 0.88 of single support, stance foot 0.44
+    of the weight, 0.47 m of loaded-sole travel; (c) 0.10, 1.00, 0.05 m."""
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    high, ff = simulate_walk("high", 8), simulate_walk("ff", 8)
+    assert not high.fell and not ff.fell
+    assert high.swing_contact > 0.6 and high.stance_share < 0.6, high
+    assert ff.swing_contact < 0.2 and ff.stance_share > 0.95, ff
+    assert high.slip > 4 * ff.slip
+    assert high.travel < 0.2 * high.planned < 0.2 * ff.travel / 0.8  # (a) 0.016 m, (c) 0.29 m of 0.34 m
+
+
+def test_firmware_option():
+    from servo_ff.dynamics.alpha import load_alpha
+    from servo_ff.dynamics.walk_sim import OP3_ALPHA, firmware_alpha, simulate_walk
+    from servo_ff.models.firmware import FIRMWARE_LAWS
+    from servo_ff.models.presets import preset
+
+    with pytest.raises(ValueError, match="firmware must be one of .*xm430_position.*got 'xm431'"):
+        simulate_walk("high", 1, firmware="xm431")
+    params = preset("xm430", "m1")
+    joints = list(yaml.safe_load(OP3_ALPHA.read_text())["joints"])
+    shipped = load_alpha(OP3_ALPHA, joints)  # config/alpha_op3.yaml: the current law's α̂ (Operating Mode 5)
+    assert np.allclose(firmware_alpha(params, joints, 12.0).alpha, shipped.alpha, rtol=1e-12)
+    pwm = dataclasses.replace(params, firmware=FIRMWARE_LAWS["xm430_position"])
+    a = firmware_alpha(pwm, ["l_knee"], 12.0).alpha[0]
+    kv = params.friction[
+        "friction_viscous"
+    ]  # the voltage law's α̂1/α̂0 adds the back-EMF kt²/R (Eq. 19), not the current law's
+    assert a[1] / a[0] == pytest.approx(params.kt**2 / params.R + kv)
+    assert shipped.alpha[0][1] / shipped.alpha[0][0] == pytest.approx(kv)
