@@ -4,6 +4,7 @@ of a walk (issue 21: plain P at the factory gain keeps its swing foot on the gro
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -75,3 +76,26 @@ def test_firmware_option():
     ]  # the voltage law's α̂1/α̂0 adds the back-EMF kt²/R (Eq. 19), not the current law's
     assert a[1] / a[0] == pytest.approx(params.kt**2 / params.R + kv)
     assert shipped.alpha[0][1] / shipped.alpha[0][0] == pytest.approx(kv)
+
+
+def test_pitch_only_keeps_the_trunk_pitch_and_drops_roll_and_yaw():
+    from servo_ff.dynamics.walk_balance import trunk_pitch_roll
+    from servo_ff.dynamics.walk_sim import pitch_only
+
+    # pitch 0.2 rad forward, then roll 0.15 and yaw 0.3: q = yaw ⊗ pitch ⊗ roll (w, x, y, z)
+    def about(axis, a):
+        q = [math.cos(a / 2), 0.0, 0.0, 0.0]
+        q[1 + axis] = math.sin(a / 2)
+        return np.array(q)
+
+    def mul(p, q):
+        w1, x1, y1, z1 = p
+        w2, x2, y2, z2 = q
+        return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                         w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])  # fmt: skip
+
+    q = mul(about(2, 0.3), mul(about(1, 0.2), about(0, 0.15)))
+    w, x, y, z = pitch_only(q)
+    assert (x, z) == (0.0, 0.0)
+    assert trunk_pitch_roll((x, y, z, w)) == pytest.approx((trunk_pitch_roll((*q[1:], q[0]))[0], 0.0))
+    assert trunk_pitch_roll((x, y, z, w))[0] == pytest.approx(0.2)

@@ -111,16 +111,20 @@ def simulate_walk(
     obstacle: float = 0.0,
     obstacle_step: int = 5,
     firmware: str | None = None,
+    plan_grid: float = PLAN_GRID,
+    imu_roll: bool = True,
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
-    ``firmware``: a firmware row for every servo instead of the servo file's (module docstring)."""
+    ``firmware``: a firmware row for every servo instead of the servo file's (module docstring); ``plan_grid``: see
+    :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
+    pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation)."""
     if controller not in ("high", "low", "ff"):
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     if firmware is not None and firmware not in FIRMWARE_LAWS:
         raise ValueError(f"firmware must be one of {', '.join(FIRMWARE_LAWS)}, got {firmware!r}")
     engine = WalkEngine(urdf, params)
-    plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand)
+    plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
     sv = MujocoServos.from_description(
         urdf, servos, base="floating", options=ServoOptions(4096, latency=latency), obstacle_slot=obstacle > 0
     )
@@ -174,7 +178,7 @@ def simulate_walk(
             t_obstacle = math.inf
         goal = q[k, perm]
         if ff is not None:
-            w, x, y, z = data.xquat[trunk]
+            w, x, y, z = data.xquat[trunk] if imu_roll else pitch_only(data.xquat[trunk])
             goal = np.asarray(
                 ff.tick(q[k, fperm], dq[k, fperm], ddq[k, fperm], imu_quat=(x, y, z, w), u_bat=u_bat,
                         c_left=float(c_plan[k]))
@@ -197,6 +201,13 @@ def simulate_walk(
     return WalkRun(
         controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics
     )
+
+
+def pitch_only(quat_wxyz) -> tuple[float, float, float, float]:
+    """(w, x, y, z) of the rotation about y by the trunk pitch of ``quat_wxyz`` (no roll, no yaw)."""
+    w, x, y, z = (float(v) for v in quat_wxyz)
+    half = 0.5 * trunk_pitch_roll((x, y, z, w))[0]
+    return math.cos(half), 0.0, math.sin(half), 0.0
 
 
 def firmware_alpha(params, joints: list[str], u_nominal: float) -> AlphaTable:
