@@ -1,5 +1,5 @@
 """The ROS-free OP3 walk (dynamics/walk_sim.py): runs that do not depend on the runs before them, the feet's account
-of a walk (issue 21: plain P at the factory gain keeps its swing foot on the ground), the firmware option."""
+of a walk, the firmware option."""
 
 from __future__ import annotations
 
@@ -43,18 +43,19 @@ def test_a_walk_does_not_depend_on_the_walks_before_it():
     assert np.array_equal(again.roll, first.roll) and np.array_equal(again.pitch, first.pitch)
 
 
-def test_plain_p_at_the_factory_gain_keeps_its_swing_foot_on_the_ground():
-    """Why (a) k_P 800 rocks in place (issue 21): the weight never shifts onto the stance foot, the planned swing foot
-    stays loaded; (c) lifts it. Measured (8 steps): (a) swing foot touching 0.88 of single support, stance foot 0.44
-    of the weight, 0.47 m of loaded-sole travel; (c) 0.10, 1.00, 0.05 m."""
+def test_the_feet_s_account_of_the_walk_at_the_factory_gain():
+    """(c) lifts its swing foot and follows the plan; (a) plain P at k_P 800 walks too (its knees bent forward:
+    test_walk_pattern), beyond the plan, its swing foot scuffing the ground half the time and its soles sliding.
+    Measured (8 steps, 0.336 m planned): (a) 0.436 m, swing foot touching 0.49, stance share 1.00, soles 0.28 m;
+    (c) 0.339 m, 0.03, 1.00, 0.031 m, roll 0.034 rad."""
     from servo_ff.dynamics.walk_sim import simulate_walk
 
     high, ff = simulate_walk("high", 8), simulate_walk("ff", 8)
     assert not high.fell and not ff.fell
-    assert high.swing_contact > 0.6 and high.stance_share < 0.6, high
-    assert ff.swing_contact < 0.2 and ff.stance_share > 0.95, ff
-    assert high.slip > 4 * ff.slip
-    assert high.travel < 0.2 * high.planned < 0.2 * ff.travel / 0.8  # (a) 0.016 m, (c) 0.29 m of 0.34 m
+    assert abs(ff.travel - ff.planned) < 0.03 * ff.planned and np.abs(ff.roll).max() < 0.06, ff
+    assert ff.swing_contact < 0.1 and ff.stance_share > 0.95 and ff.slip < 0.05, ff
+    assert 1.15 * high.planned < high.travel < 1.45 * high.planned, high
+    assert 0.3 < high.swing_contact < 0.7 and high.slip > 5 * ff.slip, high
 
 
 def test_firmware_option():
