@@ -132,8 +132,12 @@ def test_op3_every_body_equals_op3_xml():
     _, joints = urdf_tables(OP3)
     revolute = [n for n, j in joints.items() if j[0] == "revolute"]
     assert sorted(revolute) == sorted(OP3_JOINTS) and len(revolute) == 20
-    for n in revolute:  # op3.xml gives no range: its actuators' ctrlrange; XM430-W350 e-manual at 12 V
-        assert joints[n][6] == {"lower": -3.141592, "upper": 3.141592, "effort": 4.1, "velocity": 4.8171}
+    for n in revolute:  # op3.xml gives no range: ROBOTIS's kinematics' (in π); XM430-W350 e-manual at 12 V
+        lo, hi = (round(v * math.pi, 6) for v in MR.OP3_ROBOTIS_RANGE_PI[n])
+        assert joints[n][6] == {"lower": lo, "upper": hi, "effort": 4.1, "velocity": 4.8171}
+    # ROBOTIS op3_kinematics_dynamics.cpp: l_knee −0.1π…0.7π about +y, r_knee −0.7π…0.1π about −y (forward only)
+    assert (joints["l_knee"][6]["lower"], joints["l_knee"][6]["upper"]) == (-0.314159, 2.199115)
+    assert (joints["r_knee"][6]["lower"], joints["r_knee"][6]["upper"]) == (-2.199115, 0.314159)
     # the foot boxes, as op3.xml's class "foot"; the only collision geometry
     root = ET.parse(OP3).getroot()
     boxes = [

@@ -94,3 +94,17 @@ def test_missing_frame_link_named(tmp_path):
 
     with pytest.raises(ValueError, match="no link 'torso'"):
         placo_urdf_text(URDF, WalkFrames(trunk="torso"))
+
+
+def test_the_op3_walks_with_its_knees_bent_forward(plan):
+    """op3.urdf's knees bend one way (ROBOTIS's ranges: l_knee −0.1π…0.7π about +y, r_knee mirrored): the stance IK
+    starts from the middle of the ranges, so it bends them forward, whatever placo's last bits do. Before, from the
+    straight-knee zero pose with ±π ranges, the stance came out bent backward (knee 0.075 m behind the hip) in most
+    processes and forward (0.085 m ahead) in some: the same walk with knees either way."""
+    for _ in range(2):  # a second engine in the same process: the same branch
+        e = WalkEngine(URDF)
+        q = dict(zip(e.joints, e.q_stand))
+        assert q["l_knee"] > 1.0 and q["r_knee"] < -1.0, q  # measured ±1.545
+        assert q["l_hip_pitch"] < -0.5 and q["r_hip_pitch"] > 0.5, q  # thighs forward: measured ∓0.881
+    lk, rk = plan.joints.index("l_knee"), plan.joints.index("r_knee")
+    assert plan.q[:, lk].min() > 0.5 and plan.q[:, rk].max() < -0.5  # the whole walk on that branch

@@ -24,21 +24,21 @@ from servo_ff.dynamics.mujoco_model import place_obstacle, place_on_ground
 from servo_ff.dynamics.mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
 from servo_ff.dynamics.walk_balance import trunk_pitch_roll
 from servo_ff.dynamics.walk_pattern import WalkEngine
-from servo_ff.dynamics.walk_sim import FALL_TILT, OP3_ALPHA, OP3_SERVOS, OP3_URDF
+from servo_ff.dynamics.walk_sim import FALL_TILT, OP3_ALPHA, OP3_SERVOS, OP3_URDF, settled_plan
 
 
 def trace(controller: str, height: float, support: str, n_steps: int = 16, vx: float = 0.05, dt: float = 0.008):
     """(rows, fall time [s], box time [s], peak |τ| of l/r ankle roll [N·m], trunk x travel [m]); rows as printed
     by ``main``."""
     engine = WalkEngine(OP3_URDF)
-    plan = engine.plan((vx, 0.0, 0.0), n_steps)
+    plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand)
     sv = MujocoServos.from_description(
         OP3_URDF, OP3_SERVOS, base="floating", options=ServoOptions(4096, latency=1), obstacle_slot=height > 0
     )
     p, data = engine.params, sv.data
     t_box = p.single_support * (p.startend_double_support_ratio + 0.5) + 5 * p.step_period if height > 0 else math.inf
     perm = [plan.joints.index(j) for j in sv.joint_names]
-    place_on_ground(sv.sim, sv.qadr, engine.q_stand[perm])
+    place_on_ground(sv.sim, sv.qadr, q_stand[perm])
     sv.set_initial_state()
     sv.reset()
     kp = 800.0 if controller == "high" else GAIN_RATIO * 800.0

@@ -28,12 +28,13 @@ def _load_tables():
 
 T = _load_tables()
 Body, Box, Vec3, Quat = T.Body, T.Box, T.Vec3, T.Quat
-OP3_SOURCE, OP3_BODIES, OP3_FEET, OP3_RANGE, OP3_SOLES = (
+OP3_SOURCE, OP3_BODIES, OP3_FEET, OP3_RANGE, OP3_SOLES, OP3_ROBOTIS_RANGE_PI = (
     T.OP3_SOURCE,
     T.OP3_BODIES,
     T.OP3_FEET,
     T.OP3_RANGE,
     T.OP3_SOLES,
+    T.OP3_ROBOTIS_RANGE_PI,
 )
 SO101_SOURCE, SO101_BODIES, SO101_BOXES = T.SO101_SOURCE, T.SO101_BODIES, T.SO101_BOXES
 SO101_CAMERA_MOUNT, SO101_CAMERA_MOUNT_SIZE, SO101_GRIPPER_FRAME = (
@@ -183,7 +184,8 @@ OP3_CITATION = f"""
   battery and cables).
   Collision geometry: op3.xml's foot boxes only (two per foot, as in its class "foot"); its other collision
   geometry is meshes, not used. Visuals: each link's uniform box of the same mass and principal inertias.
-  Joint limits: op3.xml gives no range; +-3.141592 rad is its actuators' ctrlrange. Effort 4.1 N.m and velocity
+  Joint limits: op3.xml gives none; these are ROBOTIS's (ROBOTIS-GIT/ROBOTIS-OP3 op3_kinematics_dynamics.cpp,
+  commit 3bc2bd5; table OP3_ROBOTIS_RANGE_PI): the knees bend forward only. Effort 4.1 N.m and velocity
   {XM430_LIMITS["velocity"]} rad/s (46 rpm): ROBOTIS e-manual XM430-W350 at 12 V (op3.xml's actuators use 5 N.m).
   Frames l_sole / r_sole: the centre of the wider foot box's underside (ours).
 """
@@ -194,7 +196,8 @@ def op3() -> str:
     parts = []
     for b in OP3_BODIES:
         if b.parent is not None:
-            parts.append(body_joint(b, XM430_LIMITS, OP3_RANGE))
+            lo, hi = OP3_ROBOTIS_RANGE_PI[b.joint]
+            parts.append(body_joint(b, XM430_LIMITS, (round(lo * math.pi, 6), round(hi * math.pi, 6))))
         parts.append(body_link(b, tuple(c for c in OP3_FEET if c.body == b.name)))
     parts += [frame(name, parent, xyz) for name, parent, xyz in OP3_SOLES]
     return '<?xml version="1.0"?>\n<!--' + OP3_CITATION + '-->\n<robot name="op3">' + "".join(parts) + "\n</robot>\n"

@@ -116,6 +116,31 @@ OP3_FEET: tuple[Box, ...] = (
 )
 #: op3.xml gives no joint ranges; its position actuators' ctrlrange is ±3.141592 rad.
 OP3_RANGE = (-3.141592, 3.141592)
+#: The OP3's joint ranges [rad] as ROBOTIS's own kinematics states them (not op3.xml's: it gives none), in units of
+#: π: ROBOTIS-GIT/ROBOTIS-OP3 op3_kinematics_dynamics/src/op3_kinematics_dynamics.cpp (master, commit 3bc2bd5),
+#: joint_limit_min_/joint_limit_max_ per joint, same joint axes as op3.xml. The knees bend one way only.
+OP3_ROBOTIS_RANGE_PI: dict[str, tuple[float, float]] = {
+    "head_pan": (-0.5, 0.5),
+    "head_tilt": (-0.5, 0.5),
+    "l_sho_pitch": (-0.5, 0.5),
+    "l_sho_roll": (-0.3, 0.5),
+    "l_el": (-0.5, 0.5),
+    "r_sho_pitch": (-0.5, 0.5),
+    "r_sho_roll": (-0.5, 0.3),
+    "r_el": (-0.5, 0.5),
+    "l_hip_yaw": (-0.45, 0.45),
+    "l_hip_roll": (-0.3, 0.3),
+    "l_hip_pitch": (-0.4, 0.4),
+    "l_knee": (-0.1, 0.7),
+    "l_ank_pitch": (-0.45, 0.45),
+    "l_ank_roll": (-0.45, 0.45),
+    "r_hip_yaw": (-0.45, 0.45),
+    "r_hip_roll": (-0.3, 0.3),
+    "r_hip_pitch": (-0.4, 0.4),
+    "r_knee": (-0.7, 0.1),
+    "r_ank_pitch": (-0.45, 0.45),
+    "r_ank_roll": (-0.45, 0.45),
+}
 #: ROBOTIS e-manual XM430-W350 at 12 V: stall torque 4.1 N·m, no-load speed 46 rpm.
 XM430_LIMITS = dict(effort=4.1, velocity=round(46 * 2 * math.pi / 60, 4))
 #: Sole frames (fixed, massless): the centre of the wider foot box's underside.

@@ -164,6 +164,7 @@ class WalkEngine:
             task = self.solver.add_joints_task()
             task.set_joints(posture)
             task.configure("posture", "soft", 1.0)
+        self._start_mid_range()
         self.tasks.reach_initial_pose(np.eye(4), p.feet_spacing, p.com_height, p.trunk_pitch)
         self.q_stand = self.q()
         self.wpg = placo.WalkPatternGenerator(self.robot, hp)
@@ -172,6 +173,16 @@ class WalkEngine:
         self.trajectory = None
         self.t = 0.0
         self.last_replan = 0.0
+
+    def _start_mid_range(self) -> None:
+        """The IK's first guess: every joint at the middle of its URDF range (0 where the range is symmetric or
+        unbounded). From the straight-knee zero pose the stance IK could bend the knees either way, whichever way the
+        last bits of placo's solution leaned; an asymmetric knee range (the OP3's, ROBOTIS) starts them bent forward."""
+        for j in self.joints:
+            lo, hi = (float(v) for v in self.robot.get_joint_limits(j))
+            if np.isfinite(lo) and np.isfinite(hi) and hi - lo < 2 * np.pi - 1e-6:
+                self.robot.set_joint(j, 0.5 * (lo + hi))
+        self.robot.update_kinematics()
 
     def q(self) -> np.ndarray:
         """The robot's current joint positions [rad], ``joints`` order."""

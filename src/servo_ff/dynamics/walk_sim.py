@@ -6,16 +6,26 @@ the walk's stance, holds it for ``hold`` seconds, then walks. Goals at ``control
 1 ms, the servo layer with encoder quantisation and ``latency`` periods of bus delay. (a) "high": goal = plan at
 ``kp_high``; (b) "low": the same at ``ratio``·``kp_high``; (c) "ff": (b) + the feed-forward controller
 (:class:`.FeedForwardController`, IMU = the true trunk orientation, support coefficient from the plan).
+
+Each run also reports how the feet took the plan (:class:`WalkRun`): how often the planned swing foot still touched
+the ground, the planned stance foot's share of the weight in single support, and how far the loaded soles moved.
+``firmware`` swaps every servo's firmware law for a row of :data:`~servo_ff.models.firmware.FIRMWARE_TABLE` (e.g.
+``xm430_position``, the XM430's factory position mode, which ROBOTIS's OP3 configuration uses) for all three
+controllers; (c)'s α̂ then follows that law.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..models.firmware import FIRMWARE_LAWS
+from .alpha import AlphaTable, alpha_table_from_actuator
+from .alpha_current import alpha_table_current_law
 from .mujoco_humanoid import GAIN_RATIO
 from .mujoco_model import place_obstacle, place_on_ground
 from .mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
@@ -27,6 +37,9 @@ OP3_URDF = REPO / "urdf" / "op3.urdf"
 OP3_SERVOS = REPO / "config" / "servos_op3.yaml"
 OP3_ALPHA = REPO / "config" / "alpha_op3.yaml"
 FALL_TILT = 0.6  # [rad] trunk tilt counted as a fall (as the DDS missions)
+PLAN_GRID = 1e-6  # [rad, rad/s, rad/s², m, -] the plan's values are rounded to this (see ``settled_plan``)
+TOUCH = 1.0  # [N] normal force above which a foot counts as touching the ground
+LOADED = 5.0  # [N] normal force above which a foot counts as carrying weight (for its slip)
 
 
 @dataclass
@@ -39,6 +52,9 @@ class WalkRun:
     t: np.ndarray  # [s] control periods from the walk start
     pitch: np.ndarray  # [rad] trunk pitch, forward positive
     roll: np.ndarray  # [rad]
+    swing_contact: float = math.nan  # share of planned single-support periods with the swing foot touching [0..1]
+    stance_share: float = math.nan  # median share of the feet's normal force on the planned stance foot [0..1]
+    slip: float = math.nan  # [m] horizontal travel of the soles' centres while loaded (sliding or rocking; both feet)
 
     @property
     def fell(self) -> bool:
@@ -50,6 +66,33 @@ def armature_torque(plan: WalkPlan, armature: float, percentile: float = 99.0) -
     inertia alone asks for, before gravity (compare with the stall torque)."""
     a = np.percentile(np.abs(armature * plan.ddq), percentile, axis=0)
     return dict(zip(plan.joints, map(float, a)))
+
+
+def settled_plan(plan: WalkPlan, q_stand: np.ndarray, grid: float = PLAN_GRID) -> tuple[WalkPlan, np.ndarray]:
+    """The plan and stance rounded to ``grid``: placo's solution differs in its last bits (1e-13 rad) from one plan to
+    the next in the same process, and a walk that rocks (plain P) amplifies that into millimetres, so a run would
+    depend on the runs before it; 1e-6 is far below the encoder's 1.5e-3 rad."""
+    r = {k: np.round(getattr(plan, k) / grid) * grid for k in ("q", "dq", "ddq", "c_left", "com")}
+    return plan._replace(**r), np.round(q_stand / grid) * grid
+
+
+def foot_metrics(t: np.ndarray, c_left: np.ndarray, force: np.ndarray, xy: np.ndarray) -> tuple[float, float, float]:
+    """(swing_contact, stance_share, slip [m]) of :class:`WalkRun` from per-period samples from the walk start: ``t``
+    [s], the plan's support coefficient (1: all on the left foot), the feet's normal forces [N] (left, right) and
+    their soles' horizontal positions [m] (periods × 2 × 2)."""
+    single = (t >= 0) & ((c_left > 0.99) | (c_left < 0.01))
+    stance = np.where(c_left > 0.5, 0, 1)
+    swing_f = force[np.arange(len(t)), 1 - stance][single]
+    stance_f = force[np.arange(len(t)), stance][single]
+    total = swing_f + stance_f
+    share = stance_f[total > TOUCH] / total[total > TOUCH]
+    loaded = (force[1:] > LOADED) & (force[:-1] > LOADED) & (t[1:, None] >= 0)
+    step = np.linalg.norm(np.diff(xy, axis=0), axis=2)
+    return (
+        float(np.mean(swing_f > TOUCH)) if single.any() else math.nan,
+        float(np.median(share)) if share.size else math.nan,
+        float(step[loaded].sum()),
+    )
 
 
 def simulate_walk(
@@ -67,14 +110,21 @@ def simulate_walk(
     latency: int = 1,
     obstacle: float = 0.0,
     obstacle_step: int = 5,
+    firmware: str | None = None,
+    plan_grid: float = PLAN_GRID,
+    imu_roll: bool = True,
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
-    that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission)."""
+    that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
+    ``firmware``: a firmware row for every servo instead of the servo file's (module docstring); ``plan_grid``: see
+    :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
+    pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation)."""
     if controller not in ("high", "low", "ff"):
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
+    if firmware is not None and firmware not in FIRMWARE_LAWS:
+        raise ValueError(f"firmware must be one of {', '.join(FIRMWARE_LAWS)}, got {firmware!r}")
     engine = WalkEngine(urdf, params)
-    q_stand = engine.q_stand.copy()
-    plan = engine.plan((vx, 0.0, 0.0), n_steps)
+    plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
     sv = MujocoServos.from_description(
         urdf, servos, base="floating", options=ServoOptions(4096, latency=latency), obstacle_slot=obstacle > 0
     )
@@ -86,6 +136,10 @@ def simulate_walk(
     place_on_ground(sv.sim, sv.qadr, q_stand[perm])
     sv.set_initial_state()
     sv.reset()
+    if firmware is not None:
+        law = FIRMWARE_LAWS[firmware]
+        sv.params = {n: dataclasses.replace(sv.params[n], firmware=law) for n in sv.joint_names}
+        sv.p[:] = np.array([sv.params[n].packed() for n in sv.joint_names])
     kp = kp_high if controller == "high" else ratio * kp_high
     sv.set_kp(kp)
     t = np.arange(-hold, plan.t[-1] + 1e-9, control_dt)
@@ -100,12 +154,17 @@ def simulate_walk(
     if controller == "ff":
         from .feedforward import FeedForwardController  # noqa: PLC0415 (pinocchio: the ff run only)
 
+        if firmware is not None:
+            alpha = firmware_alpha(sv.params[sv.joint_names[0]], plan.joints, u_bat)
         ff = FeedForwardController(urdf, alpha, kp, u_nominal=u_bat)
         fperm = [plan.joints.index(j) for j in ff.robot.joint_names]
         f2s = [ff.robot.joint_names.index(j) for j in sv.joint_names]
         dq, ddq = grid(plan.dq), grid(plan.ddq)
         dq[t < 0], ddq[t < 0] = 0.0, 0.0
-        c_left = np.interp(tc, plan.t, plan.c_left)
+    c_plan = np.interp(tc, plan.t, plan.c_left)
+    force, xy = np.zeros((len(t), 2)), np.zeros((len(t), 2, 2))
+    m = sv.model
+    soles = [next(g for g in range(m.ngeom) if m.geom_bodyid[g] == b and m.geom_contype[g]) for b in sv.sim.feet[:2]]
     steps = int(round(control_dt / sv.model.opt.timestep))
     trunk = sv.sim.root_body
     x0, k0 = float(data.qpos[0]), int(np.searchsorted(t, 0.0))
@@ -119,10 +178,10 @@ def simulate_walk(
             t_obstacle = math.inf
         goal = q[k, perm]
         if ff is not None:
-            w, x, y, z = data.xquat[trunk]
+            w, x, y, z = data.xquat[trunk] if imu_roll else pitch_only(data.xquat[trunk])
             goal = np.asarray(
                 ff.tick(q[k, fperm], dq[k, fperm], ddq[k, fperm], imu_quat=(x, y, z, w), u_bat=u_bat,
-                        c_left=float(c_left[k]))
+                        c_left=float(c_plan[k]))
             )[f2s]  # fmt: skip
         sv.command(goal)
         try:
@@ -132,9 +191,27 @@ def simulate_walk(
             break
         w, x, y, z = data.xquat[trunk]
         pitch[k], roll[k] = trunk_pitch_roll((x, y, z, w))
+        force[k], xy[k] = sv.foot_forces()[:2], data.geom_xpos[soles, :2]
         if data.xmat[trunk][8] < math.cos(FALL_TILT):
             fell_at, last = t[k], k
             break
     walk = slice(k0, last + 1)
     planned = float(np.interp(t[last], plan.t, plan.com[:, 0]) - plan.com[0, 0]) if last >= k0 else 0.0
-    return WalkRun(controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk])
+    metrics = foot_metrics(t[: last + 1], c_plan[: last + 1], force[: last + 1], xy[: last + 1])
+    return WalkRun(
+        controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics
+    )
+
+
+def pitch_only(quat_wxyz) -> tuple[float, float, float, float]:
+    """(w, x, y, z) of the rotation about y by the trunk pitch of ``quat_wxyz`` (no roll, no yaw)."""
+    w, x, y, z = (float(v) for v in quat_wxyz)
+    half = 0.5 * trunk_pitch_roll((x, y, z, w))[0]
+    return math.cos(half), 0.0, math.sin(half), 0.0
+
+
+def firmware_alpha(params, joints: list[str], u_nominal: float) -> AlphaTable:
+    """(c)'s α̂ for every joint under ``params``' firmware law: Eq. 19 (voltage law) or the current law's α̂."""
+    if params.firmware.control == "current":
+        return alpha_table_current_law(params, joints, u_nominal)
+    return alpha_table_from_actuator(params, joints)

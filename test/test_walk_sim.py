@@ -1,0 +1,102 @@
+"""The ROS-free OP3 walk (dynamics/walk_sim.py): runs that do not depend on the runs before them, the feet's account
+of a walk, the firmware option."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("placo")
+pytest.importorskip("mujoco")
+
+
+def test_foot_metrics_counts_swing_contact_stance_share_and_slip():
+    from servo_ff.dynamics.walk_sim import foot_metrics
+
+    t = np.array([-0.1, 0.0, 0.1, 0.2, 0.3, 0.4])
+    c = np.array([0.5, 1.0, 1.0, 0.5, 0.0, 0.0])  # left single support, double, right single support
+    force = np.array([[15, 15], [30, 0], [20, 10], [15, 15], [0.5, 29.5], [3, 27]], dtype=float)
+    xy = np.zeros((6, 2, 2))
+    xy[2:, 0, 0] = 0.01  # the left sole moves 1 cm between t = 0 and 0.1 s, loaded at both ends (30 N, 20 N)
+    xy[5:, 1, 1] = 0.002  # the right one 2 mm while loaded (29.5 N, 27 N)
+    xy[1, 1, 0] = 0.05  # the right sole 5 cm at t = 0 while unloaded: not slip
+    swing, share, slip = foot_metrics(t, c, force, xy)
+    assert swing == pytest.approx(2 / 4)  # swing foot above 1 N at t = 0.1 (10 N) and t = 0.4 (3 N)
+    assert share == pytest.approx(np.median([1.0, 2 / 3, 29.5 / 30, 0.9]))
+    assert slip == pytest.approx(0.012)
+
+
+def test_a_walk_does_not_depend_on_the_walks_before_it():
+    """placo's plan differs in its last bits (1e-13 rad) from one plan to the next in one process; plain P's rocking
+    walk amplified that into millimetres (0.073 m, then 0.075 m for the same 12 steps), so a run depended on the
+    runs before it (the full suite's ROS-free walks differed from a fresh interpreter's)."""
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    first = simulate_walk("high", 4)
+    simulate_walk("ff", 2)
+    again = simulate_walk("high", 4)
+    assert again.travel == first.travel
+    assert np.array_equal(again.roll, first.roll) and np.array_equal(again.pitch, first.pitch)
+
+
+def test_the_feet_s_account_of_the_walk_at_the_factory_gain():
+    """(c) lifts its swing foot and follows the plan; (a) plain P at k_P 800 walks too (its knees bent forward:
+    test_walk_pattern), beyond the plan, its swing foot scuffing the ground half the time and its soles sliding.
+    Measured (8 steps, 0.336 m planned): (a) 0.436 m, swing foot touching 0.49, stance share 1.00, soles 0.28 m;
+    (c) 0.339 m, 0.03, 1.00, 0.031 m, roll 0.034 rad."""
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    high, ff = simulate_walk("high", 8), simulate_walk("ff", 8)
+    assert not high.fell and not ff.fell
+    assert abs(ff.travel - ff.planned) < 0.03 * ff.planned and np.abs(ff.roll).max() < 0.06, ff
+    assert ff.swing_contact < 0.1 and ff.stance_share > 0.95 and ff.slip < 0.05, ff
+    assert 1.15 * high.planned < high.travel < 1.45 * high.planned, high
+    assert 0.3 < high.swing_contact < 0.7 and high.slip > 5 * ff.slip, high
+
+
+def test_firmware_option():
+    from servo_ff.dynamics.alpha import load_alpha
+    from servo_ff.dynamics.walk_sim import OP3_ALPHA, firmware_alpha, simulate_walk
+    from servo_ff.models.firmware import FIRMWARE_LAWS
+    from servo_ff.models.presets import preset
+
+    with pytest.raises(ValueError, match="firmware must be one of .*xm430_position.*got 'xm431'"):
+        simulate_walk("high", 1, firmware="xm431")
+    params = preset("xm430", "m1")
+    joints = list(yaml.safe_load(OP3_ALPHA.read_text())["joints"])
+    shipped = load_alpha(OP3_ALPHA, joints)  # config/alpha_op3.yaml: the current law's α̂ (Operating Mode 5)
+    assert np.allclose(firmware_alpha(params, joints, 12.0).alpha, shipped.alpha, rtol=1e-12)
+    pwm = dataclasses.replace(params, firmware=FIRMWARE_LAWS["xm430_position"])
+    a = firmware_alpha(pwm, ["l_knee"], 12.0).alpha[0]
+    kv = params.friction[
+        "friction_viscous"
+    ]  # the voltage law's α̂1/α̂0 adds the back-EMF kt²/R (Eq. 19), not the current law's
+    assert a[1] / a[0] == pytest.approx(params.kt**2 / params.R + kv)
+    assert shipped.alpha[0][1] / shipped.alpha[0][0] == pytest.approx(kv)
+
+
+def test_pitch_only_keeps_the_trunk_pitch_and_drops_roll_and_yaw():
+    from servo_ff.dynamics.walk_balance import trunk_pitch_roll
+    from servo_ff.dynamics.walk_sim import pitch_only
+
+    # pitch 0.2 rad forward, then roll 0.15 and yaw 0.3: q = yaw ⊗ pitch ⊗ roll (w, x, y, z)
+    def about(axis, a):
+        q = [math.cos(a / 2), 0.0, 0.0, 0.0]
+        q[1 + axis] = math.sin(a / 2)
+        return np.array(q)
+
+    def mul(p, q):
+        w1, x1, y1, z1 = p
+        w2, x2, y2, z2 = q
+        return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                         w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])  # fmt: skip
+
+    q = mul(about(2, 0.3), mul(about(1, 0.2), about(0, 0.15)))
+    w, x, y, z = pitch_only(q)
+    assert (x, z) == (0.0, 0.0)
+    assert trunk_pitch_roll((x, y, z, w)) == pytest.approx((trunk_pitch_roll((*q[1:], q[0]))[0], 0.0))
+    assert trunk_pitch_roll((x, y, z, w))[0] == pytest.approx(0.2)
