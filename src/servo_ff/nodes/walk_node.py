@@ -244,6 +244,8 @@ class WalkNode(Node):
         self.t_walk = self.t0 + float(self.table["approach_time"])
         self.engine.start()
         self.get_logger().info(f"walking stance at t = {self.t_walk:.3f} s, then walking under cmd_vel")
+        # the first chunk at once, not at the next timer tick: a lockstep sim waits for the goals it drives
+        self._publish_trajectory()
 
     def _approach(self, t: float) -> np.ndarray:
         s = min(max((t - self.t0) / float(self.table["approach_time"]), 0.0), 1.0)
@@ -285,7 +287,7 @@ class WalkNode(Node):
             return
         now = self.now_s()
         horizon = float(self.table["horizon"])
-        if now < self.t0 - horizon:
+        if now < self.t0 - horizon - 1e-9:  # (start_delay = horizon: at once, whatever the rounding)
             return  # the measured pose is held until the approach comes within the horizon
         self._fill(now + horizon + 2 * self.dt)
         t = np.asarray(self.times)
