@@ -164,9 +164,10 @@ def op3_nodes(
     return sim, ff, walk
 
 
-def start_lockstep(ros: RosHarness, client, sim, timeout: float = 60.0) -> None:
-    """Activate the lockstep ``sim`` (built with ``autostart: false``) once its ``/joint_states`` and ``imu/data``
-    reach the feed-forward, walk and probe nodes and a goal publisher reaches it, then send it the goal it holds
+def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: float = 60.0) -> None:
+    """Activate the lockstep ``sim`` (built with ``autostart: false``) once its ``/joint_states`` reach the
+    feed-forward and walk nodes, its ``imu/data`` ``imu_readers`` nodes (the feed-forward node, the probe) and the
+    feed-forward node's goals reach it, then send it the goal it holds
     from ``client``: its first period is stepped at once on that goal (as its ``lockstep_timeout`` would step it a
     second later, the held goal unchanged), and its first state reaches every node whatever the discovery's
     timing."""
@@ -180,7 +181,7 @@ def start_lockstep(ros: RosHarness, client, sim, timeout: float = 60.0) -> None:
     wait_for(
         lambda: (
             sim.pub_js.get_subscription_count() >= 2
-            and sim.backend.outputs.pub_imu.get_subscription_count() >= 2
+            and sim.backend.outputs.pub_imu.get_subscription_count() >= imu_readers
             and goals.get_publisher_count() >= 2
         ),
         timeout,
