@@ -157,7 +157,13 @@ def op3_nodes(
             "servo_walk",
             **kw,
             parameter_overrides=params(
-                walk_params, use_sim_time=True, urdf_path=urdf, start_delay=0.5, approach_time=2.0, cmd_timeout=3600.0
+                walk_params,
+                use_sim_time=True,
+                urdf_path=urdf,
+                start_delay=0.5,
+                approach_time=2.0,
+                cmd_timeout=3600.0,
+                engine_process=True,
             ),
         )
     )

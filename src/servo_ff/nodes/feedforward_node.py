@@ -3,12 +3,12 @@ desired trajectory and the servo interface, a thin layer over
 :class:`servo_ff.dynamics.feedforward.FeedForwardController`.
 
 Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (idle, it
-takes the measured pose and stops listening; the trajectory that ends the idle ticks once at once): samples the desired trajectory at the current time, runs
-``FeedForwardController.tick`` (inverse dynamics rooted at the support foot, or fixed base, → goal positions,
-URDF limits) and publishes the goals on ``servo/commands`` (Float64MultiArray in ``joints``
-order). The servo node owns its P gain: this node sets the servo node's ``kp`` parameter (``servo_node``, its
-``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when the servo node (re)appears,
-never periodically (:mod:`servo_ff.ros.servo_gain`).
+takes the measured pose and stops listening; the trajectory that ends the idle ticks once at once): samples the
+desired trajectory at the current time, runs ``FeedForwardController.tick`` (inverse dynamics rooted at the support
+foot, or fixed base, → goal positions, URDF limits) and publishes the goals on ``servo/commands``
+(Float64MultiArray in ``joints`` order). The servo node owns its P gain: this node sets the servo node's ``kp``
+parameter (``servo_node``, its ``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when
+the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
