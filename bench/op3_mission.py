@@ -10,8 +10,12 @@ it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
 3. obstacles: forward at ``--obstacle-vx`` onto a 15 mm box under the right foot ((a), (b), (c)) and 5 mm ((a),
    (c)); trunk pitch per controller plotted as Schwarz & Behnke Fig. 6b.
 Energy reductions are only given when (a) did not fall (over a fall the runs are not comparable): else nan.
+Anchor (issue 25's style): the bare lockstep loop under the mission (``bench/_lockstep_bound.py``: the same message
+hops per 8 ms period, no work in any callback, the mission's EventsExecutor) measured before and after the runs in
+this process: ``rtf_bound`` (median, one process) is the best any loop of this shape reaches here and now, and
+``rtf_of_bound`` = rtf / rtf_bound.
 Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_energy_reduction=… energy_reduction=…
-           obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=…
+           obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=… rtf_bound=… rtf_of_bound=…
 """
 
 from __future__ import annotations
@@ -21,10 +25,20 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from _lockstep_bound import lockstep_bound  # noqa: E402
+
+
+def bound(periods: int) -> tuple[float, float]:
+    """The bare lockstep loop's rtf: one process, two processes."""
+    return lockstep_bound(periods, 1), lockstep_bound(periods, 2)
 
 
 def main() -> int:
@@ -36,7 +50,10 @@ def main() -> int:
     ap.add_argument("--obstacle-steps", type=int, default=16)
     ap.add_argument("--kp-high", type=float, default=800.0, help="(a)'s gain; (b), (c): 0.35 of it")
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_pitch.png"))
+    ap.add_argument("--bound-periods", type=int, default=2000, help="periods of each bare lockstep loop (anchor)")
     a = ap.parse_args()
+
+    anchors = [bound(a.bound_periods)]
 
     print(f"1. flat ground, {a.steps} steps at {a.vx} m/s:")
     flat = {c: run_op3(c, n_steps=a.steps, vx=a.vx, kp_high=a.kp_high) for c in ("high", "low", "ff")}
@@ -60,13 +77,21 @@ def main() -> int:
     allj = 1 - ec.energy.sum() / ea.energy.sum() if comparable else math.nan
     runs = [*flat.values(), long, *obst.values()]
     rtf = sum(r.sim_s for r in runs) / sum(r.wall_s for r in runs)
+    anchors.append(bound(a.bound_periods))
+    one, two = (float(np.median([b[k] for b in anchors])) for k in (0, 1))
+    print(
+        f"rtf: the mission {rtf:.2f} (sim s / wall s over every run, start-up included); the bare lockstep loop "
+        f"{one:.2f} in one process, {two:.2f} across two (before / after: "
+        f"{' / '.join(f'{b[0]:.2f}, {b[1]:.2f}' for b in anchors)})"
+    )
     fell = {c: flat[c].fell or (c == "ff" and long.fell) for c in ("high", "low", "ff")}
     falls = "".join(k for k, c in zip("abc", fell) if fell[c]) or "none"  # the controllers that fell on flat ground
     print(
         f"RESULT walk_distance_c_m={long.travel:.3f} step_period_s={long.step_period:.3f} falls_flat={falls} "
         f"knee_energy_reduction={knee:.3f} energy_reduction={allj:.3f} "
         f"obstacle15_a_stood={int(not obst[('high', 15)].fell)} obstacle15_c_stood={int(not obst[('ff', 15)].fell)} "
-        f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f}"
+        f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f} rtf_bound={one:.2f} "
+        f"rtf_of_bound={rtf / one:.3f}"
     )
     return 0
 

@@ -422,3 +422,37 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     assert ff.imu is None or np.isfinite(ff.imu).all()
     err = capfd.readouterr().err
     assert 1 <= sum("IMU orientation" in ln for ln in err.splitlines()) <= 1, err[-2000:]
+
+
+def test_the_trajectory_ending_the_idle_ticks_at_once():
+    """Idle (the pose taken from one /joint_states, no trajectory), the node sends a goal as soon as a trajectory
+    arrives, without waiting for another /joint_states: a lockstep sim waits for that goal before it publishes one
+    (issue 21: the OP3 mission stepped on its 1 s lockstep timeout there)."""
+    from std_msgs.msg import Float64MultiArray
+
+    with RosHarness(salt=9) as h:
+        ff = h.add(
+            FeedForwardNode(
+                "servo_feedforward",
+                **h.node_kwargs(),
+                parameter_overrides=[
+                    Parameter("urdf_path", value=str(ROOT / "urdf" / "pendulums2.urdf")),
+                    Parameter("joints", value=JOINTS),
+                    Parameter("kp", value=[KP_LOW]),
+                    Parameter("servo", value="mx64"),
+                    Parameter("model", value="m4"),
+                ],
+            )
+        )
+        client = h.make_node("ff_idle_client")
+        goals: list[list[float]] = []
+        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
+        js = client.create_publisher(JointState, "joint_states", 10)
+        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 10.0, "discovery")
+        state = JointState(name=JOINTS, position=[0.1, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
+        wait_for(lambda: js.publish(state) or ff._js_sub is None, 10.0, "the pose taken, /joint_states let go")
+        assert ff.ticks == 0 and not goals
+        desired.publish(hold([0.3, 0.2]))
+        wait_for(lambda: goals, 10.0, "a goal without another /joint_states")
+        assert ff.ticks == 1 and len(goals[0]) == 2 and np.isfinite(goals[0]).all()

@@ -94,6 +94,27 @@ def test_feedforward_refuses_walk_beyond_its_bounds_and_walk_refuses_nan_cmd(com
         assert walk.engine.cmd == (0.05, 0.0, 0.0)  # the last good command kept
 
 
+def test_op3_mission_loop_steps_on_goals_from_its_first_period(compiled_mujoco_kernels):
+    """The mission's start (issue 21): the sim activated once the graph matches and sent its held goal
+    (``start_lockstep``), the walk node's first chunk at once, the feed-forward node's tick on that chunk — every
+    period is stepped on a goal, none on the lockstep timeout (10 s here, its largest value)."""
+    from servo_ff.bringup.op3_mission import op3_nodes, start_lockstep
+
+    with RosHarness(salt=44, events=True) as ros:
+        sim, ff, walk = op3_nodes(
+            ros,
+            "ff",
+            280.0,
+            sim_params={"autostart": False, "lockstep_timeout": 10.0, "counts_per_rev": 0, "latency": 0},
+            walk_params={"start_delay": 0.5, "approach_time": 1.0},  # start_delay = horizon (0.5 s): a chunk at once
+        )
+        start_lockstep(ros, ros.make_node("start_probe"), sim, imu_readers=1)
+        wait_for(lambda: sim.sim_time_ns >= 300_000_000, 120.0, "0.3 s simulated")
+        periods = sim.sim_time_ns // sim.period_ns
+        assert periods <= ff.ticks + 1, (periods, ff.ticks)  # + 1: start_lockstep's goal; a timeout step: + 2
+        assert walk.messages >= 1 and ff.ticks >= 30
+
+
 def test_sim_op3_bringup_plan():
     from servo_ff.bringup import plan
 

@@ -76,10 +76,12 @@ def run_op3(
     salt: int = 93,
     log=print,
     track: tuple[str, ...] = (),
+    events: bool = True,
 ) -> Op3Result:
     """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own; ``track``: joints
-    whose walk-node desired and ``/joint_states`` positions are recorded from the walk start (``tracking``)."""
-    ros = RosHarness(salt=salt, prefix="op3_")
+    whose walk-node desired and ``/joint_states`` positions are recorded from the walk start (``tracking``);
+    ``events``: rclpy's EventsExecutor (else the SingleThreadedExecutor)."""
+    ros = RosHarness(salt=salt, prefix="op3_", events=events)
     try:
         return _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track)
     finally:
@@ -155,11 +157,48 @@ def op3_nodes(
             "servo_walk",
             **kw,
             parameter_overrides=params(
-                walk_params, use_sim_time=True, urdf_path=urdf, start_delay=0.5, approach_time=2.0, cmd_timeout=3600.0
+                walk_params,
+                use_sim_time=True,
+                urdf_path=urdf,
+                start_delay=0.5,
+                approach_time=2.0,
+                cmd_timeout=3600.0,
+                engine_process=True,
             ),
         )
     )
     return sim, ff, walk
+
+
+def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: float = 60.0) -> None:
+    """Activate the lockstep ``sim`` (built with ``autostart: false``) once its ``/joint_states`` reach the
+    feed-forward and walk nodes, its ``imu/data`` ``imu_readers`` nodes (the feed-forward node, the probe) and the
+    feed-forward node's goals reach it, then send it the goal it holds
+    from ``client``: its first period is stepped at once on that goal (as its ``lockstep_timeout`` would step it a
+    second later, the held goal unchanged), and its first state reaches every node whatever the discovery's
+    timing."""
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState
+    from std_msgs.msg import Float64MultiArray
+
+    topic = sim.resolve_topic_name(sim.names["commands"])
+    goals = next(s for s in sim.subscriptions if s.topic_name == topic)
+    kick = client.create_publisher(Float64MultiArray, topic, 10)
+    wait_for(
+        lambda: (
+            sim.pub_js.get_subscription_count() >= 2
+            and sim.backend.outputs.pub_imu.get_subscription_count() >= imu_readers
+            and goals.get_publisher_count() >= 2
+        ),
+        timeout,
+        "the OP3 graph's topics to match",
+    )
+    change = client.create_client(ChangeState, f"{sim.get_name()}/change_state")
+    for tid in (Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE):
+        if not ros.call(change, ChangeState.Request(transition=Transition(id=tid)), timeout=timeout).success:
+            raise RuntimeError(f"{sim.get_name()}: lifecycle transition {tid} failed")
+    wait_for(lambda: sim.active, timeout, f"{sim.get_name()} active")
+    kick.publish(Float64MultiArray(data=[float(g) for g in sim.gate.goal]))
 
 
 def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track) -> Op3Result:
@@ -171,7 +210,7 @@ def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, 
 
     ratio = GAIN_RATIO if ratio is None else ratio
     kp = kp_high if controller == "high" else ratio * kp_high
-    sim, ff, walk = op3_nodes(ros, controller, kp)
+    sim, ff, walk = op3_nodes(ros, controller, kp, sim_params={"autostart": False})
     p = walk.engine.params
     t_first = p.single_support * p.startend_double_support_ratio  # the walk's first double support [s]
     t_end = t_first + n_steps * p.step_period
@@ -221,6 +260,7 @@ def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, 
     wall = time.monotonic()
     try:
         wait_for(lambda: cmd.publish(forward) or walk.engine.cmd[0] == vx, 120.0, "cmd_vel at the walk node")
+        start_lockstep(ros, probe, sim)
         wait_for(lambda: st["e1"] is not None, timeout, f"the {CONTROLLERS[controller]} run")
     finally:
         wall = time.monotonic() - wall
@@ -292,4 +332,4 @@ def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float
     return path
 
 
-__all__ = ["KP_HIGH", "Op3Result", "format_table", "plot_pitch", "run_op3"]
+__all__ = ["KP_HIGH", "Op3Result", "format_table", "plot_pitch", "run_op3", "start_lockstep"]

@@ -3,12 +3,12 @@ desired trajectory and the servo interface, a thin layer over
 :class:`servo_ff.dynamics.feedforward.FeedForwardController`.
 
 Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (idle, it
-takes the measured pose and stops listening): samples the desired trajectory at the current time, runs
-``FeedForwardController.tick`` (inverse dynamics rooted at the support foot, or fixed base, → goal positions,
-URDF limits) and publishes the goals on ``servo/commands`` (Float64MultiArray in ``joints``
-order). The servo node owns its P gain: this node sets the servo node's ``kp`` parameter (``servo_node``, its
-``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when the servo node (re)appears,
-never periodically (:mod:`servo_ff.ros.servo_gain`).
+takes the measured pose and stops listening; the trajectory that ends the idle ticks once at once): samples the
+desired trajectory at the current time, runs ``FeedForwardController.tick`` (inverse dynamics rooted at the support
+foot, or fixed base, → goal positions, URDF limits) and publishes the goals on ``servo/commands``
+(Float64MultiArray in ``joints`` order). The servo node owns its P gain: this node sets the servo node's ``kp``
+parameter (``servo_node``, its ``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when
+the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
@@ -241,8 +241,11 @@ class FeedForwardNode(Node):
         except ValueError as e:
             self._warn("trajectory", f"desired trajectory on {TOPIC_DESIRED} rejected: {e}; keeping the previous one")
             return
+        idle = self.traj is None and self._js_sub is None  # the pose taken, waiting for a trajectory
         self.traj = traj  # joints it does not name keep their last desired value
         self._listen_joint_states(True)
+        if idle:
+            self._tick()  # a first goal at once: a lockstep sim waits for it before its next /joint_states
 
     def _listen_joint_states(self, on: bool) -> None:
         """/joint_states drive the ticks. Without a desired trajectory only the pose matters: the node takes it
@@ -304,6 +307,10 @@ class FeedForwardNode(Node):
         if self.traj is None:
             self._listen_joint_states(False)  # the pose is taken; a desired trajectory resumes the ticks
             return
+        self._tick()
+
+    def _tick(self) -> None:
+        """The desired trajectory sampled now → goals on ``servo/commands`` (or by name, with faulted joints)."""
         q, dq, ddq = self.traj.sample(self._now())
         cols = self.traj.columns
         self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq

@@ -36,7 +36,7 @@ class SimBackend:
     stops_outputs_on_error = False  # True: nothing is published while the node's stepper_error is set
 
     def publish_outputs(self, stamp: Any) -> None:
-        """Topics of this backend beyond the servo interface, after each published ``joint_states``."""
+        """Topics of this backend beyond the servo interface, just before each published ``joint_states``."""
 
     def autostart_retry_period(self) -> float:
         return 1.0

@@ -74,10 +74,10 @@ class SimNode(SimClock, ServoInterfaceNode):
     def publish_state(self, stamp) -> bool:
         if self.backend.stops_outputs_on_error and self.stepper_error:
             return False
-        if not super().publish_state(stamp):
-            return False
+        # the backend's topics (MuJoCo: imu/data, …) before /joint_states: a controller ticking on /joint_states has
+        # this period's IMU whatever its executor's order (rclpy's EventsExecutor: the order the messages came)
         self.backend.publish_outputs(stamp)
-        return True
+        return super().publish_state(stamp)
 
     # ------------------------------------------------------------------ parameters
     def _validate(self, values: dict[str, Any]) -> str | None:

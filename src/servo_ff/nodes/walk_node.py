@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,15 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("foot_width", w.foot_width, "support polygon width", "m", lo=0.01, hi=1.0, **ro),
         ParamSpec("max_dx_forward", w.max_dx_forward, "largest forward step", "m", lo=0.0, hi=0.5, **ro),
         ParamSpec("cmd_timeout", 1.0, "a cmd_vel older than this counts as zero", "s", lo=0.01, hi=3600.0),
+        ParamSpec(
+            "engine_process",
+            False,
+            "placo in a child process, engine_lead ahead of the trajectory messages (off this node's executor: "
+            "placo holds the GIL); a cmd_vel (and its cmd_timeout) then takes effect up to publish_period + "
+            "engine_lead later",
+            **ro,
+        ),
+        ParamSpec("engine_lead", 0.5, "engine_process: samples computed this far ahead", "s", lo=0.0, hi=5.0, **ro),
         ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, **ro),
         ParamSpec("approach_time", 2.0, "measured pose → walking stance", "s", lo=0.05, hi=60.0, **ro),
         ParamSpec("horizon", 0.5, "seconds of trajectory in each message", "s", lo=0.05, hi=10.0),
@@ -143,6 +153,12 @@ class WalkNode(Node):
         )
         frames = WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"])
         self.engine = WalkEngine(resolve_path(v["urdf_path"]), params, frames)
+        self.worker = None  # dynamics.walk_worker.WalkWorker with engine_process
+        self._ahead: deque[float] = deque()  # grid times [s, ROS clock] beyond self.times, asked of the worker
+        if v["engine_process"]:
+            from servo_ff.dynamics.walk_worker import WalkWorker
+
+            self.worker = WalkWorker(resolve_path(v["urdf_path"]), params, frames)
         order = [j for j in v["joints"] if j]
         if order and sorted(order) != sorted(self.engine.joints):
             raise ValueError(f"joints {order} are not the joints of {v['urdf_path']}: {self.engine.joints}")
@@ -242,12 +258,19 @@ class WalkNode(Node):
             self.destroy_subscription(self._js_sub)
         self.t0 = self.now_s() + float(self.table["start_delay"])
         self.t_walk = self.t0 + float(self.table["approach_time"])
-        self.engine.start()
+        if self.worker is None:
+            self.engine.start()
+        else:
+            self.worker.start(self.engine.cmd)
         self.get_logger().info(f"walking stance at t = {self.t_walk:.3f} s, then walking under cmd_vel")
+        # the first chunk at once, not at the next timer tick: a lockstep sim waits for the goals it drives
+        self._publish_trajectory()
 
     def _approach(self, t: float) -> np.ndarray:
         s = min(max((t - self.t0) / float(self.table["approach_time"]), 0.0), 1.0)
-        return self.q0 + (10 * s**3 - 15 * s**4 + 6 * s**5) * (self.engine.q_stand[self.perm] - self.q0)
+        # the stance the walk starts from: the worker's (its engine ticks the walk) with engine_process
+        stand = self.engine.q_stand if self.worker is None else self.worker.q_stand()
+        return self.q0 + (10 * s**3 - 15 * s**4 + 6 * s**5) * (stand[self.perm] - self.q0)
 
     def _fill(self, until: float) -> None:
         """Plan samples on the ``dt`` grid up to ``until`` [s, ROS clock] (approach, then the walk)."""
@@ -255,6 +278,7 @@ class WalkNode(Node):
             k0 = math.floor(max(self.now_s(), self.t0 - self.dt) / self.dt)
             self.times.append(k0 * self.dt)
             self.qs.append(self._sample_q(self.times[0]))
+        self._prefetch(until)
         while self.times[-1] < until:
             t = self.times[-1] + self.dt
             self.times.append(t)
@@ -263,10 +287,36 @@ class WalkNode(Node):
         if len(self.times) > 2 * window:
             del self.times[:window], self.qs[:window], self.cs[:window]
 
+    def _prefetch(self, until: float) -> None:
+        """engine_process: ask the worker for the walk's grid samples up to ``until`` [s] not asked yet (computed
+        while this node's executor goes on)."""
+        if self.worker is None or not self.times:
+            return
+        last, walk = (self._ahead[-1] if self._ahead else self.times[-1]), []
+        while last < until:
+            last += self.dt
+            self._ahead.append(last)
+            if last >= self.t_walk - 1e-9:
+                walk.append(last)
+        # the stale-command rule shifted by the lead the samples are asked with (else a cmd_vel repeated every
+        # period would count as stale on the samples beyond cmd_timeout ahead)
+        lead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
+        since = None if self.cmd_time is None else self.cmd_time + lead
+        self.worker.request(walk, self.engine.cmd, since, float(self.table["cmd_timeout"]))
+
     def _sample_q(self, t: float) -> np.ndarray:
+        if self._ahead:
+            self._ahead.popleft()  # t itself: the same sum of dt
         if t < self.t_walk - 1e-9:
             self.cs.append(0.5)
             return self._approach(t)
+        if self.worker is not None:
+            (q,), (c,) = self.worker.take(1)
+            if self.worker.expired:
+                self.worker.expired = False
+                self._expire_cmd(math.inf)  # the worker walked on a zero command: the same here, logged once
+            self.cs.append(c)
+            return q[self.perm]
         self._expire_cmd(t)
         s = self.engine.tick()
         self.cs.append(s.c_left)
@@ -285,7 +335,7 @@ class WalkNode(Node):
             return
         now = self.now_s()
         horizon = float(self.table["horizon"])
-        if now < self.t0 - horizon:
+        if now < self.t0 - horizon - 1e-9:  # (start_delay = horizon: at once, whatever the rounding)
             return  # the measured pose is held until the approach comes within the horizon
         self._fill(now + horizon + 2 * self.dt)
         t = np.asarray(self.times)
@@ -308,6 +358,8 @@ class WalkNode(Node):
             )
         self.pub_traj.publish(msg)
         self.messages += 1
+        ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
+        self._prefetch(now + ahead + horizon + 3 * self.dt)  # the next messages' samples, computed meanwhile
 
     def _bracket(self, t: float) -> slice:
         """The two planned samples around ROS time ``t`` (one at the ends): np.interp on them is np.interp on
@@ -334,6 +386,11 @@ class WalkNode(Node):
         if t >= ts[1]:
             return qs[1].copy()
         return qs[0] + (t - ts[0]) / (ts[1] - ts[0]) * (qs[1] - qs[0])
+
+    def destroy_node(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+        super().destroy_node()
 
     def _publish_support(self) -> None:
         if self.q0 is not None:

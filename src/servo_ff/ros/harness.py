@@ -4,6 +4,9 @@ polling ``wait_for``. It never touches the caller's default rclpy context.
 
 Single-threaded on purpose: rclpy's MultiThreadedExecutor re-dispatches a late timer and piles up futures (its
 spin loop then burns the GIL); every servo_ff node answers its services without blocking the executor.
+``events=True``: rclpy's EventsExecutor (``rclpy.experimental``, single-threaded as well: callbacks in the order
+their events arrive, no wait set rebuilt over every entity of every node per callback; the OP3 lockstep loop runs
+≈ 2× faster on it).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ class RosHarness:
     """Context + executor thread. ``salt`` picks the domain (:func:`domain_id`) unless ``domain`` is given;
     ``ns`` is a namespace private to this process."""
 
-    def __init__(self, salt: int = 0, domain: int | None = None, prefix: str = "t"):
+    def __init__(self, salt: int = 0, domain: int | None = None, prefix: str = "t", events: bool = False):
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
@@ -37,7 +40,12 @@ class RosHarness:
         self.ns = f"/{prefix}{os.getpid()}_{salt}"
         self.context = Context()
         rclpy.init(context=self.context, domain_id=self.domain)
-        self.executor = SingleThreadedExecutor(context=self.context)
+        if events:
+            from rclpy.experimental import EventsExecutor
+
+            self.executor = EventsExecutor(context=self.context)
+        else:
+            self.executor = SingleThreadedExecutor(context=self.context)
         self.nodes: list[Any] = []
         self._stop = False
         self._busy = threading.Lock()  # held by the executor thread while it runs callbacks

@@ -1,0 +1,130 @@
+"""The on-line walk (:class:`.walk_pattern.WalkEngine`) in a process of its own, computing its samples ahead (ROS-free).
+
+placo holds the GIL through a re-plan (≈ 40 ms once a step): in the caller's process that time is on its critical
+path. :class:`WalkWorker` owns an engine in a child process; ``request(times, cmd, cmd_time)`` asks for the
+engine's samples at the grid times ``times`` (one ``tick`` each, in order, after ``start``) and returns at once;
+``take(n)`` returns the next ``n`` samples, waiting only for those not computed yet. The samples are the engine's
+own (the same sequence as ticking it in the caller) as long as the command does not change between a request and
+the ticks it covers: a ``cmd_vel`` takes effect from the first sample requested after it (requests run ahead of use
+by the caller's choice, e.g. one trajectory message).
+
+The stale-command rule of the walk node runs in the worker: a sample at ``t`` with ``t − cmd_time > cmd_timeout``
+walks on a zero command (reported back with the samples).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections import deque
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import numpy as np
+
+
+def _child(fd: int) -> None:
+    """Child process (``python -c``, not multiprocessing: the caller's main module is not imported again): the
+    engine from the first message (urdf, params, frames), answering ("start", cmd), ("fill", times, cmd, cmd_time,
+    cmd_timeout), ("stop",)."""
+    from .walk_pattern import WalkEngine
+
+    conn = Connection(fd)
+    urdf, params, frames = conn.recv()
+    engine = WalkEngine(urdf, params, frames)
+    conn.send(("ready", engine.joints, engine.q_stand))
+    while True:
+        msg = conn.recv()
+        if msg[0] == "stop":
+            return
+        if msg[0] == "start":
+            engine.set_cmd(*msg[1])
+            engine.start()
+            continue
+        _, times, cmd, cmd_time, timeout = msg
+        engine.set_cmd(*cmd)
+        q = np.empty((len(times), len(engine.joints)))
+        c = np.empty(len(times))
+        expired = False
+        for k, t in enumerate(times):
+            if cmd_time is not None and t - cmd_time > timeout and any(engine.cmd):
+                engine.set_cmd(0.0, 0.0, 0.0)
+                expired = True
+            s = engine.tick()
+            q[k], c[k] = s.q, s.c_left
+        conn.send(("samples", q, c, expired))
+
+
+class WalkWorker:
+    """A :class:`WalkEngine` for ``urdf`` in a child interpreter (no DDS or placo state inherited)."""
+
+    def __init__(self, urdf: str | Path, params, frames, timeout: float = 120.0):
+        mine, theirs = socket.socketpair()
+        src = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+        code = f"from servo_ff.dynamics.walk_worker import _child; _child({theirs.fileno()})"
+        self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env)
+        theirs.close()
+        self._conn = Connection(mine.detach())
+        self._conn.send((str(urdf), params, frames))
+        self.timeout = timeout  # [s, wall] longest wait for one answer
+        self._ready: tuple | None = None  # ("ready", joints, q_stand)
+        self._q: deque[np.ndarray] = deque()
+        self._c: deque[float] = deque()
+        self._pending = 0  # requests sent, not answered yet
+        self.expired = False  # a zero command from the stale-command rule since the last take
+
+    def _recv(self):
+        if not self._conn.poll(self.timeout):
+            raise TimeoutError(f"walk worker (pid {self._proc.pid}): no answer in {self.timeout:g} s")
+        if self._proc.poll() is not None and not self._conn.poll():
+            raise RuntimeError(f"walk worker (pid {self._proc.pid}) ended with code {self._proc.returncode}")
+        return self._conn.recv()
+
+    def joints(self) -> list[str]:
+        """The engine's joints (waits for the child's start-up)."""
+        if self._ready is None:
+            self._ready = self._recv()
+        return self._ready[1]
+
+    def q_stand(self) -> np.ndarray:
+        """The engine's walking stance [rad] (engine order), the one its walk starts from."""
+        self.joints()
+        return self._ready[2]
+
+    def start(self, cmd: tuple[float, float, float]) -> None:
+        """The engine's ``start`` under ``cmd`` (its first plan's footsteps)."""
+        self.joints()
+        self._conn.send(("start", tuple(cmd)))
+
+    def request(self, times: list[float], cmd: tuple[float, float, float], cmd_time, cmd_timeout: float) -> None:
+        """Samples at ``times`` [s] under ``cmd`` (``cmd_time``: when it came, None: never), computed from now."""
+        if times:
+            self._conn.send(("fill", list(times), tuple(cmd), cmd_time, float(cmd_timeout)))
+            self._pending += 1
+
+    def take(self, n: int) -> tuple[list[np.ndarray], list[float]]:
+        """The next ``n`` samples (q in engine order, c_left), waiting for the requests that hold them."""
+        while len(self._q) < n:
+            if not self._pending:
+                raise RuntimeError(f"walk worker: {n} samples taken, {len(self._q)} requested")
+            _, q, c, expired = self._recv()
+            self._pending -= 1
+            self._q.extend(q)
+            self._c.extend(c.tolist())
+            self.expired |= bool(expired)
+        return [self._q.popleft() for _ in range(n)], [self._c.popleft() for _ in range(n)]
+
+    def close(self) -> None:
+        try:
+            self._conn.send(("stop",))
+        except (BrokenPipeError, OSError):
+            pass
+        try:
+            self._proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            self._proc.terminate()
+            self._proc.wait(timeout=5.0)
+        self._conn.close()

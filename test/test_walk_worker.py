@@ -1,0 +1,65 @@
+"""The on-line walk in a child process (servo_ff.dynamics.walk_worker): the samples it computes ahead are the
+engine's own (ticked in an interpreter of its own, as the worker is: placo state left by earlier walks in a process
+changes a walk), across re-plans and the stale-command rule; the child ends with close()."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("placo")
+
+from servo_ff.dynamics.walk_pattern import WalkFrames, WalkParams  # noqa: E402
+from servo_ff.dynamics.walk_worker import WalkWorker  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+URDF = ROOT / "urdf" / "op3.urdf"
+DT = WalkParams().dt
+
+_REFERENCE = """
+import sys
+import numpy as np
+from servo_ff.dynamics.walk_pattern import WalkEngine
+e = WalkEngine(sys.argv[1])
+e.set_cmd(0.1, 0.0, 0.0)
+e.start()
+rows = [e.tick() for _ in range(120)]
+e.set_cmd(0.0, 0.0, 0.0)  # the stale-command rule: cmd_vel older than cmd_timeout
+rows += [e.tick() for _ in range(60)]
+np.save(sys.stdout.buffer, np.array([np.r_[s.q, s.c_left] for s in rows]))
+"""
+
+
+def _reference() -> np.ndarray:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    out = subprocess.run([sys.executable, "-c", _REFERENCE, str(URDF)], env=env, capture_output=True, check=True)
+    return np.load(io.BytesIO(out.stdout))
+
+
+def test_worker_samples_are_the_engines_across_replans_and_a_stale_command():
+    ref = _reference()  # 1.8 s: three re-plans (a step: 0.48 s)
+    worker = WalkWorker(URDF, WalkParams(), WalkFrames())
+    try:
+        worker.start((0.1, 0.0, 0.0))
+        t = [k * DT for k in range(180)]
+        worker.request(t[:50], (0.1, 0.0, 0.0), 0.0, 10.0)  # asked ahead, in pieces, as the walk node does
+        worker.request(t[50:120], (0.1, 0.0, 0.0), 0.0, 10.0)
+        q1, c1 = worker.take(120)
+        assert not worker.expired
+        worker.request(t[120:], (0.1, 0.0, 0.0), t[120] - 0.5, 0.5 - DT / 2)  # older than cmd_timeout: zero
+        q2, c2 = worker.take(60)
+        assert worker.expired
+        got = np.column_stack([np.array(q1 + q2), c1 + c2])
+        assert got.shape == ref.shape == (180, len(worker.joints()) + 1)
+        np.testing.assert_array_equal(got, ref)
+        with pytest.raises(RuntimeError, match="1 samples taken, 0 requested"):
+            worker.take(1)
+    finally:
+        worker.close()
+    assert worker._proc.poll() is not None
