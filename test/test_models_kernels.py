@@ -134,3 +134,36 @@ def test_the_kernel_refuses_a_non_finite_goal_anywhere(bad):
         rollout(preset("sts3215", "m1"), 0.0, 0.0, goals, 0.005, PendulumLoad(1.0, 0.15))
     finite = rollout(params, 0.0, 0.0, np.full((12, 3), 1e308), 0.005, PendulumLoad(1.0, 0.15))  # huge, finite
     assert finite.theta.shape == (12, 3)
+
+
+@pytest.mark.parametrize("x86", [True, False])
+def test_the_store_fence_compiles_for_either_target(x86):
+    """The streaming stores' fence: ``sfence`` on x86, LLVM's generic fence elsewhere (``llvm.x86.sse.sfence`` does
+    not compile for AArch64); the generic one compiles and runs here too."""
+    import platform
+
+    import numba
+    from numba import types
+    from numba.extending import intrinsic
+
+    from servo_ff.models import streaming
+
+    if x86 and not streaming.X86:
+        pytest.skip(f"sfence needs x86 (this machine: {platform.machine()})")
+
+    @intrinsic
+    def fence(typingctx):
+        def codegen(context, builder, signature, args):
+            streaming.emit_store_fence(builder, x86)
+            return context.get_dummy_value()
+
+        return types.void(), codegen
+
+    @numba.njit
+    def fenced(x):
+        fence()
+        return x + 1.0
+
+    assert fenced(1.0) == 2.0
+    ir = fenced.inspect_llvm(fenced.signatures[0])
+    assert ("llvm.x86.sse.sfence" in ir) == x86 and ("fence seq_cst" in ir) != x86

@@ -7,6 +7,8 @@ for arrays larger than the last-level cache: smaller ones are better left in it 
 
 from __future__ import annotations
 
+import platform
+
 import numba
 from llvmlite import ir
 from numba import types
@@ -15,6 +17,9 @@ from numba.extending import intrinsic
 from .chunk_rows import R_DTH, R_TF, R_TH, R_TM, R_VOLTS, S
 
 LANES = 8  # doubles per 64-byte line
+#: x86's streaming stores are weakly ordered and need ``sfence``; LLVM's generic fence is emitted elsewhere (AArch64:
+#: ``dmb ish``): ``llvm.x86.sse.sfence`` does not compile on other targets.
+X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 
 
 @intrinsic
@@ -55,11 +60,19 @@ def store_fence(typingctx):
     """``sfence``: the streaming stores before it are visible to every core before any store after it."""
 
     def codegen(context, builder, signature, args):
-        fn = builder.module.declare_intrinsic("llvm.x86.sse.sfence", fnty=ir.FunctionType(ir.VoidType(), []))
-        builder.call(fn, [])
+        emit_store_fence(builder, X86)
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+def emit_store_fence(builder: ir.IRBuilder, x86: bool) -> None:
+    """``sfence`` on x86; elsewhere LLVM's sequentially consistent fence (orders every store before it)."""
+    if x86:
+        fn = builder.module.declare_intrinsic("llvm.x86.sse.sfence", fnty=ir.FunctionType(ir.VoidType(), []))
+        builder.call(fn, [])
+    else:
+        builder.fence("seq_cst")
 
 
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
