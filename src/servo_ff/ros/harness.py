@@ -23,6 +23,19 @@ def domain_id(salt: int) -> int:
     return 1 + (os.getpid() * 7 + salt * 31) % 100
 
 
+def events_executor(context):
+    """rclpy's EventsExecutor on ``context``; None (and a warning) where rclpy has none (Humble's rclpy: the
+    caller falls back to the SingleThreadedExecutor, slower, same callbacks)."""
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError as e:
+        import warnings
+
+        warnings.warn(f"rclpy has no EventsExecutor ({e}): using the SingleThreadedExecutor", stacklevel=3)
+        return None
+    return EventsExecutor(context=context)
+
+
 class RosHarness:
     """Context + executor thread. ``salt`` picks the domain (:func:`domain_id`) unless ``domain`` is given;
     ``ns`` is a namespace private to this process."""
@@ -40,12 +53,7 @@ class RosHarness:
         self.ns = f"/{prefix}{os.getpid()}_{salt}"
         self.context = Context()
         rclpy.init(context=self.context, domain_id=self.domain)
-        if events:
-            from rclpy.experimental import EventsExecutor
-
-            self.executor = EventsExecutor(context=self.context)
-        else:
-            self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor = (events and events_executor(self.context)) or SingleThreadedExecutor(context=self.context)
         self.nodes: list[Any] = []
         self._stop = False
         self._busy = threading.Lock()  # held by the executor thread while it runs callbacks
