@@ -14,7 +14,7 @@ def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: fl
     """The hardware node every hardware test starts: ``joints``/``ids`` on the virtual bus at ``link`` (100 Hz,
     latency timer 1 ms, limits ±2 rad, fast health and diagnostics; ``params`` add or override), and a client
     subscribed to its joint states and diagnostics with a publisher on its commands. Returns (node, client,
-    states, diags, commands publisher) once joint states flow."""
+    states, diags, commands publisher) once joint states flow and (autostart) the node is active."""
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
@@ -52,6 +52,8 @@ def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: fl
     c.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 50)
     pub = c.create_publisher(Float64MultiArray, "servo/commands", 10)
     wait_for(lambda: pub.get_subscription_count() and states, 15.0, "servo_hardware joint_states")
+    if values.get("autostart", True):  # joint_states flow once configured, goals are taken once active
+        wait_for(lambda: node.active, 15.0, "servo_hardware active")
     return node, c, states, diags, pub
 
 
