@@ -61,7 +61,7 @@ def run(out: Path) -> int:
     print(table)
     print(f"plot: {plot}")
     stage(
-        "5. the ROBOTIS OP3 walking over ROS 2 (≈ 25 s): servo_walk_node (placo, cmd_vel 0.1 m/s) → "
+        "5. the ROBOTIS OP3 walking over ROS 2 (≈ 10 s): servo_walk_node (placo, cmd_vel 0.1 m/s) → "
         "servo_feedforward_node → servo_sim_node backend mujoco (20 × XM430); 8 steps of (c) low-gain P "
         "(k_P 280 = 0.35 × the XM430's factory 800) + feed-forward (the experiments: bench/op3_mission.py)"
     )
