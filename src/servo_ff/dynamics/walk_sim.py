@@ -27,7 +27,7 @@ from ..models.firmware import FIRMWARE_LAWS
 from .alpha import AlphaTable, alpha_table_from_actuator
 from .alpha_current import alpha_table_current_law
 from .mujoco_humanoid import GAIN_RATIO
-from .mujoco_model import place_obstacle, place_on_ground
+from .mujoco_model import OBSTACLE_SHAPES, place_board, place_obstacle, place_on_ground
 from .mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
 from .walk_balance import trunk_pitch_roll
 from .walk_pattern import WalkEngine, WalkParams, WalkPlan
@@ -110,12 +110,15 @@ def simulate_walk(
     latency: int = 1,
     obstacle: float = 0.0,
     obstacle_step: int = 5,
+    obstacle_shape: str = "foot_box",
     firmware: str | None = None,
     plan_grid: float = PLAN_GRID,
     imu_roll: bool = True,
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
+    ``obstacle_shape`` "board": instead a board that high across the path (:func:`.place_board`), placed at the walk
+    start (both feet on the ground), its near edge 5 mm ahead of the feet;
     ``firmware``: a firmware row for every servo instead of the servo file's (module docstring); ``plan_grid``: see
     :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
     pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation)."""
@@ -123,6 +126,8 @@ def simulate_walk(
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     if firmware is not None and firmware not in FIRMWARE_LAWS:
         raise ValueError(f"firmware must be one of {', '.join(FIRMWARE_LAWS)}, got {firmware!r}")
+    if obstacle_shape not in OBSTACLE_SHAPES:
+        raise ValueError(f"obstacle_shape must be one of {', '.join(OBSTACLE_SHAPES)}, got {obstacle_shape!r}")
     engine = WalkEngine(urdf, params)
     plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
     sv = MujocoServos.from_description(
@@ -131,6 +136,9 @@ def simulate_walk(
     p = engine.params
     t_obstacle = p.single_support * p.startend_double_support_ratio + obstacle_step * p.step_period
     t_obstacle += 0.5 * p.single_support if obstacle > 0 else math.inf
+    board = obstacle_shape == "board"
+    if board and obstacle > 0:
+        t_obstacle = 0.0  # the board: at the walk start, both feet on the ground
     data = sv.data
     perm = [plan.joints.index(j) for j in sv.joint_names]
     place_on_ground(sv.sim, sv.qadr, q_stand[perm])
@@ -174,7 +182,11 @@ def simulate_walk(
         if k == k0:
             x0 = float(data.qpos[0])
         if t[k] >= t_obstacle:
-            place_obstacle(sv.model, data, int(sv.model.geom("obstacle").id), sv.sim.feet, "", obstacle)
+            geom = int(sv.model.geom("obstacle").id)
+            if board:
+                place_board(sv.model, data, geom, sv.sim.feet, obstacle)
+            else:
+                place_obstacle(sv.model, data, geom, sv.sim.feet, "", obstacle)
             t_obstacle = math.inf
         goal = q[k, perm]
         if ff is not None:
