@@ -55,6 +55,7 @@ class WalkRun:
     swing_contact: float = math.nan  # share of planned single-support periods with the swing foot touching [0..1]
     stance_share: float = math.nan  # median share of the feet's normal force on the planned stance foot [0..1]
     slip: float = math.nan  # [m] horizontal travel of the soles' centres while loaded (sliding or rocking; both feet)
+    t_touch: float = math.nan  # [s from the walk start] a foot's first contact with the obstacle (nan: none)
 
     @property
     def fell(self) -> bool:
@@ -177,7 +178,7 @@ def simulate_walk(
     trunk = sv.sim.root_body
     x0, k0 = float(data.qpos[0]), int(np.searchsorted(t, 0.0))
     pitch, roll = np.full(len(t), np.nan), np.full(len(t), np.nan)
-    fell_at, last = math.nan, len(t) - 1
+    fell_at, last, t_touch = math.nan, len(t) - 1, math.nan
     for k in range(len(t)):
         if k == k0:
             x0 = float(data.qpos[0])
@@ -204,6 +205,8 @@ def simulate_walk(
         w, x, y, z = data.xquat[trunk]
         pitch[k], roll[k] = trunk_pitch_roll((x, y, z, w))
         force[k], xy[k] = sv.foot_forces()[:2], data.geom_xpos[soles, :2]
+        if obstacle > 0 and math.isnan(t_touch) and touches(m, data, int(m.geom("obstacle").id), sv.sim.feet):
+            t_touch = float(t[k])
         if data.xmat[trunk][8] < math.cos(FALL_TILT):
             fell_at, last = t[k], k
             break
@@ -211,8 +214,15 @@ def simulate_walk(
     planned = float(np.interp(t[last], plan.t, plan.com[:, 0]) - plan.com[0, 0]) if last >= k0 else 0.0
     metrics = foot_metrics(t[: last + 1], c_plan[: last + 1], force[: last + 1], xy[: last + 1])
     return WalkRun(
-        controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics
+        controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics, t_touch
     )
+
+
+def touches(model, data, geom: int, bodies) -> bool:
+    """A contact between ``geom`` and a geom of one of ``bodies`` (body ids) in ``data``."""
+    g1, g2 = data.contact.geom1[: data.ncon], data.contact.geom2[: data.ncon]
+    other = np.where(g1 == geom, g2, np.where(g2 == geom, g1, -1))
+    return bool(np.isin(model.geom_bodyid[other[other >= 0]], list(bodies)).any())
 
 
 def pitch_only(quat_wxyz) -> tuple[float, float, float, float]:
