@@ -337,7 +337,8 @@ def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float
         else "time from the box's placement under the swing foot (mid-swing) [s]"
     )
     ax.set_ylabel("trunk pitch [rad]")
-    ax.set_title("OP3 walking onto an obstacle over DDS (placo walk → feed-forward → MuJoCo)")
+    what = "a board across the path" if board else "an obstacle"
+    ax.set_title(f"OP3 walking onto {what} over DDS (placo walk → feed-forward → MuJoCo)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
