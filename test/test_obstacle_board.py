@@ -46,6 +46,15 @@ def test_board_lies_ahead_of_the_feet_and_is_touched_by_each_foot_that_reaches_i
     assert not _contacts(m, d, {board}, set().union(*feet))
 
 
+def test_the_first_swing_foot_steps_onto_the_board():
+    """In a walk the board placed at the walk start is first touched during the first step (the start's double
+    support 0.8 s, its swing to 1.2 s), not at its placement (it would be misplaced onto a foot) nor later."""
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    run = simulate_walk("ff", 4, vx=0.05, obstacle=0.005, obstacle_shape="board")
+    assert 0.8 < run.t_touch <= 1.25
+
+
 def test_obstacle_shape_unknown_is_refused_with_one_clear_line():
     from servo_ff.dynamics.walk_sim import simulate_walk
 
@@ -80,5 +89,43 @@ def test_sim_node_refuses_an_unknown_obstacle_shape():
                 )
             )
         assert "\n" not in str(e.value)
+    finally:
+        h.shutdown()
+
+
+@pytest.mark.parametrize("shape", ["board", "foot_box"])
+def test_sim_node_obstacle_height_places_the_shape_asked_for(shape):
+    """``obstacle_height`` set while running puts the board (0.4 m × 1 m, ahead of the feet) or the foot box."""
+    pytest.importorskip("rclpy")
+    from rclpy.parameter import Parameter
+
+    from servo_ff.dynamics.mujoco_model import BOARD_GAP, sole_front
+    from servo_ff.nodes.sim_node import MujocoSimNode
+    from servo_ff.ros.harness import RosHarness
+
+    h = RosHarness(salt=42)
+    try:
+        sim = h.add(
+            MujocoSimNode(
+                "servo_sim",
+                **h.node_kwargs(),
+                parameter_overrides=[
+                    Parameter("urdf_path", value=URDF),
+                    Parameter("servo_config", value=SERVOS),
+                    Parameter("floating_base", value=True),
+                    Parameter("autostart", value=False),
+                    Parameter("obstacle_shape", value=shape),
+                ],
+            )
+        )
+        assert all(r.successful for r in sim.set_parameters([Parameter("obstacle_height", value=0.015)]))
+        m = sim.servos.model
+        g = int(m.geom("obstacle").id)
+        size = [0.5, 0.2, 0.0075] if shape == "board" else [*m.geom_size[g][:2], 0.0075]
+        assert m.geom_size[g] == pytest.approx(size)
+        assert (m.geom_size[g][0] > 0.3) == (shape == "board")  # the foot box is a sole long
+        if shape == "board":  # ahead of the feet of the robot standing in its start pose
+            front = sole_front(m, sim.servos.data, sim.servos.sim.feet)
+            assert m.geom_pos[g][0] - 0.5 == pytest.approx(front + BOARD_GAP, abs=1e-9)
     finally:
         h.shutdown()
