@@ -8,7 +8,10 @@ it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
 1. energy over ``--steps`` steps on flat ground at ``--vx`` for (a), (b), (c);
 2. (c) on flat ground for ``--flat-steps`` steps: distance walked;
 3. obstacles: forward at ``--obstacle-vx`` onto a 15 mm box under the right foot ((a), (b), (c)) and 5 mm ((a),
-   (c)); trunk pitch per controller plotted as Schwarz & Behnke Fig. 6b.
+   (c)); trunk pitch per controller plotted as Schwarz & Behnke Fig. 6b;
+4. the board (their "rectangular obstacles" walked onto): at the same speed onto a board across the path (0.4 m wide,
+   1 m long, placed at the walk start 5 mm ahead of the feet): 15 mm ((a), (b), (c)), 5 mm ((a), (c)); pitch plotted
+   in ``--board-plot``.
 Energy reductions are only given when (a) did not fall (over a fall the runs are not comparable): else nan.
 Anchor (issue 25's style): the bare lockstep loop under the mission (``bench/_lockstep_bound.py``: the same message
 hops per 8 ms period, no work in any callback, the mission's EventsExecutor) measured before and after the runs in
@@ -16,6 +19,7 @@ this process: ``rtf_bound`` (median, one process) is the best any loop of this s
 ``rtf_of_bound`` = rtf / rtf_bound.
 Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_energy_reduction=… energy_reduction=…
            obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=… rtf_bound=… rtf_of_bound=…
+           board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ def main() -> int:
     ap.add_argument("--obstacle-steps", type=int, default=16)
     ap.add_argument("--kp-high", type=float, default=800.0, help="(a)'s gain; (b), (c): 0.35 of it")
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_pitch.png"))
+    ap.add_argument("--board-plot", default=str(ROOT / "docs" / "img" / "op3_board_pitch.png"))
     ap.add_argument("--bound-periods", type=int, default=2000, help="periods of each bare lockstep loop (anchor)")
     a = ap.parse_args()
 
@@ -70,12 +75,25 @@ def main() -> int:
     Path(a.plot).parent.mkdir(parents=True, exist_ok=True)
     plot_pitch([obst[("high", 15)], obst[("ff", 15)], obst[("ff", 5)]], a.plot)
     print(f"plot: {a.plot}")
+    print(f"4. a board across the path, forward at {a.obstacle_vx} m/s:")
+    board = {
+        (c, h): run_op3(
+            c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000, kp_high=a.kp_high, obstacle_shape="board"
+        )
+        for c, h in (("high", 15), ("low", 15), ("ff", 15), ("high", 5), ("ff", 5))
+    }
+    print(format_table(list(board.values())))
+    Path(a.board_plot).parent.mkdir(parents=True, exist_ok=True)
+    plot_pitch(
+        [board[k] for k in (("high", 15), ("ff", 15), ("high", 5), ("ff", 5))], a.board_plot, after=8.0, board=True
+    )
+    print(f"plot: {a.board_plot}")
 
     ea, ec = flat["high"], flat["ff"]
     comparable = not ea.fell and not ec.fell
     knee = 1 - ec.knee_energy() / ea.knee_energy() if comparable else math.nan
     allj = 1 - ec.energy.sum() / ea.energy.sum() if comparable else math.nan
-    runs = [*flat.values(), long, *obst.values()]
+    runs = [*flat.values(), long, *obst.values(), *board.values()]
     rtf = sum(r.sim_s for r in runs) / sum(r.wall_s for r in runs)
     anchors.append(bound(a.bound_periods))
     one, two = (float(np.median([b[k] for b in anchors])) for k in (0, 1))
@@ -91,7 +109,8 @@ def main() -> int:
         f"knee_energy_reduction={knee:.3f} energy_reduction={allj:.3f} "
         f"obstacle15_a_stood={int(not obst[('high', 15)].fell)} obstacle15_c_stood={int(not obst[('ff', 15)].fell)} "
         f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f} rtf_bound={one:.2f} "
-        f"rtf_of_bound={rtf / one:.3f}"
+        f"rtf_of_bound={rtf / one:.3f} board15_a_stood={int(not board[('high', 15)].fell)} "
+        f"board15_c_stood={int(not board[('ff', 15)].fell)} board5_c_stood={int(not board[('ff', 5)].fell)}"
     )
     return 0
 

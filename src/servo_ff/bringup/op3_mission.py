@@ -10,7 +10,9 @@ XM430's factory Position P Gain 800, (b) the same at 0.35 of it (Schwarz & Behnk
 
 Measured over DDS by a probe: the trunk x travel and sagittal pitch (``imu/data``), falls (tilt > 0.6 rad), the
 sim's per-joint energy meter E = ∫U·I dt over the ``n_steps`` steps after the walk starts. ``obstacle`` [m]: a box
-that high under the right foot, placed at the middle of its ``obstacle_step``-th swing (the foot lands on it).
+that high under the right foot, placed at the middle of its ``obstacle_step``-th swing (the foot lands on it);
+``obstacle_shape`` "board": a board that high across the path instead, placed at the walk start (the sim node's
+``obstacle_shape``).
 """
 
 from __future__ import annotations
@@ -77,13 +79,16 @@ def run_op3(
     log=print,
     track: tuple[str, ...] = (),
     events: bool = True,
+    obstacle_shape: str = "foot_box",
 ) -> Op3Result:
     """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own; ``track``: joints
     whose walk-node desired and ``/joint_states`` positions are recorded from the walk start (``tracking``);
     ``events``: rclpy's EventsExecutor (else the SingleThreadedExecutor)."""
     ros = RosHarness(salt=salt, prefix="op3_", events=events)
     try:
-        return _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track)
+        return _run(
+            ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, obstacle_shape
+        )
     finally:
         ros.shutdown()
 
@@ -201,7 +206,9 @@ def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: 
     kick.publish(Float64MultiArray(data=[float(g) for g in sim.gate.goal]))
 
 
-def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track) -> Op3Result:
+def _run(
+    ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape="foot_box"
+) -> Op3Result:
     from geometry_msgs.msg import Twist
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import Imu, JointState
@@ -210,11 +217,12 @@ def _run(ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, 
 
     ratio = GAIN_RATIO if ratio is None else ratio
     kp = kp_high if controller == "high" else ratio * kp_high
-    sim, ff, walk = op3_nodes(ros, controller, kp, sim_params={"autostart": False})
+    sim, ff, walk = op3_nodes(ros, controller, kp, sim_params={"autostart": False, "obstacle_shape": shape})
     p = walk.engine.params
     t_first = p.single_support * p.startend_double_support_ratio  # the walk's first double support [s]
     t_end = t_first + n_steps * p.step_period
     t_obst = t_first + obstacle_step * p.step_period + 0.5 * p.single_support  # mid-swing of that step
+    t_obst = 0.0 if shape == "board" else t_obst  # the board: at the walk start, both feet on the ground
     probe = ros.make_node(f"op3_probe_{controller}")
     cmd = probe.create_publisher(Twist, "cmd_vel", 10)
     st: dict = {"fell": math.nan, "e0": None, "e1": None, "x0": None, "x1": None, "placed": math.nan}
@@ -306,8 +314,9 @@ def format_table(results: list[Op3Result]) -> str:
     return "\n".join(lines)
 
 
-def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float = 4.0):
-    """Sagittal trunk pitch per controller around the obstacle (Schwarz & Behnke Fig. 6b)."""
+def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float = 4.0, board: bool = False):
+    """Sagittal trunk pitch per controller around the obstacle (Schwarz & Behnke Fig. 6b); ``board``: the runs'
+    obstacle is the board, placed at the walk start (the time axis from there)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -322,9 +331,14 @@ def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float
         fell += " (before the box)" if r.fell and math.isnan(r.t_obstacle) else ""
         ax.plot(t[sel], y[sel], lw=1.0, label=f"{r.label} (k_P {r.kp:.0f}), {1000 * r.obstacle:.0f} mm{fell}")
     ax.axvline(0.0, color="k", ls=":", lw=0.8)
-    ax.set_xlabel("time from the box's placement under the swing foot (mid-swing) [s]")
+    ax.set_xlabel(
+        "time from the walk start (board placed, both feet down) [s]"
+        if board
+        else "time from the box's placement under the swing foot (mid-swing) [s]"
+    )
     ax.set_ylabel("trunk pitch [rad]")
-    ax.set_title("OP3 walking onto an obstacle over DDS (placo walk → feed-forward → MuJoCo)")
+    what = "a board across the path" if board else "an obstacle"
+    ax.set_title(f"OP3 walking onto {what} over DDS (placo walk → feed-forward → MuJoCo)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

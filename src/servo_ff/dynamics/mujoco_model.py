@@ -245,7 +245,7 @@ def place_on_ground(sim: SimModel, qadr: np.ndarray, q0: np.ndarray, clearance: 
     return float(data.qpos[free + 2])
 
 
-__all__ = ["SimModel", "SimModelError", "build_model", "check_urdf", "place_on_ground"]
+__all__ = ["SimModel", "SimModelError", "build_model", "check_urdf", "place_board", "place_obstacle", "place_on_ground"]
 
 
 def place_obstacle(
@@ -265,8 +265,55 @@ def place_obstacle(
         other = [f for f in feet if f != foot]
         out = float(np.sign(y - d.xpos[other[0]][1])) if other else 0.0
         size = [hx, hy - 0.0025 * abs(out), height / 2]
-        m.geom_size[geom] = size
-        m.geom_aabb[geom] = [0.0, 0.0, 0.0, *size]
-        m.geom_rbound[geom] = float(np.linalg.norm(size))
-        m.geom_pos[geom] = [x, y + 0.0025 * out, height / 2]
+        _resize_box(m, geom, size, [x, y + 0.0025 * out, height / 2])
+    mujoco.mj_forward(m, d)
+
+
+OBSTACLE_SHAPES = ("foot_box", "board")  # place_obstacle, place_board
+BOARD_GAP = 0.005  # [m] the board's near edge ahead of the front of the feet when it is placed
+BOARD_WIDTH = 0.4  # [m] across the path (y): under both feet's tracks
+BOARD_LENGTH = 1.0  # [m] along the path (x)
+
+
+def _resize_box(m: mujoco.MjModel, geom: int, half: Sequence[float], pos: Sequence[float]) -> None:
+    """Box ``geom`` with half-sizes ``half`` [m] at ``pos`` [m]; its bounding box and sphere follow (the broad phase
+    tests them: with the compile-time ones of the parked slot the box collides with nothing)."""
+    m.geom_size[geom] = half
+    m.geom_aabb[geom] = [0.0, 0.0, 0.0, *half]
+    m.geom_rbound[geom] = float(np.linalg.norm(half))
+    m.geom_pos[geom] = pos
+
+
+def sole_front(model: mujoco.MjModel, data: mujoco.MjData, feet: Sequence[int]) -> float:
+    """[m] the largest world x of any colliding geom of the bodies ``feet`` (bounding-box corners)."""
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+    front = -np.inf
+    for g in range(model.ngeom):
+        if model.geom_bodyid[g] in feet and (model.geom_contype[g] or model.geom_conaffinity[g]):
+            center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
+            x = (data.geom_xpos[g] + (center + corners * half) @ data.geom_xmat[g].reshape(3, 3).T)[:, 0]
+            front = max(front, float(x.max()))
+    return front
+
+
+def place_board(
+    model: mujoco.MjModel,
+    data: mujoco.MjData,
+    geom: int,
+    feet: Sequence[int],
+    height: float,
+    gap: float = BOARD_GAP,
+    width: float = BOARD_WIDTH,
+    length: float = BOARD_LENGTH,
+) -> None:
+    """Box ``geom`` as a board ``height`` [m] high across the path (Schwarz & Behnke's "rectangular obstacles" walked
+    onto): ``length`` [m] along x, ``width`` [m] in y centred between the feet (body ids ``feet``), its near edge
+    ``gap`` [m] ahead of the front of the feet as they are now; ``height`` ≤ 0 moves it out of the way."""
+    m, d = model, data
+    if height <= 0:
+        m.geom_pos[geom] = [0.0, 0.0, -10.0]
+    else:
+        x0 = sole_front(m, d, feet) + gap
+        y = float(np.mean([d.xpos[f][1] for f in feet]))
+        _resize_box(m, geom, [length / 2, width / 2, height / 2], [x0 + length / 2, y, height / 2])
     mujoco.mj_forward(m, d)

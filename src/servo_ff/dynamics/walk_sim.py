@@ -27,7 +27,7 @@ from ..models.firmware import FIRMWARE_LAWS
 from .alpha import AlphaTable, alpha_table_from_actuator
 from .alpha_current import alpha_table_current_law
 from .mujoco_humanoid import GAIN_RATIO
-from .mujoco_model import place_obstacle, place_on_ground
+from .mujoco_model import OBSTACLE_SHAPES, place_board, place_obstacle, place_on_ground
 from .mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
 from .walk_balance import trunk_pitch_roll
 from .walk_pattern import WalkEngine, WalkParams, WalkPlan
@@ -55,6 +55,7 @@ class WalkRun:
     swing_contact: float = math.nan  # share of planned single-support periods with the swing foot touching [0..1]
     stance_share: float = math.nan  # median share of the feet's normal force on the planned stance foot [0..1]
     slip: float = math.nan  # [m] horizontal travel of the soles' centres while loaded (sliding or rocking; both feet)
+    t_touch: float = math.nan  # [s from the walk start] a foot's first contact with the obstacle (nan: none)
 
     @property
     def fell(self) -> bool:
@@ -110,12 +111,15 @@ def simulate_walk(
     latency: int = 1,
     obstacle: float = 0.0,
     obstacle_step: int = 5,
+    obstacle_shape: str = "foot_box",
     firmware: str | None = None,
     plan_grid: float = PLAN_GRID,
     imu_roll: bool = True,
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
+    ``obstacle_shape`` "board": instead a board that high across the path (:func:`.place_board`), placed at the walk
+    start (both feet on the ground), its near edge 5 mm ahead of the feet;
     ``firmware``: a firmware row for every servo instead of the servo file's (module docstring); ``plan_grid``: see
     :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
     pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation)."""
@@ -123,6 +127,8 @@ def simulate_walk(
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     if firmware is not None and firmware not in FIRMWARE_LAWS:
         raise ValueError(f"firmware must be one of {', '.join(FIRMWARE_LAWS)}, got {firmware!r}")
+    if obstacle_shape not in OBSTACLE_SHAPES:
+        raise ValueError(f"obstacle_shape must be one of {', '.join(OBSTACLE_SHAPES)}, got {obstacle_shape!r}")
     engine = WalkEngine(urdf, params)
     plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
     sv = MujocoServos.from_description(
@@ -131,6 +137,9 @@ def simulate_walk(
     p = engine.params
     t_obstacle = p.single_support * p.startend_double_support_ratio + obstacle_step * p.step_period
     t_obstacle += 0.5 * p.single_support if obstacle > 0 else math.inf
+    board = obstacle_shape == "board"
+    if board and obstacle > 0:
+        t_obstacle = 0.0  # the board: at the walk start, both feet on the ground
     data = sv.data
     perm = [plan.joints.index(j) for j in sv.joint_names]
     place_on_ground(sv.sim, sv.qadr, q_stand[perm])
@@ -169,12 +178,16 @@ def simulate_walk(
     trunk = sv.sim.root_body
     x0, k0 = float(data.qpos[0]), int(np.searchsorted(t, 0.0))
     pitch, roll = np.full(len(t), np.nan), np.full(len(t), np.nan)
-    fell_at, last = math.nan, len(t) - 1
+    fell_at, last, t_touch = math.nan, len(t) - 1, math.nan
     for k in range(len(t)):
         if k == k0:
             x0 = float(data.qpos[0])
         if t[k] >= t_obstacle:
-            place_obstacle(sv.model, data, int(sv.model.geom("obstacle").id), sv.sim.feet, "", obstacle)
+            geom = int(sv.model.geom("obstacle").id)
+            if board:
+                place_board(sv.model, data, geom, sv.sim.feet, obstacle)
+            else:
+                place_obstacle(sv.model, data, geom, sv.sim.feet, "", obstacle)
             t_obstacle = math.inf
         goal = q[k, perm]
         if ff is not None:
@@ -192,6 +205,8 @@ def simulate_walk(
         w, x, y, z = data.xquat[trunk]
         pitch[k], roll[k] = trunk_pitch_roll((x, y, z, w))
         force[k], xy[k] = sv.foot_forces()[:2], data.geom_xpos[soles, :2]
+        if obstacle > 0 and math.isnan(t_touch) and touches(m, data, int(m.geom("obstacle").id), sv.sim.feet):
+            t_touch = float(t[k])
         if data.xmat[trunk][8] < math.cos(FALL_TILT):
             fell_at, last = t[k], k
             break
@@ -199,8 +214,15 @@ def simulate_walk(
     planned = float(np.interp(t[last], plan.t, plan.com[:, 0]) - plan.com[0, 0]) if last >= k0 else 0.0
     metrics = foot_metrics(t[: last + 1], c_plan[: last + 1], force[: last + 1], xy[: last + 1])
     return WalkRun(
-        controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics
+        controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics, t_touch
     )
+
+
+def touches(model, data, geom: int, bodies) -> bool:
+    """A contact between ``geom`` and a geom of one of ``bodies`` (body ids) in ``data``."""
+    g1, g2 = data.contact.geom1[: data.ncon], data.contact.geom2[: data.ncon]
+    other = np.where(g1 == geom, g2, np.where(g2 == geom, g1, -1))
+    return bool(np.isin(model.geom_bodyid[other[other >= 0]], list(bodies)).any())
 
 
 def pitch_only(quat_wxyz) -> tuple[float, float, float, float]:

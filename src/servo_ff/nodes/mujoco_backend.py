@@ -194,11 +194,14 @@ class MujocoBackend(SimBackend):
             self.node._publish_diagnostics()
 
     def _set_obstacle(self, height: float) -> None:
-        from servo_ff.dynamics.mujoco_model import place_obstacle
+        from servo_ff.dynamics.mujoco_model import place_board, place_obstacle
 
         s = self.servos
         if s is not None and self._obstacle_geom >= 0 and s.sim.feet:
-            place_obstacle(s.model, s.data, self._obstacle_geom, list(s.sim.feet), self._obstacle_foot, height)
+            if self.node.table["obstacle_shape"] == "board":
+                place_board(s.model, s.data, self._obstacle_geom, list(s.sim.feet), height)
+            else:
+                place_obstacle(s.model, s.data, self._obstacle_geom, list(s.sim.feet), self._obstacle_foot, height)
 
     # ------------------------------------------------------------------ parameters
     def validate(self, values: dict[str, Any]) -> str | None:

@@ -35,6 +35,8 @@ BOOT_KEYS = (
 
 def mujoco_specs() -> list[ParamSpec]:
     """Parameters of the MuJoCo backend besides the servo interface (read-only ones fix the model)."""
+    from servo_ff.dynamics.mujoco_model import OBSTACLE_SHAPES
+
     return [
         ParamSpec("backend", "mujoco", "physics backend of servo_sim_node", read_only=True, choices=("mujoco",)),
         ParamSpec(
@@ -137,6 +139,14 @@ def mujoco_specs() -> list[ParamSpec]:
             hi=0.5,
         ),
         ParamSpec("obstacle_foot", "", "foot link the obstacle goes under (empty: the second foot)", read_only=True),
+        ParamSpec(
+            "obstacle_shape",
+            "foot_box",
+            "the obstacle_height obstacle: foot_box (a box under obstacle_foot's footprint) or board (a board across "
+            "the path, 0.4 m wide, 1 m long, its near edge 5 mm ahead of the feet when obstacle_height is set)",
+            read_only=True,
+            choices=OBSTACLE_SHAPES,
+        ),
         ParamSpec(
             "odom_frame", "odom", "frame of the floating base's pose on odom (nav_msgs/Odometry)", read_only=True
         ),
