@@ -1,5 +1,6 @@
 """CdrTemplate (servo_ff.ros.cdr_template): the bytes published for joint_states, imu/data, foot forces, the
-support coefficient and /clock are what rclpy serializes for the same message, whatever is written in place."""
+support coefficient and /clock are what rclpy serializes for the same message, whatever is written in place; the
+walk node's TrajectoryCdr (ros/trajectory_cdr.py) deserializes to the message of the same points."""
 
 from __future__ import annotations
 
@@ -102,3 +103,34 @@ def test_all_finite_is_numpys_isfinite_all_for_every_position_and_huge_values(ba
             arrays[k][i] = bad
             assert not all_finite(*arrays), (k, i)
             assert all_finite(*arrays) == all(np.isfinite(x).all() for x in arrays)
+
+
+@pytest.mark.parametrize("n_joints, n_points", [(7, 1), (7, 5), (20, 27)])
+def test_trajectory_bytes_equal_rclpy_serialization_of_the_same_points(n_joints, n_points):
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from servo_ff.ros.trajectory_cdr import TrajectoryCdr
+
+    names = [f"j{k}" for k in range(n_joints)]  # 7: odd, padding between a point's arrays
+    t = TrajectoryCdr(names, n_points)
+    rng = np.random.default_rng(2)
+    for stamp in (0, 12_999_999_999, (2**31 - 1) * 10**9 + 5):
+        q, dq, ddq = rng.normal(size=(3, n_points, n_joints))
+        tfs = np.cumsum(rng.integers(1, 3 * 10**9, n_points)) - 1
+        t.fill(stamp, tfs, q, dq, ddq)
+        ref = JointTrajectory(joint_names=names)
+        ref.header.stamp.sec, ref.header.stamp.nanosec = divmod(stamp, 10**9)
+        for k in range(n_points):
+            sec, ns = divmod(int(tfs[k]), 10**9)
+            ref.points.append(
+                JointTrajectoryPoint(
+                    positions=q[k].tolist(),
+                    velocities=dq[k].tolist(),
+                    accelerations=ddq[k].tolist(),
+                    time_from_start=Duration(sec=sec, nanosec=ns),
+                )
+            )
+        back = deserialize_message(t.data(), JointTrajectory)  # (CDR padding bytes are not defined: not compared)
+        assert back == ref
+        assert len(t.data()) == len(serialize_message(ref))

@@ -70,6 +70,34 @@ class _Rclpy:
         return getattr(self._inner, name)
 
 
+CALLS: dict[str, int] = defaultdict(int)  # callbacks run while profiling, by node and topic/timer
+
+
+def _count_callbacks() -> None:
+    """Every subscription and timer callback created from now on counted (``--callbacks``)."""
+    from rclpy.node import Node
+
+    def counting(cb, label: str):
+        def wrapper(*a):
+            if ON["on"]:
+                CALLS[label] += 1
+            return cb(*a)
+
+        return wrapper
+
+    sub, timer = Node.create_subscription, Node.create_timer
+
+    def create_subscription(self, msg_type, topic, callback, *a, **k):
+        return sub(self, msg_type, topic, counting(callback, f"{self.get_name()}: sub {topic}"), *a, **k)
+
+    def create_timer(self, period, callback, *a, **k):
+        clock = k.get("clock") or (a[1] if len(a) > 1 else None) or self.get_clock()
+        label = f"{self.get_name()}: timer {period:g} s ({clock.clock_type.name})"
+        return timer(self, period, counting(callback, label), *a, **k)
+
+    Node.create_subscription, Node.create_timer = create_subscription, create_timer
+
+
 def instrument() -> None:
     import rclpy.executors as ex
 
@@ -119,8 +147,11 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--from", dest="t_from", type=float, default=1.0, help="simulated s")
     ap.add_argument("--single", action="store_true", help="rclpy's SingleThreadedExecutor")
+    ap.add_argument("--callbacks", action="store_true", help="also count the callbacks run per period")
     a = ap.parse_args()
     instrument()
+    if a.callbacks:
+        _count_callbacks()
     from servo_ff.nodes.sim_node import SimNode
 
     mark: dict = {}
@@ -150,6 +181,10 @@ def main() -> int:
         print(f"| {k} | {1e6 * v / periods:.0f} | {COUNT[k] / periods:.2f} |")
     print(f"| executor rest | {1e6 * rest / periods:.0f} | |")
     print(f"| **total** | **{1e6 * wall / periods:.0f}** | |")
+    if CALLS:
+        print(f"\n| callback | per period |\n|---|---|\n| all | {sum(CALLS.values()) / periods:.2f} |")
+        for k, n in sorted(CALLS.items(), key=lambda kv: -kv[1]):
+            print(f"| {k} | {n / periods:.3f} |")
     return 0 if not r.fell else 1
 
 

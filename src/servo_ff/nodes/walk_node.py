@@ -29,15 +29,15 @@ from collections import deque
 from typing import Any
 
 import numpy as np
-from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
+from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
 
 def walk_specs() -> list[ParamSpec]:
@@ -121,16 +121,6 @@ def balance_specs() -> list[ParamSpec]:
 BALANCE_KEYS = ("ankle_pitch", "ankle_pitch_rate", "ankle_roll", "ankle_roll_rate", "hip_pitch", "hip_roll", "limit")
 
 
-def _stamp(t: float) -> Time:
-    ns = int(round(t * 1e9))
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
-
-def _duration(t: float) -> Duration:
-    ns = int(round(t * 1e9))
-    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
-
 class WalkNode(Node):
     def __init__(self, name: str = "servo_walk", **kwargs: Any):
         super().__init__(name, **kwargs)
@@ -176,6 +166,7 @@ class WalkNode(Node):
         self.cmd_refused = 0
         self.messages = 0
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
+        self._cdr: TrajectoryCdr | None = None  # the trajectory message's bytes, for its number of points
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
         self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
         self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
@@ -337,26 +328,26 @@ class WalkNode(Node):
         horizon = float(self.table["horizon"])
         if now < self.t0 - horizon - 1e-9:  # (start_delay = horizon: at once, whatever the rounding)
             return  # the measured pose is held until the approach comes within the horizon
-        self._fill(now + horizon + 2 * self.dt)
-        t = np.asarray(self.times)
-        lo = max(1, int(np.searchsorted(t, now, side="right")) - 1)
-        hi = len(t) - 1
-        q = np.asarray(self.qs)
+        n = math.ceil(horizon / self.dt - 1e-9) + 2  # points: the one at or before now, then past the horizon
+        self._fill(now + horizon + 3 * self.dt)  # and one sample beyond the last point (central differences)
+        lo = max(1, bisect.bisect_right(self.times, now) - 1)
+        n = min(n, len(self.times) - 1 - lo)  # fewer in the first message (its samples start at the approach)
+        t = np.asarray(self.times[lo : lo + n])
+        q = np.asarray(self.qs[lo - 1 : lo + n + 1])
         off = self._balance_offset(now)
         if off is not None:
             q = q + off  # a constant offset: velocities and accelerations unchanged
-        msg = JointTrajectory(joint_names=self.joints)
-        msg.header.stamp = _stamp(t[lo])
-        for k in range(lo, hi):
-            msg.points.append(
-                JointTrajectoryPoint(
-                    positions=q[k].tolist(),
-                    velocities=((q[k + 1] - q[k - 1]) / (2 * self.dt)).tolist(),
-                    accelerations=((q[k + 1] - 2 * q[k] + q[k - 1]) / self.dt**2).tolist(),
-                    time_from_start=_duration(t[k] - t[lo]),
-                )
-            )
-        self.pub_traj.publish(msg)
+        if self._cdr is None or self._cdr.n_points != n:
+            self._cdr = TrajectoryCdr(self.joints, n)
+        ns = np.rint(t * 1e9).astype(np.int64)
+        self._cdr.fill(
+            int(ns[0]),
+            np.rint((t - t[0]) * 1e9).astype(np.int64),
+            q[1:-1],
+            (q[2:] - q[:-2]) / (2 * self.dt),
+            (q[2:] - 2 * q[1:-1] + q[:-2]) / self.dt**2,
+        )
+        self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
         ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
         self._prefetch(now + ahead + horizon + 3 * self.dt)  # the next messages' samples, computed meanwhile
