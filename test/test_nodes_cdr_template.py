@@ -134,3 +134,28 @@ def test_trajectory_bytes_equal_rclpy_serialization_of_the_same_points(n_joints,
         back = deserialize_message(t.data(), JointTrajectory)  # (CDR padding bytes are not defined: not compared)
         assert back == ref
         assert len(t.data()) == len(serialize_message(ref))
+
+
+def test_level_publisher_sends_changes_and_heartbeats_and_the_receiver_holds_every_value():
+    """A level sent on change and every heartbeat: the subscriber receives each distinct value in order (the value
+    it holds at each instant is the one sent every period), a repeated value within the heartbeat is not sent."""
+    from servo_ff.ros.harness import RosHarness, wait_for
+    from servo_ff.ros.level_publisher import LevelPublisher, cdr_stamp
+
+    js = JointState(name=["a"], position=[1.0])
+    js.header.stamp.sec, js.header.stamp.nanosec = 12, 345_000_000
+    assert cdr_stamp(serialize_message(js)) == pytest.approx(12.345, abs=1e-12)
+    assert cdr_stamp(b"\x01\x00" + bytes(10)) is None  # big-endian CDR: not read here
+    with RosHarness(salt=31) as h:
+        got: list[float] = []
+        h.make_node("level_sub").create_subscription(Float64, "level", lambda m: got.append(m.data), 100)
+        pub = h.make_node("level_pub").create_publisher(Float64, "level", 100)
+        wait_for(lambda: pub.get_subscription_count() > 0, 30.0, "the level subscriber")
+        level = LevelPublisher(pub, heartbeat=0.1)
+        values = [0.5, 0.5, 0.5, 1.0, 1.0, 0.75, 0.75, 0.75]  # one a period of 0.008 s
+        for k, c in enumerate(values):
+            level.send(k * 0.008, c)
+        level.send(0.2, 0.75)  # the heartbeat: sent again
+        assert level.sent == 4
+        wait_for(lambda: len(got) == 4, 30.0, "the four level messages")
+        assert got == [0.5, 1.0, 0.75, 0.75]

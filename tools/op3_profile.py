@@ -108,6 +108,7 @@ def instrument() -> None:
     from servo_ff.nodes.mujoco_outputs import MujocoOutputs
     from servo_ff.nodes.servo_base import ServoInterfaceNode
     from servo_ff.nodes.walk_node import WalkNode
+    from servo_ff.ros.desired_trajectory import DesiredTrajectory
     from servo_ff.ros.sim_clock import SimClock
 
     ex._rclpy = _Rclpy(ex._rclpy)
@@ -133,7 +134,9 @@ def instrument() -> None:
     _patch(WalkNode, "_publish_trajectory", "walk: trajectory message (every 0.1 s)")
     _patch(WalkNode, "_on_joint_states", "walk: support coefficient on /joint_states")
     _patch(FeedForwardController, "tick", "feed-forward: controller tick (pinocchio, Eq. 19)")
-    _patch(FeedForwardNode, "_on_joint_states", "feed-forward: rest of the tick (sample, publish)")
+    _patch(FeedForwardNode, "_on_joint_states", "feed-forward: rest of the tick (publish, checks)")
+    _patch(FeedForwardNode, "_on_trajectory", "feed-forward: trajectory message (parse, check)")
+    _patch(DesiredTrajectory, "sample", "feed-forward: desired trajectory sample")
     _patch(MujocoBackend, "step", "sim: physics + servo layer (8 × mj_step)")
     _patch(ServoInterfaceNode, "publish_state", "sim: publish joint_states")
     _patch(MujocoOutputs, "publish", "sim: publish imu, odom, foot forces, support")
