@@ -131,3 +131,58 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mu
         h.shutdown()
     assert "servo_walker" in out and "playing stepping" in out, out[-3000:]
     assert "has no parameter" not in out, out[-3000:]  # every YAML key of the bring-up reaches its node
+
+
+def test_up_sim_op3_walks_under_cmd_vel(compiled_mujoco_kernels):
+    """`servo-ff up sim_op3` as shipped (four processes, its YAML: lockstep): under cmd_vel 0.1 m/s the trunk
+    advances and stays upright over 10 s of sim time from the walk's start (free-running, the OP3 fell backwards
+    on plain P before a slowly discovered walk node's first trajectory)."""
+    pytest.importorskip("rclpy")
+    pytest.importorskip("mujoco")
+    pytest.importorskip("placo")
+    from geometry_msgs.msg import Twist
+    from nav_msgs.msg import Odometry
+    from std_msgs.msg import Float64MultiArray
+
+    from servo_ff.bringup import python_env
+    from servo_ff.ros.harness import RosHarness, wait_for
+
+    h = RosHarness(salt=19)
+    env = python_env()
+    env["ROS_DOMAIN_ID"] = str(h.domain)
+    cmd = [sys.executable, "-m", "servo_ff", "up", "sim_op3", "--arg", f"namespace:={h.ns}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        probe = h.make_node("op3_up_probe")
+        pub = probe.create_publisher(Twist, "cmd_vel", 10)
+        forward = Twist()
+        forward.linear.x = 0.1
+        odom: list[tuple[float, float, float]] = []  # (sim s, x, z) of the trunk
+
+        def on_odom(m: Odometry) -> None:
+            p = m.pose.pose.position
+            odom.append((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, p.x, p.z))
+
+        probe.create_subscription(Odometry, "odom", on_odom, 100)
+        first_goal: list[float] = []  # sim s of the latest odom when the first feed-forward goal came
+
+        def on_goal(m: Float64MultiArray) -> None:
+            if not first_goal:
+                first_goal.append(odom[-1][0] if odom else 0.0)
+
+        probe.create_subscription(Float64MultiArray, "servo/commands", on_goal, 100)
+        t_walk = 2.5  # s: start_delay 0.5 + approach_time 2.0 after the first joint_states
+        wait_for(lambda: pub.publish(forward) or (odom and odom[-1][0] >= t_walk), 120.0, "the OP3 walk's start")
+        t0, x0, _ = odom[-1]
+        wait_for(lambda: pub.publish(forward) or odom[-1][0] >= t0 + 10.0, 300.0, "10 s of walking under cmd_vel")
+        # lockstep: the sim waited for the goals from its first period (free-running: not before start_delay -
+        # horizon = 0.5 s, plain P meanwhile)
+        assert first_goal[0] < 0.1, first_goal
+        window = [o for o in odom if o[0] >= t0]
+        assert window[-1][1] - x0 > 0.5, window[-1]  # m (1 m commanded; 0.8 m measured)
+        assert min(z for _, _, z in window) > 0.15  # m: the trunk up (0.22 m standing, below 0 once fallen)
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=20)[0]
+        h.shutdown()
+    assert "has no parameter" not in out, out[-3000:]

@@ -1,5 +1,6 @@
 """CdrTemplate (servo_ff.ros.cdr_template): the bytes published for joint_states, imu/data, foot forces, the
-support coefficient and /clock are what rclpy serializes for the same message, whatever is written in place."""
+support coefficient and /clock are what rclpy serializes for the same message, whatever is written in place; the
+walk node's TrajectoryCdr (ros/trajectory_cdr.py) deserializes to the message of the same points."""
 
 from __future__ import annotations
 
@@ -102,3 +103,59 @@ def test_all_finite_is_numpys_isfinite_all_for_every_position_and_huge_values(ba
             arrays[k][i] = bad
             assert not all_finite(*arrays), (k, i)
             assert all_finite(*arrays) == all(np.isfinite(x).all() for x in arrays)
+
+
+@pytest.mark.parametrize("n_joints, n_points", [(7, 1), (7, 5), (20, 27)])
+def test_trajectory_bytes_equal_rclpy_serialization_of_the_same_points(n_joints, n_points):
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from servo_ff.ros.trajectory_cdr import TrajectoryCdr
+
+    names = [f"j{k}" for k in range(n_joints)]  # 7: odd, padding between a point's arrays
+    t = TrajectoryCdr(names, n_points)
+    rng = np.random.default_rng(2)
+    for stamp in (0, 12_999_999_999, (2**31 - 1) * 10**9 + 5):
+        q, dq, ddq = rng.normal(size=(3, n_points, n_joints))
+        tfs = np.cumsum(rng.integers(1, 3 * 10**9, n_points)) - 1
+        t.fill(stamp, tfs, q, dq, ddq)
+        ref = JointTrajectory(joint_names=names)
+        ref.header.stamp.sec, ref.header.stamp.nanosec = divmod(stamp, 10**9)
+        for k in range(n_points):
+            sec, ns = divmod(int(tfs[k]), 10**9)
+            ref.points.append(
+                JointTrajectoryPoint(
+                    positions=q[k].tolist(),
+                    velocities=dq[k].tolist(),
+                    accelerations=ddq[k].tolist(),
+                    time_from_start=Duration(sec=sec, nanosec=ns),
+                )
+            )
+        back = deserialize_message(t.data(), JointTrajectory)  # (CDR padding bytes are not defined: not compared)
+        assert back == ref
+        assert len(t.data()) == len(serialize_message(ref))
+
+
+def test_level_publisher_sends_changes_and_heartbeats_and_the_receiver_holds_every_value():
+    """A level sent on change and every heartbeat: the subscriber receives each distinct value in order (the value
+    it holds at each instant is the one sent every period), a repeated value within the heartbeat is not sent."""
+    from servo_ff.ros.harness import RosHarness, wait_for
+    from servo_ff.ros.level_publisher import LevelPublisher, cdr_stamp
+
+    js = JointState(name=["a"], position=[1.0])
+    js.header.stamp.sec, js.header.stamp.nanosec = 12, 345_000_000
+    assert cdr_stamp(serialize_message(js)) == pytest.approx(12.345, abs=1e-12)
+    assert cdr_stamp(b"\x01\x00" + bytes(10)) is None  # big-endian CDR: not read here
+    with RosHarness(salt=31) as h:
+        got: list[float] = []
+        h.make_node("level_sub").create_subscription(Float64, "level", lambda m: got.append(m.data), 100)
+        pub = h.make_node("level_pub").create_publisher(Float64, "level", 100)
+        wait_for(lambda: pub.get_subscription_count() > 0, 30.0, "the level subscriber")
+        level = LevelPublisher(pub, heartbeat=0.1)
+        values = [0.5, 0.5, 0.5, 1.0, 1.0, 0.75, 0.75, 0.75]  # one a period of 0.008 s
+        for k, c in enumerate(values):
+            level.send(k * 0.008, c)
+        level.send(0.2, 0.75)  # the heartbeat: sent again
+        assert level.sent == 4
+        wait_for(lambda: len(got) == 4, 30.0, "the four level messages")
+        assert got == [0.5, 1.0, 0.75, 0.75]

@@ -2,7 +2,7 @@
 the executor thread and around the stages inside them, per control period (8 ms simulated), over a short run of
 ``bringup.op3_mission.run_op3`` from ``--from`` simulated seconds (after numba's compilation and the start).
 
-Run: python tools/op3_profile.py [--controller ff] [--steps 8] [--from 1.0] [--single]
+Run: python tools/op3_profile.py [--controller ff] [--steps 8] [--from 1.0] [--single] [--callbacks]
 Stages are exclusive (a stage's time without the stages timed inside it); "executor rest" is the wall time of the
 window minus every timed stage: the executor (the mission's EventsExecutor: its C++ queue, message takes and
 callback dispatch; ``--single``: rclpy's SingleThreadedExecutor, whose waits, takes and callbacks' own code are
@@ -70,6 +70,34 @@ class _Rclpy:
         return getattr(self._inner, name)
 
 
+CALLS: dict[str, int] = defaultdict(int)  # callbacks run while profiling, by node and topic/timer
+
+
+def _count_callbacks() -> None:
+    """Every subscription and timer callback created from now on counted (``--callbacks``)."""
+    from rclpy.node import Node
+
+    def counting(cb, label: str):
+        def wrapper(*a):
+            if ON["on"]:
+                CALLS[label] += 1
+            return cb(*a)
+
+        return wrapper
+
+    sub, timer = Node.create_subscription, Node.create_timer
+
+    def create_subscription(self, msg_type, topic, callback, *a, **k):
+        return sub(self, msg_type, topic, counting(callback, f"{self.get_name()}: sub {topic}"), *a, **k)
+
+    def create_timer(self, period, callback, *a, **k):
+        clock = k.get("clock") or (a[1] if len(a) > 1 else None) or self.get_clock()
+        label = f"{self.get_name()}: timer {period:g} s ({clock.clock_type.name})"
+        return timer(self, period, counting(callback, label), *a, **k)
+
+    Node.create_subscription, Node.create_timer = create_subscription, create_timer
+
+
 def instrument() -> None:
     import rclpy.executors as ex
 
@@ -80,6 +108,7 @@ def instrument() -> None:
     from servo_ff.nodes.mujoco_outputs import MujocoOutputs
     from servo_ff.nodes.servo_base import ServoInterfaceNode
     from servo_ff.nodes.walk_node import WalkNode
+    from servo_ff.ros.desired_trajectory import DesiredTrajectory
     from servo_ff.ros.sim_clock import SimClock
 
     ex._rclpy = _Rclpy(ex._rclpy)
@@ -105,7 +134,9 @@ def instrument() -> None:
     _patch(WalkNode, "_publish_trajectory", "walk: trajectory message (every 0.1 s)")
     _patch(WalkNode, "_on_joint_states", "walk: support coefficient on /joint_states")
     _patch(FeedForwardController, "tick", "feed-forward: controller tick (pinocchio, Eq. 19)")
-    _patch(FeedForwardNode, "_on_joint_states", "feed-forward: rest of the tick (sample, publish)")
+    _patch(FeedForwardNode, "_on_joint_states", "feed-forward: rest of the tick (publish, checks)")
+    _patch(FeedForwardNode, "_on_trajectory", "feed-forward: trajectory message (parse, check)")
+    _patch(DesiredTrajectory, "sample", "feed-forward: desired trajectory sample")
     _patch(MujocoBackend, "step", "sim: physics + servo layer (8 × mj_step)")
     _patch(ServoInterfaceNode, "publish_state", "sim: publish joint_states")
     _patch(MujocoOutputs, "publish", "sim: publish imu, odom, foot forces, support")
@@ -119,8 +150,11 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--from", dest="t_from", type=float, default=1.0, help="simulated s")
     ap.add_argument("--single", action="store_true", help="rclpy's SingleThreadedExecutor")
+    ap.add_argument("--callbacks", action="store_true", help="also count the callbacks run per period")
     a = ap.parse_args()
     instrument()
+    if a.callbacks:
+        _count_callbacks()
     from servo_ff.nodes.sim_node import SimNode
 
     mark: dict = {}
@@ -150,6 +184,10 @@ def main() -> int:
         print(f"| {k} | {1e6 * v / periods:.0f} | {COUNT[k] / periods:.2f} |")
     print(f"| executor rest | {1e6 * rest / periods:.0f} | |")
     print(f"| **total** | **{1e6 * wall / periods:.0f}** | |")
+    if CALLS:
+        print(f"\n| callback | per period |\n|---|---|\n| all | {sum(CALLS.values()) / periods:.2f} |")
+        for k, n in sorted(CALLS.items(), key=lambda kv: -kv[1]):
+            print(f"| {k} | {n / periods:.3f} |")
     return 0 if not r.fell else 1
 
 

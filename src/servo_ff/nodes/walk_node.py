@@ -11,8 +11,9 @@ refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
 differences on the ``dt`` grid; the support coefficient (1 = left foot) on each ``/joint_states`` for its stamp +
-``support_lead`` (the time of the feed-forward node's next tick; ``support_clock: timer``: every ``1/rate_hz``, one
-control period behind in the lockstep loop). The feed-forward node
+``support_lead`` (the time of the feed-forward node's next tick), sent when it changes and every ``publish_period``
+(the feed-forward node holds it; ``support_clock: timer``: every ``1/rate_hz``, one control period behind in the
+lockstep loop). The feed-forward node
 follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
 
 Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
@@ -29,15 +30,17 @@ from collections import deque
 from typing import Any
 
 import numpy as np
-from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
+from servo_ff.ros.level_publisher import LevelPublisher, cdr_stamp
+from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
 
 def walk_specs() -> list[ParamSpec]:
@@ -83,8 +86,8 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec(
             "support_clock",
             "joint_states",
-            "when the support coefficient is published: on each /joint_states (for its stamp + support_lead), "
-            "or on a timer at rate_hz",
+            "when the support coefficient is published: on each /joint_states (for its stamp + support_lead; "
+            "sent when it changes, and every publish_period), or on a timer at rate_hz",
             choices=("joint_states", "timer"),
             **ro,
         ),
@@ -119,16 +122,6 @@ def balance_specs() -> list[ParamSpec]:
 
 
 BALANCE_KEYS = ("ankle_pitch", "ankle_pitch_rate", "ankle_roll", "ankle_roll_rate", "hip_pitch", "hip_roll", "limit")
-
-
-def _stamp(t: float) -> Time:
-    ns = int(round(t * 1e9))
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
-
-def _duration(t: float) -> Duration:
-    ns = int(round(t * 1e9))
-    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 class WalkNode(Node):
@@ -176,8 +169,11 @@ class WalkNode(Node):
         self.cmd_refused = 0
         self.messages = 0
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
+        self._cdr: TrajectoryCdr | None = None  # the trajectory message's bytes, for its number of points
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
-        self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
+        # the support coefficient when it changes (and every publish_period): the feed-forward node holds it
+        self.support_out = LevelPublisher(self.pub_c, float(v["publish_period"]))
+        self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10, raw=True)
         self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
         gains = BalanceGains(*(float(v[f"balance_{k}"]) for k in BALANCE_KEYS))
         self.balance = BalanceFeedback(resolve_path(v["urdf_path"]), self.joints, gains) if gains.enabled else None
@@ -239,12 +235,17 @@ class WalkNode(Node):
         self.imu_stale_logged = False
         return self.offset
 
-    def _on_joint_states(self, msg: JointState) -> None:
+    def _on_joint_states(self, data: bytes) -> None:
+        """/joint_states taken serialized: only its stamp is read per period, the whole message only for the pose."""
+        stamp = cdr_stamp(data) if self.q0 is not None else None
+        if stamp is None:
+            msg = deserialize_message(data, JointState)
+            stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.q0 is not None:
             if self.table["support_clock"] == "joint_states":
                 # the feed-forward node ticks on the next /joint_states: its time is this stamp + one period
-                t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 + float(self.table["support_lead"])
-                self.pub_c.publish(Float64(data=self.support(t)))
+                t = stamp + float(self.table["support_lead"])
+                self.support_out.send(t, self.support(t))
             return
         if self.now_s() <= 0.0:
             return
@@ -337,26 +338,26 @@ class WalkNode(Node):
         horizon = float(self.table["horizon"])
         if now < self.t0 - horizon - 1e-9:  # (start_delay = horizon: at once, whatever the rounding)
             return  # the measured pose is held until the approach comes within the horizon
-        self._fill(now + horizon + 2 * self.dt)
-        t = np.asarray(self.times)
-        lo = max(1, int(np.searchsorted(t, now, side="right")) - 1)
-        hi = len(t) - 1
-        q = np.asarray(self.qs)
+        n = math.ceil(horizon / self.dt - 1e-9) + 2  # points: the one at or before now, then past the horizon
+        self._fill(now + horizon + 3 * self.dt)  # and one sample beyond the last point (central differences)
+        lo = max(1, bisect.bisect_right(self.times, now) - 1)
+        n = min(n, len(self.times) - 1 - lo)  # fewer in the first message (its samples start at the approach)
+        t = np.asarray(self.times[lo : lo + n])
+        q = np.asarray(self.qs[lo - 1 : lo + n + 1])
         off = self._balance_offset(now)
         if off is not None:
             q = q + off  # a constant offset: velocities and accelerations unchanged
-        msg = JointTrajectory(joint_names=self.joints)
-        msg.header.stamp = _stamp(t[lo])
-        for k in range(lo, hi):
-            msg.points.append(
-                JointTrajectoryPoint(
-                    positions=q[k].tolist(),
-                    velocities=((q[k + 1] - q[k - 1]) / (2 * self.dt)).tolist(),
-                    accelerations=((q[k + 1] - 2 * q[k] + q[k - 1]) / self.dt**2).tolist(),
-                    time_from_start=_duration(t[k] - t[lo]),
-                )
-            )
-        self.pub_traj.publish(msg)
+        if self._cdr is None or self._cdr.n_points != n:
+            self._cdr = TrajectoryCdr(self.joints, n)
+        ns = np.rint(t * 1e9).astype(np.int64)
+        self._cdr.fill(
+            int(ns[0]),
+            np.rint((t - t[0]) * 1e9).astype(np.int64),
+            q[1:-1],
+            (q[2:] - q[:-2]) / (2 * self.dt),
+            (q[2:] - 2 * q[1:-1] + q[:-2]) / self.dt**2,
+        )
+        self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
         ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
         self._prefetch(now + ahead + horizon + 3 * self.dt)  # the next messages' samples, computed meanwhile
