@@ -187,10 +187,14 @@ def test_reactivate_holds_where_the_joint_fell_on_protocol(tmp_path, protocol):
 
 
 # ---------------------------------------------------------------------------------------------- SIGINT
-@pytest.mark.parametrize("policy,torque_after", [("torque_off", 0), ("hold", 1)])
-def test_sigint_applies_on_exit(tmp_path, policy, torque_after):
+@pytest.mark.parametrize(
+    "policy,torque_after,repeat", [("torque_off", 0, False), ("hold", 1, False), ("torque_off", 0, True)]
+)
+def test_sigint_applies_on_exit(tmp_path, policy, torque_after, repeat):
     """``python -m servo_ff.nodes.hardware_node`` (as ros2 run / launch start it), active on the virtual bus, then
-    SIGINT: torque as ``on_exit`` says once the process has exited."""
+    SIGINT: torque as ``on_exit`` says once the process has exited. ``repeat``: SIGINT every 10 ms until it exits (a
+    terminal's Ctrl-C reaches the whole process group and ``servo-ff up`` forwards another): the shutdown is not
+    interrupted (no traceback, on_exit applied)."""
     import os
     import signal
     import subprocess
@@ -223,8 +227,11 @@ def test_sigint_applies_on_exit(tmp_path, policy, torque_after):
         wait_for(lambda: (bus.mem[:, ct.ADDR_TORQUE_ENABLE] == 1).all() or proc.poll() is not None, 60.0, "torque on")
         assert proc.poll() is None, proc.stderr.read()
         proc.send_signal(signal.SIGINT)
+        if repeat:
+            wait_for(lambda: proc.send_signal(signal.SIGINT) or proc.poll() is not None, 30.0, "exit")
         assert proc.wait(timeout=30) == 0
         err = proc.stderr.read()
+        assert "Traceback" not in err, err
         assert f"on_exit={policy}" in err, err
         assert (bus.mem[:, ct.ADDR_TORQUE_ENABLE] == torque_after).all(), err
     finally:

@@ -63,3 +63,21 @@ def test_worker_samples_are_the_engines_across_replans_and_a_stale_command():
     finally:
         worker.close()
     assert worker._proc.poll() is not None
+
+
+def test_worker_outlives_a_ctrl_c_and_ends_with_its_parents_socket():
+    """A terminal's Ctrl-C reaches the whole process group: the child ignores SIGINT (no traceback; the walk node
+    ends it), and it exits quietly when the parent's end of the socket closes."""
+    import signal
+
+    worker = WalkWorker(URDF, WalkParams(), WalkFrames())
+    try:
+        worker.joints()  # the engine is up
+        worker._proc.send_signal(signal.SIGINT)
+        worker.start((0.1, 0.0, 0.0))
+        worker.request([0.0, DT], (0.1, 0.0, 0.0), 0.0, 10.0)
+        q, _ = worker.take(2)  # still serving
+        assert len(q) == 2 and worker._proc.poll() is None
+    finally:
+        worker._conn.close()  # as when the parent dies: no "stop" message
+    assert worker._proc.wait(timeout=30) == 0

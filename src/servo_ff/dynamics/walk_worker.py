@@ -29,11 +29,20 @@ def _child(fd: int) -> None:
     """Child process (``python -c``, not multiprocessing: the caller's main module is not imported again): the
     engine from the first message (urdf, params, frames), answering ("start", cmd), ("fill", times, cmd, cmd_time,
     cmd_timeout), ("stop",)."""
+    import signal
+
     from .walk_pattern import WalkEngine
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group: the parent ends this child
     conn = Connection(fd)
-    urdf, params, frames = conn.recv()
-    engine = WalkEngine(urdf, params, frames)
+    try:
+        _serve(conn, WalkEngine, *conn.recv())
+    except (EOFError, BrokenPipeError, ConnectionResetError):  # the parent is gone (its end of the socket closed)
+        return
+
+
+def _serve(conn: Connection, engine_class, urdf, params, frames) -> None:
+    engine = engine_class(urdf, params, frames)
     conn.send(("ready", engine.joints, engine.q_stand))
     while True:
         msg = conn.recv()

@@ -231,11 +231,22 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:
+        _ignore_further_interrupts()
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
             rclpy.try_shutdown()
     return 0
+
+
+def _ignore_further_interrupts() -> None:
+    """A terminal's Ctrl-C reaches every process of the group and ``servo-ff up`` forwards one more: a second
+    SIGINT must not interrupt the clean shutdown (a traceback out of ``destroy_node``)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def preload_modules(*names: str) -> threading.Thread:
