@@ -11,8 +11,12 @@ import math
 
 import numpy as np
 
+from .. import numba_cache
+
 try:  # pragma: no cover - exercised through eq19_clamped
     import numba
+
+    numba_cache.install()
 except ImportError:  # pragma: no cover
     numba = None
 

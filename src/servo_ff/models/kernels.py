@@ -16,6 +16,7 @@ import types
 
 import numpy as np
 
+from .. import numba_cache
 from . import scalar, slots
 from .chunk_rows import (  # noqa: F401 (SIMD_CHUNK re-exported)
     LANES,
@@ -66,7 +67,7 @@ from .streaming import store_fence, stream_rows
 try:  # pragma: no cover - exercised through HAVE_NUMBA
     import numba
 
-    HAVE_NUMBA = True
+    HAVE_NUMBA = numba_cache.install() or True  # cached kernels stamped by the sources they inline
 except ImportError:  # pragma: no cover
     numba = None
     HAVE_NUMBA = False

@@ -19,11 +19,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.signal import cont2discrete
 
+from .. import numba_cache
 from .datasheet import MotorDatasheet
 from .transfer_functions import _nonneg, _positive, equivalent_damping, equivalent_inertia
 
 try:
     import numba
+
+    numba_cache.install()
 except ImportError:  # pragma: no cover - numba is a hard dependency of servo_ff, fallback kept for safety
     numba = None
 

@@ -14,7 +14,10 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from .. import numba_cache
 from .chunk_rows import R_DTH, R_TF, R_TH, R_TM, R_VOLTS, S
+
+numba_cache.install()  # before the first cache=True kernel
 
 LANES = 8  # doubles per 64-byte line
 #: x86's streaming stores are weakly ordered and need ``sfence``; LLVM's generic fence is emitted elsewhere (AArch64:

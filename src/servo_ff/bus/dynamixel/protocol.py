@@ -96,6 +96,10 @@ def crc16_py(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
 try:  # the same loop compiled: ~0.1 µs/byte in Python → a few ns/byte (a 20-servo cycle CRCs ~570 bytes)
     import numba as _numba
 
+    from ...numba_cache import install
+
+    install()  # cached kernels stamped by the sources they inline
+
     _TABLE_NP = np.array(CRC_TABLE, dtype=np.uint16)
 
     @_numba.njit(cache=True, nogil=True)
