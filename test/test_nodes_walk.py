@@ -265,3 +265,109 @@ def test_obstacle_box_touches_the_foot():
     right = {g for g in range(m.ngeom) if m.geom_bodyid[g] == m.body("r_ank_roll_link").id}
     touching = [c for c in d.contact[: d.ncon] if {c.geom1, c.geom2} & {box} and {c.geom1, c.geom2} & right]
     assert touching and min(c.dist for c in touching) < -0.005  # the foot sinks into the 15 mm box
+
+
+@pytest.mark.parametrize("engine_process", [False, True])
+def test_cmd_timeout_is_judged_at_planning_time(engine_process):
+    """A cmd_vel streamed every publish period keeps the walk going with cmd_timeout (0.3 s) below the trajectory's
+    horizon (0.5 s); it counts as zero once older than cmd_timeout. The node is driven by hand on a fake clock
+    (not spun): its samples reach 0.53 s (+ engine_lead) ahead of now, which must not make a fresh command stale."""
+    from geometry_msgs.msg import Twist
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.io.paths import share_file
+    from servo_ff.nodes.walk_node import WalkNode
+
+    clock = [1.0]
+    with RosHarness(salt=43) as ros:
+        values = {"urdf_path": str(share_file("urdf", "op3.urdf")), "cmd_timeout": 0.3, "start_delay": 0.0,
+                  "approach_time": 0.2, "engine_process": engine_process}  # fmt: skip
+        walk = WalkNode(
+            "servo_walk_t", **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]
+        )
+        try:
+            walk.now_s = lambda: clock[0]
+            walk._on_joint_states(
+                serialize_message(JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm])))
+            )
+            forward = Twist()
+            forward.linear.x = 0.1
+            for _ in range(30):  # 3 s at 10 Hz, a fresh command before every message
+                clock[0] += 0.1
+                walk._on_cmd(forward)
+                walk._publish_trajectory()
+                assert walk.engine.cmd == (0.1, 0.0, 0.0) and not walk.cmd_stale_logged, clock[0]
+            assert walk.desired(clock[0]) is not None
+            clock[0] += 0.4  # no command for 0.4 s > cmd_timeout
+            walk._publish_trajectory()
+            assert walk.engine.cmd == (0.0, 0.0, 0.0) and walk.cmd_stale_logged
+        finally:
+            walk.destroy_node()
+
+
+def test_a_late_first_trajectory_with_the_engine_process_starts_walking():
+    """The first message planned after the walk's start (a timer late in sim time): its first sample is the
+    worker's too (it was taken without being asked for: "1 samples taken, 0 requested")."""
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.io.paths import share_file
+    from servo_ff.nodes.walk_node import WalkNode
+
+    clock = [1.0]
+    with RosHarness(salt=44) as ros:
+        values = {"urdf_path": str(share_file("urdf", "op3.urdf")), "start_delay": 1.0, "approach_time": 0.2,
+                  "engine_process": True}  # fmt: skip
+        walk = WalkNode(
+            "servo_walk_l", **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]
+        )
+        try:
+            walk.now_s = lambda: clock[0]
+            walk._on_joint_states(
+                serialize_message(JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm])))
+            )
+            assert walk.messages == 0  # the approach is more than a horizon away: nothing yet
+            clock[0] = walk.t_walk + 0.15
+            walk._publish_trajectory()
+            assert walk.messages == 1 and walk.times[0] >= walk.t_walk
+            np.testing.assert_allclose(walk.desired(clock[0]), walk.worker.q_stand()[walk.perm], atol=0.05)
+        finally:
+            walk.destroy_node()
+
+
+def _walk_workers() -> int:
+    """This process's live walk-worker children (/proc)."""
+    import os
+    from pathlib import Path
+
+    n = 0
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == os.getpid() and b"walk_worker" in (p / "cmdline").read_bytes():
+                n += 1
+        except (OSError, ValueError, IndexError):
+            continue
+    return n
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc"), reason="needs /proc")
+def test_a_walk_node_refused_at_construction_leaves_no_engine_process():
+    from rclpy.parameter import Parameter
+
+    from servo_ff.io.paths import share_file
+    from servo_ff.nodes.walk_node import WalkNode
+
+    before = _walk_workers()
+    with RosHarness(salt=45) as ros:
+        values = {"urdf_path": str(share_file("urdf", "op3.urdf")), "joints": ["foo"], "engine_process": True}
+        with pytest.raises(ValueError, match="foo"):
+            WalkNode(
+                "servo_walk_bad",
+                **ros.node_kwargs(),
+                parameter_overrides=[Parameter(k, value=v) for k, v in values.items()],
+            )
+    assert _walk_workers() == before

@@ -81,3 +81,19 @@ def test_worker_outlives_a_ctrl_c_and_ends_with_its_parents_socket():
     finally:
         worker._conn.close()  # as when the parent dies: no "stop" message
     assert worker._proc.wait(timeout=30) == 0
+
+
+def test_a_dead_worker_is_one_clear_error():
+    import signal
+
+    worker = WalkWorker(URDF, WalkParams(), WalkFrames())
+    try:
+        worker.joints()
+        worker._proc.send_signal(signal.SIGKILL)
+        worker._proc.wait(timeout=30)
+        with pytest.raises(RuntimeError, match=r"walk worker \(pid \d+\) ended \(exit code -9"):
+            worker.start((0.1, 0.0, 0.0))
+            worker.request([0.0], (0.1, 0.0, 0.0), None, 1.0)
+            worker.take(1)
+    finally:
+        worker.close()

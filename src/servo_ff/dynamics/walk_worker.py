@@ -86,11 +86,25 @@ class WalkWorker:
         self.expired = False  # a zero command from the stale-command rule since the last take
 
     def _recv(self):
-        if not self._conn.poll(self.timeout):
-            raise TimeoutError(f"walk worker (pid {self._proc.pid}): no answer in {self.timeout:g} s")
-        if self._proc.poll() is not None and not self._conn.poll():
-            raise RuntimeError(f"walk worker (pid {self._proc.pid}) ended with code {self._proc.returncode}")
-        return self._conn.recv()
+        try:
+            if not self._conn.poll(self.timeout):
+                raise TimeoutError(f"walk worker (pid {self._proc.pid}): no answer in {self.timeout:g} s")
+            return self._conn.recv()
+        except (EOFError, OSError) as e:  # the child is gone: its end of the socket closed
+            raise self._ended(e) from None
+
+    def _send(self, msg: tuple) -> None:
+        try:
+            self._conn.send(msg)
+        except OSError as e:  # BrokenPipeError, ConnectionResetError: the child is gone
+            raise self._ended(e) from None
+
+    def _ended(self, e: BaseException) -> RuntimeError:
+        try:
+            code = self._proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        return RuntimeError(f"walk worker (pid {self._proc.pid}) ended (exit code {code}; {type(e).__name__})")
 
     def joints(self) -> list[str]:
         """The engine's joints (waits for the child's start-up)."""
@@ -106,12 +120,12 @@ class WalkWorker:
     def start(self, cmd: tuple[float, float, float]) -> None:
         """The engine's ``start`` under ``cmd`` (its first plan's footsteps)."""
         self.joints()
-        self._conn.send(("start", tuple(cmd)))
+        self._send(("start", tuple(cmd)))
 
     def request(self, times: list[float], cmd: tuple[float, float, float], cmd_time, cmd_timeout: float) -> None:
         """Samples at ``times`` [s] under ``cmd`` (``cmd_time``: when it came, None: never), computed from now."""
         if times:
-            self._conn.send(("fill", list(times), tuple(cmd), cmd_time, float(cmd_timeout)))
+            self._send(("fill", list(times), tuple(cmd), cmd_time, float(cmd_timeout)))
             self._pending += 1
 
     def take(self, n: int) -> tuple[list[np.ndarray], list[float]]:

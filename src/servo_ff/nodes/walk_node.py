@@ -79,7 +79,7 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, **ro),
         ParamSpec("approach_time", 2.0, "measured pose → walking stance", "s", lo=0.05, hi=60.0, **ro),
         ParamSpec("horizon", 0.5, "seconds of trajectory in each message", "s", lo=0.05, hi=10.0),
-        ParamSpec("publish_period", 0.1, "period of the trajectory messages", "s", lo=0.005, hi=10.0),
+        ParamSpec("publish_period", 0.1, "period of the trajectory messages", "s", lo=0.005, hi=10.0, **ro),
         ParamSpec(
             "rate_hz", 125.0, "rate of the support coefficient (support_clock timer)", "Hz", lo=1.0, hi=2000.0, **ro
         ),
@@ -148,10 +148,6 @@ class WalkNode(Node):
         self.engine = WalkEngine(resolve_path(v["urdf_path"]), params, frames)
         self.worker = None  # dynamics.walk_worker.WalkWorker with engine_process
         self._ahead: deque[float] = deque()  # grid times [s, ROS clock] beyond self.times, asked of the worker
-        if v["engine_process"]:
-            from servo_ff.dynamics.walk_worker import WalkWorker
-
-            self.worker = WalkWorker(resolve_path(v["urdf_path"]), params, frames)
         order = [j for j in v["joints"] if j]
         if order and sorted(order) != sorted(self.engine.joints):
             raise ValueError(f"joints {order} are not the joints of {v['urdf_path']}: {self.engine.joints}")
@@ -183,6 +179,10 @@ class WalkNode(Node):
         self.clamp_logged = 0
         if self.balance is not None:
             self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
+        if v["engine_process"]:  # last: a constructor that fails above leaves no child process behind
+            from servo_ff.dynamics.walk_worker import WalkWorker
+
+            self.worker = WalkWorker(resolve_path(v["urdf_path"]), params, frames)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
         if v["support_clock"] == "timer":
             self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
@@ -278,6 +278,9 @@ class WalkNode(Node):
         if not self.times:
             k0 = math.floor(max(self.now_s(), self.t0 - self.dt) / self.dt)
             self.times.append(k0 * self.dt)
+            if self.worker is not None and self.times[0] >= self.t_walk - 1e-9:  # a late first fill: already walking
+                self._ahead.append(self.times[0])
+                self.worker.request(self.times[:1], self.engine.cmd, None, float(self.table["cmd_timeout"]))
             self.qs.append(self._sample_q(self.times[0]))
         self._prefetch(until)
         while self.times[-1] < until:
@@ -299,11 +302,8 @@ class WalkNode(Node):
             self._ahead.append(last)
             if last >= self.t_walk - 1e-9:
                 walk.append(last)
-        # the stale-command rule shifted by the lead the samples are asked with (else a cmd_vel repeated every
-        # period would count as stale on the samples beyond cmd_timeout ahead)
-        lead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
-        since = None if self.cmd_time is None else self.cmd_time + lead
-        self.worker.request(walk, self.engine.cmd, since, float(self.table["cmd_timeout"]))
+        # the command as it stands now (the stale-command rule applied by _publish_trajectory, not per sample)
+        self.worker.request(walk, self.engine.cmd, None, float(self.table["cmd_timeout"]))
 
     def _sample_q(self, t: float) -> np.ndarray:
         if self._ahead:
@@ -313,12 +313,8 @@ class WalkNode(Node):
             return self._approach(t)
         if self.worker is not None:
             (q,), (c,) = self.worker.take(1)
-            if self.worker.expired:
-                self.worker.expired = False
-                self._expire_cmd(math.inf)  # the worker walked on a zero command: the same here, logged once
             self.cs.append(c)
             return q[self.perm]
-        self._expire_cmd(t)
         s = self.engine.tick()
         self.cs.append(s.c_left)
         return s.q[self.perm]
@@ -335,6 +331,9 @@ class WalkNode(Node):
         if self.q0 is None:
             return
         now = self.now_s()
+        # a cmd_vel older than cmd_timeout *now* counts as zero for the samples planned from now on (judged on the
+        # samples' own times, a command streamed every period counted as stale once cmd_timeout < horizon)
+        self._expire_cmd(now)
         horizon = float(self.table["horizon"])
         if now < self.t0 - horizon - 1e-9:  # (start_delay = horizon: at once, whatever the rounding)
             return  # the measured pose is held until the approach comes within the horizon
