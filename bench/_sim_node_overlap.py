@@ -170,7 +170,7 @@ def variants(ros, node) -> dict:
     return {"serial": serial, "executor": executor, "layer": layer, "thread": thread, "mj_thread": mj_thread}
 
 
-def node_rows(rounds: int) -> None:
+def node_rows(rounds: int) -> dict[str, float]:
     ros, node = make_node()
     runs = variants(ros, node)
     us = {k: [] for k in runs}
@@ -185,6 +185,9 @@ def node_rows(rounds: int) -> None:
     for k in ("serial", "executor", "thread", "mj_thread"):
         r = a["layer"] / a[k]
         print(f"  layer/{k} = {np.median(r):.3f} [{np.percentile(r, 25):.3f}–{np.percentile(r, 75):.3f}]")
+    return {
+        f"layer_over_{k}": float(np.median(a["layer"] / a[k])) for k in ("serial", "executor", "thread", "mj_thread")
+    }
 
 
 def nogil_probe(rounds: int, python_iterations: int = 1500, periods: int = 500) -> None:
@@ -303,10 +306,11 @@ def parallel_control(rounds: int, n: int = 20_000_000) -> None:
 
 def main() -> int:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
-    node_rows(rounds)
+    ratios = node_rows(rounds)
     parallel_control(3)
     nogil_probe(5)
     parallel_control(3)
+    print("RESULT " + " ".join(f"{k}={v:.3f}" for k, v in ratios.items()))
     sys.stdout.flush()
     os._exit(0)  # the paused executor thread: no orderly shutdown needed for a measurement
 

@@ -139,8 +139,9 @@ def test_trajectory_bytes_equal_rclpy_serialization_of_the_same_points(n_joints,
 def test_level_publisher_sends_changes_and_heartbeats_and_the_receiver_holds_every_value():
     """A level sent on change and every heartbeat: the subscriber receives each distinct value in order (the value
     it holds at each instant is the one sent every period), a repeated value within the heartbeat is not sent."""
+    from servo_ff.ros.cdr_template import cdr_stamp
     from servo_ff.ros.harness import RosHarness, wait_for
-    from servo_ff.ros.level_publisher import LevelPublisher, cdr_stamp
+    from servo_ff.ros.level_publisher import LevelPublisher
 
     js = JointState(name=["a"], position=[1.0])
     js.header.stamp.sec, js.header.stamp.nanosec = 12, 345_000_000

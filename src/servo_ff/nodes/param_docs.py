@@ -29,7 +29,7 @@ def _nodes() -> list[tuple[str, Callable[..., list[ParamSpec]], dict[str, Any]]]
     from .ilc_node import ilc_specs
     from .sim_stepper import parameter_specs as sim
     from .state_publisher_node import state_publisher_specs
-    from .walk_node import walk_specs
+    from .walk_params import walk_specs
     from .walker_node import walker_specs
 
     urdf = share_file("urdf", "pendulums2.urdf")

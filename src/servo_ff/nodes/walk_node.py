@@ -38,90 +38,12 @@ from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
-from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
-from servo_ff.ros.level_publisher import LevelPublisher, cdr_stamp
+from servo_ff.ros.cdr_template import cdr_stamp
+from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
+from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
-
-def walk_specs() -> list[ParamSpec]:
-    from servo_ff.dynamics.walk_pattern import WalkParams
-
-    w = WalkParams()
-    ro = dict(read_only=True)
-    return [
-        ParamSpec("urdf_path", "urdf/op3.urdf", "the robot (placo needs its feet and trunk links below)", **ro),
-        ParamSpec("joints", [""], "order of the trajectory's joints (empty: the URDF's); the robot's joints", **ro),
-        ParamSpec("trunk_link", "body_link", "link playing placo's trunk", **ro),
-        ParamSpec("left_foot_link", "l_sole", "link at the left sole", **ro),
-        ParamSpec("right_foot_link", "r_sole", "link at the right sole", **ro),
-        ParamSpec("dt", w.dt, "grid of the planned joint trajectory", "s", lo=0.002, hi=0.05, **ro),
-        ParamSpec("single_support", w.single_support, "one foot in the air", "s", lo=0.1, hi=2.0, **ro),
-        ParamSpec(
-            "double_support_ratio", w.double_support_ratio, "double support / single support", lo=0.0, hi=2.0, **ro
-        ),
-        ParamSpec("com_height", w.com_height, "CoM height above the soles (LIPM)", "m", lo=0.05, hi=2.0, **ro),
-        ParamSpec("foot_height", w.foot_height, "swing-foot clearance", "m", lo=0.0, hi=0.3, **ro),
-        ParamSpec("trunk_pitch", w.trunk_pitch, "forward lean of the trunk", "rad", lo=-0.5, hi=0.8, **ro),
-        ParamSpec("feet_spacing", w.feet_spacing, "lateral distance of the soles", "m", lo=0.02, hi=1.0, **ro),
-        ParamSpec("foot_length", w.foot_length, "support polygon length", "m", lo=0.02, hi=1.0, **ro),
-        ParamSpec("foot_width", w.foot_width, "support polygon width", "m", lo=0.01, hi=1.0, **ro),
-        ParamSpec("max_dx_forward", w.max_dx_forward, "largest forward step", "m", lo=0.0, hi=0.5, **ro),
-        ParamSpec("cmd_timeout", 1.0, "a cmd_vel older than this counts as zero", "s", lo=0.01, hi=3600.0),
-        ParamSpec(
-            "engine_process",
-            False,
-            "placo in a child process, engine_lead ahead of the trajectory messages (off this node's executor: "
-            "placo holds the GIL); a cmd_vel (and its cmd_timeout) then takes effect up to publish_period + "
-            "engine_lead later",
-            **ro,
-        ),
-        ParamSpec("engine_lead", 0.5, "engine_process: samples computed this far ahead", "s", lo=0.0, hi=5.0, **ro),
-        ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, **ro),
-        ParamSpec("approach_time", 2.0, "measured pose → walking stance", "s", lo=0.05, hi=60.0, **ro),
-        ParamSpec("horizon", 0.5, "seconds of trajectory in each message", "s", lo=0.05, hi=10.0),
-        ParamSpec("publish_period", 0.1, "period of the trajectory messages", "s", lo=0.005, hi=10.0, **ro),
-        ParamSpec(
-            "rate_hz", 125.0, "rate of the support coefficient (support_clock timer)", "Hz", lo=1.0, hi=2000.0, **ro
-        ),
-        ParamSpec(
-            "support_clock",
-            "joint_states",
-            "when the support coefficient is published: on each /joint_states (for its stamp + support_lead; "
-            "sent when it changes, and every publish_period), or on a timer at rate_hz",
-            choices=("joint_states", "timer"),
-            **ro,
-        ),
-        ParamSpec(
-            "support_lead", 0.008, "joint_states clock: published for this long after the stamp", "s", lo=0.0, hi=1.0
-        ),
-        ParamSpec("cmd_vel_topic", "cmd_vel", "velocity command (geometry_msgs/Twist)", **ro),
-        ParamSpec("trajectory_topic", "feedforward/trajectory", "where the desired trajectory goes", **ro),
-        ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", **ro),
-        *balance_specs(),
-    ]
-
-
-def balance_specs() -> list[ParamSpec]:
-    from servo_ff.dynamics.walk_balance import BalanceGains
-
-    b = BalanceGains()
-    ro = dict(read_only=True)
-    return [
-        ParamSpec("balance_ankle_pitch", b.ankle_pitch, "trunk pitch error → feet pitch", "rad/rad", lo=-5, hi=5, **ro),
-        ParamSpec(
-            "balance_ankle_pitch_rate", b.ankle_pitch_rate, "trunk pitch rate → feet pitch", "s", lo=-1, hi=1, **ro
-        ),
-        ParamSpec("balance_ankle_roll", b.ankle_roll, "trunk roll → feet roll", "rad/rad", lo=-5, hi=5, **ro),
-        ParamSpec("balance_ankle_roll_rate", b.ankle_roll_rate, "trunk roll rate → feet roll", "s", lo=-1, hi=1, **ro),
-        ParamSpec("balance_hip_pitch", b.hip_pitch, "hips' share of the pitch correction", lo=-2, hi=2, **ro),
-        ParamSpec("balance_hip_roll", b.hip_roll, "hips' share of the roll correction", lo=-2, hi=2, **ro),
-        ParamSpec("balance_limit", b.limit, "largest balance offset on one joint", "rad", lo=0.0, hi=1.0, **ro),
-        ParamSpec("imu_topic", "imu/data", "trunk IMU (sensor_msgs/Imu) for the balance feedback", **ro),
-        ParamSpec("imu_timeout", 0.1, "an IMU reading older than this gives no balance offset", "s", lo=0.001, hi=10.0),
-    ]
-
-
-BALANCE_KEYS = ("ankle_pitch", "ankle_pitch_rate", "ankle_roll", "ankle_roll_rate", "hip_pitch", "hip_roll", "limit")
+from .walk_params import BALANCE_KEYS, walk_specs
 
 
 class WalkNode(Node):
@@ -184,7 +106,8 @@ class WalkNode(Node):
 
             self.worker = WalkWorker(resolve_path(v["urdf_path"]), params, frames)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
-        if v["support_clock"] == "timer":
+        self.support_on_js = v["support_clock"] == "joint_states"  # read-only: decided once, not per tick
+        if not self.support_on_js:
             self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
         self.get_logger().info(
             f"placo walk ({len(self.joints)} joints, step period {params.step_period:.3f} s): "
@@ -242,7 +165,7 @@ class WalkNode(Node):
             msg = deserialize_message(data, JointState)
             stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.q0 is not None:
-            if self.table["support_clock"] == "joint_states":
+            if self.support_on_js:
                 # the feed-forward node ticks on the next /joint_states: its time is this stamp + one period
                 t = stamp + float(self.table["support_lead"])
                 self.support_out.send(t, self.support(t))
@@ -255,7 +178,7 @@ class WalkNode(Node):
             self.get_logger().error(f"joint_states lacks {missing}; waiting for them", throttle_duration_sec=5.0)
             return
         self.q0 = np.array([msg.position[names.index(j)] for j in self.joints])
-        if self.table["support_clock"] == "timer":  # only the first pose is used: no message taken per servo cycle
+        if not self.support_on_js:  # only the first pose is used: no message taken per servo cycle
             self.destroy_subscription(self._js_sub)
         self.t0 = self.now_s() + float(self.table["start_delay"])
         self.t_walk = self.t0 + float(self.table["approach_time"])

@@ -94,6 +94,17 @@ class CdrTemplate:
 _ZEROS: dict[int, np.ndarray] = {}
 
 
+_STAMP = struct.Struct("<iI")
+
+
+def cdr_stamp(data: bytes) -> float | None:
+    """header.stamp [s] of a little-endian CDR message whose first field is a std_msgs/Header (None otherwise)."""
+    if len(data) < 12 or data[:2] != b"\x00\x01":
+        return None
+    sec, nanosec = _STAMP.unpack_from(data, 4)
+    return sec + nanosec * 1e-9
+
+
 def all_finite(*arrays: np.ndarray) -> bool:
     """Every value of the 1-D float arrays finite: their dot products with zeros are NaN exactly when a value is
     ±inf or NaN (one dot each, ≈ 0.3 µs, against ≈ 1.3 µs for ``np.isfinite(a).all()``: a per-period check)."""

@@ -1,25 +1,13 @@
 """A level (std_msgs/Float64 whose value holds until the next message, e.g. the walk's support coefficient)
 published when it changes, and at least every ``heartbeat`` seconds for a subscriber that joins late: the receiver
 holds the same value at every instant as with one message per period, without a message (and a callback) per
-period while the value stays. Also: the stamp of a serialized message with a std_msgs/Header first."""
+period while the value stays."""
 
 from __future__ import annotations
-
-import struct
 
 from std_msgs.msg import Float64
 
 from .cdr_template import CdrTemplate
-
-_STAMP = struct.Struct("<iI")
-
-
-def cdr_stamp(data: bytes) -> float | None:
-    """header.stamp [s] of a little-endian CDR message whose first field is a std_msgs/Header (None otherwise)."""
-    if len(data) < 12 or data[:2] != b"\x00\x01":
-        return None
-    sec, nanosec = _STAMP.unpack_from(data, 4)
-    return sec + nanosec * 1e-9
 
 
 class LevelPublisher:

@@ -1,0 +1,86 @@
+"""``servo_walk_node``'s parameters: their one description (node declarations, validation, docs/nodes.md)."""
+
+from __future__ import annotations
+
+from servo_ff.ros.common import ParamSpec
+
+
+def walk_specs() -> list[ParamSpec]:
+    from servo_ff.dynamics.walk_pattern import WalkParams
+
+    w = WalkParams()
+    ro = dict(read_only=True)
+    return [
+        ParamSpec("urdf_path", "urdf/op3.urdf", "the robot (placo needs its feet and trunk links below)", **ro),
+        ParamSpec("joints", [""], "order of the trajectory's joints (empty: the URDF's); the robot's joints", **ro),
+        ParamSpec("trunk_link", "body_link", "link playing placo's trunk", **ro),
+        ParamSpec("left_foot_link", "l_sole", "link at the left sole", **ro),
+        ParamSpec("right_foot_link", "r_sole", "link at the right sole", **ro),
+        ParamSpec("dt", w.dt, "grid of the planned joint trajectory", "s", lo=0.002, hi=0.05, **ro),
+        ParamSpec("single_support", w.single_support, "one foot in the air", "s", lo=0.1, hi=2.0, **ro),
+        ParamSpec(
+            "double_support_ratio", w.double_support_ratio, "double support / single support", lo=0.0, hi=2.0, **ro
+        ),
+        ParamSpec("com_height", w.com_height, "CoM height above the soles (LIPM)", "m", lo=0.05, hi=2.0, **ro),
+        ParamSpec("foot_height", w.foot_height, "swing-foot clearance", "m", lo=0.0, hi=0.3, **ro),
+        ParamSpec("trunk_pitch", w.trunk_pitch, "forward lean of the trunk", "rad", lo=-0.5, hi=0.8, **ro),
+        ParamSpec("feet_spacing", w.feet_spacing, "lateral distance of the soles", "m", lo=0.02, hi=1.0, **ro),
+        ParamSpec("foot_length", w.foot_length, "support polygon length", "m", lo=0.02, hi=1.0, **ro),
+        ParamSpec("foot_width", w.foot_width, "support polygon width", "m", lo=0.01, hi=1.0, **ro),
+        ParamSpec("max_dx_forward", w.max_dx_forward, "largest forward step", "m", lo=0.0, hi=0.5, **ro),
+        ParamSpec("cmd_timeout", 1.0, "a cmd_vel older than this counts as zero", "s", lo=0.01, hi=3600.0),
+        ParamSpec(
+            "engine_process",
+            False,
+            "placo in a child process, engine_lead ahead of the trajectory messages (off this node's executor: "
+            "placo holds the GIL); a cmd_vel (and its cmd_timeout) then takes effect up to publish_period + "
+            "engine_lead later",
+            **ro,
+        ),
+        ParamSpec("engine_lead", 0.5, "engine_process: samples computed this far ahead", "s", lo=0.0, hi=5.0, **ro),
+        ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, **ro),
+        ParamSpec("approach_time", 2.0, "measured pose → walking stance", "s", lo=0.05, hi=60.0, **ro),
+        ParamSpec("horizon", 0.5, "seconds of trajectory in each message", "s", lo=0.05, hi=10.0),
+        ParamSpec("publish_period", 0.1, "period of the trajectory messages", "s", lo=0.005, hi=10.0, **ro),
+        ParamSpec(
+            "rate_hz", 125.0, "rate of the support coefficient (support_clock timer)", "Hz", lo=1.0, hi=2000.0, **ro
+        ),
+        ParamSpec(
+            "support_clock",
+            "joint_states",
+            "when the support coefficient is published: on each /joint_states (for its stamp + support_lead; "
+            "sent when it changes, and every publish_period), or on a timer at rate_hz",
+            choices=("joint_states", "timer"),
+            **ro,
+        ),
+        ParamSpec(
+            "support_lead", 0.008, "joint_states clock: published for this long after the stamp", "s", lo=0.0, hi=1.0
+        ),
+        ParamSpec("cmd_vel_topic", "cmd_vel", "velocity command (geometry_msgs/Twist)", **ro),
+        ParamSpec("trajectory_topic", "feedforward/trajectory", "where the desired trajectory goes", **ro),
+        ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", **ro),
+        *balance_specs(),
+    ]
+
+
+def balance_specs() -> list[ParamSpec]:
+    from servo_ff.dynamics.walk_balance import BalanceGains
+
+    b = BalanceGains()
+    ro = dict(read_only=True)
+    return [
+        ParamSpec("balance_ankle_pitch", b.ankle_pitch, "trunk pitch error → feet pitch", "rad/rad", lo=-5, hi=5, **ro),
+        ParamSpec(
+            "balance_ankle_pitch_rate", b.ankle_pitch_rate, "trunk pitch rate → feet pitch", "s", lo=-1, hi=1, **ro
+        ),
+        ParamSpec("balance_ankle_roll", b.ankle_roll, "trunk roll → feet roll", "rad/rad", lo=-5, hi=5, **ro),
+        ParamSpec("balance_ankle_roll_rate", b.ankle_roll_rate, "trunk roll rate → feet roll", "s", lo=-1, hi=1, **ro),
+        ParamSpec("balance_hip_pitch", b.hip_pitch, "hips' share of the pitch correction", lo=-2, hi=2, **ro),
+        ParamSpec("balance_hip_roll", b.hip_roll, "hips' share of the roll correction", lo=-2, hi=2, **ro),
+        ParamSpec("balance_limit", b.limit, "largest balance offset on one joint", "rad", lo=0.0, hi=1.0, **ro),
+        ParamSpec("imu_topic", "imu/data", "trunk IMU (sensor_msgs/Imu) for the balance feedback", **ro),
+        ParamSpec("imu_timeout", 0.1, "an IMU reading older than this gives no balance offset", "s", lo=0.001, hi=10.0),
+    ]
+
+
+BALANCE_KEYS = ("ankle_pitch", "ankle_pitch_rate", "ankle_roll", "ankle_roll_rate", "hip_pitch", "hip_roll", "limit")
