@@ -10,7 +10,12 @@ MuJoCo 10 ms) — a subscriber in the same executor then falls behind and loses 
 
 ``lockstep: true`` instead steps one period per goal message received
 (``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each ``joint_states`` closes the
-loop on simulated time, as fast as both run — and after ``lockstep_timeout`` wall seconds without one.
+loop on simulated time, as fast as both run — and after ``lockstep_timeout`` wall seconds without one (on the held
+goal; a throttled warning). A JointState goal on ``<prefix>/joint_command`` whose ``header.stamp`` is that of a
+``joint_states`` names the state it answers: the answer to the latest state steps; an older one (late: the sim
+stepped on its timeout meanwhile) becomes the held goal without a step, or is dropped when an answer to a newer
+state came first — each a throttled line — so one late answer does not shift the loop by a period for the rest of
+the run. Unstamped goals (``commands``, a JointState with stamp 0) step one period each, as they always did.
 
 Otherwise it follows the node's ROS clock (wall time, or an external ``/clock`` under ``use_sim_time``): each
 tick advances the whole periods elapsed on that clock (at most ``max_catch_up``) and publishes one state per
@@ -97,6 +102,9 @@ class SimClock:
         self.sim_time_ns = 0  # simulated time when the sim owns the clock
         self._last_step_wall = 0.0
         self._rtf_mark: tuple[float, float] | None = None  # (wall [s], sim [s]) at the last measured_rtf()
+        self._answered_ns = -1  # lockstep: stamp of the newest state a stamped goal answered
+        self._timed_out: tuple[int, float] = (-1, 0.0)  # lockstep: (stamp, wall [s]) of the last state timed out
+        self._lockstep_counts = {"timeout_steps": 0, "late_answers": 0, "dropped_answers": 0}
         if self.owns_clock:
             self._own_clock()
         elif self.get_parameter("use_sim_time").value:
@@ -111,12 +119,22 @@ class SimClock:
             return math.nan
         return (now[1] - mark[1]) / (now[0] - mark[0])
 
+    def lockstep_stats(self) -> dict[str, int]:
+        """Lockstep: periods stepped on ``lockstep_timeout``, late stamped answers taken as the held goal, stamped
+        answers dropped (an answer to a newer state came first)."""
+        return dict(self._lockstep_counts)
+
     def clock_values(self) -> list[KeyValue]:
-        """The diagnostics key values of the time keeping: simulated time and the measured real-time factor."""
+        """The diagnostics key values of the time keeping: simulated time and the measured real-time factor
+        (lockstep: its counts, :meth:`lockstep_stats`)."""
         return [
             KeyValue(key="sim_time_s", value=f"{self.now_s():.3f}"),
             KeyValue(key="real_time_factor_measured", value=f"{self.measured_rtf():.3f}"),
             KeyValue(key="clock", value="own /clock" if self.owns_clock else "node clock"),
+            *(
+                KeyValue(key=f"lockstep_{k}", value=str(n))
+                for k, n in (self._lockstep_counts.items() if self.lockstep else ())
+            ),
         ]
 
     def clock_text(self) -> str:
@@ -217,9 +235,23 @@ class SimClock:
             self._sync_node_clock()  # once per batch: no callback runs inside it
 
     def _lockstep_timer(self) -> None:
-        if time.monotonic() - self._last_step_wall >= self.table["lockstep_timeout"]:
-            self._last_step_wall = time.monotonic()
+        now = time.monotonic()
+        if now - self._last_step_wall < self.table["lockstep_timeout"]:
+            return
+        self._timed_out = (self.sim_time_ns, self._last_step_wall)
+        self._last_step_wall = now
+        if not self.active:  # no goals taken: nothing is late
             self._tick_owned()
+            return
+        self._lockstep_counts["timeout_steps"] += 1
+        self.throttle(
+            "lockstep:timeout",
+            self.get_logger().warning,
+            f"lockstep_timeout: no goal {now - self._timed_out[1]:.3f} s of wall time after the state at "
+            f"{self.sim_time_ns * 1e-9:.3f} s (lockstep_timeout {self.table['lockstep_timeout']:g} s); stepped on "
+            f"the held goal ({self._lockstep_counts['timeout_steps']} timeout step(s) so far)",
+        )
+        self._tick_owned()
 
     def _on_commands(self, msg) -> None:
         super()._on_commands(msg)
@@ -227,9 +259,53 @@ class SimClock:
             self._tick_owned()
 
     def _on_joint_command(self, msg) -> None:
+        """Lockstep: a goal stamped with an earlier state's stamp is late (see the module's docstring)."""
+        if not (self.lockstep and self.active):
+            return super()._on_joint_command(msg)
+        stamp = msg.header.stamp
+        ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        if 0 < ns < self.sim_time_ns:
+            return self._late_answer(msg, ns)
+        if ns > self.sim_time_ns:
+            self.throttle(
+                "lockstep:ahead",
+                self.get_logger().warning,
+                f"{self.names['joint_command']}: goal stamped {ns * 1e-9:.3f} s, after the latest state "
+                f"({self.sim_time_ns * 1e-9:.3f} s): it answers no state of this sim; stepped as an unstamped goal",
+            )
+        elif ns:
+            self._answered_ns = ns
         super()._on_joint_command(msg)
-        if self.lockstep and self.active:
-            self._tick_owned()
+        self._tick_owned()
+
+    def _late_answer(self, msg, ns: int) -> None:
+        """A stamped goal answering a state older than the latest: the held goal if no newer state was answered
+        (not stepped: the answer to the latest state steps), else dropped; one throttled line either way."""
+        source = self.names["joint_command"]
+        behind = (self.sim_time_ns - ns) // self.period_ns
+        when = f"state at {ns * 1e-9:.3f} s ({behind} period(s) behind the latest"
+        stamp, wall = self._timed_out
+        if stamp == ns:
+            when += f", {time.monotonic() - wall:.3f} s of wall time after the state"
+        when += f"; lockstep_timeout {self.table['lockstep_timeout']:g} s)"
+        if ns <= self._answered_ns:
+            self._lockstep_counts["dropped_answers"] += 1
+            self.throttle(
+                "lockstep:dropped",
+                self.get_logger().warning,
+                f"{source}: goal answering the {when} dropped: an answer to the state at "
+                f"{self._answered_ns * 1e-9:.3f} s came before it",
+            )
+            return
+        self._lockstep_counts["late_answers"] += 1
+        self._answered_ns = ns
+        self.throttle(
+            "lockstep:late",
+            self.get_logger().warning,
+            f"{source}: late goal answering the {when}: held from now on, not stepped (the sim stepped on the held "
+            "goal meanwhile; the answer to its latest state steps it)",
+        )
+        super()._on_joint_command(msg)
 
     def _tick(self) -> None:
         """Follow mode: the whole periods elapsed on the node clock since the last state."""
