@@ -72,8 +72,10 @@ def _run(stamped: bool, late_last: bool = False):
 
         def answer(state: JointState) -> None:
             goal = A if _period(state) % 2 == 0 else -A
-            if stamped:
-                pub.publish(JointState(header=state.header, name=["j"], position=[goal]))
+            if stamped:  # late_last: with a frame_id (read by rclpy, not in place as the sim's own layout)
+                msg = JointState(header=state.header, name=["j"], position=[goal])
+                msg.header.frame_id = "controller" if late_last else ""
+                pub.publish(msg)
             else:
                 pub.publish(Float64MultiArray(data=[goal]))
 
@@ -147,3 +149,30 @@ def test_unstamped_goals_step_one_period_each_as_before():
     after = [k for k in signs if WITHHELD + 2 <= k]
     assert after and all(signs[k] == (-1.0 if k % 2 == 0 else 1.0) for k in after), signs
     assert stats["timeout_steps"] == 1
+
+
+def test_joint_command_cdr_reads_only_the_joints_own_layout():
+    """The sim's in-place reader of ``joint_command`` goals: stamp and positions of a goal naming its joints in
+    order with positions only; None (rclpy deserializes it) for any other layout."""
+    from rclpy.serialization import serialize_message
+
+    from servo_ff.ros.joint_command_cdr import JointCommandCdr
+
+    joints = ["l_hip_pitch", "knee", "a"]
+    cdr = JointCommandCdr(joints)
+    msg = JointState(name=joints, position=[0.25, -1.5, 3.0])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 7, 8_000_000
+    ns, pos = cdr.read(serialize_message(msg))
+    assert ns == 7_008_000_000 and pos.tolist() == [0.25, -1.5, 3.0]
+    others = [
+        JointState(name=joints[::-1], position=[0.0] * 3),
+        JointState(name=joints[:2], position=[0.0] * 2),
+        JointState(name=["l_hip_pitcH", "knee", "a"], position=[0.0] * 3),
+        JointState(name=joints, position=[0.0] * 3, velocity=[1.0] * 3),
+        JointState(name=joints, position=[0.0] * 3, effort=[1.0] * 3),
+        JointState(name=joints, position=[]),
+    ]
+    others[0].header.frame_id = "base"
+    others.append(JointState(name=joints, position=[0.0] * 3))
+    others[-1].header.frame_id = "base"
+    assert [cdr.read(serialize_message(m)) for m in others] == [None] * len(others)

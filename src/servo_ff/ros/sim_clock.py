@@ -32,11 +32,14 @@ from typing import Any
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import KeyValue
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
 
 from .cdr_template import CdrTemplate
 from .common import TOPIC_CLOCK, ParamSpec
+from .joint_command_cdr import JointCommandCdr
 
 
 def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
@@ -107,6 +110,8 @@ class SimClock:
         self._lockstep_counts = {"timeout_steps": 0, "late_answers": 0, "dropped_answers": 0}
         if self.owns_clock:
             self._own_clock()
+        if self.lockstep:
+            self._read_joint_command_cdr()
         elif self.get_parameter("use_sim_time").value:
             self.create_timer(3.0, self._check_clock, clock=self._steady)
 
@@ -159,6 +164,15 @@ class SimClock:
             self.destroy_subscription(sub)
             ts._clock_sub = None
         self._set_time(0)
+
+    def _read_joint_command_cdr(self) -> None:
+        """``<prefix>/joint_command`` taken as CDR bytes: a goal in the joints' own layout read in place
+        (:class:`.joint_command_cdr.JointCommandCdr`, ≈ 1 µs against rclpy's ≈ 25 µs for 20 joints)."""
+        topic = self.resolve_topic_name(self.names["joint_command"])
+        for sub in [s for s in self.subscriptions if s.topic_name == topic]:
+            self.destroy_subscription(sub)
+        self._jc_cdr = JointCommandCdr(self.joints)
+        self.create_subscription(JointState, topic, self._on_joint_command_cdr, 10, raw=True)
 
     def _set_time(self, ns: int, node_clock: bool = True) -> None:
         """Simulated time ``ns``: /clock published, stamp set; the node's ROS clock as well unless ``node_clock`` is
@@ -263,9 +277,28 @@ class SimClock:
         if not (self.lockstep and self.active):
             return super()._on_joint_command(msg)
         stamp = msg.header.stamp
-        ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        kind = self._answer(stamp.sec * 1_000_000_000 + stamp.nanosec)
+        if kind >= 0:
+            super()._on_joint_command(msg)
+        if kind > 0:
+            self._tick_owned()
+
+    def _on_joint_command_cdr(self, data: bytes) -> None:
+        read = self._jc_cdr.read(data) if self.active else None
+        if read is None:  # another layout (or inactive: refused with its line)
+            return self._on_joint_command(deserialize_message(data, JointState))
+        kind = self._answer(read[0])
+        source = self.names["joint_command"]
+        if kind >= 0 and not self._inactive(source, self.joints):
+            self._accept(self.gate.from_array(read[1], source))
+        if kind > 0:
+            self._tick_owned()
+
+    def _answer(self, ns: int) -> int:
+        """What a lockstep goal stamped ``ns`` does: 1 applied and stepped (the answer to the latest state, or
+        unstamped), 0 applied as the held goal without a step (late), -1 dropped."""
         if 0 < ns < self.sim_time_ns:
-            return self._late_answer(msg, ns)
+            return self._late_answer(ns)
         if ns > self.sim_time_ns:
             self.throttle(
                 "lockstep:ahead",
@@ -275,10 +308,9 @@ class SimClock:
             )
         elif ns:
             self._answered_ns = ns
-        super()._on_joint_command(msg)
-        self._tick_owned()
+        return 1
 
-    def _late_answer(self, msg, ns: int) -> None:
+    def _late_answer(self, ns: int) -> int:
         """A stamped goal answering a state older than the latest: the held goal if no newer state was answered
         (not stepped: the answer to the latest state steps), else dropped; one throttled line either way."""
         source = self.names["joint_command"]
@@ -296,7 +328,7 @@ class SimClock:
                 f"{source}: goal answering the {when} dropped: an answer to the state at "
                 f"{self._answered_ns * 1e-9:.3f} s came before it",
             )
-            return
+            return -1
         self._lockstep_counts["late_answers"] += 1
         self._answered_ns = ns
         self.throttle(
@@ -305,7 +337,7 @@ class SimClock:
             f"{source}: late goal answering the {when}: held from now on, not stepped (the sim stepped on the held "
             "goal meanwhile; the answer to its latest state steps it)",
         )
-        super()._on_joint_command(msg)
+        return 0
 
     def _tick(self) -> None:
         """Follow mode: the whole periods elapsed on the node clock since the last state."""
