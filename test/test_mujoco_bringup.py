@@ -142,7 +142,7 @@ def test_up_sim_op3_walks_under_cmd_vel(compiled_mujoco_kernels):
     pytest.importorskip("placo")
     from geometry_msgs.msg import Twist
     from nav_msgs.msg import Odometry
-    from std_msgs.msg import Float64MultiArray
+    from sensor_msgs.msg import JointState
 
     from servo_ff.bringup import python_env
     from servo_ff.ros.harness import RosHarness, wait_for
@@ -166,11 +166,12 @@ def test_up_sim_op3_walks_under_cmd_vel(compiled_mujoco_kernels):
         probe.create_subscription(Odometry, "odom", on_odom, 100)
         first_goal: list[float] = []  # sim s of the latest odom when the first feed-forward goal came
 
-        def on_goal(m: Float64MultiArray) -> None:
+        def on_goal(m: JointState) -> None:
             if not first_goal:
                 first_goal.append(odom[-1][0] if odom else 0.0)
 
-        probe.create_subscription(Float64MultiArray, "servo/commands", on_goal, 100)
+        # the YAML's stamped_goals: the feed-forward node's goals on servo/joint_command, each stamped with its state
+        probe.create_subscription(JointState, "servo/joint_command", on_goal, 100)
         t_walk = 2.5  # s: start_delay 0.5 + approach_time 2.0 after the first joint_states
         wait_for(lambda: pub.publish(forward) or (odom and odom[-1][0] >= t_walk), 120.0, "the OP3 walk's start")
         t0, x0, _ = odom[-1]

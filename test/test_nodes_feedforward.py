@@ -456,3 +456,50 @@ def test_the_trajectory_ending_the_idle_ticks_at_once():
         desired.publish(hold([0.3, 0.2]))
         wait_for(lambda: goals, 10.0, "a goal without another /joint_states")
         assert ff.ticks == 1 and len(goals[0]) == 2 and np.isfinite(goals[0]).all()
+
+
+def test_stamped_goals_name_the_state_they_answer():
+    """``stamped_goals``: each goal is a JointState on ``servo/joint_command`` (the joints by name) whose
+    header.stamp is the ``/joint_states`` it answers, so a lockstep sim matches goals to states; the goal that
+    ends the idle answers no state (stamp 0); nothing on ``servo/commands``."""
+    from std_msgs.msg import Float64MultiArray
+
+    with RosHarness(salt=10) as h:
+        ff = h.add(
+            FeedForwardNode(
+                "servo_feedforward",
+                **h.node_kwargs(),
+                parameter_overrides=[
+                    Parameter("urdf_path", value=str(ROOT / "urdf" / "pendulums2.urdf")),
+                    Parameter("joints", value=JOINTS),
+                    Parameter("kp", value=[KP_LOW]),
+                    Parameter("servo", value="mx64"),
+                    Parameter("model", value="m4"),
+                    Parameter("stamped_goals", value=True),
+                ],
+            )
+        )
+        client = h.make_node("ff_stamped_client")
+        goals: list[JointState] = []
+        arrays: list[Float64MultiArray] = []
+        client.create_subscription(JointState, "servo/joint_command", goals.append, 50)
+        client.create_subscription(Float64MultiArray, "servo/commands", arrays.append, 50)
+        js = client.create_publisher(JointState, "joint_states", 50)
+        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 10.0, "discovery")
+        state = JointState(name=JOINTS, position=[0.1, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
+        wait_for(lambda: js.publish(state) or ff._js_sub is None, 10.0, "the pose taken, /joint_states let go")
+        desired.publish(hold([0.3, 0.2]))
+        wait_for(lambda: goals, 10.0, "the goal ending the idle")
+        wait_for(lambda: js.get_subscription_count(), 10.0, "/joint_states listened to again")
+        sent = [(3, 4_000_000 * k) for k in range(1, 30)]
+        for sec, nanosec in sent:  # answered one by one: each goal names the state before the next is sent
+            state.header.stamp.sec, state.header.stamp.nanosec = sec, nanosec
+            n = len(goals)
+            wait_for(lambda n=n: js.publish(state) or len(goals) > n, 10.0, f"the answer to the state at {nanosec}")
+        stamps = [(g.header.stamp.sec, g.header.stamp.nanosec) for g in goals]
+        assert stamps[0] == (0, 0), stamps[:3]
+        answered = stamps[1:]
+        assert all(s in sent for s in answered) and sorted(set(answered)) == sent, answered
+        assert all(list(g.name) == JOINTS and np.isfinite(g.position).all() and len(g.position) == 2 for g in goals)
+        assert not arrays

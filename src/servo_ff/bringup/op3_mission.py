@@ -152,6 +152,7 @@ def op3_nodes(
                 joints=list(sim.joints),
                 kp=[kp],
                 enabled=controller == "ff",
+                stamped_goals=True,  # each goal names its state: a late one does not shift the lockstep loop
                 alpha_file=str(share_file("config", "alpha_op3.yaml")),  # current-law α̂ (dynamics/alpha_current)
                 u_nominal=float(sim.hw_supply_voltage()),
             ),
@@ -187,13 +188,16 @@ def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: 
     from std_msgs.msg import Float64MultiArray
 
     topic = sim.resolve_topic_name(sim.names["commands"])
+    named = sim.resolve_topic_name(sim.names["joint_command"])
     goals = next(s for s in sim.subscriptions if s.topic_name == topic)
+    stamped = next(s for s in sim.subscriptions if s.topic_name == named)  # the feed-forward node's goals
     kick = client.create_publisher(Float64MultiArray, topic, 10)
     wait_for(
         lambda: (
             sim.pub_js.get_subscription_count() >= 2
             and sim.backend.outputs.pub_imu.get_subscription_count() >= imu_readers
             and goals.get_publisher_count() >= 2
+            and stamped.get_publisher_count() >= 1
         ),
         timeout,
         "the OP3 graph's topics to match",

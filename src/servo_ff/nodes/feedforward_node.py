@@ -6,7 +6,9 @@ Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a
 takes the measured pose and stops listening; the trajectory that ends the idle ticks once at once): samples the
 desired trajectory at the current time, runs ``FeedForwardController.tick`` (inverse dynamics rooted at the support
 foot, or fixed base, → goal positions, URDF limits) and publishes the goals on ``servo/commands``
-(Float64MultiArray in ``joints`` order). The servo node owns its P gain: this node sets the servo node's ``kp``
+(Float64MultiArray in ``joints`` order), or with ``stamped_goals`` on ``servo/joint_command`` (JointState by name,
+``header.stamp`` = the ``/joint_states`` it answers: a lockstep sim matches each goal to its state,
+:mod:`servo_ff.ros.sim_clock`). The servo node owns its P gain: this node sets the servo node's ``kp``
 parameter (``servo_node``, its ``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when
 the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
 
@@ -41,6 +43,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
+from servo_ff.ros.cdr_template import CdrTemplate
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
@@ -132,6 +135,9 @@ class FeedForwardNode(Node):
         forward_core_logs(self, ("servo_ff.dynamics.feedforward",))  # the core's Python logging reaches /rosout
         self.faults = FaultedJoints(joints)  # a servo with a hardware error gets no goal (servo_faults)
         self.pub_named = self.create_publisher(JointState, "servo/joint_command", 10)
+        self.stamped = bool(b["stamped_goals"])
+        self._answering = (0, 0)  # (sec, nanosec) of the /joint_states the next goal answers (0: none)
+        self._named = CdrTemplate(JointState(name=joints, position=[0.0] * len(joints)), ["position"])
         self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
         self.create_timer(1.0, self._publish_diagnostics)
         self.get_logger().info(
@@ -307,7 +313,10 @@ class FeedForwardNode(Node):
         if self.traj is None:
             self._listen_joint_states(False)  # the pose is taken; a desired trajectory resumes the ticks
             return
+        stamp = msg.header.stamp
+        self._answering = (stamp.sec, stamp.nanosec)
         self._tick()
+        self._answering = (0, 0)  # a tick of its own (a new trajectory) answers no state: unstamped
 
     def _tick(self) -> None:
         """The desired trajectory sampled now → goals on ``servo/commands`` (or by name, with faulted joints)."""
@@ -330,7 +339,14 @@ class FeedForwardNode(Node):
             ok = [k for k, j in enumerate(self.joints) if j not in self.faults.faulted]
             names, out = [self.joints[k] for k in ok], goal[self.out_cols[ok]]
             if ok:
-                self.pub_named.publish(JointState(name=names, position=out.tolist()))
+                msg = JointState(name=names, position=out.tolist())
+                if self.stamped:
+                    msg.header.stamp.sec, msg.header.stamp.nanosec = self._answering
+                self.pub_named.publish(msg)
+        elif self.stamped:
+            self._named.set_stamp(*self._answering)
+            self._named.block(0)[:] = goal[self.out_cols]
+            self._named.publish(self.pub_named)
         else:
             self._goal_msg.data = float64_field(goal[self.out_cols])
             self.pub_goal.publish(self._goal_msg)

@@ -26,6 +26,13 @@ def boot_specs() -> list[ParamSpec]:
         ParamSpec("right_foot", "r_sole", "right support frame (floating mode)", read_only=True),
         ParamSpec("joints", [""], "goal order of servo/commands (empty: every URDF joint)", read_only=True),
         ParamSpec("servo_node", "servo_sim", "servo node whose kp this node sets", read_only=True),
+        ParamSpec(
+            "stamped_goals",
+            False,
+            "goals as sensor_msgs/JointState on servo/joint_command stamped with the /joint_states they answer "
+            "(a lockstep sim then matches each goal to its state); false: Float64MultiArray on servo/commands",
+            read_only=True,
+        ),
         *servo_preset_specs("the default α"),
         ParamSpec(
             "alpha_file",

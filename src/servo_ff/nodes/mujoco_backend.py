@@ -16,7 +16,7 @@ and ``real_time_factor`` as in :mod:`.sim_node`), plus
 each control period (:mod:`.mujoco_outputs`). ``lockstep: true`` (with ``publish_clock``) steps one period per goal
 message received (``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each
 ``joint_states`` closes the loop on simulated time, as fast as both run — and after ``lockstep_timeout`` wall
-seconds without one.
+seconds without one (a goal stamped with the state it answers: :mod:`servo_ff.ros.sim_clock`).
 
 Bad input is one error line at configure naming the joint or link (no inertial on a moving link, no foot
 collision geometry on a floating base, a joint missing from the servo YAML). A physics state going non-finite

@@ -72,7 +72,8 @@ def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
         ParamSpec(
             "lockstep",
             False,
-            "with publish_clock: one control period per goal message received (and after lockstep_timeout without one)",
+            "with publish_clock: one control period per goal message received (and after lockstep_timeout without "
+            "one); a JointState goal stamped with a state's stamp steps only as the answer to the latest state",
             read_only=True,
         ),
         ParamSpec(
