@@ -143,6 +143,7 @@ def _run(ros, controller, n_steps, obstacle, stride, kp_high, ratio, log, timeou
                 Parameter("joints", value=joints),
                 Parameter("kp", value=[kp]),
                 Parameter("enabled", value=controller == "ff"),
+                Parameter("stamped_goals", value=True),  # a late goal does not shift the lockstep loop
                 Parameter("servo", value="mx106"),
                 Parameter("u_nominal", value=float(sim.hw_supply_voltage())),
             ]
