@@ -14,6 +14,8 @@ import pytest
 from nodes_harness import RosHarness, rosout_matched, sim_node, wait_for
 
 pytest.importorskip("rclpy")
+from lifecycle_msgs.msg import Transition  # noqa: E402
+from lifecycle_msgs.srv import ChangeState  # noqa: E402
 from rcl_interfaces.msg import Log  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -39,6 +41,7 @@ def _sim(h: RosHarness):
         publish_clock=True,
         lockstep=True,
         lockstep_timeout=2.0,  # s of wall time: only the withheld answer makes it fire, however loaded the box
+        autostart=False,  # activated once everything is matched: no timeout step before the first goal
         warn_throttle=0.0,
         **{"load.type": "none"},
     )
@@ -82,7 +85,7 @@ def _run(stamped: bool, late_last: bool = False):
         def on_state(msg: JointState) -> None:
             states.append(msg)
             if len(states) == STATES + 1:  # the sim's counts now, before timeouts step it further
-                stats.update(sim.lockstep_stats())
+                stats.update({k: n - base[k] for k, n in sim.lockstep_stats().items()})
             if len(states) > STATES:
                 return
             k = _period(msg)
@@ -96,8 +99,12 @@ def _run(stamped: bool, late_last: bool = False):
                 answer(held.pop())
 
         c.create_subscription(JointState, "joint_states", on_state, 100)
-        wait_for(lambda: pub.get_subscription_count() and sim.active, 20.0, "servo_sim active with its subscriber")
+        wait_for(lambda: pub.get_subscription_count() and sim.pub_js.get_subscription_count(), 20.0, "discovery")
+        change = c.create_client(ChangeState, f"{sim.get_name()}/change_state")
+        for tid in (Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE):
+            assert h.call(change, ChangeState.Request(transition=Transition(id=tid)), timeout=30.0).success
         first = len(states)
+        base = sim.lockstep_stats()  # (a timeout step between the activation and the first goal: not counted)
         answer(JointState())  # the first goal (state 0, stamp 0: as the sim has published none answered yet)
         wait_for(lambda: len(states) > STATES, 120.0, f"{STATES} states answered")
         lines = [m.msg for m in logs if m.name.endswith(sim.get_name())]
