@@ -187,7 +187,8 @@ class MujocoServos:
     ) -> MujocoServos:
         """URDF/MJCF (path or text, or ``menagerie:<name>[/<entry>]``) + servo YAML (path, dict or
         :class:`ServoMap`) → the layer. ``source`` None: the YAML's ``robot:``. The YAML's ``feet:`` is used when
-        ``feet`` is not given, its ``contact_solref:`` for the contacts; every hinge joint must have a servo (or be null)."""
+        ``feet`` is not given, its ``contact_solref:`` for a URDF's contacts; every hinge joint must have a servo (or
+        be null)."""
         if source is None:
             source = None if isinstance(servos, ServoMap) else servo_yaml_robot(servos)
             if source is None:
