@@ -2,7 +2,7 @@
 ``dynamics.walk_sim``'s walk of (a), instrumented at every 1 ms physics step.
 
     PYTHONPATH=src python tools/op3_stiff_p.py [--steps 12] [--controller high] [--firmware xm430,xm430_position]
-        [--latency 1] [--damping 0] [--vin 12]
+        [--latency 1] [--damping 0] [--vin 12] [--trace]
 
 One line per firmware row (and latency): the fall time; the knees' and ankle pitches' motor torque spectrum from the
 walk start to the fall (the peak above 1 Hz and the power shares below 2.5 Hz, the gait's, 2.5–10 Hz and above 10 Hz,
@@ -11,7 +11,10 @@ hysteresis; the plan makes 2.1 a second) and the RMS of their normal force above
 which a leg servo's firmware output is clipped (current law: at the supply voltage's back-EMF bound or the Current
 Limit; voltage law: at the PWM limit). Diagnostics (not model changes): ``--damping`` adds a viscous joint damping
 [N·m·s/rad] to every servo joint (the PWM mode's back-EMF damping is kt²/R = 0.61), ``--vin`` another supply [V]
-(the current law's voltage bound moves away).
+(the current law's voltage bound moves away). ``--trace``: every 60 ms from the hold to the fall, the sagittal state:
+how far the CoM is ahead of the rearmost sole's heel, the trunk height, the left knee's, ankle pitch's and hip pitch's
+error (goal − position) and motor torque, the feet's forces and the trunk pitch (``PYTHONPATH=src python
+tools/op3_stiff_p.py --controller low --firmware xm430 --trace``: why (b) falls before it walks).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import numpy as np
 
 from servo_ff.dynamics.mujoco_servos import MujocoServos
+from servo_ff.dynamics.walk_balance import trunk_pitch_roll
 from servo_ff.dynamics.walk_sim import simulate_walk
 from servo_ff.models import slots
 from servo_ff.models.firmware import FIRMWARE_LAWS
@@ -48,7 +52,7 @@ def instrumented(
     if vin is not None and firmware is not None:
         FIRMWARE_LAWS[f"{firmware}@{vin:g}V"] = FIRMWARE_LAWS[firmware].with_(vin=vin)
         firmware = f"{firmware}@{vin:g}V"
-    rows: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
+    rows: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, ...]]] = []
     names: list[str] = []
     before = MujocoServos.before_step
 
@@ -56,9 +60,10 @@ def instrumented(
         if not rows:
             self.model.dof_damping[self.dadr] = self.p[:, slots.KV] + damping
         before(self)
-        w = self.data.qvel[self.dadr]
-        rows.append((float(self.data.time), self.tau_m.copy(), clipped(self.p, self.tau_m, self.volts, w),
-                     self.foot_forces()[:2].copy()))  # fmt: skip
+        d = self.data
+        w = d.qvel[self.dadr]
+        rows.append((float(d.time), self.tau_m.copy(), clipped(self.p, self.tau_m, self.volts, w),
+                     self.foot_forces()[:2].copy(), self.goal - d.qpos[self.qadr], sagittal(self)))  # fmt: skip
         names[:] = list(self.joint_names)
 
     MujocoServos.before_step = sampling
@@ -75,8 +80,39 @@ def instrumented(
         "tau": np.array([r[1] for r in rows])[sel],
         "clip": np.array([r[2] for r in rows])[sel],
         "force": np.array([r[3] for r in rows])[sel],
+        "tau_all": np.array([r[1] for r in rows]),
+        "force_all": np.array([r[3] for r in rows]),
         "joints": names,
+        "error": np.array([r[4] for r in rows]),
+        "sagittal": np.array([r[5] for r in rows]),
+        "t_all": t,
     }
+
+
+def sagittal(sv: MujocoServos) -> tuple[float, float, float]:
+    """(CoM ahead of the rearmost sole's heel [m], trunk height [m], trunk pitch [rad, forward positive])."""
+    m, d = sv.model, sv.data
+    trunk = sv.sim.root_body
+    soles = [g for g in range(m.ngeom) if m.geom_bodyid[g] in sv.sim.feet[:2] and m.geom_contype[g]]
+    heel = min(d.geom_xpos[g][0] - m.geom_size[g][0] for g in soles)
+    w, x, y, z = d.xquat[trunk]
+    return float(d.subtree_com[trunk][0] - heel), float(d.xpos[trunk][2]), trunk_pitch_roll((x, y, z, w))[0]
+
+
+def print_trace(s: dict, every: float = 0.06) -> None:
+    """The sagittal trace of :func:`instrumented`'s run from the hold to the fall (``--trace``)."""
+    names = s["joints"]
+    cols = [names.index(j) for j in ("l_knee", "l_ank_pitch", "l_hip_pitch")]
+    t, run = s["t_all"], s["run"]
+    end = run.fell_at if run.fell else t[-1]
+    print("t [s from the walk start] | CoM ahead of the heel [m] | trunk z [m] | error knee / ankle pitch / hip pitch"
+          " [rad] | τ_m [N·m] | feet [N] | pitch [rad]")  # fmt: skip
+    for k in np.flatnonzero(np.isclose(np.mod(t + 1e-9, every), 0.0, atol=5e-4) & (t <= end + 1e-9)):
+        ahead, z, pitch = s["sagittal"][k]
+        e, tau = s["error"][k, cols], s["tau_all"][k, cols]
+        print(f"{t[k]:+.2f} | {ahead:+.4f} | {z:.3f} | {' / '.join(f'{v:+.3f}' for v in e)} | "
+              f"{' / '.join(f'{v:+.2f}' for v in tau)} | {s['force_all'][k][0]:.1f}, {s['force_all'][k][1]:.1f} | "
+              f"{pitch:+.3f}")  # fmt: skip
 
 
 def spectrum(x: np.ndarray, dt: float) -> tuple[float, float, float, float]:
@@ -124,6 +160,7 @@ def main() -> int:
     ap.add_argument("--latency", default="1", help="goal latencies [periods], comma-separated")
     ap.add_argument("--damping", type=float, default=0.0, help="extra joint damping [N·m·s/rad] (diagnostic)")
     ap.add_argument("--vin", type=float, default=None, help="servo supply [V] (diagnostic; default the row's)")
+    ap.add_argument("--trace", action="store_true", help="the sagittal trace of each run, to its fall")
     a = ap.parse_args()
     print(
         "firmware, latency | fell [s] | travel / planned [m] | torque peak [Hz] | <2.5 / 2.5-10 / >10 Hz | "
@@ -132,6 +169,8 @@ def main() -> int:
     for fw in a.firmware.split(","):
         for lat in map(int, a.latency.split(",")):
             s = instrumented(a.controller, a.steps, fw, lat, a.damping, a.vin)
+            if a.trace:
+                print_trace(s)
             dt = float(np.median(np.diff(s["t"])))
             cols = [s["joints"].index(j) for j in TORQUE_JOINTS]
             legs = [i for i, j in enumerate(s["joints"]) if any(k in j for k in ("hip", "knee", "ank"))]
