@@ -68,9 +68,10 @@ def main() -> int:
     energy = compare(flat["high"], flat["ff"])
     print(f"energy over the first {energy.steps} whole steps (before the first fall of (a) and (c); 0: none):")
     for r in flat.values():
-        n = whole_steps(r)
-        e = f"{energy_over(r, energy.steps):.1f} J, knees {energy_over(r, energy.steps, KNEES):.1f} J"
-        print(f"   {r.label}: {e if n >= energy.steps else f'fell after {n} whole steps'}")
+        if whole_steps(r) < energy.steps:
+            print(f"   {r.label}: fell after {whole_steps(r)} whole steps")
+            continue
+        print(f"   {r.label}: {energy_over(r, energy.steps):.1f} J, knees {energy_over(r, energy.steps, KNEES):.1f} J")
     print(f"2. (c) on flat ground, {a.flat_steps} steps at {a.vx} m/s:")
     long = run_op3("ff", n_steps=a.flat_steps, vx=a.vx, kp_high=a.kp_high)
     print(format_table([long]))
