@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.bringup.op3_energy import KNEES, compare, energy_over, whole_steps  # noqa: E402
+from servo_ff.bringup.op3_energy import compare, window_lines  # noqa: E402
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -67,11 +67,7 @@ def main() -> int:
     print(format_table(list(flat.values())))
     energy = compare(flat["high"], flat["ff"])
     print(f"energy over the first {energy.steps} whole steps (before the first fall of (a) and (c); 0: none):")
-    for r in flat.values():
-        if whole_steps(r) < energy.steps:
-            print(f"   {r.label}: fell after {whole_steps(r)} whole steps")
-            continue
-        print(f"   {r.label}: {energy_over(r, energy.steps):.1f} J, knees {energy_over(r, energy.steps, KNEES):.1f} J")
+    print("\n".join(f"   {line}" for line in window_lines({r.label: r for r in flat.values()}, energy.steps)))
     print(f"2. (c) on flat ground, {a.flat_steps} steps at {a.vx} m/s:")
     long = run_op3("ff", n_steps=a.flat_steps, vx=a.vx, kp_high=a.kp_high)
     print(format_table([long]))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from servo_ff.bringup.op3_energy import MIN_STEPS, common_steps, compare, energy_over, whole_steps
+from servo_ff.bringup.op3_energy import MIN_STEPS, common_steps, compare, energy_over, whole_steps, window_lines
 
 JOINTS = ["l_knee", "r_knee", "l_hip_pitch"]
 
@@ -58,3 +58,13 @@ def test_fewer_than_two_steps_compare_nothing():
     assert not math.isnan(compare(run((2.0, 2.0, 6.0), MIN_STEPS), c).knee_reduction)
     with pytest.raises(ValueError, match="completed 1 steps, not 2"):
         energy_over(run((1.0, 1.0, 1.0), 1), 2)
+
+
+def test_the_window_lists_each_run_or_the_steps_it_walked():
+    # (b) fell in the approach (0 steps) while (a) and (c) walked 6: its line says so instead of failing the bench
+    runs = {"(a)": run((2.0, 2.0, 6.0), 6), "(b)": run((1.0, 1.0, 1.0), 0), "(c)": run((1.5, 1.5, 2.0), 40)}
+    assert window_lines(runs, 6) == [
+        "(a): 60.0 J, knees 24.0 J",
+        "(b): fell after 0 whole steps",
+        "(c): 30.0 J, knees 18.0 J",
+    ]

@@ -56,4 +56,24 @@ def compare(base: StepEnergy, other: StepEnergy, min_steps: int = MIN_STEPS) -> 
     return Comparison(n, knee, 1.0 - energy_over(other, n) / energy_over(base, n))
 
 
-__all__ = ["Comparison", "KNEES", "MIN_STEPS", "common_steps", "compare", "energy_over", "whole_steps"]
+def window_lines(runs: dict[str, StepEnergy], steps: int) -> list[str]:
+    """One line per labelled run: its energy over the first ``steps`` steps, or the steps it walked if fewer."""
+    lines = []
+    for label, r in runs.items():
+        if whole_steps(r) < steps:
+            lines.append(f"{label}: fell after {whole_steps(r)} whole steps")
+        else:
+            lines.append(f"{label}: {energy_over(r, steps):.1f} J, knees {energy_over(r, steps, KNEES):.1f} J")
+    return lines
+
+
+__all__ = [
+    "Comparison",
+    "KNEES",
+    "MIN_STEPS",
+    "common_steps",
+    "compare",
+    "energy_over",
+    "whole_steps",
+    "window_lines",
+]
