@@ -12,20 +12,21 @@ it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
 4. the board (their "rectangular obstacles" walked onto): at the same speed onto a board across the path (0.4 m wide,
    1 m long, placed at the walk start 5 mm ahead of the feet): 15 mm ((a), (b), (c)), 5 mm ((a), (c)); pitch plotted
    in ``--board-plot``.
-Energy reductions are only given when (a) did not fall (over a fall the runs are not comparable): else nan.
+Energy: (c) against (a) over their common window of whole steps (``bringup/op3_energy.py``): all ``--steps`` when
+neither falls, else the whole steps before the first fall of the two (``energy_steps``; nan below 2 steps); (b) is
+listed over the same window when it walked it.
 Anchor (issue 25's style): the bare lockstep loop under the mission (``bench/_lockstep_bound.py``: the same message
 hops per 8 ms period, no work in any callback, the mission's EventsExecutor) measured before and after the runs in
 this process: ``rtf_bound`` (median, one process) is the best any loop of this shape reaches here and now, and
 ``rtf_of_bound`` = rtf / rtf_bound.
 Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_energy_reduction=… energy_reduction=…
            obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=… rtf_bound=… rtf_of_bound=…
-           board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1
+           board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1 energy_steps=…
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -34,6 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from servo_ff.bringup.op3_energy import compare, window_lines  # noqa: E402
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -63,6 +65,9 @@ def main() -> int:
     print(f"1. flat ground, {a.steps} steps at {a.vx} m/s:")
     flat = {c: run_op3(c, n_steps=a.steps, vx=a.vx, kp_high=a.kp_high) for c in ("high", "low", "ff")}
     print(format_table(list(flat.values())))
+    energy = compare(flat["high"], flat["ff"])
+    print(f"energy over the first {energy.steps} whole steps (before the first fall of (a) and (c); 0: none):")
+    print("\n".join(f"   {line}" for line in window_lines({r.label: r for r in flat.values()}, energy.steps)))
     print(f"2. (c) on flat ground, {a.flat_steps} steps at {a.vx} m/s:")
     long = run_op3("ff", n_steps=a.flat_steps, vx=a.vx, kp_high=a.kp_high)
     print(format_table([long]))
@@ -89,10 +94,7 @@ def main() -> int:
     )
     print(f"plot: {a.board_plot}")
 
-    ea, ec = flat["high"], flat["ff"]
-    comparable = not ea.fell and not ec.fell
-    knee = 1 - ec.knee_energy() / ea.knee_energy() if comparable else math.nan
-    allj = 1 - ec.energy.sum() / ea.energy.sum() if comparable else math.nan
+    knee, allj = energy.knee_reduction, energy.reduction
     runs = [*flat.values(), long, *obst.values(), *board.values()]
     rtf = sum(r.sim_s for r in runs) / sum(r.wall_s for r in runs)
     anchors.append(bound(a.bound_periods))
@@ -110,7 +112,8 @@ def main() -> int:
         f"obstacle15_a_stood={int(not obst[('high', 15)].fell)} obstacle15_c_stood={int(not obst[('ff', 15)].fell)} "
         f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f} rtf_bound={one:.2f} "
         f"rtf_of_bound={rtf / one:.3f} board15_a_stood={int(not board[('high', 15)].fell)} "
-        f"board15_c_stood={int(not board[('ff', 15)].fell)} board5_c_stood={int(not board[('ff', 5)].fell)}"
+        f"board15_c_stood={int(not board[('ff', 15)].fell)} board5_c_stood={int(not board[('ff', 5)].fell)} "
+        f"energy_steps={energy.steps}"
     )
     return 0
 

@@ -27,3 +27,7 @@ def test_op3_act_walks_and_writes_its_plot(tmp_path, compiled_mujoco_kernels):
     assert np.ptp(desired, axis=0).min() > 0.2  # the knees flex in the swing: the walk's trajectory, not a pose
     assert 0.0 < knee_rms(res) < 0.15  # measured follows desired (measured: 0.07 rad)
     assert res.travel > 0.05 and len(res.pitch) > 150  # forward (4 × 36 mm planned), trunk pitch recorded
+    # the bench's energy window: the energy at the end of each of the 4 steps, the last one the run's own figure
+    assert res.step_energy.shape == (5, len(res.joints)) and not res.step_energy[0].any()
+    assert np.array_equal(res.step_energy[-1], res.energy)
+    assert (np.diff(res.step_energy.sum(axis=1)) > 0.5).all()  # every step costs energy (≈ 10 J a step measured)

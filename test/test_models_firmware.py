@@ -124,3 +124,30 @@ def test_docs_parameter_tables_are_generated_from_the_schema():
     assert (
         page.split(BEGIN)[1].split(END)[0].strip() == markdown_tables().strip()
     )  # regenerate: python -m servo_ff.models.schema_doc
+
+
+def test_xm430_current_based_mode_holds_as_its_position_mode_and_cancels_the_back_emf():
+    """ROBOTIS e-manual (X series, Position PID Gain(84, 82, 80)): in mode 3 the PID's output is the PWM, in mode 5 the
+    desired current, which a current controller turns into the PWM. At rest the two hold alike (the PWM and current
+    units scale alike: 6.25 counts⁻¹ of 885 full duty vs 6.25 × 2.69 mA, stall current 2.3 A at 12 V); moving, mode 5's
+    current loop cancels the back-EMF that damps mode 3 (kt²/R), until the supply voltage bounds the current."""
+    import dataclasses
+
+    from servo_ff.models.scalar import firmware_1
+
+    base = preset("xm430", "m1")
+    mode5 = base.packed()
+    mode3 = dataclasses.replace(base, firmware=FIRMWARE_LAWS["xm430_position"]).packed()
+    kt, r = base.kt, base.R
+    for error in (0.01, 0.1):  # [rad], both below the 0.21 rad where the torque saturates
+        tau5, _ = firmware_1(mode5, 0.0, 0.0, error)
+        tau3, _ = firmware_1(mode3, 0.0, 0.0, error)
+        assert tau5 == pytest.approx(tau3, rel=0.04) and tau5 == pytest.approx(19.5 * error, rel=0.01)
+    w = 0.5  # [rad/s]
+    tau5, u5 = firmware_1(mode5, 0.0, w, 0.05)
+    tau3, _ = firmware_1(mode3, 0.0, w, 0.05)
+    assert tau5 == pytest.approx(firmware_1(mode5, 0.0, 0.0, 0.05)[0], rel=1e-12)  # no velocity term
+    assert u5 == pytest.approx(r * tau5 / kt + kt * w, rel=1e-12)  # the PWM the current loop needs
+    assert firmware_1(mode3, 0.0, 0.0, 0.05)[0] - tau3 == pytest.approx(kt * kt / r * w, rel=1e-12)
+    tau_fast, u_fast = firmware_1(mode5, 0.0, 3.0, 0.15)  # the supply bounds the current: back-EMF 5.3 V
+    assert u_fast == pytest.approx(12.0, rel=1e-12) and tau_fast == pytest.approx(kt * (12.0 - kt * 3.0) / r)

@@ -207,6 +207,32 @@ def test_op3_stands_on_its_xm430s():
     assert tilt < 0.05 and np.abs(d.qpos[servos.qadr]).max() < 0.05
 
 
+def test_op3_contact_is_op3_xml_s(tmp_path):
+    """op3.xml's default class gives every geom solref (0.004, 1) (Menagerie's scene: the floor too); friction,
+    condim and solimp are MuJoCo's defaults there. servos_op3.yaml's contact_solref puts that on the URDF's foot
+    boxes, the ground and the obstacle (before: MuJoCo's 0.02; walking, the loaded feet sank 0.9 mm instead of 0.1)."""
+    pytest.importorskip("mujoco")
+    from servo_ff.dynamics.mujoco_model import SimModelError
+    from servo_ff.dynamics.mujoco_servos import MujocoServos
+    from servo_ff.dynamics.servo_map import ServoMapError
+
+    yaml_op3 = ROOT / "config" / "servos_op3.yaml"
+    servos = MujocoServos.from_description(None, yaml_op3, base="floating", obstacle_slot=True)
+    m = servos.model
+    colliding = [g for g in range(m.ngeom) if m.geom_contype[g] or m.geom_conaffinity[g]]
+    assert len(colliding) == 4 + 2  # two boxes per foot, the ground, the obstacle
+    np.testing.assert_array_equal(m.geom_solref[colliding], [[0.004, 1.0]] * 6)
+    np.testing.assert_allclose(m.geom_friction[colliding], [[1.0, 0.005, 1e-4]] * 6)
+    np.testing.assert_array_equal(m.geom_condim[colliding], 3)
+    np.testing.assert_allclose(m.geom_solimp[colliding], [[0.9, 0.95, 0.001, 0.5, 2.0]] * 6)
+    text = yaml_op3.read_text().replace("robot: ../urdf/op3.urdf", f"robot: {OP3}")
+    for bad, line in (("[0.001, 1]", "needs a time constant >= 2·dt"), ("0.004", "contact_solref must be")):
+        (tmp_path / "s.yaml").write_text(text.replace("contact_solref: [0.004, 1]", f"contact_solref: {bad}"))
+        with pytest.raises((SimModelError, ServoMapError), match=line) as e:
+            MujocoServos.from_description(None, tmp_path / "s.yaml", base="floating")
+        assert "\n" not in str(e.value)
+
+
 # ------------------------------------------------------------------------------------------------ SO-101
 def test_so101_every_body_equals_so101_xml():
     links = check_against_source(SO101, MR.SO101_BODIES)

@@ -104,7 +104,20 @@ def test_the_op3_walks_with_its_knees_bent_forward(plan):
     for _ in range(2):  # a second engine in the same process: the same branch
         e = WalkEngine(URDF)
         q = dict(zip(e.joints, e.q_stand))
-        assert q["l_knee"] > 1.0 and q["r_knee"] < -1.0, q  # measured ±1.545
-        assert q["l_hip_pitch"] < -0.5 and q["r_hip_pitch"] > 0.5, q  # thighs forward: measured ∓0.881
+        assert q["l_knee"] > 1.0 and q["r_knee"] < -1.0, q  # measured ±1.141 (ROBOTIS's stance)
+        assert q["l_hip_pitch"] < -0.5 and q["r_hip_pitch"] > 0.5, q  # thighs forward: measured ∓0.701
     lk, rk = plan.joints.index("l_knee"), plan.joints.index("r_knee")
     assert plan.q[:, lk].min() > 0.5 and plan.q[:, rk].max() < -0.5  # the whole walk on that branch
+
+
+def test_the_op3_stands_as_robotis_walks_it():
+    """ROBOTIS's OP3 walk (ROBOTIS-GIT/ROBOTIS-OP3 3bc2bd5, op3_walking_module/config/param.yaml): z_offset 0.035 m
+    below the straight leg (thigh 0.11015 + calf 0.11 + ankle 0.0305, op3_kinematics_dynamics.cpp), so 0.18515 m
+    from the hip pitch axis to the ankle, knee 1.143 rad; hip_pitch_offset 7°: the trunk leans 0.122 rad forward.
+    The default stance is that one (before: com_height 0.22 gave 0.1576 m and knees 1.545 rad, a deeper crouch)."""
+    e = WalkEngine(URDF)
+    q = dict(zip(e.joints, e.q_stand))
+    hip, ankle = (e.robot.get_T_world_frame(f)[:3, 3] for f in ("l_hip_pitch_link", "l_ank_pitch_link"))
+    assert np.linalg.norm(hip - ankle) == pytest.approx(0.18515, abs=1.5e-3)
+    assert q["l_knee"] == pytest.approx(1.143, abs=0.03) and q["r_knee"] == pytest.approx(-1.143, abs=0.03)
+    assert e.params.trunk_pitch == pytest.approx(np.radians(7.0), abs=1e-3)

@@ -44,18 +44,17 @@ def test_a_walk_does_not_depend_on_the_walks_before_it():
 
 
 def test_the_feet_s_account_of_the_walk_at_the_factory_gain():
-    """(c) lifts its swing foot and follows the plan; (a) plain P at k_P 800 walks too (its knees bent forward:
-    test_walk_pattern), beyond the plan, its swing foot scuffing the ground half the time and its soles sliding.
-    Measured (8 steps, 0.336 m planned): (a) 0.436 m, swing foot touching 0.49, stance share 1.00, soles 0.28 m;
-    (c) 0.339 m, 0.03, 1.00, 0.031 m, roll 0.034 rad."""
+    """On ROBOTIS's stance (test_walk_pattern) and op3.xml's contact (test_robot_models), (c) lifts its swing foot and
+    walks upright, short of the plan; (a) plain P at k_P 800 falls on flat ground. Measured (8 steps, 0.336 m
+    planned, plan grids 1e-9 … 1e-4): (c) 0.271-0.280 m, swing foot touching 0.12-0.13, stance share 1.00, roll
+    ≤ 0.147 rad; (a) falls at 3.30-3.42 s. Before (knees 1.545 rad, MuJoCo's default contact): (a) walked 0.436 m,
+    30 % beyond the plan, its soles sliding; (c) 0.339 m, roll 0.034."""
     from servo_ff.dynamics.walk_sim import simulate_walk
 
     high, ff = simulate_walk("high", 8), simulate_walk("ff", 8)
-    assert not high.fell and not ff.fell
-    assert abs(ff.travel - ff.planned) < 0.03 * ff.planned and np.abs(ff.roll).max() < 0.06, ff
-    assert ff.swing_contact < 0.1 and ff.stance_share > 0.95 and ff.slip < 0.05, ff
-    assert 1.15 * high.planned < high.travel < 1.45 * high.planned, high
-    assert 0.3 < high.swing_contact < 0.7 and high.slip > 5 * ff.slip, high
+    assert not ff.fell and 0.6 * ff.planned < ff.travel < 1.05 * ff.planned and np.abs(ff.roll).max() < 0.25, ff
+    assert ff.swing_contact < 0.3 and ff.stance_share > 0.95, ff
+    assert high.fell and 2.5 < high.fell_at < 3.6, high
 
 
 def test_firmware_option():

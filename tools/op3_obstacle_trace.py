@@ -1,6 +1,7 @@
 """Why the OP3 falls on the one-foot obstacle (issue 21): ``dynamics.walk_sim``'s walk, instrumented, ROS-free.
 
     PYTHONPATH=src python tools/op3_obstacle_trace.py [--controller ff] [--height 0.015] [--support plan|contact]
+        [--shape foot_box|board]
 
 The loop of :func:`servo_ff.dynamics.walk_sim.simulate_walk` (same plan, servo layer, box at mid-swing of the right
 foot's 5th swing, 0.05 m/s, 16 steps), printing every ``--every`` control periods from just before the box: trunk
@@ -8,7 +9,11 @@ roll (positive to the right), the support coefficient the feed-forward uses (``c
 one measured from the MuJoCo foot forces (``c_meas``), the right foot's force, how far the CoM is (+y, to the left)
 beyond the left sole's outer edge, the right sole's inner edge and the box's inner edge, each foot's roll; then the
 peak motor torque of the ankle-roll servos. ``--support contact``
-feeds the feed-forward the measured coefficient (one period old) instead of the plan's.
+feeds the feed-forward the measured coefficient (one period old) instead of the plan's. ``--shape board``: the board
+across the path (``mujoco_model.place_board``, at the walk start, 0.05 m/s as the bench), printed from 0.2 s before the
+first foot touches it, with the sagittal columns: trunk pitch (forward positive), the left foot's force, how far the
+CoM is behind the heel of the rearmost loaded sole (positive: behind it, outside the support polygon), and the angle
+[rad] between the gravity the feed-forward used (from the IMU orientation) and the true gravity in the trunk frame.
 """
 
 from __future__ import annotations
@@ -20,16 +25,24 @@ import numpy as np
 
 from servo_ff.dynamics.feedforward import FeedForwardController
 from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO
-from servo_ff.dynamics.mujoco_model import place_obstacle, place_on_ground
+from servo_ff.dynamics.mujoco_model import place_board, place_obstacle, place_on_ground
 from servo_ff.dynamics.mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
 from servo_ff.dynamics.walk_balance import trunk_pitch_roll
 from servo_ff.dynamics.walk_pattern import WalkEngine
-from servo_ff.dynamics.walk_sim import FALL_TILT, OP3_ALPHA, OP3_SERVOS, OP3_URDF, settled_plan
+from servo_ff.dynamics.walk_sim import FALL_TILT, OP3_ALPHA, OP3_SERVOS, OP3_URDF, settled_plan, touches
 
 
-def trace(controller: str, height: float, support: str, n_steps: int = 16, vx: float = 0.05, dt: float = 0.008):
-    """(rows, fall time [s], box time [s], peak |τ| of l/r ankle roll [N·m], trunk x travel [m]); rows as printed
-    by ``main``."""
+def trace(
+    controller: str,
+    height: float,
+    support: str,
+    n_steps: int = 16,
+    vx: float = 0.05,
+    dt: float = 0.008,
+    shape: str = "foot_box",
+):
+    """(rows, fall time [s], box time [s], peak |τ| of l/r ankle roll [N·m], trunk x travel [m], first touch of the
+    obstacle [s]); rows as printed by ``main`` (the sagittal columns after the lateral ones)."""
     engine = WalkEngine(OP3_URDF)
     plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand)
     sv = MujocoServos.from_description(
@@ -37,6 +50,8 @@ def trace(controller: str, height: float, support: str, n_steps: int = 16, vx: f
     )
     p, data = engine.params, sv.data
     t_box = p.single_support * (p.startend_double_support_ratio + 0.5) + 5 * p.step_period if height > 0 else math.inf
+    if shape == "board" and height > 0:
+        t_box = 0.0
     perm = [plan.joints.index(j) for j in sv.joint_names]
     place_on_ground(sv.sim, sv.qadr, q_stand[perm])
     sv.set_initial_state()
@@ -66,13 +81,16 @@ def trace(controller: str, height: float, support: str, n_steps: int = 16, vx: f
     ]
     box = int(m.geom("obstacle").id) if height > 0 else -1
     trunk, steps = sv.sim.root_body, int(round(dt / sv.model.opt.timestep))
-    rows, peak, c_meas, fell, placed = [], np.zeros(2), 0.5, math.nan, False
+    rows, peak, c_meas, fell, placed, touch = [], np.zeros(2), 0.5, math.nan, False, math.nan
     x0 = math.nan
     for k in range(len(t)):
         if math.isnan(x0) and t[k] >= 0:
             x0 = float(data.qpos[0])
         if not placed and t[k] >= t_box:
-            place_obstacle(m, data, box, sv.sim.feet, "", height)
+            if shape == "board":
+                place_board(m, data, box, sv.sim.feet, height)
+            else:
+                place_obstacle(m, data, box, sv.sim.feet, "", height)
             placed = True
         goal = q[k, perm]
         c = c_plan[k] if support == "plan" else c_meas
@@ -87,6 +105,13 @@ def trace(controller: str, height: float, support: str, n_steps: int = 16, vx: f
             break
         force = sv.foot_forces()
         c_meas = float(sv.support_coefficient())
+        if placed and math.isnan(touch) and touches(m, data, box, sv.sim.feet):
+            touch = float(t[k])
+        pitch = trunk_pitch_roll(tuple(data.xquat[trunk][[1, 2, 3, 0]]))[0]
+        g_true = data.xmat[trunk].reshape(3, 3).T @ np.array([0.0, 0.0, -9.80665])
+        g_err = angle(ff.gravity, g_true) if ff is not None else math.nan
+        loaded = [g for g, f in zip(sole, force) if f > 5.0]
+        heel = min((data.geom_xpos[g][0] - m.geom_size[g][0] for g in loaded), default=math.nan)
         _, roll = trunk_pitch_roll(tuple(data.xquat[trunk][[1, 2, 3, 0]]))
         com_y = data.subtree_com[trunk][1]  # +y: left; the soles' edges as if flat (their half width 0.039 m)
         foot_roll = [math.atan2(data.xmat[b][7], data.xmat[b][8]) for b in (fl, fr)]
@@ -95,12 +120,18 @@ def trace(controller: str, height: float, support: str, n_steps: int = 16, vx: f
         if t[k] >= 0:
             peak = np.maximum(peak, np.abs(sv.tau_m[ank]))
         rows.append(
-            (t[k], roll, c_plan[k], c_meas, force[1], com_y - outer_l, com_y - inner_r, com_y - inner_box, *foot_roll)
-        )
+            (t[k], roll, c_plan[k], c_meas, force[1], com_y - outer_l, com_y - inner_r, com_y - inner_box, *foot_roll,
+             pitch, force[0], heel - data.subtree_com[trunk][0], g_err)
+        )  # fmt: skip
         if data.xmat[trunk][8] < math.cos(FALL_TILT):
             fell = t[k]
             break
-    return rows, fell, t_box, peak, float(data.qpos[0]) - x0
+    return rows, fell, t_box, peak, float(data.qpos[0]) - x0, touch
+
+
+def angle(a: np.ndarray, b: np.ndarray) -> float:
+    """[rad] between two vectors."""
+    return float(math.atan2(np.linalg.norm(np.cross(a, b)), float(np.dot(a, b))))
 
 
 def main() -> int:
@@ -109,19 +140,23 @@ def main() -> int:
     ap.add_argument("--height", type=float, default=0.015, help="box [m] (0: flat)")
     ap.add_argument("--support", default="plan", choices=("plan", "contact"))
     ap.add_argument("--every", type=int, default=4, help="print every n-th control period")
+    ap.add_argument("--shape", default="foot_box", choices=("foot_box", "board"))
     a = ap.parse_args()
-    rows, fell, t_box, peak, travel = trace(a.controller, a.height, a.support)
+    rows, fell, t_box, peak, travel, touch = trace(a.controller, a.height, a.support, shape=a.shape)
     print(
         "t [s] | trunk roll | c_plan | c_meas | F_right [N] | CoM y beyond: left sole's outer edge | right sole's "
-        "inner edge | box's inner edge [m] | foot roll l | r [rad]"
+        "inner edge | box's inner edge [m] | foot roll l | r [rad] | trunk pitch | F_left [N] | CoM x behind the "
+        "rearmost loaded heel [m] | feed-forward's gravity error [rad]"
     )
+    start = touch - 0.2 if a.shape == "board" and not math.isnan(touch) else t_box
     for r in rows[:: a.every]:
-        if r[0] >= min(t_box, rows[-1][0] - 1.0) - 0.1:
+        if r[0] >= min(start, rows[-1][0] - 1.0) - 0.1:
             print(" | ".join(f"{v:.3f}" for v in r))
     print(
         f"{a.controller}, {1000 * a.height:.0f} mm, support from the {a.support}: "
         + (f"fell at {fell:.2f} s ({fell - t_box:+.2f} s after the box)" if not math.isnan(fell) else "stood")
-        + f"; travel {travel:.3f} m; peak |τ| ankle roll l/r {peak[0]:.2f}/{peak[1]:.2f} N·m (stall 4.1)"
+        + f"; travel {travel:.3f} m; first touch {touch:.2f} s; peak |τ| ankle roll l/r {peak[0]:.2f}/{peak[1]:.2f} N·m"
+        " (stall 4.1)"
     )
     return 0
 

@@ -52,6 +52,8 @@ class Op3Result:
     t_obstacle_planned: float = math.nan  # [s from the walk start] mid-swing of the obstacle step
     tracked: tuple[str, ...] = ()  # joints recorded in ``tracking`` (run_op3's ``track``)
     tracking: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)  # (s, desired, measured)
+    #: (steps + 1, J) [J] energy from the walk start to the end of each step completed before a fall (``op3_energy``)
+    step_energy: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))
 
     @property
     def label(self) -> str:
@@ -229,7 +231,7 @@ def _run(
     t_obst = 0.0 if shape == "board" else t_obst  # the board: at the walk start, both feet on the ground
     probe = ros.make_node(f"op3_probe_{controller}")
     cmd = probe.create_publisher(Twist, "cmd_vel", 10)
-    st: dict = {"fell": math.nan, "e0": None, "e1": None, "x0": None, "x1": None, "placed": math.nan}
+    st: dict = {"fell": math.nan, "e0": None, "e1": None, "x0": None, "x1": None, "placed": math.nan, "steps": []}
     pitch: list[tuple[float, float]] = []
 
     def rel(stamp) -> float:
@@ -246,6 +248,9 @@ def _run(
         up = 1.0 - 2.0 * (o.x * o.x + o.y * o.y)
         if up < math.cos(FALL_TILT) and math.isnan(st["fell"]):
             st["fell"] = t
+        n = len(st["steps"])  # step n + 1 ends at t_first + (n + 1) periods; kept only if walked before a fall
+        if math.isnan(st["fell"]) and n < n_steps and t >= t_first + (n + 1) * p.step_period:
+            st["steps"].append(sim.servos.energy[sim.perm] - st["e0"])
         if (t >= t_end or not math.isnan(st["fell"])) and st["e1"] is None:
             st["e1"], st["x1"] = sim.servos.energy[sim.perm].copy(), float(sim.servos.data.qpos[0])
         if obstacle > 0 and t >= t_obst and math.isnan(st["placed"]):
@@ -293,6 +298,7 @@ def _run(
         t_obst if obstacle > 0 else math.nan,
         tuple(track),
         tracking,
+        np.array([np.zeros_like(st["e0"]), *st["steps"]]),
     )
     log(
         f"   {res.label}: k_P {kp:.0f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, travel "

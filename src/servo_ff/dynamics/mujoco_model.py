@@ -140,6 +140,7 @@ def build_model(
     dt: float = 0.001,
     ground: bool | None = None,
     obstacle_slot: bool = False,
+    solref: tuple[float, float] | None = None,
 ) -> SimModel:
     """Compile ``source`` (URDF or MJCF, path or XML text) with physics step ``dt`` [s].
 
@@ -148,6 +149,9 @@ def build_model(
     or match the file (a free joint on the first body = floating); ``feet`` names bodies. ``obstacle_slot``
     (URDF with ground): a world box geom named ``obstacle`` parked 10 m below the ground, to be moved (and sized)
     under a foot by setting ``model.geom_pos``/``geom_size`` (Schwarz & Behnke's obstacle experiment).
+    ``solref`` (URDF): (time constant [s], damping ratio) of every geom, the ground and obstacle included (a URDF
+    cannot carry it; op3.xml's is (0.004, 1)); None: MuJoCo's default (0.02, 1). The time constant must be at least
+    2·``dt`` (MuJoCo's rule for a stable contact). An MJCF keeps its own (Menagerie's op3.xml: the same 0.004).
     """
     if is_menagerie(source):
         try:
@@ -164,6 +168,9 @@ def build_model(
     if not np.isfinite(dt) or dt <= 0:
         raise SimModelError(f"dt must be a positive time step [s], got {dt}")
     urdf = tag == "robot"
+    if solref is not None and urdf:
+        if not (np.isfinite(solref).all() and solref[0] >= 2 * dt and solref[1] > 0):
+            raise SimModelError(f"{name}: contact solref {tuple(solref)} needs a time constant >= 2·dt = {2 * dt} s")
     if urdf:
         floating = base == "floating"
         if base not in (None, "fixed", "floating"):
@@ -187,6 +194,9 @@ def build_model(
                     friction=[1.0, 0.005, 1e-4],
                 )
     spec.option.timestep = dt
+    if solref is not None and urdf:
+        for geom in spec.geoms:
+            geom.solref = list(solref)
     if urdf and obstacle_slot and (ground if ground is not None else floating):
         # the world body's bounding-volume tree is built at compile time around the parked box (10 m down): with the
         # midphase on, the box moved under a foot never collides (no contact at all, measured)

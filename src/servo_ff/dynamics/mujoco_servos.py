@@ -46,7 +46,7 @@ from ..models.kernels import HAVE_NUMBA
 from .mujoco_model import SimModel, SimModelError, build_model
 from .mujoco_sensors import ImuReading, Odometry, foot_forces, free_joint_odometry, imu_reading, support_coefficient
 from .mujoco_servo_kernels import KERNELS, post_step_py, pre_step_py
-from .servo_map import ServoMap, load_servo_map, servo_yaml_feet, servo_yaml_robot
+from .servo_map import ServoMap, load_servo_map, servo_yaml_feet, servo_yaml_robot, servo_yaml_solref
 
 log = logging.getLogger(__name__)
 _RESET_WARNINGS = np.array(
@@ -187,7 +187,8 @@ class MujocoServos:
     ) -> MujocoServos:
         """URDF/MJCF (path or text, or ``menagerie:<name>[/<entry>]``) + servo YAML (path, dict or
         :class:`ServoMap`) → the layer. ``source`` None: the YAML's ``robot:``. The YAML's ``feet:`` is used when
-        ``feet`` is not given; every hinge joint must have a servo (or be null)."""
+        ``feet`` is not given, its ``contact_solref:`` for a URDF's contacts; every hinge joint must have a servo (or
+        be null)."""
         if source is None:
             source = None if isinstance(servos, ServoMap) else servo_yaml_robot(servos)
             if source is None:
@@ -196,7 +197,8 @@ class MujocoServos:
             feet = servo_yaml_feet(servos)
         elif feet is None:
             feet = servos.feet
-        sim = build_model(source, base=base, feet=feet, dt=dt, obstacle_slot=obstacle_slot)
+        solref = None if isinstance(servos, ServoMap) else servo_yaml_solref(servos)
+        sim = build_model(source, base=base, feet=feet, dt=dt, obstacle_slot=obstacle_slot, solref=solref)
         smap = servos if isinstance(servos, ServoMap) else load_servo_map(servos, sim.joint_names)
         missing = [n for n in sim.joint_names if n not in smap.joints and n not in smap.passive]
         if missing:

@@ -6,6 +6,8 @@
                                   # URDF/MJCF path relative to this file; used when no description is given
     kp: 32                        # default P gain, register units (optional; else each preset's own)
     feet: [l_foot, r_foot]        # foot links of a floating-base robot (optional)
+    contact_solref: [0.004, 1]    # URDF robot: MuJoCo solref (time constant [s], damping ratio) of its collision
+                                  # geoms, the ground and the obstacle (optional; else MuJoCo's default 0.02, 1)
     servos:                       # exact joint names first, then patterns (fnmatch) in file order
       "*_knee": {preset: mx106/m4, kp: 18.6}
       "*_hip_*": mx106/m4
@@ -22,6 +24,7 @@ entry matches, an exact name that is not a joint of the model, an unknown preset
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,10 +113,11 @@ def _document(spec: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], 
 def load_servo_map(spec: str | Path | Mapping[str, Any], joint_names: Sequence[str]) -> ServoMap:
     """Assign a servo to every joint of ``joint_names`` from a YAML path or an equivalent dict."""
     doc, source, folder = _document(spec)
-    unknown = set(doc) - {"servos", "kp", "feet", "robot"}
+    unknown = set(doc) - {"servos", "kp", "feet", "robot", "contact_solref"}
     if unknown:
         raise ServoMapError(
-            f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; valid: servos, kp, feet, robot"
+            f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; valid: servos, kp, feet, robot, "
+            "contact_solref"
         )
     table = doc.get("servos")
     if not isinstance(table, Mapping) or not table:
@@ -157,6 +161,19 @@ def servo_yaml_feet(spec: str | Path | Mapping[str, Any]) -> tuple[str, ...] | N
     return tuple(feet) if feet is not None else None
 
 
+def servo_yaml_solref(spec: str | Path | Mapping[str, Any]) -> tuple[float, float] | None:
+    """The ``contact_solref:`` of a servo YAML, (time constant [s], damping ratio), both finite and positive; None
+    when absent."""
+    doc, source, _ = _document(spec)
+    ref = doc.get("contact_solref")
+    if ref is None:
+        return None
+    ok = isinstance(ref, list) and len(ref) == 2 and all(isinstance(v, (int, float)) for v in ref)
+    if not ok or not all(math.isfinite(v) and v > 0 for v in ref):
+        raise ServoMapError(f"{source}: contact_solref must be [time constant s, damping ratio] > 0, got {ref!r}")
+    return float(ref[0]), float(ref[1])
+
+
 def servo_yaml_robot(spec: str | Path | Mapping[str, Any]) -> str | None:
     """The ``robot:`` of a servo YAML: ``menagerie:<name>[/<entry>]`` as written, a path made absolute against the
     YAML's folder, or None when absent."""
@@ -184,5 +201,6 @@ __all__ = [
     "load_servo_map",
     "servo_yaml_feet",
     "servo_yaml_robot",
+    "servo_yaml_solref",
     "uniform_servo_map",
 ]

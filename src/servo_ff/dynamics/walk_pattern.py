@@ -32,18 +32,21 @@ class WalkFrames:
 class WalkParams:
     """Gait parameters (SI units). Defaults: the ROBOTIS OP3 (urdf/op3.urdf), step period 0.48 s.
 
-    The swing's joint accelerations load each XM430 with its armature (0.045 kg·m², op3.xml) on top of gravity:
-    at 0.30 s single support and 3 cm clearance the knee needs 0.045 × 130 rad/s² ≈ 5.8 N·m (99th percentile),
-    more than the servo's 4.1 N·m stall torque; 0.40 s and 2 cm need 2.6 N·m (docs/simulation.md)."""
+    Stance: ROBOTIS's own OP3 walk (ROBOTIS-GIT/ROBOTIS-OP3 3bc2bd5, op3_walking_module/config/param.yaml): z_offset
+    0.035 m below the straight leg puts the ankle 0.185 m below the hip pitch axis (knees 1.14 rad), which placo's
+    CoM height 0.242 m gives; hip_pitch_offset 7° is the trunk pitch. Timing: the swing's joint accelerations load
+    each XM430 with its armature (0.045 kg·m², op3.xml) on top of gravity: at 0.30 s single support and 3 cm
+    clearance the knee needed 0.045 × 130 rad/s² ≈ 5.8 N·m (99th percentile), more than the servo's 4.1 N·m stall
+    torque; 0.40 s and 2 cm need 3.4 N·m (docs/simulation.md)."""
 
     dt: float = 0.01  # [s] grid of the joint trajectory (and placo's planning step)
     single_support: float = 0.40  # [s] one foot in the air
     double_support_ratio: float = 0.2  # double support between steps / single support
     startend_double_support_ratio: float = 2.0  # first and last double support / single support
     planned_timesteps: int = 48  # LIPM preview horizon [dt]
-    com_height: float = 0.22  # [m] above the soles
+    com_height: float = 0.242  # [m] above the soles: ROBOTIS's stance, knees 1.14 rad (docstring)
     foot_height: float = 0.02  # [m] swing-foot clearance
-    trunk_pitch: float = 0.10  # [rad] forward lean of the trunk
+    trunk_pitch: float = 0.122  # [rad] forward lean of the trunk: ROBOTIS's hip_pitch_offset, 7°
     foot_rise_ratio: float = 0.2  # part of the swing spent rising / falling vertically
     foot_length: float = 0.12  # [m] support polygon (op3.urdf's foot box 0.127 × 0.078)
     foot_width: float = 0.07  # [m]

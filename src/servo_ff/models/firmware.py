@@ -109,9 +109,11 @@ FIRMWARE_TABLE: dict[str, FirmwareRow] = {
         "ROBOTIS e-manual XM430-W350 (ROBOTIS-GIT/emanual docs/en/dxl/x/xm430-w350.md) current-based position "
         "mode, Operating Mode(11) = 5: the position PID gives the target current, K_PP = Position P Gain(84)/128 "
         "(default 800), limited by Goal Current(102) <= Current Limit(38) = 1193 x 2.69 mA = 3.21 A; a current "
-        "loop (taken as ideal) drives the PWM, PWM Limit(36) 885 = full duty at 12 V. Assumed: the PID output is in "
-        "Goal Current units (2.69 mA) per encoder count, as its position-mode output is in PWM units; not "
-        "identified on a bench",
+        "loop (taken as ideal) drives the PWM, limited by Goal PWM(100) <= PWM Limit(36) 885 = full duty at 12 V "
+        "(_includes/en/dxl/control_table_current_position_pid_gain.md). Position D/I Gain(80, 82) and the Feedforward "
+        "Gains(88, 90) are 0 at the factory and not modelled. Assumed: the PID output is in Goal Current units "
+        "(2.69 mA) per encoder count, as its position-mode output is in PWM units: at rest both modes then hold "
+        "alike within 4 % (an XL330 bench found 1.13x, Rhoban/bam issue 14); not identified on a bench",
     ),
     "xm430_position": FirmwareRow(
         FirmwareLaw("voltage", vin=12.0, kp=800.0, error_gain=_X_COUNTS_PER_RAD / (128 * _X_PWM_FULL), max_pwm=1.0),

@@ -1,0 +1,79 @@
+"""The OP3 mission's energy comparison over a common window of whole steps (issue 21 item 5; ROS-free).
+
+Each run (:class:`~servo_ff.bringup.op3_mission.Op3Result`) carries ``step_energy``: the sim's per-joint E = ∫U·I dt
+[J] from the walk start to the end of each step it completed before a fall (row 0: the walk start, zeros; row k: the
+end of step k, at the first double support + k step periods). Controllers are compared over the steps all of them
+walked: the whole run when none fell (the mission's "40 steps"), else the whole steps before the first fall among
+them; fewer than ``MIN_STEPS`` steps compare nothing (nan).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+MIN_STEPS = 2  #: fewest whole steps a comparison is made over
+KNEES = ("l_knee", "r_knee")
+
+
+class StepEnergy(Protocol):
+    joints: list[str]
+    step_energy: np.ndarray  # (steps + 1, J) [J] cumulative from the walk start
+
+
+class Comparison(NamedTuple):
+    steps: int  # whole steps compared over (the common window)
+    knee_reduction: float  # 1 − E_knees(other)/E_knees(base) over the window; nan when steps < MIN_STEPS
+    reduction: float  # the same over all joints
+
+
+def whole_steps(run: StepEnergy) -> int:
+    """Steps ``run`` completed before it fell (all of them when it did not)."""
+    return max(len(run.step_energy) - 1, 0)
+
+
+def common_steps(runs: list[StepEnergy]) -> int:
+    """The whole steps every run of ``runs`` completed: the window before the first fall among them."""
+    return min(whole_steps(r) for r in runs)
+
+
+def energy_over(run: StepEnergy, steps: int, joints: tuple[str, ...] | None = None) -> float:
+    """[J] ``run``'s energy over its first ``steps`` steps, summed over ``joints`` (all when None)."""
+    if steps > whole_steps(run):
+        raise ValueError(f"the run completed {whole_steps(run)} steps, not {steps}")
+    e = run.step_energy[steps]
+    return float(e.sum() if joints is None else sum(e[run.joints.index(j)] for j in joints))
+
+
+def compare(base: StepEnergy, other: StepEnergy, min_steps: int = MIN_STEPS) -> Comparison:
+    """``other``'s energy reduction against ``base`` (knees, all joints) over their common window of whole steps."""
+    n = common_steps([base, other])
+    if n < min_steps:
+        return Comparison(n, math.nan, math.nan)
+    knee = 1.0 - energy_over(other, n, KNEES) / energy_over(base, n, KNEES)
+    return Comparison(n, knee, 1.0 - energy_over(other, n) / energy_over(base, n))
+
+
+def window_lines(runs: dict[str, StepEnergy], steps: int) -> list[str]:
+    """One line per labelled run: its energy over the first ``steps`` steps, or the steps it walked if fewer."""
+    lines = []
+    for label, r in runs.items():
+        if whole_steps(r) < steps:
+            lines.append(f"{label}: fell after {whole_steps(r)} whole steps")
+        else:
+            lines.append(f"{label}: {energy_over(r, steps):.1f} J, knees {energy_over(r, steps, KNEES):.1f} J")
+    return lines
+
+
+__all__ = [
+    "Comparison",
+    "KNEES",
+    "MIN_STEPS",
+    "common_steps",
+    "compare",
+    "energy_over",
+    "whole_steps",
+    "window_lines",
+]

@@ -1,0 +1,70 @@
+"""The OP3 bench's energy comparison (``bringup/op3_energy``): controllers compared over the whole steps all of them
+walked — the whole run when none fell, else the steps before the first fall — and nan only below two steps."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from servo_ff.bringup.op3_energy import MIN_STEPS, common_steps, compare, energy_over, whole_steps, window_lines
+
+JOINTS = ["l_knee", "r_knee", "l_hip_pitch"]
+
+
+@dataclass
+class Run:
+    joints: list[str]
+    step_energy: np.ndarray
+
+
+def run(per_step: tuple[float, float, float], steps: int) -> Run:
+    """A run spending ``per_step`` [J] (l_knee, r_knee, l_hip_pitch) in each of ``steps`` whole steps."""
+    return Run(JOINTS, np.arange(steps + 1)[:, None] * np.array(per_step, dtype=float))
+
+
+def test_no_fall_compares_the_whole_run():
+    a, c = run((2.0, 2.0, 6.0), 40), run((1.5, 1.5, 2.0), 40)
+    cmp = compare(a, c)
+    assert cmp.steps == 40
+    assert cmp.knee_reduction == pytest.approx(1 - 3.0 / 4.0)
+    assert cmp.reduction == pytest.approx(1 - 5.0 / 10.0)
+    assert energy_over(a, 40) == pytest.approx(400.0) and energy_over(a, 40, ("l_knee",)) == pytest.approx(80.0)
+
+
+def test_a_fall_limits_the_window_to_the_steps_before_it():
+    # (a) falls in its 8th step: 7 whole steps. Its energy per step doubles from step 5 on (rocking), so a
+    # comparison over each run's own length (7 against 40 steps) or over the wrong window gives another figure.
+    e = np.zeros((8, 3))
+    for k in range(1, 8):
+        e[k] = e[k - 1] + (2.0 if k <= 4 else 4.0) * np.array([1.0, 1.0, 3.0])
+    a, c = Run(JOINTS, e), run((1.5, 1.5, 2.0), 40)
+    assert whole_steps(a) == 7 and common_steps([a, c]) == 7
+    cmp = compare(a, c)
+    knees_a = 2 * (4 * 2.0 + 3 * 4.0)  # 40 J over the 7 steps
+    assert cmp.steps == 7
+    assert cmp.knee_reduction == pytest.approx(1 - 7 * 3.0 / knees_a)
+    assert cmp.reduction == pytest.approx(1 - 7 * 5.0 / (knees_a * 2.5))
+    assert compare(c, a).steps == 7  # symmetric window
+
+
+def test_fewer_than_two_steps_compare_nothing():
+    c = run((1.5, 1.5, 2.0), 40)
+    for steps in range(MIN_STEPS):
+        cmp = compare(run((2.0, 2.0, 6.0), steps), c)
+        assert cmp.steps == steps and math.isnan(cmp.knee_reduction) and math.isnan(cmp.reduction)
+    assert not math.isnan(compare(run((2.0, 2.0, 6.0), MIN_STEPS), c).knee_reduction)
+    with pytest.raises(ValueError, match="completed 1 steps, not 2"):
+        energy_over(run((1.0, 1.0, 1.0), 1), 2)
+
+
+def test_the_window_lists_each_run_or_the_steps_it_walked():
+    # (b) fell in the approach (0 steps) while (a) and (c) walked 6: its line says so instead of failing the bench
+    runs = {"(a)": run((2.0, 2.0, 6.0), 6), "(b)": run((1.0, 1.0, 1.0), 0), "(c)": run((1.5, 1.5, 2.0), 40)}
+    assert window_lines(runs, 6) == [
+        "(a): 60.0 J, knees 24.0 J",
+        "(b): fell after 0 whole steps",
+        "(c): 30.0 J, knees 18.0 J",
+    ]
