@@ -74,14 +74,17 @@ CALLS: dict[str, int] = defaultdict(int)  # callbacks run while profiling, by no
 
 
 def _count_callbacks() -> None:
-    """Every subscription and timer callback created from now on counted (``--callbacks``)."""
+    """Every subscription and timer callback created from now on counted and timed as a stage of its own, "cb:
+    <node>: <topic>" (its code outside the stages timed inside it; ``--callbacks``)."""
     from rclpy.node import Node
 
     def counting(cb, label: str):
+        timed = _timed(cb, f"cb: {label}")
+
         def wrapper(*a):
             if ON["on"]:
                 CALLS[label] += 1
-            return cb(*a)
+            return timed(*a)
 
         return wrapper
 
@@ -150,7 +153,9 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--from", dest="t_from", type=float, default=1.0, help="simulated s")
     ap.add_argument("--single", action="store_true", help="rclpy's SingleThreadedExecutor")
-    ap.add_argument("--callbacks", action="store_true", help="also count the callbacks run per period")
+    ap.add_argument(
+        "--callbacks", action="store_true", help="also count the callbacks run per period and time each one"
+    )
     a = ap.parse_args()
     instrument()
     if a.callbacks:

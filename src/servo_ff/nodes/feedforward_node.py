@@ -123,7 +123,8 @@ class FeedForwardNode(Node):
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self._js_sub = None
         self._listen_joint_states(True)
-        self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10)
+        # taken serialized: read vectorised (ros/trajectory_cdr.py), no JointTrajectoryPoint objects built
+        self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10, raw=True)
         self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10)
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
@@ -235,7 +236,7 @@ class FeedForwardNode(Node):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
+    def _on_trajectory(self, msg: JointTrajectory | bytes) -> None:
         try:
             traj = parse_trajectory(msg, self.index, self._now(), self.bounds)
         except ValueError as e:
