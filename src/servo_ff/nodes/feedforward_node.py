@@ -41,6 +41,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
+from servo_ff.ros.cdr_template import cdr_imu
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
@@ -125,7 +126,7 @@ class FeedForwardNode(Node):
         self._listen_joint_states(True)
         # taken serialized: read vectorised (ros/trajectory_cdr.py), no JointTrajectoryPoint objects built
         self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10, raw=True)
-        self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10)
+        self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10, raw=True)  # orientation read in place
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
         self.gains = ServoGainSetter(self, b["servo_node"])
@@ -258,9 +259,12 @@ class FeedForwardNode(Node):
             self.destroy_subscription(self._js_sub)
             self._js_sub = None
 
-    def _on_imu(self, msg: Imu) -> None:
-        o = msg.orientation
-        quat = np.array([o.x, o.y, o.z, o.w])
+    def _on_imu(self, data: bytes) -> None:
+        read = cdr_imu(data)  # (stamp, orientation) from the serialized Imu, no message object built
+        if read is None:
+            self._warn("imu", f"{TOPIC_IMU}: {len(data)} bytes are not a little-endian CDR Imu; ignored")
+            return
+        quat = np.array(read[1])
         try:  # checked here so that a stream of bad messages is one throttled line, not one line per message
             from servo_ff.dynamics.inverse_dynamics import gravity_from_imu
 
