@@ -9,8 +9,9 @@ Per period, as in ``bringup/op3_mission.py``: the sim side, on each goal message
 subscription) answers each ``joint_states`` with the 20 goals and takes ``imu/data`` and the walk side's support
 coefficient; the walk side (``use_sim_time``) answers each ``joint_states`` with a support coefficient; a probe
 takes ``imu/data``. Taken serialized (``raw=True``) where the mission's nodes take them so: ``imu/data`` (the
-feed-forward node, the probe) and the walk side's ``joint_states``. ``processes=1``: every node in one executor (the mission's harness); ``processes=2``: the sim
-side here, the other nodes in a child process with an executor of its own (as ``ros2 launch`` would place them).
+feed-forward node, the probe) and the walk side's ``joint_states``. ``processes=1``: every node in one executor
+(the mission's harness); ``processes=2``: the sim side here, the other nodes in a child process with an executor
+of its own (as ``ros2 launch`` would place them).
 ``events``: rclpy's EventsExecutor (the mission's), else the SingleThreadedExecutor.
 
 Run alone: ``python bench/_lockstep_bound.py [--periods 1000]``.
