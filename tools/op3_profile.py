@@ -3,8 +3,10 @@ the executor thread and around the stages inside them, per control period (8 ms 
 ``bringup.op3_mission.run_op3`` from ``--from`` simulated seconds (after numba's compilation and the start).
 
 Run: python tools/op3_profile.py [--controller ff] [--steps 8] [--from 1.0] [--single] [--callbacks]
-Stages are exclusive (a stage's time without the stages timed inside it); "executor rest" is the wall time of the
-window minus every timed stage: the executor (the mission's EventsExecutor: its C++ queue, message takes and
+Stages are exclusive (a stage's time without the stages timed inside it); ``--callbacks`` also counts every
+subscription and timer callback and times each as a stage "cb: <node>: <topic or timer>" (its own code outside
+the stages above, e.g. rclpy's TimeSource on /clock); "executor rest" is the wall time of the window minus every
+timed stage: the executor (the mission's EventsExecutor: its C++ queue, message takes and
 callback dispatch; ``--single``: rclpy's SingleThreadedExecutor, whose waits, takes and callbacks' own code are
 timed as well).
 """
