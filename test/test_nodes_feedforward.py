@@ -437,6 +437,14 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
         return (held is not None and np.array_equal(held, quat)) or np.allclose(ff.ctrl.gravity, g, atol=1e-12)
 
     wait_for(taken, 10.0, "the good IMU orientation taken")
+    # bytes in another encoding (big-endian CDR, packed here) are read by rclpy instead
+    import struct
+
+    quat = [0.0, math.sin(-0.1), 0.0, math.cos(-0.1)]
+    good = b"\x00\x00\x00\x00" + struct.pack(">iII", 3, 4, 2) + b"a\x00\x00\x00" + struct.pack(">4d", *quat)
+    good += struct.pack(">9d3d9d3d9d", *[0.0] * 33)  # covariances, angular velocity, linear acceleration
+    g = gravity_from_imu(quat)
+    wait_for(taken, 10.0, "a big-endian IMU message taken")
 
 
 def test_the_trajectory_ending_the_idle_ticks_at_once():

@@ -4,6 +4,7 @@ on random messages: the same arrays, or the same ValueError line for every kind 
 
 from __future__ import annotations
 
+import struct
 import zlib
 
 import numpy as np
@@ -172,3 +173,45 @@ def test_bytes_that_are_not_a_trajectory_are_one_value_error():
     for bad in (data[:56], data[:20], b"\x00\x00" + data[2:]):  # truncated, big-endian
         with pytest.raises(ValueError, match="not a serialized JointTrajectory"):
             read_trajectory(bad)
+
+
+def _big_endian(msg: JointTrajectory) -> bytes:
+    """``msg`` as big-endian CDR (encapsulation 0x0000), packed by hand: bytes an rmw may deliver that the in-place
+    reader does not read (rclpy's message is built instead)."""
+    out = bytearray(b"\x00\x00\x00\x00")
+
+    def align(n: int) -> None:
+        out.extend(b"\x00" * (-(len(out) - 4) % n))
+
+    def string(text: str) -> None:
+        align(4)
+        out.extend(struct.pack(">I", len(text) + 1) + text.encode() + b"\x00")
+
+    out.extend(struct.pack(">iI", msg.header.stamp.sec, msg.header.stamp.nanosec))
+    string(msg.header.frame_id)
+    align(4)
+    out.extend(struct.pack(">I", len(msg.joint_names)))
+    for name in msg.joint_names:
+        string(name)
+    align(4)
+    out.extend(struct.pack(">I", len(msg.points)))
+    for pt in msg.points:
+        for values in (pt.positions, pt.velocities, pt.accelerations, pt.effort):
+            align(4)
+            out.extend(struct.pack(">I", len(values)))
+            if len(values):
+                align(8)
+                out.extend(struct.pack(f">{len(values)}d", *values))
+        align(4)
+        out.extend(struct.pack(">iI", pt.time_from_start.sec, pt.time_from_start.nanosec))
+    return bytes(out)
+
+
+def test_bytes_in_another_encoding_are_read_by_rclpy_and_garbage_is_one_value_error():
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        msg = random_message(rng, "")
+        assert same(trajectory_points(_big_endian(msg), INDEX), loop_points(msg, INDEX))
+    data = serialize_message(JointTrajectory(joint_names=["joint_0"], points=[JointTrajectoryPoint(positions=[0.1])]))
+    with pytest.raises(ValueError, match="not a serialized JointTrajectory"):
+        trajectory_points(b"\x00\x00" + data[2:], INDEX)  # little-endian bytes declared big-endian

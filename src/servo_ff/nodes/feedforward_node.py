@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -261,9 +262,13 @@ class FeedForwardNode(Node):
 
     def _on_imu(self, data: bytes) -> None:
         read = cdr_imu(data)  # (stamp, orientation) from the serialized Imu, no message object built
-        if read is None:
-            self._warn("imu", f"{TOPIC_IMU}: {len(data)} bytes are not a little-endian CDR Imu; ignored")
-            return
+        if read is None:  # an encoding other than little-endian CDR: rclpy's message
+            try:
+                o = deserialize_message(data, Imu).orientation
+            except Exception as e:  # rclpy's RMWError
+                self._warn("imu", f"{TOPIC_IMU}: {len(data)} bytes are not a serialized Imu ({e}); ignored")
+                return
+            read = (None, (o.x, o.y, o.z, o.w))
         quat = np.array(read[1])
         try:  # checked here so that a stream of bad messages is one throttled line, not one line per message
             from servo_ff.dynamics.inverse_dynamics import gravity_from_imu

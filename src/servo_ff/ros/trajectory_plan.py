@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
+from rclpy.serialization import deserialize_message
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.interpolation import JointSpline, follow
@@ -48,7 +49,12 @@ def raw_points(msg: JointTrajectory | bytes) -> RawPoints:
     """The fields of a JointTrajectory message, or of its serialized bytes (a ``raw=True`` subscription:
     :func:`.trajectory_cdr.read_trajectory`, no message objects built), before any check."""
     if isinstance(msg, (bytes, bytearray, memoryview)):
-        return read_trajectory(msg)
+        if bytes(msg[:2]) == b"\x00\x01":  # little-endian CDR (XCDR1): read in place
+            return read_trajectory(msg)
+        try:  # any other encoding an rmw may use: rclpy's message
+            msg = deserialize_message(bytes(msg), JointTrajectory)
+        except Exception as e:  # rclpy's RMWError: the bytes are no JointTrajectory
+            raise ValueError(f"not a serialized JointTrajectory ({len(msg)} bytes: {e})") from None
     pts = msg.points
     counts = np.array([[len(getattr(pt, f)) for f in _FIELDS] for pt in pts], dtype=np.int64).reshape(-1, 3)
     sec = np.array([pt.time_from_start.sec for pt in pts], dtype=np.int64)
