@@ -55,13 +55,13 @@ def raw_points(msg: JointTrajectory | bytes) -> RawPoints:
             msg = deserialize_message(bytes(msg), JointTrajectory)
         except Exception as e:  # rclpy's RMWError: the bytes are no JointTrajectory
             raise ValueError(f"not a serialized JointTrajectory ({len(msg)} bytes: {e})") from None
-    pts = msg.points
-    counts = np.array([[len(getattr(pt, f)) for f in _FIELDS] for pt in pts], dtype=np.int64).reshape(-1, 3)
-    sec = np.array([pt.time_from_start.sec for pt in pts], dtype=np.int64)
-    nanosec = np.array([pt.time_from_start.nanosec for pt in pts], dtype=np.int64)
+    fields = [(pt.positions, pt.velocities, pt.accelerations, pt.time_from_start) for pt in msg.points]
+    q, dq, ddq, tfs = zip(*fields) if fields else ((), (), (), ())
+    counts = np.array([[len(a), len(b), len(c)] for a, b, c, _ in fields], dtype=np.int64).reshape(-1, 3)
+    sec = np.array([d.sec for d in tfs], dtype=np.int64)
+    nanosec = np.array([d.nanosec for d in tfs], dtype=np.int64)
     stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    rows = tuple([getattr(pt, f) for pt in pts] for f in _FIELDS)
-    return RawPoints(list(msg.joint_names), stamp, sec + nanosec * 1e-9, counts, rows)
+    return RawPoints(list(msg.joint_names), stamp, sec + nanosec * 1e-9, counts, (q, dq, ddq))
 
 
 def _stacked(rows, n: int, given: np.ndarray) -> np.ndarray:
