@@ -2,7 +2,11 @@
 every joint) serialized once: per publish only the stamp, the points' ``time_from_start`` and the three (P, J)
 float64 blocks are written into the bytes through strided numpy views (a walk node's message of 52 points × 20
 joints: ≈ 2 ms of JointTrajectoryPoint objects and lists → a few µs of array copies). The bytes are exactly what
-rclpy would serialize (``test_nodes_cdr_template.py`` deserializes them back)."""
+rclpy would serialize (``test_nodes_cdr_template.py`` deserializes them back).
+
+The other way, :func:`read_trajectory`: a received JointTrajectory's fields from its bytes (a ``raw=True``
+subscription), the points through strided views when laid out alike (52 × 20: ≈ 30 µs, against 0.3–0.7 ms for
+rclpy's message objects)."""
 
 from __future__ import annotations
 
