@@ -8,8 +8,10 @@ Per period, as in ``bringup/op3_mission.py``: the sim side, on each goal message
 (serialized once, as the sim node does); the feed-forward side (``use_sim_time``: its own ``/clock``
 subscription) answers each ``joint_states`` with the 20 goals and takes ``imu/data`` and the walk side's support
 coefficient; the walk side (``use_sim_time``) answers each ``joint_states`` with a support coefficient; a probe
-takes ``imu/data``. ``processes=1``: every node in one executor (the mission's harness); ``processes=2``: the sim
-side here, the other nodes in a child process with an executor of its own (as ``ros2 launch`` would place them).
+takes ``imu/data``. Taken serialized (``raw=True``) where the mission's nodes take them so: ``imu/data`` (the
+feed-forward node, the probe) and the walk side's ``joint_states``. ``processes=1``: every node in one executor
+(the mission's harness); ``processes=2``: the sim side here, the other nodes in a child process with an executor
+of its own (as ``ros2 launch`` would place them).
 ``events``: rclpy's EventsExecutor (the mission's), else the SingleThreadedExecutor.
 
 Run alone: ``python bench/_lockstep_bound.py [--periods 1000]``.
@@ -86,10 +88,10 @@ def _controller_side(ros) -> list:
     goal_msg = Float64MultiArray(data=[0.0] * N_JOINTS)
     support = walk.create_publisher(Float64, "support_coefficient", 10)
     ff.create_subscription(JointState, "joint_states", lambda m: goal.publish(goal_msg), 10)
-    ff.create_subscription(Imu, "imu/data", lambda m: None, 10)
+    ff.create_subscription(Imu, "imu/data", lambda m: None, 10, raw=True)  # raw where the mission's nodes are
     ff.create_subscription(Float64, "support_coefficient", lambda m: None, 10)
-    walk.create_subscription(JointState, "joint_states", lambda m: support.publish(Float64(data=0.5)), 10)
-    probe.create_subscription(Imu, "imu/data", lambda m: None, 1000)
+    walk.create_subscription(JointState, "joint_states", lambda m: support.publish(Float64(data=0.5)), 10, raw=True)
+    probe.create_subscription(Imu, "imu/data", lambda m: None, 1000, raw=True)
     return [ff, walk, probe]
 
 

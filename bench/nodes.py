@@ -70,6 +70,7 @@ def ff_params(joints):
 
 def callback_costs(calls: int) -> list[tuple[str, float, float]]:
     from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
     from sensor_msgs.msg import BatteryState, Imu, JointState
     from std_msgs.msg import Float64
 
@@ -89,8 +90,9 @@ def callback_costs(calls: int) -> list[tuple[str, float, float]]:
         )
         imu = Imu()
         imu.orientation.w = 1.0
+        imu = serialize_message(imu)  # the node takes imu/data and its trajectory serialized (raw=True)
         cases = [
-            ("trajectory (50 points × 20 joints)", node._on_trajectory, traj),
+            ("trajectory (50 points × 20 joints)", node._on_trajectory, serialize_message(traj)),
             ("joint_states → goal (feed-forward tick)", node._on_joint_states, js),
             ("imu", node._on_imu, imu),
             ("servo_supply", node._on_supply, BatteryState(voltage=14.8)),

@@ -69,6 +69,21 @@ def test_imu_blocks_of_scalars_and_the_other_messages():
     assert clock.data() == serialize_message(ref_clock)
 
 
+@pytest.mark.parametrize("frame_id", ["", "a", "trunk", "imu_link", "base_imu_1"])  # each CDR padding before it
+def test_cdr_imu_reads_the_stamp_and_orientation_rclpy_serialized(frame_id):
+    from servo_ff.ros.cdr_template import cdr_imu
+
+    rng = np.random.default_rng(len(frame_id))
+    imu = Imu()
+    imu.header.frame_id, imu.header.stamp.sec, imu.header.stamp.nanosec = frame_id, 1234, 999_999_999
+    quat = rng.normal(size=4)
+    imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w = quat.tolist()
+    imu.angular_velocity.x, imu.linear_acceleration.z = 0.5, 9.81
+    stamp, got = cdr_imu(serialize_message(imu))
+    assert stamp == 1234 + 999_999_999 * 1e-9 and got == tuple(quat.tolist())
+    assert cdr_imu(serialize_message(imu)[:30]) is None and cdr_imu(b"\x00\x00" + bytes(60)) is None
+
+
 def test_a_block_that_is_not_one_run_of_doubles_is_refused():
     with pytest.raises(ValueError, match="not contiguous"):
         CdrTemplate(Imu(), [("orientation.x", "angular_velocity.x")])  # a covariance array lies between

@@ -422,6 +422,29 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     assert ff.imu is None or np.isfinite(ff.imu).all()
     err = capfd.readouterr().err
     assert 1 <= sum("IMU orientation" in ln for ln in err.splitlines()) <= 1, err[-2000:]
+    # a good orientation (taken serialized, read in place) is the gravity the controller uses
+    from servo_ff.dynamics.inverse_dynamics import gravity_from_imu
+
+    good = Imu()
+    good.header.frame_id = "trunk"
+    quat = [0.0, math.sin(0.15), 0.0, math.cos(0.15)]  # 0.3 rad pitch
+    good.orientation.x, good.orientation.y, good.orientation.z, good.orientation.w = quat
+    g = gravity_from_imu(quat)
+
+    def taken() -> bool:
+        pub.publish(good)
+        held = ff.imu
+        return (held is not None and np.array_equal(held, quat)) or np.allclose(ff.ctrl.gravity, g, atol=1e-12)
+
+    wait_for(taken, 10.0, "the good IMU orientation taken")
+    # bytes in another encoding (big-endian CDR, packed here) are read by rclpy instead
+    import struct
+
+    quat = [0.0, math.sin(-0.1), 0.0, math.cos(-0.1)]
+    good = b"\x00\x00\x00\x00" + struct.pack(">iII", 3, 4, 2) + b"a\x00\x00\x00" + struct.pack(">4d", *quat)
+    good += struct.pack(">9d3d9d3d9d", *[0.0] * 33)  # covariances, angular velocity, linear acceleration
+    g = gravity_from_imu(quat)
+    wait_for(taken, 10.0, "a big-endian IMU message taken")
 
 
 def test_the_trajectory_ending_the_idle_ticks_at_once():

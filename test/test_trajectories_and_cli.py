@@ -104,6 +104,26 @@ def test_interpolation_linear_cubic_quintic():
     assert where[0] == 0 and 11.0 < where[1] < 13.0 and abs(where[2] - f.sample(where[1])[0][0]) < 1e-12
 
 
+def test_all_quintic_coefficients_equal_the_mixed_formulas_bit_for_bit():
+    """The all-quintic shortcut (a walk node's message) computes what the general per-segment selection does: the
+    quintic segments of a spline whose last segment is cubic, evaluated by the general path, are the same bits."""
+    from servo_ff.interpolation import JointSpline
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        p, j = int(rng.integers(2, 12)), int(rng.integers(1, 21))
+        times = np.cumsum(rng.uniform(1e-3, 0.5, p + 1))
+        q, dq, ddq = rng.normal(size=(3, p + 1, j))
+        has_ddq = np.ones(p + 1, dtype=bool)
+        has_ddq[-1] = False  # the last segment cubic: the general path
+        mixed = JointSpline(times, q, dq, ddq, np.ones(p + 1, dtype=bool), has_ddq)
+        quintic = JointSpline(times[:-1], q[:-1], dq[:-1], ddq[:-1])
+        assert mixed.kind(p - 1) == "cubic" and quintic.kind(p - 2) == "quintic"
+        assert np.array_equal(quintic.coefficients, mixed.coefficients[:-1])
+        t = float(rng.uniform(times[0], times[-2]))
+        assert all(np.array_equal(a, b) for a, b in zip(quintic.sample(t), mixed.sample(t)))
+
+
 def test_feedforward_desired_trajectory_uses_the_servo_interpolation():
     pytest.importorskip("rclpy")
     from builtin_interfaces.msg import Duration

@@ -3,8 +3,10 @@ the executor thread and around the stages inside them, per control period (8 ms 
 ``bringup.op3_mission.run_op3`` from ``--from`` simulated seconds (after numba's compilation and the start).
 
 Run: python tools/op3_profile.py [--controller ff] [--steps 8] [--from 1.0] [--single] [--callbacks]
-Stages are exclusive (a stage's time without the stages timed inside it); "executor rest" is the wall time of the
-window minus every timed stage: the executor (the mission's EventsExecutor: its C++ queue, message takes and
+Stages are exclusive (a stage's time without the stages timed inside it); ``--callbacks`` also counts every
+subscription and timer callback and times each as a stage "cb: <node>: <topic or timer>" (its own code outside
+the stages above, e.g. rclpy's TimeSource on /clock); "executor rest" is the wall time of the window minus every
+timed stage: the executor (the mission's EventsExecutor: its C++ queue, message takes and
 callback dispatch; ``--single``: rclpy's SingleThreadedExecutor, whose waits, takes and callbacks' own code are
 timed as well).
 """
@@ -74,14 +76,17 @@ CALLS: dict[str, int] = defaultdict(int)  # callbacks run while profiling, by no
 
 
 def _count_callbacks() -> None:
-    """Every subscription and timer callback created from now on counted (``--callbacks``)."""
+    """Every subscription and timer callback created from now on counted and timed as a stage of its own, "cb:
+    <node>: <topic>" (its code outside the stages timed inside it; ``--callbacks``)."""
     from rclpy.node import Node
 
     def counting(cb, label: str):
+        timed = _timed(cb, f"cb: {label}")
+
         def wrapper(*a):
             if ON["on"]:
                 CALLS[label] += 1
-            return cb(*a)
+            return timed(*a)
 
         return wrapper
 
@@ -150,7 +155,9 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--from", dest="t_from", type=float, default=1.0, help="simulated s")
     ap.add_argument("--single", action="store_true", help="rclpy's SingleThreadedExecutor")
-    ap.add_argument("--callbacks", action="store_true", help="also count the callbacks run per period")
+    ap.add_argument(
+        "--callbacks", action="store_true", help="also count the callbacks run per period and time each one"
+    )
     a = ap.parse_args()
     instrument()
     if a.callbacks:

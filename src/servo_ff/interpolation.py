@@ -15,6 +15,7 @@ the trajectory's start time to the points at their ``time_from_start``. The serv
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 
 import numpy as np
@@ -58,6 +59,7 @@ class JointSpline:
 
         self.coefficients = _coefficients(self.times, self.q, self.dq, self.ddq, self.has_dq, self.has_ddq)
         self._position_coefficients = np.ascontiguousarray(self.coefficients[:, :, : self.q.shape[1]])
+        self._knots = self.times.tolist()
 
     @property
     def n_joints(self) -> int:
@@ -78,11 +80,11 @@ class JointSpline:
             return self.q[0].copy(), self.dq[0].copy(), self.ddq[0].copy()
         if t >= times[-1]:
             return self.q[-1].copy(), np.zeros(self.n_joints), np.zeros(self.n_joints)
-        k = int(np.searchsorted(times, t, side="right")) - 1
+        k = bisect_right(self._knots, t) - 1  # (on a list: a tenth of np.searchsorted's call)
         s = t - times[k]
         out = _powers(s) @ self.coefficients[k]  # (3 J,): q, q̇, q̈ side by side
-        q, dq, ddq = np.split(out, 3)
-        return q, dq, ddq
+        j = self.q.shape[1]
+        return out[:j], out[j : 2 * j], out[2 * j :]
 
     def position(self, t: float) -> np.ndarray:
         """q at time ``t`` [rad] (what a servo is sent; one product, no derivatives)."""
@@ -157,26 +159,39 @@ def _coefficients(times, q, dq, ddq, has_dq, has_ddq) -> np.ndarray:
     q0, q1, v0, v1, a0, a1 = q[:-1], q[1:], dq[:-1], dq[1:], ddq[:-1], ddq[1:]
     cubic = (has_dq[:-1] & has_dq[1:])[:, None]
     quintic = (has_ddq[:-1] & has_ddq[1:])[:, None]
-    c = np.zeros((p - 1, 6, j))
+    c = m[:, :, :j]  # c0..c5 written in place; every segment quintic (a walk node's message): its formulas only
     c[:, 0] = q0
-    c[:, 1] = np.where(cubic, v0, (q1 - q0) / T)
-    # cubic Hermite: c2, c3 from q and q̇ at both ends
-    c2 = (3 * (q1 - q0) - (2 * v0 + v1) * T) / T**2
-    c3 = (-2 * (q1 - q0) + (v0 + v1) * T) / T**3
-    # quintic: position, velocity and acceleration matched at both ends
-    d = q1 - q0 - v0 * T - 0.5 * a0 * T**2
-    e = v1 - v0 - a0 * T
-    f = a1 - a0
-    c[:, 2] = np.where(quintic, 0.5 * a0, np.where(cubic, c2, 0.0))
-    c[:, 3] = np.where(quintic, (20 * d - 8 * e * T + f * T**2) / (2 * T**3), np.where(cubic, c3, 0.0))
-    c[:, 4] = np.where(quintic, (-30 * d + 14 * e * T - 2 * f * T**2) / (2 * T**4), 0.0)
-    c[:, 5] = np.where(quintic, (12 * d - 6 * e * T + f * T**2) / (2 * T**5), 0.0)
-    m[:, :, :j] = c
-    for i in range(1, 6):  # q̇ = Σ i c_i s^(i−1), q̈ = Σ i (i − 1) c_i s^(i−2)
-        m[:, i - 1, j : 2 * j] = i * c[:, i]
-    for i in range(2, 6):
-        m[:, i - 2, 2 * j :] = i * (i - 1) * c[:, i]
+    T2 = T**2
+    if quintic.all():
+        c[:, 1] = v0
+        d = q1 - q0 - v0 * T - 0.5 * a0 * T2
+        e = v1 - v0 - a0 * T
+        f = a1 - a0
+        c[:, 2] = 0.5 * a0
+        c[:, 3] = (20 * d - 8 * e * T + f * T2) / (2 * T**3)
+        c[:, 4] = (-30 * d + 14 * e * T - 2 * f * T2) / (2 * T**4)
+        c[:, 5] = (12 * d - 6 * e * T + f * T2) / (2 * T**5)
+    else:
+        c[:, 1] = np.where(cubic, v0, (q1 - q0) / T)
+        # cubic Hermite: c2, c3 from q and q̇ at both ends
+        c2 = (3 * (q1 - q0) - (2 * v0 + v1) * T) / T2
+        c3 = (-2 * (q1 - q0) + (v0 + v1) * T) / T**3
+        # quintic: position, velocity and acceleration matched at both ends
+        d = q1 - q0 - v0 * T - 0.5 * a0 * T2
+        e = v1 - v0 - a0 * T
+        f = a1 - a0
+        c[:, 2] = np.where(quintic, 0.5 * a0, np.where(cubic, c2, 0.0))
+        c[:, 3] = np.where(quintic, (20 * d - 8 * e * T + f * T2) / (2 * T**3), np.where(cubic, c3, 0.0))
+        c[:, 4] = np.where(quintic, (-30 * d + 14 * e * T - 2 * f * T2) / (2 * T**4), 0.0)
+        c[:, 5] = np.where(quintic, (12 * d - 6 * e * T + f * T2) / (2 * T**5), 0.0)
+    # q̇ = Σ i c_i s^(i−1), q̈ = Σ i (i − 1) c_i s^(i−2)
+    m[:, :5, j : 2 * j] = _D1 * c[:, 1:]
+    m[:, :4, 2 * j :] = _D2 * c[:, 2:]
     return m
+
+
+_D1 = np.arange(1.0, 6.0)[:, None]  # i for c1..c5
+_D2 = (np.arange(2.0, 6.0) * np.arange(1.0, 5.0))[:, None]  # i (i − 1) for c2..c5
 
 
 def follow(

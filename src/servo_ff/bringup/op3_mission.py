@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from servo_ff.io.paths import share_file
+from servo_ff.ros.cdr_template import cdr_imu
 from servo_ff.ros.harness import RosHarness, wait_for
 
 from .mission import CONTROLLERS, FALL_TILT
@@ -63,9 +64,9 @@ class Op3Result:
         return float(sum(self.energy[self.joints.index(j)] for j in ("l_knee", "r_knee")))
 
 
-def _pitch(o) -> float:
+def _pitch(x: float, y: float, z: float, w: float) -> float:
     """Sagittal trunk pitch [rad] of a quaternion (x, y, z, w), positive forward (REP-103: about +y)."""
-    return math.asin(max(-1.0, min(1.0, 2.0 * (o.w * o.y - o.z * o.x))))
+    return math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
 
 
 def run_op3(
@@ -237,15 +238,15 @@ def _run(
     def rel(stamp) -> float:
         return stamp.sec + stamp.nanosec * 1e-9 - walk.t_walk if walk.t_walk is not None else -math.inf
 
-    def on_imu(m: Imu) -> None:
-        t = rel(m.header.stamp)
+    def on_imu(data: bytes) -> None:  # taken serialized: stamp and orientation read in place (no Imu object)
+        stamp, (x, y, z, w) = cdr_imu(data)
+        t = stamp - walk.t_walk if walk.t_walk is not None else -math.inf
         if t < 0.0:
             return
         if st["e0"] is None:
             st["e0"], st["x0"] = sim.servos.energy[sim.perm].copy(), float(sim.servos.data.qpos[0])
-        o = m.orientation
-        pitch.append((t, _pitch(o)))
-        up = 1.0 - 2.0 * (o.x * o.x + o.y * o.y)
+        pitch.append((t, _pitch(x, y, z, w)))
+        up = 1.0 - 2.0 * (x * x + y * y)
         if up < math.cos(FALL_TILT) and math.isnan(st["fell"]):
             st["fell"] = t
         n = len(st["steps"])  # step n + 1 ends at t_first + (n + 1) periods; kept only if walked before a fall
@@ -257,7 +258,7 @@ def _run(
             sim.set_parameters([Parameter("obstacle_height", value=float(obstacle))])
             st["placed"] = t
 
-    probe.create_subscription(Imu, "imu/data", on_imu, 1000)
+    probe.create_subscription(Imu, "imu/data", on_imu, 1000, raw=True)
     tracking: list[tuple[float, np.ndarray, np.ndarray]] = []
     cols = [walk.joints.index(j) for j in track]
 

@@ -37,13 +37,14 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
-from servo_ff.ros.cdr_template import CdrTemplate
+from servo_ff.ros.cdr_template import CdrTemplate, cdr_imu
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
@@ -126,8 +127,9 @@ class FeedForwardNode(Node):
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self._js_sub = None
         self._listen_joint_states(True)
-        self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10)
-        self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10)
+        # taken serialized: read vectorised (ros/trajectory_cdr.py), no JointTrajectoryPoint objects built
+        self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10, raw=True)
+        self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10, raw=True)  # orientation read in place
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
         self.gains = ServoGainSetter(self, b["servo_node"])
@@ -241,7 +243,7 @@ class FeedForwardNode(Node):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
+    def _on_trajectory(self, msg: JointTrajectory | bytes) -> None:
         try:
             traj = parse_trajectory(msg, self.index, self._now(), self.bounds)
         except ValueError as e:
@@ -263,9 +265,16 @@ class FeedForwardNode(Node):
             self.destroy_subscription(self._js_sub)
             self._js_sub = None
 
-    def _on_imu(self, msg: Imu) -> None:
-        o = msg.orientation
-        quat = np.array([o.x, o.y, o.z, o.w])
+    def _on_imu(self, data: bytes) -> None:
+        read = cdr_imu(data)  # (stamp, orientation) from the serialized Imu, no message object built
+        if read is None:  # an encoding other than little-endian CDR: rclpy's message
+            try:
+                o = deserialize_message(data, Imu).orientation
+            except Exception as e:  # rclpy's RMWError
+                self._warn("imu", f"{TOPIC_IMU}: {len(data)} bytes are not a serialized Imu ({e}); ignored")
+                return
+            read = (None, (o.x, o.y, o.z, o.w))
+        quat = np.array(read[1])
         try:  # checked here so that a stream of bad messages is one throttled line, not one line per message
             from servo_ff.dynamics.inverse_dynamics import gravity_from_imu
 

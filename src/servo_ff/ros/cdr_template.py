@@ -105,6 +105,22 @@ def cdr_stamp(data: bytes) -> float | None:
     return sec + nanosec * 1e-9
 
 
+_QUAT = struct.Struct("<4d")
+
+
+def cdr_imu(data: bytes) -> tuple[float, tuple[float, float, float, float]] | None:
+    """(header.stamp [s], orientation (x, y, z, w)) of a little-endian CDR sensor_msgs/Imu, read in place (no Imu
+    object: ≈ 1 µs against ≈ 15 µs for rclpy's, with its covariance arrays); None for other bytes."""
+    if len(data) < 16 or data[:2] != b"\x00\x01":
+        return None
+    sec, nanosec = _STAMP.unpack_from(data, 4)
+    (n,) = struct.unpack_from("<I", data, 12)
+    at = 16 + n + (-(12 + n) % 8)  # after header.frame_id, 8-aligned from the CDR body (byte 4)
+    if at + 32 > len(data):
+        return None
+    return sec + nanosec * 1e-9, _QUAT.unpack_from(data, at)
+
+
 def all_finite(*arrays: np.ndarray) -> bool:
     """Every value of the 1-D float arrays finite: their dot products with zeros are NaN exactly when a value is
     ±inf or NaN (one dot each, ≈ 0.3 µs, against ≈ 1.3 µs for ``np.isfinite(a).all()``: a per-period check)."""

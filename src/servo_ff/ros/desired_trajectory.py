@@ -37,9 +37,12 @@ class DesiredTrajectory:
         return self.spline.sample(t - self.t0)
 
 
-def parse_trajectory(msg: JointTrajectory, index: dict[str, int], t_now: float, bounds=None) -> DesiredTrajectory:
-    """Validated :class:`DesiredTrajectory` (the points checked as the servo nodes check them,
-    :func:`.trajectory_plan.trajectory_points`) or ValueError naming the problem (joint, point, field).
+def parse_trajectory(
+    msg: JointTrajectory | bytes, index: dict[str, int], t_now: float, bounds=None
+) -> DesiredTrajectory:
+    """Validated :class:`DesiredTrajectory` of a JointTrajectory or its serialized bytes (the points checked as the
+    servo nodes check them, :func:`.trajectory_plan.trajectory_points`) or ValueError naming the problem (joint,
+    point, field).
 
     ``bounds`` = (|q̇| bounds, |q̈| bounds, velocity-bound sources), per joint in ``index`` order
     (:func:`servo_ff.dynamics.feedforward.desired_motion_bounds`): values beyond them are refused."""

@@ -8,11 +8,13 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
+from rclpy.serialization import deserialize_message
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.interpolation import JointSpline, follow
 
 from .common import GoalGate
+from .trajectory_cdr import RawPoints, read_trajectory
 
 
 class ActiveTrajectory:
@@ -40,12 +42,48 @@ class TrajectoryPoints(NamedTuple):
     stamp: float  # header.stamp [s] (0: start on reception)
 
 
-def trajectory_points(msg: JointTrajectory, index: Mapping[str, int]) -> TrajectoryPoints:
-    """The points of ``msg`` for a receiver whose joints are ``index`` (name → column), checked whole: known,
-    distinct joint names; per point as many positions as names and as many velocities / accelerations or none;
-    finite values; strictly increasing times. ValueError naming the point and joint otherwise."""
-    names = list(msg.joint_names)
-    if not msg.points:
+_FIELDS = ("positions", "velocities", "accelerations")
+
+
+def raw_points(msg: JointTrajectory | bytes) -> RawPoints:
+    """The fields of a JointTrajectory message, or of its serialized bytes (a ``raw=True`` subscription:
+    :func:`.trajectory_cdr.read_trajectory`, no message objects built), before any check."""
+    if isinstance(msg, (bytes, bytearray, memoryview)):
+        if bytes(msg[:2]) == b"\x00\x01":  # little-endian CDR (XCDR1): read in place
+            return read_trajectory(msg)
+        try:  # any other encoding an rmw may use: rclpy's message
+            msg = deserialize_message(bytes(msg), JointTrajectory)
+        except Exception as e:  # rclpy's RMWError: the bytes are no JointTrajectory
+            raise ValueError(f"not a serialized JointTrajectory ({len(msg)} bytes: {e})") from None
+    fields = [(pt.positions, pt.velocities, pt.accelerations, pt.time_from_start) for pt in msg.points]
+    q, dq, ddq, tfs = zip(*fields) if fields else ((), (), (), ())
+    counts = np.array([[len(a), len(b), len(c)] for a, b, c, _ in fields], dtype=np.int64).reshape(-1, 3)
+    sec = np.array([d.sec for d in tfs], dtype=np.int64)
+    nanosec = np.array([d.nanosec for d in tfs], dtype=np.int64)
+    stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    return RawPoints(list(msg.joint_names), stamp, sec + nanosec * 1e-9, counts, (q, dq, ddq))
+
+
+def _stacked(rows, n: int, given: np.ndarray) -> np.ndarray:
+    """(P, n) float array of ``rows`` (a (P, n) array, or P sequences of n values or none: zeros where not
+    ``given``)."""
+    out = np.zeros((len(given), n))
+    k = np.flatnonzero(given)
+    if k.size == len(given) and isinstance(rows, np.ndarray):
+        out[:] = rows
+    elif k.size:
+        out[k] = np.array([rows[i] for i in k], dtype=np.float64).reshape(k.size, n)
+    return out
+
+
+def trajectory_points(msg: JointTrajectory | bytes, index: Mapping[str, int]) -> TrajectoryPoints:
+    """The points of ``msg`` (a JointTrajectory or its serialized bytes) for a receiver whose joints are ``index``
+    (name → column), checked whole: known, distinct joint names; per point as many positions as names and as many
+    velocities / accelerations or none; finite values; strictly increasing times. ValueError naming the point and
+    joint otherwise. Vectorised over the points (no per-point Python loop on serialized bytes)."""
+    raw = raw_points(msg)
+    names, counts, times = raw.names, raw.counts, raw.times
+    if not len(times):
         raise ValueError("trajectory has no points")
     unknown = [n for n in names if n not in index]
     if unknown or not names:
@@ -54,34 +92,26 @@ def trajectory_points(msg: JointTrajectory, index: Mapping[str, int]) -> Traject
         )
     if len(set(names)) != len(names):
         raise ValueError("duplicate joint names")
-    m, p = len(names), len(msg.points)
-    q, dq, ddq = np.empty((p, m)), np.zeros((p, m)), np.zeros((p, m))
-    hv, ha = np.zeros(p, dtype=bool), np.zeros(p, dtype=bool)
-    times = np.empty(p)
-    for k, pt in enumerate(msg.points):
-        if len(pt.positions) != m:
-            raise ValueError(f"point {k} has {len(pt.positions)} positions for {m} joints")
-        q[k] = pt.positions
-        for arr, has, field, vals in (
-            (dq, hv, "velocities", pt.velocities),
-            (ddq, ha, "accelerations", pt.accelerations),
-        ):
-            if len(vals) not in (0, m):
-                raise ValueError(f"point {k} has {len(vals)} {field} for {m} joints")
-            if len(vals):
-                arr[k], has[k] = vals, True
-        times[k] = pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9
+    m = len(names)
+    bad = counts != m
+    bad[:, 1:] &= counts[:, 1:] != 0  # velocities, accelerations: as many as names, or none
+    if bad.any():
+        k, f = np.argwhere(bad)[0]  # the first point, then its first field (positions, velocities, accelerations)
+        field = _FIELDS[f]
+        raise ValueError(f"point {k} has {counts[k, f]} {field} for {m} joints")
+    hv, ha = counts[:, 1] > 0, counts[:, 2] > 0
+    q = _stacked(raw.rows[0], m, np.ones(len(times), dtype=bool))
+    dq, ddq = _stacked(raw.rows[1], m, hv), _stacked(raw.rows[2], m, ha)
     for field, arr in (("position", q), ("velocity", dq), ("acceleration", ddq)):
         bad = ~np.isfinite(arr)
         if bad.any():
             k, j = np.argwhere(bad)[0]
             raise ValueError(f"point {k} {field} of {names[j]} is {arr[k, j]} (not finite)")
-    if p > 1 and not (np.diff(times) > 0).all():
+    if len(times) > 1 and not (np.diff(times) > 0).all():
         k = int(np.argmax(np.diff(times) <= 0)) + 1
         raise ValueError(f"time_from_start is not increasing: point {k} at {times[k]:g} s after {times[k - 1]:g} s")
     cols = np.array([index[n] for n in names], dtype=int)
-    stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    return TrajectoryPoints(names, cols, times, q, dq, ddq, hv, ha, stamp)
+    return TrajectoryPoints(names, cols, times, q, dq, ddq, hv, ha, raw.stamp)
 
 
 def plan_trajectory(
