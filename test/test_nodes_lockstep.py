@@ -183,3 +183,28 @@ def test_joint_command_cdr_reads_only_the_joints_own_layout():
     others.append(JointState(name=joints, position=[0.0] * 3))
     others[-1].header.frame_id = "base"
     assert [cdr.read(serialize_message(m)) for m in others] == [None] * len(others)
+
+
+def test_bytes_no_joint_state_on_joint_command_are_one_line_and_the_sim_runs_on():
+    """``joint_command`` is taken as bytes under lockstep: bytes rclpy cannot read as a JointState (published
+    serialized by anyone) are refused with one line naming the topic, not an exception that ends the sim's
+    executor; the next goal still steps it (review r3s4: the raw subscription raised RMWError)."""
+    with RosHarness(salt=45) as h:
+        sim = _sim(h)
+        c = h.make_node("lockstep_garbage")
+        pub = c.create_publisher(JointState, "servo/joint_command", 10)
+        states: list[JointState] = []
+        c.create_subscription(JointState, "joint_states", states.append, 100)
+        wait_for(lambda: pub.get_subscription_count() and sim.pub_js.get_subscription_count(), 20.0, "discovery")
+        change = c.create_client(ChangeState, f"{sim.get_name()}/change_state")
+        for tid in (Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE):
+            assert h.call(change, ChangeState.Request(transition=Transition(id=tid)), timeout=30.0).success
+        garbage = b"\x00\x01\x00\x00" + b"\x01\x00\x00\x00" * 2 + b"\xff\xff\xff\xff"  # a name count past the end
+        rejected = sim.gate.rejected
+        pub.publish(garbage)
+        wait_for(lambda: sim.gate.rejected > rejected, 20.0, "the bytes refused")
+        assert "servo/joint_command" in sim.gate.last_reason and "16 bytes" in sim.gate.last_reason
+        t0 = sim.sim_time_ns
+        pub.publish(JointState(name=["j"], position=[0.1]))  # unstamped: steps one period
+        wait_for(lambda: sim.sim_time_ns > t0 and states, 20.0, "a step on the next goal")
+        assert h._thread.is_alive()

@@ -286,10 +286,14 @@ class SimClock:
 
     def _on_joint_command_cdr(self, data: bytes) -> None:
         read = self._jc_cdr.read(data) if self.active else None
-        if read is None:  # another layout (or inactive: refused with its line)
-            return self._on_joint_command(deserialize_message(data, JointState))
-        kind = self._answer(read[0])
         source = self.names["joint_command"]
+        if read is None:  # another layout (or inactive: refused with its line)
+            try:
+                msg = deserialize_message(data, JointState)
+            except Exception as e:  # rclpy's RMWError: bytes published serialized that are no JointState
+                return self.gate._reject(source, "bytes", f"{len(data)} bytes are not a serialized JointState ({e})")
+            return self._on_joint_command(msg)
+        kind = self._answer(read[0])
         if kind >= 0 and not self._inactive(source, self.joints):
             self._accept(self.gate.from_array(read[1], source))
         if kind > 0:
