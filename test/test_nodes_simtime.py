@@ -174,3 +174,19 @@ def test_sim_follows_a_coarse_external_clock_at_its_own_rate():
         assert abs(inside.size - 2.0 * RATE) <= 5, (inside.size, gaps)  # 200 Hz of sim time, not per clock message
     finally:
         h.shutdown()
+
+
+def test_a_sim_owning_the_clock_does_not_wait_for_one():
+    """The 3 s check "no /clock has arrived" is armed by a sim following an external /clock only: a sim owning
+    the clock (not in lockstep) armed it too and, inactive 3 s at time 0, warned it waits for a /clock and to set
+    publish_clock:=true, which it had (review r3s4: an ``elif`` re-attached to the lockstep branch)."""
+    with RosHarness(salt=13) as h:
+        kw = {"joints": ["a"], "model": "m1", "position_min": [-1.0], "position_max": [1.0], "autostart": False}
+        own = sim_node(h, "sim_own", publish_clock=True, **kw)
+        follower = sim_node(h, "sim_follower", use_sim_time=True, **kw)
+
+        def armed(sim) -> bool:
+            return any(t.callback == sim._check_clock for t in sim.timers)
+
+        assert armed(follower)  # (checked at once: the timer destroys itself after its 3 s)
+        assert not armed(own)

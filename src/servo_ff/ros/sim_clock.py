@@ -109,10 +109,10 @@ class SimClock:
         self._answered_ns = -1  # lockstep: stamp of the newest state a stamped goal answered
         self._timed_out: tuple[int, float] = (-1, 0.0)  # lockstep: (stamp, wall [s]) of the last state timed out
         self._lockstep_counts = {"timeout_steps": 0, "late_answers": 0, "dropped_answers": 0}
-        if self.owns_clock:
-            self._own_clock()
         if self.lockstep:
             self._read_joint_command_cdr()
+        if self.owns_clock:
+            self._own_clock()
         elif self.get_parameter("use_sim_time").value:
             self.create_timer(3.0, self._check_clock, clock=self._steady)
 
