@@ -215,3 +215,17 @@ def test_bytes_in_another_encoding_are_read_by_rclpy_and_garbage_is_one_value_er
     data = serialize_message(JointTrajectory(joint_names=["joint_0"], points=[JointTrajectoryPoint(positions=[0.1])]))
     with pytest.raises(ValueError, match="not a serialized JointTrajectory"):
         trajectory_points(b"\x00\x00" + data[2:], INDEX)  # little-endian bytes declared big-endian
+
+
+def test_a_joint_name_without_its_terminating_nul_is_refused():
+    """A CDR string's length counts its NUL: bytes where that byte is not NUL are no JointTrajectory (rclpy reads
+    the name with the byte; the in-place reader dropped it unread and took "joint_0" for "joint_0X")."""
+    msg = JointTrajectory(joint_names=["joint_0"], points=[JointTrajectoryPoint(positions=[0.1])])
+    data = serialize_message(msg)
+    at = data.index(b"joint_0\x00") + len("joint_0")
+    bad = data[:at] + b"X" + data[at + 1 :]
+    assert read_trajectory(data).names == ["joint_0"]
+    with pytest.raises(ValueError, match="not a serialized JointTrajectory"):
+        read_trajectory(bad)
+    with pytest.raises(ValueError):
+        trajectory_points(bad, INDEX)

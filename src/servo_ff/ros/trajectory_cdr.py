@@ -146,6 +146,8 @@ def _names(data: bytes, off: int) -> tuple[list[str], int]:
     for _ in range(m):
         off = _align(off, 4)
         (n,) = _U32.unpack_from(data, off)
+        if not 0 < n <= len(data) - off - 4 or data[off + 3 + n]:  # the length counts the NUL ending the text
+            raise ValueError(f"joint name {len(names)}: {n} bytes without their NUL at byte {off + 3 + n}")
         names.append(data[off + 4 : off + 3 + n].decode())
         off += 4 + n
     _last_names[:] = data[start:off], names
