@@ -18,6 +18,7 @@ one line too.
 
 from __future__ import annotations
 
+import logging
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ import numpy as np
 
 from ..errors import ServoFFError
 from .menagerie import MenagerieSourceError, is_menagerie, resolve_menagerie
+
+log = logging.getLogger(__name__)
 
 MOVING_TYPES = ("revolute", "continuous", "prismatic", "floating", "planar")
 Base = Literal["fixed", "floating"]
@@ -171,6 +174,8 @@ def build_model(
     if solref is not None and urdf:
         if not (np.isfinite(solref).all() and solref[0] >= 2 * dt and solref[1] > 0):
             raise SimModelError(f"{name}: contact solref {tuple(solref)} needs a time constant >= 2·dt = {2 * dt} s")
+    elif solref is not None:
+        log.warning("%s: contact_solref %s not applied: an MJCF keeps its own contact parameters", name, tuple(solref))
     if urdf:
         floating = base == "floating"
         if base not in (None, "fixed", "floating"):
