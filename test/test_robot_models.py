@@ -233,6 +233,33 @@ def test_op3_contact_is_op3_xml_s(tmp_path):
         assert "\n" not in str(e.value)
 
 
+def test_contact_solref_a_mjcf_does_not_take_is_one_line(caplog):
+    """contact_solref is for a URDF's contacts: with an MJCF (its own contact kept) the key is not applied, and
+    says so in one warning naming the file, not silently."""
+    pytest.importorskip("mujoco")
+    import logging
+
+    from servo_ff.dynamics.mujoco_servos import MujocoServos
+
+    spec = {"servos": {"*": "sts3215/m1"}, "contact_solref": [0.004, 1]}
+    with caplog.at_level(logging.WARNING, logger="servo_ff"):
+        servos = MujocoServos.from_description(SMALL_MJCF, spec)
+    assert servos.model.geom_solref[0].tolist() == [0.02, 1.0]  # the MJCF's own (MuJoCo's default)
+    lines = [r.getMessage() for r in caplog.records if "contact_solref" in r.getMessage()]
+    assert len(lines) == 1 and "menagerie_arm.xml" in lines[0] and "not applied" in lines[0], lines
+
+
+def test_contact_solref_true_is_no_time_constant():
+    """YAML's ``true`` is a Python int: [true, 1] was taken as a 1 s time constant."""
+    pytest.importorskip("mujoco")
+    from servo_ff.dynamics.mujoco_servos import MujocoServos
+    from servo_ff.dynamics.servo_map import ServoMapError
+
+    spec = {"servos": {"*": "xm430/m1"}, "contact_solref": [True, 1]}
+    with pytest.raises(ServoMapError, match="contact_solref must be"):
+        MujocoServos.from_description(OP3, spec, base="floating")
+
+
 # ------------------------------------------------------------------------------------------------ SO-101
 def test_so101_every_body_equals_so101_xml():
     links = check_against_source(SO101, MR.SO101_BODIES)

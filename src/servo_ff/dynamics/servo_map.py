@@ -168,7 +168,11 @@ def servo_yaml_solref(spec: str | Path | Mapping[str, Any]) -> tuple[float, floa
     ref = doc.get("contact_solref")
     if ref is None:
         return None
-    ok = isinstance(ref, list) and len(ref) == 2 and all(isinstance(v, (int, float)) for v in ref)
+    ok = (
+        isinstance(ref, list)
+        and len(ref) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in ref)
+    )
     if not ok or not all(math.isfinite(v) and v > 0 for v in ref):
         raise ServoMapError(f"{source}: contact_solref must be [time constant s, damping ratio] > 0, got {ref!r}")
     return float(ref[0]), float(ref[1])
