@@ -447,6 +447,24 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     wait_for(taken, 10.0, "a big-endian IMU message taken")
 
 
+def _pendulum_ff(h: RosHarness, **params) -> FeedForwardNode:
+    """A feed-forward node on the two pendulums (low gain), ``params`` added by name, without a servo node."""
+    base = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": JOINTS, "kp": [KP_LOW], "servo": "mx64"}
+    overrides = [Parameter(k, value=v) for k, v in {**base, "model": "m4", **params}.items()]
+    return h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=overrides))
+
+
+def _idle(ff: FeedForwardNode, client):
+    """``client``'s /joint_states and feedforward/trajectory publishers once matched, and the state whose pose
+    ``ff`` took (idle: no trajectory yet, /joint_states let go)."""
+    js = client.create_publisher(JointState, "joint_states", 50)
+    desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+    wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 10.0, "discovery")
+    state = JointState(name=JOINTS, position=[0.1, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
+    wait_for(lambda: js.publish(state) or ff._js_sub is None, 10.0, "the pose taken, /joint_states let go")
+    return js, desired, state
+
+
 def test_the_trajectory_ending_the_idle_ticks_at_once():
     """Idle (the pose taken from one /joint_states, no trajectory), the node sends a goal as soon as a trajectory
     arrives, without waiting for another /joint_states: a lockstep sim waits for that goal before it publishes one
@@ -454,27 +472,11 @@ def test_the_trajectory_ending_the_idle_ticks_at_once():
     from std_msgs.msg import Float64MultiArray
 
     with RosHarness(salt=9) as h:
-        ff = h.add(
-            FeedForwardNode(
-                "servo_feedforward",
-                **h.node_kwargs(),
-                parameter_overrides=[
-                    Parameter("urdf_path", value=str(ROOT / "urdf" / "pendulums2.urdf")),
-                    Parameter("joints", value=JOINTS),
-                    Parameter("kp", value=[KP_LOW]),
-                    Parameter("servo", value="mx64"),
-                    Parameter("model", value="m4"),
-                ],
-            )
-        )
+        ff = _pendulum_ff(h)
         client = h.make_node("ff_idle_client")
         goals: list[list[float]] = []
         client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
-        js = client.create_publisher(JointState, "joint_states", 10)
-        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 10.0, "discovery")
-        state = JointState(name=JOINTS, position=[0.1, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
-        wait_for(lambda: js.publish(state) or ff._js_sub is None, 10.0, "the pose taken, /joint_states let go")
+        js, desired, state = _idle(ff, client)
         assert ff.ticks == 0 and not goals
         desired.publish(hold([0.3, 0.2]))
         wait_for(lambda: goals, 10.0, "a goal without another /joint_states")
@@ -488,30 +490,13 @@ def test_stamped_goals_name_the_state_they_answer():
     from std_msgs.msg import Float64MultiArray
 
     with RosHarness(salt=10) as h:
-        ff = h.add(
-            FeedForwardNode(
-                "servo_feedforward",
-                **h.node_kwargs(),
-                parameter_overrides=[
-                    Parameter("urdf_path", value=str(ROOT / "urdf" / "pendulums2.urdf")),
-                    Parameter("joints", value=JOINTS),
-                    Parameter("kp", value=[KP_LOW]),
-                    Parameter("servo", value="mx64"),
-                    Parameter("model", value="m4"),
-                    Parameter("stamped_goals", value=True),
-                ],
-            )
-        )
+        ff = _pendulum_ff(h, stamped_goals=True)
         client = h.make_node("ff_stamped_client")
         goals: list[JointState] = []
         arrays: list[Float64MultiArray] = []
         client.create_subscription(JointState, "servo/joint_command", goals.append, 50)
         client.create_subscription(Float64MultiArray, "servo/commands", arrays.append, 50)
-        js = client.create_publisher(JointState, "joint_states", 50)
-        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 10.0, "discovery")
-        state = JointState(name=JOINTS, position=[0.1, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
-        wait_for(lambda: js.publish(state) or ff._js_sub is None, 10.0, "the pose taken, /joint_states let go")
+        js, desired, state = _idle(ff, client)
         desired.publish(hold([0.3, 0.2]))
         wait_for(lambda: goals, 10.0, "the goal ending the idle")
         wait_for(lambda: js.get_subscription_count(), 10.0, "/joint_states listened to again")
