@@ -511,3 +511,48 @@ def test_stamped_goals_name_the_state_they_answer():
         assert all(s in sent for s in answered) and sorted(set(answered)) == sent, answered
         assert all(list(g.name) == JOINTS and np.isfinite(g.position).all() and len(g.position) == 2 for g in goals)
         assert not arrays
+
+
+def test_joint_states_read_in_place_by_layout_and_bytes_no_state_are_one_line(capfd):
+    """/joint_states are taken serialized: a state in the previous one's layout is read in place (its stamp
+    answered, a NaN position held on with the joint named), one in another layout is read by rclpy, and bytes
+    that are no JointState are one throttled line naming the topic; the node answers on."""
+    with RosHarness(salt=12) as h:
+        ff = _pendulum_ff(h, stamped_goals=True, warn_throttle=30.0)
+        client = h.make_node("ff_js_cdr_client")
+        goals: list[JointState] = []
+        client.create_subscription(JointState, "servo/joint_command", goals.append, 50)
+        js, desired, state = _idle(ff, client)
+        assert ff.q_des.tolist() == [0.1, 0.2]  # the pose, read by rclpy (the first layout)
+        desired.publish(hold([0.3, 0.2]))
+        wait_for(lambda: goals, 10.0, "the goal ending the idle")
+        wait_for(lambda: js.get_subscription_count(), 10.0, "/joint_states listened to again")
+
+        def answered(msg, nanosec: int) -> None:
+            msg.header.stamp.sec, msg.header.stamp.nanosec = 7, nanosec
+            wait_for(
+                lambda: js.publish(msg) or any(g.header.stamp.nanosec == nanosec for g in goals),
+                10.0,
+                f"the answer to the state at {nanosec}",
+            )
+
+        answered(state, 1000)
+        assert ff._js_cdr is not None and ff._js_cdr.joints == tuple(JOINTS)
+        before = ff.rejected
+        for n in range(5):
+            seen = ff.rejected
+            js.publish(b"\x00\x01\x00\x00garbage")
+            wait_for(lambda s=seen: ff.rejected > s, 10.0, f"bytes {n} refused")
+        nan = JointState(name=JOINTS, position=[math.nan, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
+        seen = ff.rejected
+        wait_for(lambda: js.publish(nan) or ff.rejected > seen, 10.0, "the NaN state held on")
+        assert ff.rejected == before + 6 and ff._js_cdr.joints == tuple(JOINTS)
+        reordered = JointState(name=JOINTS[::-1], position=[0.2, 0.1])  # another layout: rclpy, then in place
+        answered(reordered, 2000)
+        answered(reordered, 3000)
+        assert ff._js_cdr.joints == tuple(JOINTS[::-1])
+        answered(state, 4000)
+        err = capfd.readouterr().err
+        assert sum("bytes are not a serialized JointState" in ln for ln in err.splitlines()) == 1, err[-2000:]
+        assert sum("pendulum_1 not read yet (NaN)" in ln for ln in err.splitlines()) == 1, err[-2000:]
+        assert "Traceback" not in err

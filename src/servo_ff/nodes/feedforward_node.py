@@ -44,7 +44,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
-from servo_ff.ros.cdr_template import CdrTemplate, cdr_imu
+from servo_ff.ros.cdr_template import CdrTemplate, all_finite, cdr_imu
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
@@ -60,6 +60,7 @@ from servo_ff.ros.common import (
     throttle_key,
 )
 from servo_ff.ros.desired_trajectory import DesiredTrajectory, parse_trajectory
+from servo_ff.ros.joint_command_cdr import JointStateCdr
 from servo_ff.ros.robot_description import wait_robot_description
 from servo_ff.ros.ros_logging import forward_core_logs
 from servo_ff.ros.servo_faults import FaultedJoints
@@ -126,6 +127,7 @@ class FeedForwardNode(Node):
         self.pub_goal = self.create_publisher(Float64MultiArray, TOPIC_COMMANDS, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self._js_sub = None
+        self._js_cdr: JointStateCdr | None = None  # the layout of the last /joint_states rclpy read
         self._listen_joint_states(True)
         # taken serialized: read vectorised (ros/trajectory_cdr.py), no JointTrajectoryPoint objects built
         self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10, raw=True)
@@ -260,7 +262,10 @@ class FeedForwardNode(Node):
         and stops listening until a trajectory arrives, so an idle node costs no CPU per servo cycle (e.g. in
         the identify bring-up, waiting for α beside a simulation running faster than real time)."""
         if on and self._js_sub is None:
-            self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
+            # taken serialized: a message in the layout of the previous one is read in place (joint_command_cdr)
+            self._js_sub = self.create_subscription(
+                JointState, TOPIC_JOINT_STATES, self._on_joint_states_cdr, 10, raw=True
+            )
         elif not on and self._js_sub is not None:
             self.destroy_subscription(self._js_sub)
             self._js_sub = None
@@ -309,21 +314,40 @@ class FeedForwardNode(Node):
                 f"support coefficient {c} on {TOPIC_SUPPORT} rejected (must be in [0, 1]); holding {self.c_left}",
             )
 
-    def _on_joint_states(self, msg: JointState) -> None:
-        if not math.isfinite(sum(msg.position)):  # a joint not read yet (NaN): hold, no goal computed on it
-            unread = [n for n, p in zip(msg.name, msg.position) if n in self.index and not math.isfinite(p)]
+    def _on_joint_states_cdr(self, data: bytes) -> None:
+        """/joint_states as CDR bytes: stamp and positions read in place (≈ 3 µs against rclpy's ≈ 25 µs for 20
+        joints with velocities and efforts) when the layout is the previous message's; else read by rclpy."""
+        read = self._js_cdr.read_parts(data) if self._js_cdr is not None else None
+        if read is not None:
+            return self._on_joint_states(self._js_cdr.joints, read[2], read[0], read[1])
+        try:
+            msg = deserialize_message(data, JointState)
+        except Exception as e:  # rclpy's RMWError: bytes published serialized that are no JointState
+            self._warn("joint_states", f"{TOPIC_JOINT_STATES}: {len(data)} bytes are not a serialized JointState ({e})")
+            return
+        try:
+            self._js_cdr = JointStateCdr.like(msg)
+        except ValueError:  # a layout the reader does not know: every such message read by rclpy
+            self._js_cdr = None
+        self._on_joint_states(
+            msg.name, np.asarray(msg.position, dtype=float), msg.header.stamp.sec, msg.header.stamp.nanosec
+        )
+
+    def _on_joint_states(self, names, position: np.ndarray, sec: int, nanosec: int) -> None:
+        """One /joint_states (names, positions [rad], header.stamp): the pose taken, or a tick answering it."""
+        if not all_finite(position):  # a joint not read yet (NaN): hold, no goal computed on it
+            unread = [n for n, p in zip(names, position.tolist()) if n in self.index and not math.isfinite(p)]
             if unread:
                 self._warn("unread", f"{TOPIC_JOINT_STATES}: {', '.join(unread)} not read yet (NaN); holding")
                 return
-        if self.ticks == 0 and len(msg.name) == len(msg.position):  # desired = measured until the first goal
-            for n, p in zip(msg.name, msg.position):
+        if self.ticks == 0 and len(names) == len(position):  # desired = measured until the first goal
+            for n, p in zip(names, position.tolist()):
                 if n in self.index and math.isfinite(p):
                     self.q_des[self.index[n]] = p
         if self.traj is None:
             self._listen_joint_states(False)  # the pose is taken; a desired trajectory resumes the ticks
             return
-        stamp = msg.header.stamp
-        self._answering = (stamp.sec, stamp.nanosec)
+        self._answering = (sec, nanosec)
         self._tick()
         self._answering = (0, 0)  # a tick of its own (a new trajectory) answers no state: unstamped
 

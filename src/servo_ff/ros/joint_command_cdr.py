@@ -1,10 +1,11 @@
-"""sensor_msgs/JointState goals read from their CDR bytes, without rclpy's deserialization.
+"""sensor_msgs/JointState read from its CDR bytes, without rclpy's deserialization.
 
-A lockstep sim takes one goal per control period on ``<prefix>/joint_command``; rclpy builds a JointState of 20
-names (≈ 25 µs) where a Float64MultiArray costs half that. A goal in the layout the sim's own joints give (names
-= ``joints`` in order, positions only, empty frame_id: what the feed-forward node sends) is recognised by comparing
-its bytes around the stamp and the positions with a template, and read in place; any other goal is left to rclpy
-(the caller deserializes it).
+A lockstep sim takes one goal per control period on ``<prefix>/joint_command``, and the feed-forward node one
+``/joint_states`` per period; rclpy builds a JointState of 20 names (≈ 25 µs) where a Float64MultiArray costs half
+that. A message in a known layout (its names in order, ``n`` positions, a fixed number of velocities and efforts,
+its frame_id) is recognised by comparing its bytes around the stamp, the names and the array counts with a
+template, and its stamp and positions read in place; any other message is left to rclpy (the caller
+deserializes it).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from sensor_msgs.msg import JointState
 _STAMP = struct.Struct("<iI")
 
 
-def _meaningful(joints: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Offsets of the bytes of such a goal's CDR before its positions that are not alignment padding (rmw
+def _meaningful(joints: Sequence[str], frame_id: str = "") -> tuple[np.ndarray, int]:
+    """Offsets of the bytes of such a message's CDR before its positions that are not alignment padding (rmw
     leaves padding uninitialised), the stamp left out; and the offset of the positions."""
     idx: list[int] = list(range(4))  # encapsulation: little-endian CDR
     off = 12  # 4 bytes of encapsulation, 8 of stamp; CDR aligns relative to offset 4
@@ -36,7 +37,7 @@ def _meaningful(joints: Sequence[str]) -> tuple[np.ndarray, int]:
         idx.extend(range(off, off + n))
         off += n
 
-    string("")  # frame_id
+    string(frame_id)
     align(4)
     idx.extend(range(off, off + 4))  # name count
     off += 4
@@ -49,26 +50,60 @@ def _meaningful(joints: Sequence[str]) -> tuple[np.ndarray, int]:
     return np.array(idx, dtype=np.intp), off
 
 
-class JointCommandCdr:
-    """The layout of a JointState with ``joints`` as names and one position each, nothing else."""
+class JointStateCdr:
+    """The layout of a JointState with ``joints`` as names, one position each, ``n_velocity`` velocities and
+    ``n_effort`` efforts (each 0 or ``len(joints)``) and ``frame_id``."""
 
-    def __init__(self, joints: Sequence[str]):
+    def __init__(self, joints: Sequence[str], n_velocity: int = 0, n_effort: int = 0, frame_id: str = ""):
         n = len(joints)
-        sentinel = np.linspace(1234.5, 2345.5, n)
-        data = serialize_message(JointState(name=list(joints), position=sentinel.tolist()))
-        self._idx, self._at = _meaningful(joints)
-        if data.find(sentinel.astype("<f8").tobytes()) != self._at:
+        self.joints = tuple(joints)
+        msg = JointState(name=list(joints), position=np.linspace(1234.5, 2345.5, n).tolist())
+        msg.header.frame_id = frame_id
+        msg.velocity = np.linspace(3456.5, 4567.5, n_velocity).tolist()
+        msg.effort = np.linspace(5678.5, 6789.5, n_effort).tolist()
+        data = serialize_message(msg)
+        self._idx, self._at = _meaningful(joints, frame_id)
+        if n and data.find(np.array(msg.position).astype("<f8").tobytes()) != self._at:
             raise ValueError("JointState: its CDR layout is not the one expected")
         self.n = n
         self._ref = np.frombuffer(data, dtype=np.uint8)[self._idx]
-        self._end = self._at + 8 * n  # velocity and effort counts (0) follow: 8 bytes
+        v_count = self._at + 8 * n  # the velocity count follows the positions (8-aligned: no padding)
+        e_count = v_count + 4
+        if n_velocity:
+            e_count = data.find(np.array(msg.velocity).astype("<f8").tobytes()) + 8 * n_velocity
+        self._counts = ((v_count, n_velocity), (e_count, n_effort))
+        self._len = len(data)
 
-    def read(self, data: bytes) -> tuple[int, np.ndarray] | None:
-        """(header.stamp [ns], positions [rad] as a read-only view) of a goal in this layout, else None."""
-        end = self._end
-        if len(data) < end + 8 or data[end : end + 8] != bytes(8):
+    @classmethod
+    def like(cls, msg: JointState) -> JointStateCdr | None:
+        """The layout of ``msg`` (None for one that names no joint, or whose arrays are not one value per name)."""
+        n = len(msg.name)
+        if not n or len(msg.position) != n or len(msg.velocity) not in (0, n) or len(msg.effort) not in (0, n):
             return None
+        return cls(list(msg.name), len(msg.velocity), len(msg.effort), msg.header.frame_id)
+
+    def read_parts(self, data: bytes) -> tuple[int, int, np.ndarray] | None:
+        """(header.stamp sec, nanosec, positions [rad] as a read-only view) of a message in this layout, else None."""
+        if len(data) < self._len:
+            return None
+        for at, count in self._counts:
+            if int.from_bytes(data[at : at + 4], "little") != count:
+                return None
         if not np.array_equal(np.frombuffer(data, dtype=np.uint8, count=self._at)[self._idx], self._ref):
             return None
         sec, nanosec = _STAMP.unpack_from(data, 4)
-        return sec * 1_000_000_000 + nanosec, np.frombuffer(data, dtype="<f8", count=self.n, offset=self._at)
+        return sec, nanosec, np.frombuffer(data, dtype="<f8", count=self.n, offset=self._at)
+
+
+class JointCommandCdr(JointStateCdr):
+    """A goal as the feed-forward node sends it: ``joints`` as names, positions only, empty frame_id."""
+
+    def __init__(self, joints: Sequence[str]):
+        super().__init__(joints)
+
+    def read(self, data: bytes) -> tuple[int, np.ndarray] | None:
+        """(header.stamp [ns], positions [rad] as a read-only view) of a goal in this layout, else None."""
+        read = self.read_parts(data)
+        if read is None:
+            return None
+        return read[0] * 1_000_000_000 + read[1], read[2]
