@@ -104,6 +104,32 @@ def test_goals_clamped_to_limits_and_counted(caplog):
     assert set(ff.clamp_report()) <= set(r.joint_names)
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_every_clamp_counted_and_logged_at_counts_1_2_4_8(caplog, monkeypatch, compiled):
+    """Joints clamped on 20 ticks count 20 and are logged at their counts 1, 2, 4, 8, 16 only (each line naming
+    the joint and its count), by the compiled tick (which counts in its loop) as by the numpy path."""
+    import servo_ff.dynamics.feedforward as ffm
+
+    if not compiled:
+        monkeypatch.setattr(ffm, "eq19_clamped", None)
+    elif ffm.eq19_clamped is None:
+        pytest.skip("no numba")
+    r = load_robot(ARM)
+    big = AlphaTable(r.joint_names, np.tile([500.0, 0, 0, 0, 0], (2, 1)), np.full(2, 0.1), np.ones(2))
+    _, ff = _arm_controller(big)
+    q = np.array([2.9, -2.4])  # near the limits, with gravity torques pushing beyond
+    with caplog.at_level(logging.WARNING):
+        for _ in range(20):
+            ff.tick(q, np.zeros(2), np.zeros(2), imu_quat=[0, 0, 0, 1], u_bat=15.0)
+    hit = [j for j, c in zip(r.joint_names, ff.clamp_counts) if c]
+    assert hit and ff.clamp_counts[ff.clamp_counts > 0].tolist() == [20] * len(hit)
+    lines = [rec.getMessage() for rec in caplog.records if "clamped" in rec.getMessage()]
+    for j in hit:
+        mine = [ln.split("; ")[1] for ln in lines if ln.startswith(f"goal for {j} ")]
+        assert mine == [f"{c} clamp(s) so far" for c in (1, 2, 4, 8, 16)], lines
+    assert len(lines) == 5 * len(hit)
+
+
 def test_non_finite_imu_and_voltage_hold_last_good_value(caplog):
     _, ff = _arm_controller()
     q, z = np.array([0.5, 0.3]), np.zeros(2)

@@ -21,11 +21,11 @@ except ImportError:  # pragma: no cover
     numba = None
 
 
-def _eq19_clamped(q, tau, dq, ddq, alpha, with_a4, kp, u_bat, dq_s, delta, lo, hi, goal, out) -> int:
+def _eq19_clamped(q, tau, dq, ddq, alpha, with_a4, kp, u_bat, dq_s, delta, lo, hi, goal, out, counts) -> int:
     """goal = q + (α0 τ + α1 q̇ + sgn(q̇)(α2(1 − β) + α3 β) [+ α4 q̈]) / (k_P U_bat), β = exp(−|q̇/q̇_s|^δ) [rad];
-    out = goal clamped to [lo, hi]. Returns the number of joints clamped, or −1 if a goal is non-finite or a gain
-    k_P·U_bat is not > 0 (``out`` is then not to be used)."""
-    clamped = 0
+    out = goal clamped to [lo, hi]; ``counts`` (int64) +1 for each joint clamped. Returns the number of joints
+    whose count became a power of two (1, 2, 4, …: to log), or −1 if a goal is non-finite or a gain k_P·U_bat is
+    not > 0 (``out`` is then not to be used, ``counts`` untouched)."""
     for i in range(q.shape[0]):
         gain = kp[i] * u_bat
         d = dq[i]
@@ -38,10 +38,14 @@ def _eq19_clamped(q, tau, dq, ddq, alpha, with_a4, kp, u_bat, dq_s, delta, lo, h
         if not (math.isfinite(g) and gain > 0.0):
             return -1
         goal[i] = g
-        c = min(max(g, lo[i]), hi[i])
-        out[i] = c
-        clamped += c != g
-    return clamped
+        out[i] = min(max(g, lo[i]), hi[i])
+    to_log = 0
+    for i in range(q.shape[0]):
+        if out[i] != goal[i]:
+            c = counts[i] + 1
+            counts[i] = c
+            to_log += (c & (c - 1)) == 0
+    return to_log
 
 
 eq19_clamped = numba.njit(cache=True, nogil=True, error_model="numpy")(_eq19_clamped) if numba is not None else None
@@ -51,6 +55,5 @@ def warm_up() -> None:
     """Compile / load the kernel (a first call inside a control loop would stall it)."""
     if eq19_clamped is not None:
         z = np.zeros(1)
-        eq19_clamped(
-            z, z, z, z, np.zeros((1, 5)), True, np.ones(1), 1.0, np.ones(1), np.ones(1), z, z, z.copy(), z.copy()
-        )
+        args = (z, z, z, z, np.zeros((1, 5)), True, np.ones(1), 1.0, np.ones(1), np.ones(1), z, z, z.copy(), z.copy())
+        eq19_clamped(*args, np.zeros(1, dtype=np.int64))

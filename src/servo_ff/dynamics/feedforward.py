@@ -202,13 +202,14 @@ class FeedForwardController:
             goal, out = np.empty(len(q)), np.empty(len(q))
             a = self.alpha
             lo, hi = self.robot.lower, self.robot.upper
-            hits = eq19_clamped(
-                q, tau, dq, ddq, a.alpha, self._alpha4, self.kp, self.u_bat, a.dq_s, a.delta, lo, hi, goal, out
+            counts = self.clamp_counts
+            to_log = eq19_clamped(
+                q, tau, dq, ddq, a.alpha, self._alpha4, self.kp, self.u_bat, a.dq_s, a.delta, lo, hi, goal, out, counts
             )
-            if hits >= 0:
+            if to_log >= 0:  # clamps counted in the loop: Python only for a count to log (1, 2, 4, …)
                 self.n_ticks += 1
-                if hits:
-                    self._count_clamps(goal, out)
+                if to_log:
+                    self._log_clamps(goal, out, out != goal)
                 return out
         goal = goal_position_from_torque(
             q,
@@ -234,12 +235,17 @@ class FeedForwardController:
 
     def _count_clamps(self, goal: np.ndarray, out: np.ndarray) -> None:
         """Count (and log at counts 1, 2, 4, 8, …) every joint whose goal was clamped to the URDF limits."""
-        lo, hi = self.robot.lower, self.robot.upper
         hit = out != goal
         self.clamp_counts += hit
+        self._log_clamps(goal, out, hit)
+
+    def _log_clamps(self, goal: np.ndarray, out: np.ndarray, hit: np.ndarray) -> None:
+        """Log the joints clamped (``hit``) whose count is now 1, 2, 4, 8, …: every clamp is counted, the log stays
+        readable."""
+        lo, hi = self.robot.lower, self.robot.upper
         for i in np.flatnonzero(hit):
             c = int(self.clamp_counts[i])
-            if c & (c - 1) == 0:  # log counts 1, 2, 4, 8, …: every clamp is counted, the log stays readable
+            if c & (c - 1) == 0:
                 log.warning(
                     "goal for %s clamped %.4f → %.4f rad (URDF limits [%.4f, %.4f]); %d clamp(s) so far",
                     self.robot.joint_names[i],
