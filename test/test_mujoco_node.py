@@ -86,6 +86,30 @@ def test_humanoid_stands_and_reports_every_sensor(ros):
     assert got["supply"] and got["supply"][-1].voltage > 0
 
 
+def test_a_period_tap_reads_each_periods_imu_message_as_dds_delivers_it(ros):
+    """``SimNode.period_taps`` run after each period's outputs: ``outputs.imu_bytes()`` is then that period's
+    imu/data (one new message per period), equal to what a DDS reader receives with the same stamp."""
+    from rclpy.serialization import deserialize_message
+
+    h, sim, probe, got = ros
+    outputs, seen = sim.backend.outputs, []
+    tap = lambda: seen.append((outputs.imu_published, outputs.imu_bytes(), sim.ticks))  # noqa: E731
+    sim.period_taps.append(tap)
+    try:
+        wait_for(lambda: len(seen) >= 20, 60.0, "20 periods tapped")
+    finally:
+        sim.period_taps.remove(tap)
+    counts, ticks = [c for c, _, _ in seen], [t for _, _, t in seen]
+    assert counts == list(range(counts[0], counts[0] + len(seen))) and ticks == list(
+        range(ticks[0], ticks[0] + len(seen))
+    )
+    tapped = [deserialize_message(data, Imu) for _, data, _ in seen[:10]]
+    assert len({stamp(m) for m in tapped}) == 10
+    for m in tapped:
+        dds = wait_for(lambda m=m: next((x for x in got["imu"] if stamp(x) == stamp(m)), None), 20.0, "imu by DDS")
+        assert dds == m
+
+
 def test_odom_is_the_floating_base_pose_in_the_odom_frame(ros):
     h, sim, probe, got = ros
     js = after(got, "js", 1.0)

@@ -186,6 +186,7 @@ def main() -> int:
     wall = mark["end"] - mark["wall"]
     rest = wall - sum(TOTAL.values())
     print(f"\n{periods} periods from {mark['t']:.2f} s simulated, {wall:.2f} s wall, rtf {periods * 0.008 / wall:.2f}")
+    print(f"travel {r.travel!r} m (to the last digit: a change that keeps the physics keeps it)")
     print("| stage | µs per period | calls per period |\n|---|---|---|")
     for k, v in sorted(TOTAL.items(), key=lambda kv: -kv[1]):
         print(f"| {k} | {1e6 * v / periods:.0f} | {COUNT[k] / periods:.2f} |")

@@ -8,7 +8,8 @@ controllers: (a) high-gain P = the feed-forward node passing the desired positio
 XM430's factory Position P Gain 800, (b) the same at 0.35 of it (Schwarz & Behnke's ratio,
 ``mujoco_humanoid.GAIN_RATIO``), (c) (b) with feed-forward. The gait, cmd_vel and obstacle are the same for all.
 
-Measured over DDS by a probe: the trunk x travel and sagittal pitch (``imu/data``), falls (tilt > 0.6 rad), the
+Measured by a probe: the trunk x travel and sagittal pitch (the sim's ``imu/data`` bytes, read in-process after
+each period: ``SimNode.period_taps``), falls (tilt > 0.6 rad), the
 sim's per-joint energy meter E = ∫U·I dt over the ``n_steps`` steps after the walk starts. ``obstacle`` [m]: a box
 that high under the right foot, placed at the middle of its ``obstacle_step``-th swing (the foot lands on it);
 ``obstacle_shape`` "board": a board that high across the path instead, placed at the walk start (the sim node's
@@ -218,7 +219,7 @@ def _run(
 ) -> Op3Result:
     from geometry_msgs.msg import Twist
     from rclpy.parameter import Parameter
-    from sensor_msgs.msg import Imu, JointState
+    from sensor_msgs.msg import JointState
 
     from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO
 
@@ -238,8 +239,13 @@ def _run(
     def rel(stamp) -> float:
         return stamp.sec + stamp.nanosec * 1e-9 - walk.t_walk if walk.t_walk is not None else -math.inf
 
-    def on_imu(data: bytes) -> None:  # taken serialized: stamp and orientation read in place (no Imu object)
-        stamp, (x, y, z, w) = cdr_imu(data)
+    outputs, sent = sim.backend.outputs, [0]
+
+    def on_period() -> None:  # after each period of the sim, in-process: this period's imu/data, no DDS callback
+        if outputs.imu_published == sent[0]:
+            return  # no imu/data this period (a non-finite reading)
+        sent[0] = outputs.imu_published
+        stamp, (x, y, z, w) = cdr_imu(outputs.imu_bytes())
         t = stamp - walk.t_walk if walk.t_walk is not None else -math.inf
         if t < 0.0:
             return
@@ -258,7 +264,7 @@ def _run(
             sim.set_parameters([Parameter("obstacle_height", value=float(obstacle))])
             st["placed"] = t
 
-    probe.create_subscription(Imu, "imu/data", on_imu, 1000, raw=True)
+    sim.period_taps.append(on_period)  # the bytes the sim published, read as a DDS reader would, one callback less
     tracking: list[tuple[float, np.ndarray, np.ndarray]] = []
     cols = [walk.joints.index(j) for j in track]
 
@@ -278,7 +284,7 @@ def _run(
     wall = time.monotonic()
     try:
         wait_for(lambda: cmd.publish(forward) or walk.engine.cmd[0] == vx, 120.0, "cmd_vel at the walk node")
-        start_lockstep(ros, probe, sim)
+        start_lockstep(ros, probe, sim, imu_readers=1)
         wait_for(lambda: st["e1"] is not None, timeout, f"the {CONTROLLERS[controller]} run")
     finally:
         wall = time.monotonic() - wall

@@ -47,8 +47,13 @@ class MujocoOutputs:
         n_feet = len(servos.sim.feet) if servos is not None else 0
         self._feet_cdr = CdrTemplate(Float64MultiArray(data=[0.0] * n_feet), ["data"], stamp=None)
         self._support_cdr = CdrTemplate(Float64(), [("data",)], stamp=None)
+        self.imu_published = 0  # imu/data messages sent: a new count after a period, a new message (imu_bytes)
         floating = servos is not None and servos.sim.floating
         self.odom = OdometryPublisher(node, servos, v["odom_frame"]) if floating else None
+
+    def imu_bytes(self) -> bytes:
+        """The last ``imu/data`` message published, serialized (for an in-process reader)."""
+        return self._imu_cdr.data()
 
     def publish(self, stamp: Any) -> None:
         """The readings after a step, stamped ``stamp``; a non-finite IMU reading publishes none of them."""
@@ -61,6 +66,7 @@ class MujocoOutputs:
         msg.set_stamp(stamp.sec, stamp.nanosec)
         msg.block(0)[:], msg.block(1)[:], msg.block(2)[:] = q, w, a
         msg.publish(self.pub_imu)
+        self.imu_published += 1
         if self.odom is not None:
             self.odom.publish(stamp)
         if s.sim.feet:

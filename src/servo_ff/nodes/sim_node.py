@@ -28,6 +28,7 @@ velocity 0, goal = ``initial_position``, errors cleared, torque on — also afte
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ class SimNode(SimClock, ServoInterfaceNode):
     :class:`StepperBackend`), with the simulated time of :class:`SimClock`."""
 
     def __init__(self, name: str = "servo_sim", backend: SimBackend | None = None, **kwargs: Any):
+        self.period_taps: list[Callable[[], None]] = []  # called after each period's outputs are published
         super().__init__(name, **kwargs)
         self.backend = backend if backend is not None else StepperBackend()
         self.status_name = self.backend.status_name
@@ -77,7 +79,10 @@ class SimNode(SimClock, ServoInterfaceNode):
         # the backend's topics (MuJoCo: imu/data, …) before /joint_states: a controller ticking on /joint_states has
         # this period's IMU whatever its executor's order (rclpy's EventsExecutor: the order the messages came)
         self.backend.publish_outputs(stamp)
-        return super().publish_state(stamp)
+        published = super().publish_state(stamp)
+        for tap in self.period_taps:  # in-process observers of the period (a mission's probe: no DDS callback)
+            tap()
+        return published
 
     # ------------------------------------------------------------------ parameters
     def _validate(self, values: dict[str, Any]) -> str | None:
