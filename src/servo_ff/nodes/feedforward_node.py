@@ -315,7 +315,7 @@ class FeedForwardNode(Node):
             )
 
     def _on_joint_states_cdr(self, data: bytes) -> None:
-        """/joint_states as CDR bytes: stamp and positions read in place (≈ 3 µs against rclpy's ≈ 25 µs for 20
+        """/joint_states as CDR bytes: stamp and positions read in place (≈ 2 µs against rclpy's ≈ 13 µs for 20
         joints with velocities and efforts) when the layout is the previous message's; else read by rclpy."""
         read = self._js_cdr.read_parts(data) if self._js_cdr is not None else None
         if read is not None:

@@ -66,7 +66,12 @@ class JointStateCdr:
         if n and data.find(np.array(msg.position).astype("<f8").tobytes()) != self._at:
             raise ValueError("JointState: its CDR layout is not the one expected")
         self.n = n
-        self._ref = np.frombuffer(data, dtype=np.uint8)[self._idx]
+        mask = np.zeros(self._at, dtype=np.uint8)
+        mask[self._idx] = 0xFF
+        # the meaningful bytes before the positions as one Python int, padding and stamp masked out: one `&` and
+        # one compare a message (≈ 0.4 µs for 20 joints, against ≈ 2.8 µs for numpy's fancy index and compare)
+        self._mask = int.from_bytes(mask.tobytes(), "little")
+        self._ref = int.from_bytes(data[: self._at], "little") & self._mask
         v_count = self._at + 8 * n  # the velocity count follows the positions (8-aligned: no padding)
         e_count = v_count + 4
         if n_velocity:
@@ -89,7 +94,7 @@ class JointStateCdr:
         for at, count in self._counts:
             if int.from_bytes(data[at : at + 4], "little") != count:
                 return None
-        if not np.array_equal(np.frombuffer(data, dtype=np.uint8, count=self._at)[self._idx], self._ref):
+        if int.from_bytes(data[: self._at], "little") & self._mask != self._ref:
             return None
         sec, nanosec = _STAMP.unpack_from(data, 4)
         return sec, nanosec, np.frombuffer(data, dtype="<f8", count=self.n, offset=self._at)

@@ -168,7 +168,7 @@ class SimClock:
 
     def _read_joint_command_cdr(self) -> None:
         """``<prefix>/joint_command`` taken as CDR bytes: a goal in the joints' own layout read in place
-        (:class:`.joint_command_cdr.JointCommandCdr`, ≈ 4 µs against rclpy's 13–26 µs for 20 joints)."""
+        (:class:`.joint_command_cdr.JointCommandCdr`, ≈ 2 µs against rclpy's 13–26 µs for 20 joints)."""
         topic = self.resolve_topic_name(self.names["joint_command"])
         for sub in [s for s in self.subscriptions if s.topic_name == topic]:
             self.destroy_subscription(sub)
