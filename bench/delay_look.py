@@ -1,0 +1,97 @@
+"""Quick look at time across gains: M3/M4 fitted with a fixed command or measurement delay, judged at the other gain.
+
+The delay is folded into the logs (servo_ff.identification.time_shift.shift_log: the goal read d_c late, the
+position read d_m early) on both the training and the validation gain, then M1 → M3 → M4 are identified as in
+bench/real_logs.py's cross-gain split (datasheet prior, one seed) on kp 100 and judged on kp 400, and the reverse.
+``--periods`` runs the same protocol on the raw logs resampled onto a finer grid: the law evaluated (and the
+simulation compared) every 2.5 or 1 ms instead of 5 ms.
+
+Run: python bench/delay_look.py [--delays 0,2,5,10] [--kinds command,measurement] [--periods 2.5,1] [--max-evals 1000]
+     [--seeds 0,1]
+Last line: RESULT best_kind=<kind> best_delay_ms=<ms> best_val_m4=<rad> zero_delay_val_m4=<rad> (mean of both
+directions' M4 validation MAE)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
+from servo_ff.identification.simulation_fit import identify_nested  # noqa: E402
+from servo_ff.identification.time_shift import shift_log  # noqa: E402
+from servo_ff.io.logs import read_logs  # noqa: E402
+from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "xl330"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--delays", default="0,2,5,10", help="comma-separated delays [ms]")
+    ap.add_argument("--kinds", default="command,measurement")
+    ap.add_argument("--max-evals", type=int, default=1000)
+    ap.add_argument("--seeds", default="0", help="comma-separated seeds")
+    ap.add_argument("--periods", default="", help="firmware periods [ms] (the logs resampled onto that grid): 2.5,1")
+    args = ap.parse_args()
+    kinds = [k for k in args.kinds.split(",") if k]
+    delays = [d for d in args.delays.split(",") if d]
+    periods = [float(p) for p in args.periods.split(",") if p]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    if not (args.data / "raw").is_dir():
+        print(f"no real recordings at {args.data / 'raw'}: nothing to do")
+        return 0
+    raw = {0.005: read_logs([args.data / "raw"])}
+    for ms in periods:
+        raw.setdefault(ms * 1e-3, read_logs([args.data / "raw"], dt=ms * 1e-3))
+    configs = [("none", 0.0)] + [(k, float(d)) for k in kinds for d in delays if float(d) != 0]
+    configs += [("period", ms) for ms in periods if ms != 5]
+    prior = datasheet_prior("xl330")
+    rows: dict[tuple[str, float], list[float]] = {}
+    print("kind        | [ms] | seed | train→val  | M3 train / val [mrad] | M4 train / val [mrad]")
+    for kind, ms in configs:
+        if kind == "period":
+            shifted = raw[ms * 1e-3]
+        else:
+            kw = {"command_delay": ms * 1e-3} if kind == "command" else {"measurement_delay": ms * 1e-3}
+            shifted = [shift_log(lg, **kw) for lg in raw[0.005]]
+        gains = sorted({lg.kp for lg in shifted})
+        for seed in seeds:
+            for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0])):
+                r = identify_nested(
+                    [lg for lg in shifted if lg.kp == a],
+                    [lg for lg in shifted if lg.kp == b],
+                    ["m1", "m3", "m4"],
+                    "xl330",
+                    FIRMWARE_LAWS["xl330"],
+                    seed=seed,
+                    max_evals=args.max_evals,
+                    progress=False,
+                    prior=prior,
+                )
+                rows.setdefault((kind, ms), []).append(r["m4"].validation_mae)
+                print(
+                    f"{kind:11} | {ms:4g} | {seed:4d} | {a:g}→{b:g}".ljust(42)
+                    + f"| {r['m3'].train_mae * 1e3:6.2f} / {r['m3'].validation_mae * 1e3:6.2f}       "
+                    f"| {r['m4'].train_mae * 1e3:6.2f} / {r['m4'].validation_mae * 1e3:6.2f}",
+                    flush=True,
+                )
+    means = {k: float(np.mean(v)) for k, v in rows.items()}
+    best = min(means, key=means.get)
+    zero = means[("none", 0.0)]
+    print(
+        f"RESULT best_kind={best[0]} best_delay_ms={best[1]:g} best_val_m4={means[best]:.5f} "
+        f"zero_delay_val_m4={zero:.5f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
