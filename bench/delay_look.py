@@ -2,19 +2,20 @@
 
 The delay is folded into the logs (servo_ff.identification.time_shift.shift_log: the goal read d_c late, the
 position read d_m early) on both the training and the validation gain, then M1 → M3 → M4 are identified as in
-bench/real_logs.py's cross-gain split (datasheet prior, one seed) on kp 100 and judged on kp 400, and the reverse.
+bench/real_logs.py's cross-gain split (datasheet prior, each seed) on kp 100 and judged on kp 400, and the reverse.
 ``--periods`` runs the same protocol on the raw logs resampled onto a finer grid: the law evaluated (and the
 simulation compared) every 2.5 or 1 ms instead of 5 ms.
 
-Run: python bench/delay_look.py [--delays 0,2,5,10] [--kinds command,measurement] [--periods 2.5,1] [--max-evals 1000]
-     [--seeds 0,1]
-Last line: RESULT best_kind=<kind> best_delay_ms=<ms> best_val_m4=<rad> zero_delay_val_m4=<rad> (mean of both
-directions' M4 validation MAE)
+Run: python bench/delay_look.py [--delays 0,2,5,10] [--kinds command,measurement] [--periods 1] [--no-origin]
+     [--max-evals 2000] [--seeds 0,1,2,3]   (≈ 20 min on one core)
+Last line: RESULT best_kind=<kind> best_delay_ms=<ms> best_val_m4=<rad> zero_delay_val_m4=<rad> (M4 validation
+MAE, mean over seeds × both directions; ``first_stamp``: the 5 ms grid from each log's first timestamp)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -26,10 +27,24 @@ sys.path.insert(0, str(ROOT / "src"))
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.simulation_fit import identify_nested  # noqa: E402
 from servo_ff.identification.time_shift import shift_log  # noqa: E402
-from servo_ff.io.logs import read_logs  # noqa: E402
+from servo_ff.io.logs import find_logs, read_logs  # noqa: E402
+from servo_ff.io.servo_log import ENTRY_KEYS, log_from_columns  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "xl330"
+
+
+def read_from_first_stamp(raw: Path) -> list:
+    """The raw logs resampled onto a 5 ms grid that starts at each log's first timestamp (bam starts it at t = 0,
+    ≈ 3.5 ms before the first sample, extrapolating there): the same samples at another phase."""
+    logs = []
+    for path in find_logs([raw]):
+        data = json.loads(path.read_text())
+        entries = data["entries"]
+        t = np.array([e["timestamp"] for e in entries], float)
+        cols = {k: np.array([e[k] for e in entries], float) for k in ENTRY_KEYS if k in entries[0] and k != "timestamp"}
+        logs.append(log_from_columns(str(path), t - t[0], cols, data))
+    return logs
 
 
 def main() -> int:
@@ -37,9 +52,12 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--delays", default="0,2,5,10", help="comma-separated delays [ms]")
     ap.add_argument("--kinds", default="command,measurement")
-    ap.add_argument("--max-evals", type=int, default=1000)
-    ap.add_argument("--seeds", default="0", help="comma-separated seeds")
-    ap.add_argument("--periods", default="", help="firmware periods [ms] (the logs resampled onto that grid): 2.5,1")
+    ap.add_argument("--max-evals", type=int, default=2000, help="identify budget per model")
+    ap.add_argument("--seeds", default="0,1,2,3", help="comma-separated seeds")
+    ap.add_argument(
+        "--origin", action=argparse.BooleanOptionalAction, default=True, help="also the grid from the first timestamp"
+    )
+    ap.add_argument("--periods", default="1", help="firmware periods [ms] (the logs resampled onto that grid)")
     args = ap.parse_args()
     kinds = [k for k in args.kinds.split(",") if k]
     delays = [d for d in args.delays.split(",") if d]
@@ -53,12 +71,16 @@ def main() -> int:
         raw.setdefault(ms * 1e-3, read_logs([args.data / "raw"], dt=ms * 1e-3))
     configs = [("none", 0.0)] + [(k, float(d)) for k in kinds for d in delays if float(d) != 0]
     configs += [("period", ms) for ms in periods if ms != 5]
+    if args.origin:
+        configs.append(("first_stamp", 0.0))
     prior = datasheet_prior("xl330")
     rows: dict[tuple[str, float], list[float]] = {}
     print("kind        | [ms] | seed | train→val  | M3 train / val [mrad] | M4 train / val [mrad]")
     for kind, ms in configs:
         if kind == "period":
             shifted = raw[ms * 1e-3]
+        elif kind == "first_stamp":
+            shifted = read_from_first_stamp(args.data / "raw")
         else:
             kw = {"command_delay": ms * 1e-3} if kind == "command" else {"measurement_delay": ms * 1e-3}
             shifted = [shift_log(lg, **kw) for lg in raw[0.005]]
@@ -84,6 +106,14 @@ def main() -> int:
                     flush=True,
                 )
     means = {k: float(np.mean(v)) for k, v in rows.items()}
+    zero_cases = np.array(rows[("none", 0.0)])
+    print("\nkind        | [ms] | M4 val mean [mrad] | Δ vs none per seed × direction [mrad] (min, max) | better in")
+    for (kind, ms), v in rows.items():
+        d = (np.array(v) - zero_cases) * 1e3
+        print(
+            f"{kind:11} | {ms:4g} | {means[kind, ms] * 1e3:18.2f} | {d.mean():+6.2f} ({d.min():+6.2f}, {d.max():+6.2f})"
+            f"                      | {int(np.sum(d < 0))}/{len(d)}"
+        )
     best = min(means, key=means.get)
     zero = means[("none", 0.0)]
     print(
