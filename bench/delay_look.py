@@ -25,10 +25,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
+from servo_ff.identification.search_space import pack_candidates  # noqa: E402
+from servo_ff.identification.simulation_cost import mae_per_log  # noqa: E402
 from servo_ff.identification.simulation_fit import identify_nested  # noqa: E402
-from servo_ff.identification.time_shift import shift_log  # noqa: E402
+from servo_ff.identification.time_shift import shift_log, simulate_timed  # noqa: E402
 from servo_ff.io.logs import find_logs, read_logs  # noqa: E402
-from servo_ff.io.servo_log import ENTRY_KEYS, log_from_columns  # noqa: E402
+from servo_ff.io.servo_log import ENTRY_KEYS, log_from_columns, stack_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "xl330"
@@ -45,6 +47,23 @@ def read_from_first_stamp(raw: Path) -> list:
         cols = {k: np.array([e[k] for e in entries], float) for k in ENTRY_KEYS if k in entries[0] and k != "timestamp"}
         logs.append(log_from_columns(str(path), t - t[0], cols, data))
     return logs
+
+
+LANDSCAPE_MS = (-5.0, -2.0, 0.0, 1.0, 2.0, 3.0, 5.0, 10.0)
+
+
+def landscape(held, logs) -> None:
+    """MAE [mrad] of one M4 (no delay in its fit) as only a delay moves, on its training and its validation gain:
+    where each gain's own optimum lies (one batched rollout per gain and kind: a delay per candidate)."""
+    ds = np.array(LANDSCAPE_MS) * 1e-3
+    print(f"\nM4 of the first seed held, only the delay moved: MAE [mrad] at delays {list(LANDSCAPE_MS)} ms")
+    for a, b, params in held:
+        for kind in ("command_delay", "measurement_delay"):
+            for label, kp in (("train", a), ("val", b)):
+                batch = stack_logs([lg for lg in logs if lg.kp == kp])
+                packed = np.repeat(pack_candidates(params.packed(), [], np.zeros((1, 0)), batch), len(ds), axis=0)
+                mae = mae_per_log(simulate_timed(packed, batch, **{kind: ds}), batch).mean(axis=1) * 1e3
+                print(f"  fit kp{a:g} {kind:17} on kp{kp:g} ({label}): " + " ".join(f"{m:6.2f}" for m in mae))
 
 
 def main() -> int:
@@ -75,6 +94,7 @@ def main() -> int:
         configs.append(("first_stamp", 0.0))
     prior = datasheet_prior("xl330")
     rows: dict[tuple[str, float], list[float]] = {}
+    held: list = []  # (train kp, val kp, M4 params) of the first seed without delay
     print("kind        | [ms] | seed | train→val  | M3 train / val [mrad] | M4 train / val [mrad]")
     for kind, ms in configs:
         if kind == "period":
@@ -99,12 +119,15 @@ def main() -> int:
                     prior=prior,
                 )
                 rows.setdefault((kind, ms), []).append(r["m4"].validation_mae)
+                if kind == "none" and seed == seeds[0]:
+                    held.append((a, b, r["m4"].params))
                 print(
                     f"{kind:11} | {ms:4g} | {seed:4d} | {a:g}→{b:g}".ljust(42)
                     + f"| {r['m3'].train_mae * 1e3:6.2f} / {r['m3'].validation_mae * 1e3:6.2f}       "
                     f"| {r['m4'].train_mae * 1e3:6.2f} / {r['m4'].validation_mae * 1e3:6.2f}",
                     flush=True,
                 )
+    landscape(held, raw[0.005])
     means = {k: float(np.mean(v)) for k, v in rows.items()}
     zero_cases = np.array(rows[("none", 0.0)])
     print("\nkind        | [ms] | M4 val mean [mrad] | Δ vs none per seed × direction [mrad] (min, max) | better in")
