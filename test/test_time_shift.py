@@ -31,6 +31,7 @@ def test_shift_by_whole_samples_is_the_series_shifted_and_held_at_the_ends():
     np.testing.assert_array_equal(shift(x, 2 * DT, DT), [1.0, 1.0, 1.0, 2.0, 4.0])
     np.testing.assert_array_equal(shift(x, -DT, DT), [2.0, 4.0, 8.0, 16.0, 16.0])
     np.testing.assert_allclose(shift(x, 0.5 * DT, DT), [1.0, 1.5, 3.0, 6.0, 12.0], rtol=1e-15)
+    np.testing.assert_array_equal(shift(x, 3 * 0.1, 0.1), [1.0, 1.0, 1.0, 1.0, 2.0])  # 0.3 / 0.1 is 3 + 1 ulp
 
 
 def test_shift_takes_one_delay_per_candidate():

@@ -29,6 +29,7 @@ def shift(x: np.ndarray, delay, dt: float) -> np.ndarray:
     d = np.broadcast_to(np.asarray(delay, dtype=np.float64) / dt, x.shape[1:])
     if not np.isfinite(d).all():
         raise ValueError(f"delay must be finite, got {delay!r}")
+    d = np.where(np.abs(d - np.round(d)) < 1e-9, np.round(d), d)  # k·dt / dt is k, not k ± 1 ulp
     pos = np.arange(x.shape[0], dtype=np.float64).reshape(-1, *[1] * d.ndim) - d  # fractional sample index
     pos = np.clip(pos, 0.0, x.shape[0] - 1)
     i0 = np.floor(pos).astype(np.intp)
@@ -65,9 +66,8 @@ def simulate_timed(
     load = PendulumLoad(mass=batch.mass, length=batch.length, arm_mass=batch.arm_mass)
     theta0 = np.broadcast_to(batch.position[0], packed.shape[:2])
     dtheta0 = np.broadcast_to(batch.speed[0], theta0.shape)
-    theta = rollout(packed, theta0, dtheta0, goal, batch.dt / substeps, load, enable=enable, positions_only=True).theta[
-        ::substeps
-    ]
+    res = rollout(packed, theta0, dtheta0, goal, batch.dt / substeps, load, enable=enable, positions_only=True)
+    theta = res.theta[::substeps]
     return shift(theta, md, batch.dt) if np.any(md != 0.0) else theta
 
 
