@@ -11,7 +11,7 @@ selection between searches never sees a validation log.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,18 +125,30 @@ def ipop(
     return out
 
 
-def multi_start(cost: Cost, starts: int, seed: int, mean: np.ndarray, incumbent: tuple[float, np.ndarray], **kw) -> Search:
-    """``starts`` independent :func:`ipop` searches from the same ``mean`` and ``incumbent`` (seeds
-    :func:`start_seed`), each with the full ``max_evals`` of ``kw``; returns the one of lowest cost (the first on
-    a tie), with every search's evaluations, generations and runs (each run tagged with its ``start``). ``stop``
-    is the chosen search's."""
+@dataclass(frozen=True)
+class Begin:
+    """Where a search begins: CMA-ES mean and per-key steps (normalised), and the point it must beat (cost, u)."""
+
+    mean: np.ndarray
+    step: np.ndarray
+    incumbent: tuple[float, np.ndarray]
+
+
+def multi_start(cost: Cost, starts: int, seed: int, begins: Sequence[Begin], **kw) -> Search:
+    """``starts`` independent :func:`ipop` searches, search ``s`` from ``begins[s % len(begins)]`` with seed
+    :func:`start_seed` ``(seed, s)``, each with the full ``max_evals`` of ``kw``; returns the one of lowest cost
+    (the first on a tie), with every search's evaluations, generations and runs (each run tagged with its
+    ``start``). ``stop`` is the chosen search's."""
     if starts < 1:
         raise ValueError(f"starts must be >= 1, got {starts}")
+    if not begins:
+        raise ValueError("no begin point")
     best: Search | None = None
     evals = gens = 0
     runs: list[dict] = []
     for s in range(starts):
-        r = ipop(cost, mean.copy(), seed=start_seed(seed, s), incumbent=incumbent, **kw)
+        b = begins[s % len(begins)]
+        r = ipop(cost, b.mean.copy(), b.step, b.incumbent, seed=start_seed(seed, s), **kw)
         evals, gens = evals + r.evaluations, gens + r.generations
         runs += [{"start": s, **run} for run in r.runs]
         if best is None or r.f < best.f:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..io.servo_log import LogError, ServoLog, stack_logs
 from ..models.params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
-from .cmaes_search import DEFAULT_STARTS, multi_start
+from .cmaes_search import DEFAULT_STARTS, Begin, multi_start
 from .datasheet_prior import PENALTY as PRIOR_PENALTY
 from .search_space import (
     FIRMWARE_KEY_FACTORS,
@@ -140,12 +140,15 @@ def fit_model(
 
     ``x0``: a warm start (values for any searched key), or several (e.g. one per nested model already fitted):
     each is evaluated and the best one starts the search (:func:`_start`); without one the search starts
-    mid-box. A run ends when CMA-ES reports convergence or when its best MAE improved by less than ``tol``
-    (relative) over ``patience`` generations; the next run restarts from the best point so far with a population
-    twice as large and per-key steps :data:`RESTART_REL` of the values. The search ends when ``max_evals``
-    candidate evaluations are spent (the last run shrinks its population to the budget left), after ``restarts``
-    restarts (None: no limit), or when converged: ``stall_restarts`` restarts in a row improved the best MAE by
-    less than ``tol`` (relative; 0: never stop before the budget). The warm starts are evaluated first
+    mid-box. ``starts`` independent IPOP searches run from that start with different seeds, each with the full
+    ``max_evals``, and the one of lowest training MAE is kept
+    (:func:`~servo_ff.identification.cmaes_search.multi_start`). In a search, a run ends when CMA-ES reports
+    convergence or when its best MAE improved by less than ``tol`` (relative) over ``patience`` generations; the
+    next run restarts from the best point so far with a population twice as large and per-key steps
+    :data:`RESTART_REL` of the values. A search ends when ``max_evals`` candidate evaluations are spent (the last
+    run shrinks its population to the budget left), after ``restarts`` restarts (None: no limit), or when
+    converged: ``stall_restarts`` restarts in a row improved the best MAE by less than ``tol`` (relative; 0:
+    never stop before the budget). The warm starts are evaluated first
     (outside the budget), so the result is never worse than them. ``fixed``: keys held constant.
     ``prior``: a :class:`~servo_ff.identification.datasheet_prior.DatasheetPrior` (kt/R box, τ_s penalty);
     ``fit_firmware``: fit the error gain and target-velocity clamp of a law that has a clamp
@@ -201,9 +204,7 @@ def fit_model(
                 step[j] = FIRMWARE_STEP
     f0 = cost(np.array([c[0] for c in candidates]))
     i0 = int(np.argmin(f0))
-    point, mean, step = candidates[i0]
-    best_f, best_u = float(f0[i0]), point.copy()
-    start_mae = best_f if warm else None
+    start_mae = float(f0[i0]) if warm else None
     t0 = time.perf_counter()
     bar = tqdm(total=starts * max_evals, desc=f"identify {model}", unit="eval", disable=not progress, leave=False)
 
@@ -212,13 +213,13 @@ def fit_model(
         bar.set_postfix(best_mae=f"{best:.5f}")
 
     try:
+        point, mean, step = candidates[i0]
+        begins = [Begin(mean, step, (float(f0[i0]), point.copy()))]
         found = multi_start(
             cost,
             starts,
             seed,
-            mean,
-            (best_f, best_u),
-            step=step,
+            begins,
             restart_step=lambda u: relative_steps(u, lo, span, RESTART_REL, RESTART_FLOOR),
             max_evals=max_evals,
             pop0=pop0,
