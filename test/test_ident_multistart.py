@@ -4,6 +4,7 @@ MAE, is deterministic for a seed, and recovers known parameters from our own sim
 import numpy as np
 import pytest
 
+from servo_ff.cli import main
 from servo_ff.identification.cmaes_search import Begin, ipop, multi_start, start_seed
 from servo_ff.identification.simulation_fit import evaluate, fit_model
 from servo_ff.identification.synthetic import bench_grid, simulate_logs
@@ -70,3 +71,11 @@ def test_multi_start_on_a_multimodal_cost_is_never_worse_than_one_search():
     assert multi.f == min(singles) and multi.f <= inc[0]
     with pytest.raises(ValueError, match="starts must be >= 1"):
         multi_start(_rastrigin, 0, 0, [Begin(start[1], step, inc)], **kw)
+
+
+def test_identify_refuses_zero_starts_with_one_line_and_no_output(tmp_path, capsys):
+    out = tmp_path / "fit"
+    assert main(["identify", str(tmp_path), "--out", str(out), "--starts", "0", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--starts must be >= 1, got 0" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
