@@ -134,11 +134,14 @@ class Begin:
     incumbent: tuple[float, np.ndarray]
 
 
-def multi_start(cost: Cost, starts: int, seed: int, begins: Sequence[Begin], **kw) -> Search:
+def multi_start(cost: Cost, starts: int, seed: int, begins: Sequence[Begin], polish: bool = True, **kw) -> Search:
     """``starts`` independent :func:`ipop` searches, search ``s`` from ``begins[s % len(begins)]`` with seed
-    :func:`start_seed` ``(seed, s)``, each with the full ``max_evals`` of ``kw``; returns the one of lowest cost
-    (the first on a tie), with every search's evaluations, generations and runs (each run tagged with its
-    ``start``). ``stop`` is the chosen search's."""
+    :func:`start_seed` ``(seed, s)``, each with the full ``max_evals`` of ``kw``; the one of lowest cost is kept
+    (the first on a tie). With ``polish`` and more than one start, one more :func:`ipop` search (seed
+    ``start_seed(seed, starts)``, the same budget) starts at the kept point with steps ``restart_step`` of it and
+    keeps its result if lower: the kept search is often still descending a narrow basin when its restarts stop.
+    Returns the best point with every search's evaluations, generations and runs (each run tagged with its
+    ``start``; the polish's with ``starts``); ``stop`` is the kept search's."""
     if starts < 1:
         raise ValueError(f"starts must be >= 1, got {starts}")
     if not begins:
@@ -154,5 +157,12 @@ def multi_start(cost: Cost, starts: int, seed: int, begins: Sequence[Begin], **k
         if best is None or r.f < best.f:
             best = r
     assert best is not None
+    if polish and starts > 1:
+        step = kw["restart_step"](best.u)
+        r = ipop(cost, best.u.copy(), step, (best.f, best.u), seed=start_seed(seed, starts), **kw)
+        evals, gens = evals + r.evaluations, gens + r.generations
+        runs += [{"start": starts, **run} for run in r.runs]
+        if r.f < best.f:
+            best.u, best.f, best.history = r.u, r.f, best.history + r.history
     best.evaluations, best.generations, best.runs = evals, gens, runs
     return best

@@ -128,6 +128,7 @@ def fit_model(
     restarts: int | None = None,
     stall_restarts: int = 2,
     starts: int = DEFAULT_STARTS,
+    polish: bool = True,
     fit_q_offset: bool = True,
     progress: bool = True,
     fixed: Mapping[str, float] | None = None,
@@ -141,7 +142,7 @@ def fit_model(
     ``x0``: a warm start (values for any searched key), or several (e.g. one per nested model already fitted):
     each is evaluated and the best one starts the search (:func:`_start`); without one the search starts
     mid-box. ``starts`` independent IPOP searches run from that start with different seeds, each with the full
-    ``max_evals``, and the one of lowest training MAE is kept
+    ``max_evals``, and the one of lowest training MAE is kept, then (``polish``) one more search from it
     (:func:`~servo_ff.identification.cmaes_search.multi_start`). In a search, a run ends when CMA-ES reports
     convergence or when its best MAE improved by less than ``tol`` (relative) over ``patience`` generations; the
     next run restarts from the best point so far with a population twice as large and per-key steps
@@ -206,7 +207,8 @@ def fit_model(
     i0 = int(np.argmin(f0))
     start_mae = float(f0[i0]) if warm else None
     t0 = time.perf_counter()
-    bar = tqdm(total=starts * max_evals, desc=f"identify {model}", unit="eval", disable=not progress, leave=False)
+    searches = starts + (polish and starts > 1)
+    bar = tqdm(total=searches * max_evals, desc=f"identify {model}", unit="eval", disable=not progress, leave=False)
 
     def on_generation(pop: int, best: float) -> None:
         bar.update(pop)
@@ -220,6 +222,7 @@ def fit_model(
             starts,
             seed,
             begins,
+            polish,
             restart_step=lambda u: relative_steps(u, lo, span, RESTART_REL, RESTART_FLOOR),
             max_evals=max_evals,
             pop0=pop0,

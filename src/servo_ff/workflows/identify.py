@@ -225,7 +225,7 @@ def summary(opts: IdentifyOptions, setup: Setup, results: dict[str, FitResult]) 
         "budget": {
             "max_evals": opts.max_evals,
             "starts": opts.starts,
-            "selection": "lowest training MAE of the independent searches",
+            "selection": "lowest training MAE of the independent searches, then one polish search from it",
             "patience": opts.patience,
             "restarts": opts.restarts,
             "stall_restarts": opts.stall_restarts,
