@@ -3,7 +3,8 @@ al., Extended Friction Models for the Physics Simulation of Servo Actuators, §V
 
 The cost of a parameter set is the mean absolute error between the simulated (Algorithm 1, firmware law
 driven by the logged goal and torque enable) and the recorded position, averaged per log and then over the
-logs (as bam). CMA-ES (the ``cmaes`` library, ask/tell) with IPOP restarts searches the box of
+logs (as bam). CMA-ES (the ``cmaes`` library, ask/tell) with IPOP restarts, several independent searches and a
+polish (:mod:`~servo_ff.identification.cmaes_search`; the lowest training MAE kept) searches the box of
 :data:`SEARCH_BOUNDS` / :data:`FRICTION_BOUNDS` (bam's bounds, each row citing its source) in normalised
 coordinates; each generation — the whole population × every training log — is one batched
 :func:`~servo_ff.models.stepper.rollout` call (chunked for large populations) on a packed parameter array
