@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from servo_ff.cli import main
-from servo_ff.identification.cmaes_search import Begin, ipop, multi_start, start_seed
+from servo_ff.identification.cmaes_search import Begin, agreed, ipop, multi_start, start_seed
 from servo_ff.identification.simulation_fit import evaluate, fit_model
 from servo_ff.identification.synthetic import bench_grid, simulate_logs
 from servo_ff.models.presets import preset
@@ -19,9 +19,18 @@ def logs():
     return simulate_logs(TRUTH, GRID[::2], duration=4.0, noise=0.001, counts_per_rev=4096, seed=1)
 
 
-def _fit(logs, seed, starts, max_evals=600, polish=True):
+def _fit(logs, seed, starts, max_evals=600, polish=True, agree=None):
     return fit_model(
-        logs, "m3", "mx64", max_evals=max_evals, patience=5, seed=seed, starts=starts, polish=polish, progress=False
+        logs,
+        "m3",
+        "mx64",
+        max_evals=max_evals,
+        patience=5,
+        seed=seed,
+        starts=starts,
+        polish=polish,
+        agree=agree,
+        progress=False,
     )
 
 
@@ -87,3 +96,25 @@ def test_identify_refuses_zero_starts_with_one_line_and_no_output(tmp_path, caps
     err = capsys.readouterr().err
     assert "--starts must be >= 1, got 0" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def _bowl(u: np.ndarray) -> np.ndarray:
+    """One basin on [0, 1]^2 (minimum 1 at u = 0.4): every search ends at the same cost."""
+    return 1.0 + ((u - 0.4) ** 2).sum(axis=1)
+
+
+def test_two_searches_that_agree_end_the_multi_start_without_a_polish():
+    """One basin: the second search confirms the first (costs within 1e-3), so starts 3 and 4 and the polish do
+    not run; with agree=None all four and the polish do, and end no lower."""
+    kw = dict(restart_step=lambda u: np.full(2, 0.02), max_evals=300, pop0=6, patience=5, stall_restarts=0)
+    start = np.array([0.9, 0.1])
+    begin = Begin(start, np.full(2, 0.2), (float(_bowl(start[None])[0]), start))
+    quick = multi_start(_bowl, 4, 0, [begin], **kw)
+    every = multi_start(_bowl, 4, 0, [begin], agree=None, **kw)
+    assert sorted({run["start"] for run in quick.runs}) == [0, 1]
+    assert quick.stop == "agreed after 2 searches"
+    assert sorted({run["start"] for run in every.runs}) == [0, 1, 2, 3, 4]  # 4: the polish
+    assert quick.evaluations < every.evaluations
+    assert quick.f == pytest.approx(every.f, rel=1e-3)
+    assert agreed([1.0, 1.0005], 1e-3) and not agreed([1.0, 1.002], 1e-3) and not agreed([1.0, 1.0], None)
+    assert not agreed([1.0], 1e-3) and not agreed([1.0, np.inf], 1e-3)

@@ -134,14 +134,37 @@ class Begin:
     incumbent: tuple[float, np.ndarray]
 
 
-def multi_start(cost: Cost, starts: int, seed: int, begins: Sequence[Begin], polish: bool = True, **kw) -> Search:
+#: Two searches whose training costs agree within this (relative) have found the same basin: no further start and
+#: no polish (``multi_start(agree=)``; None: always all ``starts``).
+DEFAULT_AGREE = 1e-3
+
+
+def agreed(costs: Sequence[float], agree: float | None) -> bool:
+    """True when the two lowest of ``costs`` (one per search so far) differ by at most ``agree`` × the lowest."""
+    if agree is None or len(costs) < 2:
+        return False
+    a, b = sorted(costs)[:2]
+    return math.isfinite(b) and b - a <= agree * a
+
+
+def multi_start(
+    cost: Cost,
+    starts: int,
+    seed: int,
+    begins: Sequence[Begin],
+    polish: bool = True,
+    agree: float | None = DEFAULT_AGREE,
+    **kw,
+) -> Search:
     """``starts`` independent :func:`ipop` searches, search ``s`` from ``begins[s % len(begins)]`` with seed
     :func:`start_seed` ``(seed, s)``, each with the full ``max_evals`` of ``kw``; the one of lowest cost is kept
     (the first on a tie). With ``polish`` and more than one start, one more :func:`ipop` search (seed
     ``start_seed(seed, starts)``, the same budget) starts at the kept point with steps ``restart_step`` of it and
     keeps its result if lower: the kept search is often still descending a narrow basin when its restarts stop.
     Returns the best point with every search's evaluations, generations and runs (each run tagged with its
-    ``start``; the polish's with ``starts``); ``stop`` is the kept search's."""
+    ``start``; the polish's with ``starts``); ``stop`` is the kept search's. ``agree``: once two searches' costs
+    agree within it (:func:`agreed`), no further search and no polish run (the basin is confirmed; ``stop``
+    then reads ``agreed after N searches``)."""
     if starts < 1:
         raise ValueError(f"starts must be >= 1, got {starts}")
     if not begins:
@@ -149,6 +172,7 @@ def multi_start(cost: Cost, starts: int, seed: int, begins: Sequence[Begin], pol
     best: Search | None = None
     evals = gens = 0
     runs: list[dict] = []
+    found: list[float] = []  # each search's cost
     for s in range(starts):
         b = begins[s % len(begins)]
         r = ipop(cost, b.mean.copy(), b.step, b.incumbent, seed=start_seed(seed, s), **kw)
@@ -156,8 +180,14 @@ def multi_start(cost: Cost, starts: int, seed: int, begins: Sequence[Begin], pol
         runs += [{"start": s, **run} for run in r.runs]
         if best is None or r.f < best.f:
             best = r
+        found.append(r.f)
+        if s + 1 < starts and agreed(found, agree):
+            break
     assert best is not None
-    if polish and starts > 1:
+    confirmed = agreed(found, agree)
+    if confirmed:
+        best.stop = f"agreed after {len(found)} searches"
+    if polish and starts > 1 and not confirmed:
         step = kw["restart_step"](best.u)
         r = ipop(cost, best.u.copy(), step, (best.f, best.u), seed=start_seed(seed, starts), **kw)
         evals, gens = evals + r.evaluations, gens + r.generations

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..io.servo_log import LogError, ServoLog, stack_logs
 from ..models.params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
-from .cmaes_search import DEFAULT_STARTS, Begin, multi_start
+from .cmaes_search import DEFAULT_AGREE, DEFAULT_STARTS, Begin, multi_start
 from .datasheet_prior import PENALTY as PRIOR_PENALTY
 from .search_space import (
     FIRMWARE_KEY_FACTORS,
@@ -130,6 +130,7 @@ def fit_model(
     stall_restarts: int = 2,
     starts: int = DEFAULT_STARTS,
     polish: bool = True,
+    agree: float | None = DEFAULT_AGREE,
     fit_q_offset: bool = True,
     progress: bool = True,
     fixed: Mapping[str, float] | None = None,
@@ -144,7 +145,8 @@ def fit_model(
     each is evaluated and the best one starts the search (:func:`_start`); without one the search starts
     mid-box. ``starts`` independent IPOP searches run from that start with different seeds, each with the full
     ``max_evals``, and the one of lowest training MAE is kept, then (``polish``) one more search from it
-    (:func:`~servo_ff.identification.cmaes_search.multi_start`). In a search, a run ends when CMA-ES reports
+    (:func:`~servo_ff.identification.cmaes_search.multi_start`); once two searches agree within ``agree``
+    (relative training MAE) no further search or polish runs. In a search, a run ends when CMA-ES reports
     convergence or when its best MAE improved by less than ``tol`` (relative) over ``patience`` generations; the
     next run restarts from the best point so far with a population twice as large and per-key steps
     :data:`RESTART_REL` of the values. A search ends when ``max_evals`` candidate evaluations are spent (the last
@@ -224,6 +226,7 @@ def fit_model(
             seed,
             begins,
             polish,
+            agree,
             restart_step=lambda u: relative_steps(u, lo, span, RESTART_REL, RESTART_FLOOR),
             max_evals=max_evals,
             pop0=pop0,

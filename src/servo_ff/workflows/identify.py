@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..identification.cmaes_search import DEFAULT_STARTS
+from ..identification.cmaes_search import DEFAULT_AGREE, DEFAULT_STARTS
 from ..identification.datasheet_prior import DatasheetPrior, datasheet_prior
 from ..identification.search_space import FIRMWARE_KEY_FACTORS, FIRMWARE_KEYS_SOURCE, firmware_keys
 from ..identification.simulation_fit import FitResult, bounds_row, check_split, identify_models
@@ -225,7 +225,10 @@ def summary(opts: IdentifyOptions, setup: Setup, results: dict[str, FitResult]) 
         "budget": {
             "max_evals": opts.max_evals,
             "starts": opts.starts,
-            "selection": "lowest training MAE of the independent searches, then one polish search from it",
+            "selection": (
+                "lowest training MAE of the independent searches, stopping once two agree within "
+                f"{DEFAULT_AGREE:g} (relative; no polish then), else one polish search from it"
+            ),
             "patience": opts.patience,
             "restarts": opts.restarts,
             "stall_restarts": opts.stall_restarts,
