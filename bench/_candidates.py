@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from servo_ff.identification.simulation_cost import mae_per_log
+from servo_ff.identification.time_shift import MAX_DELAY, simulate_timed
 from servo_ff.models.friction import applied_friction, friction_budget, stopping_torque
 from servo_ff.models.motor import firmware_torque
 from servo_ff.models.params import P_ARM, P_IMAX, P_KC, P_KT, P_QOFF, P_R, P_VIN, P_VMAX
@@ -184,6 +186,44 @@ class StickBand(Candidate):
         return s["th"]
 
 
+class Timed(Candidate):
+    """Time, not torque (servo_ff.identification.time_shift, the batched rollout): ``command_delay`` [s] (the goal
+    reaches the firmware's loop late), ``measurement_delay`` [s] (the logged position is older than its stamp), or
+    the firmware law evaluated every dt/``substeps`` (held between)."""
+
+    substeps = 1
+
+    def mae(self, packed: np.ndarray, batch, extra: np.ndarray) -> np.ndarray:
+        delays = dict(zip((k[0] for k in self.keys), extra.T))
+        theta = simulate_timed(packed, batch, substeps=self.substeps, **delays)
+        return mae_per_log(theta, batch)
+
+
+class CommandDelay(Timed):
+    keys = (("command_delay", 0.0, MAX_DELAY, 0.0),)
+
+
+class MeasurementDelay(Timed):
+    keys = (("measurement_delay", 0.0, MAX_DELAY, 0.0),)
+
+
+class BothDelays(Timed):
+    keys = (("command_delay", 0.0, MAX_DELAY, 0.0), ("measurement_delay", 0.0, MAX_DELAY, 0.0))
+
+
+class FirmwarePeriod(Timed):
+    """The law evaluated every 1 ms (5 sub-steps of the log's 5 ms), the goal held between."""
+
+    substeps = 5
+
+
+class FirmwarePeriodDelays(Timed):
+    """The 1 ms law with both delays."""
+
+    keys = BothDelays.keys
+    substeps = 5
+
+
 CANDIDATES = {
     "baseline": Candidate,
     "measured_supply": MeasuredSupply,
@@ -194,11 +234,19 @@ CANDIDATES = {
     "current_limit": DriverCurrentLimit,
     "backlash_compliance": BacklashCompliance,
     "stick_band": StickBand,
+    "command_delay": CommandDelay,
+    "measurement_delay": MeasurementDelay,
+    "both_delays": BothDelays,
+    "firmware_1ms": FirmwarePeriod,
+    "firmware_1ms_delays": FirmwarePeriodDelays,
 }
 
 
 def harness_mae(packed: np.ndarray, batch, cand: Candidate, extra: np.ndarray) -> np.ndarray:
-    """MAE (pop, logs) of the candidate's simulation stepped one sample at a time."""
+    """MAE (pop, logs) of the candidate's simulation stepped one sample at a time (a timed candidate: its batched
+    rollout)."""
+    if isinstance(cand, Timed):
+        return cand.mae(packed, batch, extra)
     load = PendulumLoad(mass=batch.mass, length=batch.length, arm_mass=batch.arm_mass)
     th = np.broadcast_to(batch.position[0], packed.shape[:2]).copy()
     dth = np.broadcast_to(batch.speed[0], packed.shape[:2]).copy()

@@ -18,7 +18,10 @@ friction + K_g·|θ̇d|: set by the commanded goal speed), ``hot_winding`` (R at
 copper's 0.393 %/K), ``current_limit`` (the stall law: a driver current limit in position mode that the Present
 PWM register does not show), ``stick_band`` (a stick budget s·|τ_m − τ_e| at rest on top of the model's: the stall
 as the recordings show it) and ``backlash_compliance`` (a gap and a spring-damper between the motor side and the
-output, a second state). The recordings' stalls are listed first (where the servo holds still while the duty
+output, a second state); and time (servo_ff.identification.time_shift, the batched rollout, 0–20 ms):
+``command_delay`` (the goal reaches the firmware's loop late), ``measurement_delay`` (the logged position is
+older than its stamp), ``both_delays``, ``firmware_1ms`` (the law evaluated every 1 ms, not every 5 ms log sample)
+and ``firmware_1ms_delays``. The recordings' stalls are listed first (where the servo holds still while the duty
 ramps), with the torque the datasheet's motor law gives there against the gravity torque held.
 
 Run: python bench/candidate_laws.py [--max-evals 2000] [--extra-evals 400] [--seeds 0,1] [--jobs 2] [--candidates a,b]

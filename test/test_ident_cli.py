@@ -122,6 +122,8 @@ def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
                 "300",
                 "--patience",
                 "7",
+                "--starts",
+                "2",
                 "--seed",
                 "3",
                 "--quiet",
@@ -137,6 +139,9 @@ def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
     assert s["seed"] == 3 and s["split"]["seed"] == 3
     assert s["budget"] == {
         "max_evals": 300,
+        "starts": 2,
+        "selection": "lowest training MAE of the independent searches, stopping once two agree within 0.001 "
+        "(relative; no polish then), else one polish search from it",
         "patience": 7,
         "restarts": None,
         "stall_restarts": 2,
@@ -155,8 +160,12 @@ def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
     assert s["fit_q_offset"] is True
     for m in ("m1", "m3"):
         r = s["models"][m]
-        assert r["train_mae"] > 0 and r["validation_mae"] > 0 and r["evaluations"] <= 300
-        assert r["stop"] == "converged" or r["evaluations"] > 300 - 20
+        assert r["train_mae"] > 0 and r["validation_mae"] > 0 and r["evaluations"] <= 3 * 300
+        searches = {0, 1} if r["stop"] == "agreed after 2 searches" else {0, 1, 2}  # 2: the polish
+        assert {run["start"] for run in r["runs"]} == searches  # two independent searches (and the polish)
+        for start in searches:  # each within --max-evals
+            spent = sum(run["evaluations"] for run in r["runs"] if run["start"] == start)
+            assert spent <= 300
         assert r["params"]["q_offset"] != 0.0
         assert ActuatorParams.load_json(out / f"{m}.json").q_offset == r["params"]["q_offset"]
         _strict_json(out / f"{m}.json")

@@ -141,15 +141,15 @@ def test_warm_started_nested_model_improves_on_its_warm_start():
 
 
 def test_whole_budget_is_used_with_ipop_restarts_unless_restarts_end_it():
-    """stall_restarts=0: every restart runs until the budget is spent; restarts=0: one run only."""
+    """One search (starts=1), stall_restarts=0: every restart runs until the budget is spent; restarts=0: one run."""
     logs = _logs(preset("mx64", "m1"))[::4]
-    r = fit_model(logs, "m1", "mx64", max_evals=1200, patience=5, stall_restarts=0, progress=False, seed=0)
+    r = fit_model(logs, "m1", "mx64", max_evals=1200, patience=5, stall_restarts=0, starts=1, progress=False, seed=0)
     pop0 = r.runs[0]["population"]
     assert 1200 - pop0 < r.evaluations <= 1200 and r.stop == "budget"
     assert len(r.runs) >= 3 and r.runs[1]["population"] == 2 * pop0 and r.runs[2]["population"] == 4 * pop0
     assert sum(run["evaluations"] for run in r.runs) == r.evaluations
     assert r.history == sorted(r.history, reverse=True)
-    one = fit_model(logs, "m1", "mx64", max_evals=1200, patience=5, restarts=0, progress=False, seed=0)
+    one = fit_model(logs, "m1", "mx64", max_evals=1200, patience=5, restarts=0, starts=1, progress=False, seed=0)
     assert len(one.runs) == 1 and one.stop == "restarts" and one.evaluations < 1200 - pop0
     assert one.runs[0]["stop"] in ("patience", "converged")
     assert r.train_mae <= one.train_mae
@@ -160,7 +160,7 @@ def test_search_stops_when_restarts_stop_improving():
     truth = preset("mx64", "m1")
     logs = simulate_logs(truth, GRID[::4], duration=3.0)
     x0 = {"kt": truth.kt, "R": truth.R, "armature": truth.armature, **truth.friction}
-    r = fit_model(logs, "m1", "mx64", max_evals=20000, patience=5, x0=x0, progress=False, seed=0)
+    r = fit_model(logs, "m1", "mx64", max_evals=20000, patience=5, x0=x0, starts=1, progress=False, seed=0)
     assert r.stop == "converged" and len(r.runs) == 3 and r.evaluations < 20000
     assert r.train_mae == r.start_mae < 1e-9
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..workflows.identify import IdentifyOptions
 
+from ..identification.cmaes_search import DEFAULT_STARTS
 from ..models.friction_models import MODEL_NAMES
 
 
@@ -59,8 +60,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--max-evals",
         type=int,
         default=4000,
-        help="candidate evaluations per model; all are used unless the search converged (see "
-        "--stall-restarts) or --restarts ends it first",
+        help="candidate evaluations per model and independent search; all are used unless the search converged "
+        "(see --stall-restarts) or --restarts ends it first",
+    )
+    p.add_argument(
+        "--starts",
+        type=int,
+        default=DEFAULT_STARTS,
+        help=f"independent IPOP-CMA-ES searches per model (seeds derived from --seed); the one of lowest training "
+        f"MAE is kept (default {DEFAULT_STARTS})",
     )
     p.add_argument(
         "--patience", type=int, default=30, help="generations without a 0.1%% improvement before a CMA-ES run restarts"

@@ -3,7 +3,8 @@ al., Extended Friction Models for the Physics Simulation of Servo Actuators, §V
 
 The cost of a parameter set is the mean absolute error between the simulated (Algorithm 1, firmware law
 driven by the logged goal and torque enable) and the recorded position, averaged per log and then over the
-logs (as bam). CMA-ES (the ``cmaes`` library, ask/tell) with IPOP restarts searches the box of
+logs (as bam). CMA-ES (the ``cmaes`` library, ask/tell) with IPOP restarts, several independent searches and a
+polish (:mod:`~servo_ff.identification.cmaes_search`; the lowest training MAE kept) searches the box of
 :data:`SEARCH_BOUNDS` / :data:`FRICTION_BOUNDS` (bam's bounds, each row citing its source) in normalised
 coordinates; each generation — the whole population × every training log — is one batched
 :func:`~servo_ff.models.stepper.rollout` call (chunked for large populations) on a packed parameter array
@@ -22,6 +23,7 @@ import numpy as np
 
 from ..io.servo_log import LogError, ServoLog, stack_logs
 from ..models.params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
+from .cmaes_search import DEFAULT_AGREE, DEFAULT_STARTS, Begin, multi_start
 from .datasheet_prior import PENALTY as PRIOR_PENALTY
 from .search_space import (
     FIRMWARE_KEY_FACTORS,
@@ -126,6 +128,9 @@ def fit_model(
     tol: float = 1e-3,
     restarts: int | None = None,
     stall_restarts: int = 2,
+    starts: int = DEFAULT_STARTS,
+    polish: bool = True,
+    agree: float | None = DEFAULT_AGREE,
     fit_q_offset: bool = True,
     progress: bool = True,
     fixed: Mapping[str, float] | None = None,
@@ -138,18 +143,21 @@ def fit_model(
 
     ``x0``: a warm start (values for any searched key), or several (e.g. one per nested model already fitted):
     each is evaluated and the best one starts the search (:func:`_start`); without one the search starts
-    mid-box. A run ends when CMA-ES reports convergence or when its best MAE improved by less than ``tol``
-    (relative) over ``patience`` generations; the next run restarts from the best point so far with a population
-    twice as large and per-key steps :data:`RESTART_REL` of the values. The search ends when ``max_evals``
-    candidate evaluations are spent (the last run shrinks its population to the budget left), after ``restarts``
-    restarts (None: no limit), or when converged: ``stall_restarts`` restarts in a row improved the best MAE by
-    less than ``tol`` (relative; 0: never stop before the budget). The warm starts are evaluated first
+    mid-box. ``starts`` independent IPOP searches run from that start with different seeds, each with the full
+    ``max_evals``, and the one of lowest training MAE is kept, then (``polish``) one more search from it
+    (:func:`~servo_ff.identification.cmaes_search.multi_start`); once two searches agree within ``agree``
+    (relative training MAE) no further search or polish runs. In a search, a run ends when CMA-ES reports
+    convergence or when its best MAE improved by less than ``tol`` (relative) over ``patience`` generations; the
+    next run restarts from the best point so far with a population twice as large and per-key steps
+    :data:`RESTART_REL` of the values. A search ends when ``max_evals`` candidate evaluations are spent (the last
+    run shrinks its population to the budget left), after ``restarts`` restarts (None: no limit), or when
+    converged: ``stall_restarts`` restarts in a row improved the best MAE by less than ``tol`` (relative; 0:
+    never stop before the budget). The warm starts are evaluated first
     (outside the budget), so the result is never worse than them. ``fixed``: keys held constant.
     ``prior``: a :class:`~servo_ff.identification.datasheet_prior.DatasheetPrior` (kt/R box, τ_s penalty);
     ``fit_firmware``: fit the error gain and target-velocity clamp of a law that has a clamp
     (:func:`~servo_ff.identification.search_space.firmware_keys`), starting at the law's values.
     """
-    from cmaes import CMA
     from tqdm.auto import tqdm
 
     if not train:
@@ -160,6 +168,8 @@ def fit_model(
         raise ValueError(f"restarts must be >= 0, got {restarts}")
     if stall_restarts < 0:
         raise ValueError(f"stall_restarts must be >= 0, got {stall_restarts}")
+    if starts < 1:
+        raise ValueError(f"starts must be >= 1, got {starts}")
     fw = firmware or FIRMWARE_LAWS.get(actuator)
     if fw is None:
         raise ParameterError(f"no firmware law for actuator {actuator!r}; pass firmware=")
@@ -189,82 +199,46 @@ def fit_model(
             f = f + PRIOR_PENALTY * prior.excess(kt, r)
         return np.where(np.isfinite(f), f, np.inf)
 
-    starts = [x0] if isinstance(x0, Mapping) else [x for x in (x0 or ()) if x]
-    candidates = [_start(keys, lo, span, x) for x in starts] or [_start(keys, lo, span, None)]
+    warm = [x0] if isinstance(x0, Mapping) else [x for x in (x0 or ()) if x]
+    candidates = [_start(keys, lo, span, x) for x in warm] or [_start(keys, lo, span, None)]
     for point, mean, step in candidates:  # firmware constants not given by a warm start: the law's value
         for j, k in enumerate(keys):
-            if k in FIRMWARE_KEY_FACTORS and not any(k in x for x in starts):
+            if k in FIRMWARE_KEY_FACTORS and not any(k in x for x in warm):
                 point[j] = mean[j] = (getattr(fw, k) - lo[j]) / span[j]
                 step[j] = FIRMWARE_STEP
     f0 = cost(np.array([c[0] for c in candidates]))
     i0 = int(np.argmin(f0))
-    point, mean, step = candidates[i0]
-    best_f, best_u = float(f0[i0]), point.copy()
-    start_mae = best_f if starts else None
-    history: list[float] = []
-    runs: list[dict] = []
-    evals = gens = stalls = 0
-    stop = "budget"
+    start_mae = float(f0[i0]) if warm else None
     t0 = time.perf_counter()
-    bar = tqdm(total=max_evals, desc=f"identify {model}", unit="eval", disable=not progress, leave=False)
+    searches = starts + (polish and starts > 1)
+    bar = tqdm(total=searches * max_evals, desc=f"identify {model}", unit="eval", disable=not progress, leave=False)
+
+    def on_generation(pop: int, best: float) -> None:
+        bar.update(pop)
+        bar.set_postfix(best_mae=f"{best:.5f}")
+
     try:
-        while True:
-            k = len(runs)
-            pop = min(pop0 * 2**k, max_evals - evals)
-            if pop < max(pop0, 2):
-                break  # budget spent
-            if restarts is not None and k > restarts:
-                stop = "restarts"
-                break
-            if stall_restarts and stalls >= stall_restarts:
-                stop = "converged"
-                break
-            before = best_f
-            if k:
-                mean, step = best_u.copy(), relative_steps(best_u, lo, span, RESTART_REL, RESTART_FLOOR)
-            sigma = float(step.max())
-            opt = CMA(
-                mean=mean,
-                sigma=sigma,
-                cov=np.diag((step / sigma) ** 2),
-                bounds=np.tile([0.0, 1.0], (len(keys), 1)),
-                seed=seed + k,
-                population_size=pop,
-            )
-            run_best, run_hist, reason = math.inf, [], "budget"
-            while evals + pop <= max_evals:
-                us = np.array([opt.ask() for _ in range(pop)])
-                f = cost(us)
-                opt.tell(list(zip(us, np.where(np.isfinite(f), f, 1e3))))
-                i = int(np.argmin(f))
-                run_best = min(run_best, float(f[i]))
-                if f[i] < best_f:
-                    best_f, best_u = float(f[i]), us[i].copy()
-                evals += pop
-                gens += 1
-                history.append(best_f)
-                run_hist.append(run_best)
-                bar.update(pop)
-                bar.set_postfix(best_mae=f"{best_f:.5f}", run=k)
-                if opt.should_stop():
-                    reason = "converged"
-                    break
-                if len(run_hist) > patience and run_hist[-patience - 1] - run_best <= tol * run_best:
-                    reason = "patience"
-                    break
-            runs.append(
-                {
-                    "population": pop,
-                    "generations": len(run_hist),
-                    "evaluations": pop * len(run_hist),
-                    "best_mae": run_best if math.isfinite(run_best) else None,
-                    "stop": reason,
-                }
-            )
-            if k:  # a restart that did not improve the best by tol counts towards convergence
-                stalls = stalls + 1 if before - best_f <= tol * best_f else 0
+        point, mean, step = candidates[i0]
+        begins = [Begin(mean, step, (float(f0[i0]), point.copy()))]
+        found = multi_start(
+            cost,
+            starts,
+            seed,
+            begins,
+            polish,
+            agree,
+            restart_step=lambda u: relative_steps(u, lo, span, RESTART_REL, RESTART_FLOOR),
+            max_evals=max_evals,
+            pop0=pop0,
+            patience=patience,
+            tol=tol,
+            restarts=restarts,
+            stall_restarts=stall_restarts,
+            on_generation=on_generation,
+        )
     finally:
         bar.close()
+    best_u = found.u
     values = dict(zip(keys, lo + best_u * span))
     values.update(fixed)
     order = [k for k, *_ in full]
@@ -276,13 +250,13 @@ def fit_model(
         params,
         train_mae,
         val,
-        evals,
-        gens,
+        found.evaluations,
+        found.generations,
         time.perf_counter() - t0,
-        history,
+        found.history,
         start_mae,
-        runs,
-        stop,
+        found.runs,
+        found.stop,
         edge,
         [lg.source for lg in train],
         [lg.source for lg in validation],

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..identification.cmaes_search import DEFAULT_AGREE, DEFAULT_STARTS
 from ..identification.datasheet_prior import DatasheetPrior, datasheet_prior
 from ..identification.search_space import FIRMWARE_KEY_FACTORS, FIRMWARE_KEYS_SOURCE, firmware_keys
 from ..identification.simulation_fit import FitResult, bounds_row, check_split, identify_models
@@ -34,7 +35,8 @@ class IdentifyOptions:
     params: str | None = None  # parameter file: its firmware law, and the search-box reference
     firmware: str | None = None  # firmware law spec (firmware_from_spec)
     validation: float = 0.25  # validation fraction of the logs (0: fit on every log)
-    max_evals: int = 4000  # candidate evaluations per model
+    max_evals: int = 4000  # candidate evaluations per model and independent search
+    starts: int = DEFAULT_STARTS  # independent IPOP searches per model; the lowest training MAE is kept
     patience: int = 30  # generations without a 0.1 % improvement before a CMA-ES run restarts
     restarts: int | None = None  # IPOP restarts per model (None: until the budget is spent)
     stall_restarts: int = 2  # converged after this many restarts in a row improve < 0.1 %
@@ -64,6 +66,7 @@ def check_options(opts: IdentifyOptions) -> None:
     """One :class:`ValueError` line naming the first bad option (by its flag)."""
     for flag, v, least in (
         ("--max-evals", opts.max_evals, 1),
+        ("--starts", opts.starts, 1),
         ("--patience", opts.patience, 1),
         ("--restarts", opts.restarts, 0),
         ("--population", opts.population, 2),
@@ -142,6 +145,7 @@ def identify(
         validation_fraction=opts.validation,
         seed=opts.seed,
         max_evals=opts.max_evals,
+        starts=opts.starts,
         warm=opts.warm_start,
         progress=progress,
         reference=setup.reference,
@@ -220,6 +224,11 @@ def summary(opts: IdentifyOptions, setup: Setup, results: dict[str, FitResult]) 
         "seed": opts.seed,
         "budget": {
             "max_evals": opts.max_evals,
+            "starts": opts.starts,
+            "selection": (
+                "lowest training MAE of the independent searches, stopping once two agree within "
+                f"{DEFAULT_AGREE:g} (relative; no polish then), else one polish search from it"
+            ),
             "patience": opts.patience,
             "restarts": opts.restarts,
             "stall_restarts": opts.stall_restarts,
