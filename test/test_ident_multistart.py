@@ -118,3 +118,14 @@ def test_two_searches_that_agree_end_the_multi_start_without_a_polish():
     assert quick.f == pytest.approx(every.f, rel=1e-3)
     assert agreed([1.0, 1.0005], 1e-3) and not agreed([1.0, 1.002], 1e-3) and not agreed([1.0, 1.0], None)
     assert not agreed([1.0], 1e-3) and not agreed([1.0, np.inf], 1e-3)
+
+
+def test_searches_stuck_at_their_begin_point_confirm_nothing():
+    """Begun at the bowl's minimum, no search improves on it: their equal costs are no agreement, so all four
+    searches and the polish run."""
+    kw = dict(restart_step=lambda u: np.full(2, 0.02), max_evals=120, pop0=6, patience=5, stall_restarts=0)
+    start = np.array([0.4, 0.4])
+    begin = Begin(start, np.full(2, 0.2), (float(_bowl(start[None])[0]), start))
+    r = multi_start(_bowl, 4, 0, [begin], **kw)
+    assert sorted({run["start"] for run in r.runs}) == [0, 1, 2, 3, 4] and r.f == 1.0
+    assert not r.stop.startswith("agreed")

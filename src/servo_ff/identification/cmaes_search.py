@@ -162,9 +162,9 @@ def multi_start(
     ``start_seed(seed, starts)``, the same budget) starts at the kept point with steps ``restart_step`` of it and
     keeps its result if lower: the kept search is often still descending a narrow basin when its restarts stop.
     Returns the best point with every search's evaluations, generations and runs (each run tagged with its
-    ``start``; the polish's with ``starts``); ``stop`` is the kept search's. ``agree``: once two searches' costs
-    agree within it (:func:`agreed`), no further search and no polish run (the basin is confirmed; ``stop``
-    then reads ``agreed after N searches``)."""
+    ``start``; the polish's with ``starts``); ``stop`` is the kept search's. ``agree``: once two searches that
+    each improved on their begin point agree within it (:func:`agreed`), no further search and no polish run (the
+    basin is confirmed; ``stop`` then reads ``agreed after N searches``)."""
     if starts < 1:
         raise ValueError(f"starts must be >= 1, got {starts}")
     if not begins:
@@ -172,21 +172,23 @@ def multi_start(
     best: Search | None = None
     evals = gens = 0
     runs: list[dict] = []
-    found: list[float] = []  # each search's cost
+    found: list[float] = []  # the cost of each search that improved on its begin point
+    ran = 0
     for s in range(starts):
         b = begins[s % len(begins)]
         r = ipop(cost, b.mean.copy(), b.step, b.incumbent, seed=start_seed(seed, s), **kw)
-        evals, gens = evals + r.evaluations, gens + r.generations
+        evals, gens, ran = evals + r.evaluations, gens + r.generations, s + 1
         runs += [{"start": s, **run} for run in r.runs]
         if best is None or r.f < best.f:
             best = r
-        found.append(r.f)
-        if s + 1 < starts and agreed(found, agree):
+        if r.f < b.incumbent[0]:  # two searches stuck at the begin point agree, and confirm nothing
+            found.append(r.f)
+        if ran < starts and agreed(found, agree):
             break
     assert best is not None
     confirmed = agreed(found, agree)
     if confirmed:
-        best.stop = f"agreed after {len(found)} searches"
+        best.stop = f"agreed after {ran} searches"
     if polish and starts > 1 and not confirmed:
         step = kw["restart_step"](best.u)
         r = ipop(cost, best.u.copy(), step, (best.f, best.u), seed=start_seed(seed, starts), **kw)
