@@ -210,6 +210,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     from rclpy.exceptions import InvalidParameterValueException
     from rclpy.executors import ExternalShutdownException
 
+    _interrupt_once()
     rclpy.init(args=list(args) if args is not None else None)
     node = None
     try:
@@ -236,7 +237,28 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
             node.destroy_node()
         if rclpy.ok():
             rclpy.try_shutdown()
+        _ignore_further_interrupts()  # rclpy's shutdown puts back the handler it found at init
     return 0
+
+
+def _interrupt_once() -> None:
+    """Before ``rclpy.init`` (which chains its own handler in front of this one): the first SIGINT raises
+    KeyboardInterrupt, a later one does nothing — a second Ctrl-C between the first one's ``except`` and the
+    ``finally`` that ignores SIGINT would otherwise escape as a KeyboardInterrupt (exit by SIGINT, on_exit not
+    applied)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    fired = []
+
+    def first_only(signum, frame) -> None:
+        if not fired:
+            fired.append(signum)
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, first_only)
 
 
 def _ignore_further_interrupts() -> None:
