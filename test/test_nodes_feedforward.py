@@ -537,7 +537,7 @@ def test_joint_states_read_in_place_by_layout_and_bytes_no_state_are_one_line(ca
             )
 
         answered(state, 1000)
-        assert ff._js_cdr is not None and ff._js_cdr.joints == tuple(JOINTS)
+        assert ff._js_reader.layout is not None and ff._js_reader.layout.joints == tuple(JOINTS)
         before = ff.rejected
         for n in range(5):
             seen = ff.rejected
@@ -546,11 +546,11 @@ def test_joint_states_read_in_place_by_layout_and_bytes_no_state_are_one_line(ca
         nan = JointState(name=JOINTS, position=[math.nan, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
         seen = ff.rejected
         wait_for(lambda: js.publish(nan) or ff.rejected > seen, 10.0, "the NaN state held on")
-        assert ff.rejected == before + 6 and ff._js_cdr.joints == tuple(JOINTS)
+        assert ff.rejected == before + 6 and ff._js_reader.layout.joints == tuple(JOINTS)
         reordered = JointState(name=JOINTS[::-1], position=[0.2, 0.1])  # another layout: rclpy, then in place
         answered(reordered, 2000)
         answered(reordered, 3000)
-        assert ff._js_cdr.joints == tuple(JOINTS[::-1])
+        assert ff._js_reader.layout.joints == tuple(JOINTS[::-1])
         answered(state, 4000)
         err = capfd.readouterr().err
         assert sum("bytes are not a serialized JointState" in ln for ln in err.splitlines()) == 1, err[-2000:]

@@ -30,14 +30,11 @@ velocity beyond the joint's URDF velocity limit (else ``max_velocity``) or an ac
 from __future__ import annotations
 
 import math
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -60,8 +57,8 @@ from servo_ff.ros.common import (
     throttle_key,
 )
 from servo_ff.ros.desired_trajectory import DesiredTrajectory, parse_trajectory
-from servo_ff.ros.joint_command_cdr import JointStateCdr
-from servo_ff.ros.robot_description import wait_robot_description
+from servo_ff.ros.joint_command_cdr import JointStateReader, deserialized
+from servo_ff.ros.robot_description import urdf_file, wait_robot_description
 from servo_ff.ros.ros_logging import forward_core_logs
 from servo_ff.ros.servo_faults import FaultedJoints
 from servo_ff.ros.servo_gain import ServoGainSetter
@@ -77,23 +74,24 @@ def _dynamics():
     try:
         from servo_ff.dynamics import alpha as alpha_mod
         from servo_ff.dynamics.feedforward import FeedForwardController
+        from servo_ff.dynamics.inverse_dynamics import gravity_from_imu
         from servo_ff.dynamics.robot import load_robot
     except ImportError as e:  # the feed-forward core is a separate part of the package
         raise ValueError(f"servo_feedforward_node needs servo_ff.dynamics (pinocchio), not importable: {e}") from None
-    return alpha_mod, FeedForwardController, load_robot
+    return alpha_mod, FeedForwardController, load_robot, gravity_from_imu
 
 
 class FeedForwardNode(Node):
     def __init__(self, name: str = "servo_feedforward", **kwargs: Any):
         super().__init__(name, **kwargs)
-        alpha_mod, self._Controller, load_robot = _dynamics()
+        alpha_mod, self._Controller, load_robot, self._gravity_from_imu = _dynamics()
         self._alpha_mod = alpha_mod
         boot = ParameterTable(self, boot_specs(), n_joints=lambda v: None)
         b = boot.values
         xml = b["robot_description"]
         if not (xml.strip() or b["urdf_path"]):  # neither set: the robot_description topic
             xml = wait_robot_description(self, b["robot_description_timeout"])
-        self.robot = load_robot(self._urdf(xml, b["urdf_path"]))
+        self.robot = load_robot(urdf_file(xml, b["urdf_path"]))
         rj = list(self.robot.joint_names)
         self.index = {n: i for i, n in enumerate(rj)}
         joints = [j for j in b["joints"] if j] or rj
@@ -127,7 +125,7 @@ class FeedForwardNode(Node):
         self.pub_goal = self.create_publisher(Float64MultiArray, TOPIC_COMMANDS, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self._js_sub = None
-        self._js_cdr: JointStateCdr | None = None  # the layout of the last /joint_states rclpy read
+        self._js_reader = JointStateReader()  # /joint_states read in place in the layout of the last one
         self._listen_joint_states(True)
         # taken serialized: read vectorised (ros/trajectory_cdr.py), no JointTrajectoryPoint objects built
         self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10, raw=True)
@@ -149,19 +147,6 @@ class FeedForwardNode(Node):
         )
 
     # ------------------------------------------------------------------ parameters
-    def _urdf(self, xml: str, path: str) -> Path:
-        if xml.strip():
-            f = tempfile.NamedTemporaryFile("w", prefix="robot_description_", suffix=".urdf", delete=False)
-            f.write(xml)
-            f.close()
-            return Path(f.name)
-        if not path:
-            raise ValueError("set urdf_path or robot_description")
-        p = resolve_path(path)
-        if not p.is_file():
-            raise FileNotFoundError(f"urdf_path {path!r}: file not found ({p})")
-        return p
-
     def _alpha_table(self, v: dict[str, Any]):
         rj = list(self.robot.joint_names)
         n = len(rj)
@@ -274,16 +259,14 @@ class FeedForwardNode(Node):
         read = cdr_imu(data)  # (stamp, orientation) from the serialized Imu, no message object built
         if read is None:  # an encoding other than little-endian CDR: rclpy's message
             try:
-                o = deserialize_message(data, Imu).orientation
-            except Exception as e:  # rclpy's RMWError
-                self._warn("imu", f"{TOPIC_IMU}: {len(data)} bytes are not a serialized Imu ({e}); ignored")
+                o = deserialized(data, Imu).orientation
+            except ValueError as e:
+                self._warn("imu", f"{TOPIC_IMU}: {e}; ignored")
                 return
             read = (None, (o.x, o.y, o.z, o.w))
         quat = np.array(read[1])
         try:  # checked here so that a stream of bad messages is one throttled line, not one line per message
-            from servo_ff.dynamics.inverse_dynamics import gravity_from_imu
-
-            gravity_from_imu(quat, 9.80665)
+            self._gravity_from_imu(quat, 9.80665)
         except (ValueError, FloatingPointError) as e:
             self._warn(
                 "imu",
@@ -317,21 +300,10 @@ class FeedForwardNode(Node):
     def _on_joint_states_cdr(self, data: bytes) -> None:
         """/joint_states as CDR bytes: stamp and positions read in place (≈ 2 µs against rclpy's ≈ 13 µs for 20
         joints with velocities and efforts) when the layout is the previous message's; else read by rclpy."""
-        read = self._js_cdr.read_parts(data) if self._js_cdr is not None else None
-        if read is not None:
-            return self._on_joint_states(self._js_cdr.joints, read[2], read[0], read[1])
         try:
-            msg = deserialize_message(data, JointState)
-        except Exception as e:  # rclpy's RMWError: bytes published serialized that are no JointState
-            self._warn("joint_states", f"{TOPIC_JOINT_STATES}: {len(data)} bytes are not a serialized JointState ({e})")
-            return
-        try:
-            self._js_cdr = JointStateCdr.like(msg)
-        except ValueError:  # a layout the reader does not know: every such message read by rclpy
-            self._js_cdr = None
-        self._on_joint_states(
-            msg.name, np.asarray(msg.position, dtype=float), msg.header.stamp.sec, msg.header.stamp.nanosec
-        )
+            self._on_joint_states(*self._js_reader.read(data))
+        except ValueError as e:  # bytes published serialized that are no JointState
+            self._warn("joint_states", f"{TOPIC_JOINT_STATES}: {e}")
 
     def _on_joint_states(self, names, position: np.ndarray, sec: int, nanosec: int) -> None:
         """One /joint_states (names, positions [rad], header.stamp): the pose taken, or a tick answering it."""

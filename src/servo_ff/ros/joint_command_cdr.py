@@ -14,10 +14,20 @@ import struct
 from collections.abc import Sequence
 
 import numpy as np
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
 _STAMP = struct.Struct("<iI")
+
+
+def deserialized(data: bytes, msg_type):
+    """rclpy's ``msg_type`` from the serialized ``data`` of a ``raw=True`` subscription; bytes published serialized
+    that are no such message are one :class:`ValueError` (rclpy raises its RMWError), never an exception out of
+    the subscription's callback."""
+    try:
+        return deserialize_message(bytes(data), msg_type)
+    except Exception as e:  # rclpy's RMWError
+        raise ValueError(f"{len(data)} bytes are not a serialized {msg_type.__name__} ({e})") from None
 
 
 def _meaningful(joints: Sequence[str], frame_id: str = "") -> tuple[np.ndarray, int]:
@@ -112,3 +122,24 @@ class JointCommandCdr(JointStateCdr):
         if read is None:
             return None
         return read[0] * 1_000_000_000 + read[1], read[2]
+
+
+class JointStateReader:
+    """/joint_states taken serialized: a message in the layout of the previous one read in place
+    (:class:`JointStateCdr`), any other by rclpy, whose layout is then learnt."""
+
+    def __init__(self) -> None:
+        self.layout: JointStateCdr | None = None
+
+    def read(self, data: bytes) -> tuple[Sequence[str], np.ndarray, int, int]:
+        """(names, positions [rad], header.stamp sec, nanosec); :class:`ValueError` for bytes that are no
+        JointState."""
+        read = self.layout.read_parts(data) if self.layout is not None else None
+        if read is not None:
+            return self.layout.joints, read[2], read[0], read[1]
+        msg = deserialized(data, JointState)
+        try:
+            self.layout = JointStateCdr.like(msg)
+        except ValueError:  # a layout the reader does not know: every such message read by rclpy
+            self.layout = None
+        return msg.name, np.asarray(msg.position, dtype=float), msg.header.stamp.sec, msg.header.stamp.nanosec

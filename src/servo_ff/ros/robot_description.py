@@ -7,6 +7,9 @@ feed-forward node) takes it: the latched message, or one clear error after ``rob
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from .parameters import ParamSpec
@@ -48,3 +51,20 @@ def wait_robot_description(node, timeout: float) -> str:
     if not msg.data.strip():
         raise ValueError(f"{topic}: empty robot description")
     return msg.data
+
+
+def urdf_file(xml: str, path: str) -> Path:
+    """The URDF as a file: ``xml`` (a robot_description) written to a temporary file, else ``path`` resolved;
+    ValueError when both are empty, FileNotFoundError naming a missing ``urdf_path``."""
+    from servo_ff.io.paths import resolve_path
+
+    if xml.strip():
+        with tempfile.NamedTemporaryFile("w", prefix="robot_description_", suffix=".urdf", delete=False) as f:
+            f.write(xml)
+        return Path(f.name)
+    if not path:
+        raise ValueError("set urdf_path or robot_description")
+    p = resolve_path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"urdf_path {path!r}: file not found ({p})")
+    return p

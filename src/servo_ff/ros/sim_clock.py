@@ -32,14 +32,13 @@ from typing import Any
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import KeyValue
 from rclpy.parameter import Parameter
-from rclpy.serialization import deserialize_message
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 
 from .cdr_template import CdrTemplate
 from .common import TOPIC_CLOCK, ParamSpec
-from .joint_command_cdr import JointCommandCdr
+from .joint_command_cdr import JointCommandCdr, deserialized
 
 
 def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
@@ -289,9 +288,9 @@ class SimClock:
         source = self.names["joint_command"]
         if read is None:  # another layout (or inactive: refused with its line)
             try:
-                msg = deserialize_message(data, JointState)
-            except Exception as e:  # rclpy's RMWError: bytes published serialized that are no JointState
-                return self.gate._reject(source, "bytes", f"{len(data)} bytes are not a serialized JointState ({e})")
+                msg = deserialized(data, JointState)
+            except ValueError as e:
+                return self.gate._reject(source, "bytes", str(e))
             return self._on_joint_command(msg)
         kind = self._answer(read[0])
         if kind >= 0 and not self._inactive(source, self.joints):

@@ -8,12 +8,12 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
-from rclpy.serialization import deserialize_message
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.interpolation import JointSpline, follow
 
 from .common import GoalGate
+from .joint_command_cdr import deserialized
 from .trajectory_cdr import RawPoints, read_trajectory
 
 
@@ -51,10 +51,7 @@ def raw_points(msg: JointTrajectory | bytes) -> RawPoints:
     if isinstance(msg, (bytes, bytearray, memoryview)):
         if bytes(msg[:2]) == b"\x00\x01":  # little-endian CDR (XCDR1): read in place
             return read_trajectory(msg)
-        try:  # any other encoding an rmw may use: rclpy's message
-            msg = deserialize_message(bytes(msg), JointTrajectory)
-        except Exception as e:  # rclpy's RMWError: the bytes are no JointTrajectory
-            raise ValueError(f"not a serialized JointTrajectory ({len(msg)} bytes: {e})") from None
+        msg = deserialized(msg, JointTrajectory)  # any other encoding an rmw may use: rclpy's message
     fields = [(pt.positions, pt.velocities, pt.accelerations, pt.time_from_start) for pt in msg.points]
     q, dq, ddq, tfs = zip(*fields) if fields else ((), (), (), ())
     counts = np.array([[len(a), len(b), len(c)] for a, b, c, _ in fields], dtype=np.int64).reshape(-1, 3)
