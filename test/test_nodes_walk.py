@@ -170,6 +170,29 @@ def test_walk_node_samples_its_window_as_np_interp_and_takes_one_pose():
             np.testing.assert_allclose(walk.desired(t), want, rtol=0, atol=1e-14)
 
 
+def test_bytes_no_joint_state_on_joint_states_are_one_line_and_the_walk_takes_the_pose():
+    """/joint_states is taken as bytes: bytes rclpy cannot read as a JointState (published serialized by anyone)
+    are one warning, not an exception that ends the walk node's executor; the next pose is taken."""
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.nodes.walk_node import WalkNode
+
+    with RosHarness(salt=48) as ros:
+        from rclpy.parameter import Parameter
+
+        walk = ros.add(
+            WalkNode("servo_walk", **ros.node_kwargs(), parameter_overrides=[Parameter("start_delay", value=3600.0)])
+        )
+        probe = ros.make_node("walk_garbage")
+        pub = probe.create_publisher(JointState, "joint_states", 10)
+        wait_for(lambda: pub.get_subscription_count(), 30.0, "discovery")
+        pub.publish(b"\x00\x01\x00\x00" + b"\x01\x00\x00\x00" * 2 + b"\xff\xff\xff\xff")  # a count past the end
+        pose = JointState(name=list(walk.joints), position=[0.01 * i for i in range(len(walk.joints))])
+        wait_for(lambda: pub.publish(pose) or walk.q0 is not None, 60.0, "the walk node taking the pose")
+        np.testing.assert_array_equal(walk.q0, pose.position)
+        assert ros._thread.is_alive()
+
+
 def test_default_gait_within_the_xm430_torque():
     from servo_ff.dynamics.walk_pattern import WalkEngine
     from servo_ff.dynamics.walk_sim import armature_torque

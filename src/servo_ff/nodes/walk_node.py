@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
@@ -40,6 +39,7 @@ from trajectory_msgs.msg import JointTrajectory
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
+from servo_ff.ros.joint_command_cdr import deserialized
 from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
@@ -162,7 +162,11 @@ class WalkNode(Node):
         """/joint_states taken serialized: only its stamp is read per period, the whole message only for the pose."""
         stamp = cdr_stamp(data) if self.q0 is not None else None
         if stamp is None:
-            msg = deserialize_message(data, JointState)
+            try:
+                msg = deserialized(data, JointState)
+            except ValueError as e:  # bytes published serialized that are no JointState
+                self.get_logger().warning(f"{TOPIC_JOINT_STATES}: {e}; ignored", throttle_duration_sec=5.0)
+                return
             stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.q0 is not None:
             if self.support_on_js:
