@@ -1,7 +1,7 @@
 """Schwarz & Behnke's experiments on the ROBOTIS OP3 over DDS under the placo walk (issue 21 item 5).
 
 Run: python bench/op3_mission.py [--steps 40] [--vx 0.1] [--flat-steps 80] [--obstacle-vx 0.05]
-     [--kp-high 800] [--plot docs/img/op3_obstacle_pitch.png]
+     [--kp-high 800] [--plot docs/img/op3_obstacle_pitch.png] [--firmware ROW] [--pwm-steps 40]
 Mission: ``servo_ff.bringup.op3_mission`` (servo_walk_node under cmd_vel → feed-forward → MuJoCo sim node, lockstep;
 all nodes in one process, real DDS between them). (a) high-gain P (k_P 800, the XM430 factory gain), (b) 0.35 of
 it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
@@ -12,6 +12,12 @@ it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
 4. the board (their "rectangular obstacles" walked onto): at the same speed onto a board across the path (0.4 m wide,
    1 m long, placed at the walk start 5 mm ahead of the feet): 15 mm ((a), (b), (c)), 5 mm ((a), (c)); pitch plotted
    in ``--board-plot``.
+5. the same as 1. under the XM430's factory position mode for every servo (firmware row ``xm430_position``, the PWM
+   law ROBOTIS's OP3 runs and the law of the paper's MX-106; (c) with that law's α̂, Eq. 19) for ``--pwm-steps``
+   steps, and the 15 mm box and board of 3. and 4. for (a) and (c): an additional result (``pwm_*`` keys), beside
+   the mission's current-based one;
+``--firmware ROW``: sections 1-4 with every servo on that firmware row instead of config/servos_op3.yaml's own
+(current-based position control, Operating Mode 5); an unknown row is one line naming the valid rows (exit 2).
 Energy: (c) against (a) over their common window of whole steps (``bringup/op3_energy.py``): all ``--steps`` when
 neither falls, else the whole steps before the first fall of the two (``energy_steps``; nan below 2 steps); (b) is
 listed over the same window when it walked it.
@@ -21,7 +27,9 @@ this process: ``rtf_bound`` (median, one process) is the best any loop of this s
 ``rtf_of_bound`` = rtf / rtf_bound.
 Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_energy_reduction=… energy_reduction=…
            obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=… rtf_bound=… rtf_of_bound=…
-           board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1 energy_steps=…
+           board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1 energy_steps=… pwm_energy_steps=…
+           pwm_knee_energy_reduction=… pwm_energy_reduction=… pwm_falls_flat=… pwm_obstacle15_a_stood=0|1
+           pwm_obstacle15_c_stood=0|1 pwm_board15_a_stood=0|1 pwm_board15_c_stood=0|1
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,9 +46,13 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from servo_ff.bringup.op3_energy import compare, window_lines  # noqa: E402
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
+from servo_ff.models.errors import ParameterError  # noqa: E402
+from servo_ff.models.firmware import firmware_row  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from _lockstep_bound import lockstep_bound  # noqa: E402
+
+PWM_ROW = "xm430_position"  #: 5.'s firmware row: the XM430's factory position mode (Operating Mode 3)
 
 
 def bound(periods: int) -> tuple[float, float]:
@@ -58,22 +71,31 @@ def main() -> int:
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_pitch.png"))
     ap.add_argument("--board-plot", default=str(ROOT / "docs" / "img" / "op3_board_pitch.png"))
     ap.add_argument("--bound-periods", type=int, default=2000, help="periods of each bare lockstep loop (anchor)")
+    ap.add_argument("--firmware", default=None, help="firmware row for every servo in 1-4 (default: the servo file's)")
+    ap.add_argument("--pwm-steps", type=int, default=40, help="5.: steps under xm430_position (0: skip 5.)")
     a = ap.parse_args()
+    try:
+        if a.firmware is not None:
+            firmware_row(a.firmware)
+    except ParameterError as e:
+        print(f"{Path(__file__).name}: --firmware: {e}", file=sys.stderr)
+        return 2
+    fw = {"firmware": a.firmware}
 
     anchors = [bound(a.bound_periods)]
 
     print(f"1. flat ground, {a.steps} steps at {a.vx} m/s:")
-    flat = {c: run_op3(c, n_steps=a.steps, vx=a.vx, kp_high=a.kp_high) for c in ("high", "low", "ff")}
+    flat = {c: run_op3(c, n_steps=a.steps, vx=a.vx, kp_high=a.kp_high, **fw) for c in ("high", "low", "ff")}
     print(format_table(list(flat.values())))
     energy = compare(flat["high"], flat["ff"])
     print(f"energy over the first {energy.steps} whole steps (before the first fall of (a) and (c); 0: none):")
     print("\n".join(f"   {line}" for line in window_lines({r.label: r for r in flat.values()}, energy.steps)))
     print(f"2. (c) on flat ground, {a.flat_steps} steps at {a.vx} m/s:")
-    long = run_op3("ff", n_steps=a.flat_steps, vx=a.vx, kp_high=a.kp_high)
+    long = run_op3("ff", n_steps=a.flat_steps, vx=a.vx, kp_high=a.kp_high, **fw)
     print(format_table([long]))
     print(f"3. obstacles under the right foot, forward at {a.obstacle_vx} m/s:")
     obst = {
-        (c, h): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000, kp_high=a.kp_high)
+        (c, h): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000, kp_high=a.kp_high, **fw)
         for c, h in (("high", 15), ("low", 15), ("ff", 15), ("high", 5), ("ff", 5))
     }
     print(format_table(list(obst.values())))
@@ -83,7 +105,13 @@ def main() -> int:
     print(f"4. a board across the path, forward at {a.obstacle_vx} m/s:")
     board = {
         (c, h): run_op3(
-            c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000, kp_high=a.kp_high, obstacle_shape="board"
+            c,
+            n_steps=a.obstacle_steps,
+            vx=a.obstacle_vx,
+            obstacle=h / 1000,
+            kp_high=a.kp_high,
+            obstacle_shape="board",
+            **fw,
         )
         for c, h in (("high", 15), ("low", 15), ("ff", 15), ("high", 5), ("ff", 5))
     }
@@ -94,8 +122,10 @@ def main() -> int:
     )
     print(f"plot: {a.board_plot}")
 
+    pwm = pwm_section(a) if a.pwm_steps > 0 else None
+
     knee, allj = energy.knee_reduction, energy.reduction
-    runs = [*flat.values(), long, *obst.values(), *board.values()]
+    runs = [*flat.values(), long, *obst.values(), *board.values(), *(pwm.runs if pwm else ())]
     rtf = sum(r.sim_s for r in runs) / sum(r.wall_s for r in runs)
     anchors.append(bound(a.bound_periods))
     one, two = (float(np.median([b[k] for b in anchors])) for k in (0, 1))
@@ -113,9 +143,43 @@ def main() -> int:
         f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f} rtf_bound={one:.2f} "
         f"rtf_of_bound={rtf / one:.3f} board15_a_stood={int(not board[('high', 15)].fell)} "
         f"board15_c_stood={int(not board[('ff', 15)].fell)} board5_c_stood={int(not board[('ff', 5)].fell)} "
-        f"energy_steps={energy.steps}"
+        f"energy_steps={energy.steps}{pwm.keys if pwm else ''}"
     )
     return 0
+
+
+class PwmSection(NamedTuple):
+    runs: list  # every run of section 5 (for the rtf)
+    keys: str  # " pwm_…=…" RESULT keys
+
+
+def pwm_section(a) -> PwmSection:
+    """5.: (a), (b), (c) on flat ground and (a), (c) on the 15 mm box and board, every servo on ``PWM_ROW``."""
+    row, kw = PWM_ROW, {"kp_high": a.kp_high, "firmware": PWM_ROW}
+    print(f"5. every servo on the firmware row {row} (XM430 position mode, PWM law; (c): that law's α̂, Eq. 19):")
+    print(f"   flat ground, {a.pwm_steps} steps at {a.vx} m/s:")
+    flat = {c: run_op3(c, n_steps=a.pwm_steps, vx=a.vx, **kw) for c in ("high", "low", "ff")}
+    print(format_table(list(flat.values())))
+    energy = compare(flat["high"], flat["ff"])
+    print(f"   energy over the first {energy.steps} whole steps (before the first fall of (a) and (c); 0: none):")
+    print("\n".join(f"   {line}" for line in window_lines({r.label: r for r in flat.values()}, energy.steps)))
+    print(f"   15 mm under the right foot (box) and across the path (board), forward at {a.obstacle_vx} m/s:")
+    obst = {
+        (c, shape): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=0.015, obstacle_shape=shape, **kw)
+        for shape in ("foot_box", "board")
+        for c in ("high", "ff")
+    }
+    print(format_table(list(obst.values())))
+    falls = "".join(k for k, c in zip("abc", flat) if flat[c].fell) or "none"
+    keys = (
+        f" pwm_energy_steps={energy.steps} pwm_knee_energy_reduction={energy.knee_reduction:.3f} "
+        f"pwm_energy_reduction={energy.reduction:.3f} pwm_falls_flat={falls} "
+        f"pwm_obstacle15_a_stood={int(not obst[('high', 'foot_box')].fell)} "
+        f"pwm_obstacle15_c_stood={int(not obst[('ff', 'foot_box')].fell)} "
+        f"pwm_board15_a_stood={int(not obst[('high', 'board')].fell)} "
+        f"pwm_board15_c_stood={int(not obst[('ff', 'board')].fell)}"
+    )
+    return PwmSection([*flat.values(), *obst.values()], keys)
 
 
 if __name__ == "__main__":

@@ -13,14 +13,17 @@ each period: ``SimNode.period_taps``), falls (tilt > 0.6 rad), the
 sim's per-joint energy meter E = ∫U·I dt over the ``n_steps`` steps after the walk starts. ``obstacle`` [m]: a box
 that high under the right foot, placed at the middle of its ``obstacle_step``-th swing (the foot lands on it);
 ``obstacle_shape`` "board": a board that high across the path instead, placed at the walk start (the sim node's
-``obstacle_shape``).
+``obstacle_shape``). ``firmware``: a firmware row for every servo instead of the servo file's (the sim node's servo
+YAML with ``firmware:`` set, the feed-forward node's α̂ of that law: :mod:`.op3_firmware`).
 """
 
 from __future__ import annotations
 
 import math
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -56,6 +59,7 @@ class Op3Result:
     tracking: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)  # (s, desired, measured)
     #: (steps + 1, J) [J] energy from the walk start to the end of each step completed before a fall (``op3_energy``)
     step_energy: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))
+    firmware: str | None = None  # the firmware row every servo ran (None: config/servos_op3.yaml's own)
 
     @property
     def label(self) -> str:
@@ -84,17 +88,40 @@ def run_op3(
     track: tuple[str, ...] = (),
     events: bool = True,
     obstacle_shape: str = "foot_box",
+    firmware: str | None = None,
 ) -> Op3Result:
     """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own; ``track``: joints
     whose walk-node desired and ``/joint_states`` positions are recorded from the walk start (``tracking``);
-    ``events``: rclpy's EventsExecutor (else the SingleThreadedExecutor)."""
-    ros = RosHarness(salt=salt, prefix="op3_", events=events)
-    try:
-        return _run(
-            ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, obstacle_shape
-        )
-    finally:
-        ros.shutdown()
+    ``events``: rclpy's EventsExecutor (else the SingleThreadedExecutor); ``firmware``: a row of
+    :data:`~servo_ff.models.firmware.FIRMWARE_TABLE` for every servo (an unknown one raises ParameterError naming
+    the valid rows before any node starts)."""
+    with tempfile.TemporaryDirectory(prefix="op3_firmware_") as tmp:
+        files = op3_files(firmware, tmp)
+        ros = RosHarness(salt=salt, prefix="op3_", events=events)
+        try:
+            res = _run(
+                ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track,
+                obstacle_shape, files,
+            )  # fmt: skip
+        finally:
+            ros.shutdown()
+    res.firmware = firmware
+    return res
+
+
+def op3_files(firmware: str | None, folder: str) -> tuple[dict, dict]:
+    """(sim node, feed-forward node) parameters that put every servo on the row ``firmware`` (none: nothing)."""
+    if firmware is None:
+        return {}, {}
+    from servo_ff.dynamics.robot import load_robot
+    from servo_ff.models.firmware import firmware_row
+
+    from .op3_firmware import op3_firmware_files
+
+    vin = firmware_row(firmware).vin  # [V] the supply the sim's servos run on: the feed-forward node's u_nominal
+    joints = list(load_robot(share_file("urdf", "op3.urdf")).joint_names)
+    servo_yaml, alpha = op3_firmware_files(firmware, Path(folder), joints, vin)
+    return {"servo_config": str(servo_yaml)}, {"alpha_file": str(alpha)}
 
 
 def op3_nodes(
@@ -215,7 +242,7 @@ def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: 
 
 
 def _run(
-    ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape="foot_box"
+    ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape, files
 ) -> Op3Result:
     from geometry_msgs.msg import Twist
     from rclpy.parameter import Parameter
@@ -225,7 +252,10 @@ def _run(
 
     ratio = GAIN_RATIO if ratio is None else ratio
     kp = kp_high if controller == "high" else ratio * kp_high
-    sim, ff, walk = op3_nodes(ros, controller, kp, sim_params={"autostart": False, "obstacle_shape": shape})
+    sim_files, ff_files = files
+    sim, ff, walk = op3_nodes(
+        ros, controller, kp, sim_params={"autostart": False, "obstacle_shape": shape, **sim_files}, ff_params=ff_files
+    )
     p = walk.engine.params
     t_first = p.single_support * p.startend_double_support_ratio  # the walk's first double support [s]
     t_end = t_first + n_steps * p.step_period

@@ -5,12 +5,14 @@
     robot: menagerie:robotis_op3  # the robot these servos drive (optional): menagerie:<name>[/<entry>] or a
                                   # URDF/MJCF path relative to this file; used when no description is given
     kp: 32                        # default P gain, register units (optional; else each preset's own)
+    firmware: mx106               # default firmware row (models.firmware.FIRMWARE_TABLE) replacing each servo's
+                                  # own law (optional; else the preset's or the file's)
     feet: [l_foot, r_foot]        # foot links of a floating-base robot (optional)
     contact_solref: [0.004, 1]    # URDF robot: MuJoCo solref (time constant [s], damping ratio) of its collision
                                   # geoms, the ground and the obstacle (optional; else MuJoCo's default 0.02, 1)
     servos:                       # exact joint names first, then patterns (fnmatch) in file order
       "*_knee": {preset: mx106/m4, kp: 18.6}
-      "*_hip_*": mx106/m4
+      "*_hip_*": {preset: mx106/m4, firmware: mx106}
       "*_ankle_*": mx106/m4
       "*_shoulder_*": mx64/m4
       l_elbow: {file: my_mx64.json}   # bam JSON or servo_ff YAML, relative to this file
@@ -18,11 +20,13 @@
       camera_tilt: null               # this joint is not driven (passive)
 
 Errors are one :class:`ServoMapError` line naming the file and the joint or key: a joint of the model that no
-entry matches, an exact name that is not a joint of the model, an unknown preset or a malformed entry.
+entry matches, an exact name that is not a joint of the model, an unknown preset or firmware row or a malformed
+entry.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import math
 from collections.abc import Mapping, Sequence
@@ -32,6 +36,7 @@ from typing import Any
 
 from ..errors import ServoFFError
 from ..models.errors import ParameterError
+from ..models.firmware import firmware_row
 from ..models.params import ActuatorParams, load_params
 from ..models.presets import preset
 
@@ -59,7 +64,9 @@ class ServoMap:
         return tuple(self.joints)
 
 
-def _entry(value: Any, key: str, source: str, folder: Path | None, default_kp: float | None) -> JointServo | None:
+def _entry(
+    value: Any, key: str, source: str, folder: Path | None, default_kp: float | None, default_fw: Any = None
+) -> JointServo | None:
     where = f"{source}: servos[{key!r}]"
     if value is None:
         return None
@@ -67,11 +74,11 @@ def _entry(value: Any, key: str, source: str, folder: Path | None, default_kp: f
         value = {"preset": value}
     if not isinstance(value, Mapping):
         raise ServoMapError(f"{where}: expected 'servo/model', a mapping or null, got {value!r}")
-    unknown = set(value) - {"preset", "file", "kp"}
+    unknown = set(value) - {"preset", "file", "kp", "firmware"}
     if unknown or ("preset" in value) == ("file" in value):
         raise ServoMapError(
             f"{where}: give exactly one of 'preset: servo/model' or 'file: path' (and optionally "
-            f"'kp'); got keys {sorted(map(str, value))}"
+            f"'kp', 'firmware'); got keys {sorted(map(str, value))}"
         )
     try:
         if "preset" in value:
@@ -80,6 +87,9 @@ def _entry(value: Any, key: str, source: str, folder: Path | None, default_kp: f
         else:
             path = Path(str(value["file"]))
             params = load_params(path if path.is_absolute() or folder is None else folder / path)
+        fw = value.get("firmware", default_fw)
+        if fw is not None:
+            params = dataclasses.replace(params, firmware=firmware_row(str(fw)))
     except ParameterError as e:
         raise ServoMapError(f"{where}: {e}") from None
     kp = value.get("kp", default_kp)
@@ -113,16 +123,21 @@ def _document(spec: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], 
 def load_servo_map(spec: str | Path | Mapping[str, Any], joint_names: Sequence[str]) -> ServoMap:
     """Assign a servo to every joint of ``joint_names`` from a YAML path or an equivalent dict."""
     doc, source, folder = _document(spec)
-    unknown = set(doc) - {"servos", "kp", "feet", "robot", "contact_solref"}
+    unknown = set(doc) - {"servos", "kp", "firmware", "feet", "robot", "contact_solref"}
     if unknown:
         raise ServoMapError(
-            f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; valid: servos, kp, feet, robot, "
-            "contact_solref"
+            f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; valid: servos, kp, firmware, feet, "
+            "robot, contact_solref"
         )
     table = doc.get("servos")
     if not isinstance(table, Mapping) or not table:
         raise ServoMapError(f"{source}: missing 'servos:' (a mapping of joint name or pattern → servo/model)")
-    default_kp = doc.get("kp")
+    default_kp, default_fw = doc.get("kp"), doc.get("firmware")
+    if default_fw is not None:
+        try:
+            firmware_row(str(default_fw))
+        except ParameterError as e:
+            raise ServoMapError(f"{source}: firmware: {e}") from None
     names = list(joint_names)
     exact = {str(k): v for k, v in table.items() if not any(c in str(k) for c in "*?[")}
     for key in exact:
@@ -144,7 +159,7 @@ def load_servo_map(spec: str | Path | Mapping[str, Any], joint_names: Sequence[s
                 )
             key, value = match
         if key not in cache:
-            cache[key] = _entry(value, key, source, folder, default_kp)
+            cache[key] = _entry(value, key, source, folder, default_kp, default_fw)
         if cache[key] is None:
             passive.append(name)
         else:

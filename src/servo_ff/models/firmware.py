@@ -136,6 +136,13 @@ FIRMWARE_TABLE: dict[str, FirmwareRow] = {
 FIRMWARE_LAWS: dict[str, FirmwareLaw] = {name: row.law for name, row in FIRMWARE_TABLE.items()}
 
 
+def firmware_row(name: str) -> FirmwareLaw:
+    """The law of the :data:`FIRMWARE_TABLE` row ``name``; an unknown name raises one line naming the valid rows."""
+    if name not in FIRMWARE_LAWS:
+        raise ParameterError(f"unknown firmware row {name!r}; valid rows: {', '.join(FIRMWARE_LAWS)}")
+    return FIRMWARE_LAWS[name]
+
+
 def firmware_from_mapping(data: Any, source: str) -> FirmwareLaw:
     """A :class:`FirmwareLaw` from a JSON/YAML object (limits null/absent = none); errors name ``source``."""
     if not isinstance(data, dict):
@@ -202,4 +209,5 @@ __all__ = [
     "STS_MAX_SPEED",
     "firmware_from_mapping",
     "firmware_from_spec",
+    "firmware_row",
 ]

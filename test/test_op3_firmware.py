@@ -1,0 +1,121 @@
+"""Another firmware row for every servo: the servo YAML's ``firmware:`` key (dynamics/servo_map.py), the OP3
+mission's servo YAML and α̂ under that row (bringup/op3_firmware.py), an unknown row refused in one line naming the
+valid rows (servo YAML, run_op3, bench/op3_mission.py --firmware), and over DDS the sim node running that law with the
+feed-forward node on that law's α̂."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from servo_ff.dynamics.alpha import alpha_hat_from_actuator, load_alpha
+from servo_ff.dynamics.alpha_current import alpha_hat_current_law
+from servo_ff.dynamics.servo_map import ServoMapError, load_servo_map
+from servo_ff.models.errors import ParameterError
+from servo_ff.models.firmware import FIRMWARE_LAWS
+from servo_ff.models.presets import preset
+
+ROOT = Path(__file__).resolve().parents[1]
+JOINTS = ["l_knee", "r_knee", "l_el"]
+PWM = FIRMWARE_LAWS["xm430_position"]
+
+
+def test_servo_yaml_firmware_replaces_the_law_top_level_and_per_entry():
+    doc = {
+        "firmware": "xm430_position",
+        "servos": {"l_el": {"preset": "xm430/m1", "firmware": "mx28"}, "*": "xm430/m1"},
+    }
+    smap = load_servo_map(doc, JOINTS)
+    assert smap.joints["l_knee"].params.firmware == PWM and smap.joints["r_knee"].params.firmware == PWM
+    assert smap.joints["l_el"].params.firmware == FIRMWARE_LAWS["mx28"]
+    own = load_servo_map({"servos": {"*": "xm430/m1"}}, JOINTS)  # no key: the preset's own law (current-based)
+    assert own.joints["l_knee"].params.firmware == FIRMWARE_LAWS["xm430"] != PWM
+    assert smap.joints["l_knee"].params.kt == own.joints["l_knee"].params.kt  # only the law changes
+
+
+@pytest.mark.parametrize(
+    "doc, where",
+    [
+        ({"firmware": "xm431", "servos": {"*": "xm430/m1"}}, "servo map: firmware: "),
+        ({"servos": {"*": {"preset": "xm430/m1", "firmware": "xm431"}}}, r"servo map: servos\['\*'\]: "),
+    ],
+)
+def test_servo_yaml_unknown_firmware_row_is_one_line_naming_the_rows(doc, where):
+    with pytest.raises(
+        ServoMapError, match=rf"^{where}unknown firmware row 'xm431'; valid rows: .*xm430_position"
+    ) as e:
+        load_servo_map(doc, JOINTS)
+    assert "\n" not in str(e.value)
+
+
+def test_op3_servo_yaml_and_alpha_follow_the_row(tmp_path):
+    from servo_ff.bringup.op3_firmware import op3_alpha_table, op3_firmware_files, op3_servo_yaml
+    from servo_ff.dynamics.robot import load_robot
+
+    joints = list(load_robot(ROOT / "urdf" / "op3.urdf").joint_names)
+    # the current-based row gives back the shipped α̂ (config/alpha_op3.yaml): one derivation for both rows
+    current = op3_alpha_table(op3_servo_yaml("xm430", tmp_path), joints, 12.0)
+    assert np.allclose(current.alpha, load_alpha(ROOT / "config" / "alpha_op3.yaml", joints).alpha, rtol=1e-12)
+    servo_yaml, alpha_file = op3_firmware_files("xm430_position", tmp_path, joints, 12.0)
+    doc = yaml.safe_load(servo_yaml.read_text())
+    assert doc["firmware"] == "xm430_position" and Path(doc["robot"]).is_file()
+    assert doc["servos"] == yaml.safe_load((ROOT / "config" / "servos_op3.yaml").read_text())["servos"]
+    smap = load_servo_map(servo_yaml, joints)
+    assert all(s.params.firmware == PWM for s in smap.joints.values())
+    pwm = load_alpha(alpha_file, joints)
+    params = dataclasses.replace(preset("xm430", "m1"), firmware=PWM)
+    assert np.allclose(pwm.alpha, alpha_hat_from_actuator(params, with_inertia=True), rtol=1e-12)  # Eq. 19
+    # Eq. 19's α̂0 = R/(kt·error_gain) per N·m; the current law's U_nom/(kt·error_gain) with its own error gain
+    assert pwm.alpha[0][0] == pytest.approx(params.R / (params.kt * PWM.error_gain))
+    assert not np.allclose(pwm.alpha[0], alpha_hat_current_law(preset("xm430", "m1"), 12.0))
+
+
+def test_unknown_row_refused_before_anything_runs(tmp_path):
+    from servo_ff.bringup.op3_firmware import op3_servo_yaml
+    from servo_ff.bringup.op3_mission import run_op3
+
+    with pytest.raises(ParameterError, match="^unknown firmware row 'pwm'; valid rows: .*xm430, xm430_position"):
+        op3_servo_yaml("pwm", tmp_path)
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ParameterError, match="^unknown firmware row 'pwm'"):
+        run_op3("ff", n_steps=1, firmware="pwm", log=lambda s: pytest.fail(s))
+
+
+def test_bench_firmware_option_unknown_row_exit_2_one_line():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "op3_mission.py"), "--firmware", "xm431"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"op3_mission.py: --firmware: unknown firmware row 'xm431'; valid rows: {', '.join(FIRMWARE_LAWS)}"
+    )
+    assert proc.stdout == ""
+
+
+def test_mission_nodes_run_the_row_and_its_alpha(tmp_path, compiled_mujoco_kernels):
+    """Over DDS: the mission's sim node built from the row's servo YAML runs that law on every servo, and the
+    feed-forward node's α̂ parameters are that law's."""
+    pytest.importorskip("placo")
+    pytest.importorskip("rclpy")
+    from servo_ff.bringup.op3_mission import op3_files, op3_nodes
+    from servo_ff.models import slots
+    from servo_ff.ros.harness import RosHarness
+
+    sim_files, ff_files = op3_files("xm430_position", str(tmp_path))
+    with RosHarness(salt=47) as ros:
+        sim, ff, _ = op3_nodes(ros, "ff", 280.0, sim_params={"autostart": False, **sim_files}, ff_params=ff_files)
+        p = sim.servos.p
+        assert np.all(p[:, slots.LAW] == 0) and np.allclose(p[:, slots.EGAIN], PWM.error_gain)  # voltage law
+        assert np.allclose(p[:, slots.VIN], 12.0) and sim.hw_supply_voltage() == 12.0
+        expected = alpha_hat_from_actuator(dataclasses.replace(preset("xm430", "m1"), firmware=PWM), True)
+        for j in ("l_knee", "r_hip_pitch", "head_pan"):
+            assert np.allclose(ff.get_parameter(f"alpha.{j}").value, expected, rtol=1e-12), j
