@@ -163,13 +163,17 @@ def pwm_section(a) -> PwmSection:
     energy = compare(flat["high"], flat["ff"])
     print(f"   energy over the first {energy.steps} whole steps (before the first fall of (a) and (c); 0: none):")
     print("\n".join(f"   {line}" for line in window_lines({r.label: r for r in flat.values()}, energy.steps)))
-    print(f"   15 mm under the right foot (box) and across the path (board), forward at {a.obstacle_vx} m/s:")
-    obst = {
-        (c, shape): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=0.015, obstacle_shape=shape, **kw)
-        for shape in ("foot_box", "board")
-        for c in ("high", "ff")
-    }
-    print(format_table(list(obst.values())))
+    obst = {}
+    for shape, what in (
+        ("foot_box", "a box under the right foot (as 3.)"),
+        ("board", "a board across the path (as 4.)"),
+    ):
+        print(f"   15 mm, {what}, forward at {a.obstacle_vx} m/s:")
+        for c in ("high", "ff"):
+            obst[(c, shape)] = run_op3(
+                c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=0.015, obstacle_shape=shape, **kw
+            )
+        print(format_table([obst[(c, shape)] for c in ("high", "ff")]))
     falls = "".join(k for k, c in zip("abc", flat) if flat[c].fell) or "none"
     keys = (
         f" pwm_energy_steps={energy.steps} pwm_knee_energy_reduction={energy.knee_reduction:.3f} "

@@ -1,14 +1,15 @@
 """What the OP3 energy figure counts (issue 21): ``dynamics.walk_sim``'s walk under (a) and (c), ROS-free, with the
 servos' electrical energy split by definition.
 
-    PYTHONPATH=src python tools/op3_energy_terms.py [--steps 12] [--window 2.5]
+    PYTHONPATH=src python tools/op3_energy_terms.py [--steps 12] [--window 2.5] [--firmware xm430_position]
 
 The servo layer meters E = ∫U·I dt per servo (``MujocoServos.energy``: U the firmware's winding voltage, I = (U −
 kt·θ̇)/R, signed, so regeneration counts against it; the DDS mission's figure). Here, integrated at every 1 ms physics
 step from the walk start over ``--window`` s (both controllers upright over it): U·I; its positive part (drawn from
 the supply, ``energy_drawn``); the Joule part I²R; the mechanical part |kt·I·θ̇|; and V_supply·|I| (a current
 sensor's magnitude times the supply voltage, one reading of Schwarz & Behnke's "measured with the internal current
-sensor"). One line per definition: knees (a), (c), reduction; all joints likewise.
+sensor"). One line per definition: knees (a), (c), reduction; all joints likewise. ``--firmware``: every servo on that
+firmware row (``simulate_walk``'s ``firmware``; (c) with that law's α̂).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ HOLD = 0.48  # [s] simulate_walk's default hold before the walk starts
 TERMS = ("U·I (the mission's)", "U·I > 0 (drawn)", "I²R (Joule)", "|kt·I·θ̇| (mechanical)", "V_supply·|I|")
 
 
-def metered(controller: str, steps: int, window: float) -> tuple[np.ndarray, tuple[str, ...]]:
+def metered(
+    controller: str, steps: int, window: float, firmware: str | None = None
+) -> tuple[np.ndarray, tuple[str, ...]]:
     """(terms × joints [J] over ``window`` s from the walk start, joint names) of one ``simulate_walk``."""
     samples: list[tuple[float, np.ndarray]] = []
     joints: list[tuple[str, ...]] = []
@@ -43,7 +46,7 @@ def metered(controller: str, steps: int, window: float) -> tuple[np.ndarray, tup
 
     MujocoServos.before_step = metering
     try:
-        run = simulate_walk(controller, steps)
+        run = simulate_walk(controller, steps, firmware=firmware)
     finally:
         MujocoServos.before_step = before
     t = np.array([s[0] for s in samples])  # MuJoCo's time: 0 at the start of simulate_walk's hold
@@ -57,8 +60,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--window", type=float, default=2.5, help="s from the walk start")
+    ap.add_argument("--firmware", default=None, help="firmware row for every servo (default: the servo file's)")
     a = ap.parse_args()
-    (ea, joints), (ec, _) = (metered(c, a.steps, a.window) for c in ("high", "ff"))
+    (ea, joints), (ec, _) = (metered(c, a.steps, a.window, a.firmware) for c in ("high", "ff"))
     knees = [joints.index(j) for j in ("l_knee", "r_knee")]
     print(f"{a.window} s from the walk start | knees (a) [J] | (c) [J] | reduction | all (a) [J] | (c) [J] | reduction")
     for name, ta, tc in zip(TERMS, ea, ec):
