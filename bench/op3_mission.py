@@ -13,9 +13,9 @@ it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
    1 m long, placed at the walk start 5 mm ahead of the feet): 15 mm ((a), (b), (c)), 5 mm ((a), (c)); pitch plotted
    in ``--board-plot``.
 5. the same as 1. under the XM430's factory position mode for every servo (firmware row ``xm430_position``, the PWM
-   law ROBOTIS's OP3 runs and the law of the paper's MX-106; (c) with that law's α̂, Eq. 19) for ``--pwm-steps``
+   law ROBOTIS's OP3 runs, the kind of law of the paper's MX-106; (c) with that law's α̂, Eq. 19) for ``--pwm-steps``
    steps, and the 15 mm box and board of 3. and 4. for (a) and (c): an additional result (``pwm_*`` keys), beside
-   the mission's current-based one;
+   the mission's current-based one (``--pwm-steps 0``: no 5., no ``pwm_*`` keys; ``rtf`` is over 1.-4. either way);
 ``--firmware ROW``: sections 1-4 with every servo on that firmware row instead of config/servos_op3.yaml's own
 (current-based position control, Operating Mode 5); an unknown row is one line naming the valid rows (exit 2).
 Energy: (c) against (a) over their common window of whole steps (``bringup/op3_energy.py``): all ``--steps`` when
@@ -122,16 +122,15 @@ def main() -> int:
     )
     print(f"plot: {a.board_plot}")
 
-    pwm = pwm_section(a) if a.pwm_steps > 0 else None
-
     knee, allj = energy.knee_reduction, energy.reduction
-    runs = [*flat.values(), long, *obst.values(), *board.values(), *(pwm.runs if pwm else ())]
+    runs = [*flat.values(), long, *obst.values(), *board.values()]
     rtf = sum(r.sim_s for r in runs) / sum(r.wall_s for r in runs)
-    anchors.append(bound(a.bound_periods))
+    anchors.append(bound(a.bound_periods))  # the anchor brackets 1.-4., the mission's runs (5. is an addition)
     one, two = (float(np.median([b[k] for b in anchors])) for k in (0, 1))
+    pwm = pwm_section(a) if a.pwm_steps > 0 else None
     print(
-        f"rtf: the mission {rtf:.2f} (sim s / wall s over every run, start-up included); the bare lockstep loop "
-        f"{one:.2f} in one process, {two:.2f} across two (before / after: "
+        f"rtf: the mission {rtf:.2f} (sim s / wall s over every run of 1.-4., start-up included); the bare lockstep "
+        f"loop {one:.2f} in one process, {two:.2f} across two (before / after: "
         f"{' / '.join(f'{b[0]:.2f}, {b[1]:.2f}' for b in anchors)})"
     )
     fell = {c: flat[c].fell or (c == "ff" and long.fell) for c in ("high", "low", "ff")}
@@ -149,7 +148,7 @@ def main() -> int:
 
 
 class PwmSection(NamedTuple):
-    runs: list  # every run of section 5 (for the rtf)
+    runs: list  # every run of section 5
     keys: str  # " pwm_…=…" RESULT keys
 
 

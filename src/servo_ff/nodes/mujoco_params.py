@@ -63,7 +63,7 @@ def mujoco_specs() -> list[ParamSpec]:
         ParamSpec(
             "servo_config",
             "",
-            "servo YAML: servo type, friction model (and kp) per joint (servo_ff.dynamics.servo_map)",
+            "servo YAML: servo type, friction model (and kp, firmware row) per joint (servo_ff.dynamics.servo_map)",
             read_only=True,
         ),
         ParamSpec(
