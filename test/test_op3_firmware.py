@@ -106,11 +106,12 @@ def test_mission_nodes_run_the_row_and_its_alpha(tmp_path, compiled_mujoco_kerne
     feed-forward node's α̂ parameters are that law's."""
     pytest.importorskip("placo")
     pytest.importorskip("rclpy")
-    from servo_ff.bringup.op3_mission import op3_files, op3_nodes
+    from servo_ff.bringup.op3_firmware import op3_firmware_params
+    from servo_ff.bringup.op3_mission import op3_nodes
     from servo_ff.models import slots
     from servo_ff.ros.harness import RosHarness
 
-    sim_files, ff_files = op3_files("xm430_position", str(tmp_path))
+    sim_files, ff_files = op3_firmware_params("xm430_position", tmp_path)
     with RosHarness(salt=47) as ros:
         sim, ff, _ = op3_nodes(ros, "ff", 280.0, sim_params={"autostart": False, **sim_files}, ff_params=ff_files)
         p = sim.servos.p

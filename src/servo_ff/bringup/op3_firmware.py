@@ -66,4 +66,17 @@ def op3_firmware_files(firmware: str, folder: Path, joints: list[str], u_nominal
     return servo_yaml, alpha
 
 
-__all__ = ["op3_alpha_table", "op3_firmware_files", "op3_servo_yaml"]
+def op3_firmware_params(firmware: str | None, folder: Path) -> tuple[dict, dict]:
+    """(sim node, feed-forward node) parameter overrides of the OP3 mission that put every servo on the row
+    ``firmware``, their files written to ``folder`` (None: no overrides, the servo file's own law)."""
+    if firmware is None:
+        return {}, {}
+    from servo_ff.dynamics.robot import load_robot
+
+    vin = firmware_row(firmware).vin  # [V] the supply the sim's servos run on: the feed-forward node's u_nominal
+    joints = list(load_robot(share_file("urdf", "op3.urdf")).joint_names)
+    servo_yaml, alpha = op3_firmware_files(firmware, folder, joints, vin)
+    return {"servo_config": str(servo_yaml)}, {"alpha_file": str(alpha)}
+
+
+__all__ = ["op3_alpha_table", "op3_firmware_files", "op3_firmware_params", "op3_servo_yaml"]

@@ -32,6 +32,7 @@ from servo_ff.ros.cdr_template import cdr_imu
 from servo_ff.ros.harness import RosHarness, wait_for
 
 from .mission import CONTROLLERS, FALL_TILT
+from .op3_firmware import op3_firmware_params
 
 KP_HIGH = 800.0  # XM430-W350 Position P Gain(84) factory default (ROBOTIS e-manual)
 #: [s, wall] the sim steps without a goal after this: long, so that a loaded machine (a feed-forward tick late by
@@ -96,7 +97,7 @@ def run_op3(
     :data:`~servo_ff.models.firmware.FIRMWARE_TABLE` for every servo (an unknown one raises ParameterError naming
     the valid rows before any node starts)."""
     with tempfile.TemporaryDirectory(prefix="op3_firmware_") as tmp:
-        files = op3_files(firmware, tmp)
+        files = op3_firmware_params(firmware, Path(tmp))
         ros = RosHarness(salt=salt, prefix="op3_", events=events)
         try:
             res = _run(
@@ -107,21 +108,6 @@ def run_op3(
             ros.shutdown()
     res.firmware = firmware
     return res
-
-
-def op3_files(firmware: str | None, folder: str) -> tuple[dict, dict]:
-    """(sim node, feed-forward node) parameters that put every servo on the row ``firmware`` (none: nothing)."""
-    if firmware is None:
-        return {}, {}
-    from servo_ff.dynamics.robot import load_robot
-    from servo_ff.models.firmware import firmware_row
-
-    from .op3_firmware import op3_firmware_files
-
-    vin = firmware_row(firmware).vin  # [V] the supply the sim's servos run on: the feed-forward node's u_nominal
-    joints = list(load_robot(share_file("urdf", "op3.urdf")).joint_names)
-    servo_yaml, alpha = op3_firmware_files(firmware, Path(folder), joints, vin)
-    return {"servo_config": str(servo_yaml)}, {"alpha_file": str(alpha)}
 
 
 def op3_nodes(
