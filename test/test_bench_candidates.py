@@ -79,3 +79,26 @@ def test_load_scale_scales_gravity_and_inertia():
     assert amp[0, 0] == pytest.approx(1.2 * amp[1, 0], rel=1e-14)
     assert inertia[0, 0] == pytest.approx(1.2 * inertia[1, 0], rel=1e-14)
     assert amp[1, 0] == pytest.approx((0.49 + 0.01) * 9.80665 * 0.1, rel=1e-14)
+
+
+def _case_lines(seed: int, base: tuple[float, float], name: str, vals: tuple[float, float]) -> str:
+    out = []
+    for (a, b), v0, v in zip((("100", "400"), ("400", "100")), base, vals):
+        out.append(f"  seed {seed}, train kp{a} → val kp{b}: M4 10.00 → {v0:.2f} mrad (harness {v0:.2f} mrad)")
+        out.append(f"    baseline             train   10.00  val {v0:7.2f} mrad  ")
+        out.append(f"    {name:20} train   10.00  val {v:7.2f} mrad  x 1")
+    return "\n".join(out)
+
+
+def test_summary_of_two_runs_judges_each_candidate_on_its_own_baselines(capsys):
+    """Two runs whose M4 differ: each candidate against its own run's baseline; the spread over seeds and runs."""
+    from candidate_laws import parse_cases, summarize
+
+    run_a = _case_lines(0, (60.0, 40.0), "a", (50.0, 30.0)) + "\n" + _case_lines(1, (62.0, 44.0), "a", (52.0, 34.0))
+    run_b = _case_lines(0, (56.0, 35.0), "b", (55.0, 36.0)) + "\n" + _case_lines(1, (57.0, 35.0), "b", (56.0, 34.0))
+    summarize(parse_cases(run_a + "\n" + run_b))
+    out = capsys.readouterr().out
+    # spread: kp100→400 over 60, 62, 56, 57 → 6; kp400→100 over 40, 44, 35, 35 → 9; mean 7.5 mrad
+    assert "RESULT baseline_cross_gain=0.04863 best_candidate=a best_cross_gain=0.04150 seed_spread=0.00750" in out
+    assert out.rstrip().endswith("validated=a")  # a: 10 mrad better in all 4; b: 3 of 4
+    assert "baseline             |     8 |" in out
