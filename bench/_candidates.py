@@ -211,8 +211,7 @@ class PwmDeadband(Candidate):
     """The H-bridge's dead time: the effective duty sign(d)·max(|d| − d0, 0) [duty, 0–0.15], a loss that is a larger
     share of the small duties of a low gain. Applied as the supply scaled by the effective/law duty ratio, within the
     band as a zero gain (duty 0: the motor shorted, back-EMF braking as in the drive/brake H-bridge); d0 = 0 scales
-    the supply by exactly 1 and zeroes no gain.
-    Voltage law only."""
+    the supply by exactly 1 and zeroes no gain. Voltage law only."""
 
     keys = (("pwm_deadband", 0.0, 0.15, 0.0),)
 
