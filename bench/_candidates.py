@@ -1,8 +1,9 @@
 """Candidate servo laws for bench/candidate_laws.py, and the per-step harness that runs them (not a bench itself).
 
-A candidate adds keys (name, low, high, neutral) to M4's and changes the simulation in one of two ways: ``rows``
-changes the packed parameter rows before each step of the stepper's Algorithm 1, or ``advance`` replaces the step
-(a second state: the gear backlash and compliance). Units: rad, rad/s, N·m, V, A.
+A candidate adds keys (name, low, high, start) to M4's and changes the simulation in one of three ways: ``rows``
+changes the packed parameter rows before each step of the stepper's Algorithm 1, ``load`` the pendulum it drives, or
+``advance`` replaces the step (a second state: the gear backlash and compliance). At ``neutral()`` (the start values
+unless a class says otherwise) a candidate is the baseline exactly. Units: rad, rad/s, N·m, V, A.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import numpy as np
 
 from servo_ff.identification.simulation_cost import mae_per_log
 from servo_ff.identification.time_shift import MAX_DELAY, simulate_timed
+from servo_ff.models import slots
 from servo_ff.models.friction import applied_friction, friction_budget, stopping_torque
-from servo_ff.models.motor import firmware_torque
+from servo_ff.models.motor import current_limited_duty, firmware_torque
 from servo_ff.models.params import P_ARM, P_IMAX, P_KC, P_KT, P_QOFF, P_R, P_VIN, P_VMAX
 from servo_ff.models.stepper import PendulumLoad, step
 
@@ -39,13 +41,23 @@ def stacked_column(batch, logs, key: str) -> np.ndarray:
 
 
 class Candidate:
-    """Extra keys (name, low, high, neutral) and a per-step change of the packed rows (or of the whole step)."""
+    """Extra keys (name, low, high, start) and a per-step change of the packed rows (or of the load, or of the whole
+    step). ``rows`` sees ``state``: the step's input (theta, dtheta, goal, enable) and the previous step's output
+    (volts, tau_m)."""
 
     keys: tuple[tuple[str, float, float, float], ...] = ()
     advance = None  # optional: (p, state, goal_k, enable_k, grav, inertia, dt, extra) → θ (pop, logs)
 
+    def neutral(self) -> np.ndarray:
+        """The extra values at which the candidate is the baseline exactly (default: the search's start)."""
+        return np.array([k[3] for k in self.keys], float)
+
     def prepare(self, batch, logs) -> None:
         pass
+
+    def load(self, batch, extra: np.ndarray) -> PendulumLoad:
+        """The pendulum each (candidate, log) drives (default: the log's)."""
+        return PendulumLoad(mass=batch.mass, length=batch.length, arm_mass=batch.arm_mass)
 
     def rows(self, p: np.ndarray, k: int, extra: np.ndarray, state: dict) -> np.ndarray:
         return p
@@ -186,6 +198,62 @@ class StickBand(Candidate):
         return s["th"]
 
 
+def law_duty(p: np.ndarray, state: dict) -> np.ndarray:
+    """The voltage law's duty on this step's input (current-limit window, then ±max PWM), as the step computes it."""
+    command = p[..., slots.KP] * p[..., slots.EGAIN] * (state["goal"] - state["theta"])
+    duty = current_limited_duty(
+        command, state["dtheta"], p[..., slots.VIN], p[..., slots.KT], p[..., slots.R], p[..., slots.IMAX]
+    )
+    return np.clip(duty, -p[..., slots.MAXPWM], p[..., slots.MAXPWM])
+
+
+class PwmDeadband(Candidate):
+    """The H-bridge's dead time: the effective duty sign(d)·max(|d| − d0, 0) [duty, 0–0.15], a loss that is a larger
+    share of the small duties of a low gain. Applied as the supply scaled by the effective/law duty ratio, within the
+    band as a zero gain (duty 0: the motor shorted, back-EMF braking as in the drive/brake H-bridge); d0 = 0 scales
+    the supply by exactly 1 and zeroes no gain. Voltage law only."""
+
+    keys = (("pwm_deadband", 0.0, 0.15, 0.0),)
+
+    def rows(self, p, k, extra, state):
+        a, d0 = np.abs(law_duty(p, state)), extra[:, 0:1]
+        q = p.copy()
+        q[:, :, slots.VIN] = p[:, :, slots.VIN] * np.divide(a - d0, a, out=np.ones_like(a), where=a > d0)
+        q[:, :, slots.KP] = np.where((a > 0) & (a <= d0), 0.0, p[:, :, slots.KP])  # in the band: duty 0
+        return q
+
+
+class TorqueSaturation(Candidate):
+    """The motor torque (the current) saturating smoothly: τ = τ_s·tanh(τ_law/τ_s), τ_s [N·m] searched over 0.2–2
+    from 0.35 (about the torque the kp 400 stall holds: active from the start). Applied as R scaled by
+    (τ_law/τ_s)/tanh(τ_law/τ_s) (a resistance that grows with the current scales both terms of Eq. 13); neutral
+    τ_s = ∞ scales it by exactly 1. Voltage law only."""
+
+    keys = (("torque_saturation", 0.2, 2.0, 0.35),)
+
+    def neutral(self):
+        return np.array([np.inf])
+
+    def rows(self, p, k, extra, state):
+        tau, _ = firmware_torque(p, state["theta"], state["dtheta"], state["goal"])
+        x = np.abs(tau * state["enable"]) / extra[:, 0:1]
+        shrink = np.divide(np.tanh(x), x, out=np.ones_like(x), where=x > 0)
+        q = p.copy()
+        q[:, :, slots.R] = p[:, :, slots.R] / shrink
+        return q
+
+
+class LoadScale(Candidate):
+    """The pendulum's m·l scaled by ``load_scale`` (0.8–1.25): gravity torque and load inertia alike (the bench's
+    0.49 kg at 0.10 m leaves out the arm and the horn); the armature is the model's."""
+
+    keys = (("load_scale", 0.8, 1.25, 1.0),)
+
+    def load(self, batch, extra):
+        s = extra[:, 0:1]
+        return PendulumLoad(mass=batch.mass * s, length=batch.length, arm_mass=batch.arm_mass * s)
+
+
 class Timed(Candidate):
     """Time, not torque (servo_ff.identification.time_shift, the batched rollout): ``command_delay`` [s] (the goal
     reaches the firmware's loop late), ``measurement_delay`` [s] (the logged position is older than its stamp), or
@@ -239,15 +307,18 @@ CANDIDATES = {
     "both_delays": BothDelays,
     "firmware_1ms": FirmwarePeriod,
     "firmware_1ms_delays": FirmwarePeriodDelays,
+    "pwm_deadband": PwmDeadband,
+    "torque_saturation": TorqueSaturation,
+    "load_scale": LoadScale,
 }
 
 
-def harness_mae(packed: np.ndarray, batch, cand: Candidate, extra: np.ndarray) -> np.ndarray:
+def harness_mae(packed: np.ndarray, batch, cand: Candidate, extra: np.ndarray, trace: list | None = None) -> np.ndarray:
     """MAE (pop, logs) of the candidate's simulation stepped one sample at a time (a timed candidate: its batched
-    rollout)."""
+    rollout). ``trace``: gets θ (pop, logs) [rad] before each goal appended."""
     if isinstance(cand, Timed):
         return cand.mae(packed, batch, extra)
-    load = PendulumLoad(mass=batch.mass, length=batch.length, arm_mass=batch.arm_mass)
+    load = cand.load(batch, extra)
     th = np.broadcast_to(batch.position[0], packed.shape[:2]).copy()
     dth = np.broadcast_to(batch.speed[0], packed.shape[:2]).copy()
     err = np.zeros(packed.shape[:2])
@@ -257,12 +328,15 @@ def harness_mae(packed: np.ndarray, batch, cand: Candidate, extra: np.ndarray) -
         grav = np.broadcast_to(load.gravity_torque_amplitude(), th.shape)
         inertia = np.broadcast_to(load.inertia(), th.shape)
     for k in range(batch.position.shape[0]):
+        if trace is not None:
+            trace.append(th.copy())
         err += np.abs(th - batch.position[k]) * batch.mask[k]
         goal = np.broadcast_to(batch.goal_position[k], th.shape)
         enable = np.broadcast_to(batch.torque_enable[k], th.shape)
         if cand.advance is not None:
             th = cand.advance(packed, goal, enable, grav, inertia, batch.dt, extra)
         else:
+            state.update(theta=th, dtheta=dth, goal=goal, enable=enable)
             r = step(cand.rows(packed, k, extra, state), th, dth, goal, batch.dt, load, enable=enable)
             th, dth = r.theta, r.dtheta
             state["volts"], state["tau_m"] = r.volts, r.tau_m

@@ -17,15 +17,18 @@ nominal supply), ``supply_sag`` (V = V0 − R_s·duty·I, a supply with internal
 friction + K_g·|θ̇d|: set by the commanded goal speed), ``hot_winding`` (R at the logged Present Temperature,
 copper's 0.393 %/K), ``current_limit`` (the stall law: a driver current limit in position mode that the Present
 PWM register does not show), ``stick_band`` (a stick budget s·|τ_m − τ_e| at rest on top of the model's: the stall
-as the recordings show it) and ``backlash_compliance`` (a gap and a spring-damper between the motor side and the
-output, a second state); and time (servo_ff.identification.time_shift, the batched rollout, 0–20 ms):
-``command_delay`` (the goal reaches the firmware's loop late), ``measurement_delay`` (the logged position is
+as the recordings show it), ``backlash_compliance`` (a gap and a spring-damper between the motor side and the
+output, a second state), ``pwm_deadband`` (the H-bridge's dead time: duty sign(d)·max(|d| − d0, 0)),
+``torque_saturation`` (τ_s·tanh(τ_law/τ_s), searched from an active 0.35 N·m) and ``load_scale`` (the pendulum's
+m·l, gravity torque and inertia, ×0.8–1.25); and time (servo_ff.identification.time_shift, the batched rollout,
+0–20 ms): ``command_delay`` (the goal reaches the firmware's loop late), ``measurement_delay`` (the logged position is
 older than its stamp), ``both_delays``, ``firmware_1ms`` (the law evaluated every 1 ms, not every 5 ms log sample)
 and ``firmware_1ms_delays``. The recordings' stalls are listed first (where the servo holds still while the duty
 ramps), with the torque the datasheet's motor law gives there against the gravity torque held.
 
 Run: python bench/candidate_laws.py [--max-evals 2000] [--extra-evals 400] [--seeds 0,1] [--jobs 2] [--candidates a,b]
      python bench/candidate_laws.py --combine out_seed0.txt out_seed1.txt   # the table from saved outputs
+     python bench/candidate_laws.py --profile --seeds 0 --candidates a,b     # MAE across each term's range, M4 held
 Last line: RESULT baseline_cross_gain=<rad> best_candidate=<name> best_cross_gain=<rad> seed_spread=<rad>
 validated=<names or none> (validated: better than its baseline in every seed × direction, by more than the
 baseline's own seed-to-seed spread)
@@ -177,10 +180,12 @@ def parse_cases(text: str) -> list[tuple[tuple[int, str, str], dict[str, float]]
 
 def summarize(blocks) -> None:
     """Per candidate, over every seed × direction it ran in: its validation MAE against the baseline of the same
-    run, the baseline's seed-to-seed spread, and the RESULT line."""
+    run, the baseline's seed-to-seed spread, and the RESULT line (best: the largest mean gain over its own
+    baselines). Saved outputs of runs whose M4 differs (another ``identify``) give each case one baseline per M4:
+    the baseline row and the spread take them all."""
     dirs = sorted({c[1:] for c, _ in blocks})
-    unique = {c: v["baseline"] for c, v in blocks}  # the same seed's baseline, run again in another file
-    base = {d: [v for c, v in unique.items() if c[1:] == d] for d in dirs}
+    unique = {(c, v["baseline"]): v["baseline"] for c, v in blocks}  # a seed's baseline run again: counted once
+    base = {d: [v for (c, _), v in unique.items() if c[1:] == d] for d in dirs}
     # the seed spread: per direction, the baseline's range over the seeds (and runs); averaged over the directions
     spread = float(np.mean([max(v) - min(v) for v in base.values()])) if min(map(len, base.values())) > 1 else np.nan
     names = list(dict.fromkeys(n for _, v in blocks for n in v))
@@ -188,7 +193,7 @@ def summarize(blocks) -> None:
         "\ncandidate            | cases | mean val [mrad] | its baselines [mrad] | Δ vs baseline [mrad] (min, max) | "
         "better in | validates"
     )
-    kept, means = [], {}
+    kept, means, gains = [], {}, {}
     for name in names:
         if name == "baseline":
             pairs = np.array([(v, v) for v in unique.values()])
@@ -199,18 +204,19 @@ def summarize(blocks) -> None:
         ok = name != "baseline" and len(pairs) >= 4 and better == len(pairs) and -delta.mean() > spread
         if ok:
             kept.append(name)
-        means[name] = float(pairs[:, 0].mean())
+        means[name], gains[name] = float(pairs[:, 0].mean()), float(-delta.mean())
         print(
             f"{name:20} | {len(pairs):5d} | {pairs[:, 0].mean() * 1e3:15.2f} | {pairs[:, 1].mean() * 1e3:20.2f} | "
             f"{delta.mean() * 1e3:+8.2f} ({delta.min() * 1e3:+6.2f}, {delta.max() * 1e3:+6.2f}) | "
             f"{better}/{len(pairs)}       | {ok}"
         )
     print(
-        f"baseline seed spread (per direction, max − min over the seeds, mean of the two): {spread * 1e3:.2f} mrad; a "
+        f"baseline seed spread (per direction, max − min over the seeds and runs, mean of the two): {spread * 1e3:.2f} "
+        "mrad; a "
         "candidate validates if it is better than its baseline in every seed × direction (≥ 2 seeds) and by more than "
         "the spread"
     )
-    best = min(means, key=means.get)
+    best = max(gains, key=gains.get)
     print(
         f"RESULT baseline_cross_gain={means['baseline']:.5f} best_candidate={best} "
         f"best_cross_gain={means[best]:.5f} seed_spread={spread:.5f} validated={','.join(kept) or 'none'}"
@@ -248,6 +254,41 @@ def run_seed(args, seed: int, names: list[str], logs) -> None:
             print(f"    {name:20} train {f * 1e3:7.2f}  val {v * 1e3:7.2f} mrad  {extra}", flush=True)
 
 
+def profile(args, seed: int, names: list[str], logs) -> None:
+    """Each one-key candidate's MAE on the training gain and on the other one at its neutral value and five values
+    across its range, M4 of ``seed`` held (no search): what the recordings say about the term, apart from where the
+    search starts."""
+    prior = datasheet_prior("xl330")
+    gains = sorted({lg.kp for lg in logs})
+    by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}
+    print(f"\nprofiles (M4 of seed {seed} held; MAE [mrad] on the training gain / the other gain):")
+    for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0])):
+        m4 = identify_nested(
+            by_gain[a],
+            by_gain[b],
+            ["m1", "m3", "m4"],
+            "xl330",
+            FW,
+            seed=seed,
+            max_evals=args.max_evals,
+            progress=False,
+            prior=prior,
+        )["m4"]
+        keys, x, nm, base = refit_identity(m4.params)
+        for name in [n for n in names if len(CANDIDATES[n].keys) == 1]:
+            cand = CANDIDATES[name]()
+            _, lo, hi, _ = cand.keys[0]
+            values = np.r_[cand.neutral(), np.linspace(lo, hi, 5)]
+            maes = []
+            for logs_ in (by_gain[a], by_gain[b]):
+                batch = stack_logs(logs_)
+                cand.prepare(batch, logs_)
+                packed = np.repeat(pack_candidates(base, keys, x[None], batch), len(values), axis=0)
+                maes.append(harness_mae(packed, batch, cand, values[:, None]).mean(axis=1))
+            cells = ", ".join(f"{v:.3g}: {t * 1e3:.2f} / {o * 1e3:.2f}" for v, t, o in zip(values, *maes))
+            print(f"  from kp{a:g} {name:18} {cells}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
@@ -257,6 +298,7 @@ def main() -> int:
     ap.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated (baseline always runs)")
     ap.add_argument("--jobs", type=int, default=2, help="seeds run in parallel processes")
     ap.add_argument("--cases-only", action="store_true", help=argparse.SUPPRESS)  # a --jobs worker
+    ap.add_argument("--profile", action="store_true", help="the one-key candidates' MAE across their range, M4 held")
     ap.add_argument("--combine", nargs="+", type=Path, help="summarize saved outputs of this script (no fitting)")
     args = ap.parse_args()
     if args.combine:
@@ -276,6 +318,9 @@ def main() -> int:
     logs = read_logs([args.data / "raw"])
     if args.cases_only:
         run_seed(args, seeds[0], names, logs)
+        return 0
+    if args.profile:
+        profile(args, seeds[0], names[1:], logs)
         return 0
     law_checks(logs)
     stuck_windows(logs)
