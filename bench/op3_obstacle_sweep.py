@@ -2,7 +2,7 @@
 obstacle shape, height and forward speed, ROS-free (``dynamics.walk_sim.simulate_walk``, the walk of the mission's
 ROS-free figures and of ``tools/op3_obstacle_trace.py``).
 
-Run: python bench/op3_obstacle_sweep.py [--workers 1] [--plot docs/img/op3_obstacle_sweep.png]
+Run: python bench/op3_obstacle_sweep.py [--workers 1] [--plot docs/img/op3_obstacle_sweep.png] [--perturb]
 
 The grid, fixed before any of its results was seen (nothing tuned; the gait, obstacles and controllers are the
 mission's): controllers (a) high-gain P (k_P 800, the XM430 factory gain), (b) plain P at 0.35 of it (k_P 280), (c)
@@ -15,11 +15,13 @@ the mission uses 0.05); 16 steps of the 0.48 s placo gait at every speed, ``simu
 > 0.6 rad (``walk_sim.FALL_TILT``); its direction is the larger of the trunk's pitch and roll at that moment
 (back/fwd: pitch, forward positive; left/right: roll, positive to the right). Per cell: stood (trunk travel) or fell
 (time from the walk start, direction), the first foot contact with the obstacle, and the minimum trunk pitch over
-the walk (the standing lean is +0.12 rad; negative: leaning backwards). "pre": the fall came before any foot
-touched the obstacle. The paper's contrast in a cell: (a) fell and (c) stood.
+the walk (the plan's trunk lean is +0.12 rad; negative: leaning backwards). "pre": the fall came before any foot
+touched the obstacle. The paper's contrast in a cell: (a) fell and (c) stood. ``--perturb`` (not part of the grid):
+those cells' (a) and (c), and every (c) at 15 mm, again with the plan rounded to 1e-5 and 1e-7 instead of 1e-6
+(``walk_sim.settled_plan``): whether stood/fell holds under a perturbation far below an encoder count.
 Last line: RESULT cells=… contrast=… contrast_a_back=… contrast_a_flat_stood=… a_stood=… b_stood=… c_stood=…
            flat_a_stood=… flat_c_stood=… board15_ac=… box15_ac=… (…_ac: per speed, slowest first, (a) then (c), S
-           stood, F fell) workers=… wall_s=…
+           stood, F fell) workers=… wall_s=… [perturb_held=…/…]
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ SHAPES = ("board", "foot_box")
 HEIGHTS_MM = (0, 5, 10, 15)
 SPEEDS = (0.02, 0.035, 0.05, 0.08)  # [m/s]
 N_STEPS = 16
+PERTURB_GRIDS = (1e-5, 1e-7)  # [rad, …] --perturb: other roundings of the plan (walk_sim.settled_plan)
 
 
 @dataclass(frozen=True)
@@ -77,8 +80,9 @@ def direction(pitch: float, roll: float) -> str:
     return "right" if roll > 0 else "left"
 
 
-def run_cell(key: tuple[str, str, int, float]) -> Cell:
-    """One ``simulate_walk`` of the grid: (controller, shape or "flat", height [mm], vx [m/s])."""
+def run_cell(key: tuple[str, str, int, float], plan_grid: float = 1e-6) -> Cell:
+    """One ``simulate_walk`` of the grid: (controller, shape or "flat", height [mm], vx [m/s]); ``plan_grid``: the
+    plan's rounding (``walk_sim.settled_plan``; 1e-6 is ``simulate_walk``'s, another one perturbs the plan)."""
     from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: PLC0415 (in the worker)
 
     controller, shape, height_mm, vx = key
@@ -88,6 +92,7 @@ def run_cell(key: tuple[str, str, int, float]) -> Cell:
         vx=vx,
         obstacle=height_mm / 1000,
         obstacle_shape="foot_box" if shape == "flat" else shape,
+        plan_grid=plan_grid,
     )
     ok = np.isfinite(r.pitch) & np.isfinite(r.roll)
     p, q = (r.pitch[ok], r.roll[ok]) if ok.any() else (np.array([math.nan]), np.array([math.nan]))
@@ -157,7 +162,11 @@ def plot(cells: dict, path: str) -> str:
         for i, v in enumerate(SPEEDS):
             for j, h in enumerate(HEIGHTS_MM):
                 if h and contrast(cells, s, h, v):
-                    ax.add_patch(plt.Rectangle((i - 0.45, j - 0.4), 0.9, 0.8, color="C2", alpha=0.15, lw=0))
+                    flat = cell(cells, "high", s, 0, v).fell  # (a) fell on flat ground too: hatched
+                    box = plt.Rectangle((i - 0.45, j - 0.4), 0.9, 0.8, fc=(0.17, 0.63, 0.17, 0.15), ec="C2", lw=0)
+                    if flat:
+                        box.set_hatch("///")
+                    ax.add_patch(box)
                 for c, (m, dx, col) in style.items():
                     r = cell(cells, c, s, h, v)
                     ax.plot(i + dx, j, m, ms=10, color=col, mfc=col if not r.fell else "white", mew=1.5)
@@ -181,7 +190,11 @@ def plot(cells: dict, path: str) -> str:
         mfc="white",
         label="open: fell (B, F, L, R: backwards, forwards,\nleft, right; *: before touching the obstacle)",
     )
-    axes[-1].add_patch(plt.Rectangle((0, 0), 0, 0, color="C2", alpha=0.15, label="(a) fell, (c) stood"))
+    axes[-1].add_patch(
+        plt.Rectangle(
+            (0, 0), 0, 0, color="C2", alpha=0.15, label="(a) fell, (c) stood\n(hatched: (a) fell on flat ground too)"
+        )
+    )
     axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle("OP3, 16 steps of the placo walk onto an obstacle (ROS-free, MuJoCo): filled = stood")
     fig.tight_layout()
@@ -212,10 +225,48 @@ def result(cells: dict, workers: int, wall: float) -> str:
     )
 
 
+def run_all(keys: list, grids: list[float], workers: int) -> list[Cell]:
+    """``run_cell`` over ``keys`` and ``grids`` (pairwise) in ``workers`` processes."""
+    if workers == 1:
+        return list(map(run_cell, keys, grids))
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(run_cell, keys, grids))
+
+
+def perturb(cells: dict, workers: int) -> tuple[str, int, int]:
+    """The contrast cells' (a) and (c) and every (c) at 15 mm again with the plan rounded to each of PERTURB_GRIDS:
+    (table, runs whose stood/fell held, runs)."""
+    obst = [(s, h, v) for s in SHAPES for h in HEIGHTS_MM[1:] for v in SPEEDS]
+    keys = [("high", *k) for k in obst if contrast(cells, *k)]
+    keys += [("ff", *k) for k in obst if contrast(cells, *k) or k[1] == 15]
+    runs = [(k, g) for k in keys for g in PERTURB_GRIDS]
+    done = dict(zip(runs, run_all([k for k, _ in runs], [g for _, g in runs], workers)))
+    lines = [
+        "| controller | shape | h [mm] | vx [m/s] | plan 1e-6 (the map) | "
+        + " | ".join(f"plan {g:g}" for g in PERTURB_GRIDS)
+        + " |",
+        "|---|---|---|---|---|" + "---|" * len(PERTURB_GRIDS),
+    ]
+    held = 0
+    for k in keys:
+        base = cells[k]
+        others = [done[(k, g)] for g in PERTURB_GRIDS]
+        held += sum(o.fell == base.fell for o in others)
+        lines.append(
+            f"| ({LABEL[k[0]]}) | {k[1]} | {k[2]} | {k[3]:g} | {describe(base)} | "
+            + " | ".join(describe(o) for o in others)
+            + " |"
+        )
+    return "\n".join(lines), held, len(runs)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=1, help="processes (at most 2: the machine's cores are shared)")
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_sweep.png"))
+    ap.add_argument(
+        "--perturb", action="store_true", help="re-run the contrast cells and (c) at 15 mm with the plan perturbed"
+    )
     a = ap.parse_args()
     if not 1 <= a.workers <= 2:
         print(f"--workers must be 1 or 2, got {a.workers}")
@@ -228,17 +279,19 @@ def main() -> int:
         flush=True,
     )
     t0 = time.perf_counter()
-    if a.workers == 1:
-        done = list(map(run_cell, keys))
-    else:
-        with ProcessPoolExecutor(a.workers, mp_context=get_context("spawn")) as pool:
-            done = list(pool.map(run_cell, keys))
+    cells = dict(zip(keys, run_all(keys, [1e-6] * len(keys), a.workers)))
     wall = time.perf_counter() - t0
-    cells = dict(zip(keys, done))
     print(tables(cells))
     print(f"\nplot: {plot(cells, a.plot)}")
     print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
-    print(result(cells, a.workers, wall))
+    extra = ""
+    if a.perturb:
+        table, held, n = perturb(cells, a.workers)
+        print(f"\nthe plan perturbed (rounded to {' and '.join(f'{g:g}' for g in PERTURB_GRIDS)} instead of 1e-6):")
+        print(table)
+        print(f"stood/fell the same as in the map in {held} of {n} runs")
+        extra = f" perturb_held={held}/{n}"
+    print(result(cells, a.workers, wall) + extra)
     return 0
 
 
