@@ -1,0 +1,299 @@
+"""Schwarz & Behnke's obstacle experiment on the OP3 as a map, not one cell (issue 21): stood or fell per controller,
+obstacle shape, height and forward speed, ROS-free (``dynamics.walk_sim.simulate_walk``, the walk of the mission's
+ROS-free figures and of ``tools/op3_obstacle_trace.py``).
+
+Run: python bench/op3_obstacle_sweep.py [--workers 1] [--plot docs/img/op3_obstacle_sweep.png] [--perturb]
+
+The grid, fixed before any of its results was seen (nothing tuned; the gait, obstacles and controllers are the
+mission's): controllers (a) high-gain P (k_P 800, the XM430 factory gain), (b) plain P at 0.35 of it (k_P 280), (c)
+(b) + feed-forward; shapes ``board`` (0.4 m wide, 1 m long, across the path, placed at the walk start with both feet
+down, its near edge 5 mm ahead of the soles) and ``foot_box`` (a box under the right foot at mid-swing of step 5,
+3.40 s after the walk start); heights 0, 5, 10, 15 mm (0: flat ground, one run per speed and controller, shown in
+both shapes' tables); forward speeds 0.02, 0.035, 0.05, 0.08 m/s (the paper's "very slow velocity" is not given;
+the mission uses 0.05); 16 steps of the 0.48 s placo gait at every speed, ``simulate_walk``'s defaults otherwise
+(0.48 s hold in the stance, 8 ms goals, 1 ms physics, quantisation 4096, latency 1 period). A fall: trunk tilt
+> 0.6 rad (``walk_sim.FALL_TILT``); its direction is the larger of the trunk's pitch and roll at that moment
+(back/fwd: pitch, forward positive; left/right: roll, positive to the right). Per cell: stood (trunk travel) or fell
+(time from the walk start, direction), the first foot contact with the obstacle, and the minimum trunk pitch over
+the walk (the plan's trunk lean is +0.12 rad; negative: leaning backwards). "pre": the fall came before any foot
+touched the obstacle. The paper's contrast in a cell: (a) fell and (c) stood. ``--perturb`` (not part of the grid):
+those cells' (a) and (c), and every (c) at 15 mm, again with the plan rounded to 1e-5 and 1e-7 instead of 1e-6
+(``walk_sim.settled_plan``): whether stood/fell holds under a perturbation far below an encoder count.
+Last line: RESULT cells=… contrast=… contrast_a_back=… contrast_a_flat_stood=… a_stood=… b_stood=… c_stood=…
+           flat_a_stood=… flat_c_stood=… board15_ac=… box15_ac=… (…_ac: per speed, slowest first, (a) then (c), S
+           stood, F fell) workers=… wall_s=… [perturb_held=…/…]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+CONTROLLERS = ("high", "low", "ff")  # (a), (b), (c)
+LABEL = {"high": "a", "low": "b", "ff": "c"}
+GAIN = {"high": "k_P 800", "low": "k_P 280", "ff": "280 + FF"}
+SHAPES = ("board", "foot_box")
+HEIGHTS_MM = (0, 5, 10, 15)
+SPEEDS = (0.02, 0.035, 0.05, 0.08)  # [m/s]
+N_STEPS = 16
+PERTURB_GRIDS = (1e-5, 1e-7)  # [rad, …] --perturb: other roundings of the plan (walk_sim.settled_plan)
+
+
+@dataclass(frozen=True)
+class Cell:
+    controller: str
+    shape: str  # "flat" for height 0
+    height_mm: int
+    vx: float  # [m/s]
+    fell_at: float  # [s from the walk start] nan: stood
+    direction: str  # back, fwd, left, right ("" when it stood)
+    travel: float  # [m] trunk x from the walk start to the end or the fall
+    t_touch: float  # [s from the walk start] first foot contact with the obstacle (nan: none)
+    pitch_min: float  # [rad] minimum trunk pitch over the walk (forward positive)
+
+    @property
+    def fell(self) -> bool:
+        return not math.isnan(self.fell_at)
+
+    @property
+    def pre(self) -> bool:
+        """It fell before any foot touched the obstacle (on flat ground: never)."""
+        return self.fell and self.height_mm > 0 and not (self.t_touch <= self.fell_at)
+
+
+def direction(pitch: float, roll: float) -> str:
+    """The fall's direction from the trunk's pitch (forward positive) and roll (positive to the right) [rad]."""
+    if abs(pitch) >= abs(roll):
+        return "back" if pitch < 0 else "fwd"
+    return "right" if roll > 0 else "left"
+
+
+def run_cell(key: tuple[str, str, int, float], plan_grid: float = 1e-6) -> Cell:
+    """One ``simulate_walk`` of the grid: (controller, shape or "flat", height [mm], vx [m/s]); ``plan_grid``: the
+    plan's rounding (``walk_sim.settled_plan``; 1e-6 is ``simulate_walk``'s, another one perturbs the plan)."""
+    from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: PLC0415 (in the worker)
+
+    controller, shape, height_mm, vx = key
+    r = simulate_walk(
+        controller,
+        N_STEPS,
+        vx=vx,
+        obstacle=height_mm / 1000,
+        obstacle_shape="foot_box" if shape == "flat" else shape,
+        plan_grid=plan_grid,
+    )
+    ok = np.isfinite(r.pitch) & np.isfinite(r.roll)
+    p, q = (r.pitch[ok], r.roll[ok]) if ok.any() else (np.array([math.nan]), np.array([math.nan]))
+    way = direction(float(p[-1]), float(q[-1])) if r.fell and ok.any() else ("?" if r.fell else "")
+    return Cell(controller, shape, height_mm, vx, r.fell_at, way, r.travel, r.t_touch, float(np.min(p)))
+
+
+def grid() -> list[tuple[str, str, int, float]]:
+    """Every run of the grid (the flat ones once)."""
+    keys = [(c, "flat", 0, v) for v in SPEEDS for c in CONTROLLERS]
+    return keys + [(c, s, h, v) for s in SHAPES for v in SPEEDS for h in HEIGHTS_MM[1:] for c in CONTROLLERS]
+
+
+def cell(cells: dict, controller: str, shape: str, height_mm: int, vx: float) -> Cell:
+    return cells[(controller, "flat" if height_mm == 0 else shape, height_mm, vx)]
+
+
+def describe(c: Cell) -> str:
+    if not c.fell:
+        return f"stood {c.travel:.3f} m, min pitch {c.pitch_min:+.2f}"
+    pre = ", pre" if c.pre else ""
+    touch = f", touch {c.t_touch:.2f}" if not math.isnan(c.t_touch) else ""
+    return f"fell {c.fell_at:.2f} s {c.direction}{pre}{touch}, min pitch {c.pitch_min:+.2f}"
+
+
+def contrast(cells: dict, shape: str, h: int, v: float) -> bool:
+    return cell(cells, "high", shape, h, v).fell and not cell(cells, "ff", shape, h, v).fell
+
+
+def tables(cells: dict) -> str:
+    """Per shape: the detailed table (speed × height rows) and the compact map (a/b/c per cell)."""
+    out = []
+    for s in SHAPES:
+        out.append(f"\n{s}: per cell (times from the walk start [s], pitch [rad] forward positive)")
+        out.append("| vx [m/s] | h [mm] | (a) k_P 800 | (b) k_P 280 | (c) 280 + FF | (a) fell, (c) stood |")
+        out.append("|---|---|---|---|---|---|")
+        for v in SPEEDS:
+            for h in HEIGHTS_MM:
+                row = [describe(cell(cells, c, s, h, v)) for c in CONTROLLERS]
+                mark = "yes" if h and contrast(cells, s, h, v) else ""
+                out.append(f"| {v:g} | {h} | " + " | ".join(row) + f" | {mark} |")
+        out.append(f"\n{s}: map (S stood, F<direction> fell, * before touching the obstacle), a / b / c")
+        out.append("| vx [m/s] | " + " | ".join(f"{h} mm" for h in HEIGHTS_MM) + " |")
+        out.append("|---|" + "---|" * len(HEIGHTS_MM))
+        for v in SPEEDS:
+            out.append(f"| {v:g} | " + " | ".join(short(cells, s, h, v) for h in HEIGHTS_MM) + " |")
+    return "\n".join(out)
+
+
+def short(cells: dict, shape: str, h: int, v: float) -> str:
+    def one(c: Cell) -> str:
+        return "S" if not c.fell else f"F{c.direction[:1].upper()}{'*' if c.pre else ''}"
+
+    return " / ".join(one(cell(cells, c, shape, h, v)) for c in CONTROLLERS)
+
+
+def plot(cells: dict, path: str) -> str:
+    """Per shape, speed × height; a marker per controller: filled = stood, open = fell, with the fall's direction."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, axes = plt.subplots(1, len(SHAPES), figsize=(10, 4.2), sharey=True)
+    style = {"high": ("s", -0.27, "C3"), "low": ("^", 0.0, "C7"), "ff": ("o", 0.27, "C0")}
+    for ax, s in zip(axes, SHAPES):
+        for i, v in enumerate(SPEEDS):
+            for j, h in enumerate(HEIGHTS_MM):
+                if h and contrast(cells, s, h, v):
+                    flat = cell(cells, "high", s, 0, v).fell  # (a) fell on flat ground too: hatched
+                    box = plt.Rectangle((i - 0.45, j - 0.4), 0.9, 0.8, fc=(0.17, 0.63, 0.17, 0.15), ec="C2", lw=0)
+                    if flat:
+                        box.set_hatch("///")
+                    ax.add_patch(box)
+                for c, (m, dx, col) in style.items():
+                    r = cell(cells, c, s, h, v)
+                    ax.plot(i + dx, j, m, ms=10, color=col, mfc=col if not r.fell else "white", mew=1.5)
+                    if r.fell:
+                        mark = r.direction[:1].upper() + ("*" if r.pre else "")
+                        ax.annotate(mark, (i + dx, j - 0.32), ha="center", fontsize=7)
+        ax.set_xticks(range(len(SPEEDS)), [f"{v:g}" for v in SPEEDS])
+        ax.set_yticks(range(len(HEIGHTS_MM)), [f"{h}" for h in HEIGHTS_MM])
+        ax.set_xlim(-0.6, len(SPEEDS) - 0.4)
+        ax.set_ylim(-0.6, len(HEIGHTS_MM) - 0.4)
+        ax.set_xlabel("forward speed [m/s]")
+        ax.set_title({"board": "board across the path", "foot_box": "box under the right foot"}[s])
+    axes[0].set_ylabel("obstacle height [mm] (0: flat)")
+    for c, (m, _, col) in style.items():
+        axes[-1].plot([], [], m, color=col, label=f"({LABEL[c]}) {GAIN[c]}")
+    axes[-1].plot(
+        [],
+        [],
+        "o",
+        color="k",
+        mfc="white",
+        label="open: fell (B, F, L, R: backwards, forwards,\nleft, right; *: before touching the obstacle)",
+    )
+    axes[-1].add_patch(
+        plt.Rectangle(
+            (0, 0), 0, 0, color="C2", alpha=0.15, label="(a) fell, (c) stood\n(hatched: (a) fell on flat ground too)"
+        )
+    )
+    axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle("OP3, 16 steps of the placo walk onto an obstacle (ROS-free, MuJoCo): filled = stood")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def result(cells: dict, workers: int, wall: float) -> str:
+    obst = [(s, h, v) for s in SHAPES for h in HEIGHTS_MM[1:] for v in SPEEDS]
+    hits = [k for k in obst if contrast(cells, *k)]
+    back = [k for k in hits if cell(cells, "high", *k).direction == "back"]
+    flat_ok = [k for k in hits if not cell(cells, "high", k[0], 0, k[2]).fell]
+
+    def stood(c: str) -> int:
+        return sum(not cell(cells, c, *k).fell for k in obst)
+
+    def ac(s: str) -> str:
+        return ",".join("".join("F" if cell(cells, c, s, 15, v).fell else "S" for c in ("high", "ff")) for v in SPEEDS)
+
+    flat = {c: sum(not cell(cells, c, "", 0, v).fell for v in SPEEDS) for c in ("high", "ff")}
+    return (
+        f"RESULT cells={len(obst)} contrast={len(hits)} contrast_a_back={len(back)} "
+        f"contrast_a_flat_stood={len(flat_ok)} a_stood={stood('high')} b_stood={stood('low')} c_stood={stood('ff')} "
+        f"flat_a_stood={flat['high']}/{len(SPEEDS)} flat_c_stood={flat['ff']}/{len(SPEEDS)} "
+        f"board15_ac={ac('board')} box15_ac={ac('foot_box')} workers={workers} wall_s={wall:.0f}"
+    )
+
+
+def run_all(keys: list, grids: list[float], workers: int) -> list[Cell]:
+    """``run_cell`` over ``keys`` and ``grids`` (pairwise) in ``workers`` processes."""
+    if workers == 1:
+        return list(map(run_cell, keys, grids))
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(run_cell, keys, grids))
+
+
+def perturb(cells: dict, workers: int) -> tuple[str, int, int]:
+    """The contrast cells' (a) and (c) and every (c) at 15 mm again with the plan rounded to each of PERTURB_GRIDS:
+    (table, runs whose stood/fell held, runs)."""
+    obst = [(s, h, v) for s in SHAPES for h in HEIGHTS_MM[1:] for v in SPEEDS]
+    keys = [("high", *k) for k in obst if contrast(cells, *k)]
+    keys += [("ff", *k) for k in obst if contrast(cells, *k) or k[1] == 15]
+    runs = [(k, g) for k in keys for g in PERTURB_GRIDS]
+    done = dict(zip(runs, run_all([k for k, _ in runs], [g for _, g in runs], workers)))
+    lines = [
+        "| controller | shape | h [mm] | vx [m/s] | plan 1e-6 (the map) | "
+        + " | ".join(f"plan {g:g}" for g in PERTURB_GRIDS)
+        + " |",
+        "|---|---|---|---|---|" + "---|" * len(PERTURB_GRIDS),
+    ]
+    held = 0
+    for k in keys:
+        base = cells[k]
+        others = [done[(k, g)] for g in PERTURB_GRIDS]
+        held += sum(o.fell == base.fell for o in others)
+        lines.append(
+            f"| ({LABEL[k[0]]}) | {k[1]} | {k[2]} | {k[3]:g} | {describe(base)} | "
+            + " | ".join(describe(o) for o in others)
+            + " |"
+        )
+    return "\n".join(lines), held, len(runs)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, default=1, help="processes (at most 2: the machine's cores are shared)")
+    ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_sweep.png"))
+    ap.add_argument(
+        "--perturb", action="store_true", help="re-run the contrast cells and (c) at 15 mm with the plan perturbed"
+    )
+    a = ap.parse_args()
+    if not 1 <= a.workers <= 2:
+        print(f"--workers must be 1 or 2, got {a.workers}")
+        return 2
+    keys = grid()
+    print(
+        f"{len(keys)} runs ({N_STEPS} steps each; speeds {', '.join(f'{v:g}' for v in SPEEDS)} m/s; heights "
+        f"{', '.join(map(str, HEIGHTS_MM))} mm), {a.workers} worker(s), load average {os.getloadavg()[0]:.2f} "
+        f"on {os.cpu_count()} cores",
+        flush=True,
+    )
+    t0 = time.perf_counter()
+    cells = dict(zip(keys, run_all(keys, [1e-6] * len(keys), a.workers)))
+    wall = time.perf_counter() - t0
+    print(tables(cells))
+    print(f"\nplot: {plot(cells, a.plot)}")
+    print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
+    extra = ""
+    if a.perturb:
+        table, held, n = perturb(cells, a.workers)
+        print(f"\nthe plan perturbed (rounded to {' and '.join(f'{g:g}' for g in PERTURB_GRIDS)} instead of 1e-6):")
+        print(table)
+        print(f"stood/fell the same as in the map in {held} of {n} runs")
+        extra = f" perturb_held={held}/{n}"
+    print(result(cells, a.workers, wall) + extra)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
