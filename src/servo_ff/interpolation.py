@@ -194,6 +194,18 @@ _D1 = np.arange(1.0, 6.0)[:, None]  # i for c1..c5
 _D2 = (np.arange(2.0, 6.0) * np.arange(1.0, 5.0))[:, None]  # i (i − 1) for c2..c5
 
 
+def knot_derivatives(q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """(q̇ [rad/s], q̈ [rad/s²]) at the samples 2 … P + 1 of ``q`` (P + 4, J) [rad] on a uniform grid ``dt`` [s]:
+    five-point central differences, exact for polynomials up to degree 4 (q̇) and 5 (q̈), so that the quintic
+    through them gives a cubic's q̈ between the knots too. (Three-point ones err by dt²·q⃛/6 in q̇, which the
+    quintic turns into a ripple of ± dt·q⃛ · 0.96 in q̈: ± 12.5 rad/s² at a knee's 1300 rad/s³ on a 10 ms grid.)"""
+    q = np.asarray(q, dtype=np.float64)
+    if q.ndim != 2 or q.shape[0] < 5:
+        raise ValueError(f"knot_derivatives needs (P + 4, J) samples with P ≥ 1, got shape {q.shape}")
+    a, b, c, d, e = q[:-4], q[1:-3], q[2:-2], q[3:-1], q[4:]
+    return (a - 8.0 * b + 8.0 * d - e) / (12.0 * dt), (-a + 16.0 * b - 30.0 * c + 16.0 * d - e) / (12.0 * dt * dt)
+
+
 def follow(
     t_start: float, q0, dq0, ddq0, times: Sequence[float], q, dq=None, ddq=None, has_dq=None, has_ddq=None
 ) -> JointSpline:
@@ -267,4 +279,4 @@ class ReplacedTrajectories:
         return out
 
 
-__all__ = ["CUBIC", "LINEAR", "QUINTIC", "JointSpline", "ReplacedTrajectories", "follow"]
+__all__ = ["CUBIC", "LINEAR", "QUINTIC", "JointSpline", "ReplacedTrajectories", "follow", "knot_derivatives"]

@@ -9,11 +9,12 @@ zero, re-planning the footsteps from the latest cmd_vel at each support change (
 ``max_dx_forward`` …). A cmd_vel older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is
 refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
-first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by central
-differences on the ``dt`` grid; the support coefficient (1 = left foot) on each ``/joint_states`` for its stamp +
-``support_lead`` (the time of the feed-forward node's next tick), sent when it changes and every ``publish_period``
-(the feed-forward node holds it; ``support_clock: timer``: every ``1/rate_hz``, one control period behind in the
-lockstep loop). The feed-forward node
+first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
+central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
+feed-forward node samples between the points then has no q̈ ripple); the support coefficient (1 = left foot)
+on each ``/joint_states`` for its stamp + ``support_lead`` (the time of the feed-forward node's next tick), sent
+when it changes and every ``publish_period`` (the feed-forward node holds it; ``support_clock: timer``: every
+``1/rate_hz``, one control period behind in the lockstep loop). The feed-forward node
 follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
 
 Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
@@ -36,6 +37,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
+from servo_ff.interpolation import knot_derivatives
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
@@ -265,11 +267,11 @@ class WalkNode(Node):
         if now < self.t0 - horizon - 1e-9:  # (start_delay = horizon: at once, whatever the rounding)
             return  # the measured pose is held until the approach comes within the horizon
         n = math.ceil(horizon / self.dt - 1e-9) + 2  # points: the one at or before now, then past the horizon
-        self._fill(now + horizon + 3 * self.dt)  # and one sample beyond the last point (central differences)
-        lo = max(1, bisect.bisect_right(self.times, now) - 1)
-        n = min(n, len(self.times) - 1 - lo)  # fewer in the first message (its samples start at the approach)
+        self._fill(now + horizon + 4 * self.dt)  # and two samples beyond the last point (five-point differences)
+        lo = max(2, bisect.bisect_right(self.times, now) - 1)
+        n = min(n, len(self.times) - 2 - lo)  # fewer in the first message (its samples start at the approach)
         t = np.asarray(self.times[lo : lo + n])
-        q = np.asarray(self.qs[lo - 1 : lo + n + 1])
+        q = np.asarray(self.qs[lo - 2 : lo + n + 2])
         off = self._balance_offset(now)
         if off is not None:
             q = q + off  # a constant offset: velocities and accelerations unchanged
@@ -279,14 +281,13 @@ class WalkNode(Node):
         self._cdr.fill(
             int(ns[0]),
             np.rint((t - t[0]) * 1e9).astype(np.int64),
-            q[1:-1],
-            (q[2:] - q[:-2]) / (2 * self.dt),
-            (q[2:] - 2 * q[1:-1] + q[:-2]) / self.dt**2,
+            q[2:-2],
+            *knot_derivatives(q, self.dt),
         )
         self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
         ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
-        self._prefetch(now + ahead + horizon + 3 * self.dt)  # the next messages' samples, computed meanwhile
+        self._prefetch(now + ahead + horizon + 4 * self.dt)  # the next messages' samples, computed meanwhile
 
     def _bracket(self, t: float) -> slice:
         """The two planned samples around ROS time ``t`` (one at the ends): np.interp on them is np.interp on
