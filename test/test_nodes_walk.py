@@ -175,9 +175,12 @@ def test_walk_trajectory_gives_the_feedforward_node_the_motions_acceleration_bet
     q̈ of the points: parse_trajectory, DesiredTrajectory), give a smooth motion's q̈ between the points too: 2 Hz
     sines of 0.3 rad (q̈ up to 47 rad/s²) on the 10 ms grid within 0.05 rad/s² at every 1 ms. Three-point differences
     (the former points) were off by up to 5.7 rad/s² there (dt²·q⃛/6 in q̇, turned by the quintic into ± dt·q⃛), which
-    the OP3's (c) paid for with 12 % more energy per step than the same walk ROS-free (docs/simulation.md)."""
+    the OP3's (c) paid for with 12 % more energy per step than the same walk ROS-free (docs/simulation.md). The
+    ROS-free walk's ``desired="walk_node"`` samples the same."""
     from rclpy.parameter import Parameter
 
+    from servo_ff.dynamics.walk_pattern import WalkPlan
+    from servo_ff.dynamics.walk_sim import desired_motion
     from servo_ff.nodes.walk_node import WalkNode
     from servo_ff.ros.desired_trajectory import parse_trajectory
 
@@ -202,6 +205,11 @@ def test_walk_trajectory_gives_the_feedforward_node_the_motions_acceleration_bet
             np.testing.assert_allclose(ddq, -(w**2) * motion(ts), rtol=0, atol=0.05)
             np.testing.assert_allclose(dq, 0.3 * w * np.cos(w * ts[:, None] + phase), rtol=0, atol=1e-3)
             np.testing.assert_allclose(q, motion(ts), rtol=0, atol=1e-4)
+            # the ROS-free walk's "walk_node" sampling (walk_sim.desired_motion) is this one
+            plan = WalkPlan(list(walk.joints), times, motion(times), *[None] * 8)
+            same = desired_motion(plan, ts, walk.dt, "walk_node")
+            for mine, theirs in zip(same, (q, dq, ddq)):
+                np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-9)
         finally:
             walk.destroy_node()
 

@@ -78,6 +78,35 @@ def test_firmware_option():
     assert shipped.alpha[0][1] / shipped.alpha[0][0] == pytest.approx(kv)
 
 
+def test_desired_motion_plan_and_walk_node():
+    """desired_motion "plan": the samples and derivatives interpolated linearly (the ROS-free default, as before);
+    "walk_node": the quintic through five-point derivatives (as the DDS mission's feed-forward node gets the walk):
+    2 Hz sines of 0.3 rad on the 10 ms grid give their q, q̇, q̈ between the samples within 1e-6 rad, 1e-3 rad/s,
+    0.05 rad/s² ("plan": q̈ off by up to 0.34 rad/s²). Before the walk: the first sample, at rest."""
+    from servo_ff.dynamics.walk_pattern import WalkPlan
+    from servo_ff.dynamics.walk_sim import desired_motion, simulate_walk
+
+    w, phase, dt = 4.0 * math.pi, np.linspace(0.0, 2.0, 3), 0.01
+    grid = dt * np.arange(200)
+    q = 0.3 * np.sin(w * grid[:, None] + phase)
+    dq = np.gradient(q, dt, axis=0)  # as WalkEngine.plan's
+    plan = WalkPlan(["a", "b", "c"], grid, q, dq, np.gradient(dq, dt, axis=0), *[None] * 6)
+    t = np.arange(-0.05, 1.8, 0.001)
+    inside = t > 0.05  # past the walk start's held samples
+    s = t[inside, None]
+    want = (0.3 * np.sin(w * s + phase), 0.3 * w * np.cos(w * s + phase), -0.3 * w**2 * np.sin(w * s + phase))
+    node = desired_motion(plan, t, dt, "walk_node")
+    for got, ref, tol in zip(node, want, (1e-6, 1e-3, 0.05)):
+        np.testing.assert_allclose(got[inside], ref, rtol=0, atol=tol)
+    linear = desired_motion(plan, t, dt, "plan")
+    np.testing.assert_array_equal(linear[0][:, 1], np.interp(np.clip(t, 0, None), grid, q[:, 1]))
+    assert 0.2 < np.abs(linear[2][inside] - want[2]).max() < 0.5  # np.gradient's twice, interpolated linearly
+    for q_, dq_, ddq in (node, linear):
+        assert (q_[t < 0] == q[0]).all() and not dq_[t < 0].any() and not ddq[t < 0].any()
+    with pytest.raises(ValueError, match="desired must be one of plan, walk_node, got 'spline'"):
+        simulate_walk("ff", 1, desired="spline")
+
+
 def test_pitch_only_keeps_the_trunk_pitch_and_drops_roll_and_yaw():
     from servo_ff.dynamics.walk_balance import trunk_pitch_roll
     from servo_ff.dynamics.walk_sim import pitch_only

@@ -1,15 +1,19 @@
 """What the OP3 energy figure counts (issue 21): ``dynamics.walk_sim``'s walk under (a) and (c), ROS-free, with the
-servos' electrical energy split by definition.
+servos' electrical energy split by definition, over the DDS mission's window.
 
-    PYTHONPATH=src python tools/op3_energy_terms.py [--steps 12] [--window 2.5] [--firmware xm430_position]
+    PYTHONPATH=src python tools/op3_energy_terms.py [--steps 40] [--firmware xm430_position] [--joints]
+        [--window 2.5] [--desired plan]
 
 The servo layer meters E = ∫U·I dt per servo (``MujocoServos.energy``: U the firmware's winding voltage, I = (U −
 kt·θ̇)/R, signed, so regeneration counts against it; the DDS mission's figure). Here, integrated at every 1 ms physics
-step from the walk start over ``--window`` s (both controllers upright over it): U·I; its positive part (drawn from
-the supply, ``energy_drawn``); the Joule part I²R; the mechanical part |kt·I·θ̇|; and V_supply·|I| (a current
-sensor's magnitude times the supply voltage, one reading of Schwarz & Behnke's "measured with the internal current
-sensor"). One line per definition: knees (a), (c), reduction; all joints likewise. ``--firmware``: every servo on that
-firmware row (``simulate_walk``'s ``firmware``; (c) with that law's α̂).
+step: U·I; its positive part (drawn from the supply, ``energy_drawn``); the Joule part I²R; the mechanical part
+|kt·I·θ̇|; and V_supply·|I| (a current sensor's magnitude times the supply voltage, one reading of Schwarz & Behnke's
+"measured with the internal current sensor"). One line per definition: knees (a), (c), reduction; all joints likewise;
+``--joints``: U·I per joint. Defaults are the DDS mission's (``bench/op3_mission.py`` section 1, or 5 with
+``--firmware xm430_position``), so the U·I line is its figure: the ``--steps`` whole steps from the walk start
+(``bringup/op3_energy``; the walk planned 2 steps longer, as the mission's goes on walking), the goals and (c)'s q̇, q̈
+sampled as its feed-forward node does (``--desired walk_node``: ``walk_sim.desired_motion``); ``--window`` s instead
+of the steps; ``--firmware``: every servo on that firmware row ((c) with that law's α̂).
 """
 
 from __future__ import annotations
@@ -19,17 +23,25 @@ import argparse
 import numpy as np
 
 from servo_ff.dynamics.mujoco_servos import MujocoServos
-from servo_ff.dynamics.walk_sim import simulate_walk
+from servo_ff.dynamics.walk_pattern import WalkParams
+from servo_ff.dynamics.walk_sim import DESIRED, simulate_walk
 from servo_ff.models import slots
 
 HOLD = 0.48  # [s] simulate_walk's default hold before the walk starts
 TERMS = ("U·I (the mission's)", "U·I > 0 (drawn)", "I²R (Joule)", "|kt·I·θ̇| (mechanical)", "V_supply·|I|")
 
 
+def steps_window(steps: int, params: WalkParams | None = None) -> float:
+    """[s from the walk start] the end of step ``steps``: the first double support + ``steps`` step periods (as the
+    DDS mission's ``step_energy``)."""
+    p = params or WalkParams()
+    return p.single_support * p.startend_double_support_ratio + steps * p.step_period
+
+
 def metered(
-    controller: str, steps: int, window: float, firmware: str | None = None
+    controller: str, steps: int, window: float, firmware: str | None = None, desired: str = "walk_node"
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """(terms × joints [J] over ``window`` s from the walk start, joint names) of one ``simulate_walk``."""
+    """(terms × joints [J] over ``window`` s from the walk start, joint names) of one ``simulate_walk`` of ``steps``."""
     samples: list[tuple[float, np.ndarray]] = []
     joints: list[tuple[str, ...]] = []
     before = MujocoServos.before_step
@@ -46,31 +58,39 @@ def metered(
 
     MujocoServos.before_step = metering
     try:
-        run = simulate_walk(controller, steps, firmware=firmware)
+        run = simulate_walk(controller, steps, firmware=firmware, desired=desired)
     finally:
         MujocoServos.before_step = before
     t = np.array([s[0] for s in samples])  # MuJoCo's time: 0 at the start of simulate_walk's hold
-    i0, i1 = np.searchsorted(t, [HOLD, HOLD + window])
+    i0, i1 = np.searchsorted(t, [HOLD - 1e-9, HOLD + window - 1e-9])
     if i1 >= len(t) or (run.fell and run.fell_at < window):
-        raise SystemExit(f"{controller}: fell at {run.fell_at:.2f} s, within the {window} s window: shorten --window")
+        raise SystemExit(f"{controller}: fell at {run.fell_at:.2f} s, within the {window} s window: shorten it")
     return samples[i1][1] - samples[i0][1], joints[0]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=12)
-    ap.add_argument("--window", type=float, default=2.5, help="s from the walk start")
+    ap.add_argument("--steps", type=int, default=40, help="whole steps from the walk start (the mission's)")
+    ap.add_argument("--window", type=float, default=None, help="s from the walk start instead of --steps")
     ap.add_argument("--firmware", default=None, help="firmware row for every servo (default: the servo file's)")
+    ap.add_argument("--desired", default="walk_node", choices=DESIRED, help="walk_sim.desired_motion")
+    ap.add_argument("--joints", action="store_true", help="U·I per joint too")
     a = ap.parse_args()
-    (ea, joints), (ec, _) = (metered(c, a.steps, a.window, a.firmware) for c in ("high", "ff"))
+    window = steps_window(a.steps) if a.window is None else a.window
+    plan = a.steps + 2 if a.window is None else a.steps
+    (ea, joints), (ec, _) = (metered(c, plan, window, a.firmware, a.desired) for c in ("high", "ff"))
     knees = [joints.index(j) for j in ("l_knee", "r_knee")]
-    print(f"{a.window} s from the walk start | knees (a) [J] | (c) [J] | reduction | all (a) [J] | (c) [J] | reduction")
+    what = f"{a.steps} steps ({window:.2f} s)" if a.window is None else f"{window} s"
+    print(f"{what} from the walk start | knees (a) [J] | (c) [J] | reduction | all (a) [J] | (c) [J] | reduction")
     for name, ta, tc in zip(TERMS, ea, ec):
         ka, kc = ta[knees].sum(), tc[knees].sum()
         print(
             f"{name} | {ka:.1f} | {kc:.1f} | {1 - kc / ka:+.3f} | {ta.sum():.1f} | {tc.sum():.1f} | "
             f"{1 - tc.sum() / ta.sum():+.3f}"
         )
+    if a.joints:
+        print("joint | U·I (a) [J] | (c) [J]")
+        print("\n".join(f"{j} | {ea[0, k]:.3f} | {ec[0, k]:.3f}" for k, j in enumerate(joints)))
     return 0
 
 

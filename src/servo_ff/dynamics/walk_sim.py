@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..interpolation import JointSpline, knot_derivatives
 from ..models.firmware import FIRMWARE_LAWS
 from .alpha import AlphaTable, alpha_table_from_actuator
 from .alpha_current import alpha_table_current_law
@@ -40,6 +41,7 @@ FALL_TILT = 0.6  # [rad] trunk tilt counted as a fall (as the DDS missions)
 PLAN_GRID = 1e-6  # [rad, rad/s, rad/s², m, -] the plan's values are rounded to this (see ``settled_plan``)
 TOUCH = 1.0  # [N] normal force above which a foot counts as touching the ground
 LOADED = 5.0  # [N] normal force above which a foot counts as carrying weight (for its slip)
+DESIRED = ("plan", "walk_node")  # how the goals and (c)'s q̇, q̈ are sampled from the plan (desired_motion)
 
 
 @dataclass
@@ -115,6 +117,7 @@ def simulate_walk(
     firmware: str | None = None,
     plan_grid: float = PLAN_GRID,
     imu_roll: bool = True,
+    desired: str = "plan",
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
@@ -122,11 +125,15 @@ def simulate_walk(
     start (both feet on the ground), its near edge 5 mm ahead of the feet;
     ``firmware``: a firmware row for every servo instead of the servo file's (module docstring); ``plan_grid``: see
     :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
-    pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation)."""
+    pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation); ``desired``: how the goals and
+    (c)'s q̇, q̈ are sampled from the plan (:func:`desired_motion`; "walk_node": as the DDS mission's feed-forward
+    node)."""
     if controller not in ("high", "low", "ff"):
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     if firmware is not None and firmware not in FIRMWARE_LAWS:
         raise ValueError(f"firmware must be one of {', '.join(FIRMWARE_LAWS)}, got {firmware!r}")
+    if desired not in DESIRED:
+        raise ValueError(f"desired must be one of {', '.join(DESIRED)}, got {desired!r}")
     if obstacle_shape not in OBSTACLE_SHAPES:
         raise ValueError(f"obstacle_shape must be one of {', '.join(OBSTACLE_SHAPES)}, got {obstacle_shape!r}")
     engine = WalkEngine(urdf, params)
@@ -153,11 +160,7 @@ def simulate_walk(
     sv.set_kp(kp)
     t = np.arange(-hold, plan.t[-1] + 1e-9, control_dt)
     tc = np.clip(t, 0.0, None)
-
-    def grid(x: np.ndarray) -> np.ndarray:
-        return np.stack([np.interp(tc, plan.t, x[:, i]) for i in range(x.shape[1])], axis=1)
-
-    q = grid(plan.q)
+    q, dq, ddq = desired_motion(plan, t, p.dt, desired)
     ff = None
     u_bat = float(sv.params[sv.joint_names[0]].firmware.vin)  # [V] the servos' supply, read exactly
     if controller == "ff":
@@ -168,8 +171,6 @@ def simulate_walk(
         ff = FeedForwardController(urdf, alpha, kp, u_nominal=u_bat)
         fperm = [plan.joints.index(j) for j in ff.robot.joint_names]
         f2s = [ff.robot.joint_names.index(j) for j in sv.joint_names]
-        dq, ddq = grid(plan.dq), grid(plan.ddq)
-        dq[t < 0], ddq[t < 0] = 0.0, 0.0
     c_plan = np.interp(tc, plan.t, plan.c_left)
     force, xy = np.zeros((len(t), 2)), np.zeros((len(t), 2, 2))
     m = sv.model
@@ -216,6 +217,25 @@ def simulate_walk(
     return WalkRun(
         controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics, t_touch
     )
+
+
+def desired_motion(
+    plan: WalkPlan, t: np.ndarray, dt: float, how: str = "plan"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q [rad], q̇ [rad/s], q̈ [rad/s²]), each (len(t), J), of ``plan`` (samples every ``dt`` [s]) at the times ``t``
+    [s from the walk start; before it the first sample, at rest]. "plan": its samples and np.gradient derivatives,
+    interpolated linearly; "walk_node": as the DDS mission's feed-forward node samples servo_walk_node's points
+    (:func:`~servo_ff.interpolation.knot_derivatives`, the quintic between the points; the plan held at its ends)."""
+    tc = np.clip(t, 0.0, None)
+    if how == "plan":
+        q, dq, ddq = (np.stack([np.interp(tc, plan.t, x[:, i]) for i in range(x.shape[1])], axis=1)
+                      for x in (plan.q, plan.dq, plan.ddq))  # fmt: skip
+    else:
+        padded = np.concatenate([plan.q[:1], plan.q[:1], plan.q, plan.q[-1:], plan.q[-1:]])
+        spline = JointSpline(plan.t, plan.q, *knot_derivatives(padded, dt))
+        q, dq, ddq = (np.array(x) for x in zip(*(spline.sample(s) for s in tc)))
+    dq[t < 0], ddq[t < 0] = 0.0, 0.0
+    return q, dq, ddq
 
 
 def touches(model, data, geom: int, bodies) -> bool:
