@@ -85,7 +85,7 @@ SIGMA_COLD = 0.25  # normalised (box = [0, 1])
 WARM_REL, WARM_FLOOR = 0.05, 0.002
 RESTART_REL, RESTART_FLOOR = 0.2, 0.01
 EXTRA_START, EXTRA_STEP = 0.05, 0.1  # normalised
-FIRMWARE_STEP = 0.02  # normalised step of a firmware constant started at the law's value (box: 0.1–10 ×)
+FIRMWARE_STEP = 0.02  # normalised step of a firmware constant at the law's value (log box 0.1–10 ×: a factor 1.1)
 _CENTRED = ("dtheta_stribeck", "alpha", "q_offset")  # no natural zero: without a warm value they start mid-box
 
 
