@@ -1,4 +1,4 @@
-"""Does `identify`'s optimiser converge? M3 and M4 fitted over CMA-ES seeds on the real XL330 recordings.
+"""Does `identify`'s optimiser converge? M2, M3 and M4 fitted over CMA-ES seeds on the real XL330 recordings.
 
 For each split of bench/real_logs.py that does not depend on the seed (cross-gain kp 100 → kp 400 and the reverse,
 and the fastest trajectory out), M1 → M2 → M3 → M4 are identified as bench/real_logs.py does (datasheet prior,
@@ -7,9 +7,9 @@ the lowest TRAINING MAE kept). A converged optimiser gives the same training MAE
 validation MAE is printed beside it, never used to choose.
 
 Run: python bench/seed_spread.py [--seeds 0,1,2,3,4,5] [--starts 1,4] [--max-evals 4000]   (≈ 1 + 4 min, 2 cores)
-Last line: RESULT starts=<k> train_spread_m3=<mrad> train_spread_m4=<mrad> mean_train_m4=<mrad> … per --starts
-(spread: max − min training MAE over the seeds, the largest over the splits; mean_train_m4: mean over splits and
-seeds)
+Last line: RESULT starts=<k> train_spread_m2=<mrad> … train_spread_m4=<mrad> mean_train_m2=<mrad> …
+mean_train_m4=<mrad> s_per_model=<s> per --starts (spread: max − min training MAE over the seeds, the largest over
+the splits; mean_train: mean over splits and seeds)
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from servo_ff.io.logs import read_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 MODELS = ("m1", "m2", "m3", "m4")
-SHOWN = ("m3", "m4")
+SHOWN = ("m2", "m3", "m4")
 
 
 def main() -> int:
@@ -61,7 +61,7 @@ def main() -> int:
         print(f"\n== starts={starts}, {args.max_evals} evaluations per model and search, seeds {seeds}")
         print("training MAE [mrad] per seed | spread | validation MAE [mrad] per seed | best-train / best-val seed")
         spread = {m: 0.0 for m in SHOWN}
-        mean_m4, secs = [], []
+        means, secs = {m: [] for m in SHOWN}, []
         for name, (train, val) in cases.items():
             fits = []
             for seed in seeds:
@@ -85,16 +85,18 @@ def main() -> int:
                 tr = np.array([f[m].train_mae for f in fits]) * 1e3
                 va = np.array([f[m].validation_mae for f in fits]) * 1e3
                 spread[m] = max(spread[m], float(tr.max() - tr.min()))
-                if m == "m4":
-                    mean_m4 += tr.tolist()
+                means[m] += tr.tolist()
                 print(
                     f"{name:12} {m} train {' '.join(f'{x:6.2f}' for x in tr)} | {tr.max() - tr.min():5.2f} | val "
                     f"{' '.join(f'{x:6.2f}' for x in va)} | {seeds[int(tr.argmin())]} / {seeds[int(va.argmin())]}"
                 )
         print(f"identify: {np.mean(secs):.1f} s per model (mean over M1–M4, splits and seeds)")
         results.append(
-            f"starts={starts} train_spread_m3={spread['m3']:.2f} train_spread_m4={spread['m4']:.2f} "
-            f"mean_train_m4={np.mean(mean_m4):.2f} s_per_model={np.mean(secs):.1f}"
+            f"starts={starts} "
+            + " ".join(f"train_spread_{m}={spread[m]:.2f}" for m in SHOWN)
+            + " "
+            + " ".join(f"mean_train_{m}={np.mean(means[m]):.2f}" for m in SHOWN)
+            + f" s_per_model={np.mean(secs):.1f}"
         )
     print("RESULT " + " ".join(results))
     return 0

@@ -158,6 +158,7 @@ def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
         assert 1 / 1.2501 <= kt * prior["voltage"] / r / prior["stall_torque"] <= 1.2501
     assert s["firmware_fit"] == {"keys": [], "reason": "the firmware law has no target-velocity clamp"}
     assert s["fit_q_offset"] is True
+    assert s["models"]["m1"]["log_space_keys"] == ["armature"]  # kt, R under the prior box: linear
     for m in ("m1", "m3"):
         r = s["models"][m]
         assert r["train_mae"] > 0 and r["validation_mae"] > 0 and r["evaluations"] <= 3 * 300
@@ -290,6 +291,8 @@ def test_params_and_firmware_flags(tmp_path, capsys):
     assert str(sts) in s["firmware"]["source"]
     # the STS law has a target-velocity clamp: its error gain and clamp are fitted (bam's boxes, 0.1–10 ×)
     assert s["firmware_fit"]["keys"] == ["error_gain", "goal_velocity_limit"]
+    assert s["firmware_fit"]["bounds_factor_of_law"]["error_gain"] == [0.1, 10.0]
+    assert s["models"]["m1"]["log_space_keys"] == ["armature", "error_gain", "goal_velocity_limit"]
     fitted = ActuatorParams.load_json(out / "m1.json").firmware
     law = FIRMWARE_LAWS["sts3215"]
     assert 0.1 * law.error_gain <= fitted.error_gain <= 10 * law.error_gain

@@ -52,7 +52,7 @@ def test_firmware_error_gain_and_clamp_are_searched_only_where_the_law_has_a_cla
     sts = FIRMWARE_LAWS["sts3215"]
     assert firmware_keys(sts) == ["error_gain", "goal_velocity_limit"]
     assert firmware_keys(FIRMWARE_LAWS["xl330"]) == []
-    space = {k: (a, b) for k, a, b in search_space("m1", "sts3215", firmware=sts)}
+    space = {k: (a, b) for k, a, b, _ in search_space("m1", "sts3215", firmware=sts)}
     assert space["error_gain"] == pytest.approx((0.1 * sts.error_gain, 10 * sts.error_gain))
     assert space["goal_velocity_limit"] == pytest.approx((0.1 * sts.goal_velocity_limit, 10 * sts.goal_velocity_limit))
     assert "error_gain" not in {k for k, *_ in search_space("m1", "xl330", firmware=FIRMWARE_LAWS["xl330"])}

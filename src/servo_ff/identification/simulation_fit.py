@@ -6,7 +6,8 @@ driven by the logged goal and torque enable) and the recorded position, averaged
 logs (as bam). CMA-ES (the ``cmaes`` library, ask/tell) with IPOP restarts, several independent searches and a
 polish (:mod:`~servo_ff.identification.cmaes_search`; the lowest training MAE kept) searches the box of
 :data:`SEARCH_BOUNDS` / :data:`FRICTION_BOUNDS` (bam's bounds, each row citing its source) in normalised
-coordinates; each generation — the whole population × every training log — is one batched
+coordinates (:class:`~servo_ff.identification.search_space.Box`: log(value) for keys whose bounds span a decade
+or more, flagged beside their bounds); each generation — the whole population × every training log — is one batched
 :func:`~servo_ff.models.stepper.rollout` call (chunked for large populations) on a packed parameter array
 shaped (pop, logs, N_PACKED). Logs of different lengths are padded and masked. A fit never returns a
 non-finite parameter, and a missing validation MAE is None, never NaN.
@@ -31,6 +32,8 @@ from .search_space import (
     KEY_INDICES,
     SEARCH_BOUNDS,
     BoundsRow,
+    Box,
+    SearchKey,
     bounds_row,
     pack_candidates,
     params_from_vector,
@@ -55,6 +58,7 @@ class FitResult:
     at_bound: list[str] = field(default_factory=list)  # "key (low|high)": searched keys within 0.1 % of an edge
     train_logs: list[str] = field(default_factory=list)
     validation_logs: list[str] = field(default_factory=list)
+    log_keys: list[str] = field(default_factory=list)  # searched keys whose CMA-ES coordinate is log(value)
 
 
 def split_logs(
@@ -81,35 +85,30 @@ SIGMA_COLD = 0.25  # normalised (box = [0, 1])
 WARM_REL, WARM_FLOOR = 0.05, 0.002
 RESTART_REL, RESTART_FLOOR = 0.2, 0.01
 EXTRA_START, EXTRA_STEP = 0.05, 0.1  # normalised
-FIRMWARE_STEP = 0.02  # normalised step of a firmware constant started at the law's value (box: 0.1–10 ×)
+FIRMWARE_STEP = 0.02  # normalised step of a firmware constant at the law's value (log box 0.1–10 ×: a factor 1.1)
 _CENTRED = ("dtheta_stribeck", "alpha", "q_offset")  # no natural zero: without a warm value they start mid-box
 
 
-def relative_steps(x: np.ndarray, lo: np.ndarray, span: np.ndarray, rel: float, floor: float) -> np.ndarray:
-    """Normalised per-key steps: ``rel`` × |value| (SI), at least ``floor`` of the box, at most half of it."""
-    return np.clip(np.maximum(rel * np.abs(lo + x * span), floor * span) / span, 0.0, 0.5)
+def _start(box: Box, x0: Mapping[str, float] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalised (warm-start point, CMA-ES mean, per-key step) for the keys of ``box``.
 
-
-def _start(
-    keys: Sequence[str], lo: np.ndarray, span: np.ndarray, x0: Mapping[str, float] | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Normalised (warm-start point, CMA-ES mean, per-key step) for ``keys``.
-
-    Cold start: mid-box, step :data:`SIGMA_COLD`. Warm start: the keys ``x0`` gives start there with
-    :func:`relative_steps` (``WARM_REL``); the extra terms are evaluated at 0 (the nested model's optimum) in the
-    warm-start point, but the search mean puts them at :data:`EXTRA_START` with step :data:`EXTRA_STEP`."""
-    n = len(keys)
+    Cold start: mid-box, step :data:`SIGMA_COLD`. Warm start: the keys ``x0`` gives start there with steps
+    :meth:`Box.steps` (``WARM_REL``); the extra terms are evaluated at their lower bound (0: the nested model's
+    optimum) in the warm-start point, but the search mean puts them at :data:`EXTRA_START` with step
+    :data:`EXTRA_STEP`."""
+    n = len(box.keys)
     if not x0:
         return np.full(n, 0.5), np.full(n, 0.5), np.full(n, SIGMA_COLD)
     point, mean, step = np.full(n, 0.5), np.full(n, 0.5), np.full(n, SIGMA_COLD)
     warm = np.zeros(n, bool)
-    for j, k in enumerate(keys):
+    for j, k in enumerate(box.keys):
         if k in x0 and math.isfinite(x0[k]):
-            point[j] = mean[j] = np.clip((x0[k] - lo[j]) / span[j], 0.0, 1.0)
             warm[j] = True
         elif k not in _CENTRED:
             point[j], mean[j], step[j] = 0.0, EXTRA_START, EXTRA_STEP
-    step[warm] = relative_steps(point, lo, span, WARM_REL, WARM_FLOOR)[warm]
+    given = np.array([x0[k] if w else box.lo[j] for j, (k, w) in enumerate(zip(box.keys, warm))])
+    point[warm] = mean[warm] = box.unit(given)[warm]
+    step[warm] = box.steps(point, WARM_REL, WARM_FLOOR)[warm]
     return point, mean, step
 
 
@@ -176,14 +175,13 @@ def fit_model(
     fixed = dict(fixed or {})
     full = search_space(model, actuator, reference, fit_q_offset, prior, fw if fit_firmware else None)
     if not fit_q_offset:
-        full.append(("q_offset", fixed.get("q_offset", 0.0), fixed.get("q_offset", 0.0)))
+        full.append(SearchKey("q_offset", fixed.get("q_offset", 0.0), fixed.get("q_offset", 0.0)))
         fixed.setdefault("q_offset", 0.0)
-    space = [s for s in full if s[0] not in fixed]
-    keys = [s[0] for s in space]
-    lo = np.array([s[1] for s in space])
-    span = np.array([s[2] for s in space]) - lo
+    space = [s for s in full if s.key not in fixed]
+    box = Box(space)
+    keys = box.keys
     batch = stack_logs(train)
-    mid = {k: (a + b) / 2 for k, a, b in full}
+    mid = {s.key: (s.lo + s.hi) / 2 for s in full}
     mid.update(fixed)
     base = params_from_vector(model, actuator, fw, list(mid), np.array(list(mid.values()))).packed()
     pop0 = population or 4 + int(3 * math.log(max(len(keys), 1)))
@@ -191,7 +189,7 @@ def fit_model(
         raise ValueError(f"max_evals={max_evals} is below one CMA-ES generation ({pop0} candidates)")
 
     def cost(u: np.ndarray) -> np.ndarray:
-        x = lo + u * span
+        x = box.values(u)
         f = population_mae(pack_candidates(base, keys, x, batch), batch).mean(axis=1)
         if prior is not None:
             kt = x[:, keys.index("kt")] if "kt" in keys else fixed["kt"]
@@ -200,11 +198,11 @@ def fit_model(
         return np.where(np.isfinite(f), f, np.inf)
 
     warm = [x0] if isinstance(x0, Mapping) else [x for x in (x0 or ()) if x]
-    candidates = [_start(keys, lo, span, x) for x in warm] or [_start(keys, lo, span, None)]
+    candidates = [_start(box, x) for x in warm] or [_start(box, None)]
     for point, mean, step in candidates:  # firmware constants not given by a warm start: the law's value
         for j, k in enumerate(keys):
             if k in FIRMWARE_KEY_FACTORS and not any(k in x for x in warm):
-                point[j] = mean[j] = (getattr(fw, k) - lo[j]) / span[j]
+                point[j] = mean[j] = box.unit(np.full(len(keys), getattr(fw, k)))[j]
                 step[j] = FIRMWARE_STEP
     f0 = cost(np.array([c[0] for c in candidates]))
     i0 = int(np.argmin(f0))
@@ -227,7 +225,7 @@ def fit_model(
             begins,
             polish,
             agree,
-            restart_step=lambda u: relative_steps(u, lo, span, RESTART_REL, RESTART_FLOOR),
+            restart_step=lambda u: box.steps(u, RESTART_REL, RESTART_FLOOR),
             max_evals=max_evals,
             pop0=pop0,
             patience=patience,
@@ -239,9 +237,9 @@ def fit_model(
     finally:
         bar.close()
     best_u = found.u
-    values = dict(zip(keys, lo + best_u * span))
+    values = dict(zip(keys, box.values(best_u)))
     values.update(fixed)
-    order = [k for k, *_ in full]
+    order = [s.key for s in full]
     params = params_from_vector(model, actuator, fw, order, np.array([values[k] for k in order]))
     edge = [f"{k} ({'low' if u < 0.5 else 'high'})" for k, u in zip(keys, best_u) if min(u, 1 - u) < 1e-3]
     train_mae = evaluate(params, batch)
@@ -260,6 +258,7 @@ def fit_model(
         edge,
         [lg.source for lg in train],
         [lg.source for lg in validation],
+        box.log_keys,
     )
 
 

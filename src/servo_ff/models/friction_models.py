@@ -41,6 +41,7 @@ class FrictionKey(NamedTuple):
     source: str  # where the bounds come from
     load_bound: bool = False  # hi is the actuator's max_load_friction (identification.search_space.BoundsRow)
     neutral: float = 0.0  # value of its slots in a model without this key
+    log: bool = False  # searched in log(value) (bounds a decade or more apart, lo > 0: identification.search_space)
 
 
 #: bam JSON friction keys → slots, search bounds (bam's Model.set_actuator unless stated) and neutral value.
@@ -62,6 +63,7 @@ FRICTION_KEYS: dict[str, FrictionKey] = {
         5.0,
         f"wider than {_BAM} (0.1, 3.0): bam's published xl330 m2 (4.17) and m5 (3.19) files lie above it",
         neutral=1.0,
+        log=True,
     ),
     "alpha": FrictionKey(
         (slots.ALPHA,),
@@ -69,6 +71,7 @@ FRICTION_KEYS: dict[str, FrictionKey] = {
         10.0,
         f"wider than {_BAM} (1.0, 10.0): bam's published mx64 m6 (0.84) and xl330 m4 (0.76) files lie below it",
         neutral=1.0,
+        log=True,
     ),
 }
 

@@ -49,7 +49,8 @@ def model_tables() -> str:
     for k, f in FRICTION_KEYS.items():
         hi = f"{f.hi:g} (the actuator's max_load_friction)" if f.load_bound else f"{f.hi:g}"
         names = ", ".join(Slot(s).name for s in f.slots)
-        rows.append(f"| `{k}` | {names} | [{f.lo:g}, {hi}] | {f.neutral:g} | {f.source} |")
+        log = " (log space)" if f.log else ""
+        rows.append(f"| `{k}` | {names} | [{f.lo:g}, {hi}]{log} | {f.neutral:g} | {f.source} |")
     return "\n".join(rows)
 
 

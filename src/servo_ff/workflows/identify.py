@@ -176,7 +176,7 @@ def firmware_fit_summary(setup: Setup, enabled: bool) -> dict[str, Any]:
         return {"keys": [], "reason": why}
     return {
         "keys": keys,
-        "bounds_factor_of_law": {k: FIRMWARE_KEY_FACTORS[k] for k in keys},
+        "bounds_factor_of_law": {k: list(FIRMWARE_KEY_FACTORS[k][:2]) for k in keys},
         "source": FIRMWARE_KEYS_SOURCE,
     }
 
@@ -204,6 +204,7 @@ def summary(opts: IdentifyOptions, setup: Setup, results: dict[str, FitResult]) 
             "stop": r.stop,
             "runs": r.runs,
             "at_bound": r.at_bound,
+            "log_space_keys": r.log_keys,
             "seconds": r.seconds,
             "params": r.params.to_bam_dict(),
         }
