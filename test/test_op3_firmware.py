@@ -101,6 +101,23 @@ def test_bench_firmware_option_unknown_row_exit_2_one_line():
     assert proc.stdout == ""
 
 
+@pytest.mark.parametrize("tool", ["op3_energy_terms.py", "op3_energy_check.py"])
+def test_energy_tools_unknown_row_exit_2_one_line(tool):
+    """tools/op3_energy_terms.py and op3_energy_check.py --firmware: an unknown row is one line naming the valid rows
+    (exit 2), not simulate_walk's or run_op3's traceback."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / tool), "--firmware", "xm431", "--steps", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"{tool}: --firmware: unknown firmware row 'xm431'; valid rows: {', '.join(FIRMWARE_LAWS)}"
+    )
+    assert proc.stdout == ""
+
+
 def test_mission_nodes_run_the_row_and_its_alpha(tmp_path, compiled_mujoco_kernels):
     """Over DDS: the mission's sim node built from the row's servo YAML runs that law on every servo, and the
     feed-forward node's α̂ parameters are that law's."""

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from op3_energy_terms import metered, steps_window  # noqa: E402
+from op3_energy_terms import known_firmware, metered, steps_window  # noqa: E402
 
 from servo_ff.bringup.op3_energy import KNEES, energy_over  # noqa: E402
 from servo_ff.dynamics.walk_sim import DESIRED  # noqa: E402
@@ -32,6 +32,8 @@ def main() -> int:
     ap.add_argument("--firmware", default=None, help="firmware row for every servo (default: the servo file's)")
     ap.add_argument("--desired", default="walk_node", choices=DESIRED, help="the ROS-free walk's desired motion")
     a = ap.parse_args()
+    if not known_firmware(a.firmware):
+        return 2
     from servo_ff.bringup.op3_mission import run_op3
 
     for c in a.controllers.split(","):

@@ -19,6 +19,8 @@ of the steps; ``--firmware``: every servo on that firmware row ((c) with that la
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -26,9 +28,22 @@ from servo_ff.dynamics.mujoco_servos import MujocoServos
 from servo_ff.dynamics.walk_pattern import WalkParams
 from servo_ff.dynamics.walk_sim import DESIRED, simulate_walk
 from servo_ff.models import slots
+from servo_ff.models.errors import ParameterError
+from servo_ff.models.firmware import firmware_row
 
 HOLD = 0.48  # [s] simulate_walk's default hold before the walk starts
 TERMS = ("U·I (the mission's)", "U·I > 0 (drawn)", "I²R (Joule)", "|kt·I·θ̇| (mechanical)", "V_supply·|I|")
+
+
+def known_firmware(row: str | None) -> bool:
+    """False, after one stderr line naming the valid rows, for an unknown firmware row (None: the servo file's)."""
+    try:
+        if row is not None:
+            firmware_row(row)
+    except ParameterError as e:
+        print(f"{Path(sys.argv[0]).name}: --firmware: {e}", file=sys.stderr)
+        return False
+    return True
 
 
 def steps_window(steps: int, params: WalkParams | None = None) -> float:
@@ -76,6 +91,8 @@ def main() -> int:
     ap.add_argument("--desired", default="walk_node", choices=DESIRED, help="walk_sim.desired_motion")
     ap.add_argument("--joints", action="store_true", help="U·I per joint too")
     a = ap.parse_args()
+    if not known_firmware(a.firmware):
+        return 2
     window = steps_window(a.steps) if a.window is None else a.window
     plan = a.steps + 2 if a.window is None else a.steps
     (ea, joints), (ec, _) = (metered(c, plan, window, a.firmware, a.desired) for c in ("high", "ff"))
