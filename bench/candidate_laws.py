@@ -223,8 +223,9 @@ def summarize(blocks) -> None:
     )
 
 
-def run_seed(args, seed: int, names: list[str], logs) -> None:
-    """Both directions of one seed: M4 by ``identify``, then every candidate refitted and judged (printed)."""
+def directions_m4(args, seed: int, logs):
+    """Both cross-gain directions of ``seed``: (train gain, validation gain, logs per gain, M4 by ``identify`` on the
+    training gain, prior on), one direction at a time."""
     prior = datasheet_prior("xl330")
     gains = sorted({lg.kp for lg in logs})
     by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}
@@ -240,6 +241,13 @@ def run_seed(args, seed: int, names: list[str], logs) -> None:
             progress=False,
             prior=prior,
         )["m4"]
+        yield a, b, by_gain, m4
+
+
+def run_seed(args, seed: int, names: list[str], logs) -> None:
+    """Both directions of one seed: M4 by ``identify``, then every candidate refitted and judged (printed)."""
+    prior = datasheet_prior("xl330")
+    for a, b, by_gain, m4 in directions_m4(args, seed, logs):
         check = judge(*refit_identity(m4.params), by_gain[b], Candidate())
         print(
             f"  seed {seed}, train kp{a:g} → val kp{b:g}: M4 {m4.train_mae * 1e3:.2f} → {m4.validation_mae * 1e3:.2f} "
@@ -258,22 +266,8 @@ def profile(args, seed: int, names: list[str], logs) -> None:
     """Each one-key candidate's MAE on the training gain and on the other one at its neutral value and five values
     across its range, M4 of ``seed`` held (no search): what the recordings say about the term, apart from where the
     search starts."""
-    prior = datasheet_prior("xl330")
-    gains = sorted({lg.kp for lg in logs})
-    by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}
     print(f"\nprofiles (M4 of seed {seed} held; MAE [mrad] on the training gain / the other gain):")
-    for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0])):
-        m4 = identify_nested(
-            by_gain[a],
-            by_gain[b],
-            ["m1", "m3", "m4"],
-            "xl330",
-            FW,
-            seed=seed,
-            max_evals=args.max_evals,
-            progress=False,
-            prior=prior,
-        )["m4"]
+    for a, b, by_gain, m4 in directions_m4(args, seed, logs):
         keys, x, nm, base = refit_identity(m4.params)
         for name in [n for n in names if len(CANDIDATES[n].keys) == 1]:
             cand = CANDIDATES[name]()

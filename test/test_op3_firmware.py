@@ -87,33 +87,16 @@ def test_unknown_row_refused_before_anything_runs(tmp_path):
         run_op3("ff", n_steps=1, firmware="pwm", log=lambda s: pytest.fail(s))
 
 
-def test_bench_firmware_option_unknown_row_exit_2_one_line():
+@pytest.mark.parametrize("script", ["bench/op3_mission.py", "tools/op3_energy_terms.py", "tools/op3_energy_check.py"])
+def test_firmware_option_unknown_row_exit_2_one_line(script):
+    """--firmware of the bench and of the energy tools: an unknown row is one line naming the valid rows (exit 2), not
+    simulate_walk's or run_op3's traceback."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "op3_mission.py"), "--firmware", "xm431"],
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [sys.executable, str(ROOT / script), "--firmware", "xm431"], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == (
-        f"op3_mission.py: --firmware: unknown firmware row 'xm431'; valid rows: {', '.join(FIRMWARE_LAWS)}"
-    )
-    assert proc.stdout == ""
-
-
-@pytest.mark.parametrize("tool", ["op3_energy_terms.py", "op3_energy_check.py"])
-def test_energy_tools_unknown_row_exit_2_one_line(tool):
-    """tools/op3_energy_terms.py and op3_energy_check.py --firmware: an unknown row is one line naming the valid rows
-    (exit 2), not simulate_walk's or run_op3's traceback."""
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / tool), "--firmware", "xm431", "--steps", "1"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip() == (
-        f"{tool}: --firmware: unknown firmware row 'xm431'; valid rows: {', '.join(FIRMWARE_LAWS)}"
+        f"{Path(script).name}: --firmware: unknown firmware row 'xm431'; valid rows: {', '.join(FIRMWARE_LAWS)}"
     )
     assert proc.stdout == ""
 
