@@ -34,6 +34,8 @@ def test_servo_yaml_firmware_replaces_the_law_top_level_and_per_entry():
     smap = load_servo_map(doc, JOINTS)
     assert smap.joints["l_knee"].params.firmware == PWM and smap.joints["r_knee"].params.firmware == PWM
     assert smap.joints["l_el"].params.firmware == FIRMWARE_LAWS["mx28"]
+    doc["servos"]["l_el"] = {"preset": "xm430/m1", "firmware": None}  # null on an entry: its own law
+    assert load_servo_map(doc, JOINTS).joints["l_el"].params.firmware == FIRMWARE_LAWS["xm430"]
     own = load_servo_map({"servos": {"*": "xm430/m1"}}, JOINTS)  # no key: the preset's own law (current-based)
     assert own.joints["l_knee"].params.firmware == FIRMWARE_LAWS["xm430"] != PWM
     assert smap.joints["l_knee"].params.kt == own.joints["l_knee"].params.kt  # only the law changes
