@@ -29,16 +29,19 @@ ramps), with the torque the datasheet's motor law gives there against the gravit
 Run: python bench/candidate_laws.py [--max-evals 2000] [--extra-evals 400] [--seeds 0,1] [--jobs 2] [--candidates a,b]
      python bench/candidate_laws.py --combine out_seed0.txt out_seed1.txt   # the table from saved outputs
      python bench/candidate_laws.py --profile --seeds 0 --candidates a,b     # MAE across each term's range, M4 held
+     python bench/candidate_laws.py --joint --seeds 0,1,2,3 --jobs 1   # all logs at once against each gain alone
+     python bench/candidate_laws.py --folds --candidates a,b  # 2-fold by trajectory within the joint fit (_joint.py)
 Last line: RESULT baseline_cross_gain=<rad> best_candidate=<name> best_cross_gain=<rad> seed_spread=<rad>
 validated=<names or none> (validated: better than its baseline in every seed × direction, by more than the
-baseline's own seed-to-seed spread)
+baseline's own seed-to-seed spread); --folds: the same with baseline_heldout_fold, best_heldout_fold; --joint:
+RESULT joint_over_alone_baseline=<x> ratio_seed_spread=<x> best_joint_candidate=<name> best_joint_over_alone=<x>
+best_lower_in=<n>/<seeds> (bench/_joint.py)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +61,8 @@ from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from _candidates import CANDIDATES, Candidate, harness_mae, raw_column  # noqa: E402
+from _cases import CASE, ROW, parse_cases, summarize  # noqa: E402
+from _joint import FOLDS, JOINT_CASE, JOINT_ROW, fold_cases, joint_row, parse_joint, summarize_joint  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "xl330"
 FW = FIRMWARE_LAWS["xl330"]
@@ -162,125 +167,92 @@ def stuck_windows(logs, min_samples: int = 20) -> None:
             )
 
 
-CASE = re.compile(r"^  seed (\d+), train kp(\S+) → val kp(\S+):")
-ROW = re.compile(r"^    (\S+)\s+train\s+(\S+)\s+val\s+(\S+) mrad")
+def case_m4(train, val, seed: int, max_evals: int, prior):
+    """M4 by ``identify`` (M1 → M3 → M4) on ``train``, ``val`` only reported: the protocol's baseline."""
+    return identify_nested(
+        train, val, ["m1", "m3", "m4"], "xl330", FW, seed=seed, max_evals=max_evals, progress=False, prior=prior
+    )["m4"]
 
 
-def parse_cases(text: str) -> list[tuple[tuple[int, str, str], dict[str, float]]]:
-    """[((seed, train kp, val kp), {candidate: validation MAE [rad]}), …] from this script's per-case lines; each
-    block holds the baseline of its own run."""
-    blocks: list[tuple[tuple[int, str, str], dict[str, float]]] = []
-    for line in text.splitlines():
-        if m := CASE.match(line):
-            blocks.append(((int(m.group(1)), m.group(2), m.group(3)), {}))
-        elif (m := ROW.match(line)) and blocks:
-            blocks[-1][1][m.group(1)] = float(m.group(3)) * 1e-3
-    return blocks
+def fit_case(train, val, names: list[str], seed: int, max_evals: int, extra_evals: int, prior):
+    """M4 by ``identify`` on ``train`` (``val`` only reported), then each candidate refitted from it on ``train``:
+    (M4 FitResult, {name: (keys, x, nm, base, training cost)})."""
+    m4 = case_m4(train, val, seed, max_evals, prior)
+    return m4, {n: refit(m4.params, train, CANDIDATES[n](), extra_evals, seed, prior) for n in names}
 
 
-def summarize(blocks) -> None:
-    """Per candidate, over every seed × direction it ran in: its validation MAE against the baseline of the same
-    run, the baseline's seed-to-seed spread, and the RESULT line (best: the largest mean gain over its own
-    baselines). Saved outputs of runs whose M4 differs (another ``identify``) give each case one baseline per M4:
-    the baseline row and the spread take them all."""
-    dirs = sorted({c[1:] for c, _ in blocks})
-    unique = {(c, v["baseline"]): v["baseline"] for c, v in blocks}  # a seed's baseline run again: counted once
-    base = {d: [v for (c, _), v in unique.items() if c[1:] == d] for d in dirs}
-    # the seed spread: per direction, the baseline's range over the seeds (and runs); averaged over the directions
-    spread = float(np.mean([max(v) - min(v) for v in base.values()])) if min(map(len, base.values())) > 1 else np.nan
-    names = list(dict.fromkeys(n for _, v in blocks for n in v))
-    print(
-        "\ncandidate            | cases | mean val [mrad] | its baselines [mrad] | Δ vs baseline [mrad] (min, max) | "
-        "better in | validates"
-    )
-    kept, means, gains = [], {}, {}
-    for name in names:
-        if name == "baseline":
-            pairs = np.array([(v, v) for v in unique.values()])
-        else:
-            pairs = np.array([(v[name], v["baseline"]) for _, v in blocks if name in v])
-        delta = pairs[:, 0] - pairs[:, 1]
-        better = int(np.sum(delta < 0))
-        ok = name != "baseline" and len(pairs) >= 4 and better == len(pairs) and -delta.mean() > spread
-        if ok:
-            kept.append(name)
-        means[name], gains[name] = float(pairs[:, 0].mean()), float(-delta.mean())
-        print(
-            f"{name:20} | {len(pairs):5d} | {pairs[:, 0].mean() * 1e3:15.2f} | {pairs[:, 1].mean() * 1e3:20.2f} | "
-            f"{delta.mean() * 1e3:+8.2f} ({delta.min() * 1e3:+6.2f}, {delta.max() * 1e3:+6.2f}) | "
-            f"{better}/{len(pairs)}       | {ok}"
-        )
-    print(
-        f"baseline seed spread (per direction, max − min over the seeds and runs, mean of the two): {spread * 1e3:.2f} "
-        "mrad; a "
-        "candidate validates if it is better than its baseline in every seed × direction (≥ 2 seeds) and by more than "
-        "the spread"
-    )
-    best = max(gains, key=gains.get)
-    print(
-        f"RESULT baseline_cross_gain={means['baseline']:.5f} best_candidate={best} "
-        f"best_cross_gain={means[best]:.5f} seed_spread={spread:.5f} validated={','.join(kept) or 'none'}"
-    )
+def extras(name: str, fit) -> str:
+    """A refit's candidate values as ``key value, …``."""
+    keys, x, nm = fit[:3]
+    return ", ".join(f"{k} {v:.4g}" for k, v in zip(keys[nm:], x[nm:]))
 
 
-def directions_m4(args, seed: int, logs):
-    """Both cross-gain directions of ``seed``: (train gain, validation gain, logs per gain, M4 by ``identify`` on the
-    training gain, prior on), one direction at a time."""
-    prior = datasheet_prior("xl330")
+def gain_cases(logs) -> list[tuple[str, list, str, list]]:
+    """The cross-gain cases (train label, train logs, validation label, validation logs), both directions."""
     gains = sorted({lg.kp for lg in logs})
     by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}
-    for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0])):
-        m4 = identify_nested(
-            by_gain[a],
-            by_gain[b],
-            ["m1", "m3", "m4"],
-            "xl330",
-            FW,
-            seed=seed,
-            max_evals=args.max_evals,
-            progress=False,
-            prior=prior,
-        )["m4"]
-        yield a, b, by_gain, m4
+    a, b = gains[0], gains[-1]
+    return [(f"kp{a:g}", by_gain[a], f"kp{b:g}", by_gain[b]), (f"kp{b:g}", by_gain[b], f"kp{a:g}", by_gain[a])]
 
 
-def run_seed(args, seed: int, names: list[str], logs) -> None:
-    """Both directions of one seed: M4 by ``identify``, then every candidate refitted and judged (printed)."""
+def run_seed(args, seed: int, names: list[str], cases) -> None:
+    """Every case (train label, logs, validation label, logs) of one seed: M4 by ``identify``, then every candidate
+    refitted and judged (printed)."""
     prior = datasheet_prior("xl330")
-    for a, b, by_gain, m4 in directions_m4(args, seed, logs):
-        check = judge(*refit_identity(m4.params), by_gain[b], Candidate())
+    for la, train, lb, val in cases:
+        m4, fits = fit_case(train, val, names, seed, args.max_evals, args.extra_evals, prior)
+        check = judge(*refit_identity(m4.params), val, Candidate())
         print(
-            f"  seed {seed}, train kp{a:g} → val kp{b:g}: M4 {m4.train_mae * 1e3:.2f} → {m4.validation_mae * 1e3:.2f} "
+            f"  seed {seed}, train {la} → val {lb}: M4 {m4.train_mae * 1e3:.2f} → {m4.validation_mae * 1e3:.2f} "
             f"mrad (harness {check * 1e3:.2f} mrad)",
             flush=True,
         )
         for name in names:
-            cand = CANDIDATES[name]()
-            keys, x, nm, base, f = refit(m4.params, by_gain[a], cand, args.extra_evals, seed, prior)
-            v = judge(keys, x, nm, base, by_gain[b], CANDIDATES[name]())
-            extra = ", ".join(f"{k[0]} {xv:.4g}" for k, xv in zip(cand.keys, x[nm:]))
-            print(f"    {name:20} train {f * 1e3:7.2f}  val {v * 1e3:7.2f} mrad  {extra}", flush=True)
+            v = judge(*fits[name][:4], val, CANDIDATES[name]())
+            print(
+                f"    {name:20} train {fits[name][4] * 1e3:7.2f}  val {v * 1e3:7.2f} mrad  {extras(name, fits[name])}"
+            )
+
+
+def joint_seed(args, seed: int, names: list[str], logs) -> None:
+    """One seed of ``--joint``: every candidate fitted by the protocol on each gain alone and on all logs at once,
+    each fit's training MAE per gain (printed rows of bench/_joint.py)."""
+    prior = datasheet_prior("xl330")
+    alone: dict[str, tuple[list, dict]] = {}
+    for la, train, _, _ in gain_cases(logs):
+        alone[la] = (train, fit_case(train, [], names, seed, args.max_evals, args.extra_evals, prior)[1])
+    m4, fits = fit_case(logs, [], names, seed, args.max_evals, args.extra_evals, prior)
+    print(f"  seed {seed}, joint fit on {len(logs)} logs: M4 training {m4.train_mae * 1e3:.2f} mrad", flush=True)
+    for name in names:
+        per_gain = {
+            g: (judge(*fits[name][:4], lgs, CANDIDATES[name]()), judge(*f[name][:4], lgs, CANDIDATES[name]()))
+            for g, (lgs, f) in alone.items()
+        }
+        alone_x = {g: extras(name, f[name]) for g, (_, f) in alone.items()}
+        print(joint_row(name, per_gain, extras(name, fits[name]), alone_x), flush=True)
 
 
 def profile(args, seed: int, names: list[str], logs) -> None:
     """Each one-key candidate's MAE on the training gain and on the other one at its neutral value and five values
     across its range, M4 of ``seed`` held (no search): what the recordings say about the term, apart from where the
     search starts."""
+    prior = datasheet_prior("xl330")
     print(f"\nprofiles (M4 of seed {seed} held; MAE [mrad] on the training gain / the other gain):")
-    for a, b, by_gain, m4 in directions_m4(args, seed, logs):
+    for la, train, _, val in gain_cases(logs):
+        m4 = case_m4(train, val, seed, args.max_evals, prior)
         keys, x, nm, base = refit_identity(m4.params)
         for name in [n for n in names if len(CANDIDATES[n].keys) == 1]:
             cand = CANDIDATES[name]()
             _, lo, hi, _ = cand.keys[0]
             values = np.r_[cand.neutral(), np.linspace(lo, hi, 5)]
             maes = []
-            for logs_ in (by_gain[a], by_gain[b]):
+            for logs_ in (train, val):
                 batch = stack_logs(logs_)
                 cand.prepare(batch, logs_)
                 packed = np.repeat(pack_candidates(base, keys, x[None], batch), len(values), axis=0)
                 maes.append(harness_mae(packed, batch, cand, values[:, None]).mean(axis=1))
             cells = ", ".join(f"{v:.3g}: {t * 1e3:.2f} / {o * 1e3:.2f}" for v, t, o in zip(values, *maes))
-            print(f"  from kp{a:g} {name:18} {cells}", flush=True)
+            print(f"  from {la} {name:18} {cells}", flush=True)
 
 
 def main() -> int:
@@ -293,12 +265,14 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2, help="seeds run in parallel processes")
     ap.add_argument("--cases-only", action="store_true", help=argparse.SUPPRESS)  # a --jobs worker
     ap.add_argument("--profile", action="store_true", help="the one-key candidates' MAE across their range, M4 held")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--joint", action="store_true", help="fit on both gains at once against each gain alone")
+    mode.add_argument("--folds", action="store_true", help="2-fold split by trajectory within the joint fit")
     ap.add_argument("--combine", nargs="+", type=Path, help="summarize saved outputs of this script (no fitting)")
     args = ap.parse_args()
     if args.combine:
         text = "\n".join(f.read_text() for f in args.combine)
-        print("\n".join(ln for ln in text.splitlines() if CASE.match(ln) or ROW.match(ln)))
-        summarize(parse_cases(text))
+        report(text, echo=True)
         return 0
     if not (args.data / "raw").is_dir():
         print(f"no real recordings at {args.data / 'raw'}: nothing to do")
@@ -311,20 +285,33 @@ def main() -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     logs = read_logs([args.data / "raw"])
     if args.cases_only:
-        run_seed(args, seeds[0], names, logs)
+        if args.joint:
+            joint_seed(args, seeds[0], names, logs)
+        else:
+            run_seed(args, seeds[0], names, fold_cases(logs) if args.folds else gain_cases(logs))
         return 0
     if args.profile:
         profile(args, seeds[0], names[1:], logs)
         return 0
-    law_checks(logs)
-    stuck_windows(logs)
-    print(
-        f"\ncross-gain, M4 under the datasheet prior ({args.max_evals} evals per model), then each candidate "
-        f"refitted with {args.extra_evals} evals; seeds {seeds} ({min(args.jobs, len(seeds))} processes):",
-        flush=True,
-    )
+    if args.joint or args.folds:
+        what = "joint fit on all logs against each gain alone" if args.joint else "2-fold split by trajectory"
+        print(f"{what}, M4 under the datasheet prior ({args.max_evals} evals per model), each candidate +", end="")
+        if args.folds:
+            what = ", ".join(f"fold {n} {{{', '.join(f)}}}" for n, f in zip("AB", FOLDS))
+            print(f"{args.extra_evals} evals; {what} at every gain; seeds {seeds}:", flush=True)
+        else:
+            print(f"{args.extra_evals} evals; seeds {seeds}:", flush=True)
+    else:
+        law_checks(logs)
+        stuck_windows(logs)
+        print(
+            f"\ncross-gain, M4 under the datasheet prior ({args.max_evals} evals per model), then each candidate "
+            f"refitted with {args.extra_evals} evals; seeds {seeds} ({min(args.jobs, len(seeds))} processes):",
+            flush=True,
+        )
     argv = [sys.executable, __file__, "--data", str(args.data), "--max-evals", str(args.max_evals)]
     argv += ["--extra-evals", str(args.extra_evals), "--candidates", ",".join(names), "--cases-only"]
+    argv += ["--joint"] * args.joint + ["--folds"] * args.folds
     outputs: dict[int, str] = {}
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         runs = {
@@ -337,8 +324,22 @@ def main() -> int:
                 return 1
             outputs[s] = r.stdout
             print(r.stdout, end="", flush=True)
-    summarize(parse_cases("".join(outputs[s] for s in seeds)))
+    report("".join(outputs[s] for s in seeds))
     return 0
+
+
+def report(text: str, echo: bool = False) -> None:
+    """The summary of saved or fresh output: the joint fit's rows if there are any, else the cases (cross-gain, or
+    the 2-fold split when its cases train on a fold)."""
+    joint = parse_joint(text)
+    if echo:
+        keep = (CASE, ROW, JOINT_CASE, JOINT_ROW)
+        print("\n".join(ln for ln in text.splitlines() if any(r.match(ln) for r in keep)))
+    if joint:
+        summarize_joint(joint)
+        return
+    cases = parse_cases(text)
+    summarize(cases, "heldout_fold" if cases and cases[0][0][1].startswith("fold") else "cross_gain")
 
 
 def refit_identity(params):
