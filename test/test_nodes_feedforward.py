@@ -111,7 +111,9 @@ def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
         np.testing.assert_allclose(sim.sim.kp, 20.0)  # not overwritten by the feed-forward node
         (st,) = arrays[-1].status
         assert st.name == f"{fqn}: feed-forward" and st.hardware_id == f"{fqn}/feedforward"
-        assert "set on" in {kv.key: kv.value for kv in st.values}["servo_kp"]
+        values = {kv.key: kv.value for kv in st.values}
+        assert "set on" in values["servo_kp"]
+        assert values["support"] == "unused (fixed base)"  # an arm: no support coefficient assumed or needed
         assert arrays[-1].header.stamp.sec > 0  # stamped with the node's time, not 0
         assert ff.set_parameters([Parameter("kp", value=[5.0])])[0].successful  # its own gain changes: set again
         wait_for(lambda: list(sim.get_parameter("kp").value) == [5.0], 30.0, "the new gain on the servo node")

@@ -16,7 +16,8 @@ Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, 
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
 0), ``/joint_states``, ``imu/data``
 (sensor_msgs/Imu orientation), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
-(std_msgs/Float64, 1 = left foot, 0 = right). Parameters: ``urdf_path`` or ``robot_description`` (both empty: the
+(std_msgs/Float64, 1 = left foot, 0 = right; double support 0.5 until the first, said once:
+:mod:`servo_ff.ros.support_input`). Parameters: ``urdf_path`` or ``robot_description`` (both empty: the
 ``robot_description`` topic, :mod:`servo_ff.ros.robot_description`), ``joints``,
 ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
 
@@ -62,6 +63,7 @@ from servo_ff.ros.robot_description import urdf_file, wait_robot_description
 from servo_ff.ros.ros_logging import forward_core_logs
 from servo_ff.ros.servo_faults import FaultedJoints
 from servo_ff.ros.servo_gain import ServoGainSetter
+from servo_ff.ros.support_input import SupportInput
 
 from .feedforward_params import boot_specs, feedforward_specs
 
@@ -117,7 +119,6 @@ class FeedForwardNode(Node):
         self.traj: DesiredTrajectory | None = None
         self.imu: np.ndarray | None = None
         self.u_bat: float | None = None
-        self.c_left = 1.0
         self.rejected = 0
         self.ticks = 0
         self.last_error = ""
@@ -131,6 +132,7 @@ class FeedForwardNode(Node):
         self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10, raw=True)
         self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10, raw=True)  # orientation read in place
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
+        self.support = SupportInput(TOPIC_SUPPORT, self.ctrl.mode == "floating", self.get_logger().info)
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
         self.gains = ServoGainSetter(self, b["servo_node"])
         self.publish_gains()
@@ -288,14 +290,9 @@ class FeedForwardNode(Node):
             )
 
     def _on_support(self, msg: Float64) -> None:
-        c = float(msg.data)
-        if math.isfinite(c) and 0.0 <= c <= 1.0:
-            self.c_left = c
-        else:
-            self._warn(
-                "support",
-                f"support coefficient {c} on {TOPIC_SUPPORT} rejected (must be in [0, 1]); holding {self.c_left}",
-            )
+        refusal = self.support.update(msg.data)
+        if refusal:
+            self._warn("support", refusal)
 
     def _on_joint_states_cdr(self, data: bytes) -> None:
         """/joint_states as CDR bytes: stamp and positions read in place (≈ 2 µs against rclpy's ≈ 13 µs for 20
@@ -330,8 +327,9 @@ class FeedForwardNode(Node):
         self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq
         try:
             if self.enabled:
+                c_left = self.support.for_tick()  # double support until the first support coefficient (said once)
                 goal = self.ctrl.tick(
-                    self.q_des, self.dq_des, self.ddq_des, imu_quat=self.imu, u_bat=self.u_bat, c_left=self.c_left
+                    self.q_des, self.dq_des, self.ddq_des, imu_quat=self.imu, u_bat=self.u_bat, c_left=c_left
                 )
             else:
                 goal = self.q_des
@@ -381,6 +379,7 @@ class FeedForwardNode(Node):
                 KeyValue(key="rejected_inputs", value=str(self.rejected)),
                 KeyValue(key="supply_V", value=f"{self.ctrl.u_bat:.3f}"),
                 KeyValue(key="servo_kp", value=self.gains.state),
+                KeyValue(key="support", value=self.support.state()),
                 *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items()),
             ],
         )
