@@ -142,8 +142,12 @@ def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     assert ok, text
     wait_for(lambda: ilc.state != "running", 120.0, "ILC to finish")
     assert ilc.state == "done", ilc.error
-    # one trajectory per trial (again with a longer lead when it reached the sim after its start), none refused
-    assert sim.trajectories >= 3 and sim.gate.rejected == 0
+    # one trajectory per trial (again with a longer lead when it reached the sim after its start); the only refusal
+    # allowed is the one the design resends (nodes/ilc_trials.py): a trial that reached the sim after its end (a
+    # loaded machine: the sim's time runs on while the message is in flight), never another reason
+    assert sim.trajectories >= 3
+    assert all(" whole: it ended " in r for r in sim.gate.recent), list(sim.gate.recent)
+    assert sim.gate.rejected == len(sim.gate.recent)
     rec = load_ilc_record(out)
     assert rec.commands.shape == (3, 200) and rec.kp == KP
     assert rec.errors[1] < 0.5 * rec.errors[0], rec.errors  # 0.210 → 0.084 rad, as the same ILC offline
