@@ -52,6 +52,16 @@ DATA = ROOT.parent / "shared" / "data" / "xl330"
 IMG = ROOT / "docs" / "img"
 
 
+def real_recordings(data: Path) -> list | None:
+    """The real XL330 recordings in ``data``/raw on bam's 5 ms grid, or None (said in one line) when the folder is
+    absent: the data folder ships beside the project, not with it."""
+    raw = data / "raw"
+    if not raw.is_dir():
+        print(f"no real recordings at {raw} (the data folder ships beside the project, not with it): nothing to do")
+        return None
+    return read_logs([raw])
+
+
 def published(logs) -> dict[str, float]:
     """Mean MAE [rad] of each bam-published XL330 file on ``logs``."""
     return {m: evaluate(preset("xl330", m), logs) for m in MODEL_NAMES}
@@ -170,17 +180,15 @@ def main() -> int:
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--no-joint", dest="joint", action="store_false", help="skip the joint fit over both gains")
     args = ap.parse_args()
-    raw = args.data / "raw"
-    if not raw.is_dir():
-        print(f"no real recordings at {raw} (the data folder ships beside the project, not with it): nothing to do")
+    logs = real_recordings(args.data)
+    if logs is None:
         return 0
-    logs = read_logs([raw])
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     firmware = firmware_from_spec(args.firmware, base=FIRMWARE_LAWS["xl330"])
     prior = None if args.no_prior else datasheet_prior("xl330")
     gains = sorted({lg.kp for lg in logs})
     print(
-        f"{len(logs)} real XL330 logs from {raw} (kp {', '.join(f'{g:g}' for g in gains)}), "
+        f"{len(logs)} real XL330 logs from {args.data / 'raw'} (kp {', '.join(f'{g:g}' for g in gains)}), "
         f"firmware law {args.firmware}, CMA-ES ≤ {args.max_evals} evals per model, "
         f"datasheet prior: {prior.describe() if prior else 'none'}"
     )

@@ -25,11 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from real_logs import DATA, splits  # noqa: E402
+from real_logs import DATA, real_recordings, splits  # noqa: E402
 
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.simulation_fit import identify_nested  # noqa: E402
-from servo_ff.io.logs import read_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 MODELS = ("m1", "m2", "m3", "m4")
@@ -43,11 +42,9 @@ def main() -> int:
     ap.add_argument("--starts", default="1,4", help="independent searches per model to compare (comma-separated)")
     ap.add_argument("--max-evals", type=int, default=4000)
     args = ap.parse_args()
-    raw = args.data / "raw"
-    if not raw.is_dir():
-        print(f"no real recordings at {raw}: nothing to do")
+    logs = real_recordings(args.data)
+    if logs is None:
         return 0
-    logs = read_logs([raw])
     plan = splits(logs, 0)
     cases = {
         "kp100→kp400": plan["cross_gain"][0],

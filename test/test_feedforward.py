@@ -91,11 +91,16 @@ def test_fixed_base_tick_is_eq19_of_the_inverse_dynamics_torque():
     np.testing.assert_allclose(tau_motor, tau0, rtol=1e-12)
 
 
-def test_goals_clamped_to_limits_and_counted(caplog):
+def _clamping_arm():
+    """(robot, controller, q): the 2R arm with a large α̂0 near its limits, gravity torques pushing beyond them."""
     r = load_robot(ARM)
     big = AlphaTable(r.joint_names, np.tile([500.0, 0, 0, 0, 0], (2, 1)), np.full(2, 0.1), np.ones(2))
     _, ff = _arm_controller(big)
-    q = np.array([2.9, -2.4])  # near the limits, with gravity torques pushing beyond
+    return r, ff, np.array([2.9, -2.4])
+
+
+def test_goals_clamped_to_limits_and_counted(caplog):
+    r, ff, q = _clamping_arm()
     with caplog.at_level(logging.WARNING):
         for _ in range(3):
             goal = ff.tick(q, np.zeros(2), np.zeros(2), imu_quat=[0, 0, 0, 1], u_bat=15.0)
@@ -114,10 +119,7 @@ def test_every_clamp_counted_and_logged_at_counts_1_2_4_8(caplog, monkeypatch, c
         monkeypatch.setattr(ffm, "eq19_clamped", None)
     elif ffm.eq19_clamped is None:
         pytest.skip("no numba")
-    r = load_robot(ARM)
-    big = AlphaTable(r.joint_names, np.tile([500.0, 0, 0, 0, 0], (2, 1)), np.full(2, 0.1), np.ones(2))
-    _, ff = _arm_controller(big)
-    q = np.array([2.9, -2.4])  # near the limits, with gravity torques pushing beyond
+    r, ff, q = _clamping_arm()
     with caplog.at_level(logging.WARNING):
         for _ in range(20):
             ff.tick(q, np.zeros(2), np.zeros(2), imu_quat=[0, 0, 0, 1], u_bat=15.0)
