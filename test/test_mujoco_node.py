@@ -154,18 +154,34 @@ def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
     own = sim.servos.p[row, P_IMAX]
     t0 = sim.sim_time_ns * 1e-9
     start = after(got, "js", t0).position[j]
-    pub.publish(JointState(name=["r_elbow"], position=[start - 0.6], velocity=[0.5], effort=[0.8]))
-    wait_for(lambda: abs(sim.gate.goal[j] - (start - 0.6)) < 1e-9, 10.0, "the goal applied")
-    assert sim.servos.p[row, P_GVMAX] == 0.5 and sim.servos.p[row, P_IMAX] == min(0.8 / sim.servos.p[row, P_KT], own)
-    wait_for(lambda: abs(got["js"][-1].position[j] - (start - 0.6)) < 0.03, 20.0, "the elbow at its goal")
+    slew: list[tuple[float, float]] = []  # (sim time [s], the firmware's internal target [rad]) every period
+
+    def tap() -> None:
+        slew.append((sim.sim_time_ns * 1e-9, float(sim.servos.target[row])))
+
+    sim.period_taps.append(tap)
+    try:
+        pub.publish(JointState(name=["r_elbow"], position=[start - 0.6], velocity=[0.5], effort=[0.8]))
+        wait_for(lambda: abs(sim.gate.goal[j] - (start - 0.6)) < 1e-9, 10.0, "the goal applied")
+        assert sim.servos.p[row, P_GVMAX] == 0.5 and sim.servos.p[row, P_IMAX] == min(
+            0.8 / sim.servos.p[row, P_KT], own
+        )
+        wait_for(lambda: abs(got["js"][-1].position[j] - (start - 0.6)) < 0.03, 20.0, "the elbow at its goal")
+    finally:
+        sim.period_taps.remove(tap)
     moving = [m for m in list(got["js"]) if stamp(m) > t0]
     assert max(abs(m.velocity[j]) for m in moving) < 0.5 * 1.15
     assert max(abs(m.effort[j]) for m in moving) <= 0.8 + 1e-9
-    # it took the time the limit asks for, from the states themselves (the sim runs on while the goal is in flight):
-    # 0.01 rad off the start to 0.03 rad from the goal, 0.56 rad at ≤ 0.5 rad/s
-    off = next(stamp(m) for m in moving if abs(m.position[j] - start) > 0.01)
-    there = next(stamp(m) for m in moving if abs(m.position[j] - (start - 0.6)) < 0.03)
-    assert there - off > 0.56 / 0.5 * 0.9, (off, there)
+    # the internal target, read in the sim every period (no DDS message can be missed): it slews at 0.5 rad/s
+    # from the start to the goal, so the 0.6 rad take 1.2 s of sim time (an unlimited step jumps in one period)
+    t, target = np.array(slew).T
+    assert abs(target[0] - start) < 2e-3 and abs(target[-1] - (start - 0.6)) < 2e-3, (target[0], target[-1], start)
+    assert (np.abs(np.diff(target)) <= 0.5 * np.diff(t) + 1e-9).all()
+    left, arrived = (
+        t[np.flatnonzero(target < target[0] - 1e-6)[0] - 1],
+        t[np.flatnonzero(target <= target[-1] + 1e-6)[0]],
+    )
+    assert abs((arrived - left) - 0.6 / 0.5) < 0.02, (left, arrived)
     rejected = sim.gate.rejected
     pub.publish(JointState(name=["r_elbow"], velocity=[float("nan")]))
     wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the NaN refused")
