@@ -89,12 +89,21 @@ def test_unknown_row_refused_before_anything_runs(tmp_path):
         run_op3("ff", n_steps=1, firmware="pwm", log=lambda s: pytest.fail(s))
 
 
-@pytest.mark.parametrize("script", ["bench/op3_mission.py", "tools/op3_energy_terms.py", "tools/op3_energy_check.py"])
-def test_firmware_option_unknown_row_exit_2_one_line(script):
-    """--firmware of the bench and of the energy tools: an unknown row is one line naming the valid rows (exit 2), not
+@pytest.mark.parametrize(
+    "script, rows",
+    [
+        ("bench/op3_mission.py", "xm431"),
+        ("tools/op3_energy_terms.py", "xm431"),
+        ("tools/op3_energy_check.py", "xm431"),
+        ("tools/op3_walk_feet.py", "xm431"),
+        ("tools/op3_stiff_p.py", "xm430,xm431"),  # a list of rows: the unknown one named, before any walk
+    ],
+)
+def test_firmware_option_unknown_row_exit_2_one_line(script, rows):
+    """--firmware of the bench and of the OP3 tools: an unknown row is one line naming the valid rows (exit 2), not
     simulate_walk's or run_op3's traceback."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / script), "--firmware", "xm431"], capture_output=True, text=True, timeout=300
+        [sys.executable, str(ROOT / script), "--firmware", rows], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == (
