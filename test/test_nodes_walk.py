@@ -7,6 +7,7 @@ the engine process (the walk without ROS: test_walk_op3.py)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -130,6 +131,10 @@ def test_sim_op3_bringup_plan():
     assert sim.overrides["kp"] == ff.overrides["kp"] == [800.0] and ff.overrides["enabled"] is False
     with pytest.raises(ValueError, match="feedforward must be"):
         plan("sim_op3", feedforward="maybe")
+    assert "urdf_path" not in walk.overrides  # the YAML's op3.urdf
+    urdf = Path(__file__).resolve().parents[1] / "urdf" / "op3.urdf"
+    sim, ff, walk, described = plan("sim_op3", urdf=str(urdf))
+    assert walk.overrides["urdf_path"] == described.overrides["urdf_path"] == str(urdf)  # one robot for all
 
 
 def test_walk_node_samples_its_window_as_np_interp_and_takes_one_pose():

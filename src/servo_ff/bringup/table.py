@@ -204,8 +204,8 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         if a["feedforward"] not in ("true", "false"):
             raise ValueError(f"sim_op3: feedforward must be 'true' or 'false', got {a['feedforward']!r}")
         ff["enabled"] = a["feedforward"] == "true"
-        if "urdf_path" in sim:
-            walker["urdf_path"] = sim["urdf_path"]
+        if a["urdf"]:  # the walk engine plans on the robot the others read (robot_description), not op3.urdf
+            walker["urdf_path"] = str(Path(a["urdf"]).expanduser().resolve())
         return sim, ff, walker
     if a["support"] not in ("schedule", "contacts"):
         raise ValueError(f"sim_humanoid: support must be 'schedule' or 'contacts', got {a['support']!r}")
