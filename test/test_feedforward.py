@@ -159,6 +159,9 @@ def test_bad_desired_state_and_gains_raise():
     ffh = FeedForwardController(hum, alpha_table_from_actuator(preset("mx106", "m4"), hum.joint_names), 18.6)
     with pytest.raises(ValueError, match="c_left"):
         ffh.tick(np.zeros(20), np.zeros(20), np.zeros(20), c_left=1.5)
+    with pytest.raises(ValueError, match=r"^c_left .* is required with a floating base$"):  # no silent single support
+        ffh.tick(np.zeros(20), np.zeros(20), np.zeros(20))
+    assert ffh.n_ticks == 0
     with pytest.raises(RobotModelError, match="foot"):
         FeedForwardController(hum, ffh.alpha, 18.6, left_foot="foot")
 

@@ -89,12 +89,21 @@ def test_unknown_row_refused_before_anything_runs(tmp_path):
         run_op3("ff", n_steps=1, firmware="pwm", log=lambda s: pytest.fail(s))
 
 
-@pytest.mark.parametrize("script", ["bench/op3_mission.py", "tools/op3_energy_terms.py", "tools/op3_energy_check.py"])
-def test_firmware_option_unknown_row_exit_2_one_line(script):
-    """--firmware of the bench and of the energy tools: an unknown row is one line naming the valid rows (exit 2), not
+@pytest.mark.parametrize(
+    "script, rows",
+    [
+        ("bench/op3_mission.py", "xm431"),
+        ("tools/op3_energy_terms.py", "xm431"),
+        ("tools/op3_energy_check.py", "xm431"),
+        ("tools/op3_walk_feet.py", "xm431"),
+        ("tools/op3_stiff_p.py", "xm430,xm431"),  # a list of rows: the unknown one named, before any walk
+    ],
+)
+def test_firmware_option_unknown_row_exit_2_one_line(script, rows):
+    """--firmware of the bench and of the OP3 tools: an unknown row is one line naming the valid rows (exit 2), not
     simulate_walk's or run_op3's traceback."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / script), "--firmware", "xm431"], capture_output=True, text=True, timeout=300
+        [sys.executable, str(ROOT / script), "--firmware", rows], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == (
@@ -122,3 +131,80 @@ def test_mission_nodes_run_the_row_and_its_alpha(tmp_path, compiled_mujoco_kerne
         expected = alpha_hat_from_actuator(dataclasses.replace(preset("xm430", "m1"), firmware=PWM), True)
         for j in ("l_knee", "r_hip_pitch", "head_pan"):
             assert np.allclose(ff.get_parameter(f"alpha.{j}").value, expected, rtol=1e-12), j
+
+
+def _servo_yaml(tmp_path: Path, name: str, **doc) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(
+        yaml.safe_dump({"robot": str(ROOT / "urdf" / "op3.urdf"), "servos": {"*": "xm430/m1"}, **doc}, sort_keys=False)
+    )
+    return path
+
+
+def test_sim_op3_bringup_alpha_follows_servo_config(tmp_path, caplog):
+    """`servo-ff up sim_op3 --arg servo_config:=…` (bringup.plan, as the launch file): the feed-forward node gets the
+    α̂ of the servo YAML's law at its supply, said in one log line naming both files; without servo_config, the
+    YAML's config/alpha_op3.yaml. Over DDS, the feed-forward node started with the bring-up's parameter files
+    reads that α̂."""
+    pytest.importorskip("rclpy")
+    from rclpy.parameter import Parameter
+
+    from servo_ff.bringup import config_dir, plan
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+    from servo_ff.ros.harness import RosHarness
+
+    assert "alpha_file" not in plan("sim_op3")[1].overrides  # the YAML's: the shipped servos' current law
+    joints = list(yaml.safe_load((ROOT / "config" / "sim_op3.yaml").read_text())["/**"]["ros__parameters"]["joints"])
+    shipped = _servo_yaml(tmp_path, "shipped")  # no firmware key: the shipped α̂ back, from the same derivation
+    ff = plan("sim_op3", servo_config=str(shipped))[1].overrides
+    assert ff["u_nominal"] == 12.0
+    assert np.allclose(
+        load_alpha(ff["alpha_file"], joints).alpha, load_alpha(ROOT / "config" / "alpha_op3.yaml", joints).alpha
+    )
+    mx106 = plan("sim_op3", servo_config=str(_servo_yaml(tmp_path, "mx106", firmware="mx106")))[1].overrides
+    assert mx106["u_nominal"] == FIRMWARE_LAWS["mx106"].vin == 15.0  # the law's supply, as the sim node's
+    pwm_yaml = _servo_yaml(tmp_path, "pwm", firmware="xm430_position")
+    with RosHarness(salt=48) as ros:
+        caplog.clear()
+        node = plan("sim_op3", servo_config=str(pwm_yaml), namespace=ros.ns)[1]
+        (line,) = [r.getMessage() for r in caplog.records if "servo_config" in r.getMessage()]
+        assert str(pwm_yaml) in line and node.overrides["alpha_file"] in line and "voltage" in line
+        ff = ros.add(
+            FeedForwardNode(
+                "servo_feedforward",
+                **ros.node_kwargs(),
+                cli_args=node.ros_args(config_dir()),
+                parameter_overrides=[Parameter("urdf_path", value=str(ROOT / "urdf" / "op3.urdf"))],
+            )
+        )
+        expected = alpha_hat_from_actuator(dataclasses.replace(preset("xm430", "m1"), firmware=PWM), True)
+        assert expected[1] == pytest.approx(432.88, abs=0.01)  # Eq. 19's velocity term; the current law's 118.9
+        for j in ("l_knee", "r_hip_pitch", "head_pan"):
+            assert np.allclose(ff.get_parameter(f"alpha.{j}").value, expected, rtol=1e-12), j
+        assert ff.get_parameter("u_nominal").value == 12.0
+
+
+@pytest.mark.parametrize(
+    "doc, line",
+    [
+        ({"firmware": "xm431"}, "firmware: unknown firmware row 'xm431'; valid rows: " + ", ".join(FIRMWARE_LAWS)),
+        (
+            {"servos": {"head_*": {"preset": "xm430/m1", "firmware": "mx106"}, "*": "xm430/m1"}},
+            "firmware: the servos' laws run on different supplies (12, 15 V); the feed-forward node has one "
+            "u_nominal: give every servo a law of one supply",
+        ),
+        (
+            {"servos": {"head_pan": None, "*": "xm430/m1"}},
+            "servos: joint(s) head_pan have no servo (null): the feed-forward node needs every joint's law for its α̂",
+        ),
+    ],
+)
+def test_sim_op3_servo_config_refused_in_one_line(tmp_path, doc, line):
+    """A servo YAML the feed-forward α̂ cannot follow: `servo-ff up sim_op3` exits 2 with one line naming the file and
+    the key, before any node starts."""
+    path = _servo_yaml(tmp_path, "mine", **doc)
+    cmd = [sys.executable, "-m", "servo_ff", "up", "sim_op3", "--dry-run", "--arg", f"servo_config:={path}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"servo-ff up: error: sim_op3: servo_config mine.yaml: {line}"
+    assert proc.stdout == ""

@@ -60,11 +60,12 @@ def test_the_feet_s_account_of_the_walk_at_the_factory_gain():
 def test_firmware_option():
     from servo_ff.dynamics.alpha import load_alpha
     from servo_ff.dynamics.walk_sim import OP3_ALPHA, firmware_alpha, simulate_walk
+    from servo_ff.models.errors import ParameterError
     from servo_ff.models.firmware import FIRMWARE_LAWS
     from servo_ff.models.presets import preset
 
-    with pytest.raises(ValueError, match="firmware must be one of .*xm430_position.*got 'xm431'"):
-        simulate_walk("high", 1, firmware="xm431")
+    with pytest.raises(ParameterError, match=f"^unknown firmware row 'xm431'; valid rows: {', '.join(FIRMWARE_LAWS)}$"):
+        simulate_walk("high", 1, firmware="xm431")  # models.firmware.firmware_row's one check
     params = preset("xm430", "m1")
     joints = list(yaml.safe_load(OP3_ALPHA.read_text())["joints"])
     shipped = load_alpha(OP3_ALPHA, joints)  # config/alpha_op3.yaml: the current law's α̂ (Operating Mode 5)

@@ -20,14 +20,19 @@ tools/op3_stiff_p.py --controller low --firmware xm430 --trace``: why (b) falls 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from servo_ff.dynamics.mujoco_servos import MujocoServos
-from servo_ff.dynamics.walk_balance import trunk_pitch_roll
-from servo_ff.dynamics.walk_sim import simulate_walk
-from servo_ff.models import slots
-from servo_ff.models.firmware import FIRMWARE_LAWS
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from op3_energy_terms import known_firmware  # noqa: E402
+
+from servo_ff.dynamics.mujoco_servos import MujocoServos  # noqa: E402
+from servo_ff.dynamics.walk_balance import trunk_pitch_roll  # noqa: E402
+from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: E402
+from servo_ff.models import slots  # noqa: E402
+from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 HOLD = 0.48  # [s] simulate_walk's default hold before the walk starts
 TORQUE_JOINTS = ("l_knee", "r_knee", "l_ank_pitch", "r_ank_pitch")
@@ -162,6 +167,8 @@ def main() -> int:
     ap.add_argument("--vin", type=float, default=None, help="servo supply [V] (diagnostic; default the row's)")
     ap.add_argument("--trace", action="store_true", help="the sagittal trace of each run, to its fall")
     a = ap.parse_args()
+    if not all(known_firmware(fw) for fw in a.firmware.split(",")):
+        return 2
     print(
         "firmware, latency | fell [s] | travel / planned [m] | torque peak [Hz] | <2.5 / 2.5-10 / >10 Hz | "
         "touch-downs/s | foot force >10 Hz RMS [N] | clipped: legs / knees+ankle pitch"

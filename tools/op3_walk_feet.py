@@ -13,11 +13,16 @@ outcome is; ``--no-imu-roll``: (c)'s gravity from the trunk pitch alone.
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from servo_ff.dynamics.walk_pattern import WalkParams
-from servo_ff.dynamics.walk_sim import PLAN_GRID, simulate_walk
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from op3_energy_terms import known_firmware  # noqa: E402
+
+from servo_ff.dynamics.walk_pattern import WalkParams  # noqa: E402
+from servo_ff.dynamics.walk_sim import PLAN_GRID, simulate_walk  # noqa: E402
 
 
 def main() -> int:
@@ -32,6 +37,8 @@ def main() -> int:
     ap.add_argument("--grids", default=str(PLAN_GRID), help="plan grids, comma-separated")
     ap.add_argument("--no-imu-roll", action="store_true", help="(c): gravity from the trunk pitch alone")
     a = ap.parse_args()
+    if not known_firmware(a.firmware):
+        return 2
     params = WalkParams(foot_height=a.foot_height)
     print(
         "controller | fell [s] | travel / planned [m] | swing foot touching | stance share | loaded-sole travel [m]"

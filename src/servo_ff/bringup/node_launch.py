@@ -65,11 +65,17 @@ def _any_namespace(doc: dict) -> dict:
     return {k if k.startswith("/") else f"/**/{k}": v for k, v in doc.items()}
 
 
+def scratch_dir() -> Path:
+    """The temporary directory of the files a bring-up writes for its nodes (parameter overrides, α̂ files)."""
+    d = Path(tempfile.gettempdir()) / "servo_ff_bringup"
+    d.mkdir(exist_ok=True)
+    return d
+
+
 def _write_params(doc: dict) -> Path:
     """``doc`` as a parameter file in a temporary directory (named by its content: written once)."""
     text = yaml.safe_dump(doc, sort_keys=True)
-    d = Path(tempfile.gettempdir()) / "servo_ff_bringup"
-    d.mkdir(exist_ok=True)
+    d = scratch_dir()
     path = d / f"{hashlib.sha1(text.encode()).hexdigest()[:16]}.yaml"
     if not path.is_file():
         tmp = path.with_suffix(f".{os.getpid()}.tmp")

@@ -169,11 +169,16 @@ class FeedForwardController:
             return a, b, c
         return self._vector("q_des", a), self._vector("dq_des", b), self._vector("ddq_des", c)
 
-    def torques(self, q, dq, ddq, c_left: float = 1.0) -> np.ndarray:
-        """Feed-forward torques τ [N·m] at the desired state with the current gravity estimate."""
+    def torques(self, q, dq, ddq, *, c_left: float | None = None) -> np.ndarray:
+        """Feed-forward torques τ [N·m] at the desired state with the current gravity estimate; ``c_left`` (1 = left
+        single support, 0.5 = double, 0 = right) is required with a floating base and ignored with a fixed one."""
         set_gravity(self.model, self.gravity)
         if self.mode == "fixed":
             return fixed_base_torques(self.model, self.data, self.robot.configuration(q), dq, ddq)
+        if c_left is None:  # no default: a caller that forgets it must not load one leg with the whole robot
+            raise ValueError(
+                "c_left (left-foot support coefficient, 0.5 = double support) is required with a floating base"
+            )
         c = float(c_left)
         if not (math.isfinite(c) and 0.0 <= c <= 1.0):
             raise ValueError(f"c_left (left-foot support coefficient) must be in [0, 1], got {c_left}")
@@ -189,14 +194,15 @@ class FeedForwardController:
             q_full=self.robot.configuration(q, floating=True),
         )
 
-    def tick(self, q_des, dq_des, ddq_des, *, imu_quat=None, u_bat=None, c_left: float = 1.0) -> np.ndarray:
-        """Goal positions [rad] for one control cycle (Eq. 19), inside the URDF limits and always finite."""
+    def tick(self, q_des, dq_des, ddq_des, *, imu_quat=None, u_bat=None, c_left: float | None = None) -> np.ndarray:
+        """Goal positions [rad] for one control cycle (Eq. 19), inside the URDF limits and always finite; ``c_left``:
+        see :meth:`torques` (required with a floating base)."""
         q, dq, ddq = self._vectors(q_des, dq_des, ddq_des)
         if imu_quat is not None:
             self.update_imu(imu_quat)
         if u_bat is not None:
             self.update_voltage(u_bat)
-        tau = self.torques(q, dq, ddq, c_left)
+        tau = self.torques(q, dq, ddq, c_left=c_left)
         self.tau = tau
         if eq19_clamped is not None:  # Eq. 19 and the clamp in one compiled loop; anything odd: the numpy path
             goal, out = np.empty(len(q)), np.empty(len(q))
