@@ -19,9 +19,27 @@ the walk (the plan's trunk lean is +0.12 rad; negative: leaning backwards). "pre
 touched the obstacle. The paper's contrast in a cell: (a) fell and (c) stood. ``--perturb`` (not part of the grid):
 those cells' (a) and (c), and every (c) at 15 mm, again with the plan rounded to 1e-5 and 1e-7 instead of 1e-6
 (``walk_sim.settled_plan``): whether stood/fell holds under a perturbation far below an encoder count.
+
+The scaled height h* (``--scaled``; rule and h* fixed here, committed before any run at h*): the paper's 15 mm on
+the NimbRo-OP is scaled to the OP3 by leg length, from the hip-pitch axis to the sole, legs straight (the zero pose).
+NimbRo-OP: 0.440 m hip pitch to ankle pitch (thigh 0.220 + shank 0.220 m) + 0.039 m ankle axis to sole = 0.479 m,
+from its authors' own model (``NimbRo/nimbro-op-ros`` a286de0, ``src/nimbro_robotcontrol/hardware/nimbro_op_model``:
+``robots/nimbro_op.xml`` joints ``*_knee_pitch``/``*_ankle_pitch`` and ``include/nimbro_op_model/dimensions.h``
+``ANKLE_Z_HEIGHT``; the same 0.44 m is the gait's ``legLength`` in ``motion/gait/src/gaitcode/RobotModel``). OP3:
+0.25065 m (``urdf/op3.urdf``, Menagerie's op3.xml: 0.11015 + 0.110 + 0.0305 m). h* = 15 mm × 0.25065 / 0.479 =
+7.85 mm (by standing height instead, 0.51 / 0.95 m: 8.05 mm; not used). Cells: (a), (b), (c) × board and box × h*
+× the map's four speeds (24 runs; the flat runs are the map's), gait, steps, gains, placement and fall rule as the
+map's. The paper's result in a cell: (a) fell backwards after its first foot touched the obstacle and (c) stood.
+Counted per shape over the speeds at which (a) stood on flat ground (where (a) falls without an obstacle, its fall
+is not the obstacle's doing); the paper's result holds at h* on a shape if it holds at every such speed, partly if
+at some, not if at none; the board (both feet step onto it) is the paper's reading of the obstacle, the box is
+reported beside it. Fig. 6b at h*: trunk pitch over time of (a) and (c) on the h* board at the slowest speed at
+which (a) falls there, the first foot's touch of the board marked (``--fig6b PATH``, docs/img/op3_scaled_fig6b.png).
 Last line: RESULT cells=… contrast=… contrast_a_back=… contrast_a_flat_stood=… a_stood=… b_stood=… c_stood=…
            flat_a_stood=… flat_c_stood=… board15_ac=… box15_ac=… (…_ac: per speed, slowest first, (a) then (c), S
-           stood, F fell) workers=… wall_s=… [perturb_held=…/…]
+           stood, F fell) scaled_h_mm=… scaled_board_ac=… scaled_box_ac=… scaled_board_paper=k/m
+           scaled_box_paper=k/m (k: speeds with the paper's result, m: speeds at which (a) stood on flat ground)
+           workers=… wall_s=… [perturb_held=…/…]
 """
 
 from __future__ import annotations
