@@ -3,6 +3,7 @@ obstacle shape, height and forward speed, ROS-free (``dynamics.walk_sim.simulate
 ROS-free figures and of ``tools/op3_obstacle_trace.py``).
 
 Run: python bench/op3_obstacle_sweep.py [--workers 1] [--plot docs/img/op3_obstacle_sweep.png] [--perturb]
+     [--scaled] [--fig6b docs/img/op3_scaled_fig6b.png]   (--scaled: only the flat runs and h*, no map plot)
 
 The grid, fixed before any of its results was seen (nothing tuned; the gait, obstacles and controllers are the
 mission's): controllers (a) high-gain P (k_P 800, the XM430 factory gain), (b) plain P at 0.35 of it (k_P 280), (c)
@@ -17,8 +18,8 @@ the mission uses 0.05); 16 steps of the 0.48 s placo gait at every speed, ``simu
 (time from the walk start, direction), the first foot contact with the obstacle, and the minimum trunk pitch over
 the walk (the plan's trunk lean is +0.12 rad; negative: leaning backwards). "pre": the fall came before any foot
 touched the obstacle. The paper's contrast in a cell: (a) fell and (c) stood. ``--perturb`` (not part of the grid):
-those cells' (a) and (c), and every (c) at 15 mm, again with the plan rounded to 1e-5 and 1e-7 instead of 1e-6
-(``walk_sim.settled_plan``): whether stood/fell holds under a perturbation far below an encoder count.
+those cells' (a) and (c), and every (c) at 15 mm and at h*, again with the plan rounded to 1e-5 and 1e-7 instead of
+1e-6 (``walk_sim.settled_plan``): whether stood/fell holds under a perturbation far below an encoder count.
 
 The scaled height h* (``--scaled``; rule and h* fixed here, committed before any run at h*): the paper's 15 mm on
 the NimbRo-OP is scaled to the OP3 by leg length, from the hip-pitch axis to the sole, legs straight (the zero pose).
@@ -300,12 +301,12 @@ def run_all(keys: list, grids: list[float], workers: int) -> list[Cell]:
         return list(pool.map(run_cell, keys, grids))
 
 
-def perturb(cells: dict, workers: int) -> tuple[str, int, int]:
-    """The contrast cells' (a) and (c) and every (c) at 15 mm (of the heights run) again with the plan rounded to each
-    of PERTURB_GRIDS: (table, runs whose stood/fell held, runs)."""
+def perturb(cells: dict, workers: int, h_star: float) -> tuple[str, int, int]:
+    """The contrast cells' (a) and (c) and every (c) at 15 mm and at h* (of the heights run) again with the plan
+    rounded to each of PERTURB_GRIDS: (table, runs whose stood/fell held, runs)."""
     obst = [(s, h, v) for s in SHAPES for h in heights(cells)[1:] for v in SPEEDS]
     keys = [("high", *k) for k in obst if contrast(cells, *k)]
-    keys += [("ff", *k) for k in obst if contrast(cells, *k) or k[1] == 15]
+    keys += [("ff", *k) for k in obst if contrast(cells, *k) or k[1] in (15, h_star)]
     runs = [(k, g) for k in keys for g in PERTURB_GRIDS]
     done = dict(zip(runs, run_all([k for k, _ in runs], [g for _, g in runs], workers)))
     lines = [
@@ -330,9 +331,11 @@ def perturb(cells: dict, workers: int) -> tuple[str, int, int]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=1, help="processes (at most 2: the machine's cores are shared)")
-    ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_sweep.png"))
+    ap.add_argument("--plot", help="the map's plot (default docs/img/op3_obstacle_sweep.png; none with --scaled)")
     ap.add_argument(
-        "--perturb", action="store_true", help="re-run the contrast cells and (c) at 15 mm with the plan perturbed"
+        "--perturb",
+        action="store_true",
+        help="re-run the contrast cells and (c) at 15 mm and h* with the plan perturbed",
     )
     ap.add_argument("--scaled", action="store_true", help="only the flat runs and the h* cells (not the map's heights)")
     ap.add_argument("--fig6b", default=str(ROOT / "docs" / "img" / "op3_scaled_fig6b.png"), help="Fig. 6b at h*")
@@ -355,7 +358,9 @@ def main() -> int:
     wall = time.perf_counter() - t0
     print(tables(cells))
     print(scaled_table(cells, h_star))
-    print(f"\nplot: {plot(cells, a.plot)}")
+    path = a.plot or (None if a.scaled else str(ROOT / "docs" / "img" / "op3_obstacle_sweep.png"))
+    if path:
+        print(f"\nplot: {plot(cells, path)}")
     slow = next((v for v in SPEEDS if cell(cells, "high", "board", h_star, v).fell), None)
     if slow is None:
         print(f"Fig. 6b: (a) stood on the {h_star:g} mm board at every speed; no plot")
@@ -366,7 +371,7 @@ def main() -> int:
     print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
     extra = ""
     if a.perturb:
-        table, held, n = perturb(cells, a.workers)
+        table, held, n = perturb(cells, a.workers, h_star)
         print(f"\nthe plan perturbed (rounded to {' and '.join(f'{g:g}' for g in PERTURB_GRIDS)} instead of 1e-6):")
         print(table)
         print(f"stood/fell the same as in the map in {held} of {n} runs")
