@@ -1,11 +1,11 @@
 """Why the OP3 falls on the one-foot obstacle (issue 21): ``dynamics.walk_sim``'s walk, instrumented, ROS-free.
 
     PYTHONPATH=src python tools/op3_obstacle_trace.py [--controller ff] [--height 0.015] [--support plan|contact]
-        [--shape foot_box|board]
+        [--shape foot_box|board] [--vx 0.05]
 
 The loop of :func:`servo_ff.dynamics.walk_sim.simulate_walk` (same plan, servo layer, box at mid-swing of the right
-foot's 5th swing, 0.05 m/s, 16 steps), printing every ``--every`` control periods from just before the box: trunk
-roll (positive to the right), the support coefficient the feed-forward uses (``c_plan``, the walk's plan) and the
+foot's 5th swing, ``--vx`` 0.05 m/s, 16 steps), printing every ``--every`` control periods from just before the box:
+trunk roll (positive to the right), the support coefficient the feed-forward uses (``c_plan``, the walk's plan) and the
 one measured from the MuJoCo foot forces (``c_meas``), the right foot's force, how far the CoM is (+y, to the left)
 beyond the left sole's outer edge, the right sole's inner edge and the box's inner edge, each foot's roll; then the
 peak motor torque of the ankle-roll servos. ``--support contact``
@@ -141,8 +141,9 @@ def main() -> int:
     ap.add_argument("--support", default="plan", choices=("plan", "contact"))
     ap.add_argument("--every", type=int, default=4, help="print every n-th control period")
     ap.add_argument("--shape", default="foot_box", choices=("foot_box", "board"))
+    ap.add_argument("--vx", type=float, default=0.05, help="forward speed [m/s] (the sweep's: 0.02, 0.035, 0.05, 0.08)")
     a = ap.parse_args()
-    rows, fell, t_box, peak, travel, touch = trace(a.controller, a.height, a.support, shape=a.shape)
+    rows, fell, t_box, peak, travel, touch = trace(a.controller, a.height, a.support, vx=a.vx, shape=a.shape)
     print(
         "t [s] | trunk roll | c_plan | c_meas | F_right [N] | CoM y beyond: left sole's outer edge | right sole's "
         "inner edge | box's inner edge [m] | foot roll l | r [rad] | trunk pitch | F_left [N] | CoM x behind the "
@@ -153,7 +154,7 @@ def main() -> int:
         if r[0] >= min(start, rows[-1][0] - 1.0) - 0.1:
             print(" | ".join(f"{v:.3f}" for v in r))
     print(
-        f"{a.controller}, {1000 * a.height:.0f} mm, support from the {a.support}: "
+        f"{a.controller}, {1000 * a.height:g} mm at {a.vx:g} m/s, support from the {a.support}: "
         + (f"fell at {fell:.2f} s ({fell - t_box:+.2f} s after the box)" if not math.isnan(fell) else "stood")
         + f"; travel {travel:.3f} m; first touch {touch:.2f} s; peak |τ| ankle roll l/r {peak[0]:.2f}/{peak[1]:.2f} N·m"
         " (stall 4.1)"
