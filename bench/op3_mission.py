@@ -239,20 +239,25 @@ def energy40_lines(base, other, steps: int) -> list[str]:
     ea, ec = (group_sums(r.joints, r.step_energy[steps]) for r in (base, other))
     lines = ["| | (a) | (c) | (c) against (a) |", "|---|---|---|---|"]
     lines += [f"| E {g} [J] | {ea[g]:.1f} | {ec[g]:.1f} | {ec[g] / ea[g] - 1:+.1%} |" for g in ea]
-    track = [tracking_rms(r, t_end) for r in (base, other)]
+    track = [tracking_error(r, t_end) for r in (base, other)]
     for k, name in enumerate(("hip pitch", "knee", "ankle pitch")):
-        lines.append(f"| {name} − desired, RMS [rad] | {track[0][k]:.4f} | {track[1][k]:.4f} | |")
+        (ra, ma), (rc, mc) = track[0][k], track[1][k]
+        what = f"| {name} − desired, RMS (mean, + bent more) [rad] |"
+        lines.append(f"{what} {ra:.3f} ({ma:+.3f}) | {rc:.3f} ({mc:+.3f}) | |")
     pitch = [float(np.mean([y for t, y in r.pitch if t <= t_end])) for r in (base, other)]
     lines.append(f"| trunk pitch, mean [rad] | {pitch[0]:.3f} | {pitch[1]:.3f} | {pitch[1] - pitch[0]:+.3f} |")
     lines.append(f"| trunk travel (whole run) [m] | {base.travel:.3f} | {other.travel:.3f} | |")
     return lines
 
 
-def tracking_rms(run, t_end: float) -> tuple[float, float, float]:
-    """[rad] RMS of measured − desired over both legs' hip pitch, knee, ankle pitch (``TRACKED``) up to ``t_end``."""
-    err = np.array([m - d for t, d, m in run.tracking if t <= t_end])
-    rms = np.sqrt(np.mean(err**2, axis=0))  # per TRACKED joint
-    return tuple(float(np.sqrt(np.mean(rms[[k, k + 3]] ** 2))) for k in range(3))
+def tracking_error(run, t_end: float) -> list[tuple[float, float]]:
+    """[rad] (RMS, mean) of measured − desired over both legs' hip pitch, knee, ankle pitch (``TRACKED``) up to
+    ``t_end``, the mean signed along the joint's bend in the stance (the legs mirror: + is bent more than desired)."""
+    rows = [(d, m) for t, d, m in run.tracking if t <= t_end]
+    err = np.array([m - d for d, m in rows])
+    bend = np.sign(np.mean([d for d, _ in rows], axis=0))  # per TRACKED joint: the sign of its mean desired angle
+    rms, mean = np.sqrt(np.mean(err**2, axis=0)), np.mean(err * bend, axis=0)
+    return [(float(np.sqrt(np.mean(rms[[k, k + 3]] ** 2))), float(np.mean(mean[[k, k + 3]]))) for k in range(3)]
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 servos' electrical energy split by definition, over the DDS mission's window.
 
     PYTHONPATH=src python tools/op3_energy_terms.py [--steps 40] [--firmware xm430_position] [--joints]
-        [--window 2.5] [--desired plan]
+        [--window 2.5] [--desired plan] [--vx 0.1]
 
 The servo layer meters E = ∫U·I dt per servo (``MujocoServos.energy``: U the firmware's winding voltage, I = (U −
 kt·θ̇)/R, signed, so regeneration counts against it; the DDS mission's figure). Here, integrated at every 1 ms physics
@@ -101,12 +101,13 @@ def main() -> int:
     ap.add_argument("--firmware", default=None, help="firmware row for every servo (default: the servo file's)")
     ap.add_argument("--desired", default="walk_node", choices=DESIRED, help="walk_sim.desired_motion")
     ap.add_argument("--joints", action="store_true", help="U·I per joint too")
+    ap.add_argument("--vx", type=float, default=0.1, help="m/s (the mission's section 1: 0.1)")
     a = ap.parse_args()
     if not known_firmware(a.firmware):
         return 2
     window = steps_window(a.steps) if a.window is None else a.window
     plan = a.steps + 2 if a.window is None else a.steps
-    (ea, joints), (ec, _) = (metered(c, plan, window, a.firmware, a.desired) for c in ("high", "ff"))
+    (ea, joints), (ec, _) = (metered(c, plan, window, a.firmware, a.desired, a.vx) for c in ("high", "ff"))
     knees = [joints.index(j) for j in ("l_knee", "r_knee")]
     what = f"{a.steps} steps ({window:.2f} s)" if a.window is None else f"{window} s"
     print(f"{what} from the walk start | knees (a) [J] | (c) [J] | reduction | all (a) [J] | (c) [J] | reduction")
