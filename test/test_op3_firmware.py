@@ -89,7 +89,10 @@ def test_unknown_row_refused_before_anything_runs(tmp_path):
         run_op3("ff", n_steps=1, firmware="pwm", log=lambda s: pytest.fail(s))
 
 
-@pytest.mark.parametrize("script", ["bench/op3_mission.py", "tools/op3_energy_terms.py", "tools/op3_energy_check.py"])
+@pytest.mark.parametrize(
+    "script",
+    ["bench/op3_mission.py", "tools/op3_energy_terms.py", "tools/op3_energy_check.py", "tools/op3_energy40.py"],
+)
 def test_firmware_option_unknown_row_exit_2_one_line(script):
     """--firmware of the bench and of the energy tools: an unknown row is one line naming the valid rows (exit 2), not
     simulate_walk's or run_op3's traceback."""
