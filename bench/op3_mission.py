@@ -76,7 +76,7 @@ def main() -> int:
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_pitch.png"))
     ap.add_argument("--board-plot", default=str(ROOT / "docs" / "img" / "op3_board_pitch.png"))
     ap.add_argument("--bound-periods", type=int, default=2000, help="periods of each bare lockstep loop (anchor)")
-    ap.add_argument("--firmware", default=None, help="firmware row for every servo in 1-4 (default: the servo file's)")
+    ap.add_argument("--firmware", default=None, help="every servo's firmware row in 1-4, 6 (default: the servo file's)")
     ap.add_argument("--pwm-steps", type=int, default=40, help="5.: steps under xm430_position (0: skip 5.)")
     ap.add_argument("--energy40-steps", type=int, default=40, help="6.: steps at (a)'s speed (0: skip 6.)")
     a = ap.parse_args()
