@@ -16,7 +16,9 @@ it, (c) (b) + feed-forward; the same gait, cmd_vel and obstacles for all three.
    law ROBOTIS's OP3 runs, the kind of law of the paper's MX-106; (c) with that law's α̂, Eq. 19) for ``--pwm-steps``
    steps, and the 15 mm box and board of 3. and 4. for (a) and (c): an additional result (``pwm_*`` keys), beside
    the mission's current-based one (``--pwm-steps 0``: no 5., no ``pwm_*`` keys; ``rtf`` is over 1.-4. either way);
-``--firmware ROW``: sections 1-4 with every servo on that firmware row instead of config/servos_op3.yaml's own
+6. energy over 40 steps at a speed where (a) walks (``--energy40-steps``, 0: skip 6.), pre-registered before any
+   such run (``energy40_section``'s docstring: the rule, the runs and what is reported);
+``--firmware ROW``: sections 1-4 and 6 with every servo on that firmware row instead of config/servos_op3.yaml's own
 (current-based position control, Operating Mode 5); an unknown row is one line naming the valid rows (exit 2).
 Energy: (c) against (a) over their common window of whole steps (``bringup/op3_energy.py``): all ``--steps`` when
 neither falls, else the whole steps before the first fall of the two (``energy_steps``; nan below 2 steps); (b) is
@@ -29,7 +31,8 @@ Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_en
            obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=… rtf_bound=… rtf_of_bound=…
            board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1 energy_steps=… pwm_energy_steps=…
            pwm_knee_energy_reduction=… pwm_energy_reduction=… pwm_falls_flat=… pwm_obstacle15_a_stood=0|1
-           pwm_obstacle15_c_stood=0|1 pwm_board15_a_stood=0|1 pwm_board15_c_stood=0|1
+           pwm_obstacle15_c_stood=0|1 pwm_board15_a_stood=0|1 pwm_board15_c_stood=0|1 energy40_vx=…
+           energy40_steps=… knee_energy40_reduction=… energy40_reduction=…
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.bringup.op3_energy import compare, window_lines  # noqa: E402
+from servo_ff.bringup.op3_energy import ENERGY40_SPEEDS, compare, group_sums, whole_steps, window_lines  # noqa: E402
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
+from servo_ff.dynamics.walk_pattern import WalkParams  # noqa: E402
 from servo_ff.models.errors import ParameterError  # noqa: E402
 from servo_ff.models.firmware import firmware_row  # noqa: E402
 
@@ -53,6 +57,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _lockstep_bound import lockstep_bound  # noqa: E402
 
 PWM_ROW = "xm430_position"  #: 5.'s firmware row: the XM430's factory position mode (Operating Mode 3)
+TRACKED = ("l_hip_pitch", "l_knee", "l_ank_pitch", "r_hip_pitch", "r_knee", "r_ank_pitch")  #: 6.'s tracking rows
 
 
 def bound(periods: int) -> tuple[float, float]:
@@ -71,8 +76,9 @@ def main() -> int:
     ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_pitch.png"))
     ap.add_argument("--board-plot", default=str(ROOT / "docs" / "img" / "op3_board_pitch.png"))
     ap.add_argument("--bound-periods", type=int, default=2000, help="periods of each bare lockstep loop (anchor)")
-    ap.add_argument("--firmware", default=None, help="firmware row for every servo in 1-4 (default: the servo file's)")
+    ap.add_argument("--firmware", default=None, help="every servo's firmware row in 1-4, 6 (default: the servo file's)")
     ap.add_argument("--pwm-steps", type=int, default=40, help="5.: steps under xm430_position (0: skip 5.)")
+    ap.add_argument("--energy40-steps", type=int, default=40, help="6.: steps at (a)'s speed (0: skip 6.)")
     a = ap.parse_args()
     try:
         if a.firmware is not None:
@@ -128,6 +134,7 @@ def main() -> int:
     anchors.append(bound(a.bound_periods))  # the anchor brackets 1.-4., the mission's runs (5. is an addition)
     one, two = (float(np.median([b[k] for b in anchors])) for k in (0, 1))
     pwm = pwm_section(a) if a.pwm_steps > 0 else None
+    e40 = energy40_section(a.energy40_steps, a.kp_high, a.firmware) if a.energy40_steps > 0 else ""
     print(
         f"rtf: the mission {rtf:.2f} (sim s / wall s over every run of 1.-4., start-up included); the bare lockstep "
         f"loop {one:.2f} in one process, {two:.2f} across two (before / after: "
@@ -142,7 +149,7 @@ def main() -> int:
         f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f} rtf_bound={one:.2f} "
         f"rtf_of_bound={rtf / one:.3f} board15_a_stood={int(not board[('high', 15)].fell)} "
         f"board15_c_stood={int(not board[('ff', 15)].fell)} board5_c_stood={int(not board[('ff', 5)].fell)} "
-        f"energy_steps={energy.steps}{pwm.keys if pwm else ''}"
+        f"energy_steps={energy.steps}{pwm.keys if pwm else ''}{e40}"
     )
     return 0
 
@@ -183,6 +190,74 @@ def pwm_section(a) -> PwmSection:
         f"pwm_board15_c_stood={int(not obst[('ff', 'board')].fell)}"
     )
     return PwmSection([*flat.values(), *obst.values()], keys)
+
+
+def energy40_section(steps: int, kp_high: float, firmware: str | None) -> str:
+    """6.: energy of (c) against (a) over ``steps`` (40) steps at a speed where (a) walks; the RESULT keys.
+
+    Pre-registered (2026-11-26, committed before any run of this section or of its ROS-free twin
+    ``tools/op3_energy40.py``). The speed is picked from (a)'s survival alone, never from an energy figure: the
+    candidates are ``op3_energy.ENERGY40_SPEEDS``, the ROS-free obstacle map's grid speeds at which (a) stood on flat
+    ground (0.05, 0.035, 0.02 m/s; it fell at 0.08), fastest first; (a) (k_P ``kp_high``, 800) walks ``steps`` steps
+    on flat ground at each in turn, and the first at which it completes all of them without a fall is the speed
+    (``energy40_vx``; nan, with no (c) run, when it falls at all three). Then (c) (0.35·k_P + feed-forward) walks
+    ``steps`` steps at that speed, once; (b) is not run. Gains, gait, law and α̂ are the mission's (section 1's, the
+    servo file's current-based law unless ``--firmware``); nothing is tuned. Reported: E = ∫U·I dt over the common
+    window of whole steps (``op3_energy.compare``: all ``steps`` when (c) walks them too, else the steps before its
+    fall, and the speed is not changed): per joint group (``op3_energy.GROUPS``: knees, hips, ankles, all) [J] for
+    (a) and (c) and the reduction 1 − E(c)/E(a); the hip, knee and ankle pitch joints' RMS error against the walk
+    node's desired positions [rad], the trunk pitch's mean [rad] from ``imu/data`` and the trunk travel [m], each
+    over the window. Keys: ``energy40_vx energy40_steps knee_energy40_reduction energy40_reduction``.
+    """
+    print(f"6. energy over {steps} steps at a speed where (a) walks (pre-registered; candidates {ENERGY40_SPEEDS}):")
+    vx, base = float("nan"), None
+    for v in ENERGY40_SPEEDS:
+        r = run_op3("high", n_steps=steps, vx=v, kp_high=kp_high, firmware=firmware, track=TRACKED)
+        print(f"   (a) at {v} m/s: {'walked' if not r.fell else 'fell after'} {whole_steps(r)} whole steps")
+        if not r.fell and whole_steps(r) >= steps:
+            vx, base = v, r
+            break
+    if base is None:
+        return " energy40_vx=nan energy40_steps=0 knee_energy40_reduction=nan energy40_reduction=nan"
+    other = run_op3("ff", n_steps=steps, vx=vx, kp_high=kp_high, firmware=firmware, track=TRACKED)
+    cmp = compare(base, other)
+    print(format_table([base, other]))
+    print(f"   over the first {cmp.steps} whole steps at {vx} m/s:")
+    print("\n".join(f"   {line}" for line in energy40_lines(base, other, cmp.steps)))
+    return (
+        f" energy40_vx={vx:g} energy40_steps={cmp.steps} knee_energy40_reduction={cmp.knee_reduction:.3f} "
+        f"energy40_reduction={cmp.reduction:.3f}"
+    )
+
+
+def energy40_lines(base, other, steps: int) -> list[str]:
+    """6.'s table: per joint group E [J] of (a) and (c) over ``steps`` whole steps, then their tracking and posture."""
+    if steps < 1:
+        return [f"no common window ({steps} steps)"]
+    p = WalkParams()
+    t_end = p.single_support * p.startend_double_support_ratio + steps * p.step_period  # [s from the walk start]
+    ea, ec = (group_sums(r.joints, r.step_energy[steps]) for r in (base, other))
+    lines = ["| | (a) | (c) | (c) against (a) |", "|---|---|---|---|"]
+    lines += [f"| E {g} [J] | {ea[g]:.1f} | {ec[g]:.1f} | {ec[g] / ea[g] - 1:+.1%} |" for g in ea]
+    track = [tracking_error(r, t_end) for r in (base, other)]
+    for k, name in enumerate(("hip pitch", "knee", "ankle pitch")):
+        (ra, ma), (rc, mc) = track[0][k], track[1][k]
+        what = f"| {name} − desired, RMS (mean, + bent more) [rad] |"
+        lines.append(f"{what} {ra:.3f} ({ma:+.3f}) | {rc:.3f} ({mc:+.3f}) | |")
+    pitch = [float(np.mean([y for t, y in r.pitch if t <= t_end])) for r in (base, other)]
+    lines.append(f"| trunk pitch, mean [rad] | {pitch[0]:.3f} | {pitch[1]:.3f} | {pitch[1] - pitch[0]:+.3f} |")
+    lines.append(f"| trunk travel (whole run) [m] | {base.travel:.3f} | {other.travel:.3f} | |")
+    return lines
+
+
+def tracking_error(run, t_end: float) -> list[tuple[float, float]]:
+    """[rad] (RMS, mean) of measured − desired over both legs' hip pitch, knee, ankle pitch (``TRACKED``) up to
+    ``t_end``, the mean signed along the joint's bend in the stance (the legs mirror: + is bent more than desired)."""
+    rows = [(d, m) for t, d, m in run.tracking if t <= t_end]
+    err = np.array([m - d for d, m in rows])
+    bend = np.sign(np.mean([d for d, _ in rows], axis=0))  # per TRACKED joint: the sign of its mean desired angle
+    rms, mean = np.sqrt(np.mean(err**2, axis=0)), np.mean(err * bend, axis=0)
+    return [(float(np.sqrt(np.mean(rms[[k, k + 3]] ** 2))), float(np.mean(mean[[k, k + 3]]))) for k in range(3)]
 
 
 if __name__ == "__main__":

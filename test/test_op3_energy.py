@@ -9,7 +9,16 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from servo_ff.bringup.op3_energy import MIN_STEPS, common_steps, compare, energy_over, whole_steps, window_lines
+from servo_ff.bringup.op3_energy import (
+    GROUPS,
+    MIN_STEPS,
+    common_steps,
+    compare,
+    energy_over,
+    group_sums,
+    whole_steps,
+    window_lines,
+)
 
 JOINTS = ["l_knee", "r_knee", "l_hip_pitch"]
 
@@ -68,3 +77,21 @@ def test_the_window_lists_each_run_or_the_steps_it_walked():
         "(b): fell after 0 whole steps",
         "(c): 30.0 J, knees 18.0 J",
     ]
+
+
+def test_group_sums_add_each_groups_own_joints():
+    # the OP3's 20 joints, each spending a distinct power of two: any joint counted in the wrong group, twice or not
+    # at all changes a sum
+    legs = [f"{s}_{j}" for s in "lr" for j in ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ank_pitch", "ank_roll")]
+    upper = ["head_pan", "head_tilt", *(f"{s}_{j}" for s in "lr" for j in ("sho_pitch", "sho_roll", "el"))]
+    joints = upper + legs
+    e = 2.0 ** np.arange(len(joints))
+    sums = group_sums(joints, e)
+    assert list(sums) == ["knees", "hips", "ankles", "all"] and GROUPS["all"] is None
+    of = {j: float(x) for j, x in zip(joints, e)}
+    assert sums["knees"] == of["l_knee"] + of["r_knee"]
+    assert sums["hips"] == sum(of[j] for j in legs if "_hip_" in j) and len(GROUPS["hips"]) == 6
+    assert sums["ankles"] == sum(of[j] for j in legs if "_ank_" in j) and len(GROUPS["ankles"]) == 4
+    assert sums["all"] == float(e.sum())
+    with pytest.raises(ValueError, match="l_knee"):
+        group_sums(upper, 2.0 ** np.arange(len(upper)))  # a run without the groups' joints: not a silent 0

@@ -95,6 +95,7 @@ def test_unknown_row_refused_before_anything_runs(tmp_path):
         ("bench/op3_mission.py", "xm431"),
         ("tools/op3_energy_terms.py", "xm431"),
         ("tools/op3_energy_check.py", "xm431"),
+        ("tools/op3_energy40.py", "xm431"),
         ("tools/op3_walk_feet.py", "xm431"),
         ("tools/op3_stiff_p.py", "xm430,xm431"),  # a list of rows: the unknown one named, before any walk
     ],

@@ -3,7 +3,7 @@ DDS mission (``bringup.op3_mission.run_op3``: its ``step_energy``) and the ROS-f
 the servo layer's meter, ``tools/op3_energy_terms.py``'s setup: the mission's whole steps and desired motion).
 
     PYTHONPATH=src python tools/op3_energy_check.py [--steps 2] [--controllers high,ff] [--firmware xm430_position]
-        [--desired plan]
+        [--desired plan] [--vx 0.1]
 
 One table per controller: E = ∫U·I dt [J] per joint from the walk start to the end of step ``--steps``, DDS, ROS-free
 and their difference (joints within 0.05 J of each other left out), then the sums over the knees and all joints.
@@ -31,17 +31,18 @@ def main() -> int:
     ap.add_argument("--controllers", default="high,ff", help="comma-separated: high, low, ff")
     ap.add_argument("--firmware", default=None, help="firmware row for every servo (default: the servo file's)")
     ap.add_argument("--desired", default="walk_node", choices=DESIRED, help="the ROS-free walk's desired motion")
+    ap.add_argument("--vx", type=float, default=0.1, help="m/s, both front-ends (the mission's section 1: 0.1)")
     a = ap.parse_args()
     if not known_firmware(a.firmware):
         return 2
     from servo_ff.bringup.op3_mission import run_op3
 
     for c in a.controllers.split(","):
-        dds = run_op3(c, n_steps=a.steps, firmware=a.firmware, log=lambda _: None)
+        dds = run_op3(c, n_steps=a.steps, vx=a.vx, firmware=a.firmware, log=lambda _: None)
         if len(dds.step_energy) <= a.steps:
             print(f"{c}: the DDS run fell after {len(dds.step_energy) - 1} whole steps")
             continue
-        free, joints = metered(c, a.steps + 2, steps_window(a.steps), a.firmware, a.desired)
+        free, joints = metered(c, a.steps + 2, steps_window(a.steps), a.firmware, a.desired, a.vx)
         e_free = dict(zip(joints, free[0]))
         print(f"{c}: {a.steps} steps from the walk start | DDS [J] | ROS-free [J] | DDS − ROS-free [J]")
         rows = [(j, float(dds.step_energy[a.steps][k]), e_free[j]) for k, j in enumerate(dds.joints)]

@@ -2,7 +2,7 @@
 servos' electrical energy split by definition, over the DDS mission's window.
 
     PYTHONPATH=src python tools/op3_energy_terms.py [--steps 40] [--firmware xm430_position] [--joints]
-        [--window 2.5] [--desired plan]
+        [--window 2.5] [--desired plan] [--vx 0.1]
 
 The servo layer meters E = ∫U·I dt per servo (``MujocoServos.energy``: U the firmware's winding voltage, I = (U −
 kt·θ̇)/R, signed, so regeneration counts against it; the DDS mission's figure). Here, integrated at every 1 ms physics
@@ -26,7 +26,7 @@ import numpy as np
 
 from servo_ff.dynamics.mujoco_servos import MujocoServos
 from servo_ff.dynamics.walk_pattern import WalkParams
-from servo_ff.dynamics.walk_sim import DESIRED, simulate_walk
+from servo_ff.dynamics.walk_sim import DESIRED, WalkRun, simulate_walk
 from servo_ff.models import slots
 from servo_ff.models.errors import ParameterError
 from servo_ff.models.firmware import firmware_row
@@ -54,9 +54,20 @@ def steps_window(steps: int, params: WalkParams | None = None) -> float:
 
 
 def metered(
-    controller: str, steps: int, window: float, firmware: str | None = None, desired: str = "walk_node"
+    controller: str, steps: int, window: float, firmware: str | None = None, desired: str = "walk_node", vx: float = 0.1
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """(terms × joints [J] over ``window`` s from the walk start, joint names) of one ``simulate_walk`` of ``steps``."""
+    """(terms × joints [J] over ``window`` s from the walk start, joint names) of one ``simulate_walk`` of ``steps``
+    at ``vx`` [m/s]; a fall within the window ends the tool with one line."""
+    e, joints, run = metered_run(controller, steps, window, firmware, desired, vx)
+    if e is None:
+        raise SystemExit(f"{controller}: fell at {run.fell_at:.2f} s, within the {window} s window: shorten it")
+    return e, joints
+
+
+def metered_run(
+    controller: str, steps: int, window: float, firmware: str | None = None, desired: str = "walk_node", vx: float = 0.1
+) -> tuple[np.ndarray | None, tuple[str, ...], WalkRun]:
+    """:func:`metered`'s (terms × joints [J] or None when the run fell within ``window``, joint names) and the run."""
     samples: list[tuple[float, np.ndarray]] = []
     joints: list[tuple[str, ...]] = []
     before = MujocoServos.before_step
@@ -73,14 +84,14 @@ def metered(
 
     MujocoServos.before_step = metering
     try:
-        run = simulate_walk(controller, steps, firmware=firmware, desired=desired)
+        run = simulate_walk(controller, steps, vx=vx, firmware=firmware, desired=desired)
     finally:
         MujocoServos.before_step = before
     t = np.array([s[0] for s in samples])  # MuJoCo's time: 0 at the start of simulate_walk's hold
     i0, i1 = np.searchsorted(t, [HOLD - 1e-9, HOLD + window - 1e-9])
     if i1 >= len(t) or (run.fell and run.fell_at < window):
-        raise SystemExit(f"{controller}: fell at {run.fell_at:.2f} s, within the {window} s window: shorten it")
-    return samples[i1][1] - samples[i0][1], joints[0]
+        return None, joints[0], run
+    return samples[i1][1] - samples[i0][1], joints[0], run
 
 
 def main() -> int:
@@ -90,12 +101,13 @@ def main() -> int:
     ap.add_argument("--firmware", default=None, help="firmware row for every servo (default: the servo file's)")
     ap.add_argument("--desired", default="walk_node", choices=DESIRED, help="walk_sim.desired_motion")
     ap.add_argument("--joints", action="store_true", help="U·I per joint too")
+    ap.add_argument("--vx", type=float, default=0.1, help="m/s (the mission's section 1: 0.1)")
     a = ap.parse_args()
     if not known_firmware(a.firmware):
         return 2
     window = steps_window(a.steps) if a.window is None else a.window
     plan = a.steps + 2 if a.window is None else a.steps
-    (ea, joints), (ec, _) = (metered(c, plan, window, a.firmware, a.desired) for c in ("high", "ff"))
+    (ea, joints), (ec, _) = (metered(c, plan, window, a.firmware, a.desired, a.vx) for c in ("high", "ff"))
     knees = [joints.index(j) for j in ("l_knee", "r_knee")]
     what = f"{a.steps} steps ({window:.2f} s)" if a.window is None else f"{window} s"
     print(f"{what} from the walk start | knees (a) [J] | (c) [J] | reduction | all (a) [J] | (c) [J] | reduction")

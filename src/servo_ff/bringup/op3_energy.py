@@ -15,7 +15,17 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 MIN_STEPS = 2  #: fewest whole steps a comparison is made over
+#: [m/s] the 40-step comparison's candidate speeds, fastest first: the speeds of the ROS-free obstacle map's grid
+#: (bench/op3_obstacle_sweep.SPEEDS) at which (a) stood on flat ground for 16 steps (it fell at 0.08)
+ENERGY40_SPEEDS = (0.05, 0.035, 0.02)
 KNEES = ("l_knee", "r_knee")
+#: the joint groups of the energy tables (Schwarz & Behnke report the knees and all joints); None: every joint
+GROUPS: dict[str, tuple[str, ...] | None] = {
+    "knees": KNEES,
+    "hips": tuple(f"{s}_hip_{a}" for s in "lr" for a in ("yaw", "roll", "pitch")),
+    "ankles": tuple(f"{s}_ank_{a}" for s in "lr" for a in ("pitch", "roll")),
+    "all": None,
+}
 
 
 class StepEnergy(Protocol):
@@ -47,6 +57,13 @@ def energy_over(run: StepEnergy, steps: int, joints: tuple[str, ...] | None = No
     return float(e.sum() if joints is None else sum(e[run.joints.index(j)] for j in joints))
 
 
+def group_sums(joints: list[str], energy: np.ndarray) -> dict[str, float]:
+    """[J] ``energy`` (per joint, in the order of ``joints``) summed over each of :data:`GROUPS`."""
+    return {
+        g: float(np.sum(energy) if js is None else sum(energy[joints.index(j)] for j in js)) for g, js in GROUPS.items()
+    }
+
+
 def compare(base: StepEnergy, other: StepEnergy, min_steps: int = MIN_STEPS) -> Comparison:
     """``other``'s energy reduction against ``base`` (knees, all joints) over their common window of whole steps."""
     n = common_steps([base, other])
@@ -69,11 +86,14 @@ def window_lines(runs: dict[str, StepEnergy], steps: int) -> list[str]:
 
 __all__ = [
     "Comparison",
+    "ENERGY40_SPEEDS",
+    "GROUPS",
     "KNEES",
     "MIN_STEPS",
     "common_steps",
     "compare",
     "energy_over",
+    "group_sums",
     "whole_steps",
     "window_lines",
 ]
