@@ -47,9 +47,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.bringup.op3_energy import ENERGY40_SPEEDS, compare, group_sums, whole_steps, window_lines  # noqa: E402
+from servo_ff.bringup.op3_energy import (  # noqa: E402
+    ENERGY40_SPEEDS,
+    compare,
+    group_sums,
+    step_end,
+    whole_steps,
+    window_lines,
+)
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
-from servo_ff.dynamics.walk_pattern import WalkParams  # noqa: E402
 from servo_ff.models.errors import ParameterError  # noqa: E402
 from servo_ff.models.firmware import firmware_row  # noqa: E402
 
@@ -234,8 +240,7 @@ def energy40_lines(base, other, steps: int) -> list[str]:
     """6.'s table: per joint group E [J] of (a) and (c) over ``steps`` whole steps, then their tracking and posture."""
     if steps < 1:
         return [f"no common window ({steps} steps)"]
-    p = WalkParams()
-    t_end = p.single_support * p.startend_double_support_ratio + steps * p.step_period  # [s from the walk start]
+    t_end = step_end(steps)  # [s from the walk start]
     ea, ec = (group_sums(r.joints, r.step_energy[steps]) for r in (base, other))
     lines = ["| | (a) | (c) | (c) against (a) |", "|---|---|---|---|"]
     lines += [f"| E {g} [J] | {ea[g]:.1f} | {ec[g]:.1f} | {ec[g] / ea[g] - 1:+.1%} |" for g in ea]

@@ -16,6 +16,7 @@ from servo_ff.bringup.op3_energy import (
     compare,
     energy_over,
     group_sums,
+    step_end,
     whole_steps,
     window_lines,
 )
@@ -95,3 +96,20 @@ def test_group_sums_add_each_groups_own_joints():
     assert sums["all"] == float(e.sum())
     with pytest.raises(ValueError, match="l_knee"):
         group_sums(upper, 2.0 ** np.arange(len(upper)))  # a run without the groups' joints: not a silent 0
+
+
+@pytest.mark.parametrize("single_support", [0.40, 0.30])
+def test_step_end_is_where_the_walk_plan_starts_the_next_swing(single_support):
+    """Row k of ``step_energy`` (and the ROS-free tools' window) ends where the placo plan starts swing k + 1: the
+    first double support + k step periods, for the default gait and a shorter one."""
+    pytest.importorskip("placo")
+    from servo_ff.dynamics.walk_pattern import WalkEngine, WalkParams
+    from servo_ff.dynamics.walk_sim import OP3_URDF
+
+    params = WalkParams(single_support=single_support)
+    plan = WalkEngine(OP3_URDF, params).plan((0.05, 0.0, 0.0), 6)
+    starts = [t for t, _ in plan.steps]
+    assert len(starts) == 6
+    assert [step_end(k, params) for k in range(6)] == pytest.approx(starts, abs=1e-9)
+    if single_support == 0.40:  # the default: the walk node's, as the DDS mission runs it
+        assert step_end(40) == pytest.approx(20.0, abs=1e-12)

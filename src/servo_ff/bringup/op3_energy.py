@@ -14,6 +14,8 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from servo_ff.dynamics.walk_pattern import WalkParams
+
 MIN_STEPS = 2  #: fewest whole steps a comparison is made over
 #: [m/s] the 40-step comparison's candidate speeds, fastest first: the speeds of the ROS-free obstacle map's grid
 #: (bench/op3_obstacle_sweep.SPEEDS) at which (a) stood on flat ground for 16 steps (it fell at 0.08)
@@ -37,6 +39,13 @@ class Comparison(NamedTuple):
     steps: int  # whole steps compared over (the common window)
     knee_reduction: float  # 1 − E_knees(other)/E_knees(base) over the window; nan when steps < MIN_STEPS
     reduction: float  # the same over all joints
+
+
+def step_end(steps: int, params: WalkParams | None = None) -> float:
+    """[s from the walk start] the end of step ``steps`` (row ``steps`` of ``step_energy``): the first double support
+    + ``steps`` step periods of ``params`` (default: :class:`WalkParams`', the walk node's)."""
+    p = params or WalkParams()
+    return p.single_support * p.startend_double_support_ratio + steps * p.step_period
 
 
 def whole_steps(run: StepEnergy) -> int:
@@ -94,6 +103,7 @@ __all__ = [
     "compare",
     "energy_over",
     "group_sums",
+    "step_end",
     "whole_steps",
     "window_lines",
 ]
