@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from op3_energy_terms import HOLD, known_firmware, metered_run, steps_window  # noqa: E402
 
-from servo_ff.bringup.op3_energy import ENERGY40_SPEEDS, KNEES, group_sums  # noqa: E402
+from servo_ff.bringup.op3_energy import ENERGY40_SPEEDS, KNEES, MIN_STEPS, group_sums  # noqa: E402
 from servo_ff.dynamics.mujoco_servos import MujocoServos  # noqa: E402
 from servo_ff.dynamics.walk_sim import DESIRED  # noqa: E402
 from servo_ff.models import slots  # noqa: E402
@@ -61,6 +61,9 @@ def main() -> int:
     a = ap.parse_args()
     if not known_firmware(a.firmware):
         return 2
+    if a.steps < MIN_STEPS:  # as op3_energy.compare: fewer whole steps compare nothing
+        print(f"{Path(sys.argv[0]).name}: --steps: at least {MIN_STEPS} whole steps, got {a.steps}", file=sys.stderr)
+        return 2
     window = steps_window(a.steps)
     for vx in ENERGY40_SPEEDS:
         (ea, joints, ra), ta = knee_torque("high", a.steps + 2, window, a.firmware, a.desired, vx)
@@ -69,7 +72,7 @@ def main() -> int:
         if ea is not None:
             break
     else:
-        print("RESULT energy40_vx=nan")
+        print("RESULT energy40_vx=nan energy40_steps=0 knee_energy40_reduction=nan energy40_reduction=nan")
         return 0
     (ec, _, rc), tc = knee_torque("ff", a.steps + 2, window, a.firmware, a.desired, vx)
     if ec is None:
@@ -86,7 +89,10 @@ def main() -> int:
         print(
             f"{j} kt·I, mean; RMS about it [N·m] | {ta[k, 0]:+.3f}; {ta[k, 1]:.3f} | {tc[k, 0]:+.3f}; {tc[k, 1]:.3f} |"
         )
-    print(f"trunk travel, the whole walk of {a.steps + 2} steps [m] | {ra.travel:.3f} | {rc.travel:.3f} |")
+    print(
+        f"trunk travel, the whole walk of {a.steps + 2} steps [m] | {ra.travel:.3f} | {rc.travel:.3f} | "
+        f"plan {ra.planned:.3f}"
+    )
     print(
         f"RESULT energy40_vx={vx:g} energy40_steps={a.steps} "
         f"knee_energy40_reduction={1 - gc['knees'] / ga['knees']:.3f} "
