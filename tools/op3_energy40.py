@@ -8,10 +8,12 @@ feed-forward node does).
 The same pre-registered rule as section 6 (``bench/op3_mission.energy40_section``): (a) walks ``--steps`` steps at
 each of ``op3_energy.ENERGY40_SPEEDS`` (0.05, 0.035, 0.02 m/s) in turn, the first at which it completes them all
 without a fall is the speed; (c) walks there once. The walk is planned 2 steps longer, as the DDS walk goes on
-walking. Printed: E = ∫U·I dt [J] per joint group (``op3_energy.GROUPS``) for (a) and (c) over the ``--steps``
-whole steps, their difference, the trunk pitch's mean [rad] and the travel [m] over the run, and the knees' motor
-torque kt·I [N·m] split into its mean over the window (the steady load) and the RMS about it (the motion): the
-knees' Joule energy is R/kt²·T·(mean² + RMS²), summed over both knees.
+walking. One difference from section 6: when (c) falls within the steps, this tool compares nothing
+(``energy40_steps=nan``), where section 6 compares over the whole steps before (c)'s fall. Printed: E = ∫U·I dt [J]
+per joint group (``op3_energy.GROUPS``) for (a) and (c) over the ``--steps`` whole steps, their difference, the
+trunk pitch's mean [rad], the travel [m] over the run (and the plan's), and the knees' motor torque kt·I [N·m] split
+into its mean over the window (the steady load) and the RMS about it (the motion): the knees' Joule energy is
+R/kt²·T·(mean² + RMS²), summed over both knees.
 """
 
 from __future__ import annotations
