@@ -113,3 +113,62 @@ def test_step_end_is_where_the_walk_plan_starts_the_next_swing(single_support):
     assert [step_end(k, params) for k in range(6)] == pytest.approx(starts, abs=1e-9)
     if single_support == 0.40:  # the default: the walk node's, as the DDS mission runs it
         assert step_end(40) == pytest.approx(20.0, abs=1e-12)
+
+
+def _bench_mission():
+    """bench/op3_mission.py as a module (section 6's table helpers; importing it loads rclpy)."""
+    pytest.importorskip("rclpy")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "op3_mission.py"
+    spec = importlib.util.spec_from_file_location("bench_op3_mission", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Tracked:
+    joints: list[str]
+    step_energy: np.ndarray
+    tracking: list
+    pitch: list
+    travel: float
+
+
+def _tracked(knee_err: float, t_end: float, energy: np.ndarray) -> Tracked:
+    """Mirrored legs (TRACKED: l hip, knee, ankle pitch, then r): hip pitch 0.02 rad more bent on the left, less on
+    the right, knees ``knee_err`` along their bend, ankle pitch 0.03 rad less bent; after ``t_end`` every joint 1 rad
+    off (outside the window)."""
+    desired = np.array([0.5, 1.0, -0.5, -0.5, -1.0, 0.5])
+    bend = np.sign(desired)
+    rows = []
+    for t in np.arange(0.0, t_end + 1.0, 0.01):
+        err = np.array([0.02, knee_err, -0.03, -0.02, knee_err, -0.03]) * bend if t <= t_end else np.ones(6)
+        rows.append((float(t), desired, desired + err))
+    pitch = [(float(t), 0.1 if t <= t_end else 5.0) for t in np.arange(0.0, t_end + 1.0, 0.01)]
+    legs = [f"{s}_{j}" for s in "lr" for j in ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ank_pitch", "ank_roll")]
+    return Tracked(legs, energy, rows, pitch, 0.5)
+
+
+def test_section_6_tracking_error_rms_and_mean_along_each_joints_bend():
+    bench = _bench_mission()
+    t_end = 1.76  # the end of step 2
+    got = bench.tracking_error(_tracked(0.05, t_end, np.zeros((3, 12))), t_end)
+    assert [round(r, 9) for r, _ in got] == [0.02, 0.05, 0.03]  # hip, knee, ankle pitch: RMS over both legs
+    assert [round(m, 9) for _, m in got] == [0.0, 0.05, -0.03]  # + bent more than desired, on either leg
+
+
+GROUPS_OVER_2 = {"knees": 4.0, "hips": 12.0, "ankles": 8.0, "all": 24.0}  #: [J] each group over 2 steps at 1 J/step
+
+
+def test_section_6_table_over_the_common_window_of_whole_steps():
+    bench = _bench_mission()
+    e = np.outer([0.0, 1.0, 2.0, 9.0], np.ones(12))  # (steps + 1, joints) cumulative [J], 1 J a step; 3rd: outside
+    base, other = _tracked(0.05, 1.76, e), _tracked(0.0, 1.76, e / 2)
+    lines = bench.energy40_lines(base, other, 2)
+    assert lines[2:6] == [f"| E {g} [J] | {n:.1f} | {n / 2:.1f} | -50.0% |" for g, n in GROUPS_OVER_2.items()]
+    assert "| knee − desired, RMS (mean, + bent more) [rad] | 0.050 (+0.050) | 0.000 (+0.000) | |" in lines
+    assert "| trunk pitch, mean [rad] | 0.100 | 0.100 | +0.000 |" in lines  # the 5 rad after step 2 left out
+    assert bench.energy40_lines(base, other, 0) == ["no common window (0 steps)"]
