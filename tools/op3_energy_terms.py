@@ -55,6 +55,11 @@ def known_speed(vx: float) -> bool:
     return False
 
 
+def winding_current(sv: MujocoServos) -> np.ndarray:
+    """[A] per servo, this physics step: I = (U − kt·θ̇)/R with the kernel's own winding voltage U and pre-step θ̇."""
+    return (sv.volts - sv.p[:, slots.KT] * sv.data.qvel[sv.dadr]) / sv.p[:, slots.R]
+
+
 def metered(
     controller: str, steps: int, window: float, firmware: str | None = None, desired: str = "walk_node", vx: float = 0.1
 ) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -77,8 +82,7 @@ def metered_run(
     def metering(self: MujocoServos) -> None:  # the kernel's own U and pre-step θ̇: its energy exactly
         before(self)
         kt, r, vin = self.p[:, slots.KT], self.p[:, slots.R], self.p[:, slots.VIN]
-        w = self.data.qvel[self.dadr]
-        i = (self.volts - kt * w) / r
+        w, i = self.data.qvel[self.dadr], winding_current(self)
         terms = np.array([self.volts * i, np.maximum(self.volts * i, 0.0), i * i * r, np.abs(kt * i * w), vin * abs(i)])
         acc = samples[-1][1] if samples else np.zeros_like(terms)
         samples.append((float(self.data.time), acc + terms * self.model.opt.timestep))
