@@ -38,6 +38,7 @@ Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_en
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -50,6 +51,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from servo_ff.bringup.op3_energy import (  # noqa: E402
     ENERGY40_SPEEDS,
     compare,
+    energy40_keys,
     group_sums,
     step_end,
     whole_steps,
@@ -224,16 +226,13 @@ def energy40_section(steps: int, kp_high: float, firmware: str | None) -> str:
             vx, base = v, r
             break
     if base is None:
-        return " energy40_vx=nan energy40_steps=0 knee_energy40_reduction=nan energy40_reduction=nan"
+        return " " + energy40_keys(math.nan, 0, math.nan, math.nan)
     other = run_op3("ff", n_steps=steps, vx=vx, kp_high=kp_high, firmware=firmware, track=TRACKED)
     cmp = compare(base, other)
     print(format_table([base, other]))
     print(f"   over the first {cmp.steps} whole steps at {vx} m/s:")
     print("\n".join(f"   {line}" for line in energy40_lines(base, other, cmp.steps)))
-    return (
-        f" energy40_vx={vx:g} energy40_steps={cmp.steps} knee_energy40_reduction={cmp.knee_reduction:.3f} "
-        f"energy40_reduction={cmp.reduction:.3f}"
-    )
+    return " " + energy40_keys(vx, cmp.steps, cmp.knee_reduction, cmp.reduction)
 
 
 def energy40_lines(base, other, steps: int) -> list[str]:

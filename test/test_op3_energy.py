@@ -14,6 +14,7 @@ from servo_ff.bringup.op3_energy import (
     MIN_STEPS,
     common_steps,
     compare,
+    energy40_keys,
     energy_over,
     group_sums,
     step_end,
@@ -172,3 +173,32 @@ def test_section_6_table_over_the_common_window_of_whole_steps():
     assert "| knee − desired, RMS (mean, + bent more) [rad] | 0.050 (+0.050) | 0.000 (+0.000) | |" in lines
     assert "| trunk pitch, mean [rad] | 0.100 | 0.100 | +0.000 |" in lines  # the 5 rad after step 2 left out
     assert bench.energy40_lines(base, other, 0) == ["no common window (0 steps)"]
+
+
+def test_energy40_keys_one_format_for_section_6_and_its_ros_free_twin():
+    keys = energy40_keys(0.05, 40, -0.0484, 0.2936)
+    assert keys == "energy40_vx=0.05 energy40_steps=40 knee_energy40_reduction=-0.048 energy40_reduction=0.294"
+    nan = float("nan")
+    none = "energy40_vx=nan energy40_steps=0 knee_energy40_reduction=nan energy40_reduction=nan"
+    assert energy40_keys(nan, 0, nan, nan) == none
+
+
+def test_op3_energy40_where_a_falls_at_every_speed_prints_every_key():
+    """tools/op3_energy40.py with every servo on the XL330 row, where (a) falls within 8 steps at each candidate
+    speed: the speeds tried fastest first, no (c) run, and the four keys section 6 prints (only energy40_vx before)."""
+    pytest.importorskip("placo")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from servo_ff.bringup.op3_energy import ENERGY40_SPEEDS
+
+    tool = Path(__file__).resolve().parents[1] / "tools" / "op3_energy40.py"
+    cmd = [sys.executable, str(tool), "--steps", "8", "--firmware", "xl330"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    tried = [line for line in lines if line.startswith("(a) at ")]
+    assert [line.split(":")[0] for line in tried] == [f"(a) at {v} m/s" for v in ENERGY40_SPEEDS]
+    assert all("fell at" in line for line in tried) and not any(line.startswith("(c)") for line in lines)
+    assert lines[-1] == "RESULT " + energy40_keys(float("nan"), 0, float("nan"), float("nan"))

@@ -19,6 +19,7 @@ R/kt²·T·(mean² + RMS²), summed over both knees.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from op3_energy_terms import HOLD, known_firmware, metered_run, steps_window, winding_current  # noqa: E402
 
-from servo_ff.bringup.op3_energy import ENERGY40_SPEEDS, KNEES, MIN_STEPS, group_sums  # noqa: E402
+from servo_ff.bringup.op3_energy import ENERGY40_SPEEDS, KNEES, MIN_STEPS, energy40_keys, group_sums  # noqa: E402
 from servo_ff.dynamics.mujoco_servos import MujocoServos  # noqa: E402
 from servo_ff.dynamics.walk_sim import DESIRED  # noqa: E402
 from servo_ff.models import slots  # noqa: E402
@@ -74,12 +75,12 @@ def main() -> int:
         if ea is not None:
             break
     else:
-        print("RESULT energy40_vx=nan energy40_steps=0 knee_energy40_reduction=nan energy40_reduction=nan")
+        print(f"RESULT {energy40_keys(math.nan, 0, math.nan, math.nan)}")
         return 0
     (ec, _, rc), tc = knee_torque("ff", a.steps + 2, window, a.firmware, a.desired, vx)
     if ec is None:
         print(f"(c) at {vx} m/s: fell at {rc.fell_at:.2f} s, within the {a.steps} steps: no comparison")
-        print(f"RESULT energy40_vx={vx:g} energy40_steps=nan")
+        print(f"RESULT {energy40_keys(vx, math.nan, math.nan, math.nan)}")
         return 0
     ga, gc = group_sums(list(joints), ea[0]), group_sums(list(joints), ec[0])
     print(f"{a.steps} steps at {vx} m/s, ROS-free | (a) [J] | (c) [J] | (c) against (a)")
@@ -95,11 +96,7 @@ def main() -> int:
         f"trunk travel, the whole walk of {a.steps + 2} steps [m] | {ra.travel:.3f} | {rc.travel:.3f} | "
         f"plan {ra.planned:.3f}"
     )
-    print(
-        f"RESULT energy40_vx={vx:g} energy40_steps={a.steps} "
-        f"knee_energy40_reduction={1 - gc['knees'] / ga['knees']:.3f} "
-        f"energy40_reduction={1 - gc['all'] / ga['all']:.3f}"
-    )
+    print(f"RESULT {energy40_keys(vx, a.steps, 1 - gc['knees'] / ga['knees'], 1 - gc['all'] / ga['all'])}")
     return 0
 
 

@@ -73,6 +73,16 @@ def group_sums(joints: list[str], energy: np.ndarray) -> dict[str, float]:
     }
 
 
+def energy40_keys(vx: float, steps: float, knee_reduction: float, reduction: float) -> str:
+    """The 40-step comparison's RESULT keys (``bench/op3_mission.py`` section 6, ``tools/op3_energy40.py``): the speed
+    [m/s] (nan: (a) fell at every candidate), the whole steps compared and 1 − E(c)/E(a) over the knees and all
+    joints."""
+    return (
+        f"energy40_vx={vx:g} energy40_steps={steps:g} knee_energy40_reduction={knee_reduction:.3f} "
+        f"energy40_reduction={reduction:.3f}"
+    )
+
+
 def compare(base: StepEnergy, other: StepEnergy, min_steps: int = MIN_STEPS) -> Comparison:
     """``other``'s energy reduction against ``base`` (knees, all joints) over their common window of whole steps."""
     n = common_steps([base, other])
@@ -101,6 +111,7 @@ __all__ = [
     "MIN_STEPS",
     "common_steps",
     "compare",
+    "energy40_keys",
     "energy_over",
     "group_sums",
     "step_end",
