@@ -38,6 +38,7 @@ Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_en
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -47,9 +48,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.bringup.op3_energy import ENERGY40_SPEEDS, compare, group_sums, whole_steps, window_lines  # noqa: E402
+from servo_ff.bringup.op3_energy import (  # noqa: E402
+    ENERGY40_SPEEDS,
+    compare,
+    energy40_keys,
+    group_sums,
+    step_end,
+    whole_steps,
+    window_lines,
+)
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
-from servo_ff.dynamics.walk_pattern import WalkParams  # noqa: E402
 from servo_ff.models.errors import ParameterError  # noqa: E402
 from servo_ff.models.firmware import firmware_row  # noqa: E402
 
@@ -218,24 +226,20 @@ def energy40_section(steps: int, kp_high: float, firmware: str | None) -> str:
             vx, base = v, r
             break
     if base is None:
-        return " energy40_vx=nan energy40_steps=0 knee_energy40_reduction=nan energy40_reduction=nan"
+        return " " + energy40_keys(math.nan, 0, math.nan, math.nan)
     other = run_op3("ff", n_steps=steps, vx=vx, kp_high=kp_high, firmware=firmware, track=TRACKED)
     cmp = compare(base, other)
     print(format_table([base, other]))
     print(f"   over the first {cmp.steps} whole steps at {vx} m/s:")
     print("\n".join(f"   {line}" for line in energy40_lines(base, other, cmp.steps)))
-    return (
-        f" energy40_vx={vx:g} energy40_steps={cmp.steps} knee_energy40_reduction={cmp.knee_reduction:.3f} "
-        f"energy40_reduction={cmp.reduction:.3f}"
-    )
+    return " " + energy40_keys(vx, cmp.steps, cmp.knee_reduction, cmp.reduction)
 
 
 def energy40_lines(base, other, steps: int) -> list[str]:
     """6.'s table: per joint group E [J] of (a) and (c) over ``steps`` whole steps, then their tracking and posture."""
     if steps < 1:
         return [f"no common window ({steps} steps)"]
-    p = WalkParams()
-    t_end = p.single_support * p.startend_double_support_ratio + steps * p.step_period  # [s from the walk start]
+    t_end = step_end(steps)  # [s from the walk start]
     ea, ec = (group_sums(r.joints, r.step_energy[steps]) for r in (base, other))
     lines = ["| | (a) | (c) | (c) against (a) |", "|---|---|---|---|"]
     lines += [f"| E {g} [J] | {ea[g]:.1f} | {ec[g]:.1f} | {ec[g] / ea[g] - 1:+.1%} |" for g in ea]

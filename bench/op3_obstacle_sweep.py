@@ -144,7 +144,8 @@ def describe(c: Cell) -> str:
     return f"fell {c.fell_at:.2f} s {c.direction}{pre}{touch}, min pitch {c.pitch_min:+.2f}"
 
 
-def contrast(cells: dict, shape: str, h: int, v: float) -> bool:
+def contrast(cells: dict, shape: str, h: float, v: float) -> bool:
+    """(a) fell and (c) stood on ``shape`` ``h`` [mm] high at ``v`` [m/s]."""
     return cell(cells, "high", shape, h, v).fell and not cell(cells, "ff", shape, h, v).fell
 
 
@@ -168,7 +169,9 @@ def tables(cells: dict) -> str:
     return "\n".join(out)
 
 
-def short(cells: dict, shape: str, h: int, v: float) -> str:
+def short(cells: dict, shape: str, h: float, v: float) -> str:
+    """The map's a / b / c entry of one cell (S stood, F<direction> fell, * before touching the obstacle)."""
+
     def one(c: Cell) -> str:
         return "S" if not c.fell else f"F{c.direction[:1].upper()}{'*' if c.pre else ''}"
 

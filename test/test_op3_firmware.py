@@ -113,6 +113,24 @@ def test_firmware_option_unknown_row_exit_2_one_line(script, rows):
     assert proc.stdout == ""
 
 
+@pytest.mark.parametrize(
+    "script, args, line",
+    [
+        ("tools/op3_energy_terms.py", ["--vx", "nan"], "--vx: must be a finite speed [m/s], got nan"),
+        ("tools/op3_energy_check.py", ["--vx", "inf"], "--vx: must be a finite speed [m/s], got inf"),
+        ("tools/op3_obstacle_trace.py", ["--vx=-inf"], "--vx: must be a finite speed [m/s], got -inf"),
+        ("tools/op3_energy40.py", ["--steps", "1"], "--steps: at least 2 whole steps, got 1"),
+    ],
+)
+def test_op3_tools_refuse_a_bad_speed_or_step_count_in_one_line(script, args, line):
+    """The OP3 tools' --vx (a non-finite speed: the walk plan's traceback before) and op3_energy40's --steps (below
+    op3_energy.MIN_STEPS: a comparison over nothing): one line naming the option (exit 2), before any walk."""
+    proc = subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"{Path(script).name}: {line}"
+    assert proc.stdout == ""
+
+
 def test_mission_nodes_run_the_row_and_its_alpha(tmp_path, compiled_mujoco_kernels):
     """Over DDS: the mission's sim node built from the row's servo YAML runs that law on every servo, and the
     feed-forward node's α̂ parameters are that law's."""

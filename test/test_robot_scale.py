@@ -81,9 +81,18 @@ def test_hip_to_sole_unknown_names_and_a_sole_above_are_one_line_naming_them(tmp
 def test_scaled_height_is_proportional_to_leg_length():
     assert scaled_height(0.015, 0.5, 0.25) == pytest.approx(0.0075, rel=1e-15)
     assert scaled_height(0.0, 0.5, 0.25) == 0.0
-    # the paper's 15 mm on the NimbRo-OP (0.479 m) carried to the OP3 (0.25065 m): the sweep's h*
-    assert NIMBRO_OP_LEG == pytest.approx(0.220 + 0.220 + 0.039, abs=1e-12)
-    assert 1000 * scaled_height(0.015, NIMBRO_OP_LEG, 0.25065) == pytest.approx(7.849, abs=5e-4)
+    assert scaled_height(0.02, 0.25, 0.5) == pytest.approx(0.04, rel=1e-15)
+
+
+def test_the_sweeps_h_star_is_the_urdf_s_leg_over_nimbro_op_s():
+    """bench/_op3_scaled.h_star_mm: the paper's 15 mm × op3.urdf's hip-to-sole / NimbRo-OP's 0.479 m, rounded to
+    0.01 mm: the 7.85 mm docs/simulation.md and the sweep's RESULT report."""
+    name = "_op3_scaled"
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    scaled = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scaled)
+    leg = hip_to_sole(OP3, "l_hip_pitch", "l_sole")
+    assert scaled.h_star_mm() == round(1000 * scaled_height(0.015, NIMBRO_OP_LEG, leg), 2) == 7.85
 
 
 @pytest.mark.parametrize(

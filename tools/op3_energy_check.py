@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from op3_energy_terms import known_firmware, metered, steps_window  # noqa: E402
+from op3_energy_terms import known_firmware, known_speed, metered, steps_window  # noqa: E402
 
 from servo_ff.bringup.op3_energy import KNEES, energy_over  # noqa: E402
 from servo_ff.dynamics.walk_sim import DESIRED  # noqa: E402
@@ -33,7 +33,7 @@ def main() -> int:
     ap.add_argument("--desired", default="walk_node", choices=DESIRED, help="the ROS-free walk's desired motion")
     ap.add_argument("--vx", type=float, default=0.1, help="m/s, both front-ends (the mission's section 1: 0.1)")
     a = ap.parse_args()
-    if not known_firmware(a.firmware):
+    if not (known_firmware(a.firmware) and known_speed(a.vx)):
         return 2
     from servo_ff.bringup.op3_mission import run_op3
 

@@ -19,13 +19,14 @@ of the steps; ``--firmware``: every servo on that firmware row ((c) with that la
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from servo_ff.bringup.op3_energy import step_end as steps_window  # the DDS mission's step_energy rows
 from servo_ff.dynamics.mujoco_servos import MujocoServos
-from servo_ff.dynamics.walk_pattern import WalkParams
 from servo_ff.dynamics.walk_sim import DESIRED, WalkRun, simulate_walk
 from servo_ff.models import slots
 from servo_ff.models.errors import ParameterError
@@ -46,11 +47,17 @@ def known_firmware(row: str | None) -> bool:
     return True
 
 
-def steps_window(steps: int, params: WalkParams | None = None) -> float:
-    """[s from the walk start] the end of step ``steps``: the first double support + ``steps`` step periods (as the
-    DDS mission's ``step_energy``)."""
-    p = params or WalkParams()
-    return p.single_support * p.startend_double_support_ratio + steps * p.step_period
+def known_speed(vx: float) -> bool:
+    """False, after one stderr line, for a ``--vx`` [m/s] that is not finite (the walk plan's cmd_vel refuses it)."""
+    if math.isfinite(vx):
+        return True
+    print(f"{Path(sys.argv[0]).name}: --vx: must be a finite speed [m/s], got {vx}", file=sys.stderr)
+    return False
+
+
+def winding_current(sv: MujocoServos) -> np.ndarray:
+    """[A] per servo, this physics step: I = (U − kt·θ̇)/R with the kernel's own winding voltage U and pre-step θ̇."""
+    return (sv.volts - sv.p[:, slots.KT] * sv.data.qvel[sv.dadr]) / sv.p[:, slots.R]
 
 
 def metered(
@@ -75,8 +82,7 @@ def metered_run(
     def metering(self: MujocoServos) -> None:  # the kernel's own U and pre-step θ̇: its energy exactly
         before(self)
         kt, r, vin = self.p[:, slots.KT], self.p[:, slots.R], self.p[:, slots.VIN]
-        w = self.data.qvel[self.dadr]
-        i = (self.volts - kt * w) / r
+        w, i = self.data.qvel[self.dadr], winding_current(self)
         terms = np.array([self.volts * i, np.maximum(self.volts * i, 0.0), i * i * r, np.abs(kt * i * w), vin * abs(i)])
         acc = samples[-1][1] if samples else np.zeros_like(terms)
         samples.append((float(self.data.time), acc + terms * self.model.opt.timestep))
@@ -103,7 +109,7 @@ def main() -> int:
     ap.add_argument("--joints", action="store_true", help="U·I per joint too")
     ap.add_argument("--vx", type=float, default=0.1, help="m/s (the mission's section 1: 0.1)")
     a = ap.parse_args()
-    if not known_firmware(a.firmware):
+    if not (known_firmware(a.firmware) and known_speed(a.vx)):
         return 2
     window = steps_window(a.steps) if a.window is None else a.window
     plan = a.steps + 2 if a.window is None else a.steps

@@ -20,16 +20,21 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from servo_ff.dynamics.feedforward import FeedForwardController
-from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO
-from servo_ff.dynamics.mujoco_model import place_board, place_obstacle, place_on_ground
-from servo_ff.dynamics.mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
-from servo_ff.dynamics.walk_balance import trunk_pitch_roll
-from servo_ff.dynamics.walk_pattern import WalkEngine
-from servo_ff.dynamics.walk_sim import FALL_TILT, OP3_ALPHA, OP3_SERVOS, OP3_URDF, settled_plan, touches
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from op3_energy_terms import known_speed  # noqa: E402
+
+from servo_ff.dynamics.feedforward import FeedForwardController  # noqa: E402
+from servo_ff.dynamics.mujoco_humanoid import GAIN_RATIO  # noqa: E402
+from servo_ff.dynamics.mujoco_model import place_board, place_obstacle, place_on_ground  # noqa: E402
+from servo_ff.dynamics.mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions  # noqa: E402
+from servo_ff.dynamics.walk_balance import trunk_pitch_roll  # noqa: E402
+from servo_ff.dynamics.walk_pattern import WalkEngine  # noqa: E402
+from servo_ff.dynamics.walk_sim import FALL_TILT, OP3_ALPHA, OP3_SERVOS, OP3_URDF, settled_plan, touches  # noqa: E402
 
 
 def trace(
@@ -143,6 +148,8 @@ def main() -> int:
     ap.add_argument("--shape", default="foot_box", choices=("foot_box", "board"))
     ap.add_argument("--vx", type=float, default=0.05, help="forward speed [m/s] (the sweep's: 0.02, 0.035, 0.05, 0.08)")
     a = ap.parse_args()
+    if not known_speed(a.vx):
+        return 2
     rows, fell, t_box, peak, travel, touch = trace(a.controller, a.height, a.support, vx=a.vx, shape=a.shape)
     print(
         "t [s] | trunk roll | c_plan | c_meas | F_right [N] | CoM y beyond: left sole's outer edge | right sole's "

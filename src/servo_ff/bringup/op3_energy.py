@@ -14,6 +14,8 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from servo_ff.dynamics.walk_pattern import WalkParams
+
 MIN_STEPS = 2  #: fewest whole steps a comparison is made over
 #: [m/s] the 40-step comparison's candidate speeds, fastest first: the speeds of the ROS-free obstacle map's grid
 #: (bench/op3_obstacle_sweep.SPEEDS) at which (a) stood on flat ground for 16 steps (it fell at 0.08)
@@ -39,6 +41,13 @@ class Comparison(NamedTuple):
     reduction: float  # the same over all joints
 
 
+def step_end(steps: int, params: WalkParams | None = None) -> float:
+    """[s from the walk start] the end of step ``steps`` (row ``steps`` of ``step_energy``): the first double support
+    + ``steps`` step periods of ``params`` (default: :class:`WalkParams`', the walk node's)."""
+    p = params or WalkParams()
+    return p.single_support * p.startend_double_support_ratio + steps * p.step_period
+
+
 def whole_steps(run: StepEnergy) -> int:
     """Steps ``run`` completed before it fell (all of them when it did not)."""
     return max(len(run.step_energy) - 1, 0)
@@ -62,6 +71,16 @@ def group_sums(joints: list[str], energy: np.ndarray) -> dict[str, float]:
     return {
         g: float(np.sum(energy) if js is None else sum(energy[joints.index(j)] for j in js)) for g, js in GROUPS.items()
     }
+
+
+def energy40_keys(vx: float, steps: float, knee_reduction: float, reduction: float) -> str:
+    """The 40-step comparison's RESULT keys (``bench/op3_mission.py`` section 6, ``tools/op3_energy40.py``): the speed
+    [m/s] (nan: (a) fell at every candidate), the whole steps compared and 1 − E(c)/E(a) over the knees and all
+    joints."""
+    return (
+        f"energy40_vx={vx:g} energy40_steps={steps:g} knee_energy40_reduction={knee_reduction:.3f} "
+        f"energy40_reduction={reduction:.3f}"
+    )
 
 
 def compare(base: StepEnergy, other: StepEnergy, min_steps: int = MIN_STEPS) -> Comparison:
@@ -92,8 +111,10 @@ __all__ = [
     "MIN_STEPS",
     "common_steps",
     "compare",
+    "energy40_keys",
     "energy_over",
     "group_sums",
+    "step_end",
     "whole_steps",
     "window_lines",
 ]
