@@ -217,6 +217,8 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
 
     def destroy_node(self) -> None:
         self._stop_loop()
+        if getattr(self, "fjt", None) is not None:
+            self.fjt.destroy()  # a waitable: Node.destroy_node does not destroy it
         if getattr(self, "configured", False):
             try:
                 self.hw_cleanup()  # close the port (hardware: torque as `on_exit` left it)
