@@ -109,12 +109,14 @@ class RosHarness:
         return future.result()
 
     def shutdown(self) -> None:
+        """Stop the executor thread, destroy every node between two callbacks, then the executor and the context."""
         self._stop = True
-        self._thread.join(timeout=2.0)
+        self._thread.join(timeout=30.0)  # the spin loop sees _stop within one spin_once (0.05 s) and a callback
         for node in list(self.nodes):
             self.remove(node)
-        self.executor.shutdown()
-        self.context.try_shutdown()
+        with self._busy:  # a spin thread still alive (join timed out) is not inside spin_once now
+            self.executor.shutdown()
+            self.context.try_shutdown()
 
     def __enter__(self) -> RosHarness:
         return self
