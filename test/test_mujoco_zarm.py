@@ -10,8 +10,7 @@ from nodes_harness import RosHarness, wait_for
 pytest.importorskip("rclpy")
 pytest.importorskip("mujoco")
 from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from test_mujoco_node import ARM, ROOT, stamp  # noqa: E402
+from test_mujoco_node import ARM, ROOT  # noqa: E402
 
 from servo_ff.nodes.sim_node import MujocoSimNode  # noqa: E402
 
@@ -57,22 +56,23 @@ def arm_triangle_rms() -> dict:
                     ],
                 )
             )
-            probe = h.make_node(f"arm_probe_{int(gain)}")
             rows = []
 
-            def on_js(m, walker=walker, rows=rows):
-                if walker.pattern is not None:
-                    t = stamp(m) - walker.t_start
+            def on_period(sim=sim, walker=walker, rows=rows):  # each period's joint_states, read in the sim: a
+                if walker.pattern is not None:  # DDS reader on a loaded box misses messages (136 of ≈ 500 seen)
+                    t = sim.sim_time_ns * 1e-9 - walker.t_start
                     if 1.0 <= t <= walker.pattern.end:
-                        rows.append((np.array(m.position), walker.pattern.sample(t)))
+                        rows.append((np.array(sim.hw_read()[0]), walker.pattern.sample(t)))
 
-            probe.create_subscription(JointState, "joint_states", on_js, 1000)
+            sim.period_taps.append(on_period)
             wait_for(lambda w=walker: w.finished, 180.0, "the triangle")
+            sim.period_taps.remove(on_period)
             q = np.array([r[0] for r in rows])
             qd = np.array([r[1] for r in rows])
-            assert len(rows) > 200, len(rows)
+            # ≈ 500 periods judged; a sim behind real time steps up to max_catch_up (5 periods) per published state
+            assert len(rows) > 50, len(rows)
             rms[gain] = float(np.sqrt(np.mean(np.sum((fk_2r(q) - fk_2r(qd)) ** 2, axis=-1))))
-            for n in (walker, sim, probe):
+            for n in (walker, sim):
                 h.remove(n)
     finally:
         h.shutdown()
@@ -95,7 +95,14 @@ def test_arm_traces_its_triangle_at_low_and_high_gain(compiled_mujoco_kernels, t
         "import json, test_mujoco_zarm as t; "
         f"json.dump({{str(k): v for k, v in t.arm_triangle_rms().items()}}, open({str(out)!r}, 'w'))"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=here, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", code],
+        cwd=here,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rms = {float(k): v for k, v in json.loads(out.read_text()).items()}
     assert rms[32.0] < rms[8.0] and rms[32.0] < 0.03, rms  # metres
