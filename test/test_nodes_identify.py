@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from nodes_harness import RosHarness, sim_node, wait_for
+from nodes_harness import RosHarness, lockstep_goals, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.identification.ilc", reason="identification core (ILC) not merged yet")
@@ -378,26 +378,30 @@ def test_ilc_file_errors_name_the_problem(tmp_path):
 def test_fit_node_from_live_topics(ros, tmp_path):
     pytest.importorskip("servo_ff.identification.alpha_fit", reason="α fit core not merged yet")
     pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core not merged yet")
-    import time
-
     from std_msgs.msg import Float64MultiArray
 
     from servo_ff.trajectories import sub_oscillations
 
     h = ros
-    sim_node(h, **sim_params(["pendulum_1"]))
+    # the sim owns time in lockstep, the fit node runs on it: each goal is received at the simulated time the sim
+    # applies it from (on wall time a loaded box made the sim catch up late ticks on the newest goal)
+    sim = sim_node(h, **sim_params(["pendulum_1"]), publish_clock=True, lockstep=True, lockstep_timeout=10.0)
     ff = ff_node(h)
     fit = fit_node(
-        h, source="topics", joints=["pendulum_1"], kp=KP, window=6.0, dt=0.01, output=str(tmp_path / "alpha_live.yaml")
+        h,
+        source="topics",
+        joints=["pendulum_1"],
+        kp=KP,
+        window=6.0,
+        dt=0.01,
+        output=str(tmp_path / "alpha_live.yaml"),
+        use_sim_time=True,
     )
     client = h.make_node("live_client")
     pub = client.create_publisher(Float64MultiArray, "servo/commands", 10)
-    wait_for(lambda: pub.get_subscription_count() >= 2, 10.0, "sim and fit subscribed to servo/commands")
+    wait_for(lambda: pub.get_subscription_count() >= 2, 30.0, "sim and fit subscribed to servo/commands")
     ref = sub_oscillations(duration=5.0, dt=0.01, amplitude=0.8, offset=0.4)
-    t0 = time.monotonic()
-    for k, q in enumerate(ref.q):  # stream the goals at 100 Hz of wall time (the sim's), as a controller would
-        pub.publish(Float64MultiArray(data=[float(q)]))
-        time.sleep(max(t0 + (k + 1) * 0.01 - time.monotonic(), 0.0))
+    lockstep_goals(sim, pub, ref.q, lambda: fit.get_clock().now().nanoseconds)  # a 100 Hz controller on sim time
     check_fit_reached_ff(h, fit, ff, tmp_path / "alpha_live.yaml", tolerance=0.4)
     assert "live topics" in fit.result["source"]
 
