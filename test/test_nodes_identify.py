@@ -110,9 +110,12 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     # can be disturbed by scheduling (the sim catches up late ticks), so one bad trial is tolerated
     assert rec.errors[1:].min() < 0.75 * rec.errors[0], rec.errors
     assert np.all(rec.supply > 14.0)  # sim supply 15 V recorded from /servo_supply
-    wait_for(lambda: any(json.loads(m.data).get("output") for m in progress), 5.0, "final progress message")
+    wait_for(lambda: any(json.loads(m.data).get("output") for m in progress), 20.0, "final progress message")
     states = [json.loads(m.data) for m in progress]
     assert [s["iteration"] for s in states if "iteration" in s][:4] == [0, 1, 2, 3]
+    # one curve per trial, then the final command (another topic than ilc/progress: it can be taken after it)
+    wait_for(lambda: len(curves) >= len(rec.commands) + 1, 20.0, "the final command on ilc/curve")
+    assert len(curves) == len(rec.commands) + 1
     np.testing.assert_allclose([p.positions[0] for p in curves[-1].points], rec.final_command)
     assert commands and all(m.header.stamp.sec > 0 for m in commands + curves)  # every message stamped
     h.remove(ilc)
