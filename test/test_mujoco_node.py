@@ -154,7 +154,7 @@ def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
 
     h, sim, probe, got = ros
     pub = probe.create_publisher(JointState, "servo/joint_command", 10)
-    wait_for(lambda: pub.get_subscription_count(), 10.0, "subscription")
+    wait_for(lambda: pub.get_subscription_count(), 30.0, "subscription")
     j = sim.joints.index("r_elbow")
     row = sim.perm[j]
     own = sim.servos.p[row, P_IMAX]
@@ -167,11 +167,14 @@ def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
 
     sim.period_taps.append(tap)
     try:
+        wait_for(lambda: slew, 20.0, "a period tapped before the goal")  # the target's start is in the record
         pub.publish(JointState(name=["r_elbow"], position=[start - 0.6], velocity=[0.5], effort=[0.8]))
-        wait_for(lambda: abs(sim.gate.goal[j] - (start - 0.6)) < 1e-9, 10.0, "the goal applied")
+        wait_for(lambda: abs(sim.gate.goal[j] - (start - 0.6)) < 1e-9, 20.0, "the goal applied")
         assert sim.servos.p[row, P_GVMAX] == 0.5 and sim.servos.p[row, P_IMAX] == min(
             0.8 / sim.servos.p[row, P_KT], own
         )
+        # the target at the goal in the record, then the elbow there (the states received while it moved)
+        wait_for(lambda: abs(slew[-1][1] - (start - 0.6)) < 2e-3, 20.0, "the internal target at the goal")
         wait_for(lambda: abs(got["js"][-1].position[j] - (start - 0.6)) < 0.03, 20.0, "the elbow at its goal")
     finally:
         sim.period_taps.remove(tap)
@@ -190,10 +193,10 @@ def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
     assert abs((arrived - left) - 0.6 / 0.5) < 0.02, (left, arrived)
     rejected = sim.gate.rejected
     pub.publish(JointState(name=["r_elbow"], velocity=[float("nan")]))
-    wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the NaN refused")
+    wait_for(lambda: sim.gate.rejected > rejected, 20.0, "the NaN refused")
     assert "not finite" in sim.gate.last_reason and sim.servos.p[row, P_GVMAX] == 0.5
     pub.publish(JointState(name=["r_elbow"], velocity=[0.0], effort=[0.0]))
-    wait_for(lambda: sim.servos.p[row, P_GVMAX] == np.inf, 10.0, "the limits lifted")
+    wait_for(lambda: sim.servos.p[row, P_GVMAX] == np.inf, 20.0, "the limits lifted")
     assert sim.servos.p[row, P_IMAX] == own
 
 
