@@ -226,9 +226,18 @@ def test_goals_gains_torque_and_diagnostics(ros):
 def test_non_finite_physics_stops_outputs_until_reset(ros):
     h, sim, probe, got = ros
     reset = probe.create_client(Trigger, "servo/reset")
-    len(got["js"])
-    sim.servos.data.qvel[6] = float("nan")  # the physics blows up (what a bad model or gain would do)
-    wait_for(lambda: sim.stepper_error, 10.0, "the divergence to be detected")
+    blown: list[bool] = []
+
+    def blow_up() -> None:  # between two periods, in the sim's own thread (a write during a step could be lost)
+        if not blown:
+            sim.servos.data.qvel[6] = float("nan")  # the physics blows up (what a bad model or gain would do)
+            blown.append(True)
+
+    sim.period_taps.append(blow_up)
+    try:
+        wait_for(lambda: sim.stepper_error, 20.0, "the divergence to be detected")
+    finally:
+        sim.period_taps.remove(blow_up)
     assert "diverged" in sim.stepper_error
     published = sim.ticks
     n_diag = len(got["diag"])
