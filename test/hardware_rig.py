@@ -144,8 +144,8 @@ def lift(rig: Rig, node: HardwareNode | None = None) -> None:
     """The joints held UP with torque on (by ``node``, active, or by a node that exits with on_exit=hold)."""
     helper = node or rig.node("servo_lift", on_exit="hold")
     servos = sum(isinstance(n, HardwareNode) for n in rig.h.nodes)
-    wait_for(lambda: helper.active and rig.pub.get_subscription_count() >= servos, 15.0, "a node active")
+    wait_for(lambda: helper.active and rig.pub.get_subscription_count() >= servos, 20.0, "a node active")
     rig.pub.publish(Float64MultiArray(data=UP))
-    wait_for(lambda: np.allclose(rig.physics()["theta"], UP, atol=0.03), 15.0, "the joints up")
+    wait_for(lambda: np.allclose(rig.physics()["theta"], UP, atol=0.03), 20.0, "the joints up")
     if node is None:
         rig.h.remove(helper)

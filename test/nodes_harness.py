@@ -52,9 +52,9 @@ def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: fl
     c.create_subscription(JointState, "joint_states", states.append, 50)
     c.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 50)
     pub = c.create_publisher(Float64MultiArray, "servo/commands", 10)
-    wait_for(lambda: pub.get_subscription_count() and states, 15.0, "servo_hardware joint_states")
+    wait_for(lambda: pub.get_subscription_count() and states, 20.0, "servo_hardware joint_states")
     if values.get("autostart", True):  # joint_states flow once configured, goals are taken once active
-        wait_for(lambda: node.active, 15.0, "servo_hardware active")
+        wait_for(lambda: node.active, 20.0, "servo_hardware active")
     return node, c, states, diags, pub
 
 

@@ -204,7 +204,7 @@ def test_goals_gains_torque_and_diagnostics(ros):
     h, sim, probe, got = ros
     pub = probe.create_publisher(JointState, "servo/joint_command", 10)
     gains = probe.create_publisher(Float64MultiArray, "servo/p_gains", 10)
-    wait_for(lambda: pub.get_subscription_count() and gains.get_subscription_count(), 10.0, "subscriptions")
+    wait_for(lambda: pub.get_subscription_count() and gains.get_subscription_count(), 30.0, "subscriptions")
     pub.publish(JointState(name=["l_elbow"], position=[-0.6]))
     wait_for(
         lambda: abs(got["js"][-1].position[list(got["js"][-1].name).index("l_elbow")] + 0.6) < 0.05,
@@ -213,13 +213,13 @@ def test_goals_gains_torque_and_diagnostics(ros):
     )
     kp = [20.0] * 20
     gains.publish(Float64MultiArray(data=kp))
-    wait_for(lambda: list(sim.get_parameter("kp").value) == kp, 10.0, "kp reflecting p_gains")
+    wait_for(lambda: list(sim.get_parameter("kp").value) == kp, 20.0, "kp reflecting p_gains")
     torque = probe.create_client(SetBool, "servo/torque_enable")
     assert h.call(torque, SetBool.Request(data=False)).success
     js = after(got, "js", sim.sim_time_ns * 1e-9 + 0.02)  # stamped after the torque went off
     assert np.allclose(js.effort, 0.0)
     assert h.call(torque, SetBool.Request(data=True)).success
-    diag = wait_for(lambda: [s for m in got["diag"] for s in m.status if s.name.endswith("physics")], 10.0, "diag")
+    diag = wait_for(lambda: [s for m in got["diag"] for s in m.status if s.name.endswith("physics")], 20.0, "diag")
     assert diag[-1].level == DiagnosticStatus.OK and any(kv.key == "energy_J" for kv in diag[-1].values)
 
 
@@ -255,7 +255,7 @@ def test_non_finite_physics_stops_outputs_until_reset(ros):
             for s in m.status
             if s.name.endswith("physics") and s.level == DiagnosticStatus.ERROR
         ],
-        10.0,
+        20.0,
         "an ERROR diagnostic",
     )
     assert "reset" in diag[-1].message
@@ -309,12 +309,12 @@ def test_bad_robot_description_is_one_error_naming_it(tmp_path, case):
         )
         wait_for(
             lambda: node._autostart_timer is None or node.state_label != "unconfigured" or node.model_error,
-            10.0,
+            20.0,
             "the configure attempt",
         )
         wait_for(
             lambda: "lifecycle:configure" in node.throttle._last or node.state_label != "unconfigured",
-            10.0,
+            20.0,
             "the configure attempt's outcome",
         )
         assert node.state_label == "unconfigured"

@@ -98,7 +98,7 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     client.create_subscription(String, "ilc/progress", progress.append, 10)
     client.create_subscription(JointTrajectory, "ilc/curve", curves.append, 10)
     client.create_subscription(JointState, "servo/joint_command", commands.append, 1000)
-    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     r = h.call(client.create_client(Trigger, "ilc/start"), Trigger.Request())
     assert r.success, r.message
     assert not h.call(client.create_client(Trigger, "ilc/start"), Trigger.Request()).success  # already running
@@ -140,7 +140,7 @@ def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     ilc = pendulum_ilc(
         h, out, **ON_SIM_TIME, reference_duration=2.0, max_iterations=2, threshold=0.0, delay=0.04, filter_hz=4.0
     )
-    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     ok, text = ilc.start()
     assert ok, text
     wait_for(lambda: ilc.state != "running", 120.0, "ILC to finish")
@@ -193,7 +193,7 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path,
         publish(msg)
 
     ilc.pub_traj.publish = held_back
-    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     ok, text = ilc.start()
     assert ok, text
     wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
@@ -294,7 +294,7 @@ def check_fit_reached_ff(h, fit, ff, out_yaml, tolerance=0.25):
     assert r.success and "started" in r.message, r.message
     wait_for(lambda: fit.result is not None or fit.last_error, 60.0, "the fit result")
     assert fit.result is not None, fit.last_error
-    wait_for(lambda: fit.result.get("feedforward"), 10.0, "the feed-forward update")
+    wait_for(lambda: fit.result.get("feedforward"), 20.0, "the feed-forward update")
     alpha = np.array(fit.result["alpha"])
     assert np.isfinite(alpha).all()
     assert abs(alpha[0] - ALPHA0) < tolerance * ALPHA0, (alpha, ALPHA0)  # R/(kt·gain) recovered through the node
@@ -429,7 +429,7 @@ def test_ilc_trial_that_lost_states_on_sim_time_is_run_again(ros, tmp_path):
     sim = sim_on_own_clock(h)
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, **ON_SIM_TIME, node_class=LossyILC, reference_duration=1.0, max_iterations=0)
-    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     ok, text = ilc.start()
     assert ok, text
     wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
