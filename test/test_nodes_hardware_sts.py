@@ -131,7 +131,7 @@ def test_node_on_the_virtual_bus_command(tmp_path):
                         Parameter("protocol", value="sts"),
                         Parameter("servo", value="sts3215"),
                         Parameter("latency_timer_ms", value=1.0),
-                        Parameter("timeout_ms", value=20.0),
+                        Parameter("timeout_ms", value=100.0),  # a spawned Python process: late under load
                         Parameter("kp", value=[32.0]),
                         # the defaults ±π exceed the 0..4095 counts range (+3.14006 rad): configure would refuse
                         Parameter("position_min", value=[-3.0]),
