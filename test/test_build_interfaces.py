@@ -25,7 +25,7 @@ def test_tfmessage_type_hash_is_jazzy_s():
     with RosHarness(salt=13) as h:
         node = h.make_node("tf_hash")
         node.create_publisher(TFMessage, "tf_hash_probe", 1)
-        info = wait_for(lambda: node.get_publishers_info_by_topic(f"{h.ns}/tf_hash_probe"), 10.0, "the publisher")
+        info = wait_for(lambda: node.get_publishers_info_by_topic(f"{h.ns}/tf_hash_probe"), 20.0, "the publisher")
         assert [str(i.topic_type_hash) for i in info] == [expected]
 
 

@@ -35,8 +35,20 @@ def patient_sdk(monkeypatch):
 
 
 def sdk_port(device):
+    """The stock SDK on ``device``, with a 200 ms reply margin instead of its 2 × 16 ms latency timer: the virtual
+    bus (a thread, or another process) answered a loaded box's read later than that ('P Gain of id 3: -3001', the
+    SDK's COMM_RX_TIMEOUT, shake run); a silent servo still times out."""
+    from dynamixel_sdk import port_handler
+
     port = PortHandler(device)
     assert port.openPort() and port.setBaudRate(1_000_000)
+    set_timeout = port.setPacketTimeout
+
+    def patient(packet_length) -> None:
+        set_timeout(packet_length)
+        port.packet_timeout += 200.0 - 2.0 * port_handler.LATENCY_TIMER  # ms
+
+    port.setPacketTimeout = patient
     return port, PacketHandler(1.0)
 
 

@@ -38,7 +38,13 @@ def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():
         with DynamixelBus(BusConfig(port=vb.device, ids=ids, timeout_ms=4.0, skip_after=1000)) as bus:
             bus.ids = ids
             bus._build_groups()
-            bus.torque(True)  # moving servos: every transaction's payload differs
+            for attempt in range(5):  # moving servos: every transaction's payload differs
+                try:  # a 4 ms margin: on a loaded box the write's reply can come late (BusError), the audit is below
+                    bus.torque(True)
+                    break
+                except BusError:
+                    if attempt == 4:
+                        raise
             recs = run_cycles(bus, 200, lambda k: np.full(len(ids), 0.8 * np.sin(0.2 * k)))
             wait_served(vb, bus, ct.ADDR_PRESENT_CURRENT)  # what is still queued, before the bus stops
     audit = tr.audit_states(vb.truth.arrays(), recs, ct.ADDR_PRESENT_CURRENT, state_values)

@@ -119,11 +119,13 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mu
         wait_for(lambda: feet and goals, 90.0, "the humanoid bring-up's foot forces and feed-forward goals")
         weight = sum(feet[-1])
         assert weight > 30.0  # N: standing on its feet
-        wait_for(
-            lambda: any(min(f) < 0.02 * weight and max(f) > 0.8 * weight for f in feet[-50:]),
-            120.0,
-            "a step: one foot in the air, the other carrying the robot",
-        )
+        seen = [0]  # foot forces judged so far: every message, however long the test thread was not polling
+
+        def stepped() -> bool:
+            new, seen[0] = feet[seen[0] :], seen[0] + len(feet[seen[0] :])
+            return any(min(f) < 0.02 * weight and max(f) > 0.8 * weight for f in new)
+
+        wait_for(stepped, 120.0, "a step: one foot in the air, the other carrying the robot")
         assert tilt[0] < 0.3, tilt
     finally:
         proc.terminate()
@@ -133,10 +135,10 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mu
     assert "has no parameter" not in out, out[-3000:]  # every YAML key of the bring-up reaches its node
 
 
-def test_up_sim_op3_walks_under_cmd_vel(compiled_mujoco_kernels):
-    """`servo-ff up sim_op3` as shipped (four processes, its YAML: lockstep): under cmd_vel 0.1 m/s the trunk
-    advances and stays upright over 10 s of sim time from the walk's start (free-running, the OP3 fell backwards
-    on plain P before a slowly discovered walk node's first trajectory)."""
+def test_up_sim_op3_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels):
+    """`servo-ff up sim_op3` as shipped (four processes, its YAML: lockstep; lockstep_timeout 5 s here): under
+    cmd_vel 0.1 m/s the trunk advances and stays upright over 10 s of sim time from the walk's start (free-running,
+    the OP3 fell backwards on plain P before a slowly discovered walk node's first trajectory)."""
     pytest.importorskip("rclpy")
     pytest.importorskip("mujoco")
     pytest.importorskip("placo")
@@ -150,7 +152,13 @@ def test_up_sim_op3_walks_under_cmd_vel(compiled_mujoco_kernels):
     h = RosHarness(salt=19)
     env = python_env()
     env["ROS_DOMAIN_ID"] = str(h.domain)
+    # the YAML's lockstep with 5 s of wall time (its 0.5 s) before a step without the feed-forward's goal: on a
+    # loaded box the feed-forward process can take longer than 12 × 0.5 s to start answering (the sim then stepped
+    # on plain P before its first goal), or to answer one state mid-walk (that tests the machine, not the loop)
+    patient = tmp_path / "patient.yaml"
+    patient.write_text("servo_sim:\n  ros__parameters:\n    lockstep_timeout: 5.0\n")
     cmd = [sys.executable, "-m", "servo_ff", "up", "sim_op3", "--arg", f"namespace:={h.ns}"]
+    cmd += ["--params-file", str(patient)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         probe = h.make_node("op3_up_probe")

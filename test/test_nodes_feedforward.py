@@ -62,7 +62,7 @@ def ros():
     states: list[JointState] = []
     client.create_subscription(JointState, "joint_states", states.append, 50)
     desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-    wait_for(lambda: desired.get_subscription_count() and states, 10.0, "discovery")
+    wait_for(lambda: desired.get_subscription_count() and states, 20.0, "discovery")
     yield h, sim, ff, client, states, desired
     h.shutdown()
 
@@ -183,7 +183,7 @@ def test_gain_setter_warns_once_warn_after_seconds_on_its_clock(ros):
 def test_feedforward_reduces_low_gain_gravity_error(ros):
     h, sim, ff, client, states, desired = ros
     target = np.array([0.9, -0.7])
-    wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 5.0, "servo P gains set by the feed-forward node")
+    wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 20.0, "servo P gains set by the feed-forward node")
     assert (
         h.call(
             client.create_client(SetParameters, "servo_feedforward/set_parameters"),
@@ -199,10 +199,10 @@ def test_feedforward_reduces_low_gain_gravity_error(ros):
         .successful
     )
     # idle (no desired trajectory): it took the measured pose as desired and stopped listening to /joint_states
-    wait_for(lambda: ff._js_sub is None, 5.0, "the idle node to stop listening")
+    wait_for(lambda: ff._js_sub is None, 20.0, "the idle node to stop listening")
     assert ff.ticks == 0 and np.allclose(ff.q_des, states[-1].position, atol=0.05)
     desired.publish(hold(target))
-    wait_for(lambda: ff.ticks > 10, 5.0, "feed-forward ticks")  # a trajectory brings the subscription back
+    wait_for(lambda: ff.ticks > 10, 20.0, "feed-forward ticks")  # a trajectory brings the subscription back
     err_p = steady_error(states, target, sim)
     h.call(
         client.create_client(SetParameters, "servo_feedforward/set_parameters"),
@@ -267,7 +267,7 @@ def test_alpha_parameters_applied(ros):
 def test_bad_trajectories_rejected_previous_kept(ros):
     h, sim, ff, client, states, desired = ros
     desired.publish(hold([0.3, 0.2]))
-    wait_for(lambda: np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "valid trajectory")
+    wait_for(lambda: np.allclose(ff.traj.q[-1], [0.3, 0.2]), 20.0, "valid trajectory")
     before = ff.rejected
     bad1 = hold([0.1, 0.1])
     bad1.joint_names = ["pendulum_1", "knee"]
@@ -281,7 +281,7 @@ def test_bad_trajectories_rejected_previous_kept(ros):
     )
     for m in (bad1, bad2, bad3):
         desired.publish(m)
-    wait_for(lambda: ff.rejected - before >= 3, 5.0, "rejections")
+    wait_for(lambda: ff.rejected - before >= 3, 20.0, "rejections")
     np.testing.assert_allclose(ff.traj.q[-1], [0.3, 0.2])
 
 
@@ -289,9 +289,9 @@ def test_bad_trajectories_rejected_previous_kept(ros):
 def test_supply_below_the_fraction_of_nominal_is_refused_and_held(ros):
     h, sim, ff, client, states, desired = ros
     desired.publish(hold([0.3, 0.2]))
-    wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "a trajectory")
+    wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 20.0, "a trajectory")
     pub = client.create_publisher(BatteryState, "servo_supply", 10)
-    wait_for(lambda: pub.get_subscription_count(), 5.0, "servo_supply subscriber")
+    wait_for(lambda: pub.get_subscription_count(), 20.0, "servo_supply subscriber")
     before = ff.rejected
 
     def supply_suppressed() -> int:
@@ -301,10 +301,10 @@ def test_supply_below_the_fraction_of_nominal_is_refused_and_held(ros):
     low = []
     for v in (0.01, 1e-6, 150.0):
         pub.publish(BatteryState(voltage=v))
-    wait_for(lambda: ff.rejected - before >= 3, 5.0, "three supply readings refused")
+    wait_for(lambda: ff.rejected - before >= 3, 20.0, "three supply readings refused")
     for _ in range(20):  # across ticks: the controller never runs on a refused reading
         ticks = ff.ticks
-        wait_for(lambda t=ticks: ff.ticks > t, 10.0, "a controller tick")
+        wait_for(lambda t=ticks: ff.ticks > t, 20.0, "a controller tick")
         low.append(ff.ctrl.u_bat)
     assert min(low) >= 0.5 * 15.0, low
     # throttled per reason (warn_throttle 30 s): the second reading below the floor is counted, not logged
@@ -314,7 +314,7 @@ def test_supply_below_the_fraction_of_nominal_is_refused_and_held(ros):
 def test_desired_velocity_and_acceleration_beyond_the_joint_bounds_are_refused(ros):
     h, sim, ff, client, states, desired = ros
     desired.publish(hold([0.3, 0.2]))
-    wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "valid trajectory")
+    wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 20.0, "valid trajectory")
     before = ff.rejected
     fast = hold([0.4, 0.2])
     fast.points[0].velocities = [1e300, 0.0]
@@ -322,12 +322,12 @@ def test_desired_velocity_and_acceleration_beyond_the_joint_bounds_are_refused(r
     jerk.points[0].accelerations = [0.0, -5000.0]
     for m in (fast, jerk):
         desired.publish(m)
-    wait_for(lambda: ff.rejected - before >= 2, 5.0, "both refused")
+    wait_for(lambda: ff.rejected - before >= 2, 20.0, "both refused")
     np.testing.assert_allclose(ff.traj.q[-1], [0.3, 0.2])
     ok = hold([0.35, 0.2])
     ok.points[0].velocities = [8.0, 0.0]  # below pendulums2's URDF velocity limit (8.7 rad/s)
     desired.publish(ok)
-    wait_for(lambda: np.allclose(ff.traj.q[-1], [0.35, 0.2]), 5.0, "a trajectory inside the bounds")
+    wait_for(lambda: np.allclose(ff.traj.q[-1], [0.35, 0.2]), 20.0, "a trajectory inside the bounds")
     assert ff.bounds[2] == ["URDF velocity limit"] * 2
 
 
@@ -355,7 +355,7 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
     ff.throttle.clock = lambda: now[0]
     try:
         desired.publish(hold([0.3, 0.2]))
-        wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 5.0, "valid trajectory")
+        wait_for(lambda: ff.traj is not None and np.allclose(ff.traj.q[-1], [0.3, 0.2]), 20.0, "valid trajectory")
         refused, warnings = [], []
         for label, field, joint, k, bound in (
             ("velocity", "velocities", "pendulum_1", 0, ff.bounds[0]),
@@ -371,7 +371,7 @@ def test_refused_desired_motion_is_one_throttled_warning_naming_the_joint(ros, c
                 setattr(m.points[0], field, values)
                 seen = ff.rejected
                 desired.publish(m)
-                wait_for(lambda s=seen: ff.rejected > s, 10.0, f"{label} trajectory {n} refused")
+                wait_for(lambda s=seen: ff.rejected > s, 20.0, f"{label} trajectory {n} refused")
             refused.append(ff.rejected - before)
             lines = [ln for ln in capfd.readouterr().err.splitlines() if "desired trajectory" in ln]
             assert 1 <= len(lines) <= 2 and 5 * len(lines) <= refused[-1], (refused, lines)
@@ -412,15 +412,15 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
 
     h, sim, ff, client, states, desired = ros
     pub = client.create_publisher(Imu, "imu/data", 10)
-    wait_for(lambda: pub.get_subscription_count(), 5.0, "imu subscriber")
+    wait_for(lambda: pub.get_subscription_count(), 20.0, "imu subscriber")
     before = ff.rejected
     bad = Imu()
     bad.orientation.x = bad.orientation.y = bad.orientation.z = bad.orientation.w = math.nan
     for n in range(40):
         seen = ff.rejected
         pub.publish(bad)
-        wait_for(lambda s=seen: ff.rejected > s, 10.0, f"bad IMU message {n} refused")
-    wait_for(lambda: ff.rejected >= before + 30, 10.0, "bad IMU messages refused")
+        wait_for(lambda s=seen: ff.rejected > s, 20.0, f"bad IMU message {n} refused")
+    wait_for(lambda: ff.rejected >= before + 30, 20.0, "bad IMU messages refused")
     assert ff.imu is None or np.isfinite(ff.imu).all()
     err = capfd.readouterr().err
     assert 1 <= sum("IMU orientation" in ln for ln in err.splitlines()) <= 1, err[-2000:]
@@ -438,7 +438,7 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
         held = ff.imu
         return (held is not None and np.array_equal(held, quat)) or np.allclose(ff.ctrl.gravity, g, atol=1e-12)
 
-    wait_for(taken, 10.0, "the good IMU orientation taken")
+    wait_for(taken, 20.0, "the good IMU orientation taken")
     # bytes in another encoding (big-endian CDR, packed here) are read by rclpy instead
     import struct
 
@@ -446,7 +446,7 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     good = b"\x00\x00\x00\x00" + struct.pack(">iII", 3, 4, 2) + b"a\x00\x00\x00" + struct.pack(">4d", *quat)
     good += struct.pack(">9d3d9d3d9d", *[0.0] * 33)  # covariances, angular velocity, linear acceleration
     g = gravity_from_imu(quat)
-    wait_for(taken, 10.0, "a big-endian IMU message taken")
+    wait_for(taken, 20.0, "a big-endian IMU message taken")
 
 
 def _pendulum_ff(h: RosHarness, **params) -> FeedForwardNode:
@@ -461,9 +461,9 @@ def _idle(ff: FeedForwardNode, client):
     ``ff`` took (idle: no trajectory yet, /joint_states let go)."""
     js = client.create_publisher(JointState, "joint_states", 50)
     desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-    wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 10.0, "discovery")
+    wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 20.0, "discovery")
     state = JointState(name=JOINTS, position=[0.1, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
-    wait_for(lambda: js.publish(state) or ff._js_sub is None, 10.0, "the pose taken, /joint_states let go")
+    wait_for(lambda: js.publish(state) or ff._js_sub is None, 20.0, "the pose taken, /joint_states let go")
     return js, desired, state
 
 
@@ -481,8 +481,12 @@ def test_the_trajectory_ending_the_idle_ticks_at_once():
         js, desired, state = _idle(ff, client)
         assert ff.ticks == 0 and not goals
         desired.publish(hold([0.3, 0.2]))
-        wait_for(lambda: goals, 10.0, "a goal without another /joint_states")
+        wait_for(lambda: goals, 20.0, "a goal without another /joint_states")
         assert ff.ticks == 1 and len(goals[0]) == 2 and np.isfinite(goals[0]).all()
+
+
+def stamp(msg) -> tuple[int, int]:
+    return msg.header.stamp.sec, msg.header.stamp.nanosec
 
 
 def test_stamped_goals_name_the_state_they_answer():
@@ -500,14 +504,19 @@ def test_stamped_goals_name_the_state_they_answer():
         client.create_subscription(Float64MultiArray, "servo/commands", arrays.append, 50)
         js, desired, state = _idle(ff, client)
         desired.publish(hold([0.3, 0.2]))
-        wait_for(lambda: goals, 10.0, "the goal ending the idle")
-        wait_for(lambda: js.get_subscription_count(), 10.0, "/joint_states listened to again")
+        wait_for(lambda: goals, 20.0, "the goal ending the idle")
+        wait_for(lambda: js.get_subscription_count(), 20.0, "/joint_states listened to again")
         sent = [(3, 4_000_000 * k) for k in range(1, 30)]
         for sec, nanosec in sent:  # answered one by one: each goal names the state before the next is sent
             state.header.stamp.sec, state.header.stamp.nanosec = sec, nanosec
-            n = len(goals)
-            wait_for(lambda n=n: js.publish(state) or len(goals) > n, 10.0, f"the answer to the state at {nanosec}")
-        stamps = [(g.header.stamp.sec, g.header.stamp.nanosec) for g in goals]
+            # sent again until the goal naming it comes (any new goal would not do: a state sent twice is answered
+            # twice, and the late second answer let the next state go unanswered, 40 ms missing once)
+            wait_for(
+                lambda s=(sec, nanosec): js.publish(state) or any(stamp(g) == s for g in goals),
+                20.0,
+                f"the answer to the state at {nanosec}",
+            )
+        stamps = [stamp(g) for g in goals]
         assert stamps[0] == (0, 0), stamps[:3]
         answered = stamps[1:]
         assert all(s in sent for s in answered) and sorted(set(answered)) == sent, answered
@@ -527,14 +536,14 @@ def test_joint_states_read_in_place_by_layout_and_bytes_no_state_are_one_line(ca
         js, desired, state = _idle(ff, client)
         assert ff.q_des.tolist() == [0.1, 0.2]  # the pose, read by rclpy (the first layout)
         desired.publish(hold([0.3, 0.2]))
-        wait_for(lambda: goals, 10.0, "the goal ending the idle")
-        wait_for(lambda: js.get_subscription_count(), 10.0, "/joint_states listened to again")
+        wait_for(lambda: goals, 20.0, "the goal ending the idle")
+        wait_for(lambda: js.get_subscription_count(), 20.0, "/joint_states listened to again")
 
         def answered(msg, nanosec: int) -> None:
             msg.header.stamp.sec, msg.header.stamp.nanosec = 7, nanosec
             wait_for(
                 lambda: js.publish(msg) or any(g.header.stamp.nanosec == nanosec for g in goals),
-                10.0,
+                20.0,
                 f"the answer to the state at {nanosec}",
             )
 
@@ -544,10 +553,10 @@ def test_joint_states_read_in_place_by_layout_and_bytes_no_state_are_one_line(ca
         for n in range(5):
             seen = ff.rejected
             js.publish(b"\x00\x01\x00\x00garbage")
-            wait_for(lambda s=seen: ff.rejected > s, 10.0, f"bytes {n} refused")
+            wait_for(lambda s=seen: ff.rejected > s, 20.0, f"bytes {n} refused")
         nan = JointState(name=JOINTS, position=[math.nan, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0])
         seen = ff.rejected
-        wait_for(lambda: js.publish(nan) or ff.rejected > seen, 10.0, "the NaN state held on")
+        wait_for(lambda: js.publish(nan) or ff.rejected > seen, 20.0, "the NaN state held on")
         assert ff.rejected == before + 6 and ff._js_reader.layout.joints == tuple(JOINTS)
         reordered = JointState(name=JOINTS[::-1], position=[0.2, 0.1])  # another layout: rclpy, then in place
         answered(reordered, 2000)

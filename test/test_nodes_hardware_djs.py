@@ -40,7 +40,7 @@ def test_dynamic_joint_states_carry_temperature_and_voltage(tmp_path):
                     out.append((d, js))
             return out
 
-        d, js = wait_for(matched, 15.0, "dynamic_joint_states with temperature and voltage")[-1]
+        d, js = wait_for(matched, 20.0, "dynamic_joint_states with temperature and voltage")[-1]
         assert list(d.joint_names) == JOINTS
         for j, iv in enumerate(d.interface_values):
             assert list(iv.interface_names) == ["position", "velocity", "effort", "temperature", "voltage"]

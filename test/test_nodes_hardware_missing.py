@@ -51,24 +51,24 @@ def test_missing_ids_fail_refuses_configure_with_one_clear_reason(rig2):
 def test_missing_ids_continue_publishes_nan_refuses_goals_and_joins_at_its_fresh_position(rig2):
     node = rig2.node("servo_lenient", missing_ids="continue", on_exit="torque_off")
     try:
-        wait_for(lambda: node.active and rig2.pub.get_subscription_count() and rig2.states, 15.0, "active with states")
+        wait_for(lambda: node.active and rig2.pub.get_subscription_count() and rig2.states, 20.0, "active with states")
         # the knee: NaN until its first reading, the hip read; torque on the hip only
         m = rig2.states[-1]
         assert list(m.name) == JOINTS and math.isfinite(m.position[0]) and math.isnan(m.position[1])
         assert list(rig2.torque()) == [1, 0]
         # flagged in the diagnostics, naming joint and id
-        wait_for(lambda: rig2.status("knee") is not None and rig2.status("hip") is not None, 10.0, "diagnostics")
+        wait_for(lambda: rig2.status("knee") is not None and rig2.status("hip") is not None, 20.0, "diagnostics")
         s = rig2.status("knee")
         assert s.level == DiagnosticStatus.ERROR and "joint 'knee' (id 2)" in s.message and "missing" in s.message
-        wait_for(lambda: rig2.status("hip").level == DiagnosticStatus.OK, 10.0, "the hip OK")
+        wait_for(lambda: rig2.status("hip").level == DiagnosticStatus.OK, 20.0, "the hip OK")
         # goals naming the knee are refused; goals for the hip alone are followed
         rejected = node.gate.rejected
         rig2.pub.publish(Float64MultiArray(data=[0.3, 0.3]))
-        wait_for(lambda: node.gate.rejected > rejected, 5.0, "goal naming the knee refused")
+        wait_for(lambda: node.gate.rejected > rejected, 20.0, "goal naming the knee refused")
         assert "knee" in node.gate.last_reason and "not read yet" in node.gate.last_reason
-        wait_for(lambda: rig2.pub_names.get_subscription_count(), 10.0, "joint_command subscriber")
+        wait_for(lambda: rig2.pub_names.get_subscription_count(), 20.0, "joint_command subscriber")
         rig2.pub_names.publish(JointState(name=["hip"], position=[0.4]))
-        wait_for(lambda: abs(rig2.physics()["theta"][0] - 0.4) < 0.03, 10.0, "the hip at its goal")
+        wait_for(lambda: abs(rig2.physics()["theta"][0] - 0.4) < 0.03, 20.0, "the hip at its goal")
         # moved by hand while silent, then it answers: it joins where it is, torque on there
         with rig2.bus._lock:
             theta = rig2.bus.servos.bank.theta.copy()
@@ -76,15 +76,15 @@ def test_missing_ids_continue_publishes_nan_refuses_goals_and_joins_at_its_fresh
             rig2.bus.servos.bank.theta = theta
         t_back = time.monotonic()
         rig2.bus.set_silent(2, False)
-        wait_for(lambda: math.isfinite(rig2.states[-1].position[1]), 10.0, "the knee in joint_states")
-        wait_for(lambda: rig2.torque()[1] == 1, 5.0, "torque on the knee")
+        wait_for(lambda: math.isfinite(rig2.states[-1].position[1]), 20.0, "the knee in joint_states")
+        wait_for(lambda: rig2.torque()[1] == 1, 20.0, "torque on the knee")
         goal, pos, t_reply = hold_goal_written_after(rig2.truth(), t_back, 2)
         assert t_reply > t_back and abs(goal - pos) <= 1, (goal, pos)
         assert abs(float(ct.counts_to_rad(goal)) - 0.7) < 0.01
         np.testing.assert_allclose(rig2.states[-1].position[1], 0.7, atol=0.01)
-        wait_for(lambda: rig2.status("knee").level == DiagnosticStatus.OK, 10.0, "the knee OK once joined")
+        wait_for(lambda: rig2.status("knee").level == DiagnosticStatus.OK, 20.0, "the knee OK once joined")
         rig2.pub.publish(Float64MultiArray(data=[0.4, 0.5]))  # now a goal naming it is followed
-        wait_for(lambda: abs(rig2.physics()["theta"][1] - 0.5) < 0.03, 10.0, "the knee at its goal")
+        wait_for(lambda: abs(rig2.physics()["theta"][1] - 0.5) < 0.03, 20.0, "the knee at its goal")
     finally:
         rig2.h.remove(node)
 
@@ -120,19 +120,19 @@ def test_feedforward_holds_while_a_joint_is_not_read_yet():
         c.create_subscription(Float64MultiArray, "servo/commands", goals.append, 50)
         states = c.create_publisher(JointState, "joint_states", 50)
         desired = c.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: desired.get_subscription_count() and states.get_subscription_count(), 10.0, "discovery")
+        wait_for(lambda: desired.get_subscription_count() and states.get_subscription_count(), 20.0, "discovery")
         point = JointTrajectoryPoint(
             positions=[0.3, 0.2], velocities=[0.0, 0.0], accelerations=[0.0, 0.0], time_from_start=Duration()
         )
         desired.publish(JointTrajectory(joint_names=joints, points=[point]))
-        wait_for(lambda: ff.traj is not None, 10.0, "the desired trajectory")
+        wait_for(lambda: ff.traj is not None, 20.0, "the desired trajectory")
         before = ff.rejected
 
         def unread():
             states.publish(JointState(name=joints, position=[0.1, math.nan], velocity=[0.0, 0.0], effort=[0.0, 0.0]))
             return ff.rejected - before >= 10
 
-        wait_for(unread, 10.0, "the NaN states seen")
+        wait_for(unread, 20.0, "the NaN states seen")
         assert ff.ticks == 0 and not goals
         assert "pendulum_2" in ff.last_error and "pendulum_1" not in ff.last_error, ff.last_error
 
@@ -140,4 +140,4 @@ def test_feedforward_holds_while_a_joint_is_not_read_yet():
             states.publish(JointState(name=joints, position=[0.1, 0.2], velocity=[0.0, 0.0], effort=[0.0, 0.0]))
             return goals
 
-        wait_for(run, 10.0, "goals once every joint is read")
+        wait_for(run, 20.0, "goals once every joint is read")

@@ -57,7 +57,7 @@ def test_on_exit_hold_leaves_torque_on_at_the_goal(rig):
     assert (rig.torque() == 1).all()
     np.testing.assert_allclose(rig.bus.goal, UP, atol=2 * COUNT)
     n = rig.bus.stats.physics_steps
-    wait_for(lambda: rig.bus.stats.physics_steps > n + 200, 10.0, "physics to run on")
+    wait_for(lambda: rig.bus.stats.physics_steps > n + 200, 20.0, "physics to run on")
     np.testing.assert_allclose(rig.physics()["theta"], UP, atol=0.03)  # still held up
 
 
@@ -66,14 +66,15 @@ def test_first_activate_after_configure_holds_the_fresh_reading(rig, managed):
     lift(rig)
     assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
     assert (rig.torque() == 0).all()
-    at_configure = managed.gate.goal.copy()  # held at configure (≈ UP: torque had just gone off)
     rest = fallen_at_rest(rig, np.array(UP))
     t_request = time.monotonic()
     assert rig.change("servo_safe", Transition.TRANSITION_ACTIVATE)
     assert (rig.torque() == 1).all()
-    assert_holds_fresh_reading(rig, t_request, at_configure)
+    # not where it was before it fell (UP, lifted there): the goal held at configure was ≈ UP only when the
+    # configure's reading came before the fall (a loaded box: it read 2061 counts, fallen already; shake run)
+    assert_holds_fresh_reading(rig, t_request, np.array(UP))
     n = rig.bus.stats.physics_steps
-    wait_for(lambda: rig.bus.stats.physics_steps > n + 200, 10.0, "physics to run on")
+    wait_for(lambda: rig.bus.stats.physics_steps > n + 200, 20.0, "physics to run on")
     np.testing.assert_allclose(rig.physics()["theta"], rest, atol=0.02)  # held where it lay: no snap back
 
 
@@ -89,7 +90,7 @@ def test_reactivate_after_deactivate_holds_where_the_joint_fell(rig, managed):
     assert rig.change("servo_safe", Transition.TRANSITION_ACTIVATE)
     assert_holds_fresh_reading(rig, t_request, at_deactivate)
     n = rig.bus.stats.physics_steps
-    wait_for(lambda: rig.bus.stats.physics_steps > n + 200, 10.0, "physics to run on")
+    wait_for(lambda: rig.bus.stats.physics_steps > n + 200, 20.0, "physics to run on")
     np.testing.assert_allclose(rig.physics()["theta"], rest, atol=0.02)
 
 
@@ -97,7 +98,7 @@ def test_inactive_reads_and_publishes_at_ok_and_refuses_goals(rig, managed):
     assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
     assert (rig.torque() == 0).all() and rig.state_of("servo_safe") == "inactive"
     n = len(rig.states)
-    wait_for(lambda: len(rig.states) > n + 10, 10.0, "joint_states while inactive")
+    wait_for(lambda: len(rig.states) > n + 10, 20.0, "joint_states while inactive")
     np.testing.assert_allclose(rig.states[-1].position, rig.physics()["theta"], atol=0.01)
     m = len(rig.diags)
 
@@ -105,13 +106,13 @@ def test_inactive_reads_and_publishes_at_ok_and_refuses_goals(rig, managed):
         s = [rig.status(j) for j in JOINTS]
         return all(x is not None and x.level == DiagnosticStatus.OK and "inactive" in x.message for x in s)
 
-    wait_for(inactive_ok, 10.0, "diagnostics OK 'inactive' for every servo")
+    wait_for(inactive_ok, 20.0, "diagnostics OK 'inactive' for every servo")
     errors = [x.message for d in rig.diags[m:] for x in d.status if x.level > DiagnosticStatus.WARN]
     assert not errors, errors
     goal_register = rig.bus.goal.copy()
     rejected = managed.gate.rejected
     rig.pub.publish(Float64MultiArray(data=[0.5, 0.5]))
-    wait_for(lambda: managed.gate.rejected > rejected, 5.0, "goal refused while inactive")
+    wait_for(lambda: managed.gate.rejected > rejected, 20.0, "goal refused while inactive")
     assert "not active" in managed.gate.last_reason
     np.testing.assert_array_equal(rig.bus.goal, goal_register)
     assert (rig.torque() == 0).all()
@@ -152,14 +153,15 @@ def test_reactivate_holds_where_the_joint_fell_on_protocol(tmp_path, protocol):
         states: list[JointState] = []
         c.create_subscription(JointState, "joint_states", states.append, 100)
         pub = c.create_publisher(Float64MultiArray, "servo/commands", 10)
-        wait_for(lambda: node.active and pub.get_subscription_count(), 15.0, "the node active")
+        wait_for(lambda: node.active and pub.get_subscription_count(), 20.0, "the node active")
         pub.publish(Float64MultiArray(data=UP))
-        wait_for(lambda: np.allclose(bus.snapshot()["theta"], UP, atol=0.05), 15.0, "the joints up")
+        wait_for(lambda: np.allclose(bus.snapshot()["theta"], UP, atol=0.05), 20.0, "the joints up")
         change = c.create_client(ChangeState, "servo_hw/change_state")
         deactivate = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_DEACTIVATE))
         assert h.call(change, deactivate, timeout=15.0).success
         t_deactivated = time.time()
-        assert (bus.enable == 0).all()
+        # torque off at once, or (its writes unanswered: a starved virtual bus) once the node has reconnected
+        wait_for(lambda: (bus.enable == 0).all(), 20.0, "torque off on the bus")
         rest = wait_for(
             lambda: (
                 [s["theta"]]
@@ -178,7 +180,7 @@ def test_reactivate_holds_where_the_joint_fell_on_protocol(tmp_path, protocol):
         def published_while_inactive():  # the fall took ≥ 0.5 s at 100 Hz
             return sum(t_deactivated < m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 < t_inactive for m in states)
 
-        wait_for(lambda: published_while_inactive() > 10, 10.0, "joint_states published while inactive")
+        wait_for(lambda: published_while_inactive() > 10, 20.0, "joint_states published while inactive")
         h.remove(node)
         assert (bus.enable == 0).all()
     finally:
@@ -210,6 +212,9 @@ def test_sigint_applies_on_exit(tmp_path, policy, torque_after, repeat):
         "ids": "[1,2]",
         "port": str(link),
         "latency_timer_ms": "1.0",
+        # 100 ms reply margin (1 ms latency: 3 ms): the virtual bus is a thread of the test process, which a loaded box
+        # schedules late; the node's exit write of torque off then failed ('torque off FAILED', shake run)
+        "timeout_ms": "100.0",
         "rate_hz": "50.0",
         "on_exit": policy,
     }

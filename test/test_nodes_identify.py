@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from nodes_harness import RosHarness, sim_node, wait_for
+from nodes_harness import RosHarness, lockstep_goals, sim_node, wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.identification.ilc", reason="identification core (ILC) not merged yet")
@@ -98,7 +98,7 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     client.create_subscription(String, "ilc/progress", progress.append, 10)
     client.create_subscription(JointTrajectory, "ilc/curve", curves.append, 10)
     client.create_subscription(JointState, "servo/joint_command", commands.append, 1000)
-    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     r = h.call(client.create_client(Trigger, "ilc/start"), Trigger.Request())
     assert r.success, r.message
     assert not h.call(client.create_client(Trigger, "ilc/start"), Trigger.Request()).success  # already running
@@ -110,9 +110,12 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     # can be disturbed by scheduling (the sim catches up late ticks), so one bad trial is tolerated
     assert rec.errors[1:].min() < 0.75 * rec.errors[0], rec.errors
     assert np.all(rec.supply > 14.0)  # sim supply 15 V recorded from /servo_supply
-    wait_for(lambda: any(json.loads(m.data).get("output") for m in progress), 5.0, "final progress message")
+    wait_for(lambda: any(json.loads(m.data).get("output") for m in progress), 20.0, "final progress message")
     states = [json.loads(m.data) for m in progress]
     assert [s["iteration"] for s in states if "iteration" in s][:4] == [0, 1, 2, 3]
+    # one curve per trial, then the final command (another topic than ilc/progress: it can be taken after it)
+    wait_for(lambda: len(curves) >= len(rec.commands) + 1, 20.0, "the final command on ilc/curve")
+    assert len(curves) == len(rec.commands) + 1
     np.testing.assert_allclose([p.positions[0] for p in curves[-1].points], rec.final_command)
     assert commands and all(m.header.stamp.sec > 0 for m in commands + curves)  # every message stamped
     h.remove(ilc)
@@ -137,7 +140,7 @@ def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     ilc = pendulum_ilc(
         h, out, **ON_SIM_TIME, reference_duration=2.0, max_iterations=2, threshold=0.0, delay=0.04, filter_hz=4.0
     )
-    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     ok, text = ilc.start()
     assert ok, text
     wait_for(lambda: ilc.state != "running", 120.0, "ILC to finish")
@@ -190,7 +193,7 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path,
         publish(msg)
 
     ilc.pub_traj.publish = held_back
-    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     ok, text = ilc.start()
     assert ok, text
     wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
@@ -291,7 +294,7 @@ def check_fit_reached_ff(h, fit, ff, out_yaml, tolerance=0.25):
     assert r.success and "started" in r.message, r.message
     wait_for(lambda: fit.result is not None or fit.last_error, 60.0, "the fit result")
     assert fit.result is not None, fit.last_error
-    wait_for(lambda: fit.result.get("feedforward"), 10.0, "the feed-forward update")
+    wait_for(lambda: fit.result.get("feedforward"), 20.0, "the feed-forward update")
     alpha = np.array(fit.result["alpha"])
     assert np.isfinite(alpha).all()
     assert abs(alpha[0] - ALPHA0) < tolerance * ALPHA0, (alpha, ALPHA0)  # R/(kt·gain) recovered through the node
@@ -378,26 +381,30 @@ def test_ilc_file_errors_name_the_problem(tmp_path):
 def test_fit_node_from_live_topics(ros, tmp_path):
     pytest.importorskip("servo_ff.identification.alpha_fit", reason="α fit core not merged yet")
     pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core not merged yet")
-    import time
-
     from std_msgs.msg import Float64MultiArray
 
     from servo_ff.trajectories import sub_oscillations
 
     h = ros
-    sim_node(h, **sim_params(["pendulum_1"]))
+    # the sim owns time in lockstep, the fit node runs on it: each goal is received at the simulated time the sim
+    # applies it from (on wall time a loaded box made the sim catch up late ticks on the newest goal)
+    sim = sim_node(h, **sim_params(["pendulum_1"]), publish_clock=True, lockstep=True, lockstep_timeout=10.0)
     ff = ff_node(h)
     fit = fit_node(
-        h, source="topics", joints=["pendulum_1"], kp=KP, window=6.0, dt=0.01, output=str(tmp_path / "alpha_live.yaml")
+        h,
+        source="topics",
+        joints=["pendulum_1"],
+        kp=KP,
+        window=6.0,
+        dt=0.01,
+        output=str(tmp_path / "alpha_live.yaml"),
+        use_sim_time=True,
     )
     client = h.make_node("live_client")
     pub = client.create_publisher(Float64MultiArray, "servo/commands", 10)
-    wait_for(lambda: pub.get_subscription_count() >= 2, 10.0, "sim and fit subscribed to servo/commands")
+    wait_for(lambda: pub.get_subscription_count() >= 2, 30.0, "sim and fit subscribed to servo/commands")
     ref = sub_oscillations(duration=5.0, dt=0.01, amplitude=0.8, offset=0.4)
-    t0 = time.monotonic()
-    for k, q in enumerate(ref.q):  # stream the goals at 100 Hz of wall time (the sim's), as a controller would
-        pub.publish(Float64MultiArray(data=[float(q)]))
-        time.sleep(max(t0 + (k + 1) * 0.01 - time.monotonic(), 0.0))
+    lockstep_goals(sim, pub, ref.q, lambda: fit.get_clock().now().nanoseconds)  # a 100 Hz controller on sim time
     check_fit_reached_ff(h, fit, ff, tmp_path / "alpha_live.yaml", tolerance=0.4)
     assert "live topics" in fit.result["source"]
 
@@ -422,7 +429,7 @@ def test_ilc_trial_that_lost_states_on_sim_time_is_run_again(ros, tmp_path):
     sim = sim_on_own_clock(h)
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, **ON_SIM_TIME, node_class=LossyILC, reference_duration=1.0, max_iterations=0)
-    wait_for(lambda: ilc.latest is not None, 10.0, "joint_states at the ILC node")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     ok, text = ilc.start()
     assert ok, text
     wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")

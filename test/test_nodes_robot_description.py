@@ -99,7 +99,7 @@ def test_tf_static_and_tf_from_the_joint_states(ros):
         ("gripper", "camera_mount"),
         ("gripper", "gripper_tip"),
     ]
-    wait_for(lambda: js.get_subscription_count(), 10.0, "joint_states subscription")
+    wait_for(lambda: js.get_subscription_count(), 20.0, "joint_states subscription")
     q = {"shoulder_pan": 0.4, "elbow_flex": -1.1, "not_ours": 3.0}
     state = JointState(name=list(q), position=list(q.values()))
     state.header.stamp.sec = 12

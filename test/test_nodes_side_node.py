@@ -29,7 +29,7 @@ def test_burst_arrives_whole_and_in_order_beside_a_busy_thread():
         topic = side.subscribe(JointState, "joint_states", lambda m: got.append(m.header.stamp.nanosec), 2000)
         assert topic == f"{h.ns}/joint_states"  # the owner's resolved name
         pub = h.make_node("sim").create_publisher(JointState, "joint_states", QoSProfile(depth=N))
-        wait_for(lambda: pub.get_subscription_count() == 1, 10.0, "the side node's subscription")
+        wait_for(lambda: pub.get_subscription_count() == 1, 20.0, "the side node's subscription")
         stop = threading.Event()
 
         def busy() -> None:
@@ -63,7 +63,7 @@ def test_take_clock_moves_the_owners_clock_subscription():
             assert owner.count_subscribers("/clock") == 1  # one: the side node's, not the owner's as well
             assert not [s for s in owner.subscriptions if s.topic_name == "/clock"]
             pub = h.make_node("clock").create_publisher(Clock, "/clock", 10)
-            wait_for(lambda: pub.get_subscription_count() == 1, 10.0, "the side node's /clock subscription")
+            wait_for(lambda: pub.get_subscription_count() == 1, 20.0, "the side node's /clock subscription")
             m = Clock()
             m.clock.sec = 42
 
@@ -71,7 +71,7 @@ def test_take_clock_moves_the_owners_clock_subscription():
                 pub.publish(m)
                 return owner.get_clock().now().nanoseconds == 42_000_000_000
 
-            wait_for(follows, 10.0, "the owner's clock at 42 s")
+            wait_for(follows, 20.0, "the owner's clock at 42 s")
             assert owner.get_clock().now().nanoseconds == 42_000_000_000  # the owner's clock follows /clock
         finally:
             side.destroy()

@@ -161,7 +161,7 @@ def test_walk_node_samples_its_window_as_np_interp_and_takes_one_pose():
         pose = JointState(name=list(walk.joints), position=[0.01 * i for i in range(len(walk.joints))])
         wait_for(lambda: pub.publish(pose) or walk.q0 is not None, 60.0, "the walk node taking the pose")
         topics = lambda: [s.topic_name for s in walk.subscriptions]  # noqa: E731
-        wait_for(lambda: not any(t.endswith("/joint_states") for t in topics()), 10.0, "joint_states dropped")
+        wait_for(lambda: not any(t.endswith("/joint_states") for t in topics()), 20.0, "joint_states dropped")
         np.testing.assert_array_equal(walk.q0, pose.position)
         rng = np.random.default_rng(0)
         walk.times = list(100.0 + 0.01 * np.arange(300))

@@ -11,11 +11,14 @@ their events arrive, no wait set rebuilt over every entity of every node per cal
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+_HARNESSES = itertools.count()  # harnesses made in this process: each one's namespace is its own
 
 
 def domain_id(salt: int) -> int:
@@ -49,8 +52,10 @@ class RosHarness:
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         self.domain = domain_id(salt) if domain is None else int(domain)
         os.environ["ROS_DOMAIN_ID"] = str(self.domain)  # child processes (servo-ff up, bench nodes) join it
-        # a private namespace as well: other runs on this machine that land on the same domain stay apart
-        self.ns = f"/{prefix}{os.getpid()}_{salt}"
+        # a private namespace as well: other runs on this machine that land on the same domain stay apart, and so
+        # do two harnesses of one process with the same salt (a later one saw the endpoints of an earlier one's
+        # nodes in the graph, not yet removed: two publishers of an action's feedback topic, shake run)
+        self.ns = f"/{prefix}{os.getpid()}_{salt}_{next(_HARNESSES)}"
         self.context = Context()
         rclpy.init(context=self.context, domain_id=self.domain)
         self.executor = (events and events_executor(self.context)) or SingleThreadedExecutor(context=self.context)
