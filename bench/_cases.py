@@ -4,11 +4,31 @@ another) and their summary: which candidate validates (not a bench itself)."""
 from __future__ import annotations
 
 import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 CASE = re.compile(r"^  seed (\d+), train (\S+) → val (\S+):")
 ROW = re.compile(r"^    (\S+)\s+train\s+(\S+)\s+val\s+(\S+) mrad")
+
+
+def seed_workers(argv: list[str], seeds: list[int], jobs: int) -> str | None:
+    """Run ``argv --seeds s`` for every seed in at most ``jobs`` processes, printing each one's output in seed order
+    as it ends; their outputs joined, or None (and one line) when a worker failed."""
+    outputs: dict[int, str] = {}
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        runs = {
+            s: pool.submit(subprocess.run, [*argv, "--seeds", str(s)], capture_output=True, text=True) for s in seeds
+        }
+        for s in seeds:
+            r = runs[s].result()
+            if r.returncode:
+                print(f"seed {s}: worker failed (exit {r.returncode}): {r.stderr.strip().splitlines()[-1:]}")
+                return None
+            outputs[s] = r.stdout
+            print(r.stdout, end="", flush=True)
+    return "".join(outputs[s] for s in seeds)
 
 
 def parse_cases(text: str) -> list[tuple[tuple[int, str, str], dict[str, float]]]:

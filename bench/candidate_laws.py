@@ -42,9 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +59,7 @@ from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from _candidates import CANDIDATES, Candidate, harness_mae, raw_column  # noqa: E402
-from _cases import CASE, ROW, parse_cases, summarize  # noqa: E402
+from _cases import CASE, ROW, parse_cases, seed_workers, summarize  # noqa: E402
 from _joint import FOLDS, JOINT_CASE, JOINT_ROW, fold_cases, joint_row, parse_joint, summarize_joint  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "xl330"
@@ -312,19 +310,10 @@ def main() -> int:
     argv = [sys.executable, __file__, "--data", str(args.data), "--max-evals", str(args.max_evals)]
     argv += ["--extra-evals", str(args.extra_evals), "--candidates", ",".join(names), "--cases-only"]
     argv += ["--joint"] * args.joint + ["--folds"] * args.folds
-    outputs: dict[int, str] = {}
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        runs = {
-            s: pool.submit(subprocess.run, [*argv, "--seeds", str(s)], capture_output=True, text=True) for s in seeds
-        }
-        for s in seeds:
-            r = runs[s].result()
-            if r.returncode:
-                print(f"seed {s}: worker failed (exit {r.returncode}): {r.stderr.strip().splitlines()[-1:]}")
-                return 1
-            outputs[s] = r.stdout
-            print(r.stdout, end="", flush=True)
-    report("".join(outputs[s] for s in seeds))
+    text = seed_workers(argv, seeds, args.jobs)
+    if text is None:
+        return 1
+    report(text)
     return 0
 
 

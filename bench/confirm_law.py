@@ -37,9 +37,7 @@ Last line: RESULT candidate=<name> seeds=<n> folds_lower_in=<k>/<n> folds_gain=<
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _cases import parse_cases  # noqa: E402
+from _cases import parse_cases, seed_workers  # noqa: E402
 from _joint import fold_cases  # noqa: E402
 from candidate_laws import gain_cases, run_seed  # noqa: E402
 from real_logs import DATA, fastest_trajectory, real_recordings  # noqa: E402
@@ -168,19 +166,10 @@ def main() -> int:
     )
     argv = [sys.executable, __file__, "--data", str(args.data), "--max-evals", str(args.max_evals)]
     argv += ["--extra-evals", str(args.extra_evals), "--candidate", args.candidate, "--cases-only"]
-    outputs: dict[int, str] = {}
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        runs = {
-            s: pool.submit(subprocess.run, [*argv, "--seeds", str(s)], capture_output=True, text=True) for s in seeds
-        }
-        for s in seeds:
-            r = runs[s].result()
-            if r.returncode:
-                print(f"seed {s}: worker failed (exit {r.returncode}): {r.stderr.strip().splitlines()[-1:]}")
-                return 1
-            outputs[s] = r.stdout
-            print(r.stdout, end="", flush=True)
-    summarize("".join(outputs[s] for s in seeds), args.candidate)
+    text = seed_workers(argv, seeds, args.jobs)
+    if text is None:
+        return 1
+    summarize(text, args.candidate)
     return 0
 
 
