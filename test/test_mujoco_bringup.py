@@ -20,14 +20,13 @@ def test_plans_and_arguments(tmp_path):
     names = ["servo_sim", "servo_feedforward", "servo_walker", "servo_state_publisher"]
     assert [n.name for n in (sim, ff, walker, desc)] == names
     assert ff.overrides == {"enabled": True} and not sim.overrides and not desc.overrides
-    urdf, servos = tmp_path / "mine.urdf", tmp_path / "mine.yaml"
-    urdf.write_text("<robot name='x'/>")
-    servos.write_text("servos: {}\n")
+    urdf, servos = ROOT / "urdf" / "humanoid20.urdf", ROOT / "config" / "servos_humanoid.yaml"  # the α̂ reads them
     sim, ff, walker, desc = plan(
         "sim_humanoid", urdf=str(urdf), servo_config=str(servos), support="contacts", n_steps="3", feedforward="false"
     )
     assert sim.overrides == {"servo_config": str(servos), "support_topic": "support_coefficient"}
-    assert ff.overrides == {"enabled": False}  # the URDF: robot_description, from the one node given it
+    assert ff.overrides["enabled"] is False  # the URDF: robot_description, from the one node given it
+    assert ff.overrides["u_nominal"] == 15.0  # α̂ of servo_config's laws: test_bringup_servo_alpha.py
     assert desc.overrides == {"urdf_path": str(urdf)}
     assert walker.overrides == {"support_topic": "walker/support_coefficient", "n_steps": 3}
     assert [n.name for n in plan("sim_arm", gain="low")] == ["servo_sim", "servo_walker", "servo_state_publisher"]

@@ -57,12 +57,13 @@ def test_servo_yaml_unknown_firmware_row_is_one_line_naming_the_rows(doc, where)
 
 
 def test_op3_servo_yaml_and_alpha_follow_the_row(tmp_path):
-    from servo_ff.bringup.op3_firmware import op3_alpha_table, op3_firmware_files, op3_servo_yaml
+    from servo_ff.bringup.op3_firmware import op3_firmware_files, op3_servo_yaml
+    from servo_ff.bringup.servo_alpha import servo_alpha_table
     from servo_ff.dynamics.robot import load_robot
 
     joints = list(load_robot(ROOT / "urdf" / "op3.urdf").joint_names)
     # the current-based row gives back the shipped α̂ (config/alpha_op3.yaml): one derivation for both rows
-    current = op3_alpha_table(op3_servo_yaml("xm430", tmp_path), joints, 12.0)
+    current = servo_alpha_table(op3_servo_yaml("xm430", tmp_path), joints, 12.0)
     assert np.allclose(current.alpha, load_alpha(ROOT / "config" / "alpha_op3.yaml", joints).alpha, rtol=1e-12)
     servo_yaml, alpha_file = op3_firmware_files("xm430_position", tmp_path, joints, 12.0)
     doc = yaml.safe_load(servo_yaml.read_text())

@@ -12,15 +12,14 @@ YAML's node sections then still apply (they are rewritten as ``/**/<node>`` for 
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from servo_ff.io.paths import PACKAGE, share_file
+from servo_ff.io.paths import PACKAGE
 
-from .node_launch import NodeLaunch, config_dir, one_shot_ended, scratch_dir
+from .node_launch import NodeLaunch, config_dir, one_shot_ended
 
 SIM = ("servo_sim_node", "servo_ff.nodes.sim_node", "servo_sim")
 HARDWARE = ("servo_hardware_node", "servo_ff.nodes.hardware_node", "servo_hardware")
@@ -155,28 +154,6 @@ def _loops(bringup: str, text: str) -> dict[str, int]:
     return {"loops": loops}
 
 
-def _servo_config_alpha(bringup: str, servo_config: str, urdf: str) -> dict[str, Any]:
-    """The feed-forward node's ``alpha_file`` and ``u_nominal`` following the law of the servos in ``servo_config``
-    (its ``firmware:`` key or presets; :func:`servo_ff.bringup.op3_firmware.servo_yaml_alpha`) instead of the
-    bring-up YAML's α̂ of the shipped servos, said in one log line; a servo YAML that does not fit raises one
-    line naming the file and the key."""
-    from servo_ff.dynamics.robot import load_robot
-    from servo_ff.dynamics.servo_map import ServoMapError
-
-    from .op3_firmware import servo_yaml_alpha
-
-    robot = Path(urdf).expanduser() if urdf else share_file("urdf", "op3.urdf")  # the feed-forward node's URDF
-    try:
-        alpha, vin, law = servo_yaml_alpha(Path(servo_config), list(load_robot(robot).joint_names), scratch_dir())
-    except ServoMapError as e:
-        raise ServoMapError(f"{bringup}: servo_config {e}") from None
-    logging.getLogger(__name__).warning(
-        "%s: feed-forward α̂ from servo_config %s (%s): %s, u_nominal %g V, instead of the YAML's alpha_file",
-        bringup, servo_config, law, alpha, vin,
-    )  # fmt: skip
-    return {"alpha_file": str(alpha), "u_nominal": vin}
-
-
 def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, dict]:
     """Overrides of the sim, feed-forward and walker nodes from the MuJoCo bring-ups' arguments."""
     sim: dict[str, Any] = {}
@@ -188,6 +165,10 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         if not Path(a["servo_config"]).expanduser().is_file():
             raise FileNotFoundError(f"servo_config {a['servo_config']}: file not found")
         sim["servo_config"] = str(Path(a["servo_config"]).expanduser().resolve())
+        if bringup in ("sim_op3", "sim_humanoid"):  # the feed-forward α̂ follows the servos the sim runs
+            from .servo_alpha import servo_config_alpha
+
+            ff.update(servo_config_alpha(bringup, sim["servo_config"], a["urdf"]))
     if bringup == "sim_arm":
         sim["kp"] = [_gain(bringup, a["gain"], {"low": 8.0, "high": 32.0})]
         return sim, ff, walker
@@ -197,8 +178,6 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         walker.update(_loops(bringup, a["loops"]))
         return sim, ff, walker
     if bringup == "sim_op3":
-        if a["servo_config"]:
-            ff.update(_servo_config_alpha(bringup, sim["servo_config"], a["urdf"]))
         if a["gain"]:
             sim["kp"] = ff["kp"] = [_gain(bringup, a["gain"], {})]
         if a["feedforward"] not in ("true", "false"):

@@ -1,0 +1,105 @@
+"""The feed-forward α̂ of the servos a servo YAML describes (ROS-free): each joint's α̂ under its own parameter set
+and firmware law (Schwarz & Behnke Eq. 19 for a voltage (PWM) law, :mod:`servo_ff.dynamics.alpha_current` for a
+current-based one; :func:`servo_ff.dynamics.walk_sim.firmware_alpha`), at the servos' one supply.
+
+The MuJoCo bring-ups with a feed-forward node (``sim_op3``, ``sim_humanoid``) given a ``servo_config`` give that
+node this α̂ (:func:`servo_config_alpha`) instead of their YAML's, so it follows the servos the sim runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from servo_ff.dynamics.alpha import AlphaTable, save_alpha
+from servo_ff.dynamics.servo_map import ServoMapError, load_servo_map
+from servo_ff.io.paths import resolve_path
+
+from .node_launch import config_dir, scratch_dir
+
+
+def servo_alpha_table(servo_yaml: Path, joints: list[str], u_nominal: float) -> AlphaTable:
+    """α̂ per joint of ``joints`` under each joint's own parameter set and firmware law in ``servo_yaml``, at the
+    feed-forward node's supply ``u_nominal`` [V]."""
+    from servo_ff.dynamics.walk_sim import firmware_alpha
+
+    smap = load_servo_map(servo_yaml, joints)
+    rows = [firmware_alpha(smap.joints[j].params, [j], u_nominal) for j in joints]
+    return AlphaTable(
+        tuple(joints),
+        np.vstack([r.alpha for r in rows]),
+        np.concatenate([r.dq_s for r in rows]),
+        np.concatenate([r.delta for r in rows]),
+    )
+
+
+def servo_yaml_alpha(servo_yaml: Path, joints: list[str], folder: Path) -> tuple[Path, float, str]:
+    """(α̂ file, ``u_nominal`` [V], the law in words) for the feed-forward node of servos described by ``servo_yaml``
+    (a bring-up's ``servo_config``): each joint's α̂ (:func:`servo_alpha_table`) at the servos' one supply, written
+    to ``folder`` (named by its content).
+
+    A joint without a servo (``null``) or servos on different supplies (the node has one ``u_nominal``) raise one
+    :class:`~servo_ff.dynamics.servo_map.ServoMapError` line naming the file and the key."""
+    servo_yaml = Path(servo_yaml)
+    smap = load_servo_map(servo_yaml, joints)
+    if smap.passive:
+        raise ServoMapError(
+            f"{servo_yaml.name}: servos: joint(s) {', '.join(smap.passive)} have no servo (null): the feed-forward "
+            "node needs every joint's law for its α̂"
+        )
+    laws = [smap.joints[j].params.firmware for j in joints]
+    supplies = sorted({law.vin for law in laws})
+    if len(supplies) > 1:
+        volts = ", ".join(f"{v:g}" for v in supplies)
+        raise ServoMapError(
+            f"{servo_yaml.name}: firmware: the servos' laws run on different supplies ({volts} V); the feed-forward "
+            "node has one u_nominal: give every servo a law of one supply"
+        )
+    (vin,) = supplies
+    table = servo_alpha_table(servo_yaml, joints, vin)
+    words = f"{'/'.join(sorted({law.control for law in laws}))}-based law at {vin:g} V"
+    digest = hashlib.sha1(repr((str(servo_yaml.resolve()), table.to_dict(), words)).encode()).hexdigest()[:16]
+    info = {"source": f"servo_ff.bringup.servo_alpha.servo_yaml_alpha({servo_yaml}): {words}, not fitted"}
+    return save_alpha(table, Path(folder) / f"alpha_{servo_yaml.stem}_{digest}.yaml", info), vin, words
+
+
+def _bringup_sections(bringup: str) -> dict[str, dict[str, Any]]:
+    """The bring-up YAML's ``ros__parameters`` per node section."""
+    doc = yaml.safe_load((config_dir() / f"{bringup}.yaml").read_text(encoding="utf-8")) or {}
+    return {k: (v or {}).get("ros__parameters", {}) for k, v in doc.items() if isinstance(v, dict)}
+
+
+def _yaml_alpha_source(ff: dict[str, Any], yaml_name: str) -> str:
+    """What the bring-up YAML's feed-forward section takes its α̂ from (the node: ``alpha_file``, else the preset)."""
+    if ff.get("alpha_file"):
+        return f"{yaml_name}'s alpha_file {ff['alpha_file']}"
+    return f"{yaml_name}'s servo {ff.get('servo', 'mx64')}/{ff.get('model', 'm4')}"
+
+
+def servo_config_alpha(bringup: str, servo_config: str, urdf: str) -> dict[str, Any]:
+    """The feed-forward node's ``alpha_file`` and ``u_nominal`` [V] of bring-up ``bringup`` following the laws of the
+    servos in ``servo_config`` (:func:`servo_yaml_alpha`) on the robot ``urdf`` (empty: the bring-up YAML's
+    description node's ``urdf_path``, the robot_description the node reads) instead of the bring-up YAML's α̂, said
+    in one log line naming both files; a servo YAML that does not fit raises one line naming the file and the key."""
+    from servo_ff.dynamics.robot import load_robot
+
+    sections = _bringup_sections(bringup)
+    robot = Path(urdf).expanduser() if urdf else resolve_path(sections["servo_state_publisher"]["urdf_path"])
+    try:
+        alpha, vin, law = servo_yaml_alpha(Path(servo_config), list(load_robot(robot).joint_names), scratch_dir())
+    except ServoMapError as e:
+        raise ServoMapError(f"{bringup}: servo_config {e}") from None
+    replaced = _yaml_alpha_source(sections.get("servo_feedforward", {}), f"{bringup}.yaml")
+    logging.getLogger(__name__).warning(
+        "%s: feed-forward α̂ from servo_config %s (%s): %s, u_nominal %g V, instead of %s",
+        bringup, servo_config, law, alpha, vin, replaced,
+    )  # fmt: skip
+    return {"alpha_file": str(alpha), "u_nominal": vin}
+
+
+__all__ = ["servo_alpha_table", "servo_config_alpha", "servo_yaml_alpha"]

@@ -1,0 +1,89 @@
+"""`servo-ff up sim_humanoid --arg servo_config:=…`: the feed-forward node's α̂ follows the laws of the servos the
+sim runs (bringup/servo_alpha.py, as sim_op3 in test_op3_firmware.py), said in one log line naming both files;
+a servo YAML it cannot follow refused in one line (exit 2); over DDS the feed-forward node reads that α̂."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from servo_ff.bringup import config_dir, plan
+from servo_ff.dynamics.alpha import alpha_table_from_actuator, load_alpha
+from servo_ff.models.presets import preset
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVOS = ROOT / "config" / "servos_humanoid.yaml"  # MX-106 legs, MX-64 arms and neck
+JOINTS = list(yaml.safe_load((ROOT / "config" / "sim_humanoid.yaml").read_text())["/**"]["ros__parameters"]["joints"])
+
+
+def _row(servo: str, joint: str = "j") -> np.ndarray:
+    return alpha_table_from_actuator(preset(servo, "m4"), [joint]).alpha[0]
+
+
+def test_sim_humanoid_alpha_follows_servo_config(caplog):
+    """Without servo_config the YAML's `servo: mx106` (no alpha_file); with it each joint's own servo: the arms'
+    MX-64 α̂, not the MX-106's the YAML gives every joint, at the laws' 15 V, in one log line naming both files."""
+    assert {"alpha_file", "u_nominal"}.isdisjoint(plan("sim_humanoid")[1].overrides)
+    assert not np.allclose(_row("mx64"), _row("mx106"))  # the arms' α̂ differ from the YAML's
+    caplog.clear()
+    ff = plan("sim_humanoid", servo_config=str(SERVOS))[1].overrides
+    (line,) = [r.getMessage() for r in caplog.records if "servo_config" in r.getMessage()]
+    assert str(SERVOS) in line and ff["alpha_file"] in line and "sim_humanoid.yaml's servo mx106/m4" in line
+    assert ff["u_nominal"] == 15.0
+    table = load_alpha(ff["alpha_file"], JOINTS)
+    for j, servo in (("l_knee", "mx106"), ("r_hip_pitch", "mx106"), ("l_elbow", "mx64"), ("neck_yaw", "mx64")):
+        assert np.allclose(table.alpha[JOINTS.index(j)], _row(servo), rtol=1e-12), j
+
+
+@pytest.mark.parametrize(
+    "servos, line",
+    [
+        (
+            {"neck_yaw": {"preset": "mx64/m4", "firmware": "mx28"}, "*": "mx106/m4"},
+            "firmware: the servos' laws run on different supplies (12, 15 V); the feed-forward node has one "
+            "u_nominal: give every servo a law of one supply",
+        ),
+        (
+            {"head_pitch": None, "*": "mx106/m4"},
+            "servos: joint(s) head_pitch have no servo (null): the feed-forward node needs every joint's law for its α̂",
+        ),
+    ],
+)
+def test_sim_humanoid_servo_config_refused_in_one_line(tmp_path, servos, line):
+    """`servo-ff up sim_humanoid` exits 2 with one line naming the bring-up, the file and the key, before any node."""
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"servos": servos}, sort_keys=False))
+    cmd = [sys.executable, "-m", "servo_ff", "up", "sim_humanoid", "--dry-run", "--arg", f"servo_config:={path}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"servo-ff up: error: sim_humanoid: servo_config mine.yaml: {line}"
+    assert proc.stdout == ""
+
+
+def test_sim_humanoid_feedforward_node_reads_the_servo_config_alpha():
+    """Over DDS: the feed-forward node started with the bring-up's parameter files (as `servo-ff up`) holds the
+    arms' MX-64 α̂ and the legs' MX-106 α̂ (the YAML alone: MX-106 everywhere)."""
+    pytest.importorskip("rclpy")
+    from rclpy.parameter import Parameter
+
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+    from servo_ff.ros.harness import RosHarness
+
+    with RosHarness(salt=49) as ros:
+        node = plan("sim_humanoid", servo_config=str(SERVOS), namespace=ros.ns)[1]
+        ff = ros.add(
+            FeedForwardNode(
+                "servo_feedforward",
+                **ros.node_kwargs(),
+                cli_args=node.ros_args(config_dir()),
+                parameter_overrides=[Parameter("urdf_path", value=str(ROOT / "urdf" / "humanoid20.urdf"))],
+            )
+        )
+        for j, servo in (("l_knee", "mx106"), ("l_elbow", "mx64"), ("r_shoulder_pitch", "mx64")):
+            assert np.allclose(ff.get_parameter(f"alpha.{j}").value, _row(servo), rtol=1e-12), j
+        assert ff.get_parameter("u_nominal").value == 15.0
