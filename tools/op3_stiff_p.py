@@ -32,7 +32,7 @@ from servo_ff.dynamics.mujoco_servos import MujocoServos  # noqa: E402
 from servo_ff.dynamics.walk_balance import trunk_pitch_roll  # noqa: E402
 from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: E402
 from servo_ff.models import slots  # noqa: E402
-from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
+from servo_ff.models.firmware import firmware_row  # noqa: E402
 
 HOLD = 0.48  # [s] simulate_walk's default hold before the walk starts
 TORQUE_JOINTS = ("l_knee", "r_knee", "l_ank_pitch", "r_ank_pitch")
@@ -54,9 +54,7 @@ def instrumented(
 ) -> dict:
     """One ``simulate_walk`` with per-physics-step samples of motor torque, clipping and foot forces; ``damping``
     [N·m·s/rad] added to every servo joint, ``vin`` [V] the servos' supply (None: the row's)."""
-    if vin is not None and firmware is not None:
-        FIRMWARE_LAWS[f"{firmware}@{vin:g}V"] = FIRMWARE_LAWS[firmware].with_(vin=vin)
-        firmware = f"{firmware}@{vin:g}V"
+    law = firmware if firmware is None or vin is None else firmware_row(firmware).with_(vin=vin)  # local, not a row
     rows: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, ...]]] = []
     names: list[str] = []
     before = MujocoServos.before_step
@@ -73,7 +71,7 @@ def instrumented(
 
     MujocoServos.before_step = sampling
     try:
-        run = simulate_walk(controller, steps, firmware=firmware, latency=latency)
+        run = simulate_walk(controller, steps, firmware=law, latency=latency)
     finally:
         MujocoServos.before_step = before
     t = np.array([r[0] for r in rows]) - HOLD

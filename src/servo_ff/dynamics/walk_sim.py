@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..interpolation import JointSpline, knot_derivatives
-from ..models.firmware import firmware_row
+from ..models.firmware import FirmwareLaw, firmware_row
 from .alpha import AlphaTable, alpha_table_from_actuator
 from .alpha_current import alpha_table_current_law
 from .mujoco_humanoid import GAIN_RATIO
@@ -114,7 +114,7 @@ def simulate_walk(
     obstacle: float = 0.0,
     obstacle_step: int = 5,
     obstacle_shape: str = "foot_box",
-    firmware: str | None = None,
+    firmware: str | FirmwareLaw | None = None,
     plan_grid: float = PLAN_GRID,
     imu_roll: bool = True,
     desired: str = "plan",
@@ -123,14 +123,15 @@ def simulate_walk(
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
     ``obstacle_shape`` "board": instead a board that high across the path (:func:`.place_board`), placed at the walk
     start (both feet on the ground), its near edge 5 mm ahead of the feet;
-    ``firmware``: a firmware row for every servo instead of the servo file's (module docstring); ``plan_grid``: see
+    ``firmware``: a firmware row (its name, or a law such as a row's ``with_(vin=…)``) for every servo instead of the
+    servo file's (module docstring); ``plan_grid``: see
     :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
     pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation); ``desired``: how the goals and
     (c)'s q̇, q̈ are sampled from the plan (:func:`desired_motion`; "walk_node": as the DDS mission's feed-forward
     node)."""
     if controller not in ("high", "low", "ff"):
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
-    law = firmware_row(firmware) if firmware is not None else None  # an unknown row: one line naming the rows
+    law = firmware_row(firmware) if isinstance(firmware, str) else firmware  # an unknown row: one line naming the rows
     if desired not in DESIRED:
         raise ValueError(f"desired must be one of {', '.join(DESIRED)}, got {desired!r}")
     if obstacle_shape not in OBSTACLE_SHAPES:
