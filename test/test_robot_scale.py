@@ -86,7 +86,7 @@ def test_scaled_height_is_proportional_to_leg_length():
 
 def test_the_sweeps_h_star_is_the_urdf_s_leg_over_nimbro_op_s():
     """bench/_op3_scaled.h_star_mm: the paper's 15 mm × op3.urdf's hip-to-sole / NimbRo-OP's 0.479 m, rounded to
-    0.01 mm: the 7.85 mm docs/simulation.md and the sweep's RESULT report."""
+    0.01 mm: the 7.85 mm docs/experiments.md and the sweep's RESULT report."""
     name = "_op3_scaled"
     spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     scaled = importlib.util.module_from_spec(spec)

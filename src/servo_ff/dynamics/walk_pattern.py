@@ -37,7 +37,7 @@ class WalkParams:
     CoM height 0.242 m gives; hip_pitch_offset 7° is the trunk pitch. Timing: the swing's joint accelerations load
     each XM430 with its armature (0.045 kg·m², op3.xml) on top of gravity: at 0.30 s single support and 3 cm
     clearance the knee needed 0.045 × 130 rad/s² ≈ 5.8 N·m (99th percentile), more than the servo's 4.1 N·m stall
-    torque; 0.40 s and 2 cm need 3.4 N·m (docs/simulation.md)."""
+    torque; 0.40 s and 2 cm need 3.4 N·m (docs/walking.md)."""
 
     dt: float = 0.01  # [s] grid of the joint trajectory (and placo's planning step)
     single_support: float = 0.40  # [s] one foot in the air
@@ -58,7 +58,7 @@ class WalkParams:
     max_dtheta: float = 0.4  # [rad]
     #: on-line walk: footsteps planned ahead at each re-plan. 3 (1.44 s, ≈ 10 LIPM time constants 1/ω) gives the
     #: joint trajectory of 6 within 3.5e-5 rad (2 % of an XM430 count) at 41 ms per re-plan instead of 157 ms
-    #: (2: 0.9e-3 rad; docs/simulation.md)
+    #: (2: 0.9e-3 rad; docs/experiments.md)
     plan_steps: int = 3
     posture: dict[str, float] = field(
         default_factory=lambda: {

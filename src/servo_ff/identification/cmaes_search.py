@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 #: Independent IPOP searches per model by default: on the real XL330 logs one search's M4 training MAE spreads
-#: 3–6 mrad over the seeds (docs/identification.md, 'Seed spread'); the best of 4 lowers it to < 1 mrad.
+#: 3–6 mrad over the seeds (docs/real_logs.md, 'Does the optimiser converge?'); the best of 4 lowers it to < 1 mrad.
 DEFAULT_STARTS = 4
 
 Cost = Callable[[np.ndarray], np.ndarray]
