@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import numpy as np  # noqa: E402
+from _paths import shown  # noqa: E402
 
 from servo_ff.dynamics.arm2r import KP_HIGH, KP_LOW, TRIANGLE, compare, run_arm  # noqa: E402
 
@@ -76,7 +77,7 @@ def main() -> int:
             f"{d.joint_max[1] * 1e3:.1f} / {d.joint_rms[1] * 1e3:.1f} | {d.ee_max * 1e3:.1f} | "
             f"{d.ee_rms * 1e3:.1f} |"
         )
-    print("plot:", Path(plot(runs, args.plot)).relative_to(ROOT) if Path(args.plot).is_relative_to(ROOT) else args.plot)
+    print("plot:", shown(plot(runs, args.plot)))
     lo, hi = diffs["low"], diffs["high"]
     print(
         f"RESULT ee_max_mm_low={lo.ee_max * 1e3:.1f} ee_rms_mm_low={lo.ee_rms * 1e3:.1f} "

@@ -48,6 +48,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _paths import shown  # noqa: E402
+
 from servo_ff.bringup.op3_energy import (  # noqa: E402
     ENERGY40_SPEEDS,
     compare,
@@ -115,7 +117,7 @@ def main() -> int:
     print(format_table(list(obst.values())))
     Path(a.plot).parent.mkdir(parents=True, exist_ok=True)
     plot_pitch([obst[("high", 15)], obst[("ff", 15)], obst[("ff", 5)]], a.plot)
-    print(f"plot: {a.plot}")
+    print(f"plot: {shown(a.plot)}")
     print(f"4. a board across the path, forward at {a.obstacle_vx} m/s:")
     board = {
         (c, h): run_op3(
@@ -134,7 +136,7 @@ def main() -> int:
     plot_pitch(
         [board[k] for k in (("high", 15), ("ff", 15), ("high", 5), ("ff", 5))], a.board_plot, after=8.0, board=True
     )
-    print(f"plot: {a.board_plot}")
+    print(f"plot: {shown(a.board_plot)}")
 
     knee, allj = energy.knee_reduction, energy.reduction
     runs = [*flat.values(), long, *obst.values(), *board.values()]

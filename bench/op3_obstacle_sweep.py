@@ -61,6 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from _op3_scaled import fig6b, h_star_mm  # noqa: E402 (bench/ helper; needs src on the path)
+from _paths import shown  # noqa: E402
 
 CONTROLLERS = ("high", "low", "ff")  # (a), (b), (c)
 LABEL = {"high": "a", "low": "b", "ff": "c"}
@@ -363,14 +364,14 @@ def main() -> int:
     print(scaled_table(cells, h_star))
     path = a.plot or (None if a.scaled else str(ROOT / "docs" / "img" / "op3_obstacle_sweep.png"))
     if path:
-        print(f"\nplot: {plot(cells, path)}")
+        print(f"\nplot: {shown(plot(cells, path))}")
     slow = next((v for v in SPEEDS if cell(cells, "high", "board", h_star, v).fell), None)
     if slow is None:
         print(f"Fig. 6b: (a) stood on the {h_star:g} mm board at every speed; no plot")
     else:
         path, runs = fig6b(h_star, slow, N_STEPS, a.fig6b)
         same = all(runs[c].fell == cell(cells, c, "board", h_star, slow).fell for c in runs)
-        print(f"Fig. 6b ({h_star:g} mm board, {slow:g} m/s; the same outcomes as the cells: {same}): {path}")
+        print(f"Fig. 6b ({h_star:g} mm board, {slow:g} m/s; the same outcomes as the cells: {same}): {shown(path)}")
     print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
     extra = ""
     if a.perturb:
