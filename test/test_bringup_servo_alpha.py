@@ -40,6 +40,18 @@ def test_sim_humanoid_alpha_follows_servo_config(caplog):
         assert np.allclose(table.alpha[JOINTS.index(j)], _row(servo), rtol=1e-12), j
 
 
+def test_log_line_names_the_params_file_alpha_it_replaces(tmp_path, caplog):
+    """A ``params_file:=`` that gives the feed-forward node an alpha_file loses it to servo_config's α̂ (arguments
+    override it): the log line names that file's alpha_file, not the bring-up YAML's preset."""
+    pf = tmp_path / "mine.yaml"
+    pf.write_text(yaml.safe_dump({"servo_feedforward": {"ros__parameters": {"alpha_file": "/x/fitted.yaml"}}}))
+    caplog.clear()
+    ff = plan("sim_humanoid", servo_config=str(SERVOS), params_file=str(pf))[1].overrides
+    (line,) = [r.getMessage() for r in caplog.records if "servo_config" in r.getMessage()]
+    assert line.endswith("instead of params_file mine.yaml's alpha_file /x/fitted.yaml"), line
+    assert ff["alpha_file"] != "/x/fitted.yaml" and ff["u_nominal"] == 15.0
+
+
 @pytest.mark.parametrize(
     "servos, line",
     [

@@ -75,17 +75,28 @@ def _bringup_sections(bringup: str) -> dict[str, dict[str, Any]]:
 
 
 def _yaml_alpha_source(ff: dict[str, Any], yaml_name: str) -> str:
-    """What the bring-up YAML's feed-forward section takes its α̂ from (the node: ``alpha_file``, else the preset)."""
+    """What a parameter YAML's feed-forward section takes its α̂ from (the node: ``alpha_file``, else the preset)."""
     if ff.get("alpha_file"):
         return f"{yaml_name}'s alpha_file {ff['alpha_file']}"
     return f"{yaml_name}'s servo {ff.get('servo', 'mx64')}/{ff.get('model', 'm4')}"
 
 
-def servo_config_alpha(bringup: str, servo_config: str, urdf: str) -> dict[str, Any]:
+def _params_file_feedforward(params_file: str) -> dict[str, Any]:
+    """The feed-forward node's parameters in a ``params_file`` (its ``/**`` section, then its own over it)."""
+    doc = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) if params_file else None
+    if not isinstance(doc, dict):
+        return {}
+    sections = {k: (v or {}).get("ros__parameters", {}) for k, v in doc.items() if isinstance(v, dict)}
+    own = [v for k, v in sections.items() if str(k).rsplit("/", 1)[-1] == "servo_feedforward"]
+    return {k: v for s in [sections.get("/**", {}), *own] for k, v in s.items()}
+
+
+def servo_config_alpha(bringup: str, servo_config: str, urdf: str, params_file: str = "") -> dict[str, Any]:
     """The feed-forward node's ``alpha_file`` and ``u_nominal`` [V] of bring-up ``bringup`` following the laws of the
     servos in ``servo_config`` (:func:`servo_yaml_alpha`) on the robot ``urdf`` (empty: the bring-up YAML's
-    description node's ``urdf_path``, the robot_description the node reads) instead of the bring-up YAML's α̂, said
-    in one log line naming both files; a servo YAML that does not fit raises one line naming the file and the key."""
+    description node's ``urdf_path``, the robot_description the node reads) instead of the bring-up YAML's α̂ (or the
+    ``params_file``'s, when it sets one), said in one log line naming both files; a servo YAML that does not fit
+    raises one line naming the file and the key."""
     from servo_ff.dynamics.robot import load_robot
 
     sections = _bringup_sections(bringup)
@@ -94,7 +105,11 @@ def servo_config_alpha(bringup: str, servo_config: str, urdf: str) -> dict[str, 
         alpha, vin, law = servo_yaml_alpha(Path(servo_config), list(load_robot(robot).joint_names), scratch_dir())
     except ServoMapError as e:
         raise ServoMapError(f"{bringup}: servo_config {e}") from None
-    replaced = _yaml_alpha_source(sections.get("servo_feedforward", {}), f"{bringup}.yaml")
+    ff, own = sections.get("servo_feedforward", {}), _params_file_feedforward(params_file)
+    if {"alpha_file", "servo", "model"} & own.keys():  # the params_file's α̂ is the one replaced
+        replaced = _yaml_alpha_source({**ff, **own}, f"params_file {Path(params_file).name}")
+    else:
+        replaced = _yaml_alpha_source(ff, f"{bringup}.yaml")
     logging.getLogger(__name__).warning(
         "%s: feed-forward α̂ from servo_config %s (%s): %s, u_nominal %g V, instead of %s",
         bringup, servo_config, law, alpha, vin, replaced,

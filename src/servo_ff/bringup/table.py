@@ -168,7 +168,7 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         if bringup in ("sim_op3", "sim_humanoid"):  # the feed-forward α̂ follows the servos the sim runs
             from .servo_alpha import servo_config_alpha
 
-            ff.update(servo_config_alpha(bringup, sim["servo_config"], a["urdf"]))
+            ff.update(servo_config_alpha(bringup, sim["servo_config"], a["urdf"], a.get("params_file", "")))
     if bringup == "sim_arm":
         sim["kp"] = [_gain(bringup, a["gain"], {"low": 8.0, "high": 32.0})]
         return sim, ff, walker
