@@ -99,3 +99,26 @@ def test_sim_humanoid_feedforward_node_reads_the_servo_config_alpha():
         for j, servo in (("l_knee", "mx106"), ("l_elbow", "mx64"), ("r_shoulder_pitch", "mx64")):
             assert np.allclose(ff.get_parameter(f"alpha.{j}").value, _row(servo), rtol=1e-12), j
         assert ff.get_parameter("u_nominal").value == 15.0
+
+
+def test_up_says_when_a_params_file_alpha_wins_over_servo_config(tmp_path, caplog):
+    """``servo-ff up --params-file`` is applied after the plan's overrides: one that sets the feed-forward node's α̂
+    wins over servo_config's, and `up` says so in one more line naming the file and the keys; a params file that
+    leaves the α̂ alone, or no servo_config, says nothing."""
+    from servo_ff.cli.up import commands
+
+    mine, other = tmp_path / "mine.yaml", tmp_path / "other.yaml"
+    mine.write_text(
+        yaml.safe_dump({"servo_feedforward": {"ros__parameters": {"alpha_file": "/x/a.yaml", "u_nominal": 14.8}}})
+    )
+    other.write_text(yaml.safe_dump({"servo_feedforward": {"ros__parameters": {"rate_hz": 100.0}}}))
+    caplog.clear()
+    commands("sim_humanoid", {"servo_config": str(SERVOS)}, params_files=[mine, other])
+    lines = [r.getMessage() for r in caplog.records if "--params-file" in r.getMessage()]
+    assert lines == [
+        f"sim_humanoid: --params-file {mine} sets the feed-forward node's alpha_file, u_nominal: applied "
+        "last, it wins over servo_config's α̂"
+    ]
+    caplog.clear()
+    commands("sim_humanoid", {}, params_files=[mine])
+    assert not [r for r in caplog.records if "--params-file" in r.getMessage()]

@@ -81,7 +81,7 @@ def _yaml_alpha_source(ff: dict[str, Any], yaml_name: str) -> str:
     return f"{yaml_name}'s servo {ff.get('servo', 'mx64')}/{ff.get('model', 'm4')}"
 
 
-def _params_file_feedforward(params_file: str) -> dict[str, Any]:
+def feedforward_params(params_file: str) -> dict[str, Any]:
     """The feed-forward node's parameters in a ``params_file`` (its ``/**`` section, then its own over it)."""
     doc = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) if params_file else None
     if not isinstance(doc, dict):
@@ -105,7 +105,7 @@ def servo_config_alpha(bringup: str, servo_config: str, urdf: str, params_file: 
         alpha, vin, law = servo_yaml_alpha(Path(servo_config), list(load_robot(robot).joint_names), scratch_dir())
     except ServoMapError as e:
         raise ServoMapError(f"{bringup}: servo_config {e}") from None
-    ff, own = sections.get("servo_feedforward", {}), _params_file_feedforward(params_file)
+    ff, own = sections.get("servo_feedforward", {}), feedforward_params(params_file)
     if {"alpha_file", "servo", "model"} & own.keys():  # the params_file's α̂ is the one replaced
         replaced = _yaml_alpha_source({**ff, **own}, f"params_file {Path(params_file).name}")
     else:
@@ -117,4 +117,4 @@ def servo_config_alpha(bringup: str, servo_config: str, urdf: str, params_file: 
     return {"alpha_file": str(alpha), "u_nominal": vin}
 
 
-__all__ = ["servo_alpha_table", "servo_config_alpha", "servo_yaml_alpha"]
+__all__ = ["feedforward_params", "servo_alpha_table", "servo_config_alpha", "servo_yaml_alpha"]

@@ -8,6 +8,7 @@ with an error, the others are stopped and its exit code is returned.
 from __future__ import annotations
 
 import argparse
+import logging
 import shlex
 import signal
 import subprocess
@@ -101,7 +102,24 @@ def commands(
             check_config(extra)
             cmd += ["--params-file", str(node.matching(extra))]
         out.append((node.name, cmd))
+    _warn_params_files_alpha(bringup, args, params_files or [])
     return out
+
+
+def _warn_params_files_alpha(bringup: str, args: dict[str, str], params_files: list[Path]) -> None:
+    """``servo_config:=`` gives the feed-forward node the α̂ of its servos' laws (one log line, the plan's); a
+    ``--params-file`` is applied after it, so one that sets the node's α̂ wins: said in one more line."""
+    if not (args.get("servo_config") and bringup in ("sim_op3", "sim_humanoid")):
+        return
+    from servo_ff.bringup.servo_alpha import feedforward_params
+
+    for extra in params_files:
+        keys = sorted({"alpha_file", "servo", "model", "u_nominal"} & feedforward_params(str(extra)).keys())
+        if keys:
+            logging.getLogger(__name__).warning(
+                "%s: --params-file %s sets the feed-forward node's %s: applied last, it wins over servo_config's α̂",
+                bringup, extra, ", ".join(keys),
+            )  # fmt: skip
 
 
 def run(ns: argparse.Namespace) -> int:
