@@ -16,7 +16,7 @@ def _action_services(probe, ns: str) -> set[str]:
 
 
 def test_destroy_node_takes_the_action_server_down():
-    with RosHarness(salt=41) as h:
+    with RosHarness(salt=73) as h:
         sim = sim_node(h, **PENDULUM_SIM)
         probe = h.make_node("destroy_probe")
         up = wait_for(lambda: _action_services(probe, h.ns), 20.0, "the action server's services in the graph")
