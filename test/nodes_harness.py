@@ -109,22 +109,13 @@ def lockstep_goals(sim, pub, rows, clock, timeout: float = 30.0) -> None:
     for the period it steps: every goal is received at the simulated time the sim applies it from, however loaded
     the box (a stream on wall time is not: a late tick of a sim on wall time applies a goal to the periods before
     it came, what a subscriber stamping goals on arrival cannot know)."""
-    import time
-
     from std_msgs.msg import Float64MultiArray
 
-    def poll(predicate, what: str) -> None:  # wait_for at 0.5 ms (a step takes a fraction of a millisecond)
-        t0 = time.monotonic()
-        while not predicate():
-            if time.monotonic() - t0 > timeout:
-                raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
-            time.sleep(0.0005)
-
-    for row in rows:
+    for row in rows:  # polled at 0.5 ms: a step takes a fraction of a millisecond
         t = sim.sim_time_ns
-        poll(lambda t=t: clock() >= t, f"the clock at the sim's {t * 1e-9:.3f} s")
+        wait_for(lambda t=t: clock() >= t, timeout, f"the clock at the sim's {t * 1e-9:.3f} s", interval=5e-4)
         pub.publish(Float64MultiArray(data=[float(x) for x in np.atleast_1d(row)]))
-        poll(lambda t=t: sim.sim_time_ns > t, f"the sim's step after {t * 1e-9:.3f} s")
+        wait_for(lambda t=t: sim.sim_time_ns > t, timeout, f"the sim's step after {t * 1e-9:.3f} s", interval=5e-4)
 
 
 __all__ = [

@@ -130,8 +130,11 @@ class RosHarness:
         self.shutdown()
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
-    """Poll ``predicate`` until it returns something truthy (returned) or raise TimeoutError after ``timeout`` s."""
+def wait_for(
+    predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition", interval: float = 0.01
+) -> Any:
+    """Poll ``predicate`` every ``interval`` s until it returns something truthy (returned) or raise TimeoutError
+    after ``timeout`` s."""
     t0 = time.monotonic()
     while True:
         value = predicate()
@@ -139,7 +142,7 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "co
             return value
         if time.monotonic() - t0 > timeout:
             raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.01)
+        time.sleep(interval)
 
 
 __all__ = ["RosHarness", "domain_id", "wait_for"]
