@@ -32,3 +32,37 @@ def test_events_harness_uses_the_events_executor_where_rclpy_has_it():
         assert type(ros.executor).__name__ == "EventsExecutor"  # rclpy's factory returns its pybind11 class
     finally:
         ros.shutdown()
+
+
+def test_a_domain_another_process_holds_is_skipped_and_taken_once_free():
+    """Two processes whose salts hash to one domain: the second takes the next one while the first holds it."""
+    import os
+    import subprocess
+
+    from servo_ff.ros.harness import domain_id, domain_lock_path, first_free_domain
+
+    held: dict[int, int] = {}
+    d = first_free_domain(40, held)  # a domain nobody holds now (this process takes it) ...
+    assert d is not None and d in held
+    os.close(held.pop(d))  # ... and lets go, for the child to hold it
+    code = (
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, domain_lock_path(d)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout.readline().strip() == "held"
+        mine: dict[int, int] = {}
+        other = first_free_domain(d - 1, mine)
+        assert other is not None and other != d
+        assert first_free_domain(d - 1, mine) == other  # this process's own domain is its own again
+    finally:
+        child.stdin.close()
+        child.wait(timeout=60)
+    again: dict[int, int] = {}
+    assert first_free_domain(d - 1, again) == d  # the child exited: its lock went with it
+    for fd in (*mine.values(), *again.values()):
+        os.close(fd)
+    assert domain_id(12345) == domain_id(12345)  # one salt, one domain, within a process

@@ -21,9 +21,49 @@ from typing import Any
 _HARNESSES = itertools.count()  # harnesses made in this process: each one's namespace is its own
 
 
+_HELD: dict[int, int] = {}  # domains this process holds: domain -> fd of its lock file (released at exit)
+_BY_SALT: dict[int, int] = {}  # salt -> its domain in this process
+
+
+def domain_lock_path(domain: int) -> str:
+    """The lock file a process holds (``flock``) while it owns ROS_DOMAIN_ID ``domain``."""
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"servo_ff_ros_domain_{domain}.lock")
+
+
+def first_free_domain(start: int, held: dict[int, int]) -> int | None:
+    """The first ROS_DOMAIN_ID in 1..100 from ``start`` (0-based, wrapping) that is in ``held`` or whose lock file
+    this call can take (then added to ``held``); None when every one is held by other processes."""
+    import fcntl
+
+    for k in range(100):
+        d = 1 + (start + k) % 100
+        if d in held:
+            return d
+        try:
+            fd = os.open(domain_lock_path(d), os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        held[d] = fd
+        return d
+    return None
+
+
 def domain_id(salt: int) -> int:
-    """A ROS_DOMAIN_ID in 1..100 from ``salt`` and the process id (parallel runs do not talk)."""
-    return 1 + (os.getpid() * 7 + salt * 31) % 100
+    """A ROS_DOMAIN_ID in 1..100 from ``salt`` and the process id: the same salt gives the same domain within a
+    process; a domain another process holds (its lock file, :func:`domain_lock_path`) is skipped, so parallel runs
+    (two pytest processes, a test beside ``./run demo``) never meet on ``/clock`` or ``/tf``."""
+    if salt not in _BY_SALT:
+        start = (os.getpid() * 7 + salt * 31) % 100
+        free = first_free_domain(start, _HELD)
+        _BY_SALT[salt] = 1 + start if free is None else free
+    return _BY_SALT[salt]
 
 
 def events_executor(context):
