@@ -67,6 +67,15 @@ def test_sim_humanoid_alpha_follows_a_params_file_servo_config(tmp_path):
         assert np.allclose(table.alpha[JOINTS.index(j)], _row("mx64"), rtol=1e-12), j
 
 
+def test_sim_humanoid_urdf_without_its_servo_config_refused_in_one_line():
+    """``urdf:=`` alone: the sim would run the YAML's servos_humanoid.yaml on that robot; the α̂ from it is refused
+    at plan time in one line naming the file and the joint (before, only the sim node refused that file, at start)."""
+    from servo_ff.dynamics.servo_map import ServoMapError
+
+    with pytest.raises(ServoMapError, match=r"^sim_humanoid: servo_config servos_humanoid.yaml: 'neck_yaw' names no"):
+        plan("sim_humanoid", urdf=str(ROOT / "urdf" / "op3.urdf"))
+
+
 def test_log_line_names_the_params_file_alpha_it_replaces(tmp_path, caplog):
     """A ``params_file:=`` that gives the feed-forward node an alpha_file loses it to servo_config's α̂ (arguments
     override it): the log line names that file's alpha_file, not the bring-up YAML's preset."""
