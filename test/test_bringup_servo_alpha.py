@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from servo_ff.bringup import config_dir, plan
+from servo_ff.bringup.servo_alpha import servo_alpha_table
 from servo_ff.dynamics.alpha import alpha_table_from_actuator, load_alpha
 from servo_ff.models.presets import preset
 
@@ -26,9 +27,8 @@ def _row(servo: str, joint: str = "j") -> np.ndarray:
 
 
 def test_sim_humanoid_alpha_follows_servo_config(caplog):
-    """Without servo_config the YAML's `servo: mx106` (no alpha_file); with it each joint's own servo: the arms'
-    MX-64 α̂, not the MX-106's the YAML gives every joint, at the laws' 15 V, in one log line naming both files."""
-    assert {"alpha_file", "u_nominal"}.isdisjoint(plan("sim_humanoid")[1].overrides)
+    """With servo_config each joint's own servo: the arms' MX-64 α̂, not the MX-106's the YAML gives every joint, at
+    the laws' 15 V, in one log line naming both files."""
     assert not np.allclose(_row("mx64"), _row("mx106"))  # the arms' α̂ differ from the YAML's
     caplog.clear()
     ff = plan("sim_humanoid", servo_config=str(SERVOS))[1].overrides
@@ -38,6 +38,42 @@ def test_sim_humanoid_alpha_follows_servo_config(caplog):
     table = load_alpha(ff["alpha_file"], JOINTS)
     for j, servo in (("l_knee", "mx106"), ("r_hip_pitch", "mx106"), ("l_elbow", "mx64"), ("neck_yaw", "mx64")):
         assert np.allclose(table.alpha[JOINTS.index(j)], _row(servo), rtol=1e-12), j
+
+
+def test_sim_humanoid_default_alpha_follows_the_yaml_servo_config(caplog):
+    """Without servo_config:= the sim runs sim_humanoid.yaml's own servo_config (servos_humanoid.yaml): the
+    feed-forward node gets that file's α̂ per joint as given servo_config:= (the same file), the arms' and neck's
+    MX-64 α̂ and the legs' MX-106 α̂, not `servo: mx106` for every joint; the log line names the file."""
+    caplog.clear()
+    ff = plan("sim_humanoid")[1].overrides
+    (line,) = [r.getMessage() for r in caplog.records if "servo_config" in r.getMessage()]
+    assert str(SERVOS) in line and "sim_humanoid.yaml's servo_sim" in line and ff["alpha_file"] in line
+    assert ff["u_nominal"] == 15.0
+    assert ff["alpha_file"] == plan("sim_humanoid", servo_config=str(SERVOS))[1].overrides["alpha_file"]
+    table = load_alpha(ff["alpha_file"], JOINTS)
+    assert np.allclose(table.alpha, servo_alpha_table(SERVOS, JOINTS, 15.0).alpha, rtol=1e-12)
+    for j, servo in (("l_knee", "mx106"), ("r_ankle_roll", "mx106"), ("l_elbow", "mx64"), ("neck_yaw", "mx64")):
+        assert np.allclose(table.alpha[JOINTS.index(j)], _row(servo), rtol=1e-12), j
+
+
+def test_sim_humanoid_alpha_follows_a_params_file_servo_config(tmp_path):
+    """A ``params_file:=`` that gives the sim node its servo_config (read after the bring-up YAML): the feed-forward
+    node's α̂ follows that file, the one the sim runs."""
+    servos, pf = tmp_path / "all_mx64.yaml", tmp_path / "mine.yaml"
+    servos.write_text(yaml.safe_dump({"servos": {"*": "mx64/m4"}}))
+    pf.write_text(yaml.safe_dump({"servo_sim": {"ros__parameters": {"servo_config": str(servos)}}}))
+    table = load_alpha(plan("sim_humanoid", params_file=str(pf))[1].overrides["alpha_file"], JOINTS)
+    for j in ("l_knee", "l_hip_pitch", "l_elbow"):
+        assert np.allclose(table.alpha[JOINTS.index(j)], _row("mx64"), rtol=1e-12), j
+
+
+def test_sim_humanoid_urdf_without_its_servo_config_refused_in_one_line():
+    """``urdf:=`` alone: the sim would run the YAML's servos_humanoid.yaml on that robot; the α̂ from it is refused
+    at plan time in one line naming the file and the joint (before, only the sim node refused that file, at start)."""
+    from servo_ff.dynamics.servo_map import ServoMapError
+
+    with pytest.raises(ServoMapError, match=r"^sim_humanoid: servo_config servos_humanoid.yaml: 'neck_yaw' names no"):
+        plan("sim_humanoid", urdf=str(ROOT / "urdf" / "op3.urdf"))
 
 
 def test_log_line_names_the_params_file_alpha_it_replaces(tmp_path, caplog):
@@ -103,8 +139,8 @@ def test_sim_humanoid_feedforward_node_reads_the_servo_config_alpha():
 
 def test_up_says_when_a_params_file_alpha_wins_over_servo_config(tmp_path, caplog):
     """``servo-ff up --params-file`` is applied after the plan's overrides: one that sets the feed-forward node's α̂
-    wins over servo_config's, and `up` says so in one more line naming the file and the keys; a params file that
-    leaves the α̂ alone, or no servo_config, says nothing."""
+    wins over servo_config's (given or the YAML's), and `up` says so in one more line naming the file and the keys; a
+    params file that leaves the α̂ alone, or a bring-up without a feed-forward node, says nothing."""
     from servo_ff.cli.up import commands
 
     mine, other = tmp_path / "mine.yaml", tmp_path / "other.yaml"
@@ -120,5 +156,16 @@ def test_up_says_when_a_params_file_alpha_wins_over_servo_config(tmp_path, caplo
         "last, it wins over servo_config's α̂"
     ]
     caplog.clear()
-    commands("sim_humanoid", {}, params_files=[mine])
+    commands("sim_humanoid", {}, params_files=[mine, other])  # the YAML's servo_config: the same line
+    assert [r.getMessage() for r in caplog.records if "--params-file" in r.getMessage()] == lines
+    sim = tmp_path / "sim.yaml"
+    sim.write_text(yaml.safe_dump({"servo_sim": {"ros__parameters": {"servo_config": str(SERVOS)}}}))
+    caplog.clear()
+    commands("sim_humanoid", {}, params_files=[sim])  # applied after the plan: the α̂ cannot follow it
+    assert [r.getMessage() for r in caplog.records if "--params-file" in r.getMessage()] == [
+        f"sim_humanoid: --params-file {sim} sets servo_sim's servo_config: the feed-forward α̂ follows the plan's, "
+        "not it (give it as --arg servo_config:=)"
+    ]
+    caplog.clear()
+    commands("sim_arm", {}, params_files=[mine, sim])
     assert not [r for r in caplog.records if "--params-file" in r.getMessage()]

@@ -19,7 +19,8 @@ def test_plans_and_arguments(tmp_path):
     sim, ff, walker, desc = plan("sim_humanoid")
     names = ["servo_sim", "servo_feedforward", "servo_walker", "servo_state_publisher"]
     assert [n.name for n in (sim, ff, walker, desc)] == names
-    assert ff.overrides == {"enabled": True} and not sim.overrides and not desc.overrides
+    assert ff.overrides["enabled"] is True and not sim.overrides and not desc.overrides
+    assert ff.overrides["u_nominal"] == 15.0  # the YAML's servo_config's α̂: test_bringup_servo_alpha.py
     urdf, servos = ROOT / "urdf" / "humanoid20.urdf", ROOT / "config" / "servos_humanoid.yaml"  # the α̂ reads them
     sim, ff, walker, desc = plan(
         "sim_humanoid", urdf=str(urdf), servo_config=str(servos), support="contacts", n_steps="3", feedforward="false"

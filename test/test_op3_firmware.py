@@ -163,9 +163,9 @@ def _servo_yaml(tmp_path: Path, name: str, **doc) -> Path:
 
 def test_sim_op3_bringup_alpha_follows_servo_config(tmp_path, caplog):
     """`servo-ff up sim_op3 --arg servo_config:=…` (bringup.plan, as the launch file): the feed-forward node gets the
-    α̂ of the servo YAML's law at its supply, said in one log line naming both files; without servo_config, the
-    YAML's config/alpha_op3.yaml. Over DDS, the feed-forward node started with the bring-up's parameter files
-    reads that α̂."""
+    α̂ of the servo YAML's law at its supply, said in one log line naming both files; without servo_config, that of
+    the YAML's own servo_config (servos_op3.yaml: config/alpha_op3.yaml's figures). Over DDS, the feed-forward node
+    started with the bring-up's parameter files reads that α̂."""
     pytest.importorskip("rclpy")
     from rclpy.parameter import Parameter
 
@@ -173,8 +173,12 @@ def test_sim_op3_bringup_alpha_follows_servo_config(tmp_path, caplog):
     from servo_ff.nodes.feedforward_node import FeedForwardNode
     from servo_ff.ros.harness import RosHarness
 
-    assert "alpha_file" not in plan("sim_op3")[1].overrides  # the YAML's: the shipped servos' current law
     joints = list(yaml.safe_load((ROOT / "config" / "sim_op3.yaml").read_text())["/**"]["ros__parameters"]["joints"])
+    default = plan("sim_op3")[1].overrides  # the YAML's servos_op3.yaml: the shipped servos' current law
+    assert default["u_nominal"] == 12.0 and "servos_op3" in Path(default["alpha_file"]).name
+    assert np.allclose(
+        load_alpha(default["alpha_file"], joints).alpha, load_alpha(ROOT / "config" / "alpha_op3.yaml", joints).alpha
+    )
     shipped = _servo_yaml(tmp_path, "shipped")  # no firmware key: the shipped α̂ back, from the same derivation
     ff = plan("sim_op3", servo_config=str(shipped))[1].overrides
     assert ff["u_nominal"] == 12.0

@@ -2,8 +2,9 @@
 and firmware law (Schwarz & Behnke Eq. 19 for a voltage (PWM) law, :mod:`servo_ff.dynamics.alpha_current` for a
 current-based one; :func:`servo_ff.dynamics.walk_sim.firmware_alpha`), at the servos' one supply.
 
-The MuJoCo bring-ups with a feed-forward node (``sim_op3``, ``sim_humanoid``) given a ``servo_config`` give that
-node this α̂ (:func:`servo_config_alpha`) instead of their YAML's, so it follows the servos the sim runs.
+The MuJoCo bring-ups with a feed-forward node (``sim_op3``, ``sim_humanoid``) give that node this α̂ of the servo
+YAML their sim node runs (:func:`servo_config_alpha`: ``servo_config:=``, else the YAML's own) instead of their
+YAML's feed-forward α̂, so it follows the servos the sim runs.
 """
 
 from __future__ import annotations
@@ -68,10 +69,20 @@ def servo_yaml_alpha(servo_yaml: Path, joints: list[str], folder: Path) -> tuple
     return save_alpha(table, Path(folder) / f"alpha_{servo_yaml.stem}_{digest}.yaml", info), vin, words
 
 
-def _bringup_sections(bringup: str) -> dict[str, dict[str, Any]]:
-    """The bring-up YAML's ``ros__parameters`` per node section."""
-    doc = yaml.safe_load((config_dir() / f"{bringup}.yaml").read_text(encoding="utf-8")) or {}
-    return {k: (v or {}).get("ros__parameters", {}) for k, v in doc.items() if isinstance(v, dict)}
+def node_params(params_file: str | Path, node: str) -> dict[str, Any]:
+    """Node ``node``'s parameters in the parameter YAML ``params_file`` (empty: none): its ``/**`` section, then the
+    node's own over it."""
+    doc = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) if params_file else None
+    if not isinstance(doc, dict):
+        return {}
+    sections = {k: (v or {}).get("ros__parameters", {}) for k, v in doc.items() if isinstance(v, dict)}
+    own = [v for k, v in sections.items() if str(k).rsplit("/", 1)[-1] == node]
+    return {k: v for s in [sections.get("/**", {}), *own] for k, v in s.items()}
+
+
+def feedforward_params(params_file: str) -> dict[str, Any]:
+    """The feed-forward node's parameters in a ``params_file`` (its ``/**`` section, then its own over it)."""
+    return node_params(params_file, "servo_feedforward")
 
 
 def _yaml_alpha_source(ff: dict[str, Any], yaml_name: str) -> str:
@@ -81,40 +92,37 @@ def _yaml_alpha_source(ff: dict[str, Any], yaml_name: str) -> str:
     return f"{yaml_name}'s servo {ff.get('servo', 'mx64')}/{ff.get('model', 'm4')}"
 
 
-def feedforward_params(params_file: str) -> dict[str, Any]:
-    """The feed-forward node's parameters in a ``params_file`` (its ``/**`` section, then its own over it)."""
-    doc = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) if params_file else None
-    if not isinstance(doc, dict):
-        return {}
-    sections = {k: (v or {}).get("ros__parameters", {}) for k, v in doc.items() if isinstance(v, dict)}
-    own = [v for k, v in sections.items() if str(k).rsplit("/", 1)[-1] == "servo_feedforward"]
-    return {k: v for s in [sections.get("/**", {}), *own] for k, v in s.items()}
-
-
 def servo_config_alpha(bringup: str, servo_config: str, urdf: str, params_file: str = "") -> dict[str, Any]:
     """The feed-forward node's ``alpha_file`` and ``u_nominal`` [V] of bring-up ``bringup`` following the laws of the
-    servos in ``servo_config`` (:func:`servo_yaml_alpha`) on the robot ``urdf`` (empty: the bring-up YAML's
-    description node's ``urdf_path``, the robot_description the node reads) instead of the bring-up YAML's α̂ (or the
+    servos the sim node runs (:func:`servo_yaml_alpha`): ``servo_config`` (the argument; empty: the ``params_file``'s
+    ``servo_sim`` servo_config, else the bring-up YAML's) on the robot ``urdf`` (empty: the description node's
+    ``urdf_path`` in the same order, the robot_description the node reads), instead of the bring-up YAML's α̂ (or the
     ``params_file``'s, when it sets one), said in one log line naming both files; a servo YAML that does not fit
     raises one line naming the file and the key."""
     from servo_ff.dynamics.robot import load_robot
 
-    sections = _bringup_sections(bringup)
-    robot = Path(urdf).expanduser() if urdf else resolve_path(sections["servo_state_publisher"]["urdf_path"])
+    cfg = config_dir() / f"{bringup}.yaml"
+    whose = ""  # servo_config given: the argument
+    if not servo_config:
+        theirs = node_params(params_file, "servo_sim").get("servo_config")
+        servo_config = str(resolve_path(theirs or node_params(cfg, "servo_sim")["servo_config"]).resolve())
+        whose = f"{'params_file ' + Path(params_file).name if theirs else cfg.name}'s servo_sim, "
+    description = {**node_params(cfg, "servo_state_publisher"), **node_params(params_file, "servo_state_publisher")}
+    robot = Path(urdf).expanduser() if urdf else resolve_path(description["urdf_path"])
     try:
         alpha, vin, law = servo_yaml_alpha(Path(servo_config), list(load_robot(robot).joint_names), scratch_dir())
     except ServoMapError as e:
         raise ServoMapError(f"{bringup}: servo_config {e}") from None
-    ff, own = sections.get("servo_feedforward", {}), feedforward_params(params_file)
+    ff, own = node_params(cfg, "servo_feedforward"), feedforward_params(params_file)
     if {"alpha_file", "servo", "model"} & own.keys():  # the params_file's α̂ is the one replaced
         replaced = _yaml_alpha_source({**ff, **own}, f"params_file {Path(params_file).name}")
     else:
-        replaced = _yaml_alpha_source(ff, f"{bringup}.yaml")
+        replaced = _yaml_alpha_source(ff, cfg.name)
     logging.getLogger(__name__).warning(
         "%s: feed-forward α̂ from servo_config %s (%s): %s, u_nominal %g V, instead of %s",
-        bringup, servo_config, law, alpha, vin, replaced,
+        bringup, servo_config, whose + law, alpha, vin, replaced,
     )  # fmt: skip
     return {"alpha_file": str(alpha), "u_nominal": vin}
 
 
-__all__ = ["feedforward_params", "servo_alpha_table", "servo_config_alpha", "servo_yaml_alpha"]
+__all__ = ["feedforward_params", "node_params", "servo_alpha_table", "servo_config_alpha", "servo_yaml_alpha"]

@@ -165,10 +165,10 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         if not Path(a["servo_config"]).expanduser().is_file():
             raise FileNotFoundError(f"servo_config {a['servo_config']}: file not found")
         sim["servo_config"] = str(Path(a["servo_config"]).expanduser().resolve())
-        if bringup in ("sim_op3", "sim_humanoid"):  # the feed-forward α̂ follows the servos the sim runs
-            from .servo_alpha import servo_config_alpha
+    if bringup in ("sim_op3", "sim_humanoid"):  # the feed-forward α̂ follows the servos the sim runs (given or not)
+        from .servo_alpha import servo_config_alpha
 
-            ff.update(servo_config_alpha(bringup, sim["servo_config"], a["urdf"], a.get("params_file", "")))
+        ff.update(servo_config_alpha(bringup, sim.get("servo_config", ""), a["urdf"], a.get("params_file", "")))
     if bringup == "sim_arm":
         sim["kp"] = [_gain(bringup, a["gain"], {"low": 8.0, "high": 32.0})]
         return sim, ff, walker

@@ -102,23 +102,31 @@ def commands(
             check_config(extra)
             cmd += ["--params-file", str(node.matching(extra))]
         out.append((node.name, cmd))
-    _warn_params_files_alpha(bringup, args, params_files or [])
+    _warn_params_files_alpha(bringup, params_files or [])
     return out
 
 
-def _warn_params_files_alpha(bringup: str, args: dict[str, str], params_files: list[Path]) -> None:
-    """``servo_config:=`` gives the feed-forward node the α̂ of its servos' laws (one log line, the plan's); a
-    ``--params-file`` is applied after it, so one that sets the node's α̂ wins: said in one more line."""
-    if not (args.get("servo_config") and bringup in ("sim_op3", "sim_humanoid")):
+def _warn_params_files_alpha(bringup: str, params_files: list[Path]) -> None:
+    """sim_op3 and sim_humanoid give the feed-forward node the α̂ of the sim's servo_config's laws (one log line, the
+    plan's); a ``--params-file`` is applied after it, so one that sets the node's α̂ wins, and one that sets the sim's
+    servo_config is not the file that α̂ follows: each said in one more line."""
+    if bringup not in ("sim_op3", "sim_humanoid"):
         return
-    from servo_ff.bringup.servo_alpha import feedforward_params
+    from servo_ff.bringup.servo_alpha import feedforward_params, node_params
 
+    log = logging.getLogger(__name__)
     for extra in params_files:
         keys = sorted({"alpha_file", "servo", "model", "u_nominal"} & feedforward_params(str(extra)).keys())
         if keys:
-            logging.getLogger(__name__).warning(
+            log.warning(
                 "%s: --params-file %s sets the feed-forward node's %s: applied last, it wins over servo_config's α̂",
                 bringup, extra, ", ".join(keys),
+            )  # fmt: skip
+        elif "servo_config" in node_params(extra, "servo_sim"):
+            log.warning(
+                "%s: --params-file %s sets servo_sim's servo_config: the feed-forward α̂ follows the plan's, not it "
+                "(give it as --arg servo_config:=)",
+                bringup, extra,
             )  # fmt: skip
 
 
