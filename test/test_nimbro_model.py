@@ -138,3 +138,18 @@ def test_servo_file_mx106_legs_mx64_elsewhere_pwm_law_at_15_v_and_its_alpha():
         np.testing.assert_array_equal(alpha.alpha[k], own.alpha[0])
     knee, elbow = joints.index("left_knee_pitch"), joints.index("left_elbow_pitch")
     assert not np.allclose(alpha.alpha[knee], alpha.alpha[elbow])  # two servos, two α̂
+
+
+def test_a_short_walk_on_flat_ground_under_c_with_its_own_alpha_and_frames():
+    """Four steps of (c) with the NimbRo-OP's gait: it stands, walks forward (more than a third of the plan's 0.063 m),
+    and the energy of each step is kept (cumulative, per joint); the knees (MX-106) draw energy every step."""
+    pytest.importorskip("placo")
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_KNEES, NIMBRO_SERVOS, nimbro_walk_params
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    run = simulate_walk("ff", 4, vx=0.05, kp_high=850 / 128 * 8, params=nimbro_walk_params(), urdf=URDF,
+                        servos=NIMBRO_SERVOS, alpha=None, frames=NIMBRO_FRAMES)  # fmt: skip
+    assert not run.fell and run.travel > run.planned / 3 > 0.02
+    assert run.step_energy.shape == (5, 20) and not run.step_energy[0].any()
+    knees = [run.joints.index(j) for j in NIMBRO_KNEES]
+    assert (np.diff(run.step_energy[:, knees].sum(axis=1)) > 0).all()
