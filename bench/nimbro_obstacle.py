@@ -1,7 +1,7 @@
 """Schwarz & Behnke's obstacle experiment (seed 002 §5.2, Fig. 6) on the paper's own robot, the NimbRo-OP (issue 21),
 ROS-free (``dynamics.walk_sim.simulate_walk``): is the OP3's failure to reproduce it the OP3, or our stack?
 
-Run: python bench/nimbro_obstacle.py [--workers 1|2] [--fig6b docs/img/nimbro_fig6b.png]
+Run: python bench/nimbro_obstacle.py [--workers 1|2] [--fig6b docs/img/nimbro_fig6b.png] [--perturb]
 
 Pre-registered (this docstring was committed before any obstacle run on the NimbRo-OP; nothing below is tuned):
 
@@ -32,6 +32,9 @@ Pre-registered (this docstring was committed before any obstacle run on the Nimb
   (nimbro-op-ros b1f777a ``robotcontrol/src/hw/robotinterface.cpp``: ``pValue = realEffort * 32``), so their
   "k_p = 1.0" may be P = 32; (a) and (c) with k_P 32 and 0.35 × 32 on flat ground and at 15 mm, both shapes, all
   speeds.
+
+``--perturb`` (added after the run, not part of the rule): the 15 mm cells' (a) and (c) again with the plan rounded to
+1e-5 and 1e-7 instead of 1e-6 (``walk_sim.settled_plan``, as op3_obstacle_sweep's): whether stood/fell holds.
 
 Last line: RESULT nimbro_mass_kg=… nimbro_flat_falls=… (controllers that fell on flat ground at any speed, ``none``)
 nimbro_box15_ac=… nimbro_board15_ac=… nimbro_box5_ac=… nimbro_board5_ac=… (per speed, slowest first, (a) then (c), S
@@ -70,7 +73,10 @@ PAPER_KNEE = (189.0, 140.0)  # [J] seed 002 §5.2: the left knee over 40 steps, 
 PAPER_PURPLE = "#8e44ad"  # Fig. 6b's line at the first impact
 
 
-def walk(controller: str, n_steps: int, vx: float, kp_high: float, height_mm: float = 0.0, shape: str = "foot_box"):
+def walk(
+    controller: str, n_steps: int, vx: float, kp_high: float, height_mm: float = 0.0, shape: str = "foot_box",
+    plan_grid: float = 1e-6,
+):  # fmt: skip
     """One ``simulate_walk`` of the NimbRo-OP with its servo file, gait and placo frames."""
     from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_SERVOS, NIMBRO_URDF, nimbro_walk_params
     from servo_ff.dynamics.walk_sim import simulate_walk
@@ -78,13 +84,14 @@ def walk(controller: str, n_steps: int, vx: float, kp_high: float, height_mm: fl
     return simulate_walk(
         controller, n_steps, vx=vx, kp_high=kp_high, params=nimbro_walk_params(), urdf=NIMBRO_URDF,
         servos=NIMBRO_SERVOS, alpha=None, frames=NIMBRO_FRAMES, obstacle=height_mm / 1000, obstacle_shape=shape,
+        plan_grid=plan_grid,
     )  # fmt: skip
 
 
-def run_cell(key: tuple[str, str, float, float, float]) -> Cell:
+def run_cell(key: tuple[str, str, float, float, float], plan_grid: float = 1e-6) -> Cell:
     """(controller, shape or "flat", height [mm], vx [m/s], kp_high) → the run as the OP3 map's :class:`Cell`."""
     controller, shape, height_mm, vx, kp_high = key
-    r = walk(controller, N_STEPS, vx, kp_high, height_mm, "foot_box" if shape == "flat" else shape)
+    r = walk(controller, N_STEPS, vx, kp_high, height_mm, "foot_box" if shape == "flat" else shape, plan_grid)
     ok = np.isfinite(r.pitch) & np.isfinite(r.roll)
     p, q = (r.pitch[ok], r.roll[ok]) if ok.any() else (np.array([math.nan]), np.array([math.nan]))
     way = direction(float(p[-1]), float(q[-1])) if r.fell and ok.any() else ("?" if r.fell else "")
@@ -220,6 +227,7 @@ def fig6b(cells: dict, path: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=1, help="processes (at most 2: the machine's cores are shared)")
+    ap.add_argument("--perturb", action="store_true", help="the 15 mm cells' (a), (c) with the plan perturbed")
     ap.add_argument("--fig6b", default=str(ROOT / "docs" / "img" / "nimbro_fig6b.png"), help="Fig. 6b's PNG")
     a = ap.parse_args()
     if not 1 <= a.workers <= 2:
@@ -238,6 +246,10 @@ def main() -> int:
         done = pool.map(run_energy, CONTROLLERS)
         cells = dict(zip(ks, pool.map(run_cell, ks)))
         runs = dict(zip(CONTROLLERS, done))
+        if a.perturb:
+            pk = [(c, s, 15, v, KP_HIGH) for s in SHAPES for v in SPEEDS for c in ("high", "ff")]
+            grids = [g for _ in pk for g in (1e-5, 1e-7)]
+            again = list(pool.map(run_cell, [k for k in pk for _ in (0, 1)], grids))
     wall = time.perf_counter() - t0
     print(tables(cells))
     text, knee, total = energy(runs)
@@ -252,6 +264,15 @@ def main() -> int:
           f"not pre-registered, for the record: (a) fell any way and (c) stood in {any_way} of {n}")  # fmt: skip
     falls = ",".join(LABEL[c] for c in CONTROLLERS if any(cell(cells, c, "", 0, v).fell for v in SPEEDS)) or "none"
     print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
+    extra = ""
+    if a.perturb:
+        held = sum(r.fell == cells[k].fell for k, r in zip([k for k in pk for _ in (0, 1)], again))
+        print("\nthe plan perturbed (rounded to 1e-5 and 1e-7 instead of 1e-6), 15 mm, (a) and (c):")
+        for i, key in enumerate(pk):
+            print(f"  {key[1]} {key[3]:g} m/s ({LABEL[key[0]]}): {describe(cells[key])} | {describe(again[2 * i])} | "
+                  f"{describe(again[2 * i + 1])}")  # fmt: skip
+        print(f"stood/fell the same as in the cells in {held} of {len(again)} runs")
+        extra = f" perturb_held={held}/{len(again)}"
     k32, n32 = paper_count(cells, KP_CODE)
     print(
         f"RESULT nimbro_mass_kg={mass:.3f} nimbro_flat_falls={falls} nimbro_box15_ac={ac(cells, 'foot_box', 15)} "
@@ -260,7 +281,7 @@ def main() -> int:
         f"nimbro_knee_energy40_reduction={knee:.3f} nimbro_energy40_reduction={total:.3f} "
         f"nimbro_kp32_board15_ac={ac(cells, 'board', 15, KP_CODE)} "
         f"nimbro_kp32_box15_ac={ac(cells, 'foot_box', 15, KP_CODE)} "
-        f"nimbro_kp32_paper_result={k32}/{n32}"
+        f"nimbro_kp32_paper_result={k32}/{n32}{extra}"
     )
     return 0
 
