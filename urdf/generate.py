@@ -1,5 +1,8 @@
-"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf, urdf/arm2r.urdf, urdf/op3.urdf, urdf/so101.urdf and
-urdf/so_arm100.urdf (run: python urdf/generate.py).
+"""Writes urdf/humanoid20.urdf, urdf/arm2.urdf, urdf/arm2r.urdf, urdf/op3.urdf, urdf/so101.urdf,
+urdf/so_arm100.urdf and urdf/nimbro_op.urdf (run: python urdf/generate.py).
+
+nimbro_op is the NimbRo-OP from its authors' own model: source table urdf/nimbro_tables.py, writer
+urdf/nimbro_robot.py.
 
 op3, so101 and so_arm100 are MuJoCo Menagerie's models as URDF: their source tables (every figure copied from
 op3.xml / so101.xml / so_arm100.xml, files and commits cited there) are urdf/menagerie_tables.py, their writers
@@ -30,6 +33,19 @@ def _menagerie_robots():
 
 def op3() -> str:
     return _menagerie_robots().op3()
+
+
+def nimbro_op() -> str:
+    """urdf/nimbro_op.urdf: the NimbRo-OP from its authors' model (urdf/nimbro_tables.py, urdf/nimbro_robot.py)."""
+    import importlib.util
+    import sys
+
+    if "nimbro_robot" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("nimbro_robot", HERE / "nimbro_robot.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["nimbro_robot"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["nimbro_robot"].nimbro_op()
 
 
 def so101() -> str:
@@ -261,6 +277,7 @@ if __name__ == "__main__":
         "op3.urdf": op3(),
         "so101.urdf": so101(),
         "so_arm100.urdf": so_arm100(),
+        "nimbro_op.urdf": nimbro_op(),
     }
     for name, text in outputs.items():
         (HERE / name).write_text(text)

@@ -31,7 +31,7 @@ from .mujoco_humanoid import GAIN_RATIO
 from .mujoco_model import OBSTACLE_SHAPES, place_board, place_obstacle, place_on_ground
 from .mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
 from .walk_balance import trunk_pitch_roll
-from .walk_pattern import WalkEngine, WalkParams, WalkPlan
+from .walk_pattern import WalkEngine, WalkFrames, WalkParams, WalkPlan
 
 REPO = Path(__file__).resolve().parents[3]
 OP3_URDF = REPO / "urdf" / "op3.urdf"
@@ -58,6 +58,10 @@ class WalkRun:
     stance_share: float = math.nan  # median share of the feet's normal force on the planned stance foot [0..1]
     slip: float = math.nan  # [m] horizontal travel of the soles' centres while loaded (sliding or rocking; both feet)
     t_touch: float = math.nan  # [s from the walk start] a foot's first contact with the obstacle (nan: none)
+    joints: list[str] = dataclasses.field(default_factory=list)  # the servos' order (step_energy's columns)
+    #: (steps + 1, J) [J] each joint's ∫U·I dt from the walk start to the end of each step completed (row 0: zeros;
+    #: row k: the first double support + k step periods, bringup.op3_energy's rule)
+    step_energy: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def fell(self) -> bool:
@@ -107,7 +111,7 @@ def simulate_walk(
     params: WalkParams | None = None,
     urdf: str | Path = OP3_URDF,
     servos: str | Path = OP3_SERVOS,
-    alpha: str | Path = OP3_ALPHA,
+    alpha: str | Path | AlphaTable | None = OP3_ALPHA,
     control_dt: float = 0.008,
     hold: float = 0.48,
     latency: int = 1,
@@ -118,6 +122,7 @@ def simulate_walk(
     plan_grid: float = PLAN_GRID,
     imu_roll: bool = True,
     desired: str = "plan",
+    frames: WalkFrames | None = None,
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
@@ -128,7 +133,8 @@ def simulate_walk(
     :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
     pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation); ``desired``: how the goals and
     (c)'s q̇, q̈ are sampled from the plan (:func:`desired_motion`; "walk_node": as the DDS mission's feed-forward
-    node)."""
+    node); ``alpha`` None: (c)'s α̂ per joint from the servo file's own laws (:func:`servo_alpha`); ``frames``: the
+    links placo walks with (:class:`.WalkFrames`; default the OP3's)."""
     if controller not in ("high", "low", "ff"):
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     law = firmware_row(firmware) if isinstance(firmware, str) else firmware  # an unknown row: one line naming the rows
@@ -136,7 +142,7 @@ def simulate_walk(
         raise ValueError(f"desired must be one of {', '.join(DESIRED)}, got {desired!r}")
     if obstacle_shape not in OBSTACLE_SHAPES:
         raise ValueError(f"obstacle_shape must be one of {', '.join(OBSTACLE_SHAPES)}, got {obstacle_shape!r}")
-    engine = WalkEngine(urdf, params)
+    engine = WalkEngine(urdf, params, frames)
     plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
     sv = MujocoServos.from_description(
         urdf, servos, base="floating", options=ServoOptions(4096, latency=latency), obstacle_slot=obstacle > 0
@@ -167,6 +173,8 @@ def simulate_walk(
 
         if firmware is not None:
             alpha = firmware_alpha(sv.params[sv.joint_names[0]], plan.joints, u_bat)
+        elif alpha is None:
+            alpha = servo_alpha(sv.params, plan.joints, u_bat)
         ff = FeedForwardController(urdf, alpha, kp, u_nominal=u_bat)
         fperm = [plan.joints.index(j) for j in ff.robot.joint_names]
         f2s = [ff.robot.joint_names.index(j) for j in sv.joint_names]
@@ -179,9 +187,15 @@ def simulate_walk(
     x0, k0 = float(data.qpos[0]), int(np.searchsorted(t, 0.0))
     pitch, roll = np.full(len(t), np.nan), np.full(len(t), np.nan)
     fell_at, last, t_touch = math.nan, len(t) - 1, math.nan
+    ends = iter(p.single_support * p.startend_double_support_ratio + np.arange(1, n_steps + 1) * p.step_period)
+    t_end, e0, step_energy = next(ends), np.zeros(len(sv.joint_names)), []
     for k in range(len(t)):
         if k == k0:
-            x0 = float(data.qpos[0])
+            x0, e0 = float(data.qpos[0]), sv.energy.copy()
+            step_energy.append(np.zeros_like(e0))
+        if t[k] >= t_end + 1e-9:
+            step_energy.append(sv.energy - e0)
+            t_end = next(ends, math.inf)
         if t[k] >= t_obstacle:
             geom = int(sv.model.geom("obstacle").id)
             if board:
@@ -214,8 +228,9 @@ def simulate_walk(
     planned = float(np.interp(t[last], plan.t, plan.com[:, 0]) - plan.com[0, 0]) if last >= k0 else 0.0
     metrics = foot_metrics(t[: last + 1], c_plan[: last + 1], force[: last + 1], xy[: last + 1])
     return WalkRun(
-        controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics, t_touch
-    )
+        controller, kp, fell_at, float(data.qpos[0]) - x0, planned, t[walk], pitch[walk], roll[walk], *metrics, t_touch,
+        list(sv.joint_names), np.array(step_energy),
+    )  # fmt: skip
 
 
 def desired_motion(
@@ -249,6 +264,14 @@ def pitch_only(quat_wxyz) -> tuple[float, float, float, float]:
     w, x, y, z = (float(v) for v in quat_wxyz)
     half = 0.5 * trunk_pitch_roll((x, y, z, w))[0]
     return math.cos(half), 0.0, math.sin(half), 0.0
+
+
+def servo_alpha(params: dict, joints: list[str], u_nominal: float) -> AlphaTable:
+    """(c)'s α̂ with each joint's own parameter set and law (``params``: joint → ActuatorParams), ``joints`` order."""
+    rows = [firmware_alpha(params[j], [j], u_nominal) for j in joints]
+    return AlphaTable(
+        tuple(joints), *(np.concatenate([getattr(r, k) for r in rows]) for k in ("alpha", "dq_s", "delta"))
+    )
 
 
 def firmware_alpha(params, joints: list[str], u_nominal: float) -> AlphaTable:

@@ -1,0 +1,56 @@
+"""The NimbRo-OP (urdf/nimbro_op.urdf, its authors' model) walking with placo (ROS-free): its files, placo's frames
+and the gait, for :func:`~servo_ff.dynamics.walk_sim.simulate_walk` (``bench/nimbro_obstacle.py``).
+
+Gait choices (each chosen from flat-ground runs only: all three controllers went through 20 steps without a fall at
+0.025, 0.05 and 0.095 m/s, (b) without advancing; docs/paper_robot.md):
+
+* step period 0.42 s: single support 0.35 s + 0.2 × 0.35 s double support; the NimbRo-OP's own gait steps every
+  1/gaitFrequency = 1/2.4 Hz = 0.417 s (``gaitPhase += gaitFrequency·π·dt``, a step is half a cycle:
+  ``DynamicGait.cpp`` and ``config.yaml`` ``gait/dynamicGait/gaitFrequency``, NimbRo/nimbro-op-ros b1f777a);
+* swing-foot clearance 0.025 m: the same config's ``dynamicGait/stepHeight``;
+* CoM height 0.465 m above the soles (knees 0.62 rad, hip pitch to ankle 0.419 m): ours, the highest of 0.41, 0.44
+  and 0.465 m tried (none fell), nearest the NimbRo-OP's halt pose (ankle 0.44 − footOffsetZ 0.01 = 0.43 m below
+  the hip, ``config.yaml`` ``gait/haltPosition``, ``Gait::publishTransforms``);
+* support polygon 0.20 × 0.12 m: dimensions.h's 0.208 × 0.132 m foot less a margin (ours); soles 0.14 m apart (ours:
+  placo needs more than the polygon's width + 0.01 m; the hips are 0.110 m apart, the feet 0.132 m wide);
+* trunk pitch 0.1 rad forward (ours); arms hanging, elbows 0.4 rad bent forward (ours).
+"""
+
+from __future__ import annotations
+
+from .walk_pattern import WalkFrames, WalkParams
+from .walk_sim import REPO
+
+NIMBRO_URDF = REPO / "urdf" / "nimbro_op.urdf"
+NIMBRO_SERVOS = REPO / "config" / "servos_nimbro_op.yaml"
+NIMBRO_FRAMES = WalkFrames(trunk="trunk_link", left_foot="l_sole", right_foot="r_sole")
+NIMBRO_KNEES = ("left_knee_pitch", "right_knee_pitch")
+NIMBRO_POSTURE = {
+    "left_shoulder_pitch": 0.0,
+    "right_shoulder_pitch": 0.0,
+    "left_shoulder_roll": 0.1,
+    "right_shoulder_roll": -0.1,
+    "left_elbow_pitch": -0.4,
+    "right_elbow_pitch": -0.4,
+    "neck_yaw": 0.0,
+    "head_pitch": 0.0,
+}  # [rad]
+
+
+def nimbro_walk_params() -> WalkParams:
+    """The NimbRo-OP's gait (module docstring); the rest is :class:`WalkParams`' (placo's dt, LIPM horizon, limits)."""
+    return WalkParams(
+        single_support=0.35,
+        double_support_ratio=0.2,
+        com_height=0.465,
+        foot_height=0.025,
+        trunk_pitch=0.1,
+        foot_length=0.20,
+        foot_width=0.12,
+        feet_spacing=0.14,
+        max_dx_forward=0.08,
+        posture=dict(NIMBRO_POSTURE),
+    )
+
+
+__all__ = ["NIMBRO_FRAMES", "NIMBRO_KNEES", "NIMBRO_SERVOS", "NIMBRO_URDF", "nimbro_walk_params"]
