@@ -47,7 +47,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))  # its helper modules, also when loaded as a module (test_op3_energy)
 
+from _lockstep_bound import lockstep_bound  # noqa: E402
 from _paths import shown  # noqa: E402
 
 from servo_ff.bringup.op3_energy import (  # noqa: E402
@@ -62,9 +64,6 @@ from servo_ff.bringup.op3_energy import (  # noqa: E402
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
 from servo_ff.models.errors import ParameterError  # noqa: E402
 from servo_ff.models.firmware import firmware_row  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "bench"))
-from _lockstep_bound import lockstep_bound  # noqa: E402
 
 PWM_ROW = "xm430_position"  #: 5.'s firmware row: the XM430's factory position mode (Operating Mode 3)
 TRACKED = ("l_hip_pitch", "l_knee", "l_ank_pitch", "r_hip_pitch", "r_knee", "r_ank_pitch")  #: 6.'s tracking rows
