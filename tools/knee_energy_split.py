@@ -3,23 +3,23 @@ knee, over whole steps from the walk start, E = ∫U·I dt split by definition a
 tracking, feed-forward and ground-reaction figures that explain it.
 
     PYTHONPATH=src python tools/knee_energy_split.py [--robot op3|nimbro] [--firmware ROW] [--steps 16] [--vx 0.05]
-        [--desired walk_node|plan] [--drop a0,a1,a23,a4] [--static] [--controllers high,ff]
+        [--desired walk_node|plan] [--drop a0,a1,a23,a4] [--static] [--latency 1] [--controllers high,ff]
 
-The servo layer's winding model is U = R·I + kt·θ̇ (``models.scalar.firmware_1``), so U·I = I²R + kt·I·θ̇ exactly:
-E = Joule + mechanical, nothing else. Per controller and knee: E, I²R, the mechanical work's positive (the motor
+The servo layer's winding model is U = R·I + kt·θ̇ (``models.scalar.firmware_1``), so U·I = I²R + kt·I·θ̇ exactly: E
+= Joule + mechanical, nothing else. Per controller and knee: E, I²R, the mechanical work's positive (the motor
 drives the joint) and negative (the joint drives the motor: regeneration, counted against E) parts, the I²R of the
 current's fast part (I less its 40 ms moving mean: chatter), V_supply·|I| (a current sensor's reading times the
 supply), the motor torque kt·I [N·m] (mean, mean |·|, RMS), knee − desired and goal − desired [rad], the rotor's
 torque along the desired motion (armature·q̈_des) and the I²R that torque alone would cost; then per phase of that
-knee (stance: the plan's single support on its own foot; swing: on the other; double: both) E, I²R, kt·I, the
-inverse dynamics' τ of (c), and in stance the ground reaction's moment about the knee axis (the foot's contact
-forces about the knee joint's anchor: what the knee holds, less the shank's and foot's own weight and inertia).
-``--drop``: (c) with α̂'s columns zeroed (a0 the torque term, a1 the q̇ term, a23 the friction terms, a4 the
-rotor-inertia term); ``--static``: (c) given q̈ = 0 (no inertial feed-forward at all). The ``knees`` line sums both
+knee (stance: the plan's single support on its own foot; swing: on the other; double: both) E, I²R, kt·I (mean, RMS,
+variance: the steady and the varying load), the inverse dynamics' τ of (c), and in stance the ground reaction's
+moment about the knee axis (the foot's contact forces about the knee joint's anchor: what the knee holds, less the
+shank's and foot's own weight and inertia). ``--drop``: (c) with α̂'s columns zeroed (a0 the torque term, a1 the q̇
+term, a23 the friction terms, a4 the rotor-inertia term); ``--static``: (c) given q̈ = 0 (no inertial feed-forward
+at all); ``--latency``: simulate_walk's bus delay in control periods (default 1). The ``knees`` line sums both
 knees; the RESULT line gives (c) against (a) for the knees and all joints. The robots: ``op3`` (the servo file's
 current-based law, or ``--firmware``, k_P 800 / 280) and ``nimbro`` (``dynamics.nimbro_walk``, the MX-106 PWM law,
-k_P 53.125 / 18.6, α̂ per joint from the servo file: ``bench/nimbro_obstacle.py``'s walk).
-"""
+k_P 53.125 / 18.6, α̂ per joint from the servo file: ``bench/nimbro_obstacle.py``'s walk)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,15 @@ def grf_moment(sv: MujocoServos, joint: str, foot: int) -> float:
 
 
 def recorded_walk(
-    controller: str, steps: int, vx: float, robot: str, firmware, desired: str, drop=(), static: bool = False
+    controller: str,
+    steps: int,
+    vx: float,
+    robot: str,
+    firmware,
+    desired: str,
+    drop=(),
+    static: bool = False,
+    latency: int = 1,
 ):
     """One simulate_walk of ``steps`` + 2 steps (the tools' rule: the walk goes on past the window) with every
     physics step's knee U [V], I [A], θ [rad], θ̇ [rad/s], goal [rad], supply [V], armature [kg·m²] and ground
@@ -122,7 +130,7 @@ def recorded_walk(
     FeedForwardController.__init__, FeedForwardController.tick = masked_init, record_tick
     try:
         run = walk_sim.simulate_walk(controller, steps + 2, vx=vx, kp_high=kp_high, firmware=firmware, desired=desired,
-                                     **kw)  # fmt: skip
+                                     latency=latency, **kw)  # fmt: skip
     finally:
         MujocoServos.before_step, walk_sim.settled_plan = before, settle
         FeedForwardController.__init__, FeedForwardController.tick = init, tick
@@ -173,6 +181,7 @@ def knee_figures(rec: dict, plan, params, k: int, joint: str, window: float, des
             f"{name}_I2R": np.sum((i * i * r)[m]) * dt,
         }
         f |= {f"{name}_tau_mean": tau[m].mean(), f"{name}_tau_rms": rms(tau[m]), f"{name}_grf": grf[m].mean()}
+        f |= {f"{name}_var": np.var(tau[m])}
         if len(rec["tau_ff"]):  # the inverse dynamics' τ of the tick in force at each physics step
             f |= {f"{name}_ff_mean": rec["tau_ff"][tick, k][m].mean(), f"{name}_ff_rms": rms(rec["tau_ff"][tick, k][m])}
     return {key: float(v) for key, v in f.items()}
@@ -190,7 +199,7 @@ def knee_lines(c: str, joint: str, f: dict[str, float]) -> list[str]:
         grf = f" | ground reaction's moment about the knee, mean {f[p + '_grf']:+.3f} N·m" if p == "stance" else ""
         lines.append(
             f"   {p} ({f[p + '_share']:.0%}) | E {f[p + '_E']:.1f} J, I²R {f[p + '_I2R']:.1f} J | kt·I mean "
-            f"{f[p + '_tau_mean']:+.3f}, RMS {f[p + '_tau_rms']:.3f} N·m{ff}{grf}"
+            f"{f[p + '_tau_mean']:+.3f}, RMS {f[p + '_tau_rms']:.3f} N·m, variance {f[p + '_var']:.2f} N²·m²{ff}{grf}"
         )
     return lines
 
@@ -205,6 +214,7 @@ def main() -> int:
     ap.add_argument("--drop", default="", help="comma-separated α̂ columns to zero in (c): a0, a1, a23, a4")
     ap.add_argument("--static", action="store_true", help="(c) given q̈ = 0: no inertial feed-forward")
     ap.add_argument("--controllers", default="high,ff", help="comma-separated: high, low, ff")
+    ap.add_argument("--latency", type=int, default=1, help="control periods of bus delay (simulate_walk's)")
     a = ap.parse_args()
     name = Path(sys.argv[0]).name
     bad = [d for d in filter(None, a.drop.split(",")) if d not in DROP]
@@ -217,7 +227,9 @@ def main() -> int:
           f"(c) without {a.drop or 'nothing'}{', given q̈ = 0' if a.static else ''}")  # fmt: skip
     totals = {}
     for c in a.controllers.split(","):
-        rec, plan, run, knees, params = recorded_walk(c, a.steps, a.vx, a.robot, a.firmware, a.desired, drop, a.static)
+        rec, plan, run, knees, params = recorded_walk(
+            c, a.steps, a.vx, a.robot, a.firmware, a.desired, drop, a.static, a.latency
+        )
         window = step_end(a.steps, params)
         if run.fell and run.fell_at < window:
             print(f"{c}: fell at {run.fell_at:.2f} s, within the {window:.2f} s window")
