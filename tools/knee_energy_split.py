@@ -9,17 +9,18 @@ The servo layer's winding model is U = R·I + kt·θ̇ (``models.scalar.firmware
 = Joule + mechanical, nothing else. Per controller and knee: E, I²R, the mechanical work's positive (the motor
 drives the joint) and negative (the joint drives the motor: regeneration, counted against E) parts, the I²R of the
 current's fast part (I less its 40 ms moving mean: chatter), V_supply·|I| (a current sensor's reading times the
-supply), the motor torque kt·I [N·m] (mean, mean |·|, RMS), knee − desired and goal − desired [rad], the rotor's
-torque along the desired motion (armature·q̈_des) and the I²R that torque alone would cost; then per phase of that
-knee (stance: the plan's single support on its own foot; swing: on the other; double: both) E, I²R, kt·I (mean, RMS,
-variance: the steady and the varying load), the inverse dynamics' τ of (c), and in stance the ground reaction's
-moment about the knee axis (the foot's contact forces about the knee joint's anchor: what the knee holds, less the
-shank's and foot's own weight and inertia). ``--drop``: (c) with α̂'s columns zeroed (a0 the torque term, a1 the q̇
-term, a23 the friction terms, a4 the rotor-inertia term); ``--static``: (c) given q̈ = 0 (no inertial feed-forward
-at all); ``--latency``: simulate_walk's bus delay in control periods (default 1). The ``knees`` line sums both
-knees; the RESULT line gives (c) against (a) for the knees and all joints. The robots: ``op3`` (the servo file's
-current-based law, or ``--firmware``, k_P 800 / 280) and ``nimbro`` (``dynamics.nimbro_walk``, the MX-106 PWM law,
-k_P 53.125 / 18.6, α̂ per joint from the servo file: ``bench/nimbro_obstacle.py``'s walk)."""
+supply), U·I > 0 (the ``knees`` line: drawn from the supply, none returned), the motor torque kt·I [N·m] (mean, mean
+|·|, RMS), knee − desired and goal − desired [rad], the rotor's torque along the desired motion (armature·q̈_des)
+and the I²R that torque alone would cost; then per phase of that knee (stance: the plan's single support on its own
+foot; swing: on the other; double: both) E, I²R, kt·I (mean, RMS, variance: the steady and the varying load), the
+inverse dynamics' τ of (c), and in stance the ground reaction's moment about the knee axis (the foot's contact
+forces about the knee joint's anchor: what the knee holds, less the shank's and foot's own weight and inertia).
+``--drop``: (c) with α̂'s columns zeroed (a0 the torque term, a1 the q̇ term, a23 the friction terms, a4 the rotor-
+inertia term); ``--static``: (c) given q̈ = 0 (no inertial feed-forward at all); ``--latency``: simulate_walk's bus
+delay in control periods (default 1). The ``knees`` line sums both knees; the RESULT line gives (c) against (a) for
+the knees and all joints. The robots: ``op3`` (the servo file's current-based law, or ``--firmware``, k_P 800 / 280)
+and ``nimbro`` (``dynamics.nimbro_walk``, the MX-106 PWM law, k_P 53.125 / 18.6, α̂ per joint from the servo file:
+``bench/nimbro_obstacle.py``'s walk)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ CONTROL_DT = 0.008  # [s] simulate_walk's default control period
 SMOOTH = 40  # [physics steps] the moving mean whose residual is the current's fast part
 DROP = {"a0": (0,), "a1": (1,), "a23": (2, 3), "a4": (4,)}
 PHASES = ("stance", "swing", "double")
-SUMMED = ("E", "I2R", "mech+", "mech-", "fast_I2R", "Vbat|I|", "arm_I2R", "stance_E", "swing_E", "double_E")
+SUMMED = ("E", "I2R", "mech+", "mech-", "fast_I2R", "Vbat|I|", "drawn", "arm_I2R", "stance_E", "swing_E", "double_E")
 
 
 def robot_setup(robot: str) -> tuple[dict, tuple[str, str], float, walk_sim.WalkParams]:
@@ -164,6 +165,7 @@ def knee_figures(rec: dict, plan, params, k: int, joint: str, window: float, des
         "mech-": np.sum(np.minimum(mech, 0)) * dt,
         "fast_I2R": np.sum((i - np.convolve(i, np.ones(SMOOTH) / SMOOTH, mode="same")) ** 2 * r) * dt,
         "Vbat|I|": np.sum(rec["vin"][sel, k] * np.abs(i)) * dt,
+        "drawn": np.sum(np.maximum(u * i, 0.0)) * dt,
         "tau_mean": tau.mean(),
         "tau_abs": np.abs(tau).mean(),
         "tau_rms": rms(tau),
@@ -244,7 +246,8 @@ def main() -> int:
         print(
             f"{c} knees | E {s['E']:.1f} J = I²R {s['I2R']:.1f} + mech+ {s['mech+']:.1f} {s['mech-']:+.1f} | stance "
             f"{s['stance_E']:.1f}, swing {s['swing_E']:.1f}, double {s['double_E']:.1f} J | fast I²R "
-            f"{s['fast_I2R']:.1f} | Vbat·|I| {s['Vbat|I|']:.1f} J | armature·q̈_des's I²R {s['arm_I2R']:.1f} J | all "
+            f"{s['fast_I2R']:.1f} | Vbat·|I| {s['Vbat|I|']:.1f} J, U·I > 0 {s['drawn']:.1f} J | armature·q̈_des's I²R "
+            f"{s['arm_I2R']:.1f} J | all "
             f"joints E {e_all:.1f} J"
         )
         print(
