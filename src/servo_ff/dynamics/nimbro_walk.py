@@ -1,15 +1,15 @@
 """The NimbRo-OP (urdf/nimbro_op.urdf, its authors' model) walking with placo (ROS-free): its files, placo's frames
 and the gait, for :func:`~servo_ff.dynamics.walk_sim.simulate_walk` (``bench/nimbro_obstacle.py``).
 
-Gait choices (each chosen from flat-ground runs only, all three controllers walking 20 steps without a fall at
-0.025, 0.05 and 0.095 m/s; docs/paper_robot.md):
+Gait choices (each chosen from flat-ground runs only: all three controllers went through 20 steps without a fall at
+0.025, 0.05 and 0.095 m/s, (b) without advancing; docs/paper_robot.md):
 
 * step period 0.42 s: single support 0.35 s + 0.2 × 0.35 s double support; the NimbRo-OP's own gait steps every
   1/gaitFrequency = 1/2.4 Hz = 0.417 s (``gaitPhase += gaitFrequency·π·dt``, a step is half a cycle:
   ``DynamicGait.cpp`` and ``config.yaml`` ``gait/dynamicGait/gaitFrequency``, NimbRo/nimbro-op-ros b1f777a);
 * swing-foot clearance 0.025 m: the same config's ``dynamicGait/stepHeight``;
 * CoM height 0.465 m above the soles (knees 0.62 rad, hip pitch to ankle 0.419 m): ours, the highest of 0.41, 0.44
-  and 0.465 m tried (each walked), nearest the NimbRo-OP's halt pose (ankle 0.44 − footOffsetZ 0.01 = 0.43 m below
+  and 0.465 m tried (none fell), nearest the NimbRo-OP's halt pose (ankle 0.44 − footOffsetZ 0.01 = 0.43 m below
   the hip, ``config.yaml`` ``gait/haltPosition``, ``Gait::publishTransforms``);
 * support polygon 0.20 × 0.12 m: dimensions.h's 0.208 × 0.132 m foot less a margin (ours); soles 0.14 m apart (ours:
   placo needs more than the polygon's width + 0.01 m; the hips are 0.110 m apart, the feet 0.132 m wide);
