@@ -193,7 +193,7 @@ def simulate_walk(
         if k == k0:
             x0, e0 = float(data.qpos[0]), sv.energy.copy()
             step_energy.append(np.zeros_like(e0))
-        if t[k] >= t_end + 1e-9:
+        if t[k] >= t_end - 1e-9:
             step_energy.append(sv.energy - e0)
             t_end = next(ends, math.inf)
         if t[k] >= t_obstacle:
