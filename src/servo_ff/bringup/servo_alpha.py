@@ -14,7 +14,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from servo_ff.dynamics.alpha import AlphaTable, save_alpha
@@ -27,16 +26,10 @@ from .node_launch import config_dir, scratch_dir
 def servo_alpha_table(servo_yaml: Path, joints: list[str], u_nominal: float) -> AlphaTable:
     """α̂ per joint of ``joints`` under each joint's own parameter set and firmware law in ``servo_yaml``, at the
     feed-forward node's supply ``u_nominal`` [V]."""
-    from servo_ff.dynamics.walk_sim import firmware_alpha
+    from servo_ff.dynamics.walk_sim import servo_alpha
 
     smap = load_servo_map(servo_yaml, joints)
-    rows = [firmware_alpha(smap.joints[j].params, [j], u_nominal) for j in joints]
-    return AlphaTable(
-        tuple(joints),
-        np.vstack([r.alpha for r in rows]),
-        np.concatenate([r.dq_s for r in rows]),
-        np.concatenate([r.delta for r in rows]),
-    )
+    return servo_alpha({j: smap.joints[j].params for j in joints}, joints, u_nominal)
 
 
 def servo_yaml_alpha(servo_yaml: Path, joints: list[str], folder: Path) -> tuple[Path, float, str]:
