@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from servo_ff.models.firmware import FIRMWARE_LAWS
+
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "knee_energy_split.py"
 
 
@@ -46,12 +48,19 @@ def test_the_split_adds_up_and_its_energy_is_the_servo_layers_meter():
     assert np.isfinite(rec["tau_ff"]).all() and rec["tau_ff"].shape[1] == 2  # (c)'s inverse dynamics, every tick
 
 
-def test_an_unknown_alpha_column_is_one_line_and_exit_2():
-    proc = subprocess.run(
-        [sys.executable, str(TOOL), "--drop", "a4,a9"], capture_output=True, text=True, timeout=120
-    )  # fmt: skip
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        "knee_energy_split.py: --drop: unknown column 'a9'; one of a0, a1, a23, a4"
-    ]
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["--drop", "a4,a9"], "--drop: unknown column 'a9'; one of a0, a1, a23, a4"),
+        (["--controllers", "high,fff"], "--controllers: unknown controller 'fff'; one of high, low, ff"),
+        (["--firmware", "xm431"], f"--firmware: unknown firmware row 'xm431'; valid rows: {', '.join(FIRMWARE_LAWS)}"),
+        (["--vx", "nan"], "--vx: must be a finite speed [m/s], got nan"),
+    ],
+)
+def test_a_bad_option_is_one_line_and_exit_2(args, line):
+    """An unknown α̂ column, controller or firmware row, or a non-finite speed: one line naming the option (exit 2),
+    before any walk (the controller, row and speed were simulate_walk's traceback after the first walk's setup)."""
+    proc = subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"knee_energy_split.py: {line}"]
     assert proc.stdout == ""

@@ -37,7 +37,9 @@ from servo_ff.dynamics.feedforward import FeedForwardController
 from servo_ff.dynamics.mujoco_servos import MujocoServos
 from servo_ff.models import slots
 
-HOLD = 0.48  # [s] simulate_walk's default hold before the walk starts
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from op3_energy_terms import HOLD, known_firmware, known_speed, winding_current  # noqa: E402
+
 CONTROL_DT = 0.008  # [s] simulate_walk's default control period
 SMOOTH = 40  # [physics steps] the moving mean whose residual is the current's fast part
 DROP = {"a0": (0,), "a1": (1,), "a23": (2, 3), "a4": (4,)}
@@ -101,7 +103,7 @@ def recorded_walk(
     def record(self: MujocoServos) -> None:
         before(self)
         k = [self.joint_names.index(j) for j in knees]
-        i = (self.volts - self.p[:, slots.KT] * self.data.qvel[self.dadr]) / self.p[:, slots.R]
+        i = winding_current(self)
         rec["t"].append(float(self.data.time))
         for key, v in (("u", self.volts), ("i", i), ("goal", self.target), ("vin", self.p[:, slots.VIN])):
             rec[key].append(v[k].copy())
@@ -220,9 +222,18 @@ def main() -> int:
     a = ap.parse_args()
     name = Path(sys.argv[0]).name
     bad = [d for d in filter(None, a.drop.split(",")) if d not in DROP]
-    if bad or a.steps < 1:
-        what = f"--drop: unknown column {bad[0]!r}; one of {', '.join(DROP)}" if bad else "--steps: at least 1"
+    who = [c for c in a.controllers.split(",") if c not in walk_sim.CONTROLLERS]
+    if bad or who or a.steps < 1:
+        what = (
+            f"--drop: unknown column {bad[0]!r}; one of {', '.join(DROP)}"
+            if bad
+            else f"--controllers: unknown controller {who[0]!r}; one of {', '.join(walk_sim.CONTROLLERS)}"
+            if who
+            else "--steps: at least 1"
+        )
         print(f"{name}: {what}", file=sys.stderr)
+        return 2
+    if not (known_firmware(a.firmware) and known_speed(a.vx)):
         return 2
     drop = tuple(c for d in filter(None, a.drop.split(",")) for c in DROP[d])
     print(f"{a.robot}, firmware {a.firmware or 'the servo file'}, {a.steps} steps at {a.vx} m/s, desired {a.desired}; "

@@ -34,6 +34,7 @@ from .walk_balance import trunk_pitch_roll
 from .walk_pattern import WalkEngine, WalkFrames, WalkParams, WalkPlan
 
 REPO = Path(__file__).resolve().parents[3]
+CONTROLLERS = ("high", "low", "ff")  # (a) high-gain P, (b) low-gain P, (c) low-gain P + feed-forward
 OP3_URDF = REPO / "urdf" / "op3.urdf"
 OP3_SERVOS = REPO / "config" / "servos_op3.yaml"
 OP3_ALPHA = REPO / "config" / "alpha_op3.yaml"
@@ -135,7 +136,7 @@ def simulate_walk(
     (c)'s q̇, q̈ are sampled from the plan (:func:`desired_motion`; "walk_node": as the DDS mission's feed-forward
     node); ``alpha`` None: (c)'s α̂ per joint from the servo file's own laws (:func:`servo_alpha`); ``frames``: the
     links placo walks with (:class:`.WalkFrames`; default the OP3's)."""
-    if controller not in ("high", "low", "ff"):
+    if controller not in CONTROLLERS:
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     law = firmware_row(firmware) if isinstance(firmware, str) else firmware  # an unknown row: one line naming the rows
     if desired not in DESIRED:
