@@ -153,3 +153,20 @@ def test_a_short_walk_on_flat_ground_under_c_with_its_own_alpha_and_frames():
     assert run.step_energy.shape == (5, 20) and not run.step_energy[0].any()
     knees = [run.joints.index(j) for j in NIMBRO_KNEES]
     assert (np.diff(run.step_energy[:, knees].sum(axis=1)) > 0).all()
+
+
+def test_c_refuses_servos_on_two_supplies_in_one_line(tmp_path):
+    """(c) with α̂ per joint (``alpha=None``) from a servo file whose laws run on 15 V (MX-106 legs) and 12 V (XM430
+    arms): one line naming the file and both supplies, not the first servo's supply for every joint's α̂ and u_bat."""
+    pytest.importorskip("placo")
+    import yaml
+
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, nimbro_walk_params
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(yaml.safe_dump({"robot": str(URDF), "servos": {"*_hip_*": "mx106/m4", "*_knee_pitch": "mx106/m4",
+                                     "*_ankle_*": "mx106/m4", "*": "xm430/m1"}}, sort_keys=False))  # fmt: skip
+    with pytest.raises(ValueError, match=r"^mixed.yaml: the servos' laws run on different supplies \(12, 15 V\)"):
+        simulate_walk("ff", 1, vx=0.05, params=nimbro_walk_params(), urdf=URDF, servos=mixed, alpha=None,
+                      frames=NIMBRO_FRAMES)  # fmt: skip

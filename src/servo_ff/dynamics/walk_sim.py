@@ -168,7 +168,12 @@ def simulate_walk(
     tc = np.clip(t, 0.0, None)
     q, dq, ddq = desired_motion(plan, t, p.dt, desired)
     ff = None
-    u_bat = float(sv.params[sv.joint_names[0]].firmware.vin)  # [V] the servos' supply, read exactly
+    supplies = sorted({float(sv.params[n].firmware.vin) for n in sv.joint_names})
+    if controller == "ff" and len(supplies) > 1:  # else (c)'s α̂ and u_bat would be the first servo's supply's
+        volts = ", ".join(f"{v:g}" for v in supplies)
+        raise ValueError(f"{Path(servos).name}: the servos' laws run on different supplies ({volts} V); (c)'s "
+                         "feed-forward has one u_bat: give every servo a law of one supply")  # fmt: skip
+    u_bat = supplies[0]  # [V] the servos' one supply, read exactly
     if controller == "ff":
         from .feedforward import FeedForwardController  # noqa: PLC0415 (pinocchio: the ff run only)
 
