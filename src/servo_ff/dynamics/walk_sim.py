@@ -61,7 +61,8 @@ class WalkRun:
     t_touch: float = math.nan  # [s from the walk start] a foot's first contact with the obstacle (nan: none)
     joints: list[str] = dataclasses.field(default_factory=list)  # the servos' order (step_energy's columns)
     #: (steps + 1, J) [J] each joint's ∫U·I dt from the walk start to the end of each step completed (row 0: zeros;
-    #: row k: the first double support + k step periods, bringup.op3_energy's rule)
+    #: row k: the first double support + k step periods, bringup.op3_energy's rule, read at the first control period
+    #: at or after it: up to one period late for a step that ends between two)
     step_energy: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
