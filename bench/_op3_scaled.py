@@ -25,18 +25,29 @@ def h_star_mm() -> float:
 def fig6b(height_mm: float, vx: float, n_steps: int, path: str) -> tuple[str, dict]:
     """(a) and (c) on the board ``height_mm`` high at ``vx`` [m/s], ``n_steps`` steps (``simulate_walk``, as the
     sweep's cells): trunk pitch over time, each run's first touch of the board marked; → (path, runs by controller)."""
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: PLC0415
 
     runs = {
         c: simulate_walk(c, n_steps, vx=vx, obstacle=height_mm / 1000, obstacle_shape="board") for c in ("high", "ff")
     }
+    title = (
+        f"OP3 onto a {height_mm:g} mm board (the paper's 15 mm scaled by leg length) at {vx:g} m/s, "
+        "ROS-free (placo walk, MuJoCo)"
+    )
+    plot_fig6b(runs, ("(a) k_P 800", "(c) 280 + FF"), title, path)
+    return path, runs
+
+
+def plot_fig6b(runs: dict, labels: tuple[str, str], title: str, path: str) -> None:
+    """Fig. 6b to ``path``: trunk pitch [rad] over time [s] of ``runs`` ((a) then (c): WalkRun), each labelled, each
+    run's first touch of the obstacle as the paper's purple line."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
     fig, ax = plt.subplots(figsize=(9, 4))
-    for (c, r), (label, col, ls) in zip(runs.items(), (("(a) k_P 800", "C3", "--"), ("(c) 280 + FF", "C0", ":"))):
+    for r, label, col, ls in zip(runs.values(), labels, ("C3", "C0"), ("--", ":")):
         end = f"fell at {r.fell_at:.2f} s" if r.fell else f"stood, {r.travel:.3f} m"
         ax.plot(r.t, r.pitch, color=col, lw=1.2, label=f"{label}: {end}")
         if not math.isnan(r.t_touch):
@@ -44,14 +55,9 @@ def fig6b(height_mm: float, vx: float, n_steps: int, path: str) -> tuple[str, di
     ax.axhline(0.0, color="k", lw=0.5)
     ax.set_xlabel("time from the walk start (board placed, both feet down) [s]")
     ax.set_ylabel("trunk pitch [rad] (forward positive)")
-    ax.set_title(
-        f"OP3 onto a {height_mm:g} mm board (the paper's 15 mm scaled by leg length) at {vx:g} m/s, "
-        "ROS-free (placo walk, MuJoCo)",
-        fontsize=9,
-    )
+    ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path, runs

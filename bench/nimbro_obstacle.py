@@ -57,6 +57,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _op3_scaled import plot_fig6b  # noqa: E402 (Fig. 6b as the OP3's)
 from _paths import shown  # noqa: E402
 from op3_obstacle_sweep import Cell, describe, direction  # noqa: E402 (the OP3 map's cell, its words, fall direction)
 
@@ -70,7 +71,6 @@ KP_HIGH = 850 / 128 * 8  # mujoco_humanoid.KP_HIGH (53.125)
 KP_CODE = 32.0  # the supplement: the authors' code's P = effort × 32
 ENERGY_VX, ENERGY_STEPS = 0.05, 40
 PAPER_KNEE = (189.0, 140.0)  # [J] seed 002 §5.2: the left knee over 40 steps, (a) then (c)
-PAPER_PURPLE = "#8e44ad"  # Fig. 6b's line at the first impact
 
 
 def walk(
@@ -197,30 +197,11 @@ def energy(runs: dict) -> tuple[str, float, float]:
 
 def fig6b(cells: dict, path: str) -> str:
     """(a) and (c) on the 15 mm board at the slowest speed where (a) fell there (else the slowest): trunk pitch."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     v = next((v for v in SPEEDS if cell(cells, "high", "board", 15, v).fell), SPEEDS[0])
     runs = {c: walk(c, N_STEPS, v, KP_HIGH, 15, "board") for c in ("high", "ff")}
     same = all(runs[c].fell == cell(cells, c, "board", 15, v).fell for c in runs)
-    fig, ax = plt.subplots(figsize=(9, 4))
-    for (c, r), (label, col, ls) in zip(runs.items(), (("(a) k_P 53.1", "C3", "--"), ("(c) 18.6 + FF", "C0", ":"))):
-        end = f"fell at {r.fell_at:.2f} s" if r.fell else f"stood, {r.travel:.3f} m"
-        ax.plot(r.t, r.pitch, color=col, lw=1.2, label=f"{label}: {end}")
-        if not math.isnan(r.t_touch):
-            ax.axvline(r.t_touch, color=PAPER_PURPLE, ls=ls, lw=1.0, label=f"{label}: first touch {r.t_touch:.2f} s")
-    ax.axhline(0.0, color="k", lw=0.5)
-    ax.set_xlabel("time from the walk start (board placed, both feet down) [s]")
-    ax.set_ylabel("trunk pitch [rad] (forward positive)")
-    ax.set_title(f"NimbRo-OP (its authors' model) onto a 15 mm board at {v:g} m/s, ROS-free (placo walk, MuJoCo)",
-                 fontsize=9)  # fmt: skip
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    title = f"NimbRo-OP (its authors' model) onto a 15 mm board at {v:g} m/s, ROS-free (placo walk, MuJoCo)"
+    plot_fig6b(runs, ("(a) k_P 53.1", "(c) 18.6 + FF"), title, path)
     return f"Fig. 6b (15 mm board, {v:g} m/s; the same outcomes as the cells: {same}): {shown(path)}"
 
 
