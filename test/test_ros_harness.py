@@ -44,14 +44,13 @@ def test_a_domain_another_process_holds_is_skipped_and_taken_once_free():
     held: dict[int, int] = {}
     d = first_free_domain(40, held)  # a domain nobody holds now (this process takes it) ...
     assert d is not None and d in held
-    os.close(held.pop(d))  # ... and lets go, for the child to hold it
-    code = (
-        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-        "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()"
-    )
+    fd = held.pop(d)  # ... and hands its lock to the child (the same open file: no gap another process could take)
+    assert os.fstat(fd).st_ino == os.stat(domain_lock_path(d)).st_ino
+    code = "import os, sys; assert os.fstat(int(sys.argv[1])); print('held', flush=True); sys.stdin.read()"
     child = subprocess.Popen(
-        [sys.executable, "-c", code, domain_lock_path(d)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, str(fd)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, pass_fds=(fd,)
     )
+    os.close(fd)  # the child's copy holds the lock now
     try:
         assert child.stdout.readline().strip() == "held"
         mine: dict[int, int] = {}
