@@ -18,17 +18,22 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _menagerie_robots():
-    """urdf/menagerie_robots.py, loaded by path (this script runs as a file, not from a package)."""
+def _sibling(name: str):
+    """urdf/``name``.py, loaded by path (this script runs as a file, not from a package)."""
     import importlib.util
     import sys
 
-    if "menagerie_robots" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("menagerie_robots", HERE / "menagerie_robots.py")
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
-        sys.modules["menagerie_robots"] = module
+        sys.modules[name] = module
         spec.loader.exec_module(module)
-    return sys.modules["menagerie_robots"]
+    return sys.modules[name]
+
+
+def _menagerie_robots():
+    """urdf/menagerie_robots.py (op3, so101, so_arm100)."""
+    return _sibling("menagerie_robots")
 
 
 def op3() -> str:
@@ -37,15 +42,7 @@ def op3() -> str:
 
 def nimbro_op() -> str:
     """urdf/nimbro_op.urdf: the NimbRo-OP from its authors' model (urdf/nimbro_tables.py, urdf/nimbro_robot.py)."""
-    import importlib.util
-    import sys
-
-    if "nimbro_robot" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("nimbro_robot", HERE / "nimbro_robot.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["nimbro_robot"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["nimbro_robot"].nimbro_op()
+    return _sibling("nimbro_robot").nimbro_op()
 
 
 def so101() -> str:
