@@ -117,7 +117,9 @@ def main() -> int:
         "servo_sim:\n  ros__parameters:\n    real_time_factor: 0.0\n"
         "servo_walker:\n  ros__parameters:\n    repeat: true\n"
     )
-    os.environ["ROS_DOMAIN_ID"] = str(1 + (os.getpid() * 13) % 100)
+    from servo_ff.ros.harness import domain_id
+
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id(13))  # a domain no other process holds (its lock file)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     env = bringup.python_env()
     procs = []

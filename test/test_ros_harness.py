@@ -65,3 +65,13 @@ def test_a_domain_another_process_holds_is_skipped_and_taken_once_free():
     for fd in (*mine.values(), *again.values()):
         os.close(fd)
     assert domain_id(12345) == domain_id(12345)  # one salt, one domain, within a process
+
+
+def test_every_domain_held_elsewhere_is_said_in_one_warning(monkeypatch):
+    from servo_ff.ros import harness
+
+    monkeypatch.setattr(harness, "first_free_domain", lambda start, held: None)
+    monkeypatch.setattr(harness, "_BY_SALT", {})
+    with pytest.warns(UserWarning, match="every ROS domain 1..100 is held by another process: sharing"):
+        d = harness.domain_id(777)
+    assert 1 <= d <= 100

@@ -62,6 +62,10 @@ def domain_id(salt: int) -> int:
     if salt not in _BY_SALT:
         start = (os.getpid() * 7 + salt * 31) % 100
         free = first_free_domain(start, _HELD)
+        if free is None:
+            import warnings
+
+            warnings.warn(f"every ROS domain 1..100 is held by another process: sharing {1 + start}", stacklevel=2)
         _BY_SALT[salt] = 1 + start if free is None else free
     return _BY_SALT[salt]
 
