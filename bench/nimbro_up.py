@@ -7,7 +7,8 @@ test_up_sim_op3_walks_under_cmd_vel, so that a loaded machine does not step the 
 publishing cmd_vel ``vx`` and reading ``odom`` (the trunk): travel in x over ``walk`` s of sim time from the walk's
 start (start_delay 0.5 + approach_time 2.0 s), fell when the trunk tilts > 0.6 rad (``walk_sim.FALL_TILT``).
 ROS-free: ``simulate_walk`` of the NimbRo-OP (bench/nimbro_obstacle.py's ``walk``) at ``vx``, ``walk`` / 0.42 s steps,
-the same controller (ff: (c), 0.35 × 53.125 + feed-forward; low: (b), feedforward:=false).
+the same controller (ff: (c), 0.35 × 53.125 + feed-forward; low: (b), feedforward:=false; high: (a), also
+gain:=53.125).
 
 Last line: RESULT dds_travel_m=… dds_fell=0|1 rosfree_travel_m=… rosfree_planned_m=… rosfree_fell=0|1 steps=…
 """
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 T_WALK = 2.5  # [s of sim time] start_delay 0.5 + approach_time 2.0 (config/sim_nimbro_op.yaml)
 FALL_TILT = 0.6  # [rad] walk_sim.FALL_TILT
+KP_HIGH = 53.125  # (a): nimbro_obstacle.KP_HIGH
 
 
 def _tilt(x: float, y: float, z: float, w: float) -> float:
@@ -49,6 +51,7 @@ def run_dds(vx: float, walk_s: float, controller: str) -> tuple[float, bool, flo
         patient.write_text("servo_sim:\n  ros__parameters:\n    lockstep_timeout: 5.0\n")
         cmd = [sys.executable, "-m", "servo_ff", "up", "sim_nimbro_op", "--arg", f"namespace:={h.ns}"]
         cmd += ["--arg", f"feedforward:={'true' if controller == 'ff' else 'false'}", "--params-file", str(patient)]
+        cmd += ["--arg", f"gain:={KP_HIGH}"] if controller == "high" else []
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             probe = h.make_node("nimbro_up_probe")
@@ -93,7 +96,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vx", type=float, default=0.05, help="cmd_vel forward [m/s]")
     ap.add_argument("--walk", type=float, default=10.0, help="sim time walked over DDS [s]")
-    ap.add_argument("--controller", choices=("ff", "low"), default="ff")
+    ap.add_argument("--controller", choices=("ff", "low", "high"), default="ff")
     a = ap.parse_args()
     from servo_ff.dynamics.nimbro_walk import nimbro_walk_params
 
