@@ -169,3 +169,38 @@ def test_up_says_when_a_params_file_alpha_wins_over_servo_config(tmp_path, caplo
     caplog.clear()
     commands("sim_arm", {}, params_files=[mine, sim])
     assert not [r for r in caplog.records if "--params-file" in r.getMessage()]
+
+
+def test_sim_nimbro_op_bringup_plan(caplog):
+    """`servo-ff up sim_nimbro_op` (bringup.plan, as its launch file): sim_op3's four nodes on its own YAML; the
+    feed-forward α̂ of servos_nimbro_op.yaml per joint (MX-106 M4 legs, MX-64 M4 arms and neck, 15 V), said in one
+    line; low gain 0.35 × 53.125 on sim and feed-forward; gain, feedforward and urdf arguments as sim_op3's."""
+    cfg = yaml.safe_load((ROOT / "config" / "sim_nimbro_op.yaml").read_text())
+    joints = list(cfg["/**"]["ros__parameters"]["joints"])
+    caplog.clear()
+    nodes = plan("sim_nimbro_op")
+    sim, ff, walk, described = nodes
+    assert [n.executable for n in nodes] == [
+        "servo_sim_node",
+        "servo_feedforward_node",
+        "servo_walk_node",
+        "servo_state_publisher_node",
+    ]
+    assert {n.config for n in nodes} == {"sim_nimbro_op.yaml"}
+    (line,) = [r.getMessage() for r in caplog.records if "servo_config" in r.getMessage()]
+    assert "servos_nimbro_op.yaml" in line and ff.overrides["alpha_file"] in line
+    assert ff.overrides["u_nominal"] == 15.0
+    table = load_alpha(ff.overrides["alpha_file"], joints)  # every joint of the robot (20)
+    assert len(joints) == 20
+    for j in joints:
+        servo = "mx64" if any(k in j for k in ("shoulder", "elbow", "neck", "head")) else "mx106"
+        assert np.allclose(table.alpha[joints.index(j)], _row(servo), rtol=1e-12), j
+    assert cfg["servo_sim"]["ros__parameters"]["kp"] == cfg["servo_feedforward"]["ros__parameters"]["kp"]
+    assert cfg["servo_sim"]["ros__parameters"]["kp"] == [pytest.approx(0.35 * 850 / 128 * 8, rel=1e-12)]
+    sim, ff, walk, _ = plan("sim_nimbro_op", gain="53.125", feedforward="false")
+    assert sim.overrides["kp"] == ff.overrides["kp"] == [53.125] and ff.overrides["enabled"] is False
+    with pytest.raises(ValueError, match="sim_nimbro_op: feedforward must be"):
+        plan("sim_nimbro_op", feedforward="maybe")
+    urdf = ROOT / "urdf" / "nimbro_op.urdf"
+    walk, described = plan("sim_nimbro_op", urdf=str(urdf))[2:]
+    assert walk.overrides["urdf_path"] == described.overrides["urdf_path"] == str(urdf)  # one robot for all

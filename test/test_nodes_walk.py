@@ -7,6 +7,7 @@ the engine process (the walk without ROS: test_walk_op3.py)."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +136,64 @@ def test_sim_op3_bringup_plan():
     urdf = Path(__file__).resolve().parents[1] / "urdf" / "op3.urdf"
     sim, ff, walk, described = plan("sim_op3", urdf=str(urdf))
     assert walk.overrides["urdf_path"] == described.overrides["urdf_path"] == str(urdf)  # one robot for all
+
+
+def test_sim_nimbro_op_walk_node_has_the_nimbro_gait():
+    """The walk node started with `servo-ff up sim_nimbro_op`'s parameter files plans with
+    dynamics.nimbro_walk's gait: every WalkParams field (the arms' posture too) and NIMBRO_FRAMES; a posture the
+    node cannot take is one line naming the parameter."""
+    from rclpy.parameter import Parameter
+
+    from servo_ff.bringup import config_dir, plan
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, nimbro_walk_params
+    from servo_ff.dynamics.walk_pattern import WalkFrames
+    from servo_ff.nodes.walk_node import WalkNode
+
+    quick = [Parameter("engine_process", value=False), Parameter("start_delay", value=3600.0)]
+    with RosHarness(salt=45) as ros:
+        args = plan("sim_nimbro_op", namespace=ros.ns)[2].ros_args(config_dir())
+        walk = ros.add(WalkNode("servo_walk", **ros.node_kwargs(), cli_args=args, parameter_overrides=quick))
+        assert walk.engine.params == nimbro_walk_params()
+        v = walk.table.values
+        assert WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"]) == NIMBRO_FRAMES
+        for names, values, line in (
+            (["left_elbow_pitch", "right_elbow_pitch"], [-0.4], "posture_positions has 1 value"),
+            (["l_el"], [0.5], "posture_joints ['l_el'] are not joints of"),
+        ):
+            bad = quick + [Parameter("posture_joints", value=names), Parameter("posture_positions", value=values)]
+            with pytest.raises(ValueError, match=re.escape(line)):
+                WalkNode("servo_walk_bad", **ros.node_kwargs(), cli_args=args, parameter_overrides=bad)
+
+
+def test_walk_node_holds_published_velocity_at_the_urdf_limit():
+    """Where placo's plan runs a joint at its URDF velocity limit, the five-point differences overshoot it (the
+    NimbRo-OP's knees at the MX-106's 4.7 rad/s: 4.93 rad/s, which the feed-forward node refused): the published
+    q̇ is held at the limit and counted; a joint below its own limit keeps its q̇ (here 5.0 rad/s peaks: the legs'
+    MX-106 held at 4.7, the arms' MX-64 (6.6 rad/s) not)."""
+    from rclpy.parameter import Parameter
+
+    from servo_ff.io.paths import share_file
+    from servo_ff.nodes.walk_node import WalkNode
+    from servo_ff.ros.desired_trajectory import parse_trajectory
+
+    overrides = [Parameter("urdf_path", value=str(share_file("urdf", "nimbro_op.urdf")))]
+    overrides += [Parameter("trunk_link", value="trunk_link"), Parameter("start_delay", value=3600.0)]
+    with RosHarness(salt=43) as ros:
+        walk = WalkNode("servo_walk_v", **ros.node_kwargs(), parameter_overrides=overrides)
+        try:
+            walk.now_s = lambda: 1.0
+            w = 2.0 * math.pi * 2.0
+            times = walk.dt * np.arange(300)
+            walk.times, walk.cs = list(times), [0.5] * 300
+            walk.qs = list(np.repeat((5.0 / w) * np.sin(w * times)[:, None], len(walk.joints), axis=1))
+            walk.q0, walk.t0, walk.t_walk = walk.qs[0], 0.0, 0.0
+            walk._publish_trajectory()
+            traj = parse_trajectory(walk._cdr.data(), {j: i for i, j in enumerate(walk.joints)}, 1.0)
+            peak = dict(zip(walk.joints, np.abs(traj.dq).max(axis=0), strict=True))
+            assert peak["left_knee_pitch"] == peak["right_hip_pitch"] == 4.7 and walk.vel_held > 0
+            assert peak["left_elbow_pitch"] == pytest.approx(5.0, abs=0.01)
+        finally:
+            walk.destroy_node()
 
 
 def test_walk_node_samples_its_window_as_np_interp_and_takes_one_pose():

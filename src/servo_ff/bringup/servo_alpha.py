@@ -2,9 +2,10 @@
 and firmware law (Schwarz & Behnke Eq. 19 for a voltage (PWM) law, :mod:`servo_ff.dynamics.alpha_current` for a
 current-based one; :func:`servo_ff.dynamics.walk_sim.firmware_alpha`), at the servos' one supply.
 
-The MuJoCo bring-ups with a feed-forward node (``sim_op3``, ``sim_humanoid``) give that node this α̂ of the servo
-YAML their sim node runs (:func:`servo_config_alpha`: ``servo_config:=``, else the YAML's own) instead of their
-YAML's feed-forward α̂, so it follows the servos the sim runs.
+The MuJoCo bring-ups with a feed-forward node (``table.SERVO_ALPHA_BRINGUPS``: ``sim_op3``, ``sim_nimbro_op``,
+``sim_humanoid``) give that node this α̂ of the servo YAML their sim node runs (:func:`servo_config_alpha`:
+``servo_config:=``, else the YAML's own) instead of their YAML's feed-forward α̂, so it follows the servos the sim
+runs.
 """
 
 from __future__ import annotations

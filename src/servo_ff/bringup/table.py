@@ -39,6 +39,11 @@ MUJOCO_ARGS = {
     "urdf": ("", "your robot's URDF (empty: the YAML's), published on robot_description for the sim and feed-forward"),
     "servo_config": ("", "your servo YAML: servo type / friction model per joint (empty: the YAML's)"),
 }
+#: the placo walk bring-ups (sim + feed-forward + servo_walk_node under cmd_vel): one code path, their own YAML
+WALK_BRINGUPS = ("sim_op3", "sim_nimbro_op")
+#: the bring-ups whose feed-forward α̂ follows the servo YAML the sim runs (servo_alpha.servo_config_alpha)
+SERVO_ALPHA_BRINGUPS = (*WALK_BRINGUPS, "sim_humanoid")
+
 HARDWARE_ARGS = {
     "port": ("", "serial port of the servo bus (empty: the YAML's)"),
     "baud": ("", "baud rate of the servo bus (empty: the YAML's)"),
@@ -86,6 +91,15 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             **MUJOCO_ARGS,
             "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
             "gain": ("", "servo P gain of sim and feed-forward, register units (empty: the YAML's, 280 = 0.35 x 800)"),
+            **COMMON_ARGS,
+        },
+    ),
+    "sim_nimbro_op": (
+        "MuJoCo NimbRo-OP (Schwarz & Behnke's robot) + feed-forward + placo walk with its gait under cmd_vel",
+        {
+            **MUJOCO_ARGS,
+            "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+            "gain": ("", "servo P gain of sim and feed-forward, register units (empty: the YAML's, 0.35 x 53.125)"),
             **COMMON_ARGS,
         },
     ),
@@ -165,7 +179,7 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         if not Path(a["servo_config"]).expanduser().is_file():
             raise FileNotFoundError(f"servo_config {a['servo_config']}: file not found")
         sim["servo_config"] = str(Path(a["servo_config"]).expanduser().resolve())
-    if bringup in ("sim_op3", "sim_humanoid"):  # the feed-forward α̂ follows the servos the sim runs (given or not)
+    if bringup in SERVO_ALPHA_BRINGUPS:  # the feed-forward α̂ follows the servos the sim runs (given or not)
         from .servo_alpha import servo_config_alpha
 
         ff.update(servo_config_alpha(bringup, sim.get("servo_config", ""), a["urdf"], a.get("params_file", "")))
@@ -177,13 +191,13 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
             sim["kp"] = [_gain(bringup, a["gain"], {})]
         walker.update(_loops(bringup, a["loops"]))
         return sim, ff, walker
-    if bringup == "sim_op3":
+    if bringup in WALK_BRINGUPS:
         if a["gain"]:
             sim["kp"] = ff["kp"] = [_gain(bringup, a["gain"], {})]
         if a["feedforward"] not in ("true", "false"):
-            raise ValueError(f"sim_op3: feedforward must be 'true' or 'false', got {a['feedforward']!r}")
+            raise ValueError(f"{bringup}: feedforward must be 'true' or 'false', got {a['feedforward']!r}")
         ff["enabled"] = a["feedforward"] == "true"
-        if a["urdf"]:  # the walk engine plans on the robot the others read (robot_description), not op3.urdf
+        if a["urdf"]:  # the walk engine plans on the robot the others read (robot_description), not the YAML's
             walker["urdf_path"] = str(Path(a["urdf"]).expanduser().resolve())
         return sim, ff, walker
     if a["support"] not in ("schedule", "contacts"):
@@ -234,9 +248,9 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
         return [node(SIM), node(FEEDFORWARD), described]
     if bringup == "so100":
         return [node(HARDWARE, hw), node(WALKER, _loops(bringup, a["loops"])), described]
-    if bringup in ("sim_humanoid", "sim_arm", "sim_so100", "sim_op3"):
+    if bringup in ("sim_humanoid", "sim_arm", "sim_so100", *WALK_BRINGUPS):
         sim, ff, walker = _mujoco_overrides(bringup, a)
-        if bringup == "sim_op3":
+        if bringup in WALK_BRINGUPS:
             return [node(SIM, sim), node(FEEDFORWARD, ff), node(WALK, walker), described]
         if bringup in ("sim_arm", "sim_so100"):
             return [node(SIM, sim), node(WALKER, walker), described]

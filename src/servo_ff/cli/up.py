@@ -107,10 +107,13 @@ def commands(
 
 
 def _warn_params_files_alpha(bringup: str, params_files: list[Path]) -> None:
-    """sim_op3 and sim_humanoid give the feed-forward node the α̂ of the sim's servo_config's laws (one log line, the
-    plan's); a ``--params-file`` is applied after it, so one that sets the node's α̂ wins, and one that sets the sim's
-    servo_config is not the file that α̂ follows: each said in one more line."""
-    if bringup not in ("sim_op3", "sim_humanoid"):
+    """SERVO_ALPHA_BRINGUPS (sim_op3, sim_nimbro_op, sim_humanoid) give the feed-forward node the α̂ of the sim's
+    servo_config's laws (one log line, the plan's); a ``--params-file`` is applied after it, so one that sets the
+    node's α̂ wins, and one that sets the sim's servo_config is not the file that α̂ follows: each said in one more
+    line."""
+    from servo_ff.bringup.table import SERVO_ALPHA_BRINGUPS
+
+    if bringup not in SERVO_ALPHA_BRINGUPS:
         return
     from servo_ff.bringup.servo_alpha import feedforward_params, node_params
 

@@ -11,7 +11,9 @@ refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
 central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
-feed-forward node samples between the points then has no q̈ ripple); the support coefficient (1 = left foot)
+feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit,
+which placo plans within but the differences overshoot where a joint runs at it, is held at the limit, counted and
+logged); the support coefficient (1 = left foot)
 on each ``/joint_states`` for its stamp + ``support_lead`` (the time of the feed-forward node's next tick), sent
 when it changes and every ``publish_period`` (the feed-forward node holds it; ``support_clock: timer``: every
 ``1/rate_hz``, one control period behind in the lockstep loop). The feed-forward node
@@ -48,6 +50,27 @@ from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 from .walk_params import BALANCE_KEYS, walk_specs
 
 
+def _posture(joints: list[str], positions: list[float]) -> dict[str, dict[str, float]]:
+    """WalkParams' ``posture`` from the two parameters (no joint named: WalkParams' own); [rad]."""
+    names = [j for j in joints if j]
+    if not names:
+        return {}
+    if len(names) != len(positions):
+        raise ValueError(
+            f"posture_positions has {len(positions)} value(s) for {len(names)} posture_joints: give one per joint"
+        )
+    return {"posture": dict(zip(names, map(float, positions), strict=True))}
+
+
+def _velocity_limits(urdf, joints: list[str]) -> np.ndarray:
+    """[rad/s] each joint's URDF ``<limit velocity>`` (placo's bound), inf where none (≤ 0 or not finite)."""
+    from servo_ff.dynamics.robot import load_robot
+
+    robot = load_robot(urdf)
+    v = dict(zip(robot.joint_names, robot.velocity, strict=True))
+    return np.array([v[j] if math.isfinite(v.get(j, 0.0)) and v.get(j, 0.0) > 0 else math.inf for j in joints])
+
+
 class WalkNode(Node):
     def __init__(self, name: str = "servo_walk", **kwargs: Any):
         super().__init__(name, **kwargs)
@@ -67,6 +90,7 @@ class WalkNode(Node):
             foot_length=v["foot_length"],
             foot_width=v["foot_width"],
             max_dx_forward=v["max_dx_forward"],
+            **_posture(v["posture_joints"], v["posture_positions"]),
         )
         frames = WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"])
         self.engine = WalkEngine(resolve_path(v["urdf_path"]), params, frames)
@@ -75,8 +99,13 @@ class WalkNode(Node):
         order = [j for j in v["joints"] if j]
         if order and sorted(order) != sorted(self.engine.joints):
             raise ValueError(f"joints {order} are not the joints of {v['urdf_path']}: {self.engine.joints}")
+        strange = [j for j in v["posture_joints"] if j and j not in self.engine.joints]
+        if strange:
+            raise ValueError(f"posture_joints {strange} are not joints of {v['urdf_path']}: {self.engine.joints}")
         self.joints = order or self.engine.joints
         self.perm = [self.engine.joints.index(j) for j in self.joints]  # engine order → published order
+        self.vmax = _velocity_limits(resolve_path(v["urdf_path"]), self.joints)  # [rad/s] placo's bounds
+        self.vel_held = 0  # published q̇ values held at self.vmax
         self.dt = params.dt
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
         self.t0: float | None = None  # [s, ROS clock] of the approach start
@@ -278,16 +307,26 @@ class WalkNode(Node):
         if self._cdr is None or self._cdr.n_points != n:
             self._cdr = TrajectoryCdr(self.joints, n)
         ns = np.rint(t * 1e9).astype(np.int64)
-        self._cdr.fill(
-            int(ns[0]),
-            np.rint((t - t[0]) * 1e9).astype(np.int64),
-            q[2:-2],
-            *knot_derivatives(q, self.dt),
-        )
+        dq, ddq = knot_derivatives(q, self.dt)
+        over = np.abs(dq) > self.vmax
+        if over.any():
+            self._hold_velocity(over)
+            dq = np.clip(dq, -self.vmax, self.vmax)
+        self._cdr.fill(int(ns[0]), np.rint((t - t[0]) * 1e9).astype(np.int64), q[2:-2], dq, ddq)
         self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
         ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
         self._prefetch(now + ahead + horizon + 4 * self.dt)  # the next messages' samples, computed meanwhile
+
+    def _hold_velocity(self, over: np.ndarray) -> None:
+        """Count (and log, throttled) the q̇ values ``over`` (P, J) held at the URDF velocity limits."""
+        self.vel_held += int(over.sum())
+        joints = [j for j, o in zip(self.joints, over.any(axis=0), strict=True) if o]
+        self.get_logger().warning(
+            f"q̇ of {', '.join(joints)} held at the URDF velocity limit (five-point differences of placo's plan "
+            f"overshoot it; {self.vel_held} value(s) so far)",
+            throttle_duration_sec=5.0,
+        )
 
     def _bracket(self, t: float) -> slice:
         """The two planned samples around ROS time ``t`` (one at the ends): np.interp on them is np.interp on

@@ -28,6 +28,10 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("foot_length", w.foot_length, "support polygon length", "m", lo=0.02, hi=1.0, **ro),
         ParamSpec("foot_width", w.foot_width, "support polygon width", "m", lo=0.01, hi=1.0, **ro),
         ParamSpec("max_dx_forward", w.max_dx_forward, "largest forward step", "m", lo=0.0, hi=0.5, **ro),
+        ParamSpec(
+            "posture_joints", [""], "joints outside the legs held at posture_positions (empty: the OP3's arms)", **ro
+        ),
+        ParamSpec("posture_positions", [0.0], "one per posture_joints entry", "rad", lo=-3.2, hi=3.2, **ro),
         ParamSpec("cmd_timeout", 1.0, "a cmd_vel older than this counts as zero", "s", lo=0.01, hi=3600.0),
         ParamSpec(
             "engine_process",
