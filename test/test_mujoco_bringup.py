@@ -135,6 +135,30 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mu
     assert "has no parameter" not in out, out[-3000:]  # every YAML key of the bring-up reaches its node
 
 
+def _up_patient(tmp_path, bringup: str, h) -> subprocess.Popen:
+    """`servo-ff up <bringup>` in harness ``h``'s domain and namespace, with the YAML's lockstep given 5 s of wall
+    time (its 0.5 s) before a step without the feed-forward's goal: on a loaded box the feed-forward process can take
+    longer than 12 × 0.5 s to start answering (the sim then stepped on plain P before its first goal), or to answer
+    one state mid-walk (that tests the machine, not the loop)."""
+    from servo_ff.bringup import python_env
+
+    patient = tmp_path / "patient.yaml"
+    patient.write_text("servo_sim:\n  ros__parameters:\n    lockstep_timeout: 5.0\n")
+    cmd = [
+        sys.executable,
+        "-m",
+        "servo_ff",
+        "up",
+        bringup,
+        "--arg",
+        f"namespace:={h.ns}",
+        "--params-file",
+        str(patient),
+    ]
+    env = {**python_env(), "ROS_DOMAIN_ID": str(h.domain)}
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
 def test_up_sim_op3_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels):
     """`servo-ff up sim_op3` as shipped (four processes, its YAML: lockstep; lockstep_timeout 5 s here): under
     cmd_vel 0.1 m/s the trunk advances and stays upright over 10 s of sim time from the walk's start (free-running,
@@ -146,20 +170,10 @@ def test_up_sim_op3_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels):
     from nav_msgs.msg import Odometry
     from sensor_msgs.msg import JointState
 
-    from servo_ff.bringup import python_env
     from servo_ff.ros.harness import RosHarness, wait_for
 
     h = RosHarness(salt=19)
-    env = python_env()
-    env["ROS_DOMAIN_ID"] = str(h.domain)
-    # the YAML's lockstep with 5 s of wall time (its 0.5 s) before a step without the feed-forward's goal: on a
-    # loaded box the feed-forward process can take longer than 12 × 0.5 s to start answering (the sim then stepped
-    # on plain P before its first goal), or to answer one state mid-walk (that tests the machine, not the loop)
-    patient = tmp_path / "patient.yaml"
-    patient.write_text("servo_sim:\n  ros__parameters:\n    lockstep_timeout: 5.0\n")
-    cmd = [sys.executable, "-m", "servo_ff", "up", "sim_op3", "--arg", f"namespace:={h.ns}"]
-    cmd += ["--params-file", str(patient)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = _up_patient(tmp_path, "sim_op3", h)
     try:
         probe = h.make_node("op3_up_probe")
         pub = probe.create_publisher(Twist, "cmd_vel", 10)
@@ -206,16 +220,10 @@ def test_up_sim_nimbro_op_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels)
     from geometry_msgs.msg import Twist
     from nav_msgs.msg import Odometry
 
-    from servo_ff.bringup import python_env
     from servo_ff.ros.harness import RosHarness, wait_for
 
     h = RosHarness(salt=23)
-    env = {**python_env(), "ROS_DOMAIN_ID": str(h.domain)}
-    patient = tmp_path / "patient.yaml"
-    patient.write_text("servo_sim:\n  ros__parameters:\n    lockstep_timeout: 5.0\n")
-    cmd = [sys.executable, "-m", "servo_ff", "up", "sim_nimbro_op", "--arg", f"namespace:={h.ns}"]
-    cmd += ["--params-file", str(patient)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = _up_patient(tmp_path, "sim_nimbro_op", h)
     try:
         probe = h.make_node("nimbro_up_probe")
         pub = probe.create_publisher(Twist, "cmd_vel", 10)
