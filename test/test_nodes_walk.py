@@ -239,7 +239,7 @@ def test_walk_trajectory_gives_the_feedforward_node_the_motions_acceleration_bet
     q̈ of the points: parse_trajectory, DesiredTrajectory), give a smooth motion's q̈ between the points too: 2 Hz
     sines of 0.3 rad (q̈ up to 47 rad/s²) on the 10 ms grid within 0.05 rad/s² at every 1 ms. Three-point differences
     (the former points) were off by up to 5.7 rad/s² there (dt²·q⃛/6 in q̇, turned by the quintic into ± dt·q⃛), which
-    the OP3's (c) paid for with 12 % more energy per step than the same walk ROS-free (docs/experiments.md). The
+    the OP3's (c) paid for with 12 % more energy per step than the same walk ROS-free (docs/energy.md). The
     ROS-free walk's ``desired="walk_node"`` samples the same."""
     from rclpy.parameter import Parameter
 

@@ -58,7 +58,7 @@ class WalkParams:
     max_dtheta: float = 0.4  # [rad]
     #: on-line walk: footsteps planned ahead at each re-plan. 3 (1.44 s, ≈ 10 LIPM time constants 1/ω) gives the
     #: joint trajectory of 6 within 3.5e-5 rad (2 % of an XM430 count) at 41 ms per re-plan instead of 157 ms
-    #: (2: 0.9e-3 rad; docs/experiments.md)
+    #: (2: 0.9e-3 rad; docs/simulation.md#where-the-time-goes-and-the-bound-real-time-factor)
     plan_steps: int = 3
     posture: dict[str, float] = field(
         default_factory=lambda: {
