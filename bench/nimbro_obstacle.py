@@ -163,15 +163,13 @@ def tables(cells: dict) -> str:
 
 def energy(runs: dict) -> tuple[str, float, float]:
     """The 40-step table and (knee, all-joint) reductions 1 − E(c)/E(a) over the common whole steps."""
-    from servo_ff.bringup.op3_energy import energy_over
+    from types import SimpleNamespace
+
+    from servo_ff.bringup.op3_energy import MIN_STEPS, common_steps, energy_over
     from servo_ff.dynamics.nimbro_walk import NIMBRO_KNEES
 
-    class Run:  # op3_energy's StepEnergy
-        def __init__(self, joints, step_energy):
-            self.joints, self.step_energy = joints, step_energy
-
-    r = {c: Run(j, e) for c, (j, e, _) in runs.items()}
-    n = min(len(x.step_energy) - 1 for x in r.values())
+    r = {c: SimpleNamespace(joints=j, step_energy=e) for c, (j, e, _) in runs.items()}  # op3_energy's StepEnergy
+    n = common_steps(list(r.values()))
     lines = [
         f"\nenergy on flat ground at {ENERGY_VX:g} m/s, ∫U·I dt over the first {n} whole steps (of "
         f"{ENERGY_STEPS}; paper: left knee {PAPER_KNEE[0]:g} → {PAPER_KNEE[1]:g} J over 40 steps, "
@@ -187,7 +185,7 @@ def energy(runs: dict) -> tuple[str, float, float]:
         left = energy_over(r[c], n, NIMBRO_KNEES[:1])
         lines.append(f"| ({LABEL[c]}) | {walked} | {left:.1f} | {energy_over(r[c], n, NIMBRO_KNEES):.1f} | "
                      f"{energy_over(r[c], n):.1f} |")  # fmt: skip
-    if n < 2:
+    if n < MIN_STEPS:
         return "\n".join(lines), math.nan, math.nan
     knee = 1 - energy_over(r["ff"], n, NIMBRO_KNEES) / energy_over(r["high"], n, NIMBRO_KNEES)
     total = 1 - energy_over(r["ff"], n) / energy_over(r["high"], n)
