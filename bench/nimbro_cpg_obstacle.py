@@ -30,6 +30,12 @@ placo bench's rule (``bench/nimbro_obstacle.py``, committed in ab5923d), with on
 * Energy: (a), (b), (c) on flat ground, 40 steps commanded at 0.05 m/s; ∫U·I dt per joint over the whole steps all of
   them walked (``bringup.op3_energy``); reductions 1 − E(c)/E(a) over both knees and over all joints.
 
+Supplement, registered after the rule above had been run and before any run of it (not in the paper-result count):
+as the placo bench's, the authors' code writes the MX P register as effort × 32, so their "k_p = 1.0" may be P = 32;
+(a) with k_P 32 and (c) with 0.35 × 32 = 11.2 + feed-forward (their walking legs' efforts 0.35–0.4 give P 11–13), on
+flat ground and at 15 mm, both shapes, the three speeds; the same stood and paper's-result rules
+(``cpg_kp32_board15_ac``, ``cpg_kp32_box15_ac``, ``cpg_kp32_paper_result``).
+
 Last line: RESULT cpg_flat_falls=… cpg_box15_ac=… cpg_board15_ac=… cpg_box5_ac=… cpg_board5_ac=… (per speed, slowest
 first, (a) then (c), S stood, F fell) cpg_paper_result=k/n cpg_knee_energy40_reduction=… cpg_energy40_reduction=…
 """
