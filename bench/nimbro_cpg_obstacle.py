@@ -38,6 +38,7 @@ flat ground and at 15 mm, both shapes, the three speeds; the same stood and pape
 
 Last line: RESULT cpg_flat_falls=… cpg_box15_ac=… cpg_board15_ac=… cpg_box5_ac=… cpg_board5_ac=… (per speed, slowest
 first, (a) then (c), S stood, F fell) cpg_paper_result=k/n cpg_knee_energy40_reduction=… cpg_energy40_reduction=…
+cpg_kp32_board15_ac=… cpg_kp32_box15_ac=… cpg_kp32_paper_result=k/n (the supplement)
 """
 
 from __future__ import annotations
@@ -61,11 +62,11 @@ SPEEDS = (0.025, 0.05, TOP)  # [m/s]
 
 
 def keys() -> list[tuple[str, str, float, float, float]]:
-    """The pre-registered cells: flat, then each shape and height, per speed and controller."""
+    """The pre-registered cells (flat, then each shape and height, per speed and controller), then the supplement's."""
     out = [(c, "flat", 0, v, nb.KP_HIGH) for v in SPEEDS for c in nb.CONTROLLERS]
-    return out + [
-        (c, s, h, v, nb.KP_HIGH) for s in nb.SHAPES for h in nb.HEIGHTS_MM for v in SPEEDS for c in nb.CONTROLLERS
-    ]
+    out += [(c, s, h, v, nb.KP_HIGH) for s in nb.SHAPES for h in nb.HEIGHTS_MM for v in SPEEDS for c in nb.CONTROLLERS]
+    sup = [(c, "flat", 0, v, nb.KP_CODE) for v in SPEEDS for c in ("high", "ff")]
+    return out + sup + [(c, s, 15, v, nb.KP_CODE) for s in nb.SHAPES for v in SPEEDS for c in ("high", "ff")]
 
 
 def main() -> int:
@@ -86,11 +87,12 @@ def main() -> int:
         cells = dict(zip(ks, pool.map(partial(nb.run_cell, gait="cpg"), ks)))
         runs = dict(zip(nb.CONTROLLERS, done))
     wall = time.perf_counter() - t0
-    print(nb.tables(cells, SPEEDS, supplement=False))
+    print(nb.tables(cells, SPEEDS))
     text, knee, total = nb.energy(runs)
     print(text)
     print(nb.fig6b(cells, a.fig6b, SPEEDS, "cpg"))
     k, n = nb.paper_count(cells, speeds=SPEEDS)
+    k32, n32 = nb.paper_count(cells, nb.KP_CODE, SPEEDS)
     free = [v for v in SPEEDS if not nb.cell(cells, "high", "", 0, v).fell]
     any_way = sum(
         nb.cell(cells, "high", s, 15, v).fell and not nb.cell(cells, "ff", s, 15, v).fell
@@ -110,7 +112,10 @@ def main() -> int:
     )
     print(
         f"RESULT cpg_flat_falls={falls or 'none'} {ac} cpg_paper_result={k}/{n} "
-        f"cpg_knee_energy40_reduction={knee:.3f} cpg_energy40_reduction={total:.3f}"
+        f"cpg_knee_energy40_reduction={knee:.3f} cpg_energy40_reduction={total:.3f} "
+        f"cpg_kp32_board15_ac={nb.ac(cells, 'board', 15, nb.KP_CODE, SPEEDS)} "
+        f"cpg_kp32_box15_ac={nb.ac(cells, 'foot_box', 15, nb.KP_CODE, SPEEDS)} "
+        f"cpg_kp32_paper_result={k32}/{n32}"
     )
     return 0
 

@@ -164,7 +164,7 @@ def tables(cells: dict, speeds=SPEEDS, supplement: bool = True) -> str:
         "|---|---|---|---|---|---|",
     ]
     for s, h in (("flat", 0), *((s, 15) for s in SHAPES)):
-        for v in SPEEDS:
+        for v in speeds:
             a, c = (describe(cell(cells, k, s, h, v, KP_CODE)) for k in ("high", "ff"))
             mark = "yes" if h and paper(cells, s, h, v, KP_CODE) else ""
             out.append(f"| {s} | {v:g} | {h} | {a} | {c} | {mark} |")
