@@ -75,32 +75,40 @@ PAPER_KNEE = (189.0, 140.0)  # [J] seed 002 §5.2: the left knee over 40 steps, 
 
 def walk(
     controller: str, n_steps: int, vx: float, kp_high: float, height_mm: float = 0.0, shape: str = "foot_box",
-    plan_grid: float = 1e-6,
+    plan_grid: float = 1e-6, gait: str = "placo",
 ):  # fmt: skip
-    """One ``simulate_walk`` of the NimbRo-OP with its servo file, gait and placo frames."""
+    """One ``simulate_walk`` of the NimbRo-OP with its servo file, gait and placo frames; ``gait`` "cpg": its authors'
+    CPG instead (``dynamics.nimbro_cpg_plan.cpg_plan`` at the gcv of ``vx``, the foot box at the right foot's third
+    swing: the CPG's step 4, as the placo walk's step 5)."""
     from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_SERVOS, NIMBRO_URDF, nimbro_walk_params
     from servo_ff.dynamics.walk_sim import simulate_walk
 
+    more = {}
+    if gait == "cpg":
+        from servo_ff.dynamics.nimbro_cpg import CpgConfig, gcv_for_speed
+        from servo_ff.dynamics.nimbro_cpg_plan import cpg_plan
+
+        more = {"ready": cpg_plan(NIMBRO_URDF, gcv_for_speed(vx, CpgConfig()), n_steps), "obstacle_step": 4}
     return simulate_walk(
         controller, n_steps, vx=vx, kp_high=kp_high, params=nimbro_walk_params(), urdf=NIMBRO_URDF,
         servos=NIMBRO_SERVOS, alpha=None, frames=NIMBRO_FRAMES, obstacle=height_mm / 1000, obstacle_shape=shape,
-        plan_grid=plan_grid,
+        plan_grid=plan_grid, **more,
     )  # fmt: skip
 
 
-def run_cell(key: tuple[str, str, float, float, float], plan_grid: float = 1e-6) -> Cell:
+def run_cell(key: tuple[str, str, float, float, float], plan_grid: float = 1e-6, gait: str = "placo") -> Cell:
     """(controller, shape or "flat", height [mm], vx [m/s], kp_high) → the run as the OP3 map's :class:`Cell`."""
     controller, shape, height_mm, vx, kp_high = key
-    r = walk(controller, N_STEPS, vx, kp_high, height_mm, "foot_box" if shape == "flat" else shape, plan_grid)
+    r = walk(controller, N_STEPS, vx, kp_high, height_mm, "foot_box" if shape == "flat" else shape, plan_grid, gait)
     ok = np.isfinite(r.pitch) & np.isfinite(r.roll)
     p, q = (r.pitch[ok], r.roll[ok]) if ok.any() else (np.array([math.nan]), np.array([math.nan]))
     way = direction(float(p[-1]), float(q[-1])) if r.fell and ok.any() else ("?" if r.fell else "")
     return Cell(controller, shape, height_mm, vx, r.fell_at, way, r.travel, r.t_touch, float(np.min(p)))
 
 
-def run_energy(controller: str) -> tuple[list[str], np.ndarray, float]:
+def run_energy(controller: str, gait: str = "placo") -> tuple[list[str], np.ndarray, float]:
     """(joints, step_energy [J], fell_at [s]) of 40 steps on flat ground at ENERGY_VX."""
-    r = walk(controller, ENERGY_STEPS, ENERGY_VX, KP_HIGH)
+    r = walk(controller, ENERGY_STEPS, ENERGY_VX, KP_HIGH, gait=gait)
     return r.joints, r.step_energy, r.fell_at
 
 
@@ -116,10 +124,10 @@ def cell(cells: dict, controller: str, shape: str, h: float, v: float, kp: float
     return cells[(controller, "flat" if h == 0 else shape, h, v, kp)]
 
 
-def ac(cells: dict, shape: str, h: float, kp: float = KP_HIGH) -> str:
+def ac(cells: dict, shape: str, h: float, kp: float = KP_HIGH, speeds=SPEEDS) -> str:
     """(a) then (c) per speed, slowest first, S stood, F fell: e.g. "FS,FS,FF"."""
     return ",".join(
-        "".join("F" if cell(cells, c, shape, h, v, kp).fell else "S" for c in ("high", "ff")) for v in SPEEDS
+        "".join("F" if cell(cells, c, shape, h, v, kp).fell else "S" for c in ("high", "ff")) for v in speeds
     )
 
 
@@ -129,14 +137,14 @@ def paper(cells: dict, shape: str, h: float, v: float, kp: float = KP_HIGH) -> b
     return a.fell and a.direction == "back" and not a.pre and not cell(cells, "ff", shape, h, v, kp).fell
 
 
-def paper_count(cells: dict, kp: float = KP_HIGH) -> tuple[int, int]:
+def paper_count(cells: dict, kp: float = KP_HIGH, speeds=SPEEDS) -> tuple[int, int]:
     """(k, n): n the 15 mm cells (both shapes) at speeds where (a) stood on flat ground, k those with the result."""
-    free = [v for v in SPEEDS if not cell(cells, "high", "", 0, v, kp).fell]
+    free = [v for v in speeds if not cell(cells, "high", "", 0, v, kp).fell]
     hits = [paper(cells, s, 15, v, kp) for s in SHAPES for v in free]
     return sum(hits), len(hits)
 
 
-def tables(cells: dict) -> str:
+def tables(cells: dict, speeds=SPEEDS, supplement: bool = True) -> str:
     out = []
     for s in SHAPES:
         out += [
@@ -144,17 +152,19 @@ def tables(cells: dict) -> str:
             "| vx [m/s] | h [mm] | (a) P | (b) 0.35 P | (c) 0.35 P + FF | paper's result |",
             "|---|---|---|---|---|---|",
         ]
-        for v in SPEEDS:
+        for v in speeds:
             for h in (0, *HEIGHTS_MM):
                 row = " | ".join(describe(cell(cells, c, s, h, v)) for c in CONTROLLERS)
                 out.append(f"| {v:g} | {h} | {row} | {'yes' if h and paper(cells, s, h, v) else ''} |")
+    if not supplement:
+        return "\n".join(out)
     out += [
         f"\nsupplement, k_P {KP_CODE:g} (the authors' code's P = effort × 32) and 0.35 × {KP_CODE:g} + FF:",
         "| shape | vx [m/s] | h [mm] | (a) P 32 | (c) 11.2 + FF | paper's result |",
         "|---|---|---|---|---|---|",
     ]
     for s, h in (("flat", 0), *((s, 15) for s in SHAPES)):
-        for v in SPEEDS:
+        for v in speeds:
             a, c = (describe(cell(cells, k, s, h, v, KP_CODE)) for k in ("high", "ff"))
             mark = "yes" if h and paper(cells, s, h, v, KP_CODE) else ""
             out.append(f"| {s} | {v:g} | {h} | {a} | {c} | {mark} |")
@@ -193,12 +203,13 @@ def energy(runs: dict) -> tuple[str, float, float]:
     return "\n".join(lines), knee, total
 
 
-def fig6b(cells: dict, path: str) -> str:
+def fig6b(cells: dict, path: str, speeds=SPEEDS, gait: str = "placo") -> str:
     """(a) and (c) on the 15 mm board at the slowest speed where (a) fell there (else the slowest): trunk pitch."""
-    v = next((v for v in SPEEDS if cell(cells, "high", "board", 15, v).fell), SPEEDS[0])
-    runs = {c: walk(c, N_STEPS, v, KP_HIGH, 15, "board") for c in ("high", "ff")}
+    v = next((v for v in speeds if cell(cells, "high", "board", 15, v).fell), speeds[0])
+    runs = {c: walk(c, N_STEPS, v, KP_HIGH, 15, "board", gait=gait) for c in ("high", "ff")}
     same = all(runs[c].fell == cell(cells, c, "board", 15, v).fell for c in runs)
-    title = f"NimbRo-OP (its authors' model) onto a 15 mm board at {v:g} m/s, ROS-free (placo walk, MuJoCo)"
+    how = "its authors' CPG walk" if gait == "cpg" else "placo walk"
+    title = f"NimbRo-OP (its authors' model) onto a 15 mm board at {v:g} m/s, ROS-free ({how}, MuJoCo)"
     plot_fig6b(runs, ("(a) k_P 53.1", "(c) 18.6 + FF"), title, path)
     return f"Fig. 6b (15 mm board, {v:g} m/s; the same outcomes as the cells: {same}): {shown(path)}"
 

@@ -125,6 +125,7 @@ def simulate_walk(
     imu_roll: bool = True,
     desired: str = "plan",
     frames: WalkFrames | None = None,
+    ready: tuple[WalkPlan, np.ndarray, float] | None = None,
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
@@ -136,7 +137,10 @@ def simulate_walk(
     pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation); ``desired``: how the goals and
     (c)'s q̇, q̈ are sampled from the plan (:func:`desired_motion`; "walk_node": as the DDS mission's feed-forward
     node); ``alpha`` None: (c)'s α̂ per joint from the servo file's own laws (:func:`servo_alpha`); ``frames``: the
-    links placo walks with (:class:`.WalkFrames`; default the OP3's)."""
+    links placo walks with (:class:`.WalkFrames`; default the OP3's); ``ready``: (plan, stance, step period [s]) walked
+    instead of placo's (e.g. :func:`.nimbro_cpg_plan.cpg_plan`; ``vx``, ``n_steps``, ``params``, ``frames`` unused): its
+    ``steps`` give the obstacle's time (step ``obstacle_step``'s start + half a period: the CPG's swing lasts the whole
+    step) and the energy rows' (each step's start + one period)."""
     if controller not in CONTROLLERS:
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     law = firmware_row(firmware) if isinstance(firmware, str) else firmware  # an unknown row: one line naming the rows
@@ -144,14 +148,24 @@ def simulate_walk(
         raise ValueError(f"desired must be one of {', '.join(DESIRED)}, got {desired!r}")
     if obstacle_shape not in OBSTACLE_SHAPES:
         raise ValueError(f"obstacle_shape must be one of {', '.join(OBSTACLE_SHAPES)}, got {obstacle_shape!r}")
-    engine = WalkEngine(urdf, params, frames)
-    plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
+    if ready is None:
+        engine = WalkEngine(urdf, params, frames)
+        plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
+        p = engine.params
+        t_obstacle = p.single_support * p.startend_double_support_ratio + obstacle_step * p.step_period
+        t_obstacle += 0.5 * p.single_support if obstacle > 0 else math.inf
+        step_ends = p.single_support * p.startend_double_support_ratio + np.arange(1, n_steps + 1) * p.step_period
+        dt = p.dt
+    else:
+        plan, q_stand = settled_plan(ready[0], ready[1], plan_grid)
+        starts = np.array([s for s, _ in plan.steps])
+        if obstacle > 0 and not 0 <= obstacle_step < len(starts):
+            raise ValueError(f"obstacle_step {obstacle_step}: the ready plan has {len(starts)} steps")
+        t_obstacle = starts[obstacle_step] + 0.5 * ready[2] if obstacle > 0 else math.inf
+        step_ends, dt = starts + ready[2], float(plan.t[1] - plan.t[0])
     sv = MujocoServos.from_description(
         urdf, servos, base="floating", options=ServoOptions(4096, latency=latency), obstacle_slot=obstacle > 0
     )
-    p = engine.params
-    t_obstacle = p.single_support * p.startend_double_support_ratio + obstacle_step * p.step_period
-    t_obstacle += 0.5 * p.single_support if obstacle > 0 else math.inf
     board = obstacle_shape == "board"
     if board and obstacle > 0:
         t_obstacle = 0.0  # the board: at the walk start, both feet on the ground
@@ -167,7 +181,7 @@ def simulate_walk(
     sv.set_kp(kp)
     t = np.arange(-hold, plan.t[-1] + 1e-9, control_dt)
     tc = np.clip(t, 0.0, None)
-    q, dq, ddq = desired_motion(plan, t, p.dt, desired)
+    q, dq, ddq = desired_motion(plan, t, dt, desired)
     ff = None
     supplies = sorted({float(sv.params[n].firmware.vin) for n in sv.joint_names})
     if controller == "ff" and len(supplies) > 1:  # else (c)'s α̂ and u_bat would be the first servo's supply's
@@ -194,7 +208,7 @@ def simulate_walk(
     x0, k0 = float(data.qpos[0]), int(np.searchsorted(t, 0.0))
     pitch, roll = np.full(len(t), np.nan), np.full(len(t), np.nan)
     fell_at, last, t_touch = math.nan, len(t) - 1, math.nan
-    ends = iter(p.single_support * p.startend_double_support_ratio + np.arange(1, n_steps + 1) * p.step_period)
+    ends = iter(step_ends)
     t_end, e0, step_energy = next(ends), np.zeros(len(sv.joint_names)), []
     for k in range(len(t)):
         if k == k0:

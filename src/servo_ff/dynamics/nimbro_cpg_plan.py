@@ -1,0 +1,145 @@
+"""The NimbRo-OP's CPG gait (:mod:`.nimbro_cpg`) run through its state machine into a :class:`.WalkPlan` (ROS-free):
+the phase and the gait command's slopes at each ``systemIterationTime`` (DynamicGait ``update``), the start and stop of
+the walk (``MotionLayer::update``: it halts only near a phase centre once |gcv| < stoppingVelocity), and the floating
+base placed with the stance sole flat on the ground (pinocchio) for the plan's CoM.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from .nimbro_cpg import CpgConfig, picut, pose, support_coefficient
+from .walk_pattern import WalkPlan
+
+
+class CpgWalk(NamedTuple):
+    """A CPG walk: the plan, the halt pose (``plan.joints`` order) and the step period [s] (one foot's lift)."""
+
+    plan: WalkPlan
+    q_stand: np.ndarray
+    step_period: float
+
+
+class GaitStates(NamedTuple):
+    """Per sample (T,): time [s], phase [rad], gcv.x, first-step timer [s], walking; steps: (t_start [s], side)."""
+
+    t: np.ndarray
+    phase: np.ndarray
+    gcv: np.ndarray
+    timer: np.ndarray
+    walking: np.ndarray
+    steps: list[tuple[float, str]]
+
+
+def slope(gcv: float, target: float, cfg: CpgConfig) -> float:
+    """gcv.x one tick towards ``target`` at accelerationForward (decelerationFactor × when slowing; gcv ≥ 0)."""
+    up, down = cfg.acceleration_forward * cfg.dt, cfg.acceleration_forward * cfg.deceleration_factor * cfg.dt
+    return gcv + up if target - gcv > up else gcv - down if target - gcv < -down else target
+
+
+def near_centre(phase: float) -> bool:
+    """The phase within 0.05 rad of 0 or ±π, where MotionLayer lets the walk halt."""
+    return abs(phase) < 0.05 or abs(phase) >= math.pi - 0.05
+
+
+def gait_states(gcv_x: float, n_steps: int, cfg: CpgConfig, hold: float = 0.5) -> GaitStates:
+    """The gait's state from the halt pose: ``n_steps`` steps commanded at ``gcv_x`` (gcv ramping at its slope), then
+    the command withdrawn until it halts, then ``hold`` [s] in the halt pose."""
+    if n_steps < 1:
+        raise ValueError(f"n_steps must be ≥ 1, got {n_steps}")
+    rate = cfg.gait_frequency * math.pi  # [rad/s]
+    phase = last = gcv = target = 0.0
+    timer, walking, k, t_stop = cfg.first_step_duration, True, 0, math.inf
+    rows, steps = [(0.0, 0.0, 0.0, timer, True)], []
+    while k * cfg.dt < t_stop + hold - 1e-9:
+        k += 1
+        t = k * cfg.dt
+        command = len(steps) <= n_steps
+        if walking and not command and gcv < cfg.stopping_velocity and near_centre(phase):
+            walking, t_stop, gcv, timer = False, t, 0.0, cfg.first_step_duration  # DynamicGait::reset
+        if walking:
+            if phase * last <= 0:
+                target = gcv_x if command else 0.0
+            gcv = slope(gcv, target, cfg)
+            last, phase = phase, picut(phase + rate * cfg.dt)
+            if timer > 0.5 * cfg.first_step_duration:
+                phase = 0.0
+            timer = max(0.0, timer - cfg.dt)
+            if last <= 0.0 < phase:
+                steps.append((t - phase / rate, "right"))
+            elif last > 0.0 > phase:
+                steps.append((t - (phase + math.pi) / rate, "left"))
+        rows.append((t, phase if walking else 0.0, gcv, timer, walking))
+    steps = [s for s in steps if s[0] < t_stop - 0.5 * cfg.step_period]
+    t, ph, g, tm, w = (np.array(c) for c in zip(*rows))
+    return GaitStates(t, ph, g, tm, w.astype(bool), steps)
+
+
+def _flat(m) -> object:
+    """``m`` (pinocchio SE3) on the ground: its x, y and yaw, z = 0, roll = pitch = 0."""
+    import pinocchio as pin  # noqa: PLC0415
+
+    yaw = math.atan2(m.rotation[1, 0], m.rotation[0, 0])
+    c, s = math.cos(yaw), math.sin(yaw)
+    return pin.SE3(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), np.array([*m.translation[:2], 0.0]))
+
+
+def placed_com(urdf: str | Path, joints: list[str], q: np.ndarray, c_left: np.ndarray, soles=("l_sole", "r_sole")):
+    """(T, 3) [m] the CoM in the world with the trunk placed so that the stance sole (left while ``c_left`` > 0.5,
+    right while < 0.5, kept at 0.5) lies flat where it landed: each new stance sole is put flat where the plan has it
+    at the support change; the walk starts with the left sole at the origin's height."""
+    import pinocchio as pin  # noqa: PLC0415 (optional dependency)
+
+    model = pin.buildModelFromUrdf(str(urdf))
+    data = model.createData()
+    idx = [joints.index(n) for n in model.names[1:]]
+    fid = [model.getFrameId(s) for s in soles]
+    base, stance, world, com = pin.SE3.Identity(), 0, None, np.zeros((len(q), 3))
+    for k in range(len(q)):
+        qk = q[k, idx]
+        pin.framesForwardKinematics(model, data, qk)
+        new = 0 if c_left[k] > 0.5 else 1 if c_left[k] < 0.5 else stance
+        if world is None or new != stance:
+            stance, world = new, _flat(base * data.oMf[fid[new]])
+        base = world * data.oMf[fid[stance]].inverse()
+        com[k] = base.act(pin.centerOfMass(model, data, qk))
+    return com
+
+
+def joint_limits(urdf: str | Path, joints: list[str], q: np.ndarray) -> None:
+    """A ValueError naming the first joint of ``joints`` whose positions ``q`` (T, J) leave its URDF limits."""
+    import pinocchio as pin  # noqa: PLC0415
+
+    model = pin.buildModelFromUrdf(str(urdf))
+    for n, lo, hi in zip(model.names[1:], model.lowerPositionLimit, model.upperPositionLimit):
+        x = q[:, joints.index(n)]
+        if x.min() < lo or x.max() > hi:
+            bad = x.min() if x.min() < lo else x.max()
+            raise ValueError(
+                f"{Path(urdf).name}: the CPG plan takes {n} to {bad:.3f} rad, outside [{lo:.3f}, {hi:.3f}]"
+            )
+
+
+def cpg_plan(urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None = None) -> CpgWalk:
+    """The CPG walk of ``n_steps`` steps at ``gcv_x`` on the grid ``cfg.dt``: q from the gait's equations, q̇ and q̈ by
+    finite differences (np.gradient), c_left = the left leg's support coefficient, the CoM placed (:func:`placed_com`);
+    ``zmp`` NaN (the CPG plans none); ``support`` "left"/"right" where the coefficient is 1/0, else "both"."""
+    import pinocchio as pin  # noqa: PLC0415
+
+    cfg = cfg or CpgConfig()
+    joints = list(pin.buildModelFromUrdf(str(urdf)).names[1:])
+    s = gait_states(gcv_x, n_steps, cfg)
+    q = np.array([pose(joints, p, g, tm, cfg) for p, g, tm in zip(s.phase, s.gcv, s.timer)])
+    joint_limits(urdf, joints, q)
+    c = np.array([support_coefficient(p, "left", cfg) if w else 0.5 for p, w in zip(s.phase, s.walking)])
+    dq = np.gradient(q, cfg.dt, axis=0)
+    support = np.where(c >= 1.0, "left", np.where(c <= 0.0, "right", "both"))
+    plan = WalkPlan(
+        joints, s.t, q, dq, np.gradient(dq, cfg.dt, axis=0), c, np.full((len(c), 2), np.nan),
+        placed_com(urdf, joints, q, c), support, [np.zeros((0, 2))] * len(c), s.steps,
+    )  # fmt: skip
+    return CpgWalk(plan, pose(joints, 0.0, 0.0, cfg.first_step_duration, cfg), cfg.step_period)
