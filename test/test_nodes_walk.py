@@ -172,6 +172,8 @@ def test_walk_node_holds_published_velocity_at_the_urdf_limit():
     MX-106 held at 4.7, the arms' MX-64 (6.6 rad/s) not)."""
     from rclpy.parameter import Parameter
 
+    from servo_ff.dynamics.walk_pattern import WalkPlan
+    from servo_ff.dynamics.walk_sim import desired_motion
     from servo_ff.io.paths import share_file
     from servo_ff.nodes.walk_node import WalkNode
     from servo_ff.ros.desired_trajectory import parse_trajectory
@@ -192,6 +194,10 @@ def test_walk_node_holds_published_velocity_at_the_urdf_limit():
             peak = dict(zip(walk.joints, np.abs(traj.dq).max(axis=0), strict=True))
             assert peak["left_knee_pitch"] == peak["right_hip_pitch"] == 4.7 and walk.vel_held > 0
             assert peak["left_elbow_pitch"] == pytest.approx(5.0, abs=0.01)
+            # the ROS-free walk's "walk_node" sampling holds the same values (one function, both front-ends)
+            plan = WalkPlan(list(walk.joints), times, np.asarray(walk.qs), *[None] * 8)
+            same = desired_motion(plan, traj.t0 + traj.times, walk.dt, "walk_node", walk.vmax)[1]
+            np.testing.assert_allclose(same, traj.dq, rtol=0, atol=1e-9)
         finally:
             walk.destroy_node()
 

@@ -108,6 +108,33 @@ def test_desired_motion_plan_and_walk_node():
         simulate_walk("ff", 1, desired="spline")
 
 
+def test_walk_node_sampling_holds_velocity_as_the_walk_node():
+    """desired_motion "walk_node" holds q̇ at the knots as servo_walk_node holds what it publishes (one function,
+    interpolation.held_knot_derivatives): 5 rad/s peaks held at 4.7 rad/s where the limit is, counted per joint, a
+    joint without one untouched; simulate_walk gives it the URDF's limits in the plan's joint order (the NimbRo-OP's
+    MX-106 legs 4.7 rad/s, MX-64 arms 6.6)."""
+    from servo_ff.dynamics.feedforward import joint_motion_bounds
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
+    from servo_ff.dynamics.walk_pattern import WalkPlan
+    from servo_ff.dynamics.walk_sim import desired_motion
+    from servo_ff.interpolation import held_knot_derivatives
+
+    w, dt = 4.0 * math.pi, 0.01
+    grid = dt * np.arange(200)
+    q = np.repeat((5.0 / w) * np.sin(w * grid)[:, None], 3, axis=1)
+    vmax = np.array([4.7, np.inf, 4.7])
+    padded = np.concatenate([q[:1], q[:1], q, q[-1:], q[-1:]])
+    dq, _, held = held_knot_derivatives(padded, dt, vmax)
+    assert np.abs(dq[5:-5]).max(axis=0).tolist() == pytest.approx([4.7, 5.0, 4.7], abs=0.01)  # (ends: padded)
+    assert held[0] == held[2] > 10 and held[1] == 0
+    plan = WalkPlan(["a", "b", "c"], grid, q, *[None] * 8)
+    got = desired_motion(plan, grid[:-1], dt, "walk_node", vmax)[1]  # (after the last knot: at rest)
+    np.testing.assert_allclose(got, dq[:-1], rtol=0, atol=1e-9)
+    assert np.abs(desired_motion(plan, grid, dt, "walk_node")[1]).max() > 4.9  # None: not held
+    vmax, _ = joint_motion_bounds(NIMBRO_URDF, ["left_elbow_pitch", "right_knee_pitch"])
+    assert vmax.tolist() == pytest.approx([6.6, 4.7], abs=0.05)
+
+
 def test_pitch_only_keeps_the_trunk_pitch_and_drops_roll_and_yaw():
     from servo_ff.dynamics.walk_balance import trunk_pitch_roll
     from servo_ff.dynamics.walk_sim import pitch_only

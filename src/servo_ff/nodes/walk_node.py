@@ -39,7 +39,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
-from servo_ff.interpolation import knot_derivatives
+from servo_ff.interpolation import held_knot_derivatives
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
@@ -60,15 +60,6 @@ def _posture(joints: list[str], positions: list[float]) -> dict[str, dict[str, f
             f"posture_positions has {len(positions)} value(s) for {len(names)} posture_joints: give one per joint"
         )
     return {"posture": dict(zip(names, map(float, positions), strict=True))}
-
-
-def _velocity_limits(urdf, joints: list[str]) -> np.ndarray:
-    """[rad/s] each joint's URDF ``<limit velocity>`` (placo's bound), inf where none (≤ 0 or not finite)."""
-    from servo_ff.dynamics.robot import load_robot
-
-    robot = load_robot(urdf)
-    v = dict(zip(robot.joint_names, robot.velocity, strict=True))
-    return np.array([v[j] if math.isfinite(v.get(j, 0.0)) and v.get(j, 0.0) > 0 else math.inf for j in joints])
 
 
 class WalkNode(Node):
@@ -104,7 +95,9 @@ class WalkNode(Node):
             raise ValueError(f"posture_joints {strange} are not joints of {v['urdf_path']}: {self.engine.joints}")
         self.joints = order or self.engine.joints
         self.perm = [self.engine.joints.index(j) for j in self.joints]  # engine order → published order
-        self.vmax = _velocity_limits(resolve_path(v["urdf_path"]), self.joints)  # [rad/s] placo's bounds
+        from servo_ff.dynamics.feedforward import joint_motion_bounds
+
+        self.vmax, _ = joint_motion_bounds(resolve_path(v["urdf_path"]), self.joints)  # [rad/s] placo's bounds
         self.vel_held = 0  # published q̇ values held at self.vmax
         self.dt = params.dt
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
@@ -307,21 +300,19 @@ class WalkNode(Node):
         if self._cdr is None or self._cdr.n_points != n:
             self._cdr = TrajectoryCdr(self.joints, n)
         ns = np.rint(t * 1e9).astype(np.int64)
-        dq, ddq = knot_derivatives(q, self.dt)
-        over = np.abs(dq) > self.vmax
-        if over.any():
-            self._hold_velocity(over)
-            dq = np.clip(dq, -self.vmax, self.vmax)
+        dq, ddq, v_held = held_knot_derivatives(q, self.dt, self.vmax)
+        if v_held.any():
+            self._hold_velocity(v_held)
         self._cdr.fill(int(ns[0]), np.rint((t - t[0]) * 1e9).astype(np.int64), q[2:-2], dq, ddq)
         self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
         ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
         self._prefetch(now + ahead + horizon + 4 * self.dt)  # the next messages' samples, computed meanwhile
 
-    def _hold_velocity(self, over: np.ndarray) -> None:
-        """Count (and log, throttled) the q̇ values ``over`` (P, J) held at the URDF velocity limits."""
-        self.vel_held += int(over.sum())
-        joints = [j for j, o in zip(self.joints, over.any(axis=0), strict=True) if o]
+    def _hold_velocity(self, held: np.ndarray) -> None:
+        """Count (and log, throttled) the q̇ values held at the URDF velocity limits (``held``: per joint)."""
+        self.vel_held += int(held.sum())
+        joints = [j for j, n in zip(self.joints, held, strict=True) if n]
         self.get_logger().warning(
             f"q̇ of {', '.join(joints)} held at the URDF velocity limit (five-point differences of placo's plan "
             f"overshoot it; {self.vel_held} value(s) so far)",
