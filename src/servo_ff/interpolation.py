@@ -215,14 +215,19 @@ def hold_within(x: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.clip(x, -limit, limit), over.sum(axis=0)
 
 
-def held_knot_derivatives(q: np.ndarray, dt: float, vmax: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def held_knot_derivatives(
+    q: np.ndarray, dt: float, vmax: np.ndarray, amax: np.ndarray | float = np.inf
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`knot_derivatives` of ``q`` (P + 4, J) [rad] on the grid ``dt`` [s] with q̇ held at ±``vmax`` (J,)
-    [rad/s]: (q̇, q̈, q̇ values held per joint). A plan that runs a joint at its velocity limit has five-point
-    differences a little beyond it, which the feed-forward node would refuse (what the walk node publishes and
-    ``walk_sim.desired_motion(…, "walk_node")`` samples)."""
+    [rad/s] and q̈ at ±``amax`` [rad/s²]: (q̇, q̈, q̇ values held per joint, q̈ values held per joint). What the walk
+    node publishes and ``walk_sim.desired_motion(…, "walk_node")`` samples, so that the feed-forward node refuses
+    none of it: a plan that runs a joint at its velocity limit has five-point differences a little beyond it, and
+    one whose joint alternates between two values from one sample to the next (placo's NimbRo-OP knee passing
+    through straight) has a q̈ of 4·Δq/dt² there."""
     dq, ddq = knot_derivatives(q, dt)
     dq, v_held = hold_within(dq, vmax)
-    return dq, ddq, v_held
+    ddq, a_held = hold_within(ddq, amax)
+    return dq, ddq, v_held, a_held
 
 
 def follow(

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..interpolation import JointSpline, held_knot_derivatives
 from ..models.firmware import FirmwareLaw, firmware_row
+from ..models.schema import MAX_ACCELERATION, MAX_VELOCITY
 from .alpha import AlphaTable, alpha_table_from_actuator
 from .alpha_current import alpha_table_current_law
 from .mujoco_humanoid import GAIN_RATIO
@@ -135,9 +136,9 @@ def simulate_walk(
     :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
     pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation); ``desired``: how the goals and
     (c)'s q̇, q̈ are sampled from the plan (:func:`desired_motion`; "walk_node": as the DDS mission's feed-forward
-    node, with the walk node's hold at the URDF's velocity limits); ``alpha`` None: (c)'s α̂ per joint from the servo
-    file's own laws (:func:`servo_alpha`); ``frames``: the links placo walks with (:class:`.WalkFrames`; default the
-    OP3's)."""
+    node, with the walk node's hold at the URDF's velocity limits and its default max_acceleration); ``alpha``
+    None: (c)'s α̂ per joint from the servo file's own laws (:func:`servo_alpha`); ``frames``: the links placo walks
+    with (:class:`.WalkFrames`; default the OP3's)."""
     if controller not in CONTROLLERS:
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     law = firmware_row(firmware) if isinstance(firmware, str) else firmware  # an unknown row: one line naming the rows
@@ -168,12 +169,12 @@ def simulate_walk(
     sv.set_kp(kp)
     t = np.arange(-hold, plan.t[-1] + 1e-9, control_dt)
     tc = np.clip(t, 0.0, None)
-    vmax = None
-    if desired == "walk_node":  # the walk node's hold (its URDF's velocity limits)
+    bounds = (None, None)
+    if desired == "walk_node":  # the walk node's hold (at its defaults: the feed-forward node's)
         from .feedforward import joint_motion_bounds  # noqa: PLC0415 (pinocchio: this sampling only)
 
-        vmax, _ = joint_motion_bounds(urdf, plan.joints)
-    q, dq, ddq = desired_motion(plan, t, p.dt, desired, vmax)
+        bounds = joint_motion_bounds(urdf, plan.joints, MAX_VELOCITY, MAX_ACCELERATION)
+    q, dq, ddq = desired_motion(plan, t, p.dt, desired, *bounds)
     ff = None
     supplies = sorted({float(sv.params[n].firmware.vin) for n in sv.joint_names})
     if controller == "ff" and len(supplies) > 1:  # else (c)'s α̂ and u_bat would be the first servo's supply's
@@ -247,20 +248,25 @@ def simulate_walk(
 
 
 def desired_motion(
-    plan: WalkPlan, t: np.ndarray, dt: float, how: str = "plan", vmax: np.ndarray | None = None
+    plan: WalkPlan,
+    t: np.ndarray,
+    dt: float,
+    how: str = "plan",
+    vmax: np.ndarray | None = None,
+    amax: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q [rad], q̇ [rad/s], q̈ [rad/s²]), each (len(t), J), of ``plan`` (samples every ``dt`` [s]) at the times ``t``
     [s from the walk start; before it the first sample, at rest]. "plan": its samples and np.gradient derivatives,
     interpolated linearly; "walk_node": as the DDS mission's feed-forward node samples servo_walk_node's points
-    (:func:`~servo_ff.interpolation.held_knot_derivatives`, q̇ held at ``vmax`` [rad/s] per joint (None: not held),
-    the quintic between the points; the plan held at its ends)."""
+    (:func:`~servo_ff.interpolation.held_knot_derivatives`, q̇ held at ``vmax`` [rad/s] and q̈ at ``amax`` [rad/s²]
+    per joint (None: not held), the quintic between the points; the plan held at its ends)."""
     tc = np.clip(t, 0.0, None)
     if how == "plan":
         q, dq, ddq = (np.stack([np.interp(tc, plan.t, x[:, i]) for i in range(x.shape[1])], axis=1)
                       for x in (plan.q, plan.dq, plan.ddq))  # fmt: skip
     else:
         padded = np.concatenate([plan.q[:1], plan.q[:1], plan.q, plan.q[-1:], plan.q[-1:]])
-        dq, ddq, _ = held_knot_derivatives(padded, dt, np.inf if vmax is None else vmax)
+        dq, ddq, *_ = held_knot_derivatives(padded, dt, *(np.inf if b is None else b for b in (vmax, amax)))
         spline = JointSpline(plan.t, plan.q, dq, ddq)
         q, dq, ddq = (np.array(x) for x in zip(*(spline.sample(s) for s in tc)))
     dq[t < 0], ddq[t < 0] = 0.0, 0.0

@@ -11,9 +11,10 @@ refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
 central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
-feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit,
-which placo plans within but the differences overshoot where a joint runs at it, is held at the limit, counted and
-logged); the support coefficient (1 = left foot)
+feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit
+(else ``max_velocity``), which placo plans within but the differences overshoot where a joint runs at it, and a q̈
+beyond ``max_acceleration`` (the NimbRo-OP's knee passing through straight) are held there, counted and logged:
+:func:`servo_ff.interpolation.held_knot_derivatives`); the support coefficient (1 = left foot)
 on each ``/joint_states`` for its stamp + ``support_lead`` (the time of the feed-forward node's next tick), sent
 when it changes and every ``publish_period`` (the feed-forward node holds it; ``support_clock: timer``: every
 ``1/rate_hz``, one control period behind in the lockstep loop). The feed-forward node
@@ -97,8 +98,12 @@ class WalkNode(Node):
         self.perm = [self.engine.joints.index(j) for j in self.joints]  # engine order → published order
         from servo_ff.dynamics.feedforward import joint_motion_bounds
 
-        self.vmax, _ = joint_motion_bounds(resolve_path(v["urdf_path"]), self.joints)  # [rad/s] placo's bounds
+        # [rad/s], [rad/s²] the feed-forward node's bounds (the URDF's velocity limits: placo's too)
+        self.vmax, self.amax = joint_motion_bounds(
+            resolve_path(v["urdf_path"]), self.joints, v["max_velocity"], v["max_acceleration"]
+        )
         self.vel_held = 0  # published q̇ values held at self.vmax
+        self.acc_held = 0  # published q̈ values held at self.amax
         self.dt = params.dt
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
         self.t0: float | None = None  # [s, ROS clock] of the approach start
@@ -300,9 +305,11 @@ class WalkNode(Node):
         if self._cdr is None or self._cdr.n_points != n:
             self._cdr = TrajectoryCdr(self.joints, n)
         ns = np.rint(t * 1e9).astype(np.int64)
-        dq, ddq, v_held = held_knot_derivatives(q, self.dt, self.vmax)
+        dq, ddq, v_held, a_held = held_knot_derivatives(q, self.dt, self.vmax, self.amax)
         if v_held.any():
             self._hold_velocity(v_held)
+        if a_held.any():
+            self._hold_acceleration(a_held)
         self._cdr.fill(int(ns[0]), np.rint((t - t[0]) * 1e9).astype(np.int64), q[2:-2], dq, ddq)
         self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
@@ -316,6 +323,16 @@ class WalkNode(Node):
         self.get_logger().warning(
             f"q̇ of {', '.join(joints)} held at the URDF velocity limit (five-point differences of placo's plan "
             f"overshoot it; {self.vel_held} value(s) so far)",
+            throttle_duration_sec=5.0,
+        )
+
+    def _hold_acceleration(self, held: np.ndarray) -> None:
+        """Count (and log, throttled) the q̈ values held at ``max_acceleration`` (``held``: per joint)."""
+        self.acc_held += int(held.sum())
+        joints = [j for j, n in zip(self.joints, held, strict=True) if n]
+        self.get_logger().warning(
+            f"q̈ of {', '.join(joints)} held at max_acceleration {self.table['max_acceleration']:g} rad/s² (the "
+            f"feed-forward node's bound; placo's plan jumps there; {self.acc_held} value(s) so far)",
             throttle_duration_sec=5.0,
         )
 
