@@ -384,6 +384,10 @@ def test_cmd_timeout_is_judged_at_planning_time(engine_process):
             clock[0] += 0.4  # no command for 0.4 s > cmd_timeout
             walk._publish_trajectory()
             assert walk.engine.cmd == (0.0, 0.0, 0.0) and walk.cmd_stale_logged
+            assert walk.cmd_clipped == 0  # 0.1 m/s: within the OP3 gait's 0.125 m/s
+            forward.linear.x = 0.2
+            walk._on_cmd(forward)  # beyond it: kept (placo clips its steps), counted and logged
+            assert walk.engine.cmd == (0.2, 0.0, 0.0) and walk.cmd_clipped == 1
         finally:
             walk.destroy_node()
 

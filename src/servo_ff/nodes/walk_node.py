@@ -6,8 +6,8 @@ walking stacks do, and publishes the desired JointTrajectory and the support coe
 On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to
 placo's walking stance in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is
 zero, re-planning the footsteps from the latest cmd_vel at each support change (placo clips a step to
-``max_dx_forward`` …). A cmd_vel older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is
-refused with a warning. Every
+``max_dx_forward`` …; a cmd_vel beyond one of them is logged, throttled). A cmd_vel older than ``cmd_timeout``
+counts as zero (logged once); a non-finite one is refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
 central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
@@ -114,6 +114,7 @@ class WalkNode(Node):
         self.cmd_time: float | None = None
         self.cmd_stale_logged = False
         self.cmd_refused = 0
+        self.cmd_clipped = 0  # cmd_vel messages beyond the gait's reach (placo clips their steps)
         self.messages = 0
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
         self._cdr: TrajectoryCdr | None = None  # the trajectory message's bytes, for its number of points
@@ -155,6 +156,14 @@ class WalkNode(Node):
             return
         self.cmd_time = self.now_s()
         self.cmd_stale_logged = False
+        beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
+        if beyond:
+            self.cmd_clipped += 1
+            self.get_logger().warning(
+                f"{self.table['cmd_vel_topic']}: {', '.join(beyond)} (the gait's max_dx_forward/max_dx_backward/"
+                f"max_dy/max_dtheta per {self.engine.params.step_period:g} s step): placo walks at most that",
+                throttle_duration_sec=5.0,
+            )
 
     def _on_imu(self, msg: Imu) -> None:
         now = self.now_s()
