@@ -1,16 +1,29 @@
 """The per-case lines of bench/candidate_laws.py (cross-gain and ``--folds``: train on one set of logs, judge on
-another) and their summary: which candidate validates (not a bench itself)."""
+another) and their summary: which candidate validates (not a bench itself); the benches' ``--workers`` refusal."""
 
 from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 CASE = re.compile(r"^  seed (\d+), train (\S+) → val (\S+):")
 ROW = re.compile(r"^    (\S+)\s+train\s+(\S+)\s+val\s+(\S+) mrad")
+
+
+MAX_WORKERS = 2  # processes of a bench: the machine's two cores are shared
+
+
+def workers_refused(prog: str, workers: int) -> bool:
+    """True, after one line on stderr (``<prog>: error: …``, as servo-ff's argument errors; the caller exits 2), when
+    ``--workers`` is not 1 … MAX_WORKERS."""
+    if 1 <= workers <= MAX_WORKERS:
+        return False
+    print(f"{prog}: error: --workers must be 1 … {MAX_WORKERS}, got {workers}", file=sys.stderr)
+    return True
 
 
 def seed_workers(argv: list[str], seeds: list[int], jobs: int) -> str | None:

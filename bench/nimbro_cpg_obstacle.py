@@ -53,6 +53,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import nimbro_obstacle as nb  # the placo bench: its cells, tables, energy and Fig. 6b (it puts src/ on sys.path)
+from _cases import workers_refused
 
 from servo_ff.dynamics.nimbro_cpg import CpgConfig, speed_per_gcv
 
@@ -74,8 +75,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1, help="processes (at most 2: the machine's cores are shared)")
     ap.add_argument("--fig6b", default=str(ROOT / "docs" / "img" / "nimbro_cpg_fig6b.png"), help="Fig. 6b's PNG")
     a = ap.parse_args()
-    if not 1 <= a.workers <= 2:
-        print(f"--workers must be 1 or 2, got {a.workers}")
+    if workers_refused("nimbro_cpg_obstacle.py", a.workers):
         return 2
     ks = keys()
     print(f"NimbRo-OP, its authors' CPG gait (top speed {TOP:.4f} m/s at gcv.x 1); {len(ks)} runs of {nb.N_STEPS} "

@@ -57,6 +57,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _cases import workers_refused  # noqa: E402
 from _op3_scaled import plot_fig6b  # noqa: E402 (Fig. 6b as the OP3's)
 from _paths import shown  # noqa: E402
 from op3_obstacle_sweep import Cell, describe, direction  # noqa: E402 (the OP3 map's cell, its words, fall direction)
@@ -220,8 +221,7 @@ def main() -> int:
     ap.add_argument("--perturb", action="store_true", help="the 15 mm cells' (a), (c) with the plan perturbed")
     ap.add_argument("--fig6b", default=str(ROOT / "docs" / "img" / "nimbro_fig6b.png"), help="Fig. 6b's PNG")
     a = ap.parse_args()
-    if not 1 <= a.workers <= 2:
-        print(f"--workers must be 1 or 2, got {a.workers}")
+    if workers_refused("nimbro_obstacle.py", a.workers):
         return 2
     import pinocchio as pin
 

@@ -60,6 +60,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _cases import workers_refused  # noqa: E402
 from _op3_scaled import fig6b, h_star_mm  # noqa: E402 (bench/ helper; needs src on the path)
 from _paths import shown  # noqa: E402
 
@@ -344,8 +345,7 @@ def main() -> int:
     ap.add_argument("--scaled", action="store_true", help="only the flat runs and the h* cells (not the map's heights)")
     ap.add_argument("--fig6b", default=str(ROOT / "docs" / "img" / "op3_scaled_fig6b.png"), help="Fig. 6b at h*")
     a = ap.parse_args()
-    if not 1 <= a.workers <= 2:
-        print(f"--workers must be 1 or 2, got {a.workers}")
+    if workers_refused("op3_obstacle_sweep.py", a.workers):
         return 2
     h_star = h_star_mm()
     hs = (h_star,) if a.scaled else tuple(sorted((*HEIGHTS_MM[1:], h_star)))

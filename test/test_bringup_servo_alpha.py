@@ -4,6 +4,7 @@ a servo YAML it cannot follow refused in one line (exit 2); over DDS the feed-fo
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,12 @@ from servo_ff.models.presets import preset
 ROOT = Path(__file__).resolve().parents[1]
 SERVOS = ROOT / "config" / "servos_humanoid.yaml"  # MX-106 legs, MX-64 arms and neck
 JOINTS = list(yaml.safe_load((ROOT / "config" / "sim_humanoid.yaml").read_text())["/**"]["ros__parameters"]["joints"])
+
+
+@pytest.fixture(autouse=True)
+def _alpha_line(caplog):
+    """The α̂ line is INFO (WARNING when it replaces a params_file's α̂): captured at both levels."""
+    caplog.set_level(logging.INFO, logger="servo_ff.bringup.servo_alpha")
 
 
 def _row(servo: str, joint: str = "j") -> np.ndarray:
@@ -204,3 +211,54 @@ def test_sim_nimbro_op_bringup_plan(caplog):
     urdf = ROOT / "urdf" / "nimbro_op.urdf"
     walk, described = plan("sim_nimbro_op", urdf=str(urdf))[2:]
     assert walk.overrides["urdf_path"] == described.overrides["urdf_path"] == str(urdf)  # one robot for all
+
+
+def _alpha_records(caplog) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if "feed-forward α̂ from servo_config" in r.getMessage()]
+
+
+@pytest.mark.parametrize("bringup", ["sim_op3", "sim_humanoid", "sim_nimbro_op"])
+def test_alpha_line_is_info_for_the_yaml_alpha_and_a_warning_for_the_users(bringup, tmp_path, caplog):
+    """The α̂ line of a default plan (it replaces the bring-up YAML's own α̂, as designed) and of a servo_config:=
+    is INFO; it is a WARNING when it replaces an α̂ the user gave (a params_file's alpha_file/servo/model)."""
+    caplog.clear()
+    plan(bringup)
+    plan(bringup, servo_config=str(ROOT / "config" / f"servos_{bringup.removeprefix('sim_')}.yaml"))
+    assert [r.levelno for r in _alpha_records(caplog)] == [logging.INFO] * 2
+    for key, value in (("alpha_file", "/x/fitted.yaml"), ("servo", "mx28"), ("model", "m1")):
+        pf = tmp_path / f"{key}.yaml"
+        pf.write_text(yaml.safe_dump({"servo_feedforward": {"ros__parameters": {key: value}}}))
+        caplog.clear()
+        plan(bringup, params_file=str(pf))
+        ((record,),) = [_alpha_records(caplog)]
+        assert record.levelno == logging.WARNING and f"instead of params_file {pf.name}'s" in record.getMessage()
+
+
+@pytest.mark.parametrize("bringup", ["sim_op3", "sim_humanoid", "sim_nimbro_op"])
+def test_feedforward_false_plan_reads_no_servo_file(bringup, tmp_path, caplog):
+    """feedforward:=false (the feed-forward node passes the desired positions): no α̂ is computed or logged, so an
+    unreadable servo_config (given, or a params_file's) does not stop the plan (the sim node reads it; with the
+    feed-forward on, the plan refuses it in one line), and `up` does not say a params file's α̂ wins over it."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("servos: [unreadable\n")
+    pf = tmp_path / "sim.yaml"
+    pf.write_text(yaml.safe_dump({"servo_sim": {"ros__parameters": {"servo_config": str(bad)}}}))
+    from servo_ff.dynamics.servo_map import ServoMapError
+
+    with pytest.raises(ServoMapError, match="bad.yaml: malformed YAML"):
+        plan(bringup, servo_config=str(bad))
+    with pytest.raises(ServoMapError, match="bad.yaml: malformed YAML"):
+        plan(bringup, params_file=str(pf))
+    caplog.clear()
+    for kwargs in ({"servo_config": str(bad)}, {"params_file": str(pf)}):
+        ff = plan(bringup, feedforward="false", **kwargs)[1].overrides
+        assert ff["enabled"] is False and not {"alpha_file", "u_nominal"} & ff.keys()
+    assert not _alpha_records(caplog)
+    from servo_ff.cli.up import commands
+
+    mine = tmp_path / "mine.yaml"  # nor does `up` say that a params file's α̂ wins over servo_config's
+    mine.write_text(yaml.safe_dump({"servo_feedforward": {"ros__parameters": {"alpha_file": "/x/a.yaml"}}}))
+    commands(bringup, {"feedforward": "false"}, params_files=[mine])
+    assert not [r for r in caplog.records if "--params-file" in r.getMessage()]
+    commands(bringup, {}, params_files=[mine])
+    assert [r for r in caplog.records if "--params-file" in r.getMessage()]

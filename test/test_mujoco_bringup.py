@@ -27,7 +27,7 @@ def test_plans_and_arguments(tmp_path):
     )
     assert sim.overrides == {"servo_config": str(servos), "support_topic": "support_coefficient"}
     assert ff.overrides["enabled"] is False  # the URDF: robot_description, from the one node given it
-    assert ff.overrides["u_nominal"] == 15.0  # α̂ of servo_config's laws: test_bringup_servo_alpha.py
+    assert "u_nominal" not in ff.overrides  # feedforward:=false: no α̂ from servo_config (test_bringup_servo_alpha.py)
     assert desc.overrides == {"urdf_path": str(urdf)}
     assert walker.overrides == {"support_topic": "walker/support_coefficient", "n_steps": 3}
     assert [n.name for n in plan("sim_arm", gain="low")] == ["servo_sim", "servo_walker", "servo_state_publisher"]

@@ -172,6 +172,8 @@ def test_walk_node_holds_published_velocity_at_the_urdf_limit():
     MX-106 held at 4.7, the arms' MX-64 (6.6 rad/s) not)."""
     from rclpy.parameter import Parameter
 
+    from servo_ff.dynamics.walk_pattern import WalkPlan
+    from servo_ff.dynamics.walk_sim import desired_motion
     from servo_ff.io.paths import share_file
     from servo_ff.nodes.walk_node import WalkNode
     from servo_ff.ros.desired_trajectory import parse_trajectory
@@ -192,6 +194,51 @@ def test_walk_node_holds_published_velocity_at_the_urdf_limit():
             peak = dict(zip(walk.joints, np.abs(traj.dq).max(axis=0), strict=True))
             assert peak["left_knee_pitch"] == peak["right_hip_pitch"] == 4.7 and walk.vel_held > 0
             assert peak["left_elbow_pitch"] == pytest.approx(5.0, abs=0.01)
+            # the ROS-free walk's "walk_node" sampling holds the same values (one function, both front-ends)
+            plan = WalkPlan(list(walk.joints), times, np.asarray(walk.qs), *[None] * 8)
+            same = desired_motion(plan, traj.t0 + traj.times, walk.dt, "walk_node", walk.vmax)[1]
+            np.testing.assert_allclose(same, traj.dq, rtol=0, atol=1e-9)
+        finally:
+            walk.destroy_node()
+
+
+def test_nimbro_walk_node_publishes_no_point_the_feedforward_node_refuses():
+    """The walk node with `servo-ff up sim_nimbro_op`'s parameters, driven by hand on a fake clock through the
+    approach and the first steps: every message passes the feed-forward node's check (its default bounds: the URDF's
+    4.7 / 6.6 rad/s, 1000 rad/s²). placo's right knee passes through straight in the first step (test_walk_sim.py):
+    its q̈ at the knots is held at 1000 rad/s² and counted (before, one trajectory per DDS run was refused, 1175
+    rad/s²), its q̇ at 4.7 rad/s."""
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.bringup import config_dir, plan
+    from servo_ff.dynamics.feedforward import desired_motion_bounds
+    from servo_ff.dynamics.robot import load_robot
+    from servo_ff.io.paths import share_file
+    from servo_ff.nodes.walk_node import WalkNode
+    from servo_ff.ros.desired_trajectory import parse_trajectory
+
+    clock = [1.0]
+    quick = {"engine_process": False, "start_delay": 0.0, "approach_time": 0.2}
+    with RosHarness(salt=45) as ros:
+        args = plan("sim_nimbro_op", namespace=ros.ns)[2].ros_args(config_dir())
+        walk = WalkNode(
+            "servo_walk", **ros.node_kwargs(), cli_args=args,
+            parameter_overrides=[Parameter(k, value=v) for k, v in quick.items()],
+        )  # fmt: skip
+        try:
+            robot = load_robot(share_file("urdf", "nimbro_op.urdf"))
+            vmax, amax, src = desired_motion_bounds(robot, 20.0, 1000.0)  # the feed-forward node's defaults
+            index = {j: robot.joint_names.index(j) for j in walk.joints}
+            walk.now_s = lambda: clock[0]
+            pose = list(walk.engine.q_stand[walk.perm])
+            walk._on_joint_states(serialize_message(JointState(name=walk.joints, position=pose)))
+            for _ in range(25):  # the approach (0.2 s) and 2.3 s of stepping in place: the knee's turn at ≈ 0.75 s
+                clock[0] += 0.1
+                walk._publish_trajectory()
+                parse_trajectory(walk._cdr.data(), index, clock[0], (vmax, amax, src))  # raises when refused
+            assert walk.acc_held > 0 and walk.vel_held > 0
         finally:
             walk.destroy_node()
 
@@ -337,6 +384,10 @@ def test_cmd_timeout_is_judged_at_planning_time(engine_process):
             clock[0] += 0.4  # no command for 0.4 s > cmd_timeout
             walk._publish_trajectory()
             assert walk.engine.cmd == (0.0, 0.0, 0.0) and walk.cmd_stale_logged
+            assert walk.cmd_clipped == 0  # 0.1 m/s: within the OP3 gait's 0.125 m/s
+            forward.linear.x = 0.2
+            walk._on_cmd(forward)  # beyond it: kept (placo clips its steps), counted and logged
+            assert walk.engine.cmd == (0.2, 0.0, 0.0) and walk.cmd_clipped == 1
         finally:
             walk.destroy_node()
 

@@ -6,6 +6,7 @@ feed-forward node on that law's α̂."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -188,6 +189,7 @@ def test_sim_op3_bringup_alpha_follows_servo_config(tmp_path, caplog):
     mx106 = plan("sim_op3", servo_config=str(_servo_yaml(tmp_path, "mx106", firmware="mx106")))[1].overrides
     assert mx106["u_nominal"] == FIRMWARE_LAWS["mx106"].vin == 15.0  # the law's supply, as the sim node's
     pwm_yaml = _servo_yaml(tmp_path, "pwm", firmware="xm430_position")
+    caplog.set_level(logging.INFO, logger="servo_ff.bringup.servo_alpha")  # the α̂ line: INFO (servo_config:=)
     with RosHarness(salt=48) as ros:
         caplog.clear()
         node = plan("sim_op3", servo_config=str(pwm_yaml), namespace=ros.ns)[1]

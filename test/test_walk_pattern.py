@@ -96,6 +96,27 @@ def test_missing_frame_link_named(tmp_path):
         placo_urdf_text(URDF, WalkFrames(trunk="torso"))
 
 
+def test_cmd_beyond_the_gaits_reach_is_said_and_clipped_by_placo():
+    """placo clips a footstep to the gait's maxima (silently): 0.2 m/s forward on the OP3's 0.48 s step walks at
+    0.06 m per step (0.125 m/s), 0.2 m/s backwards at 0.03 m; beyond_reach says which component is beyond, for the
+    walk node's log line, and nothing within."""
+    e = WalkEngine(URDF)
+    for vx, per_step in ((0.2, 0.06), (-0.2, -0.03)):
+        e.planner.configure(*e.step_of(vx, 0.0, 0.0), 6)
+        left = placo.flatten_on_floor(e.robot.get_T_world_left())
+        right = placo.flatten_on_floor(e.robot.get_T_world_right())
+        frames = [np.asarray(s.frame) for s in e.planner.plan(placo.HumanoidRobot_Side.left, left, right)]
+        d = np.linalg.inv(frames[3]) @ frames[5]  # the same foot two steps later, in its own frame
+        assert d[0, 3] == pytest.approx(2 * per_step, abs=1e-9)
+    assert e.beyond_reach(0.2, 0.0, 0.0) == ["linear.x 0.2 m/s beyond 0.125 m/s"]
+    assert e.beyond_reach(-0.2, 0.1, 1.0) == [
+        "linear.x -0.2 m/s beyond 0.0625 m/s",
+        "linear.y 0.1 m/s beyond 0.0625 m/s",
+        "angular.z 1 rad/s beyond 0.8333 rad/s",
+    ]
+    assert e.beyond_reach(0.125, -0.0625, -0.8) == []
+
+
 def test_the_op3_walks_with_its_knees_bent_forward(plan):
     """op3.urdf's knees bend one way (ROBOTIS's ranges: l_knee −0.1π…0.7π about +y, r_knee mirrored): the stance IK
     starts from the middle of the ranges, so it bends them forward, whatever placo's last bits do. Before, from the

@@ -206,6 +206,30 @@ def knot_derivatives(q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
     return (a - 8.0 * b + 8.0 * d - e) / (12.0 * dt), (-a + 16.0 * b - 30.0 * c + 16.0 * d - e) / (12.0 * dt * dt)
 
 
+def hold_within(x: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` (P, J) with each value beyond its joint's ``limit`` (J,) [x's unit; inf: none] held at ±limit, and the
+    number of values held per joint (J,); ``x`` itself when none is."""
+    over = np.abs(x) > limit
+    if not over.any():
+        return x, over.sum(axis=0)
+    return np.clip(x, -limit, limit), over.sum(axis=0)
+
+
+def held_knot_derivatives(
+    q: np.ndarray, dt: float, vmax: np.ndarray, amax: np.ndarray | float = np.inf
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`knot_derivatives` of ``q`` (P + 4, J) [rad] on the grid ``dt`` [s] with q̇ held at ±``vmax`` (J,)
+    [rad/s] and q̈ at ±``amax`` [rad/s²]: (q̇, q̈, q̇ values held per joint, q̈ values held per joint). What the walk
+    node publishes and ``walk_sim.desired_motion(…, "walk_node")`` samples, so that the feed-forward node refuses
+    none of it: a plan that runs a joint at its velocity limit has five-point differences a little beyond it, and
+    one whose joint alternates between two values from one sample to the next (placo's NimbRo-OP knee passing
+    through straight) has a q̈ of 4·Δq/dt² there."""
+    dq, ddq = knot_derivatives(q, dt)
+    dq, v_held = hold_within(dq, vmax)
+    ddq, a_held = hold_within(ddq, amax)
+    return dq, ddq, v_held, a_held
+
+
 def follow(
     t_start: float, q0, dq0, ddq0, times: Sequence[float], q, dq=None, ddq=None, has_dq=None, has_ddq=None
 ) -> JointSpline:
@@ -279,4 +303,14 @@ class ReplacedTrajectories:
         return out
 
 
-__all__ = ["CUBIC", "LINEAR", "QUINTIC", "JointSpline", "ReplacedTrajectories", "follow", "knot_derivatives"]
+__all__ = [
+    "CUBIC",
+    "LINEAR",
+    "QUINTIC",
+    "JointSpline",
+    "ReplacedTrajectories",
+    "follow",
+    "held_knot_derivatives",
+    "hold_within",
+    "knot_derivatives",
+]

@@ -5,7 +5,7 @@ current-based one; :func:`servo_ff.dynamics.walk_sim.firmware_alpha`), at the se
 The MuJoCo bring-ups with a feed-forward node (``table.SERVO_ALPHA_BRINGUPS``: ``sim_op3``, ``sim_nimbro_op``,
 ``sim_humanoid``) give that node this α̂ of the servo YAML their sim node runs (:func:`servo_config_alpha`:
 ``servo_config:=``, else the YAML's own) instead of their YAML's feed-forward α̂, so it follows the servos the sim
-runs.
+runs (not with ``feedforward:=false``: the servo YAML is then not read).
 """
 
 from __future__ import annotations
@@ -91,8 +91,9 @@ def servo_config_alpha(bringup: str, servo_config: str, urdf: str, params_file: 
     servos the sim node runs (:func:`servo_yaml_alpha`): ``servo_config`` (the argument; empty: the ``params_file``'s
     ``servo_sim`` servo_config, else the bring-up YAML's) on the robot ``urdf`` (empty: the description node's
     ``urdf_path`` in the same order, the robot_description the node reads), instead of the bring-up YAML's α̂ (or the
-    ``params_file``'s, when it sets one), said in one log line naming both files; a servo YAML that does not fit
-    raises one line naming the file and the key."""
+    ``params_file``'s, when it sets one), said in one log line naming both files (INFO; WARNING when it replaces the
+    ``params_file``'s α̂, one the user gave); a servo YAML that does not fit raises one line naming the file and the
+    key."""
     from servo_ff.dynamics.robot import load_robot
 
     cfg = config_dir() / f"{bringup}.yaml"
@@ -108,11 +109,13 @@ def servo_config_alpha(bringup: str, servo_config: str, urdf: str, params_file: 
     except ServoMapError as e:
         raise ServoMapError(f"{bringup}: servo_config {e}") from None
     ff, own = node_params(cfg, "servo_feedforward"), feedforward_params(params_file)
-    if {"alpha_file", "servo", "model"} & own.keys():  # the params_file's α̂ is the one replaced
+    users = bool({"alpha_file", "servo", "model"} & own.keys())  # the params_file's α̂ is the one replaced
+    if users:
         replaced = _yaml_alpha_source({**ff, **own}, f"params_file {Path(params_file).name}")
     else:
         replaced = _yaml_alpha_source(ff, cfg.name)
-    logging.getLogger(__name__).warning(
+    logging.getLogger(__name__).log(
+        logging.WARNING if users else logging.INFO,  # the bring-up YAML's own α̂ replaced: as designed
         "%s: feed-forward α̂ from servo_config %s (%s): %s, u_nominal %g V, instead of %s",
         bringup, servo_config, whose + law, alpha, vin, replaced,
     )  # fmt: skip

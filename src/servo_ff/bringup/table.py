@@ -179,7 +179,9 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         if not Path(a["servo_config"]).expanduser().is_file():
             raise FileNotFoundError(f"servo_config {a['servo_config']}: file not found")
         sim["servo_config"] = str(Path(a["servo_config"]).expanduser().resolve())
-    if bringup in SERVO_ALPHA_BRINGUPS:  # the feed-forward α̂ follows the servos the sim runs (given or not)
+    # the feed-forward α̂ follows the servos the sim runs (given or not); feedforward:=false: the node sends the
+    # desired positions (plain P), no α̂ to follow
+    if bringup in SERVO_ALPHA_BRINGUPS and a.get("feedforward") != "false":
         from .servo_alpha import servo_config_alpha
 
         ff.update(servo_config_alpha(bringup, sim.get("servo_config", ""), a["urdf"], a.get("params_file", "")))

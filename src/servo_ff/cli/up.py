@@ -102,7 +102,8 @@ def commands(
             check_config(extra)
             cmd += ["--params-file", str(node.matching(extra))]
         out.append((node.name, cmd))
-    _warn_params_files_alpha(bringup, params_files or [])
+    if args.get("feedforward") != "false":  # false: no servo_config α̂ (bringup.table), nothing to win over
+        _warn_params_files_alpha(bringup, params_files or [])
     return out
 
 

@@ -281,6 +281,17 @@ def desired_motion_bounds(robot: Robot, max_velocity, max_acceleration) -> tuple
     return vmax, amax, source
 
 
+def joint_motion_bounds(
+    urdf: str | Path, joints: list[str], max_velocity: float = math.inf, max_acceleration: float = math.inf
+) -> tuple[np.ndarray, np.ndarray]:
+    """(|q̇| [rad/s], |q̈| [rad/s²]) bounds of ``joints`` (that order) of ``urdf`` by the feed-forward node's rule
+    (:func:`desired_motion_bounds`): what a trajectory for it is held within (the walk node, ``walk_sim``)."""
+    robot = load_robot(urdf)
+    vmax, amax, _ = desired_motion_bounds(robot, max_velocity, max_acceleration)
+    cols = [robot.joint_names.index(j) for j in joints]
+    return vmax[cols], amax[cols]
+
+
 def check_desired_motion(
     dq: np.ndarray, ddq: np.ndarray, vmax: np.ndarray, amax: np.ndarray, names, vsource=None
 ) -> str | None:

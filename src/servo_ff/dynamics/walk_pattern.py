@@ -199,6 +199,21 @@ class WalkEngine:
         T = self.params.step_period
         return vx * T, vy * T, wz * T
 
+    def beyond_reach(self, vx: float, vy: float, wz: float) -> list[str]:
+        """The components of ``cmd_vel`` (m/s, m/s, rad/s) beyond the gait's reach per axis, in words (empty: none):
+        placo clips the step to ``max_dx_forward``/``max_dx_backward``, ``max_dy``, ``max_dtheta`` per step period
+        (and a combined step further, by the feet's overlap: not said here)."""
+        p, T = self.params, self.params.step_period
+        out = []
+        for name, v, top, unit in (
+            ("linear.x", vx, p.max_dx_forward if vx >= 0 else p.max_dx_backward, "m/s"),
+            ("linear.y", vy, p.max_dy, "m/s"),
+            ("angular.z", wz, p.max_dtheta, "rad/s"),
+        ):
+            if abs(v) * T > top + 1e-12:
+                out.append(f"{name} {v:g} {unit} beyond {top / T:.4g} {unit}")
+        return out
+
     def set_cmd(self, vx: float, vy: float, wz: float) -> None:
         """The velocity the on-line walk heads for from its next re-plan (REP-103: x forward, y left, z up)."""
         for name, v in (("linear.x", vx), ("linear.y", vy), ("angular.z", wz)):

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..interpolation import JointSpline, knot_derivatives
+from ..interpolation import JointSpline, held_knot_derivatives
 from ..models.firmware import FirmwareLaw, firmware_row
+from ..models.schema import MAX_ACCELERATION, MAX_VELOCITY
 from .alpha import AlphaTable, alpha_table_from_actuator
 from .alpha_current import alpha_table_current_law
 from .mujoco_humanoid import GAIN_RATIO
@@ -136,9 +137,10 @@ def simulate_walk(
     :func:`settled_plan` (another grid: a perturbation of the plan); ``imu_roll`` False: (c)'s gravity from the trunk's
     pitch alone (a diagnostic: Schwarz & Behnke take the whole IMU orientation); ``desired``: how the goals and
     (c)'s q̇, q̈ are sampled from the plan (:func:`desired_motion`; "walk_node": as the DDS mission's feed-forward
-    node); ``alpha`` None: (c)'s α̂ per joint from the servo file's own laws (:func:`servo_alpha`); ``frames``: the
-    links placo walks with (:class:`.WalkFrames`; default the OP3's); ``ready``: (plan, stance, step period [s]) walked
-    instead of placo's (e.g. :func:`.nimbro_cpg_plan.cpg_plan`; ``vx``, ``n_steps``, ``params``, ``frames`` unused): its
+    node, with the walk node's hold at the URDF's velocity limits and its default max_acceleration); ``alpha``
+    None: (c)'s α̂ per joint from the servo file's own laws (:func:`servo_alpha`); ``frames``: the links placo walks
+    with (:class:`.WalkFrames`; default the OP3's); ``ready``: (plan, stance, step period [s]) walked instead of
+    placo's (e.g. :func:`.nimbro_cpg_plan.cpg_plan`; ``vx``, ``n_steps``, ``params``, ``frames`` unused): its
     ``steps`` give the obstacle's time (step ``obstacle_step``'s start + half a period: the CPG's swing lasts the whole
     step) and the energy rows' (each step's start + one period)."""
     if controller not in CONTROLLERS:
@@ -181,7 +183,12 @@ def simulate_walk(
     sv.set_kp(kp)
     t = np.arange(-hold, plan.t[-1] + 1e-9, control_dt)
     tc = np.clip(t, 0.0, None)
-    q, dq, ddq = desired_motion(plan, t, dt, desired)
+    bounds = (None, None)
+    if desired == "walk_node":  # the walk node's hold (at its defaults: the feed-forward node's)
+        from .feedforward import joint_motion_bounds  # noqa: PLC0415 (pinocchio: this sampling only)
+
+        bounds = joint_motion_bounds(urdf, plan.joints, MAX_VELOCITY, MAX_ACCELERATION)
+    q, dq, ddq = desired_motion(plan, t, dt, desired, *bounds)
     ff = None
     supplies = sorted({float(sv.params[n].firmware.vin) for n in sv.joint_names})
     if controller == "ff" and len(supplies) > 1:  # else (c)'s α̂ and u_bat would be the first servo's supply's
@@ -255,19 +262,26 @@ def simulate_walk(
 
 
 def desired_motion(
-    plan: WalkPlan, t: np.ndarray, dt: float, how: str = "plan"
+    plan: WalkPlan,
+    t: np.ndarray,
+    dt: float,
+    how: str = "plan",
+    vmax: np.ndarray | None = None,
+    amax: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q [rad], q̇ [rad/s], q̈ [rad/s²]), each (len(t), J), of ``plan`` (samples every ``dt`` [s]) at the times ``t``
     [s from the walk start; before it the first sample, at rest]. "plan": its samples and np.gradient derivatives,
     interpolated linearly; "walk_node": as the DDS mission's feed-forward node samples servo_walk_node's points
-    (:func:`~servo_ff.interpolation.knot_derivatives`, the quintic between the points; the plan held at its ends)."""
+    (:func:`~servo_ff.interpolation.held_knot_derivatives`, q̇ held at ``vmax`` [rad/s] and q̈ at ``amax`` [rad/s²]
+    per joint (None: not held), the quintic between the points; the plan held at its ends)."""
     tc = np.clip(t, 0.0, None)
     if how == "plan":
         q, dq, ddq = (np.stack([np.interp(tc, plan.t, x[:, i]) for i in range(x.shape[1])], axis=1)
                       for x in (plan.q, plan.dq, plan.ddq))  # fmt: skip
     else:
         padded = np.concatenate([plan.q[:1], plan.q[:1], plan.q, plan.q[-1:], plan.q[-1:]])
-        spline = JointSpline(plan.t, plan.q, *knot_derivatives(padded, dt))
+        dq, ddq, *_ = held_knot_derivatives(padded, dt, *(np.inf if b is None else b for b in (vmax, amax)))
+        spline = JointSpline(plan.t, plan.q, dq, ddq)
         q, dq, ddq = (np.array(x) for x in zip(*(spline.sample(s) for s in tc)))
     dq[t < 0], ddq[t < 0] = 0.0, 0.0
     return q, dq, ddq

@@ -113,6 +113,9 @@ FEEDFORWARD_FIELDS: dict[str, FieldSpec] = {
     ),
     "max_acceleration": FieldSpec("rad/s²", 0.0, 1e6, "largest desired |q̈| of a joint", lo_open=True),
 }
+#: the feed-forward node's default max_velocity [rad/s] and max_acceleration [rad/s²], which the walk node's points
+#: are held within by default too
+MAX_VELOCITY, MAX_ACCELERATION = 20.0, 1000.0
 
 
 def check_field(table: dict[str, FieldSpec], key: str, value: Any, name: str | None = None) -> float:

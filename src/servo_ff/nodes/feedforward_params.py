@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, range_text
+from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, MAX_ACCELERATION, MAX_VELOCITY, range_text
 from servo_ff.ros.common import ParamSpec, field_param
 from servo_ff.ros.parameters import servo_preset_specs
 from servo_ff.ros.robot_description import timeout_spec
@@ -52,8 +52,8 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
         ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
         field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),
         field_param("min_supply_fraction", FEEDFORWARD_FIELDS["min_supply_fraction"], 0.5),
-        field_param("max_velocity", FEEDFORWARD_FIELDS["max_velocity"], [20.0], per_joint=True),
-        field_param("max_acceleration", FEEDFORWARD_FIELDS["max_acceleration"], [1000.0], per_joint=True),
+        field_param("max_velocity", FEEDFORWARD_FIELDS["max_velocity"], [MAX_VELOCITY], per_joint=True),
+        field_param("max_acceleration", FEEDFORWARD_FIELDS["max_acceleration"], [MAX_ACCELERATION], per_joint=True),
         ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
         field_param(
             "stribeck_dq_s",

@@ -6,14 +6,15 @@ walking stacks do, and publishes the desired JointTrajectory and the support coe
 On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to
 placo's walking stance in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is
 zero, re-planning the footsteps from the latest cmd_vel at each support change (placo clips a step to
-``max_dx_forward`` …). A cmd_vel older than ``cmd_timeout`` counts as zero (logged once); a non-finite one is
-refused with a warning. Every
+``max_dx_forward`` …; a cmd_vel beyond one of them is logged, throttled). A cmd_vel older than ``cmd_timeout``
+counts as zero (logged once); a non-finite one is refused with a warning. Every
 ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
 central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
-feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit,
-which placo plans within but the differences overshoot where a joint runs at it, is held at the limit, counted and
-logged); the support coefficient (1 = left foot)
+feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit
+(else ``max_velocity``), which placo plans within but the differences overshoot where a joint runs at it, and a q̈
+beyond ``max_acceleration`` (the NimbRo-OP's knee passing through straight) are held there, counted and logged:
+:func:`servo_ff.interpolation.held_knot_derivatives`); the support coefficient (1 = left foot)
 on each ``/joint_states`` for its stamp + ``support_lead`` (the time of the feed-forward node's next tick), sent
 when it changes and every ``publish_period`` (the feed-forward node holds it; ``support_clock: timer``: every
 ``1/rate_hz``, one control period behind in the lockstep loop). The feed-forward node
@@ -39,7 +40,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
-from servo_ff.interpolation import knot_derivatives
+from servo_ff.interpolation import held_knot_derivatives
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
@@ -60,15 +61,6 @@ def _posture(joints: list[str], positions: list[float]) -> dict[str, dict[str, f
             f"posture_positions has {len(positions)} value(s) for {len(names)} posture_joints: give one per joint"
         )
     return {"posture": dict(zip(names, map(float, positions), strict=True))}
-
-
-def _velocity_limits(urdf, joints: list[str]) -> np.ndarray:
-    """[rad/s] each joint's URDF ``<limit velocity>`` (placo's bound), inf where none (≤ 0 or not finite)."""
-    from servo_ff.dynamics.robot import load_robot
-
-    robot = load_robot(urdf)
-    v = dict(zip(robot.joint_names, robot.velocity, strict=True))
-    return np.array([v[j] if math.isfinite(v.get(j, 0.0)) and v.get(j, 0.0) > 0 else math.inf for j in joints])
 
 
 class WalkNode(Node):
@@ -104,8 +96,14 @@ class WalkNode(Node):
             raise ValueError(f"posture_joints {strange} are not joints of {v['urdf_path']}: {self.engine.joints}")
         self.joints = order or self.engine.joints
         self.perm = [self.engine.joints.index(j) for j in self.joints]  # engine order → published order
-        self.vmax = _velocity_limits(resolve_path(v["urdf_path"]), self.joints)  # [rad/s] placo's bounds
+        from servo_ff.dynamics.feedforward import joint_motion_bounds
+
+        # [rad/s], [rad/s²] the feed-forward node's bounds (the URDF's velocity limits: placo's too)
+        self.vmax, self.amax = joint_motion_bounds(
+            resolve_path(v["urdf_path"]), self.joints, v["max_velocity"], v["max_acceleration"]
+        )
         self.vel_held = 0  # published q̇ values held at self.vmax
+        self.acc_held = 0  # published q̈ values held at self.amax
         self.dt = params.dt
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
         self.t0: float | None = None  # [s, ROS clock] of the approach start
@@ -116,6 +114,7 @@ class WalkNode(Node):
         self.cmd_time: float | None = None
         self.cmd_stale_logged = False
         self.cmd_refused = 0
+        self.cmd_clipped = 0  # cmd_vel messages beyond the gait's reach (placo clips their steps)
         self.messages = 0
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
         self._cdr: TrajectoryCdr | None = None  # the trajectory message's bytes, for its number of points
@@ -157,6 +156,14 @@ class WalkNode(Node):
             return
         self.cmd_time = self.now_s()
         self.cmd_stale_logged = False
+        beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
+        if beyond:
+            self.cmd_clipped += 1
+            self.get_logger().warning(
+                f"{self.table['cmd_vel_topic']}: {', '.join(beyond)} (the gait's max_dx_forward/max_dx_backward/"
+                f"max_dy/max_dtheta per {self.engine.params.step_period:g} s step): placo walks at most that",
+                throttle_duration_sec=5.0,
+            )
 
     def _on_imu(self, msg: Imu) -> None:
         now = self.now_s()
@@ -307,24 +314,34 @@ class WalkNode(Node):
         if self._cdr is None or self._cdr.n_points != n:
             self._cdr = TrajectoryCdr(self.joints, n)
         ns = np.rint(t * 1e9).astype(np.int64)
-        dq, ddq = knot_derivatives(q, self.dt)
-        over = np.abs(dq) > self.vmax
-        if over.any():
-            self._hold_velocity(over)
-            dq = np.clip(dq, -self.vmax, self.vmax)
+        dq, ddq, v_held, a_held = held_knot_derivatives(q, self.dt, self.vmax, self.amax)
+        if v_held.any():
+            self._hold_velocity(v_held)
+        if a_held.any():
+            self._hold_acceleration(a_held)
         self._cdr.fill(int(ns[0]), np.rint((t - t[0]) * 1e9).astype(np.int64), q[2:-2], dq, ddq)
         self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
         ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
         self._prefetch(now + ahead + horizon + 4 * self.dt)  # the next messages' samples, computed meanwhile
 
-    def _hold_velocity(self, over: np.ndarray) -> None:
-        """Count (and log, throttled) the q̇ values ``over`` (P, J) held at the URDF velocity limits."""
-        self.vel_held += int(over.sum())
-        joints = [j for j, o in zip(self.joints, over.any(axis=0), strict=True) if o]
+    def _hold_velocity(self, held: np.ndarray) -> None:
+        """Count (and log, throttled) the q̇ values held at the URDF velocity limits (``held``: per joint)."""
+        self.vel_held += int(held.sum())
+        joints = [j for j, n in zip(self.joints, held, strict=True) if n]
         self.get_logger().warning(
             f"q̇ of {', '.join(joints)} held at the URDF velocity limit (five-point differences of placo's plan "
             f"overshoot it; {self.vel_held} value(s) so far)",
+            throttle_duration_sec=5.0,
+        )
+
+    def _hold_acceleration(self, held: np.ndarray) -> None:
+        """Count (and log, throttled) the q̈ values held at ``max_acceleration`` (``held``: per joint)."""
+        self.acc_held += int(held.sum())
+        joints = [j for j, n in zip(self.joints, held, strict=True) if n]
+        self.get_logger().warning(
+            f"q̈ of {', '.join(joints)} held at max_acceleration {self.table['max_acceleration']:g} rad/s² (the "
+            f"feed-forward node's bound; placo's plan jumps there; {self.acc_held} value(s) so far)",
             throttle_duration_sec=5.0,
         )
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from servo_ff.ros.common import ParamSpec
+from servo_ff.models.schema import FEEDFORWARD_FIELDS, MAX_ACCELERATION, MAX_VELOCITY
+from servo_ff.ros.common import ParamSpec, field_param
 
 
 def walk_specs() -> list[ParamSpec]:
@@ -32,6 +33,21 @@ def walk_specs() -> list[ParamSpec]:
             "posture_joints", [""], "joints outside the legs held at posture_positions (empty: the OP3's arms)", **ro
         ),
         ParamSpec("posture_positions", [0.0], "one per posture_joints entry", "rad", lo=-3.2, hi=3.2, **ro),
+        field_param(
+            "max_velocity",
+            FEEDFORWARD_FIELDS["max_velocity"],
+            MAX_VELOCITY,
+            description="published |q̇| held here where the URDF has no velocity limit (else at it): the feed-forward "
+            "node's max_velocity",
+            read_only=True,
+        ),
+        field_param(
+            "max_acceleration",
+            FEEDFORWARD_FIELDS["max_acceleration"],
+            MAX_ACCELERATION,
+            description="published |q̈| held here: the feed-forward node's max_acceleration",
+            read_only=True,
+        ),
         ParamSpec("cmd_timeout", 1.0, "a cmd_vel older than this counts as zero", "s", lo=0.01, hi=3600.0),
         ParamSpec(
             "engine_process",
