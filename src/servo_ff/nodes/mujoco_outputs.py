@@ -4,7 +4,7 @@
 (floating base, :mod:`servo_ff.ros.odometry_pub`). Serialized once and written in place
 (:mod:`servo_ff.ros.cdr_template`): stamp and readings only. The contact forces are read only while
 ``foot_forces`` or ``support_coefficient`` has a subscriber (asked of rclpy at most every 5 ms, as ``odom``): the
-bring-ups do not listen to them."""
+missions do not listen to them."""
 
 from __future__ import annotations
 
