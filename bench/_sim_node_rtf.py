@@ -113,12 +113,12 @@ class SimNodeProcess:
         from servo_ff.bringup import python_env
         from servo_ff.ros.harness import RosHarness, wait_for
 
+        self.pinned, self.affinity = has_taskset(), os.sched_getaffinity(0)
+        if self.pinned and len(self.affinity) > 1:  # the probe off the sim's core: before rclpy and DDS start
+            os.sched_setaffinity(0, self.affinity - {0})  # their threads, which inherit it
         self.ros = RosHarness(salt=salt)
         env = python_env()
         env["ROS_DOMAIN_ID"] = str(self.ros.domain)
-        self.pinned, self.affinity = has_taskset(), os.sched_getaffinity(0)
-        if self.pinned and len(self.affinity) > 1:  # the probe (this process) off the sim's core
-            os.sched_setaffinity(0, self.affinity - {0})
         cmd = node_command(self.ros.ns)
         self.proc = subprocess.Popen(
             ["taskset", "-c", "0", *cmd] if self.pinned else cmd,
