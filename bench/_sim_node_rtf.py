@@ -101,21 +101,24 @@ def gait_message(seconds_ahead: float = 2.0):
 
 class SimNodeProcess:
     """The sim node in its own process (pinned to core 0 when ``taskset`` is there; this process then moves off
-    core 0), a probe node recording its /diagnostics as (wall time received, sim time, measured rtf)."""
+    core 0), a probe node recording its /diagnostics as (wall time received, sim time, measured rtf) and subscribed
+    (bytes, counted in ``received``) to the node's topics named in ``listen`` (none by default)."""
 
-    def __init__(self, salt: int = 91):
+    def __init__(self, salt: int = 91, listen: tuple[str, ...] = ()):
         from diagnostic_msgs.msg import DiagnosticArray
+        from sensor_msgs.msg import Imu, JointState
+        from std_msgs.msg import Float64, Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
 
         from servo_ff.bringup import python_env
         from servo_ff.ros.harness import RosHarness, wait_for
 
+        self.pinned, self.affinity = has_taskset(), os.sched_getaffinity(0)
+        if self.pinned and len(self.affinity) > 1:  # the probe off the sim's core: before rclpy and DDS start
+            os.sched_setaffinity(0, self.affinity - {0})  # their threads, which inherit it
         self.ros = RosHarness(salt=salt)
         env = python_env()
         env["ROS_DOMAIN_ID"] = str(self.ros.domain)
-        self.pinned, self.affinity = has_taskset(), os.sched_getaffinity(0)
-        if self.pinned and len(self.affinity) > 1:  # the probe (this process) off the sim's core
-            os.sched_setaffinity(0, self.affinity - {0})
         cmd = node_command(self.ros.ns)
         self.proc = subprocess.Popen(
             ["taskset", "-c", "0", *cmd] if self.pinned else cmd,
@@ -135,10 +138,17 @@ class SimNodeProcess:
                     self.diag.append((now, float(kv["sim_time_s"]), float(kv["real_time_factor_measured"])))
 
         self.node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 100)
+        self.received = dict.fromkeys(listen, 0)
+        for topic in listen:
+            typ = {"joint_states": JointState, "imu/data": Imu, "foot_forces": Float64MultiArray}.get(topic, Float64)
+            self.node.create_subscription(typ, topic, lambda _, t=topic: self._count(t), 100, raw=True)
         pub = self.node.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
         wait_for(lambda: self.diag and pub.get_subscription_count(), 60.0, "the sim node process")
         pub.publish(gait_message())
         self.pub = pub
+
+    def _count(self, topic: str) -> None:
+        self.received[topic] += 1
 
     def window_rtf(self, seconds: float) -> float:
         """Simulated seconds per wall second over the diagnostics received in the next ``seconds``."""

@@ -11,7 +11,10 @@ step_us=<full row, µs per physics step>; the later ROS node's target is rtf ≥
 
 Same-run anchor (issue 25, ``bench/_sim_node_rtf.py``): the sim node over DDS (its own process, same options,
 pinned to the same core) against the "full" row, rounds alternating (the node stopped while the layer runs):
-``rtf_node_over_layer`` first in the RESULT line (``--no-node`` skips it).
+``rtf_node_over_layer`` first in the RESULT line (``--no-node`` skips it). Nothing subscribes to the node's
+topics but /diagnostics (as in the missions for ``foot_forces`` and ``support_coefficient``: the node then reads no
+contacts, which the layer row does); ``--listen foot_forces support_coefficient …`` subscribes a probe off the
+node's core to those topics: ``rtf_node_over_layer`` then includes DDS delivering them.
 """
 
 from __future__ import annotations
@@ -92,19 +95,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=10.0, help="simulated seconds per run")
     ap.add_argument("--no-node", action="store_true", help="skip the sim node over DDS (needs ROS 2)")
+    ap.add_argument("--listen", nargs="*", default=[], help="the node's topics a probe subscribes to (default none)")
     args = ap.parse_args()
     over = ""
     if not args.no_node:
         from _sim_node_rtf import SimNodeProcess, describe, node_over_layer
 
-        sim = SimNodeProcess(salt=92)
+        sim = SimNodeProcess(salt=92, listen=tuple(args.listen))
         try:
             time.sleep(2.0)
             ratio, node, layer, publish = node_over_layer(sim)
         finally:
             sim.close()
         print("## sim node over DDS vs this layer with the node's options, same core, rounds alternating")
-        print(describe(ratio, node, layer, publish) + "\n")
+        print(describe(ratio, node, layer, publish))
+        print(f"  subscribed: {sim.received or 'nothing but /diagnostics'}\n")
         over = f"rtf_node_over_layer={ratio:.3g} "
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})

@@ -124,6 +124,25 @@ def test_all_quintic_coefficients_equal_the_mixed_formulas_bit_for_bit():
         assert all(np.array_equal(a, b) for a, b in zip(quintic.sample(t), mixed.sample(t)))
 
 
+def test_position_per_period_is_the_numpy_segment_lookup_bit_for_bit():
+    """``position`` (each control period's goal: bisect on the knots as floats) picks the segment and offset that
+    ``np.searchsorted`` over ``times`` does, to the bit, at the knots themselves, between them and outside."""
+    from servo_ff.interpolation import JointSpline, _powers
+
+    rng = np.random.default_rng(7)
+    times = np.cumsum(rng.uniform(1e-3, 0.3, 40))
+    sp = JointSpline(times, *rng.normal(size=(3, 40, 20)))
+    ts = np.concatenate([times, rng.uniform(times[0] - 0.1, times[-1] + 0.1, 500)])
+    for t in ts.tolist():
+        if t <= times[0] or t >= times[-1]:
+            ref = sp.q[0] if t <= times[0] else sp.q[-1]
+        else:
+            k = int(np.searchsorted(times, t, side="right")) - 1
+            ref = _powers(t - times[k]) @ sp._position_coefficients[k]
+        assert np.array_equal(sp.position(t), ref)
+    assert sp.end_time == float(times[-1]) and type(sp.end_time) is float
+
+
 def test_feedforward_desired_trajectory_uses_the_servo_interpolation():
     pytest.importorskip("rclpy")
     from builtin_interfaces.msg import Duration

@@ -2,7 +2,9 @@
 ``imu/data`` (sensor_msgs/Imu of the root body, the options' noise as covariance), ``foot_forces``
 (std_msgs/Float64MultiArray, N per foot), ``support_coefficient`` (std_msgs/Float64, two feet) and ``odom``
 (floating base, :mod:`servo_ff.ros.odometry_pub`). Serialized once and written in place
-(:mod:`servo_ff.ros.cdr_template`): stamp and readings only."""
+(:mod:`servo_ff.ros.cdr_template`): stamp and readings only. The contact forces are read only while
+``foot_forces`` or ``support_coefficient`` has a subscriber (asked of rclpy at most every 5 ms, as ``odom``): the
+missions do not listen to them."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from sensor_msgs.msg import Imu
 from std_msgs.msg import Float64, Float64MultiArray
 
 from servo_ff.dynamics.mujoco_sensors import support_coefficient
-from servo_ff.ros.cdr_template import CdrTemplate, all_finite
+from servo_ff.ros.cdr_template import CdrTemplate, Listened, all_finite
 from servo_ff.ros.odometry_pub import OdometryPublisher
 
 TOPIC_IMU = "imu/data"
@@ -47,6 +49,7 @@ class MujocoOutputs:
         n_feet = len(servos.sim.feet) if servos is not None else 0
         self._feet_cdr = CdrTemplate(Float64MultiArray(data=[0.0] * n_feet), ["data"], stamp=None)
         self._support_cdr = CdrTemplate(Float64(), [("data",)], stamp=None)
+        self._feet_listened, self._support_listened = Listened(self.pub_feet), Listened(self.pub_support)
         self.imu_published = 0  # imu/data messages sent: a new count after a period, a new message (imu_bytes)
         floating = servos is not None and servos.sim.floating
         self.odom = OdometryPublisher(node, servos, v["odom_frame"]) if floating else None
@@ -69,10 +72,15 @@ class MujocoOutputs:
         self.imu_published += 1
         if self.odom is not None:
             self.odom.publish(stamp)
-        if s.sim.feet:
-            f = s.foot_forces()
+        if not s.sim.feet:
+            return
+        feet, support = self._feet_listened(), self._support_listened()
+        if not (feet or support):
+            return  # nobody listens: the contacts are not read (≈ 15 µs of a sim period)
+        f = s.foot_forces()
+        if feet:
             self._feet_cdr.block(0)[:] = f
             self._feet_cdr.publish(self.pub_feet)
-            if len(f) == 2:
-                self._support_cdr.block(0)[0] = support_coefficient(f)
-                self._support_cdr.publish(self.pub_support)
+        if support and len(f) == 2:
+            self._support_cdr.block(0)[0] = support_coefficient(f)
+            self._support_cdr.publish(self.pub_support)

@@ -249,13 +249,14 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
             seen = self.hw_seen()
             if not (np.isfinite(pos[seen]).all() and np.isfinite(vel[seen]).all() and np.isfinite(eff[seen]).all()):
                 return False
+        sec, nanosec = stamp.sec, stamp.nanosec
         js = self._js
-        js.set_stamp(stamp.sec, stamp.nanosec)
+        js.set_stamp(sec, nanosec)
         js.block(0)[:], js.block(1)[:], js.block(2)[:] = pos, vel, eff
         js.publish(self.pub_js)
         self.ticks += 1
         if self.fjt is not None:
-            self.fjt.update(stamp.sec + stamp.nanosec * 1e-9, pos, vel)
+            self.fjt.update(sec + nanosec * 1e-9, pos, vel)
             if self.djs.listened():  # nobody listening: no interfaces gathered
                 self.djs.publish(stamp, {"position": pos, "velocity": vel, "effort": eff, **self.hw_state_interfaces()})
         return True

@@ -180,9 +180,10 @@ class SimClock:
         self.sim_time_ns = ns
         if node_clock:
             self._sync_node_clock()
+        sec, nanosec = divmod(ns, 1_000_000_000)
         stamp = self._stamp
-        stamp.sec, stamp.nanosec = divmod(ns, 1_000_000_000)
-        self._clock_cdr.set_stamp(stamp.sec, stamp.nanosec)
+        stamp.sec, stamp.nanosec = sec, nanosec
+        self._clock_cdr.set_stamp(sec, nanosec)
         self._clock_cdr.publish(self.pub_clock)
 
     def _sync_node_clock(self) -> None:
