@@ -12,6 +12,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from servo_ff.dynamics.op3_robotis_ik import DIRECTION, LEG
 from servo_ff.dynamics.op3_robotis_walk import (
     RobotisConfig,
     end_points,
@@ -70,6 +71,15 @@ def test_the_stance_is_param_yaml_offsets_through_the_ik():
     assert math.atan2(sole[0, 2], sole[2, 2]) == pytest.approx(math.radians(7.0), abs=2e-4)  # leans 7° forward
     assert q[JOINTS.index("head_tilt")] == pytest.approx(math.radians(-10.0))  # ini_pose tar_pose
     assert q[JOINTS.index("r_sho_pitch")] == pytest.approx(math.radians(5.0))  # init_position_
+
+
+def test_the_joint_directions_are_the_urdf_axes_summed():
+    urdf = URDF.read_text()  # op3.urdf's axes are op3.xml's; ROBOTIS's model has the same
+    for side, signs in DIRECTION.items():
+        for joint, sign in zip(LEG, signs):
+            tail = urdf.split(f'<joint name="{side}_{joint}"')[1].split("</joint>")[0]
+            axis = [float(x) for x in tail.split('<axis xyz="')[1].split('"')[0].split()]
+            assert sum(axis) == sign, f"{side}_{joint}"
 
 
 def test_the_leg_ends_follow_the_end_points_at_every_phase():

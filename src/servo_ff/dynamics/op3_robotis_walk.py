@@ -3,9 +3,9 @@
 Re-expressed from ROBOTIS-GIT/ROBOTIS-OP3 ``op3_walking_module/src/op3_walking_module.cpp`` (commit 2081432):
 ``wSin``, ``updateTimeParam``, ``updateMovementParam``, ``processPhase`` (the 8 ms tick, its phase snapping and the
 start/stop logic), ``computeLegAngle`` (the feet's end points, the pelvis roll offsets, the hip pitch offset),
-``computeArmAngle`` (arm swing on ``init_position_`` 5°/−5°) and ``process`` (``time_`` wraps at period_time); the leg
-IK is ROBOTIS's analytic one, ``op3_kinematics_dynamics/src/op3_kinematics_dynamics.cpp`` (7f5c08e)
-``calcInverseKinematicsForLeg`` with its link lengths (thigh 0.110, calf 0.110, ankle 0.0305 m; our URDF's thigh is
+``computeArmAngle`` (arm swing on ``init_position_`` 5°/−5°) and ``process`` (``time_`` wraps at period_time);
+the leg IK is ROBOTIS's analytic one (:mod:`.op3_robotis_ik`: ``op3_kinematics_dynamics.cpp`` 7f5c08e,
+``calcInverseKinematicsForLeg``) with its link lengths (thigh 0.110, calf 0.110, ankle 0.0305 m; our URDF's thigh is
 0.11015: the sole lands within 0.2 mm of where ROBOTIS's model puts it) and joint directions. Values:
 ``op3_walking_module/config/param.yaml`` (7860777; :class:`RobotisConfig`). Joints the walking module leaves alone
 (shoulder roll, elbows, head) are held at ``op3_base_module/data/ini_pose.yaml``'s ``tar_pose`` (f4a1254).
@@ -25,11 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from .nimbro_cpg_plan import CpgWalk, joint_limits, placed_com
+from .op3_robotis_ik import DIRECTION, LEG, leg_ik
 from .walk_pattern import WalkPlan
-
-LEG = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ank_pitch", "ank_roll")
-#: joint directions (op3_kinematics_dynamics.cpp: the sum of each joint axis' components), LEG order
-DIRECTION = {"r": (-1, -1, -1, -1, 1, 1), "l": (-1, -1, 1, 1, -1, 1)}
 
 
 @dataclass(frozen=True)
@@ -73,47 +70,6 @@ def times(cfg: RobotisConfig) -> dict[str, float]:
     T, ssp = cfg.period_time, 1.0 - cfg.dsp_ratio
     return {"l_s": (1 - ssp) * T / 4, "l_e": (1 + ssp) * T / 4, "r_s": (3 - ssp) * T / 4, "r_e": (3 + ssp) * T / 4,
             "p1": T / 4, "p2": T / 2, "p3": 3 * T / 4}  # fmt: skip
-
-
-def _rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
-    cr, sr, cp, sp, cy, sy = (f(a) for a in (roll, pitch, yaw) for f in (math.cos, math.sin))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])  # fmt: skip
-
-
-def _pose(xyz, rpy) -> np.ndarray:
-    m = np.eye(4)
-    m[:3, :3], m[:3, 3] = _rpy(*rpy), xyz
-    return m
-
-
-def leg_ik(xyz: tuple[float, float, float], cfg: RobotisConfig, rpy=(0.0, 0.0, 0.0)) -> tuple[float, ...]:
-    """(hip yaw, hip roll, hip pitch, knee, ankle pitch, ankle roll) [rad, ROBOTIS's leg frame, before the joint
-    directions] putting the leg end (ankle axis + ``ankle`` below) at ``xyz`` [m] from the hip with orientation
-    ``rpy`` (``calcInverseKinematicsForLeg``); out of reach: a ValueError naming the point."""
-    a, th, ca = cfg.ankle, cfg.thigh, cfg.calf
-    t = _pose(xyz, rpy)
-    v = t[:3, 3] + t[:3, 2] * a
-    c = (v @ v - th * th - ca * ca) / (2.0 * th * ca)
-    if not -1.0 <= c <= 1.0:
-        raise ValueError(f"robotis walk: leg end {tuple(round(x, 4) for x in xyz)} m out of the leg's reach")
-    knee = math.acos(c)
-    da = np.linalg.inv(t)
-    k, m2 = math.hypot(da[1, 3], da[2, 3]), math.hypot(da[1, 3], da[2, 3] - a)
-    roll_a = math.acos(min(1.0, max(-1.0, (k * k - m2 * m2 - a * a) / (2.0 * m2 * a))))
-    roll_a = -roll_a if da[1, 3] < 0.0 else roll_a
-    ac = t @ np.linalg.inv(_pose((0.0, 0.0, -a), (roll_a, 0.0, 0.0)))
-    yaw = math.atan2(-ac[0, 1], ac[1, 1])
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    roll = math.atan2(ac[2, 1], -ac[0, 1] * sy + ac[1, 1] * cy)
-    theta = math.atan2(ac[0, 2] * cy + ac[1, 2] * sy, ac[0, 0] * cy + ac[1, 0] * sy)
-    kk, ll = math.sin(knee) * ca, -th - math.cos(knee) * ca
-    mm = cy * v[0] + sy * v[1]
-    nn = math.cos(roll) * v[2] + sy * math.sin(roll) * v[0] - cy * math.sin(roll) * v[1]
-    s = (kk * nn + ll * mm) / (kk * kk + ll * ll)
-    pitch = math.atan2(s, (nn - kk * s) / ll)
-    return yaw, roll, pitch, knee, theta - knee - pitch, roll_a
 
 
 def end_points(time: float, x_amp: float, x_swap: float, cfg: RobotisConfig) -> tuple:
@@ -165,7 +121,7 @@ def pose(joints: list[str], time: float, x_amp: float, x_swap: float, cfg: Robot
     right, left, pel = end_points(time, x_amp, x_swap, cfg)
     for side, ep, p in (("r", right, pel[0]), ("l", left, pel[1])):
         d = DIRECTION[side]
-        angles = [a * s for a, s in zip(leg_ik(ep, cfg), d)]
+        angles = [a * s for a, s in zip(leg_ik(ep, (cfg.thigh, cfg.calf, cfg.ankle)), d)]
         angles[1] += d[1] * p  # hip roll: the pelvis offset
         angles[2] -= d[2] * cfg.hip_pitch_offset
         q.update(zip((f"{side}_{j}" for j in LEG), angles))
