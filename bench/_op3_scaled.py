@@ -22,18 +22,22 @@ def h_star_mm() -> float:
     return round(1000 * scaled_height(PAPER_HEIGHT, NIMBRO_OP_LEG, legs[0]), 2)
 
 
-def fig6b(height_mm: float, vx: float, n_steps: int, path: str) -> tuple[str, dict]:
+def fig6b(height_mm: float, vx: float, n_steps: int, path: str, gait: str = "placo") -> tuple[str, dict]:
     """(a) and (c) on the board ``height_mm`` high at ``vx`` [m/s], ``n_steps`` steps (``simulate_walk``, as the
-    sweep's cells): trunk pitch over time, each run's first touch of the board marked; → (path, runs by controller)."""
+    sweep's cells; ``gait`` as ``op3_obstacle_sweep.run_cell``'s): trunk pitch over time, each run's first touch of
+    the board marked; → (path, runs by controller)."""
+    from op3_obstacle_sweep import robotis_ready  # noqa: PLC0415
+
     from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: PLC0415
 
+    more = robotis_ready(vx, n_steps, gait)
     runs = {
-        c: simulate_walk(c, n_steps, vx=vx, obstacle=height_mm / 1000, obstacle_shape="board") for c in ("high", "ff")
+        c: simulate_walk(c, n_steps, vx=vx, obstacle=height_mm / 1000, obstacle_shape="board", **more)
+        for c in ("high", "ff")
     }
-    title = (
-        f"OP3 onto a {height_mm:g} mm board (the paper's 15 mm scaled by leg length) at {vx:g} m/s, "
-        "ROS-free (placo walk, MuJoCo)"
-    )
+    what = "(the paper's 15 mm scaled by leg length) " if gait == "placo" else ""
+    how = "placo walk" if gait == "placo" else "ROBOTIS's own walk"
+    title = f"OP3 onto a {height_mm:g} mm board {what}at {vx:g} m/s, ROS-free ({how}, MuJoCo)"
     plot_fig6b(runs, ("(a) k_P 800", "(c) 280 + FF"), title, path)
     return path, runs
 

@@ -172,12 +172,15 @@ def tables(cells: dict, speeds=SPEEDS, supplement: bool = True) -> str:
     return "\n".join(out)
 
 
-def energy(runs: dict) -> tuple[str, float, float]:
-    """The 40-step table and (knee, all-joint) reductions 1 − E(c)/E(a) over the common whole steps."""
+def energy(runs: dict, knees: tuple[str, str] | None = None) -> tuple[str, float, float]:
+    """The 40-step table and (knee, all-joint) reductions 1 − E(c)/E(a) over the common whole steps; ``knees``
+    (left, right): the robot's knee joints (default the NimbRo-OP's)."""
     from types import SimpleNamespace
 
     from servo_ff.bringup.op3_energy import MIN_STEPS, common_steps, energy_over
     from servo_ff.dynamics.nimbro_walk import NIMBRO_KNEES
+
+    kn = knees or NIMBRO_KNEES
 
     r = {c: SimpleNamespace(joints=j, step_energy=e) for c, (j, e, _) in runs.items()}  # op3_energy's StepEnergy
     n = common_steps(list(r.values()))
@@ -193,12 +196,12 @@ def energy(runs: dict) -> tuple[str, float, float]:
         if walked < n or n < 1:
             lines.append(f"| ({LABEL[c]}) | {walked} (fell at {fell_at:.2f} s) | | | |")
             continue
-        left = energy_over(r[c], n, NIMBRO_KNEES[:1])
-        lines.append(f"| ({LABEL[c]}) | {walked} | {left:.1f} | {energy_over(r[c], n, NIMBRO_KNEES):.1f} | "
+        left = energy_over(r[c], n, kn[:1])
+        lines.append(f"| ({LABEL[c]}) | {walked} | {left:.1f} | {energy_over(r[c], n, kn):.1f} | "
                      f"{energy_over(r[c], n):.1f} |")  # fmt: skip
     if n < MIN_STEPS:
         return "\n".join(lines), math.nan, math.nan
-    knee = 1 - energy_over(r["ff"], n, NIMBRO_KNEES) / energy_over(r["high"], n, NIMBRO_KNEES)
+    knee = 1 - energy_over(r["ff"], n, kn) / energy_over(r["high"], n, kn)
     total = 1 - energy_over(r["ff"], n) / energy_over(r["high"], n)
     lines.append(f"(c) against (a): knees {-knee:+.1%}, all joints {-total:+.1%} (paper, left knee: -26 %)")
     return "\n".join(lines), knee, total

@@ -103,9 +103,10 @@ def direction(pitch: float, roll: float) -> str:
     return "right" if roll > 0 else "left"
 
 
-def run_cell(key: tuple[str, str, float, float], plan_grid: float = 1e-6) -> Cell:
+def run_cell(key: tuple[str, str, float, float], plan_grid: float = 1e-6, gait: str = "placo") -> Cell:
     """One ``simulate_walk`` of the grid: (controller, shape or "flat", height [mm], vx [m/s]); ``plan_grid``: the
-    plan's rounding (``walk_sim.settled_plan``; 1e-6 is ``simulate_walk``'s, another one perturbs the plan)."""
+    plan's rounding (``walk_sim.settled_plan``; 1e-6 is ``simulate_walk``'s, another one perturbs the plan);
+    ``gait`` "robotis": ROBOTIS's own walk instead of placo's (``bench/op3_robotis_obstacle.py``, its rule)."""
     from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: PLC0415 (in the worker)
 
     controller, shape, height_mm, vx = key
@@ -116,11 +117,24 @@ def run_cell(key: tuple[str, str, float, float], plan_grid: float = 1e-6) -> Cel
         obstacle=height_mm / 1000,
         obstacle_shape="foot_box" if shape == "flat" else shape,
         plan_grid=plan_grid,
+        **robotis_ready(vx, N_STEPS, gait),
     )
     ok = np.isfinite(r.pitch) & np.isfinite(r.roll)
     p, q = (r.pitch[ok], r.roll[ok]) if ok.any() else (np.array([math.nan]), np.array([math.nan]))
     way = direction(float(p[-1]), float(q[-1])) if r.fell and ok.any() else ("?" if r.fell else "")
     return Cell(controller, shape, height_mm, vx, r.fell_at, way, r.travel, r.t_touch, float(np.min(p)))
+
+
+def robotis_ready(vx: float, n_steps: int, gait: str) -> dict:
+    """``simulate_walk``'s extra arguments for ``gait``: none for "placo"; for "robotis" ROBOTIS's walk
+    (``dynamics.op3_robotis_walk``) as ``ready``, the foot box at its step 5 (the right foot's third swing)."""
+    if gait == "placo":
+        return {}
+    from servo_ff.dynamics.op3_robotis_walk import robotis_plan  # noqa: PLC0415
+    from servo_ff.dynamics.walk_sim import OP3_URDF  # noqa: PLC0415
+
+    w = robotis_plan(OP3_URDF, vx, n_steps)
+    return {"ready": (w.plan, w.q_stand, w.step_period), "obstacle_step": 5}
 
 
 def grid(heights_mm: tuple[float, ...]) -> list[tuple[str, str, float, float]]:

@@ -10,7 +10,9 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
-@pytest.mark.parametrize("bench", ["nimbro_obstacle.py", "nimbro_cpg_obstacle.py", "op3_obstacle_sweep.py"])
+@pytest.mark.parametrize(
+    "bench", ["nimbro_obstacle.py", "nimbro_cpg_obstacle.py", "op3_obstacle_sweep.py", "op3_robotis_obstacle.py"]
+)
 @pytest.mark.parametrize("workers", [0, 3])
 def test_workers_refused_in_one_line_on_stderr(bench, workers):
     proc = subprocess.run(

@@ -110,8 +110,9 @@ def placed_com(urdf: str | Path, joints: list[str], q: np.ndarray, c_left: np.nd
     return com
 
 
-def joint_limits(urdf: str | Path, joints: list[str], q: np.ndarray) -> None:
-    """A ValueError naming the first joint of ``joints`` whose positions ``q`` (T, J) leave its URDF limits."""
+def joint_limits(urdf: str | Path, joints: list[str], q: np.ndarray, plan: str = "the CPG plan") -> None:
+    """A ValueError naming the first joint of ``joints`` whose positions ``q`` (T, J) leave its URDF limits (and
+    ``plan``, the words for what asked for them)."""
     import pinocchio as pin  # noqa: PLC0415
 
     model = pin.buildModelFromUrdf(str(urdf))
@@ -119,9 +120,7 @@ def joint_limits(urdf: str | Path, joints: list[str], q: np.ndarray) -> None:
         x = q[:, joints.index(n)]
         if x.min() < lo or x.max() > hi:
             bad = x.min() if x.min() < lo else x.max()
-            raise ValueError(
-                f"{Path(urdf).name}: the CPG plan takes {n} to {bad:.3f} rad, outside [{lo:.3f}, {hi:.3f}]"
-            )
+            raise ValueError(f"{Path(urdf).name}: {plan} takes {n} to {bad:.3f} rad, outside [{lo:.3f}, {hi:.3f}]")
 
 
 def cpg_plan(urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None = None) -> CpgWalk:
