@@ -2,16 +2,18 @@
 and the gait, for :func:`~servo_ff.dynamics.walk_sim.simulate_walk` (``bench/nimbro_obstacle.py``).
 
 Gait choices (each chosen from flat-ground runs only: all three controllers went through 20 steps without a fall at
-0.025, 0.05 and 0.095 m/s, (b) without advancing; docs/paper_robot.md):
+0.025, 0.05 and 0.095 m/s; re-checked after the knee fix below, the same: none fell at CoM heights 0.41, 0.44 or
+0.465 m, and at 0.465 m (b) now advances 0.06 / 0.08 / 0.19 m of the plan's 0.20 / 0.40 / 0.76 m, where it had not
+advanced; docs/paper_robot.md):
 
 * step period 0.42 s: single support 0.35 s + 0.2 × 0.35 s double support; the NimbRo-OP's own gait steps every
   1/gaitFrequency = 1/2.4 Hz = 0.417 s (``gaitPhase += gaitFrequency·π·dt``, a step is half a cycle:
   ``DynamicGait.cpp`` and ``config.yaml`` ``gait/dynamicGait/gaitFrequency``, NimbRo/nimbro-op-ros b1f777a);
 * swing-foot clearance 0.025 m: the same config's ``dynamicGait/stepHeight``;
 * CoM height 0.465 m above the soles (stance knees 0.177 rad, hip pitch to ankle 0.438 m of the straight 0.440 m;
-  this docstring said 0.62 rad and 0.419 m, which placo's stance never had): ours, the highest of 0.41, 0.44
-  and 0.465 m tried (none fell), nearest the NimbRo-OP's halt pose (ankle 0.44 − footOffsetZ 0.01 = 0.43 m below
-  the hip, ``config.yaml`` ``gait/haltPosition``, ``Gait::publishTransforms``);
+  this docstring said 0.62 rad and 0.419 m, which placo's stance never had): ours, the highest of 0.41, 0.44 and
+  0.465 m tried (none fell, with either knee range), nearest the NimbRo-OP's halt pose (ankle 0.44 − footOffsetZ
+  0.01 = 0.43 m below the hip, ``config.yaml`` ``gait/haltPosition``, ``Gait::publishTransforms``);
 * support polygon 0.20 × 0.12 m: dimensions.h's 0.208 × 0.132 m foot less a margin (ours); soles 0.14 m apart (ours:
   placo needs more than the polygon's width + 0.01 m; the hips are 0.110 m apart, the feet 0.132 m wide);
 * trunk pitch 0.1 rad forward (ours); arms hanging, elbows 0.4 rad bent forward (ours);
