@@ -35,6 +35,7 @@ Pre-registered (this docstring was committed before any obstacle run on the Nimb
 
 ``--perturb`` (added after the run, not part of the rule): the 15 mm cells' (a) and (c) again with the plan rounded to
 1e-5 and 1e-7 instead of 1e-6 (``walk_sim.settled_plan``, as op3_obstacle_sweep's): whether stood/fell holds.
+Re-run with the rule unchanged after a bug fix in the gait, not a tuning: its IK bent a knee backwards (7a6ee94).
 
 Last line: RESULT nimbro_mass_kg=… nimbro_flat_falls=… (controllers that fell on flat ground at any speed, ``none``)
 nimbro_box15_ac=… nimbro_board15_ac=… nimbro_box5_ac=… nimbro_board5_ac=… (per speed, slowest first, (a) then (c), S

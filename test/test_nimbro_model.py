@@ -170,3 +170,25 @@ def test_c_refuses_servos_on_two_supplies_in_one_line(tmp_path):
     with pytest.raises(ValueError, match=r"^mixed.yaml: the servos' laws run on different supplies \(12, 15 V\)"):
         simulate_walk("ff", 1, vx=0.05, params=nimbro_walk_params(), urdf=URDF, servos=mixed, alpha=None,
                       frames=NIMBRO_FRAMES)  # fmt: skip
+
+
+def test_placo_walks_it_with_both_knees_bent_forward_from_its_documented_stance():
+    """A knee is one-sided: the gait's IK range (NIMBRO_KNEE_RANGE, 0.05…π rad) keeps both knees bent forward for
+    the whole walk, at the slow and the fast speed (with the URDF's −1.8…4.5 rad goal range the right knee bent
+    backwards, to −0.735 rad, from t = 0.75 s at 0.05 m/s, and both at 0.095 m/s); the stance is the one
+    nimbro_walk's docstring states: knees 0.177 rad, hip pitch axis to ankle 0.438 m."""
+    pytest.importorskip("placo")
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_KNEE_RANGE, NIMBRO_KNEES, nimbro_walk_params
+    from servo_ff.dynamics.walk_pattern import WalkEngine
+
+    for vx in (0.05, 0.095):
+        e = WalkEngine(URDF, nimbro_walk_params(), NIMBRO_FRAMES)
+        stand = dict(zip(e.joints, e.q_stand))
+        for side, knee in zip(("left", "right"), NIMBRO_KNEES):
+            assert stand[knee] == pytest.approx(0.177, abs=0.005)
+            hip, ankle = (e.robot.get_T_world_frame(f"{side}_{link}")[:3, 3] for link in ("thigh_link", "ankle_link"))
+            assert np.linalg.norm(hip - ankle) == pytest.approx(0.438, abs=1e-3)
+        plan = e.plan((vx, 0.0, 0.0), 16)
+        knees = plan.q[:, [plan.joints.index(k) for k in NIMBRO_KNEES]]
+        assert knees.min() >= NIMBRO_KNEE_RANGE[0] - 1e-6 > 0  # both, every sample
+        assert (knees.max(axis=0) > 0.6).all()  # each swing bends its knee forward (measured 0.74 rad)

@@ -140,8 +140,8 @@ def test_sim_op3_bringup_plan():
 
 def test_sim_nimbro_op_walk_node_has_the_nimbro_gait():
     """The walk node started with `servo-ff up sim_nimbro_op`'s parameter files plans with
-    dynamics.nimbro_walk's gait: every WalkParams field (the arms' posture too) and NIMBRO_FRAMES; a posture the
-    node cannot take is one line naming the parameter."""
+    dynamics.nimbro_walk's gait: every WalkParams field (the arms' posture and the knees' IK range too) and
+    NIMBRO_FRAMES; a posture or an IK range the node cannot take is one line naming the parameter."""
     from rclpy.parameter import Parameter
 
     from servo_ff.bringup import config_dir, plan
@@ -156,11 +156,17 @@ def test_sim_nimbro_op_walk_node_has_the_nimbro_gait():
         assert walk.engine.params == nimbro_walk_params()
         v = walk.table.values
         assert WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"]) == NIMBRO_FRAMES
+        assert walk.engine.robot.get_joint_limits("right_knee_pitch")[0] == 0.05  # the IK's knee: bent forward
         for names, values, line in (
             (["left_elbow_pitch", "right_elbow_pitch"], [-0.4], "posture_positions has 1 value"),
             (["l_el"], [0.5], "posture_joints ['l_el'] are not joints of"),
         ):
             bad = quick + [Parameter("posture_joints", value=names), Parameter("posture_positions", value=values)]
+            with pytest.raises(ValueError, match=re.escape(line)):
+                WalkNode("servo_walk_bad", **ros.node_kwargs(), cli_args=args, parameter_overrides=bad)
+        for lower, line in (([0.05], "ik_range_lower/ik_range_upper have 1/2 value(s) for 2 ik_range_joints"),
+                            ([0.05, 5.0], "ik_ranges: 'right_knee_pitch' (5.0, 3.14")):  # fmt: skip
+            bad = quick + [Parameter("ik_range_lower", value=lower)]
             with pytest.raises(ValueError, match=re.escape(line)):
                 WalkNode("servo_walk_bad", **ros.node_kwargs(), cli_args=args, parameter_overrides=bad)
 

@@ -4,6 +4,12 @@ cmd_vel followed on-line."""
 
 from __future__ import annotations
 
+import dataclasses
+import io
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -142,3 +148,38 @@ def test_the_op3_stands_as_robotis_walks_it():
     assert np.linalg.norm(hip - ankle) == pytest.approx(0.18515, abs=1.5e-3)
     assert q["l_knee"] == pytest.approx(1.143, abs=0.03) and q["r_knee"] == pytest.approx(-1.143, abs=0.03)
     assert e.params.trunk_pitch == pytest.approx(np.radians(7.0), abs=1e-3)
+
+
+_OP3_PLAN = """
+import io, json, sys
+import numpy as np
+from servo_ff.dynamics.walk_pattern import WalkEngine, WalkParams
+p = WalkParams(ik_ranges={k: tuple(v) for k, v in json.loads(sys.argv[2]).items()}) if sys.argv[2] else WalkParams()
+plan = WalkEngine(sys.argv[1], p).plan((0.1, 0.0, 0.0), 12)
+np.save(sys.stdout.buffer, np.c_[plan.q, plan.c_left])
+"""
+
+
+def _op3_plan(ranges: str) -> np.ndarray:
+    """The OP3's plan by the first engine of a fresh interpreter (placo's state left by an earlier engine in a process
+    changes a plan's last bits, test_walk_worker.py), with ``ranges`` (JSON) as ``ik_ranges``, or none ("")."""
+    env = {**os.environ, "PYTHONPATH": str(URDF.parents[1] / "src")}
+    out = subprocess.run([sys.executable, "-c", _OP3_PLAN, str(URDF), ranges], env=env, capture_output=True, check=True)
+    return np.load(io.BytesIO(out.stdout))
+
+
+def test_ik_ranges_narrow_the_urdf_s_and_leave_the_op3_plan_bit_identical():
+    """``WalkParams.ik_ranges`` narrows placo's joint limits (the IK's bounds) within the URDF's. The OP3's default
+    gait gives none, and its own URDF knee ranges given as IK ranges change no bit of its plan (the mechanism touches
+    nothing else); a range naming no joint, or outside the URDF's, is one line naming the joint."""
+    assert WalkParams().ik_ranges == {}
+    own = '{"l_knee": [-0.314159, 2.199115], "r_knee": [-2.199115, 0.314159]}'  # op3.urdf's
+    assert np.array_equal(_op3_plan(""), _op3_plan(own))
+    narrowed = WalkEngine(URDF, dataclasses.replace(WalkParams(), ik_ranges={"l_knee": (1.0, 9.0)}))
+    assert tuple(narrowed.robot.get_joint_limits("l_knee")) == pytest.approx((1.0, 2.199115))
+    for bad, line in (
+        ({"knee": (0.0, 1.0)}, "ik_ranges: 'knee' is not a joint"),
+        ({"r_knee": (0.5, 1.0)}, "ik_ranges: 'r_knee' (0.5, 1.0) does not overlap its URDF range"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(line)):
+            WalkEngine(URDF, dataclasses.replace(WalkParams(), ik_ranges=bad))

@@ -72,6 +72,9 @@ class WalkParams:
             "head_tilt": 0.0,
         }
     )  # [rad] joints outside the legs held here (soft task); names absent from the robot are ignored
+    #: [rad] (lower, upper) per joint: the IK's range, within the URDF's (the gait only; the URDF is not changed).
+    #: A one-sided joint's physical side where the URDF's goal range allows both (a knee bent forward)
+    ik_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def step_period(self) -> float:
@@ -170,6 +173,7 @@ class WalkEngine:
             task = self.solver.add_joints_task()
             task.set_joints(posture)
             task.configure("posture", "soft", 1.0)
+        self._narrow_ranges(p.ik_ranges)
         self._start_mid_range()
         self.tasks.reach_initial_pose(np.eye(4), p.feet_spacing, p.com_height, p.trunk_pitch)
         self.q_stand = self.q()
@@ -179,6 +183,20 @@ class WalkEngine:
         self.trajectory = None
         self.t = 0.0
         self.last_replan = 0.0
+
+    def _narrow_ranges(self, ranges: dict[str, tuple[float, float]]) -> None:
+        """placo's joint limits (the IK's bounds) narrowed to ``ranges`` [rad]: each the intersection with the URDF's;
+        a joint not in the robot or an empty intersection is a ValueError naming the joint."""
+        for j, (lo, hi) in ranges.items():
+            if j not in self.joints:
+                raise ValueError(f"ik_ranges: {j!r} is not a joint of the robot: {self.joints}")
+            if np.isnan([lo, hi]).any():
+                raise ValueError(f"ik_ranges: {j!r} {ranges[j]} is not a number")
+            u_lo, u_hi = (float(v) for v in self.robot.get_joint_limits(j))
+            lo, hi = max(u_lo, float(lo)), min(u_hi, float(hi))
+            if not lo < hi:
+                raise ValueError(f"ik_ranges: {j!r} {ranges[j]} does not overlap its URDF range ({u_lo}, {u_hi}) rad")
+            self.robot.set_joint_limits(j, lo, hi)
 
     def _start_mid_range(self) -> None:
         """The IK's first guess: every joint at the middle of its URDF range (0 where the range is symmetric or

@@ -48,7 +48,7 @@ from servo_ff.ros.joint_command_cdr import deserialized
 from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
-from .walk_params import BALANCE_KEYS, walk_specs
+from .walk_params import BALANCE_KEYS, ik_ranges, walk_specs
 
 
 def _posture(joints: list[str], positions: list[float]) -> dict[str, dict[str, float]]:
@@ -83,6 +83,7 @@ class WalkNode(Node):
             foot_width=v["foot_width"],
             max_dx_forward=v["max_dx_forward"],
             **_posture(v["posture_joints"], v["posture_positions"]),
+            **ik_ranges(v["ik_range_joints"], v["ik_range_lower"], v["ik_range_upper"]),
         )
         frames = WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"])
         self.engine = WalkEngine(resolve_path(v["urdf_path"]), params, frames)

@@ -48,6 +48,15 @@ def walk_specs() -> list[ParamSpec]:
             description="published |q̈| held here: the feed-forward node's max_acceleration",
             read_only=True,
         ),
+        ParamSpec(
+            "ik_range_joints",
+            [""],
+            "joints whose IK range is narrowed to ik_range_lower…ik_range_upper within the URDF's (a knee's "
+            "bent-forward side; empty: the URDF's ranges)",
+            **ro,
+        ),
+        ParamSpec("ik_range_lower", [0.0], "one per ik_range_joints entry", "rad", lo=-6.3, hi=6.3, **ro),
+        ParamSpec("ik_range_upper", [0.0], "one per ik_range_joints entry", "rad", lo=-6.3, hi=6.3, **ro),
         ParamSpec("cmd_timeout", 1.0, "a cmd_vel older than this counts as zero", "s", lo=0.01, hi=3600.0),
         ParamSpec(
             "engine_process",
@@ -81,6 +90,19 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", **ro),
         *balance_specs(),
     ]
+
+
+def ik_ranges(joints: list[str], lower: list[float], upper: list[float]) -> dict[str, dict[str, tuple[float, float]]]:
+    """WalkParams' ``ik_ranges`` from the three parameters (no joint named: WalkParams' own); [rad]."""
+    names = [j for j in joints if j]
+    if not names:
+        return {}
+    if not len(names) == len(lower) == len(upper):
+        raise ValueError(
+            f"ik_range_lower/ik_range_upper have {len(lower)}/{len(upper)} value(s) for {len(names)} ik_range_joints: "
+            "give one per joint"
+        )
+    return {"ik_ranges": {j: (float(lo), float(hi)) for j, lo, hi in zip(names, lower, upper, strict=True)}}
 
 
 def balance_specs() -> list[ParamSpec]:
