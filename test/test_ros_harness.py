@@ -4,6 +4,7 @@ SingleThreadedExecutor with a warning, never an ImportError."""
 from __future__ import annotations
 
 import sys
+import threading
 
 import pytest
 
@@ -75,3 +76,49 @@ def test_every_domain_held_elsewhere_is_said_in_one_warning(monkeypatch):
     with pytest.warns(UserWarning, match="every ROS domain 1..100 is held by another process: sharing"):
         d = harness.domain_id(777)
     assert 1 <= d <= 100
+
+
+class _Held:
+    """The harness's executor with its spin_once held open (as a real one waits for work) until ``release``; it records
+    whether that spin was open when a node was added."""
+
+    def __init__(self, executor):
+        self.inner, self.spinning, self.added_mid_spin = executor, False, []
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def spin_once(self, timeout_sec=None):
+        self.spinning = True
+        self.entered.set()
+        try:
+            self.release.wait(10.0)
+            self.inner.spin_once(timeout_sec=timeout_sec)
+        finally:
+            self.spinning = False
+
+    def add_node(self, node):
+        self.added_mid_spin.append(self.spinning)
+        self.inner.add_node(node)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_a_node_is_added_between_two_spins_never_during_one():
+    """CI: a node added while the spin thread was inside the EventsExecutor's spin_once raised "Set changed size
+    during iteration" there, the spin thread died and every later service call timed out. Here the spin is held
+    open: the node must wait for it to end (make_node still running after 0.5 s), then be added."""
+    ros = RosHarness(salt=63, events=True)
+    try:
+        ros.executor = held = _Held(ros.executor)
+        assert held.entered.wait(10.0)
+        adder = threading.Thread(target=ros.make_node, args=("added_mid_spin",))
+        adder.start()
+        adder.join(0.5)  # the old harness adds at once, inside the open spin
+        held.release.set()
+        adder.join(10.0)
+        assert held.added_mid_spin == [False]
+        assert ros._thread.is_alive()
+    finally:
+        held.release.set()
+        ros.executor = held.inner
+        ros.shutdown()

@@ -128,7 +128,11 @@ class RosHarness:
 
         warn_undeclared_overrides(node)
         self.nodes.append(node)
-        self.executor.add_node(node)
+        if threading.current_thread() is self._thread:  # from a callback: spin_once is this thread's, not running
+            self.executor.add_node(node)
+        else:  # not while spin_once walks the executor's set of nodes (the EventsExecutor raised "Set changed size
+            with self._busy:  # during iteration" in the spin thread, which then died: CI, a node added mid-spin)
+                self.executor.add_node(node)
         return node
 
     def remove(self, node) -> None:
