@@ -169,6 +169,10 @@ def test_sim_nimbro_op_walk_node_has_the_nimbro_gait():
             bad = quick + [Parameter("ik_range_lower", value=lower)]
             with pytest.raises(ValueError, match=re.escape(line)):
                 WalkNode("servo_walk_bad", **ros.node_kwargs(), cli_args=args, parameter_overrides=bad)
+        knees = ["left_knee_pitch", "left_knee_pitch"]  # the second range would replace the first, unsaid
+        bad = quick + [Parameter("ik_range_joints", value=knees)]
+        with pytest.raises(ValueError, match=re.escape("ik_range_joints names left_knee_pitch more than once")):
+            WalkNode("servo_walk_bad", **ros.node_kwargs(), cli_args=args, parameter_overrides=bad)
 
 
 def test_walk_node_holds_published_velocity_at_the_urdf_limit():
