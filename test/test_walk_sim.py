@@ -4,6 +4,7 @@ of a walk, the firmware option."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 
 import numpy as np
@@ -108,7 +109,7 @@ def test_desired_motion_plan_and_walk_node():
         simulate_walk("ff", 1, desired="spline")
 
 
-def test_walk_node_sampling_holds_velocity_as_the_walk_node():
+def test_walk_node_sampling_holds_velocity_as_the_walk_node(caplog):
     """desired_motion "walk_node" holds q̇ at the knots as servo_walk_node holds what it publishes (one function,
     interpolation.held_knot_derivatives): 5 rad/s peaks held at 4.7 rad/s where the limit is, counted per joint, a
     joint without one untouched; simulate_walk gives it the URDF's limits in the plan's joint order (the NimbRo-OP's
@@ -128,8 +129,10 @@ def test_walk_node_sampling_holds_velocity_as_the_walk_node():
     assert np.abs(dq[5:-5]).max(axis=0).tolist() == pytest.approx([4.7, 5.0, 4.7], abs=0.01)  # (ends: padded)
     assert held[0] == held[2] > 10 and held[1] == 0
     plan = WalkPlan(["a", "b", "c"], grid, q, *[None] * 8)
-    got = desired_motion(plan, grid[:-1], dt, "walk_node", vmax)[1]  # (after the last knot: at rest)
+    with caplog.at_level(logging.INFO, logger="servo_ff.dynamics.walk_sim"):
+        got = desired_motion(plan, grid[:-1], dt, "walk_node", vmax)[1]  # (after the last knot: at rest)
     np.testing.assert_allclose(got, dq[:-1], rtol=0, atol=1e-9)
+    assert f"held (joint q̇/q̈ counts): a {held[0]}/0, c {held[2]}/0" in caplog.text  # said, b not named
     assert np.abs(desired_motion(plan, grid, dt, "walk_node")[1]).max() > 4.9  # None: not held
     vmax, _ = joint_motion_bounds(NIMBRO_URDF, ["left_elbow_pitch", "right_knee_pitch"])
     assert vmax.tolist() == pytest.approx([6.6, 4.7], abs=0.05)
