@@ -139,35 +139,43 @@ def test_walk_node_sampling_holds_velocity_as_the_walk_node(caplog):
 
 
 def test_nimbro_plan_knots_held_within_the_feedforward_nodes_bounds():
-    """placo's NimbRo-OP plan bends its right knee backwards in the first step: through straight, where the knee
-    alternates between two values (0.0275, -0.0195 rad) from one 10 ms sample to the next, a q̈ up to 1253 rad/s² in
-    five-point differences (1175 at the first; np.gradient twice, the plan's ddq, is blind to it: 256); the
-    feed-forward node (max_acceleration 1000 rad/s², the URDF's 4.7 rad/s) refused the walk node's trajectory there.
-    Held (one function for the walk node and desired_motion "walk_node"), no knot is refused, and only the knot
-    values beyond the bounds moved."""
+    """placo's NimbRo-OP plan with the URDF's knee range (before WalkParams.ik_ranges) bent its right knee backwards
+    in the first step: through straight, where the knee alternates between two values (0.0275, -0.0195 rad) from one
+    10 ms sample to the next, a q̈ up to 1253 rad/s² in five-point differences (1175 at the first; np.gradient twice,
+    the plan's ddq, is blind to it: 256); the feed-forward node (max_acceleration 1000 rad/s², the URDF's 4.7 rad/s)
+    refused the walk node's trajectory there. Held (one function for the walk node and desired_motion "walk_node"),
+    no knot is refused, and only the knot values beyond the bounds moved. With the gait's knee range (bent forward)
+    the knee stays ≥ 0.05 rad and no q̈ is held."""
     from servo_ff.dynamics.feedforward import check_desired_motion, desired_motion_bounds
     from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_URDF, nimbro_walk_params
     from servo_ff.dynamics.robot import load_robot
     from servo_ff.dynamics.walk_pattern import WalkEngine
     from servo_ff.interpolation import held_knot_derivatives, knot_derivatives
+    from servo_ff.models.schema import MAX_ACCELERATION, MAX_VELOCITY
 
-    plan = WalkEngine(NIMBRO_URDF, nimbro_walk_params(), NIMBRO_FRAMES).plan((0.05, 0.0, 0.0), 3)
+    urdf_range = dataclasses.replace(nimbro_walk_params(), ik_ranges={})
+    plan = WalkEngine(NIMBRO_URDF, urdf_range, NIMBRO_FRAMES).plan((0.05, 0.0, 0.0), 3)
     robot = load_robot(NIMBRO_URDF)
-    vmax, amax, src = desired_motion_bounds(robot, 20.0, 1000.0)  # the feed-forward node's defaults
+    vmax, amax, src = desired_motion_bounds(robot, MAX_VELOCITY, MAX_ACCELERATION)  # the feed-forward node's defaults
     cols = [robot.joint_names.index(j) for j in plan.joints]
     vmax, amax, src = vmax[cols], amax[cols], [src[c] for c in cols]
     knee = plan.joints.index("right_knee_pitch")
     assert plan.q[:, knee].min() < -0.5 < 0.1 < plan.q[0, knee]  # bent forward at the start, backwards after
     assert np.abs(plan.ddq).max() < 300  # the plan's own (np.gradient twice): the alternation unseen
+    dt = plan.t[1] - plan.t[0]
     padded = np.concatenate([plan.q[:1], plan.q[:1], plan.q, plan.q[-1:], plan.q[-1:]])
-    dq0, ddq0 = knot_derivatives(padded, plan.t[1] - plan.t[0])
+    dq0, ddq0 = knot_derivatives(padded, dt)
     refused = check_desired_motion(0 * dq0, ddq0, vmax, amax, plan.joints, src)  # (q̇ held as before)
     assert "acceleration of right_knee_pitch is 1175 rad/s²" in refused, refused  # the DDS run's refusal
-    dq, ddq, v_held, a_held = held_knot_derivatives(padded, plan.t[1] - plan.t[0], vmax, amax)
+    dq, ddq, v_held, a_held = held_knot_derivatives(padded, dt, vmax, amax)
     assert check_desired_motion(dq, ddq, vmax, amax, plan.joints, src) is None
     assert a_held[knee] > 0 and v_held[knee] > 0
     inside = (np.abs(dq0) <= vmax) & (np.abs(ddq0) <= amax)
     assert (dq[inside] == dq0[inside]).all() and (ddq[inside] == ddq0[inside]).all()
+    fixed = WalkEngine(NIMBRO_URDF, nimbro_walk_params(), NIMBRO_FRAMES).plan((0.05, 0.0, 0.0), 3)
+    assert fixed.q[:, knee].min() >= 0.05 - 1e-9
+    padded = np.concatenate([fixed.q[:1], fixed.q[:1], fixed.q, fixed.q[-1:], fixed.q[-1:]])
+    assert held_knot_derivatives(padded, dt, vmax, amax)[3].sum() == 0  # no q̈ held: nothing goes through straight
 
 
 def test_pitch_only_keeps_the_trunk_pitch_and_drops_roll_and_yaw():
