@@ -17,12 +17,13 @@ pytest.importorskip("placo")
 pytest.importorskip("mujoco")
 rclpy = pytest.importorskip("rclpy")
 
+from servo_ff.models.schema import MAX_ACCELERATION  # noqa: E402
 from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
 URDF = "urdf/op3.urdf"
 
 
-def _op3(ros: RosHarness, max_acceleration: float = 1000.0):
+def _op3(ros: RosHarness, max_acceleration: float = MAX_ACCELERATION):
     """The OP3 mission's graph (low-gain P k_P 280 + feed-forward) without quantisation or latency, a quick start."""
     from servo_ff.bringup.op3_mission import op3_nodes
 
