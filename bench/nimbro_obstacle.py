@@ -85,6 +85,8 @@ def walk(
     from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_SERVOS, NIMBRO_URDF, nimbro_walk_params
     from servo_ff.dynamics.walk_sim import simulate_walk
 
+    if gait not in ("placo", "cpg"):
+        raise ValueError(f"gait must be 'placo' or 'cpg', got {gait!r}")
     more = {}
     if gait == "cpg":
         from servo_ff.dynamics.nimbro_cpg import CpgConfig, gcv_for_speed

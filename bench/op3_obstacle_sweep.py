@@ -128,6 +128,8 @@ def run_cell(key: tuple[str, str, float, float], plan_grid: float = 1e-6, gait: 
 def robotis_ready(vx: float, n_steps: int, gait: str) -> dict:
     """``simulate_walk``'s extra arguments for ``gait``: none for "placo"; for "robotis" ROBOTIS's walk
     (``dynamics.op3_robotis_walk``) as ``ready``, the foot box at its step 5 (the right foot's third swing)."""
+    if gait not in ("placo", "robotis"):
+        raise ValueError(f"gait must be 'placo' or 'robotis', got {gait!r}")
     if gait == "placo":
         return {}
     from servo_ff.dynamics.op3_robotis_walk import robotis_plan  # noqa: PLC0415

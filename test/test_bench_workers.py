@@ -1,5 +1,5 @@
 """The obstacle benches' ``--workers`` refusal (bench/_cases.workers_refused): one line on stderr, exit 2, nothing
-on stdout, before any run."""
+on stdout, before any run; an unknown gait name refused."""
 
 import subprocess
 import sys
@@ -20,3 +20,16 @@ def test_workers_refused_in_one_line_on_stderr(bench, workers):
     )
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.splitlines() == [f"{bench}: error: --workers must be 1 … 2, got {workers}"]
+
+
+def test_an_unknown_gait_is_refused_naming_it(monkeypatch):
+    """The obstacle benches' ``gait`` argument: a name they do not know is a ValueError naming it, not another gait
+    run silently (placo for anything but "cpg", ROBOTIS's walk for anything but "placo")."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import nimbro_obstacle
+    import op3_obstacle_sweep
+
+    with pytest.raises(ValueError, match="gait must be 'placo' or 'cpg', got 'robotis'"):
+        nimbro_obstacle.walk("high", 1, 0.05, nimbro_obstacle.KP_HIGH, gait="robotis")
+    with pytest.raises(ValueError, match="gait must be 'placo' or 'robotis', got 'cpg'"):
+        op3_obstacle_sweep.robotis_ready(0.05, 1, "cpg")

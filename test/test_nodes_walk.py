@@ -17,12 +17,13 @@ pytest.importorskip("placo")
 pytest.importorskip("mujoco")
 rclpy = pytest.importorskip("rclpy")
 
+from servo_ff.models.schema import MAX_ACCELERATION  # noqa: E402
 from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
 URDF = "urdf/op3.urdf"
 
 
-def _op3(ros: RosHarness, max_acceleration: float = 1000.0):
+def _op3(ros: RosHarness, max_acceleration: float = MAX_ACCELERATION):
     """The OP3 mission's graph (low-gain P k_P 280 + feed-forward) without quantisation or latency, a quick start."""
     from servo_ff.bringup.op3_mission import op3_nodes
 
@@ -169,6 +170,10 @@ def test_sim_nimbro_op_walk_node_has_the_nimbro_gait():
             bad = quick + [Parameter("ik_range_lower", value=lower)]
             with pytest.raises(ValueError, match=re.escape(line)):
                 WalkNode("servo_walk_bad", **ros.node_kwargs(), cli_args=args, parameter_overrides=bad)
+        knees = ["left_knee_pitch", "left_knee_pitch"]  # the second range would replace the first, unsaid
+        bad = quick + [Parameter("ik_range_joints", value=knees)]
+        with pytest.raises(ValueError, match=re.escape("ik_range_joints names left_knee_pitch more than once")):
+            WalkNode("servo_walk_bad", **ros.node_kwargs(), cli_args=args, parameter_overrides=bad)
 
 
 def test_walk_node_holds_published_velocity_at_the_urdf_limit():
@@ -211,9 +216,10 @@ def test_walk_node_holds_published_velocity_at_the_urdf_limit():
 def test_nimbro_walk_node_publishes_no_point_the_feedforward_node_refuses():
     """The walk node with `servo-ff up sim_nimbro_op`'s parameters, driven by hand on a fake clock through the
     approach and the first steps: every message passes the feed-forward node's check (its default bounds: the URDF's
-    4.7 / 6.6 rad/s, 1000 rad/s²). placo's right knee passes through straight in the first step (test_walk_sim.py):
-    its q̈ at the knots is held at 1000 rad/s² and counted (before, one trajectory per DDS run was refused, 1175
-    rad/s²), its q̇ at 4.7 rad/s."""
+    4.7 / 6.6 rad/s, 1000 rad/s²). With the URDF's knee range (ik_range_joints empty: before the knee fix) placo's
+    right knee passes through straight in the first step (test_walk_sim.py): its q̈ at the knots is held at 1000
+    rad/s² and counted (before the hold, one trajectory per DDS run was refused, 1175 rad/s²), its q̇ at 4.7 rad/s;
+    with the bring-up's knee range (bent forward) no q̈ is held."""
     from rclpy.parameter import Parameter
     from rclpy.serialization import serialize_message
     from sensor_msgs.msg import JointState
@@ -222,31 +228,36 @@ def test_nimbro_walk_node_publishes_no_point_the_feedforward_node_refuses():
     from servo_ff.dynamics.feedforward import desired_motion_bounds
     from servo_ff.dynamics.robot import load_robot
     from servo_ff.io.paths import share_file
+    from servo_ff.models.schema import MAX_ACCELERATION, MAX_VELOCITY
     from servo_ff.nodes.walk_node import WalkNode
     from servo_ff.ros.desired_trajectory import parse_trajectory
 
-    clock = [1.0]
-    quick = {"engine_process": False, "start_delay": 0.0, "approach_time": 0.2}
+    robot = load_robot(share_file("urdf", "nimbro_op.urdf"))
+    vmax, amax, src = desired_motion_bounds(robot, MAX_VELOCITY, MAX_ACCELERATION)  # the feed-forward node's defaults
+    index = {j: robot.joint_names.index(j) for j in robot.joint_names}
+    held = {}
     with RosHarness(salt=45) as ros:
         args = plan("sim_nimbro_op", namespace=ros.ns)[2].ros_args(config_dir())
-        walk = WalkNode(
-            "servo_walk", **ros.node_kwargs(), cli_args=args,
-            parameter_overrides=[Parameter(k, value=v) for k, v in quick.items()],
-        )  # fmt: skip
-        try:
-            robot = load_robot(share_file("urdf", "nimbro_op.urdf"))
-            vmax, amax, src = desired_motion_bounds(robot, 20.0, 1000.0)  # the feed-forward node's defaults
-            index = {j: robot.joint_names.index(j) for j in walk.joints}
-            walk.now_s = lambda: clock[0]
-            pose = list(walk.engine.q_stand[walk.perm])
-            walk._on_joint_states(serialize_message(JointState(name=walk.joints, position=pose)))
-            for _ in range(25):  # the approach (0.2 s) and 2.3 s of stepping in place: the knee's turn at ≈ 0.75 s
-                clock[0] += 0.1
-                walk._publish_trajectory()
-                parse_trajectory(walk._cdr.data(), index, clock[0], (vmax, amax, src))  # raises when refused
-            assert walk.acc_held > 0 and walk.vel_held > 0
-        finally:
-            walk.destroy_node()
+        for knees, extra in (("urdf", {"ik_range_joints": [""]}), ("bent forward", {})):
+            clock = [1.0]
+            quick = {"engine_process": False, "start_delay": 0.0, "approach_time": 0.2, **extra}
+            walk = WalkNode(
+                "servo_walk", **ros.node_kwargs(), cli_args=args,
+                parameter_overrides=[Parameter(k, value=v) for k, v in quick.items()],
+            )  # fmt: skip
+            try:
+                walk.now_s = lambda c=clock: c[0]
+                pose = list(walk.engine.q_stand[walk.perm])
+                walk._on_joint_states(serialize_message(JointState(name=walk.joints, position=pose)))
+                for _ in range(25):  # the approach (0.2 s) and 2.3 s of stepping in place: the knee's turn at ≈ 0.75 s
+                    clock[0] += 0.1
+                    walk._publish_trajectory()
+                    parse_trajectory(walk._cdr.data(), index, clock[0], (vmax, amax, src))  # raises when refused
+                held[knees] = (walk.acc_held, walk.vel_held)
+            finally:
+                walk.destroy_node()
+    assert held["urdf"][0] > 0 and held["urdf"][1] > 0, held
+    assert held["bent forward"][0] == 0, held
 
 
 def test_walk_node_samples_its_window_as_np_interp_and_takes_one_pose():

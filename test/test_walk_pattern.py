@@ -171,7 +171,7 @@ def _op3_plan(ranges: str) -> np.ndarray:
 def test_ik_ranges_narrow_the_urdf_s_and_leave_the_op3_plan_bit_identical():
     """``WalkParams.ik_ranges`` narrows placo's joint limits (the IK's bounds) within the URDF's. The OP3's default
     gait gives none, and its own URDF knee ranges given as IK ranges change no bit of its plan (the mechanism touches
-    nothing else); a range naming no joint, or outside the URDF's, is one line naming the joint."""
+    nothing else); a range naming no joint, reversed, or outside the URDF's, is one line naming the joint."""
     assert WalkParams().ik_ranges == {}
     own = '{"l_knee": [-0.314159, 2.199115], "r_knee": [-2.199115, 0.314159]}'  # op3.urdf's
     assert np.array_equal(_op3_plan(""), _op3_plan(own))
@@ -180,6 +180,7 @@ def test_ik_ranges_narrow_the_urdf_s_and_leave_the_op3_plan_bit_identical():
     for bad, line in (
         ({"knee": (0.0, 1.0)}, "ik_ranges: 'knee' is not a joint"),
         ({"r_knee": (0.5, 1.0)}, "ik_ranges: 'r_knee' (0.5, 1.0) does not overlap its URDF range"),
+        ({"l_knee": (1.0, 0.5)}, "ik_ranges: 'l_knee' (1.0, 0.5): the lower bound must be below the upper one"),
     ):
         with pytest.raises(ValueError, match=re.escape(line)):
             WalkEngine(URDF, dataclasses.replace(WalkParams(), ik_ranges=bad))

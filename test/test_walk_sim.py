@@ -4,6 +4,7 @@ of a walk, the firmware option."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 
 import numpy as np
@@ -108,7 +109,7 @@ def test_desired_motion_plan_and_walk_node():
         simulate_walk("ff", 1, desired="spline")
 
 
-def test_walk_node_sampling_holds_velocity_as_the_walk_node():
+def test_walk_node_sampling_holds_velocity_as_the_walk_node(caplog):
     """desired_motion "walk_node" holds q̇ at the knots as servo_walk_node holds what it publishes (one function,
     interpolation.held_knot_derivatives): 5 rad/s peaks held at 4.7 rad/s where the limit is, counted per joint, a
     joint without one untouched; simulate_walk gives it the URDF's limits in the plan's joint order (the NimbRo-OP's
@@ -128,43 +129,53 @@ def test_walk_node_sampling_holds_velocity_as_the_walk_node():
     assert np.abs(dq[5:-5]).max(axis=0).tolist() == pytest.approx([4.7, 5.0, 4.7], abs=0.01)  # (ends: padded)
     assert held[0] == held[2] > 10 and held[1] == 0
     plan = WalkPlan(["a", "b", "c"], grid, q, *[None] * 8)
-    got = desired_motion(plan, grid[:-1], dt, "walk_node", vmax)[1]  # (after the last knot: at rest)
+    with caplog.at_level(logging.INFO, logger="servo_ff.dynamics.walk_sim"):
+        got = desired_motion(plan, grid[:-1], dt, "walk_node", vmax)[1]  # (after the last knot: at rest)
     np.testing.assert_allclose(got, dq[:-1], rtol=0, atol=1e-9)
+    assert f"held (joint q̇/q̈ counts): a {held[0]}/0, c {held[2]}/0" in caplog.text  # said, b not named
     assert np.abs(desired_motion(plan, grid, dt, "walk_node")[1]).max() > 4.9  # None: not held
     vmax, _ = joint_motion_bounds(NIMBRO_URDF, ["left_elbow_pitch", "right_knee_pitch"])
     assert vmax.tolist() == pytest.approx([6.6, 4.7], abs=0.05)
 
 
 def test_nimbro_plan_knots_held_within_the_feedforward_nodes_bounds():
-    """placo's NimbRo-OP plan bends its right knee backwards in the first step: through straight, where the knee
-    alternates between two values (0.0275, -0.0195 rad) from one 10 ms sample to the next, a q̈ up to 1253 rad/s² in
-    five-point differences (1175 at the first; np.gradient twice, the plan's ddq, is blind to it: 256); the
-    feed-forward node (max_acceleration 1000 rad/s², the URDF's 4.7 rad/s) refused the walk node's trajectory there.
-    Held (one function for the walk node and desired_motion "walk_node"), no knot is refused, and only the knot
-    values beyond the bounds moved."""
+    """placo's NimbRo-OP plan with the URDF's knee range (before WalkParams.ik_ranges) bent its right knee backwards
+    in the first step: through straight, where the knee alternates between two values (0.0275, -0.0195 rad) from one
+    10 ms sample to the next, a q̈ up to 1253 rad/s² in five-point differences (1175 at the first; np.gradient twice,
+    the plan's ddq, is blind to it: 256); the feed-forward node (max_acceleration 1000 rad/s², the URDF's 4.7 rad/s)
+    refused the walk node's trajectory there. Held (one function for the walk node and desired_motion "walk_node"),
+    no knot is refused, and only the knot values beyond the bounds moved. With the gait's knee range (bent forward)
+    the knee stays ≥ 0.05 rad and no q̈ is held."""
     from servo_ff.dynamics.feedforward import check_desired_motion, desired_motion_bounds
     from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_URDF, nimbro_walk_params
     from servo_ff.dynamics.robot import load_robot
     from servo_ff.dynamics.walk_pattern import WalkEngine
     from servo_ff.interpolation import held_knot_derivatives, knot_derivatives
+    from servo_ff.models.schema import MAX_ACCELERATION, MAX_VELOCITY
 
-    plan = WalkEngine(NIMBRO_URDF, nimbro_walk_params(), NIMBRO_FRAMES).plan((0.05, 0.0, 0.0), 3)
+    urdf_range = dataclasses.replace(nimbro_walk_params(), ik_ranges={})
+    plan = WalkEngine(NIMBRO_URDF, urdf_range, NIMBRO_FRAMES).plan((0.05, 0.0, 0.0), 3)
     robot = load_robot(NIMBRO_URDF)
-    vmax, amax, src = desired_motion_bounds(robot, 20.0, 1000.0)  # the feed-forward node's defaults
+    vmax, amax, src = desired_motion_bounds(robot, MAX_VELOCITY, MAX_ACCELERATION)  # the feed-forward node's defaults
     cols = [robot.joint_names.index(j) for j in plan.joints]
     vmax, amax, src = vmax[cols], amax[cols], [src[c] for c in cols]
     knee = plan.joints.index("right_knee_pitch")
     assert plan.q[:, knee].min() < -0.5 < 0.1 < plan.q[0, knee]  # bent forward at the start, backwards after
     assert np.abs(plan.ddq).max() < 300  # the plan's own (np.gradient twice): the alternation unseen
+    dt = plan.t[1] - plan.t[0]
     padded = np.concatenate([plan.q[:1], plan.q[:1], plan.q, plan.q[-1:], plan.q[-1:]])
-    dq0, ddq0 = knot_derivatives(padded, plan.t[1] - plan.t[0])
+    dq0, ddq0 = knot_derivatives(padded, dt)
     refused = check_desired_motion(0 * dq0, ddq0, vmax, amax, plan.joints, src)  # (q̇ held as before)
     assert "acceleration of right_knee_pitch is 1175 rad/s²" in refused, refused  # the DDS run's refusal
-    dq, ddq, v_held, a_held = held_knot_derivatives(padded, plan.t[1] - plan.t[0], vmax, amax)
+    dq, ddq, v_held, a_held = held_knot_derivatives(padded, dt, vmax, amax)
     assert check_desired_motion(dq, ddq, vmax, amax, plan.joints, src) is None
     assert a_held[knee] > 0 and v_held[knee] > 0
     inside = (np.abs(dq0) <= vmax) & (np.abs(ddq0) <= amax)
     assert (dq[inside] == dq0[inside]).all() and (ddq[inside] == ddq0[inside]).all()
+    fixed = WalkEngine(NIMBRO_URDF, nimbro_walk_params(), NIMBRO_FRAMES).plan((0.05, 0.0, 0.0), 3)
+    assert fixed.q[:, knee].min() >= 0.05 - 1e-9
+    padded = np.concatenate([fixed.q[:1], fixed.q[:1], fixed.q, fixed.q[-1:], fixed.q[-1:]])
+    assert held_knot_derivatives(padded, dt, vmax, amax)[3].sum() == 0  # no q̈ held: nothing goes through straight
 
 
 def test_pitch_only_keeps_the_trunk_pitch_and_drops_roll_and_yaw():

@@ -123,6 +123,24 @@ def joint_limits(urdf: str | Path, joints: list[str], q: np.ndarray, plan: str =
             raise ValueError(f"{Path(urdf).name}: {plan} takes {n} to {bad:.3f} rad, outside [{lo:.3f}, {hi:.3f}]")
 
 
+def open_loop_plan(
+    urdf: str | Path, joints: list[str], t: np.ndarray, q: np.ndarray, c_left: np.ndarray, steps: list, what: str
+) -> WalkPlan:
+    """The :class:`.WalkPlan` of an open-loop gait's positions ``q`` (T, J) [rad] at the times ``t`` [s, a uniform
+    grid]: a joint outside its URDF limits is a ValueError naming it and ``what`` (:func:`joint_limits`); q̇, q̈ by
+    finite differences (np.gradient); ``c_left`` the left leg's support coefficient, ``support`` "left"/"right" where
+    it is 1/0, else "both"; the CoM placed (:func:`placed_com`); ``zmp`` NaN and no polygons (none planned);
+    ``steps`` (start [s], swinging foot)."""
+    joint_limits(urdf, joints, q, what)
+    dt = float(t[1] - t[0])
+    dq = np.gradient(q, dt, axis=0)
+    support = np.where(c_left >= 1.0, "left", np.where(c_left <= 0.0, "right", "both"))
+    return WalkPlan(
+        joints, t, q, dq, np.gradient(dq, dt, axis=0), c_left, np.full((len(c_left), 2), np.nan),
+        placed_com(urdf, joints, q, c_left), support, [np.zeros((0, 2))] * len(c_left), steps,
+    )  # fmt: skip
+
+
 def cpg_plan(urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None = None) -> CpgWalk:
     """The CPG walk of ``n_steps`` steps at ``gcv_x`` on the grid ``cfg.dt``: q from the gait's equations, q̇ and q̈ by
     finite differences (np.gradient), c_left = the left leg's support coefficient, the CoM placed (:func:`placed_com`);
@@ -133,12 +151,6 @@ def cpg_plan(urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None
     joints = list(pin.buildModelFromUrdf(str(urdf)).names[1:])
     s = gait_states(gcv_x, n_steps, cfg)
     q = np.array([pose(joints, p, g, tm, cfg) for p, g, tm in zip(s.phase, s.gcv, s.timer)])
-    joint_limits(urdf, joints, q)
     c = np.array([support_coefficient(p, "left", cfg) if w else 0.5 for p, w in zip(s.phase, s.walking)])
-    dq = np.gradient(q, cfg.dt, axis=0)
-    support = np.where(c >= 1.0, "left", np.where(c <= 0.0, "right", "both"))
-    plan = WalkPlan(
-        joints, s.t, q, dq, np.gradient(dq, cfg.dt, axis=0), c, np.full((len(c), 2), np.nan),
-        placed_com(urdf, joints, q, c), support, [np.zeros((0, 2))] * len(c), s.steps,
-    )  # fmt: skip
+    plan = open_loop_plan(urdf, joints, s.t, q, c, s.steps, "the CPG plan")
     return CpgWalk(plan, pose(joints, 0.0, 0.0, cfg.first_step_duration, cfg), cfg.step_period)

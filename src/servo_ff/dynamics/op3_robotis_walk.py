@@ -24,9 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .nimbro_cpg_plan import CpgWalk, joint_limits, placed_com
+from .nimbro_cpg_plan import CpgWalk, open_loop_plan
 from .op3_robotis_ik import DIRECTION, LEG, leg_ik
-from .walk_pattern import WalkPlan
 
 
 @dataclass(frozen=True)
@@ -221,13 +220,6 @@ def robotis_plan(urdf: str | Path, vx: float, n_steps: int, cfg: RobotisConfig |
     joints = list(pin.buildModelFromUrdf(str(urdf)).names[1:])
     rows, steps = pattern_states(x_move_for_speed(vx, cfg), n_steps, cfg)
     q = np.array([pose(joints, *r, cfg) for r in rows])
-    joint_limits(urdf, joints, q, "ROBOTIS's walk")
     c = np.array([support(r[0], cfg) for r in rows])
-    dq = np.gradient(q, cfg.dt, axis=0)
-    t = np.arange(len(rows)) * cfg.dt
-    sup = np.where(c >= 1.0, "left", np.where(c <= 0.0, "right", "both"))
-    plan = WalkPlan(
-        joints, t, q, dq, np.gradient(dq, cfg.dt, axis=0), c, np.full((len(c), 2), np.nan),
-        placed_com(urdf, joints, q, c), sup, [np.zeros((0, 2))] * len(c), steps,
-    )  # fmt: skip
+    plan = open_loop_plan(urdf, joints, np.arange(len(rows)) * cfg.dt, q, c, steps, "ROBOTIS's walk")
     return CpgWalk(plan, pose(joints, 0.0, 0.0, 0.0, cfg), step_period(cfg))

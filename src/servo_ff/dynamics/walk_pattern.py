@@ -186,12 +186,14 @@ class WalkEngine:
 
     def _narrow_ranges(self, ranges: dict[str, tuple[float, float]]) -> None:
         """placo's joint limits (the IK's bounds) narrowed to ``ranges`` [rad]: each the intersection with the URDF's;
-        a joint not in the robot or an empty intersection is a ValueError naming the joint."""
+        a joint not in the robot, a reversed range or an empty intersection is a ValueError naming the joint."""
         for j, (lo, hi) in ranges.items():
             if j not in self.joints:
                 raise ValueError(f"ik_ranges: {j!r} is not a joint of the robot: {self.joints}")
             if np.isnan([lo, hi]).any():
                 raise ValueError(f"ik_ranges: {j!r} {ranges[j]} is not a number")
+            if not lo < hi:
+                raise ValueError(f"ik_ranges: {j!r} {ranges[j]}: the lower bound must be below the upper one")
             u_lo, u_hi = (float(v) for v in self.robot.get_joint_limits(j))
             lo, hi = max(u_lo, float(lo)), min(u_hi, float(hi))
             if not lo < hi:

@@ -17,6 +17,7 @@ controllers; (c)'s α̂ then follows that law.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,14 +274,18 @@ def desired_motion(
     [s from the walk start; before it the first sample, at rest]. "plan": its samples and np.gradient derivatives,
     interpolated linearly; "walk_node": as the DDS mission's feed-forward node samples servo_walk_node's points
     (:func:`~servo_ff.interpolation.held_knot_derivatives`, q̇ held at ``vmax`` [rad/s] and q̈ at ``amax`` [rad/s²]
-    per joint (None: not held), the quintic between the points; the plan held at its ends)."""
+    per joint (None: not held; the held counts in one INFO line), the quintic between the points; the plan held at
+    its ends)."""
     tc = np.clip(t, 0.0, None)
     if how == "plan":
         q, dq, ddq = (np.stack([np.interp(tc, plan.t, x[:, i]) for i in range(x.shape[1])], axis=1)
                       for x in (plan.q, plan.dq, plan.ddq))  # fmt: skip
     else:
         padded = np.concatenate([plan.q[:1], plan.q[:1], plan.q, plan.q[-1:], plan.q[-1:]])
-        dq, ddq, *_ = held_knot_derivatives(padded, dt, *(np.inf if b is None else b for b in (vmax, amax)))
+        dq, ddq, *held = held_knot_derivatives(padded, dt, *(np.inf if b is None else b for b in (vmax, amax)))
+        said = [f"{j} {n}/{m}" for j, n, m in zip(plan.joints, *held) if n or m]
+        if said:  # as the walk node's throttled warnings: nothing held unsaid
+            logging.getLogger(__name__).info("desired q̇/q̈ knots held (joint q̇/q̈ counts): %s", ", ".join(said))
         spline = JointSpline(plan.t, plan.q, dq, ddq)
         q, dq, ddq = (np.array(x) for x in zip(*(spline.sample(s) for s in tc)))
     dq[t < 0], ddq[t < 0] = 0.0, 0.0

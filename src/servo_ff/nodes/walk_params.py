@@ -102,6 +102,9 @@ def ik_ranges(joints: list[str], lower: list[float], upper: list[float]) -> dict
             f"ik_range_lower/ik_range_upper have {len(lower)}/{len(upper)} value(s) for {len(names)} ik_range_joints: "
             "give one per joint"
         )
+    twice = sorted({j for j in names if names.count(j) > 1})
+    if twice:
+        raise ValueError(f"ik_range_joints names {', '.join(twice)} more than once: give each joint one range")
     return {"ik_ranges": {j: (float(lo), float(hi)) for j, lo, hi in zip(names, lower, upper, strict=True)}}
 
 
