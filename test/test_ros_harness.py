@@ -78,25 +78,30 @@ def test_every_domain_held_elsewhere_is_said_in_one_warning(monkeypatch):
     assert 1 <= d <= 100
 
 
-class _Held:
-    """The harness's executor with its spin_once held open (as a real one waits for work) until ``release``; it records
-    whether that spin was open when a node was added."""
+class _OwnedLock:
+    """The harness's ``_busy`` lock, remembering which thread holds it."""
 
-    def __init__(self, executor):
-        self.inner, self.spinning, self.added_mid_spin = executor, False, []
-        self.entered, self.release = threading.Event(), threading.Event()
+    def __init__(self):
+        self.lock, self.owner = threading.Lock(), None
 
-    def spin_once(self, timeout_sec=None):
-        self.spinning = True
-        self.entered.set()
-        try:
-            self.release.wait(10.0)
-            self.inner.spin_once(timeout_sec=timeout_sec)
-        finally:
-            self.spinning = False
+    def __enter__(self):
+        self.lock.acquire()
+        self.owner = threading.current_thread()
+
+    def __exit__(self, *exc):
+        self.owner = None
+        self.lock.release()
+
+
+class _Watched:
+    """The harness's executor, recording for each node added whether the adding thread held ``busy`` (so the spin
+    thread was between two spin_once)."""
+
+    def __init__(self, executor, busy: _OwnedLock):
+        self.inner, self.busy, self.added_between_spins = executor, busy, []
 
     def add_node(self, node):
-        self.added_mid_spin.append(self.spinning)
+        self.added_between_spins.append(self.busy.owner is threading.current_thread())
         self.inner.add_node(node)
 
     def __getattr__(self, name):
@@ -105,20 +110,18 @@ class _Held:
 
 def test_a_node_is_added_between_two_spins_never_during_one():
     """CI: a node added while the spin thread was inside the EventsExecutor's spin_once raised "Set changed size
-    during iteration" there, the spin thread died and every later service call timed out. Here the spin is held
-    open: the node must wait for it to end (make_node still running after 0.5 s), then be added."""
+    during iteration" there, the spin thread died and every later service call timed out. A node is added only by a
+    thread that holds the lock the spin thread holds around each spin_once."""
     ros = RosHarness(salt=63, events=True)
+    inner = ros.executor
     try:
-        ros.executor = held = _Held(ros.executor)
-        assert held.entered.wait(10.0)
-        adder = threading.Thread(target=ros.make_node, args=("added_mid_spin",))
-        adder.start()
-        adder.join(0.5)  # the old harness adds at once, inside the open spin
-        held.release.set()
-        adder.join(10.0)
-        assert held.added_mid_spin == [False]
+        with ros._busy:  # swapped between two spins
+            ros._busy = busy = _OwnedLock()
+        ros.executor = watched = _Watched(inner, busy)
+        for k in range(3):
+            ros.make_node(f"added_{k}")
+        assert watched.added_between_spins == [True] * 3
         assert ros._thread.is_alive()
     finally:
-        held.release.set()
-        ros.executor = held.inner
+        ros.executor = inner
         ros.shutdown()
