@@ -249,6 +249,9 @@ def test_feedforward_false_plan_reads_no_servo_file(bringup, tmp_path, caplog):
         plan(bringup, servo_config=str(bad))
     with pytest.raises(ServoMapError, match="bad.yaml: malformed YAML"):
         plan(bringup, params_file=str(pf))
+    if bringup != "sim_humanoid":  # a feedforward:= that is neither true nor false is said before any file is read
+        with pytest.raises(ValueError, match=f"{bringup}: feedforward must be 'true' or 'false', got 'False'"):
+            plan(bringup, feedforward="False", servo_config=str(bad))
     caplog.clear()
     for kwargs in ({"servo_config": str(bad)}, {"params_file": str(pf)}):
         ff = plan(bringup, feedforward="false", **kwargs)[1].overrides

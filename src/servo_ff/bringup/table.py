@@ -179,6 +179,8 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         if not Path(a["servo_config"]).expanduser().is_file():
             raise FileNotFoundError(f"servo_config {a['servo_config']}: file not found")
         sim["servo_config"] = str(Path(a["servo_config"]).expanduser().resolve())
+    if bringup in WALK_BRINGUPS and a["feedforward"] not in ("true", "false"):  # before any file is read for it
+        raise ValueError(f"{bringup}: feedforward must be 'true' or 'false', got {a['feedforward']!r}")
     # the feed-forward α̂ follows the servos the sim runs (given or not); feedforward:=false: the node sends the
     # desired positions (plain P), no α̂ to follow
     if bringup in SERVO_ALPHA_BRINGUPS and a.get("feedforward") != "false":
@@ -196,8 +198,6 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
     if bringup in WALK_BRINGUPS:
         if a["gain"]:
             sim["kp"] = ff["kp"] = [_gain(bringup, a["gain"], {})]
-        if a["feedforward"] not in ("true", "false"):
-            raise ValueError(f"{bringup}: feedforward must be 'true' or 'false', got {a['feedforward']!r}")
         ff["enabled"] = a["feedforward"] == "true"
         if a["urdf"]:  # the walk engine plans on the robot the others read (robot_description), not the YAML's
             walker["urdf_path"] = str(Path(a["urdf"]).expanduser().resolve())
