@@ -103,3 +103,22 @@ def test_what_the_cpg_cannot_take_is_one_line():
         ):
             with pytest.raises(ValueError, match=re.escape(line)):
                 _node(ros, "servo_walk_bad", **extra)
+
+
+def test_sim_nimbro_op_gait_cpg_starts_the_walk_node_on_the_cpg():
+    """The walk node started with `servo-ff up sim_nimbro_op gait:=cpg`'s parameter files and arguments walks the
+    CPG (the YAML's placo rows and engine_process: true notwithstanding), on the YAML's joint order."""
+    import yaml
+    from rclpy.parameter import Parameter
+
+    from servo_ff.bringup import config_dir, plan
+    from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
+    from servo_ff.nodes.walk_node import WalkNode
+
+    with RosHarness(salt=47) as ros:
+        args = plan("sim_nimbro_op", namespace=ros.ns, gait="cpg")[2].ros_args(config_dir())
+        quick = [Parameter("start_delay", value=3600.0)]
+        walk = ros.add(WalkNode("servo_walk", **ros.node_kwargs(), cli_args=args, parameter_overrides=quick))
+        cfg = yaml.safe_load((config_dir() / "sim_nimbro_op.yaml").read_text())
+        assert isinstance(walk.engine, CpgEngine) and walk.worker is None and walk.dt == 0.008
+        assert walk.joints == cfg["/**"]["ros__parameters"]["joints"]
