@@ -1,6 +1,6 @@
 """`servo-ff up sim_nimbro_op` over DDS against the ROS-free ``simulate_walk`` of the same gait (issue 21).
 
-Run: python bench/nimbro_up.py [--vx 0.05] [--walk 10] [--controller ff]
+Run: python bench/nimbro_up.py [--vx 0.05] [--walk 10] [--controller ff] [--gait placo|cpg]
 
 DDS: the bring-up as shipped (four processes, config/sim_nimbro_op.yaml; ``lockstep_timeout`` 5 s of wall time as
 test_up_sim_op3_walks_under_cmd_vel, so that a loaded machine does not step the sim without a goal), a probe
@@ -8,7 +8,8 @@ publishing cmd_vel ``vx`` and reading ``odom`` (the trunk): travel in x over ``w
 start (start_delay 0.5 + approach_time 2.0 s), fell when the trunk tilts > 0.6 rad (``walk_sim.FALL_TILT``).
 ROS-free: ``simulate_walk`` of the NimbRo-OP (bench/nimbro_obstacle.py's ``walk``) at ``vx``, ``walk`` / 0.42 s steps,
 the same controller (ff: (c), 0.35 × 53.125 + feed-forward; low: (b), feedforward:=false; high: (a), also
-gain:=53.125).
+gain:=53.125). ``--gait cpg``: the NimbRo-OP's own CPG, ``gait:=cpg`` over DDS (servo_walk_node gait nimbro_cpg) and
+``simulate_walk(ready=cpg_plan(...))`` of the same vx ROS-free (its steps then its own stop), ``walk`` / 0.417 s steps.
 
 Last line: RESULT dds_travel_m=… dds_fell=0|1 rosfree_travel_m=… rosfree_planned_m=… rosfree_fell=0|1 steps=…
 """
@@ -35,8 +36,9 @@ def _tilt(x: float, y: float, z: float, w: float) -> float:
     return math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (x * x + y * y))))
 
 
-def run_dds(vx: float, walk_s: float, controller: str) -> tuple[float, bool, float]:
-    """(travel [m], fell, sim s walked) of `servo-ff up sim_nimbro_op` under cmd_vel ``vx`` for ``walk_s`` s."""
+def run_dds(vx: float, walk_s: float, controller: str, gait: str = "placo") -> tuple[float, bool, float]:
+    """(travel [m], fell, sim s walked) of `servo-ff up sim_nimbro_op gait:=<gait>` under cmd_vel ``vx`` for
+    ``walk_s`` s."""
     from geometry_msgs.msg import Twist
     from nav_msgs.msg import Odometry
 
@@ -52,6 +54,7 @@ def run_dds(vx: float, walk_s: float, controller: str) -> tuple[float, bool, flo
         cmd = [sys.executable, "-m", "servo_ff", "up", "sim_nimbro_op", "--arg", f"namespace:={h.ns}"]
         cmd += ["--arg", f"feedforward:={'true' if controller == 'ff' else 'false'}", "--params-file", str(patient)]
         cmd += ["--arg", f"gain:={KP_HIGH}"] if controller == "high" else []
+        cmd += ["--arg", f"gait:={gait}"]
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             probe = h.make_node("nimbro_up_probe")
@@ -85,11 +88,11 @@ def run_dds(vx: float, walk_s: float, controller: str) -> tuple[float, bool, flo
                 print(out[-3000:], file=sys.stderr)
 
 
-def run_rosfree(vx: float, n_steps: int, controller: str):
-    """``simulate_walk`` of the NimbRo-OP (bench/nimbro_obstacle.py's), flat ground."""
+def run_rosfree(vx: float, n_steps: int, controller: str, gait: str = "placo"):
+    """``simulate_walk`` of the NimbRo-OP (bench/nimbro_obstacle.py's, its ``gait``), flat ground."""
     from nimbro_obstacle import KP_HIGH, walk
 
-    return walk(controller, n_steps, vx, KP_HIGH)
+    return walk(controller, n_steps, vx, KP_HIGH, gait=gait)
 
 
 def main() -> int:
@@ -97,13 +100,16 @@ def main() -> int:
     ap.add_argument("--vx", type=float, default=0.05, help="cmd_vel forward [m/s]")
     ap.add_argument("--walk", type=float, default=10.0, help="sim time walked over DDS [s]")
     ap.add_argument("--controller", choices=("ff", "low", "high"), default="ff")
+    ap.add_argument("--gait", choices=("placo", "cpg"), default="placo", help="sim_nimbro_op's gait:=")
     a = ap.parse_args()
+    from servo_ff.dynamics.nimbro_cpg import CpgConfig
     from servo_ff.dynamics.nimbro_walk import nimbro_walk_params
 
-    steps = round(a.walk / nimbro_walk_params().step_period)
-    travel, fell, walked = run_dds(a.vx, a.walk, a.controller)
+    period = CpgConfig().step_period if a.gait == "cpg" else nimbro_walk_params().step_period
+    steps = round(a.walk / period)
+    travel, fell, walked = run_dds(a.vx, a.walk, a.controller, a.gait)
     print(f"DDS: {travel:.3f} m in {walked:.2f} s of walking, fell: {fell}")
-    r = run_rosfree(a.vx, steps, a.controller)
+    r = run_rosfree(a.vx, steps, a.controller, a.gait)
     print(f"ROS-free simulate_walk, {steps} steps: {r.travel:.3f} m (plan {r.planned:.3f} m), fell at {r.fell_at} s")
     print(
         f"RESULT dds_travel_m={travel:.3f} dds_fell={int(fell)} rosfree_travel_m={r.travel:.3f} "

@@ -211,6 +211,11 @@ def test_sim_nimbro_op_bringup_plan(caplog):
     urdf = ROOT / "urdf" / "nimbro_op.urdf"
     walk, described = plan("sim_nimbro_op", urdf=str(urdf))[2:]
     assert walk.overrides["urdf_path"] == described.overrides["urdf_path"] == str(urdf)  # one robot for all
+    assert "gait" not in plan("sim_nimbro_op")[2].overrides  # placo by default (the node's default)
+    walk = plan("sim_nimbro_op", gait="cpg")[2]  # the NimbRo-OP's own CPG, in the node (no placo process)
+    assert walk.executable == "servo_walk_node" and walk.overrides == {"gait": "nimbro_cpg", "engine_process": False}
+    with pytest.raises(ValueError, match="sim_nimbro_op: gait must be 'placo' or 'cpg', got 'walk'"):
+        plan("sim_nimbro_op", gait="walk")
 
 
 def _alpha_records(caplog) -> list[logging.LogRecord]:

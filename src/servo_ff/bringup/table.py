@@ -95,11 +95,16 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         },
     ),
     "sim_nimbro_op": (
-        "MuJoCo NimbRo-OP (Schwarz & Behnke's robot) + feed-forward + placo walk with its gait under cmd_vel",
+        "MuJoCo NimbRo-OP (Schwarz & Behnke's robot) + feed-forward + placo walk with its gait (or its own CPG) "
+        "under cmd_vel",
         {
             **MUJOCO_ARGS,
             "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
             "gain": ("", "servo P gain of sim and feed-forward, register units (empty: the YAML's, 0.35 x 53.125)"),
+            "gait": (
+                "placo",
+                "placo (its gait on placo) or cpg (the NimbRo-OP's own CPG: servo_walk_node gait nimbro_cpg)",
+            ),
             **COMMON_ARGS,
         },
     ),
@@ -201,6 +206,10 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
         ff["enabled"] = a["feedforward"] == "true"
         if a["urdf"]:  # the walk engine plans on the robot the others read (robot_description), not the YAML's
             walker["urdf_path"] = str(Path(a["urdf"]).expanduser().resolve())
+        if a.get("gait", "placo") not in ("placo", "cpg"):
+            raise ValueError(f"{bringup}: gait must be 'placo' or 'cpg', got {a['gait']!r}")
+        if a.get("gait") == "cpg":  # the CPG runs in the node (no placo engine process)
+            walker.update(gait="nimbro_cpg", engine_process=False)
         return sim, ff, walker
     if a["support"] not in ("schedule", "contacts"):
         raise ValueError(f"sim_humanoid: support must be 'schedule' or 'contacts', got {a['support']!r}")

@@ -46,35 +46,66 @@ def near_centre(phase: float) -> bool:
     return abs(phase) < 0.05 or abs(phase) >= math.pi - 0.05
 
 
+class GaitState(NamedTuple):
+    """The gait's state between ticks: phase and the previous tick's [rad], gcv.x and its latched target, the
+    first-step timer [s], walking (False once halted)."""
+
+    phase: float
+    last: float
+    gcv: float
+    target: float
+    timer: float
+    walking: bool
+
+
+def halt_state(cfg: CpgConfig) -> GaitState:
+    """The state at the halt pose, about to walk (DynamicGait::reset)."""
+    return GaitState(0.0, 0.0, 0.0, 0.0, cfg.first_step_duration, True)
+
+
+def gait_tick(s: GaitState, command: float | None, cfg: CpgConfig) -> tuple[GaitState, tuple[float, str] | None]:
+    """One ``systemIterationTime`` of the state machine with ``command`` = the commanded gcv.x (latched at each phase
+    centre crossing; None: the walk withdrawn, it halts once gcv < stoppingVelocity near a phase centre). Returns the
+    new state and the step begun in this tick, (how long before the tick's end [s], side), else None."""
+    phase, last, gcv, target, timer, walking = s
+    if walking and command is None and gcv < cfg.stopping_velocity and near_centre(phase):
+        return GaitState(0.0, last, 0.0, target, cfg.first_step_duration, False), None  # DynamicGait::reset
+    if not walking:
+        return s, None
+    rate = cfg.gait_frequency * math.pi  # [rad/s]
+    if phase * last <= 0:
+        target = 0.0 if command is None else command
+    gcv = slope(gcv, target, cfg)
+    last, phase = phase, picut(phase + rate * cfg.dt)
+    if timer > 0.5 * cfg.first_step_duration:
+        phase = 0.0
+    timer = max(0.0, timer - cfg.dt)
+    step = None
+    if last <= 0.0 < phase:
+        step = (phase / rate, "right")
+    elif last > 0.0 > phase:
+        step = ((phase + math.pi) / rate, "left")
+    return GaitState(phase, last, gcv, target, timer, True), step
+
+
 def gait_states(gcv_x: float, n_steps: int, cfg: CpgConfig, hold: float = 0.5) -> GaitStates:
     """The gait's state from the halt pose: ``n_steps`` steps commanded at ``gcv_x`` (gcv ramping at its slope), then
-    the command withdrawn until it halts, then ``hold`` [s] in the halt pose."""
+    the command withdrawn until it halts, then ``hold`` [s] in the halt pose (:func:`gait_tick` per tick)."""
     if n_steps < 1:
         raise ValueError(f"n_steps must be ≥ 1, got {n_steps}")
-    rate = cfg.gait_frequency * math.pi  # [rad/s]
-    phase = last = gcv = target = 0.0
-    timer, walking, k, t_stop = cfg.first_step_duration, True, 0, math.inf
-    rows, steps = [(0.0, 0.0, 0.0, timer, True)], []
+    s, k, t_stop = halt_state(cfg), 0, math.inf
+    rows, steps = [(0.0, 0.0, 0.0, s.timer, True)], []
     while k * cfg.dt < t_stop + hold - 1e-9:
         k += 1
         t = k * cfg.dt
-        command = len(steps) <= n_steps
-        if walking and not command and gcv < cfg.stopping_velocity and near_centre(phase):
-            walking, t_stop, gcv, timer = False, t, 0.0, cfg.first_step_duration  # DynamicGait::reset
-        if walking:
-            if phase * last <= 0:
-                target = gcv_x if command else 0.0
-            gcv = slope(gcv, target, cfg)
-            last, phase = phase, picut(phase + rate * cfg.dt)
-            if timer > 0.5 * cfg.first_step_duration:
-                phase = 0.0
-            timer = max(0.0, timer - cfg.dt)
-            if last <= 0.0 < phase:
-                steps.append((t - phase / rate, "right"))
-            elif last > 0.0 > phase:
-                steps.append((t - (phase + math.pi) / rate, "left"))
-        rows.append((t, phase if walking else 0.0, gcv, timer, walking))
-    steps = [s for s in steps if s[0] < t_stop - 0.5 * cfg.step_period]
+        was = s.walking
+        s, step = gait_tick(s, gcv_x if len(steps) <= n_steps else None, cfg)
+        if was and not s.walking:
+            t_stop = t
+        if step is not None:
+            steps.append((t - step[0], step[1]))
+        rows.append((t, s.phase if s.walking else 0.0, s.gcv, s.timer, s.walking))
+    steps = [x for x in steps if x[0] < t_stop - 0.5 * cfg.step_period]
     t, ph, g, tm, w = (np.array(c) for c in zip(*rows))
     return GaitStates(t, ph, g, tm, w.astype(bool), steps)
 

@@ -1,6 +1,7 @@
-"""``servo_walk_node``: a walking engine (Rhoban's placo, :mod:`servo_ff.dynamics.walk_pattern`) under the
-feed-forward node. It takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y [m/s], angular.z [rad/s]) as
-walking stacks do, and publishes the desired JointTrajectory and the support coefficient on the topics of
+"""``servo_walk_node``: a walking engine (``gait``: Rhoban's placo, :mod:`servo_ff.dynamics.walk_pattern`, or the
+NimbRo-OP's own CPG, :mod:`servo_ff.dynamics.nimbro_cpg_engine`, on its 8 ms tick) under the feed-forward node. It
+takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y [m/s], angular.z [rad/s]) as walking stacks do, and
+publishes the desired JointTrajectory and the support coefficient on the topics of
 ``servo_walker_node`` (which stays for arms: ``pattern: waypoints``).
 
 On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to
@@ -48,45 +49,18 @@ from servo_ff.ros.joint_command_cdr import deserialized
 from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
-from .walk_params import BALANCE_KEYS, ik_ranges, walk_specs
-
-
-def _posture(joints: list[str], positions: list[float]) -> dict[str, dict[str, float]]:
-    """WalkParams' ``posture`` from the two parameters (no joint named: WalkParams' own); [rad]."""
-    names = [j for j in joints if j]
-    if not names:
-        return {}
-    if len(names) != len(positions):
-        raise ValueError(
-            f"posture_positions has {len(positions)} value(s) for {len(names)} posture_joints: give one per joint"
-        )
-    return {"posture": dict(zip(names, map(float, positions), strict=True))}
+from .walk_params import BALANCE_KEYS, walk_engine, walk_specs
 
 
 class WalkNode(Node):
     def __init__(self, name: str = "servo_walk", **kwargs: Any):
         super().__init__(name, **kwargs)
         from servo_ff.dynamics.walk_balance import BalanceFeedback, BalanceGains
-        from servo_ff.dynamics.walk_pattern import WalkEngine, WalkFrames, WalkParams
 
         self.table = ParameterTable(self, walk_specs(), n_joints=lambda v: None)
         v = self.table.values
-        params = WalkParams(
-            dt=v["dt"],
-            single_support=v["single_support"],
-            double_support_ratio=v["double_support_ratio"],
-            com_height=v["com_height"],
-            foot_height=v["foot_height"],
-            trunk_pitch=v["trunk_pitch"],
-            feet_spacing=v["feet_spacing"],
-            foot_length=v["foot_length"],
-            foot_width=v["foot_width"],
-            max_dx_forward=v["max_dx_forward"],
-            **_posture(v["posture_joints"], v["posture_positions"]),
-            **ik_ranges(v["ik_range_joints"], v["ik_range_lower"], v["ik_range_upper"]),
-        )
-        frames = WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"])
-        self.engine = WalkEngine(resolve_path(v["urdf_path"]), params, frames)
+        self.gait = v["gait"]
+        self.engine, params, frames = walk_engine(v, resolve_path(v["urdf_path"]))
         self.worker = None  # dynamics.walk_worker.WalkWorker with engine_process
         self._ahead: deque[float] = deque()  # grid times [s, ROS clock] beyond self.times, asked of the worker
         order = [j for j in v["joints"] if j]
@@ -105,7 +79,7 @@ class WalkNode(Node):
         )
         self.vel_held = 0  # published q̇ values held at self.vmax
         self.acc_held = 0  # published q̈ values held at self.amax
-        self.dt = params.dt
+        self.dt = self.engine.params.dt  # [s] the engine's grid (placo: dt; nimbro_cpg: its 8 ms tick)
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
         self.t0: float | None = None  # [s, ROS clock] of the approach start
         self.q0: np.ndarray | None = None
@@ -141,7 +115,7 @@ class WalkNode(Node):
         if not self.support_on_js:
             self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
         self.get_logger().info(
-            f"placo walk ({len(self.joints)} joints, step period {params.step_period:.3f} s): "
+            f"{self.gait} walk ({len(self.joints)} joints, step period {self.engine.params.step_period:.3f} s): "
             f"{v['cmd_vel_topic']} → {v['trajectory_topic']}, support coefficient → {v['support_topic']}"
         )
 
@@ -160,10 +134,14 @@ class WalkNode(Node):
         beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
         if beyond:
             self.cmd_clipped += 1
+            how = (
+                f" (the gait's max_dx_forward/max_dx_backward/max_dy/max_dtheta per {self.engine.params.step_period:g}"
+                " s step): placo walks at most that"
+                if self.gait == "placo"
+                else ""  # the CPG's words say what it walks
+            )
             self.get_logger().warning(
-                f"{self.table['cmd_vel_topic']}: {', '.join(beyond)} (the gait's max_dx_forward/max_dx_backward/"
-                f"max_dy/max_dtheta per {self.engine.params.step_period:g} s step): placo walks at most that",
-                throttle_duration_sec=5.0,
+                f"{self.table['cmd_vel_topic']}: {', '.join(beyond)}{how}", throttle_duration_sec=5.0
             )
 
     def _on_imu(self, msg: Imu) -> None:

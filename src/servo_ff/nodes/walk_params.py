@@ -1,6 +1,9 @@
-"""``servo_walk_node``'s parameters: their one description (node declarations, validation, docs/nodes.md)."""
+"""``servo_walk_node``'s parameters: their one description (node declarations, validation, docs/nodes.md); the
+engine they describe (:func:`walk_engine`)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from servo_ff.models.schema import FEEDFORWARD_FIELDS, MAX_ACCELERATION, MAX_VELOCITY
 from servo_ff.ros.common import ParamSpec, field_param
@@ -12,6 +15,15 @@ def walk_specs() -> list[ParamSpec]:
     w = WalkParams()
     ro = dict(read_only=True)
     return [
+        ParamSpec(
+            "gait",
+            "placo",
+            "the walking engine: placo (Rhoban's LIPM walk, the parameters below) or nimbro_cpg (the NimbRo-OP's "
+            "own open-loop CPG, its authors' values and 8 ms tick: dt and the placo rows unused, engine_process and "
+            "balance_* refused; forward cmd_vel only)",
+            choices=("placo", "nimbro_cpg"),
+            **ro,
+        ),
         ParamSpec("urdf_path", "urdf/op3.urdf", "the robot (placo needs its feet and trunk links below)", **ro),
         ParamSpec("joints", [""], "order of the trajectory's joints (empty: the URDF's); the robot's joints", **ro),
         ParamSpec("trunk_link", "body_link", "link playing placo's trunk", **ro),
@@ -90,6 +102,49 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("support_topic", "support_coefficient", "where the support coefficient goes", **ro),
         *balance_specs(),
     ]
+
+
+def walk_engine(v: dict[str, Any], urdf: str) -> tuple[Any, Any, Any]:
+    """(engine, WalkParams, WalkFrames) of the parameter values ``v`` on ``urdf`` (resolved): placo's
+    :class:`.WalkEngine`, or the CPG's :class:`.CpgEngine` (params, frames None: no engine process, no balance)."""
+    if v["gait"] == "nimbro_cpg":
+        from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
+
+        if v["engine_process"]:
+            raise ValueError("engine_process: true with gait nimbro_cpg: the CPG runs in the node (set it false)")
+        if any(float(v[f"balance_{k}"]) for k in BALANCE_KEYS[:-1]):
+            raise ValueError("balance_* gains with gait nimbro_cpg: no balance feedback on the CPG (set them 0)")
+        return CpgEngine(urdf), None, None
+    from servo_ff.dynamics.walk_pattern import WalkEngine, WalkFrames, WalkParams
+
+    params = WalkParams(
+        dt=v["dt"],
+        single_support=v["single_support"],
+        double_support_ratio=v["double_support_ratio"],
+        com_height=v["com_height"],
+        foot_height=v["foot_height"],
+        trunk_pitch=v["trunk_pitch"],
+        feet_spacing=v["feet_spacing"],
+        foot_length=v["foot_length"],
+        foot_width=v["foot_width"],
+        max_dx_forward=v["max_dx_forward"],
+        **_posture(v["posture_joints"], v["posture_positions"]),
+        **ik_ranges(v["ik_range_joints"], v["ik_range_lower"], v["ik_range_upper"]),
+    )
+    frames = WalkFrames(v["trunk_link"], v["left_foot_link"], v["right_foot_link"])
+    return WalkEngine(urdf, params, frames), params, frames
+
+
+def _posture(joints: list[str], positions: list[float]) -> dict[str, dict[str, float]]:
+    """WalkParams' ``posture`` from the two parameters (no joint named: WalkParams' own); [rad]."""
+    names = [j for j in joints if j]
+    if not names:
+        return {}
+    if len(names) != len(positions):
+        raise ValueError(
+            f"posture_positions has {len(positions)} value(s) for {len(names)} posture_joints: give one per joint"
+        )
+    return {"posture": dict(zip(names, map(float, positions), strict=True))}
 
 
 def ik_ranges(joints: list[str], lower: list[float], upper: list[float]) -> dict[str, dict[str, tuple[float, float]]]:

@@ -1,0 +1,79 @@
+"""The NimbRo-OP's CPG on line (dynamics.nimbro_cpg_engine): ticked under a fixed command it is the batch plan
+(nimbro_cpg_plan.cpg_plan) sample for sample; cmd_vel beyond the gait is limited and said; the command is taken at a
+phase centre."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pinocchio")
+
+from servo_ff.dynamics.nimbro_cpg import CpgConfig, speed_per_gcv  # noqa: E402
+from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine  # noqa: E402
+from servo_ff.dynamics.nimbro_cpg_plan import cpg_plan, gait_states  # noqa: E402
+
+URDF = Path(__file__).resolve().parents[1] / "urdf" / "nimbro_op.urdf"
+CFG = CpgConfig()
+
+
+@pytest.mark.parametrize("vx", [0.04, 0.08])
+def test_engine_ticked_at_a_fixed_command_is_the_batch_plan(vx):
+    """Every sample (q and c_left on the same 8 ms grid) until the plan withdraws its command, exactly."""
+    engine = CpgEngine(URDF)
+    g = engine.gcv(vx)
+    assert g == pytest.approx(vx / 0.0800, rel=0.01)  # 0.080 m/s per gcv (speed_per_gcv)
+    walk = cpg_plan(URDF, g, 8).plan
+    s = gait_states(g, 8, CFG)
+    end = int(np.argmax(np.diff(s.gcv) < 0)) + 1  # the plan's command withdrawn: gcv slows from here
+    assert end > 300
+    engine.set_cmd(vx, 0.0, 0.0)
+    engine.start()
+    got = [engine.tick() for _ in range(end)]
+    assert engine.joints == walk.joints and engine.params.dt == 0.008
+    np.testing.assert_array_equal(np.array([x.q for x in got]), walk.q[:end])
+    np.testing.assert_array_equal([x.c_left for x in got], walk.c_left[:end])
+    np.testing.assert_allclose([x.t for x in got], walk.t[:end], rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(engine.q_stand, walk.q[0])  # the halt pose: the walk's first sample
+
+
+def test_cmd_beyond_the_gait_is_limited_and_said():
+    engine = CpgEngine(URDF)
+    top = speed_per_gcv(CFG)
+    assert engine.gcv(2 * top) == 1.0 and engine.gcv(-0.05) == 0.0 and engine.gcv(0.5 * top) == pytest.approx(0.5)
+    assert engine.beyond_reach(0.5 * top, 0.0, 0.0) == []
+    words = engine.beyond_reach(2 * top, 0.1, 0.3)
+    assert len(words) == 3 and "beyond 0.08" in words[0] and "linear.y 0.1: not supported" in words[1]
+    assert "angular.z 0.3: not supported" in words[2]
+    assert "backward" in engine.beyond_reach(-0.05, 0.0, 0.0)[0]
+    with pytest.raises(ValueError, match="cmd_vel linear.x is not finite"):
+        engine.set_cmd(math.nan, 0.0, 0.0)
+    with pytest.raises(RuntimeError, match="before start"):
+        engine.tick()
+
+
+def test_a_command_is_taken_at_the_next_phase_centre_and_zero_steps_in_place():
+    """Stepping in place (gcv 0) until a command arrives mid-step: gcv stays 0 until the phase crosses a centre,
+    then ramps at accelerationForward; the walk never halts at zero command."""
+    engine = CpgEngine(URDF)
+    engine.start()
+    for _ in range(200):
+        engine.tick()
+    assert engine.state.walking and engine.state.gcv == 0.0 and engine.state.phase != 0.0
+    engine.set_cmd(0.04, 0.0, 0.0)
+    gcvs, phases = [], []
+    for _ in range(200):
+        engine.tick()
+        gcvs.append(engine.state.gcv)
+        phases.append(engine.state.phase)
+    k = next(i for i, g in enumerate(gcvs) if g > 0)
+    assert k > 2 and phases[k - 1] * phases[k - 2] <= 0  # taken in the tick after the phase crossed a centre
+    assert all(p * q > 0 for p, q in zip(phases[: k - 2], phases[1 : k - 1]))  # and not at an earlier tick
+    assert gcvs[k] == pytest.approx(CFG.acceleration_forward * CFG.dt)
+    engine.set_cmd(0.0, 0.0, 0.0)
+    for _ in range(500):
+        engine.tick()
+    assert engine.state.walking and engine.state.gcv == 0.0
