@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .nimbro_cpg_plan import CpgWalk, open_loop_plan
 from .op3_robotis_ik import DIRECTION, LEG, leg_ik
+from .open_loop_plan import ReadyWalk, open_loop_plan
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ def pattern_states(x_move: float, n_steps: int, cfg: RobotisConfig, hold: float 
     return np.array(rows), steps
 
 
-def robotis_plan(urdf: str | Path, vx: float, n_steps: int, cfg: RobotisConfig | None = None) -> CpgWalk:
+def robotis_plan(urdf: str | Path, vx: float, n_steps: int, cfg: RobotisConfig | None = None) -> ReadyWalk:
     """ROBOTIS's walk of ``n_steps`` steps at ``vx`` [m/s] (:func:`x_move_for_speed`) on the 8 ms tick: q from the
     pattern, q̇ and q̈ by finite differences, c_left = :func:`support`, the CoM placed with the stance sole flat
     (:func:`.placed_com`); the halt pose (time_ 0, amplitudes 0) and the step period; a joint outside its URDF
@@ -222,4 +222,4 @@ def robotis_plan(urdf: str | Path, vx: float, n_steps: int, cfg: RobotisConfig |
     q = np.array([pose(joints, *r, cfg) for r in rows])
     c = np.array([support(r[0], cfg) for r in rows])
     plan = open_loop_plan(urdf, joints, np.arange(len(rows)) * cfg.dt, q, c, steps, "ROBOTIS's walk")
-    return CpgWalk(plan, pose(joints, 0.0, 0.0, 0.0, cfg), step_period(cfg))
+    return ReadyWalk(plan, pose(joints, 0.0, 0.0, 0.0, cfg), step_period(cfg))
