@@ -77,11 +77,12 @@ PAPER_KNEE = (189.0, 140.0)  # [J] seed 002 §5.2: the left knee over 40 steps, 
 
 def walk(
     controller: str, n_steps: int, vx: float, kp_high: float, height_mm: float = 0.0, shape: str = "foot_box",
-    plan_grid: float = 1e-6, gait: str = "placo",
+    plan_grid: float = 1e-6, gait: str = "placo", desired: str = "plan",
 ):  # fmt: skip
     """One ``simulate_walk`` of the NimbRo-OP with its servo file, gait and placo frames; ``gait`` "cpg": its authors'
     CPG instead (``dynamics.nimbro_cpg_plan.cpg_plan`` at the gcv of ``vx``, the foot box at the right foot's third
-    swing: the CPG's step 4, as the placo walk's step 5)."""
+    swing: the CPG's step 4, as the placo walk's step 5); ``desired``: simulate_walk's (``walk_node``: the goals, q̇, q̈
+    sampled as servo_walk_node and the feed-forward node do)."""
     from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_SERVOS, NIMBRO_URDF, nimbro_walk_params
     from servo_ff.dynamics.walk_sim import simulate_walk
 
@@ -96,7 +97,7 @@ def walk(
     return simulate_walk(
         controller, n_steps, vx=vx, kp_high=kp_high, params=nimbro_walk_params(), urdf=NIMBRO_URDF,
         servos=NIMBRO_SERVOS, alpha=None, frames=NIMBRO_FRAMES, obstacle=height_mm / 1000, obstacle_shape=shape,
-        plan_grid=plan_grid, **more,
+        plan_grid=plan_grid, desired=desired, **more,
     )  # fmt: skip
 
 
@@ -110,9 +111,9 @@ def run_cell(key: tuple[str, str, float, float, float], plan_grid: float = 1e-6,
     return Cell(controller, shape, height_mm, vx, r.fell_at, way, r.travel, r.t_touch, float(np.min(p)))
 
 
-def run_energy(controller: str, gait: str = "placo") -> tuple[list[str], np.ndarray, float]:
+def run_energy(controller: str, gait: str = "placo", desired: str = "plan") -> tuple[list[str], np.ndarray, float]:
     """(joints, step_energy [J], fell_at [s]) of 40 steps on flat ground at ENERGY_VX."""
-    r = walk(controller, ENERGY_STEPS, ENERGY_VX, KP_HIGH, gait=gait)
+    r = walk(controller, ENERGY_STEPS, ENERGY_VX, KP_HIGH, gait=gait, desired=desired)
     return r.joints, r.step_energy, r.fell_at
 
 

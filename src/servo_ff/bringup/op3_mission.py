@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from servo_ff.io.paths import share_file
 from servo_ff.ros.cdr_template import cdr_imu
 from servo_ff.ros.harness import RosHarness, wait_for
 
 from .mission import CONTROLLERS, FALL_TILT
 from .op3_firmware import op3_firmware_params
+from .robot_graph import RobotGraph, op3_graph, step_times
 
 KP_HIGH = 800.0  # XM430-W350 Position P Gain(84) factory default (ROBOTIS e-manual)
 #: [s, wall] the sim steps without a goal after this: long, so that a loaded machine (a feed-forward tick late by
@@ -61,13 +61,14 @@ class Op3Result:
     #: (steps + 1, J) [J] energy from the walk start to the end of each step completed before a fall (``op3_energy``)
     step_energy: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))
     firmware: str | None = None  # the firmware row every servo ran (None: config/servos_op3.yaml's own)
+    knees: tuple[str, str] = ("l_knee", "r_knee")  # the robot's (RobotGraph.knees)
 
     @property
     def label(self) -> str:
         return CONTROLLERS[self.controller]
 
     def knee_energy(self) -> float:
-        return float(sum(self.energy[self.joints.index(j)] for j in ("l_knee", "r_knee")))
+        return float(sum(self.energy[self.joints.index(j)] for j in self.knees))
 
 
 def _pitch(x: float, y: float, z: float, w: float) -> float:
@@ -90,19 +91,23 @@ def run_op3(
     events: bool = True,
     obstacle_shape: str = "foot_box",
     firmware: str | None = None,
+    robot: RobotGraph | None = None,
 ) -> Op3Result:
     """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own; ``track``: joints
     whose walk-node desired and ``/joint_states`` positions are recorded from the walk start (``tracking``);
     ``events``: rclpy's EventsExecutor (else the SingleThreadedExecutor); ``firmware``: a row of
     :data:`~servo_ff.models.firmware.FIRMWARE_TABLE` for every servo (an unknown one raises ParameterError naming
-    the valid rows before any node starts)."""
+    the valid rows before any node starts; OP3 only); ``robot``: another robot's graph
+    (:func:`.robot_graph.bringup_graph`; default the OP3's)."""
+    if firmware is not None and robot is not None:
+        raise ValueError(f"firmware {firmware!r}: the OP3's servo file only, not {robot.name}'s")
     with tempfile.TemporaryDirectory(prefix="op3_firmware_") as tmp:
         files = op3_firmware_params(firmware, Path(tmp))
         ros = RosHarness(salt=salt, prefix="op3_", events=events)
         try:
             res = _run(
                 ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track,
-                obstacle_shape, files,
+                obstacle_shape, files, robot or op3_graph(),
             )  # fmt: skip
         finally:
             ros.shutdown()
@@ -117,41 +122,35 @@ def op3_nodes(
     sim_params: dict | None = None,
     ff_params: dict | None = None,
     walk_params: dict | None = None,
+    robot: RobotGraph | None = None,
 ):
-    """The mission's graph in ``ros``: MuJoCo sim node (OP3, lockstep), feed-forward node (on for "ff"), walk node;
-    ``*_params`` override or add to each node's parameters (tests use lighter ones)."""
+    """The mission's graph in ``ros``: MuJoCo sim node (lockstep), feed-forward node (on for "ff"), walk node, of
+    ``robot`` (:mod:`.robot_graph`; default the OP3's) under the mission's settings (lockstep, ``kp``, stamped goals,
+    sim time); ``*_params`` override or add to each node's parameters (tests use lighter ones)."""
     from rclpy.parameter import Parameter
 
     from servo_ff.nodes.feedforward_node import FeedForwardNode
     from servo_ff.nodes.sim_node import MujocoSimNode
     from servo_ff.nodes.walk_node import WalkNode
 
-    def params(extra: dict | None = None, **kv):
-        return [Parameter(k, value=v) for k, v in {**kv, **(extra or {})}.items()]
+    robot = robot or op3_graph()
 
-    urdf = str(share_file("urdf", "op3.urdf"))
+    def params(base: dict, extra: dict | None = None, **kv):
+        return [Parameter(k, value=v) for k, v in {**base, **kv, **(extra or {})}.items()]
+
     kw = ros.node_kwargs()
     sim = ros.add(
         MujocoSimNode(
             "servo_sim",
             **kw,
             parameter_overrides=params(
+                robot.sim,
                 sim_params,
-                urdf_path=urdf,
-                servo_config=str(share_file("config", "servos_op3.yaml")),
-                floating_base=True,
-                rate_hz=125.0,
-                physics_dt=0.001,
-                counts_per_rev=4096,
-                latency=1,
                 publish_clock=True,
                 real_time_factor=0.0,
                 lockstep=True,
                 lockstep_timeout=LOCKSTEP_TIMEOUT,
                 kp=[kp],
-                position_min=[-3.0],
-                position_max=[3.0],
-                support_topic="contact_support_coefficient",
             ),
         )
     )
@@ -160,18 +159,13 @@ def op3_nodes(
             "servo_feedforward",
             **kw,
             parameter_overrides=params(
+                {"u_nominal": float(sim.hw_supply_voltage()), **robot.ff},
                 ff_params,
                 use_sim_time=True,
-                urdf_path=urdf,
-                mode="floating",
-                left_foot="l_sole",
-                right_foot="r_sole",
                 joints=list(sim.joints),
                 kp=[kp],
                 enabled=controller == "ff",
                 stamped_goals=True,  # each goal names its state: a late one does not shift the lockstep loop
-                alpha_file=str(share_file("config", "alpha_op3.yaml")),  # current-law α̂ (dynamics/alpha_current)
-                u_nominal=float(sim.hw_supply_voltage()),
             ),
         )
     )
@@ -179,15 +173,7 @@ def op3_nodes(
         WalkNode(
             "servo_walk",
             **kw,
-            parameter_overrides=params(
-                walk_params,
-                use_sim_time=True,
-                urdf_path=urdf,
-                start_delay=0.5,
-                approach_time=2.0,
-                cmd_timeout=3600.0,
-                engine_process=True,
-            ),
+            parameter_overrides=params(robot.walk, walk_params, use_sim_time=True, cmd_timeout=3600.0),
         )
     )
     return sim, ff, walk
@@ -228,7 +214,7 @@ def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: 
 
 
 def _run(
-    ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape, files
+    ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape, files, robot
 ) -> Op3Result:
     from geometry_msgs.msg import Twist
     from rclpy.parameter import Parameter
@@ -239,13 +225,11 @@ def _run(
     ratio = GAIN_RATIO if ratio is None else ratio
     kp = kp_high if controller == "high" else ratio * kp_high
     sim_files, ff_files = files
-    sim, ff, walk = op3_nodes(
-        ros, controller, kp, sim_params={"autostart": False, "obstacle_shape": shape, **sim_files}, ff_params=ff_files
-    )
+    sim_params = {"autostart": False, "obstacle_shape": shape, **sim_files}
+    sim, ff, walk = op3_nodes(ros, controller, kp, sim_params=sim_params, ff_params=ff_files, robot=robot)
     p = walk.engine.params
-    t_first = p.single_support * p.startend_double_support_ratio  # the walk's first double support [s]
-    t_end = t_first + n_steps * p.step_period
-    t_obst = t_first + obstacle_step * p.step_period + 0.5 * p.single_support  # mid-swing of that step
+    ends, t_obst = step_times(walk.engine, vx, n_steps, obstacle_step)  # [s from the walk start]
+    t_end = float(ends[-1])  # t_obst: mid-swing of the obstacle step
     t_obst = 0.0 if shape == "board" else t_obst  # the board: at the walk start, both feet on the ground
     probe = ros.make_node(f"op3_probe_{controller}")
     cmd = probe.create_publisher(Twist, "cmd_vel", 10)
@@ -271,8 +255,8 @@ def _run(
         up = 1.0 - 2.0 * (x * x + y * y)
         if up < math.cos(FALL_TILT) and math.isnan(st["fell"]):
             st["fell"] = t
-        n = len(st["steps"])  # step n + 1 ends at t_first + (n + 1) periods; kept only if walked before a fall
-        if math.isnan(st["fell"]) and n < n_steps and t >= t_first + (n + 1) * p.step_period:
+        n = len(st["steps"])  # step n + 1 ends at ends[n]; kept only if walked before a fall
+        if math.isnan(st["fell"]) and n < n_steps and t >= ends[n]:
             st["steps"].append(sim.servos.energy[sim.perm] - st["e0"])
         if (t >= t_end or not math.isnan(st["fell"])) and st["e1"] is None:
             st["e1"], st["x1"] = sim.servos.energy[sim.perm].copy(), float(sim.servos.data.qpos[0])
@@ -322,6 +306,7 @@ def _run(
         tuple(track),
         tracking,
         np.array([np.zeros_like(st["e0"]), *st["steps"]]),
+        knees=robot.knees,
     )
     log(
         f"   {res.label}: k_P {kp:.0f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, travel "

@@ -1,0 +1,82 @@
+"""The walking mission's graph of another robot (bringup/robot_graph.py): the NimbRo-OP's from its bring-up YAML
+(config/sim_nimbro_op.yaml) — its nodes get the YAML's parameters under the mission's own — and the CPG's step
+windows over DDS are the ROS-free walk's (simulate_walk's step_energy rows)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("mujoco")
+pytest.importorskip("pinocchio")
+rclpy = pytest.importorskip("rclpy")
+
+from servo_ff.dynamics.nimbro_walk import NIMBRO_KNEES  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CFG = yaml.safe_load((ROOT / "config" / "sim_nimbro_op.yaml").read_text())
+
+
+def _section(node: str) -> dict:
+    return CFG[node]["ros__parameters"]
+
+
+def test_nimbro_graph_params_are_the_bringup_yaml():
+    from servo_ff.bringup.robot_graph import bringup_graph
+
+    g = bringup_graph("sim_nimbro_op", NIMBRO_KNEES)
+    sim, ff, walk = _section("servo_sim"), _section("servo_feedforward"), _section("servo_walk")
+    for k in ("servo_config", "rate_hz", "counts_per_rev", "latency", "floating_base", "support_topic"):
+        assert g.sim[k] == sim[k], k
+    assert g.sim["joints"] == CFG["/**"]["ros__parameters"]["joints"]
+    for k in ("mode", "left_foot", "right_foot", "stamped_goals"):
+        assert g.ff[k] == ff[k], k
+    assert g.ff["urdf_path"] == _section("servo_state_publisher")["urdf_path"]
+    alpha = yaml.safe_load(Path(g.ff["alpha_file"]).read_text())  # the servo file's α̂ (servo_alpha), not the preset
+    assert "servo_yaml_alpha" in str(alpha) and g.ff["u_nominal"] == 15.0
+    for k in ("posture_joints", "posture_positions", "ik_range_joints", "ik_range_lower", "single_support"):
+        assert g.walk[k] == walk[k], k
+    assert g.walk.get("gait", "placo") == "placo" and g.walk["engine_process"] is True
+    cpg = bringup_graph("sim_nimbro_op", NIMBRO_KNEES, gait="cpg").walk
+    assert (cpg["gait"], cpg["engine_process"]) == ("nimbro_cpg", False)
+    with pytest.raises(ValueError, match="gait must be"):
+        bringup_graph("sim_nimbro_op", NIMBRO_KNEES, gait="walk")
+
+
+def test_nimbro_cpg_graph_nodes_take_the_yaml_under_the_mission(compiled_mujoco_kernels):
+    from servo_ff.bringup.op3_mission import LOCKSTEP_TIMEOUT, op3_nodes
+    from servo_ff.bringup.robot_graph import bringup_graph
+    from servo_ff.ros.harness import RosHarness
+
+    g = bringup_graph("sim_nimbro_op", NIMBRO_KNEES, gait="cpg")
+    with RosHarness(salt=57) as ros:
+        sim, ff, walk = op3_nodes(ros, "ff", 18.59375, sim_params={"autostart": False}, robot=g)
+        assert list(sim.joints) == CFG["/**"]["ros__parameters"]["joints"]
+        assert sim.get_parameter("lockstep_timeout").value == LOCKSTEP_TIMEOUT  # the mission's, not the YAML's 0.5
+        assert sim.get_parameter("servo_config").value == _section("servo_sim")["servo_config"]
+        assert ff.get_parameter("enabled").value is True
+        assert ff.get_parameter("alpha_file").value == g.ff["alpha_file"]
+        assert walk.gait == "nimbro_cpg" and walk.worker is None
+        assert walk.engine.joints and set(walk.joints) == set(sim.joints)
+        posture = dict(zip(_section("servo_walk")["posture_joints"], _section("servo_walk")["posture_positions"]))
+        assert list(walk.get_parameter("posture_positions").value) == list(posture.values())
+
+
+def test_cpg_step_windows_are_the_rosfree_plans():
+    """The DDS run's step ends (op3_mission: from the engine's state machine) are simulate_walk's for the same
+    command (the ROS-free plan's step starts + one step period)."""
+    from servo_ff.bringup.robot_graph import step_times
+    from servo_ff.dynamics.nimbro_cpg import CpgConfig, gcv_for_speed
+    from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
+    from servo_ff.dynamics.nimbro_cpg_plan import cpg_plan
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
+
+    vx, n = 0.05, 6
+    ends, t_obst = step_times(CpgEngine(NIMBRO_URDF), vx, n, obstacle_step=4)
+    walk = cpg_plan(NIMBRO_URDF, gcv_for_speed(vx, CpgConfig()), n)
+    starts = np.array([s for s, _ in walk.plan.steps])
+    np.testing.assert_allclose(ends, starts[:n] + walk[2], atol=1e-9)
+    assert t_obst == pytest.approx(starts[4] + 0.5 * walk[2])
