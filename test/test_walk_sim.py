@@ -111,9 +111,10 @@ def test_desired_motion_plan_and_walk_node():
 
 def test_walk_node_sampling_holds_velocity_as_the_walk_node(caplog):
     """desired_motion "walk_node" holds q̇ at the knots as servo_walk_node holds what it publishes (one function,
-    interpolation.held_knot_derivatives): 5 rad/s peaks held at 4.7 rad/s where the limit is, counted per joint, a
-    joint without one untouched; simulate_walk gives it the URDF's limits in the plan's joint order (the NimbRo-OP's
-    MX-106 legs 4.7 rad/s, MX-64 arms 6.6)."""
+    interpolation.held_knot_derivatives): 5 rad/s peaks held at 4.7 rad/s where the limit is, counted per joint; a
+    joint without a limit moving with them is scaled with them (a knot's q̇ scaled as a whole: the joints' relations
+    kept; clipped alone it stayed at 5.0); simulate_walk gives it the URDF's limits in the plan's joint order (the
+    NimbRo-OP's MX-106 legs 4.7 rad/s, MX-64 arms 6.6)."""
     from servo_ff.dynamics.feedforward import joint_motion_bounds
     from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
     from servo_ff.dynamics.walk_pattern import WalkPlan
@@ -126,7 +127,8 @@ def test_walk_node_sampling_holds_velocity_as_the_walk_node(caplog):
     vmax = np.array([4.7, np.inf, 4.7])
     padded = np.concatenate([q[:1], q[:1], q, q[-1:], q[-1:]])
     dq, _, held, _ = held_knot_derivatives(padded, dt, vmax)
-    assert np.abs(dq[5:-5]).max(axis=0).tolist() == pytest.approx([4.7, 5.0, 4.7], abs=0.01)  # (ends: padded)
+    assert np.abs(dq[5:-5]).max(axis=0).tolist() == pytest.approx([4.7, 4.7, 4.7], abs=0.01)  # (ends: padded)
+    assert (dq[:, 1] == dq[:, 0]).all() and (dq[:, 2] == dq[:, 0]).all()  # equal joints stay equal
     assert held[0] == held[2] > 10 and held[1] == 0
     plan = WalkPlan(["a", "b", "c"], grid, q, *[None] * 8)
     with caplog.at_level(logging.INFO, logger="servo_ff.dynamics.walk_sim"):
@@ -144,12 +146,16 @@ def test_nimbro_plan_knots_held_within_the_feedforward_nodes_bounds():
     10 ms sample to the next, a q̈ up to 1253 rad/s² in five-point differences (1175 at the first; np.gradient twice,
     the plan's ddq, is blind to it: 256); the feed-forward node (max_acceleration 1000 rad/s², the URDF's 4.7 rad/s)
     refused the walk node's trajectory there. Held (one function for the walk node and desired_motion "walk_node"),
-    no knot is refused, and only the knot values beyond the bounds moved. With the gait's knee range (bent forward)
-    the knee stays ≥ 0.05 rad and no q̈ is held."""
+    no knot is refused, and only the knots with a value beyond the bounds moved. With the gait's knee range (bent
+    forward) the knee stays ≥ 0.05 rad and no q̈ is held; its knee runs at its 4.7 rad/s limit (five-point q̇ a little
+    beyond, held), and the held q̇, q̈ keep what placo keeps: each leg's hip + knee + ankle pitch (the trunk's pitch
+    less the foot's) constant, so their q̈ summing to ≈ 0 between the knots too (the knee's q̇ clipped alone: a sum
+    of 94 rad/s² on the 40-step walk, an ankle τ of 91 N·m in the feed-forward's inverse dynamics; issue 21)."""
     from servo_ff.dynamics.feedforward import check_desired_motion, desired_motion_bounds
     from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_URDF, nimbro_walk_params
     from servo_ff.dynamics.robot import load_robot
     from servo_ff.dynamics.walk_pattern import WalkEngine
+    from servo_ff.dynamics.walk_sim import desired_motion
     from servo_ff.interpolation import held_knot_derivatives, knot_derivatives
     from servo_ff.models.schema import MAX_ACCELERATION, MAX_VELOCITY
 
@@ -170,12 +176,18 @@ def test_nimbro_plan_knots_held_within_the_feedforward_nodes_bounds():
     dq, ddq, v_held, a_held = held_knot_derivatives(padded, dt, vmax, amax)
     assert check_desired_motion(dq, ddq, vmax, amax, plan.joints, src) is None
     assert a_held[knee] > 0 and v_held[knee] > 0
-    inside = (np.abs(dq0) <= vmax) & (np.abs(ddq0) <= amax)
+    inside = ((np.abs(dq0) <= vmax) & (np.abs(ddq0) <= amax)).all(axis=1)
     assert (dq[inside] == dq0[inside]).all() and (ddq[inside] == ddq0[inside]).all()
     fixed = WalkEngine(NIMBRO_URDF, nimbro_walk_params(), NIMBRO_FRAMES).plan((0.05, 0.0, 0.0), 3)
     assert fixed.q[:, knee].min() >= 0.05 - 1e-9
     padded = np.concatenate([fixed.q[:1], fixed.q[:1], fixed.q, fixed.q[-1:], fixed.q[-1:]])
-    assert held_knot_derivatives(padded, dt, vmax, amax)[3].sum() == 0  # no q̈ held: nothing goes through straight
+    _, _, v_held, a_held = held_knot_derivatives(padded, dt, vmax, amax)
+    assert a_held.sum() == 0 and v_held[knee] > 0  # no q̈ held: nothing goes through straight; the knee's q̇ held
+    _, dq_des, ddq_des = desired_motion(fixed, np.arange(0.0, fixed.t[-1], 0.002), dt, "walk_node", vmax, amax)
+    for side in ("left", "right"):
+        leg = [fixed.joints.index(f"{side}_{j}_pitch") for j in ("hip", "knee", "ankle")]
+        assert np.ptp(fixed.q[:, leg].sum(axis=1)) < 0.005  # placo keeps it (within 5 mrad)
+        assert np.abs(dq_des[:, leg].sum(axis=1)).max() < 0.1 and np.abs(ddq_des[:, leg].sum(axis=1)).max() < 5.0
 
 
 def test_pitch_only_keeps_the_trunk_pitch_and_drops_roll_and_yaw():

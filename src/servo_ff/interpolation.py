@@ -207,19 +207,26 @@ def knot_derivatives(q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hold_within(x: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``x`` (P, J) with each value beyond its joint's ``limit`` (J,) [x's unit; inf: none] held at ±limit, and the
-    number of values held per joint (J,); ``x`` itself when none is."""
+    """``x`` (P, J) with each row (a knot) that has a value beyond its joint's ``limit`` (J,) [x's unit; inf: none]
+    scaled as a whole so that the farthest one is at ±limit, and the number of values beyond per joint (J,); ``x``
+    itself when none is. The whole row, not each value alone: clipping one joint breaks the linear relations between
+    the joints' derivatives that the plan kept (the NimbRo-OP's stance leg: hip, knee and ankle pitch q̇ summing to
+    zero, the trunk's pitch rate), which the floating-base inverse dynamics turns into a trunk acceleration (issue 21:
+    the knee's q̇ clipped from 4.75 to 4.7 rad/s alone gave a Σq̈ of 94 rad/s² and an ankle τ of 91 N·m)."""
     over = np.abs(x) > limit
     if not over.any():
         return x, over.sum(axis=0)
-    return np.clip(x, -limit, limit), over.sum(axis=0)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(over, limit / np.abs(x), 1.0)
+    return x * ratio.min(axis=1, keepdims=True), over.sum(axis=0)
 
 
 def held_knot_derivatives(
     q: np.ndarray, dt: float, vmax: np.ndarray, amax: np.ndarray | float = np.inf
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`knot_derivatives` of ``q`` (P + 4, J) [rad] on the grid ``dt`` [s] with q̇ held at ±``vmax`` (J,)
-    [rad/s] and q̈ at ±``amax`` [rad/s²]: (q̇, q̈, q̇ values held per joint, q̈ values held per joint). What the walk
+    [rad/s] and q̈ at ±``amax`` [rad/s²] (:func:`hold_within`: a knot's q̇, or q̈, scaled as a whole): (q̇, q̈, q̇
+    values beyond per joint, q̈ values beyond per joint). What the walk
     node publishes and ``walk_sim.desired_motion(…, "walk_node")`` samples, so that the feed-forward node refuses
     none of it: a plan that runs a joint at its velocity limit has five-point differences a little beyond it, and
     one whose joint alternates between two values from one sample to the next (placo's NimbRo-OP knee passing
