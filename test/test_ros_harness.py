@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("rclpy")
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
-from servo_ff.ros.harness import RosHarness  # noqa: E402
+from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
 
 def test_events_harness_falls_back_to_the_single_threaded_executor_without_events_executor(monkeypatch):
@@ -124,4 +124,30 @@ def test_a_node_is_added_between_two_spins_never_during_one():
         assert ros._thread.is_alive()
     finally:
         ros.executor = inner
+        ros.shutdown()
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_a_node_added_from_a_callback_on_the_spin_thread_does_not_deadlock(events):
+    """add() from a callback runs on the spin thread, which holds ``_busy`` around spin_once: taking the lock again
+    there would block that thread for good (the lock is not re-entrant), and every later callback with it."""
+    ros = RosHarness(salt=64, events=events)
+    added: list = []
+    try:
+        host = ros.make_node("host")
+
+        def once() -> None:
+            timer.cancel()
+            added.append(ros.make_node("from_callback"))
+
+        timer = host.create_timer(0.01, once)
+        fired = threading.Event()
+        host.create_timer(0.01, fired.set)
+        wait_for(lambda: added, 30.0, "the node added from a timer callback")
+        fired.clear()
+        wait_for(fired.is_set, 30.0, "a callback after it (the spin thread alive)")
+        assert added[0] in ros.nodes and ros._thread.is_alive()
+    finally:
+        if not added and ros._busy.locked():  # the old harness: unblock the spin thread so shutdown can end
+            ros._busy.release()
         ros.shutdown()
