@@ -151,3 +151,40 @@ def test_a_node_added_from_a_callback_on_the_spin_thread_does_not_deadlock(event
         if not added and ros._busy.locked():  # the old harness: unblock the spin thread so shutdown can end
             ros._busy.release()
         ros.shutdown()
+
+
+class _CountedLock:
+    """The harness's ``_busy`` lock, counting the spin thread's acquisitions while another thread waits for it."""
+
+    def __init__(self, spin_thread: threading.Thread):
+        self.lock, self.spin, self.waiting, self.taken_back = threading.Lock(), spin_thread, False, []
+
+    def __enter__(self):
+        me = threading.current_thread() is not self.spin
+        if me:
+            self.waiting = True
+            self.taken_back.append(0)
+        self.lock.acquire()
+        if me:
+            self.waiting = False
+        elif self.waiting:
+            self.taken_back[-1] += 1
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_an_add_waits_for_at_most_the_spin_once_under_way(events):
+    """The spin thread releases its lock between two spin_once and took it straight back: an add() from another
+    thread waited several spin_once (0.05 s each, 0.6 s seen). Now it holds off (as for remove) once an add waits:
+    at most one spin_once (the one it was about to begin) is taken before the add."""
+    ros = RosHarness(salt=65, events=events)
+    try:
+        with ros._busy:  # swapped between two spins
+            ros._busy = busy = _CountedLock(ros._thread)
+        for k in range(10):
+            ros.make_node(f"added_{k}")
+        assert len(busy.taken_back) == 10 and max(busy.taken_back) <= 1, busy.taken_back
+    finally:
+        ros.shutdown()
