@@ -201,10 +201,15 @@ def test_walk_node_holds_published_velocity_at_the_urdf_limit():
             walk.times, walk.cs = list(times), [0.5] * 300
             walk.qs = list(np.repeat((5.0 / w) * np.sin(w * times)[:, None], len(walk.joints), axis=1))
             walk.q0, walk.t0, walk.t_walk = walk.qs[0], 0.0, 0.0
+            said, logger = [], walk.get_logger()
+            walk.get_logger = lambda: type("Said", (), {"warning": lambda _, m, **kw: said.append(m)})()
             walk._publish_trajectory()
+            walk.get_logger = lambda: logger
             traj = parse_trajectory(walk._cdr.data(), {j: i for i, j in enumerate(walk.joints)}, 1.0)
             peak = dict(zip(walk.joints, np.abs(traj.dq).max(axis=0), strict=True))
             assert peak["left_knee_pitch"] == peak["right_hip_pitch"] == 4.7 and walk.vel_held > 0
+            # the log line says what was done: the points scaled as a whole (not those joints alone held)
+            assert len(said) == 1 and "scaled as a whole" in said[0] and "left_knee_pitch" in said[0], said
             assert peak["left_elbow_pitch"] == pytest.approx(4.7, abs=1e-9)
             assert (traj.dq == traj.dq[:, :1]).all()  # equal joints stay equal
             # the ROS-free walk's "walk_node" sampling holds the same values (one function, both front-ends)

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("rclpy")
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
-from servo_ff.ros.harness import RosHarness  # noqa: E402
+from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
 
 def test_events_harness_falls_back_to_the_single_threaded_executor_without_events_executor(monkeypatch):
@@ -124,4 +124,67 @@ def test_a_node_is_added_between_two_spins_never_during_one():
         assert ros._thread.is_alive()
     finally:
         ros.executor = inner
+        ros.shutdown()
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_a_node_added_from_a_callback_on_the_spin_thread_does_not_deadlock(events):
+    """add() from a callback runs on the spin thread, which holds ``_busy`` around spin_once: taking the lock again
+    there would block that thread for good (the lock is not re-entrant), and every later callback with it."""
+    ros = RosHarness(salt=64, events=events)
+    added: list = []
+    try:
+        host = ros.make_node("host")
+
+        def once() -> None:
+            timer.cancel()
+            added.append(ros.make_node("from_callback"))
+
+        timer = host.create_timer(0.01, once)
+        fired = threading.Event()
+        host.create_timer(0.01, fired.set)
+        wait_for(lambda: added, 30.0, "the node added from a timer callback")
+        fired.clear()
+        wait_for(fired.is_set, 30.0, "a callback after it (the spin thread alive)")
+        assert added[0] in ros.nodes and ros._thread.is_alive()
+    finally:
+        if not added and ros._busy.locked():  # the old harness: unblock the spin thread so shutdown can end
+            ros._busy.release()
+        ros.shutdown()
+
+
+class _CountedLock:
+    """The harness's ``_busy`` lock, counting the spin thread's acquisitions while another thread waits for it."""
+
+    def __init__(self, spin_thread: threading.Thread):
+        self.lock, self.spin, self.waiting, self.taken_back = threading.Lock(), spin_thread, False, []
+
+    def __enter__(self):
+        me = threading.current_thread() is not self.spin
+        if me:
+            self.waiting = True
+            self.taken_back.append(0)
+        self.lock.acquire()
+        if me:
+            self.waiting = False
+        elif self.waiting:
+            self.taken_back[-1] += 1
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_an_add_waits_for_at_most_the_spin_once_under_way(events):
+    """The spin thread releases its lock between two spin_once and took it straight back: an add() from another
+    thread waited several spin_once (0.05 s each, 0.6 s seen). Now it holds off (as for remove) once an add waits:
+    at most one spin_once (the one it was about to begin) is taken before the add."""
+    ros = RosHarness(salt=65, events=events)
+    try:
+        with ros._busy:  # swapped between two spins
+            ros._busy = busy = _CountedLock(ros._thread)
+        for k in range(10):
+            ros.make_node(f"added_{k}")
+        assert len(busy.taken_back) == 10 and max(busy.taken_back) <= 1, busy.taken_back
+    finally:
         ros.shutdown()

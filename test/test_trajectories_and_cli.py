@@ -186,3 +186,22 @@ def test_joint_waypoints_rest_at_each_pose_and_move_by_minimum_jerk():
     for bad in (np.zeros((0, 2)), np.array([[np.nan, 0.0]])):
         with pytest.raises(ValueError, match="poses"):
             joint_waypoints(bad, 0.01, 1.0, 0.5)
+
+
+def test_hold_within_scales_a_point_as_a_whole_and_counts_the_values_beyond():
+    """interpolation.hold_within (the walk node's q̇/q̈ hold): a row with a value beyond its joint's limit is scaled by
+    one factor (the farthest value at ±limit, signs kept), a joint without a limit (inf) with it; a row within (or
+    all zero) untouched; the count is of the values beyond, per joint; a NaN is neither a value beyond nor scaled
+    away (the feed-forward node refuses it, naming point and joint)."""
+    from servo_ff.interpolation import hold_within
+
+    limit = np.array([1.0, 2.0, np.inf])
+    x = np.array([[2.0, -1.0, 5.0], [0.0, 0.0, 0.0], [0.5, -3.0, 1.0], [0.5, 1.0, 1e9], [np.nan, 4.0, 1.0]])
+    got, beyond = hold_within(x, limit)
+    np.testing.assert_allclose(got[0], [1.0, -0.5, 2.5])  # the first joint at its limit, the row's ratios kept
+    assert (got[1] == 0).all() and (got[3] == x[3]).all()  # all zero / within (an unlimited joint never beyond)
+    np.testing.assert_allclose(got[2], [0.5 * 2 / 3, -2.0, 2 / 3])  # the second joint the farthest beyond
+    assert np.isnan(got[4, 0]) and got[4, 1:].tolist() == [2.0, 0.5]
+    assert beyond.tolist() == [1, 2, 0]
+    within = np.array([[0.5, 1.5, 1e9]])
+    assert hold_within(within, limit)[0] is within and hold_within(within, limit)[1].tolist() == [0, 0, 0]

@@ -14,7 +14,8 @@ first point's time in ``header.stamp``, time_from_start 0 there), with velocitie
 central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
 feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit
 (else ``max_velocity``), which placo plans within but the differences overshoot where a joint runs at it, and a q̈
-beyond ``max_acceleration`` (the NimbRo-OP's knee passing through straight) are held there, counted and logged:
+beyond ``max_acceleration`` (the NimbRo-OP's knee passing through straight) are held there (the point's whole q̇,
+q̈ scaled by one factor), counted and logged:
 :func:`servo_ff.interpolation.held_knot_derivatives`); the support coefficient (1 = left foot)
 on each ``/joint_states`` for its stamp + ``support_lead`` (the time of the feed-forward node's next tick), sent
 when it changes and every ``publish_period`` (the feed-forward node holds it; ``support_clock: timer``: every
@@ -309,8 +310,8 @@ class WalkNode(Node):
         self.vel_held += int(held.sum())
         joints = [j for j, n in zip(self.joints, held, strict=True) if n]
         self.get_logger().warning(
-            f"q̇ of {', '.join(joints)} held at the URDF velocity limit (five-point differences of placo's plan "
-            f"overshoot it; {self.vel_held} value(s) so far)",
+            f"q̇ of the points where {', '.join(joints)} went beyond the URDF velocity limit scaled as a whole to it "
+            f"(the plan's five-point differences overshoot it; {self.vel_held} value(s) beyond so far)",
             throttle_duration_sec=5.0,
         )
 
@@ -319,8 +320,9 @@ class WalkNode(Node):
         self.acc_held += int(held.sum())
         joints = [j for j, n in zip(self.joints, held, strict=True) if n]
         self.get_logger().warning(
-            f"q̈ of {', '.join(joints)} held at max_acceleration {self.table['max_acceleration']:g} rad/s² (the "
-            f"feed-forward node's bound; placo's plan jumps there; {self.acc_held} value(s) so far)",
+            f"q̈ of the points where {', '.join(joints)} went beyond max_acceleration "
+            f"{self.table['max_acceleration']:g} rad/s² (the feed-forward node's bound) scaled as a whole to it (the "
+            f"plan jumps there; {self.acc_held} value(s) beyond so far)",
             throttle_duration_sec=5.0,
         )
 

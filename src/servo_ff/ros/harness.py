@@ -131,8 +131,12 @@ class RosHarness:
         if threading.current_thread() is self._thread:  # from a callback: spin_once is this thread's, not running
             self.executor.add_node(node)
         else:  # not while spin_once walks the executor's set of nodes (the EventsExecutor raised "Set changed size
-            with self._busy:  # during iteration" in the spin thread, which then died: CI, a node added mid-spin)
-                self.executor.add_node(node)
+            self._hold.set()  # during iteration" in the spin thread, which then died: CI, a node added mid-spin);
+            try:  # _hold: the spin thread does not take the lock straight back (as remove)
+                with self._busy:
+                    self.executor.add_node(node)
+            finally:
+                self._hold.clear()
         return node
 
     def remove(self, node) -> None:
