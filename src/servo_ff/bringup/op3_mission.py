@@ -101,6 +101,8 @@ def run_op3(
     (:func:`.robot_graph.bringup_graph`; default the OP3's)."""
     if firmware is not None and robot is not None:
         raise ValueError(f"firmware {firmware!r}: the OP3's servo file only, not {robot.name}'s")
+    if n_steps < 1:  # before any node starts (the step windows need a step)
+        raise ValueError(f"n_steps must be ≥ 1, got {n_steps}")
     with tempfile.TemporaryDirectory(prefix="op3_firmware_") as tmp:
         files = op3_firmware_params(firmware, Path(tmp))
         ros = RosHarness(salt=salt, prefix="op3_", events=events)

@@ -50,7 +50,7 @@ from servo_ff.ros.joint_command_cdr import deserialized
 from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
-from .walk_params import BALANCE_KEYS, walk_engine, walk_specs
+from .walk_params import BALANCE_KEYS, PLACO_ONLY, walk_engine, walk_specs
 
 
 class WalkNode(Node):
@@ -62,6 +62,8 @@ class WalkNode(Node):
         v = self.table.values
         self.gait = v["gait"]
         self.engine, params, frames = walk_engine(v, resolve_path(v["urdf_path"]))
+        if params is None:  # the CPG: placo's parameters are declared (one table) but do not act; said once
+            self.get_logger().info(f"gait {v['gait']}: {', '.join(PLACO_ONLY)} do not apply (placo's parameters)")
         self.worker = None  # dynamics.walk_worker.WalkWorker with engine_process
         self._ahead: deque[float] = deque()  # grid times [s, ROS clock] beyond self.times, asked of the worker
         order = [j for j in v["joints"] if j]

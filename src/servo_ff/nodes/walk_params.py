@@ -104,6 +104,14 @@ def walk_specs() -> list[ParamSpec]:
     ]
 
 
+#: The parameters only placo's engine reads (:func:`walk_engine`): with another gait they are declared but do not act.
+PLACO_ONLY = (
+    "dt", "single_support", "double_support_ratio", "com_height", "foot_height", "trunk_pitch", "feet_spacing",
+    "foot_length", "foot_width", "max_dx_forward", "trunk_link", "left_foot_link", "right_foot_link", "posture_joints",
+    "posture_positions", "ik_range_joints", "ik_range_lower", "ik_range_upper",
+)  # fmt: skip
+
+
 def walk_engine(v: dict[str, Any], urdf: str) -> tuple[Any, Any, Any]:
     """(engine, WalkParams, WalkFrames) of the parameter values ``v`` on ``urdf`` (resolved): placo's
     :class:`.WalkEngine`, or the CPG's :class:`.CpgEngine` (params, frames None: no engine process, no balance)."""
