@@ -75,10 +75,8 @@ def step_times(engine, vx: float, n_steps: int, obstacle_step: int = 0) -> tuple
     (the first double support, then one step period per step), the NimbRo-OP CPG's from its state machine
     (:func:`.nimbro_cpg_plan.gait_states`: the ticks the engine makes; its swing lasts the whole step)."""
     p = engine.params
-    if hasattr(p, "single_support"):  # placo (dynamics.walk_pattern.WalkParams)
-        t_first = p.single_support * p.startend_double_support_ratio  # the walk's first double support [s]
-        ends = t_first + np.arange(1, n_steps + 1) * p.step_period
-        return ends, t_first + obstacle_step * p.step_period + 0.5 * p.single_support
+    if hasattr(p, "step_windows"):  # placo (dynamics.walk_pattern.WalkParams)
+        return p.step_windows(n_steps, obstacle_step)
     from servo_ff.dynamics.nimbro_cpg_plan import gait_states
 
     n = max(n_steps, obstacle_step + 1)

@@ -39,6 +39,9 @@ MUJOCO_ARGS = {
     "urdf": ("", "your robot's URDF (empty: the YAML's), published on robot_description for the sim and feed-forward"),
     "servo_config": ("", "your servo YAML: servo type / friction model per joint (empty: the YAML's)"),
 }
+FEEDFORWARD_ARG = {
+    "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+}
 #: the placo walk bring-ups (sim + feed-forward + servo_walk_node under cmd_vel): one code path, their own YAML
 WALK_BRINGUPS = ("sim_op3", "sim_nimbro_op")
 #: the bring-ups whose feed-forward α̂ follows the servo YAML the sim runs (servo_alpha.servo_config_alpha)
@@ -81,7 +84,7 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                 "walking stack would) or contacts (the sim's, from the foot forces)",
             ),
             "n_steps": ("", "steps the walker makes (empty: the YAML's)"),
-            "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+            **FEEDFORWARD_ARG,
             **COMMON_ARGS,
         },
     ),
@@ -89,7 +92,7 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "MuJoCo ROBOTIS OP3 + feed-forward + placo walking engine (servo_walk_node) under cmd_vel",
         {
             **MUJOCO_ARGS,
-            "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+            **FEEDFORWARD_ARG,
             "gain": ("", "servo P gain of sim and feed-forward, register units (empty: the YAML's, 280 = 0.35 x 800)"),
             **COMMON_ARGS,
         },
@@ -99,7 +102,7 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "under cmd_vel",
         {
             **MUJOCO_ARGS,
-            "feedforward": ("true", "false: the feed-forward node passes the desired positions (plain P control)"),
+            **FEEDFORWARD_ARG,
             "gain": ("", "servo P gain of sim and feed-forward, register units (empty: the YAML's, 0.35 x 53.125)"),
             "gait": (
                 "placo",

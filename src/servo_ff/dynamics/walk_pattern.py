@@ -81,6 +81,13 @@ class WalkParams:
         """[s] time from one foot's lift-off to the other's (one support change)."""
         return self.single_support * (1.0 + self.double_support_ratio)
 
+    def step_windows(self, n_steps: int, obstacle_step: int = 0) -> tuple[np.ndarray, float]:
+        """([s from the walk start] the end of each of the first ``n_steps`` steps, [s] the middle of step
+        ``obstacle_step``'s single support): the walk's first double support, then one step period per step."""
+        t_first = self.single_support * self.startend_double_support_ratio
+        ends = t_first + np.arange(1, n_steps + 1) * self.step_period
+        return ends, t_first + obstacle_step * self.step_period + 0.5 * self.single_support
+
 
 class WalkSample(NamedTuple):
     t: float  # [s]

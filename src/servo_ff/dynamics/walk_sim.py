@@ -155,9 +155,8 @@ def simulate_walk(
         engine = WalkEngine(urdf, params, frames)
         plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
         p = engine.params
-        t_obstacle = p.single_support * p.startend_double_support_ratio + obstacle_step * p.step_period
-        t_obstacle += 0.5 * p.single_support if obstacle > 0 else math.inf
-        step_ends = p.single_support * p.startend_double_support_ratio + np.arange(1, n_steps + 1) * p.step_period
+        step_ends, t_obstacle = p.step_windows(n_steps, obstacle_step)
+        t_obstacle = t_obstacle if obstacle > 0 else math.inf
         dt = p.dt
     else:
         plan, q_stand = settled_plan(ready[0], ready[1], plan_grid)

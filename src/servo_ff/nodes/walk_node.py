@@ -298,33 +298,26 @@ class WalkNode(Node):
         ns = np.rint(t * 1e9).astype(np.int64)
         dq, ddq, v_held, a_held = held_knot_derivatives(q, self.dt, self.vmax, self.amax)
         if v_held.any():
-            self._hold_velocity(v_held)
+            self.vel_held += int(v_held.sum())
+            self._say_held("q̇", v_held, "the URDF velocity limit", "the plan's five-point differences overshoot it",
+                           self.vel_held)  # fmt: skip
         if a_held.any():
-            self._hold_acceleration(a_held)
+            self.acc_held += int(a_held.sum())
+            bound = f"max_acceleration {self.table['max_acceleration']:g} rad/s² (the feed-forward node's bound)"
+            self._say_held("q̈", a_held, bound, "the plan jumps there", self.acc_held)
         self._cdr.fill(int(ns[0]), np.rint((t - t[0]) * 1e9).astype(np.int64), q[2:-2], dq, ddq)
         self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
         ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
         self._prefetch(now + ahead + horizon + 4 * self.dt)  # the next messages' samples, computed meanwhile
 
-    def _hold_velocity(self, held: np.ndarray) -> None:
-        """Count (and log, throttled) the q̇ values held at the URDF velocity limits (``held``: per joint)."""
-        self.vel_held += int(held.sum())
+    def _say_held(self, what: str, held: np.ndarray, bound: str, why: str, total: int) -> None:
+        """Log (throttled) that the points where the joints of ``held`` (per joint) went beyond ``bound`` had their
+        ``what`` scaled as a whole to it; ``total``: values beyond so far."""
         joints = [j for j, n in zip(self.joints, held, strict=True) if n]
         self.get_logger().warning(
-            f"q̇ of the points where {', '.join(joints)} went beyond the URDF velocity limit scaled as a whole to it "
-            f"(the plan's five-point differences overshoot it; {self.vel_held} value(s) beyond so far)",
-            throttle_duration_sec=5.0,
-        )
-
-    def _hold_acceleration(self, held: np.ndarray) -> None:
-        """Count (and log, throttled) the q̈ values held at ``max_acceleration`` (``held``: per joint)."""
-        self.acc_held += int(held.sum())
-        joints = [j for j, n in zip(self.joints, held, strict=True) if n]
-        self.get_logger().warning(
-            f"q̈ of the points where {', '.join(joints)} went beyond max_acceleration "
-            f"{self.table['max_acceleration']:g} rad/s² (the feed-forward node's bound) scaled as a whole to it (the "
-            f"plan jumps there; {self.acc_held} value(s) beyond so far)",
+            f"{what} of the points where {', '.join(joints)} went beyond {bound} scaled as a whole to it ({why}; "
+            f"{total} value(s) beyond so far)",
             throttle_duration_sec=5.0,
         )
 
