@@ -132,11 +132,17 @@ def arm_joints(phase: float, sign: float, gcv_x: float, cfg: CpgConfig) -> tuple
     x, _, z = cfg.arm_offset
     tx, tz = x, z - cfg.arm_length
     ext = min(1.0, max(0.0, 1.0 - math.hypot(tx, tz) / cfg.arm_length))
-    arm_phase = picut(phase + math.pi) if sign == 1 else phase
-    swing = swing_angle(arm_phase, cfg.swing_start, cfg.swing_stop, inclusive=True)
-    angle = -math.atan2(tx, -tz) + swing * (cfg.arm_swing + gcv_x * cfg.arm_swing_slope)
+    angle = -math.atan2(tx, -tz) + arm_swing(phase, sign, gcv_x, cfg)
     a = math.acos(1.0 - ext)
     return angle + a, -sign * cfg.arm_offset[1], -2.0 * a
+
+
+def arm_swing(phase: float, sign: float, gcv_x: float, cfg: CpgConfig) -> float:
+    """[rad] the shoulder pitch's swing of the arm of ``sign`` (+1 right), opposite to its leg: armSwing + gcv.x ·
+    armSwingSlope times the swing function (DynamicGait ``ARM SWING``; positive swings the hand back)."""
+    arm_phase = picut(phase + math.pi) if sign == 1 else phase
+    swing = swing_angle(arm_phase, cfg.swing_start, cfg.swing_stop, inclusive=True)
+    return swing * (cfg.arm_swing + gcv_x * cfg.arm_swing_slope)
 
 
 def leg_joints(phase: float, sign: float, gcv_x: float, first: tuple[float, float], cfg: CpgConfig) -> tuple:

@@ -7,6 +7,7 @@ base placed with the stance sole flat on the ground (pinocchio) for the plan's C
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -102,16 +103,19 @@ def gait_states(gcv_x: float, n_steps: int, cfg: CpgConfig, hold: float = 0.5) -
     return GaitStates(t, ph, g, tm, w.astype(bool), steps)
 
 
-def cpg_plan(urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None = None) -> ReadyWalk:
+def cpg_plan(
+    urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None = None, pose_of: Callable = pose
+) -> ReadyWalk:
     """The CPG walk of ``n_steps`` steps at ``gcv_x`` on the grid ``cfg.dt``: q from the gait's equations, q̇ and q̈ by
     finite differences (np.gradient), c_left = the left leg's support coefficient, the CoM placed (:func:`.placed_com`);
-    ``zmp`` NaN (the CPG plans none); ``support`` "left"/"right" where the coefficient is 1/0, else "both"."""
+    ``zmp`` NaN (the CPG plans none); ``support`` "left"/"right" where the coefficient is 1/0, else "both";
+    ``pose_of``: the robot's joints of a gait state (as :func:`.nimbro_cpg.pose`; the OP3's: :func:`.op3_cpg.pose`)."""
     import pinocchio as pin  # noqa: PLC0415
 
     cfg = cfg or CpgConfig()
     joints = list(pin.buildModelFromUrdf(str(urdf)).names[1:])
     s = gait_states(gcv_x, n_steps, cfg)
-    q = np.array([pose(joints, p, g, tm, cfg) for p, g, tm in zip(s.phase, s.gcv, s.timer)])
+    q = np.array([pose_of(joints, p, g, tm, cfg) for p, g, tm in zip(s.phase, s.gcv, s.timer)])
     c = np.array([support_coefficient(p, "left", cfg) if w else 0.5 for p, w in zip(s.phase, s.walking)])
     plan = open_loop_plan(urdf, joints, s.t, q, c, s.steps, "the CPG plan")
-    return ReadyWalk(plan, pose(joints, 0.0, 0.0, cfg.first_step_duration, cfg), cfg.step_period)
+    return ReadyWalk(plan, pose_of(joints, 0.0, 0.0, cfg.first_step_duration, cfg), cfg.step_period)

@@ -1,0 +1,144 @@
+"""Missura & Behnke's CPG gait (:mod:`.nimbro_cpg`, the NimbRo-OP's) on the ROBOTIS OP3 (ROS-free, issue 21).
+
+Dynamic similarity (the rule, pre-registered in ``bench/op3_cpg_obstacle.py``): with s = L_op3 / L_nimbro, L the
+hip-to-ankle leg length (thigh + shank; the NimbRo-OP's ``legLength`` 0.44 m), every length of :class:`.CpgConfig`
+is × s, every time × √s (``dt`` stays the 8 ms tick), accelerations in gcv/s × 1/√s; angles, phases, gcv values and
+the slopes per gcv of angles stay. So a gcv.x walks at the same Froude number: v × √s (:func:`scaled_config`).
+
+Joints: the CPG gives each leg's (hip yaw, hip roll, hip pitch, knee, ankle pitch, ankle roll) in the NimbRo-OP's
+URDF convention (every yaw axis +z, roll +x, pitch +y); the OP3's joint of the same name gets it times the sign of
+its own URDF axis along that one (:func:`joint_signs`: e.g. ``r_knee`` −y → −1). The OP3's arms are built unlike the
+NimbRo-OP's (zero pose sideways, elbow axis x): shoulder roll, elbows and head are held at ROBOTIS's ``ini_pose``
+(as :mod:`.op3_robotis_walk` holds them), the shoulder pitch carries the CPG's arm swing alone (:func:`.arm_swing`).
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from .nimbro_cpg import LEG_JOINTS, LEGS, CpgConfig, arm_swing, first_step, leg_joints
+from .op3_robotis_walk import RobotisConfig
+
+#: the OP3's name of each CPG leg joint (``urdf/op3.urdf``: ``l_knee``, ``r_ank_pitch``…)
+OP3_LEG = dict(zip(LEG_JOINTS, ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ank_pitch", "ank_roll")))
+SIDE = {"left": "l", "right": "r"}
+#: the NimbRo-OP's joint axis per CPG joint kind (its URDF: yaw +z, roll +x, pitch +y on both sides)
+NIMBRO_AXIS = {"yaw": (0.0, 0.0, 1.0), "roll": (1.0, 0.0, 0.0), "pitch": (0.0, 1.0, 0.0), "knee": (0.0, 1.0, 0.0)}
+
+
+def kind(joint: str) -> str:
+    """The axis kind of a CPG joint name (``hip_yaw`` → yaw, ``knee_pitch`` → pitch, ``shoulder_pitch`` → pitch)."""
+    return joint.rsplit("_", 1)[-1]
+
+
+def leg_links(urdf: str | Path, side: str = "l") -> tuple[float, float]:
+    """(thigh, shank) [m] of the OP3's ``side`` leg: hip pitch to knee and knee to ankle pitch (joint origins)."""
+    import pinocchio as pin  # noqa: PLC0415
+
+    m = pin.buildModelFromUrdf(str(urdf))
+    knee, ankle = (m.jointPlacements[m.getJointId(f"{side}_{j}")].translation for j in ("knee", "ank_pitch"))
+    return float(np.linalg.norm(knee)), float(np.linalg.norm(ankle))
+
+
+def similarity(urdf: str | Path, cfg: CpgConfig | None = None) -> float:
+    """s = the OP3's thigh + shank / the CPG's ``leg_length`` (0.44 m); a ValueError when the legs differ."""
+    legs = [sum(leg_links(urdf, side)) for side in "lr"]
+    if not math.isclose(legs[0], legs[1], abs_tol=1e-9):
+        raise ValueError(f"{Path(urdf).name}: the legs differ ({legs[0]:.5f} / {legs[1]:.5f} m thigh + shank)")
+    return legs[0] / (cfg or CpgConfig()).leg_length
+
+
+def scaled_config(cfg: CpgConfig, s: float) -> CpgConfig:
+    """``cfg`` for a robot ``s`` times as long (dynamic similarity, module docstring): lengths × s, times × √s (``dt``
+    kept), accelerations [gcv/s] × 1/√s; angles, phases, gcv values and per-gcv angle slopes unchanged."""
+    if not (math.isfinite(s) and s > 0.0):
+        raise ValueError(f"scale s must be a finite number > 0, got {s!r}")
+    r = math.sqrt(s)
+    fx, fy, fz = cfg.foot_offset
+    ax, ay, az = cfg.arm_offset
+    return CpgConfig(
+        gait_frequency=cfg.gait_frequency / r,
+        swing_start=cfg.swing_start,
+        swing_stop=cfg.swing_stop,
+        step_height=cfg.step_height * s,
+        step_height_slope=cfg.step_height_slope * s,
+        push_height=cfg.push_height * s,
+        step_length_x=cfg.step_length_x,
+        lateral_hip_swing=cfg.lateral_hip_swing * s,
+        first_step_duration=cfg.first_step_duration * r,
+        first_step_hip_swing=cfg.first_step_hip_swing * s,
+        arm_swing=cfg.arm_swing,
+        arm_swing_slope=cfg.arm_swing_slope,
+        support_slope=cfg.support_slope,
+        acceleration_forward=cfg.acceleration_forward / r,
+        deceleration_factor=cfg.deceleration_factor,
+        stopping_velocity=cfg.stopping_velocity,
+        foot_offset=(fx * s, fy * s, fz * s),
+        arm_offset=(ax * s, ay, az * s),  # armOffsetY is the shoulder roll [rad]
+        leg_length=cfg.leg_length * s,
+        arm_length=cfg.arm_length * s,
+        dt=cfg.dt,
+    )
+
+
+def op3_config(urdf: str | Path) -> CpgConfig:
+    """The NimbRo-OP's :class:`.CpgConfig` scaled to the OP3 of ``urdf`` (:func:`similarity`)."""
+    return scaled_config(CpgConfig(), similarity(urdf))
+
+
+@cache
+def _axes(urdf: str) -> dict[str, tuple[float, float, float]]:
+    root = ET.parse(urdf).getroot()
+    out = {}
+    for j in root.iter("joint"):
+        axis = j.find("axis")
+        rpy = (j.find("origin").get("rpy", "0 0 0") if j.find("origin") is not None else "0 0 0").split()
+        if axis is not None:
+            if any(float(a) != 0.0 for a in rpy):
+                raise ValueError(f"{Path(urdf).name}: joint {j.get('name')} has a rotated origin (rpy {rpy})")
+            out[j.get("name")] = tuple(float(v) for v in axis.get("xyz").split())
+    return out
+
+
+def joint_signs(urdf: str | Path) -> dict[str, tuple[str, float]]:
+    """CPG joint name (``left_knee_pitch``…, ``left_shoulder_pitch``) → (the OP3's joint, ±1): the sign of the OP3
+    joint's axis along the NimbRo-OP's (every origin unrotated, so the axes are the trunk's at zero); an axis not
+    along the NimbRo-OP's is a ValueError naming it."""
+    axes, out = _axes(str(urdf)), {}
+    pairs = [(f"{side}_{j}", f"{SIDE[side]}_{OP3_LEG[j]}") for side in LEGS for j in LEG_JOINTS]
+    pairs += [(f"{side}_shoulder_pitch", f"{SIDE[side]}_sho_pitch") for side in LEGS]
+    for cpg, op3 in pairs:
+        dot = float(np.dot(axes[op3], NIMBRO_AXIS[kind(cpg)]))
+        if abs(abs(dot) - 1.0) > 1e-9:
+            raise ValueError(f"{Path(urdf).name}: {op3}'s axis {axes[op3]} is not along the CPG's {kind(cpg)} axis")
+        out[cpg] = (op3, math.copysign(1.0, dot))
+    return out
+
+
+def pose(joints: list[str], phase: float, gcv_x: float, timer: float, cfg: CpgConfig, urdf: str | Path) -> np.ndarray:
+    """[rad] every OP3 joint of ``joints`` at the gait state: the legs (:func:`.nimbro_cpg.leg_joints`) and the arm
+    swing on the shoulder pitch mapped by :func:`joint_signs`; shoulder roll, elbows, head at ROBOTIS's ini_pose."""
+    q = {n: math.radians(v) for n, v in RobotisConfig().hold}
+    signs, first = joint_signs(urdf), first_step(timer, cfg)
+    for side, s in LEGS.items():
+        for j, v in zip(LEG_JOINTS, leg_joints(phase, s, gcv_x, first, cfg)):
+            name, sign = signs[f"{side}_{j}"]
+            q[name] = sign * v
+        name, sign = signs[f"{side}_shoulder_pitch"]
+        q[name] = sign * arm_swing(phase, s, gcv_x, cfg)
+    return np.array([q.get(j, 0.0) for j in joints])
+
+
+def op3_cpg_plan(urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None = None):
+    """The CPG walk on the OP3 (:func:`.nimbro_cpg_plan.cpg_plan` with :func:`pose`), ``cfg`` default
+    :func:`op3_config`: a :class:`.ReadyWalk`."""
+    from functools import partial  # noqa: PLC0415
+
+    from .nimbro_cpg_plan import cpg_plan  # noqa: PLC0415 (pinocchio)
+
+    return cpg_plan(urdf, gcv_x, n_steps, cfg or op3_config(urdf), partial(pose, urdf=urdf))
