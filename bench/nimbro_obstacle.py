@@ -176,9 +176,9 @@ def tables(cells: dict, speeds=SPEEDS, supplement: bool = True) -> str:
     return "\n".join(out)
 
 
-def energy(runs: dict, knees: tuple[str, str] | None = None) -> tuple[str, float, float]:
+def energy(runs: dict, knees: tuple[str, str] | None = None, vx: float = ENERGY_VX) -> tuple[str, float, float]:
     """The 40-step table and (knee, all-joint) reductions 1 − E(c)/E(a) over the common whole steps; ``knees``
-    (left, right): the robot's knee joints (default the NimbRo-OP's)."""
+    (left, right): the robot's knee joints (default the NimbRo-OP's); ``vx`` [m/s]: the runs' speed, for the title."""
     from types import SimpleNamespace
 
     from servo_ff.bringup.op3_energy import MIN_STEPS, common_steps, energy_over
@@ -189,7 +189,7 @@ def energy(runs: dict, knees: tuple[str, str] | None = None) -> tuple[str, float
     r = {c: SimpleNamespace(joints=j, step_energy=e) for c, (j, e, _) in runs.items()}  # op3_energy's StepEnergy
     n = common_steps(list(r.values()))
     lines = [
-        f"\nenergy on flat ground at {ENERGY_VX:g} m/s, ∫U·I dt over the first {n} whole steps (of "
+        f"\nenergy on flat ground at {vx:.4g} m/s, ∫U·I dt over the first {n} whole steps (of "
         f"{ENERGY_STEPS}; paper: left knee {PAPER_KNEE[0]:g} → {PAPER_KNEE[1]:g} J over 40 steps, "
         f"{PAPER_KNEE[1] / PAPER_KNEE[0] - 1:+.0%})",
         "| controller | steps walked | left knee [J] | both knees [J] | all joints [J] |",

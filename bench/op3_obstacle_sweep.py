@@ -103,21 +103,24 @@ def direction(pitch: float, roll: float) -> str:
     return "right" if roll > 0 else "left"
 
 
-def run_cell(key: tuple[str, str, float, float], plan_grid: float = 1e-6, gait: str = "placo") -> Cell:
+def run_cell(
+    key: tuple[str, str, float, float], plan_grid: float = 1e-6, gait: str = "placo", n_steps: int = N_STEPS
+) -> Cell:
     """One ``simulate_walk`` of the grid: (controller, shape or "flat", height [mm], vx [m/s]); ``plan_grid``: the
     plan's rounding (``walk_sim.settled_plan``; 1e-6 is ``simulate_walk``'s, another one perturbs the plan);
-    ``gait`` "robotis": ROBOTIS's own walk instead of placo's (``bench/op3_robotis_obstacle.py``, its rule)."""
+    ``gait`` "robotis": ROBOTIS's own walk instead of placo's (``bench/op3_robotis_obstacle.py``, its rule); "cpg":
+    Missura & Behnke's CPG scaled to the OP3 (``bench/op3_cpg_obstacle.py``, its rule); ``n_steps``: steps walked."""
     from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: PLC0415 (in the worker)
 
     controller, shape, height_mm, vx = key
     r = simulate_walk(
         controller,
-        N_STEPS,
+        n_steps,
         vx=vx,
         obstacle=height_mm / 1000,
         obstacle_shape="foot_box" if shape == "flat" else shape,
         plan_grid=plan_grid,
-        **robotis_ready(vx, N_STEPS, gait),
+        **robotis_ready(vx, n_steps, gait),
     )
     ok = np.isfinite(r.pitch) & np.isfinite(r.roll)
     p, q = (r.pitch[ok], r.roll[ok]) if ok.any() else (np.array([math.nan]), np.array([math.nan]))
@@ -127,11 +130,20 @@ def run_cell(key: tuple[str, str, float, float], plan_grid: float = 1e-6, gait: 
 
 def robotis_ready(vx: float, n_steps: int, gait: str) -> dict:
     """``simulate_walk``'s extra arguments for ``gait``: none for "placo"; for "robotis" ROBOTIS's walk
-    (``dynamics.op3_robotis_walk``) as ``ready``, the foot box at its step 5 (the right foot's third swing)."""
-    if gait not in ("placo", "robotis"):
-        raise ValueError(f"gait must be 'placo' or 'robotis', got {gait!r}")
+    (``dynamics.op3_robotis_walk``) as ``ready``, the foot box at its step 5 (the right foot's third swing); for
+    "cpg" the CPG scaled to the OP3 (``dynamics.op3_cpg``) at the gcv.x of ``vx``, the foot box at its step 4 (the
+    right foot's third swing: the CPG starts with the right foot)."""
+    if gait not in ("placo", "robotis", "cpg"):
+        raise ValueError(f"gait must be 'placo', 'robotis' or 'cpg', got {gait!r}")
     if gait == "placo":
         return {}
+    if gait == "cpg":
+        from servo_ff.dynamics.nimbro_cpg import gcv_for_speed  # noqa: PLC0415
+        from servo_ff.dynamics.op3_cpg import op3_config, op3_cpg_plan  # noqa: PLC0415
+        from servo_ff.dynamics.walk_sim import OP3_URDF  # noqa: PLC0415
+
+        cfg = op3_config(OP3_URDF)
+        return {"ready": op3_cpg_plan(OP3_URDF, gcv_for_speed(vx, cfg), n_steps, cfg), "obstacle_step": 4}
     from servo_ff.dynamics.op3_robotis_walk import robotis_plan  # noqa: PLC0415
     from servo_ff.dynamics.walk_sim import OP3_URDF  # noqa: PLC0415
 
@@ -139,10 +151,10 @@ def robotis_ready(vx: float, n_steps: int, gait: str) -> dict:
     return {"ready": (w.plan, w.q_stand, w.step_period), "obstacle_step": 5}
 
 
-def grid(heights_mm: tuple[float, ...]) -> list[tuple[str, str, float, float]]:
-    """Every run of the grid over the obstacle heights ``heights_mm`` (the flat ones once)."""
-    keys = [(c, "flat", 0, v) for v in SPEEDS for c in CONTROLLERS]
-    return keys + [(c, s, h, v) for s in SHAPES for v in SPEEDS for h in heights_mm for c in CONTROLLERS]
+def grid(heights_mm: tuple[float, ...], speeds: tuple[float, ...] = SPEEDS) -> list[tuple[str, str, float, float]]:
+    """Every run of the grid over the obstacle heights ``heights_mm`` and ``speeds`` (the flat ones once)."""
+    keys = [(c, "flat", 0, v) for v in speeds for c in CONTROLLERS]
+    return keys + [(c, s, h, v) for s in SHAPES for v in speeds for h in heights_mm for c in CONTROLLERS]
 
 
 def heights(cells: dict) -> list[float]:
@@ -167,14 +179,14 @@ def contrast(cells: dict, shape: str, h: float, v: float) -> bool:
     return cell(cells, "high", shape, h, v).fell and not cell(cells, "ff", shape, h, v).fell
 
 
-def tables(cells: dict) -> str:
+def tables(cells: dict, speeds: tuple[float, ...] = SPEEDS) -> str:
     """Per shape: the detailed table (speed × height rows) and the compact map (a/b/c per cell)."""
     out, hs = [], heights(cells)
     for s in SHAPES:
         out.append(f"\n{s}: per cell (times from the walk start [s], pitch [rad] forward positive)")
         out.append("| vx [m/s] | h [mm] | (a) k_P 800 | (b) k_P 280 | (c) 280 + FF | (a) fell, (c) stood |")
         out.append("|---|---|---|---|---|---|")
-        for v in SPEEDS:
+        for v in speeds:
             for h in hs:
                 row = [describe(cell(cells, c, s, h, v)) for c in CONTROLLERS]
                 mark = "yes" if h and contrast(cells, s, h, v) else ""
@@ -182,7 +194,7 @@ def tables(cells: dict) -> str:
         out.append(f"\n{s}: map (S stood, F<direction> fell, * before touching the obstacle), a / b / c")
         out.append("| vx [m/s] | " + " | ".join(f"{h:g} mm" for h in hs) + " |")
         out.append("|---|" + "---|" * len(hs))
-        for v in SPEEDS:
+        for v in speeds:
             out.append(f"| {v:g} | " + " | ".join(short(cells, s, h, v) for h in hs) + " |")
     return "\n".join(out)
 
@@ -252,9 +264,9 @@ def plot(cells: dict, path: str) -> str:
     return path
 
 
-def ac(cells: dict, shape: str, h: float) -> str:
+def ac(cells: dict, shape: str, h: float, speeds: tuple[float, ...] = SPEEDS) -> str:
     """(a) then (c) per speed, slowest first, S stood, F fell: e.g. "FS,FS,FF,FF"."""
-    return ",".join("".join("F" if cell(cells, c, shape, h, v).fell else "S" for c in ("high", "ff")) for v in SPEEDS)
+    return ",".join("".join("F" if cell(cells, c, shape, h, v).fell else "S" for c in ("high", "ff")) for v in speeds)
 
 
 def paper(cells: dict, shape: str, h: float, v: float) -> bool:
@@ -263,9 +275,9 @@ def paper(cells: dict, shape: str, h: float, v: float) -> bool:
     return a.fell and a.direction == "back" and not a.pre and not cell(cells, "ff", shape, h, v).fell
 
 
-def paper_count(cells: dict, shape: str, h: float) -> tuple[int, int]:
+def paper_count(cells: dict, shape: str, h: float, speeds: tuple[float, ...] = SPEEDS) -> tuple[int, int]:
     """(speeds with the paper's result, speeds at which (a) stood on flat ground): k/m of the RESULT line."""
-    free = [v for v in SPEEDS if not cell(cells, "high", shape, 0, v).fell]
+    free = [v for v in speeds if not cell(cells, "high", shape, 0, v).fell]
     return sum(paper(cells, shape, h, v) for v in free), len(free)
 
 

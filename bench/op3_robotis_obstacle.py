@@ -64,18 +64,19 @@ def keys(h_star: float) -> list[tuple[str, str, float, float]]:
     return sw.grid((5.0, h_star, 15.0))
 
 
-def run_energy(controller: str) -> tuple[list[str], object, float]:
-    """(joints, step_energy [J], fell_at [s]) of 40 steps of ROBOTIS's walk on flat ground at 0.05 m/s."""
+def run_energy(controller: str, gait: str = GAIT, vx: float = nb.ENERGY_VX) -> tuple[list[str], object, float]:
+    """(joints, step_energy [J], fell_at [s]) of 40 steps of ``gait`` (``sw.robotis_ready``'s; default ROBOTIS's
+    walk) on flat ground at ``vx`` [m/s] (default 0.05)."""
     from servo_ff.dynamics.walk_sim import simulate_walk
 
-    more = sw.robotis_ready(nb.ENERGY_VX, nb.ENERGY_STEPS, GAIT)
+    more = sw.robotis_ready(vx, nb.ENERGY_STEPS, gait)
     r = simulate_walk(controller, nb.ENERGY_STEPS, **more)
     return r.joints, r.step_energy, r.fell_at
 
 
-def paper_result(cells: dict, h_star: float) -> tuple[int, int]:
-    """(k, n) over the 15 mm and h* cells of both shapes at the speeds where (a) stood on flat ground."""
-    counts = [sw.paper_count(cells, s, h) for s in sw.SHAPES for h in (15.0, h_star)]
+def paper_result(cells: dict, h_star: float, speeds: tuple[float, ...] = sw.SPEEDS) -> tuple[int, int]:
+    """(k, n) over the 15 mm and h* cells of both shapes at the ``speeds`` where (a) stood on flat ground."""
+    counts = [sw.paper_count(cells, s, h, speeds) for s in sw.SHAPES for h in (15.0, h_star)]
     return sum(k for k, _ in counts), sum(m for _, m in counts)
 
 

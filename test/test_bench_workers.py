@@ -11,7 +11,14 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
 @pytest.mark.parametrize(
-    "bench", ["nimbro_obstacle.py", "nimbro_cpg_obstacle.py", "op3_obstacle_sweep.py", "op3_robotis_obstacle.py"]
+    "bench",
+    [
+        "nimbro_obstacle.py",
+        "nimbro_cpg_obstacle.py",
+        "op3_obstacle_sweep.py",
+        "op3_robotis_obstacle.py",
+        "op3_cpg_obstacle.py",
+    ],
 )
 @pytest.mark.parametrize("workers", [0, 3])
 def test_workers_refused_in_one_line_on_stderr(bench, workers):
@@ -24,12 +31,12 @@ def test_workers_refused_in_one_line_on_stderr(bench, workers):
 
 def test_an_unknown_gait_is_refused_naming_it(monkeypatch):
     """The obstacle benches' ``gait`` argument: a name they do not know is a ValueError naming it, not another gait
-    run silently (placo for anything but "cpg", ROBOTIS's walk for anything but "placo")."""
+    run silently (placo for anything but "cpg", ROBOTIS's walk or the CPG for anything but "placo")."""
     monkeypatch.syspath_prepend(str(BENCH))
     import nimbro_obstacle
     import op3_obstacle_sweep
 
     with pytest.raises(ValueError, match="gait must be 'placo' or 'cpg', got 'robotis'"):
         nimbro_obstacle.walk("high", 1, 0.05, nimbro_obstacle.KP_HIGH, gait="robotis")
-    with pytest.raises(ValueError, match="gait must be 'placo' or 'robotis', got 'cpg'"):
-        op3_obstacle_sweep.robotis_ready(0.05, 1, "cpg")
+    with pytest.raises(ValueError, match="gait must be 'placo', 'robotis' or 'cpg', got 'nimbro'"):
+        op3_obstacle_sweep.robotis_ready(0.05, 1, "nimbro")
