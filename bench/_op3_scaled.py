@@ -37,7 +37,7 @@ def fig6b(height_mm: float, vx: float, n_steps: int, path: str, gait: str = "pla
     }
     what = "(the paper's 15 mm scaled by leg length) " if gait == "placo" else ""
     how = {"placo": "placo walk", "robotis": "ROBOTIS's own walk", "cpg": "Missura & Behnke's CPG scaled"}[gait]
-    title = f"OP3 onto a {height_mm:g} mm board {what}at {vx:g} m/s, ROS-free ({how}, MuJoCo)"
+    title = f"OP3 onto a {height_mm:g} mm board {what}at {vx:.4g} m/s, ROS-free ({how}, MuJoCo)"
     plot_fig6b(runs, ("(a) k_P 800", "(c) 280 + FF"), title, path)
     return path, runs
 

@@ -104,3 +104,16 @@ def test_a_joint_beyond_its_limit_is_refused_by_name():
     bad = dataclasses.replace(CFG, step_length_x=3.0, acceleration_forward=100.0)  # ±3 rad of leg swing
     with pytest.raises(ValueError, match=r"op3.urdf: the CPG plan takes \w+ to .* outside"):
         op3_cpg_plan(URDF, 1.0, 2, bad)
+
+
+def test_a_short_flat_walk_under_feed_forward_stands_and_advances():
+    """simulate_walk(ready=…): 4 steps of the scaled CPG at gcv 1 under (c) on flat ground: no fall, the trunk
+    nearly upright, forward travel; energy rows per step, each step costing energy."""
+    from servo_ff.dynamics.walk_sim import simulate_walk
+
+    walk = op3_cpg_plan(URDF, 1.0, 4)
+    r = simulate_walk("ff", 4, ready=walk)
+    assert not r.fell and np.nanmax(np.abs(r.pitch)) < 0.15
+    assert r.travel > 0.01  # [m] plan: the CoM 0.019 m (gcv ramps from 0 at 0.25 gcv/s); 0.029 m walked
+    assert len(r.step_energy) == len(walk.plan.steps) + 1
+    assert np.all(np.diff(r.step_energy.sum(axis=1)) > 0)
