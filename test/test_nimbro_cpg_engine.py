@@ -77,3 +77,36 @@ def test_a_command_is_taken_at_the_next_phase_centre_and_zero_steps_in_place():
     for _ in range(500):
         engine.tick()
     assert engine.state.walking and engine.state.gcv == 0.0
+
+
+OP3_URDF = Path(__file__).resolve().parents[1] / "urdf" / "op3.urdf"
+
+
+@pytest.mark.parametrize("vx", [0.0177, 0.0354])
+def test_op3_engine_ticked_at_a_fixed_command_is_op3_cpg_plan(vx):
+    """The OP3's engine (the CPG scaled by dynamic similarity) is ``op3_cpg_plan`` sample for sample (q, c_left, t)
+    until the plan withdraws its command; its top speed is the scaled one (0.0567 m/s), beyond it limited and said."""
+    from servo_ff.dynamics.nimbro_cpg_engine import op3_cpg_engine
+    from servo_ff.dynamics.op3_cpg import op3_config, op3_cpg_plan
+
+    engine = op3_cpg_engine(OP3_URDF)
+    cfg = op3_config(OP3_URDF)
+    assert engine.params == cfg and engine.params.dt == 0.008
+    assert speed_per_gcv(cfg) == pytest.approx(0.0567, abs=5e-5)
+    g = engine.gcv(vx)
+    assert g == pytest.approx(vx / speed_per_gcv(cfg))
+    walk = op3_cpg_plan(OP3_URDF, g, 8).plan
+    s = gait_states(g, 8, cfg)
+    end = int(np.argmax(np.diff(s.gcv) < 0)) + 1
+    assert end > 250
+    engine.set_cmd(vx, 0.0, 0.0)
+    engine.start()
+    got = [engine.tick() for _ in range(end)]
+    assert engine.joints == walk.joints and "l_knee" in engine.joints
+    np.testing.assert_array_equal(np.array([x.q for x in got]), walk.q[:end])
+    np.testing.assert_array_equal([x.c_left for x in got], walk.c_left[:end])
+    np.testing.assert_allclose([x.t for x in got], walk.t[:end], rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(engine.q_stand, walk.q[0])
+    assert engine.gcv(0.1) == 1.0
+    assert engine.beyond_reach(0.1, 0.0, 0.0) == ["linear.x 0.1 m/s beyond 0.05671 m/s (gcv.x 1: walked at that)"]
+    assert engine.beyond_reach(0.05, 0.0, 0.0) == []

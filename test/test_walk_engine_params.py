@@ -32,10 +32,12 @@ def test_placo_only_is_what_placo_reads_and_the_cpg_does_not():
     placo = _values()
     walk_engine(placo, str(share_file("urdf", "op3.urdf")))
     assert placo.read - {"gait", "engine_process"} == set(PLACO_ONLY)
-    cpg = _values(gait="nimbro_cpg", engine_process=False)
-    walk_engine(cpg, str(share_file("urdf", "nimbro_op.urdf")))
-    assert not cpg.read & set(PLACO_ONLY)
-    assert cpg.read - {"gait", "engine_process"} <= {f"balance_{k}" for k in BALANCE_KEYS}
+    for gait, urdf in (("nimbro_cpg", "nimbro_op.urdf"), ("op3_cpg", "op3.urdf")):
+        cpg = _values(gait=gait, engine_process=False)
+        engine = walk_engine(cpg, str(share_file("urdf", urdf)))[0]
+        assert not cpg.read & set(PLACO_ONLY)
+        assert cpg.read - {"gait", "engine_process"} <= {f"balance_{k}" for k in BALANCE_KEYS}
+        assert engine.params.step_period == pytest.approx(0.417 if gait == "nimbro_cpg" else 0.295, abs=1e-3)
 
 
 def test_the_mission_refuses_n_steps_0_before_any_node():

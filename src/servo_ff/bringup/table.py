@@ -94,6 +94,11 @@ BRINGUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             **MUJOCO_ARGS,
             **FEEDFORWARD_ARG,
             "gain": ("", "servo P gain of sim and feed-forward, register units (empty: the YAML's, 280 = 0.35 x 800)"),
+            "gait": (
+                "placo",
+                "placo or cpg (the NimbRo-OP's CPG scaled to the OP3 by dynamic similarity: servo_walk_node gait "
+                "op3_cpg; cmd_vel up to 0.0567 m/s)",
+            ),
             **COMMON_ARGS,
         },
     ),
@@ -211,8 +216,8 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
             walker["urdf_path"] = str(Path(a["urdf"]).expanduser().resolve())
         if a.get("gait", "placo") not in ("placo", "cpg"):
             raise ValueError(f"{bringup}: gait must be 'placo' or 'cpg', got {a['gait']!r}")
-        if a.get("gait") == "cpg":  # the CPG runs in the node (no placo engine process)
-            walker.update(gait="nimbro_cpg", engine_process=False)
+        if a.get("gait") == "cpg":  # the CPG runs in the node (no placo engine process); the OP3's: scaled
+            walker.update(gait="op3_cpg" if bringup == "sim_op3" else "nimbro_cpg", engine_process=False)
         return sim, ff, walker
     if a["support"] not in ("schedule", "contacts"):
         raise ValueError(f"sim_humanoid: support must be 'schedule' or 'contacts', got {a['support']!r}")

@@ -1,8 +1,11 @@
 """The NimbRo-OP's CPG gait (:mod:`.nimbro_cpg`) on line, one ``systemIterationTime`` per :meth:`CpgEngine.tick`
 from the latest command (ROS-free): the walk node's engine interface (as :class:`.walk_pattern.WalkEngine`), the
-state machine of :func:`.nimbro_cpg_plan.gait_tick` (the same as the batch plan's).
+state machine of :func:`.nimbro_cpg_plan.gait_tick` (the same as the batch plan's). The robot's joints of a gait state
+come from ``pose_of`` with its :class:`.CpgConfig`: the NimbRo-OP's (:func:`.nimbro_cpg.pose`, the authors' values)
+by default, the OP3's by dynamic similarity with :func:`op3_cpg_engine` (:mod:`.op3_cpg`).
 
-cmd_vel's linear.x becomes gcv.x = vx / :func:`.nimbro_cpg.speed_per_gcv` (0.080 m/s per gcv), limited to 0…1
+cmd_vel's linear.x becomes gcv.x = vx / :func:`.nimbro_cpg.speed_per_gcv` (0.080 m/s per gcv; the OP3's 0.0567),
+limited to 0…1
 (their norm limit; backward walking is not in their forward-only configuration); linear.y and angular.z are not
 supported (the gait's lateral and turning terms are left out) and ignored: :meth:`CpgEngine.beyond_reach` says so.
 The walk, once started, steps in place while the command is zero (it never halts: the walk node holds the command).
@@ -11,6 +14,8 @@ The walk, once started, steps in place while the command is zero (it never halts
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -29,15 +34,17 @@ class CpgSample(NamedTuple):
 
 
 class CpgEngine:
-    """The CPG walk of one robot (URDF joint names ``left_hip_pitch``…); ``params``: its :class:`.CpgConfig`
-    (``dt``: the 8 ms tick, ``step_period``: one foot's lift)."""
+    """The CPG walk of one robot; ``params``: its :class:`.CpgConfig` (``dt``: the 8 ms tick, ``step_period``: one
+    foot's lift); ``pose_of(joints, phase, gcv_x, timer, cfg)`` [rad]: the robot's joints of a gait state (default
+    :func:`.nimbro_cpg.pose`, the NimbRo-OP's URDF names ``left_hip_pitch``…)."""
 
-    def __init__(self, urdf: str | Path, cfg: CpgConfig | None = None):
+    def __init__(self, urdf: str | Path, cfg: CpgConfig | None = None, pose_of: Callable = pose):
         import pinocchio as pin  # noqa: PLC0415 (optional dependency)
 
         self.params = cfg or CpgConfig()
+        self.pose_of = pose_of
         self.joints = list(pin.buildModelFromUrdf(str(urdf)).names[1:])
-        self.q_stand = pose(self.joints, 0.0, 0.0, self.params.first_step_duration, self.params)
+        self.q_stand = pose_of(self.joints, 0.0, 0.0, self.params.first_step_duration, self.params)
         self.cmd = (0.0, 0.0, 0.0)
         self.state = None
         self.t = 0.0
@@ -73,7 +80,16 @@ class CpgEngine:
             raise RuntimeError("CpgEngine.tick before start()")
         phase = s.phase if s.walking else 0.0
         c = support_coefficient(phase, "left", self.params) if s.walking else 0.5
-        out = CpgSample(self.t, pose(self.joints, phase, s.gcv, s.timer, self.params), c)
+        out = CpgSample(self.t, self.pose_of(self.joints, phase, s.gcv, s.timer, self.params), c)
         self.state = gait_tick(s, self.gcv(self.cmd[0]), self.params)[0]
         self.t += self.params.dt
         return out
+
+
+def op3_cpg_engine(urdf: str | Path) -> CpgEngine:
+    """The CPG carried to the OP3 of ``urdf`` by dynamic similarity (:func:`.op3_cpg.op3_config`, its joints by
+    :func:`.op3_cpg.pose`): the engine of ``op3_cpg_plan``'s walk (top speed gcv.x 1 = 0.0567 m/s on urdf/op3.urdf)."""
+    from .op3_cpg import op3_config  # noqa: PLC0415
+    from .op3_cpg import pose as op3_pose  # noqa: PLC0415
+
+    return CpgEngine(urdf, op3_config(urdf), partial(op3_pose, urdf=urdf))

@@ -8,6 +8,9 @@ from typing import Any
 from servo_ff.models.schema import FEEDFORWARD_FIELDS, MAX_ACCELERATION, MAX_VELOCITY
 from servo_ff.ros.common import ParamSpec, field_param
 
+#: the walk node's CPG gaits (:mod:`servo_ff.dynamics.nimbro_cpg_engine`): the NimbRo-OP's, and the OP3's scaled one
+CPG_GAITS = ("nimbro_cpg", "op3_cpg")
+
 
 def walk_specs() -> list[ParamSpec]:
     from servo_ff.dynamics.walk_pattern import WalkParams
@@ -20,8 +23,9 @@ def walk_specs() -> list[ParamSpec]:
             "placo",
             "the walking engine: placo (Rhoban's LIPM walk, the parameters below) or nimbro_cpg (the NimbRo-OP's "
             "own open-loop CPG, its authors' values and 8 ms tick: dt and the placo rows unused, engine_process and "
-            "balance_* refused; forward cmd_vel only)",
-            choices=("placo", "nimbro_cpg"),
+            "balance_* refused; forward cmd_vel only) or op3_cpg (that CPG carried to the OP3 by dynamic similarity, "
+            "dynamics/op3_cpg.py: top speed 0.0567 m/s on urdf/op3.urdf; as nimbro_cpg otherwise)",
+            choices=("placo", *CPG_GAITS),
             **ro,
         ),
         ParamSpec("urdf_path", "urdf/op3.urdf", "the robot (placo needs its feet and trunk links below)", **ro),
@@ -115,14 +119,15 @@ PLACO_ONLY = (
 def walk_engine(v: dict[str, Any], urdf: str) -> tuple[Any, Any, Any]:
     """(engine, WalkParams, WalkFrames) of the parameter values ``v`` on ``urdf`` (resolved): placo's
     :class:`.WalkEngine`, or the CPG's :class:`.CpgEngine` (params, frames None: no engine process, no balance)."""
-    if v["gait"] == "nimbro_cpg":
-        from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
+    gait = v["gait"]
+    if gait in CPG_GAITS:
+        from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine, op3_cpg_engine
 
         if v["engine_process"]:
-            raise ValueError("engine_process: true with gait nimbro_cpg: the CPG runs in the node (set it false)")
+            raise ValueError(f"engine_process: true with gait {gait}: the CPG runs in the node (set it false)")
         if any(float(v[f"balance_{k}"]) for k in BALANCE_KEYS[:-1]):
-            raise ValueError("balance_* gains with gait nimbro_cpg: no balance feedback on the CPG (set them 0)")
-        return CpgEngine(urdf), None, None
+            raise ValueError(f"balance_* gains with gait {gait}: no balance feedback on the CPG (set them 0)")
+        return (CpgEngine(urdf) if gait == "nimbro_cpg" else op3_cpg_engine(urdf)), None, None
     from servo_ff.dynamics.walk_pattern import WalkEngine, WalkFrames, WalkParams
 
     params = WalkParams(
