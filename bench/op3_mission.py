@@ -1,6 +1,6 @@
 """Schwarz & Behnke's experiments on the ROBOTIS OP3 over DDS under the placo walk (issue 21 item 5).
 
-Run: python bench/op3_mission.py [--steps 40] [--vx 0.1] [--flat-steps 80] [--obstacle-vx 0.05]
+Run: python bench/op3_mission.py [--gait placo|cpg] [--steps 40] [--vx 0.1] [--flat-steps 80] [--obstacle-vx 0.05]
      [--kp-high 800] [--plot docs/img/op3_obstacle_pitch.png] [--firmware ROW] [--pwm-steps 40]
 Mission: ``servo_ff.bringup.op3_mission`` (servo_walk_node under cmd_vel → feed-forward → MuJoCo sim node, lockstep;
 all nodes in one process, real DDS between them). (a) high-gain P (k_P 800, the XM430 factory gain), (b) 0.35 of
@@ -27,6 +27,29 @@ Anchor (issue 25's style): the bare lockstep loop under the mission (``bench/_lo
 hops per 8 ms period, no work in any callback, the mission's EventsExecutor) measured before and after the runs in
 this process: ``rtf_bound`` (median, one process) is the best any loop of this shape reaches here and now, and
 ``rtf_of_bound`` = rtf / rtf_bound.
+``--gait cpg`` (issue 21; pre-registered: this paragraph was committed before any DDS run of the CPG on the OP3):
+the mission's sections 1.-5. with the walk node's ``gait: op3_cpg`` (Missura & Behnke's CPG carried to the OP3 by
+dynamic similarity, ``dynamics/op3_cpg.py``, ``nimbro_cpg_engine.op3_cpg_engine``: the ROS-free
+``bench/op3_cpg_obstacle.py``'s gait, rule of 282d28e; its engine in the walk node, no engine process) instead of
+placo; robot, servo file, α̂, lockstep, gains ((a) 800, (b) 280, (c) 280 + feed-forward), heights (15, 5 mm), shapes
+and step counts (``--steps`` 40, ``--flat-steps`` 80, ``--obstacle-steps`` 16, ``--pwm-steps`` 40) the mission's.
+Speeds from the ROS-free rule, not chosen from any DDS run: ``--vx`` 0.0354 m/s (gcv.x 0.624, its energy speed: 1.,
+2., 5.'s flat runs) and ``--obstacle-vx`` 0.0177 m/s (gcv.x 0.312, its slowest, the "very slow" speed: 3., 4., 5.'s
+obstacles). The box under the right foot is placed at mid-swing of step index 4 (``obstacle_step`` 4, the ROS-free
+CPG bench's; the CPG's step 5 swings the left foot, placo's 5 the right). Section 6. is not run (``--energy40-steps``
+0): its candidate speeds are placo's ROS-free map's, and 1. already is the ROS-free rule's 40 steps at 0.0354 m/s.
+Unlike the ROS-free bench the walk starts from the sim's initial pose through the walk node's approach (start_delay
+0.5 s, 2 s minimum jerk to the CPG's halt pose; ROS-free: 0.48 s held in the halt pose), and the walk node's points
+carry q̇, q̈ by five-point differences held (scaled as a whole) at the URDF's 4.8171 rad/s and max_acceleration (the
+scaled CPG's knee peaks 5.0-6.5 rad/s); positions are the plan's. Reported: the whole RESULT line (the same keys,
+plus ``gait=cpg vx=… obstacle_vx=…``); each obstacle cell at 0.0177 m/s ((a), (b), (c) on the 15 mm box and board,
+(a), (c) on 5 mm) and the knee and all-joint energy reductions set beside the ROS-free bench's (its RESULT of
+9d6aff1: at 0.0177 m/s box15 FF, board15 FS, box5 SS, board5 FS for (a), (c); knees −30.3 %, all −43.8 % over the 3
+steps all three walked, −32.8 %, −50.0 % over (a), (c)'s 44; the mission's window is (a), (c)'s: ``op3_energy``),
+and where they differ, why (the approach, the q̇/q̈ hold, the lockstep's one-period latency as ROS-free). The
+walk_distance target (≥ 2 m) is out of the CPG's reach at 0.0354 m/s: 80 steps of 0.295 s plan 0.84 m; reported as
+walked. The placo default (no ``--gait``) is unchanged: the same arguments, defaults and keys.
+
 Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_energy_reduction=… energy_reduction=…
            obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=… rtf_bound=… rtf_of_bound=…
            board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1 energy_steps=… pwm_energy_steps=…
