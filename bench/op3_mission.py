@@ -85,11 +85,46 @@ from servo_ff.bringup.op3_energy import (  # noqa: E402
     window_lines,
 )
 from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
+from servo_ff.bringup.robot_graph import op3_graph  # noqa: E402
 from servo_ff.models.errors import ParameterError  # noqa: E402
 from servo_ff.models.firmware import firmware_row  # noqa: E402
 
 PWM_ROW = "xm430_position"  #: 5.'s firmware row: the XM430's factory position mode (Operating Mode 3)
 TRACKED = ("l_hip_pitch", "l_knee", "l_ank_pitch", "r_hip_pitch", "r_knee", "r_ank_pitch")  #: 6.'s tracking rows
+IMG = ROOT / "docs" / "img"
+
+
+def cpg_speed(v_nimbro: float) -> float:
+    """[m/s] the OP3's speed at the gcv.x of the NimbRo-OP's ``v_nimbro`` [m/s] (bench/op3_cpg_obstacle.py's rule:
+    v / 0.0802 × 0.0567, the same Froude number)."""
+    from servo_ff.dynamics.nimbro_cpg import CpgConfig, speed_per_gcv
+    from servo_ff.dynamics.op3_cpg import op3_config
+    from servo_ff.dynamics.walk_sim import OP3_URDF
+
+    return v_nimbro / speed_per_gcv(CpgConfig()) * speed_per_gcv(op3_config(OP3_URDF))
+
+
+class Gait(NamedTuple):
+    """A gait's defaults of the arguments left unset and the box's step index (``run_op3``'s ``obstacle_step``)."""
+
+    defaults: dict
+    obstacle_step: int
+
+
+GAITS = ("placo", "cpg")  #: the walk node's: placo (the default, unchanged), the authors' CPG scaled (the rule above)
+
+
+def gait_setup(gait: str) -> Gait:
+    """The defaults of ``gait``: placo's as ever; the CPG's speeds from the ROS-free rule, its plots beside placo's."""
+    if gait == "placo":
+        plots = {"plot": str(IMG / "op3_obstacle_pitch.png"), "board_plot": str(IMG / "op3_board_pitch.png")}
+        return Gait({"vx": 0.1, "obstacle_vx": 0.05, "energy40_steps": 40, **plots}, 5)
+    plots = {
+        "plot": str(IMG / "op3_cpg_dds_obstacle_pitch.png"),
+        "board_plot": str(IMG / "op3_cpg_dds_board_pitch.png"),
+    }
+    speeds = {"vx": cpg_speed(0.05), "obstacle_vx": cpg_speed(0.025)}  # 0.0354, 0.0177 m/s (NimbRo-OP 0.05, 0.025)
+    return Gait({**speeds, "energy40_steps": 0, **plots}, 4)  # the CPG's step 4 swings the right foot (its 5 the left)
 
 
 def bound(periods: int) -> tuple[float, float]:
@@ -99,26 +134,33 @@ def bound(periods: int) -> tuple[float, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gait", choices=GAITS, default="placo", help="the walk node's (cpg: the rule above)")
     ap.add_argument("--steps", type=int, default=40)
-    ap.add_argument("--vx", type=float, default=0.1, help="m/s, flat-ground runs")
+    ap.add_argument("--vx", type=float, default=None, help="m/s, flat-ground runs (placo 0.1; cpg 0.0354)")
     ap.add_argument("--flat-steps", type=int, default=80)
-    ap.add_argument("--obstacle-vx", type=float, default=0.05, help="m/s, obstacle runs")
+    ap.add_argument("--obstacle-vx", type=float, default=None, help="m/s, obstacle runs (placo 0.05; cpg 0.0177)")
     ap.add_argument("--obstacle-steps", type=int, default=16)
     ap.add_argument("--kp-high", type=float, default=800.0, help="(a)'s gain; (b), (c): 0.35 of it")
-    ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "op3_obstacle_pitch.png"))
-    ap.add_argument("--board-plot", default=str(ROOT / "docs" / "img" / "op3_board_pitch.png"))
+    ap.add_argument("--plot", default=None, help="3.'s PNG (default docs/img/op3_obstacle_pitch.png; cpg: op3_cpg_…)")
+    ap.add_argument("--board-plot", default=None, help="4.'s PNG (default docs/img/op3_board_pitch.png; cpg: …)")
     ap.add_argument("--bound-periods", type=int, default=2000, help="periods of each bare lockstep loop (anchor)")
     ap.add_argument("--firmware", default=None, help="every servo's firmware row in 1-4, 6 (default: the servo file's)")
     ap.add_argument("--pwm-steps", type=int, default=40, help="5.: steps under xm430_position (0: skip 5.)")
-    ap.add_argument("--energy40-steps", type=int, default=40, help="6.: steps at (a)'s speed (0: skip 6.)")
+    ap.add_argument("--energy40-steps", type=int, default=None, help="6.: steps at (a)'s speed (0: skip; cpg 0)")
     a = ap.parse_args()
+    g = gait_setup(a.gait)
+    for k, v in g.defaults.items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
+    robot = {"robot": op3_graph(a.gait)} if a.gait != "placo" else {}  # placo: run_op3's own default graph
+    at = {"obstacle_step": g.obstacle_step}  # the box's step (placo: run_op3's default 5)
     try:
         if a.firmware is not None:
             firmware_row(a.firmware)
     except ParameterError as e:
         print(f"{Path(__file__).name}: --firmware: {e}", file=sys.stderr)
         return 2
-    fw = {"firmware": a.firmware}
+    fw = {"firmware": a.firmware, **robot}
 
     anchors = [bound(a.bound_periods)]
 
@@ -133,12 +175,12 @@ def main() -> int:
     print(format_table([long]))
     print(f"3. obstacles under the right foot, forward at {a.obstacle_vx} m/s:")
     obst = {
-        (c, h): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000, kp_high=a.kp_high, **fw)
+        (c, h): run_op3(c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=h / 1000, kp_high=a.kp_high, **fw, **at)
         for c, h in (("high", 15), ("low", 15), ("ff", 15), ("high", 5), ("ff", 5))
     }
     print(format_table(list(obst.values())))
     Path(a.plot).parent.mkdir(parents=True, exist_ok=True)
-    plot_pitch([obst[("high", 15)], obst[("ff", 15)], obst[("ff", 5)]], a.plot)
+    plot_pitch([obst[("high", 15)], obst[("ff", 15)], obst[("ff", 5)]], a.plot, gait=a.gait)
     print(f"plot: {shown(a.plot)}")
     print(f"4. a board across the path, forward at {a.obstacle_vx} m/s:")
     board = {
@@ -150,13 +192,18 @@ def main() -> int:
             kp_high=a.kp_high,
             obstacle_shape="board",
             **fw,
+            **at,
         )
         for c, h in (("high", 15), ("low", 15), ("ff", 15), ("high", 5), ("ff", 5))
     }
     print(format_table(list(board.values())))
     Path(a.board_plot).parent.mkdir(parents=True, exist_ok=True)
     plot_pitch(
-        [board[k] for k in (("high", 15), ("ff", 15), ("high", 5), ("ff", 5))], a.board_plot, after=8.0, board=True
+        [board[k] for k in (("high", 15), ("ff", 15), ("high", 5), ("ff", 5))],
+        a.board_plot,
+        after=8.0,
+        board=True,
+        gait=a.gait,
     )
     print(f"plot: {shown(a.board_plot)}")
 
@@ -165,7 +212,7 @@ def main() -> int:
     rtf = sum(r.sim_s for r in runs) / sum(r.wall_s for r in runs)
     anchors.append(bound(a.bound_periods))  # the anchor brackets 1.-4., the mission's runs (5. is an addition)
     one, two = (float(np.median([b[k] for b in anchors])) for k in (0, 1))
-    pwm = pwm_section(a) if a.pwm_steps > 0 else None
+    pwm = pwm_section(a, {**robot, **at}) if a.pwm_steps > 0 else None
     e40 = energy40_section(a.energy40_steps, a.kp_high, a.firmware) if a.energy40_steps > 0 else ""
     print(
         f"rtf: the mission {rtf:.2f} (sim s / wall s over every run of 1.-4., start-up included); the bare lockstep "
@@ -173,6 +220,7 @@ def main() -> int:
         f"{' / '.join(f'{b[0]:.2f}, {b[1]:.2f}' for b in anchors)})"
     )
     fell = {c: flat[c].fell or (c == "ff" and long.fell) for c in ("high", "low", "ff")}
+    extra = f" gait={a.gait} vx={a.vx:.4f} obstacle_vx={a.obstacle_vx:.4f}" if a.gait != "placo" else ""
     falls = "".join(k for k, c in zip("abc", fell) if fell[c]) or "none"  # the controllers that fell on flat ground
     print(
         f"RESULT walk_distance_c_m={long.travel:.3f} step_period_s={long.step_period:.3f} falls_flat={falls} "
@@ -181,7 +229,7 @@ def main() -> int:
         f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f} rtf_bound={one:.2f} "
         f"rtf_of_bound={rtf / one:.3f} board15_a_stood={int(not board[('high', 15)].fell)} "
         f"board15_c_stood={int(not board[('ff', 15)].fell)} board5_c_stood={int(not board[('ff', 5)].fell)} "
-        f"energy_steps={energy.steps}{pwm.keys if pwm else ''}{e40}"
+        f"energy_steps={energy.steps}{pwm.keys if pwm else ''}{e40}{extra}"
     )
     return 0
 
@@ -191,9 +239,12 @@ class PwmSection(NamedTuple):
     keys: str  # " pwm_…=…" RESULT keys
 
 
-def pwm_section(a) -> PwmSection:
-    """5.: (a), (b), (c) on flat ground and (a), (c) on the 15 mm box and board, every servo on ``PWM_ROW``."""
-    row, kw = PWM_ROW, {"kp_high": a.kp_high, "firmware": PWM_ROW}
+def pwm_section(a, gait: dict | None = None) -> PwmSection:
+    """5.: (a), (b), (c) on flat ground and (a), (c) on the 15 mm box and board, every servo on ``PWM_ROW``;
+    ``gait``: ``run_op3``'s ``robot`` (every run) and ``obstacle_step`` (the box's) of the gait (none: placo's)."""
+    gait = dict(gait or {})
+    at = {"obstacle_step": gait.pop("obstacle_step")} if "obstacle_step" in gait else {}
+    row, kw = PWM_ROW, {"kp_high": a.kp_high, "firmware": PWM_ROW, **gait}
     print(f"5. every servo on the firmware row {row} (XM430 position mode, PWM law; (c): that law's α̂, Eq. 19):")
     print(f"   flat ground, {a.pwm_steps} steps at {a.vx} m/s:")
     flat = {c: run_op3(c, n_steps=a.pwm_steps, vx=a.vx, **kw) for c in ("high", "low", "ff")}
@@ -209,7 +260,7 @@ def pwm_section(a) -> PwmSection:
         print(f"   15 mm, {what}, forward at {a.obstacle_vx} m/s:")
         for c in ("high", "ff"):
             obst[(c, shape)] = run_op3(
-                c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=0.015, obstacle_shape=shape, **kw
+                c, n_steps=a.obstacle_steps, vx=a.obstacle_vx, obstacle=0.015, obstacle_shape=shape, **kw, **at
             )
         print(format_table([obst[(c, shape)] for c in ("high", "ff")]))
     falls = "".join(k for k, c in zip("abc", flat) if flat[c].fell) or "none"

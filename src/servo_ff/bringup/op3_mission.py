@@ -1,4 +1,5 @@
-"""Schwarz & Behnke's walking experiments on the ROBOTIS OP3 over DDS, under the placo walk (issue 21 item 5).
+"""Schwarz & Behnke's walking experiments on the ROBOTIS OP3 over DDS, under the placo walk (issue 21 item 5) or the
+authors' CPG scaled to the OP3 (``robot_graph.op3_graph("cpg")``).
 
 ``servo_walk_node`` (placo, cmd_vel) → ``servo_feedforward_node`` (floating base, α̂ of the XM430 M1 preset under
 its current-based law, ``config/alpha_op3.yaml``) → MuJoCo ``servo_sim_node`` (urdf/op3.urdf,
@@ -99,7 +100,7 @@ def run_op3(
     :data:`~servo_ff.models.firmware.FIRMWARE_TABLE` for every servo (an unknown one raises ParameterError naming
     the valid rows before any node starts; OP3 only); ``robot``: another robot's graph
     (:func:`.robot_graph.bringup_graph`; default the OP3's)."""
-    if firmware is not None and robot is not None:
+    if firmware is not None and robot is not None and robot.name != "op3":
         raise ValueError(f"firmware {firmware!r}: the OP3's servo file only, not {robot.name}'s")
     if n_steps < 1:  # before any node starts (the step windows need a step)
         raise ValueError(f"n_steps must be ≥ 1, got {n_steps}")
@@ -334,9 +335,11 @@ def format_table(results: list[Op3Result]) -> str:
     return "\n".join(lines)
 
 
-def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float = 4.0, board: bool = False):
+def plot_pitch(
+    results: list[Op3Result], path, before: float = 1.0, after: float = 4.0, board: bool = False, gait: str = "placo"
+):
     """Sagittal trunk pitch per controller around the obstacle (Schwarz & Behnke Fig. 6b); ``board``: the runs'
-    obstacle is the board, placed at the walk start (the time axis from there)."""
+    obstacle is the board, placed at the walk start (the time axis from there); ``gait``: the title's walk."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -358,7 +361,8 @@ def plot_pitch(results: list[Op3Result], path, before: float = 1.0, after: float
     )
     ax.set_ylabel("trunk pitch [rad]")
     what = "a board across the path" if board else "an obstacle"
-    ax.set_title(f"OP3 walking onto {what} over DDS (placo walk → feed-forward → MuJoCo)")
+    walk = "placo walk" if gait == "placo" else "the authors' CPG scaled"
+    ax.set_title(f"OP3 walking onto {what} over DDS ({walk} → feed-forward → MuJoCo)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -27,8 +27,11 @@ class RobotGraph:
     knees: tuple[str, str] = ("l_knee", "r_knee")
 
 
-def op3_graph() -> RobotGraph:
-    """The ROBOTIS OP3's (the mission's default, unchanged since issue 21)."""
+def op3_graph(gait: str = "placo") -> RobotGraph:
+    """The ROBOTIS OP3's (the mission's default, unchanged since issue 21); ``gait`` "cpg": the walk node on the
+    authors' CPG scaled to the OP3 (``gait: op3_cpg``, in the node), as ``servo-ff up sim_op3 gait:=cpg``."""
+    if gait not in ("placo", "cpg"):
+        raise ValueError(f"op3 graph: gait must be 'placo' or 'cpg', got {gait!r}")
     urdf = str(share_file("urdf", "op3.urdf"))
     sim = {
         "urdf_path": urdf,
@@ -50,6 +53,8 @@ def op3_graph() -> RobotGraph:
         "alpha_file": str(share_file("config", "alpha_op3.yaml")),  # current-law α̂ (dynamics/alpha_current)
     }
     walk = {"urdf_path": urdf, "start_delay": 0.5, "approach_time": 2.0, "engine_process": True}
+    if gait == "cpg":
+        walk.update(gait="op3_cpg", engine_process=False)
     return RobotGraph("op3", sim, ff, walk)
 
 
@@ -72,7 +77,7 @@ def bringup_graph(bringup: str, knees: tuple[str, str], **args: str) -> RobotGra
 def step_times(engine, vx: float, n_steps: int, obstacle_step: int = 0) -> tuple[np.ndarray, float]:
     """([s from the walk start] the end of each of the first ``n_steps`` steps, [s] the middle of step
     ``obstacle_step``'s swing) of the walk node's ``engine`` under a constant ``vx`` [m/s]: placo's from its timing
-    (the first double support, then one step period per step), the NimbRo-OP CPG's from its state machine
+    (the first double support, then one step period per step), the CPG's (NimbRo-OP's or OP3's) from its state machine
     (:func:`.nimbro_cpg_plan.gait_states`: the ticks the engine makes; its swing lasts the whole step)."""
     p = engine.params
     if hasattr(p, "step_windows"):  # placo (dynamics.walk_pattern.WalkParams)
