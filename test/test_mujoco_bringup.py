@@ -135,7 +135,7 @@ def test_up_sim_humanoid_stands_and_steps_with_feedforward(tmp_path, compiled_mu
     assert "has no parameter" not in out, out[-3000:]  # every YAML key of the bring-up reaches its node
 
 
-def _up_patient(tmp_path, bringup: str, h) -> subprocess.Popen:
+def _up_patient(tmp_path, bringup: str, h, *args: str) -> subprocess.Popen:
     """`servo-ff up <bringup>` in harness ``h``'s domain and namespace, with the YAML's lockstep given 5 s of wall
     time (its 0.5 s) before a step without the feed-forward's goal: on a loaded box the feed-forward process can take
     longer than 12 × 0.5 s to start answering (the sim then stepped on plain P before its first goal), or to answer
@@ -154,6 +154,7 @@ def _up_patient(tmp_path, bringup: str, h) -> subprocess.Popen:
         f"namespace:={h.ns}",
         "--params-file",
         str(patient),
+        *(x for a in args for x in ("--arg", a)),  # more bring-up arguments (name:=value)
     ]
     env = {**python_env(), "ROS_DOMAIN_ID": str(h.domain)}
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -248,4 +249,46 @@ def test_up_sim_nimbro_op_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels)
         proc.terminate()
         out = proc.communicate(timeout=20)[0]
         h.shutdown()
+    assert "has no parameter" not in out, out[-3000:]
+
+
+def test_up_sim_op3_gait_cpg_walks_under_cmd_vel_and_says_it_clips(tmp_path, compiled_mujoco_kernels):
+    """`servo-ff up sim_op3 gait:=cpg` (the authors' CPG scaled to the OP3, walk node gait op3_cpg; lockstep_timeout
+    5 s here, as sim_op3's test): under cmd_vel 0.1 m/s, above the scaled gait's 0.0567 m/s, the walk node says it
+    walks at that, and the OP3 advances upright over 3 s of sim time from the walk's start."""
+    pytest.importorskip("rclpy")
+    pytest.importorskip("pinocchio")
+    from geometry_msgs.msg import Twist
+    from nav_msgs.msg import Odometry
+
+    from servo_ff.ros.harness import RosHarness, wait_for
+
+    h = RosHarness(salt=29)
+    proc = _up_patient(tmp_path, "sim_op3", h, "gait:=cpg")
+    try:
+        probe = h.make_node("op3_cpg_up_probe")
+        pub = probe.create_publisher(Twist, "cmd_vel", 10)
+        forward = Twist()
+        forward.linear.x = 0.1
+        odom: list[tuple[float, float, float]] = []  # (sim s, x, tilt of the trunk's z axis [rad])
+
+        def on_odom(m: Odometry) -> None:
+            p, q = m.pose.pose.position, m.pose.pose.orientation
+            tilt = math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (q.x * q.x + q.y * q.y))))
+            odom.append((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, p.x, tilt))
+
+        probe.create_subscription(Odometry, "odom", on_odom, 100)
+        t_walk = 2.5  # s: start_delay 0.5 + approach_time 2.0 after the first joint_states
+        wait_for(lambda: pub.publish(forward) or (odom and odom[-1][0] >= t_walk), 120.0, "the OP3 CPG walk's start")
+        t0, x0, _ = odom[-1]
+        wait_for(lambda: pub.publish(forward) or odom[-1][0] >= t0 + 3.0, 300.0, "3 s of walking under cmd_vel")
+        window = [o for o in odom if o[0] >= t0]
+        assert window[-1][1] - x0 > 0.03, window[-1]  # m (gcv ramping to 1 at 0.254 /s: ≈ 0.07 m planned)
+        assert max(o[2] for o in window) < 0.35  # rad: upright (a fall is 0.6)
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=20)[0]
+        h.shutdown()
+    assert "op3_cpg walk (20 joints, step period 0.295 s)" in out, out[-3000:]
+    assert "linear.x 0.1 m/s beyond 0.05671 m/s (gcv.x 1: walked at that)" in out, out[-3000:]
     assert "has no parameter" not in out, out[-3000:]

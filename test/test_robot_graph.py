@@ -80,3 +80,55 @@ def test_cpg_step_windows_are_the_rosfree_plans():
     starts = np.array([s for s, _ in walk.plan.steps])
     np.testing.assert_allclose(ends, starts[:n] + walk[2], atol=1e-9)
     assert t_obst == pytest.approx(starts[4] + 0.5 * walk[2])
+
+
+def test_op3_cpg_graph_and_its_step_windows():
+    """op3_graph("cpg") is the OP3's graph with the walk node on the scaled CPG (in the node), placo's unchanged; its
+    DDS step ends are op3_cpg_plan's (the ROS-free bench's), and the box's step 4 swings the right foot."""
+    from servo_ff.bringup.robot_graph import op3_graph, step_times
+    from servo_ff.dynamics.nimbro_cpg_engine import op3_cpg_engine
+    from servo_ff.dynamics.op3_cpg import op3_cpg_plan
+    from servo_ff.dynamics.walk_sim import OP3_URDF
+
+    placo, cpg = op3_graph(), op3_graph("cpg")
+    assert "gait" not in placo.walk and placo.walk["engine_process"] is True
+    assert (cpg.walk["gait"], cpg.walk["engine_process"]) == ("op3_cpg", False)
+    assert (cpg.sim, cpg.ff, cpg.name) == (placo.sim, placo.ff, "op3")
+    with pytest.raises(ValueError, match="gait must be 'placo' or 'cpg'"):
+        op3_graph("robotis")
+    engine, vx, n = op3_cpg_engine(OP3_URDF), 0.0177, 16
+    ends, t_obst = step_times(engine, vx, n, obstacle_step=4)
+    walk = op3_cpg_plan(OP3_URDF, engine.gcv(vx), n)
+    starts = np.array([s for s, _ in walk.plan.steps])
+    np.testing.assert_allclose(ends, starts[:n] + walk[2], atol=1e-9)
+    assert t_obst == pytest.approx(starts[4] + 0.5 * walk[2]) and walk.plan.steps[4][1] == "right"
+
+
+def test_bench_mission_gaits_defaults():
+    """bench/op3_mission.py: placo's defaults are the mission's as before (0.1, 0.05 m/s, box at step 5 = run_op3's
+    default, section 6 on); the CPG's speeds are the ROS-free CPG bench's gcv 0.624 and 0.312 (0.0354, 0.0177 m/s)."""
+    import importlib.util
+    import inspect
+
+    from servo_ff.bringup.op3_mission import run_op3
+    from servo_ff.dynamics.nimbro_cpg_engine import op3_cpg_engine
+    from servo_ff.dynamics.walk_sim import OP3_URDF
+
+    spec = importlib.util.spec_from_file_location("bench_op3_mission_gaits", ROOT / "bench" / "op3_mission.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    placo, cpg = bench.gait_setup("placo"), bench.gait_setup("cpg")
+    img = ROOT / "docs" / "img"
+    assert placo.defaults == {
+        "vx": 0.1,
+        "obstacle_vx": 0.05,
+        "energy40_steps": 40,
+        "plot": str(img / "op3_obstacle_pitch.png"),
+        "board_plot": str(img / "op3_board_pitch.png"),
+    }
+    assert placo.obstacle_step == inspect.signature(run_op3).parameters["obstacle_step"].default == 5
+    engine = op3_cpg_engine(OP3_URDF)
+    assert engine.gcv(cpg.defaults["vx"]) == pytest.approx(0.05 / 0.0801, rel=2e-3)  # the NimbRo-OP's 0.05 m/s
+    assert engine.gcv(cpg.defaults["obstacle_vx"]) == pytest.approx(0.025 / 0.0801, rel=2e-3)
+    assert round(cpg.defaults["vx"], 4) == 0.0354 and round(cpg.defaults["obstacle_vx"], 4) == 0.0177
+    assert cpg.obstacle_step == 4 and cpg.defaults["energy40_steps"] == 0
