@@ -1,5 +1,6 @@
 """``servo_walk_node``: a walking engine (``gait``: Rhoban's placo, :mod:`servo_ff.dynamics.walk_pattern`, or the
-NimbRo-OP's own CPG, :mod:`servo_ff.dynamics.nimbro_cpg_engine`, on its 8 ms tick) under the feed-forward node. It
+NimbRo-OP's own CPG, :mod:`servo_ff.dynamics.nimbro_cpg_engine`, on its 8 ms tick; ``op3_cpg``: that CPG scaled to
+the OP3) under the feed-forward node. It
 takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y [m/s], angular.z [rad/s]) as walking stacks do, and
 publishes the desired JointTrajectory and the support coefficient on the topics of
 ``servo_walker_node`` (which stays for arms: ``pattern: waypoints``).
