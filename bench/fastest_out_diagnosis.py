@@ -42,7 +42,7 @@ from real_logs import DATA, fastest_trajectory, real_recordings  # noqa: E402
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.error_budget import PHASES, error_budget, phase_labels  # noqa: E402
 from servo_ff.identification.param_swap import no_load_speed, swap_group, swap_keys  # noqa: E402
-from servo_ff.identification.simulation_fit import evaluate, identify_nested  # noqa: E402
+from servo_ff.identification.simulation_fit import evaluate, fit_model, identify_nested  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
 
@@ -98,12 +98,63 @@ def derived(p, vin: float, vds: float) -> dict[str, float]:
     }
 
 
+def armature_profile(model: str, fit_slow, fit_in, slow, fast, grid, firmware, prior, args) -> None:
+    """``model`` refitted with the armature held at each value of ``grid`` [kg·m²] (every other key free, warm from
+    the fit of the same logs), on the slow logs and on all eight: the training MAE says how well each set of logs
+    pins the armature; the held-out MAE is printed beside it, not used to choose."""
+    print(
+        f"\n## {model.upper()} refitted with the armature held ({args.profile_evals} evaluations per search): training "
+        "MAE [mrad] per slow log and mean; the held-out MAE of the slow refit; the in-sample refit's MAE on all 8 logs"
+    )
+    names = [f"{lg.trajectory}@{lg.kp:g}" for lg in slow]
+    print(
+        "| armature [kg·m²] | "
+        + " | ".join(names)
+        + " | slow mean | held out | kt | R | V/kt [rad/s] | all 8 (in-sample refit) |\n|---|"
+        + "---|" * (len(names) + 6)
+    )
+    for a in grid:
+        row = []
+        for logs_, ref, val in ((slow, fit_slow[model], fast), (slow + fast, fit_in[model], [])):
+            p = ref.params
+            x0 = {"kt": p.kt, "R": p.R, "q_offset": p.q_offset, **p.friction}
+            r = fit_model(
+                logs_,
+                model,
+                "xl330",
+                firmware,
+                val,
+                max_evals=args.profile_evals,
+                seed=args.seed,
+                x0=x0,
+                progress=False,
+                fixed={"armature": a},
+                prior=prior,
+            )
+            row.append(r)
+        rs, ri = row
+        per = [evaluate(rs.params, [lg]) * 1e3 for lg in slow]
+        vin = float(np.mean([lg.vin for lg in slow]))
+        print(
+            f"| {a:g} | "
+            + " | ".join(f"{v:.2f}" for v in per)
+            + f" | {rs.train_mae * 1e3:.2f} | {rs.validation_mae * 1e3:.2f} | {rs.params.kt:.3f} | "
+            f"{rs.params.R:.2f} | {vin / rs.params.kt:.2f} | {ri.train_mae * 1e3:.2f} |"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--max-evals", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--models", default="m3,m5", help="models to take apart (of M1–M5)")
+    ap.add_argument(
+        "--profile",
+        default="0.0005,0.00075,0.001,0.0015,0.002,0.0025,0.003",
+        help="armature values [kg·m²] at which the first model is refitted with the armature held ('' skips)",
+    )
+    ap.add_argument("--profile-evals", type=int, default=2000)
     args = ap.parse_args()
     logs = real_recordings(args.data)
     if logs is None:
@@ -199,6 +250,10 @@ def main() -> int:
                 f"{evaluate(q, slow) * 1e3:.2f} |"
             )
         result[m] = {"out": out_mae, "in": in_mae, "swaps": swaps, "ns": ds_s, "ni": ds_i}
+
+    grid = [float(a) for a in args.profile.split(",") if a.strip()]
+    if grid:
+        armature_profile(shown[0], fit_slow, fit_in, slow, fast, grid, firmware, prior, args)
 
     best = min(result, key=lambda k: result[k]["out"])
     r = result[best]
