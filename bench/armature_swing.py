@@ -32,6 +32,8 @@ on its outcome:
   test/test_ident_free_swing.py bounds the M3 case); no correction is applied.
 
 Run: python bench/armature_swing.py [--seeds 0,…,7] [--max-evals 4000] [--data DIR]
+     python bench/armature_swing.py --cross-gain --seeds 0,1   # added after the rule's run, reported only: the same
+     change on the cross-gain split (the armature from the training gain's own drop), M3 and the best model
 Last line: RESULT rule=armature_from_swing armature=<kg·m²> seeds=<n> m3_lower_in=<k>/<n> m3_gain=<rad>
 m3_spread=<rad> m3_baseline=<rad> m3_rule=<rad> m5_lower_in=<k>/<n> m5_gain=<rad> m5_spread=<rad> best_baseline=<rad>
 best_rule=<rad> (means over the seeds) validated=<yes|no>
@@ -76,16 +78,67 @@ def verdict(base: dict[int, float], rule: dict[int, float]) -> dict:
     }
 
 
+def fit_row(s: int, arm: str, train, val, kw: dict, extra: dict) -> dict[str, float]:
+    """Fit M1 → M5 (one arm of one seed), print its row, return model → held-out MAE [rad]."""
+    t0 = time.perf_counter()
+    fits = identify_nested(train, val, CHAIN, "xl330", FIRMWARE_LAWS["xl330"], **{**kw, "seed": s}, **extra)
+    v = {m: fits[m].validation_mae for m in CHAIN}
+    print(
+        f"| {s} | {arm} | "
+        + " ".join(f"{fits[m].train_mae * 1e3:.2f}" for m in CHAIN)
+        + " | "
+        + " ".join(f"{v[m] * 1e3:.2f}" for m in CHAIN)
+        + f" | {fits['m3'].params.armature:.5f} | {time.perf_counter() - t0:.0f} |",
+        flush=True,
+    )
+    return v
+
+
+def cross_gain(logs, seeds: list[int], kw: dict) -> int:
+    """The rule's change on the cross-gain split, both ways (reported only; see the module docstring)."""
+    gains = sorted({lg.kp for lg in logs})
+    out = {}
+    for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0])):
+        train, val = [lg for lg in logs if lg.kp == a], [lg for lg in logs if lg.kp == b]
+        est = armature_from_swings(train)
+        print(f"\n## kp {a:g} → kp {b:g}: armature from the training gain's free swings {est.armature:.5f} kg·m²")
+        print(
+            "| seed | arm | M1–M5 train [mrad] | M1–M5 held out [mrad] | M3 armature | s |\n|---|---|---|---|---|---|"
+        )
+        res = {"base": [], "rule": []}
+        for s in seeds:
+            for arm, extra in (("base", {}), ("rule", {"fixed": {"armature": est.armature}})):
+                v = fit_row(s, arm, train, val, kw, extra)
+                res[arm].append((v["m3"], min(v.values())))
+        out[(a, b)] = {arm: np.mean(r, axis=0) for arm, r in res.items()}
+    keys = []
+    for (a, b), r in out.items():
+        tag = f"{a:g}_{b:g}"
+        keys += [f"m3_{tag}_baseline={r['base'][0]:.5f}", f"m3_{tag}_rule={r['rule'][0]:.5f}"]
+        keys += [f"best_{tag}_baseline={r['base'][1]:.5f}", f"best_{tag}_rule={r['rule'][1]:.5f}"]
+    cg = {arm: float(np.mean([r[arm][0] for r in out.values()])) for arm in ("base", "rule")}
+    print(
+        f"RESULT split=cross_gain seeds={len(seeds)} "
+        + " ".join(keys)
+        + f" cross_m3_baseline={cg['base']:.5f} cross_m3_rule={cg['rule']:.5f}"
+    )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--seeds", default="0,1,2,3,4,5,6,7")
     ap.add_argument("--max-evals", type=int, default=4000)
+    ap.add_argument("--cross-gain", action="store_true", help="the cross-gain split instead (reported only)")
     args = ap.parse_args()
     logs = real_recordings(args.data)
     if logs is None:
         return 0
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    kw = dict(seed=0, max_evals=args.max_evals, progress=False, prior=datasheet_prior("xl330"))
+    if args.cross_gain:
+        return cross_gain(logs, seeds, kw)
     fast = fastest_trajectory(logs)
     train = [lg for lg in logs if lg.trajectory != fast]
     val = [lg for lg in logs if lg.trajectory == fast]
@@ -97,25 +150,12 @@ def main() -> int:
         f"held out: {fast}; armature from the training logs' free swings: {est.armature:.5f} kg·m² "
         f"({est.n} half-swings in {est.logs} logs, {min(est.per_swing):.5f}–{max(est.per_swing):.5f})"
     )
-    kw = dict(seed=0, max_evals=args.max_evals, progress=False, prior=datasheet_prior("xl330"))
-    fw = FIRMWARE_LAWS["xl330"]
     res: dict[str, dict[str, dict[int, float]]] = {arm: {"m3": {}, "m5": {}, "best": {}} for arm in ("base", "rule")}
     print("| seed | arm | M1–M5 train [mrad] | M1–M5 held out [mrad] | M3 armature | s |\n|---|---|---|---|---|---|")
     for s in seeds:
-        kw["seed"] = s
         for arm, extra in (("base", {}), ("rule", {"fixed": {"armature": est.armature}})):
-            t0 = time.perf_counter()
-            fits = identify_nested(train, val, CHAIN, "xl330", fw, **kw, **extra)
-            v = {m: fits[m].validation_mae for m in CHAIN}
+            v = fit_row(s, arm, train, val, kw, extra)
             res[arm]["m3"][s], res[arm]["m5"][s], res[arm]["best"][s] = v["m3"], v["m5"], min(v.values())
-            print(
-                f"| {s} | {arm} | "
-                + " ".join(f"{fits[m].train_mae * 1e3:.2f}" for m in CHAIN)
-                + " | "
-                + " ".join(f"{v[m] * 1e3:.2f}" for m in CHAIN)
-                + f" | {fits['m3'].params.armature:.5f} | {time.perf_counter() - t0:.0f} |",
-                flush=True,
-            )
     m3 = verdict(res["base"]["m3"], res["rule"]["m3"])
     m5 = verdict(res["base"]["m5"], res["rule"]["m5"])
     mean = {arm: {k: float(np.mean(list(d.values()))) for k, d in res[arm].items()} for arm in res}
