@@ -17,7 +17,19 @@ kp 100 and kp 400, four trajectories each). Raw recordings, resampled by servo_f
    on that gain alone); a plot of the worst cross-gain validation log (the recordings' ``load`` column is the
    servo's Present PWM register, not a current).
 
+Armature (2026-11-26, round 3, ninth session; written before the re-run): ``identify``'s default now holds the
+armature at the training logs' free-swing estimate (identification/swing_armature.py: torque-off half-swings ≥ 0.1
+rad of each split's *training* logs, never its validation logs; searched where they have none), and this bench follows
+it in every split and in the joint fit (--no-swing-armature: searched, as before). Every split is re-run as is,
+nothing else changed (seed, budget, prior, chain, splits). Reported: the whole RESULT line against the previous one
+(best_cross_gain_mae=0.04818 cross_over_bam=0.95 m1_over_best=2.02 within_gain_mae=0.03753
+within_gain_m1_over_best=1.53 fastest_out_mae=0.04616 fastest_out_over_train=1.66 joint_over_alone=1.47
+fastest_in_sample_mae=0.02241), per split and per model, what gets worse included (training MAE, M1/M2). The rule was
+validated on the fastest-out split only (bench/armature_swing.py, 092d649); the other splits' figures are reported,
+not a validation.
+
 Run: python bench/real_logs.py [--data DIR] [--max-evals N] [--firmware SPEC] [--no-prior] [--models m1,m3]
+[--no-swing-armature]
 Last line: RESULT best_cross_gain_mae=<rad> bam_published_mae=<rad> cross_over_bam=<x> m1_over_best=<x>
 within_gain_mae=<rad> within_gain_m1_over_best=<x> fastest_out_mae=<rad> fastest_out_over_train=<x> identify_s=<s>
 joint_over_alone=<x> (the cross-gain best model fitted on both gains at once: its training MAE on each gain over the
@@ -41,7 +53,9 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.error_budget import PHASES, PhaseBudget, error_budget, phase_labels  # noqa: E402
+from servo_ff.identification.search_space import SEARCH_BOUNDS  # noqa: E402
 from servo_ff.identification.simulation_fit import evaluate, identify_nested, split_logs  # noqa: E402
+from servo_ff.identification.swing_armature import SwingHold, swing_armature  # noqa: E402
 from servo_ff.io.logs import read_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS, firmware_from_spec  # noqa: E402
 from servo_ff.models.params import MODEL_NAMES  # noqa: E402
@@ -137,6 +151,11 @@ def splits(logs, seed: int) -> dict[str, list[tuple[list, list]]]:
     }
 
 
+def swing(train, enabled: bool) -> SwingHold:
+    """``identify``'s default: the armature held at the training logs' free-swing estimate where they swing."""
+    return swing_armature(train, SEARCH_BOUNDS["xl330"].armature, enabled)
+
+
 def describe(train, val) -> str:
     def one(ls):
         return ", ".join(f"{lg.trajectory}@kp{lg.kp:g}" for lg in ls)
@@ -177,6 +196,13 @@ def main() -> int:
     ap.add_argument(
         "--no-prior", action="store_true", help="no datasheet prior on kt and R (the search box of SEARCH_BOUNDS only)"
     )
+    ap.add_argument(
+        "--no-swing-armature",
+        dest="swing",
+        action="store_false",
+        help="search the armature in every split (identify --no-swing-armature) instead of holding it at the "
+        "training logs' free-swing estimate",
+    )
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--no-joint", dest="joint", action="store_false", help="skip the joint fit over both gains")
     args = ap.parse_args()
@@ -190,7 +216,8 @@ def main() -> int:
     print(
         f"{len(logs)} real XL330 logs from {args.data / 'raw'} (kp {', '.join(f'{g:g}' for g in gains)}), "
         f"firmware law {args.firmware}, CMA-ES ≤ {args.max_evals} evals per model, "
-        f"datasheet prior: {prior.describe() if prior else 'none'}"
+        f"datasheet prior: {prior.describe() if prior else 'none'}; armature from the training logs' free swing: "
+        f"{'yes' if args.swing else 'no (--no-swing-armature)'}"
     )
 
     pub = published(logs)
@@ -204,6 +231,8 @@ def main() -> int:
     for name, split in plan.items():
         fits[name] = {m: [] for m in models}
         for train, val in split:
+            hold = swing(train, args.swing)
+            print(f"{name} ({describe(train, val)}): armature {hold.describe()}")
             res = identify_nested(
                 train,
                 val,
@@ -214,6 +243,7 @@ def main() -> int:
                 max_evals=args.max_evals,
                 progress=False,
                 prior=prior,
+                fixed=hold.fixed,
             )
             for m in models:
                 fits[name][m].append(res[m])
@@ -247,8 +277,18 @@ def main() -> int:
 
     if args.joint:  # one parameter set for both gains: does the model hold both, or does each gain need its own?
         t1 = time.perf_counter()
+        hold = swing(logs, args.swing)
         joint = identify_nested(
-            logs, [], models, "xl330", firmware, seed=args.seed, max_evals=args.max_evals, progress=False, prior=prior
+            logs,
+            [],
+            models,
+            "xl330",
+            firmware,
+            seed=args.seed,
+            max_evals=args.max_evals,
+            progress=False,
+            prior=prior,
+            fixed=hold.fixed,
         )
         gains = sorted({lg.kp for lg in logs})
         own = {a: fits["cross_gain"] for a in gains}

@@ -109,6 +109,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="fit the error gain and the target-velocity clamp where the firmware law has a clamp (Feetech STS, as "
         "bam does; default: yes)",
     )
+    p.add_argument(
+        "--swing-armature",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="hold the armature at the estimate from the training logs' torque-off swings (half-swings >= 0.1 rad; "
+        "J = m·g·l·(Δt/2K)²) where they have one, else search it (default: yes; stated in summary.json)",
+    )
     p.add_argument("--dt", type=float, default=0.005, help="resampling period [s]")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of CMA-ES")
     p.add_argument("--no-warm-start", action="store_true", help="start every model mid-box")
@@ -143,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     )
     stated = setup.prior.describe() if setup.prior else prior_summary(setup, opts.datasheet_prior)["reason"]
     print(f"datasheet prior: {stated}")
+    print(f"armature: {setup.swing.describe()}")
     out.mkdir(parents=True, exist_ok=True)
 
     def done(model, r):

@@ -4,8 +4,12 @@ and checked before anything is written: ``servo-ff identify`` parses its flags i
 calls :func:`prepare`, :func:`identify` and :func:`summary` (a node would translate its parameters the same way).
 
 Every input is checked first: unreadable or degenerate logs (too short, no motion, constant goal, torque never
-on), a split with fewer than 2 logs, an actuator without a firmware law or search bounds raise one
+on), a split with fewer than 2 logs, an actuator without a firmware law or search bounds, a training log whose
+torque-off swings give an inadmissible armature (:mod:`~servo_ff.identification.swing_armature`) raise one
 :class:`ValueError` line naming the file (or the option, by its flag) and the reason.
+
+Where the training logs (never a validation log) hold a torque-off half-swing of ≥ 0.1 rad, the armature is held at
+its free-swing estimate instead of searched (``swing_armature``; summary.json's ``armature_from_swing``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Any
 from ..identification.cmaes_search import DEFAULT_AGREE, DEFAULT_STARTS
 from ..identification.datasheet_prior import DatasheetPrior, datasheet_prior
 from ..identification.search_space import FIRMWARE_KEY_FACTORS, FIRMWARE_KEYS_SOURCE, firmware_keys
-from ..identification.simulation_fit import FitResult, bounds_row, check_split, identify_models
+from ..identification.simulation_fit import FitResult, bounds_row, check_split, identify_models, split_logs
+from ..identification.swing_armature import SwingHold, swing_armature
 from ..io.logs import read_logs
 from ..io.servo_log import ServoLog, check_identifiable
 from ..models.firmware import FIRMWARE_TABLE, FirmwareLaw, firmware_from_spec
@@ -48,6 +53,7 @@ class IdentifyOptions:
     dt: float = 0.005  # [s] resampling period
     seed: int = 0  # seed of the split and of CMA-ES
     warm_start: bool = True  # start nested models from the nested fits (False: mid-box)
+    swing_armature: bool = True  # hold the armature at the training logs' torque-off swing estimate, where they swing
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class Setup:
     reference: ActuatorParams | None
     bounds_source: str
     prior: DatasheetPrior | None = None
+    swing: SwingHold = SwingHold(None, "not resolved")  # the armature held from the training logs' free swing
 
 
 def check_options(opts: IdentifyOptions) -> None:
@@ -116,7 +123,10 @@ def resolve(opts: IdentifyOptions, logs: Sequence[ServoLog]) -> Setup:
     if not (opts.prior_factor > 1 and math.isfinite(opts.prior_factor)):
         raise ValueError(f"--prior-factor must be > 1, got {opts.prior_factor}")
     prior = datasheet_prior(actuator, opts.prior_factor) if opts.datasheet_prior else None
-    return Setup(actuator, fw, source, ref, bounds_row(actuator, ref).source, prior)
+    row = bounds_row(actuator, ref)
+    train = split_logs(logs, opts.validation, opts.seed)[0]  # identify_models' split: never a validation log
+    swing = swing_armature(train, row.armature, opts.swing_armature)
+    return Setup(actuator, fw, source, ref, row.source, prior, swing)
 
 
 def prepare(paths: Sequence[str | Path], opts: IdentifyOptions) -> tuple[list[ServoLog], Setup]:
@@ -157,6 +167,7 @@ def identify(
         stall_restarts=opts.stall_restarts,
         prior=setup.prior,
         fit_firmware=opts.fit_firmware,
+        fixed=setup.swing.fixed,
     )
 
 
@@ -216,6 +227,7 @@ def summary(opts: IdentifyOptions, setup: Setup, results: dict[str, FitResult]) 
         "bounds": setup.bounds_source,
         "datasheet_prior": prior_summary(setup, opts.datasheet_prior),
         "firmware_fit": firmware_fit_summary(setup, opts.fit_firmware),
+        "armature_from_swing": setup.swing.to_dict(),
         "split": {
             "validation_fraction": opts.validation,
             "seed": opts.seed,
