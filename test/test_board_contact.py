@@ -1,0 +1,72 @@
+"""dynamics.board_contact on a synthetic MuJoCo scene: a board and a free foot box, placed on the board's top or
+against its front face; the face named from MuJoCo's own contact normal, and a tilted box's height over a line."""
+
+import math
+
+import mujoco
+import numpy as np
+import pytest
+
+from servo_ff.dynamics.board_contact import body_over, box_contacts, contact_face, geom_corners, section_zmin
+
+H = 0.015  # [m] board height
+EDGE = 0.10  # [m] the board's near edge (x)
+SCENE = f"""<mujoco><worldbody>
+  <geom name="board" type="box" size="0.2 0.2 {H / 2}" pos="{EDGE + 0.2} 0 {H / 2}"/>
+  <body name="foot" pos="0 0 0.5"><freejoint/><geom name="sole" type="box" size="0.05 0.03 0.004" mass="0.1"/></body>
+  <body name="other" pos="0.3 0 0.5"><freejoint/><geom type="sphere" size="0.01" mass="0.1"/></body>
+</worldbody></mujoco>"""
+
+
+def scene(foot_xyz, other_z: float = 0.5, pitch: float = 0.0):
+    m = mujoco.MjModel.from_xml_string(SCENE)
+    d = mujoco.MjData(m)
+    d.qpos[0:3] = foot_xyz
+    d.qpos[3:7] = [math.cos(pitch / 2), 0.0, math.sin(pitch / 2), 0.0]
+    d.qpos[7:10] = [0.3, 0.0, other_z]
+    mujoco.mj_forward(m, d)
+    return m, d, int(m.geom("board").id), int(m.body("foot").id), int(m.body("other").id)
+
+
+def test_foot_on_top_is_top():
+    m, d, board, foot, _ = scene([EDGE + 0.06, 0.0, H + 0.004 - 0.0005])  # 0.5 mm into the top
+    cs = box_contacts(m, d, board, [foot])
+    assert cs and {c.face for c in cs} == {"top"}
+    assert all(c.normal[2] > 0.99 and c.depth > 0 for c in cs)  # the normal turned to point out of the board
+
+
+def test_toe_against_front_face_is_front():
+    m, d, board, foot, _ = scene([EDGE - 0.05 + 0.0005, 0.0, 0.006])  # toe 0.5 mm into the front face, sole below top
+    cs = box_contacts(m, d, board, [foot])
+    assert cs and {c.face for c in cs} == {"front"}
+    assert all(c.normal[0] < -0.99 and abs(c.pos[0] - EDGE) < 0.001 for c in cs)
+
+
+def test_other_bodies_and_no_contact():
+    m, d, board, foot, other = scene([EDGE - 0.06, 0.0, 0.006], other_z=H + 0.009)  # the sphere 1 mm into the top
+    assert box_contacts(m, d, board, [foot]) == []  # the foot 1 cm short of the board: nothing
+    assert [c.face for c in box_contacts(m, d, board, [other])] == ["top"]
+
+
+def test_face_names():
+    assert contact_face(np.array([0.0, 0.0, 2.0])) == "top"
+    assert contact_face(np.array([-1.0, 0.0, 0.3])) == "front"
+    assert contact_face(np.array([1.0, 0.0, 0.0])) == "back"
+    assert contact_face(np.array([0.0, -1.0, 0.0])) == "side"
+    assert contact_face(np.array([-1.0, 0.0, 1.0])) == "edge"  # 45°: neither face
+
+
+@pytest.mark.parametrize("pitch", [0.0, 0.2, -0.2])
+def test_height_over_a_line_of_a_tilted_box(pitch: float):
+    """A 0.1 m × 8 mm box pitched by ``pitch`` (toe down for a positive pitch about +y): its underside's height over
+    x = centre + 0.03 m is the centre's height − 4 mm / cos(pitch) − 0.03 · tan(pitch)."""
+    z0 = 0.05
+    m, d, _, foot, _ = scene([0.0, 0.0, z0], pitch=pitch)
+    sole = int(m.geom("sole").id)
+    want = z0 - 0.004 / math.cos(pitch) - 0.03 * math.tan(pitch)
+    assert section_zmin(geom_corners(m, d, sole), 0.03) == pytest.approx(want, abs=1e-9)
+    over, low, front, rear = body_over(m, d, foot, 0.03)
+    assert over == pytest.approx(want, abs=1e-9)
+    assert low == pytest.approx(geom_corners(m, d, sole)[:, 2].min(), abs=1e-12) and low <= over
+    assert front == pytest.approx(0.05 * math.cos(pitch) + 0.004 * abs(math.sin(pitch)), abs=1e-9) == -rear
+    assert math.isnan(body_over(m, d, foot, 0.2)[0])  # beyond the toe: nothing over that line
