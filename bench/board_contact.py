@@ -19,7 +19,8 @@ same rule's virtual edge, 5 mm ahead of the soles at the walk start):
   the same with the measured joint angles): plan → q is the servos' lag, q → world the trunk's lean (and any rocking
   of the stance foot);
 * ``faces``: the board faces the swing foot / the stance foot touched during the step (MuJoCo's contact list, the
-  normal out of the board: ``dynamics.board_contact.contact_face``; t top, f front, e edge, s side, - none);
+  normal out of the board: ``dynamics.board_contact.contact_face``; t top, f front, e edge (a normal between
+  both), s side, - none; E: the point on the near top edge line whatever the normal, e.g. a tilted sole on the edge);
 * ``stance``: the stance toe − x_e at the step's end [mm], its heel − x_e [mm] and its sole's tilt [rad, toe up +]
   (toe on the top and heel behind the edge: the foot bridges the edge); ``trunk``: trunk x from the walk start
   [mm]; ``pitch``: trunk pitch at the step's end [rad, forward +].
@@ -61,7 +62,7 @@ from servo_ff.dynamics.walk_balance import trunk_pitch_roll  # noqa: E402
 HEIGHT = 0.015  # [m] the board
 CROSS = 0.001  # [m] a toe this far past the edge has crossed it (a toe against the face penetrates it < 0.2 mm)
 VARIANTS = ("world", "plan", "swing", "q")  # as walked; the plan's joints; the swing leg's measured; all measured
-LETTER = {"top": "t", "front": "f", "edge": "e", "side": "s", "back": "b"}
+LETTER = {"on edge": "E", "top": "t", "front": "f", "edge": "e", "side": "s", "back": "b"}
 
 
 def walk_args(robot: str, vx: float) -> dict:
@@ -117,7 +118,7 @@ class Probe:
         tilt = [math.asin(d.geom_xmat[colliding_geoms(m, f)[0]][6]) for f in self.feet]  # the sole's x axis' z
         self.rows.append(row + [tilt])
         cs = box_contacts(m, d, self.geom, self.feet) if self.board else []
-        self.contacts.append([(self.feet.index(c.body), c.face, c.pos) for c in cs])
+        self.contacts.append([(self.feet.index(c.body), "on edge" if c.near_edge else c.face, c.pos) for c in cs])
 
     def flat_stance(self, m, q: np.ndarray, stance: int, world: list) -> list:
         """Both feet (Over) with the joints at ``q`` and the stance sole flat on z 0, its toe at the real stance
@@ -259,6 +260,8 @@ def main() -> int:
                 if board:
                     print("first contacts: " + "; ".join(first_contacts(p)))
                 print(table(rows, a.steps_shown))
+                med = " / ".join(f"{np.median([x[f'lift_{k}'] for x in rows]):.1f}" for k in VARIANTS)
+                print(f"median lift over the swings, {'/'.join(VARIANTS)}: {med} mm")
                 res[board] = (r, p, rows)
             keys.append(record(robot, tag, res))
     print("\nRESULT " + " ".join(keys))

@@ -42,6 +42,21 @@ def test_toe_against_front_face_is_front():
     assert all(c.normal[0] < -0.99 and abs(c.pos[0] - EDGE) < 0.001 for c in cs)
 
 
+def test_tilted_sole_on_the_edge_line():
+    """A sole pitched toe-up, resting on the board's near top edge: the normal is the sole's (within 30° of +z, so
+    "top"), the point on the edge line; a flat sole on the top away from the edge is not on it."""
+    tilt = -0.08  # [rad] toe up (rotation about +y)
+    under = 0.004 / math.cos(tilt)  # the sole's centre above its underside, vertically
+    # the underside through (EDGE, H) with 0.3 mm overlap: its centre 0.02 m behind the edge along the sole
+    x, z = EDGE - 0.02 * math.cos(tilt), H + 0.02 * math.sin(tilt) + under - 0.0003
+    m, d, board, foot, _ = scene([x, 0.0, z], pitch=tilt)
+    cs = box_contacts(m, d, board, [foot])
+    assert cs and all(c.near_edge and c.face == "top" for c in cs)
+    assert all(abs(c.normal[0] - math.sin(tilt)) < 0.02 for c in cs)  # tilted with the sole, not the board's +z
+    m, d, board, foot, _ = scene([EDGE + 0.06, 0.0, H + 0.004 - 0.0005])
+    assert not any(c.near_edge for c in box_contacts(m, d, board, [foot]))
+
+
 def test_other_bodies_and_no_contact():
     m, d, board, foot, other = scene([EDGE - 0.06, 0.0, 0.006], other_z=H + 0.009)  # the sphere 1 mm into the top
     assert box_contacts(m, d, board, [foot]) == []  # the foot 1 cm short of the board: nothing

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import mujoco
 import numpy as np
 
+EDGE_TOL = 0.001  # [m] a contact point this close to the near top edge line is on it (a sole resting on the edge)
 FACE_TOL = math.radians(30.0)  # [rad] the contact normal within this of a face's normal names that face
 _SIGNS = np.array(list(product((-1, 1), repeat=3)), dtype=float)  # the 8 corners of a unit box
 _EDGES = [(i, j) for i in range(8) for j in range(i + 1, 8) if np.sum(_SIGNS[i] != _SIGNS[j]) == 1]  # its 12 edges
@@ -31,6 +32,7 @@ class BoxContact:
     pos: np.ndarray  # [m] world position of the contact point
     normal: np.ndarray  # unit normal pointing out of the obstacle (world)
     depth: float  # [m] penetration (MuJoCo's dist, negated: positive when the geoms overlap)
+    near_edge: bool = False  # the point lies on the box's near top edge line (−x face meets +z face), within EDGE_TOL
 
 
 def contact_face(normal_out: np.ndarray, tol: float = FACE_TOL) -> str:
@@ -51,8 +53,9 @@ def contact_face(normal_out: np.ndarray, tol: float = FACE_TOL) -> str:
 
 def box_contacts(model: mujoco.MjModel, data: mujoco.MjData, box: int, bodies) -> list[BoxContact]:
     """The contacts in ``data`` between geom ``box`` and any geom of ``bodies`` (body ids), face named by
-    :func:`contact_face`. MuJoCo's normal (``contact.frame[:3]``) points from geom1 to geom2; it is turned to point
-    out of the box."""
+    :func:`contact_face`, and whether the point is on its near top edge line (``near_edge``: e.g. a tilted sole resting
+    on the edge, whose normal is the sole's). MuJoCo's normal (``contact.frame[:3]``) points from geom1 to geom2; it
+    is turned to point out of the box."""
     out = []
     want = set(int(b) for b in bodies)
     for i in range(data.ncon):
@@ -65,7 +68,10 @@ def box_contacts(model: mujoco.MjModel, data: mujoco.MjData, box: int, bodies) -
         if body not in want:
             continue
         n = np.array(c.frame[:3]) * (1.0 if g1 == box else -1.0)
-        out.append(BoxContact(body, contact_face(n), np.array(c.pos), n, -float(c.dist)))
+        local = data.geom_xmat[box].reshape(3, 3).T @ (np.array(c.pos) - data.geom_xpos[box])
+        half = model.geom_size[box]
+        edge = abs(local[0] + half[0]) < EDGE_TOL and abs(local[2] - half[2]) < EDGE_TOL
+        out.append(BoxContact(body, contact_face(n), np.array(c.pos), n, -float(c.dist), bool(edge)))
     return out
 
 
