@@ -18,6 +18,8 @@ same rule's virtual edge, 5 mm ahead of the soles at the walk start):
   upright, the stance sole flat at z 0 with its toe where the real stance toe is) and as the joints went (``q``:
   the same with the measured joint angles): plan → q is the servos' lag, q → world the trunk's lean (and any rocking
   of the stance foot);
+* ``touch``: the swing foot's first board contact in the step: its face (letter as ``faces``), when (share of the
+  step, 0 at its start) and the contact point's height [mm];
 * ``faces``: the board faces the swing foot / the stance foot touched during the step (MuJoCo's contact list, the
   normal out of the board: ``dynamics.board_contact.contact_face``; t top, f front, e edge (a normal between
   both), s side, - none; E: the point on the near top edge line whatever the normal, e.g. a tilted sole on the edge);
@@ -191,6 +193,9 @@ def swings(p: Probe) -> list[dict]:
             else:
                 row[f"over_{name}"] = f"<{1e3 * o[int(front.argmax())].z_low:.1f}"
             row[f"lift_{name}"] = 1e3 * max(x.z_low for x in o)
+        period = (starts[k + 1] if math.isfinite(starts[k + 1]) else t[w[-1]]) - t0
+        hit = next(((j, c) for j in w for c in p.contacts[j] if c[0] == f), None)
+        row["touch"] = f"{LETTER[hit[1][1]]} {(t[hit[0]] - t0) / period:.2f} {1e3 * hit[1][2][2]:4.1f}" if hit else "-"
         faces = [sorted({LETTER[c[1]] for j in w for c in p.contacts[j] if c[0] == g}) for g in (f, 1 - f)]
         row["faces"] = "/".join("".join(x) or "-" for x in faces)
         end = p.rows[w[-1]]
@@ -222,15 +227,15 @@ def first_contacts(p: Probe) -> list[str]:
 def table(rows: list[dict], shown: int) -> str:
     """The per-swing rows (module docstring), the first ``shown``."""
     v = "/".join(VARIANTS)
-    lines = [f"step foot | reach mm world/plan | over mm {v} | lift mm {v} | faces sw/st | stance: toe−edge mm "
+    lines = [f"step foot | reach mm world/plan | over mm {v} | lift mm {v} | touch | faces sw/st | stance: toe−edge mm "
              "heel mm tilt rad | pitch rad"]  # fmt: skip
     for r in rows[:shown]:
         over = " ".join(f"{r[f'over_{k}']:>6}" for k in VARIANTS)
         lift = " ".join(f"{r[f'lift_{k}']:5.1f}" for k in VARIANTS)
         lines.append(
             f"{r['step']:4d} {r['foot']:>4} | {r['reach_world']:+6.1f} {r['reach_plan']:+6.1f} | {over} | {lift} | "
-            f"{r['faces']:>5} | {r['stance']:+6.1f} {r['heel']:+7.1f} {r['tilt']:+.3f} | {r['trunk']:+6.1f} | "
-            f"{r['pitch']:+.3f}"
+            f"{r['touch']:>11} | {r['faces']:>5} | {r['stance']:+6.1f} {r['heel']:+7.1f} {r['tilt']:+.3f} | "
+            f"{r['trunk']:+6.1f} | {r['pitch']:+.3f}"
         )
     return "\n".join(lines)
 

@@ -85,3 +85,27 @@ def test_height_over_a_line_of_a_tilted_box(pitch: float):
     assert low == pytest.approx(geom_corners(m, d, sole)[:, 2].min(), abs=1e-12) and low <= over
     assert front == pytest.approx(0.05 * math.cos(pitch) + 0.004 * abs(math.sin(pitch)), abs=1e-9) == -rear
     assert math.isnan(body_over(m, d, foot, 0.2)[0])  # beyond the toe: nothing over that line
+
+
+def test_walk_probe_reads_without_changing_the_walk():
+    """simulate_walk(probe=…), as bench/board_contact.py reads the board cells: called once per control period after
+    its physics, times increasing from the hold; the walk (trunk pitch, travel, board touch) the same as without."""
+    from servo_ff.dynamics.op3_cpg import op3_cpg_plan
+    from servo_ff.dynamics.walk_sim import OP3_URDF, simulate_walk
+
+    walk = op3_cpg_plan(OP3_URDF, 0.312, 2)
+    seen: list[tuple[float, int]] = []
+
+    def probe(t: float, sv) -> None:
+        board = int(sv.model.geom("obstacle").id)
+        seen.append((t, len(box_contacts(sv.model, sv.data, board, sv.sim.feet))))
+
+    kw = {"obstacle": 0.015, "obstacle_shape": "board", "obstacle_step": 0, "ready": walk}
+    plain = simulate_walk("high", 2, **kw)
+    probed = simulate_walk("high", 2, probe=probe, **kw)
+    np.testing.assert_array_equal(probed.pitch, plain.pitch)
+    assert probed.travel == plain.travel and probed.t_touch == plain.t_touch
+    t = np.array([s[0] for s in seen])
+    assert len(t) == len(plain.t) + int(round(0.48 / 0.008)) and np.all(np.diff(t) > 0) and t[0] < 0
+    assert t[-1] == pytest.approx(plain.t[-1])
+    assert next(s for s, n in seen if n) == pytest.approx(plain.t_touch)  # the board touch simulate_walk reports
