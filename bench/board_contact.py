@@ -64,7 +64,7 @@ from servo_ff.dynamics.walk_balance import trunk_pitch_roll  # noqa: E402
 HEIGHT = 0.015  # [m] the board
 CROSS = 0.001  # [m] a toe this far past the edge has crossed it (a toe against the face penetrates it < 0.2 mm)
 VARIANTS = ("world", "plan", "swing", "q")  # as walked; the plan's joints; the swing leg's measured; all measured
-LETTER = {"on edge": "E", "top": "t", "front": "f", "edge": "e", "side": "s", "back": "b"}
+LETTER = {"on_edge": "E", "top": "t", "front": "f", "edge": "e", "side": "s", "back": "b"}
 
 
 def walk_args(robot: str, vx: float) -> dict:
@@ -120,7 +120,7 @@ class Probe:
         tilt = [math.asin(d.geom_xmat[colliding_geoms(m, f)[0]][6]) for f in self.feet]  # the sole's x axis' z
         self.rows.append(row + [tilt])
         cs = box_contacts(m, d, self.geom, self.feet) if self.board else []
-        self.contacts.append([(self.feet.index(c.body), "on edge" if c.near_edge else c.face, c.pos) for c in cs])
+        self.contacts.append([(self.feet.index(c.body), "on_edge" if c.near_edge else c.face, c.pos) for c in cs])
 
     def flat_stance(self, m, q: np.ndarray, stance: int, world: list) -> list:
         """Both feet (Over) with the joints at ``q`` and the stance sole flat on z 0, its toe at the real stance
