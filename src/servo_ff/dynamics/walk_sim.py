@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +129,7 @@ def simulate_walk(
     desired: str = "plan",
     frames: WalkFrames | None = None,
     ready: tuple[WalkPlan, np.ndarray, float] | None = None,
+    probe: Callable[[float, MujocoServos], None] | None = None,
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
@@ -143,7 +145,8 @@ def simulate_walk(
     with (:class:`.WalkFrames`; default the OP3's); ``ready``: (plan, stance, step period [s]) walked instead of
     placo's (e.g. :func:`.nimbro_cpg_plan.cpg_plan`; ``vx``, ``n_steps``, ``params``, ``frames`` unused): its
     ``steps`` give the obstacle's time (step ``obstacle_step``'s start + half a period: the CPG's swing lasts the whole
-    step) and the energy rows' (each step's start + one period)."""
+    step) and the energy rows' (each step's start + one period); ``probe``: called after each control period's physics
+    with (t [s from the walk start], the servo layer), to read the sim (it must not change it)."""
     if controller not in CONTROLLERS:
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     law = firmware_row(firmware) if isinstance(firmware, str) else firmware  # an unknown row: one line naming the rows
@@ -244,6 +247,8 @@ def simulate_walk(
         except PhysicsDiverged:
             fell_at, last = t[k], k
             break
+        if probe is not None:
+            probe(float(t[k]), sv)
         w, x, y, z = data.xquat[trunk]
         pitch[k], roll[k] = trunk_pitch_roll((x, y, z, w))
         force[k], xy[k] = sv.foot_forces()[:2], data.geom_xpos[soles, :2]
