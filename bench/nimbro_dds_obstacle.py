@@ -46,3 +46,176 @@ Last line: RESULT dds_cpg_flat_falls=… dds_cpg_board15_ac=… dds_cpg_box15_ac
 (per speed, slowest first, (a) then (c), S stood, F fell) dds_cpg_paper_result=k/n agree_with_rosfree=k/n
 agree_with_rosfree_walknode=k/n rtf=… (the DDS runs' sim s / wall s) load=… (the 1-min load average after the runs)
 """
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import nimbro_cpg_obstacle as ncpg  # the ROS-free CPG bench's speeds (it puts src/ on sys.path via nimbro_obstacle)
+import nimbro_obstacle as nb  # the cells' tables, ac, paper's result
+import numpy as np
+from _op3_scaled import plot_fig6b
+from _paths import shown
+from op3_obstacle_sweep import Cell, describe, direction
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEEDS = ncpg.SPEEDS  # [m/s] 0.025, 0.05, 0.080 (gcv.x 1)
+OBSTACLE_STEP = 4  # the CPG's step 4: the right foot's third swing
+
+
+def keys() -> list[tuple[str, str, float, float, float]]:
+    """The 45 pre-registered cells: flat, then each shape and height, per speed and controller."""
+    out = [(c, "flat", 0, v, nb.KP_HIGH) for v in SPEEDS for c in nb.CONTROLLERS]
+    return out + [
+        (c, s, h, v, nb.KP_HIGH) for s in nb.SHAPES for h in nb.HEIGHTS_MM for v in SPEEDS for c in nb.CONTROLLERS
+    ]
+
+
+class Probe:
+    """The bench's per-period tap (run_op3's ``tap``): trunk pitch and roll, the first touch of the obstacle, the pitch
+    and roll at the fall, and how far the walk node's desired pose strays from the ROS-free plan's before its halt."""
+
+    def __init__(self, plan, t_halt: float):
+        self.plan, self.t_halt = plan, t_halt  # plan: the ROS-free WalkPlan of this speed; [s] its halt
+        self.dt = float(plan.t[1] - plan.t[0])  # [s] its grid (the engine's tick)
+        self.t, self.pitch, self.roll = [], [], []
+        self.t_touch, self.at_fall, self.gait_err = math.nan, None, 0.0
+        self.cols: list[int] | None = None
+
+    def __call__(self, t: float, quat, sim, walk) -> None:
+        from servo_ff.bringup.mission import FALL_TILT
+        from servo_ff.dynamics.walk_balance import trunk_pitch_roll
+        from servo_ff.dynamics.walk_sim import touches
+
+        pitch, roll = trunk_pitch_roll(quat)
+        self.t.append(t)
+        self.pitch.append(pitch)
+        self.roll.append(roll)
+        x, y = quat[0], quat[1]
+        if self.at_fall is None and 1.0 - 2.0 * (x * x + y * y) < math.cos(FALL_TILT):
+            self.at_fall = (pitch, roll)
+        sv = sim.servos
+        if math.isnan(self.t_touch) and touches(sv.model, sv.data, int(sv.model.geom("obstacle").id), sv.sim.feet):
+            self.t_touch = t
+        k = round(t / self.dt)
+        if t < self.t_halt and k < len(self.plan.t):
+            if self.cols is None:
+                self.cols = [self.plan.joints.index(j) for j in walk.joints]
+            t1 = math.ceil((walk.t_walk - 1e-9) / self.dt) * self.dt  # the engine's first tick (the node's dt grid)
+            q = walk.desired(t1 + k * self.dt)
+            self.gait_err = max(self.gait_err, float(np.max(np.abs(q - self.plan.q[k, self.cols]))))
+
+
+def plans() -> dict[float, tuple]:
+    """Per speed: (the ROS-free CPG plan of the rule's steps, [s] its halt)."""
+    from servo_ff.dynamics.nimbro_cpg import CpgConfig, gcv_for_speed
+    from servo_ff.dynamics.nimbro_cpg_plan import cpg_plan, gait_states
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
+
+    out = {}
+    for v in SPEEDS:
+        g = gcv_for_speed(v, CpgConfig())
+        s = gait_states(g, nb.N_STEPS, CpgConfig())
+        plan = cpg_plan(NIMBRO_URDF, g, nb.N_STEPS).plan
+        out[v] = (plan, float(s.t[np.argmin(s.walking)]))
+    return out
+
+
+def run_dds(key, plan, t_halt: float, salt: int):
+    """One DDS run of cell ``key`` → (Cell, Probe, Op3Result)."""
+    from servo_ff.bringup.op3_mission import run_op3
+    from servo_ff.bringup.robot_graph import bringup_graph
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_KNEES
+
+    controller, shape, h, vx, kp = key
+    probe = Probe(plan, t_halt)
+    r = run_op3(
+        controller, n_steps=nb.N_STEPS, vx=vx, obstacle=h / 1000, obstacle_step=OBSTACLE_STEP, kp_high=kp,
+        robot=bringup_graph("sim_nimbro_op", NIMBRO_KNEES, gait="cpg"), salt=salt, log=lambda _: None,
+        obstacle_shape="foot_box" if shape == "flat" else shape, withdraw=True, tap=probe,
+    )  # fmt: skip
+    way = direction(*probe.at_fall) if r.fell and probe.at_fall else ("?" if r.fell else "")
+    pmin = float(np.min(probe.pitch)) if probe.pitch else math.nan
+    return Cell(controller, shape, h, vx, r.fell_at, way, r.travel, probe.t_touch, pmin), probe, r
+
+
+def same(a: Cell, b: Cell) -> bool:
+    """Both stood, or both fell the same way."""
+    return a.fell == b.fell and a.direction == b.direction
+
+
+def fig6b(cells: dict, probes: dict, path: str) -> str:
+    """(a) and (c) over DDS on the 15 mm board at the slowest speed where (a) fell there (else the slowest)."""
+    v = next((v for v in SPEEDS if nb.cell(cells, "high", "board", 15, v).fell), SPEEDS[0])
+    runs = {}
+    for c in ("high", "ff"):
+        k = (c, "board", 15, v, nb.KP_HIGH)
+        p, cl = probes[k], cells[k]
+        runs[c] = SimpleNamespace(t=np.array(p.t), pitch=np.array(p.pitch), fell=cl.fell, fell_at=cl.fell_at,
+                                  travel=cl.travel, t_touch=cl.t_touch)  # fmt: skip
+    title = f"NimbRo-OP onto a 15 mm board at {v:g} m/s over DDS (CPG walk node → feed-forward → MuJoCo sim node)"
+    plot_fig6b(runs, ("(a) k_P 53.1", "(c) 18.6 + FF"), title, path)
+    return f"Fig. 6b over DDS (15 mm board, {v:g} m/s): {shown(path)}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fig6b", default=str(ROOT / "docs" / "img" / "nimbro_dds_fig6b.png"), help="Fig. 6b's PNG")
+    ap.add_argument("--only", default="", help="cells whose 'shape:h:vx' contains this (a partial run, no RESULT)")
+    a = ap.parse_args()
+    ks = [k for k in keys() if a.only in f"{k[1]}:{k[2]}:{k[3]:g}"]
+    print(f"NimbRo-OP, its authors' CPG over DDS: {len(ks)} runs of {nb.N_STEPS} steps, 1 process, load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)  # fmt: skip
+    pl = plans()
+    dds, probes, sim_s, wall_s, t0 = {}, {}, 0.0, 0.0, time.perf_counter()
+    for k in ks:
+        dds[k], probes[k], r = run_dds(k, *pl[k[3]], salt=83)
+        sim_s, wall_s = sim_s + r.sim_s, wall_s + r.wall_s
+        print(f"  {k[1]} {k[2]} mm {k[3]:g} m/s ({nb.LABEL[k[0]]}): {describe(dds[k])}; gait vs plan before its halt "
+              f"{probes[k].gait_err:.1e} rad; {r.sim_s:.1f} s in {r.wall_s:.1f} s", flush=True)  # fmt: skip
+    t_dds = time.perf_counter() - t0
+    free = {k: nb.run_cell(k, gait="cpg") for k in ks}
+    node = {k: nb.run_cell(k, gait="cpg", desired="walk_node") for k in ks}
+    print("\nper cell: DDS | ROS-free (plan) | ROS-free (desired=walk_node); agree: stood, or fell the same way")
+    print(
+        "| shape | h [mm] | vx [m/s] | ctl | DDS | ROS-free | ROS-free walk_node | agree |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
+    for k in ks:
+        print(f"| {k[1]} | {k[2]} | {k[3]:g} | ({nb.LABEL[k[0]]}) | {describe(dds[k])} | {describe(free[k])} | "
+              f"{describe(node[k])} | {'yes' if same(dds[k], free[k]) else '**no**'} |")  # fmt: skip
+    agree = sum(same(dds[k], free[k]) for k in ks)
+    agree_node = sum(same(dds[k], node[k]) for k in ks)
+    load = os.getloadavg()[0]
+    print(f"\nDDS: {sim_s:.0f} s simulated in {wall_s:.0f} s of lockstep ({t_dds:.0f} s with the nodes' start-up), "
+          f"real-time factor {sim_s / wall_s:.2f}; load average after {load:.2f}")  # fmt: skip
+    if len(ks) < len(keys()):
+        print(f"partial run: agree_with_rosfree {agree}/{len(ks)}, walk_node {agree_node}/{len(ks)}")
+        return 0
+    print(nb.tables(dds, SPEEDS, supplement=False))
+    print(fig6b(dds, probes, a.fig6b))
+    k, n = nb.paper_count(dds, speeds=SPEEDS)
+    falls = ",".join(
+        nb.LABEL[c] for c in nb.CONTROLLERS if any(nb.cell(dds, c, "", 0, v).fell for v in SPEEDS)
+    )  # fmt: skip
+    ac = " ".join(
+        f"dds_cpg_{name}{h}_ac={nb.ac(dds, shape, h, speeds=SPEEDS)}"
+        for h in (15, 5)
+        for name, shape in (("board", "board"), ("box", "foot_box"))
+    )
+    print(
+        f"RESULT dds_cpg_flat_falls={falls or 'none'} {ac} dds_cpg_paper_result={k}/{n} "
+        f"agree_with_rosfree={agree}/{len(ks)} agree_with_rosfree_walknode={agree_node}/{len(ks)} "
+        f"rtf={sim_s / wall_s:.2f} load={load:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
