@@ -18,8 +18,11 @@ bench/nimbro_cpg_obstacle.py as committed in 7b2f983, run over DDS:
   (b) 0.35 of it (18.6), (c) (b) + feed-forward. Not run: the k_P 32 supplement and the energy (over DDS in
   bench/nimbro_dds_energy.py).
 * Steps: 16 commanded, then the command withdrawn: cmd_vel 0 published so that the engine latches 0 at the same phase
-  centre as the ROS-free plan's withdrawal (the start of step 18: at the middle of step 17 less the walk node's
-  look-ahead, horizon + 4 ticks + half a publish_period, the time its engine ticks ahead of the sim's clock). The run
+  centre as the ROS-free plan's withdrawal (at the middle of step 16 less the walk node's look-ahead, horizon + 4
+  ticks + half a publish_period, the time its engine ticks ahead of the sim's clock). Corrected from "the start of
+  step 18: at the middle of step 17" after a smoke run (board 15 mm at 0.025 and 0.05 m/s, 6 cells) and 8 flat cells
+  of an aborted full run had been seen: the plan latches 0 at the tick after step 17's start, and the walk node's
+  desired pose strayed from the plan's by 0.04 rad after it; the principle unchanged, every cell re-run. The run
   ends when the ROS-free plan ends (its halt + 0.5 s). One difference is known before running: the walk node never
   halts (with cmd_vel 0 it steps in place, gcv sloping to 0), where the plan halts once gcv < 0.1 at a phase centre;
   the start differs too (DDS: 0.5 s, then a 2 s approach from the sim's start pose to the halt pose; ROS-free: 0.48 s
