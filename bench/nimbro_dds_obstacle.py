@@ -1,7 +1,11 @@
 """Schwarz & Behnke's obstacle experiment (seed 002 §5.2, Fig. 6) on the NimbRo-OP with its authors' CPG gait over DDS,
 against the ROS-free bench of the same rule (bench/nimbro_cpg_obstacle.py), issue 21 item 5.
 
-Run: python bench/nimbro_dds_obstacle.py [--fig6b docs/img/nimbro_dds_fig6b.png]
+Run: python bench/nimbro_dds_obstacle.py [--fig6b docs/img/nimbro_dds_fig6b.png] [--only board:15] [--halt-start]
+
+``--only`` runs the cells whose "shape:height:speed" contains it (no RESULT line); ``--halt-start`` (a diagnostic
+added after the rule had been run, not part of it): the sim node starts in the CPG's halt pose (``initial_position``)
+instead of its own start pose, so that the DDS start is the ROS-free one (the approach then moves nothing).
 
 Pre-registered (this docstring was committed before any DDS obstacle run; nothing below is tuned). The rule of
 bench/nimbro_cpg_obstacle.py as committed in 7b2f983, run over DDS:
@@ -57,6 +61,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -130,22 +135,33 @@ def plans() -> dict[float, tuple]:
     return out
 
 
-def run_dds(key, plan, t_halt: float, salt: int):
-    """One DDS run of cell ``key`` → (Cell, Probe, Op3Result)."""
+def run_dds(key, plan, t_halt: float, salt: int, halt_start: bool = False):
+    """One DDS run of cell ``key`` → (Cell, Probe, Op3Result); ``halt_start``: the sim starts in the CPG's halt pose
+    (its ``initial_position``), not in its own start pose (a diagnostic, not the rule)."""
     from servo_ff.bringup.op3_mission import run_op3
     from servo_ff.bringup.robot_graph import bringup_graph
     from servo_ff.dynamics.nimbro_walk import NIMBRO_KNEES
 
     controller, shape, h, vx, kp = key
-    probe = Probe(plan, t_halt)
+    probe, graph = Probe(plan, t_halt), bringup_graph("sim_nimbro_op", NIMBRO_KNEES, gait="cpg")
+    if halt_start:
+        from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
+        from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
+
+        stand = dict(zip(plan.joints, CpgEngine(NIMBRO_URDF).q_stand))
+        graph = replace(graph, sim={**graph.sim, "initial_position": [float(stand[j]) for j in graph.sim["joints"]]})
     r = run_op3(
         controller, n_steps=nb.N_STEPS, vx=vx, obstacle=h / 1000, obstacle_step=OBSTACLE_STEP, kp_high=kp,
-        robot=bringup_graph("sim_nimbro_op", NIMBRO_KNEES, gait="cpg"), salt=salt, log=lambda _: None,
-        obstacle_shape="foot_box" if shape == "flat" else shape, withdraw=True, tap=probe,
+        robot=graph, salt=salt, log=lambda _: None, obstacle_shape="foot_box" if shape == "flat" else shape,
+        withdraw=True, tap=probe,
     )  # fmt: skip
+    end = r.fell_at if r.fell else float(plan.t[-1])  # the taps go on until the harness stops: the run's end
+    n = int(np.searchsorted(probe.t, end, side="right"))
+    del probe.t[n:], probe.pitch[n:], probe.roll[n:]
+    touch = probe.t_touch if probe.t_touch <= end else math.nan
     way = direction(*probe.at_fall) if r.fell and probe.at_fall else ("?" if r.fell else "")
     pmin = float(np.min(probe.pitch)) if probe.pitch else math.nan
-    return Cell(controller, shape, h, vx, r.fell_at, way, r.travel, probe.t_touch, pmin), probe, r
+    return Cell(controller, shape, h, vx, r.fell_at, way, r.travel, touch, pmin), probe, r
 
 
 def same(a: Cell, b: Cell) -> bool:
@@ -171,6 +187,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fig6b", default=str(ROOT / "docs" / "img" / "nimbro_dds_fig6b.png"), help="Fig. 6b's PNG")
     ap.add_argument("--only", default="", help="cells whose 'shape:h:vx' contains this (a partial run, no RESULT)")
+    ap.add_argument("--halt-start", action="store_true", help="diagnostic: the sim starts in the CPG's halt pose")
     a = ap.parse_args()
     ks = [k for k in keys() if a.only in f"{k[1]}:{k[2]}:{k[3]:g}"]
     print(f"NimbRo-OP, its authors' CPG over DDS: {len(ks)} runs of {nb.N_STEPS} steps, 1 process, load average "
@@ -178,7 +195,7 @@ def main() -> int:
     pl = plans()
     dds, probes, sim_s, wall_s, t0 = {}, {}, 0.0, 0.0, time.perf_counter()
     for k in ks:
-        dds[k], probes[k], r = run_dds(k, *pl[k[3]], salt=83)
+        dds[k], probes[k], r = run_dds(k, *pl[k[3]], salt=83, halt_start=a.halt_start)
         sim_s, wall_s = sim_s + r.sim_s, wall_s + r.wall_s
         print(f"  {k[1]} {k[2]} mm {k[3]:g} m/s ({nb.LABEL[k[0]]}): {describe(dds[k])}; gait vs plan before its halt "
               f"{probes[k].gait_err:.1e} rad; {r.sim_s:.1f} s in {r.wall_s:.1f} s", flush=True)  # fmt: skip
@@ -198,8 +215,8 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"\nDDS: {sim_s:.0f} s simulated in {wall_s:.0f} s of lockstep ({t_dds:.0f} s with the nodes' start-up), "
           f"real-time factor {sim_s / wall_s:.2f}; load average after {load:.2f}")  # fmt: skip
-    if len(ks) < len(keys()):
-        print(f"partial run: agree_with_rosfree {agree}/{len(ks)}, walk_node {agree_node}/{len(ks)}")
+    if len(ks) < len(keys()) or a.halt_start:
+        print(f"partial or diagnostic run: agree_with_rosfree {agree}/{len(ks)}, walk_node {agree_node}/{len(ks)}")
         return 0
     print(nb.tables(dds, SPEEDS, supplement=False))
     print(fig6b(dds, probes, a.fig6b))
