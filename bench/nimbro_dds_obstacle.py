@@ -111,8 +111,8 @@ class Probe:
         sv = sim.servos
         if math.isnan(self.t_touch) and touches(sv.model, sv.data, int(sv.model.geom("obstacle").id), sv.sim.feet):
             self.t_touch = t
-        k = round(t / self.dt)
-        if t < self.t_halt and k < len(self.plan.t):
+        k = round(t / self.dt)  # the plan's samples before its halt (the halt snaps its phase to the centre)
+        if k * self.dt < self.t_halt - 0.5 * self.dt:
             if self.cols is None:
                 self.cols = [self.plan.joints.index(j) for j in walk.joints]
             t1 = math.ceil((walk.t_walk - 1e-9) / self.dt) * self.dt  # the engine's first tick (the node's dt grid)
