@@ -101,10 +101,13 @@ def walk(
     )  # fmt: skip
 
 
-def run_cell(key: tuple[str, str, float, float, float], plan_grid: float = 1e-6, gait: str = "placo") -> Cell:
+def run_cell(
+    key: tuple[str, str, float, float, float], plan_grid: float = 1e-6, gait: str = "placo", desired: str = "plan"
+) -> Cell:
     """(controller, shape or "flat", height [mm], vx [m/s], kp_high) → the run as the OP3 map's :class:`Cell`."""
     controller, shape, height_mm, vx, kp_high = key
-    r = walk(controller, N_STEPS, vx, kp_high, height_mm, "foot_box" if shape == "flat" else shape, plan_grid, gait)
+    where = "foot_box" if shape == "flat" else shape
+    r = walk(controller, N_STEPS, vx, kp_high, height_mm, where, plan_grid, gait, desired)
     ok = np.isfinite(r.pitch) & np.isfinite(r.roll)
     p, q = (r.pitch[ok], r.roll[ok]) if ok.any() else (np.array([math.nan]), np.array([math.nan]))
     way = direction(float(p[-1]), float(q[-1])) if r.fell and ok.any() else ("?" if r.fell else "")

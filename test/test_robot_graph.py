@@ -132,3 +132,61 @@ def test_bench_mission_gaits_defaults():
     assert engine.gcv(cpg.defaults["obstacle_vx"]) == pytest.approx(0.025 / 0.0801, rel=2e-3)
     assert round(cpg.defaults["vx"], 4) == 0.0354 and round(cpg.defaults["obstacle_vx"], 4) == 0.0177
     assert cpg.obstacle_step == 4 and cpg.defaults["energy40_steps"] == 0
+
+
+def test_nimbro_graph_places_the_board_and_withdraws_the_command(compiled_mujoco_kernels):
+    """bench/nimbro_dds_obstacle.py's rule through the graph: the sim node's MuJoCo model has the 15 mm board (0.4 ×
+    1 m) with its near edge 5 mm ahead of the soles at the walk start, and ``withdraw`` publishes cmd_vel 0 and ends
+    the run when the ROS-free plan ends (robot_graph.cpg_stop)."""
+    from servo_ff.bringup.op3_mission import run_op3
+    from servo_ff.bringup.robot_graph import bringup_graph, cpg_stop
+    from servo_ff.dynamics.mujoco_model import BOARD_GAP, sole_front
+    from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
+
+    seen: dict = {}
+
+    def tap(t, quat, sim, walk):
+        m, d = sim.servos.model, sim.servos.data
+        if not seen:
+            g = int(m.geom("obstacle").id)
+            seen.update(
+                t=t, pos=m.geom_pos[g].copy(), size=m.geom_size[g].copy(), front=sole_front(m, d, sim.servos.sim.feet)
+            )
+            seen["y"] = float(np.mean([d.xpos[f][1] for f in sim.servos.sim.feet]))
+        seen.update(last=t, cmd=walk.engine.cmd)
+
+    g = bringup_graph("sim_nimbro_op", NIMBRO_KNEES, gait="cpg")
+    r = run_op3("high", n_steps=1, vx=0.05, obstacle=0.015, obstacle_shape="board", robot=g, salt=61,
+                log=lambda _: None, withdraw=True, tap=tap)  # fmt: skip
+    assert 0.0 <= r.t_obstacle == seen["t"] < 0.008  # at the walk start (the first period from there)
+    assert seen["size"] == pytest.approx([0.5, 0.2, 0.0075], abs=1e-12)
+    # (placed from the feet of the last physics step: 1e-7 m from the state after it)
+    assert seen["pos"] == pytest.approx([seen["front"] + BOARD_GAP + 0.5, seen["y"], 0.0075], abs=1e-6)
+    assert seen["cmd"] == (0.0, 0.0, 0.0)  # withdrawn
+    t_end = cpg_stop(CpgEngine(NIMBRO_URDF), 0.05, 1, 0.0)[1]
+    assert seen["last"] >= t_end > 2 * r.step_period and not r.fell  # not at the end of its one step
+
+
+@pytest.mark.parametrize("vx", [0.025, 0.080])
+def test_cpg_stop_latches_zero_where_the_rosfree_plan_withdraws_it(vx):
+    """The CPG engine ticked with cmd_vel 0 from cpg_stop's time (+ the lead, the engine's own clock) follows the
+    ROS-free plan's gcv and phase tick by tick up to its halt (a step early or late: gcv differs by > 0.01)."""
+    from servo_ff.bringup.robot_graph import cpg_stop
+    from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
+    from servo_ff.dynamics.nimbro_cpg_plan import gait_states
+    from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
+
+    e, lead = CpgEngine(NIMBRO_URDF), 0.582
+    t_zero, t_end = cpg_stop(e, vx, 16, lead)
+    s = gait_states(e.gcv(vx), 16, e.params)
+    halt = int(np.argmin(s.walking))
+    assert t_end == pytest.approx(s.t[-1]) and s.t[halt] < t_end
+    e.set_cmd(vx, 0.0, 0.0)
+    e.start()
+    for k in range(1, halt):
+        if e.t >= t_zero + lead:
+            e.set_cmd(0.0, 0.0, 0.0)
+        e.tick()
+        assert (e.state.gcv, e.state.phase) == pytest.approx((s.gcv[k], s.phase[k]), abs=1e-12), s.t[k]
+    assert e.cmd == (0.0, 0.0, 0.0) and s.gcv[halt - 1] < 0.1

@@ -15,7 +15,10 @@ sim's per-joint energy meter E = ∫U·I dt over the ``n_steps`` steps after the
 that high under the right foot, placed at the middle of its ``obstacle_step``-th swing (the foot lands on it);
 ``obstacle_shape`` "board": a board that high across the path instead, placed at the walk start (the sim node's
 ``obstacle_shape``). ``firmware``: a firmware row for every servo instead of the servo file's (the sim node's servo
-YAML with ``firmware:`` set, the feed-forward node's α̂ of that law: :mod:`.op3_firmware`).
+YAML with ``firmware:`` set, the feed-forward node's α̂ of that law: :mod:`.op3_firmware`). ``withdraw`` (the
+NimbRo-OP's CPG): cmd_vel 0 after the ``n_steps`` steps as the ROS-free plan withdraws it, the run ending with that
+plan (:func:`.robot_graph.cpg_stop`); ``tap``: called after each period with (s from the walk start, the trunk
+quaternion (x, y, z, w) of ``imu/data``, sim node, walk node), for a bench's own measurements.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from __future__ import annotations
 import math
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +38,7 @@ from servo_ff.ros.harness import RosHarness, wait_for
 
 from .mission import CONTROLLERS, FALL_TILT
 from .op3_firmware import op3_firmware_params
-from .robot_graph import RobotGraph, op3_graph, step_times
+from .robot_graph import RobotGraph, cpg_stop, op3_graph, step_times
 
 KP_HIGH = 800.0  # XM430-W350 Position P Gain(84) factory default (ROBOTIS e-manual)
 #: [s, wall] the sim steps without a goal after this: long, so that a loaded machine (a feed-forward tick late by
@@ -93,13 +98,15 @@ def run_op3(
     obstacle_shape: str = "foot_box",
     firmware: str | None = None,
     robot: RobotGraph | None = None,
+    withdraw: bool = False,
+    tap: Callable[[float, tuple[float, float, float, float], Any, Any], None] | None = None,
 ) -> Op3Result:
     """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own; ``track``: joints
     whose walk-node desired and ``/joint_states`` positions are recorded from the walk start (``tracking``);
     ``events``: rclpy's EventsExecutor (else the SingleThreadedExecutor); ``firmware``: a row of
     :data:`~servo_ff.models.firmware.FIRMWARE_TABLE` for every servo (an unknown one raises ParameterError naming
     the valid rows before any node starts; OP3 only); ``robot``: another robot's graph
-    (:func:`.robot_graph.bringup_graph`; default the OP3's)."""
+    (:func:`.robot_graph.bringup_graph`; default the OP3's); ``withdraw``, ``tap``: as the module says."""
     if firmware is not None and robot is not None and robot.name != "op3":
         raise ValueError(f"firmware {firmware!r}: the OP3's servo file only, not {robot.name}'s")
     if n_steps < 1:  # before any node starts (the step windows need a step)
@@ -110,7 +117,7 @@ def run_op3(
         try:
             res = _run(
                 ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track,
-                obstacle_shape, files, robot or op3_graph(),
+                obstacle_shape, files, robot or op3_graph(), withdraw, tap,
             )  # fmt: skip
         finally:
             ros.shutdown()
@@ -217,8 +224,9 @@ def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: 
 
 
 def _run(
-    ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape, files, robot
-) -> Op3Result:
+    ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape, files, robot,
+    withdraw=False, tap=None,
+) -> Op3Result:  # fmt: skip
     from geometry_msgs.msg import Twist
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
@@ -234,9 +242,14 @@ def _run(
     ends, t_obst = step_times(walk.engine, vx, n_steps, obstacle_step)  # [s from the walk start]
     t_end = float(ends[-1])  # t_obst: mid-swing of the obstacle step
     t_obst = 0.0 if shape == "board" else t_obst  # the board: at the walk start, both feet on the ground
+    t_zero = math.inf  # [s from the walk start] cmd_vel 0 (withdraw)
+    if withdraw:  # the engine ticks this far ahead of the sim's clock (walk node: horizon + 4 ticks, each message)
+        lead = walk.table["horizon"] + 4 * p.dt + 0.5 * walk.table["publish_period"]
+        t_zero, t_end = cpg_stop(walk.engine, vx, n_steps, lead)
     probe = ros.make_node(f"op3_probe_{controller}")
     cmd = probe.create_publisher(Twist, "cmd_vel", 10)
     st: dict = {"fell": math.nan, "e0": None, "e1": None, "x0": None, "x1": None, "placed": math.nan, "steps": []}
+    st["zero"] = t_zero
     pitch: list[tuple[float, float]] = []
 
     def rel(stamp) -> float:
@@ -266,6 +279,11 @@ def _run(
         if obstacle > 0 and t >= t_obst and math.isnan(st["placed"]):
             sim.set_parameters([Parameter("obstacle_height", value=float(obstacle))])
             st["placed"] = t
+        if t >= st["zero"]:
+            cmd.publish(Twist())  # the command withdrawn (withdraw)
+            st["zero"] = math.inf
+        if tap is not None:
+            tap(t, (x, y, z, w), sim, walk)
 
     sim.period_taps.append(on_period)  # the bytes the sim published, read as a DDS reader would, one callback less
     tracking: list[tuple[float, np.ndarray, np.ndarray]] = []

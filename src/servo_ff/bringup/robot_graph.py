@@ -91,4 +91,22 @@ def step_times(engine, vx: float, n_steps: int, obstacle_step: int = 0) -> tuple
     return np.array(starts[:n_steps]) + p.step_period, starts[obstacle_step] + 0.5 * p.step_period
 
 
-__all__ = ["RobotGraph", "bringup_graph", "op3_graph", "step_times"]
+def cpg_stop(engine, vx: float, n_steps: int, lead: float) -> tuple[float, float]:
+    """([s from the walk start] when to publish cmd_vel 0, [s] when the run ends) for the walk node's CPG ``engine``
+    to walk the ROS-free plan's ``n_steps`` steps at ``vx`` [m/s] and its stop (:func:`.nimbro_cpg_plan.gait_states`:
+    the command withdrawn once step ``n_steps + 1`` has begun, latched at the tick after its start; the plan ending
+    0.5 s after its halt): the middle of step ``n_steps`` less ``lead`` [s], how far ahead of the sim's clock the
+    engine ticks, so that the engine latches 0 at the same phase centre; the end is the plan's. The walk node does
+    not halt: it steps in place."""
+    if not hasattr(engine, "gcv"):
+        raise ValueError(f"withdraw: the NimbRo-OP's CPG only, not {type(engine).__name__}")
+    from servo_ff.dynamics.nimbro_cpg_plan import gait_states
+
+    p = engine.params
+    s = gait_states(engine.gcv(vx), n_steps, p)
+    if len(s.steps) < n_steps:
+        raise ValueError(f"the CPG at {vx:g} m/s halts before step {n_steps}")
+    return s.steps[n_steps - 1][0] + 0.5 * p.step_period - lead, float(s.t[-1])
+
+
+__all__ = ["RobotGraph", "bringup_graph", "cpg_stop", "op3_graph", "step_times"]
