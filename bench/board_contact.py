@@ -230,7 +230,7 @@ def table(rows: list[dict], shown: int) -> str:
     """The per-swing rows (module docstring), the first ``shown``."""
     v = "/".join(VARIANTS)
     lines = [f"step foot | reach mm world/plan | over mm {v} | lift mm {v} | touch | faces sw/st | stance: toe−edge mm "
-             "heel mm tilt rad | pitch rad"]  # fmt: skip
+             "heel mm tilt rad | trunk mm | pitch rad"]  # fmt: skip
     for r in rows[:shown]:
         over = " ".join(f"{r[f'over_{k}']:>6}" for k in VARIANTS)
         lift = " ".join(f"{r[f'lift_{k}']:5.1f}" for k in VARIANTS)

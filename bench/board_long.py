@@ -165,7 +165,7 @@ def main() -> int:
             fr, _ = bc.run(robot, c, vx, False, n_steps=n)
             flat = "stood" if not fr.fell else f"fell at {fr.fell_at:.2f} s"
             print(f"flat ground, the same {n} steps (context, not counted): {flat}, trunk travel "
-                  f"{1e3 * fr.travel:+.1f} mm")  # fmt: skip
+                  f"{1e3 * fr.travel:+.1f} mm (the plan's CoM {1e3 * fr.planned:+.1f} mm)")  # fmt: skip
             done[robot, tag] = o
             keys.append(f"boardlong_{robot}_{tag}={o.key()}")
             summary.append(f"| {NAME[robot]} | {1e3 * h:.2f} | {n} | ({tag}) | {o.key()} | {describe(o)} | {top}/"
