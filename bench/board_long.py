@@ -2,7 +2,7 @@
 speed, (a) and (c), walked long enough to get both soles onto the board; the PROPOSAL at the end of
 docs/experiments.md's "Why (c) stands short of the 15 mm board" (commit 7ede890), implemented as written.
 
-Run: python bench/board_long.py [--robots nimbro,op3]
+Run: python bench/board_long.py [--robots nimbro,op3] [--perturb]
 
 The rule (the proposal's, quoted in docs/experiments.md; nothing here is tuned): the walks of
 ``bench/board_contact.py`` (``board_contact.run``: the cells' own ``simulate_walk`` arguments, the CPG scaled to the
@@ -35,6 +35,11 @@ docstring), first contacts and median lifts; then the flat runs and a summary ta
 
 Last line: RESULT boardlong_nimbro_a=… boardlong_nimbro_c=… boardlong_op3_a=… boardlong_op3_c=…
 boardlong_paper_result=k/2 (per run: S stood or F<B|F|L|R> fell with its direction, then ``/top`` or ``/not_top``).
+
+``--perturb`` (added after the run, not part of the rule): only the board runs again, with the plan rounded to 1e-5
+and 1e-7 rad instead of 1e-6 (``walk_sim.settled_plan``, as ``op3_obstacle_sweep.py --perturb``): whether each run's
+key holds under a perturbation far below an encoder count; last line RESULT boardlong_perturb_held=k/m
+boardlong_perturb_paper_result=… (per grid).
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ TOP_TOL = 0.002  # [m] on top: soles' lowest corners ≥ h − this
 #: the proposal's figures per robot: board height h [m], L_sole [m], d [m], and the n it states
 RULE = {"nimbro": (0.015, 0.2085, 0.0088, 32), "op3": (h_star_mm() / 1000, 0.127, 0.0044, 40)}
 NAME = {"nimbro": "NimbRo-OP", "op3": "OP3"}
+PERTURB_GRIDS = (1e-5, 1e-7)  # [rad] --perturb: other roundings of the plan (1e-6: the benches')
 
 
 def steps_commanded(sole: float, d: float) -> int:
@@ -127,15 +133,49 @@ def describe(o: Outcome) -> str:
             f"corners L/R {lows} mm); trunk travel {1e3 * o.travel:+.1f} mm")  # fmt: skip
 
 
+def perturbed(robots: list[str]) -> str:
+    """``--perturb`` (module docstring): one line per board run and grid, then the RESULT line."""
+    from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: PLC0415
+
+    base = {(r, tag): None for r in robots for tag in "ac"}
+    out, held, count, papers = [], 0, 0, []
+    for grid in (1e-6, *PERTURB_GRIDS):
+        done = {}
+        for robot, tag in base:
+            h, sole, d, _ = RULE[robot]
+            args = {**bc.walk_args(robot, speed(robot), steps_commanded(sole, d)), "plan_grid": grid}
+            probe = bc.Probe(args["ready"][0], True)
+            controller = "high" if tag == "a" else "ff"
+            r = simulate_walk(controller, obstacle=h, obstacle_shape="board", probe=probe, **args)
+            done[robot, tag] = o = outcome(r, probe, h)
+            if grid == 1e-6:
+                base[robot, tag] = o.key()
+                continue
+            count += 1
+            held += o.key() == base[robot, tag]
+            out.append(f"{robot} ({tag}) plan grid {grid:g}: {o.key()} (at 1e-6: {base[robot, tag]}); {describe(o)}")
+        if grid != 1e-6:
+            papers.append(f"{sum(paper(done[r, 'a'], done[r, 'c']) for r in robots)}/{len(robots)}")
+    return (
+        "\n".join(out)
+        + f"\n\nRESULT boardlong_perturb_held={held}/{count} "
+        + (f"boardlong_perturb_paper_result={','.join(papers)}")
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robots", default="nimbro,op3", help="comma-separated: nimbro, op3")
+    ap.add_argument("--perturb", action="store_true", help="only the board runs under other plan roundings")
     a = ap.parse_args()
     robots = [x for x in a.robots.split(",") if x]
     bad = [x for x in robots if x not in RULE]
     if bad:
         print(f"board_long.py: --robots: unknown {', '.join(bad)} (nimbro, op3)", file=sys.stderr)
         return 2
+    if a.perturb:
+        print(perturbed(robots))
+        return 0
     keys, summary, done = [], [], {}
     for robot in robots:
         h, sole, d, stated = RULE[robot]
