@@ -67,19 +67,21 @@ VARIANTS = ("world", "plan", "swing", "q")  # as walked; the plan's joints; the 
 LETTER = {"on_edge": "E", "top": "t", "front": "f", "edge": "e", "side": "s", "back": "b"}
 
 
-def walk_args(robot: str, vx: float) -> dict:
+def walk_args(robot: str, vx: float, n_steps: int | None = None) -> dict:
     """``simulate_walk``'s arguments of the benches' cells (``sw.run_cell`` / ``nb.walk``, gait "cpg") but the
-    controller, obstacle and probe."""
+    controller, obstacle and probe; ``n_steps``: steps commanded (None: the benches' 16)."""
     if robot == "op3":
-        return {"n_steps": sw.N_STEPS, "vx": vx, "plan_grid": 1e-6, **sw.robotis_ready(vx, sw.N_STEPS, "cpg")}
+        n = sw.N_STEPS if n_steps is None else n_steps
+        return {"n_steps": n, "vx": vx, "plan_grid": 1e-6, **sw.robotis_ready(vx, n, "cpg")}
     from servo_ff.dynamics.nimbro_cpg import CpgConfig, gcv_for_speed  # noqa: PLC0415
     from servo_ff.dynamics.nimbro_cpg_plan import cpg_plan  # noqa: PLC0415
     from servo_ff.dynamics.nimbro_walk import NIMBRO_FRAMES, NIMBRO_SERVOS, NIMBRO_URDF, nimbro_walk_params  # noqa: PLC0415
 
+    n = nb.N_STEPS if n_steps is None else n_steps
     return {
-        "n_steps": nb.N_STEPS, "vx": vx, "kp_high": nb.KP_HIGH, "params": nimbro_walk_params(), "urdf": NIMBRO_URDF,
+        "n_steps": n, "vx": vx, "kp_high": nb.KP_HIGH, "params": nimbro_walk_params(), "urdf": NIMBRO_URDF,
         "servos": NIMBRO_SERVOS, "alpha": None, "frames": NIMBRO_FRAMES, "plan_grid": 1e-6, "desired": "plan",
-        "ready": cpg_plan(NIMBRO_URDF, gcv_for_speed(vx, CpgConfig()), nb.N_STEPS), "obstacle_step": 4,
+        "ready": cpg_plan(NIMBRO_URDF, gcv_for_speed(vx, CpgConfig()), n), "obstacle_step": 4,
     }  # fmt: skip
 
 
@@ -157,14 +159,14 @@ def leg_joints(m, foot: int, qadr: np.ndarray) -> list[int]:
     return [i for i, a in enumerate(qadr) if a in adr]
 
 
-def run(robot: str, controller: str, vx: float, board: bool):
-    """One walk (its WalkRun and Probe)."""
+def run(robot: str, controller: str, vx: float, board: bool, height: float = HEIGHT, n_steps: int | None = None):
+    """One walk (its WalkRun and Probe); ``height`` [m]: the board's; ``n_steps``: as :func:`walk_args`."""
     from servo_ff.dynamics.walk_sim import simulate_walk  # noqa: PLC0415
 
-    args = walk_args(robot, vx)
+    args = walk_args(robot, vx, n_steps)
     probe = Probe(args["ready"][0], board)
     shape = "board" if board else "foot_box"
-    r = simulate_walk(controller, obstacle=HEIGHT if board else 0.0, obstacle_shape=shape, probe=probe, **args)
+    r = simulate_walk(controller, obstacle=height if board else 0.0, obstacle_shape=shape, probe=probe, **args)
     return r, probe
 
 
@@ -228,7 +230,7 @@ def table(rows: list[dict], shown: int) -> str:
     """The per-swing rows (module docstring), the first ``shown``."""
     v = "/".join(VARIANTS)
     lines = [f"step foot | reach mm world/plan | over mm {v} | lift mm {v} | touch | faces sw/st | stance: toe−edge mm "
-             "heel mm tilt rad | pitch rad"]  # fmt: skip
+             "heel mm tilt rad | trunk mm | pitch rad"]  # fmt: skip
     for r in rows[:shown]:
         over = " ".join(f"{r[f'over_{k}']:>6}" for k in VARIANTS)
         lift = " ".join(f"{r[f'lift_{k}']:5.1f}" for k in VARIANTS)
