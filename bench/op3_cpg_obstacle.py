@@ -80,8 +80,7 @@ import nimbro_obstacle as nb  # its energy table
 import op3_obstacle_sweep as sw  # the OP3 map's cells, tables, stood/fell and paper's-result rules
 import op3_robotis_obstacle as rb  # the ROBOTIS bench's energy run, paper count and record line
 from _cases import workers_refused
-from _op3_scaled import fig6b, h_star_mm
-from _paths import shown
+from _op3_scaled import h_star_mm
 
 from servo_ff.dynamics.nimbro_cpg import CpgConfig, speed_per_gcv
 from servo_ff.dynamics.op3_cpg import op3_config, similarity
@@ -129,35 +128,7 @@ def main() -> int:
         cells = dict(zip(ks, pool.map(partial(sw.run_cell, gait=GAIT), ks)))
         runs = dict(zip(sw.CONTROLLERS, done))
     wall = time.perf_counter() - t0
-    print(sw.tables(cells, SPEEDS))
-    free = [v for v in SPEEDS if not sw.cell(cells, "high", "", 0, v).fell]
-    print(f"\nspeeds at which (a) stood on flat ground: {', '.join(f'{v:.4f}' for v in free) or 'none'}")
-    for h in (15.0, h_star, 5.0):
-        for s in sw.SHAPES:
-            k, m = sw.paper_count(cells, s, h, SPEEDS)
-            print(f"{s} {h:g} mm: the paper's result at {k} of {m} of those speeds")
-    text, knee, total = nb.energy(runs, rb.KNEES, ENERGY_VX)
-    print(text)
-    print(rb.record(runs))
-    slow = next((v for v in free if sw.cell(cells, "high", "board", 15.0, v).fell), free[0] if free else SPEEDS[0])
-    path, figs = fig6b(15.0, slow, sw.N_STEPS, a.fig6b, GAIT)
-    same = all(figs[c].fell == sw.cell(cells, c, "board", 15.0, slow).fell for c in figs)
-    print(f"Fig. 6b (15 mm board, {slow:.4f} m/s; the same outcomes as the cells: {same}): {shown(path)}")
-    k, n = rb.paper_result(cells, h_star, SPEEDS)
-    print(f"paper's result (pre-registered: (a) fell backwards after touching, (c) stood) in {k} of {n} cells "
-          f"(15 mm and {h_star:g} mm, both shapes, speeds where (a) stood on flat ground)")  # fmt: skip
-    falls = ",".join(sw.LABEL[c] for c in sw.CONTROLLERS if any(sw.cell(cells, c, "", 0, v).fell for v in SPEEDS))
-    print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
-    ac = " ".join(
-        f"op3cpg_{name}{tag}_ac={sw.ac(cells, shape, h, SPEEDS)}"
-        for tag, h in (("15", 15.0), ("7", h_star), ("5", 5.0))
-        for name, shape in (("board", "board"), ("box", "foot_box"))
-    )
-    print(
-        f"RESULT op3cpg_flat_falls={falls or 'none'} {ac} op3cpg_paper_result={k}/{n} "
-        f"op3cpg_knee_energy40_reduction={knee:.3f} op3cpg_energy40_reduction={total:.3f}"
-    )
-    return 0
+    return rb.report(cells, runs, h_star, SPEEDS, rb.Report("op3cpg", GAIT, a.fig6b, wall, ".4f", ENERGY_VX))
 
 
 if __name__ == "__main__":

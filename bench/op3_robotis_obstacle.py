@@ -47,6 +47,7 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
+from typing import NamedTuple
 
 import nimbro_obstacle as nb  # its energy table (it puts src/ on sys.path)
 import op3_obstacle_sweep as sw  # the OP3 map's cells, tables, stood/fell and paper's-result rules
@@ -92,6 +93,52 @@ def record(runs: dict) -> str:
             f"{-r.knee_reduction:+.1%}, all joints {-r.reduction:+.1%}")  # fmt: skip
 
 
+class Report(NamedTuple):
+    """How a bench names its figures: RESULT keys' ``prefix``, the ``gait`` walked, Fig. 6b's ``fig6b`` path, the
+    grid's ``wall`` time [s], the speeds' format ``fmt`` ("g" or ".4f") and the energy run's ``energy_vx`` [m/s]."""
+
+    prefix: str
+    gait: str
+    fig6b: str
+    wall: float
+    fmt: str = "g"
+    energy_vx: float = nb.ENERGY_VX
+
+
+def report(cells: dict, runs: dict, h_star: float, speeds: tuple[float, ...], r: Report) -> int:
+    """Print an OP3 obstacle grid's tables, energy, Fig. 6b, paper's result and RESULT line (this bench's and
+    ``op3_cpg_obstacle.py``'s, as their docstrings say); 0."""
+    print(sw.tables(cells, speeds))
+    free = [v for v in speeds if not sw.cell(cells, "high", "", 0, v).fell]
+    print(f"\nspeeds at which (a) stood on flat ground: {', '.join(f'{v:{r.fmt}}' for v in free) or 'none'}")
+    for h in (15.0, h_star, 5.0):
+        for s in sw.SHAPES:
+            k, m = sw.paper_count(cells, s, h, speeds)
+            print(f"{s} {h:g} mm: the paper's result at {k} of {m} of those speeds")
+    text, knee, total = nb.energy(runs, KNEES, r.energy_vx)
+    print(text)
+    print(record(runs))
+    slow = next((v for v in free if sw.cell(cells, "high", "board", 15.0, v).fell), free[0] if free else speeds[0])
+    path, figs = fig6b(15.0, slow, sw.N_STEPS, r.fig6b, r.gait)
+    same = all(figs[c].fell == sw.cell(cells, c, "board", 15.0, slow).fell for c in figs)
+    print(f"Fig. 6b (15 mm board, {slow:{r.fmt}} m/s; the same outcomes as the cells: {same}): {shown(path)}")
+    k, n = paper_result(cells, h_star, speeds)
+    print(f"paper's result (pre-registered: (a) fell backwards after touching, (c) stood) in {k} of {n} cells "
+          f"(15 mm and {h_star:g} mm, both shapes, speeds where (a) stood on flat ground)")  # fmt: skip
+    falls = ",".join(sw.LABEL[c] for c in sw.CONTROLLERS if any(sw.cell(cells, c, "", 0, v).fell for v in speeds))
+    print(f"wall time {r.wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
+    ac = " ".join(
+        f"{r.prefix}_{name}{tag}_ac={sw.ac(cells, shape, h, speeds)}"
+        for tag, h in (("15", 15.0), ("7", h_star), ("5", 5.0))
+        for name, shape in (("board", "board"), ("box", "foot_box"))
+    )
+    print(
+        f"RESULT {r.prefix}_flat_falls={falls or 'none'} {ac} {r.prefix}_paper_result={k}/{n} "
+        f"{r.prefix}_knee_energy40_reduction={knee:.3f} {r.prefix}_energy40_reduction={total:.3f}"
+    )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=1, help="processes (at most 2: the machine's cores are shared)")
@@ -110,35 +157,7 @@ def main() -> int:
         cells = dict(zip(ks, pool.map(partial(sw.run_cell, gait=GAIT), ks)))
         runs = dict(zip(sw.CONTROLLERS, done))
     wall = time.perf_counter() - t0
-    print(sw.tables(cells))
-    free = [v for v in sw.SPEEDS if not sw.cell(cells, "high", "", 0, v).fell]
-    print(f"\nspeeds at which (a) stood on flat ground: {', '.join(f'{v:g}' for v in free) or 'none'}")
-    for h in (15.0, h_star, 5.0):
-        for s in sw.SHAPES:
-            k, m = sw.paper_count(cells, s, h)
-            print(f"{s} {h:g} mm: the paper's result at {k} of {m} of those speeds")
-    text, knee, total = nb.energy(runs, KNEES)
-    print(text)
-    print(record(runs))
-    slow = next((v for v in free if sw.cell(cells, "high", "board", 15.0, v).fell), free[0] if free else 0.02)
-    path, figs = fig6b(15.0, slow, sw.N_STEPS, a.fig6b, GAIT)
-    same = all(figs[c].fell == sw.cell(cells, c, "board", 15.0, slow).fell for c in figs)
-    print(f"Fig. 6b (15 mm board, {slow:g} m/s; the same outcomes as the cells: {same}): {shown(path)}")
-    k, n = paper_result(cells, h_star)
-    print(f"paper's result (pre-registered: (a) fell backwards after touching, (c) stood) in {k} of {n} cells "
-          f"(15 mm and {h_star:g} mm, both shapes, speeds where (a) stood on flat ground)")  # fmt: skip
-    falls = ",".join(sw.LABEL[c] for c in sw.CONTROLLERS if any(sw.cell(cells, c, "", 0, v).fell for v in sw.SPEEDS))
-    print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
-    ac = " ".join(
-        f"robotis_{name}{tag}_ac={sw.ac(cells, shape, h)}"
-        for tag, h in (("15", 15.0), ("7", h_star), ("5", 5.0))
-        for name, shape in (("board", "board"), ("box", "foot_box"))
-    )
-    print(
-        f"RESULT robotis_flat_falls={falls or 'none'} {ac} robotis_paper_result={k}/{n} "
-        f"robotis_knee_energy40_reduction={knee:.3f} robotis_energy40_reduction={total:.3f}"
-    )
-    return 0
+    return report(cells, runs, h_star, sw.SPEEDS, Report("robotis", GAIT, a.fig6b, wall, "g"))
 
 
 if __name__ == "__main__":
