@@ -101,17 +101,10 @@ def main() -> int:
     )
     print(f"paper's result (pre-registered: (a) fell backwards after touching, (c) stood) in {k} of {n} 15 mm cells; "
           f"not pre-registered, for the record: (a) fell any way and (c) stood in {any_way} of {n}")  # fmt: skip
-    falls = ",".join(
-        nb.LABEL[c] for c in nb.CONTROLLERS if any(nb.cell(cells, c, "", 0, v).fell for v in SPEEDS)
-    )  # fmt: skip
     print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
-    ac = " ".join(
-        f"cpg_{name}{h}_ac={nb.ac(cells, shape, h, speeds=SPEEDS)}"
-        for h in (15, 5)
-        for name, shape in (("box", "foot_box"), ("board", "board"))
-    )
     print(
-        f"RESULT cpg_flat_falls={falls or 'none'} {ac} cpg_paper_result={k}/{n} "
+        f"RESULT cpg_flat_falls={nb.flat_falls(cells, SPEEDS)} {nb.ac_keys(cells, 'cpg', SPEEDS)} "
+        f"cpg_paper_result={k}/{n} "
         f"cpg_knee_energy40_reduction={knee:.3f} cpg_energy40_reduction={total:.3f} "
         f"cpg_kp32_board15_ac={nb.ac(cells, 'board', 15, nb.KP_CODE, SPEEDS)} "
         f"cpg_kp32_box15_ac={nb.ac(cells, 'foot_box', 15, nb.KP_CODE, SPEEDS)} "

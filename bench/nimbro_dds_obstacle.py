@@ -221,16 +221,9 @@ def main() -> int:
     print(nb.tables(dds, SPEEDS, supplement=False))
     print(fig6b(dds, probes, a.fig6b))
     k, n = nb.paper_count(dds, speeds=SPEEDS)
-    falls = ",".join(
-        nb.LABEL[c] for c in nb.CONTROLLERS if any(nb.cell(dds, c, "", 0, v).fell for v in SPEEDS)
-    )  # fmt: skip
-    ac = " ".join(
-        f"dds_cpg_{name}{h}_ac={nb.ac(dds, shape, h, speeds=SPEEDS)}"
-        for h in (15, 5)
-        for name, shape in (("board", "board"), ("box", "foot_box"))
-    )
+    ac = nb.ac_keys(dds, "dds_cpg", SPEEDS, (("board", "board"), ("box", "foot_box")))
     print(
-        f"RESULT dds_cpg_flat_falls={falls or 'none'} {ac} dds_cpg_paper_result={k}/{n} "
+        f"RESULT dds_cpg_flat_falls={nb.flat_falls(dds, SPEEDS)} {ac} dds_cpg_paper_result={k}/{n} "
         f"agree_with_rosfree={agree}/{len(ks)} agree_with_rosfree_walknode={agree_node}/{len(ks)} "
         f"rtf={sim_s / wall_s:.2f} load={load:.2f}"
     )

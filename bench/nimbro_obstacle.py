@@ -139,6 +139,18 @@ def ac(cells: dict, shape: str, h: float, kp: float = KP_HIGH, speeds=SPEEDS) ->
     )
 
 
+def flat_falls(cells: dict, speeds=SPEEDS) -> str:
+    """The controllers that fell on flat ground at any of ``speeds`` [m/s] (k_P high), e.g. "a,b"; "none"."""
+    return ",".join(LABEL[c] for c in CONTROLLERS if any(cell(cells, c, "", 0, v).fell for v in speeds)) or "none"
+
+
+def ac_keys(cells: dict, prefix: str, speeds=SPEEDS, shapes=(("box", "foot_box"), ("board", "board"))) -> str:
+    """RESULT's ``{prefix}_{name}{h}_ac=…`` keys (:func:`ac`) at 15 then 5 mm, per (name, shape) of ``shapes``."""
+    return " ".join(
+        f"{prefix}_{name}{h}_ac={ac(cells, shape, h, speeds=speeds)}" for h in (15, 5) for name, shape in shapes
+    )
+
+
 def paper(cells: dict, shape: str, h: float, v: float, kp: float = KP_HIGH) -> bool:
     """(a) fell backwards after its first foot touched the obstacle, (c) stood."""
     a = cell(cells, "high", shape, h, v, kp)
@@ -262,7 +274,7 @@ def main() -> int:
     )
     print(f"paper's result (pre-registered: (a) fell backwards after touching, (c) stood) in {k} of {n} 15 mm cells; "
           f"not pre-registered, for the record: (a) fell any way and (c) stood in {any_way} of {n}")  # fmt: skip
-    falls = ",".join(LABEL[c] for c in CONTROLLERS if any(cell(cells, c, "", 0, v).fell for v in SPEEDS)) or "none"
+    falls = flat_falls(cells)
     print(f"wall time {wall:.0f} s, load average after {os.getloadavg()[0]:.2f}")
     extra = ""
     if a.perturb:
@@ -275,9 +287,8 @@ def main() -> int:
         extra = f" perturb_held={held}/{len(again)}"
     k32, n32 = paper_count(cells, KP_CODE)
     print(
-        f"RESULT nimbro_mass_kg={mass:.3f} nimbro_flat_falls={falls} nimbro_box15_ac={ac(cells, 'foot_box', 15)} "
-        f"nimbro_board15_ac={ac(cells, 'board', 15)} nimbro_box5_ac={ac(cells, 'foot_box', 5)} "
-        f"nimbro_board5_ac={ac(cells, 'board', 5)} nimbro_paper_result={k}/{n} "
+        f"RESULT nimbro_mass_kg={mass:.3f} nimbro_flat_falls={falls} {ac_keys(cells, 'nimbro')} "
+        f"nimbro_paper_result={k}/{n} "
         f"nimbro_knee_energy40_reduction={knee:.3f} nimbro_energy40_reduction={total:.3f} "
         f"nimbro_kp32_board15_ac={ac(cells, 'board', 15, KP_CODE)} "
         f"nimbro_kp32_box15_ac={ac(cells, 'foot_box', 15, KP_CODE)} "
