@@ -212,21 +212,19 @@ def test_up_sim_op3_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels):
     assert "has no parameter" not in out, out[-3000:]
 
 
-def test_up_sim_nimbro_op_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels):
-    """`servo-ff up sim_nimbro_op` as shipped (lockstep_timeout 5 s here, as sim_op3's test): under cmd_vel 0.1 m/s
-    the NimbRo-OP advances upright over 3 s of sim time from the walk's start (measured 0.093 m; before the walk node
-    held q̇ at the URDF limit the feed-forward node refused every trajectory and it walked 0.004 m in 10 s)."""
-    pytest.importorskip("rclpy")
-    pytest.importorskip("placo")
+def _walk_under_cmd_vel(tmp_path, bringup: str, salt: int, what: str, *args: str):
+    """`servo-ff up <bringup> <args>` under cmd_vel 0.1 m/s from its first odom until 3 s of sim time after the walk's
+    start (2.5 s: start_delay 0.5 + approach_time 2.0): (odom [(sim s, x [m], trunk tilt [rad])], the walk's part of
+    it, the process's output)."""
     from geometry_msgs.msg import Twist
     from nav_msgs.msg import Odometry
 
     from servo_ff.ros.harness import RosHarness, wait_for
 
-    h = RosHarness(salt=23)
-    proc = _up_patient(tmp_path, "sim_nimbro_op", h)
+    h = RosHarness(salt=salt)
+    proc = _up_patient(tmp_path, bringup, h, *args)
     try:
-        probe = h.make_node("nimbro_up_probe")
+        probe = h.make_node(f"{bringup}_up_probe")
         pub = probe.create_publisher(Twist, "cmd_vel", 10)
         forward = Twist()
         forward.linear.x = 0.1
@@ -239,16 +237,25 @@ def test_up_sim_nimbro_op_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels)
 
         probe.create_subscription(Odometry, "odom", on_odom, 100)
         t_walk = 2.5  # s: start_delay 0.5 + approach_time 2.0 after the first joint_states
-        wait_for(lambda: pub.publish(forward) or (odom and odom[-1][0] >= t_walk), 120.0, "the NimbRo-OP walk's start")
-        t0, x0, _ = odom[-1]
+        wait_for(lambda: pub.publish(forward) or (odom and odom[-1][0] >= t_walk), 120.0, f"the {what} walk's start")
+        t0 = odom[-1][0]
         wait_for(lambda: pub.publish(forward) or odom[-1][0] >= t0 + 3.0, 300.0, "3 s of walking under cmd_vel")
-        window = [o for o in odom if o[0] >= t0]
-        assert window[-1][1] - x0 > 0.04, window[-1]  # m (0.3 m commanded, from standing)
-        assert max(o[2] for o in odom) < 0.35  # rad: upright (the trunk leans 0.1 rad by design; a fall is 0.6)
     finally:
         proc.terminate()
         out = proc.communicate(timeout=20)[0]
         h.shutdown()
+    return odom, [o for o in odom if o[0] >= t0], out
+
+
+def test_up_sim_nimbro_op_walks_under_cmd_vel(tmp_path, compiled_mujoco_kernels):
+    """`servo-ff up sim_nimbro_op` as shipped (lockstep_timeout 5 s here, as sim_op3's test): under cmd_vel 0.1 m/s
+    the NimbRo-OP advances upright over 3 s of sim time from the walk's start (measured 0.093 m; before the walk node
+    held q̇ at the URDF limit the feed-forward node refused every trajectory and it walked 0.004 m in 10 s)."""
+    pytest.importorskip("rclpy")
+    pytest.importorskip("placo")
+    odom, window, out = _walk_under_cmd_vel(tmp_path, "sim_nimbro_op", 23, "NimbRo-OP")
+    assert window[-1][1] - window[0][1] > 0.04, window[-1]  # m (0.3 m commanded, from standing)
+    assert max(o[2] for o in odom) < 0.35  # rad: upright (the trunk leans 0.1 rad by design; a fall is 0.6)
     assert "has no parameter" not in out, out[-3000:]
 
 
@@ -258,37 +265,9 @@ def test_up_sim_op3_gait_cpg_walks_under_cmd_vel_and_says_it_clips(tmp_path, com
     walks at that, and the OP3 advances upright over 3 s of sim time from the walk's start."""
     pytest.importorskip("rclpy")
     pytest.importorskip("pinocchio")
-    from geometry_msgs.msg import Twist
-    from nav_msgs.msg import Odometry
-
-    from servo_ff.ros.harness import RosHarness, wait_for
-
-    h = RosHarness(salt=29)
-    proc = _up_patient(tmp_path, "sim_op3", h, "gait:=cpg")
-    try:
-        probe = h.make_node("op3_cpg_up_probe")
-        pub = probe.create_publisher(Twist, "cmd_vel", 10)
-        forward = Twist()
-        forward.linear.x = 0.1
-        odom: list[tuple[float, float, float]] = []  # (sim s, x, tilt of the trunk's z axis [rad])
-
-        def on_odom(m: Odometry) -> None:
-            p, q = m.pose.pose.position, m.pose.pose.orientation
-            tilt = math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (q.x * q.x + q.y * q.y))))
-            odom.append((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, p.x, tilt))
-
-        probe.create_subscription(Odometry, "odom", on_odom, 100)
-        t_walk = 2.5  # s: start_delay 0.5 + approach_time 2.0 after the first joint_states
-        wait_for(lambda: pub.publish(forward) or (odom and odom[-1][0] >= t_walk), 120.0, "the OP3 CPG walk's start")
-        t0, x0, _ = odom[-1]
-        wait_for(lambda: pub.publish(forward) or odom[-1][0] >= t0 + 3.0, 300.0, "3 s of walking under cmd_vel")
-        window = [o for o in odom if o[0] >= t0]
-        assert window[-1][1] - x0 > 0.03, window[-1]  # m (gcv ramping to 1 at 0.254 /s: ≈ 0.07 m planned)
-        assert max(o[2] for o in window) < 0.35  # rad: upright (a fall is 0.6)
-    finally:
-        proc.terminate()
-        out = proc.communicate(timeout=20)[0]
-        h.shutdown()
+    _, window, out = _walk_under_cmd_vel(tmp_path, "sim_op3", 29, "OP3 CPG", "gait:=cpg")
+    assert window[-1][1] - window[0][1] > 0.03, window[-1]  # m (gcv ramping to 1 at 0.254 /s: ≈ 0.07 m planned)
+    assert max(o[2] for o in window) < 0.35  # rad: upright (a fall is 0.6)
     assert "op3_cpg walk (20 joints, step period 0.295 s)" in out, out[-3000:]
     assert "linear.x 0.1 m/s beyond 0.05671 m/s (gcv.x 1: walked at that)" in out, out[-3000:]
     assert "has no parameter" not in out, out[-3000:]
