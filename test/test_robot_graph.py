@@ -190,3 +190,18 @@ def test_cpg_stop_latches_zero_where_the_rosfree_plan_withdraws_it(vx):
         e.tick()
         assert (e.state.gcv, e.state.phase) == pytest.approx((s.gcv[k], s.phase[k]), abs=1e-12), s.t[k]
     assert e.cmd == (0.0, 0.0, 0.0) and s.gcv[halt - 1] < 0.1
+
+
+def test_withdraw_on_placo_is_refused_before_any_node_starts():
+    """run_op3(withdraw=True) on a placo graph: one ValueError line naming the graph's gait, raised before a harness
+    or node exists (the OP3's CPG graph is a CPG, cpg_stop takes its engine)."""
+    from servo_ff.bringup.op3_mission import run_op3
+    from servo_ff.bringup.robot_graph import cpg_stop, op3_graph
+    from servo_ff.dynamics.nimbro_cpg_engine import op3_cpg_engine
+    from servo_ff.dynamics.walk_sim import OP3_URDF
+
+    with pytest.raises(ValueError, match=r"^withdraw: the walk node's CPG only \(gait nimbro_cpg or op3_cpg\), not "
+                       r"op3's gait placo$"):  # fmt: skip
+        run_op3("ff", withdraw=True, salt=1, timeout=0.0)
+    t_zero, t_end = cpg_stop(op3_cpg_engine(OP3_URDF), 0.0354, 4, 0.0)
+    assert 0.0 < t_zero < t_end and op3_graph("cpg").walk["gait"] == "op3_cpg"

@@ -15,10 +15,11 @@ sim's per-joint energy meter E = ∫U·I dt over the ``n_steps`` steps after the
 that high under the right foot, placed at the middle of its ``obstacle_step``-th swing (the foot lands on it);
 ``obstacle_shape`` "board": a board that high across the path instead, placed at the walk start (the sim node's
 ``obstacle_shape``). ``firmware``: a firmware row for every servo instead of the servo file's (the sim node's servo
-YAML with ``firmware:`` set, the feed-forward node's α̂ of that law: :mod:`.op3_firmware`). ``withdraw`` (the
-NimbRo-OP's CPG): cmd_vel 0 after the ``n_steps`` steps as the ROS-free plan withdraws it, the run ending with that
-plan (:func:`.robot_graph.cpg_stop`); ``tap``: called after each period with (s from the walk start, the trunk
-quaternion (x, y, z, w) of ``imu/data``, sim node, walk node), for a bench's own measurements.
+YAML with ``firmware:`` set, the feed-forward node's α̂ of that law: :mod:`.op3_firmware`). ``withdraw`` (a CPG
+graph, ``gait`` nimbro_cpg or op3_cpg; refused on placo's before any node starts): cmd_vel 0 after the ``n_steps``
+steps as the ROS-free plan withdraws it, the run ending with that plan (:func:`.robot_graph.cpg_stop`); ``tap``:
+called after each period with (s from the walk start, the trunk quaternion (x, y, z, w) of ``imu/data``, sim node,
+walk node), for a bench's own measurements.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from servo_ff.nodes.walk_params import CPG_GAITS
 from servo_ff.ros.cdr_template import cdr_imu
 from servo_ff.ros.harness import RosHarness, wait_for
 
@@ -111,13 +113,17 @@ def run_op3(
         raise ValueError(f"firmware {firmware!r}: the OP3's servo file only, not {robot.name}'s")
     if n_steps < 1:  # before any node starts (the step windows need a step)
         raise ValueError(f"n_steps must be ≥ 1, got {n_steps}")
+    robot = robot or op3_graph()
+    if withdraw and robot.walk.get("gait", "placo") not in CPG_GAITS:  # before any node starts
+        raise ValueError(f"withdraw: the walk node's CPG only (gait {' or '.join(CPG_GAITS)}), not {robot.name}'s "
+                         f"gait {robot.walk.get('gait', 'placo')}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="op3_firmware_") as tmp:
         files = op3_firmware_params(firmware, Path(tmp))
         ros = RosHarness(salt=salt, prefix="op3_", events=events)
         try:
             res = _run(
                 ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track,
-                obstacle_shape, files, robot or op3_graph(), withdraw, tap,
+                obstacle_shape, files, robot, withdraw, tap,
             )  # fmt: skip
         finally:
             ros.shutdown()

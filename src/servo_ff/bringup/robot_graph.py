@@ -99,7 +99,7 @@ def cpg_stop(engine, vx: float, n_steps: int, lead: float) -> tuple[float, float
     engine ticks, so that the engine latches 0 at the same phase centre; the end is the plan's. The walk node does
     not halt: it steps in place."""
     if not hasattr(engine, "gcv"):
-        raise ValueError(f"withdraw: the NimbRo-OP's CPG only, not {type(engine).__name__}")
+        raise ValueError(f"withdraw: a CPG engine only (NimbRo-OP's or OP3's), not {type(engine).__name__}")
     from servo_ff.dynamics.nimbro_cpg_plan import gait_states
 
     p = engine.params
