@@ -87,19 +87,29 @@ def half_swings(log: ServoLog, load: PendulumLoad, min_amplitude: float = 0.1, h
     return out
 
 
-def armature_from_swings(
+def swings_by_log(
     logs: Sequence[ServoLog], min_amplitude: float = 0.1, hysteresis: float = 0.01
-) -> SwingEstimate | None:
-    """The armature [kg·m²] from every free half-swing of ``logs`` (pendulum-bench logs; their mass, arm mass and
-    length give the load), or None when none has a torque-off half-swing of ``min_amplitude`` [rad]."""
-    per: list[float] = []
-    used = 0
+) -> list[tuple[ServoLog, list[float]]]:
+    """(log, the armature [kg·m²] of each of its half-swings, :func:`half_swings`) for every pendulum-bench log of
+    ``logs`` (length > 0: its mass, arm mass and length give the load) with a torque-off half-swing of
+    ``min_amplitude`` [rad] or more."""
+    out = []
     for lg in logs:
         if not lg.length > 0:
             continue
         got = half_swings(lg, PendulumLoad(lg.mass, lg.length, lg.arm_mass), min_amplitude, hysteresis)
-        used += bool(got)
-        per += got
+        if got:
+            out.append((lg, got))
+    return out
+
+
+def armature_from_swings(
+    logs: Sequence[ServoLog], min_amplitude: float = 0.1, hysteresis: float = 0.01
+) -> SwingEstimate | None:
+    """The armature [kg·m²] from every free half-swing of ``logs`` (:func:`swings_by_log`), or None when none has a
+    torque-off half-swing of ``min_amplitude`` [rad]."""
+    by_log = swings_by_log(logs, min_amplitude, hysteresis)
+    per = [a for _, got in by_log for a in got]
     if not per:
         return None
-    return SwingEstimate(float(np.median(per)), tuple(per), used)
+    return SwingEstimate(float(np.median(per)), tuple(per), len(by_log))

@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..io.servo_log import ServoLog
-from ..models.loads import PendulumLoad
-from .free_swing import half_swings
+from .free_swing import swings_by_log
 from .search_space import Bound
 
 MIN_AMPLITUDE = 0.1  # [rad] smallest half-swing amplitude used (free_swing's criterion)
@@ -76,22 +75,16 @@ def swing_armature(train: Sequence[ServoLog], box: Bound, enabled: bool = True) 
     estimate, or one outside ``box``."""
     if not enabled:
         return SwingHold(None, "--no-swing-armature")
-    per: list[float] = []
-    used: list[str] = []
-    for lg in train:
-        if not lg.length > 0:
-            continue
-        got = half_swings(lg, PendulumLoad(lg.mass, lg.length, lg.arm_mass), MIN_AMPLITUDE, HYSTERESIS)
-        if not got:
-            continue
+    by_log = swings_by_log(train, MIN_AMPLITUDE, HYSTERESIS)
+    for lg, got in by_log:
         own = float(np.median(got))
         if not (math.isfinite(own) and own > 0):
             raise ValueError(
                 f"{lg.source}: its torque-off swings give armature {own:.3g} kg·m² (not finite and positive: check the "
                 "log's mass, arm_mass and length); pass --no-swing-armature to search the armature"
             )
-        used.append(lg.source)
-        per += got
+    per = [a for _, got in by_log for a in got]
+    used = [lg.source for lg, _ in by_log]
     if not per:
         return SwingHold(None, f"no torque-off half-swing of >= {MIN_AMPLITUDE:g} rad in the training logs")
     est = float(np.median(per))
