@@ -101,6 +101,9 @@ def cross_gain(logs, seeds: list[int], kw: dict) -> int:
     for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0])):
         train, val = [lg for lg in logs if lg.kp == a], [lg for lg in logs if lg.kp == b]
         est = armature_from_swings(train)
+        if est is None:  # as main's: nothing to hold (was an AttributeError traceback)
+            print(f"kp {a:g}: no torque-off half-swing in the training logs: nothing to hold the armature at")
+            return 0
         print(f"\n## kp {a:g} → kp {b:g}: armature from the training gain's free swings {est.armature:.5f} kg·m²")
         print(
             "| seed | arm | M1–M5 train [mrad] | M1–M5 held out [mrad] | M3 armature | s |\n|---|---|---|---|---|---|"
