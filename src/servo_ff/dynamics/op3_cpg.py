@@ -93,6 +93,7 @@ def op3_config(urdf: str | Path) -> CpgConfig:
 
 @cache
 def _axes(urdf: str) -> dict[str, tuple[float, float, float]]:
+    """Joint name → its URDF axis (x, y, z); a joint with a rotated origin is a ValueError naming it."""
     root = ET.parse(urdf).getroot()
     out = {}
     for j in root.iter("joint"):
@@ -109,7 +110,13 @@ def joint_signs(urdf: str | Path) -> dict[str, tuple[str, float]]:
     """CPG joint name (``left_knee_pitch``…, ``left_shoulder_pitch``) → (the OP3's joint, ±1): the sign of the OP3
     joint's axis along the NimbRo-OP's (every origin unrotated, so the axes are the trunk's at zero); an axis not
     along the NimbRo-OP's is a ValueError naming it."""
-    axes, out = _axes(str(urdf)), {}
+    return dict(_signs(str(urdf)))
+
+
+@cache
+def _signs(urdf: str) -> dict[str, tuple[str, float]]:
+    """:func:`joint_signs` of one URDF file, computed once (:func:`pose` reads it every 8 ms tick)."""
+    axes, out = _axes(urdf), {}
     pairs = [(f"{side}_{j}", f"{SIDE[side]}_{OP3_LEG[j]}") for side in LEGS for j in LEG_JOINTS]
     pairs += [(f"{side}_shoulder_pitch", f"{SIDE[side]}_sho_pitch") for side in LEGS]
     for cpg, op3 in pairs:
@@ -124,7 +131,7 @@ def pose(joints: list[str], phase: float, gcv_x: float, timer: float, cfg: CpgCo
     """[rad] every OP3 joint of ``joints`` at the gait state: the legs (:func:`.nimbro_cpg.leg_joints`) and the arm
     swing on the shoulder pitch mapped by :func:`joint_signs`; shoulder roll, elbows, head at ROBOTIS's ini_pose."""
     q = {n: math.radians(v) for n, v in RobotisConfig().hold}
-    signs, first = joint_signs(urdf), first_step(timer, cfg)
+    signs, first = _signs(str(urdf)), first_step(timer, cfg)
     for side, s in LEGS.items():
         for j, v in zip(LEG_JOINTS, leg_joints(phase, s, gcv_x, first, cfg)):
             name, sign = signs[f"{side}_{j}"]
