@@ -190,6 +190,10 @@ def main() -> int:
     ap.add_argument("--halt-start", action="store_true", help="diagnostic: the sim starts in the CPG's halt pose")
     a = ap.parse_args()
     ks = [k for k in keys() if a.only in f"{k[1]}:{k[2]}:{k[3]:g}"]
+    if not ks:
+        print(f"{Path(__file__).name}: error: --only {a.only!r} matches none of the {len(keys())} cells "
+              "('shape:h:vx', e.g. 'board:15:0.025')", file=sys.stderr)  # fmt: skip
+        return 2
     print(f"NimbRo-OP, its authors' CPG over DDS: {len(ks)} runs of {nb.N_STEPS} steps, 1 process, load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)  # fmt: skip
     pl = plans()

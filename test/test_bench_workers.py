@@ -40,3 +40,19 @@ def test_an_unknown_gait_is_refused_naming_it(monkeypatch):
         nimbro_obstacle.walk("high", 1, 0.05, nimbro_obstacle.KP_HIGH, gait="robotis")
     with pytest.raises(ValueError, match="gait must be 'placo', 'robotis' or 'cpg', got 'nimbro'"):
         op3_obstacle_sweep.robotis_ready(0.05, 1, "nimbro")
+
+
+def test_nimbro_dds_obstacle_only_matching_no_cell_is_refused():
+    """bench/nimbro_dds_obstacle.py --only with a pattern no cell matches: one line on stderr naming it, exit 2,
+    before any node or plan (was a ZeroDivisionError traceback after printing the empty tables)."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "nimbro_dds_obstacle.py"), "--only", "stairs:15"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.splitlines() == [
+        "nimbro_dds_obstacle.py: error: --only 'stairs:15' matches none of the 45 cells ('shape:h:vx', e.g. "
+        "'board:15:0.025')"
+    ]
