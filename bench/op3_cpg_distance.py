@@ -16,6 +16,7 @@ Last line: RESULT cpg_distance_c_m=… cpg_step_period_s=… cpg_fell=0|1 cpg_rt
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -31,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=140)
     ap.add_argument("--vx", type=float, default=0.0567, help="m/s (the CPG's top speed on the OP3)")
     a = ap.parse_args(argv)
+    if a.steps < 1 or not (math.isfinite(a.vx) and a.vx > 0):  # the CPG walks forward only
+        print(f"{Path(__file__).name}: error: --steps must be >= 1 and --vx a finite speed > 0 m/s (the CPG walks "
+              f"forward only), got {a.steps} and {a.vx:g}", file=sys.stderr)  # fmt: skip
+        return 2
     r = run_op3("ff", n_steps=a.steps, vx=a.vx, robot=op3_graph("cpg"))
     print(format_table([r]))
     ok = int(not r.fell and r.travel >= 2.0)

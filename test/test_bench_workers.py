@@ -56,3 +56,15 @@ def test_nimbro_dds_obstacle_only_matching_no_cell_is_refused():
         "nimbro_dds_obstacle.py: error: --only 'stairs:15' matches none of the 45 cells ('shape:h:vx', e.g. "
         "'board:15:0.025')"
     ]
+
+
+@pytest.mark.parametrize("args", [["--steps", "0"], ["--vx", "-0.05"], ["--vx", "nan"]])
+def test_op3_cpg_distance_bad_steps_or_speed_refused(args):
+    """bench/op3_cpg_distance.py: no step or a speed the forward-only CPG cannot walk (it stepped in place and
+    printed a RESULT for --vx -1; --steps 0 was a traceback): one line on stderr, exit 2, before any node starts."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "op3_cpg_distance.py"), *args], capture_output=True, text=True, timeout=300
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("op3_cpg_distance.py: error: --steps must be >= 1 and --vx a finite speed > 0 m/s")
