@@ -13,9 +13,13 @@ logs' free-swing estimate, seed 0) three times: on the four kp 100 logs, on the 
    MAE most (a diagnosis: the held-out gain is judged here, nothing is chosen for a model on it);
 4. which *training* log resists that group: the training gain's model refitted with the group held at the joint
    fit's value (every other key free, warm from its own fit), training MAE per log against the free fit's;
-5. every log's MAE under each of the three fits (is the error one log's?).
+5. every log's MAE under each of the three fits (is the error one log's?);
+6. the first model refitted on each gain with R held at each value of a grid (``--r-profile``; the rest free, warm
+   from its own fit, the armature at the gain's free swing): training MAE per log says which log pins R where; the
+   held-out MAE is printed beside it, not used to choose.
 
 Run: python bench/cross_gain_diagnosis.py [--data DIR] [--max-evals N] [--seed S] [--models m3,m5] [--no-hold]
+[--r-profile 2.98,3.2,…]
 Last line: RESULT model=<first shown> then per direction (up: kp 100 → kp 400, down: kp 400 → kp 100):
 <dir>_base=<rad> (held-out MAE of the training gain's fit) <dir>_joint=<rad> (the joint fit on that gain, in sample)
 <dir>_group=<group swapped from the joint fit that lowers the held-out MAE most> <dir>_swap=<rad> <dir>_other_group=
@@ -139,6 +143,49 @@ def hold_refit(model: str, base_fit, donor, group: str, train, val, firmware, pr
     )
 
 
+def r_profile(model: str, fits: dict, by_gain: dict, held: dict, grid: list[float], firmware, prior, args) -> None:
+    """``model`` refitted on each gain with R held at each value of ``grid`` [Ω] (see the module docstring, 6)."""
+    gains = sorted(by_gain)
+    for a, b in ((gains[0], gains[-1]), (gains[-1], gains[0])):
+        train, val, own = by_gain[a], by_gain[b], fits[a][model]
+        print(
+            f"\n## {model.upper()} refitted on kp {a:g} with R held: training MAE per log [mrad], mean, held-out kp "
+            f"{b:g} (printed, not used to choose), and the refit's friction"
+        )
+        print(
+            "| R [Ω] | "
+            + " | ".join(name(lg) for lg in train)
+            + f" | training | held out | {' | '.join(own.params.friction)} |\n|---|"
+            + "---|" * (len(train) + 2 + len(own.params.friction))
+        )
+        p = own.params
+        x0 = {"kt": p.kt, "q_offset": p.q_offset, **p.friction}
+        for r_ohm in grid:
+            r = fit_model(
+                train,
+                model,
+                "xl330",
+                firmware,
+                val,
+                max_evals=args.max_evals,
+                seed=args.seed,
+                x0=x0,
+                progress=False,
+                fixed={**held[a], "R": r_ohm},
+                prior=prior,
+            )
+            print(
+                f"| {r_ohm:g} | "
+                + " | ".join(f"{evaluate(r.params, [lg]) * 1e3:.2f}" for lg in train)
+                + f" | {r.train_mae * 1e3:.2f} | {r.validation_mae * 1e3:.2f} | "
+                + " | ".join(f"{v:.4g}" for v in r.params.friction.values())
+                + " |"
+            )
+        print(f"| free ({p.R:.3f}) | " + " | ".join(f"{evaluate(p, [lg]) * 1e3:.2f}" for lg in train), end="")
+        print(f" | {own.train_mae * 1e3:.2f} | {own.validation_mae * 1e3:.2f} | ", end="")
+        print(" | ".join(f"{v:.4g}" for v in p.friction.values()) + " |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
@@ -146,6 +193,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--models", default="m3,m5", help="models to take apart (of M1–M5)")
     ap.add_argument("--no-hold", dest="hold", action="store_false", help="skip the held-group refits (step 4)")
+    ap.add_argument(
+        "--r-profile",
+        default="2.98,3.2,3.448,3.7,3.9,4.2,4.66",
+        help="R values [Ω] at which the first model is refitted on each gain (step 6; '' skips); default: the prior "
+        "box at kt 0.373 (2.98–4.66) and the datasheet's stall resistance 3.448",
+    )
     args = ap.parse_args()
     logs = real_recordings(args.data)
     if logs is None:
@@ -218,6 +271,10 @@ def main() -> int:
             }
             if args.hold and bj not in ("armature", "firmware"):
                 hold_refit(m, fits[a][m], p0, bj, train, val, firmware, prior, held[a], args)
+
+    grid = [float(v) for v in args.r_profile.split(",") if v.strip()]
+    if grid:
+        r_profile(shown[0], fits, by_gain, held, grid, firmware, prior, args)
 
     r = result[shown[0]]
     print(
