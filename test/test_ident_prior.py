@@ -112,3 +112,16 @@ def test_phase_labels_and_budget():
     assert b.samples["saturation"] == pytest.approx(50 / n)
     with pytest.raises(ValueError, match="differ in length"):
         error_budget([err], [lab[:-1]])
+
+
+def test_stall_resistance_is_the_stall_point_voltage_over_current():
+    """R = V/I_s from the vendor's stall figures (XL330-M288: 6.0 V, 1.74 A → 3.448 Ω), the value
+    models/datasheet.py's motor_from_servo derives; None where the vendor gives no stall current."""
+    from servo_ff.models.datasheet import XM430_W350_DATASHEET, motor_from_servo
+
+    assert DATASHEETS["xl330"].stall_resistance == pytest.approx(6.0 / 1.74)
+    assert DATASHEETS["xm430"].stall_resistance == pytest.approx(motor_from_servo(XM430_W350_DATASHEET).R)
+    assert DATASHEETS["sts3215"].stall_current is None and DATASHEETS["sts3215"].stall_resistance is None
+    for name, s in DATASHEETS.items():
+        if s.stall_current is not None:  # every quoted current is the one in the row's source text
+            assert f"{s.stall_current:g}" in s.source, name

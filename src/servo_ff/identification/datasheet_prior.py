@@ -27,12 +27,20 @@ PENALTY = 1.0  # [rad of MAE per unit of log-excess over the box]
 
 @dataclass(frozen=True)
 class DatasheetFigures:
-    """Vendor figures of one servo: ``stall_torque`` [N·m] and ``no_load_speed`` [rad/s] at ``voltage`` [V]."""
+    """Vendor figures of one servo: ``stall_torque`` [N·m] and ``no_load_speed`` [rad/s] at ``voltage`` [V], and the
+    ``stall_current`` [A] where the vendor lists it (None: not listed)."""
 
     stall_torque: float
     no_load_speed: float
     voltage: float
     source: str
+    stall_current: float | None = None
+
+    @property
+    def stall_resistance(self) -> float | None:
+        """R = V/I at stall [Ω] (the motor law's U = R·I at ω = 0: winding, driver and wiring), None without a
+        stall current."""
+        return None if self.stall_current is None else self.voltage / self.stall_current
 
 
 #: Vendor datasheet figures (output shaft), one row per servo at the supply voltage of its firmware law
@@ -48,6 +56,7 @@ DATASHEETS: dict[str, DatasheetFigures] = {
         "ROBOTIS e-manual XL330-M288-T (emanual.robotis.com/docs/en/dxl/x/xl330-m288, Specifications): "
         "'Stall Torque 0.60 [N.m] (at 6.0 [V], 1.74 [A])', 'No Load Speed 123 [rev/min] (at 6.0 [V])'; 6.0 V, the "
         "highest listed (3.7/5.0/6.0 V), nearest the law's vin 7.5 V (above the 3.7-6.0 V input range)",
+        stall_current=1.74,
     ),
     "xl320": DatasheetFigures(
         0.39,
@@ -55,6 +64,7 @@ DATASHEETS: dict[str, DatasheetFigures] = {
         7.4,
         "ROBOTIS e-manual XL-320 (docs/en/dxl/x/xl320.md, Specifications): 'Stall Torque 0.39Nm @ 7.4V, 1.1A', "
         "'No Load Speed 114rpm @ 7.4V, 0.18A'; 7.4 V, the only voltage listed (law vin 7.5 V)",
+        stall_current=1.1,
     ),
     "mx64": DatasheetFigures(
         7.3,
@@ -62,6 +72,7 @@ DATASHEETS: dict[str, DatasheetFigures] = {
         14.8,
         "ROBOTIS e-manual MX-64 (2.0) (docs/en/dxl/mx/mx-64-2.md, Specifications): 'Stall Torque 7.3Nm @ 14.8V, "
         "5.2A', 'No Load Speed 78rpm @ 14.8V'; 14.8 V, of 11.1/12/14.8 V the nearest the law's vin 15 V",
+        stall_current=5.2,
     ),
     "mx106": DatasheetFigures(
         10.0,
@@ -69,6 +80,7 @@ DATASHEETS: dict[str, DatasheetFigures] = {
         14.8,
         "ROBOTIS e-manual MX-106 (2.0) (docs/en/dxl/mx/mx-106-2.md, Specifications): 'Stall Torque 10.0Nm @ 14.8V, "
         "6.3A', 'No Load Speed 55rpm @ 14.8V'; 14.8 V, of 11.1/12/14.8 V the nearest the law's vin 15 V",
+        stall_current=6.3,
     ),
     "mx28": DatasheetFigures(
         2.5,
@@ -76,6 +88,7 @@ DATASHEETS: dict[str, DatasheetFigures] = {
         12.0,
         "ROBOTIS e-manual MX-28 (2.0) (docs/en/dxl/mx/mx-28-2.md, Specifications): 'Stall Torque 2.5Nm @ 12V, 1.4A', "
         "'No Load Speed 55rpm @ 12V'; 12 V, the law's vin",
+        stall_current=1.4,
     ),
     "xm430": DatasheetFigures(
         4.1,
@@ -83,6 +96,7 @@ DATASHEETS: dict[str, DatasheetFigures] = {
         12.0,
         "ROBOTIS e-manual XM430-W350 (docs/en/dxl/x/xm430-w350.md, Specifications): 'Stall Torque 4.1Nm @ 12.0V, "
         "2.3A', 'No Load Speed 46rpm @ 12.0V'; 12 V, the law's vin",
+        stall_current=2.3,
     ),
     "sts3215": DatasheetFigures(
         19.5 * KGCM,

@@ -34,7 +34,8 @@ def group_keys(params: ActuatorParams, group: str) -> tuple[str, ...]:
     return tuple(params.friction) if group == "friction" else GROUPS[group]
 
 
-def _value(params: ActuatorParams, key: str) -> float:
+def param_value(params: ActuatorParams, key: str) -> float:
+    """The value of ``key`` in ``params`` (a friction coefficient, a firmware constant or a top-level parameter)."""
     if key in params.friction:
         return params.friction[key]
     if key in GROUPS["firmware"]:
@@ -48,7 +49,7 @@ def swap_keys(params: ActuatorParams, donor: ActuatorParams, keys: Sequence[str]
         raise ParameterError(f"cannot swap parameters between models {params.model!r} and {donor.model!r}")
     top, fw = {}, {}
     for k in keys:
-        (fw if k in GROUPS["firmware"] else top)[k] = _value(donor, k)
+        (fw if k in GROUPS["firmware"] else top)[k] = param_value(donor, k)
     out = params.with_(**top) if top else params
     return out.with_(firmware=out.firmware.with_(**fw)) if fw else out
 
