@@ -87,6 +87,17 @@ def test_height_over_a_line_of_a_tilted_box(pitch: float):
     assert math.isnan(body_over(m, d, foot, 0.2)[0])  # beyond the toe: nothing over that line
 
 
+def test_a_body_without_colliding_geoms_is_named():
+    """body_over on a body with no colliding geom is one ValueError naming the body (was: min() of nothing)."""
+    m = mujoco.MjModel.from_xml_string(
+        SCENE.replace('<geom type="sphere"', '<geom contype="0" conaffinity="0" type="sphere"')
+    )
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    with pytest.raises(ValueError, match="'other' has no colliding geom"):
+        body_over(m, d, int(m.body("other").id), 0.0)
+
+
 def test_walk_probe_reads_without_changing_the_walk():
     """simulate_walk(probe=…), as bench/board_contact.py reads the board cells: called once per control period after
     its physics, times increasing from the hold; the walk (trunk pitch, travel, board touch) the same as without."""

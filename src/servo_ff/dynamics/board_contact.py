@@ -116,6 +116,8 @@ def body_over(model: mujoco.MjModel, data: mujoco.MjData, body: int, x: float) -
     """How ``body``'s colliding geoms (bounding boxes) stand against the vertical line at ``x`` [m]: e.g. how high a
     foot passes over an edge at ``x``, its sole's height, its toe and heel."""
     cs = [geom_corners(model, data, g) for g in colliding_geoms(model, body)]
+    if not cs:
+        raise ValueError(f"body {model.body(body).name!r} has no colliding geom to measure")
     over = [z for z in (section_zmin(c, x) for c in cs) if not math.isnan(z)]
     return Over(
         min(over) if over else math.nan,
