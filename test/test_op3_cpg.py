@@ -50,6 +50,21 @@ def test_scaled_config_scales_lengths_by_s_times_by_root_s():
             scaled_config(base, bad)
 
 
+def test_every_cpg_field_has_its_scaling():
+    """SCALE_POWER names every CpgConfig field, a tuple field per component, and nothing else: a field added to the
+    gait without a scaling would keep the NimbRo-OP's value on the OP3 unseen."""
+    from dataclasses import fields
+
+    from servo_ff.dynamics.op3_cpg import SCALE_POWER
+
+    base = CpgConfig()
+    assert set(SCALE_POWER) == {f.name for f in fields(CpgConfig)}
+    for name, power in SCALE_POWER.items():
+        value = getattr(base, name)
+        assert isinstance(power, tuple) == isinstance(value, tuple), name
+        assert not isinstance(power, tuple) or len(power) == len(value), name
+
+
 def test_the_op3_scale_is_thigh_plus_shank_over_the_gaits_leg_length():
     assert leg_links(URDF, "l") == pytest.approx((0.11015, 0.110)) and leg_links(URDF, "r") == leg_links(URDF, "l")
     assert similarity(URDF) == pytest.approx(0.22015 / 0.44)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -53,37 +54,49 @@ def similarity(urdf: str | Path, cfg: CpgConfig | None = None) -> float:
     return legs[0] / (cfg or CpgConfig()).leg_length
 
 
+#: each :class:`.CpgConfig` field's power of s under dynamic similarity (a tuple field: per component): lengths 1,
+#: times ½, frequencies and accelerations in gcv/s −½, angles, phases, gcv values and per-gcv angle slopes 0; ``dt``
+#: stays the 8 ms tick. Every field is listed (test), so a new one cannot silently keep the NimbRo-OP's value.
+SCALE_POWER: dict[str, float | tuple[float, ...]] = {
+    "gait_frequency": -0.5,
+    "swing_start": 0.0,
+    "swing_stop": 0.0,
+    "step_height": 1.0,
+    "step_height_slope": 1.0,
+    "push_height": 1.0,
+    "step_length_x": 0.0,
+    "lateral_hip_swing": 1.0,
+    "first_step_duration": 0.5,
+    "first_step_hip_swing": 1.0,
+    "arm_swing": 0.0,
+    "arm_swing_slope": 0.0,
+    "support_slope": 0.0,
+    "acceleration_forward": -0.5,
+    "deceleration_factor": 0.0,
+    "stopping_velocity": 0.0,
+    "foot_offset": (1.0, 1.0, 1.0),
+    "arm_offset": (1.0, 0.0, 1.0),  # armOffsetY is the shoulder roll [rad]
+    "leg_length": 1.0,
+    "arm_length": 1.0,
+    "dt": 0.0,
+}
+
+
 def scaled_config(cfg: CpgConfig, s: float) -> CpgConfig:
-    """``cfg`` for a robot ``s`` times as long (dynamic similarity, module docstring): lengths × s, times × √s (``dt``
-    kept), accelerations [gcv/s] × 1/√s; angles, phases, gcv values and per-gcv angle slopes unchanged."""
+    """``cfg`` for a robot ``s`` times as long (dynamic similarity, module docstring): each field × s^p with p from
+    :data:`SCALE_POWER` (lengths × s, times × √s, accelerations [gcv/s] × 1/√s, the rest unchanged)."""
     if not (math.isfinite(s) and s > 0.0):
         raise ValueError(f"scale s must be a finite number > 0, got {s!r}")
+
     r = math.sqrt(s)
-    fx, fy, fz = cfg.foot_offset
-    ax, ay, az = cfg.arm_offset
-    return CpgConfig(
-        gait_frequency=cfg.gait_frequency / r,
-        swing_start=cfg.swing_start,
-        swing_stop=cfg.swing_stop,
-        step_height=cfg.step_height * s,
-        step_height_slope=cfg.step_height_slope * s,
-        push_height=cfg.push_height * s,
-        step_length_x=cfg.step_length_x,
-        lateral_hip_swing=cfg.lateral_hip_swing * s,
-        first_step_duration=cfg.first_step_duration * r,
-        first_step_hip_swing=cfg.first_step_hip_swing * s,
-        arm_swing=cfg.arm_swing,
-        arm_swing_slope=cfg.arm_swing_slope,
-        support_slope=cfg.support_slope,
-        acceleration_forward=cfg.acceleration_forward / r,
-        deceleration_factor=cfg.deceleration_factor,
-        stopping_velocity=cfg.stopping_velocity,
-        foot_offset=(fx * s, fy * s, fz * s),
-        arm_offset=(ax * s, ay, az * s),  # armOffsetY is the shoulder roll [rad]
-        leg_length=cfg.leg_length * s,
-        arm_length=cfg.arm_length * s,
-        dt=cfg.dt,
-    )
+
+    def one(v: float, p: float) -> float:
+        return {0.0: v, 1.0: v * s, 0.5: v * r, -0.5: v / r}[p]
+
+    def scaled(value, power):
+        return tuple(one(v, p) for v, p in zip(value, power)) if isinstance(power, tuple) else one(value, power)
+
+    return replace(cfg, **{n: scaled(getattr(cfg, n), p) for n, p in SCALE_POWER.items()})
 
 
 def op3_config(urdf: str | Path) -> CpgConfig:
