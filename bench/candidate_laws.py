@@ -52,7 +52,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.search_space import search_space  # noqa: E402
-from servo_ff.identification.simulation_fit import identify_nested, pack_candidates  # noqa: E402
+from servo_ff.identification.simulation_fit import SEARCH_BOUNDS, identify_nested, pack_candidates  # noqa: E402
+from servo_ff.identification.swing_armature import swing_armature  # noqa: E402
 from servo_ff.io.logs import read_logs  # noqa: E402
 from servo_ff.io.servo_log import stack_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
@@ -87,12 +88,12 @@ def law_checks(logs) -> None:
         )
 
 
-def refit(start, train, cand: Candidate, evals: int, seed: int, prior):
-    """CMA-ES from ``start`` (M4 params) over M4's keys (±20 % steps) and the candidate's keys; returns the best
-    (packed row, extra values) and its training MAE."""
+def refit(start, train, cand: Candidate, evals: int, seed: int, prior, fixed=()):
+    """CMA-ES from ``start`` (M4 params) over M4's keys (±20 % steps; the ``fixed`` ones held at ``start``'s
+    value) and the candidate's keys; returns the best (packed row, extra values) and its training MAE."""
     from cmaes import CMA
 
-    space = search_space(start.model, "xl330", fit_q_offset=True, prior=prior)
+    space = [s for s in search_space(start.model, "xl330", fit_q_offset=True, prior=prior) if s[0] not in fixed]
     keys = [s[0] for s in space] + [k[0] for k in cand.keys]
     lo = np.array([s[1] for s in space] + [k[1] for k in cand.keys])
     hi = np.array([s[2] for s in space] + [k[2] for k in cand.keys])
@@ -165,18 +166,28 @@ def stuck_windows(logs, min_samples: int = 20) -> None:
             )
 
 
-def case_m4(train, val, seed: int, max_evals: int, prior):
-    """M4 by ``identify`` (M1 → M3 → M4) on ``train``, ``val`` only reported: the protocol's baseline."""
+def case_m4(train, val, seed: int, max_evals: int, prior, fixed=None):
+    """M4 by ``identify`` (M1 → M3 → M4) on ``train`` (``fixed`` keys held), ``val`` only reported: the protocol's
+    baseline."""
     return identify_nested(
-        train, val, ["m1", "m3", "m4"], "xl330", FW, seed=seed, max_evals=max_evals, progress=False, prior=prior
+        train,
+        val,
+        ["m1", "m3", "m4"],
+        "xl330",
+        FW,
+        seed=seed,
+        max_evals=max_evals,
+        progress=False,
+        prior=prior,
+        fixed=fixed,
     )["m4"]
 
 
-def fit_case(train, val, names: list[str], seed: int, max_evals: int, extra_evals: int, prior):
-    """M4 by ``identify`` on ``train`` (``val`` only reported), then each candidate refitted from it on ``train``:
-    (M4 FitResult, {name: (keys, x, nm, base, training cost)})."""
-    m4 = case_m4(train, val, seed, max_evals, prior)
-    return m4, {n: refit(m4.params, train, CANDIDATES[n](), extra_evals, seed, prior) for n in names}
+def fit_case(train, val, names: list[str], seed: int, max_evals: int, extra_evals: int, prior, fixed=None):
+    """M4 by ``identify`` on ``train`` (``val`` only reported), then each candidate refitted from it on ``train``,
+    the ``fixed`` keys [SI] held in both: (M4 FitResult, {name: (keys, x, nm, base, training cost)})."""
+    m4 = case_m4(train, val, seed, max_evals, prior, fixed)
+    return m4, {n: refit(m4.params, train, CANDIDATES[n](), extra_evals, seed, prior, fixed or ()) for n in names}
 
 
 def extras(name: str, fit) -> str:
@@ -195,16 +206,21 @@ def gain_cases(logs) -> list[tuple[str, list, str, list]]:
 
 def run_seed(args, seed: int, names: list[str], cases) -> None:
     """Every case (train label, logs, validation label, logs) of one seed: M4 by ``identify``, then every candidate
-    refitted and judged (printed)."""
+    refitted and judged (printed). ``args.swing_armature`` (if set): ``identify``'s default, the armature held at the
+    case's training logs' free-swing estimate in M4's chain and every refit (searched where they have no swing)."""
     prior = datasheet_prior("xl330")
+    swing = getattr(args, "swing_armature", False)
     for la, train, lb, val in cases:
-        m4, fits = fit_case(train, val, names, seed, args.max_evals, args.extra_evals, prior)
+        hold = swing_armature(train, SEARCH_BOUNDS["xl330"].armature, swing)
+        m4, fits = fit_case(train, val, names, seed, args.max_evals, args.extra_evals, prior, hold.fixed)
         check = judge(*refit_identity(m4.params), val, Candidate())
         print(
             f"  seed {seed}, train {la} → val {lb}: M4 {m4.train_mae * 1e3:.2f} → {m4.validation_mae * 1e3:.2f} "
             f"mrad (harness {check * 1e3:.2f} mrad)",
             flush=True,
         )
+        if swing:
+            print(f"    armature {hold.describe()}")
         for name in names:
             v = judge(*fits[name][:4], val, CANDIDATES[name]())
             print(

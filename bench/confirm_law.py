@@ -28,7 +28,12 @@ of this script are that run. Nothing here is chosen on its outcome.
   N·m, then +12 … +72 mrad on kp 400). If it validates, ``identify`` fits τ_s only on training logs that reach the
   law's full duty (the saturation phase of identification/error_budget.py), so that direction would get no term.
 
+Options added after this run (off by default, so the defaults stay this run): ``--swing-armature`` (``identify``'s
+default since: the armature held at each case's training logs' free-swing estimate, in M4's chain and both refits)
+and ``--min-gain`` [rad] (a split must also gain at least that); bench/confirm_swing.py is the rule that uses them.
+
 Run: python bench/confirm_law.py [--seeds 8,…,15] [--jobs 2] [--extra-evals 800] [--candidate torque_saturation]
+     [--swing-armature] [--min-gain 0.001]
      python bench/confirm_law.py --combine out_seed8.txt …   # the summary from saved outputs
 Last line: RESULT candidate=<name> seeds=<n> folds_lower_in=<k>/<n> folds_gain=<rad> folds_spread=<rad> …
 (the same three keys for fastest_out, cross_400_100 and, reported only, cross_100_400) validated=<yes|no>
@@ -83,8 +88,9 @@ def split_table(blocks, name: str, directions, cand: str) -> dict[int, tuple[flo
     }
 
 
-def verdict(blocks, name: str, directions, cand: str) -> dict:
-    """One split's figures: per-seed Δ [rad], lower in, mean gain [rad], seed spread [rad] and whether it passes."""
+def verdict(blocks, name: str, directions, cand: str, min_gain: float = 0.0) -> dict:
+    """One split's figures: per-seed Δ [rad], lower in, mean gain [rad], seed spread [rad] and whether it passes
+    (``min_gain`` [rad]: the mean gain must also reach it)."""
     table = split_table(blocks, name, directions, cand)
     seeds = list(table)
     delta = np.array([table[s][1] - table[s][0] for s in seeds])
@@ -100,15 +106,15 @@ def verdict(blocks, name: str, directions, cand: str) -> dict:
         "n": len(seeds),
         "gain": gain,
         "spread": spread,
-        "passes": len(seeds) > 1 and lower >= len(seeds) - 1 and gain > spread,
+        "passes": len(seeds) > 1 and lower >= len(seeds) - 1 and gain > spread and gain >= min_gain,
     }
 
 
-def summarize(text: str, cand: str) -> None:
+def summarize(text: str, cand: str, min_gain: float = 0.0, armature: str = "") -> None:
     """Per split: the per-seed held-out MAE of the baseline and the candidate's Δ, the counts and the verdict; then
-    the RESULT line."""
+    the RESULT line (``min_gain`` [rad] > 0 and ``armature`` stated in it when given; else the 42c570f rule's)."""
     blocks = parse_cases(text)
-    out = {name: verdict(blocks, name, dirs, cand) for name, dirs in SPLITS.items()}
+    out = {name: verdict(blocks, name, dirs, cand, min_gain) for name, dirs in SPLITS.items()}
     seeds = sorted({s for v in out.values() for s in v["table"]})
     print(f"\nheld-out MAE [mrad], baseline → {cand} (Δ), mean over each split's directions:")
     print(f"{'split':14} | " + " | ".join(f"{'seed ' + str(s):>17}" for s in seeds) + " | lower in | gain | spread")
@@ -125,18 +131,20 @@ def summarize(text: str, cand: str) -> None:
             f"{v['gain'] * 1e3:+.2f} | {v['spread'] * 1e3:.2f} | {'passes' if v['passes'] else 'fails'} ({tag})"
         )
     ok = all(out[n]["passes"] for n in DECISIVE)
+    floor = f" and is ≥ {min_gain * 1e3:g} mrad" if min_gain > 0 else ""
     print(
         "rule (committed before the run): a split passes when Δ < 0 in all seeds but at most one and the mean gain "
-        f"exceeds its seed spread; {cand} validates when {', '.join(DECISIVE)} all pass"
+        f"exceeds its seed spread{floor}; {cand} validates when {', '.join(DECISIVE)} all pass"
     )
     cells = " ".join(
         f"{n}_lower_in={v['lower']}/{v['n']} {n}_gain={v['gain']:.5f} {n}_spread={v['spread']:.5f}"
         for n, v in out.items()
     )
-    print(f"RESULT candidate={cand} seeds={len(seeds)} {cells} validated={'yes' if ok else 'no'}")
+    extra = (f" min_gain={min_gain:.5f}" if min_gain > 0 else "") + (f" armature={armature}" if armature else "")
+    print(f"RESULT candidate={cand} seeds={len(seeds)}{extra} {cells} validated={'yes' if ok else 'no'}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--candidate", default="torque_saturation")
@@ -144,11 +152,19 @@ def main() -> int:
     ap.add_argument("--max-evals", type=int, default=2000, help="identify budget per model for the M1→M4 chain")
     ap.add_argument("--extra-evals", type=int, default=800, help="CMA-ES budget of each refit (baseline too)")
     ap.add_argument("--jobs", type=int, default=2, help="seeds run in parallel processes (≤ 2 on the shared box)")
+    ap.add_argument(
+        "--swing-armature",
+        action="store_true",
+        help="identify's default since 42c570f: the armature held at each case's training logs' free-swing estimate "
+        "in M4's chain and both refits (searched where they have no torque-off swing)",
+    )
+    ap.add_argument("--min-gain", type=float, default=0.0, help="a split passes only if its mean gain is ≥ this [rad]")
     ap.add_argument("--cases-only", action="store_true", help=argparse.SUPPRESS)  # a --jobs worker
     ap.add_argument("--combine", nargs="+", type=Path, help="summarize saved outputs of this script (no fitting)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    held = "swing" if args.swing_armature else ""
     if args.combine:
-        summarize("\n".join(f.read_text() for f in args.combine), args.candidate)
+        summarize("\n".join(f.read_text() for f in args.combine), args.candidate, args.min_gain, held)
         return 0
     logs = real_recordings(args.data)
     if logs is None:
@@ -158,18 +174,21 @@ def main() -> int:
     if args.cases_only:
         run_seed(args, seeds[0], names, fold_cases(logs) + fastest_cases(logs) + gain_cases(logs))
         return 0
+    arm = "armature held at each case's training swing" if args.swing_armature else "armature searched"
+    floor = f", minimum gain {args.min_gain * 1e3:g} mrad" if args.min_gain > 0 else ""
     print(
         f"{args.candidate} against the baseline, M4 by identify ({args.max_evals} evals per model), each refit "
-        f"+{args.extra_evals} evals; splits {', '.join(SPLITS)}; seeds {seeds} ({min(args.jobs, len(seeds))} "
-        "processes):",
+        f"+{args.extra_evals} evals, {arm}{floor}; splits {', '.join(SPLITS)}; seeds {seeds} "
+        f"({min(args.jobs, len(seeds))} processes):",
         flush=True,
     )
     argv = [sys.executable, __file__, "--data", str(args.data), "--max-evals", str(args.max_evals)]
     argv += ["--extra-evals", str(args.extra_evals), "--candidate", args.candidate, "--cases-only"]
+    argv += ["--swing-armature"] if args.swing_armature else []
     text = seed_workers(argv, seeds, args.jobs)
     if text is None:
         return 1
-    summarize(text, args.candidate)
+    summarize(text, args.candidate, args.min_gain, held)
     return 0
 
 

@@ -77,3 +77,32 @@ def test_the_fastest_case_trains_on_the_slower_trajectories_at_every_gain():
     assert (la, lb) == ("slow", "fastest") and {lg.kp for lg in val} == {100.0, 400.0} == {lg.kp for lg in train}
     assert {lg.trajectory for lg in val} == {fast} and fast not in {lg.trajectory for lg in train}
     assert len(train) + len(val) == len(logs)
+
+
+def test_a_minimum_gain_fails_a_split_that_beats_its_spread_and_is_stated_in_the_result(capsys):
+    """bench/confirm_swing.py (iii): the folds gain 2.56 mrad > spread 1.0 passes without a floor, not under 3 mrad."""
+    cf.summarize(_text(_cases()), "torque_saturation", min_gain=3e-3, armature="swing")
+    out = capsys.readouterr().out.strip().splitlines()
+    assert "min_gain=0.00300 armature=swing" in out[-1] and out[-1].endswith("validated=no")
+    folds = next(line for line in out if line.startswith("folds "))
+    assert folds.endswith("fails (decides)") and "≥ 3 mrad" in out[-2]
+    v = cf.verdict(parse_cases(_text(_cases())), "folds", cf.SPLITS["folds"], "torque_saturation", 2e-3)
+    assert v["passes"] and abs(v["gain"] - 2.5625e-3) < 1e-9
+
+
+def test_the_refit_holds_a_fixed_armature_and_searches_it_otherwise():
+    """confirm_swing's (i): the baseline and candidate refits do not reopen the held armature."""
+    from _candidates import CANDIDATES
+    from candidate_laws import refit
+
+    from servo_ff.identification.simulation_fit import SEARCH_BOUNDS
+    from servo_ff.identification.swing_armature import swing_armature
+
+    grid = bench_grid(masses=(0.49,), lengths=(0.1,), kps=(100, 400), trajectories=("lift_and_drop",))
+    start = preset("xl330", "m4")
+    logs = simulate_logs(start, grid, duration=3.0, vin=7.4, seed=0)
+    held = {"armature": start.armature}
+    keys, x, nm, base, _ = refit(start, logs, CANDIDATES["torque_saturation"](), 0, 0, None, held)
+    assert "armature" not in keys[:nm] and keys[nm:] == ["torque_saturation"] and "kt" in keys
+    assert "armature" in refit(start, logs, CANDIDATES["torque_saturation"](), 0, 0, None)[0]
+    assert swing_armature(logs, SEARCH_BOUNDS["xl330"].armature, False).fixed == {}
