@@ -81,6 +81,20 @@ def test_quantisation_counts_and_firmware_dead_band():
     assert plain.tau_m[0] != 0.0
 
 
+def test_command_quantises_as_quantize_in_place_of_a_copy():
+    """The per-period command path (rounded in place) sets the goal register quantize() gives, bit for bit, and
+    leaves the caller's array as it was."""
+    from servo_ff.dynamics.mujoco_servos import quantize
+
+    res = 2 * math.pi / 4096
+    s = pendulum(options=ServoOptions(counts_per_rev=4096))
+    for g in np.random.default_rng(3).uniform(-3.0, 3.0, (200, 1)):
+        sent = g.copy()
+        s.command(sent)
+        assert s.goal[0] == quantize(g, res)[0]
+        assert sent[0] == g[0]
+
+
 def test_latency_delays_goals_by_whole_control_periods():
     goals = np.concatenate([np.zeros(5), np.full(40, 0.5)])
 
@@ -173,6 +187,8 @@ def test_bad_commands_name_the_joint():
     arm = make_arm("m4", 32.0)
     with pytest.raises(ValueError, match="elbow"):
         arm.command([0.0, np.nan])
+    with pytest.raises(ValueError, match="elbow"):
+        arm.command(np.array([0.0, -np.inf]))
     with pytest.raises(ValueError):
         ServoOptions(latency=-1)
     with pytest.raises(ValueError):

@@ -242,9 +242,13 @@ class MujocoServos:
         """One control period's goal positions [rad] (joint order); they reach the firmware ``latency``
         periods later, rounded to encoder counts when quantisation is on."""
         g = np.array(goals, dtype=np.float64)  # a copy: the queue must not alias the caller's array
-        if g.shape != (len(self.joint_names),) or not np.isfinite(g).all():  # the per-period path: one check
+        n = len(self.joint_names)
+        # the per-period path (500 Hz in the sim node): one check, a dot with zeros (NaN iff a goal is not finite)
+        if g.shape != (n,) or not math.isfinite(g.dot(np.zeros(n))):
             g = self._per_joint("goal", goals)  # the full check, naming the joint (raises for a bad goal)
-        g = quantize(g, self.options.resolution)
+        res = self.options.resolution
+        if res > 0:  # quantize() in place: the same operations, the same result, no temporaries
+            np.multiply(np.round(np.divide(g, res, out=g), out=g), res, out=g)
         self._queue.append(g)
         self.goal = self._queue.popleft()
 
