@@ -37,14 +37,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from real_logs import DATA, fastest_trajectory, real_recordings  # noqa: E402
+from real_logs import DATA, fastest_trajectory, log_error, log_params, real_recordings  # noqa: E402
 
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.error_budget import PHASES, error_budget, phase_labels  # noqa: E402
 from servo_ff.identification.param_swap import no_load_speed, swap_group, swap_keys  # noqa: E402
 from servo_ff.identification.simulation_fit import evaluate, fit_model, identify_nested  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
-from servo_ff.models.stepper import PendulumLoad, rollout  # noqa: E402
 
 CHAIN = ("m1", "m2", "m3", "m4", "m5")  # real_logs.py's nested order (M4's warm starts include M2)
 #: swap name → keys or group
@@ -67,17 +66,7 @@ def errors_and_labels(params, logs, firmware) -> tuple[list[np.ndarray], list[np
     """Simulated − measured θ [rad] and phase labels of every log in ``logs`` under ``params``."""
     errs, labs = [], []
     for lg in logs:
-        p = params.with_(firmware=params.firmware.with_(kp=lg.kp, vin=lg.vin))
-        theta = rollout(
-            p,
-            lg.position[0],
-            lg.speed[0],
-            lg.goal_position,
-            lg.dt,
-            PendulumLoad(lg.mass, lg.length, lg.arm_mass),
-            enable=lg.torque_enable,
-        ).theta
-        errs.append(theta - lg.position)
+        errs.append(log_error(log_params(params, lg), lg))
         labs.append(phase_labels(lg, firmware))
     return errs, labs
 

@@ -163,6 +163,18 @@ def describe(train, val) -> str:
     return f"train [{one(train)}] → val [{one(val)}]"
 
 
+def log_params(params, lg):
+    """``params`` with the firmware's gain and supply voltage [V] set to those of the log ``lg``."""
+    return params.with_(firmware=params.firmware.with_(kp=lg.kp, vin=lg.vin))
+
+
+def log_error(params, lg) -> np.ndarray:
+    """Simulated − measured θ [rad] of the log ``lg`` under ``params`` (taken as they are: see :func:`log_params`)."""
+    load = PendulumLoad(lg.mass, lg.length, lg.arm_mass)
+    theta = rollout(params, lg.position[0], lg.speed[0], lg.goal_position, lg.dt, load, enable=lg.torque_enable).theta
+    return theta - lg.position
+
+
 def phase_table(fits: dict, split: list, models: list[str], firmware) -> dict[str, PhaseBudget]:
     """Error budget by phase of ``models`` over every validation log of ``split`` (fits: model → FitResult list)."""
     out = {}
@@ -170,17 +182,8 @@ def phase_table(fits: dict, split: list, models: list[str], firmware) -> dict[st
         errors, labels = [], []
         for (_, val), r in zip(split, fits[m]):
             for lg in val:
-                p = r.params.with_(firmware=r.params.firmware.with_(kp=lg.kp, vin=lg.vin))
-                theta = rollout(
-                    p,
-                    lg.position[0],
-                    lg.speed[0],
-                    lg.goal_position,
-                    lg.dt,
-                    PendulumLoad(lg.mass, lg.length, lg.arm_mass),
-                    enable=lg.torque_enable,
-                ).theta
-                errors.append(theta - lg.position)
+                p = log_params(r.params, lg)
+                errors.append(log_error(p, lg))
                 labels.append(phase_labels(lg, p.firmware))
         out[m] = error_budget(errors, labels)
     return out
