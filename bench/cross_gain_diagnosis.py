@@ -29,7 +29,6 @@ Last line: RESULT model=<first shown> then per direction (up: kp 100 → kp 400,
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -39,16 +38,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from fastest_out_diagnosis import phase_cells  # noqa: E402
-from real_logs import DATA, real_recordings, swing  # noqa: E402
+from fastest_out_diagnosis import diagnosis_inputs, diagnosis_parser, phase_cells  # noqa: E402
+from real_logs import swing  # noqa: E402
 
-from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.error_budget import PHASES  # noqa: E402
 from servo_ff.identification.param_swap import GROUPS, group_keys, param_value, swap_keys  # noqa: E402
 from servo_ff.identification.simulation_fit import evaluate, fit_model, identify_nested  # noqa: E402
-from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
-
-CHAIN = ("m1", "m2", "m3", "m4", "m5")  # real_logs.py's nested order (M6 equals M5 on these logs)
 
 
 def name(lg) -> str:
@@ -187,11 +182,7 @@ def r_profile(model: str, fits: dict, by_gain: dict, held: dict, grid: list[floa
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--max-evals", type=int, default=4000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--models", default="m3,m5", help="models to take apart (of M1–M5)")
+    ap = diagnosis_parser(__doc__)
     ap.add_argument("--no-hold", dest="hold", action="store_false", help="skip the held-group refits (step 4)")
     ap.add_argument(
         "--r-profile",
@@ -200,13 +191,10 @@ def main() -> int:
         "box at kt 0.373 (2.98–4.66) and the datasheet's stall resistance 3.448",
     )
     args = ap.parse_args()
-    logs = real_recordings(args.data)
-    if logs is None:
+    inputs = diagnosis_inputs(args)
+    if inputs is None:
         return 0
-    shown = [m.strip() for m in args.models.split(",") if m.strip()]
-    chain = [m for m in CHAIN if m <= max(shown)]
-    firmware = FIRMWARE_LAWS["xl330"]
-    prior = datasheet_prior("xl330")
+    logs, shown, chain, firmware, prior = inputs
     gains = sorted({lg.kp for lg in logs})
     by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}
     kw = dict(seed=args.seed, max_evals=args.max_evals, progress=False, prior=prior)

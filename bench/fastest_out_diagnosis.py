@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,13 +40,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from real_logs import DATA, fastest_trajectory, log_error, log_params, real_recordings  # noqa: E402
 
-from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
+from servo_ff.identification.datasheet_prior import DatasheetPrior, datasheet_prior  # noqa: E402
 from servo_ff.identification.error_budget import PHASES, error_budget, phase_labels  # noqa: E402
 from servo_ff.identification.param_swap import no_load_speed, swap_group, swap_keys  # noqa: E402
 from servo_ff.identification.simulation_fit import evaluate, fit_model, identify_nested  # noqa: E402
-from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
+from servo_ff.models.firmware import FIRMWARE_LAWS, FirmwareLaw  # noqa: E402
 
-CHAIN = ("m1", "m2", "m3", "m4", "m5")  # real_logs.py's nested order (M4's warm starts include M2)
+#: real_logs.py's nested order (M4's warm starts include M2; M6 equals M5 on these logs)
+CHAIN = ("m1", "m2", "m3", "m4", "m5")
 #: swap name → keys or group
 SWAPS: dict[str, tuple[str, ...] | str] = {
     "motor": "motor",
@@ -55,6 +57,38 @@ SWAPS: dict[str, tuple[str, ...] | str] = {
     "armature": "armature",
     "q_offset": "q_offset",
 }
+
+
+class DiagnosisInputs(NamedTuple):
+    """What the real-log diagnoses start from: the recordings, the models shown (``--models``), the nested chain up
+    to the last of them, the XL330 firmware law and datasheet prior."""
+
+    logs: list
+    shown: list[str]
+    chain: list[str]
+    firmware: FirmwareLaw
+    prior: DatasheetPrior | None
+
+
+def diagnosis_parser(doc: str) -> argparse.ArgumentParser:
+    """The options the real-log diagnoses share (--data, --max-evals, --seed, --models); ``doc``: the bench's
+    module docstring (its first line describes it)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--max-evals", type=int, default=4000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--models", default="m3,m5", help="models to take apart (of M1–M5)")
+    return ap
+
+
+def diagnosis_inputs(args: argparse.Namespace) -> DiagnosisInputs | None:
+    """The inputs named by ``args`` (from :func:`diagnosis_parser`); None when the recordings are absent (skip)."""
+    logs = real_recordings(args.data)
+    if logs is None:
+        return None
+    shown = [m.strip() for m in args.models.split(",") if m.strip()]
+    chain = [m for m in CHAIN if m <= max(shown)]
+    return DiagnosisInputs(logs, shown, chain, FIRMWARE_LAWS["xl330"], datasheet_prior("xl330"))
 
 
 def swapped(params, donor, swap: str):
@@ -133,11 +167,7 @@ def armature_profile(model: str, fit_slow, fit_in, slow, fast, grid, firmware, p
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--max-evals", type=int, default=4000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--models", default="m3,m5", help="models to take apart (of M1–M5)")
+    ap = diagnosis_parser(__doc__)
     ap.add_argument(
         "--profile",
         default="0.0005,0.00075,0.001,0.0015,0.002,0.0025,0.003",
@@ -145,13 +175,10 @@ def main() -> int:
     )
     ap.add_argument("--profile-evals", type=int, default=2000)
     args = ap.parse_args()
-    logs = real_recordings(args.data)
-    if logs is None:
+    inputs = diagnosis_inputs(args)
+    if inputs is None:
         return 0
-    shown = [m.strip() for m in args.models.split(",") if m.strip()]
-    chain = [m for m in CHAIN if m <= max(shown)]
-    firmware = FIRMWARE_LAWS["xl330"]
-    prior = datasheet_prior("xl330")
+    logs, shown, chain, firmware, prior = inputs
     fast_name = fastest_trajectory(logs)
     slow = [lg for lg in logs if lg.trajectory != fast_name]
     fast = [lg for lg in logs if lg.trajectory == fast_name]
