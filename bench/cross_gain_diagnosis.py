@@ -93,15 +93,9 @@ def swap_table(base, donors: dict[str, object], train, val) -> dict[str, dict[st
     return out
 
 
-def hold_refit(model: str, base_fit, donor, group: str, train, val, firmware, prior, fixed, args) -> None:
-    """``model`` refitted on ``train`` with ``group`` held at ``donor``'s values (the rest warm from ``base_fit``):
-    training MAE per log against the free fit's — the log that pays most is the one that pulls the group away."""
-    p = base_fit.params
-    keys = group_keys(p, group) if group in GROUPS else (group.lstrip("·"),)
-    hold = {**fixed, **{k: param_value(donor, k) for k in keys}}
-    x0 = {"kt": p.kt, "R": p.R, "armature": p.armature, "q_offset": p.q_offset, **p.friction}
-    x0 = {k: v for k, v in x0.items() if k not in hold}
-    r = fit_model(
+def refit(model: str, train, val, firmware, prior, x0: dict[str, float], fixed: dict[str, float], args):
+    """``model`` fitted on ``train`` (validated on ``val``) from ``x0`` with ``fixed`` held, at --max-evals/--seed."""
+    return fit_model(
         train,
         model,
         "xl330",
@@ -111,9 +105,20 @@ def hold_refit(model: str, base_fit, donor, group: str, train, val, firmware, pr
         seed=args.seed,
         x0=x0,
         progress=False,
-        fixed=hold,
+        fixed=fixed,
         prior=prior,
     )
+
+
+def hold_refit(model: str, base_fit, donor, group: str, train, val, firmware, prior, fixed, args) -> None:
+    """``model`` refitted on ``train`` with ``group`` held at ``donor``'s values (the rest warm from ``base_fit``):
+    training MAE per log against the free fit's — the log that pays most is the one that pulls the group away."""
+    p = base_fit.params
+    keys = group_keys(p, group) if group in GROUPS else (group.lstrip("·"),)
+    hold = {**fixed, **{k: param_value(donor, k) for k in keys}}
+    x0 = {"kt": p.kt, "R": p.R, "armature": p.armature, "q_offset": p.q_offset, **p.friction}
+    x0 = {k: v for k, v in x0.items() if k not in hold}
+    r = refit(model, train, val, firmware, prior, x0, hold, args)
     print(
         f"\n{model.upper()} refitted on kp {train[0].kp:g} with {group} held at the joint fit's "
         f"({', '.join(f'{k} {hold[k]:.4g}' for k in keys)}): MAE per log [mrad], free fit, swapped (no refit), "
@@ -156,19 +161,7 @@ def r_profile(model: str, fits: dict, by_gain: dict, held: dict, grid: list[floa
         p = own.params
         x0 = {"kt": p.kt, "q_offset": p.q_offset, **p.friction}
         for r_ohm in grid:
-            r = fit_model(
-                train,
-                model,
-                "xl330",
-                firmware,
-                val,
-                max_evals=args.max_evals,
-                seed=args.seed,
-                x0=x0,
-                progress=False,
-                fixed={**held[a], "R": r_ohm},
-                prior=prior,
-            )
+            r = refit(model, train, val, firmware, prior, x0, {**held[a], "R": r_ohm}, args)
             print(
                 f"| {r_ohm:g} | "
                 + " | ".join(f"{evaluate(r.params, [lg]) * 1e3:.2f}" for lg in train)
