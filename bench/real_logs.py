@@ -156,6 +156,23 @@ def swing(train, enabled: bool) -> SwingHold:
     return swing_armature(train, SEARCH_BOUNDS["xl330"].armature, enabled)
 
 
+def nested_fit(train, val, models: list[str], firmware, prior, hold: SwingHold, args) -> dict:
+    """The nested fits of ``models`` on ``train`` (validated on ``val``) with ``hold``'s armature, at --seed and
+    --max-evals (model → FitResult)."""
+    return identify_nested(
+        train,
+        val,
+        models,
+        "xl330",
+        firmware,
+        seed=args.seed,
+        max_evals=args.max_evals,
+        progress=False,
+        prior=prior,
+        fixed=hold.fixed,
+    )
+
+
 def describe(train, val) -> str:
     def one(ls):
         return ", ".join(f"{lg.trajectory}@kp{lg.kp:g}" for lg in ls)
@@ -236,18 +253,7 @@ def main() -> int:
         for train, val in split:
             hold = swing(train, args.swing)
             print(f"{name} ({describe(train, val)}): armature {hold.describe()}")
-            res = identify_nested(
-                train,
-                val,
-                models,
-                "xl330",
-                firmware,
-                seed=args.seed,
-                max_evals=args.max_evals,
-                progress=False,
-                prior=prior,
-                fixed=hold.fixed,
-            )
+            res = nested_fit(train, val, models, firmware, prior, hold, args)
             for m in models:
                 fits[name][m].append(res[m])
     identify_s = time.perf_counter() - t0
@@ -281,18 +287,7 @@ def main() -> int:
     if args.joint:  # one parameter set for both gains: does the model hold both, or does each gain need its own?
         t1 = time.perf_counter()
         hold = swing(logs, args.swing)
-        joint = identify_nested(
-            logs,
-            [],
-            models,
-            "xl330",
-            firmware,
-            seed=args.seed,
-            max_evals=args.max_evals,
-            progress=False,
-            prior=prior,
-            fixed=hold.fixed,
-        )
+        joint = nested_fit(logs, [], models, firmware, prior, hold, args)
         gains = sorted({lg.kp for lg in logs})
         own = {a: fits["cross_gain"] for a in gains}
         fast = [lg for lg in logs if lg.trajectory == fastest_trajectory(logs)]
