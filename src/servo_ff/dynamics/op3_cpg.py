@@ -140,10 +140,17 @@ def _signs(urdf: str) -> dict[str, tuple[str, float]]:
     return out
 
 
+@cache
+def _held() -> dict[str, float]:
+    """ROBOTIS's ini_pose of the joints the CPG does not move [rad], converted once (:func:`pose` copies it every
+    8 ms tick)."""
+    return {n: math.radians(v) for n, v in RobotisConfig().hold}
+
+
 def pose(joints: list[str], phase: float, gcv_x: float, timer: float, cfg: CpgConfig, urdf: str | Path) -> np.ndarray:
     """[rad] every OP3 joint of ``joints`` at the gait state: the legs (:func:`.nimbro_cpg.leg_joints`) and the arm
     swing on the shoulder pitch mapped by :func:`joint_signs`; shoulder roll, elbows, head at ROBOTIS's ini_pose."""
-    q = {n: math.radians(v) for n, v in RobotisConfig().hold}
+    q = dict(_held())
     signs, first = _signs(str(urdf)), first_step(timer, cfg)
     for side, s in LEGS.items():
         for j, v in zip(LEG_JOINTS, leg_joints(phase, s, gcv_x, first, cfg)):
