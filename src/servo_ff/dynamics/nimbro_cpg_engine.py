@@ -8,12 +8,12 @@ cmd_vel's linear.x becomes gcv.x = vx / :func:`.nimbro_cpg.speed_per_gcv` (0.080
 limited to 0…1
 (their norm limit; backward walking is not in their forward-only configuration); linear.y and angular.z are not
 supported (the gait's lateral and turning terms are left out) and ignored: :meth:`CpgEngine.beyond_reach` says so.
-The walk, once started, steps in place while the command is zero. :meth:`CpgEngine.set_halt` (True) withdraws the
-command (``gait_tick(s, None, cfg)``): gcv ramps down, and the walk halts near a phase centre once gcv <
-stoppingVelocity (the authors' MotionLayer rule), then holds the halt pose (support coefficient 0.5). ``set_halt(False)``
-before it has halted cancels the halt (the command latched again at the next phase centre); after it, the walk starts
-again from the halt pose (DynamicGait::reset: :func:`.nimbro_cpg_plan.halt_state`, the first step). A halt requested
-before :meth:`CpgEngine.start` halts at the first tick (the robot stands in the halt pose).
+The walk, once started, steps in place while the command is zero. :meth:`CpgEngine.set_halt` (True) withdraws
+the command (``gait_tick(s, None, cfg)``): gcv ramps down, and the walk halts near a phase centre once gcv <
+stoppingVelocity (the authors' MotionLayer rule), then holds the halt pose (support coefficient 0.5).
+``set_halt(False)`` before it has halted cancels the halt (the command latched again at the next phase centre);
+after it, the walk starts again from the halt pose (DynamicGait::reset: :func:`.nimbro_cpg_plan.halt_state`, the
+first step). A halt requested before :meth:`CpgEngine.start` halts at the first tick (it stands in the halt pose).
 """
 
 from __future__ import annotations

@@ -8,15 +8,16 @@ whole walk of ``n_steps`` steps at a constant ``cmd_vel`` from standing to stand
 ``set_cmd`` (the walk node). One step (support change) lasts ``single_support_duration +
 double_support_duration``.
 
-Halt (``set_halt(True)``): at once if placo allows a re-plan (in a single support: the step in progress is kept),
-else at the next single support, the footsteps are re-planned with a zero
-step and one step (placo's repetitive planner then closes with the other foot beside the landing one, and
-``make_supports(…, end=True)`` ends in double support); at the trajectory's end (``t_end``) the engine holds that
-sample: the same joints every tick, both feet in support. ``set_halt(False)`` during the halt cancels it while placo
-can still re-plan (the single support where the halt was planned); later, the halt completes and the walk starts again
-from the standing robot (a fresh plan from its feet and CoM, as :meth:`WalkEngine.start`). A halt requested before
-the first tick holds the walking stance. placo needs frames ``trunk``, ``left_foot`` and ``right_foot``: they are added to the
-URDF text as fixed frames on the links named in :class:`WalkFrames` (the file is not changed).
+Halt (``set_halt(True)``): at once if placo allows a re-plan (a single support: the step in progress is kept),
+else at the next single support, the footsteps are re-planned with a zero step and one step (placo's repetitive
+planner then closes with the other foot beside the landing one, and ``make_supports(…, end=True)`` ends in double
+support); at the trajectory's end (``t_end``) the engine holds that sample: the same joints every tick, both feet in
+support. ``set_halt(False)`` during the halt cancels it while placo can still re-plan (the single support where the
+halt was planned); later, the halt completes and the walk starts again from the standing robot (a fresh plan from
+its feet and CoM, as :meth:`WalkEngine.start`). A halt requested before the first tick holds the walking stance.
+
+placo needs frames ``trunk``, ``left_foot`` and ``right_foot``: they are added to the URDF text as fixed frames on the
+links named in :class:`WalkFrames` (the file is not changed).
 """
 
 from __future__ import annotations
