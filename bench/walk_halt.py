@@ -21,6 +21,9 @@ Passes (``pass=1``) when, for both gaits: the robot does not fall anywhere in th
 of test/test_walk_halt.py (CPG: 2 step periods + the ramp-down (gcv − stoppingVelocity)/(accelerationForward ×
 decelerationFactor); placo: 2 (single + double support) + the end double support); the trunk is at rest while
 standing (pitch and roll range each < 0.02 rad); and the restart walks (trunk x travel after it > half the plan's).
+
+Added after the first run (reported, not part of the rule): the pitch and roll ranges over the standing time's last
+1 s, which show whether the sway is decaying or sustained.
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ def judge(name: str, seq: Sequence, ready: tuple) -> dict:
     standing = (run.t >= seq.t_halted + SETTLE) & (run.t < seq.t_restart)
     pitch_range = float(np.ptp(run.pitch[standing])) if standing.any() else math.nan
     roll_range = float(np.ptp(run.roll[standing])) if standing.any() else math.nan
+    last = (run.t >= seq.t_restart - 1.0) & (run.t < seq.t_restart)
+    last_range = float(max(np.ptp(run.pitch[last]), np.ptp(run.roll[last]))) if last.any() else math.nan
     plan = ready[0]
     t_end = float(run.t[-1])
     planned = float(np.interp(t_end, plan.t, plan.com[:, 0]) - np.interp(seq.t_restart, plan.t, plan.com[:, 0]))
@@ -141,7 +146,8 @@ def judge(name: str, seq: Sequence, ready: tuple) -> dict:
     )
     return dict(
         name=name, halt_s=halt_s, bound=seq.bound, fell=int(run.fell), fell_at=run.fell_at, pitch=pitch_range,
-        roll=roll_range, walked=walked, planned=planned, ok=ok, steps=len(seq.steps), t_total=float(seq.t[-1]),
+        roll=roll_range, last=last_range, walked=walked, planned=planned, ok=ok, steps=len(seq.steps),
+        t_total=float(seq.t[-1]),
     )  # fmt: skip
 
 
@@ -150,12 +156,13 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=8, help="steps walked before the halt and after the restart")
     a = ap.parse_args()
     rows = [judge("cpg", *cpg_sequence(a.steps)), judge("placo", *placo_sequence(a.steps))]
-    print("| gait | halt s (bound) | fell | standing pitch range rad | roll range rad | x after restart m (plan) |")
-    print("|---|---|---|---|---|---|")
+    print("| gait | halt s (bound) | fell | standing pitch range rad | roll range rad | last 1 s: max range rad | "
+          "x after restart m (plan) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         fell = f"at {r['fell_at']:.2f} s" if r["fell"] else "no"
         print(f"| {r['name']} | {r['halt_s']:.3f} ({r['bound']:.3f}) | {fell} | {r['pitch']:.4f} | {r['roll']:.4f} | "
-              f"{r['walked']:.3f} ({r['planned']:.3f}) |")  # fmt: skip
+              f"{r['last']:.4f} | {r['walked']:.3f} ({r['planned']:.3f}) |")  # fmt: skip
     c, p = rows
     print(
         f"RESULT cpg_halt_s={c['halt_s']:.3f} cpg_fell={c['fell']} cpg_rest_pitch_range={c['pitch']:.4f} "
