@@ -11,17 +11,13 @@ zero, re-planning the footsteps from the latest cmd_vel at each support change (
 ``max_dx_forward`` …; a cmd_vel beyond one of them is logged, throttled). A cmd_vel older than ``cmd_timeout``
 counts as zero (logged once); a non-finite one is refused with a warning.
 
-Halt: a cmd_vel with ``angular.x = -1`` (its other components ignored) is the humanoid-league "stop walking"
-request (Hamburg Bit-Bots' bitbots_hcm ``StopWalking`` publishes ``Twist(angular.x=-1.0)`` to their walk): the engine
-(``set_halt``) finishes the step in progress and stands in double support, holding that pose (the CPG: its authors'
-MotionLayer halt near a phase centre, support coefficient 0.5; placo: a zero closing step and placo's end double
-support). Any later valid cmd_vel without it walks again (from the standing pose; one arriving before the walk
-has stood cancels the halt: the CPG's own rule, and no stop-and-start for a brief pause). A halt requested during
-the approach keeps the robot in the walking stance until a cmd_vel comes. ``on_cmd_timeout: halt`` halts on a stale
-cmd_vel instead of stepping in place (no cmd_vel at all: stale ``cmd_timeout`` after the approach starts); a halt
-request itself never goes stale. Each is logged once: the request, the standing (at the sample's time), the walk
-again. Every
-``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
+Halt: a cmd_vel with ``angular.x = -1`` (other components ignored; Hamburg Bit-Bots' bitbots_hcm ``StopWalking``
+publishes ``Twist(angular.x=-1.0)`` to their walk) makes the engine (``set_halt``) finish the step in progress and
+stand in double support; any later valid cmd_vel walks again (one before it stands cancels the halt where the gait
+can, the CPG's own rule). During the approach: the robot stands in the stance until a cmd_vel. ``on_cmd_timeout:
+halt`` halts on a stale cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
+
+Every ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
 central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
 feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit
@@ -154,7 +150,7 @@ class WalkNode(Node):
         self.cmd_stale_logged = False
         if self.engine.halt_requested:
             self.engine.set_halt(False)
-            how = "from the standing pose" if self.standing else "the halt cancelled before it stood"
+            how = "from the standing pose" if self.standing else "during the halt: cancelled where the gait can re-plan"
             self.get_logger().info(f"walking again under cmd_vel linear.x = {msg.linear.x:g} m/s ({how})")
         beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
         if beyond:
