@@ -97,3 +97,53 @@ def test_a_dead_worker_is_one_clear_error():
             worker.take(1)
     finally:
         worker.close()
+
+
+_HALT_REFERENCE = """
+import sys
+import numpy as np
+from servo_ff.dynamics.walk_pattern import WalkEngine
+e = WalkEngine(sys.argv[1])
+e.set_cmd(0.1, 0.0, 0.0)
+e.start()
+rows, halted = [], []
+for n, halt in ((150, False), (200, True), (150, False), (200, True)):  # walk, halt, walk again, the stale rule's halt
+    e.set_halt(halt)
+    for _ in range(n):
+        s = e.tick()
+        rows.append(np.r_[s.q, s.c_left])
+        halted.append(e.halted)
+np.save(sys.stdout.buffer, np.column_stack([np.array(rows), halted]))
+"""
+
+
+def test_worker_carries_the_halt_request_and_on_timeout_halt_as_the_engine_in_process():
+    """Through a halt requested by message, a restart and a halt from the stale-command rule (on_timeout "halt"):
+    the worker's samples and halted flags are those of the engine ticked in an interpreter of its own."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    run = subprocess.run([sys.executable, "-c", _HALT_REFERENCE, str(URDF)], env=env, capture_output=True, check=True)
+    ref = np.load(io.BytesIO(run.stdout))
+    assert ref[349, -1] and not ref[350:500, -1].any() and ref[-1, -1]  # halted, walked again, halted
+    worker = WalkWorker(URDF, WalkParams(), WalkFrames())
+    try:
+        cmd = (0.1, 0.0, 0.0)
+        worker.start(cmd)
+        t = [k * DT for k in range(700)]
+        worker.request(t[:150], cmd, 0.0, 10.0)
+        worker.request(t[150:350], cmd, 0.0, 10.0, halt=True)
+        got, flags = [], []
+        for _ in range(350):
+            q, c = worker.take(1)
+            got.append(np.r_[q[0], c[0]])
+            flags.append(worker.halted)
+        assert worker.halted and not worker.expired
+        worker.request(t[350:500], cmd, t[350], 10.0, on_timeout="halt")  # fresh: walks again
+        worker.request(t[500:], cmd, t[350], (t[500] - t[350]) - DT / 2, on_timeout="halt")  # stale from t[500]
+        for _ in range(350):
+            q, c = worker.take(1)
+            got.append(np.r_[q[0], c[0]])
+            flags.append(worker.halted)
+        assert worker.expired
+        np.testing.assert_array_equal(np.column_stack([np.array(got), flags]), ref)
+    finally:
+        worker.close()

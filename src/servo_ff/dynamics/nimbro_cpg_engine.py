@@ -8,7 +8,12 @@ cmd_vel's linear.x becomes gcv.x = vx / :func:`.nimbro_cpg.speed_per_gcv` (0.080
 limited to 0…1
 (their norm limit; backward walking is not in their forward-only configuration); linear.y and angular.z are not
 supported (the gait's lateral and turning terms are left out) and ignored: :meth:`CpgEngine.beyond_reach` says so.
-The walk, once started, steps in place while the command is zero (it never halts: the walk node holds the command).
+The walk, once started, steps in place while the command is zero. :meth:`CpgEngine.set_halt` (True) withdraws
+the command (``gait_tick(s, None, cfg)``): gcv ramps down, and the walk halts near a phase centre once gcv <
+stoppingVelocity (the authors' MotionLayer rule), then holds the halt pose (support coefficient 0.5).
+``set_halt(False)`` before it has halted cancels the halt (the command latched again at the next phase centre);
+after it, the walk starts again from the halt pose (DynamicGait::reset: :func:`.nimbro_cpg_plan.halt_state`, the
+first step). A halt requested before :meth:`CpgEngine.start` halts at the first tick (it stands in the halt pose).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class CpgEngine:
         self.cmd = (0.0, 0.0, 0.0)
         self.state = None
         self.t = 0.0
+        self.halt_requested = False  # set_halt: the command withdrawn, the walk to halt
 
     def gcv(self, vx: float) -> float:
         """gcv.x [0..1] for ``vx`` [m/s]: vx / speed_per_gcv, limited to their norm limit 1 and to forward (≥ 0)."""
@@ -69,6 +75,15 @@ class CpgEngine:
                 raise ValueError(f"cmd_vel {name} is not finite ({v})")
         self.cmd = (float(vx), float(vy), float(wz))
 
+    def set_halt(self, requested: bool) -> None:
+        """Request the halt (True: finish the step, stand in the halt pose) or walk on / again (False)."""
+        self.halt_requested = bool(requested)
+
+    @property
+    def halted(self) -> bool:
+        """True while the walk stands in the halt pose (halted, not started again)."""
+        return self.state is not None and not self.state.walking
+
     def start(self) -> None:
         """Begin the walk from the halt pose at t = 0 (the first step's hip shift, then stepping)."""
         self.state, self.t = halt_state(self.params), 0.0
@@ -78,10 +93,12 @@ class CpgEngine:
         s = self.state
         if s is None:
             raise RuntimeError("CpgEngine.tick before start()")
+        if not s.walking and not self.halt_requested:
+            s = halt_state(self.params)  # walking again from the halt pose: DynamicGait::reset
         phase = s.phase if s.walking else 0.0
         c = support_coefficient(phase, "left", self.params) if s.walking else 0.5
         out = CpgSample(self.t, self.pose_of(self.joints, phase, s.gcv, s.timer, self.params), c)
-        self.state = gait_tick(s, self.gcv(self.cmd[0]), self.params)[0]
+        self.state = gait_tick(s, None if self.halt_requested else self.gcv(self.cmd[0]), self.params)[0]
         self.t += self.params.dt
         return out
 

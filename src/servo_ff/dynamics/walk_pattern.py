@@ -6,8 +6,18 @@ node takes — desired joint positions on a time grid and the left-foot support 
 whole walk of ``n_steps`` steps at a constant ``cmd_vel`` from standing to standing (tests, bench);
 ``start()``/``tick()`` walk on-line, re-planning the footsteps at each support change from the latest
 ``set_cmd`` (the walk node). One step (support change) lasts ``single_support_duration +
-double_support_duration``. placo needs frames ``trunk``, ``left_foot`` and ``right_foot``: they are added to the
-URDF text as fixed frames on the links named in :class:`WalkFrames` (the file is not changed).
+double_support_duration``.
+
+Halt (``set_halt(True)``): at once if placo allows a re-plan (a single support: the step in progress is kept),
+else at the next single support, the footsteps are re-planned with a zero step and one step (placo's repetitive
+planner then closes with the other foot beside the landing one, and ``make_supports(…, end=True)`` ends in double
+support); at the trajectory's end (``t_end``) the engine holds that sample: the same joints every tick, both feet in
+support. ``set_halt(False)`` during the halt cancels it while placo can still re-plan (the single support where the
+halt was planned); later, the halt completes and the walk starts again from the standing robot (a fresh plan from
+its feet and CoM, as :meth:`WalkEngine.start`). A halt requested before the first tick holds the walking stance.
+
+placo needs frames ``trunk``, ``left_foot`` and ``right_foot``: they are added to the URDF text as fixed frames on the
+links named in :class:`WalkFrames` (the file is not changed).
 """
 
 from __future__ import annotations
@@ -190,6 +200,9 @@ class WalkEngine:
         self.trajectory = None
         self.t = 0.0
         self.last_replan = 0.0
+        self.halt_requested = False  # set_halt: finish the step, stand in double support
+        self._halting = False  # the trajectory is the halt's (ends in double support)
+        self._held: WalkSample | None = None  # the sample held while halted
 
     def _narrow_ranges(self, ranges: dict[str, tuple[float, float]]) -> None:
         """placo's joint limits (the IK's bounds) narrowed to ``ranges`` [rad]: each the intersection with the URDF's;
@@ -248,6 +261,15 @@ class WalkEngine:
                 raise ValueError(f"cmd_vel {name} is not finite ({v})")
         self.cmd = (float(vx), float(vy), float(wz))
 
+    def set_halt(self, requested: bool) -> None:
+        """Request the halt (True: finish the step, close the feet, stand) or walk on / again (False)."""
+        self.halt_requested = bool(requested)
+
+    @property
+    def halted(self) -> bool:
+        """True while the engine holds its halt (standing in double support)."""
+        return self._held is not None
+
     def _supports(self, n_steps: int):
         placo = self._placo
         self.planner.configure(*self.step_of(*self.cmd), n_steps)
@@ -263,7 +285,18 @@ class WalkEngine:
     def start(self) -> None:
         """Begin the on-line walk from standing at t = 0 (stepping in place while cmd is zero)."""
         self.t = self.last_replan = 0.0
+        self._held, self._halting = None, False
         self.trajectory = self.wpg.plan(self._supports(self.params.plan_steps), self.robot.com_world(), 0.0)
+
+    def _walk_again(self) -> None:
+        """A fresh plan from the standing robot's feet and CoM at ``self.t`` (after a halt)."""
+        self._held, self._halting, self.last_replan = None, False, self.t
+        self.trajectory = self.wpg.plan(self._supports(self.params.plan_steps), self.robot.com_world(), self.t)
+
+    def _hold(self, s: WalkSample) -> WalkSample:
+        """Halted: ``s`` held from now on (its time advancing)."""
+        self._held, self._halting = s, False
+        return s
 
     def tick(self) -> WalkSample:
         """The sample at the current time, then advance one ``dt`` (re-planning footsteps from the latest cmd
@@ -271,14 +304,37 @@ class WalkEngine:
         tr = self.trajectory
         if tr is None:
             raise RuntimeError("WalkEngine.tick before start() or plan()")
-        if tr.get_support(self.t).t_start > self.last_replan + 1e-9 and self.wpg.can_replan_supports(tr, self.t):
-            self.trajectory = tr = self._replan(tr, self.step_of(*self.cmd))
-            self.last_replan = self.t
-        return self._advance(tr)
+        if self._held is not None:
+            if self.halt_requested:
+                s = self._held._replace(t=self.t)
+                self.t += self.params.dt
+                return s
+            self._walk_again()
+            tr = self.trajectory
+        elif self.halt_requested and self.t == 0.0:  # before the walk's first tick: stand in the stance
+            com = np.asarray(self.robot.com_world(), dtype=float)
+            return self._hold(self._held_here(com))
+        new_support = tr.get_support(self.t).t_start > self.last_replan + 1e-9
+        # a halt requested or cancelled: re-planned at once where placo allows (a single support, mid-step too)
+        if (new_support or self.halt_requested != self._halting) and self.wpg.can_replan_supports(tr, self.t):
+            if self.halt_requested:
+                self.trajectory = tr = self._replan(tr, (0.0, 0.0, 0.0), 1)  # the step in progress, then feet closed
+            else:
+                self.trajectory = tr = self._replan(tr, self.step_of(*self.cmd))
+            self._halting, self.last_replan = self.halt_requested, self.t
+        s = self._advance(tr)
+        return self._hold(s) if self._halting and s.t >= tr.t_end - 1e-9 else s
 
-    def _replan(self, tr, step: tuple[float, float, float]):
-        """placo's re-plan at ``self.t`` from ``tr`` (one LIPM QP over all ``plan_steps`` footsteps: ≈ 40 ms at 3)."""
-        self.planner.configure(*step, self.params.plan_steps)
+    def _held_here(self, com: np.ndarray) -> WalkSample:
+        """The robot as it stands (both feet down, the ZMP under the CoM, c = 0.5), at ``self.t``; t advances."""
+        s = WalkSample(self.t, self.q(), 0.5, com[:2].copy(), com, "both")
+        self.t += self.params.dt
+        return s
+
+    def _replan(self, tr, step: tuple[float, float, float], n_steps: int | None = None):
+        """placo's re-plan at ``self.t`` from ``tr`` (one LIPM QP over all ``plan_steps`` footsteps: ≈ 40 ms at 3;
+        ``n_steps`` 1 with a zero ``step``: the halt's)."""
+        self.planner.configure(*step, n_steps or self.params.plan_steps)
         supports = self.wpg.replan_supports(self.planner, tr, self.t, self.last_replan)
         return self.wpg.replan(supports, tr, self.t)
 

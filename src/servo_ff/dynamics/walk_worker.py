@@ -1,15 +1,16 @@
 """The on-line walk (:class:`.walk_pattern.WalkEngine`) in a process of its own, computing its samples ahead (ROS-free).
 
 placo holds the GIL through a re-plan (≈ 40 ms once a step): in the caller's process that time is on its critical
-path. :class:`WalkWorker` owns an engine in a child process; ``request(times, cmd, cmd_time)`` asks for the
+path. :class:`WalkWorker` owns an engine in a child process; ``request(times, cmd, cmd_time, …)`` asks for the
 engine's samples at the grid times ``times`` (one ``tick`` each, in order, after ``start``) and returns at once;
 ``take(n)`` returns the next ``n`` samples, waiting only for those not computed yet. The samples are the engine's
 own (the same sequence as ticking it in the caller) as long as the command does not change between a request and
 the ticks it covers: a ``cmd_vel`` takes effect from the first sample requested after it (requests run ahead of use
-by the caller's choice, e.g. one trajectory message).
+by the caller's choice, e.g. one trajectory message). The halt request (the engine's ``set_halt``) travels with the
+command in each request; whether the engine stands halted comes back per sample (:attr:`WalkWorker.halted`).
 
 The stale-command rule of the walk node runs in the worker: a sample at ``t`` with ``t − cmd_time > cmd_timeout``
-walks on a zero command (reported back with the samples).
+walks on a zero command, or (``on_timeout`` "halt") requests the halt (reported back with the samples).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ import numpy as np
 
 def _child(fd: int) -> None:
     """Child process (``python -c``, not multiprocessing: the caller's main module is not imported again): the
-    engine from the first message (urdf, params, frames), answering ("start", cmd), ("fill", times, cmd, cmd_time,
-    cmd_timeout), ("stop",)."""
+    engine from the first message (urdf, params, frames), answering ("start", cmd, halt), ("fill", times, cmd, halt,
+    cmd_time, cmd_timeout, on_timeout), ("stop",)."""
     import signal
 
     from .walk_pattern import WalkEngine
@@ -50,20 +51,27 @@ def _serve(conn: Connection, engine_class, urdf, params, frames) -> None:
             return
         if msg[0] == "start":
             engine.set_cmd(*msg[1])
+            engine.set_halt(msg[2])
             engine.start()
             continue
-        _, times, cmd, cmd_time, timeout = msg
+        _, times, cmd, halt, cmd_time, timeout, on_timeout = msg
         engine.set_cmd(*cmd)
+        engine.set_halt(halt)
         q = np.empty((len(times), len(engine.joints)))
         c = np.empty(len(times))
+        halted = np.empty(len(times), dtype=bool)
         expired = False
         for k, t in enumerate(times):
-            if cmd_time is not None and t - cmd_time > timeout and any(engine.cmd):
-                engine.set_cmd(0.0, 0.0, 0.0)
-                expired = True
+            if cmd_time is not None and t - cmd_time > timeout:
+                if on_timeout == "halt" and not engine.halt_requested:
+                    engine.set_halt(True)
+                    expired = True
+                elif on_timeout != "halt" and any(engine.cmd):
+                    engine.set_cmd(0.0, 0.0, 0.0)
+                    expired = True
             s = engine.tick()
-            q[k], c[k] = s.q, s.c_left
-        conn.send(("samples", q, c, expired))
+            q[k], c[k], halted[k] = s.q, s.c_left, engine.halted
+        conn.send(("samples", q, c, halted, expired))
 
 
 class WalkWorker:
@@ -82,6 +90,8 @@ class WalkWorker:
         self._ready: tuple | None = None  # ("ready", joints, q_stand)
         self._q: deque[np.ndarray] = deque()
         self._c: deque[float] = deque()
+        self._h: deque[bool] = deque()
+        self.halted = False  # the engine stood halted at the last sample taken
         self._pending = 0  # requests sent, not answered yet
         self.expired = False  # a zero command from the stale-command rule since the last take
 
@@ -117,15 +127,25 @@ class WalkWorker:
         self.joints()
         return self._ready[2]
 
-    def start(self, cmd: tuple[float, float, float]) -> None:
-        """The engine's ``start`` under ``cmd`` (its first plan's footsteps)."""
+    def start(self, cmd: tuple[float, float, float], halt: bool = False) -> None:
+        """The engine's ``start`` under ``cmd`` (its first plan's footsteps) and the halt request ``halt``."""
         self.joints()
-        self._send(("start", tuple(cmd)))
+        self._send(("start", tuple(cmd), bool(halt)))
 
-    def request(self, times: list[float], cmd: tuple[float, float, float], cmd_time, cmd_timeout: float) -> None:
-        """Samples at ``times`` [s] under ``cmd`` (``cmd_time``: when it came, None: never), computed from now."""
+    def request(
+        self,
+        times: list[float],
+        cmd: tuple[float, float, float],
+        cmd_time,
+        cmd_timeout: float,
+        halt: bool = False,
+        on_timeout: str = "step_in_place",
+    ) -> None:
+        """Samples at ``times`` [s] under ``cmd`` and the halt request ``halt`` (``cmd_time``: when the command came,
+        None: never; older than ``cmd_timeout`` [s]: a zero command, or the halt with ``on_timeout`` "halt"),
+        computed from now."""
         if times:
-            self._send(("fill", list(times), tuple(cmd), cmd_time, float(cmd_timeout)))
+            self._send(("fill", list(times), tuple(cmd), bool(halt), cmd_time, float(cmd_timeout), on_timeout))
             self._pending += 1
 
     def take(self, n: int) -> tuple[list[np.ndarray], list[float]]:
@@ -133,11 +153,14 @@ class WalkWorker:
         while len(self._q) < n:
             if not self._pending:
                 raise RuntimeError(f"walk worker: {n} samples taken, {len(self._q)} requested")
-            _, q, c, expired = self._recv()
+            _, q, c, halted, expired = self._recv()
             self._pending -= 1
             self._q.extend(q)
             self._c.extend(c.tolist())
+            self._h.extend(halted.tolist())
             self.expired |= bool(expired)
+        for _ in range(n):
+            self.halted = self._h.popleft()
         return [self._q.popleft() for _ in range(n)], [self._c.popleft() for _ in range(n)]
 
     def close(self) -> None:

@@ -9,8 +9,15 @@ On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``
 placo's walking stance in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is
 zero, re-planning the footsteps from the latest cmd_vel at each support change (placo clips a step to
 ``max_dx_forward`` …; a cmd_vel beyond one of them is logged, throttled). A cmd_vel older than ``cmd_timeout``
-counts as zero (logged once); a non-finite one is refused with a warning. Every
-``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
+counts as zero (logged once); a non-finite one is refused with a warning.
+
+Halt: a cmd_vel with ``angular.x = -1`` (other components ignored; Hamburg Bit-Bots' bitbots_hcm ``StopWalking``
+publishes ``Twist(angular.x=-1.0)`` to their walk) makes the engine (``set_halt``) finish the step in progress and
+stand in double support; any later valid cmd_vel walks again (one before it stands cancels the halt where the gait
+can, the CPG's own rule). During the approach: the robot stands in the stance until a cmd_vel. ``on_cmd_timeout:
+halt`` halts on a stale cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
+
+Every ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
 central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
 feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit
@@ -91,6 +98,7 @@ class WalkNode(Node):
         self.qs: list[np.ndarray] = []
         self.cs: list[float] = []
         self.cmd_time: float | None = None
+        self.standing = False  # the engine stood halted at the latest planned sample
         self.cmd_stale_logged = False
         self.cmd_refused = 0
         self.cmd_clipped = 0  # cmd_vel messages beyond the gait's reach (placo clips their steps)
@@ -127,6 +135,11 @@ class WalkNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_cmd(self, msg: Twist) -> None:
+        if msg.angular.x == -1.0:  # the humanoid league's "stop walking" (bitbots_hcm StopWalking)
+            if not self.engine.halt_requested:
+                self.engine.set_halt(True)
+                self.get_logger().info("halt requested by cmd_vel angular.x = -1: stopping after the step in progress")
+            return
         try:
             self.engine.set_cmd(msg.linear.x, msg.linear.y, msg.angular.z)
         except ValueError as e:
@@ -135,6 +148,10 @@ class WalkNode(Node):
             return
         self.cmd_time = self.now_s()
         self.cmd_stale_logged = False
+        if self.engine.halt_requested:
+            self.engine.set_halt(False)
+            how = "from the standing pose" if self.standing else "during the halt: cancelled where the gait can re-plan"
+            self.get_logger().info(f"walking again under cmd_vel linear.x = {msg.linear.x:g} m/s ({how})")
         beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
         if beyond:
             self.cmd_clipped += 1
@@ -210,7 +227,7 @@ class WalkNode(Node):
         if self.worker is None:
             self.engine.start()
         else:
-            self.worker.start(self.engine.cmd)
+            self.worker.start(self.engine.cmd, self.engine.halt_requested)
         self.get_logger().info(f"walking stance at t = {self.t_walk:.3f} s, then walking under cmd_vel")
         # the first chunk at once, not at the next timer tick: a lockstep sim waits for the goals it drives
         self._publish_trajectory()
@@ -228,7 +245,7 @@ class WalkNode(Node):
             self.times.append(k0 * self.dt)
             if self.worker is not None and self.times[0] >= self.t_walk - 1e-9:  # a late first fill: already walking
                 self._ahead.append(self.times[0])
-                self.worker.request(self.times[:1], self.engine.cmd, None, float(self.table["cmd_timeout"]))
+                self._request(self.times[:1])
             self.qs.append(self._sample_q(self.times[0]))
         self._prefetch(until)
         while self.times[-1] < until:
@@ -250,8 +267,12 @@ class WalkNode(Node):
             self._ahead.append(last)
             if last >= self.t_walk - 1e-9:
                 walk.append(last)
-        # the command as it stands now (the stale-command rule applied by _publish_trajectory, not per sample)
-        self.worker.request(walk, self.engine.cmd, None, float(self.table["cmd_timeout"]))
+        self._request(walk)
+
+    def _request(self, times: list[float]) -> None:
+        """engine_process: the worker's samples at ``times`` [s] under the command and halt request as they stand
+        now (the stale-command rule applied by _publish_trajectory, not per sample)."""
+        self.worker.request(times, self.engine.cmd, None, float(self.table["cmd_timeout"]), self.engine.halt_requested)
 
     def _sample_q(self, t: float) -> np.ndarray:
         if self._ahead:
@@ -261,19 +282,35 @@ class WalkNode(Node):
             return self._approach(t)
         if self.worker is not None:
             (q,), (c,) = self.worker.take(1)
-            self.cs.append(c)
-            return q[self.perm]
-        s = self.engine.tick()
-        self.cs.append(s.c_left)
-        return s.q[self.perm]
+            self._stood(t, self.worker.halted)
+        else:
+            s = self.engine.tick()
+            q, c = s.q, s.c_left
+            self._stood(t, self.engine.halted)
+        self.cs.append(c)
+        return q[self.perm]
+
+    def _stood(self, t: float, halted: bool) -> None:
+        """Log once when the walk stands halted from the sample at ``t`` [s, ROS clock]."""
+        if halted and not self.standing:
+            self.get_logger().info(f"halted: standing in double support at t = {t:.3f} s")
+        self.standing = halted
 
     def _expire_cmd(self, t: float) -> None:
-        timeout = float(self.table["cmd_timeout"])
-        if self.cmd_time is not None and t - self.cmd_time > timeout and any(self.engine.cmd):
+        if self.engine.halt_requested:
+            return  # a halt request stays until a cmd_vel
+        timeout, halt = float(self.table["cmd_timeout"]), self.table["on_cmd_timeout"] == "halt"
+        since = self.cmd_time if self.cmd_time is not None or not halt else self.t0
+        if since is None or t - since <= timeout or not (halt or any(self.engine.cmd)):
+            return
+        if halt:
+            self.engine.set_halt(True)
+        else:
             self.engine.set_cmd(0.0, 0.0, 0.0)
-            if not self.cmd_stale_logged:
-                self.get_logger().warning(f"no cmd_vel for {timeout} s: stepping in place")
-                self.cmd_stale_logged = True
+        if not self.cmd_stale_logged:
+            what = "halting after the step in progress (on_cmd_timeout: halt)" if halt else "stepping in place"
+            self.get_logger().warning(f"no cmd_vel for {timeout} s: {what}")
+            self.cmd_stale_logged = True
 
     def _publish_trajectory(self) -> None:
         if self.q0 is None:

@@ -73,7 +73,21 @@ def walk_specs() -> list[ParamSpec]:
         ),
         ParamSpec("ik_range_lower", [0.0], "one per ik_range_joints entry", "rad", lo=-6.3, hi=6.3, **ro),
         ParamSpec("ik_range_upper", [0.0], "one per ik_range_joints entry", "rad", lo=-6.3, hi=6.3, **ro),
-        ParamSpec("cmd_timeout", 1.0, "a cmd_vel older than this counts as zero", "s", lo=0.01, hi=3600.0),
+        ParamSpec(
+            "cmd_timeout",
+            1.0,
+            "a cmd_vel older than this counts as zero (or halts: on_cmd_timeout)",
+            "s",
+            lo=0.01,
+            hi=3600.0,
+        ),
+        ParamSpec(
+            "on_cmd_timeout",
+            "step_in_place",
+            "a stale cmd_vel (older than cmd_timeout; none yet: from the approach): step_in_place (a zero command) "
+            "or halt (as a cmd_vel with angular.x = -1: the walk stops after the step in progress)",
+            choices=("step_in_place", "halt"),
+        ),
         ParamSpec(
             "engine_process",
             False,

@@ -1,0 +1,161 @@
+"""The walk's halt and restart (ROS-free), on both gait families: the CPG (the OP3's scaled one on urdf/op3.urdf and
+the NimbRo-OP's own) and placo's walk on the OP3. A halt request ends the walk within the bound its rule gives, with no
+jump; the robot then stands still (joints constant, double support, feet side by side); a later command walks again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pinocchio")
+
+ROOT = Path(__file__).resolve().parents[1]
+OP3 = ROOT / "urdf" / "op3.urdf"
+
+
+def _cpg(robot: str):
+    from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine, op3_cpg_engine
+
+    return op3_cpg_engine(OP3) if robot == "op3" else CpgEngine(ROOT / "urdf" / "nimbro_op.urdf")
+
+
+def _max_step(qs) -> float:
+    """Largest |Δq| [rad] between successive samples."""
+    return float(np.abs(np.diff(np.asarray(qs), axis=0)).max())
+
+
+@pytest.mark.parametrize("robot", ["op3", "nimbro_op"])
+def test_cpg_halts_after_the_step_stands_in_the_halt_pose_and_walks_again(robot):
+    from servo_ff.dynamics.nimbro_cpg import speed_per_gcv
+
+    e = _cpg(robot)
+    cfg = e.params
+    gcv = 0.5
+    e.set_cmd(gcv * speed_per_gcv(cfg), 0.0, 0.0)
+    e.start()
+    ramp = cfg.first_step_duration + gcv / cfg.acceleration_forward + 2 * cfg.step_period  # gcv at its target
+    walk = [e.tick() for _ in range(int(ramp / cfg.dt))]
+    assert e.state.gcv == pytest.approx(gcv) and e.state.walking
+    e.set_halt(True)
+    t_request, halting = e.t, []
+    while not e.halted and len(halting) < 10 / cfg.dt:
+        halting.append(e.tick())
+    # the rule (MotionLayer): the target latched to 0 at the next phase centre crossing (≤ one step period), gcv
+    # down at accelerationForward × decelerationFactor to stoppingVelocity, then the next phase centre (≤ one more)
+    bound = 2 * cfg.step_period + (gcv - cfg.stopping_velocity) / (cfg.acceleration_forward * cfg.deceleration_factor)
+    assert e.halted and e.t - t_request <= bound + cfg.dt, (e.t - t_request, bound)
+    held = [e.tick() for _ in range(int(1.2 / cfg.dt))]  # ≥ 1 s standing
+    q_held = np.array([s.q for s in held])
+    assert np.abs(q_held - e.q_stand).max() <= 1e-9 and {s.c_left for s in held} == {0.5}
+    # no jump: halting moves the joints no more per tick than the walk at gcv 0.5 does; the last tick into the halt
+    # pose (a phase centre → phase 0) well below it
+    walk_step = _max_step([s.q for s in walk[-int(2 * cfg.step_period / cfg.dt) :]])
+    assert _max_step([walk[-1].q] + [s.q for s in halting]) <= walk_step + 1e-12
+    assert _max_step([halting[-1].q, held[0].q]) < 0.5 * walk_step
+    # walking again (DynamicGait::reset): from the halt pose, the phase advancing, the legs stepping
+    e.set_halt(False)
+    again = [e.tick() for _ in range(int((cfg.first_step_duration + 2 * cfg.step_period) / cfg.dt))]
+    np.testing.assert_array_equal(again[0].q, held[-1].q)
+    assert e.state.walking and not e.halted and e.state.phase != 0.0
+    assert np.ptp([s.q for s in again], axis=0).max() > 0.05 and min(s.c_left for s in again) == 0.0
+    assert _max_step([held[-1].q] + [s.q for s in again]) <= walk_step + 1e-12
+
+
+def test_cpg_halt_cancelled_before_it_halts_walks_on_and_a_halt_before_the_start_stands():
+    e = _cpg("op3")
+    cfg = e.params
+    e.set_cmd(0.03, 0.0, 0.0)
+    e.start()
+    for _ in range(int(3.0 / cfg.dt)):
+        e.tick()
+    g = e.state.gcv
+    e.set_halt(True)
+    for _ in range(3):
+        e.tick()
+    e.set_halt(False)  # a cmd_vel within the step: the halt cancelled
+    for _ in range(int(3.0 / cfg.dt)):
+        e.tick()
+        assert not e.halted
+    assert e.state.gcv == pytest.approx(g)
+    e2 = _cpg("op3")
+    e2.set_halt(True)  # during the approach: the walk does not start
+    e2.start()
+    first = [e2.tick() for _ in range(int(1.0 / cfg.dt))]
+    assert e2.halted and np.abs(np.array([s.q for s in first]) - e2.q_stand).max() <= 1e-9
+
+
+def _placo():
+    pytest.importorskip("placo")
+    from servo_ff.dynamics.walk_pattern import WalkEngine
+
+    return WalkEngine(OP3)
+
+
+def _soles(e) -> np.ndarray:
+    """The right sole in the left sole's frame [m] (placo's frames of the robot as it stands)."""
+    left, right = np.asarray(e.robot.get_T_world_left()), np.asarray(e.robot.get_T_world_right())
+    return (np.linalg.inv(left) @ right)[:3, 3]
+
+
+@pytest.mark.parametrize("phase", [0.0, 0.4, 0.7])
+def test_placo_halt_finishes_the_step_closes_the_feet_stands_and_walks_again(phase):
+    e = _placo()
+    p = e.params
+    e.set_cmd(0.1, 0.0, 0.0)
+    e.start()
+    # walking (beyond the first double support), the request at `phase` of a step period later
+    walk = [e.tick() for _ in range(int((2.0 + phase * p.step_period) / p.dt))]
+    e.set_halt(True)
+    t_request, halting = e.t, []
+    while not e.halted and len(halting) < 10 / p.dt:
+        halting.append(e.tick())
+    # the rule: re-planned at once in a single support, else at the next one (≤ one double support away): the step
+    # in progress (≤ its single support), a double support, the closing step, placo's end double support
+    ds = p.double_support_ratio * p.single_support
+    bound = 2 * (ds + p.single_support) + p.startend_double_support_ratio * p.single_support
+    assert e.halted and halting[-1].t - t_request <= bound + p.dt, (halting[-1].t - t_request, bound)
+    held = [e.tick() for _ in range(int(1.2 / p.dt))]  # ≥ 1 s standing
+    assert np.ptp([s.q for s in held], axis=0).max() <= 1e-9 and {s.support for s in held} == {"both"}
+    dx, dy, _ = _soles(e)
+    assert abs(dx) < 1e-3 and dy == pytest.approx(-p.feet_spacing, abs=1e-3)  # side by side, the right one right
+    # no jump: halting moves the joints per tick as the walk does (its re-planned swing within 2 % of the walk's
+    # largest), and comes to rest without a step
+    walk_step = _max_step([s.q for s in walk[100:]])
+    assert _max_step([walk[-1].q] + [s.q for s in halting]) < 1.02 * walk_step
+    assert _max_step([halting[-1].q, held[0].q]) < 0.1 * walk_step
+    # walking again: a fresh plan from the feet where they stand, the left foot forward by the command's step
+    left = np.asarray(e.robot.get_T_world_left())[:3, 3]
+    e.set_halt(False)
+    again = [
+        e.tick() for _ in range(int((p.startend_double_support_ratio * p.single_support + 2 * p.step_period) / p.dt))
+    ]
+    assert not e.halted and {"left", "right"} <= {s.support for s in again}
+    assert np.asarray(e.robot.get_T_world_left())[0, 3] - left[0] > 0.5 * 0.1 * p.step_period
+    assert _max_step([held[-1].q] + [s.q for s in again]) < 1.02 * walk_step
+    assert _max_step([held[-1].q, again[0].q]) < 0.1 * walk_step
+
+
+def test_placo_halt_cancelled_within_its_step_walks_on_and_a_halt_before_the_start_holds_the_stance():
+    e = _placo()
+    p = e.params
+    e.set_cmd(0.1, 0.0, 0.0)
+    e.start()
+    for _ in range(int(2.1 / p.dt)):
+        e.tick()
+    e.set_halt(True)
+    for _ in range(3):
+        e.tick()
+    e.set_halt(False)
+    left = np.asarray(e.robot.get_T_world_left())[0, 3]
+    supports = {e.tick().support for _ in range(int(3.0 / p.dt))}
+    assert not e.halted and {"left", "right"} <= supports
+    assert np.asarray(e.robot.get_T_world_left())[0, 3] - left > 3 * 0.5 * 0.1 * p.step_period  # walked on
+    e2 = _placo()
+    e2.set_halt(True)  # during the approach: the walk does not start
+    e2.start()
+    first = [e2.tick() for _ in range(int(1.0 / p.dt))]
+    assert e2.halted and np.abs(np.array([s.q for s in first]) - e2.q_stand).max() <= 1e-9
+    assert {s.support for s in first} == {"both"} and {s.c_left for s in first} == {0.5}
