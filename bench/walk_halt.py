@@ -30,11 +30,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from servo_ff.dynamics.walk_sim import OP3_URDF, simulate_walk
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from servo_ff.dynamics.walk_sim import OP3_URDF, simulate_walk  # noqa: E402
 
 STAND = 3.0  # [s] standing between the halt and the restart
 SETTLE = 0.5  # [s] after the halt, before the trunk's rest is judged
