@@ -98,6 +98,9 @@ def test_cmd_vel_angular_x_minus_one_halts_the_cpg_walk_in_its_halt_pose_and_a_c
             assert walk.support(node.clock[0]) == 0.5
             standing = node.points(1.0)
             assert all(np.array_equal(m, np.broadcast_to(halting[-1][0], m.shape)) for m in standing)
+            node.send(_twist(0.0), lambda: walk.engine.cmd[0] == 0.0, "a zero cmd_vel at the walk node")
+            assert walk.engine.halt_requested  # a zero cmd_vel (a teleop streaming zeros) leaves it standing
+            assert all(np.array_equal(m, np.broadcast_to(halting[-1][0], m.shape)) for m in node.points(0.5))
             node.send(_twist(0.03), lambda: not walk.engine.halt_requested, "the walk-again cmd_vel")
             again = node.points(1.5)
             assert not _still(again) and not walk.standing and walk.engine.state.walking

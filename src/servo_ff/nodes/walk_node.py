@@ -13,9 +13,10 @@ counts as zero (logged once); a non-finite one is refused with a warning.
 
 Halt: a cmd_vel with ``angular.x = -1`` (other components ignored; Hamburg Bit-Bots' bitbots_hcm ``StopWalking``
 publishes ``Twist(angular.x=-1.0)`` to their walk) makes the engine (``set_halt``) finish the step in progress and
-stand in double support; any later valid cmd_vel walks again (one before it stands cancels the halt where the gait
-can, the CPG's own rule). During the approach: the robot stands in the stance until a cmd_vel. ``on_cmd_timeout:
-halt`` halts on a stale cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
+stand in double support; a later valid cmd_vel with a non-zero linear.x, linear.y or angular.z walks again (one
+before it stands cancels the halt where the gait can, the CPG's own rule; a zero one leaves it standing). During
+the approach: the robot stands in the stance until such a cmd_vel. ``on_cmd_timeout: halt`` halts on a stale
+cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
 
 Every ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
@@ -148,8 +149,8 @@ class WalkNode(Node):
             return
         self.cmd_time = self.now_s()
         self.cmd_stale_logged = False
-        if self.engine.halt_requested:
-            self.engine.set_halt(False)
+        if self.engine.halt_requested and any((msg.linear.x, msg.linear.y, msg.angular.z)):
+            self.engine.set_halt(False)  # a zero cmd_vel (a teleop streaming zeros) leaves it standing
             how = "from the standing pose" if self.standing else "during the halt: cancelled where the gait can re-plan"
             self.get_logger().info(f"walking again under cmd_vel linear.x = {msg.linear.x:g} m/s ({how})")
         beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
