@@ -26,7 +26,14 @@ from servo_ff.dynamics.nimbro_cpg import (  # noqa: E402
     yaw_rate_per_gcv,
 )
 from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine, op3_cpg_engine  # noqa: E402
-from servo_ff.dynamics.nimbro_cpg_plan import GaitState, cpg_plan, gait_states, gait_tick, halt_state  # noqa: E402
+from servo_ff.dynamics.nimbro_cpg_plan import (  # noqa: E402
+    GaitState,
+    cpg_plan,
+    gait_states,
+    gait_tick,
+    halt_state,
+    trunk_path,
+)
 from servo_ff.dynamics.op3_cpg import op3_config, op3_cpg_plan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,44 +154,18 @@ def test_gcv_norm_limit_slopes_and_halt_are_the_authors():
         assert s.walking is walking
 
 
-def _flat(m):
-    yaw = math.atan2(m.rotation[1, 0], m.rotation[0, 0])
-    c, s = math.cos(yaw), math.sin(yaw)
-    return pin.SE3(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), np.array([*m.translation[:2], 0.0]))
-
-
-def _trunk_path(urdf: Path, plan) -> np.ndarray:
-    """(T, 3) the trunk's x, y [m] and yaw [rad] on the ground with the stance sole (c_left > ½: left) held where it
-    landed, flat: forward kinematics of the plan's q, each new stance sole put flat where it was at the tick before
-    the change (so the change's tick moves the trunk by that sole's motion)."""
-    model = pin.buildModelFromUrdf(str(urdf))
-    data = model.createData()
-    idx = [plan.joints.index(n) for n in model.names[1:]]
-    soles = [model.getFrameId(s) for s in ("l_sole", "r_sole")]
-    base, stance, world, out, before = pin.SE3.Identity(), 0, None, [], None
-    for k in range(len(plan.q)):
-        pin.framesForwardKinematics(model, data, plan.q[k, idx])
-        now = [pin.SE3(data.oMf[f]) for f in soles]
-        new = 0 if plan.c_left[k] > 0.5 else 1 if plan.c_left[k] < 0.5 else stance
-        if world is None or new != stance:
-            stance, world = new, _flat(base * (before or now)[new])
-        base = world * now[stance].inverse()
-        before = now
-        out.append((*base.translation[:2], math.atan2(base.rotation[1, 0], base.rotation[0, 0])))
-    return np.array(out)
-
-
 @pytest.mark.parametrize("robot", ["nimbro", "op3"])
 @pytest.mark.parametrize("gcv", [(0.0, 0.0, 0.5), (0.0, 0.0, -0.5), (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (-0.5, 0, 0)])
 def test_rep103_signs_on_the_plans_forward_kinematics(robot, gcv):
-    """gcv.z > 0 turns the trunk counter-clockwise seen from above, gcv.y > 0 moves it left (+y), gcv.x < 0 back:
+    """On :func:`trunk_path` (the plan's forward kinematics, stance sole held): gcv.z > 0 turns the trunk
+    counter-clockwise seen from above, gcv.y > 0 moves it left (+y), gcv.x < 0 back:
     over the whole 12-step walk in that sense, and over whole gait cycles at the steady gcv by the per-axis speed
     (:func:`yaw_rate_per_gcv` …) × time within 1 %, the other axes still."""
     urdf, cfg = (NIMBRO, CFG) if robot == "nimbro" else (OP3, op3_config(OP3))
     plan_of = cpg_plan if robot == "nimbro" else op3_cpg_plan
     w = plan_of(urdf, gcv[0], 12, gcv_y=gcv[1], gcv_z=gcv[2]).plan
     s = gait_states(gcv[0], 12, cfg, gcv_y=gcv[1], gcv_z=gcv[2])
-    path = _trunk_path(urdf, w)
+    path = trunk_path(urdf, w)
     axis = int(np.argmax(np.abs(gcv)))
     assert math.copysign(1, path[-1, axis]) == math.copysign(1, gcv[axis]) and abs(path[-1, axis]) > 0.05
     steady = np.flatnonzero((s.gcv, s.gcv_y, s.gcv_z)[axis] == gcv[axis])
@@ -202,21 +183,20 @@ def test_rep103_signs_on_the_plans_forward_kinematics(robot, gcv):
 
 @pytest.mark.parametrize("robot", ["nimbro", "op3"])
 def test_engine_set_cmd_steers_as_the_plan(robot):
-    """set_cmd(0, vy, 0) and set_cmd(0, 0, wz) at half each axis's top: the engine's samples are the steering plan's
-    (cpg_plan with gcv.y / gcv.z 0.5) sample for sample until the plan withdraws its command, and not the zero
-    command's (the legs roll and the hips yaw)."""
+    """set_cmd(−vx, 0, 0), set_cmd(0, vy, 0) and set_cmd(0, 0, wz) at half each axis's top: the engine's samples are
+    the steering plan's (cpg_plan at gcv −0.5 / gcv.y / gcv.z 0.5) sample for sample until the plan withdraws its
+    command, and not the zero command's (the legs swing back, roll, the hips yaw)."""
     urdf = NIMBRO if robot == "nimbro" else OP3
-    for axis in (1, 2):
+    plan_of = cpg_plan if robot == "nimbro" else op3_cpg_plan
+    for axis in (0, 1, 2):
         engine = CpgEngine(urdf) if robot == "nimbro" else op3_cpg_engine(urdf)
-        top = engine.tops(0.0)[axis]
         cmd = [0.0, 0.0, 0.0]
-        cmd[axis] = 0.5 * top
+        cmd[axis] = (-0.5 if axis == 0 else 0.5) * engine.tops(-1.0)[axis]
         g = engine.gcv3(*cmd)
-        assert g[axis] == pytest.approx(0.5) and engine.beyond_reach(*cmd) == []
-        kw = {"gcv_y": g[1], "gcv_z": g[2]}
-        walk = (cpg_plan(urdf, 0.0, 8, **kw) if robot == "nimbro" else op3_cpg_plan(urdf, 0.0, 8, **kw)).plan
-        s = gait_states(0.0, 8, engine.params, **kw)
-        end = int(np.argmax(np.diff(s.gcv_y + s.gcv_z) < 0)) + 1
+        assert g[axis] == pytest.approx(cmd[axis] / abs(cmd[axis]) * 0.5) and engine.beyond_reach(*cmd) == []
+        walk = plan_of(urdf, g[0], 8, gcv_y=g[1], gcv_z=g[2]).plan
+        s = gait_states(g[0], 8, engine.params, gcv_y=g[1], gcv_z=g[2])
+        end = int(np.argmax(np.diff(np.abs((s.gcv, s.gcv_y, s.gcv_z)[axis])) < 0)) + 1
         assert end > 300
         engine.set_cmd(*cmd)
         engine.start()
