@@ -12,7 +12,13 @@ import pytest
 
 pytest.importorskip("pinocchio")
 
-from servo_ff.dynamics.nimbro_cpg import CpgConfig, speed_per_gcv  # noqa: E402
+from servo_ff.dynamics.nimbro_cpg import (  # noqa: E402
+    CpgConfig,
+    backward_speed_per_gcv,
+    lateral_speed_per_gcv,
+    speed_per_gcv,
+    yaw_rate_per_gcv,
+)
 from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine  # noqa: E402
 from servo_ff.dynamics.nimbro_cpg_plan import cpg_plan, gait_states  # noqa: E402
 
@@ -41,14 +47,24 @@ def test_engine_ticked_at_a_fixed_command_is_the_batch_plan(vx):
 
 
 def test_cmd_beyond_the_gait_is_limited_and_said():
+    """Each axis beyond its top speed (gcv ±1) is said and walked at the top; within every top but beyond the norm
+    limit ‖gcv‖_2.4 ≤ 1 together, said with the factor; within both, nothing said."""
     engine = CpgEngine(URDF)
     top = speed_per_gcv(CFG)
-    assert engine.gcv(2 * top) == 1.0 and engine.gcv(-0.05) == 0.0 and engine.gcv(0.5 * top) == pytest.approx(0.5)
-    assert engine.beyond_reach(0.5 * top, 0.0, 0.0) == []
-    words = engine.beyond_reach(2 * top, 0.1, 0.3)
-    assert len(words) == 3 and "beyond 0.08" in words[0] and "linear.y 0.1: not supported" in words[1]
-    assert "angular.z 0.3: not supported" in words[2]
-    assert "backward" in engine.beyond_reach(-0.05, 0.0, 0.0)[0]
+    back, lat, yaw = backward_speed_per_gcv(CFG), lateral_speed_per_gcv(CFG), yaw_rate_per_gcv(CFG)
+    assert engine.gcv(2 * top) == 1.0 and engine.gcv(0.5 * top) == pytest.approx(0.5)
+    assert engine.gcv(-0.5 * back) == pytest.approx(-0.5) and engine.gcv(-2 * back) == -1.0
+    assert engine.gcv3(0.0, -2 * lat, 0.5 * yaw) == (0.0, -1.0, pytest.approx(0.5))
+    assert engine.beyond_reach(0.5 * top, 0.0, 0.0) == [] and engine.beyond_reach(-0.5 * back, 0.0, 0.0) == []
+    assert engine.beyond_reach(0.0, 0.5 * lat, 0.0) == [] and engine.beyond_reach(0.0, 0.0, -0.5 * yaw) == []
+    words = engine.beyond_reach(2 * top, -2 * lat, 2 * yaw)
+    assert len(words) == 4 and f"linear.x {2 * top:g} m/s beyond 0.08017 m/s (gcv.x 1" in words[0]
+    assert f"linear.y {-2 * lat:g} m/s beyond -0.1164 m/s (gcv.y -1" in words[1]
+    assert f"angular.z {2 * yaw:g} rad/s beyond 0.3863 rad/s (gcv.z 1" in words[2]
+    k = 1.0 / 3.0 ** (1 / 2.4)  # three axes at 1: ‖(1, 1, 1)‖_2.4 = 3^(1/2.4)
+    assert f"norm limit ‖gcv‖_2.4 ≤ 1: walked at {k:.3g} of it" in words[3]
+    assert "beyond -0.2338 m/s" in engine.beyond_reach(-0.3, 0.0, 0.0)[0]
+    assert len(engine.beyond_reach(0.8 * top, 0.8 * lat, 0.0)) == 1  # 0.8·2^(1/2.4) = 1.07 > 1
     with pytest.raises(ValueError, match="cmd_vel linear.x is not finite"):
         engine.set_cmd(math.nan, 0.0, 0.0)
     with pytest.raises(RuntimeError, match="before start"):

@@ -6,17 +6,33 @@ arm swing, support coefficient), ``…/MotionLayer/Halt.cpp`` (the halt pose), `
 (inverse → abstract → joint leg and arm interfaces; ``legLength`` 0.44 m, ``armLength`` 0.4 m),
 ``gaitcode/RobotControl/RobotControl.cpp`` (inverse pose set, abstract and joint poses added) and ``gait.cpp`` (the
 joint pose is the URDF's joint positions; the support coefficients). Values: ``src/nimbro/launch/config/config.yaml``
-(:class:`CpgConfig`). The gait phase runs in (−π, π] at ``gaitFrequency``·π rad/s: a cycle is 2/f, a step (one
-foot's lift) half of it, 1/f = 0.417 s. The right leg lifts for phase in (0, π), the left for (−π, 0); the walk starts
-with the right foot.
+(:class:`CpgConfig`); line numbers below: DynamicGait.cpp (DG), config.yaml (CY). The gait phase runs in (−π, π]
+at ``gaitFrequency``·π rad/s: a cycle is 2/f, a step (one foot's lift) half of it, 1/f = 0.417 s. The right leg
+lifts for phase in (0, π), the left for (−π, 0); the walk starts with the right foot.
 
 Left out: their config enables two feedback terms, ``stableSagAngleFront`` 0 / ``stableSagAngleSlope`` 10 (at each
 half cycle, a forward trunk pitch θ > 0 adds 10·θ to gcv.x) and ``balance_gain`` −0.099 (ankle pitch += −0.099·gyro_y
 / 100, gait.cpp); both need the robot's state, and a plan is open-loop. The command offset ``gait/gcv_offset/x``
-(−0.23, a real robot's drift on the spot) is not added. Only forward walking: gcv.y = gcv.z = 0 (their y and z terms
-vanish). Forward speed: the stance leg's angle sweeps 2·``stepLengthXSlopeFwd``·gcv.x rad in its linear support
-phase, (2π − ``swingStopTiming``)/(f·π) s, so v ≈ 2·A·l/T_support with l the halt pose's hip-to-ankle distance
-(:func:`speed_per_gcv`: 0.080 m/s at gcv.x = 1, the top speed their norm limit allows).
+(−0.23, a real robot's drift on the spot) is not added. Terms that are 0 in their config are left out:
+``stepLengthXPushout``, ``rotationalHipSwingSlope``, ``lateralHipSwingSlope``, ``pushHeightSlope``,
+``gaitFrequencySlopeX/Y``, ``footOffsetXAccSlope``, ``footShiftY``, foot angles.
+
+Steering (gcv.y: lateral, +left; gcv.z: turning, +counter-clockwise; gcv.x < 0: backward), their terms
+(:func:`leg_steer`): leg roll += swing·(−gcv.y)·``stepLengthYSlope`` − legSign·(|gcv.y|·``stepLengthYPushout`` +
+|gcv.z|·``stepLengthZPushout``) − gcv.z·|gcv.x|·``tiltRotLean`` (DG 376–379, 404, 407); hip yaw = swing·(−gcv.z)·
+``stepLengthZSlope`` − legSign·|gcv.z|·``stepLengthZVPushout`` (DG 385–386); the pitch swing's slope is
+``stepLengthXSlopeBwd`` for gcv.x < 0 (DG 382); the foot x += max(−``tiltSpeedBwd``·gcv.x, 0) +
+``tiltSpeedFwd``·|gcv.y| (DG 330–332); the step height's slope takes max(gcv.x, |gcv.y|) (DG 286). The command is
+limited by their norm ‖gcv‖_p ≤ 1, p = ``GCVNormP`` (DG 53–57, :func:`limit_gcv`).
+
+Speeds per gcv, from the gait's geometry (the stance leg moves linearly over its support phase,
+T_support = (2π − ``swingStopTiming``)/(f·π) s, between its swing function's −1 and +1):
+forward, the leg angle sweeps 2·``stepLengthXSlopeFwd``·gcv.x rad at the halt pose's hip-to-ankle distance l, so
+v ≈ 2·A·l/T_support (:func:`speed_per_gcv`: 0.080 m/s at gcv.x = 1, the top speed their norm limit allows);
+backward the same with ``stepLengthXSlopeBwd`` (:func:`backward_speed_per_gcv`: 0.234 m/s); lateral the leg roll
+sweeps 2·``stepLengthYSlope`` rad at the foot's distance from the roll axis (:func:`lateral_speed_per_gcv`:
+0.116 m/s); turning the hip yaw sweeps 2·``stepLengthZSlope`` rad (:func:`yaw_rate_per_gcv`: 0.386 rad/s). Their
+real robot's odometry scales (gait.cpp 209–210, CY 147–148: y 0.11 m/s, z 0.35·0.9 = 0.315 rad/s per gcv) agree.
 """
 
 from __future__ import annotations
@@ -57,6 +73,20 @@ class CpgConfig:
     leg_length: float = 0.44  # RobotModel legLength [m]
     arm_length: float = 0.4  # RobotModel armLength [m]
     dt: float = 0.008  # systemIterationTime [s]
+    # steering (DG 376–386, 330, 102–157, 53–57; values CY 86–124):
+    step_length_x_bwd: float = 0.14  # stepLengthXSlopeBwd [rad of leg angle per gcv] (CY 111)
+    step_length_y: float = 0.07  # stepLengthYSlope [rad of leg roll per gcv] (CY 114)
+    step_length_y_pushout: float = 0.07  # stepLengthYPushout [rad of leg roll per |gcv.y|] (CY 113)
+    step_length_z: float = 0.1  # stepLengthZSlope [rad of hip yaw per gcv] (CY 116)
+    step_length_z_pushout: float = 0.01  # stepLengthZPushout [rad of leg roll per |gcv.z|] (CY 115)
+    step_length_z_v_pushout: float = 0.05  # stepLengthZVPushout [rad of hip yaw per |gcv.z|] (CY 117)
+    tilt_rot_lean: float = 0.07  # tiltRotLean [rad of leg roll per gcv.z·|gcv.x|] (CY 122)
+    tilt_speed_bwd: float = 0.06  # tiltSpeedBwd [m of foot x per −gcv.x] (CY 123)
+    tilt_speed_fwd: float = 0.01  # tiltSpeedFwd [m of foot x per |gcv.y|] (CY 124)
+    acceleration_backward: float = 0.25  # accelerationBackward [gcv/s] (CY 87)
+    acceleration_sideward: float = 0.3  # accelerationSideward [gcv/s] (CY 90)
+    acceleration_rotational: float = 0.6  # accelerationRotational [gcv/s] (CY 89)
+    gcv_norm_p: float = 2.4  # GCVNormP: the norm limit's exponent (CY 86)
 
     @property
     def step_period(self) -> float:
@@ -78,11 +108,11 @@ def swing_angle(phase: float, start: float, stop: float, inclusive: bool = False
     return -1.0 + ((phase - stop) if phase >= stop else (phase + 2.0 * math.pi - stop)) * 2.0 / rest
 
 
-def leg_lift(phase: float, gcv_x: float, cfg: CpgConfig) -> float:
-    """[m] the foot's rise above the halt pose at its leg ``phase``: a sine of height stepHeight + gcv·slope over the
-    swing half (0, π), pushHeight's dip over the support half (DynamicGait ``LEG LIFTING``)."""
+def leg_lift(phase: float, gcv_x: float, cfg: CpgConfig, gcv_y: float = 0.0) -> float:
+    """[m] the foot's rise above the halt pose at its leg ``phase``: a sine of height stepHeight + max(gcv.x, |gcv.y|)
+    · slope over the swing half (0, π), pushHeight's dip over the support half (DynamicGait ``LEG LIFTING``, DG 286)."""
     if phase > 0:
-        a = cfg.step_height + max(0.0, gcv_x) * cfg.step_height_slope
+        a = cfg.step_height + max(0.0, max(gcv_x, abs(gcv_y)) if gcv_y else gcv_x) * cfg.step_height_slope
         return math.sin(2.0 * phase - math.pi / 2) * a / 2 + a / 2
     a = cfg.push_height
     return math.sin(2.0 * phase + math.pi / 2) * a / 2 - a / 2
@@ -119,11 +149,12 @@ def inverse_to_abstract(foot: tuple[float, float, float], leg_length: float) -> 
     return min(1.0, max(0.0, 1.0 - n / leg_length)), math.atan2(y, -z), -math.asin(x / n) if n > 0 else 0.0
 
 
-def abstract_to_joints(extension: float, roll: float, pitch: float) -> tuple[float, ...]:
+def abstract_to_joints(extension: float, roll: float, pitch: float, yaw: float = 0.0) -> tuple[float, ...]:
     """(hip yaw, hip roll, hip pitch, knee, ankle pitch, ankle roll) [rad] of an abstract leg pose, foot angles zero:
-    the sole stays parallel to the trunk (RobotModel ``legInterfaceAbstractToJoint``)."""
+    the sole stays parallel to the trunk in roll and pitch, turned by the hip yaw (RobotModel
+    ``legInterfaceAbstractToJoint``, RobotModel.cpp 548–556)."""
     a = math.acos(min(1.0, max(0.0, 1.0 - extension)))
-    return 0.0, roll, pitch - a, 2.0 * a, -pitch - a, -roll
+    return yaw, roll, pitch - a, 2.0 * a, -pitch - a, -roll
 
 
 def arm_joints(phase: float, sign: float, gcv_x: float, cfg: CpgConfig) -> tuple[float, float, float]:
@@ -145,16 +176,50 @@ def arm_swing(phase: float, sign: float, gcv_x: float, cfg: CpgConfig) -> float:
     return swing * (cfg.arm_swing + gcv_x * cfg.arm_swing_slope)
 
 
-def leg_joints(phase: float, sign: float, gcv_x: float, first: tuple[float, float], cfg: CpgConfig) -> tuple:
-    """The leg of ``sign`` (+1 right) at gait ``phase`` [rad] and ``gcv_x``; ``first`` = (hip swing [m], fade) of the
-    first step (:func:`first_step`): the inverse pose (halt + lift + hip swing) to abstract, plus the leg swing."""
+def leg_joints(
+    phase: float,
+    sign: float,
+    gcv_x: float,
+    first: tuple[float, float],
+    cfg: CpgConfig,
+    gcv_y: float = 0.0,
+    gcv_z: float = 0.0,
+) -> tuple:
+    """The leg of ``sign`` (+1 right) at gait ``phase`` [rad] and gcv (``gcv_x``, ``gcv_y``, ``gcv_z``); ``first`` =
+    (hip swing [m], fade) of the first step (:func:`first_step`): the inverse pose (halt + lean + lift + hip swing)
+    to abstract, plus the leg swing (pitch; roll and hip yaw when steering, :func:`leg_steer`)."""
     fx, fy, fz = cfg.foot_offset
     leg_phase = picut(phase + math.pi) if sign == -1 else phase
     hip, fade = first
     y = sign * fy + fade * hip + (1.0 - fade) * lateral_hip_swing(phase, cfg)
-    ext, roll, pitch = inverse_to_abstract((fx, y, fz + leg_lift(leg_phase, gcv_x, cfg)), cfg.leg_length)
-    pitch += swing_angle(leg_phase, cfg.swing_start, cfg.swing_stop) * gcv_x * cfg.step_length_x
-    return abstract_to_joints(ext, roll, pitch)
+    if gcv_x < 0 or gcv_y:
+        fx += lean_offset_x(gcv_x, gcv_y, cfg)
+    ext, roll, pitch = inverse_to_abstract((fx, y, fz + leg_lift(leg_phase, gcv_x, cfg, gcv_y)), cfg.leg_length)
+    swing = swing_angle(leg_phase, cfg.swing_start, cfg.swing_stop)
+    pitch += swing * gcv_x * (cfg.step_length_x if gcv_x >= 0 else cfg.step_length_x_bwd)
+    if not (gcv_y or gcv_z):
+        return abstract_to_joints(ext, roll, pitch)
+    d_roll, yaw = leg_steer(swing, sign, gcv_x, gcv_y, gcv_z, cfg)
+    return abstract_to_joints(ext, roll + d_roll, pitch, yaw)
+
+
+def leg_steer(swing: float, sign: float, gcv_x: float, gcv_y: float, gcv_z: float, cfg: CpgConfig) -> tuple:
+    """(leg roll added [rad], hip yaw [rad]) of the leg of ``sign`` (+1 right) at its ``swing`` (:func:`swing_angle`):
+    roll swing·(−gcv.y)·stepLengthYSlope − sign·(|gcv.y|·stepLengthYPushout + |gcv.z|·stepLengthZPushout) −
+    gcv.z·|gcv.x|·tiltRotLean (DG 376–379, 404, 407; stepLengthXPushout 0); yaw swing·(−gcv.z)·stepLengthZSlope −
+    sign·|gcv.z|·stepLengthZVPushout (DG 385–386; rotationalHipSwingSlope 0). gcv.y > 0 swings the foot to +y (left),
+    gcv.z > 0 lands it turned counter-clockwise."""
+    roll = swing * -gcv_y * cfg.step_length_y
+    roll += -sign * abs(gcv_y) * cfg.step_length_y_pushout
+    roll += -sign * abs(gcv_z) * cfg.step_length_z_pushout
+    roll -= gcv_z * abs(gcv_x) * cfg.tilt_rot_lean
+    yaw = swing * -gcv_z * cfg.step_length_z - sign * abs(gcv_z) * cfg.step_length_z_v_pushout
+    return roll, yaw
+
+
+def lean_offset_x(gcv_x: float, gcv_y: float, cfg: CpgConfig) -> float:
+    """[m] the feet's forward shift: max(−tiltSpeedBwd·gcv.x, 0) + tiltSpeedFwd·|gcv.y| (DG 330–332; 0 forward)."""
+    return max(-cfg.tilt_speed_bwd * gcv_x, 0.0) + cfg.tilt_speed_fwd * abs(gcv_y)
 
 
 def first_step(timer: float, cfg: CpgConfig) -> tuple[float, float]:
@@ -165,12 +230,14 @@ def first_step(timer: float, cfg: CpgConfig) -> tuple[float, float]:
     return hip, min(1.0, 2.0 * timer / d)
 
 
-def pose(joints: list[str], phase: float, gcv_x: float, timer: float, cfg: CpgConfig) -> np.ndarray:
+def pose(
+    joints: list[str], phase: float, gcv_x: float, timer: float, cfg: CpgConfig, gcv_y: float = 0.0, gcv_z: float = 0.0
+) -> np.ndarray:
     """[rad] every joint of ``joints`` (URDF names ``left_hip_pitch``…; others 0) at the gait state."""
     q = dict.fromkeys(joints, 0.0)
     first = first_step(timer, cfg)
     for side, s in LEGS.items():
-        q.update(zip((f"{side}_{j}" for j in LEG_JOINTS), leg_joints(phase, s, gcv_x, first, cfg)))
+        q.update(zip((f"{side}_{j}" for j in LEG_JOINTS), leg_joints(phase, s, gcv_x, first, cfg, gcv_y, gcv_z)))
         q.update(zip((f"{side}_{j}" for j in ARM_JOINTS), arm_joints(phase, s, gcv_x, cfg)))
     return np.array([q[j] for j in joints])
 
@@ -180,8 +247,41 @@ def speed_per_gcv(cfg: CpgConfig) -> float:
     the linear support phase at the halt pose's hip-to-ankle distance (module docstring)."""
     fx, fy, fz = cfg.foot_offset
     length = math.sqrt(fx * fx + fy * fy + (fz - cfg.leg_length) ** 2)
-    support = (2.0 * math.pi - cfg.swing_stop + cfg.swing_start) / (cfg.gait_frequency * math.pi)
-    return 2.0 * cfg.step_length_x * length / support
+    return 2.0 * cfg.step_length_x * length / support_time(cfg)
+
+
+def support_time(cfg: CpgConfig) -> float:
+    """[s] a leg's linear support phase: (2π − swingStopTiming + swingStartTiming) / (f·π)."""
+    return (2.0 * math.pi - cfg.swing_stop + cfg.swing_start) / (cfg.gait_frequency * math.pi)
+
+
+def backward_speed_per_gcv(cfg: CpgConfig) -> float:
+    """[m/s per −gcv.x] walking backward: :func:`speed_per_gcv` with stepLengthXSlopeBwd (DG 382)."""
+    return speed_per_gcv(cfg) * cfg.step_length_x_bwd / cfg.step_length_x
+
+
+def lateral_speed_per_gcv(cfg: CpgConfig) -> float:
+    """[m/s per gcv.y] the hip's lateral speed over the stance foot: its leg roll sweeps 2·stepLengthYSlope rad over
+    the linear support phase (DG 376) at the halt foot's distance from the roll axis, √(y² + (z − legLength)²)
+    (the abstract roll turns the leg about the hip's x axis, RobotModel.cpp 488)."""
+    _, fy, fz = cfg.foot_offset
+    return 2.0 * cfg.step_length_y * math.hypot(fy, fz - cfg.leg_length) / support_time(cfg)
+
+
+def yaw_rate_per_gcv(cfg: CpgConfig) -> float:
+    """[rad/s per gcv.z] the trunk's yaw rate over the stance foot: its hip yaw sweeps 2·stepLengthZSlope rad over
+    the linear support phase (DG 385; the pushout is constant while gcv.z is)."""
+    return 2.0 * cfg.step_length_z / support_time(cfg)
+
+
+def limit_gcv(x: float, y: float, z: float, cfg: CpgConfig) -> tuple[float, float, float]:
+    """gcv scaled into their norm limit ‖gcv‖_p ≤ 1, p = GCVNormP (DG 53–57): divided by the norm when it is > 1
+    (gcv.y = gcv.z = 0: gcv.x limited to [−1, 1], the same figure exactly)."""
+    if not (y or z):
+        return max(-1.0, min(1.0, x)), y, z
+    p = cfg.gcv_norm_p
+    n = (abs(x) ** p + abs(y) ** p + abs(z) ** p) ** (1.0 / p)
+    return (x / n, y / n, z / n) if n > 1.0 else (x, y, z)
 
 
 def gcv_for_speed(vx: float, cfg: CpgConfig) -> float:

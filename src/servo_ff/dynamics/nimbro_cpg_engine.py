@@ -4,12 +4,13 @@ state machine of :func:`.nimbro_cpg_plan.gait_tick` (the same as the batch plan'
 come from ``pose_of`` with its :class:`.CpgConfig`: the NimbRo-OP's (:func:`.nimbro_cpg.pose`, the authors' values)
 by default, the OP3's by dynamic similarity with :func:`op3_cpg_engine` (:mod:`.op3_cpg`).
 
-cmd_vel's linear.x becomes gcv.x = vx / :func:`.nimbro_cpg.speed_per_gcv` (0.080 m/s per gcv; the OP3's 0.0567),
-limited to 0…1
-(their norm limit; backward walking is not in their forward-only configuration); linear.y and angular.z are not
-supported (the gait's lateral and turning terms are left out) and ignored: :meth:`CpgEngine.beyond_reach` says so.
+cmd_vel becomes the gcv per axis (:meth:`CpgEngine.gcv3`, each from the gait's geometry, :mod:`.nimbro_cpg`):
+linear.x ≥ 0 → vx / :func:`.speed_per_gcv` (0.080 m/s per gcv; the OP3's 0.0567), linear.x < 0 → vx /
+:func:`.backward_speed_per_gcv` (0.234; 0.165), linear.y → vy / :func:`.lateral_speed_per_gcv` (0.116 m/s; 0.082),
+angular.z → wz / :func:`.yaw_rate_per_gcv` (0.386 rad/s; 0.546), each limited to −1…1 and the three to their norm
+‖gcv‖_2.4 ≤ 1 (:func:`.limit_gcv`); :meth:`CpgEngine.beyond_reach` says what is walked slower than commanded.
 The walk, once started, steps in place while the command is zero. :meth:`CpgEngine.set_halt` (True) withdraws
-the command (``gait_tick(s, None, cfg)``): gcv ramps down, and the walk halts near a phase centre once gcv <
+the command (``gait_tick(s, None, cfg)``): gcv ramps down, and the walk halts near a phase centre once |gcv| <
 stoppingVelocity (the authors' MotionLayer rule), then holds the halt pose (support coefficient 0.5).
 ``set_halt(False)`` before it has halted cancels the halt (the command latched again at the next phase centre);
 after it, the walk starts again from the halt pose (DynamicGait::reset: :func:`.nimbro_cpg_plan.halt_state`, the
@@ -26,7 +27,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .nimbro_cpg import CpgConfig, pose, speed_per_gcv, support_coefficient
+from .nimbro_cpg import (
+    CpgConfig,
+    backward_speed_per_gcv,
+    lateral_speed_per_gcv,
+    limit_gcv,
+    pose,
+    speed_per_gcv,
+    support_coefficient,
+    yaw_rate_per_gcv,
+)
 from .nimbro_cpg_plan import gait_tick, halt_state
 
 
@@ -56,20 +66,48 @@ class CpgEngine:
         self.halt_requested = False  # set_halt: the command withdrawn, the walk to halt
 
     def gcv(self, vx: float) -> float:
-        """gcv.x [0..1] for ``vx`` [m/s]: vx / speed_per_gcv, limited to their norm limit 1 and to forward (≥ 0)."""
-        return min(1.0, max(0.0, vx / speed_per_gcv(self.params)))
+        """gcv.x [−1..1] for ``vx`` [m/s]: vx / speed_per_gcv forward, vx / backward_speed_per_gcv backward, limited
+        to their norm limit 1."""
+        if vx >= 0:
+            return min(1.0, max(0.0, vx / speed_per_gcv(self.params)))
+        return max(-1.0, vx / backward_speed_per_gcv(self.params))
+
+    def tops(self, vx: float) -> tuple[float, float, float]:
+        """Each axis's speed at gcv 1: linear.x [m/s] (forward, or backward for ``vx`` < 0), linear.y [m/s],
+        angular.z [rad/s] (:mod:`.nimbro_cpg`'s functions per axis)."""
+        p = self.params
+        return (
+            (speed_per_gcv(p) if vx >= 0 else backward_speed_per_gcv(p)),
+            lateral_speed_per_gcv(p),
+            yaw_rate_per_gcv(p),
+        )
+
+    def gcv3(self, vx: float, vy: float, wz: float) -> tuple[float, float, float]:
+        """(gcv.x, gcv.y, gcv.z) for cmd_vel (m/s, m/s, rad/s): each axis / its :meth:`tops`, limited to −1…1 (the
+        norm limit is the state machine's, :func:`.nimbro_cpg_plan.gait_tick`)."""
+        _, ty, tz = self.tops(vx)
+        return self.gcv(vx), max(-1.0, min(1.0, vy / ty)), max(-1.0, min(1.0, wz / tz))
 
     def beyond_reach(self, vx: float, vy: float, wz: float) -> list[str]:
-        """The components of ``cmd_vel`` (m/s, m/s, rad/s) the gait does not follow, in words (empty: none)."""
-        top = speed_per_gcv(self.params)
-        out = [f"linear.x {vx:g} m/s beyond {top:.4g} m/s (gcv.x 1: walked at that)"] if vx > top + 1e-12 else []
-        if vx < 0:
-            out.append(f"linear.x {vx:g} m/s backward: not supported by the CPG (forward only: stepping in place)")
-        out += [f"{n} {v:g}: not supported by the CPG (ignored)" for n, v in (("linear.y", vy), ("angular.z", wz)) if v]
+        """The components of ``cmd_vel`` (m/s, m/s, rad/s) the gait walks slower than commanded, in words (empty:
+        none): an axis beyond its top speed (:meth:`tops`), and the three beyond their norm limit together."""
+        tops, out = self.tops(vx), []
+        for n, v, top, u in zip(("linear.x", "linear.y", "angular.z"), (vx, vy, wz), tops, ("m/s", "m/s", "rad/s")):
+            if abs(v) > top + 1e-12:
+                g = {"linear.x": "gcv.x", "linear.y": "gcv.y"}.get(n, "gcv.z")
+                at = f"{g} {math.copysign(1, v):g}: walked at that"
+                out.append(f"{n} {v:g} {u} beyond {math.copysign(top, v):.4g} {u} ({at})")
+        g = self.gcv3(vx, vy, wz)
+        lim = limit_gcv(*g, self.params)
+        if (g[1] or g[2]) and lim != g:
+            k = lim[0] / g[0] if g[0] else lim[1] / g[1] if g[1] else lim[2] / g[2]
+            out.append(
+                f"cmd_vel beyond the CPG's norm limit ‖gcv‖_{self.params.gcv_norm_p:g} ≤ 1: walked at {k:.3g} of it"
+            )
         return out
 
     def set_cmd(self, vx: float, vy: float, wz: float) -> None:
-        """The velocity (REP-103) whose gcv.x the gait takes at its next phase centre; only vx is followed."""
+        """The velocity (REP-103) whose gcv (:meth:`gcv3`) the gait takes at its next phase centre."""
         for name, v in (("linear.x", vx), ("linear.y", vy), ("angular.z", wz)):
             if not math.isfinite(v):
                 raise ValueError(f"cmd_vel {name} is not finite ({v})")
@@ -97,15 +135,18 @@ class CpgEngine:
             s = halt_state(self.params)  # walking again from the halt pose: DynamicGait::reset
         phase = s.phase if s.walking else 0.0
         c = support_coefficient(phase, "left", self.params) if s.walking else 0.5
-        out = CpgSample(self.t, self.pose_of(self.joints, phase, s.gcv, s.timer, self.params), c)
-        self.state = gait_tick(s, None if self.halt_requested else self.gcv(self.cmd[0]), self.params)[0]
+        yz = {"gcv_y": s.gcv_y, "gcv_z": s.gcv_z} if s.walking and (s.gcv_y or s.gcv_z) else {}
+        out = CpgSample(self.t, self.pose_of(self.joints, phase, s.gcv, s.timer, self.params, **yz), c)
+        gx, gy, gz = self.gcv3(*self.cmd)
+        self.state = gait_tick(s, None if self.halt_requested else gx, self.params, (gy, gz))[0]
         self.t += self.params.dt
         return out
 
 
 def op3_cpg_engine(urdf: str | Path) -> CpgEngine:
     """The CPG carried to the OP3 of ``urdf`` by dynamic similarity (:func:`.op3_cpg.op3_config`, its joints by
-    :func:`.op3_cpg.pose`): the engine of ``op3_cpg_plan``'s walk (top speed gcv.x 1 = 0.0567 m/s on urdf/op3.urdf)."""
+    :func:`.op3_cpg.pose`): the engine of ``op3_cpg_plan``'s walk (top speeds at gcv 1 on urdf/op3.urdf: 0.0567 m/s
+    forward, 0.165 m/s backward, 0.082 m/s lateral, 0.546 rad/s turning)."""
     from .op3_cpg import op3_config  # noqa: PLC0415
     from .op3_cpg import pose as op3_pose  # noqa: PLC0415
 

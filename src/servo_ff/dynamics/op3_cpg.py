@@ -79,6 +79,19 @@ SCALE_POWER: dict[str, float | tuple[float, ...]] = {
     "leg_length": 1.0,
     "arm_length": 1.0,
     "dt": 0.0,
+    "step_length_x_bwd": 0.0,
+    "step_length_y": 0.0,
+    "step_length_y_pushout": 0.0,
+    "step_length_z": 0.0,
+    "step_length_z_pushout": 0.0,
+    "step_length_z_v_pushout": 0.0,
+    "tilt_rot_lean": 0.0,
+    "tilt_speed_bwd": 1.0,  # [m of foot x per gcv]
+    "tilt_speed_fwd": 1.0,
+    "acceleration_backward": -0.5,
+    "acceleration_sideward": -0.5,
+    "acceleration_rotational": -0.5,
+    "gcv_norm_p": 0.0,
 }
 
 
@@ -147,13 +160,23 @@ def _held() -> dict[str, float]:
     return {n: math.radians(v) for n, v in RobotisConfig().hold}
 
 
-def pose(joints: list[str], phase: float, gcv_x: float, timer: float, cfg: CpgConfig, urdf: str | Path) -> np.ndarray:
-    """[rad] every OP3 joint of ``joints`` at the gait state: the legs (:func:`.nimbro_cpg.leg_joints`) and the arm
-    swing on the shoulder pitch mapped by :func:`joint_signs`; shoulder roll, elbows, head at ROBOTIS's ini_pose."""
+def pose(
+    joints: list[str],
+    phase: float,
+    gcv_x: float,
+    timer: float,
+    cfg: CpgConfig,
+    urdf: str | Path,
+    gcv_y: float = 0.0,
+    gcv_z: float = 0.0,
+) -> np.ndarray:
+    """[rad] every OP3 joint of ``joints`` at the gait state: the legs (:func:`.nimbro_cpg.leg_joints`, with the
+    steering gcv.y, gcv.z) and the arm swing on the shoulder pitch mapped by :func:`joint_signs`; shoulder roll,
+    elbows, head at ROBOTIS's ini_pose."""
     q = dict(_held())
     signs, first = _signs(str(urdf)), first_step(timer, cfg)
     for side, s in LEGS.items():
-        for j, v in zip(LEG_JOINTS, leg_joints(phase, s, gcv_x, first, cfg)):
+        for j, v in zip(LEG_JOINTS, leg_joints(phase, s, gcv_x, first, cfg, gcv_y, gcv_z)):
             name, sign = signs[f"{side}_{j}"]
             q[name] = sign * v
         name, sign = signs[f"{side}_shoulder_pitch"]
@@ -161,11 +184,13 @@ def pose(joints: list[str], phase: float, gcv_x: float, timer: float, cfg: CpgCo
     return np.array([q.get(j, 0.0) for j in joints])
 
 
-def op3_cpg_plan(urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None = None):
+def op3_cpg_plan(
+    urdf: str | Path, gcv_x: float, n_steps: int, cfg: CpgConfig | None = None, gcv_y: float = 0.0, gcv_z: float = 0.0
+):
     """The CPG walk on the OP3 (:func:`.nimbro_cpg_plan.cpg_plan` with :func:`pose`), ``cfg`` default
-    :func:`op3_config`: a :class:`.ReadyWalk`."""
+    :func:`op3_config`, steering ``gcv_y``, ``gcv_z``: a :class:`.ReadyWalk`."""
     from functools import partial  # noqa: PLC0415
 
     from .nimbro_cpg_plan import cpg_plan  # noqa: PLC0415 (pinocchio)
 
-    return cpg_plan(urdf, gcv_x, n_steps, cfg or op3_config(urdf), partial(pose, urdf=urdf))
+    return cpg_plan(urdf, gcv_x, n_steps, cfg or op3_config(urdf), partial(pose, urdf=urdf), gcv_y, gcv_z)

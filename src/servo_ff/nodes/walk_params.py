@@ -23,8 +23,10 @@ def walk_specs() -> list[ParamSpec]:
             "placo",
             "the walking engine: placo (Rhoban's LIPM walk, the parameters below) or nimbro_cpg (the NimbRo-OP's "
             "own open-loop CPG, its authors' values and 8 ms tick: dt and the placo rows unused, engine_process and "
-            "balance_* refused; forward cmd_vel only) or op3_cpg (that CPG carried to the OP3 by dynamic similarity, "
-            "dynamics/op3_cpg.py: top speed 0.0567 m/s on urdf/op3.urdf; as nimbro_cpg otherwise)",
+            "balance_* refused; cmd_vel's linear.x (forward to 0.080, backward to 0.234 m/s), linear.y (to 0.116 "
+            "m/s) and angular.z (to 0.386 rad/s), together within the gait's norm limit) or op3_cpg (that CPG carried "
+            "to the OP3 by dynamic similarity, dynamics/op3_cpg.py: tops 0.0567, 0.165, 0.082 m/s and 0.546 rad/s on "
+            "urdf/op3.urdf; as nimbro_cpg otherwise)",
             choices=("placo", *CPG_GAITS),
             **ro,
         ),
