@@ -32,9 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=140)
     ap.add_argument("--vx", type=float, default=0.0567, help="m/s (the CPG's top speed on the OP3)")
     a = ap.parse_args(argv)
-    if a.steps < 1 or not (math.isfinite(a.vx) and a.vx > 0):  # the CPG walks forward only
-        print(f"{Path(__file__).name}: error: --steps must be >= 1 and --vx a finite speed > 0 m/s (the CPG walks "
-              f"forward only), got {a.steps} and {a.vx:g}", file=sys.stderr)  # fmt: skip
+    if a.steps < 1 or not (math.isfinite(a.vx) and a.vx > 0):  # this bench asks the forward walk
+        print(f"{Path(__file__).name}: error: --steps must be >= 1 and --vx a finite speed > 0 m/s (this bench "
+              f"asks the forward walk), got {a.steps} and {a.vx:g}", file=sys.stderr)  # fmt: skip
         return 2
     r = run_op3("ff", n_steps=a.steps, vx=a.vx, robot=op3_graph("cpg"))
     print(format_table([r]))
