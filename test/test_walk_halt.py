@@ -159,3 +159,28 @@ def test_placo_halt_cancelled_within_its_step_walks_on_and_a_halt_before_the_sta
     first = [e2.tick() for _ in range(int(1.0 / p.dt))]
     assert e2.halted and np.abs(np.array([s.q for s in first]) - e2.q_stand).max() <= 1e-9
     assert {s.support for s in first} == {"both"} and {s.c_left for s in first} == {0.5}
+
+
+def test_cpg_halts_from_a_turn_and_a_lateral_walk_in_the_halt_pose():
+    """The halt withdraws all three gcv axes: from a turn with a lateral step the walk halts once |gcv| (the whole
+    vector) is below stoppingVelocity, within the turn's own ramp-down bound, and stands in the same halt pose."""
+    from servo_ff.dynamics.nimbro_cpg import lateral_speed_per_gcv, yaw_rate_per_gcv
+
+    e = _cpg("op3")
+    cfg = e.params
+    gy, gz = 0.3, 0.5
+    e.set_cmd(0.0, gy * lateral_speed_per_gcv(cfg), gz * yaw_rate_per_gcv(cfg))
+    e.start()
+    for _ in range(int((cfg.first_step_duration + 4.0) / cfg.dt)):
+        e.tick()
+    assert e.state.gcv_z == pytest.approx(gz) and e.state.gcv_y == pytest.approx(gy)
+    e.set_halt(True)
+    t_request = e.t
+    while not e.halted and e.t - t_request < 10.0:
+        e.tick()
+    # target 0 latched at the next phase centre (≤ one step period), each axis down at its own acceleration, then
+    # the next phase centre (≤ one more): the slower of the two axes bounds it
+    ramp = max(gy / cfg.acceleration_sideward, gz / cfg.acceleration_rotational)
+    assert e.halted and e.t - t_request <= 2 * cfg.step_period + ramp + cfg.dt
+    held = np.array([e.tick().q for _ in range(int(1.0 / cfg.dt))])
+    assert np.abs(held - e.q_stand).max() <= 1e-9
