@@ -205,3 +205,17 @@ def test_hold_within_scales_a_point_as_a_whole_and_counts_the_values_beyond():
     assert beyond.tolist() == [1, 2, 0]
     within = np.array([[0.5, 1.5, 1e9]])
     assert hold_within(within, limit)[0] is within and hold_within(within, limit)[1].tolist() == [0, 0, 0]
+
+
+def test_hold_within_never_rounds_beyond_the_limit():
+    """x·(limit/|x|) rounds one ulp beyond the limit for some x (1636.9616873214543 at 1000 → 1000.0000000000001):
+    the feed-forward node's check (|q̈| ≤ bound) then refused a knot the walk node had held (a CI run of the NimbRo-OP
+    plan). The held value is at the limit, not beyond, and the row's other values keep their ratio."""
+    from servo_ff.interpolation import hold_within
+
+    x = np.array([[1636.9616873214543, -818.48084366072715], [-1636.9616873214543, 10.0]])
+    limit = np.array([1000.0, 1000.0])
+    assert x[0, 0] * (limit[0] / x[0, 0]) > limit[0]  # the rounding this guards against
+    got, beyond = hold_within(x, limit)
+    assert np.abs(got).max() <= 1000.0 and got[0, 0] == 1000.0 and got[1, 0] == -1000.0
+    assert got[0, 1] / got[0, 0] == pytest.approx(x[0, 1] / x[0, 0], rel=1e-15) and beyond.tolist() == [2, 0]

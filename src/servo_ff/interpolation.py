@@ -218,7 +218,9 @@ def hold_within(x: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarra
         return x, over.sum(axis=0)
     with np.errstate(divide="ignore"):
         ratio = np.where(over, limit / np.abs(x), 1.0)
-    return x * ratio.min(axis=1, keepdims=True), over.sum(axis=0)
+    # x·(limit/|x|) can round one ulp beyond limit (1636.9616873214543 → 1000.0000000000001 at 1000), which the
+    # feed-forward node's check (|q̈| ≤ bound) refuses: the scaled row clipped to ±limit moves it by that ulp at most
+    return np.clip(x * ratio.min(axis=1, keepdims=True), -limit, limit), over.sum(axis=0)
 
 
 def held_knot_derivatives(
