@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .nimbro_cpg import CpgConfig, limit_gcv, picut, pose, support_coefficient
-from .open_loop_plan import ReadyWalk, open_loop_plan
+from .open_loop_plan import ReadyWalk, open_loop_plan, placed_bases
 
 
 class GaitStates(NamedTuple):
@@ -171,38 +171,14 @@ def cpg_plan(
 
 
 def trunk_path(urdf: str | Path, plan) -> np.ndarray:
-    """(T, 3) the planned trunk on the ground, x, y [m] and yaw [rad], by pinocchio's forward kinematics of the
-    plan's q: the stance sole (``l_sole`` while c_left > ½, ``r_sole`` while < ½, kept at ½) stays where it was, flat;
-    a new stance sole is put flat where it was at the tick before the change (so that tick's motion counts); the walk
-    starts with the left sole at the origin."""
-    import pinocchio as pin  # noqa: PLC0415
-
-    model = pin.buildModelFromUrdf(str(urdf))
-    data = model.createData()
-    idx = [plan.joints.index(n) for n in model.names[1:]]
-    soles = [model.getFrameId(s) for s in ("l_sole", "r_sole")]
-    base, stance, world, before, out = pin.SE3.Identity(), 0, None, None, []
-    for k in range(len(plan.q)):
-        pin.framesForwardKinematics(model, data, plan.q[k, idx])
-        now = [pin.SE3(data.oMf[f]) for f in soles]
-        new = 0 if plan.c_left[k] > 0.5 else 1 if plan.c_left[k] < 0.5 else stance
-        if world is None or new != stance:
-            stance, world = new, _on_ground(base * (before or now)[new])
-        base, before = world * now[stance].inverse(), now
-        out.append((*base.translation[:2], math.atan2(base.rotation[1, 0], base.rotation[0, 0])))
-    return _unwrap_yaw(np.array(out))
+    """(T, 3) the planned trunk on the ground, x, y [m] and yaw [rad]: the base of
+    :func:`.open_loop_plan.placed_bases` (pinocchio's forward kinematics of the plan's q, the stance sole held flat
+    where it landed), yaw unwrapped."""
+    bases = placed_bases(urdf, plan.joints, plan.q, plan.c_left)
+    return _unwrap_yaw(np.array([(*b.translation[:2], math.atan2(b.rotation[1, 0], b.rotation[0, 0])) for b in bases]))
 
 
 def _unwrap_yaw(path: np.ndarray) -> np.ndarray:
     """``path`` with its yaw column unwrapped (a turn past ±π continues)."""
     path[:, 2] = np.unwrap(path[:, 2])
     return path
-
-
-def _on_ground(m):
-    """``m`` (pinocchio SE3) flat on the ground: its x, y and yaw, z = 0, roll = pitch = 0."""
-    import pinocchio as pin  # noqa: PLC0415
-
-    yaw = math.atan2(m.rotation[1, 0], m.rotation[0, 0])
-    c, s = math.cos(yaw), math.sin(yaw)
-    return pin.SE3(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), np.array([*m.translation[:2], 0.0]))

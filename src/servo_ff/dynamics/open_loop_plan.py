@@ -33,26 +33,42 @@ def _flat(m) -> object:
     return pin.SE3(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), np.array([*m.translation[:2], 0.0]))
 
 
-def placed_com(urdf: str | Path, joints: list[str], q: np.ndarray, c_left: np.ndarray, soles=("l_sole", "r_sole")):
-    """(T, 3) [m] the CoM in the world with the trunk placed so that the stance sole (left while ``c_left`` > 0.5,
-    right while < 0.5, kept at 0.5) lies flat where it landed: each new stance sole is put flat where the plan has it
-    at the support change; the walk starts with the left sole at the origin's height."""
+def placed_bases(urdf: str | Path, joints: list[str], q: np.ndarray, c_left: np.ndarray, soles=("l_sole", "r_sole")):
+    """(T,) pinocchio SE3, the floating base in the world at each tick with the stance sole (left while ``c_left`` >
+    0.5, right while < 0.5, kept at 0.5) held flat where it landed; the walk starts with the left sole at the origin's
+    height. The stance changes over the tick k−1 → k: the new stance sole is put flat (x, y, yaw kept; z, roll,
+    pitch 0) where tick k−1 has it, world_new = flat(base_{k−1} · oMf[new](q_{k−1})) (both from q_{k−1}), and tick
+    k's motion counts from it: base_k = world_new · oMf[new](q_k)⁻¹. Over whole cycles the CoM so placed advances at
+    the gait's own step length (test_open_loop_plan: the OP3's CPG 0.993–0.996 of speed_per_gcv, ROBOTIS's walk
+    0.999 of 2·x_move a step; test_cpg_steer: the yaw rate exact)."""
     import pinocchio as pin  # noqa: PLC0415 (optional dependency)
 
     model = pin.buildModelFromUrdf(str(urdf))
     data = model.createData()
     idx = [joints.index(n) for n in model.names[1:]]
     fid = [model.getFrameId(s) for s in soles]
-    base, stance, world, com = pin.SE3.Identity(), 0, None, np.zeros((len(q), 3))
+    stance, world, bases, before = 0, None, [], None
     for k in range(len(q)):
-        qk = q[k, idx]
-        pin.framesForwardKinematics(model, data, qk)
+        pin.framesForwardKinematics(model, data, q[k, idx])
+        now = [data.oMf[f].copy() for f in fid]
         new = 0 if c_left[k] > 0.5 else 1 if c_left[k] < 0.5 else stance
         if world is None or new != stance:
-            stance, world = new, _flat(base * data.oMf[fid[new]])
-        base = world * data.oMf[fid[stance]].inverse()
-        com[k] = base.act(pin.centerOfMass(model, data, qk))
-    return com
+            stance, world = new, _flat(now[new] if world is None else bases[-1] * before[new])
+        bases.append(world * now[stance].inverse())
+        before = now
+    return bases
+
+
+def placed_com(urdf: str | Path, joints: list[str], q: np.ndarray, c_left: np.ndarray, soles=("l_sole", "r_sole")):
+    """(T, 3) [m] the CoM in the world with the trunk placed by :func:`placed_bases` (the stance sole flat where it
+    landed)."""
+    import pinocchio as pin  # noqa: PLC0415 (optional dependency)
+
+    model = pin.buildModelFromUrdf(str(urdf))
+    data = model.createData()
+    idx = [joints.index(n) for n in model.names[1:]]
+    bases = placed_bases(urdf, joints, q, c_left, soles)
+    return np.array([b.act(pin.centerOfMass(model, data, q[k, idx])) for k, b in enumerate(bases)]).reshape(-1, 3)
 
 
 def joint_limits(urdf: str | Path, joints: list[str], q: np.ndarray, plan: str = "the CPG plan") -> None:
