@@ -49,6 +49,17 @@ bench/nimbro_cpg_obstacle.py as committed in 7b2f983, run over DDS:
 * Fig. 6b over DDS: trunk pitch of (a) and (c) on the 15 mm board at the slowest speed at which DDS (a) falls there
   (0.025 m/s if it stands at all three), the first touch marked (docs/img/nimbro_dds_fig6b.png), from the cells' runs.
 
+Addendum (2026-11-26, tenth session; committed before the re-run): the walk node now has a halt (cmd_vel
+``angular.x = -1``, its engine's ``set_halt``: ``gait_tick``'s None, exactly the plan's withdrawal). The withdrawal
+is now that halt, published at the same time as cmd_vel 0 was (``run_op3(withdraw=True)``), so the DDS walk halts
+at a phase centre once gcv < 0.1 and stands in the halt pose as the plan does: the known difference named above
+("the walk node never halts") is gone. Everything else of the rule is unchanged; every cell is re-run and reported
+against the previous RESULT line (dds_cpg_flat_falls=none dds_cpg_board15_ac=FS,FF,FF dds_cpg_box15_ac=FF,FF,FF
+dds_cpg_board5_ac=SS,SS,SS dds_cpg_box5_ac=SS,SS,SS dds_cpg_paper_result=1/6 agree_with_rosfree=45/45
+agree_with_rosfree_walknode=45/45), cell by cell where anything differs. Reported, not part of the rule: the halt
+itself, the trunk's pitch range over the run's last 0.5 s (in the halt pose) of the cells that stood, DDS against
+the ROS-free plan's (a ``HALT`` line before the RESULT line).
+
 Last line: RESULT dds_cpg_flat_falls=… dds_cpg_board15_ac=… dds_cpg_box15_ac=… dds_cpg_board5_ac=… dds_cpg_box5_ac=…
 (per speed, slowest first, (a) then (c), S stood, F fell) dds_cpg_paper_result=k/n agree_with_rosfree=k/n
 agree_with_rosfree_walknode=k/n rtf=… (the DDS runs' sim s / wall s) load=… (the 1-min load average after the runs)
