@@ -49,6 +49,17 @@ bench/nimbro_cpg_obstacle.py as committed in 7b2f983, run over DDS:
 * Fig. 6b over DDS: trunk pitch of (a) and (c) on the 15 mm board at the slowest speed at which DDS (a) falls there
   (0.025 m/s if it stands at all three), the first touch marked (docs/img/nimbro_dds_fig6b.png), from the cells' runs.
 
+Addendum (2026-11-26, tenth session; committed before the re-run): the walk node now has a halt (cmd_vel
+``angular.x = -1``, its engine's ``set_halt``: ``gait_tick``'s None, exactly the plan's withdrawal). The withdrawal
+is now that halt, published at the same time as cmd_vel 0 was (``run_op3(withdraw=True)``), so the DDS walk halts
+at a phase centre once gcv < 0.1 and stands in the halt pose as the plan does: the known difference named above
+("the walk node never halts") is gone. Everything else of the rule is unchanged; every cell is re-run and reported
+against the previous RESULT line (dds_cpg_flat_falls=none dds_cpg_board15_ac=FS,FF,FF dds_cpg_box15_ac=FF,FF,FF
+dds_cpg_board5_ac=SS,SS,SS dds_cpg_box5_ac=SS,SS,SS dds_cpg_paper_result=1/6 agree_with_rosfree=45/45
+agree_with_rosfree_walknode=45/45), cell by cell where anything differs. Reported, not part of the rule: the halt
+itself, the trunk's pitch range over the run's last 0.5 s (in the halt pose) of the cells that stood, DDS against
+the ROS-free plan's (a ``HALT`` line before the RESULT line).
+
 Last line: RESULT dds_cpg_flat_falls=… dds_cpg_board15_ac=… dds_cpg_box15_ac=… dds_cpg_board5_ac=… dds_cpg_box5_ac=…
 (per speed, slowest first, (a) then (c), S stood, F fell) dds_cpg_paper_result=k/n agree_with_rosfree=k/n
 agree_with_rosfree_walknode=k/n rtf=… (the DDS runs' sim s / wall s) load=… (the 1-min load average after the runs)
@@ -164,6 +175,23 @@ def run_dds(key, plan, t_halt: float, salt: int, halt_start: bool = False):
     return Cell(controller, shape, h, vx, r.fell_at, way, r.travel, touch, pmin), probe, r
 
 
+def still(t, pitch, fell: bool, last: float = 0.5) -> float:
+    """[rad] the trunk pitch's range over the run's ``last`` [s] (the halt pose); NaN for a run that fell."""
+    t, pitch = np.asarray(t), np.asarray(pitch)
+    if fell or not len(t):
+        return math.nan
+    w = pitch[t >= t[-1] - last]
+    return float(np.ptp(w))
+
+
+def rosfree(key, desired: str = "plan") -> tuple[Cell, float]:
+    """The ROS-free bench's cell ``key`` (``nb.run_cell`` with the CPG) and its :func:`still`."""
+    controller, shape, h, vx, kp = key
+    where = "foot_box" if shape == "flat" else shape
+    r = nb.walk(controller, nb.N_STEPS, vx, kp, h, where, gait="cpg", desired=desired)
+    return nb.cell_of(key, r), still(r.t, r.pitch, r.fell)
+
+
 def same(a: Cell, b: Cell) -> bool:
     """Both stood, or both fell the same way."""
     return a.fell == b.fell and a.direction == b.direction
@@ -204,21 +232,32 @@ def main() -> int:
         print(f"  {k[1]} {k[2]} mm {k[3]:g} m/s ({nb.LABEL[k[0]]}): {describe(dds[k])}; gait vs plan before its halt "
               f"{probes[k].gait_err:.1e} rad; {r.sim_s:.1f} s in {r.wall_s:.1f} s", flush=True)  # fmt: skip
     t_dds = time.perf_counter() - t0
-    free = {k: nb.run_cell(k, gait="cpg") for k in ks}
+    free_still = {k: rosfree(k) for k in ks}
+    free = {k: c for k, (c, _) in free_still.items()}
     node = {k: nb.run_cell(k, gait="cpg", desired="walk_node") for k in ks}
-    print("\nper cell: DDS | ROS-free (plan) | ROS-free (desired=walk_node); agree: stood, or fell the same way")
+    halt = {k: (still(probes[k].t, probes[k].pitch, dds[k].fell), free_still[k][1]) for k in ks}
+    print("\nper cell: DDS | ROS-free (plan) | ROS-free (desired=walk_node); agree: stood, or fell the same way; "
+          "halt still (not the rule): the trunk pitch's range over the last 0.5 s [mrad], DDS / ROS-free")  # fmt: skip
     print(
-        "| shape | h [mm] | vx [m/s] | ctl | DDS | ROS-free | ROS-free walk_node | agree |\n"
-        "|---|---|---|---|---|---|---|---|"
+        "| shape | h [mm] | vx [m/s] | ctl | DDS | ROS-free | ROS-free walk_node | agree | halt still [mrad] |\n"
+        "|---|---|---|---|---|---|---|---|---|"
     )
     for k in ks:
+        hs = " / ".join("–" if math.isnan(x) else f"{1e3 * x:.2f}" for x in halt[k])
         print(f"| {k[1]} | {k[2]} | {k[3]:g} | ({nb.LABEL[k[0]]}) | {describe(dds[k])} | {describe(free[k])} | "
-              f"{describe(node[k])} | {'yes' if same(dds[k], free[k]) else '**no**'} |")  # fmt: skip
+              f"{describe(node[k])} | {'yes' if same(dds[k], free[k]) else '**no**'} | {hs} |")  # fmt: skip
     agree = sum(same(dds[k], free[k]) for k in ks)
     agree_node = sum(same(dds[k], node[k]) for k in ks)
     load = os.getloadavg()[0]
     print(f"\nDDS: {sim_s:.0f} s simulated in {wall_s:.0f} s of lockstep ({t_dds:.0f} s with the nodes' start-up), "
           f"real-time factor {sim_s / wall_s:.2f}; load average after {load:.2f}")  # fmt: skip
+    both = [h for h in halt.values() if not any(map(math.isnan, h))]
+    if both:
+        d, f = np.array(both).T
+        print(f"HALT (reported, not the rule) over the {len(both)} cells that stood in both: the trunk pitch's range "
+              f"over the last 0.5 s, DDS max {1e3 * d.max():.2f} mrad (median {1e3 * np.median(d):.2f}), ROS-free max "
+              f"{1e3 * f.max():.2f} mrad (median {1e3 * np.median(f):.2f}); |DDS − ROS-free| max "
+              f"{1e3 * np.abs(d - f).max():.2f} mrad")  # fmt: skip
     if len(ks) < len(keys()) or a.halt_start:
         print(f"partial or diagnostic run: agree_with_rosfree {agree}/{len(ks)}, walk_node {agree_node}/{len(ks)}")
         return 0

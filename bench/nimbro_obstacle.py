@@ -107,7 +107,12 @@ def run_cell(
     """(controller, shape or "flat", height [mm], vx [m/s], kp_high) → the run as the OP3 map's :class:`Cell`."""
     controller, shape, height_mm, vx, kp_high = key
     where = "foot_box" if shape == "flat" else shape
-    r = walk(controller, N_STEPS, vx, kp_high, height_mm, where, plan_grid, gait, desired)
+    return cell_of(key, walk(controller, N_STEPS, vx, kp_high, height_mm, where, plan_grid, gait, desired))
+
+
+def cell_of(key: tuple[str, str, float, float, float], r) -> Cell:
+    """The :class:`Cell` of cell ``key``'s run ``r`` (simulate_walk's WalkRun)."""
+    controller, shape, height_mm, vx, _ = key
     ok = np.isfinite(r.pitch) & np.isfinite(r.roll)
     p, q = (r.pitch[ok], r.roll[ok]) if ok.any() else (np.array([math.nan]), np.array([math.nan]))
     way = direction(float(p[-1]), float(q[-1])) if r.fell and ok.any() else ("?" if r.fell else "")

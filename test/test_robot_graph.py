@@ -136,12 +136,14 @@ def test_bench_mission_gaits_defaults():
 
 def test_nimbro_graph_places_the_board_and_withdraws_the_command(compiled_mujoco_kernels):
     """bench/nimbro_dds_obstacle.py's rule through the graph: the sim node's MuJoCo model has the 15 mm board (0.4 ×
-    1 m) with its near edge 5 mm ahead of the soles at the walk start, and ``withdraw`` publishes cmd_vel 0 and ends
-    the run when the ROS-free plan ends (robot_graph.cpg_stop)."""
+    1 m) with its near edge 5 mm ahead of the soles at the walk start, and ``withdraw`` publishes the walk node's halt
+    and ends the run when the ROS-free plan ends (robot_graph.cpg_stop): the walk node's engine halts at the plan's
+    halt tick (gait_states, one tick at most) and its planned samples from there are the plan's halt pose."""
     from servo_ff.bringup.op3_mission import run_op3
     from servo_ff.bringup.robot_graph import bringup_graph, cpg_stop
     from servo_ff.dynamics.mujoco_model import BOARD_GAP, sole_front
     from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
+    from servo_ff.dynamics.nimbro_cpg_plan import gait_states
     from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
 
     seen: dict = {}
@@ -154,18 +156,36 @@ def test_nimbro_graph_places_the_board_and_withdraws_the_command(compiled_mujoco
                 t=t, pos=m.geom_pos[g].copy(), size=m.geom_size[g].copy(), front=sole_front(m, d, sim.servos.sim.feet)
             )
             seen["y"] = float(np.mean([d.xpos[f][1] for f in sim.servos.sim.feet]))
-        seen.update(last=t, cmd=walk.engine.cmd)
+        seen.update(last=t, halt=walk.engine.halt_requested)
+        if t >= t_end and "times" not in seen:  # the run's end: the walk node's planned window (≥ 2 s back)
+            seen.update(times=np.array(walk.times), qs=np.array(walk.qs), t_walk=walk.t_walk, perm=walk.perm)
+            seen["standing"] = walk.standing
+
+    e, n = CpgEngine(NIMBRO_URDF), 2  # two steps: a halt a step early or late lands on another phase centre
+    t_end = cpg_stop(e, 0.05, n, 0.0)[1]
 
     g = bringup_graph("sim_nimbro_op", NIMBRO_KNEES, gait="cpg")
-    r = run_op3("high", n_steps=1, vx=0.05, obstacle=0.015, obstacle_shape="board", robot=g, salt=61,
+    r = run_op3("high", n_steps=n, vx=0.05, obstacle=0.015, obstacle_shape="board", robot=g, salt=61,
                 log=lambda _: None, withdraw=True, tap=tap)  # fmt: skip
     assert 0.0 <= r.t_obstacle == seen["t"] < 0.008  # at the walk start (the first period from there)
     assert seen["size"] == pytest.approx([0.5, 0.2, 0.0075], abs=1e-12)
     # (placed from the feet of the last physics step: 1e-7 m from the state after it)
     assert seen["pos"] == pytest.approx([seen["front"] + BOARD_GAP + 0.5, seen["y"], 0.0075], abs=1e-6)
-    assert seen["cmd"] == (0.0, 0.0, 0.0)  # withdrawn
-    t_end = cpg_stop(CpgEngine(NIMBRO_URDF), 0.05, 1, 0.0)[1]
-    assert seen["last"] >= t_end > 2 * r.step_period and not r.fell  # not at the end of its one step
+    assert seen["last"] >= t_end > 2 * r.step_period and not r.fell  # not at the end of its steps
+    # the plan's halt: its first tick not walking; its pose there (cpg_plan's row) is the halt pose, the CPG's q_stand
+    s = gait_states(e.gcv(0.05), n, e.params)
+    h = int(np.argmin(s.walking))
+    t_halt, q_halt = float(s.t[h]), e.pose_of(e.joints, s.phase[h], s.gcv[h], s.timer[h], e.params)
+    assert np.abs(q_halt - e.q_stand).max() <= 1e-12
+    dt, times, qs = e.params.dt, seen["times"], seen["qs"]
+    assert seen["halt"] and seen["standing"]  # the engine got the halt request and stands halted
+    t1 = np.ceil((seen["t_walk"] - 1e-9) / dt) * dt  # [s, ROS clock] the engine's first tick (its t = 0)
+    stand = np.abs(qs - q_halt[seen["perm"]]).max(axis=1) <= 1e-12
+    moving = np.flatnonzero(~stand & (times >= t1 - 1e-9))
+    assert moving.size and times[0] < t1 + t_halt - dt  # the window still holds the walk before the halt
+    k = moving[-1] + 1  # the first planned sample of the halt pose, every later one the same
+    assert times[-1] - times[k] >= 0.5 - dt  # standing through the plan's 0.5 s hold
+    assert times[k] - t1 == pytest.approx(t_halt, abs=dt + 1e-9)  # the plan's halt tick, one tick at most
 
 
 @pytest.mark.parametrize("vx", [0.025, 0.080])

@@ -16,8 +16,9 @@ that high under the right foot, placed at the middle of its ``obstacle_step``-th
 ``obstacle_shape`` "board": a board that high across the path instead, placed at the walk start (the sim node's
 ``obstacle_shape``). ``firmware``: a firmware row for every servo instead of the servo file's (the sim node's servo
 YAML with ``firmware:`` set, the feed-forward node's α̂ of that law: :mod:`.op3_firmware`). ``withdraw`` (a CPG
-graph, ``gait`` nimbro_cpg or op3_cpg; refused on placo's before any node starts): cmd_vel 0 after the ``n_steps``
-steps as the ROS-free plan withdraws it, the run ending with that plan (:func:`.robot_graph.cpg_stop`); ``tap``:
+graph, ``gait`` nimbro_cpg or op3_cpg; refused on placo's before any node starts): the walk node's halt (cmd_vel
+``angular.x = -1``) after the ``n_steps`` steps as the ROS-free plan withdraws the command, so that it halts as that
+plan does, the run ending with that plan (:func:`.robot_graph.cpg_stop`); ``tap``:
 called after each period with (s from the walk start, the trunk quaternion (x, y, z, w) of ``imu/data``, sim node,
 walk node), for a bench's own measurements.
 """
@@ -248,7 +249,7 @@ def _run(
     ends, t_obst = step_times(walk.engine, vx, n_steps, obstacle_step)  # [s from the walk start]
     t_end = float(ends[-1])  # t_obst: mid-swing of the obstacle step
     t_obst = 0.0 if shape == "board" else t_obst  # the board: at the walk start, both feet on the ground
-    t_zero = math.inf  # [s from the walk start] cmd_vel 0 (withdraw)
+    t_zero = math.inf  # [s from the walk start] the halt (withdraw)
     if withdraw:  # the engine ticks this far ahead of the sim's clock (walk node: horizon + 4 ticks, each message)
         lead = walk.table["horizon"] + 4 * p.dt + 0.5 * walk.table["publish_period"]
         t_zero, t_end = cpg_stop(walk.engine, vx, n_steps, lead)
@@ -286,7 +287,9 @@ def _run(
             sim.set_parameters([Parameter("obstacle_height", value=float(obstacle))])
             st["placed"] = t
         if t >= st["zero"]:
-            cmd.publish(Twist())  # the command withdrawn (withdraw)
+            halt = Twist()
+            halt.angular.x = -1.0  # the command withdrawn: the walk node's halt (withdraw)
+            cmd.publish(halt)
             st["zero"] = math.inf
         if tap is not None:
             tap(t, (x, y, z, w), sim, walk)

@@ -92,12 +92,12 @@ def step_times(engine, vx: float, n_steps: int, obstacle_step: int = 0) -> tuple
 
 
 def cpg_stop(engine, vx: float, n_steps: int, lead: float) -> tuple[float, float]:
-    """([s from the walk start] when to publish cmd_vel 0, [s] when the run ends) for the walk node's CPG ``engine``
+    """([s from the walk start] when to publish the halt, [s] when the run ends) for the walk node's CPG ``engine``
     to walk the ROS-free plan's ``n_steps`` steps at ``vx`` [m/s] and its stop (:func:`.nimbro_cpg_plan.gait_states`:
     the command withdrawn once step ``n_steps + 1`` has begun, latched at the tick after its start; the plan ending
     0.5 s after its halt): the middle of step ``n_steps`` less ``lead`` [s], how far ahead of the sim's clock the
-    engine ticks, so that the engine latches 0 at the same phase centre; the end is the plan's. The walk node does
-    not halt: it steps in place."""
+    engine ticks, so that the engine latches 0 at the same phase centre (its halt request: ``gait_tick``'s None, as
+    the plan's) and halts at the same tick; the end is the plan's."""
     if not hasattr(engine, "gcv"):
         raise ValueError(f"withdraw: a CPG engine only (NimbRo-OP's or OP3's), not {type(engine).__name__}")
     from servo_ff.dynamics.nimbro_cpg_plan import gait_states
