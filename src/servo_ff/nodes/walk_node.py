@@ -152,7 +152,8 @@ class WalkNode(Node):
         if self.engine.halt_requested and any((msg.linear.x, msg.linear.y, msg.angular.z)):
             self.engine.set_halt(False)  # a zero cmd_vel (a teleop streaming zeros) leaves it standing
             how = "from the standing pose" if self.standing else "during the halt: cancelled where the gait can re-plan"
-            self.get_logger().info(f"walking again under cmd_vel linear.x = {msg.linear.x:g} m/s ({how})")
+            v = f"linear.x/y {msg.linear.x:g}/{msg.linear.y:g} m/s, angular.z {msg.angular.z:g} rad/s"
+            self.get_logger().info(f"walking again under cmd_vel {v} ({how})")
         beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
         if beyond:
             self.cmd_clipped += 1
