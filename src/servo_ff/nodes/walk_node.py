@@ -15,8 +15,9 @@ Halt: a cmd_vel with ``angular.x = -1`` (other components ignored; Hamburg Bit-B
 publishes ``Twist(angular.x=-1.0)`` to their walk) makes the engine (``set_halt``) finish the step in progress and
 stand in double support; a later valid cmd_vel with a non-zero linear.x, linear.y or angular.z walks again (one
 before it stands cancels the halt where the gait can, the CPG's own rule; a zero one leaves it standing). During
-the approach: the robot stands in the stance until such a cmd_vel. ``on_cmd_timeout: halt`` halts on a stale
-cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
+the approach, before the walk's first sample is planned (``horizon`` ahead; engine_process: ``publish_period`` +
+``engine_lead`` more): the robot stands in the stance until such a cmd_vel; later, the walk's first step halts.
+``on_cmd_timeout: halt`` halts on a stale cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
 
 Every ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
