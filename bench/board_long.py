@@ -16,8 +16,7 @@ This implementation's reading, fixed before the first run:
 * n from the proposal's own figures: NimbRo-OP L_sole 0.2085 m, d 8.8 mm → 32; OP3 L_sole 0.127 m, d 4.4 mm → 40.
   As a check (not used): d measured as the 16-step plan's CoM x advance over its 18 steps (4.37 mm OP3, 8.80 mm
   NimbRo-OP) and L_sole from the model (the foot's colliding boxes, toe − heel at the walk start: 127.0 mm, 208.0 mm)
-  give the same n; the bench prints both and says so if they ever differ. (Since the placed CoM's support-change fix,
-  r3s10, the plan's d is 4.49 / 8.97 mm and the OP3's check gives 38: printed, the rule's n unchanged.)
+  give the same n; the bench prints both and says so if they ever differ.
 * "steps commanded": the CPG's n, then the stop it makes by itself (n + 2 steps in the plan) and its 0.5 s halt, as
   the benches' 16.
 * "at the end": the run's last control period (the plan's end; for a fall, the period at which the tilt passed
@@ -41,6 +40,10 @@ boardlong_paper_result=k/2 (per run: S stood or F<B|F|L|R> fell with its directi
 and 1e-7 rad instead of 1e-6 (``walk_sim.settled_plan``, as ``op3_obstacle_sweep.py --perturb``): whether each run's
 key holds under a perturbation far below an encoder count; last line RESULT boardlong_perturb_held=k/m
 boardlong_perturb_paper_result=… (per grid).
+
+Addendum (r3s10, after the runs, not part of the rule): since the placed CoM's support-change fix the check's d is
+4.49 / 8.97 mm (OP3 / NimbRo-OP) and the OP3's check gives n = 38: printed as DIFFERS, not used; the rule's n is the
+proposal's 40.
 """
 
 from __future__ import annotations

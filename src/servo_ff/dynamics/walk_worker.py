@@ -9,8 +9,9 @@ the ticks it covers: a ``cmd_vel`` takes effect from the first sample requested 
 by the caller's choice, e.g. one trajectory message). The halt request (the engine's ``set_halt``) travels with the
 command in each request; whether the engine stands halted comes back per sample (:attr:`WalkWorker.halted`).
 
-The stale-command rule of the walk node runs in the worker: a sample at ``t`` with ``t − cmd_time > cmd_timeout``
-walks on a zero command, or (``on_timeout`` "halt") requests the halt (reported back with the samples).
+The stale-command rule can run in the worker, per sample (the walk node applies its own once per message and passes
+``cmd_time`` None): a sample at ``t`` with ``t − cmd_time > cmd_timeout`` walks on a zero command, or (``on_timeout``
+"halt") requests the halt (reported back with the samples).
 """
 
 from __future__ import annotations

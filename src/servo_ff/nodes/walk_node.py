@@ -15,8 +15,9 @@ Halt: a cmd_vel with ``angular.x = -1`` (other components ignored; Hamburg Bit-B
 publishes ``Twist(angular.x=-1.0)`` to their walk) makes the engine (``set_halt``) finish the step in progress and
 stand in double support; a later valid cmd_vel with a non-zero linear.x, linear.y or angular.z walks again (one
 before it stands cancels the halt where the gait can, the CPG's own rule; a zero one leaves it standing). During
-the approach: the robot stands in the stance until such a cmd_vel. ``on_cmd_timeout: halt`` halts on a stale
-cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
+the approach, before the walk's first sample is planned (``horizon`` ahead; engine_process: ``publish_period`` +
+``engine_lead`` more): the robot stands in the stance until such a cmd_vel; later, the walk's first step halts.
+``on_cmd_timeout: halt`` halts on a stale cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
 
 Every ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
 first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
@@ -152,7 +153,8 @@ class WalkNode(Node):
         if self.engine.halt_requested and any((msg.linear.x, msg.linear.y, msg.angular.z)):
             self.engine.set_halt(False)  # a zero cmd_vel (a teleop streaming zeros) leaves it standing
             how = "from the standing pose" if self.standing else "during the halt: cancelled where the gait can re-plan"
-            self.get_logger().info(f"walking again under cmd_vel linear.x = {msg.linear.x:g} m/s ({how})")
+            v = f"linear.x/y {msg.linear.x:g}/{msg.linear.y:g} m/s, angular.z {msg.angular.z:g} rad/s"
+            self.get_logger().info(f"walking again under cmd_vel {v} ({how})")
         beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
         if beyond:
             self.cmd_clipped += 1
