@@ -18,7 +18,10 @@ that high under the right foot, placed at the middle of its ``obstacle_step``-th
 YAML with ``firmware:`` set, the feed-forward node's α̂ of that law: :mod:`.op3_firmware`). ``withdraw`` (a CPG
 graph, ``gait`` nimbro_cpg or op3_cpg; refused on placo's before any node starts): the walk node's halt (cmd_vel
 ``angular.x = -1``) after the ``n_steps`` steps as the ROS-free plan withdraws the command, so that it halts as that
-plan does, the run ending with that plan (:func:`.robot_graph.cpg_stop`); ``tap``:
+plan does, the run ending with that plan (:func:`.robot_graph.cpg_stop`); ``cmd``: the cmd_vel (linear.x, linear.y
+[m/s], angular.z [rad/s]) published instead of (``vx``, 0, 0), its linear.x the run's ``vx``; ``halt``: (t_halt,
+t_end) [s from the walk start]: the halt (``angular.x = -1``) published at t_halt, the run ended at t_end instead of
+the ``n_steps`` steps' end (any gait; not with ``withdraw``); ``tap``:
 called after each period with (s from the walk start, the trunk quaternion (x, y, z, w) of ``imu/data``, sim node,
 walk node), for a bench's own measurements.
 """
@@ -103,13 +106,24 @@ def run_op3(
     robot: RobotGraph | None = None,
     withdraw: bool = False,
     tap: Callable[[float, tuple[float, float, float, float], Any, Any], None] | None = None,
+    cmd: tuple[float, float, float] | None = None,
+    halt: tuple[float, float] | None = None,
 ) -> Op3Result:
     """One run of ``controller`` ("high", "low", "ff") with fresh nodes in a harness of its own; ``track``: joints
     whose walk-node desired and ``/joint_states`` positions are recorded from the walk start (``tracking``);
     ``events``: rclpy's EventsExecutor (else the SingleThreadedExecutor); ``firmware``: a row of
     :data:`~servo_ff.models.firmware.FIRMWARE_TABLE` for every servo (an unknown one raises ParameterError naming
     the valid rows before any node starts; OP3 only); ``robot``: another robot's graph
-    (:func:`.robot_graph.bringup_graph`; default the OP3's); ``withdraw``, ``tap``: as the module says."""
+    (:func:`.robot_graph.bringup_graph`; default the OP3's); ``withdraw``, ``tap``, ``cmd``, ``halt``: as the module
+    says (a bad ``cmd`` or ``halt`` raises ValueError before any node starts)."""
+    cmd = (float(vx), 0.0, 0.0) if cmd is None else tuple(float(v) for v in cmd)
+    if len(cmd) != 3 or not all(map(math.isfinite, cmd)):
+        raise ValueError(f"cmd must be 3 finite numbers (linear.x, linear.y, angular.z), got {cmd}")
+    if halt is not None and (len(halt) != 2 or not 0.0 <= halt[0] <= halt[1] < math.inf):
+        raise ValueError(f"halt must be (t_halt, t_end) [s from the walk start], 0 ≤ t_halt ≤ t_end finite, got {halt}")
+    if halt is not None and withdraw:
+        raise ValueError("halt and withdraw: each sets the halt time, give one")
+    vx = cmd[0]
     if firmware is not None and robot is not None and robot.name != "op3":
         raise ValueError(f"firmware {firmware!r}: the OP3's servo file only, not {robot.name}'s")
     if n_steps < 1:  # before any node starts (the step windows need a step)
@@ -124,7 +138,7 @@ def run_op3(
         try:
             res = _run(
                 ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track,
-                obstacle_shape, files, robot, withdraw, tap,
+                obstacle_shape, files, robot, withdraw, tap, cmd, halt,
             )  # fmt: skip
         finally:
             ros.shutdown()
@@ -232,7 +246,7 @@ def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: 
 
 def _run(
     ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape, files, robot,
-    withdraw=False, tap=None,
+    withdraw=False, tap=None, cmd=None, halt=None,
 ) -> Op3Result:  # fmt: skip
     from geometry_msgs.msg import Twist
     from rclpy.parameter import Parameter
@@ -253,8 +267,9 @@ def _run(
     if withdraw:  # the engine ticks this far ahead of the sim's clock (walk node: horizon + 4 ticks, each message)
         lead = walk.table["horizon"] + 4 * p.dt + 0.5 * walk.table["publish_period"]
         t_zero, t_end = cpg_stop(walk.engine, vx, n_steps, lead)
+    t_zero, t_end = (t_zero, t_end) if halt is None else halt
     probe = ros.make_node(f"op3_probe_{controller}")
-    cmd = probe.create_publisher(Twist, "cmd_vel", 10)
+    pub = probe.create_publisher(Twist, "cmd_vel", 10)
     st: dict = {"fell": math.nan, "e0": None, "e1": None, "x0": None, "x1": None, "placed": math.nan, "steps": []}
     st["zero"] = t_zero
     pitch: list[tuple[float, float]] = []
@@ -287,9 +302,9 @@ def _run(
             sim.set_parameters([Parameter("obstacle_height", value=float(obstacle))])
             st["placed"] = t
         if t >= st["zero"]:
-            halt = Twist()
-            halt.angular.x = -1.0  # the command withdrawn: the walk node's halt (withdraw)
-            cmd.publish(halt)
+            stop = Twist()
+            stop.angular.x = -1.0  # the command withdrawn: the walk node's halt (withdraw, halt)
+            pub.publish(stop)
             st["zero"] = math.inf
         if tap is not None:
             tap(t, (x, y, z, w), sim, walk)
@@ -310,10 +325,11 @@ def _run(
     if track:
         probe.create_subscription(JointState, "joint_states", on_js, 1000)
     forward = Twist()
-    forward.linear.x = float(vx)
+    cmd = cmd or (float(vx), 0.0, 0.0)
+    forward.linear.x, forward.linear.y, forward.angular.z = cmd
     wall = time.monotonic()
     try:
-        wait_for(lambda: cmd.publish(forward) or walk.engine.cmd[0] == vx, 120.0, "cmd_vel at the walk node")
+        wait_for(lambda: pub.publish(forward) or walk.engine.cmd == cmd, 120.0, "cmd_vel at the walk node")
         start_lockstep(ros, probe, sim, imu_readers=1)
         wait_for(lambda: st["e1"] is not None, timeout, f"the {CONTROLLERS[controller]} run")
     finally:
