@@ -129,3 +129,20 @@ __all__ = [
     "wait_for",
     "rclpy",
 ]
+
+
+def walk_points(walk, clock: list, index: dict, bounds, periods: int = 25, period: float = 0.1) -> dict:
+    """Walk tick → the position the walk node published for it: ``periods`` trajectory messages planned by hand on
+    the fake ``clock`` (``walk.now_s`` reads ``clock[0]``), each parsed as the feed-forward node would (raises when
+    refused by ``bounds``), keeping the points from the walk start on (a later message's point replaces an earlier)."""
+    from servo_ff.ros.desired_trajectory import parse_trajectory
+
+    points: dict[int, np.ndarray] = {}
+    for _ in range(periods):
+        clock[0] += period
+        walk._publish_trajectory()
+        traj = parse_trajectory(walk._cdr.data(), index, clock[0], bounds)
+        for t, q in zip(traj.t0 + traj.times, traj.q, strict=True):
+            if t > walk.t_walk - 1e-6:
+                points[round((t - walk.t_walk) / walk.dt)] = q
+    return points

@@ -13,6 +13,8 @@ import pytest
 pytest.importorskip("pinocchio")
 rclpy = pytest.importorskip("rclpy")
 
+from nodes_harness import walk_points  # noqa: E402
+
 from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
 
@@ -38,7 +40,6 @@ def test_cpg_walk_node_publishes_the_engines_q_and_support_coefficient():
     from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
     from servo_ff.dynamics.robot import load_robot
     from servo_ff.io.paths import share_file
-    from servo_ff.ros.desired_trajectory import parse_trajectory
 
     urdf = share_file("urdf", "nimbro_op.urdf")
     ref = CpgEngine(urdf)
@@ -58,14 +59,7 @@ def test_cpg_walk_node_publishes_the_engines_q_and_support_coefficient():
             walk.now_s = lambda: clock[0]
             walk._on_cmd(Twist(linear=type(Twist().linear)(x=0.04)))
             walk._on_joint_states(serialize_message(JointState(name=joints, position=list(ref.q_stand[perm]))))
-            points: dict[int, np.ndarray] = {}  # walk tick → published q
-            for _ in range(25):  # the approach (0.2 s), then 2.3 s of the walk: the first step and gcv ramping up
-                clock[0] += 0.1
-                walk._publish_trajectory()
-                traj = parse_trajectory(walk._cdr.data(), index, clock[0], bounds)  # raises when refused
-                for t, q in zip(traj.t0 + traj.times, traj.q, strict=True):
-                    if t > walk.t_walk - 1e-6:
-                        points[round((t - walk.t_walk) / 0.008)] = q
+            points = walk_points(walk, clock, index, bounds)  # the approach, then 2.3 s of the walk
             ref.set_cmd(0.04, 0.0, 0.0)
             ref.start()
             want = [ref.tick() for _ in range(max(points) + 1)]

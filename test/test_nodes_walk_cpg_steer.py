@@ -10,6 +10,8 @@ import pytest
 pytest.importorskip("pinocchio")
 rclpy = pytest.importorskip("rclpy")
 
+from nodes_harness import walk_points  # noqa: E402
+
 from servo_ff.ros.harness import RosHarness  # noqa: E402
 
 
@@ -25,7 +27,6 @@ def test_op3_cpg_walk_node_follows_a_steering_twist(twist):
     from servo_ff.dynamics.robot import load_robot
     from servo_ff.io.paths import share_file
     from servo_ff.nodes.walk_node import WalkNode
-    from servo_ff.ros.desired_trajectory import parse_trajectory
 
     urdf = share_file("urdf", "op3.urdf")
     ref = op3_cpg_engine(urdf)
@@ -46,14 +47,7 @@ def test_op3_cpg_walk_node_follows_a_steering_twist(twist):
             walk._on_cmd(Twist(linear=Vector3(x=vx, y=vy), angular=Vector3(z=wz)))
             assert walk.cmd_clipped == 0
             walk._on_joint_states(serialize_message(JointState(name=walk.joints, position=list(ref.q_stand[perm]))))
-            points: dict[int, np.ndarray] = {}
-            for _ in range(25):  # the approach, then 2.3 s of the walk
-                clock[0] += 0.1
-                walk._publish_trajectory()
-                traj = parse_trajectory(walk._cdr.data(), index, clock[0], bounds)  # raises when refused
-                for t, q in zip(traj.t0 + traj.times, traj.q, strict=True):
-                    if t > walk.t_walk - 1e-6:
-                        points[round((t - walk.t_walk) / 0.008)] = q
+            points = walk_points(walk, clock, index, bounds)  # the approach, then 2.3 s of the walk
             ref.set_cmd(vx, vy, wz)
             ref.start()
             want = [ref.tick() for _ in range(max(points) + 1)]
