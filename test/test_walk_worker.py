@@ -145,5 +145,7 @@ def test_worker_carries_the_halt_request_and_on_timeout_halt_as_the_engine_in_pr
             flags.append(worker.halted)
         assert worker.expired
         np.testing.assert_array_equal(np.column_stack([np.array(got), flags]), ref)
+        with pytest.raises(ValueError, match="on_timeout 'stop' is not one of step_in_place, halt"):
+            worker.request(t[:1], cmd, None, 1.0, on_timeout="stop")  # refused before it reaches the worker
     finally:
         worker.close()

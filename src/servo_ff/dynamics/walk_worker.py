@@ -144,7 +144,9 @@ class WalkWorker:
     ) -> None:
         """Samples at ``times`` [s] under ``cmd`` and the halt request ``halt`` (``cmd_time``: when the command came,
         None: never; older than ``cmd_timeout`` [s]: a zero command, or the halt with ``on_timeout`` "halt"),
-        computed from now."""
+        computed from now; an ``on_timeout`` other than "step_in_place" or "halt" is a ValueError naming it."""
+        if on_timeout not in ("step_in_place", "halt"):
+            raise ValueError(f"on_timeout {on_timeout!r} is not one of step_in_place, halt")
         if times:
             self._send(("fill", list(times), tuple(cmd), bool(halt), cmd_time, float(cmd_timeout), on_timeout))
             self._pending += 1
