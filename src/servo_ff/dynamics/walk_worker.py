@@ -9,9 +9,9 @@ the ticks it covers: a ``cmd_vel`` takes effect from the first sample requested 
 by the caller's choice, e.g. one trajectory message). The halt request (the engine's ``set_halt``) travels with the
 command in each request; whether the engine stands halted comes back per sample (:attr:`WalkWorker.halted`).
 
-The stale-command rule can run in the worker, per sample (the walk node applies its own once per message and passes
-``cmd_time`` None): a sample at ``t`` with ``t − cmd_time > cmd_timeout`` walks on a zero command, or (``on_timeout``
-"halt") requests the halt (reported back with the samples).
+The stale-command rule (:func:`.walk_command.expire_command`) can run in the worker, per sample (the walk node applies
+it itself once per message and passes ``cmd_time`` None): a sample at ``t`` with ``t − cmd_time > cmd_timeout`` walks
+on a zero command, or (``on_timeout`` "halt") requests the halt (reported back with the samples).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
+
+from .walk_command import check_on_cmd_timeout, expire_command
 
 
 def _child(fd: int) -> None:
@@ -63,13 +65,7 @@ def _serve(conn: Connection, engine_class, urdf, params, frames) -> None:
         halted = np.empty(len(times), dtype=bool)
         expired = False
         for k, t in enumerate(times):
-            if cmd_time is not None and t - cmd_time > timeout:
-                if on_timeout == "halt" and not engine.halt_requested:
-                    engine.set_halt(True)
-                    expired = True
-                elif on_timeout != "halt" and any(engine.cmd):
-                    engine.set_cmd(0.0, 0.0, 0.0)
-                    expired = True
+            expired |= expire_command(engine, t, cmd_time, timeout, on_timeout)
             s = engine.tick()
             q[k], c[k], halted[k] = s.q, s.c_left, engine.halted
         conn.send(("samples", q, c, halted, expired))
@@ -145,8 +141,7 @@ class WalkWorker:
         """Samples at ``times`` [s] under ``cmd`` and the halt request ``halt`` (``cmd_time``: when the command came,
         None: never; older than ``cmd_timeout`` [s]: a zero command, or the halt with ``on_timeout`` "halt"),
         computed from now; an ``on_timeout`` other than "step_in_place" or "halt" is a ValueError naming it."""
-        if on_timeout not in ("step_in_place", "halt"):
-            raise ValueError(f"on_timeout {on_timeout!r} is not one of step_in_place, halt")
+        check_on_cmd_timeout(on_timeout)
         if times:
             self._send(("fill", list(times), tuple(cmd), bool(halt), cmd_time, float(cmd_timeout), on_timeout))
             self._pending += 1

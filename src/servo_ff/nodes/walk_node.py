@@ -52,6 +52,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
+from servo_ff.dynamics.walk_command import expire_command
 from servo_ff.interpolation import held_knot_derivatives
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
@@ -302,14 +303,11 @@ class WalkNode(Node):
     def _expire_cmd(self, t: float) -> None:
         if self.engine.halt_requested:
             return  # a halt request stays until a cmd_vel
-        timeout, halt = float(self.table["cmd_timeout"]), self.table["on_cmd_timeout"] == "halt"
+        timeout, on = float(self.table["cmd_timeout"]), self.table["on_cmd_timeout"]
+        halt = on == "halt"
         since = self.cmd_time if self.cmd_time is not None or not halt else self.t0
-        if since is None or t - since <= timeout or not (halt or any(self.engine.cmd)):
+        if not expire_command(self.engine, t, since, timeout, on):
             return
-        if halt:
-            self.engine.set_halt(True)
-        else:
-            self.engine.set_cmd(0.0, 0.0, 0.0)
         if not self.cmd_stale_logged:
             what = "halting after the step in progress (on_cmd_timeout: halt)" if halt else "stepping in place"
             self.get_logger().warning(f"no cmd_vel for {timeout} s: {what}")

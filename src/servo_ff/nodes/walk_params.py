@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servo_ff.dynamics.walk_command import ON_CMD_TIMEOUT
 from servo_ff.models.schema import FEEDFORWARD_FIELDS, MAX_ACCELERATION, MAX_VELOCITY
 from servo_ff.ros.common import ParamSpec, field_param
 
@@ -88,7 +89,7 @@ def walk_specs() -> list[ParamSpec]:
             "step_in_place",
             "a stale cmd_vel (older than cmd_timeout; none yet: from the approach): step_in_place (a zero command) "
             "or halt (as a cmd_vel with angular.x = -1: the walk stops after the step in progress)",
-            choices=("step_in_place", "halt"),
+            choices=ON_CMD_TIMEOUT,
         ),
         ParamSpec(
             "engine_process",
