@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servo_ff.bringup.op3_mission import format_table, run_op3  # noqa: E402
+from servo_ff.bringup.op3_mission import run_op3  # noqa: E402
+from servo_ff.bringup.op3_report import format_table  # noqa: E402
 from servo_ff.bringup.robot_graph import op3_graph  # noqa: E402
 
 

@@ -84,7 +84,8 @@ from servo_ff.bringup.op3_energy import (  # noqa: E402
     whole_steps,
     window_lines,
 )
-from servo_ff.bringup.op3_mission import format_table, plot_pitch, run_op3  # noqa: E402
+from servo_ff.bringup.op3_mission import run_op3  # noqa: E402
+from servo_ff.bringup.op3_report import format_table, plot_pitch  # noqa: E402
 from servo_ff.bringup.robot_graph import op3_graph  # noqa: E402
 from servo_ff.models.errors import ParameterError  # noqa: E402
 from servo_ff.models.firmware import firmware_row  # noqa: E402

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .op3_mission import KP_HIGH, Op3Result, format_table, run_op3
+from .op3_mission import KP_HIGH, Op3Result, run_op3
+from .op3_report import format_table
 
 KNEES = ("l_knee", "r_knee")
 
