@@ -246,7 +246,7 @@ def start_lockstep(ros: RosHarness, client, sim, imu_readers: int = 2, timeout: 
 
 def _run(
     ros, controller, n_steps, vx, obstacle, obstacle_step, kp_high, ratio, timeout, log, track, shape, files, robot,
-    withdraw=False, tap=None, cmd=None, halt=None,
+    withdraw, tap, cmd, halt,
 ) -> Op3Result:  # fmt: skip
     from geometry_msgs.msg import Twist
     from rclpy.parameter import Parameter
@@ -325,7 +325,6 @@ def _run(
     if track:
         probe.create_subscription(JointState, "joint_states", on_js, 1000)
     forward = Twist()
-    cmd = cmd or (float(vx), 0.0, 0.0)
     forward.linear.x, forward.linear.y, forward.angular.z = cmd
     wall = time.monotonic()
     try:
