@@ -112,7 +112,7 @@ def leg_lift(phase: float, gcv_x: float, cfg: CpgConfig, gcv_y: float = 0.0) -> 
     """[m] the foot's rise above the halt pose at its leg ``phase``: a sine of height stepHeight + max(gcv.x, |gcv.y|)
     · slope over the swing half (0, π), pushHeight's dip over the support half (DynamicGait ``LEG LIFTING``, DG 286)."""
     if phase > 0:
-        a = cfg.step_height + max(0.0, max(gcv_x, abs(gcv_y)) if gcv_y else gcv_x) * cfg.step_height_slope
+        a = cfg.step_height + max(0.0, gcv_x, abs(gcv_y)) * cfg.step_height_slope
         return math.sin(2.0 * phase - math.pi / 2) * a / 2 + a / 2
     a = cfg.push_height
     return math.sin(2.0 * phase + math.pi / 2) * a / 2 - a / 2

@@ -50,8 +50,8 @@ class CpgSample(NamedTuple):
 
 class CpgEngine:
     """The CPG walk of one robot; ``params``: its :class:`.CpgConfig` (``dt``: the 8 ms tick, ``step_period``: one
-    foot's lift); ``pose_of(joints, phase, gcv_x, timer, cfg)`` [rad]: the robot's joints of a gait state (default
-    :func:`.nimbro_cpg.pose`, the NimbRo-OP's URDF names ``left_hip_pitch``…)."""
+    foot's lift); ``pose_of(joints, phase, gcv_x, timer, cfg, gcv_y=…, gcv_z=…)`` [rad]: the robot's joints of a
+    gait state (default :func:`.nimbro_cpg.pose`, the NimbRo-OP's URDF names ``left_hip_pitch``…)."""
 
     def __init__(self, urdf: str | Path, cfg: CpgConfig | None = None, pose_of: Callable = pose):
         import pinocchio as pin  # noqa: PLC0415 (optional dependency)
@@ -135,8 +135,8 @@ class CpgEngine:
             s = halt_state(self.params)  # walking again from the halt pose: DynamicGait::reset
         phase = s.phase if s.walking else 0.0
         c = support_coefficient(phase, "left", self.params) if s.walking else 0.5
-        yz = {"gcv_y": s.gcv_y, "gcv_z": s.gcv_z} if s.walking and (s.gcv_y or s.gcv_z) else {}
-        out = CpgSample(self.t, self.pose_of(self.joints, phase, s.gcv, s.timer, self.params, **yz), c)
+        q = self.pose_of(self.joints, phase, s.gcv, s.timer, self.params, gcv_y=s.gcv_y, gcv_z=s.gcv_z)
+        out = CpgSample(self.t, q, c)
         gx, gy, gz = self.gcv3(*self.cmd)
         self.state = gait_tick(s, None if self.halt_requested else gx, self.params, (gy, gz))[0]
         self.t += self.params.dt
