@@ -243,8 +243,9 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
 
 def _interrupt_once() -> None:
     """Before ``rclpy.init`` (which chains its own handler in front of this one): the first SIGINT raises
-    KeyboardInterrupt, a later one does nothing — a second Ctrl-C between the first one's ``except`` and the
-    ``finally`` that ignores SIGINT would otherwise escape as a KeyboardInterrupt (exit by SIGINT, on_exit not
+    KeyboardInterrupt and from then on SIGINT is ignored by the kernel — a second Ctrl-C anywhere in the
+    shutdown (between the first one's ``except`` and the ``finally``, inside ``destroy_node``, during rclpy's
+    handler swap at ``try_shutdown``) would otherwise escape as a KeyboardInterrupt (exit by SIGINT, on_exit not
     applied)."""
     import signal
     import threading
@@ -256,6 +257,7 @@ def _interrupt_once() -> None:
     def first_only(signum, frame) -> None:
         if not fired:
             fired.append(signum)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, first_only)
