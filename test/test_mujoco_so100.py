@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from generated_text import assert_same_generated_text
 
 ROOT = Path(__file__).resolve().parents[1]
 URDF = ROOT / "urdf" / "so101.urdf"
@@ -56,7 +57,7 @@ def test_urdf_is_what_generate_py_writes():
     spec = importlib.util.spec_from_file_location("urdf_generate", ROOT / "urdf" / "generate.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    assert gen.so101() == URDF.read_text()
+    assert_same_generated_text(gen.so101(), URDF.read_text())
     assert re.findall(r'<joint name="(\w+)" type="revolute"', URDF.read_text()) == list(JOINTS)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from generated_text import assert_same_generated_text
 
 ROOT = Path(__file__).resolve().parents[1]
 URDF = ROOT / "urdf" / "nimbro_op.urdf"
@@ -43,7 +44,7 @@ def _urdf():
 
 
 def test_the_file_is_what_generate_py_writes_and_cites_its_source():
-    assert GEN.nimbro_op() == URDF.read_text()
+    assert_same_generated_text(GEN.nimbro_op(), URDF.read_text())
     head = URDF.read_text().split("-->")[0]
     assert "NimbRo/nimbro-op-ros" in head and "b1f777a296f0e0e382e9942d02e2ac5cca8fcd31" in head
     assert "robots/nimbro_op.xml" in head and "dimensions.h" in head

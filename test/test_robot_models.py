@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import shutil
 import sys
 import xml.etree.ElementTree as ET
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from generated_text import assert_same_generated_text
 
 ROOT = Path(__file__).resolve().parents[1]
 OP3, SO101, SO_ARM100 = (ROOT / "urdf" / f for f in ("op3.urdf", "so101.urdf", "so_arm100.urdf"))
@@ -116,9 +118,21 @@ OP3_JOINTS = (
 ).split()  # op3.xml's 20 joints, in its file order
 
 
+def test_a_generated_file_differs_from_its_commit_by_more_than_the_last_digits_is_caught():
+    text = SO101.read_text()
+    assert_same_generated_text(text.replace("0.28249560251446881", "0.28249560251446898"), text)
+    m = re.search(r'mass value="([0-9.]+)"', text)
+    moved = text.replace(m.group(0), f'mass value="{float(m.group(1)) * (1 + 1e-9)!r}"', 1)
+    with pytest.raises(AssertionError, match="line"):
+        assert_same_generated_text(moved, text)
+    with pytest.raises(AssertionError, match="shoulder_pan"):
+        assert_same_generated_text(text.replace("shoulder_pan", "shoulder_pen", 1), text)
+
+
 def test_generated_files_are_what_generate_py_writes():
-    assert GEN.op3() == OP3.read_text() and GEN.so101() == SO101.read_text()
-    assert GEN.so_arm100() == SO_ARM100.read_text()
+    assert_same_generated_text(GEN.op3(), OP3.read_text())
+    assert_same_generated_text(GEN.so101(), SO101.read_text())
+    assert_same_generated_text(GEN.so_arm100(), SO_ARM100.read_text())
     assert "13d6c48b8f59d2c4badee7756b4ea3532613cddf" in SO_ARM100.read_text().split("-->")[0]
     assert "361161b2b9b901d8f4133cb113aa6b26c8ca1bdc" in OP3.read_text().split("-->")[0]
     assert "191a7ba5e6d5ca0af05303bf725a644bcceffb0c" in SO101.read_text().split("-->")[0]
