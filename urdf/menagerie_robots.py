@@ -93,8 +93,12 @@ def inertia_tensor(b: Body) -> np.ndarray:
 
 def equivalent_box(mass: float, inertia: np.ndarray) -> tuple[np.ndarray, Vec3]:
     """Principal axes (columns, a rotation) and sides [m] of the uniform box with this mass and inertia
-    (a side whose square comes out below (2 mm)² is drawn 2 mm thick)."""
+    (a side whose square comes out below (2 mm)² is drawn 2 mm thick). Each axis points where its largest
+    component is positive (then the third is flipped if needed for a rotation): ``eigh`` leaves an eigenvector's
+    sign to rounding, and a LAPACK that rounds one ulp otherwise turned a box by π in the written rpy."""
     values, axes = np.linalg.eigh(inertia)
+    largest = np.abs(axes).argmax(axis=0)
+    axes = axes * np.sign(axes[largest, np.arange(3)])
     if np.linalg.det(axes) < 0:
         axes[:, 2] *= -1
     i1, i2, i3 = values
