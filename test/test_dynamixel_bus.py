@@ -259,8 +259,17 @@ def test_bulk_read_and_mx28_present_load():
             assert int.from_bytes(out[2], "little") == 850
             bus.setup()
             bus.torque(True)
-            for _ in range(50):
+            # held once it has arrived and stopped (not after a count of cycles: their wall time sets how far the
+            # real-time pendulum got, and 50 fast ones read it still swinging, -0.14 N·m, once on Python 3.12)
+            still = 0
+            for _ in range(3000):
                 s = bus.cycle([1.0, 0.0])
+                still = still + 1 if s.position[0] > 0.8 and abs(s.velocity[0]) < 0.05 else 0
+                if still >= 10:
+                    break
+            assert still >= 10, (
+                f"the pendulum did not settle at 1 rad: {s.position[0]:.3f} rad, {s.velocity[0]:.3f} rad/s"
+            )
             s = bus.read_state()
             assert np.isnan(s.current).all()  # MX-28: Present Load instead of current
             assert s.effort[0] > 0.05  # holding the pendulum at 1 rad: positive load, in N·m
