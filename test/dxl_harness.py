@@ -37,6 +37,22 @@ def run_cycles(bus, n: int, t0: float) -> list:
     return out
 
 
+def audited_cycles(vb, bus, addr: int, values, goals_fn, need: int, batch: int = 200, batches: int = 10):
+    """Cycles of ``bus`` toward ``goals_fn(k)`` in batches of ``batch`` until the truth audit of state reads of
+    ``addr`` (decoded by ``values``) has checked more than ``need`` entries, at most ``batches`` batches (a loaded
+    machine times many reads out, so a fixed count audits too few): (records, audit)."""
+    recs: list = []
+    for _ in range(batches):
+        for _ in range(batch):
+            s = bus.cycle(goals_fn(len(recs)))
+            recs.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
+        wait_served(vb, bus, addr)  # what is still queued, before the audit (and before the bus stops)
+        audit = tr.audit_states(vb.truth.arrays(), recs, addr, values)
+        if audit.checked > need:
+            break
+    return recs, audit
+
+
 def stall_config(device: str, ids, model: str, protocol: str) -> BusConfig:
     """A bus whose late horizon (0.05 s) is far shorter than a stall, that never skips a servo."""
     return BusConfig(

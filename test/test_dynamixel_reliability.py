@@ -6,10 +6,9 @@ import time
 
 import numpy as np
 import pytest
-from dxl_harness import FakeServos, wait_served
+from dxl_harness import FakeServos, audited_cycles
 
 from servo_ff.bus import control_table as ct
-from servo_ff.bus import truth as tr
 from servo_ff.bus.dynamixel import protocol as pr
 from servo_ff.bus.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
 from servo_ff.bus.virtual_bus import Faults, ServoLoad, VirtualBus
@@ -19,14 +18,6 @@ def state_values(payload: bytes) -> np.ndarray:
     """(position, velocity) [rad, rad/s] of a 10-byte state reply, as the bus computes them."""
     raw = np.frombuffer(payload, dtype=np.dtype([("c", "<i2"), ("v", "<i4"), ("p", "<i4")]))[0]
     return np.array([ct.counts_to_rad(raw["p"]), ct.velocity_to_rad_s(raw["v"])])
-
-
-def run_cycles(bus, n, goals_fn):
-    records = []
-    for k in range(n):
-        s = bus.cycle(goals_fn(k))
-        records.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
-    return records
 
 
 def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():
@@ -45,13 +36,12 @@ def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():
                 except BusError:
                     if attempt == 4:
                         raise
-            recs = run_cycles(bus, 200, lambda k: np.full(len(ids), 0.8 * np.sin(0.2 * k)))
-            wait_served(vb, bus, ct.ADDR_PRESENT_CURRENT)  # what is still queued, before the bus stops
-    audit = tr.audit_states(vb.truth.arrays(), recs, ct.ADDR_PRESENT_CURRENT, state_values)
+            goals = lambda k: np.full(len(ids), 0.8 * np.sin(0.2 * k))  # noqa: E731
+            recs, audit = audited_cycles(vb, bus, ct.ADDR_PRESENT_CURRENT, state_values, goals, need=600)
     late = sum(s.late for s in bus.stats.values())
     assert vb.stats.held > 0 and late > 0, (vb.stats, bus.port.counters)  # the scenario did produce late replies
     assert audit.stale_valid == 0, audit.examples
-    assert audit.before_sent == 0 and audit.checked > 600
+    assert audit.before_sent == 0 and audit.checked > 600, (audit.checked, len(recs))
     assert sum(s.corrupt for s in bus.stats.values()) > 0
 
 
