@@ -1,7 +1,8 @@
 """The CPG's steering (dynamics.nimbro_cpg leg_steer, nimbro_cpg_plan's gcv.y/gcv.z state, the engine's cmd_vel):
 the authors' terms at a few phases computed here from DynamicGait.cpp's expressions and config.yaml's values; the
-forward walk the one before steering existed (to its last digits); REP-103 signs on the plan's forward kinematics
-(pinocchio) on both robots; the engine under set_cmd(0, vy, wz) is the steering plan sample for sample."""
+forward walk the one before steering existed (to its last digits; the halt blend's rows put back); REP-103 signs
+on the plan's forward kinematics (pinocchio) on both robots; the engine under set_cmd(0, vy, wz) is the steering
+plan sample for sample."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ from servo_ff.dynamics.nimbro_cpg_plan import (  # noqa: E402
     cpg_plan,
     gait_states,
     gait_tick,
+    halt_blend,
+    halt_blend_duration,
     halt_state,
     trunk_path,
 )
@@ -63,11 +66,28 @@ def _assert_same_walk(arrays, rows) -> None:
         np.testing.assert_allclose(got[2:], ref[2:], rtol=0, atol=tol, err_msg=f"array {k}")
 
 
+def _forward_plan(robot: str, g: float):
+    """The 8-step forward plan at gcv ``g``, and the plan as it was before the halt blend (2026-11-27): the blend's
+    rows (from the first tick not walking, :func:`halt_blend`) put back to the halt pose and q̇, q̈ taken again by
+    np.gradient as open_loop_plan does; after checking that those rows are halt_blend's from the last three walking
+    samples."""
+    cfg = CFG if robot == "nimbro" else op3_config(OP3)
+    w = cpg_plan(NIMBRO, g, 8) if robot == "nimbro" else op3_cpg_plan(OP3, g, 8)
+    p, dt = w.plan, cfg.dt
+    h = int(np.argmin(gait_states(g, 8, cfg).walking))  # the first tick not walking
+    rows = halt_blend(p.q[h - 3 : h], w.q_stand, dt, halt_blend_duration(cfg))
+    np.testing.assert_array_equal(p.q[h : h + len(rows)], rows)
+    np.testing.assert_array_equal(p.q[h + len(rows) :], np.broadcast_to(w.q_stand, p.q[h + len(rows) :].shape))
+    q = p.q.copy()
+    q[h : h + len(rows)] = w.q_stand
+    dq = np.gradient(q, dt, axis=0)
+    return w, q, dq, np.gradient(dq, dt, axis=0)
+
+
 @pytest.mark.parametrize("robot,g", sorted(PLAN_BEFORE))
 def test_forward_plan_is_the_walk_before_steering(robot, g):
-    w = cpg_plan(NIMBRO, g, 8) if robot == "nimbro" else op3_cpg_plan(OP3, g, 8)
-    p = w.plan
-    _assert_same_walk((p.t, p.q, p.dq, p.ddq, p.c_left), PLAN_BEFORE[(robot, g)])
+    w, q, dq, ddq = _forward_plan(robot, g)
+    _assert_same_walk((w.plan.t, q, dq, ddq, w.plan.c_left), PLAN_BEFORE[(robot, g)])
     _assert_same_walk((w.q_stand,), (STAND_BEFORE[robot],))
 
 
@@ -83,14 +103,16 @@ def test_forward_engine_is_the_walk_before_steering(robot):
 
 
 def test_the_walk_fingerprint_sees_a_sample_moved_by_a_microradian():
-    w = op3_cpg_plan(OP3, 0.15, 8)
+    w, q0, _, _ = _forward_plan("op3", 0.15)
     rows = PLAN_BEFORE[("op3", 0.15)]
-    q = w.plan.q.copy()
+    q = q0.copy()
     q[len(q) // 2, 3] += 1e-6
     with pytest.raises(AssertionError):
         _assert_same_walk((w.plan.t, q), rows[:2])
-    noisy = w.plan.q * (1 + 1e-15 * np.cos(np.arange(w.plan.q.size)).reshape(w.plan.q.shape))  # last-digit noise
+    noisy = q0 * (1 + 1e-15 * np.cos(np.arange(q0.size)).reshape(q0.shape))  # last-digit noise
     _assert_same_walk((w.plan.t, noisy), rows[:2])
+    with pytest.raises(AssertionError):  # the plan with its halt blend is not the plan before it
+        _assert_same_walk((w.plan.t, w.plan.q), rows[:2])
 
 
 def _theirs(phase: float, sign: float, gx: float, gy: float, gz: float) -> tuple[float, ...]:

@@ -1,5 +1,6 @@
 """run_op3's whole Twist (``cmd``) and halt time (``halt``): a bad one is refused before any node starts, and over
-DDS a turn command reaches the walk node's engine, which steers (the CPG latches gcv.z) and takes the halt."""
+DDS a turn command reaches the walk node's engine, which steers (the CPG latches gcv.z) and takes the halt; the CPG's
+halt asks the feed-forward node for no goal beyond a joint limit."""
 
 from __future__ import annotations
 
@@ -53,3 +54,23 @@ def test_turn_cmd_reaches_the_walk_engine_and_the_halt_follows(compiled_mujoco_k
     gz = max(g for t, _, g, _, _ in seen if t < t_halt)
     assert 0.0 < gz <= wz / top + 1e-12 and all(gx == 0.0 for *_, gx, _ in seen)
     assert not any(h for t, *_, h in seen if t < t_halt - 0.01) and seen[-1][4]
+
+
+def test_cpg_halt_over_dds_asks_the_feedforward_for_no_goal_beyond_a_limit(compiled_mujoco_kernels):
+    """The OP3's CPG walk under (c) over DDS, halted (the walk node's halt at the ROS-free plan's withdrawal,
+    ``withdraw``) and standing through the plan's 0.5 s hold: the feed-forward node clamps no goal. Before the halt
+    blend (nimbro_cpg_plan.halt_blend), the authors' jump into the halt pose gave q̈ ≈ 300 rad/s² of hip and ankle
+    roll for two ticks, τ 27 N·m, and goals of ±4.5–5.9 rad clamped to the ankle roll's ±1.41 rad, nine clamps in
+    six joints."""
+    from servo_ff.bringup.op3_mission import run_op3
+    from servo_ff.bringup.robot_graph import op3_graph
+
+    seen: dict = {}
+
+    def tap(t, quat, sim, walk):
+        seen.update(halted=walk.engine.halted, t=t)
+
+    r = run_op3("ff", n_steps=4, vx=0.0354, robot=op3_graph("cpg"), withdraw=True, tap=tap, salt=71,
+                log=lambda _: None)  # fmt: skip
+    assert not r.fell and seen["halted"]  # the walk stood in its halt pose at the run's end
+    assert r.clamps == {}

@@ -138,12 +138,13 @@ def test_nimbro_graph_places_the_board_and_withdraws_the_command(compiled_mujoco
     """bench/nimbro_dds_obstacle.py's rule through the graph: the sim node's MuJoCo model has the 15 mm board (0.4 ×
     1 m) with its near edge 5 mm ahead of the soles at the walk start, and ``withdraw`` publishes the walk node's halt
     and ends the run when the ROS-free plan ends (robot_graph.cpg_stop): the walk node's engine halts at the plan's
-    halt tick (gait_states, one tick at most) and its planned samples from there are the plan's halt pose."""
+    halt tick (gait_states, one tick at most) and its planned samples reach the plan's halt pose one blend later
+    (nimbro_cpg_plan.halt_blend) and stay there."""
     from servo_ff.bringup.op3_mission import run_op3
     from servo_ff.bringup.robot_graph import bringup_graph, cpg_stop
     from servo_ff.dynamics.mujoco_model import BOARD_GAP, sole_front
     from servo_ff.dynamics.nimbro_cpg_engine import CpgEngine
-    from servo_ff.dynamics.nimbro_cpg_plan import gait_states
+    from servo_ff.dynamics.nimbro_cpg_plan import gait_states, halt_blend_duration
     from servo_ff.dynamics.nimbro_walk import NIMBRO_URDF
 
     seen: dict = {}
@@ -185,7 +186,10 @@ def test_nimbro_graph_places_the_board_and_withdraws_the_command(compiled_mujoco
     assert moving.size and times[0] < t1 + t_halt - dt  # the window still holds the walk before the halt
     k = moving[-1] + 1  # the first planned sample of the halt pose, every later one the same
     assert times[-1] - times[k] >= 0.5 - dt  # standing through the plan's 0.5 s hold
-    assert times[k] - t1 == pytest.approx(t_halt, abs=dt + 1e-9)  # the plan's halt tick, one tick at most
+    # the plan's halt tick, then the blend into the halt pose (halt_blend: its last row one tick before the pose),
+    # one tick at most
+    blend = (round(halt_blend_duration(e.params) / dt) - 1) * dt
+    assert times[k] - t1 == pytest.approx(t_halt + blend, abs=dt + 1e-9)
 
 
 @pytest.mark.parametrize("vx", [0.025, 0.080])

@@ -64,6 +64,67 @@ def test_cpg_halts_after_the_step_stands_in_the_halt_pose_and_walks_again(robot)
     assert _max_step([held[-1].q] + [s.q for s in again]) <= walk_step + 1e-12
 
 
+@pytest.mark.parametrize("robot", ["op3", "nimbro_op"])
+@pytest.mark.parametrize("gcv", [0.25, 1.0])
+def test_cpg_halt_blends_into_the_halt_pose_without_an_acceleration_spike(robot, gcv):
+    """The authors' halt puts the phase from a phase centre to 0 (DynamicGait::reset): a jump of ≈ 0.014 rad of hip
+    and ankle roll in one tick, whose five-point q̈ (what the walk node publishes, :func:`knot_derivatives`) was
+    300–345 rad/s², 12–17 × the joint's own largest in the walk, and the feed-forward's goal went to the joint limit.
+    Now each joint's |q̈| from the last walking samples to the halt pose stays within its own largest over the walk's
+    last two step periods (measured: ≤ 0.83 of it); the halt pose is reached halt_blend_duration after the last
+    walking sample, with the engine halted from there."""
+    from servo_ff.dynamics.nimbro_cpg import speed_per_gcv
+    from servo_ff.dynamics.nimbro_cpg_plan import halt_blend_duration
+    from servo_ff.interpolation import knot_derivatives
+
+    e = _cpg(robot)
+    cfg = e.params
+    e.set_cmd(gcv * speed_per_gcv(cfg), 0.0, 0.0)
+    e.start()
+    ramp = cfg.first_step_duration + gcv / cfg.acceleration_forward + 2 * cfg.step_period
+    out = [e.tick() for _ in range(int(ramp / cfg.dt))]
+    n_walk = len(out)
+    e.set_halt(True)
+    last_walking, halted_at = None, None
+    while halted_at is None and len(out) < n_walk + 10 / cfg.dt:
+        walking = e.state.walking
+        out.append(e.tick())
+        if walking and not e.state.walking:
+            last_walking = len(out) - 1  # the sample taken in the tick that halted
+        if e.halted:
+            halted_at = len(out)  # the next sample is the first of the halt pose
+    out += [e.tick() for _ in range(10)]
+    q = np.array([s.q for s in out])
+    n_blend = round(halt_blend_duration(cfg) / cfg.dt)
+    assert last_walking is not None and halted_at == last_walking + n_blend
+    assert np.abs(q[halted_at:] - e.q_stand).max() <= 1e-12 and np.abs(q[halted_at - 1] - e.q_stand).max() > 0
+    _, ddq = knot_derivatives(q, cfg.dt)  # row k: sample k + 2
+    walk = np.abs(ddq[n_walk - 2 - int(2 * cfg.step_period / cfg.dt) : n_walk - 2]).max(axis=0)
+    halt = np.abs(ddq[last_walking - 5 : halted_at + 1]).max(axis=0)
+    worst = int(np.argmax(halt - walk))
+    assert (halt <= walk + 1e-9).all(), (e.joints[worst], halt[worst], walk[worst])  # (1e-9: roundoff, still joints)
+
+
+def test_halt_blend_leaves_the_last_walking_pose_at_its_velocity_and_reaches_the_halt_pose_at_rest():
+    """halt_blend from three samples of a line (q = 0.2 + 0.5 t [rad]) to a pose ±0.1 rad away is the quintic with
+    q(0) = the last sample, q̇(0) = 0.5 rad/s (the second-order backward difference, exact on a line), q̈(0) = 0 and
+    q = the halt pose, q̇ = q̈ = 0 at T: q0 + v0·T·(s − 6s³ + 8s⁴ − 3s⁵) + Δ·(10s³ − 15s⁴ + 6s⁵), s = t/T; from one
+    sample, v0 = 0."""
+    from servo_ff.dynamics.nimbro_cpg_plan import halt_blend
+
+    dt, duration = 0.008, 0.2
+    q_walk = (0.2 + 0.5 * dt * np.arange(-2, 1))[:, None] * np.ones((1, 2))  # (3, 2): t = −2dt, −dt, 0
+    d = np.array([0.1, -0.1])
+    q_halt = q_walk[-1] + d
+    s = (np.arange(1, 25) / 25)[:, None]
+    moved = s - 6 * s**3 + 8 * s**4 - 3 * s**5  # the initial velocity's part, per unit of v0·T
+    settled = 10 * s**3 - 15 * s**4 + 6 * s**5  # the displacement's part
+    rows = halt_blend(q_walk, q_halt, dt, duration)
+    np.testing.assert_allclose(rows, q_walk[-1] + 0.5 * duration * moved + d * settled, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(halt_blend(q_walk[-1:], q_halt, dt, duration), q_walk[-1] + d * settled, atol=1e-14)
+    assert halt_blend(q_walk, q_halt, dt, dt).shape == (0, 2)  # a blend of one tick: the halt pose at once
+
+
 def test_cpg_halt_cancelled_before_it_halts_walks_on_and_a_halt_before_the_start_stands():
     e = _cpg("op3")
     cfg = e.params

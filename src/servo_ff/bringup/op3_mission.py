@@ -74,6 +74,8 @@ class Op3Result:
     step_energy: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))
     firmware: str | None = None  # the firmware row every servo ran (None: config/servos_op3.yaml's own)
     knees: tuple[str, str] = ("l_knee", "r_knee")  # the robot's (RobotGraph.knees)
+    #: goals the feed-forward node clamped to the URDF limits, per joint (only those clamped; its clamp_report)
+    clamps: dict[str, int] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -352,6 +354,7 @@ def _run(
         tracking,
         np.array([np.zeros_like(st["e0"]), *st["steps"]]),
         knees=robot.knees,
+        clamps=ff.ctrl.clamp_report(),
     )
     log(
         f"   {res.label}: k_P {kp:.0f}, {'FELL at %.1f s' % res.fell_at if res.fell else 'stood'}, travel "

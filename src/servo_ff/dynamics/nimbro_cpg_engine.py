@@ -20,6 +20,7 @@ first step). A halt requested before :meth:`CpgEngine.start` halts at the first 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -37,7 +38,7 @@ from .nimbro_cpg import (
     support_coefficient,
     yaw_rate_per_gcv,
 )
-from .nimbro_cpg_plan import gait_tick, halt_state
+from .nimbro_cpg_plan import gait_tick, halt_blend, halt_blend_duration, halt_state
 
 
 class CpgSample(NamedTuple):
@@ -64,6 +65,8 @@ class CpgEngine:
         self.state = None
         self.t = 0.0
         self.halt_requested = False  # set_halt: the command withdrawn, the walk to halt
+        self._walked: deque[np.ndarray] = deque(maxlen=3)  # the last walking samples (the halt blend's start)
+        self._blend: deque[np.ndarray] = deque()  # the poses into the halt pose still to come (halt_blend)
 
     def gcv(self, vx: float) -> float:
         """gcv.x [−1..1] for ``vx`` [m/s]: vx / speed_per_gcv forward, vx / backward_speed_per_gcv backward, limited
@@ -119,27 +122,42 @@ class CpgEngine:
 
     @property
     def halted(self) -> bool:
-        """True while the walk stands in the halt pose (halted, not started again)."""
-        return self.state is not None and not self.state.walking
+        """True while the walk stands in the halt pose (halted and the halt pose reached, not started again)."""
+        return self.state is not None and not self.state.walking and not self._blend
 
     def start(self) -> None:
         """Begin the walk from the halt pose at t = 0 (the first step's hip shift, then stepping)."""
         self.state, self.t = halt_state(self.params), 0.0
+        self._walked.clear()
+        self._blend.clear()
 
     def tick(self) -> CpgSample:
-        """The sample at the current time, then advance one ``dt`` towards the current command."""
+        """The sample at the current time, then advance one ``dt`` towards the current command. Once the state
+        machine halts, the samples go into the halt pose in :func:`.halt_blend_duration` (:func:`.halt_blend`,
+        support coefficient 0.5); a walk asked for meanwhile starts when the halt pose is reached."""
         s = self.state
         if s is None:
             raise RuntimeError("CpgEngine.tick before start()")
+        p = self.params
+        if self._blend:
+            out = CpgSample(self.t, self._blend.popleft(), 0.5)
+            self.t += p.dt
+            return out
         if not s.walking and not self.halt_requested:
-            s = halt_state(self.params)  # walking again from the halt pose: DynamicGait::reset
+            s = halt_state(p)  # walking again from the halt pose: DynamicGait::reset
+            self._walked.clear()
         phase = s.phase if s.walking else 0.0
-        c = support_coefficient(phase, "left", self.params) if s.walking else 0.5
-        q = self.pose_of(self.joints, phase, s.gcv, s.timer, self.params, gcv_y=s.gcv_y, gcv_z=s.gcv_z)
+        c = support_coefficient(phase, "left", p) if s.walking else 0.5
+        q = self.pose_of(self.joints, phase, s.gcv, s.timer, p, gcv_y=s.gcv_y, gcv_z=s.gcv_z)
         out = CpgSample(self.t, q, c)
         gx, gy, gz = self.gcv3(*self.cmd)
-        self.state = gait_tick(s, None if self.halt_requested else gx, self.params, (gy, gz))[0]
-        self.t += self.params.dt
+        self.state = gait_tick(s, None if self.halt_requested else gx, p, (gy, gz))[0]
+        if s.walking:
+            self._walked.append(q)
+            if not self.state.walking:  # halted in this tick: the halt pose reached by a blend, not a jump
+                self._blend.extend(halt_blend(np.array(self._walked), self.q_stand, p.dt, halt_blend_duration(p)))
+                self._walked.clear()
+        self.t += p.dt
         return out
 
 

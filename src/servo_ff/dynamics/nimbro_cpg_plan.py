@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..interpolation import JointSpline
 from .nimbro_cpg import CpgConfig, limit_gcv, picut, pose, support_coefficient
 from .open_loop_plan import ReadyWalk, open_loop_plan, placed_bases
 
@@ -79,6 +80,38 @@ class GaitState(NamedTuple):
 def gcv_norm(s: GaitState) -> float:
     """|gcv| of ``s``, the 3-vector's Euclidean norm (MotionLayer.cpp 38: ``effectiveGCV.norm()``)."""
     return math.sqrt(s.gcv * s.gcv + s.gcv_y * s.gcv_y + s.gcv_z * s.gcv_z) if s.gcv_y or s.gcv_z else abs(s.gcv)
+
+
+def halt_blend_duration(cfg: CpgConfig) -> float:
+    """[s] how long the walk takes from its last walking pose to the halt pose (:func:`halt_blend`): half a step
+    period, in the double support where the gait halts (0.1475 s on the OP3, 0.208 s on the NimbRo-OP)."""
+    return 0.5 * cfg.step_period
+
+
+def halt_blend(q_walk: np.ndarray, q_halt: np.ndarray, dt: float, duration: float) -> np.ndarray:
+    """The poses [rad] (n − 1, J) at dt, 2·dt, … (n − 1)·dt after the last walking sample, n = round(duration / dt),
+    that carry the walk into the halt pose ``q_halt`` (J,) instead of the authors' jump (DynamicGait::reset puts the
+    phase at 0 from a phase centre: 0.0136 rad of ankle and hip roll in one 8 ms tick on the OP3, which the walk
+    node's five-point differences turn into ±300 rad/s² and the feed-forward into ±6 rad goal offsets).
+
+    A quintic (:class:`servo_ff.interpolation.JointSpline`) from the last walking pose ``q_walk[-1]`` with its
+    velocity (``q_walk`` (≤ 3, J), the last samples on the grid ``dt`` [s]: (3q₋₁ − 4q₋₂ + q₋₃)/(2·dt), the first
+    difference with two, 0 with one) and zero acceleration to ``q_halt`` at rest ``duration`` [s] later. The sample
+    at n·dt is ``q_halt`` itself, the gait's own halt pose, so it is not among the rows."""
+    q_walk = np.atleast_2d(np.asarray(q_walk, dtype=np.float64))
+    q_halt = np.asarray(q_halt, dtype=np.float64)
+    if len(q_walk) >= 3:
+        v0 = (3.0 * q_walk[-1] - 4.0 * q_walk[-2] + q_walk[-3]) / (2.0 * dt)
+    elif len(q_walk) == 2:
+        v0 = (q_walk[-1] - q_walk[-2]) / dt
+    else:
+        v0 = np.zeros_like(q_halt)
+    n = int(round(duration / dt))
+    if n < 2:
+        return np.zeros((0, len(q_halt)))
+    zero = np.zeros_like(q_halt)
+    spline = JointSpline([0.0, n * dt], [q_walk[-1], q_halt], [v0, zero], [zero, zero])
+    return spline.positions(dt * np.arange(1, n))
 
 
 def halt_state(cfg: CpgConfig) -> GaitState:
@@ -166,8 +199,14 @@ def cpg_plan(
     else:
         q = np.array([pose_of(joints, p, g, tm, cfg) for p, g, tm in zip(s.phase, s.gcv, s.timer)])
     c = np.array([support_coefficient(p, "left", cfg) if w else 0.5 for p, w in zip(s.phase, s.walking)])
+    q_stand = pose_of(joints, 0.0, 0.0, cfg.first_step_duration, cfg)
+    halts = np.flatnonzero(s.walking[:-1] & ~s.walking[1:])
+    if len(halts):  # into the halt pose as the engine goes (CpgEngine.tick): halt_blend
+        h = int(halts[0]) + 1
+        rows = halt_blend(q[max(0, h - 3) : h], q_stand, cfg.dt, halt_blend_duration(cfg))[: len(q) - h]
+        q[h : h + len(rows)] = rows
     plan = open_loop_plan(urdf, joints, s.t, q, c, s.steps, "the CPG plan")
-    return ReadyWalk(plan, pose_of(joints, 0.0, 0.0, cfg.first_step_duration, cfg), cfg.step_period)
+    return ReadyWalk(plan, q_stand, cfg.step_period)
 
 
 def trunk_path(urdf: str | Path, plan) -> np.ndarray:
