@@ -22,6 +22,13 @@ def _cpg(robot: str):
     return op3_cpg_engine(OP3) if robot == "op3" else CpgEngine(ROOT / "urdf" / "nimbro_op.urdf")
 
 
+def _blend(cfg) -> float:
+    """[s] from the state machine's halt to the halt pose (:func:`.nimbro_cpg_plan.halt_blend`'s rows)."""
+    from servo_ff.dynamics.nimbro_cpg_plan import halt_blend_duration
+
+    return (round(halt_blend_duration(cfg) / cfg.dt) - 1) * cfg.dt
+
+
 def _max_step(qs) -> float:
     """Largest |Δq| [rad] between successive samples."""
     return float(np.abs(np.diff(np.asarray(qs), axis=0)).max())
@@ -44,8 +51,10 @@ def test_cpg_halts_after_the_step_stands_in_the_halt_pose_and_walks_again(robot)
     while not e.halted and len(halting) < 10 / cfg.dt:
         halting.append(e.tick())
     # the rule (MotionLayer): the target latched to 0 at the next phase centre crossing (≤ one step period), gcv
-    # down at accelerationForward × decelerationFactor to stoppingVelocity, then the next phase centre (≤ one more)
+    # down at accelerationForward × decelerationFactor to stoppingVelocity, then the next phase centre (≤ one more);
+    # halted once the blend into the halt pose is over
     bound = 2 * cfg.step_period + (gcv - cfg.stopping_velocity) / (cfg.acceleration_forward * cfg.deceleration_factor)
+    bound += _blend(cfg)
     assert e.halted and e.t - t_request <= bound + cfg.dt, (e.t - t_request, bound)
     held = [e.tick() for _ in range(int(1.2 / cfg.dt))]  # ≥ 1 s standing
     q_held = np.array([s.q for s in held])
@@ -242,6 +251,6 @@ def test_cpg_halts_from_a_turn_and_a_lateral_walk_in_the_halt_pose():
     # target 0 latched at the next phase centre (≤ one step period), each axis down at its own acceleration, then
     # the next phase centre (≤ one more): the slower of the two axes bounds it
     ramp = max(gy / cfg.acceleration_sideward, gz / cfg.acceleration_rotational)
-    assert e.halted and e.t - t_request <= 2 * cfg.step_period + ramp + cfg.dt
+    assert e.halted and e.t - t_request <= 2 * cfg.step_period + ramp + _blend(cfg) + cfg.dt
     held = np.array([e.tick().q for _ in range(int(1.0 / cfg.dt))])
     assert np.abs(held - e.q_stand).max() <= 1e-9
