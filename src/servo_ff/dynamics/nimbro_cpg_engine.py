@@ -11,7 +11,8 @@ angular.z → wz / :func:`.yaw_rate_per_gcv` (0.386 rad/s; 0.546), each limited 
 ‖gcv‖_2.4 ≤ 1 (:func:`.limit_gcv`); :meth:`CpgEngine.beyond_reach` says what is walked slower than commanded.
 The walk, once started, steps in place while the command is zero. :meth:`CpgEngine.set_halt` (True) withdraws
 the command (``gait_tick(s, None, cfg)``): gcv ramps down, and the walk halts near a phase centre once |gcv| <
-stoppingVelocity (the authors' MotionLayer rule), then holds the halt pose (support coefficient 0.5).
+stoppingVelocity (the authors' MotionLayer rule), goes into the halt pose over half a step
+(:func:`.nimbro_cpg_plan.halt_blend`, not the authors' one-tick jump) and holds it (support coefficient 0.5).
 ``set_halt(False)`` before it has halted cancels the halt (the command latched again at the next phase centre);
 after it, the walk starts again from the halt pose (DynamicGait::reset: :func:`.nimbro_cpg_plan.halt_state`, the
 first step). A halt requested before :meth:`CpgEngine.start` halts at the first tick (it stands in the halt pose).

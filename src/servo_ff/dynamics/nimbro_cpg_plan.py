@@ -183,11 +183,12 @@ def cpg_plan(
     gcv_y: float = 0.0,
     gcv_z: float = 0.0,
 ) -> ReadyWalk:
-    """The CPG walk of ``n_steps`` steps at ``gcv_x`` on the grid ``cfg.dt``: q from the gait's equations, q̇ and q̈ by
-    finite differences (np.gradient), c_left = the left leg's support coefficient, the CoM placed (:func:`.placed_com`);
-    ``zmp`` NaN (the CPG plans none); ``support`` "left"/"right" where the coefficient is 1/0, else "both";
-    ``pose_of``: the robot's joints of a gait state (as :func:`.nimbro_cpg.pose`; the OP3's: :func:`.op3_cpg.pose`);
-    ``gcv_y``, ``gcv_z``: steering (lateral, turning; passed to ``pose_of`` as keywords only when not both 0)."""
+    """The CPG walk of ``n_steps`` steps at ``gcv_x`` on the grid ``cfg.dt``: q from the gait's equations (its halt
+    reached by :func:`halt_blend`, as :class:`.CpgEngine` does), q̇ and q̈ by finite differences (np.gradient), c_left =
+    the left leg's support coefficient, the CoM placed (:func:`.placed_com`); ``zmp`` NaN (the CPG plans none);
+    ``support`` "left"/"right" where the coefficient is 1/0, else "both"; ``pose_of``: the robot's joints of a gait
+    state (as :func:`.nimbro_cpg.pose`; the OP3's: :func:`.op3_cpg.pose`); ``gcv_y``, ``gcv_z``: steering (lateral,
+    turning; passed to ``pose_of`` as keywords only when not both 0)."""
     import pinocchio as pin  # noqa: PLC0415
 
     cfg = cfg or CpgConfig()
