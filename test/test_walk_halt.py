@@ -114,6 +114,28 @@ def test_cpg_halt_blends_into_the_halt_pose_without_an_acceleration_spike(robot,
     assert (halt <= walk + 1e-9).all(), (e.joints[worst], halt[worst], walk[worst])  # (1e-9: roundoff, still joints)
 
 
+def test_cpg_walk_asked_during_the_halt_blend_starts_from_the_halt_pose():
+    """A cmd_vel that cancels the halt while the engine blends into the halt pose: the blend runs to its end (no
+    jump back into a walking pose), the walk starts from the halt pose (DynamicGait::reset) at the next tick."""
+    e = _cpg("op3")
+    cfg = e.params
+    e.set_cmd(0.03, 0.0, 0.0)
+    e.start()
+    for _ in range(int(3.0 / cfg.dt)):
+        e.tick()
+    e.set_halt(True)
+    while e.state.walking and e.t < 20.0:
+        last = e.tick()  # the last one: the sample of the tick that halted
+    assert not e.state.walking and not e.halted  # the blend under way
+    e.set_halt(False)
+    blend = [e.tick() for _ in range(round(_blend(cfg) / cfg.dt))]
+    assert all(np.abs(b.q - e.q_stand).max() > 0 for b in blend)
+    assert _max_step([last.q] + [b.q for b in blend]) < 0.005  # [rad/tick] no jump (the authors': 0.0136)
+    again = [e.tick() for _ in range(int(2 * cfg.step_period / cfg.dt))]
+    assert np.abs(again[0].q - e.q_stand).max() <= 1e-12 and e.state.walking  # from the halt pose, walking
+    assert _max_step([blend[-1].q, again[0].q]) < 0.005 and np.ptp([s.q for s in again], axis=0).max() > 0.05
+
+
 def test_halt_blend_leaves_the_last_walking_pose_at_its_velocity_and_reaches_the_halt_pose_at_rest():
     """halt_blend from three samples of a line (q = 0.2 + 0.5 t [rad]) to a pose ±0.1 rad away is the quintic with
     q(0) = the last sample, q̇(0) = 0.5 rad/s (the second-order backward difference, exact on a line), q̈(0) = 0 and
