@@ -50,9 +50,14 @@ and where they differ, why (the approach, the q̇/q̈ hold, the lockstep's one-p
 walk_distance target (≥ 2 m) is out of the CPG's reach at 0.0354 m/s: 80 steps of 0.295 s plan 0.84 m; reported as
 walked. The placo default (no ``--gait``) is unchanged: the same arguments, defaults and keys.
 
+Added 2026-11-27 (reported, no target): the goals the feed-forward node clamped to the URDF limits in each of (c)'s
+runs of 1.-4. (``Op3Result.clamps``), and ``ff_clamps_stood``, their sum over the runs that stood (a falling robot's
+own clamps left out): on a robot a goal at a joint limit is a kick.
+
 Last line: RESULT walk_distance_c_m=… step_period_s=… falls_flat=… knee_energy_reduction=… energy_reduction=…
            obstacle15_a_stood=0|1 obstacle15_c_stood=0|1 obstacle5_c_stood=0|1 rtf=… rtf_bound=… rtf_of_bound=…
-           board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1 energy_steps=… pwm_energy_steps=…
+           board15_a_stood=0|1 board15_c_stood=0|1 board5_c_stood=0|1 energy_steps=… ff_clamps_stood=…
+           pwm_energy_steps=…
            pwm_knee_energy_reduction=… pwm_energy_reduction=… pwm_falls_flat=… pwm_obstacle15_a_stood=0|1
            pwm_obstacle15_c_stood=0|1 pwm_board15_a_stood=0|1 pwm_board15_c_stood=0|1 energy40_vx=…
            energy40_steps=… knee_energy40_reduction=… energy40_reduction=…
@@ -220,6 +225,14 @@ def main() -> int:
         f"loop {one:.2f} in one process, {two:.2f} across two (before / after: "
         f"{' / '.join(f'{b[0]:.2f}, {b[1]:.2f}' for b in anchors)})"
     )
+    ff_runs = [("1. flat", flat["ff"]), ("2. flat", long)]
+    ff_runs += [(f"3. box {h} mm", obst[("ff", h)]) for h in (15, 5)] + [
+        (f"4. board {h} mm", board[("ff", h)]) for h in (15, 5)
+    ]
+    print("goals the feed-forward node clamped to the URDF limits, (c)'s runs (per joint; a fall's own included):")
+    for name, r in ff_runs:
+        print(f"   {name}: {'fell' if r.fell else 'stood'}, {sum(r.clamps.values())} {r.clamps or ''}".rstrip())
+    clamps_stood = sum(sum(r.clamps.values()) for _, r in ff_runs if not r.fell)
     fell = {c: flat[c].fell or (c == "ff" and long.fell) for c in ("high", "low", "ff")}
     extra = f" gait={a.gait} vx={a.vx:.4f} obstacle_vx={a.obstacle_vx:.4f}" if a.gait != "placo" else ""
     falls = "".join(k for k, c in zip("abc", fell) if fell[c]) or "none"  # the controllers that fell on flat ground
@@ -230,7 +243,7 @@ def main() -> int:
         f"obstacle5_c_stood={int(not obst[('ff', 5)].fell)} rtf={rtf:.2f} rtf_bound={one:.2f} "
         f"rtf_of_bound={rtf / one:.3f} board15_a_stood={int(not board[('high', 15)].fell)} "
         f"board15_c_stood={int(not board[('ff', 15)].fell)} board5_c_stood={int(not board[('ff', 5)].fell)} "
-        f"energy_steps={energy.steps}{pwm.keys if pwm else ''}{e40}{extra}"
+        f"energy_steps={energy.steps} ff_clamps_stood={clamps_stood}{pwm.keys if pwm else ''}{e40}{extra}"
     )
     return 0
 
