@@ -29,6 +29,16 @@ def _blend(cfg) -> float:
     return (round(halt_blend_duration(cfg) / cfg.dt) - 1) * cfg.dt
 
 
+def _walking(robot: str, vx: float, seconds: float):
+    """The robot's CPG engine started under cmd_vel ``vx`` [m/s] and ticked ``seconds`` [s]."""
+    e = _cpg(robot)
+    e.set_cmd(vx, 0.0, 0.0)
+    e.start()
+    for _ in range(int(seconds / e.params.dt)):
+        e.tick()
+    return e
+
+
 def _max_step(qs) -> float:
     """Largest |Δq| [rad] between successive samples."""
     return float(np.abs(np.diff(np.asarray(qs), axis=0)).max())
@@ -117,12 +127,8 @@ def test_cpg_halt_blends_into_the_halt_pose_without_an_acceleration_spike(robot,
 def test_cpg_walk_asked_during_the_halt_blend_starts_from_the_halt_pose():
     """A cmd_vel that cancels the halt while the engine blends into the halt pose: the blend runs to its end (no
     jump back into a walking pose), the walk starts from the halt pose (DynamicGait::reset) at the next tick."""
-    e = _cpg("op3")
+    e = _walking("op3", 0.03, 3.0)
     cfg = e.params
-    e.set_cmd(0.03, 0.0, 0.0)
-    e.start()
-    for _ in range(int(3.0 / cfg.dt)):
-        e.tick()
     e.set_halt(True)
     while e.state.walking and e.t < 20.0:
         last = e.tick()  # the last one: the sample of the tick that halted
@@ -157,12 +163,8 @@ def test_halt_blend_leaves_the_last_walking_pose_at_its_velocity_and_reaches_the
 
 
 def test_cpg_halt_cancelled_before_it_halts_walks_on_and_a_halt_before_the_start_stands():
-    e = _cpg("op3")
+    e = _walking("op3", 0.03, 3.0)
     cfg = e.params
-    e.set_cmd(0.03, 0.0, 0.0)
-    e.start()
-    for _ in range(int(3.0 / cfg.dt)):
-        e.tick()
     g = e.state.gcv
     e.set_halt(True)
     for _ in range(3):
