@@ -299,3 +299,62 @@ sys.exit(spin_node(factory))
     assert "KeyboardInterrupt" not in r.stderr
     # from the first SIGINT on, the kernel drops SIGINT: no later one reaches Python anywhere in the shutdown
     assert "kernel ignores SIGINT: True" in r.stdout, r.stdout
+
+
+def test_spin_node_takes_a_publish_into_the_shut_down_context_as_the_shutdown():
+    """CI (2026-11-27), the repeated-SIGINT test above: rclpy's own SIGINT handler shut the context down while a
+    timer callback published (RCLError: publisher's context is invalid); that escaped spin_node's ``except``, and in
+    its ``finally`` the first SIGINT's Python handler, run late inside ``signal.signal``, raised KeyboardInterrupt:
+    exit by SIGINT. A node whose timer callback shuts its context down, as that handler does, then publishes:
+    spin_node returns 0 with the node destroyed, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from rclpy.node import Node
+from std_msgs.msg import Float64
+from servo_ff.ros.common import spin_node
+
+class Gone(Node):
+    def __init__(self):
+        super().__init__("context_gone")
+        self.pub = self.create_publisher(Float64, "context_gone", 1)
+        self.create_timer(0.01, self.tick)
+
+    def tick(self):
+        self.context.try_shutdown()  # what rclpy's SIGINT handler does
+        self.pub.publish(Float64())
+
+    def destroy_node(self):
+        print("destroyed", flush=True)
+        super().destroy_node()
+
+sys.exit(spin_node(Gone))
+"""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stdout.split() == ["destroyed"], r.stdout
+
+
+def test_a_sigint_handled_late_in_the_shutdown_raises_nothing():
+    """The first SIGINT's Python handler runs at the main thread's next bytecode, which can be inside the
+    shutdown's own ``signal.signal`` call (the CI failure above): once the shutdown has begun it must not raise."""
+    import signal
+
+    from servo_ff.ros import common
+
+    old = signal.getsignal(signal.SIGINT)
+    try:
+        handler = common._interrupt_once()
+        common._ignore_further_interrupts()
+        handler(signal.SIGINT, None)  # before: KeyboardInterrupt
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        handler = common._interrupt_once()  # a new spin_node in the same process: its first SIGINT raises again
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, None)
+    finally:
+        signal.signal(signal.SIGINT, old)

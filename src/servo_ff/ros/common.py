@@ -209,6 +209,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     import rclpy
     from rclpy.exceptions import InvalidParameterValueException
     from rclpy.executors import ExternalShutdownException
+    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
     _interrupt_once()
     rclpy.init(args=list(args) if args is not None else None)
@@ -228,6 +229,11 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
             rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except _rclpy.RCLError:
+        if rclpy.ok():
+            raise
+        # rclpy's SIGINT handler shut the context down (from its own thread) while a callback published or took:
+        # the Ctrl-C's shutdown, not an error (the first SIGINT's KeyboardInterrupt may not have been raised yet)
     except (ServoFFError, ValueError, InvalidParameterValueException, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -241,34 +247,44 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     return 0
 
 
-def _interrupt_once() -> None:
+#: [True] once the first SIGINT raised KeyboardInterrupt or the shutdown began: no SIGINT raises from then on
+_SHUTTING_DOWN = [False]
+
+
+def _interrupt_once() -> Callable | None:
     """Before ``rclpy.init`` (which chains its own handler in front of this one): the first SIGINT raises
     KeyboardInterrupt and from then on SIGINT is ignored by the kernel — a second Ctrl-C anywhere in the
     shutdown (between the first one's ``except`` and the ``finally``, inside ``destroy_node``, during rclpy's
     handler swap at ``try_shutdown``) would otherwise escape as a KeyboardInterrupt (exit by SIGINT, on_exit not
-    applied)."""
+    applied). Once the shutdown has begun (:func:`_ignore_further_interrupts`) not even the first raises: its
+    handler runs at the main thread's next bytecode, which can be inside that shutdown. Returns the handler (None
+    off the main thread)."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return
-    fired = []
+        return None
+    _SHUTTING_DOWN[0] = False
 
     def first_only(signum, frame) -> None:
-        if not fired:
-            fired.append(signum)
+        if not _SHUTTING_DOWN[0]:
+            _SHUTTING_DOWN[0] = True
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, first_only)
+    return first_only
 
 
 def _ignore_further_interrupts() -> None:
     """A terminal's Ctrl-C reaches every process of the group and ``servo-ff up`` forwards one more: a second
-    SIGINT must not interrupt the clean shutdown (a traceback out of ``destroy_node``)."""
+    SIGINT must not interrupt the clean shutdown (a traceback out of ``destroy_node``), nor a first one whose
+    handler had not run yet (rclpy's handler shuts the context down first: the spin may end on that, CI
+    2026-11-27)."""
     import signal
     import threading
 
+    _SHUTTING_DOWN[0] = True  # before signal.signal: a SIGINT taken but not yet handled runs its handler in there
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
