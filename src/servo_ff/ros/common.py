@@ -284,8 +284,8 @@ def _ignore_further_interrupts() -> None:
     import signal
     import threading
 
-    _SHUTTING_DOWN[0] = True  # before signal.signal: a SIGINT taken but not yet handled runs its handler in there
-    if threading.current_thread() is threading.main_thread():
+    if threading.current_thread() is threading.main_thread():  # (a spin in another thread leaves SIGINT alone)
+        _SHUTTING_DOWN[0] = True  # before signal.signal: a SIGINT taken, not yet handled, runs its handler in there
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
