@@ -146,7 +146,6 @@ class CpgEngine:
             return out
         if not s.walking and not self.halt_requested:
             s = halt_state(p)  # walking again from the halt pose: DynamicGait::reset
-            self._walked.clear()
         phase = s.phase if s.walking else 0.0
         c = support_coefficient(phase, "left", p) if s.walking else 0.5
         q = self.pose_of(self.joints, phase, s.gcv, s.timer, p, gcv_y=s.gcv_y, gcv_z=s.gcv_z)
