@@ -30,11 +30,15 @@ def wait_served(vb, bus, addr: int, timeout: float = 30.0) -> None:
 def run_cycles(bus, n: int, t0: float) -> list:
     """``n`` cycles of ``bus`` toward a sine goal (0.8 rad, 8 rad/s since ``t0``): per cycle (state reads sent, ids,
     valid, (position, velocity) rows, stamps), the records :func:`servo_ff.bus.truth.audit_states` checks."""
-    out = []
-    for _ in range(n):
-        s = bus.cycle(np.full(len(bus.ids), 0.8 * np.sin(8.0 * (time.monotonic() - t0))))
-        out.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
-    return out
+    return [
+        _record(bus, bus.cycle(np.full(len(bus.ids), 0.8 * np.sin(8.0 * (time.monotonic() - t0))))) for _ in range(n)
+    ]
+
+
+def _record(bus, s) -> tuple:
+    """One cycle's state ``s`` of ``bus`` as :func:`servo_ff.bus.truth.audit_states` checks it: (state reads sent,
+    ids, valid, (position, velocity) rows, stamps)."""
+    return bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps
 
 
 def audited_cycles(vb, bus, addr: int, values, goals_fn, need: int, batch: int = 200, batches: int = 10):
@@ -44,8 +48,7 @@ def audited_cycles(vb, bus, addr: int, values, goals_fn, need: int, batch: int =
     recs: list = []
     for _ in range(batches):
         for _ in range(batch):
-            s = bus.cycle(goals_fn(len(recs)))
-            recs.append((bus.state_reads, s.ids, s.valid, np.stack([s.position, s.velocity], axis=1), s.stamps))
+            recs.append(_record(bus, bus.cycle(goals_fn(len(recs)))))
         wait_served(vb, bus, addr)  # what is still queued, before the audit (and before the bus stops)
         audit = tr.audit_states(vb.truth.arrays(), recs, addr, values)
         if audit.checked > need:

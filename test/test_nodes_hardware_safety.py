@@ -36,6 +36,23 @@ from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
 from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
 
 
+def _with_src(**extra: str) -> dict[str, str]:
+    """This environment with ``extra`` set and this checkout's src first on PYTHONPATH (for a child Python)."""
+    import os
+
+    env = dict(os.environ, **extra)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _run_python(code: str):
+    """``code`` run by a child Python on this checkout's src: its CompletedProcess (text output captured)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], env=_with_src(), capture_output=True, text=True, timeout=60)
+
+
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
     r = Rig(tmp_path_factory.mktemp("safety"), 12, ServoLoad.pendulum(0.25, 0.1))
@@ -197,7 +214,6 @@ def test_sigint_applies_on_exit(tmp_path, policy, torque_after, repeat):
     SIGINT: torque as ``on_exit`` says once the process has exited. ``repeat``: SIGINT every 10 ms until it exits (a
     terminal's Ctrl-C reaches the whole process group and ``servo-ff up`` forwards another): the shutdown is not
     interrupted (no traceback, on_exit applied)."""
-    import os
     import signal
     import subprocess
     import sys
@@ -220,8 +236,7 @@ def test_sigint_applies_on_exit(tmp_path, policy, torque_after, repeat):
         "on_exit": policy,
     }
     args = [a for k, v in params.items() for a in ("-p", f"{k}:={v}")]
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id(15)), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env = _with_src(ROS_DOMAIN_ID=str(domain_id(15)), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     proc = subprocess.Popen(
         [sys.executable, "-m", "servo_ff.nodes.hardware_node", "--ros-args", *args],
         env=env,
@@ -269,9 +284,6 @@ def test_spin_node_takes_one_interrupt_and_ignores_the_next():
     after the first one's KeyboardInterrupt and before the shutdown ignores SIGINT. A node factory that is
     interrupted, then interrupted again inside the handling of that interrupt: spin_node returns 0 (the old
     default handler let the second one escape: exit by SIGINT), and the kernel already ignores SIGINT there."""
-    import os
-    import subprocess
-    import sys
 
     code = """
 import os, signal, sys, threading
@@ -292,9 +304,7 @@ def factory():
 
 sys.exit(spin_node(factory))
 """
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    r = _run_python(code)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "KeyboardInterrupt" not in r.stderr
     # from the first SIGINT on, the kernel drops SIGINT: no later one reaches Python anywhere in the shutdown
@@ -307,9 +317,6 @@ def test_spin_node_takes_a_publish_into_the_shut_down_context_as_the_shutdown():
     its ``finally`` the first SIGINT's Python handler, run late inside ``signal.signal``, raised KeyboardInterrupt:
     exit by SIGINT. A node whose timer callback shuts its context down, as that handler does, then publishes:
     spin_node returns 0 with the node destroyed, no traceback."""
-    import os
-    import subprocess
-    import sys
 
     code = """
 import sys
@@ -333,9 +340,7 @@ class Gone(Node):
 
 sys.exit(spin_node(Gone))
 """
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    r = _run_python(code)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert r.stdout.split() == ["destroyed"], r.stdout
 
