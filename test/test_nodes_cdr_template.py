@@ -79,8 +79,9 @@ def test_cdr_imu_reads_the_stamp_and_orientation_rclpy_serialized(frame_id):
     quat = rng.normal(size=4)
     imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w = quat.tolist()
     imu.angular_velocity.x, imu.linear_acceleration.z = 0.5, 9.81
-    stamp, got = cdr_imu(serialize_message(imu))
-    assert stamp == 1234 + 999_999_999 * 1e-9 and got == tuple(quat.tolist())
+    imu.orientation_covariance[0], imu.orientation_covariance[1] = -1.0, 7.0  # REP-145: no orientation given
+    stamp, got, cov0 = cdr_imu(serialize_message(imu))
+    assert stamp == 1234 + 999_999_999 * 1e-9 and got == tuple(quat.tolist()) and cov0 == -1.0
     assert cdr_imu(serialize_message(imu)[:30]) is None and cdr_imu(b"\x00\x00" + bytes(60)) is None
 
 

@@ -447,6 +447,14 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     good += struct.pack(">9d3d9d3d9d", *[0.0] * 33)  # covariances, angular velocity, linear acceleration
     g = gravity_from_imu(quat)
     wait_for(taken, 20.0, "a big-endian IMU message taken")
+    # an IMU that gives no orientation (REP-145: orientation_covariance[0] = -1) sends a quaternion that reads as
+    # upright: refused, the last good orientation held
+    absent = Imu()
+    absent.orientation.w, absent.orientation_covariance[0] = 1.0, -1.0
+    seen = ff.rejected
+    wait_for(lambda: pub.publish(absent) or ff.rejected > seen, 20.0, "an IMU message without orientation refused")
+    held = ff.imu  # the last good one, pending, or consumed by a tick (its gravity is the controller's)
+    assert np.array_equal(held, quat) if held is not None else np.allclose(ff.ctrl.gravity, g, atol=1e-12)
 
 
 def _pendulum_ff(h: RosHarness, **params) -> FeedForwardNode:

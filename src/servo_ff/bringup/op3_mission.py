@@ -285,7 +285,7 @@ def _run(
         if outputs.imu_published == sent[0]:
             return  # no imu/data this period (a non-finite reading)
         sent[0] = outputs.imu_published
-        stamp, (x, y, z, w) = cdr_imu(outputs.imu_bytes())
+        stamp, (x, y, z, w), _ = cdr_imu(outputs.imu_bytes())
         t = stamp - walk.t_walk if walk.t_walk is not None else -math.inf
         if t < 0.0:
             return

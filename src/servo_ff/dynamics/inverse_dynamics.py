@@ -31,10 +31,10 @@ Units: rad, rad/s, rad/s², N·m, m/s². Quaternions in the ``sensor_msgs/Imu`` 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pinocchio as pin
+
+from .imu_reading import quaternion_norm2
 
 STANDARD_GRAVITY = 9.80665  # m/s²
 _LOCAL = pin.ReferenceFrame.LOCAL
@@ -45,14 +45,8 @@ def gravity_from_imu(quat_xyzw, g: float = STANDARD_GRAVITY) -> np.ndarray:
     world z up). An upright robot (identity quaternion) gives (0, 0, −g). Only the third row of R_wb is
     needed: −g·(2(xz − yw), 2(yz + xw), 1 − 2(x² + y²)) for the normalised quaternion.
 
-    Raises ValueError for a non-finite or zero-norm quaternion."""
-    try:
-        x, y, z, w = (float(c) for c in quat_xyzw)
-    except (TypeError, ValueError):
-        raise ValueError(f"IMU quaternion must be 4 numbers (x, y, z, w), got {quat_xyzw!r}") from None
-    n2 = x * x + y * y + z * z + w * w
-    if not (math.isfinite(n2) and n2 > 1e-18):
-        raise ValueError(f"IMU quaternion must be finite with non-zero norm, got {(x, y, z, w)}")
+    Raises ValueError for a non-finite or zero-norm quaternion (:func:`.imu_reading.quaternion_norm2`)."""
+    x, y, z, w, n2 = quaternion_norm2(quat_xyzw)
     k = -g / n2  # normalisation folded in (every term is quadratic in the quaternion)
     return np.array([2 * (x * z - y * w) * k, 2 * (y * z + x * w) * k, (n2 - 2 * (x * x + y * y)) * k])
 

@@ -12,6 +12,10 @@ Corrections are expressed in the world frame and turned into joint offsets throu
   back by ``hip_roll``·δ_roll.
 
 θ_ref is the walk's planned trunk pitch, φ_ref = 0. Each offset is held within ±``limit`` [rad].
+
+A reading is refused (ValueError naming why, :mod:`.imu_reading`) when its orientation is not finite, has a zero
+norm or is declared absent (covariance element 0 = −1, REP-145), or, with a rate gain, when its angular velocity is
+not finite or declared absent; the angular velocity is not read while both rate gains are 0.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .imu_reading import declared_absent, rates_refusal, unit_quaternion
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,11 @@ class BalanceGains:
     @property
     def enabled(self) -> bool:
         return any((self.ankle_pitch, self.ankle_pitch_rate, self.ankle_roll, self.ankle_roll_rate))
+
+    @property
+    def uses_rates(self) -> bool:
+        """The angular velocity is read (a rate gain is not 0)."""
+        return bool(self.ankle_pitch_rate or self.ankle_roll_rate)
 
 
 @dataclass(frozen=True)
@@ -95,12 +106,22 @@ class BalanceFeedback:
                 row[joints.index(name)] = share * float(np.sign(axes[name][comp]))
         self.clamped = 0  # offsets held at ±limit so far
 
-    def offsets(self, quat_xyzw, gyro, pitch_ref: float) -> np.ndarray:
-        """Joint offsets for an IMU reading: orientation (x, y, z, w), angular velocity (trunk frame) [rad/s]."""
+    def offsets(self, quat_xyzw, gyro, pitch_ref: float, covariance0: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+        """Joint offsets for an IMU reading: orientation (x, y, z, w), angular velocity (trunk frame) [rad/s],
+        element 0 of their covariances (−1: not given). ValueError naming why a reading cannot be used."""
         g = self.gains
-        pitch, roll = trunk_pitch_roll(quat_xyzw)
-        d_pitch = g.ankle_pitch * (pitch - pitch_ref) + g.ankle_pitch_rate * float(gyro[1])
-        d_roll = g.ankle_roll * roll + g.ankle_roll_rate * float(gyro[0])
+        absent = declared_absent("orientation", covariance0[0])
+        if absent:
+            raise ValueError(absent)
+        pitch, roll = trunk_pitch_roll(unit_quaternion(quat_xyzw))
+        d_pitch = g.ankle_pitch * (pitch - pitch_ref)
+        d_roll = g.ankle_roll * roll
+        if g.uses_rates:
+            why = rates_refusal(gyro, covariance0[1])
+            if why:
+                raise ValueError(why)
+            d_pitch += g.ankle_pitch_rate * float(gyro[1])
+            d_roll += g.ankle_roll_rate * float(gyro[0])
         out = d_pitch * self.pitch + d_roll * self.roll
         held = np.clip(out, -g.limit, g.limit)
         self.clamped += int(np.count_nonzero(held != out))

@@ -40,6 +40,7 @@ from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from servo_ff.dynamics.imu_reading import declared_absent
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
 from servo_ff.ros.cdr_template import CdrTemplate, all_finite, cdr_imu
@@ -258,16 +259,20 @@ class FeedForwardNode(Node):
             self._js_sub = None
 
     def _on_imu(self, data: bytes) -> None:
-        read = cdr_imu(data)  # (stamp, orientation) from the serialized Imu, no message object built
+        read = cdr_imu(data)  # (stamp, orientation, its covariance[0]) from the serialized Imu, no message built
         if read is None:  # an encoding other than little-endian CDR: rclpy's message
             try:
-                o = deserialized(data, Imu).orientation
+                msg = deserialized(data, Imu)
             except ValueError as e:
                 self._warn("imu", f"{TOPIC_IMU}: {e}; ignored")
                 return
-            read = (None, (o.x, o.y, o.z, o.w))
+            o = msg.orientation
+            read = (None, (o.x, o.y, o.z, o.w), msg.orientation_covariance[0])
         quat = np.array(read[1])
         try:  # checked here so that a stream of bad messages is one throttled line, not one line per message
+            absent = declared_absent("orientation", read[2])
+            if absent:
+                raise ValueError(absent)
             self._gravity_from_imu(quat, 9.80665)
         except (ValueError, FloatingPointError) as e:
             self._warn(

@@ -35,7 +35,8 @@ follows or refuses the trajectory by its own rules (velocity and acceleration bo
 Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
 each ``imu_topic`` reading (sensor_msgs/Imu: trunk orientation and angular velocity) gives offsets on the ankles and
 hips, added to every point of the next published trajectory; a reading older than ``imu_timeout`` gives none
-(logged once).
+(logged once); one without a usable orientation (or rate, with a rate gain) is refused (logged, throttled; REP-145's
+"not given" included: :mod:`servo_ff.dynamics.imu_reading`).
 """
 
 from __future__ import annotations
@@ -174,9 +175,13 @@ class WalkNode(Node):
         if self.t_walk is None or now < self.t_walk:
             return  # the approach has no trunk-pitch reference: no feedback before the walk
         o, w = msg.orientation, msg.angular_velocity
-        off = self.balance.offsets((o.x, o.y, o.z, o.w), (w.x, w.y, w.z), self.engine.params.trunk_pitch)
-        if not np.isfinite(off).all():
-            self.get_logger().warning(f"{self.table['imu_topic']}: non-finite reading; no balance offset")
+        cov0 = (msg.orientation_covariance[0], msg.angular_velocity_covariance[0])
+        try:
+            off = self.balance.offsets((o.x, o.y, o.z, o.w), (w.x, w.y, w.z), self.engine.params.trunk_pitch, cov0)
+        except ValueError as e:  # the last good offsets stand until imu_timeout
+            self.get_logger().warning(
+                f"{self.table['imu_topic']}: {e}; no balance offset from this reading", throttle_duration_sec=5.0
+            )
             return
         self.offset, self.imu_time = off, now
         if self.balance.clamped > self.clamp_logged:
