@@ -90,6 +90,30 @@ def cycles_through_a_stall(vb, bus, addr: int) -> tuple[list, list]:
     return recs + stalled + after, stalled
 
 
+def cycles_with_a_ping_in_a_backlog(vb, bus, addr: int, ping_id: int) -> list:
+    """Cycles of ``bus`` through a backlog shorter than its late horizon: state reads queue while the virtual bus
+    ``vb`` does not serve, a PING of ``ping_id`` times out and is settled though its reply is queued behind theirs,
+    more state reads queue; a second PING of that servo is written and ``vb`` serves again, so the first PING's
+    reply arrives while the second one waits. Then until ``vb`` has served every state read of ``addr``: the
+    records. The bus's config: no retries, a late horizon longer than the backlog (the ledger itself must keep the
+    count)."""
+    bus.torque(True)
+    t0 = time.monotonic()
+    recs = run_cycles(bus, 20, t0)
+    with vb._lock:
+        recs += run_cycles(bus, 3, t0)
+        assert bus.ping(ping_id) is None  # queued behind the reads: timed out
+        recs += run_cycles(bus, 5, t0)
+        sent = bus.port.instructions
+        second = threading.Thread(target=bus.ping, args=(ping_id,))
+        second.start()
+        wait_for(lambda: bus.port.instructions > sent, 10.0, "the second PING written")
+    second.join()
+    recs += run_cycles(bus, 60, t0)
+    wait_served(vb, bus, addr)
+    return recs
+
+
 class FakeServos:
     """A pty whose 'servos' answer every sync read with ``replies`` (bytes) — deterministic faults. The thread
     stops and is joined before the fds close (a thread blocked on a closed fd would read a reused one)."""

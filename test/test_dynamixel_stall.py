@@ -3,9 +3,11 @@ queue while the emulator does not serve, for longer than the late horizon; when 
 instructions are answered first. None of those replies may be reported as a later transaction's fresh state
 (checked against the virtual bus's truth record)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
-from dxl_harness import cycles_through_a_stall, stall_config
+from dxl_harness import cycles_through_a_stall, cycles_with_a_ping_in_a_backlog, stall_config
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import truth as tr
@@ -52,6 +54,22 @@ def test_replies_queued_behind_a_stall_longer_than_the_late_horizon_are_never_fr
     assert audit.stale_valid == 0, audit.examples
     assert audit.before_sent == 0
     assert not bus.port.unsynced and bus.port.resyncs >= 1  # the stall was seen, and the bus resynced
+    assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog
+
+
+@pytest.mark.parametrize("protocol", list(RIGS))
+def test_a_ping_reply_queued_behind_a_backlog_does_not_close_it(protocol):
+    """test_feetech_stall.py's case on the Dynamixel buses (the same port code, :mod:`servo_ff.bus.select_port`)."""
+    virtual, bus_class, model, addr, decode = RIGS[protocol]
+    load = ServoLoad.fixed_inertia(0.002)
+    with virtual(ids=IDS, model=model, return_delay=0, dt_max=0.002, loads=load, truth=True) as vb:
+        config = replace(stall_config(vb.device, IDS, model, protocol), late_horizon_s=0.4, retries=0)
+        with bus_class(config) as bus:
+            bus.connect()
+            recs = cycles_with_a_ping_in_a_backlog(vb, bus, addr, 2)
+    audit = tr.audit_states(vb.truth.arrays(), recs, addr, decode)
+    assert audit.stale_valid == 0, audit.examples
+    assert bus.port.counters.stray == 0 and audit.checked > 200  # every queued reply owned by its transaction
     assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog
 
 

@@ -141,3 +141,24 @@ def test_a_long_outage_keeps_every_earlier_transaction_and_garbled_frames_consum
     assert cnt.late == 200 and now.data == {} and not led
     tx.route_packet(led, now, cnt, None, 1, 0x55, 0, b"new".ljust(10, b"\0"), 100.2)
     assert now.data[1][:3] == b"new"
+
+
+def test_a_reply_of_another_length_neither_closes_earlier_transactions_nor_moves_this_one_on():
+    """A reply of a length no pending transaction expects (a resync marker's that came after its wait, a single-servo
+    one's forgotten after its settle time) from a servo of this read: not proof that this read's replies have begun.
+    Taken as such it closed the reads still pending, whose replies then became this read's data."""
+    led, cnt, t = tx.Ledger(), tx.RxCounters(), tx.Timing(1e6)
+    old = tx.Window([1, 2, 3], 10, t, 0.0, 17)
+    old.finish()  # no reply yet: all three still owed
+    led.add(old, 0.1)
+    new = tx.Window([1, 2, 3], 10, t, 1.0, 17)
+    deadline = new.deadline
+    stream = [(3, bytes(9))]  # in order: the orphan (9 bytes), the old read's replies, this read's
+    stream += [(i, f"{when}{i}".encode().ljust(10, b"\0")) for when in ("old", "new") for i in (1, 2, 3)]
+    for i, params in stream:
+        tx.route_packet(led, new, cnt, None, i, 0x55, 0, params, 1.1)
+        if len(params) == 9:
+            assert led and new.last == -1 and new.deadline == deadline and not new.done
+    assert cnt.late == 3 and not led
+    assert {i: d[:4] for i, d in new.data.items()} == {1: b"new1", 2: b"new2", 3: b"new3"}
+    assert new.finish() == {1: "ok", 2: "ok", 3: "ok"}

@@ -2,8 +2,11 @@
 when it serves again, the queued instructions are answered first. None of those replies may be reported as a
 later transaction's fresh state (checked against the virtual bus's truth record)."""
 
+import time
+from dataclasses import replace
+
 import numpy as np
-from dxl_harness import cycles_through_a_stall, stall_config
+from dxl_harness import cycles_through_a_stall, cycles_with_a_ping_in_a_backlog, run_cycles, stall_config, wait_served
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import truth as tr
@@ -31,4 +34,38 @@ def test_replies_queued_behind_a_stall_longer_than_the_late_horizon_are_never_fr
     assert audit.stale_valid == 0, audit.examples
     assert audit.before_sent == 0
     assert not bus.port.unsynced and bus.port.resyncs >= 1  # the stall was seen, and the bus resynced
+    assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog
+
+
+def test_a_ping_reply_queued_behind_a_backlog_does_not_close_it():
+    """A PING forgotten after its settle time while earlier state reads still owed replies: its reply, queued behind
+    theirs, reached the next PING of that servo, which took it and closed the reads still pending; their replies then
+    went to later reads as fresh state (the bench's fault scenario under CPU load: 1264 stale entries, 41–62 reads
+    old) or, when they came first, to nobody (``stray``)."""
+    vb = StsVirtualBus(ids=IDS, return_delay=0, dt_max=0.002, loads=ServoLoad.fixed_inertia(0.002), truth=True)
+    with vb, FeetechBus(replace(stall_config(vb.device, IDS, "sts3215", "sts"), late_horizon_s=0.4, retries=0)) as bus:
+        recs = cycles_with_a_ping_in_a_backlog(vb, bus, STATE_ADDR, 2)
+    audit = tr.audit_states(vb.truth.arrays(), recs, STATE_ADDR, state_values)
+    assert audit.stale_valid == 0, audit.examples
+    assert bus.port.counters.stray == 0 and audit.checked > 200  # every queued reply owned by its transaction
+    assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog
+
+
+def test_reads_beyond_the_ledgers_length_are_forgotten_as_after_a_stall():
+    """More reads queued than the ledger keeps (``maxlen``, 3 here): the oldest are forgotten while their replies
+    are still queued, as when they expire, so the bus resyncs instead of taking them for the reads it kept."""
+    vb = StsVirtualBus(ids=IDS, return_delay=0, dt_max=0.002, loads=ServoLoad.fixed_inertia(0.002), truth=True)
+    # the stall (8 reads, 20 ms each) within the late horizon: nothing expires
+    with vb, FeetechBus(replace(stall_config(vb.device, IDS, "sts3215", "sts"), late_horizon_s=0.3)) as bus:
+        bus.port.ledger.maxlen = 3
+        bus.torque(True)
+        t0 = time.monotonic()
+        recs = run_cycles(bus, 20, t0)
+        with vb._lock:
+            recs += run_cycles(bus, 8, t0)
+        recs += run_cycles(bus, 60, t0)
+        wait_served(vb, bus, STATE_ADDR)
+    audit = tr.audit_states(vb.truth.arrays(), recs, STATE_ADDR, state_values)
+    assert audit.stale_valid == 0, audit.examples
+    assert bus.port.ledger.overflow >= 1 and bus.port.resyncs >= 1
     assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog

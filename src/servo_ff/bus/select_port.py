@@ -10,12 +10,12 @@ of earlier transactions (:mod:`.transactions`), ``clearPort`` (what arrived befo
 ``_replies(data)`` with its ``marker_lengths``.
 
 Resync after a stall: when the ledger forgets earlier transactions by time (no reply of any later one came for
-``late_horizon_s``: an outage, or a responder that stalled with the instructions queued), their replies may still
-come, ahead of every later one, and nothing tells them apart. Until a marker (a READ of a length no other
-transaction of the bus uses, ``marker_lengths`` in turn) is answered, no reply is taken as its transaction's
-(``unsynced``: :meth:`SelectPort.receive` closes its window at once); the marker is sent before the next instruction
-and waited for up to ``late_horizon_s``; what arrives before its reply is late. ``resyncs`` / ``resync_failures``
-count them.
+``late_horizon_s``: an outage, or a responder that stalled with the instructions queued) or beyond its ``maxlen``,
+their replies may still come, ahead of every later one, and nothing tells them apart. Until a marker (a READ of
+a length no other transaction of the bus uses, ``marker_lengths`` in turn) is answered, no reply is taken as its
+transaction's (``unsynced``: :meth:`SelectPort.receive` closes its window at once); the marker is sent before the
+next instruction and waited for up to ``late_horizon_s``; what arrives before its reply is late. ``resyncs`` /
+``resync_failures`` count them.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class SelectPort:
         self._rx = bytearray()
         self._timing = None
         self.ledger = tx.Ledger()
+        self._forgotten = 0  # the ledger's forgotten transactions at the previous instruction
         self.counters = tx.RxCounters()
         self.stats: dict | None = None  # {id: CommStats} to count late replies per servo (set by the bus)
         self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
@@ -128,15 +129,15 @@ class SelectPort:
     def clearPort(self):
         """Before an instruction: what has arrived belongs to earlier transactions (late, counted); after the
         ledger forgot transactions by time, resync."""
-        expired = self.ledger.expired
         data = self.drain() if self._fd >= 0 else b""
         if self.ledger:
             self.ledger.expire(time.monotonic())
         if data:
             self._route_late(data)
         self.rx_stream.drop_partial()
-        if self.ledger.expired > expired:
+        if self.ledger.forgotten > self._forgotten:  # since the previous instruction (expired, or beyond maxlen)
             self.unsynced = True
+        self._forgotten = self.ledger.forgotten
         if self.unsynced and self._fd >= 0:
             self.unsynced = not self._resync()
 
@@ -214,11 +215,17 @@ class SelectPort:
 
     def settle(self, window: tx.Window) -> None:
         """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
-        the transaction (a dropped reply would otherwise make every retry's reply look late)."""
+        the transaction (a dropped reply would otherwise make every retry's reply look late) — unless earlier
+        transactions still owe replies: its own may be queued behind theirs, and forgotten it would pass for a
+        retry's, whose reply closes every transaction before it (:meth:`.Ledger.late`); their replies would then
+        be taken as later reads' fresh state. It stays in the ledger then (a retry after a reply really lost costs
+        one more retry)."""
         deadline = time.monotonic() + self.timing.margin_s
         while True:
             data = self.read_available(wait=True, deadline=deadline)
             if not data:
                 break
             self._route_late(data)
-        self.ledger.remove(getattr(window, "pending", None))
+        pending = getattr(window, "pending", None)
+        if not self.ledger.owed_before(pending):
+            self.ledger.remove(pending)

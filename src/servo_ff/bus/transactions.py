@@ -12,8 +12,9 @@ ID list. This module turns that into rules:
   servo that is missing. A reply for the last position ends the transaction: the missing ones cannot follow.
 * :class:`Ledger` — earlier transactions whose later replies may still arrive. A reply that *can* be one of
   those (right ID, right length, after the last reply seen from that transaction) is late: discarded and
-  counted, never taken as this cycle's data. Once one reply of the current transaction is seen, earlier ones are
-  closed. Within the current transaction the newest valid reply of a servo wins.
+  counted, never taken as this cycle's data. Once one reply of the current transaction is seen (right ID and
+  length: one of another length may be an earlier transaction's whose ledger entry is gone, a resync marker's),
+  earlier ones are closed. Within the current transaction the newest valid reply of a servo wins.
 """
 
 from __future__ import annotations
@@ -118,14 +119,20 @@ class Window:
             self.last = p
         self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
 
+    def accepts(self, err: int, params: bytes) -> bool:
+        """A status packet this transaction takes as its data: its length (an error status: any length)."""
+        return len(params) == self.data_len or bool(err & 0x7F)
+
     def packet(self, i: int, err: int, params: bytes, t: float) -> None:
-        """A CRC-valid status packet from expected id ``i``; the newest valid one wins."""
-        if len(params) == self.data_len or err & 0x7F:
+        """A CRC-valid status packet from expected id ``i``; the newest valid one wins. One of another length is
+        counted (``wrong_length``) but does not move the transaction on: it may be an earlier transaction's
+        (a resync marker's, a single-servo one's), and this one's replies may still follow."""
+        if self.accepts(err, params):
             self.data[i], self.err[i], self.stamp[i] = params, err, t
             self.outcome[i] = "ok"
+            self._advance(self.pos[i], t)
         elif self.outcome.get(i) != "ok":
             self.outcome[i] = "wrong_length"
-        self._advance(self.pos[i], t)
 
     def bad(self, id_byte: int, t: float) -> None:
         """A garbled frame whose ID byte reads ``id_byte``: charged to that servo if it is still waiting."""
@@ -191,6 +198,11 @@ class Ledger:
         self.peak = 0
         self.overflow = 0
 
+    @property
+    def forgotten(self) -> int:
+        """Transactions forgotten while their replies may still come (expired, or beyond ``maxlen``)."""
+        return self.expired + self.overflow
+
     def __bool__(self) -> bool:
         return bool(self._q)
 
@@ -223,6 +235,10 @@ class Ledger:
         """Forget one earlier transaction (a single-servo one after its settle time)."""
         if p is not None and p in self._q:
             self._q.remove(p)
+
+    def owed_before(self, p: _Pending | None) -> bool:
+        """True if a transaction older than ``p`` (pending) still owes replies: ``p``'s may come after theirs."""
+        return p is not None and bool(self._q) and self._q[0] is not p
 
     def late(self, i: int, data_len: int | None) -> bool:
         """True if a reply from ``i`` (``data_len`` bytes; None: unknown, a garbled frame) can belong to an earlier
@@ -277,8 +293,8 @@ def route_packet(
         if st is not None:
             st.late += 1
     elif window is not None and i in window.pos:
-        if ledger:
-            ledger.clear()
+        if ledger and window.accepts(err, params):
+            ledger.clear()  # this transaction's reply: every earlier one has ended
         window.packet(i, err, params, t)
     else:
         counters.stray += 1

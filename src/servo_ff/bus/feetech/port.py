@@ -42,15 +42,10 @@ class StsTiming(tx.Timing):
 
 class StsWindow(tx.Window):
     """A transaction's replies; an STS status packet carries its data whatever its error (status) bits, so only
-    the length decides whether it is kept."""
+    the length decides whether it is kept (:meth:`~servo_ff.bus.transactions.Window.packet` otherwise)."""
 
-    def packet(self, i: int, err: int, params: bytes, t: float) -> None:
-        if len(params) == self.data_len:
-            self.data[i], self.err[i], self.stamp[i] = params, err, t
-            self.outcome[i] = "ok"
-        elif self.outcome.get(i) != "ok":
-            self.outcome[i] = "wrong_length"
-        self._advance(self.pos[i], t)
+    def accepts(self, err: int, params: bytes) -> bool:
+        return len(params) == self.data_len
 
 
 class StsPortHandler(SelectPort, scs.PortHandler):
