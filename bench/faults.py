@@ -19,6 +19,11 @@ transaction's data (stale) and a garbled reply that passed the checksum and the 
 protocol: ``corrupt_accepted``).
 
     .venv/bin/python bench/faults.py [--protocol dxl2|dxl1|sts] [--cycles 20000] [--servos 16|16|6] [--seed 1]
+                                     [--hogs N]
+
+``--hogs N`` runs N CPU-bound processes meanwhile: on a saturated machine the emulator falls tens of reads behind
+the client, the backlog in which the ledger must keep count (single-servo transactions, resync markers and reads
+beyond its length included).
 
 Last line: ``RESULT stale_valid=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>`` (``dxl1``, ``sts``:
 ``corrupt_accepted=<int>`` after ``stale_valid``).
@@ -28,9 +33,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -406,11 +413,30 @@ def main() -> int:
     ap.add_argument("--cycles", type=int, default=20000)
     ap.add_argument("--servos", type=int, default=None, help="default: 16 (dxl2, dxl1), 6 (sts)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--hogs", type=int, default=0, help="CPU-bound processes run meanwhile (the emulator then lags: a backlog)"
+    )
     args = ap.parse_args()
     proto = PROTOCOLS[args.protocol]
-    res = run(proto, args.cycles, args.servos or proto.servos, args.seed)
+    with cpu_hogs(args.hogs):
+        res = run(proto, args.cycles, args.servos or proto.servos, args.seed)
     print(res.line(proto))
     return 0
+
+
+@contextmanager
+def cpu_hogs(n: int):
+    """``n`` processes that spin until the block ends: a saturated machine, on which the emulator falls behind the
+    client and instructions queue (the backlog the ledger must keep count through)."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    if n:
+        print(f"{n} CPU hogs running on {os.cpu_count()} cores")
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 if __name__ == "__main__":
