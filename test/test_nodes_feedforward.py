@@ -457,6 +457,50 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     assert np.array_equal(held, quat) if held is not None else np.allclose(ff.ctrl.gravity, g, atol=1e-12)
 
 
+def test_an_imu_that_stops_is_reported_stale_and_its_orientation_held(ros, capfd):
+    """The orientation in use grows older than ``imu_timeout`` (0.2 s) when imu/data stops: one warning line, WARN
+    in the node's diagnostics with its age; it stays in use (the gravity direction is not reset); back to its age
+    when orientations come again."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+    from sensor_msgs.msg import Imu
+
+    from servo_ff.dynamics.inverse_dynamics import gravity_from_imu
+
+    h, sim, ff, client, states, desired = ros
+    pub = client.create_publisher(Imu, "imu/data", 10)
+    arrays: list[DiagnosticArray] = []
+    fqn = f"{h.ns}/servo_feedforward"
+    client.create_subscription(
+        DiagnosticArray,
+        "/diagnostics",
+        lambda m: any(s.name.startswith(fqn) for s in m.status) and arrays.append(m),
+        50,
+    )
+    wait_for(lambda: pub.get_subscription_count(), 20.0, "imu subscriber")
+    imu = Imu()
+    quat = [math.sin(0.1), 0.0, 0.0, math.cos(0.1)]  # 0.2 rad roll
+    imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w = quat
+
+    def imu_value() -> str:
+        return {kv.key: kv.value for kv in arrays[-1].status[0].values}["imu"] if arrays else ""
+
+    n = len(arrays)
+    wait_for(lambda: pub.publish(imu) or (len(arrays) > n and imu_value().endswith(" s old")), 30.0, "fresh")
+    assert not imu_value().startswith("stale")
+    wait_for(lambda: imu_value().startswith("stale"), 30.0, "the orientation reported stale")  # none published now
+    st = arrays[-1].status[0]
+    assert st.level == DiagnosticStatus.WARN and st.message.startswith("imu/data stale: "), st.message
+    age = float(imu_value().split()[1])
+    assert age > 0.2
+    held = ff.imu  # pending for a tick, or consumed: the controller's gravity is this orientation's
+    assert np.array_equal(held, quat) if held is not None else np.allclose(ff.ctrl.gravity, gravity_from_imu(quat))
+    n = len(arrays)
+    wait_for(lambda: pub.publish(imu) or (len(arrays) > n and imu_value().endswith(" s old")), 30.0, "fresh again")
+    err = capfd.readouterr().err
+    assert sum("no orientation for" in ln for ln in err.splitlines()) == 1, err[-2000:]
+    assert "imu/data: orientations again" in err
+
+
 def _pendulum_ff(h: RosHarness, **params) -> FeedForwardNode:
     """A feed-forward node on the two pendulums (low gain), ``params`` added by name, without a servo node."""
     base = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": JOINTS, "kp": [KP_LOW], "servo": "mx64"}

@@ -15,7 +15,8 @@ the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
 0), ``/joint_states``, ``imu/data``
-(sensor_msgs/Imu orientation), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
+(sensor_msgs/Imu orientation; one older than ``imu_timeout`` is held and reported stale: a log line when it goes
+stale and when it comes back, WARN in diagnostics), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
 (std_msgs/Float64, 1 = left foot, 0 = right; double support 0.5 until the first, said once:
 :mod:`servo_ff.ros.support_input`). Parameters: ``urdf_path`` or ``robot_description`` (both empty: the
 ``robot_description`` topic, :mod:`servo_ff.ros.robot_description`), ``joints``,
@@ -119,6 +120,8 @@ class FeedForwardNode(Node):
         self.ddq_des = np.zeros(len(rj))
         self.traj: DesiredTrajectory | None = None
         self.imu: np.ndarray | None = None
+        self.imu_at: float | None = None  # [s, node clock] of the last orientation taken
+        self._imu_stale = False
         self.u_bat: float | None = None
         self.rejected = 0
         self.ticks = 0
@@ -281,7 +284,24 @@ class FeedForwardNode(Node):
                 "gravity direction",
             )
             return
-        self.imu = quat
+        self.imu, self.imu_at = quat, self._now()
+        if self._imu_stale:
+            self._imu_stale = False
+            self.get_logger().info(f"{TOPIC_IMU}: orientations again")
+
+    def _imu_age(self) -> float | None:
+        """Age [s] of the orientation the controller holds (None: none taken yet, upright assumed)."""
+        return None if self.imu_at is None else self._now() - self.imu_at
+
+    def _check_imu_age(self) -> None:
+        """Say once when the held orientation grows older than ``imu_timeout`` (the controller keeps it)."""
+        age = self._imu_age()
+        if age is not None and not self._imu_stale and age > float(self.table["imu_timeout"]):
+            self._imu_stale = True
+            self.get_logger().warning(
+                f"{TOPIC_IMU}: no orientation for {age:.3g} s (imu_timeout {self.table['imu_timeout']:g} s): "
+                "the feed-forward holds the last one"
+            )
 
     def _on_supply(self, msg: BatteryState) -> None:
         reason = self.ctrl.supply_refusal(msg.voltage)
@@ -342,6 +362,7 @@ class FeedForwardNode(Node):
             self._warn("tick", f"feed-forward tick failed, no goal sent: {e}")
             return
         self.imu = None  # consumed (the controller holds the last good one)
+        self._check_imu_age()
         self.u_bat = None
         if self.faults.faulted:  # goals by name for the joints without a hardware error only
             ok = [k for k, j in enumerate(self.joints) if j not in self.faults.faulted]
@@ -372,12 +393,19 @@ class FeedForwardNode(Node):
 
     def _publish_diagnostics(self) -> None:
         clamps = self.ctrl.clamp_report()
-        level = DiagnosticStatus.WARN if (clamps or self.last_error) else DiagnosticStatus.OK
+        self._check_imu_age()
+        age = self._imu_age()
+        if age is None:
+            imu = "none yet (upright assumed)"
+        else:
+            imu = f"stale: {age:.3f} s old, the last one held" if self._imu_stale else f"{age:.3f} s old"
+        stale = f"{TOPIC_IMU} {imu}" if self._imu_stale else ""
+        level = DiagnosticStatus.WARN if (clamps or self.last_error or stale) else DiagnosticStatus.OK
         st = DiagnosticStatus(
             level=level,
             name=diag_name(self, "feed-forward"),
             hardware_id=hardware_id(self, "feedforward"),
-            message=self.last_error or ("goals clamped to URDF limits" if clamps else "ok"),
+            message=self.last_error or stale or ("goals clamped to URDF limits" if clamps else "ok"),
             values=[
                 KeyValue(key="ticks", value=str(self.ticks)),
                 KeyValue(key="enabled", value=str(self.enabled)),
@@ -385,6 +413,7 @@ class FeedForwardNode(Node):
                 KeyValue(key="supply_V", value=f"{self.ctrl.u_bat:.3f}"),
                 KeyValue(key="servo_kp", value=self.gains.state),
                 KeyValue(key="support", value=self.support.state()),
+                KeyValue(key="imu", value=imu),
                 *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items()),
             ],
         )

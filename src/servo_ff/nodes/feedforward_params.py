@@ -55,6 +55,14 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
         field_param("max_velocity", FEEDFORWARD_FIELDS["max_velocity"], [MAX_VELOCITY], per_joint=True),
         field_param("max_acceleration", FEEDFORWARD_FIELDS["max_acceleration"], [MAX_ACCELERATION], per_joint=True),
         ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
+        ParamSpec(
+            "imu_timeout",
+            0.2,
+            "an imu/data orientation older than this is reported stale (log, diagnostics WARN); it stays in use",
+            "s",
+            lo=1e-3,
+            hi=3600.0,
+        ),
         field_param(
             "stribeck_dq_s",
             ALPHA_FIELDS["dq_s"],
