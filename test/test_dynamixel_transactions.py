@@ -162,3 +162,21 @@ def test_a_reply_of_another_length_neither_closes_earlier_transactions_nor_moves
     assert cnt.late == 3 and not led
     assert {i: d[:4] for i, d in new.data.items()} == {1: b"new1", 2: b"new2", 3: b"new3"}
     assert new.finish() == {1: "ok", 2: "ok", 3: "ok"}
+
+
+def test_a_garbled_frame_does_not_move_the_read_on_by_its_id_byte():
+    """A garbled frame's ID byte may be garbled too: read as the last servo's, it ended the read at once (position
+    3 of 3 seen), and the read's own replies still to come were then nobody's in the ledger: the next read took
+    them as its fresh data. It is charged to that servo (diagnostics) but does not move the read on."""
+    led, cnt, t = tx.Ledger(), tx.RxCounters(), tx.Timing(1e6)
+    read = tx.Window([1, 2, 3, 4], 10, t, 0.0, 18)
+    tx.route_packet(led, read, cnt, None, 1, 0x55, 0, b"old1".ljust(10, b"\0"), 0.1)
+    tx.route_bad(led, read, cnt, 4, 0.1)  # id 2's reply with its ID byte garbled to 4
+    assert read.last == 0 and not read.done  # ids 2 and 3 are still to come
+    read.finish()  # the read ends here (its deadline) without them: they stay owed
+    led.add(read, 0.2)
+    nxt = tx.Window([1, 2, 3, 4], 10, t, 1.0, 18)
+    for i, tag in [(3, b"old3"), (4, b"old4"), (1, b"new1"), (2, b"new2"), (3, b"new3"), (4, b"new4")]:
+        tx.route_packet(led, nxt, cnt, None, i, 0x55, 0, tag.ljust(10, b"\0"), 1.1)
+    assert {i: d[:4] for i, d in nxt.data.items()} == {1: b"new1", 2: b"new2", 3: b"new3", 4: b"new4"}
+    assert cnt.late == 2

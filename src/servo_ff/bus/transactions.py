@@ -9,7 +9,8 @@ ID list. This module turns that into rules:
   latency timer and scheduling), never a fixed constant.
 * :class:`Window` — one transaction's replies by ID, per-slot deadline, outcome per servo (``ok``, ``corrupt``,
   ``wrong_length``, ``timeouts``); a garbled frame is charged to the servo whose slot it sits in, never to every
-  servo that is missing. A reply for the last position ends the transaction: the missing ones cannot follow.
+  servo that is missing. A reply for the last position ends the transaction: the missing ones cannot follow (a
+  garbled frame or a reply of another length does not: either may not be what its ID byte or position says).
 * :class:`Ledger` — earlier transactions whose later replies may still arrive. A reply that *can* be one of
   those (right ID, right length, after the last reply seen from that transaction) is late: discarded and
   counted, never taken as this cycle's data. Once one reply of the current transaction is seen (right ID and
@@ -135,14 +136,15 @@ class Window:
             self.outcome[i] = "wrong_length"
 
     def bad(self, id_byte: int, t: float) -> None:
-        """A garbled frame whose ID byte reads ``id_byte``: charged to that servo if it is still waiting."""
+        """A garbled frame whose ID byte reads ``id_byte``: charged to that servo if it is still waiting. It does not
+        move the transaction on (``last``): its ID byte may be garbled too, and read as a later servo's it would end
+        the transaction before the replies still to come, which would then be owed by nobody."""
         p = self.pos.get(id_byte)
         if p is not None and id_byte not in self.outcome:
             self.outcome[id_byte] = "corrupt"
-            self._advance(p, t)
         else:
             self.loose.append(self.last)
-            self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
+        self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
 
     def finish(self) -> dict[int, str]:
         """Resolve the garbled frames of unknown servo (charged only when one slot is empty around them) and
