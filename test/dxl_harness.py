@@ -115,14 +115,16 @@ def cycles_with_a_ping_in_a_backlog(vb, bus, addr: int, ping_id: int) -> list:
 
 
 class FakeServos:
-    """A pty whose 'servos' answer every sync read with ``replies`` (bytes) — deterministic faults. The thread
-    stops and is joined before the fds close (a thread blocked on a closed fd would read a reused one)."""
+    """A pty whose 'servos' answer every sync read with ``replies`` (bytes; a list: one per sync read in turn, the
+    last one repeated) — deterministic faults. The thread stops and is joined before the fds close (a thread
+    blocked on a closed fd would read a reused one)."""
 
-    def __init__(self, replies: bytes):
+    def __init__(self, replies: bytes | list[bytes]):
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
         self.device = os.ttyname(self.slave)
-        self.replies = replies
+        self.replies = [replies] if isinstance(replies, bytes) else list(replies)
+        self.served = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
@@ -134,7 +136,8 @@ class FakeServos:
                 continue
             for p in dec.feed(os.read(self.master, 1024)):
                 if p.instruction == pr.INST_SYNC_READ:
-                    os.write(self.master, self.replies)
+                    os.write(self.master, self.replies[min(self.served, len(self.replies) - 1)])
+                    self.served += 1
 
     def __enter__(self) -> "FakeServos":
         return self

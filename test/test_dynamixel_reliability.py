@@ -182,3 +182,39 @@ def test_a_read_nobody_answers_is_an_outage_not_a_silent_servo():
                 vb.set_silent(i, False)
             time.sleep(0.06)  # a real duration: past the 50 ms late horizon (wall time), unanswered reads are dropped
             assert bus.read_state().valid.all()
+
+
+def test_one_garbled_reply_on_a_one_servo_bus_costs_one_read():
+    """A one-servo read whose only frame is garbled: the read is over (the frame sits in its one slot), not owed
+    for good — owed, it took the next read's reply as its late one, and so on: every read after it invalid."""
+    good = pr.encode_status(1, 0, bytes(10))
+    garbled = good[:-1] + bytes([good[-1] ^ 0xFF])  # CRC wrong
+    with FakeServos([garbled, good]) as fake:
+        cfg = BusConfig(port=fake.device, ids=[1], latency_timer_ms=1.0, timeout_ms=20.0)
+        with DynamixelBus(cfg).open() as bus:
+            valid = [bool(bus.read_state().valid[0]) for _ in range(6)]
+    assert valid == [False] + [True] * 5, valid
+    assert bus.stats[1].corrupt == 1 and bus.stats[1].late == 0
+
+
+def test_a_lost_instruction_does_not_leave_every_read_one_behind():
+    """A sync read lost on the wire (never reaches the servos) is owed in the ledger; the next read's replies are
+    taken as its late ones, that read is then owed, and so on: one read behind for good, every read invalid (the
+    entry is renewed each cycle, so it never expires). A read that took nothing while replies went to an earlier
+    one resyncs the port."""
+    with VirtualBus(ids=[1, 2, 3], loads=ServoLoad.fixed_inertia(0.005)) as vb:
+        with DynamixelBus(BusConfig(port=vb.device, ids=[1, 2, 3], latency_timer_ms=1.0, timeout_ms=20.0)) as bus:
+            bus.connect()
+            write, lost = bus.port.writePort, []
+
+            def lose_one_sync_read(packet):
+                if not lost and bytes(packet)[7] == pr.INST_SYNC_READ:
+                    lost.append(packet)
+                    return len(packet)  # "written": lost on the wire
+                return write(packet)
+
+            ok = [bool(bus.read_state().valid.all()) for _ in range(5)]
+            bus.port.writePort = lose_one_sync_read
+            ok += [bool(bus.read_state().valid.all()) for _ in range(30)]
+    assert lost and all(ok[:5]) and not ok[5]
+    assert sum(ok[-20:]) >= 18, ok  # back in step (before: none valid after the lost one)

@@ -86,16 +86,9 @@ def steady_error(states, target, sim, settle=1.5) -> np.ndarray:
     return np.abs(pos.mean(axis=0) - target)
 
 
-def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
-    """The feed-forward gain reaches the servo node through its `kp` parameter, and nothing re-publishes it: a gain
-    set on the servo node afterwards stays (over two diagnostics periods of the feed-forward node, 2 s), until the
-    feed-forward node's own gain changes. Its /diagnostics are stamped and named by its fully-qualified name."""
-    h, sim, ff, client, states, desired = ros
-    wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 30.0, "servo P gains set by the feed-forward node")
-    assert list(sim.get_parameter("kp").value) == [KP_LOW]  # the parameter tells the gain applied
-    assert client.count_publishers(f"{h.ns}/servo/p_gains") == 0  # no second writer of the servo's gain
-    # the feed-forward node's diagnostics (test subscriptions stay: destroying one while the executor thread
-    # waits on it could kill that thread)
+def _ff_diagnostics(h: RosHarness, client) -> list[DiagnosticArray]:
+    """The feed-forward node's /diagnostics as ``client`` receives them (test subscriptions stay: destroying one
+    while the executor thread waits on it could kill that thread)."""
     arrays: list[DiagnosticArray] = []
     fqn = f"{h.ns}/servo_feedforward"
     client.create_subscription(
@@ -104,6 +97,19 @@ def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
         lambda m: any(s.name.startswith(fqn) for s in m.status) and arrays.append(m),
         50,
     )
+    return arrays
+
+
+def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
+    """The feed-forward gain reaches the servo node through its `kp` parameter, and nothing re-publishes it: a gain
+    set on the servo node afterwards stays (over two diagnostics periods of the feed-forward node, 2 s), until the
+    feed-forward node's own gain changes. Its /diagnostics are stamped and named by its fully-qualified name."""
+    h, sim, ff, client, states, desired = ros
+    wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 30.0, "servo P gains set by the feed-forward node")
+    assert list(sim.get_parameter("kp").value) == [KP_LOW]  # the parameter tells the gain applied
+    assert client.count_publishers(f"{h.ns}/servo/p_gains") == 0  # no second writer of the servo's gain
+    arrays = _ff_diagnostics(h, client)
+    fqn = f"{h.ns}/servo_feedforward"
     try:
         assert sim.set_parameters([Parameter("kp", value=[20.0])])[0].successful
         n = len(arrays)
@@ -468,14 +474,7 @@ def test_an_imu_that_stops_is_reported_stale_and_its_orientation_held(ros, capfd
 
     h, sim, ff, client, states, desired = ros
     pub = client.create_publisher(Imu, "imu/data", 10)
-    arrays: list[DiagnosticArray] = []
-    fqn = f"{h.ns}/servo_feedforward"
-    client.create_subscription(
-        DiagnosticArray,
-        "/diagnostics",
-        lambda m: any(s.name.startswith(fqn) for s in m.status) and arrays.append(m),
-        50,
-    )
+    arrays = _ff_diagnostics(h, client)
     wait_for(lambda: pub.get_subscription_count(), 20.0, "imu subscriber")
     imu = Imu()
     quat = [math.sin(0.1), 0.0, 0.0, math.cos(0.1)]  # 0.2 rad roll

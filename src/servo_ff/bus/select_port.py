@@ -37,6 +37,7 @@ class SelectPort:
         self._timing = None
         self.ledger = tx.Ledger()
         self._forgotten = 0  # the ledger's forgotten transactions at the previous instruction
+        self._late_at_open = 0  # counters.late when the current receive began
         self.counters = tx.RxCounters()
         self.stats: dict | None = None  # {id: CommStats} to count late replies per servo (set by the bus)
         self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
@@ -128,7 +129,7 @@ class SelectPort:
 
     def clearPort(self):
         """Before an instruction: what has arrived belongs to earlier transactions (late, counted); after the
-        ledger forgot transactions by time, resync."""
+        ledger forgot transactions (by time, or beyond its length) or a window was left one behind, resync."""
         data = self.drain() if self._fd >= 0 else b""
         if self.ledger:
             self.ledger.expire(time.monotonic())
@@ -189,16 +190,22 @@ class SelectPort:
                     st.late += 1
 
     def _skip_unsynced(self, window: tx.Window) -> bool:
-        """While unsynced, earlier replies may come first, indistinguishable: none is ``window``'s (closed now)."""
+        """The start of :meth:`receive`. While unsynced, earlier replies may come first, indistinguishable: none is
+        ``window``'s (closed now)."""
+        self._late_at_open = self.counters.late
         if self.unsynced:
             window.finish()
         return self.unsynced
 
     def _close_window(self, window: tx.Window) -> tx.Window:
-        """The end of :meth:`receive`: close ``window``; its missing replies stay pending in the ledger."""
+        """The end of :meth:`receive`: close ``window``; its missing replies stay pending in the ledger. A window
+        that took nothing while replies went to an earlier transaction may be one behind for good (each one's
+        replies taken by the one before, as after a lost instruction): resync before the next instruction."""
         window.finish()
         self.counters.unattributed += window.unattributed
         window.pending = self.ledger.add(window, time.monotonic())
+        if not window.data and self.counters.late > self._late_at_open:
+            self.unsynced = True
         return window
 
     def receive_one(self, window: tx.Window) -> str:
@@ -218,8 +225,8 @@ class SelectPort:
         the transaction (a dropped reply would otherwise make every retry's reply look late) — unless earlier
         transactions still owe replies: its own may be queued behind theirs, and forgotten it would pass for a
         retry's, whose reply closes every transaction before it (:meth:`.Ledger.late`); their replies would then
-        be taken as later reads' fresh state. It stays in the ledger then (a retry after a reply really lost costs
-        one more retry)."""
+        be taken as later reads' fresh state. It stays in the ledger then (a retry after a reply really lost or
+        garbled costs one more retry)."""
         deadline = time.monotonic() + self.timing.margin_s
         while True:
             data = self.read_available(wait=True, deadline=deadline)

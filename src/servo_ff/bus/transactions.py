@@ -10,12 +10,14 @@ ID list. This module turns that into rules:
 * :class:`Window` — one transaction's replies by ID, per-slot deadline, outcome per servo (``ok``, ``corrupt``,
   ``wrong_length``, ``timeouts``); a garbled frame is charged to the servo whose slot it sits in, never to every
   servo that is missing. A reply for the last position ends the transaction: the missing ones cannot follow (a
-  garbled frame or a reply of another length does not: either may not be what its ID byte or position says).
+  reply of another length does not, and a garbled frame moves it on by one slot at most: either may not be what
+  its length or ID byte says).
 * :class:`Ledger` — earlier transactions whose later replies may still arrive. A reply that *can* be one of
   those (right ID, right length, after the last reply seen from that transaction) is late: discarded and
   counted, never taken as this cycle's data. Once one reply of the current transaction is seen (right ID and
-  length: one of another length may be an earlier transaction's whose ledger entry is gone, a resync marker's),
-  earlier ones are closed. Within the current transaction the newest valid reply of a servo wins.
+  length: one of another length, an error status included, may be an earlier transaction's whose ledger entry is
+  gone, a resync marker's), earlier ones are closed. Within the current transaction the newest valid reply of a
+  servo wins.
 """
 
 from __future__ import annotations
@@ -125,26 +127,30 @@ class Window:
         return len(params) == self.data_len or bool(err & 0x7F)
 
     def packet(self, i: int, err: int, params: bytes, t: float) -> None:
-        """A CRC-valid status packet from expected id ``i``; the newest valid one wins. One of another length is
-        counted (``wrong_length``) but does not move the transaction on: it may be an earlier transaction's
+        """A CRC-valid status packet from expected id ``i``; the newest valid one wins. Only one of this
+        transaction's length moves it on: one of another length (counted ``wrong_length``, or kept as an error
+        status: Protocol 1.0's alarm bits come with every reply while they last) may be an earlier transaction's
         (a resync marker's, a single-servo one's), and this one's replies may still follow."""
         if self.accepts(err, params):
             self.data[i], self.err[i], self.stamp[i] = params, err, t
             self.outcome[i] = "ok"
-            self._advance(self.pos[i], t)
         elif self.outcome.get(i) != "ok":
             self.outcome[i] = "wrong_length"
+        if len(params) == self.data_len:
+            self._advance(self.pos[i], t)
 
     def bad(self, id_byte: int, t: float) -> None:
-        """A garbled frame whose ID byte reads ``id_byte``: charged to that servo if it is still waiting. It does not
-        move the transaction on (``last``): its ID byte may be garbled too, and read as a later servo's it would end
-        the transaction before the replies still to come, which would then be owed by nobody."""
+        """A garbled frame whose ID byte reads ``id_byte``: charged to that servo if it is still waiting. It moves
+        the transaction on by one slot at most (it sits in the next one at least): its ID byte may be garbled too,
+        and read as a later servo's it would end the transaction before the replies still to come, which would then
+        be owed by nobody."""
         p = self.pos.get(id_byte)
         if p is not None and id_byte not in self.outcome:
             self.outcome[id_byte] = "corrupt"
+            self._advance(min(p, self.last + 1), t)
         else:
             self.loose.append(self.last)
-        self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
+            self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
 
     def finish(self) -> dict[int, str]:
         """Resolve the garbled frames of unknown servo (charged only when one slot is empty around them) and
@@ -295,7 +301,7 @@ def route_packet(
         if st is not None:
             st.late += 1
     elif window is not None and i in window.pos:
-        if ledger and window.accepts(err, params):
+        if ledger and len(params) == window.data_len:
             ledger.clear()  # this transaction's reply: every earlier one has ended
         window.packet(i, err, params, t)
     else:

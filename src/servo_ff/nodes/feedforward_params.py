@@ -61,7 +61,7 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
             "an imu/data orientation older than this is reported stale (log, diagnostics WARN); it stays in use",
             "s",
             lo=1e-3,
-            hi=3600.0,
+            hi=10.0,  # the walk node's imu_timeout range
         ),
         field_param(
             "stribeck_dq_s",
