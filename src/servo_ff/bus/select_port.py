@@ -26,6 +26,10 @@ import time
 
 from . import transactions as tx
 
+#: windows in a row that took nothing while their replies went to an earlier transaction, before a resync (a stall
+#: that passes makes one or two; a lost instruction makes every one)
+BEHIND_RESYNC = 3
+
 
 class SelectPort:
     def _init_receive(self, latency_timer_ms: float, timeout_ms: float | None, return_delay_s: float) -> None:
@@ -37,7 +41,7 @@ class SelectPort:
         self._timing = None
         self.ledger = tx.Ledger()
         self._forgotten = 0  # the ledger's forgotten transactions at the previous instruction
-        self._late_at_open = 0  # counters.late when the current receive began
+        self._behind = 0  # windows in a row that took nothing while their replies went to an earlier one
         self.counters = tx.RxCounters()
         self.stats: dict | None = None  # {id: CommStats} to count late replies per servo (set by the bus)
         self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
@@ -139,6 +143,8 @@ class SelectPort:
         if self.ledger.forgotten > self._forgotten:  # since the previous instruction (expired, or beyond maxlen)
             self.unsynced = True
         self._forgotten = self.ledger.forgotten
+        if not self.ledger:
+            self._behind = 0  # nothing owed: no window can be one behind
         if self.unsynced and self._fd >= 0:
             self.unsynced = not self._resync()
 
@@ -190,22 +196,26 @@ class SelectPort:
                     st.late += 1
 
     def _skip_unsynced(self, window: tx.Window) -> bool:
-        """The start of :meth:`receive`. While unsynced, earlier replies may come first, indistinguishable: none is
-        ``window``'s (closed now)."""
-        self._late_at_open = self.counters.late
+        """While unsynced, earlier replies may come first, indistinguishable: none is ``window``'s (closed now)."""
         if self.unsynced:
             window.finish()
         return self.unsynced
 
     def _close_window(self, window: tx.Window) -> tx.Window:
-        """The end of :meth:`receive`: close ``window``; its missing replies stay pending in the ledger. A window
-        that took nothing while replies went to an earlier transaction may be one behind for good (each one's
-        replies taken by the one before, as after a lost instruction): resync before the next instruction."""
+        """The end of :meth:`receive`: close ``window``; its missing replies stay pending in the ledger. Windows
+        that take nothing while replies they would take go to an earlier transaction, ``BEHIND_RESYNC`` in a row,
+        are one behind for good (each one's replies taken as the late ones of the one before, as after a lost
+        instruction: an entry renewed every cycle never expires): resync before the next instruction."""
         window.finish()
         self.counters.unattributed += window.unattributed
         window.pending = self.ledger.add(window, time.monotonic())
-        if not window.data and self.counters.late > self._late_at_open:
-            self.unsynced = True
+        if window.data:
+            self._behind = 0
+        elif window.shadowed:
+            self._behind += 1
+            if self._behind >= BEHIND_RESYNC:
+                self._behind = 0
+                self.unsynced = True
         return window
 
     def receive_one(self, window: tx.Window) -> str:

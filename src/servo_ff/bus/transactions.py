@@ -110,6 +110,7 @@ class Window:
         self.last = -1  # highest position that produced a frame
         self.loose: list[int] = []  # garbled frames of unknown servo: position of the frame before each
         self.unattributed = 0
+        self.shadowed = 0  # replies it would take (its ids, its length) that went to an earlier transaction
         self.finished = False
         self.pending = None  # its ledger entry, if replies may still come
 
@@ -297,6 +298,8 @@ def route_packet(
         counters.stray += 1
     elif ledger and ledger.late(i, len(params)):
         counters.late += 1
+        if window is not None and i in window.pos and len(params) == window.data_len:
+            window.shadowed += 1
         st = stats.get(i) if stats is not None else None
         if st is not None:
             st.late += 1
