@@ -26,8 +26,8 @@ import time
 
 from . import transactions as tx
 
-#: windows in a row that took nothing while their replies went to an earlier transaction, before a resync (a stall
-#: that passes makes one or two; a lost instruction makes every one)
+#: windows in a row that took nothing while their replies went to the one earlier transaction owed, before a resync
+#: (a stall that passes makes one or two; a lost instruction makes every one)
 BEHIND_RESYNC = 3
 
 
@@ -203,15 +203,16 @@ class SelectPort:
 
     def _close_window(self, window: tx.Window) -> tx.Window:
         """The end of :meth:`receive`: close ``window``; its missing replies stay pending in the ledger. Windows
-        that take nothing while replies they would take go to an earlier transaction, ``BEHIND_RESYNC`` in a row,
-        are one behind for good (each one's replies taken as the late ones of the one before, as after a lost
-        instruction: an entry renewed every cycle never expires): resync before the next instruction."""
+        that take nothing while replies they would take go to the one earlier transaction still owed, and are then
+        the only one owed, ``BEHIND_RESYNC`` in a row, are one behind for good (each one's replies taken as the late
+        ones of the one before, as after a lost instruction: an entry renewed every cycle never expires): resync
+        before the next instruction."""
         window.finish()
         self.counters.unattributed += window.unattributed
         window.pending = self.ledger.add(window, time.monotonic())
-        if window.data:
-            self._behind = 0
-        elif window.shadowed:
+        if window.data or not window.shadowed or len(self.ledger) != 1:
+            self._behind = 0  # (more than this window owed: a backlog, which the late horizon ends)
+        else:
             self._behind += 1
             if self._behind >= BEHIND_RESYNC:
                 self._behind = 0
