@@ -15,8 +15,8 @@ the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
 0), ``/joint_states``, ``imu/data``
-(sensor_msgs/Imu orientation; one older than ``imu_timeout`` is held and reported stale: a log line when it goes
-stale and when it comes back, WARN in diagnostics), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
+(sensor_msgs/Imu orientation, :mod:`servo_ff.ros.imu_input`: one older than ``imu_timeout`` is held and reported
+stale, WARN in diagnostics), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
 (std_msgs/Float64, 1 = left foot, 0 = right; double support 0.5 until the first, said once:
 :mod:`servo_ff.ros.support_input`). Parameters: ``urdf_path`` or ``robot_description`` (both empty: the
 ``robot_description`` topic, :mod:`servo_ff.ros.robot_description`), ``joints``,
@@ -41,10 +41,9 @@ from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from servo_ff.dynamics.imu_reading import declared_absent
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
-from servo_ff.ros.cdr_template import CdrTemplate, all_finite, cdr_imu
+from servo_ff.ros.cdr_template import CdrTemplate, all_finite
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
@@ -60,7 +59,8 @@ from servo_ff.ros.common import (
     throttle_key,
 )
 from servo_ff.ros.desired_trajectory import DesiredTrajectory, parse_trajectory
-from servo_ff.ros.joint_command_cdr import JointStateReader, deserialized
+from servo_ff.ros.imu_input import ImuInput
+from servo_ff.ros.joint_command_cdr import JointStateReader
 from servo_ff.ros.robot_description import urdf_file, wait_robot_description
 from servo_ff.ros.ros_logging import forward_core_logs
 from servo_ff.ros.servo_faults import FaultedJoints
@@ -119,9 +119,6 @@ class FeedForwardNode(Node):
         self.dq_des = np.zeros(len(rj))
         self.ddq_des = np.zeros(len(rj))
         self.traj: DesiredTrajectory | None = None
-        self.imu: np.ndarray | None = None
-        self.imu_at: float | None = None  # [s, node clock] of the last orientation taken
-        self._imu_stale = False
         self.u_bat: float | None = None
         self.rejected = 0
         self.ticks = 0
@@ -134,6 +131,8 @@ class FeedForwardNode(Node):
         self._listen_joint_states(True)
         # taken serialized: read vectorised (ros/trajectory_cdr.py), no JointTrajectoryPoint objects built
         self.create_subscription(JointTrajectory, TOPIC_DESIRED, self._on_trajectory, 10, raw=True)
+        log = self.get_logger()
+        self.imu_input = ImuInput(TOPIC_IMU, self._gravity_from_imu, log.info, log.warning)
         self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10, raw=True)  # orientation read in place
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
         self.support = SupportInput(TOPIC_SUPPORT, self.ctrl.mode == "floating", self.get_logger().info)
@@ -262,46 +261,14 @@ class FeedForwardNode(Node):
             self._js_sub = None
 
     def _on_imu(self, data: bytes) -> None:
-        read = cdr_imu(data)  # (stamp, orientation, its covariance[0]) from the serialized Imu, no message built
-        if read is None:  # an encoding other than little-endian CDR: rclpy's message
-            try:
-                msg = deserialized(data, Imu)
-            except ValueError as e:
-                self._warn("imu", f"{TOPIC_IMU}: {e}; ignored")
-                return
-            o = msg.orientation
-            read = (None, (o.x, o.y, o.z, o.w), msg.orientation_covariance[0])
-        quat = np.array(read[1])
-        try:  # checked here so that a stream of bad messages is one throttled line, not one line per message
-            absent = declared_absent("orientation", read[2])
-            if absent:
-                raise ValueError(absent)
-            self._gravity_from_imu(quat, 9.80665)
-        except (ValueError, FloatingPointError) as e:
-            self._warn(
-                "imu",
-                f"IMU orientation {quat.tolist()} on {TOPIC_IMU} rejected ({e}); holding the last good "
-                "gravity direction",
-            )
-            return
-        self.imu, self.imu_at = quat, self._now()
-        if self._imu_stale:
-            self._imu_stale = False
-            self.get_logger().info(f"{TOPIC_IMU}: orientations again")
+        refusal = self.imu_input.take(data, self._now())
+        if refusal:  # one throttled line for a stream of bad messages, not one per message
+            self._warn("imu", refusal)
 
-    def _imu_age(self) -> float | None:
-        """Age [s] of the orientation the controller holds (None: none taken yet, upright assumed)."""
-        return None if self.imu_at is None else self._now() - self.imu_at
-
-    def _check_imu_age(self) -> None:
-        """Say once when the held orientation grows older than ``imu_timeout`` (the controller keeps it)."""
-        age = self._imu_age()
-        if age is not None and not self._imu_stale and age > float(self.table["imu_timeout"]):
-            self._imu_stale = True
-            self.get_logger().warning(
-                f"{TOPIC_IMU}: no orientation for {age:.3g} s (imu_timeout {self.table['imu_timeout']:g} s): "
-                "the feed-forward holds the last one"
-            )
+    @property
+    def imu(self) -> np.ndarray | None:
+        """The orientation pending for the next tick (None: none since the last tick)."""
+        return self.imu_input.pending
 
     def _on_supply(self, msg: BatteryState) -> None:
         reason = self.ctrl.supply_refusal(msg.voltage)
@@ -353,16 +320,16 @@ class FeedForwardNode(Node):
         try:
             if self.enabled:
                 c_left = self.support.for_tick()  # double support until the first support coefficient (said once)
+                imu = self.imu_input.pending
                 goal = self.ctrl.tick(
-                    self.q_des, self.dq_des, self.ddq_des, imu_quat=self.imu, u_bat=self.u_bat, c_left=c_left
+                    self.q_des, self.dq_des, self.ddq_des, imu_quat=imu, u_bat=self.u_bat, c_left=c_left
                 )
             else:
                 goal = self.q_des
         except (ValueError, FloatingPointError) as e:
             self._warn("tick", f"feed-forward tick failed, no goal sent: {e}")
             return
-        self.imu = None  # consumed (the controller holds the last good one)
-        self._check_imu_age()
+        self.imu_input.pending = None  # consumed (the controller holds the last good one)
         self.u_bat = None
         if self.faults.faulted:  # goals by name for the joints without a hardware error only
             ok = [k for k, j in enumerate(self.joints) if j not in self.faults.faulted]
@@ -393,13 +360,8 @@ class FeedForwardNode(Node):
 
     def _publish_diagnostics(self) -> None:
         clamps = self.ctrl.clamp_report()
-        self._check_imu_age()
-        age = self._imu_age()
-        if age is None:
-            imu = "none yet (upright assumed)"
-        else:
-            imu = f"stale: {age:.3f} s old, the last one held" if self._imu_stale else f"{age:.3f} s old"
-        stale = f"{TOPIC_IMU} {imu}" if self._imu_stale else ""
+        imu = self.imu_input.state(self._now(), float(self.table["imu_timeout"]))
+        stale = f"{TOPIC_IMU} {imu}" if self.imu_input.stale else ""
         level = DiagnosticStatus.WARN if (clamps or self.last_error or stale) else DiagnosticStatus.OK
         st = DiagnosticStatus(
             level=level,
