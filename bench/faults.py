@@ -13,10 +13,11 @@ it first tries a hostile goal (NaN, ±5e6 rad, 1e300, beyond a limit), which mus
 written. Fault times are placed from a short calibration run so that the phases fall at the same fractions of the
 run on any machine (the run goes on past ``--cycles`` until every phase is over). From the truth record it counts
 state entries reported valid that are not the intact reply of their own transaction (stale), intact on-time
-replies reported invalid, and goals written outside the joint limits or non-finite. With an 8-bit checksum
-(``dxl1``, ``sts``) the entries reported valid that are not their own intact reply are split into another
-transaction's data (stale) and a garbled reply that passed the checksum and the range check (a limit of the
-protocol: ``corrupt_accepted``).
+replies reported invalid, and goals written outside the joint limits or non-finite. The entries reported valid
+that are not their own intact reply are split into another transaction's data (stale) and a garbled reply that
+passed the frame check and the range check (a limit of the protocol, ``corrupt_accepted``: the 8-bit checksum of
+``dxl1`` and ``sts`` passes 1 in 256 garbled frames, the CRC-16 of ``dxl2`` 1 in 65 536, and the range check
+catches garbled high bytes only).
 
     .venv/bin/python bench/faults.py [--protocol dxl2|dxl1|sts] [--cycles 20000] [--servos 16|16|6] [--seed 1]
                                      [--hogs N]
@@ -25,8 +26,7 @@ protocol: ``corrupt_accepted``).
 the client, the backlog in which the ledger must keep count (single-servo transactions, resync markers and reads
 beyond its length included).
 
-Last line: ``RESULT stale_valid=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>`` (``dxl1``, ``sts``:
-``corrupt_accepted=<int>`` after ``stale_valid``).
+Last line: ``RESULT stale_valid=<int> corrupt_accepted=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>``.
 """
 
 from __future__ import annotations
@@ -195,10 +195,9 @@ def calibrate(proto: Proto, n: int, fault_args) -> float:
 
 
 def split_audit(proto: Proto, truth, records) -> tuple[tr.Audit, int]:
-    """The truth audit and, of its invalid-valid entries, those whose own reply was garbled (checksum collision)."""
+    """The truth audit and, of its invalid-valid entries, those whose own reply was garbled (checksum or CRC
+    collision)."""
     audit = tr.audit_states(truth, records, proto.state_addr, proto.decode)
-    if not proto.checksum8:
-        return audit, 0
     reads = tr.reads_of(truth, proto.state_addr)
     index = {(int(r), int(i)): k for k, (r, i) in enumerate(zip(truth["rp_read"], truth["rp_id"]))}
     garbled = 0
@@ -221,11 +220,10 @@ class Result:
     ratio: float
     cycles: int
 
-    def line(self, proto: Proto) -> str:
-        garbled = f"corrupt_accepted={self.corrupt_accepted} " if proto.checksum8 else ""
+    def line(self) -> str:
         return (
-            f"RESULT stale_valid={self.stale_valid} {garbled}bad_goals={self.bad_goals} "
-            f"silent_rate_ratio={self.ratio:.3f} cycles={self.cycles}"
+            f"RESULT stale_valid={self.stale_valid} corrupt_accepted={self.corrupt_accepted} "
+            f"bad_goals={self.bad_goals} silent_rate_ratio={self.ratio:.3f} cycles={self.cycles}"
         )
 
 
@@ -346,14 +344,9 @@ def run(proto: Proto, cycles: int, n: int, seed: int) -> Result:
         ("exceptions", f"{exceptions}"),
         ("hostile goals refused (GoalRejected)", f"{refused} / {hostile_tries}"),
         ("state entries checked against the truth", f"{audit.checked}"),
-        *(
-            [
-                ("stale entries reported valid (another transaction's data)", f"{stale}"),
-                ("garbled replies that passed checksum + range check", f"{garbled}"),
-            ]
-            if proto.checksum8
-            else [("stale entries reported valid", f"{audit.stale_valid}")]
-        ),
+        ("stale entries reported valid (another transaction's data)", f"{stale}"),
+        (f"garbled replies that passed {'checksum' if proto.checksum8 else 'CRC'} + range check", f"{garbled}"),
+        ("replies through the frame check refused by the range check", f"{bus.implausible}"),
         ("entries stamped before their reply was sent", f"{audit.before_sent}"),
         ("intact on-time replies reported invalid", f"{audit.intact_invalid}"),
         ("goals written (sync write entries)", f"{n_goals}"),
@@ -403,7 +396,7 @@ def run(proto: Proto, cycles: int, n: int, seed: int) -> Result:
     for what, v in rows:
         print(f"{what:<{w}}  {v:>24}")
     for ex in audit.examples:
-        print(f"{'not its own intact reply' if proto.checksum8 else 'stale'}: {ex}")
+        print(f"not its own intact reply: {ex}")
     return Result(stale, garbled, bad_goals, ratio, int(done.sum()))
 
 
@@ -420,7 +413,7 @@ def main() -> int:
     proto = PROTOCOLS[args.protocol]
     with cpu_hogs(args.hogs):
         res = run(proto, args.cycles, args.servos or proto.servos, args.seed)
-    print(res.line(proto))
+    print(res.line())
     return 0
 
 

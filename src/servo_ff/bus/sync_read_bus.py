@@ -53,6 +53,7 @@ class SyncReadBus:
         self.port.ledger.horizon_s = config.late_horizon_s
         self.cycles = 0
         self.state_reads = 0  # state sync reads sent
+        self.implausible = 0  # state replies through the frame check whose values no servo reports (range check)
         self._asked: tuple[int, ...] = tuple(self.ids)  # ids in the sync reads (not skipped)
         self._next_probe = 0.0
         self._probe_turn = 0

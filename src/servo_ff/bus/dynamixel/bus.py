@@ -48,6 +48,7 @@ from ..bus_types import (  # noqa: F401 (re-exported)
 from ..servo_transactions import COMM_SUCCESS
 from ..sync_read_bus import SyncReadBus
 from ..transactions import CommStats  # noqa: F401 (re-exported)
+from .plausible_state import plausible_states, state_bounds
 from .sdk_adapters import PacketHandler, PortHandler, TolerantSyncRead  # noqa: F401 (re-exported)
 from .servo_transactions import DynamixelTransactions
 from .stream import warm_up as stream_warm_up
@@ -67,6 +68,7 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
         self.transactions = 0
         self._init_bus(config)
         self._hw_logged: dict[int, int] = {}
+        self._bounds = state_bounds(self.table)
 
     # --------------------------------------------------------------- port
     def _before_open(self) -> None:
@@ -87,17 +89,22 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
     # --------------------------------------------------------------- the cycle
     def read_state(self) -> JointState:
         """One sync read (present current, velocity, position) of every active servo not skipped; a skipped one
-        is re-probed once per ``probe_period_s``. Each valid entry carries its reply's arrival time."""
+        is re-probed once per ``probe_period_s``. Each valid entry carries its reply's arrival time; a reply
+        outside :func:`.plausible_state.state_bounds` (garbled, yet through the frame check) is counted corrupt."""
         g, ids, asked = self._read, tuple(self.ids), self._asked
         n = len(ids)
         stamp = self._send_state_read()
         self.transactions += bool(asked)
         if asked == ids and g.block is not None and g.block_ids == ids and not np.any(g.block_err & 0x7F):
-            self._all_answered()
             raw = g.block.reshape(-1).view(STATE_DTYPE)
-            return self._state(ids, raw, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
+            if plausible_states(self._bounds, raw).all():
+                self._all_answered()
+                return self._state(ids, raw, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
         received, errors, failed, stamps = (g.received, g.errors, g.failed, g.stamps) if asked else ({}, {}, {}, {})
         bus_alive = len(failed) < len(asked)  # nobody answered: a bus outage, not a silent servo
+        have = [i for i in ids if i in received]
+        records = np.frombuffer(b"".join([received[i] for i in have]), dtype=STATE_DTYPE)
+        sane = dict(zip(have, plausible_states(self._bounds, records).tolist()))
         good = []
         for i in ids:
             st = self.stats[i]
@@ -110,6 +117,10 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
                 if err & 0x7F:
                     st.status_errors += 1
                     st.last_error = self.ph.getRxPacketError(err)
+                    continue
+                if not sane[i]:
+                    self.implausible += 1
+                    self._missed(st, i, "corrupt", bus_alive, stamp)
                     continue
                 st.ok += 1
                 good.append(i)

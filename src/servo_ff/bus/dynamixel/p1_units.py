@@ -105,8 +105,10 @@ def p_of_slope(slope: int) -> float:
 
 
 def sign_magnitude(raw: int, sign_bit: int) -> int:
-    """Signed value of a sign-magnitude field (bit ``sign_bit`` set = negative)."""
-    mag = raw & ((1 << sign_bit) - 1)
+    """Signed value of a sign-magnitude field (bit ``sign_bit`` set = negative). Bits above the sign bit, which a
+    servo never sets, stay in the magnitude, so that a garbled reply reads out of range
+    (:mod:`.plausible_state`) instead of passing as a smaller value."""
+    mag = raw & ~(1 << sign_bit)
     return -mag if raw & (1 << sign_bit) else mag
 
 

@@ -127,6 +127,7 @@ class FeetechBus(SyncReadBus, StsTransactions):
                 if plausible[j]:
                     rec[where[i]] = got[j]
                     valid[where[i]] = True
+            self.implausible += len(good) - int(plausible.sum())
         for k, i in enumerate(ids):
             st = self.stats[i]
             if st.skipping:
