@@ -427,7 +427,7 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
         pub.publish(bad)
         wait_for(lambda s=seen: ff.rejected > s, 20.0, f"bad IMU message {n} refused")
     wait_for(lambda: ff.rejected >= before + 30, 20.0, "bad IMU messages refused")
-    assert ff.imu is None or np.isfinite(ff.imu).all()
+    assert ff.imu_input.pending is None or np.isfinite(ff.imu_input.pending).all()
     err = capfd.readouterr().err
     assert 1 <= sum("IMU orientation" in ln for ln in err.splitlines()) <= 1, err[-2000:]
     # a good orientation (taken serialized, read in place) is the gravity the controller uses
@@ -441,7 +441,7 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
 
     def taken() -> bool:
         pub.publish(good)
-        held = ff.imu
+        held = ff.imu_input.pending
         return (held is not None and np.array_equal(held, quat)) or np.allclose(ff.ctrl.gravity, g, atol=1e-12)
 
     wait_for(taken, 20.0, "the good IMU orientation taken")
@@ -459,7 +459,7 @@ def test_bad_imu_messages_are_one_throttled_line(ros, capfd):
     absent.orientation.w, absent.orientation_covariance[0] = 1.0, -1.0
     seen = ff.rejected
     wait_for(lambda: pub.publish(absent) or ff.rejected > seen, 20.0, "an IMU message without orientation refused")
-    held = ff.imu  # the last good one, pending, or consumed by a tick (its gravity is the controller's)
+    held = ff.imu_input.pending  # the last good one, pending, or consumed by a tick (its gravity is the controller's)
     assert np.array_equal(held, quat) if held is not None else np.allclose(ff.ctrl.gravity, g, atol=1e-12)
 
 
@@ -491,12 +491,12 @@ def test_an_imu_that_stops_is_reported_stale_and_its_orientation_held(ros, capfd
     assert st.level == DiagnosticStatus.WARN and st.message.startswith("imu/data stale: "), st.message
     age = float(imu_value().split()[1])
     assert age > 0.2
-    held = ff.imu  # pending for a tick, or consumed: the controller's gravity is this orientation's
+    held = ff.imu_input.pending  # pending for a tick, or consumed: the controller's gravity is this orientation's
     assert np.array_equal(held, quat) if held is not None else np.allclose(ff.ctrl.gravity, gravity_from_imu(quat))
     n = len(arrays)
     wait_for(lambda: pub.publish(imu) or (len(arrays) > n and imu_value().endswith(" s old")), 30.0, "fresh again")
     err = capfd.readouterr().err
-    assert sum("no orientation for" in ln for ln in err.splitlines()) == 1, err[-2000:]
+    assert sum("the last orientation is" in ln for ln in err.splitlines()) == 1, err[-2000:]
     assert "imu/data: orientations again" in err
 
 
@@ -534,6 +534,50 @@ def test_the_trajectory_ending_the_idle_ticks_at_once():
         desired.publish(hold([0.3, 0.2]))
         wait_for(lambda: goals, 20.0, "a goal without another /joint_states")
         assert ff.ticks == 1 and len(goals[0]) == 2 and np.isfinite(goals[0]).all()
+
+
+def test_a_supply_that_stops_is_reported_stale_and_its_voltage_held(capfd):
+    """servo_supply's last good voltage grows older than ``supply_timeout`` when the topic stops: one warning line,
+    WARN in the diagnostics with its age, the voltage still in use; its age again when voltages come again. Before
+    the first, ``u_nominal`` is assumed and nothing is stale."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+
+    with RosHarness(salt=75) as h:
+        ff = _pendulum_ff(h, supply_timeout=0.3)
+        client = h.make_node("ff_supply_client")
+        arrays = _ff_diagnostics(h, client)
+        pub = client.create_publisher(BatteryState, "servo_supply", 10)
+        wait_for(lambda: pub.get_subscription_count(), 20.0, "servo_supply subscriber")
+
+        def values() -> dict[str, str]:
+            return {kv.key: kv.value for kv in arrays[-1].status[0].values} if arrays else {}
+
+        wait_for(lambda: values().get("supply_age"), 30.0, "diagnostics")
+        assert values()["supply_age"] == "none yet (u_nominal assumed)"
+        assert arrays[-1].status[0].level == DiagnosticStatus.OK
+        n = len(arrays)
+        fresh = BatteryState(voltage=12.5)
+        wait_for(
+            lambda: pub.publish(fresh) or (len(arrays) > n and values()["supply_age"].endswith(" s old")),
+            30.0,
+            "a fresh voltage",
+        )
+        assert not values()["supply_age"].startswith("stale")
+        wait_for(lambda: values()["supply_age"].startswith("stale"), 30.0, "the voltage reported stale")
+        st = arrays[-1].status[0]
+        assert st.level == DiagnosticStatus.WARN and st.message.startswith("servo_supply stale: "), st.message
+        assert float(values()["supply_age"].split()[1]) > 0.3
+        assert ff.u_bat == 12.5  # held: the voltage the next tick takes
+        n = len(arrays)
+        wait_for(
+            lambda: pub.publish(fresh) or (len(arrays) > n and values()["supply_age"].endswith(" s old")),
+            30.0,
+            "fresh again",
+        )
+        assert arrays[-1].status[0].level == DiagnosticStatus.OK, arrays[-1].status[0].message
+    err = capfd.readouterr().err
+    assert sum("servo_supply: the last voltage is" in ln for ln in err.splitlines()) == 1, err[-2000:]
+    assert "servo_supply: voltages again" in err
 
 
 def stamp(msg) -> tuple[int, int]:

@@ -43,6 +43,7 @@ def test_feedforward_assumes_double_support_until_the_first_support_coefficient(
                     Parameter("alpha_file", value=str(ROOT / "config" / "alpha_op3.yaml")),
                     Parameter("kp", value=[280.0]),
                     Parameter("warn_throttle", value=30.0),
+                    Parameter("support_timeout", value=0.5),
                 ],
             )
         )
@@ -117,3 +118,27 @@ def test_feedforward_assumes_double_support_until_the_first_support_coefficient(
         wait_for(lambda: diags and diags[-1].get("support") == "received 1.000", 30.0, "diagnostics: support received")
         said = [m.msg for m in rosout if "support_coefficient" in m.msg and "assumed" in m.msg]
         assert len(said) == 1, said  # said once
+
+        # the coefficient stops: held (goals unchanged) and reported stale past support_timeout (0.5 s), once
+        stale = wait_for(
+            lambda: [d for d in diags if d.get("support_age", "").startswith("stale")], 30.0, "support reported stale"
+        )
+        assert float(stale[-1]["support_age"].split()[1]) > 0.5 and stale[-1]["support"] == "received 1.000"
+        n = len(goals)
+        wait_for(lambda: len(goals) >= n + 2 or publish_state(), 30.0, "goals on the held support")
+        assert abs(sum(offsets(goals[-1])["hip_roll"]) - (left + right)) < 1e-6  # c_left = 1 still in use
+        wait_for(
+            lambda: support.publish(Float64(data=1.0)) or diags[-1]["support_age"].endswith(" s old"),
+            30.0,
+            "support fresh again",
+        )
+        lines = wait_for(  # /rosout is its own topic: the line can come after the diagnostics
+            lambda: (
+                (ls := [m.msg for m in rosout if m.msg.startswith("support_coefficient: ")])
+                and any(ln.endswith("support coefficients again") for ln in ls)
+                and ls
+            ),
+            30.0,
+            "the line saying support coefficients come again",
+        )
+        assert sum("the last support coefficient is" in ln for ln in lines) == 1, lines

@@ -107,7 +107,8 @@ def test_walk_node_adds_the_imu_readings_balance_offsets_to_the_published_points
             for t in (1.75, 1.8):
                 traj = _published(walk, clock, t)
                 np.testing.assert_array_equal(traj.q, planned_at(traj))
-            assert sum("no reading for 0.1 s" in m for m in said.warnings) == 1, said.warnings
+            stale = [m for m in said.warnings if "imu/data: the last reading is" in m]
+            assert len(stale) == 1 and stale[0].endswith("(imu_timeout 0.1 s): no balance offset"), said.warnings
             # readings that cannot be used are refused by name; the reading's age stays the last good one's
             refused = {
                 "non-zero norm": _imu(ref + PITCH_ERR, ROLL, scale=0.0),  # what an IMU without orientation sends
@@ -137,5 +138,18 @@ def test_walk_node_adds_the_imu_readings_balance_offsets_to_the_published_points
             assert held["r_hip_pitch"] == pytest.approx(-0.2, abs=1e-12)
             assert held["l_ank_roll"] == 0.0
             assert any("held at ±0.2 rad" in m for m in said.warnings), said.warnings
+            # a reading stamped longer than imu_timeout before it arrives (it waited in a queue) is stale on arrival:
+            # no offset; one stamped after its arrival (another clock) counts from its arrival
+            late = _imu(ref + PITCH_ERR, ROLL)
+            late.header.stamp.sec, late.header.stamp.nanosec = 1, 700_000_000  # 1.7 s, arrived at 1.9 s
+            clock[0] = 1.9
+            walk._on_imu(late)
+            traj = _published(walk, clock, 1.9)
+            np.testing.assert_array_equal(traj.q, planned_at(traj))
+            ahead = _imu(ref + PITCH_ERR, ROLL)
+            ahead.header.stamp.sec = 5  # ahead of the node's clock
+            walk._on_imu(ahead)
+            traj = _published(walk, clock, 1.95)
+            np.testing.assert_allclose(traj.q - planned_at(traj), np.broadcast_to(expected, traj.q.shape), atol=1e-12)
         finally:
             walk.destroy_node()

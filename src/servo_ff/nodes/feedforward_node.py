@@ -14,13 +14,13 @@ the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
 interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
-0), ``/joint_states``, ``imu/data``
-(sensor_msgs/Imu orientation, :mod:`servo_ff.ros.imu_input`: one older than ``imu_timeout`` is held and reported
-stale, WARN in diagnostics), ``servo_supply`` (BatteryState voltage), ``support_coefficient``
-(std_msgs/Float64, 1 = left foot, 0 = right; double support 0.5 until the first, said once:
-:mod:`servo_ff.ros.support_input`). Parameters: ``urdf_path`` or ``robot_description`` (both empty: the
-``robot_description`` topic, :mod:`servo_ff.ros.robot_description`), ``joints``,
-``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
+0), ``/joint_states``, ``imu/data`` (sensor_msgs/Imu orientation, :mod:`servo_ff.ros.imu_input`), ``servo_supply``
+(BatteryState voltage; ``u_nominal`` until the first), ``support_coefficient`` (std_msgs/Float64, 1 = left foot; 0.5
+until the first, said once: :mod:`servo_ff.ros.support_input`). Each is held until the next good one; one older than
+its ``imu_timeout``, ``supply_timeout`` or ``support_timeout`` is reported stale (:mod:`servo_ff.ros.input_age`).
+Parameters: ``urdf_path`` or ``robot_description`` (both empty: the ``robot_description`` topic,
+:mod:`servo_ff.ros.robot_description`), ``joints``, ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint
+(set by ``servo_fit_node``), ``kp``, ``enabled``.
 
 Admissible inputs only: every numeric parameter is declared from its row of the core schema
 (``servo_ff.models.schema``: ``ALPHA_FIELDS``, ``FEEDFORWARD_FIELDS``); a supply reading below
@@ -60,6 +60,7 @@ from servo_ff.ros.common import (
 )
 from servo_ff.ros.desired_trajectory import DesiredTrajectory, parse_trajectory
 from servo_ff.ros.imu_input import ImuInput
+from servo_ff.ros.input_age import InputAge
 from servo_ff.ros.joint_command_cdr import JointStateReader
 from servo_ff.ros.robot_description import urdf_file, wait_robot_description
 from servo_ff.ros.ros_logging import forward_core_logs
@@ -135,7 +136,9 @@ class FeedForwardNode(Node):
         self.imu_input = ImuInput(TOPIC_IMU, self._gravity_from_imu, log.info, log.warning)
         self.create_subscription(Imu, TOPIC_IMU, self._on_imu, 10, raw=True)  # orientation read in place
         self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10)
-        self.support = SupportInput(TOPIC_SUPPORT, self.ctrl.mode == "floating", self.get_logger().info)
+        held = "the feed-forward holds the last good voltage"
+        self.supply_age = InputAge(TOPIC_SUPPLY, "voltage", "voltages", "supply_timeout", held, log.info, log.warning)
+        self.support = SupportInput(TOPIC_SUPPORT, self.ctrl.mode == "floating", log.info, log.warning)
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
         self.gains = ServoGainSetter(self, b["servo_node"])
         self.publish_gains()
@@ -265,15 +268,11 @@ class FeedForwardNode(Node):
         if refusal:  # one throttled line for a stream of bad messages, not one per message
             self._warn("imu", refusal)
 
-    @property
-    def imu(self) -> np.ndarray | None:
-        """The orientation pending for the next tick (None: none since the last tick)."""
-        return self.imu_input.pending
-
     def _on_supply(self, msg: BatteryState) -> None:
         reason = self.ctrl.supply_refusal(msg.voltage)
         if reason is None:
             self.u_bat = float(msg.voltage)
+            self.supply_age.taken(self._now())
         else:
             self._warn(
                 "supply",
@@ -282,7 +281,7 @@ class FeedForwardNode(Node):
             )
 
     def _on_support(self, msg: Float64) -> None:
-        refusal = self.support.update(msg.data)
+        refusal = self.support.update(msg.data, self._now())
         if refusal:
             self._warn("support", refusal)
 
@@ -360,8 +359,14 @@ class FeedForwardNode(Node):
 
     def _publish_diagnostics(self) -> None:
         clamps = self.ctrl.clamp_report()
-        imu = self.imu_input.state(self._now(), float(self.table["imu_timeout"]))
-        stale = f"{TOPIC_IMU} {imu}" if self.imu_input.stale else ""
+        now, t = self._now(), self.table
+        held = {  # diagnostics key: (the input's age, its timeout, the text before its first message)
+            "imu": (self.imu_input.age, t["imu_timeout"], "none yet (upright assumed)"),
+            "supply_age": (self.supply_age, t["supply_timeout"], "none yet (u_nominal assumed)"),
+            "support_age": (self.support.age, t["support_timeout"], self.support.state()),
+        }
+        ages = {k: age.state(now, float(timeout)) or first for k, (age, timeout, first) in held.items()}
+        stale = "; ".join(f"{age.topic} {ages[k]}" for k, (age, _, _) in held.items() if age.stale)
         level = DiagnosticStatus.WARN if (clamps or self.last_error or stale) else DiagnosticStatus.OK
         st = DiagnosticStatus(
             level=level,
@@ -375,7 +380,7 @@ class FeedForwardNode(Node):
                 KeyValue(key="supply_V", value=f"{self.ctrl.u_bat:.3f}"),
                 KeyValue(key="servo_kp", value=self.gains.state),
                 KeyValue(key="support", value=self.support.state()),
-                KeyValue(key="imu", value=imu),
+                *(KeyValue(key=k, value=v) for k, v in ages.items()),
                 *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items()),
             ],
         )

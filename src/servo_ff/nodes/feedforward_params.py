@@ -63,6 +63,22 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
             lo=1e-3,
             hi=10.0,  # the walk node's imu_timeout range
         ),
+        ParamSpec(
+            "supply_timeout",
+            1.0,
+            "a servo_supply voltage older than this is reported stale (log, diagnostics WARN); it stays in use",
+            "s",
+            lo=1e-3,
+            hi=3600.0,
+        ),
+        ParamSpec(
+            "support_timeout",
+            0.5,
+            "a support_coefficient older than this is reported stale (log, diagnostics WARN); it stays in use",
+            "s",
+            lo=1e-3,
+            hi=3600.0,
+        ),
         field_param(
             "stribeck_dq_s",
             ALPHA_FIELDS["dq_s"],

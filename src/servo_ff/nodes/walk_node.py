@@ -34,9 +34,9 @@ follows or refuses the trajectory by its own rules (velocity and acceleration bo
 
 Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
 each ``imu_topic`` reading (sensor_msgs/Imu: trunk orientation and angular velocity) gives offsets on the ankles and
-hips, added to every point of the next published trajectory; a reading older than ``imu_timeout`` gives none
-(logged once); one without a usable orientation (or rate, with a rate gain) is refused (logged, throttled; REP-145's
-"not given" included: :mod:`servo_ff.dynamics.imu_reading`).
+hips, added to every point of the next published trajectory; a reading older than ``imu_timeout`` (by its header
+stamp, or its arrival) gives none (logged once); one without a usable orientation (or rate, with a rate gain) is
+refused (logged, throttled; REP-145's "not given" included): :mod:`servo_ff.ros.imu_balance`.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from servo_ff.interpolation import held_knot_derivatives
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
+from servo_ff.ros.imu_balance import ImuBalance
 from servo_ff.ros.joint_command_cdr import deserialized
 from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
@@ -115,12 +116,10 @@ class WalkNode(Node):
         self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10, raw=True)
         self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
         gains = BalanceGains(*(float(v[f"balance_{k}"]) for k in BALANCE_KEYS))
-        self.balance = BalanceFeedback(resolve_path(v["urdf_path"]), self.joints, gains) if gains.enabled else None
-        self.offset = np.zeros(len(self.joints))  # [rad] balance offsets of the latest IMU reading
-        self.imu_time: float | None = None  # [s, ROS clock] of that reading
-        self.imu_stale_logged = False
-        self.clamp_logged = 0
-        if self.balance is not None:
+        self.balance = None  # the IMU balance input (off while every balance_* gain is 0)
+        if gains.enabled:
+            feedback = BalanceFeedback(resolve_path(v["urdf_path"]), self.joints, gains)
+            self.balance = ImuBalance(feedback, v["imu_topic"], lambda: self.get_logger())
             self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
         if v["engine_process"]:  # last: a constructor that fails above leaves no child process behind
             from servo_ff.dynamics.walk_worker import WalkWorker
@@ -172,38 +171,8 @@ class WalkNode(Node):
 
     def _on_imu(self, msg: Imu) -> None:
         now = self.now_s()
-        if self.t_walk is None or now < self.t_walk:
-            return  # the approach has no trunk-pitch reference: no feedback before the walk
-        o, w = msg.orientation, msg.angular_velocity
-        cov0 = (msg.orientation_covariance[0], msg.angular_velocity_covariance[0])
-        try:
-            off = self.balance.offsets((o.x, o.y, o.z, o.w), (w.x, w.y, w.z), self.engine.params.trunk_pitch, cov0)
-        except ValueError as e:  # the last good offsets stand until imu_timeout
-            self.get_logger().warning(
-                f"{self.table['imu_topic']}: {e}; no balance offset from this reading", throttle_duration_sec=5.0
-            )
-            return
-        self.offset, self.imu_time = off, now
-        if self.balance.clamped > self.clamp_logged:
-            self.get_logger().warning(
-                f"balance offsets held at ±{self.balance.gains.limit} rad ({self.balance.clamped} so far)",
-                throttle_duration_sec=5.0,
-            )
-            self.clamp_logged = self.balance.clamped
-
-    def _balance_offset(self, now: float) -> np.ndarray | None:
-        """The balance offsets to add now, None when off or when the IMU reading is stale (logged once)."""
-        if self.balance is None or self.imu_time is None:
-            return None
-        if now - self.imu_time > float(self.table["imu_timeout"]):
-            if not self.imu_stale_logged:
-                self.get_logger().warning(
-                    f"{self.table['imu_topic']}: no reading for {self.table['imu_timeout']} s: no balance offset"
-                )
-                self.imu_stale_logged = True
-            return None
-        self.imu_stale_logged = False
-        return self.offset
+        if self.t_walk is not None and now >= self.t_walk:  # the approach has no trunk-pitch reference: no feedback
+            self.balance.take(msg, now, self.engine.params.trunk_pitch)
 
     def _on_joint_states(self, data: bytes) -> None:
         """/joint_states taken serialized: only its stamp is read per period, the whole message only for the pose."""
@@ -334,7 +303,7 @@ class WalkNode(Node):
         n = min(n, len(self.times) - 2 - lo)  # fewer in the first message (its samples start at the approach)
         t = np.asarray(self.times[lo : lo + n])
         q = np.asarray(self.qs[lo - 2 : lo + n + 2])
-        off = self._balance_offset(now)
+        off = None if self.balance is None else self.balance.offset_at(now, float(self.table["imu_timeout"]))
         if off is not None:
             q = q + off  # a constant offset: velocities and accelerations unchanged
         if self._cdr is None or self._cdr.n_points != n:

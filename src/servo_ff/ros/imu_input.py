@@ -5,8 +5,9 @@ Each message is taken serialized (orientation and its covariance's element 0 rea
 :func:`servo_ff.ros.cdr_template.cdr_imu`; other encodings through rclpy) and checked: an orientation the IMU declares
 absent (REP-145, :mod:`servo_ff.dynamics.imu_reading`) or one the gravity direction cannot come from is refused, and
 the last good one is held. A taken orientation is pending for the next tick (which consumes it; the controller holds
-the last good gravity). One older than the node's ``imu_timeout`` stays in use and is reported: a line when it goes
-stale and when orientations come again, and its age in the node's diagnostics (:meth:`ImuInput.state`)."""
+the last good gravity). One older than the node's ``imu_timeout`` (by its header stamp, or its arrival) stays in use
+and is reported: a line when it goes stale and when orientations come again, and its age in the node's diagnostics
+(:class:`servo_ff.ros.input_age.InputAge`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sensor_msgs.msg import Imu
 from servo_ff.dynamics.imu_reading import declared_absent
 
 from .cdr_template import cdr_imu
+from .input_age import InputAge, reading_time
 from .joint_command_cdr import deserialized
 
 
@@ -26,22 +28,22 @@ class ImuInput:
     controller cannot take (:func:`servo_ff.dynamics.inverse_dynamics.gravity_from_imu`)."""
 
     def __init__(self, topic: str, check: Callable, info: Callable[[str], object], warning: Callable[[str], object]):
-        self.topic, self._check, self._info, self._warning = topic, check, info, warning
+        self.topic, self._check = topic, check
         self.pending: np.ndarray | None = None  # (x, y, z, w) for the next tick
-        self.at: float | None = None  # [s, node clock] of the last orientation taken
-        self.stale = False
+        held = "the feed-forward holds the last one"
+        self.age = InputAge(topic, "orientation", "orientations", "imu_timeout", held, info, warning)
 
     def take(self, data: bytes, now: float) -> str | None:
-        """One serialized Imu at ``now`` [s]: its orientation pending for the next tick (None), or the refusal (the
-        last good one held)."""
+        """One serialized Imu arrived at ``now`` [s]: its orientation pending for the next tick (None), or the refusal
+        (the last good one held)."""
         read = cdr_imu(data)  # (stamp, orientation, its covariance[0]) in place, no message built
         if read is None:  # an encoding other than little-endian CDR: rclpy's message
             try:
                 msg = deserialized(data, Imu)
             except ValueError as e:
                 return f"{self.topic}: {e}; ignored"
-            o = msg.orientation
-            read = (None, (o.x, o.y, o.z, o.w), msg.orientation_covariance[0])
+            o, st = msg.orientation, msg.header.stamp
+            read = (st.sec + st.nanosec * 1e-9, (o.x, o.y, o.z, o.w), msg.orientation_covariance[0])
         quat = np.array(read[1])
         why = declared_absent("orientation", read[2])
         if why is None:
@@ -54,22 +56,10 @@ class ImuInput:
                 f"IMU orientation {quat.tolist()} on {self.topic} rejected ({why}); holding the last good gravity "
                 "direction"
             )
-        self.pending, self.at = quat, now
-        if self.stale:
-            self.stale = False
-            self._info(f"{self.topic}: orientations again")
+        self.pending = quat
+        self.age.taken(reading_time(now, read[0]))
         return None
 
-    def state(self, now: float, timeout: float) -> str:
-        """For diagnostics at ``now`` [s]: ``none yet (upright assumed)``, ``<age> s old`` or, older than
-        ``timeout`` [s] (said once when it becomes so), ``stale: <age> s old, the last one held``."""
-        if self.at is None:
-            return "none yet (upright assumed)"
-        age = now - self.at
-        if not self.stale and age > timeout:
-            self.stale = True
-            self._warning(
-                f"{self.topic}: no orientation for {age:.3g} s (imu_timeout {timeout:g} s): the feed-forward holds "
-                "the last one"
-            )
-        return f"stale: {age:.3f} s old, the last one held" if self.stale else f"{age:.3f} s old"
+    @property
+    def stale(self) -> bool:
+        return self.age.stale

@@ -1,0 +1,53 @@
+"""The walk node's balance input: each trunk IMU reading (sensor_msgs/Imu: orientation and angular velocity) gives
+the ankle and hip offsets of :class:`servo_ff.dynamics.walk_balance.BalanceFeedback`, added to every point of the
+next published trajectory while the reading is younger than ``imu_timeout`` — by its header stamp, or its arrival
+(:func:`servo_ff.ros.input_age.reading_time`). A reading the offsets cannot come from (REP-145's "not given", a zero
+or non-finite quaternion, a rate that is not there while a rate gain is used: :mod:`servo_ff.dynamics.imu_reading`)
+is refused with a throttled line naming the topic, and the last good offsets stand while they are fresh. A stale
+reading gives no offset: said once, and said again when readings come back (:class:`~.input_age.InputAge`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .input_age import InputAge, reading_time
+
+
+class ImuBalance:
+    """``balance`` (a :class:`~servo_ff.dynamics.walk_balance.BalanceFeedback`) fed from ``topic``; ``logger()``
+    the node's logger (called at each line)."""
+
+    def __init__(self, balance: Any, topic: str, logger: Callable[[], Any]):
+        self.balance, self.topic, self._log = balance, topic, logger
+        self.offset = np.zeros(balance.n)  # [rad] the offsets of the last good reading
+        say = (lambda m: logger().info(m)), (lambda m: logger().warning(m))
+        self.age = InputAge(topic, "reading", "readings", "imu_timeout", "no balance offset", *say)
+        self.clamp_logged = 0
+
+    def take(self, msg: Any, now: float, trunk_pitch: float) -> None:
+        """One Imu arrived at ``now`` [s]: its offsets about the gait's ``trunk_pitch`` [rad], or a refusal."""
+        o, w, st = msg.orientation, msg.angular_velocity, msg.header.stamp
+        cov0 = (msg.orientation_covariance[0], msg.angular_velocity_covariance[0])
+        try:
+            off = self.balance.offsets((o.x, o.y, o.z, o.w), (w.x, w.y, w.z), trunk_pitch, cov0)
+        except ValueError as e:  # the last good offsets stand until imu_timeout
+            self._log().warning(f"{self.topic}: {e}; no balance offset from this reading", throttle_duration_sec=5.0)
+            return
+        self.offset = off
+        self.age.taken(reading_time(now, st.sec + st.nanosec * 1e-9))
+        if self.balance.clamped > self.clamp_logged:
+            self._log().warning(
+                f"balance offsets held at ±{self.balance.gains.limit} rad ({self.balance.clamped} so far)",
+                throttle_duration_sec=5.0,
+            )
+            self.clamp_logged = self.balance.clamped
+
+    def offset_at(self, now: float, timeout: float) -> np.ndarray | None:
+        """The offsets [rad] to add at ``now`` [s]; None before the first reading or when it is older than
+        ``timeout`` [s]."""
+        if self.age.state(now, timeout) is None or self.age.stale:
+            return None
+        return self.offset
