@@ -33,7 +33,7 @@ from .alpha_current import alpha_table_current_law
 from .mujoco_humanoid import GAIN_RATIO
 from .mujoco_model import OBSTACLE_SHAPES, place_board, place_obstacle, place_on_ground
 from .mujoco_servos import MujocoServos, PhysicsDiverged, ServoOptions
-from .walk_balance import trunk_pitch_roll
+from .walk_balance import BalanceFeedback, BalanceGains, trunk_pitch_roll
 from .walk_pattern import WalkEngine, WalkFrames, WalkParams, WalkPlan
 
 REPO = Path(__file__).resolve().parents[3]
@@ -130,6 +130,8 @@ def simulate_walk(
     frames: WalkFrames | None = None,
     ready: tuple[WalkPlan, np.ndarray, float] | None = None,
     probe: Callable[[float, MujocoServos], None] | None = None,
+    balance: BalanceGains | None = None,
+    balance_period: float = 0.1,
 ) -> WalkRun:
     """One walk of ``n_steps`` steps at ``vx`` [m/s] under ``controller`` ("high", "low", "ff"); ``obstacle`` [m]: a box
     that high under the second foot at the middle of its ``obstacle_step``-th swing (as the DDS mission);
@@ -146,7 +148,10 @@ def simulate_walk(
     placo's (e.g. :func:`.nimbro_cpg_plan.cpg_plan`; ``vx``, ``n_steps``, ``params``, ``frames`` unused): its
     ``steps`` give the obstacle's time (step ``obstacle_step``'s start + half a period: the CPG's swing lasts the whole
     step) and the energy rows' (each step's start + one period); ``probe``: called after each control period's physics
-    with (t [s from the walk start], the servo layer), to read the sim (it must not change it)."""
+    with (t [s from the walk start], the servo layer), to read the sim (it must not change it); ``balance``: the walk
+    node's balance feedback (:class:`.BalanceFeedback`) on the trunk IMU from the walk start, its offsets updated
+    every ``balance_period`` [s] (rounded to control periods; the walk node's: each trajectory message, 0.1 s) and
+    added to the desired positions (placo plans only: the offsets are about its ``trunk_pitch``)."""
     if controller not in CONTROLLERS:
         raise ValueError(f"controller must be 'high', 'low' or 'ff', got {controller!r}")
     law = firmware_row(firmware) if isinstance(firmware, str) else firmware  # an unknown row: one line naming the rows
@@ -154,6 +159,8 @@ def simulate_walk(
         raise ValueError(f"desired must be one of {', '.join(DESIRED)}, got {desired!r}")
     if obstacle_shape not in OBSTACLE_SHAPES:
         raise ValueError(f"obstacle_shape must be one of {', '.join(OBSTACLE_SHAPES)}, got {obstacle_shape!r}")
+    if balance is not None and ready is not None:
+        raise ValueError("balance: the feedback is about placo's trunk_pitch; a ready plan has none")
     if ready is None:
         engine = WalkEngine(urdf, params, frames)
         plan, q_stand = settled_plan(engine.plan((vx, 0.0, 0.0), n_steps), engine.q_stand, plan_grid)
@@ -210,6 +217,8 @@ def simulate_walk(
         fperm = [plan.joints.index(j) for j in ff.robot.joint_names]
         f2s = [ff.robot.joint_names.index(j) for j in sv.joint_names]
     c_plan = np.interp(tc, plan.t, plan.c_left)
+    feedback = BalanceFeedback(urdf, plan.joints, balance) if balance is not None else None
+    every, offset = max(1, round(balance_period / control_dt)), np.zeros(len(plan.joints))
     force, xy = np.zeros((len(t), 2)), np.zeros((len(t), 2, 2))
     m = sv.model
     soles = [next(g for g in range(m.ngeom) if m.geom_bodyid[g] == b and m.geom_contype[g]) for b in sv.sim.feet[:2]]
@@ -234,11 +243,15 @@ def simulate_walk(
             else:
                 place_obstacle(sv.model, data, geom, sv.sim.feet, "", obstacle)
             t_obstacle = math.inf
-        goal = q[k, perm]
+        if feedback is not None and k >= k0 and (k - k0) % every == 0:
+            imu = sv.imu()
+            offset = feedback.offsets(imu.orientation, imu.angular_velocity, engine.params.trunk_pitch)
+        qk = q[k] + offset  # a constant offset between updates: q̇, q̈ unchanged
+        goal = qk[perm]
         if ff is not None:
             w, x, y, z = data.xquat[trunk] if imu_roll else pitch_only(data.xquat[trunk])
             goal = np.asarray(
-                ff.tick(q[k, fperm], dq[k, fperm], ddq[k, fperm], imu_quat=(x, y, z, w), u_bat=u_bat,
+                ff.tick(qk[fperm], dq[k, fperm], ddq[k, fperm], imu_quat=(x, y, z, w), u_bat=u_bat,
                         c_left=float(c_plan[k]))
             )[f2s]  # fmt: skip
         sv.command(goal)
