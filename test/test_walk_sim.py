@@ -211,3 +211,35 @@ def test_pitch_only_keeps_the_trunk_pitch_and_drops_roll_and_yaw():
     assert (x, z) == (0.0, 0.0)
     assert trunk_pitch_roll((x, y, z, w)) == pytest.approx((trunk_pitch_roll((*q[1:], q[0]))[0], 0.0))
     assert trunk_pitch_roll((x, y, z, w))[0] == pytest.approx(0.2)
+
+
+def test_balance_feedback_offsets_the_goals_by_the_trunk_imus_offsets():
+    """``balance``: the walk node's offsets from the trunk IMU added to the goals. Updated once (a period longer than
+    the run) at the walk start, every goal after it is the plan's plus the offsets of the trunk orientation there
+    (to one encoder count), on the ankles alone (the gains' joints); a ready plan has no trunk-pitch reference."""
+    from servo_ff.dynamics.walk_balance import BalanceFeedback, BalanceGains
+    from servo_ff.dynamics.walk_pattern import WalkEngine
+    from servo_ff.dynamics.walk_sim import OP3_URDF, simulate_walk
+
+    gains = BalanceGains(ankle_pitch=0.8, ankle_roll=0.8)
+    seen: dict[str, list] = {"plain": [], "fed": []}
+
+    def probe(key: str):
+        return lambda t, sv: seen[key].append((t, sv.goal.copy(), sv.data.xquat[sv.sim.root_body].copy()))
+
+    simulate_walk("high", 2, probe=probe("plain"))
+    run = simulate_walk("high", 2, probe=probe("fed"), balance=gains, balance_period=100.0)
+    names = run.joints
+    t = np.array([s[0] for s in seen["fed"]])
+    k0 = int(np.searchsorted(t, -1e-9))  # the first period of the walk: its offsets read the state probed before it
+    w, x, y, z = seen["fed"][k0 - 1][2]
+    fb = BalanceFeedback(OP3_URDF, names, gains)
+    expected = fb.offsets((x, y, z, w), (0.0, 0.0, 0.0), WalkEngine(OP3_URDF).params.trunk_pitch)
+    assert np.count_nonzero(expected) == 4 and np.abs(expected).max() > 2e-3  # four ankle joints, beyond a count
+    n = min(len(seen["plain"]), len(seen["fed"]))
+    diff = np.array([seen["fed"][k][1] - seen["plain"][k][1] for k in range(n)])
+    count = 2 * math.pi / 4096
+    assert np.abs(diff[: k0 - 1]).max() == 0.0  # before the walk: no feedback
+    np.testing.assert_allclose(diff[k0 + 1 :], np.broadcast_to(expected, diff[k0 + 1 :].shape), rtol=0, atol=count)
+    with pytest.raises(ValueError, match="trunk_pitch"):
+        simulate_walk("high", 1, balance=gains, ready=(None, None, 0.5))
