@@ -302,6 +302,7 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
                 KeyValue(key="goal_age_s", value=f"{age:.3f}" if math.isfinite(age) else "never"),
                 KeyValue(key="trajectory", value=following),
                 KeyValue(key="goals_moved_by_limit_change", value=str(g.limit_moves)),
+                KeyValue(key="trajectory_samples_held_at_limits", value=str(g.held_samples)),
                 KeyValue(key="published_states", value=str(self.ticks)),
             ],
         )

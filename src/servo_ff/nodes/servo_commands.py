@@ -140,8 +140,7 @@ class ServoCommands:
             self.traj, self.pending = self.pending, None
         if self.traj is None:
             return
-        goal = self.traj.spline.position(t)
-        np.minimum(np.maximum(goal, self.gate.lower, out=goal), self.gate.upper, out=goal)
+        goal = self.gate.hold_sample(self.traj.spline.position(t), self.names["joint_trajectory"])
         self.gate.goal = goal
         self.hw_write_goal(goal.copy())
         if t >= self.traj.end:

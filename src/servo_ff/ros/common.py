@@ -104,6 +104,7 @@ class GoalGate:
     last_reject_time: float = -math.inf
     recent: deque = field(default_factory=lambda: deque(maxlen=32))  # latest rejection reasons
     limit_moves: int = 0  # held goals moved by a change of the joint limits
+    held_samples: int = 0  # trajectory samples held at a joint limit (the spline overshoots between its points)
     clock: Callable[[], float] = time.monotonic  # [s] of the accept/reject times (a test injects a fake clock)
 
     def __post_init__(self) -> None:
@@ -140,6 +141,24 @@ class GoalGate:
         self.goal = goal
         self.accepted += 1
         self.last_accept_time = self.clock()
+        return goal
+
+    def hold_sample(self, goal: np.ndarray, source: str) -> np.ndarray:
+        """A followed trajectory's sample ``goal`` [rad], held within the limits in place. Its points are within
+        them (checked on arrival), but the quintic between two of them can overshoot a limit they approach; each
+        such sample is counted (:attr:`held_samples`) and said (throttled), never written beyond the limit."""
+        out = (goal < self.lower) | (goal > self.upper)
+        if out.any():
+            i = int(np.argmax(out))
+            self.held_samples += 1
+            self.throttle(
+                f"{source}:held:{self.joints[i]}",
+                self.warn,
+                f"{source}: the trajectory between its points reaches {self.joints[i]}={goal[i]:.4f} rad, beyond its "
+                f"joint limits [{self.lower[i]:.4f}, {self.upper[i]:.4f}] rad; held at the limit "
+                f"({self.held_samples} samples so far)",
+            )
+            np.minimum(np.maximum(goal, self.lower, out=goal), self.upper, out=goal)
         return goal
 
     def set_limits(self, lower: np.ndarray, upper: np.ndarray) -> list[str]:
