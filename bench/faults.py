@@ -26,7 +26,8 @@ catches garbled high bytes only).
 the client, the backlog in which the ledger must keep count (single-servo transactions, resync markers and reads
 beyond its length included).
 
-Last line: ``RESULT stale_valid=<int> corrupt_accepted=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>``.
+Last line: ``RESULT stale_valid=<int> corrupt_accepted=<int> bad_goals=<int> silent_rate_ratio=<x> cycles=<int>
+exceptions=<int>`` (exceptions: raised by the bus during the run, each printed).
 """
 
 from __future__ import annotations
@@ -219,11 +220,13 @@ class Result:
     bad_goals: int
     ratio: float
     cycles: int
+    exceptions: int
 
     def line(self) -> str:
         return (
             f"RESULT stale_valid={self.stale_valid} corrupt_accepted={self.corrupt_accepted} "
-            f"bad_goals={self.bad_goals} silent_rate_ratio={self.ratio:.3f} cycles={self.cycles}"
+            f"bad_goals={self.bad_goals} silent_rate_ratio={self.ratio:.3f} cycles={self.cycles} "
+            f"exceptions={self.exceptions}"
         )
 
 
@@ -276,8 +279,9 @@ def run(proto: Proto, cycles: int, n: int, seed: int) -> Result:
                     bus.cycle(bad, kp)
                 except GoalRejected:
                     refused += 1
-                except Exception:  # noqa: BLE001
+                except Exception as e:  # noqa: BLE001
                     exceptions += 1
+                    print(f"cycle {k} (hostile goal): {type(e).__name__}: {e}", file=sys.stderr)
             try:
                 s = bus.cycle(goal, kp)
             except Exception as e:  # noqa: BLE001
@@ -397,7 +401,7 @@ def run(proto: Proto, cycles: int, n: int, seed: int) -> Result:
         print(f"{what:<{w}}  {v:>24}")
     for ex in audit.examples:
         print(f"not its own intact reply: {ex}")
-    return Result(stale, garbled, bad_goals, ratio, int(done.sum()))
+    return Result(stale, garbled, bad_goals, ratio, int(done.sum()), exceptions)
 
 
 def main() -> int:

@@ -119,7 +119,10 @@ class FakeServos:
     last one repeated) — deterministic faults. The thread stops and is joined before the fds close (a thread
     blocked on a closed fd would read a reused one)."""
 
-    def __init__(self, replies: bytes | list[bytes]):
+    def __init__(self, replies: bytes | list[bytes], decoder=StreamDecoder, instruction: int = pr.INST_SYNC_READ):
+        """``decoder``/``instruction``: another protocol's stream decoder and the read it answers (Protocol 1.0:
+        ``StreamDecoder1``, ``INST_BULK_READ``)."""
+        self._decoder, self._instruction = decoder, instruction
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
         self.device = os.ttyname(self.slave)
@@ -130,12 +133,12 @@ class FakeServos:
         self._thread.start()
 
     def _serve(self) -> None:
-        dec = StreamDecoder()
+        dec = self._decoder()
         while not self._stop.is_set():
             if not select.select([self.master], [], [], 0.01)[0]:
                 continue
             for p in dec.feed(os.read(self.master, 1024)):
-                if p.instruction == pr.INST_SYNC_READ:
+                if getattr(p, "instruction", getattr(p, "code", None)) == self._instruction:
                     os.write(self.master, self.replies[min(self.served, len(self.replies) - 1)])
                     self.served += 1
 

@@ -6,11 +6,14 @@ import pytest
 from dxl_harness import FakeServos
 
 from servo_ff.bus import control_table as ct
+from servo_ff.bus import protocol1 as p1
 from servo_ff.bus.bus_types import STATE_DTYPE
 from servo_ff.bus.dynamixel import protocol as pr
 from servo_ff.bus.dynamixel.bus import BusConfig, DynamixelBus
+from servo_ff.bus.dynamixel.bus_p1 import DynamixelBus1
 from servo_ff.bus.dynamixel.p1_units import state_record
 from servo_ff.bus.dynamixel.plausible_state import plausible_states, state_bounds
+from servo_ff.bus.protocol1 import StreamDecoder1
 
 
 def _record(current: int = 0, velocity: int = 0, position: int = 2048) -> bytes:
@@ -66,3 +69,27 @@ def test_a_reply_with_a_good_crc_and_impossible_values_is_corrupt(bad):
     assert np.isnan(first.position[1]) and np.isnan(second.position[1])
     assert bus.stats[2].corrupt == 2 and bus.stats[2].ok == 1 and bus.stats[1].corrupt == 0
     assert bus.implausible == 2
+
+
+P1_DATA = bytes([0x00, 0x08, 0x2C, 0x00, 0x10, 0x00])  # position 2048, speed 44, load 16
+
+
+@pytest.mark.parametrize(
+    "error,data,count",
+    [
+        (p1.ERR_ANGLE_LIMIT, P1_DATA, "status_errors"),  # its raw bytes are no state record
+        (0, P1_DATA[:4] + bytes([0x00, 0x80]), "corrupt"),  # Present Load 0x8000: beyond the int16 field
+    ],
+    ids=["status error", "load high byte garbled"],
+)
+def test_protocol1_one_bad_reply_among_good_ones_costs_its_servo_alone(error, data, count):
+    """BULK_READ replies of ids 1–3 with 2's bad: 2 invalid and counted, 1 and 3 valid (the range check had
+    raised on both: a status error's 6 raw bytes joined to the 10-byte records, and a load that does not fit)."""
+    replies = p1.encode(1, 0, P1_DATA) + p1.encode(2, error, data) + p1.encode(3, 0, P1_DATA)
+    with FakeServos(replies, StreamDecoder1, p1.INST_BULK_READ) as fake:
+        cfg = BusConfig(port=fake.device, ids=[1, 2, 3], model="mx106-p1", protocol="dxl1", latency_timer_ms=1.0,
+                        timeout_ms=20.0)  # fmt: skip
+        with DynamixelBus1(cfg).open() as bus:
+            s = bus.read_state()
+    assert s.valid.tolist() == [True, False, True]
+    assert getattr(bus.stats[2], count) == 1 and bus.stats[1].ok == bus.stats[3].ok == 1

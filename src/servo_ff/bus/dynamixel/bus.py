@@ -102,10 +102,7 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
                 return self._state(ids, raw, np.ones(n, dtype=bool), stamp, np.full(n, g.block_stamp))
         received, errors, failed, stamps = (g.received, g.errors, g.failed, g.stamps) if asked else ({}, {}, {}, {})
         bus_alive = len(failed) < len(asked)  # nobody answered: a bus outage, not a silent servo
-        have = [i for i in ids if i in received]
-        records = np.frombuffer(b"".join([received[i] for i in have]), dtype=STATE_DTYPE)
-        sane = dict(zip(have, plausible_states(self._bounds, records).tolist()))
-        good = []
+        taken = []  # replies without a status error: range-checked below
         for i in ids:
             st = self.stats[i]
             if st.skipping:
@@ -114,22 +111,26 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
             if i in received:
                 st.misses = 0
                 err = errors[i]
-                if err & 0x7F:
+                if err & 0x7F:  # (Protocol 1.0 keeps such a reply's raw bytes, not a state record)
                     st.status_errors += 1
                     st.last_error = self.ph.getRxPacketError(err)
                     continue
-                if not sane[i]:
-                    self.implausible += 1
-                    self._missed(st, i, "corrupt", bus_alive, stamp)
-                    continue
-                st.ok += 1
-                good.append(i)
+                taken.append(i)
                 continue
             self._missed(st, i, failed.get(i, "timeouts"), bus_alive, stamp)
+        records = np.frombuffer(b"".join([received[i] for i in taken]), dtype=STATE_DTYPE)
+        sane = plausible_states(self._bounds, records)
+        for i, ok in zip(taken, sane.tolist()):
+            if ok:
+                self.stats[i].ok += 1
+            else:
+                self.implausible += 1
+                self._missed(self.stats[i], i, "corrupt", bus_alive, stamp)
+        good = {i for i, ok in zip(taken, sane.tolist()) if ok}
         raw = np.zeros(n, dtype=STATE_DTYPE)
         valid = np.array([i in good for i in ids], dtype=bool)
         if good:
-            raw[valid] = np.frombuffer(b"".join([received[i] for i in good]), dtype=STATE_DTYPE)
+            raw[valid] = records[sane]
         arrival = np.array([stamps[i] if v else np.nan for i, v in zip(ids, valid)], dtype=np.float64)
         self._probe(stamp)
         return self._state(ids, raw, valid, stamp, arrival)

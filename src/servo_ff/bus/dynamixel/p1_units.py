@@ -117,5 +117,5 @@ def state_record(data: bytes, sign_bit: int = 10) -> bytes:
     ``STATE_DTYPE`` (load in the current field), so that its cycle logic applies unchanged."""
     pos = data[0] | data[1] << 8
     vel = sign_magnitude(data[2] | data[3] << 8, sign_bit)
-    load = sign_magnitude(data[4] | data[5] << 8, sign_bit)
-    return _STATE.pack(load, vel, pos)
+    load = sign_magnitude(data[4] | data[5] << 8, sign_bit)  # up to ±0xFBFF garbled: held in the int16 field,
+    return _STATE.pack(max(-0x8000, min(0x7FFF, load)), vel, pos)  # out of range either way
