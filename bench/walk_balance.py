@@ -18,8 +18,9 @@ XM430's factory position mode (``firmware xm430_position``); at k_P 3000 (servo 
 ``rate`` updated every 8 ms (each control period). Reported per run: fell (time from the walk start) or stood, the
 trunk's x travel and the plan's CoM travel over the same time, and their ratio.
 
-Last line: RESULT kp800_<set>=S|F … fw800_<set>=S|F … kp3000_none_ratio=… kp3000_rate_ratio=… kp3000_rate8ms_ratio=…
-(S stood, F fell; ratio = trunk travel / planned travel).
+Last line: RESULT kp800_<set>=S|F … fw800_<set>=S|F … kp3000_none=S|F kp3000_none_ratio=… kp3000_rate=S|F
+kp3000_rate_ratio=… kp3000_rate8ms=S|F kp3000_rate8ms_ratio=… (S stood, F fell; ratio = trunk travel / planned
+travel up to the end or the fall).
 """
 
 from __future__ import annotations
@@ -60,9 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         what = f"fell {r.fell_at:.2f} s" if r.fell else "stood"
         print(f"{name:<16} {kp:>6g} {fw or 'servo file':<15} {key:<6} {period:>6g}s  {what:<14} "
               f"{r.travel:>7.3f} {r.planned:>7.3f} {ratio:>6.2f}", flush=True)  # fmt: skip
-        out[name] = f"{ratio:.2f}" if name.startswith("kp3000") else ("F" if r.fell else "S")
-    keys = [k for k in out if not k.startswith("kp3000")] + ["kp3000_none", "kp3000_rate", "kp3000_rate8ms"]
-    print("RESULT " + " ".join(f"{k}{'_ratio' if k.startswith('kp3000') else ''}={out[k]}" for k in keys))
+        out[name] = "F" if r.fell else "S"
+        if name.startswith("kp3000"):
+            out[f"{name}_ratio"] = f"{ratio:.2f}"
+    print("RESULT " + " ".join(f"{k}={v}" for k, v in out.items()))
     return 0
 
 

@@ -189,7 +189,7 @@ def test_a_trajectory_sample_beyond_the_limits_is_held_there_counted_and_said():
     assert inside[0] == 1.0 - grid_top and g.held_samples == 0 and not said
     held = [g.hold_sample(spline.position(x), "servo/joint_trajectory")[0] for x in ts]
     assert held == [1.0] * len(ts) and g.held_samples == len(ts) > 0
-    assert said[0].startswith("servo/joint_trajectory: the trajectory between its points reaches a=1.0")
+    assert said[0].startswith("servo/joint_trajectory: the followed trajectory reaches a=1.0")
     assert "held at the limit (1 samples so far)" in said[0]
 
 

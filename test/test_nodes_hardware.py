@@ -64,6 +64,11 @@ def test_joint_states_and_supply(ros):
     np.testing.assert_allclose(msg.position, vbus["bus"].theta, atol=0.02)  # rad, from the encoder counts
     wait_for(lambda: supply and supply[-1].present, 20.0, "supply voltage")
     assert abs(supply[-1].voltage - vbus["bus"].supply_voltage) < 0.2  # V
+    # read every health_period (0.5 s), republished every supply_period (0.1 s): each message is stamped with its
+    # reading (the feed-forward node judges its age by it), so the messages between two reads carry one stamp
+    wait_for(lambda: len(supply) >= 2 and supply[-1].header.stamp == supply[-2].header.stamp, 20.0, "one reading")
+    s = supply[-1].header.stamp
+    assert 0 < node.now_s() - (s.sec + s.nanosec * 1e-9) < 60.0
 
 
 def test_goal_moves_servo_and_p_gain_is_written(ros):

@@ -151,5 +151,14 @@ def test_walk_node_adds_the_imu_readings_balance_offsets_to_the_published_points
             walk._on_imu(ahead)
             traj = _published(walk, clock, 1.95)
             np.testing.assert_allclose(traj.q - planned_at(traj), np.broadcast_to(expected, traj.q.shape), atol=1e-12)
+            # a stamp further back than max(1 s, 10 imu_timeout) reads as another clock's: said once, the arrival used
+            said.warnings.clear()
+            clock[0] = 12.0
+            for _ in range(2):
+                boot = _imu(ref + PITCH_ERR, ROLL)
+                boot.header.stamp.sec = 3  # 9 s before its arrival
+                walk._on_imu(boot)
+            assert sum("taken as another clock's" in m for m in said.warnings) == 1, said.warnings
+            assert walk.balance.age.foreign_stamps == 2 and walk.balance.offset_at(12.05, 0.1) is not None
         finally:
             walk.destroy_node()

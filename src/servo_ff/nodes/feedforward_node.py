@@ -264,21 +264,18 @@ class FeedForwardNode(Node):
             self._js_sub = None
 
     def _on_imu(self, data: bytes) -> None:
-        refusal = self.imu_input.take(data, self._now())
+        refusal = self.imu_input.take(data, self._now(), float(self.table["imu_timeout"]))
         if refusal:  # one throttled line for a stream of bad messages, not one per message
             self._warn("imu", refusal)
 
     def _on_supply(self, msg: BatteryState) -> None:
-        reason = self.ctrl.supply_refusal(msg.voltage)
+        reason, st = self.ctrl.supply_refusal(msg.voltage), msg.header.stamp  # stamp: the reading's (hardware node)
         if reason is None:
             self.u_bat = float(msg.voltage)
-            self.supply_age.taken(self._now())
+            self.supply_age.taken(self._now(), st.sec + st.nanosec * 1e-9, float(self.table["supply_timeout"]))
         else:
-            self._warn(
-                "supply",
-                f"supply voltage {msg.voltage:.6g} V on {TOPIC_SUPPLY} refused ({reason}); holding "
-                f"the last good {self.ctrl.u_bat:.3f} V",
-            )
+            held = f"holding the last good {self.ctrl.u_bat:.3f} V"
+            self._warn("supply", f"supply voltage {msg.voltage:.6g} V on {TOPIC_SUPPLY} refused ({reason}); {held}")
 
     def _on_support(self, msg: Float64) -> None:
         refusal = self.support.update(msg.data, self._now())

@@ -66,7 +66,8 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
         ParamSpec(
             "supply_timeout",
             1.0,
-            "a servo_supply voltage older than this is reported stale (log, diagnostics WARN); it stays in use",
+            "a servo_supply voltage older than this (by its stamp: the servo node's reading, every health_period) is "
+            "reported stale (log, diagnostics WARN); it stays in use. Above the servo node's health_period",
             "s",
             lo=1e-3,
             hi=3600.0,
@@ -74,7 +75,8 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
         ParamSpec(
             "support_timeout",
             0.5,
-            "a support_coefficient older than this is reported stale (log, diagnostics WARN); it stays in use",
+            "a support_coefficient older than this is reported stale (log, diagnostics WARN); it stays in use. Above "
+            "the walk node's publish_period (it sends the coefficient when it changes and at least that often)",
             "s",
             lo=1e-3,
             hi=3600.0,

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.parameter import Parameter
+from rclpy.time import Time
 
 from servo_ff.bus import bus_types
 from servo_ff.bus import control_table as ct
@@ -74,6 +75,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.temperature = np.full(n, np.nan)
         self.temperature_trend = TemperatureTrend(n, table["thermal_time_constant"])  # time to temperature_limit
         self.voltage = np.full(n, np.nan)
+        self.voltage_at = np.full(n, np.nan)  # [s, node clock] of each servo's voltage reading
         self.hw_error = np.full(n, -1, dtype=np.int64)
         self.operating_modes: dict[int, int] = {}  # id → Operating Mode, read when an effort limit needs it
         self.limits_written: dict[tuple[str, str], int] = {}  # (joint, item) → raw: the last velocity/effort limit
@@ -353,6 +355,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         ok = h.valid
         k = self._rows(h.ids)[ok]
         self.voltage[k], self.temperature[k], self.hw_error[k] = h.voltage[ok], h.temperature[ok], h.hw_error[ok]
+        self.voltage_at[k] = self.now_s()
         self._check_reboots(h)
         fresh = np.full(len(self.ids), np.nan)  # this read's temperatures, per joint (NaN: no valid reply)
         fresh[k] = h.temperature[ok]
@@ -376,6 +379,10 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
     def hw_supply_voltage(self) -> float:
         ok = np.isfinite(self.voltage)
         return float(self.voltage[ok].mean()) if self.connected and ok.any() else math.nan
+
+    def hw_supply_stamp(self):  # the oldest reading in that mean: servo_supply is republished between health reads
+        ok = np.isfinite(self.voltage)
+        return Time(nanoseconds=int(self.voltage_at[ok].min() * 1e9)).to_msg() if self.connected and ok.any() else None
 
     def hw_diagnostics(self) -> list[DiagnosticStatus]:
         return servo_diagnostics(self)

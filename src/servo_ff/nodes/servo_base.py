@@ -261,6 +261,10 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
                 self.djs.publish(stamp, {"position": pos, "velocity": vel, "effort": eff, **self.hw_state_interfaces()})
         return True
 
+    def hw_supply_stamp(self):
+        """builtin_interfaces/Time of the reading ``hw_supply_voltage`` gives (None: now, a voltage read each call)."""
+        return None
+
     def hw_state_interfaces(self) -> dict[str, np.ndarray]:
         """State interfaces (J,) besides position, velocity and effort, for /dynamic_joint_states."""
         return {}
@@ -269,7 +273,7 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         if not self.configured:
             return
         msg = BatteryState()
-        msg.header.stamp = self.stamp()
+        msg.header.stamp = self.hw_supply_stamp() or self.stamp()  # the voltage's reading, not the republish
         msg.header.frame_id = self.table["prefix"]
         msg.location = self.table["prefix"]
         v = self.hw_supply_voltage()

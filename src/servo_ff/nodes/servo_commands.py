@@ -101,6 +101,7 @@ class ServoCommands:
             self.gate._reject(source, "trajectory", f"trajectory refused whole: {e}")
             self._trajectory_status(msg, now, None, str(e))
             return
+        traj.source = source
         self.gate.accepted += 1
         self.gate.last_accept_time = self.gate.clock()
         self.trajectories += 1
@@ -140,7 +141,7 @@ class ServoCommands:
             self.traj, self.pending = self.pending, None
         if self.traj is None:
             return
-        goal = self.gate.hold_sample(self.traj.spline.position(t), self.names["joint_trajectory"])
+        goal = self.gate.hold_sample(self.traj.spline.position(t), self.traj.source)
         self.gate.goal = goal
         self.hw_write_goal(goal.copy())
         if t >= self.traj.end:

@@ -172,7 +172,7 @@ class WalkNode(Node):
     def _on_imu(self, msg: Imu) -> None:
         now = self.now_s()
         if self.t_walk is not None and now >= self.t_walk:  # the approach has no trunk-pitch reference: no feedback
-            self.balance.take(msg, now, self.engine.params.trunk_pitch)
+            self.balance.take(msg, now, self.engine.params.trunk_pitch, float(self.table["imu_timeout"]))
 
     def _on_joint_states(self, data: bytes) -> None:
         """/joint_states taken serialized: only its stamp is read per period, the whole message only for the pose."""

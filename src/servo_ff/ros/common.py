@@ -144,9 +144,10 @@ class GoalGate:
         return goal
 
     def hold_sample(self, goal: np.ndarray, source: str) -> np.ndarray:
-        """A followed trajectory's sample ``goal`` [rad], held within the limits in place. Its points are within
-        them (checked on arrival), but the quintic between two of them can overshoot a limit they approach; each
-        such sample is counted (:attr:`held_samples`) and said (throttled), never written beyond the limit."""
+        """A followed trajectory's sample ``goal`` [rad] (from ``source``), held within the limits in place. Its path
+        was checked on arrival at 16 samples per segment, but the quintic can overshoot a limit between them, and
+        the limits can change under it; each such sample is counted (:attr:`held_samples`) and said (throttled),
+        never written beyond the limit."""
         out = (goal < self.lower) | (goal > self.upper)
         if out.any():
             i = int(np.argmax(out))
@@ -154,8 +155,8 @@ class GoalGate:
             self.throttle(
                 f"{source}:held:{self.joints[i]}",
                 self.warn,
-                f"{source}: the trajectory between its points reaches {self.joints[i]}={goal[i]:.4f} rad, beyond its "
-                f"joint limits [{self.lower[i]:.4f}, {self.upper[i]:.4f}] rad; held at the limit "
+                f"{source}: the followed trajectory reaches {self.joints[i]}={goal[i]:.4f} rad, beyond its joint "
+                f"limits [{self.lower[i]:.4f}, {self.upper[i]:.4f}] rad; held at the limit "
                 f"({self.held_samples} samples so far)",
             )
             np.minimum(np.maximum(goal, self.lower, out=goal), self.upper, out=goal)

@@ -133,6 +133,7 @@ class FollowTrajectoryAction:
         now = node.now_s()
         try:
             traj = node.plan_trajectory(goal.trajectory, now)
+            traj.source = self.name
         except ValueError as e:  # the state changed since the goal was checked
             self.run = self._runs[bytes(handle.goal_id.uuid)] = _Run(handle, None, self.defaults())
             self.finish(Result.INVALID_GOAL, f"trajectory refused: {e}", abort=True)

@@ -1,10 +1,11 @@
 """The walk node's balance input: each trunk IMU reading (sensor_msgs/Imu: orientation and angular velocity) gives
 the ankle and hip offsets of :class:`servo_ff.dynamics.walk_balance.BalanceFeedback`, added to every point of the
 next published trajectory while the reading is younger than ``imu_timeout`` — by its header stamp, or its arrival
-(:func:`servo_ff.ros.input_age.reading_time`). A reading the offsets cannot come from (REP-145's "not given", a zero
-or non-finite quaternion, a rate that is not there while a rate gain is used: :mod:`servo_ff.dynamics.imu_reading`)
-is refused with a throttled line naming the topic, and the last good offsets stand while they are fresh. A stale
-reading gives no offset: said once, and said again when readings come back (:class:`~.input_age.InputAge`)."""
+(:func:`servo_ff.ros.input_age.reading_time`: a stamp from another clock is said once and the arrival used). A
+reading the offsets cannot come from (REP-145's "not given", a zero or non-finite quaternion, a rate that is not
+there while a rate gain is used: :mod:`servo_ff.dynamics.imu_reading`) is refused with a throttled line naming the
+topic, and the last good offsets stand while they are fresh. A stale reading gives no offset: said once, and said
+again when a fresh one comes (:class:`~.input_age.InputAge`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .input_age import InputAge, reading_time
+from .input_age import InputAge
 
 
 class ImuBalance:
@@ -27,8 +28,9 @@ class ImuBalance:
         self.age = InputAge(topic, "reading", "readings", "imu_timeout", "no balance offset", *say)
         self.clamp_logged = 0
 
-    def take(self, msg: Any, now: float, trunk_pitch: float) -> None:
-        """One Imu arrived at ``now`` [s]: its offsets about the gait's ``trunk_pitch`` [rad], or a refusal."""
+    def take(self, msg: Any, now: float, trunk_pitch: float, timeout: float) -> None:
+        """One Imu arrived at ``now`` [s]: its offsets about the gait's ``trunk_pitch`` [rad], or a refusal;
+        ``timeout``: ``imu_timeout`` [s] (the bound of a header stamp's lag)."""
         o, w, st = msg.orientation, msg.angular_velocity, msg.header.stamp
         cov0 = (msg.orientation_covariance[0], msg.angular_velocity_covariance[0])
         try:
@@ -37,7 +39,7 @@ class ImuBalance:
             self._log().warning(f"{self.topic}: {e}; no balance offset from this reading", throttle_duration_sec=5.0)
             return
         self.offset = off
-        self.age.taken(reading_time(now, st.sec + st.nanosec * 1e-9))
+        self.age.taken(now, st.sec + st.nanosec * 1e-9, timeout)
         if self.balance.clamped > self.clamp_logged:
             self._log().warning(
                 f"balance offsets held at ±{self.balance.gains.limit} rad ({self.balance.clamped} so far)",

@@ -19,7 +19,7 @@ from sensor_msgs.msg import Imu
 from servo_ff.dynamics.imu_reading import declared_absent
 
 from .cdr_template import cdr_imu
-from .input_age import InputAge, reading_time
+from .input_age import InputAge
 from .joint_command_cdr import deserialized
 
 
@@ -33,9 +33,9 @@ class ImuInput:
         held = "the feed-forward holds the last one"
         self.age = InputAge(topic, "orientation", "orientations", "imu_timeout", held, info, warning)
 
-    def take(self, data: bytes, now: float) -> str | None:
+    def take(self, data: bytes, now: float, timeout: float) -> str | None:
         """One serialized Imu arrived at ``now`` [s]: its orientation pending for the next tick (None), or the refusal
-        (the last good one held)."""
+        (the last good one held); ``timeout``: ``imu_timeout`` [s] (the bound of a header stamp's lag)."""
         read = cdr_imu(data)  # (stamp, orientation, its covariance[0]) in place, no message built
         if read is None:  # an encoding other than little-endian CDR: rclpy's message
             try:
@@ -57,7 +57,7 @@ class ImuInput:
                 "direction"
             )
         self.pending = quat
-        self.age.taken(reading_time(now, read[0]))
+        self.age.taken(now, read[0], timeout)
         return None
 
     @property

@@ -33,7 +33,8 @@ class SupportInput:
         if not (math.isfinite(c) and 0.0 <= c <= 1.0):
             return f"support coefficient {c} on {self.topic} rejected (must be in [0, 1]); holding {self.value}"
         self.value, self.received = c, True
-        self.age.taken(now)
+        if self.used:  # a fixed base's is not judged (nor reported stale)
+            self.age.taken(now)
         return None
 
     def for_tick(self) -> float:

@@ -20,8 +20,9 @@ from .trajectory_cdr import RawPoints, read_trajectory
 class ActiveTrajectory:
     """A JointTrajectory being followed: the spline over every joint, from ``start`` [s, node clock]."""
 
-    def __init__(self, start: float, spline: JointSpline, joints: Sequence[str]):
+    def __init__(self, start: float, spline: JointSpline, joints: Sequence[str], source: str = "trajectory"):
         self.start, self.spline, self.joints = start, spline, list(joints)
+        self.source = source  # the topic or action it came on (for the lines about it)
 
     @property
     def end(self) -> float:
