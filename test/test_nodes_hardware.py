@@ -236,3 +236,27 @@ def test_limits_not_given_are_the_servo_position_range(ros, servo, protocol):
     finally:
         node.destroy_node()
         kept.destroy_node()
+
+
+def test_a_joint_read_beyond_its_limits_is_held_at_the_nearest_limit_and_said(tmp_path, capfd):
+    """Limits [0.5, 2] rad on servos resting near 0 rad: each first reading is outside them; the held goal is the
+    nearest limit (torque on moves the joint there), and a warning names each joint, its reading and its limits
+    (the goal was clipped without a word)."""
+    link = tmp_path / "ttyDXL"
+    vbus = make_bus(link)
+    vbus.start()
+    h = RosHarness(salt=76)
+    try:
+        node, client, states, diags, pub = hardware_on_virtual_bus(
+            h, link, JOINTS, IDS, "mx106", 32.0, "hw_limits_client", position_min=[0.5], position_max=[2.0]
+        )
+        np.testing.assert_array_equal(node.gate.goal, [0.5, 0.5])
+        wait_for(lambda: np.allclose(vbus.theta, [0.5, 0.5], atol=0.05), 30.0, "the joints at the lower limit")
+    finally:
+        h.shutdown()
+        vbus.stop()
+    err = capfd.readouterr().err
+    for joint in JOINTS:
+        said = [ln for ln in err.splitlines() if f"{joint}: read at " in ln]
+        assert len(said) == 1 and "outside its joint limits [0.5000, 2.0000] rad" in said[0], err[-3000:]
+        assert "its goal is held at 0.5000 rad (the nearest limit: torque on moves it there)" in said[0]

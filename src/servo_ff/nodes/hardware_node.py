@@ -289,7 +289,8 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self._stop_loop()
         try:
             self._store(self.bus.read_state())
-            self.gate.goal = np.where(self.valid, np.clip(self.pos, self.gate.lower, self.gate.upper), self.gate.goal)
+            for line in self.gate.hold_readings(np.flatnonzero(self.valid), self.pos):
+                log.warning(f"exit: {line}")
             self.torque_wanted = False
             self._write_goal_and_torque()
         except BUS_OR_VALUE_FAILURES as e:

@@ -64,7 +64,8 @@ class HardwareReadings:
         new = kk[~self.seen[kk]]
         if new.size:
             self.seen[new] = True
-            self.gate.goal[new] = np.clip(self.pos[new], self.gate.lower[new], self.gate.upper[new])
+            for line in self.gate.hold_readings(new, self.pos):
+                self.get_logger().warning(line)
         return new
 
     def _fresh_state(self, bus):

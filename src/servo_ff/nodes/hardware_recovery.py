@@ -37,7 +37,8 @@ class HardwareRecovery:
         """The held goal of joints ``rows`` read this cycle := their reading (within the limits); a trajectory being
         followed stops (it was planned from where the joints were)."""
         rows = rows[self.valid[rows]]
-        self.gate.goal[rows] = np.clip(self.pos[rows], self.gate.lower[rows], self.gate.upper[rows])
+        for line in self.gate.hold_readings(rows, self.pos):
+            self.get_logger().warning(f"{why}: {line}")
         if self.traj is not None or self.pending is not None:
             self.traj = self.pending = None
             self.get_logger().warning(f"{why}: the trajectory being followed is stopped (holding)")

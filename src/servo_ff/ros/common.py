@@ -162,6 +162,21 @@ class GoalGate:
             np.minimum(np.maximum(goal, self.lower, out=goal), self.upper, out=goal)
         return goal
 
+    def hold_readings(self, rows: np.ndarray, pos: np.ndarray) -> list[str]:
+        """The held goal of joints ``rows`` := their reading ``pos[rows]`` [rad], within the limits. A joint read
+        beyond them is held at the nearest limit, which moves it there once torque is on: one line per such joint
+        (the caller logs them), never silent."""
+        rows = np.asarray(rows, dtype=np.int64)
+        want = np.asarray(pos, dtype=np.float64)[rows]
+        held = np.minimum(np.maximum(want, self.lower[rows]), self.upper[rows])
+        self.goal[rows] = held
+        return [
+            f"{self.joints[r]}: read at {w:.4f} rad, outside its joint limits [{self.lower[r]:.4f}, "
+            f"{self.upper[r]:.4f}] rad; its goal is held at {h:.4f} rad (the nearest limit: torque on moves it there)"
+            for r, w, h in zip(rows.tolist(), want.tolist(), held.tolist())
+            if w != h
+        ]
+
     def set_limits(self, lower: np.ndarray, upper: np.ndarray) -> list[str]:
         """New joint limits, and the held goal re-checked against them. A held goal outside the new limits is
         replaced by the nearest admissible goal — the limit it crossed: the closest to what was asked for, and
