@@ -186,3 +186,27 @@ def test_a_garbled_frame_does_not_move_the_read_on_by_its_id_byte():
         tx.route_packet(led, nxt, cnt, None, i, 0x55, 0, tag.ljust(10, b"\0"), 1.1)
     assert {i: d[:4] for i, d in nxt.data.items()} == {1: b"new1", 2: b"new2", 3: b"new3", 4: b"new4"}
     assert cnt.late == 2
+
+
+def test_a_garbled_frame_of_an_earlier_read_does_not_move_this_one_on():
+    """The stale read of the Protocol 1.0 fault run under load (205 entries): an earlier read's reply, garbled with
+    its ID byte reading a servo whose reply that read already had, cannot be its (the ledger cannot own it), and was
+    charged to the read in progress and moved it on to that slot: its own reply there, still to come, was then
+    owed by nobody, and the next read took it, and every reply after it, as fresh. While earlier reads still owe
+    replies it moves nothing."""
+    led, cnt, t = tx.Ledger(), tx.RxCounters(), tx.Timing(1e6)
+    old = tx.Window([1, 2, 3], 10, t, 0.0, 17)
+    old.finish()  # nothing in time: all three owed
+    led.add(old, 0.1)
+    read = tx.Window([1, 2, 3], 10, t, 0.2, 17)
+    tx.route_packet(led, read, cnt, None, 1, 0x55, 0, b"old1".ljust(10, b"\0"), 0.3)  # old's, late
+    tx.route_bad(led, read, cnt, 1, 0.3)  # old's id 2, its ID byte garbled to 1: old cannot own it
+    tx.route_packet(led, read, cnt, None, 3, 0x55, 0, b"old3".ljust(10, b"\0"), 0.3)
+    assert not led and read.last == -1 and read.data == {}  # nothing of read's own yet
+    read.finish()  # read ends here: all of its replies still to come
+    led.add(read, 0.4)
+    nxt = tx.Window([1, 2, 3], 10, t, 0.5, 17)
+    for i, tag in [(1, b"rd-1"), (2, b"rd-2"), (3, b"rd-3"), (1, b"nxt1")]:
+        tx.route_packet(led, nxt, cnt, None, i, 0x55, 0, tag.ljust(10, b"\0"), 0.6)
+    assert {i: d[:4] for i, d in nxt.data.items()} == {1: b"nxt1"}  # read's replies late, never nxt's
+    assert cnt.late == 5

@@ -140,15 +140,20 @@ class Window:
         if len(params) == self.data_len:
             self._advance(self.pos[i], t)
 
-    def bad(self, id_byte: int, t: float) -> None:
+    def bad(self, id_byte: int, t: float, move: bool = True) -> None:
         """A garbled frame whose ID byte reads ``id_byte``: charged to that servo if it is still waiting. It moves
         the transaction on by one slot at most (it sits in the next one at least): its ID byte may be garbled too,
         and read as a later servo's it would end the transaction before the replies still to come, which would then
-        be owed by nobody."""
+        be owed by nobody. ``move`` False (earlier transactions still owe replies, so the frame may be one of
+        theirs, its ID byte garbled to a servo whose reply they already had): it moves nothing; the slot it took
+        would otherwise be skipped, and this transaction's own reply there, still to come, owed by nobody."""
         p = self.pos.get(id_byte)
         if p is not None and id_byte not in self.outcome:
             self.outcome[id_byte] = "corrupt"
-            self._advance(min(p, self.last + 1), t)
+            if move:
+                self._advance(min(p, self.last + 1), t)
+            else:
+                self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
         else:
             self.loose.append(self.last)
             self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
@@ -316,6 +321,6 @@ def route_bad(ledger: Ledger, window: Window | None, counters: RxCounters, id_by
     if ledger and ledger.could_own(id_byte):
         counters.late_garbled += 1
     elif window is not None:
-        window.bad(id_byte, t)
+        window.bad(id_byte, t, move=not ledger)  # owed earlier replies: it may be theirs, ID byte garbled
     else:
         counters.unattributed += 1
