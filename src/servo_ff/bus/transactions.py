@@ -150,13 +150,10 @@ class Window:
         p = self.pos.get(id_byte)
         if p is not None and id_byte not in self.outcome:
             self.outcome[id_byte] = "corrupt"
-            if move:
-                self._advance(min(p, self.last + 1), t)
-            else:
-                self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
+            self._advance(min(p, self.last + 1) if move else self.last, t)
         else:
             self.loose.append(self.last)
-            self.deadline = t + (self.n - 1 - self.last) * self.slot + self.margin
+            self._advance(self.last, t)  # the deadline from here, the position kept
 
     def finish(self) -> dict[int, str]:
         """Resolve the garbled frames of unknown servo (charged only when one slot is empty around them) and

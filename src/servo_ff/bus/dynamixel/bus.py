@@ -120,13 +120,14 @@ class DynamixelBus(SyncReadBus, DynamixelTransactions):
             self._missed(st, i, failed.get(i, "timeouts"), bus_alive, stamp)
         records = np.frombuffer(b"".join([received[i] for i in taken]), dtype=STATE_DTYPE)
         sane = plausible_states(self._bounds, records)
+        good = set()
         for i, ok in zip(taken, sane.tolist()):
             if ok:
                 self.stats[i].ok += 1
+                good.add(i)
             else:
                 self.implausible += 1
                 self._missed(self.stats[i], i, "corrupt", bus_alive, stamp)
-        good = {i for i, ok in zip(taken, sane.tolist()) if ok}
         raw = np.zeros(n, dtype=STATE_DTYPE)
         valid = np.array([i in good for i in ids], dtype=bool)
         if good:
