@@ -165,31 +165,25 @@ def test_held_goal_is_rechecked_when_limits_change():
     assert g.from_array([2.5, 0.0], "t") is not None  # the new limits are the gate's limits
 
 
-def test_a_trajectory_sample_beyond_the_limits_is_held_there_counted_and_said():
-    """The quintic between two admissible points can overshoot a limit between the samples the planner checks
-    (16 per segment); the sample followed is held at the limit, counted and said, never written beyond it."""
+def test_a_trajectory_sample_beyond_narrowed_limits_is_held_there_counted_and_said():
+    """The limits narrow under a followed path (checked whole on arrival against the old ones): each sample beyond
+    the new limit is held at it, counted and said, never written beyond it; samples inside pass untouched."""
     pytest.importorskip("rclpy")
     from servo_ff.interpolation import JointSpline
     from servo_ff.ros.common import GoalGate, Throttle
 
     said: list[str] = []
     g = GoalGate(["a"], np.array([-1.0]), np.array([1.0]), goal=np.zeros(1), warn=said.append, throttle=Throttle(0.0))
-
-    def path(q0: float) -> JointSpline:
-        return JointSpline([0.0, 1.0], [[q0], [q0]], dq=[[0.31], [-0.05]], ddq=[[0.0], [0.0]])
-
-    grid_top = path(0.0).positions(path(0.0).grid(16))[:, 0].max()  # the highest of the planner's samples
-    spline = path(1.0 - grid_top)  # its samples reach the limit, no further
-    assert spline.outside(g.lower, g.upper) is None  # the planner's check passes
-    t = np.linspace(0.0, 1.0, 2001)
-    peak = spline.positions(t)[:, 0].max()
-    assert peak > 1.0  # yet the path goes beyond the limit between its checked samples
-    ts = t[spline.positions(t)[:, 0] > 1.0]
-    inside = g.hold_sample(spline.position(0.0), "servo/joint_trajectory")
-    assert inside[0] == 1.0 - grid_top and g.held_samples == 0 and not said
-    held = [g.hold_sample(spline.position(x), "servo/joint_trajectory")[0] for x in ts]
-    assert held == [1.0] * len(ts) and g.held_samples == len(ts) > 0
-    assert said[0].startswith("servo/joint_trajectory: the followed trajectory reaches a=1.0")
+    spline = JointSpline([0.0, 1.0], [[0.0], [0.9]], dq=[[0.0], [0.0]], ddq=[[0.0], [0.0]])
+    assert spline.outside(g.lower, g.upper) is None  # admissible when it arrived
+    g.set_limits(np.array([-1.0]), np.array([0.5]))
+    t = np.linspace(0.0, 1.0, 201)
+    q = spline.positions(t)[:, 0]
+    inside = g.hold_sample(spline.position(0.25), "servo/joint_trajectory")
+    assert inside[0] == spline.position(0.25)[0] < 0.5 and g.held_samples == 0 and not said
+    held = [g.hold_sample(spline.position(x), "servo/joint_trajectory")[0] for x in t[q > 0.5]]
+    assert held == [0.5] * int((q > 0.5).sum()) and g.held_samples == int((q > 0.5).sum()) > 0
+    assert said[0].startswith("servo/joint_trajectory: the followed trajectory reaches a=0.5")
     assert "held at the limit (1 samples so far)" in said[0]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from math import comb
 
 import numpy as np
 
@@ -114,30 +115,73 @@ class JointSpline:
             out[inside] = q
         return out
 
-    def grid(self, per_segment: int = 16) -> np.ndarray:
-        """Sample times covering every segment (knots included), for limit checks of the interpolated path."""
-        if self.times.size == 1:
-            return self.times.copy()
-        s = np.linspace(0.0, 1.0, per_segment + 1)[:-1]
-        inner = (self.times[:-1, None] + s[None, :] * np.diff(self.times)[:, None]).reshape(-1)
-        return np.append(inner, self.times[-1])
-
     def outside(
-        self, lower: np.ndarray, upper: np.ndarray, columns: np.ndarray | None = None, per_segment: int = 16
+        self, lower: np.ndarray, upper: np.ndarray, columns: np.ndarray | None = None
     ) -> tuple[int, float, float] | None:
-        """First (joint column, time, position) where the interpolated path leaves [lower, upper], or None.
-        ``columns`` maps spline joints to entries of ``lower``/``upper``."""
+        """First (joint column, time, position) where the interpolated path leaves [lower, upper], or None. Exact,
+        not sampled: the position is the first segment extremum beyond the limit (:func:`extreme_points`), the
+        time where the path reaches it. ``columns`` maps spline joints to entries of ``lower``/``upper``."""
         cols = np.arange(self.n_joints) if columns is None else np.asarray(columns)
-        lo, hi = np.asarray(lower)[cols], np.asarray(upper)[cols]
+        lo, hi = np.asarray(lower, dtype=np.float64)[cols], np.asarray(upper, dtype=np.float64)[cols]
         tol = 1e-9
-        ts = self.grid(per_segment)
-        q = self.positions(ts)
-        bad = (q < lo - tol) | (q > hi + tol)
+        if self.times.size == 1:
+            bad = (self.q[0] < lo - tol) | (self.q[0] > hi + tol)
+            j = int(np.argmax(bad))
+            return (j, float(self.times[0]), float(self.q[0, j])) if bad.any() else None
+        T = np.diff(self.times)
+        b = unit_coefficients(self._position_coefficients, T)  # (S, J, 6)
+        enclosure_lo, enclosure_hi = bernstein_enclosure(b)  # most segments end here: inside, no roots sought
+        k, j = np.nonzero((enclosure_lo < lo - tol) | (enclosure_hi > hi + tol))
+        if k.size == 0:
+            return None
+        u, q = extreme_points(b[k, j])
+        bad = (q < lo[j, None] - tol) | (q > hi[j, None] + tol)
         if not bad.any():
             return None
-        i = int(np.argmax(bad.any(axis=1)))
-        j = int(np.argmax(bad[i]))
-        return j, float(ts[i]), float(q[i, j])
+        t = self.times[k, None] + u * T[k, None]
+        row, c = np.unravel_index(int(np.argmin(np.where(bad, t, np.inf))), bad.shape)
+        return int(j[row]), float(t[row, c]), float(q[row, c])
+
+
+def unit_coefficients(c: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """(S, J, 6) b with q_k(u T_k) = Σ_i b[k, j, i] uⁱ, u ∈ [0, 1], from the (S, 6, J) c of q_k(s) = Σ_i c_i sⁱ."""
+    return (c * (T[:, None, None] ** np.arange(6.0)[None, :, None])).transpose(0, 2, 1)
+
+
+# Bernstein coefficients of a degree-5 polynomial from its monomial ones: β_k = Σ_{i ≤ k} C(k, i) / C(5, i) b_i
+_TO_BERNSTEIN = np.array([[comb(k, i) / comb(5, i) if i <= k else 0.0 for k in range(6)] for i in range(6)])
+
+
+def bernstein_enclosure(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lowest, highest) Bernstein coefficient of each q(u) = Σ b_i uⁱ: q over u ∈ [0, 1] lies between them (the
+    convex-hull property), so a polynomial whose enclosure is within the limits stays within them."""
+    beta = b @ _TO_BERNSTEIN
+    return beta.min(axis=-1), beta.max(axis=-1)
+
+
+def extreme_points(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every u ∈ [0, 1] where q(u) = Σ_i b[r, i] uⁱ (R, 6) can be extreme, with q there: (u, q) of shape (R, 6) —
+    both ends and the real parts of the roots of q'(u) (degree ≤ 4) inside (0, 1), NaN where there are fewer.
+    The highest and lowest q are the polynomial's own, up to the eigenvalues' rounding, not a sampled
+    approximation. Roots: eigenvalues of the companion matrices, batched per degree."""
+    d = b[:, 1:] * np.arange(1.0, 6.0)  # q'(u) = Σ_m d_m u^m
+    significant = np.abs(d) > 1e-12 * np.abs(d).max(axis=1, keepdims=True)
+    degree = np.where(significant.any(axis=1), 4 - np.argmax(significant[:, ::-1], axis=1), 0)
+    u = np.full((b.shape[0], 6), np.nan)
+    u[:, 0], u[:, 1] = 0.0, 1.0
+    for m in range(1, 5):
+        rows = np.flatnonzero(degree == m)
+        if rows.size == 0:
+            continue
+        companion = np.zeros((rows.size, m, m))
+        companion[:, 0, :] = -(d[rows, :m] / d[rows, m : m + 1])[:, ::-1]  # monic: a_{m−1} … a_0
+        companion[:, np.arange(1, m), np.arange(m - 1)] = 1.0
+        r = np.linalg.eigvals(companion).real
+        u[rows, 2 : 2 + m] = np.where((r > 0.0) & (r < 1.0), r, np.nan)
+    q = np.zeros_like(u)
+    for i in range(5, -1, -1):  # Horner in u, every candidate at once
+        q = q * u + b[:, i, None]
+    return u, q
 
 
 def _kind(cubic: bool, quintic: bool) -> str:

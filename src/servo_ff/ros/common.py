@@ -145,8 +145,8 @@ class GoalGate:
 
     def hold_sample(self, goal: np.ndarray, source: str) -> np.ndarray:
         """A followed trajectory's sample ``goal`` [rad] (from ``source``), held within the limits in place. Its path
-        was checked on arrival at 16 samples per segment, but the quintic can overshoot a limit between them, and
-        the limits can change under it; each such sample is counted (:attr:`held_samples`) and said (throttled),
+        was checked whole on arrival (:meth:`JointSpline.outside`, exact to 1e-9 rad), but the limits can narrow
+        under it (:meth:`set_limits`); each such sample is counted (:attr:`held_samples`) and said (throttled),
         never written beyond the limit."""
         out = (goal < self.lower) | (goal > self.upper)
         if out.any():

@@ -1,0 +1,67 @@
+"""The planner's limit check of an interpolated path is exact (``JointSpline.outside``): the quintic between two
+admissible points that overshoots a limit between any samples is refused at its peak; the segment extrema equal
+the path's own highest and lowest points (dense sampling cannot go beyond them); the Bernstein enclosure that
+spares most segments the root search holds the path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from servo_ff.interpolation import JointSpline, bernstein_enclosure, extreme_points, unit_coefficients
+
+
+def overshoot(q0: float) -> JointSpline:
+    """Two points at q0 with a velocity out and back: the path rises ≈ 0.065 rad above them between the knots."""
+    return JointSpline([0.0, 1.0], [[q0], [q0]], dq=[[0.31], [-0.05]], ddq=[[0.0], [0.0]])
+
+
+def test_an_overshoot_between_any_samples_is_found_at_its_peak():
+    t = np.linspace(0.0, 1.0, 200_001)
+    dense = overshoot(0.0).positions(t)[:, 0]
+    peak, t_peak = dense.max(), t[dense.argmax()]
+    # the limit just below the peak: the earlier check, 16 samples per segment, passed it
+    spline = overshoot(1.0 - peak + 2e-6)  # the peak is 2 µrad beyond the limit 1.0
+    assert spline.positions(np.linspace(0.0, 1.0, 17))[:, 0].max() <= 1.0
+    j, t_out, q_out = spline.outside(np.array([-1.0]), np.array([1.0]))
+    assert j == 0 and abs(t_out - t_peak) < 1e-5 and abs(q_out - (1.0 + 2e-6)) < 1e-9
+    assert overshoot(1.0 - peak - 2e-6).outside(np.array([-1.0]), np.array([1.0])) is None  # 2 µrad inside
+
+
+def random_spline(rng: np.random.Generator) -> JointSpline:
+    p, j = int(rng.integers(2, 8)), int(rng.integers(1, 6))
+    times = np.cumsum(rng.uniform(0.05, 1.0, p))
+    has_dq, has_ddq = rng.random(p) < 0.8, rng.random(p) < 0.7  # linear, cubic and quintic segments mixed
+    return JointSpline(times, *(rng.normal(0.0, s, (p, j)) for s in (1.0, 2.0, 5.0)), has_dq, has_ddq)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_segment_extrema_are_the_paths_own_and_the_first_exit_is_named(seed: int):
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        sp = random_spline(rng)
+        t = np.linspace(sp.times[0], sp.times[-1], 20_001)
+        dense = sp.positions(t)
+        b = unit_coefficients(sp._position_coefficients, np.diff(sp.times))
+        u, q = extreme_points(b.reshape(-1, 6))
+        q = q.reshape(b.shape[0], b.shape[1], 6)
+        top, bottom = np.nanmax(q, axis=(0, 2)), np.nanmin(q, axis=(0, 2))
+        # no sample of the path beyond them, and they are reached (to the sampling's resolution)
+        assert (dense.max(axis=0) <= top + 1e-12).all() and (dense.min(axis=0) >= bottom - 1e-12).all()
+        assert (top - dense.max(axis=0) < 1e-3).all() and (dense.min(axis=0) - bottom < 1e-3).all()
+        lo, hi = bernstein_enclosure(b)
+        assert (lo.min(axis=0) <= bottom + 1e-12).all() and (hi.max(axis=0) >= top - 1e-12).all()
+        assert sp.outside(bottom - 1e-8, top + 1e-8) is None
+        # one joint's upper limit just below its peak: that joint, a point beyond it, where the path is
+        k = int(rng.integers(sp.n_joints))
+        upper = top + 1.0
+        upper[k] = top[k] - 1e-4
+        j, t_out, q_out = sp.outside(bottom - 1.0, upper)
+        assert j == k and q_out > upper[k] and abs(sp.position(t_out)[k] - q_out) < 1e-9
+        assert t_out >= t[np.argmax(dense[:, k] > upper[k])] - (t[1] - t[0])  # not before the sampled first exit
+
+
+def test_a_single_point_path_is_checked_at_its_point():
+    sp = JointSpline([0.5], [[0.2, -0.3]])
+    assert sp.outside(np.array([-1.0, -1.0]), np.array([1.0, 1.0])) is None
+    assert sp.outside(np.array([-1.0, -0.25]), np.array([1.0, 1.0])) == (1, 0.5, -0.3)
