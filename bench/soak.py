@@ -16,7 +16,9 @@ gap, the sim-time rate, the counts.
 
 Last line: ``RESULT wall_s=… sim_s=… rss_growth_pct=… clock_drift_ms=… warnings=… errors=… crashed=… goals=…``
 (``rss_growth_pct``: the largest node's growth after the first minute); walk bring-ups add ``bringup=…
-max_tilt_rad=… fell=0|1 fell_at_s=…`` (``fell_at_s``: sim time of the first tilt beyond 1 rad, nan if none).
+max_tilt_rad=… fell=0|1 fell_at_s=… path_m=… turned_rad=…`` (``fell_at_s``: sim time of the first tilt beyond 1
+rad, nan if none; ``path_m``, ``turned_rad``: the base's path in the ground plane, chords of 1 s, and the yaw turned,
+from ``odom``, the sim's ground truth).
 """
 
 from __future__ import annotations
@@ -93,8 +95,12 @@ class Monitor:
         self.node.create_subscription(JointState, "/joint_states", self._on_js, 10)
         goal_type = JointState if goal_topic.endswith("joint_command") else Float64MultiArray
         self.node.create_subscription(goal_type, goal_topic, self._on_goal, 10)
+        self.path_m, self.turned_rad, self._pose = 0.0, 0.0, None
         if cmd_vel is not None:
+            from nav_msgs.msg import Odometry
+
             self.node.create_subscription(Imu, "/imu/data", self._on_imu, qos_profile_sensor_data)
+            self.node.create_subscription(Odometry, "/odom", self._on_odom, 10)
             twist = Twist()
             twist.linear.x, twist.angular.z = cmd_vel
             pub = self.node.create_publisher(Twist, "/cmd_vel", 10)
@@ -103,6 +109,20 @@ class Monitor:
         self.ex.add_node(self.node)
         self.thread = threading.Thread(target=self.ex.spin, daemon=True)
         self.thread.start()
+
+    def _on_odom(self, msg) -> None:
+        """The base's path in the ground plane [m], chords of 1 s of sim time (the trunk's sway within a step left
+        out), and its yaw turned [rad]."""
+        p, o, st = msg.pose.pose.position, msg.pose.pose.orientation, msg.header.stamp
+        t = st.sec + st.nanosec * 1e-9
+        yaw = math.atan2(2.0 * (o.w * o.z + o.x * o.y), 1.0 - 2.0 * (o.y * o.y + o.z * o.z))
+        if self._pose is not None and t < self._pose[0] + 1.0:
+            return
+        if self._pose is not None:
+            _, x, y, last = self._pose
+            self.path_m += math.hypot(p.x - x, p.y - y)
+            self.turned_rad += math.remainder(yaw - last, math.tau)
+        self._pose = (t, p.x, p.y, yaw)
 
     def _on_imu(self, msg) -> None:
         o = msg.orientation
@@ -219,7 +239,7 @@ def main() -> int:
         f"crashed={len(crashed)} goals={mon.goals}"
         + (
             f" bringup={args.bringup} max_tilt_rad={mon.max_tilt:.3f} fell={int(mon.fell_at == mon.fell_at)} "
-            f"fell_at_s={mon.fell_at:.1f}"
+            f"fell_at_s={mon.fell_at:.1f} path_m={mon.path_m:.2f} turned_rad={mon.turned_rad:.2f}"
             if walk
             else ""
         )
