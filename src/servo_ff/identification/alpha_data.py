@@ -112,7 +112,17 @@ def data_from_streams(
     dt: float,
     source: str,
 ) -> AlphaData:
-    """Live topics: goals and states at their own stamps, interpolated on their overlap at ``dt``."""
+    """Live topics: goals and states at their own stamps, interpolated on their overlap at ``dt``. ValueError when a
+    stream's times go back (a clock that jumped back: a bag played in a loop, a restarted simulation): interpolated
+    across the jump, the samples would pair goals and states of different moments."""
+    for name, t in (("goal", t_goal), ("joint_states", t_state)):
+        back = np.flatnonzero(np.diff(t) < 0)
+        if back.size:
+            k = int(back[0]) + 1
+            raise ValueError(
+                f"{source}: the {name} times go back at sample {k} ({t[k]:.3f} s after {t[k - 1]:.3f} s): the clock "
+                "jumped back (a bag played in a loop, a restarted simulation?); not fitted across it"
+            )
     t0, t1 = max(t_goal[0], t_state[0]), min(t_goal[-1], t_state[-1])
     grid = np.arange(t0, t1, dt)
     if grid.size < SG_WINDOW:

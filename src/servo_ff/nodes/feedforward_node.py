@@ -18,6 +18,7 @@ interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``
 (BatteryState voltage; ``u_nominal`` until the first), ``support_coefficient`` (std_msgs/Float64, 1 = left foot; 0.5
 until the first, said once: :mod:`servo_ff.ros.support_input`). Each is held until the next good one; one older than
 its ``imu_timeout``, ``supply_timeout`` or ``support_timeout`` is reported stale (:mod:`servo_ff.ros.input_age`).
+A jump back of the clock drops the desired trajectory and the inputs' ages (:mod:`servo_ff.ros.clock_jump`).
 Parameters: ``urdf_path`` or ``robot_description`` (both empty: the ``robot_description`` topic,
 :mod:`servo_ff.ros.robot_description`), ``joints``, ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint
 (set by ``servo_fit_node``), ``kp``, ``enabled``.
@@ -44,6 +45,7 @@ from trajectory_msgs.msg import JointTrajectory
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
 from servo_ff.ros.cdr_template import CdrTemplate, all_finite
+from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
@@ -60,7 +62,7 @@ from servo_ff.ros.common import (
 )
 from servo_ff.ros.desired_trajectory import DesiredTrajectory, parse_trajectory
 from servo_ff.ros.imu_input import ImuInput
-from servo_ff.ros.input_age import InputAge
+from servo_ff.ros.input_age import InputAge, reset_ages
 from servo_ff.ros.joint_command_cdr import JointStateReader
 from servo_ff.ros.robot_description import urdf_file, wait_robot_description
 from servo_ff.ros.ros_logging import forward_core_logs
@@ -116,9 +118,7 @@ class FeedForwardNode(Node):
         self.throttle = Throttle(self.table["warn_throttle"])
         self.ctrl = self._controller(self.table.values)
         self.bounds = self._bounds(self.table.values)
-        self.q_des = np.zeros(len(rj))
-        self.dq_des = np.zeros(len(rj))
-        self.ddq_des = np.zeros(len(rj))
+        self.q_des, self.dq_des, self.ddq_des = np.zeros(len(rj)), np.zeros(len(rj)), np.zeros(len(rj))
         self.traj: DesiredTrajectory | None = None
         self.u_bat: float | None = None
         self.rejected = 0
@@ -150,6 +150,7 @@ class FeedForwardNode(Node):
         self._named = CdrTemplate(JointState(name=joints, position=[0.0] * len(joints)), ["position"])
         self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
         self.create_timer(1.0, self._publish_diagnostics)
+        self._jump = on_clock_jump_back(self, self._drop_old_time)
         self.get_logger().info(
             f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals for {joints}, kp {self.kp.tolist()}"
         )
@@ -157,19 +158,12 @@ class FeedForwardNode(Node):
     # ------------------------------------------------------------------ parameters
     def _alpha_table(self, v: dict[str, Any]):
         rj = list(self.robot.joint_names)
-        n = len(rj)
-        dq_s = per_joint(v["stribeck_dq_s"], n, "stribeck_dq_s")
-        delta = per_joint(v["stribeck_delta"], n, "stribeck_delta")
-        return self._alpha_mod.alpha_table_from_mapping(
-            {
-                "joints": {
-                    j: {"alpha": list(v[f"alpha.{j}"]), "dq_s": float(dq_s[i]), "delta": float(delta[i])}
-                    for i, j in enumerate(rj)
-                }
-            },
-            rj,
-            source="parameters alpha.*",
-        )
+        dq_s, delta = (per_joint(v[k], len(rj), k) for k in ("stribeck_dq_s", "stribeck_delta"))
+        rows = {
+            j: {"alpha": list(v[f"alpha.{j}"]), "dq_s": float(dq_s[i]), "delta": float(delta[i])}
+            for i, j in enumerate(rj)
+        }
+        return self._alpha_mod.alpha_table_from_mapping({"joints": rows}, rj, source="parameters alpha.*")
 
     def _robot_kp(self, v: dict[str, Any]) -> np.ndarray:
         kp = per_joint(v["kp"], len(self.joints), "kp")
@@ -237,6 +231,13 @@ class FeedForwardNode(Node):
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
+
+    def _drop_old_time(self) -> str:
+        """The clock jumped back: the desired trajectory (the old clock's times) and the input ages go."""
+        dropped = ["the desired trajectory (no goal until the next one)"] if self.traj is not None else []
+        self.traj = None  # the next /joint_states stops the ticks (_on_joint_states)
+        dropped += reset_ages(self.imu_input.age, self.supply_age, self.support.age)
+        return f"dropped {', '.join(dropped)}" if dropped else ""
 
     def _on_trajectory(self, msg: JointTrajectory | bytes) -> None:
         try:

@@ -10,7 +10,8 @@ Data (``source``):
   needs), the supply (``supply_topic``, else ``vin``), the recorded gains (``p_gains_topic``; ``kp`` overrides
   them), relative names under ``namespace`` (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of
   ``servo-ff fit`` too);
-* ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` over the last ``window`` seconds.
+* ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` over the last ``window`` seconds; a
+  jump back of the clock (a bag played in a loop) drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
 
 Every fit passes the quality gate (``min_range``, ``min_speed``, ``min_accel``, ``max_rms``, ``max_condition``,
 α̂ admissible: :mod:`servo_ff.identification.alpha_gate`) or nothing is written or set. ``fit/run``
@@ -46,6 +47,7 @@ from std_srvs.srv import Trigger
 from servo_ff.identification.alpha_data import data_from_streams
 from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
 from servo_ff.io.paths import resolve_path
+from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_JOINT_STATES,
@@ -160,6 +162,7 @@ class FitNode(Node):
         self.goals: deque = deque()
         self.volts: deque = deque()
         self.pub_result = self.create_publisher(String, TOPIC_RESULT, 10)
+        self._jump = on_clock_jump_back(self, self._drop_old_time)
         if self.table["source"] == "topics" or not self.table["exit_after_fit"]:  # a one-shot file fit needs none
             self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_js, 50, callback_group=group)
             self.create_subscription(Float64MultiArray, TOPIC_COMMANDS, self._on_goal, 50, callback_group=group)
@@ -214,6 +217,17 @@ class FitNode(Node):
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
+
+    def _drop_old_time(self) -> str:
+        """The clock jumped back: the live samples of the old time go (a fit across the jump would pair goals and
+        states of different moments), and the RLS takes samples from the new time on."""
+        n = len(self.buffer), len(self.goals), len(self.volts)
+        self.buffer.clear()
+        self.goals.clear()
+        self.volts.clear()
+        if self.refiner is not None:
+            self.refiner.last_time = -math.inf
+        return f"the live samples of the old time dropped ({n[0]} joint_states, {n[1]} goals, {n[2]} voltages)"
 
     def _trim(self, buf: deque) -> None:
         horizon = self._now() - self.table["window"]

@@ -37,6 +37,9 @@ each ``imu_topic`` reading (sensor_msgs/Imu: trunk orientation and angular veloc
 hips, added to every point of the next published trajectory; a reading older than ``imu_timeout`` (by its header
 stamp, or its arrival) gives none (logged once); one without a usable orientation (or rate, with a rate gain) is
 refused (logged, throttled; REP-145's "not given" included): :mod:`servo_ff.ros.imu_balance`.
+
+A jump back of the clock drops the plan, the cmd_vel and the IMU's age: the walk starts again as at start-up, from
+the next measured pose, on a new engine (:mod:`servo_ff.nodes.walk_restart`).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from servo_ff.dynamics.walk_command import expire_command
 from servo_ff.interpolation import held_knot_derivatives
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
+from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
 from servo_ff.ros.imu_balance import ImuBalance
 from servo_ff.ros.joint_command_cdr import deserialized
@@ -64,6 +68,7 @@ from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
 from .walk_params import BALANCE_KEYS, PLACO_ONLY, walk_engine, walk_specs
+from .walk_restart import drop_plan, renew_engine
 
 
 class WalkNode(Node):
@@ -93,19 +98,11 @@ class WalkNode(Node):
         self.vmax, self.amax = joint_motion_bounds(
             resolve_path(v["urdf_path"]), self.joints, v["max_velocity"], v["max_acceleration"]
         )
-        self.vel_held = 0  # published q̇ values held at self.vmax
-        self.acc_held = 0  # published q̈ values held at self.amax
+        self.vel_held, self.acc_held = 0, 0  # published q̇, q̈ values held at self.vmax, self.amax
         self.dt = self.engine.params.dt  # [s] the engine's grid (placo: dt; nimbro_cpg: its 8 ms tick)
-        self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
-        self.t0: float | None = None  # [s, ROS clock] of the approach start
-        self.q0: np.ndarray | None = None
-        self.times: list[float] = []  # [s, ROS clock] planned samples (a sliding window)
-        self.qs: list[np.ndarray] = []
-        self.cs: list[float] = []
-        self.cmd_time: float | None = None
-        self.standing = False  # the engine stood halted at the latest planned sample
-        self.cmd_stale_logged = False
-        self.cmd_refused = 0
+        self.forget_plan()
+        self.new_engine = False  # the clock jumped back: a new engine when the next pose is taken (walk_restart)
+        self.cmd_stale_logged, self.cmd_refused = False, 0
         self.cmd_clipped = 0  # cmd_vel messages beyond the gait's reach (placo clips their steps)
         self.messages = 0
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
@@ -113,7 +110,8 @@ class WalkNode(Node):
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
         # the support coefficient when it changes (and every publish_period): the feed-forward node holds it
         self.support_out = LevelPublisher(self.pub_c, float(v["publish_period"]))
-        self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10, raw=True)
+        self._js_sub = None
+        self.listen_joint_states()
         self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
         gains = BalanceGains(*(float(v[f"balance_{k}"]) for k in BALANCE_KEYS))
         self.balance = None  # the IMU balance input (off while every balance_* gain is 0)
@@ -121,6 +119,7 @@ class WalkNode(Node):
             feedback = BalanceFeedback(resolve_path(v["urdf_path"]), self.joints, gains)
             self.balance = ImuBalance(feedback, v["imu_topic"], lambda: self.get_logger())
             self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
+        self._jump = on_clock_jump_back(self, lambda: drop_plan(self))
         if v["engine_process"]:  # last: a constructor that fails above leaves no child process behind
             from servo_ff.dynamics.walk_worker import WalkWorker
 
@@ -136,6 +135,23 @@ class WalkNode(Node):
 
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
+
+    def listen_joint_states(self) -> None:
+        """/joint_states taken serialized (the stamp read in place per period, the whole message for the pose)."""
+        if self._js_sub is None:
+            self._js_sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10, raw=True)
+
+    def forget_plan(self) -> None:
+        """No pose taken, nothing planned: the walk starts from the next measured pose (start-up, a clock jump)."""
+        self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
+        self.t0: float | None = None  # [s, ROS clock] of the approach start
+        self.q0: np.ndarray | None = None
+        self.times: list[float] = []  # [s, ROS clock] planned samples (a sliding window)
+        self.qs: list[np.ndarray] = []
+        self.cs: list[float] = []
+        self._ahead.clear()
+        self.cmd_time: float | None = None
+        self.standing = False  # the engine stood halted at the latest planned sample
 
     def _on_cmd(self, msg: Twist) -> None:
         if msg.angular.x == -1.0:  # the humanoid league's "stop walking" (bitbots_hcm StopWalking)
@@ -200,6 +216,9 @@ class WalkNode(Node):
         self.q0 = np.array([msg.position[names.index(j)] for j in self.joints])
         if not self.support_on_js:  # only the first pose is used: no message taken per servo cycle
             self.destroy_subscription(self._js_sub)
+            self._js_sub = None
+        if self.new_engine:
+            renew_engine(self)
         self.t0 = self.now_s() + float(self.table["start_delay"])
         self.t_walk = self.t0 + float(self.table["approach_time"])
         if self.worker is None:

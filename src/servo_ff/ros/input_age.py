@@ -64,6 +64,12 @@ class InputAge:
                     f"taken as another clock's; the {self.whats}' ages are judged by their arrival"
                 )
 
+    def reset(self) -> bool:
+        """Forget the last message (the node's clock jumped back, :mod:`.clock_jump`): none yet, not stale. Whether
+        there was one."""
+        had, self.at, self.stale = self.at is not None, None, False
+        return had
+
     def state(self, now: float, timeout: float) -> str | None:
         """At ``now`` [s]: None before the first, ``<age> s old`` or, older than ``timeout`` [s],
         ``stale: <age> s old, the last one held``; going stale is said once, and a fresh one after it."""
@@ -78,3 +84,8 @@ class InputAge:
             self.stale = False
             self._info(f"{self.topic}: {self.whats} again")
         return f"stale: {age:.3f} s old, the last one held" if self.stale else f"{age:.3f} s old"
+
+
+def reset_ages(*ages: InputAge) -> list[str]:
+    """Reset each of ``ages`` (the clock jumped back); what was dropped, one phrase per input that had a message."""
+    return [f"the age of {age.topic} (none yet)" for age in ages if age.reset()]

@@ -1,0 +1,43 @@
+"""The walk node after a jump back of its clock (:mod:`servo_ff.ros.clock_jump`: a simulation restarted under the
+running stack, ROS time switched on or off): its plan's times are the old clock's — published on, they would
+start a trajectory in the new clock's future (held by the feed-forward node at its first point) or in its past
+(refused) — and so are the cmd_vel's time and the IMU reading's. All three go; the walk starts again as at
+start-up: from the next measured pose, ``start_delay``, the approach to the stance, then the walk (stepping in place
+until a cmd_vel), on a new engine made when that pose is taken (not in the clock's callback)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servo_ff.io.paths import resolve_path
+from servo_ff.ros.input_age import reset_ages
+from servo_ff.ros.level_publisher import LevelPublisher
+
+from .walk_params import walk_engine
+
+
+def drop_plan(node: Any) -> str:
+    """The clock jumped back: what the walk node ``node`` held from the old time dropped; what, for the log line
+    ("" for nothing)."""
+    dropped = reset_ages(node.balance.age) if node.balance is not None else []
+    if node.q0 is not None:
+        node.forget_plan()
+        node.new_engine = True
+        node.support_out = LevelPublisher(node.pub_c, float(node.table["publish_period"]))  # its heartbeat's time
+        node.listen_joint_states()
+        dropped.append("the walk plan and cmd_vel (from the next measured pose: start_delay, approach, walk)")
+    return f"dropped {', '.join(dropped)}" if dropped else ""
+
+
+def renew_engine(node: Any) -> None:
+    """A new engine (and engine process) for the walk node ``node``, asked to halt if the old one was."""
+    v, halt = node.table.values, node.engine.halt_requested
+    if node.worker is not None:
+        node.worker.close()
+    node.engine, params, frames = walk_engine(v, resolve_path(v["urdf_path"]))
+    node.engine.set_halt(halt)
+    if node.worker is not None:
+        from servo_ff.dynamics.walk_worker import WalkWorker
+
+        node.worker = WalkWorker(resolve_path(v["urdf_path"]), params, frames)
+    node.new_engine = False

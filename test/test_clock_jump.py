@@ -1,0 +1,194 @@
+"""A jump back of the ROS clock (a bag played in a loop, a simulation restarted under a running stack), over DDS with
+an external /clock: the fit node drops its live samples of the old time (a fit across the jump paired goals and
+states of different moments), the feed-forward node its desired trajectory and input ages (a negative age read as
+fresh), the walk node its plan (published on, its times were the old clock's) and starts again from the measured
+pose; each says so in one warning. The core refuses a live stream whose times go back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from nodes_harness import RosHarness, rosout_matched, wait_for
+
+from servo_ff.identification.alpha_data import data_from_streams
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_live_stream_whose_times_go_back_is_refused_not_fitted_across():
+    t = np.arange(0.0, 2.0, 0.01)
+    data = data_from_streams(t, np.sin(t), t + 0.002, np.sin(t), 12.0, 8.0, 0.01, "live topics")
+    assert data.q.size > 150  # in order: taken
+    looped = np.concatenate([t[:100], t[:100] + 0.005])  # 1 s, then the same second again (a bag's loop)
+    with pytest.raises(ValueError, match=r"live topics: the joint_states times go back at sample 100 \(0\.005 s"):
+        data_from_streams(t, np.sin(t), looped, np.sin(looped), 12.0, 8.0, 0.01, "live topics")
+    with pytest.raises(ValueError, match="the goal times go back at sample 100"):
+        data_from_streams(looped, np.sin(looped), t, np.sin(t), 12.0, 8.0, 0.01, "live topics")
+
+
+rclpy = pytest.importorskip("rclpy")
+from rcl_interfaces.msg import Log  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import Imu, JointState  # noqa: E402
+from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+
+def set_clock(pub, node, t: float) -> None:
+    """/clock at ``t`` [s] until ``node``'s ROS clock reads it."""
+    msg = Clock()
+    msg.clock.sec, msg.clock.nanosec = int(t), int(round((t - int(t)) * 1e9))
+    target = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
+    wait_for(lambda: pub.publish(msg) or node.get_clock().now().nanoseconds == target, 30.0, f"the clock at {t} s")
+
+
+def stamped(msg, t: float):
+    msg.header.stamp.sec, msg.header.stamp.nanosec = int(t), int(round((t - int(t)) * 1e9))
+    return msg
+
+
+def said(rosout: list, node, text: str) -> list[str]:
+    return [m.msg for m in rosout if m.name.endswith(node.get_name()) and text in m.msg]
+
+
+def test_fit_node_drops_the_live_samples_of_the_old_time():
+    from servo_ff.nodes.fit_node import FitNode
+
+    with RosHarness(salt=91) as h:
+        params = {"joint": "pendulum_1", "urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "source": "topics",
+                  "run_on_start": False, "joints": ["pendulum_1"], "kp": 8.0, "window": 6.0, "output": "",
+                  "feedforward_node": "", "use_sim_time": True}  # fmt: skip
+        fit = h.add(
+            FitNode(
+                "servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+            )
+        )
+        client = h.make_node("jump_client")
+        rosout: list = []
+        client.create_subscription(Log, "/rosout", rosout.append, 100)
+        clock = client.create_publisher(Clock, "/clock", 10)
+        states = client.create_publisher(JointState, "joint_states", 50)
+        goals = client.create_publisher(Float64MultiArray, "servo/commands", 50)
+        wait_for(lambda: states.get_subscription_count() and goals.get_subscription_count(), 30.0, "discovery")
+        rosout_matched(fit, rosout)
+        set_clock(clock, fit, 100.0)
+
+        def stream(t0: float, n: int) -> None:
+            for k in range(n):
+                states.publish(stamped(JointState(name=["pendulum_1"], position=[0.01 * k]), t0 + 0.01 * k))
+                goals.publish(Float64MultiArray(data=[0.01 * k]))
+
+        stream(100.0, 20)
+        wait_for(lambda: len(fit.buffer) == 20 and len(fit.goals) == 20, 30.0, "20 samples of the old time")
+        set_clock(clock, fit, 1.0)  # 99 s back
+        wait_for(lambda: not fit.buffer and not fit.goals, 30.0, "the old time's samples dropped")
+        lines = wait_for(lambda: said(rosout, fit, "the clock jumped back 99.000 s"), 30.0, "the warning")
+        assert "dropped (20 joint_states, 20 goals, 0 voltages)" in lines[0], lines
+        stream(1.0, 20)
+        wait_for(lambda: len(fit.buffer) == 20, 30.0, "20 samples of the new time")
+        assert max(t for t, _ in fit.buffer) < 2.0 and len(said(rosout, fit, "jumped back")) == 1
+
+
+def test_feedforward_node_drops_its_trajectory_and_input_ages():
+    pytest.importorskip("pinocchio")
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+
+    with RosHarness(salt=92) as h:
+        params = {"urdf_path": str(ROOT / "urdf" / "op3.urdf"), "mode": "floating", "kp": [280.0],
+                  "alpha_file": str(ROOT / "config" / "alpha_op3.yaml"), "use_sim_time": True}  # fmt: skip
+        ff = h.add(
+            FeedForwardNode(
+                "servo_feedforward",
+                **h.node_kwargs(),
+                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+            )
+        )
+        joints = list(ff.joints)
+        client = h.make_node("jump_client")
+        rosout: list = []
+        client.create_subscription(Log, "/rosout", rosout.append, 100)
+        clock = client.create_publisher(Clock, "/clock", 10)
+        states = client.create_publisher(JointState, "joint_states", 10)
+        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        imu = client.create_publisher(Imu, "imu/data", 10)
+        support = client.create_publisher(Float64, "support_coefficient", 10)
+        wait_for(lambda: all(p.get_subscription_count() for p in (states, desired, imu, support)), 30.0, "discovery")
+        rosout_matched(ff, rosout)
+        set_clock(clock, ff, 100.0)
+        wait_for(lambda: states.publish(JointState(name=joints, position=[0.0] * len(joints))) or ff._js_sub is None,
+                 30.0, "the pose taken")  # fmt: skip
+        level = Imu()
+        level.orientation.w = 1.0
+
+        def inputs(t: float) -> bool:
+            imu.publish(stamped(level, t))
+            support.publish(Float64(data=0.5))
+            return ff.imu_input.age.at == pytest.approx(t) and ff.support.age.at is not None
+
+        wait_for(lambda: inputs(99.99), 30.0, "IMU and support taken")
+        point = JointTrajectoryPoint(positions=[0.0] * len(joints), velocities=[0.0] * len(joints))
+        desired.publish(JointTrajectory(joint_names=joints, points=[point]))
+        wait_for(lambda: ff.traj is not None, 30.0, "the desired trajectory")
+        set_clock(clock, ff, 1.0)
+        wait_for(lambda: ff.traj is None and ff.imu_input.age.at is None and ff.support.age.at is None, 30.0, "dropped")
+        lines = wait_for(lambda: said(rosout, ff, "the clock jumped back 99.000 s"), 30.0, "the warning")
+        assert "dropped the desired trajectory (no goal until the next one)" in lines[0], lines
+        assert "the age of imu/data (none yet)" in lines[0] and "support_coefficient" in lines[0], lines
+        assert ff.imu_input.age.state(1.0, 0.5) is None  # none yet: not a negative age read as fresh
+        wait_for(lambda: inputs(1.0), 30.0, "IMU of the new time taken")
+        assert ff.imu_input.age.state(1.0, 0.5) == "0.000 s old"
+
+
+@pytest.mark.parametrize("engine_process", [False, True])
+def test_walk_node_starts_again_from_the_measured_pose(engine_process):
+    pytest.importorskip("placo")
+    from servo_ff.nodes.walk_node import WalkNode
+
+    with RosHarness(salt=93) as h:
+        params = {"urdf_path": str(ROOT / "urdf" / "op3.urdf"), "start_delay": 0.1, "approach_time": 0.3,
+                  "engine_process": engine_process, "use_sim_time": True}  # fmt: skip
+        walk = h.add(
+            WalkNode(
+                "servo_walk", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+            )
+        )
+        client = h.make_node("jump_client")
+        rosout: list = []
+        stamps: list[float] = []
+        client.create_subscription(Log, "/rosout", rosout.append, 100)
+        client.create_subscription(
+            JointTrajectory,
+            "feedforward/trajectory",
+            lambda m: stamps.append(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9),
+            50,
+        )
+        clock = client.create_publisher(Clock, "/clock", 10)
+        states = client.create_publisher(JointState, "joint_states", 10)
+        wait_for(lambda: states.get_subscription_count(), 30.0, "discovery")
+        rosout_matched(walk, rosout)
+        pose = JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm]))
+
+        def walk_from(t0: float, since: int = 0) -> None:
+            set_clock(clock, walk, t0)
+            wait_for(lambda: states.publish(pose) or walk.t_walk is not None, 60.0, f"the pose taken at {t0} s")
+            t = t0
+            while not any(s > walk.t_walk for s in stamps[since:]):  # the clock on in 20 ms steps until walking
+                t += 0.02
+                set_clock(clock, walk, t)
+                assert t < t0 + 30.0, stamps[-3:]
+
+        walk_from(100.0)
+        assert min(stamps) >= 100.0
+        engine = walk.engine
+        set_clock(clock, walk, 5.0)
+        wait_for(lambda: walk.q0 is None and walk.new_engine, 30.0, "the plan dropped")
+        lines = wait_for(lambda: said(rosout, walk, "the clock jumped back"), 30.0, "the warning")
+        assert "dropped the walk plan and cmd_vel" in lines[0], lines
+        n = len(stamps)
+        walk_from(5.0, n)
+        after = stamps[n:]
+        assert after and all(5.0 <= s < 40.0 for s in after), after  # the new clock's trajectories, from the pose
+        assert walk.engine is not engine and not walk.new_engine
