@@ -2,7 +2,8 @@
 an external /clock: the fit node drops its live samples of the old time (a fit across the jump paired goals and
 states of different moments), the feed-forward node its desired trajectory and input ages (a negative age read as
 fresh), the walk node its plan (published on, its times were the old clock's) and starts again from the measured
-pose; each says so in one warning. The core refuses a live stream whose times go back."""
+pose; each says so in one warning. The core refuses a live stream whose times go back; an ILC trial whose
+/joint_states stamps go back ends with that reason (it waited until the new clock reached the old time)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def test_a_live_stream_whose_times_go_back_is_refused_not_fitted_across():
 
 
 rclpy = pytest.importorskip("rclpy")
+import threading  # noqa: E402
+import types  # noqa: E402
+
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
@@ -192,3 +196,25 @@ def test_walk_node_starts_again_from_the_measured_pose(engine_process):
         after = stamps[n:]
         assert after and all(5.0 <= s < 40.0 for s in after), after  # the new clock's trajectories, from the pose
         assert walk.engine is not engine and not walk.new_engine
+
+
+def test_an_ilc_trial_ends_when_the_joint_states_stamps_go_back():
+    from servo_ff.nodes.ilc_trials import NO_WAITER, ILCTrials, recorded
+
+    with pytest.raises(RuntimeError, match=r"went back in time \(1\.000 s after 100\.010 s\): the clock jumped back"):
+        recorded([(100.0, 0.1), (100.01, 0.1), (1.0, 0.1)], "j")
+    assert recorded([(1.0, 0.0), (1.0, 0.1), (1.01, 0.2)], "j").shape == (3, 2)  # an equal stamp is no jump
+
+    trial = ILCTrials()  # the trial's wait for its last stamp, on its own: the node's state it reads
+    trial.js_ns, trial._wake_ns, trial._js_seen = 100_000_000_000, NO_WAITER, threading.Condition()
+    trial.context, trial.table = types.SimpleNamespace(ok=lambda: True), {"joint": "j"}
+
+    def restarted_sim() -> None:  # once the trial waits: states of a clock started again at 1 s
+        wait_for(lambda: trial._wake_ns != NO_WAITER, 10.0, "the trial waiting")
+        with trial._js_seen:
+            trial.js_ns = 1_000_000_000
+            trial._js_seen.notify_all()
+
+    threading.Thread(target=restarted_sim, daemon=True).start()
+    with pytest.raises(RuntimeError, match=r"went back in time \(1\.000 s after 100\.000 s\)"):
+        trial._wait_stamp(102_000_000_000)  # before: waited until the stall timeout (10 s), then another reason

@@ -12,7 +12,9 @@ servo node's ``trajectory_status``: refused → the ILC fails with the reason; a
 even after its end, which the servo node refuses) → sent again at once with a longer lead (kept for the next
 trials), the late one discarded. On sim time the states' stamps are periodic, so a trial recorded with a gap
 lost states on the way (a queue that overflowed): it is run again, and the ILC fails after ``RESENDS`` such
-reruns rather than learn from interpolated samples; on wall time a gap is a late tick, interpolated over."""
+reruns rather than learn from interpolated samples; on wall time a gap is a late tick, interpolated over. A
+``/joint_states`` stamp that goes back (the clock jumped back: a restarted simulation) ends the trial with that
+reason: a trial is never learned across it, nor waited for until the new clock reaches the old time."""
 
 from __future__ import annotations
 
@@ -33,6 +35,23 @@ NO_WAITER = 2**63 - 1  # [ns] _wake_ns when no trial waits for a stamp
 STATUS_DISCOVERY = 2.0  # [s] wall time a trial waits for a trajectory_status publisher before running unchecked
 
 
+def went_back(joint: str, t: float, before: float) -> str:
+    """The reason a trial ends when the /joint_states stamps of ``joint`` go back (``t`` [s] after ``before``)."""
+    return (
+        f"/joint_states of {joint} went back in time ({t:.3f} s after {before:.3f} s): the clock jumped back (a "
+        "restarted simulation, a bag in a loop?); trial aborted, not learned across it"
+    )
+
+
+def recorded(rows: list, joint: str) -> np.ndarray:
+    """The (stamp [s], position [rad]) rows of a trial as an array; RuntimeError when a stamp goes back."""
+    tr = np.array(rows, dtype=np.float64).reshape(-1, 2)
+    back = np.flatnonzero(np.diff(tr[:, 0]) < 0)
+    if back.size:
+        raise RuntimeError(went_back(joint, tr[back[0] + 1, 0], tr[back[0], 0]))
+    return tr
+
+
 class ILCTrials:
     """Mixin of the ILC node: ``execute(command, dt)`` → the positions on the command grid."""
 
@@ -46,6 +65,8 @@ class ILCTrials:
                 while self.js_ns < ns:
                     if not self.context.ok():
                         raise RuntimeError("ROS is shutting down: trial aborted")
+                    if self.js_ns < last:  # its stamp would come only when the new clock reaches the old time
+                        raise RuntimeError(went_back(self.table["joint"], self.js_ns * 1e-9, last * 1e-9))
                     if self.js_ns != last:
                         last, seen = self.js_ns, time.monotonic()
                     elif time.monotonic() - seen > STALL_TIMEOUT:
@@ -179,7 +200,7 @@ class ILCTrials:
             self._wait_stamp(t_end + step)
         finally:
             rec, self.recording = self.recording, None
-        tr = np.array(rec) if rec else np.zeros((0, 2))
+        tr = recorded(rec, self.table["joint"])
         grid = (t0 + np.arange(n) * step) * 1e-9
         if len(tr) < 2 or tr[0, 0] > grid[0] or tr[-1, 0] < grid[-1]:
             raise RuntimeError(
@@ -210,7 +231,7 @@ class ILCTrials:
         rec, self.recording = self.recording, None
         if len(rec) < 2:
             raise RuntimeError(f"no /joint_states for {self.table['joint']} during the trial")
-        tr = np.array(rec)
+        tr = recorded(rec, self.table["joint"])
         grid = t0_ros + np.arange(len(command)) * dt
         self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
         return np.interp(grid, tr[:, 0], tr[:, 1])
