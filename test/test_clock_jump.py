@@ -2,7 +2,8 @@
 an external /clock: the fit node drops its live samples of the old time (a fit across the jump paired goals and
 states of different moments), the feed-forward node its desired trajectory and input ages (a negative age read as
 fresh), the walk node its plan (published on, its times were the old clock's) and starts again from the measured
-pose; each says so in one warning. The core refuses a live stream whose times go back; an ILC trial whose
+pose, a servo node the trajectory it follows (sampled before its start, the goal snapped back to where it
+started); each says so in one warning. The core refuses a live stream whose times go back; an ILC trial whose
 /joint_states stamps go back ends with that reason (it waited until the new clock reached the old time)."""
 
 from __future__ import annotations
@@ -218,3 +219,36 @@ def test_an_ilc_trial_ends_when_the_joint_states_stamps_go_back():
     threading.Thread(target=restarted_sim, daemon=True).start()
     with pytest.raises(RuntimeError, match=r"went back in time \(1\.000 s after 100\.000 s\)"):
         trial._wait_stamp(102_000_000_000)  # before: waited until the stall timeout (10 s), then another reason
+
+
+def test_a_servo_node_drops_the_trajectory_it_follows_and_keeps_its_goal():
+    """A sim following an external /clock, half-way through a trajectory from 0 to 0.5 rad: the clock jumps back.
+    Before, the goal went back to the trajectory's first point (0 rad: a snap); now it stays at its last sample."""
+    from builtin_interfaces.msg import Duration
+    from nodes_harness import sim_node
+
+    with RosHarness(salt=94) as h:
+        sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
+                       position_min=[-1.0], position_max=[1.0])  # fmt: skip
+        client = h.make_node("jump_client")
+        rosout: list = []
+        client.create_subscription(Log, "/rosout", rosout.append, 100)
+        clock = client.create_publisher(Clock, "/clock", 10)
+        traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
+        wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
+        rosout_matched(sim, rosout)
+        set_clock(clock, sim, 100.0)
+        end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=2))
+        traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[end]), 100.0))
+        wait_for(lambda: sim.traj is not None, 30.0, "the trajectory followed")
+        for k in range(1, 51):  # to 101.0 s in 20 ms steps: half-way
+            set_clock(clock, sim, 100.0 + 0.02 * k)
+        wait_for(lambda: sim.gate.goal[0] > 0.2, 30.0, "the goal half-way")
+        set_clock(clock, sim, 5.0)
+        wait_for(lambda: sim.traj is None and sim.pending is None, 30.0, "the trajectory dropped")
+        half = float(sim.gate.goal[0])
+        for k in range(1, 11):  # the sim steps on in the new time
+            set_clock(clock, sim, 5.0 + 0.02 * k)
+        assert 0.2 < half < 0.3 and sim.gate.goal[0] == half  # no snap back to 0
+        lines = wait_for(lambda: said(rosout, sim, "the clock jumped back 96."), 30.0, "the warning")
+        assert "dropped the trajectory being followed (the goal stays at its last sample)" in lines[0], lines

@@ -32,6 +32,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.ros.cdr_template import CdrTemplate, all_finite
+from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
@@ -172,9 +173,20 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
             self.get_logger().warning(f"no {nm['follow_joint_trajectory']}, no /dynamic_joint_states: {e}")
         else:
             self.fjt, self.djs = FollowTrajectoryAction(self), DynamicJointStates(self, self.joints)
+        self._jump = on_clock_jump_back(self, self._drop_old_time)
         self._autostart_timer = None
         if v["autostart"]:  # transitions run once the node spins: the constructor never enables torque
             self._autostart_timer = self.create_timer(0.01, self._autostart, clock=self._steady)
+
+    def _drop_old_time(self) -> str:
+        """The clock jumped back: the trajectory being followed goes (sampled before its start, the spline gives its
+        first point: the goal would snap back to where it started); the goal stays at its last sample."""
+        if self.traj is None and self.pending is None:
+            return ""
+        self.traj = self.pending = None
+        if self.fjt is not None:
+            self.fjt.clock_jumped()
+        return "dropped the trajectory being followed (the goal stays at its last sample)"
 
     def _apply_interface(self, changed: set[str]) -> None:
         v = self.table.values

@@ -38,6 +38,7 @@ Result = FollowJointTrajectory.Result
 PREEMPTED = "Current goal preempted by new incoming action."
 DEACTIVATED = "Current goal cancelled during deactivate transition."
 REPLACED = "Current goal preempted: its trajectory was replaced (a command on another topic or service, a reset)"
+CLOCK_JUMPED = "Current goal aborted: the clock jumped back (its trajectory's times were the old clock's)"
 
 
 def _duration(s: float) -> Duration:
@@ -185,6 +186,10 @@ class FollowTrajectoryAction:
     def deactivate(self) -> None:
         """The node leaves the active state: the goal in progress is aborted."""
         self.finish(Result.INVALID_GOAL, DEACTIVATED, abort=True)
+
+    def clock_jumped(self) -> None:
+        """The node's clock jumped back (:mod:`.clock_jump`): the goal in progress is aborted."""
+        self.finish(Result.INVALID_GOAL, CLOCK_JUMPED, abort=True)
 
     # ------------------------------------------------------------------ every published state
     def update(self, t: float, pos: np.ndarray, vel: np.ndarray) -> None:
