@@ -252,3 +252,37 @@ def test_a_servo_node_drops_the_trajectory_it_follows_and_keeps_its_goal():
         assert 0.2 < half < 0.3 and sim.gate.goal[0] == half  # no snap back to 0
         lines = wait_for(lambda: said(rosout, sim, "the clock jumped back 96."), 30.0, "the warning")
         assert "dropped the trajectory being followed (the goal stays at its last sample)" in lines[0], lines
+
+
+def test_a_follow_joint_trajectory_goal_is_aborted_when_the_clock_jumps_back():
+    from builtin_interfaces.msg import Duration
+    from nodes_harness import sim_node
+    from rclpy.action import ActionClient
+
+    action_types = pytest.importorskip("control_msgs.action")
+    fjt = action_types.FollowJointTrajectory
+    with RosHarness(salt=95) as h:
+        sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
+                       position_min=[-1.0], position_max=[1.0])  # fmt: skip
+        client = h.make_node("jump_client")
+        clock = client.create_publisher(Clock, "/clock", 10)
+        action = ActionClient(client, fjt, "servo/follow_joint_trajectory")
+        wait_for(lambda: clock.get_subscription_count(), 30.0, "discovery")
+        assert action.wait_for_server(timeout_sec=15.0)
+        set_clock(clock, sim, 100.0)
+        goal = fjt.Goal()
+        goal.trajectory.joint_names = ["a"]
+        goal.trajectory.points = [JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=2))]
+        sent = action.send_goal_async(goal)
+        wait_for(sent.done, 30.0, "the goal accepted")
+        handle = sent.result()
+        assert handle.accepted
+        result = handle.get_result_async()
+        for k in range(1, 26):  # a quarter of the way
+            set_clock(clock, sim, 100.0 + 0.02 * k)
+        assert not result.done()
+        set_clock(clock, sim, 5.0)
+        wait_for(result.done, 30.0, "the goal's result")
+        r = result.result()
+        assert r.status == 6 and r.result.error_code == fjt.Result.INVALID_GOAL  # GoalStatus.STATUS_ABORTED
+        assert "the clock jumped back" in r.result.error_string, r.result.error_string
