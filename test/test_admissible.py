@@ -185,6 +185,9 @@ def test_a_trajectory_sample_beyond_narrowed_limits_is_held_there_counted_and_sa
     assert held == [0.5] * int((q > 0.5).sum()) and g.held_samples == int((q > 0.5).sum()) > 0
     assert said[0].startswith("servo/joint_trajectory: the followed trajectory reaches a=0.5")
     assert "held at the limit (1 samples so far)" in said[0]
+    n = g.held_samples  # within the planner's tolerance (LIMIT_TOL, a path's rounding at the limit): clipped, unsaid
+    assert g.hold_sample(np.array([0.5 + 5e-10]), "t")[0] == 0.5 and g.held_samples == n
+    assert g.hold_sample(np.array([0.5 + 2e-9]), "t")[0] == 0.5 and g.held_samples == n + 1
 
 
 # ------------------------------------------------------------------------------------------- feed-forward core

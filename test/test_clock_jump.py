@@ -34,6 +34,7 @@ rclpy = pytest.importorskip("rclpy")
 import threading  # noqa: E402
 import types  # noqa: E402
 
+from geometry_msgs.msg import Twist  # noqa: E402
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
@@ -55,6 +56,14 @@ def stamped(msg, t: float):
     return msg
 
 
+def jump_client(h: RosHarness) -> tuple:
+    """The test's node: (node, what /rosout received, its /clock publisher)."""
+    client = h.make_node("jump_client")
+    rosout: list = []
+    client.create_subscription(Log, "/rosout", rosout.append, 100)
+    return client, rosout, client.create_publisher(Clock, "/clock", 10)
+
+
 def said(rosout: list, node, text: str) -> list[str]:
     return [m.msg for m in rosout if m.name.endswith(node.get_name()) and text in m.msg]
 
@@ -71,10 +80,7 @@ def test_fit_node_drops_the_live_samples_of_the_old_time():
                 "servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
             )
         )
-        client = h.make_node("jump_client")
-        rosout: list = []
-        client.create_subscription(Log, "/rosout", rosout.append, 100)
-        clock = client.create_publisher(Clock, "/clock", 10)
+        client, rosout, clock = jump_client(h)
         states = client.create_publisher(JointState, "joint_states", 50)
         goals = client.create_publisher(Float64MultiArray, "servo/commands", 50)
         wait_for(lambda: states.get_subscription_count() and goals.get_subscription_count(), 30.0, "discovery")
@@ -92,7 +98,9 @@ def test_fit_node_drops_the_live_samples_of_the_old_time():
         wait_for(lambda: not fit.buffer and not fit.goals, 30.0, "the old time's samples dropped")
         lines = wait_for(lambda: said(rosout, fit, "the clock jumped back 99.000 s"), 30.0, "the warning")
         assert "dropped (20 joint_states, 20 goals, 0 voltages)" in lines[0], lines
-        stream(1.0, 20)
+        states.publish(stamped(JointState(name=["pendulum_1"], position=[0.2]), 100.2))  # queued behind the jump
+        wait_for(lambda: len(fit.buffer) == 1, 30.0, "the old time's last state")
+        stream(1.0, 20)  # its stamps go back from it: it goes too (the window would hold it for 99 s)
         wait_for(lambda: len(fit.buffer) == 20, 30.0, "20 samples of the new time")
         assert max(t for t, _ in fit.buffer) < 2.0 and len(said(rosout, fit, "jumped back")) == 1
 
@@ -112,10 +120,7 @@ def test_feedforward_node_drops_its_trajectory_and_input_ages():
             )
         )
         joints = list(ff.joints)
-        client = h.make_node("jump_client")
-        rosout: list = []
-        client.create_subscription(Log, "/rosout", rosout.append, 100)
-        clock = client.create_publisher(Clock, "/clock", 10)
+        client, rosout, clock = jump_client(h)
         states = client.create_publisher(JointState, "joint_states", 10)
         desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
         imu = client.create_publisher(Imu, "imu/data", 10)
@@ -160,17 +165,14 @@ def test_walk_node_starts_again_from_the_measured_pose(engine_process):
                 "servo_walk", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
             )
         )
-        client = h.make_node("jump_client")
-        rosout: list = []
+        client, rosout, clock = jump_client(h)
         stamps: list[float] = []
-        client.create_subscription(Log, "/rosout", rosout.append, 100)
         client.create_subscription(
             JointTrajectory,
             "feedforward/trajectory",
             lambda m: stamps.append(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9),
             50,
         )
-        clock = client.create_publisher(Clock, "/clock", 10)
         states = client.create_publisher(JointState, "joint_states", 10)
         wait_for(lambda: states.get_subscription_count(), 30.0, "discovery")
         rosout_matched(walk, rosout)
@@ -192,11 +194,20 @@ def test_walk_node_starts_again_from_the_measured_pose(engine_process):
         wait_for(lambda: walk.q0 is None and walk.new_engine, 30.0, "the plan dropped")
         lines = wait_for(lambda: said(rosout, walk, "the clock jumped back"), 30.0, "the warning")
         assert "dropped the walk plan and cmd_vel" in lines[0], lines
+        old_pose = JointState(name=walk.joints, position=[0.3] * len(walk.joints))
+        states.publish(stamped(old_pose, 100.9))  # a state of the old time, queued behind the jump: not a pose
+        cmd = client.create_publisher(Twist, "cmd_vel", 10)
+        forward = Twist()
+        forward.linear.x = 0.05
+        wait_for(lambda: cmd.publish(forward) or walk.cmd_time is not None, 30.0, "a cmd_vel after the jump")
+        assert walk.q0 is None
         n = len(stamps)
         walk_from(5.0, n)
         after = stamps[n:]
         assert after and all(5.0 <= s < 40.0 for s in after), after  # the new clock's trajectories, from the pose
         assert walk.engine is not engine and not walk.new_engine
+        np.testing.assert_allclose(walk.q0, pose.position)  # the pose of the new time, not the old one's 0.3 rad
+        assert walk.engine.cmd == (0.05, 0.0, 0.0)  # the cmd_vel that came after the jump, on the new engine
 
 
 def test_an_ilc_trial_ends_when_the_joint_states_stamps_go_back():
@@ -230,10 +241,7 @@ def test_a_servo_node_drops_the_trajectory_it_follows_and_keeps_its_goal():
     with RosHarness(salt=94) as h:
         sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
                        position_min=[-1.0], position_max=[1.0])  # fmt: skip
-        client = h.make_node("jump_client")
-        rosout: list = []
-        client.create_subscription(Log, "/rosout", rosout.append, 100)
-        clock = client.create_publisher(Clock, "/clock", 10)
+        client, rosout, clock = jump_client(h)
         traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
         wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
         rosout_matched(sim, rosout)
@@ -264,8 +272,7 @@ def test_a_follow_joint_trajectory_goal_is_aborted_when_the_clock_jumps_back():
     with RosHarness(salt=95) as h:
         sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
                        position_min=[-1.0], position_max=[1.0])  # fmt: skip
-        client = h.make_node("jump_client")
-        clock = client.create_publisher(Clock, "/clock", 10)
+        client, _, clock = jump_client(h)
         action = ActionClient(client, fjt, "servo/follow_joint_trajectory")
         wait_for(lambda: clock.get_subscription_count(), 30.0, "discovery")
         assert action.wait_for_server(timeout_sec=15.0)
@@ -286,3 +293,18 @@ def test_a_follow_joint_trajectory_goal_is_aborted_when_the_clock_jumps_back():
         r = result.result()
         assert r.status == 6 and r.result.error_code == fjt.Result.INVALID_GOAL  # GoalStatus.STATUS_ABORTED
         assert "the clock jumped back" in r.result.error_string, r.result.error_string
+        # a goal past its trajectory's end, waiting on a goal tolerance it does not meet (goal_time 100 s)
+        msgs = pytest.importorskip("control_msgs.msg")
+        goal.trajectory.points = [JointTrajectoryPoint(positions=[0.1], time_from_start=Duration(nanosec=100_000_000))]
+        goal.goal_tolerance = [msgs.JointTolerance(name="a", position=1e-9)]
+        goal.goal_time_tolerance = Duration(sec=100)
+        sent = action.send_goal_async(goal)
+        wait_for(sent.done, 30.0, "the second goal accepted")
+        result = sent.result().get_result_async()
+        for k in range(1, 26):  # 0.5 s: past the end (0.1 s)
+            set_clock(clock, sim, 5.0 + 0.02 * k)
+        wait_for(lambda: sim.traj is None and sim.pending is None, 30.0, "the trajectory ended")
+        assert not result.done()  # still judged on its goal tolerance
+        set_clock(clock, sim, 2.0)
+        wait_for(result.done, 30.0, "the second goal's result")
+        assert result.result().status == 6 and "clock jumped back" in result.result().result.error_string

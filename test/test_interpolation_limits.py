@@ -36,7 +36,7 @@ def random_spline(rng: np.random.Generator) -> JointSpline:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_segment_extrema_are_the_paths_own_and_the_first_exit_is_named(seed: int):
+def test_segment_extrema_are_the_paths_own_and_a_point_beyond_is_named(seed: int):
     rng = np.random.default_rng(seed)
     for _ in range(100):
         sp = random_spline(rng)
@@ -58,10 +58,14 @@ def test_segment_extrema_are_the_paths_own_and_the_first_exit_is_named(seed: int
         upper[k] = top[k] - 1e-4
         j, t_out, q_out = sp.outside(bottom - 1.0, upper)
         assert j == k and q_out > upper[k] and abs(sp.position(t_out)[k] - q_out) < 1e-9
-        assert t_out >= t[np.argmax(dense[:, k] > upper[k])] - (t[1] - t[0])  # not before the sampled first exit
+        assert t_out >= t[np.argmax(dense[:, k] > upper[k])] - (t[1] - t[0])  # not before the path crosses it
 
 
 def test_a_single_point_path_is_checked_at_its_point():
     sp = JointSpline([0.5], [[0.2, -0.3]])
     assert sp.outside(np.array([-1.0, -1.0]), np.array([1.0, 1.0])) is None
     assert sp.outside(np.array([-1.0, -0.25]), np.array([1.0, 1.0])) == (1, 0.5, -0.3)
+
+
+def test_no_joint_and_one_point_is_inside():
+    assert JointSpline([0.0], np.zeros((1, 0))).outside(np.zeros(0), np.zeros(0)) is None

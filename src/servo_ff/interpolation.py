@@ -22,6 +22,7 @@ from math import comb
 import numpy as np
 
 LINEAR, CUBIC, QUINTIC = "linear", "cubic", "quintic"
+LIMIT_TOL = 1e-9  # [rad] a path this close beyond a limit is at it (the polynomials' rounding), not beyond
 
 
 class JointSpline:
@@ -118,16 +119,20 @@ class JointSpline:
     def outside(
         self, lower: np.ndarray, upper: np.ndarray, columns: np.ndarray | None = None
     ) -> tuple[int, float, float] | None:
-        """First (joint column, time, position) where the interpolated path leaves [lower, upper], or None. Exact,
-        not sampled: the position is the first segment extremum beyond the limit (:func:`extreme_points`), the
-        time where the path reaches it. ``columns`` maps spline joints to entries of ``lower``/``upper``."""
+        """(joint column, time, position) of the earliest point where the interpolated path is beyond [lower,
+        upper] by more than :data:`LIMIT_TOL` among each segment's extreme points (:func:`extreme_points`), or
+        None: exact, not sampled — the path leaves the limits iff one of them lies beyond, and the one named is a
+        peak (or a knot) beyond the limit, at or after where the path crosses it. ``columns`` maps spline joints to
+        entries of ``lower``/``upper``."""
         cols = np.arange(self.n_joints) if columns is None else np.asarray(columns)
         lo, hi = np.asarray(lower, dtype=np.float64)[cols], np.asarray(upper, dtype=np.float64)[cols]
-        tol = 1e-9
+        tol = LIMIT_TOL
         if self.times.size == 1:
             bad = (self.q[0] < lo - tol) | (self.q[0] > hi + tol)
+            if not bad.any():
+                return None
             j = int(np.argmax(bad))
-            return (j, float(self.times[0]), float(self.q[0, j])) if bad.any() else None
+            return j, float(self.times[0]), float(self.q[0, j])
         T = np.diff(self.times)
         b = unit_coefficients(self._position_coefficients, T)  # (S, J, 6)
         enclosure_lo, enclosure_hi = bernstein_enclosure(b)  # most segments end here: inside, no roots sought

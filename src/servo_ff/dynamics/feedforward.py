@@ -91,10 +91,9 @@ class FeedForwardController:
         if mode == "floating":
             self.left_frame = self.robot.frame_id(left_foot)
             self.right_frame = self.robot.frame_id(right_foot)
-        self.gravity = np.array([0.0, 0.0, -self.g])  # last good gravity in the base frame
         self.u_nominal = float(u_nominal)
         self.min_supply_fraction = float(min_supply_fraction)
-        self.u_bat = float(u_nominal)  # last good supply voltage [V]
+        self.forget_inputs()
         self.clamp_counts = np.zeros(len(names), dtype=np.int64)
         self.n_ticks = 0
         self.bad_imu = 0
@@ -104,6 +103,12 @@ class FeedForwardController:
         warm_up_eq19()  # compile / load the tick's kernel here, not in the first control cycle
 
     # -- sensor readings: hold the last good value -------------------------------------------------------
+
+    def forget_inputs(self) -> None:
+        """The held inputs as before the first: upright gravity [m/s², base frame], ``u_nominal`` [V]."""
+        self.gravity = np.array([0.0, 0.0, -self.g])  # last good gravity in the base frame
+        self.u_bat = self.u_nominal  # last good supply voltage [V]
+
     def update_imu(self, quat_xyzw) -> np.ndarray:
         """New IMU orientation (x, y, z, w) → gravity in the base frame; a bad reading keeps the last good."""
         try:

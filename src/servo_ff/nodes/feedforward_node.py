@@ -233,10 +233,12 @@ class FeedForwardNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _drop_old_time(self) -> str:
-        """The clock jumped back: the desired trajectory (the old clock's times) and the input ages go."""
+        """The clock jumped back: the desired trajectory (the old clock's times) and the inputs go (as at start)."""
         dropped = ["the desired trajectory (no goal until the next one)"] if self.traj is not None else []
         self.traj = None  # the next /joint_states stops the ticks (_on_joint_states)
-        dropped += reset_ages(self.imu_input.age, self.supply_age, self.support.age)
+        dropped += reset_ages(self.imu_input.age, self.supply_age)
+        dropped += [f"the held {TOPIC_SUPPORT} (0.5 assumed)"] if self.support.reset() else []
+        self.ctrl.forget_inputs()  # upright, u_nominal: what the diagnostics then say ("none yet …")
         return f"dropped {', '.join(dropped)}" if dropped else ""
 
     def _on_trajectory(self, msg: JointTrajectory | bytes) -> None:

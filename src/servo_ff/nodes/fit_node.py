@@ -78,11 +78,7 @@ def fit_specs() -> list[ParamSpec]:
         ParamSpec("source", "ilc_file", "data to fit", choices=SOURCES),
         ParamSpec("ilc_file", "ilc_result.npz", "ILC result file (source ilc_file)"),
         ParamSpec(
-            "ilc_iteration",
-            -1,
-            "ILC trial to fit (-1: the one with the lowest windowed error)",
-            lo=-1,
-            hi=100000,
+            "ilc_iteration", -1, "ILC trial to fit (-1: the one with the lowest windowed error)", lo=-1, hi=100000
         ),
         ParamSpec("bag_path", "", "rosbag2 directory or file (source bag)"),
         *(_spec(o, "source bag") for o in TOPIC_OPTIONS),
@@ -133,12 +129,7 @@ def fit_specs() -> list[ParamSpec]:
         ParamSpec("rls", False, "source topics: refine α̂ online by RLS after the first fit (alpha_rls.py)"),
         ParamSpec("rls_forgetting", 0.999, "RLS forgetting factor per sample", lo=0.9, hi=1.0),
         ParamSpec(
-            "rls_period",
-            1.0,
-            "RLS update period (α̂ set on the feed-forward once trusted)",
-            "s",
-            lo=0.05,
-            hi=60.0,
+            "rls_period", 1.0, "RLS update period (α̂ set on the feed-forward once trusted)", "s", lo=0.05, hi=60.0
         ),
     ]
 
@@ -147,12 +138,7 @@ class FitNode(Node):
     def __init__(self, name: str = "servo_fit", **kwargs: Any):
         super().__init__(name, **kwargs)
         preload_modules("scipy.signal")  # the fit's Savitzky–Golay derivatives
-        self.table = ParameterTable(
-            self,
-            fit_specs(),
-            validate=self._validate,
-            n_joints=lambda v: None,
-        )
+        self.table = ParameterTable(self, fit_specs(), validate=self._validate, n_joints=lambda v: None)
         if not self.table["urdf_path"]:
             raise ValueError("urdf_path is required (τ_o comes from inverse dynamics)")
         self.urdf = resolve_path(self.table["urdf_path"])
@@ -197,7 +183,10 @@ class FitNode(Node):
             return
         try:
             k = list(msg.name).index(self.table["joint"])  # time base: the servo node's stamp (ROS time)
-            self.buffer.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, float(msg.position[k])))
+            t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            if self.buffer and t < self.buffer[-1][0]:  # the stream went back (a state of the old time, then the
+                self.buffer.clear()  # new): what came before goes, else the window kept it for the jump's length
+            self.buffer.append((t, float(msg.position[k])))
         except (ValueError, IndexError):
             return
         self._trim(self.buffer)
@@ -218,6 +207,11 @@ class FitNode(Node):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
+    def _samples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(joint_states, goals, voltages) as (N, 2) arrays of (t [s], value), one copy each, judged after: the
+        executor thread appends, or a clock jump clears, meanwhile."""
+        return tuple(np.array(list(b), dtype=np.float64).reshape(-1, 2) for b in (self.buffer, self.goals, self.volts))
+
     def _drop_old_time(self) -> str:
         """The clock jumped back: the live samples of the old time go (a fit across the jump would pair goals and
         states of different moments), and the RLS takes samples from the new time on."""
@@ -227,6 +221,8 @@ class FitNode(Node):
         self.volts.clear()
         if self.refiner is not None:
             self.refiner.last_time = -math.inf
+        if not any(n):
+            return ""
         return f"the live samples of the old time dropped ({n[0]} joint_states, {n[1]} goals, {n[2]} voltages)"
 
     def _trim(self, buf: deque) -> None:
@@ -254,14 +250,14 @@ class FitNode(Node):
                 gate=gate,
                 **options,
             )
-        if len(self.buffer) < 10 or len(self.goals) < 10:
+        js, gl, volts = self._samples()
+        if len(js) < 10 or len(gl) < 10:
             raise ValueError(
-                f"not enough live data for {v['joint']} (joint_states {len(self.buffer)}, goals "
-                f"{len(self.goals)} messages in the last {v['window']:g} s)"
+                f"not enough live data for {v['joint']} (joint_states {len(js)}, goals "
+                f"{len(gl)} messages in the last {v['window']:g} s)"
             )
         if v["kp"] <= 0:
             raise ValueError("source topics needs the kp parameter (the servo gain during the data)")
-        js, gl, volts = np.array(self.buffer), np.array(self.goals), np.array(self.volts)
         u_bat = float(volts[:, 1].mean()) if volts.size else math.nan
         data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, v["kp"], v["dt"], "live topics")
         return gated_fit(v["joint"], data, self.torque, gate, "given", **options)
@@ -335,7 +331,7 @@ class FitNode(Node):
     def _on_rls(self) -> None:
         """Online RLS: the live samples since the last update; α̂ (once trusted) to the feed-forward node."""
         v = self.table.values
-        js, gl, volts = np.array(self.buffer), np.array(self.goals), np.array(self.volts)
+        js, gl, volts = self._samples()
         if len(js) < 20 or len(gl) < 20 or not volts.size:
             return
         t0 = max(gl[0, 0], js[0, 0])

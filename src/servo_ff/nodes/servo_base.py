@@ -181,12 +181,14 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
     def _drop_old_time(self) -> str:
         """The clock jumped back: the trajectory being followed goes (sampled before its start, the spline gives its
         first point: the goal would snap back to where it started); the goal stays at its last sample."""
-        if self.traj is None and self.pending is None:
-            return ""
+        dropped = (
+            ["the trajectory being followed (the goal stays at its last sample)"] if self.traj or self.pending else []
+        )
         self.traj = self.pending = None
-        if self.fjt is not None:
+        if self.fjt is not None and self.fjt.run is not None:  # also one past its end, judged on its goal tolerance
             self.fjt.clock_jumped()
-        return "dropped the trajectory being followed (the goal stays at its last sample)"
+            dropped.append("the follow_joint_trajectory goal (aborted)")
+        return f"dropped {' and '.join(dropped)}" if dropped else ""
 
     def _apply_interface(self, changed: set[str]) -> None:
         v = self.table.values

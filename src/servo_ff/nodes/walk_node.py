@@ -68,7 +68,7 @@ from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
 from .walk_params import BALANCE_KEYS, PLACO_ONLY, walk_engine, walk_specs
-from .walk_restart import drop_plan, renew_engine
+from .walk_restart import OLD_STATE, drop_plan, renew_engine
 
 
 class WalkNode(Node):
@@ -102,7 +102,7 @@ class WalkNode(Node):
         self.dt = self.engine.params.dt  # [s] the engine's grid (placo: dt; nimbro_cpg: its 8 ms tick)
         self.forget_plan()
         self.new_engine = False  # the clock jumped back: a new engine when the next pose is taken (walk_restart)
-        self.cmd_stale_logged, self.cmd_refused = False, 0
+        self.cmd_refused = 0
         self.cmd_clipped = 0  # cmd_vel messages beyond the gait's reach (placo clips their steps)
         self.messages = 0
         self.pub_traj = self.create_publisher(JointTrajectory, v["trajectory_topic"], 10)
@@ -152,6 +152,7 @@ class WalkNode(Node):
         self._ahead.clear()
         self.cmd_time: float | None = None
         self.standing = False  # the engine stood halted at the latest planned sample
+        self.cmd_stale_logged = False
 
     def _on_cmd(self, msg: Twist) -> None:
         if msg.angular.x == -1.0:  # the humanoid league's "stop walking" (bitbots_hcm StopWalking)
@@ -206,7 +207,7 @@ class WalkNode(Node):
                 t = stamp + float(self.table["support_lead"])
                 self.support_out.send(t, self.support(t))
             return
-        if self.now_s() <= 0.0:
+        if self.now_s() <= 0.0 or stamp > self.now_s() + OLD_STATE:  # not a pose of the old time (walk_restart)
             return
         names = list(msg.name)
         missing = [j for j in self.joints if j not in names]

@@ -3,7 +3,9 @@ running stack, ROS time switched on or off): its plan's times are the old clock'
 start a trajectory in the new clock's future (held by the feed-forward node at its first point) or in its past
 (refused) — and so are the cmd_vel's time and the IMU reading's. All three go; the walk starts again as at
 start-up: from the next measured pose, ``start_delay``, the approach to the stance, then the walk (stepping in place
-until a cmd_vel), on a new engine made when that pose is taken (not in the clock's callback)."""
+until a cmd_vel; standing if a halt was asked), on a new engine made when that pose is taken (not in the clock's
+callback). A ``/joint_states`` stamped more than ``OLD_STATE`` ahead of the clock is the old time's (queued behind
+the jump): its pose is not taken."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from servo_ff.ros.input_age import reset_ages
 from servo_ff.ros.level_publisher import LevelPublisher
 
 from .walk_params import walk_engine
+
+OLD_STATE = 1.0  # [s] a /joint_states stamped further ahead of the node's clock is the old time's
 
 
 def drop_plan(node: Any) -> str:
@@ -30,12 +34,15 @@ def drop_plan(node: Any) -> str:
 
 
 def renew_engine(node: Any) -> None:
-    """A new engine (and engine process) for the walk node ``node``, asked to halt if the old one was."""
-    v, halt = node.table.values, node.engine.halt_requested
+    """A new engine (and engine process) for the walk node ``node``, asked to halt if the old one was, under the
+    cmd_vel that came after the jump if one did."""
+    v, halt, cmd = node.table.values, node.engine.halt_requested, node.engine.cmd
     if node.worker is not None:
         node.worker.close()
     node.engine, params, frames = walk_engine(v, resolve_path(v["urdf_path"]))
     node.engine.set_halt(halt)
+    if node.cmd_time is not None:  # a cmd_vel that came after the jump, on the old engine
+        node.engine.set_cmd(*cmd)
     if node.worker is not None:
         from servo_ff.dynamics.walk_worker import WalkWorker
 

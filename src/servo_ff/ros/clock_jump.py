@@ -19,22 +19,29 @@ def jump_text(jump: TimeJump) -> str | None:
         return "ROS time was switched on (/clock)"
     if jump.clock_change == ClockChange.ROS_TIME_DEACTIVATED:
         return "ROS time was switched off"
-    back = -jump.delta.nanoseconds * 1e-9
-    if back <= 0.0:
+    back = -jump.delta.nanoseconds
+    if back <= 0:
         return None
-    return f"the clock jumped back {back:.3f} s (a bag played in a loop, a restarted simulation?)"
+    by = f"{back * 1e-9:.3f} s" if back >= 1_000_000 else f"{back} ns"
+    return f"the clock jumped back {by} (a bag played in a loop, a restarted simulation?)"
 
 
 def on_clock_jump_back(node: Node, drop: Callable[[], str]) -> JumpHandle:
     """Call ``drop`` (it clears what ``node`` holds from the old time and says what, "" for nothing) on each jump
     back of the node's clock and when ROS time is switched on or off; log it as one warning (a switch that found
-    nothing to drop, as at start-up, is not said). Keep the handle: the callback lives as long as it does."""
+    nothing to drop, as a lockstep sim's own clock taking over, is not said). An exception of ``drop`` is logged as
+    an error, not raised into the clock's callback (and the executor). Keep the handle: the callback lives as long
+    as it does."""
 
     def post(jump: TimeJump) -> None:
         how = jump_text(jump)
         if how is None:
             return
-        what = drop()
+        try:
+            what = drop()
+        except Exception as e:  # noqa: BLE001 - raised here it would end the node's spin
+            node.get_logger().error(f"{how}: dropping what was held from the old time failed: {e!r}")
+            return
         if what or jump.clock_change == ClockChange.ROS_TIME_NO_CHANGE:
             node.get_logger().warning(f"{how}: {what or 'nothing held from the old time'}")
 

@@ -25,6 +25,7 @@ import numpy as np
 from rclpy.node import Node
 
 from servo_ff.errors import ServoFFError
+from servo_ff.interpolation import LIMIT_TOL
 
 from .parameters import (  # noqa: F401
     ParameterTable,
@@ -145,11 +146,13 @@ class GoalGate:
 
     def hold_sample(self, goal: np.ndarray, source: str) -> np.ndarray:
         """A followed trajectory's sample ``goal`` [rad] (from ``source``), held within the limits in place. Its path
-        was checked whole on arrival (:meth:`JointSpline.outside`, exact to 1e-9 rad), but the limits can narrow
-        under it (:meth:`set_limits`); each such sample is counted (:attr:`held_samples`) and said (throttled),
-        never written beyond the limit."""
-        out = (goal < self.lower) | (goal > self.upper)
-        if out.any():
+        was checked whole on arrival (:meth:`JointSpline.outside`, exact to ``LIMIT_TOL``), but the limits can
+        narrow under it (:meth:`set_limits`); each such sample is counted (:attr:`held_samples`) and said
+        (throttled), never written beyond the limit."""
+        if not ((goal < self.lower) | (goal > self.upper)).any():
+            return goal
+        out = (goal < self.lower - LIMIT_TOL) | (goal > self.upper + LIMIT_TOL)  # within the planner's tolerance:
+        if out.any():  # the path's rounding at a limit it touches, clipped unsaid
             i = int(np.argmax(out))
             self.held_samples += 1
             self.throttle(
@@ -159,7 +162,7 @@ class GoalGate:
                 f"limits [{self.lower[i]:.4f}, {self.upper[i]:.4f}] rad; held at the limit "
                 f"({self.held_samples} samples so far)",
             )
-            np.minimum(np.maximum(goal, self.lower, out=goal), self.upper, out=goal)
+        np.minimum(np.maximum(goal, self.lower, out=goal), self.upper, out=goal)
         return goal
 
     def hold_readings(self, rows: np.ndarray, pos: np.ndarray) -> list[str]:

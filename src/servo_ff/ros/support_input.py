@@ -27,6 +27,12 @@ class SupportInput:
         held, what = "the feed-forward holds the last one", "support coefficient"
         self.age = InputAge(topic, what, f"{what}s", "support_timeout", held, info, warning)
 
+    def reset(self) -> bool:
+        """As before the first message (the clock jumped back): double support assumed; whether one was held."""
+        had, self.value, self.received, self._said = self.received, DOUBLE_SUPPORT, False, False
+        self.age.reset()
+        return had
+
     def update(self, c: float, now: float) -> str | None:
         """Take one message's value at ``now`` [s]; None when taken, else the refusal (the last value held)."""
         c = float(c)
