@@ -308,3 +308,52 @@ def test_a_follow_joint_trajectory_goal_is_aborted_when_the_clock_jumps_back():
         set_clock(clock, sim, 2.0)
         wait_for(result.done, 30.0, "the second goal's result")
         assert result.result().status == 6 and "clock jumped back" in result.result().result.error_string
+
+
+def test_the_walker_plays_its_pattern_again_from_the_measured_pose():
+    """servo_walker_node (waypoints, an arm's): before, its messages after the jump were stamped in the old time's
+    future, and a follower held their first point (the pose the pattern started from in the old time)."""
+    from servo_ff.nodes.walker_node import WalkerNode
+
+    with RosHarness(salt=96) as h:
+        params = {"pattern": "waypoints", "joints": ["a", "b"], "waypoints": [0.2, -0.2, 0.4, 0.0], "loops": 1,
+                  "start_delay": 0.1, "approach_time": 0.3, "use_sim_time": True}  # fmt: skip
+        walker = h.add(
+            WalkerNode(
+                "servo_walker",
+                **h.node_kwargs(),
+                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+            )
+        )
+        client, rosout, clock = jump_client(h)
+        stamps: list[float] = []
+        client.create_subscription(
+            JointTrajectory,
+            "feedforward/trajectory",
+            lambda m: stamps.append(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9),
+            50,
+        )
+        states = client.create_publisher(JointState, "joint_states", 10)
+        wait_for(lambda: states.get_subscription_count(), 30.0, "discovery")
+        rosout_matched(walker, rosout)
+
+        def play_from(t0: float, pose: list[float]) -> None:
+            set_clock(clock, walker, t0)
+            msg = JointState(name=["a", "b"], position=pose)
+            wait_for(
+                lambda: states.publish(stamped(msg, t0)) or walker.pattern is not None, 30.0, f"the pose at {t0} s"
+            )
+            for k in range(1, 11):
+                set_clock(clock, walker, t0 + 0.1 * k)
+
+        play_from(100.0, [0.0, 0.0])
+        assert stamps and min(stamps) >= 100.0
+        set_clock(clock, walker, 5.0)
+        wait_for(lambda: walker.pattern is None, 30.0, "the pattern dropped")
+        lines = wait_for(lambda: said(rosout, walker, "the clock jumped back 96."), 30.0, "the warning")
+        assert "dropped the pattern in play" in lines[0], lines
+        states.publish(stamped(JointState(name=["a", "b"], position=[0.9, 0.9]), 100.5))  # the old time's: not a pose
+        n = len(stamps)
+        play_from(5.0, [0.1, -0.1])
+        np.testing.assert_allclose(walker.pattern.q[0], [0.1, -0.1])  # from the new time's pose
+        assert stamps[n:] and all(5.0 <= s < 10.0 for s in stamps[n:]), stamps[n:]

@@ -60,7 +60,7 @@ from servo_ff.dynamics.walk_command import expire_command
 from servo_ff.interpolation import held_knot_derivatives
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
-from servo_ff.ros.clock_jump import on_clock_jump_back
+from servo_ff.ros.clock_jump import of_old_time, on_clock_jump_back
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
 from servo_ff.ros.imu_balance import ImuBalance
 from servo_ff.ros.joint_command_cdr import deserialized
@@ -68,7 +68,7 @@ from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
 from .walk_params import BALANCE_KEYS, PLACO_ONLY, walk_engine, walk_specs
-from .walk_restart import OLD_STATE, drop_plan, renew_engine
+from .walk_restart import drop_plan, renew_engine
 
 
 class WalkNode(Node):
@@ -207,7 +207,7 @@ class WalkNode(Node):
                 t = stamp + float(self.table["support_lead"])
                 self.support_out.send(t, self.support(t))
             return
-        if self.now_s() <= 0.0 or stamp > self.now_s() + OLD_STATE:  # not a pose of the old time (walk_restart)
+        if self.now_s() <= 0.0 or of_old_time(stamp, self.now_s()):  # not a pose of the old time (walk_restart)
             return
         names = list(msg.name)
         missing = [j for j in self.joints if j not in names]

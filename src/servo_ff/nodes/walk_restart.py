@@ -4,8 +4,8 @@ start a trajectory in the new clock's future (held by the feed-forward node at i
 (refused) — and so are the cmd_vel's time and the IMU reading's. All three go; the walk starts again as at
 start-up: from the next measured pose, ``start_delay``, the approach to the stance, then the walk (stepping in place
 until a cmd_vel; standing if a halt was asked), on a new engine made when that pose is taken (not in the clock's
-callback). A ``/joint_states`` stamped more than ``OLD_STATE`` ahead of the clock is the old time's (queued behind
-the jump): its pose is not taken."""
+callback). A ``/joint_states`` stamped more than ``clock_jump.OLD_STAMP`` ahead of the clock is the old time's (queued
+behind the jump): its pose is not taken."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from servo_ff.ros.input_age import reset_ages
 from servo_ff.ros.level_publisher import LevelPublisher
 
 from .walk_params import walk_engine
-
-OLD_STATE = 1.0  # [s] a /joint_states stamped further ahead of the node's clock is the old time's
 
 
 def drop_plan(node: Any) -> str:

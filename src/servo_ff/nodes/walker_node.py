@@ -16,7 +16,8 @@ interpolated toward it from an older state) and each message continues the last,
 pattern's last point (a later tail would repeat it, and the last one could end before it arrives, which a
 JointTrajectoryController refuses); the support coefficient
 (1 = all weight on the left foot) every control period ``1/rate_hz`` on ``support_topic``. ``finished``
-(std_msgs/Bool) turns true after the last point.
+(std_msgs/Bool) turns true after the last point. A jump back of the clock drops the pattern in play: it plays again
+from the next measured pose (:mod:`servo_ff.ros.clock_jump`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from servo_ff.ros.clock_jump import of_old_time, on_clock_jump_back
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
 
 PATTERNS = ("stepping", "triangle", "waypoints")
@@ -204,6 +206,7 @@ class WalkerNode(Node):
         self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 10)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
         self.create_timer(1.0 / float(v["rate_hz"]), self._publish_support)
+        self._jump = on_clock_jump_back(self, self._drop_old_time)
         self.get_logger().info(
             f"walking-stack stand-in: pattern {v['pattern']} → {v['trajectory_topic']}, "
             f"support coefficient → {v['support_topic']}"
@@ -212,9 +215,19 @@ class WalkerNode(Node):
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
+    def _drop_old_time(self) -> str:
+        """The clock jumped back: the pattern's times are the old clock's (published on, the follower held its
+        first point, the pose of the old start); it plays again from the next measured pose."""
+        if self.pattern is None:
+            return ""
+        self.pattern, self.finished, self.end_sent = None, False, False
+        return "dropped the pattern in play (it plays again from the next measured pose: start_delay, approach)"
+
     def _on_joint_states(self, msg: JointState) -> None:
         if self.pattern is not None or self.build_error is not None or self.now_s() <= 0.0:
             return
+        if of_old_time(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, self.now_s()):
+            return  # a pose of the old time, queued behind a jump back
         names = list(msg.name)
         joints = self.joints or names
         missing = [j for j in joints if j not in names]

@@ -12,6 +12,14 @@ from rclpy.clock import ClockChange, JumpHandle, JumpThreshold, TimeJump
 from rclpy.duration import Duration
 from rclpy.node import Node
 
+OLD_STAMP = 1.0  # [s] a message stamped further ahead of the node's clock is the old time's (queued behind a jump)
+
+
+def of_old_time(stamp: float, now: float) -> bool:
+    """Whether a message stamped ``stamp`` [s] at ``now`` [s, the node's clock] is the old time's: a pose or a
+    sample taken from it after a jump back would be the old time's (before a restarted simulation)."""
+    return stamp > now + OLD_STAMP
+
 
 def jump_text(jump: TimeJump) -> str | None:
     """How the clock jumped, or None for a jump forward."""
