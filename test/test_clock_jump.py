@@ -64,6 +64,23 @@ def jump_client(h: RosHarness) -> tuple:
     return client, rosout, client.create_publisher(Clock, "/clock", 10)
 
 
+def trajectory_client(h: RosHarness, node) -> tuple:
+    """:func:`jump_client` for a node publishing ``feedforward/trajectory`` from ``joint_states``: (client, rosout,
+    /clock publisher, joint_states publisher, the header stamps [s] of the trajectories received)."""
+    client, rosout, clock = jump_client(h)
+    stamps: list[float] = []
+    client.create_subscription(
+        JointTrajectory,
+        "feedforward/trajectory",
+        lambda m: stamps.append(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9),
+        50,
+    )
+    states = client.create_publisher(JointState, "joint_states", 10)
+    wait_for(lambda: states.get_subscription_count(), 30.0, "discovery")
+    rosout_matched(node, rosout)
+    return client, rosout, clock, states, stamps
+
+
 def said(rosout: list, node, text: str) -> list[str]:
     return [m.msg for m in rosout if m.name.endswith(node.get_name()) and text in m.msg]
 
@@ -167,17 +184,7 @@ def test_walk_node_starts_again_from_the_measured_pose(engine_process):
                 "servo_walk", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
             )
         )
-        client, rosout, clock = jump_client(h)
-        stamps: list[float] = []
-        client.create_subscription(
-            JointTrajectory,
-            "feedforward/trajectory",
-            lambda m: stamps.append(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9),
-            50,
-        )
-        states = client.create_publisher(JointState, "joint_states", 10)
-        wait_for(lambda: states.get_subscription_count(), 30.0, "discovery")
-        rosout_matched(walk, rosout)
+        client, rosout, clock, states, stamps = trajectory_client(h, walk)
         pose = JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm]))
 
         def walk_from(t0: float, since: int = 0) -> None:
@@ -327,17 +334,7 @@ def test_the_walker_plays_its_pattern_again_from_the_measured_pose():
                 parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
             )
         )
-        client, rosout, clock = jump_client(h)
-        stamps: list[float] = []
-        client.create_subscription(
-            JointTrajectory,
-            "feedforward/trajectory",
-            lambda m: stamps.append(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9),
-            50,
-        )
-        states = client.create_publisher(JointState, "joint_states", 10)
-        wait_for(lambda: states.get_subscription_count(), 30.0, "discovery")
-        rosout_matched(walker, rosout)
+        client, rosout, clock, states, stamps = trajectory_client(h, walker)
 
         def play_from(t0: float, pose: list[float]) -> None:
             set_clock(clock, walker, t0)
