@@ -102,6 +102,12 @@ def data_from_log(log: ServoLog, kp: float | None = None) -> AlphaData:
     )
 
 
+def first_step_back(t: np.ndarray) -> int | None:
+    """Index of the first time in ``t`` [s] earlier than the one before it (a clock that jumped back), or None."""
+    back = np.flatnonzero(np.diff(t) < 0)
+    return int(back[0]) + 1 if back.size else None
+
+
 def data_from_streams(
     t_goal: np.ndarray,
     goal: np.ndarray,
@@ -116,9 +122,8 @@ def data_from_streams(
     stream's times go back (a clock that jumped back: a bag played in a loop, a restarted simulation): interpolated
     across the jump, the samples would pair goals and states of different moments."""
     for name, t in (("goal", t_goal), ("joint_states", t_state)):
-        back = np.flatnonzero(np.diff(t) < 0)
-        if back.size:
-            k = int(back[0]) + 1
+        k = first_step_back(t)
+        if k is not None:
             raise ValueError(
                 f"{source}: the {name} times go back at sample {k} ({t[k]:.3f} s after {t[k - 1]:.3f} s): the clock "
                 "jumped back (a bag played in a loop, a restarted simulation?); not fitted across it"
@@ -163,6 +168,7 @@ __all__ = [
     "data_from_samples",
     "data_from_log",
     "data_from_streams",
+    "first_step_back",
     "powered_prefix",
     "pendulum_torque",
     "fit_alpha_data",

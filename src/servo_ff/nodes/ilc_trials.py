@@ -27,6 +27,8 @@ from builtin_interfaces.msg import Duration
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from servo_ff.identification.alpha_data import first_step_back
+
 EXECUTIONS = ("stream", "trajectory")
 LEAD_STEPS = 2  # a trajectory trial starts at first this many samples after the newest /joint_states stamp
 RESENDS = 8  # a trial that reached the servo node after its start is sent again at most this often
@@ -46,9 +48,9 @@ def went_back(joint: str, t: float, before: float) -> str:
 def recorded(rows: list, joint: str) -> np.ndarray:
     """The (stamp [s], position [rad]) rows of a trial as an array; RuntimeError when a stamp goes back."""
     tr = np.array(rows, dtype=np.float64).reshape(-1, 2)
-    back = np.flatnonzero(np.diff(tr[:, 0]) < 0)
-    if back.size:
-        raise RuntimeError(went_back(joint, tr[back[0] + 1, 0], tr[back[0], 0]))
+    k = first_step_back(tr[:, 0])
+    if k is not None:
+        raise RuntimeError(went_back(joint, tr[k, 0], tr[k - 1, 0]))
     return tr
 
 

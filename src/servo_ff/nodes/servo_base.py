@@ -181,9 +181,8 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
     def _drop_old_time(self) -> str:
         """The clock jumped back: the trajectory being followed goes (sampled before its start, the spline gives its
         first point: the goal would snap back to where it started); the goal stays at its last sample."""
-        dropped = (
-            ["the trajectory being followed (the goal stays at its last sample)"] if self.traj or self.pending else []
-        )
+        following = self.traj is not None or self.pending is not None
+        dropped = ["the trajectory being followed (the goal stays at its last sample)"] if following else []
         self.traj = self.pending = None
         if self.fjt is not None and self.fjt.run is not None:  # also one past its end, judged on its goal tolerance
             self.fjt.clock_jumped()
