@@ -32,6 +32,7 @@ def test_a_live_stream_whose_times_go_back_is_refused_not_fitted_across():
 
 rclpy = pytest.importorskip("rclpy")
 import threading  # noqa: E402
+import time  # noqa: E402
 import types  # noqa: E402
 
 from geometry_msgs.msg import Twist  # noqa: E402
@@ -356,3 +357,46 @@ def test_the_walker_plays_its_pattern_again_from_the_measured_pose():
         play_from(5.0, [0.1, -0.1])
         np.testing.assert_allclose(walker.pattern.q[0], [0.1, -0.1])  # from the new time's pose
         assert stamps[n:] and all(5.0 <= s < 10.0 for s in stamps[n:]), stamps[n:]
+
+
+def test_a_hardware_node_drops_the_trajectory_it_follows_and_keeps_the_goal_on_the_bus(tmp_path):
+    """The hardware node on a virtual Dynamixel bus (a pty; pendulum loads), its loop on the ROS clock
+    (``use_sim_time``): half-way through a trajectory the clock jumps back. The goal written to the servo stays at
+    its last sample; before, the node sampled the trajectory before its start and wrote its first point."""
+    from builtin_interfaces.msg import Duration
+    from hardware_rig import COUNT, Rig
+
+    from servo_ff.bus.bus_types import GAIN_GOAL_DATA_ADDR
+    from servo_ff.bus.virtual_bus import ServoLoad
+
+    rig = Rig(tmp_path, 97, ServoLoad.pendulum(0.25, 0.1))
+    try:
+        hw = rig.node("servo_hw", use_sim_time=True)
+        client, rosout, clock = jump_client(rig.h)
+        traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
+        wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
+        rosout_matched(hw, rosout)
+        set_clock(clock, hw, 100.0)
+        wait_for(lambda: hw.active, 30.0, "the node active")
+        start = rig.bus.goal.copy()  # the reading held at activate
+        end = JointTrajectoryPoint(positions=[float(start[0]) + 0.5, float(start[1])], time_from_start=Duration(sec=2))
+        traj.publish(stamped(JointTrajectory(joint_names=["hip", "knee"], points=[end]), 100.0))
+        wait_for(lambda: hw.traj is not None, 30.0, "the trajectory followed")
+        for k in range(1, 51):  # to 101.0 s in 20 ms steps: half-way
+            set_clock(clock, hw, 100.0 + 0.02 * k)
+        wait_for(lambda: rig.bus.goal[0] - start[0] > 0.2, 30.0, "the goal on the bus half-way")
+        set_clock(clock, hw, 5.0)
+        wait_for(lambda: hw.traj is None and hw.pending is None, 30.0, "the trajectory dropped")
+        half, t_drop = rig.bus.goal.copy(), time.monotonic()
+        for k in range(1, 11):  # the node cycles on in the new time
+            set_clock(clock, hw, 5.0 + 0.02 * k)
+        assert 0.2 < half[0] - start[0] < 0.3  # where the trajectory was at the jump
+        np.testing.assert_allclose(rig.bus.goal, half, atol=COUNT)  # no snap back to the start
+        tr = rig.truth()  # every goal written to the hip after the drop: the held one (the node writes on)
+        w = (tr["wr_t"] > t_drop) & (tr["wr_id"] == 1) & (tr["wr_addr"] == GAIN_GOAL_DATA_ADDR)
+        goals = {int.from_bytes(bytes(d[2:6]), "little", signed=True) for d in tr["wr_data"][w]}
+        assert w.sum() >= 5 and len(goals) == 1, (w.sum(), goals)
+        lines = wait_for(lambda: said(rosout, hw, "the clock jumped back 96."), 30.0, "the warning")
+        assert "dropped the trajectory being followed (the goal stays at its last sample)" in lines[0], lines
+    finally:
+        rig.close()
