@@ -69,3 +69,57 @@ def test_a_single_point_path_is_checked_at_its_point():
 
 def test_no_joint_and_one_point_is_inside():
     assert JointSpline([0.0], np.zeros((1, 0))).outside(np.zeros(0), np.zeros(0)) is None
+
+
+@pytest.mark.parametrize("field", ["dq", "ddq"])
+@pytest.mark.parametrize("duration", [1e-3, 2.0, 100.0])
+def test_a_path_that_is_not_finite_is_outside_any_limit(field: str, duration: float):
+    """A finite point whose velocity or acceleration overflows the segment's polynomial (1e308): NaN compares False
+    with any limit, so the path used to pass the check and its NaN samples became the goal."""
+    rates = {"dq": [[0.0], [0.0]], "ddq": [[0.0], [0.0]]}
+    rates[field] = [[0.0], [1e308]]
+    with np.errstate(over="ignore", invalid="ignore"):
+        spline = JointSpline([0.0, duration], [[0.0], [0.5]], **rates)
+        assert not np.isfinite(spline.positions(np.linspace(0.0, duration, 11))[1:-1]).all()
+        j, t, q = spline.outside(np.array([-1.0]), np.array([1.0]))
+    assert j == 0 and t == 0.0 and np.isnan(q)
+    assert JointSpline([0.0, duration], [[0.0], [0.5]], dq=[[0.0], [0.0]]).outside([-1.0], [1.0]) is None
+
+
+def test_a_sample_that_is_not_finite_keeps_the_last_goal_counted_and_said():
+    pytest.importorskip("rclpy")
+    from servo_ff.ros.common import GoalGate, Throttle
+
+    said: list[str] = []
+    g = GoalGate(["a", "b"], np.array([-1.0, -1.0]), np.array([1.0, 1.0]), goal=np.array([0.2, -0.3]),
+                 warn=said.append, throttle=Throttle(0.0))  # fmt: skip
+    out = g.hold_sample(np.array([np.nan, 0.5]), "servo/joint_trajectory")
+    np.testing.assert_array_equal(out, [0.2, 0.5])  # a's last goal; b's sample
+    assert g.held_samples == 1 and said == [
+        "servo/joint_trajectory: the followed trajectory's sample of a is nan; holding the last goal 0.2000 rad "
+        "(1 samples so far)"
+    ]
+    assert g.hold_sample(np.array([0.1, -np.inf]), "t").tolist() == [0.1, -0.3] and g.held_samples == 2
+
+
+def test_the_planner_refuses_a_path_that_is_not_finite_and_names_the_joint():
+    """servo/joint_trajectory with one velocity of 1e308: before, accepted, and the held goal became NaN."""
+    pytest.importorskip("rclpy")
+    import warnings
+
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from servo_ff.ros.common import GoalGate, Throttle
+    from servo_ff.ros.trajectory_plan import plan_trajectory
+
+    gate = GoalGate(["hip", "knee"], np.array([-2.0, -2.0]), np.array([2.0, 2.0]), goal=np.zeros(2),
+                    warn=lambda m: None, throttle=Throttle(0.0))  # fmt: skip
+    point = JointTrajectoryPoint(positions=[0.5], velocities=[1e308], time_from_start=Duration(sec=2))
+    msg = JointTrajectory(joint_names=["hip"], points=[point])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused in one line: no numpy overflow warning on the way
+        with pytest.raises(ValueError, match=r"the interpolated path of hip is not finite from 0\.000 s on"):
+            plan_trajectory(msg, 10.0, gate, gate.joints, None)
+    point.velocities = [0.0]
+    assert plan_trajectory(msg, 10.0, gate, gate.joints, None).spline.position(12.0)[0] == pytest.approx(0.5)

@@ -122,8 +122,9 @@ class JointSpline:
         """(joint column, time, position) of the earliest point where the interpolated path is beyond [lower,
         upper] by more than :data:`LIMIT_TOL` among each segment's extreme points (:func:`extreme_points`), or
         None: exact, not sampled — the path leaves the limits iff one of them lies beyond, and the one named is a
-        peak (or a knot) beyond the limit, at or after where the path crosses it. ``columns`` maps spline joints to
-        entries of ``lower``/``upper``."""
+        peak (or a knot) beyond the limit, at or after where the path crosses it; position NaN: the path is not
+        finite from that segment's start on (velocities or accelerations too large for its duration). ``columns``
+        maps spline joints to entries of ``lower``/``upper``."""
         cols = np.arange(self.n_joints) if columns is None else np.asarray(columns)
         lo, hi = np.asarray(lower, dtype=np.float64)[cols], np.asarray(upper, dtype=np.float64)[cols]
         tol = LIMIT_TOL
@@ -136,6 +137,9 @@ class JointSpline:
         T = np.diff(self.times)
         b = unit_coefficients(self._position_coefficients, T)  # (S, J, 6)
         enclosure_lo, enclosure_hi = bernstein_enclosure(b)  # most segments end here: inside, no roots sought
+        k, j = np.nonzero(~np.isfinite(enclosure_lo) | ~np.isfinite(enclosure_hi))  # velocities or accelerations
+        if k.size:  # too large for the segment's duration: a path beyond any limit (NaN compares False: never)
+            return int(j[0]), float(self.times[k[0]]), np.nan
         k, j = np.nonzero((enclosure_lo < lo - tol) | (enclosure_hi > hi + tol))
         if k.size == 0:
             return None

@@ -148,9 +148,21 @@ class GoalGate:
         """A followed trajectory's sample ``goal`` [rad] (from ``source``), held within the limits in place. Its path
         was checked whole on arrival (:meth:`JointSpline.outside`, exact to ``LIMIT_TOL``), but the limits can
         narrow under it (:meth:`set_limits`); each such sample is counted (:attr:`held_samples`) and said
-        (throttled), never written beyond the limit."""
-        if not ((goal < self.lower) | (goal > self.upper)).any():
+        (throttled), never written beyond the limit. A sample that is not finite (a path the planner refuses) keeps
+        the last goal of that joint, counted and said the same way."""
+        if not ((goal < self.lower) | (goal > self.upper)).any() and np.isfinite(goal).all():
             return goal
+        bad = ~np.isfinite(goal)  # the planner refuses a path that is not finite: never written, said if it comes
+        if bad.any():
+            i = int(np.argmax(bad))
+            self.held_samples += 1
+            self.throttle(
+                f"{source}:nonfinite:{self.joints[i]}",
+                self.warn,
+                f"{source}: the followed trajectory's sample of {self.joints[i]} is {goal[i]}; holding the last goal "
+                f"{self.goal[i]:.4f} rad ({self.held_samples} samples so far)",
+            )
+            goal[bad] = self.goal[bad]
         out = (goal < self.lower - LIMIT_TOL) | (goal > self.upper + LIMIT_TOL)  # within the planner's tolerance:
         if out.any():  # the path's rounding at a limit it touches, clipped unsaid
             i = int(np.argmax(out))

@@ -144,10 +144,16 @@ def plan_trajectory(
     ddq0[held] = 0.0
     Q, DQ, DDQ = np.tile(q0, (p, 1)), np.zeros((p, len(joints))), np.zeros((p, len(joints)))
     Q[:, cols], DQ[:, cols], DDQ[:, cols] = q, dq, ddq
-    spline = follow(start, q0, dq0, ddq0, times, Q, DQ, DDQ, hv, ha)
-    where = spline.outside(gate.lower, gate.upper)
+    with np.errstate(over="ignore", invalid="ignore"):  # a path that overflows is refused below, not warned about
+        spline = follow(start, q0, dq0, ddq0, times, Q, DQ, DDQ, hv, ha)
+        where = spline.outside(gate.lower, gate.upper)
     if where is not None:
         j, t, qv = where
+        if not np.isfinite(qv):
+            raise ValueError(
+                f"the interpolated path of {joints[j]} is not finite from {t - start:.3f} s on (velocities or "
+                "accelerations too large for the points' times)"
+            )
         raise ValueError(
             f"the interpolated path of {joints[j]} reaches {qv:.4f} rad at "
             f"{t - start:.3f} s, outside its joint limits [{gate.lower[j]:.4f}, "
