@@ -157,6 +157,33 @@ def test_huge_goal_is_never_written_and_setup_checks_the_servo_limits():
             bus.setup()
 
 
+def test_joint_limits_changed_at_run_time_are_checked_as_at_open_and_set_up():
+    """A node's limits changed while the bus is open: the goal check of every later cycle uses them, refused (nothing
+    changed) beyond the table's range or beyond the Min/Max Position Limit a servo reported at set-up."""
+    with VirtualBus(ids=[1, 2], return_delay=0) as vb:
+        cfg = BusConfig(port=vb.device, ids=[1, 2], joint_limits={1: (-1.0, 1.0), 2: (-1.0, 1.0)}, timeout_ms=100.0,
+                        names={1: "hip", 2: "knee"})  # fmt: skip
+        with DynamixelBus(cfg) as bus:
+            bus.connect()
+            bus.write_item(2, "Max Position Limit", 3000)  # servo 2 allows up to 3000 counts (1.46 rad)
+            bus.setup()
+            with pytest.raises(GoalRejected):
+                bus.cycle([1.2, 0.0])
+            bus.set_joint_limits({1: (-1.0, 1.5), 2: (-1.0, 1.4)})
+            bus.cycle([1.2, 0.0])  # written under the new limits
+            assert bus.lower == {1: -1.0, 2: -1.0} and bus.upper == {1: 1.5, 2: 1.4}
+            with pytest.raises(ValueError, match=r"id 2 \(joint 'knee'\): joint limits \(-1, 1\.5\) rad exceed the "
+                               r"servo's Min/Max Position Limit"):  # fmt: skip
+                bus.set_joint_limits({1: (-1.0, 1.5), 2: (-1.0, 1.5)})
+            with pytest.raises(
+                ValueError, match=r"joint_limits\[1\] \(joint 'hip'\) = \(-4, 1\) rad exceeds the MX-106"
+            ):
+                bus.set_joint_limits({1: (-4.0, 1.0), 2: (-1.0, 1.0)})
+            assert bus.upper == {1: 1.5, 2: 1.4}  # refused: nothing changed
+            with pytest.raises(GoalRejected):
+                bus.cycle([1.6, 0.0])
+
+
 def test_setup_retries_per_servo_and_names_the_one_that_failed():
     with VirtualBus(ids=[1, 2, 3], return_delay=0, faults=Faults(drop_rate=0.15, seed=4)) as vb:
         with DynamixelBus(BusConfig(port=vb.device, ids=[1, 2, 3], timeout_ms=20.0, retries=2)) as bus:

@@ -135,6 +135,42 @@ def test_inactive_reads_and_publishes_at_ok_and_refuses_goals(rig, managed):
     assert (rig.torque() == 0).all()
 
 
+def test_limits_changed_at_run_time_reach_the_bus_and_its_readings_stay_fresh(rig):
+    """position_max widened on an active node: a goal inside the new limits is written. Before, the bus kept the
+    limits of its open, refused that goal every cycle before reading, and joint_states repeated the last reading
+    as fresh (diagnostics OK) while the joints fell with torque off. Limits beyond the servo's position range are
+    refused with the joint named (the bus would refuse them at the next connect: no reconnection ever)."""
+    from rclpy.parameter import Parameter
+    from std_srvs.srv import SetBool
+
+    node = rig.node("servo_limits")
+    try:
+        wait_for(lambda: node.active and node.connected, 20.0, "the node active")
+        r = node.set_parameters([Parameter("position_max", value=[2.5])])[0]
+        assert r.successful, r.reason
+        rig.pub.publish(Float64MultiArray(data=[2.2, -1.0]))
+        wait_for(lambda: np.allclose(rig.bus.goal, [2.2, -1.0], atol=2 * COUNT), 20.0, "the goal written")
+        r = node.set_parameters([Parameter("position_min", value=[-4.0])])[0]
+        assert not r.successful and r.reason.startswith(
+            "joint limits of hip [-4.00000, 2.50000] rad exceed the MX-106(2.0) position range [-3.14159, 3.14006]"
+        ), r.reason
+        assert list(node.get_parameter("position_min").value) == [-2.0]  # unchanged
+        # a goal the bus refuses all the same (its limits narrowed behind the node's back): no goal is written,
+        # and the state is read on — joint_states follow the joints, never a repeated reading
+        node.bus.set_joint_limits({1: (-2.0, 2.0), 2: (-2.0, 2.0)})
+        reads = node.bus.state_reads
+        wait_for(lambda: node.bus.state_reads > reads + 20, 20.0, "state reads on a refused goal")
+        np.testing.assert_allclose(rig.bus.goal, [2.2, -1.0], atol=2 * COUNT)  # the last goal the bus took
+        torque = rig.client.create_client(SetBool, "servo/torque_enable")
+        assert rig.h.call(torque, SetBool.Request(data=False)).success
+        rest = fallen_at_rest(rig, np.array([2.2, -1.0]))  # the joints fall: the readings must follow them
+        n = len(rig.states)
+        wait_for(lambda: len(rig.states) > n + 5, 20.0, "joint_states")
+        np.testing.assert_allclose(rig.states[-1].position, rest, atol=0.02)
+    finally:
+        rig.h.remove(node)
+
+
 def test_on_exit_torque_off_holds_then_releases(rig, managed):
     assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
     assert rig.change("servo_safe", Transition.TRANSITION_ACTIVATE)

@@ -178,13 +178,25 @@ class ServoTransactions:
         """Raise :class:`GoalRejected` when the joint limits of servo ``i`` exceed its Min/Max Position Limit
         (``limit``: the register's name in the servo's manual)."""
         lo_c, hi_c = self.read_item(i, "Min Position Limit"), self.read_item(i, "Max Position Limit")
+        self.servo_ranges[i] = (lo_c, hi_c, limit)  # kept: new joint limits are checked against it (no bus read)
+        refusal = self._servo_range_refusal(i, self.lower[i], self.upper[i])
+        if refusal:
+            raise GoalRejected(refusal)
+
+    def _servo_range_refusal(self, i: int, lower: float, upper: float) -> str | None:
+        """Why joint limits (``lower``, ``upper``) [rad] of servo ``i`` exceed the Min/Max Position Limit it
+        reported at set-up (None: within, or not read)."""
+        if i not in self.servo_ranges:
+            return None
+        lo_c, hi_c, limit = self.servo_ranges[i]
         rpc, c = self.table.rad_per_count, self.config.center
         lo, hi = (lo_c - c) * rpc, (hi_c - c) * rpc
-        if self.lower[i] < lo or self.upper[i] > hi:
-            raise GoalRejected(
-                f"id {i}{self._name(i)}: joint limits ({self.lower[i]:.6g}, {self.upper[i]:.6g}) rad "
+        if lower < lo or upper > hi:
+            return (
+                f"id {i}{self._name(i)}: joint limits ({lower:.6g}, {upper:.6g}) rad "
                 f"exceed the servo's {limit} ({lo:.6g}, {hi:.6g}) rad (counts {lo_c}..{hi_c})"
             )
+        return None
 
     def _name(self, i: int) -> str:
         names = self.config.names or {}

@@ -18,6 +18,7 @@ A bus calls :meth:`SyncReadBus._init_bus` first (``config``, ``table``, ``kt``, 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import termios
 import time
@@ -60,6 +61,7 @@ class SyncReadBus:
         self._skipped_at: dict[int, float] = {}
         self.limits = GoalLimits(self.table, config)
         self.lower, self.upper = self.limits.lower, self.limits.upper
+        self.servo_ranges: dict[int, tuple[int, int, str]] = {}  # id → Min/Max Position Limit counts read at set-up
         self._read = None
         self._health = None
         self._is_open = False
@@ -214,6 +216,25 @@ class SyncReadBus:
         """Validate goals ({id: rad} or an array aligned with ``ids``) against finiteness and joint limits;
         returns (ids, goals [rad]). Raises :class:`GoalRejected` (and logs) without writing anything."""
         return self.limits.check(goals, self.ids, self.missing)
+
+    def joint_limits_refusal(self, joint_limits: dict[int, tuple[float, float]]) -> str | None:
+        """Why new joint limits {id: (lower, upper)} [rad] cannot be the bus's, checked as at open and set-up (the
+        table's position range, each set-up servo's Min/Max Position Limit), or None."""
+        try:
+            dataclasses.replace(self.config, joint_limits=dict(joint_limits))  # the table's range, as at open
+        except ValueError as e:
+            return str(e)
+        return next(filter(None, (self._servo_range_refusal(i, lo, hi) for i, (lo, hi) in joint_limits.items())), None)
+
+    def set_joint_limits(self, joint_limits: dict[int, tuple[float, float]]) -> None:
+        """New joint limits {id: (lower, upper)} [rad] for the goal check of every later write (a node's limits
+        changed at run time); ValueError naming the id and joint (:meth:`joint_limits_refusal`), nothing changed."""
+        refusal = self.joint_limits_refusal(joint_limits)
+        if refusal:
+            raise ValueError(refusal)
+        self.config = dataclasses.replace(self.config, joint_limits=dict(joint_limits))
+        self.limits = GoalLimits(self.table, self.config)
+        self.lower, self.upper = self.limits.lower, self.limits.upper
 
     def cycle(self, goals, p_gains=None) -> JointState:
         """Read the state, then write the goals. Goals are checked before the read."""

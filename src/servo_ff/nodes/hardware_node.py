@@ -43,7 +43,7 @@ from servo_ff.ros.common import ParameterTable, per_joint, spin_node
 from servo_ff.ros.servo_diagnostics import servo_diagnostics
 
 from .hardware_commands import HardwareCommands
-from .hardware_params import parameter_specs
+from .hardware_params import hardware_refusal, parameter_specs
 from .hardware_readings import HardwareReadings
 from .hardware_recovery import HardwareRecovery
 from .servo_base import ServoInterfaceNode, validate_interface
@@ -81,6 +81,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.limits_written: dict[tuple[str, str], int] = {}  # (joint, item) → raw: the last velocity/effort limit
         self._setup_interface(table)
         self._default_limits_from_table()
+        self._built = True
 
     # ------------------------------------------------------------------ parameters
     def _default_limits_from_table(self) -> None:
@@ -97,27 +98,15 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             )
 
     def _validate(self, values: dict[str, Any]) -> str | None:
-        reason = validate_interface(values)
-        if reason:
-            return reason
-        if len(values["ids"]) != len(values["joints"]):
-            return f"ids has {len(values['ids'])} entries for {len(values['joints'])} joints"
-        if len(set(values["ids"])) != len(values["ids"]):
-            return f"ids contains duplicates: {values['ids']}"
-        kp = per_joint(values["kp"], len(values["joints"]), "kp")
-        try:
-            table = self.ct.control_table(values["servo"])
-        except KeyError as e:
-            return str(e.args[0])
-        if table.protocol != values["protocol"]:
-            return f"servo {values['servo']} ({table.name}) speaks protocol {table.protocol}, not {values['protocol']}"
-        reg = self.ct.kp_to_p_gain(kp, table)
-        if (np.asarray(reg) > table.p_gain_max).any():
-            top = table.p_gain_max / table.p_gain_per_kp
-            return f"kp {kp.tolist()} exceeds the {table.name} P gain register ({table.p_gain_max} = kp {top:g})"
-        return None
+        """The interface's checks, then the bus's (:func:`.hardware_params.hardware_refusal`); the joint limits
+        against the servo's range once the node is built (declared, the interface's ±π is wider than a 4096-count
+        servo's: :meth:`_default_limits_from_table` replaces what was not given; given, the bus refuses it at open)."""
+        built = getattr(self, "_built", False)
+        return validate_interface(values) or hardware_refusal(values, getattr(self, "bus", None), built)
 
     def _apply(self, changed: set[str]) -> None:
+        if changed & {"position_min", "position_max"} and self.bus is not None:  # before the gate moves the goal
+            self.bus.set_joint_limits(self._config().joint_limits)  # checked by _validate: the goals of the cycle
         self._apply_interface(changed)
 
     # ------------------------------------------------------------------ connection
@@ -325,14 +314,11 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             self._try_reconnect()
             return held
         try:
-            state = self.bus.cycle(*self._goal_args()) if self.active else self.bus.read_state()
+            state = self._cycle() if self.active else self.bus.read_state()
             new = self._store(state)
             if new.size:
                 self._joined(new)
             self._probe_missing()
-        except self.bus_mod.GoalRejected as e:  # the gate checks the same limits: should not happen
-            self.throttle("goal", self.get_logger().error, f"bus refused the held goal: {e}")
-            return held
         except BUS_FAILURES as e:
             self._disconnect(str(e))
             return held
@@ -345,6 +331,15 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         if time.monotonic() - self._last_health >= self.table["health_period"]:
             self._read_health()
         return True
+
+    def _cycle(self):
+        """The state read, then the held goal written; a goal the bus refuses (the gate checks the same limits:
+        should not happen) is said, and the state is read all the same (never a stale reading as fresh)."""
+        try:
+            return self.bus.cycle(*self._goal_args())
+        except self.bus_mod.GoalRejected as e:
+            self.throttle("goal", self.get_logger().error, f"bus refused the held goal, none written: {e}")
+            return self.bus.read_state()
 
     def _read_health(self) -> None:
         self._last_health = time.monotonic()

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
+from servo_ff.bus import control_table as ct
 from servo_ff.bus.families import PROTOCOLS
-from servo_ff.ros.common import ParamSpec
+from servo_ff.ros.common import ParamSpec, per_joint
 
 from .servo_interface_params import servo_interface_specs
 
@@ -88,3 +93,42 @@ def hardware_specs() -> list[ParamSpec]:
 def parameter_specs() -> list[ParamSpec]:
     """Every parameter ``servo_hardware_node`` declares, in declaration order: the servo interface, then the bus."""
     return servo_interface_specs(kp=32.0) + hardware_specs()
+
+
+def hardware_refusal(values: dict[str, Any], bus=None, limits: bool = True) -> str | None:
+    """Why the hardware node's parameter set ``values`` (the interface's own checks passed) cannot be applied, or
+    None: ids against joints, ``servo`` against ``protocol``, ``kp`` within the P gain register, and the joint
+    limits (``limits``) within the servo's position range (the bus refuses wider ones at open: the node could never
+    connect again) and, with the ``bus`` open, each servo's Min/Max Position Limit read at set-up (the bus would
+    refuse every goal)."""
+    joints, ids = values["joints"], values["ids"]
+    if len(ids) != len(joints):
+        return f"ids has {len(ids)} entries for {len(joints)} joints"
+    if len(set(ids)) != len(ids):
+        return f"ids contains duplicates: {ids}"
+    kp = per_joint(values["kp"], len(joints), "kp")
+    try:
+        table = ct.control_table(values["servo"])
+    except KeyError as e:
+        return str(e.args[0])
+    if table.protocol != values["protocol"]:
+        return f"servo {values['servo']} ({table.name}) speaks protocol {table.protocol}, not {values['protocol']}"
+    reg = ct.kp_to_p_gain(kp, table)
+    if (np.asarray(reg) > table.p_gain_max).any():
+        top = table.p_gain_max / table.p_gain_per_kp
+        return f"kp {kp.tolist()} exceeds the {table.name} P gain register ({table.p_gain_max} = kp {top:g})"
+    if not limits:
+        return None
+    lo = per_joint(values["position_min"], len(joints), "position_min")
+    hi = per_joint(values["position_max"], len(joints), "position_max")
+    rlo, rhi = ct.position_range_rad(table, table.center)
+    bad = (lo < rlo) | (hi > rhi)
+    if bad.any():
+        k = int(np.argmax(bad))
+        return (
+            f"joint limits of {joints[k]} [{lo[k]:.5f}, {hi[k]:.5f}] rad exceed the {table.name} position range "
+            f"[{rlo:.5f}, {rhi:.5f}] rad"
+        )
+    if bus is None or list(ids) != list(bus.config.ids):
+        return None
+    return bus.joint_limits_refusal({i: (float(lo[k]), float(hi[k])) for k, i in enumerate(ids)})
