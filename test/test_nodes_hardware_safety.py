@@ -171,6 +171,75 @@ def test_limits_changed_at_run_time_reach_the_bus_and_its_readings_stay_fresh(ri
         rig.h.remove(node)
 
 
+def test_torque_on_again_holds_where_the_joints_fell(rig):
+    """torque_enable false, then true, on an active node: the joints fell meanwhile; torque on holds them where they
+    lie. Before, the held goal (UP) was written first: the joints snapped back up by ≈ 1.2 rad and 0.8 rad."""
+    from std_srvs.srv import SetBool
+
+    node = rig.node("servo_torque")
+    try:
+        lift(rig, node)
+        torque = rig.client.create_client(SetBool, "servo/torque_enable")
+        assert rig.h.call(torque, SetBool.Request(data=False)).success
+        rest = fallen_at_rest(rig, np.array(UP))
+        r = rig.h.call(torque, SetBool.Request(data=True))
+        assert r.success and "holding the present position" in r.message, r.message
+        assert (rig.torque() == 1).all()
+        np.testing.assert_allclose(rig.bus.goal, rest, atol=0.02)  # the goal register when torque came on
+        n = rig.bus.stats.physics_steps
+        wait_for(lambda: rig.bus.stats.physics_steps > n + 200, 20.0, "physics to run on")
+        np.testing.assert_allclose(rig.physics()["theta"], rest, atol=0.02)  # no snap back to UP
+        np.testing.assert_allclose(node.gate.goal, rest, atol=0.02)
+        goal = rig.bus.goal.copy()
+        assert rig.h.call(torque, SetBool.Request(data=True)).success  # on already: the goal stays
+        np.testing.assert_array_equal(rig.bus.goal, goal)
+    finally:
+        rig.h.remove(node)
+
+
+def test_reboot_holds_the_present_position_within_the_limits(rig):
+    """hip's limits [1, 2] rad, the joint fallen to ≈ 0.2 rad with torque off: the reboot service holds the nearest
+    limit, says so, and the node reads on. Before, it held the reading below the limit: the bus refused that goal
+    every cycle before reading (joint_states frozen as fresh) and torque on failed."""
+    from std_srvs.srv import SetBool, Trigger
+
+    node = rig.node("servo_reboot", position_min=[1.0, -2.0])
+    try:
+        lift(rig, node)
+        torque = rig.client.create_client(SetBool, "servo/torque_enable")
+        assert rig.h.call(torque, SetBool.Request(data=False)).success
+        rest = fallen_at_rest(rig, np.array(UP))
+        assert rest[0] < 1.0
+        r = rig.h.call(rig.client.create_client(Trigger, "servo/reboot"), Trigger.Request(), timeout=15.0)
+        assert r.success, r.message
+        np.testing.assert_allclose(node.gate.goal, [1.0, rest[1]], atol=0.02)  # the nearest limit; knee where it is
+        reads = node.bus.state_reads
+        wait_for(lambda: node.bus.state_reads > reads + 20, 20.0, "state reads after the reboot")
+        np.testing.assert_allclose(rig.bus.goal, node.gate.goal, atol=2 * COUNT)  # written, torque off
+        assert (rig.torque() == 0).all()
+    finally:
+        rig.h.remove(node)
+
+
+def test_a_velocity_limit_is_written_again_after_a_servo_rebooted_by_itself(rig):
+    """A joint_command velocity sets the knee's Profile Velocity; a brown-out puts its RAM at defaults (0: no limit);
+    the node's restore writes the limit again, as a reconnection does. Before, the register stayed 0 while the
+    diagnostics said the set-up was restored."""
+    node = rig.node("servo_brownout")
+    try:
+        wait_for(lambda: node.active and rig.pub_names.get_subscription_count(), 20.0, "the node active")
+        rig.pub_names.publish(JointState(name=["knee"], velocity=[0.3]))
+        wait_for(lambda: rig.bus.regs.get("Profile Velocity")[1] != 0, 20.0, "Profile Velocity written")
+        limit = int(rig.bus.regs.get("Profile Velocity")[1])
+        with rig.bus._lock:
+            rig.bus.brown_out(2)
+        assert rig.bus.regs.get("Profile Velocity")[1] == 0  # RAM at defaults
+        wait_for(lambda: node.unrequested_reboots[1] == 1 and rig.torque()[1] == 1, 30.0, "the knee restored")
+        assert rig.bus.regs.get("Profile Velocity")[1] == limit
+    finally:
+        rig.h.remove(node)
+
+
 def test_on_exit_torque_off_holds_then_releases(rig, managed):
     assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
     assert rig.change("servo_safe", Transition.TRANSITION_ACTIVATE)

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from servo_ff.bus.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
 
 
 class HardwareCommands:
     """Torque, reboot and command limits on the bus (refused with the reason while it is disconnected)."""
 
+    def hw_torque_is_on(self) -> bool:
+        return self.torque_wanted
+
     def hw_torque(self, enable: bool) -> tuple[bool, str]:
-        self.torque_wanted = bool(enable)
+        before, self.torque_wanted = self.torque_wanted, bool(enable)
         if not self.connected:
             return (
                 False,
@@ -31,6 +32,7 @@ class HardwareCommands:
                 self.bus.write_goals(*self._goal_args())
             self.bus.torque(enable, self._ready_ids() if enable else None)
         except BUS_OR_VALUE_FAILURES as e:
+            self.torque_wanted = before  # not applied: what torque is, as far as the node knows
             return False, f"torque {'enable' if enable else 'disable'} failed: {e}"
         return True, f"torque {'enabled' if enable else 'disabled'} on ids {self.ids}"
 
@@ -43,12 +45,12 @@ class HardwareCommands:
                 self.bus.reboot(i)
             time.sleep(0.05)
             self.bus.setup()  # reboot restores RAM defaults: indirect map, return delay
+            self.rewrite_limits()  # and the velocity / effort limits commands wrote
             state = self.bus.read_state()
         except BUS_FAILURES as e:
             self._disconnect(f"reboot failed: {e}")
             return False, f"reboot failed: {e}"
-        self._store(state)
-        self.gate.goal = np.where(self.valid, self.pos, self.gate.goal)
+        self._store(state)  # the goal: the present position (the node's _on_reboot holds it, within the limits)
         self.torque_wanted = False
         self._read_health()
         text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
@@ -83,6 +85,14 @@ class HardwareCommands:
                     errors.append(f"{name} (id {i}) {field}: {e}")
         if errors:
             self.refuse_limits(source, "velocity/effort limit refused: " + "; ".join(errors))
+
+    def rewrite_limits(self, ids=None) -> None:
+        """The velocity / effort limits written by commands (:attr:`limits_written`), written again to ``ids``
+        (default every servo): a reboot, a power loss or a reconnection leaves a servo's RAM at its defaults."""
+        for (joint, item), raw in self.limits_written.items():
+            i = self.ids[self.gate.index[joint]]
+            if ids is None or i in ids:
+                self.bus.write_item(i, item, raw)
 
     def _operating_mode(self, i: int) -> int:
         """Operating Mode of servo ``i`` (EEPROM: read once per connection)."""

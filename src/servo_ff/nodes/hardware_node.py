@@ -179,8 +179,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         held = self._after_reconnect()  # the joints may have moved while the bus was away: hold where they are
         try:  # the fresh reading is the held goal; the torque state and the velocity / effort limits come back
             self._write_goal_and_torque()
-            for (joint, item), raw in self.limits_written.items():
-                self.bus.write_item(self.ids[self.gate.index[joint]], item, raw)
+            self.rewrite_limits()
         except BUS_OR_VALUE_FAILURES as e:
             self._disconnect(f"setup write failed: {e}")
             return

@@ -80,6 +80,7 @@ class HardwareRecovery:
             self._store(self._fresh_rows(ids))
             self._hold_fresh(rows, f"{text} rebooted by itself")
             self.bus.write_goals(*self._goal_args())  # goal = fresh reading, P gain
+            self.rewrite_limits(ids)  # the velocity / effort limits commands wrote (RAM at defaults)
             if self.torque_wanted:
                 self.bus.torque(True, ids)
         except BUS_OR_VALUE_FAILURES as e:

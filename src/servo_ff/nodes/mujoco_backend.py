@@ -281,6 +281,9 @@ class MujocoBackend(SimBackend):
         self.servos.set_enable(1.0 if enable else 0.0)
         return True, f"torque {'enabled' if enable else 'disabled'} on {self.node.n} simulated joint(s)"
 
+    def torque_is_on(self) -> bool:
+        return self.servos is not None and bool((self.servos.enable > 0).all())
+
     def reboot(self) -> tuple[bool, str]:
         if self.servos is None:
             return False, f"no model: {self.model_error}"

@@ -103,6 +103,10 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
     def hw_reboot(self) -> tuple[bool, str]:
         raise NotImplementedError
 
+    def hw_torque_is_on(self) -> bool:
+        """Whether torque is on (asked for, on hardware): a torque-on request otherwise holds the present position."""
+        raise NotImplementedError
+
     def hw_supply_voltage(self) -> float:
         raise NotImplementedError
 
@@ -220,10 +224,12 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         if running:
             pos = np.where(self.hw_fresh(), pos, self.gate.goal)
         goal = np.clip(np.where(np.isfinite(pos), pos, self.gate.goal), self.gate.lower, self.gate.upper)
-        if not np.array_equal(goal, pos):
+        clipped = np.isfinite(pos) & (goal != pos)  # a joint not read (NaN) keeps its goal: nothing to say
+        if clipped.any():
             self.get_logger().warning(
-                f"present position {pos.tolist()} is outside the joint limits; holding the "
-                f"nearest limit {goal.tolist()}"
+                f"present position {pos.tolist()} is outside the joint limits ("
+                + ", ".join(self.joints[k] for k in np.flatnonzero(clipped))
+                + f"); holding the nearest limit {goal.tolist()}"
             )
         self.gate.goal = goal
         self.hw_write_goal(goal.copy())

@@ -175,15 +175,30 @@ class ServoCommands:
             response.message = (
                 f"the node is {self.state_label}: torque is enabled by activating it (lifecycle transition activate)"
             )
+        elif request.data and not self.hw_torque_is_on():
+            response.success, response.message = self._torque_on_where_it_stands()
         else:
             response.success, response.message = self.hw_torque(bool(request.data))
         self.get_logger().info(f"torque {'enable' if request.data else 'disable'}: {response.message}")
         return response
 
+    def _torque_on_where_it_stands(self) -> tuple[bool, str]:
+        """Torque on after it was off (the ``torque_enable`` service): the joints may have moved meanwhile (fallen),
+        so they are read afresh and held where they stand, within the limits, as activate does; the trajectory
+        being followed goes (a follow_joint_trajectory goal is aborted). Before, the held goal was written: the
+        joints snapped back to it."""
+        ok, msg = self.hw_refresh()
+        if not ok:
+            return False, msg
+        if self.fjt is not None and self.fjt.run is not None:
+            self.fjt.torque_restored()
+        self._hold_present()
+        ok, msg = self.hw_torque(True)
+        return ok, f"{msg}, holding the present position {self.gate.goal.round(4).tolist()} rad" if ok else msg
+
     def _on_reboot(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         response.success, response.message = self.hw_reboot()
-        pos = self.hw_read()[0]
-        self.traj = self.pending = None
-        self.gate.goal = np.where(np.isfinite(pos), pos, self.gate.goal)  # hold where the servo stands
+        if response.success:  # hold where the servos stand (torque off), within the limits, said if clipped
+            self._hold_present()
         self.get_logger().info(f"reboot: {response.message}")
         return response

@@ -145,6 +145,9 @@ class SimNode(SimClock, ServoInterfaceNode):
     def hw_reboot(self) -> tuple[bool, str]:
         return self.backend.reboot()
 
+    def hw_torque_is_on(self) -> bool:
+        return self.backend.torque_is_on()
+
     def hw_supply_voltage(self) -> float:
         return self.backend.supply_voltage()
 

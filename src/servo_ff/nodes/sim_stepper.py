@@ -276,6 +276,9 @@ class StepperBackend(SimBackend):
         self.sim.enabled = bool(enable)
         return True, f"torque {'enabled' if enable else 'disabled'} on {len(self.node.joints)} simulated joint(s)"
 
+    def torque_is_on(self) -> bool:
+        return self.sim.enabled
+
     def reboot(self) -> tuple[bool, str]:
         self.sim.reboot()
         return True, "simulated servos rebooted: hardware errors cleared, torque off, goal = present position"

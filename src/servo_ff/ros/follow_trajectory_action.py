@@ -39,6 +39,7 @@ PREEMPTED = "Current goal preempted by new incoming action."
 DEACTIVATED = "Current goal cancelled during deactivate transition."
 REPLACED = "Current goal preempted: its trajectory was replaced (a command on another topic or service, a reset)"
 CLOCK_JUMPED = "Current goal aborted: the clock jumped back (its trajectory's times were the old clock's)"
+TORQUE_RESTORED = "Current goal aborted: torque was off; on again, the joints are held where they stand"
 
 
 def _duration(s: float) -> Duration:
@@ -186,6 +187,10 @@ class FollowTrajectoryAction:
     def deactivate(self) -> None:
         """The node leaves the active state: the goal in progress is aborted."""
         self.finish(Result.INVALID_GOAL, DEACTIVATED, abort=True)
+
+    def torque_restored(self) -> None:
+        """Torque came on again after it was off (the joints held where they stand): the goal is aborted."""
+        self.finish(Result.INVALID_GOAL, TORQUE_RESTORED, abort=True)
 
     def clock_jumped(self) -> None:
         """The node's clock jumped back (:mod:`.clock_jump`): the goal in progress is aborted."""
