@@ -71,6 +71,7 @@ def test_yaml_precedence_kp_passive_and_files(tmp_path):
         ({"*": "mx106/m4", "l_kne": "mx106/m4"}, "'l_kne' names no joint"),
         ({"*": "mx999/m4"}, "servos\\['\\*'\\].*unknown servo preset"),
         ({"*": {"preset": "mx64/m4", "kp": "fast"}}, "kp must be a number"),
+        ({"*": {"preset": "mx64/m4", "kp": True}}, "kp must be a number, got True"),  # not kp 1
         ({"*": {"preset": "mx64/m4", "file": "x.json"}}, "exactly one of"),
     ],
 )

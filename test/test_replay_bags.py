@@ -181,6 +181,26 @@ def test_bag_reader_takes_the_bench_from_arguments_and_the_bag(tmp_path):
     assert (log.kp, log.vin) == (4.0, 12.0)
 
 
+def test_identify_refuses_a_bag_whose_bench_is_unknown_and_a_bool_gain(tmp_path, capsys):
+    """A bag without mass and length in /servo_ff/log_meta: the α fit takes it (the URDF's dynamics), identify
+    refuses it in one line; before, it fitted a massless pendulum with exit 0. A JSON/YAML ``true`` is no gain."""
+    from servo_ff.io.rosbag import read_rosbag
+    from servo_ff.io.servo_log import LogError, clean_meta
+
+    bag = record(tmp_path / "bag", "hardware")
+    assert not read_rosbag(bag, joint="pendulum_1").bench_known
+    assert read_rosbag(bag, joint="pendulum_1", meta={"mass": 0.2, "length": 0.1}).bench_known
+    out = tmp_path / "id"
+    assert main(["identify", str(bag), "--out", str(out), "--models", "m1", "--max-evals", "20", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "the bench's mass and length are unknown" in err and str(bag) in err, err
+    assert not out.exists()
+    bench = {"vin": 12.0, "mass": 0.2, "length": 0.1}
+    with pytest.raises(LogError, match="key 'kp' must be a number, got a bool"):
+        clean_meta("log", {**bench, "kp": True})
+    assert clean_meta("log", {**bench, "kp": 1})["kp"] == 1.0
+
+
 @pytest.mark.parametrize(
     "case, args, words",
     [

@@ -265,7 +265,7 @@ def load_npz(path: str | Path, error: ErrorType, max_bytes: int = MAX_BYTES) -> 
 def finite_scalar(arrays: dict[str, np.ndarray], key: str, source: str, error: ErrorType) -> float:
     """``arrays[key]`` as one finite float, or ``error`` naming the key and what it holds."""
     a = arrays[key]
-    if a.size != 1 or a.dtype.kind not in "iufb":
+    if a.size != 1 or a.dtype.kind not in "iuf":  # a boolean is no number (True would read as 1)
         raise error(f"{source}: {key} must be one number, got an array of shape {a.shape} and dtype {a.dtype}")
     v = float(a.reshape(()))
     if not math.isfinite(v):

@@ -95,6 +95,8 @@ def _entry(
     kp = value.get("kp", default_kp)
     if kp is not None:
         try:
+            if isinstance(kp, bool):  # YAML true would read as kp 1
+                raise TypeError
             kp = float(kp)
         except (TypeError, ValueError):
             raise ServoMapError(f"{where}: kp must be a number, got {kp!r}") from None

@@ -197,6 +197,7 @@ def read_rosbag(
         volts = [v for _, v in streams["volts"] if math.isfinite(v) and v > 0]
         if volts:
             merged["vin"] = float(np.median(volts))
+    bench_known = "mass" in merged and "length" in merged  # not needed by an α fit (the URDF's); identify refuses
     merged.setdefault("mass", 0.0)
     merged.setdefault("length", 0.0)
     for key, hint in (
@@ -209,7 +210,7 @@ def read_rosbag(
             )
     m = clean_meta(src, merged)
     return _resample(src, streams, goal_rows, traj, m, dt, js_topic, g_topic, bag["voltage_topic"]).with_(
-        kp_source=kp_source
+        kp_source=kp_source, bench_known=bench_known
     )
 
 

@@ -62,6 +62,7 @@ class ServoLog:
     source: str = "<memory>"
     extra: Mapping[str, np.ndarray] = field(default_factory=dict)  # load, temp, … when present
     kp_source: str = ""  # where kp came from (a bag: given, /servo_ff/log_meta or the recorded gains topic)
+    bench_known: bool = True  # mass and length recorded (a rosbag2 without them in /servo_ff/log_meta: 0, unknown)
 
     @property
     def dt(self) -> float:
@@ -185,6 +186,8 @@ def clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
                 out[k] = 0.0
                 continue
             raise LogError(f"{source}: missing key {k!r}")
+        if isinstance(meta[k], (bool, np.bool_)):  # JSON/YAML true would read as 1: kp 1, mass 1 kg
+            raise LogError(f"{source}: key {k!r} must be a number, got a bool ({meta[k]})")
         v = as_float(meta[k], source, f"key {k!r}", LogError)
         if not math.isfinite(v) or v < 0:
             raise LogError(f"{source}: key {k!r} must be finite and >= 0, got {v}")
@@ -203,8 +206,13 @@ MIN_GOAL_RANGE = 1e-3  # [rad] smallest goal range: a constant goal does not exc
 
 
 def degenerate_reason(log: ServoLog) -> str | None:
-    """Why ``log`` cannot inform an identification (too short, torque never on, constant goal, no motion),
-    or None when it can."""
+    """Why ``log`` cannot inform an identification (bench unknown, too short, torque never on, constant goal, no
+    motion), or None when it can."""
+    if not log.bench_known:  # identification fits the pendulum's load: 0 kg would be a wrong model, said nowhere
+        return (
+            "the bench's mass and length are unknown (no mass/length in the bag's /servo_ff/log_meta); "
+            "identification fits the pendulum load: record them there, or give a JSON/CSV log that has them"
+        )
     duration = (len(log) - 1) * log.dt if len(log) > 1 else 0.0
     if duration < MIN_DURATION:
         return (
