@@ -397,6 +397,10 @@ def _ilc_arrays(n=20, k=3):
         ({"errors": np.array(["x", "y", "z"])}, ["errors must hold numbers"]),
         ({"delay": np.array(math.inf)}, ["delay is not finite"]),
         ({"t": np.zeros(1), "reference_q": np.zeros(1)}, ["t has shape (1,)"]),
+        ({"dt": np.array(0.0)}, ["dt must be > 0, got 0"]),  # before: ZeroDivisionError in the fit (traceback)
+        ({"dt": np.array(-0.01)}, ["dt must be > 0, got -0.01"]),
+        ({"kp": np.array(True)}, ["kp must be one number", "dtype bool"]),  # before: kp 1, α̂ 8× off
+        ({"kp": np.array(0.0)}, ["kp must be > 0"]),
     ],
 )
 def test_ilc_record_file_errors_name_file_and_key(tmp_path, change, words):
@@ -514,6 +518,21 @@ def test_up_refuses_bad_params_file_before_starting_nodes(tmp_path, capsys, text
         assert w in err, (w, err)
     (tmp_path / "ok.yaml").write_text("/**:\n  ros__parameters:\n    kp: [8.0]\n")
     assert main(["up", "sim", "--dry-run", "--params-file", str(tmp_path / "ok.yaml")]) == 0
+
+
+@pytest.mark.parametrize("bringup", ["sim", "sim_humanoid"])
+@pytest.mark.parametrize(
+    "text, got",
+    [("servo_feedforward:\n  ros__parameters:\n", "nothing"), ("servo_feedforward:\n  ros__parameters: 5\n", "int"),
+     ("servo_feedforward: 5\n", "int")],
+)  # fmt: skip
+def test_up_refuses_a_node_section_without_a_parameter_mapping(tmp_path, capsys, bringup, text, got):
+    """Before: sim_humanoid (and sim_op3, sim_nimbro_op: the feed-forward α̂ check) crashed with a traceback."""
+    (tmp_path / "extra.yaml").write_text(text)
+    assert main(["up", bringup, "--dry-run", "--params-file", str(tmp_path / "extra.yaml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"extra.yaml: servo_feedforward: expected 'ros__parameters:' with a mapping of " \
+        f"parameters, got {got}" in err, err  # fmt: skip
 
 
 def test_fit_on_a_too_short_log_is_one_line(tmp_path, capsys):

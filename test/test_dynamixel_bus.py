@@ -168,6 +168,21 @@ def test_wrong_length_reply_is_counted():
             assert s.current[1] == pytest.approx(-3.36e-3)
 
 
+@pytest.mark.parametrize(
+    "sag, words",
+    [("nan@0.2", "faults.sag_volts must be finite and >= 0, got nan"), ("3@nan", "faults.sag_start must be >= 0"),
+     ("3@1+0", "sag_duration > 0, got 1.0, 0.0")],
+)  # fmt: skip
+def test_virtual_bus_cli_refuses_a_sag_that_is_not_a_voltage_drop(capsys, sag, words):
+    """Before: the CLI set the sag after the faults' checks ran: a NaN sag made every physics step fail (a traceback
+    each), exit 0."""
+    from servo_ff.cli import main
+
+    assert main(["virtual-bus", "--duration", "1", "--sag", sag]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and words in err, err
+
+
 def test_health_overload_reboot_sag_and_p_gain():
     faults = Faults(sag_volts=4.0, sag_start=0.0)
     with VirtualBus(ids=[1, 2, 3], faults=faults, supply_voltage=14.0) as vb:

@@ -105,6 +105,27 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
     assert "unknown servo preset" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--speed-noise", "inf"], "speed_noise must be finite and >= 0, got inf"),  # before: "speed": Infinity
+        (["--noise", "nan"], "noise must be finite and >= 0, got nan"),  # before: no noise, said nowhere
+        (["--noise", "-1"], "noise must be finite and >= 0, got -1.0"),
+        (["--kps", "0"], "kp must be finite and > 0, got 0.0"),  # before: a log identify refuses
+        (["--masses", "-0.5"], "mass must be finite and >= 0, got -0.5"),
+        (["--duration", "0"], "duration must be finite and > 0, got 0.0"),
+    ],
+)
+def test_record_sim_refuses_settings_no_reader_takes_and_writes_nothing(tmp_path, capsys, flags, words):
+    out = tmp_path / "x"
+    argv = ["record-sim", "--servo", "xl330", "--model", "m1", "--masses", "0.5", "--lengths", "0.1", "--kps", "100"]
+    argv += ["--trajectories", "raise_and_lower", "--duration", "1", "--out", str(out)]
+    assert main([*argv, *flags]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+
+
 def test_summary_records_split_seed_budget_firmware_and_no_nan(tmp_path):
     logs = _bam_logs(tmp_path)
     out = tmp_path / "fit"

@@ -188,8 +188,10 @@ def test_torque_enable_service(ros):
     # released, the pendulum falls back toward hanging (θ = 0)
     wait_for(lambda: position(states)[0] < 0.4, 20.0, "released pendulum to fall")
     r = h.call(torque, SetBool.Request(data=True))
-    assert r.success and "enabled" in r.message
-    settle_at(states, [1.2, 0.0])
+    assert r.success and "holding the present position" in r.message, r.message
+    held = sim.gate.goal.copy()
+    assert held[0] < 0.45  # where it was falling, held there: not the old goal 1.2 rad (before: a snap back up)
+    settle_at(states, held.tolist())
 
 
 def test_reboot_turns_torque_off_and_holds_position(ros):

@@ -167,6 +167,16 @@ def test_recorded_bag_replays_to_alpha(tmp_path, storage, source, extra):
     assert abs(table.alpha[0, 0] - ALPHA0) < 0.25 * ALPHA0, (table.alpha, ALPHA0)
 
 
+def test_a_bags_only_joint_names_the_alpha_file(tmp_path):
+    """fit on a bag of one joint, no --joint: the α file names the bag's joint, which the feed-forward node reads.
+    Before, it was named "joint" (refused by the node: unknown joint name(s) ['joint'])."""
+    bag = record(tmp_path / "bag", "hardware")
+    out = tmp_path / "out"
+    assert main(["fit", str(bag), "--urdf", URDF, "--out", str(out)]) == 0
+    table = load_alpha(out / "alpha.yaml", ["pendulum_1"])
+    assert abs(table.alpha[0, 0] - ALPHA0) < 0.25 * ALPHA0
+
+
 def test_bag_reader_takes_the_bench_from_arguments_and_the_bag(tmp_path):
     from servo_ff.io.rosbag import read_rosbag
 

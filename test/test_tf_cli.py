@@ -1,6 +1,7 @@
 """``servo-ff tf`` command line: real files in, tables out, clear errors."""
 
 import numpy as np
+import pytest
 
 from servo_ff.cli import main
 from servo_ff.identification.tf_fit import simulate_ct
@@ -28,6 +29,14 @@ def test_tf_mx28_prints_poles_and_writes_plots(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "-161.2" in out and "closed-loop DC gain: 1.000000" in out
     assert (tmp_path / "tf_mx28_steps.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("dt", ["0", "-0.001", "nan"])
+def test_tf_refuses_a_step_that_is_not_positive(capsys, dt):
+    """Before: a ZeroDivisionError (0), an IndexError in python-control (< 0) or a message about the duration."""
+    assert main(["tf", "mx28", "--dt", dt]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "dt must be finite and > 0" in err, err
 
 
 def test_tf_prbs_then_errors(tmp_path, capsys):

@@ -45,6 +45,9 @@ class Faults:
         for k in ("sag_volts", "supply_resistance", "late_s"):
             if not (math.isfinite(getattr(self, k)) and getattr(self, k) >= 0):
                 raise ValueError(f"faults.{k} must be finite and >= 0, got {getattr(self, k)}")
+        if not (self.sag_start >= 0 and self.sag_duration > 0):  # inf: no sag, or one to the end; NaN: refused
+            raise ValueError(f"faults.sag_start must be >= 0 and sag_duration > 0, got {self.sag_start}, "
+                             f"{self.sag_duration}")  # fmt: skip
         for i, d in self.silent_for.items():
             if i not in self.silent_after or not d > 0:
                 raise ValueError(f"faults.silent_for[{i}] needs silent_after[{i}] and a duration > 0, got {d}")

@@ -79,6 +79,13 @@ def check_config(path: Path) -> None:
     doc = parse_yaml(read_text(path, ConfigError, what="parameter file"), str(path), ConfigError)
     if doc is not None and not isinstance(doc, dict):
         raise ConfigError(f"{path}: expected '<node>: ros__parameters: ...' mappings at the top level")
+    for node, section in (doc or {}).items():  # each node's parameters: a mapping (the nodes and up read them so)
+        params = section.get("ros__parameters") if isinstance(section, dict) else section
+        if not isinstance(section, dict) or not isinstance(params, dict):
+            raise ConfigError(
+                f"{path}: {node}: expected 'ros__parameters:' with a mapping of parameters, got "
+                f"{type(params).__name__ if params is not None else 'nothing'}"
+            )
 
 
 def commands(

@@ -107,7 +107,9 @@ def build_bus(args):
     if unknown:
         raise ValueError(f"--load given for ids {unknown} that are not in --ids {args.ids}")
     silent = [_silent(s) for s in args.silent or []]
-    faults = Faults(
+    sag = dict(zip(("sag_volts", "sag_start", "sag_duration"), _sag(args.sag))) if args.sag else {}
+    faults = Faults(  # built whole: its own checks see every value (the sag's too)
+        **sag,
         drop_rate=args.drop_rate,
         corrupt_rate=args.corrupt_rate,
         late_rate=args.late_rate,
@@ -119,8 +121,6 @@ def build_bus(args):
         supply_resistance=args.supply_resistance,
         seed=args.seed,
     )
-    if args.sag:
-        faults.sag_volts, faults.sag_start, faults.sag_duration = _sag(args.sag)
     if args.firmware and not args.params:
         raise ValueError("--firmware needs --params FILE (the actuator the law drives)")
     params = resolve_params(args.params, None, args.firmware) if args.params else None

@@ -5,6 +5,7 @@ encoder quantisation (4096 counts/rev on Dynamixel MX)."""
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,6 +44,27 @@ def bench_grid(
     ]
 
 
+def bench_refusal(
+    grid: Sequence[dict], dt: float, duration: float, arm_mass: float, noise: float, speed_noise: float
+) -> str | None:
+    """Why these settings would write logs no reader takes or silently differ from what was asked (a kp of 0, an
+    infinite speed noise, a NaN noise read as none), or None: gains, ``dt`` and ``duration`` finite and > 0;
+    masses, lengths, ``arm_mass`` and both noises finite and >= 0."""
+    for key, value, low in (("dt", dt, 0.0), ("duration", duration, 0.0)):
+        if not (math.isfinite(value) and value > low):
+            return f"{key} must be finite and > 0, got {value}"
+    for key, value in (("arm_mass", arm_mass), ("noise", noise), ("speed_noise", speed_noise)):
+        if not (math.isfinite(value) and value >= 0):
+            return f"{key} must be finite and >= 0, got {value}"
+    for g in grid:
+        if not (math.isfinite(g["kp"]) and g["kp"] > 0):
+            return f"kp must be finite and > 0, got {g['kp']}"
+        for key in ("mass", "length"):
+            if not (math.isfinite(g[key]) and g[key] >= 0):
+                return f"{key} must be finite and >= 0, got {g[key]}"
+    return None
+
+
 def simulate_logs(
     params: ActuatorParams,
     grid: Sequence[dict],
@@ -66,6 +88,9 @@ def simulate_logs(
         raise ValueError("grid is empty")
     if substeps < 1:
         raise ValueError(f"substeps must be >= 1, got {substeps}")
+    refusal = bench_refusal(grid, dt, duration, arm_mass, noise, speed_noise)
+    if refusal:
+        raise ValueError(refusal)
     vin = params.firmware.vin if vin is None else float(vin)
     trajs: dict[str, Trajectory] = {}
     for g in grid:

@@ -81,6 +81,9 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
             f"{path}: joint must be one name, got an array of shape {d['joint'].shape} and dtype {d['joint'].dtype}"
         )
     scalars = {k: finite_scalar(d, k, str(path), ILCFileError) for k in _SCALARS}
+    for k in ("kp", "dt"):  # a period or a gain of 0 (or below) is no record: a division by zero in the fit
+        if scalars[k] <= 0:
+            raise ILCFileError(f"{path}: {k} must be > 0, got {scalars[k]:g}")
     if d["t"].ndim != 1 or d["t"].shape[0] < 2:
         raise ILCFileError(f"{path}: t has shape {d['t'].shape}, expected (samples,) with at least 2 samples")
     n = d["t"].shape[0]

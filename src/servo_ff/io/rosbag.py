@@ -210,7 +210,7 @@ def read_rosbag(
             )
     m = clean_meta(src, merged)
     return _resample(src, streams, goal_rows, traj, m, dt, js_topic, g_topic, bag["voltage_topic"]).with_(
-        kp_source=kp_source, bench_known=bench_known
+        kp_source=kp_source, bench_known=bench_known, joint=streams.get("joint", "")
     )
 
 
@@ -240,7 +240,7 @@ def _read_streams(reader, src: str, joint: str | None, ns: str, wanted: Mapping[
         k_topic = gains_topics[0] if gains_topics else None
     meta_topics = {META_TOPIC, ns + META_TOPIC}
     bag_meta: dict[str, Any] = {}
-    streams: dict[str, list] = {"js": [], "goal": [], "traj": [], "volts": [], "enable": []}
+    streams: dict[str, Any] = {"js": [], "goal": [], "traj": [], "volts": [], "enable": []}
     gains: list[tuple] = []
     conns = [c for c in reader.connections if c.topic in {js_topic, g_topic, v_topic, e_topic, k_topic} | meta_topics]
     count: dict[str, int] = {}
@@ -261,6 +261,7 @@ def _read_streams(reader, src: str, joint: str | None, ns: str, wanted: Mapping[
             bag_meta.update(meta_doc)
         elif conn.topic == js_topic:
             streams["js"].append(_joint_state_row(src, where, msg, joint, js_topic, t_ns))
+            streams.setdefault("joint", joint or msg.name[0])  # the only joint when none is named
         elif conn.topic == g_topic:
             if conn.msgtype == FLOAT_ARRAY:  # the joint's column is chosen once the joint order is known
                 streams["goal"].append((t_ns, tuple(float(x) for x in msg.data)))

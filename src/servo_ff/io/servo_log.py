@@ -62,6 +62,7 @@ class ServoLog:
     source: str = "<memory>"
     extra: Mapping[str, np.ndarray] = field(default_factory=dict)  # load, temp, … when present
     kp_source: str = ""  # where kp came from (a bag: given, /servo_ff/log_meta or the recorded gains topic)
+    joint: str = ""  # the joint a rosbag2 recorded (other formats name none)
     bench_known: bool = True  # mass and length recorded (a rosbag2 without them in /servo_ff/log_meta: 0, unknown)
 
     @property

@@ -44,6 +44,8 @@ def step_study(
     amps = np.atleast_1d(np.asarray(amplitudes_rad, dtype=float))
     if amps.ndim != 1 or not np.all(np.isfinite(amps)) or np.any(amps == 0):
         raise ValueError("amplitudes_rad must be finite and non-zero")
+    if not (np.isfinite(dt) and dt > 0):  # before: a ZeroDivisionError or IndexError traceback
+        raise ValueError(f"dt must be finite and > 0, got {dt}")
     if not (np.isfinite(duration) and duration > 2 * dt):
         raise ValueError(f"duration must exceed 2*dt, got {duration}")
     nt = int(round(duration / dt)) + 1

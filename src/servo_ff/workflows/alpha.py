@@ -135,7 +135,7 @@ def fit_alpha_source(
         }
         bag = {k: v for k, v in bag.items() if v}
         log = read_log(path, dt=dt, meta=bench or None, **(bag if is_rosbag(Path(path)) else {}))
-        joint = joint or "joint"
+        joint = joint or log.joint or "joint"  # a bag's own joint: the α file names it (the node reads it)
         data = data_from_log(log, kp)
         kp_source = "given" if kp else (log.kp_source or "log")
         if log.length > 0 and (log.mass > 0 or log.arm_mass > 0):
