@@ -535,6 +535,20 @@ def test_up_refuses_a_node_section_without_a_parameter_mapping(tmp_path, capsys,
         f"parameters, got {got}" in err, err  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "flags, words",
+    [(["--kp", "0"], "kp must be finite and > 0, got 0.0"),  # before: 0 read as not given (the source's kp)
+     (["--kp", "nan"], "kp must be finite and > 0, got nan"),
+     (["--iteration", "-5"], "iteration must be >= 0 (a trial) or -1 (the best), got -5")],  # before: the best
+)  # fmt: skip
+def test_fit_refuses_a_gain_or_trial_it_would_replace(tmp_path, capsys, flags, words):
+    (tmp_path / "short.json").write_text(_bam_log())
+    assert main(["fit", str(tmp_path / "short.json"), "--out", str(tmp_path / "out"), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_fit_on_a_too_short_log_is_one_line(tmp_path, capsys):
     (tmp_path / "short.json").write_text(_bam_log())  # 5 samples at 5 ms
     assert main(["fit", str(tmp_path / "short.json"), "--out", str(tmp_path / "out")]) == 2

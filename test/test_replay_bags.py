@@ -177,6 +177,26 @@ def test_a_bags_only_joint_names_the_alpha_file(tmp_path):
     assert abs(table.alpha[0, 0] - ALPHA0) < 0.25 * ALPHA0
 
 
+def test_velocities_not_finite_in_a_bag_are_said_not_dropped_unsaid(tmp_path, monkeypatch, caplog):
+    """A few NaN velocities: the speed is derived from the positions (as for a bag with none), in one warning
+    naming the topic and how many; before, the recorded speed was replaced without a word."""
+    import logging
+    import sys
+
+    from servo_ff.io.rosbag import read_rosbag
+
+    cmd, q, dq = MOTION
+    dq = dq.copy()
+    dq[[10, 20, 30]] = np.nan
+    monkeypatch.setattr(sys.modules[__name__], "MOTION", (cmd, q, dq))
+    bag = record(tmp_path / "bag", "hardware")
+    with caplog.at_level(logging.WARNING):
+        log = read_rosbag(bag, joint="pendulum_1")
+    lines = [r.getMessage() for r in caplog.records if "velocities are not finite" in r.getMessage()]
+    assert len(lines) == 1 and "/joint_states: 3 of" in lines[0] and "(first: message 10)" in lines[0], lines
+    assert np.isfinite(log.speed).all()
+
+
 def test_bag_reader_takes_the_bench_from_arguments_and_the_bag(tmp_path):
     from servo_ff.io.rosbag import read_rosbag
 

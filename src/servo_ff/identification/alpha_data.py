@@ -96,7 +96,7 @@ def data_from_log(log: ServoLog, kp: float | None = None) -> AlphaData:
         log.goal_position[:n],
         log.position[:n],
         log.input_volts[:n],
-        kp or log.kp,
+        log.kp if kp is None else kp,
         log.dt,
         f"{log.source} ({n} powered samples)",
     )

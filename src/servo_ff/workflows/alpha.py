@@ -10,6 +10,7 @@ recorded ``*p_gains``); :attr:`AlphaResult.kp_source` says which. Every fit pass
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,7 +74,8 @@ def urdf_joint_torque(urdf: str | Path, joint: str) -> TorqueFn:
 def data_from_record(
     rec: ILCRecord, iteration: int = -1, kp: float | None = None, source: str = "ILC record"
 ) -> AlphaData:
-    return data_from_ilc(rec.commands, rec.measured, rec.errors, rec.supply, kp or rec.kp, rec.dt, iteration, source)
+    kp = rec.kp if kp is None else kp
+    return data_from_ilc(rec.commands, rec.measured, rec.errors, rec.supply, kp, rec.dt, iteration, source)
 
 
 def is_ilc_record(path: str | Path) -> bool:
@@ -108,13 +110,17 @@ def fit_alpha_source(
     ``supply_topic`` (:data:`~servo_ff.workflows.fit_options.TOPIC_OPTIONS`; None: found by type). ``gate``: the
     quality gate (None: its defaults); FitRefused names the failing figure. ``fit_options`` go to ``fit_alpha``."""
     torque: TorqueFn | np.ndarray | None = None
+    if kp is not None and not (math.isfinite(kp) and kp > 0):  # before: 0 read as "not given" (the record's kp)
+        raise ValueError(f"kp must be finite and > 0, got {kp}")
+    if iteration < -1:  # -1: the trial with the lowest windowed error; before, any negative number meant it
+        raise ValueError(f"iteration must be >= 0 (a trial) or -1 (the best), got {iteration}")
     if is_ilc_record(path):
         rec = load_ilc_record(path)
         if joint and rec.joint != joint:
             raise ValueError(f"{path}: the ILC record is for joint {rec.joint!r}, not {joint!r}")
         joint = rec.joint
         data = data_from_record(rec, iteration, kp, f"ILC record {path}")
-        kp_source = "given" if kp else "ILC record"
+        kp_source = "given" if kp is not None else "ILC record"
         if rec.pendulum is not None:
             torque = pendulum_torque(*rec.pendulum)
     else:
@@ -137,7 +143,7 @@ def fit_alpha_source(
         log = read_log(path, dt=dt, meta=bench or None, **(bag if is_rosbag(Path(path)) else {}))
         joint = joint or log.joint or "joint"  # a bag's own joint: the α file names it (the node reads it)
         data = data_from_log(log, kp)
-        kp_source = "given" if kp else (log.kp_source or "log")
+        kp_source = "given" if kp is not None else (log.kp_source or "log")
         if log.length > 0 and (log.mass > 0 or log.arm_mass > 0):
             torque = pendulum_torque(log.mass, log.length, log.arm_mass)
     if urdf:
