@@ -81,6 +81,15 @@ def test_servo_yaml_errors_are_one_line(servos, pattern):
     assert re.search(pattern, one_line(e))
 
 
+def test_a_servo_yaml_file_is_read_with_the_limits_of_every_yaml(tmp_path):
+    """Nested 3000 deep: one line naming the file (before: a RecursionError traceback)."""
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("servos: " + "[" * 3000 + "]" * 3000)
+    with pytest.raises(ServoMapError) as e:
+        load_servo_map(deep, ["l_knee"])
+    assert one_line(e).startswith(f"{deep}: malformed YAML (nested more than")
+
+
 def test_urdf_without_inertial_on_a_moving_link_names_joint_and_link():
     text = ARM2R_URDF.read_text()
     start = text.index("<inertial>", text.index('<link name="forearm">'))

@@ -108,15 +108,13 @@ def _entry(
 def _document(spec: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], str, Path | None]:
     if isinstance(spec, Mapping):
         return spec, "servo map", None
-    import yaml
+    from ..safe_parse import parse_yaml, read_text
 
     path = Path(spec)
     if not path.is_file():
         raise ServoMapError(f"{path}: no such servo YAML file")
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        raise ServoMapError(f"{path}: malformed YAML ({' '.join(str(e).split())})") from None
+    # the limits of every other YAML we read (size, depth, no anchors): before, a deep file raised RecursionError
+    doc = parse_yaml(read_text(path, ServoMapError, what="servo YAML file"), str(path), ServoMapError)
     if not isinstance(doc, Mapping):
         raise ServoMapError(f"{path}: expected a mapping with a 'servos:' key")
     return doc, path.name, path.parent
