@@ -88,6 +88,8 @@ def test_ilc_zero_initial_and_bad_input():
         run_ilc(lambda u: u, ref, DT, initial="guess")
     with pytest.raises(ValueError, match="execute returned shape"):
         run_ilc(lambda u: u[:-1], ref, DT)
+    with pytest.raises(ValueError, match=r"delay 100 s is not shorter than the reference \("):  # before: numpy's
+        run_ilc(lambda u: u, ref, DT, delay=100.0)  # "operands could not be broadcast"
 
 
 def test_ilc_record_of_a_pendulum_given_as_one_element_arrays():

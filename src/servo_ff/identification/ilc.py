@@ -131,6 +131,11 @@ def run_ilc(
         if not np.isfinite(u).all():
             raise ValueError("initial command contains non-finite values")
     d = int(round(delay / dt))
+    if d >= ref.shape[0]:  # the shift would leave no sample to learn from (before: a numpy broadcast error)
+        raise ValueError(
+            f"delay {delay:g} s is not shorter than the reference ({ref.shape[0]} samples at dt {dt:g} s = "
+            f"{ref.shape[0] * dt:g} s)"
+        )
     steps = window_steps(window, dt)
     commands, measured, errors = [], [], []
     done = np.full(ref.shape[1:], -1, dtype=int)
