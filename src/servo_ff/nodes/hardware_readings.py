@@ -20,6 +20,18 @@ from servo_ff.bus.bus_types import BUS_OR_VALUE_FAILURES
 class HardwareReadings:
     """Per-joint readings (``pos``, ``vel``, ``eff`` in ``joints`` order) from the bus's per-id states."""
 
+    def _drop_old_time(self) -> str:
+        """The clock jumped back (:mod:`servo_ff.ros.clock_jump`): besides the servo node's drops, the supply
+        readings go — stamped in the old time, ``servo_supply`` would carry them into the new clock's future until
+        the next health read; none is published as present until then."""
+        said = super()._drop_old_time()
+        if not np.isfinite(self.voltage).any():
+            return said
+        self.voltage[:] = np.nan
+        self.voltage_at[:] = np.nan
+        what = "the supply readings (servo_supply waits for the next health read)"
+        return f"{said}, {what}" if said else f"dropped {what}"
+
     def _init_readings(self) -> None:
         n = len(self.ids)
         self.index_of_id = {i: k for k, i in enumerate(self.ids)}
