@@ -65,6 +65,16 @@ def test_cli_errors_are_one_clear_line(tmp_path, capsys):
     assert "valid presets" in capsys.readouterr().err
     assert main(["plot", "drive-backdrive", "--model", "m6", "--out", str(tmp_path / "d.png")]) == 0
     assert (tmp_path / "d.png").exists()
+    for flags, words in (  # before: "wrote <dir>" (matplotlib wrote <dir>.png), a float() error naming no flag
+        (["--out", str(tmp_path)], f"--out {tmp_path}: give a FILE.png path"),
+        (["--out", str(tmp_path / "pl")], "give a FILE.png path"),
+        (["--velocities", "a,b"], "--velocities must be comma-separated numbers [rad/s], got 'a,b'"),
+    ):
+        assert main(["plot", "drive-backdrive", "--model", "m6", *flags]) == 2
+        assert words in capsys.readouterr().err
+    assert not (tmp_path / "pl.png").exists()
+    assert main(["virtual-bus", "--duration", "0.1", "--truth", str(tmp_path)]) == 2  # before: <dir>.npz written
+    assert f"--truth {tmp_path}: give a FILE.npz path" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ servo_ff.interpolation (JTC semantics)

@@ -26,8 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_drive_backdrive(args: argparse.Namespace) -> int:
     params = load_params(args.params) if args.params else preset(args.servo, args.model)
-    velocities = tuple(float(v) for v in args.velocities.split(","))
+    try:
+        velocities = tuple(float(v) for v in args.velocities.split(","))
+    except ValueError:
+        raise ValueError(f"--velocities must be comma-separated numbers [rad/s], got {args.velocities!r}") from None
     out = Path(args.out or f"out/drive_backdrive_{params.actuator}_{params.model}.png")
+    if out.is_dir() or out.suffix.lower() != ".png":  # before: 'wrote X' while matplotlib wrote X.png
+        raise ValueError(f"--out {out}: give a FILE.png path")
     out.parent.mkdir(parents=True, exist_ok=True)
     plot_drive_backdrive(params, str(out), tau_m_max=args.tau_max, velocities=velocities)
     print(f"wrote {out}")

@@ -14,6 +14,7 @@ import math
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from ..bus.families import DEFAULT_PROTOCOL, PROTOCOLS, family, load
 from ..models.friction_models import MODEL_NAMES
@@ -148,6 +149,10 @@ def run(args) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s: %(message)s"
     )
+    if args.truth:  # before: a directory or a name without .npz became <name>.npz, said nowhere
+        truth = Path(args.truth)
+        if truth.is_dir() or truth.suffix != ".npz":
+            raise ValueError(f"--truth {truth}: give a FILE.npz path")
     bus = build_bus(args)
     dev = bus.open()
     print(f"DEVICE {dev}", flush=True)
