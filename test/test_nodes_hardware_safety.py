@@ -240,6 +240,24 @@ def test_a_velocity_limit_is_written_again_after_a_servo_rebooted_by_itself(rig)
         rig.h.remove(node)
 
 
+def test_a_silent_servo_is_stale_in_the_diagnostics_while_inactive(rig, managed):
+    """Inactive (torque off, read-only), the knee stops answering: joint_states carry its last value, and its
+    diagnostics say stale (WARN) from the next period on. Before: OK "inactive" until max_reply_age (30 s here)."""
+    assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
+    rig.bus.set_silent(2)
+    try:
+
+        def knee_stale():
+            s = rig.status("knee")
+            return s is not None and s.level == DiagnosticStatus.WARN and s.message.startswith("stale") and s
+
+        s = wait_for(knee_stale, 20.0, "the silent knee stale in /diagnostics")
+        assert "inactive" in s.message and {kv.key: kv.value for kv in s.values}["stale"] == "true"
+        assert managed.last_reply[1] > time.monotonic() - 5.0  # well within max_reply_age (30 s)
+    finally:
+        rig.bus.set_silent(2, False)
+
+
 def test_on_exit_torque_off_holds_then_releases(rig, managed):
     assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
     assert rig.change("servo_safe", Transition.TRANSITION_ACTIVATE)

@@ -63,9 +63,10 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
             level, msg = DiagnosticStatus.ERROR, f"stale: no valid reply for {age:.2f} s, holding its last value"
         elif (note := node.reboot_text(k, now)) is not None:
             level, msg = DiagnosticStatus.WARN, note
-        elif stale and node.active:
+        elif stale:  # inactive too: joint_states carry its last value then as well (before: OK until max_reply_age)
             level = DiagnosticStatus.WARN
             msg = f"stale: no reply this cycle, holding its last value ({age:.3f} s old)"
+            msg += "" if node.active else "; inactive: torque off, read-only"
         elif st is not None and st.failures > node._prev_failures.get(i, 0):
             level, msg = (
                 DiagnosticStatus.WARN,
