@@ -533,6 +533,8 @@ def test_up_refuses_a_node_section_without_a_parameter_mapping(tmp_path, capsys,
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"extra.yaml: servo_feedforward: expected 'ros__parameters:' with a mapping of " \
         f"parameters, got {got}" in err, err  # fmt: skip
+    (tmp_path / "ns.yaml").write_text("ns:\n  servo_feedforward:\n    ros__parameters:\n      kp: [8.0]\n")
+    assert main(["up", bringup, "--dry-run", "--params-file", str(tmp_path / "ns.yaml")]) == 0  # a namespace
 
 
 @pytest.mark.parametrize(

@@ -206,6 +206,9 @@ def test_reboot_holds_the_present_position_within_the_limits(rig):
     node = rig.node("servo_reboot", position_min=[1.0, -2.0])
     try:
         lift(rig, node)
+        rig.pub_names.publish(JointState(name=["knee"], velocity=[0.3]))  # a velocity limit: written again after
+        wait_for(lambda: rig.bus.regs.get("Profile Velocity")[1] != 0, 20.0, "Profile Velocity written")
+        limit = int(rig.bus.regs.get("Profile Velocity")[1])
         torque = rig.client.create_client(SetBool, "servo/torque_enable")
         assert rig.h.call(torque, SetBool.Request(data=False)).success
         rest = fallen_at_rest(rig, np.array(UP))
@@ -217,6 +220,7 @@ def test_reboot_holds_the_present_position_within_the_limits(rig):
         wait_for(lambda: node.bus.state_reads > reads + 20, 20.0, "state reads after the reboot")
         np.testing.assert_allclose(rig.bus.goal, node.gate.goal, atol=2 * COUNT)  # written, torque off
         assert (rig.torque() == 0).all()
+        assert rig.bus.regs.get("Profile Velocity")[1] == limit  # the reboot put RAM at defaults: written again
     finally:
         rig.h.remove(node)
 
@@ -256,6 +260,52 @@ def test_a_silent_servo_is_stale_in_the_diagnostics_while_inactive(rig, managed)
         assert managed.last_reply[1] > time.monotonic() - 5.0  # well within max_reply_age (30 s)
     finally:
         rig.bus.set_silent(2, False)
+
+
+def test_a_torque_off_that_fails_part_way_stays_off_where_it_went_off(rig):
+    """torque_enable false while the knee is silent: the hip goes off, the knee's write fails. The node keeps
+    torque off as wanted: the hip is not turned on again as a servo that lost torque unasked (a health read's
+    restore), which it would be were the request forgotten on the failure."""
+    from std_srvs.srv import SetBool
+
+    node = rig.node("servo_partial", timeout_ms=20.0, retries=1)
+    try:
+        lift(rig, node)
+        rig.bus.set_silent(2)
+        r = rig.h.call(rig.client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=False))
+        assert not r.success and "perhaps part-way" in r.message, r.message
+        assert not node.torque_wanted and rig.torque()[0] == 0
+        n = node.bus.state_reads if node.bus is not None else 0
+        wait_for(lambda: node.bus is not None and node.bus.state_reads > n + 30, 20.0, "cycles and health reads")
+        assert rig.torque()[0] == 0 and node.unrequested_reboots[0] == 0
+    finally:
+        rig.bus.set_silent(2, False)
+        rig.h.remove(node)
+
+
+def test_limits_beyond_a_servos_own_range_are_refused_during_an_outage_too(rig):
+    """The knee allows up to 3000 counts (1.46 rad, its Max Position Limit). With the bus lost, position_max 2 rad
+    is refused all the same (the servos' ranges of the last connection): accepted, every reconnection's set-up
+    would refuse it and the node would never reconnect."""
+    from rclpy.parameter import Parameter
+
+    max_limit = rig.bus.regs.get("Max Position Limit").copy()
+    rig.bus.regs.set("Max Position Limit", 3000, [1])
+    node = rig.node("servo_outage", position_max=[1.4], stale_cycles=3)
+    try:
+        wait_for(lambda: node.active and node.connected, 20.0, "the node active")
+        rig.bus.set_silent(1)
+        rig.bus.set_silent(2)
+        wait_for(lambda: not node.connected, 20.0, "the bus lost")
+        r = node.set_parameters([Parameter("position_max", value=[2.0])])[0]
+        assert not r.successful and "id 2 (joint 'knee'): joint limits (-2, 2) rad exceed the servo's Min/Max " \
+            "Position Limit" in r.reason, r.reason  # fmt: skip
+        assert node.set_parameters([Parameter("position_max", value=[1.3])])[0].successful
+    finally:
+        rig.bus.set_silent(1, False)
+        rig.bus.set_silent(2, False)
+        rig.bus.regs.set("Max Position Limit", max_limit)
+        rig.h.remove(node)
 
 
 def test_on_exit_torque_off_holds_then_releases(rig, managed):

@@ -69,7 +69,8 @@ def node_params(params_file: str | Path, node: str) -> dict[str, Any]:
     doc = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) if params_file else None
     if not isinstance(doc, dict):
         return {}
-    sections = {k: (v or {}).get("ros__parameters", {}) for k, v in doc.items() if isinstance(v, dict)}
+    sections = {k: v.get("ros__parameters") for k, v in doc.items() if isinstance(v, dict)}
+    sections = {k: v for k, v in sections.items() if isinstance(v, dict)}  # up's check_config says the others
     own = [v for k, v in sections.items() if str(k).rsplit("/", 1)[-1] == node]
     return {k: v for s in [sections.get("/**", {}), *own] for k, v in s.items()}
 

@@ -79,13 +79,20 @@ def check_config(path: Path) -> None:
     doc = parse_yaml(read_text(path, ConfigError, what="parameter file"), str(path), ConfigError)
     if doc is not None and not isinstance(doc, dict):
         raise ConfigError(f"{path}: expected '<node>: ros__parameters: ...' mappings at the top level")
-    for node, section in (doc or {}).items():  # each node's parameters: a mapping (the nodes and up read them so)
+    _check_sections(doc or {}, path)
+
+
+def _check_sections(doc: dict, path: Path, where: str = "") -> None:
+    """Each node's section holds ``ros__parameters:`` with a mapping of parameters, or is a namespace of further
+    sections (``ns: node: ros__parameters:``, as rcl reads them): one line naming the file and the section."""
+    for key, section in doc.items():
+        name = f"{where}/{key}" if where else str(key)
         params = section.get("ros__parameters") if isinstance(section, dict) else section
-        if not isinstance(section, dict) or not isinstance(params, dict):
-            raise ConfigError(
-                f"{path}: {node}: expected 'ros__parameters:' with a mapping of parameters, got "
-                f"{type(params).__name__ if params is not None else 'nothing'}"
-            )
+        if isinstance(section, dict) and "ros__parameters" not in section:
+            _check_sections(section, path, name)  # a namespace
+        elif not isinstance(params, dict):
+            what = type(params).__name__ if params is not None else "nothing"
+            raise ConfigError(f"{path}: {name}: expected 'ros__parameters:' with a mapping of parameters, got {what}")
 
 
 def commands(

@@ -371,17 +371,12 @@ def _resample(
         return np.where(idx >= 0, series[np.clip(idx, 0, None), 1], series[0, 1])
 
     position = np.interp(t, js[:, 0], js[:, 1])
-    recorded = np.isfinite(js[:, 2])
-    if recorded.all():
-        speed = np.interp(t, js[:, 0], js[:, 2])
-    else:  # velocity field empty or NaN: derive from position
-        speed = np.gradient(position, dt)
-        if recorded.any():  # some recorded: the others are not dropped unsaid
-            _log.warning(
-                "%s: topic %s: %d of %d velocities are not finite (first: message %d): the speed is derived from "
-                "the positions instead", src, joint_states_topic, int((~recorded).sum()), len(recorded),
-                int(np.argmax(~recorded)),
-            )  # fmt: skip
+    recorded = np.isfinite(js[:, 2])  # velocity field empty or NaN: derived from position (some NaN: said)
+    speed = np.interp(t, js[:, 0], js[:, 2]) if recorded.all() else np.gradient(position, dt)
+    if recorded.any() and not recorded.all():
+        n_bad, first = int((~recorded).sum()), int(np.argmax(~recorded))
+        _log.warning(f"{src}: topic {joint_states_topic}: {n_bad} of {len(recorded)} velocities are not finite "
+                     f"(first: message {first}): the speed is derived from the positions instead")  # fmt: skip
     volts = hold(rel(volt_rows, 2), m["vin"])
     if not np.isfinite(volts).all():
         raise LogError(f"{src}: topic {v_topic}: voltage is not finite")

@@ -30,10 +30,13 @@ class HardwareCommands:
         try:
             if enable:  # never jump: write the held goal first
                 self.bus.write_goals(*self._goal_args())
-            self.bus.torque(enable, self._ready_ids() if enable else None)
         except BUS_OR_VALUE_FAILURES as e:
-            self.torque_wanted = before  # not applied: what torque is, as far as the node knows
-            return False, f"torque {'enable' if enable else 'disable'} failed: {e}"
+            self.torque_wanted = before  # no torque write went out: torque is as it was
+            return False, f"torque enable failed before any torque write: {e}"
+        try:  # written servo by servo: a failure may come after some switched, so what was asked stays wanted
+            self.bus.torque(enable, self._ready_ids() if enable else None)  # (exit policy, reboot checks)
+        except BUS_OR_VALUE_FAILURES as e:
+            return False, f"torque {'enable' if enable else 'disable'} failed (perhaps part-way): {e}"
         return True, f"torque {'enabled' if enable else 'disabled'} on ids {self.ids}"
 
     def hw_reboot(self) -> tuple[bool, str]:
@@ -88,10 +91,11 @@ class HardwareCommands:
 
     def rewrite_limits(self, ids=None) -> None:
         """The velocity / effort limits written by commands (:attr:`limits_written`), written again to ``ids``
-        (default every servo): a reboot, a power loss or a reconnection leaves a servo's RAM at its defaults."""
+        (default every servo on the bus): a reboot, a power loss or a reconnection leaves a servo's RAM at its
+        defaults. A servo missing from the bus gets them when it joins (:meth:`_joined`)."""
         for (joint, item), raw in self.limits_written.items():
             i = self.ids[self.gate.index[joint]]
-            if ids is None or i in ids:
+            if (ids is None or i in ids) and i in self.bus.ids:
                 self.bus.write_item(i, item, raw)
 
     def _operating_mode(self, i: int) -> int:

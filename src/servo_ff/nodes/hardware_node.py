@@ -101,8 +101,8 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         """The interface's checks, then the bus's (:func:`.hardware_params.hardware_refusal`); the joint limits
         against the servo's range once the node is built (declared, the interface's ±π is wider than a 4096-count
         servo's: :meth:`_default_limits_from_table` replaces what was not given; given, the bus refuses it at open)."""
-        built = getattr(self, "_built", False)
-        return validate_interface(values) or hardware_refusal(values, getattr(self, "bus", None), built)
+        built = getattr(self, "_built", False)  # the last bus opened: its servos' ranges, during an outage too
+        return validate_interface(values) or hardware_refusal(values, getattr(self, "_limits_bus", None), built)
 
     def _apply(self, changed: set[str]) -> None:
         if changed & {"position_min", "position_max"} and self.bus is not None:  # before the gate moves the goal
@@ -150,7 +150,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
                 bus.close()
             self.disconnect_reason = f"connect to {self.table['port']} failed: {e}"
             return False, self.disconnect_reason
-        self.bus = bus
+        self.bus = self._limits_bus = bus
         self.operating_modes.clear()
         self._store(state)
         self.connected = True
@@ -318,6 +318,8 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             if new.size:
                 self._joined(new)
             self._probe_missing()
+        except self.bus_mod.GoalRejected as e:  # a joining servo's goal (the gate checks the same limits)
+            self.throttle("goal", self.get_logger().error, f"bus refused the held goal, none written: {e}")
         except BUS_FAILURES as e:
             self._disconnect(str(e))
             return held

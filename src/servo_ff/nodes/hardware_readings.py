@@ -119,8 +119,9 @@ class HardwareReadings:
         if self.traj is not None or self.pending is not None:
             self.traj = self.pending = None
             self.get_logger().warning(f"{text} joined: the trajectory being followed is stopped (holding)")
+        ids = [self.ids[k] for k in new]
+        self.rewrite_limits(ids)  # the velocity / effort limits commands wrote while it was away
         if self.torque_wanted:
-            ids = [self.ids[k] for k in new]
             self.bus.write_goals(*self._goal_args())
             self.bus.torque(True, ids)
         self.get_logger().warning(

@@ -166,7 +166,7 @@ class GoalGate:
         out = (goal < self.lower - LIMIT_TOL) | (goal > self.upper + LIMIT_TOL)  # within the planner's tolerance:
         if out.any():  # the path's rounding at a limit it touches, clipped unsaid
             i = int(np.argmax(out))
-            self.held_samples += 1
+            self.held_samples += 0 if bad.any() else 1  # one sample, counted once
             self.throttle(
                 f"{source}:held:{self.joints[i]}",
                 self.warn,
