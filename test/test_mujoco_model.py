@@ -149,3 +149,22 @@ def test_2r_m1_and_m4_trajectories_differ_but_both_trace_the_path():
     assert compare(m4, m4).ee_max == 0.0
     for r in (m1, m4):
         assert r.tracking_rms() < 0.03  # within 3 cm of the triangle at the high gain
+
+
+def test_hold_present_leaves_no_target_or_goal_in_flight_behind():
+    """Torque coming on (the sim node's torque_enable) starts from where the joints are: the firmware's goal, its
+    slew-limited internal target and the goals still in flight (latency) all := the present position."""
+    from servo_ff.dynamics.mujoco_servos import ServoOptions, quantize
+
+    arm = make_arm("m4", 32.0, options=ServoOptions(latency=2, counts_per_rev=4096))
+    arm.command([0.8, -0.6])
+    arm.command([0.8, -0.6])
+    arm.step(5)
+    arm.set_enable(0.0)
+    arm.step(200)  # released: the arm falls away from the goal it was heading for
+    present = quantize(arm.data.qpos[arm.qadr], arm.options.resolution)
+    assert np.abs(present - [0.8, -0.6]).max() > 0.1
+    arm.hold_present()
+    np.testing.assert_array_equal(arm.goal, present)
+    np.testing.assert_array_equal(arm.target, present)
+    assert [q.tolist() for q in arm._queue] == [present.tolist()] * 2

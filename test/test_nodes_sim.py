@@ -194,6 +194,47 @@ def test_torque_enable_service(ros):
     settle_at(states, held.tolist())
 
 
+def test_torque_on_after_a_speed_limited_move_starts_from_where_the_joint_is():
+    """A goal 1.2 rad at ≤ 0.5 rad/s (the firmware's internal target slews there), torque off, the pendulum falls,
+    torque on: the joint stays near where it lay. Before, the target left at 1.2 rad drove it back up (1.17 rad)."""
+
+    with RosHarness(salt=41) as h:
+        sim = sim_node(h, **PENDULUM_SIM, **{"load.mass": [0.5], "load.length": [0.15]}, physics_dt=0.001)
+        c = h.make_node("probe")
+        states: list = []
+        c.create_subscription(JointState, "joint_states", states.append, 50)
+        js = c.create_publisher(JointState, "servo/joint_command", 10)
+        wait_for(lambda: js.get_subscription_count() and states and sim.active, 20.0, "discovery")
+        js.publish(JointState(name=["shoulder"], position=[1.2], velocity=[0.5]))
+        wait_for(lambda: abs(states[-1].position[0] - 1.2) < 0.03, 30.0, "the shoulder at 1.2 rad")
+        torque = c.create_client(SetBool, "servo/torque_enable")
+        assert h.call(torque, SetBool.Request(data=False)).success
+        wait_for(lambda: states[-1].position[0] < 0.1, 30.0, "the released pendulum fallen")
+        assert h.call(torque, SetBool.Request(data=True)).success
+        n, held = len(states), float(sim.gate.goal[0])
+        stamp = lambda m: m.header.stamp.sec + m.header.stamp.nanosec * 1e-9  # noqa: E731
+        wait_for(lambda: len(states) > n and stamp(states[-1]) - stamp(states[n]) > 2.0, 30.0, "2 s of states")
+        after = np.array([m.position[0] for m in states[n:]])
+        assert held < 0.1 and after.max() < held + 0.1, (held, after.max())
+
+
+def test_a_refused_joint_command_sets_none_of_its_limits():
+    """A JointState whose position is refused (NaN) is refused whole: its velocity limit is not applied either
+    (before: 'holding the last valid goal' was said while the 0.05 rad/s limit silently took effect)."""
+    from servo_ff.models.params import P_GVMAX
+
+    with RosHarness(salt=47) as h:  # its own node: the limit set here stays out of the module's
+        sim = sim_node(h, **PENDULUM_SIM)
+        js = h.make_node("probe").create_publisher(JointState, "servo/joint_command", 10)
+        wait_for(lambda: js.get_subscription_count() and sim.active, 20.0, "discovery")
+        before, rejected = float(sim.sim.packed[1, P_GVMAX]), sim.gate.rejected
+        js.publish(JointState(name=["elbow"], position=[math.nan], velocity=[0.05]))
+        wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the refusal")
+        js.publish(JointState(name=["elbow"], position=[0.1], velocity=[0.07]))  # after it, in order
+        wait_for(lambda: sim.sim.packed[1, P_GVMAX] != before, 10.0, "the accepted message's limit")
+        assert sim.sim.packed[1, P_GVMAX] == pytest.approx(0.07)  # the refused 0.05 never applied
+
+
 def test_reboot_turns_torque_off_and_holds_position(ros):
     h, sim, client, states, pubs = ros
     pubs["array"].publish(Float64MultiArray(data=[0.7, 0.0]))

@@ -214,11 +214,17 @@ class MujocoServos:
         self.tau_ext[:] = 0.0
         self.tau_m[:] = 0.0
         self.volts[:] = 0.0
-        hold = quantize(self._qpos[self.qadr], self.options.resolution)
-        self.goal = hold.copy()  # the goal the firmware has now
-        self.target = hold.copy()  # the firmware's internal target (slew-limited toward goal; Feetech STS)
-        self._queue = deque(hold.copy() for _ in range(self.options.latency))
+        self.hold_present()
         self._warnings = self._warning_counts()
+
+    def hold_present(self) -> None:
+        """The firmware's goal, internal target (slew-limited toward the goal; Feetech STS) and the goals in flight
+        := the present position: torque coming on starts from where the joint is, not from a target or a goal
+        left behind."""
+        hold = quantize(self._qpos[self.qadr], self.options.resolution)
+        self.goal = hold.copy()
+        self.target = hold.copy()
+        self._queue = deque(hold.copy() for _ in range(self.options.latency))
 
     def reset(self, qpos: np.ndarray | None = None, qvel: np.ndarray | None = None) -> None:
         """Back to the initial state (or the given full qpos/qvel): clears a divergence, goals hold the pose."""

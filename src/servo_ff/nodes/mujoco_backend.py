@@ -278,6 +278,8 @@ class MujocoBackend(SimBackend):
     def torque(self, enable: bool) -> tuple[bool, str]:
         if self.servos is None:
             return False, f"no model: {self.model_error}"
+        if enable and not self.torque_is_on():  # from where the joints are (no target, goal in flight left behind)
+            self.servos.hold_present()
         self.servos.set_enable(1.0 if enable else 0.0)
         return True, f"torque {'enabled' if enable else 'disabled'} on {self.node.n} simulated joint(s)"
 

@@ -70,9 +70,14 @@ class ServoCommands:
             if unknown:
                 self.gate._reject(source, "names", f"unknown joint name(s) {unknown}; known: {', '.join(self.joints)}")
                 return
-            self.hw_command_limits(list(msg.name), list(msg.velocity), list(msg.effort), source)
+        goal = None
         if len(msg.position) or not (len(msg.velocity) or len(msg.effort)):
-            self._accept(self.gate.from_names(msg.name, msg.position, source))
+            goal = self.gate.from_names(msg.name, msg.position, source)
+            if goal is None:  # refused whole: its limits too (before: a refused message still set its speed limit)
+                return
+        if len(msg.velocity) or len(msg.effort):
+            self.hw_command_limits(list(msg.name), list(msg.velocity), list(msg.effort), source)
+        self._accept(goal)
 
     def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
         """Velocity [rad/s] / effort [N·m] limits of the named joints (empty list: not given); a backend without

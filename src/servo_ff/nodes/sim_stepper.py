@@ -273,6 +273,8 @@ class StepperBackend(SimBackend):
         self.sim.set_kp(kp)
 
     def torque(self, enable: bool) -> tuple[bool, str]:
+        if enable and not self.sim.enabled:  # the firmware's profile starts from where the joint is, not from a
+            self.sim.target = self.sim.theta.copy()  # target left behind (before: a swing back toward it)
         self.sim.enabled = bool(enable)
         return True, f"torque {'enabled' if enable else 'disabled'} on {len(self.node.joints)} simulated joint(s)"
 
