@@ -662,3 +662,35 @@ def test_joint_states_read_in_place_by_layout_and_bytes_no_state_are_one_line(ca
         assert sum("bytes are not a serialized JointState" in ln for ln in err.splitlines()) == 1, err[-2000:]
         assert sum("pendulum_1 not read yet (NaN)" in ln for ln in err.splitlines()) == 1, err[-2000:]
         assert "Traceback" not in err
+
+
+def test_the_pose_of_every_goal_joint_is_read_before_a_goal_and_a_far_point_is_reached_in_time():
+    """Two servo nodes publish /joint_states, each its own joint: the node listens until both are read (before: it
+    kept the first message's pose, pendulum_2's desired 0 rad, and commanded it there). A trajectory whose only
+    point is 3 s ahead starts from that pose (before: its point was the first goal)."""
+    from std_msgs.msg import Float64MultiArray
+
+    with RosHarness(salt=76) as h:
+        ff = _pendulum_ff(h, enabled=False)  # goal = desired position: read directly
+        client = h.make_node("ff_pose_client")
+        goals: list[list[float]] = []
+        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
+        js = client.create_publisher(JointState, "joint_states", 50)
+        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 20.0, "discovery")
+        one = JointState(name=["pendulum_1"], position=[0.3])
+        wait_for(lambda: js.publish(one) or math.isfinite(ff.q_des[ff.index["pendulum_1"]]), 20.0, "pendulum_1 read")
+        assert ff._js_sub is not None  # still listening: pendulum_2 not read
+        desired.publish(JointTrajectory(joint_names=["pendulum_1"], points=[
+            JointTrajectoryPoint(positions=[0.35], time_from_start=Duration())]))  # fmt: skip
+        wait_for(lambda: js.publish(one) or "not read yet" in ff.last_error, 20.0, "a tick: no goal, said")
+        assert not goals and "pendulum_2" in ff.last_error
+        two = JointState(name=["pendulum_2"], position=[0.8])  # the other servo node's state
+        wait_for(lambda: js.publish(two) or goals, 20.0, "a goal once both are read")
+        np.testing.assert_allclose(goals[0], [0.35, 0.8])  # pendulum_2 where it stands, not 0 rad
+        far = JointTrajectory(joint_names=JOINTS, points=[
+            JointTrajectoryPoint(positions=[1.5, -1.5], time_from_start=Duration(sec=3))])  # fmt: skip
+        n = len(goals)
+        desired.publish(far)
+        wait_for(lambda: js.publish(JointState(name=JOINTS, position=[0.35, 0.8])) or len(goals) > n, 20.0, "a goal")
+        assert abs(goals[n][0] - 0.35) < 0.1 and abs(goals[n][1] - 0.8) < 0.1, goals[n]  # not [1.5, -1.5] at once

@@ -175,6 +175,41 @@ def test_feedforward_desired_trajectory_uses_the_servo_interpolation():
     assert abs(d.sample(5.25)[0][0] - 0.15625) < 1e-12  # cubic (3s² − 2s³), not the linear 0.25
 
 
+def test_the_feed_forward_desired_trajectory_follows_jtc_from_where_it_is():
+    """The feed-forward node's desired trajectory (helper-found, before: each jumped): one that ended is refused;
+    one whose only point is 3 s ahead moves there over 3 s from the desired pose at rest; one stamped 10 s ahead
+    lets the trajectory followed now go on until then, and starts from where that one is."""
+    pytest.importorskip("rclpy")
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from servo_ff.ros.desired_trajectory import parse_trajectory
+
+    index, rest = {"a": 0, "b": 1}, np.array([0.1, 0.2])
+
+    def traj(stamp: float, *points: tuple[list[float], float]) -> JointTrajectory:
+        m = JointTrajectory(joint_names=["a", "b"])
+        m.points = [JointTrajectoryPoint(positions=q, time_from_start=Duration(sec=int(t), nanosec=int(t % 1 * 1e9)))
+                    for q, t in points]  # fmt: skip
+        m.header.stamp.sec, m.header.stamp.nanosec = int(stamp), int(round(stamp % 1 * 1e9))
+        return m
+
+    with pytest.raises(ValueError, match=r"it ended 99\.000 s ago \(header\.stamp 100\.000 s\)"):
+        parse_trajectory(traj(100.0, ([0.3, 0.8], 1.0)), index, 200.0, None, None, rest)
+    ahead = parse_trajectory(traj(0.0, ([1.5, -1.5], 3.0)), index, 10.0, None, None, rest)  # stamp 0: on reception
+    np.testing.assert_allclose(ahead.sample(10.0)[0], rest)  # not [1.5, -1.5] at once
+    np.testing.assert_allclose(ahead.sample(13.0)[0], [1.5, -1.5])
+    assert 0.1 < ahead.sample(11.5)[0][0] < 1.5
+    later = parse_trajectory(traj(20.0, ([-1.0, 1.0], 1.0)), index, 11.0, None, ahead, rest)  # 9 s ahead
+    for t in (11.0, 12.0, 19.9):  # the one followed now goes on until 20 s
+        np.testing.assert_allclose(later.sample(t)[0], ahead.sample(t)[0])
+    np.testing.assert_allclose(later.sample(20.0)[0], [1.5, -1.5])  # then from where it is
+    np.testing.assert_allclose(later.sample(21.0)[0], [-1.0, 1.0])
+    assert later.previous is None  # started: the chain let go
+    walk = parse_trajectory(traj(11.0, ([0.4, 0.5], 0.0), ([0.5, 0.6], 0.1)), index, 11.0, None, ahead, rest)
+    np.testing.assert_allclose(walk.sample(11.0)[0], [0.4, 0.5])  # a first point at 0 replaces the state (JTC)
+
+
 def test_joint_waypoints_rest_at_each_pose_and_move_by_minimum_jerk():
     from servo_ff.trajectories import joint_waypoints
 

@@ -2,32 +2,30 @@
 desired trajectory and the servo interface, a thin layer over
 :class:`servo_ff.dynamics.feedforward.FeedForwardController`.
 
-Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (idle, it
-takes the measured pose and stops listening; the trajectory that ends the idle ticks once at once): samples the
-desired trajectory at the current time, runs ``FeedForwardController.tick`` (inverse dynamics rooted at the support
-foot, or fixed base, → goal positions, URDF limits) and publishes the goals on ``servo/commands``
-(Float64MultiArray in ``joints`` order), or with ``stamped_goals`` on ``servo/joint_command`` (JointState by name,
-``header.stamp`` = the ``/joint_states`` it answers: a lockstep sim matches each goal to its state,
-:mod:`servo_ff.ros.sim_clock`). The servo node owns its P gain: this node sets the servo node's ``kp``
-parameter (``servo_node``, its ``set_parameters`` service) to its own ``kp`` at start, when ``kp`` changes and when
-the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
+Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (idle, it takes
+the pose of every goal joint, from several servo nodes' messages too, no goal before, then stops listening; the
+trajectory that ends the idle ticks once at once): samples it now, runs ``FeedForwardController.tick`` (inverse
+dynamics rooted at the support foot, or fixed base, → goal positions, URDF limits) and publishes the goals on
+``servo/commands`` (``joints`` order), or with ``stamped_goals`` on ``servo/joint_command`` (by name, ``header.stamp``
+= the ``/joint_states`` it answers: a lockstep sim matches each goal to its state, :mod:`servo_ff.ros.sim_clock`).
+It sets the servo node's ``kp`` (``servo_node``) to its own at start, when ``kp`` changes and when the servo node
+(re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
 
-Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points,
-interpolated as by the servo nodes, :mod:`servo_ff.interpolation`; times from ``header.stamp``, or reception when
-0), ``/joint_states``, ``imu/data`` (sensor_msgs/Imu orientation, :mod:`servo_ff.ros.imu_input`), ``servo_supply``
-(BatteryState voltage; ``u_nominal`` until the first), ``support_coefficient`` (std_msgs/Float64, 1 = left foot; 0.5
-until the first, said once: :mod:`servo_ff.ros.support_input`). Each is held until the next good one; one older than
-its ``imu_timeout``, ``supply_timeout`` or ``support_timeout`` is reported stale (:mod:`servo_ff.ros.input_age`).
-A jump back of the clock drops the desired trajectory and the inputs' ages (:mod:`servo_ff.ros.clock_jump`).
-Parameters: ``urdf_path`` or ``robot_description`` (both empty: the ``robot_description`` topic,
-:mod:`servo_ff.ros.robot_description`), ``joints``, ``alpha.<joint>`` = [α̂0, α̂1, α̂2, α̂3(, α̂4)] per URDF joint
-(set by ``servo_fit_node``), ``kp``, ``enabled``.
+Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points, followed
+as by JointTrajectoryController, :mod:`servo_ff.ros.desired_trajectory`: times from ``header.stamp``, or reception
+when 0; one that ended refused), ``/joint_states``, ``imu/data`` (sensor_msgs/Imu orientation,
+:mod:`servo_ff.ros.imu_input`), ``servo_supply`` (BatteryState voltage; ``u_nominal`` until the first),
+``support_coefficient`` (std_msgs/Float64, 1 = left foot; 0.5 until the first, said once:
+:mod:`servo_ff.ros.support_input`). Each is held until the next good one; one older than its ``imu_timeout``,
+``supply_timeout`` or ``support_timeout`` is reported stale (:mod:`servo_ff.ros.input_age`). A jump back of the
+clock drops the desired trajectory and the inputs' ages (:mod:`servo_ff.ros.clock_jump`). Parameters: ``urdf_path``
+or ``robot_description`` (both empty: the ``robot_description`` topic), ``joints``, ``alpha.<joint>`` = [α̂0, α̂1,
+α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
 
-Admissible inputs only: every numeric parameter is declared from its row of the core schema
-(``servo_ff.models.schema``: ``ALPHA_FIELDS``, ``FEEDFORWARD_FIELDS``); a supply reading below
-``min_supply_fraction``·``u_nominal`` is refused and the last good voltage held; a desired trajectory with a
-velocity beyond the joint's URDF velocity limit (else ``max_velocity``) or an acceleration beyond
-``max_acceleration`` is refused and the previous one kept — each with a warning throttled per kind.
+Admissible inputs only: numeric parameters from their rows of the core schema (``servo_ff.models.schema``); a
+supply reading below ``min_supply_fraction``·``u_nominal`` is refused and the last good voltage held; a desired
+trajectory beyond the joint's URDF velocity limit (else ``max_velocity``) or ``max_acceleration`` is refused and the
+previous one kept — each with a warning throttled per kind.
 """
 
 from __future__ import annotations
@@ -119,6 +117,7 @@ class FeedForwardNode(Node):
         self.ctrl = self._controller(self.table.values)
         self.bounds = self._bounds(self.table.values)
         self.q_des, self.dq_des, self.ddq_des = np.zeros(len(rj)), np.zeros(len(rj)), np.zeros(len(rj))
+        self.q_des[self.out_cols] = np.nan  # a goal joint's desired: its reading, then the trajectory's
         self.traj: DesiredTrajectory | None = None
         self.u_bat: float | None = None
         self.rejected = 0
@@ -151,9 +150,7 @@ class FeedForwardNode(Node):
         self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
         self.create_timer(1.0, self._publish_diagnostics)
         self._jump = on_clock_jump_back(self, self._drop_old_time)
-        self.get_logger().info(
-            f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals for {joints}, kp {self.kp.tolist()}"
-        )
+        self.get_logger().info(f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals for {joints}")
 
     # ------------------------------------------------------------------ parameters
     def _alpha_table(self, v: dict[str, Any]):
@@ -243,7 +240,7 @@ class FeedForwardNode(Node):
 
     def _on_trajectory(self, msg: JointTrajectory | bytes) -> None:
         try:
-            traj = parse_trajectory(msg, self.index, self._now(), self.bounds)
+            traj = parse_trajectory(msg, self.index, self._now(), self.bounds, self.traj, self.q_des)
         except ValueError as e:
             self._warn("trajectory", f"desired trajectory on {TOPIC_DESIRED} rejected: {e}; keeping the previous one")
             return
@@ -304,8 +301,8 @@ class FeedForwardNode(Node):
             for n, p in zip(names, position.tolist()):
                 if n in self.index and math.isfinite(p):
                     self.q_des[self.index[n]] = p
-        if self.traj is None:
-            self._listen_joint_states(False)  # the pose is taken; a desired trajectory resumes the ticks
+        if self.traj is None:  # the pose taken (every goal joint read); a desired trajectory resumes the ticks
+            self._listen_joint_states(not all_finite(self.q_des[self.out_cols]))
             return
         self._answering = (sec, nanosec)
         self._tick()
@@ -316,6 +313,8 @@ class FeedForwardNode(Node):
         q, dq, ddq = self.traj.sample(self._now())
         cols = self.traj.columns
         self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq
+        if not all_finite(unread := self.q_des[self.out_cols]):  # a goal joint neither read nor in the trajectory
+            return self._warn("unread", f"{np.array(self.joints)[np.isnan(unread)].tolist()} not read yet: no goal")
         try:
             if self.enabled:
                 c_left = self.support.for_tick()  # double support until the first support coefficient (said once)

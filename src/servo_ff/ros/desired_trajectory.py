@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from trajectory_msgs.msg import JointTrajectory
 
-from servo_ff.interpolation import JointSpline
+from servo_ff.interpolation import JointSpline, follow
 
 from .trajectory_plan import trajectory_points
 
@@ -16,7 +16,11 @@ class DesiredTrajectory:
 
     Sampled with the servo nodes' interpolation (:class:`servo_ff.interpolation.JointSpline`,
     JointTrajectoryController semantics): quintic between points giving velocities and accelerations, cubic
-    with velocities, linear otherwise; the first point before it starts, the last point at rest after it."""
+    with velocities, linear otherwise; from the state followed at its start when its first point is later
+    (:func:`servo_ff.interpolation.follow`); before its start, the ``previous`` one (of the same joints) while it
+    lasts, else its first point; the last point at rest after it."""
+
+    previous: DesiredTrajectory | None = None
 
     def __init__(
         self,
@@ -28,24 +32,46 @@ class DesiredTrajectory:
         columns: np.ndarray,
         has_dq: np.ndarray | None = None,
         has_ddq: np.ndarray | None = None,
+        start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ):
         self.t0, self.times, self.q, self.dq, self.ddq, self.columns = t0, times, q, dq, ddq, columns
-        self.spline = JointSpline(times, q, dq, ddq, has_dq, has_ddq)
+        if start is None:
+            self.spline = JointSpline(times, q, dq, ddq, has_dq, has_ddq)
+        else:  # the state at t0 (the columns'), then the points; a first point at 0 replaces it
+            self.spline = follow(0.0, *start, times, q, dq, ddq, has_dq, has_ddq)
+
+    @property
+    def end(self) -> float:
+        return self.t0 + float(self.times[-1])
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, q̇, q̈) at ``t`` [s, same clock as t0]."""
+        if self.previous is not None:
+            if t < self.t0:  # not started: the one it replaces goes on until then
+                return self.previous.sample(t)
+            self.previous = None  # started: the one it replaced goes (no chain kept)
         return self.spline.sample(t - self.t0)
 
 
 def parse_trajectory(
-    msg: JointTrajectory | bytes, index: dict[str, int], t_now: float, bounds=None
+    msg: JointTrajectory | bytes,
+    index: dict[str, int],
+    t_now: float,
+    bounds=None,
+    current: DesiredTrajectory | None = None,
+    q_rest: np.ndarray | None = None,
 ) -> DesiredTrajectory:
     """Validated :class:`DesiredTrajectory` of a JointTrajectory or its serialized bytes (the points checked as the
     servo nodes check them, :func:`.trajectory_plan.trajectory_points`) or ValueError naming the problem (joint,
     point, field).
 
     ``bounds`` = (|q̇| bounds, |q̈| bounds, velocity-bound sources), per joint in ``index`` order
-    (:func:`servo_ff.dynamics.feedforward.desired_motion_bounds`): values beyond them are refused."""
+    (:func:`servo_ff.dynamics.feedforward.desired_motion_bounds`): values beyond them are refused.
+
+    ``current`` (the trajectory followed now) and ``q_rest`` (the desired position of every joint in ``index``
+    order, at rest): the state a trajectory whose first point is later than its start is followed from, as
+    JointTrajectoryController does (before: its first point was commanded at once, however far); without them,
+    its first point. One that ended before ``t_now`` is refused (before: taken, the goal jumped to its end)."""
     names, cols, times, q, dq, ddq, has_dq, has_ddq, stamp = trajectory_points(msg, index)
     if bounds is not None:
         from servo_ff.dynamics.feedforward import check_desired_motion
@@ -54,4 +80,16 @@ def parse_trajectory(
         reason = check_desired_motion(dq, ddq, vmax[cols], amax[cols], names, [vsource[c] for c in cols])
         if reason:
             raise ValueError(reason)
-    return DesiredTrajectory(stamp if stamp > 0 else t_now, times, q, dq, ddq, cols, has_dq, has_ddq)
+    t0 = stamp if stamp > 0 else t_now
+    if t0 + times[-1] < t_now:
+        raise ValueError(f"it ended {t_now - t0 - times[-1]:.3f} s ago (header.stamp {stamp:.3f} s)")
+    start = None
+    if q_rest is not None:
+        q0, dq0, ddq0 = np.array(q_rest, dtype=np.float64), np.zeros(len(q_rest)), np.zeros(len(q_rest))
+        if current is not None:  # where the trajectory followed now is at t0 (at rest after its end)
+            q0[current.columns], dq0[current.columns], ddq0[current.columns] = current.sample(t0)
+        start = (q0[cols], dq0[cols], ddq0[cols])
+    traj = DesiredTrajectory(t0, times, q, dq, ddq, cols, has_dq, has_ddq, start)
+    if current is not None and t0 > t_now and np.array_equal(current.columns, cols):
+        traj.previous = current  # followed until t0
+    return traj
