@@ -694,3 +694,17 @@ def test_the_pose_of_every_goal_joint_is_read_before_a_goal_and_a_far_point_is_r
         desired.publish(far)
         wait_for(lambda: js.publish(JointState(name=JOINTS, position=[0.35, 0.8])) or len(goals) > n, 20.0, "a goal")
         assert abs(goals[n][0] - 0.35) < 0.1 and abs(goals[n][1] - 0.8) < 0.1, goals[n]  # not [1.5, -1.5] at once
+
+
+def test_kp_is_one_per_goal_joint_when_the_goals_are_a_subset_of_the_urdf():
+    """so101: goals for 2 of its 6 joints. Before, kp was checked against the URDF's joint count at start and the
+    goal joints' count at run time: [4, 6] could not start the node, and no per-joint kp was ever accepted."""
+    with RosHarness(salt=43) as h:
+        urdf, goals = str(ROOT / "urdf" / "so101.urdf"), ["shoulder_pan", "shoulder_lift"]
+        ov = [Parameter("urdf_path", value=urdf), Parameter("joints", value=goals), Parameter("kp", value=[4.0, 6.0])]
+        ff = h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=ov))
+        assert ff.kp.tolist() == [4.0, 6.0]
+        assert ff.set_parameters([Parameter("kp", value=[5.0, 7.0])])[0].successful
+        assert ff.kp.tolist() == [5.0, 7.0]
+        r = ff.set_parameters([Parameter("kp", value=[4.0] * 6)])[0]
+        assert not r.successful and "kp" in r.reason and "6" in r.reason, r.reason

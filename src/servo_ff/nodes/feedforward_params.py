@@ -48,7 +48,14 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
     (an :class:`servo_ff.dynamics.alpha.AlphaTable` over ``urdf_joints``) as defaults."""
     alpha_fields = [f for k, f in ALPHA_FIELDS.items() if k.startswith("alpha")]
     return [
-        ParamSpec("kp", [8.0], "P gain set on servo_node's kp", KP_UNIT, lo=1e-6, hi=KP_MAX, per_joint=True),
+        ParamSpec(  # per goal joint, not per URDF joint (the node checks the count: before, both were refused)
+            "kp",
+            [8.0],
+            "P gain set on servo_node's kp (one per goal joint, in `joints` order, or one for all)",
+            KP_UNIT,
+            lo=1e-6,
+            hi=KP_MAX,
+        ),  # fmt: skip
         ParamSpec("enabled", True, "feed-forward on (false: goal = desired position, plain P control)"),
         field_param("u_nominal", FEEDFORWARD_FIELDS["u_nominal"], 15.0),
         field_param("min_supply_fraction", FEEDFORWARD_FIELDS["min_supply_fraction"], 0.5),
