@@ -20,8 +20,6 @@ class DesiredTrajectory:
     (:func:`servo_ff.interpolation.follow`); before its start, the ``previous`` one (of the same joints) while it
     lasts, else its first point; the last point at rest after it."""
 
-    previous: DesiredTrajectory | None = None
-
     def __init__(
         self,
         t0: float,
@@ -35,6 +33,7 @@ class DesiredTrajectory:
         start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ):
         self.t0, self.times, self.q, self.dq, self.ddq, self.columns = t0, times, q, dq, ddq, columns
+        self.previous: DesiredTrajectory | None = None  # followed until t0 (set by parse_trajectory)
         if start is None:
             self.spline = JointSpline(times, q, dq, ddq, has_dq, has_ddq)
         else:  # the state at t0 (the columns'), then the points; a first point at 0 replaces it
@@ -45,12 +44,20 @@ class DesiredTrajectory:
         return self.t0 + float(self.times[-1])
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q, q̇, q̈) at ``t`` [s, same clock as t0]."""
-        if self.previous is not None:
-            if t < self.t0:  # not started: the one it replaces goes on until then
-                return self.previous.sample(t)
-            self.previous = None  # started: the one it replaced goes (no chain kept)
+        """(q, q̇, q̈) at ``t`` [s, same clock as t0]; changes nothing."""
+        if self.previous is not None and t < self.t0:  # not started: the one it replaces goes on until then
+            return self.previous.sample(t)
         return self.spline.sample(t - self.t0)
+
+    def forget_before(self, t: float) -> None:
+        """Cut the chain of replaced trajectories where none is sampled again for times from ``t`` on: at the first
+        one started by ``t`` (what it replaced is never reached again)."""
+        node: DesiredTrajectory | None = self
+        while node is not None:
+            if node.t0 <= t:
+                node.previous = None
+                return
+            node = node.previous
 
 
 def parse_trajectory(
@@ -71,7 +78,9 @@ def parse_trajectory(
     ``current`` (the trajectory followed now) and ``q_rest`` (the desired position of every joint in ``index``
     order, at rest): the state a trajectory whose first point is later than its start is followed from, as
     JointTrajectoryController does (before: its first point was commanded at once, however far); without them,
-    its first point. One that ended before ``t_now`` is refused (before: taken, the goal jumped to its end)."""
+    its first point. One that ended before ``t_now`` is refused (before: taken, the goal jumped to its end); so is
+    one whose start joins a joint not read yet (``q_rest`` NaN), or whose segment from that state to its first point
+    is beyond ``bounds``."""
     names, cols, times, q, dq, ddq, has_dq, has_ddq, stamp = trajectory_points(msg, index)
     if bounds is not None:
         from servo_ff.dynamics.feedforward import check_desired_motion
@@ -84,12 +93,22 @@ def parse_trajectory(
     if t0 + times[-1] < t_now:
         raise ValueError(f"it ended {t_now - t0 - times[-1]:.3f} s ago (header.stamp {stamp:.3f} s)")
     start = None
-    if q_rest is not None:
+    if q_rest is not None and times[0] > 0:  # a first point at 0 replaces the state followed now
         q0, dq0, ddq0 = np.array(q_rest, dtype=np.float64), np.zeros(len(q_rest)), np.zeros(len(q_rest))
         if current is not None:  # where the trajectory followed now is at t0 (at rest after its end)
             q0[current.columns], dq0[current.columns], ddq0[current.columns] = current.sample(t0)
         start = (q0[cols], dq0[cols], ddq0[cols])
+        if not np.isfinite(start[0]).all():
+            unread = [n for n, v in zip(names, start[0]) if not np.isfinite(v)]
+            raise ValueError(f"{unread} not read on /joint_states yet: the state it starts from is unknown")
     traj = DesiredTrajectory(t0, times, q, dq, ddq, cols, has_dq, has_ddq, start)
+    if start is not None and bounds is not None:  # the segment joining it (its peaks: on a fine grid)
+        s = np.linspace(0.0, float(times[0]), 65)
+        _, dqs, ddqs = (np.stack(a) for a in zip(*(traj.spline.sample(x) for x in s)))
+        reason = check_desired_motion(dqs, ddqs, vmax[cols], amax[cols], names, [vsource[c] for c in cols])
+        if reason:
+            raise ValueError(f"joining it from the state followed now: {reason.split(' ', 2)[2]}")
     if current is not None and t0 > t_now and np.array_equal(current.columns, cols):
         traj.previous = current  # followed until t0
+        traj.forget_before(t_now)
     return traj
