@@ -150,7 +150,8 @@ class FeedForwardNode(Node):
         self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
         self.create_timer(1.0, self._publish_diagnostics)
         self._jump = on_clock_jump_back(self, self._drop_old_time)
-        self.get_logger().info(f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals for {joints}")
+        kp = self.kp.tolist()
+        self.get_logger().info(f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals {joints}, kp {kp}")
 
     # ------------------------------------------------------------------ parameters
     def _alpha_table(self, v: dict[str, Any]):
