@@ -235,6 +235,21 @@ def test_a_refused_joint_command_sets_none_of_its_limits():
         assert sim.sim.packed[1, P_GVMAX] == pytest.approx(0.07)  # the refused 0.05 never applied
 
 
+def test_an_empty_joint_command_is_refused_and_ends_no_trajectory(ros):
+    """Before: an empty JointState was taken as a goal (the held one), which ended the trajectory being followed."""
+    h, sim, client, states, pubs = ros
+    traj = JointTrajectory(joint_names=JOINTS, points=[
+        JointTrajectoryPoint(positions=[0.4, 0.1], time_from_start=Duration(sec=30))])  # fmt: skip
+    pubs["traj"].publish(traj)
+    wait_for(lambda: sim.traj is not None, 10.0, "the trajectory followed")
+    rejected = sim.gate.rejected
+    pubs["js"].publish(JointState())
+    wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the refusal")
+    assert "no joint named" in sim.gate.last_reason and sim.traj is not None
+    pubs["array"].publish(Float64MultiArray(data=[0.0, 0.0]))  # back to rest for the module's other tests
+    wait_for(lambda: sim.traj is None, 10.0, "the trajectory ended by a goal")
+
+
 def test_reboot_turns_torque_off_and_holds_position(ros):
     h, sim, client, states, pubs = ros
     pubs["array"].publish(Float64MultiArray(data=[0.7, 0.0]))

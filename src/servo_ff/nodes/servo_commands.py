@@ -61,6 +61,8 @@ class ServoCommands:
         source = self.names["joint_command"]
         if self._inactive(source, msg.name):
             return
+        if not len(msg.name):  # before: taken as a goal (the held one), which ended the trajectory being followed
+            return self.gate._reject(source, "names", "no joint named: an empty JointState commands nothing")
         if len(msg.velocity) or len(msg.effort):
             for field, values in (("velocity", msg.velocity), ("effort", msg.effort)):
                 if len(values) and len(values) != len(msg.name):
