@@ -8,6 +8,7 @@ started); each says so in one warning. The core refuses a live stream whose time
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -119,8 +120,9 @@ def test_fit_node_drops_the_live_samples_of_the_old_time():
         lines = wait_for(lambda: said(rosout, fit, "the clock jumped back 99.500 s"), 30.0, "the warning")
         assert "dropped (20 joint_states, 20 goals, 0 voltages)" in lines[0], lines
         states.publish(stamped(JointState(name=["pendulum_1"], position=[0.2]), 100.2))  # queued behind the jump
-        wait_for(lambda: len(fit.buffer) == 1, 30.0, "the old time's last state")
-        stream(1.0, 20)  # its stamps go back from it: it goes too (the window would hold it for 99 s)
+        wait_for(lambda: said(rosout, fit, "joint_states refused for the live fit"), 30.0, "the old time's state")
+        assert not fit.buffer  # stamped 99 s ahead of the new clock: refused, not stored
+        stream(1.0, 20)
         wait_for(lambda: len(fit.buffer) == 20, 30.0, "20 samples of the new time")
         assert max(t for t, _ in fit.buffer) < 2.0 and len(said(rosout, fit, "jumped back")) == 1
 
@@ -409,3 +411,48 @@ def test_a_hardware_node_drops_the_trajectory_it_follows_and_keeps_the_goal_on_t
         assert not late, [(m.header.stamp.sec, m.voltage) for m in late]
     finally:
         rig.close()
+
+
+def test_the_fit_node_fits_only_the_last_window_and_refuses_bad_live_input_in_a_line():
+    """Live samples older than ``window`` at the fit are left out (before: a stream that had stopped was fitted as
+    live, the buffers trimmed only when messages came); a state stamped 0 or far ahead, a NaN position or goals of
+    the wrong length are refused and said (before: a stamp 0 cleared the window, a NaN was stored, others dropped
+    unsaid)."""
+    from servo_ff.nodes.fit_node import FitNode
+
+    with RosHarness(salt=98) as h:
+        params = {"joint": "pendulum_1", "urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "source": "topics",
+                  "run_on_start": False, "joints": ["pendulum_1"], "kp": 8.0, "window": 6.0, "output": "",
+                  "feedforward_node": "", "use_sim_time": True}  # fmt: skip
+        fit = h.add(
+            FitNode(
+                "servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+            )
+        )
+        client, rosout, clock = jump_client(h)
+        states = client.create_publisher(JointState, "joint_states", 50)
+        goals = client.create_publisher(Float64MultiArray, "servo/commands", 50)
+        wait_for(lambda: states.get_subscription_count() and goals.get_subscription_count(), 30.0, "discovery")
+        rosout_matched(fit, rosout)
+        set_clock(clock, fit, 100.0)
+        for k in range(20):
+            states.publish(stamped(JointState(name=["pendulum_1"], position=[0.01 * k]), 100.0 + 0.01 * k))
+            goals.publish(Float64MultiArray(data=[0.01 * k]))
+        wait_for(lambda: len(fit.buffer) == 20 and len(fit.goals) == 20, 30.0, "20 samples")
+        for bad in (stamped(JointState(name=["pendulum_1"], position=[0.5]), 0.0),  # unstamped: not 'now'
+                    stamped(JointState(name=["pendulum_1"], position=[0.5]), 100_100.0),  # far ahead
+                    stamped(JointState(name=["pendulum_1"], position=[math.nan]), 100.5)):  # fmt: skip
+            states.publish(bad)
+        goals.publish(Float64MultiArray(data=[0.1, 0.2]))  # two values for one joint
+        wait_for(lambda: said(rosout, fit, "servo/commands refused for the live fit"), 30.0, "the goal refusal")
+        lines = wait_for(lambda: said(rosout, fit, "joint_states refused for the live fit"), 30.0, "the refusal")
+        assert "no finite pendulum_1 position stamped within the window (0.000 s)" in lines[0], lines
+        assert len(fit.buffer) == 20 and len(fit.goals) == 20  # none stored, none cleared
+        assert all(math.isfinite(p) for _, p in fit.buffer)
+        js, gl, _ = fit._samples()
+        assert len(js) == 20 and len(gl) == 20
+        set_clock(clock, fit, 110.0)  # the stream stopped 10 s ago: nothing within the 6 s window at the fit
+        js, gl, _ = fit._samples()
+        assert len(js) == 0 and len(gl) == 0
+        with pytest.raises(ValueError, match=r"not enough live data for pendulum_1 \(joint_states 0, goals 0"):
+            fit.fit()

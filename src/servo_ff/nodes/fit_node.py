@@ -10,18 +10,17 @@ Data (``source``):
   needs), the supply (``supply_topic``, else ``vin``), the recorded gains (``p_gains_topic``; ``kp`` overrides
   them), relative names under ``namespace`` (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of
   ``servo-ff fit`` too);
-* ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` over the last ``window`` seconds; a
-  jump back of the clock (a bag played in a loop) drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
+* ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` of the last ``window`` seconds at the
+  fit (a message without a finite reading, or stamped out of the window, refused in a throttled line); a jump back
+  of the clock drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
 
 Every fit passes the quality gate (``min_range``, ``min_speed``, ``min_accel``, ``max_rms``, ``max_condition``,
-α̂ admissible: :mod:`servo_ff.identification.alpha_gate`) or nothing is written or set. ``fit/run``
-(std_srvs/Trigger) fits; with ``run_on_start`` file and bag sources fit at start-up (with
-``wait_for_file`` the node waits for an ILC file written after it started). With ``exit_after_fit`` (one-shot, what
-the replay and identify bring-ups use) the node ends after that fit: ``main`` returns 0 when α̂ was fitted (and set
-on ``feedforward_node`` if one is named) and 2 with the reason on stderr otherwise. The result goes to
-``fit/result`` (std_msgs/String, JSON), to the feed-forward node's ``alpha.<joint>`` parameter through its
-``set_parameters`` service (rcl_interfaces/SetParameters) and, once that node took it (or none is named), to
-``output`` (YAML in the ``servo_ff.dynamics.alpha`` format).
+α̂ admissible: :mod:`servo_ff.identification.alpha_gate`) or nothing is written or set. ``fit/run`` (Trigger)
+fits; with ``run_on_start`` file and bag sources fit at start-up (``wait_for_file``: an ILC file written later).
+With ``exit_after_fit`` (one-shot: the replay and identify bring-ups) the node ends after that fit: ``main``
+returns 0 when α̂ was fitted (and set on ``feedforward_node`` if one is named), else 2 with the reason on stderr.
+The result goes to ``fit/result`` (String, JSON), the feed-forward node's ``alpha.<joint>`` (its set_parameters
+service) and, once that node took it (or none is named), ``output`` (YAML, :mod:`servo_ff.dynamics.alpha`).
 """
 
 from __future__ import annotations
@@ -47,13 +46,14 @@ from std_srvs.srv import Trigger
 from servo_ff.identification.alpha_data import data_from_streams
 from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
 from servo_ff.io.paths import resolve_path
-from servo_ff.ros.clock_jump import on_clock_jump_back
+from servo_ff.ros.clock_jump import OLD_STAMP, on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_JOINT_STATES,
     TOPIC_SUPPLY,
     ParameterTable,
     ParamSpec,
+    Throttle,
     preload_modules,
     spin_node,
 )
@@ -85,10 +85,11 @@ def fit_specs() -> list[ParamSpec]:
         ParamSpec(
             "joints",
             [""],
-            "goal order of servo/commands (source topics) and of a bag's Float64MultiArray goals and "
-            "gains (needed when they carry several joints: they name none)",
+            "goal order of servo/commands (source topics), of a bag's Float64MultiArray goals and gains (needed when "
+            "they carry several joints: they name none)",
+            read_only=True,
         ),
-        ParamSpec("joint", "joint_1", "joint to fit"),
+        ParamSpec("joint", "joint_1", "joint to fit", read_only=True),  # τ_o and the live buffers are its
         ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
         ParamSpec(
             "kp",
@@ -144,9 +145,8 @@ class FitNode(Node):
         self.urdf = resolve_path(self.table["urdf_path"])
         self.torque = urdf_joint_torque(self.urdf, self.table["joint"])  # names the joint if the URDF lacks it
         group = ReentrantCallbackGroup()
-        self.buffer: deque = deque()
-        self.goals: deque = deque()
-        self.volts: deque = deque()
+        self.buffer, self.goals, self.volts = deque(), deque(), deque()  # (t [s], value) of the live data
+        self._throttle = Throttle(5.0)  # a refused live message: one line per topic every 5 s
         self.pub_result = self.create_publisher(String, TOPIC_RESULT, 10)
         self._jump = on_clock_jump_back(self, self._drop_old_time)
         if self.table["source"] == "topics" or not self.table["exit_after_fit"]:  # a one-shot file fit needs none
@@ -181,23 +181,28 @@ class FitNode(Node):
     def _on_js(self, msg: JointState) -> None:
         if self.table["source"] != "topics":
             return
-        try:
-            k = list(msg.name).index(self.table["joint"])  # time base: the servo node's stamp (ROS time)
-            t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-            if self.buffer and t < self.buffer[-1][0]:  # the stream went back (a state of the old time, then the
-                self.buffer.clear()  # new): what came before goes, else the window kept it for the jump's length
-            self.buffer.append((t, float(msg.position[k])))
-        except (ValueError, IndexError):
-            return
+        joint, t = self.table["joint"], msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9  # the servo's stamp
+        k = list(msg.name).index(joint) if joint in msg.name else len(msg.position)
+        now, window = self._now(), self.table["window"]  # refused, said: no finite reading, a stamp out of window
+        if k >= len(msg.position) or not math.isfinite(msg.position[k]) or not now - window <= t <= now + OLD_STAMP:
+            return self._refuse("joint_states", f"no finite {joint} position stamped within the window ({t:.3f} s)")
+        if self.buffer and t < self.buffer[-1][0]:  # the stream went back (a state of the old time, then the
+            self.buffer.clear()  # new): what came before goes, else the window kept it for the jump's length
+        self.buffer.append((t, float(msg.position[k])))
         self._trim(self.buffer)
+
+    def _refuse(self, topic: str, why: str) -> None:  # before: such messages were dropped, or stored, unsaid
+        self._throttle(topic, self.get_logger().warning, f"{topic} refused for the live fit: {why}")  # per topic
 
     def _on_goal(self, msg: Float64MultiArray) -> None:
         if self.table["source"] != "topics":
             return
-        joints = [j for j in self.table["joints"] if j]
-        if self.table["joint"] in joints and len(msg.data) == len(joints):
-            self.goals.append((self._now(), float(msg.data[joints.index(self.table["joint"])])))
-            self._trim(self.goals)
+        joints = [j for j in self.table["joints"] if j]  # read-only: fixed with the node
+        if self.table["joint"] not in joints or len(msg.data) != len(joints) or not np.isfinite(msg.data).all():
+            why = f"{len(msg.data)} values for `joints` {joints} (must name {self.table['joint']}), or not finite"
+            return self._refuse("servo/commands", why)
+        self.goals.append((self._now(), float(msg.data[joints.index(self.table["joint"])])))
+        self._trim(self.goals)
 
     def _on_supply(self, msg: BatteryState) -> None:
         if math.isfinite(msg.voltage) and msg.voltage > 0:
@@ -208,9 +213,11 @@ class FitNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _samples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(joint_states, goals, voltages) as (N, 2) arrays of (t [s], value), one copy each, judged after: the
-        executor thread appends, or a clock jump clears, meanwhile."""
-        return tuple(np.array(list(b), dtype=np.float64).reshape(-1, 2) for b in (self.buffer, self.goals, self.volts))
+        """(joint_states, goals, voltages) of the last ``window`` s as (N, 2) arrays of (t [s], value), one copy each
+        (the executor appends meanwhile); older ones left out (before: a stream that stopped was fitted as live)."""
+        horizon = self._now() - self.table["window"]
+        arrays = (np.array(list(b), dtype=np.float64).reshape(-1, 2) for b in (self.buffer, self.goals, self.volts))
+        return tuple(a[a[:, 0] >= horizon] for a in arrays)
 
     def _drop_old_time(self) -> str:
         """The clock jumped back: the live samples of the old time go (a fit across the jump would pair goals and
