@@ -456,3 +456,71 @@ def test_the_fit_node_fits_only_the_last_window_and_refuses_bad_live_input_in_a_
         assert len(js) == 0 and len(gl) == 0
         with pytest.raises(ValueError, match=r"not enough live data for pendulum_1 \(joint_states 0, goals 0"):
             fit.fit()
+
+
+def test_a_pose_that_is_not_finite_or_from_another_clock_is_not_a_start_pose():
+    """The walk and walker nodes' start pose (ros/measured_pose.py): before, a NaN position became q0 and the whole
+    approach was published as NaN, unsaid; a pose stamped ahead of the clock was ignored without a word."""
+    from servo_ff.nodes.walker_node import WalkerNode
+    from servo_ff.ros.measured_pose import measured_pose
+
+    assert measured_pose(["a", "b"], [0.1, 0.2], 5.0, ["b", "a"], 5.0)[0].tolist() == [0.2, 0.1]
+    assert measured_pose(["a", "b"], [0.1, 0.2], 5.0, ["a"], 0.0) == (None, None)  # no clock yet: nothing to say
+    cases = ((["a", "b"], [math.nan, 0.2], 5.0, "a is nan (not read yet?)"),
+             (["a", "b"], [0.1], 5.0, "2 names but 1 positions"), (["a"], [0.1], 5.0, "lacks ['b']"),
+             (["a", "b"], [0.1, 0.2], 50.0, "stamped 50.000 s, ahead of the clock"))  # fmt: skip
+    for names, pos, stamp, words in cases:
+        q, why = measured_pose(names, pos, stamp, ["a", "b"], 5.0)
+        assert q is None and words in why, why
+    with RosHarness(salt=99) as h:
+        params = {"pattern": "waypoints", "joints": ["a", "b"], "waypoints": [0.2, -0.2], "loops": 1,
+                  "start_delay": 0.1, "approach_time": 0.3, "use_sim_time": True}  # fmt: skip
+        walker = h.add(
+            WalkerNode(
+                "servo_walker",
+                **h.node_kwargs(),
+                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+            )
+        )
+        client, rosout, clock, states, stamps = trajectory_client(h, walker)
+        set_clock(clock, walker, 10.0)
+        states.publish(stamped(JointState(name=["a", "b"], position=[math.nan, 0.0]), 10.0))
+        wait_for(lambda: said(rosout, walker, "a is nan (not read yet?)"), 30.0, "the refusal")
+        assert walker.pattern is None and not stamps
+        pose = stamped(JointState(name=["a", "b"], position=[0.1, 0.0]), 10.0)
+        wait_for(lambda: states.publish(pose) or walker.pattern is not None, 30.0, "a finite pose taken")
+        assert np.isfinite(walker.pattern.q).all()
+
+
+def test_the_walker_repeats_from_where_its_last_play_ended():
+    """repeat: each play's approach starts from the pose the last one ended at. Before, every replay began with a
+    point at time 0 holding the pose measured before the first play: the follower's goal stepped back to it."""
+    from servo_ff.nodes.walker_node import WalkerNode
+
+    with RosHarness(salt=100) as h:
+        params = {"pattern": "waypoints", "joints": ["a", "b"], "waypoints": [1.0, 0.5], "loops": 1, "repeat": True,
+                  "start_delay": 0.1, "approach_time": 0.3, "segment_time": 0.3, "dwell_time": 0.2,
+                  "publish_period": 0.05, "horizon": 0.2, "use_sim_time": True}  # fmt: skip
+        walker = h.add(
+            WalkerNode(
+                "servo_walker",
+                **h.node_kwargs(),
+                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+            )
+        )
+        client, rosout, clock, states, _ = trajectory_client(h, walker)
+        firsts: list[list[float]] = []
+        client.create_subscription(JointTrajectory, "feedforward/trajectory",
+                                   lambda m: firsts.append(list(m.points[0].positions)), 100)  # fmt: skip
+        set_clock(clock, walker, 10.0)
+        pose = stamped(JointState(name=["a", "b"], position=[0.0, 0.0]), 10.0)
+        wait_for(lambda: states.publish(pose) or walker.pattern is not None, 30.0, "the pose taken")
+        end = walker.pattern.end
+        t = 10.0
+        while t < 10.0 + 2 * (end + 1.0) + 0.5:  # two plays and a half, in 20 ms steps
+            t += 0.02
+            set_clock(clock, walker, t)
+        wait_for(lambda: len(firsts) > 10, 30.0, "the plays' messages")
+        later = firsts[len(firsts) // 2 :]  # from the second play on: never back at the first play's start pose
+        assert not any(np.allclose(q, [0.0, 0.0], atol=1e-6) for q in later), later
+        np.testing.assert_allclose(walker.pattern.q[0], [1.0, 0.5])  # the replay's approach starts at the last pose

@@ -60,11 +60,12 @@ from servo_ff.dynamics.walk_command import expire_command
 from servo_ff.interpolation import held_knot_derivatives
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
-from servo_ff.ros.clock_jump import of_old_time, on_clock_jump_back
+from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
 from servo_ff.ros.imu_balance import ImuBalance
 from servo_ff.ros.joint_command_cdr import deserialized
 from servo_ff.ros.level_publisher import LevelPublisher
+from servo_ff.ros.measured_pose import measured_pose
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
 from .walk_params import BALANCE_KEYS, PLACO_ONLY, walk_engine, walk_specs
@@ -207,14 +208,10 @@ class WalkNode(Node):
                 t = stamp + float(self.table["support_lead"])
                 self.support_out.send(t, self.support(t))
             return
-        if self.now_s() <= 0.0 or of_old_time(stamp, self.now_s()):  # not a pose of the old time (walk_restart)
-            return
-        names = list(msg.name)
-        missing = [j for j in self.joints if j not in names]
-        if missing or len(msg.position) != len(names):
-            self.get_logger().error(f"joint_states lacks {missing}; waiting for them", throttle_duration_sec=5.0)
-            return
-        self.q0 = np.array([msg.position[names.index(j)] for j in self.joints])
+        q0, why = measured_pose(msg.name, msg.position, stamp, self.joints, self.now_s())  # not the old time's
+        if q0 is None:
+            return why and self.get_logger().error(why, throttle_duration_sec=5.0)
+        self.q0 = q0
         if not self.support_on_js:  # only the first pose is used: no message taken per servo cycle
             self.destroy_subscription(self._js_sub)
             self._js_sub = None

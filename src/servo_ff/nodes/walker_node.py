@@ -32,8 +32,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from servo_ff.ros.clock_jump import of_old_time, on_clock_jump_back
+from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, ParamSpec, spin_node
+from servo_ff.ros.measured_pose import measured_pose
 
 PATTERNS = ("stepping", "triangle", "waypoints")
 
@@ -226,16 +227,10 @@ class WalkerNode(Node):
     def _on_joint_states(self, msg: JointState) -> None:
         if self.pattern is not None or self.build_error is not None or self.now_s() <= 0.0:
             return
-        if of_old_time(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, self.now_s()):
-            return  # a pose of the old time, queued behind a jump back
-        names = list(msg.name)
-        joints = self.joints or names
-        missing = [j for j in joints if j not in names]
-        if missing:
-            self.get_logger().error(f"joint_states lacks {missing}; waiting for them")
-        if missing or len(msg.position) != len(names):
-            return
-        q0 = np.array([msg.position[names.index(j)] for j in joints])
+        joints, stamp = self.joints or list(msg.name), msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        q0, why = measured_pose(msg.name, msg.position, stamp, joints, self.now_s())  # not the old time's
+        if q0 is None:
+            return why and self.get_logger().error(why, throttle_duration_sec=5.0)
         try:
             self.pattern = build_pattern(self.table.values, joints, q0)
         except ValueError as e:
@@ -255,8 +250,9 @@ class WalkerNode(Node):
             return
         rel = self.now_s() - self.t_start
         if rel > p.end:
-            if self.table["repeat"]:
-                self.t_start += p.end + 1.0
+            if self.table["repeat"]:  # again, its approach from where the last play ended (before: from the first
+                self.t_start += p.end + 1.0  # play's start pose, a point at 0: the follower's goal stepped back to it)
+                p = self.pattern = build_pattern(self.table.values, self.joints, p.q[-1])
                 rel = self.now_s() - self.t_start
                 self.end_sent = False
             else:
