@@ -244,6 +244,19 @@ def test_an_ilc_trial_ends_when_the_joint_states_stamps_go_back():
         trial._wait_stamp(102_000_000_000)  # before: waited until the stall timeout (10 s), then another reason
 
 
+def test_an_ilc_trial_is_learned_only_from_states_covering_it():
+    """Stream trials (and trajectory ones) need /joint_states stamped over the trial: before, a stream trial
+    interpolated stamps of another clock (100 s back) onto its grid — one held value — and learned from it."""
+    from servo_ff.nodes.ilc_trials import covering
+
+    grid = 200.0 + np.arange(100) * 0.01
+    covering(np.array([[199.99, 0.1], [201.0, 0.2]]), grid, "j")
+    covering(np.array([[200.03, 0.1], [200.96, 0.2]]), grid, "j", tol=0.05)  # a state period late at each end
+    for rows in ([[100.0, 0.1], [100.99, 0.2]], [[200.0, 0.1], [200.5, 0.2]], [[200.1, 0.1], [201.0, 0.2]]):
+        with pytest.raises(RuntimeError, match=r"/joint_states of j \(stamped .*\) do not cover the trial"):
+            covering(np.array(rows), grid, "j", tol=0.05)
+
+
 def test_a_servo_node_drops_the_trajectory_it_follows_and_keeps_its_goal():
     """A sim following an external /clock, half-way through a trajectory from 0 to 0.5 rad: the clock jumps back.
     Before, the goal went back to the trajectory's first point (0 rad: a snap); now it stays at its last sample."""

@@ -129,6 +129,21 @@ def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     assert np.isfinite(table.alpha).all() and table.alpha[0, 0] > 0
 
 
+def test_ilc_without_a_supply_writes_no_record(ros, tmp_path):
+    """No servo_supply during the trials (the sim's first comes after 60 s): the run fails with that reason and
+    writes nothing. Before, the record got 0 V, which the fit then refused."""
+    h = ros
+    sim_node(h, **sim_params(["pendulum_1"]), supply_period=60.0)
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, reference_duration=0.5, max_iterations=0, settle_time=0.1)
+    client = h.make_node("ilc_client")
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    assert h.call(client.create_client(Trigger, "ilc/start"), Trigger.Request()).success
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to end")
+    assert ilc.state == "failed" and "no servo_supply during the trials" in ilc.error, ilc.error
+    assert not out.exists()
+
+
 def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     """execution: trajectory against a sim that owns /clock as fast as possible (what `identify realtime:=false`
     runs): each trial is one JointTrajectory, recorded on the sim's stamps. Trial 0 equals an offline stepper

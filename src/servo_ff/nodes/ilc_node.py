@@ -288,7 +288,9 @@ class ILCNode(ILCTrials, Node):
                 filter_hz=v["filter_hz"] or None,
             )
             supply = np.array(self._trial_supply)
-            supply = np.where(np.isfinite(supply), supply, np.nanmean(supply) if np.isfinite(supply).any() else 0.0)
+            if not np.isfinite(supply).any():  # before: 0 V written, a record the fit then refused
+                raise RuntimeError(f"no {TOPIC_SUPPLY} during the trials: the record needs the supply voltage")
+            supply = np.where(np.isfinite(supply), supply, np.nanmean(supply))
             rec = ilc_record(res, ref, v["joint"], v["kp"], dt, v["delay"], supply)
             path = save_ilc_record(rec, v["output"])
             self.result_path = str(path)

@@ -54,6 +54,17 @@ def recorded(rows: list, joint: str) -> np.ndarray:
     return tr
 
 
+def covering(tr: np.ndarray, grid: np.ndarray, joint: str, tol: float = 0.0) -> None:
+    """RuntimeError unless the recorded (t [s], q) rows ``tr`` cover the trial's ``grid`` [s] to within ``tol``
+    (stamps of another clock, or states that stopped, would be held at their edge and learned from: before, stream
+    trials were)."""
+    if len(tr) < 2 or tr[0, 0] > grid[0] + tol or tr[-1, 0] < grid[-1] - tol:
+        span = f"stamped {tr[0, 0]:.3f}–{tr[-1, 0]:.3f} s" if len(tr) else "none"
+        raise RuntimeError(
+            f"/joint_states of {joint} ({span}) do not cover the trial ({grid[0]:.3f}–{grid[-1]:.3f} s, node clock)"
+        )
+
+
 class ILCTrials:
     """Mixin of the ILC node: ``execute(command, dt)`` → the positions on the command grid."""
 
@@ -204,10 +215,7 @@ class ILCTrials:
             rec, self.recording = self.recording, None
         tr = recorded(rec, self.table["joint"])
         grid = (t0 + np.arange(n) * step) * 1e-9
-        if len(tr) < 2 or tr[0, 0] > grid[0] or tr[-1, 0] < grid[-1]:
-            raise RuntimeError(
-                f"/joint_states of {self.table['joint']} do not cover the trial ({grid[0]:.3f}–{grid[-1]:.3f} s)"
-            )
+        covering(tr, grid, self.table["joint"])
         return tr, grid
 
     def execute(self, command: np.ndarray, dt: float) -> np.ndarray:
@@ -235,5 +243,6 @@ class ILCTrials:
             raise RuntimeError(f"no /joint_states for {self.table['joint']} during the trial")
         tr = recorded(rec, self.table["joint"])
         grid = t0_ros + np.arange(len(command)) * dt
+        covering(tr, grid, self.table["joint"], max(2 * dt, 0.05))  # the states' period and transport
         self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
         return np.interp(grid, tr[:, 0], tr[:, 1])
