@@ -76,3 +76,26 @@ def test_fit_node_refines_alpha_online_by_rls_from_live_topics():
     assert np.isfinite(alpha).all() and (alpha >= rls.lo).all() and (alpha <= rls.hi).all()
     assert state["reference"] == pytest.approx(list(fit.result["alpha"]))
     assert state["skipped"] == 0 and np.isfinite(state["rms_rls"])
+
+
+def test_an_rls_push_that_fails_is_said_and_rls_period_is_read_only():
+    """The RLS's α̂ push to an unreachable feed-forward node is one warning (before: its result was dropped,
+    unsaid); rls_period is fixed with the node (before: a change was accepted and never applied)."""
+    from rcl_interfaces.msg import Log
+
+    with RosHarness(salt=52) as h:
+        params = {"joint": "pendulum_1", "urdf_path": URDF, "run_on_start": False, "source": "topics",
+                  "joints": ["pendulum_1"], "kp": KP, "feedforward_node": "nobody", "service_timeout": 0.2}  # fmt: skip
+        fit = h.add(
+            FitNode(
+                "servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+            )
+        )
+        client = h.make_node("rls_client")
+        rosout: list = []
+        client.create_subscription(Log, "/rosout", rosout.append, 100)
+        wait_for(lambda: client.count_publishers("/rosout") >= 2, 20.0, "rosout")
+        fit._push_rls({"joint": "pendulum_1", "alpha": [1.0, 0.1, 0.1, 0.0]})
+        lines = wait_for(lambda: [m.msg for m in rosout if "RLS α̂ not set" in m.msg], 20.0, "the warning")
+        assert "feed-forward node 'nobody' not reachable" in lines[0], lines
+        assert not fit.set_parameters([Parameter("rls_period", value=0.2)])[0].successful

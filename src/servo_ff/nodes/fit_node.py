@@ -30,7 +30,6 @@ import math
 import sys
 import threading
 import time
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -46,20 +45,20 @@ from std_srvs.srv import Trigger
 from servo_ff.identification.alpha_data import data_from_streams
 from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
 from servo_ff.io.paths import resolve_path
-from servo_ff.ros.clock_jump import OLD_STAMP, on_clock_jump_back
+from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_JOINT_STATES,
     TOPIC_SUPPLY,
     ParameterTable,
     ParamSpec,
-    Throttle,
     preload_modules,
     spin_node,
 )
 from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, save_alpha_result, urdf_joint_torque
 from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
 
+from .fit_live import FitLiveData
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_RESULT = "fit/result"
@@ -129,13 +128,19 @@ def fit_specs() -> list[ParamSpec]:
         ),
         ParamSpec("rls", False, "source topics: refine α̂ online by RLS after the first fit (alpha_rls.py)"),
         ParamSpec("rls_forgetting", 0.999, "RLS forgetting factor per sample", lo=0.9, hi=1.0),
-        ParamSpec(
-            "rls_period", 1.0, "RLS update period (α̂ set on the feed-forward once trusted)", "s", lo=0.05, hi=60.0
-        ),
+        ParamSpec(  # read-only: its timer is made once (before: a change was accepted, never applied)
+            "rls_period",
+            1.0,
+            "RLS update period (α̂ set on the feed-forward once trusted)",
+            "s",
+            lo=0.05,
+            hi=60.0,
+            read_only=True,
+        ),  # fmt: skip
     ]
 
 
-class FitNode(Node):
+class FitNode(FitLiveData, Node):
     def __init__(self, name: str = "servo_fit", **kwargs: Any):
         super().__init__(name, **kwargs)
         preload_modules("scipy.signal")  # the fit's Savitzky–Golay derivatives
@@ -145,8 +150,7 @@ class FitNode(Node):
         self.urdf = resolve_path(self.table["urdf_path"])
         self.torque = urdf_joint_torque(self.urdf, self.table["joint"])  # names the joint if the URDF lacks it
         group = ReentrantCallbackGroup()
-        self.buffer, self.goals, self.volts = deque(), deque(), deque()  # (t [s], value) of the live data
-        self._throttle = Throttle(5.0)  # a refused live message: one line per topic every 5 s
+        self._init_live()
         self.pub_result = self.create_publisher(String, TOPIC_RESULT, 10)
         self._jump = on_clock_jump_back(self, self._drop_old_time)
         if self.table["source"] == "topics" or not self.table["exit_after_fit"]:  # a one-shot file fit needs none
@@ -176,66 +180,6 @@ class FitNode(Node):
         if v["source"] == "bag" and not v["bag_path"]:
             return "source bag needs bag_path"
         return None
-
-    # ------------------------------------------------------------------ live data
-    def _on_js(self, msg: JointState) -> None:
-        if self.table["source"] != "topics":
-            return
-        joint, t = self.table["joint"], msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9  # the servo's stamp
-        k = list(msg.name).index(joint) if joint in msg.name else len(msg.position)
-        now, window = self._now(), self.table["window"]  # refused, said: no finite reading, a stamp out of window
-        if k >= len(msg.position) or not math.isfinite(msg.position[k]) or not now - window <= t <= now + OLD_STAMP:
-            return self._refuse("joint_states", f"no finite {joint} position stamped within the window ({t:.3f} s)")
-        if self.buffer and t < self.buffer[-1][0]:  # the stream went back (a state of the old time, then the
-            self.buffer.clear()  # new): what came before goes, else the window kept it for the jump's length
-        self.buffer.append((t, float(msg.position[k])))
-        self._trim(self.buffer)
-
-    def _refuse(self, topic: str, why: str) -> None:  # before: such messages were dropped, or stored, unsaid
-        self._throttle(topic, self.get_logger().warning, f"{topic} refused for the live fit: {why}")  # per topic
-
-    def _on_goal(self, msg: Float64MultiArray) -> None:
-        if self.table["source"] != "topics":
-            return
-        joints = [j for j in self.table["joints"] if j]  # read-only: fixed with the node
-        if self.table["joint"] not in joints or len(msg.data) != len(joints) or not np.isfinite(msg.data).all():
-            why = f"{len(msg.data)} values for `joints` {joints} (must name {self.table['joint']}), or not finite"
-            return self._refuse("servo/commands", why)
-        self.goals.append((self._now(), float(msg.data[joints.index(self.table["joint"])])))
-        self._trim(self.goals)
-
-    def _on_supply(self, msg: BatteryState) -> None:
-        if math.isfinite(msg.voltage) and msg.voltage > 0:
-            self.volts.append((self._now(), float(msg.voltage)))
-            self._trim(self.volts)
-
-    def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
-
-    def _samples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(joint_states, goals, voltages) of the last ``window`` s as (N, 2) arrays of (t [s], value), one copy each
-        (the executor appends meanwhile); older ones left out (before: a stream that stopped was fitted as live)."""
-        horizon = self._now() - self.table["window"]
-        arrays = (np.array(list(b), dtype=np.float64).reshape(-1, 2) for b in (self.buffer, self.goals, self.volts))
-        return tuple(a[a[:, 0] >= horizon] for a in arrays)
-
-    def _drop_old_time(self) -> str:
-        """The clock jumped back: the live samples of the old time go (a fit across the jump would pair goals and
-        states of different moments), and the RLS takes samples from the new time on."""
-        n = len(self.buffer), len(self.goals), len(self.volts)
-        self.buffer.clear()
-        self.goals.clear()
-        self.volts.clear()
-        if self.refiner is not None:
-            self.refiner.last_time = -math.inf
-        if not any(n):
-            return ""
-        return f"the live samples of the old time dropped ({n[0]} joint_states, {n[1]} goals, {n[2]} voltages)"
-
-    def _trim(self, buf: deque) -> None:
-        horizon = self._now() - self.table["window"]
-        while buf and buf[0][0] < horizon:
-            buf.popleft()
 
     # ------------------------------------------------------------------ data sources → α̂ (servo_ff.workflows)
     def fit(self) -> AlphaResult:
@@ -352,8 +296,13 @@ class FitNode(Node):
         self.pub_result.publish(String(data=json.dumps(state)))
         if state["rls"]["trusted"] and (self.worker is None or not self.worker.is_alive()):
             push = {"joint": v["joint"], "alpha": state["rls"]["alpha"]}
-            self.worker = threading.Thread(target=self._set_feedforward, args=(push,), name="rls", daemon=True)
+            self.worker = threading.Thread(target=self._push_rls, args=(push,), name="rls", daemon=True)
             self.worker.start()
+
+    def _push_rls(self, push: dict[str, Any]) -> None:  # before: a failed push went unsaid
+        ok, what = self._set_feedforward(push)
+        if not ok:
+            self.get_logger().warning(f"RLS α̂ not set: {what}", throttle_duration_sec=10.0)
 
     def _on_run(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         """Starts the fit in a worker thread (it calls the feed-forward node's service, which needs the

@@ -1,0 +1,87 @@
+"""The fit node's live data (``source: topics``): ``/joint_states`` of its joint (stamped by the servo node),
+``servo/commands`` goals and ``servo_supply`` voltages (stamped on arrival), each (t [s], value) in a deque, and the
+copy of the last ``window`` seconds a fit or an RLS update takes. A message without a finite reading of the joint,
+stamped out of the window, or goals of the wrong length are refused, one throttled line per topic; a jump back of
+the clock drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
+
+A mixin of :class:`~.fit_node.FitNode` (uses its parameter table and logger).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+from sensor_msgs.msg import BatteryState, JointState
+from std_msgs.msg import Float64MultiArray
+
+from servo_ff.ros.clock_jump import OLD_STAMP
+from servo_ff.ros.common import Throttle
+
+
+class FitLiveData:
+    """Live samples of the joint being fitted."""
+
+    def _init_live(self) -> None:
+        self.buffer, self.goals, self.volts = deque(), deque(), deque()  # (t [s], value) of the live data
+        self._throttle = Throttle(5.0)  # a refused live message: one line per topic every 5 s
+
+    def _on_js(self, msg: JointState) -> None:
+        if self.table["source"] != "topics":
+            return
+        joint, t = self.table["joint"], msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9  # the servo's stamp
+        k = list(msg.name).index(joint) if joint in msg.name else len(msg.position)
+        now, window = self._now(), self.table["window"]  # refused, said: no finite reading, a stamp out of window
+        if k >= len(msg.position) or not math.isfinite(msg.position[k]) or not now - window <= t <= now + OLD_STAMP:
+            return self._refuse("joint_states", f"no finite {joint} position stamped within the window ({t:.3f} s)")
+        if self.buffer and t < self.buffer[-1][0]:  # the stream went back (a state of the old time, then the
+            self.buffer.clear()  # new): what came before goes, else the window kept it for the jump's length
+        self.buffer.append((t, float(msg.position[k])))
+        self._trim(self.buffer)
+
+    def _refuse(self, topic: str, why: str) -> None:  # before: such messages were dropped, or stored, unsaid
+        self._throttle(topic, self.get_logger().warning, f"{topic} refused for the live fit: {why}")  # per topic
+
+    def _on_goal(self, msg: Float64MultiArray) -> None:
+        if self.table["source"] != "topics":
+            return
+        joints = [j for j in self.table["joints"] if j]  # read-only: fixed with the node
+        if self.table["joint"] not in joints or len(msg.data) != len(joints) or not np.isfinite(msg.data).all():
+            why = f"{len(msg.data)} values for `joints` {joints} (must name {self.table['joint']}), or not finite"
+            return self._refuse("servo/commands", why)
+        self.goals.append((self._now(), float(msg.data[joints.index(self.table["joint"])])))
+        self._trim(self.goals)
+
+    def _on_supply(self, msg: BatteryState) -> None:
+        if math.isfinite(msg.voltage) and msg.voltage > 0:
+            self.volts.append((self._now(), float(msg.voltage)))
+            self._trim(self.volts)
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _samples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(joint_states, goals, voltages) of the last ``window`` s as (N, 2) arrays of (t [s], value), one copy each
+        (the executor appends meanwhile); older ones left out (before: a stream that stopped was fitted as live)."""
+        horizon = self._now() - self.table["window"]
+        arrays = (np.array(list(b), dtype=np.float64).reshape(-1, 2) for b in (self.buffer, self.goals, self.volts))
+        return tuple(a[a[:, 0] >= horizon] for a in arrays)
+
+    def _drop_old_time(self) -> str:
+        """The clock jumped back: the live samples of the old time go (a fit across the jump would pair goals and
+        states of different moments), and the RLS takes samples from the new time on."""
+        n = len(self.buffer), len(self.goals), len(self.volts)
+        self.buffer.clear()
+        self.goals.clear()
+        self.volts.clear()
+        if self.refiner is not None:
+            self.refiner.last_time = -math.inf
+        if not any(n):
+            return ""
+        return f"the live samples of the old time dropped ({n[0]} joint_states, {n[1]} goals, {n[2]} voltages)"
+
+    def _trim(self, buf: deque) -> None:
+        horizon = self._now() - self.table["window"]
+        while buf and buf[0][0] < horizon:
+            buf.popleft()
