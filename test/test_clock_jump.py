@@ -469,6 +469,15 @@ def test_the_fit_node_fits_only_the_last_window_and_refuses_bad_live_input_in_a_
         assert len(js) == 0 and len(gl) == 0
         with pytest.raises(ValueError, match=r"not enough live data for pendulum_1 \(joint_states 0, goals 0"):
             fit.fit()
+        states.publish(stamped(JointState(name=["gripper"], position=[math.nan]), 110.0))  # another publisher's
+        r = fit.set_parameters([Parameter("joint", value="nowhere")])[0]  # a joint the URDF lacks: refused, named
+        assert not r.successful and "nowhere" in r.reason, r.reason
+        torque = fit.torque
+        assert fit.set_parameters([Parameter("joint", value="pendulum_2")])[0].successful  # another joint: its τ_o,
+        assert fit.torque is not torque and not fit.buffer and not fit.goals  # the old joint's samples gone
+        wait_for(lambda: said(rosout, fit, "fitting pendulum_2 now: the live samples of the old joint dropped"),
+                 30.0, "the line")  # fmt: skip
+        assert len(said(rosout, fit, "joint_states refused")) == 1  # the gripper's message: not this fit's, unsaid
 
 
 def test_a_pose_that_is_not_finite_or_from_another_clock_is_not_a_start_pose():

@@ -31,7 +31,9 @@ class FitLiveData:
         if self.table["source"] != "topics":
             return
         joint, t = self.table["joint"], msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9  # the servo's stamp
-        k = list(msg.name).index(joint) if joint in msg.name else len(msg.position)
+        if joint not in msg.name:  # another publisher's joints (a gripper, joint_state_publisher): not this fit's
+            return
+        k = list(msg.name).index(joint)
         now, window = self._now(), self.table["window"]  # refused, said: no finite reading, a stamp out of window
         if k >= len(msg.position) or not math.isfinite(msg.position[k]) or not now - window <= t <= now + OLD_STAMP:
             return self._refuse("joint_states", f"no finite {joint} position stamped within the window ({t:.3f} s)")
@@ -65,8 +67,11 @@ class FitLiveData:
         """(joint_states, goals, voltages) of the last ``window`` s as (N, 2) arrays of (t [s], value), one copy each
         (the executor appends meanwhile); older ones left out (before: a stream that stopped was fitted as live)."""
         horizon = self._now() - self.table["window"]
-        arrays = (np.array(list(b), dtype=np.float64).reshape(-1, 2) for b in (self.buffer, self.goals, self.volts))
-        return tuple(a[a[:, 0] >= horizon] for a in arrays)
+        js, gl, volts = (
+            np.array(list(b), dtype=np.float64).reshape(-1, 2) for b in (self.buffer, self.goals, self.volts)
+        )
+        inside = volts[volts[:, 0] >= horizon]  # the supply: its last reading when none came in the window
+        return js[js[:, 0] >= horizon], gl[gl[:, 0] >= horizon], inside if len(inside) else volts[-1:]
 
     def _drop_old_time(self) -> str:
         """The clock jumped back: the live samples of the old time go (a fit across the jump would pair goals and

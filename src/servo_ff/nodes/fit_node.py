@@ -86,9 +86,8 @@ def fit_specs() -> list[ParamSpec]:
             [""],
             "goal order of servo/commands (source topics), of a bag's Float64MultiArray goals and gains (needed when "
             "they carry several joints: they name none)",
-            read_only=True,
         ),
-        ParamSpec("joint", "joint_1", "joint to fit", read_only=True),  # τ_o and the live buffers are its
+        ParamSpec("joint", "joint_1", "joint to fit"),
         ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
         ParamSpec(
             "kp",
@@ -144,7 +143,9 @@ class FitNode(FitLiveData, Node):
     def __init__(self, name: str = "servo_fit", **kwargs: Any):
         super().__init__(name, **kwargs)
         preload_modules("scipy.signal")  # the fit's Savitzky–Golay derivatives
-        self.table = ParameterTable(self, fit_specs(), validate=self._validate, n_joints=lambda v: None)
+        self.table = ParameterTable(
+            self, fit_specs(), validate=self._validate, apply=self._apply, n_joints=lambda v: None
+        )
         if not self.table["urdf_path"]:
             raise ValueError("urdf_path is required (τ_o comes from inverse dynamics)")
         self.urdf = resolve_path(self.table["urdf_path"])
@@ -179,7 +180,18 @@ class FitNode(FitLiveData, Node):
     def _validate(self, v: dict[str, Any]) -> str | None:
         if v["source"] == "bag" and not v["bag_path"]:
             return "source bag needs bag_path"
+        if hasattr(self, "urdf") and v["joint"] != self.table["joint"]:
+            urdf_joint_torque(self.urdf, v["joint"])  # a joint the URDF lacks: refused, named
         return None
+
+    def _apply(self, changed: set[str]) -> None:
+        """Another joint (or goal order): τ_o is the new joint's, and the live samples and the RLS of the old one go
+        (before: they stayed, fitted and labelled as the new joint's)."""
+        if changed & {"joint", "joints"}:
+            self.torque = urdf_joint_torque(self.urdf, self.table["joint"])
+            said = self._drop_old_time() or "no live samples held"
+            self.refiner = None
+            self.get_logger().info(f"fitting {self.table['joint']} now: {said.replace('old time', 'old joint')}")
 
     # ------------------------------------------------------------------ data sources → α̂ (servo_ff.workflows)
     def fit(self) -> AlphaResult:
