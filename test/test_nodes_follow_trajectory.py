@@ -252,3 +252,60 @@ def test_dynamic_joint_states_and_type_hashes(ros):
     assert [str(i.topic_type_hash) for i in info] == [HASH_DYNAMIC_JOINT_STATE]
     info = client.get_publishers_info_by_topic(f"{h.ns}/servo/follow_joint_trajectory/_action/feedback")
     assert [str(i.topic_type_hash) for i in info] == [HASH_FJT_FEEDBACK_MESSAGE]
+
+
+def test_a_goal_is_aborted_when_the_physics_diverges_and_none_is_taken_then():
+    """MuJoCo arm, NaN written into the state mid-goal: the goal is aborted with the reason (before: no feedback
+    and no result until a reset, a cancel never answered); a goal sent meanwhile is rejected (before: accepted, then
+    hung as well)."""
+    from pathlib import Path
+
+    from rclpy.parameter import Parameter
+
+    from servo_ff.nodes.sim_node import MujocoSimNode
+
+    root = Path(__file__).resolve().parents[1]
+    urdf, servos = str(root / "urdf" / "arm2r.urdf"), str(root / "config" / "servos_arm2r.yaml")
+    params = {"urdf_path": urdf, "servo_config": servos, "publish_clock": True, "real_time_factor": 1.0,
+              "rate_hz": 250.0}  # fmt: skip
+    with RosHarness(salt=71) as h:
+        sim = h.add(
+            MujocoSimNode(
+                "servo_sim", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+            )
+        )
+        client = h.make_node("fjt_client")
+        action = ActionClient(client, FollowJointTrajectory, "servo/follow_joint_trajectory")
+        assert action.wait_for_server(timeout_sec=20.0)
+        wait_for(lambda: sim.active, 30.0, "the sim active")
+        feedback: list = []
+        handle = send(action, goal_msg(sim.gate.goal + 0.2, 10.0, joints=sim.joints), feedback)
+        assert handle.accepted
+        wait_for(lambda: len(feedback) > 3, 20.0, "feedback")
+        blown: list = []
+
+        def blow() -> None:
+            if not blown:
+                sim.servos.data.qvel[0] = float("nan")
+                blown.append(1)
+
+        sim.period_taps.append(blow)
+        r = result_of(handle)
+        assert r.status == GoalStatus.STATUS_ABORTED and r.result.error_code == Result.INVALID_GOAL
+        assert "the simulation stopped: physics diverged" in r.result.error_string, r.result.error_string
+        import re
+
+        t = float(re.search(r"diverged at t = ([0-9.]+) s", r.result.error_string).group(1))  # the sim's time, not
+        assert abs(t - sim.sim_time_ns * 1e-9) < 0.01, (t, sim.sim_time_ns)  # MuJoCo's reset one (0.001 s before)
+        assert not send(action, goal_msg(sim.gate.goal + 0.1, 1.0, joints=sim.joints)).accepted
+
+
+def test_a_joint_not_read_is_beyond_any_tolerance():
+    """Before: a NaN error (a joint reading NaN) compared False with every tolerance: within."""
+    from servo_ff.trajectory_tolerances import violations
+
+    tol = np.array([[0.05, 0.0, 0.0], [0.05, 0.0, 0.0]])
+    assert violations(np.array([[0.01, np.nan], [0.0, 0.0], [0.0, 0.0]]), tol, ["hip", "knee"]) == [
+        "knee position error nan rad > tolerance 0.05"
+    ]
+    assert violations(np.array([[0.01, 0.02], [np.nan, 0.0], [0.0, 0.0]]), tol, ["hip", "knee"]) == []  # 0: off

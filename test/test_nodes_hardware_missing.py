@@ -69,6 +69,20 @@ def test_missing_ids_continue_publishes_nan_refuses_goals_and_joins_at_its_fresh
         wait_for(lambda: rig2.pub_names.get_subscription_count(), 20.0, "joint_command subscriber")
         rig2.pub_names.publish(JointState(name=["hip"], position=[0.4]))
         wait_for(lambda: abs(rig2.physics()["theta"][0] - 0.4) < 0.03, 20.0, "the hip at its goal")
+        # so is a follow_joint_trajectory goal naming it (before: accepted, then "Goal successfully reached!")
+        fjt = pytest.importorskip("control_msgs.action").FollowJointTrajectory
+        from builtin_interfaces.msg import Duration
+        from rclpy.action import ActionClient
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        action = ActionClient(rig2.client, fjt, "servo/follow_joint_trajectory")
+        assert action.wait_for_server(timeout_sec=20.0)
+        goal = fjt.Goal()
+        goal.trajectory.joint_names = ["hip", "knee"]
+        goal.trajectory.points = [JointTrajectoryPoint(positions=[0.4, 0.0], time_from_start=Duration(sec=1))]
+        sent = action.send_goal_async(goal)
+        wait_for(sent.done, 20.0, "the goal response")
+        assert not sent.result().accepted
         # moved by hand while silent, then it answers: it joins where it is, torque on there
         with rig2.bus._lock:
             theta = rig2.bus.servos.bank.theta.copy()

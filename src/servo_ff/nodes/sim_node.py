@@ -71,7 +71,10 @@ class SimNode(SimClock, ServoInterfaceNode):
     model_error = property(lambda self: self.backend.model_error)
 
     def _step(self) -> bool:
-        return self.backend.step()
+        ok = self.backend.step()
+        if not ok and self.stepper_error and self.fjt is not None and self.fjt.run is not None:
+            self.fjt.stopped(f"the simulation stopped: {self.stepper_error}")  # before: no feedback, no result
+        return ok
 
     def publish_state(self, stamp) -> bool:
         if self.backend.stops_outputs_on_error and self.stepper_error:

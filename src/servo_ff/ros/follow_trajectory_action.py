@@ -109,6 +109,12 @@ class FollowTrajectoryAction:
         node, traj = self.node, goal.trajectory
         if not node.active:
             return f"the node is {node.state_label}, not active (lifecycle)"
+        if getattr(node, "stepper_error", ""):  # before: accepted, then never fed back nor ended
+            return f"the simulation stopped ({node.stepper_error})"
+        absent = node.hw_absent()  # as the topics refuse them (before: accepted, then 'successfully reached')
+        hit = [absent[j] for j in traj.joint_names if j in absent]
+        if hit:
+            return f"{', '.join(hit)} not read yet (missing since configure)"
         if goal.multi_dof_trajectory.points:
             return "multi_dof_trajectory is not supported (single-DOF joints only)"
         if traj.points and any(p.effort for p in traj.points):
@@ -191,6 +197,10 @@ class FollowTrajectoryAction:
     def torque_restored(self) -> None:
         """Torque came on again after it was off (the joints held where they stand): the goal is aborted."""
         self.finish(Result.INVALID_GOAL, TORQUE_RESTORED, abort=True)
+
+    def stopped(self, why: str) -> None:
+        """The node's physics stopped (a sim's divergence): the goal in progress is aborted, not left hanging."""
+        self.finish(Result.INVALID_GOAL, f"Current goal aborted: {why}", abort=True)
 
     def clock_jumped(self) -> None:
         """The node's clock jumped back (:mod:`.clock_jump`): the goal in progress is aborted."""
