@@ -87,24 +87,28 @@ def said(rosout: list, node, text: str) -> list[str]:
     return [m.msg for m in rosout if m.name.endswith(node.get_name()) and text in m.msg]
 
 
-def test_fit_node_drops_the_live_samples_of_the_old_time():
+def live_fit(h: RosHarness) -> tuple:
+    """A fit node on live topics (pendulum_1, window 6 s, sim time at 100 s) and the test's publishers: (fit node,
+    what /rosout received, /clock, joint_states and servo/commands publishers)."""
     from servo_ff.nodes.fit_node import FitNode
 
+    params = {"joint": "pendulum_1", "urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "source": "topics",
+              "run_on_start": False, "joints": ["pendulum_1"], "kp": 8.0, "window": 6.0, "output": "",
+              "feedforward_node": "", "use_sim_time": True}  # fmt: skip
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    fit = h.add(FitNode("servo_fit", **h.node_kwargs(), parameter_overrides=overrides))
+    client, rosout, clock = jump_client(h)
+    states = client.create_publisher(JointState, "joint_states", 50)
+    goals = client.create_publisher(Float64MultiArray, "servo/commands", 50)
+    wait_for(lambda: states.get_subscription_count() and goals.get_subscription_count(), 30.0, "discovery")
+    rosout_matched(fit, rosout)
+    set_clock(clock, fit, 100.0)
+    return fit, rosout, clock, states, goals
+
+
+def test_fit_node_drops_the_live_samples_of_the_old_time():
     with RosHarness(salt=91) as h:
-        params = {"joint": "pendulum_1", "urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "source": "topics",
-                  "run_on_start": False, "joints": ["pendulum_1"], "kp": 8.0, "window": 6.0, "output": "",
-                  "feedforward_node": "", "use_sim_time": True}  # fmt: skip
-        fit = h.add(
-            FitNode(
-                "servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
-            )
-        )
-        client, rosout, clock = jump_client(h)
-        states = client.create_publisher(JointState, "joint_states", 50)
-        goals = client.create_publisher(Float64MultiArray, "servo/commands", 50)
-        wait_for(lambda: states.get_subscription_count() and goals.get_subscription_count(), 30.0, "discovery")
-        rosout_matched(fit, rosout)
-        set_clock(clock, fit, 100.0)
+        fit, rosout, clock, states, goals = live_fit(h)
 
         def stream(t0: float, n: int) -> None:
             for k in range(n):
@@ -335,22 +339,23 @@ def test_a_follow_joint_trajectory_goal_is_aborted_when_the_clock_jumps_back():
         assert result.result().status == 6 and "clock jumped back" in result.result().result.error_string
 
 
+def walker_with_client(h: RosHarness, **params) -> tuple:
+    """servo_walker_node on waypoints of joints a, b on sim time (``params`` added or replaced) and
+    :func:`trajectory_client`: (walker, client, rosout, /clock, joint_states publisher, trajectory stamps)."""
+    from servo_ff.nodes.walker_node import WalkerNode
+
+    base = {"pattern": "waypoints", "joints": ["a", "b"], "loops": 1, "start_delay": 0.1, "approach_time": 0.3,
+            "use_sim_time": True}  # fmt: skip
+    overrides = [Parameter(k, value=v) for k, v in {**base, **params}.items()]
+    walker = h.add(WalkerNode("servo_walker", **h.node_kwargs(), parameter_overrides=overrides))
+    return (walker, *trajectory_client(h, walker))
+
+
 def test_the_walker_plays_its_pattern_again_from_the_measured_pose():
     """servo_walker_node (waypoints, an arm's): before, its messages after the jump were stamped in the old time's
     future, and a follower held their first point (the pose the pattern started from in the old time)."""
-    from servo_ff.nodes.walker_node import WalkerNode
-
     with RosHarness(salt=96) as h:
-        params = {"pattern": "waypoints", "joints": ["a", "b"], "waypoints": [0.2, -0.2, 0.4, 0.0], "loops": 1,
-                  "start_delay": 0.1, "approach_time": 0.3, "use_sim_time": True}  # fmt: skip
-        walker = h.add(
-            WalkerNode(
-                "servo_walker",
-                **h.node_kwargs(),
-                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
-            )
-        )
-        client, rosout, clock, states, stamps = trajectory_client(h, walker)
+        walker, client, rosout, clock, states, stamps = walker_with_client(h, waypoints=[0.2, -0.2, 0.4, 0.0])
 
         def play_from(t0: float, pose: list[float]) -> None:
             set_clock(clock, walker, t0)
@@ -431,23 +436,8 @@ def test_the_fit_node_fits_only_the_last_window_and_refuses_bad_live_input_in_a_
     live, the buffers trimmed only when messages came); a state stamped 0 or far ahead, a NaN position or goals of
     the wrong length are refused and said (before: a stamp 0 cleared the window, a NaN was stored, others dropped
     unsaid)."""
-    from servo_ff.nodes.fit_node import FitNode
-
     with RosHarness(salt=98) as h:
-        params = {"joint": "pendulum_1", "urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "source": "topics",
-                  "run_on_start": False, "joints": ["pendulum_1"], "kp": 8.0, "window": 6.0, "output": "",
-                  "feedforward_node": "", "use_sim_time": True}  # fmt: skip
-        fit = h.add(
-            FitNode(
-                "servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
-            )
-        )
-        client, rosout, clock = jump_client(h)
-        states = client.create_publisher(JointState, "joint_states", 50)
-        goals = client.create_publisher(Float64MultiArray, "servo/commands", 50)
-        wait_for(lambda: states.get_subscription_count() and goals.get_subscription_count(), 30.0, "discovery")
-        rosout_matched(fit, rosout)
-        set_clock(clock, fit, 100.0)
+        fit, rosout, clock, states, goals = live_fit(h)
         for k in range(20):
             states.publish(stamped(JointState(name=["pendulum_1"], position=[0.01 * k]), 100.0 + 0.01 * k))
             goals.publish(Float64MultiArray(data=[0.01 * k]))
@@ -483,7 +473,6 @@ def test_the_fit_node_fits_only_the_last_window_and_refuses_bad_live_input_in_a_
 def test_a_pose_that_is_not_finite_or_from_another_clock_is_not_a_start_pose():
     """The walk and walker nodes' start pose (ros/measured_pose.py): before, a NaN position became q0 and the whole
     approach was published as NaN, unsaid; a pose stamped ahead of the clock was ignored without a word."""
-    from servo_ff.nodes.walker_node import WalkerNode
     from servo_ff.ros.measured_pose import measured_pose
 
     assert measured_pose(["a", "b"], [0.1, 0.2], 5.0, ["b", "a"], 5.0)[0].tolist() == [0.2, 0.1]
@@ -495,16 +484,7 @@ def test_a_pose_that_is_not_finite_or_from_another_clock_is_not_a_start_pose():
         q, why = measured_pose(names, pos, stamp, ["a", "b"], 5.0)
         assert q is None and words in why, why
     with RosHarness(salt=99) as h:
-        params = {"pattern": "waypoints", "joints": ["a", "b"], "waypoints": [0.2, -0.2], "loops": 1,
-                  "start_delay": 0.1, "approach_time": 0.3, "use_sim_time": True}  # fmt: skip
-        walker = h.add(
-            WalkerNode(
-                "servo_walker",
-                **h.node_kwargs(),
-                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
-            )
-        )
-        client, rosout, clock, states, stamps = trajectory_client(h, walker)
+        walker, client, rosout, clock, states, stamps = walker_with_client(h, waypoints=[0.2, -0.2])
         set_clock(clock, walker, 10.0)
         states.publish(stamped(JointState(name=["a", "b"], position=[math.nan, 0.0]), 10.0))
         wait_for(lambda: said(rosout, walker, "a is nan (not read yet?)"), 30.0, "the refusal")
@@ -517,20 +497,10 @@ def test_a_pose_that_is_not_finite_or_from_another_clock_is_not_a_start_pose():
 def test_the_walker_repeats_from_where_its_last_play_ended():
     """repeat: each play's approach starts from the pose the last one ended at. Before, every replay began with a
     point at time 0 holding the pose measured before the first play: the follower's goal stepped back to it."""
-    from servo_ff.nodes.walker_node import WalkerNode
-
     with RosHarness(salt=100) as h:
-        params = {"pattern": "waypoints", "joints": ["a", "b"], "waypoints": [1.0, 0.5], "loops": 1, "repeat": True,
-                  "start_delay": 0.1, "approach_time": 0.3, "segment_time": 0.3, "dwell_time": 0.2,
-                  "publish_period": 0.05, "horizon": 0.2, "use_sim_time": True}  # fmt: skip
-        walker = h.add(
-            WalkerNode(
-                "servo_walker",
-                **h.node_kwargs(),
-                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
-            )
+        walker, client, rosout, clock, states, _ = walker_with_client(
+            h, waypoints=[1.0, 0.5], repeat=True, segment_time=0.3, dwell_time=0.2, publish_period=0.05, horizon=0.2
         )
-        client, rosout, clock, states, _ = trajectory_client(h, walker)
         firsts: list[list[float]] = []
         client.create_subscription(JointTrajectory, "feedforward/trajectory",
                                    lambda m: firsts.append(list(m.points[0].positions)), 100)  # fmt: skip
