@@ -292,20 +292,9 @@ def test_a_goal_is_aborted_when_the_physics_diverges_and_none_is_taken_then():
         sim.period_taps.append(blow)
         r = result_of(handle)
         assert r.status == GoalStatus.STATUS_ABORTED and r.result.error_code == Result.INVALID_GOAL
-        assert "the simulation stopped: physics diverged" in r.result.error_string, r.result.error_string
+        assert "the simulation refused the state: physics diverged" in r.result.error_string, r.result.error_string
         import re
 
         t = float(re.search(r"diverged at t = ([0-9.]+) s", r.result.error_string).group(1))  # the sim's time, not
         assert abs(t - sim.sim_time_ns * 1e-9) < 0.01, (t, sim.sim_time_ns)  # MuJoCo's reset one (0.001 s before)
         assert not send(action, goal_msg(sim.gate.goal + 0.1, 1.0, joints=sim.joints)).accepted
-
-
-def test_a_joint_not_read_is_beyond_any_tolerance():
-    """Before: a NaN error (a joint reading NaN) compared False with every tolerance: within."""
-    from servo_ff.trajectory_tolerances import violations
-
-    tol = np.array([[0.05, 0.0, 0.0], [0.05, 0.0, 0.0]])
-    assert violations(np.array([[0.01, np.nan], [0.0, 0.0], [0.0, 0.0]]), tol, ["hip", "knee"]) == [
-        "knee position error nan rad > tolerance 0.05"
-    ]
-    assert violations(np.array([[0.01, 0.02], [np.nan, 0.0], [0.0, 0.0]]), tol, ["hip", "knee"]) == []  # 0: off

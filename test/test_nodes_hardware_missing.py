@@ -83,6 +83,13 @@ def test_missing_ids_continue_publishes_nan_refuses_goals_and_joins_at_its_fresh
         sent = action.send_goal_async(goal)
         wait_for(sent.done, 20.0, "the goal response")
         assert not sent.result().accepted
+        goal.trajectory.joint_names = ["hip"]  # one naming the hip alone: followed and ended (the knee's NaN error,
+        goal.trajectory.points = [JointTrajectoryPoint(positions=[0.3], time_from_start=Duration(sec=1))]  # not its)
+        sent = action.send_goal_async(goal)
+        wait_for(sent.done, 20.0, "the hip goal's response")
+        result = sent.result().get_result_async()
+        wait_for(result.done, 30.0, "the hip goal's result")
+        assert result.result().status == 4, result.result().result.error_string  # SUCCEEDED
         # moved by hand while silent, then it answers: it joins where it is, torque on there
         with rig2.bus._lock:
             theta = rig2.bus.servos.bank.theta.copy()

@@ -90,7 +90,7 @@ def violations(error: np.ndarray, tolerance: np.ndarray, joints: Sequence[str]) 
     """``error`` (3, J): position / velocity / acceleration error (desired - actual); one line per component
     beyond its enforced ``tolerance`` (J, 3), naming the joint, the error and the tolerance. Empty: within."""
     err = np.abs(np.asarray(error, dtype=np.float64)).T  # (J, 3)
-    bad = (tolerance > 0.0) & ~(err <= tolerance)  # a NaN error (a joint not read) is beyond any tolerance
+    bad = (tolerance > 0.0) & (err > tolerance)  # NaN: a joint not read, which no accepted goal names
     return [
         f"{joints[j]} {COMPONENTS[c]} error {err[j, c]:.4g} {UNITS[c]} > tolerance {tolerance[j, c]:.4g}"
         for j, c in zip(*np.nonzero(bad))

@@ -73,7 +73,8 @@ class SimNode(SimClock, ServoInterfaceNode):
     def _step(self) -> bool:
         ok = self.backend.step()
         if not ok and self.stepper_error and self.fjt is not None and self.fjt.run is not None:
-            self.fjt.stopped(f"the simulation stopped: {self.stepper_error}")  # before: no feedback, no result
+            self.traj = self.pending = None  # not followed on should the physics take the state again
+            self.fjt.stopped(f"the simulation refused the state: {self.stepper_error}")  # before: no result
         return ok
 
     def publish_state(self, stamp) -> bool:

@@ -110,7 +110,7 @@ class FollowTrajectoryAction:
         if not node.active:
             return f"the node is {node.state_label}, not active (lifecycle)"
         if getattr(node, "stepper_error", ""):  # before: accepted, then never fed back nor ended
-            return f"the simulation stopped ({node.stepper_error})"
+            return f"the simulation refuses the state ({node.stepper_error}); reset it"
         absent = node.hw_absent()  # as the topics refuse them (before: accepted, then 'successfully reached')
         hit = [absent[j] for j in traj.joint_names if j in absent]
         if hit:
