@@ -298,15 +298,16 @@ def joint_motion_bounds(
 
 
 def check_desired_motion(
-    dq: np.ndarray, ddq: np.ndarray, vmax: np.ndarray, amax: np.ndarray, names, vsource=None
+    dq: np.ndarray, ddq: np.ndarray, vmax: np.ndarray, amax: np.ndarray, names, vsource=None, where: str = ""
 ) -> str | None:
     """Why desired velocities ``dq`` / accelerations ``ddq`` (points × joints, or one point) are refused — the
-    first |value| beyond its joint's bound, naming point, joint and bound — or None."""
+    first |value| beyond its joint's bound, naming point (or ``where`` the values are), joint and bound — or None."""
     for label, arr, bound, unit in (("velocity", dq, vmax, "rad/s"), ("acceleration", ddq, amax, "rad/s²")):
         a = np.atleast_2d(np.asarray(arr, dtype=float))
         over = ~(np.abs(a) <= bound)  # NaN counts as beyond
         if over.any():
             k, j = (int(i) for i in np.argwhere(over)[0])
             why = f" ({vsource[j]})" if label == "velocity" and vsource is not None else ""
-            return f"point {k} {label} of {names[j]} is {a[k, j]:.6g} {unit}, beyond its bound {bound[j]:g} {unit}{why}"
+            at = where or f"point {k}"
+            return f"{at} {label} of {names[j]} is {a[k, j]:.6g} {unit}, beyond its bound {bound[j]:g} {unit}{why}"
     return None

@@ -216,7 +216,7 @@ class MujocoServos:
         self.volts[:] = 0.0
         self.hold_present()
         self._warnings = self._warning_counts()
-        self._t_end = self.data.time
+        self._t_before = self.data.time
 
     def hold_present(self) -> None:
         """The firmware's goal, internal target (slew-limited toward the goal; Feetech STS) and the goals in flight
@@ -279,7 +279,7 @@ class MujocoServos:
         ``mj_step``."""
         if self.diverged:
             raise PhysicsDiverged(self.diverged)
-        self._t_end = self.data.time + self.model.opt.timestep  # the step's end (MuJoCo's own reset zeroes time)
+        self._t_before = self.data.time  # MuJoCo's own reset of a diverged state zeroes data.time
         self._pre(
             self.p,
             self._qpos,
@@ -317,14 +317,14 @@ class MujocoServos:
             self._qvel,
         )
         if bad >= 0:
-            self._diverge(f"t = {self._t_end:.4f} s: {self._describe(bad)} is not finite")
+            self._diverge(f"t = {self._t_before + self.model.opt.timestep:.4f} s: {self._describe(bad)} is not finite")
         counts = self._warning_counts()
         if counts != self._warnings:
             kind = next(i for i, (a, b) in enumerate(zip(counts, self._warnings)) if a != b)
             info = int(d.warning[int(_RESET_WARNINGS[kind])].lastinfo)
             what = self._describe(info if kind == 1 else self.model.nq + info)
             self._diverge(
-                f"t = {self._t_end:.4f} s: MuJoCo found {what} non-finite or huge "
+                f"t = {self._t_before + self.model.opt.timestep:.4f} s: MuJoCo found {what} non-finite or huge "
                 f"({('qacc', 'qpos', 'qvel')[kind]} check) and reset the state"
             )
 

@@ -50,8 +50,8 @@ def bench_refusal(
     """Why these settings would write logs no reader takes or silently differ from what was asked (a kp of 0, an
     infinite speed noise, a NaN noise read as none), or None: gains, ``dt`` and ``duration`` finite and > 0;
     masses, lengths, ``arm_mass`` and both noises finite and >= 0."""
-    for key, value, low in (("dt", dt, 0.0), ("duration", duration, 0.0)):
-        if not (math.isfinite(value) and value > low):
+    for key, value in (("dt", dt), ("duration", duration)):
+        if not (math.isfinite(value) and value > 0):
             return f"{key} must be finite and > 0, got {value}"
     for key, value in (("arm_mass", arm_mass), ("noise", noise), ("speed_noise", speed_noise)):
         if not (math.isfinite(value) and value >= 0):

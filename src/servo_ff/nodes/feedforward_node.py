@@ -314,7 +314,7 @@ class FeedForwardNode(Node):
         q, dq, ddq = self.traj.sample(self._now())
         cols = self.traj.columns
         self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq
-        if not all_finite(unread := self.q_des[self.out_cols]):  # a goal joint neither read nor in the trajectory
+        if self.ticks == 0 and not all_finite(unread := self.q_des[self.out_cols]):  # neither read nor desired yet
             return self._warn("unread", f"{np.array(self.joints)[np.isnan(unread)].tolist()} not read yet: no goal")
         try:
             if self.enabled:

@@ -76,6 +76,10 @@ class FitLiveData:
     def _drop_old_time(self) -> str:
         """The clock jumped back: the live samples of the old time go (a fit across the jump would pair goals and
         states of different moments), and the RLS takes samples from the new time on."""
+        return self._drop_live("the old time")
+
+    def _drop_live(self, of: str) -> str:
+        """Every live sample goes (they are ``of`` another time or joint); what went, or "" when none was held."""
         n = len(self.buffer), len(self.goals), len(self.volts)
         self.buffer.clear()
         self.goals.clear()
@@ -84,7 +88,7 @@ class FitLiveData:
             self.refiner.last_time = -math.inf
         if not any(n):
             return ""
-        return f"the live samples of the old time dropped ({n[0]} joint_states, {n[1]} goals, {n[2]} voltages)"
+        return f"the live samples of {of} dropped ({n[0]} joint_states, {n[1]} goals, {n[2]} voltages)"
 
     def _trim(self, buf: deque) -> None:
         horizon = self._now() - self.table["window"]

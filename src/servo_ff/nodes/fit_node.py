@@ -189,9 +189,9 @@ class FitNode(FitLiveData, Node):
         (before: they stayed, fitted and labelled as the new joint's)."""
         if changed & {"joint", "joints"}:
             self.torque = urdf_joint_torque(self.urdf, self.table["joint"])
-            said = self._drop_old_time() or "no live samples held"
+            said = self._drop_live("the old joint") or "no live samples held"
             self.refiner = None
-            self.get_logger().info(f"fitting {self.table['joint']} now: {said.replace('old time', 'old joint')}")
+            self.get_logger().info(f"fitting {self.table['joint']} now: {said}")
 
     # ------------------------------------------------------------------ data sources → α̂ (servo_ff.workflows)
     def fit(self) -> AlphaResult:

@@ -319,7 +319,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
                 self._joined(new)
             self._probe_missing()
         except self.bus_mod.GoalRejected as e:  # a joining servo's goal (the gate checks the same limits)
-            self.throttle("goal", self.get_logger().error, f"bus refused the held goal, none written: {e}")
+            self._goal_refused(e)
         except BUS_FAILURES as e:
             self._disconnect(str(e))
             return held
@@ -339,8 +339,11 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         try:
             return self.bus.cycle(*self._goal_args())
         except self.bus_mod.GoalRejected as e:
-            self.throttle("goal", self.get_logger().error, f"bus refused the held goal, none written: {e}")
+            self._goal_refused(e)
             return self.bus.read_state()
+
+    def _goal_refused(self, e: Exception) -> None:
+        self.throttle("goal", self.get_logger().error, f"bus refused the held goal, none written: {e}")
 
     def _read_health(self) -> None:
         self._last_health = time.monotonic()

@@ -38,13 +38,17 @@ class ServoCommands:
                 f"the node is {self.state_label}, not active (lifecycle); goals are accepted once it is activated",
             )
             return True
-        absent = self.hw_absent()
-        hit = [absent[j] for j in names if j in absent]
+        hit = self.absent_joints(names)
         if hit:
             self.gate._reject(
                 source, "absent", f"{', '.join(hit)} not read yet (missing since configure); refused until it answers"
             )
         return bool(hit)
+
+    def absent_joints(self, names) -> list[str]:
+        """How to name each of ``names`` not read since configure (goals naming them are refused)."""
+        absent = self.hw_absent()
+        return [absent[j] for j in names if j in absent]
 
     def _accept(self, goal: np.ndarray | None) -> None:
         if goal is not None:

@@ -150,7 +150,7 @@ class GoalGate:
         narrow under it (:meth:`set_limits`); each such sample is counted (:attr:`held_samples`) and said
         (throttled), never written beyond the limit. A sample that is not finite (a path the planner refuses) keeps
         the last goal of that joint, counted and said the same way."""
-        if not ((goal < self.lower) | (goal > self.upper)).any() and np.isfinite(goal).all():
+        if ((goal >= self.lower) & (goal <= self.upper)).all():  # False for NaN: a sample that is not finite
             return goal
         bad = ~np.isfinite(goal)  # the planner refuses a path that is not finite: never written, said if it comes
         if bad.any():

@@ -39,10 +39,6 @@ class DesiredTrajectory:
         else:  # the state at t0 (the columns'), then the points; a first point at 0 replaces it
             self.spline = follow(0.0, *start, times, q, dq, ddq, has_dq, has_ddq)
 
-    @property
-    def end(self) -> float:
-        return self.t0 + float(self.times[-1])
-
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, q̇, q̈) at ``t`` [s, same clock as t0]; changes nothing."""
         if self.previous is not None and t < self.t0:  # not started: the one it replaces goes on until then
@@ -105,9 +101,10 @@ def parse_trajectory(
     if start is not None and bounds is not None:  # the segment joining it (its peaks: on a fine grid)
         s = np.linspace(0.0, float(times[0]), 65)
         _, dqs, ddqs = (np.stack(a) for a in zip(*(traj.spline.sample(x) for x in s)))
-        reason = check_desired_motion(dqs, ddqs, vmax[cols], amax[cols], names, [vsource[c] for c in cols])
+        at = "joining it from the state followed now:"
+        reason = check_desired_motion(dqs, ddqs, vmax[cols], amax[cols], names, [vsource[c] for c in cols], at)
         if reason:
-            raise ValueError(f"joining it from the state followed now: {reason.split(' ', 2)[2]}")
+            raise ValueError(reason)
     if current is not None and t0 > t_now and np.array_equal(current.columns, cols):
         traj.previous = current  # followed until t0
         traj.forget_before(t_now)

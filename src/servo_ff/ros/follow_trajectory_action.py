@@ -111,8 +111,7 @@ class FollowTrajectoryAction:
             return f"the node is {node.state_label}, not active (lifecycle)"
         if getattr(node, "stepper_error", ""):  # before: accepted, then never fed back nor ended
             return f"the simulation refuses the state ({node.stepper_error}); reset it"
-        absent = node.hw_absent()  # as the topics refuse them (before: accepted, then 'successfully reached')
-        hit = [absent[j] for j in traj.joint_names if j in absent]
+        hit = node.absent_joints(traj.joint_names)  # as the topics refuse them (before: accepted, then 'reached')
         if hit:
             return f"{', '.join(hit)} not read yet (missing since configure)"
         if goal.multi_dof_trajectory.points:
