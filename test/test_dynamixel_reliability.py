@@ -12,6 +12,7 @@ from servo_ff.bus import control_table as ct
 from servo_ff.bus.dynamixel import protocol as pr
 from servo_ff.bus.dynamixel.bus import BusConfig, BusError, DynamixelBus, GoalRejected
 from servo_ff.bus.virtual_bus import Faults, ServoLoad, VirtualBus
+from servo_ff.ros.harness import wait_for
 
 
 def state_values(payload: bytes) -> np.ndarray:
@@ -207,7 +208,8 @@ def test_a_read_nobody_answers_is_an_outage_not_a_silent_servo():
             assert bus.skipped == [] and all(bus.stats[i].timeouts == 4 for i in ids)
             for i in ids:
                 vb.set_silent(i, False)
-            time.sleep(0.06)  # a real duration: past the 50 ms late horizon (wall time), unanswered reads are dropped
+            ledger = bus.port.ledger  # until the newest unanswered read is past the 50 ms late horizon (wall time)
+            wait_for(lambda: time.monotonic() - ledger.last_end > ledger.horizon_s, 5.0, "the late horizon passed")
             assert bus.read_state().valid.all()
 
 

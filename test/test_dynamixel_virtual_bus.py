@@ -180,9 +180,13 @@ def test_pendulum_hangs_and_holds_against_gravity():
         assert ph.write4ByteTxRx(port, 1, 116, 3072)[0] == COMM_SUCCESS  # horizontal: maximum gravity torque
         assert ph.write1ByteTxRx(port, 1, 64, 1)[0] == COMM_SUCCESS
 
+        def physics_time() -> float:  # the emulator's own clock [s] (it steps on wall time)
+            with vb._lock:
+                return float(vb.servos.bank.time)
+
         def resting():  # stuck in friction for 0.1 s (θ̇ = 0 at a turning point alone is not rest)
-            a = vb.snapshot()
-            time.sleep(0.1)  # a real duration: the emulator steps on wall time
+            a, t0 = vb.snapshot(), physics_time()
+            wait_for(lambda: physics_time() >= t0 + 0.1, 5.0, "0.1 s of the emulator's physics")
             b = vb.snapshot()
             return abs(a["dtheta"][0]) < 1e-9 and abs(b["dtheta"][0]) < 1e-9 and a["theta"][0] == b["theta"][0] > 1.3
 

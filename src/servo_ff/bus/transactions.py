@@ -214,6 +214,11 @@ class Ledger:
         """Transactions forgotten while their replies may still come (expired, or beyond ``maxlen``)."""
         return self.expired + self.overflow
 
+    @property
+    def last_end(self) -> float:
+        """When the newest transaction still waiting for replies ended [s, time.monotonic]; −inf: none waits."""
+        return self._q[-1].t_end if self._q else -math.inf
+
     def __bool__(self) -> bool:
         return bool(self._q)
 
