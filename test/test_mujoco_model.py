@@ -168,3 +168,28 @@ def test_hold_present_leaves_no_target_or_goal_in_flight_behind():
     np.testing.assert_array_equal(arm.goal, present)
     np.testing.assert_array_equal(arm.target, present)
     assert [q.tolist() for q in arm._queue] == [present.tolist()] * 2
+
+
+def test_the_imu_reads_the_state_at_the_start_of_the_last_physics_step():
+    """What ``imu/data`` is stamped with (one physics step before the period's end, ``mujoco_outputs``): after
+    ``mj_step`` the orientation, velocity and acceleration the IMU reads are those of the state the step started
+    from — the positions after it are one step further on."""
+    from servo_ff.dynamics.mujoco_sensors import imu_reading
+
+    arm = make_arm("m4", 32.0)
+    arm.command([1.2, -0.9])
+    arm.step(30)  # swinging
+    m, body = arm.model, arm.model.nbody - 1  # the last link
+    start = mujoco.MjData(m)
+    start.qpos[:], start.qvel[:], start.time = arm.data.qpos, arm.data.qvel, arm.data.time
+    arm.step(1)
+    mujoco.mj_forward(m, start)  # the state the step started from, its derived quantities computed afresh
+    end = mujoco.MjData(m)
+    end.qpos[:], end.qvel[:] = arm.data.qpos, arm.data.qvel
+    mujoco.mj_forward(m, end)
+    w, x, y, z = start.xquat[body]
+    got = imu_reading(m, arm.data, body)
+    np.testing.assert_allclose(got.orientation, [x, y, z, w], atol=1e-12)
+    np.testing.assert_allclose(got.angular_velocity, imu_reading(m, start, body).angular_velocity, atol=1e-9)
+    w2, x2, y2, z2 = end.xquat[body]
+    assert np.abs(np.array([x2, y2, z2, w2]) - got.orientation).max() > 1e-6  # moving: the end differs

@@ -94,7 +94,8 @@ def test_humanoid_stands_and_reports_every_sensor(ros):
 
 def test_a_period_tap_reads_each_periods_imu_message_as_dds_delivers_it(ros):
     """``SimNode.period_taps`` run after each period's outputs: ``outputs.imu_bytes()`` is then that period's
-    imu/data (one new message per period), equal to what a DDS reader receives with the same stamp."""
+    imu/data (one new message per period, stamped with the start of its last physics step), equal to what a DDS
+    reader receives with the same stamp."""
     from rclpy.serialization import deserialize_message
 
     h, sim, probe, got = ros
@@ -115,7 +116,8 @@ def test_a_period_tap_reads_each_periods_imu_message_as_dds_delivers_it(ros):
     finally:
         sim.period_taps.remove(tap)
     counts, ticks = [c for c, _, _ in seen], [t for _, t, _ in seen]
-    assert {lag for _, _, lag in seen} == {0}  # this period's message: stamped with the sim's time now
+    step_ns = round(sim.servos.model.opt.timestep * 1e9)  # the state the IMU read: the last step's start
+    assert {lag for _, _, lag in seen} == {-step_ns}  # this period's message (before: stamped with its end)
     assert counts == list(range(counts[0], counts[0] + len(seen)))  # one new message each period
     assert ticks == list(range(ticks[0], ticks[0] + len(seen))) and len(by_stamp) == len(seen)
     matched = [(deserialize_message(by_stamp[stamp(m)], Imu), m) for m in list(got["imu"]) if stamp(m) in by_stamp]

@@ -1,10 +1,11 @@
 """The topics of ``servo_sim_node``'s MuJoCo backend beyond the servo interface, each control period:
-``imu/data`` (sensor_msgs/Imu of the root body, the options' noise as covariance), ``foot_forces``
-(std_msgs/Float64MultiArray, N per foot), ``support_coefficient`` (std_msgs/Float64, two feet) and ``odom``
-(floating base, :mod:`servo_ff.ros.odometry_pub`). Serialized once and written in place
-(:mod:`servo_ff.ros.cdr_template`): stamp and readings only. The contact forces are read only while
-``foot_forces`` or ``support_coefficient`` has a subscriber (asked of rclpy at most every 5 ms, as ``odom``): the
-missions do not listen to them."""
+``imu/data`` (sensor_msgs/Imu of the root body, the options' noise as covariance; stamped with the start of the
+last physics step, the state it reads), ``foot_forces`` (std_msgs/Float64MultiArray, N per foot) and
+``support_coefficient`` (std_msgs/Float64, two feet) — the contact forces of that same step, unstamped — and
+``odom`` (floating base, :mod:`servo_ff.ros.odometry_pub`; the state after the step, as ``/joint_states``).
+Serialized once and written in place (:mod:`servo_ff.ros.cdr_template`): stamp and readings only. The contact
+forces are read only while ``foot_forces`` or ``support_coefficient`` has a subscriber (asked of rclpy at most
+every 5 ms, as ``odom``): the missions do not listen to them."""
 
 from __future__ import annotations
 
@@ -59,14 +60,19 @@ class MujocoOutputs:
         return self._imu_cdr.data()
 
     def publish(self, stamp: Any) -> None:
-        """The readings after a step, stamped ``stamp``; a non-finite IMU reading publishes none of them."""
+        """The readings after a step that ended at ``stamp``; a non-finite IMU reading publishes none of them.
+
+        ``imu/data`` is stamped one physics step earlier: MuJoCo's ``mj_step`` computes the kinematics, velocities
+        and accelerations the IMU reads (``xquat``, ``cvel``, ``qacc``) from the state at the start of the step,
+        then integrates (the odometry and ``/joint_states`` read the state after it)."""
         s = self.servos
         imu = s.imu()
         q, w, a = imu.orientation, imu.angular_velocity, imu.linear_acceleration
         if not all_finite(q, w, a):
             return
         msg = self._imu_cdr
-        msg.set_stamp(stamp.sec, stamp.nanosec)
+        ns = stamp.sec * 1_000_000_000 + stamp.nanosec - round(s.model.opt.timestep * 1e9)
+        msg.set_stamp(*divmod(ns, 1_000_000_000))
         msg.block(0)[:], msg.block(1)[:], msg.block(2)[:] = q, w, a
         msg.publish(self.pub_imu)
         self.imu_published += 1
