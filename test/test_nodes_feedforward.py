@@ -521,11 +521,12 @@ def _idle(ff: FeedForwardNode, client):
 def test_the_trajectory_ending_the_idle_ticks_at_once():
     """Idle (the pose taken from one /joint_states, no trajectory), the node sends a goal as soon as a trajectory
     arrives, without waiting for another /joint_states: a lockstep sim waits for that goal before it publishes one
-    (issue 21: the OP3 mission stepped on its 1 s lockstep timeout there)."""
+    (issue 21: the OP3 mission stepped on its 1 s lockstep timeout there) — the pose being younger than
+    ``pose_max_age`` (here an hour: the wall time between the pose and the trajectory is not the point)."""
     from std_msgs.msg import Float64MultiArray
 
     with RosHarness(salt=9) as h:
-        ff = _pendulum_ff(h)
+        ff = _pendulum_ff(h, pose_max_age=3600.0)
         client = h.make_node("ff_idle_client")
         goals: list[list[float]] = []
         client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
@@ -534,6 +535,30 @@ def test_the_trajectory_ending_the_idle_ticks_at_once():
         desired.publish(hold([0.3, 0.2]))
         wait_for(lambda: goals, 20.0, "a goal without another /joint_states")
         assert ff.ticks == 1 and len(goals[0]) == 2 and np.isfinite(goals[0]).all()
+
+
+def test_a_pose_older_than_pose_max_age_is_read_again_before_the_first_goal():
+    """The pose taken, the node idles without listening; the joints then move (torque off, pushed) to [0.6, -0.4].
+    A trajectory whose only point is 2 s ahead arrives after ``pose_max_age``: its first goal starts from the pose
+    read again from the next /joint_states, not from the old one (before: [0.1, 0.2] at once, a snap back)."""
+    from std_msgs.msg import Float64MultiArray
+
+    with RosHarness(salt=77) as h:
+        ff = _pendulum_ff(h, enabled=False, pose_max_age=0.0)  # goal = desired position; any pose is old
+        client = h.make_node("ff_old_pose_client")
+        goals: list[list[float]] = []
+        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
+        js, desired, state = _idle(ff, client)
+        moved = JointState(name=JOINTS, position=[0.6, -0.4])
+        js.publish(moved)  # not listened to while idle
+        far = JointTrajectory(joint_names=JOINTS, points=[
+            JointTrajectoryPoint(positions=[1.0, -1.0], time_from_start=Duration(sec=2))])  # fmt: skip
+        desired.publish(far)
+        wait_for(lambda: ff._js_sub is not None, 20.0, "/joint_states listened to again")
+        assert not goals and ff.traj is None  # no goal from the old pose
+        wait_for(lambda: js.publish(moved) or goals, 20.0, "the first goal, from the pose read again")
+        assert abs(goals[0][0] - 0.6) < 0.05 and abs(goals[0][1] + 0.4) < 0.05, goals[0]
+        assert ff.traj is not None and ff.ticks >= 1
 
 
 def test_a_supply_that_stops_is_reported_stale_and_its_voltage_held(capfd):
@@ -591,7 +616,7 @@ def test_stamped_goals_name_the_state_they_answer():
     from std_msgs.msg import Float64MultiArray
 
     with RosHarness(salt=10) as h:
-        ff = _pendulum_ff(h, stamped_goals=True)
+        ff = _pendulum_ff(h, stamped_goals=True, pose_max_age=3600.0)  # the idle ends at once (test above)
         client = h.make_node("ff_stamped_client")
         goals: list[JointState] = []
         arrays: list[Float64MultiArray] = []
@@ -624,7 +649,7 @@ def test_joint_states_read_in_place_by_layout_and_bytes_no_state_are_one_line(ca
     answered, a NaN position held on with the joint named), one in another layout is read by rclpy, and bytes
     that are no JointState are one throttled line naming the topic; the node answers on."""
     with RosHarness(salt=12) as h:
-        ff = _pendulum_ff(h, stamped_goals=True, warn_throttle=30.0)
+        ff = _pendulum_ff(h, stamped_goals=True, warn_throttle=30.0, pose_max_age=3600.0)
         client = h.make_node("ff_js_cdr_client")
         goals: list[JointState] = []
         client.create_subscription(JointState, "servo/joint_command", goals.append, 50)

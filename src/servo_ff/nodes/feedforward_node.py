@@ -4,7 +4,8 @@ desired trajectory and the servo interface, a thin layer over
 
 Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (idle, it takes
 the pose of every goal joint, from several servo nodes' messages too, no goal before, then stops listening; the
-trajectory that ends the idle ticks once at once): samples it now, runs ``FeedForwardController.tick`` (inverse
+trajectory that ends the idle ticks once at once, or on the next ``/joint_states`` when the pose is older than
+``pose_max_age``: the joints may have moved): samples it now, runs ``FeedForwardController.tick`` (inverse
 dynamics rooted at the support foot, or fixed base, → goal positions, URDF limits) and publishes the goals on
 ``servo/commands`` (``joints`` order), or with ``stamped_goals`` on ``servo/joint_command`` (by name, ``header.stamp``
 = the ``/joint_states`` it answers: a lockstep sim matches each goal to its state, :mod:`servo_ff.ros.sim_clock`).
@@ -37,34 +38,32 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from sensor_msgs.msg import BatteryState, Imu, JointState
-from std_msgs.msg import Float64, Float64MultiArray
+from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
-from servo_ff.ros.cdr_template import CdrTemplate, all_finite
+from servo_ff.ros.cdr_template import all_finite
 from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import (
-    TOPIC_COMMANDS,
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
     TOPIC_SUPPLY,
     ParameterTable,
     Throttle,
     diag_name,
-    float64_field,
     hardware_id,
     per_joint,
     spin_node,
     throttle_key,
 )
 from servo_ff.ros.desired_trajectory import DesiredTrajectory, parse_trajectory
+from servo_ff.ros.goal_output import GoalOutput
 from servo_ff.ros.imu_input import ImuInput
 from servo_ff.ros.input_age import InputAge, reset_ages
 from servo_ff.ros.joint_command_cdr import JointStateReader
 from servo_ff.ros.robot_description import urdf_file, wait_robot_description
 from servo_ff.ros.ros_logging import forward_core_logs
-from servo_ff.ros.servo_faults import FaultedJoints
 from servo_ff.ros.servo_gain import ServoGainSetter
 from servo_ff.ros.support_input import SupportInput
 
@@ -118,13 +117,13 @@ class FeedForwardNode(Node):
         self.bounds = self._bounds(self.table.values)
         self.q_des, self.dq_des, self.ddq_des = np.zeros(len(rj)), np.zeros(len(rj)), np.zeros(len(rj))
         self.q_des[self.out_cols] = np.nan  # a goal joint's desired: its reading, then the trajectory's
+        self._read_at = np.full(len(rj), -np.inf)  # [s] when each joint's reading was taken (before the first goal)
+        self._on_fresh_pose: JointTrajectory | bytes | None = None  # the trajectory waiting for a fresh pose
         self.traj: DesiredTrajectory | None = None
         self.u_bat: float | None = None
         self.rejected = 0
         self.ticks = 0
         self.last_error = ""
-        self._goal_msg = Float64MultiArray()
-        self.pub_goal = self.create_publisher(Float64MultiArray, TOPIC_COMMANDS, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self._js_sub = None
         self._js_reader = JointStateReader()  # /joint_states read in place in the layout of the last one
@@ -142,11 +141,9 @@ class FeedForwardNode(Node):
         self.gains = ServoGainSetter(self, b["servo_node"])
         self.publish_gains()
         forward_core_logs(self, ("servo_ff.dynamics.feedforward",))  # the core's Python logging reaches /rosout
-        self.faults = FaultedJoints(joints)  # a servo with a hardware error gets no goal (servo_faults)
-        self.pub_named = self.create_publisher(JointState, "servo/joint_command", 10)
-        self.stamped = bool(b["stamped_goals"])
+        self.out = GoalOutput(self, joints, b["stamped_goals"])  # a servo with a hardware error gets no goal
+        self.faults = self.out.faults
         self._answering = (0, 0)  # (sec, nanosec) of the /joint_states the next goal answers (0: none)
-        self._named = CdrTemplate(JointState(name=joints, position=[0.0] * len(joints)), ["position"])
         self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
         self.create_timer(1.0, self._publish_diagnostics)
         self._jump = on_clock_jump_back(self, self._drop_old_time)
@@ -232,23 +229,33 @@ class FeedForwardNode(Node):
 
     def _drop_old_time(self) -> str:
         """The clock jumped back: the desired trajectory (the old clock's times) and the inputs go (as at start)."""
-        dropped = ["the desired trajectory (no goal until the next one)"] if self.traj is not None else []
-        self.traj = None  # the next /joint_states stops the ticks (_on_joint_states)
+        waiting = self.traj is not None or self._on_fresh_pose is not None
+        dropped = ["the desired trajectory (no goal until the next one)"] if waiting else []
+        self.traj = self._on_fresh_pose = None  # the next /joint_states stops the ticks (_on_joint_states)
         dropped += reset_ages(self.imu_input.age, self.supply_age)
         dropped += [f"the held {TOPIC_SUPPORT} (0.5 assumed)"] if self.support.reset() else []
         self.ctrl.forget_inputs()  # upright, u_nominal: what the diagnostics then say ("none yet …")
         return f"dropped {', '.join(dropped)}" if dropped else ""
 
     def _on_trajectory(self, msg: JointTrajectory | bytes) -> None:
+        idle = self.traj is None and self._js_sub is None  # the pose taken, waiting for a trajectory
+        age = self._now() - self._read_at[self.out_cols].min()
+        if self._on_fresh_pose is not None or (idle and self.ticks == 0 and age > self.table["pose_max_age"]):
+            self._on_fresh_pose = msg  # the joints may have moved since: followed from the next /joint_states
+            self._listen_joint_states(True)
+            return
+        self._follow(msg, at_once=idle)
+
+    def _follow(self, msg: JointTrajectory | bytes, at_once: bool) -> None:
+        """``msg`` followed from the state now (or refused, said); ``at_once``: its first goal sent now."""
         try:
             traj = parse_trajectory(msg, self.index, self._now(), self.bounds, self.traj, self.q_des)
         except ValueError as e:
             self._warn("trajectory", f"desired trajectory on {TOPIC_DESIRED} rejected: {e}; keeping the previous one")
             return
-        idle = self.traj is None and self._js_sub is None  # the pose taken, waiting for a trajectory
         self.traj = traj  # joints it does not name keep their last desired value
         self._listen_joint_states(True)
-        if idle:
+        if at_once:
             self._tick()  # a first goal at once: a lockstep sim waits for it before its next /joint_states
 
     def _listen_joint_states(self, on: bool) -> None:
@@ -299,15 +306,19 @@ class FeedForwardNode(Node):
                 self._warn("unread", f"{TOPIC_JOINT_STATES}: {', '.join(unread)} not read yet (NaN); holding")
                 return
         if self.ticks == 0 and len(names) == len(position):  # desired = measured until the first goal
+            now = self._now()
             for n, p in zip(names, position.tolist()):
                 if n in self.index and math.isfinite(p):
-                    self.q_des[self.index[n]] = p
-        if self.traj is None:  # the pose taken (every goal joint read); a desired trajectory resumes the ticks
-            self._listen_joint_states(not all_finite(self.q_des[self.out_cols]))
-            return
+                    self.q_des[self.index[n]], self._read_at[self.index[n]] = p, now
         self._answering = (sec, nanosec)
-        self._tick()
+        if self.traj is None and self._on_fresh_pose is not None and all_finite(self.q_des[self.out_cols]):
+            msg, self._on_fresh_pose = self._on_fresh_pose, None
+            self._follow(msg, at_once=True)  # from the pose just read, answering this state
+        elif self.traj is not None:
+            self._tick()
         self._answering = (0, 0)  # a tick of its own (a new trajectory) answers no state: unstamped
+        if self.traj is None and self._on_fresh_pose is None:  # the pose taken (every goal joint read): idle
+            self._listen_joint_states(not all_finite(self.q_des[self.out_cols]))
 
     def _tick(self) -> None:
         """The desired trajectory sampled now → goals on ``servo/commands`` (or by name, with faulted joints)."""
@@ -330,21 +341,7 @@ class FeedForwardNode(Node):
             return
         self.imu_input.pending = None  # consumed (the controller holds the last good one)
         self.u_bat = None
-        if self.faults.faulted:  # goals by name for the joints without a hardware error only
-            ok = [k for k, j in enumerate(self.joints) if j not in self.faults.faulted]
-            names, out = [self.joints[k] for k in ok], goal[self.out_cols[ok]]
-            if ok:
-                msg = JointState(name=names, position=out.tolist())
-                if self.stamped:
-                    msg.header.stamp.sec, msg.header.stamp.nanosec = self._answering
-                self.pub_named.publish(msg)
-        elif self.stamped:
-            self._named.set_stamp(*self._answering)
-            self._named.block(0)[:] = goal[self.out_cols]
-            self._named.publish(self.pub_named)
-        else:
-            self._goal_msg.data = float64_field(goal[self.out_cols])
-            self.pub_goal.publish(self._goal_msg)
+        self.out.send(goal[self.out_cols], self._answering)
         self.ticks += 1
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:

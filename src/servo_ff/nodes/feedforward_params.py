@@ -71,6 +71,16 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
             hi=10.0,  # the walk node's imu_timeout range
         ),
         ParamSpec(
+            "pose_max_age",
+            0.1,
+            "before the first goal: a pose of the goal joints read longer ago than this when a trajectory arrives is "
+            "read again from the next /joint_states, and the trajectory followed from there (the joints may have "
+            "moved: torque off, pushed); younger (a lockstep sim waiting for that goal), the first goal goes at once",
+            "s",
+            lo=0.0,
+            hi=3600.0,
+        ),
+        ParamSpec(
             "supply_timeout",
             1.0,
             "a servo_supply voltage older than this (by its stamp: the servo node's reading, every health_period) is "
