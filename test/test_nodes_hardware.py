@@ -193,18 +193,44 @@ def test_servo_the_bus_skips_is_reported_in_diagnostics_and_joint_states_keep_ev
 
 
 def test_disconnect_reports_error_and_reconnects(ros):
+    """The adapter unplugged: ERROR diagnostics, no /joint_states until the bus is back (before: every joint's last
+    value at 100/s under fresh stamps), a follow_joint_trajectory goal running then is aborted and one sent
+    meanwhile rejected; reconnection restores the limits."""
+    fjt = pytest.importorskip("control_msgs.action").FollowJointTrajectory
+    from builtin_interfaces.msg import Duration
+    from rclpy.action import ActionClient
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
     h, node, client, states, diags, supply, pub, vbus, link = ros
     cmd = client.create_publisher(JointState, "servo/joint_command", 10)
     wait_for(lambda: cmd.get_subscription_count(), 20.0, "joint_command subscription")
     cmd.publish(JointState(name=["elbow"], velocity=[0.5]))  # a velocity limit, restored after reconnection
     raw = round(0.5 / ct.RAD_S_PER_VELOCITY_UNIT)
     wait_for(lambda: vbus["bus"].regs.get("Profile Velocity")[1] == raw, 20.0, "Profile Velocity written")
+    action = ActionClient(client, fjt, "servo/follow_joint_trajectory")
+    assert action.wait_for_server(timeout_sec=20.0)
+    goal = fjt.Goal()
+    goal.trajectory.joint_names = JOINTS
+    goal.trajectory.points = [JointTrajectoryPoint(positions=[0.2, 0.2], time_from_start=Duration(sec=30))]
+    sent = action.send_goal_async(goal)
+    wait_for(sent.done, 20.0, "the goal response")
+    assert sent.result().accepted
+    result = sent.result().get_result_async()
     vbus["bus"].stop()  # adapter unplugged: the pty disappears
     wait_for(lambda: not node.connected, 20.0, "disconnect detection")
+    wait_for(result.done, 20.0, "the running goal's result")
+    assert "was lost" in result.result().result.error_string, result.result().result.error_string
     n = len(diags)
     wait_for(lambda: len(diags) > n + 1, 20.0, "diagnostics while disconnected")
+    k = len(states)  # the messages in flight at the loss have arrived by now
+    n = len(diags)
+    wait_for(lambda: len(diags) > n + 1, 20.0, "more diagnostics while disconnected")
+    assert len(states) == k, [round(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, 3) for m in states[k:]]
     s = servo_status(diags, "shoulder")
     assert s.level == DiagnosticStatus.ERROR and "disconnected" in s.message
+    late = action.send_goal_async(goal)
+    wait_for(late.done, 20.0, "the response to a goal while disconnected")
+    assert not late.result().accepted
     vbus["bus"] = make_bus(link)
     vbus["bus"].start()
     wait_for(lambda: node.connected, 20.0, "reconnection")
@@ -212,6 +238,40 @@ def test_disconnect_reports_error_and_reconnects(ros):
     wait_for(lambda: servo_status(diags, "shoulder").level != DiagnosticStatus.ERROR, 20.0, "not ERROR after reconnect")
     assert node.reconnects >= 1  # (no wall time asserted: the waits above bound it, 20 s each)
     wait_for(lambda: vbus["bus"].regs.get("Profile Velocity")[1] == raw, 20.0, "the limit back on a fresh servo (0)")
+
+
+def test_joint_states_are_stamped_with_their_read_not_the_health_read_after_it(ros):
+    """A tick reads the state, writes the goals and, every ``health_period``, reads voltage, temperature and error
+    bits: /joint_states carries the state read's time (before: the time after all that, median 3.8 ms later on
+    ticks with a health read on the virtual bus, more on a real bus)."""
+    import time
+
+    h, node, client, states, diags, supply, pub, vbus, link = ros
+    reads: list[list] = []  # [the read's time on the system clock [ns], a health read this tick]
+    lags: list[tuple[float, bool]] = []  # (stamp - the read's time [ms], a health read this tick)
+    store, health, publish = node._store, node._read_health, node.publish_state
+
+    def _store(state):
+        reads.append([time.time_ns() - time.monotonic_ns() + int(state.stamp * 1e9), False])
+        return store(state)
+
+    def _health():
+        if reads:
+            reads[-1][1] = True
+        return health()
+
+    def _publish(stamp):
+        if reads:
+            lags.append(((stamp.sec * 10**9 + stamp.nanosec - reads[-1][0]) * 1e-6, reads[-1][1]))
+        return publish(stamp)
+
+    node._store, node._read_health, node.publish_state = _store, _health, _publish
+    try:
+        wait_for(lambda: sum(hh for _, hh in lags) >= 15, 30.0, "15 ticks with a health read")
+    finally:
+        del node._store, node._read_health, node.publish_state  # the node's own methods again
+    with_health, plain = [d for d, hh in lags if hh], [d for d, hh in lags if not hh]
+    assert abs(np.median(with_health)) < 0.5 and abs(np.median(plain)) < 0.5, (with_health, plain[:20])
 
 
 @pytest.mark.parametrize("servo,protocol", [("mx106", "dxl2"), ("sts3215", "sts"), ("ax12a", "dxl1")])

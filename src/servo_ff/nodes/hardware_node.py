@@ -7,9 +7,11 @@ temperature and Hardware Error Status. ``/diagnostics`` has one status per servo
 bits, communication errors and the age of its last valid reply. ``/joint_states`` carries every configured
 joint in every message: a servo without a valid reply this cycle keeps its last value and is flagged stale
 (with its age) in ``/diagnostics``, never dropped; NaN only for a joint not read since configure (a servo
-missing at configure under ``missing_ids: continue``, :mod:`.hardware_readings`). When the port fails (unplugged
-adapter, no servo answering for ``stale_cycles`` cycles) the node keeps publishing ERROR diagnostics and
-reconnects every ``reconnect_period`` seconds (a servo still silent then is left out and probed); after
+missing at configure under ``missing_ids: continue``, :mod:`.hardware_readings`). The stamp is the state read's
+time. A cycle no servo answers publishes no ``/joint_states``. When the port fails (unplugged adapter, no servo
+answering for ``stale_cycles`` cycles) the node publishes none (before: every last value under fresh stamps),
+aborts a follow_joint_trajectory goal and rejects new ones, keeps publishing ERROR diagnostics and reconnects
+every ``reconnect_period`` seconds (a servo still silent then is left out and probed); after
 reconnection each joint holds its fresh reading and the torque state is restored. A servo that rebooted by itself
 is set up again before it moves (:mod:`.hardware_recovery`).
 
@@ -32,7 +34,6 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.parameter import Parameter
-from rclpy.time import Time
 
 from servo_ff.bus import bus_types
 from servo_ff.bus import control_table as ct
@@ -294,6 +295,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.disconnect_reason = reason
         self.connected = False
         self.reconnects += 1
+        self.states_lost(f"the bus {self.table['port']} was lost ({reason})")
         self.valid[:] = False
         if self.bus is not None:
             try:
@@ -305,13 +307,13 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
 
     # ------------------------------------------------------------------ hooks
     def hw_tick(self) -> bool:
-        """One bus cycle (inactive: a read only, no goal written). True once a joint was read: a servo without a
-        fresh reply keeps its last value (flagged stale in the diagnostics), one never read is NaN, so
-        /joint_states always carries every joint."""
-        held = bool(self.seen.any())
+        """One bus cycle (inactive: a read only, no goal written). True when a servo answered this cycle: a servo
+        without a fresh reply keeps its last value (flagged stale in the diagnostics), one never read is NaN, so
+        /joint_states carries every joint. False (nothing published) while the bus is lost and for a cycle no
+        servo answered: repeating every last value under a new stamp would report stale data as fresh."""
         if not self.connected:
             self._try_reconnect()
-            return held
+            return False
         try:
             state = self._cycle() if self.active else self.bus.read_state()
             new = self._store(state)
@@ -322,12 +324,12 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             self._goal_refused(e)
         except BUS_FAILURES as e:
             self._disconnect(str(e))
-            return held
+            return False
         if not state.valid.any():
             self.failed_cycles += 1
             if self.failed_cycles >= self.table["stale_cycles"]:
                 self._disconnect(f"no servo answered for {self.failed_cycles} cycles")
-            return held
+            return False
         self.failed_cycles = 0
         if time.monotonic() - self._last_health >= self.table["health_period"]:
             self._read_health()
@@ -361,28 +363,11 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         fresh[k] = h.temperature[ok]
         self.temperature_trend.add(time.monotonic(), fresh)
 
-    def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self.pos, self.vel, self.eff
-
-    def hw_state_interfaces(self) -> dict[str, np.ndarray]:
-        return {"temperature": self.temperature, "voltage": self.voltage}  # °C, V (every health_period)
-
-    def hw_fresh(self) -> np.ndarray:
-        return self.valid.copy()  # a valid reply in the last cycle
-
     def hw_write_goal(self, goal: np.ndarray) -> None:
         pass  # written by the next cycle (one sync write per cycle)
 
     def hw_write_kp(self, kp: np.ndarray) -> None:
         pass  # written with the goals by the next cycle
-
-    def hw_supply_voltage(self) -> float:
-        ok = np.isfinite(self.voltage)
-        return float(self.voltage[ok].mean()) if self.connected and ok.any() else math.nan
-
-    def hw_supply_stamp(self):  # the oldest reading in that mean: servo_supply is republished between health reads
-        ok = np.isfinite(self.voltage)
-        return Time(nanoseconds=int(self.voltage_at[ok].min() * 1e9)).to_msg() if self.connected and ok.any() else None
 
     def hw_diagnostics(self) -> list[DiagnosticStatus]:
         return servo_diagnostics(self)

@@ -10,9 +10,11 @@ A mixin of :class:`~.hardware_node.HardwareNode`.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
+from rclpy.time import Time
 
 from servo_ff.bus.bus_types import BUS_OR_VALUE_FAILURES
 
@@ -42,6 +44,7 @@ class HardwareReadings:
         self.valid = np.zeros(n, dtype=bool)  # a valid reply in the last read
         self.seen = np.zeros(n, dtype=bool)  # a valid reply since configure
         self.last_reply = np.full(n, -np.inf)
+        self._read_at = time.monotonic()  # [s, monotonic] when the last state read ended
         self._next_join = 0.0
         self._join_turn = 0
 
@@ -73,6 +76,7 @@ class HardwareReadings:
         self.valid[kk] = True
         self.pos[kk], self.vel[kk], self.eff[kk] = state.position[ok], state.velocity[ok], state.effort[ok]
         self.last_reply[kk] = state.stamp if state.stamps is None else state.stamps[ok]  # when each reply arrived
+        self._read_at = state.stamp  # the time /joint_states carries (not the goal write and health read after)
         new = kk[~self.seen[kk]]
         if new.size:
             self.seen[new] = True
@@ -149,3 +153,30 @@ class HardwareReadings:
                 self.get_logger().error,
                 f"{self.joint_text([self.index_of_id[i]])} answers but its setup failed: {e}; retrying",
             )
+
+    # ------------------------------------------------------------------ what the servo interface reads
+    def hw_read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.pos, self.vel, self.eff
+
+    def hw_stamp(self):
+        """The time of the last state read on the node's clock (the goal write and health read after it excluded)."""
+        lag = time.monotonic() - self._read_at
+        return Time(nanoseconds=self.get_clock().now().nanoseconds - int(lag * 1e9)).to_msg()
+
+    def hw_states_refusal(self) -> str:
+        lost = f"the bus {self.table['port']} is lost ({self.disconnect_reason}); reconnecting"
+        return "" if self.connected else lost
+
+    def hw_state_interfaces(self) -> dict[str, np.ndarray]:
+        return {"temperature": self.temperature, "voltage": self.voltage}  # °C, V (every health_period)
+
+    def hw_fresh(self) -> np.ndarray:
+        return self.valid.copy()  # a valid reply in the last cycle
+
+    def hw_supply_voltage(self) -> float:
+        ok = np.isfinite(self.voltage)
+        return float(self.voltage[ok].mean()) if self.connected and ok.any() else math.nan
+
+    def hw_supply_stamp(self):  # the oldest reading in that mean: servo_supply is republished between health reads
+        ok = np.isfinite(self.voltage)
+        return Time(nanoseconds=int(self.voltage_at[ok].min() * 1e9)).to_msg() if self.connected and ok.any() else None

@@ -114,6 +114,23 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         """Advance / read the servos once per period; False if no fresh state (nothing published)."""
         return True
 
+    def hw_stamp(self):
+        """builtin_interfaces/Time of the state ``hw_tick`` read (default: now)."""
+        return self.stamp()
+
+    def hw_states_refusal(self) -> str:
+        """Why no state can come now ('' while states come): follow_joint_trajectory rejects goals meanwhile."""
+        return ""
+
+    def states_lost(self, why: str) -> None:
+        """No state will come for a while (a bus lost, a sim's physics stopped): the trajectory being followed is
+        dropped (it is not followed on when states come again) and a follow_joint_trajectory goal aborted."""
+        if self.traj is not None or self.pending is not None:
+            self.traj = self.pending = None
+            self.get_logger().warning(f"{why}: the trajectory being followed is stopped")
+        if self.fjt is not None and self.fjt.run is not None:
+            self.fjt.stopped(why)  # before: no result, or one judged on the last state repeated
+
     def hw_diagnostics(self) -> list[DiagnosticStatus]:
         return []
 
@@ -259,7 +276,7 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         self.follow_trajectory(self.now_s())
         if not self.hw_tick():
             return
-        self.publish_state(self.stamp())
+        self.publish_state(self.hw_stamp())
 
     def publish_state(self, stamp) -> bool:
         """One /joint_states message with every joint; NaN only for a joint not read since configure."""

@@ -72,10 +72,12 @@ class SimNode(SimClock, ServoInterfaceNode):
 
     def _step(self) -> bool:
         ok = self.backend.step()
-        if not ok and self.stepper_error and self.fjt is not None and self.fjt.run is not None:
-            self.traj = self.pending = None  # not followed on should the physics take the state again
-            self.fjt.stopped(f"the simulation refused the state: {self.stepper_error}")  # before: no result
+        if not ok and self.stepper_error:
+            self.states_lost(f"the simulation refused the state: {self.stepper_error}")
         return ok
+
+    def hw_states_refusal(self) -> str:
+        return f"the simulation refuses the state ({self.stepper_error}); reset it" if self.stepper_error else ""
 
     def publish_state(self, stamp) -> bool:
         if self.backend.stops_outputs_on_error and self.stepper_error:

@@ -109,8 +109,9 @@ class FollowTrajectoryAction:
         node, traj = self.node, goal.trajectory
         if not node.active:
             return f"the node is {node.state_label}, not active (lifecycle)"
-        if getattr(node, "stepper_error", ""):  # before: accepted, then never fed back nor ended
-            return f"the simulation refuses the state ({node.stepper_error}); reset it"
+        lost = node.hw_states_refusal()  # a sim's physics stopped, a bus lost (before: accepted, never ended)
+        if lost:
+            return lost
         hit = node.absent_joints(traj.joint_names)  # as the topics refuse them (before: accepted, then 'reached')
         if hit:
             return f"{', '.join(hit)} not read yet (missing since configure)"
