@@ -111,6 +111,49 @@ def test_reactivate_after_deactivate_holds_where_the_joint_fell(rig, managed):
     np.testing.assert_allclose(rig.physics()["theta"], rest, atol=0.02)
 
 
+def test_an_activate_that_fails_part_way_leaves_no_torque_on(rig, managed):
+    """Activate writes torque on servo by servo; the knee's write fails (a lost status packet, injected): activate
+    fails and the node is inactive — so torque goes off again on the hip too (before: left on, while the node
+    said inactive, torque off)."""
+    from servo_ff.bus.bus_types import BusError
+
+    assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
+    real = managed.bus.write_item
+
+    def lost_on_the_knee(i, item, value, *a, **k):
+        if i == 2 and item == "Torque Enable" and value == 1:
+            raise BusError("id 2: no status packet (injected)")
+        return real(i, item, value, *a, **k)
+
+    managed.bus.write_item = lost_on_the_knee
+    try:
+        assert not rig.change("servo_safe", Transition.TRANSITION_ACTIVATE)
+    finally:
+        managed.bus.write_item = real
+    assert rig.state_of("servo_safe") == "inactive" and not managed.torque_wanted
+    assert (rig.torque() == 0).all(), rig.torque()
+
+
+def test_after_cleanup_the_diagnostics_carry_no_old_reading_as_fresh(rig, managed):
+    """Cleanup closes the port: the servos' last temperature, voltage and error bits go, and every servo reads stale
+    (before: 30.0 °C, 15.0 V, stale=false, for ever after)."""
+    assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
+    assert rig.change("servo_safe", Transition.TRANSITION_ACTIVATE)
+
+    def values() -> dict[str, str]:
+        s = rig.status("hip")
+        return {kv.key: kv.value for kv in s.values} if s is not None else {}
+
+    wait_for(lambda: values().get("voltage_V", "nan") != "nan", 20.0, "a health read in the diagnostics")
+    assert rig.change("servo_safe", Transition.TRANSITION_DEACTIVATE)
+    assert rig.change("servo_safe", Transition.TRANSITION_CLEANUP)
+    n = len(rig.diags)
+    wait_for(lambda: len(rig.diags) > n + 1, 20.0, "diagnostics after cleanup")
+    v = values()
+    assert v["stale"] == "true" and v["voltage_V"] == "nan" and v["temperature_C"] == "nan", v
+    assert v["hardware_error_text"] == "unread", v
+
+
 def test_inactive_reads_and_publishes_at_ok_and_refuses_goals(rig, managed):
     assert rig.change("servo_safe", Transition.TRANSITION_CONFIGURE)
     assert (rig.torque() == 0).all() and rig.state_of("servo_safe") == "inactive"

@@ -225,9 +225,13 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             return True, f"bus not connected ({self.disconnect_reason}); torque on after reconnection"
         try:  # never jump: the held goal (present position) is written before torque on
             self._write_goal_and_torque()
-        except BUS_OR_VALUE_FAILURES as e:
+        except BUS_OR_VALUE_FAILURES as e:  # inactive again: off on the servos it came on for (before: left on)
             self.torque_wanted = False
-            return False, f"torque on failed: {e}"
+            try:
+                self._write_goal_and_torque()
+            except BUS_OR_VALUE_FAILURES as off:
+                return False, f"torque on failed: {e}; torque off again FAILED ({off}): a servo may hold torque"
+            return False, f"torque on failed: {e}; torque off again on ids {self._ready_ids()}"
         return True, f"torque on at {self.gate.goal.round(4).tolist()} rad on ids {self._ready_ids()}"
 
     def hw_deactivate(self) -> tuple[bool, str]:
@@ -258,6 +262,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.valid[:] = False
         self.torque_wanted = False
         self.disconnect_reason = "port closed (lifecycle cleanup)"
+        self.temperature[:], self.voltage[:], self.voltage_at[:], self.hw_error[:] = np.nan, np.nan, np.nan, -1
 
     def destroy_node(self) -> None:
         self.apply_exit_policy()

@@ -81,7 +81,7 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
             level, msg = _LEVELS[heat[0]], heat[1]
         values = [
             KeyValue(key="id", value=str(i)),
-            KeyValue(key="stale", value=str(bool(stale and node.configured)).lower()),
+            KeyValue(key="stale", value=str(bool(stale)).lower()),  # not configured: no reading is fresh
             KeyValue(key="temperature_C", value=f"{node.temperature[k]:.1f}"),
             KeyValue(key="time_to_limit_s", value=f"{t_lim[k]:.1f}" if math.isfinite(t_lim[k]) else "inf"),
             KeyValue(key="hardware_error", value=str(err)),

@@ -13,6 +13,35 @@ from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 class ServoLifecycle:
     """Transition callbacks: each runs its body, logs one line, and maps an exception to ERROR."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._guard_change_state()
+
+    def _guard_change_state(self) -> None:
+        """A ``change_state`` request for a transition the present state does not have (activate twice: a lifecycle
+        manager retrying, or beside ``autostart``) is answered ``success: false`` with one line naming both. rclpy
+        7.1 raises out of its service callback there (rclpy#1209, fixed upstream in #1319), which ended the
+        process: a hardware node died, ``on_exit`` applied."""
+        srv = getattr(self, "_service_change_state", None)
+        if srv is None:  # no communication interface
+            return
+        inner = srv.callback
+
+        def change_state(req, resp):
+            t = req.transition
+            have = self._state_machine.available_transitions  # (id, label, start id, start label, goal id, ...)
+            if not any((x[1] == t.label) if t.label else (x[0] == t.id) for x in have):
+                state = self._state_machine.current_state[1]
+                self.get_logger().warning(
+                    f"lifecycle transition {t.label or t.id} refused: not available in state {state!r} "
+                    f"(available: {', '.join(x[1] for x in have) or 'none'})"
+                )
+                resp.success = False
+                return resp
+            return inner(req, resp)
+
+        srv.callback = change_state
+
     def _autostart(self) -> None:
         if self._autostart_timer is not None:
             self.destroy_timer(self._autostart_timer)
