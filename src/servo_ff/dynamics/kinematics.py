@@ -2,7 +2,9 @@
 (ROS-free, pinocchio) — what ``robot_state_publisher`` computes.
 
 :func:`link_tree` reads a URDF (XML text) into a :class:`LinkTree`: its pinocchio model and one edge per URDF
-joint (parent link → child link), moving (revolute, continuous, prismatic: ``/tf``) or fixed (``/tf_static``).
+joint (parent link → child link), moving (revolute, continuous, prismatic: ``/tf``) or fixed (``/tf_static``), and
+the ``<mimic>`` relations of its moving joints (pinocchio builds a mimic joint as an ordinary one: its position is
+:meth:`LinkTree.mimic_positions`).
 :func:`link_poses` is a pure function over (model, data): the pose of each edge's child in its parent for a
 configuration; :func:`configuration` builds that configuration from joint positions by name (rad, m).
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
@@ -34,6 +36,9 @@ class LinkTree:
     child_frames: np.ndarray  # ... of each child link
 
     q_slots: dict  # moving joint → (first configuration index, nq: 1, or 2 for continuous as cos, sin)
+    # mimic joint → (the joint it mimics, multiplier, offset): position = multiplier × that joint's + offset;
+    # dependency order (a joint mimicking a mimic joint after it)
+    mimic: dict[str, tuple[str, float, float]] = field(default_factory=dict)
 
     @property
     def moving_joints(self) -> tuple[str, ...]:
@@ -49,6 +54,17 @@ class LinkTree:
             else:
                 q[i], q[i + 1] = np.cos(value), np.sin(value)
         return q
+
+    def mimic_positions(self, positions: Mapping[str, float]) -> dict[str, float]:
+        """The positions of the mimic joints whose mimicked joint is in ``positions`` (directly or through another
+        mimic joint), multiplier × its position + offset; a mimic joint already in ``positions`` keeps its value
+        (as robot_state_publisher)."""
+        out: dict[str, float] = {}
+        for joint, (of, multiplier, offset) in self.mimic.items():
+            value = positions.get(of, out.get(of))
+            if value is not None and joint not in positions:
+                out[joint] = multiplier * value + offset
+        return out
 
     @property
     def _neutral(self) -> np.ndarray:
@@ -68,7 +84,7 @@ def link_tree(urdf: str, name: str = "robot_description") -> LinkTree:
         raise RobotModelError(f"{name}: malformed URDF XML ({e})") from None
     if root.tag != "robot":
         raise RobotModelError(f"{name}: root element is <{root.tag}>, expected <robot>")
-    joints, parents, children, moving = [], [], [], []
+    joints, parents, children, moving, mimic = [], [], [], [], {}
     for j in root.findall("joint"):
         kind = j.get("type")
         if kind not in (*MOVING, "fixed"):
@@ -82,6 +98,8 @@ def link_tree(urdf: str, name: str = "robot_description") -> LinkTree:
         parents.append(p.get("link"))
         children.append(c.get("link"))
         moving.append(kind in MOVING)
+        if kind in MOVING and (m := j.find("mimic")) is not None:
+            mimic[j.get("name")] = _mimic(m, j.get("name"), name)
     try:
         model = pin.buildModelFromXML(urdf)
     except (RuntimeError, ValueError) as e:
@@ -93,6 +111,7 @@ def link_tree(urdf: str, name: str = "robot_description") -> LinkTree:
         return model.getFrameId(link, pin.BODY)
 
     slots = {}
+    mimic = _mimic_order(mimic, {j for j, m in zip(joints, moving) if m}, name)
     for j, m in zip(joints, moving):
         if m:
             jm = model.joints[model.getJointId(j)]
@@ -106,7 +125,40 @@ def link_tree(urdf: str, name: str = "robot_description") -> LinkTree:
         np.array([frame(p) for p in parents], dtype=int),
         np.array([frame(c) for c in children], dtype=int),
         slots,
+        mimic,
     )
+
+
+def _mimic(element: ET.Element, joint: str, name: str) -> tuple[str, float, float]:
+    """``<mimic joint= multiplier= offset=>`` → (joint, multiplier, offset), URDF defaults 1 and 0."""
+    of = element.get("joint")
+    if not of:
+        raise RobotModelError(f"{name}: joint {joint!r} has a <mimic> without joint=")
+    try:
+        multiplier, offset = float(element.get("multiplier", 1.0)), float(element.get("offset", 0.0))
+    except ValueError:
+        raise RobotModelError(f"{name}: joint {joint!r}: <mimic> multiplier / offset not numbers") from None
+    if not (np.isfinite(multiplier) and np.isfinite(offset)):
+        raise RobotModelError(f"{name}: joint {joint!r}: <mimic> multiplier / offset not finite")
+    return of, multiplier, offset
+
+
+def _mimic_order(mimic: dict, moving: set, name: str) -> dict[str, tuple[str, float, float]]:
+    """``mimic`` with each joint after the mimic joint it mimics (if it does); RobotModelError for a mimicked
+    joint that is not a moving joint of the URDF, or a cycle."""
+    out: dict[str, tuple[str, float, float]] = {}
+    for joint in mimic:
+        chain = []
+        while joint in mimic and joint not in out:
+            if joint in chain:
+                raise RobotModelError(f"{name}: <mimic> joints mimic each other in a cycle ({', '.join(chain)})")
+            chain.append(joint)
+            joint = mimic[joint][0]
+        for j in reversed(chain):
+            if mimic[j][0] not in moving:
+                raise RobotModelError(f"{name}: joint {j!r} mimics {mimic[j][0]!r}, not a moving joint of the URDF")
+            out[j] = mimic[j]
+    return out
 
 
 def configuration(model: pin.Model, positions: Mapping[str, float] | Sequence[tuple[str, float]]) -> np.ndarray:

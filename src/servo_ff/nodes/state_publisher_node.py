@@ -5,13 +5,18 @@ bring-up gives the URDF.
   URDF of ``robot_description`` (XML) or ``urdf_path``, published once; the MuJoCo sim and the feed-forward node read it
   when their own URDF parameters are empty;
 * ``/tf_static`` (tf2_msgs/TFMessage, transient local): every fixed joint, parent link → child link, once;
-* ``/tf``: every moving joint (revolute, continuous, prismatic; ``joints`` if given) named in ``joint_states``,
-  parent link → child link at the message's stamp, at most ``publish_frequency`` per second
-  (:mod:`servo_ff.dynamics.kinematics`).
+* ``/tf``: per ``joint_states`` message, as robot_state_publisher's ``callbackJointState``: parent link → child link
+  of the moving joints (revolute, continuous, prismatic; ``joints`` if given) THAT message names, at its stamp —
+  no joint of an earlier message (two sources, e.g. two servo nodes, each reach /tf with their own joints);
+  nothing for a message naming none of them (:mod:`servo_ff.dynamics.kinematics`). Mimic joints (URDF ``<mimic>``)
+  are published with the joint they mimic (multiplier × its position + offset), not needed in ``joint_states``.
+  The throttle is per joint: a message goes out when its stamp is at least 1 / ``publish_frequency`` after the last
+  one of the least recently published of its joints, or before it (a clock jump back, a bag replayed).
 
-Frame names are the link names with ``frame_prefix`` before them. Joints of ``joint_states`` that are not in the
-URDF are ignored (another robot's); a non-finite position keeps that joint's transform out of the message (one
-throttled warning). Without tf2_msgs installed only ``robot_description`` is published (one line says so).
+Frame names are the link names with ``frame_prefix`` before them. A message whose name and position arrays differ in
+length is ignored (one throttled warning naming the lengths); names not in the URDF are ignored (another robot's:
+one info line per name); a non-finite position keeps that joint's transform out of the message (one throttled
+warning). Without tf2_msgs installed only ``robot_description`` is published (one line says so).
 """
 
 from __future__ import annotations
@@ -65,9 +70,7 @@ class StatePublisherNode(Node):
         self.pub_description = self.create_publisher(String, TOPIC_ROBOT_DESCRIPTION, latched_qos())
         self.pub_description.publish(String(data=self.urdf))
         self.tf_published = 0
-        self._last_tf = -math.inf
         self.tree = None
-        self._tf: TfTemplate | None = None
         try:
             from tf2_msgs.msg import TFMessage  # noqa: F401  (not on PyPI: generated into the environment)
         except ImportError as e:
@@ -87,14 +90,18 @@ class StatePublisherNode(Node):
         unknown = [j for j in chosen if j not in t.moving_joints]
         if unknown:
             raise ValueError(f"joints {unknown} are not moving joints of the URDF ({', '.join(t.moving_joints)})")
-        self.index = {j: t.joints.index(j) for j in chosen}
-        self.positions: dict[str, float] = {}
+        self.index = {j: t.joints.index(j) for j in chosen}  # the joints put on /tf → their row
+        self._in_urdf = frozenset(t.joints)
+        self._last_ns: dict[str, int] = {}  # joint → stamp [ns] of its last /tf
+        self._templates: dict[tuple[int, ...], TfTemplate] = {}  # rows of a message → its serialized TFMessage
+        self._unknown_said: set[str] = set()
         self.pub_tf = self.create_publisher(TFMessage, TOPIC_TF, 100)
         self.pub_tf_static = self.create_publisher(TFMessage, TOPIC_TF_STATIC, latched_qos())
         fixed = np.flatnonzero(~t.moving)
         if fixed.size:
             self.pub_tf_static.publish(self._message(fixed, self._poses({}), self.get_clock().now().to_msg()))
-        self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 100)
+        sub = self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_joint_states, 100)
+        self.topic = sub.topic_name
         self.get_logger().info(
             f"robot_description published; /tf for {len(self.index)} moving joint(s), /tf_static for {fixed.size}"
         )
@@ -121,27 +128,51 @@ class StatePublisherNode(Node):
             out.transforms.append(tf)
         return out
 
-    def _on_joint_states(self, msg: JointState) -> None:
-        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        if len(msg.position) != len(msg.name) or 0.0 <= t - self._last_tf < 1.0 / self.table["publish_frequency"]:
-            return
-        bad = []
+    def _positions(self, msg: JointState) -> dict[str, float]:
+        """The positions of this message's joints put on /tf, its mimic joints' included (finite only); said: a
+        length mismatch, non-finite positions, names not in the URDF."""
+        if len(msg.name) != len(msg.position):
+            self.throttle(
+                "length",
+                self.get_logger().warning,
+                f"{self.topic}: {len(msg.name)} name(s) but {len(msg.position)} position(s): message ignored",
+            )
+            return {}
+        given, bad, slots = {}, [], self.tree.q_slots
         for name, p in zip(msg.name, msg.position):
-            if name in self.index:
+            if name in slots:
                 if math.isfinite(p):
-                    self.positions[name] = float(p)
-                else:
+                    given[name] = float(p)
+                elif name in self.index:
                     bad.append(name)
-                    self.positions.pop(name, None)
+            elif name not in self._in_urdf and name not in self._unknown_said and len(self._unknown_said) < 4096:
+                self._unknown_said.add(name)  # (bounded: a stream of ever new names is not kept)
+                self.get_logger().info(f"{self.topic}: joint {name!r} is not in the URDF: ignored (another robot's?)")
         if bad:
-            self.throttle("nonfinite", self.get_logger().warning, f"joint_states: {bad} not finite: no transform")
-        rows = tuple(self.index[j] for j in self.positions)
-        if not rows or not self.pub_tf.get_subscription_count():  # nobody listens: no forward kinematics
+            self.throttle("nonfinite", self.get_logger().warning, f"{self.topic}: {bad} not finite: no transform")
+        given.update(self.tree.mimic_positions(given))
+        return {j: p for j, p in given.items() if j in self.index and math.isfinite(p)}
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        positions = self._positions(msg)
+        if not positions:
             return
-        self._last_tf = t
-        if self._tf is None or self._tf.rows != rows:
-            self._tf = TfTemplate(rows, self._message(rows, np.zeros((len(self.frames), 7)), msg.header.stamp))
-        self.pub_tf.publish(self._tf.data(self._poses(self.positions), msg.header.stamp))
+        t = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        last = [self._last_ns.get(j) for j in positions]
+        if None not in last and 0 <= t - min(last) < round(1e9 / self.table["publish_frequency"]):
+            return  # the least recently published of its joints went out less than a period ago
+        if not self.pub_tf.get_subscription_count():  # nobody listens: no forward kinematics
+            return
+        rows = tuple(sorted(self.index[j] for j in positions))
+        tf = self._templates.get(rows)
+        if tf is None:
+            if len(self._templates) >= 256:  # (bounded: ever new subsets of the joints)
+                self._templates.clear()
+            tf = self._templates[rows] = TfTemplate(
+                rows, self._message(rows, np.zeros((len(self.frames), 7)), msg.header.stamp)
+            )
+        self.pub_tf.publish(tf.data(self._poses(positions), msg.header.stamp))
+        self._last_ns.update(dict.fromkeys(positions, t))
         self.tf_published += 1
 
 
