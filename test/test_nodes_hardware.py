@@ -81,6 +81,26 @@ def test_goal_moves_servo_and_p_gain_is_written(ros):
     np.testing.assert_allclose(vbus["bus"].goal, [0.6, -0.4], atol=0.01)
 
 
+def test_p_gains_beyond_the_register_are_one_line_and_kp_is_kept(ros):
+    """servo/p_gains above the MX-106 P gain register: refused, kp kept, one line naming the topic (before: the
+    parameter's refusal line too, for one message)."""
+    h, node, client, states, diags, supply, pub, vbus, link = ros
+    logs: list = []
+    client.create_subscription(
+        Log, "/rosout", lambda m: logs.append(m) if m.name.endswith("servo_hardware") else None, 100
+    )
+    rosout_matched(node, logs)
+    gains = client.create_publisher(Float64MultiArray, "servo/p_gains", 10)
+    wait_for(lambda: gains.get_subscription_count(), 20.0, "servo/p_gains subscriber")
+    kp, k = list(node.get_parameter("kp").value), len(logs)
+    gains.publish(Float64MultiArray(data=[5000.0, 5000.0]))
+    (line, *_) = wait_for(lambda: [m.msg for m in logs[k:] if "P gains on" in m.msg], 20.0, "the topic's line")
+    assert "servo/p_gains rejected" in line and "register" in line, line
+    # the parameter's own line would come first (logged earlier in the same callback, one /rosout publisher)
+    assert not [m.msg for m in logs[k:] if "parameter change refused" in m.msg]
+    assert list(node.get_parameter("kp").value) == kp
+
+
 def test_joint_command_velocity_and_effort_write_the_limit_registers(ros):
     """JointState velocity → Profile Velocity (0.229 rpm), effort → Goal Current through kt where the servo is in
     current-based position mode; the one in position mode refuses its effort with a line; the goal still applies."""

@@ -168,8 +168,10 @@ class ServoCommands:
             i = int(np.argmax(~np.isfinite(kp) | (kp < 0) | (kp > KP_MAX)))
             reason = f"{self.joints[i]} gain {kp[i]} is not finite or outside [0, {KP_MAX}]"
         if reason is None and not np.array_equal(kp, self.kp):
-            # through the parameter: `kp` always tells the gains applied (its callback validates and writes)
-            result = self.set_parameters([Parameter("kp", Parameter.Type.DOUBLE_ARRAY, kp.tolist())])[0]
+            # through the parameter: `kp` always tells the gains applied (its callback validates and writes); the
+            # class's own set_parameters, not the node's logging wrapper: a refusal is one line, the topic's below
+            kp_param = Parameter("kp", Parameter.Type.DOUBLE_ARRAY, kp.tolist())
+            result = type(self).set_parameters(self, [kp_param])[0]
             if not result.successful:
                 reason = result.reason
         if reason:

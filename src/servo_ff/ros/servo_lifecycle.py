@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 
+from .throttle import throttle_key
+
 
 class ServoLifecycle:
     """Transition callbacks: each runs its body, logs one line, and maps an exception to ERROR."""
@@ -65,7 +67,8 @@ class ServoLifecycle:
         if ok:
             self.get_logger().info(f"{name}: {msg}")
             return TransitionCallbackReturn.SUCCESS
-        self.throttle(f"lifecycle:{name}", self.get_logger().error, f"{name} failed: {msg}")
+        # per reason (autostart's retries of one failure are one line; a different failure gets its own)
+        self.throttle(throttle_key(f"lifecycle:{name}", msg), self.get_logger().error, f"{name} failed: {msg}")
         return TransitionCallbackReturn.FAILURE
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
