@@ -159,12 +159,12 @@ def test_feedforward_node_drops_its_trajectory_and_input_ages():
         level = Imu()
         level.orientation.w = 1.0
 
-        def inputs(t: float) -> bool:
+        def inputs(t: float) -> None:  # published once, then waited on: a copy in flight could land after the jump
             imu.publish(stamped(level, t))
             support.publish(Float64(data=0.5))
-            return ff.imu_input.age.at == pytest.approx(t) and ff.support.age.at is not None
+            wait_for(lambda: ff.imu_input.age.at == pytest.approx(t) and ff.support.age.at is not None, 30.0, "taken")
 
-        wait_for(lambda: inputs(99.99), 30.0, "IMU and support taken")
+        inputs(99.99)
         point = JointTrajectoryPoint(positions=[0.0] * len(joints), velocities=[0.0] * len(joints))
         desired.publish(JointTrajectory(joint_names=joints, points=[point]))
         wait_for(lambda: ff.traj is not None, 30.0, "the desired trajectory")
@@ -174,7 +174,7 @@ def test_feedforward_node_drops_its_trajectory_and_input_ages():
         assert "dropped the desired trajectory (no goal until the next one)" in lines[0], lines
         assert "the age of imu/data (none yet)" in lines[0] and "support_coefficient" in lines[0], lines
         assert ff.imu_input.age.state(1.0, 0.5) is None  # none yet: not a negative age read as fresh
-        wait_for(lambda: inputs(1.0), 30.0, "IMU of the new time taken")
+        inputs(1.0)
         assert ff.imu_input.age.state(1.0, 0.5) == "0.000 s old"
 
 
