@@ -50,6 +50,9 @@ class SimNode(SimClock, ServoInterfaceNode):
 
     def __init__(self, name: str = "servo_sim", backend: SimBackend | None = None, **kwargs: Any):
         self.period_taps: list[Callable[[], None]] = []  # called after each period's outputs are published
+        #: (joint, "velocity" | "effort") → the limit last commanded on joint_command [rad/s | N·m], kept until
+        #: commanded otherwise (0 lifts it): written again into rows an actuator parameter change rebuilt
+        self.limits_commanded: dict[tuple[str, str], float] = {}
         super().__init__(name, **kwargs)
         self.backend = backend if backend is not None else StepperBackend()
         self.status_name = self.backend.status_name
@@ -102,7 +105,9 @@ class SimNode(SimClock, ServoInterfaceNode):
     # ------------------------------------------------------------------ velocity / effort limits
     def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
         """JointState velocity / effort → the servo model's own goal-velocity and current limits
-        (:func:`servo_ff.models.motion_limits.apply_motion_limits`); the rows without limits are kept once."""
+        (:func:`servo_ff.models.motion_limits.apply_motion_limits`); the rows without limits are kept once. The
+        limits are kept per joint (:attr:`limits_commanded`, as the hardware node's ``limits_written``): rows
+        rebuilt by an actuator parameter change get them again (:meth:`reapply_command_limits`)."""
         from servo_ff.models.motion_limits import apply_motion_limits
 
         rows, order = self.backend.limit_rows()
@@ -115,6 +120,33 @@ class SimNode(SimClock, ServoInterfaceNode):
             apply_motion_limits(rows, self._own_rows[1], order[[self.gate.index[n] for n in names]], velocity, effort)
         except ValueError as e:
             self.refuse_limits(source, f"velocity/effort refused: {e}")
+            return
+        for field, values in (("velocity", velocity), ("effort", effort)):
+            for name, x in zip(names, values):  # empty values: not given, the joint's limit stays
+                if x:
+                    self.limits_commanded[(name, field)] = abs(float(x))
+                else:  # 0 lifts it
+                    self.limits_commanded.pop((name, field), None)
+
+    def reapply_command_limits(self) -> str:
+        """The commanded limits (:attr:`limits_commanded`) written again into the backend's rows after it rebuilt
+        them (an actuator parameter change: the new rows are the servos' own, without limits); a commanded limit
+        stays until commanded otherwise. Returns what was kept, for the log line ("" if nothing)."""
+        from servo_ff.models.motion_limits import apply_motion_limits
+
+        rows, order = self.backend.limit_rows()
+        if rows is None:
+            return ""
+        if getattr(self, "_own_rows", (None,))[0] is not rows:
+            self._own_rows = (rows, rows.copy())
+        kept = []
+        for field, unit in (("velocity", "rad/s"), ("effort", "N·m")):
+            items = [(j, x) for (j, f), x in self.limits_commanded.items() if f == field]
+            if items:
+                idx = order[[self.gate.index[j] for j, _ in items]]
+                apply_motion_limits(rows, self._own_rows[1], idx, **{field: [x for _, x in items]})
+                kept += [f"{j} {field} {x:g} {unit}" for j, x in items]
+        return ", ".join(kept)
 
     # ------------------------------------------------------------------ hooks
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:

@@ -76,6 +76,20 @@ def sim_actuator(values: dict[str, Any]) -> ActuatorParams:
     return p if values["thermal_model"] else p.with_(thermal=None)
 
 
+def thermal_refusal(values: dict[str, Any], table: ParameterTable | None) -> str | None:
+    """A run-time change of ``actuator.thermal.*`` without the winding model (``thermal_model`` false, read-only)
+    would have no effect: refused, naming the parameter (start-up values are taken as they are)."""
+    if table is None or values["thermal_model"]:
+        return None
+    changed = sorted(k for k in values if k.startswith("actuator.thermal.") and values[k] != table.values.get(k))
+    if not changed:
+        return None
+    return (
+        f"thermal_model is false: {', '.join(changed)} would have no effect (the winding model is not running; "
+        "thermal_model is read-only: start the node with thermal_model:=true to use actuator.thermal.*)"
+    )
+
+
 def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | UrdfGravity:
     kind = values["load.type"]
     if kind == "pendulum":
@@ -209,6 +223,9 @@ class StepperBackend(SimBackend):
         reason = validate_interface(values)
         if reason:
             return reason
+        reason = thermal_refusal(values, getattr(self.node, "table", None))
+        if reason:
+            return reason
         n = len(values["joints"])
         params = sim_actuator(values)  # ParameterError names the key and its admissible range
         load = build_load(values, n)
@@ -228,8 +245,11 @@ class StepperBackend(SimBackend):
     def apply(self, changed: set[str]) -> None:
         v = self.node.table.values
         if any(k.startswith("actuator.") for k in changed):
-            self.sim.set_params(sim_actuator(v))
-            self.node.get_logger().info(f"actuator parameters updated: {sorted(changed)}")
+            self.sim.set_params(sim_actuator(v))  # new rows: the commanded velocity / effort limits written again
+            kept = self.node.reapply_command_limits()
+            self.node.get_logger().info(
+                f"actuator parameters updated: {sorted(changed)}" + (f"; commanded limits kept: {kept}" if kept else "")
+            )
         if any(k.startswith("load.") for k in changed):
             self.sim.load = build_load(v, self.node.n)
         if "physics_dt" in changed:
@@ -332,4 +352,5 @@ __all__ = [
     "sim_specs",
     "source_specs",
     "stepper_specs",
+    "thermal_refusal",
 ]
