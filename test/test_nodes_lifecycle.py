@@ -192,3 +192,34 @@ def test_two_managed_hardware_nodes_side_by_side(robot):
     assert change(h, client, "arms", Transition.TRANSITION_ACTIVE_SHUTDOWN)
     assert (torque(buses["arms"]) == 0).all() and nodes["arms"].bus is None
     assert state_of(h, client, "arms") == "finalized"
+
+
+def test_two_different_configure_failures_are_two_lines(tmp_path):
+    """A lifecycle manager's configure fails twice for two reasons (no port, then a file that is no tty): each
+    failure gets its line (before: one line per warn_throttle per transition, whatever the reason)."""
+    from hardware_rig import node_params
+    from nodes_harness import rosout_matched
+    from rcl_interfaces.msg import Log
+
+    with RosHarness(salt=82) as h:
+        port = tmp_path / "no_such_tty"
+        node = h.add(
+            HardwareNode("servo_hw", **h.node_kwargs(), parameter_overrides=node_params(port, autostart=False))
+        )
+        client = h.make_node("lifecycle_manager")
+        logs: list = []
+        client.create_subscription(
+            Log, "/rosout", lambda m: logs.append(m) if m.name.endswith("servo_hw") else None, 50
+        )
+        rosout_matched(node, logs)
+        cli = client.create_client(ChangeState, "servo_hw/change_state")
+        configure = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_CONFIGURE))
+        assert not h.call(cli, configure, timeout=15.0).success
+        port.write_text("not a tty")  # another failure
+        assert not h.call(cli, configure, timeout=15.0).success
+        lines = wait_for(
+            lambda: (ls := [m.msg for m in logs if m.msg.startswith("configure failed")]) and len(ls) >= 2 and ls,
+            20.0,
+            "a line per failure",
+        )
+        assert lines[0] != lines[1], lines  # each names its own reason
