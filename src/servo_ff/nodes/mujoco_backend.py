@@ -111,8 +111,8 @@ class MujocoBackend(SimBackend):
             self._place(per_joint(v["initial_position"], node.n, "initial_position"))
             self.servos.set_kp(self._model(node.kp))
             self.servos.set_enable(0.0)  # torque comes on with the lifecycle transition activate
-        # simulated time stops with the physics: the ERROR diagnostics keep coming on the wall clock
-        node.create_timer(v["diagnostics_period"], self._diagnostics_while_stopped, clock=node._steady)
+        # simulated time stops with the physics: the ERROR diagnostics keep coming, as the node's diagnostics timer
+        # runs on the steady clock (at diagnostics_period, also when changed at run time): no timer of its own here
         self.outputs = MujocoOutputs(node, self.servos, self.options, v)
         if self.model_error:  # a model error is one line at configure
             return None
@@ -188,10 +188,6 @@ class MujocoBackend(SimBackend):
 
     def publish_outputs(self, stamp) -> None:
         self.outputs.publish(stamp)
-
-    def _diagnostics_while_stopped(self) -> None:
-        if self.node.stepper_error:
-            self.node._publish_diagnostics()
 
     def _set_obstacle(self, height: float) -> None:
         from servo_ff.dynamics.mujoco_model import place_board, place_obstacle

@@ -6,7 +6,9 @@ Publishes ``joint_states`` (rad, rad/s, N·m; every configured joint in every me
 semantics, :mod:`servo_ff.interpolation`) or JointState (``<prefix>/joint_command``, by name), P gains as a
 per-joint parameter ``kp`` or live on ``<prefix>/p_gains`` (reflected in ``kp``); services
 ``<prefix>/torque_enable`` (SetBool) and ``<prefix>/reboot`` (Trigger). ``prefix`` (default ``servo``) is a
-parameter, so two servo nodes run side by side in one namespace.
+parameter, so two servo nodes run side by side in one namespace. ``servo_supply`` and ``/diagnostics`` come every
+``supply_period`` / ``diagnostics_period`` of wall time (a steady clock: also while a sim owning ``/clock`` has
+stopped its time; a change at run time takes effect at once), stamped with the node clock.
 
 Lifecycle (``rclpy.lifecycle``): configure = connect (hardware: open the port, scan, set up; torque stays off),
 activate = hold the present position, torque on, start the control loop; deactivate = hold, torque off, stop
@@ -184,8 +186,11 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         self.create_subscription(Float64MultiArray, nm["p_gains"], self._on_p_gains, 10)
         self.create_service(SetBool, nm["torque_enable"], self._on_torque_enable)
         self.create_service(Trigger, nm["reboot"], self._on_reboot)
-        self.create_timer(v["supply_period"], self._publish_supply)
-        self._diag_timer = self.create_timer(v["diagnostics_period"], self._publish_diagnostics)
+        # on the steady clock: they keep coming while a sim owning /clock has stopped its time (inactive, refused
+        # state); the stamps stay on the node clock
+        self._supply_timer = self._diag_timer = None
+        self._periodic("supply_period", quiet=True)
+        self._periodic("diagnostics_period", quiet=True)
         self.fjt = self.djs = None  # ros2_control interfaces: need control_msgs (tools/build_interfaces.py)
         try:
             from servo_ff.ros.dynamic_joint_states import DynamicJointStates
@@ -227,6 +232,20 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
             self.hw_write_kp(self.kp)
         if "warn_throttle" in changed:
             self.throttle.period = v["warn_throttle"]
+        for name in sorted(changed & {"diagnostics_period", "supply_period"}):
+            self._periodic(name)
+
+    def _periodic(self, name: str, quiet: bool = False) -> None:
+        """(Re)create the /diagnostics or servo_supply timer with the period ``name`` gives (steady clock)."""
+        attr, callback = {
+            "diagnostics_period": ("_diag_timer", self._publish_diagnostics),
+            "supply_period": ("_supply_timer", self._publish_supply),
+        }[name]
+        if getattr(self, attr) is not None:
+            self.destroy_timer(getattr(self, attr))
+        setattr(self, attr, self.create_timer(self.table[name], callback, clock=self._steady))
+        if not quiet:
+            self.get_logger().info(f"{name}: {self.table[name]:g} s of wall time from now on")
 
     def hw_fresh(self) -> np.ndarray:
         """Per joint: the present reading is this cycle's (hardware overrides it; a sim's always is)."""

@@ -69,8 +69,23 @@ def servo_interface_specs(
             per_joint=True,
         ),
         *constraint_specs(),
-        ParamSpec("diagnostics_period", 1.0, "period of /diagnostics", "s", lo=0.01, hi=60.0),
-        ParamSpec("supply_period", 0.1, "period of /servo_supply", "s", lo=0.001, hi=60.0),
+        ParamSpec(
+            "diagnostics_period",
+            1.0,
+            "period of /diagnostics in wall time (steady clock: also while a sim's own time stands still); "
+            "a change applies at once",
+            "s",
+            lo=0.01,
+            hi=60.0,
+        ),
+        ParamSpec(
+            "supply_period",
+            0.1,
+            "period of /servo_supply in wall time (steady clock); a change applies at once",
+            "s",
+            lo=0.001,
+            hi=60.0,
+        ),
         ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
     ]
 

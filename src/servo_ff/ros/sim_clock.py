@@ -31,6 +31,7 @@ from typing import Any
 
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import KeyValue
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
@@ -48,7 +49,7 @@ def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
             "publish_clock",
             False,
             "own the time: publish /clock, stamp and run on the simulated time "
-            "(use_sim_time is set), step at real_time_factor",
+            "(use_sim_time is set; a change of it is refused), step at real_time_factor",
             read_only=True,
         ),
         ParamSpec(
@@ -78,7 +79,8 @@ def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
         ParamSpec(
             "lockstep_timeout",
             0.02,
-            "lockstep: wall time after which the simulation steps without a goal",
+            "lockstep: wall time after which the simulation steps without a goal (checked every half of it; "
+            "a change applies at once)",
             "s",
             lo=1e-4,
             hi=10.0,
@@ -110,10 +112,13 @@ class SimClock:
         self._lockstep_counts = {"timeout_steps": 0, "late_answers": 0, "dropped_answers": 0}
         if self.lockstep:
             self._read_joint_command_cdr()
+        self._clock_check = None
         if self.owns_clock:
             self._own_clock()
         elif self.get_parameter("use_sim_time").value:
-            self.create_timer(3.0, self._check_clock, clock=self._steady)
+            self._arm_clock_check(0)
+        self.add_on_set_parameters_callback(self._on_set_sim_time)  # after _own_clock: it sets use_sim_time
+        self.add_post_set_parameters_callback(self._post_set_sim_time)
 
     def measured_rtf(self) -> float:
         """Simulated seconds per wall second since the previous call (NaN at the first): what the sim achieved,
@@ -189,15 +194,34 @@ class SimClock:
     def _sync_node_clock(self) -> None:
         self.get_clock().set_ros_time_override(Time(nanoseconds=self.sim_time_ns))
 
+    def _on_set_sim_time(self, params: list[Parameter]) -> SetParametersResult:
+        """A sim owning /clock set ``use_sim_time`` itself: a change is refused (its time would go to the wall)."""
+        if self.owns_clock and any(p.name == "use_sim_time" and p.value is not True for p in params):
+            return SetParametersResult(
+                successful=False, reason="use_sim_time is set by this node itself: it owns /clock (publish_clock)"
+            )
+        return SetParametersResult(successful=True)
+
+    def _post_set_sim_time(self, params: list[Parameter]) -> None:
+        """``use_sim_time`` set true at run time (following the node clock): the check of start-up, from now."""
+        if not self.owns_clock and any(p.name == "use_sim_time" and p.value is True for p in params):
+            self._arm_clock_check(self.get_clock().now().nanoseconds)
+
+    def _arm_clock_check(self, since_ns: int) -> None:
+        """In 3 s of wall time: one warning if the node clock still reads ``since_ns`` (no /clock has come)."""
+        if self._clock_check is not None:
+            self.destroy_timer(self._clock_check)
+        self._clock_since = since_ns
+        self._clock_check = self.create_timer(3.0, self._check_clock, clock=self._steady)
+
     def _check_clock(self) -> None:
-        if self.get_clock().now().nanoseconds == 0:
+        self.destroy_timer(self._clock_check)
+        self._clock_check = None
+        if self.get_parameter("use_sim_time").value and self.get_clock().now().nanoseconds == self._clock_since:
             self.get_logger().warning(
                 "use_sim_time is true and no /clock has arrived: the simulation waits for it "
                 "(set publish_clock:=true to let this node own the time)"
             )
-        for t in list(self.timers):
-            if t.callback == self._check_clock:
-                self.destroy_timer(t)
 
     def now_s(self) -> float:
         return self.sim_time_ns * 1e-9 if self.owns_clock else super().now_s()
@@ -369,5 +393,6 @@ class SimClock:
             self.publish_state(Time(nanoseconds=self._t_ns).to_msg())
 
     def _apply_clock(self, changed: set[str]) -> None:
-        if "real_time_factor" in changed and self.active and not self.lockstep:
+        """The loop restarted on the new real_time_factor (paced) or lockstep_timeout (lockstep: polled at half)."""
+        if self.active and self.owns_clock and ("lockstep_timeout" if self.lockstep else "real_time_factor") in changed:
             self._start_loop()
