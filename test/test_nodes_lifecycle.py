@@ -223,3 +223,34 @@ def test_two_different_configure_failures_are_two_lines(tmp_path):
             "a line per failure",
         )
         assert lines[0] != lines[1], lines  # each names its own reason
+
+
+def test_services_of_a_node_shut_down_or_not_configured_do_nothing_and_say_why(tmp_path):
+    """A finalized sim's reset, reboot and torque_enable answer failure (before: success, and reset moved the
+    joints back to initial_position); an unconfigured hardware node's torque_enable says its port is closed
+    (before: 'will be applied after reconnection', which never comes while unconfigured)."""
+    from hardware_rig import node_params
+    from nodes_harness import sim_node
+    from std_srvs.srv import Trigger
+
+    with RosHarness(salt=83) as h:
+        sim = sim_node(h, initial_position=[0.0])
+        params = node_params(tmp_path / "tty", autostart=False, prefix="hw")
+        h.add(HardwareNode("servo_hw", **h.node_kwargs(), parameter_overrides=params))
+        client = h.make_node("lifecycle_manager")
+        wait_for(lambda: sim.active, 20.0, "the sim active")
+        shutdown = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_ACTIVE_SHUTDOWN))
+        assert h.call(client.create_client(ChangeState, "servo_sim/change_state"), shutdown, timeout=15.0).success
+        with h._busy:
+            sim.sim.theta = sim.sim.theta + 0.3  # it lies elsewhere now
+            before = sim.sim.theta.copy()
+        for name, typ, req in (
+            ("servo/reset", Trigger, Trigger.Request()),
+            ("servo/reboot", Trigger, Trigger.Request()),
+            ("servo/torque_enable", SetBool, SetBool.Request(data=False)),
+        ):
+            r = h.call(client.create_client(typ, name), req)
+            assert not r.success and "finalized" in r.message, (name, r.message)
+        np.testing.assert_array_equal(sim.sim.theta, before)
+        r = h.call(client.create_client(SetBool, "hw/torque_enable"), SetBool.Request(data=False))
+        assert not r.success and "port is closed" in r.message, r.message

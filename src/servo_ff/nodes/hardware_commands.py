@@ -20,6 +20,8 @@ class HardwareCommands:
         return self.torque_wanted
 
     def hw_torque(self, enable: bool) -> tuple[bool, str]:
+        if not self.configured:  # no port: no reconnection comes either (before: "applied after reconnection")
+            return False, f"the node is {self.state_label}: the port is closed, nothing written"
         before, self.torque_wanted = self.torque_wanted, bool(enable)
         if not self.connected:
             return (

@@ -182,8 +182,14 @@ class ServoCommands:
                 f"P gains on {source} rejected: {reason}; keeping {self.kp.tolist()}",
             )
 
+    def _shut_down(self) -> str:
+        """Why a service has nothing to act on ('' while it has): a finalized node (lifecycle shutdown) is done."""
+        return "the node is finalized (lifecycle shutdown): nothing done" if self.state_label == "finalized" else ""
+
     def _on_torque_enable(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
-        if request.data and not self.active:
+        if self._shut_down():
+            response.success, response.message = False, self._shut_down()
+        elif request.data and not self.active:
             response.success = False
             response.message = (
                 f"the node is {self.state_label}: torque is enabled by activating it (lifecycle transition activate)"
@@ -210,6 +216,9 @@ class ServoCommands:
         return ok, f"{msg}, holding the present position {self.gate.goal.round(4).tolist()} rad" if ok else msg
 
     def _on_reboot(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        if self._shut_down():
+            response.success, response.message = False, self._shut_down()
+            return response
         response.success, response.message = self.hw_reboot()
         if response.success:  # hold where the servos stand (torque off), within the limits, said if clipped
             self._hold_present()

@@ -150,6 +150,9 @@ class SimNode(SimClock, ServoInterfaceNode):
 
     # ------------------------------------------------------------------ hooks
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        if self._shut_down():  # (before: reset moved the joints of a shut-down sim back to initial_position)
+            response.success, response.message = False, self._shut_down()
+            return response
         response.success, response.message = self.backend.reset(self.stepper_error)
         if not response.success:
             return response
