@@ -173,7 +173,7 @@ def test_gain_setter_warns_once_warn_after_seconds_on_its_clock(ros):
     h, sim, ff, client, states, desired = ros
     setter_class = type(ff.gains)  # ServoGainSetter
     now = [100.0]
-    g = setter_class(h.make_node("gain_clock_client"), "absent_servo", poll_period=3600.0, clock=lambda: now[0])
+    g = setter_class(h.make_node("gain_clock_client"), "absent_servo", JOINTS, poll_period=3600.0, clock=lambda: now[0])
     g.set([5.0])
     now[0] = 102.9
     g.poll()
@@ -737,3 +737,64 @@ def test_kp_is_one_per_goal_joint_when_the_goals_are_a_subset_of_the_urdf():
         assert ff.kp.tolist() == [5.0, 7.0]
         r = ff.set_parameters([Parameter("kp", value=[4.0] * 6)])[0]
         assert not r.successful and "kp" in r.reason and "6" in r.reason, r.reason
+
+
+def test_servo_gains_land_on_their_named_joints_whatever_the_order_of_the_two_nodes():
+    """The servo node lists the pendulums the other way round from the feed-forward node: each feed-forward gain is
+    set on the servo joint of its name. Before, the feed-forward list was set as it was: [10, 20], pendulum_1's
+    gain on pendulum_2 and the other way round."""
+    with RosHarness(salt=26) as h:
+        sim = sim_node(h, joints=["pendulum_2", "pendulum_1"], rate_hz=50.0)
+        ff = _pendulum_ff(h, kp=[10.0, 20.0])  # joints [pendulum_1, pendulum_2]
+        wait_for(lambda: ff.gains.sets, 30.0, "the servo node's answer")
+        assert list(sim.get_parameter("kp").value) == [20.0, 10.0]
+        np.testing.assert_allclose(sim.sim.kp, [20.0, 10.0])  # the gain in force, servo order
+        assert ff.set_parameters([Parameter("kp", value=[11.0, 21.0])])[0].successful  # a change: by name too
+        wait_for(lambda: list(sim.get_parameter("kp").value) == [21.0, 11.0], 30.0, "the new gain, by name")
+
+
+def test_a_feedforward_node_driving_a_subset_sets_only_its_joints_gains():
+    """The feed-forward node drives pendulum_1 of the servo node's two: its one value is set on pendulum_1 only,
+    pendulum_2 keeps its 30. Before, the one value was set as the servo node's kp: both joints 10."""
+    with RosHarness(salt=27) as h:
+        sim = sim_node(h, joints=JOINTS, rate_hz=50.0, kp=[30.0, 30.0])
+        ff = _pendulum_ff(h, joints=["pendulum_1"], kp=[10.0])
+        wait_for(lambda: ff.gains.sets, 30.0, "the servo node's answer")
+        assert list(sim.get_parameter("kp").value) == [10.0, 30.0]
+        np.testing.assert_allclose(sim.sim.kp, [10.0, 30.0])
+        assert sim.set_parameters([Parameter("kp", value=[30.0, 40.0])])[0].successful  # set on the servo node
+        assert ff.set_parameters([Parameter("kp", value=[12.0])])[0].successful
+        kept = [12.0, 40.0]  # pendulum_2's present gain kept
+        wait_for(lambda: list(sim.get_parameter("kp").value) == kept, 30.0, "the new gain on pendulum_1 only")
+
+
+def test_a_feedforward_joint_the_servo_node_lacks_is_one_warning_and_the_others_are_set(capfd):
+    """The servo node has pendulum_2 only: the feed-forward node's pendulum_2 gain is set, and pendulum_1 is one
+    warning naming it and the servo node (not again for a new gain). Before, [10, 20] went to a servo node of one
+    joint: refused, no gain set."""
+    with RosHarness(salt=28) as h:
+        sim = sim_node(h, joints=["pendulum_2"], rate_hz=50.0, kp=[30.0])
+        ff = _pendulum_ff(h, kp=[10.0, 20.0])
+        wait_for(lambda: ff.gains.sets, 30.0, "the servo node's answer")
+        assert list(sim.get_parameter("kp").value) == [20.0]
+        assert ff.set_parameters([Parameter("kp", value=[11.0, 21.0])])[0].successful
+        wait_for(lambda: ff.gains.sets >= 2, 30.0, "the servo node's answer to the new gain")
+        assert list(sim.get_parameter("kp").value) == [21.0]
+        err = capfd.readouterr().err
+        lacking = [ln for ln in err.splitlines() if "has no joint" in ln]
+        assert len(lacking) == 1, lacking
+        assert "pendulum_1" in lacking[0] and f"{h.ns}/servo_sim" in lacking[0], lacking
+        assert "it has no pendulum_1" in ff.gains.state
+
+
+def test_merged_kp_matches_by_name_and_takes_one_value_for_a_servo_node_naming_no_joints():
+    """The list set on the servo node: its gains with the client's replaced by name; a servo node naming no joints
+    (a MuJoCo sim's ``joints: ['']``, the OP3 mission's) takes one client value for all (as before the names were
+    matched: the mission's gain), and refuses per-joint values it cannot match."""
+    from servo_ff.ros.servo_gain import merged_kp
+
+    assert merged_kp(["b", "a", "c"], [5.0, 6.0, 7.0], {"a": 1.0, "x": 2.0}) == ([5.0, 1.0, 7.0], ["x"])
+    assert merged_kp(["a", "b"], [5.0], {"a": 5.0}) == ([5.0], [])  # single stays single while all equal
+    assert merged_kp([], [32.0], {"a": 8.0, "b": 8.0}) == ([8.0], [])
+    with pytest.raises(ValueError, match="names no joints"):
+        merged_kp([], [32.0], {"a": 8.0, "b": 9.0})

@@ -9,8 +9,8 @@ trajectory that ends the idle ticks once at once, or on the next ``/joint_states
 dynamics rooted at the support foot, or fixed base, → goal positions, URDF limits) and publishes the goals on
 ``servo/commands`` (``joints`` order), or with ``stamped_goals`` on ``servo/joint_command`` (by name, ``header.stamp``
 = the ``/joint_states`` it answers: a lockstep sim matches each goal to its state, :mod:`servo_ff.ros.sim_clock`).
-It sets the servo node's ``kp`` (``servo_node``) to its own at start, when ``kp`` changes and when the servo node
-(re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
+It sets its goal joints' ``kp`` on the servo node (``servo_node``), by joint name, at start, when ``kp`` changes and
+when the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points, followed
 as by JointTrajectoryController, :mod:`servo_ff.ros.desired_trajectory`: times from ``header.stamp``, or reception
@@ -138,7 +138,7 @@ class FeedForwardNode(Node):
         self.supply_age = InputAge(TOPIC_SUPPLY, "voltage", "voltages", "supply_timeout", held, log.info, log.warning)
         self.support = SupportInput(TOPIC_SUPPORT, self.ctrl.mode == "floating", log.info, log.warning)
         self.create_subscription(Float64, TOPIC_SUPPORT, self._on_support, 10)
-        self.gains = ServoGainSetter(self, b["servo_node"])
+        self.gains = ServoGainSetter(self, b["servo_node"], joints)
         self.publish_gains()
         forward_core_logs(self, ("servo_ff.dynamics.feedforward",))  # the core's Python logging reaches /rosout
         self.out = GoalOutput(self, joints, b["stamped_goals"])  # a servo with a hardware error gets no goal
@@ -350,9 +350,9 @@ class FeedForwardNode(Node):
 
     # ------------------------------------------------------------------ outputs
     def publish_gains(self) -> None:
-        """The servo node's ``kp`` set to this node's, as given (one value: every joint), through its parameter
-        service."""
-        self.gains.set([float(k) for k in self.table["kp"]])
+        """The servo node's ``kp`` of this node's goal joints set to this node's, by joint name (one value: every
+        goal joint), through its parameter services."""
+        self.gains.set(self.kp.tolist())
 
     def _publish_diagnostics(self) -> None:
         clamps = self.ctrl.clamp_report()

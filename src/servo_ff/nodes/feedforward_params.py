@@ -51,7 +51,8 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
         ParamSpec(  # per goal joint, not per URDF joint (the node checks the count: before, both were refused)
             "kp",
             [8.0],
-            "P gain set on servo_node's kp (one per goal joint, in `joints` order, or one for all)",
+            "P gain of the goal joints, set by joint name on servo_node's kp (one per goal joint, in `joints` "
+            "order, or one for all of them; the servo node's other joints keep theirs)",
             KP_UNIT,
             lo=1e-6,
             hi=KP_MAX,
