@@ -521,3 +521,67 @@ def test_the_walker_repeats_from_where_its_last_play_ended():
         later = firsts[len(firsts) // 2 :]  # from the second play on: never back at the first play's start pose
         assert not any(np.allclose(q, [0.0, 0.0], atol=1e-6) for q in later), later
         np.testing.assert_allclose(walker.pattern.q[0], [1.0, 0.5])  # the replay's approach starts at the last pose
+
+
+def test_a_pose_read_before_a_jump_back_is_read_again_before_the_first_goal():
+    """The feed-forward node took its pose at 1000 s, then the clock jumped back to 3 s (a restarted simulation):
+    the pose's age in the new time is negative, which read as fresh — the first goal went out at once from the old
+    pose. It is read again first."""
+    pytest.importorskip("pinocchio")
+    from builtin_interfaces.msg import Duration
+    from std_msgs.msg import Float64MultiArray
+
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+
+    with RosHarness(salt=99) as h:
+        params = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": ["pendulum_1", "pendulum_2"],
+                  "kp": [8.0], "enabled": False, "use_sim_time": True}  # fmt: skip
+        ff = h.add(
+            FeedForwardNode(
+                "servo_feedforward",
+                **h.node_kwargs(),
+                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+            )
+        )
+        client, rosout, clock = jump_client(h)
+        goals: list[list[float]] = []
+        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
+        states = client.create_publisher(JointState, "joint_states", 10)
+        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        wait_for(lambda: states.get_subscription_count() and desired.get_subscription_count(), 30.0, "discovery")
+        set_clock(clock, ff, 1000.0)
+        old = JointState(name=["pendulum_1", "pendulum_2"], position=[0.1, 0.2])
+        wait_for(lambda: states.publish(old) or ff._js_sub is None, 30.0, "the pose taken")
+        set_clock(clock, ff, 3.0)
+        # (the node's jump callback ran with the /clock message that set its clock)
+        point = JointTrajectoryPoint(positions=[1.0, -1.0], time_from_start=Duration(sec=2))
+        desired.publish(JointTrajectory(joint_names=["pendulum_1", "pendulum_2"], points=[point]))
+        wait_for(lambda: ff._on_fresh_pose is not None, 30.0, "the trajectory waiting for a fresh pose")
+        assert not goals
+        moved = JointState(name=["pendulum_1", "pendulum_2"], position=[0.6, -0.4])
+        wait_for(lambda: states.publish(moved) or goals, 30.0, "the first goal")
+        assert abs(goals[0][0] - 0.6) < 0.05 and abs(goals[0][1] + 0.4) < 0.05, goals[0]
+
+
+def test_a_hardware_node_on_sim_time_near_zero_stamps_its_states(tmp_path):
+    """A hardware node under ``use_sim_time`` at 500 Hz whose /clock starts near 0 (a simulator's first
+    milliseconds): the state's stamp, the read's time on that clock, never goes negative (before: the wall-time
+    lag of the read — with the first tick's health read, longer than the 2 ms period — was subtracted from the
+    sim time, rclpy's Time refused the negative value and the tick failed)."""
+    from hardware_rig import Rig
+
+    from servo_ff.bus.virtual_bus import ServoLoad
+
+    rig = Rig(tmp_path, 96, ServoLoad.pendulum(0.25, 0.1))
+    try:
+        hw = rig.node("servo_hw", use_sim_time=True, rate_hz=500.0)
+        client, rosout, clock = jump_client(rig.h)
+        wait_for(lambda: clock.get_subscription_count() and hw.active, 30.0, "discovery, the node active")
+        n = len(rig.states)
+        for k in range(1, 21):  # 1 ms steps from 0
+            set_clock(clock, hw, 1e-3 * k)
+        wait_for(lambda: len(rig.states) > n, 30.0, "states on the young clock")
+        stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in rig.states[n:]]
+        assert all(0 <= s <= 20_000_000 for s in stamps), stamps  # within the clock's 20 ms, none negative
+    finally:
+        rig.close()

@@ -557,7 +557,13 @@ def test_a_pose_older_than_pose_max_age_is_read_again_before_the_first_goal():
         desired.publish(far)
         wait_for(lambda: ff._js_sub is not None, 20.0, "/joint_states listened to again")
         assert not goals and ff.traj is None  # no goal from the old pose
-        wait_for(lambda: js.publish(moved) or goals, 20.0, "the first goal, from the pose read again")
+        # another servo node's message with pendulum_1 only, then one naming no goal joint: pendulum_2 is not read
+        # again yet, no goal (before this was checked: [0.6, 0.2], the old 0.2 for a joint standing at -0.4)
+        one = JointState(name=["pendulum_1"], position=[0.6])
+        wait_for(lambda: js.publish(one) or ff.q_des[ff.index["pendulum_1"]] == 0.6, 20.0, "pendulum_1 read again")
+        js.publish(JointState(name=["gripper"], position=[0.0]))  # taken before the next (one publisher, in order)
+        two = JointState(name=["pendulum_2"], position=[-0.4])
+        wait_for(lambda: js.publish(two) or goals, 20.0, "the first goal, from the pose read again")
         assert abs(goals[0][0] - 0.6) < 0.05 and abs(goals[0][1] + 0.4) < 0.05, goals[0]
         assert ff.traj is not None and ff.ticks >= 1
 

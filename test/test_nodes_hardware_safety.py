@@ -151,7 +151,7 @@ def test_after_cleanup_the_diagnostics_carry_no_old_reading_as_fresh(rig, manage
     wait_for(lambda: len(rig.diags) > n + 1, 20.0, "diagnostics after cleanup")
     v = values()
     assert v["stale"] == "true" and v["voltage_V"] == "nan" and v["temperature_C"] == "nan", v
-    assert v["hardware_error_text"] == "unread", v
+    assert v["hardware_error_text"] == "unread" and v["time_to_limit_s"] == "inf", v
 
 
 def test_inactive_reads_and_publishes_at_ok_and_refuses_goals(rig, managed):

@@ -203,9 +203,8 @@ def test_two_different_configure_failures_are_two_lines(tmp_path):
 
     with RosHarness(salt=82) as h:
         port = tmp_path / "no_such_tty"
-        node = h.add(
-            HardwareNode("servo_hw", **h.node_kwargs(), parameter_overrides=node_params(port, autostart=False))
-        )
+        params = node_params(port, autostart=False, warn_throttle=600.0)  # (one kind of failure: one line)
+        node = h.add(HardwareNode("servo_hw", **h.node_kwargs(), parameter_overrides=params))
         client = h.make_node("lifecycle_manager")
         logs: list = []
         client.create_subscription(

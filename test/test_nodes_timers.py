@@ -1,8 +1,8 @@
-"""The servo nodes' own timers over DDS: ``/diagnostics`` and ``servo_supply`` come on the wall (steady) clock, also
-while a sim owning ``/clock`` is inactive (its time stopped); ``diagnostics_period``, ``supply_period`` and
-``lockstep_timeout`` changed at run time take effect; ``use_sim_time`` set at run time without a ``/clock`` is said
-(one warning), and a sim owning the clock refuses a change of it. Rates are compared as ratios over windows polled
-on the wall clock (never an exact count of timer firings)."""
+"""The servo nodes' own timers over DDS: ``/diagnostics`` comes on the wall (steady) clock, also while a sim owning
+``/clock`` is inactive (its time stopped), ``servo_supply`` on the node clock; ``diagnostics_period``,
+``supply_period`` and ``lockstep_timeout`` changed at run time take effect; ``use_sim_time`` set at run time without
+a ``/clock`` is said (one warning), and a sim owning the clock refuses a change of it. Rates are compared as ratios
+over windows polled on the wall clock (never an exact count of timer firings)."""
 
 from __future__ import annotations
 
@@ -46,10 +46,12 @@ def counted(lists: list[list], window: float) -> list[int]:
     return [len(x) - n for x, n in zip(lists, before)]
 
 
-def test_an_inactive_sim_owning_the_clock_keeps_its_diagnostics_and_supply_on_wall_time():
-    """publish_clock: deactivate stops the simulated time; /diagnostics (period 0.2 s) and servo_supply kept coming
-    on wall time (before: their timers ran on that stopped time, the last diagnostics said 'active' for ever),
-    saying 'inactive', stamped with the node clock (the stopped sim time)."""
+def test_an_inactive_sim_owning_the_clock_keeps_its_diagnostics_on_wall_time():
+    """publish_clock: deactivate stops the simulated time; /diagnostics (period 0.2 s) keep coming on wall time
+    (before: its timer ran on that stopped time, the last diagnostics said 'active' for ever), saying 'inactive',
+    stamped with the node clock (the stopped sim time). servo_supply stays on the node clock: none while that time
+    stands still (a reader on sim time sees no time pass), one per supply_period of sim time at any real-time
+    factor."""
     with RosHarness(salt=36) as h:
         sim = sim_node(h, **PENDULUM_SIM, publish_clock=True, diagnostics_period=0.2)
         c, diags, supply = outputs_of(h, sim)
@@ -63,8 +65,9 @@ def test_an_inactive_sim_owning_the_clock_keeps_its_diagnostics_and_supply_on_wa
         def inactive() -> list[DiagnosticArray]:
             return [m for m in diags if lifecycle_state(m) == "inactive"]
 
-        wait_for(lambda: len(inactive()) >= 3 and len(supply) >= n_supply + 3, 15.0, "outputs while inactive")
+        wait_for(lambda: len(inactive()) >= 3, 15.0, "diagnostics while inactive")
         assert sim.sim_time_ns == stopped  # the simulated time did stop: these came on the wall clock
+        assert len(supply) <= n_supply + 1  # (one may have been in flight)
         stamp = inactive()[-1].header.stamp
         assert stamp.sec * 1_000_000_000 + stamp.nanosec == stopped  # stamped with the node clock
 

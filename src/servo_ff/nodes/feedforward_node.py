@@ -118,11 +118,11 @@ class FeedForwardNode(Node):
         self.q_des, self.dq_des, self.ddq_des = np.zeros(len(rj)), np.zeros(len(rj)), np.zeros(len(rj))
         self.q_des[self.out_cols] = np.nan  # a goal joint's desired: its reading, then the trajectory's
         self._read_at = np.full(len(rj), -np.inf)  # [s] when each joint's reading was taken (before the first goal)
-        self._on_fresh_pose: JointTrajectory | bytes | None = None  # the trajectory waiting for a fresh pose
+        # the trajectory waiting for a fresh pose: every goal joint read at or after _fresh_since [s]
+        self._on_fresh_pose: JointTrajectory | bytes | None = None
         self.traj: DesiredTrajectory | None = None
         self.u_bat: float | None = None
-        self.rejected = 0
-        self.ticks = 0
+        self.rejected = self.ticks = 0
         self.last_error = ""
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self._js_sub = None
@@ -232,6 +232,7 @@ class FeedForwardNode(Node):
         waiting = self.traj is not None or self._on_fresh_pose is not None
         dropped = ["the desired trajectory (no goal until the next one)"] if waiting else []
         self.traj = self._on_fresh_pose = None  # the next /joint_states stops the ticks (_on_joint_states)
+        self._read_at[:] = -np.inf  # read in the old time: no age in the new one (a pose is read again)
         dropped += reset_ages(self.imu_input.age, self.supply_age)
         dropped += [f"the held {TOPIC_SUPPORT} (0.5 assumed)"] if self.support.reset() else []
         self.ctrl.forget_inputs()  # upright, u_nominal: what the diagnostics then say ("none yet …")
@@ -239,9 +240,11 @@ class FeedForwardNode(Node):
 
     def _on_trajectory(self, msg: JointTrajectory | bytes) -> None:
         idle = self.traj is None and self._js_sub is None  # the pose taken, waiting for a trajectory
-        age = self._now() - self._read_at[self.out_cols].min()
-        if self._on_fresh_pose is not None or (idle and self.ticks == 0 and age > self.table["pose_max_age"]):
-            self._on_fresh_pose = msg  # the joints may have moved since: followed from the next /joint_states
+        now, waiting = self._now(), self._on_fresh_pose is not None
+        age = now - self._read_at[self.out_cols].min()  # (negative: read in another time base: as old)
+        if waiting or (idle and self.ticks == 0 and not 0.0 <= age <= self.table["pose_max_age"]):
+            self._fresh_since = self._fresh_since if waiting else now  # (set here before any use)
+            self._on_fresh_pose = msg  # the joints may have moved since: followed once all are read again
             self._listen_joint_states(True)
             return
         self._follow(msg, at_once=idle)
@@ -311,8 +314,8 @@ class FeedForwardNode(Node):
                 if n in self.index and math.isfinite(p):
                     self.q_des[self.index[n]], self._read_at[self.index[n]] = p, now
         self._answering = (sec, nanosec)
-        if self.traj is None and self._on_fresh_pose is not None and all_finite(self.q_des[self.out_cols]):
-            msg, self._on_fresh_pose = self._on_fresh_pose, None
+        if self._on_fresh_pose is not None and (self._read_at[self.out_cols] >= self._fresh_since).all():
+            msg, self._on_fresh_pose = self._on_fresh_pose, None  # every goal joint read since it came
             self._follow(msg, at_once=True)  # from the pose just read, answering this state
         elif self.traj is not None:
             self._tick()

@@ -263,6 +263,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.torque_wanted = False
         self.disconnect_reason = "port closed (lifecycle cleanup)"
         self.temperature[:], self.voltage[:], self.voltage_at[:], self.hw_error[:] = np.nan, np.nan, np.nan, -1
+        self.temperature_trend = TemperatureTrend(len(self.ids), self.table["thermal_time_constant"])  # no old trend
 
     def destroy_node(self) -> None:
         self.apply_exit_policy()

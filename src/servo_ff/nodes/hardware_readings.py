@@ -44,7 +44,7 @@ class HardwareReadings:
         self.valid = np.zeros(n, dtype=bool)  # a valid reply in the last read
         self.seen = np.zeros(n, dtype=bool)  # a valid reply since configure
         self.last_reply = np.full(n, -np.inf)
-        self._read_at = time.monotonic()  # [s, monotonic] when the last state read ended
+        self._read_ns = 0  # [ns, node clock] when the last state read ended
         self._next_join = 0.0
         self._join_turn = 0
 
@@ -76,7 +76,9 @@ class HardwareReadings:
         self.valid[kk] = True
         self.pos[kk], self.vel[kk], self.eff[kk] = state.position[ok], state.velocity[ok], state.effort[ok]
         self.last_reply[kk] = state.stamp if state.stamps is None else state.stamps[ok]  # when each reply arrived
-        self._read_at = state.stamp  # the time /joint_states carries (not the goal write and health read after)
+        # the time /joint_states carries, on the node clock (not the goal write and health read after the read)
+        lag_ns = int((time.monotonic() - state.stamp) * 1e9)  # µs: the read returned just now
+        self._read_ns = max(0, self.get_clock().now().nanoseconds - lag_ns)  # (sim time near 0: never negative)
         new = kk[~self.seen[kk]]
         if new.size:
             self.seen[new] = True
@@ -160,8 +162,7 @@ class HardwareReadings:
 
     def hw_stamp(self):
         """The time of the last state read on the node's clock (the goal write and health read after it excluded)."""
-        lag = time.monotonic() - self._read_at
-        return Time(nanoseconds=self.get_clock().now().nanoseconds - int(lag * 1e9)).to_msg()
+        return Time(nanoseconds=self._read_ns).to_msg()
 
     def hw_states_refusal(self) -> str:
         lost = f"the bus {self.table['port']} is lost ({self.disconnect_reason}); reconnecting"

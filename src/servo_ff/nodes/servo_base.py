@@ -6,9 +6,10 @@ Publishes ``joint_states`` (rad, rad/s, N·m; every configured joint in every me
 semantics, :mod:`servo_ff.interpolation`) or JointState (``<prefix>/joint_command``, by name), P gains as a
 per-joint parameter ``kp`` or live on ``<prefix>/p_gains`` (reflected in ``kp``); services
 ``<prefix>/torque_enable`` (SetBool) and ``<prefix>/reboot`` (Trigger). ``prefix`` (default ``servo``) is a
-parameter, so two servo nodes run side by side in one namespace. ``servo_supply`` and ``/diagnostics`` come every
-``supply_period`` / ``diagnostics_period`` of wall time (a steady clock: also while a sim owning ``/clock`` has
-stopped its time; a change at run time takes effect at once), stamped with the node clock.
+parameter, so two servo nodes run side by side in one namespace. ``/diagnostics`` come every ``diagnostics_period``
+of wall time (a steady clock: also while a sim owning ``/clock`` has stopped its time), ``servo_supply`` every
+``supply_period`` of the node clock (sim time: one per period of the readers' time); a change at run time takes
+effect at once. Both are stamped with the node clock.
 
 Lifecycle (``rclpy.lifecycle``): configure = connect (hardware: open the port, scan, set up; torque stays off),
 activate = hold the present position, torque on, start the control loop; deactivate = hold, torque off, stop
@@ -186,8 +187,9 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         self.create_subscription(Float64MultiArray, nm["p_gains"], self._on_p_gains, 10)
         self.create_service(SetBool, nm["torque_enable"], self._on_torque_enable)
         self.create_service(Trigger, nm["reboot"], self._on_reboot)
-        # on the steady clock: they keep coming while a sim owning /clock has stopped its time (inactive, refused
-        # state); the stamps stay on the node clock
+        # diagnostics on the steady clock: they keep coming while a sim owning /clock has stopped its time (inactive,
+        # refused state); the supply on the node clock: a reader on sim time gets one every supply_period of its
+        # time, whatever the real-time factor (on wall time, at rtf 10, 1 s of sim time between two)
         self._supply_timer = self._diag_timer = None
         self._periodic("supply_period", quiet=True)
         self._periodic("diagnostics_period", quiet=True)
@@ -236,16 +238,18 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
             self._periodic(name)
 
     def _periodic(self, name: str, quiet: bool = False) -> None:
-        """(Re)create the /diagnostics or servo_supply timer with the period ``name`` gives (steady clock)."""
-        attr, callback = {
-            "diagnostics_period": ("_diag_timer", self._publish_diagnostics),
-            "supply_period": ("_supply_timer", self._publish_supply),
+        """(Re)create the /diagnostics timer (steady clock) or the servo_supply timer (node clock) with the period
+        ``name`` gives."""
+        attr, callback, clock = {
+            "diagnostics_period": ("_diag_timer", self._publish_diagnostics, self._steady),
+            "supply_period": ("_supply_timer", self._publish_supply, None),
         }[name]
         if getattr(self, attr) is not None:
             self.destroy_timer(getattr(self, attr))
-        setattr(self, attr, self.create_timer(self.table[name], callback, clock=self._steady))
+        setattr(self, attr, self.create_timer(self.table[name], callback, clock=clock))
         if not quiet:
-            self.get_logger().info(f"{name}: {self.table[name]:g} s of wall time from now on")
+            time_base = "wall time" if clock is self._steady else "the node clock"
+            self.get_logger().info(f"{name}: {self.table[name]:g} s of {time_base} from now on")
 
     def hw_fresh(self) -> np.ndarray:
         """Per joint: the present reading is this cycle's (hardware overrides it; a sim's always is)."""

@@ -81,7 +81,7 @@ def servo_interface_specs(
         ParamSpec(
             "supply_period",
             0.1,
-            "period of /servo_supply in wall time (steady clock); a change applies at once",
+            "period of /servo_supply on the node clock (sim time under use_sim_time); a change applies at once",
             "s",
             lo=0.001,
             hi=60.0,

@@ -40,7 +40,9 @@ def state_publisher_specs() -> list[ParamSpec]:
     return [
         ParamSpec("robot_description", "", "URDF XML (takes precedence over urdf_path)", read_only=True),
         ParamSpec("urdf_path", "", "URDF file of the robot (relative: to the package share dir)", read_only=True),
-        ParamSpec("publish_frequency", 50.0, "largest rate of /tf messages", "Hz", lo=0.1, hi=10000.0),
+        ParamSpec(
+            "publish_frequency", 50.0, "largest /tf rate of each joint (two sources: each at it)", "Hz", lo=0.1, hi=1e4
+        ),
         ParamSpec("frame_prefix", "", "prefix of every frame name (the link names)", read_only=True),
         ParamSpec("joints", [""], "moving joints put on /tf (empty: every one of the URDF)", read_only=True),
         ParamSpec("warn_throttle", 1.0, "minimum time between two warnings of one kind", "s", lo=0.0, hi=3600.0),
