@@ -556,7 +556,7 @@ def test_a_pose_read_before_a_jump_back_is_read_again_before_the_first_goal():
         # (the node's jump callback ran with the /clock message that set its clock)
         point = JointTrajectoryPoint(positions=[1.0, -1.0], time_from_start=Duration(sec=2))
         desired.publish(JointTrajectory(joint_names=["pendulum_1", "pendulum_2"], points=[point]))
-        wait_for(lambda: ff._on_fresh_pose is not None, 30.0, "the trajectory waiting for a fresh pose")
+        wait_for(lambda: ff.pose.waiting is not None, 30.0, "the trajectory waiting for a fresh pose")
         assert not goals
         moved = JointState(name=["pendulum_1", "pendulum_2"], position=[0.6, -0.4])
         wait_for(lambda: states.publish(moved) or goals, 30.0, "the first goal")
@@ -585,3 +585,41 @@ def test_a_hardware_node_on_sim_time_near_zero_stamps_its_states(tmp_path):
         assert all(0 <= s <= 20_000_000 for s in stamps), stamps  # within the clock's 20 ms, none negative
     finally:
         rig.close()
+
+
+def test_after_goals_a_jump_back_reads_the_pose_again_before_the_next_first_goal():
+    """Goals went out (the joints held at [0.8, 0.9]); the clock jumps back (a restarted simulation, its joints at
+    rest at [0, 0]): the next trajectory starts from the pose read in the new time (before: from the last desired
+    [0.8, 0.9], a snap back to where the old run was)."""
+    pytest.importorskip("pinocchio")
+    from builtin_interfaces.msg import Duration
+    from std_msgs.msg import Float64MultiArray
+
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+
+    joints = ["pendulum_1", "pendulum_2"]
+    with RosHarness(salt=100) as h:
+        params = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": joints, "kp": [8.0],
+                  "enabled": False, "use_sim_time": True}  # fmt: skip
+        overrides = [Parameter(k, value=v) for k, v in params.items()]
+        ff = h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=overrides))
+        client, rosout, clock = jump_client(h)
+        goals: list[list[float]] = []
+        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
+        states = client.create_publisher(JointState, "joint_states", 10)
+        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        wait_for(lambda: states.get_subscription_count() and desired.get_subscription_count(), 30.0, "discovery")
+        set_clock(clock, ff, 1000.0)
+        held = JointState(name=joints, position=[0.8, 0.9])
+        wait_for(lambda: states.publish(held) or ff._js_sub is None, 30.0, "the pose taken")
+        hold = JointTrajectoryPoint(positions=[0.8, 0.9], velocities=[0.0, 0.0], time_from_start=Duration())
+        desired.publish(JointTrajectory(joint_names=joints, points=[hold]))
+        wait_for(lambda: states.publish(held) or len(goals) > 2, 30.0, "goals holding [0.8, 0.9]")
+        set_clock(clock, ff, 3.0)  # (the node's jump callback ran with the /clock message that set its clock)
+        rest = JointState(name=joints, position=[0.0, 0.0])  # (a held state still in flight is read over by these)
+        wait_for(lambda: states.publish(rest) or (ff.q_des[ff.out_cols] == 0.0).all(), 30.0, "the pose read again")
+        n = len(goals)
+        point = JointTrajectoryPoint(positions=[1.0, -1.0], time_from_start=Duration(sec=2))
+        desired.publish(JointTrajectory(joint_names=joints, points=[point]))
+        wait_for(lambda: states.publish(rest) or len(goals) > n, 30.0, "the first goal in the new time")
+        assert abs(goals[n][0]) < 0.05 and abs(goals[n][1]) < 0.05, goals[n]

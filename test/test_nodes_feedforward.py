@@ -804,3 +804,32 @@ def test_merged_kp_matches_by_name_and_takes_one_value_for_a_servo_node_naming_n
     assert merged_kp([], [32.0], {"a": 8.0, "b": 8.0}) == ([8.0], [])
     with pytest.raises(ValueError, match="names no joints"):
         merged_kp([], [32.0], {"a": 8.0, "b": 9.0})
+
+
+def test_a_trajectory_before_any_pose_waits_and_a_refused_one_does_not_replace_it():
+    """A trajectory (its only point 2 s ahead) that arrives before any /joint_states waits for the pose (before:
+    refused, 'not read on /joint_states yet', and lost); a NaN trajectory arriving meanwhile is refused and leaves
+    it waiting (before this was checked it replaced it: no goal ever)."""
+    from std_msgs.msg import Float64MultiArray
+
+    with RosHarness(salt=78) as h:
+        ff = _pendulum_ff(h, enabled=False)  # goal = desired position
+        client = h.make_node("ff_early_client")
+        goals: list[list[float]] = []
+        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
+        js = client.create_publisher(JointState, "joint_states", 50)
+        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 20.0, "discovery")
+        far = JointTrajectory(joint_names=JOINTS, points=[
+            JointTrajectoryPoint(positions=[1.0, -1.0], time_from_start=Duration(sec=2))])  # fmt: skip
+        desired.publish(far)
+        wait_for(lambda: ff.pose.waiting is not None, 20.0, "the trajectory waiting for the pose")
+        rejected = ff.rejected
+        bad = JointTrajectory(joint_names=JOINTS, points=[
+            JointTrajectoryPoint(positions=[math.nan, 0.0], time_from_start=Duration(sec=1))])  # fmt: skip
+        desired.publish(bad)
+        wait_for(lambda: ff.rejected > rejected, 20.0, "the NaN trajectory refused")
+        state = JointState(name=JOINTS, position=[0.3, -0.2])
+        wait_for(lambda: js.publish(state) or goals, 20.0, "the first goal")
+        assert abs(goals[0][0] - 0.3) < 0.05 and abs(goals[0][1] + 0.2) < 0.05, goals[0]  # from the pose read
+        wait_for(lambda: js.publish(state) or goals[-1][0] > 0.5, 20.0, "on its way to the waiting trajectory's point")

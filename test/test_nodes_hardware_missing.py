@@ -146,7 +146,7 @@ def test_feedforward_holds_while_a_joint_is_not_read_yet():
             positions=[0.3, 0.2], velocities=[0.0, 0.0], accelerations=[0.0, 0.0], time_from_start=Duration()
         )
         desired.publish(JointTrajectory(joint_names=joints, points=[point]))
-        wait_for(lambda: ff.traj is not None, 20.0, "the desired trajectory")
+        wait_for(lambda: ff.pose.waiting is not None, 20.0, "the desired trajectory, waiting for the pose")
         before = ff.rejected
 
         def unread():  # the error kept as seen: the 1 s diagnostics timer clears last_error

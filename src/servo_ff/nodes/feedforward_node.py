@@ -2,10 +2,9 @@
 desired trajectory and the servo interface, a thin layer over
 :class:`servo_ff.dynamics.feedforward.FeedForwardController`.
 
-Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (idle, it takes
-the pose of every goal joint, from several servo nodes' messages too, no goal before, then stops listening; the
-trajectory that ends the idle ticks once at once, or on the next ``/joint_states`` when the pose is older than
-``pose_max_age``: the joints may have moved): samples it now, runs ``FeedForwardController.tick`` (inverse
+Ticks on every ``/joint_states`` message (the servo node's cycle) while it has a desired trajectory (before, the
+pose the first goal starts from: :mod:`servo_ff.ros.start_pose`; idle, it stops listening; the trajectory that ends
+the idle ticks once at once): samples it now, runs ``FeedForwardController.tick`` (inverse
 dynamics rooted at the support foot, or fixed base, → goal positions, URDF limits) and publishes the goals on
 ``servo/commands`` (``joints`` order), or with ``stamped_goals`` on ``servo/joint_command`` (by name, ``header.stamp``
 = the ``/joint_states`` it answers: a lockstep sim matches each goal to its state, :mod:`servo_ff.ros.sim_clock`).
@@ -19,9 +18,8 @@ when 0; one that ended refused), ``/joint_states``, ``imu/data`` (sensor_msgs/Im
 ``support_coefficient`` (std_msgs/Float64, 1 = left foot; 0.5 until the first, said once:
 :mod:`servo_ff.ros.support_input`). Each is held until the next good one; one older than its ``imu_timeout``,
 ``supply_timeout`` or ``support_timeout`` is reported stale (:mod:`servo_ff.ros.input_age`). A jump back of the
-clock drops the desired trajectory and the inputs' ages (:mod:`servo_ff.ros.clock_jump`). Parameters: ``urdf_path``
-or ``robot_description`` (both empty: the ``robot_description`` topic), ``joints``, ``alpha.<joint>`` = [α̂0, α̂1,
-α̂2, α̂3(, α̂4)] per URDF joint (set by ``servo_fit_node``), ``kp``, ``enabled``.
+clock drops the desired trajectory and the inputs' ages and reads the pose again (:mod:`servo_ff.ros.clock_jump`).
+Parameters: :mod:`.feedforward_params` (``alpha.<joint>`` set by ``servo_fit_node``).
 
 Admissible inputs only: numeric parameters from their rows of the core schema (``servo_ff.models.schema``); a
 supply reading below ``min_supply_fraction``·``u_nominal`` is refused and the last good voltage held; a desired
@@ -35,7 +33,7 @@ import math
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64
@@ -51,8 +49,6 @@ from servo_ff.ros.common import (
     TOPIC_SUPPLY,
     ParameterTable,
     Throttle,
-    diag_name,
-    hardware_id,
     per_joint,
     spin_node,
     throttle_key,
@@ -65,13 +61,16 @@ from servo_ff.ros.joint_command_cdr import JointStateReader
 from servo_ff.ros.robot_description import urdf_file, wait_robot_description
 from servo_ff.ros.ros_logging import forward_core_logs
 from servo_ff.ros.servo_gain import ServoGainSetter
+from servo_ff.ros.start_pose import StartPose
 from servo_ff.ros.support_input import SupportInput
 
+from .feedforward_diagnostics import feedforward_status
 from .feedforward_params import boot_specs, feedforward_specs
 
 TOPIC_DESIRED = "feedforward/trajectory"
 TOPIC_IMU = "imu/data"
 TOPIC_SUPPORT = "support_coefficient"
+WAIT_SAID_AFTER = 1.0  # [s] a trajectory waiting longer for a goal joint's reading is said (throttled)
 
 
 def _dynamics():
@@ -117,9 +116,7 @@ class FeedForwardNode(Node):
         self.bounds = self._bounds(self.table.values)
         self.q_des, self.dq_des, self.ddq_des = np.zeros(len(rj)), np.zeros(len(rj)), np.zeros(len(rj))
         self.q_des[self.out_cols] = np.nan  # a goal joint's desired: its reading, then the trajectory's
-        self._read_at = np.full(len(rj), -np.inf)  # [s] when each joint's reading was taken (before the first goal)
-        # the trajectory waiting for a fresh pose: every goal joint read at or after _fresh_since [s]
-        self._on_fresh_pose: JointTrajectory | bytes | None = None
+        self.pose = StartPose(self.index, self.out_cols)  # what the first goal starts from
         self.traj: DesiredTrajectory | None = None
         self.u_bat: float | None = None
         self.rejected = self.ticks = 0
@@ -229,32 +226,36 @@ class FeedForwardNode(Node):
 
     def _drop_old_time(self) -> str:
         """The clock jumped back: the desired trajectory (the old clock's times) and the inputs go (as at start)."""
-        waiting = self.traj is not None or self._on_fresh_pose is not None
+        waiting = self.traj is not None or self.pose.waiting is not None
         dropped = ["the desired trajectory (no goal until the next one)"] if waiting else []
-        self.traj = self._on_fresh_pose = None  # the next /joint_states stops the ticks (_on_joint_states)
-        self._read_at[:] = -np.inf  # read in the old time: no age in the new one (a pose is read again)
+        self.traj = None
+        self.pose.start_over(self.q_des)  # the pose is read again: the next goal starts where the joints are then
+        self._listen_joint_states(True)
         dropped += reset_ages(self.imu_input.age, self.supply_age)
         dropped += [f"the held {TOPIC_SUPPORT} (0.5 assumed)"] if self.support.reset() else []
         self.ctrl.forget_inputs()  # upright, u_nominal: what the diagnostics then say ("none yet …")
         return f"dropped {', '.join(dropped)}" if dropped else ""
 
     def _on_trajectory(self, msg: JointTrajectory | bytes) -> None:
-        idle = self.traj is None and self._js_sub is None  # the pose taken, waiting for a trajectory
-        now, waiting = self._now(), self._on_fresh_pose is not None
-        age = now - self._read_at[self.out_cols].min()  # (negative: read in another time base: as old)
-        if waiting or (idle and self.ticks == 0 and not 0.0 <= age <= self.table["pose_max_age"]):
-            self._fresh_since = self._fresh_since if waiting else now  # (set here before any use)
-            self._on_fresh_pose = msg  # the joints may have moved since: followed once all are read again
-            self._listen_joint_states(True)
+        idle, now = self.traj is None and self._js_sub is None, self._now()  # idle: the pose taken, no trajectory
+        if self.pose.must_wait(now, self.table["pose_max_age"]):  # followed once every goal joint is read again
+            if self._parsed(msg, None, None) is not None:  # checked now: a refused one replaces none waiting
+                self.pose.wait(msg, now)
+                self._listen_joint_states(True)
             return
         self._follow(msg, at_once=idle)
 
-    def _follow(self, msg: JointTrajectory | bytes, at_once: bool) -> None:
-        """``msg`` followed from the state now (or refused, said); ``at_once``: its first goal sent now."""
+    def _parsed(self, msg: JointTrajectory | bytes, current, q_rest) -> DesiredTrajectory | None:
+        """``msg`` checked and read (``parse_trajectory``), or None, refused in a line."""
         try:
-            traj = parse_trajectory(msg, self.index, self._now(), self.bounds, self.traj, self.q_des)
+            return parse_trajectory(msg, self.index, self._now(), self.bounds, current, q_rest)
         except ValueError as e:
             self._warn("trajectory", f"desired trajectory on {TOPIC_DESIRED} rejected: {e}; keeping the previous one")
+            return None
+
+    def _follow(self, msg: JointTrajectory | bytes, at_once: bool) -> None:
+        """``msg`` followed from the state now (or refused, said); ``at_once``: its first goal sent now."""
+        if (traj := self._parsed(msg, self.traj, self.q_des)) is None:
             return
         self.traj = traj  # joints it does not name keep their last desired value
         self._listen_joint_states(True)
@@ -265,8 +266,7 @@ class FeedForwardNode(Node):
         """/joint_states drive the ticks. Without a desired trajectory only the pose matters: the node takes it
         and stops listening until a trajectory arrives, so an idle node costs no CPU per servo cycle (e.g. in
         the identify bring-up, waiting for α beside a simulation running faster than real time)."""
-        if on and self._js_sub is None:
-            # taken serialized: a message in the layout of the previous one is read in place (joint_command_cdr)
+        if on and self._js_sub is None:  # serialized: one in the previous one's layout is read in place
             self._js_sub = self.create_subscription(
                 JointState, TOPIC_JOINT_STATES, self._on_joint_states_cdr, 10, raw=True
             )
@@ -308,19 +308,19 @@ class FeedForwardNode(Node):
             if unread:
                 self._warn("unread", f"{TOPIC_JOINT_STATES}: {', '.join(unread)} not read yet (NaN); holding")
                 return
-        if self.ticks == 0 and len(names) == len(position):  # desired = measured until the first goal
-            now = self._now()
-            for n, p in zip(names, position.tolist()):
-                if n in self.index and math.isfinite(p):
-                    self.q_des[self.index[n]], self._read_at[self.index[n]] = p, now
+        pose, now = self.pose, self._now()
+        if pose.before_first_goal and len(names) == len(position):  # desired = measured until the first goal
+            pose.take(names, position, self.q_des, now)
         self._answering = (sec, nanosec)
-        if self._on_fresh_pose is not None and (self._read_at[self.out_cols] >= self._fresh_since).all():
-            msg, self._on_fresh_pose = self._on_fresh_pose, None  # every goal joint read since it came
-            self._follow(msg, at_once=True)  # from the pose just read, answering this state
+        if pose.ready():  # every goal joint read since the waiting trajectory came: followed from here
+            msg, pose.waiting = pose.waiting, None
+            self._follow(msg, at_once=True)
+        elif pose.waiting is not None and now - pose.since > WAIT_SAID_AFTER:
+            self._warn("unread", f"{pose.unread(self.joints)} not read yet since the trajectory came: no goal")
         elif self.traj is not None:
             self._tick()
         self._answering = (0, 0)  # a tick of its own (a new trajectory) answers no state: unstamped
-        if self.traj is None and self._on_fresh_pose is None:  # the pose taken (every goal joint read): idle
+        if self.traj is None and pose.waiting is None:  # the pose taken (every goal joint read): idle
             self._listen_joint_states(not all_finite(self.q_des[self.out_cols]))
 
     def _tick(self) -> None:
@@ -328,7 +328,7 @@ class FeedForwardNode(Node):
         q, dq, ddq = self.traj.sample(self._now())
         cols = self.traj.columns
         self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq
-        if self.ticks == 0 and not all_finite(unread := self.q_des[self.out_cols]):  # neither read nor desired yet
+        if self.pose.before_first_goal and not all_finite(unread := self.q_des[self.out_cols]):  # nor read nor desired
             return self._warn("unread", f"{np.array(self.joints)[np.isnan(unread)].tolist()} not read yet: no goal")
         try:
             if self.enabled:
@@ -345,7 +345,7 @@ class FeedForwardNode(Node):
         self.imu_input.pending = None  # consumed (the controller holds the last good one)
         self.u_bat = None
         self.out.send(goal[self.out_cols], self._answering)
-        self.ticks += 1
+        self.ticks, self.pose.before_first_goal = self.ticks + 1, False
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         for line in self.faults.update(msg):
@@ -358,34 +358,7 @@ class FeedForwardNode(Node):
         self.gains.set(self.kp.tolist())
 
     def _publish_diagnostics(self) -> None:
-        clamps = self.ctrl.clamp_report()
-        now, t = self._now(), self.table
-        held = {  # diagnostics key: (the input's age, its timeout, the text before its first message)
-            "imu": (self.imu_input.age, t["imu_timeout"], "none yet (upright assumed)"),
-            "supply_age": (self.supply_age, t["supply_timeout"], "none yet (u_nominal assumed)"),
-            "support_age": (self.support.age, t["support_timeout"], self.support.state()),
-        }
-        ages = {k: age.state(now, float(timeout)) or first for k, (age, timeout, first) in held.items()}
-        stale = "; ".join(f"{age.topic} {ages[k]}" for k, (age, _, _) in held.items() if age.stale)
-        level = DiagnosticStatus.WARN if (clamps or self.last_error or stale) else DiagnosticStatus.OK
-        st = DiagnosticStatus(
-            level=level,
-            name=diag_name(self, "feed-forward"),
-            hardware_id=hardware_id(self, "feedforward"),
-            message=self.last_error or stale or ("goals clamped to URDF limits" if clamps else "ok"),
-            values=[
-                KeyValue(key="ticks", value=str(self.ticks)),
-                KeyValue(key="enabled", value=str(self.enabled)),
-                KeyValue(key="rejected_inputs", value=str(self.rejected)),
-                KeyValue(key="supply_V", value=f"{self.ctrl.u_bat:.3f}"),
-                KeyValue(key="servo_kp", value=self.gains.state),
-                KeyValue(key="support", value=self.support.state()),
-                *(KeyValue(key=k, value=v) for k, v in ages.items()),
-                *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items()),
-            ],
-        )
-        self.last_error = ""
-        msg = DiagnosticArray(status=[st])
+        msg = DiagnosticArray(status=[feedforward_status(self)])  # (clears last_error: said once)
         msg.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
 

@@ -75,8 +75,8 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
             "pose_max_age",
             0.1,
             "before the first goal: a pose of the goal joints read longer ago than this when a trajectory arrives is "
-            "read again from the next /joint_states, and the trajectory followed from there (the joints may have "
-            "moved: torque off, pushed); younger (a lockstep sim waiting for that goal), the first goal goes at once",
+            "read again (every goal joint, at or after its arrival) and the trajectory followed from there (the "
+            "joints may have moved: torque off, pushed); younger (a lockstep sim waiting for that goal), at once",
             "s",
             lo=0.0,
             hi=3600.0,
