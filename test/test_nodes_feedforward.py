@@ -784,7 +784,7 @@ def test_a_feedforward_joint_the_servo_node_lacks_is_one_warning_and_the_others_
         wait_for(lambda: ff.gains.sets, 30.0, "the servo node's answer")
         assert list(sim.get_parameter("kp").value) == [20.0]
         assert ff.set_parameters([Parameter("kp", value=[11.0, 21.0])])[0].successful
-        wait_for(lambda: ff.gains.sets >= 2, 30.0, "the servo node's answer to the new gain")
+        wait_for(lambda: ff.gains.sets >= 2 and not ff.gains.pending, 30.0, "the new gain set and read back")
         assert list(sim.get_parameter("kp").value) == [21.0]
         err = capfd.readouterr().err
         lacking = [ln for ln in err.splitlines() if "has no joint" in ln]

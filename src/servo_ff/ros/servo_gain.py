@@ -3,12 +3,24 @@ name, through the servo node's parameter services: it reads the servo node's ``j
 (``<servo_node>/get_parameters``), replaces the gains of its own joints in that per-joint list (one client value
 applies to the client's joints only) and sets the list (``<servo_node>/set_parameters``, rcl_interfaces
 SetParameters). The servo node's other joints keep their gains, and the two nodes may list their joints in any
-order; a client joint the servo node does not have is one warning naming it (the others are set). Once per gain:
-when it is asked to, and again whenever the servo node (re)appears. Nothing is re-published periodically, so a gain
-set on the servo node afterwards stays until the client's own gain changes."""
+order; a client joint the servo node does not have is one warning naming it (the others are set). A servo ``kp``
+that is one double (not an array) is one value for all its joints, and is set as one double.
+
+Parameters have no compare-and-set: a write of the servo's ``kp`` lands between another client's read and write
+(two clients of one servo node) and is undone by the other's write, which carries what it read. So after each
+write the client reads the servo's ``kp`` again, and when one of ITS joints does not hold its gain it merges and
+writes again (at most :data:`MAX_WRITES` writes, then one warning naming the joints). What it cannot see: a gain
+of ANOTHER joint set between its read and its write (a ``<prefix>/p_gains`` message) is undone by its write, and a
+stale write landing after its read-back undoes its gain unseen (that writer's own read-back restores only its
+joints). A call to the servo node that is not answered (the node died with it pending, or hangs) is dropped when
+its services are gone or after ``call_timeout``, and the gain is sent again when they are there.
+
+Once per gain: when it is asked to, and again whenever the servo node (re)appears. Nothing is re-published
+periodically, so a gain set on the servo node afterwards stays until the client's own gain changes."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -21,14 +33,20 @@ from rclpy.parameter import parameter_value_to_python
 
 from servo_ff.ros.parameters import per_joint
 
+MAX_WRITES = 3  # writes of one gain whose joints are overwritten again before the re-read: then one warning
 
-def servo_joints_and_kp(values: Sequence[ParameterValue]) -> tuple[list[str], list[float]]:
-    """The servo node's ``joints`` (empty names left out) and ``kp`` from its GetParameters answer to
-    ``["joints", "kp"]``; ValueError when it has no such parameters."""
+
+def servo_joints_and_kp(values: Sequence[ParameterValue]) -> tuple[list[str], list[float], bool]:
+    """The servo node's ``joints`` (empty names left out), ``kp`` (a list; one double gives one value) and whether
+    ``kp`` is one double, from its GetParameters answer to ``["joints", "kp"]``; ValueError when it has no such
+    parameters."""
     joints, kp = (parameter_value_to_python(v) for v in values) if len(values) == 2 else (None, None)
-    if not isinstance(joints, list) or not isinstance(kp, list):
-        raise ValueError("no joints or kp parameter (string array, double array)")
-    return [j for j in joints if j], [float(k) for k in kp]
+    if not isinstance(joints, list) or joints and not all(isinstance(j, str) for j in joints):
+        raise ValueError("no joints parameter (string array)")
+    scalar = isinstance(kp, float | int) and not isinstance(kp, bool)
+    if not scalar and not isinstance(kp, list):
+        raise ValueError("no kp parameter (double array, or one double)")
+    return [j for j in joints if j], [float(k) for k in ([kp] if scalar else kp)], scalar
 
 
 def merged_kp(
@@ -52,14 +70,27 @@ def merged_kp(
     return full[:1] if single else full, [j for j in gains if j not in where]
 
 
+def not_holding(servo_joints: Sequence[str], servo_kp: Sequence[float], gains: dict[str, float]) -> list[str]:
+    """The joints of ``gains`` (name → gain) the servo node has whose gain in its ``servo_kp`` is another (a servo
+    node naming no joints: its one value for all)."""
+    if not servo_joints:
+        return [j for j, k in gains.items() if list(servo_kp) != [k]]
+    full = per_joint(servo_kp, len(servo_joints), "the servo node's kp").tolist()
+    where = {j: i for i, j in enumerate(servo_joints)}
+    return [j for j, k in gains.items() if j in where and full[where[j]] != k]
+
+
 class ServoGainSetter:
     """Sets the ``kp`` of ``joints`` (the client's joint names) on ``servo_node`` (a node name, relative to the
     client's namespace, or absolute).
 
     Polls the services every ``poll_period`` s of wall time: a gain not set yet goes out as soon as they are there;
-    the servo node gone and back gets it again. A servo node still absent ``warn_after`` s after the gain was asked
-    for, or a refusal, is one warning line (per gain, per disappearance); a joint the servo node does not have is
-    one warning line (per list of such joints)."""
+    the servo node gone and back gets it again. A call not answered is dropped when the services are gone or after
+    ``call_timeout`` s on ``clock`` (default max(2 s, 4 poll periods)), and sent again when they are there. A
+    servo node still absent ``warn_after`` s after the gain was asked for (or after it went away with a call
+    pending), a call not answered in time, a refusal, or joints overwritten by another writer :data:`MAX_WRITES`
+    times are one warning line each (per gain, per disappearance); a joint the servo node does not have is one
+    warning line (per list of such joints)."""
 
     def __init__(
         self,
@@ -69,23 +100,28 @@ class ServoGainSetter:
         poll_period: float = 0.25,
         warn_after: float = 3.0,
         clock: Callable[[], float] = time.monotonic,
+        call_timeout: float | None = None,
     ):
         self.node = node
         self.joints = list(joints)
-        self.clock = clock  # [s] of warn_after (a test injects a fake clock)
+        self.clock = clock  # [s] of warn_after and call_timeout (a test injects a fake clock)
+        self.call_timeout = max(2.0, 4.0 * poll_period) if call_timeout is None else float(call_timeout)
         service = f"{servo_node.rstrip('/')}/set_parameters"
         self.client = node.create_client(SetParameters, service)
         self.reader = node.create_client(GetParameters, f"{servo_node.rstrip('/')}/get_parameters")
         self.service = node.resolve_service_name(service)  # fully qualified, for the log lines
         self.kp: list[float] | None = None  # the gains to set, one per joint (None: none asked for yet)
-        self.pending = False  # asked for and not answered yet
+        self.pending = False  # asked for and not confirmed on the servo node yet
         self.state = "no gain asked for"  # for diagnostics
         self.sets = 0  # successful sets
         self._asked_at = 0.0
-        self._warned = False
+        self._warned = False  # the servo node's absence said (per gain, per disappearance)
+        self._slow_said = False  # a call not answered in time said (per gain, until an answer)
         self._was_ready = False
-        self._in_flight = False
+        self._call: tuple[object, object, float] | None = None  # (client, future, sent at) of the call pending
+        self._writes = 0  # writes of this gain (its joints read back after each)
         self._missing_said: tuple[str, ...] = ()  # the joints the servo node lacks, last said
+        self._lock = threading.RLock()  # set() from any thread; poll and the answers on the executor's
         self.timer = node.create_timer(poll_period, self.poll, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.warn_after = warn_after
 
@@ -94,85 +130,158 @@ class ServoGainSetter:
         """Fully-qualified name of the servo node."""
         return self.service.rsplit("/", 1)[0]
 
+    @property
+    def _in_flight(self) -> bool:
+        """A call to the servo node is pending."""
+        return self._call is not None
+
     def set(self, kp: Sequence[float]) -> None:
         """Ask for ``kp`` (one per joint, in ``joints`` order, or one for all of them) on the servo node (sent now
         if its services are there, else when they appear)."""
-        self.kp = per_joint(kp, len(self.joints), "kp").tolist()
-        self.pending, self._warned, self._asked_at = True, False, self.clock()
-        self.state = f"waiting for {self.servo}"
-        self.poll()
+        with self._lock:
+            self.kp = per_joint(kp, len(self.joints), "kp").tolist()
+            self.pending, self._warned, self._slow_said, self._asked_at = True, False, False, self.clock()
+            self._writes = 0
+            self.state = f"waiting for {self.servo}"
+            self.poll()
 
     def poll(self) -> None:
-        ready = self.client.service_is_ready() and self.reader.service_is_ready()
-        appeared, self._was_ready = ready and not self._was_ready, ready
-        if self.kp is None or self._in_flight:
-            return
-        if ready and (self.pending or appeared):
-            self._read()
-        elif not ready and self.pending and not self._warned and self.clock() - self._asked_at > self.warn_after:
-            self._warned = True
-            self.state = f"{self.servo} not found"
-            self.node.get_logger().warning(
-                f"servo node {self.servo} not found (no service {self.service}): the kp of {self.joints} is not "
-                f"set to {self.kp} yet; it is set when the node appears"
-            )
+        with self._lock:
+            ready = self.client.service_is_ready() and self.reader.service_is_ready()
+            if self._call is not None:
+                if ready and self.clock() - self._call[2] <= self.call_timeout:
+                    return  # the servo node's disappearance and return meanwhile are seen after (_was_ready kept)
+                self._drop()  # gone with the call pending (its future would never complete), or no answer in time
+                if ready:
+                    self._say_slow()
+            appeared, gone = ready and not self._was_ready, self._was_ready and not ready
+            self._was_ready = ready
+            if self.kp is None:
+                return
+            if ready and (self.pending or appeared):
+                if appeared:
+                    self._writes = 0  # (maybe) a new servo node: set again, on its own kp
+                self._read()
+            elif gone:
+                self._asked_at, self._warned = self.clock(), False  # one warning per disappearance
+                self.state = f"{self.servo} gone: the kp {self.kp} of {self.joints} is set again when it is back"
+            elif not ready and self.pending and not self._warned and self.clock() - self._asked_at > self.warn_after:
+                self._warned = True
+                self.state = f"{self.servo} not found"
+                self.node.get_logger().warning(
+                    f"servo node {self.servo} not found (no service {self.service}): the kp of {self.joints} is "
+                    f"not set to {self.kp} yet; it is set when the node appears"
+                )
+
+    def _send(self, client, request, done: Callable) -> None:
+        """Call ``client`` (the reader or the setter); ``done(future)`` runs with its answer unless the call was
+        dropped meanwhile (:meth:`_drop`)."""
+        future = client.call_async(request)
+        self._call = (client, future, self.clock())
+        future.add_done_callback(done)
+
+    def _drop(self) -> None:
+        """Forget the call pending (no answer will come, or too late): the gain is sent again, from a new read."""
+        client, future, _ = self._call
+        client.remove_pending_request(future)  # its answer, if one still comes, is ignored
+        self._call = None
+        self.pending, self._writes = True, 0
+
+    def _answered(self, future, kp: list[float]) -> bool:
+        """An answer came: True when it is the answer to the call pending and to the gain asked for now; a dropped
+        call's answer is ignored, and one for a gain superseded meanwhile sends the new gain."""
+        if self._call is None or self._call[1] is not future:
+            return False
+        self._call = None
+        if kp != self.kp:
+            self.poll()
+            return False
+        return True
 
     def _read(self) -> None:
-        """Ask the servo node for its ``joints`` and ``kp``: the list set is built on them (:meth:`_merge`)."""
+        """Ask the servo node for its ``joints`` and ``kp``: the list set is built on them (:meth:`_merge`), and
+        after a write they tell whether the client's joints hold their gain."""
         kp = list(self.kp)
-        self._in_flight = True
-        future = self.reader.call_async(GetParameters.Request(names=["joints", "kp"]))
-        future.add_done_callback(lambda f: self._merge(f, kp))
+        self._send(self.reader, GetParameters.Request(names=["joints", "kp"]), lambda f: self._merge(f, kp))
 
     def _merge(self, future, kp: list[float]) -> None:
-        if self._superseded(kp):
-            return
-        try:
-            values = future.result().values
-        except Exception as e:  # noqa: BLE001 (the service went away mid-call: retried when it is back)
-            return self._lost(e)
-        try:
-            servo_joints, servo_kp = servo_joints_and_kp(values)
-            full, missing = merged_kp(servo_joints, servo_kp, dict(zip(self.joints, kp)))
-        except ValueError as e:
-            return self._refused(f"{self.servo}: {e}; kp {kp} of {self.joints} not set")
-        self._say_missing(missing, servo_joints)
-        if len(missing) == len(self.joints):
-            self.pending = False
-            self.state = f"{self.servo} has none of the joints {self.joints}: no kp set"
-            return
-        value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=full)
-        self._in_flight = True
-        future = self.client.call_async(SetParameters.Request(parameters=[ParameterMsg(name="kp", value=value)]))
-        future.add_done_callback(lambda f: self._done(f, kp, full, missing))
-
-    def _done(self, future, kp: list[float], full: list[float], missing: list[str]) -> None:
-        if self._superseded(kp):
-            return
-        try:
-            result = future.result().results[0]
-        except Exception as e:  # noqa: BLE001 (the service went away mid-call: retried when it is back)
-            return self._lost(e)
-        self.pending = False
-        if result.successful:
-            self.sets += 1
+        with self._lock:
+            if not self._answered(future, kp):
+                return
+            try:
+                values = future.result().values
+            except Exception as e:  # noqa: BLE001 (the service went away mid-call: retried when it is back)
+                return self._lost(e)
+            self._slow_said = False
+            gains = dict(zip(self.joints, kp))
+            try:
+                servo_joints, servo_kp, scalar = servo_joints_and_kp(values)
+                full, missing = merged_kp(servo_joints, servo_kp, gains)
+                if scalar and len(full) > 1:
+                    raise ValueError("its kp is one double (one value for all its joints): per-joint gains")
+                wrong = not_holding(servo_joints, servo_kp, gains)
+            except ValueError as e:
+                return self._refused(f"{self.servo}: {e}; kp {kp} of {self.joints} not set")
+            self._say_missing(missing, servo_joints)
+            held = servo_kp[0] if scalar else servo_kp
             lacking = f" (it has no {', '.join(missing)})" if missing else ""
-            self.state = f"kp {full} set on {self.servo} for {dict(zip(self.joints, kp))}{lacking}"
-            self.node.get_logger().info(self.state)
-        else:
-            self._refused(f"{self.servo} refused kp {full}: {result.reason}")
+            if len(missing) == len(self.joints):
+                self.pending = False
+                self.state = f"{self.servo} has none of the joints {self.joints}: no kp set"
+            elif self._writes and not wrong:  # read back after a write: every joint of ours holds its gain
+                self.pending = False
+                self.state = f"kp {held} set on {self.servo} for {gains}{lacking}"
+                self.node.get_logger().info(self.state)
+            elif self._writes >= MAX_WRITES:
+                self.pending = False
+                ours = {j: k for j, k in gains.items() if j not in wrong and j not in missing}
+                self.state = (
+                    f"kp {held} on {self.servo}: {ours} set, {', '.join(wrong)} overwritten by another writer of "
+                    f"its kp after each of {MAX_WRITES} writes (not set to {[gains[j] for j in wrong]})"
+                )
+                self.node.get_logger().warning(
+                    f"servo node {self.servo}: the kp of {', '.join(wrong)} does not hold "
+                    f"{ {j: gains[j] for j in wrong} }: overwritten after each of {MAX_WRITES} writes (another "
+                    f"writer of its kp); its kp is {held}"
+                )
+            else:
+                value = (
+                    ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=full[0])
+                    if scalar
+                    else ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=full)
+                )
+                request = SetParameters.Request(parameters=[ParameterMsg(name="kp", value=value)])
+                self._send(self.client, request, lambda f: self._done(f, kp, full))
 
-    def _superseded(self, kp: list[float]) -> bool:
-        """An answer to a call for ``kp`` came; True when a newer gain was asked for meanwhile (then sent)."""
-        self._in_flight = False
-        if kp == self.kp:
-            return False
-        self.poll()
-        return True
+    def _done(self, future, kp: list[float], full: list[float]) -> None:
+        with self._lock:
+            if not self._answered(future, kp):
+                return
+            try:
+                result = future.result().results[0]
+            except Exception as e:  # noqa: BLE001 (the service went away mid-call: retried when it is back)
+                return self._lost(e)
+            if result.successful:
+                self.sets += 1
+                self._writes += 1
+                self.state = f"kp {full} written to {self.servo}; reading it back"
+                self._read()  # another writer between our read and our write overwrote it: written again
+            else:
+                self._refused(f"{self.servo} refused kp {full}: {result.reason}")
 
     def _lost(self, e: Exception) -> None:
         self.pending, self._was_ready = True, False
         self.state = f"{self.servo}: no answer ({e})"
+
+    def _say_slow(self) -> None:
+        """One warning per gain (until an answer comes) for a call the servo node did not answer in time."""
+        self.state = f"{self.servo}: no answer in {self.call_timeout:g} s; the kp of {self.joints} is sent again"
+        if not self._slow_said:
+            self._slow_said = True
+            self.node.get_logger().warning(
+                f"servo node {self.servo} did not answer in {self.call_timeout:g} s: the kp {self.kp} of "
+                f"{self.joints} is sent again"
+            )
 
     def _refused(self, state: str) -> None:
         self.pending = False
