@@ -58,7 +58,7 @@ def test_up_dry_run_prints_one_process_per_node(capsys):
     assert len(out) == 1 and out[0].startswith("servo_fit: ")
     assert "servo_ff.nodes.fit_node" in out[0] and "replay.yaml" in out[0]
     override = yaml.safe_load(Path(out[0].split("--params-file ")[-1].split()[0]).read_text())
-    assert override == {"/**/servo_fit": {"ros__parameters": {"source": "bag", "bag_path": "/data/run1"}}}
+    assert override == {"servo_fit": {"ros__parameters": {"source": "bag", "bag_path": "/data/run1"}}}  # as the YAML
     assert cli_main(["up", "sim", "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert [ln.split(":")[0] for ln in lines] == ["servo_sim", "servo_feedforward", "servo_state_publisher"]
@@ -111,6 +111,35 @@ def test_launch_files_build_descriptions():
         assert ld.entities
         declared = {e.name for e in ld.entities if isinstance(e, DeclareLaunchArgument)}
         assert declared == set(BRINGUPS[name][1])
+
+
+def test_an_up_params_file_wins_over_the_arguments_in_any_namespace_and_says_so(tmp_path, caplog):
+    """`servo-ff up robot --arg port:=… --params-file mine.yaml` (mine.yaml sets port too): the node gets the file's
+    port with a namespace and without one, and one line says the file's value is used (before: with a namespace
+    the file won, without one the argument did — the wrong port opened, unsaid)."""
+    pytest.importorskip("rclpy")
+    from rclpy.context import Context
+    from rclpy.node import Node
+
+    from servo_ff.cli.up import commands
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("servo_hardware:\n  ros__parameters:\n    port: /dev/ttyMINE\n    rate_hz: 50.0\n")
+    for ns in ("", "legs"):
+        caplog.clear()
+        args = {"port": "/dev/ttyARG", **({"namespace": ns} if ns else {})}
+        (cmd,) = [c for name, c in commands("robot", args, params_files=[mine]) if name == "servo_hardware"]
+        ctx = Context()
+        ctx.init(args=["servo", *cmd[cmd.index("--ros-args") :]])
+        try:
+            node = Node("servo_hardware", context=ctx, automatically_declare_parameters_from_overrides=True)
+            assert node.get_parameter("port").value == "/dev/ttyMINE", ns
+            assert node.get_parameter("rate_hz").value == 50.0
+            node.destroy_node()
+        finally:
+            ctx.try_shutdown()
+        said = [r.getMessage() for r in caplog.records if "applied last" in r.getMessage()]
+        assert len(said) == 1 and "servo_hardware's port" in said[0], said
 
 
 def test_launch_arguments_override_the_yaml_in_any_namespace(tmp_path):

@@ -37,11 +37,13 @@ class NodeLaunch:
 
     def parameter_files(self, config_dir: Path) -> list[Path]:
         """The node's parameter files in precedence order (later wins): the bring-up YAML, ``params_file`` (both
-        with their node sections as ``/**/<node>`` when a namespace is set), the argument overrides."""
+        with their node sections as ``/**/<node>`` when a namespace is set), the argument overrides (keyed the same
+        way, so a ``--params-file`` after them wins with a namespace and without: before, only with one)."""
         files = [config_dir / self.config] + ([Path(self.params_file)] if self.params_file else [])
         files = [self.matching(f) for f in files]
-        if self.overrides:
-            files.append(_write_params({f"/**/{self.name}": {"ros__parameters": dict(self.overrides)}}))
+        if self.overrides:  # keyed as the files before it: rcl keeps `servo_sim` (= /servo_sim) and /**/servo_sim
+            key = f"/**/{self.name}" if self.namespace else self.name  # apart, and the later KIND won, not the
+            files.append(_write_params({key: {"ros__parameters": dict(self.overrides)}}))  # later file
         return files
 
     def matching(self, params_file: Path) -> Path:

@@ -49,7 +49,8 @@ def register(subparsers) -> None:
         action="append",
         default=[],
         type=Path,
-        help="extra ROS parameter YAML given to every node after the bring-up's own",
+        help="extra ROS parameter YAML given to every node after the bring-up's own and the arguments: it wins "
+        "(a parameter it sets that an argument sets too is said)",
     )
     p.add_argument("--duration", type=float, default=None, help="stop every node after this many seconds")
     p.add_argument("--dry-run", action="store_true", help="print the commands and exit")
@@ -115,10 +116,27 @@ def commands(
                 raise FileNotFoundError(f"--params-file {extra} not found")
             check_config(extra)
             cmd += ["--params-file", str(node.matching(extra))]
+            _warn_params_file_wins(bringup, node, extra)
         out.append((node.name, cmd))
     if args.get("feedforward") != "false":  # false: no servo_config α̂ (bringup.table), nothing to win over
         _warn_params_files_alpha(bringup, params_files or [])
     return out
+
+
+def _warn_params_file_wins(bringup: str, node, extra: Path) -> None:
+    """A ``--params-file`` is applied last: a parameter it sets that the bring-up's arguments also set (``port``,
+    ``kp``, …) takes the file's value — said in one line (the feed-forward α̂: :func:`_warn_params_files_alpha`)."""
+    from servo_ff.bringup.servo_alpha import node_params
+    from servo_ff.bringup.table import SERVO_ALPHA_BRINGUPS
+
+    alpha = {"alpha_file", "u_nominal"} if bringup in SERVO_ALPHA_BRINGUPS else set()
+    both = sorted((node_params(extra, node.name).keys() & node.overrides.keys()) - alpha)
+    if both:
+        logging.getLogger(__name__).warning(
+            "%s: --params-file %s sets %s's %s, which the bring-up's arguments set too: the file's values are used "
+            "(applied last)",
+            bringup, extra, node.name, ", ".join(both),
+        )  # fmt: skip
 
 
 def _warn_params_files_alpha(bringup: str, params_files: list[Path]) -> None:
