@@ -246,3 +246,99 @@ def test_docs_parameter_tables_are_what_the_nodes_declare():
 
     page = (ROOT / "docs" / "nodes.md").read_text()
     assert page.split(BEGIN)[1].split(END)[0].strip() == tables().strip()
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The live child processes of ``pid`` (Linux /proc): pid → command line."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+            out[int(d.name)] = cmdline
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_up_fails_when_a_node_ends_by_itself_and_leaves_no_node_when_killed():
+    """`servo-ff up sim`: the sim node ending by itself (SIGTERM to it alone) stops the others and `up` exits 1,
+    saying so (before: 0, as if the bring-up had done its work); `up` killed by SIGKILL takes its nodes with it
+    (before: all three ran on, a hardware node holding torque)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("/proc and PR_SET_PDEATHSIG: Linux")
+    pytest.importorskip("rclpy")
+    import os
+    import signal
+
+    from diagnostic_msgs.msg import DiagnosticArray
+    from nodes_harness import RosHarness, wait_for
+    from std_msgs.msg import String
+
+    from servo_ff.bringup import python_env
+    from servo_ff.ros.robot_description import latched_qos
+
+    h = RosHarness(salt=3)  # a private ROS_DOMAIN_ID for the bring-up's nodes
+    env = {**python_env(), "ROS_DOMAIN_ID": str(h.domain)}
+    try:
+        up = [sys.executable, "-m", "servo_ff", "up", "sim"]
+        proc = subprocess.Popen(up, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            kids = wait_for(lambda: len(k := _children(proc.pid)) == 3 and k, 60.0, "the three nodes")
+            probe = h.make_node("up_probe")
+            seen: set[str] = set()  # the nodes up: each one's diagnostics or output
+            probe.create_subscription(
+                DiagnosticArray, "/diagnostics", lambda m: seen.update(s.name for s in m.status), 50
+            )
+            probe.create_subscription(String, "/robot_description", lambda m: seen.add("description"), latched_qos())
+            wait_for(lambda: {"description"} <= seen and any("feed-forward" in n for n in seen), 90.0, "the nodes up")
+            (sim,) = [pid for pid, cmd in kids.items() if "sim_node" in cmd]
+            os.kill(sim, signal.SIGTERM)
+            out, _ = proc.communicate(timeout=60)
+            assert proc.returncode == 1 and "servo_sim ended while the bring-up ran" in out, out[-2000:]
+        finally:
+            proc.kill()
+        proc = subprocess.Popen(up, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        kids = wait_for(lambda: len(k := _children(proc.pid)) == 3 and k, 60.0, "the three nodes")
+        proc.kill()
+        proc.wait(timeout=10)
+        wait_for(lambda: not any(_alive(pid) for pid in kids), 30.0, "the nodes ended with up")
+    finally:
+        for pid in list(kids) if "kids" in locals() else []:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        h.shutdown()
+
+
+def test_bad_bring_up_input_is_one_line_and_exit_2(tmp_path, capsys):
+    """A namespace that is no ROS name, an argument given twice, a params_file that is no YAML: one line, exit 2,
+    before any node starts (before: rcl tracebacks in every node, the last value kept unsaid, a parser traceback);
+    a node given a parameter of the wrong type ends with one line and exit 2 (before: a traceback, exit 1)."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("servo_sim:\n  ros__parameters: [1, 2\n")
+    for args, said in (
+        (["--arg", "namespace:=bad ns!"], "is not a ROS name"),
+        (["--arg", "namespace:=a//b"], "is not a ROS name"),
+        (["--arg", "namespace:=r1", "--arg", "namespace:=r2"], "given twice"),
+        (["--arg", f"params_file:={bad}", "--arg", "namespace:=r1"], "malformed YAML"),
+    ):
+        assert cli_main(["up", "sim", "--dry-run", *args]) == 2, args
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, (args, err)
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("servo_sim:\n  ros__parameters:\n    rate_hz: 50\n")  # an integer for a double
+    from servo_ff.bringup import python_env
+
+    cmd = [sys.executable, "-m", "servo_ff.nodes.sim_node", "--ros-args", "--params-file", str(wrong)]
+    run = subprocess.run(cmd, env=python_env(), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "rate_hz" in run.stderr and "Traceback" not in run.stderr, run.stderr[-2000:]

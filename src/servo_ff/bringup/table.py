@@ -13,6 +13,7 @@ YAML's node sections then still apply (they are rewritten as ``/**/<node>`` for 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -250,6 +251,10 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
     ns = a.get("namespace", "").strip()
     if ns and not ns.startswith("/"):
         ns = "/" + ns
+    if ns and not re.fullmatch(r"(/[A-Za-z_][A-Za-z0-9_]*)+", ns):  # before: rcl's traceback in every node
+        raise ValueError(
+            f"namespace {a['namespace']!r} is not a ROS name (letters, digits and _ between single '/', no digit first)"
+        )
     pf = a.get("params_file", "")
     if pf and not Path(pf).is_file():
         raise FileNotFoundError(f"params_file {pf}: file not found")

@@ -1,14 +1,17 @@
 """``servo-ff up {robot,sim,identify,replay}``: start the nodes of a bring-up, one process per node, from the
 same table (:mod:`servo_ff.bringup`) and the same ``config/<bringup>.yaml`` as ``launch/*.launch.py``.
 
-For machines without the ROS launch packages. Ctrl-C (SIGINT) or SIGTERM stops every node; if one node exits
-with an error, the others are stopped and its exit code is returned.
+For machines without the ROS launch packages. Ctrl-C (SIGINT) or SIGTERM stops every node; a node that ends by
+itself stops the others and ``up`` returns its exit code (killed by a signal: 128 + its number; 0 only from the
+one-shot fit that ends its bring-up, 1 from any other: it was to run on). On Linux the nodes end with ``up`` even
+when it is killed (SIGKILL): each gets SIGTERM (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import shlex
 import signal
 import subprocess
@@ -52,9 +55,20 @@ def register(subparsers) -> None:
         help="extra ROS parameter YAML given to every node after the bring-up's own and the arguments: it wins "
         "(a parameter it sets that an argument sets too is said)",
     )
-    p.add_argument("--duration", type=float, default=None, help="stop every node after this many seconds")
+    p.add_argument("--duration", type=_seconds, default=None, help="stop every node after this many seconds")
     p.add_argument("--dry-run", action="store_true", help="print the commands and exit")
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    """A ``--duration`` [s]: finite and > 0 (argparse's one line otherwise)."""
+    try:
+        t = float(text)
+    except ValueError:
+        t = math.nan
+    if not (math.isfinite(t) and t > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return t
 
 
 def _parse_args(items: list[str]) -> dict[str, str]:
@@ -63,6 +77,8 @@ def _parse_args(items: list[str]) -> dict[str, str]:
         if ":=" not in item:
             raise ValueError(f"--arg {item!r}: expected NAME:=VALUE")
         k, v = item.split(":=", 1)
+        if k.strip() in out:  # before: the last one kept, unsaid
+            raise ValueError(f"--arg {k.strip()} given twice ({out[k.strip()]!r}, {v!r})")
         out[k.strip()] = v
     return out
 
@@ -105,22 +121,40 @@ def commands(
 
     cfg = config_dir or default_config_dir()
     out = []
-    for node in plan(bringup, **args):
+    nodes = plan(bringup, **args)
+    for extra in params_files or []:
+        if not extra.is_file():
+            raise FileNotFoundError(f"--params-file {extra} not found")
+        check_config(extra)
+        _warn_sections_of_no_node(bringup, extra, {n.name for n in nodes})
+    for node in nodes:
         path = cfg / node.config
         if not path.is_file():
             raise FileNotFoundError(f"config file {path} for node {node.name} not found")
         check_config(path)
+        if node.params_file:  # the argument's file, checked as --params-file (before: a parser traceback)
+            check_config(Path(node.params_file))
         cmd = python_command(node, cfg)
         for extra in params_files or []:
-            if not extra.is_file():
-                raise FileNotFoundError(f"--params-file {extra} not found")
-            check_config(extra)
             cmd += ["--params-file", str(node.matching(extra))]
             _warn_params_file_wins(bringup, node, extra)
         out.append((node.name, cmd))
     if args.get("feedforward") != "false":  # false: no servo_config α̂ (bringup.table), nothing to win over
         _warn_params_files_alpha(bringup, params_files or [])
     return out
+
+
+def _warn_sections_of_no_node(bringup: str, extra: Path, names: set[str]) -> None:
+    """A ``--params-file`` section naming no node of the bring-up (a typo: ``servo_simm``) is said in one line."""
+    import yaml
+
+    doc = yaml.safe_load(extra.read_text(encoding="utf-8"))  # (checked: check_config)
+    for key in doc if isinstance(doc, dict) else ():
+        if str(key) != "/**" and str(key).rsplit("/", 1)[-1] not in names:
+            logging.getLogger(__name__).warning(
+                "%s: --params-file %s: section %s names no node of this bring-up (%s): ignored",
+                bringup, extra, key, ", ".join(sorted(names)),
+            )  # fmt: skip
 
 
 def _warn_params_file_wins(bringup: str, node, extra: Path) -> None:
@@ -166,10 +200,32 @@ def _warn_params_files_alpha(bringup: str, params_files: list[Path]) -> None:
             )  # fmt: skip
 
 
-def run(ns: argparse.Namespace) -> int:
-    from servo_ff.bringup import python_env
+def _die_with_parent() -> None:
+    """In a child before exec (Linux): SIGTERM when ``up`` dies, even by SIGKILL — no node left running (a
+    hardware node holding torque) with nobody to stop it."""
+    import ctypes
 
-    cmds = commands(ns.bringup, _parse_args(ns.arg), ns.config_dir, ns.params_file)
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _exit_code(name: str, rc: int, ends: bool) -> int:
+    """``up``'s exit code when node ``name`` ended by itself with ``rc``: its own for an error, 128 + the signal
+    that killed it; 0 only for a one-shot node (the fit) that ends the bring-up with success."""
+    if rc < 0:
+        print(f"[up] {name} was killed by {signal.Signals(-rc).name}", file=sys.stderr, flush=True)
+        return 128 - rc
+    if rc == 0 and not ends:  # before: 0, as if the bring-up had done its work
+        print(f"[up] {name} ended while the bring-up ran: exit 1", file=sys.stderr, flush=True)
+        return 1
+    return rc
+
+
+def run(ns: argparse.Namespace) -> int:
+    from servo_ff.bringup import plan, python_env
+
+    args = _parse_args(ns.arg)
+    cmds = commands(ns.bringup, args, ns.config_dir, ns.params_file)
+    ends = {n.name for n in plan(ns.bringup, **args) if n.ends_bringup}
     if ns.dry_run:
         for name, cmd in cmds:
             print(f"{name}: {shlex.join(cmd)}")
@@ -186,14 +242,15 @@ def run(ns: argparse.Namespace) -> int:
     try:
         for name, cmd in cmds:
             print(f"[up] starting {name}: {shlex.join(cmd)}", flush=True)
-            procs.append((name, subprocess.Popen(cmd, env=env)))
+            linux = sys.platform.startswith("linux")
+            procs.append((name, subprocess.Popen(cmd, env=env, preexec_fn=_die_with_parent if linux else None)))
         t0 = time.monotonic()
         while not stopping["flag"]:
             for name, p in procs:
                 rc = p.poll()
                 if rc is not None:
                     print(f"[up] {name} exited with code {rc}; stopping the others", file=sys.stderr, flush=True)
-                    code = rc if rc else 0
+                    code = _exit_code(name, rc, name in ends)
                     stopping["flag"] = True
                     break
             if ns.duration is not None and time.monotonic() - t0 >= ns.duration:

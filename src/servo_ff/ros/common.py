@@ -257,12 +257,16 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     import sys
 
     import rclpy
-    from rclpy.exceptions import InvalidParameterValueException
+    from rclpy.exceptions import ParameterException
     from rclpy.executors import ExternalShutdownException
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
     _interrupt_once()
-    rclpy.init(args=list(args) if args is not None else None)
+    try:  # a remap rcl cannot parse (a namespace with a space), a parameter file it cannot read: one line
+        rclpy.init(args=list(args) if args is not None else None)
+    except _rclpy.RCLError as e:
+        print(f"error: the ROS arguments were refused: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
     node = None
     try:
         node = node_factory()
@@ -284,7 +288,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
             raise
         # rclpy's SIGINT handler shut the context down (from its own thread) while a callback published or took:
         # the Ctrl-C's shutdown, not an error (the first SIGINT's KeyboardInterrupt may not have been raised yet)
-    except (ServoFFError, ValueError, InvalidParameterValueException, FileNotFoundError) as e:
+    except (ServoFFError, ValueError, ParameterException, FileNotFoundError) as e:  # a wrong parameter type too
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:
