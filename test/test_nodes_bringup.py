@@ -326,7 +326,10 @@ def test_bad_bring_up_input_is_one_line_and_exit_2(tmp_path, capsys):
     a node given a parameter of the wrong type ends with one line and exit 2 (before: a traceback, exit 1)."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("servo_sim:\n  ros__parameters: [1, 2\n")
+    text = tmp_path / "text.yaml"
+    text.write_text("servo_sim:\n  ros__parameters:\n    rate_hz: fast\n")  # (before: rcl kept 500.0, unsaid)
     for args, said in (
+        (["--params-file", str(text)], "rate_hz is a string ('fast'), the bring-up's is a number"),
         (["--arg", "namespace:=bad ns!"], "is not a ROS name"),
         (["--arg", "namespace:=a//b"], "is not a ROS name"),
         (["--arg", "namespace:=r1", "--arg", "namespace:=r2"], "given twice"),

@@ -132,6 +132,8 @@ def commands(
         if not path.is_file():
             raise FileNotFoundError(f"config file {path} for node {node.name} not found")
         check_config(path)
+        for extra in params_files or []:
+            _check_kinds(extra, path, node.name)
         if node.params_file:  # the argument's file, checked as --params-file (before: a parser traceback)
             check_config(Path(node.params_file))
         cmd = python_command(node, cfg)
@@ -142,6 +144,27 @@ def commands(
     if args.get("feedforward") != "false":  # false: no servo_config α̂ (bringup.table), nothing to win over
         _warn_params_files_alpha(bringup, params_files or [])
     return out
+
+
+def _kind(value) -> str:
+    """A YAML value's kind as rcl types it: a number, text, a truth value or a list."""
+    if isinstance(value, bool):
+        return "a true/false"
+    return {int: "a number", float: "a number", str: "a string", list: "a list"}.get(type(value), type(value).__name__)
+
+
+def _check_kinds(extra: Path, config: Path, node: str) -> None:
+    """A ``--params-file`` value of another kind than the bring-up YAML's for the same parameter (``rate_hz:
+    "fast"``): ConfigError naming file, node and parameter (before: rcl kept the YAML's value, unsaid)."""
+    from servo_ff.bringup.servo_alpha import node_params
+
+    base = node_params(config, node)
+    for key, value in node_params(extra, node).items():
+        if key in base and _kind(value) != _kind(base[key]):
+            raise ConfigError(
+                f"{extra}: {node}: {key} is {_kind(value)} ({value!r}), the bring-up's is {_kind(base[key])} "
+                f"({base[key]!r})"
+            )
 
 
 def _warn_sections_of_no_node(bringup: str, extra: Path, names: set[str]) -> None:
