@@ -162,3 +162,21 @@ def test_walk_node_adds_the_imu_readings_balance_offsets_to_the_published_points
             assert walk.balance.age.foreign_stamps == 2 and walk.balance.offset_at(12.05, 0.1) is not None
         finally:
             walk.destroy_node()
+
+
+def test_an_imu_that_goes_stale_and_comes_back_is_said_on_the_real_rclpy_logger():
+    """Stale, then readings again, through the node's own rclpy logger (the test above swaps in a fake one): rclpy
+    keys a logging call site to one severity, and the two lambdas on one line were one site — the 'again' line
+    raised ValueError and the walk node process ended (exit 2) when an IMU paused 0.5 s and came back."""
+    from types import SimpleNamespace
+
+    from servo_ff.ros.imu_balance import ImuBalance
+
+    with RosHarness(salt=51) as ros:
+        node = ros.make_node("imu_balance_logger")
+        imu = ImuBalance(SimpleNamespace(n=1), "imu/data", node.get_logger)  # (the ages need no gains)
+        for _ in range(2):  # stale, again, stale, again: each a line, none raising
+            imu.age.taken(1.0)
+            assert imu.age.state(2.0, 0.1).startswith("stale")
+            imu.age.taken(2.0)
+            assert imu.age.state(2.0, 0.1) == "0.000 s old"

@@ -24,9 +24,16 @@ class ImuBalance:
     def __init__(self, balance: Any, topic: str, logger: Callable[[], Any]):
         self.balance, self.topic, self._log = balance, topic, logger
         self.offset = np.zeros(balance.n)  # [rad] the offsets of the last good reading
-        say = (lambda m: logger().info(m)), (lambda m: logger().warning(m))
-        self.age = InputAge(topic, "reading", "readings", "imu_timeout", "no balance offset", *say)
+        self.age = InputAge(topic, "reading", "readings", "imu_timeout", "no balance offset", self._info, self._warning)
         self.clamp_logged = 0
+
+    # one method per severity: rclpy keys a logging call site (function, file, line) to one severity, and two lambdas
+    # on one line were one site — the first info after a warning raised, and the walk node ended (an IMU pausing)
+    def _info(self, text: str) -> None:
+        self._log().info(text)
+
+    def _warning(self, text: str) -> None:
+        self._log().warning(text)
 
     def take(self, msg: Any, now: float, trunk_pitch: float, timeout: float) -> None:
         """One Imu arrived at ``now`` [s]: its offsets about the gait's ``trunk_pitch`` [rad], or a refusal;
