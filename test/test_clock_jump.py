@@ -610,13 +610,14 @@ def test_after_goals_a_jump_back_reads_the_pose_again_before_the_next_first_goal
         desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
         wait_for(lambda: states.get_subscription_count() and desired.get_subscription_count(), 30.0, "discovery")
         set_clock(clock, ff, 1000.0)
-        held = JointState(name=joints, position=[0.8, 0.9])
+        held = stamped(JointState(name=joints, position=[0.8, 0.9]), 1000.0)  # the old run's states
         wait_for(lambda: states.publish(held) or ff._js_sub is None, 30.0, "the pose taken")
         hold = JointTrajectoryPoint(positions=[0.8, 0.9], velocities=[0.0, 0.0], time_from_start=Duration())
         desired.publish(JointTrajectory(joint_names=joints, points=[hold]))
         wait_for(lambda: states.publish(held) or len(goals) > 2, 30.0, "goals holding [0.8, 0.9]")
         set_clock(clock, ff, 3.0)  # (the node's jump callback ran with the /clock message that set its clock)
-        rest = JointState(name=joints, position=[0.0, 0.0])  # (a held state still in flight is read over by these)
+        # the new run's states; an old one still in flight after the jump (stamped 1000 s) is no pose of this time
+        rest = stamped(JointState(name=joints, position=[0.0, 0.0]), 3.0)
         wait_for(lambda: states.publish(rest) or (ff.q_des[ff.out_cols] == 0.0).all(), 30.0, "the pose read again")
         n = len(goals)
         point = JointTrajectoryPoint(positions=[1.0, -1.0], time_from_start=Duration(sec=2))

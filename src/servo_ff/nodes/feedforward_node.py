@@ -42,7 +42,7 @@ from trajectory_msgs.msg import JointTrajectory
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
 from servo_ff.ros.cdr_template import all_finite
-from servo_ff.ros.clock_jump import on_clock_jump_back
+from servo_ff.ros.clock_jump import of_old_time, on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
@@ -309,7 +309,8 @@ class FeedForwardNode(Node):
                 self._warn("unread", f"{TOPIC_JOINT_STATES}: {', '.join(unread)} not read yet (NaN); holding")
                 return
         pose, now = self.pose, self._now()
-        if pose.before_first_goal and len(names) == len(position):  # desired = measured until the first goal
+        old = of_old_time(sec + nanosec * 1e-9, now)  # queued behind a jump back: no pose of the new time
+        if pose.before_first_goal and len(names) == len(position) and not old:  # desired = measured until a goal
             pose.take(names, position, self.q_des, now)
         self._answering = (sec, nanosec)
         if pose.ready():  # every goal joint read since the waiting trajectory came: followed from here
