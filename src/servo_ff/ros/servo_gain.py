@@ -230,7 +230,8 @@ class ServoGainSetter:
                 self.state = f"{self.servo} has none of the joints {self.joints}: no kp set"
             elif self._writes and not wrong:  # read back after a write: every joint of ours holds its gain
                 self.pending = False
-                self.state = f"kp {held} set on {self.servo} for {gains}{lacking}"
+                which = f"{len(gains)} joints" if len(set(gains.values())) == 1 else str(gains)  # (20: one line)
+                self.state = f"kp {held} set on {self.servo} for {which}{lacking}"
                 self.node.get_logger().info(self.state)
             elif self._writes >= MAX_WRITES:
                 self.pending = False
