@@ -9,6 +9,11 @@ the ticks it covers: a ``cmd_vel`` takes effect from the first sample requested 
 by the caller's choice, e.g. one trajectory message). The halt request (the engine's ``set_halt``) travels with the
 command in each request; whether the engine stands halted comes back per sample (:attr:`WalkWorker.halted`).
 
+Faults: a child that ended (killed, crashed) is a :class:`WorkerFault` (``hung`` False) at the next call that meets
+it; one that answers no more (stopped, stuck) is one (``hung`` True) once a request has been unanswered for
+``hung_after`` [s, wall] (:meth:`WalkWorker.check`, :meth:`WalkWorker.deadline`: never a wait without an end).
+``available(n, until)`` waits for samples only until a given time; ``close`` kills a child that does not end.
+
 The stale-command rule (:func:`.walk_command.expire_command`) can run in the worker, per sample (the walk node applies
 it itself once per message and passes ``cmd_time`` None): a sample at ``t`` with ``t − cmd_time > cmd_timeout`` walks
 on a zero command, or (``on_timeout`` "halt") requests the halt (reported back with the samples).
@@ -20,12 +25,14 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections import deque
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
 
+from ..errors import ServoFFError
 from .walk_command import check_on_cmd_timeout, expire_command
 
 
@@ -71,10 +78,23 @@ def _serve(conn: Connection, engine_class, urdf, params, frames) -> None:
         conn.send(("samples", q, c, halted, expired))
 
 
-class WalkWorker:
-    """A :class:`WalkEngine` for ``urdf`` in a child interpreter (no DDS or placo state inherited)."""
+HUNG_AFTER = 1.0  # [s, wall] a request unanswered this long: the child is hung (it computes 1 s of walk in ≈ 0.1 s)
 
-    def __init__(self, urdf: str | Path, params, frames, timeout: float = 120.0):
+
+class WorkerFault(ServoFFError, RuntimeError):
+    """The child ended (killed, crashed: ``hung`` False) or answers no more (stopped, stuck: ``hung`` True)."""
+
+    def __init__(self, text: str, pid: int, hung: bool):
+        super().__init__(text)
+        self.pid, self.hung = pid, hung
+
+
+class WalkWorker:
+    """A :class:`WalkEngine` for ``urdf`` in a child interpreter (no DDS or placo state inherited). ``timeout`` [s,
+    wall]: the longest wait for its start-up (``ready``) and for a blocking ``take``; ``hung_after`` [s, wall]: a
+    request unanswered this long is a hung child (:meth:`check`, :meth:`deadline`)."""
+
+    def __init__(self, urdf: str | Path, params, frames, timeout: float = 120.0, hung_after: float = HUNG_AFTER):
         mine, theirs = socket.socketpair()
         src = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
@@ -83,21 +103,25 @@ class WalkWorker:
         theirs.close()
         self._conn = Connection(mine.detach())
         self._conn.send((str(urdf), params, frames))
-        self.timeout = timeout  # [s, wall] longest wait for one answer
+        self.pid = self._proc.pid
+        self.timeout, self.hung_after = timeout, hung_after
+        self._born = time.monotonic()
         self._ready: tuple | None = None  # ("ready", joints, q_stand)
         self._q: deque[np.ndarray] = deque()
         self._c: deque[float] = deque()
         self._h: deque[bool] = deque()
         self.halted = False  # the engine stood halted at the last sample taken
-        self._pending = 0  # requests sent, not answered yet
+        self._sent: deque[float] = deque()  # [s, time.monotonic] when each request not answered yet was sent
         self.expired = False  # a zero command from the stale-command rule since the last take
 
-    def _recv(self):
+    def _answer(self, until: float):
+        """The child's next message, waiting until ``until`` [s, time.monotonic]; None if none came by then; a
+        WorkerFault if the child ended (its end of the socket closed)."""
         try:
-            if not self._conn.poll(self.timeout):
-                raise TimeoutError(f"walk worker (pid {self._proc.pid}): no answer in {self.timeout:g} s")
+            if not self._conn.poll(max(0.0, until - time.monotonic())):
+                return None
             return self._conn.recv()
-        except (EOFError, OSError) as e:  # the child is gone: its end of the socket closed
+        except (EOFError, OSError) as e:  # (no TimeoutError here: a wait that ran out is None above, not "ended")
             raise self._ended(e) from None
 
     def _send(self, msg: tuple) -> None:
@@ -106,17 +130,33 @@ class WalkWorker:
         except OSError as e:  # BrokenPipeError, ConnectionResetError: the child is gone
             raise self._ended(e) from None
 
-    def _ended(self, e: BaseException) -> RuntimeError:
+    def _ended(self, e: BaseException) -> WorkerFault:
         try:
-            code = self._proc.wait(timeout=1.0)
+            code = self._proc.wait(timeout=0.1)  # its end of the socket closed: it is exiting
         except subprocess.TimeoutExpired:
             code = None
-        return RuntimeError(f"walk worker (pid {self._proc.pid}) ended (exit code {code}; {type(e).__name__})")
+        return WorkerFault(
+            f"walk worker (pid {self.pid}) ended (exit code {code}; {type(e).__name__})", self.pid, False
+        )
+
+    def hung(self, what: str) -> WorkerFault:
+        """The fault of a child that answers no more (``what``: how that showed)."""
+        return WorkerFault(f"walk worker (pid {self.pid}) hung: {what}", self.pid, True)
+
+    def ready(self, wait: float = 0.0) -> bool:
+        """Whether the child's engine is up (its joints and stance known), waiting at most ``wait`` [s] for it."""
+        if self._ready is None:
+            self._ready = self._answer(time.monotonic() + wait)
+        return self._ready is not None
+
+    def stance(self) -> np.ndarray | None:
+        """The engine's stance [rad] (engine order) if the child ever started, without waiting (None: it did not)."""
+        return None if self._ready is None else self._ready[2]
 
     def joints(self) -> list[str]:
-        """The engine's joints (waits for the child's start-up)."""
-        if self._ready is None:
-            self._ready = self._recv()
+        """The engine's joints (waits up to ``timeout`` for the child's start-up)."""
+        if not self.ready(self.timeout):
+            raise self.hung(f"not started in {self.timeout:g} s")
         return self._ready[1]
 
     def q_stand(self) -> np.ndarray:
@@ -144,31 +184,82 @@ class WalkWorker:
         check_on_cmd_timeout(on_timeout)
         if times:
             self._send(("fill", list(times), tuple(cmd), bool(halt), cmd_time, float(cmd_timeout), on_timeout))
-            self._pending += 1
+            self._sent.append(time.monotonic())
+
+    def _took(self, msg: tuple) -> None:
+        _, q, c, halted, expired = msg
+        self._sent.popleft()
+        self._q.extend(q)
+        self._c.extend(c.tolist())
+        self._h.extend(halted.tolist())
+        self.expired |= bool(expired)
+
+    def available(self, n: int, until: float) -> bool:
+        """Whether the next ``n`` samples are here, taking the child's answers as they come until ``until`` [s,
+        time.monotonic] (a WorkerFault if it ended; RuntimeError if fewer were requested)."""
+        while len(self._q) < n:
+            if not self._sent:
+                raise RuntimeError(f"walk worker: {n} samples taken, {len(self._q)} requested")
+            msg = self._answer(until)
+            if msg is None:
+                return False
+            self._took(msg)
+        return True
+
+    def deadline(self) -> float:
+        """[s, time.monotonic] when the oldest request not answered yet makes the child hung (now: none)."""
+        return self._sent[0] + self.hung_after if self._sent else time.monotonic()
+
+    def late(self) -> float:
+        """[s] how long the oldest request has been unanswered (0: none), the answers that came meanwhile taken."""
+        if self._ready is not None:
+            while self._sent and self.available(len(self._q) + 1, 0.0):
+                pass
+        return time.monotonic() - self._sent[0] if self._sent else 0.0
+
+    def check(self) -> None:
+        """A WorkerFault if the child ended, is hung (a request unanswered for ``hung_after``), or did not start in
+        ``timeout``; without waiting."""
+        code = self._proc.poll()
+        if code is not None:
+            raise WorkerFault(f"walk worker (pid {self.pid}) ended (exit code {code})", self.pid, False)
+        if self._ready is None and not self.ready() and time.monotonic() - self._born > self.timeout:
+            raise self.hung(f"not started in {self.timeout:g} s")
+        late = self.late()
+        if late > self.hung_after:
+            raise self.hung(f"no samples for {late:.2f} s (a request unanswered for over {self.hung_after:g} s)")
 
     def take(self, n: int) -> tuple[list[np.ndarray], list[float]]:
-        """The next ``n`` samples (q in engine order, c_left), waiting for the requests that hold them."""
-        while len(self._q) < n:
-            if not self._pending:
-                raise RuntimeError(f"walk worker: {n} samples taken, {len(self._q)} requested")
-            _, q, c, halted, expired = self._recv()
-            self._pending -= 1
-            self._q.extend(q)
-            self._c.extend(c.tolist())
-            self._h.extend(halted.tolist())
-            self.expired |= bool(expired)
+        """The next ``n`` samples (q in engine order, c_left), waiting (up to ``timeout``) for the requests that hold
+        them."""
+        if not self.available(n, time.monotonic() + self.timeout):
+            raise self.hung(f"no answer in {self.timeout:g} s")
         for _ in range(n):
             self.halted = self._h.popleft()
         return [self._q.popleft() for _ in range(n)], [self._c.popleft() for _ in range(n)]
 
-    def close(self) -> None:
+    def kill(self) -> int | None:
+        """SIGKILL (which ends a stopped child too; SIGTERM waits for SIGCONT), reaped; its socket closed. The exit
+        code (None if it could not be reaped in 2 s)."""
+        if self._proc.poll() is None:
+            self._proc.kill()
         try:
-            self._conn.send(("stop",))
-        except (BrokenPipeError, OSError):
-            pass
-        try:
-            self._proc.wait(timeout=5.0)
+            code = self._proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
-            self._proc.terminate()
-            self._proc.wait(timeout=5.0)
+            code = None
         self._conn.close()
+        return code
+
+    def close(self) -> None:
+        """Ask the child to stop; a child that does not end in 1 s (stopped, stuck) is killed."""
+        try:  # a hung child reads nothing: not asked
+            ask = self._proc.poll() is None and self.late() <= self.hung_after
+        except WorkerFault:
+            ask = False
+        if ask:
+            try:
+                self._conn.send(("stop",))
+                self._proc.wait(timeout=1.0)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()

@@ -1,8 +1,7 @@
 """``servo_walk_node``: a walking engine (``gait``: Rhoban's placo, :mod:`servo_ff.dynamics.walk_pattern`, or the
 NimbRo-OP's own CPG, :mod:`servo_ff.dynamics.nimbro_cpg_engine`, on its 8 ms tick; ``op3_cpg``: that CPG scaled to
-the OP3) under the feed-forward node. It
-takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y [m/s], angular.z [rad/s]) as walking stacks do, and
-publishes the desired JointTrajectory and the support coefficient on the topics of
+the OP3) under the feed-forward node. It takes ``cmd_vel`` (geometry_msgs/Twist: linear.x, linear.y [m/s], angular.z
+[rad/s]) as walking stacks do, and publishes the desired JointTrajectory and the support coefficient on the topics of
 ``servo_walker_node`` (which stays for arms: ``pattern: waypoints``).
 
 On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to
@@ -20,23 +19,27 @@ the approach, before the walk's first sample is planned (``horizon`` ahead; engi
 ``on_cmd_timeout: halt`` halts on a stale cmd_vel (none at all: from the approach). Logged once each (docs/nodes.md).
 
 Every ``publish_period`` it publishes the points of the next ``horizon`` seconds (and the one at or before now; the
-first point's time in ``header.stamp``, time_from_start 0 there), with velocities and accelerations by five-point
+first point's time in ``header.stamp``, time_from_start 0 there; ``horizon`` at least ``publish_period`` + 0.05 s:
+walk_params.check_walk; the planned window kept from 2–4 s before now), with velocities and accelerations by five-point
 central differences on the ``dt`` grid (:func:`servo_ff.interpolation.knot_derivatives`: the quintic the
-feed-forward node samples between the points then has no q̈ ripple; a q̇ beyond the joint's URDF velocity limit
-(else ``max_velocity``), which placo plans within but the differences overshoot where a joint runs at it, and a q̈
-beyond ``max_acceleration`` (the NimbRo-OP's knee passing through straight) are held there (the point's whole q̇,
-q̈ scaled by one factor), counted and logged:
-:func:`servo_ff.interpolation.held_knot_derivatives`); the support coefficient (1 = left foot)
-on each ``/joint_states`` for its stamp + ``support_lead`` (the time of the feed-forward node's next tick), sent
-when it changes and every ``publish_period`` (the feed-forward node holds it; ``support_clock: timer``: every
-``1/rate_hz``, one control period behind in the lockstep loop). The feed-forward node
-follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
+feed-forward node samples between the points then has no q̈ ripple), held at the URDF velocity limit (else
+``max_velocity``; placo plans within it, the differences overshoot where a joint runs at it) and ``max_acceleration``
+(the NimbRo-OP's knee passing through straight), counted and logged (:mod:`servo_ff.nodes.walk_held`); the support
+coefficient (1 = left foot) on each ``/joint_states`` for its stamp + ``support_lead`` (the time of the feed-forward
+node's next tick), sent when it changes and every ``publish_period`` (the feed-forward node holds it;
+``support_clock: timer``: every ``1/rate_hz``, one control period behind in the lockstep loop). The feed-forward
+node follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
 
 Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
 each ``imu_topic`` reading (sensor_msgs/Imu: trunk orientation and angular velocity) gives offsets on the ankles and
-hips, added to every point of the next published trajectory; a reading older than ``imu_timeout`` (by its header
-stamp, or its arrival) gives none (logged once); one without a usable orientation (or rate, with a rate gain) is
-refused (logged, throttled; REP-145's "not given" included): :mod:`servo_ff.ros.imu_balance`.
+hips, added to the points of the next published trajectory, reached from the previous message's by a minimum-jerk
+ramp over its first ``publish_period`` (:mod:`servo_ff.dynamics.offset_ramp`: no step); a reading older than
+``imu_timeout`` (by its header stamp, or its arrival) gives none (logged once); one without a usable orientation (or
+rate, with a rate gain) is refused (logged, throttled; REP-145's "not given" included): :mod:`servo_ff.ros.imu_balance`.
+
+``engine_process``: the engine's samples asked ahead of the messages, waited for within bounds; the process ending
+or hanging is one ERROR line, a stop to the stance and a new process (:mod:`servo_ff.nodes.walk_process`). Before its
+first pose the node says what it waits for (/clock, /joint_states: :mod:`servo_ff.nodes.walk_waiting`).
 
 A jump back of the clock drops the plan, the cmd_vel and the IMU's age: the walk starts again as at start-up, from
 the next measured pose, on a new engine (:mod:`servo_ff.nodes.walk_restart`).
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import time
 from collections import deque
 from typing import Any
 
@@ -56,8 +60,9 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
+from servo_ff.dynamics.offset_ramp import OffsetRamp
 from servo_ff.dynamics.walk_command import expire_command
-from servo_ff.interpolation import held_knot_derivatives
+from servo_ff.dynamics.walk_worker import WorkerFault
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
 from servo_ff.ros.clock_jump import on_clock_jump_back
@@ -68,8 +73,13 @@ from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.measured_pose import measured_pose
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
-from .walk_params import BALANCE_KEYS, PLACO_ONLY, walk_engine, walk_specs
-from .walk_restart import drop_plan, renew_engine
+from .walk_held import held_derivatives
+from .walk_params import BALANCE_KEYS, PLACO_ONLY, check_walk, walk_engine, walk_specs
+from .walk_process import fault, prefetch, request, tend, walk_sample
+from .walk_restart import drop_plan, renew_engine, start_worker
+from .walk_waiting import StartWait
+
+KEEP = 2.0  # [s] planned samples kept behind now at least (/joint_states stamps lag), dropped by this much at most
 
 
 class WalkNode(Node):
@@ -77,13 +87,15 @@ class WalkNode(Node):
         super().__init__(name, **kwargs)
         from servo_ff.dynamics.walk_balance import BalanceFeedback, BalanceGains
 
-        self.table = ParameterTable(self, walk_specs(), n_joints=lambda v: None)
+        self.table = ParameterTable(self, walk_specs(), validate=check_walk, n_joints=lambda v: None)
         v = self.table.values
         self.gait = v["gait"]
         self.engine, params, frames = walk_engine(v, resolve_path(v["urdf_path"]))
         if params is None:  # the CPG: placo's parameters are declared (one table) but do not act; said once
             self.get_logger().info(f"gait {v['gait']}: {', '.join(PLACO_ONLY)} do not apply (placo's parameters)")
         self.worker = None  # dynamics.walk_worker.WalkWorker with engine_process
+        self.worker_spec = (params, frames)  # what a new one is made of (walk_restart.start_worker)
+        self.faults = 0  # engine processes that ended or hung (walk_process)
         self._ahead: deque[float] = deque()  # grid times [s, ROS clock] beyond self.times, asked of the worker
         order = [j for j in v["joints"] if j]
         if order and sorted(order) != sorted(self.engine.joints):
@@ -112,19 +124,19 @@ class WalkNode(Node):
         # the support coefficient when it changes (and every publish_period): the feed-forward node holds it
         self.support_out = LevelPublisher(self.pub_c, float(v["publish_period"]))
         self._js_sub = None
+        self.waiting = StartWait(self, TOPIC_JOINT_STATES)
         self.listen_joint_states()
         self.create_subscription(Twist, v["cmd_vel_topic"], self._on_cmd, 10)
         gains = BalanceGains(*(float(v[f"balance_{k}"]) for k in BALANCE_KEYS))
         self.balance = None  # the IMU balance input (off while every balance_* gain is 0)
+        self.ramp = OffsetRamp(len(self.joints), float(v["publish_period"]))  # its offsets, ramped per message
         if gains.enabled:
             feedback = BalanceFeedback(resolve_path(v["urdf_path"]), self.joints, gains)
             self.balance = ImuBalance(feedback, v["imu_topic"], lambda: self.get_logger())
             self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
         self._jump = on_clock_jump_back(self, lambda: drop_plan(self))
         if v["engine_process"]:  # last: a constructor that fails above leaves no child process behind
-            from servo_ff.dynamics.walk_worker import WalkWorker
-
-            self.worker = WalkWorker(resolve_path(v["urdf_path"]), params, frames)
+            start_worker(self)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
         self.support_on_js = v["support_clock"] == "joint_states"  # read-only: decided once, not per tick
         if not self.support_on_js:
@@ -147,6 +159,7 @@ class WalkNode(Node):
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
         self.t0: float | None = None  # [s, ROS clock] of the approach start
         self.q0: np.ndarray | None = None
+        self.stop = None  # dynamics.walk_stop.StopPlan: the lead-in after the engine process failed (walk_process)
         self.times: list[float] = []  # [s, ROS clock] planned samples (a sliding window)
         self.qs: list[np.ndarray] = []
         self.cs: list[float] = []
@@ -179,10 +192,8 @@ class WalkNode(Node):
             self.cmd_clipped += 1
             how = (
                 f" (the gait's max_dx_forward/max_dx_backward/max_dy/max_dtheta per {self.engine.params.step_period:g}"
-                " s step): placo walks at most that"
-                if self.gait == "placo"
-                else ""  # the CPG's words say what it walks
             )
+            how = f"{how} s step): placo walks at most that" if self.gait == "placo" else ""  # (the CPG's words say it)
             self.get_logger().warning(
                 f"{self.table['cmd_vel_topic']}: {', '.join(beyond)}{how}", throttle_duration_sec=5.0
             )
@@ -194,6 +205,7 @@ class WalkNode(Node):
 
     def _on_joint_states(self, data: bytes) -> None:
         """/joint_states taken serialized: only its stamp is read per period, the whole message only for the pose."""
+        self.waiting.seen += 1
         stamp = cdr_stamp(data) if self.q0 is not None else None
         if stamp is None:
             try:
@@ -211,18 +223,22 @@ class WalkNode(Node):
         q0, why = measured_pose(msg.name, msg.position, stamp, self.joints, self.now_s())  # not the old time's
         if q0 is None:
             return why and self.get_logger().error(why, throttle_duration_sec=5.0)
+        if self.new_engine:
+            renew_engine(self)
+        if self.worker is None:
+            self.engine.start()
+        else:
+            try:  # (waits for the child's start-up, as the in-process engine's construction did)
+                self.worker.start(self.engine.cmd, self.engine.halt_requested)
+            except WorkerFault as e:  # the pose is taken from a later /joint_states, on a new one
+                start_worker(self)
+                return self.get_logger().error(f"{e}; new engine process (pid {self.worker.pid}) starting")
         self.q0 = q0
         if not self.support_on_js:  # only the first pose is used: no message taken per servo cycle
             self.destroy_subscription(self._js_sub)
             self._js_sub = None
-        if self.new_engine:
-            renew_engine(self)
         self.t0 = self.now_s() + float(self.table["start_delay"])
         self.t_walk = self.t0 + float(self.table["approach_time"])
-        if self.worker is None:
-            self.engine.start()
-        else:
-            self.worker.start(self.engine.cmd, self.engine.halt_requested)
         self.get_logger().info(f"walking stance at t = {self.t_walk:.3f} s, then walking under cmd_vel")
         # the first chunk at once, not at the next timer tick: a lockstep sim waits for the goals it drives
         self._publish_trajectory()
@@ -233,57 +249,49 @@ class WalkNode(Node):
         stand = self.engine.q_stand if self.worker is None else self.worker.q_stand()
         return self.q0 + (10 * s**3 - 15 * s**4 + 6 * s**5) * (stand[self.perm] - self.q0)
 
-    def _fill(self, until: float) -> None:
-        """Plan samples on the ``dt`` grid up to ``until`` [s, ROS clock] (approach, then the walk)."""
+    def _fill(self, now: float, until: float) -> None:
+        """Plan samples on the ``dt`` grid up to ``until`` [s, ROS clock] (approach, then the walk), those the next
+        period needs at least (engine_process: walk_process)."""
         if not self.times:
-            k0 = math.floor(max(self.now_s(), self.t0 - self.dt) / self.dt)
-            self.times.append(k0 * self.dt)
-            if self.worker is not None and self.times[0] >= self.t_walk - 1e-9:  # a late first fill: already walking
-                self._ahead.append(self.times[0])
-                self._request(self.times[:1])
-            self.qs.append(self._sample_q(self.times[0]))
-        self._prefetch(until)
+            t = math.floor(max(now, self.t0 - self.dt) / self.dt) * self.dt
+            if self.worker is not None and t >= self.t_walk - 1e-9:  # a late first fill: already walking
+                self._ahead.append(t)
+                request(self, [t])
+            self._append(t, self._sample(t, None))
+        prefetch(self, until)
+        need = now + float(self.table["publish_period"]) + 3 * self.dt  # (the later ones: not waited for)
         while self.times[-1] < until:
             t = self.times[-1] + self.dt
-            self.times.append(t)
-            self.qs.append(self._sample_q(t))
-        window = int(math.ceil(2.0 / self.dt))  # keep 2 s behind the newest sample
-        if len(self.times) > 2 * window:
-            del self.times[:window], self.qs[:window], self.cs[:window]
+            if (got := self._sample(t, None if t <= need else time.monotonic())) is None:
+                break  # the worker's, not computed yet: in the next message
+            self._append(t, got)
+        old = bisect.bisect_left(self.times, now - KEEP)  # from now, not from the newest sample (a long horizon)
+        if old * self.dt >= KEEP:
+            del self.times[:old], self.qs[:old], self.cs[:old]
 
-    def _prefetch(self, until: float) -> None:
-        """engine_process: ask the worker for the walk's grid samples up to ``until`` [s] not asked yet (computed
-        while this node's executor goes on)."""
-        if self.worker is None or not self.times:
-            return
-        last, walk = (self._ahead[-1] if self._ahead else self.times[-1]), []
-        while last < until:
-            last += self.dt
-            self._ahead.append(last)
-            if last >= self.t_walk - 1e-9:
-                walk.append(last)
-        self._request(walk)
+    def _append(self, t: float, sample: tuple[np.ndarray, float]) -> None:
+        self.times.append(t)
+        self.qs.append(sample[0])
+        self.cs.append(sample[1])
 
-    def _request(self, times: list[float]) -> None:
-        """engine_process: the worker's samples at ``times`` [s] under the command and halt request as they stand
-        now (the stale-command rule applied by _publish_trajectory, not per sample)."""
-        self.worker.request(times, self.engine.cmd, None, float(self.table["cmd_timeout"]), self.engine.halt_requested)
-
-    def _sample_q(self, t: float) -> np.ndarray:
-        if self._ahead:
-            self._ahead.popleft()  # t itself: the same sum of dt
+    def _sample(self, t: float, until: float | None) -> tuple[np.ndarray, float] | None:
+        """(q [rad] in ``joints`` order, support coefficient) at ``t`` [s]: the lead-in before the walk (the approach;
+        after an engine process failed, the stop), then the engine's; None: the worker's sample not there by
+        ``until`` [s, time.monotonic] (None: one the next period needs, walk_process.walk_sample)."""
         if t < self.t_walk - 1e-9:
-            self.cs.append(0.5)
-            return self._approach(t)
-        if self.worker is not None:
-            (q,), (c,) = self.worker.take(1)
-            self._stood(t, self.worker.halted)
+            q, c = self.stop.at(t) if self.stop is not None else (self._approach(t), 0.5)
+        elif self.worker is not None:
+            if (got := walk_sample(self, until)) is None:
+                return None
+            q, c = got[0][self.perm], got[1]
+            self._stood(t, got[2])
         else:
             s = self.engine.tick()
-            q, c = s.q, s.c_left
+            q, c = s.q[self.perm], s.c_left
             self._stood(t, self.engine.halted)
-        self.cs.append(c)
-        return q[self.perm]
+        if self._ahead:
+            self._ahead.popleft()  # t itself: the same sum of dt
+        return q, c
 
     def _stood(self, t: float, halted: bool) -> None:
         """Log once when the walk stands halted from the sample at ``t`` [s, ROS clock]."""
@@ -314,42 +322,36 @@ class WalkNode(Node):
         horizon = float(self.table["horizon"])
         if now < self.t0 - horizon - 1e-9:  # (start_delay = horizon: at once, whatever the rounding)
             return  # the measured pose is held until the approach comes within the horizon
+        if self.worker is not None:
+            tend(self, now)  # a worker that ended or hung: the stop; a new one up: the walk again
+        try:
+            self._publish(now, horizon)
+        except WorkerFault as e:
+            fault(self, e, now)
+            self._publish(now, horizon)  # the stop (no worker asked)
+
+    def _publish(self, now: float, horizon: float) -> None:
         n = math.ceil(horizon / self.dt - 1e-9) + 2  # points: the one at or before now, then past the horizon
-        self._fill(now + horizon + 4 * self.dt)  # and two samples beyond the last point (five-point differences)
+        self._fill(now, now + horizon + 4 * self.dt)  # and two samples beyond the last point (five-point differences)
+        now = max(now, self.now_s())  # (after a wait for the worker: from the time it is sent)
         lo = max(2, bisect.bisect_right(self.times, now) - 1)
         n = min(n, len(self.times) - 2 - lo)  # fewer in the first message (its samples start at the approach)
+        if n < 1:
+            return  # (the worker's samples not there yet: walk_process)
         t = np.asarray(self.times[lo : lo + n])
         q = np.asarray(self.qs[lo - 2 : lo + n + 2])
-        off = None if self.balance is None else self.balance.offset_at(now, float(self.table["imu_timeout"]))
-        if off is not None:
-            q = q + off  # a constant offset: velocities and accelerations unchanged
+        if self.balance is not None:  # ramped from the previous message's offsets: no step
+            off = self.balance.offset_at(now, float(self.table["imu_timeout"]))
+            q = q + self.ramp.follow(np.asarray(self.times[lo - 2 : lo + n + 2]), t[0], off)
         if self._cdr is None or self._cdr.n_points != n:
             self._cdr = TrajectoryCdr(self.joints, n)
         ns = np.rint(t * 1e9).astype(np.int64)
-        dq, ddq, v_held, a_held = held_knot_derivatives(q, self.dt, self.vmax, self.amax)
-        if v_held.any():
-            self.vel_held += int(v_held.sum())
-            self._say_held("q̇", v_held, "the URDF velocity limit", "the plan's five-point differences overshoot it",
-                           self.vel_held)  # fmt: skip
-        if a_held.any():
-            self.acc_held += int(a_held.sum())
-            bound = f"max_acceleration {self.table['max_acceleration']:g} rad/s² (the feed-forward node's bound)"
-            self._say_held("q̈", a_held, bound, "the plan jumps there", self.acc_held)
+        dq, ddq = held_derivatives(self, q)
         self._cdr.fill(int(ns[0]), np.rint((t - t[0]) * 1e9).astype(np.int64), q[2:-2], dq, ddq)
         self.pub_traj.publish(self._cdr.data())  # pre-serialised (ros/trajectory_cdr.py)
         self.messages += 1
         ahead = float(self.table["publish_period"]) + float(self.table["engine_lead"])
-        self._prefetch(now + ahead + horizon + 4 * self.dt)  # the next messages' samples, computed meanwhile
-
-    def _say_held(self, what: str, held: np.ndarray, bound: str, why: str, total: int) -> None:
-        """Log (throttled) that the points where the joints of ``held`` (per joint) went beyond ``bound`` had their
-        ``what`` scaled as a whole to it; ``total``: values beyond so far."""
-        joints = [j for j, n in zip(self.joints, held, strict=True) if n]
-        self.get_logger().warning(
-            f"{what} of the points where {', '.join(joints)} went beyond {bound} scaled as a whole to it ({why}; "
-            f"{total} value(s) beyond so far)",
-            throttle_duration_sec=5.0,
-        )
+        prefetch(self, now + ahead + horizon + 4 * self.dt)  # the next messages' samples, computed meanwhile
 
     def _bracket(self, t: float) -> slice:
         """The two planned samples around ROS time ``t`` (one at the ends): np.interp on them is np.interp on

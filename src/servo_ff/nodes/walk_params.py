@@ -13,6 +13,22 @@ from servo_ff.ros.common import ParamSpec, field_param
 CPG_GAITS = ("nimbro_cpg", "op3_cpg")
 
 
+#: [s] a message's points reach this far past the next message's time at least (a late timer)
+HORIZON_MARGIN = 0.05
+
+
+def check_walk(v: dict[str, Any]) -> str | None:
+    """Why the parameter values ``v`` cannot be the walk node's together (None: they can): a ``horizon`` that ends
+    before the next message (+ :data:`HORIZON_MARGIN`) leaves the feed-forward node on the last point, then a jump."""
+    horizon, period = float(v["horizon"]), float(v["publish_period"])
+    if horizon < period + HORIZON_MARGIN - 1e-12:
+        return (
+            f"horizon {horizon:g} s is shorter than publish_period {period:g} s + {HORIZON_MARGIN:g} s: each message "
+            "must reach past the next one (the feed-forward node would hold its last point, then jump)"
+        )
+    return None
+
+
 def walk_specs() -> list[ParamSpec]:
     from servo_ff.dynamics.walk_pattern import WalkParams
 
@@ -102,7 +118,15 @@ def walk_specs() -> list[ParamSpec]:
         ParamSpec("engine_lead", 0.5, "engine_process: samples computed this far ahead", "s", lo=0.0, hi=5.0, **ro),
         ParamSpec("start_delay", 1.0, "wait after the first joint_states", "s", lo=0.0, hi=3600.0, **ro),
         ParamSpec("approach_time", 2.0, "measured pose → walking stance", "s", lo=0.05, hi=60.0, **ro),
-        ParamSpec("horizon", 0.5, "seconds of trajectory in each message", "s", lo=0.05, hi=10.0),
+        ParamSpec(
+            "horizon",
+            0.5,
+            f"seconds of trajectory in each message: at least publish_period + {HORIZON_MARGIN:g} s (it must reach "
+            "past the next message)",
+            "s",
+            lo=0.05,
+            hi=10.0,
+        ),
         ParamSpec("publish_period", 0.1, "period of the trajectory messages", "s", lo=0.005, hi=10.0, **ro),
         ParamSpec(
             "rate_hz", 125.0, "rate of the support coefficient (support_clock timer)", "Hz", lo=1.0, hi=2000.0, **ro

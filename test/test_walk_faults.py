@@ -1,0 +1,284 @@
+"""servo_walk_node's faults and edges (docs/walking.md, *Faults and limits*): its engine process killed (SIGKILL)
+or stopped (SIGSTOP) mid-walk — the node stays up and answers, says it in one ERROR line, publishes a continuous stop
+to the stance and walks again on a new process after a cmd_vel; the worker's own hang and close; a ``horizon`` the
+messages cannot live with refused, a long one whose messages start at now; balance offsets that switch on and off
+ramped, not stepped; the start-up waits said. The fault tests run the node on the harness's executor over DDS on the
+wall clock; the others drive it by hand on a fake clock, as test_nodes_walk.py does."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("placo")
+rclpy = pytest.importorskip("rclpy")
+
+from nodes_harness import rosout_matched  # noqa: E402
+
+from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
+
+TICK = 0.008  # [s] the feed-forward node's period on the OP3
+
+
+def _walk_node(ros: RosHarness, name: str, add: bool = False, **values):
+    from rclpy.parameter import Parameter
+
+    from servo_ff.io.paths import share_file
+    from servo_ff.nodes.walk_node import WalkNode
+
+    values = {"urdf_path": str(share_file("urdf", "op3.urdf")), **values}
+    node = WalkNode(name, **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()])
+    return ros.add(node) if add else node
+
+
+def _followed(received: list, walk, t_from: float) -> np.ndarray:
+    """The desired positions (ticks, joints) the feed-forward node follows from ``t_from`` [s] every 8 ms to the end:
+    each message (bytes) of ``received`` parsed as it parses it and followed from its first point (its stamp) on,
+    replacing the one before."""
+    from servo_ff.ros.desired_trajectory import parse_trajectory
+
+    index = {j: i for i, j in enumerate(walk.joints)}
+    followed = [parse_trajectory(data, index, 0.0) for data in received]
+    out = []
+    for t in np.arange(t_from, followed[-1].t0 + followed[-1].times[-1], TICK):
+        live = [tr for tr in followed if tr.t0 <= t]
+        if live:
+            out.append(live[-1].sample(t)[0])
+    return np.array(out)
+
+
+def _errors(logs: list, walk) -> list[str]:
+    return [m.msg for m in logs if m.level >= 40 and m.name.endswith(walk.get_name())]
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGSTOP"])
+def test_a_lost_engine_process_is_one_error_a_continuous_stop_and_a_new_process_that_walks_again(sig):
+    """Before: SIGKILL of the worker mid-walk ended the node with a traceback two messages later (the feed-forward
+    node held a frozen mid-step pose); SIGSTOP blocked its executor in a 120 s wait (no message, parameter services
+    unanswered, nothing said). Now: the node answers a parameter get meanwhile, says it once (ended / hung), its
+    messages go on, continuous, to the stance at rest (the published plan cut at now), a new process starts and a
+    cmd_vel walks again."""
+    from geometry_msgs.msg import Twist
+    from rcl_interfaces.msg import Log
+    from rcl_interfaces.srv import GetParameters
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory
+
+    with RosHarness(salt=91) as ros:
+        walk = _walk_node(
+            ros, "servo_walk_f", add=True, engine_process=True, start_delay=0.0, approach_time=0.5, cmd_timeout=0.3
+        )
+        probe = ros.make_node("fault_probe")
+        received: list = []  # the messages' bytes
+        probe.create_subscription(JointTrajectory, "feedforward/trajectory", received.append, 100, raw=True)
+        logs: list = []
+        probe.create_subscription(Log, "/rosout", logs.append, 500)
+        rosout_matched(walk, logs)
+        states = probe.create_publisher(JointState, "joint_states", 10)
+        pose = JointState(name=list(walk.joints), position=list(walk.engine.q_stand[walk.perm]))
+        wait_for(lambda: states.publish(pose) or walk.q0 is not None, 60.0, "the pose taken")
+        cmd = probe.create_publisher(Twist, "cmd_vel", 10)
+        forward = Twist()
+        forward.linear.x = 0.1
+        wait_for(lambda: cmd.publish(forward) or walk.now_s() > walk.t_walk + 1.2, 30.0, "1.2 s forward", interval=0.05)
+        # the cmd_vel stale (none in flight to cancel the stop's halt request); the plan still walks forward
+        wait_for(lambda: walk.cmd_stale_logged, 30.0, "the cmd_vel stale")
+        proc = walk.worker._proc
+        old = proc.pid
+        n_before, t_fault = len(received), time.time()
+        try:
+            os.kill(old, getattr(signal, sig))
+            client = probe.create_client(GetParameters, f"{walk.get_name()}/get_parameters")
+            t_signal = time.monotonic()
+
+            def answered() -> bool:  # a parameter get every 0.2 s for 2.5 s, each answered within 2 s
+                answer = ros.call(client, GetParameters.Request(names=["horizon"]), timeout=2.0)
+                assert answer.values[0].double_value == 0.5
+                return time.monotonic() - t_signal > 2.5
+
+            wait_for(answered, 60.0, "2.5 s of parameter gets answered", interval=0.2)
+            wait_for(lambda: walk.faults == 1 and walk.worker._proc.pid != old, 30.0, "the fault handled")
+            said = wait_for(lambda: _errors(logs, walk), 10.0, "the ERROR line")
+            assert f"walk worker (pid {old}) " + ("hung" if sig == "SIGSTOP" else "ended (exit code -9") in said[0]
+            assert "stance" in said[0] and "new engine process" in said[0], said
+            assert proc.poll() is not None  # killed (a stopped one too) and reaped
+
+            # the stop: messages on, ending at the stance at rest, within the walk's own motion per tick
+            stance = walk.engine.q_stand[walk.perm]
+
+            def standing() -> bool:
+                from servo_ff.ros.desired_trajectory import parse_trajectory
+
+                if len(received) <= n_before:
+                    return False
+                last = parse_trajectory(received[-1], {j: i for i, j in enumerate(walk.joints)}, 0.0)
+                return np.abs(last.q - stance).max() < 1e-6 and np.abs(last.dq).max() < 1e-6
+
+            wait_for(standing, 30.0, "a message standing in the stance")
+            assert walk.standing or walk.engine.halt_requested  # the new engine started standing
+            q = _followed(received, walk, t_fault - 0.5)
+            assert np.abs(np.diff(q, axis=0)).max() < 0.05  # measured 0.024–0.026 (the walk's own); before: no stop
+            assert walk.stop.duration < 1.0  # a brake of 0.1 s, the move over one step period: 0.58 s
+            assert np.abs(_followed(received, walk, walk.stop.end) - stance).max() < 1e-6  # at rest there
+
+            # walking again on a cmd_vel, on the new process
+            wait_for(lambda: cmd.publish(forward) or not walk.engine.halt_requested, 30.0, "the cmd_vel taken")
+            n_again = len(received)
+
+            def walking() -> bool:
+                from servo_ff.ros.desired_trajectory import parse_trajectory
+
+                if len(received) <= n_again + 3 or walk.standing:
+                    return False
+                last = parse_trajectory(received[-1], {j: i for i, j in enumerate(walk.joints)}, 0.0)
+                return np.ptp(last.q, axis=0).max() > 0.01
+
+            wait_for(walking, 30.0, "walking again")
+            assert walk.worker._proc.pid != old and walk.faults == 1 and len(_errors(logs, walk)) == 1
+        finally:
+            if proc.poll() is None:  # (the node did not kill it)
+                proc.send_signal(signal.SIGCONT)
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP")
+def test_a_stopped_worker_is_hung_not_ended_and_close_kills_it():
+    """Before: take() waited its whole timeout, then said "ended (exit code None; TimeoutError)" (the TimeoutError
+    caught as an OSError), and close() took 10 s and raised (SIGTERM does not end a stopped process)."""
+    from servo_ff.dynamics.walk_pattern import WalkFrames, WalkParams
+    from servo_ff.dynamics.walk_worker import WalkWorker
+    from servo_ff.io.paths import share_file
+
+    worker = WalkWorker(share_file("urdf", "op3.urdf"), WalkParams(), WalkFrames(), timeout=2.0)
+    try:
+        worker.start((0.0, 0.0, 0.0))
+        worker.request([0.01 * k for k in range(10)], (0.0, 0.0, 0.0), None, 1.0)
+        worker.take(10)
+        os.kill(worker._proc.pid, signal.SIGSTOP)
+        worker.request([0.1 + 0.01 * k for k in range(10)], (0.0, 0.0, 0.0), None, 1.0)
+        with pytest.raises(RuntimeError, match=rf"walk worker \(pid {worker._proc.pid}\) hung: no answer in 2 s"):
+            worker.take(1)
+        with pytest.raises(RuntimeError, match="hung: no samples for"):
+            worker.check()  # the request is over hung_after (1 s) old
+        t0 = time.monotonic()
+        worker.close()
+        assert time.monotonic() - t0 < 3.0 and worker._proc.returncode == -signal.SIGKILL
+    finally:
+        if worker._proc.poll() is None:
+            worker._proc.send_signal(signal.SIGCONT)
+            worker._proc.kill()
+            worker._proc.wait(timeout=10)
+
+
+def test_a_horizon_shorter_than_the_next_message_is_refused_with_its_reason():
+    """Before: horizon 0.05 s (< publish_period 0.1 s) was taken; each message ended before the next came (the desired
+    held, then jumped 0.11 rad in one 8 ms tick)."""
+    from rclpy.parameter import Parameter
+
+    with RosHarness(salt=92) as ros:
+        with pytest.raises(ValueError, match=r"horizon 0\.1 s is shorter than publish_period 0\.1 s \+ 0\.05 s"):
+            _walk_node(ros, "servo_walk_bad", horizon=0.1)
+        walk = _walk_node(ros, "servo_walk_r", start_delay=3600.0)
+        try:
+            refused = walk.set_parameters([Parameter("horizon", value=0.12)])[0]
+            assert not refused.successful and "must reach past the next one" in refused.reason
+            assert walk.table["horizon"] == 0.5
+            assert walk.set_parameters([Parameter("horizon", value=0.15)])[0].successful
+        finally:
+            walk.destroy_node()
+
+
+def test_a_long_horizon_set_at_run_time_gives_messages_that_start_at_now():
+    """Before: horizon 6 s made the messages start 2.3–4.0 s after now (the window trimmed 2 s behind its newest
+    sample, deleting the samples around now), and the support coefficient at now was the window's first (off by up
+    to 1)."""
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.ros.desired_trajectory import parse_trajectory
+
+    clock = [1.0]
+    with RosHarness(salt=92) as ros:
+        walk = _walk_node(ros, "servo_walk_h", start_delay=0.0, approach_time=0.2)
+        try:
+            walk.now_s = lambda: clock[0]
+            walk._on_joint_states(serialize_message(JointState(name=walk.joints, position=list(walk.engine.q_stand))))
+            index = {j: i for i, j in enumerate(walk.joints)}
+            for k in range(40):  # 1 s at 0.5 s, then 3 s at 6 s: past the former trim
+                if k == 10:
+                    assert walk.set_parameters([Parameter("horizon", value=6.0)])[0].successful
+                clock[0] += 0.1
+                walk._publish_trajectory()
+                traj = parse_trajectory(walk._cdr.data(), index, clock[0])
+                first, last = traj.t0 + traj.times[0], traj.t0 + traj.times[-1]
+                assert clock[0] - walk.dt - 1e-9 <= first <= clock[0] + 1e-9, (clock[0], first)
+                assert last >= clock[0] + walk.table["horizon"] - 1e-9
+                i = int(np.argmin(np.abs(np.asarray(walk.times) - first)))
+                assert abs(walk.times[i] - first) < 1e-6 and walk.support(first) == pytest.approx(walk.cs[i], abs=1e-6)
+        finally:
+            walk.destroy_node()
+
+
+def test_balance_offsets_switching_on_and_off_are_ramped_not_stepped():
+    """An IMU reading of a trunk pitched 0.4 rad (offsets held at ±0.2 rad), the IMU silent, then back: before, the
+    followed desired stepped 0.2 rad in one 8 ms tick at each change; now the offsets move by a minimum-jerk over one
+    publish_period (1.875 · 0.2 · 0.008 / 0.1 = 0.03 rad per tick at most) and reach ±0.2 and 0. The plan is held by
+    hand (the stance), so what moves is the offsets only."""
+    from sensor_msgs.msg import Imu
+
+    clock = [1.0]
+    with RosHarness(salt=93) as ros:
+        walk = _walk_node(ros, "servo_walk_b", start_delay=3600.0, balance_ankle_pitch=1.0, imu_timeout=0.1)
+        try:
+            walk.now_s = lambda: clock[0]
+            stance = walk.engine.q_stand[walk.perm]
+            walk.times, walk.qs, walk.cs = list(walk.dt * np.arange(400)), [stance] * 400, [0.5] * 400  # 0 … 3.99 s
+            walk.q0, walk.t0, walk.t_walk = stance, 0.0, 0.5
+            imu = Imu()
+            imu.orientation.y, imu.orientation.w = math.sin(0.2), math.cos(0.2)  # pitched 0.4 rad
+            received, full = [], []
+            for _ in range(24):  # to 3.4 s (the window reaches 3.4 + horizon + 4 dt)
+                clock[0] += 0.1
+                if not 2.0 <= clock[0] < 3.0:  # silent from 2 s to 3 s
+                    walk._on_imu(imu)
+                walk._publish_trajectory()
+                received.append(walk._cdr.data())
+                full.append(walk.balance.offset_at(clock[0], 0.1) is not None)
+            assert full[:9] == [True] * 9 and not any(full[10:19]) and all(full[20:])  # (readings as measured)
+            q = _followed(received, walk, 1.1)
+            off = q - stance
+            assert np.abs(np.diff(q, axis=0)).max() < 0.035  # measured 0.0298; before: 0.2
+            assert np.abs(off).max() == pytest.approx(0.2, abs=1e-9)  # the whole offset reached
+            k_silent = round((2.5 - 1.1) / TICK)  # in the silence the offsets are gone
+            assert np.abs(off[k_silent]).max() < 1e-12 and np.abs(off[-1]).max() == pytest.approx(0.2, abs=1e-9)
+        finally:
+            walk.destroy_node()
+
+
+def test_a_walk_node_says_it_waits_for_joint_states_and_for_the_clock():
+    """Before: no /joint_states (or use_sim_time with no /clock) was silence: nothing planned, nothing said."""
+    from rcl_interfaces.msg import Log
+
+    with RosHarness(salt=94) as ros:
+        probe = ros.make_node("wait_probe")
+        logs: list = []
+        probe.create_subscription(Log, "/rosout", logs.append, 100)
+        wall = _walk_node(ros, "servo_walk_w", add=True, start_delay=3600.0)
+        sim = _walk_node(ros, "servo_walk_s", add=True, start_delay=3600.0, use_sim_time=True)
+        rosout_matched(wall, logs)
+        rosout_matched(sim, logs)
+
+        def line(node, text: str) -> list[str]:
+            return [m.msg for m in logs if m.name.endswith(node.get_name()) and text in m.msg]
+
+        said = wait_for(lambda: line(wall, "waiting for "), 20.0, "the joint_states line")
+        assert said[0].startswith(f"waiting for {ros.ns}/joint_states (none in ") and wall.q0 is None
+        said = wait_for(lambda: line(sim, "waiting for "), 20.0, "the clock line")
+        assert said[0].startswith("waiting for /clock (use_sim_time true, no clock in ") and sim.q0 is None
