@@ -83,6 +83,26 @@ def trajectory_client(h: RosHarness, node) -> tuple:
     return client, rosout, clock, states, stamps
 
 
+def pendulum_ff_on_sim_time(h: RosHarness) -> tuple:
+    """A feed-forward node on the two pendulums (goal = desired position) under ``use_sim_time``, and the test's
+    node: (ff, /clock publisher, goals on servo/commands, joint_states and feedforward/trajectory publishers)."""
+    from std_msgs.msg import Float64MultiArray
+
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+
+    params = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": ["pendulum_1", "pendulum_2"],
+              "kp": [8.0], "enabled": False, "use_sim_time": True}  # fmt: skip
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    ff = h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=overrides))
+    client, _, clock = jump_client(h)
+    goals: list[list[float]] = []
+    client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
+    states = client.create_publisher(JointState, "joint_states", 10)
+    desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+    wait_for(lambda: states.get_subscription_count() and desired.get_subscription_count(), 30.0, "discovery")
+    return ff, clock, goals, states, desired
+
+
 def said(rosout: list, node, text: str) -> list[str]:
     return [m.msg for m in rosout if m.name.endswith(node.get_name()) and text in m.msg]
 
@@ -529,26 +549,9 @@ def test_a_pose_read_before_a_jump_back_is_read_again_before_the_first_goal():
     pose. It is read again first."""
     pytest.importorskip("pinocchio")
     from builtin_interfaces.msg import Duration
-    from std_msgs.msg import Float64MultiArray
-
-    from servo_ff.nodes.feedforward_node import FeedForwardNode
 
     with RosHarness(salt=99) as h:
-        params = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": ["pendulum_1", "pendulum_2"],
-                  "kp": [8.0], "enabled": False, "use_sim_time": True}  # fmt: skip
-        ff = h.add(
-            FeedForwardNode(
-                "servo_feedforward",
-                **h.node_kwargs(),
-                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
-            )
-        )
-        client, rosout, clock = jump_client(h)
-        goals: list[list[float]] = []
-        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
-        states = client.create_publisher(JointState, "joint_states", 10)
-        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: states.get_subscription_count() and desired.get_subscription_count(), 30.0, "discovery")
+        ff, clock, goals, states, desired = pendulum_ff_on_sim_time(h)
         set_clock(clock, ff, 1000.0)
         old = JointState(name=["pendulum_1", "pendulum_2"], position=[0.1, 0.2])
         wait_for(lambda: states.publish(old) or ff._js_sub is None, 30.0, "the pose taken")
@@ -593,22 +596,10 @@ def test_after_goals_a_jump_back_reads_the_pose_again_before_the_next_first_goal
     [0.8, 0.9], a snap back to where the old run was)."""
     pytest.importorskip("pinocchio")
     from builtin_interfaces.msg import Duration
-    from std_msgs.msg import Float64MultiArray
-
-    from servo_ff.nodes.feedforward_node import FeedForwardNode
 
     joints = ["pendulum_1", "pendulum_2"]
     with RosHarness(salt=100) as h:
-        params = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": joints, "kp": [8.0],
-                  "enabled": False, "use_sim_time": True}  # fmt: skip
-        overrides = [Parameter(k, value=v) for k, v in params.items()]
-        ff = h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=overrides))
-        client, rosout, clock = jump_client(h)
-        goals: list[list[float]] = []
-        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
-        states = client.create_publisher(JointState, "joint_states", 10)
-        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: states.get_subscription_count() and desired.get_subscription_count(), 30.0, "discovery")
+        ff, clock, goals, states, desired = pendulum_ff_on_sim_time(h)
         set_clock(clock, ff, 1000.0)
         held = stamped(JointState(name=joints, position=[0.8, 0.9]), 1000.0)  # the old run's states
         wait_for(lambda: states.publish(held) or ff._js_sub is None, 30.0, "the pose taken")

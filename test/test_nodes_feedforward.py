@@ -508,6 +508,20 @@ def _pendulum_ff(h: RosHarness, **params) -> FeedForwardNode:
     return h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=overrides))
 
 
+def _commands_client(h: RosHarness, name: str) -> tuple:
+    """A client node with the goals on servo/commands (a list of lists), and its /joint_states and
+    feedforward/trajectory publishers once matched: (goals, joint_states publisher, trajectory publisher)."""
+    from std_msgs.msg import Float64MultiArray
+
+    client = h.make_node(name)
+    goals: list[list[float]] = []
+    client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
+    js = client.create_publisher(JointState, "joint_states", 50)
+    desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+    wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 20.0, "discovery")
+    return goals, js, desired
+
+
 def _idle(ff: FeedForwardNode, client):
     """``client``'s /joint_states and feedforward/trajectory publishers once matched, and the state whose pose
     ``ff`` took (idle: no trajectory yet, /joint_states let go)."""
@@ -702,16 +716,10 @@ def test_the_pose_of_every_goal_joint_is_read_before_a_goal_and_a_far_point_is_r
     """Two servo nodes publish /joint_states, each its own joint: the node listens until both are read (before: it
     kept the first message's pose, pendulum_2's desired 0 rad, and commanded it there). A trajectory whose only
     point is 3 s ahead starts from that pose (before: its point was the first goal)."""
-    from std_msgs.msg import Float64MultiArray
 
     with RosHarness(salt=76) as h:
         ff = _pendulum_ff(h, enabled=False)  # goal = desired position: read directly
-        client = h.make_node("ff_pose_client")
-        goals: list[list[float]] = []
-        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
-        js = client.create_publisher(JointState, "joint_states", 50)
-        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 20.0, "discovery")
+        goals, js, desired = _commands_client(h, "ff_pose_client")
         one = JointState(name=["pendulum_1"], position=[0.3])
         wait_for(lambda: js.publish(one) or math.isfinite(ff.q_des[ff.index["pendulum_1"]]), 20.0, "pendulum_1 read")
         assert ff._js_sub is not None  # still listening: pendulum_2 not read
@@ -810,16 +818,10 @@ def test_a_trajectory_before_any_pose_waits_and_a_refused_one_does_not_replace_i
     """A trajectory (its only point 2 s ahead) that arrives before any /joint_states waits for the pose (before:
     refused, 'not read on /joint_states yet', and lost); a NaN trajectory arriving meanwhile is refused and leaves
     it waiting (before this was checked it replaced it: no goal ever)."""
-    from std_msgs.msg import Float64MultiArray
 
     with RosHarness(salt=78) as h:
         ff = _pendulum_ff(h, enabled=False)  # goal = desired position
-        client = h.make_node("ff_early_client")
-        goals: list[list[float]] = []
-        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 10)
-        js = client.create_publisher(JointState, "joint_states", 50)
-        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 20.0, "discovery")
+        goals, js, desired = _commands_client(h, "ff_early_client")
         far = JointTrajectory(joint_names=JOINTS, points=[
             JointTrajectoryPoint(positions=[1.0, -1.0], time_from_start=Duration(sec=2))])  # fmt: skip
         desired.publish(far)
