@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import sys
 import time
 
 import numpy as np
@@ -282,3 +283,69 @@ def test_a_walk_node_says_it_waits_for_joint_states_and_for_the_clock():
         assert said[0].startswith(f"waiting for {ros.ns}/joint_states (none in ") and wall.q0 is None
         said = wait_for(lambda: line(sim, "waiting for "), 20.0, "the clock line")
         assert said[0].startswith("waiting for /clock (use_sim_time true, no clock in ") and sim.q0 is None
+
+
+def test_a_long_request_is_given_time_and_a_child_that_ends_at_once_is_said_not_raised():
+    """A request of 10 s of walk (a run-time horizon of 10 s, a jump of the clock forward) takes the child ≈ 1.5 s:
+    it is allowed hung_after + 0.5 s per second of walk beyond the first (before: 1 s, the healthy child killed as
+    hung, the robot stopped). A child that ends before its set-up is sent is said by check() with its exit code
+    (before: BrokenPipeError out of the constructor, the node's timer callback, the node)."""
+    from servo_ff.dynamics.walk_pattern import WalkFrames, WalkParams
+    from servo_ff.dynamics.walk_worker import PLAN_S_PER_WALK_S, WalkWorker, WorkerFault
+    from servo_ff.io.paths import share_file
+
+    worker = WalkWorker(share_file("urdf", "op3.urdf"), WalkParams(), WalkFrames(), timeout=30.0)
+    try:
+        worker.start((0.0, 0.0, 0.0))
+        t0 = time.monotonic()
+        worker.request([0.01 * k for k in range(1000)], (0.0, 0.0, 0.0), None, 1.0)  # 10 s of walk
+        assert worker.deadline() >= t0 + worker.hung_after + PLAN_S_PER_WALK_S * 9.0 - 0.01
+        worker.take(1000)  # (its answer, within the allowance)
+        assert worker.deadline() <= time.monotonic()  # none pending
+    finally:
+        worker.close()
+    real = sys.executable
+    try:
+        sys.executable = "/bin/false"  # a child that ends at once
+        dead = WalkWorker(share_file("urdf", "op3.urdf"), WalkParams(), WalkFrames(), timeout=30.0)
+    finally:
+        sys.executable = real
+    try:
+        wait_for(lambda: dead._proc.poll() is not None, 10.0, "the child's end")
+        with pytest.raises(WorkerFault, match=r"ended \(exit code 1\)"):
+            dead.check()
+    finally:
+        dead.kill()
+
+
+def test_workers_that_keep_ending_at_start_are_given_up_after_five():
+    """Every new worker ends at once (here: its interpreter is /bin/false): after MAX_FAILED_STARTS in a row the
+    node starts no more and stands at the stance (before: a new interpreter and placo import every period, an ERROR
+    line each, for ever)."""
+    from rcl_interfaces.msg import Log
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.nodes.walk_process import MAX_FAILED_STARTS
+
+    with RosHarness(salt=93) as ros:
+        walk = _walk_node(ros, "servo_walk_g", add=True, engine_process=True, start_delay=0.0, approach_time=0.5)
+        probe = ros.make_node("restart_probe")
+        logs: list = []
+        probe.create_subscription(Log, "/rosout", logs.append, 500)
+        rosout_matched(walk, logs)
+        states = probe.create_publisher(JointState, "joint_states", 10)
+        pose = JointState(name=list(walk.joints), position=list(walk.engine.q_stand[walk.perm]))
+        wait_for(lambda: states.publish(pose) or walk.worker is not None and walk.worker.ready(), 60.0, "a worker up")
+        real = sys.executable
+        try:
+            sys.executable = "/bin/false"  # every worker started from now on ends at once
+            os.kill(walk.worker._proc.pid, signal.SIGKILL)
+            wait_for(lambda: getattr(walk, "engine_given_up", False), 60.0, "the node giving up")
+        finally:
+            sys.executable = real
+        assert walk.faults == MAX_FAILED_STARTS + 1  # the killed one, then the five that never came up
+        said = wait_for(lambda: [m for m in _errors(logs, walk) if "no more is started" in m], 10.0, "the last line")
+        assert len(said) == 1 and f"{MAX_FAILED_STARTS} walk workers in a row" in said[0], said
+        faults = walk.faults
+        wait_for(lambda: walk.now_s() > walk.stop.end + 0.5, 30.0, "past the stop")
+        assert walk.faults == faults  # no more

@@ -78,7 +78,10 @@ def _serve(conn: Connection, engine_class, urdf, params, frames) -> None:
         conn.send(("samples", q, c, halted, expired))
 
 
-HUNG_AFTER = 1.0  # [s, wall] a request unanswered this long: the child is hung (it computes 1 s of walk in ≈ 0.1 s)
+HUNG_AFTER = 1.0  # [s, wall] a request unanswered this long (plus PLAN_S_PER_WALK_S of its walk): the child is hung
+PLAN_S_PER_WALK_S = 0.5  # [s per s of walk beyond the first] allowed on top: the child answers a request at once,
+# after ≈ 0.15 s of wall time per 1 s of walk here (a 10 s request: 1.5 s) — a run-time horizon of 10 s or a forward
+# jump of the clock was taken for a hang (the review), the healthy child killed
 
 
 class WorkerFault(ServoFFError, RuntimeError):
@@ -102,7 +105,6 @@ class WalkWorker:
         self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env)
         theirs.close()
         self._conn = Connection(mine.detach())
-        self._conn.send((str(urdf), params, frames))
         self.pid = self._proc.pid
         self.timeout, self.hung_after = timeout, hung_after
         self._born = time.monotonic()
@@ -111,8 +113,13 @@ class WalkWorker:
         self._c: deque[float] = deque()
         self._h: deque[bool] = deque()
         self.halted = False  # the engine stood halted at the last sample taken
-        self._sent: deque[float] = deque()  # [s, time.monotonic] when each request not answered yet was sent
+        # per request not answered yet: (when it was sent [s, time.monotonic], the wall time it may take [s])
+        self._sent: deque[tuple[float, float]] = deque()
         self.expired = False  # a zero command from the stale-command rule since the last take
+        try:
+            self._conn.send((str(urdf), params, frames))
+        except OSError:  # the child ended at once: check() says so with its exit code (before: raised out of here)
+            pass
 
     def _answer(self, until: float):
         """The child's next message, waiting until ``until`` [s, time.monotonic]; None if none came by then; a
@@ -184,7 +191,8 @@ class WalkWorker:
         check_on_cmd_timeout(on_timeout)
         if times:
             self._send(("fill", list(times), tuple(cmd), bool(halt), cmd_time, float(cmd_timeout), on_timeout))
-            self._sent.append(time.monotonic())
+            walk = times[-1] - times[0] + (times[1] - times[0] if len(times) > 1 else 0.0)  # [s] of walk asked for
+            self._sent.append((time.monotonic(), self.hung_after + PLAN_S_PER_WALK_S * max(0.0, walk - 1.0)))
 
     def _took(self, msg: tuple) -> None:
         _, q, c, halted, expired = msg
@@ -208,14 +216,15 @@ class WalkWorker:
 
     def deadline(self) -> float:
         """[s, time.monotonic] when the oldest request not answered yet makes the child hung (now: none)."""
-        return self._sent[0] + self.hung_after if self._sent else time.monotonic()
+        return self._sent[0][0] + self._sent[0][1] if self._sent else time.monotonic()
 
     def late(self) -> float:
-        """[s] how long the oldest request has been unanswered (0: none), the answers that came meanwhile taken."""
+        """[s] how far past its allowance the oldest request is unanswered (≤ 0: in time, or none), the answers that
+        came meanwhile taken."""
         if self._ready is not None:
             while self._sent and self.available(len(self._q) + 1, 0.0):
                 pass
-        return time.monotonic() - self._sent[0] if self._sent else 0.0
+        return time.monotonic() - self.deadline() if self._sent else 0.0
 
     def check(self) -> None:
         """A WorkerFault if the child ended, is hung (a request unanswered for ``hung_after``), or did not start in
@@ -226,8 +235,9 @@ class WalkWorker:
         if self._ready is None and not self.ready() and time.monotonic() - self._born > self.timeout:
             raise self.hung(f"not started in {self.timeout:g} s")
         late = self.late()
-        if late > self.hung_after:
-            raise self.hung(f"no samples for {late:.2f} s (a request unanswered for over {self.hung_after:g} s)")
+        if late > 0.0:
+            allowed = self._sent[0][1]
+            raise self.hung(f"no samples for {allowed + late:.2f} s (a request allowed {allowed:.2f} s)")
 
     def take(self, n: int) -> tuple[list[np.ndarray], list[float]]:
         """The next ``n`` samples (q in engine order, c_left), waiting (up to ``timeout``) for the requests that hold
@@ -253,7 +263,7 @@ class WalkWorker:
     def close(self) -> None:
         """Ask the child to stop; a child that does not end in 1 s (stopped, stuck) is killed."""
         try:  # a hung child reads nothing: not asked
-            ask = self._proc.poll() is None and self.late() <= self.hung_after
+            ask = self._proc.poll() is None and self.late() <= 0.0
         except WorkerFault:
             ask = False
         if ask:

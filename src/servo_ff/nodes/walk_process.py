@@ -55,17 +55,22 @@ def walk_sample(node: Any, until: float | None) -> tuple[np.ndarray, float, bool
     time.monotonic]: None if not there by then; ``until`` None (a sample the next period needs): until the child is
     hung, then its WorkerFault."""
     w = node.worker
-    if not w.available(1, w.deadline() if until is None else until):
+    if not w.available(1, w.deadline() if until is None else until):  # (a needed one: its request's allowance)
         if until is None:
-            raise w.hung(f"the sample the next message needs not computed in {w.hung_after:g} s")
+            raise w.hung("the sample the next message needs not computed in its request's allowance")
         return None
     (q,), (c,) = w.take(1)
     return q, c, w.halted
 
 
+MAX_FAILED_STARTS = 5  # workers in a row that end before they are up: no more is started (no restart loop)
+
+
 def tend(node: Any, now: float) -> None:
     """Before each message at ``now`` [s]: a worker that ended or hung is a fault (:func:`fault`); once the new
     one is up and the stop is over, the walk starts again."""
+    if getattr(node, "engine_given_up", False):
+        return  # standing: the stance held, no worker
     try:
         node.worker.check()
         if node.stop is not None and math.isinf(node.t_walk) and node.worker.ready():
@@ -78,6 +83,8 @@ def fault(node: Any, e: WorkerFault, now: float) -> None:
     """The worker ended or hung (``e``), met at ``now`` [s]: killed, the stop, a new worker; one ERROR line."""
     old = node.worker
     stance = old.stance()
+    streak = 0 if stance is not None else getattr(node, "failed_starts", 0) + 1  # ended before it was up
+    node.failed_starts = streak
     code = old.kill()
     stance = node.engine.q_stand if stance is None else stance  # (the same gait's, in this process)
     node.stop = _cut(node, now, stance[node.perm])
@@ -85,8 +92,15 @@ def fault(node: Any, e: WorkerFault, now: float) -> None:
     node._ahead.clear()  # asked of the old worker
     node.engine.set_halt(True)
     node.standing = True  # the walk starts again standing
-    start_worker(node)
     node.faults += 1
+    if streak >= MAX_FAILED_STARTS:  # (before: a new interpreter and placo import each period, an ERROR each)
+        node.engine_given_up = True
+        node.get_logger().error(
+            f"{e}: {streak} walk workers in a row ended before they were up; no more is started — stopping to the "
+            f"stance in {node.stop.duration:.2f} s and standing there (restart the node)"
+        )
+        return
+    start_worker(node)
     killed = f"; killed (exit code {code})" if e.hung else ""
     node.get_logger().error(
         f"{e}{killed}; stopping from the plan at t = {node.stop.t0:.3f} s to the stance in "
