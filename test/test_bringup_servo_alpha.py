@@ -174,8 +174,12 @@ def test_up_says_when_a_params_file_alpha_wins_over_servo_config(tmp_path, caplo
         "not it (give it as --arg servo_config:=)"
     ]
     caplog.clear()
-    commands("sim_arm", {}, params_files=[mine, sim])
-    assert not [r for r in caplog.records if "--params-file" in r.getMessage()]
+    commands("sim_arm", {}, params_files=[mine, sim])  # no feed-forward node: no α̂ line, its section said unused
+    said = [r.getMessage() for r in caplog.records if "--params-file" in r.getMessage()]
+    assert said == [
+        f"sim_arm: --params-file {mine}: section servo_feedforward names no node of this bring-up (servo_sim, "
+        "servo_state_publisher, servo_walker): ignored"
+    ], said
 
 
 def test_sim_nimbro_op_bringup_plan(caplog):
