@@ -1,7 +1,8 @@
 """The walk's stop when its engine is lost (the walk node's engine process ended or hung:
 :mod:`servo_ff.nodes.walk_process`), ROS-free, in two quintics per joint from the state the published plan is in at
 the cut (q, q̇, q̈): a brake to rest over :data:`BRAKE` s, ending where a uniform deceleration would (q + q̇·BRAKE/2:
-q̇ falls monotonically to 0 there, no overshoot), then a minimum-jerk move to the gait's stance over at least
+with q̈ = 0 at the cut q̇ falls monotonically to 0, no overshoot; with the plan's q̈ up to 0.015 rad beyond that
+segment on the OP3 at 0.1 m/s, the review), then a minimum-jerk move to the gait's stance over at least
 ``t_min`` (the step period); each lengthened (× 1.25 at a time, at most :data:`LONGEST` s) until its q̇ and q̈ are
 within the feed-forward node's bounds (q̈: or the plan's own at the cut, if beyond). The support coefficient is
 blended to 0.5 (both feet down) by a minimum-jerk over the whole stop; then the stance is held. Kinematic and open
