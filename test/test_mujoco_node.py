@@ -167,16 +167,19 @@ def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
     def tap() -> None:
         slew.append((sim.sim_time_ns * 1e-9, float(sim.servos.target[row])))
 
+    def applied_when(done):  # the row read between two callbacks: one callback takes the goal, then the limits
+        def read():
+            with h._busy:
+                return (sim.servos.p[row].copy(),) if done(sim.servos.p[row]) else None
+
+        return read
+
     sim.period_taps.append(tap)
     try:
         wait_for(lambda: slew, 20.0, "a period tapped before the goal")  # the target's start is in the record
         pub.publish(JointState(name=["r_elbow"], position=[start - 0.6], velocity=[0.5], effort=[0.8]))
 
-        def applied():  # read between two callbacks: the goal is taken before the limits in the same callback
-            with h._busy:
-                return (sim.servos.p[row].copy(),) if abs(sim.gate.goal[j] - (start - 0.6)) < 1e-9 else None
-
-        (p,) = wait_for(applied, 20.0, "the goal applied")
+        (p,) = wait_for(applied_when(lambda p: abs(sim.gate.goal[j] - (start - 0.6)) < 1e-9), 20.0, "the goal applied")
         assert p[P_GVMAX] == 0.5 and p[P_IMAX] == min(0.8 / p[P_KT], own)
         # the target at the goal in the record, then the elbow there (the states received while it moved)
         wait_for(lambda: abs(slew[-1][1] - (start - 0.6)) < 2e-3, 20.0, "the internal target at the goal")
@@ -201,8 +204,8 @@ def test_joint_command_velocity_and_effort_limit_the_simulated_servo(ros):
     wait_for(lambda: sim.gate.rejected > rejected, 20.0, "the NaN refused")
     assert "not finite" in sim.gate.last_reason and sim.servos.p[row, P_GVMAX] == 0.5
     pub.publish(JointState(name=["r_elbow"], velocity=[0.0], effort=[0.0]))
-    wait_for(lambda: sim.servos.p[row, P_GVMAX] == np.inf, 20.0, "the limits lifted")
-    assert sim.servos.p[row, P_IMAX] == own
+    (p,) = wait_for(applied_when(lambda p: p[P_GVMAX] == np.inf), 20.0, "the limits lifted")
+    assert p[P_IMAX] == own
 
 
 def test_goals_gains_torque_and_diagnostics(ros):

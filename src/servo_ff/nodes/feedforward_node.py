@@ -308,15 +308,16 @@ class FeedForwardNode(Node):
             if unread:
                 self._warn("unread", f"{TOPIC_JOINT_STATES}: {', '.join(unread)} not read yet (NaN); holding")
                 return
-        pose, now = self.pose, self._now()
-        old = of_old_time(sec + nanosec * 1e-9, now)  # queued behind a jump back: no pose of the new time
-        if pose.before_first_goal and len(names) == len(position) and not old:  # desired = measured until a goal
-            pose.take(names, position, self.q_des, now)
+        pose = self.pose
+        if pose.before_first_goal and len(names) == len(position):  # desired = measured until a goal (the clock
+            now = self._now()  # read then only, not on every tick)
+            if not of_old_time(sec + nanosec * 1e-9, now):  # queued behind a jump back: no pose of the new time
+                pose.take(names, position, self.q_des, now)
         self._answering = (sec, nanosec)
         if pose.ready():  # every goal joint read since the waiting trajectory came: followed from here
             msg, pose.waiting = pose.waiting, None
             self._follow(msg, at_once=True)
-        elif pose.waiting is not None and now - pose.since > WAIT_SAID_AFTER:
+        elif pose.waiting is not None and self._now() - pose.since > WAIT_SAID_AFTER:
             self._warn("unread", f"{pose.unread(self.joints)} not read yet since the trajectory came: no goal")
         elif self.traj is not None:
             self._tick()

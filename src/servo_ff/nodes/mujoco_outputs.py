@@ -51,6 +51,7 @@ class MujocoOutputs:
         self._feet_cdr = CdrTemplate(Float64MultiArray(data=[0.0] * n_feet), ["data"], stamp=None)
         self._support_cdr = CdrTemplate(Float64(), [("data",)], stamp=None)
         self._feet_listened, self._support_listened = Listened(self.pub_feet), Listened(self.pub_support)
+        self._step_ns = round(servos.model.opt.timestep * 1e9) if servos is not None else 0  # [ns] one physics step
         self.imu_published = 0  # imu/data messages sent: a new count after a period, a new message (imu_bytes)
         floating = servos is not None and servos.sim.floating
         self.odom = OdometryPublisher(node, servos, v["odom_frame"]) if floating else None
@@ -71,7 +72,7 @@ class MujocoOutputs:
         if not all_finite(q, w, a):
             return
         msg = self._imu_cdr
-        ns = stamp.sec * 1_000_000_000 + stamp.nanosec - round(s.model.opt.timestep * 1e9)
+        ns = stamp.sec * 1_000_000_000 + stamp.nanosec - self._step_ns
         msg.set_stamp(*divmod(ns, 1_000_000_000))
         msg.block(0)[:], msg.block(1)[:], msg.block(2)[:] = q, w, a
         msg.publish(self.pub_imu)
