@@ -53,6 +53,10 @@ def _followed(received: list, walk, t_from: float) -> np.ndarray:
     return np.array(out)
 
 
+def _kv(status) -> dict[str, str]:
+    return {kv.key: kv.value for kv in status.values}
+
+
 def _errors(logs: list, walk) -> list[str]:
     return [m.msg for m in logs if m.level >= 40 and m.name.endswith(walk.get_name())]
 
@@ -64,6 +68,7 @@ def test_a_lost_engine_process_is_one_error_a_continuous_stop_and_a_new_process_
     unanswered, nothing said). Now: the node answers a parameter get meanwhile, says it once (ended / hung), its
     messages go on, continuous, to the stance at rest (the published plan cut at now), a new process starts and a
     cmd_vel walks again."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from geometry_msgs.msg import Twist
     from rcl_interfaces.msg import Log
     from rcl_interfaces.srv import GetParameters
@@ -79,6 +84,11 @@ def test_a_lost_engine_process_is_one_error_a_continuous_stop_and_a_new_process_
         probe.create_subscription(JointTrajectory, "feedforward/trajectory", received.append, 100, raw=True)
         logs: list = []
         probe.create_subscription(Log, "/rosout", logs.append, 500)
+        statuses: list = []  # the walk node's /diagnostics
+        name = f"{walk.get_fully_qualified_name()}: walk"
+        probe.create_subscription(
+            DiagnosticArray, "/diagnostics", lambda m: statuses.extend(s for s in m.status if s.name == name), 50
+        )
         rosout_matched(walk, logs)
         states = probe.create_publisher(JointState, "joint_states", 10)
         pose = JointState(name=list(walk.joints), position=list(walk.engine.q_stand[walk.perm]))
@@ -108,6 +118,8 @@ def test_a_lost_engine_process_is_one_error_a_continuous_stop_and_a_new_process_
             assert f"walk worker (pid {old}) " + ("hung" if sig == "SIGSTOP" else "ended (exit code -9") in said[0]
             assert "stance" in said[0] and "new engine process" in said[0], said
             assert proc.poll() is not None  # killed (a stopped one too) and reaped
+            said = wait_for(lambda: [s for s in statuses if "1 engine_faults" in s.message], 10.0, "the fault's status")
+            assert said[0].level == DiagnosticStatus.WARN and {"engine_faults": "1"}.items() <= _kv(said[0]).items()
 
             # the stop: messages on, ending at the stance at rest, within the walk's own motion per tick
             stance = walk.engine.q_stand[walk.perm]

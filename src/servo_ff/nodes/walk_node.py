@@ -39,7 +39,8 @@ rate, with a rate gain) is refused (logged, throttled; REP-145's "not given" inc
 
 ``engine_process``: the engine's samples asked ahead of the messages, waited for within bounds; the process ending
 or hanging is one ERROR line, a stop to the stance and a new process (:mod:`servo_ff.nodes.walk_process`). Before its
-first pose the node says what it waits for (/clock, /joint_states: :mod:`servo_ff.nodes.walk_waiting`).
+first pose the node says what it waits for (/clock, /joint_states: :mod:`servo_ff.nodes.walk_waiting`). Its phase
+and counters: ``/diagnostics`` (:mod:`servo_ff.nodes.walk_diagnostics`).
 
 A jump back of the clock drops the plan, the cmd_vel and the IMU's age: the walk starts again as at start-up, from
 the next measured pose, on a new engine (:mod:`servo_ff.nodes.walk_restart`).
@@ -73,6 +74,7 @@ from servo_ff.ros.level_publisher import LevelPublisher
 from servo_ff.ros.measured_pose import measured_pose
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
+from .walk_diagnostics import WalkDiagnostics
 from .walk_held import held_derivatives
 from .walk_params import BALANCE_KEYS, PLACO_ONLY, check_walk, walk_engine, walk_specs
 from .walk_process import fault, prefetch, request, tend, walk_sample
@@ -135,6 +137,7 @@ class WalkNode(Node):
             self.balance = ImuBalance(feedback, v["imu_topic"], lambda: self.get_logger())
             self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
         self._jump = on_clock_jump_back(self, lambda: drop_plan(self))
+        self.diagnostics = WalkDiagnostics(self)  # /diagnostics: the phase, what needs a look
         if v["engine_process"]:  # last: a constructor that fails above leaves no child process behind
             start_worker(self)
         self.create_timer(float(v["publish_period"]), self._publish_trajectory)
@@ -190,9 +193,7 @@ class WalkNode(Node):
         beyond = self.engine.beyond_reach(msg.linear.x, msg.linear.y, msg.angular.z)
         if beyond:
             self.cmd_clipped += 1
-            how = (
-                f" (the gait's max_dx_forward/max_dx_backward/max_dy/max_dtheta per {self.engine.params.step_period:g}"
-            )
+            how = f" (placo's max_dx_forward/max_dx_backward/max_dy/max_dtheta per {self.engine.params.step_period:g}"
             how = f"{how} s step): placo walks at most that" if self.gait == "placo" else ""  # (the CPG's words say it)
             self.get_logger().warning(
                 f"{self.table['cmd_vel_topic']}: {', '.join(beyond)}{how}", throttle_duration_sec=5.0
