@@ -835,3 +835,20 @@ def test_a_trajectory_before_any_pose_waits_and_a_refused_one_does_not_replace_i
         wait_for(lambda: js.publish(state) or goals, 20.0, "the first goal")
         assert abs(goals[0][0] - 0.3) < 0.05 and abs(goals[0][1] + 0.2) < 0.05, goals[0]  # from the pose read
         wait_for(lambda: js.publish(state) or goals[-1][0] > 0.5, 20.0, "on its way to the waiting trajectory's point")
+
+
+def test_a_feedforward_node_on_sim_time_reports_while_its_clock_stands():
+    """Its status goes out on the steady clock: on sim time with no /clock (a simulation stopped or not started) it
+    still reports, saying it has no input yet (before: on the node clock, no status at all — a stopped simulation
+    left the last one, perhaps "ok", standing)."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+
+    with RosHarness(salt=71) as h:
+        ff = _pendulum_ff(h, use_sim_time=True)
+        arrays = _ff_diagnostics(h, h.make_node("ff_sim_time_probe"))
+        got = wait_for(lambda: len(arrays) >= 2 and arrays, 20.0, "two statuses with no /clock")
+        assert ff.get_clock().now().nanoseconds == 0  # no /clock: the node's time stands at 0
+        st = got[-1].status[0]
+        values = {kv.key: kv.value for kv in st.values}
+        assert st.level == DiagnosticStatus.OK and values["ticks"] == "0", st
+        assert values["imu"].startswith("none yet") and values["supply_age"].startswith("none yet"), values

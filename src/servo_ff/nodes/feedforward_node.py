@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64
@@ -142,7 +143,8 @@ class FeedForwardNode(Node):
         self.faults = self.out.faults
         self._answering = (0, 0)  # (sec, nanosec) of the /joint_states the next goal answers (0: none)
         self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
-        self.create_timer(1.0, self._publish_diagnostics)
+        # on the steady clock: a simulation that stops (its /clock with it) leaves no last "ok" standing for ever
+        self.create_timer(1.0, self._publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._jump = on_clock_jump_back(self, self._drop_old_time)
         kp = self.kp.tolist()
         self.get_logger().info(f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals {joints}, kp {kp}")
