@@ -107,6 +107,8 @@ def test_the_servo_node_owns_kp_and_the_feedforward_node_sets_it_once(ros):
     h, sim, ff, client, states, desired = ros
     wait_for(lambda: np.allclose(sim.sim.kp, KP_LOW), 30.0, "servo P gains set by the feed-forward node")
     assert list(sim.get_parameter("kp").value) == [KP_LOW]  # the parameter tells the gain applied
+    # read back by the setter (a gain set before that is kept too, said otherwise: test_servo_gain.py)
+    wait_for(lambda: not ff.gains.pending, 30.0, "the gain read back")
     assert client.count_publishers(f"{h.ns}/servo/p_gains") == 0  # no second writer of the servo's gain
     arrays = _ff_diagnostics(h, client)
     fqn = f"{h.ns}/servo_feedforward"

@@ -144,3 +144,34 @@ def test_the_state_says_a_servo_node_is_gone_and_its_gain_is_set_again_when_back
         assert g.sets == 2
     finally:
         h.remove(servo)
+
+
+@pytest.mark.parametrize("then", [20.0, 1.0])
+def test_a_gain_set_anew_between_the_write_and_its_read_back_is_kept_an_undo_is_written_again(h, then):
+    """The servo node (spun by hand here, one callback at a time) answers the read and takes the write; before it
+    answers the read-back, its kp is set to ``then``: a third value (20) is someone's own setting, kept (before:
+    written over with the setter's 5), said in the state; the value it had before the write (1) is a stale write's
+    undo, written again."""
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    servo = _servo_params_node(h, f"servo_anew_{int(then)}", JOINTS, [1.0, 1.0])
+    ex = SingleThreadedExecutor(context=h.context)
+    ex.add_node(servo)
+    g = ServoGainSetter(h.make_node(f"gain_client_anew_{int(then)}"), servo.get_name(), JOINTS)
+    try:
+        g.set([5.0])
+        wait_for(lambda: ex.spin_once(timeout_sec=0.05) or list(servo.get_parameter("kp").value) == [5.0, 5.0],
+                 20.0, "the read answered and the write taken")  # fmt: skip
+        assert servo.set_parameters([Parameter("kp", value=[then, then])])[0].successful  # before the read-back
+        wait_for(lambda: ex.spin_once(timeout_sec=0.05) or not g.pending, 20.0, "the setter done")
+        if then == 20.0:
+            assert list(servo.get_parameter("kp").value) == [20.0, 20.0] and g.sets == 1
+            assert "set anew after this node's write: kept" in g.state, g.state
+        else:
+            assert list(servo.get_parameter("kp").value) == [5.0, 5.0] and g.sets == 2
+            assert "set on" in g.state, g.state
+    finally:
+        ex.remove_node(servo)
+        servo.destroy_node()
+        ex.shutdown()

@@ -8,12 +8,15 @@ that is one double (not an array) is one value for all its joints, and is set as
 
 Parameters have no compare-and-set: a write of the servo's ``kp`` lands between another client's read and write
 (two clients of one servo node) and is undone by the other's write, which carries what it read. So after each
-write the client reads the servo's ``kp`` again, and when one of ITS joints does not hold its gain it merges and
-writes again (at most :data:`MAX_WRITES` writes, then one warning naming the joints). What it cannot see: a gain
-of ANOTHER joint set between its read and its write (a ``<prefix>/p_gains`` message) is undone by its write, and a
+write the client reads the servo's ``kp`` again; a joint of ITS that is back at the gain it had before the write
+was undone, and is merged and written again (at most :data:`MAX_WRITES` writes, then one warning naming the joints);
+a joint at a third value was set anew after the write (someone's ``ros2 param set``): kept, said in one line
+(before, a gain set just after the client's write, before its read-back, was written over). What it cannot see: a
+gain of ANOTHER joint set between its read and its write (a ``<prefix>/p_gains`` message) is undone by its write; a
 stale write landing after its read-back undoes its gain unseen (that writer's own read-back restores only its
-joints). A call to the servo node that is not answered (the node died with it pending, or hangs) is dropped when
-its services are gone or after ``call_timeout``, and the gain is sent again when they are there.
+joints); a gain set anew just after its write to the very value it had before is taken for an undo. A call to the
+servo node that is not answered (the node died with it pending, or hangs) is dropped when its services are gone or
+after ``call_timeout``, and the gain is sent again when they are there.
 
 Once per gain: when it is asked to, and again whenever the servo node (re)appears. Nothing is re-published
 periodically, so a gain set on the servo node afterwards stays until the client's own gain changes."""
@@ -70,14 +73,22 @@ def merged_kp(
     return full[:1] if single else full, [j for j in gains if j not in where]
 
 
+def held_gains(servo_joints: Sequence[str], servo_kp: Sequence[float], joints: Sequence[str]) -> dict[str, float]:
+    """The gain the servo node holds for each of ``joints`` it has, from its ``joints`` and ``kp`` (a servo node
+    naming no joints: its one value for all)."""
+    if not servo_joints:
+        return dict.fromkeys(joints, float(servo_kp[0]))
+    full = per_joint(servo_kp, len(servo_joints), "the servo node's kp").tolist()
+    where = {j: i for i, j in enumerate(servo_joints)}
+    return {j: full[where[j]] for j in joints if j in where}
+
+
 def not_holding(servo_joints: Sequence[str], servo_kp: Sequence[float], gains: dict[str, float]) -> list[str]:
     """The joints of ``gains`` (name → gain) the servo node has whose gain in its ``servo_kp`` is another (a servo
     node naming no joints: its one value for all)."""
-    if not servo_joints:
-        return [j for j, k in gains.items() if list(servo_kp) != [k]]
-    full = per_joint(servo_kp, len(servo_joints), "the servo node's kp").tolist()
-    where = {j: i for i, j in enumerate(servo_joints)}
-    return [j for j, k in gains.items() if j in where and full[where[j]] != k]
+    if not servo_joints and len(servo_kp) != 1:
+        return list(gains)
+    return [j for j, k in held_gains(servo_joints, servo_kp, list(gains)).items() if k != gains[j]]
 
 
 class ServoGainSetter:
@@ -120,6 +131,7 @@ class ServoGainSetter:
         self._was_ready = False
         self._call: tuple[object, object, float] | None = None  # (client, future, sent at) of the call pending
         self._writes = 0  # writes of this gain (its joints read back after each)
+        self._before: dict[str, float] = {}  # our joints' gains on the servo node in the read before the last write
         self._missing_said: tuple[str, ...] = ()  # the joints the servo node lacks, last said
         self._lock = threading.RLock()  # set() from any thread; poll and the answers on the executor's
         self.timer = node.create_timer(poll_period, self.poll, clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -224,6 +236,16 @@ class ServoGainSetter:
                 return self._refused(f"{self.servo}: {e}; kp {kp} of {self.joints} not set")
             self._say_missing(missing, servo_joints)
             held = servo_kp[0] if scalar else servo_kp
+            now = held_gains(servo_joints, servo_kp, self.joints)
+            anew = [j for j in wrong if self._writes and now[j] != self._before.get(j, now[j])]
+            if anew:  # set after our write to a third value: someone's own setting, kept (not an undo of ours)
+                self.node.get_logger().info(
+                    f"servo node {self.servo}: the kp of {', '.join(anew)} was set to {[now[j] for j in anew]} after "
+                    f"this node wrote {[gains[j] for j in anew]}: kept"
+                )
+                gains = {j: k for j, k in gains.items() if j not in anew}
+                wrong = [j for j in wrong if j not in anew]
+                full, _ = merged_kp(servo_joints, servo_kp, gains)
             lacking = f" (it has no {', '.join(missing)})" if missing else ""
             if len(missing) == len(self.joints):
                 self.pending = False
@@ -231,7 +253,10 @@ class ServoGainSetter:
             elif self._writes and not wrong:  # read back after a write: every joint of ours holds its gain
                 self.pending = False
                 which = f"{len(gains)} joints" if len(set(gains.values())) == 1 else str(gains)  # (20: one line)
-                self.state = f"kp {held} set on {self.servo} for {which}{lacking}"
+                kept = f"{', '.join(anew)} set anew after this node's write: kept" if anew else ""
+                self.state = f"kp {held} set on {self.servo} for {which}{lacking}" + (kept and f" ({kept})")
+                if not gains:
+                    self.state = f"kp {held} on {self.servo}: {kept}"
                 self.node.get_logger().info(self.state)
             elif self._writes >= MAX_WRITES:
                 self.pending = False
@@ -252,6 +277,7 @@ class ServoGainSetter:
                     else ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=full)
                 )
                 request = SetParameters.Request(parameters=[ParameterMsg(name="kp", value=value)])
+                self._before = now  # a joint back at this value after the write was undone by a stale write
                 self._send(self.client, request, lambda f: self._done(f, kp, full))
 
     def _done(self, future, kp: list[float], full: list[float]) -> None:
