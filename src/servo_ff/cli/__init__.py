@@ -10,6 +10,7 @@ import pkgutil
 import sys
 
 from ..errors import ServoFFError
+from ..interrupt import quiet_interrupt
 
 
 def lazy_import(name: str):
@@ -44,13 +45,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    with quiet_interrupt("servo-ff"):  # a Ctrl-C while the commands' modules load: no traceback out of an import
+        parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except (ServoFFError, ValueError, KeyError, OSError) as e:  # user errors: one clear line, no traceback
         print(f"servo-ff {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: what was written stays (files are written whole: io/atomic.py)
+        print(f"servo-ff {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

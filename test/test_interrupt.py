@@ -1,0 +1,99 @@
+"""A Ctrl-C while a process starts (servo_ff/interrupt.py): a node's process or the CLI loading its commands ends
+with exit 130 and one line, no KeyboardInterrupt traceback out of an import (before: `servo-ff up sim` stopped in its
+first seconds printed three tracebacks, one of them numpy's ImportError, and exited 1); later, SIGINT is the
+caller's again; the CLI says a Ctrl-C during a command in one line, exit 130."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
+def test_a_node_process_interrupted_while_it_imports_ends_with_one_line():
+    # as ros2 launch starts it: an executable servo_<x>_node; the SIGINT lands while the process imports
+    code = (
+        "import sys; sys.argv[0] = '/opt/lib/servo_ff/servo_sim_node'\n"
+        "import servo_ff.nodes, os, signal, time\n"
+        "os.kill(os.getpid(), signal.SIGINT); time.sleep(10); print('not stopped')"
+    )
+    r = _run(code)
+    assert r.returncode == 130 and r.stderr == "servo_sim_node: interrupted while starting\n", r
+    assert "not stopped" not in r.stdout
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_outside_a_node_process_and_after_the_block_sigint_is_the_callers():
+    code = (
+        "import servo_ff.nodes, os, signal, time\n"  # (this process is no node: nothing changed)
+        "from servo_ff.interrupt import quiet_interrupt\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT); time.sleep(10)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('caller 1')\n"
+        "with quiet_interrupt('x'):\n"
+        "    pass\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT); time.sleep(10)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('caller 2')\n"
+        "with quiet_interrupt('servo-ff'):\n"
+        "    os.kill(os.getpid(), signal.SIGINT); time.sleep(10)\n"
+        "print('not stopped')"
+    )
+    r = _run(code)
+    assert r.stdout.split() == ["caller", "1", "caller", "2"] and r.returncode == 130, r
+    assert r.stderr == "servo-ff: interrupted while starting\n", r
+
+
+def test_node_executable_names_the_node_started():
+    from servo_ff.interrupt import node_executable
+
+    def started_as(orig: list[str], argv0: str) -> str:
+        code = (
+            f"import sys; sys.orig_argv[:] = {orig!r}; sys.argv[0] = {argv0!r}\n"
+            "from servo_ff.interrupt import node_executable; print(node_executable())"
+        )
+        return _run(code).stdout.strip()
+
+    assert started_as(["python", "-m", "servo_ff.nodes.sim_node", "--ros-args"], "-m") == "sim_node"  # servo-ff up
+    assert started_as(["python", "/ws/lib/servo_ff/servo_walk_node"], "/ws/lib/servo_ff/servo_walk_node") == (
+        "servo_walk_node"  # ros2 launch
+    )
+    assert started_as(["python", "-m", "servo_ff", "up", "sim"], "-m") == "None"  # the CLI: its own handling
+    assert started_as(["python", "bench/op3_mission.py"], "bench/op3_mission.py") == "None"
+    assert node_executable() is None  # pytest
+
+
+def test_the_cli_says_a_ctrl_c_during_a_command_in_one_line(monkeypatch, capsys):
+    import servo_ff.cli as cli
+
+    def interrupted(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    real = cli.build_parser
+
+    def parser() -> argparse.ArgumentParser:  # the command's function interrupted, as by a Ctrl-C in it
+        p = real()
+        parse = p.parse_args
+        monkeypatch.setattr(
+            p, "parse_args", lambda argv: argparse.Namespace(**{**vars(parse(argv)), "func": interrupted})
+        )
+        return p
+
+    monkeypatch.setattr(cli, "build_parser", parser)
+    assert cli.main(["up", "sim"]) == 130
+    assert capsys.readouterr().err == "servo-ff up: interrupted\n"
