@@ -122,6 +122,7 @@ class ControlTable:
     sign_bit: int | None = None
     p_gain_per_kp: float = REGISTER_PER_BAM_KP  # Position P Gain register per bam kp (protocol-1 P: 1)
     p_gain_max: int = 16383  # largest Position P Gain register value
+    p_gain_min: int = 0  # smallest (AX-12A: 1, its compliance slope = 1024 / P needs P > 0)
     baud_codes: Mapping[int, int] | None = None  # baud rate → Baud Rate register code (None: BAUD_CODES)
     by_name: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
@@ -203,10 +204,10 @@ class ControlTable:
 
 def load_table(path) -> ControlTable:
     """A control table from its YAML file (``tables/<key>.yaml``): ``name``, ``model_number``, ``protocol``,
-    ``source``, units (see :class:`ControlTable`) and ``items: {name: [address, size, access, default,
-    flags…]}`` with flags ``signed``, ``eeprom`` and ``signN`` (signed, sign-magnitude with its sign in bit N),
-    ``p_gain_per_kp``, ``p_gain_max`` and ``baud_rates: {baud: register code}``. A malformed file raises
-    ValueError naming file and key."""
+    ``source``, units (see :class:`ControlTable`) and ``items: {name: [address, size, access, default, flags…]}``
+    with flags ``signed``, ``eeprom`` and ``signN`` (signed, sign-magnitude with its sign in bit N), ``p_gain_per_kp``,
+    ``p_gain_max``, ``p_gain_min`` and ``baud_rates: {baud: register code}``. A malformed file raises ValueError
+    naming file and key."""
     import yaml
 
     path = Path(path)
@@ -247,6 +248,7 @@ def load_table(path) -> ControlTable:
             sign_bit=doc.get("sign_bit"),
             p_gain_per_kp=float(doc.get("p_gain_per_kp", REGISTER_PER_BAM_KP)),
             p_gain_max=int(doc.get("p_gain_max", 16383)),
+            p_gain_min=int(doc.get("p_gain_min", 0)),
             baud_codes={int(b): int(c) for b, c in doc["baud_rates"].items()} if "baud_rates" in doc else None,
             **units,
         )

@@ -326,7 +326,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             if new.size:
                 self._joined(new)
             self._probe_missing()
-        except self.bus_mod.GoalRejected as e:  # a joining servo's goal (the gate checks the same limits)
+        except ValueError as e:  # GoalRejected or a P gain refused: a joining servo's (the gate checks the same)
             self._goal_refused(e)
         except BUS_FAILURES as e:
             self._disconnect(str(e))
@@ -342,16 +342,17 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         return True
 
     def _cycle(self):
-        """The state read, then the held goal written; a goal the bus refuses (the gate checks the same limits:
-        should not happen) is said, and the state is read all the same (never a stale reading as fresh)."""
+        """The state read, then the held goal written; a goal or P gain the bus refuses (GoalRejected, ValueError:
+        the gate and the kp check refuse the same, so should not happen) is said, never raised out of the executor,
+        and the state is read all the same (never a stale reading as fresh)."""
         try:
             return self.bus.cycle(*self._goal_args())
-        except self.bus_mod.GoalRejected as e:
+        except ValueError as e:
             self._goal_refused(e)
             return self.bus.read_state()
 
     def _goal_refused(self, e: Exception) -> None:
-        self.throttle("goal", self.get_logger().error, f"bus refused the held goal, none written: {e}")
+        self.throttle("goal", self.get_logger().error, f"bus refused the held goal or P gain, none written: {e}")
 
     def _read_health(self) -> None:
         self._last_health = time.monotonic()

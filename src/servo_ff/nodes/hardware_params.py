@@ -97,7 +97,7 @@ def parameter_specs() -> list[ParamSpec]:
 
 def hardware_refusal(values: dict[str, Any], bus=None, limits: bool = True) -> str | None:
     """Why the hardware node's parameter set ``values`` (the interface's own checks passed) cannot be applied, or
-    None: ids against joints, ``servo`` against ``protocol``, ``kp`` within the P gain register, and the joint
+    None: ids against joints, ``servo`` against ``protocol``, ``kp`` within the P gain range, and the joint
     limits (``limits``) within the servo's position range (the bus refuses wider ones at open: the node could never
     connect again) and, with the ``bus`` open, each servo's Min/Max Position Limit read at set-up (the bus would
     refuse every goal)."""
@@ -113,10 +113,9 @@ def hardware_refusal(values: dict[str, Any], bus=None, limits: bool = True) -> s
         return str(e.args[0])
     if table.protocol != values["protocol"]:
         return f"servo {values['servo']} ({table.name}) speaks protocol {table.protocol}, not {values['protocol']}"
-    reg = ct.kp_to_p_gain(kp, table)
-    if (np.asarray(reg) > table.p_gain_max).any():
-        top = table.p_gain_max / table.p_gain_per_kp
-        return f"kp {kp.tolist()} exceeds the {table.name} P gain register ({table.p_gain_max} = kp {top:g})"
+    refusal = kp_range_refusal(kp, joints, table)
+    if refusal:
+        return refusal
     if not limits:
         return None
     lo = per_joint(values["position_min"], len(joints), "position_min")
@@ -132,3 +131,19 @@ def hardware_refusal(values: dict[str, Any], bus=None, limits: bool = True) -> s
     if bus is None or list(ids) != list(bus.config.ids):
         return None
     return bus.joint_limits_refusal({i: (float(lo[k]), float(hi[k])) for k, i in enumerate(ids)})
+
+
+def kp_range_refusal(kp: np.ndarray, joints, table: ct.ControlTable) -> str | None:
+    """Why per-joint ``kp`` (firmware-law gain) cannot be written to ``table``'s P gain register (its rounded register
+    value outside ``p_gain_min``..``p_gain_max``: the AX-12A's compliance slope 1024 / P needs P ≥ 1), naming the
+    first joint out of range, its value and the range; None when all fit."""
+    reg = ct.kp_to_p_gain(kp, table)
+    bad = (reg < table.p_gain_min) | (reg > table.p_gain_max)
+    if not bad.any():
+        return None
+    k, per = int(np.argmax(bad)), table.p_gain_per_kp
+    lo, hi = table.p_gain_min, table.p_gain_max
+    return (
+        f"kp of {joints[k]} = {kp[k]:g} (P gain register {int(reg[k])}) is outside the {table.name} range: "
+        f"kp {lo / per:g}..{hi / per:g} (register {lo}..{hi})"
+    )

@@ -116,10 +116,10 @@ class DynamixelBus1(DynamixelBus):
             raise ValueError("p_gains: required when the bus is configured with p_gain=True")
         pg = np.asarray([p_gains[i] for i in ids] if isinstance(p_gains, Mapping) else p_gains, dtype=np.float64)
         pg = pg.ravel()
-        top = self.table.p_gain_max
-        if pg.size != len(ids) or not np.all((pg >= (1 if self.slopes else 0)) & (pg <= top) & (pg == np.rint(pg))):
+        lo, top = self.table.p_gain_min, self.table.p_gain_max
+        if pg.size != len(ids) or not np.all((pg >= lo) & (pg <= top) & (pg == np.rint(pg))):
             what = "P gains (P 8..512 = Compliance Slope 128..2)" if self.slopes else "P Gain register values"
-            raise ValueError(f"p_gains: need {len(ids)} integer {what} in {1 if self.slopes else 0}..{top}, got {pg}")
+            raise ValueError(f"p_gains: need {len(ids)} integer {what} in {lo}..{top}, got {pg}")
         regs = [slope_of_p(p) for p in pg] if self.slopes else [int(p) for p in pg]
         if all(self._gains.get(i) == r for i, r in zip(ids, regs)):
             return

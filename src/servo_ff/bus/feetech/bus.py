@@ -155,9 +155,9 @@ class FeetechBus(SyncReadBus, StsTransactions):
         if p_gains is None:
             raise ValueError("p_gains: required when the bus is configured with p_gain=True")
         pg = np.asarray([p_gains[i] for i in ids] if isinstance(p_gains, dict) else p_gains).ravel()
-        top = self.table.p_gain_max
-        if pg.size != len(ids) or not np.all((pg >= 0) & (pg <= top) & (pg == np.rint(pg))):
-            raise ValueError(f"p_gains: need {len(ids)} integers in 0..{top}, got {pg}")
+        lo, top = self.table.p_gain_min, self.table.p_gain_max
+        if pg.size != len(ids) or not np.all((pg >= lo) & (pg <= top) & (pg == np.rint(pg))):
+            raise ValueError(f"p_gains: need {len(ids)} integers in {lo}..{top}, got {pg}")
         changed = [k for k, i in enumerate(ids) if self._p_sent.get(i) != int(pg[k])]
         if not changed:
             return None
