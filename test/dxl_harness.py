@@ -1,6 +1,7 @@
 """Test helpers: a hand-made Dynamixel peer on a pty for deterministic faults (no mocks of the SDK), the wait
 for a virtual bus to serve every state read a client sent (before the truth audit), and the cycles of a bus through
-a stalled virtual bus (test_dynamixel_stall.py, test_feetech_stall.py)."""
+a stalled virtual bus (test_dynamixel_stall.py, test_feetech_stall.py), a virtual bus that loses one P-gain
+SYNC_WRITE."""
 
 import os
 import select
@@ -150,3 +151,20 @@ class FakeServos:
         self._thread.join(2.0)
         os.close(self.master)
         os.close(self.slave)
+
+
+def losing_one_gain_write(vb_cls, gain_addr: int):
+    """``vb_cls`` (a virtual bus class) whose instance, once ``lose_next = True``, ignores the next SYNC_WRITE to
+    ``gain_addr``: a garbled instruction the servos drop (a broadcast has no status, so the sender never knows)."""
+    from servo_ff.bus import protocol1 as p1
+
+    class Losing(vb_cls):
+        lose_next = False
+
+        def handle(self, pkt, now=None):
+            if self.lose_next and pkt.code == p1.INST_SYNC_WRITE and len(pkt.params) > 1 and pkt.params[0] == gain_addr:
+                self.lose_next = False
+                return None
+            return super().handle(pkt, now)
+
+    return Losing

@@ -2,12 +2,13 @@
 ``servo-ff virtual-bus --protocol dxl1`` in another process, and DynamixelBus1 against the virtual bus (faults,
 stale data, goal limits, alarms, reboot equivalent, bad input)."""
 
+import logging
 import math
 import time
 
 import numpy as np
 import pytest
-from dxl_harness import audited_cycles
+from dxl_harness import audited_cycles, losing_one_gain_write
 from dynamixel_sdk import COMM_SUCCESS, GroupBulkRead, GroupSyncWrite, PacketHandler, PortHandler
 
 from servo_ff.bus import control_table as ct
@@ -312,6 +313,48 @@ def test_ax12_bus_reads_each_servo_and_writes_kp_as_compliance_slope():
                 s = bus.cycle([0.5, 0.0, -0.5], [64, 64, 64])
             np.testing.assert_allclose(s.position, [0.5, 0.0, -0.5], atol=0.03)
             assert "AX: no BULK_READ" in bus.stats_summary()
+
+
+@pytest.mark.parametrize(
+    "model,item,old,new,per_cycle",
+    [("mx106-p1", "Position P Gain", 32, 64, 2), ("ax12a", "CW Compliance Slope", 32, 16, 3)],
+)
+def test_bus1_a_lost_p_gain_write_is_found_by_the_health_read_and_sent_again(model, item, old, new, per_cycle, caplog):
+    """One SYNC_WRITE of the P gain (MX: P Gain 28; AX: Compliance Slopes 28–29) lost on the wire: the next health
+    read (24–43 covers 28–29) finds the register other than written, the next cycle writes it again, one warning per
+    servo; no transaction added to a cycle (before: never sent again — after 145 cycles and 2 health reads the
+    registers still read [32, 32] against kp 64 asked)."""
+    ids = [1, 2]
+    extra = {"params": preset("mx28", "m1")} if model == "ax12a" else {}
+    with losing_one_gain_write(VirtualBus1, 28)(ids=ids, model=model, return_delay=0, **extra) as vb:
+        cfg = BusConfig(port=vb.device, ids=ids, model=model, protocol="dxl1", timeout_ms=100.0, p_gain=True)
+        with make_bus(cfg) as bus:
+            bus.connect()
+            bus.setup()
+            bus.cycle([0.0, 0.0], [32, 32])
+            bus.read_health()  # read back as written: nothing to do
+            vb.lose_next = True
+            t0 = bus.transactions
+            for _ in range(5):
+                bus.cycle([0.0, 0.0], [64, 64])
+            assert bus.transactions - t0 == 5 * per_cycle + 1  # the gains once (lost), then goals only
+            assert [bus.read_item(i, item) for i in ids] == [old, old]
+            with caplog.at_level(logging.WARNING):
+                h = bus.read_health()
+            assert h.valid.all()
+            lines = [r.getMessage() for r in caplog.records if "lost write" in r.getMessage()]
+            assert [line.split(":")[0] for line in lines] == ["id 1", "id 2"], lines
+            assert f"reads {old}, {new} was written" in lines[0], lines
+            t0 = bus.transactions
+            bus.cycle([0.0, 0.0], [64, 64])
+            assert bus.transactions - t0 == per_cycle + 1  # sent again, in the cycle after the health read
+            assert [bus.read_item(i, item) for i in ids] == [new, new]
+            bus.read_health()
+            t0 = bus.transactions
+            for _ in range(5):
+                bus.cycle([0.0, 0.0], [64, 64])
+            assert bus.transactions - t0 == 5 * per_cycle  # in force: nothing more
+            assert len([r for r in caplog.records if "lost write" in r.getMessage()]) == 2
 
 
 def test_unknown_model_number_names_id_number_and_tables():

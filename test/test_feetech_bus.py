@@ -3,6 +3,7 @@ physics in SI units, P gains written only when they change, replies belong to th
 the bus's truth record), a silent servo is skipped and re-probed, bad goals are never written, the overload and
 its reboot equivalent, and bad input refused with one clear line."""
 
+import logging
 import os
 import select
 import threading
@@ -11,7 +12,7 @@ import tty
 
 import numpy as np
 import pytest
-from dxl_harness import audited_cycles
+from dxl_harness import audited_cycles, losing_one_gain_write
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import protocol1 as p1
@@ -110,6 +111,49 @@ def test_p_gains_are_written_only_when_they_change():
             assert vb.regs.flash[1, 21] == 32  # Lock stays 1: the cycle's gains are not saved
             with pytest.raises(ValueError, match=r"p_gains: need 6 integers in 0\.\.254"):
                 bus.cycle(goals, np.full(6, 255))
+
+
+def test_a_lost_p_gain_write_is_read_back_at_the_health_read_and_sent_again(caplog):
+    """One SYNC_WRITE of the P coefficient (21) lost on the wire: the health read after a gain write reads 21 back
+    (one 1-byte sync read, only then), the next cycle writes the lost gain again, one warning per servo; cycles
+    keep 2 transactions (before: never sent again — after 159 cycles and 3 health reads the registers still read
+    [32, 32] against kp 64 asked)."""
+    ids = [1, 2]
+    with losing_one_gain_write(StsVirtualBus, 21)(ids=ids, return_delay=0, dt_max=0.002) as vb:
+        with FeetechBus(config(vb.device, ids=ids, p_gain=True)) as bus:
+            bus.connect()
+            bus.setup()
+            goals = np.zeros(2)
+            bus.cycle(goals, [32, 32])
+            t0 = bus.transactions
+            bus.read_health()
+            assert bus.transactions - t0 == 2  # the health block, then the gains just written read back
+            t0 = bus.transactions
+            bus.read_health()
+            assert bus.transactions - t0 == 1  # nothing written since: no read-back
+            vb.lose_next = True
+            t0 = bus.transactions
+            for _ in range(5):
+                bus.cycle(goals, [64, 64])
+            assert bus.transactions - t0 == 11  # the gains once (lost), then goals only
+            assert [bus.read_item(i, "Position P Gain") for i in ids] == [32, 32]
+            with caplog.at_level(logging.WARNING):
+                t0 = bus.transactions
+                assert bus.read_health().valid.all()
+                assert bus.transactions - t0 == 2
+            lines = [r.getMessage() for r in caplog.records if "lost write" in r.getMessage()]
+            assert [line.split(":")[0] for line in lines] == ["id 1", "id 2"], lines
+            assert "Position P Gain (21) reads 32, 64 was written" in lines[0], lines
+            t0 = bus.transactions
+            bus.cycle(goals, [64, 64])
+            assert bus.transactions - t0 == 3  # sent again
+            assert [bus.read_item(i, "Position P Gain") for i in ids] == [64, 64]
+            bus.read_health()
+            t0 = bus.transactions
+            bus.read_health()
+            for _ in range(5):
+                bus.cycle(goals, [64, 64])
+            assert bus.transactions - t0 == 1 + 10  # in force, checked: nothing more
 
 
 def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():

@@ -5,7 +5,8 @@ The :class:`~.bus_interface.ServoBus` of protocol ``dxl1``, on the stock ``Packe
 
 * MX: one BULK_READ of Present Position + Speed + Load (36–41, 6 bytes) from every servo, then one SYNC_WRITE of
   Goal Position (30, 2 bytes) — 2 transactions; with ``p_gain=True`` one more SYNC_WRITE of P Gain (28) in a cycle
-  whose gains differ from the last ones written.
+  whose gains differ from the last ones written; a gain the health read finds other than written (a lost write)
+  is written again by the next cycle.
 * AX-12: no BULK_READ — one READ of 36–41 per servo (n transactions), then the SYNC_WRITE; kp is written as
   CW/CCW Compliance Slope (28–29) = 1024 / P (:func:`.p1_units.slope_of_p`), again only when it changes.
 
@@ -34,6 +35,7 @@ from .. import control_table as ct
 from .. import protocol1 as p1
 from ..bus_types import BusConfig, BusError, Health
 from ..goals import id_rows
+from ..sent_gains import SentGains
 from ..servo_transactions import COMM_SUCCESS
 from .bus import DynamixelBus
 from .p1_units import (
@@ -71,7 +73,7 @@ class DynamixelBus1(DynamixelBus):
         self.ph = PacketHandler1()
         self.bulk = t.model_number in BULK_READ_MODELS  # MX: BULK_READ; AX: one READ per servo
         self.slopes = "Position P Gain" not in t.by_name  # AX: kp as Compliance Slope
-        self._gains: dict[int, int] = {}  # P gain register (or slope) last written per servo
+        self._gains = SentGains("CW/CCW Compliance Slope (28-29)" if self.slopes else "P Gain (28)")
 
     def _build_groups(self) -> None:
         reader = BulkRead1 if self.bulk else PerServoRead1
@@ -88,7 +90,7 @@ class DynamixelBus1(DynamixelBus):
         self.write_item(i, "Torque Enable", 0)
         self.write_item(i, "Status Return Level", 2)
         self._return_delay(i)
-        self._gains.pop(i, None)
+        self._gains.forget(i)
         self._check_position_limits(i, "CW/CCW Angle Limit")
 
     # --------------------------------------------------------------- the cycle
@@ -121,12 +123,12 @@ class DynamixelBus1(DynamixelBus):
             what = "P gains (P 8..512 = Compliance Slope 128..2)" if self.slopes else "P Gain register values"
             raise ValueError(f"p_gains: need {len(ids)} integer {what} in {lo}..{top}, got {pg}")
         regs = [slope_of_p(p) for p in pg] if self.slopes else [int(p) for p in pg]
-        if all(self._gains.get(i) == r for i, r in zip(ids, regs)):
+        if not self._gains.changed(ids, regs):
             return
         width = 2 if self.slopes else 1
         block = np.array([[i, *([r] * width)] for i, r in zip(ids, regs)], dtype=np.uint8)
         self._sync_write(ADDR_P_GAIN1, width, block)
-        self._gains.update(zip(ids, regs))
+        self._gains.note_sent(ids, regs)
 
     def _sync_write(self, addr: int, width: int, block: np.ndarray) -> None:
         result = self.ph.syncWriteTxOnly(self.port, addr, width, block.ravel().tolist(), block.size)
@@ -159,6 +161,7 @@ class DynamixelBus1(DynamixelBus):
                 torque[k] = data[0]
                 hw[k] = alarm_to_hw(self.ph.alarms.get(i, 0))
                 valid[k] = True
+                self._check_gain(i, data)
             elif data is None:
                 st = self.stats[i]
                 why = g.failed.get(i, "timeouts")
@@ -168,6 +171,14 @@ class DynamixelBus1(DynamixelBus):
                 (log.warning if e else log.info)("id %d alarm (status error byte): %s", i, ct.hardware_error_text(e))
                 self._hw_logged[i] = e
         return Health(ids, volts, temp, hw, valid, torque)
+
+    def _check_gain(self, i: int, health: bytes) -> None:
+        """The P Gain (28) or both Compliance Slopes (28–29) of servo ``i``'s health block against the value last
+        sent: a lost SYNC_WRITE is sent again by the next cycle (:class:`~servo_ff.bus.sent_gains.SentGains`)."""
+        at = ADDR_P_GAIN1 - HEALTH_ADDR
+        for reg in health[at : at + (2 if self.slopes else 1)]:
+            if not self._gains.check(i, reg):
+                return
 
     def hardware_error(self, dxl_id: int) -> int:
         """Alarm bits of one servo (a READ of Present Voltage: its status error byte) as Hardware Error Status bits."""
@@ -180,7 +191,7 @@ class DynamixelBus1(DynamixelBus):
         beyond the motor, heat, a supply out of range) keeps its alarm bit set; a power cycle resets everything."""
         self.write_item(dxl_id, "Torque Enable", 0)
         self.write_item(dxl_id, "Goal Position", self.read_item(dxl_id, "Present Position"))
-        self._gains.pop(dxl_id, None)
+        self._gains.forget(dxl_id)
         left = self.ph.alarms.get(dxl_id, 0)
         if left:
             log.warning(

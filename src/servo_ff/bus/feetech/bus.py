@@ -8,7 +8,8 @@ calls; the parameter block is built with numpy):
 * ``cycle(goals)`` = one SYNC_READ (0x82) of Present Position + Velocity + Load (6 contiguous bytes from 56) and
   one SYNC_WRITE (0x83) of Goal Position (42, 2 bytes). With ``p_gain=True`` the P gains (Position P Gain, the P
   coefficient at 21, one byte, not contiguous with the goal) are sent in one more sync write only in the cycles
-  where they change: 2 transactions per cycle, 3 when the gains change.
+  where they change: 2 transactions per cycle, 3 when the gains change. The next health read reads them back (one
+  more sync read, only after a change); one found other than written (a lost write) is written again.
 * ``read_health()`` — the slower read: Torque Enable … Present Input Voltage, Present Temperature and the Status
   register (40–65) in one sync read; ``hw_error`` in the Hardware Error Status layout (:mod:`.status`), ``torque``
   (a servo that rebooted by itself, e.g. a brown-out, reads torque off unasked).
@@ -33,6 +34,7 @@ import numpy as np
 
 from ..bus_types import BusConfig, BusError, Health, JointState
 from ..goals import id_rows
+from ..sent_gains import SentGains
 from ..sync_read_bus import SyncReadBus
 from . import status
 from .packets import COMM_SUCCESS, StsPacketHandler, TolerantSyncRead
@@ -64,7 +66,7 @@ class FeetechBus(SyncReadBus, StsTransactions):
             raise ValueError(f"FeetechBus drives protocol sts; {self.table.name} speaks {self.table.protocol}")
         self.ph = StsPacketHandler()
         self.status_bits: dict[int, int] = {}
-        self._p_sent: dict[int, int] = {}
+        self._p_sent = SentGains("Position P Gain (21)")
         signs = [self.table.sign_bit_of(n) for n in ("Present Position", "Present Velocity", "Present Load")]
         self._sign_mask = np.array([1 << b for b in signs], dtype=np.int64)
         self._mag_mask = self._sign_mask - 1
@@ -158,7 +160,7 @@ class FeetechBus(SyncReadBus, StsTransactions):
         lo, top = self.table.p_gain_min, self.table.p_gain_max
         if pg.size != len(ids) or not np.all((pg >= lo) & (pg <= top) & (pg == np.rint(pg))):
             raise ValueError(f"p_gains: need {len(ids)} integers in {lo}..{top}, got {pg}")
-        changed = [k for k, i in enumerate(ids) if self._p_sent.get(i) != int(pg[k])]
+        changed = self._p_sent.changed(ids, pg.tolist())
         if not changed:
             return None
         return np.array([(ids[k], int(pg[k])) for k in changed], dtype=np.uint8)
@@ -174,7 +176,7 @@ class FeetechBus(SyncReadBus, StsTransactions):
         block = id_rows(ids, c.astype("<u2").view(np.uint8).reshape(-1, 2))
         if pblock is not None:
             self._sync_write(P_GAIN_ADDR, pblock)
-            self._p_sent.update((int(i), int(p)) for i, p in pblock)
+            self._p_sent.note_sent(pblock[:, 0].tolist(), pblock[:, 1].tolist())
         self._sync_write(GOAL_ADDR, block)
 
     def read_health(self) -> Health:
@@ -205,6 +207,7 @@ class FeetechBus(SyncReadBus, StsTransactions):
                 st = self.stats[i]
                 why = failed.get(i, "timeouts")
                 setattr(st, why, getattr(st, why) + 1)
+        self._check_gains()
         v = HEALTH_VOLTAGE
         bits = np.where(valid, raw[:, v + 3].astype(np.int64) | err, -1)
         for i, b in zip(ids, bits.tolist()):
@@ -218,6 +221,20 @@ class FeetechBus(SyncReadBus, StsTransactions):
             valid,
             np.where(valid, raw[:, 0].astype(np.int64), -1),
         )
+
+    def _check_gains(self) -> None:
+        """The P coefficient (21, outside the health block) of the servos whose gain was written since the last
+        check, read back in one 1-byte sync read: a lost SYNC_WRITE is sent again by the next cycle
+        (:class:`~servo_ff.bus.sent_gains.SentGains`). Nothing is read while no gain was written."""
+        ids = [i for i in self._asked if i in self._p_sent.unchecked]
+        if not ids:
+            return
+        g = TolerantSyncRead(self.port, self.ph, P_GAIN_ADDR, 1)
+        for i in ids:
+            g.addParam(i)
+        g.txRxPacket()
+        for i, data in (_rows(g)[0] if g.block is not None else g.received).items():
+            self._p_sent.check(i, data[0])
 
     def _status_summary(self, i: int, st) -> str:
         return f"status {status.text(self.status_bits.get(i, 0))}"

@@ -109,4 +109,4 @@ class StsTransactions(ServoTransactions):
         self.write_item(i, "Torque Enable", 0)
         self._return_delay(i, persist=False)
         self._check_position_limits(i)
-        self._p_sent.pop(i, None)  # the P gain is written again by the next cycle
+        self._p_sent.forget(i)  # the P gain is written again by the next cycle
