@@ -357,6 +357,35 @@ def test_bus1_a_lost_p_gain_write_is_found_by_the_health_read_and_sent_again(mod
             assert len([r for r in caplog.records if "lost write" in r.getMessage()]) == 2
 
 
+def test_bus1_setup_raises_a_status_return_level_below_2_before_any_acknowledged_write(caplog):
+    """Servos at Status Return Level 1 (PING and READ answered only): set-up reads the level, writes 2 without
+    waiting for a status, reads it back, then torque off …; one line per servo (before: Torque Enable was written
+    first and waited for a status that never came: 'setup of id 1 failed after 2 attempt(s): write 'Torque
+    Enable'=0 … There is no status packet!'). A level that cannot be written (EEPROM Lock 47 = 1) fails set-up
+    naming Status Return Level."""
+    ids = [1, 2]
+    vb = VirtualBus1(ids=ids, model="mx106-p1", return_delay=0)
+    vb.regs.set("Status Return Level", 1)
+    with vb:
+        cfg = BusConfig(port=vb.device, ids=ids, model="mx106-p1", protocol="dxl1", timeout_ms=100.0, retries=1)
+        with make_bus(cfg) as bus:
+            assert bus.connect() == (ids, [])
+            with caplog.at_level(logging.INFO):
+                bus.setup()
+            assert vb.regs.get("Status Return Level").tolist() == [2, 2]
+            lines = [r.getMessage() for r in caplog.records if "Status Return Level 1 -> 2" in r.getMessage()]
+            assert [line.split(":")[0] for line in lines] == ["id 1", "id 2"], lines
+            bus.torque(True)
+            assert vb.regs.get("Torque Enable").tolist() == [1, 1]
+            writes = vb.stats.instructions["WRITE"]
+            bus.setup()  # at 2 already: read, not written
+            assert vb.stats.instructions["WRITE"] - writes == 2 * 2  # torque off + Return Delay Time, each servo
+            vb.regs.set("Status Return Level", 1, [1])
+            vb.regs.set("Lock", 1, [1])  # EEPROM locked: the level cannot change
+            with pytest.raises(BusError, match=r"setup of id 2 failed .*Status Return Level of id 2 is 1; writing 2"):
+                bus.setup()
+
+
 def test_unknown_model_number_names_id_number_and_tables():
     with VirtualBus1(ids=[1, 2], model="mx106-p1", return_delay=0) as vb:
         vb.mem[1, 0:2] = [1234 & 0xFF, 1234 >> 8]  # servo 2 reports a model number without a table

@@ -156,6 +156,29 @@ def test_a_lost_p_gain_write_is_read_back_at_the_health_read_and_sent_again(capl
             assert bus.transactions - t0 == 1 + 10  # in force, checked: nothing more
 
 
+def test_setup_raises_status_return_level_0_before_any_acknowledged_write(caplog):
+    """Servos at Status Return Level 0 (PING and READ answered only): set-up reads the level, writes 1 without waiting
+    for a status (Lock stays 1: not saved, as Return Delay Time), then torque off …; one line per servo (before: the
+    level was never set, the Torque Enable write waited for a status that never came: 'setup of id 1 failed after
+    2 attempt(s): … There is no status packet!')."""
+    ids = [1, 2]
+    vb = vbus(ids=ids)
+    vb.regs.set("Status Return Level", 0)
+    vb.regs.flash[:, 8] = 0  # saved so: a power cycle brings it back
+    with vb:
+        with FeetechBus(config(vb.device, ids=ids, retries=1)) as bus:
+            assert bus.connect() == (ids, [])
+            with caplog.at_level(logging.INFO):
+                bus.setup()
+            assert vb.regs.get("Status Return Level").tolist() == [1, 1]
+            assert vb.regs.flash[:, 8].tolist() == [0, 0]  # acts now, not saved over a power-off
+            lines = [r.getMessage() for r in caplog.records if "Status Return Level 0 -> 1" in r.getMessage()]
+            assert [line.split(":")[0] for line in lines] == ["id 1", "id 2"], lines
+            bus.torque(True)
+            assert vb.regs.get("Torque Enable").tolist() == [1, 1]
+            assert settle(bus, np.array([0.3, -0.3]), tol=0.03).valid.all()
+
+
 def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():
     """Replies held back 20 ms (margin 4 ms) arrive in later cycles; the truth record says which transaction each
     reply answered: no valid entry may carry another transaction's data, and every stamp is after the send."""

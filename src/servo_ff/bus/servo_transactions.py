@@ -166,6 +166,33 @@ class ServoTransactions:
         if self._delays:
             self.port.set_return_delay(max(self._delays.values()) * ct.RETURN_DELAY_UNIT)
 
+    def _answer_every_instruction(self, i: int, level: int) -> None:
+        """Status Return Level of servo ``i`` raised to ``level`` (every instruction answered), before any write
+        that waits for its status: read first (a READ is answered below that level), and if lower or unanswered
+        written without waiting for a status (the level before a write decides whether it is answered), then read
+        back; not saved where the protocol has an EPROM lock. BusError naming Status Return Level otherwise."""
+        try:
+            was: int | None = self.read_item(i, "Status Return Level")
+        except BusError:
+            was = None  # Protocol 1.0 at 0 answers PING only
+        if was is not None and was >= level:
+            return
+        it = self.table.item("Status Return Level")
+        result = self.ph.write1ByteTxOnly(self.port, i, it.address, level)
+        self._count_transaction()
+        try:
+            now = self.read_item(i, "Status Return Level") if result == COMM_SUCCESS else None
+        except BusError as e:
+            now, why = None, str(e)
+        else:
+            why = "" if result == COMM_SUCCESS else self.ph.getTxRxResult(result)
+        if now is None or now < level:
+            raise BusError(
+                f"Status Return Level of id {i}{self._name(i)} is {'unreadable' if was is None else was}; writing "
+                f"{level} (every instruction answered) failed: {why or f'it reads {now}'}"
+            )
+        log.info("id %d%s: Status Return Level %s -> %d (every instruction answered)", i, self._name(i), was, level)
+
     def _return_delay(self, i: int, **write) -> None:
         """Write the configured Return Delay Time (or read the servo's) and remember it."""
         if self.config.return_delay is not None:

@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 
 ADDR_P_GAIN1 = 28  # P Gain (MX) / CW Compliance Slope (AX, CCW at 29)
 ADDR_GOAL1 = 30
+SRL_ALL = 2  # Status Return Level: 0 answers PING, 1 PING and READ, 2 every instruction
 
 
 class DynamixelBus1(DynamixelBus):
@@ -85,10 +86,11 @@ class DynamixelBus1(DynamixelBus):
 
     # --------------------------------------------------------------- setup
     def _setup_one(self, i: int) -> None:
-        """Torque off, Status Return Level 2 (16: every instruction answered), Return Delay Time (5), and the
-        servo's CW/CCW Angle Limit (Min/Max Position Limit) checked against the joint limits."""
+        """Status Return Level 2 (16: every instruction answered; read, written without a status only when lower),
+        torque off, Return Delay Time (5), and the servo's CW/CCW Angle Limit (Min/Max Position Limit) checked
+        against the joint limits."""
+        self._answer_every_instruction(i, SRL_ALL)
         self.write_item(i, "Torque Enable", 0)
-        self.write_item(i, "Status Return Level", 2)
         self._return_delay(i)
         self._gains.forget(i)
         self._check_position_limits(i, "CW/CCW Angle Limit")

@@ -29,6 +29,7 @@ from . import status
 log = logging.getLogger(__name__)
 
 MAX_ID = 0xFD  # 253 (0xFE is broadcast)
+SRL_ALL = 1  # Status Return Level: 0 answers PING and READ only, 1 every instruction
 
 
 class StsTransactions(ServoTransactions):
@@ -104,8 +105,10 @@ class StsTransactions(ServoTransactions):
         return status.to_hw_error(self.read_item(servo_id, "Hardware Error Status"))
 
     def _setup_one(self, i: int) -> None:
-        """Torque off, Return Delay Time (not saved), and the servo's Min/Max Position Limit against the joint
+        """Status Return Level 1 (every instruction answered; read, and written without a status, not saved, only
+        when 0), torque off, Return Delay Time (not saved), and the servo's Min/Max Position Limit against the joint
         limits."""
+        self._answer_every_instruction(i, SRL_ALL)
         self.write_item(i, "Torque Enable", 0)
         self._return_delay(i, persist=False)
         self._check_position_limits(i)
