@@ -53,11 +53,12 @@ def node_params(link, **extra) -> list[Parameter]:
 class Rig:
     """A virtual bus (truth record on), a harness and a client listening to joint_states and diagnostics."""
 
-    def __init__(self, tmp_path, salt: int, loads, protocol: str = "dxl2"):
+    def __init__(self, tmp_path, salt: int, loads, protocol: str = "dxl2", **bus_options):
         self.link = tmp_path / "ttyDXL"
         self.protocol = protocol
         bus_class, self.model = load(protocol, "virtual_bus"), FAMILIES[protocol].default_servo
-        self.bus = bus_class(ids=IDS, model=self.model, loads=loads, link=str(self.link), truth=protocol == "dxl2")
+        truth = protocol == "dxl2"
+        self.bus = bus_class(ids=IDS, model=self.model, loads=loads, link=str(self.link), truth=truth, **bus_options)
         self.bus.start()
         self.h = RosHarness(salt=salt)
         self.client = self.h.make_node("safety_client")

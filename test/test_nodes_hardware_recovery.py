@@ -8,7 +8,9 @@ unrequested reboot also on the Protocol 1.0 and Feetech STS virtual buses, whose
 * a servo browns out and reboots by itself (RAM at defaults): detected, its set-up (indirect map, P gain) written
   again and its fresh position held before torque comes back; /diagnostics says what happened;
 * torque turned off behind the node's back is detected the same way; a hardware error is not a reboot: the servo
-  stays torque off with its error reported and is never rebooted without a request.
+  stays torque off with its error reported and is never rebooted without a request;
+* an overheating shutdown is not a reboot either, once cooled (1.0's and STS's alarm bits last only while their
+  cause does): the torque stays off until the user asks.
 """
 
 from __future__ import annotations
@@ -159,3 +161,73 @@ def test_a_hardware_error_is_reported_and_never_rebooted_without_a_request(rig):
     wait_for(lambda: len(rig.diags) > n + 10, 60.0, "two seconds of diagnostics")
     assert rig.bus.stats.instructions.get("REBOOT", 0) == 0 and rig.bus.hw_error[0] & ct.HW_OVERLOAD
     assert rig.torque()[0] == 0 and node.unrequested_reboots[0] == 0
+
+
+def set_temperature(bus: VirtualBus, k: int, celsius: float) -> None:
+    """Servo ``k`` of the virtual bus at ``celsius`` (the thermal model then runs on from there, τ ≈ 600 s)."""
+    with bus._lock:
+        bus.thermal.temp[k] = celsius
+        if bus.servos.bank.thermal is not None:
+            bus.servos.bank.thermal.temp[k] = celsius
+
+
+def health_reads(node, n: int) -> None:
+    """Wait for ``n`` more health reads of ``node``."""
+    seen = {node._last_health}
+    wait_for(lambda: seen.add(node._last_health) or len(seen) > n, 30.0, f"{n} health reads")
+
+
+@pytest.mark.parametrize("protocol", ["dxl1", "sts"])
+def test_an_overheating_shutdown_keeps_torque_off_once_cooled_until_the_user_asks(tmp_path, protocol):
+    """The knee goes 10 °C above its Temperature Limit (MX-106 on 1.0: 80 °C, STS3215: 70 °C): the firmware
+    releases its torque (Shutdown / Unloading Condition selects overheating). Cooled 5 °C below the limit, its
+    alarm bit is gone (1.0 and STS keep it only while the cause lasts): torque off, no bit. The node keeps it off
+    (ERROR in /diagnostics, latched; no reboot counted) until servo/torque_enable, which holds it where it fell.
+    Before: the next health read took it for a servo that rebooted by itself and turned torque on (0.6–0.7 s
+    after the shutdown on 1.0 and STS). A brown-out after that is still restored as before; so is one after an
+    alarm seen with torque staying on (Shutdown 0) and gone again."""
+    from std_srvs.srv import SetBool
+
+    rig = Rig(tmp_path, 62, PENDULUM, protocol, thermal=True)
+    try:
+        node = rig.node("servo_oh")
+        lift(rig, node)
+        limit = float(rig.bus.regs.get("Temperature Limit")[1])
+        set_temperature(rig.bus, 1, limit + 10)
+        wait_for(lambda: rig.torque()[1] == 0, 30.0, "the overheating shutdown")
+        wait_for(lambda: node.hw_error[1] & ct.HW_OVERHEATING, 30.0, "the node sees the alarm")
+        set_temperature(rig.bus, 1, limit - 5)
+        wait_for(lambda: node.temperature[1] < limit and node.hw_error[1] == 0, 30.0, "a health read, cooled")
+        health_reads(node, 5)
+        assert rig.torque().tolist() == [1, 0] and node.unrequested_reboots.tolist() == [0, 0]
+        s = wait_for(lambda: (s := rig.status("knee")) and "protective shutdown" in s.message and s, 30.0, "diag")
+        assert s.level == DiagnosticStatus.ERROR and "overheating" in s.message, s.message
+        assert {kv.key: kv.value for kv in s.values}["hardware_error"] == "0"
+
+        def knee_at_rest():
+            p = rig.physics()
+            return abs(p["theta"][1] - UP[1]) > 0.3 and abs(p["dtheta"][1]) < 1e-3 and float(p["theta"][1])
+
+        fell = wait_for(knee_at_rest, 30.0, "the knee fallen with torque off")
+        r = rig.h.call(rig.client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=True))
+        assert r.success, r.message
+        assert rig.torque().tolist() == [1, 1] and abs(node.gate.goal[1] - fell) < 0.02, "held where it fell"
+        n = len(rig.diags)
+        wait_for(lambda: len(rig.diags) > n + 1, 30.0, "diagnostics after the request")
+        assert "protective shutdown" not in rig.status("knee").message, "the latch is released"
+
+        with rig.bus._lock:  # a power blip now: restored as a servo that rebooted by itself
+            rig.bus.brown_out(2)
+        wait_for(lambda: node.unrequested_reboots[1] == 1 and rig.torque()[1] == 1, 30.0, "the knee restored")
+
+        rig.bus.regs.set("Shutdown", 0, [0])  # the hip: overheating reported, torque kept on (EEPROM: kept)
+        set_temperature(rig.bus, 0, limit + 10)
+        wait_for(lambda: node.hw_error[0] & ct.HW_OVERHEATING, 30.0, "the hip's alarm seen, torque on")
+        set_temperature(rig.bus, 0, limit - 5)
+        wait_for(lambda: node.hw_error[0] == 0, 30.0, "the hip's alarm gone")
+        health_reads(node, 2)
+        with rig.bus._lock:
+            rig.bus.brown_out(1)
+        wait_for(lambda: node.unrequested_reboots[0] == 1 and rig.torque()[0] == 1, 30.0, "the hip restored")
+    finally:
+        rig.close()

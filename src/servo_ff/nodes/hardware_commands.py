@@ -17,12 +17,15 @@ class HardwareCommands:
     """Torque, reboot and command limits on the bus (refused with the reason while it is disconnected)."""
 
     def hw_torque_is_on(self) -> bool:
-        return self.torque_wanted
+        """Wanted, and on everywhere: torque on after a protective shutdown holds the joints where they stand."""
+        return self.torque_wanted and not self.shut_down
 
     def hw_torque(self, enable: bool) -> tuple[bool, str]:
         if not self.configured:  # no port: no reconnection comes either (before: "applied after reconnection")
             return False, f"the node is {self.state_label}: the port is closed, nothing written"
         before, self.torque_wanted = self.torque_wanted, bool(enable)
+        if enable:  # the user's request: the protective shutdowns kept off until now come on too
+            self._release_shutdowns()
         if not self.connected:
             return (
                 False,
@@ -57,6 +60,7 @@ class HardwareCommands:
             return False, f"reboot failed: {e}"
         self._store(state)  # the goal: the present position (the node's _on_reboot holds it, within the limits)
         self.torque_wanted = False
+        self._release_shutdowns()
         self._read_health()
         text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
         return True, (

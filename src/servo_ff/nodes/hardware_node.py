@@ -195,6 +195,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
 
     def hw_configure(self) -> tuple[bool, str]:
         self._forget_readings()
+        self._release_shutdowns()
         self.torque_wanted = False
         ok, msg = self._open()
         if ok:  # the fresh reading is the held goal (written, torque stays off)
@@ -221,6 +222,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
 
     def hw_activate(self) -> tuple[bool, str]:
         self.torque_wanted = True
+        self._release_shutdowns()
         if not self.connected:
             return True, f"bus not connected ({self.disconnect_reason}); torque on after reconnection"
         try:  # never jump: the held goal (present position) is written before torque on

@@ -109,7 +109,8 @@ class HardwareReadings:
         return {i: float(self.gate.goal[j]) for i, j in use}, {i: int(reg[j]) for i, j in use}
 
     def _ready_ids(self) -> list[int]:
-        return [i for i in self.bus.ids if self.seen[self.index_of_id[i]]]
+        """Servos torque may go on for: read since configure, not kept off by a protective shutdown."""
+        return [i for i in self.bus.ids if self.seen[k := self.index_of_id[i]] and k not in self.shut_down]
 
     def hw_seen(self) -> np.ndarray:
         return self.seen

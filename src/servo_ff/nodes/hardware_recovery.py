@@ -11,6 +11,11 @@
   set-up (torque off, return delay, indirect addresses, position-limit check) is written again, it is read afresh,
   holds that reading (P gain and goal written), and only then gets torque back. /diagnostics says so (WARN for
   ``REBOOT_NOTE_S``, ``unrequested_reboots`` counted).
+* A servo whose torque went off with an alarm / hardware-error bit set, or after one was seen since its last
+  healthy torque-on health read, shut itself down (overheating, overload, …): Protocol 1.0's and STS's bits last only
+  while their cause does, so once it has cooled its torque is off with no bit. That is not a reboot: its torque stays
+  off, one ERROR line, /diagnostics ERROR, latched until the user's reboot / torque_enable (or activate)
+  (before: turned back on as "rebooted by itself", 0.6–0.7 s after an overheating shutdown).
 
 A mixin of :class:`~.hardware_node.HardwareNode` (uses its bus, readings and gate).
 """
@@ -32,6 +37,13 @@ class HardwareRecovery:
     def _init_recovery(self) -> None:
         self.unrequested_reboots = np.zeros(len(self.ids), dtype=np.int64)
         self.reboot_note: dict[int, tuple[float, str]] = {}  # joint index → (monotonic time, what happened)
+        self.alarm_bits = np.zeros(len(self.ids), dtype=np.int64)  # bits seen since the last healthy torque-on read
+        self.shut_down: dict[int, tuple[float, str]] = {}  # joint index → (monotonic time, why): kept torque off
+
+    def _release_shutdowns(self) -> None:
+        """The user asked for torque (torque_enable, reboot, activate, configure): the latched shutdowns go."""
+        self.shut_down.clear()
+        self.alarm_bits[:] = 0
 
     def _hold_fresh(self, rows: np.ndarray, why: str) -> None:
         """The held goal of joints ``rows`` read this cycle := their reading (within the limits); a trajectory being
@@ -63,10 +75,42 @@ class HardwareRecovery:
         why = np.where(lost, "RAM at defaults (indirect map lost)", "")
         if h.torque is not None and self.torque_wanted and self.active:
             off = h.valid & (h.torque == 0) & (h.hw_error == 0) & self.seen[self._rows(h.ids)]
+            off &= ~self._protective_shutdowns(h)
             why = np.where(off & ~lost, "torque off without a request", why)
             lost |= off
         if lost.any():
             self._restore_rebooted([i for i, x in zip(h.ids, lost) if x], [w for w, x in zip(why, lost) if x])
+
+    def _protective_shutdowns(self, h) -> np.ndarray:
+        """Per entry of health read ``h``: torque off with an alarm bit now or seen since the last healthy torque-on
+        read — the servo's own shutdown, latched in :attr:`shut_down` (one ERROR line), never restored."""
+        rows = self._rows(h.ids)
+        err = h.valid & (h.hw_error > 0)
+        self.alarm_bits[rows[err]] |= h.hw_error[err]
+        on = h.valid & (h.torque != 0)
+        self.alarm_bits[rows[on & (h.hw_error == 0)]] = 0  # healthy with torque on: earlier bits explain nothing
+        shut = h.valid & (h.torque == 0) & self.seen[rows] & (self.alarm_bits[rows] > 0)
+        now = time.monotonic()
+        for k in rows[shut]:
+            if int(k) not in self.shut_down:
+                bits = self.ct.hardware_error_text(int(self.alarm_bits[k]))
+                why = f"torque off by its own protective shutdown ({bits})"
+                self.shut_down[int(k)] = (now, why)
+                self.get_logger().error(
+                    f"{self.joint_text([k])}: {why}: kept off, not restored as a reboot; "
+                    f"{self.names['reboot']} or {self.names['torque_enable']} turns it on again"
+                )
+        return shut | np.isin(rows, list(self.shut_down))
+
+    def shutdown_text(self, k: int, now: float) -> str | None:
+        """What /diagnostics says of joint ``k`` while its protective shutdown is latched."""
+        note = self.shut_down.get(k)
+        if note is None:
+            return None
+        return (
+            f"{note[1]} {now - note[0]:.1f} s ago: torque kept off until {self.names['reboot']} or "
+            f"{self.names['torque_enable']}"
+        )
 
     def _restore_rebooted(self, ids: list[int], why: list[str]) -> None:
         """Set-up of ``ids`` written again, read afresh, held there (goal + P gain written), then torque on if
@@ -81,8 +125,8 @@ class HardwareRecovery:
             self._hold_fresh(rows, f"{text} rebooted by itself")
             self.bus.write_goals(*self._goal_args())  # goal = fresh reading, P gain
             self.rewrite_limits(ids)  # the velocity / effort limits commands wrote (RAM at defaults)
-            if self.torque_wanted:
-                self.bus.torque(True, ids)
+            if self.torque_wanted:  # not one kept off by its protective shutdown
+                self.bus.torque(True, [i for i in ids if self.index_of_id[i] not in self.shut_down])
         except BUS_OR_VALUE_FAILURES as e:
             self.throttle("reboot-restore", log.error, f"{text} rebooted: restoring its set-up failed: {e}; retrying")
             return

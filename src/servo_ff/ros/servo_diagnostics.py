@@ -56,6 +56,8 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
         elif err > 0:
             level = DiagnosticStatus.ERROR
             msg = f"hardware error: {node.ct.hardware_error_text(err)} (reboot clears)"
+        elif (shut := node.shutdown_text(k, now)) is not None:  # its error bit gone (1.0, STS): still kept off
+            level, msg = DiagnosticStatus.ERROR, shut
         elif st is not None and st.skipping:
             level = DiagnosticStatus.ERROR
             msg = f"stale ({age:.2f} s, holding its last value): {node.bus.servo_status(i)}"
