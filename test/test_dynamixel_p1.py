@@ -294,6 +294,36 @@ def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
             )
 
 
+def test_bus1_items_by_name_are_sign_magnitude_as_the_e_manual_says(monkeypatch):
+    """ROBOTIS e-manual, MX-64 (Protocol 1.0), Control Table Description: Present Speed (38), Present Load (40) and
+    Goal Torque (71) are 0–2047 with bit 10 as the direction (0–1023 CCW, 1024–2047 CW; 0 and 1024 both stop), so
+    CW = negative is 1024 + magnitude. read_item / write_item follow it, as the cycle does (before: two's complement:
+    Present Speed 0x0420 read as 1056, Present Load 0x07FF as 2047, Goal Torque −100 written 0xFF9C)."""
+    with VirtualBus1(ids=[1], model="mx64-p1", return_delay=0, loads=ServoLoad()) as vb:
+        monkeypatch.setattr(vb.servos, "publish", lambda *a: None)  # the registers below stay as set
+        raw = {"Present Velocity": [0x0420, 0x0020, 0x0400], "Present Load": [0x07FF, 0x03FF, 0x0464]}
+        cfg = BusConfig(port=vb.device, ids=[1], model="mx64-p1", protocol="dxl1", timeout_ms=100.0)
+        with DynamixelBus1(cfg) as bus:
+            bus.connect()
+            got = {}
+            for name, values in raw.items():
+                got[name] = []
+                for v in values:
+                    with vb._lock:
+                        vb.regs.set(name, v)
+                    got[name].append(bus.read_item(1, name))
+            assert got == {"Present Velocity": [-32, 32, 0], "Present Load": [-1023, 1023, -100]}
+            a = bus.table.item("Goal Torque").address
+            for value, want in ((-100, 0x0464), (100, 0x0064), (-1023, 0x07FF)):
+                bus.write_item(1, "Goal Torque", value)
+                assert int.from_bytes(vb.regs.mem[0, a : a + 2].tobytes(), "little") == want, value
+                assert bus.read_item(1, "Goal Torque") == value
+            for bad in (1024, -1024):  # beyond 10 magnitude bits: refused, nothing written (1024 would read as −0)
+                with pytest.raises(ValueError, match="Goal Torque"):
+                    bus.write_item(1, "Goal Torque", bad)
+            assert int.from_bytes(vb.regs.mem[0, a : a + 2].tobytes(), "little") == 0x07FF
+
+
 def test_ax12_bus_reads_each_servo_and_writes_kp_as_compliance_slope():
     ids = [1, 2, 3]
     with VirtualBus1(ids=ids, model="ax12a", params=preset("mx28", "m1"), return_delay=0) as vb:

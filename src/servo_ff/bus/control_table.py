@@ -156,14 +156,18 @@ class ControlTable:
         return mem
 
     def encode(self, item: Item | str, value: int) -> int:
-        """Signed ``value`` → the unsigned raw field of ``item`` (two's complement or sign-magnitude)."""
+        """Signed ``value`` → the unsigned raw field of ``item`` (two's complement or sign-magnitude); ValueError
+        when it does not fit (a signed item's positive value reaching its sign bit too)."""
         it = self.item(item) if isinstance(item, str) else item
         bits = 8 * it.size
-        if not it.signed or value >= 0:
-            if value >= 1 << bits:
-                raise ValueError(f"{self.name} {it.name}: {value} does not fit {it.size} byte(s)")
-            return int(value)
         sign = self.sign_bit_of(it)
+        if not it.signed and value < 0:
+            raise ValueError(f"{self.name} {it.name}: {value} is negative (unsigned item)")
+        if not it.signed or value >= 0:
+            top = bits if not it.signed else bits - 1 if sign is None else sign
+            if value >= 1 << top:
+                raise ValueError(f"{self.name} {it.name}: {value} does not fit {top} bits")
+            return int(value)
         if sign is None:
             if value < -(1 << (bits - 1)):
                 raise ValueError(f"{self.name} {it.name}: {value} does not fit {it.size} signed byte(s)")

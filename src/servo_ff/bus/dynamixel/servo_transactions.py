@@ -41,26 +41,28 @@ class DynamixelTransactions(ServoTransactions):
         return {i: v[0] for i, v in sorted(data.items()) if i in wanted}
 
     def read_item(self, dxl_id: int, name: str) -> int:
-        """Raw value of control-table item ``name`` (signed where the item is); raises BusError on failure."""
+        """Value of control-table item ``name``, signed where the item is, in the table's encoding (2.0: two's
+        complement; 1.0: sign-magnitude, bit 10 = CW); raises BusError on failure."""
         it = self.table.item(name)
         fn = {1: self.ph.read1ByteTxRx, 2: self.ph.read2ByteTxRx, 4: self.ph.read4ByteTxRx}[it.size]
         value, result, error = self._retry(dxl_id, fn, it.address)
         if result != COMM_SUCCESS or error & 0x7F:
             raise BusError(f"read {name!r} from id {dxl_id}: {self.stats[dxl_id].last_error}")
-        if it.signed and value >= 1 << (8 * it.size - 1):
-            value -= 1 << (8 * it.size)
-        return int(value)
+        return int(self.table.decode(it, value))
 
     def write_item(self, dxl_id: int, name: str, value: int) -> None:
+        """Write item ``name`` in the table's encoding (:meth:`read_item`); a value that does not fit raises
+        ValueError, nothing written."""
         it = self.table.item(name)
         if not it.writable:
             raise ValueError(f"{name!r} is read-only")
         value = int(value)
-        lo, hi = (-(1 << (8 * it.size - 1)), (1 << (8 * it.size - 1)) - 1) if it.signed else (0, (1 << 8 * it.size) - 1)
-        if not lo <= value <= hi:
-            raise ValueError(f"{name!r} value {value} outside {lo}..{hi}")
+        try:
+            raw = self.table.encode(it, value)
+        except ValueError as e:
+            raise ValueError(f"{name!r} value {value}: {e}") from None
         fn = {1: self.ph.write1ByteTxRx, 2: self.ph.write2ByteTxRx, 4: self.ph.write4ByteTxRx}[it.size]
-        result, error = self._retry(dxl_id, fn, it.address, value & ((1 << 8 * it.size) - 1))
+        result, error = self._retry(dxl_id, fn, it.address, raw)
         if result != COMM_SUCCESS or error & 0x7F:
             raise BusError(f"write {name!r}={value} to id {dxl_id}: {self.stats[dxl_id].last_error}")
 
