@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import stat
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -17,6 +19,8 @@ import yaml
 
 from servo_ff.errors import ServoFFError
 from servo_ff.io.paths import share_dir
+
+from .params_check import check_config, check_kinds
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,9 @@ class NodeLaunch:
         """The node's parameter files in precedence order (later wins): the bring-up YAML, ``params_file`` (both
         with their node sections as ``/**/<node>`` when a namespace is set), the argument overrides (keyed the same
         way, so a ``--params-file`` after them wins with a namespace and without: before, only with one)."""
+        if self.params_file:  # the argument's file, checked as --params-file before any node gets it
+            check_config(Path(self.params_file))  # (before: under ros2 launch every node died on a bad one, exit 0)
+            check_kinds(Path(self.params_file), config_dir / self.config, self.name)
         files = [config_dir / self.config] + ([Path(self.params_file)] if self.params_file else [])
         files = [self.matching(f) for f in files]
         if self.overrides:  # keyed as the files before it: rcl keeps `servo_sim` (= /servo_sim) and /**/servo_sim
@@ -68,18 +75,31 @@ def _any_namespace(doc: dict) -> dict:
 
 
 def scratch_dir() -> Path:
-    """The temporary directory of the files a bring-up writes for its nodes (parameter overrides, α̂ files)."""
-    d = Path(tempfile.gettempdir()) / "servo_ff_bringup"
-    d.mkdir(exist_ok=True)
+    """The temporary directory of the files a bring-up writes for its nodes (parameter overrides, α̂ files): this
+    user's own (``servo_ff_bringup-<uid>``, mode 0700). One that is a link, or that another user owns or can write
+    to, is refused (ScratchError): files planted there would reach the nodes as their parameters (before: a shared
+    ``servo_ff_bringup`` whose files were reused unread)."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    d = Path(tempfile.gettempdir()) / f"servo_ff_bringup-{uid if uid is not None else 'user'}"
+    d.mkdir(mode=0o700, exist_ok=True)
+    st = d.lstat()
+    if uid is not None and (
+        not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    ):
+        raise ScratchError(
+            f"{d}: not a private directory of this user (owner uid {st.st_uid}, mode {stat.filemode(st.st_mode)}): "
+            "the bring-up's parameter files are written there; remove it"
+        )
     return d
 
 
 def _write_params(doc: dict) -> Path:
-    """``doc`` as a parameter file in a temporary directory (named by its content: written once)."""
+    """``doc`` as a parameter file in :func:`scratch_dir`, named by its content; written (atomically) unless a file
+    of that name holds that content already."""
     text = yaml.safe_dump(doc, sort_keys=True)
     d = scratch_dir()
     path = d / f"{hashlib.sha1(text.encode()).hexdigest()[:16]}.yaml"
-    if not path.is_file():
+    if not path.is_file() or path.read_text() != text:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text)
         tmp.replace(path)
@@ -112,6 +132,24 @@ def python_env() -> dict[str, str]:
     src = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
     return env
+
+
+class ScratchError(ServoFFError, OSError):
+    """The bring-up's scratch directory is not this user's own."""
+
+
+#: a node's exit codes after a Ctrl-C: 0 (its clean stop), killed by SIGINT, or 128 + SIGINT (servo_ff.interrupt)
+CLEAN_EXITS = (0, -signal.SIGINT, 128 + signal.SIGINT)
+
+
+def node_ended(name: str, returncode: int | None) -> str:
+    """Shutdown reason when ``name``, a node that runs for the whole bring-up, ended by itself: the bring-up stops
+    (as ``servo-ff up`` stops it); with an exit code other than a clean stop's (:data:`CLEAN_EXITS`: a Ctrl-C that
+    reached it before the launch) BringupFailed, so that ``ros2 launch`` exits non-zero (before: the others ran on,
+    and the launch exited 0 at the Ctrl-C)."""
+    if returncode in CLEAN_EXITS:
+        return f"{name} ended (exit code {returncode}): the bring-up stops"
+    raise BringupFailed(f"{name} ended with exit code {returncode} while the bring-up ran: the bring-up stops")
 
 
 class BringupFailed(ServoFFError, RuntimeError):

@@ -20,7 +20,7 @@ from typing import Any
 
 from servo_ff.io.paths import PACKAGE
 
-from .node_launch import NodeLaunch, config_dir, one_shot_ended
+from .node_launch import NodeLaunch, config_dir, node_ended, one_shot_ended
 
 SIM = ("servo_sim_node", "servo_ff.nodes.sim_node", "servo_sim")
 HARDWARE = ("servo_hardware_node", "servo_ff.nodes.hardware_node", "servo_hardware")
@@ -313,7 +313,7 @@ def launch_description(bringup: str):
     """launch_ros description of ``bringup`` (used by ``launch/<bringup>.launch.py``): every argument of
     :data:`BRINGUPS` declared with DeclareLaunchArgument, read with LaunchConfiguration, and turned into node
     parameters by :func:`plan` (the same table ``servo-ff up`` uses)."""
-    from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+    from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction, RegisterEventHandler, Shutdown
     from launch.event_handlers import OnProcessExit
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
@@ -336,18 +336,23 @@ def launch_description(bringup: str):
                 emulate_tty=True,
                 parameters=[str(f) for f in n.parameter_files(cfg)],
             )
-            out.append(node)
-            if n.ends_bringup:  # the one-shot fit ended: the launch ends with it, non-zero when it failed
-                out.append(
-                    RegisterEventHandler(
-                        OnProcessExit(
-                            target_action=node,
-                            on_exit=lambda event, _ctx, name=n.name: [
-                                Shutdown(reason=one_shot_ended(name, event.returncode))
-                            ],
-                        )
-                    )
-                )
+            # any node ending stops the launch (as servo-ff up): the one-shot fit with its code, any other one
+            # non-zero unless it stopped cleanly; not while the launch is stopping (a Ctrl-C)
+            ended = one_shot_ended if n.ends_bringup else node_ended
+
+            def on_exit(event, ctx, name=n.name, ended=ended) -> list:
+                return [] if getattr(ctx, "is_shutdown", False) else [Shutdown(reason=ended(name, event.returncode))]
+
+            out += [node, RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))]
+        unknown = sorted(set(context.launch_configurations) - set(declared))
+        if unknown:  # (a parent launch file's arguments are seen here too: said, not refused)
+            names = ", ".join(unknown)
+            out.insert(
+                0,
+                LogInfo(
+                    msg=f"{bringup}: argument(s) {names} not this bring-up's: ignored (valid: {', '.join(declared)})"
+                ),
+            )
         return out
 
     return LaunchDescription(

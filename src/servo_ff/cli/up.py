@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import ServoFFError
+from ..bringup.params_check import check_config, check_kinds
 
 
 def register(subparsers) -> None:
@@ -83,35 +83,6 @@ def _parse_args(items: list[str]) -> dict[str, str]:
     return out
 
 
-class ConfigError(ServoFFError, ValueError):
-    """A YAML parameter file given to the nodes is malformed; the message names the file and the key."""
-
-
-def check_config(path: Path) -> None:
-    """Read a ROS parameter YAML with the limits of :mod:`servo_ff.safe_parse` (size, depth, no anchors or
-    aliases, no integer too large for a float) before any node process gets it: a bad file is one line naming
-    it and the key, exit code 2, instead of a parser error in every node."""
-    from servo_ff.safe_parse import parse_yaml, read_text
-
-    doc = parse_yaml(read_text(path, ConfigError, what="parameter file"), str(path), ConfigError)
-    if doc is not None and not isinstance(doc, dict):
-        raise ConfigError(f"{path}: expected '<node>: ros__parameters: ...' mappings at the top level")
-    _check_sections(doc or {}, path)
-
-
-def _check_sections(doc: dict, path: Path, where: str = "") -> None:
-    """Each node's section holds ``ros__parameters:`` with a mapping of parameters, or is a namespace of further
-    sections (``ns: node: ros__parameters:``, as rcl reads them): one line naming the file and the section."""
-    for key, section in doc.items():
-        name = f"{where}/{key}" if where else str(key)
-        params = section.get("ros__parameters") if isinstance(section, dict) else section
-        if isinstance(section, dict) and "ros__parameters" not in section:
-            _check_sections(section, path, name)  # a namespace
-        elif not isinstance(params, dict):
-            what = type(params).__name__ if params is not None else "nothing"
-            raise ConfigError(f"{path}: {name}: expected 'ros__parameters:' with a mapping of parameters, got {what}")
-
-
 def commands(
     bringup: str, args: dict[str, str], config_dir: Path | None = None, params_files: list[Path] | None = None
 ) -> list[tuple[str, list[str]]]:
@@ -133,10 +104,8 @@ def commands(
             raise FileNotFoundError(f"config file {path} for node {node.name} not found")
         check_config(path)
         for extra in params_files or []:
-            _check_kinds(extra, path, node.name)
-        if node.params_file:  # the argument's file, checked as --params-file (before: a parser traceback)
-            check_config(Path(node.params_file))
-        cmd = python_command(node, cfg)
+            check_kinds(extra, path, node.name)
+        cmd = python_command(node, cfg)  # (the params_file argument's file checked in it: NodeLaunch)
         for extra in params_files or []:
             cmd += ["--params-file", str(node.matching(extra))]
             _warn_params_file_wins(bringup, node, extra)
@@ -144,27 +113,6 @@ def commands(
     if args.get("feedforward") != "false":  # false: no servo_config α̂ (bringup.table), nothing to win over
         _warn_params_files_alpha(bringup, params_files or [])
     return out
-
-
-def _kind(value) -> str:
-    """A YAML value's kind as rcl types it: a number, text, a truth value or a list."""
-    if isinstance(value, bool):
-        return "a true/false"
-    return {int: "a number", float: "a number", str: "a string", list: "a list"}.get(type(value), type(value).__name__)
-
-
-def _check_kinds(extra: Path, config: Path, node: str) -> None:
-    """A ``--params-file`` value of another kind than the bring-up YAML's for the same parameter (``rate_hz:
-    "fast"``): ConfigError naming file, node and parameter (before: rcl kept the YAML's value, unsaid)."""
-    from servo_ff.bringup.servo_alpha import node_params
-
-    base = node_params(config, node)
-    for key, value in node_params(extra, node).items():
-        if key in base and _kind(value) != _kind(base[key]):
-            raise ConfigError(
-                f"{extra}: {node}: {key} is {_kind(value)} ({value!r}), the bring-up's is {_kind(base[key])} "
-                f"({base[key]!r})"
-            )
 
 
 def _warn_sections_of_no_node(bringup: str, extra: Path, names: set[str]) -> None:
