@@ -231,13 +231,14 @@ class SelectPort:
             self.is_using = False
         return window.outcome[i]
 
-    def settle(self, window: tx.Window) -> None:
+    def settle(self, window: tx.Window, forget: bool = True) -> None:
         """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
         the transaction (a dropped reply would otherwise make every retry's reply look late) — unless earlier
         transactions still owe replies: its own may be queued behind theirs, and forgotten it would pass for a
         retry's, whose reply closes every transaction before it (:meth:`.Ledger.late`); their replies would then
         be taken as later reads' fresh state. It stays in the ledger then (a retry after a reply really lost or
-        garbled costs one more retry)."""
+        garbled costs one more retry), and with ``forget`` False (the next request is of another length:
+        :class:`.sdk_adapters_p1.PerServoRead1`)."""
         deadline = time.monotonic() + self.timing.margin_s
         while True:
             data = self.read_available(wait=True, deadline=deadline)
@@ -245,5 +246,5 @@ class SelectPort:
                 break
             self._route_late(data)
         pending = getattr(window, "pending", None)
-        if not self.ledger.owed_before(pending):
+        if forget and not self.ledger.owed_before(pending):
             self.ledger.remove(pending)

@@ -10,7 +10,8 @@ of overhead, no instruction byte in a status packet, no stuffing).
   through :meth:`PortHandler.receive`. It returns the status error byte with its alarm bits (overload,
   overheating, input voltage: the data is valid) moved into ``alarms[id]``, so callers see instruction errors only.
 * :class:`BulkRead1` — one BULK_READ of the same block from every servo (MX), each reply kept by ID.
-* :class:`PerServoRead1` — the same interface with one READ per servo (AX-12: no BULK_READ).
+* :class:`PerServoRead1` — the same interface with one READ per servo (AX-12: no BULK_READ), whose missing replies
+  stay owed in the ledger as a BULK_READ's do.
 
 Both readers hand each reply to ``convert`` (e.g. :func:`.p1_units.state_record`) and expose what the 2.0 bus's
 cycle reads from its ``TolerantSyncRead``: ``received``, ``errors``, ``stamps``, ``failed``, ``serial``, ``block``.
@@ -34,9 +35,10 @@ COMM_SUCCESS = sdk.COMM_SUCCESS
 STATUS_OVERHEAD1 = 6  # FF FF ID LEN ERR … CHECKSUM
 _STATUS = 0x55  # marks a status frame for tx.route_packet (1.0 status packets carry no instruction byte)
 
-#: data lengths of the resync marker (READ from address 0): none of the bus's other reads (state 6, health 20, items
-#: 1–2, ping and write acknowledgements 0) has them; up to the end of the smallest 1.0 table (AX-12A, 50 bytes)
-MARKER_LENGTHS1 = (3, 4, 5, *range(7, 20), *range(21, 51))
+#: data lengths of the resync marker (READ from address 0): none of the bus's other reads (state 6, health 20, and
+#: 7 / 21 after a miss on the AX, items 1–2, ping and write acknowledgements 0) has them; up to the end of the
+#: smallest 1.0 table (AX-12A, 50 bytes)
+MARKER_LENGTHS1 = (3, 4, 5, *range(8, 20), *range(22, 51))
 
 
 @dataclass(frozen=True)
@@ -230,18 +232,50 @@ class BulkRead1(_Reader1):
 
 
 class PerServoRead1(_Reader1):
-    """One READ per servo (the AX-12 has no BULK_READ), each in its own transaction and window."""
+    """One READ per servo (the AX-12 has no BULK_READ), each in its own transaction and window. A READ left
+    without its reply stays in the port's ledger after its settle margin, as a BULK_READ does: its late reply is
+    discarded, never taken by a later READ of the servo; a later transaction's reply ends it. The next READ of that
+    servo asks the other length (``data_length`` + 1, then back), so its own reply cannot be taken for the missing
+    one's while that is owed; after a reply, ``data_length`` again (no byte more on a sound bus)."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self._length: dict[int, int] = {}  # id → length of its next READ (the other one after a miss)
 
     def txRxPacket(self) -> int:
+        """One READ per servo; when the port is left unsynced (a resync marker unanswered: an outage) the rest of
+        the cycle is not sent (no reply could be taken, and each READ would wait for a marker of its own)."""
         self._reset()
-        for i in self.ids:
-            pkt = [0xFF, 0xFF, i, 4, p1.INST_READ, self.start_address, self.data_length, 0]
+        for k, i in enumerate(self.ids):
+            if k and self.port.unsynced:
+                self.failed[i] = "timeouts"
+                continue
+            n = self._length.get(i, self.data_length)
             self.serial += 1
             self.transactions += 1
-            rx, result, _ = self.ph.txRxPacket(self.port, pkt)
-            if result == COMM_SUCCESS:
-                err = rx[4] | self.ph.alarms.get(i, 0)
-                self._keep(i, bytes(rx[5 : 5 + self.data_length]), err, self.ph.last_stamp)
+            w = self._read(i, n)
+            out = "timeouts" if w is None else _outcome(w, i, n)
+            if out == "ok":
+                self._keep(i, w.data[i][: self.data_length], w.err[i], w.stamp[i])
+                self._length.pop(i, None)
             else:
-                self.failed[i] = "timeouts" if result == sdk.COMM_RX_TIMEOUT else "corrupt"
+                self.failed[i] = out
+                self._length[i] = 2 * self.data_length + 1 - n  # L ↔ L + 1
         return COMM_SUCCESS if not self.failed else sdk.COMM_RX_TIMEOUT
+
+    def _read(self, i: int, n: int) -> tx.Window | None:
+        """One READ of ``n`` bytes from servo ``i``: its window (settled when it failed; its missing reply stays
+        owed in the ledger), or None when the instruction could not be written."""
+        pkt = [0xFF, 0xFF, i, 4, p1.INST_READ, self.start_address, n, 0]
+        if self.ph.txPacket(self.port, pkt) != COMM_SUCCESS:
+            self.port.is_using = False
+            self.port.counters.tx_failures += 1
+            return None
+        w = tx.Window((i,), n, self.port.timing, time.monotonic(), len(pkt))
+        try:
+            self.port.receive(w)
+            if w.outcome[i] != "ok":
+                self.port.settle(w, forget=False)
+        finally:
+            self.port.is_using = False
+        return w
