@@ -184,6 +184,24 @@ def test_ax12_answers_bulk_read_with_an_instruction_error_and_maps_slope_to_kp()
         port.closePort()
 
 
+def test_virtual_bulk_read_answers_in_a_chain_as_the_firmware():
+    """e-manual, Protocol 1.0, Bulk Read: each servo sends its status packet when the one listed before it has sent
+    its own, so a silent servo silences the ones after it (before: each answered on its own); the stock SDK sees
+    id 1's reply only. ``bulk_read_chain = False``: each answers on its own."""
+    with VirtualBus1(ids=[1, 2, 3], model="mx106-p1", return_delay=0) as vb:
+        port, ph = sdk_port(vb.device)
+        vb.set_silent(2)
+        for chain, answered in ((True, [True, False]), (False, [True, True])):
+            vb.bulk_read_chain = chain
+            g = GroupBulkRead(port, ph)
+            for i in (1, 2, 3):
+                assert g.addParam(i, 36, 2)
+            g.makeParam()
+            assert ph.bulkReadTx(port, g.param, len(g.param)) == COMM_SUCCESS
+            assert [ph.readRx(port, i, 2)[1] == COMM_SUCCESS for i in (1, 3)] == answered  # ids 1 and 3
+        port.closePort()
+
+
 # ---------------------------------------------------------------------- DynamixelBus1 against the virtual bus
 def state_values1(payload: bytes) -> np.ndarray:
     rec = np.frombuffer(state_record(payload), dtype=np.dtype([("c", "<i2"), ("v", "<i4"), ("p", "<i4")]))[0]

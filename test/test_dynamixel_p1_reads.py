@@ -1,7 +1,9 @@
 """Dynamixel Protocol 1.0 state reads against the virtual bus: the AX-12A's one READ per servo under late replies
-(tagged replies: a reading of another READ's reply is told by its value)."""
+(tagged replies: a reading of another READ's reply is told by its value), and the MX's BULK_READ with a servo that
+breaks the firmware's answer chain."""
 
 import numpy as np
+import pytest
 
 from servo_ff.bus import protocol1 as p1
 from servo_ff.bus.bus_types import BusConfig
@@ -69,3 +71,29 @@ def test_ax12_late_replies_are_never_taken_by_a_later_read():
                     stale += ok and int(n) != sent[i] % 1024  # not the reply to the servo's last READ
     assert vb.stats.held > 10 and sum(st.late for st in bus.stats.values()) > 0
     assert valid > 100 and stale == 0, (valid, stale)
+
+
+@pytest.mark.parametrize("silent", [2, 1])
+def test_bus1_servo_silent_in_the_bulk_read_chain_costs_the_servos_after_it_one_read(silent):
+    """The firmware answers a BULK_READ in a chain (each servo after the one listed before it: e-manual, Protocol
+    1.0, Bulk Read), so a silent servo silences every one after it. The miss is charged to it alone, and it moves
+    to the end of the list: the healthy servos are read again from the next BULK_READ on (before: ids 2–6 charged,
+    all skipped and back one probe at a time, 375 healthy readings lost in 5 s; a silent id 1 left every read
+    empty, a bus outage to the node). The silent one is skipped after ``skip_after`` misses, as on its own."""
+    ids = [1, 2, 3, 4, 5, 6]
+    with VirtualBus1(ids=ids, model="mx106-p1", return_delay=0) as vb:
+        cfg = BusConfig(port=vb.device, ids=ids, model="mx106-p1", protocol="dxl1", timeout_ms=1000.0, skip_after=3)
+        with DynamixelBus1(cfg) as bus:
+            assert bus.connect() == (ids, [])
+            bus.setup()
+            bus.port.timeout_ms, bus.port._timing = 100.0, None  # the set-up at 1 s, the cycles at 100 ms
+            vb.set_silent(silent)
+            first = bus.read_state().valid
+            assert first.tolist() == [i < silent for i in ids]  # the chain: every servo after it is silent too
+            healthy = [i != silent for i in ids]
+            for _ in range(8):
+                assert bus.read_state().valid.tolist() == healthy
+            st = bus.stats[silent]
+            assert st.skipping and st.misses == 3 and bus.skipped == [silent]  # (id 1: its first miss an outage)
+            assert all(bus.stats[i].timeouts == 0 and not bus.stats[i].skipping for i in ids if i != silent)
+            assert all(bus.stats[i].unreached == (i > silent) for i in ids if i != silent)

@@ -106,8 +106,11 @@ class SyncReadBus:
     # --------------------------------------------------------------- skipped servos
     def _missed(self, st: CommStats, i: int, why: str, bus_alive: bool, stamp: float) -> None:
         """Count a sync read without a valid reply from servo ``i``; ``skip_after`` timeouts in a row skip it
-        (unless nobody answered — a bus outage — or it is the last servo asked)."""
+        (unless nobody answered — a bus outage — or it is the last servo asked). "unreached" (a Protocol 1.0
+        BULK_READ chain broken before it) is not its miss."""
         setattr(st, why, getattr(st, why) + 1)
+        if why == "unreached":
+            return
         st.last_error = why
         if why != "timeouts":
             st.misses = 0

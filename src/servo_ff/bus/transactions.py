@@ -42,6 +42,7 @@ class CommStats:
     status_errors: int = 0  # status packets whose error number ≠ 0
     retries: int = 0
     skipped: int = 0  # reads in which the servo was not asked (skipped after consecutive misses)
+    unreached: int = 0  # Protocol 1.0 BULK_READs whose answer chain broke at a servo before it: not its miss
     probes: int = 0  # re-probes (PING) while skipped
     misses: int = 0  # consecutive transactions without any reply
     skipping: bool = False

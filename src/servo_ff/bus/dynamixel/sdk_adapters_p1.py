@@ -9,7 +9,8 @@ of overhead, no instruction byte in a status packet, no stuffing).
 * :class:`PacketHandler1` — ``Protocol1PacketHandler`` whose single-servo transactions (PING, READ, WRITE, …) go
   through :meth:`PortHandler.receive`. It returns the status error byte with its alarm bits (overload,
   overheating, input voltage: the data is valid) moved into ``alarms[id]``, so callers see instruction errors only.
-* :class:`BulkRead1` — one BULK_READ of the same block from every servo (MX), each reply kept by ID.
+* :class:`BulkRead1` — one BULK_READ of the same block from every servo (MX), each reply kept by ID; a servo that
+  breaks the firmware's answer chain moves to the end of the list, the ones it silenced are "unreached".
 * :class:`PerServoRead1` — the same interface with one READ per servo (AX-12: no BULK_READ), whose missing replies
   stay owed in the ledger as a BULK_READ's do.
 
@@ -36,8 +37,8 @@ STATUS_OVERHEAD1 = 6  # FF FF ID LEN ERR … CHECKSUM
 _STATUS = 0x55  # marks a status frame for tx.route_packet (1.0 status packets carry no instruction byte)
 
 #: data lengths of the resync marker (READ from address 0): none of the bus's other reads (state 6, health 20, and
-#: 7 / 21 after a miss on the AX, items 1–2, ping and write acknowledgements 0) has them; up to the end of the
-#: smallest 1.0 table (AX-12A, 50 bytes)
+#: 7 / 21 after a miss, items 1–2, ping and write acknowledgements 0) has them; up to the end of the smallest 1.0
+#: table (AX-12A, 50 bytes)
 MARKER_LENGTHS1 = (3, 4, 5, *range(8, 20), *range(22, 51))
 
 
@@ -205,10 +206,17 @@ class BulkRead1(_Reader1):
     replies go through :meth:`PortHandler1.receive`, kept by ID. (dynamixel-sdk 4.1's own ``GroupBulkRead.txPacket``
     passes a fourth argument that the Protocol 1.0 ``bulkReadTx`` does not take.)"""
 
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self._n = self.data_length  # bytes each servo is asked: the other length after a BULK_READ with a miss
+
     def txRxPacket(self) -> int:
+        """One BULK_READ. After one with a reply missing (owed in the ledger), the next asks the other length
+        (``data_length`` + 1, then back): its replies cannot be taken for the missing ones, whose servos may now
+        stand elsewhere in the list (:meth:`_chain_broken`), and end that transaction as they arrive."""
         self._reset()
-        ids = tuple(self.ids)
-        param = [b for i in ids for b in (self.data_length, i, self.start_address)]
+        ids, n = tuple(self.ids), self._n
+        param = [b for i in ids for b in (n, i, self.start_address)]
         result = self.ph.bulkReadTx(self.port, param, len(param))
         self.transactions += 1
         if result != COMM_SUCCESS:
@@ -217,18 +225,35 @@ class BulkRead1(_Reader1):
             self.port.counters.tx_failures += 1
             return result
         self.serial += 1
-        w = tx.Window(ids, self.data_length, self.port.timing, time.monotonic(), 7 + len(param))
+        w = tx.Window(ids, n, self.port.timing, time.monotonic(), 7 + len(param))
         try:
             self.port.receive(w)
         finally:
             self.port.is_using = False
         for i in ids:
-            out = _outcome(w, i, self.data_length)
+            out = _outcome(w, i, n)
             if out == "ok":
-                self._keep(i, w.data[i], w.err[i], w.stamp[i])
+                self._keep(i, w.data[i][: self.data_length], w.err[i], w.stamp[i])
             else:
                 self.failed[i] = out
+        self._chain_broken(ids)
+        self._n = 2 * self.data_length + 1 - n if self.failed else self.data_length  # L <-> L + 1 after a miss
         return COMM_SUCCESS if not self.failed else sdk.COMM_RX_TIMEOUT
+
+    def _chain_broken(self, ids: tuple[int, ...]) -> None:
+        """A run of timeouts to the end of the list ``ids`` is the firmware's chain broken at its first servo (each
+        answers once the one listed before it has: :func:`.virtual_p1._bulk_read`); the ones after it were never
+        reached ("unreached": not their miss). That first one moves to the end of the list: from the next
+        BULK_READ on, the servos after it are read (and a silent first servo is not taken for a bus outage)."""
+        k = len(ids)
+        while k and self.failed.get(ids[k - 1]) == "timeouts":
+            k -= 1
+        if k == len(ids):
+            return
+        for i in ids[k + 1 :]:
+            self.failed[i] = "unreached"
+        self.ids.remove(ids[k])
+        self.ids.append(ids[k])
 
 
 class PerServoRead1(_Reader1):

@@ -7,7 +7,8 @@ record. Specific to 1.0 (ROBOTIS e-manual, "Protocol 1.0" and the MX/AX control 
 
 * framing :mod:`servo_ff.bus.protocol1` (``FF FF ID LEN INST/ERR params CHECKSUM``);
 * instructions PING, READ, WRITE, REG_WRITE/ACTION, SYNC_WRITE and BULK_READ (MX only: an AX answers it with an
-  instruction error); REBOOT, RESET and anything else → instruction error; broadcast instructions get no status;
+  instruction error; answered in a chain: a servo that does not answer silences the ones after it); REBOOT, RESET
+  and anything else → instruction error; broadcast instructions get no status;
 * the status error byte: instruction errors of this packet (range, angle limit, instruction) or'ed with the
   servo's alarm bits — input voltage (supply outside Min/Max Voltage Limit), overheating (above Temperature Limit,
   thermal model), overload (scheduled ``overload_at`` or :meth:`inject_overload`) — the bits the Shutdown register
@@ -144,6 +145,8 @@ class VirtualBus1(VirtualBus):
     decoder_class = p1.StreamDecoder1
     instruction_names = p1.INSTRUCTION_NAMES
     title = "Dynamixel"
+    #: BULK_READ answered in a chain, as the firmware does (False: each listed servo answers on its own)
+    bulk_read_chain = True
 
     def _check_table(self, o: VirtualBusOptions) -> None:
         if self.table.protocol != "dxl1":
@@ -267,7 +270,12 @@ def _sync_write(bus: VirtualBus1, targets, prm: bytes, inst: int, bcast: bool) -
 
 def _bulk_read(bus: VirtualBus1, targets, prm: bytes, inst: int, bcast: bool) -> None:
     """``0x00, [length, id, address]…``: the listed servos answer in list order (MX); an AX answers an
-    instruction error."""
+    instruction error. In a chain (``bus.bulk_read_chain``, the firmware's way): each servo sends its status packet
+    once the one listed before it has sent its own (ROBOTIS e-manual, Protocol 1.0, Bulk Read,
+    https://emanual.robotis.com/docs/en/dxl/protocol1/#bulk-read: ID 2 monitors the status packet of ID 1, the
+    preceding device, on the bus and sends its own when that one is complete), so a servo that does not answer
+    (silent, absent, Status Return Level 0) silences every one after it. Reply faults (drop, corrupt, late) act
+    between the bus and the host: the chain goes on."""
     if len(prm) < 4 or (len(prm) - 1) % 3:
         return
     triples = [(prm[j], prm[j + 1], prm[j + 2]) for j in range(1, len(prm), 3)]
@@ -278,6 +286,8 @@ def _bulk_read(bus: VirtualBus1, targets, prm: bytes, inst: int, bcast: bool) ->
         k = bus.regs.index.get(i)
         if k is not None and bus.answers(k, inst):
             bus.send_status(k, *(bus.regs.read(k, addr, length) if mx else (p1.ERR_INSTRUCTION,)))
+        elif bus.bulk_read_chain:
+            break  # the next one waits for a status packet that never comes
     if bus.truth is not None:
         bus.truth.end_read()
 
