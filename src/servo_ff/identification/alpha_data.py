@@ -4,7 +4,8 @@ Behavior using Servo Actuator Models identified by Iterative Learning Control, �
 Every source is assembled the same way: the goals sent and the measured position, smoothed and differentiated
 by a Savitzky–Golay filter (order 3, 11 samples) — :func:`data_from_samples`; an ILC trial
 (:func:`data_from_ilc`), a log or bag (:func:`data_from_log`) and live topics (:func:`data_from_streams`) only
-pick those samples.
+pick those samples. A log with recorder gaps gives its stretches between them (``segments``): the filter, and the
+fit's pairing of a goal with the reaction t_d later, stay within each.
 
 The torque τ_o along q comes from a callable (:func:`pendulum_torque` for the bench, a URDF for a robot joint).
 """
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..io.sample_gaps import Spans
 from ..io.servo_log import LogError, ServoLog
 from ..models.stepper import PendulumLoad
 from .alpha_fit import AlphaFit, fit_alpha
@@ -37,6 +39,7 @@ class AlphaData:
     kp: float  # firmware P gain during the data
     dt: float  # [s]
     source: str  # what the data is, for messages
+    segments: Spans = ()  # [start, stop) contiguous stretches of the arrays (): one, the whole data
 
 
 def _supply(u_bat, n: int, source: str) -> np.ndarray:
@@ -67,19 +70,42 @@ def data_from_ilc(
     return data_from_samples(commands[k], measured[k], u, kp, dt, f"{source} trial {k}")
 
 
-def data_from_samples(goal: np.ndarray, position: np.ndarray, u_bat, kp: float, dt: float, source: str) -> AlphaData:
-    """Goals and measured positions on one uniform grid (``dt``): Savitzky–Golay q, q̇, q̈ of the measurement."""
+def data_from_samples(
+    goal: np.ndarray, position: np.ndarray, u_bat, kp: float, dt: float, source: str, spans: Spans | None = None
+) -> AlphaData:
+    """Goals and measured positions on one uniform grid (``dt`` [s]): Savitzky–Golay q, q̇, q̈ of the measurement.
+    ``spans``: the [start, stop) stretches of the samples to use, each filtered on its own (None: all, one stretch);
+    the data holds them end to end, their bounds in ``segments``."""
     from scipy.signal import savgol_filter
 
     position = np.asarray(position, float)
     n = len(position)
-    if n < SG_WINDOW:
-        raise LogError(f"{source}: {n} sample(s); the fit needs at least {SG_WINDOW}")
-    q = savgol_filter(position, SG_WINDOW, SG_ORDER)
-    dq = savgol_filter(position, SG_WINDOW, SG_ORDER, deriv=1, delta=dt)
-    ddq = savgol_filter(position, SG_WINDOW, SG_ORDER, deriv=2, delta=dt)
+    spans = ((0, n),) if spans is None else tuple(spans)
+    short = [b - a for a, b in spans if b - a < SG_WINDOW]
+    if not spans or short:
+        got = f"{short[0] if short else 0} sample(s)" + (" in a stretch" if len(spans) > 1 else "")
+        raise LogError(f"{source}: {got}; the fit needs at least {SG_WINDOW}")
+
+    def per_span(deriv: int) -> np.ndarray:
+        return np.concatenate(
+            [savgol_filter(position[a:b], SG_WINDOW, SG_ORDER, deriv=deriv, delta=dt) for a, b in spans]
+        )
+
+    def pick(x: np.ndarray) -> np.ndarray:
+        return np.concatenate([x[a:b] for a, b in spans])
+
+    bounds = np.cumsum([0] + [b - a for a, b in spans])
     return AlphaData(
-        np.asarray(goal, float), q, dq, ddq, position, _supply(u_bat, n, source), float(kp), float(dt), source
+        pick(np.asarray(goal, float)),
+        per_span(0),
+        per_span(1),
+        per_span(2),
+        pick(position),
+        _supply(pick(np.broadcast_to(np.asarray(u_bat, float), (n,))), int(bounds[-1]), source),
+        float(kp),
+        float(dt),
+        source,
+        tuple((int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])),
     )
 
 
@@ -90,15 +116,24 @@ def powered_prefix(log: ServoLog) -> int:
 
 
 def data_from_log(log: ServoLog, kp: float | None = None) -> AlphaData:
-    """A bench log / bag: its powered samples; ``kp`` overrides the log's gain."""
+    """A bench log / bag: its powered samples, in the stretches between recorder gaps; ``kp`` overrides the log's
+    gain."""
     n = powered_prefix(log)
+    spans = tuple((a, min(b, n)) for a, b in log.spans() if min(b, n) - a >= SG_WINDOW)
+    if not spans and log.segments is not None:
+        raise LogError(f"{log.source} ({n} powered samples): no stretch between recorder gaps has {SG_WINDOW} samples")
+    if not spans:
+        spans = ((0, n),)  # data_from_samples: too few samples for the fit
+    used = sum(b - a for a, b in spans)
+    where = f" in {len(spans)} stretches between recorder gaps" if len(spans) > 1 else ""
     return data_from_samples(
-        log.goal_position[:n],
-        log.position[:n],
-        log.input_volts[:n],
+        log.goal_position,
+        log.position,
+        log.input_volts,
         log.kp if kp is None else kp,
         log.dt,
-        f"{log.source} ({n} powered samples)",
+        f"{log.source} ({used} powered samples{where})",
+        spans,
     )
 
 
@@ -157,7 +192,17 @@ def fit_alpha_data(data: AlphaData, torque: TorqueFn | np.ndarray, **options) ->
     if not math.isfinite(data.kp) or data.kp <= 0:
         raise ValueError(f"{data.source}: the servo gain kp must be > 0, got {data.kp}")
     return fit_alpha(
-        data.command, data.q, data.dq, data.ddq, tau, data.kp, data.u_bat, data.dt, measured=data.measured, **options
+        data.command,
+        data.q,
+        data.dq,
+        data.ddq,
+        tau,
+        data.kp,
+        data.u_bat,
+        data.dt,
+        measured=data.measured,
+        segments=data.segments or None,
+        **options,
     )
 
 

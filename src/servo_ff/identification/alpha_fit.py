@@ -9,14 +9,16 @@ time t_d of Eq. 15) is
 
 with hats = sampled at nΔt + t_d (Eq. 22–25). α̂ is linear (SVD least squares, Eq. 26–27); the Stribeck
 shape q̇_s, δ of β (Eq. 9) and t_d are found by an outer search around the linear solve (the paper fixes
-them by hand). t_d is first estimated from the lag between command and reaction. Data that cannot
-determine α — the joint never moved, never reversed, or the load never varied — are refused with a
+them by hand). t_d is first estimated from the lag between command and reaction. Data in several contiguous
+stretches (``segments``: a log with recorder gaps) pair a command with its reaction within a stretch only. Data that
+cannot determine α — the joint never moved, never reversed, or the load never varied — are refused with a
 message naming the missing motion.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,27 +71,49 @@ def command_reaction_lag(command: np.ndarray, measured: np.ndarray, dt: float, m
     return _best_lag(c, m, dt, max_lag, "command or measured trajectory never moved: no lag to estimate")
 
 
-def estimate_reaction_time(command: np.ndarray, measured: np.ndarray, dt: float, max_delay: float = 0.1) -> float:
+Segments = Sequence[tuple[int, int]]  # [start, stop) contiguous stretches of the samples
+
+
+def paired_samples(segments: Segments, d: int) -> np.ndarray:
+    """Indices i of the samples whose reaction i + ``d`` lies in the same stretch (``segments``)."""
+    parts = [np.arange(a, b - d) for a, b in segments if b - d > a]
+    return np.concatenate(parts) if parts else np.zeros(0, int)
+
+
+def _gradient(x: np.ndarray, dt: float, segments: Segments) -> np.ndarray:
+    """dx/dt [1/s] by central differences within each stretch."""
+    out = np.zeros(len(x))
+    for a, b in segments:
+        if b - a > 1:
+            out[a:b] = np.gradient(x[a:b], dt)
+    return out
+
+
+def estimate_reaction_time(
+    command: np.ndarray, measured: np.ndarray, dt: float, max_delay: float = 0.1, segments: Segments | None = None
+) -> float:
     """Reaction (dead) time t_d [s] of Eq. 15 from the lag between command and reaction: the shift at which
     the P law's drive q_d − q (∝ motor voltage, Eq. 16) best explains the joint's acceleration, i.e. the lag
     minimising the least-squares residual of q̈(t + lag) ≈ a·(q_d − q)(t) + b·q̇ + c·sgn q̇ + d·sin q + e·cos q + f
     (back-EMF/viscous, Coulomb and gravity-like loads at t + lag). The position itself lags by the whole
-    closed-loop response, which is not t_d."""
+    closed-loop response, which is not t_d. ``segments``: contiguous stretches (None: one), never paired across."""
     qd = np.asarray(command, float)
     q = np.asarray(measured, float)
+    segments = [(0, len(q))] if segments is None else segments
     drive = qd - q
-    dq = np.gradient(q, dt)
-    ddq = np.gradient(dq, dt)
+    dq = _gradient(q, dt, segments)
+    ddq = _gradient(dq, dt, segments)
     if not (np.ptp(drive) > 0 and np.ptp(ddq) > 0):
         raise RankDeficientError(
             "command and measured trajectory never differed or never accelerated: no reaction time to estimate"
         )
-    n = len(q)
+    longest = max(b - a for a, b in segments)
     best, best_lag = math.inf, 0
-    for k in range(0, min(int(round(max_delay / dt)), n - 10) + 1):
-        qk = q[k:]
-        A = np.column_stack([drive[: n - k], dq[k:], np.sign(dq[k:]), np.sin(qk), np.cos(qk), np.ones(n - k)])
-        y = ddq[k:]
+    for k in range(0, min(int(round(max_delay / dt)), longest - 10) + 1):
+        i = paired_samples(segments, k)
+        qk = q[i + k]
+        A = np.column_stack([drive[i], dq[i + k], np.sign(dq[i + k]), np.sin(qk), np.cos(qk), np.ones(len(i))])
+        y = ddq[i + k]
         coef, *_ = np.linalg.lstsq(A, y, rcond=None)
         r = float(np.mean((y - A @ coef) ** 2) / np.var(y))
         if r < best:
@@ -145,11 +169,23 @@ def _solve(y: np.ndarray, A: np.ndarray, nonnegative: bool = False) -> tuple[np.
     return coef / norms, y - A @ (coef / norms), cond
 
 
-def _design(q_d, q, dq, ddq, tau, d, dq_s, delta, with_inertia, gain):
-    n = len(q_d) - d
-    y = gain * (q_d[:n] - q[d:])
-    A = motor_regressors(tau[d:], dq[d:], ddq[d:] if ddq is not None else None, dq_s, delta, with_inertia)
+def _design(q_d, q, dq, ddq, tau, i, d, dq_s, delta, with_inertia, gain):
+    """Eq. 26's y and A on the samples ``i`` paired with their reaction ``d`` steps later; ``gain`` k_P·U_bat of
+    the samples ``i``."""
+    r = i + d
+    y = gain * (q_d[i] - q[r])
+    A = motor_regressors(tau[r], dq[r], ddq[r] if ddq is not None else None, dq_s, delta, with_inertia)
     return y, A
+
+
+def _check_segments(segments: Segments | None, n: int) -> list[tuple[int, int]]:
+    """The stretches as a list, ordered, within [0, n), not overlapping (None: one, the whole data)."""
+    if segments is None:
+        return [(0, n)]
+    out = [(int(a), int(b)) for a, b in segments]
+    if not out or any(not 0 <= a < b <= n for a, b in out) or any(b > a2 for (_, b), (a2, _) in zip(out, out[1:])):
+        raise ValueError(f"fit_alpha: segments must be ordered, disjoint [start, stop) ranges within {n} samples")
+    return out
 
 
 def fit_alpha(
@@ -170,6 +206,7 @@ def fit_alpha(
     max_condition: float = 1e6,
     measured: np.ndarray | None = None,
     nonnegative: bool = True,
+    segments: Segments | None = None,
 ) -> AlphaFit:
     """Fit α̂ (Eq. 26) with reaction-time compensation (Eq. 22–25) and an outer search over q̇_s, δ, t_d.
 
@@ -181,7 +218,8 @@ def fit_alpha(
     Raises :class:`RankDeficientError` on data that do not excite every term, or when the regressor matrix's condition
     number exceeds ``max_condition``.
     ``nonnegative`` (default) constrains every α̂ ≥ 0 (their physical signs, NNLS); False gives the paper's
-    unconstrained SVD least squares.
+    unconstrained SVD least squares. ``segments``: the [start, stop) contiguous stretches of the samples (a log's
+    stretches between recorder gaps, end to end; None: one); a command is paired with its reaction within one.
     """
     from scipy.optimize import minimize
 
@@ -204,20 +242,23 @@ def fit_alpha(
         raise ValueError("fit_alpha: u_bat must be finite and > 0")
     q_d, q, dq, tau = (np.asarray(arrays[k], float) for k in ("command", "q", "dq", "tau"))
     ddq = np.asarray(ddq, float) if ddq is not None else None
+    segs = _check_segments(segments, n)
     _check_excitation(tau, dq, ddq if with_inertia else None, v_tol)
     if delay is None:
-        d0 = int(round(estimate_reaction_time(q_d, q if measured is None else measured, dt) / dt))
+        d0 = int(round(estimate_reaction_time(q_d, q if measured is None else measured, dt, segments=segs) / dt))
         delays = list(range(0, d0 + search_delay + 1))
     else:
         if not (math.isfinite(delay) and delay >= 0):
             raise ValueError(f"fit_alpha: delay must be >= 0 s, got {delay}")
         delays = [int(round(delay / dt))]
     gain_full = kp * np.broadcast_to(ub, (n,))
+    pairs = {d: paired_samples(segs, d) for d in delays}
 
     def cost(d: int, s: float, e: float) -> float:
-        y, A = _design(q_d, q, dq, ddq, tau, d, s, e, with_inertia, gain_full[: n - d])
+        i = pairs[d]
+        y, A = _design(q_d, q, dq, ddq, tau, i, d, s, e, with_inertia, gain_full[i])
         _, r, _ = _solve(y, A, nonnegative)
-        return float(np.mean((r / gain_full[: n - d]) ** 2))
+        return float(np.mean((r / gain_full[i]) ** 2))
 
     grid_s = [dq_s] if dq_s is not None else list(np.geomspace(0.01, 5.0, 15))
     grid_e = [delta] if delta is not None else [0.5, 0.75, 1.0, 1.5, 2.0]
@@ -240,7 +281,8 @@ def fit_alpha(
         if res.fun < best[0]:
             s_best = dq_s if dq_s is not None else float(np.exp(np.clip(res.x[0], np.log(0.01), np.log(5.0))))
             e_best = delta if delta is not None else float(np.clip(res.x[1], 0.5, 2.0))
-    y, A = _design(q_d, q, dq, ddq, tau, d_best, s_best, e_best, with_inertia, gain_full[: n - d_best])
+    i_best = pairs[d_best]
+    y, A = _design(q_d, q, dq, ddq, tau, i_best, d_best, s_best, e_best, with_inertia, gain_full[i_best])
     alpha, resid, cond = _solve(y, A, nonnegative)
     if not math.isfinite(cond) or cond > max_condition:
         _, _, vt = np.linalg.svd(A / np.maximum(np.linalg.norm(A, axis=0), 1e-300))
@@ -252,7 +294,7 @@ def fit_alpha(
         )
     if not np.isfinite(alpha).all():
         raise RankDeficientError("least-squares solution is not finite")
-    rms = float(np.sqrt(np.mean((resid / gain_full[: n - d_best]) ** 2)))
+    rms = float(np.sqrt(np.mean((resid / gain_full[i_best]) ** 2)))
     return AlphaFit(alpha, float(s_best), float(e_best), d_best * dt, d_best, resid, rms, cond, len(y))
 
 
@@ -283,6 +325,7 @@ __all__ = [
     "fit_alpha",
     "estimate_reaction_time",
     "command_reaction_lag",
+    "paired_samples",
     "feedforward_command",
     "COLUMN_NAMES",
 ]

@@ -75,7 +75,10 @@ def half_swings(log: ServoLog, load: PendulumLoad, min_amplitude: float = 0.1, h
     mgl = float(load.gravity_torque_amplitude())
     j_load = float(load.inertia())
     out = []
-    for run in _runs(np.asarray(log.torque_enable) < 0.5):
+    measured = np.zeros(len(log.t), bool)  # never a half-swing timed across a recorder gap
+    for a, b in log.spans():
+        measured[a:b] = True
+    for run in _runs((np.asarray(log.torque_enable) < 0.5) & measured):
         theta, t = np.asarray(log.position)[run], np.asarray(log.t)[run]
         idx = extrema(theta, hysteresis)
         for a, b in zip(idx, idx[1:]):

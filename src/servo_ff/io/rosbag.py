@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from ..interpolation import ReplacedTrajectories
 from ..safe_parse import parse_json
 from .rosbag_goals import (
     array_column,
@@ -33,6 +32,7 @@ from .rosbag_goals import (
     trajectory_goals,
     trajectory_piece,
 )
+from .rosbag_resample import resample_bag as _resample
 from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -322,77 +322,6 @@ def _joint_state_row(src: str, where: str, msg, joint: str | None, topic: str, t
         )
     vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
     return (_stamp(msg.header, t_ns), msg.position[idx], vel)
-
-
-def _resample(
-    src: str,
-    streams: dict[str, list],
-    goal_rows: list,
-    traj: tuple[ReplacedTrajectories, float] | None,
-    m: dict[str, Any],
-    dt: float,
-    joint_states_topic: str,
-    g_topic: str,
-    v_topic: str | None,
-) -> ServoLog:
-    js_rows, volt_rows, enable_rows = streams["js"], streams["volts"], streams["enable"]
-    base = js_rows[0][0]
-
-    def rel(rows: list, width: int) -> np.ndarray:  # integer ns → seconds since the first joint state
-        return np.asarray([((r[0] - base) * 1e-9, *r[1:]) for r in rows], float).reshape(len(rows), width)
-
-    js = rel(js_rows, 3)
-    for j, key in ((0, "header.stamp"), (1, "position")):
-        bad = ~np.isfinite(js[:, j])
-        if bad.any():
-            raise LogError(f"{src}: topic {joint_states_topic} message {int(np.argmax(bad))}: {key} is not finite")
-    step = np.diff(js[:, 0])
-    if (step <= 0).any():
-        i = int(np.argmax(step <= 0)) + 1
-        raise LogError(f"{src}: topic {joint_states_topic}: timestamps not strictly increasing at message {i}")
-    if traj is None:
-        goal = rel(goal_rows, 2)
-        goal = goal[np.argsort(goal[:, 0], kind="stable")]
-        if not np.isfinite(goal).all():
-            raise LogError(f"{src}: topic {g_topic} message {int(np.argmax(~np.isfinite(goal).all(1)))}: not finite")
-    t0, t1 = max(js[0, 0], goal[0, 0] if traj is None else traj[1]), js[-1, 0]
-    if t1 - t0 < dt:
-        raise LogError(f"{src}: topics {joint_states_topic} and {g_topic} overlap for less than dt={dt} s")
-    t = t0 + np.arange(int(math.floor((t1 - t0) / dt + 1e-6)) + 1) * dt
-    if t0 > js[0, 0]:
-        _log.warning(
-            "%s: %.3f s of %s before the first goal message are not used", src, t0 - js[0, 0], joint_states_topic
-        )
-
-    def hold(series: np.ndarray, default: float) -> np.ndarray:
-        if len(series) == 0:
-            return np.full(len(t), default)
-        idx = np.searchsorted(series[:, 0], t + 1e-6, side="right") - 1  # 1 µs stamp jitter
-        return np.where(idx >= 0, series[np.clip(idx, 0, None), 1], series[0, 1])
-
-    position = np.interp(t, js[:, 0], js[:, 1])
-    recorded = np.isfinite(js[:, 2])  # velocity field empty or NaN: derived from position (some NaN: said)
-    speed = np.interp(t, js[:, 0], js[:, 2]) if recorded.all() else np.gradient(position, dt)
-    if recorded.any() and not recorded.all():
-        n_bad, first = int((~recorded).sum()), int(np.argmax(~recorded))
-        _log.warning(f"{src}: topic {joint_states_topic}: {n_bad} of {len(recorded)} velocities are not finite "
-                     f"(first: message {first}): the speed is derived from the positions instead")  # fmt: skip
-    volts = hold(rel(volt_rows, 2), m["vin"])
-    if not np.isfinite(volts).all():
-        raise LogError(f"{src}: topic {v_topic}: voltage is not finite")
-    enable = (hold(rel(enable_rows, 2), 1.0) > 0.5).astype(float)  # no torque topic: powered throughout
-    return ServoLog(
-        t=t - t0,
-        position=position,
-        speed=speed,
-        goal_position=hold(goal, goal[0, 1])
-        if traj is None
-        else traj[0].positions(t + 1e-6)[:, 0],  # 1 µs stamp jitter
-        torque_enable=enable,
-        input_volts=volts,
-        **m,
-        source=src,
-    )
 
 
 __all__ = ["read_rosbag", "is_command_like", "META_TOPIC"]

@@ -6,8 +6,10 @@ voltage [V], and the bench metadata (pendulum ``mass`` [kg], ``arm_mass`` [kg], 
 ``kp`` in register units, nominal ``vin`` [V], ``motor``, ``trajectory``). Raw recordings have irregular
 timestamps; :func:`resample` puts them on the grid exactly as bam.process does (a grid from t = 0, linear
 interpolation, torque_enable thresholded at 0.5), so a raw recording and bam's processed file of it give the
-same samples. :class:`LogBatch` pads logs of different lengths for batched rollouts. The file formats are in
-:mod:`servo_ff.io`. Bad input raises :class:`LogError` naming the file, key and sample.
+same samples. A recorder gap in the measured samples is not interpolated across: the log's :attr:`ServoLog.segments`
+are the stretches around it (:mod:`.sample_gaps`). :class:`LogBatch` pads logs of different lengths for batched
+rollouts. The file formats are in :mod:`servo_ff.io`. Bad input raises :class:`LogError` naming the file, key and
+sample.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from ..errors import ServoFFError
 from ..safe_parse import as_float
+from .sample_gaps import MIN_STRETCH, Spans, gap_bound, gradient_within, measured_spans
 
 DEFAULT_DT = 0.005  # [s] bam's processed logs
 META_KEYS: tuple[str, ...] = ("mass", "arm_mass", "length", "kp", "vin", "motor", "trajectory")
@@ -64,6 +67,7 @@ class ServoLog:
     kp_source: str = ""  # where kp came from (a bag: given, /servo_ff/log_meta or the recorded gains topic)
     joint: str = ""  # the joint a rosbag2 recorded (other formats name none)
     bench_known: bool = True  # mass and length recorded (a rosbag2 without them in /servo_ff/log_meta: 0, unknown)
+    segments: Spans | None = None  # [start, stop) samples between recorder gaps (None: no gap; sample_gaps.py)
 
     @property
     def dt(self) -> float:
@@ -71,6 +75,11 @@ class ServoLog:
 
     def __len__(self) -> int:
         return len(self.t)
+
+    def spans(self) -> Spans:
+        """[start, stop) sample ranges of measured motion: the stretches between recorder gaps (the whole log when it
+        has none; none when every stretch was too short)."""
+        return ((0, len(self.t)),) if self.segments is None else self.segments
 
     def meta(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in META_KEYS}
@@ -163,17 +172,20 @@ def log_from_columns(
         if len(v) != n:
             raise LogError(f"{source}: column {k!r} has {len(v)} samples, timestamps have {n}")
     m = clean_meta(source, meta)
-    check_timestamps(source, np.asarray(t_raw, dtype=float))
-    if "speed" not in cols:  # derive from position (central differences) when a recorder has none
-        cols["speed"] = (
-            np.gradient(np.asarray(cols["position"], float), np.asarray(t_raw, float)) if n > 1 else np.zeros(n)
-        )
+    t_raw = np.asarray(t_raw, dtype=float)
+    check_timestamps(source, t_raw)
+    if not (math.isfinite(dt) and dt > 0):
+        raise LogError(f"{source}: dt must be positive and finite, got {dt}")
+    if "speed" not in cols:  # derive from position (central differences, never across a recorder gap)
+        cols["speed"] = gradient_within(np.asarray(cols["position"], float), t_raw, gap_bound(t_raw, dt))
     cols.setdefault("torque_enable", np.ones(n))
     cols.setdefault("input_volts", np.full(n, m["vin"]))
     t, r = resample(source, t_raw, cols, dt)
+    origin = grid_origin(t_raw)
+    spans = None if is_uniform_grid(t_raw, dt) else measured_spans(source, "timestamp", t_raw, t + origin, dt, origin)
     main = ("position", "speed", "goal_position", "torque_enable", "input_volts")
     extra = {k: v for k, v in r.items() if k not in main}
-    return ServoLog(t=t, **{k: r[k] for k in main}, **m, source=source, extra=extra)
+    return ServoLog(t=t, **{k: r[k] for k in main}, **m, source=source, extra=extra, segments=spans)
 
 
 def clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -201,7 +213,7 @@ def clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- identifiability
-MIN_DURATION = 0.5  # [s] shortest log identification accepts (bam's bench logs: 6 s)
+MIN_DURATION = MIN_STRETCH  # [s] shortest log identification accepts (bam's bench logs: 6 s), and stretch it uses
 MIN_MOTION = 0.01  # [rad] smallest measured position range (≈ 7 counts of a 4096-count encoder)
 MIN_GOAL_RANGE = 1e-3  # [rad] smallest goal range: a constant goal does not excite the firmware law
 
@@ -220,6 +232,8 @@ def degenerate_reason(log: ServoLog) -> str | None:
             f"too short: {len(log)} samples ({duration:.3g} s at dt {log.dt:g} s); identification needs "
             f">= {MIN_DURATION:g} s"
         )
+    if not log.spans():
+        return f"no stretch between recorder gaps lasts {MIN_DURATION:g} s (the gaps are not interpolated across)"
     if not (log.torque_enable > 0.5).any():
         return "torque never on (torque_enable is 0 throughout)"
     goal_range = float(np.ptp(log.goal_position))
@@ -241,7 +255,9 @@ def check_identifiable(logs: Sequence[ServoLog]) -> None:
 
 # --------------------------------------------------------------------------- padded batch
 class LogBatch(NamedTuple):
-    """Logs stacked along axis 1 and padded to the longest (mask 0 on padding): arrays (T, L)."""
+    """Logs stacked along axis 1 and padded to the longest (mask 0 on padding): arrays (T, L). A log with recorder
+    gaps gives one column per stretch between them (:meth:`ServoLog.spans`), each simulated from its own first
+    sample: a rollout never runs through a gap."""
 
     position: np.ndarray
     speed: np.ndarray
@@ -258,27 +274,32 @@ class LogBatch(NamedTuple):
 
 
 def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
-    """Pad logs of different lengths (hold the last sample) and stack them; all must share ``dt``."""
+    """Pad logs of different lengths (hold the last sample) and stack them, a column per stretch between recorder
+    gaps; all must share ``dt``."""
     if not logs:
         raise LogError("no logs given")
     dts = np.array([lg.dt for lg in logs])
     if np.ptp(dts) > 1e-9:
         i = int(np.argmax(np.abs(dts - dts[0]) > 1e-9))
         raise LogError(f"{logs[i].source}: dt {dts[i]} differs from {logs[0].source}: {dts[0]} (resample both)")
-    n = max(len(lg) for lg in logs)
+    for lg in logs:
+        if not lg.spans():
+            raise LogError(f"{lg.source}: no stretch between recorder gaps lasts {MIN_DURATION:g} s")
+    columns = [(lg, a, b) for lg in logs for a, b in lg.spans()]
+    n = max(b - a for _, a, b in columns)
 
     def col(name: str) -> np.ndarray:
-        out = np.empty((n, len(logs)))
-        for j, lg in enumerate(logs):
-            v = getattr(lg, name)
+        out = np.empty((n, len(columns)))
+        for j, (lg, a, b) in enumerate(columns):
+            v = getattr(lg, name)[a:b]
             out[: len(v), j] = v
             out[len(v) :, j] = v[-1]
         return out
 
-    mask = np.zeros((n, len(logs)))
-    for j, lg in enumerate(logs):
-        mask[: len(lg), j] = 1.0
-    meta = {k: np.array([getattr(lg, k) for lg in logs], float) for k in _NUMERIC_META}
+    mask = np.zeros((n, len(columns)))
+    for j, (_, a, b) in enumerate(columns):
+        mask[: b - a, j] = 1.0
+    meta = {k: np.array([getattr(lg, k) for lg, _, _ in columns], float) for k in _NUMERIC_META}
     return LogBatch(
         col("position"),
         col("speed"),
