@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 
@@ -61,6 +62,16 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         )
 
 
+def check_flags(args: argparse.Namespace) -> None:
+    """One ValueError line naming the first bad period or time flag (before: ``--dt 0`` an OverflowError traceback,
+    ``--dt 1e-5`` minutes of resampling, ``--delay 20`` an IndexError traceback)."""
+    from ..io.servo_log import check_dt
+
+    check_dt(args.dt, "--dt")
+    if args.delay is not None and not (math.isfinite(args.delay) and args.delay >= 0):
+        raise ValueError(f"--delay must be a finite reaction time >= 0 s, got {args.delay}")
+
+
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -68,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from ..workflows.alpha import fit_alpha_source, save_alpha_result
     from ..workflows.fit_options import gate_from, topic_values
 
+    check_flags(args)
     res = fit_alpha_source(
         args.source,
         joint=args.joint,

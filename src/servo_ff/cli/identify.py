@@ -138,8 +138,10 @@ def options(args: argparse.Namespace) -> IdentifyOptions:
 def run(args: argparse.Namespace) -> int:
     from ..identification.plots import plot_model_mae
     from ..io.atomic import atomic_path, atomic_write_text
+    from ..io.servo_log import check_dt
     from ..workflows.identify import identify, prepare, prior_summary, summary
 
+    check_dt(args.dt, "--dt")  # before: --dt 0 on bags an OverflowError traceback
     opts = options(args)
     out = Path(args.out)
     if out.exists() and not out.is_dir():

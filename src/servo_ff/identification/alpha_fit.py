@@ -169,6 +169,10 @@ def _solve(y: np.ndarray, A: np.ndarray, nonnegative: bool = False) -> tuple[np.
     return coef / norms, y - A @ (coef / norms), cond
 
 
+#: Fewest goal/reaction pairs per α̂ term a fit accepts (fewer: a few rows solved exactly, a meaningless α̂).
+MIN_PAIRS_PER_TERM = 10
+
+
 def _design(q_d, q, dq, ddq, tau, i, d, dq_s, delta, with_inertia, gain):
     """Eq. 26's y and A on the samples ``i`` paired with their reaction ``d`` steps later; ``gain`` k_P·U_bat of
     the samples ``i``."""
@@ -253,6 +257,16 @@ def fit_alpha(
         delays = [int(round(delay / dt))]
     gain_full = kp * np.broadcast_to(ub, (n,))
     pairs = {d: paired_samples(segs, d) for d in delays}
+    need = MIN_PAIRS_PER_TERM * (5 if with_inertia else 4)
+    delays = [d for d in delays if len(pairs[d]) >= need]
+    if not delays:  # before: --delay 20 on 10 s of data, an IndexError traceback
+        d = int(round(delay / dt)) if delay is not None else 0
+        what = f"the reaction time t_d (delay, --delay) {delay:g} s" if delay is not None else "every t_d searched"
+        within = f" ({len(segs)} stretches between recorder gaps)" if len(segs) > 1 else ""
+        raise ValueError(
+            f"fit_alpha: {what} leaves {len(paired_samples(segs, d))} goal/reaction pairs in the "
+            f"{sum(b - a - 1 for a, b in segs) * dt:.4g} s of data{within}; the fit needs {need}"
+        )
 
     def cost(d: int, s: float, e: float) -> float:
         i = pairs[d]

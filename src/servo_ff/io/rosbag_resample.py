@@ -14,7 +14,7 @@ import numpy as np
 
 from ..interpolation import ReplacedTrajectories
 from .sample_gaps import Spans, gap_bound, measured_spans
-from .servo_log import LogError, ServoLog
+from .servo_log import LogError, ServoLog, check_dt
 
 _log = logging.getLogger(__name__)
 
@@ -86,6 +86,7 @@ def resample_bag(
 ) -> ServoLog:
     """The bag's streams (rows of integer-ns stamps) on the grid ``t0, t0 + dt, …`` [s] over the overlap of the
     joint states and the goals, ``t`` from 0; ``m``: the bench metadata (clean_meta)."""
+    dt = check_dt(dt, where=src)  # before: dt 0 an OverflowError traceback, NaN "cannot convert float NaN to integer"
     js_rows, volt_rows, enable_rows = streams["js"], streams["volts"], streams["enable"]
     base = js_rows[0][0]
 

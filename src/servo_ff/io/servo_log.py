@@ -26,6 +26,9 @@ from ..safe_parse import as_float
 from .sample_gaps import MIN_STRETCH, Spans, gap_bound, gradient_within, measured_spans
 
 DEFAULT_DT = 0.005  # [s] bam's processed logs
+#: [s] resampling periods accepted: the fit node's ``dt`` range and ``servo-ff fit``/``identify --dt`` (below 0.1 ms
+#: a 10 s log is 100 000 samples per rollout; above 1 s no servo motion is resolved)
+DT_MIN, DT_MAX = 1e-4, 1.0
 META_KEYS: tuple[str, ...] = ("mass", "arm_mass", "length", "kp", "vin", "motor", "trajectory")
 ENTRY_KEYS: tuple[str, ...] = (
     "timestamp",
@@ -96,6 +99,14 @@ def _check_finite(source: str, key: str, values: np.ndarray) -> None:
         raise LogError(f"{source}: key {key!r} has a non-finite value ({values[i]}) at sample {i}")
 
 
+def check_dt(dt: float, name: str = "dt", where: str = "") -> float:
+    """``dt`` [s] when it is a finite period in [DT_MIN, DT_MAX]; else LogError naming ``name`` (and ``where``)."""
+    if not (isinstance(dt, (int, float, np.floating, np.integer)) and DT_MIN <= dt <= DT_MAX):  # NaN fails too
+        prefix = f"{where}: " if where else ""
+        raise LogError(f"{prefix}{name} must be a period in [{DT_MIN:g}, {DT_MAX:g}] s, got {dt}")
+    return float(dt)
+
+
 def check_timestamps(source: str, t: np.ndarray) -> None:
     """Timestamps must be finite and strictly increasing; the error names the first offending sample."""
     _check_finite(source, "timestamp", t)
@@ -136,8 +147,7 @@ def resample(
     timestamp; ``torque_enable`` then thresholded at 0.5. A log already on that grid (a processed file) is
     returned unchanged; see :func:`grid_origin` for timestamps that do not start near 0.
     """
-    if not (math.isfinite(dt) and dt > 0):
-        raise LogError(f"{source}: dt must be positive and finite, got {dt}")
+    check_dt(dt, where=source)
     t_raw = np.asarray(t_raw, dtype=float)
     check_timestamps(source, t_raw)
     cols = {k: np.asarray(v, dtype=float) for k, v in columns.items()}
@@ -174,8 +184,7 @@ def log_from_columns(
     m = clean_meta(source, meta)
     t_raw = np.asarray(t_raw, dtype=float)
     check_timestamps(source, t_raw)
-    if not (math.isfinite(dt) and dt > 0):
-        raise LogError(f"{source}: dt must be positive and finite, got {dt}")
+    check_dt(dt, where=source)
     if "speed" not in cols:  # derive from position (central differences, never across a recorder gap)
         cols["speed"] = gradient_within(np.asarray(cols["position"], float), t_raw, gap_bound(t_raw, dt))
     cols.setdefault("torque_enable", np.ones(n))
@@ -321,6 +330,9 @@ __all__ = [
     "log_from_columns",
     "clean_meta",
     "DEFAULT_DT",
+    "DT_MIN",
+    "DT_MAX",
+    "check_dt",
     "degenerate_reason",
     "check_identifiable",
 ]

@@ -45,6 +45,7 @@ from std_srvs.srv import Trigger
 from servo_ff.identification.alpha_data import data_from_streams
 from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
 from servo_ff.io.paths import resolve_path
+from servo_ff.io.servo_log import DT_MAX, DT_MIN
 from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
@@ -106,7 +107,7 @@ def fit_specs() -> list[ParamSpec]:
             hi=100.0,
         ),
         ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
-        ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=1e-4, hi=1.0),
+        ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=DT_MIN, hi=DT_MAX),
         ParamSpec("with_inertia", False, "also fit α̂4 (gear inertia, Eq. 14)"),
         *(_spec(o, "quality gate") for o in GATE_OPTIONS),
         ParamSpec("feedforward_node", "servo_feedforward", "node whose alpha.<joint> is set (empty: none)"),

@@ -1,0 +1,106 @@
+"""Period and time flags of ``servo-ff fit`` / ``identify``: a bad ``--dt`` or ``--delay`` is one line naming the
+flag, exit 2, no traceback; ``--dt``'s range is the fit node's ``dt`` range; a reaction time as long as the data is
+refused by the fit itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from servo_ff.cli import main
+from servo_ff.identification.alpha_fit import fit_alpha
+from servo_ff.io.bam_logs import write_csv
+from servo_ff.io.servo_log import DT_MAX, DT_MIN, LogError, ServoLog
+
+DT = 0.005
+
+
+def _log(seconds: float = 3.0) -> ServoLog:
+    """A pendulum log that moves both ways under a varying load (0.5 kg at 0.15 m, kp 8, 15 V)."""
+    t = np.arange(int(seconds / DT)) * DT
+    q = 0.6 * np.sin(2.0 * t) + 0.2 * np.sin(5.3 * t)
+    return ServoLog(
+        t=t,
+        position=q,
+        speed=np.gradient(q, DT),
+        goal_position=np.concatenate([q[2:], q[-1:], q[-1:]]) + 0.02 * np.sin(q),
+        torque_enable=np.ones(len(t)),
+        input_volts=np.full(len(t), 15.0),
+        mass=0.5,
+        length=0.15,
+        kp=8.0,
+        vin=15.0,
+        motor="mx64",
+    )
+
+
+@pytest.fixture(scope="module")
+def bag(tmp_path_factory):
+    pytest.importorskip("rosbags")
+    from servo_ff.io.rosbag_write import write_rosbag
+
+    path = tmp_path_factory.mktemp("bag") / "bag"
+    write_rosbag(_log(), path)
+    return path
+
+
+def _one_line(capsys, flag: str) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err and flag in err, err
+    return err
+
+
+@pytest.mark.parametrize("value", ["0", "nan", "-0.005", "inf", "1e-5", "5"])
+def test_fit_refuses_a_bad_dt_in_one_line(bag, tmp_path, capsys, value):
+    """Before: 0 an OverflowError traceback (exit 1), nan 'cannot convert float NaN to integer', -0.005 '0 sample(s)',
+    1e-5 more than 300 s of resampling."""
+    assert main(["fit", str(bag), "--out", str(tmp_path / "o"), "--dt", value]) == 2
+    _one_line(capsys, "--dt")
+    assert not (tmp_path / "o").exists()
+
+
+def test_identify_refuses_a_bad_dt_in_one_line(bag, tmp_path, capsys):
+    """Before: identify --dt 0 on bags, an OverflowError traceback (exit 1)."""
+    assert main(["identify", str(bag), str(bag), "--out", str(tmp_path / "o"), "--dt", "0", "--quiet"]) == 2
+    _one_line(capsys, "--dt")
+
+
+def test_the_bag_reader_names_dt(bag):
+    from servo_ff.io.rosbag import read_rosbag
+
+    with pytest.raises(LogError, match=r"bag: dt must be a period in \[0.0001, 1\] s, got 0"):
+        read_rosbag(bag, dt=0.0)
+
+
+@pytest.mark.parametrize("value", ["nan", "-0.01"])
+def test_fit_refuses_a_bad_delay_in_one_line(bag, tmp_path, capsys, value):
+    assert main(["fit", str(bag), "--out", str(tmp_path / "o"), "--delay", value]) == 2
+    _one_line(capsys, "--delay")
+
+
+def test_a_delay_as_long_as_the_data_is_refused_in_one_line(tmp_path, capsys):
+    """Before: --delay 20 on 3 s of data, an IndexError traceback (exit 1)."""
+    path = tmp_path / "log.csv"
+    write_csv(_log(), path)
+    assert main(["fit", str(path), "--out", str(tmp_path / "o"), "--delay", "20"]) == 2
+    err = _one_line(capsys, "--delay")
+    assert "0 goal/reaction pairs in the 2.995 s of data" in err, err
+    assert main(["fit", str(path), "--out", str(tmp_path / "o"), "--delay", "0.01"]) == 0  # a sane one is fitted
+
+
+def test_fit_alpha_bounds_the_delay_by_the_data():
+    lg = _log(1.0)
+    tau = 0.5 * 9.81 * 0.15 * np.sin(lg.position)
+    args = (lg.goal_position, lg.position, lg.speed, None, tau, 8.0, 15.0, DT)
+    with pytest.raises(ValueError, match="leaves 0 goal/reaction pairs in the 0.995 s of data; the fit needs 40"):
+        fit_alpha(*args, delay=1.0)
+    with pytest.raises(ValueError, match="leaves 39 goal/reaction pairs"):
+        fit_alpha(*args, delay=(200 - 39) * DT)
+
+
+def test_the_fit_node_declares_the_same_dt_range():
+    pytest.importorskip("rclpy")
+    from servo_ff.nodes.fit_node import fit_specs
+
+    (spec,) = [s for s in fit_specs() if s.name == "dt"]
+    assert (spec.lo, spec.hi) == (DT_MIN, DT_MAX) == (1e-4, 1.0)
