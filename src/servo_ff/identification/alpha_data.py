@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io.sample_gaps import Spans
+from ..io.sample_gaps import Spans, runs
 from ..io.servo_log import LogError, ServoLog
 from ..models.stepper import PendulumLoad
 from .alpha_fit import AlphaFit, fit_alpha
@@ -109,30 +109,43 @@ def data_from_samples(
     )
 
 
-def powered_prefix(log: ServoLog) -> int:
-    """Samples before the torque is first disabled (the firmware law drives only those)."""
-    keep = log.torque_enable > 0.5
-    return len(keep) if keep.all() else int(np.argmin(keep))
+def powered_stretches(log: ServoLog) -> Spans:
+    """[start, stop) sample ranges where the torque is on, within the stretches between recorder gaps (the firmware
+    law drives only those)."""
+    on = np.asarray(log.torque_enable) > 0.5
+    return tuple((a + s, a + e) for a, b in log.spans() for s, e in runs(on[a:b]))
 
 
 def data_from_log(log: ServoLog, kp: float | None = None) -> AlphaData:
-    """A bench log / bag: its powered samples, in the stretches between recorder gaps; ``kp`` overrides the log's
-    gain."""
-    n = powered_prefix(log)
-    spans = tuple((a, min(b, n)) for a, b in log.spans() if min(b, n) - a >= SG_WINDOW)
-    if not spans and log.segments is not None:
-        raise LogError(f"{log.source} ({n} powered samples): no stretch between recorder gaps has {SG_WINDOW} samples")
-    if not spans:
-        spans = ((0, n),)  # data_from_samples: too few samples for the fit
+    """A bench log / bag: its powered stretches (torque on, no recorder gap) of at least ``SG_WINDOW`` samples, and
+    what is left out in its source (before: only the samples before the torque was first off — none when a log
+    starts unpowered); ``kp`` overrides the log's gain."""
+    stretches = powered_stretches(log)
+    spans = tuple((a, b) for a, b in stretches if b - a >= SG_WINDOW)
+    n_on = int((np.asarray(log.torque_enable) > 0.5).sum())
     used = sum(b - a for a, b in spans)
-    where = f" in {len(spans)} stretches between recorder gaps" if len(spans) > 1 else ""
+    short = sum(b - a for a, b in stretches) - used
+    gaps = " between recorder gaps" if log.segments is not None else ""
+    if not spans:
+        raise LogError(
+            f"{log.source}: no powered stretch{gaps} of {SG_WINDOW} samples ({n_on} powered samples of {len(log)}); "
+            f"the fit needs at least {SG_WINDOW}"
+        )
+    said = [
+        f"{used} powered samples"
+        + (f" in {len(spans)} stretches{gaps or ' (torque off between)'}" if len(spans) > 1 else "")
+    ]
+    if len(log) - n_on:
+        said.append(f"{len(log) - n_on} unpowered not used")
+    if short:
+        said.append(f"{short} in powered stretches shorter than {SG_WINDOW} samples not used")
     return data_from_samples(
         log.goal_position,
         log.position,
         log.input_volts,
         log.kp if kp is None else kp,
         log.dt,
-        f"{log.source} ({used} powered samples{where})",
+        f"{log.source} ({', '.join(said)})",
         spans,
     )
 
@@ -214,7 +227,7 @@ __all__ = [
     "data_from_log",
     "data_from_streams",
     "first_step_back",
-    "powered_prefix",
+    "powered_stretches",
     "pendulum_torque",
     "fit_alpha_data",
 ]
