@@ -14,8 +14,10 @@ sample.
 
 from __future__ import annotations
 
+import difflib
+import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -41,6 +43,13 @@ ENTRY_KEYS: tuple[str, ...] = (
     "torque_enable",
 )
 REQUIRED_ENTRY_KEYS: tuple[str, ...] = ("timestamp", "position", "goal_position")
+#: entry keys a log may lack, and what the fits use instead
+DEFAULTED_KEYS: dict[str, str] = {
+    "speed": "the speed derived from the positions",
+    "torque_enable": "torque on throughout",
+    "input_volts": "the supply of the metadata's vin",
+}
+_log = logging.getLogger(__name__)
 _NUMERIC_META = ("mass", "arm_mass", "length", "kp", "vin")
 
 
@@ -169,6 +178,25 @@ def resample(
     return t, out
 
 
+def check_columns(source: str, names: Iterable[str]) -> None:
+    """LogError for a column named like an entry key the log lacks and the fits would otherwise take a default for
+    (``input_voltage`` for ``input_volts``: the metadata's vin would be used); one warning line naming the other
+    columns that are no entry key (kept, not used), with the key each is close to (difflib)."""
+    names = list(names)
+    unknown = [c for c in names if c not in ENTRY_KEYS]
+    said = []
+    for c in unknown:
+        close = difflib.get_close_matches(c, ENTRY_KEYS, n=1, cutoff=0.75)
+        if close and close[0] in DEFAULTED_KEYS and close[0] not in names:
+            raise LogError(
+                f"{source}: column {c!r} is no log key; did you mean {close[0]!r}? (without it: "
+                f"{DEFAULTED_KEYS[close[0]]}; keys: {', '.join(ENTRY_KEYS)})"
+            )
+        said.append(f"{c!r}" + (f" (close to {close[0]!r})" if close else ""))
+    if said:
+        _log.warning("%s: column(s) %s are no log keys (%s): not used", source, ", ".join(said), ", ".join(ENTRY_KEYS))
+
+
 def log_from_columns(
     source: str, t_raw: np.ndarray, cols: Mapping[str, np.ndarray], meta: Mapping[str, Any], dt: float = DEFAULT_DT
 ) -> ServoLog:
@@ -181,6 +209,7 @@ def log_from_columns(
     for k, v in cols.items():
         if len(v) != n:
             raise LogError(f"{source}: column {k!r} has {len(v)} samples, timestamps have {n}")
+    check_columns(source, cols)  # before: an unknown column silently kept aside, its default used
     m = clean_meta(source, meta)
     t_raw = np.asarray(t_raw, dtype=float)
     check_timestamps(source, t_raw)
