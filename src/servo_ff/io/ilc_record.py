@@ -1,10 +1,10 @@
 """The one ILC record format (``.npz``), written by ``servo-ff ilc`` and ``servo_ilc_node``, read by ``servo-ff fit``
 and ``servo_fit_node``.
 
-Arrays: ``t`` (T,) [s]; ``reference_q/dq/ddq`` (T,) [rad, rad/s, rad/s²]; ``commands`` and ``measured``
-(K+1, T) [rad] of every iteration; ``errors`` (K+1,) windowed error q_max [rad] (Schwarz & Behnke, Compliant
-Robot Behavior using Servo Actuator Models identified by Iterative Learning Control, Eq. 28); ``supply`` (K+1,)
-mean supply voltage per trial [V]; optional ``pendulum`` (3,) mass [kg], length [m], arm mass [kg] of the bench
+Arrays: ``t`` (T,) [s], stepping by ``dt``; ``reference_q/dq/ddq`` (T,) [rad, rad/s, rad/s²]; ``commands`` and
+``measured`` (K+1, T) [rad] of every iteration; ``errors`` (K+1,) windowed error q_max [rad] (Schwarz & Behnke,
+Compliant Robot Behavior using Servo Actuator Models identified by Iterative Learning Control, Eq. 28); ``supply``
+(K+1,) mean supply voltage per trial [V]; optional ``pendulum`` (3,) mass [kg], length [m], arm mass [kg] of the bench
 the run drove (else a fit takes τ_o from a URDF). Scalars: ``joint``, ``kp`` (firmware gain),
 ``dt`` [s], ``delay`` t_d [s], ``converged_iteration`` (−1: not converged).
 """
@@ -62,6 +62,24 @@ class ILCFileError(ServoFFError, ValueError):
 
 
 _SCALARS = {"kp": "f", "dt": "f", "delay": "f", "converged_iteration": "i"}
+#: Largest relative difference between a step of ``t`` and ``dt`` (a grid k·dt in float64 is within 1e-12)
+GRID_TOLERANCE = 1e-6
+
+
+def check_time_grid(source: str, t: np.ndarray, dt: float) -> None:
+    """ILCFileError unless ``t`` [s] increases by ``dt`` [s] at every sample (the fit differentiates and shifts the
+    samples by ``dt``: a record whose ``dt`` is not its samples' spacing gives wrong rates and t_d)."""
+    step = np.diff(t)
+    if (step <= 0).any():
+        i = int(np.argmax(step <= 0)) + 1
+        raise ILCFileError(f"{source}: key t is not strictly increasing at sample {i} ({t[i - 1]:g} then {t[i]:g})")
+    off = np.abs(step - dt) > GRID_TOLERANCE * dt
+    if off.any():
+        i = int(np.argmax(off))
+        raise ILCFileError(
+            f"{source}: key t steps by {step[i]:.6g} s at sample {i + 1}, but key dt is {dt:.6g} s: "
+            "the record's samples must be dt apart"
+        )
 
 
 def load_ilc_record(path: str | Path) -> ILCRecord:
@@ -104,6 +122,7 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
     for k, v in d.items():
         if v.dtype.kind == "f" and not np.isfinite(v).all():
             raise ILCFileError(f"{path}: {k} contains non-finite values")
+    check_time_grid(str(path), np.asarray(d["t"], float), scalars["dt"])
     return ILCRecord(
         joint=str(d["joint"].reshape(())),
         t=d["t"],
