@@ -12,8 +12,8 @@ The Protocol 2.0 constants below (MX 2.0 firmware uses the X-series layout of th
 
 * position: 4096 counts per revolution; ``counts_to_rad`` maps ``center`` (2048) to 0 rad, counter-clockwise
   positive (REP-103: the Dynamixel counts grow counter-clockwise seen from the horn);
-* velocity: 0.229 rpm per unit; current: 3.36 mA (MX-64/106) or 2.69 mA (XM430) per unit;
-  input voltage 0.1 V; temperature 1 °C; PWM ±885 = ±100 % duty; return delay 2 µs per unit.
+* velocity: 0.229 rpm per unit; current: 3.36 mA (MX-64/106) or 2.69 mA (XM430) per unit; input voltage 0.1 V;
+  temperature 1 °C; PWM ±885 = ±100 % duty; return delay 2 µs per unit.
 * effort: τ = kt·I with the model's output-shaft torque constant kt [N·m/A] where known (bam presets for
   MX-64/MX-106); MX-28 (2.0) has no current sensor (address 126 is Present Load, 0.1 % of stall torque).
 """
@@ -103,8 +103,7 @@ class ControlTable:
     Units and encodings: position ``rad_per_count`` around ``center`` counts (REP-103: counter-clockwise positive),
     ``velocity_unit`` [rad/s per raw], ``voltage_unit`` [V per raw], ``load_unit`` (fraction of ``stall_torque``
     per raw, for Present Load), ``sign_bit``: None when signed items are two's complement, else the bit that
-    carries the sign of a sign-magnitude value (Feetech: bit 15 of position, velocity and load).
-    """
+    carries the sign of a sign-magnitude value (Feetech: bit 15 of position, velocity and load)."""
 
     name: str
     model_number: int
@@ -161,12 +160,10 @@ class ControlTable:
         it = self.item(item) if isinstance(item, str) else item
         bits = 8 * it.size
         sign = self.sign_bit_of(it)
-        if not it.signed and value < 0:
-            raise ValueError(f"{self.name} {it.name}: {value} is negative (unsigned item)")
-        if not it.signed or value >= 0:
+        if not it.signed or value >= 0:  # (an unsigned item's negative value too)
             top = bits if not it.signed else bits - 1 if sign is None else sign
-            if value >= 1 << top:
-                raise ValueError(f"{self.name} {it.name}: {value} does not fit {top} bits")
+            if not 0 <= value < 1 << top:
+                raise ValueError(f"{self.name} {it.name}: {value} is not in 0..{(1 << top) - 1}")
             return int(value)
         if sign is None:
             if value < -(1 << (bits - 1)):
