@@ -6,6 +6,9 @@ instead of a parser error in every node or rcl keeping the YAML's value unsaid."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from servo_ff.errors import ServoFFError
 
@@ -49,8 +52,6 @@ def kind(value) -> str:
 def check_kinds(extra: Path, config: Path, node: str) -> None:
     """A ``--params-file`` value of another kind than the bring-up YAML's for the same parameter (``rate_hz:
     "fast"``): ConfigError naming file, node and parameter (before: rcl kept the YAML's value, unsaid)."""
-    from servo_ff.bringup.servo_alpha import node_params
-
     base = node_params(config, node)
     for key, value in node_params(extra, node).items():
         if key in base and kind(value) != kind(base[key]):
@@ -58,3 +59,15 @@ def check_kinds(extra: Path, config: Path, node: str) -> None:
                 f"{extra}: {node}: {key} is {kind(value)} ({value!r}), the bring-up's is {kind(base[key])} "
                 f"({base[key]!r})"
             )
+
+
+def node_params(params_file: str | Path, node: str) -> dict[str, Any]:
+    """Node ``node``'s parameters in the parameter YAML ``params_file`` (empty: none): its ``/**`` section, then the
+    node's own over it."""
+    doc = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) if params_file else None
+    if not isinstance(doc, dict):
+        return {}
+    sections = {k: v.get("ros__parameters") for k, v in doc.items() if isinstance(v, dict)}
+    sections = {k: v for k, v in sections.items() if isinstance(v, dict)}  # up's check_config says the others
+    own = [v for k, v in sections.items() if str(k).rsplit("/", 1)[-1] == node]
+    return {k: v for s in [sections.get("/**", {}), *own] for k, v in s.items()}

@@ -15,13 +15,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from servo_ff.dynamics.alpha import AlphaTable, save_alpha
 from servo_ff.dynamics.servo_map import ServoMapError, load_servo_map
 from servo_ff.io.paths import resolve_path
 
 from .node_launch import config_dir, scratch_dir
+from .params_check import node_params
 
 
 def servo_alpha_table(servo_yaml: Path, joints: list[str], u_nominal: float) -> AlphaTable:
@@ -61,18 +60,6 @@ def servo_yaml_alpha(servo_yaml: Path, joints: list[str], folder: Path) -> tuple
     digest = hashlib.sha1(repr((str(servo_yaml.resolve()), table.to_dict(), words)).encode()).hexdigest()[:16]
     info = {"source": f"servo_ff.bringup.servo_alpha.servo_yaml_alpha({servo_yaml}): {words}, not fitted"}
     return save_alpha(table, Path(folder) / f"alpha_{servo_yaml.stem}_{digest}.yaml", info), vin, words
-
-
-def node_params(params_file: str | Path, node: str) -> dict[str, Any]:
-    """Node ``node``'s parameters in the parameter YAML ``params_file`` (empty: none): its ``/**`` section, then the
-    node's own over it."""
-    doc = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) if params_file else None
-    if not isinstance(doc, dict):
-        return {}
-    sections = {k: v.get("ros__parameters") for k, v in doc.items() if isinstance(v, dict)}
-    sections = {k: v for k, v in sections.items() if isinstance(v, dict)}  # up's check_config says the others
-    own = [v for k, v in sections.items() if str(k).rsplit("/", 1)[-1] == node]
-    return {k: v for s in [sections.get("/**", {}), *own] for k, v in s.items()}
 
 
 def feedforward_params(params_file: str) -> dict[str, Any]:
