@@ -24,15 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..interpolation import ReplacedTrajectories
-from ..safe_parse import parse_json
-from .rosbag_goals import (
-    array_column,
-    kp_from_gains,
-    normalize_namespace,
-    resolve_topic,
-    trajectory_goals,
-    trajectory_piece,
-)
+from .rosbag_goals import array_column, kp_from_gains, normalize_namespace, resolve_topic, trajectory_goals
+from .rosbag_streams import read_streams
 from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -50,12 +43,6 @@ def _typestore():
     from rosbags.typesys import Stores, get_typestore
 
     return get_typestore(Stores.ROS2_JAZZY)
-
-
-def _stamp(header, fallback_ns: int) -> int:
-    """Header stamp in integer ns (the bag's receive time when the stamp is zero)."""
-    s = header.stamp.sec * 1_000_000_000 + header.stamp.nanosec
-    return s if s > 0 else fallback_ns
 
 
 def _is_gains(topic: str) -> bool:
@@ -147,7 +134,8 @@ def read_rosbag(
     except Exception as e:  # rosbags raises AnyReaderError, ReaderError, FileNotFoundError, …
         raise LogError(f"{src}: cannot open rosbag2 ({type(e).__name__}: {e})") from None
     try:
-        bag = _read_streams(reader, src, joint, ns, topics_wanted)
+        picked = _pick_streams(reader, src, ns, topics_wanted)
+        bag = read_streams(reader, src, joint, picked, {META_TOPIC, ns + META_TOPIC})
     except LogError:
         raise
     except Exception as e:  # a truncated or corrupt file fails inside rosbags / sqlite3 / mcap
@@ -157,13 +145,12 @@ def read_rosbag(
             reader.close()
         except Exception:  # noqa: BLE001 - closing a corrupt bag may fail again; the error above names it
             pass
-    streams, g_topic, js_topic = bag["streams"], bag["goal_topic"], topics_wanted["js"]
-    if len(streams["js"]) < 2:
-        raise LogError(f"{src}: topic {js_topic} has {len(streams['js'])} messages, need >= 2")
+    streams, g_topic, js_topic = bag["streams"], picked["goal"], picked["js"]
+    joint = streams["joint"]  # the one joint_states names when none was given: every lookup below is by name
     if not streams["goal"] and not streams["traj"]:
         raise LogError(f"{src}: goal topic {g_topic} has no messages")
     order = [j for j in goal_joints or () if j] or None
-    if order is not None and joint is not None and joint not in order:
+    if order is not None and joint not in order:
         raise LogError(f"{src}: joint {joint!r} is not configured (joints: {order})")
     goal_rows = []
     for i_msg, (t_g, value) in enumerate(streams["goal"]):
@@ -181,16 +168,16 @@ def read_rosbag(
     kp_source = "given" if meta and "kp" in meta else "/servo_ff/log_meta" if "kp" in merged else ""
     kp_note = ""
     if bag["gains"]:
-        kp_rec, kp_note = kp_from_gains(src, bag["gains"], bag["gains_topic"], joint, order)
+        kp_rec, kp_note = kp_from_gains(src, bag["gains"], picked["gains"], joint, order)
         if kp_rec is not None and "kp" not in merged:
-            merged["kp"], kp_source = kp_rec, f"recorded {bag['gains_topic']}"
+            merged["kp"], kp_source = kp_rec, f"recorded {picked['gains']}"
         elif kp_rec is not None and abs(float(merged["kp"]) - kp_rec) > 0.01 * kp_rec:
             _log.warning(
                 "%s: kp %g (%s) is used, not the recorded %s %g",
                 src,
                 merged["kp"],
                 kp_source,
-                bag["gains_topic"],
+                picked["gains"],
                 kp_rec,
             )
     if "vin" not in merged and streams["volts"]:
@@ -209,12 +196,12 @@ def read_rosbag(
                 f"{src}: {key} unknown ({hint}: give {key} (servo-ff fit --{key}, fit node parameter {key}))"
             )
     m = clean_meta(src, merged)
-    return _resample(src, streams, goal_rows, traj, m, dt, js_topic, g_topic, bag["voltage_topic"]).with_(
-        kp_source=kp_source, bench_known=bench_known, joint=streams.get("joint", "")
+    return _resample(src, streams, goal_rows, traj, m, dt, js_topic, g_topic, picked["volts"]).with_(
+        kp_source=kp_source, bench_known=bench_known, joint=joint
     )
 
 
-def _read_streams(reader, src: str, joint: str | None, ns: str, wanted: Mapping[str, str | None]) -> dict[str, Any]:
+def _pick_streams(reader, src: str, ns: str, wanted: Mapping[str, str | None]) -> dict[str, str | None]:
     topics = {c.topic: c.msgtype for c in reader.connections}
     counts: dict[str, int] = {}
     for c in reader.connections:
@@ -238,90 +225,7 @@ def _read_streams(reader, src: str, joint: str | None, ns: str, wanted: Mapping[
     else:
         gains_topics = sorted(t for t, ty in local.items() if ty == FLOAT_ARRAY and _is_gains(t) and t != g_topic)
         k_topic = gains_topics[0] if gains_topics else None
-    meta_topics = {META_TOPIC, ns + META_TOPIC}
-    bag_meta: dict[str, Any] = {}
-    streams: dict[str, Any] = {"js": [], "goal": [], "traj": [], "volts": [], "enable": []}
-    gains: list[tuple] = []
-    conns = [c for c in reader.connections if c.topic in {js_topic, g_topic, v_topic, e_topic, k_topic} | meta_topics]
-    count: dict[str, int] = {}
-    stale = 0
-    for conn, t_ns, raw in reader.messages(connections=conns):
-        i_msg = count[conn.topic] = count.get(conn.topic, -1) + 1
-        where = f"topic {conn.topic} message {i_msg}"
-        try:
-            msg = reader.deserialize(raw, conn.msgtype)
-        except Exception as e:  # rosbags raises its own errors on truncated / corrupt CDR
-            raise LogError(f"{src}: {where}: cannot decode {conn.msgtype} ({type(e).__name__}: {e})") from None
-        if conn.topic in meta_topics:
-            meta_doc = parse_json(msg.data, f"{src}: {where}", LogError)
-            if not isinstance(meta_doc, dict):
-                raise LogError(
-                    f"{src}: {where}: expected a JSON object of bench metadata, got {type(meta_doc).__name__}"
-                )
-            bag_meta.update(meta_doc)
-        elif conn.topic == js_topic:
-            streams["js"].append(_joint_state_row(src, where, msg, joint, js_topic, t_ns))
-            streams.setdefault("joint", joint or msg.name[0])  # the only joint when none is named
-        elif conn.topic == g_topic:
-            if conn.msgtype == FLOAT_ARRAY:  # the joint's column is chosen once the joint order is known
-                streams["goal"].append((t_ns, tuple(float(x) for x in msg.data)))
-            elif conn.msgtype == JOINT_STATE:
-                names = list(msg.name)
-                if joint is not None and joint not in names:
-                    if len(names) > 1:
-                        raise LogError(f"{src}: topic {g_topic}: joint {joint!r} not in {names}")
-                k = names.index(joint) if joint in names else 0
-                if len(msg.position) <= k:
-                    raise LogError(
-                        f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; "
-                        f"joint index {k} has none"
-                    )
-                streams["goal"].append((_stamp(msg.header, t_ns), msg.position[k]))
-            else:
-                piece = trajectory_piece(src, where, msg, joint, _stamp(msg.header, t_ns))
-                if len(piece[1]) and piece[0] + int(piece[1][-1] * 1e9) < t_ns:  # ended before it arrived
-                    stale += 1  # a JointTrajectoryController refuses it
-                    continue
-                streams["traj"].append(piece)
-        elif conn.topic == v_topic:
-            streams["volts"].append((_stamp(msg.header, t_ns), msg.voltage))
-        elif conn.topic == e_topic:
-            streams["enable"].append((t_ns, float(msg.data)))
-        elif conn.topic == k_topic:
-            gains.append(tuple(float(x) for x in msg.data))
-    if stale:
-        _log.warning(
-            "%s: %d message(s) of %s ended before they were received: not followed (as a JTC)", src, stale, g_topic
-        )
-    if streams["traj"] and all(len(p[1]) == 0 for p in streams["traj"]):
-        raise LogError(f"{src}: topic {g_topic}: no message names joint {joint!r}")
-    return {
-        "streams": streams,
-        "meta": bag_meta,
-        "goal_topic": g_topic,
-        "voltage_topic": v_topic,
-        "gains": gains,
-        "gains_topic": k_topic,
-    }
-
-
-def _joint_state_row(src: str, where: str, msg, joint: str | None, topic: str, t_ns: int) -> tuple:
-    """(stamp [ns], position, velocity) of ``joint`` in a JointState (the only joint when None)."""
-    names = list(msg.name)
-    if joint is None:
-        if len(names) != 1:
-            raise LogError(f"{src}: topic {topic} has joints {names}; name the joint (joint)")
-        idx = 0
-    else:
-        if joint not in names:
-            raise LogError(f"{src}: topic {topic}: joint {joint!r} not in {names}")
-        idx = names.index(joint)
-    if len(msg.position) <= idx:
-        raise LogError(
-            f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; joint index {idx} has none"
-        )
-    vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
-    return (_stamp(msg.header, t_ns), msg.position[idx], vel)
+    return {"js": js_topic, "goal": g_topic, "volts": v_topic, "enable": e_topic, "gains": k_topic}
 
 
 def _resample(

@@ -24,14 +24,17 @@ def resolve_topic(name: str, namespace: str | None) -> str:
     return name if name.startswith("/") else f"{normalize_namespace(namespace)}/{name.lstrip('~/')}"
 
 
-def array_column(src: str, joint: str | None, order: Sequence[str] | None, n_values: int, where: str) -> int:
+def array_column(src: str, joint: str, order: Sequence[str] | None, n_values: int, where: str) -> int:
     """Index of ``joint`` in a Float64MultiArray of ``n_values`` values. With more than one value the order must
     come from ``order`` (the ``joints`` parameter / ``--joints``): the message names no joints, and the order of
-    ``/joint_states`` is often not the controller's."""
+    ``/joint_states`` is often not the controller's. Never another joint's column: ``joint`` not in ``order`` is
+    refused."""
     if order is not None:
         if len(order) != n_values:
             raise LogError(f"{src}: {where} has {n_values} values, the configured joints are {len(order)} ({order})")
-        return order.index(joint) if joint is not None else 0
+        if joint not in order:
+            raise LogError(f"{src}: joint {joint!r} is not configured (joints: {list(order)})")
+        return order.index(joint)
     if n_values == 1:
         return 0
     raise LogError(
@@ -41,7 +44,7 @@ def array_column(src: str, joint: str | None, order: Sequence[str] | None, n_val
 
 
 def kp_from_gains(
-    src: str, gains: list[tuple[float, ...]], topic: str, joint: str | None, order: Sequence[str] | None
+    src: str, gains: list[tuple[float, ...]], topic: str, joint: str, order: Sequence[str] | None
 ) -> tuple[float | None, str]:
     """(median recorded gain of ``joint``, "") or (None, why not): one value per message, the same value for
     every joint, or the column ``order`` gives."""
@@ -66,13 +69,13 @@ def kp_from_gains(
 TrajectoryPiece = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def trajectory_piece(src: str, where: str, msg, joint: str | None, start: int) -> TrajectoryPiece:
+def trajectory_piece(src: str, where: str, msg, joint: str, start: int) -> TrajectoryPiece:
     """``joint``'s points of a JointTrajectory (none when it does not name it: the joint is held), from the
     header stamp ``start`` [ns] (the receive time when zero) as JointTrajectoryController starts it."""
     names = list(msg.joint_names)
-    if joint is not None and joint not in names:  # JTC holds a joint a (partial) trajectory does not name
+    if joint not in names:  # JTC holds a joint a (partial) trajectory does not name
         return start, *(np.zeros(0) for _ in range(4)), np.zeros(0, bool), np.zeros(0, bool)
-    k = names.index(joint) if joint is not None else 0
+    k = names.index(joint)
     p = len(msg.points)
     times, q, dq, ddq = (np.zeros(p) for _ in range(4))
     hv, ha = np.zeros(p, bool), np.zeros(p, bool)

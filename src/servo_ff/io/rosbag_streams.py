@@ -1,0 +1,156 @@
+"""The messages of one joint in a rosbag2 (used by :mod:`.rosbag`). The joint comes from the joint_states topic
+first (the one joint it names when none is given); every other lookup is by that name: a JointState goal message
+that does not name it carries other joints' goals (skipped, counted in one line; none naming it is refused), a
+JointTrajectory that does not name it holds the joint (as a JointTrajectoryController does), a Float64MultiArray's
+column and a gains column come from the joint order (:func:`.rosbag_goals.array_column`)."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..safe_parse import parse_json
+from .rosbag_goals import trajectory_piece
+from .servo_log import LogError
+
+FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
+JOINT_STATE = "sensor_msgs/msg/JointState"
+_log = logging.getLogger(__name__)
+
+
+def _stamp(header, fallback_ns: int) -> int:
+    """Header stamp in integer ns (the bag's receive time when the stamp is zero)."""
+    s = header.stamp.sec * 1_000_000_000 + header.stamp.nanosec
+    return s if s > 0 else fallback_ns
+
+
+def _messages(reader, src: str, topics: Iterable[str]):
+    """(topic, message index on its topic, receive time [ns], decoded message) of ``topics``, in bag order."""
+    wanted = set(topics)
+    conns = [c for c in reader.connections if c.topic in wanted]
+    count: dict[str, int] = {}
+    for conn, t_ns, raw in reader.messages(connections=conns):
+        i_msg = count[conn.topic] = count.get(conn.topic, -1) + 1
+        try:
+            msg = reader.deserialize(raw, conn.msgtype)
+        except Exception as e:  # rosbags raises its own errors on truncated / corrupt CDR
+            raise LogError(
+                f"{src}: topic {conn.topic} message {i_msg}: cannot decode {conn.msgtype} ({type(e).__name__}: {e})"
+            ) from None
+        yield conn, i_msg, t_ns, msg
+
+
+def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[str, list[tuple]]:
+    """(the joint, its rows (stamp [ns], position, velocity)) of the joint_states ``topic``; ``joint`` None: the
+    one joint the topic names."""
+    rows: list[tuple] = []
+    for _, i_msg, t_ns, msg in _messages(reader, src, (topic,)):
+        names = list(msg.name)
+        if joint is None:
+            if len(names) != 1:
+                raise LogError(f"{src}: topic {topic} has joints {names}; name the joint (joint)")
+            joint = names[0]
+        if joint not in names:
+            raise LogError(f"{src}: topic {topic}: joint {joint!r} not in {names}")
+        idx = names.index(joint)
+        if len(msg.position) <= idx:
+            raise LogError(
+                f"{src}: topic {topic} message {i_msg}: {len(msg.position)} position(s) for joint(s) {names}; "
+                f"joint index {idx} has none"
+            )
+        vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
+        rows.append((_stamp(msg.header, t_ns), msg.position[idx], vel))
+    if len(rows) < 2 or joint is None:
+        raise LogError(f"{src}: topic {topic} has {len(rows)} messages, need >= 2")
+    return joint, rows
+
+
+def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str | None], meta_topics: set[str]):
+    """The rows of every stream of one joint: ``js`` (stamp, position, velocity), ``goal`` (stamp, value, or a
+    tuple of values of a Float64MultiArray), ``traj`` (JointTrajectory pieces), ``volts``, ``enable`` (stamp,
+    value), the ``gains`` tuples, the bench ``meta`` of ``meta_topics`` and the resolved ``joint``."""
+    joint, js_rows = read_joint_states(reader, src, topics["js"], joint)
+    g_topic, v_topic, e_topic, k_topic = topics["goal"], topics["volts"], topics["enable"], topics["gains"]
+    streams: dict[str, Any] = {"js": js_rows, "goal": [], "traj": [], "volts": [], "enable": [], "joint": joint}
+    bag_meta: dict[str, Any] = {}
+    gains: list[tuple] = []
+    stale = 0
+    others: set[str] = set()  # joints a skipped JointState goal named
+    skipped = 0
+    wanted = {t for t in (g_topic, v_topic, e_topic, k_topic) if t} | meta_topics
+    for conn, i_msg, t_ns, msg in _messages(reader, src, wanted):
+        where = f"topic {conn.topic} message {i_msg}"
+        if conn.topic in meta_topics:
+            meta_doc = parse_json(msg.data, f"{src}: {where}", LogError)
+            if not isinstance(meta_doc, dict):
+                raise LogError(
+                    f"{src}: {where}: expected a JSON object of bench metadata, got {type(meta_doc).__name__}"
+                )
+            bag_meta.update(meta_doc)
+        elif conn.topic == g_topic:
+            if conn.msgtype == FLOAT_ARRAY:  # the joint's column is chosen once the joint order is known
+                streams["goal"].append((t_ns, tuple(float(x) for x in msg.data)))
+            elif conn.msgtype == JOINT_STATE:
+                value = _joint_goal(src, where, msg, joint)
+                if value is None:
+                    skipped += 1
+                    others.update(msg.name)
+                    continue
+                streams["goal"].append((_stamp(msg.header, t_ns), value))
+            else:
+                piece = trajectory_piece(src, where, msg, joint, _stamp(msg.header, t_ns))
+                if len(piece[1]) and piece[0] + int(piece[1][-1] * 1e9) < t_ns:  # ended before it arrived
+                    stale += 1  # a JointTrajectoryController refuses it
+                    continue
+                streams["traj"].append(piece)
+        elif conn.topic == v_topic:
+            streams["volts"].append((_stamp(msg.header, t_ns), msg.voltage))
+        elif conn.topic == e_topic:
+            streams["enable"].append((t_ns, float(msg.data)))
+        elif conn.topic == k_topic:
+            gains.append(tuple(float(x) for x in msg.data))
+    if skipped:
+        named = sorted(others)
+        if not streams["goal"]:
+            raise LogError(
+                f"{src}: topic {g_topic}: no message names joint {joint!r} (they name {named}): "
+                f"not its goals; name the goal topic of {joint!r} (goal_topic)"
+            )
+        _log.warning(
+            "%s: %d message(s) of %s name other joints (%s), not %r: not its goals, skipped",
+            src,
+            skipped,
+            g_topic,
+            ", ".join(named),
+            joint,
+        )
+    if stale:
+        _log.warning(
+            "%s: %d message(s) of %s ended before they were received: not followed (as a JTC)", src, stale, g_topic
+        )
+    if streams["traj"] and all(len(p[1]) == 0 for p in streams["traj"]):
+        raise LogError(f"{src}: topic {g_topic}: no message names joint {joint!r}")
+    return {"streams": streams, "meta": bag_meta, "gains": gains}
+
+
+def _joint_goal(src: str, where: str, msg, joint: str) -> float | None:
+    """``joint``'s goal in a JointState goal message; None when the message names other joints only."""
+    names = list(msg.name)
+    if joint in names:
+        k = names.index(joint)
+    elif not names and len(msg.position) == 1:  # names no joint: its one value (as a one-value Float64MultiArray)
+        k = 0
+    elif not names:
+        raise LogError(f"{src}: {where}: {len(msg.position)} positions name no joints: which is {joint!r}?")
+    else:
+        return None
+    if len(msg.position) <= k:
+        raise LogError(
+            f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; joint index {k} has none"
+        )
+    return msg.position[k]
+
+
+__all__ = ["read_joint_states", "read_streams"]

@@ -1,0 +1,136 @@
+"""What a rosbag2 read takes for the fitted joint (io/rosbag*.py), on small bags written here with `rosbags`: the
+joint comes from /joint_states and every goal, gain and trajectory column is looked up by its name — another
+joint's is never used."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rosbags")
+from test_replay_robot_bags import START, Bag  # noqa: E402
+
+from servo_ff.io.rosbag import read_rosbag  # noqa: E402
+from servo_ff.io.servo_log import LogError  # noqa: E402
+
+N = 400  # 2 s at 5 ms
+T = np.arange(N) * 0.005
+G1 = 0.3 + 0.5 * np.sin(3.0 * T)  # pendulum_1's goal
+G2 = -0.2 + 0.4 * np.cos(2.0 * T)  # pendulum_2's goal: clearly another signal
+BENCH = {"kp": 8.0, "vin": 15.0}
+
+
+def _stamp(k: int) -> int:
+    return START + k * 5_000_000
+
+
+def _states(bag: Bag, k: int, names: list[str]) -> None:
+    pos = {"pendulum_1": G1[k], "pendulum_2": G2[k]}  # position = goal: enough for what is read
+    bag.joint_state("/joint_states", _stamp(k), names, [pos[n] for n in names], [0.0] * len(names))
+
+
+def _read(path, **kw):
+    return read_rosbag(path, meta=BENCH, **kw)
+
+
+def _goal_is(log, goal: np.ndarray) -> None:
+    """The log's goal is ``goal`` (held between messages: within 0.03 rad; the other joint's is 0.4 rad away)."""
+    assert len(log) > N // 2
+    err = np.abs(log.goal_position - np.interp(log.t, T, goal))
+    assert err.max() < 0.03, (log.goal_position[:3], goal[:3])
+
+
+# ------------------------------------------------------------------------------------------ fix 1: joint identity
+def test_joint_state_goals_naming_two_joints_are_read_by_the_joint_joint_states_names(tmp_path):
+    """/joint_states names pendulum_2 only, the JointState goals [pendulum_1, pendulum_2], no joint given: the
+    goal is pendulum_2's (it was pendulum_1's: index 0)."""
+    bag = Bag(tmp_path / "b")
+    for k in range(N):
+        _states(bag, k, ["pendulum_2"])
+        bag.joint_state("/servo/joint_command", _stamp(k), ["pendulum_1", "pendulum_2"], [G1[k], G2[k]], [])
+    log = _read(bag.close())
+    assert log.joint == "pendulum_2"
+    _goal_is(log, G2)
+
+
+def test_per_joint_goal_messages_on_one_topic_skip_the_other_joints(tmp_path, caplog):
+    """pendulum_1's commander at 200 Hz and pendulum_2's at 50 Hz on one JointState topic, joint pendulum_2: its
+    own goals only (every pendulum_1 message was read as pendulum_2's: index 0), the skipped ones said in one
+    line; a topic that never names the joint is refused naming topic and joint (it fitted pendulum_1's goals)."""
+    bag = Bag(tmp_path / "b")
+    only_p1 = Bag(tmp_path / "p1")
+    for k in range(N):
+        for b in (bag, only_p1):
+            _states(b, k, ["pendulum_1", "pendulum_2"])
+            b.joint_state("/servo/joint_command", _stamp(k), ["pendulum_1"], [G1[k]], [])
+        if k % 4 == 0:
+            bag.joint_state("/servo/joint_command", _stamp(k) + 50_000, ["pendulum_2"], [G2[k]], [])
+    log = _read(bag.close(), joint="pendulum_2")
+    _goal_is(log, G2)
+    said = [r.getMessage() for r in caplog.records if "name other joints" in r.getMessage()]
+    assert len(said) == 1 and f"{N} message(s) of /servo/joint_command" in said[0] and "pendulum_1" in said[0]
+    with pytest.raises(LogError) as e:
+        _read(only_p1.close(), joint="pendulum_2")
+    msg = str(e.value)
+    assert "/servo/joint_command" in msg and "no message names joint 'pendulum_2'" in msg and "\n" not in msg
+
+
+def test_unnamed_columns_and_gains_are_the_joint_joint_states_names(tmp_path):
+    """/joint_states names pendulum_2 only, Float64MultiArray goals and P gains [4, 8] in the order
+    [pendulum_1, pendulum_2], no joint given: column 1 for both (column 0 gave pendulum_1's goal and kp 4)."""
+    bag = Bag(tmp_path / "b")
+    for k in range(N):
+        _states(bag, k, ["pendulum_2"])
+        bag.array("/forward_position_controller/commands", _stamp(k), [G1[k], G2[k]])
+        if k % 100 == 0:
+            bag.array("/servo/p_gains", _stamp(k), [4.0, 8.0])
+    log = read_rosbag(bag.close(), meta={"vin": 15.0}, goal_joints=["pendulum_1", "pendulum_2"])
+    _goal_is(log, G2)
+    assert log.kp == 8.0 and log.kp_source == "recorded /servo/p_gains"
+    with pytest.raises(LogError, match="joint 'pendulum_2' is not configured"):
+        read_rosbag(bag.path, meta=BENCH, goal_joints=["pendulum_1", "pendulum_3"])
+
+
+def test_trajectories_naming_two_joints_are_followed_for_the_joint_joint_states_names(tmp_path):
+    """JointTrajectory [pendulum_1, pendulum_2], /joint_states pendulum_2 only, no joint: pendulum_2's points."""
+    bag = Bag(tmp_path / "b")
+    for k in range(N):
+        _states(bag, k, ["pendulum_2"])
+        bag.trajectory(
+            "/arm_controller/joint_trajectory", 0, ["pendulum_1", "pendulum_2"], np.zeros(1),
+            np.array([[G1[k], G2[k]]]), received=_stamp(k) + 300_000,
+        )  # fmt: skip
+    log = _read(bag.close())
+    _goal_is(log, G2)
+
+
+def test_fit_node_on_a_bag_refuses_goals_of_another_joint(tmp_path):
+    """servo_fit_node (the replay bring-up, joint pendulum_2) on a bag whose goals name pendulum_1 only: exit 2, one
+    line naming topic and joint, no alpha.yaml (it fitted pendulum_1's goals against pendulum_2's motion)."""
+    pytest.importorskip("rclpy")
+    from test_replay_robot_bags import REF, servo
+
+    from servo_ff.bringup import config_dir, plan, python_command, python_env
+
+    q, dq = servo(REF, 8.0)
+    bag = Bag(tmp_path / "b")
+    for k in range(len(REF)):
+        t = _stamp(k)
+        bag.joint_state("/joint_states", t, ["pendulum_1", "pendulum_2"], [0.3, q[k]], [0.0, dq[k]])
+        bag.joint_state("/servo/joint_command", t, ["pendulum_1"], [REF[k]], [])
+        if k % 100 == 0:
+            bag.supply("/servo_supply", t, 15.0)
+            bag.array("/servo/p_gains", t, [8.0])
+    bag.close()
+    params = tmp_path / "p2.yaml"
+    params.write_text("servo_fit:\n  ros__parameters:\n    joint: pendulum_2\n")
+    (node,) = plan("replay", bag=str(bag.path), params_file=str(params))
+    run = subprocess.run(
+        python_command(node, config_dir()), cwd=tmp_path, env=python_env(), capture_output=True, text=True, timeout=240
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    lines = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "/servo/joint_command" in lines[0] and "'pendulum_2'" in lines[0], run.stderr
+    assert not (tmp_path / "alpha.yaml").exists()
