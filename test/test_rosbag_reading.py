@@ -134,3 +134,58 @@ def test_fit_node_on_a_bag_refuses_goals_of_another_joint(tmp_path):
     lines = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and "/servo/joint_command" in lines[0] and "'pendulum_2'" in lines[0], run.stderr
     assert not (tmp_path / "alpha.yaml").exists()
+
+
+# ------------------------------------------------------------------------------------------ fix 2: torque enable
+def _bool(bag: Bag, topic: str, at_s: float, value: bool) -> None:
+    bag.put(topic, "std_msgs/msg/Bool", START + int(at_s * 1e9), bag.T["std_msgs/msg/Bool"](data=value))
+
+
+def _one_joint_bag(path, extra=None) -> Bag:
+    bag = Bag(path)
+    for k in range(N):
+        _states(bag, k, ["pendulum_1"])
+        bag.array("/servo/commands", _stamp(k), [G1[k]])
+    if extra is not None:
+        extra(bag)
+    return bag
+
+
+def test_a_bool_not_named_torque_or_enable_is_not_torque_enable(tmp_path, caplog):
+    """/foot_contact False from 1.0 to 1.5 s: not taken (it turned 100 of 400 samples unpowered: α̂1 −22 %), said
+    in one line naming it and enable_topic; named with enable_topic it is taken, and which topic turned the torque
+    off is said."""
+    bag = _one_joint_bag(
+        tmp_path / "b", lambda b: [_bool(b, "/foot_contact", t, v) for t, v in ((0.0, True), (1.0, False), (1.5, True))]
+    ).close()
+    log = _read(bag)
+    assert log.torque_enable.min() == 1.0
+    said = [r.getMessage() for r in caplog.records if "/foot_contact" in r.getMessage()]
+    assert len(said) == 1 and "not taken as torque enable" in said[0] and "--enable-topic" in said[0], said
+    caplog.clear()
+    log = _read(bag, enable_topic="/foot_contact")
+    assert 90 <= int((log.torque_enable < 0.5).sum()) <= 110
+    said = [r.getMessage() for r in caplog.records if "torque enable from /foot_contact" in r.getMessage()]
+    assert len(said) == 1 and "off in 1 of 3 message(s)" in said[0], [r.getMessage() for r in caplog.records]
+
+
+def test_the_torque_named_bool_is_taken_beside_others_and_two_are_refused_naming_the_option(tmp_path):
+    """/servo/torque_enable beside /walker/finished: the torque one is taken (refused as "several candidate torque
+    enable topics … (goal_topic)"); two torque-named ones are refused naming --enable-topic, not goal_topic."""
+
+    def two(b: Bag) -> None:
+        _bool(b, "/servo/torque_enable", 0.0, True)
+        _bool(b, "/servo/torque_enable", 1.0, False)
+        _bool(b, "/walker/finished", 1.9, True)
+
+    log = _read(_one_joint_bag(tmp_path / "b", two).close())
+    assert 180 <= int((log.torque_enable < 0.5).sum()) <= 200
+
+    def clash(b: Bag) -> None:
+        _bool(b, "/left/torque_enable", 0.0, True)
+        _bool(b, "/right/torque_enable", 0.0, True)
+
+    with pytest.raises(LogError) as e:
+        _read(_one_joint_bag(tmp_path / "c", clash).close())
+    msg = str(e.value)
+    assert "/left/torque_enable, /right/torque_enable" in msg and "--enable-topic" in msg and "goal_topic" not in msg

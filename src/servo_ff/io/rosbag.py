@@ -3,21 +3,22 @@
 Reading: ``joint_states`` (sensor_msgs/JointState: position [rad], velocity [rad/s]), the goal topic
 (std_msgs/Float64MultiArray, sensor_msgs/JointState or trajectory_msgs/JointTrajectory), the supply
 voltage (sensor_msgs/BatteryState ``voltage`` [V]), the servo P gains (a ``*gains`` Float64MultiArray) and, if
-present, torque enable (std_msgs/Bool); relative topic names are resolved under ``namespace``, and topics found by
-type are looked for under it. The streams are aligned on their overlap and resampled onto a uniform grid:
-measurements by linear interpolation, commands (goal, voltage, enable) by zero-order hold, JointTrajectory goals
-as JointTrajectoryController follows them (each message replaces the one in progress from its start time onward,
-:class:`servo_ff.interpolation.ReplacedTrajectories`). A Float64MultiArray names no joints: with more than one
-value per message its order must be given (``goal_joints``). Bench metadata (mass, length, kp, …)
-come from the ``meta`` argument and/or the JSON in a ``/servo_ff/log_meta`` std_msgs/String message, which
-:func:`.rosbag_write.write_rosbag` stores. Errors name the bag, the topic and the missing joint/key.
+present, torque enable (a std_msgs/Bool named so); relative topic names are resolved under ``namespace``, and
+topics found by type are looked for under it (:mod:`.rosbag_topics`). The streams are aligned on their overlap
+and resampled onto a uniform grid: measurements by linear interpolation, commands (goal, voltage, enable) by
+zero-order hold, JointTrajectory goals as JointTrajectoryController follows them (each message replaces the one in
+progress from its start time onward, :class:`servo_ff.interpolation.ReplacedTrajectories`). A Float64MultiArray
+names no joints: with more than one value per message its order must be given (``goal_joints``). Bench metadata
+(mass, length, kp, …) come from the ``meta`` argument and/or the JSON in a ``/servo_ff/log_meta``
+std_msgs/String message, which :func:`.rosbag_write.write_rosbag` stores. Errors name the bag, the topic and the
+missing joint/key.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +27,9 @@ import numpy as np
 from ..interpolation import ReplacedTrajectories
 from .rosbag_goals import array_column, kp_from_gains, normalize_namespace, resolve_topic, trajectory_goals
 from .rosbag_streams import read_streams
+from .rosbag_topics import BATTERY, BOOL, FLOAT_ARRAY, JOINT_STATE, STRING, TRAJECTORY, is_command_like, pick_topics
 from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
-JOINT_STATE = "sensor_msgs/msg/JointState"
-FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
-TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
-BATTERY = "sensor_msgs/msg/BatteryState"
-BOOL = "std_msgs/msg/Bool"
-STRING = "std_msgs/msg/String"
-GOAL_TYPES = (FLOAT_ARRAY, JOINT_STATE, TRAJECTORY)
 _log = logging.getLogger(__name__)
 META_TOPIC = "/servo_ff/log_meta"
 
@@ -43,53 +38,6 @@ def _typestore():
     from rosbags.typesys import Stores, get_typestore
 
     return get_typestore(Stores.ROS2_JAZZY)
-
-
-def _is_gains(topic: str) -> bool:
-    return "gains" in topic.rstrip("/").rsplit("/", 1)[-1].lower()
-
-
-def is_command_like(topic: str) -> bool:
-    """A topic that carries goals: its last name segment mentions command(s), goal, reference or trajectory
-    (``/servo/commands``, ``/<controller>/commands``, ``servo/joint_command``, ``/<controller>/joint_trajectory``,
-    ``/goal_position``), never gains (``/servo/p_gains`` is a Float64MultiArray too)."""
-    last = topic.rstrip("/").rsplit("/", 1)[-1].lower()
-    return not _is_gains(topic) and any(w in last for w in ("command", "goal", "reference", "trajectory"))
-
-
-def _pick_topic(
-    src: str,
-    topics: Mapping[str, str],
-    wanted: str | None,
-    types: tuple[str, ...],
-    role: str,
-    exclude: tuple[str, ...] = (),
-    required: bool = True,
-    counts: Mapping[str, int] | None = None,
-    like: Callable[[str], bool] | None = None,
-) -> str | None:
-    have = ", ".join(f"{t} [{ty}]" for t, ty in sorted(topics.items())) or "none"
-    if wanted is not None:
-        if wanted not in topics:
-            raise LogError(f"{src}: {role} topic {wanted!r} is not in the bag (topics: {have})")
-        if topics[wanted] not in types:
-            raise LogError(
-                f"{src}: {role} topic {wanted!r} has type {topics[wanted]}, expected one of {', '.join(types)}"
-            )
-        return wanted
-    cands = [t for t, ty in sorted(topics.items()) if ty in types and t not in exclude and (like is None or like(t))]
-    if counts is not None and len(cands) > 1:  # a topic nobody published on is recorded without messages
-        cands = [t for t in cands if counts.get(t, 0) > 0] or cands
-    if not cands:
-        if required:
-            what = "command-like " if like is not None else ""
-            raise LogError(
-                f"{src}: no {what}{role} topic ({' or '.join(types)}) in the bag (topics: {have}); name it (goal_topic)"
-            )
-        return None
-    if len(cands) > 1:
-        raise LogError(f"{src}: several candidate {role} topics ({', '.join(cands)}); name one (goal_topic)")
-    return cands[0]
 
 
 def read_rosbag(
@@ -134,7 +82,11 @@ def read_rosbag(
     except Exception as e:  # rosbags raises AnyReaderError, ReaderError, FileNotFoundError, …
         raise LogError(f"{src}: cannot open rosbag2 ({type(e).__name__}: {e})") from None
     try:
-        picked = _pick_streams(reader, src, ns, topics_wanted)
+        topics = {c.topic: c.msgtype for c in reader.connections}
+        counts: dict[str, int] = {}
+        for c in reader.connections:
+            counts[c.topic] = counts.get(c.topic, 0) + int(getattr(c, "msgcount", 0) or 0)
+        picked = pick_topics(src, topics, counts, ns, topics_wanted)
         bag = read_streams(reader, src, joint, picked, {META_TOPIC, ns + META_TOPIC})
     except LogError:
         raise
@@ -199,33 +151,6 @@ def read_rosbag(
     return _resample(src, streams, goal_rows, traj, m, dt, js_topic, g_topic, picked["volts"]).with_(
         kp_source=kp_source, bench_known=bench_known, joint=joint
     )
-
-
-def _pick_streams(reader, src: str, ns: str, wanted: Mapping[str, str | None]) -> dict[str, str | None]:
-    topics = {c.topic: c.msgtype for c in reader.connections}
-    counts: dict[str, int] = {}
-    for c in reader.connections:
-        counts[c.topic] = counts.get(c.topic, 0) + int(getattr(c, "msgcount", 0) or 0)
-    js_topic = wanted["js"]
-    if js_topic not in topics:
-        raise LogError(f"{src}: topic {js_topic!r} is missing (topics: {', '.join(sorted(topics)) or 'none'})")
-    # topics found by type: under the namespace
-    local = {t: ty for t, ty in topics.items() if not ns or t.startswith(ns + "/")}
-
-    def pick(key, types, role, **kw):
-        if wanted[key] is not None:
-            return _pick_topic(src, topics, wanted[key], types, role, **kw)
-        return _pick_topic(src, local, None, types, role, counts=counts, **kw)
-
-    g_topic = pick("goal", GOAL_TYPES, "goal", exclude=(js_topic,), like=is_command_like)
-    v_topic = pick("volts", (BATTERY,), "supply voltage", required=False)
-    e_topic = pick("enable", (BOOL,), "torque enable", required=False)
-    if wanted["gains"] is not None:
-        k_topic = _pick_topic(src, topics, wanted["gains"], (FLOAT_ARRAY,), "p_gains")
-    else:
-        gains_topics = sorted(t for t, ty in local.items() if ty == FLOAT_ARRAY and _is_gains(t) and t != g_topic)
-        k_topic = gains_topics[0] if gains_topics else None
-    return {"js": js_topic, "goal": g_topic, "volts": v_topic, "enable": e_topic, "gains": k_topic}
 
 
 def _resample(
@@ -299,4 +224,14 @@ def _resample(
     )
 
 
-__all__ = ["read_rosbag", "is_command_like", "META_TOPIC"]
+__all__ = [
+    "read_rosbag",
+    "is_command_like",
+    "META_TOPIC",
+    "JOINT_STATE",
+    "FLOAT_ARRAY",
+    "TRAJECTORY",
+    "BATTERY",
+    "BOOL",
+    "STRING",
+]

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..safe_parse import parse_json
 from .rosbag_goals import trajectory_piece
+from .rosbag_topics import OPTION, option_hint
 from .servo_log import LogError
 
 FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -116,7 +117,7 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
         if not streams["goal"]:
             raise LogError(
                 f"{src}: topic {g_topic}: no message names joint {joint!r} (they name {named}): "
-                f"not its goals; name the goal topic of {joint!r} (goal_topic)"
+                f"not its goals; name the goal topic of {joint!r} ({option_hint(OPTION['goal'])})"
             )
         _log.warning(
             "%s: %d message(s) of %s name other joints (%s), not %r: not its goals, skipped",
@@ -125,6 +126,16 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
             g_topic,
             ", ".join(named),
             joint,
+        )
+    off = sum(v < 0.5 for _, v in streams["enable"])
+    if off:  # which topic turned the torque off is said: a wrong one drops good samples
+        _log.warning(
+            "%s: torque enable from %s (%s): off in %d of %d message(s)",
+            src,
+            e_topic,
+            option_hint(OPTION["enable"]),
+            off,
+            len(streams["enable"]),
         )
     if stale:
         _log.warning(

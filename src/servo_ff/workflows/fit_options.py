@@ -35,6 +35,12 @@ TOPIC_OPTIONS: tuple[Option, ...] = (
     ),
     Option("p_gains_topic", "", "Float64MultiArray of the servo P gains (empty: the one *gains topic, if any)"),
     Option("supply_topic", "", "sensor_msgs/BatteryState supply topic (empty: the one BatteryState topic, if any)"),
+    Option(
+        "enable_topic",
+        "",
+        "std_msgs/Bool torque enable topic (empty: the one Bool topic named …torque… or …enable…, if any; "
+        "none: torque on throughout)",
+    ),
 )
 
 GATE_OPTIONS: tuple[Option, ...] = tuple(
