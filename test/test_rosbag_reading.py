@@ -189,3 +189,47 @@ def test_the_torque_named_bool_is_taken_beside_others_and_two_are_refused_naming
         _read(_one_joint_bag(tmp_path / "c", clash).close())
     msg = str(e.value)
     assert "/left/torque_enable, /right/torque_enable" in msg and "--enable-topic" in msg and "goal_topic" not in msg
+
+
+# ------------------------------------------------------------------------------------------------ fix 3: P gain
+def _gains_bag(path, gains: dict[str, list[tuple[float, list[float]]]], goals_from_s: float = 0.0) -> Bag:
+    bag = Bag(path)
+    for k in range(N):
+        _states(bag, k, ["pendulum_1"])
+        if T[k] >= goals_from_s:
+            bag.array("/servo/commands", _stamp(k), [G1[k]])
+    for topic, rows in gains.items():
+        for at_s, values in rows:
+            bag.array(topic, START + int(at_s * 1e9), values)
+    return bag
+
+
+def test_p_gain_is_taken_from_a_p_gain_topic_only_and_two_are_refused(tmp_path):
+    """/servo/d_gains 2 beside /servo/p_gains 8: kp 8 (it was 2 from d_gains, the first '…gains' in sorted order:
+    α̂ ÷ 4); two P gain topics are refused naming them and the option (the first was taken), unless kp is given."""
+    log = read_rosbag(
+        _gains_bag(tmp_path / "d", {"/servo/d_gains": [(0.0, [2.0])], "/servo/p_gains": [(0.0, [8.0])]}).close(),
+        meta={"vin": 15.0},
+    )
+    assert log.kp == 8.0 and log.kp_source == "recorded /servo/p_gains"
+    two = _gains_bag(tmp_path / "two", {"/left/p_gains": [(0.0, [4.0])], "/right/p_gains": [(0.0, [8.0])]}).close()
+    with pytest.raises(LogError) as e:
+        read_rosbag(two, meta={"vin": 15.0})
+    msg = str(e.value)
+    assert "/left/p_gains, /right/p_gains" in msg and "--p-gains-topic" in msg and "\n" not in msg, msg
+    assert read_rosbag(two, meta=BENCH).kp == 8.0
+    assert read_rosbag(two, meta={"vin": 15.0}, gains_topic="/left/p_gains").kp == 4.0
+
+
+def test_a_gain_changing_within_the_data_is_refused_naming_the_time(tmp_path):
+    """P gain 32 then 8 from 1.0 s, goals throughout: refused naming the time of the change (the median, 20, was
+    used: a gain never applied); a change before the first goal, or within 1 %, is one gain."""
+    steps = {"/servo/p_gains": [(0.0, [32.0]), (0.5, [32.0]), (1.0, [8.0]), (1.5, [8.0])]}
+    with pytest.raises(LogError) as e:
+        read_rosbag(_gains_bag(tmp_path / "c", steps).close(), meta={"vin": 15.0})
+    msg = str(e.value)
+    assert "/servo/p_gains" in msg and "from 32 to 8 at 1.000 s" in msg and "\n" not in msg, msg
+    late = read_rosbag(_gains_bag(tmp_path / "late", steps, goals_from_s=1.2).close(), meta={"vin": 15.0})
+    assert late.kp == 8.0
+    jitter = {"/servo/p_gains": [(0.0, [8.0]), (1.0, [8.05])]}
+    assert abs(read_rosbag(_gains_bag(tmp_path / "j", jitter).close(), meta={"vin": 15.0}).kp - 8.025) < 1e-9

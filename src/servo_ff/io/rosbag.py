@@ -2,7 +2,7 @@
 
 Reading: ``joint_states`` (sensor_msgs/JointState: position [rad], velocity [rad/s]), the goal topic
 (std_msgs/Float64MultiArray, sensor_msgs/JointState or trajectory_msgs/JointTrajectory), the supply
-voltage (sensor_msgs/BatteryState ``voltage`` [V]), the servo P gains (a ``*gains`` Float64MultiArray) and, if
+voltage (sensor_msgs/BatteryState ``voltage`` [V]), the servo P gains (a ``…p_gains`` Float64MultiArray) and, if
 present, torque enable (a std_msgs/Bool named so); relative topic names are resolved under ``namespace``, and
 topics found by type are looked for under it (:mod:`.rosbag_topics`). The streams are aligned on their overlap
 and resampled onto a uniform grid: measurements by linear interpolation, commands (goal, voltage, enable) by
@@ -86,7 +86,7 @@ def read_rosbag(
         counts: dict[str, int] = {}
         for c in reader.connections:
             counts[c.topic] = counts.get(c.topic, 0) + int(getattr(c, "msgcount", 0) or 0)
-        picked = pick_topics(src, topics, counts, ns, topics_wanted)
+        picked = pick_topics(src, topics, counts, ns, topics_wanted, kp_given=bool(meta and "kp" in meta))
         bag = read_streams(reader, src, joint, picked, {META_TOPIC, ns + META_TOPIC})
     except LogError:
         raise
@@ -116,11 +116,14 @@ def read_rosbag(
         first = min(p[0] for p in streams["traj"])
         q0 = float(np.interp(first, js_t, [r[1] for r in streams["js"]]))
         traj = trajectory_goals(src, g_topic, streams["traj"], streams["js"][0][0], q0)
+    else:
+        first = min(r[0] for r in goal_rows)
+    span = (max(streams["js"][0][0], first), streams["js"][-1][0])  # the data: where the gain must be one
     merged = {**bag["meta"], **(meta or {})}
     kp_source = "given" if meta and "kp" in meta else "/servo_ff/log_meta" if "kp" in merged else ""
     kp_note = ""
     if bag["gains"]:
-        kp_rec, kp_note = kp_from_gains(src, bag["gains"], picked["gains"], joint, order)
+        kp_rec, kp_note = kp_from_gains(src, bag["gains"], picked["gains"], joint, order, span, streams["js"][0][0])
         if kp_rec is not None and "kp" not in merged:
             merged["kp"], kp_source = kp_rec, f"recorded {picked['gains']}"
         elif kp_rec is not None and abs(float(merged["kp"]) - kp_rec) > 0.01 * kp_rec:

@@ -44,24 +44,43 @@ def array_column(src: str, joint: str, order: Sequence[str] | None, n_values: in
 
 
 def kp_from_gains(
-    src: str, gains: list[tuple[float, ...]], topic: str, joint: str, order: Sequence[str] | None
+    src: str,
+    gains: list[tuple[int, tuple[float, ...]]],
+    topic: str,
+    joint: str,
+    order: Sequence[str] | None,
+    span: tuple[int, int] | None = None,
+    base_ns: int = 0,
 ) -> tuple[float | None, str]:
-    """(median recorded gain of ``joint``, "") or (None, why not): one value per message, the same value for
-    every joint, or the column ``order`` gives."""
+    """(recorded gain of ``joint``, "") or (None, why not) from (time [ns], values) messages: one value per
+    message, the same value for every joint, or the column ``order`` gives. Only the gain in effect over ``span``
+    [ns] (the data: the last message before it and those inside) counts; one that changes there by more than 1 %
+    is refused naming the time of the change [s since ``base_ns``] — no one kp fits such data."""
     if order is not None:
         try:
-            k = array_column(src, joint, order, len(gains[0]), f"topic {topic}")
+            k = array_column(src, joint, order, len(gains[0][1]), f"topic {topic}")
         except LogError as e:
             return None, str(e).split(": ", 1)[-1]
-        values = [g[k] for g in gains if k < len(g)]
-    elif all(len(set(g)) == 1 for g in gains if g):
-        values = [g[0] for g in gains if g]
+        rows = [(t, g[k]) for t, g in gains if k < len(g)]
+    elif all(len(set(g)) == 1 for _, g in gains if g):
+        rows = [(t, g[0]) for t, g in gains if g]
     else:
         return None, f"{topic} has different gains per joint and names no joints: give joints"
-    good = [v for v in values if math.isfinite(v) and v > 0]
+    good = [(i, t, v) for i, (t, v) in enumerate(rows) if math.isfinite(v) and v > 0]
     if not good:
         return None, f"{topic} has no finite gain > 0 for joint {joint!r}"
-    return float(np.median(good)), ""
+    if span is not None:
+        before = [r for r in good if r[1] <= span[0]]
+        good = before[-1:] + [r for r in good if span[0] < r[1] <= span[1]] or good
+    ref = good[0][2]
+    for i, t, v in good:
+        if abs(v - ref) > 0.01 * ref:
+            raise LogError(
+                f"{src}: topic {topic} message {i}: the P gain of joint {joint!r} changes from {ref:g} to {v:g} at "
+                f"{(t - base_ns) * 1e-9:.3f} s, within the data: no one kp fits it; fit a stretch recorded at one "
+                "gain (a bag recorded, or cut, before or after the change)"
+            )
+    return float(np.median([v for _, _, v in good])), ""
 
 
 #: One JointTrajectory for one joint: (start [ns], time_from_start [s] (P,), q, q̇, q̈ (P,), has_q̇, has_q̈ (P,)),

@@ -71,7 +71,7 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
 def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str | None], meta_topics: set[str]):
     """The rows of every stream of one joint: ``js`` (stamp, position, velocity), ``goal`` (stamp, value, or a
     tuple of values of a Float64MultiArray), ``traj`` (JointTrajectory pieces), ``volts``, ``enable`` (stamp,
-    value), the ``gains`` tuples, the bench ``meta`` of ``meta_topics`` and the resolved ``joint``."""
+    value), the ``gains`` (receive time, values), the bench ``meta`` of ``meta_topics`` and the resolved ``joint``."""
     joint, js_rows = read_joint_states(reader, src, topics["js"], joint)
     g_topic, v_topic, e_topic, k_topic = topics["goal"], topics["volts"], topics["enable"], topics["gains"]
     streams: dict[str, Any] = {"js": js_rows, "goal": [], "traj": [], "volts": [], "enable": [], "joint": joint}
@@ -111,7 +111,7 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
         elif conn.topic == e_topic:
             streams["enable"].append((t_ns, float(msg.data)))
         elif conn.topic == k_topic:
-            gains.append(tuple(float(x) for x in msg.data))
+            gains.append((t_ns, tuple(float(x) for x in msg.data)))
     if skipped:
         named = sorted(others)
         if not streams["goal"]:

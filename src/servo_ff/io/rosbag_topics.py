@@ -1,12 +1,13 @@
 """Which topics of a rosbag2 are read (used by :mod:`.rosbag`): the one an option names, else the one of its type
 whose last name says what it is, under the namespace — goals ``…command…``, ``…goal…``, ``…reference…``,
-``…trajectory…``; torque enable ``…torque…``, ``…enable…``; the gains ``…gains``. Another topic of the type is
-never taken for what its name does not say (a ``/foot_contact`` Bool is no torque enable). Each refusal names the
-bag, the topics and the option that chooses."""
+``…trajectory…``; torque enable ``…torque…``, ``…enable…``; the servo P gain ``…p_gains``, ``…p_gain``, ``…kp``.
+Another topic of the type is never taken for what its name does not say (a ``/foot_contact`` Bool is no torque
+enable, ``/servo/d_gains`` no P gain). Each refusal names the bag, the topics and the option that chooses."""
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 
 from .servo_log import LogError
@@ -40,8 +41,14 @@ def _last(topic: str) -> str:
 
 
 def is_gains(topic: str) -> bool:
-    """A gains topic (``…gains``): never a goal."""
-    return "gains" in _last(topic)
+    """Any gain topic (``…gains``, ``…gain``, ``…kp``): never a goal."""
+    return "gain" in _last(topic) or is_p_gain(topic)
+
+
+def is_p_gain(topic: str) -> bool:
+    """The servo P gain: ``p_gains``, ``p_gain``, ``pgains``, ``position_p_gain``, ``kp``, ``servo_kp`` — not
+    ``d_gains``, ``i_gains`` or a bare ``gains``."""
+    return re.search(r"(^|_)(p_?gains?|kps?)$", _last(topic)) is not None
 
 
 def is_enable(topic: str) -> bool:
@@ -103,9 +110,11 @@ def pick_topics(
     counts: Mapping[str, int],
     ns: str,
     wanted: Mapping[str, str | None],
+    kp_given: bool = False,
 ) -> dict[str, str | None]:
     """The topic of each stream (``js``, ``goal``, ``volts``, ``enable``, ``gains``; None: not recorded) from the
-    named ones (``wanted``) and, for the others, the candidates under ``ns``."""
+    named ones (``wanted``) and, for the others, the candidates under ``ns``. ``kp_given``: several P gain topics
+    are then not refused (none is read)."""
     js = wanted["js"]
     if js not in topics:
         raise LogError(f"{src}: topic {js!r} is missing (topics: {', '.join(sorted(topics)) or 'none'})")
@@ -133,11 +142,12 @@ def pick_topics(
                 else "torque taken as on throughout, name it if one is",
                 option_hint(OPTION["enable"]),
             )
-    if wanted["gains"] is not None:
-        gains = pick_topic(src, topics, wanted["gains"], (FLOAT_ARRAY,), "p_gains", "gains")
-    else:
-        cands = sorted(t for t, ty in local.items() if ty == FLOAT_ARRAY and is_gains(t) and t != goal)
-        gains = cands[0] if cands else None
+    try:
+        gains = pick("gains", (FLOAT_ARRAY,), "P gain", required=False, exclude=(goal,), like=is_p_gain)
+    except LogError:
+        if not kp_given:
+            raise
+        gains = None  # a given kp wins: several gain topics need no choosing
     return {"js": js, "goal": goal, "volts": volts, "enable": enable, "gains": gains}
 
 
@@ -152,6 +162,7 @@ __all__ = [
     "OPTION",
     "option_hint",
     "is_gains",
+    "is_p_gain",
     "is_enable",
     "is_command_like",
     "pick_topic",
