@@ -233,3 +233,56 @@ def test_a_gain_changing_within_the_data_is_refused_naming_the_time(tmp_path):
     assert late.kp == 8.0
     jitter = {"/servo/p_gains": [(0.0, [8.0]), (1.0, [8.05])]}
     assert abs(read_rosbag(_gains_bag(tmp_path / "j", jitter).close(), meta={"vin": 15.0}).kp - 8.025) < 1e-9
+
+
+# ------------------------------------------------------------------------------------------------ fix 4: one clock
+def test_states_stamped_before_their_receipt_are_timed_with_header_less_goals_by_receive_time(tmp_path):
+    """A driver stamping /joint_states 30 ms before the recorder receives them, Float64MultiArray goals (no header)
+    received with them, position = goal: on one clock (receive times) they coincide (the stamps against the goals'
+    receive times put the motion 30 ms early: α̂0 −9 %, α̂1 −23 %)."""
+    bag = Bag(tmp_path / "b")
+    for k in range(N):
+        recv = _stamp(k) + 300_000
+        bag.put("/joint_states", "sensor_msgs/msg/JointState", 0, _js_msg(bag, recv - 30_000_000, G1[k]), recv)
+        bag.array("/servo/commands", _stamp(k), [G1[k]])
+    log = _read(bag.close())
+    assert np.max(np.abs(log.position - log.goal_position)) < 1e-3
+
+
+def _js_msg(bag: Bag, stamp: int, q: float, name: str = "pendulum_1"):
+    return bag.T["sensor_msgs/msg/JointState"](
+        header=bag.header(stamp), name=[name], position=np.array([q]), velocity=np.array([0.0]), effort=np.zeros(1)
+    )
+
+
+def test_goals_stamped_ahead_of_the_states_put_every_stream_on_receive_time_and_say_so(tmp_path, caplog):
+    """JointState goals stamped 50 ms ahead (the time they are meant for), states stamped at receipt: the stamps
+    disagree by more than dt, so every stream is timed by its receive time, said in one line (the goal stamps were
+    used against the state stamps: the goal 50 ms late, α̂ [13.00, 4.58, 1.15, 0])."""
+    bag = Bag(tmp_path / "b")
+    for k in range(N):
+        _states(bag, k, ["pendulum_1"])
+        goal = _js_msg(bag, _stamp(k) + 50_000_000, G1[k])
+        bag.put("/servo/joint_command", "sensor_msgs/msg/JointState", 0, goal, _stamp(k) + 300_000)
+    log = _read(bag.close())
+    assert np.max(np.abs(log.position - log.goal_position)) < 1e-3
+    said = [r.getMessage() for r in caplog.records if "stamps disagree" in r.getMessage()]
+    assert len(said) == 1 and "/servo/joint_command +0.050 s" in said[0] and "receive time" in said[0], said
+
+
+def test_sim_time_trajectories_are_followed_on_their_own_clock(tmp_path):
+    """States and JointTrajectory goals stamped in sim time (from 100 s), received on the wall clock: the stamps
+    agree, the trajectories are followed on the header clock (each was tested against its wall-clock receipt:
+    "ended before they were received", then "has no messages", exit 2)."""
+    sim0 = 100_000_000_000
+    bag = Bag(tmp_path / "b")
+    for k in range(N):
+        recv = _stamp(k) + 300_000
+        bag.put("/joint_states", "sensor_msgs/msg/JointState", 0, _js_msg(bag, sim0 + k * 5_000_000, G1[k]), recv)
+        if k % 50 == 0:
+            horizon = np.arange(0, min(60, N - k)) * 0.005
+            q = G1[k : k + len(horizon)][:, None]
+            bag.trajectory("/arm/joint_trajectory", sim0 + k * 5_000_000, ["pendulum_1"], horizon, q, received=recv)
+    log = _read(bag.close())
+    assert len(log) > N - 10
+    assert np.max(np.abs(log.position - log.goal_position)) < 1e-3

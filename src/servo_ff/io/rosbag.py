@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..interpolation import ReplacedTrajectories
+from .rosbag_clock import on_one_clock
 from .rosbag_goals import array_column, kp_from_gains, normalize_namespace, resolve_topic, trajectory_goals
 from .rosbag_streams import read_streams
 from .rosbag_topics import BATTERY, BOOL, FLOAT_ARRAY, JOINT_STATE, STRING, TRAJECTORY, is_command_like, pick_topics
@@ -97,7 +98,8 @@ def read_rosbag(
             reader.close()
         except Exception:  # noqa: BLE001 - closing a corrupt bag may fail again; the error above names it
             pass
-    streams, g_topic, js_topic = bag["streams"], picked["goal"], picked["js"]
+    streams = on_one_clock(src, bag["streams"], picked, dt)
+    g_topic, js_topic = picked["goal"], picked["js"]
     joint = streams["joint"]  # the one joint_states names when none was given: every lookup below is by name
     if not streams["goal"] and not streams["traj"]:
         raise LogError(f"{src}: goal topic {g_topic} has no messages")
@@ -122,8 +124,8 @@ def read_rosbag(
     merged = {**bag["meta"], **(meta or {})}
     kp_source = "given" if meta and "kp" in meta else "/servo_ff/log_meta" if "kp" in merged else ""
     kp_note = ""
-    if bag["gains"]:
-        kp_rec, kp_note = kp_from_gains(src, bag["gains"], picked["gains"], joint, order, span, streams["js"][0][0])
+    if streams["gains"]:
+        kp_rec, kp_note = kp_from_gains(src, streams["gains"], picked["gains"], joint, order, span, streams["js"][0][0])
         if kp_rec is not None and "kp" not in merged:
             merged["kp"], kp_source = kp_rec, f"recorded {picked['gains']}"
         elif kp_rec is not None and abs(float(merged["kp"]) - kp_rec) > 0.01 * kp_rec:

@@ -2,7 +2,8 @@
 first (the one joint it names when none is given); every other lookup is by that name: a JointState goal message
 that does not name it carries other joints' goals (skipped, counted in one line; none naming it is refused), a
 JointTrajectory that does not name it holds the joint (as a JointTrajectoryController does), a Float64MultiArray's
-column and a gains column come from the joint order (:func:`.rosbag_goals.array_column`)."""
+column and a gains column come from the joint order (:func:`.rosbag_goals.array_column`). Each row keeps its
+header stamp (0: none) and receive time [ns]; :mod:`.rosbag_clock` puts them on one clock."""
 
 from __future__ import annotations
 
@@ -21,10 +22,9 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 _log = logging.getLogger(__name__)
 
 
-def _stamp(header, fallback_ns: int) -> int:
-    """Header stamp in integer ns (the bag's receive time when the stamp is zero)."""
-    s = header.stamp.sec * 1_000_000_000 + header.stamp.nanosec
-    return s if s > 0 else fallback_ns
+def _stamp(header) -> int:
+    """Header stamp in integer ns (0: not set)."""
+    return max(0, header.stamp.sec * 1_000_000_000 + header.stamp.nanosec)
 
 
 def _messages(reader, src: str, topics: Iterable[str]):
@@ -44,8 +44,8 @@ def _messages(reader, src: str, topics: Iterable[str]):
 
 
 def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[str, list[tuple]]:
-    """(the joint, its rows (stamp [ns], position, velocity)) of the joint_states ``topic``; ``joint`` None: the
-    one joint the topic names."""
+    """(the joint, its rows (stamp, receive time [ns], position, velocity)) of the joint_states ``topic``;
+    ``joint`` None: the one joint the topic names."""
     rows: list[tuple] = []
     for _, i_msg, t_ns, msg in _messages(reader, src, (topic,)):
         names = list(msg.name)
@@ -62,22 +62,22 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
                 f"joint index {idx} has none"
             )
         vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
-        rows.append((_stamp(msg.header, t_ns), msg.position[idx], vel))
+        rows.append((_stamp(msg.header), t_ns, msg.position[idx], vel))
     if len(rows) < 2 or joint is None:
         raise LogError(f"{src}: topic {topic} has {len(rows)} messages, need >= 2")
     return joint, rows
 
 
 def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str | None], meta_topics: set[str]):
-    """The rows of every stream of one joint: ``js`` (stamp, position, velocity), ``goal`` (stamp, value, or a
-    tuple of values of a Float64MultiArray), ``traj`` (JointTrajectory pieces), ``volts``, ``enable`` (stamp,
-    value), the ``gains`` (receive time, values), the bench ``meta`` of ``meta_topics`` and the resolved ``joint``."""
+    """The rows of every stream of one joint, (stamp, receive time [ns], …): ``js`` (…, position, velocity),
+    ``goal`` (…, value, or a tuple of values of a Float64MultiArray; stamp 0), ``volts``, ``enable`` (…, value;
+    stamp 0); ``traj`` (JointTrajectory piece starting at its stamp, receive time), ``gains`` (receive time,
+    values); the ``goal_kind`` (message type), the resolved ``joint``; and the bench ``meta`` of ``meta_topics``."""
     joint, js_rows = read_joint_states(reader, src, topics["js"], joint)
     g_topic, v_topic, e_topic, k_topic = topics["goal"], topics["volts"], topics["enable"], topics["gains"]
-    streams: dict[str, Any] = {"js": js_rows, "goal": [], "traj": [], "volts": [], "enable": [], "joint": joint}
+    streams: dict[str, Any] = {"js": js_rows, "goal": [], "traj": [], "volts": [], "enable": [], "gains": []}
+    streams.update(joint=joint, goal_kind="")
     bag_meta: dict[str, Any] = {}
-    gains: list[tuple] = []
-    stale = 0
     others: set[str] = set()  # joints a skipped JointState goal named
     skipped = 0
     wanted = {t for t in (g_topic, v_topic, e_topic, k_topic) if t} | meta_topics
@@ -91,27 +91,24 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
                 )
             bag_meta.update(meta_doc)
         elif conn.topic == g_topic:
+            streams["goal_kind"] = conn.msgtype
             if conn.msgtype == FLOAT_ARRAY:  # the joint's column is chosen once the joint order is known
-                streams["goal"].append((t_ns, tuple(float(x) for x in msg.data)))
+                streams["goal"].append((0, t_ns, tuple(float(x) for x in msg.data)))
             elif conn.msgtype == JOINT_STATE:
                 value = _joint_goal(src, where, msg, joint)
                 if value is None:
                     skipped += 1
                     others.update(msg.name)
                     continue
-                streams["goal"].append((_stamp(msg.header, t_ns), value))
+                streams["goal"].append((_stamp(msg.header), t_ns, value))
             else:
-                piece = trajectory_piece(src, where, msg, joint, _stamp(msg.header, t_ns))
-                if len(piece[1]) and piece[0] + int(piece[1][-1] * 1e9) < t_ns:  # ended before it arrived
-                    stale += 1  # a JointTrajectoryController refuses it
-                    continue
-                streams["traj"].append(piece)
+                streams["traj"].append((trajectory_piece(src, where, msg, joint, _stamp(msg.header)), t_ns))
         elif conn.topic == v_topic:
-            streams["volts"].append((_stamp(msg.header, t_ns), msg.voltage))
+            streams["volts"].append((_stamp(msg.header), t_ns, msg.voltage))
         elif conn.topic == e_topic:
-            streams["enable"].append((t_ns, float(msg.data)))
+            streams["enable"].append((0, t_ns, float(msg.data)))
         elif conn.topic == k_topic:
-            gains.append((t_ns, tuple(float(x) for x in msg.data)))
+            streams["gains"].append((t_ns, tuple(float(x) for x in msg.data)))
     if skipped:
         named = sorted(others)
         if not streams["goal"]:
@@ -127,7 +124,7 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
             ", ".join(named),
             joint,
         )
-    off = sum(v < 0.5 for _, v in streams["enable"])
+    off = sum(r[2] < 0.5 for r in streams["enable"])
     if off:  # which topic turned the torque off is said: a wrong one drops good samples
         _log.warning(
             "%s: torque enable from %s (%s): off in %d of %d message(s)",
@@ -137,13 +134,9 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
             off,
             len(streams["enable"]),
         )
-    if stale:
-        _log.warning(
-            "%s: %d message(s) of %s ended before they were received: not followed (as a JTC)", src, stale, g_topic
-        )
-    if streams["traj"] and all(len(p[1]) == 0 for p in streams["traj"]):
+    if streams["traj"] and all(len(p[1]) == 0 for p, _ in streams["traj"]):
         raise LogError(f"{src}: topic {g_topic}: no message names joint {joint!r}")
-    return {"streams": streams, "meta": bag_meta, "gains": gains}
+    return {"streams": streams, "meta": bag_meta}
 
 
 def _joint_goal(src: str, where: str, msg, joint: str) -> float | None:
