@@ -286,3 +286,34 @@ def test_sim_time_trajectories_are_followed_on_their_own_clock(tmp_path):
     log = _read(bag.close())
     assert len(log) > N - 10
     assert np.max(np.abs(log.position - log.goal_position)) < 1e-3
+
+
+# ----------------------------------------------------------------------------- fix 5: publishers on /joint_states
+def _two_publishers(path) -> Bag:
+    """pendulum_1's driver and pendulum_2's on /joint_states (one joint per message), goals of pendulum_1."""
+    bag = Bag(path)
+    for k in range(N):
+        _states(bag, k, ["pendulum_1"])
+        bag.put(
+            "/joint_states", "sensor_msgs/msg/JointState", 0, _js_msg(bag, _stamp(k) + 1_000_000, G2[k], "pendulum_2")
+        )
+        bag.array("/servo/commands", _stamp(k), [G1[k]])
+    return bag
+
+
+def test_messages_of_another_publisher_are_skipped_and_counted(tmp_path, caplog):
+    """joint pendulum_1: pendulum_2's messages are skipped, said in one line (the first was refused: "joint
+    'pendulum_1' not in ['pendulum_2']", though the servo node's live fit skips them)."""
+    log = _read(_two_publishers(tmp_path / "b").close(), joint="pendulum_1")
+    assert np.max(np.abs(log.position - np.interp(log.t, T, G1))) < 1e-3
+    said = [r.getMessage() for r in caplog.records if "do not name joint" in r.getMessage()]
+    assert len(said) == 1 and f"{N} of {2 * N} message(s) of /joint_states" in said[0] and "pendulum_2" in said[0]
+
+
+def test_no_joint_and_two_publishers_is_refused_naming_both(tmp_path):
+    """No joint given, one joint per message but not the same one: refused naming both joints and --joint (both
+    joints' positions were read as one, exit 0)."""
+    with pytest.raises(LogError) as e:
+        _read(_two_publishers(tmp_path / "b").close())
+    msg = str(e.value)
+    assert "'pendulum_1'" in msg and "'pendulum_2'" in msg and "--joint" in msg and "\n" not in msg, msg

@@ -44,25 +44,47 @@ def _messages(reader, src: str, topics: Iterable[str]):
 
 
 def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[str, list[tuple]]:
-    """(the joint, its rows (stamp, receive time [ns], position, velocity)) of the joint_states ``topic``;
-    ``joint`` None: the one joint the topic names."""
+    """(the joint, its rows (stamp, receive time [ns], position, velocity)) of the joint_states ``topic``.
+    ``joint`` None: the one joint the topic names — a message naming several, or another one than the messages
+    before it (two publishers), is refused. A message not naming ``joint`` (another publisher's) is skipped,
+    counted in one line."""
     rows: list[tuple] = []
+    given, skipped, others = joint is not None, 0, set()
     for _, i_msg, t_ns, msg in _messages(reader, src, (topic,)):
         names = list(msg.name)
-        if joint is None:
+        where = f"topic {topic} message {i_msg}"
+        if not given:
             if len(names) != 1:
-                raise LogError(f"{src}: topic {topic} has joints {names}; name the joint (joint)")
+                raise LogError(f"{src}: {where} names joints {names}; name the joint ({option_hint('joint')})")
+            if joint is not None and names[0] != joint:
+                raise LogError(
+                    f"{src}: {where} names joint {names[0]!r}, the messages before it {joint!r} (two publishers): "
+                    f"name the joint ({option_hint('joint')})"
+                )
             joint = names[0]
-        if joint not in names:
-            raise LogError(f"{src}: topic {topic}: joint {joint!r} not in {names}")
+        elif joint not in names:  # another publisher's message
+            skipped += 1
+            others.update(names)
+            continue
         idx = names.index(joint)
         if len(msg.position) <= idx:
             raise LogError(
-                f"{src}: topic {topic} message {i_msg}: {len(msg.position)} position(s) for joint(s) {names}; "
-                f"joint index {idx} has none"
+                f"{src}: {where}: {len(msg.position)} position(s) for joint(s) {names}; joint index {idx} has none"
             )
         vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
         rows.append((_stamp(msg.header), t_ns, msg.position[idx], vel))
+    if given and not rows and skipped:
+        raise LogError(f"{src}: topic {topic}: no message names joint {joint!r} (they name {sorted(others)})")
+    if skipped:
+        _log.warning(
+            "%s: %d of %d message(s) of %s do not name joint %r (they name %s): skipped",
+            src,
+            skipped,
+            skipped + len(rows),
+            topic,
+            joint,
+            ", ".join(sorted(others)),
+        )
     if len(rows) < 2 or joint is None:
         raise LogError(f"{src}: topic {topic} has {len(rows)} messages, need >= 2")
     return joint, rows
