@@ -317,3 +317,80 @@ def test_no_joint_and_two_publishers_is_refused_naming_both(tmp_path):
         _read(_two_publishers(tmp_path / "b").close())
     msg = str(e.value)
     assert "'pendulum_1'" in msg and "'pendulum_2'" in msg and "--joint" in msg and "\n" not in msg, msg
+
+
+# ----------------------------------------------------------------------------------------- fix 6: the messages
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        # before: "no command-like goal topic …" (the goals were excluded as joint states)
+        ({"joint_states_topic": "/servo/commands"}, ["/servo/commands has type std_msgs/msg/Float64MultiArray"]),
+        # before: "cannot read the rosbag2, truncated or corrupt (AttributeError: … no attribute 'name')"
+        ({"joint_states_topic": "/servo_supply"}, ["/servo_supply has type sensor_msgs/msg/BatteryState"]),
+        # before: "goal topic /joint_states has no messages"
+        ({"goal_topic": "/joint_states"}, ["goal topic /joint_states is the joint_states topic", "--goal-topic"]),
+        # before: "kp unknown (no p_gains topic in the bag …)"
+        ({"gains_topic": "/servo/commands"}, ["P gain topic /servo/commands is the goal topic", "--p-gains-topic"]),
+        # before: "several candidate supply voltage topics (…); name one (goal_topic)"
+        ({}, ["several candidate supply voltage topics (/laptop/battery, /servo_supply)", "--supply-topic"]),
+    ],
+)
+def test_a_wrong_topic_is_one_line_naming_it_and_its_option(tmp_path, options, words):
+    bag = _one_joint_bag(tmp_path / "b")
+    bag.supply("/servo_supply", START, 15.0)
+    if not options:
+        bag.supply("/laptop/battery", START, 16.8)
+    with pytest.raises(LogError) as e:
+        read_rosbag(bag.close(), meta={"kp": 8.0}, **options)
+    msg = str(e.value)
+    assert "\n" not in msg and str(tmp_path / "b") in msg, msg
+    for w in words:
+        assert w in msg, (w, msg)
+    if "joint_states_topic" in options:
+        assert "--joint-states-topic" in msg, msg
+
+
+def test_a_folder_of_bags_and_a_bag_folder_without_metadata(tmp_path, caplog):
+    """One log asked for: a folder of two bags says so in one line naming them, a bag folder whose metadata.yaml is
+    missing is read by its storage file, said (both were "unknown log format"; the .mcap alone was read)."""
+    from servo_ff.io.logs import find_logs, read_log
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in ("run1", "run2"):
+        _one_joint_bag(folder / name).close()
+    with pytest.raises(LogError) as e:
+        read_log(folder, meta=BENCH)
+    assert str(e.value) == f"{folder}: a directory of 2 logs (run1, run2), not one log: give one of them"
+    (folder / "run2" / "metadata.yaml").unlink()
+    log = read_log(folder / "run2", meta=BENCH)
+    assert len(log) > N // 2 and log.source.endswith(".mcap")
+    said = [r.getMessage() for r in caplog.records if "without metadata.yaml" in r.getMessage()]
+    assert len(said) == 1 and str(folder / "run2") in said[0], said
+    assert [p.name for p in find_logs([folder])] == ["run1", "run2.mcap"]  # identify's folder: it was left out
+
+
+def test_identify_names_and_takes_the_joint_of_a_two_joint_bag(tmp_path, capsys):
+    """identify on a bag of two joints: the refusal names identify's --joint (it said "(joint)", a flag identify
+    had not), and --joint picks the joint."""
+    import json
+
+    from servo_ff.cli import build_parser, main
+    from servo_ff.cli.identify import options
+    from servo_ff.workflows.identify import prepare
+
+    bag = Bag(tmp_path / "two")
+    meta = {"mass": 0.5, "length": 0.15, "arm_mass": 0.0, "kp": 8.0, "vin": 15.0, "motor": "mx64"}
+    bag.put("/servo_ff/log_meta", "std_msgs/msg/String", START, bag.T["std_msgs/msg/String"](data=json.dumps(meta)))
+    for k in range(N):
+        _states(bag, k, ["pendulum_1", "pendulum_2"])
+        bag.joint_state("/servo/joint_command", _stamp(k), ["pendulum_1", "pendulum_2"], [G1[k], G2[k]], [])
+    bag.close()
+    assert main(["identify", str(bag.path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "identify --joint" in err, err
+    argv = ["identify", str(bag.path), "--out", str(tmp_path / "o"), "--validation", "0", "--joint", "pendulum_2"]
+    args = build_parser().parse_args(argv)
+    logs, _ = prepare(args.logs, options(args))
+    assert logs[0].joint == "pendulum_2"
+    _goal_is(logs[0], G2)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..safe_parse import parse_json
 from .rosbag_goals import trajectory_piece
-from .rosbag_topics import OPTION, option_hint
+from .rosbag_topics import JOINT_HINT, OPTION, option_hint
 from .servo_log import LogError
 
 FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -55,11 +55,11 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
         where = f"topic {topic} message {i_msg}"
         if not given:
             if len(names) != 1:
-                raise LogError(f"{src}: {where} names joints {names}; name the joint ({option_hint('joint')})")
+                raise LogError(f"{src}: {where} names joints {names}; name the joint ({JOINT_HINT})")
             if joint is not None and names[0] != joint:
                 raise LogError(
                     f"{src}: {where} names joint {names[0]!r}, the messages before it {joint!r} (two publishers): "
-                    f"name the joint ({option_hint('joint')})"
+                    f"name the joint ({JOINT_HINT})"
                 )
             joint = names[0]
         elif joint not in names:  # another publisher's message

@@ -36,6 +36,10 @@ def option_hint(name: str) -> str:
     return f"servo-ff fit --{name.replace('_', '-')}, fit node parameter {name}"
 
 
+#: Where a user names the joint of a bag: ``servo-ff identify`` takes it too.
+JOINT_HINT = "servo-ff fit or identify --joint, fit node parameter joint"
+
+
 def _last(topic: str) -> str:
     return topic.rstrip("/").rsplit("/", 1)[-1].lower()
 
@@ -118,6 +122,13 @@ def pick_topics(
     js = wanted["js"]
     if js not in topics:
         raise LogError(f"{src}: topic {js!r} is missing (topics: {', '.join(sorted(topics)) or 'none'})")
+    if topics[js] != JOINT_STATE:
+        raise LogError(f"{src}: topic {js} has type {topics[js]}, expected {JOINT_STATE} ({option_hint(OPTION['js'])})")
+    if wanted["goal"] == js:
+        raise LogError(
+            f"{src}: goal topic {js} is the joint_states topic: the goals are what was commanded "
+            f"(e.g. /servo/joint_command), not the measured states ({option_hint(OPTION['goal'])})"
+        )
     local = {t: ty for t, ty in topics.items() if not ns or t.startswith(ns + "/")}  # found by type: under ns
 
     def pick(key: str, types: tuple[str, ...], role: str, **kw) -> str | None:
@@ -148,6 +159,8 @@ def pick_topics(
         if not kp_given:
             raise
         gains = None  # a given kp wins: several gain topics need no choosing
+    if gains is not None and gains == goal:
+        raise LogError(f"{src}: P gain topic {gains} is the goal topic ({option_hint(OPTION['gains'])})")
     return {"js": js, "goal": goal, "volts": volts, "enable": enable, "gains": gains}
 
 
@@ -161,6 +174,7 @@ __all__ = [
     "GOAL_TYPES",
     "OPTION",
     "option_hint",
+    "JOINT_HINT",
     "is_gains",
     "is_p_gain",
     "is_enable",

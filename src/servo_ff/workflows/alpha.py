@@ -28,7 +28,7 @@ from ..identification.alpha_data import (
 from ..identification.alpha_fit import AlphaFit
 from ..identification.alpha_gate import FitGate, check_excitation, check_fit
 from ..io.ilc_record import ILCRecord, load_ilc_record
-from ..io.logs import is_rosbag, read_log
+from ..io.logs import read_log
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def fit_alpha_source(
             "enable_topic": t.get("enable_topic"),
         }
         bag = {k: v for k, v in bag.items() if v}
-        log = read_log(path, dt=dt, meta=bench or None, **(bag if is_rosbag(Path(path)) else {}))
+        log = read_log(path, dt=dt, meta=bench or None, **bag)  # the bag options: used for a rosbag2 only
         joint = joint or log.joint or "joint"  # a bag's own joint: the α file names it (the node reads it)
         data = data_from_log(log, kp)
         kp_source = "given" if kp is not None else (log.kp_source or "log")
