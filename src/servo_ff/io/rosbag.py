@@ -57,12 +57,15 @@ def read_rosbag(
     """Read one joint's log from a rosbag2 recording (directory, ``.mcap`` or ``.db3``) as ``ros2 bag record``
     writes it.
 
-    ``joint``: the joint to read (required when ``joint_states`` names several). ``goal_joints``: the order of the
+    ``joint``: the joint to read (None: the one ``joint_states`` names); every goal, trajectory and gain is looked
+    up by its name (:mod:`.rosbag_streams`), every stream timed on one clock (:mod:`.rosbag_clock`), torque enable
+    from ``enable_topic`` or a Bool named so. ``goal_joints``: the order of the
     values of Float64MultiArray goals and gains (a forward command controller's ``joints``; required when they
     carry more than one value). ``namespace``: relative topic names (``joint_states``, …) are resolved under it and
     the goal, supply and gains topics found by type are looked for under it. ``meta`` gives the bench (``mass``,
     ``length``, ``arm_mass``, ``kp``, ``vin``) and overrides a ``/servo_ff/log_meta`` message if the bag has one;
-    without either, ``kp`` comes from the recorded ``*p_gains`` topic (``gains_topic``) and ``vin`` from the
+    without either, ``kp`` comes from the recorded ``…p_gains`` topic (``gains_topic``; one gain over the data,
+    :func:`.rosbag_goals.kp_from_gains`) and ``vin`` from the
     supply topic, and no pendulum is assumed (mass = length = 0: τ_o must then come from a URDF). The log's
     ``kp_source`` says where ``kp`` came from; a given ``kp`` that differs from the recorded gain is logged."""
     from rosbags.highlevel import AnyReader
