@@ -235,7 +235,7 @@ def test_identify_refuses_a_bag_whose_bench_is_unknown_and_a_bool_gain(tmp_path,
     "case, args, words",
     [
         ("missing goal topic", ["--goal-topic", "/servo/goal"], ["'/servo/goal' is not in the bag"]),
-        ("joint not recorded", ["--joint", "knee"], ["/joint_states", "joint 'knee' not in"]),
+        ("joint not recorded", ["--joint", "knee"], ["/joint_states", "no message names joint 'knee'"]),
         ("joint not configured", ["--joints", "pendulum_2"], ["joint 'pendulum_1' is not configured"]),
         ("no kp", ["--joints", "pendulum_1,pendulum_2", "--vin", "12"], ["kp unknown"]),
         ("several goal topics", [], ["several candidate goal topics"]),

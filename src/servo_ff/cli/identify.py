@@ -117,6 +117,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "J = m·g·l·(Δt/2K)²) where they have one, else search it (default: yes; stated in summary.json)",
     )
     p.add_argument("--dt", type=float, default=0.005, help="resampling period [s]")
+    p.add_argument(
+        "--joint", default=None, help="joint of rosbag2 logs whose joint_states name several (default: their one joint)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of CMA-ES")
     p.add_argument("--no-warm-start", action="store_true", help="start every model mid-box")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

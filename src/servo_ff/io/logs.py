@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -9,9 +10,37 @@ from typing import Any
 from .bam_logs import read_bam_json, read_csv
 from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
+_log = logging.getLogger(__name__)
+LOG_SUFFIXES = (".json", ".csv", ".mcap", ".db3")
+
 
 def is_rosbag(path: Path) -> bool:
     return path.suffix in (".mcap", ".db3") or (path.is_dir() and (path / "metadata.yaml").exists())
+
+
+def lone_bag_file(path: Path, say: bool = True) -> Path | None:
+    """The one ``.mcap``/``.db3`` of a rosbag2 directory without its ``metadata.yaml`` (a recorder stopped before
+    writing it): read as a file, ``say`` in one line. None for anything else."""
+    if not path.is_dir() or is_rosbag(path):
+        return None
+    kids = list(path.iterdir())
+    files = [q for q in kids if q.suffix in (".mcap", ".db3")]
+    if len(files) != 1 or any(q.is_dir() or q.suffix.lower() in (".json", ".csv") for q in kids):
+        return None
+    if say:
+        _log.warning("%s: a rosbag2 directory without metadata.yaml: its storage file %s is read", path, files[0].name)
+    return files[0]
+
+
+def _logs_in(path: Path, say: bool = True) -> list[Path]:
+    """The logs of a directory that is not one: files, rosbag2 directories (one without metadata.yaml by its file)."""
+    out = []
+    for q in sorted(path.iterdir()):
+        if q.suffix.lower() in LOG_SUFFIXES or (q.is_dir() and is_rosbag(q)):
+            out.append(q)
+        elif (lone := lone_bag_file(q, say)) is not None:
+            out.append(lone)
+    return out
 
 
 def read_log(
@@ -21,6 +50,15 @@ def read_log(
     p = Path(path)
     if not p.exists():
         raise LogError(f"{p}: no such file")
+    if p.is_dir() and not is_rosbag(p):  # one log is asked for: a bag without metadata.yaml, or say what it holds
+        lone = lone_bag_file(p)
+        if lone is None:
+            kids = _logs_in(p, say=False)
+            if not kids:
+                raise LogError(f"{p}: a directory holding no log (.json, .csv, rosbag2 directory/.mcap/.db3)")
+            names = ", ".join(q.relative_to(p).as_posix() for q in kids[:4]) + (", …" if len(kids) > 4 else "")
+            raise LogError(f"{p}: a directory of {len(kids)} logs ({names}), not one log: give one of them")
+        p = lone
     if is_rosbag(p):
         from .rosbag import read_rosbag  # rosbags is imported only for bags
 
@@ -40,11 +78,7 @@ def find_logs(paths: Iterable[str | Path]) -> list[Path]:
         if not p.exists():
             raise LogError(f"{p}: no such file or directory")
         if p.is_dir() and not is_rosbag(p):
-            kids = sorted(
-                q
-                for q in p.iterdir()
-                if q.suffix.lower() in (".json", ".csv", ".mcap", ".db3") or (q.is_dir() and is_rosbag(q))
-            )
+            kids = _logs_in(p)
             if not kids:
                 raise LogError(f"{p}: directory holds no .json/.csv/rosbag2 logs")
             out.extend(kids)

@@ -24,14 +24,17 @@ def resolve_topic(name: str, namespace: str | None) -> str:
     return name if name.startswith("/") else f"{normalize_namespace(namespace)}/{name.lstrip('~/')}"
 
 
-def array_column(src: str, joint: str | None, order: Sequence[str] | None, n_values: int, where: str) -> int:
+def array_column(src: str, joint: str, order: Sequence[str] | None, n_values: int, where: str) -> int:
     """Index of ``joint`` in a Float64MultiArray of ``n_values`` values. With more than one value the order must
     come from ``order`` (the ``joints`` parameter / ``--joints``): the message names no joints, and the order of
-    ``/joint_states`` is often not the controller's."""
+    ``/joint_states`` is often not the controller's. Never another joint's column: ``joint`` not in ``order`` is
+    refused."""
     if order is not None:
         if len(order) != n_values:
             raise LogError(f"{src}: {where} has {n_values} values, the configured joints are {len(order)} ({order})")
-        return order.index(joint) if joint is not None else 0
+        if joint not in order:
+            raise LogError(f"{src}: joint {joint!r} is not configured (joints: {list(order)})")
+        return order.index(joint)
     if n_values == 1:
         return 0
     raise LogError(
@@ -41,24 +44,43 @@ def array_column(src: str, joint: str | None, order: Sequence[str] | None, n_val
 
 
 def kp_from_gains(
-    src: str, gains: list[tuple[float, ...]], topic: str, joint: str | None, order: Sequence[str] | None
+    src: str,
+    gains: list[tuple[int, tuple[float, ...]]],
+    topic: str,
+    joint: str,
+    order: Sequence[str] | None,
+    span: tuple[int, int] | None = None,
+    base_ns: int = 0,
 ) -> tuple[float | None, str]:
-    """(median recorded gain of ``joint``, "") or (None, why not): one value per message, the same value for
-    every joint, or the column ``order`` gives."""
+    """(recorded gain of ``joint``, "") or (None, why not) from (time [ns], values) messages: one value per
+    message, the same value for every joint, or the column ``order`` gives. Only the gain in effect over ``span``
+    [ns] (the data: the last message before it and those inside) counts; one that changes there by more than 1 %
+    is refused naming the time of the change [s since ``base_ns``] — no one kp fits such data."""
     if order is not None:
         try:
-            k = array_column(src, joint, order, len(gains[0]), f"topic {topic}")
+            k = array_column(src, joint, order, len(gains[0][1]), f"topic {topic}")
         except LogError as e:
             return None, str(e).split(": ", 1)[-1]
-        values = [g[k] for g in gains if k < len(g)]
-    elif all(len(set(g)) == 1 for g in gains if g):
-        values = [g[0] for g in gains if g]
+        rows = [(t, g[k]) for t, g in gains if k < len(g)]
+    elif all(len(set(g)) == 1 for _, g in gains if g):
+        rows = [(t, g[0]) for t, g in gains if g]
     else:
         return None, f"{topic} has different gains per joint and names no joints: give joints"
-    good = [v for v in values if math.isfinite(v) and v > 0]
+    good = [(i, t, v) for i, (t, v) in enumerate(rows) if math.isfinite(v) and v > 0]
     if not good:
         return None, f"{topic} has no finite gain > 0 for joint {joint!r}"
-    return float(np.median(good)), ""
+    if span is not None:
+        before = [r for r in good if r[1] <= span[0]]
+        good = before[-1:] + [r for r in good if span[0] < r[1] <= span[1]] or good
+    ref = good[0][2]
+    for i, t, v in good:
+        if abs(v - ref) > 0.01 * ref:
+            raise LogError(
+                f"{src}: topic {topic} message {i}: the P gain of joint {joint!r} changes from {ref:g} to {v:g} at "
+                f"{(t - base_ns) * 1e-9:.3f} s, within the data: no one kp fits it; fit a stretch recorded at one "
+                "gain (a bag recorded, or cut, before or after the change)"
+            )
+    return float(np.median([v for _, _, v in good])), ""
 
 
 #: One JointTrajectory for one joint: (start [ns], time_from_start [s] (P,), q, q̇, q̈ (P,), has_q̇, has_q̈ (P,)),
@@ -66,13 +88,13 @@ def kp_from_gains(
 TrajectoryPiece = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def trajectory_piece(src: str, where: str, msg, joint: str | None, start: int) -> TrajectoryPiece:
+def trajectory_piece(src: str, where: str, msg, joint: str, start: int) -> TrajectoryPiece:
     """``joint``'s points of a JointTrajectory (none when it does not name it: the joint is held), from the
     header stamp ``start`` [ns] (the receive time when zero) as JointTrajectoryController starts it."""
     names = list(msg.joint_names)
-    if joint is not None and joint not in names:  # JTC holds a joint a (partial) trajectory does not name
+    if joint not in names:  # JTC holds a joint a (partial) trajectory does not name
         return start, *(np.zeros(0) for _ in range(4)), np.zeros(0, bool), np.zeros(0, bool)
-    k = names.index(joint) if joint is not None else 0
+    k = names.index(joint)
     p = len(msg.points)
     times, q, dq, ddq = (np.zeros(p) for _ in range(4))
     hv, ha = np.zeros(p, bool), np.zeros(p, bool)

@@ -8,8 +8,8 @@ Data (``source``):
   :func:`servo_ff.io.rosbag.read_rosbag`: ``joint_states_topic``, the goal topic (``goal_topic``, or the one
   command-like topic of a goal type; a Float64MultiArray of several joints in ``joints`` order, which it then
   needs), the supply (``supply_topic``, else ``vin``), the recorded gains (``p_gains_topic``; ``kp`` overrides
-  them), relative names under ``namespace`` (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of
-  ``servo-ff fit`` too);
+  them), torque enable (``enable_topic``), relative names under ``namespace``
+  (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of ``servo-ff fit`` too);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` of the last ``window`` seconds at the
   fit (a message without a finite reading, or stamped out of the window, refused in a throttled line); a jump back
   of the clock drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).

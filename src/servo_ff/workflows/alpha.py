@@ -28,7 +28,7 @@ from ..identification.alpha_data import (
 from ..identification.alpha_fit import AlphaFit
 from ..identification.alpha_gate import FitGate, check_excitation, check_fit
 from ..io.ilc_record import ILCRecord, load_ilc_record
-from ..io.logs import is_rosbag, read_log
+from ..io.logs import read_log
 
 
 @dataclass(frozen=True)
@@ -107,8 +107,9 @@ def fit_alpha_source(
     (required when the source carries no load of its own). The bench (``kp``, ``vin``, pendulum ``mass``,
     ``length``, ``arm_mass``) given here overrides the source's own; a bag needs none of it in the bag.
     ``topics``: a bag's ``namespace``, ``joint_states_topic``, ``goal_topic``, ``p_gains_topic``,
-    ``supply_topic`` (:data:`~servo_ff.workflows.fit_options.TOPIC_OPTIONS`; None: found by type). ``gate``: the
-    quality gate (None: its defaults); FitRefused names the failing figure. ``fit_options`` go to ``fit_alpha``."""
+    ``supply_topic``, ``enable_topic`` (:data:`~servo_ff.workflows.fit_options.TOPIC_OPTIONS`; None: found by
+    type). ``gate``: the quality gate (None: its defaults); FitRefused names the failing figure. ``fit_options`` go
+    to ``fit_alpha``."""
     torque: TorqueFn | np.ndarray | None = None
     if kp is not None and not (math.isfinite(kp) and kp > 0):  # before: 0 read as "not given" (the record's kp)
         raise ValueError(f"kp must be finite and > 0, got {kp}")
@@ -138,9 +139,10 @@ def fit_alpha_source(
             "joint_states_topic": t.get("joint_states_topic"),
             "gains_topic": t.get("p_gains_topic"),
             "voltage_topic": t.get("supply_topic"),
+            "enable_topic": t.get("enable_topic"),
         }
         bag = {k: v for k, v in bag.items() if v}
-        log = read_log(path, dt=dt, meta=bench or None, **(bag if is_rosbag(Path(path)) else {}))
+        log = read_log(path, dt=dt, meta=bench or None, **bag)  # the bag options: used for a rosbag2 only
         joint = joint or log.joint or "joint"  # a bag's own joint: the α file names it (the node reads it)
         data = data_from_log(log, kp)
         kp_source = "given" if kp is not None else (log.kp_source or "log")

@@ -33,8 +33,18 @@ TOPIC_OPTIONS: tuple[Option, ...] = (
         "goal topic of the bag: Float64MultiArray, JointState or JointTrajectory "
         "(empty: the one command-like topic of a goal type)",
     ),
-    Option("p_gains_topic", "", "Float64MultiArray of the servo P gains (empty: the one *gains topic, if any)"),
+    Option(
+        "p_gains_topic",
+        "",
+        "Float64MultiArray of the servo P gains (empty: the one topic named …p_gains, …p_gain or …kp, if any)",
+    ),
     Option("supply_topic", "", "sensor_msgs/BatteryState supply topic (empty: the one BatteryState topic, if any)"),
+    Option(
+        "enable_topic",
+        "",
+        "std_msgs/Bool torque enable topic (empty: the one Bool topic named …torque… or …enable…, if any; "
+        "none: torque on throughout)",
+    ),
 )
 
 GATE_OPTIONS: tuple[Option, ...] = tuple(

@@ -51,6 +51,7 @@ class IdentifyOptions:
     prior_factor: float = 1.25  # datasheet box ×/÷ this factor
     fit_firmware: bool = True  # fit the error gain and target-velocity clamp where the law has a clamp
     dt: float = 0.005  # [s] resampling period
+    joint: str | None = None  # the joint of rosbag2 logs whose joint_states name several (None: their one joint)
     seed: int = 0  # seed of the split and of CMA-ES
     warm_start: bool = True  # start nested models from the nested fits (False: mid-box)
     swing_armature: bool = True  # hold the armature at the training logs' torque-off swing estimate, where they swing
@@ -133,7 +134,7 @@ def prepare(paths: Sequence[str | Path], opts: IdentifyOptions) -> tuple[list[Se
     """Check the options, read and check the logs (files or folders) and resolve the set-up: everything that can
     fail on bad input, before any output exists."""
     check_options(opts)
-    logs = read_logs(paths, dt=opts.dt)
+    logs = read_logs(paths, dt=opts.dt, **({"joint": opts.joint} if opts.joint else {}))  # bags only: by name
     check_identifiable(logs)
     check_split(logs, opts.validation)
     return logs, resolve(opts, logs)
