@@ -2,7 +2,8 @@
 
 :class:`PtyTransport` opens the pair raw (no echo, no line discipline: bytes pass unchanged), optionally links a
 stable path to it, waits for bytes, and writes replies — queued back-to-back replies leave in one write, as a USB
-adapter's latency timer would batch them.
+adapter's latency timer would batch them. ``echo=True`` plays a half-duplex adapter without direction control: every
+byte the client writes comes back to it first, ahead of the servos' replies.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from types import SimpleNamespace
 
 class PtyTransport:
     """``device``: the slave path (e.g. ``/dev/pts/7``) once :meth:`open`; ``link``: a symlink made to it;
-    ``stats.overflow`` counts the writes lost because nobody read the pty."""
+    ``stats.overflow`` counts the writes lost because nobody read the pty; ``echo``: what the client writes is sent
+    back to it as it is read."""
 
-    def __init__(self, link: str | None = None, stats=None):
+    def __init__(self, link: str | None = None, stats=None, echo: bool = False):
         self.link = link
+        self.echo = echo
         self.device: str | None = None
         self.master = self.slave = -1
         self._out: list[bytes] = []
@@ -65,12 +68,15 @@ class PtyTransport:
         if not r:
             return None
         try:
-            return os.read(self.master, 65536)
+            data = os.read(self.master, 65536)
         except BlockingIOError:
             return b""
         except OSError:  # EIO when no slave is open: keep waiting
             time.sleep(timeout)
             return b""
+        if self.echo and data:
+            self.write(data)  # the adapter's echo leaves before any reply to it
+        return data
 
     def queue(self, data: bytes) -> None:
         """Send with the next :meth:`flush` (in one write with whatever else is queued)."""

@@ -9,6 +9,10 @@ of earlier transactions (:mod:`.transactions`), ``clearPort`` (what arrived befo
 (a scan's frames to the ledger / the window), ``receive`` and, for the resync, ``_marker(id, n)`` and
 ``_replies(data)`` with its ``marker_lengths``.
 
+An adapter that echoes what it sends (half duplex without direction control): :meth:`SelectPort.echoes` finds it
+(the bus asks at ``connect`` and ``scan``, before anything is written) and refuses it: it sets ``refusal``, after
+which :meth:`SelectPort.writePort` raises instead of sending.
+
 Resync after a stall: when the ledger forgets earlier transactions by time (no reply of any later one came for
 ``late_horizon_s``: an outage, or a responder that stalled with the instructions queued) or beyond its ``maxlen``,
 their replies may still come, ahead of every later one, and nothing tells them apart. Until a marker (a READ of
@@ -25,6 +29,7 @@ import select
 import time
 
 from . import transactions as tx
+from .bus_types import BusError
 
 #: windows in a row that took nothing while their replies went to the one earlier transaction owed, before a resync
 #: (a stall that passes makes one or two; a lost instruction makes every one)
@@ -32,6 +37,8 @@ BEHIND_RESYNC = 3
 
 
 class SelectPort:
+    refusal: str | None = None  # set: the port sends nothing more, every instruction raises BusError with it
+
     def _init_receive(self, latency_timer_ms: float, timeout_ms: float | None, return_delay_s: float) -> None:
         self.latency_timer_ms = float(latency_timer_ms)
         self.timeout_ms = timeout_ms
@@ -66,6 +73,9 @@ class SelectPort:
 
     # ------------------------------------------------------------------ bytes
     def writePort(self, packet):
+        if self.refusal:
+            self.is_using = False
+            raise BusError(self.refusal)
         self.instructions += 1
         try:
             return os.write(self._fd, bytes(packet))
@@ -125,6 +135,28 @@ class SelectPort:
 
     def remaining_s(self) -> float:
         return (self.packet_timeout - (time.monotonic() * 1000.0 - self.packet_start_time)) / 1000.0
+
+    def echoes(self, servo_id: int) -> bytes | None:
+        """The packet the adapter echoed, or None: one READ of 1 byte (from address 0) of ``servo_id`` (it writes
+        nothing), read until its own bytes come back, its reply comes or its slot has passed (then owed in the
+        ledger, as any transaction's). Those bytes can only be an echo: a reply to it carries 1 data byte where the
+        READ has 2 parameters."""
+        self.clearPort()
+        pkt = bytes(self._marker(servo_id, 1))
+        t = time.monotonic()
+        if self.writePort(pkt) <= 0:
+            return None
+        window, seen = tx.Window((servo_id,), 1, self.timing, t, len(pkt)), b""
+        while not window.done:
+            data = self.read_available(wait=True, deadline=window.deadline)
+            if not data:
+                break
+            seen += data
+            if pkt in seen:
+                return pkt
+            self._route(self.rx_stream.scan(data), window, time.monotonic())
+        self._close_window(window)
+        return None
 
     # ------------------------------------------------------------------ transactions
     def _route_late(self, data: bytes) -> None:

@@ -81,7 +81,9 @@ class ServoTransactions:
     def scan(self, ids: Iterable[int] | None = None, broadcast: bool = False) -> dict[int, int]:
         """{id: model number} of the servos that answer (default ids: all of the protocol): one PING per id (no
         retries), or with ``broadcast=True`` one broadcast PING where the protocol has one."""
-        ids = range(0, self.max_id + 1) if ids is None else ids
+        ids = list(range(0, self.max_id + 1) if ids is None else ids)
+        if ids:
+            self._refuse_echo(ids[0])
         if broadcast:
             return self._broadcast_scan(ids)
         found = {}
@@ -92,11 +94,26 @@ class ServoTransactions:
                 found[i] = model
         return found
 
+    def _refuse_echo(self, servo_id: int) -> None:
+        """Before anything is written: an adapter that echoes what it sends raises BusError (on Protocol 1.0 and STS
+        an instruction's echo is a valid status packet, read as the servo's reply; on 2.0 one longer than the reply
+        is taken for a garbled reply); the port then refuses every instruction."""
+        echo = self.port.echoes(servo_id)
+        if echo is None:
+            return
+        self.port.refusal = (
+            f"the adapter on {self.config.port} echoes what it sends (READ {echo.hex(' ')} came back byte for byte, "
+            "and an echo passes for the servo's reply): use one with direction control, e.g. U2D2 / URT-1"
+        )
+        raise BusError(self.port.refusal)
+
     def connect(self) -> tuple[list[int], list[int]]:
-        """Ping the configured ids; missing ones are logged (found and missing listed) and left out of every later
-        transaction. A model number without a control table of this protocol raises :class:`BusError` naming the
-        id, the number and the known tables; so does another model whose table puts the bus's items elsewhere (its
-        registers would be misread); another model of the same layout is logged. Raises if none answers."""
+        """An echoing adapter refused (:meth:`_refuse_echo`); then ping the configured ids; missing ones are logged
+        (found and missing listed) and left out of every later transaction. A model number without a control table
+        of this protocol raises :class:`BusError` naming the id, the number and the known tables; so does another
+        model whose table puts the bus's items elsewhere (its registers would be misread); another model of the same
+        layout is logged. Raises if none answers."""
+        self._refuse_echo(self.config.ids[0])
         found, missing, other = [], [], []
         protocol = self.table.protocol
         known = {t.model_number: k for k, t in ct.CONTROL_TABLES.items() if t.protocol == protocol}

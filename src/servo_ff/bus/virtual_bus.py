@@ -92,7 +92,7 @@ class VirtualBus:
         self.thermal = ThermalModel(o.thermal, self.n)
         self.scheduled = ScheduledFaults(self.faults, self.n)
         self.stats = BusStats()
-        self.transport = PtyTransport(o.link, self.stats)
+        self.transport = PtyTransport(o.link, self.stats, o.echo)
         self.decoder = self.decoder_class()
         self._lock = threading.RLock()
         self._thread: threading.Thread | None = None

@@ -46,7 +46,8 @@ class VirtualBusOptions:
     ActuatorParams for all servos; default ``preset(model, friction_model)``), ``loads`` (one :class:`ServoLoad`
     or id → load), ``supply_voltage`` [V] (default: params' vin), ``return_delay`` (2 µs units; default the
     table's 250), ``baud`` (what the Baud Rate register reports; ``wire_time`` also delays replies by 10 bits a
-    byte), ``link`` (a symlink to the pty), ``truth`` (keep a :class:`.truth.TruthRecord`)."""
+    byte), ``link`` (a symlink to the pty), ``echo`` (every instruction sent back to the client ahead of its replies,
+    as an adapter without direction control), ``truth`` (keep a :class:`.truth.TruthRecord`)."""
 
     ids: Sequence[int] = range(1, 7)
     model: str = "mx106"
@@ -58,6 +59,7 @@ class VirtualBusOptions:
     baud: int = 1_000_000
     wire_time: bool = False
     link: str | None = None
+    echo: bool = False
     truth: bool = False
     faults: Faults = field(default_factory=Faults)
     thermal: ThermalOptions = field(default_factory=ThermalOptions)

@@ -136,6 +136,7 @@ def build_bus(args):
             return_delay=args.return_delay,
             baud=args.baud,
             wire_time=args.wire_time,
+            echo=args.echo,
             link=args.link,
             truth=bool(args.truth),
             faults=faults,
@@ -244,6 +245,9 @@ def register(subparsers) -> None:
         "--baud", type=int, default=1_000_000, help="baud rate the servos report (Baud Rate register; its codes only)"
     )
     p.add_argument("--wire-time", action="store_true", help="delay replies by their wire time at --baud")
+    p.add_argument(
+        "--echo", action="store_true", help="echo every instruction back first (an adapter without direction control)"
+    )
     p.add_argument("--temperature", type=float, default=30.0, help="ambient / constant temperature [°C]")
     p.add_argument("--thermal", action="store_true", help="first-order thermal model instead of constant")
     p.add_argument("--drop-rate", type=float, default=0.0, help="probability a status packet is not sent")
