@@ -322,6 +322,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         if not self.connected:
             self._try_reconnect()
             return False
+        state = None
         try:
             state = self._cycle() if self.active else self.bus.read_state()
             new = self._store(state)
@@ -333,7 +334,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         except BUS_FAILURES as e:
             self._disconnect(str(e))
             return False
-        if not state.valid.any():
+        if state is None or not state.valid.any():
             self.failed_cycles += 1
             if self.failed_cycles >= self.table["stale_cycles"]:
                 self._disconnect(f"no servo answered for {self.failed_cycles} cycles")

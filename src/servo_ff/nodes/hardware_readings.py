@@ -128,12 +128,14 @@ class HardwareReadings:
             self.get_logger().warning(f"{text} joined: the trajectory being followed is stopped (holding)")
         ids = [self.ids[k] for k in new]
         self.rewrite_limits(ids)  # the velocity / effort limits commands wrote while it was away
-        if self.torque_wanted:
+        latched = [self.ids[k] for k in new if int(k) in self.shut_down]  # a protective shutdown stays off
+        if self.torque_wanted and len(latched) < len(ids):
             self.bus.write_goals(*self._goal_args())
-            self.bus.torque(True, ids)
+            self.bus.torque(True, [i for i in ids if i not in latched])
+        torque = "on" if self.torque_wanted else "off"
+        torque = f"{torque}; ids {latched} kept off (protective shutdown)" if latched and self.torque_wanted else torque
         self.get_logger().warning(
-            f"{text} answers: joined at {np.round(self.pos[new], 4).tolist()} rad, torque "
-            f"{'on' if self.torque_wanted else 'off'}"
+            f"{text} answers: joined at {np.round(self.pos[new], 4).tolist()} rad, torque {torque}"
         )
 
     def _probe_missing(self) -> None:
