@@ -841,16 +841,31 @@ def test_a_trajectory_before_any_pose_waits_and_a_refused_one_does_not_replace_i
 
 def test_a_feedforward_node_on_sim_time_reports_while_its_clock_stands():
     """Its status goes out on the steady clock: on sim time with no /clock (a simulation stopped or not started) it
-    still reports, saying it has no input yet (before: on the node clock, no status at all — a stopped simulation
-    left the last one, perhaps "ok", standing)."""
+    still reports, and WARNs that its clock stands (before: on the node clock, no status at all — a stopped
+    simulation left the last one, perhaps "ok", standing; the review of the first version: "ok" every second with
+    ages frozen at the last clock)."""
     from diagnostic_msgs.msg import DiagnosticStatus
 
     with RosHarness(salt=71) as h:
         ff = _pendulum_ff(h, use_sim_time=True)
         arrays = _ff_diagnostics(h, h.make_node("ff_sim_time_probe"))
-        got = wait_for(lambda: len(arrays) >= 2 and arrays, 20.0, "two statuses with no /clock")
+
+        def warned():
+            return [s for a in arrays for s in a.status if s.level == DiagnosticStatus.WARN]
+
+        st = wait_for(warned, 20.0, "a WARN status with no /clock")[0]
         assert ff.get_clock().now().nanoseconds == 0  # no /clock: the node's time stands at 0
-        st = got[-1].status[0]
         values = {kv.key: kv.value for kv in st.values}
-        assert st.level == DiagnosticStatus.OK and values["ticks"] == "0", st
+        assert st.message.startswith("no /clock yet: ages as of its last reading") and values["ticks"] == "0", st
         assert values["imu"].startswith("none yet") and values["supply_age"].startswith("none yet"), values
+
+
+def test_a_clock_stall_is_seen_between_two_readings_and_no_clock_from_the_start():
+    from servo_ff.ros.clock_stall import ClockStall
+
+    watch = ClockStall()
+    assert watch.standing(0) >= 0.0  # no clock yet: standing since the watch began
+    assert watch.standing(5_000) is None  # it moved
+    assert watch.standing(6_000) is None
+    assert watch.standing(6_000) is not None  # it stands at 6 µs
+    assert watch.standing(7_000) is None

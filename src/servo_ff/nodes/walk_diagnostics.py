@@ -18,6 +18,7 @@ from typing import Any
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock, ClockType
 
+from servo_ff.ros.clock_stall import ClockStall
 from servo_ff.ros.common import TOPIC_DIAGNOSTICS, diag_name, hardware_id
 
 from .walk_waiting import SAY_AFTER
@@ -48,6 +49,7 @@ class WalkDiagnostics:
         self.node = node
         self.pub = node.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self.seen = {k: 0 for k in COUNTERS.values()}  # the counters at the last status
+        self.clock = ClockStall()  # the ROS clock standing: the ages below are as of its last reading
         self.timer = node.create_timer(1.0, self.publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def publish(self) -> None:
@@ -67,6 +69,9 @@ class WalkDiagnostics:
             head, warn = f"{phase} for {waited:.0f} s", [""]  # (WARN; the head says it)
         if phase == "stopping":
             warn.append("the engine process failed: stopping to the stance, a new one starting")
+        stood = self.clock.standing(n.get_clock().now().nanoseconds)
+        if stood is not None and stood >= 1.0 and phase != "waiting for /clock":
+            warn.append(f"the clock stands ({stood:.0f} s, no /clock?): ages as of its last reading")
         if n.cmd_stale_logged:
             warn.append(f"no cmd_vel for {n.table['cmd_timeout']:g} s")
         if n.balance is not None and n.balance.age.stale:
