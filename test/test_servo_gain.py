@@ -163,7 +163,10 @@ def test_a_gain_set_anew_between_the_write_and_its_read_back_is_kept_an_undo_is_
         g.set([5.0])
         wait_for(lambda: ex.spin_once(timeout_sec=0.05) or list(servo.get_parameter("kp").value) == [5.0, 5.0],
                  20.0, "the read answered and the write taken")  # fmt: skip
+        wait_for(lambda: g._writes == 1 and g._in_flight, 20.0, "the read-back asked (not answered: not spun)")
         assert servo.set_parameters([Parameter("kp", value=[then, then])])[0].successful  # before the read-back
+        g.set([5.0])  # the same gain asked again meanwhile (review: it restarted the setter, the read-back then
+        # taken for a first read: 20 written over)
         wait_for(lambda: ex.spin_once(timeout_sec=0.05) or not g.pending, 20.0, "the setter done")
         if then == 20.0:
             assert list(servo.get_parameter("kp").value) == [20.0, 20.0] and g.sets == 1

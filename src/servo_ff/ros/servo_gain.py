@@ -151,7 +151,10 @@ class ServoGainSetter:
         """Ask for ``kp`` (one per joint, in ``joints`` order, or one for all of them) on the servo node (sent now
         if its services are there, else when they appear)."""
         with self._lock:
-            self.kp = per_joint(kp, len(self.joints), "kp").tolist()
+            new = per_joint(kp, len(self.joints), "kp").tolist()
+            if new == self.kp and self._in_flight:
+                return  # the same gain, being set: its call (a read-back too) goes on as it is
+            self.kp = new
             self.pending, self._warned, self._slow_said, self._asked_at = True, False, False, self.clock()
             self._writes = 0
             self.state = f"waiting for {self.servo}"
