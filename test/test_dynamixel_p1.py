@@ -133,7 +133,7 @@ def test_stock_sdk_protocol1_against_the_cli_virtual_bus():
         port, ph = sdk_port(proc.device)
         assert ph.ping(port, 3) == (320, COMM_SUCCESS, 0)
         assert ph.ping(port, 9)[1] != COMM_SUCCESS  # silent
-        assert ph.read1ByteTxRx(port, 3, 28) == (32, COMM_SUCCESS, 0)  # P Gain
+        wait_for(lambda: ph.read1ByteTxRx(port, 3, 28) == (32, COMM_SUCCESS, 0))  # P Gain (loaded box: asked again)
         assert ph.write2ByteTxRx(port, 3, 30, 2548) == (COMM_SUCCESS, 0)
         assert ph.write1ByteTxRx(port, 3, 24, 1) == (COMM_SUCCESS, 0)
         wait_for(lambda: abs(ph.read2ByteTxRx(port, 3, 36)[0] - 2548) <= 3)
@@ -178,7 +178,8 @@ def test_ax12_answers_bulk_read_with_an_instruction_error_and_maps_slope_to_kp()
         assert ph.bulkReadTx(port, g.param, len(g.param)) == COMM_SUCCESS
         _, result, error = ph.readRx(port, 1, 2)
         assert (result, error) == (COMM_SUCCESS, p1.ERR_INSTRUCTION)
-        assert ph.read2ByteTxRx(port, 1, 36) == (512, COMM_SUCCESS, 0)  # center
+        # center (a read the stock SDK times out on a loaded box, CI 2026-11-27: asked again)
+        wait_for(lambda: ph.read2ByteTxRx(port, 1, 36) == (512, COMM_SUCCESS, 0))
         assert ph.write1ByteTxRx(port, 1, 28, 16) == (COMM_SUCCESS, 0)
         assert vb.p[0, P_KP] == 64.0  # slope 16 ↔ P 64 (e-manual MX PID table)
         port.closePort()
