@@ -4,8 +4,8 @@ Behavior using Servo Actuator Models identified by Iterative Learning Control, �
 Every source is assembled the same way: the goals sent and the measured position, smoothed and differentiated
 by a Savitzky–Golay filter (order 3, 11 samples) — :func:`data_from_samples`; an ILC trial
 (:func:`data_from_ilc`), a log or bag (:func:`data_from_log`) and live topics (:func:`data_from_streams`) only
-pick those samples. A log with recorder gaps gives its stretches between them (``segments``): the filter, and the
-fit's pairing of a goal with the reaction t_d later, stay within each.
+pick those samples. A log with recorder gaps, or live joint_states with a pause, gives its stretches between them
+(``segments``): the filter, and the fit's pairing of a goal with the reaction t_d later, stay within each.
 
 The torque τ_o along q comes from a callable (:func:`pendulum_torque` for the bench, a URDF for a robot joint).
 """
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..io.sample_gaps import Spans, runs
+from ..io.sample_gaps import Spans, measured_spans, runs
 from ..io.servo_log import LogError, ServoLog
 from ..models.stepper import PendulumLoad
 from .alpha_fit import AlphaFit, fit_alpha
@@ -40,6 +40,7 @@ class AlphaData:
     dt: float  # [s]
     source: str  # what the data is, for messages
     segments: Spans = ()  # [start, stop) contiguous stretches of the arrays (): one, the whole data
+    t: np.ndarray | None = None  # times of the samples [s] on the streams' clock (live topics; None: a dt grid)
 
 
 def _supply(u_bat, n: int, source: str) -> np.ndarray:
@@ -166,9 +167,11 @@ def data_from_streams(
     dt: float,
     source: str,
 ) -> AlphaData:
-    """Live topics: goals and states at their own stamps, interpolated on their overlap at ``dt``. ValueError when a
-    stream's times go back (a clock that jumped back: a bag played in a loop, a restarted simulation): interpolated
-    across the jump, the samples would pair goals and states of different moments."""
+    """Live topics: goals and states at their own stamps, interpolated on their overlap at ``dt``, within the
+    stretches between pauses of the states (:func:`~servo_ff.io.sample_gaps.measured_spans`, the bound of a log's
+    recorder gaps; before: interpolated across a pause, e.g. a lost bus). ValueError when a stream's times go back
+    (a clock that jumped back: a bag played in a loop, a restarted simulation): interpolated across the jump, the
+    samples would pair goals and states of different moments."""
     for name, t in (("goal", t_goal), ("joint_states", t_state)):
         k = first_step_back(t)
         if k is not None:
@@ -180,14 +183,21 @@ def data_from_streams(
     grid = np.arange(t0, t1, dt)
     if grid.size < SG_WINDOW:
         raise ValueError(f"{source}: the goal and state streams overlap for {max(t1 - t0, 0.0):.3f} s only")
-    return data_from_samples(
+    spans = measured_spans(source, "joint_states", np.asarray(t_state, float), grid, dt, float(grid[0]))
+    said = f"{grid.size} samples"
+    if spans is not None:
+        used = sum(b - a for a, b in spans)
+        said = f"{used} of {grid.size} samples, in {len(spans)} stretch(es) between joint_states pauses"
+    data = data_from_samples(
         np.interp(grid, t_goal, goal),
         np.interp(grid, t_state, position),
         u_bat,
         kp,
         dt,
-        f"{source} ({grid.size} samples)",
+        f"{source} ({said})",
+        spans,
     )
+    return replace(data, t=np.concatenate([grid[a:b] for a, b in (spans or ((0, grid.size),))]))
 
 
 def pendulum_torque(mass: float, length: float, arm_mass: float = 0.0) -> TorqueFn:

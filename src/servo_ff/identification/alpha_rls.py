@@ -186,26 +186,37 @@ class LiveAlphaRefiner:
         self.last_time = -math.inf
 
     def feed(self, data, t0: float) -> int:
-        """``data`` (:class:`~servo_ff.identification.alpha_data.AlphaData`) on a grid from ``t0`` [s]; returns the
-        number of samples used."""
+        """``data`` (:class:`~servo_ff.identification.alpha_data.AlphaData`) on a grid from ``t0`` [s] (its own
+        sample times ``data.t`` when it has them); returns the number of samples used. A goal is paired with the
+        reaction t_d later within a stretch of ``data.segments`` only (before: across a pause of the states)."""
         from .alpha_data import SG_WINDOW
 
         tau = np.asarray(self.torque(data.q, data.dq, data.ddq), float)
         with_inertia = self.rls.alpha.size == 5
-        A, y = regression_rows(
-            data.command,
-            data.measured,
-            tau,
-            data.dq,
-            data.ddq if with_inertia else None,
-            data.kp,
-            data.u_bat,
-            self.fit.delay_steps,
-            self.fit.dq_s,
-            self.fit.delta,
-        )
-        times = t0 + np.arange(len(y)) * data.dt
-        keep = (times > self.last_time) & (times <= times[-1] - (SG_WINDOW // 2 + self.fit.delay_steps) * data.dt)
+        n, d = len(data.command), self.fit.delay_steps
+        times = np.asarray(data.t, float) if data.t is not None else t0 + np.arange(n) * data.dt
+        u = np.broadcast_to(np.asarray(data.u_bat, float), (n,))
+        rows = []
+        for a, b in data.segments or ((0, n),):
+            if b - a <= d:
+                continue
+            A, y = regression_rows(
+                data.command[a:b],
+                data.measured[a:b],
+                tau[a:b],
+                data.dq[a:b],
+                data.ddq[a:b] if with_inertia else None,
+                data.kp,
+                u[a:b],
+                d,
+                self.fit.dq_s,
+                self.fit.delta,
+            )
+            rows.append((A, y, times[a : b - d]))
+        if not rows:
+            return 0
+        A, y, times = (np.concatenate(x) for x in zip(*rows))
+        keep = (times > self.last_time) & (times <= times[-1] - (SG_WINDOW // 2 + d) * data.dt)
         if not keep.any():
             return 0
         self.last_time = float(times[keep][-1])
