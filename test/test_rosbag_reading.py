@@ -303,8 +303,9 @@ def _two_publishers(path) -> Bag:
 
 def test_messages_of_another_publisher_are_skipped_and_counted(tmp_path, caplog):
     """joint pendulum_1: pendulum_2's messages are skipped, said in one line (the first was refused: "joint
-    'pendulum_1' not in ['pendulum_2']", though the servo node's live fit skips them)."""
-    log = _read(_two_publishers(tmp_path / "b").close(), joint="pendulum_1")
+    'pendulum_1' not in ['pendulum_2']", though the servo node's live fit skips them). The one-value goals name no
+    joint while /joint_states names two: their joint is given (``goal_joints``)."""
+    log = _read(_two_publishers(tmp_path / "b").close(), joint="pendulum_1", goal_joints=["pendulum_1"])
     assert np.max(np.abs(log.position - np.interp(log.t, T, G1))) < 1e-3
     said = [r.getMessage() for r in caplog.records if "do not name joint" in r.getMessage()]
     assert len(said) == 1 and f"{N} of {2 * N} message(s) of /joint_states" in said[0] and "pendulum_2" in said[0]
@@ -394,3 +395,92 @@ def test_identify_names_and_takes_the_joint_of_a_two_joint_bag(tmp_path, capsys)
     logs, _ = prepare(args.logs, options(args))
     assert logs[0].joint == "pendulum_2"
     _goal_is(logs[0], G2)
+
+
+# ---------------------------------------------------------------- the joint states' stamps are the clock (review)
+SIM0 = 100_000_000_000  # ns: sim time, the header stamps of a simulation
+
+
+def _servo_bag(path, recv_of) -> Bag:
+    """pendulum_1 (mx64/m4, kp 8) on the reference motion as our nodes record it: /joint_states stamped every 5 ms
+    from 100 s (sim time), Float64MultiArray goals and gains (no header); message k received at ``recv_of(k)``."""
+    from test_replay_robot_bags import REF, servo
+
+    q, dq = servo(REF, 8.0)
+    bag = Bag(path)
+    state = bag.T["sensor_msgs/msg/JointState"]
+    layout = bag.T["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0)
+    array = bag.T["std_msgs/msg/Float64MultiArray"]
+    for k in range(len(REF)):
+        recv = recv_of(k)
+        js = state(
+            header=bag.header(SIM0 + k * 5_000_000),
+            name=["pendulum_1"],
+            position=np.array([q[k]]),
+            velocity=np.array([dq[k]]),
+            effort=np.zeros(1),
+        )
+        bag.put("/joint_states", "sensor_msgs/msg/JointState", 0, js, recv)
+        goal = array(layout=layout, data=np.array([REF[k]]))
+        bag.put("/servo/commands", "std_msgs/msg/Float64MultiArray", 0, goal, recv + 20_000)
+        if k % 100 == 0:
+            gain = array(layout=layout, data=np.array([8.0]))
+            bag.put("/servo/p_gains", "std_msgs/msg/Float64MultiArray", 0, gain, recv)
+    return bag
+
+
+def _fit(bag: Bag, out) -> np.ndarray:
+    from test_replay_robot_bags import alpha, fit
+
+    assert fit(bag.close(), out, "--vin", "15") == 0
+    return alpha(out)
+
+
+@pytest.fixture(scope="module")
+def clean_alpha(tmp_path_factory) -> np.ndarray:
+    """α̂ of the bag received 0.3 ms after each stamp."""
+    tmp = tmp_path_factory.mktemp("clean")
+    return _fit(_servo_bag(tmp / "b", lambda k: START + k * 5_000_000 + 300_000), tmp / "o")
+
+
+def _close_to(got: np.ndarray, want: np.ndarray) -> None:
+    """Within the reliable figures: α̂0 ±2 %, α̂1 ±10 %."""
+    assert abs(got[0] - want[0]) < 0.02 * want[0] and abs(got[1] - want[1]) < 0.1 * want[1], (got, want)
+
+
+def test_a_simulation_at_half_real_time_with_header_less_goals_fits_on_the_sim_clock(tmp_path, clean_alpha):
+    """A simulation at real-time factor 0.5 (states stamped in sim time, received on the wall clock, 10 ms apart),
+    Float64MultiArray goals: the goals are put on the states' stamps through their receive times (every stream was
+    timed by its receive time, twice the sim's: α̂0 0.12, α̂1 6.90 against 13.31, 9.68)."""
+    got = _fit(_servo_bag(tmp_path / "b", lambda k: START + k * 10_000_000 + 300_000), tmp_path / "o")
+    _close_to(got, clean_alpha)
+
+
+def test_messages_received_in_bursts_fit_on_their_stamps(tmp_path, clean_alpha):
+    """Hardware whose messages arrive 4 at a time every 20 ms (50 µs apart), stamps regular: fitted on the stamps
+    (the receive times were the clock: "no powered stretch between recorder gaps", exit 2)."""
+    got = _fit(
+        _servo_bag(tmp_path / "b", lambda k: START + (k // 4 + 1) * 20_000_000 + (k % 4) * 50_000), tmp_path / "o"
+    )
+    _close_to(got, clean_alpha)
+
+
+@pytest.mark.parametrize("goal", ["array", "unnamed JointState"])
+def test_an_unnamed_one_value_goal_beside_two_joint_states_is_refused_without_joints(tmp_path, goal):
+    """/joint_states names pendulum_1 and pendulum_2, the only goal topic carries one value naming no joint
+    (pendulum_1's): fitting pendulum_2 on it is refused naming the joints and --joints (pendulum_1's goal was
+    read as pendulum_2's: the review's bag fitted α̂ [94.2, 0, 49.8, 2.43], exit 0); with --joints the value is
+    the joint's it names."""
+    bag = Bag(tmp_path / "b")
+    for k in range(N):
+        _states(bag, k, ["pendulum_1", "pendulum_2"])
+        if goal == "array":
+            bag.array("/servo/commands", _stamp(k), [G1[k]])
+        else:
+            bag.joint_state("/servo/joint_command", _stamp(k), [], [G1[k]], [])
+    path = bag.close()
+    with pytest.raises(LogError) as e:
+        _read(path, joint="pendulum_2")
+    msg = str(e.value)
+    assert "pendulum_1" in msg and "'pendulum_2'" in msg and "--joints" in msg and "\n" not in msg, msg
+    _goal_is(_read(path, joint="pendulum_1", goal_joints=["pendulum_1"]), G1)

@@ -111,8 +111,9 @@ def read_rosbag(
         raise LogError(f"{src}: joint {joint!r} is not configured (joints: {order})")
     goal_rows = []
     for i_msg, (t_g, value) in enumerate(streams["goal"]):
-        if isinstance(value, tuple):  # Float64MultiArray: one value per joint, no names
-            k = array_column(src, joint, order, len(value), f"topic {g_topic} message {i_msg}")
+        if isinstance(value, tuple):  # Float64MultiArray or unnamed JointState: one value per joint, no names
+            where = f"topic {g_topic} message {i_msg}"
+            k = array_column(src, joint, order, len(value), where, bag["streams"]["js_joints"])
             value = value[k]
         goal_rows.append((t_g, value))
     traj = None

@@ -1,18 +1,20 @@
 """One clock for every stream of a rosbag2 read (used by :mod:`.rosbag`).
 
-The header stamps are used when every stream that is resampled carries them (joint states, a JointState goal, a
-JointTrajectory, the supply: non-zero stamps; a JointTrajectory stamped zero starts when it is received) and they
-agree: the median (stamp − receive time) of each topic within ``dt`` of the others'. Otherwise — a
-Float64MultiArray goal or a Bool torque enable (no header), a zero stamp, or stamps that disagree (said in one line:
-a driver that stamps at the bus read, goals stamped for when they are meant) — every stream is timed by its receive
-time, and a JointTrajectory starts when it is received. Streams without a header on the header clock (the gains)
-are placed by the joint states' median (stamp − receive time). A JointTrajectory that ended before it arrived is
-not followed, as a JointTrajectoryController refuses it — tested on the clock used."""
+When every /joint_states message carries a header stamp, those stamps are the clock. A stream without a header (a
+Float64MultiArray goal, a Bool torque enable, the gains) is put on it through the joint states' (receive time →
+stamp) pairs (linear interpolation, slope 1 beyond them): that absorbs a recorder's bursts, a simulation's
+real-time factor and the drift between the two clocks. A stamped goal, JointTrajectory start or supply keeps its
+stamps when their median (stamp − mapped receive time) is within ``dt`` of zero; a goal or trajectory whose stamps
+disagree (a driver that stamps at the bus read, goals stamped for when they are meant) is mapped like an unstamped
+one, said in one line; the held supply is mapped quietly. A zero stamp maps the stream (a JointTrajectory stamped
+zero starts when it is received). When /joint_states has no stamps, every stream is timed by its receive time. A
+JointTrajectory that ended before it arrived is not followed, as a JointTrajectoryController refuses it — tested on
+the clock used."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -23,58 +25,86 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 _log = logging.getLogger(__name__)
 
 
-def _median_offset(pairs: list[tuple[int, int]]) -> int:
-    """Median (stamp − receive time) [ns] of (stamp, receive) pairs."""
-    return int(np.median(np.array([s - r for s, r in pairs], dtype=np.int64)))
+def receive_to_stamp(js: list[tuple]) -> Callable[[np.ndarray], np.ndarray] | None:
+    """Receive time [ns] → the joint states' header clock [ns] from their (stamp, receive, …) rows; None when
+    a message has no stamp (then receive times are the clock)."""
+    if any(r[0] <= 0 for r in js):
+        return None
+    recv = np.array([r[1] for r in js], np.int64)
+    order = np.argsort(recv, kind="stable")
+    recv = recv[order]
+    stamp = np.maximum.accumulate(np.array([r[0] for r in js], np.int64)[order])  # monotonic in receive order
+    r0, s0 = int(recv[0]), int(stamp[0])
+    xp, fp = (recv - r0).astype(float), (stamp - s0).astype(float)  # relative: float64 keeps the ns
+
+    def mapped(t: np.ndarray) -> np.ndarray:
+        x = (np.asarray(t, np.int64) - r0).astype(float)
+        y = np.interp(x, xp, fp) + np.minimum(x, 0.0) + np.maximum(x - xp[-1], 0.0)
+        return s0 + np.round(y).astype(np.int64)
+
+    return mapped
 
 
-def choose_clock(src: str, streams: Mapping[str, Any], topics: Mapping[str, str | None], dt: float) -> tuple[bool, int]:
-    """(header stamps?, the joint states' median stamp − receive time [ns]) for ``streams`` as
-    :func:`.rosbag_streams.read_streams` returns them."""
-    js_off = _median_offset([(r[0], r[1]) for r in streams["js"]])
-    use_header = not streams["enable"] and not (streams["goal"] and streams["goal_kind"] != JOINT_STATE)
-    offsets: dict[str, int] = {}
-    for key, rows in (("js", streams["js"]), ("goal", streams["goal"]), ("volts", streams["volts"])):
-        if rows and use_header:
-            if any(r[0] <= 0 for r in rows):
-                use_header = False  # a stream without stamps: the receive times of all
-            else:
-                offsets[topics[key]] = _median_offset([(r[0], r[1]) for r in rows])
-    starts = [(p[0], recv) for p, recv in streams["traj"] if p[0] > 0]  # zero: starts when received
-    if starts and use_header:
-        offsets[topics["goal"]] = _median_offset(starts)
-    if use_header and max(offsets.values()) - min(offsets.values()) > dt * 1e9:
-        _log.warning(
-            "%s: header stamps disagree (median stamp − receive time: %s; more than dt = %g s apart): every stream "
-            "is timed by its receive time",
-            src,
-            ", ".join(f"{t} {o * 1e-9:+.3f} s" for t, o in offsets.items()),
-            dt,
-        )
-        use_header = False
-    return use_header, js_off
+def _agrees(stamps: list[int], mapped: np.ndarray, dt: float) -> tuple[bool, int]:
+    """(median stamp − mapped receive time within ``dt``?, that median [ns])."""
+    off = int(np.median(np.array(stamps, np.int64) - mapped))
+    return abs(off) <= dt * 1e9, off
 
 
 def on_one_clock(src: str, streams: Mapping[str, Any], topics: Mapping[str, str | None], dt: float) -> dict:
-    """``streams`` with one time per row [ns] on the clock :func:`choose_clock` picks: ``js`` (t, position,
+    """``streams`` with one time per row [ns] on the clock :func:`receive_to_stamp` gives: ``js`` (t, position,
     velocity), ``goal`` (t, value), ``traj`` pieces (start, …; stale ones dropped, counted in one line), ``volts``,
     ``enable`` (t, value), ``gains`` (t, values)."""
-    header, js_off = choose_clock(src, streams, topics, dt)
-    off = js_off if header else 0  # receive time → the clock used
+    to_js = receive_to_stamp(streams["js"])
+    header = to_js is not None
 
-    def t(row) -> int:
-        return row[0] if header else row[1]
+    def on_clock(recv: list[int]) -> np.ndarray:
+        r = np.array(recv, np.int64)
+        return to_js(r) if to_js is not None and len(r) else r
+
+    def stream(key: str) -> list[int]:
+        """Times of ``key``'s rows: their stamps when they agree with the clock, else their receive times mapped."""
+        rows = streams[key]
+        mapped = on_clock([r[1] for r in rows])
+        if not header or not rows or any(r[0] <= 0 for r in rows):
+            return [int(x) for x in mapped]
+        ok, off = _agrees([r[0] for r in rows], mapped, dt)
+        if ok:
+            return [r[0] for r in rows]
+        if key == "goal":
+            disagree[topics["goal"]] = off
+        return [int(x) for x in mapped]
+
+    disagree: dict[str | None, int] = {}
+    t_goal, t_volts = stream("goal"), stream("volts")
+    recv_traj = on_clock([recv for _, recv in streams["traj"]])
+    stamped = [(p[0], int(m)) for (p, _), m in zip(streams["traj"], recv_traj, strict=True) if p[0] > 0]
+    traj_stamps = header and bool(stamped)
+    if traj_stamps:
+        traj_stamps, off = _agrees([s for s, _ in stamped], np.array([m for _, m in stamped], np.int64), dt)
+        if not traj_stamps:
+            disagree[topics["goal"]] = off
+    if disagree:
+        _log.warning(
+            "%s: header stamps disagree with %s's (median stamp − receive time on its clock: %s; more than dt = %g "
+            "s): timed by its receive time, mapped onto %s's stamps",
+            src,
+            topics["js"],
+            ", ".join(f"{t} {o * 1e-9:+.3f} s" for t, o in disagree.items()),
+            dt,
+            topics["js"],
+        )
 
     traj, stale = [], 0
-    for piece, recv in streams["traj"]:
-        start = piece[0] if header and piece[0] > 0 else recv + off
-        if len(piece[1]) and start + int(piece[1][-1] * 1e9) < recv + off:  # ended before it arrived
+    for (piece, _), arrived in zip(streams["traj"], recv_traj, strict=True):
+        start = piece[0] if traj_stamps and piece[0] > 0 else int(arrived)
+        if len(piece[1]) and start + int(piece[1][-1] * 1e9) < arrived:  # ended before it arrived
             stale += 1  # a JointTrajectoryController refuses it
             continue
         traj.append((start, *piece[1:]))
     g_topic = topics["goal"]
     if stale:
-        clock = "header stamps" if header else "receive times"
+        clock = f"{topics['js']} stamps" if header else "receive times"
         if not traj:
             raise LogError(
                 f"{src}: topic {g_topic}: every message ended before it was received (on the {clock}): "
@@ -88,14 +118,18 @@ def on_one_clock(src: str, streams: Mapping[str, Any], topics: Mapping[str, str 
             clock,
         )
     return {
-        "js": [(t(r), *r[2:]) for r in streams["js"]],
-        "goal": [(t(r), r[2]) for r in streams["goal"]],
+        "js": [(r[0] if header else r[1], *r[2:]) for r in streams["js"]],
+        "goal": [(t, r[2]) for t, r in zip(t_goal, streams["goal"], strict=True)],
         "traj": traj,
-        "volts": [(t(r), r[2]) for r in streams["volts"]],
-        "enable": [(t(r), r[2]) for r in streams["enable"]],
-        "gains": [(recv + off, values) for recv, values in streams["gains"]],
+        "volts": [(t, r[2]) for t, r in zip(t_volts, streams["volts"], strict=True)],
+        "enable": [
+            (int(t), r[2]) for t, r in zip(on_clock([r[1] for r in streams["enable"]]), streams["enable"], strict=True)
+        ],
+        "gains": [
+            (int(t), g[1]) for t, g in zip(on_clock([g[0] for g in streams["gains"]]), streams["gains"], strict=True)
+        ],
         "joint": streams["joint"],
     }
 
 
-__all__ = ["choose_clock", "on_one_clock"]
+__all__ = ["on_one_clock", "receive_to_stamp"]

@@ -24,19 +24,27 @@ def resolve_topic(name: str, namespace: str | None) -> str:
     return name if name.startswith("/") else f"{normalize_namespace(namespace)}/{name.lstrip('~/')}"
 
 
-def array_column(src: str, joint: str, order: Sequence[str] | None, n_values: int, where: str) -> int:
-    """Index of ``joint`` in a Float64MultiArray of ``n_values`` values. With more than one value the order must
-    come from ``order`` (the ``joints`` parameter / ``--joints``): the message names no joints, and the order of
-    ``/joint_states`` is often not the controller's. Never another joint's column: ``joint`` not in ``order`` is
-    refused."""
+def array_column(
+    src: str, joint: str, order: Sequence[str] | None, n_values: int, where: str, js_joints: Sequence[str] = ()
+) -> int:
+    """Index of ``joint`` in a goal of ``n_values`` values naming no joints (a Float64MultiArray, a JointState
+    without names). With more than one value — or one while the joint states ``js_joints`` name several joints:
+    it may be another joint's — the order must come from ``order`` (the ``joints`` parameter / ``--joints``): the
+    order of ``/joint_states`` is often not the controller's. Never another joint's column: ``joint`` not in
+    ``order`` is refused."""
     if order is not None:
         if len(order) != n_values:
             raise LogError(f"{src}: {where} has {n_values} values, the configured joints are {len(order)} ({order})")
         if joint not in order:
             raise LogError(f"{src}: joint {joint!r} is not configured (joints: {list(order)})")
         return order.index(joint)
-    if n_values == 1:
+    if n_values == 1 and len(js_joints) <= 1:
         return 0
+    if n_values == 1:
+        raise LogError(
+            f"{src}: {where} has one value naming no joint, and the joint states name joints {list(js_joints)}: "
+            f"whose is it? give the order (joints parameter, servo-ff fit --joints) for joint {joint!r}"
+        )
     raise LogError(
         f"{src}: {where} has {n_values} values and a Float64MultiArray names no joints: give their order "
         f"(joints parameter, servo-ff fit --joints) to find joint {joint!r}"

@@ -43,15 +43,17 @@ def _messages(reader, src: str, topics: Iterable[str]):
         yield conn, i_msg, t_ns, msg
 
 
-def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[str, list[tuple]]:
-    """(the joint, its rows (stamp, receive time [ns], position, velocity)) of the joint_states ``topic``.
+def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[str, list[tuple], list[str]]:
+    """(the joint, its rows (stamp, receive time [ns], position, velocity), every joint the messages name) of the
+    joint_states ``topic``.
     ``joint`` None: the one joint the topic names — a message naming several, or another one than the messages
     before it (two publishers), is refused. A message not naming ``joint`` (another publisher's) is skipped,
     counted in one line."""
     rows: list[tuple] = []
-    given, skipped, others = joint is not None, 0, set()
+    given, skipped, others, named = joint is not None, 0, set(), set()
     for _, i_msg, t_ns, msg in _messages(reader, src, (topic,)):
         names = list(msg.name)
+        named.update(names)
         where = f"topic {topic} message {i_msg}"
         if not given:
             if len(names) != 1:
@@ -87,18 +89,19 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
         )
     if len(rows) < 2 or joint is None:
         raise LogError(f"{src}: topic {topic} has {len(rows)} messages, need >= 2")
-    return joint, rows
+    return joint, rows, sorted(named)
 
 
 def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str | None], meta_topics: set[str]):
     """The rows of every stream of one joint, (stamp, receive time [ns], …): ``js`` (…, position, velocity),
-    ``goal`` (…, value, or a tuple of values of a Float64MultiArray; stamp 0), ``volts``, ``enable`` (…, value;
-    stamp 0); ``traj`` (JointTrajectory piece starting at its stamp, receive time), ``gains`` (receive time,
-    values); the ``goal_kind`` (message type), the resolved ``joint``; and the bench ``meta`` of ``meta_topics``."""
-    joint, js_rows = read_joint_states(reader, src, topics["js"], joint)
+    ``goal`` (…, value, or a tuple of values naming no joints: a Float64MultiArray's, stamp 0), ``volts``,
+    ``enable`` (…, value; stamp 0); ``traj`` (JointTrajectory piece starting at its stamp, receive time), ``gains``
+    (receive time, values); the ``goal_kind`` (message type), the resolved ``joint``, ``js_joints`` (every joint
+    /joint_states names); and the bench ``meta`` of ``meta_topics``."""
+    joint, js_rows, js_joints = read_joint_states(reader, src, topics["js"], joint)
     g_topic, v_topic, e_topic, k_topic = topics["goal"], topics["volts"], topics["enable"], topics["gains"]
     streams: dict[str, Any] = {"js": js_rows, "goal": [], "traj": [], "volts": [], "enable": [], "gains": []}
-    streams.update(joint=joint, goal_kind="")
+    streams.update(joint=joint, goal_kind="", js_joints=js_joints)
     bag_meta: dict[str, Any] = {}
     others: set[str] = set()  # joints a skipped JointState goal named
     skipped = 0
@@ -161,15 +164,14 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
     return {"streams": streams, "meta": bag_meta}
 
 
-def _joint_goal(src: str, where: str, msg, joint: str) -> float | None:
-    """``joint``'s goal in a JointState goal message; None when the message names other joints only."""
+def _joint_goal(src: str, where: str, msg, joint: str) -> float | tuple[float, ...] | None:
+    """``joint``'s goal in a JointState goal message; None when the message names other joints only; the tuple of
+    its positions when it names no joint."""
     names = list(msg.name)
     if joint in names:
         k = names.index(joint)
-    elif not names and len(msg.position) == 1:  # names no joint: its one value (as a one-value Float64MultiArray)
-        k = 0
-    elif not names:
-        raise LogError(f"{src}: {where}: {len(msg.position)} positions name no joints: which is {joint!r}?")
+    elif not names:  # names no joint: its values, read as a Float64MultiArray's (rosbag_goals.array_column)
+        return tuple(float(x) for x in msg.position)
     else:
         return None
     if len(msg.position) <= k:
