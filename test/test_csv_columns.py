@@ -7,31 +7,17 @@ import logging
 
 import numpy as np
 import pytest
+from pendulum_log import pendulum_log
 
 from servo_ff.cli import main
 from servo_ff.io.bam_logs import read_csv, write_csv
-from servo_ff.io.servo_log import LogError, ServoLog
+from servo_ff.io.servo_log import LogError
 
 DT, N = 0.005, 600
 
 
 def _csv(path, rename: dict[str, str] | None = None, **extra) -> None:
-    t = np.arange(N) * DT
-    q = 0.6 * np.sin(2.0 * t) + 0.2 * np.sin(5.3 * t)
-    log = ServoLog(
-        t=t,
-        position=q,
-        speed=np.gradient(q, DT),
-        goal_position=np.concatenate([q[2:], q[-1:], q[-1:]]) + 0.02 * np.sin(q),
-        torque_enable=np.ones(N),
-        input_volts=np.full(N, 12.0),
-        mass=0.5,
-        length=0.15,
-        kp=8.0,
-        vin=15.0,
-        motor="mx64",
-        extra={k: np.full(N, v) for k, v in extra.items()},
-    )
+    log = pendulum_log(N, DT, volts=12.0, extra={k: np.full(N, v) for k, v in extra.items()})
     write_csv(log, path)
     text = path.read_text()
     head, _, body = text.partition("timestamp,")

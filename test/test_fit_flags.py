@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pendulum_log import pendulum_log
 
 from servo_ff.cli import main
 from servo_ff.identification.alpha_fit import fit_alpha
@@ -17,21 +18,7 @@ DT = 0.005
 
 def _log(seconds: float = 3.0) -> ServoLog:
     """A pendulum log that moves both ways under a varying load (0.5 kg at 0.15 m, kp 8, 15 V)."""
-    t = np.arange(int(seconds / DT)) * DT
-    q = 0.6 * np.sin(2.0 * t) + 0.2 * np.sin(5.3 * t)
-    return ServoLog(
-        t=t,
-        position=q,
-        speed=np.gradient(q, DT),
-        goal_position=np.concatenate([q[2:], q[-1:], q[-1:]]) + 0.02 * np.sin(q),
-        torque_enable=np.ones(len(t)),
-        input_volts=np.full(len(t), 15.0),
-        mass=0.5,
-        length=0.15,
-        kp=8.0,
-        vin=15.0,
-        motor="mx64",
-    )
+    return pendulum_log(int(seconds / DT), DT)
 
 
 @pytest.fixture(scope="module")

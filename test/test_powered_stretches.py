@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pendulum_log import pendulum_log
 
 from servo_ff.identification.alpha_data import data_from_log, data_from_samples, fit_alpha_data, pendulum_torque
 from servo_ff.io.bam_logs import write_csv
@@ -16,21 +17,7 @@ DT, N = 0.005, 800
 
 def _log(enable: np.ndarray) -> ServoLog:
     """A pendulum log moving both ways under a varying load (0.5 kg at 0.15 m, kp 8, 15 V), torque ``enable``."""
-    t = np.arange(N) * DT
-    q = 0.6 * np.sin(2.0 * t) + 0.2 * np.sin(5.3 * t)
-    return ServoLog(
-        t=t,
-        position=q,
-        speed=np.gradient(q, DT),
-        goal_position=np.concatenate([q[2:], q[-1:], q[-1:]]) + 0.02 * np.sin(q),
-        torque_enable=enable,
-        input_volts=np.full(N, 15.0),
-        mass=0.5,
-        length=0.15,
-        kp=8.0,
-        vin=15.0,
-        motor="mx64",
-    )
+    return pendulum_log(N, DT, enable)
 
 
 def _alpha_on(log: ServoLog, spans) -> np.ndarray:

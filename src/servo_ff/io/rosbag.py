@@ -28,7 +28,7 @@ from .rosbag_clock import on_one_clock
 from .rosbag_goals import array_column, kp_from_gains, normalize_namespace, resolve_topic, trajectory_goals
 from .rosbag_resample import resample_bag as _resample
 from .rosbag_streams import read_streams
-from .rosbag_topics import BATTERY, BOOL, FLOAT_ARRAY, JOINT_STATE, STRING, TRAJECTORY, is_command_like, pick_topics
+from .rosbag_topics import is_command_like, pick_topics
 from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
 _log = logging.getLogger(__name__)
@@ -162,14 +162,4 @@ def read_rosbag(
     )
 
 
-__all__ = [
-    "read_rosbag",
-    "is_command_like",
-    "META_TOPIC",
-    "JOINT_STATE",
-    "FLOAT_ARRAY",
-    "TRAJECTORY",
-    "BATTERY",
-    "BOOL",
-    "STRING",
-]
+__all__ = ["read_rosbag", "is_command_like", "META_TOPIC"]

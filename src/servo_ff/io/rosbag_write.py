@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_path
-from .rosbag import BATTERY, BOOL, FLOAT_ARRAY, JOINT_STATE, META_TOPIC, STRING, TRAJECTORY, _typestore
+from .rosbag import META_TOPIC, _typestore
+from .rosbag_topics import BATTERY, BOOL, FLOAT_ARRAY, JOINT_STATE, STRING, TRAJECTORY
 from .servo_log import ServoLog
 
 
