@@ -18,7 +18,9 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
+    """``code`` in a child whose SIGINT acts as a terminal's (a shell's background job starts with it ignored)."""
     env = {**os.environ, "PYTHONPATH": SRC}
+    code = f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n{code}"
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -75,6 +77,9 @@ def test_node_executable_names_the_node_started():
     )
     assert started_as(["python", "-m", "servo_ff", "up", "sim"], "-m") == "None"  # the CLI: its own handling
     assert started_as(["python", "bench/op3_mission.py"], "bench/op3_mission.py") == "None"
+    code = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\nimport servo_ff.interrupt as i\n"
+    code += "i.quiet_start('x'); print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    assert _run(code).stdout.strip() == "True"  # ignored (a background job): left ignored
     assert node_executable() is None  # pytest
 
 

@@ -156,7 +156,8 @@ import numpy as np
 from servo_ff.dynamics.walk_pattern import WalkEngine, WalkParams
 p = WalkParams(ik_ranges={k: tuple(v) for k, v in json.loads(sys.argv[2]).items()}) if sys.argv[2] else WalkParams()
 plan = WalkEngine(sys.argv[1], p).plan((0.1, 0.0, 0.0), 12)
-np.save(sys.stdout.buffer, np.c_[plan.q, plan.c_left])
+np.save(buf := io.BytesIO(), np.c_[plan.q, plan.c_left])
+sys.stdout.buffer.write(buf.getvalue())  # (np.save on a buffered pipe: 'obtaining file position failed')
 """
 
 

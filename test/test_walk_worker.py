@@ -23,7 +23,7 @@ URDF = ROOT / "urdf" / "op3.urdf"
 DT = WalkParams().dt
 
 _REFERENCE = """
-import sys
+import io, sys
 import numpy as np
 from servo_ff.dynamics.walk_pattern import WalkEngine
 e = WalkEngine(sys.argv[1])
@@ -32,7 +32,8 @@ e.start()
 rows = [e.tick() for _ in range(120)]
 e.set_cmd(0.0, 0.0, 0.0)  # the stale-command rule: cmd_vel older than cmd_timeout
 rows += [e.tick() for _ in range(60)]
-np.save(sys.stdout.buffer, np.array([np.r_[s.q, s.c_left] for s in rows]))
+np.save(buf := io.BytesIO(), np.array([np.r_[s.q, s.c_left] for s in rows]))
+sys.stdout.buffer.write(buf.getvalue())  # (np.save on a buffered pipe: 'obtaining file position failed')
 """
 
 
@@ -100,7 +101,7 @@ def test_a_dead_worker_is_one_clear_error():
 
 
 _HALT_REFERENCE = """
-import sys
+import io, sys
 import numpy as np
 from servo_ff.dynamics.walk_pattern import WalkEngine
 e = WalkEngine(sys.argv[1])
@@ -113,7 +114,8 @@ for n, halt in ((150, False), (200, True), (150, False), (200, True)):  # walk, 
         s = e.tick()
         rows.append(np.r_[s.q, s.c_left])
         halted.append(e.halted)
-np.save(sys.stdout.buffer, np.column_stack([np.array(rows), halted]))
+np.save(buf := io.BytesIO(), np.column_stack([np.array(rows), halted]))
+sys.stdout.buffer.write(buf.getvalue())  # (np.save on a buffered pipe: 'obtaining file position failed')
 """
 
 

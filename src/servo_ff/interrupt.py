@@ -24,16 +24,22 @@ def _handler(name: str):
     return stop
 
 
+def _ours_to_set() -> bool:
+    """In the main thread, and SIGINT not ignored (a background job started by a shell ignores it: left so)."""
+    main = threading.current_thread() is threading.main_thread()
+    return main and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+
+
 def quiet_start(name: str) -> None:
     """From now on (in the main thread), SIGINT ends the process with one line naming ``name`` and exit 130."""
-    if threading.current_thread() is threading.main_thread():
+    if _ours_to_set():
         signal.signal(signal.SIGINT, _handler(name))
 
 
 @contextlib.contextmanager
 def quiet_interrupt(name: str) -> Iterator[None]:
     """:func:`quiet_start` within the block; the handler found is put back after it."""
-    if threading.current_thread() is not threading.main_thread():
+    if not _ours_to_set():
         yield
         return
     old = signal.signal(signal.SIGINT, _handler(name))
