@@ -8,7 +8,6 @@ from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
-from servo_ff.ros.clock_stall import ClockStall
 from servo_ff.ros.common import diag_name, hardware_id
 
 
@@ -23,9 +22,10 @@ def feedforward_status(node: Any) -> DiagnosticStatus:
     }
     ages = {k: age.state(now, float(timeout)) or first for k, (age, timeout, first) in held.items()}
     stale = "; ".join(f"{age.topic} {ages[k]}" for k, (age, _, _) in held.items() if age.stale)
-    stood = node.__dict__.setdefault("_clock_stall", ClockStall()).standing(node.get_clock().now().nanoseconds)
+    ros_ns = node.get_clock().now().nanoseconds
+    stood = node.clock_stall.standing(ros_ns)
     if stood is not None and stood >= 1.0:  # on sim time: /clock stopped or never came; the ages are frozen
-        what = "no /clock yet" if node.get_clock().now().nanoseconds == 0 else f"the clock stands ({stood:.0f} s)"
+        what = "no /clock yet" if ros_ns == 0 else f"the clock stands ({stood:.0f} s)"
         stale = "; ".join(filter(None, [f"{what}: ages as of its last reading", stale]))
     level = DiagnosticStatus.WARN if (clamps or node.last_error or stale) else DiagnosticStatus.OK
     st = DiagnosticStatus(

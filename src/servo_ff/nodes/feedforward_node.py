@@ -44,6 +44,7 @@ from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
 from servo_ff.ros.cdr_template import all_finite
 from servo_ff.ros.clock_jump import of_old_time, on_clock_jump_back
+from servo_ff.ros.clock_stall import ClockStall
 from servo_ff.ros.common import (
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
@@ -123,6 +124,7 @@ class FeedForwardNode(Node):
         self.rejected = self.ticks = 0
         self.last_error = ""
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
+        self.clock_stall = ClockStall()  # its ROS clock standing between two statuses (feedforward_diagnostics)
         self._js_sub = None
         self._js_reader = JointStateReader()  # /joint_states read in place in the layout of the last one
         self._listen_joint_states(True)
