@@ -55,7 +55,7 @@ from servo_ff.identification.search_space import search_space  # noqa: E402
 from servo_ff.identification.simulation_fit import SEARCH_BOUNDS, identify_nested, pack_candidates  # noqa: E402
 from servo_ff.identification.swing_armature import swing_armature  # noqa: E402
 from servo_ff.io.logs import read_logs  # noqa: E402
-from servo_ff.io.servo_log import stack_logs  # noqa: E402
+from servo_ff.io.servo_log import log_mean, stack_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -109,7 +109,7 @@ def refit(start, train, cand: Candidate, evals: int, seed: int, prior, fixed=())
     def cost(us):
         x = lo + us * (hi - lo)
         packed = pack_candidates(base, keys[:nm], x[:, :nm], batch)
-        f = harness_mae(packed, batch, cand, x[:, nm:]).mean(axis=1)
+        f = log_mean(harness_mae(packed, batch, cand, x[:, nm:]), batch)
         if prior is not None:
             f = f + prior.excess(x[:, keys.index("kt")], x[:, keys.index("R")])
         return np.where(np.isfinite(f), f, 1e3)
@@ -264,7 +264,7 @@ def profile(args, seed: int, names: list[str], logs) -> None:
                 batch = stack_logs(logs_)
                 cand.prepare(batch, logs_)
                 packed = np.repeat(pack_candidates(base, keys, x[None], batch), len(values), axis=0)
-                maes.append(harness_mae(packed, batch, cand, values[:, None]).mean(axis=1))
+                maes.append(log_mean(harness_mae(packed, batch, cand, values[:, None]), batch))
             cells = ", ".join(f"{v:.3g}: {t * 1e3:.2f} / {o * 1e3:.2f}" for v, t, o in zip(values, *maes))
             print(f"  from {la} {name:18} {cells}", flush=True)
 

@@ -30,7 +30,7 @@ from servo_ff.identification.simulation_cost import mae_per_log  # noqa: E402
 from servo_ff.identification.simulation_fit import identify_nested  # noqa: E402
 from servo_ff.identification.time_shift import shift_log, simulate_timed  # noqa: E402
 from servo_ff.io.logs import find_logs, read_logs  # noqa: E402
-from servo_ff.io.servo_log import ENTRY_KEYS, log_from_columns, stack_logs  # noqa: E402
+from servo_ff.io.servo_log import ENTRY_KEYS, log_from_columns, log_mean, stack_logs  # noqa: E402
 from servo_ff.models.firmware import FIRMWARE_LAWS  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "xl330"
@@ -62,7 +62,7 @@ def landscape(held, logs) -> None:
             for label, kp in (("train", a), ("val", b)):
                 batch = stack_logs([lg for lg in logs if lg.kp == kp])
                 packed = np.repeat(pack_candidates(params.packed(), [], np.zeros((1, 0)), batch), len(ds), axis=0)
-                mae = mae_per_log(simulate_timed(packed, batch, **{kind: ds}), batch).mean(axis=1) * 1e3
+                mae = log_mean(mae_per_log(simulate_timed(packed, batch, **{kind: ds}), batch), batch) * 1e3
                 print(f"  fit kp{a:g} {kind:17} on kp{kp:g} ({label}): " + " ".join(f"{m:6.2f}" for m in mae))
 
 

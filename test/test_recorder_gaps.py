@@ -108,6 +108,25 @@ def test_identify_simulates_each_stretch_from_its_own_first_sample(tmp_path):
     assert batch.mask.shape[1] == 2 and batch.mask.sum() == sum(b - a for a, b in log.spans())
 
 
+def test_a_log_cut_by_a_gap_weighs_one_log_its_samples_alike():
+    """identify's cost: a log with a recorder gap near its end is one log whose MAE is over all its samples, beside
+    a log without gaps (before: each stretch weighed a whole log, the 0.5 s tail as much as the 8 s before it)."""
+    wrong = PARAMS.with_(kt=PARAMS.kt * 0.7)
+    n = len(CLEAN)
+    cut = n - 100  # a 5-sample gap 0.5 s before the end
+    gapped = CLEAN.with_(segments=((0, cut), (cut + 5, n)))
+    head, tail = CLEAN.with_(segments=((0, cut),)), CLEAN.with_(segments=((cut + 5, n),))
+    e_head, e_tail = evaluate(wrong, [head]), evaluate(wrong, [tail])
+    assert abs(e_head - e_tail) > 0.2 * e_head  # the two stretches differ: the weighting shows
+    per_sample = (e_head * cut + e_tail * (n - cut - 5)) / (n - 5)
+    assert evaluate(wrong, [gapped]) == pytest.approx(per_sample, rel=1e-9)  # before: (e_head + e_tail) / 2
+    other = CLEAN.with_(goal_position=CLEAN.goal_position * 0.5, segments=None)
+    e_other = evaluate(wrong, [other])
+    assert evaluate(wrong, [gapped, other]) == pytest.approx((per_sample + e_other) / 2, rel=1e-9)
+    batch = stack_logs([gapped, other])
+    np.testing.assert_allclose(batch.weight, [cut / (n - 5), (n - cut - 5) / (n - 5), 1.0])
+
+
 def test_jitter_is_interpolated_not_a_gap(tmp_path, caplog):
     """A late tick (3 periods) stays interpolated: no gap, no line."""
     path = tmp_path / "late.csv"

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..io.servo_log import LogBatch, ServoLog, stack_logs
+from ..io.servo_log import LogBatch, ServoLog, log_mean, stack_logs
 from ..models.params import ActuatorParams
 from ..models.stepper import PendulumLoad, rollout
 from .search_space import pack_candidates
@@ -35,7 +35,8 @@ def simulate_batch(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
 
 
 def mae_per_log(theta: np.ndarray, batch: LogBatch) -> np.ndarray:
-    """Masked MAE [rad] (pop, logs) between simulated θ (T, pop, logs) and the recorded position.
+    """Masked MAE [rad] (pop, columns) between simulated θ (T, pop, columns) and the recorded position: a column
+    per log, or per stretch of a log with recorder gaps (their mean over the logs: ``log_mean``).
 
     Diverged simulations (non-finite θ) score +inf."""
     err = np.abs(theta - batch.position[:, None, :]) * batch.mask[:, None, :]
@@ -59,8 +60,9 @@ def population_mae(packed: np.ndarray, batch: LogBatch) -> np.ndarray:
 
 
 def evaluate(params: ActuatorParams | np.ndarray, logs: Sequence[ServoLog] | LogBatch) -> float:
-    """Mean over logs of the per-log MAE [rad] of one parameter set."""
+    """Mean over logs of the per-log MAE [rad] of one parameter set (a log's stretches between recorder gaps: one
+    log, :func:`~servo_ff.io.servo_log.log_mean`)."""
     batch = logs if isinstance(logs, LogBatch) else stack_logs(logs)
     base = params.packed() if isinstance(params, ActuatorParams) else np.asarray(params)
     packed = pack_candidates(base, [], np.zeros((1, 0)), batch)
-    return float(mae_per_log(simulate_batch(packed, batch), batch).mean())
+    return float(log_mean(mae_per_log(simulate_batch(packed, batch), batch), batch)[0])

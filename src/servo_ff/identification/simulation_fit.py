@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..io.servo_log import LogError, ServoLog, stack_logs
+from ..io.servo_log import LogError, ServoLog, log_mean, stack_logs
 from ..models.params import FIRMWARE_LAWS, MODEL_NAMES, ActuatorParams, FirmwareLaw, ParameterError
 from .cmaes_search import DEFAULT_AGREE, DEFAULT_STARTS, Begin, multi_start
 from .datasheet_prior import PENALTY as PRIOR_PENALTY
@@ -190,7 +190,7 @@ def fit_model(
 
     def cost(u: np.ndarray) -> np.ndarray:
         x = box.values(u)
-        f = population_mae(pack_candidates(base, keys, x, batch), batch).mean(axis=1)
+        f = log_mean(population_mae(pack_candidates(base, keys, x, batch), batch), batch)
         if prior is not None:
             kt = x[:, keys.index("kt")] if "kt" in keys else fixed["kt"]
             r = x[:, keys.index("R")] if "R" in keys else fixed["R"]

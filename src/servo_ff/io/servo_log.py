@@ -295,7 +295,8 @@ def check_identifiable(logs: Sequence[ServoLog]) -> None:
 class LogBatch(NamedTuple):
     """Logs stacked along axis 1 and padded to the longest (mask 0 on padding): arrays (T, L). A log with recorder
     gaps gives one column per stretch between them (:meth:`ServoLog.spans`), each simulated from its own first
-    sample: a rollout never runs through a gap."""
+    sample: a rollout never runs through a gap. ``weight`` (L,): a column's share of its log's samples, so that the
+    columns of one log weigh one log in all and each of its samples alike (:func:`log_mean`)."""
 
     position: np.ndarray
     speed: np.ndarray
@@ -309,6 +310,7 @@ class LogBatch(NamedTuple):
     kp: np.ndarray
     vin: np.ndarray
     dt: float
+    weight: np.ndarray  # (L,) stretch samples / the log's samples in stretches: each log's columns sum to 1
 
 
 def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
@@ -338,6 +340,8 @@ def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
     for j, (_, a, b) in enumerate(columns):
         mask[: b - a, j] = 1.0
     meta = {k: np.array([getattr(lg, k) for lg, _, _ in columns], float) for k in _NUMERIC_META}
+    used = {id(lg): sum(b - a for a, b in lg.spans()) for lg in logs}
+    weight = np.array([(b - a) / used[id(lg)] for lg, a, b in columns])
     return LogBatch(
         col("position"),
         col("speed"),
@@ -346,8 +350,17 @@ def stack_logs(logs: Sequence[ServoLog]) -> LogBatch:
         col("input_volts"),
         mask,
         dt=float(dts[0]),
+        weight=weight,
         **meta,
     )
+
+
+def log_mean(per_column: np.ndarray, batch: LogBatch) -> np.ndarray:
+    """Mean over the logs of a per-column figure (..., L) [e.g. rad]: Σ w_j·x_j / Σ w_j with ``batch.weight``, so
+    that a log cut by recorder gaps into stretches counts once, its samples alike — a per-column MAE becomes the
+    log's MAE over all its samples (before: each stretch weighed a whole log, a 5-sample stretch as much as the
+    rest of its log)."""
+    return (per_column * batch.weight).sum(axis=-1) / batch.weight.sum()
 
 
 __all__ = [
@@ -355,6 +368,7 @@ __all__ = [
     "LogError",
     "LogBatch",
     "stack_logs",
+    "log_mean",
     "resample",
     "log_from_columns",
     "clean_meta",
