@@ -397,6 +397,39 @@ def test_identify_names_and_takes_the_joint_of_a_two_joint_bag(tmp_path, capsys)
     _goal_is(logs[0], G2)
 
 
+def test_identify_takes_the_bag_flags_of_fit(tmp_path, capsys):
+    """identify reads bags as ``servo-ff fit`` does: ``--joints`` orders Float64MultiArray goals, ``--goal-topic``
+    picks one of two command topics, and a refusal names identify's own flag (before: identify had neither flag,
+    its refusals named ``servo-ff fit --goal-topic``; such a bag could not be identified at all)."""
+    import json
+
+    from servo_ff.cli import build_parser, main
+    from servo_ff.cli.identify import options
+    from servo_ff.workflows.identify import prepare
+
+    bag = Bag(tmp_path / "two")
+    meta = {"mass": 0.5, "length": 0.15, "arm_mass": 0.0, "kp": 8.0, "vin": 15.0, "motor": "mx64"}
+    bag.put("/servo_ff/log_meta", "std_msgs/msg/String", START, bag.T["std_msgs/msg/String"](data=json.dumps(meta)))
+    for k in range(N):
+        _states(bag, k, ["pendulum_1", "pendulum_2"])
+        bag.array("/forward_position_controller/commands", _stamp(k), [G1[k], G2[k]])
+        bag.array("/teleop/commands", _stamp(k), [0.0, 0.0])
+    bag.close()
+    out = ["--out", str(tmp_path / "out"), "--validation", "0", "--joint", "pendulum_2"]
+    assert main(["identify", str(bag.path), *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "identify --goal-topic" in err, err
+    chosen = [*out, "--goal-topic", "/forward_position_controller/commands"]
+    assert main(["identify", str(bag.path), *chosen]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "identify --joints" in err, err
+    args = build_parser().parse_args(["identify", str(bag.path), *chosen, "--joints", "pendulum_1, pendulum_2"])
+    logs, _ = prepare(args.logs, options(args))
+    assert logs[0].joint == "pendulum_2"
+    _goal_is(logs[0], G2)
+    assert not (tmp_path / "out").exists()
+
+
 # ---------------------------------------------------------------- the joint states' stamps are the clock (review)
 SIM0 = 100_000_000_000  # ns: sim time, the header stamps of a simulation
 

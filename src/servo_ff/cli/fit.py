@@ -24,11 +24,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "servo_ilc_node; default: the record's τ or the log's pendulum)",
     )
     p.add_argument("--joint", help="joint (a bag's joint; must match an ILC record's)")
-    p.add_argument(
-        "--joints",
-        help="comma-separated order of a bag's Float64MultiArray goals and gains (a forward command "
-        "controller's joints; needed when they carry more than one value: they name no joints)",
-    )
     p.add_argument("--iteration", type=int, default=-1, help="ILC trial to fit (-1: lowest windowed error)")
     p.add_argument("--kp", type=float, help="servo gain during the data (default: from the record/log)")
     p.add_argument("--vin", type=float, help="supply voltage [V] when the log/bag records none")
@@ -46,15 +41,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _add_options(p: argparse.ArgumentParser) -> None:
-    """Bag topics and the quality gate: one flag per row of the table the fit node declares its parameters from."""
-    from ..workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS
+def add_topic_flags(p: argparse.ArgumentParser) -> None:
+    """A bag's topics (a flag per row of the table the fit node declares its parameters from) and ``--joints``:
+    ``servo-ff fit`` and ``servo-ff identify`` read bags alike."""
+    from ..workflows.fit_options import TOPIC_OPTIONS
 
     topics = p.add_argument_group("bag topics (relative names are resolved under --namespace)")
+    topics.add_argument(
+        "--joints",
+        help="comma-separated order of a bag's Float64MultiArray goals and gains (a forward command "
+        "controller's joints; needed when they carry more than one value: they name no joints)",
+    )
     for o in TOPIC_OPTIONS:
         topics.add_argument(
             o.flag, dest=o.name, default=None, help=o.description + (f" (default {o.default})" if o.default else "")
         )
+
+
+def joints_flag(args: argparse.Namespace) -> list[str] | None:
+    """``--joints a,b``: the names, or None."""
+    return [j.strip() for j in args.joints.split(",")] if args.joints else None
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    """Bag topics and the quality gate: one flag per row of the table the fit node declares its parameters from."""
+    from ..workflows.fit_options import GATE_OPTIONS
+
+    add_topic_flags(p)
     gate = p.add_argument_group("quality gate (a fit failing it is refused: exit 2, nothing written)")
     for o in GATE_OPTIONS:
         gate.add_argument(
@@ -90,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         vin=args.vin,
         topics=topic_values(vars(args)),
         gate=gate_from(vars(args)),
-        joints=[j.strip() for j in args.joints.split(",")] if args.joints else None,
+        joints=joints_flag(args),
         mass=args.mass,
         length=args.length,
         arm_mass=args.arm_mass,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 from ..identification.cmaes_search import DEFAULT_STARTS
 from ..models.friction_models import MODEL_NAMES
+from .fit import add_topic_flags, joints_flag
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -123,6 +124,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the split and of CMA-ES")
     p.add_argument("--no-warm-start", action="store_true", help="start every model mid-box")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_topic_flags(p)
     p.set_defaults(func=run)
 
 
@@ -132,10 +134,15 @@ def _mrad(x: float | None) -> str:
 
 def options(args: argparse.Namespace) -> IdentifyOptions:
     """The workflow's options from the parsed flags (one field per flag)."""
+    from ..workflows.fit_options import topic_values
     from ..workflows.identify import IdentifyOptions
 
     values = {f.name: getattr(args, f.name) for f in fields(IdentifyOptions) if hasattr(args, f.name)}
-    return IdentifyOptions(**{**values, "models": tuple(args.models), "warm_start": not args.no_warm_start})
+    bag = {
+        "joints": tuple(joints_flag(args) or ()),
+        "topics": tuple((k, v) for k, v in topic_values(vars(args)).items() if v),
+    }
+    return IdentifyOptions(**{**values, **bag, "models": tuple(args.models), "warm_start": not args.no_warm_start})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -154,7 +154,8 @@ def read_rosbag(
     ):
         if key not in merged:
             raise LogError(
-                f"{src}: {key} unknown ({hint}: give {key} (servo-ff fit --{key}, fit node parameter {key}))"
+                f"{src}: {key} unknown ({hint}: give {key} (servo-ff fit --{key}, fit node parameter {key}; "
+                "servo-ff identify reads it from the bag only)"
             )
     m = clean_meta(src, merged)
     return _resample(src, streams, goal_rows, traj, m, dt, js_topic, g_topic, picked["volts"]).with_(

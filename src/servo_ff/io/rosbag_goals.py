@@ -43,11 +43,11 @@ def array_column(
     if n_values == 1:
         raise LogError(
             f"{src}: {where} has one value naming no joint, and the joint states name joints {list(js_joints)}: "
-            f"whose is it? give the order (joints parameter, servo-ff fit --joints) for joint {joint!r}"
+            f"whose is it? give the order (joints parameter, servo-ff fit or identify --joints) for joint {joint!r}"
         )
     raise LogError(
         f"{src}: {where} has {n_values} values and a Float64MultiArray names no joints: give their order "
-        f"(joints parameter, servo-ff fit --joints) to find joint {joint!r}"
+        f"(joints parameter, servo-ff fit or identify --joints) to find joint {joint!r}"
     )
 
 

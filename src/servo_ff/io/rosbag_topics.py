@@ -32,8 +32,9 @@ OPTION = {
 
 
 def option_hint(name: str) -> str:
-    """``servo-ff fit --goal-topic, fit node parameter goal_topic``: where a user gives option ``name``."""
-    return f"servo-ff fit --{name.replace('_', '-')}, fit node parameter {name}"
+    """``servo-ff fit or identify --goal-topic, fit node parameter goal_topic``: where a user gives option
+    ``name`` (both commands take every topic flag)."""
+    return f"servo-ff fit or identify --{name.replace('_', '-')}, fit node parameter {name}"
 
 
 #: Where a user names the joint of a bag: ``servo-ff identify`` takes it too.

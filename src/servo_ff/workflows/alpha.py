@@ -29,6 +29,7 @@ from ..identification.alpha_fit import AlphaFit
 from ..identification.alpha_gate import FitGate, check_excitation, check_fit
 from ..io.ilc_record import ILCRecord, load_ilc_record
 from ..io.logs import read_log
+from .fit_options import bag_options
 
 
 @dataclass(frozen=True)
@@ -130,18 +131,7 @@ def fit_alpha_source(
             for k, v in (("kp", kp), ("vin", vin), ("mass", mass), ("length", length), ("arm_mass", arm_mass))
             if v is not None
         }
-        t = {k: v for k, v in (topics or {}).items() if v}
-        bag = {
-            "joint": joint,
-            "goal_topic": goal_topic or t.get("goal_topic"),
-            "goal_joints": joints,
-            "namespace": t.get("namespace"),
-            "joint_states_topic": t.get("joint_states_topic"),
-            "gains_topic": t.get("p_gains_topic"),
-            "voltage_topic": t.get("supply_topic"),
-            "enable_topic": t.get("enable_topic"),
-        }
-        bag = {k: v for k, v in bag.items() if v}
+        bag = bag_options({**(topics or {}), **({"goal_topic": goal_topic} if goal_topic else {})}, joint, joints)
         log = read_log(path, dt=dt, meta=bench or None, **bag)  # the bag options: used for a rosbag2 only
         joint = joint or log.joint or "joint"  # a bag's own joint: the α file names it (the node reads it)
         data = data_from_log(log, kp)

@@ -1,5 +1,6 @@
 """The one description of the replay topics and the fit-quality gate, for both front-ends: the fit node declares a
-parameter per row (``nodes/fit_node.py``), ``servo-ff fit`` a flag per row (``--joint-states-topic``, …)."""
+parameter per row (``nodes/fit_node.py``), ``servo-ff fit`` and ``servo-ff identify`` a flag per row
+(``--joint-states-topic``, …)."""
 
 from __future__ import annotations
 
@@ -58,9 +59,29 @@ def topic_values(values: dict[str, Any]) -> dict[str, str | None]:
     return {o.name: (values.get(o.name) or None) for o in TOPIC_OPTIONS}
 
 
+def bag_options(
+    topics: dict[str, Any] | None, joint: str | None = None, joints: list[str] | tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """``read_rosbag``'s keyword arguments from topic option values (:func:`topic_values`), the bag's ``joint`` and
+    the order ``joints`` of its Float64MultiArray goals and gains; what is not given is left out (found by type).
+    Both replaying front-ends (``servo-ff fit`` / the fit node, ``servo-ff identify``) read bags through it."""
+    t = {k: v for k, v in (topics or {}).items() if v}
+    bag = {
+        "joint": joint,
+        "goal_topic": t.get("goal_topic"),
+        "goal_joints": list(joints) if joints else None,
+        "namespace": t.get("namespace"),
+        "joint_states_topic": t.get("joint_states_topic"),
+        "gains_topic": t.get("p_gains_topic"),
+        "voltage_topic": t.get("supply_topic"),
+        "enable_topic": t.get("enable_topic"),
+    }
+    return {k: v for k, v in bag.items() if v}
+
+
 def gate_from(values: dict[str, Any]) -> FitGate:
     """The gate from option values (missing or None: the default)."""
     return FitGate(**{o.name: float(values[o.name]) for o in GATE_OPTIONS if values.get(o.name) is not None})
 
 
-__all__ = ["Option", "TOPIC_OPTIONS", "GATE_OPTIONS", "topic_values", "gate_from"]
+__all__ = ["Option", "TOPIC_OPTIONS", "GATE_OPTIONS", "topic_values", "bag_options", "gate_from"]

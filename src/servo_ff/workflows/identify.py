@@ -29,6 +29,7 @@ from ..io.logs import read_logs
 from ..io.servo_log import ServoLog, check_identifiable
 from ..models.firmware import FIRMWARE_TABLE, FirmwareLaw, firmware_from_spec
 from ..models.params import MODEL_NAMES, ActuatorParams, ParameterError, load_params, unknown_firmware_error
+from .fit_options import bag_options
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class IdentifyOptions:
     fit_firmware: bool = True  # fit the error gain and target-velocity clamp where the law has a clamp
     dt: float = 0.005  # [s] resampling period
     joint: str | None = None  # the joint of rosbag2 logs whose joint_states name several (None: their one joint)
+    joints: tuple[str, ...] = ()  # the order of rosbag2 Float64MultiArray goals and gains (a controller's joints)
+    topics: tuple[tuple[str, str], ...] = ()  # rosbag2 topic options (fit_options.TOPIC_OPTIONS), name and value
     seed: int = 0  # seed of the split and of CMA-ES
     warm_start: bool = True  # start nested models from the nested fits (False: mid-box)
     swing_armature: bool = True  # hold the armature at the training logs' torque-off swing estimate, where they swing
@@ -134,7 +137,7 @@ def prepare(paths: Sequence[str | Path], opts: IdentifyOptions) -> tuple[list[Se
     """Check the options, read and check the logs (files or folders) and resolve the set-up: everything that can
     fail on bad input, before any output exists."""
     check_options(opts)
-    logs = read_logs(paths, dt=opts.dt, **({"joint": opts.joint} if opts.joint else {}))  # bags only: by name
+    logs = read_logs(paths, dt=opts.dt, **bag_options(dict(opts.topics), opts.joint, opts.joints))  # bags only
     check_identifiable(logs)
     check_split(logs, opts.validation)
     return logs, resolve(opts, logs)
