@@ -177,9 +177,10 @@ def test_a_bags_only_joint_names_the_alpha_file(tmp_path):
     assert abs(table.alpha[0, 0] - ALPHA0) < 0.25 * ALPHA0
 
 
-def test_velocities_not_finite_in_a_bag_are_said_not_dropped_unsaid(tmp_path, monkeypatch, caplog):
-    """A few NaN velocities: the speed is derived from the positions (as for a bag with none), in one warning
-    naming the topic and how many; before, the recorded speed was replaced without a word."""
+def test_velocities_not_finite_in_a_bag_are_samples_left_out_and_said(tmp_path, monkeypatch, caplog):
+    """A few NaN velocities (a servo node's silent servo: its last position kept, velocity and effort NaN): those
+    samples are left out (a run of them is a gap), in one warning naming the topic and how many; the recorded speed
+    is kept elsewhere. Before: the positions were used as fresh and the speed derived from them."""
     import logging
     import sys
 
@@ -192,9 +193,10 @@ def test_velocities_not_finite_in_a_bag_are_said_not_dropped_unsaid(tmp_path, mo
     bag = record(tmp_path / "bag", "hardware")
     with caplog.at_level(logging.WARNING):
         log = read_rosbag(bag, joint="pendulum_1")
-    lines = [r.getMessage() for r in caplog.records if "velocities are not finite" in r.getMessage()]
-    assert len(lines) == 1 and "/joint_states: 3 of" in lines[0] and "(first: message 10)" in lines[0], lines
-    assert np.isfinite(log.speed).all()
+    lines = [r.getMessage() for r in caplog.records if "no finite velocity or effort" in r.getMessage()]
+    assert len(lines) == 1 and "/joint_states: 3 of" in lines[0] and "its message 10;" in lines[0], lines
+    assert not any("velocities are not finite" in r.getMessage() for r in caplog.records)
+    assert np.isfinite(log.speed).all() and log.segments is None  # 3 lone samples: interpolated over, no gap
 
 
 def test_bag_reader_takes_the_bench_from_arguments_and_the_bag(tmp_path):

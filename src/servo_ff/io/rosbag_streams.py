@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from ..safe_parse import parse_json
 from .rosbag_goals import trajectory_piece
 from .rosbag_topics import JOINT_HINT, OPTION, option_hint
@@ -50,6 +52,7 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
     before it (two publishers), is refused. A message not naming ``joint`` (another publisher's) is skipped,
     counted in one line."""
     rows: list[tuple] = []
+    efforts: list[float] = []
     given, skipped, others, named = joint is not None, 0, set(), set()
     for _, i_msg, t_ns, msg in _messages(reader, src, (topic,)):
         names = list(msg.name)
@@ -75,6 +78,7 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
             )
         vel = msg.velocity[idx] if len(msg.velocity) > idx else math.nan
         rows.append((_stamp(msg.header), t_ns, msg.position[idx], vel))
+        efforts.append(msg.effort[idx] if len(msg.effort) > idx else math.nan)
     if given and not rows and skipped:
         raise LogError(f"{src}: topic {topic}: no message names joint {joint!r} (they name {sorted(others)})")
     if skipped:
@@ -87,9 +91,39 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
             joint,
             ", ".join(sorted(others)),
         )
+    if joint is not None:
+        rows = _fresh_rows(src, topic, joint, rows, efforts)
     if len(rows) < 2 or joint is None:
         raise LogError(f"{src}: topic {topic} has {len(rows)} messages, need >= 2")
     return joint, rows, sorted(named)
+
+
+def _fresh_rows(src: str, topic: str, joint: str, rows: list[tuple], efforts: list[float]) -> list[tuple]:
+    """``rows`` without those whose velocity or effort of ``joint`` is not finite while that field is finite in
+    another message: no fresh reading there (a servo node keeps a silent servo's last position and gives NaN
+    velocity and effort, as joint_state_broadcaster gives NaN for a value it does not have). They are left out,
+    said in one line, so a run of them is a recorder gap (:mod:`.sample_gaps`). A field never finite is not
+    recorded (the speed is then derived from the positions)."""
+    vel = np.array([r[3] for r in rows], float)
+    eff = np.array(efforts, float)
+    stale = np.zeros(len(rows), bool)
+    for x in (vel, eff):
+        ok = np.isfinite(x)
+        if ok.any():
+            stale |= ~ok
+    if not stale.any():
+        return rows
+    _log.warning(
+        "%s: topic %s: %d of %d message(s) give joint %r no finite velocity or effort (the first: its message %d; a "
+        "servo without a fresh reading): their positions are not used, and a run of them is a gap",
+        src,
+        topic,
+        int(stale.sum()),
+        len(rows),
+        joint,
+        int(np.argmax(stale)),
+    )
+    return [r for r, s in zip(rows, stale.tolist()) if not s]
 
 
 def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str | None], meta_topics: set[str]):

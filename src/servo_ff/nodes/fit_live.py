@@ -26,6 +26,7 @@ class FitLiveData:
     def _init_live(self) -> None:
         self.buffer, self.goals, self.volts = deque(), deque(), deque()  # (t [s], value) of the live data
         self._throttle = Throttle(5.0)  # a refused live message: one line per topic every 5 s
+        self._fields_seen = [False, False]  # a finite velocity / effort of the joint seen: NaN then means stale
 
     def _on_js(self, msg: JointState) -> None:
         if self.table["source"] != "topics":
@@ -37,10 +38,22 @@ class FitLiveData:
         now, window = self._now(), self.table["window"]  # refused, said: no finite reading, a stamp out of window
         if k >= len(msg.position) or not math.isfinite(msg.position[k]) or not now - window <= t <= now + OLD_STAMP:
             return self._refuse("joint_states", f"no finite {joint} position stamped within the window ({t:.3f} s)")
+        if self._not_fresh(msg, k):  # a silent servo's held position (NaN velocity / effort): a gap, not a sample
+            return self._refuse("joint_states", f"{joint} has no finite velocity or effort (no fresh reading)")
         if self.buffer and t < self.buffer[-1][0]:  # the stream went back (a state of the old time, then the
             self.buffer.clear()  # new): what came before goes, else the window kept it for the jump's length
         self.buffer.append((t, float(msg.position[k])))
         self._trim(self.buffer)
+
+    def _not_fresh(self, msg: JointState, k: int) -> bool:
+        """Joint ``k``'s velocity or effort is not finite while that field was finite before (never finite: not
+        recorded by the publisher, not a missing reading)."""
+        stale = False
+        for i, values in enumerate((msg.velocity, msg.effort)):
+            finite = k < len(values) and math.isfinite(values[k])
+            self._fields_seen[i] |= finite
+            stale |= self._fields_seen[i] and not finite
+        return stale
 
     def _refuse(self, topic: str, why: str) -> None:  # before: such messages were dropped, or stored, unsaid
         self._throttle(topic, self.get_logger().warning, f"{topic} refused for the live fit: {why}")  # per topic

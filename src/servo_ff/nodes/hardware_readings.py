@@ -177,6 +177,11 @@ class HardwareReadings:
     def hw_fresh(self) -> np.ndarray:
         return self.valid.copy()  # a valid reply in the last cycle
 
+    def hw_stale(self) -> np.ndarray | None:
+        """Joints read since configure without a valid reply in the last cycle (None: none): /joint_states gives
+        them their last position and NaN velocity / effort."""
+        return None if self.valid.all() else self.seen & ~self.valid
+
     def hw_supply_voltage(self) -> float:
         ok = np.isfinite(self.voltage)
         return float(self.voltage[ok].mean()) if self.connected and ok.any() else math.nan

@@ -301,13 +301,22 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
             return
         self.publish_state(self.hw_stamp())
 
+    def hw_stale(self) -> np.ndarray | None:
+        """Per joint: read before but not this cycle (hardware: a silent servo); None when every joint is fresh."""
+        return None
+
     def publish_state(self, stamp) -> bool:
-        """One /joint_states message with every joint; NaN only for a joint not read since configure."""
+        """One /joint_states message with every joint; NaN everywhere for a joint not read since configure, NaN
+        velocity and effort for one read before but not this cycle (its last position kept, as consumers need
+        every joint; joint_state_broadcaster also gives NaN for a value it does not have)."""
         pos, vel, eff = self.hw_read()
         if not all_finite(pos, vel, eff):
             seen = self.hw_seen()
             if not (np.isfinite(pos[seen]).all() and np.isfinite(vel[seen]).all() and np.isfinite(eff[seen]).all()):
                 return False
+        stale = self.hw_stale()
+        if stale is not None:  # never the last velocity / effort under a fresh stamp
+            vel, eff = np.where(stale, math.nan, vel), np.where(stale, math.nan, eff)
         sec, nanosec = stamp.sec, stamp.nanosec
         js = self._js
         js.set_stamp(sec, nanosec)

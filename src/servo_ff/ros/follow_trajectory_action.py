@@ -226,7 +226,8 @@ class FollowTrajectoryAction:
             return  # not started yet (a future header.stamp): the previous trajectory runs
         q, dq, ddq = traj.spline.sample(t)
         error = np.stack([q - pos, dq - vel, np.zeros_like(q)])
-        outcome = self._judge(run, t, error)
+        stale = np.isfinite(pos) & ~np.isfinite(vel)  # a silent servo's held position: judged on its next reply
+        outcome = None if stale.any() else self._judge(run, t, error)
         if outcome is not None or t - run.last_feedback >= 1.0 / node.table.values["action_monitor_rate"] - 1e-9:
             run.last_feedback = t  # as JTC: the latest state at action_monitor_rate, and the one judged
             feedback = FollowJointTrajectory.Feedback(joint_names=node.joints)

@@ -1,0 +1,119 @@
+"""What a replay of our own hardware node's recording must know, over DDS on a virtual Dynamixel 2.0 bus:
+
+* the torque state: ``servo/torque_enabled`` (std_msgs/Bool, latched) goes false on the ``torque_enable`` service
+  and when the health read sees a brown-out, true again on the service and after the restore; a late subscriber gets
+  the last value; a bag of it (as ``ros2 bag record`` writes it) makes the replay reader drop the unpowered stretch
+  (before: no such topic, the replay fitted unpowered samples as powered: a 0.15 s torque-off gave α̂
+  [16.00, 5.64, 27.65, 1.67]);
+* a silent servo: its joint keeps its last position in ``joint_states`` but its velocity and effort are NaN (before:
+  its last values under fresh stamps, flagged only in /diagnostics), and the replay reader cuts those samples out as
+  a gap (before: fitted as fresh; a 0.1 s freeze gave α̂ [12.08, 0, 41.5, 0.81]).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+from nodes_harness import wait_for
+
+pytest.importorskip("rclpy")
+pytest.importorskip("dynamixel_sdk")
+pytest.importorskip("rosbags")
+from hardware_rig import UP, Rig  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Bool, Float64MultiArray  # noqa: E402
+from std_srvs.srv import SetBool  # noqa: E402
+
+from servo_ff.bus.virtual_bus import ServoLoad  # noqa: E402
+from servo_ff.io.rosbag import read_rosbag  # noqa: E402
+
+# the reader keeps 10: the brown-out's false and the restore's true come within one cycle (a late subscriber still
+# gets the one the publisher keeps, depth 1)
+LATCHED = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+TYPES = {
+    "joint_states": "sensor_msgs/msg/JointState",
+    "servo/commands": "std_msgs/msg/Float64MultiArray",
+    "servo/torque_enabled": "std_msgs/msg/Bool",
+}
+CLASSES = {"joint_states": JointState, "servo/commands": Float64MultiArray, "servo/torque_enabled": Bool}
+
+
+class Recorder:
+    """What ``ros2 bag record`` keeps: each message's CDR bytes and its receive time [ns] (the client's clock)."""
+
+    def __init__(self, rig: Rig):
+        self.rows: list[tuple[str, int, bytes]] = []
+        self.client = rig.client
+        for topic, cls in CLASSES.items():
+            qos = LATCHED if topic == "servo/torque_enabled" else 1000
+            rig.client.create_subscription(cls, topic, lambda data, t=topic: self._take(t, data), qos, raw=True)
+
+    def _take(self, topic: str, data: bytes) -> None:
+        self.rows.append((topic, self.client.get_clock().now().nanoseconds, data))
+
+    def write(self, path) -> None:
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        from rosbags.typesys import Stores, get_typestore
+
+        ts = get_typestore(Stores.ROS2_JAZZY)
+        with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+            conns = {t: w.add_connection("/" + t, ty, typestore=ts) for t, ty in TYPES.items()}
+            for topic, ns, data in sorted(list(self.rows), key=lambda r: r[1]):
+                w.write(conns[topic], ns, data)
+
+
+@pytest.fixture
+def rig(tmp_path):
+    r = Rig(tmp_path, 67, ServoLoad.pendulum(0.25, 0.1))
+    yield r
+    r.close()
+
+
+def torque_service(rig: Rig, on: bool) -> None:
+    cli = rig.client.create_client(SetBool, "servo/torque_enable")
+    assert rig.h.call(cli, SetBool.Request(data=on), timeout=15.0).success
+
+
+def off_stretches(log) -> list[tuple[float, float]]:
+    """(first, last) grid times [s] of each run of torque_enable 0 in a replayed log."""
+    off = np.flatnonzero(np.diff(np.concatenate(([0], (log.torque_enable < 0.5).astype(int), [0]))))
+    return [(float(log.t[a]), float(log.t[b - 1])) for a, b in zip(off[::2], off[1::2])]
+
+
+def test_a_silent_servo_gets_nan_velocity_and_effort_and_the_replay_cuts_it(rig, tmp_path, caplog):
+    rec = Recorder(rig)
+    node = rig.node("servo_sil")
+    wait_for(lambda: node.active and rig.pub.get_subscription_count(), 30.0, "the node active")
+    rig.pub.publish(Float64MultiArray(data=UP))
+    wait_for(lambda: np.allclose(rig.physics()["theta"], UP, atol=0.03), 30.0, "the joints up")
+    n = len(rig.states)
+    wait_for(lambda: len(rig.states) > n + 100, 15.0, "1 s of joint_states before the silence")
+    n = len(rig.states)
+    rig.bus.set_silent(2, True)  # the knee stops answering
+
+    def silent_states() -> list[JointState]:
+        return [m for m in list(rig.states)[n:] if not math.isfinite(m.velocity[1])]
+
+    wait_for(lambda: len(silent_states()) >= 10, 30.0, "joint_states with the knee silent")
+    rig.bus.set_silent(2, False)
+    m = len(rig.states)
+    wait_for(lambda: any(math.isfinite(s.velocity[1]) for s in list(rig.states)[m:]), 30.0, "the knee back")
+    wait_for(lambda: len(rig.states) > m + 100, 15.0, "1 s of joint_states after the silence")
+    for s in silent_states():
+        assert math.isfinite(s.position[1]), "the silent knee keeps its last position (consumers need every joint)"
+        assert math.isnan(s.effort[1]), "the silent knee's effort is NaN, not its last value"
+        assert all(math.isfinite(x) for x in (s.position[0], s.velocity[0], s.effort[0])), "the hip is fresh"
+    assert len({s.position[1] for s in silent_states()}) == 1  # its last reading, held
+
+    bag = tmp_path / "bag"
+    rec.write(bag)
+    with caplog.at_level(logging.WARNING):
+        log = read_rosbag(bag, joint="knee", goal_joints=["hip", "knee"], meta={"kp": 32.0, "vin": 12.0})
+    assert log.segments is not None, "cut at the silence"  # (a loaded machine's bus stalls may cut it elsewhere too)
+    held = sum(not math.isfinite(s.velocity[1]) for s in rig.states)
+    said = [r.getMessage() for r in caplog.records if "no finite velocity or effort" in r.getMessage()]
+    assert len(said) == 1 and f": {held} of " in said[0], (held, said)  # every held position left out, said once
