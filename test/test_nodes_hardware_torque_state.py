@@ -84,6 +84,51 @@ def off_stretches(log) -> list[tuple[float, float]]:
     return [(float(log.t[a]), float(log.t[b - 1])) for a, b in zip(off[::2], off[1::2])]
 
 
+def test_torque_state_is_latched_and_a_bag_of_it_drops_the_unpowered_stretch(rig, tmp_path):
+    got: list[bool] = []
+    rig.client.create_subscription(Bool, "servo/torque_enabled", lambda m: got.append(m.data), LATCHED)
+    rec = Recorder(rig)
+    node = rig.node("servo_ts")
+    wait_for(lambda: node.active and got and got[-1], 30.0, "torque_enabled true once active")
+    rig.pub.publish(Float64MultiArray(data=UP))
+    wait_for(lambda: np.allclose(rig.physics()["theta"], UP, atol=0.03), 30.0, "the joints up")
+    n = len(got)
+    torque_service(rig, False)
+    wait_for(lambda: len(got) > n, 15.0, "torque_enabled after the torque_enable service (off)")
+    assert got[n:] == [False], got
+    wait_for(lambda: (np.abs(rig.physics()["theta"] - UP) > 0.3).all(), 30.0, "the joints falling, unpowered")
+    torque_service(rig, True)
+    wait_for(lambda: len(got) > n + 1, 15.0, "torque_enabled after the torque_enable service (on)")
+    assert got[n:] == [False, True], got
+    # a brown-out of the knee: seen by the next health read (false), restored (true)
+    rig.pub.publish(Float64MultiArray(data=UP))
+    wait_for(lambda: np.allclose(rig.physics()["theta"], UP, atol=0.03), 30.0, "the joints up again")
+    with rig.bus._lock:
+        rig.bus.brown_out(2)
+    wait_for(lambda: node.unrequested_reboots[1] == 1 and len(got) > n + 3, 30.0, "the brown-out published")
+    assert got[n:] == [False, True, False, True], got
+    assert not node.unpowered and rig.torque()[1] == 1
+    # a late subscriber gets the last value (transient local, depth 1)
+    late: list[bool] = []
+    rig.client.create_subscription(Bool, "servo/torque_enabled", lambda m: late.append(m.data), LATCHED)
+    wait_for(lambda: late, 15.0, "the latched torque state")
+    assert late == [True]
+    n_states = sum(r[0] == "joint_states" for r in rec.rows)
+    wait_for(lambda: sum(r[0] == "joint_states" for r in rec.rows) > n_states + 20, 15.0, "more joint_states")
+
+    bag = tmp_path / "bag"
+    rec.write(bag)
+    log = read_rosbag(bag, joint="knee", goal_joints=["hip", "knee"], meta={"kp": 32.0, "vin": 12.0})
+    marks = [(ns, data) for topic, ns, data in sorted(rec.rows, key=lambda r: r[1]) if topic == "servo/torque_enabled"]
+    flips = [ns for ns, data in marks if data[-1] == 0]  # the false ones (CDR: the Bool is the last byte)
+    assert len(flips) >= 2
+    stretches = off_stretches(log)
+    assert len(stretches) == 2, stretches  # the service's off stretch and the brown-out's (from its health read)
+    (a0, a1), (b0, b1) = stretches
+    assert a1 - a0 > 0.2, f"the service's unpowered stretch is {a1 - a0:.3f} s in the replay"  # the joints fell
+    assert b1 >= b0 and b0 > a1
+
+
 def test_a_silent_servo_gets_nan_velocity_and_effort_and_the_replay_cuts_it(rig, tmp_path, caplog):
     rec = Recorder(rig)
     node = rig.node("servo_sil")

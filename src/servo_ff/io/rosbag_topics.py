@@ -1,6 +1,7 @@
 """Which topics of a rosbag2 are read (used by :mod:`.rosbag`): the one an option names, else the one of its type
 whose last name says what it is, under the namespace — goals ``…command…``, ``…goal…``, ``…reference…``,
-``…trajectory…``; torque enable ``…torque…``, ``…enable…``; the servo P gain ``…p_gains``, ``…p_gain``, ``…kp``.
+``…trajectory…``; torque enable ``…torque…``, ``…enable…`` (a servo node's ``<prefix>/torque_enabled``; among
+several, the one beside the goal topic); the servo P gain ``…p_gains``, ``…p_gain``, ``…kp``.
 Another topic of the type is never taken for what its name does not say (a ``/foot_contact`` Bool is no torque
 enable, ``/servo/d_gains`` no P gain). Each refusal names the bag, the topics and the option that chooses."""
 
@@ -109,6 +110,21 @@ def pick_topic(
     return cands[0]
 
 
+def _parent(topic: str) -> str:
+    return topic.rstrip("/").rsplit("/", 1)[0]
+
+
+def _enable_like(local: Mapping[str, str], goal: str | None) -> Callable[[str], bool]:
+    """How a torque enable topic is found by name: :func:`is_enable`; among several (a bag of several servo nodes,
+    each with its ``<prefix>/torque_enabled``), the one beside the goal topic (``/legs/commands`` →
+    ``/legs/torque_enabled``) when exactly one is."""
+    cands = [t for t, ty in local.items() if ty == BOOL and is_enable(t)]
+    beside = [t for t in cands if goal is not None and _parent(t) == _parent(goal)]
+    if len(cands) > 1 and len(beside) == 1:
+        return lambda t: t == beside[0]
+    return is_enable
+
+
 def pick_topics(
     src: str,
     topics: Mapping[str, str],
@@ -139,14 +155,15 @@ def pick_topics(
 
     goal = pick("goal", GOAL_TYPES, "goal", exclude=(js,), like=is_command_like)
     volts = pick("volts", (BATTERY,), "supply voltage", required=False)
-    enable = pick("enable", (BOOL,), "torque enable", required=False, like=is_enable)
+    enable = pick("enable", (BOOL,), "torque enable", required=False, like=_enable_like(local, goal))
     if wanted["enable"] is None:
         other = sorted(t for t, ty in local.items() if ty == BOOL and t != enable)
         if enable is not None:
             _log.info("%s: torque enable from %s (%s)", src, enable, option_hint(OPTION["enable"]))
         if other:  # said, never taken: a /foot_contact False is no torque off
             _log.warning(
-                "%s: std_msgs/Bool topic(s) %s not taken as torque enable (no torque/enable in the name): %s (%s)",
+                "%s: std_msgs/Bool topic(s) %s not taken as torque enable (no torque/enable in the name, or another "
+                "servo node's): %s (%s)",
                 src,
                 ", ".join(other),
                 f"torque enable from {enable}, name another if it is not"

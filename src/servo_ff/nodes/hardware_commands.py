@@ -20,6 +20,10 @@ class HardwareCommands:
         """Wanted, and on everywhere: torque on after a protective shutdown holds the joints where they stand."""
         return self.torque_wanted and not self.shut_down
 
+    def hw_torque_all_on(self) -> bool:
+        """Torque on everywhere, no servo rebooted by itself with its torque not restored yet."""
+        return bool(self.configured and self.hw_torque_is_on() and not self.unpowered)
+
     def hw_torque(self, enable: bool) -> tuple[bool, str]:
         if not self.configured:  # no port: no reconnection comes either (before: "applied after reconnection")
             return False, f"the node is {self.state_label}: the port is closed, nothing written"

@@ -10,7 +10,9 @@
   spans Torque Enable, so only the second sign applies; their set-up clears the bus's cache of the P gain sent). Its
   set-up (torque off, return delay, indirect addresses, position-limit check) is written again, it is read afresh,
   holds that reading (P gain and goal written), and only then gets torque back. /diagnostics says so (WARN for
-  ``REBOOT_NOTE_S``, ``unrequested_reboots`` counted).
+  ``REBOOT_NOTE_S``, ``unrequested_reboots`` counted). ``<prefix>/torque_enabled`` goes false when the health read
+  sees it and true once its torque is back (:mod:`servo_ff.ros.torque_state`: the brown-out itself came up to
+  ``health_period`` earlier; a recording marks the stretch from the health read that saw it).
 * A servo whose torque went off with an alarm / hardware-error bit set, or after one was seen since its last
   healthy torque-on health read, shut itself down (overheating, overload, …): Protocol 1.0's and STS's bits last only
   while their cause does, so once it has cooled its torque is off with no bit. That is not a reboot: its torque stays
@@ -39,11 +41,13 @@ class HardwareRecovery:
         self.reboot_note: dict[int, tuple[float, str]] = {}  # joint index → (monotonic time, what happened)
         self.alarm_bits = np.zeros(len(self.ids), dtype=np.int64)  # bits seen since the last healthy torque-on read
         self.shut_down: dict[int, tuple[float, str]] = {}  # joint index → (monotonic time, why): kept torque off
+        self.unpowered: set[int] = set()  # joint indices that rebooted by themselves, torque not restored yet
 
     def _release_shutdowns(self) -> None:
         """The user asked for torque (torque_enable, reboot, activate, configure): the latched shutdowns go."""
         self.shut_down.clear()
         self.alarm_bits[:] = 0
+        self.unpowered.clear()  # torque is written to every servo read with the request
 
     def _hold_fresh(self, rows: np.ndarray, why: str) -> None:
         """The held goal of joints ``rows`` read this cycle := their reading (within the limits); a trajectory being
@@ -79,6 +83,8 @@ class HardwareRecovery:
             why = np.where(off & ~lost, "torque off without a request", why)
             lost |= off
         if lost.any():
+            self.unpowered.update(int(k) for k in self._rows(h.ids)[lost])
+            self.publish_torque_state()  # false now: a brown-out is seen only here (see the module docstring)
             self._restore_rebooted([i for i, x in zip(h.ids, lost) if x], [w for w, x in zip(why, lost) if x])
 
     def _protective_shutdowns(self, h) -> np.ndarray:
@@ -127,6 +133,7 @@ class HardwareRecovery:
             self.rewrite_limits(ids)  # the velocity / effort limits commands wrote (RAM at defaults)
             if self.torque_wanted:  # not one kept off by its protective shutdown
                 self.bus.torque(True, [i for i in ids if self.index_of_id[i] not in self.shut_down])
+            self.unpowered.difference_update(int(k) for k in rows)  # torque as wanted again
         except BUS_OR_VALUE_FAILURES as e:
             self.throttle("reboot-restore", log.error, f"{text} rebooted: restoring its set-up failed: {e}; retrying")
             return

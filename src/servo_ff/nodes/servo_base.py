@@ -5,7 +5,8 @@ Publishes ``joint_states`` (rad, rad/s, N·m; every configured joint in every me
 ``joints`` order), JointTrajectory (``<prefix>/joint_trajectory``, followed with JointTrajectoryController
 semantics, :mod:`servo_ff.interpolation`) or JointState (``<prefix>/joint_command``, by name), P gains as a
 per-joint parameter ``kp`` or live on ``<prefix>/p_gains`` (reflected in ``kp``); services
-``<prefix>/torque_enable`` (SetBool) and ``<prefix>/reboot`` (Trigger). ``prefix`` (default ``servo``) is a
+``<prefix>/torque_enable`` (SetBool) and ``<prefix>/reboot`` (Trigger); the torque state on the latched
+``<prefix>/torque_enabled`` (Bool, :mod:`servo_ff.ros.torque_state`). ``prefix`` (default ``servo``) is a
 parameter, so two servo nodes run side by side in one namespace. ``/diagnostics`` come every ``diagnostics_period``
 of wall time (a steady clock: also while a sim owning ``/clock`` has stopped its time), ``servo_supply`` every
 ``supply_period`` of the node clock (sim time: one per period of the readers' time); a change at run time takes
@@ -50,6 +51,7 @@ from servo_ff.ros.common import (
 )
 from servo_ff.ros.ros_logging import forward_core_logs
 from servo_ff.ros.servo_lifecycle import ServoLifecycle
+from servo_ff.ros.torque_state import TorqueStatePublisher
 from servo_ff.ros.trajectory_plan import ActiveTrajectory
 
 from .servo_commands import ServoCommands
@@ -186,6 +188,7 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         self.create_subscription(JointState, nm["joint_command"], self._on_joint_command, 10)
         self.create_subscription(Float64MultiArray, nm["p_gains"], self._on_p_gains, 10)
         self.create_service(SetBool, nm["torque_enable"], self._on_torque_enable)
+        self.torque_state = TorqueStatePublisher(self, nm["torque_enabled"])
         self.create_service(Trigger, nm["reboot"], self._on_reboot)
         # diagnostics on the steady clock: they keep coming while a sim owning /clock has stopped its time (inactive,
         # refused state); the supply on the node clock: a reader on sim time gets one every supply_period of its
@@ -297,7 +300,9 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
     # ------------------------------------------------------------------ publication
     def _tick(self) -> None:
         self.follow_trajectory(self.now_s())
-        if not self.hw_tick():
+        ticked = self.hw_tick()
+        self.publish_torque_state()  # a protective shutdown, a brown-out seen by the health read, its restore
+        if not ticked:
             return
         self.publish_state(self.hw_stamp())
 

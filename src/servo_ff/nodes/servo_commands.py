@@ -2,7 +2,8 @@
 order, ``<prefix>/joint_command`` by name with optional velocity / effort limits), JointTrajectory goals
 (``<prefix>/joint_trajectory``, followed with JointTrajectoryController semantics; ``<prefix>/trajectory_status``
 says what became of each), P gains (``<prefix>/p_gains``, through the ``kp`` parameter), and the
-``<prefix>/torque_enable`` and ``<prefix>/reboot`` services. Goals only while active; a refusal is one throttled
+``<prefix>/torque_enable`` and ``<prefix>/reboot`` services; it publishes the torque state on the latched
+``<prefix>/torque_enabled`` (:mod:`servo_ff.ros.torque_state`). Goals only while active; a refusal is one throttled
 line and a count in the diagnostics.
 
 A mixin of :class:`~.servo_base.ServoInterfaceNode` (uses its gate, throttle, names and ``hw_*`` hooks).
@@ -198,8 +199,21 @@ class ServoCommands:
             response.success, response.message = self._torque_on_where_it_stands()
         else:
             response.success, response.message = self.hw_torque(bool(request.data))
+        self.publish_torque_state()
         self.get_logger().info(f"torque {'enable' if request.data else 'disable'}: {response.message}")
         return response
+
+    def hw_torque_all_on(self) -> bool:
+        """Whether the torque of every servo read is on now, as far as the node knows (``<prefix>/torque_enabled``);
+        the hardware node also counts a servo that rebooted by itself as off until its torque is restored."""
+        return bool(self.configured and self.hw_torque_is_on())
+
+    def publish_torque_state(self, on: bool | None = None, force: bool = False) -> None:
+        """``<prefix>/torque_enabled`` := ``on`` (None: :meth:`hw_torque_all_on`), published when it changed or
+        ``force`` (configure). Called on every transition, torque service and control cycle."""
+        pub = getattr(self, "torque_state", None)
+        if pub is not None:  # (a transition before the interface is set up: nothing to publish on)
+            pub.update(self.hw_torque_all_on() if on is None else on, force)
 
     def _torque_on_where_it_stands(self) -> tuple[bool, str]:
         """Torque on after it was off (the ``torque_enable`` service): the joints may have moved meanwhile (fallen),

@@ -31,7 +31,7 @@ def servo_interface_specs(
             "servo",
             "name of this servo interface: topics and services are <prefix>/commands, "
             "<prefix>/joint_trajectory, <prefix>/joint_command, <prefix>/p_gains, <prefix>/torque_enable, "
-            "<prefix>/reboot (relative: under the node's namespace)",
+            "<prefix>/torque_enabled, <prefix>/reboot (relative: under the node's namespace)",
             read_only=True,
         ),
         ParamSpec(

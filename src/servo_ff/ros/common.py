@@ -50,6 +50,7 @@ TOPIC_JOINT_COMMAND = "servo/joint_command"  # sensor_msgs/JointState, matched b
 TOPIC_P_GAINS = "servo/p_gains"  # std_msgs/Float64MultiArray, `joints` order, FirmwareLaw.kp units
 TOPIC_TRAJECTORY_STATUS = "servo/trajectory_status"  # std_msgs/String JSON, one per joint_trajectory message
 SRV_TORQUE_ENABLE = "servo/torque_enable"  # std_srvs/SetBool
+TOPIC_TORQUE_ENABLED = "servo/torque_enabled"  # std_msgs/Bool, latched: every read servo's torque on
 SRV_REBOOT = "servo/reboot"  # std_srvs/Trigger
 SRV_RESET = "servo/reset"  # std_srvs/Trigger (sim: back to the initial state)
 TOPIC_CLOCK = "/clock"  # rosgraph_msgs/Clock, published by the sim node when it owns time (publish_clock)
@@ -60,6 +61,7 @@ SERVO_ENDPOINTS = (
     "joint_command",
     "p_gains",
     "torque_enable",
+    "torque_enabled",
     "reboot",
     "reset",
     "follow_joint_trajectory",

@@ -64,6 +64,8 @@ class ServoLifecycle:
             ok, msg = False, f"{type(e).__name__}: {e}"
             self.get_logger().error(f"{name} failed: {msg}")
             return TransitionCallbackReturn.ERROR
+        finally:
+            self.publish_torque_state()  # <prefix>/torque_enabled: the state the transition left (when changed)
         if ok:
             self.get_logger().info(f"{name}: {msg}")
             return TransitionCallbackReturn.SUCCESS
@@ -76,6 +78,7 @@ class ServoLifecycle:
             ok, msg = self.hw_configure()
             if ok:
                 self.configured, self.state_label = True, "inactive"
+                self.publish_torque_state(force=True)  # once at configure, changed or not
                 if self.reads_while_inactive:  # read-only: joint_states flow, no goal is written
                     self._start_loop()
             return ok, msg
@@ -143,6 +146,7 @@ class ServoLifecycle:
         except Exception as e:  # noqa: BLE001 (best effort: back to unconfigured)
             self.get_logger().error(f"cleanup after an error failed: {e}")
         self.configured, self.state_label = False, "unconfigured"
+        self.publish_torque_state()
         return TransitionCallbackReturn.SUCCESS
 
     def _end_action(self) -> None:
