@@ -331,6 +331,38 @@ def test_p_gains_topic(ros):
     assert list(sim.get_parameter("kp").value) == [32.0, 32.0]
 
 
+def test_a_refused_p_gain_is_the_latest_rejection_in_the_diagnostics(ros):
+    """A goal refused, then P gains refused: /diagnostics names the gains as the last rejection, at WARN (before:
+    the gains were only counted: the status stayed OK and named the older goal refusal as the last)."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    h, sim, client, states, pubs = ros
+    diags: list = []
+    client.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 50)
+    gains = client.create_publisher(Float64MultiArray, "servo/p_gains", 10)
+    wait_for(lambda: gains.get_subscription_count() and diags, 20.0, "p_gains subscriber and /diagnostics")
+    rejected = sim.gate.rejected
+    pubs["array"].publish(Float64MultiArray(data=[math.nan, 0.0]))
+    wait_for(lambda: sim.gate.rejected > rejected, 20.0, "the goal refused")
+    gains.publish(Float64MultiArray(data=[-1.0, 32.0]))
+    wait_for(lambda: sim.gate.rejected > rejected + 1, 20.0, "the gains refused")
+    status = sim.interface_status()
+    assert status.level == DiagnosticStatus.WARN and "last: servo/p_gains: shoulder gain -1.0" in status.message, (
+        status.level,
+        status.message,
+    )
+
+    def goals_status():
+        for m in reversed(list(diags)):
+            for st in m.status:
+                if st.name.endswith(": goals") and sim.get_name() in st.name:
+                    return st
+        return None
+
+    wait_for(lambda: (st := goals_status()) and "last: servo/p_gains" in st.message, 20.0, "/diagnostics naming it")
+    np.testing.assert_allclose(sim.sim.kp, [32.0, 32.0])
+
+
 def test_every_refused_parameter_change_is_logged_with_name_and_reason(ros, capfd):
     """Refusals decided by rclpy (read-only, wrong type, descriptor range) and by the node's callback all log
     one warning naming the parameter, not only the service reply; repeats are throttled."""

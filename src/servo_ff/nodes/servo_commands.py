@@ -94,11 +94,7 @@ class ServoCommands:
 
     def refuse_limits(self, source: str, reason: str) -> None:
         """One (throttled) warning for refused velocity / effort limits, counted as a rejection."""
-        g = self.gate
-        g.rejected += 1
-        g.last_reject_time = g.clock()
-        g.last_reason = f"{source}: {reason}"
-        g.recent.append(g.last_reason)
+        self.gate.record(source, reason)
         self.throttle(f"{source}:limits", self.get_logger().warning, f"{source}: {reason}")
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
@@ -175,8 +171,8 @@ class ServoCommands:
             result = type(self).set_parameters(self, [kp_param])[0]
             if not result.successful:
                 reason = result.reason
-        if reason:
-            self.gate.rejected += 1
+        if reason:  # the latest refusal in the diagnostics (before: only counted, the status named an older one)
+            self.gate.record(source, reason)
             self.throttle(
                 throttle_key(source, reason),
                 self.get_logger().warning,

@@ -114,11 +114,16 @@ class GoalGate:
         self.index = {name: i for i, name in enumerate(self.joints)}
         self.goal = np.array(self.goal, dtype=np.float64)
 
-    def _reject(self, source: str, kind: str, reason: str) -> None:
+    def record(self, source: str, reason: str) -> None:
+        """Count a refusal of a message on ``source`` as the latest (the diagnostics' count, last reason and WARN
+        window); the caller says it (:meth:`_reject` for goals)."""
         self.rejected += 1
         self.last_reject_time = self.clock()
         self.last_reason = f"{source}: {reason}"
         self.recent.append(self.last_reason)
+
+    def _reject(self, source: str, kind: str, reason: str) -> None:
+        self.record(source, reason)
         self.throttle(
             throttle_key(f"{source}:{kind}", reason),
             self.warn,
