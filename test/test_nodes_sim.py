@@ -220,7 +220,8 @@ def test_torque_on_after_a_speed_limited_move_starts_from_where_the_joint_is():
 
 def test_a_refused_joint_command_sets_none_of_its_limits():
     """A JointState whose position is refused (NaN) is refused whole: its velocity limit is not applied either
-    (before: 'holding the last valid goal' was said while the 0.05 rad/s limit silently took effect)."""
+    (before: 'holding the last valid goal' was said while the 0.05 rad/s limit silently took effect). A limits-only
+    one naming a joint twice is refused as a goal naming it twice is (before: applied in turn, the last one won)."""
     from servo_ff.models.params import P_GVMAX
 
     with RosHarness(salt=47) as h:  # its own node: the limit set here stays out of the module's
@@ -230,7 +231,11 @@ def test_a_refused_joint_command_sets_none_of_its_limits():
         before, rejected = float(sim.sim.packed[1, P_GVMAX]), sim.gate.rejected
         js.publish(JointState(name=["elbow"], position=[math.nan], velocity=[0.05]))
         wait_for(lambda: sim.gate.rejected > rejected, 10.0, "the refusal")
-        js.publish(JointState(name=["elbow"], position=[0.1], velocity=[0.07]))  # after it, in order
+        js.publish(JointState(name=["elbow", "elbow"], velocity=[0.03, 0.04]))
+        wait_for(lambda: sim.gate.rejected > rejected + 1, 10.0, "the duplicate names refused")
+        assert sim.gate.last_reason.endswith("duplicate joint names"), sim.gate.last_reason
+        assert sim.sim.packed[1, P_GVMAX] == before and not sim.limits_commanded
+        js.publish(JointState(name=["elbow"], position=[0.1], velocity=[0.07]))  # after them, in order
         wait_for(lambda: sim.sim.packed[1, P_GVMAX] != before, 10.0, "the accepted message's limit")
         assert sim.sim.packed[1, P_GVMAX] == pytest.approx(0.07)  # the refused 0.05 never applied
 

@@ -77,6 +77,9 @@ class ServoCommands:
             if unknown:
                 self.gate._reject(source, "names", f"unknown joint name(s) {unknown}; known: {', '.join(self.joints)}")
                 return
+            if len(set(msg.name)) != len(msg.name):  # before: limits-only, applied in turn (the last one won)
+                self.gate._reject(source, "names", "duplicate joint names")
+                return
         goal = None
         if len(msg.position) or not (len(msg.velocity) or len(msg.effort)):
             goal = self.gate.from_names(msg.name, msg.position, source)
