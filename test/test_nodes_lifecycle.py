@@ -226,14 +226,17 @@ def test_two_different_configure_failures_are_two_lines(tmp_path):
 
 def test_services_of_a_node_shut_down_or_not_configured_do_nothing_and_say_why(tmp_path):
     """A finalized sim's reset, reboot and torque_enable answer failure (before: success, and reset moved the
-    joints back to initial_position); an unconfigured hardware node's torque_enable says its port is closed
-    (before: 'will be applied after reconnection', which never comes while unconfigured)."""
+    joints back to initial_position); an unconfigured hardware node's torque_enable says no servo is connected
+    (before: 'will be applied after reconnection', which never comes while unconfigured). An unconfigured sim's
+    torque_enable and reboot are refused with the hardware's words (before: both succeeded, and reboot rewrote
+    the goal; the hardware's reboot said 'bus not connected')."""
     from hardware_rig import node_params
     from nodes_harness import sim_node
     from std_srvs.srv import Trigger
 
     with RosHarness(salt=83) as h:
         sim = sim_node(h, initial_position=[0.0])
+        idle = sim_node(h, "servo_idle", initial_position=[0.3], autostart=False, prefix="idle")
         params = node_params(tmp_path / "tty", autostart=False, prefix="hw")
         h.add(HardwareNode("servo_hw", **h.node_kwargs(), parameter_overrides=params))
         client = h.make_node("lifecycle_manager")
@@ -251,5 +254,18 @@ def test_services_of_a_node_shut_down_or_not_configured_do_nothing_and_say_why(t
             r = h.call(client.create_client(typ, name), req)
             assert not r.success and "finalized" in r.message, (name, r.message)
         np.testing.assert_array_equal(sim.sim.theta, before)
-        r = h.call(client.create_client(SetBool, "hw/torque_enable"), SetBool.Request(data=False))
-        assert not r.success and "port is closed" in r.message, r.message
+        answers = {}
+        for prefix in ("hw", "idle"):
+            for name, typ, req in (
+                ("torque_enable", SetBool, SetBool.Request(data=False)),
+                ("reboot", Trigger, Trigger.Request()),
+            ):
+                r = h.call(client.create_client(typ, f"{prefix}/{name}"), req)
+                assert not r.success, (prefix, name, r.message)
+                answers[prefix, name] = r.message
+        text = "the node is unconfigured (lifecycle): no servo is connected until configure, nothing written"
+        assert set(answers.values()) == {text}, answers
+        with h._busy:
+            assert idle.state_label == "unconfigured" and not idle.sim.enabled
+            np.testing.assert_array_equal(idle.sim.theta, [0.3])
+            np.testing.assert_array_equal(idle.gate.goal, [0.3])

@@ -26,7 +26,7 @@ class HardwareCommands:
 
     def hw_torque(self, enable: bool) -> tuple[bool, str]:
         if not self.configured:  # no port: no reconnection comes either (before: "applied after reconnection")
-            return False, f"the node is {self.state_label}: the port is closed, nothing written"
+            return False, self.not_connected()
         before, self.torque_wanted = self.torque_wanted, bool(enable)
         if enable:  # the user's request: the protective shutdowns kept off until now come on too
             self._release_shutdowns()

@@ -186,9 +186,16 @@ class ServoCommands:
         """Why a service has nothing to act on ('' while it has): a finalized node (lifecycle shutdown) is done."""
         return "the node is finalized (lifecycle shutdown): nothing done" if self.state_label == "finalized" else ""
 
+    def not_connected(self) -> str:
+        """Why torque_enable / reboot have no servo to act on ('' while configured): finalized, or unconfigured
+        (before configure and after cleanup: the hardware's port is closed; a sim answers the same)."""
+        if self._shut_down() or self.configured:
+            return self._shut_down()
+        return f"the node is {self.state_label} (lifecycle): no servo is connected until configure, nothing written"
+
     def _on_torque_enable(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
-        if self._shut_down():
-            response.success, response.message = False, self._shut_down()
+        if self.not_connected():  # before: an unconfigured sim switched its torque (the hardware refused)
+            response.success, response.message = False, self.not_connected()
         elif request.data and not self.active:
             response.success = False
             response.message = (
@@ -229,10 +236,10 @@ class ServoCommands:
         return ok, f"{msg}, holding the present position {self.gate.goal.round(4).tolist()} rad" if ok else msg
 
     def _on_reboot(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        if self._shut_down():
-            response.success, response.message = False, self._shut_down()
-            return response
-        response.success, response.message = self.hw_reboot()
+        if self.not_connected():  # before: an unconfigured sim rebooted and rewrote its goal
+            response.success, response.message = False, self.not_connected()
+        else:
+            response.success, response.message = self.hw_reboot()
         if response.success:  # hold where the servos stand (torque off), within the limits, said if clipped
             self._hold_present()
         self.get_logger().info(f"reboot: {response.message}")
