@@ -232,6 +232,34 @@ def test_deactivate_aborts_and_inactive_rejects(ros):
     assert send(action, goal_msg(position(states), 0.2)).accepted
 
 
+def test_torque_off_aborts_the_goal_and_drops_its_trajectory(ros):
+    """torque_enable false mid-goal: the goal is aborted (INVALID_GOAL, saying torque went off) and its trajectory
+    dropped, the goal written stays where it was (before: the trajectory kept writing goals to the limp servos and
+    the goal was reported SUCCEEDED with the joints at a third of the way); torque on holds where they stand."""
+    from std_srvs.srv import SetBool
+
+    h, sim, client, action, states = ros
+    torque = client.create_client(SetBool, "servo/torque_enable")
+    start = position(states)
+    feedback: list = []
+    handle = send(action, goal_msg(start + [0.5, 0.3], 2.0), feedback)
+    assert handle.accepted
+    wait_for(lambda: len(feedback) > 3, 20.0, "the goal running")
+    try:
+        r = h.call(torque, SetBool.Request(data=False))
+        res = result_of(handle)
+        assert res.status == GoalStatus.STATUS_ABORTED and res.result.error_code == Result.INVALID_GOAL, res.status
+        assert "torque was switched off" in res.result.error_string, res.result.error_string
+        assert r.success and "dropped the trajectory being followed and the follow_joint_trajectory goal" in r.message
+        assert sim.traj is None and sim.pending is None
+        written, ticks = sim.sim.goal.copy(), sim.ticks
+        wait_for(lambda: sim.ticks > ticks + 100, 20.0, "100 periods after")
+        np.testing.assert_array_equal(sim.sim.goal, written)  # nothing more written to the limp servos
+    finally:
+        r = h.call(torque, SetBool.Request(data=True))
+        assert r.success and "holding the present position" in r.message, r.message
+
+
 def test_dynamic_joint_states_and_type_hashes(ros):
     h, sim, client, action, states = ros
     dyn: list = []

@@ -203,8 +203,10 @@ class ServoCommands:
             )
         elif request.data and not self.hw_torque_is_on():
             response.success, response.message = self._torque_on_where_it_stands()
+        elif request.data:
+            response.success, response.message = self.hw_torque(True)
         else:
-            response.success, response.message = self.hw_torque(bool(request.data))
+            response.success, response.message = self._torque_off()
         self.publish_torque_state()
         self.get_logger().info(f"torque {'enable' if request.data else 'disable'}: {response.message}")
         return response
@@ -220,6 +222,19 @@ class ServoCommands:
         pub = getattr(self, "torque_state", None)
         if pub is not None:  # (a transition before the interface is set up: nothing to publish on)
             pub.update(self.hw_torque_all_on() if on is None else on, force)
+
+    def _torque_off(self) -> tuple[bool, str]:
+        """Torque off (the ``torque_enable`` service): the limp servos follow nothing, as on deactivate: the
+        trajectory being followed is dropped and a follow_joint_trajectory goal aborted first, said in the reply
+        (before: the trajectory went on writing goals and the goal was judged a success). Nothing is held: a later
+        torque on holds where the joints stand."""
+        dropped = ["the trajectory being followed"] if self.traj is not None or self.pending is not None else []
+        self.traj = self.pending = None
+        if self.fjt is not None and self.fjt.run is not None:
+            self.fjt.torque_off()
+            dropped.append("the follow_joint_trajectory goal (aborted)")
+        ok, msg = self.hw_torque(False)
+        return ok, msg + (f"; dropped {' and '.join(dropped)}" if dropped else "")
 
     def _torque_on_where_it_stands(self) -> tuple[bool, str]:
         """Torque on after it was off (the ``torque_enable`` service): the joints may have moved meanwhile (fallen),

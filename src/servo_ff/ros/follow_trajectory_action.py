@@ -14,8 +14,9 @@ with ros2_controllers' JointTrajectoryController semantics:
   :mod:`servo_ff.trajectory_tolerances`;
   feedback (desired, actual, error = desired - actual, all joints) at ``action_monitor_rate`` (JTC publishes
   the latest state at that rate) and on the state an outcome is decided on;
-* cancel: hold the present position, CANCELED; deactivate: abort (INVALID_GOAL); a command on another topic
-  or service that replaces the trajectory aborts the goal (INVALID_GOAL) as a preemption.
+* cancel: hold the present position, CANCELED; deactivate, torque switched off (``torque_enable`` false): abort
+  (INVALID_GOAL); a command on another topic or service that replaces the trajectory aborts the goal
+  (INVALID_GOAL) as a preemption.
 
 Default tolerances come from the node's ``constraints.*`` parameters (JTC's ``constraints``).
 """
@@ -40,6 +41,7 @@ DEACTIVATED = "Current goal cancelled during deactivate transition."
 REPLACED = "Current goal preempted: its trajectory was replaced (a command on another topic or service, a reset)"
 CLOCK_JUMPED = "Current goal aborted: the clock jumped back (its trajectory's times were the old clock's)"
 TORQUE_RESTORED = "Current goal aborted: torque was off; on again, the joints are held where they stand"
+TORQUE_OFF = "Current goal aborted: torque was switched off (torque_enable false); the limp joints follow nothing"
 
 
 def _duration(s: float) -> Duration:
@@ -193,6 +195,11 @@ class FollowTrajectoryAction:
     def deactivate(self) -> None:
         """The node leaves the active state: the goal in progress is aborted."""
         self.finish(Result.INVALID_GOAL, DEACTIVATED, abort=True)
+
+    def torque_off(self) -> None:
+        """Torque was switched off (the ``torque_enable`` service): the goal in progress is aborted, as on
+        deactivate (before: its trajectory went on writing goals to the limp servos, and it was judged a success)."""
+        self.finish(Result.INVALID_GOAL, TORQUE_OFF, abort=True)
 
     def torque_restored(self) -> None:
         """Torque came on again after it was off (the joints held where they stand): the goal is aborted."""
