@@ -526,6 +526,33 @@ def test_held_goal_rechecked_when_position_max_is_lowered(ros):
     assert r.successful
 
 
+def test_limits_narrowed_past_initial_position_are_taken_and_a_reset_holds_the_nearest_limit(ros):
+    """Goal [0.4, 0], position_min -> [0.5, -2] with initial_position [0.3, -0.2] (read-only): taken, the held goal
+    moved to 0.5 rad and said, as the hardware node does (before: refused 'initial_position ... is outside the
+    joint limits'); a reset then puts the joints at initial_position and holds the goal at the nearest limit,
+    said in its line, and the shoulder goes there."""
+    h, sim, client, states, pubs = ros
+    reset = client.create_client(Trigger, "servo/reset")
+    pubs["array"].publish(Float64MultiArray(data=[0.4, 0.0]))
+    settle_at(states, [0.4, 0.0])
+    moved = sim.gate.limit_moves
+    try:
+        (r,) = _set(h, client, position_min=[0.5, -2.0])
+        assert r.successful, r.reason
+        np.testing.assert_allclose(sim.gate.goal, [0.5, 0.0])
+        assert sim.gate.limit_moves == moved + 1
+        r = h.call(reset, Trigger.Request())
+        assert r.success and "outside the joint limits (shoulder): goal held at the nearest limit [0.5, -0.2]" in (
+            r.message
+        ), r.message
+        np.testing.assert_allclose(sim.gate.goal, [0.5, -0.2])
+        np.testing.assert_allclose(sim.sim.goal, [0.5, -0.2])
+        settle_at(states, [0.5, -0.2])
+    finally:
+        (r,) = _set(h, client, position_min=[-2.0])
+        assert r.successful, r.reason
+
+
 def test_reset_service_brings_the_sim_back_after_a_refused_state(ros):
     h, sim, client, states, pubs = ros
     reset = client.create_client(Trigger, "servo/reset")

@@ -211,11 +211,14 @@ class MujocoBackend(SimBackend):
                 f"rate_hz {values['rate_hz']:g} Hz: the control period must be a whole number of physics steps "
                 f"(physics_dt {values['physics_dt']:g} s)"
             )
-        theta0 = per_joint(values["initial_position"], n, "initial_position")
-        lo = per_joint(values["position_min"], n, "position_min")
-        hi = per_joint(values["position_max"], n, "position_max")
-        if ((theta0 < lo) | (theta0 > hi)).any():
-            return f"initial_position {theta0.tolist()} is outside the joint limits"
+        # initial_position (read-only) against the limits at start-up only: a run-time narrowing past it is taken as
+        # on the hardware node, and holds a reset's goal at the nearest limit (hold_start_pose); before: refused
+        if getattr(self.node, "table", None) is None:
+            theta0 = per_joint(values["initial_position"], n, "initial_position")
+            lo = per_joint(values["position_min"], n, "position_min")
+            hi = per_joint(values["position_max"], n, "position_max")
+            if ((theta0 < lo) | (theta0 > hi)).any():
+                return f"initial_position {theta0.tolist()} is outside the joint limits"
         if values["obstacle_height"] > 0 and getattr(self, "servos", None) is not None and not self.servos.sim.floating:
             return "obstacle_height needs a floating-base robot"
         return None
@@ -239,8 +242,9 @@ class MujocoBackend(SimBackend):
         self.servos.reset()
         self.servos.set_enable(0.0)
         self.node.stepper_error = ""
-        self.goal = self.servos.goal[self.perm]
-        self.node.gate.goal = self.goal.copy()
+        held = self.node.hold_start_pose(self.servos.goal[self.perm])
+        if held:
+            self.node.get_logger().warning(f"cleanup: the robot is back in its start pose{held}")
         self._read()
 
     def reset(self, was: str) -> tuple[bool, str]:
@@ -248,14 +252,14 @@ class MujocoBackend(SimBackend):
             return False, f"no model: {self.model_error}"
         self.servos.reset()
         self.servos.set_enable(1.0 if self.node.active else 0.0)
-        self.goal = self.servos.goal[self.perm]
-        self.node.gate.goal = self.goal.copy()
+        held = self.node.hold_start_pose(self.servos.goal[self.perm])
         self._read()
         return True, (
             "simulation reset: the robot is back in its start pose (initial_position), velocity 0, "
             "goal = start pose, torque "
             + ("on" if self.node.active else "off (node not active)")
             + (f" (physics had diverged: {was})" if was else "")
+            + held
         )
 
     def limit_rows(self) -> tuple[np.ndarray | None, np.ndarray]:

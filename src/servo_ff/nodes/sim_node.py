@@ -23,7 +23,9 @@ A parameter change that would make the model non-finite is refused before it tak
 admissible ranges, and the explicit-integration stability of the back-EMF damping for the physics step
 (:func:`servo_ff.models.stepper.step_stability_refusal`: dt < 2·J·R/kt², J = load inertia + armature). The
 ``<prefix>/reset`` service (std_srvs/Trigger) always brings the simulation back: position = ``initial_position``,
-velocity 0, goal = ``initial_position``, errors cleared, torque on — also after the stepper refused a state.
+velocity 0, goal = ``initial_position``, errors cleared, torque on — also after the stepper refused a state. Limits
+narrowed at run time past ``initial_position`` (checked against the limits at start-up only) hold the goal of a
+reset or cleanup at the nearest limit, said in its line (:meth:`SimNode.hold_start_pose`).
 """
 
 from __future__ import annotations
@@ -147,6 +149,23 @@ class SimNode(SimClock, ServoInterfaceNode):
                 apply_motion_limits(rows, self._own_rows[1], idx, **{field: [x for _, x in items]})
                 kept += [f"{j} {field} {x:g} {unit}" for j, x in items]
         return ", ".join(kept)
+
+    def hold_start_pose(self, pose: np.ndarray) -> str:
+        """Goal := the start pose ``pose`` [rad] (reset, cleanup) within the joint limits, written. The limits may
+        have narrowed at run time past ``initial_position`` (read-only): the goal is then held at the nearest limit,
+        as the hardware node holds a reading beyond them (torque on moves the joint there). Returns '' or the clause
+        saying so, for the caller's one line."""
+        pose = np.asarray(pose, dtype=np.float64)
+        goal = np.minimum(np.maximum(pose, self.gate.lower), self.gate.upper)
+        self.gate.goal = goal
+        self.hw_write_goal(goal.copy())
+        out = np.flatnonzero(goal != pose)
+        if not out.size:
+            return ""
+        return (
+            f"; the start pose is outside the joint limits ({', '.join(self.joints[i] for i in out)}): goal held at "
+            f"the nearest limit {goal.round(4).tolist()} rad (torque on moves the joint there)"
+        )
 
     # ------------------------------------------------------------------ hooks
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:

@@ -236,10 +236,13 @@ class StepperBackend(SimBackend):
         reason = step_stability_refusal(params, load_inertia(load, n, theta), h, values["joints"])
         if reason:
             return f"{reason}; lower physics_dt or change actuator.R, actuator.kt, actuator.armature or the load"
-        lo = per_joint(values["position_min"], n, "position_min")
-        hi = per_joint(values["position_max"], n, "position_max")
-        if ((theta0 < lo) | (theta0 > hi)).any():
-            return f"initial_position {theta0.tolist()} is outside the joint limits"
+        # initial_position (read-only) against the limits at start-up only: a run-time narrowing past it is taken as
+        # on the hardware node, and holds a reset's goal at the nearest limit (hold_start_pose); before: refused
+        if getattr(self.node, "table", None) is None:
+            lo = per_joint(values["position_min"], n, "position_min")
+            hi = per_joint(values["position_max"], n, "position_max")
+            if ((theta0 < lo) | (theta0 > hi)).any():
+                return f"initial_position {theta0.tolist()} is outside the joint limits"
         return None
 
     def apply(self, changed: set[str]) -> None:
@@ -268,19 +271,22 @@ class StepperBackend(SimBackend):
         theta0 = per_joint(self.node.table["initial_position"], self.node.n, "initial_position")
         self.sim.reset(theta0)
         self.sim.enabled = False
-        self.node.gate.goal = theta0.copy()
+        held = self.node.hold_start_pose(theta0)
+        if held:
+            self.node.get_logger().warning(f"cleanup: position = initial_position {theta0.tolist()} rad{held}")
 
     def reset(self, was: str) -> tuple[bool, str]:
         node = self.node
         theta0 = per_joint(node.table["initial_position"], node.n, "initial_position")
         self.sim.reset(theta0)
         self.sim.enabled = node.active  # torque only while active (lifecycle)
-        node.gate.goal = theta0.copy()
+        held = node.hold_start_pose(theta0)
         return True, (
             f"simulation reset: position = initial_position {theta0.tolist()} rad, velocity 0, goal "
             "= initial_position, errors cleared, torque "
             + ("on" if node.active else "off (node not active)")
             + (f" (stepper had refused: {was})" if was else "")
+            + held
         )
 
     def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
