@@ -255,6 +255,8 @@ def test_torque_off_aborts_the_goal_and_drops_its_trajectory(ros):
         written, ticks = sim.sim.goal.copy(), sim.ticks
         wait_for(lambda: sim.ticks > ticks + 100, 20.0, "100 periods after")
         np.testing.assert_array_equal(sim.sim.goal, written)  # nothing more written to the limp servos
+        late = send(action, goal_msg(start + [0.5, 0.3], 2.0), [])  # before: accepted, followed by limp servos
+        assert not late.accepted and "torque is off" in sim.gate.last_reason, sim.gate.last_reason
     finally:
         r = h.call(torque, SetBool.Request(data=True))
         assert r.success and "holding the present position" in r.message, r.message

@@ -1,7 +1,7 @@
 """``<prefix>/follow_joint_trajectory`` (control_msgs/action/FollowJointTrajectory) on a servo interface node,
 with ros2_controllers' JointTrajectoryController semantics:
 
-* a goal is rejected while the node is not active, or when its trajectory is invalid (the checks of
+* a goal is rejected while the node is not active or its torque is off, or when its trajectory is invalid (the checks of
   ``<prefix>/joint_trajectory``: known joints, point sizes, finite values, increasing times, joint limits along
   the interpolated path; and JTC's: no effort, zero velocity at the last point, no multi-DOF part), with one log
   line saying why (ROS 2 actions carry no result for a rejected goal);
@@ -114,6 +114,8 @@ class FollowTrajectoryAction:
         lost = node.hw_states_refusal()  # a sim's physics stopped, a bus lost (before: accepted, never ended)
         if lost:
             return lost
+        if not node.hw_torque_is_on():  # before: accepted, its goals written to limp servos, judged on their fall
+            return f"torque is off: the limp servos follow nothing ({node.names['torque_enable']} true first)"
         hit = node.absent_joints(traj.joint_names)  # as the topics refuse them (before: accepted, then 'reached')
         if hit:
             return f"{', '.join(hit)} not read yet (missing since configure)"
