@@ -43,7 +43,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from servo_ff.identification.alpha_data import data_from_streams
-from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
+from servo_ff.identification.alpha_rls import LiveAlphaRefiner
 from servo_ff.io.paths import resolve_path
 from servo_ff.io.servo_log import DT_MAX, DT_MIN
 from servo_ff.ros.clock_jump import on_clock_jump_back
@@ -60,6 +60,7 @@ from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, s
 from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
 
 from .fit_live import FitLiveData
+from .fit_rls import FitRLS
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_RESULT = "fit/result"
@@ -140,7 +141,7 @@ def fit_specs() -> list[ParamSpec]:
     ]
 
 
-class FitNode(FitLiveData, Node):
+class FitNode(FitLiveData, FitRLS, Node):
     def __init__(self, name: str = "servo_fit", **kwargs: Any):
         super().__init__(name, **kwargs)
         preload_modules("scipy.signal")  # the fit's Savitzky–Golay derivatives
@@ -273,8 +274,7 @@ class FitNode(FitLiveData, Node):
                 return False, msg
             result = fitted.as_dict()
             if self.table["source"] == "topics" and self.table["rls"] and self.refiner is None:
-                self.refiner = LiveAlphaRefiner(fitted.fit, self.torque, RLSOptions(self.table["rls_forgetting"]))
-                self.create_timer(self.table["rls_period"], self._on_rls)
+                self._start_rls(fitted)
             ff_ok, result["feedforward"] = self._set_feedforward(result)
             result["output"] = self._write_yaml(fitted) if ff_ok else None  # not a file the feed-forward refused
             self.result = result
@@ -291,31 +291,6 @@ class FitNode(FitLiveData, Node):
                 return False, self.last_error
             self.get_logger().info(text)
             return True, text
-
-    def _on_rls(self) -> None:
-        """Online RLS: the live samples since the last update; α̂ (once trusted) to the feed-forward node."""
-        v = self.table.values
-        js, gl, volts = self._samples()
-        if len(js) < 20 or len(gl) < 20 or not volts.size:
-            return
-        t0 = max(gl[0, 0], js[0, 0])
-        try:
-            data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], volts[-1, 1], v["kp"], v["dt"], "RLS")
-            self.refiner.feed(data, t0)
-        except ValueError as e:
-            self.get_logger().warning(f"RLS update skipped: {e}", throttle_duration_sec=10.0)
-            return
-        state = {"joint": v["joint"], "rls": self.refiner.rls.state()}
-        self.pub_result.publish(String(data=json.dumps(state)))
-        if state["rls"]["trusted"] and (self.worker is None or not self.worker.is_alive()):
-            push = {"joint": v["joint"], "alpha": state["rls"]["alpha"]}
-            self.worker = threading.Thread(target=self._push_rls, args=(push,), name="rls", daemon=True)
-            self.worker.start()
-
-    def _push_rls(self, push: dict[str, Any]) -> None:  # before: a failed push went unsaid
-        ok, what = self._set_feedforward(push)
-        if not ok:
-            self.get_logger().warning(f"RLS α̂ not set: {what}", throttle_duration_sec=10.0)
 
     def _on_run(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         """Starts the fit in a worker thread (it calls the feed-forward node's service, which needs the
