@@ -61,28 +61,40 @@ GATE_DOCS: dict[str, tuple[str, str]] = {
 
 def excitation(data: AlphaData) -> dict[str, float]:
     """Motion range [rad], speed [rad/s] and acceleration [rad/s²] figures of ``data`` (see the module doc)."""
+    return motion_figures(data.q, data.dq, data.ddq)
+
+
+def motion_figures(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> dict[str, float]:
+    """Motion range [rad], speed [rad/s] and acceleration [rad/s²] figures of samples q, q̇, q̈ (the module doc)."""
     return {
-        "range": float(np.ptp(data.q)),
-        "speed": float(np.percentile(np.abs(data.dq), 95)),
-        "accel": float(np.percentile(np.abs(data.ddq), 95)),
+        "range": float(np.ptp(q)),
+        "speed": float(np.percentile(np.abs(dq), 95)),
+        "accel": float(np.percentile(np.abs(ddq), 95)),
     }
+
+
+def lack_of_excitation(figures: dict[str, float], gate: FitGate, with_inertia: bool = False) -> str | None:
+    """ "not enough excitation: …" naming the first figure of :func:`motion_figures` below the gate's minimum, or
+    None (what the batch fit refuses and the online RLS holds on)."""
+    checks = [
+        ("motion range", figures["range"], gate.min_range, "rad", "min_range"),
+        ("speed (95th percentile of |q̇|)", figures["speed"], gate.min_speed, "rad/s", "min_speed"),
+    ]
+    if with_inertia:
+        checks.append(
+            ("acceleration (95th percentile of |q̈|)", figures["accel"], gate.min_accel, "rad/s²", "min_accel")
+        )
+    for what, value, lo, unit, key in checks:
+        if value < lo:
+            return f"not enough excitation: {what} {value:.3g} {unit} < {key} {lo:g} {unit}"
+    return None
 
 
 def check_excitation(data: AlphaData, gate: FitGate, with_inertia: bool = False) -> None:
     """FitRefused when ``data`` moves too little, too slowly (or, with α̂4, accelerates too little)."""
-    ex = excitation(data)
-    checks = [
-        ("motion range", ex["range"], gate.min_range, "rad", "min_range"),
-        ("speed (95th percentile of |q̇|)", ex["speed"], gate.min_speed, "rad/s", "min_speed"),
-    ]
-    if with_inertia:
-        checks.append(("acceleration (95th percentile of |q̈|)", ex["accel"], gate.min_accel, "rad/s²", "min_accel"))
-    for what, value, lo, unit, key in checks:
-        if value < lo:
-            raise FitRefused(
-                f"{data.source}: not enough excitation: {what} {value:.3g} {unit} < {key} {lo:g} {unit}; "
-                "nothing written"
-            )
+    why = lack_of_excitation(excitation(data), gate, with_inertia)
+    if why:
+        raise FitRefused(f"{data.source}: {why}; nothing written")
 
 
 def check_fit(fit: AlphaFit, gate: FitGate, source: str) -> None:
@@ -104,4 +116,13 @@ def check_fit(fit: AlphaFit, gate: FitGate, source: str) -> None:
         )
 
 
-__all__ = ["FitGate", "FitRefused", "GATE_DOCS", "excitation", "check_excitation", "check_fit"]
+__all__ = [
+    "FitGate",
+    "FitRefused",
+    "GATE_DOCS",
+    "excitation",
+    "motion_figures",
+    "lack_of_excitation",
+    "check_excitation",
+    "check_fit",
+]

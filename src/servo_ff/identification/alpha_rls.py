@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..models.schema import ALPHA_FIELDS
+
+if TYPE_CHECKING:
+    from .alpha_gate import FitGate
 
 _ALPHA_KEYS = ("alpha0", "alpha1", "alpha2", "alpha3", "alpha4")
 
@@ -175,21 +179,31 @@ def regression_rows(
 
 class LiveAlphaRefiner:
     """RLS on α̂ fed from overlapping windows of live data (what the fit node holds): each call uses only the samples
-    newer than the last one used, away from the window's end (the Savitzky–Golay derivatives are poor there).
+    newer than the last one used, away from the window's end (the Savitzky–Golay derivatives are poor there), and
+    only when they pass the batch fit's excitation minima (``gate``: min_range, min_speed, with α̂4 min_accel, over
+    those new samples; :func:`~servo_ff.identification.alpha_gate.lack_of_excitation`): a joint standing still
+    holds α̂ (before: the sgn(q̇) friction columns of noise velocities moved α̂ [12.40, 2.35, 9.33, 0.36] →
+    [9.10, 1.93, 10.65, 1.13] in 8 s still, trusted).
 
     Starts from a batch fit (:class:`~servo_ff.identification.alpha_fit.AlphaFit`: α̂, q̇_s, δ and t_d are kept)."""
 
-    def __init__(self, fit, torque, options: RLSOptions = RLSOptions()):
+    def __init__(self, fit, torque, options: RLSOptions = RLSOptions(), gate: FitGate | None = None):
+        from .alpha_gate import FitGate  # lazy, as alpha_data: this module stays light
+
         self.fit = fit
         self.torque = torque
         self.rls = AlphaRLS(np.asarray(fit.alpha, float), options)
+        self.gate = FitGate() if gate is None else gate
         self.last_time = -math.inf
+        self.held = ""  # why the last call's new samples did not update α̂ ("" when they did)
 
     def feed(self, data, t0: float) -> int:
         """``data`` (:class:`~servo_ff.identification.alpha_data.AlphaData`) on a grid from ``t0`` [s] (its own
-        sample times ``data.t`` when it has them); returns the number of samples used. A goal is paired with the
-        reaction t_d later within a stretch of ``data.segments`` only (before: across a pause of the states)."""
+        sample times ``data.t`` when it has them); returns the number of samples used (0 and :attr:`held` set when
+        the new samples lack excitation). A goal is paired with the reaction t_d later within a stretch of
+        ``data.segments`` only (before: across a pause of the states)."""
         from .alpha_data import SG_WINDOW
+        from .alpha_gate import lack_of_excitation, motion_figures
 
         tau = np.asarray(self.torque(data.q, data.dq, data.ddq), float)
         with_inertia = self.rls.alpha.size == 5
@@ -212,12 +226,17 @@ class LiveAlphaRefiner:
                 self.fit.dq_s,
                 self.fit.delta,
             )
-            rows.append((A, y, times[a : b - d]))
+            rows.append((A, y, times[a : b - d], np.arange(a + d, b)))  # φ of row i is at sample a + d + i
         if not rows:
             return 0
-        A, y, times = (np.concatenate(x) for x in zip(*rows))
+        A, y, times, at = (np.concatenate(x) for x in zip(*rows))
         keep = (times > self.last_time) & (times <= times[-1] - (SG_WINDOW // 2 + d) * data.dt)
         if not keep.any():
             return 0
         self.last_time = float(times[keep][-1])
+        k = at[keep]
+        why = lack_of_excitation(motion_figures(data.q[k], data.dq[k], data.ddq[k]), self.gate, with_inertia)
+        self.held = f"{why} in the {k.size} new samples" if why else ""
+        if why:
+            return 0
         return self.rls.update_batch(A[keep], y[keep])
