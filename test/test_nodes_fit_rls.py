@@ -95,7 +95,9 @@ def test_an_rls_push_that_fails_is_said_and_rls_period_is_read_only():
         rosout: list = []
         client.create_subscription(Log, "/rosout", rosout.append, 100)
         wait_for(lambda: client.count_publishers("/rosout") >= 2, 20.0, "rosout")
-        fit._push_rls({"joint": "pendulum_1", "alpha": [1.0, 0.1, 0.1, 0.0]})
+        rls = {"trusted": True, "reference": [1.0, 0.1, 0.1, 0.1], "rms_rls": 0.1, "rms_reference": 0.2}
+        fit._ff_alpha = rls["reference"]
+        fit._push_rls("pendulum_1", [1.0, 0.1, 0.1, 0.0], rls)
         lines = wait_for(lambda: [m.msg for m in rosout if "RLS α̂ not set" in m.msg], 20.0, "the warning")
         assert "feed-forward node 'nobody' not reachable" in lines[0], lines
         assert not fit.set_parameters([Parameter("rls_period", value=0.2)])[0].successful

@@ -168,7 +168,8 @@ class FitNode(FitLiveData, FitRLS, Node):
                 SetParameters, f"{self.table['feedforward_node'].rstrip('/')}/set_parameters", callback_group=group
             )
         self.result: dict[str, Any] | None = None
-        self.refiner: LiveAlphaRefiner | None = None  # online RLS on α̂ (parameter rls), after the first live fit
+        self.refiner: LiveAlphaRefiner | None = None  # online RLS on α̂ (parameter rls), from the last live fit
+        self._rls_timer = None
         self.last_error = ""
         self.exit_code: int | None = None  # one-shot: set when the start-up fit has ended
         self._started = time.time()
@@ -273,8 +274,8 @@ class FitNode(FitLiveData, FitRLS, Node):
                 self.pub_result.publish(String(data=json.dumps({"error": str(e)})))
                 return False, msg
             result = fitted.as_dict()
-            if self.table["source"] == "topics" and self.table["rls"] and self.refiner is None:
-                self._start_rls(fitted)
+            if self.table["source"] == "topics" and self.table["rls"]:
+                self._start_rls(fitted)  # from this fit (before: a later fit left the RLS on the first one's)
             ff_ok, result["feedforward"] = self._set_feedforward(result)
             result["output"] = self._write_yaml(fitted) if ff_ok else None  # not a file the feed-forward refused
             self.result = result

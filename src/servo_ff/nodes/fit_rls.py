@@ -1,6 +1,7 @@
 """The fit node's online RLS on α̂ (parameter ``rls``, source ``topics``): started after the first live fit, fed the
 live samples every ``rls_period`` (:class:`~servo_ff.identification.alpha_rls.LiveAlphaRefiner`), its state on
-``fit/result`` and, once trusted, α̂ set on the feed-forward node.
+``fit/result``. The feed-forward node runs what this node last set on it: the batch α̂ of the fit, the refined α̂
+while it is trusted, the batch α̂ again once trust is lost (before: a lost trust left the untrusted α̂ on it).
 
 A mixin of :class:`~.fit_node.FitNode` (uses its parameter table, live samples, publisher and logger).
 """
@@ -11,6 +12,7 @@ import json
 import threading
 from typing import Any
 
+import numpy as np
 from std_msgs.msg import String
 
 from servo_ff.identification.alpha_data import data_from_streams
@@ -23,15 +25,21 @@ class FitRLS:
     """Online RLS of the fit node."""
 
     def _start_rls(self, fitted: AlphaResult) -> None:
-        """RLS from the first live fit, updated every ``rls_period``."""
+        """RLS from a live fit (each fit restarts it: its reference is what the fit set on the feed-forward node),
+        updated every ``rls_period`` (one timer)."""
         options = RLSOptions(self.table["rls_forgetting"])
         self.refiner = LiveAlphaRefiner(fitted.fit, self.torque, options, gate_from(self.table.values))
+        self._rls_fitted = fitted
+        self._ff_alpha = [float(a) for a in fitted.fit.alpha]  # α̂ the feed-forward node has from this node
         self._rls_held = False  # a hold for lack of motion said (once per hold)
-        self.create_timer(self.table["rls_period"], self._on_rls)
+        if self._rls_timer is None:
+            self._rls_timer = self.create_timer(self.table["rls_period"], self._on_rls)
 
     def _on_rls(self) -> None:
         """Online RLS: the live samples since the last update; α̂ (once trusted) to the feed-forward node."""
         v = self.table.values
+        if self.refiner is None:  # the joint changed: no RLS until the next fit
+            return
         js, gl, volts = self._samples()
         if len(js) < 20 or len(gl) < 20 or not volts.size:
             return
@@ -45,9 +53,10 @@ class FitRLS:
         self._say_hold(v["joint"], self.refiner.held)
         state = {"joint": v["joint"], "rls": {**self.refiner.rls.state(), "held": self.refiner.held}}
         self.pub_result.publish(String(data=json.dumps(state)))
-        if state["rls"]["trusted"] and (self.worker is None or not self.worker.is_alive()):
-            push = {"joint": v["joint"], "alpha": state["rls"]["alpha"]}
-            self.worker = threading.Thread(target=self._push_rls, args=(push,), name="rls", daemon=True)
+        rls = state["rls"]
+        want = rls["alpha"] if rls["trusted"] else rls["reference"]
+        if want != self._ff_alpha and (self.worker is None or not self.worker.is_alive()):
+            self.worker = threading.Thread(target=self._push_rls, args=(v["joint"], want, rls), name="rls", daemon=True)
             self.worker.start()
 
     def _say_hold(self, joint: str, held: str) -> None:
@@ -59,7 +68,20 @@ class FitRLS:
             self.get_logger().info(f"RLS resumes on α̂({joint}): the joint moves")
         self._rls_held = bool(held)
 
-    def _push_rls(self, push: dict[str, Any]) -> None:  # before: a failed push went unsaid
-        ok, what = self._set_feedforward(push)
+    def _push_rls(self, joint: str, alpha: list[float], rls: dict[str, Any]) -> None:
+        """Set ``alpha`` (the refined α̂ when ``rls`` is trusted, else the batch one) on the feed-forward node; a
+        change of trust said in one line (before: a failed push went unsaid)."""
+        ok, what = self._set_feedforward({"joint": joint, "alpha": alpha})
         if not ok:
             self.get_logger().warning(f"RLS α̂ not set: {what}", throttle_duration_sec=10.0)
+            return
+        was_refined = self._ff_alpha != rls["reference"]
+        self._ff_alpha = alpha
+        errors = f"prediction rms {rls['rms_rls']:.3g} vs the batch α̂'s {rls['rms_reference']:.3g}"
+        if rls["trusted"] and not was_refined:
+            self.get_logger().info(f"RLS α̂({joint}) trusted ({errors}): {what}")
+        elif not rls["trusted"]:
+            self.get_logger().warning(
+                f"RLS α̂({joint}) no longer trusted ({errors}): the batch α̂ {np.round(alpha, 4).tolist()} set back; "
+                f"{what}"
+            )
