@@ -1,5 +1,6 @@
-"""What servo_fit_node's online RLS leaves on the feed-forward node (and in ``output``): the refined α̂ while it is
-trusted, the batch fit's α̂ again once trust is lost (/tmp/audit_19d/p05_fit_rls.py).
+"""What servo_fit_node's online RLS leaves on the feed-forward node and in ``output`` (the α file a restarted
+feed-forward node reads): the refined α̂ while it is trusted, the batch fit's α̂ again once trust is lost
+(/tmp/audit_19d/p05_fit_rls.py).
 
 A real FitNode and FeedForwardNode over DDS; the live samples (a simulated mx64/m4 pendulum at kp 8, 12 V, nominal
 or warmed: R × 1.3) are put in the fit node's live buffers on a time base of their own, and the RLS update is
@@ -39,13 +40,16 @@ def _motion(act, duration: float = 6.0) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Live:
-    """Puts one stretch of samples at a time in the fit node's live buffers, times continuing from ``t0`` [s]."""
+    """Puts one stretch of samples at a time in the fit node's live buffers, times continuing."""
 
-    def __init__(self, fit: FitNode, t0: float):
-        self.fit, self.t = fit, t0
+    def __init__(self, fit: FitNode):
+        self.fit, self.t = fit, None
 
     def put(self, act, duration: float = 6.0) -> None:
-        q, th = _motion(act, duration)
+        """A stretch of ``act``'s motion; the first ends 0.5 s before the node's clock (in the fit's window)."""
+        q, th = _motion(act, duration)  # first: a rollout may compile for seconds
+        if self.t is None:
+            self.t = self.fit.get_clock().now().nanoseconds * 1e-9 - 0.5 - (len(q) - 1) * DT
         t = self.t + np.arange(len(q)) * DT
         self.t = float(t[-1]) + 1.0
         self.fit.buffer, self.fit.goals = deque(zip(t, th)), deque(zip(t, q))
@@ -60,9 +64,19 @@ class Live:
         return self.fit.refiner.rls.state()
 
 
+def _written(path: Path) -> tuple[list[float], dict | None]:
+    """(α̂ of pendulum_1 as the feed-forward node reads it from ``path``, the file's ``fit.rls`` record)."""
+    import yaml
+
+    from servo_ff.dynamics.alpha import load_alpha
+
+    return list(load_alpha(path, ["pendulum_1"]).alpha[0]), yaml.safe_load(path.read_text())["fit"].get("rls")
+
+
 def test_trust_lost_sets_the_batch_alpha_back_on_the_feedforward_node(tmp_path):
-    """Warm data makes the RLS trusted (its α̂ set on the feed-forward node), nominal data again loses the trust:
-    the feed-forward node gets the batch α̂ back, said in one line (before: it kept the untrusted refined α̂)."""
+    """Warm data makes the RLS trusted (its α̂ set on the feed-forward node and written to ``output`` with an ``rls``
+    record; before: the file kept the batch fit), nominal data again loses the trust: the feed-forward node and the
+    file get the batch α̂ back, said in one line (before: the node kept the untrusted refined α̂)."""
     with RosHarness(salt=61) as h:
         params = {"joint": "pendulum_1", "urdf_path": URDF, "run_on_start": False, "source": "topics",
                   "joints": ["pendulum_1"], "kp": KP, "window": 7.0, "dt": DT, "rls": True, "rls_period": 60.0,
@@ -89,7 +103,7 @@ def test_trust_lost_sets_the_batch_alpha_back_on_the_feedforward_node(tmp_path):
         def ff_alpha() -> list[float]:
             return list(ff.table.values["alpha.pendulum_1"])
 
-        live = Live(fit, fit.get_clock().now().nanoseconds * 1e-9 - 6.5)
+        live = Live(fit)
         live.put(NOMINAL)
         ok, text = fit.run()
         assert ok, text
@@ -103,6 +117,9 @@ def test_trust_lost_sets_the_batch_alpha_back_on_the_feedforward_node(tmp_path):
             state = live.rls()
         assert state["trusted"], state
         assert ff_alpha() == pytest.approx(state["alpha"]) and ff_alpha() != pytest.approx(batch)
+        refined = _written(tmp_path / "alpha.yaml")  # the file holds what the feed-forward node runs
+        assert refined[0] == pytest.approx(state["alpha"] + [0.0]), refined
+        assert refined[1]["refined"] is True and refined[1]["reference"] == pytest.approx(batch), refined
         for _ in range(3):
             live.put(NOMINAL)
             state = live.rls()
@@ -110,5 +127,6 @@ def test_trust_lost_sets_the_batch_alpha_back_on_the_feedforward_node(tmp_path):
                 break
         assert not state["trusted"], state
         assert ff_alpha() == pytest.approx(batch)
+        assert _written(tmp_path / "alpha.yaml") == (pytest.approx(batch + [0.0]), None)
         lines = wait_for(lambda: [m.msg for m in rosout if "no longer trusted" in m.msg], 20.0, "the trust-lost line")
         assert len(lines) == 1 and "set back" in lines[0], lines

@@ -229,10 +229,10 @@ class FitNode(FitLiveData, FitRLS, Node):
         return gated_fit(v["joint"], data, self.torque, gate, "given", **options)
 
     # ------------------------------------------------------------------ outputs
-    def _write_yaml(self, result: AlphaResult) -> str | None:
+    def _write_yaml(self, result: AlphaResult, info: dict[str, Any] | None = None) -> str | None:
         if not self.table["output"]:
             return None
-        return str(save_alpha_result(result, self.table["output"]))
+        return str(save_alpha_result(result, self.table["output"], info=info))
 
     def _set_feedforward(self, result: dict[str, Any]) -> tuple[bool, str]:
         """(α set or no node to set it on, what happened)."""

@@ -1,7 +1,10 @@
 """The fit node's online RLS on α̂ (parameter ``rls``, source ``topics``): started after the first live fit, fed the
 live samples every ``rls_period`` (:class:`~servo_ff.identification.alpha_rls.LiveAlphaRefiner`), its state on
 ``fit/result``. The feed-forward node runs what this node last set on it: the batch α̂ of the fit, the refined α̂
-while it is trusted, the batch α̂ again once trust is lost (before: a lost trust left the untrusted α̂ on it).
+while it is trusted, the batch α̂ again once trust is lost; each, once that node took it, is written to ``output``
+(the refined one with an ``rls`` record: refined, when, samples, prediction errors, the batch α̂), so a restarted
+feed-forward node reads what it ran (before: the file kept the batch fit while the node ran the refined α̂, and
+a lost trust left the untrusted α̂ on the node).
 
 A mixin of :class:`~.fit_node.FitNode` (uses its parameter table, live samples, publisher and logger).
 """
@@ -10,6 +13,8 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -69,19 +74,35 @@ class FitRLS:
         self._rls_held = bool(held)
 
     def _push_rls(self, joint: str, alpha: list[float], rls: dict[str, Any]) -> None:
-        """Set ``alpha`` (the refined α̂ when ``rls`` is trusted, else the batch one) on the feed-forward node; a
-        change of trust said in one line (before: a failed push went unsaid)."""
+        """Set ``alpha`` (the refined α̂ when ``rls`` is trusted, else the batch one) on the feed-forward node, then
+        write it to ``output``; a change of trust said in one line (before: a failed push went unsaid)."""
         ok, what = self._set_feedforward({"joint": joint, "alpha": alpha})
         if not ok:
             self.get_logger().warning(f"RLS α̂ not set: {what}", throttle_duration_sec=10.0)
             return
         was_refined = self._ff_alpha != rls["reference"]
         self._ff_alpha = alpha
+        wrote = self._write_rls(alpha, rls)
         errors = f"prediction rms {rls['rms_rls']:.3g} vs the batch α̂'s {rls['rms_reference']:.3g}"
         if rls["trusted"] and not was_refined:
-            self.get_logger().info(f"RLS α̂({joint}) trusted ({errors}): {what}")
+            self.get_logger().info(f"RLS α̂({joint}) trusted ({errors}): {what}; wrote {wrote} (kept up to date)")
         elif not rls["trusted"]:
             self.get_logger().warning(
                 f"RLS α̂({joint}) no longer trusted ({errors}): the batch α̂ {np.round(alpha, 4).tolist()} set back; "
-                f"{what}"
+                f"{what}; wrote {wrote}"
             )
+
+    def _write_rls(self, alpha: list[float], rls: dict[str, Any]) -> str | None:
+        """``output`` made to hold what the feed-forward node now runs: the refined ``alpha`` with an ``rls`` record
+        (refined, when [UTC], samples, prediction errors, the batch α̂) when trusted, else the batch fit; its path
+        (None: no output, or not written, said)."""
+        try:
+            if not rls["trusted"]:
+                return self._write_yaml(self._rls_fitted)
+            when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            record = {k: rls[k] for k in ("samples", "rms_rls", "rms_reference", "reference")}
+            fitted = replace(self._rls_fitted, fit=replace(self._rls_fitted.fit, alpha=np.asarray(alpha, float)))
+            return self._write_yaml(fitted, {"rls": {"refined": True, "at": when, **record}})
+        except (ValueError, OSError) as e:
+            self.get_logger().error(f"RLS α̂ not written to {self.table['output']}: {e}", throttle_duration_sec=10.0)
+            return None

@@ -160,18 +160,27 @@ def gated_fit(
     return AlphaResult(joint, fit, data, kp_source)
 
 
-def save_alpha_result(result: AlphaResult, path: str | Path, joint_names: tuple[str, ...] | None = None) -> Path:
+def save_alpha_result(
+    result: AlphaResult,
+    path: str | Path,
+    joint_names: tuple[str, ...] | None = None,
+    info: dict[str, Any] | None = None,
+) -> Path:
     """Write the fitted α̂ as an α file (``servo_ff.dynamics.alpha`` format) for ``result.joint`` (or as the
-    ``default`` of every joint in ``joint_names``), with how it was fitted under ``fit``."""
+    ``default`` of every joint in ``joint_names``), with how it was fitted (and ``info``) under ``fit``; ValueError
+    (nothing written) when α̂, q̇_s or δ is not finite."""
     from ..dynamics.alpha import AlphaTable, save_alpha
 
+    f = result.fit
+    if not (np.isfinite(f.alpha).all() and math.isfinite(f.dq_s) and math.isfinite(f.delta)):
+        raise ValueError(f"{path}: α̂ {list(f.alpha)}, q̇_s {f.dq_s}, δ {f.delta} not all finite; nothing written")
     names = tuple(joint_names) if joint_names else (result.joint,)
     n = len(names)
     alpha = np.zeros(5)
-    alpha[: len(result.fit.alpha)] = result.fit.alpha  # α̂4 = 0 when it was not fitted
-    table = AlphaTable(names, np.tile(alpha, (n, 1)), np.full(n, result.fit.dq_s), np.full(n, result.fit.delta))
-    info = {k: v for k, v in result.as_dict().items() if k not in ("alpha", "dq_s", "delta")}
-    return save_alpha(table, path, info)
+    alpha[: len(f.alpha)] = f.alpha  # α̂4 = 0 when it was not fitted
+    table = AlphaTable(names, np.tile(alpha, (n, 1)), np.full(n, f.dq_s), np.full(n, f.delta))
+    fit_info = {k: v for k, v in result.as_dict().items() if k not in ("alpha", "dq_s", "delta")}
+    return save_alpha(table, path, {**fit_info, **(info or {})})
 
 
 __all__ = ["AlphaResult", "gated_fit", "urdf_joint_torque", "data_from_record", "fit_alpha_source", "save_alpha_result"]
