@@ -78,13 +78,23 @@ class FitLiveData:
 
     def _samples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(joint_states, goals, voltages) of the last ``window`` s as (N, 2) arrays of (t [s], value), one copy each
-        (the executor appends meanwhile); older ones left out (before: a stream that stopped was fitted as live)."""
-        horizon = self._now() - self.table["window"]
+        (the executor appends meanwhile); older ones left out (before: a stream that stopped was fitted as live).
+        Voltages: those of the window, or of the last ``supply_timeout`` s when that is longer (none: see
+        :meth:`_supply_stale`; before: the last reading however old)."""
+        now, window = self._now(), self.table["window"]
         js, gl, volts = (
             np.array(list(b), dtype=np.float64).reshape(-1, 2) for b in (self.buffer, self.goals, self.volts)
         )
-        inside = volts[volts[:, 0] >= horizon]  # the supply: its last reading when none came in the window
-        return js[js[:, 0] >= horizon], gl[gl[:, 0] >= horizon], inside if len(inside) else volts[-1:]
+        fresh = now - max(window, self.table["supply_timeout"])
+        return js[js[:, 0] >= now - window], gl[gl[:, 0] >= now - window], volts[volts[:, 0] >= fresh]
+
+    def _supply_stale(self) -> str:
+        """Why no servo_supply voltage is fit to use now (no reading yet, or the last one older than
+        ``supply_timeout`` [s]: named with its age), or "" when one is."""
+        if not self.volts:
+            return "no servo_supply reading yet"
+        age, bound = self._now() - self.volts[-1][0], self.table["supply_timeout"]
+        return f"the last servo_supply reading is {age:.1f} s old (supply_timeout {bound:g} s)" if age > bound else ""
 
     def _drop_old_time(self) -> str:
         """The clock jumped back: the live samples of the old time go (a fit across the jump would pair goals and

@@ -11,8 +11,9 @@ Data (``source``):
   them), torque enable (``enable_topic``), relative names under ``namespace``
   (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of ``servo-ff fit`` too);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` of the last ``window`` seconds at the
-  fit (a message without a finite reading, or stamped out of the window, refused in a throttled line); a jump back
-  of the clock drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
+  fit (a message without a finite reading, or stamped out of the window, refused in a throttled line; the last
+  supply reading older than ``supply_timeout`` refuses the fit, naming its age); a jump back of the clock drops the
+  samples of the old time (:mod:`servo_ff.ros.clock_jump`).
 
 Every fit passes the quality gate (``min_range``, ``min_speed``, ``min_accel``, ``max_rms``, ``max_condition``,
 α̂ admissible: :mod:`servo_ff.identification.alpha_gate`) or nothing is written or set. ``fit/run`` (Trigger)
@@ -26,7 +27,6 @@ service) and, once that node took it (or none is named), ``output`` (YAML, :mod:
 from __future__ import annotations
 
 import json
-import math
 import sys
 import threading
 import time
@@ -108,6 +108,15 @@ def fit_specs() -> list[ParamSpec]:
             hi=100.0,
         ),
         ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
+        ParamSpec(
+            "supply_timeout",
+            1.0,
+            "source topics: a servo_supply reading older than this refuses the live fit and holds the RLS (the "
+            "servo node publishes one every supply_period, 0.1 s)",
+            "s",
+            lo=1e-3,
+            hi=3600.0,
+        ),
         ParamSpec("dt", 0.005, "resampling step (bag, topics)", "s", lo=DT_MIN, hi=DT_MAX),
         ParamSpec("with_inertia", False, "also fit α̂4 (gear inertia, Eq. 14)"),
         *(_spec(o, "quality gate") for o in GATE_OPTIONS),
@@ -224,7 +233,10 @@ class FitNode(FitLiveData, FitRLS, Node):
             )
         if v["kp"] <= 0:
             raise ValueError("source topics needs the kp parameter (the servo gain during the data)")
-        u_bat = float(volts[:, 1].mean()) if volts.size else math.nan
+        stale = self._supply_stale()
+        if stale:  # before: the last reading, however old (12.44 s with a 5 s window), fitted on unsaid
+            raise ValueError(f"{stale}: no current supply voltage for Eq. 19; not fitted")
+        u_bat = float(volts[:, 1].mean())
         data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, v["kp"], v["dt"], "live topics")
         return gated_fit(v["joint"], data, self.torque, gate, "given", **options)
 

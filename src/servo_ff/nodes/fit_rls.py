@@ -46,7 +46,11 @@ class FitRLS:
         if self.refiner is None:  # the joint changed: no RLS until the next fit
             return
         js, gl, volts = self._samples()
-        if len(js) < 20 or len(gl) < 20 or not volts.size:
+        if len(js) < 20 or len(gl) < 20:
+            return
+        stale = self._supply_stale()
+        if stale:  # before: updated on a 6.1 s old 12 V while the supply was NaN
+            self.get_logger().warning(f"RLS holds α̂({v['joint']}): {stale}", throttle_duration_sec=10.0)
             return
         t0 = max(gl[0, 0], js[0, 0])
         try:

@@ -1,0 +1,59 @@
+"""servo_fit_node's live inputs (source topics) that a fit or an RLS update must not take as they come: an old
+supply reading (/tmp/audit_19d/p02_fit_live_baseline.py). A real FitNode over DDS, its live buffers filled as in
+test_nodes_fit_rls_trust."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+from nodes_harness import RosHarness, rosout_matched, wait_for
+
+pytest.importorskip("rclpy")
+from rcl_interfaces.msg import Log  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from test_nodes_fit_rls_trust import KP, NOMINAL, URDF, VIN, Live  # noqa: E402
+
+from servo_ff.nodes.fit_node import FitNode  # noqa: E402
+
+
+def _fit_node(h: RosHarness, **extra) -> tuple[FitNode, list]:
+    """A fit node on the live topics of pendulum_1 (window 7 s, no feed-forward node, no output) and its /rosout."""
+    params = {"joint": "pendulum_1", "urdf_path": URDF, "run_on_start": False, "source": "topics",
+              "joints": ["pendulum_1"], "kp": KP, "window": 7.0, "dt": 0.01, "feedforward_node": "", "output": "",
+              **extra}  # fmt: skip
+    fit = h.add(
+        FitNode("servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    )
+    client = h.make_node("inputs_client")
+    rosout: list = []
+    client.create_subscription(Log, "/rosout", rosout.append, 200)
+    wait_for(lambda: client.count_publishers("/rosout") >= 2, 20.0, "the nodes' /rosout")
+    rosout_matched(client, rosout)
+    return fit, rosout
+
+
+def test_an_old_supply_reading_refuses_the_fit_and_holds_the_rls():
+    """The only servo_supply reading 12 s old (window 7 s, supply_timeout 1 s): the fit is refused naming the topic
+    and the age (before: fitted on it, unsaid); after a good fit, an RLS update with the supply 3 s old holds α̂,
+    said (before: updated on it)."""
+    with RosHarness(salt=62) as h:
+        fit, rosout = _fit_node(h, rls=True, rls_period=60.0)
+        live = Live(fit)
+        live.put(NOMINAL)
+        now = fit.get_clock().now().nanoseconds * 1e-9
+        fit.volts = deque([(now - 12.0, VIN)])
+        ok, text = fit.run()
+        assert not ok and "servo_supply reading is 12.0 s old (supply_timeout 1 s)" in text, text
+        fit.volts = deque([(now, VIN)])
+        ok, text = fit.run()
+        assert ok, text
+        for t in list(fit.timers):
+            if t.timer_period_ns == 60_000_000_000:
+                t.cancel()
+        live.put(NOMINAL)
+        fit.volts = deque([(fit.get_clock().now().nanoseconds * 1e-9 - 3.0, VIN)])
+        fit._on_rls()
+        assert fit.refiner.rls.samples == 0
+        lines = wait_for(lambda: [m.msg for m in rosout if "RLS holds" in m.msg], 20.0, "the RLS hold line")
+        assert "servo_supply reading is 3.0 s old" in lines[0], lines
