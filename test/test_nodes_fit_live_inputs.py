@@ -1,6 +1,6 @@
 """servo_fit_node's live inputs (source topics) that a fit or an RLS update must not take as they come: an old
-supply reading (/tmp/audit_19d/p02_fit_live_baseline.py). A real FitNode over DDS, its live buffers filled as in
-test_nodes_fit_rls_trust."""
+supply reading, a NaN one (/tmp/audit_19d/p02_fit_live_baseline.py). A real FitNode over DDS, its live buffers
+filled as in test_nodes_fit_rls_trust."""
 
 from __future__ import annotations
 
@@ -57,3 +57,16 @@ def test_an_old_supply_reading_refuses_the_fit_and_holds_the_rls():
         assert fit.refiner.rls.samples == 0
         lines = wait_for(lambda: [m.msg for m in rosout if "RLS holds" in m.msg], 20.0, "the RLS hold line")
         assert "servo_supply reading is 3.0 s old" in lines[0], lines
+
+
+def test_a_nan_supply_message_is_refused_in_one_line():
+    """A servo_supply message with a NaN voltage: refused, said on /rosout, not stored (before: dropped unsaid)."""
+    from sensor_msgs.msg import BatteryState
+
+    with RosHarness(salt=63) as h:
+        fit, rosout = _fit_node(h)
+        pub = h.make_node("supply_pub").create_publisher(BatteryState, "servo_supply", 10)
+        wait_for(lambda: pub.get_subscription_count() >= 1, 20.0, "the fit node on servo_supply")
+        pub.publish(BatteryState(voltage=float("nan")))
+        lines = wait_for(lambda: [m.msg for m in rosout if "servo_supply refused" in m.msg], 20.0, "the refusal")
+        assert "voltage nan V" in lines[0] and not fit.volts, lines

@@ -69,9 +69,10 @@ class FitLiveData:
         self._trim(self.goals)
 
     def _on_supply(self, msg: BatteryState) -> None:
-        if math.isfinite(msg.voltage) and msg.voltage > 0:
-            self.volts.append((self._now(), float(msg.voltage)))
-            self._trim(self.volts)
+        if not (math.isfinite(msg.voltage) and msg.voltage > 0):  # before: dropped unsaid
+            return self._refuse("servo_supply", f"voltage {msg.voltage:g} V (not finite and > 0)")
+        self.volts.append((self._now(), float(msg.voltage)))
+        self._trim(self.volts)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
