@@ -1,6 +1,6 @@
 """servo_fit_node's live inputs (source topics) that a fit or an RLS update must not take as they come: an old
-supply reading, a NaN one (/tmp/audit_19d/p02_fit_live_baseline.py). A real FitNode over DDS, its live buffers
-filled as in test_nodes_fit_rls_trust."""
+supply reading, a NaN one (/tmp/audit_19d/p02_fit_live_baseline.py), a late-stamped joint state (p03). A real
+FitNode over DDS, its live buffers filled as in test_nodes_fit_rls_trust."""
 
 from __future__ import annotations
 
@@ -70,3 +70,34 @@ def test_a_nan_supply_message_is_refused_in_one_line():
         pub.publish(BatteryState(voltage=float("nan")))
         lines = wait_for(lambda: [m.msg for m in rosout if "servo_supply refused" in m.msg], 20.0, "the refusal")
         assert "voltage nan V" in lines[0] and not fit.volts, lines
+
+
+def test_a_late_stamped_state_is_dropped_alone_and_a_restart_clears():
+    """100 states 2 ms apart, one of them stamped 50 ms before the one before it: that one is refused, said, and
+    the other 99 kept (before: it wiped the 50 before it); then a state 2 s back (> OLD_STAMP: a restarted
+    stream) drops those before it, said."""
+    from sensor_msgs.msg import JointState
+
+    with RosHarness(salt=64) as h:
+        fit, rosout = _fit_node(h)
+        pub = h.make_node("states_pub").create_publisher(JointState, "joint_states", 200)
+        wait_for(lambda: pub.get_subscription_count() >= 1, 20.0, "the fit node on joint_states")
+
+        def send(t: float) -> None:
+            m = JointState(name=["pendulum_1"], position=[0.1])
+            m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(t * 1e9), 1_000_000_000)
+            pub.publish(m)
+
+        t0 = fit.get_clock().now().nanoseconds * 1e-9 - 1.0
+        for k in range(100):  # in tens, each taken before the next (the subscription keeps the last 50)
+            send(t0 + 0.002 * k - (0.05 if k == 50 else 0.0))
+            if k % 10 == 9:
+                last = t0 + 0.002 * k
+                wait_for(lambda: fit.buffer and abs(fit.buffer[-1][0] - last) < 1e-6, 20.0, "states")  # noqa: B023
+        assert len(fit.buffer) == 99 and fit.late_states == 1, len(fit.buffer)
+        lines = wait_for(lambda: [m.msg for m in rosout if "out of order" in m.msg], 20.0, "the refusal line")
+        assert "joint_states refused" in lines[0] and "0.048 s before the last state" in lines[0], lines
+        send(t0 - 2.0)
+        wait_for(lambda: len(fit.buffer) == 1, 20.0, "the states before the restart dropped")
+        lines = wait_for(lambda: [m.msg for m in rosout if "restarted stream" in m.msg], 20.0, "the restart line")
+        assert "the 99 live states before it dropped" in lines[0], lines

@@ -1,8 +1,9 @@
 """The fit node's live data (``source: topics``): ``/joint_states`` of its joint (stamped by the servo node),
 ``servo/commands`` goals and ``servo_supply`` voltages (stamped on arrival), each (t [s], value) in a deque, and the
 copy of the last ``window`` seconds a fit or an RLS update takes. A message without a finite reading of the joint,
-stamped out of the window, or goals of the wrong length are refused, one throttled line per topic; a jump back of
-the clock drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
+stamped out of the window or before the last state (out of order), or goals of the wrong length are refused, one
+throttled line per topic; states going back more than ``OLD_STAMP`` (a restarted stream) drop those before, said;
+a jump back of the clock drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
 
 A mixin of :class:`~.fit_node.FitNode` (uses its parameter table and logger).
 """
@@ -27,6 +28,7 @@ class FitLiveData:
         self.buffer, self.goals, self.volts = deque(), deque(), deque()  # (t [s], value) of the live data
         self._throttle = Throttle(5.0)  # a refused live message: one line per topic every 5 s
         self._fields_seen = [False, False]  # a finite velocity / effort of the joint seen: NaN then means stale
+        self.late_states = 0  # joint_states refused as out of order (stamped before the last one)
 
     def _on_js(self, msg: JointState) -> None:
         if self.table["source"] != "topics":
@@ -40,8 +42,17 @@ class FitLiveData:
             return self._refuse("joint_states", f"no finite {joint} position stamped within the window ({t:.3f} s)")
         if self._not_fresh(msg, k):  # a silent servo's held position (NaN velocity / effort): a gap, not a sample
             return self._refuse("joint_states", f"{joint} has no finite velocity or effort (no fresh reading)")
-        if self.buffer and t < self.buffer[-1][0]:  # the stream went back (a state of the old time, then the
-            self.buffer.clear()  # new): what came before goes, else the window kept it for the jump's length
+        back = self.buffer[-1][0] - t if self.buffer else 0.0
+        if back > OLD_STAMP:  # the stream restarted on an earlier time (a sim reset): the states before go
+            self.get_logger().warning(
+                f"joint_states of {joint} went back {back:.3f} s (> {OLD_STAMP:g} s: a restarted stream): "
+                f"the {len(self.buffer)} live states before it dropped"
+            )
+            self.buffer.clear()
+        elif back > 0:  # one late state (before: it wiped the whole buffer, 50 of ~500 samples kept)
+            self.late_states += 1
+            return self._refuse("joint_states", f"{joint} stamped {back:.3f} s before the last state, out of order "
+                                f"({self.late_states} so far)")  # fmt: skip
         self.buffer.append((t, float(msg.position[k])))
         self._trim(self.buffer)
 
