@@ -18,10 +18,11 @@ from servo_ff.nodes.fit_node import FitNode  # noqa: E402
 
 
 def _fit_node(h: RosHarness, **extra) -> tuple[FitNode, list]:
-    """A fit node on the live topics of pendulum_1 (window 7 s, no feed-forward node, no output) and its /rosout."""
+    """A fit node on the live topics of pendulum_1 (window 7 s, no feed-forward node, no output; the supply put
+    with the data never stale however slow the box: supply_timeout 1 h) and its /rosout."""
     params = {"joint": "pendulum_1", "urdf_path": URDF, "run_on_start": False, "source": "topics",
               "joints": ["pendulum_1"], "kp": KP, "window": 7.0, "dt": 0.01, "feedforward_node": "", "output": "",
-              **extra}  # fmt: skip
+              "supply_timeout": 3600.0, **extra}  # fmt: skip
     fit = h.add(
         FitNode("servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
     )
@@ -38,7 +39,7 @@ def test_an_old_supply_reading_refuses_the_fit_and_holds_the_rls():
     and the age (before: fitted on it, unsaid); after a good fit, an RLS update with the supply 3 s old holds α̂,
     said (before: updated on it)."""
     with RosHarness(salt=62) as h:
-        fit, rosout = _fit_node(h, rls=True, rls_period=60.0)
+        fit, rosout = _fit_node(h, rls=True, rls_period=60.0, supply_timeout=1.0)
         live = Live(fit)
         live.put(NOMINAL)
         now = fit.get_clock().now().nanoseconds * 1e-9
@@ -46,8 +47,10 @@ def test_an_old_supply_reading_refuses_the_fit_and_holds_the_rls():
         ok, text = fit.run()
         assert not ok and "servo_supply reading is 12.0 s old (supply_timeout 1 s)" in text, text
         fit.volts = deque([(now, VIN)])
+        assert fit.set_parameters([Parameter("supply_timeout", value=3600.0)])[0].successful  # however slow the box
         ok, text = fit.run()
         assert ok, text
+        assert fit.set_parameters([Parameter("supply_timeout", value=1.0)])[0].successful
         for t in list(fit.timers):
             if t.timer_period_ns == 60_000_000_000:
                 t.cancel()
@@ -101,3 +104,26 @@ def test_a_late_stamped_state_is_dropped_alone_and_a_restart_clears():
         wait_for(lambda: len(fit.buffer) == 1, 20.0, "the states before the restart dropped")
         lines = wait_for(lambda: [m.msg for m in rosout if "restarted stream" in m.msg], 20.0, "the restart line")
         assert "the 99 live states before it dropped" in lines[0], lines
+
+
+def test_a_gain_change_within_the_window_refuses_the_live_fit():
+    """A gain sent on servo/p_gains is the fit's when the kp parameter is 0; kp 8 before the data and 16 one second
+    into it (placed on the data's clock): the live fit is refused naming the time of the change, by the bag's rule
+    (kp_from_gains; before: the node did not listen, and kp 8 → 16 mid-window gave α̂ [5.87, 0, 14.44, 1.97]
+    instead of [10.57, 7.56, 2.97, 1.35], passing the gate, p04)."""
+    from std_msgs.msg import Float64MultiArray
+
+    with RosHarness(salt=65) as h:
+        fit, rosout = _fit_node(h, kp=0.0)
+        pub = h.make_node("gains_pub").create_publisher(Float64MultiArray, "servo/p_gains", 10)
+        wait_for(lambda: pub.get_subscription_count() >= 1, 20.0, "the fit node on servo/p_gains")
+        pub.publish(Float64MultiArray(data=[KP]))
+        wait_for(lambda: fit.p_gains, 20.0, "the gain taken")
+        live = Live(fit)
+        live.put(NOMINAL)
+        ok, text = fit.run()
+        assert ok and fit.result["kp"] == KP and "servo/p_gains" in fit.result["kp_source"], text
+        start = float(fit.buffer[0][0])  # the gains sent at times of the data's clock, 8 before it, 16 within it
+        fit.p_gains = deque([(start - 1.0, (KP,)), (start + 1.0, (2 * KP,))])
+        ok, text = fit.run()
+        assert not ok and "changes from 8 to 16 at 1.000 s" in text, text

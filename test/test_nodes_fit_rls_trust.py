@@ -80,7 +80,8 @@ def test_trust_lost_sets_the_batch_alpha_back_on_the_feedforward_node(tmp_path):
     with RosHarness(salt=61) as h:
         params = {"joint": "pendulum_1", "urdf_path": URDF, "run_on_start": False, "source": "topics",
                   "joints": ["pendulum_1"], "kp": KP, "window": 7.0, "dt": DT, "rls": True, "rls_period": 60.0,
-                  "feedforward_node": "servo_feedforward", "output": str(tmp_path / "alpha.yaml")}  # fmt: skip
+                  "feedforward_node": "servo_feedforward", "output": str(tmp_path / "alpha.yaml"),
+                  "supply_timeout": 3600.0}  # fmt: skip
         fit = h.add(
             FitNode(
                 "servo_fit", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]

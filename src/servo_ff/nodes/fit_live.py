@@ -1,6 +1,8 @@
 """The fit node's live data (``source: topics``): ``/joint_states`` of its joint (stamped by the servo node),
-``servo/commands`` goals and ``servo_supply`` voltages (stamped on arrival), each (t [s], value) in a deque, and the
-copy of the last ``window`` seconds a fit or an RLS update takes. A message without a finite reading of the joint,
+``servo/commands`` goals, ``servo_supply`` voltages and ``servo/p_gains`` gains sent to the servo (stamped on
+arrival), each (t [s], value) in a deque, and the copy of the last ``window`` seconds a fit or an RLS update takes;
+the gain of the data by the bag's rule (:func:`servo_ff.io.rosbag_goals.kp_from_gains`: a change of over 1 %
+within it refused, naming its time). A message without a finite reading of the joint,
 stamped out of the window or before the last state (out of order), or goals of the wrong length are refused, one
 throttled line per topic; states going back more than ``OLD_STAMP`` (a restarted stream) drop those before, said;
 a jump back of the clock drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
@@ -17,8 +19,9 @@ import numpy as np
 from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray
 
+from servo_ff.io.rosbag_goals import kp_from_gains
 from servo_ff.ros.clock_jump import OLD_STAMP
-from servo_ff.ros.common import Throttle
+from servo_ff.ros.common import TOPIC_P_GAINS, Throttle
 
 
 class FitLiveData:
@@ -29,6 +32,7 @@ class FitLiveData:
         self._throttle = Throttle(5.0)  # a refused live message: one line per topic every 5 s
         self._fields_seen = [False, False]  # a finite velocity / effort of the joint seen: NaN then means stale
         self.late_states = 0  # joint_states refused as out of order (stamped before the last one)
+        self.p_gains: deque = deque()  # (t [s], gains in `joints` order) sent on servo/p_gains
 
     def _on_js(self, msg: JointState) -> None:
         if self.table["source"] != "topics":
@@ -84,6 +88,37 @@ class FitLiveData:
             return self._refuse("servo_supply", f"voltage {msg.voltage:g} V (not finite and > 0)")
         self.volts.append((self._now(), float(msg.voltage)))
         self._trim(self.volts)
+
+    def _on_p_gains(self, msg: Float64MultiArray) -> None:
+        self.p_gains.append((self._now(), tuple(float(g) for g in msg.data)))
+        horizon = self._now() - self.table["window"]
+        while len(self.p_gains) > 1 and self.p_gains[1][0] < horizon:  # the gain in effect at the window's start stays
+            self.p_gains.popleft()
+
+    def _live_kp(self, t0: float, t1: float) -> tuple[float, str]:
+        """(kp, its source) of live data from ``t0`` to ``t1`` [s]: the ``kp`` parameter when given (a recorded gain
+        off by over 1 % said), else the gain sent on servo/p_gains; ValueError when that changes within the data
+        (before: kp 8 → 16 mid-window fitted as kp 8, α̂ [5.87, 0, 14.44, 1.97] instead of [10.57, 7.56, 2.97,
+        1.35], passing the gate) or none is known."""
+        joints = [j for j in self.table["joints"] if j] or None
+        topic, given = self.resolve_topic_name(TOPIC_P_GAINS), self.table["kp"]
+        rows = [(int(t * 1e9), g) for t, g in list(self.p_gains)]
+        kp, why = None, f"nothing on {topic}"
+        if rows:  # the bag's rule: the gain at the data's start and those sent within it
+            kp, why = kp_from_gains(
+                "live topics", rows, topic, self.table["joint"], joints, (int(t0 * 1e9), int(t1 * 1e9)), int(t0 * 1e9)
+            )
+        if given > 0:
+            if kp is not None and abs(given - kp) > 0.01 * kp:
+                self._throttle(
+                    "kp",
+                    self.get_logger().warning,
+                    f"live topics: kp {given:g} (given) is used, not {kp:g} sent on {topic}",
+                )
+            return float(given), "given"
+        if kp is None:
+            raise ValueError(f"source topics needs the kp parameter (the servo gain during the data): {why}")
+        return kp, f"sent on {topic}"
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9

@@ -12,7 +12,8 @@ Data (``source``):
   (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of ``servo-ff fit`` too);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` of the last ``window`` seconds at the
   fit (a message without a finite reading, or stamped out of the window, refused in a throttled line; the last
-  supply reading older than ``supply_timeout`` refuses the fit, naming its age); a jump back of the clock drops the
+  supply reading older than ``supply_timeout`` refuses the fit, naming its age; the gains sent on ``servo/p_gains``
+  give kp when the parameter is 0, and one changing within the data refuses it); a jump back of the clock drops the
   samples of the old time (:mod:`servo_ff.ros.clock_jump`).
 
 Every fit passes the quality gate (``min_range``, ``min_speed``, ``min_accel``, ``max_rms``, ``max_condition``,
@@ -50,6 +51,7 @@ from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
     TOPIC_JOINT_STATES,
+    TOPIC_P_GAINS,
     TOPIC_SUPPLY,
     ParameterTable,
     ParamSpec,
@@ -94,7 +96,8 @@ def fit_specs() -> list[ParamSpec]:
         ParamSpec(
             "kp",
             0.0,
-            "servo P gain during the data (0: the file's, the bag's recorded gains); given, it wins",
+            "servo P gain during the data (0: the file's, the bag's recorded gains, the gain sent on servo/p_gains); "
+            "given, it wins",
             KP_UNIT,
             lo=0.0,
             hi=KP_MAX,
@@ -169,6 +172,7 @@ class FitNode(FitLiveData, FitRLS, Node):
             self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_js, 50, callback_group=group)
             self.create_subscription(Float64MultiArray, TOPIC_COMMANDS, self._on_goal, 50, callback_group=group)
             self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
+            self.create_subscription(Float64MultiArray, TOPIC_P_GAINS, self._on_p_gains, 10, callback_group=group)
         self.create_service(Trigger, SRV_RUN, self._on_run, callback_group=group)
         self.param_client = None
         if self.table["feedforward_node"]:
@@ -231,14 +235,13 @@ class FitNode(FitLiveData, FitRLS, Node):
                 f"not enough live data for {v['joint']} (joint_states {len(js)}, goals "
                 f"{len(gl)} messages in the last {v['window']:g} s)"
             )
-        if v["kp"] <= 0:
-            raise ValueError("source topics needs the kp parameter (the servo gain during the data)")
+        kp, kp_source = self._live_kp(max(gl[0, 0], js[0, 0]), js[-1, 0])
         stale = self._supply_stale()
         if stale:  # before: the last reading, however old (12.44 s with a 5 s window), fitted on unsaid
             raise ValueError(f"{stale}: no current supply voltage for Eq. 19; not fitted")
         u_bat = float(volts[:, 1].mean())
-        data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, v["kp"], v["dt"], "live topics")
-        return gated_fit(v["joint"], data, self.torque, gate, "given", **options)
+        data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, kp, v["dt"], "live topics")
+        return gated_fit(v["joint"], data, self.torque, gate, kp_source, **options)
 
     # ------------------------------------------------------------------ outputs
     def _write_yaml(self, result: AlphaResult, info: dict[str, Any] | None = None) -> str | None:

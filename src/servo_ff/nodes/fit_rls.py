@@ -54,7 +54,8 @@ class FitRLS:
             return
         t0 = max(gl[0, 0], js[0, 0])
         try:
-            data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], volts[-1, 1], v["kp"], v["dt"], "RLS")
+            kp, _ = self._live_kp(t0, js[-1, 0])  # a gain change in the window: skipped, said
+            data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], volts[-1, 1], kp, v["dt"], "RLS")
             self.refiner.feed(data, t0)
         except ValueError as e:
             self.get_logger().warning(f"RLS update skipped: {e}", throttle_duration_sec=10.0)
