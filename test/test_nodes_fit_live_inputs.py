@@ -127,3 +127,28 @@ def test_a_gain_change_within_the_window_refuses_the_live_fit():
         fit.p_gains = deque([(start - 1.0, (KP,)), (start + 1.0, (2 * KP,))])
         ok, text = fit.run()
         assert not ok and "changes from 8 to 16 at 1.000 s" in text, text
+
+
+def test_the_rls_says_a_joint_states_pause_once_per_throttle_period(caplog):
+    """Three RLS updates whose windows each hold a 0.3 s pause of /joint_states: one 'recorder gap' line (before:
+    one per update, every rls_period: 2 lines/s in p05), the rest counted in the next."""
+    import logging
+
+    with RosHarness(salt=66) as h:
+        fit, rosout = _fit_node(h, rls=True, rls_period=60.0)
+        live = Live(fit)
+        live.put(NOMINAL)
+        ok, text = fit.run()
+        assert ok, text
+        with caplog.at_level(logging.WARNING):
+            for _ in range(3):
+                live.put(NOMINAL)
+                start = fit.buffer[0][0]
+                fit.buffer = deque(s for s in fit.buffer if not start + 3.0 <= s[0] < start + 3.3)
+                fit._on_rls()
+            fit.get_logger().info("rls gaps done")
+            wait_for(lambda: any("rls gaps done" in m.msg for m in rosout), 20.0, "the lines before it")
+    said = [m.msg for m in rosout if "recorder gap" in m.msg] + [
+        r.getMessage() for r in caplog.records if "recorder gap" in r.getMessage()
+    ]
+    assert len(said) == 1 and "RLS: joint_states: 1 recorder gap(s)" in said[0], said

@@ -166,12 +166,13 @@ def data_from_streams(
     kp: float,
     dt: float,
     source: str,
+    say: Callable[[str], object] | None = None,
 ) -> AlphaData:
     """Live topics: goals and states at their own stamps, interpolated on their overlap at ``dt``, within the
     stretches between pauses of the states (:func:`~servo_ff.io.sample_gaps.measured_spans`, the bound of a log's
     recorder gaps; before: interpolated across a pause, e.g. a lost bus). ValueError when a stream's times go back
     (a clock that jumped back: a bag played in a loop, a restarted simulation): interpolated across the jump, the
-    samples would pair goals and states of different moments."""
+    samples would pair goals and states of different moments. ``say``: where the pause line goes (None: logged)."""
     for name, t in (("goal", t_goal), ("joint_states", t_state)):
         k = first_step_back(t)
         if k is not None:
@@ -183,7 +184,7 @@ def data_from_streams(
     grid = np.arange(t0, t1, dt)
     if grid.size < SG_WINDOW:
         raise ValueError(f"{source}: the goal and state streams overlap for {max(t1 - t0, 0.0):.3f} s only")
-    spans = measured_spans(source, "joint_states", np.asarray(t_state, float), grid, dt, float(grid[0]))
+    spans = measured_spans(source, "joint_states", np.asarray(t_state, float), grid, dt, float(grid[0]), say)
     said = f"{grid.size} samples"
     if spans is not None:
         used = sum(b - a for a, b in spans)

@@ -11,6 +11,7 @@ stretches around it (:attr:`servo_ff.io.servo_log.ServoLog.segments`); a stretch
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import numpy as np
 
@@ -40,12 +41,19 @@ def runs(mask: np.ndarray) -> Spans:
 
 
 def measured_spans(
-    source: str, what: str, t_meas: np.ndarray, t_grid: np.ndarray, dt: float, t0: float
+    source: str,
+    what: str,
+    t_meas: np.ndarray,
+    t_grid: np.ndarray,
+    dt: float,
+    t0: float,
+    say: Callable[[str], object] | None = None,
 ) -> Spans | None:
     """Sample ranges of the grid ``t_grid`` [s] (on the clock of ``t_meas``) between the gaps of the measured samples
     at ``t_meas`` [s], each at least :data:`MIN_STRETCH` long; None when there is no gap. One warning line naming
     ``source``, ``what`` (the topic or column), the longest gap (its time on the log's clock, which starts at
-    ``t0`` of ``t_grid``'s clock) and what is left out."""
+    ``t0`` of ``t_grid``'s clock) and what is left out, to ``say`` (None: this module's logger; a caller that
+    repeats itself, the online RLS, throttles it)."""
     bound = gap_bound(t_meas, dt)
     step = np.diff(t_meas)
     gaps = np.flatnonzero(step > bound)
@@ -60,20 +68,16 @@ def measured_spans(
     worst = int(gaps[np.argmax(step[gaps])])
     n_used = sum(b - a for a, b in kept)
     short = sum(b - a for a, b in found) - n_used
-    _log.warning(
-        "%s: %s: %d recorder gap(s) longer than %.3g s (the longest %.3f s at %.3f s): not interpolated across; "
-        "%d of %d samples used, in %d contiguous stretch(es)%s",
-        source,
-        what,
-        gaps.size,
-        bound,
-        step[worst],
-        t_meas[worst] - t0,
-        n_used,
-        len(t_grid),
-        len(kept),
-        f", {short} in stretches shorter than {MIN_STRETCH:g} s not used" if short else "",
+    text = (
+        f"{source}: {what}: {gaps.size} recorder gap(s) longer than {bound:.3g} s (the longest {step[worst]:.3f} s "
+        f"at {t_meas[worst] - t0:.3f} s): not interpolated across; {n_used} of {len(t_grid)} samples used, in "
+        f"{len(kept)} contiguous stretch(es)"
+        + (f", {short} in stretches shorter than {MIN_STRETCH:g} s not used" if short else "")
     )
+    if say is None:
+        _log.warning("%s", text)
+    else:
+        say(text)
     return kept
 
 

@@ -55,7 +55,8 @@ class FitRLS:
         t0 = max(gl[0, 0], js[0, 0])
         try:
             kp, _ = self._live_kp(t0, js[-1, 0])  # a gain change in the window: skipped, said
-            data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], volts[-1, 1], kp, v["dt"], "RLS")
+            say = self._say_gap  # before: one 'recorder gap' line every rls_period (2 lines/s)
+            data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], volts[-1, 1], kp, v["dt"], "RLS", say)
             self.refiner.feed(data, t0)
         except ValueError as e:
             self.get_logger().warning(f"RLS update skipped: {e}", throttle_duration_sec=10.0)
@@ -68,6 +69,10 @@ class FitRLS:
         if want != self._ff_alpha and (self.worker is None or not self.worker.is_alive()):
             self.worker = threading.Thread(target=self._push_rls, args=(v["joint"], want, rls), name="rls", daemon=True)
             self.worker.start()
+
+    def _say_gap(self, text: str) -> None:
+        """A joint_states pause in the RLS's window: one line per 5 s (the same pause is in the next windows too)."""
+        self._throttle("RLS recorder gap", self.get_logger().warning, text)
 
     def _say_hold(self, joint: str, held: str) -> None:
         """One line when the RLS starts holding α̂ for lack of motion (the batch gate's minima), one when it resumes
