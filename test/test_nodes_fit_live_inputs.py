@@ -121,12 +121,17 @@ def test_a_gain_change_within_the_window_refuses_the_live_fit():
         wait_for(lambda: fit.p_gains, 20.0, "the gain taken")
         live = Live(fit)
         live.put(NOMINAL)
+        start = float(fit.buffer[0][0])  # the gains placed on the data's clock: 8 before it
+        fit.p_gains = deque([(start - 1.0, (KP,))])
         ok, text = fit.run()
         assert ok and fit.result["kp"] == KP and "servo/p_gains" in fit.result["kp_source"], text
-        start = float(fit.buffer[0][0])  # the gains sent at times of the data's clock, 8 before it, 16 within it
-        fit.p_gains = deque([(start - 1.0, (KP,)), (start + 1.0, (2 * KP,))])
+        fit.p_gains.append((start + 1.0, (2 * KP,)))  # and 16 one second into it
         ok, text = fit.run()
         assert not ok and "changes from 8 to 16 at 1.000 s" in text, text
+        fit.p_gains = deque([(start + 1.0, (2 * KP,))])  # 16 within it, the given kp 8 before (p04)
+        assert fit.set_parameters([Parameter("kp", value=KP)])[0].successful
+        ok, text = fit.run()
+        assert not ok and "to 16 at 1.000 s, within the data, kp 8 (given) before it" in text, text
 
 
 def test_the_rls_says_a_joint_states_pause_once_per_throttle_period(caplog):

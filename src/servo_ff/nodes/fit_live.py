@@ -96,25 +96,33 @@ class FitLiveData:
             self.p_gains.popleft()
 
     def _live_kp(self, t0: float, t1: float) -> tuple[float, str]:
-        """(kp, its source) of live data from ``t0`` to ``t1`` [s]: the ``kp`` parameter when given (a recorded gain
-        off by over 1 % said), else the gain sent on servo/p_gains; ValueError when that changes within the data
-        (before: kp 8 → 16 mid-window fitted as kp 8, α̂ [5.87, 0, 14.44, 1.97] instead of [10.57, 7.56, 2.97,
-        1.35], passing the gate) or none is known."""
+        """(kp, its source) of live data from ``t0`` to ``t1`` [s]: the ``kp`` parameter when given (a gain sent
+        before the data that differs said), else the gain sent on servo/p_gains. ValueError when the gain changes
+        within the data by the bag's rule (:func:`~servo_ff.io.rosbag_goals.kp_from_gains`), counting the given kp
+        as the gain before a first message within it (before: kp 8 → 16 mid-window fitted as kp 8, α̂ [5.87, 0,
+        14.44, 1.97] instead of [10.57, 7.56, 2.97, 1.35], passing the gate), or when no gain is known."""
         joints = [j for j in self.table["joints"] if j] or None
-        topic, given = self.resolve_topic_name(TOPIC_P_GAINS), self.table["kp"]
+        topic, given, joint = self.resolve_topic_name(TOPIC_P_GAINS), self.table["kp"], self.table["joint"]
         rows = [(int(t * 1e9), g) for t, g in list(self.p_gains)]
-        kp, why = None, f"nothing on {topic}"
+        kp, why, span = None, f"nothing on {topic}", (int(t0 * 1e9), int(t1 * 1e9))
         if rows:  # the bag's rule: the gain at the data's start and those sent within it
-            kp, why = kp_from_gains(
-                "live topics", rows, topic, self.table["joint"], joints, (int(t0 * 1e9), int(t1 * 1e9)), int(t0 * 1e9)
-            )
+            kp, why = kp_from_gains("live topics", rows, topic, joint, joints, span, span[0])
+        first = (rows[0][0] - span[0]) * 1e-9 if rows else math.inf  # [s] into the data
+        if kp is not None and 0 < first <= t1 - t0:  # the first gain known was sent within the data
+            if given <= 0:
+                raise ValueError(
+                    f"live topics: the first gain on {topic} came {first:.3f} s into the data: the gain before it is "
+                    "unknown; give kp or fit a window after it"
+                )
+            if abs(kp - given) > 0.01 * given:
+                raise ValueError(
+                    f"live topics: {topic} sets the P gain of {joint!r} to {kp:g} at {first:.3f} s, within the data, "
+                    f"kp {given:g} (given) before it: no one kp fits it; fit a window after the change"
+                )
         if given > 0:
             if kp is not None and abs(given - kp) > 0.01 * kp:
-                self._throttle(
-                    "kp",
-                    self.get_logger().warning,
-                    f"live topics: kp {given:g} (given) is used, not {kp:g} sent on {topic}",
-                )
+                say = f"live topics: kp {given:g} (given) is used, not {kp:g} sent on {topic}"
+                self._throttle("kp", self.get_logger().warning, say)
             return float(given), "given"
         if kp is None:
             raise ValueError(f"source topics needs the kp parameter (the servo gain during the data): {why}")
