@@ -147,7 +147,7 @@ class FitLiveData:
         """Why no servo_supply voltage is fit to use now (no reading yet, or the last one older than
         ``supply_timeout`` [s]: named with its age), or "" when one is."""
         if not self.volts:
-            return "no servo_supply reading yet"
+            return "no valid servo_supply reading held"
         age, bound = self._now() - self.volts[-1][0], self.table["supply_timeout"]
         return f"the last servo_supply reading is {age:.1f} s old (supply_timeout {bound:g} s)" if age > bound else ""
 
