@@ -428,7 +428,7 @@ def test_bus1_setup_raises_a_status_return_level_below_2_before_any_acknowledged
             assert vb.regs.get("Torque Enable").tolist() == [1, 1]
             writes = vb.stats.instructions["WRITE"]
             bus.setup()  # at 2 already: read, not written
-            assert vb.stats.instructions["WRITE"] - writes == 2 * 2  # torque off + Return Delay Time, each servo
+            assert vb.stats.instructions["WRITE"] - writes == 2  # torque off, each servo (Return Delay Time in place)
             vb.regs.set("Status Return Level", 1, [1])
             vb.regs.set("Lock", 1, [1])  # EEPROM locked: the level cannot change
             with pytest.raises(BusError, match=r"setup of id 2 failed .*Status Return Level of id 2 is 1; writing 2"):

@@ -211,12 +211,15 @@ class ServoTransactions:
         log.info("id %d%s: Status Return Level %s -> %d (every instruction answered)", i, self._name(i), was, level)
 
     def _return_delay(self, i: int, **write) -> None:
-        """Write the configured Return Delay Time (or read the servo's) and remember it."""
-        if self.config.return_delay is not None:
-            self.write_item(i, "Return Delay Time", self.config.return_delay, **write)
-            self._delays[i] = self.config.return_delay
-        else:
-            self._delays[i] = self.read_item(i, "Return Delay Time")
+        """Read servo ``i``'s Return Delay Time [2 µs]; write the configured one only when it differs (an EEPROM
+        item: no write, no wear, at a set-up that finds it in place), one info line when written; remember it."""
+        now = self.read_item(i, "Return Delay Time")
+        want = self.config.return_delay
+        if want is not None and now != want:
+            self.write_item(i, "Return Delay Time", want, **write)
+            log.info("id %d%s: Return Delay Time %d -> %d (2 µs units)", i, self._name(i), now, want)
+            now = want
+        self._delays[i] = now
 
     def _check_position_limits(self, i: int, limit: str = "Min/Max Position Limit") -> None:
         """Raise :class:`GoalRejected` when the joint limits of servo ``i`` exceed its Min/Max Position Limit

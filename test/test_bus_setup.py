@@ -1,0 +1,69 @@
+"""The per-servo set-up of every family's bus on its virtual bus (vendor SDK over the pty): Return Delay Time read
+first and written only when it differs (an EEPROM item)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from servo_ff.bus.bus_interface import make_bus
+from servo_ff.bus.bus_types import BusConfig
+from servo_ff.bus.families import FAMILIES, PROTOCOLS, load
+
+IDS = [1, 2]
+NAMES = {1: "hip", 2: "knee"}
+
+
+def virtual(protocol: str, **kw):
+    return load(protocol, "virtual_bus")(ids=IDS, model=FAMILIES[protocol].default_servo, **kw)
+
+
+def config(vb, protocol: str, **kw) -> BusConfig:
+    model = FAMILIES[protocol].default_servo
+    return BusConfig(
+        port=vb.device,
+        ids=IDS,
+        model=model,
+        protocol=protocol,
+        latency_timer_ms=1.0,
+        timeout_ms=100.0,
+        names=NAMES,
+        **kw,
+    )
+
+
+def rdt_writes(vb) -> list[tuple[int, int]]:
+    """(servo index, value) of every write the servos take at Return Delay Time (the registers' own write)."""
+    addr, seen, write = vb.table.item("Return Delay Time").address, [], vb.regs.write
+
+    def spy(k, a, data):
+        if a <= addr < a + len(data):
+            seen.append((k, data[addr - a]))
+        return write(k, a, data)
+
+    vb.regs.write = spy
+    return seen
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_return_delay_is_written_only_when_it_differs(protocol, caplog):
+    """Before: every set-up wrote it to every servo (EEPROM wear; 2 set-ups of 2 servos holding 0: 4 writes)."""
+    vb = virtual(protocol, return_delay=0)
+    vb.regs.set("Return Delay Time", 5, [1])  # the knee holds another value
+    seen = rdt_writes(vb)
+    with vb, make_bus(config(vb, protocol, return_delay=0)) as bus:
+        bus.connect()
+        with caplog.at_level(logging.INFO):
+            bus.setup()
+            bus.setup()
+        assert seen == [(1, 0)], seen  # the knee once, the hip never
+        assert vb.regs.get("Return Delay Time").tolist() == [0, 0]
+        lines = [r.getMessage() for r in caplog.records if "Return Delay Time" in r.getMessage()]
+        assert lines == ["id 2 (joint 'knee'): Return Delay Time 5 -> 0 (2 µs units)"], lines
+    vb = virtual(protocol, return_delay=7)
+    seen = rdt_writes(vb)
+    with vb, make_bus(config(vb, protocol, return_delay=None)) as bus:  # None: the servo's value, read
+        bus.connect()
+        bus.setup()
+        assert seen == [] and bus._delays == {1: 7, 2: 7}
