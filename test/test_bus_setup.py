@@ -1,15 +1,18 @@
 """The per-servo set-up of every family's bus on its virtual bus (vendor SDK over the pty): Return Delay Time read
-first and written only when it differs (an EEPROM item)."""
+first and written only when it differs (an EEPROM item), and an STS servo not in position mode refused, naming its
+id, joint and mode (in wheel mode it ignores goal positions)."""
 
 from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pytest
 
 from servo_ff.bus.bus_interface import make_bus
-from servo_ff.bus.bus_types import BusConfig
+from servo_ff.bus.bus_types import BusConfig, GoalRejected
 from servo_ff.bus.families import FAMILIES, PROTOCOLS, load
+from servo_ff.bus.virtual_bus import ServoLoad
 
 IDS = [1, 2]
 NAMES = {1: "hip", 2: "knee"}
@@ -67,3 +70,24 @@ def test_return_delay_is_written_only_when_it_differs(protocol, caplog):
         bus.connect()
         bus.setup()
         assert seen == [] and bus._delays == {1: 7, 2: 7}
+
+
+def test_sts_servo_in_wheel_mode_is_refused_naming_id_joint_and_mode():
+    """Before: set-up took it; torque on, goal 0.5 rad for 1 s: the knee stayed at 0.0 rad, reported valid."""
+    vb = virtual("sts", return_delay=0, loads=ServoLoad())
+    vb.regs.set("Operating Mode", 1, [1])
+    with vb, make_bus(config(vb, "sts")) as bus:
+        bus.connect()
+        with pytest.raises(GoalRejected, match=r"id 2 \(joint 'knee'\) is in Operating Mode 1 \(wheel / constant"):
+            bus.setup()
+        assert vb.regs.get("Operating Mode").tolist() == [0, 1], "refused, never written"
+        bus.setup([1])  # the one in position mode is set up and driven
+        vb.regs.set("Operating Mode", 0, [1])  # the user set it
+        bus.setup([2])
+        bus.torque(True)
+        goals = np.array([0.5, 0.5])
+        for _ in range(400):
+            s = bus.cycle(goals)
+            if s.valid.all() and np.abs(s.position - goals).max() < 0.02:
+                break
+        assert np.abs(s.position - goals).max() < 0.02, s.position

@@ -3,11 +3,12 @@
 3400 counts/s internal target) wired to the STS registers in the table's units.
 
 Inputs (before every advance): Goal Position clipped to Min/Max Position Limit (position mode; both 0 = multi-turn,
-no clip), Torque Enable = 1, the P coefficient (Position P Gain ÷ ``p_gain_per_kp`` = bam's kp) and the duty limit
-Torque Limit / 1000. Outputs: Present Position (modulo 4096: single-turn feedback), Present Velocity [counts/s],
-Present Load (drive duty, 0.1 %), Present Current (6.5 mA), voltage, temperature, Moving, Position Trajectory (the
-firmware's internal target) — sign-magnitude where the table says so. Moving: |velocity| above Moving Threshold
-(taken as counts/s).
+no clip; Operating Mode ≠ 0 — wheel, PWM, step — does not follow it: the servo stays where it is, as in wheel mode
+at Goal Velocity 0; those modes' own control is not emulated), Torque Enable = 1, the P coefficient (Position P Gain
+÷ ``p_gain_per_kp`` = bam's kp) and the duty limit Torque Limit / 1000. Outputs: Present Position (modulo 4096:
+single-turn feedback), Present Velocity [counts/s], Present Load (drive duty, 0.1 %), Present Current (6.5 mA),
+voltage, temperature, Moving, Position Trajectory (the firmware's internal target) — sign-magnitude where the table
+says so. Moving: |velocity| above Moving Threshold (taken as counts/s).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class StsServos(VirtualServos):
         goal = r.get("Goal Position")
         lo, hi = r.get("Min Position Limit"), r.get("Max Position Limit")
         bounded = (lo != 0) | (hi != 0)
-        b.goal = t.position_to_rad(np.where(bounded, np.clip(goal, lo, np.maximum(lo, hi)), goal))
+        goal = t.position_to_rad(np.where(bounded, np.clip(goal, lo, np.maximum(lo, hi)), goal))
+        b.goal = np.where(r.get("Operating Mode") == 0, goal, b.theta)
         b.enable = (r.get("Torque Enable") == 1).astype(np.float64)
         b.packed[:, slots.KP] = ct.p_gain_to_kp(r.get("Position P Gain"), t)
         duty = r.get("Torque Limit") / DUTY_FULL_SCALE

@@ -22,7 +22,7 @@ import logging
 import scservo_sdk as scs
 
 from .. import control_table as ct
-from ..bus_types import BusError
+from ..bus_types import BusError, GoalRejected
 from ..servo_transactions import COMM_SUCCESS, ServoTransactions
 from . import status
 
@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 MAX_ID = 0xFD  # 253 (0xFE is broadcast)
 SRL_ALL = 1  # Status Return Level: 0 answers PING and READ only, 1 every instruction
+POSITION_MODE = 0  # Operating Mode (33, EPROM): 0 position (servo) mode; 1 wheel (constant speed), 2 PWM, 3 step
+MODES = {0: "position", 1: "wheel / constant speed", 2: "PWM (open loop)", 3: "step"}
 
 
 class StsTransactions(ServoTransactions):
@@ -100,16 +102,29 @@ class StsTransactions(ServoTransactions):
         self.write_item(servo_id, "Torque Enable", 0)
         self.write_item(servo_id, "Goal Position", self.read_item(servo_id, "Present Position"))
 
+    def _check_operating_mode(self, i: int) -> None:
+        """Raise :class:`GoalRejected` naming the id, joint and mode when servo ``i`` is not in position mode: in
+        wheel, PWM or step mode it ignores Goal Position while its replies look healthy. Read, never written (an
+        EPROM item, as the 2.0 bus reads Operating Mode and refuses what it does not fit): the user sets it."""
+        mode = self.read_item(i, "Operating Mode")
+        if mode != POSITION_MODE:
+            raise GoalRejected(
+                f"id {i}{self._name(i)} is in Operating Mode {mode} ({MODES.get(mode, 'unknown')}), not "
+                f"{POSITION_MODE} (position): it would ignore every goal position; set Operating Mode (33) to 0 with "
+                "torque off (Feetech FD, or a write with Lock (55) = 0 to keep it)"
+            )
+
     def hardware_error(self, servo_id: int) -> int:
         """Status register (address 65) of one servo, in the Hardware Error Status layout (:mod:`.status`)."""
         return status.to_hw_error(self.read_item(servo_id, "Hardware Error Status"))
 
     def _setup_one(self, i: int) -> None:
         """Status Return Level 1 (every instruction answered; read, and written without a status, not saved, only
-        when 0), torque off, Return Delay Time (not saved), and the servo's Min/Max Position Limit against the joint
-        limits."""
+        when 0), torque off, Return Delay Time (not saved), Operating Mode checked, and the servo's Min/Max
+        Position Limit against the joint limits."""
         self._answer_every_instruction(i, SRL_ALL)
         self.write_item(i, "Torque Enable", 0)
         self._return_delay(i, persist=False)
+        self._check_operating_mode(i)
         self._check_position_limits(i)
         self._p_sent.forget(i)  # the P gain is written again by the next cycle
