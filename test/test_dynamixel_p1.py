@@ -406,6 +406,34 @@ def test_bus1_a_lost_p_gain_write_is_found_by_the_health_read_and_sent_again(mod
             assert len([r for r in caplog.records if "lost write" in r.getMessage()]) == 2
 
 
+def test_bus1_a_servo_that_rebooted_gets_its_gain_again_without_a_lost_write_warning(caplog):
+    """A brown-out puts P Gain (28) back at its power-on 32 and torque off: the health read finds torque off on a
+    servo this bus turned on, forgets its gain quietly and the next cycle writes it again (before: 'id 2: P Gain
+    (28) reads 32, 40 was written (a lost write)', using up that servo's one warning)."""
+    ids = [1, 2]
+    with VirtualBus1(ids=ids, model="mx106-p1", return_delay=0) as vb:
+        cfg = BusConfig(port=vb.device, ids=ids, model="mx106-p1", protocol="dxl1", timeout_ms=100.0, p_gain=True)
+        with make_bus(cfg) as bus:
+            bus.connect()
+            bus.setup()
+            bus.cycle([0.0, 0.0], [40, 40])
+            bus.torque(True)
+            bus.read_health()
+            with vb._lock:
+                vb.brown_out(2)
+            assert vb.regs.get("Position P Gain").tolist() == [40, 32]
+            with caplog.at_level(logging.WARNING):
+                h = bus.read_health()
+                assert h.torque.tolist() == [1, 0]
+                bus.setup([2])  # the node's restore
+                bus.cycle([0.0, 0.0], [40, 40])
+                assert [bus.read_item(i, "Position P Gain") for i in ids] == [40, 40]  # after the sync write
+                bus.torque(True, [2])
+                bus.read_health()
+            assert not [r.getMessage() for r in caplog.records if "lost write" in r.getMessage()]
+            assert bus._gains.rewrites == {}
+
+
 def test_bus1_setup_raises_a_status_return_level_below_2_before_any_acknowledged_write(caplog):
     """Servos at Status Return Level 1 (PING and READ answered only): set-up reads the level, writes 2 without
     waiting for a status, reads it back, then torque off …; one line per servo (before: Torque Enable was written

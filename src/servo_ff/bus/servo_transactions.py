@@ -160,8 +160,12 @@ class ServoTransactions:
         return found, missing
 
     def torque(self, enable: bool, ids: Iterable[int] | None = None) -> None:
+        """Torque Enable of ``ids`` (default: every active servo); :attr:`torque_on` follows each write."""
         for i in self.ids if ids is None else ids:
+            self.torque_on.discard(i)
             self.write_item(i, "Torque Enable", 1 if enable else 0)
+            if enable:
+                self.torque_on.add(i)
 
     def setup(self, ids: Iterable[int] | None = None) -> None:
         """Per servo (default: every active, not skipped one) the family's ``_setup_one`` (torque off, Return Delay
@@ -169,6 +173,7 @@ class ServoTransactions:
         ``retries`` more attempts; raises :class:`BusError` naming the one that failed."""
         todo = [i for i in self.ids if not self.stats[i].skipping] if ids is None else list(ids)
         for i in todo:
+            self.torque_on.discard(i)  # every family's set-up turns torque off
             for attempt in range(self.config.retries + 1):
                 try:
                     self._setup_one(i)

@@ -62,6 +62,7 @@ class SyncReadBus:
         self.limits = GoalLimits(self.table, config)
         self.lower, self.upper = self.limits.lower, self.limits.upper
         self.servo_ranges: dict[int, tuple[int, int, str]] = {}  # id → Min/Max Position Limit counts read at set-up
+        self.torque_on: set[int] = set()  # servos this bus last turned torque on (torque(), set-up and reboot clear)
         self._read = None
         self._health = None
         self._is_open = False

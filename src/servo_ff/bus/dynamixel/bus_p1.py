@@ -176,7 +176,13 @@ class DynamixelBus1(DynamixelBus):
 
     def _check_gain(self, i: int, health: bytes) -> None:
         """The P Gain (28) or both Compliance Slopes (28–29) of servo ``i``'s health block against the value last
-        sent: a lost SYNC_WRITE is sent again by the next cycle (:class:`~servo_ff.bus.sent_gains.SentGains`)."""
+        sent: a lost SYNC_WRITE is sent again by the next cycle (:class:`~servo_ff.bus.sent_gains.SentGains`). A
+        servo this bus turned torque on that reads torque off (24) rebooted or shut down by itself: its gain is
+        forgotten quietly (a reboot put it at its power-on value, not a lost write) and written again."""
+        if health[0] == 0 and i in self.torque_on:
+            self.torque_on.discard(i)
+            self._gains.forget(i)
+            return
         at = ADDR_P_GAIN1 - HEALTH_ADDR
         for reg in health[at : at + (2 if self.slopes else 1)]:
             if not self._gains.check(i, reg):
@@ -191,6 +197,7 @@ class DynamixelBus1(DynamixelBus):
         """The Protocol 1.0 equivalent of REBOOT: Torque Enable 0 (releases an alarm shutdown whose cause is gone)
         and Goal Position := Present Position, so that torque on holds still. A cause that persists (a load
         beyond the motor, heat, a supply out of range) keeps its alarm bit set; a power cycle resets everything."""
+        self.torque_on.discard(dxl_id)
         self.write_item(dxl_id, "Torque Enable", 0)
         self.write_item(dxl_id, "Goal Position", self.read_item(dxl_id, "Present Position"))
         self._gains.forget(dxl_id)

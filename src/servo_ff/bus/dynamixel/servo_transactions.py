@@ -68,6 +68,7 @@ class DynamixelTransactions(ServoTransactions):
 
     def reboot(self, dxl_id: int) -> None:
         """REBOOT instruction (clears a latched hardware error; torque comes back off)."""
+        self.torque_on.discard(dxl_id)
         result, error = self._retry(dxl_id, self.ph.reboot)
         if result != COMM_SUCCESS:
             raise BusError(f"reboot id {dxl_id}: {self.stats[dxl_id].last_error}")

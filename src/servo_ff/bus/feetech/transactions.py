@@ -99,6 +99,7 @@ class StsTransactions(ServoTransactions):
         """The STS has no REBOOT: release the torque (clears the latched overload / over-current protection; the
         voltage and temperature bits stay while their cause does) and set Goal Position to Present Position, so
         that torque comes back without a jump. Torque stays off, as after a Dynamixel REBOOT."""
+        self.torque_on.discard(servo_id)
         self.write_item(servo_id, "Torque Enable", 0)
         self.write_item(servo_id, "Goal Position", self.read_item(servo_id, "Present Position"))
 
