@@ -240,3 +240,17 @@ def test_an_overheating_shutdown_keeps_torque_off_once_cooled_until_the_user_ask
         wait_for(lambda: node.unrequested_reboots[0] == 1 and rig.torque()[0] == 1, 30.0, "the hip restored")
     finally:
         rig.close()
+
+
+def test_on_exit_hold_names_the_joints_left_on_and_those_kept_off(rig, capfd):
+    """on_exit=hold with the knee's protective shutdown latched (overload: torque off): the exit line names the hip
+    on at its goal and the knee off (before: 'torque left ON, holding [1.2, -1.0] rad' for both)."""
+    node = rig.node("servo_exit", on_exit="hold")
+    lift(rig, node)
+    rig.bus.inject_overload(2)
+    wait_for(lambda: 1 in node.shut_down, 30.0, "the knee's shutdown latched")
+    rig.h.remove(node)  # as SIGINT / process exit does (spin_node destroys the node)
+    assert rig.torque().tolist() == [1, 0]
+    line = next((ln for ln in capfd.readouterr().err.splitlines() if "exit with on_exit=hold" in ln), "")
+    assert "torque left ON for joint 'hip' (id 1), holding hip 1.2" in line, line
+    assert line.endswith("; OFF for joint 'knee' (id 2) (protective shutdown latched)"), line

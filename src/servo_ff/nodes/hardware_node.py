@@ -281,7 +281,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         policy = self.table["on_exit"]
         log = self.get_logger()
         if policy == "hold":
-            log.warning(f"exit with on_exit=hold: torque left ON, holding {self.gate.goal.round(4).tolist()} rad")
+            log.warning(f"exit with on_exit=hold: {self._hold_text()}")
             return
         self._stop_loop()
         try:
