@@ -53,10 +53,10 @@ def node_params(link, **extra) -> list[Parameter]:
 class Rig:
     """A virtual bus (truth record on), a harness and a client listening to joint_states and diagnostics."""
 
-    def __init__(self, tmp_path, salt: int, loads, protocol: str = "dxl2", **bus_options):
+    def __init__(self, tmp_path, salt: int, loads, protocol: str = "dxl2", model: str | None = None, **bus_options):
         self.link = tmp_path / "ttyDXL"
         self.protocol = protocol
-        bus_class, self.model = load(protocol, "virtual_bus"), FAMILIES[protocol].default_servo
+        bus_class, self.model = load(protocol, "virtual_bus"), model or FAMILIES[protocol].default_servo
         truth = protocol == "dxl2"
         self.bus = bus_class(ids=IDS, model=self.model, loads=loads, link=str(self.link), truth=truth, **bus_options)
         self.bus.start()
@@ -83,7 +83,10 @@ class Rig:
         return self.h.call(cli, GetState.Request()).current_state.label
 
     def torque(self) -> np.ndarray:
-        return self.bus.regs.get("Torque Enable").copy()
+        """Torque on per servo (1/0): Torque Enable, and on Protocol 1.0 a Torque Limit (34, "PWM Limit") above 0 too
+        (the 1.0 firmware's alarm shutdown sets it to 0 and leaves Torque Enable at 1)."""
+        on = self.bus.regs.get("Torque Enable").copy()
+        return on * (self.bus.regs.get("PWM Limit") > 0) if self.protocol == "dxl1" else on
 
     def physics(self) -> dict[str, np.ndarray]:
         return self.bus.snapshot()

@@ -157,10 +157,11 @@ def test_stock_sdk_protocol1_against_the_cli_virtual_bus():
             assert sw.addParam(i, [(2048 + 10 * i) & 0xFF, (2048 + 10 * i) >> 8])
         assert sw.txPacket() == COMM_SUCCESS
         assert [ph.read2ByteTxRx(port, i, 30)[0] for i in (1, 10, 20)] == [2058, 2148, 2248]
-        # overload at t = 0: torque off (Shutdown 36 has bit 5), the bit in every status, cleared by a torque write
+        # overload at t = 0 (Shutdown 36 has bit 5): Torque Limit (34) := 0 as the 1.0 firmware does (e-manual, Torque
+        # Limit), the bit in every status, cleared by a write of Torque Limit (the 1.0 bus's torque on, its reboot)
         wait_for(lambda: ph.read1ByteTxRx(port, 7, 24)[2] & p1.ERR_OVERLOAD)
-        assert ph.read1ByteTxRx(port, 7, 24)[0] == 0
-        assert ph.write1ByteTxRx(port, 7, 24, 0) == (COMM_SUCCESS, 0)  # the 1.0 bus's reboot equivalent
+        assert ph.read2ByteTxRx(port, 7, 34)[0] == 0 and ph.read1ByteTxRx(port, 7, 24)[0] == 0  # (never on)
+        assert ph.write2ByteTxRx(port, 7, 34, 1023) == (COMM_SUCCESS, 0)
         assert ph.read1ByteTxRx(port, 8, 24)[2] == 0  # neighbours unaffected
         assert ph.write1ByteTxRx(port, 6, 16, 1) == (COMM_SUCCESS, 0)  # Status Return Level 1: reads only
         assert ph.write1ByteTxRx(port, 6, 25, 1)[0] != COMM_SUCCESS  # no status: the SDK times out
@@ -296,11 +297,14 @@ def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
                 bus.cycle([0.0, 0.0], [300, 32])  # beyond the 0..254 register
             vb.inject_overload(2)
             h = bus.read_health()
-            assert h.hw_error.tolist() == [0, ct.HW_OVERLOAD] and h.valid.all() and h.torque.tolist() == [1, 0]
+            assert h.hw_error.tolist() == [0, ct.HW_OVERLOAD] and h.valid.all() and h.torque.tolist() == [1, 1]
             np.testing.assert_allclose(h.voltage, vb.supply_voltage, atol=0.1)
-            assert vb.regs.get("Torque Enable").tolist() == [1, 0]  # Shutdown (18) = 36 includes overload
+            # Shutdown (18) = 36 includes overload: the 1.0 firmware cuts the output by Torque Limit (34) := 0 and
+            # leaves Torque Enable at 1 (e-manual, AX-12A / MX-28 (1.0), Torque Limit); the health read says so
+            assert vb.regs.get("PWM Limit").tolist() == [1023, 0] and h.shutdown.tolist() == [False, True]
             bus.reboot(2)
             assert bus.hardware_error(2) == 0 and bus.read_health().hw_error.tolist() == [0, 0]
+            assert vb.regs.get("PWM Limit").tolist() == [1023, 1023] and not bus.read_health().shutdown.any()
             # goal = the position read at the reboot; the servo is free (torque cut by the overload) and still
             # settling, so two reads later it may be a few counts further (2 seen in CI; 5 counts = 0.44°)
             assert abs(bus.read_item(2, "Goal Position") - bus.read_item(2, "Present Position")) <= 5
@@ -308,6 +312,7 @@ def test_bus1_goal_limits_p_gain_alarm_and_reboot_equivalent():
             vb.brown_out(1)  # restarts by itself: RAM from 24 at defaults, torque off, no alarm
             h = bus.read_health()
             assert h.torque.tolist() == [0, 1] and h.hw_error.tolist() == [0, 0] and h.valid.all()
+            assert not h.shutdown.any()  # a brown-out: Torque Limit back at Max Torque (14), not 0
             assert (
                 vb.regs.value(0, "Position P Gain") == 32 and abs(vb.goal[0] - vb.theta[0]) < 2 * vb.table.rad_per_count
             )

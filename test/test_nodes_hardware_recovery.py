@@ -254,3 +254,67 @@ def test_on_exit_hold_names_the_joints_left_on_and_those_kept_off(rig, capfd):
     line = next((ln for ln in capfd.readouterr().err.splitlines() if "exit with on_exit=hold" in ln), "")
     assert "torque left ON for joint 'hip' (id 1), holding hip 1.2" in line, line
     assert line.endswith("; OFF for joint 'knee' (id 2) (protective shutdown latched)"), line
+
+
+@pytest.mark.parametrize(
+    "model, cause",
+    [("ax12a", "overheating"), ("ax12a", "overload"), ("mx106-p1", "overheating"), ("mx106-p1", "overload")],
+)
+def test_a_protocol1_alarm_shutdown_gone_before_the_health_read_is_latched_not_a_brown_out(tmp_path, model, cause):
+    """Protocol 1.0 firmware (ROBOTIS e-manual, AX-12A / MX-28 (1.0), Torque Limit (34) and Alarm Shutdown (18)):
+    an alarm shutdown sets Torque Limit to 0 and leaves Torque Enable at 1, until Torque Limit is written. The
+    knee's alarm (overheating, or overload) comes and goes between two health reads: the node never sees the bit,
+    yet latches a protective shutdown (ERROR, kept off, no reboot counted) from Torque Limit 0. Before: the
+    emulator cleared Torque Enable (the 2.0 way) and the node took it for a brown-out (torque back on, one
+    unrequested reboot counted); with the firmware's behaviour it noticed nothing (torque "on", the knee limp).
+    servo/torque_enable writes back the effort limit a command set (not Max Torque: no fight with it); a hip
+    brown-out (Torque Limit back at Max Torque, Torque Enable 0) is still restored as before."""
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import SetBool
+
+    from servo_ff.bus.command_limits import effort_limit
+    from servo_ff.models.presets import preset
+
+    params = {"params": preset("mx28", "m1")} if model == "ax12a" else {}  # the AX has no identified preset
+    rig = Rig(tmp_path, 63, PENDULUM, "dxl1", model=model, thermal=True, **params)
+    try:
+        node = rig.node("servo_p1sd")
+        lift(rig, node)
+        limit = effort_limit(rig.bus.table, 1.0)  # the knee's effort limit, by a command
+        rig.pub_names.publish(JointState(name=["knee"], effort=[1.0]))
+        wait_for(lambda: rig.bus.regs.get("PWM Limit")[1] == limit.raw, 30.0, "the knee's effort limit written")
+        hot = float(rig.bus.regs.get("Temperature Limit")[1])
+        with rig.bus._lock:  # the alarm comes and goes between two health reads
+            if cause == "overheating":
+                set_temperature(rig.bus, 1, hot + 10)
+                rig.bus.inject_error(2, 0)  # the firmware's check of the temperature now
+            else:
+                rig.bus.inject_overload(2)
+            assert rig.bus.regs.get("Torque Enable").tolist() == [1, 1], "1.0: Torque Enable stays 1"
+            assert rig.bus.regs.get("PWM Limit").tolist() == [1023, 0], "1.0: Torque Limit (34) := 0"
+            set_temperature(rig.bus, 1, hot - 5)
+            rig.bus.inject_error(2, ct.HW_OVERHEATING | ct.HW_OVERLOAD, on=False)  # the cause is gone
+            assert rig.bus.hw_error.tolist() == [0, 0]
+        wait_for(lambda: 1 in node.shut_down, 30.0, "the knee's shutdown latched")
+        health_reads(node, 5)
+        assert rig.torque().tolist() == [1, 0] and node.unrequested_reboots.tolist() == [0, 0]
+        assert node.hw_error.tolist() == [0, 0], "the node never saw the alarm bit"
+        s = wait_for(lambda: (s := rig.status("knee")) and "protective shutdown" in s.message and s, 30.0, "diag")
+        assert s.level == DiagnosticStatus.ERROR and "alarm bit already gone" in s.message, s.message
+        with rig.h._busy:  # the knee joins as after a reconnection: its effort limit is written again (review: that
+            node._joined(np.array([1]))  # write released the shutdown, Torque Limit back without a request)
+        health_reads(node, 2)
+        assert rig.torque().tolist() == [1, 0] and rig.bus.regs.get("PWM Limit")[1] == 0, "kept off"
+
+        r = rig.h.call(rig.client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=True))
+        assert r.success, r.message
+        assert rig.torque().tolist() == [1, 1] and rig.bus.regs.get("PWM Limit")[1] == limit.raw, "effort limit back"
+        health_reads(node, 2)
+        assert 1 not in node.shut_down and node.unrequested_reboots.tolist() == [0, 0]
+
+        with rig.bus._lock:  # a power blip of the hip: Torque Enable 0, Torque Limit at Max Torque (14)
+            rig.bus.brown_out(1)
+        wait_for(lambda: node.unrequested_reboots[0] == 1 and rig.torque()[0] == 1, 30.0, "the hip restored")
+        assert not node.shut_down and rig.bus.regs.get("PWM Limit").tolist() == [1023, limit.raw]
+    finally:
+        rig.close()

@@ -76,6 +76,9 @@ class Health:
     valid: np.ndarray
     torque: np.ndarray | None = None  # Torque Enable as read (−1 where unread); None: the bus does not read it
     setup_lost: np.ndarray | None = None  # bool: the servo's set-up is gone (RAM at defaults: it rebooted)
+    # bool: the servo's own alarm shutdown holds its output at 0 while Torque Enable may read 1 (Protocol 1.0:
+    # Torque Limit (34) reads 0 where the bus wrote or set up a non-zero one); None: the bus cannot tell
+    shutdown: np.ndarray | None = None
 
 
 @dataclass

@@ -167,6 +167,11 @@ class ServoTransactions:
             if enable:
                 self.torque_on.add(i)
 
+    def clear_shutdown(self, ids: Iterable[int] | None = None) -> None:
+        """Undo the servos' own alarm shutdown where it lives in a register the user's torque-on must restore
+        (Protocol 1.0: Torque Limit, :meth:`.dynamixel.bus_p1.DynamixelBus1.clear_shutdown`); nothing here (2.0:
+        REBOOT; STS: a write of Torque Enable)."""
+
     def setup(self, ids: Iterable[int] | None = None) -> None:
         """Per servo (default: every active, not skipped one) the family's ``_setup_one`` (torque off, Return Delay
         Time, its own registers, the position limits checked against the joint limits). Each servo gets

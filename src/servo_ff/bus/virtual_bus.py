@@ -234,8 +234,8 @@ class VirtualBus:
         return time.monotonic() - self._t0
 
     def inject_overload(self, dxl_id: int) -> None:
-        """Set the overload bit (``overload_bit``) on ``dxl_id``; torque goes off (until REBOOT, or on the 1.0 and
-        STS buses until Torque Enable is written)."""
+        """Set the overload bit (``overload_bit``) on ``dxl_id``; torque goes off (until REBOOT; on STS until Torque
+        Enable is written; on 1.0 Torque Limit goes 0 until it is written non-zero or Torque Enable is written)."""
         with self._lock:
             hw = self.hw_error
             hw[self._k(dxl_id)] |= self.overload_bit

@@ -43,6 +43,8 @@ class HardwareCommands:
             self.torque_wanted = before  # no torque write went out: torque is as it was
             return False, f"torque enable failed before any torque write: {e}"
         try:  # written servo by servo: a failure may come after some switched, so what was asked stays wanted
+            if enable:  # the user's request releases a servo's own alarm shutdown (1.0: its torque limit back)
+                self.bus.clear_shutdown(self._ready_ids())
             self.bus.torque(enable, self._ready_ids() if enable else None)  # (exit policy, reboot checks)
         except BUS_OR_VALUE_FAILURES as e:
             return False, f"torque {'enable' if enable else 'disable'} failed (perhaps part-way): {e}"

@@ -226,6 +226,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         if not self.connected:
             return True, f"bus not connected ({self.disconnect_reason}); torque on after reconnection"
         try:  # never jump: the held goal (present position) is written before torque on
+            self.bus.clear_shutdown(self._ready_ids())  # the user's request (1.0: torque limit back)
             self._write_goal_and_torque()
         except BUS_OR_VALUE_FAILURES as e:  # inactive again: off on the servos it came on for (before: left on)
             self.torque_wanted = False

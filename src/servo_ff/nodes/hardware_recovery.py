@@ -15,9 +15,11 @@
   ``health_period`` earlier; a recording marks the stretch from the health read that saw it).
 * A servo whose torque went off with an alarm / hardware-error bit set, or after one was seen since its last
   healthy torque-on health read, shut itself down (overheating, overload, …): Protocol 1.0's and STS's bits last only
-  while their cause does, so once it has cooled its torque is off with no bit. That is not a reboot: its torque stays
-  off, one ERROR line, /diagnostics ERROR, latched until the user's reboot / torque_enable (or activate)
-  (before: turned back on as "rebooted by itself", 0.6–0.7 s after an overheating shutdown).
+  while their cause does, so once it has cooled its torque is off with no bit. So is one the bus reports in
+  ``Health.shutdown`` (Protocol 1.0: Torque Enable stays 1, Torque Limit reads 0 until written; bit or none). That is
+  not a reboot: its torque stays off, one ERROR line, /diagnostics ERROR, latched until the user's reboot /
+  torque_enable (or activate), which write the torque limit back (``bus.clear_shutdown``) (before: turned back on
+  as "rebooted by itself", 0.6–0.7 s after an overheating shutdown; on 1.0 firmware not noticed at all).
 
 A mixin of :class:`~.hardware_node.HardwareNode` (uses its bus, readings and gate).
 """
@@ -89,17 +91,20 @@ class HardwareRecovery:
 
     def _protective_shutdowns(self, h) -> np.ndarray:
         """Per entry of health read ``h``: torque off with an alarm bit now or seen since the last healthy torque-on
-        read — the servo's own shutdown, latched in :attr:`shut_down` (one ERROR line), never restored."""
+        read, or output cut by the servo's alarm shutdown (``h.shutdown``) — the servo's own shutdown, latched in
+        :attr:`shut_down` (one ERROR line), never restored."""
         rows = self._rows(h.ids)
         err = h.valid & (h.hw_error > 0)
         self.alarm_bits[rows[err]] |= h.hw_error[err]
-        on = h.valid & (h.torque != 0)
+        cut = h.valid & (False if h.shutdown is None else h.shutdown)
+        on = h.valid & (h.torque != 0) & ~cut
         self.alarm_bits[rows[on & (h.hw_error == 0)]] = 0  # healthy with torque on: earlier bits explain nothing
-        shut = h.valid & (h.torque == 0) & self.seen[rows] & (self.alarm_bits[rows] > 0)
+        shut = h.valid & ((h.torque == 0) & (self.alarm_bits[rows] > 0) | cut) & self.seen[rows]
         now = time.monotonic()
         for k in rows[shut]:
             if int(k) not in self.shut_down:
-                bits = self.ct.hardware_error_text(int(self.alarm_bits[k]))
+                bits = int(self.alarm_bits[k])
+                bits = self.ct.hardware_error_text(bits) if bits else "its alarm bit already gone"
                 why = f"torque off by its own protective shutdown ({bits})"
                 self.shut_down[int(k)] = (now, why)
                 self.get_logger().error(

@@ -14,13 +14,19 @@ The :class:`~.bus_interface.ServoBus` of protocol ``dxl1``, on the stock ``Packe
 … Present Voltage + Temperature (24–43: 1.0 has no indirect addresses; torque off unasked = a servo that rebooted
 by itself) the same way (one BULK_READ, or one READ per AX); 1.0 firmware has no Hardware Error Status register:
 the alarm bits of each status packet's error byte (input voltage, overheating, overload —
-:data:`.p1_units.ALARM_ERRORS`) are reported as the Hardware Error Status bits of the same meaning. The rest is
+:data:`.p1_units.ALARM_ERRORS`) are reported as the Hardware Error Status bits of the same meaning. An alarm
+shutdown on 1.0 firmware leaves Torque Enable at 1 and sets Torque Limit (34) to 0 until it is written (ROBOTIS
+e-manual, AX-12A / MX-28 (1.0), Torque Limit and Alarm Shutdown (18)): the health block spans it, and a 0 where
+the bus set up or wrote a non-zero limit is reported as ``Health.shutdown`` even once the alarm bit is gone (a
+brown-out instead puts it back at Max Torque (14) and Torque Enable at 0). The rest is
 the 2.0 bus's: replies of earlier transactions never taken as fresh, per-servo :class:`CommStats`, missing servos
 skipped and re-probed, goals outside the limits refused before anything is written.
 
 There is no REBOOT in Protocol 1.0 on MX/AX firmware (the SDK's ``reboot`` returns ``COMM_NOT_AVAILABLE``):
-:meth:`DynamixelBus1.reboot` is its equivalent — torque off (a write of Torque Enable, which releases an alarm
-shutdown once its cause is gone) and Goal Position := Present Position; a power cycle is the only full reset.
+:meth:`DynamixelBus1.reboot` is its equivalent — torque off, Torque Limit := Max Torque (its power-on value: the
+alarm shutdown released once its cause is gone) and Goal Position := Present Position; a power cycle is the only
+full reset. :meth:`DynamixelBus1.clear_shutdown` (the user's torque on) writes back the Torque Limit the servo
+should have: the last one written (an effort limit), else Max Torque read at set-up.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ log = logging.getLogger(__name__)
 
 ADDR_P_GAIN1 = 28  # P Gain (MX) / CW Compliance Slope (AX, CCW at 29)
 ADDR_GOAL1 = 30
+TORQUE_LIMIT = "PWM Limit"  # Torque Limit (34) in the 1.0 tables' X-series naming
+AT_TORQUE_LIMIT = 34 - HEALTH_ADDR  # its offset in the health block (2 bytes, little-endian)
 SRL_ALL = 2  # Status Return Level: 0 answers PING, 1 PING and READ, 2 every instruction
 
 
@@ -75,6 +83,9 @@ class DynamixelBus1(DynamixelBus):
         self.bulk = t.model_number in BULK_READ_MODELS  # MX: BULK_READ; AX: one READ per servo
         self.slopes = "Position P Gain" not in t.by_name  # AX: kp as Compliance Slope
         self._gains = SentGains("CW/CCW Compliance Slope (28-29)" if self.slopes else "P Gain (28)")
+        self.max_torque: dict[int, int] = {}  # id → Max Torque (14), read at set-up: Torque Limit at power-on
+        self.torque_limit: dict[int, int] = {}  # id → the Torque Limit (34) it should have: Max Torque or written
+        self.cut: set[int] = set()  # ids whose Torque Limit read 0 (alarm shutdown): released by the user's request
 
     def _build_groups(self) -> None:
         reader = BulkRead1 if self.bulk else PerServoRead1
@@ -87,11 +98,13 @@ class DynamixelBus1(DynamixelBus):
     # --------------------------------------------------------------- setup
     def _setup_one(self, i: int) -> None:
         """Status Return Level 2 (16: every instruction answered; read, written without a status only when lower),
-        torque off, Return Delay Time (5), and the servo's CW/CCW Angle Limit (Min/Max Position Limit) checked
-        against the joint limits."""
+        torque off, Return Delay Time (5), Max Torque (14) read (the Torque Limit the servo should have until one
+        is written), and the servo's CW/CCW Angle Limit (Min/Max Position Limit) checked against the joint limits."""
         self._answer_every_instruction(i, SRL_ALL)
         self.write_item(i, "Torque Enable", 0)
         self._return_delay(i)
+        self.max_torque[i] = self.torque_limit[i] = self.read_item(i, "Max Torque")
+        self._note_cut(i, self.read_item(i, TORQUE_LIMIT) == 0 and self.max_torque[i] != 0)
         self._gains.forget(i)
         self._check_position_limits(i, "CW/CCW Angle Limit")
 
@@ -142,7 +155,9 @@ class DynamixelBus1(DynamixelBus):
     def read_health(self) -> Health:
         """Torque Enable, Present Voltage and Temperature (24–43) of every active servo in one BULK_READ (MX) or one
         READ each (AX); ``hw_error`` = the alarm bits of each reply's status error byte as Hardware Error Status bits;
-        ``torque`` (−1 where unread) shows a servo that rebooted by itself (torque off unasked)."""
+        ``torque`` (−1 where unread) shows a servo that rebooted by itself (torque off unasked); ``shutdown`` one
+        whose alarm shutdown cut its output (Torque Limit (34) 0 where :attr:`torque_limit` is not), with or
+        without its alarm bit still set."""
         g = self._health
         if self._asked:
             before = g.transactions
@@ -152,7 +167,7 @@ class DynamixelBus1(DynamixelBus):
         n = len(ids)
         volts, temp, hw = np.full(n, np.nan), np.full(n, np.nan), np.full(n, -1, dtype=np.int64)
         torque = np.full(n, -1, dtype=np.int64)
-        valid = np.zeros(n, dtype=bool)
+        valid, cut = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         for k, i in enumerate(ids):
             if i not in self._asked:
                 continue
@@ -161,6 +176,9 @@ class DynamixelBus1(DynamixelBus):
                 volts[k] = data[HEALTH_VOLTAGE] * self.table.voltage_unit
                 temp[k] = float(data[HEALTH_VOLTAGE + 1])
                 torque[k] = data[0]
+                limit = int.from_bytes(bytes(data[AT_TORQUE_LIMIT : AT_TORQUE_LIMIT + 2]), "little")
+                cut[k] = limit == 0 and self.torque_limit.get(i, 0) != 0
+                self._note_cut(i, bool(cut[k]))
                 hw[k] = alarm_to_hw(self.ph.alarms.get(i, 0))
                 valid[k] = True
                 self._check_gain(i, data)
@@ -172,7 +190,7 @@ class DynamixelBus1(DynamixelBus):
             if e >= 0 and e != self._hw_logged.get(i, 0):
                 (log.warning if e else log.info)("id %d alarm (status error byte): %s", i, ct.hardware_error_text(e))
                 self._hw_logged[i] = e
-        return Health(ids, volts, temp, hw, valid, torque)
+        return Health(ids, volts, temp, hw, valid, torque, shutdown=cut)
 
     def _check_gain(self, i: int, health: bytes) -> None:
         """The P Gain (28) or both Compliance Slopes (28–29) of servo ``i``'s health block against the value last
@@ -193,12 +211,40 @@ class DynamixelBus1(DynamixelBus):
         self.read_item(dxl_id, "Present Input Voltage")
         return alarm_to_hw(self.ph.alarms.get(dxl_id, 0))
 
+    def _note_cut(self, i: int, cut: bool) -> None:
+        (self.cut.add if cut else self.cut.discard)(i)
+
+    def write_item(self, dxl_id: int, name: str, value: int) -> None:
+        """As the 2.0 bus; a Torque Limit (an effort limit) is the one :meth:`clear_shutdown` restores, and is only
+        kept (one info line) while the servo's alarm shutdown holds it at 0: writing it would release the shutdown
+        without the user's request (a limit written again after a reconnection or a join)."""
+        if name == TORQUE_LIMIT:
+            self.torque_limit[dxl_id] = int(value)
+            if dxl_id in self.cut and value:
+                log.info("id %d: Torque Limit %d kept, written when its alarm shutdown is released", dxl_id, value)
+                return
+        super().write_item(dxl_id, name, value)
+
+    def clear_shutdown(self, ids=None) -> None:
+        """Torque Limit (34) of ``ids`` (default: every active servo) := the one it should have (:attr:`torque_limit`:
+        the last written, else Max Torque): releases an alarm shutdown whose cause is gone (e-manual: "once error
+        conditions are resolved and this value is changed to the value other than 0, the motor can be operated
+        again"); one whose cause lasts sets it to 0 again. For the user's torque on, never a restore by itself."""
+        for i in self.ids if ids is None else ids:
+            self.cut.discard(i)
+            if i in self.torque_limit:
+                self.write_item(i, TORQUE_LIMIT, self.torque_limit[i])
+
     def reboot(self, dxl_id: int) -> None:
-        """The Protocol 1.0 equivalent of REBOOT: Torque Enable 0 (releases an alarm shutdown whose cause is gone)
-        and Goal Position := Present Position, so that torque on holds still. A cause that persists (a load
-        beyond the motor, heat, a supply out of range) keeps its alarm bit set; a power cycle resets everything."""
+        """The Protocol 1.0 equivalent of REBOOT: Torque Enable 0, Torque Limit := Max Torque (its power-on value;
+        releases an alarm shutdown whose cause is gone) and Goal Position := Present Position, so that torque on
+        holds still. A cause that persists (a load beyond the motor, heat, a supply out of range) keeps its alarm
+        bit set (and Torque Limit 0); a power cycle resets everything."""
         self.torque_on.discard(dxl_id)
         self.write_item(dxl_id, "Torque Enable", 0)
+        self.cut.discard(dxl_id)
+        if dxl_id in self.max_torque:
+            self.write_item(dxl_id, TORQUE_LIMIT, self.max_torque[dxl_id])
         self.write_item(dxl_id, "Goal Position", self.read_item(dxl_id, "Present Position"))
         self._gains.forget(dxl_id)
         left = self.ph.alarms.get(dxl_id, 0)

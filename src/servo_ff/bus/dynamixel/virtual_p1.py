@@ -12,8 +12,9 @@ record. Specific to 1.0 (ROBOTIS e-manual, "Protocol 1.0" and the MX/AX control 
 * the status error byte: instruction errors of this packet (range, angle limit, instruction) or'ed with the
   servo's alarm bits — input voltage (supply outside Min/Max Voltage Limit), overheating (above Temperature Limit,
   thermal model), overload (scheduled ``overload_at`` or :meth:`inject_overload`) — the bits the Shutdown register
-  (18) selects turn the torque off. Overload stays latched until Torque Enable is written (the 1.0 bus's reboot
-  equivalent), the other two last as long as their cause;
+  (18) selects cut the output as the 1.0 firmware does: Torque Limit (34) := 0, Torque Enable (24) left as it is
+  (:meth:`VirtualBus1._apply_shutdown`). Overload stays latched until Torque Limit is written non-zero or Torque
+  Enable is written (the 1.0 bus's reboot equivalent), the other two last as long as their cause;
 * Status Return Level (16) and Return Delay Time (5); no EEPROM lock while torque is on (1.0 has Lock, 47);
 * registers → the firmware law: Goal Position in the table's units, P Gain (28) = bam kp, or on the AX the
   Compliance Slope as P = 1024 / slope; Torque Limit (34, "PWM Limit") 0–1023 = 0–100 % duty.
@@ -84,7 +85,7 @@ class RegisterMemory1(RegisterMemory):
             del self.index[self.ids[k]]
             self.ids[k] = new["ID"]
             self.index[self.ids[k]] = k
-        if "Torque Enable" in new and self.on_torque_write is not None:
+        if ("Torque Enable" in new or new.get("PWM Limit", 0) != 0) and self.on_torque_write is not None:
             self.on_torque_write(k)
         return 0
 
@@ -109,9 +110,11 @@ class VirtualServos1(VirtualServos):
     """The servo bank wired to a 1.0 table: units and encodings from the table (sign-magnitude speed and load)."""
 
     def inputs(self) -> None:
+        """As the 2.0 bank; Torque Limit (34) 0 frees the motor as torque off does (e-manual: "the motor loses its
+        torque because the value becomes 0"; not a 0 V drive, which would brake it through its back-EMF)."""
         r, b, t = self.regs, self.bank, self.regs.table
         b.goal = t.position_to_rad(r.get("Goal Position"))
-        b.enable = (r.get("Torque Enable") != 0).astype(np.float64)
+        b.enable = ((r.get("Torque Enable") != 0) & (r.get("PWM Limit") != 0)).astype(np.float64)
         if "Position P Gain" in t.by_name:
             b.packed[:, slots.KP] = r.get("Position P Gain") / t.p_gain_per_kp
         else:  # AX: P = 1024 / Compliance Slope (the steeper of CW/CCW; the margins are not emulated)
@@ -165,16 +168,23 @@ class VirtualBus1(VirtualBus):
         return self.alarm.copy()
 
     def _apply_shutdown(self, hw: np.ndarray) -> None:
-        """Alarms := ``hw`` with overheating while the temperature is above its limit; Shutdown (18) bits → torque
-        off."""
+        """Alarms := ``hw`` with overheating while the temperature is above its limit; a bit Shutdown (18) selects
+        sets Torque Limit (34) to 0 and leaves Torque Enable (24) alone, as long as the alarm lasts; the 0 stays
+        until Torque Limit is written (ROBOTIS e-manual, AX-12A and MX-28 (1.0) control tables,
+        https://emanual.robotis.com/docs/en/dxl/ax/ax-12a/#torque-limit : "If the function of Alarm Shutdown is
+        triggered, the motor loses its torque because the value becomes 0. Once error conditions are resolved and
+        this value is changed to the value other than 0, the motor can be operated again"; Alarm Shutdown (18),
+        https://emanual.robotis.com/docs/en/dxl/mx/mx-28/#alarm-led17-shutdown18 : the output becomes 0 % — unlike
+        2.0, where Torque Enable is cleared)."""
         hot = self.thermal.overheated(self.regs.get("Temperature Limit"))
         self.alarm[:] = np.where(hot, hw | ct.HW_OVERHEATING, hw & ~ct.HW_OVERHEATING)
         trip = (self.alarm & self.regs.get("Shutdown")) != 0
         if trip.any():
-            self.regs.set("Torque Enable", 0, trip)
+            self.regs.set("PWM Limit", 0, trip)
 
     def _torque_written(self, k: int) -> None:
-        """A write of Torque Enable releases a latched overload (its cause is checked again by the physics)."""
+        """A write of Torque Enable, or of Torque Limit non-zero, releases a latched overload (its cause is checked
+        again by the physics)."""
         self.alarm[k] &= ~ct.HW_OVERLOAD
 
     def reboot(self, k: int) -> None:
@@ -182,12 +192,13 @@ class VirtualBus1(VirtualBus):
 
     def brown_out(self, dxl_id: int) -> None:
         """``dxl_id`` restarts by itself (a supply brown-out): the RAM area (from Torque Enable, 24) back to its
-        defaults (torque off, P gain / compliance, torque limit), alarms cleared, goal = present position; the
-        EEPROM (ID, return delay, limits) is kept."""
+        defaults (torque off, P gain / compliance; Torque Limit (34) := Max Torque (14), as at power-on), alarms
+        cleared, goal = present position; the EEPROM (ID, return delay, limits) is kept."""
         with self._lock:
             k = self._k(dxl_id)
             ram = self.table.item("Torque Enable").address
             self.regs.mem[k, ram:] = np.frombuffer(self.table.defaults(dxl_id), dtype=np.uint8)[ram:]
+            self.regs.set("PWM Limit", self.regs.value(k, "Max Torque"), [k])
             self.regs.registered.pop(k, None)
             self.alarm[k] = 0
             self.servos.bank.reboot([k])
