@@ -615,3 +615,93 @@ def test_after_goals_a_jump_back_reads_the_pose_again_before_the_next_first_goal
         desired.publish(JointTrajectory(joint_names=joints, points=[point]))
         wait_for(lambda: states.publish(rest) or len(goals) > n, 30.0, "the first goal in the new time")
         assert abs(goals[n][0]) < 0.05 and abs(goals[n][1]) < 0.05, goals[n]
+
+
+def sim_following_a_trajectory(h: RosHarness, action: bool = False) -> tuple:
+    """A sim following an external /clock (100 Hz, max_catch_up 0.05 s) half-way through a trajectory from 0 to
+    0.5 rad over 2 s from 100 s (``action``: sent as a follow_joint_trajectory goal): (sim, rosout, /clock, the
+    goal's result future or None)."""
+    from builtin_interfaces.msg import Duration
+    from nodes_harness import sim_node
+    from rclpy.action import ActionClient
+
+    sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
+                   position_min=[-1.0], position_max=[1.0])  # fmt: skip
+    client, rosout, clock = jump_client(h)
+    traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
+    wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
+    rosout_matched(sim, rosout)
+    set_clock(clock, sim, 100.0)
+    end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=2))
+    result = None
+    if action:
+        fjt = pytest.importorskip("control_msgs.action").FollowJointTrajectory
+        goal = fjt.Goal()
+        goal.trajectory = JointTrajectory(joint_names=["a"], points=[end])
+        client_action = ActionClient(client, fjt, "servo/follow_joint_trajectory")
+        assert client_action.wait_for_server(timeout_sec=15.0)
+        sent = client_action.send_goal_async(goal)
+        wait_for(sent.done, 30.0, "the goal accepted")
+        assert sent.result().accepted
+        result = sent.result().get_result_async()
+    else:
+        traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[end]), 100.0))
+    wait_for(lambda: sim.traj is not None, 30.0, "the trajectory followed")
+    for k in range(1, 51):  # to 101.0 s in 20 ms steps (less than max_catch_up: time passing, caught up)
+        set_clock(clock, sim, 100.0 + 0.02 * k)
+    wait_for(lambda: sim.gate.goal[0] > 0.2, 30.0, "the goal half-way")
+    assert sim.traj is not None and not said(rosout, sim, "jumped forward")  # the first /clock (from 0) is no jump
+    return sim, rosout, clock, result
+
+
+def test_a_sim_drops_the_trajectory_when_its_clock_jumps_forward():
+    """The external /clock jumps 30 s forward half-way: before, the trajectory was sampled after the jump, the goal
+    went to its end point (0.5 rad) in one tick and the joint followed; no line said it. Now the trajectory is
+    dropped as on a jump back (the goal stays at its last sample), the simulation goes on from the new time, and
+    one warning names the jump."""
+    with RosHarness(salt=98) as h:
+        sim, rosout, clock, _ = sim_following_a_trajectory(h)
+        set_clock(clock, sim, 131.0)
+        wait_for(lambda: sim.traj is None and sim.pending is None, 30.0, "the trajectory dropped")
+        half = float(sim.gate.goal[0])
+        for k in range(1, 11):  # the sim steps on in the new time
+            set_clock(clock, sim, 131.0 + 0.02 * k)
+        assert 0.2 < half < 0.3 and sim.gate.goal[0] == half  # no snap to the end point
+        lines = wait_for(lambda: said(rosout, sim, "the clock jumped forward 30.000 s"), 30.0, "the warning")
+        assert len(lines) == 1 and "dropped the trajectory being followed" in lines[0], lines
+        assert "the time jumped over not simulated" in lines[0], lines
+
+
+def test_a_follow_joint_trajectory_goal_is_aborted_when_the_clock_jumps_forward():
+    with RosHarness(salt=99) as h:
+        sim, _, clock, result = sim_following_a_trajectory(h, action=True)
+        assert not result.done()
+        set_clock(clock, sim, 131.0)
+        wait_for(result.done, 30.0, "the goal's result")
+        r = result.result()
+        assert r.status == 6 and r.result.error_code == -1  # GoalStatus.STATUS_ABORTED, INVALID_GOAL
+        assert "the clock jumped forward 30.000 s" in r.result.error_string, r.result.error_string
+        assert sim.gate.goal[0] < 0.3  # held at its last sample, not the end point
+
+
+def test_the_feedforward_node_drops_its_trajectory_when_the_clock_jumps_forward():
+    """Before, the desired trajectory was sampled after a 30 s jump forward: the next goal was its end point."""
+    from builtin_interfaces.msg import Duration
+
+    with RosHarness(salt=100) as h:
+        ff, clock, goals, states, desired = pendulum_ff_on_sim_time(h)
+        joints = ["pendulum_1", "pendulum_2"]
+        set_clock(clock, ff, 100.0)
+        rest = JointState(name=joints, position=[0.0, 0.0])
+        wait_for(lambda: states.publish(rest) or ff._js_sub is None, 30.0, "the pose taken")
+        point = JointTrajectoryPoint(positions=[1.0, -1.0], time_from_start=Duration(sec=2))
+        desired.publish(stamped(JointTrajectory(joint_names=joints, points=[point]), 100.0))
+        wait_for(lambda: ff.traj is not None, 30.0, "the desired trajectory")
+        set_clock(clock, ff, 100.5)  # 0.5 s: time passing (less than FORWARD_JUMP)
+        wait_for(lambda: states.publish(rest) or (goals and 0.05 < goals[-1][0] < 0.95), 30.0, "goals on the way")
+        assert ff.traj is not None
+        set_clock(clock, ff, 130.5)
+        wait_for(lambda: ff.traj is None, 30.0, "the desired trajectory dropped")
+        n = len(goals)
+        wait_for(lambda: states.publish(rest) or ff._js_sub is None, 30.0, "the pose read again, idle")
+        assert ff.traj is None and all(g[0] < 0.95 for g in goals[n:]), goals[n:]  # never the end point

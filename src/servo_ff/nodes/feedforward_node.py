@@ -43,7 +43,7 @@ from trajectory_msgs.msg import JointTrajectory
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.presets import preset
 from servo_ff.ros.cdr_template import all_finite
-from servo_ff.ros.clock_jump import of_old_time, on_clock_jump_back
+from servo_ff.ros.clock_jump import FORWARD_JUMP, of_old_time, on_clock_jump_back
 from servo_ff.ros.clock_stall import ClockStall
 from servo_ff.ros.common import (
     TOPIC_DIAGNOSTICS,
@@ -147,7 +147,8 @@ class FeedForwardNode(Node):
         self.create_subscription(DiagnosticArray, TOPIC_DIAGNOSTICS, self._on_diagnostics, 10)
         # on the steady clock: a simulation that stops (its /clock with it) leaves no last "ok" standing for ever
         self.create_timer(1.0, self._publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self._jump = on_clock_jump_back(self, self._drop_old_time)
+        # a jump forward too: the desired trajectory sampled after it gave its end point at once
+        self._jump = on_clock_jump_back(self, self._drop_old_time, FORWARD_JUMP)
         kp = self.kp.tolist()
         self.get_logger().info(f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals {joints}, kp {kp}")
 
@@ -229,7 +230,8 @@ class FeedForwardNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _drop_old_time(self) -> str:
-        """The clock jumped back: the desired trajectory (the old clock's times) and the inputs go (as at start)."""
+        """The clock jumped back, or forward by ``FORWARD_JUMP`` or more: the desired trajectory (the old clock's times)
+        and the inputs go (as at start)."""
         waiting = self.traj is not None or self.pose.waiting is not None
         dropped = ["the desired trajectory (no goal until the next one)"] if waiting else []
         self.traj = None

@@ -19,8 +19,10 @@ the run. Unstamped goals (``commands``, a JointState with stamp 0) step one peri
 
 Otherwise it follows the node's ROS clock (wall time, or an external ``/clock`` under ``use_sim_time``): each
 tick advances the whole periods elapsed on that clock (at most ``max_catch_up``) and publishes one state per
-period, so ``/joint_states`` comes at ``rate_hz`` of that clock however coarse its updates (``realtime: false``:
-exactly one period per tick).
+period, so ``/joint_states`` comes at ``rate_hz`` of that clock while its updates are finer than ``max_catch_up``
+(``realtime: false``: exactly one period per tick). A step of that clock of ``max_catch_up`` or more is a jump
+forward (:mod:`.clock_jump`): the trajectory dropped, the simulation goes on from the new time. Time dropped
+otherwise (late ticks, a paced simulation slower than ``real_time_factor``) is said in a throttled warning.
 """
 
 from __future__ import annotations
@@ -38,61 +40,9 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 
 from .cdr_template import CdrTemplate
-from .common import TOPIC_CLOCK, ParamSpec
+from .common import TOPIC_CLOCK
 from .joint_command_cdr import JointCommandCdr, deserialized
-
-
-def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
-    """The time parameters of every sim backend (``as_fast_batch``: that backend's default)."""
-    return [
-        ParamSpec(
-            "publish_clock",
-            False,
-            "own the time: publish /clock, stamp and run on the simulated time "
-            "(use_sim_time is set; a change of it is refused), step at real_time_factor",
-            read_only=True,
-        ),
-        ParamSpec(
-            "real_time_factor",
-            1.0,
-            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
-            lo=0.0,
-            hi=1000.0,
-        ),
-        ParamSpec(
-            "as_fast_batch",
-            float(as_fast_batch),
-            "real_time_factor 0: wall time of periods stepped per callback (0: one period per callback; longer "
-            "batches save executor overhead, but a subscriber slower than the sim, e.g. in the same executor, "
-            "falls behind and loses states)",
-            "s",
-            lo=0.0,
-            hi=0.1,
-        ),
-        ParamSpec(
-            "lockstep",
-            False,
-            "with publish_clock: one control period per goal message received (and after lockstep_timeout without "
-            "one); a JointState goal stamped with a state's stamp steps only as the answer to the latest state",
-            read_only=True,
-        ),
-        ParamSpec(
-            "lockstep_timeout",
-            0.02,
-            "lockstep: wall time after which the simulation steps without a goal (checked every half of it; "
-            "a change applies at once)",
-            "s",
-            lo=1e-4,
-            hi=10.0,
-        ),
-        ParamSpec(
-            "realtime",
-            True,
-            "follow the node clock: advance the whole periods elapsed (late ticks catch up, "
-            "at most max_catch_up); false: exactly 1/rate_hz per tick",
-        ),
-        ParamSpec("max_catch_up", 0.05, "largest time advanced in one tick", "s", lo=1e-4, hi=10.0),
-    ]
+from .sim_time_params import sim_time_specs  # noqa: F401 (the backends' parameter tables import it from here)
 
 
 class SimClock:
@@ -266,6 +216,7 @@ class SimClock:
             cap = max(1, int(self.table["max_catch_up"] / self.period))
             if due > cap:
                 self._pace = (now - cap * self.period / rtf, self.sim_time_ns)  # re-anchored: lost time not made up
+                self._said_dropped((due - cap) * self.period, "the simulation is slower than real_time_factor")
                 due = cap
             for _ in range(due):
                 if not self._tick_owned(False):
@@ -384,6 +335,7 @@ class SimClock:
         cap = max(1, int(self.table["max_catch_up"] / self.period))
         if steps > cap:  # too late: the simulation drops the time it cannot catch up
             self._t_ns = now - cap * self.period_ns
+            self._said_dropped((steps - cap) * self.period, "ticks came late or the node clock advanced in steps")
             steps = cap
         for _ in range(steps):
             self.follow_trajectory(self._t_ns * 1e-9)
@@ -392,7 +344,32 @@ class SimClock:
             self._t_ns += self.period_ns
             self.publish_state(Time(nanoseconds=self._t_ns).to_msg())
 
+    def _said_dropped(self, dropped: float, why: str) -> None:
+        """One throttled warning: ``dropped`` [s] of simulated time not caught up (more than ``max_catch_up``)."""
+        self.throttle(
+            "clock:dropped",
+            self.get_logger().warning,
+            f"{dropped:.3f} s of simulated time dropped, not caught up ({why}; max_catch_up "
+            f"{self.table['max_catch_up']:g} s per tick)",
+        )
+
+    def forward_jump_bound(self) -> float | None:
+        """Following the node clock: a step of it beyond ``max_catch_up`` is a jump (never one of its own)."""
+        return None if self.table["publish_clock"] else float(self.table["max_catch_up"])
+
+    def _drop_ahead(self, how: str) -> str:
+        """The node clock jumped forward: the trajectory goes, the simulation goes on from the new time (the physics
+        of the time jumped over is not simulated)."""
+        said = super()._drop_ahead(how)
+        skipped = "" if self._t_ns is None else f" ({(self.get_clock().now().nanoseconds - self._t_ns) * 1e-9:.3f} s)"
+        self._t_ns = None  # the next tick starts from the new time: one period, no catch-up
+        what = f"the simulation goes on from the new time, the time jumped over not simulated{skipped}"
+        return f"{said}; {what}" if said else what
+
     def _apply_clock(self, changed: set[str]) -> None:
-        """The loop restarted on the new real_time_factor (paced) or lockstep_timeout (lockstep: polled at half)."""
+        """The loop restarted on the new real_time_factor (paced) or lockstep_timeout (lockstep: polled at half);
+        the jump watch on the new max_catch_up."""
         if self.active and self.owns_clock and ("lockstep_timeout" if self.lockstep else "real_time_factor") in changed:
             self._start_loop()
+        if "max_catch_up" in changed and not self.owns_clock:
+            self._watch_clock()
