@@ -36,7 +36,6 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from servo_ff.ros.cdr_template import CdrTemplate, all_finite
-from servo_ff.ros.clock_jump import FORWARD_JUMP, on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_DIAGNOSTICS,
     TOPIC_JOINT_STATES,
@@ -56,11 +55,12 @@ from servo_ff.ros.trajectory_plan import ActiveTrajectory
 
 from .servo_commands import ServoCommands
 from .servo_interface_params import KP_MAX, KP_UNIT, servo_interface_specs, validate_interface  # noqa: F401
+from .servo_time_jumps import ServoTimeJumps
 
 JS_HISTORY = 2000  # /joint_states writer history [messages]
 
 
-class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
+class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, LifecycleNode):
     """Base node; subclasses call :meth:`_setup_interface` after declaring their parameters."""
 
     status_name = "servo"
@@ -209,38 +209,6 @@ class ServoInterfaceNode(ServoCommands, ServoLifecycle, LifecycleNode):
         self._autostart_timer = None
         if v["autostart"]:  # transitions run once the node spins: the constructor never enables torque
             self._autostart_timer = self.create_timer(0.01, self._autostart, clock=self._steady)
-
-    def forward_jump_bound(self) -> float | None:
-        """[s] The largest step of the node clock its loop takes as time passing: a larger one is a jump forward
-        (:meth:`_drop_ahead`); None: no step is."""
-        return FORWARD_JUMP
-
-    def _watch_clock(self) -> None:
-        """(Re)register the clock jump callback with the present :meth:`forward_jump_bound`."""
-        if self._jump is not None:
-            self._jump.unregister()
-        self._jump = on_clock_jump_back(self, self._drop_old_time, self.forward_jump_bound(), self._drop_ahead)
-
-    def _drop_ahead(self, how: str) -> str:
-        """The clock jumped forward (``how``): the trajectory goes as on a jump back (sampled after the jump, the goal
-        went to its end point in one tick)."""
-        return self._drop_trajectory(lambda: self.fjt.stopped(f"{how}; its trajectory is not followed across it"))
-
-    def _drop_old_time(self) -> str:
-        """The clock jumped back: the trajectory being followed goes (sampled before its start, the spline gives its
-        first point: the goal would snap back to where it started)."""
-        return self._drop_trajectory(lambda: self.fjt.clock_jumped())
-
-    def _drop_trajectory(self, abort) -> str:
-        """The trajectory being followed goes, the goal stays at its last sample; a follow_joint_trajectory goal in
-        progress (also one past its end, judged on its goal tolerance) is aborted by ``abort()``. What went."""
-        following = self.traj is not None or self.pending is not None
-        dropped = ["the trajectory being followed (the goal stays at its last sample)"] if following else []
-        self.traj = self.pending = None
-        if self.fjt is not None and self.fjt.run is not None:
-            abort()
-            dropped.append("the follow_joint_trajectory goal (aborted)")
-        return f"dropped {' and '.join(dropped)}" if dropped else ""
 
     def _apply_interface(self, changed: set[str]) -> None:
         v = self.table.values
