@@ -46,29 +46,30 @@ def counted(lists: list[list], window: float) -> list[int]:
     return [len(x) - n for x, n in zip(lists, before)]
 
 
-def test_an_inactive_sim_owning_the_clock_keeps_its_diagnostics_on_wall_time():
-    """publish_clock: deactivate stops the simulated time; /diagnostics (period 0.2 s) keep coming on wall time
-    (before: its timer ran on that stopped time, the last diagnostics said 'active' for ever), saying 'inactive',
-    stamped with the node clock (the stopped sim time). servo_supply stays on the node clock: none while that time
-    stands still (a reader on sim time sees no time pass), one per supply_period of sim time at any real-time
-    factor."""
+def test_a_sim_owning_the_clock_keeps_its_diagnostics_on_wall_time_while_its_time_stands():
+    """publish_clock: cleaned up (unconfigured: nothing stepped; inactive, the sim steps on as the hardware node
+    reads on: test_nodes_sim_inactive.py) the simulated time stands; /diagnostics (period 0.2 s) keep coming on wall
+    time (before: its timer ran on that stopped time, the last diagnostics said 'active' for ever), saying
+    'unconfigured', stamped with the node clock (the stopped sim time). servo_supply stays on the node clock: none
+    while that time stands still (a reader on sim time sees no time pass), one per supply_period of sim time at any
+    real-time factor."""
     with RosHarness(salt=36) as h:
         sim = sim_node(h, **PENDULUM_SIM, publish_clock=True, diagnostics_period=0.2)
         c, diags, supply = outputs_of(h, sim)
         wait_for(lambda: sim.active and len(diags) > 2 and supply, 30.0, "the sim active, its outputs")
         cli = c.create_client(ChangeState, "servo_sim/change_state")
-        req = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_DEACTIVATE))
-        assert h.call(cli, req, timeout=15.0).success
+        for tid in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_CLEANUP):
+            assert h.call(cli, ChangeState.Request(transition=Transition(id=tid)), timeout=15.0).success
         stopped = sim.sim_time_ns
         n_supply = len(supply)
 
-        def inactive() -> list[DiagnosticArray]:
-            return [m for m in diags if lifecycle_state(m) == "inactive"]
+        def unconfigured() -> list[DiagnosticArray]:
+            return [m for m in diags if lifecycle_state(m) == "unconfigured"]
 
-        wait_for(lambda: len(inactive()) >= 3, 15.0, "diagnostics while inactive")
+        wait_for(lambda: len(unconfigured()) >= 3, 15.0, "diagnostics while unconfigured")
         assert sim.sim_time_ns == stopped  # the simulated time did stop: these came on the wall clock
         assert len(supply) <= n_supply + 1  # (one may have been in flight)
-        stamp = inactive()[-1].header.stamp
+        stamp = unconfigured()[-1].header.stamp
         assert stamp.sec * 1_000_000_000 + stamp.nanosec == stopped  # stamped with the node clock
 
 

@@ -12,11 +12,13 @@ of wall time (a steady clock: also while a sim owning ``/clock`` has stopped its
 ``supply_period`` of the node clock (sim time: one per period of the readers' time); a change at run time takes
 effect at once. Both are stamped with the node clock.
 
-Lifecycle (``rclpy.lifecycle``): configure = connect (hardware: open the port, scan, set up; torque stays off),
-activate = hold the present position, torque on, start the control loop; deactivate = hold, torque off, stop
-the loop; cleanup / shutdown = close. The constructor never enables torque; ``autostart`` (default true)
-drives configure → activate once the node spins, for users without a lifecycle manager. Goals are accepted
-only while active. Subclasses implement the ``hw_*`` hooks (stepper or Dynamixel bus).
+Lifecycle (``rclpy.lifecycle``): configure = connect (hardware: open the port, scan, set up; a sim: its model;
+torque stays off), activate = hold the present position, torque on, goals taken; deactivate = hold, torque off;
+inactive, the loop runs without goals (``reads_while_inactive``: the hardware reads the bus, a sim steps its
+physics with torque off, both publish); cleanup / shutdown = stop the loop, close. The constructor never enables
+torque; ``autostart`` (default true) drives configure → activate once the node spins, for users without a
+lifecycle manager. Goals are accepted only while active. Subclasses implement the ``hw_*`` hooks (stepper or
+Dynamixel bus).
 
 When ``position_min``/``position_max`` change, a held goal outside the new limits is moved to the nearest limit,
 written, logged as a warning and counted in the diagnostics (``goals_moved_by_limit_change``).
@@ -64,7 +66,7 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
     """Base node; subclasses call :meth:`_setup_interface` after declaring their parameters."""
 
     status_name = "servo"
-    reads_while_inactive = False  # hardware: the loop reads and publishes (no goal written) while inactive
+    reads_while_inactive = False  # hardware, sims: the loop reads / steps and publishes (no goal) while inactive
 
     # ------------------------------------------------------------------ hooks for subclasses
     def hw_configure(self) -> tuple[bool, str]:
@@ -190,7 +192,7 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
         self.create_service(SetBool, nm["torque_enable"], self._on_torque_enable)
         self.torque_state = TorqueStatePublisher(self, nm["torque_enabled"])
         self.create_service(Trigger, nm["reboot"], self._on_reboot)
-        # diagnostics on the steady clock: they keep coming while a sim owning /clock has stopped its time (inactive,
+        # diagnostics on the steady clock: they keep coming while a sim owning /clock stopped its time (unconfigured,
         # refused state); the supply on the node clock: a reader on sim time gets one every supply_period of its
         # time, whatever the real-time factor (on wall time, at rtf 10, 1 s of sim time between two)
         self._supply_timer = self._diag_timer = None

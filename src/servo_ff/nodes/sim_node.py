@@ -16,8 +16,12 @@ Friction Models) bench: θ = 0 hanging down), a pure inertia (``none``), or grav
 
 Time: :mod:`servo_ff.ros.sim_clock` (own ``/clock`` at ``real_time_factor``, lockstep, or follow the node clock).
 
-Lifecycle (:mod:`.servo_base`): the simulated torque is off until the node is activated; deactivate holds the
-present position, then turns torque off; cleanup resets the simulation to ``initial_position``.
+Lifecycle (:mod:`.servo_base`), as the hardware node's: the simulated torque is off until the node is activated;
+configured and inactive, the physics is stepped with torque off (the joints fall under their load as real ones
+would) and ``/joint_states``, the backend's topics, ``servo_supply`` and (``publish_clock``) ``/clock`` are
+published, no goal taken (lockstep: one period per ``lockstep_timeout``, no goal being awaited); activate holds
+the joints where they are then; deactivate holds the present position, then turns torque off; cleanup stops the
+loop and resets the simulation to ``initial_position``. Unconfigured (no model), nothing is stepped.
 
 A parameter change that would make the model non-finite is refused before it takes effect: the core schema's
 admissible ranges, and the explicit-integration stability of the back-EMF damping for the physics step
@@ -49,6 +53,8 @@ from .sim_stepper import LOAD_TYPES, StepperBackend, actuator_source, build_load
 class SimNode(SimClock, ServoInterfaceNode):
     """``servo_sim_node``: the servo interface over a physics backend object (``backend``; default: a new
     :class:`StepperBackend`), with the simulated time of :class:`SimClock`."""
+
+    reads_while_inactive = True  # as the hardware node: inactive = torque off, physics stepped, states published
 
     def __init__(self, name: str = "servo_sim", backend: SimBackend | None = None, **kwargs: Any):
         self.period_taps: list[Callable[[], None]] = []  # called after each period's outputs are published

@@ -1,7 +1,8 @@
 """The lifecycle of a servo interface node (``rclpy.lifecycle``), as ros2_control manages hardware components:
 configure = connect (torque stays off), activate = read afresh (``hw_refresh``), hold that position, torque on,
 start the control loop; deactivate = hold, torque off, stop the loop; cleanup / shutdown = close; an error goes back
-to unconfigured. With ``reads_while_inactive`` (hardware) the loop also runs while inactive, read-only.
+to unconfigured. With ``reads_while_inactive`` (hardware, sims) the loop also runs while inactive, without goals
+(a sim steps its physics with torque off).
 ``autostart`` drives configure → activate once the node spins (retrying either) for users without a lifecycle
 manager. A mixin over the ``hw_*`` hooks of :class:`~.servo_base.ServoInterfaceNode`."""
 

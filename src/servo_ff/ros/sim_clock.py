@@ -11,8 +11,9 @@ MuJoCo 10 ms) — a subscriber in the same executor then falls behind and loses 
 ``lockstep: true`` instead steps one period per goal message received
 (``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each ``joint_states`` closes the
 loop on simulated time, as fast as both run — and after ``lockstep_timeout`` wall seconds without one (on the held
-goal; a throttled warning). A JointState goal on ``<prefix>/joint_command`` whose ``header.stamp`` is that of a
-``joint_states`` names the state it answers: the answer to the latest state steps; an older one (late: the sim
+goal; a throttled warning; inactive, goals refused, one period per ``lockstep_timeout`` without a warning). A
+JointState goal on ``<prefix>/joint_command`` whose ``header.stamp`` is that of a ``joint_states`` names the state
+it answers: the answer to the latest state steps; an older one (late: the sim
 stepped on its timeout meanwhile) becomes the held goal without a step, or is dropped when an answer to a newer
 state came first — each a throttled line — so one late answer does not shift the loop by a period for the rest of
 the run. Unstamped goals (``commands``, a JointState with stamp 0) step one period each, as they always did.
@@ -369,7 +370,8 @@ class SimClock:
     def _apply_clock(self, changed: set[str]) -> None:
         """The loop restarted on the new real_time_factor (paced) or lockstep_timeout (lockstep: polled at half);
         the jump watch on the new max_catch_up."""
-        if self.active and self.owns_clock and ("lockstep_timeout" if self.lockstep else "real_time_factor") in changed:
+        running = self.timer is not None  # active, or inactive (stepped without goals)
+        if running and self.owns_clock and ("lockstep_timeout" if self.lockstep else "real_time_factor") in changed:
             self._start_loop()
         if "max_catch_up" in changed and not self.owns_clock:
             self._watch_clock()
