@@ -108,3 +108,24 @@ def test_ilc_record_of_a_pendulum_given_as_one_element_arrays():
     np.testing.assert_array_equal(a.commands, b.commands)
     with pytest.raises(ValueError, match="load|pendulum"):
         ilc_on_pendulum(p, PendulumLoad(mass=np.array([0.5, 0.4]), length=np.array([0.15, 0.1])), ref, 8.0, **kw)
+
+
+def test_ilc_never_runs_a_command_beyond_the_joint_limits():
+    """Before: the ILC ran every learned command whatever the joint limits (the audit's gain 6 on ±2.5 rad: goals
+    up to 13.3 rad, refused by the servo node, learned from as if applied). Now a reference outside is refused
+    with the value and the limit, and a learned command outside ends learning with the trials done so far."""
+    ref = 0.6 * np.sin(2 * np.pi * np.arange(200) * DT)
+    ran = []
+
+    def lazy(u):  # a servo that follows half the command: the learned command grows past the reference
+        ran.append(u.copy())
+        return 0.5 * u
+
+    with pytest.raises(ValueError, match=r"the reference leaves the joint limits: 0\.6000 rad .*above the upper"):
+        run_ilc(lazy, ref, DT, limits=(-0.5, 0.5))
+    assert not ran
+    res = run_ilc(lazy, ref, DT, gain=1.0, threshold=0.0, max_iterations=20, limits=(-1.0, 1.0))
+    assert res.stop_kind == "limit" and "leaves the joint limits" in res.stopped, res.stopped
+    assert "iteration 2 leaves the joint limits: 1.0500 rad" in res.stopped  # 0.6, 0.9, then 1.05 × sin
+    assert max(np.abs(u).max() for u in ran) <= 1.0  # never ran beyond the limits
+    assert len(res.commands) == len(ran) == len(res.errors) == 2  # the trials done, kept

@@ -65,3 +65,19 @@ def test_a_t_with_a_hole_is_refused(tmp_path):
     path = save_ilc_record(_record(t, 0.005), tmp_path / "rec.npz")
     with pytest.raises(ILCFileError, match=r"key t steps by 0.305 s at sample 500, but key dt is 0.005 s"):
         load_ilc_record(path)
+
+
+def test_a_stopped_run_is_marked_in_its_record(tmp_path):
+    """A run stopped early (a learned command beyond the joint limits, divergence, Ctrl-C) says why in the record;
+    a record written before the key existed reads as a run that ended normally."""
+    from dataclasses import replace
+
+    dt = 0.01
+    rec = replace(_record(time_grid(1.0, dt), dt), stopped="the command learned for iteration 1 leaves the limits")
+    assert load_ilc_record(save_ilc_record(rec, tmp_path / "stopped.npz")).stopped == rec.stopped
+    old = {k: np.asarray(v) for k, v in rec.__dict__.items() if k != "stopped"}
+    np.savez(tmp_path / "old.npz", **old)
+    assert load_ilc_record(tmp_path / "old.npz").stopped == ""
+    np.savez(tmp_path / "bad.npz", **old, stopped=np.zeros(2))
+    with pytest.raises(ILCFileError, match="bad.npz: stopped must be one text"):
+        load_ilc_record(tmp_path / "bad.npz")

@@ -182,6 +182,34 @@ def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     assert ilc.get_clock().now().nanoseconds * 1e-9 > 3 * 2.5  # its ROS clock is the sim's: 3 trials of 2.5 s
 
 
+def test_ilc_keeps_its_goals_within_the_servo_nodes_joint_limits(ros, tmp_path):
+    """The joint limits are the servo node's position_min/max. Before: a reference beyond them was sent and
+    refused goal by goal by the servo node ("holding the last valid goal"), and a learned command beyond them too
+    (the audit: 3068 of 4004 goals outside ±2.5 rad, up to 4.4 rad), the run ending "done" with a record of
+    commands never applied. Now the reference is refused before the first trial, and a learned command beyond
+    them ends the run (state stopped) with the trials done so far in the record, marked."""
+    h = ros
+    sim = sim_node(h, **{**sim_params(["pendulum_1"]), "position_min": [-1.0], "position_max": [1.0]})
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, reference_duration=1.0, reference_amplitude=1.2, max_iterations=4, settle_time=0.2)
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    assert ilc.start()[0]
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to end")
+    assert ilc.state == "failed", ilc.state
+    assert "the reference of pendulum_1 leaves its joint limits on " in ilc.error, ilc.error
+    assert "rad at t = " in ilc.error and "above the upper limit 1.0000 rad" in ilc.error, ilc.error
+    assert sim.gate.rejected == 0 and not out.exists()  # nothing sent, nothing written
+    ilc.set_parameters([Parameter("reference_amplitude", value=0.6), Parameter("gain", value=6.0)])
+    assert ilc.start()[0]
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to end")
+    assert ilc.state == "stopped", (ilc.state, ilc.error)
+    assert "leaves the joint limits" in ilc.error and "limit 1.0000 rad" in ilc.error, ilc.error
+    assert sim.gate.rejected == 0, list(sim.gate.recent)  # no goal refused by the servo node
+    rec = load_ilc_record(out)
+    assert rec.stopped == ilc.error and np.abs(rec.commands).max() <= 1.0
+    assert len(rec.commands) < 5
+
+
 @pytest.mark.parametrize("held", ["into_the_command", "past_the_end"])
 def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path, held):
     """A trial's JointTrajectory that reaches a sim running as fast as it can after its header.stamp is

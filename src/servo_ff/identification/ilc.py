@@ -11,6 +11,10 @@ learning stops when the windowed error q_max (Eq. 28, window D) is ≤ a thresho
 cap; every iteration's command and measurement are kept. ``execute`` is anything that runs a command curve
 and returns the measured trajectory — the simulated servo, or the ROS node on the real one. Arrays are
 (T, ...): the trailing axes are independent ILC problems (joints, batch) learned together.
+
+Learning also stops early, keeping the trials done (:attr:`ILCResult.stopped` says why): a learned command that
+would leave the joint ``limits`` is never run (a reference outside them is refused before the first trial);
+``execute`` raising :class:`ILCStop` (an interrupt, a trial the caller refuses to learn from).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..errors import ServoFFError
 
 
 def window_steps(window: float, dt: float) -> int:
@@ -50,6 +56,25 @@ def windowed_error(reference: np.ndarray, measured: np.ndarray, window: float, d
     return windowed_deviation(reference, measured, window_steps(window, dt)).max(axis=0)
 
 
+class ILCStop(ServoFFError):
+    """Raised by ``execute`` to end learning with the trials done so far (its message: why)."""
+
+
+STOP_KINDS = ("limit", "interrupted")  # ILCResult.stop_kind when learning stopped early
+
+
+def outside_limits(curve: np.ndarray, lower: float, upper: float, dt: float) -> str:
+    """Where ``curve`` (T, ...) [rad] first leaves [lower, upper] [rad] as 'X rad at t = Y s, below/above the
+    lower/upper limit Z rad' (the farthest sample), or '' when it stays within."""
+    below, above = lower - curve, curve - upper
+    worst = np.maximum(below, above)
+    if not (worst > 0).any():
+        return ""
+    k = np.unravel_index(int(np.argmax(worst)), worst.shape)
+    side = ("below the lower", lower) if below[k] > above[k] else ("above the upper", upper)
+    return f"{float(curve[k]):.4f} rad at t = {k[0] * dt:.3f} s, {side[0]} limit {side[1]:.4f} rad"
+
+
 @dataclass
 class ILCResult:
     commands: np.ndarray  # (K+1, T, ...) command curve of every iteration [rad]
@@ -62,6 +87,8 @@ class ILCResult:
     threshold: float
     window: float
     dt: float
+    stopped: str = ""  # why learning stopped before converging or the cap ('': it did not)
+    stop_kind: str = ""  # one of STOP_KINDS, '' when not stopped
 
     @property
     def converged(self) -> np.ndarray:
@@ -98,6 +125,7 @@ def run_ilc(
     max_iterations: int = 30,
     filter_hz: float | None = None,
     progress: bool = False,
+    limits: tuple[float, float] | None = None,
 ) -> ILCResult:
     """Learn a goal-position command curve with Arimoto ILC (Eq. 20–21).
 
@@ -106,6 +134,10 @@ def run_ilc(
     "zero" (Eq. 20), "reference", or an array (e.g. Eq. 19's model curve). ``filter_hz``: optional zero-phase
     low-pass on the update (a Q-filter; None = plain Arimoto). Problems that reach ``threshold`` stop learning
     (their command is frozen) while the others continue.
+
+    ``limits`` (lower, upper) [rad]: a reference or initial command outside is a ValueError naming the value and
+    the limit; a learned command outside is not run, learning stops (``stop_kind`` "limit"). An :class:`ILCStop`
+    from ``execute`` stops it with ``stop_kind`` "interrupted" (no trial done: re-raised).
     """
     ref = np.asarray(reference, float)
     if ref.ndim < 1 or ref.shape[0] < 2:
@@ -136,14 +168,26 @@ def run_ilc(
             f"delay {delay:g} s is not shorter than the reference ({ref.shape[0]} samples at dt {dt:g} s = "
             f"{ref.shape[0] * dt:g} s)"
         )
+    if limits is not None:
+        for what, curve in (("reference", ref), ("initial command", u)):
+            where = outside_limits(curve, limits[0], limits[1], dt)
+            if where:
+                raise ValueError(f"the {what} leaves the joint limits: {where}")
     steps = window_steps(window, dt)
     commands, measured, errors = [], [], []
+    stopped, kind = "", ""
     done = np.full(ref.shape[1:], -1, dtype=int)
     from tqdm.auto import tqdm
 
     bar = tqdm(total=max_iterations + 1, desc="ILC", unit="iter", disable=not progress, leave=False)
     for k in range(max_iterations + 1):
-        q = np.asarray(execute(u), float)
+        try:
+            q = np.asarray(execute(u), float)
+        except ILCStop as e:
+            if not commands:
+                raise
+            stopped, kind = f"iteration {k}: {e}", "interrupted"
+            break
         if q.shape != ref.shape:
             raise ValueError(f"execute returned shape {q.shape}, expected {ref.shape}")
         if not np.isfinite(q).all():
@@ -162,10 +206,34 @@ def run_ilc(
         if filter_hz:
             update = _lowpass(update, filter_hz, dt)
         u = u + np.where(done >= 0, 0.0, update)  # converged problems keep their command
+        where = "" if limits is None else outside_limits(u, limits[0], limits[1], dt)
+        if where:
+            stopped, kind = f"the command learned for iteration {k + 1} leaves the joint limits: {where}", "limit"
+            break
     bar.close()
     return ILCResult(
-        np.stack(commands), np.stack(measured), np.stack(errors), done, ref, gain, d, threshold, window, dt
+        np.stack(commands),
+        np.stack(measured),
+        np.stack(errors),
+        done,
+        ref,
+        gain,
+        d,
+        threshold,
+        window,
+        dt,
+        stopped,
+        kind,
     )
 
 
-__all__ = ["window_steps", "windowed_deviation", "windowed_error", "ILCResult", "run_ilc"]
+__all__ = [
+    "window_steps",
+    "windowed_deviation",
+    "windowed_error",
+    "ILCStop",
+    "STOP_KINDS",
+    "outside_limits",
+    "ILCResult",
+    "run_ilc",
+]

@@ -6,7 +6,9 @@ Arrays: ``t`` (T,) [s], stepping by ``dt``; ``reference_q/dq/ddq`` (T,) [rad, ra
 Compliant Robot Behavior using Servo Actuator Models identified by Iterative Learning Control, Eq. 28); ``supply``
 (K+1,) mean supply voltage per trial [V]; optional ``pendulum`` (3,) mass [kg], length [m], arm mass [kg] of the bench
 the run drove (else a fit takes τ_o from a URDF). Scalars: ``joint``, ``kp`` (firmware gain),
-``dt`` [s], ``delay`` t_d [s], ``converged_iteration`` (−1: not converged).
+``dt`` [s], ``delay`` t_d [s], ``converged_iteration`` (−1: not converged); optional ``stopped`` (text): why the run
+stopped before converging or its iteration cap (a learned command beyond the joint limits, divergence, an
+interrupt), the trials it holds being the ones done until then (absent or '': the run ended normally).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class ILCRecord:
     delay: float
     converged_iteration: int
     pendulum: np.ndarray | None = None  # (mass [kg], length [m], arm mass [kg]) of the bench, when ran on one
+    stopped: str = ""  # why the run stopped early ('': it ended normally)
 
     @property
     def final_command(self) -> np.ndarray:
@@ -88,15 +91,20 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
     if not path.is_file():
         raise FileNotFoundError(f"ILC result file not found: {path}")
     d = load_npz(path, ILCFileError)  # garbage, truncated zip, pickles, oversized: one line naming the file
-    missing = [k for k in ILCRecord.__dataclass_fields__ if k != "pendulum" and k not in d]
+    optional = ("pendulum", "stopped")
+    missing = [k for k in ILCRecord.__dataclass_fields__ if k not in optional and k not in d]
     if missing:
         raise ILCFileError(f"{path}: missing key(s) {', '.join(missing)}")
     for k, v in d.items():
-        if k in ILCRecord.__dataclass_fields__ and k != "joint" and v.dtype.kind not in "iufb":
+        if k in ILCRecord.__dataclass_fields__ and k not in ("joint", "stopped") and v.dtype.kind not in "iufb":
             raise ILCFileError(f"{path}: {k} must hold numbers, got dtype {v.dtype}")
     if d["joint"].size != 1 or d["joint"].dtype.kind not in "US":
         raise ILCFileError(
             f"{path}: joint must be one name, got an array of shape {d['joint'].shape} and dtype {d['joint'].dtype}"
+        )
+    if "stopped" in d and (d["stopped"].size != 1 or d["stopped"].dtype.kind not in "US"):
+        raise ILCFileError(
+            f"{path}: stopped must be one text, got shape {d['stopped'].shape} dtype {d['stopped'].dtype}"
         )
     scalars = {k: finite_scalar(d, k, str(path), ILCFileError) for k in _SCALARS}
     for k in ("kp", "dt"):  # a period or a gain of 0 (or below) is no record: a division by zero in the fit
@@ -138,4 +146,5 @@ def load_ilc_record(path: str | Path) -> ILCRecord:
         delay=scalars["delay"],
         converged_iteration=int(scalars["converged_iteration"]),
         pendulum=d.get("pendulum"),
+        stopped=str(d["stopped"].reshape(())) if "stopped" in d else "",
     )

@@ -10,6 +10,11 @@ each trial moves the joint to the curve's start, waits ``settle_time``, streams 
 (trajectory_msgs/JointTrajectory). At the end the curve and every measurement go to ``output``
 (:mod:`servo_ff.io.ilc_record`, read by ``servo_fit_node``).
 
+Before the first trial it reads the joint limits from the servo node taking its goals (its ``position_min`` /
+``position_max``, :mod:`.ilc_servo`): a reference outside them is refused with one line; a learned command that
+would leave them is never sent: the run stops (state ``stopped``, one ERROR line naming the joint, iteration and
+limit) and the record holds the trials done until then, its ``stopped`` saying why.
+
 ``execution``: ``stream`` (default, hardware) publishes the samples one by one at ``rate_hz`` of wall time, as
 above. ``trajectory`` sends the whole trial — to the curve's start, held ``settle_time``, then the command every
 ``1/rate_hz`` (positions only: linear between the samples, so a servo node ticking at ``rate_hz`` applies
@@ -55,12 +60,14 @@ from servo_ff.ros.common import (
 from servo_ff.ros.side_node import SideNode
 from servo_ff.workflows.ilc import ilc_record
 
-from .ilc_trials import EXECUTIONS, NO_WAITER, ILCTrials
+from .ilc_servo import servo_view
+from .ilc_trials import EXECUTIONS, NO_WAITER, STALL_TIMEOUT, ILCTrials
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"
 SRV_START = "ilc/start"
+STOPPED = {"limit": "stopped", "diverged": "diverged", "interrupted": "interrupted"}  # stop_kind → state
 JS_DEPTH = 2000  # /joint_states queue: a sim running as fast as possible sends bursts
 
 
@@ -262,6 +269,10 @@ class ILCNode(ILCTrials, Node):
             ref = reference_trajectory(
                 v["reference"], dt, v["reference_duration"], v["reference_amplitude"], v["reference_offset"]
             )
+            servo = servo_view(self, [self.pub_goal.topic_name, self.pub_traj.topic_name], v["joint"], STALL_TIMEOUT)
+            where = self._ilc.outside_limits(ref.q, servo.lower, servo.upper, dt)
+            if where:  # before: sent, refused goal by goal by the servo node, and learned from as if applied
+                raise ValueError(f"the reference of {v['joint']} leaves its joint limits on {servo.name}: {where}")
             self._trial_supply: list[float] = []
             iteration = {"k": 0}
             steps = self._ilc.window_steps(v["window"], dt)
@@ -286,6 +297,7 @@ class ILCNode(ILCTrials, Node):
                 window=v["window"],
                 max_iterations=v["max_iterations"],
                 filter_hz=v["filter_hz"] or None,
+                limits=(servo.lower, servo.upper),
             )
             supply = np.array(self._trial_supply)
             if not np.isfinite(supply).any():  # before: 0 V written, a record the fit then refused
@@ -294,19 +306,26 @@ class ILCNode(ILCTrials, Node):
             rec = ilc_record(res, ref, v["joint"], v["kp"], dt, v["delay"], supply)
             path = save_ilc_record(rec, v["output"])
             self.result_path = str(path)
+            state = STOPPED.get(res.stop_kind, "done")
             self._publish_curve(ref.t, res.final_command)
             self._progress(
                 iteration=len(res.errors) - 1,
                 max_error_rad=float(res.errors[-1]),
                 converged=bool(res.iterations >= 0),
                 output=str(path),
-                state="done",
+                state=state,
+                **({"stopped": res.stopped} if res.stopped else {}),
             )
-            self.get_logger().info(
-                f"ILC done: q_max {float(res.errors[0]):.4f} → {float(res.errors[-1]):.4f} rad in "
+            said = (
+                f"q_max {float(res.errors[0]):.4f} → {float(res.errors[-1]):.4f} rad in "
                 f"{len(res.errors) - 1} iteration(s); wrote {path}"
             )
-            self.state = "done"  # last: a caller waiting on the state may destroy the node right after
+            if res.stopped:
+                self.error = res.stopped
+                self.get_logger().error(f"ILC {state} on {v['joint']}: {res.stopped} ({servo.name}); {said}")
+            else:
+                self.get_logger().info(f"ILC done: {said}")
+            self.state = state  # last: a caller waiting on the state may destroy the node right after
         except Exception as e:  # report, never die silently in the worker
             self.error = str(e)
             if self.context.ok():

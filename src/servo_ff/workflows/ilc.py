@@ -43,6 +43,7 @@ def ilc_record(
         delay=float(delay),
         converged_iteration=int(res.iterations),
         pendulum=None if pendulum is None else _one_pendulum(pendulum),
+        stopped=res.stopped,
     )
 
 
