@@ -129,3 +129,18 @@ def test_ilc_never_runs_a_command_beyond_the_joint_limits():
     assert "iteration 2 leaves the joint limits: 1.0500 rad" in res.stopped  # 0.6, 0.9, then 1.05 × sin
     assert max(np.abs(u).max() for u in ran) <= 1.0  # never ran beyond the limits
     assert len(res.commands) == len(ran) == len(res.errors) == 2  # the trials done, kept
+
+
+def test_ilc_stops_when_it_diverges():
+    """Before: a divergent ILC learned on to its cap and ended as if done (the audit's gain 6 on the sim: q_max
+    0.224 → 0.899 → 2.679 → 0.836 → 2.038 rad, goals to 13.3 rad). Now a q_max above diverge_factor × the first,
+    or growing diverge_growth iterations in a row to over twice its lowest, stops learning: stop_kind diverged."""
+    from servo_ff.identification.ilc import divergence
+
+    ref = 0.6 * np.sin(2 * np.pi * np.arange(200) * DT)
+    res = run_ilc(lambda u: -u, ref, DT, gain=1.0, threshold=0.0, max_iterations=20, diverge_factor=3.0)
+    assert res.stop_kind == "diverged" and len(res.errors) == 3, res.errors  # 2, 4, then 8 × 0.6 (> 3 ×): stopped
+    assert "diverged: q_max 4.7669 rad at iteration 2 is above 3 × the first (1.1953 rad)" in res.stopped
+    assert divergence([np.array(x) for x in (0.5, 0.2, 0.3, 0.35, 0.41)], 3.0, 3).startswith("q_max grew 3")
+    assert divergence([np.array(x) for x in (0.5, 0.2, 0.21, 0.22, 0.23)], 3.0, 3) == ""  # jitter at its floor
+    assert divergence([np.array(x) for x in (0.5, 0.2, 0.3, 0.35, 0.41)], 0.0, 0) == ""  # both off

@@ -210,6 +210,23 @@ def test_ilc_keeps_its_goals_within_the_servo_nodes_joint_limits(ros, tmp_path):
     assert len(rec.commands) < 5
 
 
+def test_ilc_node_stops_a_diverging_run(ros, tmp_path):
+    """Before: gain 6 (limits wide enough) learned on, q_max 0.224 → 0.899 → 2.679 → 0.836 → 2.038 rad, goals
+    to 13.3 rad, and ended INFO "ILC done" with the record written as a normal one. Now the growth (q_max above
+    diverge_factor × the first) stops it: state diverged, an ERROR line, the record marked."""
+    h = ros
+    sim_node(h, **{**sim_params(["pendulum_1"]), "position_min": [-50.0], "position_max": [50.0]})
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, **ON_SIM_TIME, reference_duration=1.0, max_iterations=6, threshold=0.0, gain=6.0)
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    assert ilc.start()[0]
+    wait_for(lambda: ilc.state != "running", 120.0, "ILC to end")
+    assert ilc.state == "diverged", (ilc.state, ilc.error)
+    assert ilc.error.startswith("diverged: q_max ") and "× the first" in ilc.error, ilc.error
+    rec = load_ilc_record(out)
+    assert rec.stopped == ilc.error and len(rec.errors) < 7 and rec.errors[-1] > 3 * rec.errors[0], rec.errors
+
+
 @pytest.mark.parametrize("held", ["into_the_command", "past_the_end"])
 def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path, held):
     """A trial's JointTrajectory that reaches a sim running as fast as it can after its header.stamp is

@@ -13,8 +13,9 @@ and returns the measured trajectory — the simulated servo, or the ROS node on 
 (T, ...): the trailing axes are independent ILC problems (joints, batch) learned together.
 
 Learning also stops early, keeping the trials done (:attr:`ILCResult.stopped` says why): a learned command that
-would leave the joint ``limits`` is never run (a reference outside them is refused before the first trial);
-``execute`` raising :class:`ILCStop` (an interrupt, a trial the caller refuses to learn from).
+would leave the joint ``limits`` is never run (a reference outside them is refused before the first trial); a
+windowed error above ``diverge_factor`` × the first, or growing ``diverge_growth`` iterations in a row, is
+divergence; ``execute`` raising :class:`ILCStop` (an interrupt, a trial the caller refuses to learn from).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class ILCStop(ServoFFError):
     """Raised by ``execute`` to end learning with the trials done so far (its message: why)."""
 
 
-STOP_KINDS = ("limit", "interrupted")  # ILCResult.stop_kind when learning stopped early
+STOP_KINDS = ("limit", "diverged", "interrupted")  # ILCResult.stop_kind when learning stopped early
 
 
 def outside_limits(curve: np.ndarray, lower: float, upper: float, dt: float) -> str:
@@ -73,6 +74,20 @@ def outside_limits(curve: np.ndarray, lower: float, upper: float, dt: float) -> 
     k = np.unravel_index(int(np.argmax(worst)), worst.shape)
     side = ("below the lower", lower) if below[k] > above[k] else ("above the upper", upper)
     return f"{float(curve[k]):.4f} rad at t = {k[0] * dt:.3f} s, {side[0]} limit {side[1]:.4f} rad"
+
+
+def divergence(errors: list[np.ndarray], factor: float, growth: int) -> str:
+    """Why the windowed errors q_max [rad] of the iterations so far diverge ('' when they do not): the latest above
+    ``factor`` × the first (0: not checked), or grown ``growth`` iterations in a row to over twice the lowest so
+    far (0: not checked; the doubling: jitter around the error's floor is no divergence)."""
+    e = np.array([float(np.max(x)) for x in errors])
+    k = len(e) - 1
+    if factor > 0 and k > 0 and e[k] > factor * e[0]:
+        return f"q_max {e[k]:.4f} rad at iteration {k} is above {factor:g} × the first ({e[0]:.4f} rad)"
+    if growth > 0 and k >= growth and (np.diff(e[-growth - 1 :]) > 0).all() and e[k] > 2 * e.min():
+        path = " → ".join(f"{x:.4f}" for x in e[-growth - 1 :])
+        return f"q_max grew {growth} iteration(s) in a row ({path} rad, iteration {k}), over twice its lowest"
+    return ""
 
 
 @dataclass
@@ -126,6 +141,8 @@ def run_ilc(
     filter_hz: float | None = None,
     progress: bool = False,
     limits: tuple[float, float] | None = None,
+    diverge_factor: float = 0.0,
+    diverge_growth: int = 0,
 ) -> ILCResult:
     """Learn a goal-position command curve with Arimoto ILC (Eq. 20–21).
 
@@ -136,8 +153,9 @@ def run_ilc(
     (their command is frozen) while the others continue.
 
     ``limits`` (lower, upper) [rad]: a reference or initial command outside is a ValueError naming the value and
-    the limit; a learned command outside is not run, learning stops (``stop_kind`` "limit"). An :class:`ILCStop`
-    from ``execute`` stops it with ``stop_kind`` "interrupted" (no trial done: re-raised).
+    the limit; a learned command outside is not run, learning stops (``stop_kind`` "limit"). ``diverge_factor``,
+    ``diverge_growth``: see :func:`divergence` (0: off); learning stops with ``stop_kind`` "diverged". An
+    :class:`ILCStop` from ``execute`` stops it with ``stop_kind`` "interrupted" (no trial done: re-raised).
     """
     ref = np.asarray(reference, float)
     if ref.ndim < 1 or ref.shape[0] < 2:
@@ -200,7 +218,13 @@ def run_ilc(
         done = np.where(newly, k, done)
         bar.update(1)
         bar.set_postfix(max_error=f"{float(np.max(err)):.4f}")
-        if (done >= 0).all() or k == max_iterations:
+        if (done >= 0).all():
+            break
+        why = divergence(errors, diverge_factor, diverge_growth)
+        if why:  # before: learned on (the audit's gain 6: q_max 0.224 → 2.679 rad, goals to 13.3 rad), ended "done"
+            stopped, kind = f"diverged: {why}", "diverged"
+            break
+        if k == max_iterations:
             break
         update = gain * _shift_forward(ref - q, d)
         if filter_hz:
@@ -234,6 +258,7 @@ __all__ = [
     "ILCStop",
     "STOP_KINDS",
     "outside_limits",
+    "divergence",
     "ILCResult",
     "run_ilc",
 ]

@@ -13,7 +13,9 @@ each trial moves the joint to the curve's start, waits ``settle_time``, streams 
 Before the first trial it reads the joint limits from the servo node taking its goals (its ``position_min`` /
 ``position_max``, :mod:`.ilc_servo`): a reference outside them is refused with one line; a learned command that
 would leave them is never sent: the run stops (state ``stopped``, one ERROR line naming the joint, iteration and
-limit) and the record holds the trials done until then, its ``stopped`` saying why.
+limit) and the record holds the trials done until then, its ``stopped`` saying why. A windowed error growing
+(``diverge_factor`` × the first, or ``diverge_growth`` iterations in a row) stops it the same way, state
+``diverged``.
 
 ``execution``: ``stream`` (default, hardware) publishes the samples one by one at ``rate_hz`` of wall time, as
 above. ``trajectory`` sends the whole trial — to the curve's start, held ``settle_time``, then the command every
@@ -125,6 +127,20 @@ def ilc_specs() -> list[ParamSpec]:
         ParamSpec("threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0),
         ParamSpec("window", 0.025, "window D of Eq. 28", "s", lo=0.0, hi=1.0),
         ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
+        ParamSpec(
+            "diverge_factor",
+            3.0,
+            "stop as diverged when q_max exceeds this × the first trial's (0: off)",
+            lo=0.0,
+            hi=1e3,
+        ),
+        ParamSpec(
+            "diverge_growth",
+            3,
+            "stop as diverged when q_max grows this many iterations in a row, to over twice its lowest (0: off)",
+            lo=0,
+            hi=1000,
+        ),
         ParamSpec("initial", "reference", "first command curve (Eq. 20: zero)", choices=("reference", "zero")),
         ParamSpec("filter_hz", 0.0, "zero-phase low-pass on the update (0: plain Arimoto)", "Hz", lo=0.0, hi=1000.0),
         ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
@@ -298,6 +314,8 @@ class ILCNode(ILCTrials, Node):
                 max_iterations=v["max_iterations"],
                 filter_hz=v["filter_hz"] or None,
                 limits=(servo.lower, servo.upper),
+                diverge_factor=v["diverge_factor"],
+                diverge_growth=v["diverge_growth"],
             )
             supply = np.array(self._trial_supply)
             if not np.isfinite(supply).any():  # before: 0 V written, a record the fit then refused
