@@ -15,7 +15,8 @@ Before the first trial it reads the joint limits from the servo node taking its 
 would leave them is never sent: the run stops (state ``stopped``, one ERROR line naming the joint, iteration and
 limit) and the record holds the trials done until then, its ``stopped`` saying why. A windowed error growing
 (``diverge_factor`` × the first, or ``diverge_growth`` iterations in a row) stops it the same way, state
-``diverged``.
+``diverged``. A Ctrl-C during a run stops it as ``interrupted``: the completed trials are written, marked, and the
+process ends with one line and exit 130 (nothing completed: nothing written, said).
 
 ``execution``: ``stream`` (default, hardware) publishes the samples one by one at ``rate_hz`` of wall time, as
 above. ``trajectory`` sends the whole trial — to the curve's start, held ``settle_time``, then the command every
@@ -32,6 +33,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import sys
 import threading
 from typing import Any
 
@@ -46,6 +48,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from servo_ff import trajectories
+from servo_ff.interrupt import EXIT_INTERRUPTED
 from servo_ff.io.ilc_record import save_ilc_record
 from servo_ff.ros.common import (
     TOPIC_JOINT_COMMAND,
@@ -63,7 +66,7 @@ from servo_ff.ros.side_node import SideNode
 from servo_ff.workflows.ilc import ilc_record
 
 from .ilc_servo import servo_view
-from .ilc_trials import EXECUTIONS, NO_WAITER, STALL_TIMEOUT, ILCTrials
+from .ilc_trials import EXECUTIONS, NO_WAITER, SHUTDOWN, STALL_TIMEOUT, ILCTrials
 from .servo_base import KP_MAX, KP_UNIT
 
 TOPIC_PROGRESS = "ilc/progress"
@@ -294,7 +297,12 @@ class ILCNode(ILCTrials, Node):
             steps = self._ilc.window_steps(v["window"], dt)
 
             def execute(u: np.ndarray) -> np.ndarray:
-                q = self.execute(u, dt)
+                try:
+                    q = self.execute(u, dt)
+                except Exception as e:  # a publisher or wait on a context shut down by Ctrl-C: an interrupt
+                    if isinstance(e, self._ilc.ILCStop) or self.context.ok():
+                        raise
+                    raise self._ilc.ILCStop(SHUTDOWN) from e
                 err = float(self._ilc.windowed_deviation(ref.q, q, steps).max())
                 self._progress(iteration=iteration["k"], max_error_rad=err)
                 self._publish_curve(ref.t, u)
@@ -339,11 +347,15 @@ class ILCNode(ILCTrials, Node):
                 f"{len(res.errors) - 1} iteration(s); wrote {path}"
             )
             if res.stopped:
-                self.error = res.stopped
-                self.get_logger().error(f"ILC {state} on {v['joint']}: {res.stopped} ({servo.name}); {said}")
+                self.error = f"ILC {state} on {v['joint']}: {res.stopped} ({servo.name}); {said}"
+                if self.context.ok():  # else main() says it (the logger may be gone with the context)
+                    self.get_logger().error(self.error)
             else:
                 self.get_logger().info(f"ILC done: {said}")
             self.state = state  # last: a caller waiting on the state may destroy the node right after
+        except self._ilc.ILCStop as e:  # before the first trial completed
+            self.error = f"ILC interrupted on {v['joint']} before a trial completed ({e}): nothing written"
+            self.state = "interrupted"
         except Exception as e:  # report, never die silently in the worker
             self.error = str(e)
             if self.context.ok():
@@ -369,10 +381,20 @@ class ILCNode(ILCTrials, Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return spin_node(ILCNode, args)
+    """Spin the node; a run interrupted by Ctrl-C is waited for (its record written) and said in one line, exit
+    130 (before: exit 0, nothing said, the completed trials lost)."""
+    made: list[ILCNode] = []
+    rc = spin_node(lambda: made.append(ILCNode()) or made[-1], args)
+    node = made[-1] if made else None
+    if node is None or node.worker is None:
+        return rc
+    node.worker.join(timeout=60.0)  # the record of the completed trials is being written
+    if node.state in ("interrupted", "running"):
+        said = node.error or "ILC interrupted: its worker did not end within 60 s, nothing written"
+        print(f"servo_ilc_node: {said}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return rc
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

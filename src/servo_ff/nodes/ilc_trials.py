@@ -28,12 +28,14 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from servo_ff.identification.alpha_data import first_step_back
+from servo_ff.identification.ilc import ILCStop
 
 EXECUTIONS = ("stream", "trajectory")
 LEAD_STEPS = 2  # a trajectory trial starts at first this many samples after the newest /joint_states stamp
 RESENDS = 8  # a trial that reached the servo node after its start is sent again at most this often
 STALL_TIMEOUT = 10.0  # [s] wall time without a new /joint_states (or the trial's status) that aborts a trial
 NO_WAITER = 2**63 - 1  # [ns] _wake_ns when no trial waits for a stamp
+SHUTDOWN = "ROS shut down (Ctrl-C?) during the trial: trial aborted"
 STATUS_DISCOVERY = 2.0  # [s] wall time a trial waits for a trajectory_status publisher before running unchecked
 
 
@@ -77,7 +79,7 @@ class ILCTrials:
             try:
                 while self.js_ns < ns:
                     if not self.context.ok():
-                        raise RuntimeError("ROS is shutting down: trial aborted")
+                        raise ILCStop(SHUTDOWN)
                     if self.js_ns < last:  # its stamp would come only when the new clock reaches the old time
                         raise RuntimeError(went_back(self.table["joint"], self.js_ns * 1e-9, last * 1e-9))
                     if self.js_ns != last:
@@ -120,7 +122,7 @@ class ILCTrials:
         with self._js_seen:
             while stamp not in self._traj_status:
                 if not self.context.ok():
-                    raise RuntimeError("ROS is shutting down: trial aborted")
+                    raise ILCStop(SHUTDOWN)
                 if time.monotonic() > deadline:
                     raise RuntimeError(
                         f"no {self.status_topic} for the trial stamped {stamp * 1e-9:.3f} s within {STALL_TIMEOUT:g} s"
@@ -232,7 +234,7 @@ class ILCTrials:
         t0_ros = self._ros_now()
         for k, q in enumerate(command):
             if not self.context.ok():
-                raise RuntimeError("ROS is shutting down: trial aborted")
+                raise ILCStop(SHUTDOWN)
             self._command(q)
             delay = t0 + (k + 1) * dt - time.monotonic()
             if delay > 0:
