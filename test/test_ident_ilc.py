@@ -144,3 +144,25 @@ def test_ilc_stops_when_it_diverges():
     assert divergence([np.array(x) for x in (0.5, 0.2, 0.3, 0.35, 0.41)], 3.0, 3).startswith("q_max grew 3")
     assert divergence([np.array(x) for x in (0.5, 0.2, 0.21, 0.22, 0.23)], 3.0, 3) == ""  # jitter at its floor
     assert divergence([np.array(x) for x in (0.5, 0.2, 0.3, 0.35, 0.41)], 0.0, 0) == ""  # both off
+
+
+def test_a_trial_the_joint_did_not_follow_stops_learning_with_the_trials_before():
+    """An ``execute`` raising ILCStop with a kind (the node's: a joint that did not follow, torque off) ends learning
+    with that stop_kind and the trials before; :func:`unresponsive` says when a motion spans under a ratio of the
+    command's (before: such trials were learned from, the run ended done)."""
+    from servo_ff.identification.ilc import ILCStop, unresponsive
+
+    ref = 0.6 * np.sin(2 * np.pi * np.arange(200) * DT)
+    trials = iter([0.9 * ref, np.full_like(ref, 0.041)])
+
+    def execute(u):
+        q = next(trials)
+        why = unresponsive(u, q, 0.2)
+        if why:
+            raise ILCStop(f"did not follow: {why}", "no_response")
+        return q
+
+    res = run_ilc(execute, ref, DT, threshold=0.0, max_iterations=5)
+    assert res.stop_kind == "no_response" and len(res.commands) == 1, res.stopped
+    assert res.stopped.startswith("iteration 1: did not follow: it moved 0.0000 rad for a command spanning ")
+    assert unresponsive(ref, 0.5 * ref, 0.2) == "" and unresponsive(np.zeros(5), np.zeros(5), 0.2) == ""

@@ -189,22 +189,25 @@ def test_ilc_keeps_its_goals_within_the_servo_nodes_joint_limits(ros, tmp_path):
     commands never applied. Now the reference is refused before the first trial, and a learned command beyond
     them ends the run (state stopped) with the trials done so far in the record, marked."""
     h = ros
-    sim = sim_node(h, **{**sim_params(["pendulum_1"]), "position_min": [-1.0], "position_max": [1.0]})
+    limits = {"position_min": [-1.0], "position_max": [1.0]}
+    sim = sim_node(h, **{**sim_params(["pendulum_1"]), **limits}, publish_clock=True, real_time_factor=0.0)
     out = tmp_path / "ilc.npz"
-    ilc = pendulum_ilc(h, out, reference_duration=1.0, reference_amplitude=1.2, max_iterations=4, settle_time=0.2)
+    ilc = pendulum_ilc(
+        h, out, **ON_SIM_TIME, reference_duration=1.0, reference_amplitude=1.2, max_iterations=4, settle_time=0.2
+    )
     wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
     assert ilc.start()[0]
     wait_for(lambda: ilc.state != "running", 60.0, "ILC to end")
     assert ilc.state == "failed", ilc.state
     assert "the reference of pendulum_1 leaves its joint limits on " in ilc.error, ilc.error
     assert "rad at t = " in ilc.error and "above the upper limit 1.0000 rad" in ilc.error, ilc.error
-    assert sim.gate.rejected == 0 and not out.exists()  # nothing sent, nothing written
+    assert sim.trajectories == 0 and not out.exists()  # nothing sent, nothing written
     ilc.set_parameters([Parameter("reference_amplitude", value=0.6), Parameter("gain", value=6.0)])
     assert ilc.start()[0]
     wait_for(lambda: ilc.state != "running", 60.0, "ILC to end")
     assert ilc.state == "stopped", (ilc.state, ilc.error)
     assert "leaves the joint limits" in ilc.error and "limit 1.0000 rad" in ilc.error, ilc.error
-    assert sim.gate.rejected == 0, list(sim.gate.recent)  # no goal refused by the servo node
+    assert not [r for r in sim.gate.recent if "limit" in r], list(sim.gate.recent)  # none refused for its limits
     rec = load_ilc_record(out)
     assert rec.stopped and rec.stopped in ilc.error and np.abs(rec.commands).max() <= 1.0
     assert len(rec.commands) < 5
@@ -227,6 +230,26 @@ def test_ilc_node_stops_a_diverging_run(ros, tmp_path):
     assert rec.stopped and rec.stopped in ilc.error and len(rec.errors) < 7 and rec.errors[-1] > 3 * rec.errors[0], (
         rec.errors
     )
+
+
+def test_ilc_node_aborts_when_the_joint_does_not_follow(ros, tmp_path):
+    """Torque off (servo/torque_enable false): the pendulum hangs whatever the goals. Before: the ILC learned from
+    such trials (the audit: torque off during iteration 1, trial 2 measured hanging at 0.041 rad) and ended done.
+    Now a trial whose motion spans under 0.2 × the command's aborts the run, one ERROR line, state aborted."""
+    from std_srvs.srv import SetBool
+
+    h = ros
+    sim_on_own_clock(h)
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, **ON_SIM_TIME, reference_duration=0.5, max_iterations=3, threshold=0.0, settle_time=0.2)
+    client = h.make_node("ilc_client")
+    assert h.call(client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=False)).success
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    assert ilc.start()[0]
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to end")
+    assert ilc.state == "aborted", (ilc.state, ilc.error)
+    assert "pendulum_1 did not follow: it moved " in ilc.error and "torque off?" in ilc.error, ilc.error
+    assert "nothing written" in ilc.error and not out.exists()
 
 
 @pytest.mark.parametrize("held", ["into_the_command", "past_the_end"])

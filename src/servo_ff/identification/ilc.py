@@ -58,10 +58,15 @@ def windowed_error(reference: np.ndarray, measured: np.ndarray, window: float, d
 
 
 class ILCStop(ServoFFError):
-    """Raised by ``execute`` to end learning with the trials done so far (its message: why)."""
+    """Raised by ``execute`` to end learning with the trials done so far (its message: why; ``kind``: one of
+    STOP_KINDS)."""
+
+    def __init__(self, reason: str, kind: str = "interrupted"):
+        super().__init__(reason)
+        self.kind = kind
 
 
-STOP_KINDS = ("limit", "diverged", "interrupted")  # ILCResult.stop_kind when learning stopped early
+STOP_KINDS = ("limit", "diverged", "interrupted", "no_response")  # ILCResult.stop_kind when learning stopped early
 
 
 def outside_limits(curve: np.ndarray, lower: float, upper: float, dt: float) -> str:
@@ -87,6 +92,15 @@ def divergence(errors: list[np.ndarray], factor: float, growth: int) -> str:
     if growth > 0 and k >= growth and (np.diff(e[-growth - 1 :]) > 0).all() and e[k] > 2 * e.min():
         path = " → ".join(f"{x:.4f}" for x in e[-growth - 1 :])
         return f"q_max grew {growth} iteration(s) in a row ({path} rad, iteration {k}), over twice its lowest"
+    return ""
+
+
+def unresponsive(command: np.ndarray, measured: np.ndarray, ratio: float) -> str:
+    """Why ``measured`` [rad] does not follow ``command`` [rad] at all ('' when it does): its range (peak to peak)
+    below ``ratio`` × the command's (a servo with torque off, or not taking the goals; a still command: '')."""
+    span_u, span_q = float(np.ptp(command)), float(np.ptp(measured))
+    if span_u > 0 and span_q < ratio * span_u:
+        return f"it moved {span_q:.4f} rad for a command spanning {span_u:.4f} rad (under {ratio:g} × that)"
     return ""
 
 
@@ -155,7 +169,7 @@ def run_ilc(
     ``limits`` (lower, upper) [rad]: a reference or initial command outside is a ValueError naming the value and
     the limit; a learned command outside is not run, learning stops (``stop_kind`` "limit"). ``diverge_factor``,
     ``diverge_growth``: see :func:`divergence` (0: off); learning stops with ``stop_kind`` "diverged". An
-    :class:`ILCStop` from ``execute`` stops it with ``stop_kind`` "interrupted" (no trial done: re-raised).
+    :class:`ILCStop` from ``execute`` stops it with ``stop_kind`` its ``kind`` (no trial done: re-raised).
     """
     ref = np.asarray(reference, float)
     if ref.ndim < 1 or ref.shape[0] < 2:
@@ -204,7 +218,7 @@ def run_ilc(
         except ILCStop as e:
             if not commands:
                 raise
-            stopped, kind = f"iteration {k}: {e}", "interrupted"
+            stopped, kind = f"iteration {k}: {e}", e.kind
             break
         if q.shape != ref.shape:
             raise ValueError(f"execute returned shape {q.shape}, expected {ref.shape}")
@@ -259,6 +273,7 @@ __all__ = [
     "STOP_KINDS",
     "outside_limits",
     "divergence",
+    "unresponsive",
     "ILCResult",
     "run_ilc",
 ]

@@ -30,7 +30,6 @@ fast as it steps. The trajectory has to reach the servo node before its stamp: t
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import sys
@@ -47,7 +46,6 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from servo_ff import trajectories
 from servo_ff.interrupt import EXIT_INTERRUPTED
 from servo_ff.io.ilc_record import save_ilc_record
 from servo_ff.ros.common import (
@@ -58,21 +56,21 @@ from servo_ff.ros.common import (
     TOPIC_TRAJECTORY,
     TOPIC_TRAJECTORY_STATUS,
     ParameterTable,
-    ParamSpec,
     preload_modules,
     spin_node,
 )
 from servo_ff.ros.side_node import SideNode
 from servo_ff.workflows.ilc import ilc_record
 
+from .ilc_params import ilc_specs, reference_trajectory
 from .ilc_servo import servo_view
-from .ilc_trials import EXECUTIONS, NO_WAITER, SHUTDOWN, STALL_TIMEOUT, ILCTrials
-from .servo_base import KP_MAX, KP_UNIT
+from .ilc_trials import NO_WAITER, SHUTDOWN, STALL_TIMEOUT, ILCTrials
 
 TOPIC_PROGRESS = "ilc/progress"
 TOPIC_CURVE = "ilc/curve"
 SRV_START = "ilc/start"
-STOPPED = {"limit": "stopped", "diverged": "diverged", "interrupted": "interrupted"}  # stop_kind → state
+STOPPED = {"limit": "stopped", "diverged": "diverged", "interrupted": "interrupted", "no_response": "aborted"}
+RESPONSE_MIN = 0.2  # a trial whose motion spans less than this × the command's: the joint did not follow, aborted
 JS_DEPTH = 2000  # /joint_states queue: a sim running as fast as possible sends bursts
 
 
@@ -82,82 +80,6 @@ def _ilc():
     except ImportError as e:
         raise ValueError(f"servo_ilc_node needs servo_ff.identification.ilc, not importable: {e}") from None
     return ilc
-
-
-def reference_trajectory(
-    name: str, dt: float, duration: float = 0.0, amplitude: float = 0.0, offset: float = 0.0
-) -> trajectories.Trajectory:
-    """``servo_ff.trajectories.trajectory(name)`` with the keyword arguments that function accepts
-    (0 = its default)."""
-    fn = trajectories.TRAJECTORIES.get(name)
-    if fn is None:
-        raise ValueError(f"reference {name!r} unknown; valid: {', '.join(trajectories.TRAJECTORIES)}")
-    accepted = inspect.signature(fn).parameters
-    kwargs: dict[str, float] = {"dt": dt}
-    for key, value in (("duration", duration), ("amplitude", amplitude), ("offset", offset)):
-        if value:
-            if key not in accepted:
-                raise ValueError(f"reference {name!r} takes no {key}; its parameters: {', '.join(accepted)}")
-            kwargs[key] = value
-    return fn(**kwargs)
-
-
-def ilc_specs() -> list[ParamSpec]:
-    """The parameters of ``servo_ilc_node``: their one description (docs/nodes.md is generated from it)."""
-    return [
-        ParamSpec("joints", [""], "joints of the servo interface (servo/p_gains order)"),
-        ParamSpec("joint", "joint_1", "joint to learn"),
-        ParamSpec(
-            "reference",
-            "schwarz_behnke_reference",
-            "reference trajectory (servo_ff.trajectories)",
-            choices=tuple(trajectories.TRAJECTORIES),
-        ),
-        ParamSpec("reference_duration", 0.0, "reference duration (0: its default)", "s", lo=0.0, hi=600.0),
-        ParamSpec("reference_amplitude", 0.0, "reference amplitude (0: its default)", "rad", lo=0.0, hi=10.0),
-        ParamSpec("reference_offset", 0.0, "reference offset (schwarz_behnke_reference)", "rad", lo=-10.0, hi=10.0),
-        ParamSpec("rate_hz", 200.0, "command / sample rate of a trial", "Hz", lo=1.0, hi=2000.0),
-        ParamSpec(
-            "kp",
-            8.0,
-            "P gain set on every joint during the trials (0: leave the gains)",
-            KP_UNIT,
-            lo=0.0,
-            hi=KP_MAX,
-        ),
-        ParamSpec("gain", 0.8, "ILC learning gain λ (Eq. 21)", lo=1e-6, hi=10.0),
-        ParamSpec("delay", 0.01, "reaction time t_d (Eq. 21)", "s", lo=0.0, hi=1.0),
-        ParamSpec("threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0),
-        ParamSpec("window", 0.025, "window D of Eq. 28", "s", lo=0.0, hi=1.0),
-        ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
-        ParamSpec(
-            "diverge_factor",
-            3.0,
-            "stop as diverged when q_max exceeds this × the first trial's (0: off)",
-            lo=0.0,
-            hi=1e3,
-        ),
-        ParamSpec(
-            "diverge_growth",
-            3,
-            "stop as diverged when q_max grows this many iterations in a row, to over twice its lowest (0: off)",
-            lo=0,
-            hi=1000,
-        ),
-        ParamSpec("initial", "reference", "first command curve (Eq. 20: zero)", choices=("reference", "zero")),
-        ParamSpec("filter_hz", 0.0, "zero-phase low-pass on the update (0: plain Arimoto)", "Hz", lo=0.0, hi=1000.0),
-        ParamSpec("settle_time", 1.0, "hold at the curve's start before each trial", "s", lo=0.0, hi=60.0),
-        ParamSpec("output", "ilc_result.npz", "result file (commands, measurements) for servo_fit_node"),
-        ParamSpec("start_on_launch", False, "start learning once /joint_states of the joint arrive"),
-        ParamSpec(
-            "execution",
-            "stream",
-            "how a trial runs: stream the samples at rate_hz of wall time, or "
-            "send it as one JointTrajectory timed on the servo node's stamps (sim time: as fast as the "
-            "sim runs)",
-            choices=EXECUTIONS,
-        ),
-    ]
 
 
 class ILCNode(ILCTrials, Node):
@@ -303,6 +225,9 @@ class ILCNode(ILCTrials, Node):
                     if isinstance(e, self._ilc.ILCStop) or self.context.ok():
                         raise
                     raise self._ilc.ILCStop(SHUTDOWN) from e
+                why = self._ilc.unresponsive(u, q, RESPONSE_MIN)
+                if why:  # before: learned from (torque off: the pendulum hanging at 0.041 rad), ended "done"
+                    raise self._ilc.ILCStop(f"{v['joint']} did not follow: {why}; torque off?", "no_response")
                 err = float(self._ilc.windowed_deviation(ref.q, q, steps).max())
                 self._progress(iteration=iteration["k"], max_error_rad=err)
                 self._publish_curve(ref.t, u)
@@ -325,7 +250,7 @@ class ILCNode(ILCTrials, Node):
                 diverge_factor=v["diverge_factor"],
                 diverge_growth=v["diverge_growth"],
             )
-            supply = np.array(self._trial_supply)
+            supply = np.array(self._trial_supply[: len(res.commands)])  # a trial aborted after its reading: not one
             if not np.isfinite(supply).any():  # before: 0 V written, a record the fit then refused
                 raise RuntimeError(f"no {TOPIC_SUPPLY} during the trials: the record needs the supply voltage")
             supply = np.where(np.isfinite(supply), supply, np.nanmean(supply))
@@ -354,8 +279,12 @@ class ILCNode(ILCTrials, Node):
                 self.get_logger().info(f"ILC done: {said}")
             self.state = state  # last: a caller waiting on the state may destroy the node right after
         except self._ilc.ILCStop as e:  # before the first trial completed
-            self.error = f"ILC interrupted on {v['joint']} before a trial completed ({e}): nothing written"
-            self.state = "interrupted"
+            state = STOPPED[e.kind]
+            self.error = f"ILC {state} on {v['joint']} before a trial completed ({e}): nothing written"
+            if self.context.ok():
+                self._progress(error=self.error, state=state)
+                self.get_logger().error(self.error)
+            self.state = state
         except Exception as e:  # report, never die silently in the worker
             self.error = str(e)
             if self.context.ok():

@@ -26,7 +26,7 @@ def _nodes() -> list[tuple[str, Callable[..., list[ParamSpec]], dict[str, Any]]]
     from .feedforward_params import parameter_specs as feedforward
     from .fit_node import fit_specs
     from .hardware_params import parameter_specs as hardware
-    from .ilc_node import ilc_specs
+    from .ilc_params import ilc_specs
     from .sim_stepper import parameter_specs as sim
     from .state_publisher_node import state_publisher_specs
     from .walk_params import walk_specs
