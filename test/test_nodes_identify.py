@@ -252,6 +252,24 @@ def test_ilc_node_aborts_when_the_joint_does_not_follow(ros, tmp_path):
     assert "nothing written" in ilc.error and not out.exists()
 
 
+def test_a_second_ilc_node_on_the_same_joint_refuses_to_start(ros, tmp_path):
+    """Before: two ILC nodes on one joint in one namespace ran their trials over each other (one ilc/start call
+    started both: two servers of it). Now each refuses, naming the other, before its first goal."""
+    h = ros
+    sim = sim_on_own_clock(h)
+    first = pendulum_ilc(h, tmp_path / "a.npz", **ON_SIM_TIME, reference_duration=0.5, max_iterations=0)
+    values = {**ON_SIM_TIME, "joints": ["pendulum_1"], "joint": "pendulum_1", "output": str(tmp_path / "b.npz")}
+    second = h.add(
+        ILCNode("ilc2", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=x) for k, x in values.items()])
+    )
+    wait_for(lambda: first.latest is not None and second.latest is not None, 20.0, "joint_states at both")
+    assert first.start()[0]
+    wait_for(lambda: first.state != "running", 60.0, "the ILC to end")
+    assert first.state == "failed", (first.state, first.error)
+    assert first.error.startswith(f"{h.ns}/ilc2 also learns pendulum_1 on {h.ns}/servo/joint_command"), first.error
+    assert first.error.endswith(": not started") and sim.trajectories == 0 and second.state == "idle"
+
+
 @pytest.mark.parametrize("held", ["into_the_command", "past_the_end"])
 def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path, held):
     """A trial's JointTrajectory that reaches a sim running as fast as it can after its header.stamp is

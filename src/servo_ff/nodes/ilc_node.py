@@ -63,7 +63,7 @@ from servo_ff.ros.side_node import SideNode
 from servo_ff.workflows.ilc import ilc_record
 
 from .ilc_params import ilc_specs, reference_trajectory
-from .ilc_servo import servo_view
+from .ilc_servo import rival, servo_view
 from .ilc_trials import NO_WAITER, SHUTDOWN, STALL_TIMEOUT, ILCTrials
 
 TOPIC_PROGRESS = "ilc/progress"
@@ -210,7 +210,11 @@ class ILCNode(ILCTrials, Node):
             ref = reference_trajectory(
                 v["reference"], dt, v["reference_duration"], v["reference_amplitude"], v["reference_offset"]
             )
-            servo = servo_view(self, [self.pub_goal.topic_name, self.pub_traj.topic_name], v["joint"], STALL_TIMEOUT)
+            topics = [self.pub_goal.topic_name, self.pub_traj.topic_name]
+            other = rival(self, topics, v["joint"])
+            if other:  # before: both ran their trials over each other (one ilc/start started both)
+                raise RuntimeError(f"{other} also learns {v['joint']} on {' and '.join(topics)}: not started")
+            servo = servo_view(self, topics, v["joint"], STALL_TIMEOUT)
             where = self._ilc.outside_limits(ref.q, servo.lower, servo.upper, dt)
             if where:  # before: sent, refused goal by goal by the servo node, and learned from as if applied
                 raise ValueError(f"the reference of {v['joint']} leaves its joint limits on {servo.name}: {where}")

@@ -2,7 +2,8 @@
 learned joint (the servo node's ``position_min`` / ``position_max``, the limits it refuses goals beyond) and the P
 gains it holds (``kp``, put back after the run). The servo node is the node subscribing to the ILC node's goal
 topics (``servo/joint_command``, ``servo/joint_trajectory``) whose ``joints`` has the joint; its parameters are
-read through its ``get_parameters`` service."""
+read through its ``get_parameters`` service. And whether another ILC node learns the same joint on the same goal
+topics (:func:`rival`): the two would run their trials over each other (one ``ilc/start`` starts both)."""
 
 from __future__ import annotations
 
@@ -30,19 +31,19 @@ class ServoView:
     kp: list[float]
 
 
-def _get(node: Node, servo: str, timeout: float) -> dict | None:
-    """The servo node's NAMES (None: its service did not answer within ``timeout`` s)."""
+def _get(node: Node, servo: str, timeout: float, names: list[str] = NAMES) -> dict | None:
+    """The parameters ``names`` of the node ``servo`` (None: its service did not answer within ``timeout`` s)."""
     client = node.create_client(GetParameters, f"{servo}/get_parameters")
     try:
         if not client.wait_for_service(timeout_sec=timeout):
             return None
         done = threading.Event()
-        future = client.call_async(GetParameters.Request(names=NAMES))
+        future = client.call_async(GetParameters.Request(names=names))
         future.add_done_callback(lambda _: done.set())
         if not done.wait(timeout) or future.result() is None:
             return None
         values = future.result().values
-        return dict(zip(NAMES, (parameter_value_to_python(v) for v in values))) if len(values) == 4 else None
+        return dict(zip(names, (parameter_value_to_python(v) for v in values))) if len(values) == len(names) else None
     finally:
         node.destroy_client(client)
 
@@ -86,3 +87,17 @@ def servo_view(node: Node, topics: list[str], joint: str, timeout: float) -> Ser
                 f"{' or '.join(topics)}: the goals cannot be checked against the joint limits"
             )
         time.sleep(0.1)
+
+
+def rival(node: Node, topics: list[str], joint: str, timeout: float = 2.0) -> str:
+    """The name of another node publishing on ``topics`` (resolved names) whose ``joint`` parameter is ``joint``
+    (another ILC node on the same joint), '' when there is none."""
+    own = node.get_fully_qualified_name()
+    names = {
+        f"{i.node_namespace.rstrip('/')}/{i.node_name}" for t in topics for i in node.get_publishers_info_by_topic(t)
+    }
+    for name in sorted(names - {own}):
+        p = _get(node, name, timeout, ["joint"])
+        if p is not None and p.get("joint") == joint:
+            return name
+    return ""
