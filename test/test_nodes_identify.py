@@ -270,6 +270,21 @@ def test_a_second_ilc_node_on_the_same_joint_refuses_to_start(ros, tmp_path):
     assert first.error.endswith(": not started") and sim.trajectories == 0 and second.state == "idle"
 
 
+def test_ilc_puts_the_servo_nodes_p_gains_back_after_the_run(ros, tmp_path):
+    """The trials run at the ILC's kp on every joint of joints; before, the gains stayed there after the run (also
+    after a failure). Now the gains the servo node held before are put back at the end."""
+    h = ros
+    sim = sim_node(h, **{**sim_params(["pendulum_1"]), "kp": [5.0]}, publish_clock=True, real_time_factor=0.0)
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, **ON_SIM_TIME, reference_duration=0.5, max_iterations=1, threshold=0.0)
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    assert ilc.start()[0]
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
+    assert ilc.state == "done", ilc.error
+    assert load_ilc_record(out).kp == KP  # the trials ran at the ILC's kp (8)
+    wait_for(lambda: sim.kp.tolist() == [5.0], 10.0, f"the sim's kp back at 5 (is {sim.kp.tolist()})")
+
+
 @pytest.mark.parametrize("held", ["into_the_command", "past_the_end"])
 def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path, held):
     """A trial's JointTrajectory that reaches a sim running as fast as it can after its header.stamp is

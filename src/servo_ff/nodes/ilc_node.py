@@ -59,6 +59,7 @@ from servo_ff.ros.common import (
     preload_modules,
     spin_node,
 )
+from servo_ff.ros.servo_gain import held_gains
 from servo_ff.ros.side_node import SideNode
 from servo_ff.workflows.ilc import ilc_record
 
@@ -199,12 +200,36 @@ class ILCNode(ILCTrials, Node):
         self.pub_goal.publish(msg)
 
     def _set_gains(self) -> None:
+        """``kp`` on every joint of ``joints`` (servo/p_gains) for a trial; the first time, the gains the servo node
+        held are kept to be put back by :meth:`_finish` (before: they stayed at ``kp``, also after a failure)."""
         kp, joints = self.table["kp"], [j for j in self.table["joints"] if j]
         if kp > 0 and joints:
+            if self._gains_before is None and self._servo is not None:
+                held = held_gains(self._servo.joints, self._servo.kp, joints) if self._servo.kp else {}
+                self._gains_before = [held.get(j, float(kp)) for j in joints]
+                unknown = [j for j in joints if j not in held]
+                if unknown:
+                    self.get_logger().warning(
+                        f"the P gain of {', '.join(unknown)} on {self._servo.name} is not known: it stays at {kp:g} "
+                        "after the run"
+                    )
             self.pub_gains.publish(Float64MultiArray(data=[float(kp)] * len(joints)))
+
+    def _finish(self, state: str) -> None:
+        """Put back the P gains the trials replaced (ROS shut down: said in ``error``), then the state (last: a
+        caller waiting on it may destroy the node right after)."""
+        before, self._gains_before = self._gains_before, None
+        joints = ", ".join(j for j in self.table["joints"] if j)
+        if before is not None and self.context.ok():
+            self.pub_gains.publish(Float64MultiArray(data=before))
+            self.get_logger().info(f"ILC: P gains of {joints} put back to {before}")
+        elif before is not None:
+            self.error += f"; the P gains of {joints} stay at {self.table['kp']:g} (ROS shut down: not put back)"
+        self.state = state
 
     def _run(self) -> None:
         v = dict(self.table.values)
+        self._servo, self._gains_before = None, None  # (_set_gains, _finish)
         dt = 1.0 / v["rate_hz"]
         try:
             ref = reference_trajectory(
@@ -214,7 +239,7 @@ class ILCNode(ILCTrials, Node):
             other = rival(self, topics, v["joint"])
             if other:  # before: both ran their trials over each other (one ilc/start started both)
                 raise RuntimeError(f"{other} also learns {v['joint']} on {' and '.join(topics)}: not started")
-            servo = servo_view(self, topics, v["joint"], STALL_TIMEOUT)
+            servo = self._servo = servo_view(self, topics, v["joint"], STALL_TIMEOUT)
             where = self._ilc.outside_limits(ref.q, servo.lower, servo.upper, dt)
             if where:  # before: sent, refused goal by goal by the servo node, and learned from as if applied
                 raise ValueError(f"the reference of {v['joint']} leaves its joint limits on {servo.name}: {where}")
@@ -281,20 +306,20 @@ class ILCNode(ILCTrials, Node):
                     self.get_logger().error(self.error)
             else:
                 self.get_logger().info(f"ILC done: {said}")
-            self.state = state  # last: a caller waiting on the state may destroy the node right after
+            self._finish(state)
         except self._ilc.ILCStop as e:  # before the first trial completed
             state = STOPPED[e.kind]
             self.error = f"ILC {state} on {v['joint']} before a trial completed ({e}): nothing written"
             if self.context.ok():
                 self._progress(error=self.error, state=state)
                 self.get_logger().error(self.error)
-            self.state = state
+            self._finish(state)
         except Exception as e:  # report, never die silently in the worker
             self.error = str(e)
             if self.context.ok():
                 self._progress(error=str(e), state="failed")
                 self.get_logger().error(f"ILC failed: {e}")
-            self.state = "failed"
+            self._finish("failed")
         finally:
             self.recording = None
 
