@@ -166,3 +166,16 @@ def test_a_trial_the_joint_did_not_follow_stops_learning_with_the_trials_before(
     assert res.stop_kind == "no_response" and len(res.commands) == 1, res.stopped
     assert res.stopped.startswith("iteration 1: did not follow: it moved 0.0000 rad for a command spanning ")
     assert unresponsive(ref, 0.5 * ref, 0.2) == "" and unresponsive(np.zeros(5), np.zeros(5), 0.2) == ""
+
+
+def test_a_trial_without_a_supply_reading_is_said():
+    """Before: the ILC node gave a trial without a supply reading the mean of the others, unsaid. Now the line
+    names the trials and the value; no reading at all is refused, as before."""
+    from servo_ff.workflows.ilc import supply_per_trial
+
+    v, said = supply_per_trial([15.0, float("nan"), 14.0, float("nan")], "servo_supply")
+    np.testing.assert_allclose(v, [15.0, 14.5, 14.0, 14.5])
+    assert said == "no servo_supply during trial(s) 1, 3: their supply is the mean of the others, 14.50 V"
+    assert supply_per_trial([15.0, 14.0], "servo_supply")[1] == ""
+    with pytest.raises(ValueError, match="no servo_supply during the trials: the record needs the supply"):
+        supply_per_trial([float("nan")], "servo_supply")

@@ -61,7 +61,7 @@ from servo_ff.ros.common import (
 )
 from servo_ff.ros.servo_gain import held_gains
 from servo_ff.ros.side_node import SideNode
-from servo_ff.workflows.ilc import ilc_record
+from servo_ff.workflows.ilc import ilc_record, supply_per_trial
 
 from .ilc_params import ilc_specs, reference_trajectory
 from .ilc_servo import rival, servo_view
@@ -279,10 +279,10 @@ class ILCNode(ILCTrials, Node):
                 diverge_factor=v["diverge_factor"],
                 diverge_growth=v["diverge_growth"],
             )
-            supply = np.array(self._trial_supply[: len(res.commands)])  # a trial aborted after its reading: not one
-            if not np.isfinite(supply).any():  # before: 0 V written, a record the fit then refused
-                raise RuntimeError(f"no {TOPIC_SUPPLY} during the trials: the record needs the supply voltage")
-            supply = np.where(np.isfinite(supply), supply, np.nanmean(supply))
+            # a trial aborted after its reading is not one of them; before: a trial without one got the mean, unsaid
+            supply, filled = supply_per_trial(self._trial_supply[: len(res.commands)], TOPIC_SUPPLY)
+            if filled:
+                self.get_logger().warning(filled)
             rec = ilc_record(res, ref, v["joint"], v["kp"], dt, v["delay"], supply)
             path = save_ilc_record(rec, v["output"])
             self.result_path = str(path)

@@ -47,6 +47,23 @@ def ilc_record(
     )
 
 
+def supply_per_trial(readings: list[float], topic: str) -> tuple[np.ndarray, str]:
+    """The mean supply [V] of each trial from ``readings`` (NaN: none during that trial): a trial without one gets
+    the mean of the others, returned with the line that says so ('' when every trial had one); ValueError when no
+    trial had one (the record needs the supply; ``topic`` names where it comes from)."""
+    v = np.asarray(readings, dtype=float)
+    if not np.isfinite(v).any():  # before: 0 V written, a record the fit then refused
+        raise ValueError(f"no {topic} during the trials: the record needs the supply voltage")
+    missing = np.flatnonzero(~np.isfinite(v))
+    if not missing.size:
+        return v, ""
+    mean = float(np.nanmean(v))
+    trials = ", ".join(str(int(k)) for k in missing)
+    return np.where(
+        np.isfinite(v), v, mean
+    ), f"no {topic} during trial(s) {trials}: their supply is the mean of the others, {mean:.2f} V"
+
+
 def _one_pendulum(load: PendulumLoad) -> np.ndarray:
     """(mass [kg], length [m], arm mass [kg]) of the one pendulum an ILC record describes (scalars or 1-element
     arrays, as a one-joint bench gives them)."""
@@ -97,4 +114,4 @@ def ilc_on_pendulum(
     return ilc_record(res, ref, joint, kp, dt, delay, servo.firmware.vin, load), res
 
 
-__all__ = ["ilc_record", "ilc_on_pendulum"]
+__all__ = ["ilc_record", "supply_per_trial", "ilc_on_pendulum"]
