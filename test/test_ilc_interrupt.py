@@ -60,7 +60,12 @@ def test_ctrl_c_mid_run_writes_the_completed_trials_and_exits_130(tmp_path):
         reader = threading.Thread(target=lambda: [lines.append(line) for line in proc.stderr], daemon=True)
         reader.start()
         try:
-            wait_for(lambda: any("ILC iteration 0:" in x for x in lines) or proc.poll() is not None, 90.0, "trial 0")
+            try:
+                wait_for(
+                    lambda: any("ILC iteration 0:" in x for x in lines) or proc.poll() is not None, 90.0, "trial 0"
+                )
+            except TimeoutError as e:
+                raise AssertionError(f"{e}; the node said: {''.join(lines)[-2000:]!r}") from None
             assert proc.poll() is None, "".join(lines)
             proc.send_signal(signal.SIGINT)  # during trial 1 (3 s long, plus 0.3 s of settling)
             rc = proc.wait(timeout=90)

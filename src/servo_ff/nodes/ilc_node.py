@@ -95,6 +95,7 @@ class ILCNode(ILCTrials, Node):
             n_joints=lambda v: None,
         )
         self.lock = threading.Lock()
+        self._closing = False  # destroy_node began
         self.recording: list[tuple[float, float]] | None = None
         self.supply: list[float] = []
         self.latest: float | None = None
@@ -129,8 +130,14 @@ class ILCNode(ILCTrials, Node):
             self._auto = self.create_timer(0.2, self._auto_start, callback_group=group, clock=wall)
 
     def destroy_node(self) -> None:
+        self._closing = True  # first: a worker still running stops as interrupted, not failed on a gone publisher
         self._side.destroy()
         super().destroy_node()
+
+    def _live(self) -> bool:
+        """ROS is up and the node not being destroyed (a Ctrl-C: spin_node destroys it, rclpy shuts the context
+        down from its own thread, in either order)."""
+        return not self._closing and self.context.ok()
 
     def _validate(self, v: dict[str, Any]) -> str | None:
         reference_trajectory(
@@ -186,7 +193,7 @@ class ILCNode(ILCTrials, Node):
 
     # ------------------------------------------------------------------ the learning run
     def _progress(self, **fields: Any) -> None:
-        if self.context.ok():  # the worker may outlive a shutdown
+        if self._live():  # the worker may outlive a shutdown
             self.pub_progress.publish(
                 String(data=json.dumps({"joint": self.table["joint"], "state": self.state, **fields}))
             )  # fields may override the state
@@ -220,7 +227,7 @@ class ILCNode(ILCTrials, Node):
         caller waiting on it may destroy the node right after)."""
         before, self._gains_before = self._gains_before, None
         joints = ", ".join(j for j in self.table["joints"] if j)
-        if before is not None and self.context.ok():
+        if before is not None and self._live():
             self.pub_gains.publish(Float64MultiArray(data=before))
             self.get_logger().info(f"ILC: P gains of {joints} put back to {before}")
         elif before is not None:
@@ -251,7 +258,7 @@ class ILCNode(ILCTrials, Node):
                 try:
                     q = self.execute(u, dt)
                 except Exception as e:  # a publisher or wait on a context shut down by Ctrl-C: an interrupt
-                    if isinstance(e, self._ilc.ILCStop) or self.context.ok():
+                    if isinstance(e, self._ilc.ILCStop) or self._live():
                         raise
                     raise self._ilc.ILCStop(SHUTDOWN) from e
                 why = self._ilc.unresponsive(u, q, RESPONSE_MIN)
@@ -302,7 +309,7 @@ class ILCNode(ILCTrials, Node):
             )
             if res.stopped:
                 self.error = f"ILC {state} on {v['joint']}: {res.stopped} ({servo.name}); {said}"
-                if self.context.ok():  # else main() says it (the logger may be gone with the context)
+                if self._live():  # else main() says it (the logger may be gone with the context)
                     self.get_logger().error(self.error)
             else:
                 self.get_logger().info(f"ILC done: {said}")
@@ -310,13 +317,13 @@ class ILCNode(ILCTrials, Node):
         except self._ilc.ILCStop as e:  # before the first trial completed
             state = STOPPED[e.kind]
             self.error = f"ILC {state} on {v['joint']} before a trial completed ({e}): nothing written"
-            if self.context.ok():
+            if self._live():
                 self._progress(error=self.error, state=state)
                 self.get_logger().error(self.error)
             self._finish(state)
         except Exception as e:  # report, never die silently in the worker
             self.error = str(e)
-            if self.context.ok():
+            if self._live():
                 self._progress(error=str(e), state="failed")
                 self.get_logger().error(f"ILC failed: {e}")
             self._finish("failed")
@@ -324,7 +331,7 @@ class ILCNode(ILCTrials, Node):
             self.recording = None
 
     def _publish_curve(self, t: np.ndarray, u: np.ndarray) -> None:
-        if not self.context.ok():
+        if not self._live():
             return
         msg = JointTrajectory(joint_names=[self.table["joint"]])
         msg.header.stamp = self.get_clock().now().to_msg()  # when it was learned (times are from its start)

@@ -78,7 +78,7 @@ class ILCTrials:
             self._wake_ns = ns
             try:
                 while self.js_ns < ns:
-                    if not self.context.ok():
+                    if not self._live():
                         raise ILCStop(SHUTDOWN)
                     if self.js_ns < last:  # its stamp would come only when the new clock reaches the old time
                         raise RuntimeError(went_back(self.table["joint"], self.js_ns * 1e-9, last * 1e-9))
@@ -121,7 +121,7 @@ class ILCTrials:
         deadline = time.monotonic() + STALL_TIMEOUT
         with self._js_seen:
             while stamp not in self._traj_status:
-                if not self.context.ok():
+                if not self._live():
                     raise ILCStop(SHUTDOWN)
                 if time.monotonic() > deadline:
                     raise RuntimeError(
@@ -152,7 +152,7 @@ class ILCTrials:
             self._lead_ns = LEAD_STEPS * step
         t_wait = time.monotonic()
         while self.pub_traj.get_subscription_count() == 0:  # a trajectory nobody takes would be recorded as a trial
-            if time.monotonic() > t_wait + STALL_TIMEOUT or not self.context.ok():
+            if time.monotonic() > t_wait + STALL_TIMEOUT or not self._live():
                 raise RuntimeError(f"no servo node subscribes to {self.pub_traj.topic_name}")
             time.sleep(0.05)
         while not self._unverified and self.count_publishers(self.status_topic) == 0:
@@ -233,7 +233,7 @@ class ILCTrials:
         t0 = time.monotonic()
         t0_ros = self._ros_now()
         for k, q in enumerate(command):
-            if not self.context.ok():
+            if not self._live():
                 raise ILCStop(SHUTDOWN)
             self._command(q)
             delay = t0 + (k + 1) * dt - time.monotonic()

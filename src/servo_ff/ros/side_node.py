@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
@@ -82,6 +83,9 @@ class SideNode:
             self.executor.spin()
         except ExternalShutdownException:
             pass
+        except _rclpy.RCLError:  # the context shut down under the wait (rclpy's SIGINT handler runs in its own thread)
+            if self.owner.context.ok():
+                raise
 
     def destroy(self) -> None:
         """Stop the thread and destroy the side node (from the owner's ``destroy_node``)."""
