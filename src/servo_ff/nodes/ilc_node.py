@@ -134,11 +134,6 @@ class ILCNode(ILCTrials, Node):
         self._side.destroy()
         super().destroy_node()
 
-    def _live(self) -> bool:
-        """ROS is up and the node not being destroyed (a Ctrl-C: spin_node destroys it, rclpy shuts the context
-        down from its own thread, in either order)."""
-        return not self._closing and self.context.ok()
-
     def _validate(self, v: dict[str, Any]) -> str | None:
         reference_trajectory(
             v["reference"], 1.0 / v["rate_hz"], v["reference_duration"], v["reference_amplitude"], v["reference_offset"]

@@ -70,6 +70,11 @@ def covering(tr: np.ndarray, grid: np.ndarray, joint: str, tol: float = 0.0) -> 
 class ILCTrials:
     """Mixin of the ILC node: ``execute(command, dt)`` → the positions on the command grid."""
 
+    def _live(self) -> bool:
+        """ROS is up and the node not being destroyed (a Ctrl-C: spin_node destroys it, rclpy shuts the context
+        down from its own thread, in either order)."""
+        return not getattr(self, "_closing", False) and self.context.ok()
+
     def _wait_stamp(self, ns: int) -> None:
         """Block until a /joint_states of the joint stamped at or after ``ns`` arrived (its time, not wall time);
         RuntimeError when none comes for ``STALL_TIMEOUT`` s of wall time."""
