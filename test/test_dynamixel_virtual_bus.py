@@ -252,6 +252,18 @@ def test_cli_rejects_bad_flags_with_the_flag_name(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_cli_help_names_every_protocol_the_virtual_bus_serves():
+    """``servo-ff --help``'s line for virtual-bus names each family (before: "Dynamixel Protocol 2.0 or Feetech STS",
+    no Protocol 1.0, which ``--protocol dxl1`` serves)."""
+    from servo_ff.bus.families import FAMILIES
+    from servo_ff.cli import build_parser
+
+    text = " ".join(build_parser().format_help().split())
+    line = text[text.index("virtual-bus simulated servos") :]
+    for f in FAMILIES.values():
+        assert f.title.split(" (")[0] in line[: line.index(")")], f.protocol
+
+
 def test_cli_params_of_an_actuator_without_a_law_need_firmware_then_serve_with_it(tmp_path):
     """``servo-ff virtual-bus --params FILE`` for an actuator no law is known for: exit 2, one line listing the
     known laws and how to give one, no traceback, nothing served. With ``--firmware LAW`` it serves, on that law's

@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..bus.families import DEFAULT_PROTOCOL, PROTOCOLS, family, load
+from ..bus.families import DEFAULT_PROTOCOL, FAMILIES, PROTOCOLS, family, load
 from ..models.friction_models import MODEL_NAMES
 from ._params import add_firmware_argument
 
@@ -204,7 +204,7 @@ def run(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "virtual-bus",
-        help="simulated servos on a pty (Dynamixel Protocol 2.0 or Feetech STS)",
+        help="simulated servos on a pty (" + ", ".join(f.title.split(" (")[0] for f in FAMILIES.values()) + ")",
         description=__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
