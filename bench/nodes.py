@@ -5,8 +5,9 @@
    desired trajectory, and times each ``servo/commands`` goal against the JointState that triggered it, over
    real DDS on loopback. One state is in flight at a time (a cycle whose previous goal has not come back is
    counted as skipped), so the latency is the response time, not a queue length.
-2. Cost of each callback: the node's callbacks called directly in this process (message already
-   deserialised), ``--calls`` times each.
+2. Cost of each callback: the node's callbacks called directly in this process, each given what its subscription
+   hands it (CDR bytes for /joint_states, imu/data and the trajectory, which the node takes serialized; a message
+   for the others), ``--calls`` times each.
 
    Anchor (issue 25): a minimal rclpy echo pair (``bench/_echo_node.py``: JointState in, Float64MultiArray out, in
    its own process, up at the same time); the driver alternates between the node and the echo every 0.5 s, and
@@ -93,7 +94,8 @@ def callback_costs(calls: int) -> list[tuple[str, float, float]]:
         imu = serialize_message(imu)  # the node takes imu/data and its trajectory serialized (raw=True)
         cases = [
             ("trajectory (50 points × 20 joints)", node._on_trajectory, serialize_message(traj)),
-            ("joint_states → goal (feed-forward tick)", node._on_joint_states, js),
+            # what the /joint_states subscription runs per message: the CDR read in place, then the tick
+            ("joint_states → goal (feed-forward tick)", node._on_joint_states_cdr, serialize_message(js)),
             ("imu", node._on_imu, imu),
             ("servo_supply", node._on_supply, BatteryState(voltage=14.8)),
             ("support_coefficient", node._on_support, Float64(data=0.5)),

@@ -10,6 +10,7 @@ description (its docstring's first paragraph), its whole output, and a summary o
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -71,18 +72,25 @@ def description(path: Path) -> str:
     return doc.split("\n\n")[0].strip()
 
 
-def run(path: Path) -> tuple[str, float, int]:
-    t0 = time.perf_counter()
+def load() -> str:
+    """The machine's load average over 1, 5 and 15 min (as ``uptime`` says it)."""
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run(path: Path) -> tuple[str, float, int, str]:
+    """The bench's output, its wall time [s], exit code, and the load averages before → after it."""
+    t0, before = time.perf_counter(), load()
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=HERE.parent)
     out = proc.stdout.strip() + (f"\n[stderr]\n{proc.stderr.strip()[-2000:]}" if proc.returncode else "")
-    return out, time.perf_counter() - t0, proc.returncode
+    return out, time.perf_counter() - t0, proc.returncode, f"{before} → {load()}"
 
 
-def section(path: Path, out: str, seconds: float, code: int) -> str:
+def section(path: Path, out: str, seconds: float, code: int, loads: str) -> str:
     status = "" if code == 0 else f" — **exit code {code}**"
     return (
         f"<!-- bench:{path.stem} -->\n## `python bench/{path.name}`{status}\n\n{description(path)}\n\n"
-        f"```\n{out}\n```\n({seconds:.0f} s)\n<!-- /bench:{path.stem} -->"
+        f"```\n{out}\n```\n({seconds:.0f} s; machine load average 1 / 5 / 15 min {loads}, {os.cpu_count()} CPUs, "
+        f"shared)\n<!-- /bench:{path.stem} -->"
     )
 
 
@@ -98,9 +106,9 @@ def main(names: list[str]) -> int:
     worst = 0
     for path in chosen:
         print(f"== bench/{path.name}", flush=True)
-        out, seconds, code = run(path)
+        out, seconds, code, loads = run(path)
         print(out, flush=True)
-        sections[path.stem] = section(path, out, seconds, code)
+        sections[path.stem] = section(path, out, seconds, code, loads)
         worst = max(worst, code)
     results, lines = [], {}
     for p in benches():
