@@ -22,11 +22,16 @@ exact_over_grid_88_tight=…``
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 from _anchor import interleaved, paired_ratio, per_call
 
-from servo_ff.interpolation import JointSpline, extreme_points, unit_coefficients
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's servo_ff, not the editable install's
+
+from servo_ff.interpolation import JointSpline, extreme_points, unit_coefficients  # noqa: E402
 
 
 def one_segment(rng: np.random.Generator) -> JointSpline:

@@ -22,13 +22,18 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
 from _anchor import batch_time, interleaved, paired_ratio
 
-from servo_ff.models.params import (
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's servo_ff, not the editable install's
+
+from servo_ff.models.params import (  # noqa: E402
     P_ALPHA,
     P_ARM,
     P_EGAIN,
@@ -50,9 +55,9 @@ from servo_ff.models.params import (
     P_VMAX,
     P_VS,
 )
-from servo_ff.models.presets import preset
-from servo_ff.models.scalar import step_1
-from servo_ff.models.stepper import PARALLEL_MIN_ELEMENTS, PendulumLoad, StepResult, rollout
+from servo_ff.models.presets import preset  # noqa: E402
+from servo_ff.models.scalar import step_1  # noqa: E402
+from servo_ff.models.stepper import PARALLEL_MIN_ELEMENTS, PendulumLoad, StepResult, rollout  # noqa: E402
 
 
 def timed(fn, min_time: float = 0.5) -> float:

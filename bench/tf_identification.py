@@ -21,6 +21,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import math  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
 from dataclasses import replace  # noqa: E402
@@ -28,6 +29,10 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # this checkout's servo_ff, not the editable install's
+
 
 from servo_ff.identification.controller_structure import select_controller_structure  # noqa: E402
 from servo_ff.identification.hobby_servo import MG995_IDENTIFIED_DEN, physical_parameters_from_tf  # noqa: E402
