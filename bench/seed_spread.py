@@ -7,9 +7,9 @@ the lowest TRAINING MAE kept). A converged optimiser gives the same training MAE
 validation MAE is printed beside it, never used to choose.
 
 Run: python bench/seed_spread.py [--seeds 0,1,2,3,4,5] [--starts 1,4] [--max-evals 4000]   (≈ 1 + 4 min, 2 cores)
-Last line: RESULT starts=<k> train_spread_m2=<mrad> … train_spread_m4=<mrad> mean_train_m2=<mrad> …
-mean_train_m4=<mrad> s_per_model=<s> per --starts (spread: max − min training MAE over the seeds, the largest over
-the splits; mean_train: mean over splits and seeds)
+Last line: RESULT train_spread_m2_s<k>=<mrad> … train_spread_m4_s<k>=<mrad> mean_train_m2_s<k>=<mrad> …
+mean_train_m4_s<k>=<mrad> s_per_model_s<k>=<s> for each k of --starts (spread: max − min training MAE over the
+seeds, the largest over the splits; mean_train: mean over splits and seeds; each key once)
 """
 
 from __future__ import annotations
@@ -88,12 +88,12 @@ def main() -> int:
                     f"{' '.join(f'{x:6.2f}' for x in va)} | {seeds[int(tr.argmin())]} / {seeds[int(va.argmin())]}"
                 )
         print(f"identify: {np.mean(secs):.1f} s per model (mean over M1–M4, splits and seeds)")
+        sfx = f"_s{starts}"  # one key per --starts value: a RESULT line names each key once
         results.append(
-            f"starts={starts} "
-            + " ".join(f"train_spread_{m}={spread[m]:.2f}" for m in SHOWN)
+            " ".join(f"train_spread_{m}{sfx}={spread[m]:.2f}" for m in SHOWN)
             + " "
-            + " ".join(f"mean_train_{m}={np.mean(means[m]):.2f}" for m in SHOWN)
-            + f" s_per_model={np.mean(secs):.1f}"
+            + " ".join(f"mean_train_{m}{sfx}={np.mean(means[m]):.2f}" for m in SHOWN)
+            + f" s_per_model{sfx}={np.mean(secs):.1f}"
         )
     print("RESULT " + " ".join(results))
     return 0
