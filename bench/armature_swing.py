@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _paths import NO_DATA  # noqa: E402
 from real_logs import DATA, fastest_trajectory, real_recordings  # noqa: E402
 
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
@@ -137,7 +138,7 @@ def main() -> int:
     args = ap.parse_args()
     logs = real_recordings(args.data)
     if logs is None:
-        return 0
+        return NO_DATA
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     kw = dict(seed=0, max_evals=args.max_evals, progress=False, prior=datasheet_prior("xl330"))
     if args.cross_gain:

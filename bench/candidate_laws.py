@@ -50,6 +50,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _paths import no_data  # noqa: E402
+
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.search_space import search_space  # noqa: E402
 from servo_ff.identification.simulation_fit import SEARCH_BOUNDS, identify_nested, pack_candidates  # noqa: E402
@@ -289,8 +291,7 @@ def main() -> int:
         report(text, echo=True)
         return 0
     if not (args.data / "raw").is_dir():
-        print(f"no real recordings at {args.data / 'raw'}: nothing to do")
-        return 0
+        return no_data(args.data / "raw")
     names = ["baseline"] + [c for c in args.candidates.split(",") if c and c != "baseline"]
     unknown = [c for c in names if c not in CANDIDATES]
     if unknown:

@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _cases import parse_cases, seed_workers  # noqa: E402
 from _joint import fold_cases  # noqa: E402
+from _paths import NO_DATA  # noqa: E402
 from candidate_laws import gain_cases, run_seed  # noqa: E402
 from real_logs import DATA, fastest_trajectory, real_recordings  # noqa: E402
 
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logs = real_recordings(args.data)
     if logs is None:
-        return 0
+        return NO_DATA
     seeds = [int(s) for s in args.seeds.split(",")]
     names = ["baseline", args.candidate]
     if args.cases_only:

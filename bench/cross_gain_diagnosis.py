@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _paths import NO_DATA  # noqa: E402
 from fastest_out_diagnosis import diagnosis_inputs, diagnosis_parser, phase_cells  # noqa: E402
 from real_logs import swing  # noqa: E402
 
@@ -186,7 +187,7 @@ def main() -> int:
     args = ap.parse_args()
     inputs = diagnosis_inputs(args)
     if inputs is None:
-        return 0
+        return NO_DATA
     logs, shown, chain, firmware, prior = inputs
     gains = sorted({lg.kp for lg in logs})
     by_gain = {g: [lg for lg in logs if lg.kp == g] for g in gains}

@@ -58,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _paths import NO_DATA  # noqa: E402
 from armature_swing import verdict  # noqa: E402
 from real_logs import DATA, real_recordings, swing  # noqa: E402
 
@@ -77,7 +78,7 @@ def main() -> int:
     args = ap.parse_args()
     logs = real_recordings(args.data)
     if logs is None:
-        return 0
+        return NO_DATA
     prior = datasheet_prior("xl330")
     r_ds = prior.figures.stall_resistance
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]

@@ -24,6 +24,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _paths import no_data  # noqa: E402
+
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.search_space import pack_candidates  # noqa: E402
 from servo_ff.identification.simulation_cost import mae_per_log  # noqa: E402
@@ -83,8 +85,7 @@ def main() -> int:
     periods = [float(p) for p in args.periods.split(",") if p]
     seeds = [int(s) for s in args.seeds.split(",")]
     if not (args.data / "raw").is_dir():
-        print(f"no real recordings at {args.data / 'raw'}: nothing to do")
-        return 0
+        return no_data(args.data / "raw")
     raw = {0.005: read_logs([args.data / "raw"])}
     for ms in periods:
         raw.setdefault(ms * 1e-3, read_logs([args.data / "raw"], dt=ms * 1e-3))

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _paths import NO_DATA  # noqa: E402
 from real_logs import DATA, fastest_trajectory, log_error, log_params, real_recordings  # noqa: E402
 
 from servo_ff.identification.datasheet_prior import DatasheetPrior, datasheet_prior  # noqa: E402
@@ -177,7 +178,7 @@ def main() -> int:
     args = ap.parse_args()
     inputs = diagnosis_inputs(args)
     if inputs is None:
-        return 0
+        return NO_DATA
     logs, shown, chain, firmware, prior = inputs
     fast_name = fastest_trajectory(logs)
     slow = [lg for lg in logs if lg.trajectory != fast_name]

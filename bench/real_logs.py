@@ -54,6 +54,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _paths import NO_DATA, no_data  # noqa: E402
+
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.error_budget import PHASES, PhaseBudget, error_budget, phase_labels  # noqa: E402
 from servo_ff.identification.search_space import SEARCH_BOUNDS  # noqa: E402
@@ -74,7 +76,7 @@ def real_recordings(data: Path) -> list | None:
     absent: the data folder ships beside the project, not with it."""
     raw = data / "raw"
     if not raw.is_dir():
-        print(f"no real recordings at {raw} (the data folder ships beside the project, not with it): nothing to do")
+        no_data(raw, "the data folder ships beside the project, not with it")
         return None
     return read_logs([raw])
 
@@ -231,7 +233,7 @@ def main() -> int:
     args = ap.parse_args()
     logs = real_recordings(args.data)
     if logs is None:
-        return 0
+        return NO_DATA
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     firmware = firmware_from_spec(args.firmware, base=FIRMWARE_LAWS["xl330"])
     prior = None if args.no_prior else datasheet_prior("xl330")

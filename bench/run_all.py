@@ -4,7 +4,9 @@
     python bench/run_all.py real_logs bus   # only these; the other sections of README.md are kept
 
 Each bench prints a table and a last line ``RESULT key=value …``; README.md gets the command, the bench's own
-description (its docstring's first paragraph), its whole output, and a summary of the RESULT lines.
+description (its docstring's first paragraph), its whole output, and a summary of the RESULT lines. A bench whose
+last non-empty line of output is not a RESULT line (a crash; its data path missing, exit code 2, said in one line)
+replaces nothing: the section recorded before is kept, and the run says so.
 """
 
 from __future__ import annotations
@@ -17,13 +19,17 @@ import sys
 import time
 from pathlib import Path
 
+from _paths import NO_DATA
+
 HERE = Path(__file__).resolve().parent
 README = HERE / "README.md"
 HEAD = """# Benchmarks
 
 Every figure servo_ff claims comes from a script in this folder. Each prints a table and a last line
 `RESULT key=value …`; this page is written by `./run bench` (`python bench/run_all.py [name …]`) from their
-output — edit the scripts, not this page. Tests assert accuracy and correctness, never wall time.
+output — edit the scripts, not this page. Tests assert accuracy and correctness, never wall time. A bench whose last
+line is no RESULT line (a crash; its data path missing: one line, exit code 2) replaces nothing here: the section
+recorded before stays, and the run says so.
 
 **Speed figures are ratios first.** On the shared 2-core development machine an absolute time moves by 2× between
 runs, so every speed bench also times the engine it sits on (MuJoCo, numba, pinocchio, the vendor SDK, a bare
@@ -77,12 +83,27 @@ def load() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run(path: Path) -> tuple[str, float, int, str]:
-    """The bench's output, its wall time [s], exit code, and the load averages before → after it."""
+def last_line(text: str) -> str:
+    """The last non-empty line of ``text``, stripped ('' when there is none)."""
+    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+
+
+def run(path: Path) -> tuple[str, float, int, str, str]:
+    """The bench's output, its wall time [s], exit code, the load averages before → after it, and the last
+    non-empty line of its stdout."""
     t0, before = time.perf_counter(), load()
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=HERE.parent)
-    out = proc.stdout.strip() + (f"\n[stderr]\n{proc.stderr.strip()[-2000:]}" if proc.returncode else "")
-    return out, time.perf_counter() - t0, proc.returncode, f"{before} → {load()}"
+    err = proc.stderr.strip()[-2000:] if proc.returncode else ""
+    out = proc.stdout.strip() + (f"\n[stderr]\n{err}" if err else "")
+    return out, time.perf_counter() - t0, proc.returncode, f"{before} → {load()}", last_line(proc.stdout)
+
+
+def recorded_result(sec: str) -> str | None:
+    """The ``key=value …`` of a recorded section's RESULT line: the last non-empty line of its output (before any
+    stderr), or None when that is no RESULT line."""
+    m = re.search(r"\n```\n(.*?)\n```", sec, flags=re.S)
+    last = last_line(m.group(1).split("\n[stderr]\n")[0]) if m else ""
+    return last.removeprefix("RESULT ") if last.startswith("RESULT ") else None
 
 
 def section(path: Path, out: str, seconds: float, code: int, loads: str) -> str:
@@ -106,16 +127,23 @@ def main(names: list[str]) -> int:
     worst = 0
     for path in chosen:
         print(f"== bench/{path.name}", flush=True)
-        out, seconds, code, loads = run(path)
+        out, seconds, code, loads, last = run(path)
         print(out, flush=True)
-        sections[path.stem] = section(path, out, seconds, code, loads)
-        worst = max(worst, code)
+        if last.startswith("RESULT "):
+            sections[path.stem] = section(path, out, seconds, code, loads)
+            worst = max(worst, code)
+            continue
+        no_data = code == NO_DATA and last.startswith("data path missing")
+        kept = "kept the section recorded before" if path.stem in sections else "no section recorded before: none"
+        why = "its data path is missing" if no_data else f"exit code {code}, last line {last[-120:]!r}"
+        print(f"bench/{path.name}: its last line is no RESULT line ({why}); {kept}", flush=True)
+        worst = max(worst, 0 if no_data else code or 1)
     results, lines = [], {}
     for p in benches():
-        m = re.search(r"^RESULT (.*)$", sections.get(p.stem, ""), flags=re.M)
-        results.append(f"| `bench/{p.name}` | `{m.group(1) if m else '(not run yet)'}` |")
-        if m:
-            lines[f"bench/{p.name}"] = m.group(1)
+        res = recorded_result(sections.get(p.stem, ""))
+        results.append(f"| `bench/{p.name}` | `{res if res is not None else '(not run yet)'}` |")
+        if res is not None:
+            lines[f"bench/{p.name}"] = res
     body = "\n\n".join(sections[p.stem] for p in benches() if p.stem in sections)
     head = HEAD.replace("RATIOS", ratio_rows(lines))
     README.write_text(f"{head}\n| bench | last line |\n|---|---|\n" + "\n".join(results) + f"\n\n{body}\n")

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _paths import NO_DATA  # noqa: E402
 from real_logs import DATA, real_recordings, splits  # noqa: E402
 
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
@@ -44,7 +45,7 @@ def main() -> int:
     args = ap.parse_args()
     logs = real_recordings(args.data)
     if logs is None:
-        return 0
+        return NO_DATA
     plan = splits(logs, 0)
     cases = {
         "kp100→kp400": plan["cross_gain"][0],

@@ -23,6 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _paths import no_data  # noqa: E402
+
 from servo_ff.identification.datasheet_prior import datasheet_prior  # noqa: E402
 from servo_ff.identification.thermal_fit import (  # noqa: E402
     ThermalSegment,
@@ -80,8 +82,7 @@ def gaps(segs) -> None:
 def main() -> int:
     files = sorted(DATA.glob("*.json"))
     if not files:
-        print(f"no real recordings at {DATA}: nothing to do")
-        return 0
+        return no_data(DATA, "no *.json recordings")
     prior = datasheet_prior("xl330")
     kt, R = prior.kt, prior.R
     segs = [segment(f, kt, R) for f in files]
