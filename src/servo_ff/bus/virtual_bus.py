@@ -369,6 +369,7 @@ class VirtualBus:
         if delay > 0:  # honour the delay: what is queued goes first, then wait, then this reply
             self.transport.flush()
             time.sleep(delay)
+            self.stats.held_s += delay
             if self.truth is not None:  # stamped before the write: the client cannot have it earlier
                 self.truth.reply(self.ids[k], fate, hold > 0, time.monotonic(), params)
             self.transport.write(packet)

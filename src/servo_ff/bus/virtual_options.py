@@ -140,6 +140,7 @@ class BusStats:
     dropped: int = 0  # replies suppressed by drop_rate
     corrupted: int = 0  # replies with flipped bytes
     held: int = 0  # replies held back by late_s (late_rate)
+    held_s: float = 0.0  # [s, emulator] replies' waits before they left: Return Delay Time, wire time, late_s
     overflow: int = 0  # replies lost because nobody read the pty
     errors: dict[int, int] = field(default_factory=dict)  # error number → count of status packets
     physics_steps: int = 0
