@@ -7,7 +7,8 @@ servos); the servo layer (servo law + friction budget every step); and the layer
 encoder quantisation (4096), one control period of latency, sensor noise, and every 2 ms (500 Hz) the joint
 states, the IMU and the foot forces / support coefficient read. The process is pinned to one CPU; each row is
 the median of 3 runs. Last line: RESULT rtf=<full row> rtf_layer=<layer row> rtf_mujoco=<mj_step row>
-step_us=<full row, µs per physics step>; the later ROS node's target is rtf ≥ 5.
+step_us=<full row, µs per physics step>; the ROS node's target is the ratio rtf_node_over_layer ≥ 0.7 (below), the
+absolute rtf ≥ 5 beside it.
 
 Same-run anchor (issue 25, ``bench/_sim_node_rtf.py``): the sim node over DDS (its own process, same options,
 pinned to the same core) against the "full" row, rounds alternating (the node stopped while the layer runs):
