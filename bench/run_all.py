@@ -2,6 +2,7 @@
 
     python bench/run_all.py                 # every bench/*.py
     python bench/run_all.py real_logs bus   # only these; the other sections of README.md are kept
+    python bench/run_all.py --write         # none run: README.md written again from its recorded sections
 
 Each bench prints a table and a last line ``RESULT key=value …``; README.md gets the command, the bench's own
 description (its docstring's first paragraph), its whole output, and a summary of the RESULT lines. A bench whose
@@ -43,14 +44,16 @@ Absolute times (µs, joint-steps/s, real-time factors) are *this machine's, at t
 only within one run.
 """
 
-#: the ratio every speed bench reports (issue 25): key in its RESULT line → (target, True if higher is better)
-RATIOS = {
+#: the ratio every speed bench reports (issue 25): key in its RESULT line → (target or None when none is set, True if
+#: higher is better)
+RATIOS: dict[str, tuple[float | None, bool]] = {
     "rtf_node_over_layer": (0.7, True),
     "fused_over_numpy_4096x20": (5.0, True),
     "fused_over_roofline": (0.5, True),
     "tick_over_pinocchio": (3.0, False),
     "cpu_over_sdk": (1.5, False),
     "latency_over_echo": (1.5, False),
+    "rtf_of_bound": (None, True),  # the OP3 missions' rtf over the bare lockstep loop's (bench/_lockstep_bound.py)
 }
 
 
@@ -60,7 +63,12 @@ def ratio_rows(results: dict[str, str]) -> str:
     for key, (target, higher) in RATIOS.items():
         for bench, line in results.items():
             m = re.search(rf"(?:^| ){key}=([-+0-9.eE]+)", line)
-            if m:
+            if m and target is None:
+                rows.append(
+                    f"| `{key}` = **{m.group(1)}** | `{bench}` | none set "
+                    f"({'higher' if higher else 'lower'} is better) |"
+                )
+            elif m:
                 ok = float(m.group(1)) >= target if higher else float(m.group(1)) <= target
                 rows.append(
                     f"| `{key}` = **{m.group(1)}** | `{bench}` | {'≥' if higher else '≤'} {target:g} "
@@ -119,8 +127,9 @@ def main(names: list[str]) -> int:
     old = README.read_text() if README.exists() else ""
     sections = dict(re.findall(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->", old, flags=re.S))
     sections = {k: f"<!-- bench:{k} -->\n{v}<!-- /bench:{k} -->" for k, v in sections.items()}
-    chosen = [p for p in benches() if not names or p.stem in names]
-    unknown = set(names) - {p.stem for p in benches()}
+    write_only = names == ["--write"]
+    chosen = [] if write_only else [p for p in benches() if not names or p.stem in names]
+    unknown = set() if write_only else set(names) - {p.stem for p in benches()}
     if unknown:
         print(f"unknown bench(es): {', '.join(sorted(unknown))}; known: {', '.join(p.stem for p in benches())}")
         return 2
