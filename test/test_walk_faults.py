@@ -184,9 +184,8 @@ def test_a_stopped_worker_is_hung_not_ended_and_close_kills_it():
             worker.take(1)
         with pytest.raises(RuntimeError, match="hung: no samples for"):
             worker.check()  # the request is over hung_after (1 s) old
-        t0 = time.monotonic()
-        worker.close()
-        assert time.monotonic() - t0 < 3.0 and worker._proc.returncode == -signal.SIGKILL
+        worker.close()  # a stopped worker does not answer its stop: killed (no wall-time bound asserted)
+        assert worker._proc.returncode == -signal.SIGKILL
     finally:
         if worker._proc.poll() is None:
             worker._proc.send_signal(signal.SIGCONT)
