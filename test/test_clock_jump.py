@@ -669,7 +669,7 @@ def test_a_sim_drops_the_trajectory_when_its_clock_jumps_forward():
         assert 0.2 < half < 0.3 and sim.gate.goal[0] == half  # no snap to the end point
         lines = wait_for(lambda: said(rosout, sim, "the clock jumped forward 30.000 s"), 30.0, "the warning")
         assert len(lines) == 1 and "dropped the trajectory being followed" in lines[0], lines
-        assert "the time jumped over not simulated" in lines[0], lines
+        assert "the time jumped over not simulated beyond max_catch_up (0.05 s of 30.000 s)" in lines[0], lines
 
 
 def test_a_follow_joint_trajectory_goal_is_aborted_when_the_clock_jumps_forward():
@@ -705,3 +705,44 @@ def test_the_feedforward_node_drops_its_trajectory_when_the_clock_jumps_forward(
         n = len(goals)
         wait_for(lambda: states.publish(rest) or ff._js_sub is None, 30.0, "the pose read again, idle")
         assert ff.traj is None and all(g[0] < 0.95 for g in goals[n:]), goals[n:]  # never the end point
+
+
+def test_a_sim_follows_a_coarse_clock_and_drops_its_trajectory_only_on_a_jump():
+    """An external /clock stepping 0.1 s (twice max_catch_up: a bag played ``--clock 20``, a /clock at 10 Hz) is
+    time passing: the 2 s trajectory is followed to its end point, no jump is said. Before, every step counted as a
+    jump forward: the trajectory was dropped at the first one, one warning per /clock. A 30 s jump still drops the
+    next trajectory, and the sim catches up max_catch_up of it (5 periods) at the next tick, as after any late tick
+    (before: one period)."""
+    from builtin_interfaces.msg import Duration
+    from nodes_harness import sim_node
+
+    with RosHarness(salt=101) as h:
+        sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
+                       position_min=[-1.0], position_max=[1.0])  # fmt: skip
+        client, rosout, clock = jump_client(h)
+        traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
+        wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
+        rosout_matched(sim, rosout)
+        set_clock(clock, sim, 100.0)
+        end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=2))
+        traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[end]), 100.0))
+        wait_for(lambda: sim.traj is not None, 30.0, "the trajectory followed")
+        for k in range(1, 11):  # to 101.0 s in 0.1 s steps: half-way
+            set_clock(clock, sim, 100.0 + 0.1 * k)
+        wait_for(lambda: sim.gate.goal[0] > 0.2, 30.0, "the goal half-way")
+        assert sim.traj is not None, "the trajectory was dropped on a step of 0.1 s"
+        for k in range(11, 26):  # to 102.5 s: past its end
+            set_clock(clock, sim, 100.0 + 0.1 * k)
+        wait_for(lambda: sim.gate.goal[0] == 0.5, 30.0, "the trajectory's end point")
+        assert not said(rosout, sim, "jumped forward")
+        start = JointTrajectoryPoint(positions=[0.0], time_from_start=Duration(sec=2))
+        traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[start]), 102.5))
+        for k in range(26, 36):  # to 103.5 s
+            set_clock(clock, sim, 100.0 + 0.1 * k)
+        wait_for(lambda: sim.traj is not None and sim.gate.goal[0] < 0.4, 30.0, "the next trajectory half-way")
+        ticks = sim.ticks
+        set_clock(clock, sim, 133.5)
+        wait_for(lambda: sim.traj is None and sim.pending is None, 30.0, "the trajectory dropped")
+        wait_for(lambda: sim.ticks >= ticks + 5, 30.0, "max_catch_up (5 periods) caught up after the jump")
+        lines = wait_for(lambda: said(rosout, sim, "the clock jumped forward 30.000 s"), 30.0, "the warning")
+        assert len(said(rosout, sim, "jumped forward")) == 1 and "dropped the trajectory being followed" in lines[0]

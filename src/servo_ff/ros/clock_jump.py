@@ -14,6 +14,8 @@ from rclpy.clock import ClockChange, JumpHandle, JumpThreshold, TimeJump
 from rclpy.duration import Duration
 from rclpy.node import Node
 
+from .throttle import Throttle
+
 OLD_STAMP = 1.0  # [s] a message stamped further ahead of the node's clock is the old time's (queued behind a jump)
 FORWARD_JUMP = 1.0  # [s] a forward step of the clock this large is a jump for a node without a bound of its own
 
@@ -50,8 +52,13 @@ def on_clock_jump_back(
     back of the node's clock and when ROS time is switched on or off; with ``forward`` [s] also on each jump forward
     by at least that much (``drop_forward(how)`` instead when given: ``how`` says the jump). Log it as one warning
     (a switch that found nothing to drop, as a lockstep sim's own clock taking over, is not said; a jump forward
-    always is). An exception of ``drop`` is logged as an error, not raised into the clock's callback (and the
-    executor). Keep the handle: the callback lives as long as it does (``unregister()`` it to change ``forward``)."""
+    always is, throttled by the node's ``throttle``: :class:`.throttle.Throttle`, else one line a second). An
+    exception of ``drop`` is logged as an error, not raised into the clock's callback (and the executor). Keep the
+    handle: the callback lives as long as it does (``unregister()`` it to change ``forward``)."""
+
+    throttle = getattr(node, "throttle", None)
+    if not isinstance(throttle, Throttle):
+        throttle = Throttle(1.0)
 
     def post(jump: TimeJump) -> None:
         how = jump_text(jump, forward)
@@ -67,7 +74,10 @@ def on_clock_jump_back(
             return
         if what or jump.clock_change == ClockChange.ROS_TIME_NO_CHANGE:
             none = "nothing to drop" if ahead else "nothing held from the old time"
-            node.get_logger().warning(f"{how}: {what or none}")
+            if ahead:  # a clock stepping by more than the bound on every message: one line per throttle period
+                throttle("clock:jumped_forward", node.get_logger().warning, f"{how}: {what or none}")
+            else:
+                node.get_logger().warning(f"{how}: {what or none}")
 
     ahead = None if forward is None else Duration(nanoseconds=max(1, int(forward * 1e9)))
     threshold = JumpThreshold(min_forward=ahead, min_backward=Duration(nanoseconds=-1), on_clock_change=True)

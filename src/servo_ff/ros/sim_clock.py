@@ -21,9 +21,10 @@ the run. Unstamped goals (``commands``, a JointState with stamp 0) step one peri
 Otherwise it follows the node's ROS clock (wall time, or an external ``/clock`` under ``use_sim_time``): each
 tick advances the whole periods elapsed on that clock (at most ``max_catch_up``) and publishes one state per
 period, so ``/joint_states`` comes at ``rate_hz`` of that clock while its updates are finer than ``max_catch_up``
-(``realtime: false``: exactly one period per tick). A step of that clock of ``max_catch_up`` or more is a jump
-forward (:mod:`.clock_jump`): the trajectory dropped, the simulation goes on from the new time. Time dropped
-otherwise (late ticks, a paced simulation slower than ``real_time_factor``) is said in a throttled warning.
+(``realtime: false``: exactly one period per tick). A step of that clock of ``FORWARD_JUMP`` (1 s) or more, and at
+least twice ``max_catch_up``, is a jump forward (:mod:`.clock_jump`): the trajectory dropped; the simulation catches
+up as after any step (at most ``max_catch_up``). Time not caught up (late ticks, a coarse clock, a jump, a paced
+simulation slower than ``real_time_factor``) is said in a throttled warning.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 
 from .cdr_template import CdrTemplate
+from .clock_jump import FORWARD_JUMP
 from .common import TOPIC_CLOCK
 from .joint_command_cdr import JointCommandCdr, deserialized
 from .sim_time_params import sim_time_specs  # noqa: F401 (the backends' parameter tables import it from here)
@@ -355,16 +357,21 @@ class SimClock:
         )
 
     def forward_jump_bound(self) -> float | None:
-        """Following the node clock: a step of it beyond ``max_catch_up`` is a jump (never one of its own)."""
-        return None if self.table["publish_clock"] else float(self.table["max_catch_up"])
+        """Following the node clock: a step of it of ``FORWARD_JUMP`` or more and at least twice ``max_catch_up``
+        is a jump (a step the sim catches up, as a coarse /clock's, is time passing); owning /clock: none."""
+        if self.table["publish_clock"]:
+            return None
+        return max(FORWARD_JUMP, 2.0 * float(self.table["max_catch_up"]))
 
     def _drop_ahead(self, how: str) -> str:
-        """The node clock jumped forward: the trajectory goes, the simulation goes on from the new time (the physics
-        of the time jumped over is not simulated)."""
+        """The node clock jumped forward: the trajectory goes; the next tick catches up at most ``max_catch_up`` of
+        the time jumped over, as after any late tick (the rest is not simulated)."""
         said = super()._drop_ahead(how)
-        skipped = "" if self._t_ns is None else f" ({(self.get_clock().now().nanoseconds - self._t_ns) * 1e-9:.3f} s)"
-        self._t_ns = None  # the next tick starts from the new time: one period, no catch-up
-        what = f"the simulation goes on from the new time, the time jumped over not simulated{skipped}"
+        skipped = "" if self._t_ns is None else f" of {(self.get_clock().now().nanoseconds - self._t_ns) * 1e-9:.3f} s"
+        what = (
+            f"the simulation goes on from the new time, the time jumped over not simulated beyond max_catch_up "
+            f"({self.table['max_catch_up']:g} s{skipped})"
+        )
         return f"{said}; {what}" if said else what
 
     def _apply_clock(self, changed: set[str]) -> None:
