@@ -22,7 +22,7 @@ from nodes_harness import wait_for
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
 pytest.importorskip("rosbags")
-from hardware_rig import UP, Rig  # noqa: E402
+from hardware_rig import JOINTS, UP, Rig  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool, Float64MultiArray  # noqa: E402
@@ -162,3 +162,46 @@ def test_a_silent_servo_gets_nan_velocity_and_effort_and_the_replay_cuts_it(rig,
     held = sum(not math.isfinite(s.velocity[1]) for s in rig.states)
     said = [r.getMessage() for r in caplog.records if "no finite velocity or effort" in r.getMessage()]
     assert len(said) == 1 and f": {held} of " in said[0], (held, said)  # every held position left out, said once
+
+
+def silent_knee_goal(rig: Rig, goal_time: float, **params):
+    """A follow_joint_trajectory goal of 1 s (hip 0 → 0.5, knee 0 → -0.5 rad) whose knee goes silent for good right
+    after it is accepted: (the node, the goal's result)."""
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionClient
+    from test_nodes_follow_trajectory import goal_msg, result_of, send
+
+    node = rig.node("servo_fjt", **params)
+    wait_for(lambda: node.active and rig.states, 30.0, "the node active")
+    action = ActionClient(rig.client, FollowJointTrajectory, "servo/follow_joint_trajectory")
+    assert action.wait_for_server(timeout_sec=15.0)
+    tol = {"hip": 0.3, "knee": 0.3}
+    handle = send(action, goal_msg([[0.5, -0.5]], 1.0, path_tol=tol, goal_tol=tol, goal_time=goal_time, joints=JOINTS))
+    assert handle.accepted
+    rig.bus.set_silent(2, True)
+    return node, result_of(handle, 60.0)
+
+
+def test_a_goal_with_a_silent_joint_ends_on_its_goal_time_tolerance(rig):
+    """Before, a stale joint skipped every check: the goal never ended while the knee stayed silent (no result after
+    12 s, /tmp/r19l/t4_fjt_silent.py). Now the fresh hip is judged, and after goal_time_tolerance the knee without a
+    fresh reading is a goal violation, named."""
+    from control_msgs.action import FollowJointTrajectory
+
+    _, res = silent_knee_goal(rig, 1.0)
+    assert res.result.error_code == FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED, res.result.error_string
+    assert "knee has no fresh reading (its servo is silent)" in res.result.error_string
+    assert "hip" not in res.result.error_string  # the fresh hip reached its goal
+
+
+def test_a_goal_is_aborted_when_a_joint_is_silent_longer_than_max_reply_age(rig):
+    """goal_time_tolerance 0 (no time limit, as JTC): a knee silent longer than max_reply_age (its diagnostics'
+    ERROR) aborts the goal naming it. Before: never ended."""
+    from control_msgs.action import FollowJointTrajectory
+
+    node, res = silent_knee_goal(rig, 0.0, max_reply_age=0.3)
+    assert res.result.error_code == FollowJointTrajectory.Result.INVALID_GOAL, res.result.error_string
+    assert (
+        "joint 'knee' (id 2) silent for" in res.result.error_string and "max_reply_age 0.3 s" in res.result.error_string
+    )
+    assert node.traj is None and node.pending is None  # the trajectory stopped with the goal

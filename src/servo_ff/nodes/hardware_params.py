@@ -59,7 +59,12 @@ def hardware_specs() -> list[ParamSpec]:
         ),
         ParamSpec("health_period", 0.5, "period of the voltage / temperature / error read", "s", lo=0.01, hi=3600.0),
         ParamSpec(
-            "max_reply_age", 0.5, "a servo silent longer than this is reported at ERROR", "s", lo=0.001, hi=3600.0
+            "max_reply_age",
+            0.5,
+            "a servo silent longer than this is reported at ERROR and aborts a follow_joint_trajectory goal",
+            "s",
+            lo=0.001,
+            hi=3600.0,
         ),
         ParamSpec(
             "missing_ids",

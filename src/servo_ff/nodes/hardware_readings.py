@@ -182,6 +182,21 @@ class HardwareReadings:
         them their last position and NaN velocity / effort."""
         return None if self.valid.all() else self.seen & ~self.valid
 
+    def hw_silent_too_long(self) -> str:
+        """The joints without a valid reply for more than ``max_reply_age`` [s, wall time] (their diagnostics'
+        ERROR), said ("": none)."""
+        stale = self.hw_stale()
+        if stale is None:
+            return ""
+        age = time.monotonic() - self.last_reply
+        ks = np.flatnonzero(stale & (age > self.table["max_reply_age"]))
+        if not ks.size:
+            return ""
+        return (
+            f"{self.joint_text(ks)} silent for {age[ks].max():.2f} s (max_reply_age "
+            f"{self.table['max_reply_age']:g} s): its position is not known"
+        )
+
     def hw_supply_voltage(self) -> float:
         ok = np.isfinite(self.voltage)
         return float(self.voltage[ok].mean()) if self.connected and ok.any() else math.nan

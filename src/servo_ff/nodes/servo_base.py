@@ -302,6 +302,10 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
         """Per joint: read before but not this cycle (hardware: a silent servo); None when every joint is fresh."""
         return None
 
+    def hw_silent_too_long(self) -> str:
+        """The stale joints silent longer than the node's staleness bound, said ("": none; a sim's never are)."""
+        return ""
+
     def publish_state(self, stamp) -> bool:
         """One /joint_states message with every joint; NaN everywhere for a joint not read since configure, NaN
         velocity and effort for one read before but not this cycle (its last position kept, as consumers need

@@ -11,7 +11,9 @@ with ros2_controllers' JointTrajectoryController semantics:
 * on every state published: path tolerances while the trajectory runs (PATH_TOLERANCE_VIOLATED: abort, hold
   the present position), after its last point the goal tolerances until its end + goal_time_tolerance
   (SUCCESSFUL, holding the last point; or GOAL_TOLERANCE_VIOLATED: abort, hold the present position), see
-  :mod:`servo_ff.trajectory_tolerances`;
+  :mod:`servo_ff.trajectory_tolerances`; a stale joint (hardware: a silent servo, NaN velocity) is not judged,
+  succeeds only fresh, counts as a goal violation after goal_time_tolerance, and silent longer than the node's
+  bound (``max_reply_age``) aborts the goal (INVALID_GOAL) naming it;
   feedback (desired, actual, error = desired - actual, all joints) at ``action_monitor_rate`` (JTC publishes
   the latest state at that rate) and on the state an outcome is decided on;
 * cancel: hold the present position, CANCELED; deactivate, torque switched off (``torque_enable`` false): abort
@@ -180,7 +182,7 @@ class FollowTrajectoryAction:
         if run is None:
             return
         if hold:
-            self.node._hold_present()
+            self.node._hold_present(running=True)  # a silent joint keeps its goal, not its old reading
         if canceled:
             run.handle.canceled()
             result = Result()
@@ -235,8 +237,12 @@ class FollowTrajectoryAction:
             return  # not started yet (a future header.stamp): the previous trajectory runs
         q, dq, ddq = traj.spline.sample(t)
         error = np.stack([q - pos, dq - vel, np.zeros_like(q)])
-        stale = np.isfinite(pos) & ~np.isfinite(vel)  # a silent servo's held position: judged on its next reply
-        outcome = None if stale.any() else self._judge(run, t, error)
+        stale = np.isfinite(pos) & ~np.isfinite(vel)  # a silent servo's held position: not judged as a reading
+        silent = node.hw_silent_too_long() if stale.any() else ""
+        if silent:  # its position unknown for longer than the node's own staleness bound
+            outcome = Result.INVALID_GOAL, f"Current goal aborted: {silent}", True, False, True
+        else:
+            outcome = self._judge(run, t, error, stale)
         if outcome is not None or t - run.last_feedback >= 1.0 / node.table.values["action_monitor_rate"] - 1e-9:
             run.last_feedback = t  # as JTC: the latest state at action_monitor_rate, and the one judged
             feedback = FollowJointTrajectory.Feedback(joint_names=node.joints)
@@ -249,9 +255,12 @@ class FollowTrajectoryAction:
         if outcome is not None:
             self.finish(*outcome)
 
-    def _judge(self, run: _Run, t: float, error: np.ndarray) -> tuple | None:
-        """The outcome at time ``t`` with ``error`` (3, J): arguments of :meth:`finish`, or None (running)."""
+    def _judge(self, run: _Run, t: float, error: np.ndarray, stale: np.ndarray) -> tuple | None:
+        """The outcome at time ``t`` with ``error`` (3, J): arguments of :meth:`finish`, or None (running). The
+        ``stale`` joints (J,) (no reply this cycle: last position, NaN velocity) are not judged: the goal succeeds
+        only with every joint fresh, and after ``goal_time_tolerance`` a stale joint is a violation."""
         traj, joints = run.traj, self.node.joints
+        error = np.where(stale, 0.0, error)
         if t < traj.end or not run.checked:
             run.checked = True
             bad = violations(error, run.tol.path, joints)
@@ -261,8 +270,9 @@ class FollowTrajectoryAction:
             if t < traj.end:
                 return None
         bad = violations(error, run.tol.goal, joints)
-        if not bad:
+        if not bad and not stale.any():
             return Result.SUCCESSFUL, "Goal successfully reached!"
+        bad += [f"{joints[j]} has no fresh reading (its servo is silent)" for j in np.flatnonzero(stale)]
         late = t - traj.end - run.tol.goal_time
         if run.tol.goal_time > 0 and late > 0:
             text = f"Aborted due to goal_time_tolerance exceeding by {late:.3f} seconds: " + "; ".join(bad)
