@@ -655,3 +655,31 @@ def test_goal_refusals_are_throttled_per_reason():
     g.from_names(["x"], [0.0], "servo/joint_command")  # unknown name: another reason than a duplicate
     assert len(lines) == 4 and g.rejected == 5, lines
     assert "1 values for 2 joints" in lines[0] and "outside its joint limits" in lines[1]
+
+
+def test_torque_enabled_follows_reboot_and_reset():
+    """``servo/torque_enabled`` (latched) after the sim's reboot and reset services. Before, neither published it (a
+    sim's loop never does): reboot left it true with torque off, a reset after torque_enable false left it false
+    with torque on (measured by /tmp/r19l/t1_torque_state.py)."""
+    from std_msgs.msg import Bool
+
+    from servo_ff.ros.robot_description import latched_qos
+
+    with RosHarness(salt=102) as h:
+        sim = sim_node(h, **PENDULUM_SIM)
+        client = h.make_node("torque_state_client")
+        got: list[bool] = []
+        client.create_subscription(Bool, "servo/torque_enabled", lambda m: got.append(m.data), latched_qos(1))
+        services = {n: client.create_client(t, f"servo/{n}") for n, t in
+                    (("torque_enable", SetBool), ("reboot", Trigger), ("reset", Trigger))}  # fmt: skip
+        wait_for(lambda: sim.active and got and got[-1], 30.0, "active, torque_enabled true")
+
+        def call(name: str, request) -> bool:
+            n = len(got)
+            assert h.call(services[name], request, timeout=15.0).success
+            return wait_for(lambda: len(got) > n and [got[-1]], 30.0, f"torque_enabled after {name}")[0]
+
+        assert call("reboot", Trigger.Request()) is False and not sim.hw_torque_is_on()
+        assert call("reset", Trigger.Request()) is True and sim.hw_torque_is_on()
+        assert call("torque_enable", SetBool.Request(data=False)) is False
+        assert call("reset", Trigger.Request()) is True and sim.hw_torque_is_on()

@@ -257,5 +257,6 @@ class ServoCommands:
             response.success, response.message = self.hw_reboot()
         if response.success:  # hold where the servos stand (torque off), within the limits, said if clipped
             self._hold_present()
+        self.publish_torque_state()  # off now (a sim's loop never publishes it; the hardware's would next cycle)
         self.get_logger().info(f"reboot: {response.message}")
         return response

@@ -184,6 +184,7 @@ class SimNode(SimClock, ServoInterfaceNode):
         self.stepper_error = ""
         self.traj = self.pending = None
         self._t_ns = None
+        self.publish_torque_state()  # on again while active (also after torque_enable false), off while inactive
         self.get_logger().warning(response.message)
         return response
 

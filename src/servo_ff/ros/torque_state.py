@@ -2,7 +2,8 @@
 true only while the torque of every servo the node has read is on.
 
 Published once at configure and on every change the node knows of: the ``torque_enable`` service, activate /
-deactivate / cleanup / shutdown, a protective shutdown, a servo that rebooted by itself (brown-out) and its restore.
+deactivate / cleanup / shutdown, the ``reboot`` service (torque off) and a sim's ``reset`` (torque on while active),
+a protective shutdown, a servo that rebooted by itself (brown-out) and its restore.
 The node knows of a change when it makes it, or (hardware) when a health read sees it: a brown-out between two
 health reads is published when the next one sees it, up to ``health_period`` after the torque went off, and the
 message has no stamp, so a recording marks the unpowered stretch from then on, not from the last healthy read.
