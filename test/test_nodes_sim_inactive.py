@@ -78,3 +78,25 @@ def test_an_unconfigured_sim_steps_nothing():
         assert _change(h, cli, Transition.TRANSITION_DEACTIVATE)
         assert _change(h, cli, Transition.TRANSITION_CLEANUP)
         assert sim.timer is None and sim.state_label == "unconfigured"
+
+
+def test_an_inactive_sim_at_real_time_factor_0_runs_at_real_time():
+    """real_time_factor 0 (as fast as possible) applies while active; inactive (nobody drives the robot, a lifecycle
+    manager may activate it later) the sim paces at 1x real time. Before: it ran as fast as it could inactive too
+    (15.6 s of sim time in 3 s of wall time, 56 % of a core: the robot collapsed, its time far ahead at activate).
+    The bound is on the sim's progress per wall second (a loaded machine only slows it)."""
+    import time
+
+    with RosHarness(salt=103) as h:
+        sim = sim_node(h, **{**PENDULUM, "real_time_factor": 0.0, "rate_hz": 50.0}, autostart=False)
+        c, states, clock, supply, pub, cli = _client(h)
+        sim.trigger_configure()
+        wait_for(lambda: sim.sim_time_ns > 0, 30.0, "the inactive sim stepping")
+        s0, w0 = sim.sim_time_ns, time.monotonic()
+        wait_for(lambda: sim.sim_time_ns - s0 > 2_000_000_000, 60.0, "2 s of sim time inactive")
+        ratio = (sim.sim_time_ns - s0) * 1e-9 / (time.monotonic() - w0 + 0.1)  # (+ max_catch_up, a period)
+        assert ratio < 1.5, f"{ratio:.1f} s of sim time per wall second while inactive"
+        assert _change(h, cli, Transition.TRANSITION_ACTIVATE)
+        assert sim._paced_rtf() == 0.0 and sim.timer.timer_period_ns == 0  # active: as fast as possible
+        assert _change(h, cli, Transition.TRANSITION_DEACTIVATE)
+        assert sim._paced_rtf() == 1.0 and sim.timer.timer_period_ns > 0  # inactive again: 1x

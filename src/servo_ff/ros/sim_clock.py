@@ -4,9 +4,9 @@ With ``publish_clock: true`` the sim owns time: it publishes ``/clock`` (rosgrap
 period, its own ROS clock (``use_sim_time`` is set) and every stamp it sends are that simulated time, and it steps
 whole periods on a wall timer until the simulated time reaches ``real_time_factor`` × the wall time since the
 start (at most ``max_catch_up`` per callback: a simulation slower than that re-anchors, i.e. runs slower than
-asked); ``real_time_factor: 0`` runs as fast as it can: one period per callback, or periods for about
-``as_fast_batch`` seconds of wall time before the executor serves the subscriptions (default: stepper 0,
-MuJoCo 10 ms) — a subscriber in the same executor then falls behind and loses states.
+asked); ``real_time_factor: 0`` runs as fast as it can (while active; inactive it runs at 1× real time): one period per
+callback, or periods for about ``as_fast_batch`` seconds of wall time before the executor serves the subscriptions
+(default: stepper 0, MuJoCo 10 ms) — a subscriber in the same executor then falls behind and loses states.
 
 ``lockstep: true`` instead steps one period per goal message received
 (``<prefix>/commands`` or ``<prefix>/joint_command``) — a controller answering each ``joint_states`` closes the
@@ -189,7 +189,7 @@ class SimClock:
             timeout = float(self.table["lockstep_timeout"])
             self.timer = self.create_timer(timeout / 2, self._lockstep_timer, clock=self._steady)
         else:
-            rtf = float(self.table["real_time_factor"])
+            rtf = self._paced_rtf()
             self._pace = (time.monotonic(), self.sim_time_ns)
             period = min(self.period / rtf, 0.002) if rtf > 0 else 0.0
             self.timer = self.create_timer(period, self._tick_paced, clock=self._steady)
@@ -205,8 +205,14 @@ class SimClock:
         self.publish_state(self._stamp)  # the time _set_time published
         return True
 
-    def _tick_paced(self) -> None:
+    def _paced_rtf(self) -> float:
+        """``real_time_factor``, but 1 while inactive at 0 (as fast as possible): nobody drives the fallen robot, and
+        a sim racing ahead would burn a core and put its time far ahead of a manager's activate."""
         rtf = float(self.table["real_time_factor"])
+        return 1.0 if rtf <= 0 and not self.active else rtf
+
+    def _tick_paced(self) -> None:
+        rtf = self._paced_rtf()
         now = time.monotonic()
         try:
             if rtf <= 0:

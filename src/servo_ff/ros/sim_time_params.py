@@ -18,7 +18,8 @@ def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
         ParamSpec(
             "real_time_factor",
             1.0,
-            "with publish_clock: simulated seconds per wall second (0: as fast as possible)",
+            "with publish_clock: simulated seconds per wall second (0: as fast as possible while active, 1 while "
+            "inactive)",
             lo=0.0,
             hi=1000.0,
         ),
