@@ -65,12 +65,14 @@ def excitation(data: AlphaData) -> dict[str, float]:
 
 
 def motion_figures(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> dict[str, float]:
-    """Motion range [rad], speed [rad/s] and acceleration [rad/s²] figures of samples q, q̇, q̈ (the module doc)."""
-    return {
-        "range": float(np.ptp(q)),
-        "speed": float(np.percentile(np.abs(dq), 95)),
-        "accel": float(np.percentile(np.abs(ddq), 95)),
+    """Motion range [rad], speed [rad/s] and acceleration [rad/s²] figures of samples q, q̇, q̈ (the module doc), along
+    the last axis: floats for 1-D samples, one figure per row of 2-D ones."""
+    figures = {
+        "range": np.ptp(q, axis=-1),
+        "speed": np.percentile(np.abs(dq), 95, axis=-1),
+        "accel": np.percentile(np.abs(ddq), 95, axis=-1),
     }
+    return {k: float(v) if np.ndim(v) == 0 else v for k, v in figures.items()}
 
 
 def lack_of_excitation(figures: dict[str, float], gate: FitGate, with_inertia: bool = False) -> str | None:

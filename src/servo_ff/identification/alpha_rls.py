@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ..models.schema import ALPHA_FIELDS
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .alpha_gate import FitGate
 
 _ALPHA_KEYS = ("alpha0", "alpha1", "alpha2", "alpha3", "alpha4")
+EXCITATION_SPAN = 4.0  # [s] of motion up to a live sample judged by the gate: half a period of an 8 s sine
 
 
 @dataclass(frozen=True)
@@ -179,31 +181,44 @@ def regression_rows(
 
 class LiveAlphaRefiner:
     """RLS on α̂ fed from overlapping windows of live data (what the fit node holds): each call uses only the samples
-    newer than the last one used, away from the window's end (the Savitzky–Golay derivatives are poor there), and
-    only when they pass the batch fit's excitation minima (``gate``: min_range, min_speed, with α̂4 min_accel, over
-    those new samples; :func:`~servo_ff.identification.alpha_gate.lack_of_excitation`): a joint standing still
-    holds α̂ (before: the sgn(q̇) friction columns of noise velocities moved α̂ [12.40, 2.35, 9.33, 0.36] →
-    [9.10, 1.93, 10.65, 1.13] in 8 s still, trusted).
+    newer than the last one judged, away from the window's end (the Savitzky–Golay derivatives are poor there). A new
+    sample is used when the ``span`` seconds of motion up to it (within its stretch of the data) pass the batch fit's
+    excitation minima (``gate``: min_range, min_speed, with α̂4 min_accel;
+    :func:`~servo_ff.identification.alpha_gate.lack_of_excitation`), else it is skipped as still (counted in
+    :attr:`still`): a joint standing still holds α̂ (before any gate: the sgn(q̇) friction columns of noise velocities
+    moved α̂ [12.40, 2.35, 9.33, 0.36] → [9.10, 1.93, 10.65, 1.13] in 8 s still, trusted), while real motion is used
+    whatever the update period (before: the minima were applied to the new samples of one update alone, a sine of
+    0.5 rad / 8 s fed every 0.1 s used 0 of 8000 samples, and the held ones were never fed).
 
     Starts from a batch fit (:class:`~servo_ff.identification.alpha_fit.AlphaFit`: α̂, q̇_s, δ and t_d are kept)."""
 
-    def __init__(self, fit, torque, options: RLSOptions = RLSOptions(), gate: FitGate | None = None):
+    def __init__(
+        self,
+        fit,
+        torque,
+        options: RLSOptions = RLSOptions(),
+        gate: FitGate | None = None,
+        span: float = EXCITATION_SPAN,
+    ):
         from .alpha_gate import FitGate  # lazy, as alpha_data: this module stays light
 
+        if not (span > 0 and math.isfinite(span)):
+            raise ValueError(f"excitation span must be > 0 s and finite, got {span}")
         self.fit = fit
         self.torque = torque
         self.rls = AlphaRLS(np.asarray(fit.alpha, float), options)
         self.gate = FitGate() if gate is None else gate
+        self.span = span
         self.last_time = -math.inf
-        self.held = ""  # why the last call's new samples did not update α̂ ("" when they did)
+        self.still = 0  # new samples skipped because the span up to them was still
+        self.held = ""  # why the last call's new samples were all skipped as still ("" when one was used)
 
     def feed(self, data, t0: float) -> int:
         """``data`` (:class:`~servo_ff.identification.alpha_data.AlphaData`) on a grid from ``t0`` [s] (its own
         sample times ``data.t`` when it has them); returns the number of samples used (0 and :attr:`held` set when
-        the new samples lack excitation). A goal is paired with the reaction t_d later within a stretch of
+        every new sample was judged still). A goal is paired with the reaction t_d later within a stretch of
         ``data.segments`` only (before: across a pause of the states)."""
         from .alpha_data import SG_WINDOW
-        from .alpha_gate import lack_of_excitation, motion_figures
 
         tau = np.asarray(self.torque(data.q, data.dq, data.ddq), float)
         with_inertia = self.rls.alpha.size == 5
@@ -226,17 +241,55 @@ class LiveAlphaRefiner:
                 self.fit.dq_s,
                 self.fit.delta,
             )
-            rows.append((A, y, times[a : b - d], np.arange(a + d, b)))  # φ of row i is at sample a + d + i
+            # φ of row i is at sample a + d + i; its stretch is [a, b)
+            rows.append((A, y, times[a : b - d], np.arange(a + d, b), np.full(b - a - d, a), np.full(b - a - d, b)))
         if not rows:
             return 0
-        A, y, times, at = (np.concatenate(x) for x in zip(*rows))
-        keep = (times > self.last_time) & (times <= times[-1] - (SG_WINDOW // 2 + d) * data.dt)
-        if not keep.any():
+        A, y, times, at, start, stop = (np.concatenate(x) for x in zip(*rows))
+        new = np.flatnonzero((times > self.last_time) & (times <= times[-1] - (SG_WINDOW // 2 + d) * data.dt))
+        moving, judged, why = self._judge(data, at[new], start[new], stop[new], with_inertia)
+        if not judged:
             return 0
-        self.last_time = float(times[keep][-1])
-        k = at[keep]
-        why = lack_of_excitation(motion_figures(data.q[k], data.dq[k], data.ddq[k]), self.gate, with_inertia)
-        self.held = f"{why} in the {k.size} new samples" if why else ""
-        if why:
-            return 0
-        return self.rls.update_batch(A[keep], y[keep])
+        new, moving = new[:judged], moving[:judged]
+        self.last_time = float(times[new[-1]])  # each sample up to here used or judged still: none judged twice
+        self.still += int(judged - moving.sum())
+        self.held = "" if moving.any() else f"{why} within {self.span:g} s of each of the {judged} new samples"
+        return self.rls.update_batch(A[new[moving]], y[new[moving]]) if moving.any() else 0
+
+    def _judge(
+        self, data, at: np.ndarray, start: np.ndarray, stop: np.ndarray, with_inertia: bool
+    ) -> tuple[np.ndarray, int, str]:
+        """(moving, judged, why) of the samples at indices ``at`` (their stretches [start, stop)), in order: moving
+        when the ``span`` s up to it and the ``span`` s from it both pass the gate's minima (near a stretch's ends:
+        its first / last ``span`` s), still when one fails; ``judged`` counts those before the first whose span ahead
+        is not yet all in ``data`` (it and those after wait for the next call); ``why``: the last refusal."""
+        w = max(1, int(round(self.span / data.dt)))
+        waits = (stop == len(data.q)) & (at + w > stop)  # the live stretch: more data comes
+        judged = int(np.argmax(waits)) if waits.any() else at.size
+        at, start, stop = at[:judged], start[:judged], stop[:judged]
+        first = np.maximum(start, np.minimum(at - w + 1, stop - w))  # the span up to k, inside its stretch
+        why = self._refusals(data, first, np.minimum(first + w, stop), w, with_inertia)
+        moved = np.flatnonzero([not r for r in why])
+        if moved.size:
+            ahead = np.maximum(start[moved], np.minimum(at[moved], stop[moved] - w))  # the span from k
+            for i, r in zip(moved, self._refusals(data, ahead, np.minimum(ahead + w, stop[moved]), w, with_inertia)):
+                why[i] = r
+        return np.array([not r for r in why], bool), judged, next((r for r in reversed(why) if r), "")
+
+    def _refusals(self, data, lo: np.ndarray, hi: np.ndarray, w: int, with_inertia: bool) -> list[str | None]:
+        """The gate's refusal (:func:`~servo_ff.identification.alpha_gate.lack_of_excitation`) of each span
+        [lo, hi) of ``data``: the spans of ``w`` samples at once, the cut ones one by one."""
+        from .alpha_gate import lack_of_excitation, motion_figures
+
+        out: list[str | None] = [None] * len(lo)
+        full = np.flatnonzero(hi - lo == w)
+        if full.size:
+            a, b = int(lo[full].min()), int(lo[full].max()) + 1  # the spans starting in [a, b), as views
+            q, dq, ddq = (sliding_window_view(x[a : b + w - 1], w) for x in (data.q, data.dq, data.ddq))
+            figs = motion_figures(q, dq, ddq)
+            for i, j in zip(full, lo[full] - a):
+                out[i] = lack_of_excitation({k: float(v[j]) for k, v in figs.items()}, self.gate, with_inertia)
+        for i in np.flatnonzero(hi - lo != w):
+            s = slice(lo[i], hi[i])
+            out[i] = lack_of_excitation(motion_figures(data.q[s], data.dq[s], data.ddq[s]), self.gate, with_inertia)
+        return out

@@ -21,7 +21,7 @@ import numpy as np
 from std_msgs.msg import String
 
 from servo_ff.identification.alpha_data import data_from_streams
-from servo_ff.identification.alpha_rls import LiveAlphaRefiner, RLSOptions
+from servo_ff.identification.alpha_rls import EXCITATION_SPAN, LiveAlphaRefiner, RLSOptions
 from servo_ff.workflows.alpha import AlphaResult
 from servo_ff.workflows.fit_options import gate_from
 
@@ -33,7 +33,8 @@ class FitRLS:
         """RLS from a live fit (each fit restarts it: its reference is what the fit set on the feed-forward node),
         updated every ``rls_period`` (one timer)."""
         options = RLSOptions(self.table["rls_forgetting"])
-        self.refiner = LiveAlphaRefiner(fitted.fit, self.torque, options, gate_from(self.table.values))
+        span = min(EXCITATION_SPAN, 0.4 * self.table["window"])  # a sample's spans before and after it in the window
+        self.refiner = LiveAlphaRefiner(fitted.fit, self.torque, options, gate_from(self.table.values), span)
         self._rls_fitted = fitted
         self._ff_alpha = [float(a) for a in fitted.fit.alpha]  # α̂ the feed-forward node has from this node
         self._rls_held = False  # a hold for lack of motion said (once per hold)
@@ -62,7 +63,10 @@ class FitRLS:
             self.get_logger().warning(f"RLS update skipped: {e}", throttle_duration_sec=10.0)
             return
         self._say_hold(v["joint"], self.refiner.held)
-        state = {"joint": v["joint"], "rls": {**self.refiner.rls.state(), "held": self.refiner.held}}
+        state = {
+            "joint": v["joint"],
+            "rls": {**self.refiner.rls.state(), "held": self.refiner.held, "still": self.refiner.still},
+        }
         self.pub_result.publish(String(data=json.dumps(state)))
         rls = state["rls"]
         want = rls["alpha"] if rls["trusted"] else rls["reference"]
@@ -75,8 +79,8 @@ class FitRLS:
         self._throttle("RLS recorder gap", self.get_logger().warning, text)
 
     def _say_hold(self, joint: str, held: str) -> None:
-        """One line when the RLS starts holding α̂ for lack of motion (the batch gate's minima), one when it resumes
-        (before: a still joint's noise moved a trusted α̂, pushed every period)."""
+        """One line when the RLS starts holding α̂ for lack of motion (the batch gate's minima around each new sample),
+        one when it resumes (before: a still joint's noise moved a trusted α̂, pushed every period)."""
         if held and not self._rls_held:
             self.get_logger().warning(f"RLS holds α̂({joint}): {held} (the fit's gate); it resumes when the joint moves")
         elif not held and self._rls_held:
