@@ -121,8 +121,8 @@ def test_trust_lost_sets_the_batch_alpha_back_on_the_feedforward_node(tmp_path):
         refined = _written(tmp_path / "alpha.yaml")  # the file holds what the feed-forward node runs
         assert refined[0] == pytest.approx(state["alpha"] + [0.0]), refined
         assert refined[1]["refined"] is True and refined[1]["reference"] == pytest.approx(batch), refined
-        for _ in range(3):
-            live.put(NOMINAL)
+        for _ in range(12):  # the refined α̂ comes back towards the batch one: lost once its error ratio is above 1.0
+            live.put(NOMINAL)  # (hysteresis; 7 windows: 0.79, 0.91, 0.96, 0.98, 0.994, 0.9987, 1.0002)
             state = live.rls()
             if not state["trusted"]:
                 break

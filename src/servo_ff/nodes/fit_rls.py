@@ -100,11 +100,10 @@ class FitRLS:
         errors = f"prediction rms {rls['rms_rls']:.3g} vs the batch α̂'s {rls['rms_reference']:.3g}"
         if rls["trusted"] and not was_refined:
             self.get_logger().info(f"RLS α̂({joint}) trusted ({errors}): {what}; wrote {wrote} (kept up to date)")
-        elif not rls["trusted"]:
-            self.get_logger().warning(
-                f"RLS α̂({joint}) no longer trusted ({errors}): the batch α̂ {np.round(alpha, 4).tolist()} set back; "
-                f"{what}; wrote {wrote}"
-            )
+        elif not rls["trusted"]:  # one line per 5 s at most (before: unthrottled, one per flip of trust)
+            say = self.get_logger().warning
+            self._throttle("RLS trust lost", say, f"RLS α̂({joint}) no longer trusted ({errors}): the batch α̂ "
+                           f"{np.round(alpha, 4).tolist()} set back; {what}; wrote {wrote}")  # fmt: skip
 
     def _write_rls(self, alpha: list[float], rls: dict[str, Any]) -> str | None:
         """``output`` made to hold what the feed-forward node now runs: the refined ``alpha`` with an ``rls`` record
