@@ -318,3 +318,45 @@ def test_a_protocol1_alarm_shutdown_gone_before_the_health_read_is_latched_not_a
         assert not node.shut_down and rig.bus.regs.get("PWM Limit").tolist() == [1023, limit.raw]
     finally:
         rig.close()
+
+
+def test_a_protocol1_shutdown_released_while_the_bus_is_away_is_released_at_the_reconnection(tmp_path):
+    """Protocol 1.0: the knee's overload shutdown (Torque Limit 0, Torque Enable 1) is latched; the bus goes silent
+    and servo/torque_enable comes while it is away ('applied after reconnection'). At the reconnection its Torque
+    Limit is written back before its torque: the knee holds again, nothing latched. Before (review 19b): the
+    request cleared only the node's latch; Torque Limit stayed 0, the next health read latched again (Torque
+    Enable [1, 1], Torque Limit [1023, 0], the knee limp at -0.19 rad). A shutdown that comes while the bus
+    is away with no request since stays latched after the next reconnection."""
+    from std_srvs.srv import SetBool
+
+    rig = Rig(tmp_path, 64, PENDULUM, "dxl1")
+    try:
+        node = rig.node("servo_p1rc", stale_cycles=5)
+        lift(rig, node)
+        rig.bus.inject_overload(2)
+        wait_for(lambda: 1 in node.shut_down, 30.0, "the knee's shutdown latched")
+
+        def away_and_back(during=lambda: None) -> None:
+            rig.bus.set_silent(1, True)
+            rig.bus.set_silent(2, True)
+            wait_for(lambda: not node.connected, 30.0, "the bus lost")
+            during()
+            rig.bus.set_silent(1, False)
+            rig.bus.set_silent(2, False)
+            wait_for(lambda: node.connected, 30.0, "reconnected")
+            health_reads(node, 3)
+
+        def ask():
+            r = rig.h.call(rig.client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=True))
+            assert not r.success and "after reconnection" in r.message, r.message
+
+        away_and_back(ask)
+        assert rig.bus.regs.get("PWM Limit").tolist() == [1023, 1023], "Torque Limit back at Max Torque"
+        assert rig.torque().tolist() == [1, 1] and not node.shut_down, node.shut_down
+        wait_for(lambda: abs(rig.physics()["theta"][1] - node.gate.goal[1]) < 0.02, 30.0, "the knee held")
+
+        away_and_back(lambda: rig.bus.inject_overload(2))  # no request this time
+        wait_for(lambda: 1 in node.shut_down, 30.0, "the new shutdown latched")
+        assert rig.bus.regs.get("PWM Limit").tolist() == [1023, 0], "kept: no request since"
+    finally:
+        rig.close()

@@ -29,7 +29,7 @@ class HardwareCommands:
             return False, self.not_connected()
         before, self.torque_wanted = self.torque_wanted, bool(enable)
         if enable:  # the user's request: the protective shutdowns kept off until now come on too
-            self._release_shutdowns()
+            self._release_shutdowns(later=not self.connected)
         if not self.connected:
             return (
                 False,

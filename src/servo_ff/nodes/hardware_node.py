@@ -179,6 +179,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             return
         held = self._after_reconnect()  # the joints may have moved while the bus was away: hold where they are
         try:  # the fresh reading is the held goal; the torque state and the velocity / effort limits come back
+            self._release_asked(self._ready_ids())  # a torque request made while away (1.0: Torque Limit back)
             self._write_goal_and_torque()
             self.rewrite_limits()
         except BUS_OR_VALUE_FAILURES as e:
@@ -222,7 +223,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
 
     def hw_activate(self) -> tuple[bool, str]:
         self.torque_wanted = True
-        self._release_shutdowns()
+        self._release_shutdowns(later=not self.connected)
         if not self.connected:
             return True, f"bus not connected ({self.disconnect_reason}); torque on after reconnection"
         try:  # never jump: the held goal (present position) is written before torque on

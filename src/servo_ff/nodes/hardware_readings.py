@@ -128,6 +128,7 @@ class HardwareReadings:
             self.get_logger().warning(f"{text} joined: the trajectory being followed is stopped (holding)")
         ids = [self.ids[k] for k in new]
         self.rewrite_limits(ids)  # the velocity / effort limits commands wrote while it was away
+        self._release_asked(ids)  # a torque request made while it was away (1.0: Torque Limit back)
         latched = [self.ids[k] for k in new if int(k) in self.shut_down]  # a protective shutdown stays off
         if self.torque_wanted and len(latched) < len(ids):
             self.bus.write_goals(*self._goal_args())

@@ -18,7 +18,8 @@
   while their cause does, so once it has cooled its torque is off with no bit. So is one the bus reports in
   ``Health.shutdown`` (Protocol 1.0: Torque Enable stays 1, Torque Limit reads 0 until written; bit or none). That is
   not a reboot: its torque stays off, one ERROR line, /diagnostics ERROR, latched until the user's reboot /
-  torque_enable (or activate), which write the torque limit back (``bus.clear_shutdown``) (before: turned back on
+  torque_enable (or activate), which write the torque limit back (``bus.clear_shutdown``; asked while the bus is
+  away: when each servo is read again, :meth:`HardwareRecovery._release_asked`) (before: turned back on
   as "rebooted by itself", 0.6–0.7 s after an overheating shutdown; on 1.0 firmware not noticed at all).
 
 A mixin of :class:`~.hardware_node.HardwareNode` (uses its bus, readings and gate).
@@ -44,12 +45,25 @@ class HardwareRecovery:
         self.alarm_bits = np.zeros(len(self.ids), dtype=np.int64)  # bits seen since the last healthy torque-on read
         self.shut_down: dict[int, tuple[float, str]] = {}  # joint index → (monotonic time, why): kept torque off
         self.unpowered: set[int] = set()  # joint indices that rebooted by themselves, torque not restored yet
+        self.release_asked: set[int] = set()  # joint indices whose release was asked while the bus was away
 
-    def _release_shutdowns(self) -> None:
-        """The user asked for torque (torque_enable, reboot, activate, configure): the latched shutdowns go."""
+    def _release_shutdowns(self, later: bool = False) -> None:
+        """The user asked for torque (torque_enable, reboot, activate, configure): the latched shutdowns go.
+        ``later``: asked while the bus is away (torque_enable, activate): the servos' own alarm shutdowns (1.0:
+        Torque Limit 0) are released when each is read again (:meth:`_release_asked`), not before."""
         self.shut_down.clear()
         self.alarm_bits[:] = 0
         self.unpowered.clear()  # torque is written to every servo read with the request
+        self.release_asked = set(range(len(self.ids))) if later else set()
+
+    def _release_asked(self, ids: list[int]) -> None:
+        """Servos ``ids`` read again (reconnection, join) after a torque request made while the bus was away: their
+        alarm shutdown released now (``bus.clear_shutdown``: 1.0 Torque Limit back), before their torque is written.
+        A shutdown that came while the bus was away with no request since stays latched."""
+        rows = [int(k) for k in self._rows(ids) if int(k) in self.release_asked]
+        if rows:
+            self.bus.clear_shutdown([self.ids[k] for k in rows])
+            self.release_asked.difference_update(rows)
 
     def _hold_fresh(self, rows: np.ndarray, why: str) -> None:
         """The held goal of joints ``rows`` read this cycle := their reading (within the limits); a trajectory being
