@@ -439,6 +439,40 @@ def test_bus1_a_servo_that_rebooted_gets_its_gain_again_without_a_lost_write_war
             assert bus._gains.rewrites == {}
 
 
+def test_bus1_a_brown_out_of_a_servo_with_max_torque_0_is_not_an_alarm_shutdown(caplog):
+    """Max Torque (14) 0: Torque Limit (34) is 0 at power-on; set-up says the servo has no output until an effort
+    limit is written (one warning, not repeated by the next set-up). With an effort limit written and torque on, a
+    brown-out (Torque Enable 0, Torque Limit back at Max Torque: 0) is not reported as an alarm shutdown (before:
+    ``Health.shutdown`` True, the node latched it and never restored the knee: review 19b, Torque Enable [1, 0],
+    unrequested_reboots [0, 0]); an alarm shutdown (Torque Enable 1, Torque Limit 0) still is."""
+    ids = [1, 2]
+    with VirtualBus1(ids=ids, model="mx106-p1", return_delay=0) as vb:
+        vb.regs.set("Max Torque", 0, [1])
+        vb.regs.set("PWM Limit", 0, [1])  # as at power-on
+        cfg = BusConfig(port=vb.device, ids=ids, model="mx106-p1", protocol="dxl1", timeout_ms=100.0)
+        with make_bus(cfg) as bus:
+            bus.connect()
+            with caplog.at_level(logging.WARNING):
+                bus.setup()
+                bus.setup([2])
+            said = [r.getMessage() for r in caplog.records if "Max Torque (14) is 0" in r.getMessage()]
+            assert len(said) == 1 and said[0].startswith("id 2:"), said
+            bus.write_item(2, "PWM Limit", 122)  # an effort limit
+            bus.torque(True)
+            assert not bus.read_health().shutdown.any()
+            with vb._lock:
+                vb.brown_out(2)
+            assert vb.regs.get("PWM Limit").tolist() == [1023, 0] and vb.regs.get("Torque Enable").tolist() == [1, 0]
+            h = bus.read_health()
+            assert h.torque.tolist() == [1, 0] and h.shutdown.tolist() == [False, False], "a brown-out, not a cut"
+            bus.setup([2])  # the node's restore: set-up, the effort limit again, torque on
+            bus.write_item(2, "PWM Limit", 122)
+            bus.torque(True, [2])
+            vb.inject_overload(2)
+            h = bus.read_health()
+            assert h.torque.tolist() == [1, 1] and h.shutdown.tolist() == [False, True], "an alarm shutdown"
+
+
 def test_bus1_setup_raises_a_status_return_level_below_2_before_any_acknowledged_write(caplog):
     """Servos at Status Return Level 1 (PING and READ answered only): set-up reads the level, writes 2 without
     waiting for a status, reads it back, then torque off …; one line per servo (before: Torque Enable was written

@@ -17,8 +17,9 @@ the alarm bits of each status packet's error byte (input voltage, overheating, o
 :data:`.p1_units.ALARM_ERRORS`) are reported as the Hardware Error Status bits of the same meaning. An alarm
 shutdown on 1.0 firmware leaves Torque Enable at 1 and sets Torque Limit (34) to 0 until it is written (ROBOTIS
 e-manual, AX-12A / MX-28 (1.0), Torque Limit and Alarm Shutdown (18)): the health block spans it, and a 0 where
-the bus set up or wrote a non-zero limit is reported as ``Health.shutdown`` even once the alarm bit is gone (a
-brown-out instead puts it back at Max Torque (14) and Torque Enable at 0). The rest is
+the bus set up or wrote a non-zero limit, with Torque Enable still 1, is reported as ``Health.shutdown`` even once
+the alarm bit is gone (a brown-out instead puts it back at Max Torque (14) — 0 when that is 0 — and Torque Enable
+at 0; a Max Torque of 0 is one warning at set-up: no output until an effort limit is written). The rest is
 the 2.0 bus's: replies of earlier transactions never taken as fresh, per-servo :class:`CommStats`, missing servos
 skipped and re-probed, goals outside the limits refused before anything is written.
 
@@ -86,6 +87,7 @@ class DynamixelBus1(DynamixelBus):
         self.max_torque: dict[int, int] = {}  # id → Max Torque (14), read at set-up: Torque Limit at power-on
         self.torque_limit: dict[int, int] = {}  # id → the Torque Limit (34) it should have: Max Torque or written
         self.cut: set[int] = set()  # ids whose Torque Limit read 0 (alarm shutdown): released by the user's request
+        self._no_torque_said: set[int] = set()  # ids with Max Torque 0 whose warning was given
 
     def _build_groups(self) -> None:
         reader = BulkRead1 if self.bulk else PerServoRead1
@@ -105,6 +107,14 @@ class DynamixelBus1(DynamixelBus):
         self._return_delay(i)
         self.max_torque[i] = self.torque_limit[i] = self.read_item(i, "Max Torque")
         self._note_cut(i, self.read_item(i, TORQUE_LIMIT) == 0 and self.max_torque[i] != 0)
+        if self.max_torque[i] == 0 and i not in self._no_torque_said:
+            self._no_torque_said.add(i)
+            log.warning(
+                "id %d%s: Max Torque (14) is 0: Torque Limit (34) is 0 at every power-on, the servo has no output "
+                "until an effort limit (a command's effort) is written",
+                i,
+                self._name(i),
+            )
         self._gains.forget(i)
         self._check_position_limits(i, "CW/CCW Angle Limit")
 
@@ -156,8 +166,9 @@ class DynamixelBus1(DynamixelBus):
         """Torque Enable, Present Voltage and Temperature (24–43) of every active servo in one BULK_READ (MX) or one
         READ each (AX); ``hw_error`` = the alarm bits of each reply's status error byte as Hardware Error Status bits;
         ``torque`` (−1 where unread) shows a servo that rebooted by itself (torque off unasked); ``shutdown`` one
-        whose alarm shutdown cut its output (Torque Limit (34) 0 where :attr:`torque_limit` is not), with or
-        without its alarm bit still set."""
+        whose alarm shutdown cut its output (Torque Limit (34) 0 where :attr:`torque_limit` is not, Torque Enable
+        still 1), with or without its alarm bit still set; Torque Enable 0 with Torque Limit 0 is a brown-out of a
+        servo whose Max Torque (14) is 0."""
         g = self._health
         if self._asked:
             before = g.transactions
@@ -177,7 +188,7 @@ class DynamixelBus1(DynamixelBus):
                 temp[k] = float(data[HEALTH_VOLTAGE + 1])
                 torque[k] = data[0]
                 limit = int.from_bytes(bytes(data[AT_TORQUE_LIMIT : AT_TORQUE_LIMIT + 2]), "little")
-                cut[k] = limit == 0 and self.torque_limit.get(i, 0) != 0
+                cut[k] = limit == 0 and self.torque_limit.get(i, 0) != 0 and data[0] != 0  # not a brown-out
                 self._note_cut(i, bool(cut[k]))
                 hw[k] = alarm_to_hw(self.ph.alarms.get(i, 0))
                 valid[k] = True
