@@ -91,3 +91,28 @@ def test_sts_servo_in_wheel_mode_is_refused_naming_id_joint_and_mode():
             if s.valid.all() and np.abs(s.position - goals).max() < 0.02:
                 break
         assert np.abs(s.position - goals).max() < 0.02, s.position
+
+
+@pytest.mark.parametrize(
+    "mode, why",
+    [
+        (1, r"\(wheel / constant speed\), not 0 \(position\): it turns at Goal Velocity \(46\) and would ignore every"),
+        (2, r"\(PWM \(open loop\)\), not 0 \(position\): it drives the open-loop duty of Goal Time \(44\)"),
+        (
+            3,
+            r"\(step\), not 0 \(position\): Goal Position \(42\) is a number of steps to move by there: it would",
+        ),
+        (7, r"\(unknown\), not 0 \(position\): not a mode of the STS memory table \(0-3\)"),
+    ],
+    ids=["wheel", "pwm", "step", "unknown"],
+)
+def test_sts_refusal_says_why_each_mode_is_not_driven(mode, why):
+    """Feetech STS memory table, Operating Mode (0x21): 1 turns at the running speed (0x2E), 2 is open-loop PWM (0x2C),
+    3 takes Goal Position (0x2A) as a number of steps to move by. Before: every mode was said to 'ignore every goal
+    position' (step mode moves by each goal)."""
+    vb = virtual("sts", return_delay=0)
+    vb.regs.set("Operating Mode", mode, [1])
+    with vb, make_bus(config(vb, "sts")) as bus:
+        bus.connect()
+        with pytest.raises(GoalRejected, match=r"id 2 \(joint 'knee'\) is in Operating Mode %d " % mode + why):
+            bus.setup()

@@ -3,8 +3,9 @@
 3400 counts/s internal target) wired to the STS registers in the table's units.
 
 Inputs (before every advance): Goal Position clipped to Min/Max Position Limit (position mode; both 0 = multi-turn,
-no clip; Operating Mode ≠ 0 — wheel, PWM, step — does not follow it: the servo stays where it is, as in wheel mode
-at Goal Velocity 0; those modes' own control is not emulated), Torque Enable = 1, the P coefficient (Position P Gain
+no clip; Operating Mode ≠ 0 does not follow it: the servo stays where it is — as in wheel mode at Goal Velocity 0
+and PWM mode at Goal Time 0; step mode (3), where the firmware moves by each Goal Position as a relative step, is
+not emulated: it stays too; the bus refuses all three at set-up), Torque Enable = 1, the P coefficient (Position P Gain
 ÷ ``p_gain_per_kp`` = bam's kp) and the duty limit Torque Limit / 1000. Outputs: Present Position (modulo 4096:
 single-turn feedback), Present Velocity [counts/s], Present Load (drive duty, 0.1 %), Present Current (6.5 mA),
 voltage, temperature, Moving, Position Trajectory (the firmware's internal target) — sign-magnitude where the table

@@ -31,7 +31,15 @@ log = logging.getLogger(__name__)
 MAX_ID = 0xFD  # 253 (0xFE is broadcast)
 SRL_ALL = 1  # Status Return Level: 0 answers PING and READ only, 1 every instruction
 POSITION_MODE = 0  # Operating Mode (33, EPROM): 0 position (servo) mode; 1 wheel (constant speed), 2 PWM, 3 step
-MODES = {0: "position", 1: "wheel / constant speed", 2: "PWM (open loop)", 3: "step"}
+#: Operating Mode → (name, why the bus cannot drive it), after the Feetech STS memory table's row for 0x21 ("1: motor
+#: constant speed mode, controlled by parameter 0x2E … 2: PWM open-loop speed regulation mode, controlled by parameter
+#: 0x2C … 3: step servo mode, and the target position of parameter 0x2A is used to indicate the number of steps")
+MODES = {
+    0: ("position", ""),
+    1: ("wheel / constant speed", "it turns at Goal Velocity (46) and would ignore every goal position"),
+    2: ("PWM (open loop)", "it drives the open-loop duty of Goal Time (44) and would ignore every goal position"),
+    3: ("step", "Goal Position (42) is a number of steps to move by there: it would move by each goal, not to it"),
+}
 
 
 class StsTransactions(ServoTransactions):
@@ -104,15 +112,15 @@ class StsTransactions(ServoTransactions):
         self.write_item(servo_id, "Goal Position", self.read_item(servo_id, "Present Position"))
 
     def _check_operating_mode(self, i: int) -> None:
-        """Raise :class:`GoalRejected` naming the id, joint and mode when servo ``i`` is not in position mode: in
-        wheel, PWM or step mode it ignores Goal Position while its replies look healthy. Read, never written (an
-        EPROM item, as the 2.0 bus reads Operating Mode and refuses what it does not fit): the user sets it."""
+        """Raise :class:`GoalRejected` naming the id, joint, mode and why (:data:`MODES`) when servo ``i`` is not in
+        position mode: in wheel or PWM mode it ignores Goal Position, in step mode it moves by it, while its replies
+        look healthy. Read, never written (an EPROM item): the user sets it."""
         mode = self.read_item(i, "Operating Mode")
         if mode != POSITION_MODE:
+            name, why = MODES.get(mode, ("unknown", "not a mode of the STS memory table (0-3)"))
             raise GoalRejected(
-                f"id {i}{self._name(i)} is in Operating Mode {mode} ({MODES.get(mode, 'unknown')}), not "
-                f"{POSITION_MODE} (position): it would ignore every goal position; set Operating Mode (33) to 0 with "
-                "torque off (Feetech FD, or a write with Lock (55) = 0 to keep it)"
+                f"id {i}{self._name(i)} is in Operating Mode {mode} ({name}), not {POSITION_MODE} (position): {why}; "
+                "set Operating Mode (33) to 0 with torque off (Feetech FD, or a write with Lock (55) = 0 to keep it)"
             )
 
     def hardware_error(self, servo_id: int) -> int:
