@@ -116,3 +116,48 @@ def test_sts_refusal_says_why_each_mode_is_not_driven(mode, why):
         bus.connect()
         with pytest.raises(GoalRejected, match=r"id 2 \(joint 'knee'\) is in Operating Mode %d " % mode + why):
             bus.setup()
+
+
+@pytest.mark.parametrize(
+    "mode, why",
+    [
+        (0, "current\\), .*Goal Current \\(102\\)"),
+        (1, "velocity\\), .*Goal Velocity \\(104\\)"),
+        (16, "PWM\\), .*Goal PWM"),
+    ],
+    ids=["current", "velocity", "pwm"],
+)
+def test_dxl2_servo_not_in_a_position_mode_is_refused_naming_id_joint_and_mode(mode, why):
+    """ROBOTIS e-manual, Operating Mode (11): 3 position, 4 extended position, 5 current-based position go to Goal
+    Position; 0, 1, 16 follow Goal Current / Velocity / PWM. Before (review 19b, /tmp/review_19b/dxl2_mode.py): the
+    knee in velocity mode was set up and driven, reported valid, and the emulator took its goals as in position
+    mode. Now refused at set-up, never written; the modes that go to Goal Position are kept in ``bus.modes`` (the
+    effort limit reads them there)."""
+    vb = virtual("dxl2", return_delay=0)
+    vb.regs.set("Operating Mode", mode, [1])
+    with vb, make_bus(config(vb, "dxl2")) as bus:
+        bus.connect()
+        with pytest.raises(GoalRejected, match=rf"id 2 \(joint 'knee'\) is in Operating Mode {mode} \({why}"):
+            bus.setup()
+        assert vb.regs.get("Operating Mode").tolist() == [3, mode], "refused, never written"
+        for ok in (4, 5, 3):
+            vb.regs.set("Operating Mode", ok, [1])  # the user set it
+            bus.setup([2])
+            assert bus.modes == {1: 3, 2: ok}
+
+
+def test_the_dxl2_emulator_follows_goal_position_only_in_a_position_mode():
+    """The virtual 2.0 servo in velocity mode (set behind the set-up's back) stays where it is under a goal, as the
+    STS one does outside position mode (before: it went to the goal in every mode)."""
+    vb = virtual("dxl2", return_delay=0, loads=ServoLoad())
+    with vb, make_bus(config(vb, "dxl2")) as bus:
+        bus.connect()
+        bus.setup()
+        bus.torque(True)
+        vb.regs.set("Operating Mode", 1, [1])
+        goals = np.array([0.5, 0.5])
+        for _ in range(400):
+            s = bus.cycle(goals)
+            if s.valid.all() and abs(s.position[0] - 0.5) < 0.02:
+                break
+        assert abs(s.position[0] - 0.5) < 0.02 and abs(s.position[1]) < 0.02, s.position

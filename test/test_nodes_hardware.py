@@ -107,7 +107,7 @@ def test_joint_command_velocity_and_effort_write_the_limit_registers(ros):
     h, node, client, states, diags, supply, pub, vbus, link = ros
     bus = vbus["bus"]
     bus.regs.set("Operating Mode", [5, 3])  # shoulder current-based position, elbow position
-    node.operating_modes.clear()
+    node.bus.modes.clear()  # changed behind the set-up's back: read again
     cmd = client.create_publisher(JointState, "servo/joint_command", 10)
     wait_for(lambda: cmd.get_subscription_count(), 20.0, "joint_command subscription")
     rejected = node.gate.rejected

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable
 
 from . import control_table as ct
+from . import operating_modes
 from .bus_types import BusError, GoalRejected
 from .transactions import CommStats
 
@@ -192,6 +193,13 @@ class ServoTransactions:
                     time.sleep(4 * RETRY_BACKOFF_S * 2**attempt)
         if self._delays:
             self.port.set_return_delay(max(self._delays.values()) * ct.RETURN_DELAY_UNIT)
+
+    def _check_operating_mode(self, i: int) -> None:
+        """Operating Mode of servo ``i`` read and kept (``modes``); one that does not go to Goal Position is refused,
+        :class:`GoalRejected` naming the id, joint, mode and why (:mod:`.operating_modes`). Never written (an EEPROM
+        item): the user sets it."""
+        self.modes[i] = mode = self.read_item(i, "Operating Mode")
+        operating_modes.check(self.table.protocol, mode, f"id {i}{self._name(i)}")
 
     def _answer_every_instruction(self, i: int, level: int) -> None:
         """Status Return Level of servo ``i`` raised to ``level`` (every instruction answered), before any write

@@ -63,6 +63,7 @@ class SyncReadBus:
         self.lower, self.upper = self.limits.lower, self.limits.upper
         self.servo_ranges: dict[int, tuple[int, int, str]] = {}  # id → Min/Max Position Limit counts read at set-up
         self.torque_on: set[int] = set()  # servos this bus last turned torque on (torque(), set-up and reboot clear)
+        self.modes: dict[int, int] = {}  # id → Operating Mode read at set-up (2.0, STS; :mod:`.operating_modes`)
         self._read = None
         self._health = None
         self._is_open = False

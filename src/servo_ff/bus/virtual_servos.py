@@ -15,6 +15,7 @@ from ..models import slots
 from ..models.params import ActuatorParams
 from ..models.servo_bank import ServoBank, ServoLoad, pendulum_of
 from . import control_table as ct
+from .operating_modes import goal_modes
 from .registers import RegisterMemory
 
 
@@ -29,9 +30,12 @@ class VirtualServos:
         self.inputs()
 
     def inputs(self) -> None:
-        """Registers → the bank's inputs: Goal Position, Torque Enable, Position P Gain, PWM Limit."""
+        """Registers → the bank's inputs: Goal Position (followed in Operating Mode 3, 4, 5; in 0, 1, 16 the servo
+        stays where it is: current, velocity and PWM control are not emulated), Torque Enable, Position P Gain, PWM
+        Limit."""
         r, b = self.regs, self.bank
-        b.goal = ct.counts_to_rad(r.get("Goal Position"))
+        goal = ct.counts_to_rad(r.get("Goal Position"))
+        b.goal = np.where(np.isin(r.get("Operating Mode"), goal_modes("dxl2")), goal, b.theta)
         b.enable = (r.get("Torque Enable") != 0).astype(np.float64)
         b.packed[:, slots.KP] = ct.p_gain_to_kp(r.get("Position P Gain"), r.table)
         b.packed[:, slots.MAXPWM] = np.maximum(np.minimum(self.max_pwm, r.get("PWM Limit") / ct.PWM_FULL_SCALE), 1e-6)

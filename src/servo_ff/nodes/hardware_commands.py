@@ -111,7 +111,8 @@ class HardwareCommands:
                 self.bus.write_item(i, item, raw)
 
     def _operating_mode(self, i: int) -> int:
-        """Operating Mode of servo ``i`` (EEPROM: read once per connection)."""
-        if i not in self.operating_modes:
-            self.operating_modes[i] = self.bus.read_item(i, "Operating Mode")
-        return self.operating_modes[i]
+        """Operating Mode of servo ``i`` as its set-up read and accepted it (``bus.modes``,
+        :mod:`servo_ff.bus.operating_modes`); read now if the bus does not hold it."""
+        if i not in self.bus.modes:
+            self.bus.modes[i] = self.bus.read_item(i, "Operating Mode")
+        return self.bus.modes[i]

@@ -78,7 +78,6 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.voltage = np.full(n, np.nan)
         self.voltage_at = np.full(n, np.nan)  # [s, node clock] of each servo's voltage reading
         self.hw_error = np.full(n, -1, dtype=np.int64)
-        self.operating_modes: dict[int, int] = {}  # id → Operating Mode, read when an effort limit needs it
         self.limits_written: dict[tuple[str, str], int] = {}  # (joint, item) → raw: the last velocity/effort limit
         self._setup_interface(table)
         self._default_limits_from_table()
@@ -152,7 +151,6 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             self.disconnect_reason = f"connect to {self.table['port']} failed: {e}"
             return False, self.disconnect_reason
         self.bus = self._limits_bus = bus
-        self.operating_modes.clear()
         self._store(state)
         self.connected = True
         self.failed_cycles = 0

@@ -1,7 +1,7 @@
 """Single-servo transactions of the Dynamixel bus: what Protocol 2.0 decides on top of the shared
 :class:`~servo_ff.bus.servo_transactions.ServoTransactions` (retries, ping, scan, connect, setup loop): the status
 byte's error bits, the broadcast PING, control-table items by name, REBOOT and the per-servo setup (Return Delay
-Time, indirect addresses, position limits).
+Time, Operating Mode, indirect addresses, position limits).
 
 :class:`DynamixelTransactions` is a part of :class:`~.bus.DynamixelBus` (and so of :class:`~.bus_p1.DynamixelBus1`).
 """
@@ -78,11 +78,13 @@ class DynamixelTransactions(ServoTransactions):
         return self.read_item(dxl_id, "Hardware Error Status")
 
     def _setup_one(self, i: int) -> None:
-        """Torque off, Return Delay Time, indirect addresses for :meth:`read_health` (and the P-gain write), and a
-        check of its Min/Max Position Limit against the joint limits."""
+        """Torque off, Return Delay Time, Operating Mode checked (3, 4 or 5: it goes to Goal Position), indirect
+        addresses for :meth:`read_health` (and the P-gain write), and a check of its Min/Max Position Limit against
+        the joint limits."""
         mapping = list(HEALTH_INDIRECT) + (list(GAIN_GOAL_INDIRECT) if self.config.p_gain else [])
         self.write_item(i, "Torque Enable", 0)
         self._return_delay(i)
+        self._check_operating_mode(i)
         for k, addr in enumerate(mapping, start=1):
             self.write_item(i, f"Indirect Address {k}", addr)
         self._check_position_limits(i)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...models import slots
 from .. import control_table as ct
+from ..operating_modes import goal_modes
 from ..virtual_servos import VirtualServos
 
 DUTY_FULL_SCALE = 1000  # Torque Limit, PWM Limit (Max Torque Limit) and Present Load: 0.1 % of full duty
@@ -33,7 +34,7 @@ class StsServos(VirtualServos):
         lo, hi = r.get("Min Position Limit"), r.get("Max Position Limit")
         bounded = (lo != 0) | (hi != 0)
         goal = t.position_to_rad(np.where(bounded, np.clip(goal, lo, np.maximum(lo, hi)), goal))
-        b.goal = np.where(r.get("Operating Mode") == 0, goal, b.theta)
+        b.goal = np.where(np.isin(r.get("Operating Mode"), goal_modes("sts")), goal, b.theta)
         b.enable = (r.get("Torque Enable") == 1).astype(np.float64)
         b.packed[:, slots.KP] = ct.p_gain_to_kp(r.get("Position P Gain"), t)
         duty = r.get("Torque Limit") / DUTY_FULL_SCALE

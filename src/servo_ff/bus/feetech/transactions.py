@@ -22,7 +22,7 @@ import logging
 import scservo_sdk as scs
 
 from .. import control_table as ct
-from ..bus_types import BusError, GoalRejected
+from ..bus_types import BusError
 from ..servo_transactions import COMM_SUCCESS, ServoTransactions
 from . import status
 
@@ -30,16 +30,6 @@ log = logging.getLogger(__name__)
 
 MAX_ID = 0xFD  # 253 (0xFE is broadcast)
 SRL_ALL = 1  # Status Return Level: 0 answers PING and READ only, 1 every instruction
-POSITION_MODE = 0  # Operating Mode (33, EPROM): 0 position (servo) mode; 1 wheel (constant speed), 2 PWM, 3 step
-#: Operating Mode → (name, why the bus cannot drive it), after the Feetech STS memory table's row for 0x21 ("1: motor
-#: constant speed mode, controlled by parameter 0x2E … 2: PWM open-loop speed regulation mode, controlled by parameter
-#: 0x2C … 3: step servo mode, and the target position of parameter 0x2A is used to indicate the number of steps")
-MODES = {
-    0: ("position", ""),
-    1: ("wheel / constant speed", "it turns at Goal Velocity (46) and would ignore every goal position"),
-    2: ("PWM (open loop)", "it drives the open-loop duty of Goal Time (44) and would ignore every goal position"),
-    3: ("step", "Goal Position (42) is a number of steps to move by there: it would move by each goal, not to it"),
-}
 
 
 class StsTransactions(ServoTransactions):
@@ -110,18 +100,6 @@ class StsTransactions(ServoTransactions):
         self.torque_on.discard(servo_id)
         self.write_item(servo_id, "Torque Enable", 0)
         self.write_item(servo_id, "Goal Position", self.read_item(servo_id, "Present Position"))
-
-    def _check_operating_mode(self, i: int) -> None:
-        """Raise :class:`GoalRejected` naming the id, joint, mode and why (:data:`MODES`) when servo ``i`` is not in
-        position mode: in wheel or PWM mode it ignores Goal Position, in step mode it moves by it, while its replies
-        look healthy. Read, never written (an EPROM item): the user sets it."""
-        mode = self.read_item(i, "Operating Mode")
-        if mode != POSITION_MODE:
-            name, why = MODES.get(mode, ("unknown", "not a mode of the STS memory table (0-3)"))
-            raise GoalRejected(
-                f"id {i}{self._name(i)} is in Operating Mode {mode} ({name}), not {POSITION_MODE} (position): {why}; "
-                "set Operating Mode (33) to 0 with torque off (Feetech FD, or a write with Lock (55) = 0 to keep it)"
-            )
 
     def hardware_error(self, servo_id: int) -> int:
         """Status register (address 65) of one servo, in the Hardware Error Status layout (:mod:`.status`)."""
