@@ -256,6 +256,20 @@ def test_on_exit_hold_names_the_joints_left_on_and_those_kept_off(rig, capfd):
     assert line.endswith("; OFF for joint 'knee' (id 2) (protective shutdown latched)"), line
 
 
+def test_on_exit_hold_says_a_joint_rebooted_by_itself_and_not_restored_is_off(rig):
+    """A knee seen rebooted by itself (brown-out: torque off) whose restore has not come yet is off, not left ON
+    (before: 'torque left ON for joints 'hip' (id 1), 'knee' (id 2)')."""
+    node = rig.node("servo_exit_up", on_exit="hold")
+    lift(rig, node)
+    with rig.h._busy:  # between two callbacks: the health read saw the brown-out, its restore not done yet
+        with rig.bus._lock:
+            rig.bus.brown_out(2)
+        node.unpowered.add(1)
+        text = node._hold_text()
+    assert text.startswith("torque left ON for joint 'hip' (id 1), holding hip 1.2"), text
+    assert text.endswith("; OFF for joint 'knee' (id 2) (rebooted by itself, not restored)"), text
+
+
 @pytest.mark.parametrize(
     "model, cause",
     [("ax12a", "overheating"), ("ax12a", "overload"), ("mx106-p1", "overheating"), ("mx106-p1", "overload")],

@@ -139,12 +139,19 @@ class HardwareRecovery:
 
     def _hold_text(self) -> str:
         """Which joints ``on_exit: hold`` leaves torque on (at their held goal [rad]) and which are off and why (a
-        latched protective shutdown, a servo not on the bus)."""
-        on = [self.index_of_id[i] for i in self._ready_ids()]
+        latched protective shutdown, rebooted by itself and not restored yet, a servo not on the bus)."""
+        on = [k for i in self._ready_ids() if (k := self.index_of_id[i]) not in self.unpowered]
         goals = ", ".join(f"{self.joints[k]} {self.gate.goal[k]:.4f}" for k in on)
         text = f"torque left ON for {self.joint_text(on)}, holding {goals} rad" if on else "torque ON for no joint"
         off = [k for k in range(len(self.ids)) if k not in on]
-        why = {k: "protective shutdown latched" if k in self.shut_down else "not read: silent or missing" for k in off}
+        why = {
+            k: "protective shutdown latched"
+            if k in self.shut_down
+            else "rebooted by itself, not restored"
+            if k in self.unpowered
+            else "not read: silent or missing"
+            for k in off
+        }
         return text + "".join(f"; OFF for {self.joint_text([k])} ({why[k]})" for k in off)
 
     def _restore_rebooted(self, ids: list[int], why: list[str]) -> None:
