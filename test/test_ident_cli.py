@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import yaml
 
 from servo_ff.cli import main
 from servo_ff.dynamics.alpha import load_alpha
@@ -81,6 +82,25 @@ def test_ilc_then_fit(tmp_path):
     table = load_alpha(out / "alpha.yaml", ["pendulum"])  # the α file the feed-forward node reads
     alpha = table.alpha[0]
     assert len(alpha) == 5 and alpha[4] == 0 and min(alpha) >= 0 and alpha[0] > 0 and (out / "residuals.png").exists()
+    assert "ilc_stopped" not in yaml.safe_load((out / "alpha.yaml").read_text())["fit"]
+
+
+def test_fit_of_a_stopped_ilc_record_says_why_it_stopped(tmp_path, capsys):
+    """A record whose ILC run stopped early (diverged, interrupted): the fit warns in one line naming the reason
+    and alpha.yaml keeps it (before: fitted and written as any record, the reason dropped)."""
+    from dataclasses import replace
+
+    from servo_ff.io.ilc_record import load_ilc_record, save_ilc_record
+
+    ilc = tmp_path / "ilc"
+    assert main(["ilc", "--kp", "8", "--delay", "0.06", "--max-iterations", "8", "--out", str(ilc)]) == 0
+    why = "diverged: q_max 0.9000 rad at iteration 3"
+    save_ilc_record(replace(load_ilc_record(ilc / "ilc.npz"), stopped=why), tmp_path / "stopped.npz")
+    capsys.readouterr()
+    assert main(["fit", str(tmp_path / "stopped.npz"), "--out", str(tmp_path / "alpha")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "stopped.npz" in err[0] and why in err[0], err
+    assert yaml.safe_load((tmp_path / "alpha" / "alpha.yaml").read_text())["fit"]["ilc_stopped"] == why
 
 
 def test_cli_errors_name_the_problem(tmp_path, capsys):

@@ -157,3 +157,20 @@ def test_the_rls_says_a_joint_states_pause_once_per_throttle_period(caplog):
         r.getMessage() for r in caplog.records if "recorder gap" in r.getMessage()
     ]
     assert len(said) == 1 and "RLS: joint_states: 1 recorder gap(s)" in said[0], said
+
+
+def test_a_joint_without_effort_is_not_refused_after_one_with_effort():
+    """Stale samples are told per joint: after a live fit of a joint whose effort is given, a joint whose effort is
+    never given (a mixed bus: no kt) is still taken, and a joint change forgets what was seen (before: one flag pair
+    for every joint, never reset: every state of the second joint refused as 'no fresh reading')."""
+    import math
+    from types import SimpleNamespace
+
+    from servo_ff.nodes.fit_live import FitLiveData
+
+    live = FitLiveData.__new__(FitLiveData)
+    live._fields_seen = {}
+    msg = SimpleNamespace(name=["a", "b"], velocity=[0.1, 0.2], effort=[0.3, math.nan])
+    assert not live._not_fresh(msg, 0) and not live._not_fresh(msg, 1)
+    stale = SimpleNamespace(name=["a", "b"], velocity=[math.nan, 0.2], effort=[math.nan, math.nan])
+    assert live._not_fresh(stale, 0) and not live._not_fresh(stale, 1)  # a's reading missing; b never gives effort

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 
@@ -114,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         nonnegative=not args.unconstrained,
     )
     fit, data = res.fit, res.data
+    if res.stopped_line():
+        print(f"warning: {res.stopped_line()}", file=sys.stderr)
     out = Path(args.out)
     path = save_alpha_result(res, out / "alpha.yaml")
     gain = data.kp * data.u_bat[: fit.n_samples]

@@ -30,7 +30,7 @@ class FitLiveData:
     def _init_live(self) -> None:
         self.buffer, self.goals, self.volts = deque(), deque(), deque()  # (t [s], value) of the live data
         self._throttle = Throttle(5.0)  # a refused live message: one line per topic every 5 s
-        self._fields_seen = [False, False]  # a finite velocity / effort of the joint seen: NaN then means stale
+        self._fields_seen: dict[str, list[bool]] = {}  # per joint: a finite velocity / effort seen (NaN: stale)
         self.late_states = 0  # joint_states refused as out of order (stamped before the last one)
         self.p_gains: deque = deque()  # (t [s], gains in `joints` order) sent on servo/p_gains
 
@@ -63,11 +63,11 @@ class FitLiveData:
     def _not_fresh(self, msg: JointState, k: int) -> bool:
         """Joint ``k``'s velocity or effort is not finite while that field was finite before (never finite: not
         recorded by the publisher, not a missing reading)."""
-        stale = False
-        for i, values in enumerate((msg.velocity, msg.effort)):
+        stale, seen = False, self._fields_seen.setdefault(msg.name[k], [False, False])  # before: one pair for every
+        for i, values in enumerate((msg.velocity, msg.effort)):  # joint: NaN effort refused after another's finite
             finite = k < len(values) and math.isfinite(values[k])
-            self._fields_seen[i] |= finite
-            stale |= self._fields_seen[i] and not finite
+            seen[i] |= finite
+            stale |= seen[i] and not finite
         return stale
 
     def _refuse(self, topic: str, why: str) -> None:  # before: such messages were dropped, or stored, unsaid
@@ -143,12 +143,17 @@ class FitLiveData:
         fresh = now - max(window, self.table["supply_timeout"])
         return js[js[:, 0] >= now - window], gl[gl[:, 0] >= now - window], volts[volts[:, 0] >= fresh]
 
-    def _supply_stale(self) -> str:
-        """Why no servo_supply voltage is fit to use now (no reading yet, or the last one older than
-        ``supply_timeout`` [s]: named with its age), or "" when one is."""
-        if not self.volts:
-            return "no valid servo_supply reading held"
-        age, bound = self._now() - self.volts[-1][0], self.table["supply_timeout"]
+    def _supply_stale(self, volts: np.ndarray) -> str:
+        """Why the voltages ``volts`` of a :meth:`_samples` snapshot are not fit to use now (none, or the last one
+        older than ``supply_timeout`` [s]: named with its age), or "" when they are. From the snapshot, not the
+        live deque (before: a reading arriving between the two left the snapshot empty: an IndexError)."""
+        now, bound = self._now(), self.table["supply_timeout"]
+        if not len(volts):  # stale whatever came since; named by the age of the newest one older than the snapshot
+            older = [t for t, _ in list(self.volts) if now - t > bound]
+            if not older:
+                return "no valid servo_supply reading held"
+            return f"the last servo_supply reading is {now - older[-1]:.1f} s old (supply_timeout {bound:g} s)"
+        age = now - volts[-1, 0]
         return f"the last servo_supply reading is {age:.1f} s old (supply_timeout {bound:g} s)" if age > bound else ""
 
     def _drop_old_time(self) -> str:
@@ -162,6 +167,7 @@ class FitLiveData:
         self.buffer.clear()
         self.goals.clear()
         self.volts.clear()
+        self._fields_seen.clear()
         if self.refiner is not None:
             self.refiner.last_time = -math.inf
         if not any(n):

@@ -236,7 +236,7 @@ class FitNode(FitLiveData, FitRLS, Node):
                 f"{len(gl)} messages in the last {v['window']:g} s)"
             )
         kp, kp_source = self._live_kp(max(gl[0, 0], js[0, 0]), js[-1, 0])
-        stale = self._supply_stale()
+        stale = self._supply_stale(volts)
         if stale:  # before: the last reading, however old (12.44 s with a 5 s window), fitted on unsaid
             raise ValueError(f"{stale}: no current supply voltage for Eq. 19; not fitted")
         u_bat = float(volts[:, 1].mean())
@@ -289,6 +289,8 @@ class FitNode(FitLiveData, FitRLS, Node):
                 self.pub_result.publish(String(data=json.dumps({"error": str(e)})))
                 return False, msg
             result = fitted.as_dict()
+            if fitted.stopped_line():
+                self.get_logger().warning(fitted.stopped_line())
             if self.table["source"] == "topics" and self.table["rls"]:
                 self._start_rls(fitted)  # from this fit (before: a later fit left the RLS on the first one's)
             ff_ok, result["feedforward"] = self._set_feedforward(result)

@@ -49,7 +49,7 @@ class FitRLS:
         js, gl, volts = self._samples()
         if len(js) < 20 or len(gl) < 20:
             return
-        stale = self._supply_stale()
+        stale = self._supply_stale(volts)
         if stale:  # before: updated on a 6.1 s old 12 V while the supply was NaN
             self.get_logger().warning(f"RLS holds α̂({v['joint']}): {stale}", throttle_duration_sec=10.0)
             return

@@ -11,7 +11,7 @@ recorded ``*p_gains``); :attr:`AlphaResult.kp_source` says which. Every fit pass
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +38,11 @@ class AlphaResult:
     fit: AlphaFit
     data: AlphaData
     kp_source: str = ""  # where kp came from: given, ILC record, log, a bag's recorded gains topic
+    ilc_stopped: str = ""  # why the ILC run of the record stopped early ("": it ended normally, or not a record)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (α̂, q̇_s, δ, t_d, rms, condition, samples, kp and its source, mean supply, source)."""
+        """JSON-ready summary (α̂, q̇_s, δ, t_d, rms, condition, samples, kp and its source, mean supply, source; an
+        ILC record's ``ilc_stopped`` reason when its run stopped early)."""
         return {
             "joint": self.joint,
             "source": self.data.source,
@@ -48,7 +50,14 @@ class AlphaResult:
             "kp": self.data.kp,
             "kp_source": self.kp_source,
             "u_bat": float(np.mean(self.data.u_bat)),
+            **({"ilc_stopped": self.ilc_stopped} if self.ilc_stopped else {}),
         }
+
+    def stopped_line(self) -> str:
+        """One warning line when the fitted ILC record comes from a run that stopped early, else ""."""
+        if not self.ilc_stopped:
+            return ""
+        return f"{self.data.source}: its ILC run stopped early ({self.ilc_stopped}): fitted on the trials it kept"
 
 
 def urdf_joint_torque(urdf: str | Path, joint: str) -> TorqueFn:
@@ -112,6 +121,7 @@ def fit_alpha_source(
     type). ``gate``: the quality gate (None: its defaults); FitRefused names the failing figure. ``fit_options`` go
     to ``fit_alpha``."""
     torque: TorqueFn | np.ndarray | None = None
+    stopped = ""
     if kp is not None and not (math.isfinite(kp) and kp > 0):  # before: 0 read as "not given" (the record's kp)
         raise ValueError(f"kp must be finite and > 0, got {kp}")
     if iteration < -1:  # -1: the trial with the lowest windowed error; before, any negative number meant it
@@ -120,7 +130,7 @@ def fit_alpha_source(
         rec = load_ilc_record(path)
         if joint and rec.joint != joint:
             raise ValueError(f"{path}: the ILC record is for joint {rec.joint!r}, not {joint!r}")
-        joint = rec.joint
+        joint, stopped = rec.joint, rec.stopped  # before: a diverged or interrupted run's record fitted unsaid
         data = data_from_record(rec, iteration, kp, f"ILC record {path}")
         kp_source = "given" if kp is not None else "ILC record"
         if rec.pendulum is not None:
@@ -145,7 +155,8 @@ def fit_alpha_source(
             f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF "
             "(or the pendulum's mass and length)"
         )
-    return gated_fit(joint, data, torque, gate, kp_source, **fit_options)
+    res = gated_fit(joint, data, torque, gate, kp_source, **fit_options)
+    return replace(res, ilc_stopped=stopped) if stopped else res
 
 
 def gated_fit(
