@@ -606,3 +606,35 @@ def test_ilc_trial_the_wall_time_sim_dropped_time_in_is_run_again(ros, tmp_path)
     fine = np.repeat(rec.commands[0], 10)[:, None]
     r = rollout(act, np.array([q0]), np.array([0.0]), fine, 0.001, load=PendulumLoad(0.5, 0.15, 0.0))
     np.testing.assert_allclose(rec.measured[0], r.theta[::10, 0], atol=3e-3)
+
+
+def test_ilc_stream_trial_waits_for_the_states_of_its_end(ros, tmp_path):
+    """A stream trial is recorded until a /joint_states stamped at its end has come, however late (a starved
+    process). Before, the node waited two samples after its last goal and then failed 'do not cover the trial'
+    (test_ilc_node_learns_and_writes_result under load). Here the sim's executor is starved 0.3 s once, 0.1 s
+    before the trial's end (within max_catch_up: it catches up, every state published, 0.3 s late)."""
+    from servo_ff.nodes.sim_node import SimNode
+
+    h, n = ros, 100  # samples of the 1 s reference at 100 Hz
+
+    class LateSim(SimNode):
+        goals = 0
+
+        def _on_joint_command(self, msg):
+            LateSim.goals += 1
+            if LateSim.goals == 1 + n - 10:  # the hold's goal, then the samples: 0.1 s before the end
+                time.sleep(0.3)  # the stall itself (no synchronisation)
+            super()._on_joint_command(msg)
+
+    params = {**sim_params(["pendulum_1"]), "max_catch_up": 0.5}
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    h.add(LateSim("servo_sim", **h.node_kwargs(), parameter_overrides=overrides))
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, reference_duration=1.0, max_iterations=0)
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    ok, text = ilc.start()
+    assert ok, text
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
+    assert ilc.state == "done", ilc.error
+    assert LateSim.goals >= 1 + n - 10  # the stall came during the trial
+    assert load_ilc_record(out).measured.shape == (1, n)

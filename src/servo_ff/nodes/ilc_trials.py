@@ -78,14 +78,14 @@ class ILCTrials:
         down from its own thread, in either order)."""
         return not getattr(self, "_closing", False) and self.context.ok()
 
-    def _wait_stamp(self, ns: int) -> None:
-        """Block until a /joint_states of the joint stamped at or after ``ns`` arrived (its time, not wall time);
-        RuntimeError when none comes for ``STALL_TIMEOUT`` s of wall time."""
+    def _wait_stamp(self, ns: int, give_up: float = math.inf) -> None:
+        """Block until a /joint_states of the joint stamped at or after ``ns`` arrived (its time, not wall time), or
+        until ``time.monotonic()`` passes ``give_up``; RuntimeError when none comes for ``STALL_TIMEOUT`` s."""
         with self._js_seen:
             last, seen = self.js_ns, time.monotonic()
             self._wake_ns = ns
             try:
-                while self.js_ns < ns:
+                while self.js_ns < ns and time.monotonic() < give_up:
                     if not self._live():
                         raise ILCStop(SHUTDOWN)
                     if self.js_ns < last:  # its stamp would come only when the new clock reaches the old time
@@ -245,7 +245,10 @@ class ILCTrials:
             delay = t0 + (k + 1) * dt - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-        time.sleep(2 * dt)
+        # the states up to the trial's end, however late they come here (a starved process; before: 2 samples'
+        # time, then 'do not cover the trial'); stamps of another clock are said by covering() after STALL_TIMEOUT
+        end = int(round((t0_ros + (len(command) - 1) * dt) * 1e9))
+        self._wait_stamp(end, time.monotonic() + STALL_TIMEOUT)
         rec, self.recording = self.recording, None
         if len(rec) < 2:
             raise RuntimeError(f"no /joint_states for {self.table['joint']} during the trial")
