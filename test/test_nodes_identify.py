@@ -638,3 +638,30 @@ def test_ilc_stream_trial_waits_for_the_states_of_its_end(ros, tmp_path):
     assert ilc.state == "done", ilc.error
     assert LateSim.goals >= 1 + n - 10  # the stall came during the trial
     assert load_ilc_record(out).measured.shape == (1, n)
+
+
+def test_ilc_stream_trial_whose_goals_went_out_late_is_run_again(ros, tmp_path):
+    """The ILC worker starved 0.3 s once in the middle of a stream trial (30 samples at 100 Hz): its goals after
+    that went out late and bunched, the servo held a stale goal meanwhile. Before, the trial was learned from as if
+    it were the command (the demo under load: errors 0.3278, 0.6514, 0.4243, 0.4448 rad); now it is run again."""
+    h, n = ros, 100  # samples of the 1 s reference at 100 Hz
+
+    class StarvedILC(ILCNode):
+        goals = 0
+
+        def _command(self, q):
+            StarvedILC.goals += 1
+            if StarvedILC.goals == 1 + n // 2:  # the hold's goal, then the samples
+                time.sleep(0.3)  # the stall itself (no synchronisation)
+            super()._command(q)
+
+    sim_node(h, **sim_params(["pendulum_1"]))
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, node_class=StarvedILC, reference_duration=1.0, max_iterations=0)
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    ok, text = ilc.start()
+    assert ok, text
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
+    assert ilc.state == "done", ilc.error
+    assert StarvedILC.goals >= 2 * (1 + n)  # the late trial, then the one kept
+    assert load_ilc_record(out).measured.shape == (1, n)
