@@ -665,3 +665,30 @@ def test_ilc_stream_trial_whose_goals_went_out_late_is_run_again(ros, tmp_path):
     assert ilc.state == "done", ilc.error
     assert StarvedILC.goals >= 2 * (1 + n)  # the late trial, then the one kept
     assert load_ilc_record(out).measured.shape == (1, n)
+
+
+def test_ilc_stream_trial_whose_start_lost_its_states_is_run_again(ros, tmp_path):
+    """The first 20 states of a stream trial are lost between the servo node and the ILC node (a queue that
+    overflowed in a starved process): the states do not cover the trial's start. Before, the run failed 'do not
+    cover the trial' (test_ilc_node_learns_and_writes_result at load 8-10); now the trial is run again."""
+    h = ros
+
+    class LossyILC(ILCNode):  # drops the first states of the first recording
+        dropped = 0
+
+        def _on_joint_states(self, msg):
+            if self.recording is not None and LossyILC.dropped < 20:
+                LossyILC.dropped += 1
+                return
+            super()._on_joint_states(msg)
+
+    sim_node(h, **sim_params(["pendulum_1"]))
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, node_class=LossyILC, reference_duration=1.0, max_iterations=0)
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    ok, text = ilc.start()
+    assert ok, text
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
+    assert ilc.state == "done", ilc.error
+    assert LossyILC.dropped == 20
+    assert load_ilc_record(out).measured.shape == (1, 100)

@@ -4,8 +4,9 @@ records ``/joint_states`` by their stamps, so a simulation owning ``/clock`` run
 
 A stream trial whose goals went out more than ``LATE_SAMPLES`` samples after their time (a starved process: they
 reach the servo node late and bunched, its queue drops some, and the servo holds stale goals meanwhile) is run
-again, at most ``RESENDS`` times (before: learned from as if it were the command); it is recorded until a state
-stamped at its end has come.
+again, at most ``RESENDS`` times (before: learned from as if it were the command), and so is one whose states do
+not cover it (lost at its start or end; before: the run failed); it is recorded until a state stamped at its end
+has come.
 
 A trajectory trial is timed on the servo node's newest time seen here (the newest ``/joint_states`` stamp taken
 from the queue, or ``/clock`` under ``use_sim_time`` when later), but a sim running as fast as it can is ahead of
@@ -241,10 +242,10 @@ class ILCTrials:
         if self.table["execution"] == "trajectory":
             return self._execute_trajectory(command, dt)
         for rerun in range(RESENDS + 1):
-            q, late = self._stream_trial(command, dt)
-            if late <= LATE_SAMPLES * dt:
+            q, late, what = self._stream_trial(command, dt)
+            if not what and late <= LATE_SAMPLES * dt:
                 break
-            what = (
+            what = what or (
                 f"goals of the trial sent up to {late:.3f} s after their time (bound {LATE_SAMPLES} samples, "
                 f"{LATE_SAMPLES * dt:.3f} s: a starved process)"
             )
@@ -254,9 +255,9 @@ class ILCTrials:
         self._trial_supply.append(float(np.mean(self.supply)) if self.supply else math.nan)
         return q
 
-    def _stream_trial(self, command: np.ndarray, dt: float) -> tuple[np.ndarray, float]:
+    def _stream_trial(self, command: np.ndarray, dt: float) -> tuple[np.ndarray, float, str]:
         """Settle, stream the command at ``dt`` [s] of wall time, record: (the positions on the command grid, the
-        latest a goal went out after its time [s])."""
+        latest a goal went out after its time [s], '' or why the states do not cover the trial)."""
         self._set_gains()
         self._command(command[0])
         time.sleep(self.table["settle_time"])
@@ -282,5 +283,10 @@ class ILCTrials:
             raise RuntimeError(f"no /joint_states for {self.table['joint']} during the trial")
         tr = recorded(rec, self.table["joint"])
         grid = t0_ros + np.arange(len(command)) * dt
-        covering(tr, grid, self.table["joint"], max(2 * dt, 0.05))  # the states' period and transport
-        return np.interp(grid, tr[:, 0], tr[:, 1]), late
+        if not ((tr[:, 0] >= grid[0]) & (tr[:, 0] <= grid[-1])).any():  # stamps of another clock: no rerun helps
+            covering(tr, grid, self.table["joint"])
+        try:  # states lost at the start or the end (a starved process): run again (before: the run failed)
+            covering(tr, grid, self.table["joint"], max(2 * dt, 0.05))  # the states' period and transport
+        except RuntimeError as e:
+            return grid, late, str(e)
+        return np.interp(grid, tr[:, 0], tr[:, 1]), late, ""
