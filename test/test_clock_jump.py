@@ -746,3 +746,27 @@ def test_a_sim_follows_a_coarse_clock_and_drops_its_trajectory_only_on_a_jump():
         wait_for(lambda: sim.ticks >= ticks + 5, 30.0, "max_catch_up (5 periods) caught up after the jump")
         lines = wait_for(lambda: said(rosout, sim, "the clock jumped forward 30.000 s"), 30.0, "the warning")
         assert len(said(rosout, sim, "jumped forward")) == 1 and "dropped the trajectory being followed" in lines[0]
+
+
+def test_a_clock_stepping_exactly_the_jump_bound_is_time_passing():
+    """A replayed /clock stepping exactly 1 s (``ros2 bag play --rate 10 --clock 10``): the bound itself is no jump,
+    the trajectory is followed to its end (before: rcl's threshold fires at ≥ min_forward: the trajectory was
+    dropped at the first step, the goal left at its start, review /tmp/review_19d/a_clock_1s.py)."""
+    from builtin_interfaces.msg import Duration
+    from nodes_harness import sim_node
+
+    with RosHarness(salt=103) as h:
+        sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
+                       position_min=[-1.0], position_max=[1.0])  # fmt: skip
+        client, rosout, clock = jump_client(h)
+        traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
+        wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
+        rosout_matched(sim, rosout)
+        set_clock(clock, sim, 100.0)
+        end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=3))
+        traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[end]), 100.0))
+        wait_for(lambda: sim.traj is not None, 30.0, "the trajectory followed")
+        for k in range(1, 5):  # to 104 s in 1 s steps: past its end
+            set_clock(clock, sim, 100.0 + k)
+        wait_for(lambda: sim.gate.goal[0] == 0.5, 30.0, "the trajectory's end point")
+        assert not said(rosout, sim, "jumped forward")

@@ -34,10 +34,10 @@ def jump_text(jump: TimeJump, forward: float | None = None) -> str | None:
         return "ROS time was switched off"
     back = -jump.delta.nanoseconds
     if back <= 0:
-        if forward is None or -back < forward * 1e9:
-            return None
+        if forward is None or -back <= forward * 1e9:  # a step of the bound itself is time passing (a bag at
+            return None  # --rate 10 --clock 10 steps exactly 1 s: before, each step was a jump)
         ahead = -back * 1e-9
-        return f"the clock jumped forward {ahead:.3f} s (at least {forward:g} s: a bag or a simulation skipped ahead?)"
+        return f"the clock jumped forward {ahead:.3f} s (more than {forward:g} s: a bag or a simulation skipped ahead?)"
     by = f"{back * 1e-9:.3f} s" if back >= 1_000_000 else f"{back} ns"
     return f"the clock jumped back {by} (a bag played in a loop, a restarted simulation?)"
 
@@ -50,7 +50,7 @@ def on_clock_jump_back(
 ) -> JumpHandle:
     """Call ``drop`` (it clears what ``node`` holds from the old time and says what, "" for nothing) on each jump
     back of the node's clock and when ROS time is switched on or off; with ``forward`` [s] also on each jump forward
-    by at least that much (``drop_forward(how)`` instead when given: ``how`` says the jump). Log it as one warning
+    by more than that (``drop_forward(how)`` instead when given: ``how`` says the jump). Log it as one warning
     (a switch that found nothing to drop, as a lockstep sim's own clock taking over, is not said; a jump forward
     always is, throttled by the node's ``throttle``: :class:`.throttle.Throttle`, else one line a second). An
     exception of ``drop`` is logged as an error, not raised into the clock's callback (and the executor). Keep the
@@ -79,6 +79,6 @@ def on_clock_jump_back(
             else:
                 node.get_logger().warning(f"{how}: {what or none}")
 
-    ahead = None if forward is None else Duration(nanoseconds=max(1, int(forward * 1e9)))
+    ahead = None if forward is None else Duration(nanoseconds=max(1, int(forward * 1e9) + 1))  # rcl: ≥ min_forward
     threshold = JumpThreshold(min_forward=ahead, min_backward=Duration(nanoseconds=-1), on_clock_change=True)
     return node.get_clock().create_jump_callback(threshold, post_callback=post)

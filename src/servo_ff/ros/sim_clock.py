@@ -363,7 +363,7 @@ class SimClock:
         )
 
     def forward_jump_bound(self) -> float | None:
-        """Following the node clock: a step of it of ``FORWARD_JUMP`` or more and at least twice ``max_catch_up``
+        """Following the node clock: a step of it of more than ``FORWARD_JUMP`` and more than twice ``max_catch_up``
         is a jump (a step the sim catches up, as a coarse /clock's, is time passing); owning /clock: none."""
         if self.table["publish_clock"]:
             return None

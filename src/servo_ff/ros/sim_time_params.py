@@ -59,7 +59,7 @@ def sim_time_specs(as_fast_batch: float = 0.0) -> list[ParamSpec]:
             "max_catch_up",
             0.05,
             "largest time advanced in one tick (the rest of a longer step is dropped, said); following the node "
-            "clock, a step of it of max(1 s, 2 × max_catch_up) or more is a jump forward: the trajectory dropped",
+            "clock, a step of it of more than max(1 s, 2 × max_catch_up) is a jump forward: the trajectory dropped",
             "s",
             lo=1e-4,
             hi=10.0,
