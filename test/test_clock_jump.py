@@ -284,20 +284,9 @@ def test_an_ilc_trial_is_learned_only_from_states_covering_it():
 def test_a_servo_node_drops_the_trajectory_it_follows_and_keeps_its_goal():
     """A sim following an external /clock, half-way through a trajectory from 0 to 0.5 rad: the clock jumps back.
     Before, the goal went back to the trajectory's first point (0 rad: a snap); now it stays at its last sample."""
-    from builtin_interfaces.msg import Duration
-    from nodes_harness import sim_node
 
     with RosHarness(salt=94) as h:
-        sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
-                       position_min=[-1.0], position_max=[1.0])  # fmt: skip
-        client, rosout, clock = jump_client(h)
-        traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
-        wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
-        rosout_matched(sim, rosout)
-        set_clock(clock, sim, 100.0)
-        end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=2))
-        traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[end]), 100.0))
-        wait_for(lambda: sim.traj is not None, 30.0, "the trajectory followed")
+        sim, rosout, clock, traj, _ = sim_on_a_clock(h)
         for k in range(1, 51):  # to 101.0 s in 20 ms steps: half-way
             set_clock(clock, sim, 100.0 + 0.02 * k)
         wait_for(lambda: sim.gate.goal[0] > 0.2, 30.0, "the goal half-way")
@@ -617,10 +606,10 @@ def test_after_goals_a_jump_back_reads_the_pose_again_before_the_next_first_goal
         assert abs(goals[n][0]) < 0.05 and abs(goals[n][1]) < 0.05, goals[n]
 
 
-def sim_following_a_trajectory(h: RosHarness, action: bool = False) -> tuple:
-    """A sim following an external /clock (100 Hz, max_catch_up 0.05 s) half-way through a trajectory from 0 to
-    0.5 rad over 2 s from 100 s (``action``: sent as a follow_joint_trajectory goal): (sim, rosout, /clock, the
-    goal's result future or None)."""
+def sim_on_a_clock(h: RosHarness, seconds: int = 2, action: bool = False) -> tuple:
+    """A sim following an external /clock (100 Hz, max_catch_up 0.05 s) at 100 s, given a trajectory from 0 to
+    0.5 rad over ``seconds`` (``action``: sent as a follow_joint_trajectory goal) and following it: (sim, rosout,
+    /clock, the joint_trajectory publisher, the goal's result future or None)."""
     from builtin_interfaces.msg import Duration
     from nodes_harness import sim_node
     from rclpy.action import ActionClient
@@ -632,7 +621,7 @@ def sim_following_a_trajectory(h: RosHarness, action: bool = False) -> tuple:
     wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
     rosout_matched(sim, rosout)
     set_clock(clock, sim, 100.0)
-    end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=2))
+    end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=seconds))
     result = None
     if action:
         fjt = pytest.importorskip("control_msgs.action").FollowJointTrajectory
@@ -647,6 +636,12 @@ def sim_following_a_trajectory(h: RosHarness, action: bool = False) -> tuple:
     else:
         traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[end]), 100.0))
     wait_for(lambda: sim.traj is not None, 30.0, "the trajectory followed")
+    return sim, rosout, clock, traj, result
+
+
+def sim_following_a_trajectory(h: RosHarness, action: bool = False) -> tuple:
+    """:func:`sim_on_a_clock` half-way through its 2 s trajectory: (sim, rosout, /clock, result future or None)."""
+    sim, rosout, clock, _, result = sim_on_a_clock(h, action=action)
     for k in range(1, 51):  # to 101.0 s in 20 ms steps (less than max_catch_up: time passing, caught up)
         set_clock(clock, sim, 100.0 + 0.02 * k)
     wait_for(lambda: sim.gate.goal[0] > 0.2, 30.0, "the goal half-way")
@@ -714,19 +709,9 @@ def test_a_sim_follows_a_coarse_clock_and_drops_its_trajectory_only_on_a_jump():
     next trajectory, and the sim catches up max_catch_up of it (5 periods) at the next tick, as after any late tick
     (before: one period)."""
     from builtin_interfaces.msg import Duration
-    from nodes_harness import sim_node
 
     with RosHarness(salt=101) as h:
-        sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
-                       position_min=[-1.0], position_max=[1.0])  # fmt: skip
-        client, rosout, clock = jump_client(h)
-        traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
-        wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
-        rosout_matched(sim, rosout)
-        set_clock(clock, sim, 100.0)
-        end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=2))
-        traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[end]), 100.0))
-        wait_for(lambda: sim.traj is not None, 30.0, "the trajectory followed")
+        sim, rosout, clock, traj, _ = sim_on_a_clock(h)
         for k in range(1, 11):  # to 101.0 s in 0.1 s steps: half-way
             set_clock(clock, sim, 100.0 + 0.1 * k)
         wait_for(lambda: sim.gate.goal[0] > 0.2, 30.0, "the goal half-way")
@@ -752,20 +737,9 @@ def test_a_clock_stepping_exactly_the_jump_bound_is_time_passing():
     """A replayed /clock stepping exactly 1 s (``ros2 bag play --rate 10 --clock 10``): the bound itself is no jump,
     the trajectory is followed to its end (before: rcl's threshold fires at ≥ min_forward: the trajectory was
     dropped at the first step, the goal left at its start, review /tmp/review_19d/a_clock_1s.py)."""
-    from builtin_interfaces.msg import Duration
-    from nodes_harness import sim_node
 
     with RosHarness(salt=103) as h:
-        sim = sim_node(h, joints=["a"], rate_hz=100.0, model="m1", use_sim_time=True, physics_dt=0.005,
-                       position_min=[-1.0], position_max=[1.0])  # fmt: skip
-        client, rosout, clock = jump_client(h)
-        traj = client.create_publisher(JointTrajectory, "servo/joint_trajectory", 10)
-        wait_for(lambda: clock.get_subscription_count() and traj.get_subscription_count(), 30.0, "discovery")
-        rosout_matched(sim, rosout)
-        set_clock(clock, sim, 100.0)
-        end = JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=3))
-        traj.publish(stamped(JointTrajectory(joint_names=["a"], points=[end]), 100.0))
-        wait_for(lambda: sim.traj is not None, 30.0, "the trajectory followed")
+        sim, rosout, clock, _, _ = sim_on_a_clock(h, seconds=3)
         for k in range(1, 5):  # to 104 s in 1 s steps: past its end
             set_clock(clock, sim, 100.0 + k)
         wait_for(lambda: sim.gate.goal[0] == 0.5, 30.0, "the trajectory's end point")
