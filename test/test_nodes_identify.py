@@ -87,6 +87,19 @@ def ros():  # one context per test: a fresh executor whatever the previous test 
     h.shutdown()
 
 
+def assert_trial_is_its_command(rec, atol: float, still: float | None = 1e-9) -> None:
+    """Trial 0 of ILC record ``rec`` is the stepper's offline rollout of its command (10 physics steps of 1 ms per
+    100 Hz sample, state k before command k is applied) from where it starts, at rest (its first two samples within
+    ``still`` [rad]; None: not checked), within ``atol`` [rad]."""
+    q0 = rec.measured[0, 0]
+    if still is not None:
+        assert abs(rec.measured[0, 1] - q0) < still, rec.measured[0, :3]  # at rest when the command starts
+    act = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
+    fine = np.repeat(rec.commands[0], 10)[:, None]
+    r = rollout(act, np.array([q0]), np.array([0.0]), fine, 0.001, load=PendulumLoad(0.5, 0.15, 0.0))
+    np.testing.assert_allclose(rec.measured[0], r.theta[::10, 0], atol=atol)
+
+
 def test_ilc_node_learns_and_writes_result(ros, tmp_path):
     h = ros
     sim = sim_node(h, **sim_params(["pendulum_1"]))
@@ -174,12 +187,7 @@ def test_ilc_trajectory_trials_on_sim_time(ros, tmp_path):
     # trial 0 (command = reference) against the stepper offline: 10 physics steps of 1 ms per 100 Hz sample,
     # state k before command k is applied. It starts at rest after the hold: at 0, or where stiction stopped the
     # hold after a late first attempt had moved the servo (CI under load: 9.1 mrad)
-    q0 = rec.measured[0, 0]
-    assert abs(rec.measured[0, 1] - q0) < 1e-9, rec.measured[0, :3]  # at rest when the command starts
-    act = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
-    fine = np.repeat(rec.commands[0], 10)[:, None]
-    r = rollout(act, np.array([q0]), np.array([0.0]), fine, 0.001, load=PendulumLoad(0.5, 0.15, 0.0))
-    np.testing.assert_allclose(rec.measured[0], r.theta[::10, 0], atol=1e-6)
+    assert_trial_is_its_command(rec, 1e-6)
     assert ilc.get_clock().now().nanoseconds * 1e-9 > 3 * 2.5  # its ROS clock is the sim's: 3 trials of 2.5 s
 
 
@@ -318,11 +326,7 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path,
     wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
     assert ilc.state == "done", ilc.error
     rec = load_ilc_record(out)
-    act = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
-    fine = np.repeat(rec.commands[0], 10)[:, None]
-    theta0 = np.array([rec.measured[0][0]])  # at rest where the hold left it (friction: short of the goal)
-    r = rollout(act, theta0, np.array([0.0]), fine, 0.001, load=PendulumLoad(0.5, 0.15, 0.0))
-    np.testing.assert_allclose(rec.measured[0], r.theta[::10, 0], atol=1e-6)
+    assert_trial_is_its_command(rec, 1e-6, still=None)  # at rest where the hold left it (friction: short of it)
     assert len(sent) >= 2 and sent[-1] > sent[0] + hold  # sent again, starting after the late one
 
 
@@ -555,12 +559,7 @@ def test_ilc_trial_that_lost_states_on_sim_time_is_run_again(ros, tmp_path):
     assert ilc.state == "done", ilc.error
     assert LossyILC.dropped == 20 and sim.trajectories >= 2  # the lossy trial, then the one kept
     rec = load_ilc_record(out)
-    q0 = rec.measured[0, 0]
-    assert abs(rec.measured[0, 1] - q0) < 1e-9
-    act = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
-    fine = np.repeat(rec.commands[0], 10)[:, None]
-    r = rollout(act, np.array([q0]), np.array([0.0]), fine, 0.001, load=PendulumLoad(0.5, 0.15, 0.0))
-    np.testing.assert_allclose(rec.measured[0], r.theta[::10, 0], atol=1e-6)
+    assert_trial_is_its_command(rec, 1e-6)
 
 
 def test_ilc_trial_the_wall_time_sim_dropped_time_in_is_run_again(ros, tmp_path):
@@ -600,12 +599,7 @@ def test_ilc_trial_the_wall_time_sim_dropped_time_in_is_run_again(ros, tmp_path)
     assert ilc.state == "done", ilc.error
     assert StarvedSim.stalled == 1 and sim.trajectories >= 2  # the trial with the gap, then the one kept
     rec = load_ilc_record(out)
-    q0 = rec.measured[0, 0]
-    assert abs(rec.measured[0, 1] - q0) < 1e-6
-    act = ACT.with_(firmware=ACT.firmware.with_(kp=KP))
-    fine = np.repeat(rec.commands[0], 10)[:, None]
-    r = rollout(act, np.array([q0]), np.array([0.0]), fine, 0.001, load=PendulumLoad(0.5, 0.15, 0.0))
-    np.testing.assert_allclose(rec.measured[0], r.theta[::10, 0], atol=3e-3)
+    assert_trial_is_its_command(rec, 3e-3, still=1e-6)
 
 
 def test_ilc_stream_trial_waits_for_the_states_of_its_end(ros, tmp_path):
