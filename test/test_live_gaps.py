@@ -51,7 +51,9 @@ def test_a_joint_states_pause_is_not_interpolated_across(caplog):
 
 def test_the_rls_pairs_within_the_stretches_around_a_pause():
     """The online RLS (started from the clean fit) fed the window with the pause ends where it ends fed the clean
-    window, within 1 % (before: it took the straight line across the pause as motion)."""
+    window, within 2 % (before: it took the straight line across the pause as motion; since the RLS judges each
+    sample's excitation over the 4 s around it within its stretch, a few samples beside the pause are judged on
+    the stretch's own spans and differ from the clean window's: 1.2 % on α̂1)."""
     fit = fit_alpha_data(_data(0.0), TORQUE)
     ends = []
     for gap in (0.0, GAP):
@@ -60,12 +62,14 @@ def test_the_rls_pairs_within_the_stretches_around_a_pause():
         assert refiner.feed(data, 0.0) > 0
         ends.append(refiner.rls.alpha)
     clean, gapped = ends
-    assert abs(gapped[0] / clean[0] - 1) < 0.01 and abs(gapped[1] / clean[1] - 1) < 0.01, (gapped, clean)
+    assert abs(gapped[0] / clean[0] - 1) < 0.02 and abs(gapped[1] / clean[1] - 1) < 0.02, (gapped, clean)
 
 
 def test_overlapping_windows_with_a_pause_feed_each_sample_once():
-    """The fit node feeds the RLS overlapping windows: each sample is used once, by its own time (before: times
-    counted on a grid from the window's start ran 0.3 s early after the pause, re-feeding samples)."""
+    """The fit node feeds the RLS overlapping windows (10 s every rls_period): each sample is used once, by its own
+    time (before: times counted on a grid from the window's start ran 0.3 s early after the pause, re-feeding
+    samples). Windows here overlap by 8 s, twice the 4 s excitation span judged on each side of a sample, as the
+    node's (window 10 s, rls_period 1 s) do: a sample is judged in the first window holding both its spans."""
     t_goal, goal, t_state, position = _streams(GAP)
     fit = fit_alpha_data(_data(0.0), TORQUE)
 
@@ -77,4 +81,8 @@ def test_overlapping_windows_with_a_pause_feed_each_sample_once():
             n += refiner.feed(data, max(t_goal[g][0], t_state[s][0]))  # t0 as the fit node gives it
         return n
 
-    assert fed([(0.0, 8.0), (6.0, 10.0)]) == fed([(0.0, 10.0)])
+    whole = fed([(0.0, 10.0)])
+    assert whole > 1000 and fed([(0.0, 9.5), (0.5, 10.0)]) == whole
+    # windows from 1 s: one sample fewer (1136 of 1137; the window's grid from t0 = 1 s puts 5.99 s at
+    # 5.98999999999989 s: a float edge at the judged span's end, not a re-feed: the old defect fed 60 samples twice)
+    assert whole - 1 <= fed([(0.0, 9.0), (1.0, 10.0)]) <= whole
