@@ -87,6 +87,15 @@ def ros():  # one context per test: a fresh executor whatever the previous test 
     h.shutdown()
 
 
+def run_ilc_to_done(ilc) -> None:
+    """Start ``ilc`` once its /joint_states come, wait for its run to end, and check it ended ``done``."""
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    ok, text = ilc.start()
+    assert ok, text
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
+    assert ilc.state == "done", ilc.error
+
+
 def assert_trial_is_its_command(rec, atol: float, still: float | None = 1e-9) -> None:
     """Trial 0 of ILC record ``rec`` is the stepper's offline rollout of its command (10 physics steps of 1 ms per
     100 Hz sample, state k before command k is applied) from where it starts, at rest (its first two samples within
@@ -320,11 +329,7 @@ def test_ilc_trial_reaching_the_sim_after_its_start_is_sent_again(ros, tmp_path,
         publish(msg)
 
     ilc.pub_traj.publish = held_back
-    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
-    ok, text = ilc.start()
-    assert ok, text
-    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
-    assert ilc.state == "done", ilc.error
+    run_ilc_to_done(ilc)
     rec = load_ilc_record(out)
     assert_trial_is_its_command(rec, 1e-6, still=None)  # at rest where the hold left it (friction: short of it)
     assert len(sent) >= 2 and sent[-1] > sent[0] + hold  # sent again, starting after the late one
@@ -552,11 +557,7 @@ def test_ilc_trial_that_lost_states_on_sim_time_is_run_again(ros, tmp_path):
     sim = sim_on_own_clock(h)
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, **ON_SIM_TIME, node_class=LossyILC, reference_duration=1.0, max_iterations=0)
-    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
-    ok, text = ilc.start()
-    assert ok, text
-    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
-    assert ilc.state == "done", ilc.error
+    run_ilc_to_done(ilc)
     assert LossyILC.dropped == 20 and sim.trajectories >= 2  # the lossy trial, then the one kept
     rec = load_ilc_record(out)
     assert_trial_is_its_command(rec, 1e-6)
@@ -592,11 +593,7 @@ def test_ilc_trial_the_wall_time_sim_dropped_time_in_is_run_again(ros, tmp_path)
     )
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, execution="trajectory", reference_duration=1.0, max_iterations=0, settle_time=settle)
-    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
-    ok, text = ilc.start()
-    assert ok, text
-    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
-    assert ilc.state == "done", ilc.error
+    run_ilc_to_done(ilc)
     assert StarvedSim.stalled == 1 and sim.trajectories >= 2  # the trial with the gap, then the one kept
     rec = load_ilc_record(out)
     assert_trial_is_its_command(rec, 3e-3, still=1e-6)
@@ -625,11 +622,7 @@ def test_ilc_stream_trial_waits_for_the_states_of_its_end(ros, tmp_path):
     h.add(LateSim("servo_sim", **h.node_kwargs(), parameter_overrides=overrides))
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, reference_duration=1.0, max_iterations=0)
-    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
-    ok, text = ilc.start()
-    assert ok, text
-    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
-    assert ilc.state == "done", ilc.error
+    run_ilc_to_done(ilc)
     assert LateSim.goals >= 1 + n - 10  # the stall came during the trial
     assert load_ilc_record(out).measured.shape == (1, n)
 
@@ -652,11 +645,7 @@ def test_ilc_stream_trial_whose_goals_went_out_late_is_run_again(ros, tmp_path):
     sim_node(h, **sim_params(["pendulum_1"]))
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, node_class=StarvedILC, reference_duration=1.0, max_iterations=0)
-    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
-    ok, text = ilc.start()
-    assert ok, text
-    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
-    assert ilc.state == "done", ilc.error
+    run_ilc_to_done(ilc)
     assert StarvedILC.goals >= 2 * (1 + n)  # the late trial, then the one kept
     assert load_ilc_record(out).measured.shape == (1, n)
 
@@ -679,10 +668,6 @@ def test_ilc_stream_trial_whose_start_lost_its_states_is_run_again(ros, tmp_path
     sim_node(h, **sim_params(["pendulum_1"]))
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, node_class=LossyILC, reference_duration=1.0, max_iterations=0)
-    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
-    ok, text = ilc.start()
-    assert ok, text
-    wait_for(lambda: ilc.state != "running", 60.0, "ILC to finish")
-    assert ilc.state == "done", ilc.error
+    run_ilc_to_done(ilc)
     assert LossyILC.dropped == 20
     assert load_ilc_record(out).measured.shape == (1, 100)
