@@ -50,6 +50,9 @@ def test_an_old_supply_reading_refuses_the_fit_and_holds_the_rls():
         assert fit.set_parameters([Parameter("supply_timeout", value=3600.0)])[0].successful  # however slow the box
         ok, text = fit.run()
         assert ok, text
+        # rls_period 60 s against a 7 s window: said at the RLS start (before: those samples went unfed, unsaid)
+        said = wait_for(lambda: [m.msg for m in rosout if "are never fed" in m.msg], 20.0, "the rls_period line")
+        assert "rls_period 60 s > window 7 s - the 2.8 s excitation span" in said[0], said
         assert fit.set_parameters([Parameter("supply_timeout", value=1.0)])[0].successful
         for t in list(fit.timers):
             if t.timer_period_ns == 60_000_000_000:

@@ -34,6 +34,13 @@ class FitRLS:
         updated every ``rls_period`` (one timer)."""
         options = RLSOptions(self.table["rls_forgetting"])
         span = min(EXCITATION_SPAN, 0.4 * self.table["window"])  # a sample's spans before and after it in the window
+        period, window = self.table["rls_period"], self.table["window"]
+        if period > window - span:  # a sample is judged once the span after it is in: the next window must hold it
+            self.get_logger().warning(
+                f"rls_period {period:g} s > window {window:g} s - the {span:g} s excitation span: the samples of "
+                f"{period - window + span:g} s between two RLS updates are never fed (a shorter rls_period or a "
+                "longer window feeds them all)"
+            )
         self.refiner = LiveAlphaRefiner(fitted.fit, self.torque, options, gate_from(self.table.values), span)
         self._rls_fitted = fitted
         self._ff_alpha = [float(a) for a in fitted.fit.alpha]  # α̂ the feed-forward node has from this node
