@@ -3,11 +3,13 @@
     python bench/run_all.py                 # every bench/*.py
     python bench/run_all.py real_logs bus   # only these; the other sections of README.md are kept
     python bench/run_all.py --write         # none run: README.md written again from its recorded sections
+    python bench/run_all.py --timeout 600 bus   # a bench still running after 600 s is stopped (default 7200 s)
 
 Each bench prints a table and a last line ``RESULT key=value …``; README.md gets the command, the bench's own
 description (its docstring's first paragraph), its whole output, and a summary of the RESULT lines. A bench whose
 last non-empty line of output is not a RESULT line (a crash; its data path missing, exit code 2, said in one line)
-replaces nothing: the section recorded before is kept, and the run says so.
+replaces nothing: the section recorded before is kept, and the run says so. So does a bench stopped at its timeout
+(it and every process it started; exit code 124, as coreutils' ``timeout``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -23,14 +26,17 @@ from pathlib import Path
 from _paths import NO_DATA
 
 HERE = Path(__file__).resolve().parent
+TIMED_OUT = 124  # the exit code of a bench stopped at its timeout (coreutils' ``timeout`` uses it too)
+TIMEOUT_S = 7200.0  # the longest bench recorded so far took 2079 s (op3_obstacle_sweep at load ≈ 4)
 README = HERE / "README.md"
 HEAD = """# Benchmarks
 
 Every figure servo_ff claims comes from a script in this folder. Each prints a table and a last line
 `RESULT key=value …`; this page is written by `./run bench` (`python bench/run_all.py [name …]`) from their
 output — edit the scripts, not this page. Tests assert accuracy and correctness, never wall time. A bench whose last
-line is no RESULT line (a crash; its data path missing: one line, exit code 2) replaces nothing here: the section
-recorded before stays, and the run says so.
+line is no RESULT line (a crash; its data path missing: one line, exit code 2; stopped at `--timeout`, default
+7200 s, with every process it started: exit code 124) replaces nothing here: the section recorded before stays, and
+the run says so.
 
 **Speed figures are ratios first.** On the shared 2-core development machine an absolute time moves by 2× between
 runs, so every speed bench also times the engine it sits on (MuJoCo, numba, pinocchio, the vendor SDK, a bare
@@ -96,14 +102,33 @@ def last_line(text: str) -> str:
     return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
 
 
-def run(path: Path) -> tuple[str, float, int, str, str]:
+def run(path: Path, timeout: float = TIMEOUT_S) -> tuple[str, float, int, str, str]:
     """The bench's output, its wall time [s], exit code, the load averages before → after it, and the last
-    non-empty line of its stdout."""
+    non-empty line of its stdout. A bench still running after ``timeout`` seconds is stopped with its process group
+    (the nodes and workers it started) and gets exit code ``TIMED_OUT``, said in its output."""
     t0, before = time.perf_counter(), load()
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=HERE.parent)
-    err = proc.stderr.strip()[-2000:] if proc.returncode else ""
-    out = proc.stdout.strip() + (f"\n[stderr]\n{err}" if err else "")
-    return out, time.perf_counter() - t0, proc.returncode, f"{before} → {load()}", last_line(proc.stdout)
+    proc = subprocess.Popen(
+        [sys.executable, str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=HERE.parent,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        stderr += f"\nstopped after its timeout of {timeout:g} s"
+        code = TIMED_OUT
+    except BaseException:  # Ctrl-C: the bench runs in its own session, so the terminal's SIGINT does not reach it
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    err = stderr.strip()[-2000:] if code else ""
+    out = stdout.strip() + (f"\n[stderr]\n{err}" if err else "")
+    return out, time.perf_counter() - t0, code, f"{before} → {load()}", last_line(stdout)
 
 
 def recorded_result(sec: str) -> str | None:
@@ -123,7 +148,18 @@ def section(path: Path, out: str, seconds: float, code: int, loads: str) -> str:
     )
 
 
-def main(names: list[str]) -> int:
+def main(argv: list[str]) -> int:
+    timeout, names = TIMEOUT_S, list(argv)
+    if "--timeout" in names:
+        i = names.index("--timeout")
+        try:
+            timeout = float(names[i + 1])
+        except (IndexError, ValueError):
+            timeout = float("nan")
+        if not timeout > 0:
+            print("--timeout takes a number of seconds > 0, e.g. --timeout 600")
+            return 2
+        del names[i : i + 2]
     old = README.read_text() if README.exists() else ""
     sections = dict(re.findall(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->", old, flags=re.S))
     sections = {k: f"<!-- bench:{k} -->\n{v}<!-- /bench:{k} -->" for k, v in sections.items()}
@@ -136,7 +172,7 @@ def main(names: list[str]) -> int:
     worst = 0
     for path in chosen:
         print(f"== bench/{path.name}", flush=True)
-        out, seconds, code, loads, last = run(path)
+        out, seconds, code, loads, last = run(path, timeout)
         print(out, flush=True)
         if last.startswith("RESULT "):
             sections[path.stem] = section(path, out, seconds, code, loads)
@@ -145,6 +181,7 @@ def main(names: list[str]) -> int:
         no_data = code == NO_DATA and last.startswith("data path missing")
         kept = "kept the section recorded before" if path.stem in sections else "no section recorded before: none"
         why = "its data path is missing" if no_data else f"exit code {code}, last line {last[-120:]!r}"
+        why += f", stopped after its timeout of {timeout:g} s" if code == TIMED_OUT else ""
         print(f"bench/{path.name}: its last line is no RESULT line ({why}); {kept}", flush=True)
         worst = max(worst, 0 if no_data else code or 1)
     results, lines = [], {}
