@@ -13,7 +13,12 @@
    its own process, up at the same time); the driver alternates between the node and the echo every 0.5 s, and
    ``latency_over_echo`` is the median over the block pairs of (node's median latency ÷ echo's).
 
-Prints a table; the last line is ``RESULT latency_over_echo=<ratio> latency_ms=<median>
+   Anchor of the callback costs: the echo's own callback (the JointState CDR deserialized by rclpy, its positions
+   published as a Float64MultiArray by a real publisher), timed in the same process alternately with the node's
+   /joint_states callback (blocks of 100 calls, A B A B …); ``callback_over_echo`` is the median over the block pairs
+   of the ratio of their medians.
+
+Prints a table; the last line is ``RESULT latency_over_echo=<ratio> callback_over_echo=<ratio> latency_ms=<median>
 callback_us=<median joint_states callback>``.
 
     /work/venv/bin/python bench/nodes.py [--seconds 4] [--rate 500] [--calls 2000]
@@ -69,11 +74,23 @@ def ff_params(joints):
     }
 
 
-def callback_costs(calls: int) -> list[tuple[str, float, float]]:
+def _median_us(fn, msg, calls: int) -> tuple[float, float]:
+    """Median and 99th percentile [µs] of ``calls`` calls of ``fn(msg)``."""
+    times = np.empty(calls)
+    for k in range(calls):
+        t0 = time.perf_counter()
+        fn(msg)
+        times[k] = time.perf_counter() - t0
+    return float(np.median(times) * 1e6), float(np.percentile(times, 99) * 1e6)
+
+
+def callback_costs(calls: int, block: int = 100) -> tuple[list[tuple[str, float, float]], float, float]:
+    """Per callback: name, median and p99 [µs]; then the median over A B A B block pairs of (the /joint_states
+    callback's median ÷ the echo callback's) and the echo callback's median [µs]."""
     from rclpy.parameter import Parameter
-    from rclpy.serialization import serialize_message
+    from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import BatteryState, Imu, JointState
-    from std_msgs.msg import Float64
+    from std_msgs.msg import Float64, Float64MultiArray
 
     from servo_ff.nodes.feedforward_node import FeedForwardNode
     from servo_ff.ros.harness import RosHarness
@@ -104,14 +121,21 @@ def callback_costs(calls: int) -> list[tuple[str, float, float]]:
         for name, fn, msg in cases:
             for _ in range(min(50, calls)):
                 fn(msg)
-            times = np.empty(calls)
-            for k in range(calls):
-                t0 = time.perf_counter()
-                fn(msg)
-                times[k] = time.perf_counter() - t0
-            out.append((name, float(np.median(times) * 1e6), float(np.percentile(times, 99) * 1e6)))
+            out.append((name, *_median_us(fn, msg, calls)))
+        echo_pub = node.create_publisher(Float64MultiArray, "echo/commands", 10)
+
+        def echo(cdr: bytes) -> None:  # bench/_echo_node.py's callback, given the bytes its subscription reads
+            echo_pub.publish(Float64MultiArray(data=deserialize_message(cdr, JointState).position))
+
+        tick, js_cdr = cases[1][1], cases[1][2]
+        pairs, echo_us = [], []
+        for _ in range(max(1, calls // block)):
+            node_med = _median_us(tick, js_cdr, block)[0]
+            echo_med = _median_us(echo, js_cdr, block)[0]
+            pairs.append(node_med / echo_med)
+            echo_us.append(echo_med)
         node.destroy_node()
-    return out
+    return out, float(np.median(pairs)), float(np.median(echo_us))
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -226,7 +250,7 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=500.0)
     ap.add_argument("--calls", type=int, default=2000)
     a = ap.parse_args()
-    costs = callback_costs(a.calls)
+    costs, cb_ratio, echo_us = callback_costs(a.calls)
     blocks, sent, missed = latency(a.seconds, a.rate)
     lat = np.concatenate(blocks["node"])
     echo = np.concatenate(blocks["echo"])
@@ -251,6 +275,7 @@ def main() -> int:
     )
     for name, med, p99 in costs:
         print(f"| callback: {name} | {med:.1f} µs | {p99:.1f} µs |")
+    print(f"| anchor: the echo's callback (JointState CDR → Float64MultiArray published) | {echo_us:.1f} µs | |")
     print()
     print(
         f"cycles {n_sent + n_missed}: joint states sent {n_sent}, goals received {len(lat)}, cycles skipped "
@@ -262,8 +287,15 @@ def main() -> int:
         f"alternating node / echo, ratio of the blocks' medians); echo cycles skipped {missed['echo']} of "
         f"{sent['echo'] + missed['echo']}; absolute ms are this machine's"
     )
+    print(
+        f"joint_states callback ÷ the echo's callback: {cb_ratio:.2f} (median over {max(1, a.calls // 100)} pairs of "
+        "100-call blocks, alternating, same process)"
+    )
     tick = next(c for c in costs if c[0].startswith("joint_states"))
-    print(f"RESULT latency_over_echo={ratio:.4g} latency_ms={np.median(ms):.4f} callback_us={tick[1]:.1f}")
+    print(
+        f"RESULT latency_over_echo={ratio:.4g} callback_over_echo={cb_ratio:.4g} latency_ms={np.median(ms):.4f} "
+        f"callback_us={tick[1]:.1f}"
+    )
     return 0
 
 

@@ -59,6 +59,7 @@ RATIOS: dict[str, tuple[float | None, bool]] = {
     "tick_over_pinocchio": (3.0, False),
     "cpu_over_sdk": (1.5, False),
     "latency_over_echo": (1.5, False),
+    "callback_over_echo": (None, False),  # bench/nodes.py: the feed-forward tick over a bare rclpy echo callback
     "rtf_of_bound": (None, True),  # the OP3 missions' rtf over the bare lockstep loop's (bench/_lockstep_bound.py)
 }
 
