@@ -83,6 +83,10 @@ def test_overlapping_windows_with_a_pause_feed_each_sample_once():
 
     whole = fed([(0.0, 10.0)])
     assert whole > 1000 and fed([(0.0, 9.5), (0.5, 10.0)]) == whole
-    # windows from 1 s: one sample fewer (1136 of 1137; the window's grid from t0 = 1 s puts 5.99 s at
-    # 5.98999999999989 s: a float edge at the judged span's end, not a re-feed: the old defect fed 60 samples twice)
-    assert whole - 1 <= fed([(0.0, 9.0), (1.0, 10.0)]) <= whole
+    # windows from 1 s: the window's grid from t0 = 1 s puts 5.99 s at 5.98999999999989 s, before the last sample
+    # used (5.99 s): one sample fewer until a sample is new only more than half a period after it (1136 of 1137)
+    assert fed([(0.0, 9.0), (1.0, 10.0)]) == whole
+    # 8 s windows every 0.1 s, each on its own grid: before, the first sample after the pause was lost on one grid
+    # (above) and two samples were fed twice (a later grid put a used sample 1e-13 s after the last one used): 1139
+    windows = [(max(0.0, end - 8.0), end) for end in 6.5 + 0.1 * np.arange(36)]
+    assert fed(windows) == whole

@@ -260,7 +260,10 @@ class LiveAlphaRefiner:
         if not rows:
             return 0
         A, y, times, at, start, stop = (np.concatenate(x) for x in zip(*rows))
-        new = np.flatnonzero((times > self.last_time) & (times <= times[-1] - (SG_WINDOW // 2 + d) * data.dt))
+        # a sample is new when it lies more than half a period after the last one used: the same sample on another
+        # window's grid (t0 + k·dt) can land a few 1e-13 s to either side of its time there
+        fresh = times > self.last_time + 0.5 * data.dt
+        new = np.flatnonzero(fresh & (times <= times[-1] - (SG_WINDOW // 2 + d) * data.dt))
         moving, judged, why = self._judge(data, at[new], start[new], stop[new], with_inertia)
         if not judged:
             return 0

@@ -23,6 +23,7 @@ import numpy as np
 GAP_PERIODS = 5.0
 GAP_STEPS = 2.0
 MIN_STRETCH = 0.5  # [s] shortest stretch between gaps that is used (identification's shortest log)
+SAME_TIME = 1e-6  # [grid steps] a grid sample nearer than this to a measured sample is at it, not inside the gap
 
 Spans = tuple[tuple[int, int], ...]  # [start, stop) sample ranges
 _log = logging.getLogger(__name__)
@@ -60,8 +61,10 @@ def measured_spans(
     if not gaps.size:
         return None
     in_gap = np.zeros(len(t_grid), bool)
+    eps = SAME_TIME * dt  # a grid sample this close to a measured one is at it (t0 + k·dt lands ±1e-13 s off)
     for i in gaps:  # grid samples strictly between the two measured samples around the gap
-        in_gap[np.searchsorted(t_grid, t_meas[i], "right") : np.searchsorted(t_grid, t_meas[i + 1], "left")] = True
+        lo = np.searchsorted(t_grid, t_meas[i] + eps, "right")
+        in_gap[lo : np.searchsorted(t_grid, t_meas[i + 1] - eps, "left")] = True
     min_len = max(2, int(np.ceil(MIN_STRETCH / dt - 1e-9)))
     found = runs(~in_gap)
     kept = tuple(r for r in found if r[1] - r[0] >= min_len)
@@ -92,4 +95,14 @@ def gradient_within(x: np.ndarray, t: np.ndarray, bound: float) -> np.ndarray:
     return out
 
 
-__all__ = ["GAP_PERIODS", "GAP_STEPS", "MIN_STRETCH", "Spans", "gap_bound", "runs", "measured_spans", "gradient_within"]
+__all__ = [
+    "GAP_PERIODS",
+    "GAP_STEPS",
+    "MIN_STRETCH",
+    "SAME_TIME",
+    "Spans",
+    "gap_bound",
+    "runs",
+    "measured_spans",
+    "gradient_within",
+]
