@@ -1,5 +1,6 @@
 """The messages of one joint in a rosbag2 (used by :mod:`.rosbag`). The joint comes from the joint_states topic
-first (the one joint it names when none is given); every other lookup is by that name: a JointState goal message
+first (the one joint it names when none is given; messages naming it among different joints are two publishers of
+it, refused: a bag does not say which sent a message); every other lookup is by that name: a JointState goal message
 that does not name it carries other joints' goals (skipped, counted in one line; none naming it is refused), a
 JointTrajectory that does not name it holds the joint (as a JointTrajectoryController does), a Float64MultiArray's
 column and a gains column come from the joint order (:func:`.rosbag_goals.array_column`). Each row keeps its
@@ -50,10 +51,11 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
     joint_states ``topic``.
     ``joint`` None: the one joint the topic names — a message naming several, or another one than the messages
     before it (two publishers), is refused. A message not naming ``joint`` (another publisher's) is skipped,
-    counted in one line."""
+    counted in one line; messages naming it among different joints are two publishers of it (:func:`_one_publisher`)."""
     rows: list[tuple] = []
     efforts: list[float] = []
     given, skipped, others, named = joint is not None, 0, set(), set()
+    name_sets: dict[tuple[str, ...], list[int]] = {}  # the joints a message naming ``joint`` names: [count, first]
     for _, i_msg, t_ns, msg in _messages(reader, src, (topic,)):
         names = list(msg.name)
         named.update(names)
@@ -71,6 +73,7 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
             skipped += 1
             others.update(names)
             continue
+        name_sets.setdefault(tuple(names), [0, i_msg])[0] += 1
         idx = names.index(joint)
         if len(msg.position) <= idx:
             raise LogError(
@@ -81,6 +84,7 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
         efforts.append(msg.effort[idx] if len(msg.effort) > idx else math.nan)
     if given and not rows and skipped:
         raise LogError(f"{src}: topic {topic}: no message names joint {joint!r} (they name {sorted(others)})")
+    _one_publisher(src, topic, joint, name_sets)
     if skipped:
         _log.warning(
             "%s: %d of %d message(s) of %s do not name joint %r (they name %s): skipped",
@@ -96,6 +100,22 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
     if len(rows) < 2 or joint is None:
         raise LogError(f"{src}: topic {topic} has {len(rows)} messages, need >= 2")
     return joint, rows, sorted(named)
+
+
+def _one_publisher(src: str, topic: str, joint: str | None, name_sets: dict[tuple[str, ...], list[int]]) -> None:
+    """Refuse ``joint``'s messages that name it among different joints (``name_sets``: names → [count, first
+    message]): two publishers of it (a servo node and a mock joint_state_broadcaster echoing the command), whose
+    rows mixed are no one servo's motion. rosbag2 does not record which publisher sent a message, so the one line
+    says how to record one alone and name its topic."""
+    if len(name_sets) < 2:
+        return
+    sets = "; ".join(f"{list(n)} in {c} message(s) (the first: {i})" for n, (c, i) in name_sets.items())
+    raise LogError(
+        f"{src}: topic {topic}: joint {joint!r} comes from {len(name_sets)} publishers, told apart by the joints "
+        f"their messages name: {sets}; a bag does not say which sent a message, so they are not mixed: record the "
+        "servo's joint states alone on a topic (stop the other publisher, or remap one: --ros-args -r "
+        f"joint_states:=other/joint_states) and name it ({option_hint(OPTION['js'])})"
+    )
 
 
 def _fresh_rows(src: str, topic: str, joint: str, rows: list[tuple], efforts: list[float]) -> list[tuple]:
