@@ -1,5 +1,6 @@
 """A rosbag2's /joint_states as robots and simulations record them (io/rosbag_streams.py, io/rosbag_clock.py), on
-bags written here with `rosbags`: two publishers of the fitted joint are refused, not mixed."""
+bags written here with `rosbags`: two publishers of the fitted joint are refused, not mixed; a header stamp 0
+is no stamp but a simulation's first (sim time 0) and never makes the whole stream's clock the receive time."""
 
 from __future__ import annotations
 
@@ -55,3 +56,47 @@ def test_two_publishers_of_the_joint_are_refused_naming_their_joints_and_the_top
     assert len(err.splitlines()) == 1 and "2 publishers" in err, err
     alone = read_rosbag(_servo_and_mock(tmp_path / "a", mock=False).close(), meta=BENCH, joint="pendulum_1")
     assert len(alone) > N - 10
+
+
+# ------------------------------------------------------------------------------------------------ header stamp 0
+def _stamped_bag(path, stamp_of, recv_of) -> Bag:
+    """/joint_states (pendulum_1, position = goal) and JointState goals, message k stamped ``stamp_of(k)`` and
+    received ``recv_of(k)``."""
+    bag = Bag(path)
+    for k in range(N):
+        state = bag.T["sensor_msgs/msg/JointState"]
+        for topic in ("/joint_states", "/servo/joint_command"):
+            msg = state(header=bag.header(stamp_of(k)), name=["pendulum_1"], position=np.array([G1[k]]),
+                        velocity=np.array([0.0]), effort=np.zeros(1))  # fmt: skip
+            bag.put(topic, "sensor_msgs/msg/JointState", 0, msg, recv_of(k))
+    return bag
+
+
+def test_a_simulation_stamped_from_sim_time_0_keeps_its_clock(tmp_path, caplog):
+    """Sim time stamps 0, 5 ms, …, received on the wall clock at real-time factor 0.5: the first stamp, exactly 0,
+    is sim time 0 (the next continues it), said in one line; the log spans the 2 s of sim time (the one 0 made the
+    receive times the clock: 4 s, twice the sim's; the audit's fit α̂1 16.58 against 9.68)."""
+    log = read_rosbag(
+        _stamped_bag(tmp_path / "b", lambda k: k * 5_000_000, lambda k: START + k * 10_000_000 + 300_000).close(),
+        meta=BENCH,
+    )
+    assert abs(log.t[-1] - T[-1]) < 0.006 and len(log) == N, (log.t[-1], len(log))
+    assert log.segments is None and np.max(np.abs(log.position - log.goal_position)) < 1e-3
+    said = [r.getMessage() for r in caplog.records if "sim time 0" in r.getMessage()]
+    assert len(said) == 1 and "/joint_states" in said[0], said
+
+
+def test_one_unstamped_state_among_stamped_ones_is_left_out_not_the_clock(tmp_path, caplog):
+    """A driver's first /joint_states unstamped (0), the others stamped every 5 ms, received 4 at a time every
+    20 ms: that message is left out, said in one line, the stamps stay the clock (the receive times were: 499
+    recorder gaps, "no powered stretch", exit 2)."""
+    path = _stamped_bag(
+        tmp_path / "b",
+        lambda k: 0 if k == 0 else _stamp(k),
+        lambda k: START + (k // 4 + 1) * 20_000_000 + (k % 4) * 50_000,
+    ).close()
+    log = read_rosbag(path, meta=BENCH)
+    assert log.segments is None and len(log) == N - 1, (log.segments, len(log))
+    assert np.max(np.abs(log.position - log.goal_position)) < 1e-3
+    said = [r.getMessage() for r in caplog.records if "header stamp 0" in r.getMessage()]
+    assert len(said) == 1 and "1 of 400" in said[0] and "left out" in said[0], said

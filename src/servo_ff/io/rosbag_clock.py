@@ -6,10 +6,12 @@ stamp) pairs (linear interpolation, slope 1 beyond them): that absorbs a recorde
 real-time factor and the drift between the two clocks. A stamped goal, JointTrajectory start or supply keeps its
 stamps when their median (stamp − mapped receive time) is within ``dt`` of zero; a goal or trajectory whose stamps
 disagree (a driver that stamps at the bus read, goals stamped for when they are meant) is mapped like an unstamped
-one, said in one line; the held supply is mapped quietly. A zero stamp maps the stream (a JointTrajectory stamped
-zero starts when it is received). When /joint_states has no stamps, every stream is timed by its receive time. A
-JointTrajectory that ended before it arrived is not followed, as a JointTrajectoryController refuses it — tested on
-the clock used."""
+one, said in one line; the held supply is mapped quietly. A zero stamp is no stamp (:func:`has_stamp`; a
+simulation's first message at sim time 0 is one when the next stamp continues it): such a goal or supply row is
+mapped, such a /joint_states row left out, said in one line (a JointTrajectory stamped zero starts when it is
+received). When no /joint_states message has a stamp, every stream is timed by its receive time. A JointTrajectory
+that ended before it arrived is not followed, as a JointTrajectoryController refuses it — tested on the clock used.
+A recorded /clock is not read: the joint states' stamps against their receive times already are that clock."""
 
 from __future__ import annotations
 
@@ -25,11 +27,41 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 _log = logging.getLogger(__name__)
 
 
-def receive_to_stamp(js: list[tuple]) -> Callable[[np.ndarray], np.ndarray] | None:
-    """Receive time [ns] → the joint states' header clock [ns] from their (stamp, receive, …) rows; None when
-    a message has no stamp (then receive times are the clock)."""
-    if any(r[0] <= 0 for r in js):
-        return None
+def has_stamp(stamps: np.ndarray) -> np.ndarray:
+    """Which of a stream's header ``stamps`` [ns] (in receive order) are stamps: every one above 0, and a 0 just
+    before the first one above (a simulation's first message at sim time 0, before its clock moved) when that
+    one continues it: no more than 1.5 median steps of the stamps after 0."""
+    real = stamps > 0
+    if real.sum() >= 2 and not real[0]:
+        i = int(np.argmax(real))
+        steps = np.diff(stamps[real])
+        steps = steps[steps > 0]
+        real[i - 1] = bool(steps.size) and stamps[i] <= 1.5 * float(np.median(steps))
+    return real
+
+
+def _stamped_states(src: str, topic: str, js: list[tuple]) -> list[tuple]:
+    """The joint-state rows that carry a stamp (:func:`has_stamp`), the others left out (their time on the stamps'
+    clock is unknown), said in one line with a 0 taken as sim time 0; all of them when none has a stamp."""
+    stamps = np.array([r[0] for r in js], np.int64)
+    real = has_stamp(stamps)
+    zero = real & (stamps == 0)
+    if not real.any() or (real.all() and not zero.any()):
+        return js
+    said = []
+    if zero.any():
+        nxt = int(stamps[np.argmax(stamps > 0)])
+        said.append(f"the stamp 0 of its first message is sim time 0 (the next one, {nxt * 1e-9:.3f} s, continues it)")
+    if not real.all():
+        said.append(f"{int((~real).sum())} of {len(js)} message(s) have header stamp 0 while the others are stamped: "
+                    "left out (no time on the stamps' clock)")  # fmt: skip
+    _log.warning("%s: topic %s: %s", src, topic, "; ".join(said))
+    return [r for r, ok in zip(js, real.tolist(), strict=True) if ok]
+
+
+def receive_to_stamp(js: list[tuple]) -> Callable[[np.ndarray], np.ndarray]:
+    """Receive time [ns] → the joint states' header clock [ns] from their (stamp, receive, …) rows (every one
+    stamped)."""
     recv = np.array([r[1] for r in js], np.int64)
     order = np.argsort(recv, kind="stable")
     recv = recv[order]
@@ -55,8 +87,9 @@ def on_one_clock(src: str, streams: Mapping[str, Any], topics: Mapping[str, str 
     """``streams`` with one time per row [ns] on the clock :func:`receive_to_stamp` gives: ``js`` (t, position,
     velocity), ``goal`` (t, value), ``traj`` pieces (start, …; stale ones dropped, counted in one line), ``volts``,
     ``enable`` (t, value), ``gains`` (t, values)."""
-    to_js = receive_to_stamp(streams["js"])
-    header = to_js is not None
+    js = _stamped_states(src, topics["js"], streams["js"])
+    header = any(r[0] > 0 for r in js)  # then every row of js is stamped
+    to_js = receive_to_stamp(js) if header else None
 
     def on_clock(recv: list[int]) -> np.ndarray:
         r = np.array(recv, np.int64)
@@ -66,11 +99,13 @@ def on_one_clock(src: str, streams: Mapping[str, Any], topics: Mapping[str, str 
         """Times of ``key``'s rows: their stamps when they agree with the clock, else their receive times mapped."""
         rows = streams[key]
         mapped = on_clock([r[1] for r in rows])
-        if not header or not rows or any(r[0] <= 0 for r in rows):
+        stamps = np.array([r[0] for r in rows], np.int64)
+        real = has_stamp(stamps) if header else np.zeros(len(rows), bool)
+        if not real.any():
             return [int(x) for x in mapped]
-        ok, off = _agrees([r[0] for r in rows], mapped, dt)
-        if ok:
-            return [r[0] for r in rows]
+        ok, off = _agrees(stamps[real].tolist(), mapped[real], dt)
+        if ok:  # a row without a stamp: its receive time mapped
+            return [int(x) for x in np.where(real, stamps, mapped)]
         if key == "goal":
             disagree[topics["goal"]] = off
         return [int(x) for x in mapped]
@@ -118,7 +153,7 @@ def on_one_clock(src: str, streams: Mapping[str, Any], topics: Mapping[str, str 
             clock,
         )
     return {
-        "js": [(r[0] if header else r[1], *r[2:]) for r in streams["js"]],
+        "js": [(r[0] if header else r[1], *r[2:]) for r in js],
         "goal": [(t, r[2]) for t, r in zip(t_goal, streams["goal"], strict=True)],
         "traj": traj,
         "volts": [(t, r[2]) for t, r in zip(t_volts, streams["volts"], strict=True)],
