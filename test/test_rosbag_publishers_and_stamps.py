@@ -1,6 +1,7 @@
 """A rosbag2's /joint_states as robots and simulations record them (io/rosbag_streams.py, io/rosbag_clock.py), on
 bags written here with `rosbags`: two publishers of the fitted joint are refused, not mixed; a header stamp 0
-is no stamp but a simulation's first (sim time 0) and never makes the whole stream's clock the receive time."""
+is no stamp but a simulation's first (sim time 0) and never makes the whole stream's clock the receive time; a
+JointTrajectory stamped ahead of its receipt is scheduled, as a JointTrajectoryController follows it."""
 
 from __future__ import annotations
 
@@ -100,3 +101,47 @@ def test_one_unstamped_state_among_stamped_ones_is_left_out_not_the_clock(tmp_pa
     assert np.max(np.abs(log.position - log.goal_position)) < 1e-3
     said = [r.getMessage() for r in caplog.records if "header stamp 0" in r.getMessage()]
     assert len(said) == 1 and "1 of 400" in said[0] and "left out" in said[0], said
+
+
+# ------------------------------------------------------------------------------------ JointTrajectory stamped ahead
+def _trajectory_bag(path, lead_ns: int, stream: bool) -> Bag:
+    """/joint_states of pendulum_1 and its JointTrajectory goals G1, stamped ``lead_ns`` after their receipt: one
+    message of every point (``stream`` False, received at 0.3 ms) or one single-point message per 5 ms."""
+    bag = Bag(path)
+    for k in range(N):
+        bag.joint_state("/joint_states", _stamp(k), ["pendulum_1"], [G1[k]], [0.0])
+        if stream or k == 0:
+            times, q = (np.zeros(1), G1[k : k + 1, None]) if stream else (T, G1[:, None])
+            recv = _stamp(k) + 300_000
+            bag.trajectory("/arm/joint_trajectory", recv + lead_ns, ["pendulum_1"], times, q, received=recv)
+    return bag
+
+
+def test_a_trajectory_stamped_ahead_starts_at_its_stamp(tmp_path, caplog):
+    """One JointTrajectory stamped 0.2 s after its receipt, its first point (time 0) where the joint is then: a
+    JointTrajectoryController holds until the stamp, then follows it: the goal is G1 0.2 s late, said in one line
+    (the stamp was taken for another clock: timed by its receipt, G1 0.2 s early; the audit's fit refused it,
+    rms residual 0.13 rad)."""
+    log = read_rosbag(_trajectory_bag(tmp_path / "b", 200_000_000, stream=False).close(), meta=BENCH)
+    tau = log.t + 0.0003  # [s] since the first state: the log starts at the trajectory's receipt
+    want = np.interp(tau - 0.2003, T, G1)
+    assert np.max(np.abs(log.goal_position - want)) < 2e-3, np.max(np.abs(log.goal_position - want))
+    said = [r.getMessage() for r in caplog.records if "/arm/joint_trajectory" in r.getMessage()]
+    assert len(said) == 1 and "stamped ahead of their receipt (up to +0.200 s)" in said[0], said
+
+
+def test_trajectories_streamed_ahead_are_scheduled_and_another_clock_is_still_said(tmp_path, caplog):
+    """Single-point messages each stamped 10 ms after their receipt: scheduled (replaced on receipt, each point
+    reached at its stamp: the goal is G1 10 ms late; it was called a clock mismatch and timed by receipt: on time);
+    stamped 1000 s ahead (beyond the 2 s recorded): another clock, said, timed by their receipt."""
+    log = read_rosbag(_trajectory_bag(tmp_path / "a", 10_000_000, stream=True).close(), meta=BENCH)
+    tau = log.t + 0.0003
+    late = [float(np.sqrt(np.mean((log.goal_position - np.interp(tau - s, T, G1))[10:-10] ** 2))) for s in (0, 0.01)]
+    assert late[1] < 1e-3 < late[0], late
+    said = [r.getMessage() for r in caplog.records if "/arm/joint_trajectory" in r.getMessage()]
+    assert len(said) == 1 and f"{N} of {N} message(s)" in said[0] and "stamped ahead" in said[0], said
+    caplog.clear()
+    log = read_rosbag(_trajectory_bag(tmp_path / "b", 1000 * 10**9, stream=True).close(), meta=BENCH)
+    assert np.sqrt(np.mean((log.goal_position - np.interp(log.t + 0.0003, T, G1))[10:-10] ** 2)) < 1e-3
+    said = [r.getMessage() for r in caplog.records if "/arm/joint_trajectory" in r.getMessage()]
+    assert len(said) == 1 and "disagree" in said[0] and "+1000.000 s, ahead by more than the 1.995 s" in said[0], said

@@ -3,10 +3,12 @@
 When every /joint_states message carries a header stamp, those stamps are the clock. A stream without a header (a
 Float64MultiArray goal, a Bool torque enable, the gains) is put on it through the joint states' (receive time →
 stamp) pairs (linear interpolation, slope 1 beyond them): that absorbs a recorder's bursts, a simulation's
-real-time factor and the drift between the two clocks. A stamped goal, JointTrajectory start or supply keeps its
-stamps when their median (stamp − mapped receive time) is within ``dt`` of zero; a goal or trajectory whose stamps
-disagree (a driver that stamps at the bus read, goals stamped for when they are meant) is mapped like an unstamped
-one, said in one line; the held supply is mapped quietly. A zero stamp is no stamp (:func:`has_stamp`; a
+real-time factor and the drift between the two clocks. A stamped goal or supply keeps its stamps when their
+median (stamp − mapped receive time) is within ``dt`` of zero; a goal whose stamps disagree (a driver that stamps at
+the bus read, goals stamped for when they are meant) is mapped like an unstamped one, said in one line; the held
+supply is mapped quietly. A JointTrajectory stamped ahead of its receipt is scheduled (:func:`_trajectory_starts`);
+the trajectories' stamps are another clock (mapped, said) when their median is behind by more than ``dt`` or ahead
+by more than the recording's span. A zero stamp is no stamp (:func:`has_stamp`; a
 simulation's first message at sim time 0 is one when the next stamp continues it): such a goal or supply row is
 mapped, such a /joint_states row left out, said in one line (a JointTrajectory stamped zero starts when it is
 received). When no /joint_states message has a stamp, every stream is timed by its receive time. A JointTrajectory
@@ -83,6 +85,50 @@ def _agrees(stamps: list[int], mapped: np.ndarray, dt: float) -> tuple[bool, int
     return abs(off) <= dt * 1e9, off
 
 
+def _trajectory_stamps(traj: list, recv: np.ndarray, span: int, dt: float) -> tuple[bool, str, int]:
+    """(are the JointTrajectory stamps on the joint states' clock?, why not, their median lead over their receipt
+    ``recv`` [ns] on it). A stamp ahead is a scheduled start; they are another clock when their median is behind
+    by more than ``dt`` [s] or ahead by more than the ``span`` [ns] recorded (a start the recording never
+    reaches). A stamp 0 (start on receipt) is not judged."""
+    off = int(np.median([p[0] - int(m) for (p, _), m in zip(traj, recv, strict=True) if p[0] > 0]))
+    if off < -dt * 1e9:
+        return False, f"behind by more than dt = {dt:g} s", off
+    if off > span:
+        return False, f"ahead by more than the {span * 1e-9:.3f} s recorded", off
+    return True, "", off
+
+
+def _trajectory_starts(
+    src: str, topic: str | None, pieces: list, recv: np.ndarray, stamps: bool, dt: float
+) -> tuple[list, int]:
+    """(the pieces a JointTrajectoryController follows, as (start [ns], times [s], …), how many it refuses (ended
+    before they arrived)). A piece starts at its stamp when ``stamps``, else (and for stamp 0) on receipt; one
+    stamped ahead of its receipt replaces the one in progress on receipt and reaches its first point at stamp +
+    time_from_start (its times shifted by that lead), as JTC samples it, said in one line when ahead by more than
+    ``dt`` [s]."""
+    traj, stale, leads = [], 0, []
+    for (piece, _), arrived in zip(pieces, recv.tolist(), strict=True):
+        start, times = (piece[0], piece[1]) if stamps and piece[0] > 0 else (arrived, piece[1])
+        if start > arrived:  # scheduled: JTC interpolates from its state on receipt to the first point
+            leads.append(start - arrived)
+            start, times = arrived, times + (start - arrived) * 1e-9
+        if len(times) and start + int(times[-1] * 1e9) < arrived:  # ended before it arrived
+            stale += 1  # a JointTrajectoryController refuses it
+            continue
+        traj.append((start, times, *piece[2:]))
+    if leads and max(leads) > dt * 1e9:
+        _log.warning(
+            "%s: %d of %d message(s) of %s are stamped ahead of their receipt (up to %+.3f s): each replaces the one "
+            "in progress when received and reaches its first point at its stamp, as a JointTrajectoryController",
+            src,
+            len(leads),
+            len(pieces),
+            topic,
+            max(leads) * 1e-9,
+        )
+    return traj, stale
+
+
 def on_one_clock(src: str, streams: Mapping[str, Any], topics: Mapping[str, str | None], dt: float) -> dict:
     """``streams`` with one time per row [ns] on the clock :func:`receive_to_stamp` gives: ``js`` (t, position,
     velocity), ``goal`` (t, value), ``traj`` pieces (start, …; stale ones dropped, counted in one line), ``volts``,
@@ -107,37 +153,29 @@ def on_one_clock(src: str, streams: Mapping[str, Any], topics: Mapping[str, str 
         if ok:  # a row without a stamp: its receive time mapped
             return [int(x) for x in np.where(real, stamps, mapped)]
         if key == "goal":
-            disagree[topics["goal"]] = off
+            disagree[topics["goal"]] = (off, f"more than dt = {dt:g} s")
         return [int(x) for x in mapped]
 
-    disagree: dict[str | None, int] = {}
+    disagree: dict[str | None, tuple[int, str]] = {}
     t_goal, t_volts = stream("goal"), stream("volts")
+    g_topic = topics["goal"]
     recv_traj = on_clock([recv for _, recv in streams["traj"]])
-    stamped = [(p[0], int(m)) for (p, _), m in zip(streams["traj"], recv_traj, strict=True) if p[0] > 0]
-    traj_stamps = header and bool(stamped)
+    traj_stamps = header and any(p[0] > 0 for p, _ in streams["traj"])
     if traj_stamps:
-        traj_stamps, off = _agrees([s for s, _ in stamped], np.array([m for _, m in stamped], np.int64), dt)
+        stamps = np.array([r[0] for r in js], np.int64)
+        traj_stamps, why, off = _trajectory_stamps(streams["traj"], recv_traj, int(np.ptp(stamps)), dt)
         if not traj_stamps:
-            disagree[topics["goal"]] = off
+            disagree[g_topic] = (off, why)
     if disagree:
         _log.warning(
-            "%s: header stamps disagree with %s's (median stamp − receive time on its clock: %s; more than dt = %g "
-            "s): timed by its receive time, mapped onto %s's stamps",
+            "%s: header stamps disagree with %s's (median stamp − receive time on its clock: %s): timed by its "
+            "receive time, mapped onto %s's stamps",
             src,
             topics["js"],
-            ", ".join(f"{t} {o * 1e-9:+.3f} s" for t, o in disagree.items()),
-            dt,
+            ", ".join(f"{t} {o * 1e-9:+.3f} s, {why}" for t, (o, why) in disagree.items()),
             topics["js"],
         )
-
-    traj, stale = [], 0
-    for (piece, _), arrived in zip(streams["traj"], recv_traj, strict=True):
-        start = piece[0] if traj_stamps and piece[0] > 0 else int(arrived)
-        if len(piece[1]) and start + int(piece[1][-1] * 1e9) < arrived:  # ended before it arrived
-            stale += 1  # a JointTrajectoryController refuses it
-            continue
-        traj.append((start, *piece[1:]))
-    g_topic = topics["goal"]
+    traj, stale = _trajectory_starts(src, g_topic, streams["traj"], recv_traj, traj_stamps, dt)
     if stale:
         clock = f"{topics['js']} stamps" if header else "receive times"
         if not traj:
