@@ -381,7 +381,8 @@ def _good_bag(path: Path) -> Path:
     "case, flags, words",
     [
         ("still servo", [], ["motion range 0.00", "< min_range 0.05 rad"]),
-        ("kp and supply 1e-12", ["--kp", "1e-12", "--vin", "1e-12"], ["α̂0=", "outside its admissible range"]),
+        # a supply of 1e-12 V is refused before the fit (test_replay_supply.py): a kp wrong by 1e12 is the gate's
+        ("kp 1e-12", ["--kp", "1e-12"], ["α̂0=", "outside its admissible range"]),
         ("random goals and positions", [], ["rms residual", "> max_rms 0.05 rad"]),
         ("slow", ["--min-speed", "50"], ["speed (95th percentile of |q̇|)", "< min_speed 50 rad/s"]),
         ("no acceleration", ["--inertia", "--min-accel", "1e4"], ["acceleration", "< min_accel 10000 rad/s²"]),

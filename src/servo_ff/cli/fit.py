@@ -27,7 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--joint", help="joint (a bag's joint; must match an ILC record's)")
     p.add_argument("--iteration", type=int, default=-1, help="ILC trial to fit (-1: lowest windowed error)")
     p.add_argument("--kp", type=float, help="servo gain during the data (default: from the record/log)")
-    p.add_argument("--vin", type=float, help="supply voltage [V] when the log/bag records none")
+    p.add_argument(
+        "--vin",
+        type=float,
+        help="servo supply voltage [V] during the data; given, it wins over a recorded supply (a bag's "
+        "servo_supply, else its one BatteryState; a difference over 10%% is said)",
+    )
     p.add_argument("--mass", type=float, help="pendulum mass [kg] (τ_o of a bench without a URDF)")
     p.add_argument("--length", type=float, help="pendulum length [m]")
     p.add_argument("--arm-mass", type=float, help="pendulum arm mass [kg]")
@@ -123,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     plot_alpha_residuals(fit, data.dt, out / "residuals.png", gain)
     print(
         f"{data.source}: alpha = {np.array2string(fit.alpha, precision=5)}  dq_s = {fit.dq_s:.4g} rad/s  "
-        f"delta = {fit.delta:.3g}  t_d = {fit.delay * 1e3:.0f} ms  kp = {data.kp:g} ({res.kp_source})"
+        f"delta = {fit.delta:.3g}  t_d = {fit.delay * 1e3:.0f} ms  kp = {data.kp:g} ({res.kp_source})  "
+        f"U_bat = {np.mean(data.u_bat):.4g} V ({res.supply_source})"
     )
     print(
         f"rms residual {fit.rms:.4g} rad (goal-position equivalent), condition number {fit.condition_number:.3g}, "

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..io.sample_gaps import Spans, measured_spans, runs
 from ..io.servo_log import LogError, ServoLog
+from ..models.schema import SUPPLY_RANGE, implausible_supply
 from ..models.stepper import PendulumLoad
 from .alpha_fit import AlphaFit, fit_alpha
 from .pendulum import output_torque
@@ -44,9 +45,14 @@ class AlphaData:
 
 
 def _supply(u_bat, n: int, source: str) -> np.ndarray:
+    """``u_bat`` [V] per sample; ValueError naming the first implausible one (Eq. 19 scales α̂ by it: before, any
+    value > 0 was fitted, 150 decivolts as 150 V)."""
     u = np.broadcast_to(np.asarray(u_bat, float), (n,)).copy()
-    if not (np.isfinite(u).all() and (u > 0).all()):
-        raise ValueError(f"{source}: no valid supply voltage recorded (need > 0 V for Eq. 19)")
+    lo, hi = SUPPLY_RANGE
+    bad = ~np.isfinite(u) | (u < lo) | (u > hi)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"{source}: supply voltage at sample {k}: {implausible_supply(float(u[k]))}; not fitted")
     return u
 
 

@@ -7,7 +7,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .bam_logs import read_bam_json, read_csv
+from .rosbag_supply import AGREE
 from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
 _log = logging.getLogger(__name__)
@@ -43,6 +46,19 @@ def _logs_in(path: Path, say: bool = True) -> list[Path]:
     return out
 
 
+def given_supply(log: ServoLog, meta: Mapping[str, Any] | None) -> ServoLog:
+    """``log`` with a given ``meta['vin']`` [V] as its supply throughout, as a bag's (:mod:`.rosbag_supply`): it wins
+    over the recorded ``input_volts``, a difference over ``AGREE`` said (before: the column won, the flag unsaid)."""
+    if not meta or "vin" not in meta:
+        return log
+    med = float(np.median(log.input_volts))
+    if abs(med - log.vin) > AGREE * log.vin:
+        _log.warning(
+            "%s: vin %g V (given) is used, not the recorded input_volts (median %.4g V)", log.source, log.vin, med
+        )
+    return log.with_(input_volts=np.full(len(log), log.vin), vin_source="given")
+
+
 def read_log(
     path: str | Path, dt: float = DEFAULT_DT, meta: Mapping[str, Any] | None = None, **bag_options: Any
 ) -> ServoLog:
@@ -65,9 +81,9 @@ def read_log(
         return read_rosbag(p, dt=dt, meta=meta, **bag_options)
     if p.suffix.lower() == ".json":
         log = read_bam_json(p, dt)
-        return log.with_(**clean_meta(str(p), {**log.meta(), **meta})) if meta else log
+        return given_supply(log.with_(**clean_meta(str(p), {**log.meta(), **meta})), meta) if meta else log
     if p.suffix.lower() == ".csv":
-        return read_csv(p, dt, meta)
+        return given_supply(read_csv(p, dt, meta), meta)
     raise LogError(f"{p}: unknown log format (expected .json, .csv, or a rosbag2 directory/.mcap/.db3)")
 
 

@@ -18,7 +18,6 @@ missing joint/key.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from .rosbag_clock import on_one_clock
 from .rosbag_goals import array_column, kp_from_gains, normalize_namespace, resolve_topic, trajectory_goals
 from .rosbag_resample import resample_bag as _resample
 from .rosbag_streams import read_streams
+from .rosbag_supply import bag_supply, supply_how
 from .rosbag_topics import is_command_like, pick_topics
 from .servo_log import DEFAULT_DT, LogError, ServoLog, clean_meta
 
@@ -66,9 +66,10 @@ def read_rosbag(
     the goal, supply and gains topics found by type are looked for under it. ``meta`` gives the bench (``mass``,
     ``length``, ``arm_mass``, ``kp``, ``vin``) and overrides a ``/servo_ff/log_meta`` message if the bag has one;
     without either, ``kp`` comes from the recorded ``…p_gains`` topic (``gains_topic``; one gain over the data,
-    :func:`.rosbag_goals.kp_from_gains`) and ``vin`` from the
-    supply topic, and no pendulum is assumed (mass = length = 0: τ_o must then come from a URDF). The log's
-    ``kp_source`` says where ``kp`` came from; a given ``kp`` that differs from the recorded gain is logged."""
+    :func:`.rosbag_goals.kp_from_gains`), and no pendulum is assumed (mass = length = 0: τ_o must then come from a
+    URDF). The log's ``kp_source`` says where ``kp`` came from; a given ``kp`` that differs from the recorded gain is
+    logged. The supply: a given ``vin``, else the servo node's (or the named) supply topic, else the log_meta
+    ``vin``, else the one BatteryState, said (:mod:`.rosbag_supply`); ``vin_source`` says which."""
     from rosbags.highlevel import AnyReader
 
     path = Path(path)
@@ -142,10 +143,14 @@ def read_rosbag(
                 picked["gains"],
                 kp_rec,
             )
-    if "vin" not in merged and streams["volts"]:
-        volts = [v for _, v in streams["volts"] if math.isfinite(v) and v > 0]
-        if volts:
-            merged["vin"] = float(np.median(volts))
+    how = supply_how(bool(topics_wanted["volts"]), picked["volts"], ns)
+    given_vin = (meta or {}).get("vin")
+    volt_rows, vin, vin_source = bag_supply(
+        src, streams["volts"], picked["volts"], how, given_vin, bag["meta"].get("vin"), ns
+    )
+    merged.pop("vin", None)
+    if vin is not None:
+        merged["vin"] = vin
     bench_known = "mass" in merged and "length" in merged  # not needed by an α fit (the URDF's); identify refuses
     merged.setdefault("mass", 0.0)
     merged.setdefault("length", 0.0)
@@ -159,8 +164,9 @@ def read_rosbag(
                 "servo-ff identify reads it from the bag only)"
             )
     m = clean_meta(src, merged)
+    streams = {**streams, "volts": volt_rows}  # a given vin wins over the recorded series (rosbag_supply)
     return _resample(src, streams, goal_rows, traj, m, dt, js_topic, g_topic, picked["volts"]).with_(
-        kp_source=kp_source, bench_known=bench_known, joint=joint
+        kp_source=kp_source, vin_source=vin_source, bench_known=bench_known, joint=joint
     )
 
 

@@ -1,7 +1,8 @@
 """Which topics of a rosbag2 are read (used by :mod:`.rosbag`): the one an option names, else the one of its type
 whose last name says what it is, under the namespace — goals ``…command…``, ``…goal…``, ``…reference…``,
 ``…trajectory…``; torque enable ``…torque…``, ``…enable…`` (a servo node's ``<prefix>/torque_enabled``; among
-several, the one beside the goal topic); the servo P gain ``…p_gains``, ``…p_gain``, ``…kp``.
+several, the one beside the goal topic); the servo P gain ``…p_gains``, ``…p_gain``, ``…kp``; the supply the servo
+node's own ``<namespace>/servo_supply``, else the one BatteryState (then said: :mod:`.rosbag_supply`).
 Another topic of the type is never taken for what its name does not say (a ``/foot_contact`` Bool is no torque
 enable, ``/servo/d_gains`` no P gain). Each refusal names the bag, the topics and the option that chooses."""
 
@@ -20,6 +21,8 @@ BATTERY = "sensor_msgs/msg/BatteryState"
 BOOL = "std_msgs/msg/Bool"
 STRING = "std_msgs/msg/String"
 GOAL_TYPES = (FLOAT_ARRAY, JOINT_STATE, TRAJECTORY)
+#: the servo node's supply topic, relative to its namespace (``ros.common.TOPIC_SUPPLY``)
+SERVO_SUPPLY = "servo_supply"
 _log = logging.getLogger(__name__)
 
 #: The option (fit node parameter, ``servo-ff fit`` flag) that names each topic: ``workflows/fit_options.py``.
@@ -114,6 +117,13 @@ def _parent(topic: str) -> str:
     return topic.rstrip("/").rsplit("/", 1)[0]
 
 
+def _supply_like(local: Mapping[str, str], ns: str) -> Callable[[str], bool] | None:
+    """How the supply topic is found: the servo node's own ``<ns>/servo_supply`` when the bag has it (a robot's main
+    pack on ``/battery_state`` beside it is no servo supply), else any BatteryState (None)."""
+    own = f"{ns}/{SERVO_SUPPLY}"
+    return (lambda t: t == own) if local.get(own) == BATTERY else None
+
+
 def _enable_like(local: Mapping[str, str], goal: str | None) -> Callable[[str], bool]:
     """How a torque enable topic is found by name: :func:`is_enable`; among several (a bag of several servo nodes,
     each with its ``<prefix>/torque_enabled``), the one beside the goal topic (``/legs/commands`` →
@@ -154,7 +164,7 @@ def pick_topics(
         return pick_topic(src, local, None, types, role, key, counts=counts, **kw)
 
     goal = pick("goal", GOAL_TYPES, "goal", exclude=(js,), like=is_command_like)
-    volts = pick("volts", (BATTERY,), "supply voltage", required=False)
+    volts = pick("volts", (BATTERY,), "supply voltage", required=False, like=_supply_like(local, ns))
     enable = pick("enable", (BOOL,), "torque enable", required=False, like=_enable_like(local, goal))
     if wanted["enable"] is None:
         other = sorted(t for t, ty in local.items() if ty == BOOL and t != enable)
@@ -190,6 +200,7 @@ __all__ = [
     "BOOL",
     "STRING",
     "GOAL_TYPES",
+    "SERVO_SUPPLY",
     "OPTION",
     "option_hint",
     "JOINT_HINT",

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import ServoFFError
+from ..models.schema import implausible_supply
 from ..safe_parse import as_float
 from .sample_gaps import MIN_STRETCH, Spans, gap_bound, gradient_within, measured_spans
 
@@ -77,6 +78,7 @@ class ServoLog:
     source: str = "<memory>"
     extra: Mapping[str, np.ndarray] = field(default_factory=dict)  # load, temp, … when present
     kp_source: str = ""  # where kp came from (a bag: given, /servo_ff/log_meta or the recorded gains topic)
+    vin_source: str = ""  # where the supply came from (a bag: given, the recorded supply topic, /servo_ff/log_meta)
     joint: str = ""  # the joint a rosbag2 recorded (other formats name none)
     bench_known: bool = True  # mass and length recorded (a rosbag2 without them in /servo_ff/log_meta: 0, unknown)
     segments: Spans | None = None  # [start, stop) samples between recorder gaps (None: no gap; sample_gaps.py)
@@ -245,6 +247,8 @@ def clean_meta(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
         out[k] = v
     if out["kp"] <= 0 or out["vin"] <= 0:
         raise LogError(f"{source}: keys 'kp' and 'vin' must be > 0, got kp={out['kp']}, vin={out['vin']}")
+    if (why := implausible_supply(out["vin"])) is not None:  # before: vin 150 (decivolts) fitted α̂ 10x
+        raise LogError(f"{source}: key 'vin': {why}")
     out["motor"] = str(meta.get("motor", ""))
     out["trajectory"] = str(meta.get("trajectory", ""))
     return out

@@ -113,6 +113,24 @@ FEEDFORWARD_FIELDS: dict[str, FieldSpec] = {
     ),
     "max_acceleration": FieldSpec("rad/s²", 0.0, 1e6, "largest desired |q̈| of a joint", lo_open=True),
 }
+#: [V] a servo bus supply voltage a log, bag or ILC record may give: below the lowest servo-class supply (XL330 3.7 V)
+#: or above 24 V servos on a charged pack (6S LiPo 25.2 V) it is a mistake — another pack's topic, decivolts or
+#: millivolts (Dynamixel's present_input_voltage register is in 0.1 V: 150) — and would scale every α̂ (Eq. 19).
+SUPPLY_RANGE: tuple[float, float] = (3.0, 30.0)
+
+
+def implausible_supply(volts: float) -> str | None:
+    """Why ``volts`` [V] is no servo supply (not finite, outside :data:`SUPPLY_RANGE`), or None."""
+    lo, hi = SUPPLY_RANGE
+    if not math.isfinite(volts):
+        return f"{volts} V is not finite"
+    if not lo <= volts <= hi:
+        unit = " (decivolts?)" if volts > hi and lo <= volts / 10 <= hi else ""
+        unit = " (millivolts?)" if volts > hi and lo <= volts / 1000 <= hi else unit
+        return f"{volts:g} V is outside the plausible servo supply {lo:g}-{hi:g} V{unit}"
+    return None
+
+
 #: the feed-forward node's default max_velocity [rad/s] and max_acceleration [rad/s²], which the walk node's points
 #: are held within by default too
 MAX_VELOCITY, MAX_ACCELERATION = 20.0, 1000.0
@@ -158,6 +176,8 @@ __all__ = [
     "FIRMWARE_FIELDS",
     "ALPHA_FIELDS",
     "FEEDFORWARD_FIELDS",
+    "SUPPLY_RANGE",
+    "implausible_supply",
     "check_field",
     "range_text",
 ]

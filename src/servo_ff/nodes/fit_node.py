@@ -7,7 +7,8 @@ Data (``source``):
 * ``bag`` — a rosbag2 recording (``bag_path``) as ``ros2 bag record`` writes it, read by
   :func:`servo_ff.io.rosbag.read_rosbag`: ``joint_states_topic``, the goal topic (``goal_topic``, or the one
   command-like topic of a goal type; a Float64MultiArray of several joints in ``joints`` order, which it then
-  needs), the supply (``supply_topic``, else ``vin``), the recorded gains (``p_gains_topic``; ``kp`` overrides
+  needs), the supply (``vin`` when given, else ``supply_topic``, the servo node's ``servo_supply`` or the one
+  BatteryState, said: :mod:`servo_ff.io.rosbag_supply`), the recorded gains (``p_gains_topic``; ``kp`` overrides
   them), torque enable (``enable_topic``), relative names under ``namespace``
   (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of ``servo-ff fit`` too);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` of the last ``window`` seconds at the
@@ -105,7 +106,7 @@ def fit_specs() -> list[ParamSpec]:
         ParamSpec(
             "vin",
             0.0,
-            "supply voltage during the data when the bag records none (0: from the bag)",
+            "supply voltage during the data (0: from the bag); given, it wins over a recorded supply",
             "V",
             lo=0.0,
             hi=100.0,
@@ -241,7 +242,7 @@ class FitNode(FitLiveData, FitRLS, Node):
             raise ValueError(f"{stale}: no current supply voltage for Eq. 19; not fitted")
         u_bat = float(volts[:, 1].mean())
         data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, kp, v["dt"], "live topics")
-        return gated_fit(v["joint"], data, self.torque, gate, kp_source, **options)
+        return gated_fit(v["joint"], data, self.torque, gate, kp_source, f"live {TOPIC_SUPPLY}", **options)
 
     # ------------------------------------------------------------------ outputs
     def _write_yaml(self, result: AlphaResult, info: dict[str, Any] | None = None) -> str | None:

@@ -26,6 +26,7 @@ from rclpy.node import Node
 
 from servo_ff.errors import ServoFFError
 from servo_ff.interpolation import LIMIT_TOL
+from servo_ff.io.rosbag_topics import SERVO_SUPPLY
 
 from .parameters import (  # noqa: F401
     ParameterTable,
@@ -42,7 +43,7 @@ from .throttle import Throttle, reason_kind, throttle_key  # noqa: F401
 #: they resolve under the node's namespace (``/servo/commands`` in the root namespace). The ``servo/`` ones are
 #: those of the default ``prefix`` parameter of the servo nodes (:func:`servo_names` for another prefix).
 TOPIC_JOINT_STATES = "joint_states"
-TOPIC_SUPPLY = "servo_supply"
+TOPIC_SUPPLY = SERVO_SUPPLY  # "servo_supply": a bag's replay takes it first (io/rosbag_topics.py)
 TOPIC_DIAGNOSTICS = "/diagnostics"
 TOPIC_COMMANDS = "servo/commands"  # std_msgs/Float64MultiArray, `joints` order (forward_command_controller)
 TOPIC_TRAJECTORY = "servo/joint_trajectory"  # trajectory_msgs/JointTrajectory, first point

@@ -38,11 +38,12 @@ class AlphaResult:
     fit: AlphaFit
     data: AlphaData
     kp_source: str = ""  # where kp came from: given, ILC record, log, a bag's recorded gains topic
+    supply_source: str = ""  # where U_bat came from: given, ILC record, log, a bag's supply topic or log_meta
     ilc_stopped: str = ""  # why the ILC run of the record stopped early ("": it ended normally, or not a record)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (α̂, q̇_s, δ, t_d, rms, condition, samples, kp and its source, mean supply, source; an
-        ILC record's ``ilc_stopped`` reason when its run stopped early)."""
+        """JSON-ready summary (α̂, q̇_s, δ, t_d, rms, condition, samples, kp and its source, mean supply and its
+        source, source; an ILC record's ``ilc_stopped`` reason when its run stopped early)."""
         return {
             "joint": self.joint,
             "source": self.data.source,
@@ -50,6 +51,7 @@ class AlphaResult:
             "kp": self.data.kp,
             "kp_source": self.kp_source,
             "u_bat": float(np.mean(self.data.u_bat)),
+            "u_bat_source": self.supply_source,
             **({"ilc_stopped": self.ilc_stopped} if self.ilc_stopped else {}),
         }
 
@@ -133,6 +135,7 @@ def fit_alpha_source(
         joint, stopped = rec.joint, rec.stopped  # before: a diverged or interrupted run's record fitted unsaid
         data = data_from_record(rec, iteration, kp, f"ILC record {path}")
         kp_source = "given" if kp is not None else "ILC record"
+        supply_source = "ILC record"
         if rec.pendulum is not None:
             torque = pendulum_torque(*rec.pendulum)
     else:
@@ -146,6 +149,7 @@ def fit_alpha_source(
         joint = joint or log.joint or "joint"  # a bag's own joint: the α file names it (the node reads it)
         data = data_from_log(log, kp)
         kp_source = "given" if kp is not None else (log.kp_source or "log")
+        supply_source = log.vin_source or ("given" if vin is not None else "log")
         if log.length > 0 and (log.mass > 0 or log.arm_mass > 0):
             torque = pendulum_torque(log.mass, log.length, log.arm_mass)
     if urdf:
@@ -155,12 +159,18 @@ def fit_alpha_source(
             f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF "
             "(or the pendulum's mass and length)"
         )
-    res = gated_fit(joint, data, torque, gate, kp_source, **fit_options)
+    res = gated_fit(joint, data, torque, gate, kp_source, supply_source, **fit_options)
     return replace(res, ilc_stopped=stopped) if stopped else res
 
 
 def gated_fit(
-    joint: str, data: AlphaData, torque: TorqueFn | np.ndarray, gate: FitGate | None, kp_source: str, **fit_options
+    joint: str,
+    data: AlphaData,
+    torque: TorqueFn | np.ndarray,
+    gate: FitGate | None,
+    kp_source: str,
+    supply_source: str = "",
+    **fit_options,
 ) -> AlphaResult:
     """α̂ of ``data`` through the quality gate: excitation before the fit, α̂ ranges, rms and conditioning after
     (:class:`~servo_ff.identification.alpha_gate.FitRefused` naming the figure and its threshold)."""
@@ -168,7 +178,7 @@ def gated_fit(
     check_excitation(data, gate, bool(fit_options.get("with_inertia")))
     fit = fit_alpha_data(data, torque, **fit_options)
     check_fit(fit, gate, data.source)
-    return AlphaResult(joint, fit, data, kp_source)
+    return AlphaResult(joint, fit, data, kp_source, supply_source)
 
 
 def save_alpha_result(

@@ -39,7 +39,12 @@ TOPIC_OPTIONS: tuple[Option, ...] = (
         "",
         "Float64MultiArray of the servo P gains (empty: the one topic named …p_gains, …p_gain or …kp, if any)",
     ),
-    Option("supply_topic", "", "sensor_msgs/BatteryState supply topic (empty: the one BatteryState topic, if any)"),
+    Option(
+        "supply_topic",
+        "",
+        "sensor_msgs/BatteryState supply topic (empty: the servo node's servo_supply, else the one BatteryState "
+        "topic, said; a given vin wins)",
+    ),
     Option(
         "enable_topic",
         "",
