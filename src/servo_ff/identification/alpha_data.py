@@ -23,6 +23,7 @@ from ..io.servo_log import LogError, ServoLog
 from ..models.schema import SUPPLY_RANGE, implausible_supply
 from ..models.stepper import PendulumLoad
 from .alpha_fit import AlphaFit, fit_alpha
+from .delay_bounds import ReactionTimeError
 from .pendulum import output_torque
 
 SG_WINDOW, SG_ORDER = 11, 3  # Savitzky–Golay smoothing of measured positions (samples, polynomial order)
@@ -221,19 +222,22 @@ def fit_alpha_data(data: AlphaData, torque: TorqueFn | np.ndarray, **options) ->
         raise ValueError(f"{data.source}: τ_o must be {data.q.shape} finite values, got shape {tau.shape}")
     if not math.isfinite(data.kp) or data.kp <= 0:
         raise ValueError(f"{data.source}: the servo gain kp must be > 0, got {data.kp}")
-    return fit_alpha(
-        data.command,
-        data.q,
-        data.dq,
-        data.ddq,
-        tau,
-        data.kp,
-        data.u_bat,
-        data.dt,
-        measured=data.measured,
-        segments=data.segments or None,
-        **options,
-    )
+    try:
+        return fit_alpha(
+            data.command,
+            data.q,
+            data.dq,
+            data.ddq,
+            tau,
+            data.kp,
+            data.u_bat,
+            data.dt,
+            measured=data.measured,
+            segments=data.segments or None,
+            **options,
+        )
+    except ReactionTimeError as e:  # goals timed late: the line names the data
+        raise ReactionTimeError(f"{data.source}: {e}") from None
 
 
 __all__ = [

@@ -9,7 +9,10 @@ time t_d of Eq. 15) is
 
 with hats = sampled at nΔt + t_d (Eq. 22–25). α̂ is linear (SVD least squares, Eq. 26–27); the Stribeck
 shape q̇_s, δ of β (Eq. 9) and t_d are found by an outer search around the linear solve (the paper fixes
-them by hand). t_d is first estimated from the lag between command and reaction. Data in several contiguous
+them by hand). t_d is first estimated from the lag between command and reaction, then searched from 0 to that
+estimate + ``search_delay`` samples; a residual still falling past either end is followed (:mod:`.delay_bounds`):
+past the lower end the motion leads its goals — goals timed late, impossible for a servo — and the fit is refused
+(:class:`ReactionTimeError`), past the upper end the search goes on, said. Data in several contiguous
 stretches (``segments``: a log with recorder gaps) pair a command with its reaction within a stretch only. Data that
 cannot determine α — the joint never moved, never reversed, or the load never varied — are refused with a
 message naming the missing motion.
@@ -25,6 +28,7 @@ import numpy as np
 
 from ..errors import ServoFFError
 from ..models.schwarz_behnke import goal_position_from_torque, motor_regressors
+from .delay_bounds import MAX_REACTION, ReactionTimeError, past_bounds
 
 COLUMN_NAMES = (
     "α0·τ_o (R/kt)",
@@ -50,6 +54,7 @@ class AlphaFit:
     rms: float  # RMS residual divided by k_P·U_bat: equivalent goal-position error [rad]
     condition_number: float  # 2-norm condition number of A with unit-norm columns
     n_samples: int
+    delay_note: str = ""  # the t_d search went past its upper end (said), else ""
 
     def as_dict(self) -> dict:
         return {
@@ -60,6 +65,7 @@ class AlphaFit:
             "rms_rad": self.rms,
             "condition_number": self.condition_number,
             "n_samples": self.n_samples,
+            **({"delay_note": self.delay_note} if self.delay_note else {}),
         }
 
 
@@ -75,8 +81,9 @@ Segments = Sequence[tuple[int, int]]  # [start, stop) contiguous stretches of th
 
 
 def paired_samples(segments: Segments, d: int) -> np.ndarray:
-    """Indices i of the samples whose reaction i + ``d`` lies in the same stretch (``segments``)."""
-    parts = [np.arange(a, b - d) for a, b in segments if b - d > a]
+    """Indices i of the samples whose reaction i + ``d`` lies in the same stretch (``segments``; ``d`` < 0: the
+    position before the goal, for :func:`_past_bounds`)."""
+    parts = [np.arange(a + max(-d, 0), b - max(d, 0)) for a, b in segments if b - abs(d) > a]
     return np.concatenate(parts) if parts else np.zeros(0, int)
 
 
@@ -276,9 +283,19 @@ def fit_alpha(
 
     grid_s = [dq_s] if dq_s is not None else list(np.geomspace(0.01, 5.0, 15))
     grid_e = [delta] if delta is not None else [0.5, 0.75, 1.0, 1.5, 2.0]
+    note = ""
     if len(delays) > 1:  # stage 1: t_d on a coarse shape grid; stage 2: the shape at that t_d
         coarse_s, coarse_e = grid_s[::3] + grid_s[-1:], grid_e[::2]
-        d_pick = min((cost(d, s, e), d) for d in delays for s in coarse_s for e in coarse_e)[1]
+
+        def coarse(d: int) -> float | None:  # None: too few pairs at d
+            if d not in pairs:
+                pairs[d] = paired_samples(segs, d)
+            if len(pairs[d]) < need:
+                return None
+            return min(cost(d, s, e) for s in coarse_s for e in coarse_e)
+
+        d_pick = min((coarse(d), d) for d in delays)[1]
+        d_pick, note = past_bounds(coarse, d_pick, delays[0], delays[-1], dt)
         delays = [d_pick]
     best = min(((cost(d, s, e), d, s, e) for d in delays for s in grid_s for e in grid_e), key=lambda c: c[0])
     _, d_best, s_best, e_best = best
@@ -309,7 +326,7 @@ def fit_alpha(
     if not np.isfinite(alpha).all():
         raise RankDeficientError("least-squares solution is not finite")
     rms = float(np.sqrt(np.mean((resid / gain_full[i_best]) ** 2)))
-    return AlphaFit(alpha, float(s_best), float(e_best), d_best * dt, d_best, resid, rms, cond, len(y))
+    return AlphaFit(alpha, float(s_best), float(e_best), d_best * dt, d_best, resid, rms, cond, len(y), note)
 
 
 def feedforward_command(
@@ -336,6 +353,8 @@ def feedforward_command(
 __all__ = [
     "AlphaFit",
     "RankDeficientError",
+    "ReactionTimeError",
+    "MAX_REACTION",
     "fit_alpha",
     "estimate_reaction_time",
     "command_reaction_lag",
