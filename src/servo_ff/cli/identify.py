@@ -33,7 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report train and validation MAE, and write bam JSON + ROS YAML per model and "
         "summary.json (split, seed, budget, firmware law, bounds, MAEs).",
     )
-    p.add_argument("logs", nargs="+", help="log files or directories (bam .json, .csv, rosbag2)")
+    p.add_argument(
+        "logs",
+        nargs="+",
+        help="log files or folders of them (bam .json, .csv, rosbag2 directories/.mcap/.db3); a folder's sub-folders "
+        "are not searched (give each), every entry not read is named in one line with why",
+    )
     p.add_argument("--out", required=True, help="output directory for <model>.json/.yaml, summary.json, plot")
     p.add_argument("--models", nargs="+", default=list(MODEL_NAMES), help="friction models to fit (default: all)")
     p.add_argument(

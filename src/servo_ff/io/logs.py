@@ -35,15 +35,54 @@ def lone_bag_file(path: Path, say: bool = True) -> Path | None:
     return files[0]
 
 
-def _logs_in(path: Path, say: bool = True) -> list[Path]:
-    """The logs of a directory that is not one: files, rosbag2 directories (one without metadata.yaml by its file)."""
-    out = []
+def _broken_bag(q: Path) -> str | None:
+    """Why the directory ``q`` is a rosbag2 that cannot be read without its ``metadata.yaml`` (split in several
+    storage files, or its file compressed), else None."""
+    kids = list(q.iterdir())
+    stores = [k for k in kids if k.suffix in (".mcap", ".db3")]
+    packed = [k for k in kids if ".mcap" in k.suffixes[:-1] or ".db3" in k.suffixes[:-1]]
+    if len(stores) > 1:
+        return (
+            f"a rosbag2 directory without metadata.yaml, split in {len(stores)} storage files (a recording stopped "
+            f"after a split): write its metadata.yaml with 'ros2 bag reindex {q}'"
+        )
+    if packed:
+        return (
+            f"a rosbag2 directory without metadata.yaml, its storage file {packed[0].name} compressed: decompress it "
+            "(zstd -d) or restore metadata.yaml"
+        )
+    return None
+
+
+def why_not_read(q: Path) -> str:
+    """Why the folder entry ``q`` is not one of its logs (:func:`_scan`): sub-folders are not searched, a split or
+    compressed rosbag2 directory is read only through its ``metadata.yaml``."""
+    if not q.is_dir():
+        if ".mcap" in q.suffixes or ".db3" in q.suffixes:
+            return f"a compressed storage file ({q.suffix}): decompress it (zstd -d) or read its bag directory"
+        return f"not a log ({q.suffix or 'no suffix'}: logs are .json, .csv, .mcap, .db3 or rosbag2 directories)"
+    if (broken := _broken_bag(q)) is not None:
+        return broken
+    inside = len(_scan(q, say=False)[0])
+    return f"a folder{f' of {inside} log(s)' if inside else ''} (sub-folders are not searched: give it as an argument)"
+
+
+def _scan(path: Path, say: bool = True) -> tuple[list[Path], list[str]]:
+    """(the logs of a directory that is not one — files, rosbag2 directories, one without metadata.yaml by its file —,
+    every other entry but hidden ones with why it is not read)."""
+    out, left = [], []
     for q in sorted(path.iterdir()):
         if q.suffix.lower() in LOG_SUFFIXES or (q.is_dir() and is_rosbag(q)):
             out.append(q)
         elif (lone := lone_bag_file(q, say)) is not None:
             out.append(lone)
-    return out
+        elif not q.name.startswith("."):
+            left.append(f"{q.name}: {why_not_read(q)}")
+    return out, left
+
+
+def _listed(left: list[str]) -> str:
+    return f" ({'; '.join(left)})" if left else ""
 
 
 def given_supply(log: ServoLog, meta: Mapping[str, Any] | None) -> ServoLog:
@@ -69,9 +108,12 @@ def read_log(
     if p.is_dir() and not is_rosbag(p):  # one log is asked for: a bag without metadata.yaml, or say what it holds
         lone = lone_bag_file(p)
         if lone is None:
-            kids = _logs_in(p, say=False)
+            if (broken := _broken_bag(p)) is not None:  # before: "a directory of 2 logs", "holding no log"
+                raise LogError(f"{p}: {broken}")
+            kids, left = _scan(p, say=False)
             if not kids:
-                raise LogError(f"{p}: a directory holding no log (.json, .csv, rosbag2 directory/.mcap/.db3)")
+                what = "a directory holding no log (.json, .csv, rosbag2 directory/.mcap/.db3)"
+                raise LogError(f"{p}: {what}{_listed(left)}")
             names = ", ".join(q.relative_to(p).as_posix() for q in kids[:4]) + (", …" if len(kids) > 4 else "")
             raise LogError(f"{p}: a directory of {len(kids)} logs ({names}), not one log: give one of them")
         p = lone
@@ -88,15 +130,19 @@ def read_log(
 
 
 def find_logs(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand directories into their log files (sorted); rosbag2 directories count as one log."""
+    """Expand directories into their log files (sorted); rosbag2 directories count as one log. Sub-folders are not
+    searched (a folder of days is given day by day: what is read stays what was asked); every entry of a folder not
+    read is named in one line with why (:func:`why_not_read`)."""
     out: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
             raise LogError(f"{p}: no such file or directory")
         if p.is_dir() and not is_rosbag(p):
-            kids = _logs_in(p)
+            kids, left = _scan(p)
             if not kids:
-                raise LogError(f"{p}: directory holds no .json/.csv/rosbag2 logs")
+                raise LogError(f"{p}: directory holds no .json/.csv/rosbag2 logs{_listed(left)}")
+            if left:  # before: left out unsaid (a split bag without metadata.yaml, a day2/ folder of bags)
+                _log.warning("%s: %d of its entries not read — %s", p, len(left), "; ".join(left))
             out.extend(kids)
         else:
             out.append(p)
