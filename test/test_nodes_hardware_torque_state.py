@@ -164,9 +164,9 @@ def test_a_silent_servo_gets_nan_velocity_and_effort_and_the_replay_cuts_it(rig,
     assert len(said) == 1 and f": {held} of " in said[0], (held, said)  # every held position left out, said once
 
 
-def silent_knee_goal(rig: Rig, goal_time: float, **params):
-    """A follow_joint_trajectory goal of 1 s (hip 0 → 0.5, knee 0 → -0.5 rad) whose knee goes silent for good right
-    after it is accepted: (the node, the goal's result)."""
+def silent_knee_goal(rig: Rig, goal_time: float, joints=JOINTS, **params):
+    """A follow_joint_trajectory goal of 1 s (hip 0 → 0.5, knee 0 → -0.5 rad; ``joints``: the ones it names) whose
+    knee goes silent for good right after it is accepted: (the node, the goal's result)."""
     from control_msgs.action import FollowJointTrajectory
     from rclpy.action import ActionClient
     from test_nodes_follow_trajectory import goal_msg, result_of, send
@@ -175,8 +175,9 @@ def silent_knee_goal(rig: Rig, goal_time: float, **params):
     wait_for(lambda: node.active and rig.states, 30.0, "the node active")
     action = ActionClient(rig.client, FollowJointTrajectory, "servo/follow_joint_trajectory")
     assert action.wait_for_server(timeout_sec=15.0)
-    tol = {"hip": 0.3, "knee": 0.3}
-    handle = send(action, goal_msg([[0.5, -0.5]], 1.0, path_tol=tol, goal_tol=tol, goal_time=goal_time, joints=JOINTS))
+    tol = {j: 0.3 for j in joints}
+    target = [[{"hip": 0.5, "knee": -0.5}[j] for j in joints]]
+    handle = send(action, goal_msg(target, 1.0, path_tol=tol, goal_tol=tol, goal_time=goal_time, joints=joints))
     assert handle.accepted
     rig.bus.set_silent(2, True)
     return node, result_of(handle, 60.0)
@@ -205,3 +206,19 @@ def test_a_goal_is_aborted_when_a_joint_is_silent_longer_than_max_reply_age(rig)
         "joint 'knee' (id 2) silent for" in res.result.error_string and "max_reply_age 0.3 s" in res.result.error_string
     )
     assert node.traj is None and node.pending is None  # the trajectory stopped with the goal
+
+
+@pytest.mark.parametrize(
+    "goal_time, max_reply_age", [(1.0, 30.0), (0.0, 0.3)], ids=["goal_time_tolerance", "max_reply_age"]
+)
+def test_a_goal_not_naming_the_silent_joint_is_not_ended_by_it(rig, goal_time, max_reply_age):
+    """A goal naming the hip alone while the knee (held, not named) is silent: judged on the hip, it succeeds with
+    the hip at its goal. Before: the knee's freshness was judged as if named: GOAL_TOLERANCE_VIOLATED 'knee has no
+    fresh reading' after goal_time_tolerance, or INVALID_GOAL 'joint 'knee' (id 2) silent for 0.3x s' past
+    max_reply_age. (A silent joint the goal names still ends it: the two tests above.)"""
+    from control_msgs.action import FollowJointTrajectory
+
+    node, res = silent_knee_goal(rig, goal_time, joints=["hip"], max_reply_age=max_reply_age)
+    assert res.result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, res.result.error_string
+    assert node.hw_stale()[1] and not node.valid[1], "the knee was still silent when the goal ended"
+    assert abs(node.pos[0] - 0.5) < 0.3 and abs(rig.physics()["theta"][0] - 0.5) < 0.3

@@ -61,7 +61,8 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec(
             "max_reply_age",
             0.5,
-            "a servo silent longer than this is reported at ERROR and aborts a follow_joint_trajectory goal",
+            "a servo silent longer than this is reported at ERROR and aborts a follow_joint_trajectory goal naming "
+            "its joint",
             "s",
             lo=0.001,
             hi=3600.0,

@@ -183,14 +183,14 @@ class HardwareReadings:
         them their last position and NaN velocity / effort."""
         return None if self.valid.all() else self.seen & ~self.valid
 
-    def hw_silent_too_long(self) -> str:
-        """The joints without a valid reply for more than ``max_reply_age`` [s, wall time] (their diagnostics'
-        ERROR), said ("": none)."""
+    def hw_silent_too_long(self, among: np.ndarray | None = None) -> str:
+        """The joints (of ``among``, (J,) bool; None: all) without a valid reply for more than ``max_reply_age``
+        [s, wall time] (their diagnostics' ERROR), said ("": none)."""
         stale = self.hw_stale()
         if stale is None:
             return ""
         age = time.monotonic() - self.last_reply
-        ks = np.flatnonzero(stale & (age > self.table["max_reply_age"]))
+        ks = np.flatnonzero(stale & (age > self.table["max_reply_age"]) & (True if among is None else among))
         if not ks.size:
             return ""
         return (

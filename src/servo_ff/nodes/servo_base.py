@@ -302,8 +302,9 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
         """Per joint: read before but not this cycle (hardware: a silent servo); None when every joint is fresh."""
         return None
 
-    def hw_silent_too_long(self) -> str:
-        """The stale joints silent longer than the node's staleness bound, said ("": none; a sim's never are)."""
+    def hw_silent_too_long(self, among: np.ndarray | None = None) -> str:
+        """The stale joints (of ``among``, (J,) bool; None: all) silent longer than the node's staleness bound,
+        said ("": none; a sim's never are)."""
         return ""
 
     def publish_state(self, stamp) -> bool:

@@ -11,9 +11,11 @@ with ros2_controllers' JointTrajectoryController semantics:
 * on every state published: path tolerances while the trajectory runs (PATH_TOLERANCE_VIOLATED: abort, hold
   the present position), after its last point the goal tolerances until its end + goal_time_tolerance
   (SUCCESSFUL, holding the last point; or GOAL_TOLERANCE_VIOLATED: abort, hold the present position), see
-  :mod:`servo_ff.trajectory_tolerances`; a stale joint (hardware: a silent servo, NaN velocity) is not judged,
-  succeeds only fresh, counts as a goal violation after goal_time_tolerance, and silent longer than the node's
-  bound (``max_reply_age``) aborts the goal (INVALID_GOAL) naming it;
+  :mod:`servo_ff.trajectory_tolerances`; a stale joint (hardware: a silent servo, NaN velocity) is not judged on
+  its tolerances; one the goal names must be fresh to succeed, counts as a goal violation after
+  goal_time_tolerance, and silent longer than the node's bound (``max_reply_age``) aborts the goal (INVALID_GOAL)
+  naming it; a joint the goal does not name (held, as JTC fills a partial goal) is judged on its tolerances, never
+  on its freshness: its silent servo does not end the goal;
   feedback (desired, actual, error = desired - actual, all joints) at ``action_monitor_rate`` (JTC publishes
   the latest state at that rate) and on the state an outcome is decided on;
 * cancel: hold the present position, CANCELED; deactivate, torque switched off (``torque_enable`` false): abort
@@ -63,8 +65,9 @@ def _point(t: float, q, dq=None, ddq=None, eff=None) -> JointTrajectoryPoint:
 class _Run:
     """One accepted goal: its handle, trajectory, tolerances and the future its execute callback awaits."""
 
-    def __init__(self, handle, traj: ActiveTrajectory, tol: Tolerances):
+    def __init__(self, handle, traj: ActiveTrajectory, tol: Tolerances, named: np.ndarray):
         self.handle, self.traj, self.tol = handle, traj, tol
+        self.named = named  # (J,) bool: the joints the goal names (their freshness decides; the others are held)
         self.done = Future()
         self.checked = False  # the first sample is always checked against the path tolerance
         self.final: np.ndarray | None = None  # the goal held once the trajectory ended
@@ -149,7 +152,8 @@ class FollowTrajectoryAction:
             traj = node.plan_trajectory(goal.trajectory, now)
             traj.source = self.name
         except ValueError as e:  # the state changed since the goal was checked
-            self.run = self._runs[bytes(handle.goal_id.uuid)] = _Run(handle, None, self.defaults())
+            run = _Run(handle, None, self.defaults(), np.ones(node.n, dtype=bool))
+            self.run = self._runs[bytes(handle.goal_id.uuid)] = run
             self.finish(Result.INVALID_GOAL, f"trajectory refused: {e}", abort=True)
             return
         tol = goal_tolerances(
@@ -168,7 +172,8 @@ class FollowTrajectoryAction:
             node.pending = traj  # the current trajectory runs until the new one starts
         else:
             node.traj, node.pending = traj, None
-        self.run = self._runs[bytes(handle.goal_id.uuid)] = _Run(handle, traj, tol)
+        named = np.isin(node.joints, traj.joints)
+        self.run = self._runs[bytes(handle.goal_id.uuid)] = _Run(handle, traj, tol, named)
         node.get_logger().info(f"{self.name}: goal accepted, {traj.end - traj.start:.3f} s from {traj.start:.3f} s")
 
     async def _execute(self, handle):
@@ -238,7 +243,7 @@ class FollowTrajectoryAction:
         q, dq, ddq = traj.spline.sample(t)
         error = np.stack([q - pos, dq - vel, np.zeros_like(q)])
         stale = np.isfinite(pos) & ~np.isfinite(vel)  # a silent servo's held position: not judged as a reading
-        silent = node.hw_silent_too_long() if stale.any() else ""
+        silent = node.hw_silent_too_long(run.named) if (stale & run.named).any() else ""
         if silent:  # its position unknown for longer than the node's own staleness bound
             outcome = Result.INVALID_GOAL, f"Current goal aborted: {silent}", True, False, True
         else:
@@ -257,10 +262,12 @@ class FollowTrajectoryAction:
 
     def _judge(self, run: _Run, t: float, error: np.ndarray, stale: np.ndarray) -> tuple | None:
         """The outcome at time ``t`` with ``error`` (3, J): arguments of :meth:`finish`, or None (running). The
-        ``stale`` joints (J,) (no reply this cycle: last position, NaN velocity) are not judged: the goal succeeds
-        only with every joint fresh, and after ``goal_time_tolerance`` a stale joint is a violation."""
+        ``stale`` joints (J,) (no reply this cycle: last position, NaN velocity) are not judged on their tolerances:
+        the goal succeeds only with every joint it names fresh, and after ``goal_time_tolerance`` such a stale joint
+        is a violation; a stale joint it does not name is not waited for."""
         traj, joints = run.traj, self.node.joints
         error = np.where(stale, 0.0, error)
+        stale = stale & run.named
         if t < traj.end or not run.checked:
             run.checked = True
             bad = violations(error, run.tol.path, joints)
