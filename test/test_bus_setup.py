@@ -161,3 +161,45 @@ def test_the_dxl2_emulator_follows_goal_position_only_in_a_position_mode():
             if s.valid.all() and abs(s.position[0] - 0.5) < 0.02:
                 break
         assert abs(s.position[0] - 0.5) < 0.02 and abs(s.position[1]) < 0.02, s.position
+
+
+@pytest.mark.parametrize(
+    "protocol, item",
+    [("dxl2", "Operating Mode"), ("sts", "Operating Mode")] + [(p, "Max Position Limit") for p in PROTOCOLS],
+)
+def test_a_servo_refused_at_set_up_is_left_out_with_leave_out(protocol, item):
+    """Every family's set-up refusals (a mode that ignores Goal Position, a Min/Max Position Limit narrower than the
+    joint limits) are one kind: raised by default, or with ``leave_out`` the servo is left out as a missing one is
+    (out of ``ids``: never read, written or torqued; why in ``refused``) and the others are driven. Before: no way
+    but the raise, so one such servo stopped the whole bus."""
+    vb = virtual(protocol, return_delay=0, loads=ServoLoad())
+    value = 1 if item == "Operating Mode" else vb.table.item(item).default // 2
+    vb.regs.set(item, value, [1])
+    with vb, make_bus(config(vb, protocol)) as bus:
+        bus.connect()
+        with pytest.raises(GoalRejected, match=r"id 2 \(joint 'knee'\)"):
+            bus.setup()
+        bus.setup(leave_out=True)
+        assert bus.ids == [1] and list(bus.refused) == [2] and "id 2 (joint 'knee')" in bus.refused[2]
+        bus.torque(True)
+        for _ in range(400):
+            s = bus.cycle(np.array([0.3]))
+            if s.valid.all() and abs(s.position[0] - 0.3) < 0.02:
+                break
+        assert list(s.ids) == [1] and abs(s.position[0] - 0.3) < 0.02, s.position
+        assert vb.regs.get("Torque Enable").tolist() == [1, 0] and vb.regs.get(item)[1] == value
+
+
+def test_a_missing_servo_refused_when_it_joins_is_left_out_not_probed_again():
+    """Missing at connect, it answers later in velocity mode: with ``leave_out`` its join is refused once and it
+    leaves ``missing`` for ``refused`` (before: no ``leave_out``; the node retried its set-up every period)."""
+    vb = virtual("dxl2", return_delay=0)
+    vb.set_silent(2, True)
+    with vb, make_bus(config(vb, "dxl2")) as bus:
+        assert bus.connect() == ([1], [2])
+        bus.setup(leave_out=True)
+        vb.regs.set("Operating Mode", 1, [1])
+        vb.set_silent(2, False)
+        assert not bus.join(2, leave_out=True)
+        assert bus.ids == [1] and bus.missing == [] and "Operating Mode 1 (velocity)" in bus.refused[2]
+        assert not bus.join(2, leave_out=True)  # not probed again

@@ -1,7 +1,8 @@
 """A servo missing at start-up (``missing_ids``): ``fail`` refuses configure with one line naming joint and id;
 ``continue`` publishes the joint as NaN until its first reading, flags it in /diagnostics, refuses goals naming
-it, and joins it at its fresh position once it answers (goal read from the bus's truth record). The feed-forward
-node holds while a joint is NaN."""
+it, and joins it at its fresh position once it answers (goal read from the bus's truth record). A servo whose set-up
+refuses its Operating Mode or Min/Max Position Limit: ``fail`` refuses configure, ``continue`` leaves it out as a
+missing one. The feed-forward node holds while a joint is NaN."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.bus_types import GAIN_GOAL_DATA_ADDR  # noqa: E402
 from servo_ff.bus.virtual_bus import ServoLoad  # noqa: E402
 
 
@@ -108,6 +110,60 @@ def test_missing_ids_continue_publishes_nan_refuses_goals_and_joins_at_its_fresh
         wait_for(lambda: abs(rig2.physics()["theta"][1] - 0.5) < 0.03, 20.0, "the knee at its goal")
     finally:
         rig2.h.remove(node)
+
+
+# ---------------------------------------------------------------------------------------------- refused at set-up
+REFUSALS = {  # the knee's EEPROM item the set-up refuses, and what the one line says of it
+    "mode": ("Operating Mode", 1, "joint 'knee') is in Operating Mode 1 (velocity)"),
+    "limits": ("Max Position Limit", 3000, "joint 'knee'): joint limits (-2, 2) rad exceed the servo's Min/Max"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_a_servo_refused_at_set_up_fails_configure_or_is_left_out_under_continue(tmp_path, capfd, case):
+    """The knee in velocity mode (Operating Mode 1), or allowing 3000 counts (1.46 rad) only against position_max
+    2 rad. ``fail``: configure refused with the one line naming it and the way out. ``continue``: the hip runs, the
+    knee is left out as a missing servo is — NaN in joint_states, torque off, no goal ever written to it, goals
+    naming it refused, ERROR in /diagnostics, one warning naming it and its mode. Before: configure failed under
+    ``continue`` too (the node never active: one servo stopped the whole bus)."""
+    item, value, said = REFUSALS[case]
+    rig = Rig(tmp_path, 15, ServoLoad.pendulum(0.25, 0.1))
+    rig.bus.regs.set(item, value, [1])
+    try:
+        t0 = time.monotonic()
+        node = rig.node("servo_lenient", missing_ids="continue")
+        wait_for(lambda: node.active and rig.pub_names.get_subscription_count() and rig.states, 20.0, "active")
+        m = rig.states[-1]
+        assert math.isfinite(m.position[0]) and math.isnan(m.position[1])
+
+        def status(joint: str):  # the node's own (a node before it in the rig named the same joints)
+            name = f"{node.get_fully_qualified_name()}: {joint}"
+            return next((s for d in reversed(list(rig.diags)) for s in d.status if s.name == name), None)
+
+        wait_for(lambda: status("knee") is not None and status("hip") is not None, 20.0, "diagnostics")
+        s = status("knee")
+        assert s.level == DiagnosticStatus.ERROR and "refused at set-up, left out" in s.message and said in s.message
+        wait_for(lambda: status("hip").level == DiagnosticStatus.OK, 20.0, "the hip OK")
+        rejected = node.gate.rejected
+        rig.pub.publish(Float64MultiArray(data=[0.3, 0.3]))
+        wait_for(lambda: node.gate.rejected > rejected, 20.0, "a goal naming the knee refused")
+        assert "joint 'knee' (id 2) (refused at set-up: left out)" in node.gate.last_reason, node.gate.last_reason
+        rig.pub_names.publish(JointState(name=["hip"], position=[0.4]))
+        wait_for(lambda: abs(rig.physics()["theta"][0] - 0.4) < 0.03, 20.0, "the hip at its goal")
+        assert list(rig.torque()) == [1, 0] and abs(rig.physics()["theta"][1]) < 1e-6  # the knee never driven
+        tr = rig.truth()
+        assert not ((tr["wr_t"] > t0) & (tr["wr_id"] == 2) & (tr["wr_addr"] == GAIN_GOAL_DATA_ADDR)).any()
+        assert rig.bus.regs.get(item)[1] == value, "never written (the user's EEPROM item)"
+        rig.h.remove(node)
+        strict = rig.node("servo_strict", autostart=False)
+        assert not rig.change("servo_strict", Transition.TRANSITION_CONFIGURE)
+        reason = strict.disconnect_reason
+        assert said in reason and "missing_ids=fail (missing_ids:=continue starts without it)" in reason, reason
+    finally:
+        rig.close()
+    err = capfd.readouterr().err
+    lines = [ln for ln in err.splitlines() if "left out (missing_ids=continue)" in ln]
+    assert len(lines) == 1 and said in lines[0] and "[WARN]" in lines[0], err[-3000:]
 
 
 # ---------------------------------------------------------------------------------------------- feed-forward on NaN

@@ -1,6 +1,7 @@
 """Operating Mode (an EEPROM item) of each family: which modes follow Goal Position — the only ones a bus drives —
 and why each other one is refused at set-up (:func:`check`, from ``_setup_one`` of the Dynamixel 2.0 and STS buses:
-read, kept in the bus's ``modes``, never written). The effort limit of a 2.0 command
+read, kept in the bus's ``modes``, never written; a refused servo fails the set-up, or with ``setup(leave_out=True)``
+— the hardware node's ``missing_ids: continue`` — is left out as a missing one). The effort limit of a 2.0 command
 (:func:`servo_ff.bus.command_limits.effort_limit`) needs mode 5 of these, read from the same ``modes``.
 
 * Dynamixel 2.0 (ROBOTIS e-manual, Operating Mode (11)): 3 position, 4 extended position, 5 current-based

@@ -173,26 +173,53 @@ class ServoTransactions:
         (Protocol 1.0: Torque Limit, :meth:`.dynamixel.bus_p1.DynamixelBus1.clear_shutdown`); nothing here (2.0:
         REBOOT; STS: a write of Torque Enable)."""
 
-    def setup(self, ids: Iterable[int] | None = None) -> None:
+    def setup(self, ids: Iterable[int] | None = None, leave_out: bool = False) -> None:
         """Per servo (default: every active, not skipped one) the family's ``_setup_one`` (torque off, Return Delay
         Time, its own registers, the position limits checked against the joint limits). Each servo gets
-        ``retries`` more attempts; raises :class:`BusError` naming the one that failed."""
+        ``retries`` more attempts; raises :class:`BusError` naming the one that failed. A servo whose own
+        configuration is refused (:class:`GoalRejected`: an Operating Mode that ignores Goal Position, a Min/Max
+        Position Limit narrower than its joint limits) raises it, or with ``leave_out`` is left out as a missing one
+        is (:meth:`_leave_out`); BusError when that leaves no servo."""
         todo = [i for i in self.ids if not self.stats[i].skipping] if ids is None else list(ids)
         for i in todo:
             self.torque_on.discard(i)  # every family's set-up turns torque off
-            for attempt in range(self.config.retries + 1):
-                try:
-                    self._setup_one(i)
-                    break
-                except BusError as e:
-                    if attempt == self.config.retries:
-                        raise BusError(
-                            f"setup of id {i}{self._name(i)} failed after {attempt + 1} attempt(s): {e}"
-                        ) from None
-                    log.warning("setup of id %d: %s; retrying", i, e)
-                    time.sleep(4 * RETRY_BACKOFF_S * 2**attempt)
+            try:
+                self._setup_retried(i)
+            except GoalRejected as e:
+                if not leave_out:
+                    raise
+                self._leave_out(i, str(e))
         if self._delays:
             self.port.set_return_delay(max(self._delays.values()) * ct.RETURN_DELAY_UNIT)
+        if leave_out and not self.ids:
+            raise BusError("no servo left to drive: " + "; ".join(self.refused.values()))
+
+    def _setup_retried(self, i: int) -> None:
+        """``_setup_one(i)`` with ``retries`` more attempts on a BusError (GoalRejected is not retried)."""
+        for attempt in range(self.config.retries + 1):
+            try:
+                self._setup_one(i)
+                return
+            except BusError as e:
+                if attempt == self.config.retries:
+                    raise BusError(
+                        f"setup of id {i}{self._name(i)} failed after {attempt + 1} attempt(s): {e}"
+                    ) from None
+                log.warning("setup of id %d: %s; retrying", i, e)
+                time.sleep(4 * RETRY_BACKOFF_S * 2**attempt)
+
+    def _leave_out(self, i: int, why: str) -> None:
+        """Servo ``i``, refused at set-up (``why``), left out of every later read, write and torque switch (out of
+        ``ids`` and ``missing``: never probed, its EEPROM item is the user's to set) with torque off as its set-up
+        wrote it; ``refused`` keeps why until a new bus sets it up (configure). Its range and mode are forgotten:
+        the joint limits are not checked against a servo never driven."""
+        self.refused[i] = why
+        self.ids = [j for j in self.ids if j != i]
+        self.missing = [j for j in self.missing if j != i]
+        self.servo_ranges.pop(i, None)
+        self.modes.pop(i, None)
+        if self._is_open:
+            self._build_groups()
 
     def _check_operating_mode(self, i: int) -> None:
         """Operating Mode of servo ``i`` read and kept (``modes``); one that does not go to Goal Position is refused,

@@ -49,6 +49,7 @@ class SyncReadBus:
         """The per-servo bookkeeping (after ``self.port`` exists)."""
         self.ids: list[int] = list(config.ids)  # active (answering) servos
         self.missing: list[int] = []
+        self.refused: dict[int, str] = {}  # id → why its set-up refused it, left out (setup(leave_out=True))
         self.stats: dict[int, CommStats] = {i: CommStats() for i in config.ids}
         self.port.stats = self.stats
         self.port.ledger.horizon_s = config.late_horizon_s
@@ -157,12 +158,15 @@ class SyncReadBus:
             )
             self._build_groups()
 
-    def join(self, i: int) -> bool:
+    def join(self, i: int, leave_out: bool = False) -> bool:
         """One PING of ``i``, an id missing at :meth:`connect`; if it answers, it is set up (torque off, …) and put
-        back among the active ids (configured order), in the reads and writes from the next cycle. False: silent."""
+        back among the active ids (configured order), in the reads and writes from the next cycle. False: silent,
+        or refused at set-up and left out (``leave_out``: see :meth:`setup`; ``refused`` says why)."""
         if i not in self.missing or not self._answers_ping(i):
             return False
-        self.setup([i])
+        self.setup([i], leave_out)
+        if i in self.refused:
+            return False
         self.missing = [m for m in self.missing if m != i]
         self.ids = [j for j in self.config.ids if j in self.ids or j == i]
         self.stats[i].misses = 0

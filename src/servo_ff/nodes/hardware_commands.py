@@ -48,7 +48,8 @@ class HardwareCommands:
             self.bus.torque(enable, self._ready_ids() if enable else None)  # (exit policy, reboot checks)
         except BUS_OR_VALUE_FAILURES as e:
             return False, f"torque {'enable' if enable else 'disable'} failed (perhaps part-way): {e}"
-        return True, f"torque {'enabled' if enable else 'disabled'} on ids {self.ids}"
+        ids = self._ready_ids() if enable else self.bus.ids  # a servo left out is never switched
+        return True, f"torque {'enabled' if enable else 'disabled'} on ids {ids}"
 
     def hw_reboot(self) -> tuple[bool, str]:
         if not self.connected:
@@ -70,7 +71,7 @@ class HardwareCommands:
         self._read_health()
         text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
         return True, (
-            f"rebooted ids {self.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
+            f"rebooted ids {self.bus.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
         )
 
     def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:

@@ -143,7 +143,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
                     f"{self.joint_text(self._rows(missing))} not answering (found ids {found}); missing_ids=fail "
                     "(missing_ids:=continue starts without them)"
                 )
-            bus.setup()  # torque off, return delay, indirect addresses
+            self._set_up(bus)  # torque off, return delay, indirect addresses; mode and range checked
             state = self._fresh_state(bus)
         except BUS_OR_VALUE_FAILURES as e:
             if bus is not None:
@@ -155,12 +155,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.connected = True
         self.failed_cycles = 0
         text = f"connected to {self.table['port']}: ids {self.ids} as {self.joints}"
-        if missing:
-            text += (
-                f"; MISSING {self.joint_text(self._rows(missing))} (missing_ids=continue: NaN in joint_states, "
-                f"goals naming them refused, probed every {self.table['reconnect_period']:g} s)"
-            )
-        return True, text
+        return True, text + self._left_out_text(missing)
 
     def _write_goal_and_torque(self) -> None:
         self.bus.write_goals(*self._goal_args())
@@ -251,7 +246,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         if error is not None:
             self._disconnect(f"torque off failed: {error}")
             return True, f"torque off FAILED ({error}); bus closed, reconnecting turns torque off"
-        return True, f"held {self.gate.goal.round(4).tolist()} rad, then torque off on ids {self.ids}"
+        return True, f"held {self.gate.goal.round(4).tolist()} rad, then torque off on ids {self.bus.ids}"
 
     def hw_cleanup(self) -> None:
         if self.bus is not None:

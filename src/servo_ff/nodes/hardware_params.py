@@ -70,8 +70,10 @@ def hardware_specs() -> list[ParamSpec]:
         ParamSpec(
             "missing_ids",
             "fail",
-            "an id silent at configure: fail (configure fails, retried under autostart) or continue (its joint is "
-            "NaN in joint_states and refuses goals until it answers; probed every reconnect_period)",
+            "an id silent at configure, or one whose set-up refuses its Operating Mode or Min/Max Position Limit: "
+            "fail (configure fails, retried under autostart) or continue (its joint is NaN in joint_states and "
+            "refuses goals, torque off; a silent one until it answers, probed every reconnect_period; a refused one "
+            "until configure again, not probed)",
             read_only=True,
             choices=("fail", "continue"),
         ),

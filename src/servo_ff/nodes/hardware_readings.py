@@ -5,6 +5,10 @@ it (as a ros2_control state interface starts), no goal is written to it and goal
 first valid reading becomes its held goal, so it joins where it stands. A servo missing at configure
 (``missing_ids: continue``) is left out of the bus's reads and writes and PINGed once per ``reconnect_period``
 (round robin); once it answers it is set up (torque off, …), read, and, if torque is on, torque on at its reading.
+A servo whose set-up refuses its own configuration (an Operating Mode that ignores Goal Position, a Min/Max Position
+Limit narrower than its joint limits: the user's EEPROM items, never written) fails configure under
+``missing_ids: fail``; under ``continue`` it is left out as a missing one, torque off, never probed (nothing changes
+it until the user does: configure again), one warning naming it and why, ERROR in /diagnostics.
 A mixin of :class:`~.hardware_node.HardwareNode`.
 """
 
@@ -16,7 +20,7 @@ import time
 import numpy as np
 from rclpy.time import Time
 
-from servo_ff.bus.bus_types import BUS_OR_VALUE_FAILURES
+from servo_ff.bus.bus_types import BUS_OR_VALUE_FAILURES, GoalRejected
 
 
 class HardwareReadings:
@@ -47,12 +51,52 @@ class HardwareReadings:
         self._read_ns = 0  # [ns, node clock] when the last state read ended
         self._next_join = 0.0
         self._join_turn = 0
+        self.refused: dict[int, str] = {}  # id → why its set-up refused it (left out under missing_ids: continue)
 
     def _forget_readings(self) -> None:
         """Configure starts from nothing: every joint NaN until its first valid reply."""
         self.pos[:] = self.vel[:] = self.eff[:] = np.nan
         self.valid[:] = self.seen[:] = False
         self.last_reply[:] = -np.inf
+        self.refused = {}
+
+    def _leaves_out(self) -> bool:
+        """A servo refused at set-up is left out (``missing_ids: continue``) rather than failing configure."""
+        return self.table["missing_ids"] == "continue"
+
+    def _set_up(self, bus) -> None:
+        """``bus.setup``; a servo refused for its own configuration fails it with the way out said (``fail``), or
+        is left out (``continue``): :meth:`_refused`."""
+        try:
+            bus.setup(leave_out=self._leaves_out())
+        except GoalRejected as e:
+            raise GoalRejected(f"{e}; missing_ids=fail (missing_ids:=continue starts without it)") from None
+        self.refused = {}
+        for i, why in bus.refused.items():
+            self._refused(i, why)
+
+    def _refused(self, i: int, why: str) -> None:
+        """Servo ``i`` left out at set-up (``why``): one warning; NaN in joint_states, goals naming it refused."""
+        self.refused[i] = why
+        k = self.index_of_id[i]
+        self.seen[k] = self.valid[k] = False
+        self.pos[k] = self.vel[k] = self.eff[k] = np.nan
+        self.get_logger().warning(
+            f"{why}: left out (missing_ids=continue): torque off, never driven, NaN in joint_states, goals naming "
+            "it refused; configure again once it is set"
+        )
+
+    def _left_out_text(self, missing) -> str:
+        """What the configure line says of the servos missing and refused (none: "")."""
+        text = ""
+        if missing:
+            text += (
+                f"; MISSING {self.joint_text(self._rows(missing))} (missing_ids=continue: NaN in joint_states, "
+                f"goals naming them refused, probed every {self.table['reconnect_period']:g} s)"
+            )
+        if self.refused:
+            text += f"; REFUSED at set-up {self.joint_text(self._rows(self.refused))} (left out, torque off)"
+        return text
 
     def _rows(self, ids) -> np.ndarray:
         """Joint indices of bus ids ``ids``."""
@@ -118,7 +162,10 @@ class HardwareReadings:
     def hw_absent(self) -> dict[str, str]:
         if self.seen.all():
             return {}
-        return {self.joints[k]: self.joint_text([k]) for k in np.flatnonzero(~self.seen)}
+        out = {self.joints[k]: self.joint_text([k]) for k in np.flatnonzero(~self.seen)}
+        for i in self.refused:
+            out[self.joints[self.index_of_id[i]]] += " (refused at set-up: left out)"
+        return out
 
     def _joined(self, new: np.ndarray) -> None:
         """Joints read for the first time while the loop runs: they hold their reading; torque on if it is on."""
@@ -150,9 +197,11 @@ class HardwareReadings:
         i = missing[self._join_turn % len(missing)]
         self._join_turn += 1
         try:
-            if self.bus.join(i):  # (re)joins at its next valid reading, as a joint read for the first time
+            if self.bus.join(i, self._leaves_out()):  # (re)joins at its next valid reading, as if never read
                 self.seen[self.index_of_id[i]] = False
                 self.get_logger().info(f"{self.joint_text([self.index_of_id[i]])} answers: set up, torque off")
+            elif i in self.bus.refused:
+                self._refused(i, self.bus.refused[i])
         except BUS_OR_VALUE_FAILURES as e:  # GoalRejected is a ValueError
             self.throttle(
                 f"join:{i}",

@@ -149,6 +149,8 @@ class HardwareRecovery:
             if k in self.shut_down
             else "rebooted by itself, not restored"
             if k in self.unpowered
+            else "refused at set-up, left out"
+            if self.ids[k] in self.refused
             else "not read: silent or missing"
             for k in off
         }

@@ -25,8 +25,8 @@ def thermal_values(thermal, i: int, time_to_limit: float) -> list[KeyValue]:
 
 def servo_diagnostics(node) -> list[DiagnosticStatus]:
     """One DiagnosticStatus per servo of a hardware node: OK (inactive is a state: torque off, read), WARN (a
-    missed reply this cycle, new communication errors, not configured) or ERROR (disconnected, missing since
-    configure, hardware error, skipped, silent for max_reply_age), with its bus statistics."""
+    missed reply this cycle, new communication errors, not configured) or ERROR (disconnected, refused at set-up,
+    missing since configure, hardware error, skipped, silent for max_reply_age), with its bus statistics."""
     now = time.monotonic()
     bus_name = "sts" if node.table["protocol"] == "sts" else "dxl"  # hardware_id: dxl/<id> or sts/<id>
     out = []
@@ -41,6 +41,12 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
             level, msg = DiagnosticStatus.WARN, f"{node.state_label}: {node.disconnect_reason}"
         elif not node.connected:
             level, msg = DiagnosticStatus.ERROR, f"bus disconnected: {node.disconnect_reason}; reconnecting"
+        elif i in node.refused:
+            level = DiagnosticStatus.ERROR
+            msg = (
+                f"refused at set-up, left out (missing_ids=continue): {node.refused[i]}; torque off, never driven, "
+                "NaN in joint_states, goals naming it refused; configure again once it is set"
+            )
         elif not node.seen[k]:
             level = DiagnosticStatus.ERROR
             msg = (
