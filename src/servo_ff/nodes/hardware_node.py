@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
-from rclpy.parameter import Parameter
 
 from servo_ff.bus import bus_types
 from servo_ff.bus import control_table as ct
@@ -48,6 +47,7 @@ from .hardware_params import hardware_refusal, parameter_specs
 from .hardware_readings import HardwareReadings
 from .hardware_recovery import HardwareRecovery
 from .servo_base import ServoInterfaceNode, validate_interface
+from .servo_ranges import default_limits_from_table
 
 
 class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoInterfaceNode):
@@ -80,29 +80,20 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.hw_error = np.full(n, -1, dtype=np.int64)
         self.limits_written: dict[tuple[str, str], int] = {}  # (joint, item) → raw: the last velocity/effort limit
         self._setup_interface(table)
-        self._default_limits_from_table()
+        default_limits_from_table(self, self.ct.control_table(self.table["servo"]))
         self._built = True
 
     # ------------------------------------------------------------------ parameters
-    def _default_limits_from_table(self) -> None:
-        """``position_min``/``position_max`` not given: the servo's position range (its table's Min/Max Position
-        Limit), one log line — the interface's default ±π is wider than a 4096-count servo's 0–4095."""
-        given = getattr(self, "_parameter_overrides", {}) or {}
-        table = self.ct.control_table(self.table["servo"])
-        lo, hi = self.ct.position_range_rad(table, table.center)
-        missing = [(k, x) for k, x in (("position_min", lo), ("position_max", hi)) if k not in given]
-        if missing:
-            self.set_parameters([Parameter(k, Parameter.Type.DOUBLE_ARRAY, [x]) for k, x in missing])
-            self.get_logger().info(
-                ", ".join(f"{k} not set: {x:.5f} rad" for k, x in missing) + f" (the {table.name} position range)"
-            )
-
     def _validate(self, values: dict[str, Any]) -> str | None:
         """The interface's checks, then the bus's (:func:`.hardware_params.hardware_refusal`); the joint limits
         against the servo's range once the node is built (declared, the interface's ±π is wider than a 4096-count
-        servo's: :meth:`_default_limits_from_table` replaces what was not given; given, the bus refuses it at open)."""
+        servo's: :func:`.servo_ranges.default_limits_from_table` replaces what was not given; given, configure
+        refuses it once: :meth:`config_refusal`)."""
         built = getattr(self, "_built", False)  # the last bus opened: its servos' ranges, during an outage too
         return validate_interface(values) or hardware_refusal(values, getattr(self, "_limits_bus", None), built)
+
+    def config_refusal(self) -> str:
+        return hardware_refusal(self.table.values) or ""  # the limits given against the servo type's range
 
     def _apply(self, changed: set[str]) -> None:
         if changed & {"position_min", "position_max"} and self.bus is not None:  # before the gate moves the goal

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from servo_ff.bus import control_table as ct
 from servo_ff.bus.families import PROTOCOLS
 from servo_ff.ros.common import ParamSpec, per_joint
 
 from .servo_interface_params import servo_interface_specs
+from .servo_ranges import range_refusal
 
 
 def hardware_specs() -> list[ParamSpec]:
@@ -105,53 +104,24 @@ def parameter_specs() -> list[ParamSpec]:
 
 def hardware_refusal(values: dict[str, Any], bus=None, limits: bool = True) -> str | None:
     """Why the hardware node's parameter set ``values`` (the interface's own checks passed) cannot be applied, or
-    None: ids against joints, ``servo`` against ``protocol``, ``kp`` within the P gain range, and the joint
-    limits (``limits``) within the servo's position range (the bus refuses wider ones at open: the node could never
-    connect again) and, with the ``bus`` open, each servo's Min/Max Position Limit read at set-up (the bus would
-    refuse every goal)."""
+    None: ids against joints, ``servo`` against ``protocol``, then the servo type's ranges as a sim checks them
+    (:func:`.servo_ranges.range_refusal`: ``kp`` within the P gain range, and with ``limits`` the joint limits within
+    the position range: the bus refuses wider ones at open, the node could never connect) and, with the ``bus``
+    open, each servo's Min/Max Position Limit read at set-up (the bus would refuse every goal)."""
     joints, ids = values["joints"], values["ids"]
     if len(ids) != len(joints):
         return f"ids has {len(ids)} entries for {len(joints)} joints"
     if len(set(ids)) != len(ids):
         return f"ids contains duplicates: {ids}"
-    kp = per_joint(values["kp"], len(joints), "kp")
     try:
         table = ct.control_table(values["servo"])
     except KeyError as e:
         return str(e.args[0])
     if table.protocol != values["protocol"]:
         return f"servo {values['servo']} ({table.name}) speaks protocol {table.protocol}, not {values['protocol']}"
-    refusal = kp_range_refusal(kp, joints, table)
-    if refusal:
+    refusal = range_refusal(values, table, limits)
+    if refusal or not limits or bus is None or list(ids) != list(bus.config.ids):
         return refusal
-    if not limits:
-        return None
     lo = per_joint(values["position_min"], len(joints), "position_min")
     hi = per_joint(values["position_max"], len(joints), "position_max")
-    rlo, rhi = ct.position_range_rad(table, table.center)
-    bad = (lo < rlo) | (hi > rhi)
-    if bad.any():
-        k = int(np.argmax(bad))
-        return (
-            f"joint limits of {joints[k]} [{lo[k]:.5f}, {hi[k]:.5f}] rad exceed the {table.name} position range "
-            f"[{rlo:.5f}, {rhi:.5f}] rad"
-        )
-    if bus is None or list(ids) != list(bus.config.ids):
-        return None
     return bus.joint_limits_refusal({i: (float(lo[k]), float(hi[k])) for k, i in enumerate(ids)})
-
-
-def kp_range_refusal(kp: np.ndarray, joints, table: ct.ControlTable) -> str | None:
-    """Why per-joint ``kp`` (firmware-law gain) cannot be written to ``table``'s P gain register (its rounded register
-    value outside ``p_gain_min``..``p_gain_max``: the AX-12A's compliance slope 1024 / P needs P ≥ 1), naming the
-    first joint out of range, its value and the range; None when all fit."""
-    reg = ct.kp_to_p_gain(kp, table)
-    bad = (reg < table.p_gain_min) | (reg > table.p_gain_max)
-    if not bad.any():
-        return None
-    k, per = int(np.argmax(bad)), table.p_gain_per_kp
-    lo, hi = table.p_gain_min, table.p_gain_max
-    return (
-        f"kp of {joints[k]} = {kp[k]:g} (P gain register {int(reg[k])}) is outside the {table.name} range: "
-        f"kp {lo / per:g}..{hi / per:g} (register {lo}..{hi})"
-    )

@@ -53,7 +53,8 @@ def servo_interface_specs(
         ParamSpec(
             "position_min",
             [-math.pi],
-            "lower joint limit; goals below are refused",
+            "lower joint limit; goals below are refused (not given: the servo type's "
+            "position range, its control table's, when it has one)",
             "rad",
             lo=-1e3,
             hi=1e3,
@@ -62,7 +63,8 @@ def servo_interface_specs(
         ParamSpec(
             "position_max",
             [math.pi],
-            "upper joint limit; goals above are refused",
+            "upper joint limit; goals above are refused (not given: the servo type's "
+            "position range, its control table's, when it has one)",
             "rad",
             lo=-1e3,
             hi=1e3,

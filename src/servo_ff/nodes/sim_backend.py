@@ -29,7 +29,7 @@ class SimBackend:
     ``validate(values)``/``apply(changed)``, ``limit_rows()``, ``reset(was)`` and the servo interface's hooks
     without their ``hw_`` prefix (``configure``, ``cleanup``, ``read``, ``write_goal``, ``write_kp``, ``torque``,
     ``reboot``, ``supply_voltage``, ``diagnostics``). Defaults below: no outputs beyond the servo interface,
-    ``joint_states`` go on after a refused step, a failed autostart is retried every second."""
+    ``joint_states`` go on after a refused step, a failed autostart is retried every second, no servo table."""
 
     status_name = "sim"
     node: Any = None
@@ -40,6 +40,11 @@ class SimBackend:
 
     def autostart_retry_period(self) -> float:
         return 1.0
+
+    def servo_table(self) -> Any:
+        """The control table of the simulated servo type, whose ``kp`` and position range the node checks as the
+        hardware node does (:mod:`servo_ff.nodes.servo_ranges`); None: nothing checked."""
+        return None
 
 
 class UrdfGravity:

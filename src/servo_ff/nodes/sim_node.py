@@ -23,7 +23,10 @@ published, no goal taken (lockstep: one period per ``lockstep_timeout``, no goal
 the joints where they are then; deactivate holds the present position, then turns torque off; cleanup stops the
 loop and resets the simulation to ``initial_position``. Unconfigured (no model), nothing is stepped.
 
-A parameter change that would make the model non-finite is refused before it takes effect: the core schema's
+The servo type's ranges are checked as the hardware node checks them (:mod:`.servo_ranges`, from its control table:
+``kp`` within the P gain register, the joint limits within the position range; limits not given are that range):
+a parameter set the sim runs, the hardware runs too. A parameter change that would make the model non-finite is
+refused before it takes effect: the core schema's
 admissible ranges, and the explicit-integration stability of the back-EMF damping for the physics step
 (:func:`servo_ff.models.stepper.step_stability_refusal`: dt < 2·J·R/kt², J = load inertia + armature). The
 ``<prefix>/reset`` service (std_srvs/Trigger) always brings the simulation back: position = ``initial_position``,
@@ -46,6 +49,7 @@ from servo_ff.ros.sim_clock import SimClock
 
 from .mujoco_backend import MujocoBackend
 from .servo_base import ServoInterfaceNode
+from .servo_ranges import default_limits_from_table, range_refusal
 from .sim_backend import SimBackend, substeps
 from .sim_stepper import LOAD_TYPES, StepperBackend, actuator_source, build_load, sim_specs, source_specs
 
@@ -72,6 +76,8 @@ class SimNode(SimClock, ServoInterfaceNode):
         self.substeps = substeps(v)
         self.create_service(Trigger, self.names["reset"], self._on_reset)
         self._init_clock(v)
+        default_limits_from_table(self, self.backend.servo_table())  # not given: the servo type's range, as hardware
+        self._built = True
         if started is not None:
             self.get_logger().info(started + self.clock_text())
 
@@ -103,7 +109,13 @@ class SimNode(SimClock, ServoInterfaceNode):
 
     # ------------------------------------------------------------------ parameters
     def _validate(self, values: dict[str, Any]) -> str | None:
-        return self.backend.validate(values)
+        """The backend's checks, then the servo type's ``kp`` and (once built) position range, as the hardware node
+        checks them (:mod:`.servo_ranges`): a parameter set the sim runs, the hardware runs too."""
+        built = getattr(self, "_built", False)  # declared: the default ±π is replaced by the range after
+        return self.backend.validate(values) or range_refusal(values, self.backend.servo_table(), built)
+
+    def config_refusal(self) -> str:
+        return range_refusal(self.table.values, self.backend.servo_table()) or ""  # limits given beyond the range
 
     def _apply(self, changed: set[str]) -> None:
         self.backend.apply(changed)

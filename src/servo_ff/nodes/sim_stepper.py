@@ -28,6 +28,7 @@ from servo_ff.ros.servo_diagnostics import thermal_values
 from servo_ff.ros.sim_clock import sim_time_specs
 
 from .servo_base import servo_interface_specs, validate_interface
+from .servo_ranges import servo_table
 from .sim_backend import SimBackend, SimServos, UrdfGravity, load_inertia, substeps
 
 LOAD_TYPES = ("pendulum", "none", "urdf")
@@ -183,6 +184,7 @@ class StepperBackend(SimBackend):
             n_joints=lambda v: None,
         )
         base, self.source_text = actuator_source(node, self.sel.values)
+        self._servo_table = servo_table(base.actuator)  # its kp and position range, checked as the hardware node does
         table = ParameterTable(node, stepper_specs(base), validate=node._validate, apply=node._apply)
         v = table.values
         n = len(v["joints"])
@@ -192,6 +194,9 @@ class StepperBackend(SimBackend):
         self.sim.warm_up(1.0 / v["rate_hz"])
         self.sim.enabled = False  # torque comes on with the lifecycle transition activate, never here
         return table
+
+    def servo_table(self):
+        return self._servo_table
 
     def start(self, v: dict[str, Any]) -> str:
         self.sim.set_kp(self.node.kp)

@@ -3,8 +3,9 @@ configure = connect (torque stays off), activate = read afresh (``hw_refresh``),
 start the control loop; deactivate = hold, torque off, stop the loop; cleanup / shutdown = close; an error goes back
 to unconfigured. With ``reads_while_inactive`` (hardware, sims) the loop also runs while inactive, without goals
 (a sim steps its physics with torque off).
-``autostart`` drives configure → activate once the node spins (retrying either) for users without a lifecycle
-manager. A mixin over the ``hw_*`` hooks of :class:`~.servo_base.ServoInterfaceNode`."""
+``autostart`` drives configure → activate once the node spins (retrying either; a parameter error is not retried,
+:meth:`ServoLifecycle.config_refusal`) for users without a lifecycle manager. A mixin over the ``hw_*`` hooks of
+:class:`~.servo_base.ServoInterfaceNode`."""
 
 from __future__ import annotations
 
@@ -45,11 +46,20 @@ class ServoLifecycle:
 
         srv.callback = change_state
 
+    _refused_config = ""  # the parameter error configure last failed on ("" none)
+
+    def config_refusal(self) -> str:
+        """Why the parameter set can never be configured ("" if it can): a joint limit or ``kp`` given at start-up
+        beyond the servo type's range (:mod:`servo_ff.nodes.servo_ranges`; at run time the parameter callback
+        refuses them). Configure fails on it with one line, and ``autostart`` does not retry it."""
+        return ""
+
     def _autostart(self) -> None:
         if self._autostart_timer is not None:
             self.destroy_timer(self._autostart_timer)
             self._autostart_timer = None
-        if self.state_label == "unconfigured":
+        refused = self.config_refusal()  # a parameter error configure said once: never retried until it changes
+        if self.state_label == "unconfigured" and not (refused and refused == self._refused_config):
             self.trigger_configure()
         if self.state_label == "inactive":
             self.trigger_activate()
@@ -76,6 +86,10 @@ class ServoLifecycle:
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         def body():
+            refused = self._refused_config = self.config_refusal()
+            if refused:  # a user's mistake, not a missing bus (before: the bus refused it at every retry, forever)
+                again = "autostart configures once it is changed" if self.table["autostart"] else "change it first"
+                return False, f"{refused}: a parameter error; {again}"
             ok, msg = self.hw_configure()
             if ok:
                 self.configured, self.state_label = True, "inactive"
