@@ -333,6 +333,58 @@ def test_a_torque_off_that_fails_part_way_stays_off_where_it_went_off(rig):
         rig.h.remove(node)
 
 
+def test_a_reboot_with_a_silent_servo_is_refused_before_anything_is_rebooted(rig):
+    """The joints held up, the knee silent: the reboot service names the knee and reboots nothing; the hip keeps its
+    torque and its goal, the bus stays connected. Before (/tmp/audit_20b/reboot_silent.py): the hip was rebooted
+    (torque off, it fell 1.0 → 0.19 rad), the knee's reboot timed out and closed the bus."""
+    from std_srvs.srv import Trigger
+
+    node = rig.node("servo_reboot_silent")
+    try:
+        lift(rig, node)
+        rig.bus.set_silent(2)
+        wait_for(lambda: not node.valid[1], 20.0, "the knee without a reply")
+        reconnects = node.reconnects
+        r = rig.h.call(rig.client.create_client(Trigger, "servo/reboot"), Trigger.Request(), timeout=15.0)
+        assert not r.success and "reboot refused, nothing rebooted: joint 'knee' (id 2) not answering" in r.message
+        assert "hip" not in r.message, r.message
+        assert rig.torque()[0] == 1 and node.connected and node.reconnects == reconnects and node.torque_wanted
+        np.testing.assert_allclose(rig.physics()["theta"][0], UP[0], atol=0.05)  # the hip held up
+    finally:
+        rig.bus.set_silent(2, False)
+        rig.h.remove(node)
+
+
+def test_after_a_reboot_that_fails_part_way_a_reconnection_leaves_torque_off(rig):
+    """The knee's REBOOT fails after the hip's went out (a servo that answered its ping, then not): the bus is
+    closed and reconnected, and torque stays off on both, as a reboot leaves it, until asked. Before: the request
+    left torque wanted, and the reconnection turned it on again (hip and knee)."""
+    from std_srvs.srv import Trigger
+
+    from servo_ff.bus.bus_types import BusError
+
+    node = rig.node("servo_reboot_fail")
+    try:
+        lift(rig, node)
+        bus, reboot = node.bus, node.bus.reboot
+
+        def fails_on_the_knee(i: int) -> None:
+            if i == 2:
+                raise BusError("reboot id 2: [TxRxResult] There is no status packet!")
+            reboot(i)
+
+        bus.reboot = fails_on_the_knee
+        reconnects = node.reconnects
+        r = rig.h.call(rig.client.create_client(Trigger, "servo/reboot"), Trigger.Request(), timeout=15.0)
+        assert not r.success and "reboot failed" in r.message, r.message
+        wait_for(lambda: node.connected and node.reconnects > reconnects, 20.0, "the reconnection")
+        n = node.bus.state_reads
+        wait_for(lambda: node.bus.state_reads > n + 30, 20.0, "cycles after the reconnection")
+        assert (rig.torque() == 0).all() and not node.torque_wanted, rig.torque()
+    finally:
+        rig.h.remove(node)
+
+
 def test_limits_beyond_a_servos_own_range_are_refused_during_an_outage_too(rig):
     """The knee allows up to 3000 counts (1.46 rad, its Max Position Limit). With the bus lost, position_max 2 rad
     is refused all the same (the servos' ranges of the last connection): accepted, every reconnection's set-up

@@ -52,9 +52,24 @@ class HardwareCommands:
         return True, f"torque {'enabled' if enable else 'disabled'} on ids {ids}"
 
     def hw_reboot(self) -> tuple[bool, str]:
+        """REBOOT every servo on the bus, once each answers a ping: one silent (skipped, or no reply to its ping) is
+        named and nothing is rebooted (before: the servos before it rebooted with torque off and fell, its timeout
+        closed the bus, and the reconnection turned torque on again). Torque stays off after the request, also when
+        the reboot fails part-way (the bus lost): never turned on again by a reconnection, only by a request."""
         if not self.connected:
             return False, f"bus not connected ({self.disconnect_reason})"
+        try:
+            silent = self._silent_before_reboot()
+        except BUS_FAILURES as e:
+            self._disconnect(f"ping before reboot failed: {e}")
+            return False, f"reboot refused, nothing rebooted: ping failed ({e})"
+        if silent:
+            return False, (
+                f"reboot refused, nothing rebooted: {self.joint_text(self._rows(silent))} not answering (skipped or "
+                f"no reply to a ping); torque unchanged, check its power and cable"
+            )
         errors = {i: int(e) for i, e in zip(self.ids, self.hw_error) if e > 0}
+        self.torque_wanted = False  # asked off: a reboot turns torque off, and a reconnection must not turn it on
         try:
             for i in self.bus.ids:
                 self.bus.reboot(i)
@@ -64,15 +79,23 @@ class HardwareCommands:
             state = self.bus.read_state()
         except BUS_FAILURES as e:
             self._disconnect(f"reboot failed: {e}")
-            return False, f"reboot failed: {e}"
+            return False, f"reboot failed: {e}; torque off on reconnection"
         self._store(state)  # the goal: the present position (the node's _on_reboot holds it, within the limits)
-        self.torque_wanted = False
         self._release_shutdowns()
         self._read_health()
         text = ", ".join(f"id {i}: {self.ct.hardware_error_text(e)}" for i, e in errors.items()) or "none"
-        return True, (
-            f"rebooted ids {self.bus.ids} (hardware errors cleared: {text}); torque is off, goal = present position"
+        missing = (
+            f"; missing, not rebooted: {self.joint_text(self._rows(self.bus.missing))}" if self.bus.missing else ""
         )
+        return True, (
+            f"rebooted ids {list(self.bus.ids)} (hardware errors cleared: {text}); torque is off, goal = present "
+            f"position{missing}"
+        )
+
+    def _silent_before_reboot(self) -> list[int]:
+        """The servos on the bus that do not answer now: skipped by the bus, or no reply to a ping (with retries)."""
+        stats = self.bus.stats
+        return [i for i in self.bus.ids if (i in stats and stats[i].skipping) or self.bus.ping(i) is None]
 
     def hw_command_limits(self, names: list[str], velocity: list[float], effort: list[float], source: str) -> None:
         """Velocity / effort of a JointState command → each servo's limit register
