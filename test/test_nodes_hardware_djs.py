@@ -51,3 +51,37 @@ def test_dynamic_joint_states_carry_temperature_and_voltage(tmp_path):
     finally:
         h.shutdown()
         bus.stop()
+
+
+def test_a_silent_servo_has_no_interface_published_as_fresh(tmp_path):
+    """The elbow stops answering: in /dynamic_joint_states its velocity, effort, temperature and voltage are NaN
+    under the fresh stamps, its position the last one as in joint_states; the shoulder's are all finite. Before
+    (/tmp/audit_20b/fault_silent_djs.py): its last temperature (30.0 °C) and voltage (15.0 V) went on as fresh."""
+    import math
+
+    link = tmp_path / "ttyDXL"
+    bus = VirtualBus(ids=IDS, model="mx106", loads=ServoLoad.pendulum(0.3, 0.1), link=str(link))
+    bus.start()
+    h = RosHarness(salt=107)
+    try:
+        node, client, states, diags, pub = hardware_on_virtual_bus(
+            h, link, JOINTS, IDS, "mx106", 32.0, "hw_djs_silent", health_period=0.05, max_reply_age=0.2
+        )
+        dyn: list = []
+        client.create_subscription(DynamicJointState, "dynamic_joint_states", dyn.append, 200)
+        wait_for(lambda: any(np.isfinite(d.interface_values[1].values).all() for d in list(dyn)), 20.0, "a full one")
+        bus.set_silent(IDS[1])
+        n = len(dyn)
+
+        def silent() -> list:
+            return [d for d in list(dyn)[n:] if math.isnan(d.interface_values[1].values[1])]
+
+        wait_for(lambda: len(silent()) >= 30, 30.0, "30 dynamic_joint_states with the elbow silent")
+        for d in silent():
+            shoulder, elbow = (dict(zip(iv.interface_names, iv.values)) for iv in d.interface_values)
+            assert all(math.isnan(elbow[k]) for k in ("velocity", "effort", "temperature", "voltage")), elbow
+            assert math.isfinite(elbow["position"])  # the last one, as joint_states carry it
+        assert any(np.isfinite(d.interface_values[0].values).all() for d in silent()), "the shoulder is fresh"
+    finally:
+        h.shutdown()
+        bus.stop()

@@ -310,7 +310,8 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
     def publish_state(self, stamp) -> bool:
         """One /joint_states message with every joint; NaN everywhere for a joint not read since configure, NaN
         velocity and effort for one read before but not this cycle (its last position kept, as consumers need
-        every joint; joint_state_broadcaster also gives NaN for a value it does not have)."""
+        every joint; joint_state_broadcaster also gives NaN for a value it does not have). /dynamic_joint_states
+        the same, and NaN for every other interface of such a joint (the hardware's temperature, voltage)."""
         pos, vel, eff = self.hw_read()
         if not all_finite(pos, vel, eff):
             seen = self.hw_seen()
@@ -328,7 +329,10 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
         if self.fjt is not None:
             self.fjt.update(sec + nanosec * 1e-9, pos, vel)
             if self.djs.listened():  # nobody listening: no interfaces gathered
-                self.djs.publish(stamp, {"position": pos, "velocity": vel, "effort": eff, **self.hw_state_interfaces()})
+                extra = self.hw_state_interfaces()  # a stale joint's (temperature, voltage) never as fresh either
+                if stale is not None:
+                    extra = {name: np.where(stale, math.nan, x) for name, x in extra.items()}
+                self.djs.publish(stamp, {"position": pos, "velocity": vel, "effort": eff, **extra})
         return True
 
     def hw_supply_stamp(self):
