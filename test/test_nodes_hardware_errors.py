@@ -21,7 +21,7 @@ pytest.importorskip("dynamixel_sdk")
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from hardware_rig import IDS, JOINTS, node_params  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from std_srvs.srv import Trigger  # noqa: E402
+from std_srvs.srv import SetBool, Trigger  # noqa: E402
 
 from servo_ff.bus import control_table as ct  # noqa: E402
 from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
@@ -140,7 +140,7 @@ def test_every_error_bit_reaches_diagnostics_on_its_servo_and_is_cleared_only_on
 
 def test_feedforward_sends_no_goal_to_a_joint_whose_servo_reports_an_error(tmp_path):
     """pendulum_1's servo overloads: the feed-forward node goes on driving pendulum_2 (by name) and leaves
-    pendulum_1 at the goal it held; after a reboot on request it drives both again."""
+    pendulum_1 at the goal it held; after a reboot on request and torque on again it drives both again."""
     pytest.importorskip("servo_ff.dynamics.feedforward")
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -195,6 +195,8 @@ def test_feedforward_sends_no_goal_to_a_joint_whose_servo_reports_an_error(tmp_p
         assert hw.gate.goal[0] == held, "a goal reached the faulted joint"
         requested(h, c.create_client(Trigger, "servo/reboot"))
         wait_for(lambda: not ff.faults.faulted, 30.0, "the error cleared for the feed-forward")
+        # the reboot leaves torque off: goals are refused until it is on again (before: written to the limp servos)
+        assert h.call(c.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=True)).success
         wait_for(lambda: abs(hw.gate.goal[0] + 0.4) < 0.1, 30.0, "pendulum_1 driven again")
     finally:
         h.shutdown()

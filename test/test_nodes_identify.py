@@ -251,18 +251,33 @@ def test_ilc_node_stops_a_diverging_run(ros, tmp_path):
 
 
 def test_ilc_node_aborts_when_the_joint_does_not_follow(ros, tmp_path):
-    """Torque off (servo/torque_enable false): the pendulum hangs whatever the goals. Before: the ILC learned from
-    such trials (the audit: torque off during iteration 1, trial 2 measured hanging at 0.041 rad) and ended done.
-    Now a trial whose motion spans under 0.2 × the command's aborts the run, one ERROR line, state aborted."""
+    """Torque off (servo/torque_enable false): the servo node refuses the trial's trajectory, and the run fails
+    naming torque off before any trial (before its goal topics refused goals with torque off, the pendulum hung
+    whatever the goals; the audit: torque off during iteration 1, trial 2 measured hanging at 0.041 rad, the ILC
+    learned from it and ended done). A joint that takes the goals but does not follow them (limited to 0.01 rad/s
+    on joint_command): a trial whose motion spans under 0.2 × the command's aborts the run, one ERROR line, state
+    aborted."""
+    from sensor_msgs.msg import JointState
     from std_srvs.srv import SetBool
 
     h = ros
-    sim_on_own_clock(h)
+    sim = sim_on_own_clock(h)
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, **ON_SIM_TIME, reference_duration=0.5, max_iterations=3, threshold=0.0, settle_time=0.2)
     client = h.make_node("ilc_client")
-    assert h.call(client.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=False)).success
+    torque = client.create_client(SetBool, "servo/torque_enable")
+    assert h.call(torque, SetBool.Request(data=False)).success
     wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    assert ilc.start()[0]
+    wait_for(lambda: ilc.state != "running", 60.0, "ILC to end")
+    assert ilc.state == "failed" and "torque is off" in ilc.error, (ilc.state, ilc.error)
+    assert not out.exists()
+    assert h.call(torque, SetBool.Request(data=True)).success
+    limit = client.create_publisher(JointState, "servo/joint_command", 10)
+    wait_for(lambda: limit.get_subscription_count(), 20.0, "joint_command subscription")
+    limit.publish(JointState(name=["pendulum_1"], velocity=[0.01]))  # rad/s: the goals are taken, not followed
+    wait_for(lambda: sim.limits_commanded, 20.0, "the velocity limit taken")
+    wait_for(lambda: ilc.worker is None or not ilc.worker.is_alive(), 20.0, "the first run's worker gone")
     assert ilc.start()[0]
     wait_for(lambda: ilc.state != "running", 60.0, "ILC to end")
     assert ilc.state == "aborted", (ilc.state, ilc.error)

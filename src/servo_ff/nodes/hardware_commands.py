@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from servo_ff.bus.bus_types import BUS_FAILURES, BUS_OR_VALUE_FAILURES
 
 
@@ -19,6 +21,12 @@ class HardwareCommands:
     def hw_torque_is_on(self) -> bool:
         """Wanted, and on everywhere: torque on after a protective shutdown holds the joints where they stand."""
         return self.torque_wanted and not self.shut_down
+
+    def hw_torque_off(self) -> np.ndarray:
+        """Per joint: torque asked off, or its servo kept off by a protective shutdown (goals naming it refused)."""
+        off = np.full(len(self.ids), not self.torque_wanted)
+        off[list(self.shut_down)] = True
+        return off
 
     def hw_torque_all_on(self) -> bool:
         """Torque on everywhere, no servo rebooted by itself with its torque not restored yet."""

@@ -3,8 +3,9 @@ order, ``<prefix>/joint_command`` by name with optional velocity / effort limits
 (``<prefix>/joint_trajectory``, followed with JointTrajectoryController semantics; ``<prefix>/trajectory_status``
 says what became of each), P gains (``<prefix>/p_gains``, through the ``kp`` parameter), and the
 ``<prefix>/torque_enable`` and ``<prefix>/reboot`` services; it publishes the torque state on the latched
-``<prefix>/torque_enabled`` (:mod:`servo_ff.ros.torque_state`). Goals only while active; a refusal is one throttled
-line and a count in the diagnostics.
+``<prefix>/torque_enabled`` (:mod:`servo_ff.ros.torque_state`). Goals only while active, with torque on and states
+coming (as follow_joint_trajectory: :meth:`ServoCommands.goal_refusal`); a refusal is one throttled line and a count
+in the diagnostics.
 
 A mixin of :class:`~.servo_base.ServoInterfaceNode` (uses its gate, throttle, names and ``hw_*`` hooks).
 """
@@ -30,21 +31,36 @@ class ServoCommands:
     """Goal, trajectory, gain, torque and reboot callbacks of a servo interface node."""
 
     # ------------------------------------------------------------------ goal callbacks
-    def _inactive(self, source: str, names=()) -> bool:
-        """Refuse (True, one throttled line) a goal while not active or naming a joint not read yet."""
+    def goal_refusal(self, names=(), goal: bool = True) -> tuple[str, str] | None:
+        """Why a goal naming ``names`` cannot be taken now, as (kind, reason); None when it can: not active
+        (lifecycle), and for a position ``goal``: no states (a sim's physics stopped, the hardware's bus lost) or
+        a joint named with torque off (the limp servos follow nothing: a later torque on holds where they stand,
+        the goal would be lost); a joint not read since configure. The topics and follow_joint_trajectory refuse
+        the same."""
         if not self.active:
-            self.gate._reject(
-                source,
-                "inactive",
-                f"the node is {self.state_label}, not active (lifecycle); goals are accepted once it is activated",
+            return "inactive", (
+                f"the node is {self.state_label}, not active (lifecycle); goals are accepted once it is activated"
             )
-            return True
+        if goal and (lost := self.hw_states_refusal()):
+            return "lost", lost
+        torque_off = self.hw_torque_off() if goal else np.zeros(self.n, dtype=bool)
+        off = [j for j in names if j in self.gate.index and torque_off[self.gate.index[j]]]
+        if off:  # (torque off by request: every joint; a hardware servo's protective shutdown: its joint)
+            where = "" if torque_off.all() else f" on {', '.join(off)}"
+            return "torque", (
+                f"torque is off{where}: the limp servos follow nothing ({self.names['torque_enable']} true first)"
+            )
         hit = self.absent_joints(names)
         if hit:
-            self.gate._reject(
-                source, "absent", f"{', '.join(hit)} not read yet (missing since configure); refused until it answers"
-            )
-        return bool(hit)
+            return "absent", f"{', '.join(hit)} not read yet (missing since configure); refused until it answers"
+        return None
+
+    def _refuse_goal(self, source: str, names=(), goal: bool = True) -> bool:
+        """Refuse (True, one throttled line, counted) a goal :meth:`goal_refusal` refuses."""
+        refusal = self.goal_refusal(names, goal)
+        if refusal is not None:
+            self.gate._reject(source, *refusal)
+        return refusal is not None
 
     def absent_joints(self, names) -> list[str]:
         """How to name each of ``names`` not read since configure (goals naming them are refused)."""
@@ -57,14 +73,15 @@ class ServoCommands:
             self.hw_write_goal(goal)
 
     def _on_commands(self, msg: Float64MultiArray) -> None:
-        if not self._inactive(self.names["commands"], self.joints):
+        if not self._refuse_goal(self.names["commands"], self.joints):
             self._accept(self.gate.from_array(msg.data, self.names["commands"]))
 
     def _on_joint_command(self, msg: JointState) -> None:
         """Position goal by name (an empty ``position`` sends none); ``velocity`` / ``effort``, when given, are
         limits of the motion: :meth:`hw_command_limits`."""
         source = self.names["joint_command"]
-        if self._inactive(source, msg.name):
+        limits_only = not len(msg.position) and bool(len(msg.velocity) or len(msg.effort))
+        if self._refuse_goal(source, msg.name, goal=not limits_only):  # limits alone: taken with torque off too
             return
         if not len(msg.name):  # before: taken as a goal (the held one), which ended the trajectory being followed
             return self.gate._reject(source, "names", "no joint named: an empty JointState commands nothing")
@@ -103,7 +120,7 @@ class ServoCommands:
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         source = self.names["joint_trajectory"]
         now = self.now_s()
-        if self._inactive(source, msg.joint_names):
+        if self._refuse_goal(source, msg.joint_names):
             self._trajectory_status(msg, now, None, self.gate.last_reason)
             return
         try:
@@ -210,6 +227,10 @@ class ServoCommands:
         self.publish_torque_state()
         self.get_logger().info(f"torque {'enable' if request.data else 'disable'}: {response.message}")
         return response
+
+    def hw_torque_off(self) -> np.ndarray:
+        """Per joint: torque off (goals naming it are refused); hardware: also a servo's protective shutdown."""
+        return np.full(self.n, not self.hw_torque_is_on())
 
     def hw_torque_all_on(self) -> bool:
         """Whether the torque of every servo read is on now, as far as the node knows (``<prefix>/torque_enabled``);

@@ -114,16 +114,11 @@ class FollowTrajectoryAction:
     def refusal(self, goal) -> str | None:
         """Why ``goal`` is rejected (None: accepted): the node's state and JTC's checks of the trajectory."""
         node, traj = self.node, goal.trajectory
-        if not node.active:
-            return f"the node is {node.state_label}, not active (lifecycle)"
-        lost = node.hw_states_refusal()  # a sim's physics stopped, a bus lost (before: accepted, never ended)
-        if lost:
-            return lost
-        if not node.hw_torque_is_on():  # before: accepted, its goals written to limp servos, judged on their fall
-            return f"torque is off: the limp servos follow nothing ({node.names['torque_enable']} true first)"
-        hit = node.absent_joints(traj.joint_names)  # as the topics refuse them (before: accepted, then 'reached')
-        if hit:
-            return f"{', '.join(hit)} not read yet (missing since configure)"
+        # not active, no states (before: accepted, never ended), torque off (before: judged on the limp joints' fall),
+        # a joint not read yet (before: accepted, then 'reached'): as the topics refuse them
+        refusal = node.goal_refusal(traj.joint_names)
+        if refusal is not None:
+            return refusal[1]
         if goal.multi_dof_trajectory.points:
             return "multi_dof_trajectory is not supported (single-DOF joints only)"
         if traj.points and any(p.effort for p in traj.points):

@@ -278,7 +278,7 @@ class SimClock:
                 return self.gate._reject(source, "bytes", str(e))
             return self._on_joint_command(msg)
         kind = self._answer(read[0])
-        if kind >= 0 and not self._inactive(source, self.joints):
+        if kind >= 0 and not self._refuse_goal(source, self.joints):
             self._accept(self.gate.from_array(read[1], source))
         if kind > 0:
             self._tick_owned()
