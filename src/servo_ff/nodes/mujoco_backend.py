@@ -34,6 +34,7 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from servo_ff.dynamics.mujoco_servos import PhysicsDiverged  # the per-period step catches it
 from servo_ff.ros.common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
+from servo_ff.ros.servo_diagnostics import servo_state
 
 from .mujoco_outputs import TOPIC_FOOT_FORCES, TOPIC_IMU, MujocoOutputs
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
@@ -311,15 +312,10 @@ class MujocoBackend(SimBackend):
                 )
             ]
         s = self.servos
-        bad = bool(node.stepper_error)
-        level = DiagnosticStatus.ERROR if bad else DiagnosticStatus.OK
-        state = (
-            f"physics diverged ({node.stepper_error}); outputs stopped, call {node.names['reset']}"
-            if bad
-            else "torque on"
-            if s.enable.any()
-            else "torque off"
-        )
+        level, state = servo_state(node, bool(s.enable.any()), "not stepped until configure")  # as the hardware's
+        if node.stepper_error:
+            level = DiagnosticStatus.ERROR
+            state = f"physics diverged ({node.stepper_error}); outputs stopped, call {node.names['reset']}"
         out = [
             DiagnosticStatus(
                 level=level,

@@ -24,7 +24,7 @@ from servo_ff.ros.common import (
     per_joint,
 )
 from servo_ff.ros.parameters import servo_preset_specs
-from servo_ff.ros.servo_diagnostics import thermal_values
+from servo_ff.ros.servo_diagnostics import servo_state, thermal_values
 from servo_ff.ros.sim_clock import sim_time_specs
 
 from .servo_base import servo_interface_specs, validate_interface
@@ -322,9 +322,9 @@ class StepperBackend(SimBackend):
     def diagnostics(self) -> list[DiagnosticStatus]:
         node = self.node
         out = []
-        level = DiagnosticStatus.ERROR if node.stepper_error else DiagnosticStatus.OK
-        state = "torque on" if self.sim.enabled else "torque off"
+        level, state = servo_state(node, self.sim.enabled, "not stepped until configure")  # as the hardware's
         if node.stepper_error:
+            level = DiagnosticStatus.ERROR
             state = f"stepper refused the state ({node.stepper_error}); call {node.names['reset']}"
         clock = node.clock_values()  # once per diagnostics: the measured real-time factor is since the last
         th, limit = self.sim.thermal, node.table["temperature_limit"]

@@ -23,10 +23,25 @@ def thermal_values(thermal, i: int, time_to_limit: float) -> list[KeyValue]:
     return [KeyValue(key="temperature_C", value=f"{thermal.temp[i]:.2f}"), KeyValue(key="time_to_limit_s", value=t)]
 
 
+def servo_state(node, torque_on: bool, why: str) -> tuple[int, str]:
+    """Level and message of a servo with nothing else to say, one rule for sim and hardware: unconfigured or
+    finalized WARN (nothing read or held; ``why``: the hardware's port state, a sim's), inactive OK (a state:
+    torque off, read-only), active OK "torque on" or, torque off by request (``torque_enable`` false, a reboot),
+    OK "torque off"."""
+    if not node.configured:
+        return DiagnosticStatus.WARN, f"{node.state_label}: {why}"
+    if not node.active:
+        return DiagnosticStatus.OK, "inactive: torque off, read-only (goals refused until activate)"
+    if not torque_on:
+        return DiagnosticStatus.OK, f"torque off: goals refused until {node.names['torque_enable']} true"
+    return DiagnosticStatus.OK, "torque on"
+
+
 def servo_diagnostics(node) -> list[DiagnosticStatus]:
-    """One DiagnosticStatus per servo of a hardware node: OK (inactive is a state: torque off, read), WARN (a
-    missed reply this cycle, new communication errors, not configured) or ERROR (disconnected, refused at set-up,
-    missing since configure, hardware error, skipped, silent for max_reply_age), with its bus statistics."""
+    """One DiagnosticStatus per servo of a hardware node: WARN (a missed reply this cycle, new communication errors)
+    or ERROR (disconnected, refused at set-up, missing since configure, hardware error, skipped, silent for
+    max_reply_age), else the lifecycle and torque state as a sim says it (:func:`servo_state`), with its bus
+    statistics."""
     now = time.monotonic()
     bus_name = "sts" if node.table["protocol"] == "sts" else "dxl"  # hardware_id: dxl/<id> or sts/<id>
     out = []
@@ -38,7 +53,7 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
         err = int(node.hw_error[k])
         stale = not node.valid[k]
         if not node.configured:
-            level, msg = DiagnosticStatus.WARN, f"{node.state_label}: {node.disconnect_reason}"
+            level, msg = servo_state(node, False, node.disconnect_reason)
         elif not node.connected:
             level, msg = DiagnosticStatus.ERROR, f"bus disconnected: {node.disconnect_reason}; reconnecting"
         elif i in node.refused:
@@ -80,10 +95,8 @@ def servo_diagnostics(node) -> list[DiagnosticStatus]:
                 DiagnosticStatus.WARN,
                 (f"{st.failures - node._prev_failures.get(i, 0)} new communication error(s), last: {st.last_error}"),
             )
-        elif not node.active:
-            level, msg = DiagnosticStatus.OK, "inactive: torque off, read-only (goals refused until activate)"
-        else:
-            level, msg = DiagnosticStatus.OK, "ok"
+        else:  # before: "ok" with torque off by request too, where a sim said "torque off"
+            level, msg = servo_state(node, node.torque_wanted, node.disconnect_reason)
         heat = thermal_warning(node.temperature[k], t_lim[k], limit, node.table["temperature_warn_s"])
         if heat[0] and _LEVELS[heat[0]] > level:
             level, msg = _LEVELS[heat[0]], heat[1]
