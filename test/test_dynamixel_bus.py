@@ -260,7 +260,8 @@ def test_scan_finds_the_servos_present():
             assert bus.scan(range(1, 11)) == {2: 1020, 5: 1020, 9: 1020}
             assert bus.scan(broadcast=True) == {2: 1020, 5: 1020, 9: 1020}
             s = bus.read_state()
-            assert s.valid.all() and np.isnan(s.effort).all()  # XM430: no identified kt → effort unknown
+            assert s.valid.all()  # XM430: effort = kt·I with the e-manual's kt (4.1 N·m / 2.3 A; before: NaN)
+            np.testing.assert_allclose(s.effort, s.current * 4.1 / 2.3)
 
 
 def test_bulk_read_and_mx28_present_load():

@@ -1,5 +1,6 @@
 """Control tables as data and raw ↔ SI conversions."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -86,7 +87,10 @@ def test_velocity_current_torque_voltage():
     # τ = kt·I with the identified (bam m4) output torque constant of the MX-106
     assert ct.current_to_torque(100, mx106) == pytest.approx(0.336 * preset("mx106", "m4").kt)
     assert ct.current_to_torque(100, mx106, kt=2.0) == pytest.approx(0.672)
-    assert math.isnan(ct.current_to_torque(100, ct.control_table("xm430")))  # kt not identified
+    # XM430-W350: the e-manual's stall torque / stall current at 12 V, 4.1 N·m / 2.3 A (before: none, effort NaN)
+    assert ct.current_to_torque(100, ct.control_table("xm430")) == pytest.approx(0.269 * 4.1 / 2.3)
+    no_kt = dataclasses.replace(ct.control_table("xm430"), kt=None)
+    assert math.isnan(ct.current_to_torque(100, no_kt))  # kt unknown: effort NaN
     with pytest.raises(ValueError, match="no current sensor"):
         ct.current_to_amps(1, ct.control_table("mx28"))
     assert ct.voltage_to_volts(120) == pytest.approx(12.0)

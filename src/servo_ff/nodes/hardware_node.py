@@ -184,6 +184,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.torque_wanted = False
         ok, msg = self._open()
         if ok:  # the fresh reading is the held goal (written, torque stays off)
+            self._say_effort_unknown()
             try:
                 self.bus.write_goals(*self._goal_args())
             except BUS_OR_VALUE_FAILURES as e:

@@ -48,6 +48,7 @@ class HardwareReadings:
         self.valid = np.zeros(n, dtype=bool)  # a valid reply in the last read
         self.seen = np.zeros(n, dtype=bool)  # a valid reply since configure
         self.last_reply = np.full(n, -np.inf)
+        self.effort_known = True  # the servo's reading gives effort (:meth:`_say_effort_unknown`, at configure)
         self._read_ns = 0  # [ns, node clock] when the last state read ended
         self._next_join = 0.0
         self._join_turn = 0
@@ -158,6 +159,24 @@ class HardwareReadings:
 
     def hw_seen(self) -> np.ndarray:
         return self.seen
+
+    def hw_effort_known(self) -> bool:
+        return self.effort_known
+
+    def _say_effort_unknown(self) -> None:
+        """At configure, from the first reading: a servo whose reading gives no effort (its control table has no
+        torque constant kt for Present Current, or no stall torque for Present Load) is said in one warning, and
+        /joint_states carries effort NaN for it (freshness is the reading's: before, nothing was published)."""
+        read = self.seen & np.isfinite(self.pos)
+        self.effort_known = not np.isnan(self.eff[read]).any()
+        if self.effort_known:
+            return
+        table = self.bus.table
+        why = "no torque constant kt (effort = kt·Present Current)" if self.bus.kt is None else "no stall torque"
+        self.get_logger().warning(
+            f"effort is not known for servo {self.table['servo']} ({table.name}): its control table has {why}; "
+            f"/joint_states carries effort NaN for joints {[self.joints[k] for k in np.flatnonzero(read)]}"
+        )
 
     def hw_absent(self) -> dict[str, str]:
         if self.seen.all():

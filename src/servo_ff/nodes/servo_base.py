@@ -91,6 +91,10 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
         """Per joint: read at least once since configure (joint_states carries NaN for the others)."""
         return np.ones(self.n, dtype=bool)
 
+    def hw_effort_known(self) -> bool:
+        """False when the servo gives no effort (hardware: no torque constant kt): effort NaN is then published."""
+        return True
+
     def hw_absent(self) -> dict[str, str]:
         """Joints not read yet → how to name them (goals naming them are refused)."""
         return {}
@@ -311,11 +315,14 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
         """One /joint_states message with every joint; NaN everywhere for a joint not read since configure, NaN
         velocity and effort for one read before but not this cycle (its last position kept, as consumers need
         every joint; joint_state_broadcaster also gives NaN for a value it does not have). /dynamic_joint_states
-        the same, and NaN for every other interface of such a joint (the hardware's temperature, voltage)."""
+        the same, and NaN for every other interface of such a joint (the hardware's temperature, voltage). Effort NaN
+        of a servo that gives none (:meth:`hw_effort_known`) is published: freshness is the reading's, never
+        effort's."""
         pos, vel, eff = self.hw_read()
         if not all_finite(pos, vel, eff):
             seen = self.hw_seen()
-            if not (np.isfinite(pos[seen]).all() and np.isfinite(vel[seen]).all() and np.isfinite(eff[seen]).all()):
+            effort = eff[seen] if self.hw_effort_known() else 0.0
+            if not (np.isfinite(pos[seen]).all() and np.isfinite(vel[seen]).all() and np.isfinite(effort).all()):
                 return False
         stale = self.hw_stale()
         if stale is not None:  # never the last velocity / effort under a fresh stamp

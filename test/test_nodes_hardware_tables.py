@@ -1,0 +1,88 @@
+"""servo_hardware_node with every control table it accepts, against the virtual bus of that table's family on a pty:
+/joint_states is published for each, its effort finite, or NaN with one line at configure saying effort is not known
+for that servo (before: an XM430, XM430-W210, XC330 or XL330-M077 — tables without kt, effort NaN — published
+nothing at all, unsaid: the publication took the NaN effort for a stale joint)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from nodes_harness import RosHarness, hardware_on_virtual_bus, wait_for
+
+pytest.importorskip("rclpy")
+pytest.importorskip("dynamixel_sdk")
+pytest.importorskip("scservo_sdk")
+
+from servo_ff.bus import control_table as ct  # noqa: E402
+from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.bus.virtual_options import VirtualBusOptions  # noqa: E402
+from servo_ff.models.presets import preset  # noqa: E402
+
+JOINTS = ["hip", "knee"]
+IDS = [1, 2]
+TABLES = sorted(ct.CONTROL_TABLES)
+UNKNOWN = "effort is not known for servo"
+
+
+def stand_in(table: str):
+    """The physics of the virtual servo for a table without a preset of its own (the node reads what the bus
+    reports; the model behind it only has to be stable)."""
+    if table.startswith("xm430"):
+        return preset("xm430", "m1")
+    if table.startswith(("xc330", "xl330-m077", "xl430")):
+        return preset("xl330", "m1")
+    return {"ax12a": preset("mx28", "m1"), "sts3250": preset("sts3215", "m1")}.get(table)
+
+
+def states_of(table: str, tmp_path, salt: int, capfd) -> tuple[list, str]:
+    """Three /joint_states of the node on a virtual bus of ``table`` (autostart: configured and active), and what
+    the node wrote to stderr."""
+    link = tmp_path / f"tty_{table}"
+    params = stand_in(table)
+    kw = {"params": params} if params else {}
+    t, vin = ct.control_table(table), (params or VirtualBusOptions.of(model=table).actuator()).firmware.vin
+    if "Max Voltage Limit" in t.by_name:  # within it: a 5 V XL330 under a 7.5 V preset reports an input voltage error
+        kw["supply_voltage"] = min(vin, 0.9 * t.by_name["Max Voltage Limit"].default * t.voltage_unit)
+    vbus = VirtualBus(ids=IDS, model=table, link=str(link), loads=ServoLoad.pendulum(0.1, 0.1), **kw)
+    vbus.start()
+    h = RosHarness(salt=salt)
+    try:
+        node, client, states, diags, pub = hardware_on_virtual_bus(
+            h, link, JOINTS, IDS, table, 32.0, "tables_client", protocol=ct.control_table(table).protocol
+        )
+        n = len(states)
+        wait_for(lambda: len(states) >= n + 3, 20.0, f"{table}: three more joint_states")
+        got = list(states)
+    finally:
+        h.shutdown()
+        vbus.stop()
+    return got, capfd.readouterr().err
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_every_table_publishes_joint_states_with_effort_or_says_it_is_not_known(table, tmp_path, capfd):
+    states, err = states_of(table, tmp_path, 91, capfd)
+    said = [ln for ln in err.splitlines() if UNKNOWN in ln]
+    for m in states:
+        assert list(m.name) == JOINTS and np.isfinite(m.position).all() and np.isfinite(m.velocity).all()
+    effort = np.array([m.effort for m in states])
+    if np.isfinite(effort).all():
+        assert not said, said
+    else:  # effort NaN on every message, said once at configure
+        assert np.isnan(effort).all() and len(said) == 1, (effort, said)
+    # every table shipped gives effort: kt for Present Current, stall torque for Present Load
+    assert np.isfinite(effort).all(), f"{table}: effort NaN ({said})"
+
+
+def test_a_servo_without_kt_publishes_effort_nan_and_says_it_once(tmp_path, capfd, monkeypatch):
+    """The XM430 table without its kt: joint_states still published (effort NaN, position and velocity read),
+    one warning at configure naming the servo, the missing kt and the joints."""
+    monkeypatch.setitem(ct.CONTROL_TABLES, "xm430", dataclasses.replace(ct.CONTROL_TABLES["xm430"], kt=None))
+    states, err = states_of("xm430", tmp_path, 92, capfd)
+    assert len(states) >= 3 and np.isnan([m.effort for m in states]).all()
+    assert all(np.isfinite(m.position).all() for m in states)
+    said = [ln for ln in err.splitlines() if UNKNOWN in ln]
+    assert len(said) == 1, err[-3000:]
+    assert "xm430 (XM430-W350)" in said[0] and "torque constant kt" in said[0] and "['hip', 'knee']" in said[0]
