@@ -115,7 +115,7 @@ def test_yaml_table_loader_and_encodings(tmp_path):
     f = tmp_path / "demo.yaml"
     f.write_text(
         "name: DEMO\nmodel_number: 7\nprotocol: sts\nsource: test\ncurrent_unit: 0.0065\nsign_bit: 15\n"
-        "rad_per_count: 0.0015339807878856412\nitems:\n"
+        "rad_per_count: 0.0015339807878856412\np_gain_per_kp: 1\nitems:\n"
         "  Goal Position: [42, 2, RW, 0, signed]\n  Present Position: [56, 2, R, 0, signed]\n"
         "  ID: [5, 1, RW, 1, eeprom]\n"
     )
@@ -132,4 +132,8 @@ def test_yaml_table_loader_and_encodings(tmp_path):
         ct.load_table(f)
     f.write_text("name: X\nprotocol: sts\nitems: {}\n")
     with pytest.raises(ValueError, match="demo.yaml: missing key 'model_number'"):
+        ct.load_table(f)
+    # no silent fallback to the MX 2.0 scale (16): an X table without it read its factory gain 800 as kp 50
+    f.write_text("name: X\nmodel_number: 1\nprotocol: dxl2\nsource: test\ncurrent_unit: null\nitems: {}\n")
+    with pytest.raises(ValueError, match="demo.yaml: missing key 'p_gain_per_kp'"):
         ct.load_table(f)

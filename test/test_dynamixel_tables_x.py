@@ -8,6 +8,7 @@ from dynamixel_sdk import COMM_SUCCESS, PacketHandler, PortHandler
 from servo_ff.bus import control_table as ct
 from servo_ff.bus.dynamixel.bus import BusConfig, DynamixelBus
 from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus
+from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.params import P_KP
 
 # e-manual https://emanual.robotis.com/docs/en/dxl/x/<key>/ control tables: model number, Temperature Limit(31),
@@ -81,9 +82,38 @@ def test_x_table_matches_the_e_manual(key):
         assert t.current_unit == pytest.approx(1e-3) and t.item("Present Current").address == 126
 
 
-def test_xl330_p_gain_is_bams_kp_and_the_others_keep_the_x_scale():
-    assert ct.kp_to_p_gain(400.0, ct.control_table("xl330-m288")) == 400  # firmware row xl330: kp = register
-    assert ct.kp_to_p_gain(32.0, ct.control_table("xc330-m288")) == 512  # protocol-1 P 32 = KPP·128 = 16·32
+#: MX 2.0 tables: bam's MX kp is the protocol-1 P (Kp = P/8) and the 2.0 register KPP·128, so register = 16·kp; on
+#: every other table (X-series: K_PP = register/128 as the firmware rows xm430 and xl330 define kp; protocol 1; STS)
+#: kp is the register itself (servo_interface_params.KP_UNIT)
+MX2 = ("mx28", "mx64", "mx106")
+
+
+def test_every_table_reads_its_factory_p_gain_as_the_kp_of_its_firmware_law():
+    """Before, a table without ``p_gain_per_kp`` fell back to the MX scale 16: XM430, XM430-W210, XC330 and XL430
+    read their factory register 800 … 1200 as kp 50 … 75, and kp 800 (the sim's XM430 default) wrote 12800."""
+    for key, t in ct.CONTROL_TABLES.items():
+        per = 16.0 if key in MX2 else 1.0
+        assert t.p_gain_per_kp == per, key
+        if "Position P Gain" in t.by_name:
+            factory = t.item("Position P Gain").default
+            assert ct.p_gain_to_kp(factory, t) == factory / per and ct.kp_to_p_gain(factory / per, t) == factory
+    assert (
+        ct.kp_to_p_gain(800.0, ct.control_table("xm430")) == 800
+        and ct.kp_to_p_gain(32.0, ct.control_table("mx106")) == 512
+    )
+
+
+def test_the_factory_p_gain_reads_back_as_the_sim_presets_default_kp():
+    """Where the sim has a preset of the table's servo, the factory register reads back as its default kp (the
+    firmware row's); MX 2.0 differs: its factory 850 (K_PP 6.64) reads as kp 53.125, while bam identified its MX
+    presets on 1.0 firmware at the 1.0 factory P 32 (e-manual mx-106: P Gain 32; mx-106-2: Position P Gain 850)."""
+    preset_of = {"xm430": "xm430", "xl330-m288": "xl330", "sts3215": "sts3215", "mx106-p1": "mx106", "mx64-p1": "mx64"}
+    for key, servo in preset_of.items():
+        t = ct.control_table(key)
+        assert ct.p_gain_to_kp(t.item("Position P Gain").default, t) == FIRMWARE_LAWS[servo].kp, key
+    for key in MX2:
+        t = ct.control_table(key)
+        assert ct.p_gain_to_kp(t.item("Position P Gain").default, t) == 53.125 and FIRMWARE_LAWS[key].kp == 32.0
 
 
 @pytest.fixture(autouse=True)

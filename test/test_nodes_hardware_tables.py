@@ -36,9 +36,22 @@ def stand_in(table: str):
     return {"ax12a": preset("mx28", "m1"), "sts3250": preset("sts3215", "m1")}.get(table)
 
 
-def states_of(table: str, tmp_path, salt: int, capfd) -> tuple[list, str]:
-    """Three /joint_states of the node on a virtual bus of ``table`` (autostart: configured and active), and what
-    the node wrote to stderr."""
+#: the factory P gain of each table [register] and its kp (servo_interface_params.KP_UNIT: MX 2.0 register/16 — bam's
+#: MX kp is the protocol-1 P —, every other the register itself; the AX-12A's Compliance Slope 32 is P 1024/32)
+MX2 = ("mx28", "mx64", "mx106")
+
+
+def factory_gain(table: str) -> tuple[str, int, float]:
+    t = ct.control_table(table)
+    if table == "ax12a":
+        return "CW Compliance Slope", 32, 32.0
+    reg = t.item("Position P Gain").default
+    return "Position P Gain", reg, reg / (16.0 if table in MX2 else 1.0)
+
+
+def states_of(table: str, tmp_path, salt: int, capfd, kp: float = 32.0) -> tuple[list, str, list]:
+    """Three /joint_states of the node (``kp``) on a virtual bus of ``table`` (autostart: configured and active),
+    what the node wrote to stderr and the P gain register it wrote."""
     link = tmp_path / f"tty_{table}"
     params = stand_in(table)
     kw = {"params": params} if params else {}
@@ -50,20 +63,25 @@ def states_of(table: str, tmp_path, salt: int, capfd) -> tuple[list, str]:
     h = RosHarness(salt=salt)
     try:
         node, client, states, diags, pub = hardware_on_virtual_bus(
-            h, link, JOINTS, IDS, table, 32.0, "tables_client", protocol=ct.control_table(table).protocol
+            h, link, JOINTS, IDS, table, kp, "tables_client", protocol=ct.control_table(table).protocol
         )
         n = len(states)
         wait_for(lambda: len(states) >= n + 3, 20.0, f"{table}: three more joint_states")
         got = list(states)
+        register = vbus.regs.get(factory_gain(table)[0]).tolist()
     finally:
         h.shutdown()
         vbus.stop()
-    return got, capfd.readouterr().err
+    return got, capfd.readouterr().err, register
 
 
 @pytest.mark.parametrize("table", TABLES)
 def test_every_table_publishes_joint_states_with_effort_or_says_it_is_not_known(table, tmp_path, capfd):
-    states, err = states_of(table, tmp_path, 91, capfd)
+    """Also: kp = the factory gain in the table's kp unit writes the factory register (before: kp 800 on an XM430,
+    the sim's default for it, wrote 12800; XC330, XL430 16 x too)."""
+    item, factory, kp = factory_gain(table)
+    states, err, register = states_of(table, tmp_path, 91, capfd, kp)
+    assert register == [factory, factory], (item, register)
     said = [ln for ln in err.splitlines() if UNKNOWN in ln]
     for m in states:
         assert list(m.name) == JOINTS and np.isfinite(m.position).all() and np.isfinite(m.velocity).all()
@@ -80,7 +98,7 @@ def test_a_servo_without_kt_publishes_effort_nan_and_says_it_once(tmp_path, capf
     """The XM430 table without its kt: joint_states still published (effort NaN, position and velocity read),
     one warning at configure naming the servo, the missing kt and the joints."""
     monkeypatch.setitem(ct.CONTROL_TABLES, "xm430", dataclasses.replace(ct.CONTROL_TABLES["xm430"], kt=None))
-    states, err = states_of("xm430", tmp_path, 92, capfd)
+    states, err, _ = states_of("xm430", tmp_path, 92, capfd)
     assert len(states) >= 3 and np.isnan([m.effort for m in states]).all()
     assert all(np.isfinite(m.position).all() for m in states)
     said = [ln for ln in err.splitlines() if UNKNOWN in ln]

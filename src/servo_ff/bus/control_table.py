@@ -119,7 +119,7 @@ class ControlTable:
     voltage_unit: float = VOLTAGE_UNIT
     load_unit: float = 1e-3
     sign_bit: int | None = None
-    p_gain_per_kp: float = REGISTER_PER_BAM_KP  # Position P Gain register per bam kp (protocol-1 P: 1)
+    p_gain_per_kp: float = REGISTER_PER_BAM_KP  # Position P Gain register per kp (MX 2.0: 16; X, protocol 1: 1)
     p_gain_max: int = 16383  # largest Position P Gain register value
     p_gain_min: int = 0  # smallest (AX-12A: 1, its compliance slope = 1024 / P needs P > 0)
     baud_codes: Mapping[int, int] | None = None  # baud rate → Baud Rate register code (None: BAUD_CODES)
@@ -206,9 +206,9 @@ class ControlTable:
 def load_table(path) -> ControlTable:
     """A control table from its YAML file (``tables/<key>.yaml``): ``name``, ``model_number``, ``protocol``,
     ``source``, units (see :class:`ControlTable`) and ``items: {name: [address, size, access, default, flags…]}``
-    with flags ``signed``, ``eeprom`` and ``signN`` (signed, sign-magnitude with its sign in bit N), ``p_gain_per_kp``,
-    ``p_gain_max``, ``p_gain_min`` and ``baud_rates: {baud: register code}``. A malformed file raises ValueError
-    naming file and key."""
+    with flags ``signed``, ``eeprom`` and ``signN`` (signed, sign-magnitude with its sign in bit N), ``p_gain_per_kp``
+    (required: MX 2.0 16, X-series and protocol 1 1 — no table falls back to the MX scale), ``p_gain_max``,
+    ``p_gain_min`` and ``baud_rates: {baud: register code}``. A malformed file raises ValueError naming file and key."""
     import yaml
 
     path = Path(path)
@@ -247,7 +247,7 @@ def load_table(path) -> ControlTable:
             protocol=doc["protocol"],
             source=doc["source"],
             sign_bit=doc.get("sign_bit"),
-            p_gain_per_kp=float(doc.get("p_gain_per_kp", REGISTER_PER_BAM_KP)),
+            p_gain_per_kp=float(doc["p_gain_per_kp"]),
             p_gain_max=int(doc.get("p_gain_max", 16383)),
             p_gain_min=int(doc.get("p_gain_min", 0)),
             baud_codes={int(b): int(c) for b, c in doc["baud_rates"].items()} if "baud_rates" in doc else None,
@@ -383,13 +383,13 @@ def pwm_to_duty(raw) -> np.ndarray:
 
 
 def p_gain_to_kp(register, table: ControlTable | None = None) -> np.ndarray:
-    """Position P Gain register (2.0: KPP·128) → bam firmware ``kp`` (protocol-1 P, Kp = P/8)."""
+    """Position P Gain register → firmware-law ``kp`` of ``table`` (default: MX 2.0, protocol-1 P = register/16)."""
     per = REGISTER_PER_BAM_KP if table is None else table.p_gain_per_kp
     return np.asarray(register, dtype=np.float64) / per
 
 
 def kp_to_p_gain(kp, table: ControlTable | None = None) -> np.ndarray:
-    """bam ``kp`` → Position P Gain register of ``table`` (default: the 2.0 X-series scale, ×16)."""
+    """Firmware-law ``kp`` → Position P Gain register of ``table`` (default: MX 2.0, ×16; X-series: the register)."""
     per = REGISTER_PER_BAM_KP if table is None else table.p_gain_per_kp
     return np.rint(np.asarray(kp, dtype=np.float64) * per).astype(np.int64)
 
