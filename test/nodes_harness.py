@@ -11,11 +11,12 @@ rclpy = pytest.importorskip("rclpy")
 from servo_ff.ros.harness import RosHarness, domain_id, wait_for  # noqa: E402
 
 
-def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: float, client: str, **params):
+def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: float | None, client: str, **params):
     """The hardware node every hardware test starts: ``joints``/``ids`` on the virtual bus at ``link`` (100 Hz,
-    latency timer 1 ms, limits ±2 rad, fast health and diagnostics; ``params`` add or override), and a client
-    subscribed to its joint states and diagnostics with a publisher on its commands. Returns (node, client,
-    states, diags, commands publisher) once joint states flow and (autostart) the node is active."""
+    latency timer 1 ms, limits ±2 rad, fast health and diagnostics; ``kp`` None: not given; ``params`` add or
+    override), and a client subscribed to its joint states and diagnostics with a publisher on its commands.
+    Returns (node, client, states, diags, commands publisher) once joint states flow and (autostart) the node is
+    active."""
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
@@ -37,7 +38,7 @@ def hardware_on_virtual_bus(h: RosHarness, link, joints, ids, servo: str, kp: fl
         "position_max": [2.0],
         "health_period": 0.1,
         "diagnostics_period": 0.2,
-        "kp": [kp],
+        **({} if kp is None else {"kp": [kp]}),
         **params,
     }
     node = h.add(

@@ -49,9 +49,9 @@ def factory_gain(table: str) -> tuple[str, int, float]:
     return "Position P Gain", reg, reg / (16.0 if table in MX2 else 1.0)
 
 
-def states_of(table: str, tmp_path, salt: int, capfd, kp: float = 32.0) -> tuple[list, str, list]:
-    """Three /joint_states of the node (``kp``) on a virtual bus of ``table`` (autostart: configured and active),
-    what the node wrote to stderr and the P gain register it wrote."""
+def states_of(table: str, tmp_path, salt: int, capfd, kp: float | None = 32.0) -> tuple[list, str, list, list]:
+    """Three /joint_states of the node (``kp``; None: not given) on a virtual bus of ``table`` (autostart: configured
+    and active), what the node wrote to stderr, the P gain register it wrote and its ``kp``."""
     link = tmp_path / f"tty_{table}"
     params = stand_in(table)
     kw = {"params": params} if params else {}
@@ -69,10 +69,11 @@ def states_of(table: str, tmp_path, salt: int, capfd, kp: float = 32.0) -> tuple
         wait_for(lambda: len(states) >= n + 3, 20.0, f"{table}: three more joint_states")
         got = list(states)
         register = vbus.regs.get(factory_gain(table)[0]).tolist()
+        kp_param = list(node.get_parameter("kp").value)
     finally:
         h.shutdown()
         vbus.stop()
-    return got, capfd.readouterr().err, register
+    return got, capfd.readouterr().err, register, kp_param
 
 
 @pytest.mark.parametrize("table", TABLES)
@@ -80,7 +81,7 @@ def test_every_table_publishes_joint_states_with_effort_or_says_it_is_not_known(
     """Also: kp = the factory gain in the table's kp unit writes the factory register (before: kp 800 on an XM430,
     the sim's default for it, wrote 12800; XC330, XL430 16 x too)."""
     item, factory, kp = factory_gain(table)
-    states, err, register = states_of(table, tmp_path, 91, capfd, kp)
+    states, err, register, _ = states_of(table, tmp_path, 91, capfd, kp)
     assert register == [factory, factory], (item, register)
     said = [ln for ln in err.splitlines() if UNKNOWN in ln]
     for m in states:
@@ -98,9 +99,40 @@ def test_a_servo_without_kt_publishes_effort_nan_and_says_it_once(tmp_path, capf
     """The XM430 table without its kt: joint_states still published (effort NaN, position and velocity read),
     one warning at configure naming the servo, the missing kt and the joints."""
     monkeypatch.setitem(ct.CONTROL_TABLES, "xm430", dataclasses.replace(ct.CONTROL_TABLES["xm430"], kt=None))
-    states, err, _ = states_of("xm430", tmp_path, 92, capfd)
+    states, err, *_ = states_of("xm430", tmp_path, 92, capfd)
     assert len(states) >= 3 and np.isnan([m.effort for m in states]).all()
     assert all(np.isfinite(m.position).all() for m in states)
     said = [ln for ln in err.splitlines() if UNKNOWN in ln]
     assert len(said) == 1, err[-3000:]
     assert "xm430 (XM430-W350)" in said[0] and "torque constant kt" in said[0] and "['hip', 'knee']" in said[0]
+
+
+def test_kp_not_given_is_the_servos_default_gain_on_both_nodes(tmp_path, capfd):
+    """No kp: the hardware node takes the servo's default gain, the sim's rule (servo_ff.bus.default_gain), said in
+    one line: an XL330-M288 its preset's 400 = its factory register, as the sim with servo xl330; an XC330-M288
+    (no preset) its factory 1100; an MX-106 (2.0) its preset's 32 = register 512, as before and as the sim. Before:
+    32 for every servo, unsaid (XL330 register 32 against its factory 400; the sim 400)."""
+    from rclpy.parameter import Parameter
+
+    from servo_ff.nodes.sim_node import SimNode
+
+    h = RosHarness(salt=93)
+    try:
+        sim_kp = {}
+        for servo in ("xl330", "mx106"):
+            overrides = [Parameter("servo", value=servo), Parameter("autostart", value=False)]
+            sim = SimNode(f"sim_{servo}", **h.node_kwargs(), parameter_overrides=overrides)
+            sim_kp[servo] = list(sim.get_parameter("kp").value)
+            sim.destroy_node()
+    finally:
+        h.shutdown()
+    assert sim_kp == {"xl330": [400.0], "mx106": [32.0]}
+    for table, kp, register, source in (
+        ("xl330-m288", 400.0, 400, "the xl330 preset's firmware kp, as the sim's"),
+        ("xc330-m288", 1100.0, 1100, "the XC330-M288-T factory Position P Gain 1100"),
+        ("mx106", 32.0, 512, "the mx106 preset's firmware kp, as the sim's"),
+    ):
+        _, err, written, kp_param = states_of(table, tmp_path, 94, capfd, None)
+        assert kp_param == [kp] and written == [register, register], (table, kp_param, written)
+        said = [ln for ln in err.splitlines() if "kp not set" in ln]
+        assert len(said) == 1 and f"kp not set: {kp:g} ({source})" in said[0], (table, said)

@@ -13,17 +13,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..models.params import ActuatorParams
-from ..models.presets import SERVO_NAMES, preset
+from ..models.presets import preset, preset_servo
 from ..models.servo_bank import ServoLoad
 from . import control_table as ct
 from .families import family
 from .faults import Faults
 from .packet_common import MAX_ID
 from .thermal import ThermalOptions
-
-#: control table → the identified preset of the same servo (bam's MX-64/MX-106 were identified on Protocol 1.0
-#: firmware, P gain = bam kp; its XL330 on an XL330-M288). Other tables without a preset of their name need params.
-PRESET_OF = {"xl330-m288": "xl330", "mx64-p1": "mx64", "mx106-p1": "mx106"}
 
 
 @dataclass(frozen=True)
@@ -120,8 +116,9 @@ class VirtualBusOptions:
         """``params``, or the identified preset of ``model``."""
         if self.params is not None:
             return self.params
-        servo = {"xm430": None, "xm430-w210": None, **PRESET_OF}.get(self.model, self.model)
-        if servo is None or servo not in SERVO_NAMES:
+        # the preset modelling the table's servo (presets.PRESET_ALIASES); the XM430's is not identified
+        servo = None if self.model.startswith("xm430") else preset_servo(self.model)
+        if servo is None:
             raise ValueError(f"model {self.model!r} has no identified preset; pass params= (or --params FILE)")
         return preset(servo, self.friction_model if servo in ("mx64", "mx106", "xl330") else "m1")
 

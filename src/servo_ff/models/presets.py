@@ -44,6 +44,24 @@ _DATASHEET: dict[str, MotorDatasheet] = {
 }
 _COULOMB: dict[str, float] = {"xm430": XM430_W350_COULOMB}  # [N·m]; the others: 0 (Maximo et al. §3.2)
 SERVO_NAMES: tuple[str, ...] = (*BAM_SERVOS, *_DATASHEET)
+#: the one table of other names of a preset's servo: hardware control tables (servo_ff.bus tables/*.yaml) whose
+#: servo a preset models (bam's MX-64/MX-106 were identified on Protocol 1.0 firmware, its XL330 on an XL330-M288),
+#: and the datasheet names; keys without "-" and "_". A table not here has no preset (XM430-W210, XC330, …).
+PRESET_ALIASES: dict[str, str] = {
+    "xl330m288": "xl330",
+    "mx64p1": "mx64",
+    "mx106p1": "mx106",
+    "mx28at": "mx28",
+    "xm430w350": "xm430",
+}
+
+
+def preset_servo(name: str) -> str | None:
+    """The preset servo name of ``name`` (a preset's own name, a hardware control table or a datasheet name of one,
+    :data:`PRESET_ALIASES`); None when no preset models it."""
+    key = name.lower().replace("-", "").replace("_", "")
+    key = PRESET_ALIASES.get(key, key)
+    return key if key in SERVO_NAMES else None
 
 
 def _bam_dir(servo: str):
@@ -75,11 +93,10 @@ def from_datasheet(actuator: str, ds: MotorDatasheet, coulomb: float = 0.0) -> A
 
 def preset(servo: str, model: str = "m4") -> ActuatorParams:
     """The preset for ``servo`` and friction ``model``; unknown names raise with the list of valid ones."""
-    servo = servo.lower().replace("-", "").replace("_", "")
-    servo = {"mx28at": "mx28", "xm430w350": "xm430"}.get(servo, servo)
+    name, servo = servo, preset_servo(servo)
     model = model.lower()
-    if servo not in SERVO_NAMES:
-        raise ParameterError(f"unknown servo preset {servo!r}; valid presets: {', '.join(SERVO_NAMES)}")
+    if servo is None:
+        raise ParameterError(f"unknown servo preset {name!r}; valid presets: {', '.join(SERVO_NAMES)}")
     if model not in MODEL_NAMES:
         raise ParameterError(f"unknown friction model {model!r}; valid models: {', '.join(MODEL_NAMES)}")
     if servo in _DATASHEET:

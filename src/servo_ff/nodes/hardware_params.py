@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from servo_ff.bus import control_table as ct
+from servo_ff.bus.default_gain import default_kp
 from servo_ff.bus.families import PROTOCOLS
 from servo_ff.ros.common import ParamSpec, per_joint
 
@@ -99,7 +100,7 @@ def hardware_specs() -> list[ParamSpec]:
 
 def parameter_specs() -> list[ParamSpec]:
     """Every parameter ``servo_hardware_node`` declares, in declaration order: the servo interface, then the bus."""
-    return servo_interface_specs(kp=32.0) + hardware_specs()
+    return servo_interface_specs(kp=default_kp("mx106")[0]) + hardware_specs()  # kp: the default servo's
 
 
 def hardware_refusal(values: dict[str, Any], bus=None, limits: bool = True) -> str | None:

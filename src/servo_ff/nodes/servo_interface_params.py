@@ -44,7 +44,9 @@ def servo_interface_specs(
         ParamSpec(
             "kp",
             [float(kp)],
-            "firmware position P gain (also set by <prefix>/p_gains)",
+            "firmware position P gain (also set by <prefix>/p_gains); not given: the servo's default gain, one rule "
+            "for sim and hardware (servo_ff.bus.default_gain): the firmware kp of the preset modelling the servo "
+            "(sim: of actuator_file), else its control table's factory P gain (hardware: one line says which)",
             KP_UNIT,
             lo=0.0,
             hi=KP_MAX,

@@ -11,6 +11,7 @@ import numpy as np
 from rclpy.parameter import Parameter
 
 from servo_ff.bus import control_table as ct
+from servo_ff.bus.default_gain import default_kp
 from servo_ff.ros.common import per_joint
 
 
@@ -80,3 +81,14 @@ def default_limits_from_table(node, table: ct.ControlTable | None) -> None:
         node.get_logger().info(
             ", ".join(f"{k} not set: {x:.5f} rad" for k, x in missing) + f" (the {table.name} position range)"
         )
+
+
+def default_kp_of_servo(node, servo: str) -> None:
+    """``kp`` not given to ``node`` (the hardware's): the servo's default gain
+    (:func:`servo_ff.bus.default_gain.default_kp`, the sim's rule: its preset's firmware kp, else the table's factory
+    P gain), one log line naming its source."""
+    if "kp" in (getattr(node, "_parameter_overrides", {}) or {}):
+        return
+    kp, source = default_kp(servo)
+    node.set_parameters([Parameter("kp", Parameter.Type.DOUBLE_ARRAY, [kp])])
+    node.get_logger().info(f"kp not set: {kp:g} ({source})")
