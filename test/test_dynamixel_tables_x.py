@@ -10,6 +10,7 @@ from servo_ff.bus.dynamixel.bus import BusConfig, DynamixelBus
 from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus
 from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.params import P_KP
+from servo_ff.models.presets import preset_servo
 
 # e-manual https://emanual.robotis.com/docs/en/dxl/x/<key>/ control tables: model number, Temperature Limit(31),
 # Max/Min Voltage Limit(32/34), Current Limit(38) (None: no current sensing), Velocity Limit(44), Shutdown(63),
@@ -107,7 +108,14 @@ def test_the_factory_p_gain_reads_back_as_the_sim_presets_default_kp():
     """Where the sim has a preset of the table's servo, the factory register reads back as its default kp (the
     firmware row's); MX 2.0 differs: its factory 850 (K_PP 6.64) reads as kp 53.125, while bam identified its MX
     presets on 1.0 firmware at the 1.0 factory P 32 (e-manual mx-106: P Gain 32; mx-106-2: Position P Gain 850)."""
-    preset_of = {"xm430": "xm430", "xl330-m288": "xl330", "sts3215": "sts3215", "mx106-p1": "mx106", "mx64-p1": "mx64"}
+    preset_of = {k: preset_servo(k) for k in ct.CONTROL_TABLES if preset_servo(k) and k not in MX2}
+    assert preset_of == {
+        "xm430": "xm430",
+        "xl330-m288": "xl330",
+        "sts3215": "sts3215",
+        "mx106-p1": "mx106",
+        "mx64-p1": "mx64",
+    }
     for key, servo in preset_of.items():
         t = ct.control_table(key)
         assert ct.p_gain_to_kp(t.item("Position P Gain").default, t) == FIRMWARE_LAWS[servo].kp, key

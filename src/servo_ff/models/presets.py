@@ -45,23 +45,44 @@ _DATASHEET: dict[str, MotorDatasheet] = {
 _COULOMB: dict[str, float] = {"xm430": XM430_W350_COULOMB}  # [N·m]; the others: 0 (Maximo et al. §3.2)
 SERVO_NAMES: tuple[str, ...] = (*BAM_SERVOS, *_DATASHEET)
 #: the one table of other names of a preset's servo: hardware control tables (servo_ff.bus tables/*.yaml) whose
-#: servo a preset models (bam's MX-64/MX-106 were identified on Protocol 1.0 firmware, its XL330 on an XL330-M288),
-#: and the datasheet names; keys without "-" and "_". A table not here has no preset (XM430-W210, XC330, …).
+#: servo a preset models (bam's MX-64/MX-106 were identified on Protocol 1.0 firmware, its XL330 on an XL330-M288;
+#: mx28, mx64, mx106, xm430 and sts3215 are tables and presets alike), and datasheet names. A table not here has no
+#: preset (XM430-W210, XC330, XL330-M077, XL430, AX-12A, STS3250). Looked up without case, "-" and "_".
 PRESET_ALIASES: dict[str, str] = {
-    "xl330m288": "xl330",
-    "mx64p1": "mx64",
-    "mx106p1": "mx106",
+    "xl330-m288": "xl330",
+    "mx64-p1": "mx64",
+    "mx106-p1": "mx106",
     "mx28at": "mx28",
-    "xm430w350": "xm430",
+    "xm430-w350": "xm430",
 }
+DEFAULT_MODEL = "m4"
+
+
+def _key(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "")
+
+
+_ALIASES = {_key(k): v for k, v in PRESET_ALIASES.items()}
 
 
 def preset_servo(name: str) -> str | None:
     """The preset servo name of ``name`` (a preset's own name, a hardware control table or a datasheet name of one,
     :data:`PRESET_ALIASES`); None when no preset models it."""
-    key = name.lower().replace("-", "").replace("_", "")
-    key = PRESET_ALIASES.get(key, key)
+    key = _ALIASES.get(_key(name), _key(name))
     return key if key in SERVO_NAMES else None
+
+
+def preset_models(servo: str) -> tuple[str, ...]:
+    """The friction models published for ``servo`` (any name :func:`preset_servo` knows; () when none)."""
+    name = preset_servo(servo)
+    return () if name is None else ("m1",) if name in _DATASHEET else _bam_models(name)
+
+
+def default_model(servo: str) -> str:
+    """:data:`DEFAULT_MODEL`, or the best (highest) model ``servo``'s preset has when it has no m4 (STS3215, the
+    datasheet presets: m1)."""
+    models = preset_models(servo)
+    return DEFAULT_MODEL if not models or DEFAULT_MODEL in models else max(models, key=lambda m: int(m[1:]))
 
 
 def _bam_dir(servo: str):

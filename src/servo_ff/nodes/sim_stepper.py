@@ -11,7 +11,7 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from servo_ff.io.paths import resolve_path
 from servo_ff.models.params import ActuatorParams, ParameterError, load_params
-from servo_ff.models.presets import preset
+from servo_ff.models.presets import DEFAULT_MODEL, default_model, preset, preset_models
 from servo_ff.models.stepper import ExternalLoad, PendulumLoad, step_stability_refusal
 from servo_ff.models.thermal import ThermalParams, thermal_warning
 from servo_ff.ros.common import (
@@ -112,8 +112,9 @@ def build_load(values: dict[str, Any], n: int) -> PendulumLoad | ExternalLoad | 
         raise ValueError(f"load.type urdf needs servo_ff.dynamics (pinocchio): {e}") from None
 
 
-def source_specs() -> list[ParamSpec]:
-    """Where the simulated actuator comes from: an identified file, else a published preset."""
+def source_specs(model: str = DEFAULT_MODEL) -> list[ParamSpec]:
+    """Where the simulated actuator comes from: an identified file, else a published preset (``model``: the
+    friction model's default)."""
     return [
         ParamSpec(
             "actuator_file",
@@ -122,8 +123,20 @@ def source_specs() -> list[ParamSpec]:
             "actuator, model and coefficients; empty: servo + model",
             read_only=True,
         ),
-        *servo_preset_specs("the simulated actuator (without actuator_file)"),
+        *servo_preset_specs("the simulated actuator (without actuator_file)", model),
     ]
+
+
+def source_model(given: dict[str, Any]) -> tuple[str, str]:
+    """The ``model`` default for the parameters ``given``: m4, or — ``model`` not given, no ``actuator_file`` — the
+    best model of the ``servo`` preset when it has no m4 (before: the sim stopped: STS3215 and the datasheet presets
+    have m1 only), with the line saying so ("": none)."""
+    servo = given.get("servo", next(s.default for s in source_specs() if s.name == "servo"))
+    if "model" in given or given.get("actuator_file") or default_model(servo) == DEFAULT_MODEL:
+        return DEFAULT_MODEL, ""
+    model = default_model(servo)
+    models = ", ".join(preset_models(servo))
+    return model, f"model not set and preset {servo} has no {DEFAULT_MODEL}: {model}, the best it has ({models})"
 
 
 def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, str]:
@@ -140,6 +153,7 @@ def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, 
                 raise ValueError(f"{key}={given[key]!r} contradicts {source} ({key} {own!r}): drop {key}")
     else:
         params, source = preset(values["servo"], values["model"]), f"preset {values['servo']}/{values['model']}"
+        source += f" (the {params.actuator} preset)" if params.actuator != values["servo"] else ""
     model = given.get("actuator.model")
     if model is not None and model != params.model:
         raise ValueError(
@@ -177,9 +191,12 @@ class StepperBackend(SimBackend):
         """The actuator source, then every parameter (the source's coefficients as defaults); the servos built
         from them, torque off."""
         self.node = node
+        model, said = source_model({k: p.value for k, p in (getattr(node, "_parameter_overrides", {}) or {}).items()})
+        if said:
+            node.get_logger().info(said)
         self.sel = ParameterTable(
             node,
-            source_specs(),
+            source_specs(model),
             validate=lambda v: (actuator_source(node, v), None)[1],
             n_joints=lambda v: None,
         )

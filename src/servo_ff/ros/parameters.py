@@ -329,20 +329,22 @@ def warn_undeclared_overrides(node: Node) -> list[str]:
     return names
 
 
-def servo_preset_specs(purpose: str) -> list[ParamSpec]:
-    """``servo`` (servo type) and ``model`` (friction model m1..m6): the published parameter file
-    (:func:`servo_ff.models.presets.preset`) a node takes ``purpose`` from."""
-    from servo_ff.models.presets import SERVO_NAMES
+def servo_preset_specs(purpose: str, model: str = "m4") -> list[ParamSpec]:
+    """``servo`` (servo type: a preset or a hardware control table that names one, ``PRESET_ALIASES``) and ``model``
+    (friction model m1..m6, default ``model``): the published parameter file (:func:`servo_ff.models.presets.preset`)
+    a node takes ``purpose`` from."""
+    from servo_ff.models.presets import PRESET_ALIASES, SERVO_NAMES
 
     return [
         ParamSpec(
             "servo",
             "mx64",
-            f"servo type whose published parameter file gives {purpose}",
+            f"servo type whose published parameter file gives {purpose} (a preset, or a hardware control table "
+            "whose servo one models: xl330-m288, mx106-p1, …)",
             read_only=True,
-            choices=SERVO_NAMES,
+            choices=(*SERVO_NAMES, *PRESET_ALIASES),
         ),
         ParamSpec(
-            "model", "m4", "friction model (m1..m6) of that parameter file", read_only=True, choices=tuple(MODEL_NAMES)
+            "model", model, "friction model (m1..m6) of that parameter file", read_only=True, choices=tuple(MODEL_NAMES)
         ),
     ]
