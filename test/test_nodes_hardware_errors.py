@@ -140,7 +140,9 @@ def test_every_error_bit_reaches_diagnostics_on_its_servo_and_is_cleared_only_on
 
 def test_feedforward_sends_no_goal_to_a_joint_whose_servo_reports_an_error(tmp_path):
     """pendulum_1's servo overloads: the feed-forward node goes on driving pendulum_2 (by name) and leaves
-    pendulum_1 at the goal it held; after a reboot on request and torque on again it drives both again."""
+    pendulum_1 at the goal it held, though servo/torque_enabled is false (one servo off); the reboot on request
+    leaves every servo's torque off: no goal until torque_enable turns it on, then it drives both again, from where
+    they stand (before the feed-forward node followed servo/torque_enabled, it drove the limp servos)."""
     pytest.importorskip("servo_ff.dynamics.feedforward")
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -195,9 +197,12 @@ def test_feedforward_sends_no_goal_to_a_joint_whose_servo_reports_an_error(tmp_p
         assert hw.gate.goal[0] == held, "a goal reached the faulted joint"
         requested(h, c.create_client(Trigger, "servo/reboot"))
         wait_for(lambda: not ff.faults.faulted, 30.0, "the error cleared for the feed-forward")
-        # the reboot leaves torque off: goals are refused until it is on again (before: written to the limp servos)
-        assert h.call(c.create_client(SetBool, "servo/torque_enable"), SetBool.Request(data=True)).success
+        wait_for(lambda: ff.paused, 30.0, "no goal while the torque is off (the reboot's)")
+        ticks = ff.ticks
+        enable = c.create_client(SetBool, "servo/torque_enable")
+        wait_for(lambda: h.call(enable, SetBool.Request(data=True), timeout=30.0).success, 90.0, "torque on")
         wait_for(lambda: abs(hw.gate.goal[0] + 0.4) < 0.1, 30.0, "pendulum_1 driven again")
+        assert ff.ticks > ticks
     finally:
         h.shutdown()
         bus.stop()

@@ -39,6 +39,7 @@ def feedforward_status(node: Any) -> DiagnosticStatus:
             KeyValue(key="rejected_inputs", value=str(node.rejected)),
             KeyValue(key="supply_V", value=f"{node.ctrl.u_bat:.3f}"),
             KeyValue(key="servo_kp", value=node.gains.state),
+            KeyValue(key="torque", value=node.torque_state()),
             KeyValue(key="support", value=node.support.state()),
             *(KeyValue(key=k, value=v) for k, v in ages.items()),
             *(KeyValue(key=f"clamps.{k}", value=str(c)) for k, c in clamps.items()),

@@ -9,7 +9,9 @@ dynamics rooted at the support foot, or fixed base, → goal positions, URDF lim
 ``servo/commands`` (``joints`` order), or with ``stamped_goals`` on ``servo/joint_command`` (by name, ``header.stamp``
 = the ``/joint_states`` it answers: a lockstep sim matches each goal to its state, :mod:`servo_ff.ros.sim_clock`).
 It sets its goal joints' ``kp`` on the servo node (``servo_node``), by joint name, at start, when ``kp`` changes and
-when the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`).
+when the servo node (re)appears, never periodically (:mod:`servo_ff.ros.servo_gain`). No goal while the servo node's
+``servo/torque_enabled`` is false; when it comes on again the goals blend from the pose read again into the
+trajectory (:mod:`.feedforward_resume`).
 
 Subscribes: ``feedforward/trajectory`` (JointTrajectory: positions, velocities, accelerations of its points, followed
 as by JointTrajectoryController, :mod:`servo_ff.ros.desired_trajectory`: times from ``header.stamp``, or reception
@@ -68,6 +70,7 @@ from servo_ff.ros.support_input import SupportInput
 
 from .feedforward_diagnostics import feedforward_status
 from .feedforward_params import boot_specs, feedforward_specs
+from .feedforward_resume import TorqueFollow
 
 TOPIC_DESIRED = "feedforward/trajectory"
 TOPIC_IMU = "imu/data"
@@ -86,7 +89,7 @@ def _dynamics():
     return alpha_mod, FeedForwardController, load_robot, gravity_from_imu
 
 
-class FeedForwardNode(Node):
+class FeedForwardNode(TorqueFollow, Node):
     def __init__(self, name: str = "servo_feedforward", **kwargs: Any):
         super().__init__(name, **kwargs)
         alpha_mod, self._Controller, load_robot, self._gravity_from_imu = _dynamics()
@@ -149,6 +152,7 @@ class FeedForwardNode(Node):
         self.create_timer(1.0, self._publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME))
         # a jump forward too: the desired trajectory sampled after it gave its end point at once
         self._jump = on_clock_jump_back(self, self._drop_old_time, FORWARD_JUMP)
+        self._init_torque()  # servo/torque_enabled: no goal while off, a blend from the pose when on again
         kp = self.kp.tolist()
         self.get_logger().info(f"feed-forward on {self.robot.path.name} ({b['mode']} base), goals {joints}, kp {kp}")
 
@@ -234,7 +238,7 @@ class FeedForwardNode(Node):
         and the inputs go (as at start)."""
         waiting = self.traj is not None or self.pose.waiting is not None
         dropped = ["the desired trajectory (no goal until the next one)"] if waiting else []
-        self.traj = None
+        self.traj, self.blend = None, None
         self.pose.start_over(self.q_des)  # the pose is read again: the next goal starts where the joints are then
         self._listen_joint_states(True)
         dropped += reset_ages(self.imu_input.age, self.supply_age)
@@ -332,8 +336,12 @@ class FeedForwardNode(Node):
             self._listen_joint_states(not all_finite(self.q_des[self.out_cols]))
 
     def _tick(self) -> None:
-        """The desired trajectory sampled now → goals on ``servo/commands`` (or by name, with faulted joints)."""
-        q, dq, ddq = self.traj.sample(self._now())
+        """The desired trajectory sampled now → goals on ``servo/commands`` (or by name, with faulted joints); none
+        while the torque is off, blended from the pose read again after it came on (:mod:`.feedforward_resume`)."""
+        now = self._now()
+        if not self._torque_gate(now):  # torque off (said once when it went off), or the pose being read again
+            return
+        q, dq, ddq = self._blended(now, *self.traj.sample(now))
         cols = self.traj.columns
         self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq
         if self.pose.before_first_goal and not all_finite(unread := self.q_des[self.out_cols]):  # nor read nor desired

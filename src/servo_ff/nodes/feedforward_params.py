@@ -82,6 +82,16 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
             hi=3600.0,
         ),
         ParamSpec(
+            "resume_speed",
+            1.0,
+            "when servo/torque_enabled comes on again, the goals go from where the joints stand (at rest) into the "
+            "desired trajectory by a quintic blend over max(0.1 s, 15/8·largest gap/resume_speed): its own part "
+            "peaks at this speed (the trajectory's velocity adds to it)",
+            "rad/s",
+            lo=1e-3,
+            hi=100.0,
+        ),
+        ParamSpec(
             "supply_timeout",
             1.0,
             "a servo_supply voltage older than this (by its stamp: the servo node's reading, every health_period) is "

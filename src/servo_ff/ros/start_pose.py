@@ -1,6 +1,7 @@
 """The pose a feed-forward node's first goal starts from (ROS-free state of the node; no message types).
 
-Before its first goal — at start, and again after a jump back of the clock — the node reads every goal joint's
+Before its first goal — at start, again after a jump back of the clock, and when the servos' torque comes on
+again (:mod:`servo_ff.nodes.feedforward_resume`) — the node reads every goal joint's
 position from ``/joint_states`` (several servo nodes' messages too) and holds it as the desired position. A
 trajectory that arrives when that pose is incomplete, older than ``pose_max_age`` or read in another time base (a
 clock that jumped back) waits: it is followed once every goal joint was read at or after its arrival (the joints
@@ -56,8 +57,22 @@ class StartPose:
         """The goal joints (``names``, in ``goal_cols`` order) not read since the waiting trajectory came."""
         return [n for n, t in zip(names, self.read_at[self.goal_cols]) if t < self.since]
 
+    def never_read(self, names: Sequence[str]) -> list[str]:
+        """The goal joints (``names``, in ``goal_cols`` order) not read since the pose was last reset."""
+        return [n for n, t in zip(names, self.read_at[self.goal_cols]) if not math.isfinite(t)]
+
+    def all_read(self) -> bool:
+        """Every goal joint read since the pose was last reset."""
+        return bool(np.isfinite(self.read_at[self.goal_cols]).all())
+
+    def read_again(self, q_des: np.ndarray) -> None:
+        """The joints may have moved (torque off): the pose is read again, the next goal is a first; a trajectory
+        waiting for the pose waits on."""
+        self.read_at[:] = -np.inf
+        self.before_first_goal = True
+        q_des[self.goal_cols] = np.nan
+
     def start_over(self, q_des: np.ndarray) -> None:
         """The clock jumped back: readings of the old time are no pose, nothing waits, the next goal is a first."""
-        self.read_at[:] = -np.inf
-        self.waiting, self.before_first_goal = None, True
-        q_des[self.goal_cols] = np.nan
+        self.read_again(q_des)
+        self.waiting = None
