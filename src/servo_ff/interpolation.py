@@ -88,6 +88,15 @@ class JointSpline:
         j = self.q.shape[1]
         return out[:j], out[j : 2 * j], out[2 * j :]
 
+    def end_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, q̇, q̈) where the last segment ends (its left limit; the knot's, with one knot): what :meth:`sample`
+        gives just before the end, where it then holds the last position at rest."""
+        if self.times.size == 1:
+            return self.q[0].copy(), self.dq[0].copy(), self.ddq[0].copy()
+        out = _powers(float(self.times[-1] - self.times[-2])) @ self.coefficients[-1]
+        j = self.q.shape[1]
+        return out[:j], out[j : 2 * j], out[2 * j :]
+
     def position(self, t: float) -> np.ndarray:
         """q at time ``t`` [rad] (what a servo is sent each control period; one product, no derivatives)."""
         knots = self._knots  # floats: bisect and the bounds without numpy scalars (≈ 1.5 µs of a sim period)

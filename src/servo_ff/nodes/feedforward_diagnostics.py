@@ -1,6 +1,7 @@
 """The feed-forward node's status in ``/diagnostics``: WARN with the last refusal (said once), an input older than
-its timeout (``imu/data``, ``servo_supply``, ``support_coefficient``) or goals clamped to the URDF limits; the
-counters, the supply voltage in use, the servo gain's state, the inputs' ages and the clamps per joint."""
+its timeout (``imu/data``, ``servo_supply``, ``support_coefficient``), a desired trajectory that ended while moving
+(until the next) or goals clamped to the URDF limits; the counters, the supply voltage in use, the servo gain's state,
+the inputs' ages and the clamps per joint."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def feedforward_status(node: Any) -> DiagnosticStatus:
     if stood is not None and stood >= 1.0:  # on sim time: /clock stopped or never came; the ages are frozen
         what = "no /clock yet" if ros_ns == 0 else f"the clock stands ({stood:.0f} s)"
         stale = "; ".join(filter(None, [f"{what}: ages as of its last reading", stale]))
+    stale = "; ".join(filter(None, [stale, node.stream_stopped]))  # a trajectory that ended moving: until the next
     level = DiagnosticStatus.WARN if (clamps or node.last_error or stale) else DiagnosticStatus.OK
     st = DiagnosticStatus(
         level=level,

@@ -125,7 +125,7 @@ class FeedForwardNode(TorqueFollow, Node):
         self.traj: DesiredTrajectory | None = None
         self.u_bat: float | None = None
         self.rejected = self.ticks = 0
-        self.last_error = ""
+        self.last_error = self.stream_stopped = ""  # stream_stopped: a trajectory ended moving (WARN until the next)
         self.pub_diag = self.create_publisher(DiagnosticArray, TOPIC_DIAGNOSTICS, 10)
         self.clock_stall = ClockStall()  # its ROS clock standing between two statuses (feedforward_diagnostics)
         self._js_sub = None
@@ -238,7 +238,7 @@ class FeedForwardNode(TorqueFollow, Node):
         and the inputs go (as at start)."""
         waiting = self.traj is not None or self.pose.waiting is not None
         dropped = ["the desired trajectory (no goal until the next one)"] if waiting else []
-        self.traj, self.blend = None, None
+        self.traj, self.blend, self.stream_stopped = None, None, ""
         self.pose.start_over(self.q_des)  # the pose is read again: the next goal starts where the joints are then
         self._listen_joint_states(True)
         dropped += reset_ages(self.imu_input.age, self.supply_age)
@@ -267,7 +267,7 @@ class FeedForwardNode(TorqueFollow, Node):
         """``msg`` followed from the state now (or refused, said); ``at_once``: its first goal sent now."""
         if (traj := self._parsed(msg, self.traj, self.q_des)) is None:
             return
-        self.traj = traj  # joints it does not name keep their last desired value
+        self.traj, self.stream_stopped = traj, ""  # joints it does not name keep their last desired value
         self._listen_joint_states(True)
         if at_once:
             self._tick()  # a first goal at once: a lockstep sim waits for it before its next /joint_states
@@ -341,7 +341,11 @@ class FeedForwardNode(TorqueFollow, Node):
         now = self._now()
         if not self._torque_gate(now):  # torque off (said once when it went off), or the pose being read again
             return
-        q, dq, ddq = self._blended(now, *self.traj.sample(now))
+        fade = float(self.table["end_fade"])  # past an end that still moves: its q̇, q̈ faded (desired_trajectory)
+        q, dq, ddq = self._blended(now, *self.traj.sample_goal(now, fade))
+        if news := self.traj.end_news(now, fade):
+            self.stream_stopped = news
+            self.get_logger().warning(news)
         cols = self.traj.columns
         self.q_des[cols], self.dq_des[cols], self.ddq_des[cols] = q, dq, ddq
         if self.pose.before_first_goal and not all_finite(unread := self.q_des[self.out_cols]):  # nor read nor desired

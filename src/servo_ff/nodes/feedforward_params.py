@@ -92,6 +92,16 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
             hi=100.0,
         ),
         ParamSpec(
+            "end_fade",
+            0.2,
+            "a desired trajectory that ends while still moving (its last point's velocity or acceleration not 0: its "
+            "stream stopped?) holds its last position with that velocity and acceleration's feed-forward faded out "
+            "over this time (said in a warning, diagnostics WARN until the next trajectory), not dropped at once",
+            "s",
+            lo=1e-3,
+            hi=10.0,
+        ),
+        ParamSpec(
             "supply_timeout",
             1.0,
             "a servo_supply voltage older than this (by its stamp: the servo node's reading, every health_period) is "

@@ -1,5 +1,11 @@
 """The desired trajectory the feed-forward node follows: a JointTrajectory (positions, velocities, accelerations
-over ``time_from_start``) checked whole and sampled at the node's time."""
+over ``time_from_start``) checked whole and sampled at the node's time.
+
+One whose last point still moves (it gives a velocity or an acceleration that is not 0: a stream of chunks that
+stopped — the walk node crashed or hung) is not dropped to rest at its end: the goal would step by the whole
+velocity and acceleration feed-forward (audit 20a E1: 0.35 rad on the pendulum at kp 4; 0.33 rad median, 0.79 rad
+at most on the OP3 at kp 280 with the walk's placo samples). :meth:`DesiredTrajectory.sample_goal` holds the last
+position and fades the last point's q̇ and q̈ out over the node's ``end_fade``, and the node says it."""
 
 from __future__ import annotations
 
@@ -9,6 +15,8 @@ from trajectory_msgs.msg import JointTrajectory
 from servo_ff.interpolation import JointSpline, follow
 
 from .trajectory_plan import trajectory_points
+
+MOVING_DQ, MOVING_DDQ = 1e-3, 1e-2  # [rad/s], [rad/s²] a last point beyond either still moves
 
 
 class DesiredTrajectory:
@@ -34,16 +42,51 @@ class DesiredTrajectory:
     ):
         self.t0, self.times, self.q, self.dq, self.ddq, self.columns = t0, times, q, dq, ddq, columns
         self.previous: DesiredTrajectory | None = None  # followed until t0 (set by parse_trajectory)
+        self.names: list[str] = []  # of the columns (set by parse_trajectory)
         if start is None:
             self.spline = JointSpline(times, q, dq, ddq, has_dq, has_ddq)
         else:  # the state at t0 (the columns'), then the points; a first point at 0 replaces it
             self.spline = follow(0.0, *start, times, q, dq, ddq, has_dq, has_ddq)
+        self.end = t0 + self.spline.end_time  # [s]
+        _, dq_end, ddq_end = self.spline.end_state()
+        moving = bool(self.spline.has_dq[-1]) and (
+            bool((np.abs(dq_end) > MOVING_DQ).any()) or bool((np.abs(ddq_end) > MOVING_DDQ).any())
+        )
+        self.end_motion = (dq_end, ddq_end) if moving else None  # its last point's q̇, q̈ when it still moves
+        self.end_said = False
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, q̇, q̈) at ``t`` [s, same clock as t0]; changes nothing."""
         if self.previous is not None and t < self.t0:  # not started: the one it replaces goes on until then
             return self.previous.sample(t)
         return self.spline.sample(t - self.t0)
+
+    def sample_goal(self, t: float, fade: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What the goal is computed from at ``t`` [s]: :meth:`sample`, but past an end that still moves its last
+        position with its last point's q̇, q̈ weighted by w = 1 − s((t − end)/``fade``) (s the quintic
+        smoothstep; 0 from ``fade`` [s] after the end on): the feed-forward fades out, no step."""
+        if self.previous is not None and t < self.t0:
+            return self.previous.sample_goal(t, fade)
+        q, dq, ddq = self.spline.sample(t - self.t0)
+        if self.end_motion is None or t < self.end or t - self.end >= fade:  # (at the end: w = 1, the left limit)
+            return q, dq, ddq
+        x = (t - self.end) / fade
+        w = 1.0 - x**3 * (10.0 - 15.0 * x + 6.0 * x * x)
+        return q, w * self.end_motion[0], w * self.end_motion[1]
+
+    def end_news(self, t: float, fade: float) -> str:
+        """Once, at the first ``t`` past an end that still moves: the line saying so; else ''."""
+        if self.end_motion is None or self.end_said or t <= self.end:
+            return ""
+        self.end_said = True
+        dq, ddq = (np.abs(a) for a in self.end_motion)
+        v, a = int(np.argmax(dq)), int(np.argmax(ddq))
+        names = self.names or [f"column {c}" for c in self.columns]
+        return (
+            f"the desired trajectory ended while moving (its last point: q̇ {dq[v]:.3g} rad/s on {names[v]}, q̈ "
+            f"{ddq[a]:.3g} rad/s² on {names[a]}): its stream stopped? Holding its last position, the feed-forward of "
+            f"its velocity and acceleration faded out over {fade:g} s (end_fade)"
+        )
 
     def forget_before(self, t: float) -> None:
         """Cut the chain of replaced trajectories where none is sampled again for times from ``t`` on: at the first
@@ -98,6 +141,7 @@ def parse_trajectory(
             unread = [n for n, v in zip(names, start[0]) if not np.isfinite(v)]
             raise ValueError(f"{unread} not read on /joint_states yet: the state it starts from is unknown")
     traj = DesiredTrajectory(t0, times, q, dq, ddq, cols, has_dq, has_ddq, start)
+    traj.names = list(names)
     if start is not None and bounds is not None:  # the segment joining it (its peaks: on a fine grid)
         s = np.linspace(0.0, float(times[0]), 65)
         _, dqs, ddqs = (np.stack(a) for a in zip(*(traj.spline.sample(x) for x in s)))
