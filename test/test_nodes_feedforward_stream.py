@@ -150,3 +150,43 @@ def test_a_splines_end_state_is_its_left_limit_and_only_a_moving_last_point_is_f
     still = DesiredTrajectory(10.0, times, q, None, None, cols, np.zeros(3, bool), np.zeros(3, bool))
     np.testing.assert_allclose(np.concatenate(still.sample_goal(11.05, 0.2)), [0.5, 0.0, 0.0])
     assert still.end_motion is None and still.end_news(11.05, 0.2) == ""
+
+
+def test_a_trajectory_stamped_on_another_clock_is_refused_in_one_line_naming_the_likely_mismatch(capfd):
+    """The node on sim time (100 s), trajectories stamped on the wall clock (1.7e9 s: the walk node without
+    use_sim_time): each refused, no goal, one throttled line naming the clocks; one stamped 30 s ahead (within
+    MAX_CLOCK_GAP, as JTC takes a future start) is taken. Before (audit 20a E8): taken, its first point held for
+    ever (it 'started' in 54 years), nothing said."""
+    import time
+
+    with RosHarness(salt=113) as h:
+        ff = _pendulum_ff(h, use_sim_time=True, enabled=False, pose_max_age=3600.0, warn_throttle=30.0)
+        ls = _Lockstep(h, ff, "ff_clock_client")
+        ls.state(100.0, goal=False)
+        wait_for(lambda: ff._js_sub is None, 20.0, "the pose taken")
+        rejected = ff.rejected
+        for k in range(3):
+            ls.desired.publish(_sine(time.time()))
+            wait_for(lambda k=k: ff.rejected > rejected + k, 20.0, f"wall-clock trajectory {k + 1} refused")
+        assert ff.traj is None and not ls.goals
+        err = capfd.readouterr().err
+        lines = [ln for ln in err.splitlines() if "another clock?" in ln]
+        assert len(lines) == 1 and "ahead of this node's clock (100.000 s; over 60 s)" in lines[0], lines
+        assert "use_sim_time set on one node only" in lines[0]
+        ls.desired.publish(_sine(130.0))  # 30 s ahead: a future start (its first point, 0 rad, until then)
+        wait_for(lambda: ls.goals, 20.0, "a goal")
+        assert ff.traj is not None and ff.traj.t0 == pytest.approx(130.0)
+        np.testing.assert_allclose(ls.goals[0], [0.0, 0.0], atol=1e-9)
+
+
+def test_a_trajectory_that_ended_over_a_minute_ago_names_the_clocks_too():
+    from servo_ff.ros.desired_trajectory import parse_trajectory
+
+    index = {j: i for i, j in enumerate(JOINTS)}
+    with pytest.raises(ValueError, match=r"it ended 94\.500 s ago \(header\.stamp 5\.000 s\): another clock\?"):
+        parse_trajectory(_sine(5.0), index, 100.0)
+    with pytest.raises(ValueError, match=r"it ended 0\.500 s ago \(header\.stamp 99\.000 s\)$"):
+        parse_trajectory(_sine(99.0), index, 100.0)
+    with pytest.raises(ValueError, match=r"it starts 60\.1 s ahead"):
+        parse_trajectory(_sine(160.1), index, 100.0)
+    assert parse_trajectory(_sine(159.9), index, 100.0).t0 == pytest.approx(159.9)

@@ -17,6 +17,12 @@ from servo_ff.interpolation import JointSpline, follow
 from .trajectory_plan import trajectory_points
 
 MOVING_DQ, MOVING_DDQ = 1e-3, 1e-2  # [rad/s], [rad/s²] a last point beyond either still moves
+#: [s] a trajectory starting further ahead of the node's clock, or that ended longer ago, is another clock's.
+#: JointTrajectoryController takes a start of any lead; a planner streaming chunks (the walk node) stamps them
+#: within a period of now, so a minute is far beyond any plan while a clock mismatch is far beyond a minute: one
+#: node on use_sim_time (the sim's seconds since its start) and the other on wall time (1.7e9 s since 1970).
+MAX_CLOCK_GAP = 60.0
+CLOCKS = "another clock? (use_sim_time set on one node only)"
 
 
 class DesiredTrajectory:
@@ -118,7 +124,8 @@ def parse_trajectory(
     order, at rest): the state a trajectory whose first point is later than its start is followed from, as
     JointTrajectoryController does (before: its first point was commanded at once, however far); without them,
     its first point. One that ended before ``t_now`` is refused (before: taken, the goal jumped to its end); so is
-    one whose start joins a joint not read yet (``q_rest`` NaN), or whose segment from that state to its first point
+    one starting over :data:`MAX_CLOCK_GAP` ahead of ``t_now`` (another clock's), one whose start joins a joint not
+    read yet (``q_rest`` NaN), or whose segment from that state to its first point
     is beyond ``bounds``."""
     names, cols, times, q, dq, ddq, has_dq, has_ddq, stamp = trajectory_points(msg, index)
     if bounds is not None:
@@ -129,8 +136,13 @@ def parse_trajectory(
         if reason:
             raise ValueError(reason)
     t0 = stamp if stamp > 0 else t_now
+    if t0 - t_now > MAX_CLOCK_GAP:  # before: accepted, its first point held until then (54 years)
+        lead = f"{t0 - t_now:.3g} s ahead of this node's clock ({t_now:.3f} s; over {MAX_CLOCK_GAP:g} s)"
+        raise ValueError(f"it starts {lead} (header.stamp {stamp:.3f} s): {CLOCKS}")
     if t0 + times[-1] < t_now:
-        raise ValueError(f"it ended {t_now - t0 - times[-1]:.3f} s ago (header.stamp {stamp:.3f} s)")
+        ago = t_now - t0 - times[-1]
+        mismatch = f": {CLOCKS}" if ago > MAX_CLOCK_GAP else ""
+        raise ValueError(f"it ended {ago:.3f} s ago (header.stamp {stamp:.3f} s){mismatch}")
     start = None
     if q_rest is not None and times[0] > 0:  # a first point at 0 replaces the state followed now
         q0, dq0, ddq0 = np.array(q_rest, dtype=np.float64), np.zeros(len(q_rest)), np.zeros(len(q_rest))
