@@ -190,3 +190,44 @@ def test_a_trajectory_that_ended_over_a_minute_ago_names_the_clocks_too():
     with pytest.raises(ValueError, match=r"it starts 60\.1 s ahead"):
         parse_trajectory(_sine(160.1), index, 100.0)
     assert parse_trajectory(_sine(159.9), index, 100.0).t0 == pytest.approx(159.9)
+
+
+def test_a_nan_on_a_joint_the_node_does_not_drive_stops_no_goal_and_is_said_once(capfd):
+    """Goals for pendulum_1 only; /joint_states carries NaN for pendulum_2 (a servo missing at configure,
+    missing_ids continue): the goals go on, pendulum_2 enters the model at its desired position (0 rad: never read),
+    one warning naming it (again only after it was read and lost again); a NaN on pendulum_1 still holds, said.
+    Before (audit 20a E10): every URDF joint was judged, 0 goals over 201 states, the trajectory waiting for ever."""
+    with RosHarness(salt=114) as h:
+        ff = _pendulum_ff(h, joints=["pendulum_1"], enabled=False, warn_throttle=30.0)
+        goals: list[list[float]] = []
+        client = h.make_node("ff_nan_client")
+        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 100)
+        js = client.create_publisher(JointState, "joint_states", 50)
+        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 20.0, "discovery")
+
+        def state(q1: float, q2: float) -> JointState:
+            return JointState(name=JOINTS, position=[q1, q2])
+
+        lost = state(0.1, math.nan)
+        wait_for(lambda: js.publish(lost) or ff._js_sub is None, 20.0, "the pose of pendulum_1 taken")
+        one = JointTrajectory(joint_names=["pendulum_1"], points=[
+            JointTrajectoryPoint(positions=[0.5], time_from_start=Duration(sec=1))])  # fmt: skip
+        desired.publish(one)
+        wait_for(lambda: js.publish(lost) or len(goals) > 20, 20.0, "goals with pendulum_2 NaN")
+        assert goals[0][0] == pytest.approx(0.1, abs=0.05) and ff.q_des[ff.index["pendulum_2"]] == 0.0  # from the pose
+        n = len(goals)
+        wait_for(lambda: js.publish(state(0.2, 0.3)) or len(goals) > n + 5, 20.0, "pendulum_2 read")
+        n = len(goals)
+        wait_for(lambda: js.publish(lost) or len(goals) > n + 5, 20.0, "pendulum_2 lost again")
+        err = [""]  # (read until the line is out: the counter goes up before the line is written)
+
+        def said(text: str) -> bool:
+            err[0] += capfd.readouterr().err
+            return text in err[0]
+
+        held = "pendulum_1 not read yet (NaN); holding"
+        wait_for(lambda: js.publish(state(math.nan, 0.3)) or said(held), 20.0, "pendulum_1 NaN: held, said")
+        err = err[0]
+        lines = [ln for ln in err.splitlines() if "pendulum_2 not read (NaN), not a goal joint" in ln]
+        assert len(lines) == 2 and "(pendulum_2 0.000 rad" in lines[0], lines  # once, and once after it was read

@@ -31,7 +31,6 @@ previous one kept — each with a warning throttled per kind.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -69,8 +68,9 @@ from servo_ff.ros.start_pose import StartPose
 from servo_ff.ros.support_input import SupportInput
 
 from .feedforward_diagnostics import feedforward_status
-from .feedforward_params import boot_specs, feedforward_specs
+from .feedforward_params import boot_specs, feedforward_specs, motion_bounds
 from .feedforward_resume import TorqueFollow
+from .feedforward_unread import UnreadJoints
 
 TOPIC_DESIRED = "feedforward/trajectory"
 TOPIC_IMU = "imu/data"
@@ -118,10 +118,11 @@ class FeedForwardNode(TorqueFollow, Node):
         )
         self.throttle = Throttle(self.table["warn_throttle"])
         self.ctrl = self._controller(self.table.values)
-        self.bounds = self._bounds(self.table.values)
+        self.bounds = motion_bounds(self.robot, self.table.values)
         self.q_des, self.dq_des, self.ddq_des = np.zeros(len(rj)), np.zeros(len(rj)), np.zeros(len(rj))
         self.q_des[self.out_cols] = np.nan  # a goal joint's desired: its reading, then the trajectory's
         self.pose = StartPose(self.index, self.out_cols)  # what the first goal starts from
+        self.unread = UnreadJoints(self.index, joints)  # which NaN readings stop the goals
         self.traj: DesiredTrajectory | None = None
         self.u_bat: float | None = None
         self.rejected = self.ticks = 0
@@ -172,20 +173,10 @@ class FeedForwardNode(TorqueFollow, Node):
         out[self.out_cols] = kp
         return out
 
-    def _bounds(self, v: dict[str, Any]):
-        from servo_ff.dynamics.feedforward import desired_motion_bounds
-
-        n = len(self.robot.joint_names)
-        return desired_motion_bounds(
-            self.robot,
-            per_joint(v["max_velocity"], n, "max_velocity"),
-            per_joint(v["max_acceleration"], n, "max_acceleration"),
-        )
-
     def _validate(self, v: dict[str, Any]) -> str | None:
         per_joint(v["kp"], len(self.joints), "kp")
         self._alpha_table(v)  # AlphaError (a ValueError) names the key and its admissible range
-        self._bounds(v)
+        motion_bounds(self.robot, v)
         return None
 
     def _controller(self, v: dict[str, Any]):
@@ -210,7 +201,7 @@ class FeedForwardNode(TorqueFollow, Node):
             self.ctrl.gravity, self.ctrl.u_bat = old.gravity, old.u_bat
             self.get_logger().info(f"feed-forward parameters updated: {sorted(changed)}")
         if changed & {"max_velocity", "max_acceleration"}:
-            self.bounds = self._bounds(v)
+            self.bounds = motion_bounds(self.robot, v)
         if "kp" in changed:
             self.publish_gains()
         if "warn_throttle" in changed:
@@ -313,11 +304,15 @@ class FeedForwardNode(TorqueFollow, Node):
 
     def _on_joint_states(self, names, position: np.ndarray, sec: int, nanosec: int) -> None:
         """One /joint_states (names, positions [rad], header.stamp): the pose taken, or a tick answering it."""
-        if not all_finite(position):  # a joint not read yet (NaN): hold, no goal computed on it
-            unread = [n for n, p in zip(names, position.tolist()) if n in self.index and not math.isfinite(p)]
+        if not all_finite(position):  # a goal joint not read yet (NaN): hold, no goal computed on it
+            unread, news = self.unread.judge(names, position, self.q_des)  # another's: said once (feedforward_unread)
+            if news:
+                self.get_logger().warning(news)
             if unread:
                 self._warn("unread", f"{TOPIC_JOINT_STATES}: {', '.join(unread)} not read yet (NaN); holding")
                 return
+        elif self.unread.said:
+            self.unread.read_again(names)
         pose = self.pose
         if pose.before_first_goal and len(names) == len(position):  # desired = measured until a goal (the clock
             now = self._now()  # read then only, not on every tick)

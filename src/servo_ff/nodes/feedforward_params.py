@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from servo_ff.models.schema import ALPHA_FIELDS, FEEDFORWARD_FIELDS, MAX_ACCELERATION, MAX_VELOCITY, range_text
-from servo_ff.ros.common import ParamSpec, field_param
+from servo_ff.ros.common import ParamSpec, field_param, per_joint
 from servo_ff.ros.parameters import servo_preset_specs
 from servo_ff.ros.robot_description import timeout_spec
 
@@ -145,6 +145,16 @@ def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
         )
         for i, j in enumerate(urdf_joints)
     ]
+
+
+def motion_bounds(robot: Any, v: dict[str, Any]):
+    """The desired trajectory's |q̇|, |q̈| bounds per URDF joint of ``robot`` from ``max_velocity`` (the URDF velocity
+    limit first) and ``max_acceleration`` in ``v`` (:func:`servo_ff.dynamics.feedforward.desired_motion_bounds`)."""
+    from servo_ff.dynamics.feedforward import desired_motion_bounds
+
+    n = len(robot.joint_names)
+    vmax, amax = (per_joint(v[k], n, k) for k in ("max_velocity", "max_acceleration"))
+    return desired_motion_bounds(robot, vmax, amax)
 
 
 def parameter_specs(urdf_path: str | Path) -> list[ParamSpec]:
