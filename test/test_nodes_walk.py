@@ -394,6 +394,7 @@ def test_cmd_timeout_is_judged_at_planning_time(engine_process):
         )
         try:
             walk.now_s = lambda: clock[0]
+            assert walk.worker is None or walk.worker.ready(60.0)  # (the pose is taken once the engine process is up)
             walk._on_joint_states(
                 serialize_message(JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm])))
             )
@@ -435,6 +436,7 @@ def test_a_late_first_trajectory_with_the_engine_process_starts_walking():
         )
         try:
             walk.now_s = lambda: clock[0]
+            assert walk.worker is None or walk.worker.ready(60.0)  # (the pose is taken once the engine process is up)
             walk._on_joint_states(
                 serialize_message(JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm])))
             )

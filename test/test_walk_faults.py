@@ -365,3 +365,88 @@ def test_workers_that_keep_ending_at_start_are_given_up_after_five():
         faults = walk.faults
         wait_for(lambda: walk.now_s() > walk.stop.end + 0.5, 30.0, "past the stop")
         assert walk.faults == faults  # no more
+
+
+def test_engine_processes_that_end_before_the_first_pose_are_given_up_after_five():
+    """engine_process, every child ends at once (its interpreter /bin/false), before the first pose is taken. Before:
+    each /joint_states started a new child and logged an ERROR (≈ 55 a second, for ever), faults 0, the status OK;
+    now each is a fault as during the walk: MAX_FAILED_STARTS in a row and no more is started, one line says so, the
+    status ERROR."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+    from rcl_interfaces.msg import Log
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.nodes.walk_process import MAX_FAILED_STARTS
+
+    with RosHarness(salt=95) as ros:
+        probe = ros.make_node("start_fault_probe")
+        logs: list = []
+        probe.create_subscription(Log, "/rosout", logs.append, 500)
+        states = probe.create_publisher(JointState, "joint_states", 10)
+        real = sys.executable
+        try:
+            sys.executable = "/bin/false"  # every child from now on ends at once
+            walk = _walk_node(ros, "servo_walk_e", engine_process=True, start_delay=0.0, approach_time=0.5)
+            rosout_matched(walk, logs)  # (not spun yet: no fault before the probe hears it)
+            ros.add(walk)
+            pose = JointState(name=list(walk.joints), position=list(walk.engine.q_stand[walk.perm]))
+            wait_for(lambda: states.publish(pose) or getattr(walk, "engine_given_up", False), 60.0, "given up")
+        finally:
+            sys.executable = real
+        assert walk.faults == MAX_FAILED_STARTS and walk.q0 is None
+        said = wait_for(lambda: [m for m in _errors(logs, walk) if "no more is started" in m], 10.0, "the last line")
+        assert len(said) == 1 and f"{MAX_FAILED_STARTS} walk workers in a row" in said[0] and "no walk" in said[0]
+        errors = _errors(logs, walk)
+        assert len(errors) == MAX_FAILED_STARTS, errors  # one per child: four "starting", the last one
+        pid, seen = walk.worker.pid, walk.waiting.seen
+        wait_for(lambda: states.publish(pose) or walk.waiting.seen > seen + 20, 30.0, "more /joint_states")
+        assert walk.faults == MAX_FAILED_STARTS and walk.worker.pid == pid and walk.q0 is None  # none started
+        st = walk.diagnostics.status()
+        assert st.level == DiagnosticStatus.ERROR and st.message.startswith("given up"), st
+
+
+def test_an_engine_process_hanging_at_start_holds_no_callback_and_is_a_fault_after_its_timeout(tmp_path):
+    """engine_process, the child hangs at start-up (its interpreter a `sleep`: placo's import stuck, the child
+    stopped). Before: the first /joint_states waited in worker.start for its timeout (120 s), the executor held: no
+    /diagnostics, no line. Now the node's status goes on ("waiting for the engine process"), a warning names the
+    child, and after the worker's timeout it is one fault: killed, a new child, which walks."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rcl_interfaces.msg import Log
+    from sensor_msgs.msg import JointState
+
+    sleeper = tmp_path / "sleeper.sh"
+    sleeper.write_text("#!/bin/sh\nexec sleep 1000\n")
+    sleeper.chmod(0o755)
+    with RosHarness(salt=96) as ros:
+        real = sys.executable
+        try:
+            sys.executable = str(sleeper)
+            walk = _walk_node(ros, "servo_walk_k", add=True, engine_process=True, start_delay=0.0, approach_time=0.5)
+        finally:
+            sys.executable = real  # the children started from now on: placo's
+        probe = ros.make_node("start_hang_probe")
+        logs: list = []
+        probe.create_subscription(Log, "/rosout", logs.append, 500)
+        rosout_matched(walk, logs)
+        name = f"{walk.get_fully_qualified_name()}: walk"
+        phases: list = []  # (when it came [s, wall], phase)
+        probe.create_subscription(
+            DiagnosticArray,
+            "/diagnostics",
+            lambda m: phases.extend((time.monotonic(), _kv(s)["phase"]) for s in m.status if s.name == name),
+            50,
+        )
+        states = probe.create_publisher(JointState, "joint_states", 10)
+        pose = JointState(name=list(walk.joints), position=list(walk.engine.q_stand[walk.perm]))
+        wait_for(lambda: states.publish(pose) or walk.waiting.seen, 30.0, "a /joint_states at the walk node")
+        t_seen, hung = time.monotonic(), walk.worker.pid
+        wait_for(lambda: [t for t, p in phases if t > t_seen + 2.0 and p == "waiting for the engine process"], 20.0,
+                 "a status 2 s after the first /joint_states")  # fmt: skip
+        said = wait_for(lambda: [m.msg for m in logs if "waiting for the engine process" in m.msg], 30.0, "the line")
+        assert said[0].startswith(f"waiting for the engine process (pid {hung}) to start ("), said
+        assert walk.q0 is None and walk.faults == 0  # (said from walk_waiting.ENGINE_SAY_AFTER on)
+        walk.worker.timeout = 0.5  # as if its 120 s had passed
+        wait_for(lambda: states.publish(pose) or walk.q0 is not None, 60.0, "the pose, on a new child")
+        errors = _errors(logs, walk)
+        assert walk.faults == 1 and walk.worker.pid != hung, errors
+        assert len(errors) == 1 and f"walk worker (pid {hung}) hung: not started in 0.5 s; killed" in errors[0]

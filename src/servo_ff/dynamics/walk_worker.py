@@ -107,7 +107,7 @@ class WalkWorker:
         self._conn = Connection(mine.detach())
         self.pid = self._proc.pid
         self.timeout, self.hung_after = timeout, hung_after
-        self._born = time.monotonic()
+        self.born = time.monotonic()  # [s, time.monotonic] when the child was started
         self._ready: tuple | None = None  # ("ready", joints, q_stand)
         self._q: deque[np.ndarray] = deque()
         self._c: deque[float] = deque()
@@ -232,7 +232,7 @@ class WalkWorker:
         code = self._proc.poll()
         if code is not None:
             raise WorkerFault(f"walk worker (pid {self.pid}) ended (exit code {code})", self.pid, False)
-        if self._ready is None and not self.ready() and time.monotonic() - self._born > self.timeout:
+        if self._ready is None and not self.ready() and time.monotonic() - self.born > self.timeout:
             raise self.hung(f"not started in {self.timeout:g} s")
         late = self.late()
         if late > 0.0:

@@ -1,13 +1,14 @@
 """``servo_walk_node``'s status in ``/diagnostics``, once a second on the steady clock (a node on sim time waiting
 for ``/clock`` says so too): its phase and what needs a look.
 
-Phases: ``waiting for /clock`` or ``waiting for /joint_states`` (no pose taken), ``holding the measured pose``
-(``start_delay``), ``approach`` (to the walking stance), ``walking``, ``halted`` (standing in double support),
-``stopping`` (the engine process ended or hung: to the stance, a new one starting), ``given up`` (engine processes
-that ended before they were up, ``walk_process.MAX_FAILED_STARTS`` in a row). Level: ERROR when given up; WARN
-while stopping, while waiting longer than ``walk_waiting.SAY_AFTER``, with a stale ``cmd_vel`` or IMU reading, and
-when ``cmd_vel`` messages were refused or points' q̇/q̈ held since the last status; else OK. The counters behind
-each (``cmd_refused``, ``cmd_clipped``, ``vel_held``, ``acc_held``, ``engine_faults``) are its values."""
+Phases: ``waiting for /clock``, ``waiting for the engine process`` (``engine_process``: not up yet) or ``waiting for
+/joint_states`` (no pose taken), ``holding the measured pose`` (``start_delay``), ``approach`` (to the walking stance),
+``walking``, ``halted`` (standing in double support), ``stopping`` (the engine process ended or hung: to the stance, a
+new one starting), ``given up`` (engine processes that ended before they were up, ``walk_process.MAX_FAILED_STARTS``
+in a row). Level: ERROR when given up; WARN while stopping, while waiting longer than ``walk_waiting.SAY_AFTER``
+(``ENGINE_SAY_AFTER`` for the engine process), with a stale ``cmd_vel`` or IMU reading, and when ``cmd_vel`` messages
+were refused or points' q̇/q̈ held since the last status; else OK. The counters behind each (``cmd_refused``,
+``cmd_clipped``, ``vel_held``, ``acc_held``, ``engine_faults``) are its values."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from rclpy.clock import Clock, ClockType
 from servo_ff.ros.clock_stall import ClockStall
 from servo_ff.ros.common import TOPIC_DIAGNOSTICS, diag_name, hardware_id
 
-from .walk_waiting import SAY_AFTER
+from .walk_waiting import ENGINE_SAY_AFTER, SAY_AFTER, engine_wait
 
 # the node's counters (attribute: diagnostics key); a rise since the last status: WARN
 COUNTERS = {"cmd_refused": "cmd_refused", "vel_held": "vel_held", "acc_held": "acc_held", "faults": "engine_faults"}
@@ -32,7 +33,9 @@ def walk_phase(node: Any, now: float) -> str:
     if getattr(node, "engine_given_up", False):
         return "given up"
     if node.q0 is None:
-        return "waiting for /clock" if node.get_clock().now().nanoseconds == 0 else "waiting for /joint_states"
+        if node.get_clock().now().nanoseconds == 0:
+            return "waiting for /clock"
+        return "waiting for /joint_states" if engine_wait(node) is None else "waiting for the engine process"
     if node.stop is not None and math.isinf(node.t_walk):
         return "stopping"
     if now < node.t0:
@@ -64,8 +67,10 @@ class WalkDiagnostics:
         counts = {k: int(getattr(n, a)) for a, k in COUNTERS.items()}
         rises = [f"{counts[k] - self.seen[k]} {k}" for k in counts if counts[k] > self.seen[k]]
         self.seen = counts
-        head, warn, waited = phase, [], time.monotonic() - n.waiting.since
-        if phase.startswith("waiting") and waited >= SAY_AFTER:
+        head, warn, waited, after = phase, [], time.monotonic() - n.waiting.since, SAY_AFTER
+        if phase == "waiting for the engine process":
+            waited, after = engine_wait(n) or 0.0, ENGINE_SAY_AFTER  # (0: up since the phase was read)
+        if phase.startswith("waiting") and waited >= after:
             head, warn = f"{phase} for {waited:.0f} s", [""]  # (WARN; the head says it)
         if phase == "stopping":
             warn.append("the engine process failed: stopping to the stance, a new one starting")

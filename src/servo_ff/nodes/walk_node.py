@@ -39,8 +39,9 @@ rate, with a rate gain) is refused (logged, throttled; REP-145's "not given" inc
 
 ``engine_process``: the engine's samples asked ahead of the messages, waited for within bounds; the process ending
 or hanging is one ERROR line, a stop to the stance and a new process (:mod:`servo_ff.nodes.walk_process`). Before its
-first pose the node says what it waits for (/clock, /joint_states: :mod:`servo_ff.nodes.walk_waiting`). Its phase
-and counters: ``/diagnostics`` (:mod:`servo_ff.nodes.walk_diagnostics`).
+first pose the node says what it waits for (/clock, the engine process, /joint_states:
+:mod:`servo_ff.nodes.walk_waiting`); the pose is taken once the engine process is up
+(:mod:`servo_ff.nodes.walk_start`). Its phase and counters: ``/diagnostics`` (:mod:`servo_ff.nodes.walk_diagnostics`).
 
 A jump back of the clock drops the plan, the cmd_vel and the IMU's age: the walk starts again as at start-up, from
 the next measured pose, on a new engine (:mod:`servo_ff.nodes.walk_restart`).
@@ -71,14 +72,14 @@ from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
 from servo_ff.ros.imu_balance import ImuBalance
 from servo_ff.ros.joint_command_cdr import deserialized
 from servo_ff.ros.level_publisher import LevelPublisher
-from servo_ff.ros.measured_pose import measured_pose
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
 from .walk_diagnostics import WalkDiagnostics
 from .walk_held import held_derivatives
 from .walk_params import BALANCE_KEYS, PLACO_ONLY, check_walk, walk_engine, walk_specs
 from .walk_process import fault, prefetch, request, tend, walk_sample
-from .walk_restart import drop_plan, renew_engine, start_worker
+from .walk_restart import drop_plan, start_worker
+from .walk_start import take_pose
 from .walk_waiting import StartWait
 
 KEEP = 2.0  # [s] planned samples kept behind now at least (/joint_states stamps lag), dropped by this much at most
@@ -221,28 +222,7 @@ class WalkNode(Node):
                 t = stamp + float(self.table["support_lead"])
                 self.support_out.send(t, self.support(t))
             return
-        q0, why = measured_pose(msg.name, msg.position, stamp, self.joints, self.now_s())  # not the old time's
-        if q0 is None:
-            return why and self.get_logger().error(why, throttle_duration_sec=5.0)
-        if self.new_engine:
-            renew_engine(self)
-        if self.worker is None:
-            self.engine.start()
-        else:
-            try:  # (waits for the child's start-up, as the in-process engine's construction did)
-                self.worker.start(self.engine.cmd, self.engine.halt_requested)
-            except WorkerFault as e:  # the pose is taken from a later /joint_states, on a new one
-                start_worker(self)
-                return self.get_logger().error(f"{e}; new engine process (pid {self.worker.pid}) starting")
-        self.q0 = q0
-        if not self.support_on_js:  # only the first pose is used: no message taken per servo cycle
-            self.destroy_subscription(self._js_sub)
-            self._js_sub = None
-        self.t0 = self.now_s() + float(self.table["start_delay"])
-        self.t_walk = self.t0 + float(self.table["approach_time"])
-        self.get_logger().info(f"walking stance at t = {self.t_walk:.3f} s, then walking under cmd_vel")
-        # the first chunk at once, not at the next timer tick: a lockstep sim waits for the goals it drives
-        self._publish_trajectory()
+        take_pose(self, msg, stamp)  # (engine_process: once the engine process is up, walk_start)
 
     def _approach(self, t: float) -> np.ndarray:
         s = min(max((t - self.t0) / float(self.table["approach_time"]), 0.0), 1.0)

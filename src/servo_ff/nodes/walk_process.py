@@ -13,7 +13,9 @@ follows (:mod:`servo_ff.dynamics.walk_stop`: from where the published plan is th
 gait's stance over at least one step period, within the motion bounds); a new child is started at once
 (:func:`.walk_restart.start_worker`). Once it is up and the stop is over, the walk starts again from the stance under
 a halt request: it stands until a non-zero ``cmd_vel`` (one that came since the fault included), as after
-``angular.x = -1``."""
+``angular.x = -1``. Before the walk's first pose (:mod:`.walk_start`) there is no stop: the new child is started and
+the pose taken once it is up. ``MAX_FAILED_STARTS`` children in a row that end (or hang) before they are up: no more
+is started — one ERROR line, ``/diagnostics`` ERROR ("given up")."""
 
 from __future__ import annotations
 
@@ -80,33 +82,35 @@ def tend(node: Any, now: float) -> None:
 
 
 def fault(node: Any, e: WorkerFault, now: float) -> None:
-    """The worker ended or hung (``e``), met at ``now`` [s]: killed, the stop, a new worker; one ERROR line."""
+    """The worker ended or hung (``e``), met at ``now`` [s]: killed, the stop (none before the walk's first pose:
+    nothing planned), a new worker; one ERROR line."""
     old = node.worker
     stance = old.stance()
     streak = 0 if stance is not None else getattr(node, "failed_starts", 0) + 1  # ended before it was up
     node.failed_starts = streak
     code = old.kill()
-    stance = node.engine.q_stand if stance is None else stance  # (the same gait's, in this process)
-    node.stop = _cut(node, now, stance[node.perm])
-    node.t_walk = math.inf  # the lead-in (the stop, then the stance held) until the new worker starts the walk
-    node._ahead.clear()  # asked of the old worker
-    node.engine.set_halt(True)
-    node.standing = True  # the walk starts again standing
     node.faults += 1
+    stopping, then = "no pose taken yet", "the pose is taken once it is up"
+    if node.q0 is not None:
+        stance = node.engine.q_stand if stance is None else stance  # (the same gait's, in this process)
+        node.stop = _cut(node, now, stance[node.perm])
+        node.t_walk = math.inf  # the lead-in (the stop, then the stance held) until the new worker starts the walk
+        node._ahead.clear()  # asked of the old worker
+        node.engine.set_halt(True)
+        node.standing = True  # the walk starts again standing
+        stopping = f"stopping from the plan at t = {node.stop.t0:.3f} s to the stance in {node.stop.duration:.2f} s"
+        then = "then standing until a non-zero cmd_vel"
     if streak >= MAX_FAILED_STARTS:  # (before: a new interpreter and placo import each period, an ERROR each)
         node.engine_given_up = True
+        held = "no walk" if node.q0 is None else f"stopping to the stance in {node.stop.duration:.2f} s, standing there"
         node.get_logger().error(
-            f"{e}: {streak} walk workers in a row ended before they were up; no more is started — stopping to the "
-            f"stance in {node.stop.duration:.2f} s and standing there (restart the node)"
+            f"{e}: {streak} walk workers in a row ended before they were up; no more is started — {held} (restart "
+            "the node)"
         )
         return
     start_worker(node)
     killed = f"; killed (exit code {code})" if e.hung else ""
-    node.get_logger().error(
-        f"{e}{killed}; stopping from the plan at t = {node.stop.t0:.3f} s to the stance in "
-        f"{node.stop.duration:.2f} s; new engine process (pid {node.worker.pid}) starting, then standing until a "
-        "non-zero cmd_vel"
-    )
+    node.get_logger().error(f"{e}{killed}; {stopping}; new engine process (pid {node.worker.pid}) starting, {then}")
 
 
 def _cut(node: Any, now: float, stance: np.ndarray) -> StopPlan:

@@ -1,7 +1,9 @@
 """What ``servo_walk_node`` waits for before it plans, said: a warning (every 10 s while it lasts, from
 :data:`SAY_AFTER` s on) on a timer of the steady clock — a node on sim time without ``/clock`` has no timer of its own
 that runs. ``/clock``: ``use_sim_time`` true and no clock yet (its time reads 0: no pose is taken); ``/joint_states``:
-none arrived (one that arrived and was refused is said by the node, with its reason)."""
+none arrived (one that arrived and was refused is said by the node, with its reason); the engine process
+(``engine_process``): not up :data:`ENGINE_SAY_AFTER` s after it was started — the tick also looks at it
+(:func:`.walk_start.engine_up`: one that ended or hung is a fault even while no ``/joint_states`` comes)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,16 @@ from typing import Any
 from rclpy.clock import Clock, ClockType
 
 SAY_AFTER = 2.0  # [s, wall] silence before the first line
+ENGINE_SAY_AFTER = 5.0  # [s, wall] an engine process not up this long is said (placo's start-up: ≈ 1.5 s)
+
+
+def engine_wait(node: Any) -> float | None:
+    """[s, wall] how long the walk node ``node`` has waited for its engine process to come up (None: none waited for:
+    in process, up, or given up)."""
+    w = node.worker
+    if w is None or w.stance() is not None or getattr(node, "engine_given_up", False):
+        return None
+    return time.monotonic() - w.born
 
 
 class StartWait:
@@ -27,8 +39,20 @@ class StartWait:
         self.seen = 0  # /joint_states messages arrived since
 
     def _tick(self) -> None:
+        from .walk_start import engine_up
+
+        if self.node.q0 is not None:
+            return
+        engine_up(self.node)  # (one that ended or hung: a fault)
+        engine = engine_wait(self.node)
+        if engine is not None and engine >= ENGINE_SAY_AFTER:
+            self.node.get_logger().warning(
+                f"waiting for the engine process (pid {self.node.worker.pid}) to start ({engine:.0f} s; hung after "
+                f"{self.node.worker.timeout:g} s): no pose is taken before it",
+                throttle_duration_sec=10.0,
+            )
         waited = time.monotonic() - self.since
-        if self.node.q0 is not None or waited < SAY_AFTER:
+        if waited < SAY_AFTER:
             return
         if self.node.get_clock().now().nanoseconds == 0:
             self.node.get_logger().warning(
