@@ -372,6 +372,53 @@ def test_bytes_no_joint_state_on_joint_states_are_one_line_and_the_walk_takes_th
         assert ros._thread.is_alive()
 
 
+def test_the_walk_takes_its_pose_from_two_servo_nodes_joint_states_read_within_half_a_second():
+    """Two servo nodes (legs; arms and head) each publish their own joints on /joint_states. Before: the walk node
+    needed every joint in one message and never started ("joint_states lacks [...]" every 5 s, audit 20a e12); now
+    it reads the pose across messages as the feed-forward node does (ros/start_pose.py), each joint's latest finite
+    reading, every one read in the last 0.5 s (POSE_MAX_AGE); what lacks is said on /diagnostics."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    from servo_ff.io.paths import share_file
+    from servo_ff.nodes.walk_node import WalkNode
+
+    clock = [1.0]
+    with RosHarness(salt=45) as ros:
+        values = {"urdf_path": str(share_file("urdf", "op3.urdf")), "start_delay": 0.0, "approach_time": 0.2}
+        walk = WalkNode(
+            "servo_walk_s", **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]
+        )
+        try:
+            walk.now_s = lambda: clock[0]
+            legs = [j for j in walk.joints if any(p in j for p in ("hip", "knee", "ank"))]
+            rest = [j for j in walk.joints if j not in legs]
+            q = {j: 0.01 * (k + 1) for k, j in enumerate(walk.joints)}
+
+            def send(names: list[str], nan: str = "") -> None:
+                position = [math.nan if j == nan else q[j] for j in names]
+                walk._on_joint_states(serialize_message(JointState(name=names, position=position)))
+
+            send(legs, nan="l_knee")  # (a joint not read yet)
+            assert walk.q0 is None
+            clock[0] += 0.6  # the legs' readings now 0.6 s old: no part of this pose
+            send(rest)
+            assert walk.q0 is None
+            walk.waiting.since -= 5.0  # as if 5 s had passed
+            st = walk.diagnostics.status()
+            unread = [j for j in legs if j != "l_knee"]
+            assert st.level == DiagnosticStatus.WARN and f"no reading of {unread} in the last 0.5 s" in st.message, st
+            assert "not finite (not read yet?): l_knee nan" in st.message, st
+            clock[0] += 0.1
+            send(legs)
+            assert walk.q0 is not None and walk.t_walk is not None
+            np.testing.assert_array_equal(walk.q0, [q[j] for j in walk.joints])
+        finally:
+            walk.destroy_node()
+
+
 @pytest.mark.parametrize("engine_process", [False, True])
 def test_cmd_timeout_is_judged_at_planning_time(engine_process):
     """A cmd_vel streamed every publish period keeps the walk going with cmd_timeout (0.3 s) below the trajectory's

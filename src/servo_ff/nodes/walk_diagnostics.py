@@ -72,6 +72,8 @@ class WalkDiagnostics:
             waited, after = engine_wait(n) or 0.0, ENGINE_SAY_AFTER  # (0: up since the phase was read)
         if phase.startswith("waiting") and waited >= after:
             head, warn = f"{phase} for {waited:.0f} s", [""]  # (WARN; the head says it)
+            if phase == "waiting for /joint_states" and n.waiting.seen:
+                warn.append(n.pose.missing(now))  # (those that came lack joints)
         if phase == "stopping":
             warn.append("the engine process failed: stopping to the stance, a new one starting")
         stood = self.clock.standing(n.get_clock().now().nanoseconds)

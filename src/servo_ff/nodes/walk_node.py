@@ -4,7 +4,8 @@ the OP3) under the feed-forward node. It takes ``cmd_vel`` (geometry_msgs/Twist:
 [rad/s]) as walking stacks do, and publishes the desired JointTrajectory and the support coefficient on the topics of
 ``servo_walker_node`` (which stays for arms: ``pattern: waypoints``).
 
-On the first ``/joint_states`` it takes the measured pose, waits ``start_delay``, moves to
+Once ``/joint_states`` gave every joint's position (in one message, or in several servo nodes' within 0.5 s:
+:class:`servo_ff.ros.measured_pose.PoseAcross`) it takes the measured pose, waits ``start_delay``, moves to
 placo's walking stance in ``approach_time`` (minimum jerk) and then walks: stepping in place while cmd_vel is
 zero, re-planning the footsteps from the latest cmd_vel at each support change (placo clips a step to
 ``max_dx_forward`` …; a cmd_vel beyond one of them is logged, throttled). A cmd_vel older than ``cmd_timeout``
@@ -72,6 +73,7 @@ from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
 from servo_ff.ros.imu_balance import ImuBalance
 from servo_ff.ros.joint_command_cdr import deserialized
 from servo_ff.ros.level_publisher import LevelPublisher
+from servo_ff.ros.measured_pose import PoseAcross
 from servo_ff.ros.trajectory_cdr import TrajectoryCdr
 
 from .walk_diagnostics import WalkDiagnostics
@@ -160,6 +162,7 @@ class WalkNode(Node):
 
     def forget_plan(self) -> None:
         """No pose taken, nothing planned: the walk starts from the next measured pose (start-up, a clock jump)."""
+        self.pose = PoseAcross(self.joints)  # the measured pose, read across /joint_states messages (walk_start)
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
         self.t0: float | None = None  # [s, ROS clock] of the approach start
         self.q0: np.ndarray | None = None

@@ -16,7 +16,6 @@ from typing import Any
 from sensor_msgs.msg import JointState
 
 from servo_ff.dynamics.walk_worker import WorkerFault
-from servo_ff.ros.measured_pose import measured_pose
 
 from .walk_process import fault
 from .walk_restart import renew_engine
@@ -38,11 +37,12 @@ def engine_up(node: Any) -> bool:
 
 
 def take_pose(node: Any, msg: JointState, stamp: float) -> None:
-    """The walk's start from ``msg`` (stamped ``stamp`` [s]) if it gives the pose and the engine is up: ``q0``, the
+    """The walk's start once ``msg`` (stamped ``stamp`` [s]) completes the measured pose (``node.pose``: several
+    servo nodes' messages, :class:`servo_ff.ros.measured_pose.PoseAcross`) and the engine is up: ``q0``, the
     approach's start ``t0`` after ``start_delay`` and the walk's ``t_walk``, the first message at once."""
     if getattr(node, "engine_given_up", False):
         return  # (said once, in walk_process.fault)
-    q0, why = measured_pose(msg.name, msg.position, stamp, node.joints, node.now_s())  # not the old time's
+    q0, why = node.pose.take(msg.name, msg.position, stamp, node.now_s())  # (across messages; not the old time's)
     if q0 is None:
         return why and node.get_logger().error(why, throttle_duration_sec=5.0)
     if node.new_engine:

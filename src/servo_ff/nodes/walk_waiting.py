@@ -1,7 +1,8 @@
 """What ``servo_walk_node`` waits for before it plans, said: a warning (every 10 s while it lasts, from
 :data:`SAY_AFTER` s on) on a timer of the steady clock — a node on sim time without ``/clock`` has no timer of its own
 that runs. ``/clock``: ``use_sim_time`` true and no clock yet (its time reads 0: no pose is taken); ``/joint_states``:
-none arrived (one that arrived and was refused is said by the node, with its reason); the engine process
+none arrived, or those that did lack joints (:meth:`~servo_ff.ros.measured_pose.PoseAcross.missing`; one that
+arrived and was refused is said by the node, with its reason); the engine process
 (``engine_process``): not up :data:`ENGINE_SAY_AFTER` s after it was started — the tick also looks at it
 (:func:`.walk_start.engine_up`: one that ended or hung is a fault even while no ``/joint_states`` comes)."""
 
@@ -64,4 +65,8 @@ class StartWait:
             self.node.get_logger().warning(
                 f"waiting for {self.topic} (none in {waited:.0f} s): the walk starts from the first measured pose",
                 throttle_duration_sec=10.0,
+            )
+        elif lack := self.node.pose.missing(self.node.now_s()):
+            self.node.get_logger().warning(
+                f"waiting for a whole pose ({waited:.0f} s): {lack}", throttle_duration_sec=10.0
             )
