@@ -185,3 +185,41 @@ def test_an_imu_that_goes_stale_and_comes_back_is_said_on_the_real_rclpy_logger(
             assert imu.age.state(2.0, 0.1).startswith("stale")
             imu.age.taken(2.0)
             assert imu.age.state(2.0, 0.1) == "0.000 s old"
+
+
+def test_balance_gains_with_no_imu_reading_at_all_are_one_warning_and_a_warn_status():
+    """Balance gains set, no reading ever on imu_topic (a wrong topic, an IMU driver not up). Before: the walk went
+    on open-loop, nothing said, /diagnostics OK ("walking", imu "none yet"; audit 20a e14); now one warning naming the
+    topic once imu_timeout has passed since the walk's start, WARN while none comes, its first reading said."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+    from rclpy.parameter import Parameter
+
+    from servo_ff.nodes.walk_node import WalkNode
+
+    clock, said = [1.0], _Said()
+    values = {**GAINS, "start_delay": 3600.0, "imu_timeout": 0.1}
+    with RosHarness(salt=52) as ros:
+        walk = WalkNode(
+            "servo_walk_n", **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]
+        )
+        try:
+            walk.now_s = lambda: clock[0]
+            walk.get_logger = lambda: said
+            n = len(walk.joints)
+            times = walk.dt * np.arange(300)  # a planned window by hand (as above): the walk from 1.5 s
+            walk.times, walk.qs, walk.cs = list(times), [np.zeros(n)] * 300, [0.5] * 300
+            walk.q0, walk.t0, walk.t_walk = walk.qs[0], 0.0, 1.5
+            for t in (1.0, 1.55):  # the approach; walking for less than imu_timeout
+                _published(walk, clock, t)
+            walk.diagnostics.status()  # (the counters' rises since the start)
+            assert not said.warnings and walk.diagnostics.status().level == DiagnosticStatus.OK
+            for t in (1.65, 1.7, 2.0):
+                _published(walk, clock, t)
+            assert len(said.warnings) == 1 and said.warnings[0].startswith("imu/data: no reading in 0.15 s"), said
+            st = walk.diagnostics.status()
+            assert st.level == DiagnosticStatus.WARN and "no reading on imu/data since the walk started" in st.message
+            walk._on_imu(_imu(walk.engine.params.trunk_pitch, 0.0))
+            _published(walk, clock, 2.0)
+            assert walk.diagnostics.status().level == DiagnosticStatus.OK and len(said.warnings) == 1
+        finally:
+            walk.destroy_node()

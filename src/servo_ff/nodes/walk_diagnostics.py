@@ -6,9 +6,10 @@ Phases: ``waiting for /clock``, ``waiting for the engine process`` (``engine_pro
 ``walking``, ``halted`` (standing in double support), ``stopping`` (the engine process ended or hung: to the stance, a
 new one starting), ``given up`` (engine processes that ended before they were up, ``walk_process.MAX_FAILED_STARTS``
 in a row). Level: ERROR when given up; WARN while stopping, while waiting longer than ``walk_waiting.SAY_AFTER``
-(``ENGINE_SAY_AFTER`` for the engine process), with a stale ``cmd_vel`` or IMU reading, and when ``cmd_vel`` messages
-were refused or points' q̇/q̈ held since the last status; else OK. The counters behind each (``cmd_refused``,
-``cmd_clipped``, ``vel_held``, ``acc_held``, ``engine_faults``) are its values."""
+(``ENGINE_SAY_AFTER`` for the engine process), with a stale ``cmd_vel`` or IMU reading (or none since the walk
+started), and when ``cmd_vel`` messages were refused or points' q̇/q̈ held since the last status; else OK. The
+counters behind each (``cmd_refused``, ``cmd_clipped``, ``vel_held``, ``acc_held``, ``engine_faults``) are its
+values."""
 
 from __future__ import annotations
 
@@ -83,6 +84,8 @@ class WalkDiagnostics:
             warn.append(f"no cmd_vel for {n.table['cmd_timeout']:g} s")
         if n.balance is not None and n.balance.age.stale:
             warn.append(f"{n.balance.topic} stale: no balance offset")
+        if n.balance is not None and n.balance.missing:
+            warn.append(f"no reading on {n.balance.topic} since the walk started: no balance offset")
         if rises:
             warn.append(f"since the last status: {', '.join(rises)}")
         level = DiagnosticStatus.WARN if warn else DiagnosticStatus.OK

@@ -35,8 +35,9 @@ Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balan
 each ``imu_topic`` reading (sensor_msgs/Imu: trunk orientation and angular velocity) gives offsets on the ankles and
 hips, added to the points of the next published trajectory, reached from the previous message's by a minimum-jerk
 ramp over its first ``publish_period`` (:mod:`servo_ff.dynamics.offset_ramp`: no step); a reading older than
-``imu_timeout`` (by its header stamp, or its arrival) gives none (logged once); one without a usable orientation (or
-rate, with a rate gain) is refused (logged, throttled; REP-145's "not given" included): :mod:`servo_ff.ros.imu_balance`.
+``imu_timeout`` (by its header stamp, or its arrival) gives none (logged once; none at all ``imu_timeout`` after the
+walk's start too); one without a usable orientation (or rate, with a rate gain) is refused (logged, throttled;
+REP-145's "not given" included): :mod:`servo_ff.ros.imu_balance`.
 
 ``engine_process``: the engine's samples asked ahead of the messages, waited for within bounds; the process ending
 or hanging is one ERROR line, a stop to the stance and a new process (:mod:`servo_ff.nodes.walk_process`). Before its
@@ -325,7 +326,7 @@ class WalkNode(Node):
         t = np.asarray(self.times[lo : lo + n])
         q = np.asarray(self.qs[lo - 2 : lo + n + 2])
         if self.balance is not None:  # ramped from the previous message's offsets: no step
-            off = self.balance.offset_at(now, float(self.table["imu_timeout"]))
+            off = self.balance.offset_at(now, float(self.table["imu_timeout"]), self.t_walk)  # (none yet: said)
             q = q + self.ramp.follow(np.asarray(self.times[lo - 2 : lo + n + 2]), t[0], off)
         if self._cdr is None or self._cdr.n_points != n:
             self._cdr = TrajectoryCdr(self.joints, n)
