@@ -246,6 +246,50 @@ def test_walk_node_starts_again_from_the_measured_pose(engine_process):
         assert walk.engine.cmd == (0.05, 0.0, 0.0)  # the cmd_vel that came after the jump, on the new engine
 
 
+def test_walk_node_starts_again_from_the_measured_pose_after_a_jump_forward():
+    """/clock jumps forward 20 s (a bag skipped ahead, a simulation fast-forwarded). Before: the walk node planned
+    every dt sample of the skipped time in one timer callback (placo in process: 7 s of wall time, the executor held;
+    audit 20a e4) and said nothing; now a jump beyond clock_jump.FORWARD_JUMP (1 s) drops the plan as a jump back
+    does, in one warning, and the walk starts again from the measured pose. A step of 0.5 s is time passing."""
+    pytest.importorskip("placo")
+    from servo_ff.nodes.walk_node import WalkNode
+
+    with RosHarness(salt=97) as h:
+        params = {"urdf_path": str(ROOT / "urdf" / "op3.urdf"), "start_delay": 0.1, "approach_time": 0.3,
+                  "use_sim_time": True}  # fmt: skip
+        walk = h.add(
+            WalkNode(
+                "servo_walk", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+            )
+        )
+        client, rosout, clock, states, stamps = trajectory_client(h, walk)
+        pose = JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm]))
+
+        def walk_from(t0: float, since: int = 0) -> float:
+            set_clock(clock, walk, t0)
+            wait_for(lambda: states.publish(pose) or walk.t_walk is not None, 60.0, f"the pose taken at {t0} s")
+            t = t0
+            while not any(s > walk.t_walk for s in stamps[since:]):  # the clock on in 20 ms steps until walking
+                t += 0.02
+                set_clock(clock, walk, t)
+                assert t < t0 + 30.0, stamps[-3:]
+            return t
+
+        t = walk_from(100.0) + 0.5
+        set_clock(clock, walk, t)  # a coarse clock's step: time passing
+        wait_for(lambda: any(s >= t - 0.05 for s in stamps), 30.0, "a trajectory after the 0.5 s step")
+        assert walk.q0 is not None and not said(rosout, walk, "the clock jumped")
+        set_clock(clock, walk, t + 20.0)
+        wait_for(lambda: walk.q0 is None and walk.new_engine, 30.0, "the plan dropped")
+        lines = wait_for(lambda: said(rosout, walk, "the clock jumped forward 20.0"), 30.0, "the warning")
+        assert len(lines) == 1 and "dropped the walk plan and cmd_vel" in lines[0], lines
+        n = len(stamps)
+        walk_from(t + 20.0, n)
+        after = stamps[n:]
+        assert after and all(s >= t + 20.0 for s in after), after  # planned from the new time, not the skipped one
+        np.testing.assert_allclose(walk.q0, pose.position)
+
+
 def test_an_ilc_trial_ends_when_the_joint_states_stamps_go_back():
     from servo_ff.nodes.ilc_trials import NO_WAITER, ILCTrials, recorded
 

@@ -45,8 +45,9 @@ first pose the node says what it waits for (/clock, the engine process, /joint_s
 :mod:`servo_ff.nodes.walk_waiting`); the pose is taken once the engine process is up
 (:mod:`servo_ff.nodes.walk_start`). Its phase and counters: ``/diagnostics`` (:mod:`servo_ff.nodes.walk_diagnostics`).
 
-A jump back of the clock drops the plan, the cmd_vel and the IMU's age: the walk starts again as at start-up, from
-the next measured pose, on a new engine (:mod:`servo_ff.nodes.walk_restart`).
+A jump back of the clock, or forward by more than 1 s (``clock_jump.FORWARD_JUMP``: a bag or a simulation skipped
+ahead), drops the plan, the cmd_vel and the IMU's age: the walk starts again as at start-up, from the next measured
+pose, on a new engine (:mod:`servo_ff.nodes.walk_restart`).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ from servo_ff.dynamics.walk_command import expire_command
 from servo_ff.dynamics.walk_worker import WorkerFault
 from servo_ff.io.paths import resolve_path
 from servo_ff.ros.cdr_template import cdr_stamp
-from servo_ff.ros.clock_jump import on_clock_jump_back
+from servo_ff.ros.clock_jump import FORWARD_JUMP, on_clock_jump_back
 from servo_ff.ros.common import TOPIC_JOINT_STATES, ParameterTable, spin_node
 from servo_ff.ros.imu_balance import ImuBalance
 from servo_ff.ros.joint_command_cdr import deserialized
@@ -140,7 +141,8 @@ class WalkNode(Node):
             feedback = BalanceFeedback(resolve_path(v["urdf_path"]), self.joints, gains)
             self.balance = ImuBalance(feedback, v["imu_topic"], lambda: self.get_logger())
             self.create_subscription(Imu, v["imu_topic"], self._on_imu, 10)
-        self._jump = on_clock_jump_back(self, lambda: drop_plan(self))
+        self._jump = on_clock_jump_back(self, lambda: drop_plan(self), forward=FORWARD_JUMP)  # (forward: no plan
+        # of the skipped time, every dt sample ticked in one callback — placo: 7 s for 20 s, the executor held)
         self.diagnostics = WalkDiagnostics(self)  # /diagnostics: the phase, what needs a look
         if v["engine_process"]:  # last: a constructor that fails above leaves no child process behind
             start_worker(self)

@@ -1,7 +1,10 @@
 """The walk node after a jump back of its clock (:mod:`servo_ff.ros.clock_jump`: a simulation restarted under the
 running stack, ROS time switched on or off): its plan's times are the old clock's — published on, they would
 start a trajectory in the new clock's future (held by the feed-forward node at its first point) or in its past
-(refused) — and so are the cmd_vel's time and the IMU reading's. All three go; the walk starts again as at
+(refused) — and so are the cmd_vel's time and the IMU reading's. A jump forward by more than
+``clock_jump.FORWARD_JUMP`` (1 s: a bag or a simulation skipped ahead) is taken the same way: planned on, the
+skipped time's every ``dt`` sample was ticked in one callback (placo, 20 s: 7 s of wall time, the executor held,
+unsaid). All three go; the walk starts again as at
 start-up: from the next measured pose, ``start_delay``, the approach to the stance, then the walk (stepping in place
 until a cmd_vel; standing if a halt was asked), on a new engine made when that pose is taken (not in the clock's
 callback). A ``/joint_states`` stamped more than ``clock_jump.OLD_STAMP`` ahead of the clock is the old time's (queued
@@ -20,8 +23,8 @@ from .walk_params import walk_engine
 
 
 def drop_plan(node: Any) -> str:
-    """The clock jumped back: what the walk node ``node`` held from the old time dropped; what, for the log line
-    ("" for nothing)."""
+    """The clock jumped (back, or forward beyond ``FORWARD_JUMP``): what the walk node ``node`` held from the old time
+    dropped; what, for the log line ("" for nothing)."""
     dropped = reset_ages(node.balance.age) if node.balance is not None else []
     if node.q0 is not None:
         node.forget_plan()
