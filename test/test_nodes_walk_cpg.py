@@ -89,6 +89,56 @@ def test_cpg_walk_node_publishes_the_engines_q_and_support_coefficient():
             walk.destroy_node()
 
 
+class _Said:
+    """A node's logger: its lines kept, (level, text)."""
+
+    def __init__(self):
+        self.lines: list[tuple[str, str]] = []
+
+    def __getattr__(self, level: str):
+        return lambda m, **_: self.lines.append((level, m))
+
+
+def test_unstamped_joint_states_send_the_support_coefficient_of_the_nodes_clock():
+    """/joint_states with header.stamp 0 (a driver that does not stamp). Before: the coefficient was the plan's at
+    0 + support_lead, np.interp held at the window's first sample: 2 messages in 4 s of walking, off the plan by 0.44
+    on average and 1.0 at worst (audit 20a e6). Now an unstamped message is taken at the node's clock (said once);
+    a stamp the plan cannot answer (another clock's: 10 s behind) sends none, said."""
+    from geometry_msgs.msg import Twist
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    clock, said = [1.0], _Said()
+    with RosHarness(salt=46) as ros:
+        walk = _node(ros, "servo_walk_u")
+        try:
+            walk.now_s = lambda: clock[0]
+            walk.get_logger = lambda: said
+            sends: list[tuple[float, float]] = []  # (time, coefficient) of each send
+            walk.support_out.send = lambda t, c: sends.append((t, c))
+            walk._on_cmd(Twist(linear=type(Twist().linear)(x=0.04)))
+            walk._on_joint_states(serialize_message(JointState(name=walk.joints, position=[0.0] * len(walk.joints))))
+            unstamped = serialize_message(JointState())
+            for k in range(400):  # 3.2 s of 8 ms ticks, a message planned every 0.096 s
+                clock[0] += 0.008
+                if k % 12 == 0:
+                    walk._publish_trajectory()
+                walk._on_joint_states(unstamped)
+                t, c = sends[-1]
+                assert len(sends) == k + 1 and t == pytest.approx(clock[0] + 0.008, abs=1e-9), (k, t, clock[0])
+                assert c == walk.support(clock[0] + 0.008)
+            walking = [c for t, c in sends if t > walk.t_walk + 0.5]
+            assert min(walking) == 0.0 and max(walking) == 1.0  # the plan's single supports, not one held value
+            assert sum("unstamped (header.stamp 0)" in m for _, m in said.lines) == 1, said.lines
+            foreign = JointState()
+            foreign.header.stamp.sec = int(clock[0]) - 10  # another clock's stamp
+            walk._on_joint_states(serialize_message(foreign))
+            assert len(sends) == 400 and walk.js_support.refused == 1
+            assert any(level == "warning" and "outside what the plan answers" in m for level, m in said.lines)
+        finally:
+            walk.destroy_node()
+
+
 def test_what_the_cpg_cannot_take_is_one_line():
     with RosHarness(salt=47) as ros:
         for extra, line in (

@@ -27,8 +27,9 @@ feed-forward node samples between the points then has no q̈ ripple), held at th
 ``max_velocity``; placo plans within it, the differences overshoot where a joint runs at it) and ``max_acceleration``
 (the NimbRo-OP's knee passing through straight), counted and logged (:mod:`servo_ff.nodes.walk_held`); the support
 coefficient (1 = left foot) on each ``/joint_states`` for its stamp + ``support_lead`` (the time of the feed-forward
-node's next tick), sent when it changes and every ``publish_period`` (the feed-forward node holds it;
-``support_clock: timer``: every ``1/rate_hz``, one control period behind in the lockstep loop). The feed-forward
+node's next tick; unstamped: the node's clock; a stamp out of the plan sends none, said:
+:mod:`servo_ff.nodes.walk_support`), sent when it changes and every ``publish_period`` (the feed-forward node holds
+it; ``support_clock: timer``: every ``1/rate_hz``, one control period behind in the lockstep loop). The feed-forward
 node follows or refuses the trajectory by its own rules (velocity and acceleration bounds).
 
 Balance feedback (:mod:`servo_ff.dynamics.walk_balance`, off while every ``balance_*`` gain is 0): once walking,
@@ -84,9 +85,8 @@ from .walk_params import BALANCE_KEYS, PLACO_ONLY, check_walk, walk_engine, walk
 from .walk_process import fault, prefetch, request, tend, walk_sample
 from .walk_restart import drop_plan, start_worker
 from .walk_start import take_pose
+from .walk_support import KEEP, JointStatesSupport
 from .walk_waiting import StartWait
-
-KEEP = 2.0  # [s] planned samples kept behind now at least (/joint_states stamps lag), dropped by this much at most
 
 
 class WalkNode(Node):
@@ -130,6 +130,7 @@ class WalkNode(Node):
         self.pub_c = self.create_publisher(Float64, v["support_topic"], 10)
         # the support coefficient when it changes (and every publish_period): the feed-forward node holds it
         self.support_out = LevelPublisher(self.pub_c, float(v["publish_period"]))
+        self.js_support = JointStatesSupport(self)  # its time per /joint_states (walk_support)
         self._js_sub = None
         self.waiting = StartWait(self, TOPIC_JOINT_STATES)
         self.listen_joint_states()
@@ -223,10 +224,8 @@ class WalkNode(Node):
                 return
             stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.q0 is not None:
-            if self.support_on_js:
-                # the feed-forward node ticks on the next /joint_states: its time is this stamp + one period
-                t = stamp + float(self.table["support_lead"])
-                self.support_out.send(t, self.support(t))
+            if self.support_on_js:  # the feed-forward node ticks on the next /joint_states: stamp + one period
+                self.js_support.send(stamp)  # (unstamped: the node's clock; out of the plan: none, said)
             return
         take_pose(self, msg, stamp)  # (engine_process: once the engine process is up, walk_start)
 
