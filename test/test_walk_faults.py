@@ -438,13 +438,15 @@ def test_an_engine_process_hanging_at_start_holds_no_callback_and_is_a_fault_aft
         )
         states = probe.create_publisher(JointState, "joint_states", 10)
         pose = JointState(name=list(walk.joints), position=list(walk.engine.q_stand[walk.perm]))
-        wait_for(lambda: states.publish(pose) or walk.waiting.seen, 30.0, "a /joint_states at the walk node")
+        probe.create_timer(0.02, lambda: states.publish(pose))  # (a servo node streaming)
+        wait_for(lambda: walk.waiting.seen, 30.0, "a /joint_states at the walk node")
         t_seen, hung = time.monotonic(), walk.worker.pid
         wait_for(lambda: [t for t, p in phases if t > t_seen + 2.0 and p == "waiting for the engine process"], 20.0,
                  "a status 2 s after the first /joint_states")  # fmt: skip
         said = wait_for(lambda: [m.msg for m in logs if "waiting for the engine process" in m.msg], 30.0, "the line")
         assert said[0].startswith(f"waiting for the engine process (pid {hung}) to start ("), said
         assert walk.q0 is None and walk.faults == 0  # (said from walk_waiting.ENGINE_SAY_AFTER on)
+        assert not [m.msg for m in logs if "waiting for a whole pose" in m.msg]  # the pose is whole: unsaid
         walk.worker.timeout = 0.5  # as if its 120 s had passed
         wait_for(lambda: states.publish(pose) or walk.q0 is not None, 60.0, "the pose, on a new child")
         errors = _errors(logs, walk)

@@ -42,8 +42,8 @@ class StartWait:
     def _tick(self) -> None:
         from .walk_start import engine_up
 
-        if self.node.q0 is not None:
-            return
+        if self.node.q0 is not None or getattr(self.node, "engine_given_up", False):
+            return  # (given up: said once, walk_process.fault)
         engine_up(self.node)  # (one that ended or hung: a fault)
         engine = engine_wait(self.node)
         if engine is not None and engine >= ENGINE_SAY_AFTER:

@@ -81,9 +81,7 @@ class PoseAcross:
                     self.not_finite[name] = p
         if self.missing(now):
             return None, None
-        q = self.q.copy()
-        self.reset()
-        return q, None
+        return self.q.copy(), None  # (the parts kept: a pose not used yet, the engine process starting, is whole)
 
     def missing(self, now: float) -> str:
         """What the pose lacks at ``now`` [s]: the joints not read in the last ``max_age`` (those whose latest reading
@@ -99,6 +97,6 @@ class PoseAcross:
         return f"{TOPIC_JOINT_STATES}: {'; '.join(what)}"
 
     def reset(self) -> None:
-        """No part read (the pose taken; the clock jumped)."""
+        """No part read (the clock jumped)."""
         self.parts.start_over(self.q)
         self.not_finite.clear()
