@@ -314,10 +314,8 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
     def publish_state(self, stamp) -> bool:
         """One /joint_states message with every joint; NaN everywhere for a joint not read since configure, NaN
         velocity and effort for one read before but not this cycle (its last position kept, as consumers need
-        every joint; joint_state_broadcaster also gives NaN for a value it does not have). /dynamic_joint_states
-        the same, and NaN for every other interface of such a joint (the hardware's temperature, voltage). Effort NaN
-        of a servo that gives none (:meth:`hw_effort_known`) is published: freshness is the reading's, never
-        effort's."""
+        every joint, as joint_state_broadcaster); /dynamic_joint_states too, every interface. Effort NaN of a servo
+        giving none (:meth:`hw_effort_known`) is published: freshness is the reading's."""
         pos, vel, eff = self.hw_read()
         if not all_finite(pos, vel, eff):
             seen = self.hw_seen()
