@@ -37,30 +37,41 @@ def engine_up(node: Any) -> bool:
 
 
 def take_pose(node: Any, msg: JointState, stamp: float) -> None:
-    """The walk's start once ``msg`` (stamped ``stamp`` [s]) completes the measured pose (``node.pose``: several
-    servo nodes' messages, :class:`servo_ff.ros.measured_pose.PoseAcross`) and the engine is up: ``q0``, the
-    approach's start ``t0`` after ``start_delay`` and the walk's ``t_walk``, the first message at once."""
+    """``msg`` (stamped ``stamp`` [s]) into the measured pose (``node.pose``: several servo nodes' messages,
+    :class:`servo_ff.ros.measured_pose.PoseAcross`; a refused one said, throttled); the walk started if it is whole
+    (:func:`start_walk`)."""
     if getattr(node, "engine_given_up", False):
         return  # (said once, in walk_process.fault)
     q0, why = node.pose.take(msg.name, msg.position, stamp, node.now_s())  # (across messages; not the old time's)
     if q0 is None:
         return why and node.get_logger().error(why, throttle_duration_sec=5.0)
+    start_walk(node)
+
+
+def start_walk(node: Any) -> None:
+    """The walk's start from the measured pose if it is whole now and the engine is up: ``q0``, the approach's start
+    ``t0`` after ``start_delay`` and the walk's ``t_walk``, the first message at once. Called on each
+    ``/joint_states`` and, before the first pose, on the steady tick of :mod:`.walk_waiting` (a lockstep simulation
+    sends no state until the walk's first chunk has driven a goal: the pose waits there for the engine process)."""
+    now = node.now_s()
+    if node.q0 is not None or getattr(node, "engine_given_up", False) or now <= 0.0 or node.pose.missing(now):
+        return
     if node.new_engine:
         renew_engine(node)
     if not engine_up(node):
-        return  # the pose is taken from a later /joint_states, once the engine process is up
+        return  # taken once the engine process is up
     if node.worker is None:
         node.engine.start()
     else:
         try:
             node.worker.start(node.engine.cmd, node.engine.halt_requested)  # (up: no wait)
         except WorkerFault as e:
-            return fault(node, e, node.now_s())
-    node.q0 = q0
+            return fault(node, e, now)
+    node.q0 = node.pose.q.copy()
     if not node.support_on_js:  # only the first pose is used: no message taken per servo cycle
         node.destroy_subscription(node._js_sub)
         node._js_sub = None
-    node.t0 = node.now_s() + float(node.table["start_delay"])
+    node.t0 = now + float(node.table["start_delay"])
     node.t_walk = node.t0 + float(node.table["approach_time"])
     node.get_logger().info(f"walking stance at t = {node.t_walk:.3f} s, then walking under cmd_vel")
     # the first chunk at once, not at the next timer tick: a lockstep sim waits for the goals it drives
