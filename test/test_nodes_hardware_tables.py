@@ -62,8 +62,9 @@ def states_of(table: str, tmp_path, salt: int, capfd, kp: float | None = 32.0) -
     vbus.start()
     h = RosHarness(salt=salt)
     try:
+        protocol = ct.control_table(table).protocol  # patient (300 ms, 4 retries): 18 connects on a loaded box
         node, client, states, diags, pub = hardware_on_virtual_bus(
-            h, link, JOINTS, IDS, table, kp, "tables_client", protocol=ct.control_table(table).protocol
+            h, link, JOINTS, IDS, table, kp, "tables_client", protocol=protocol, timeout_ms=300.0, retries=4
         )
         n = len(states)
         wait_for(lambda: len(states) >= n + 3, 20.0, f"{table}: three more joint_states")
