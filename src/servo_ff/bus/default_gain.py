@@ -10,7 +10,10 @@ from servo_ff.models.firmware import FIRMWARE_LAWS
 from servo_ff.models.presets import preset_servo
 
 from . import control_table as ct
-from .dynamixel.p1_units import SLOPE_TIMES_P  # AX-12A: Compliance Slope · P = 1024 (MX manual)
+
+#: AX-12A: Compliance Slope · P = 1024 (the MX manual's table Slope 8…128 = P Gain 128…8); the AX family's own
+#: conversions (servo_ff.bus.dynamixel.p1_units) import it from here: a generic bus module imports no family
+SLOPE_TIMES_P = 1024
 
 
 def default_kp(servo: str) -> tuple[float, str]:

@@ -12,6 +12,7 @@ import struct
 
 from .. import control_table as ct
 from .. import protocol1 as p1
+from ..default_gain import SLOPE_TIMES_P
 
 #: Baud Rate register: 2,000,000 / (value + 1) bps for value 0..249; MX firmware adds 250/251/252.
 BAUD_BASE = 2_000_000
@@ -38,8 +39,7 @@ ALARM_TO_HW = {
 BULK_READ_MODELS = frozenset({310, 320})
 
 #: AX Compliance Slope: 7 steps whose representative values are 2, 4, …, 128 (e-manual "Compliance Slope");
-#: the MX manual's table Slope 8/16/32/64/128 = P Gain 128/64/32/16/8 gives slope · P = 1024.
-SLOPE_TIMES_P = 1024
+#: slope · P = SLOPE_TIMES_P (1024, servo_ff.bus.default_gain).
 SLOPE_STEPS = (2, 4, 8, 16, 32, 64, 128)
 
 STATE_ADDR, STATE_LEN = 36, 6  # Present Position, Present Speed, Present Load (2 bytes each)
