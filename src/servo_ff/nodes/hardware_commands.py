@@ -29,8 +29,9 @@ class HardwareCommands:
         return off
 
     def hw_torque_all_on(self) -> bool:
-        """Torque on everywhere, no servo rebooted by itself with its torque not restored yet."""
-        return bool(self.configured and self.hw_torque_is_on() and not self.unpowered)
+        """Torque on everywhere, no servo rebooted by itself with its torque not restored yet, the bus connected (a
+        lost bus reads nothing: its torque is not known on, and a consumer must read the pose again after it)."""
+        return bool(self.configured and self.connected and self.hw_torque_is_on() and not self.unpowered)
 
     def hw_torque(self, enable: bool) -> tuple[bool, str]:
         if not self.configured:  # no port: no reconnection comes either (before: "applied after reconnection")

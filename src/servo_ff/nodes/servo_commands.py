@@ -44,8 +44,10 @@ class ServoCommands:
         if goal and (lost := self.hw_states_refusal()):
             return "lost", lost
         torque_off = self.hw_torque_off() if goal else np.zeros(self.n, dtype=bool)
-        off = [j for j in names if j in self.gate.index and torque_off[self.gate.index[j]]]
-        if off:  # (torque off by request: every joint; a hardware servo's protective shutdown: its joint)
+        named = [j for j in names if j in self.gate.index]
+        off = [j for j in named if torque_off[self.gate.index[j]]]
+        if off and len(off) == len(named):  # torque off by request: every joint; a protective shutdown: its joint —
+            # a goal naming others too is taken (the shut-down servo stays off until torque_enable, which holds it)
             where = "" if torque_off.all() else f" on {', '.join(off)}"
             return "torque", (
                 f"torque is off{where}: the limp servos follow nothing ({self.names['torque_enable']} true first)"
