@@ -46,8 +46,9 @@ def past_bounds(coarse: Callable[[int], float | None], d: int, lo: int, hi: int,
             raise ReactionTimeError(
                 f"the motion leads its goals by {lead * dt * 1e3:.3g} ms (the residual is lowest with each goal paired "
                 f"with the position {lead * dt * 1e3:.3g} ms before it; a servo reacts after its goal): the goals are "
-                "timed late — unstamped goals (Float64MultiArray) timed by their receive time over a slow link? Record "
-                "stamped goals (JointState, JointTrajectory) or on the robot; not fitted"
+                "timed late (unstamped goals, e.g. Float64MultiArray, timed by their receive time over a slow link? "
+                "record stamped goals or on the robot), or the model misfits this log (a bench log recorded on the "
+                "robot: its fit's rms tells); not fitted (--delay SECONDS fits at a reaction time you know)"
             )
     if d == hi:
         top = _walk(coarse, d, 1, stop)

@@ -1,11 +1,13 @@
 """How ``servo_feedforward_node`` follows its servo node's torque, the latched ``servo/torque_enabled``
 (std_msgs/Bool, :mod:`servo_ff.ros.torque_state`): while it is false the node sends no goal (said once: the servos
 are limp, a goal would only be the target they snap to when it comes on). When it comes on again (``activate``,
-``torque_enable`` true, a sim's reset) — or on for the first time after goals went out before any state was heard
-(a servo node activated after this one started) — the joints stand wherever they fell: the pose is read again
-(:class:`servo_ff.ros.start_pose.StartPose`, every goal joint) and the goals blend from it, at rest, into the
-desired trajectory (:class:`ResumeBlend`), as ros2_control's JointTrajectoryController starts from the state it
-reads on activation. Before, the next goal was the trajectory's: on the pendulum 1.35 rad away, the joint swung
+``torque_enable`` true, a hardware bus back after a loss: the state is false while it is lost) — or on for the first
+time after goals went out before any state was heard (a servo node activated after this one started) — the joints
+stand wherever they fell: the pose is read again (:class:`servo_ff.ros.start_pose.StartPose`, every goal joint) and
+the goals blend from it, at rest, into the desired trajectory (:class:`ResumeBlend`). (ros2_control's
+JointTrajectoryController holds the state it reads on activation and drops its trajectory; this node blends back into
+the desired trajectory its walking stack keeps streaming.) A sim's ``reset`` while torque stays on changes no state:
+no blend follows it. Before, the next goal was the trajectory's: on the pendulum 1.35 rad away, the joint swung
 back at 8 rad/s, and nothing was said.
 
 The state is true only while *every* servo's torque is on: one servo's protective shutdown makes it false too. While

@@ -239,7 +239,7 @@ class SimClock:
             return
         self._timed_out = (self.sim_time_ns, self._last_step_wall)
         self._last_step_wall = now
-        if not self.active:  # no goals taken: nothing is late
+        if not (self.active and self.hw_torque_is_on()):  # no goals taken (torque off: refused): nothing is late
             self._tick_owned()
             return
         self._lockstep_counts["timeout_steps"] += 1
