@@ -276,3 +276,29 @@ def test_hold_within_never_rounds_beyond_the_limit():
     got, beyond = hold_within(x, limit)
     assert np.abs(got).max() <= 1000.0 and got[0, 0] == 1000.0 and got[1, 0] == -1000.0
     assert got[0, 1] / got[0, 0] == pytest.approx(x[0, 1] / x[0, 0], rel=1e-15) and beyond.tolist() == [2, 0]
+
+
+def test_cli_simulate_interrupted_leaves_no_cut_off_csv(tmp_path, monkeypatch):
+    """Before: Ctrl-C during the CSV write left a cut-off file under the final name (opened directly); now the CSV
+    is written under a temporary name and renamed once whole."""
+    import servo_ff.cli.simulate as sim
+
+    real = csv.writer
+
+    class Interrupted:
+        def __init__(self, f):
+            self.w, self.rows = real(f), 0
+
+        def writerow(self, row):
+            self.rows += 1
+            if self.rows > 100:
+                raise KeyboardInterrupt
+            self.w.writerow(row)
+
+    monkeypatch.setattr(sim.csv, "writer", Interrupted)
+    try:
+        rc = main(["simulate", "--servo", "mx106", "--model", "m4", "--out", str(tmp_path)])
+    except KeyboardInterrupt:
+        rc = 130
+    assert rc != 0
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())

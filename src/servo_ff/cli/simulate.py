@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from servo_ff.cli._params import add_firmware_argument, resolve_params
+from servo_ff.io.atomic import atomic_path
 from servo_ff.models.params import MODEL_NAMES
 from servo_ff.models.presets import SERVO_NAMES, preset
 from servo_ff.trajectories import TRAJECTORIES, trajectory
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     name = "".join(c if c.isalnum() or c in "-_" else "_" for c in f"{params.actuator}_{params.model}_{traj.name}")
     csv_path, png_path = out / f"{name}.csv", out / f"{name}.png"
-    with csv_path.open("w", newline="") as f:
+    with atomic_path(csv_path) as tmp, tmp.open("w", newline="") as f:  # interrupted: no cut-off file
         w = csv.writer(f)
         w.writerow(["t_s", "goal_rad", "theta_rad", "dtheta_rad_s", "tau_m_Nm", "tau_f_Nm", "volts_V", "torque_enable"])
         for row in zip(traj.t, traj.q, res.theta, res.dtheta, res.tau_m, res.tau_f, res.volts, traj.torque_enable):
@@ -96,5 +97,6 @@ def plot_simulation(traj, res, path: Path, title: str) -> None:
     for a in (a1, a2):
         a.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
