@@ -1,5 +1,7 @@
 """``servo-ff tf`` command line: real files in, tables out, clear errors."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -59,3 +61,26 @@ def test_tf_prbs_then_errors(tmp_path, capsys):
     )
     assert main(["tf", "srivc", "--csv", str(short), "--n", "2", "--m", "0"]) == 2
     assert "too short" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("error", ["KeyboardInterrupt", "ImportError('no such thing')"])
+def test_lazy_import_lets_what_the_module_raises_propagate(tmp_path, monkeypatch, error):
+    """Before: importlib's LazyLoader marked the module loaded before executing it; a Ctrl-C (or ImportError)
+    raised while it executed was lost and every later access gave ``AttributeError: module ... has no attribute``
+    (``tf`` interrupted while starting: 4 of 5 runs). Now it propagates as itself and a later access imports again."""
+    from servo_ff.cli import lazy_import
+
+    name = f"lazy_probe_{abs(hash(error))}"
+    flag = tmp_path / "raise"
+    flag.touch()
+    (tmp_path / f"{name}.py").write_text(
+        f"import pathlib\nif pathlib.Path({str(flag)!r}).exists():\n    raise {error}\nVALUE = 7\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    mod = lazy_import(name)
+    with pytest.raises(KeyboardInterrupt if error == "KeyboardInterrupt" else ImportError):
+        _ = mod.VALUE
+    flag.unlink()
+    assert mod.VALUE == 7
+    sys.modules.pop(name, None)

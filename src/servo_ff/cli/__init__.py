@@ -13,20 +13,26 @@ from ..errors import ServoFFError
 from ..interrupt import quiet_interrupt
 
 
+class _LazyModule:
+    """Stands for module ``name`` until its first attribute access, which imports it with a plain import: what the
+    module raises while it executes (ImportError, a Ctrl-C's KeyboardInterrupt) propagates as itself and leaves no
+    half-executed module behind (importlib's LazyLoader marked the module loaded first, so an interrupted import
+    became ``AttributeError: module ... has no attribute ...`` on every later access)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        return getattr(importlib.import_module(self._name), attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}>"
+
+
 def lazy_import(name: str):
     """A module that is imported on first attribute access: keeps ``servo-ff --help`` and sub-commands that do
     not need heavy libraries (python-control, pinocchio, MuJoCo) fast to start."""
-    import importlib.util
-
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
+    return sys.modules.get(name) or _LazyModule(name)
 
 
 def build_parser() -> argparse.ArgumentParser:
