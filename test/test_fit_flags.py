@@ -91,3 +91,25 @@ def test_the_fit_node_declares_the_same_dt_range():
 
     (spec,) = [s for s in fit_specs() if s.name == "dt"]
     assert (spec.lo, spec.hi) == (DT_MIN, DT_MAX) == (1e-4, 1.0)
+
+
+def test_the_alpha_file_of_one_fitted_joint_serves_every_joint_of_the_robot(tmp_path, capsys):
+    """Before: ``fit LOG --joint pendulum_1`` wrote joints.pendulum_1 only, and the feed-forward node on a robot
+    with pendulum_2 refused it ("no α for joint 'pendulum_2' and no 'default' entry"); without --joint the file
+    named the placeholder "joint" (no robot has it). Now --as-default writes the 'default' entry (implied for the
+    placeholder), which every joint reads."""
+    from servo_ff.dynamics.alpha import load_alpha
+
+    path = tmp_path / "log.csv"
+    write_csv(_log(), path)
+    robot = ["pendulum_1", "pendulum_2"]
+    for flags in (["--joint", "pendulum_1", "--as-default"], []):
+        out = tmp_path / f"o{len(flags)}"
+        assert main(["fit", str(path), "--out", str(out), *flags]) == 0
+        assert "'default' entry" in capsys.readouterr().out
+        table = load_alpha(out / "alpha.yaml", robot)
+        assert table.joint_names == tuple(robot)
+        np.testing.assert_array_equal(table.alpha[0], table.alpha[1])
+        assert table.alpha[0, 0] > 1e-3
+    assert main(["fit", str(path), "--out", str(tmp_path / "named"), "--joint", "pendulum_1"]) == 0
+    assert load_alpha(tmp_path / "named" / "alpha.yaml", ["pendulum_1"]).joint_names == ("pendulum_1",)

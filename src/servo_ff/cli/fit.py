@@ -25,6 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "servo_ilc_node; default: the record's τ or the log's pendulum)",
     )
     p.add_argument("--joint", help="joint (a bag's joint; must match an ILC record's)")
+    p.add_argument(
+        "--as-default",
+        action="store_true",
+        help="write α̂ as the α file's 'default' entry, read by every joint of the robot (the feed-forward node's "
+        "alpha_file), not under the fitted joint's name; implied when the source names no joint (a bench log)",
+    )
     p.add_argument("--iteration", type=int, default=-1, help="ILC trial to fit (-1: lowest windowed error)")
     p.add_argument("--kp", type=float, help="servo gain during the data (default: from the record/log)")
     p.add_argument(
@@ -123,7 +129,10 @@ def run(args: argparse.Namespace) -> int:
     if res.stopped_line():
         print(f"warning: {res.stopped_line()}", file=sys.stderr)
     out = Path(args.out)
-    path = save_alpha_result(res, out / "alpha.yaml")
+    as_default = args.as_default or res.joint == "joint"  # "joint": a bench log's placeholder, no robot's joint
+    path = save_alpha_result(res, out / "alpha.yaml", as_default=as_default)
+    if as_default:
+        print(f"alpha written as the 'default' entry (every joint; fitted on {res.joint!r})")
     gain = data.kp * data.u_bat[: fit.n_samples]
     plot_alpha_residuals(fit, data.dt, out / "residuals.png", gain)
     print(

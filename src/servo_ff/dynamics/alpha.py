@@ -131,13 +131,20 @@ def load_alpha(path: str | Path, joint_names: Sequence[str]) -> AlphaTable:
     return alpha_table_from_mapping(data, joint_names, source=str(path))
 
 
-def save_alpha(table: AlphaTable, path: str | Path, info: Mapping[str, Any] | None = None) -> Path:
+def save_alpha(
+    table: AlphaTable, path: str | Path, info: Mapping[str, Any] | None = None, as_default: bool = False
+) -> Path:
     """Write ``table`` as YAML (or JSON by suffix); ``info`` (e.g. how it was fitted) goes under ``fit``, which
-    readers ignore."""
+    readers ignore. ``as_default``: the one row of ``table`` is written as the ``default`` entry (every joint of
+    the robot), not under its joint's name."""
     from ..io.atomic import atomic_write_text
 
     path = Path(path)
-    doc = table.to_dict()
+    doc: dict[str, Any] = table.to_dict()
+    if as_default:
+        if len(table.joint_names) != 1:
+            raise ValueError(f"{path}: a default entry is one α, got {len(table.joint_names)} joints")
+        doc = {"default": doc["joints"][table.joint_names[0]]}
     if info:
         doc["fit"] = dict(info)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -186,10 +186,12 @@ def save_alpha_result(
     path: str | Path,
     joint_names: tuple[str, ...] | None = None,
     info: dict[str, Any] | None = None,
+    as_default: bool = False,
 ) -> Path:
-    """Write the fitted α̂ as an α file (``servo_ff.dynamics.alpha`` format) for ``result.joint`` (or as the
-    ``default`` of every joint in ``joint_names``), with how it was fitted (and ``info``) under ``fit``; ValueError
-    (nothing written) when α̂, q̇_s or δ is not finite."""
+    """Write the fitted α̂ as an α file (``servo_ff.dynamics.alpha`` format) for ``result.joint`` (or for every
+    joint in ``joint_names``; ``as_default``: as the file's ``default`` entry, which every joint of any robot
+    reads), with how it was fitted (and ``info``) under ``fit``; ValueError (nothing written) when α̂, q̇_s or δ
+    is not finite."""
     from ..dynamics.alpha import AlphaTable, save_alpha
 
     f = result.fit
@@ -201,7 +203,7 @@ def save_alpha_result(
     alpha[: len(f.alpha)] = f.alpha  # α̂4 = 0 when it was not fitted
     table = AlphaTable(names, np.tile(alpha, (n, 1)), np.full(n, f.dq_s), np.full(n, f.delta))
     fit_info = {k: v for k, v in result.as_dict().items() if k not in ("alpha", "dq_s", "delta")}
-    return save_alpha(table, path, {**fit_info, **(info or {})})
+    return save_alpha(table, path, {**fit_info, **(info or {})}, as_default=as_default)
 
 
 __all__ = ["AlphaResult", "gated_fit", "urdf_joint_torque", "data_from_record", "fit_alpha_source", "save_alpha_result"]
