@@ -406,3 +406,26 @@ def test_sts3215_identified_end_to_end_from_simulated_bench_logs(tmp_path):
     recorded = read_logs([logs])
     unlimited = truth.with_(firmware=truth.firmware.with_(goal_velocity_limit=math.inf))
     assert evaluate(unlimited, recorded) > 8 * evaluate(truth, recorded)
+
+
+def test_fit_of_an_ilc_record_takes_the_pendulum_given(tmp_path, capsys):
+    """Before: --mass/--length were ignored for an ILC record without a pendulum of its own (servo_ilc_node's),
+    while the error told the user to give them. Now they give τ_o: the α̂ of the record with its pendulum."""
+    from dataclasses import replace
+
+    from servo_ff.io.ilc_record import load_ilc_record, save_ilc_record
+
+    ilc = tmp_path / "ilc"
+    assert main(["ilc", "--kp", "8", "--delay", "0.06", "--max-iterations", "4", "--out", str(ilc)]) == 0
+    rec = load_ilc_record(ilc / "ilc.npz")
+    mass, length, arm = (str(float(v)) for v in rec.pendulum)
+    save_ilc_record(replace(rec, pendulum=None), tmp_path / "bare.npz")
+    capsys.readouterr()
+    assert main(["fit", str(tmp_path / "bare.npz"), "--out", str(tmp_path / "x"), "--mass", mass]) == 2
+    assert "(--mass and --length)" in capsys.readouterr().err
+    assert main(["fit", str(ilc / "ilc.npz"), "--out", str(tmp_path / "own")]) == 0
+    flags = ["--mass", mass, "--length", length, "--arm-mass", arm]
+    assert main(["fit", str(tmp_path / "bare.npz"), "--out", str(tmp_path / "given"), *flags]) == 0
+    own, given = (yaml.safe_load((tmp_path / d / "alpha.yaml").read_text()) for d in ("own", "given"))
+    assert given["joints"].keys() == own["joints"].keys() == {rec.joint}
+    np.testing.assert_allclose(given["joints"][rec.joint]["alpha"], own["joints"][rec.joint]["alpha"], rtol=1e-9)

@@ -39,7 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="servo supply voltage [V] during the data; given, it wins over a recorded supply (a bag's "
         "servo_supply, else its one BatteryState; a difference over 10%% is said)",
     )
-    p.add_argument("--mass", type=float, help="pendulum mass [kg] (τ_o of a bench without a URDF)")
+    p.add_argument(
+        "--mass",
+        type=float,
+        help="pendulum mass [kg] (τ_o of a bench without a URDF; for a log or an ILC record)",
+    )
     p.add_argument("--length", type=float, help="pendulum length [m]")
     p.add_argument("--arm-mass", type=float, help="pendulum arm mass [kg]")
     p.add_argument("--inertia", action="store_true", help="include α4·q̈ (Eq. 14)")

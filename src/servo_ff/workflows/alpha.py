@@ -136,7 +136,11 @@ def fit_alpha_source(
         data = data_from_record(rec, iteration, kp, f"ILC record {path}")
         kp_source = "given" if kp is not None else "ILC record"
         supply_source = "ILC record"
-        if rec.pendulum is not None:
+        if mass is not None and length is not None:  # the bench the record was taken on, given (before: ignored)
+            if not all(math.isfinite(v) and v > 0 for v in (mass, length)) or not (arm_mass or 0.0) >= 0:
+                raise ValueError(f"mass and length must be finite and > 0 (arm mass >= 0), got {mass}, {length}")
+            torque = pendulum_torque(mass, length, arm_mass or 0.0)
+        elif rec.pendulum is not None:
             torque = pendulum_torque(*rec.pendulum)
     else:
         bench = {
@@ -157,7 +161,7 @@ def fit_alpha_source(
     if torque is None:
         raise ValueError(
             f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF "
-            "(or the pendulum's mass and length)"
+            "(--urdf) or the pendulum's mass and length (--mass and --length)"
         )
     res = gated_fit(joint, data, torque, gate, kp_source, supply_source, **fit_options)
     return replace(res, ilc_stopped=stopped) if stopped else res
