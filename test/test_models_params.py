@@ -160,3 +160,52 @@ def test_datasheet_presets_follow_seed_000_and_001():
     assert mx28.firmware.kp * mx28.firmware.error_gain == pytest.approx(4 * 4096 / (2 * math.pi) / 511)
     mg = preset("mg995", "m1")
     assert mg.firmware.vin == 5.0 and mg.R == 2.5
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"ktt": 1.0}, r"unknown key\(s\) ktt"),  # a misspelt key was dropped silently
+        ({"model": "m1"}, r"friction_stribeck.*model m1 does not use"),  # m4's Stribeck terms in an m1 file
+        ({"firmware.kp": float("nan")}, r"firmware\.kp must be finite, got nan"),
+        ({"firmware.kpp": 1.0}, r"unknown firmware key\(s\) firmware\.kpp"),
+    ],
+)
+def test_parameter_files_refuse_unknown_keys_and_name_file_and_key_in_both_formats(tmp_path, suffix, change, expected):
+    """One loader path: JSON and YAML refuse the same inputs with one line naming the file and the key."""
+    p = ActuatorParams.from_bam_dict(BAM_MX106_M4)
+    path = tmp_path / f"p{suffix}"
+    (p.save_json if suffix == ".json" else p.save_yaml)(path)
+    data = json.loads(path.read_text()) if suffix == ".json" else None
+    if suffix == ".json":
+        for key, value in change.items():
+            head, _, leaf = key.partition(".")
+            if leaf:
+                data[head][leaf] = value
+            else:
+                data[key] = value
+        path.write_text(json.dumps(data))
+    else:
+        import yaml
+
+        doc = yaml.safe_load(path.read_text())
+        node = doc["/**"]["ros__parameters"]["actuator"]
+        for key, value in change.items():
+            head, _, leaf = key.partition(".")
+            if leaf:
+                node[head][leaf] = value
+            else:
+                node[key] = value
+        path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ParameterError, match=f"^{path}: .*{expected}"):
+        load_params(path)
+
+
+def test_every_published_bam_file_loads_with_the_unknown_key_check():
+    from importlib.resources import files
+
+    paths = sorted(files("servo_ff.models").joinpath("data/bam").glob("*/*.json"))
+    assert len(paths) == 25
+    for path in paths:
+        assert load_params(path).model == path.stem

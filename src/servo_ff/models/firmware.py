@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -143,23 +144,28 @@ def firmware_row(name: str) -> FirmwareLaw:
     return FIRMWARE_LAWS[name]
 
 
-def firmware_from_mapping(data: Any, source: str) -> FirmwareLaw:
-    """A :class:`FirmwareLaw` from a JSON/YAML object (limits null/absent = none); errors name ``source``."""
-    if not isinstance(data, dict):
+def firmware_from_mapping(data: Any, source: str, base: FirmwareLaw | None = None) -> FirmwareLaw:
+    """A :class:`FirmwareLaw` from a JSON/YAML object; errors name ``source`` and the key (``firmware.kp``).
+
+    Without ``base`` an absent or null limit is none (inf) and other absent keys take the class defaults; with
+    ``base`` the object's keys are applied over ``base`` (the ROS-parameter form)."""
+    if not isinstance(data, Mapping):
         raise ParameterError(f"{source}: firmware must be an object of {', '.join(_FIELDS)}")
     unknown = [k for k in data if k not in _FIELDS]
     if unknown:
         raise ParameterError(
-            f"{source}: unknown firmware key(s) {', '.join(map(str, unknown))}; valid: {', '.join(_FIELDS)}"
+            f"{source}: unknown firmware key(s) {', '.join(f'firmware.{k}' for k in unknown)}; "
+            f"valid: {', '.join(_FIELDS)}"
         )
     fw = dict(data)
     for key in _INF_WHEN_ABSENT:
-        if fw.get(key) is None:
+        if (base is None or key in fw) and fw.get(key) is None:
             fw[key] = math.inf
     try:
-        return FirmwareLaw(**fw)
+        return FirmwareLaw(**fw) if base is None else base.with_(**fw)
     except ParameterError as e:
-        raise ParameterError(f"{source}: firmware: {e}") from None
+        text = str(e)
+        raise ParameterError(f"{source}: {text if text.startswith('firmware.') else 'firmware.' + text}") from None
 
 
 def firmware_from_spec(spec: str, base: FirmwareLaw | None = None) -> FirmwareLaw:

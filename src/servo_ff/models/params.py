@@ -165,6 +165,7 @@ class ActuatorParams:
         model = str(data["model"])
         if model not in MODEL_NAMES:
             raise ParameterError(f"{source}: unknown model {model!r}; valid models: {', '.join(MODEL_NAMES)}")
+        _refuse_unknown_keys(data, model, source)
         actuator = str(data["actuator"])
         if firmware is None and data.get("firmware") is not None:
             firmware = firmware_from_mapping(data["firmware"], source)
@@ -245,10 +246,7 @@ class ActuatorParams:
         for key in _INF_WHEN_ABSENT:
             if key in fw_keys:
                 fw_keys[key] = as_float(fw_keys[key], source, f"firmware.{key}", ParameterError) or math.inf
-        try:
-            fw = firmware or base.with_(**fw_keys)
-        except TypeError as e:
-            raise ParameterError(f"{source}: {e}") from None
+        fw = firmware or firmware_from_mapping(fw_keys, source, base=base)
         bam = {k: v for k, v in flat.items() if not k.startswith(("firmware.", "thermal."))}
         thermal = {k.split(".", 1)[1]: v for k, v in flat.items() if k.startswith("thermal.")}
         if thermal:
@@ -284,6 +282,28 @@ class ActuatorParams:
             raise ParameterError(f"{path}: missing key 'ros__parameters' (a mapping)")
         flat = _flatten(node["ros__parameters"])
         return cls.from_ros_parameters(flat, source=str(path), firmware=firmware)
+
+
+#: keys a parameter file may carry besides the friction coefficients of its model
+_FILE_KEYS = ("model", "actuator", *MOTOR_KEYS, "q_offset", "dtheta_max", "firmware", "thermal")
+
+
+def _refuse_unknown_keys(data: Mapping[str, Any], model: str, source: str) -> None:
+    """One line naming ``source`` and every key the file's ``model`` does not read (a misspelt key, or another
+    model's friction coefficient, would otherwise be dropped silently). bam's published files carry none."""
+    used = {*_FILE_KEYS, *MODEL_FRICTION_KEYS[model]}
+    unknown = [str(k) for k in data if k not in used]
+    if not unknown:
+        return
+    other = [k for k in unknown if k in FRICTION_KEYS]
+    if other:
+        raise ParameterError(
+            f"{source}: key(s) {', '.join(other)} are friction coefficients model {model} does not use "
+            f"(it uses {', '.join(MODEL_FRICTION_KEYS[model])}); remove them or set 'model'"
+        )
+    raise ParameterError(
+        f"{source}: unknown key(s) {', '.join(unknown)}; valid: {', '.join((*_FILE_KEYS, *FRICTION_KEYS))}"
+    )
 
 
 def _read_text(path: str | Path) -> str:
