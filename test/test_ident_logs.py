@@ -253,3 +253,27 @@ def test_clock_not_started_with_the_recording_starts_the_grid_at_its_first_times
     lg = read_bam_json(_raw_json(tmp_path / "unix.json", _entries(ts.tolist())))
     assert lg.t[0] == 0.0 and lg.t[-1] < ts[-1] - ts[0]
     np.testing.assert_allclose(lg.position, 2.0 * (ts[0] + lg.t), rtol=1e-12)
+
+
+def test_a_log_given_twice_is_used_once_and_said(tmp_path, monkeypatch, caplog):
+    """``identify L L ./L dir/`` read L four times (training and validation could share it); now once, one line."""
+    from servo_ff.io.logs import read_logs
+
+    write_csv(_log(), tmp_path / "a.csv")
+    write_csv(_log(), tmp_path / "b.csv")
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level("WARNING"):
+        logs = read_logs(["a.csv", "a.csv", "./a.csv", str(tmp_path)])
+    assert len(logs) == 2
+    lines = [r.getMessage() for r in caplog.records if "more than once" in r.getMessage()]
+    assert len(lines) == 1 and "a.csv" in lines[0] and "b.csv" not in lines[0]
+
+
+def test_logs_of_different_actuators_are_refused_naming_both(tmp_path):
+    """An xl330 log among mx106 logs was identified as 'actuator xl330' (the first log's) without a word."""
+    from servo_ff.workflows.identify import check_one_actuator
+
+    logs = [_log().with_(motor="xl330", source="x.json"), _log().with_(source="m1.csv"), _log().with_(source="m2.csv")]
+    with pytest.raises(ValueError, match=r"different actuators \(x\.json is xl330, m1\.csv is mx106\)"):
+        check_one_actuator(logs)
+    check_one_actuator(logs[1:])  # one actuator: accepted

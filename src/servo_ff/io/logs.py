@@ -132,7 +132,26 @@ def read_log(
 def find_logs(paths: Iterable[str | Path]) -> list[Path]:
     """Expand directories into their log files (sorted); rosbag2 directories count as one log. Sub-folders are not
     searched (a folder of days is given day by day: what is read stays what was asked); every entry of a folder not
-    read is named in one line with why (:func:`why_not_read`)."""
+    read is named in one line with why (:func:`why_not_read`). A file given twice (same resolved path, e.g. ``L ./L``
+    or ``L dir/``) is used once, said in one warning line."""
+    found = _expand(paths)
+    first: dict[Path, Path] = {}
+    twice: dict[Path, list[Path]] = {}
+    for p in found:
+        key = p.resolve()
+        if key in first:
+            twice.setdefault(key, [first[key]]).append(p)
+        else:
+            first[key] = p
+    if twice:
+        _log.warning(
+            "log(s) given more than once, each used once: %s",
+            "; ".join(" = ".join(map(str, names)) for names in twice.values()),
+        )
+    return list(first.values())
+
+
+def _expand(paths: Iterable[str | Path]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():

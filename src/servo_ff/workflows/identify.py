@@ -133,12 +133,24 @@ def resolve(opts: IdentifyOptions, logs: Sequence[ServoLog]) -> Setup:
     return Setup(actuator, fw, source, ref, row.source, prior, swing)
 
 
+def check_one_actuator(logs: Sequence[ServoLog]) -> None:
+    """One identification is of one actuator: logs whose ``motor`` keys differ are refused, naming a log of each."""
+    by_motor: dict[str, str] = {}
+    for log in logs:
+        if log.motor:
+            by_motor.setdefault(log.motor, log.source)
+    if len(by_motor) > 1:
+        named = ", ".join(f"{src} is {motor}" for motor, src in by_motor.items())
+        raise ValueError(f"logs of different actuators ({named}): identify one actuator at a time")
+
+
 def prepare(paths: Sequence[str | Path], opts: IdentifyOptions) -> tuple[list[ServoLog], Setup]:
     """Check the options, read and check the logs (files or folders) and resolve the set-up: everything that can
     fail on bad input, before any output exists."""
     check_options(opts)
     logs = read_logs(paths, dt=opts.dt, **bag_options(dict(opts.topics), opts.joint, opts.joints))  # bags only
     check_identifiable(logs)
+    check_one_actuator(logs)
     check_split(logs, opts.validation)
     return logs, resolve(opts, logs)
 
