@@ -4,7 +4,21 @@ simulated servo + pendulum; writes the ILC record (every iteration) and the conv
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
+
+from ..identification.ilc import DIVERGE_FACTOR, DIVERGE_GROWTH, ILCStop
+
+PRESET_KP = 4.0  # [register units] the default gain on a preset (a low gain leaves the command something to learn)
+
+
+def check_out_dir(out: Path) -> None:
+    """Create ``--out`` and check it is a writable directory before any learning (before: checked after it)."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out}: directory is not writable")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--servo", default="mx106")
     p.add_argument("--model", default="m4")
     p.add_argument("--params", help="parameter file instead of the preset")
-    p.add_argument("--kp", type=float, default=4.0, help="firmware P gain (register units)")
+    p.add_argument(
+        "--kp",
+        type=float,
+        default=None,
+        help=f"firmware P gain (register units); default: the --params file's, else {PRESET_KP:g}",
+    )
     p.add_argument("--mass", type=float, default=1.0, help="pendulum mass [kg]")
     p.add_argument("--length", type=float, default=0.15, help="pendulum length [m]")
     p.add_argument("--trajectory", default="schwarz_behnke_reference", help="reference trajectory name")
@@ -32,6 +51,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=float, default=0.02, help="windowed error threshold [rad]")
     p.add_argument("--window", type=float, default=0.025, help="window D [s] (Eq. 28)")
     p.add_argument("--max-iterations", type=int, default=30)
+    p.add_argument(
+        "--diverge-factor",
+        type=float,
+        default=DIVERGE_FACTOR,
+        help="stop as diverged when the windowed error exceeds this × the first's (0: off; as servo_ilc_node)",
+    )
+    p.add_argument(
+        "--diverge-growth",
+        type=int,
+        default=DIVERGE_GROWTH,
+        help="stop as diverged when the error grows this many iterations in a row, to over twice its lowest (0: off)",
+    )
     p.add_argument("--joint", default="pendulum", help="joint name written into the ILC record")
     p.add_argument("--out", default="ilc_out", help="output directory (ilc.npz, ilc.png)")
     p.set_defaults(func=run)
@@ -50,7 +81,12 @@ def run(args: argparse.Namespace) -> int:
     from ._params import resolve_params
 
     params = resolve_params(args.params, None if args.params else preset(args.servo, args.model), None)
-    params = params.with_(firmware=params.firmware.with_(kp=args.kp))
+    out = Path(args.out)
+    check_out_dir(out)
+    kp = args.kp if args.kp is not None else (params.firmware.kp if args.params else PRESET_KP)
+    if args.kp is None:
+        print(f"kp {kp:g}: {'from ' + args.params if args.params else 'the preset default (--kp to change)'}")
+    params = params.with_(firmware=params.firmware.with_(kp=kp))
     tr = trajectory(args.trajectory, dt=args.dt)
     load = PendulumLoad(args.mass, args.length)
     if args.delay == "auto":
@@ -65,36 +101,47 @@ def run(args: argparse.Namespace) -> int:
         servo, _, model = initial[len("model:") :].partition("/")
         alpha = alpha_hat_from_actuator(preset(servo, model or "m1"), with_inertia=True)
         tau = output_torque(load, tr.q, tr.ddq)
-        initial = goal_position_from_torque(tr.q, tau, tr.dq, tr.ddq, alpha, args.kp, params.firmware.vin)
-    rec, res = ilc_on_pendulum(
-        params,
-        load,
-        tr,
-        args.kp,
-        dt=args.dt,
-        gain=args.gain,
-        delay=delay,
-        initial=initial,
-        threshold=args.threshold,
-        window=args.window,
-        max_iterations=args.max_iterations,
-        joint=args.joint,
-        progress=True,
-    )
-    out = Path(args.out)
+        initial = goal_position_from_torque(tr.q, tau, tr.dq, tr.ddq, alpha, kp, params.firmware.vin)
+    try:
+        rec, res = ilc_on_pendulum(
+            params,
+            load,
+            tr,
+            kp,
+            dt=args.dt,
+            gain=args.gain,
+            delay=delay,
+            initial=initial,
+            threshold=args.threshold,
+            window=args.window,
+            max_iterations=args.max_iterations,
+            joint=args.joint,
+            progress=True,
+            diverge_factor=args.diverge_factor,
+            diverge_growth=args.diverge_growth,
+        )
+    except ILCStop as e:
+        if e.kind == "interrupted":  # Ctrl-C before any trial ended: nothing to write
+            print("interrupted before the first trial ended: nothing written")
+            raise KeyboardInterrupt from None
+        raise
     path = save_ilc_record(rec, out / "ilc.npz")
     plot_ilc(
         res,
         out / "ilc.png",
-        title=f"ILC on {params.actuator}/{params.model}, kp {args.kp:g}, λ {args.gain:g}, t_d {delay * 1e3:.0f} ms",
+        title=f"ILC on {params.actuator}/{params.model}, kp {kp:g}, λ {args.gain:g}, t_d {delay * 1e3:.0f} ms",
     )
     for k, e in enumerate(rec.errors):
         print(f"iteration {k:2d}: windowed error {float(e):.4f} rad")
     it = rec.converged_iteration
+    if res.stopped:
+        print(f"stopped: {res.stopped}; the {len(rec.errors)} trials done are written")
     print(
         f"converged after {it} iterations"
         if it >= 0
         else f"not converged to {args.threshold} rad in {args.max_iterations} iterations"
     )
     print(f"wrote {path} (the ILC record servo-ff fit and servo_fit_node read) and {out / 'ilc.png'}")
+    if res.stop_kind == "interrupted":
+        return 130
     return 0 if it >= 0 else 1

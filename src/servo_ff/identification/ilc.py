@@ -66,6 +66,8 @@ class ILCStop(ServoFFError):
         self.kind = kind
 
 
+DIVERGE_FACTOR = 3.0  # default stop: q_max above this × the first trial's (servo_ilc_node, servo-ff ilc)
+DIVERGE_GROWTH = 3  # default stop: q_max growing this many iterations in a row, to over twice its lowest
 STOP_KINDS = ("limit", "diverged", "interrupted", "no_response")  # ILCResult.stop_kind when learning stopped early
 
 

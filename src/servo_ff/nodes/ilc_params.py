@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 
 from servo_ff import trajectories
+from servo_ff.identification.ilc import DIVERGE_FACTOR, DIVERGE_GROWTH
 from servo_ff.ros.common import ParamSpec
 
 from .ilc_trials import EXECUTIONS
@@ -59,14 +60,14 @@ def ilc_specs() -> list[ParamSpec]:
         ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
         ParamSpec(
             "diverge_factor",
-            3.0,
+            DIVERGE_FACTOR,
             "stop as diverged when q_max exceeds this × the first trial's (0: off)",
             lo=0.0,
             hi=1e3,
         ),
         ParamSpec(
             "diverge_growth",
-            3,
+            DIVERGE_GROWTH,
             "stop as diverged when q_max grows this many iterations in a row, to over twice its lowest (0: off)",
             lo=0,
             hi=1000,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..identification.alpha_fit import command_reaction_lag
-from ..identification.ilc import ILCResult, run_ilc
+from ..identification.ilc import ILCResult, ILCStop, run_ilc
 from ..identification.pendulum import simulated_servo
 from ..io.ilc_record import ILCRecord
 from ..models.params import ActuatorParams
@@ -89,12 +89,22 @@ def ilc_on_pendulum(
     filter_hz: float | None = None,
     joint: str = "pendulum",
     progress: bool = False,
+    diverge_factor: float = 0.0,
+    diverge_growth: int = 0,
 ) -> tuple[ILCRecord, ILCResult]:
     """Arimoto ILC of the goal curve that makes the simulated servo (``params`` at gain ``kp``) on ``load`` track
     ``ref``. ``delay`` t_d [s]: None = the command-to-reaction lag of a plain P run. Returns the record and the
-    run (threshold, window, for plots)."""
+    run (threshold, window, for plots). ``diverge_factor``/``diverge_growth``: :func:`run_ilc`'s divergence stop
+    (0: off). A Ctrl-C during a trial stops learning as ``interrupted`` with the trials done (none: re-raised)."""
     servo = params.with_(firmware=params.firmware.with_(kp=kp))
-    execute = simulated_servo(servo, load, dt, theta0=float(ref.q[0]))
+    simulate = simulated_servo(servo, load, dt, theta0=float(ref.q[0]))
+
+    def execute(u: np.ndarray) -> np.ndarray:
+        try:
+            return simulate(u)
+        except KeyboardInterrupt:
+            raise ILCStop("interrupted (Ctrl-C)", "interrupted") from None
+
     if delay is None:
         delay = command_reaction_lag(ref.q, execute(ref.q), dt)
     options = {} if filter_hz is None else {"filter_hz": filter_hz}
@@ -109,6 +119,8 @@ def ilc_on_pendulum(
         window=window,
         max_iterations=max_iterations,
         progress=progress,
+        diverge_factor=diverge_factor,
+        diverge_growth=diverge_growth,
         **options,
     )
     return ilc_record(res, ref, joint, kp, dt, delay, servo.firmware.vin, load), res
