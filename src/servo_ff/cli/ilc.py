@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from ..identification.pendulum import output_torque, simulated_servo
     from ..identification.plots import plot_ilc
     from ..io.ilc_record import save_ilc_record
+    from ..io.servo_log import check_dt
     from ..models.presets import preset
     from ..models.schwarz_behnke import alpha_hat_from_actuator, goal_position_from_torque
     from ..models.stepper import PendulumLoad
@@ -80,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from ..workflows.ilc import ilc_on_pendulum
     from ._params import resolve_params
 
+    check_dt(args.dt, "--dt")  # before: no lower bound (--dt 1e-7 ran for minutes); fit/identify bound it
     params = resolve_params(args.params, None if args.params else preset(args.servo, args.model), None)
     out = Path(args.out)
     check_out_dir(out)

@@ -43,10 +43,12 @@ def run(args: argparse.Namespace) -> int:
         simulate_logs,
     )
     from ..io.bam_logs import write_bam_json, write_csv
+    from ..io.servo_log import check_dt
     from ..models.params import load_params
     from ..models.presets import preset
     from ..trajectories import IDENTIFICATION_TRAJECTORIES
 
+    check_dt(args.dt, "--dt")  # before: --dt 1e-7 ran for minutes without a word (fit/identify bound it)
     params = load_params(args.params) if args.params else preset(args.servo, args.model)
     grid = bench_grid(
         args.masses or TABLE1_MASSES,
