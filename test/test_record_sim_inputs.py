@@ -22,3 +22,15 @@ def test_a_time_step_outside_the_fit_bounds_is_refused(tmp_path, monkeypatch, ca
     assert main([*command, "--dt", dt, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--dt must be a period in [0.0001, 1] s" in err[0], err
+
+
+def test_a_negative_encoder_resolution_is_refused(tmp_path, monkeypatch, capsys):
+    """Before: --quantize -5 wrote logs quantized to 1.2566 rad steps, exit 0."""
+    from servo_ff.identification.synthetic import quantize
+
+    _no_simulation(monkeypatch)
+    assert main(["record-sim", "--quantize", "-5", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--quantize must be encoder counts per revolution > 0" in err[0], err
+    with pytest.raises(ValueError, match="counts_per_rev must be > 0"):
+        quantize([0.1], -5)

@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from ..models.presets import preset
     from ..trajectories import IDENTIFICATION_TRAJECTORIES
 
+    if args.quantize < 0:  # before: -5 wrote 1.2566 rad position steps, exit 0
+        raise ValueError(f"--quantize must be encoder counts per revolution > 0 (0: off), got {args.quantize}")
     check_dt(args.dt, "--dt")  # before: --dt 1e-7 ran for minutes without a word (fit/identify bound it)
     params = load_params(args.params) if args.params else preset(args.servo, args.model)
     grid = bench_grid(

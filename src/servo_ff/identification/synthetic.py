@@ -24,6 +24,8 @@ TABLE1_KPS: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0)  # register units
 
 def quantize(position: np.ndarray, counts_per_rev: int) -> np.ndarray:
     """Round angles [rad] to the encoder resolution 2π/counts."""
+    if counts_per_rev <= 0:
+        raise ValueError(f"counts_per_rev must be > 0, got {counts_per_rev}")
     q = 2 * np.pi / counts_per_rev
     return np.round(position / q) * q
 
