@@ -82,7 +82,7 @@ def test_a_bag_of_goals_received_30_ms_late_is_refused(tmp_path, capsys):
     assert fit(_late_goals_bag(tmp_path / "bag", 30_000_000), tmp_path / "out") == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
-    assert "the motion leads its goals by" in err and "Record stamped goals" in err and "not fitted" in err, err
+    assert "the motion leads its goals by" in err and "record stamped goals" in err and "not fitted" in err, err
     assert not (tmp_path / "out").exists()
 
 
