@@ -234,9 +234,10 @@ def test_ilc_keeps_its_goals_within_the_servo_nodes_joint_limits(ros, tmp_path):
 def test_ilc_node_stops_a_diverging_run(ros, tmp_path):
     """Before: gain 6 (limits wide enough) learned on, q_max 0.224 → 0.899 → 2.679 → 0.836 → 2.038 rad, goals
     to 13.3 rad, and ended INFO "ILC done" with the record written as a normal one. Now the growth (q_max above
-    diverge_factor × the first) stops it: state diverged, an ERROR line, the record marked."""
+    diverge_factor × the first) stops it: state diverged, an ERROR line, the record marked. The limits: the MX-64's
+    whole position range (±50 rad before: the sim now refuses what the hardware refuses)."""
     h = ros
-    sim_node(h, **{**sim_params(["pendulum_1"]), "position_min": [-50.0], "position_max": [50.0]})
+    sim_node(h, **{**sim_params(["pendulum_1"]), "position_min": [-3.14], "position_max": [3.14]})
     out = tmp_path / "ilc.npz"
     ilc = pendulum_ilc(h, out, **ON_SIM_TIME, reference_duration=1.0, max_iterations=6, threshold=0.0, gain=6.0)
     wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")

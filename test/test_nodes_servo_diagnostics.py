@@ -36,22 +36,29 @@ def test_sim_and_hardware_say_the_lifecycle_and_torque_state_alike(tmp_path):
         statuses: list[DiagnosticArray] = []
         rig.client.create_subscription(DiagnosticArray, "/diagnostics", statuses.append, 200)
 
-        def says(node, level: int, start: str) -> None:
-            """Both joints of ``node`` report ``level`` with a message starting ``start`` in a fresh /diagnostics."""
-            names, n = {f"{node.get_fully_qualified_name()}: {j}" for j in JOINTS}, len(statuses)
+        def says(node, level: int, start: str) -> list[str]:
+            """Both joints of ``node`` report ``level`` with a message starting ``start`` in a /diagnostics after
+            now (one with a communication error of a loaded machine's virtual bus in between is passed over)."""
+            names, n, last = {f"{node.get_fully_qualified_name()}: {j}" for j in JOINTS}, len(statuses), [None]
 
             def seen():
                 for d in list(statuses)[n:]:
-                    mine = [s for s in d.status if s.name in names]
-                    if len(mine) == 2:
-                        return [(s.level, s.message) for s in mine]
+                    mine = [(s.level, s.message) for s in d.status if s.name in names]
+                    last[0] = mine or last[0]
+                    if len(mine) == 2 and all(lv == level and m.startswith(start) for lv, m in mine):
+                        return [m for _, m in mine]
                 return None
 
-            got = wait_for(seen, 20.0, f"{node.get_name()} diagnostics")
-            assert all(lv == level and m.startswith(start) for lv, m in got), (node.get_name(), got)
+            try:
+                return wait_for(seen, 20.0, f"{node.get_name()} diagnostics")
+            except TimeoutError:
+                raise AssertionError(f"{node.get_name()}: expected {level} {start!r}, last {last[0]}") from None
 
         def change(node, transition: int) -> None:
-            assert rig.change(node.get_fully_qualified_name(), transition)
+            """The transition, asked again while it fails (a loaded machine's virtual bus may miss a configure)."""
+            to = {Transition.TRANSITION_CONFIGURE: "inactive", Transition.TRANSITION_ACTIVATE: "active"}
+            name, goal = node.get_fully_qualified_name(), to.get(transition, "finalized")
+            wait_for(lambda: rig.change(name, transition) or node.state_label == goal, 60.0, f"{name}: {goal}")
 
         for node in (sim, hw):
             says(node, WARN, "unconfigured: ")
@@ -64,6 +71,7 @@ def test_sim_and_hardware_say_the_lifecycle_and_torque_state_alike(tmp_path):
             assert h.call(torque[node], SetBool.Request(data=False), timeout=15.0).success
             says(node, OK, "torque off: goals refused until servo/torque_enable true")
             change(node, Transition.TRANSITION_ACTIVE_SHUTDOWN)
-            says(node, WARN, "finalized: ")
+            said = says(node, WARN, "finalized: ")
+            assert not any("until configure" in m for m in said), said  # a finalized node is never configured again
     finally:
         rig.close()

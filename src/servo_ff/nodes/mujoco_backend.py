@@ -34,7 +34,7 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from servo_ff.dynamics.mujoco_servos import PhysicsDiverged  # the per-period step catches it
 from servo_ff.ros.common import ParameterTable, ParamSpec, diag_name, hardware_id, per_joint
-from servo_ff.ros.servo_diagnostics import servo_state
+from servo_ff.ros.servo_diagnostics import sim_state
 
 from .mujoco_outputs import TOPIC_FOOT_FORCES, TOPIC_IMU, MujocoOutputs
 from .mujoco_params import boot_values, mujoco_specs, servos_from_boot
@@ -312,7 +312,7 @@ class MujocoBackend(SimBackend):
                 )
             ]
         s = self.servos
-        level, state = servo_state(node, bool(s.enable.any()), "not stepped until configure")  # as the hardware's
+        level, state = sim_state(node, bool(s.enable.any()))  # as the hardware's
         if node.stepper_error:
             level = DiagnosticStatus.ERROR
             state = f"physics diverged ({node.stepper_error}); outputs stopped, call {node.names['reset']}"

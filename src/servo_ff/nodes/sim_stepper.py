@@ -24,7 +24,7 @@ from servo_ff.ros.common import (
     per_joint,
 )
 from servo_ff.ros.parameters import servo_preset_specs
-from servo_ff.ros.servo_diagnostics import servo_state, thermal_values
+from servo_ff.ros.servo_diagnostics import sim_state, thermal_values
 from servo_ff.ros.sim_clock import sim_time_specs
 
 from .servo_base import servo_interface_specs, validate_interface
@@ -339,7 +339,7 @@ class StepperBackend(SimBackend):
     def diagnostics(self) -> list[DiagnosticStatus]:
         node = self.node
         out = []
-        level, state = servo_state(node, self.sim.enabled, "not stepped until configure")  # as the hardware's
+        level, state = sim_state(node, self.sim.enabled)  # as the hardware's
         if node.stepper_error:
             level = DiagnosticStatus.ERROR
             state = f"stepper refused the state ({node.stepper_error}); call {node.names['reset']}"

@@ -37,6 +37,11 @@ def servo_state(node, torque_on: bool, why: str) -> tuple[int, str]:
     return DiagnosticStatus.OK, "torque on"
 
 
+def sim_state(node, torque_on: bool) -> tuple[int, str]:
+    """:func:`servo_state` of a simulated servo: unconfigured or finalized, nothing is stepped."""
+    return servo_state(node, torque_on, "not stepped" + ("" if node.state_label == "finalized" else " until configure"))
+
+
 def servo_diagnostics(node) -> list[DiagnosticStatus]:
     """One DiagnosticStatus per servo of a hardware node: WARN (a missed reply this cycle, new communication errors)
     or ERROR (disconnected, refused at set-up, missing since configure, hardware error, skipped, silent for
