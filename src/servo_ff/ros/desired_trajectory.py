@@ -136,7 +136,8 @@ def parse_trajectory(
         if reason:
             raise ValueError(reason)
     t0 = stamp if stamp > 0 else t_now
-    if t0 - t_now > MAX_CLOCK_GAP:  # before: accepted, its first point held until then (54 years)
+    # (a clock at 0 — sim time before its first /clock — has no time to judge a start against)
+    if t_now > 0 and t0 - t_now > MAX_CLOCK_GAP:  # before: accepted, its first point held until then (54 years)
         lead = f"{t0 - t_now:.3g} s ahead of this node's clock ({t_now:.3f} s; over {MAX_CLOCK_GAP:g} s)"
         raise ValueError(f"it starts {lead} (header.stamp {stamp:.3f} s): {CLOCKS}")
     if t0 + times[-1] < t_now:
