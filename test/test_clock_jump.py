@@ -198,31 +198,38 @@ def test_feedforward_node_drops_its_trajectory_and_input_ages():
         assert ff.imu_input.age.state(1.0, 0.5) == "0.000 s old"
 
 
+def walk_on_clock(h: RosHarness, **extra):
+    """An OP3 walk node on an external /clock, its trajectory client and probes, the standing pose, and
+    ``walk_from(t0, since)``: the clock set to ``t0``, the pose given, the clock on in 20 ms steps until a trajectory
+    past the walk's start comes (among ``stamps[since:]``); it returns the clock's time then."""
+    from servo_ff.nodes.walk_node import WalkNode
+
+    params = {"urdf_path": str(ROOT / "urdf" / "op3.urdf"), "start_delay": 0.1, "approach_time": 0.3,
+              "use_sim_time": True, **extra}  # fmt: skip
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    walk = h.add(WalkNode("servo_walk", **h.node_kwargs(), parameter_overrides=overrides))
+    client, rosout, clock, states, stamps = trajectory_client(h, walk)
+    pose = JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm]))
+
+    def walk_from(t0: float, since: int = 0) -> float:
+        set_clock(clock, walk, t0)
+        wait_for(lambda: states.publish(pose) or walk.t_walk is not None, 60.0, f"the pose taken at {t0} s")
+        t = t0
+        while not any(s > walk.t_walk for s in stamps[since:]):
+            t += 0.02
+            set_clock(clock, walk, t)
+            assert t < t0 + 30.0, stamps[-3:]
+        return t
+
+    return walk, client, rosout, clock, states, stamps, pose, walk_from
+
+
 @pytest.mark.parametrize("engine_process", [False, True])
 def test_walk_node_starts_again_from_the_measured_pose(engine_process):
     pytest.importorskip("placo")
-    from servo_ff.nodes.walk_node import WalkNode
 
     with RosHarness(salt=93) as h:
-        params = {"urdf_path": str(ROOT / "urdf" / "op3.urdf"), "start_delay": 0.1, "approach_time": 0.3,
-                  "engine_process": engine_process, "use_sim_time": True}  # fmt: skip
-        walk = h.add(
-            WalkNode(
-                "servo_walk", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
-            )
-        )
-        client, rosout, clock, states, stamps = trajectory_client(h, walk)
-        pose = JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm]))
-
-        def walk_from(t0: float, since: int = 0) -> None:
-            set_clock(clock, walk, t0)
-            wait_for(lambda: states.publish(pose) or walk.t_walk is not None, 60.0, f"the pose taken at {t0} s")
-            t = t0
-            while not any(s > walk.t_walk for s in stamps[since:]):  # the clock on in 20 ms steps until walking
-                t += 0.02
-                set_clock(clock, walk, t)
-                assert t < t0 + 30.0, stamps[-3:]
-
+        walk, client, rosout, clock, states, stamps, pose, walk_from = walk_on_clock(h, engine_process=engine_process)
         walk_from(100.0)
         assert min(stamps) >= 100.0
         engine = walk.engine
@@ -252,29 +259,9 @@ def test_walk_node_starts_again_from_the_measured_pose_after_a_jump_forward():
     audit 20a e4) and said nothing; now a jump beyond clock_jump.FORWARD_JUMP (1 s) drops the plan as a jump back
     does, in one warning, and the walk starts again from the measured pose. A step of 0.5 s is time passing."""
     pytest.importorskip("placo")
-    from servo_ff.nodes.walk_node import WalkNode
 
     with RosHarness(salt=97) as h:
-        params = {"urdf_path": str(ROOT / "urdf" / "op3.urdf"), "start_delay": 0.1, "approach_time": 0.3,
-                  "use_sim_time": True}  # fmt: skip
-        walk = h.add(
-            WalkNode(
-                "servo_walk", **h.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
-            )
-        )
-        client, rosout, clock, states, stamps = trajectory_client(h, walk)
-        pose = JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm]))
-
-        def walk_from(t0: float, since: int = 0) -> float:
-            set_clock(clock, walk, t0)
-            wait_for(lambda: states.publish(pose) or walk.t_walk is not None, 60.0, f"the pose taken at {t0} s")
-            t = t0
-            while not any(s > walk.t_walk for s in stamps[since:]):  # the clock on in 20 ms steps until walking
-                t += 0.02
-                set_clock(clock, walk, t)
-                assert t < t0 + 30.0, stamps[-3:]
-            return t
-
+        walk, client, rosout, clock, states, stamps, pose, walk_from = walk_on_clock(h)
         t = walk_from(100.0) + 0.5
         set_clock(clock, walk, t)  # a coarse clock's step: time passing
         wait_for(lambda: any(s >= t - 0.05 for s in stamps), 30.0, "a trajectory after the 0.5 s step")

@@ -162,6 +162,17 @@ def test_datasheet_presets_follow_seed_000_and_001():
     assert mg.firmware.vin == 5.0 and mg.R == 2.5
 
 
+def _changed(node: dict, change: dict) -> dict:
+    """``node`` with each ``change`` set in it, a dotted key ("firmware.kp") one level down."""
+    for key, value in change.items():
+        head, _, leaf = key.partition(".")
+        if leaf:
+            node[head][leaf] = value
+        else:
+            node[key] = value
+    return node
+
+
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
 @pytest.mark.parametrize(
     "change, expected",
@@ -177,26 +188,14 @@ def test_parameter_files_refuse_unknown_keys_and_name_file_and_key_in_both_forma
     p = ActuatorParams.from_bam_dict(BAM_MX106_M4)
     path = tmp_path / f"p{suffix}"
     (p.save_json if suffix == ".json" else p.save_yaml)(path)
-    data = json.loads(path.read_text()) if suffix == ".json" else None
     if suffix == ".json":
-        for key, value in change.items():
-            head, _, leaf = key.partition(".")
-            if leaf:
-                data[head][leaf] = value
-            else:
-                data[key] = value
-        path.write_text(json.dumps(data))
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps(_changed(data, change)))
     else:
         import yaml
 
         doc = yaml.safe_load(path.read_text())
-        node = doc["/**"]["ros__parameters"]["actuator"]
-        for key, value in change.items():
-            head, _, leaf = key.partition(".")
-            if leaf:
-                node[head][leaf] = value
-            else:
-                node[key] = value
+        _changed(doc["/**"]["ros__parameters"]["actuator"], change)
         path.write_text(yaml.safe_dump(doc))
     with pytest.raises(ParameterError, match=f"^{path}: .*{expected}"):
         load_params(path)

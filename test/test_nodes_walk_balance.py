@@ -51,6 +51,20 @@ class _Said:
         pass
 
 
+def _walk_on(ros: RosHarness, name: str, clock: list, said: _Said):
+    """A walk node with the balance gains that never starts by itself (``start_delay`` 1 h), its time ``clock[0]``
+    and its lines taken by ``said``."""
+    from rclpy.parameter import Parameter
+
+    from servo_ff.nodes.walk_node import WalkNode
+
+    values = {**GAINS, "start_delay": 3600.0, "imu_timeout": 0.1}
+    walk = WalkNode(name, **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()])
+    walk.now_s = lambda: clock[0]
+    walk.get_logger = lambda: said
+    return walk
+
+
 def _published(walk, clock: list, t: float):
     """The trajectory the walk node publishes at ``t`` [s], as the feed-forward node parses it: its points from one
     publish_period on (the balance offsets are ramped over the first one)."""
@@ -66,19 +80,10 @@ def _published(walk, clock: list, t: float):
 
 
 def test_walk_node_adds_the_imu_readings_balance_offsets_to_the_published_points():
-    from rclpy.parameter import Parameter
-
-    from servo_ff.nodes.walk_node import WalkNode
-
     clock, said = [1.0], _Said()
-    values = {**GAINS, "start_delay": 3600.0, "imu_timeout": 0.1}
     with RosHarness(salt=49) as ros:
-        walk = WalkNode(
-            "servo_walk_b", **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]
-        )
+        walk = _walk_on(ros, "servo_walk_b", clock, said)
         try:
-            walk.now_s = lambda: clock[0]
-            walk.get_logger = lambda: said
             n = len(walk.joints)
             times = walk.dt * np.arange(300)  # a planned window by hand: 0 … 2.99 s, the walk from 1.5 s
             planned = 0.2 * np.sin(2.0 * math.pi * times[:, None] + np.linspace(0.0, 2.0, n))
@@ -192,19 +197,11 @@ def test_balance_gains_with_no_imu_reading_at_all_are_one_warning_and_a_warn_sta
     on open-loop, nothing said, /diagnostics OK ("walking", imu "none yet"; audit 20a e14); now one warning naming the
     topic once imu_timeout has passed since the walk's start, WARN while none comes, its first reading said."""
     from diagnostic_msgs.msg import DiagnosticStatus
-    from rclpy.parameter import Parameter
-
-    from servo_ff.nodes.walk_node import WalkNode
 
     clock, said = [1.0], _Said()
-    values = {**GAINS, "start_delay": 3600.0, "imu_timeout": 0.1}
     with RosHarness(salt=52) as ros:
-        walk = WalkNode(
-            "servo_walk_n", **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()]
-        )
+        walk = _walk_on(ros, "servo_walk_n", clock, said)
         try:
-            walk.now_s = lambda: clock[0]
-            walk.get_logger = lambda: said
             n = len(walk.joints)
             times = walk.dt * np.arange(300)  # a planned window by hand (as above): the walk from 1.5 s
             walk.times, walk.qs, walk.cs = list(times), [np.zeros(n)] * 300, [0.5] * 300
