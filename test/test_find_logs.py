@@ -74,3 +74,26 @@ def test_fitting_a_split_bag_without_metadata_names_the_fix(folder):
         with pytest.raises(LogError) as e:
             read_log(folder / name)
         assert words in str(e.value) and "metadata.yaml" in str(e.value), str(e.value)
+
+
+def test_a_sub_folder_is_counted_by_its_own_entries_not_walked(folder, monkeypatch, caplog):
+    """day2 holds a bag and a tree of 30 nested folders: the line counts day2's own log, and no folder below day2's
+    own entries is listed (their listing tells a bag directory without metadata.yaml) (before: the whole tree was,
+    down to day2/d0/…/d29, to count what is not read)."""
+    deep = folder / "day2"
+    for k in range(30):
+        deep = deep / f"d{k}"
+        _bag_dir(deep / f"bag{k}")
+    listed: list[Path] = []
+    real = Path.iterdir
+
+    def counting(self):
+        listed.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Path, "iterdir", counting)
+    with caplog.at_level(logging.WARNING):
+        assert [p.name for p in find_logs([folder])] == ["good_bag"]
+    assert "day2: a folder of 1 log(s) (sub-folders are not searched" in caplog.records[0].getMessage()
+    deeper = sorted(str(p.relative_to(folder)) for p in listed if len(p.relative_to(folder).parts) > 2)
+    assert deeper == [], deeper

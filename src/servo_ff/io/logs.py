@@ -63,8 +63,16 @@ def why_not_read(q: Path) -> str:
         return f"not a log ({q.suffix or 'no suffix'}: logs are .json, .csv, .mcap, .db3 or rosbag2 directories)"
     if (broken := _broken_bag(q)) is not None:
         return broken
-    inside = len(_scan(q, say=False)[0])
+    inside = sum(_log_of(k, say=False) is not None for k in q.iterdir())  # its own entries: never its sub-trees
     return f"a folder{f' of {inside} log(s)' if inside else ''} (sub-folders are not searched: give it as an argument)"
+
+
+def _log_of(q: Path, say: bool) -> Path | None:
+    """The log the folder entry ``q`` is (a log file, a rosbag2 directory, the storage file of one without
+    metadata.yaml, ``say``-ing so), else None; looks no deeper than ``q``'s own entries."""
+    if q.suffix.lower() in LOG_SUFFIXES or (q.is_dir() and is_rosbag(q)):
+        return q
+    return lone_bag_file(q, say)
 
 
 def _scan(path: Path, say: bool = True) -> tuple[list[Path], list[str]]:
@@ -72,10 +80,8 @@ def _scan(path: Path, say: bool = True) -> tuple[list[Path], list[str]]:
     every other entry but hidden ones with why it is not read)."""
     out, left = [], []
     for q in sorted(path.iterdir()):
-        if q.suffix.lower() in LOG_SUFFIXES or (q.is_dir() and is_rosbag(q)):
-            out.append(q)
-        elif (lone := lone_bag_file(q, say)) is not None:
-            out.append(lone)
+        if (log := _log_of(q, say)) is not None:
+            out.append(log)
         elif not q.name.startswith("."):
             left.append(f"{q.name}: {why_not_read(q)}")
     return out, left
