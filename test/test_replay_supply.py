@@ -23,9 +23,9 @@ Q, DQ = servo(REF, 8.0)
 MAIN_PACK = 24.0  # [V] a robot's main battery, on /battery_state: the servos run at VIN = 15 V behind a regulator
 
 
-def _bag(path: Path, supplies: dict[str, float], meta_vin: float | None = None) -> Path:
+def _bag(path: Path, supplies: dict[str, float | list[float]], meta_vin: float | None = None) -> Path:
     """pendulum_1 at kp 8 driven by REF with its supply at 15 V; ``supplies``: BatteryState topic → voltage
-    recorded (2 Hz); ``meta_vin``: a /servo_ff/log_meta with the bench and that vin."""
+    recorded (2 Hz; a list: message i's); ``meta_vin``: a /servo_ff/log_meta with the bench and that vin."""
     bag = Bag(path)
     for k in range(len(REF)):
         t = START + k * 5_000_000
@@ -37,7 +37,7 @@ def _bag(path: Path, supplies: dict[str, float], meta_vin: float | None = None) 
         if k % 100 == 0:
             bag.array("/servo/p_gains", t, [8.0])
             for topic, volts in supplies.items():
-                bag.supply(topic, t, volts)
+                bag.supply(topic, t, volts[k // 100] if isinstance(volts, list) else volts)
     return bag.close()
 
 
@@ -90,6 +90,20 @@ def test_a_log_meta_vin_wins_over_a_disagreeing_battery_state_found_by_type(tmp_
     assert np.all(log.input_volts == VIN) and log.vin_source == "/servo_ff/log_meta"
     said = _lines(caplog, "/battery_state")
     assert len(said) == 1 and "is not used: vin 15 V of /servo_ff/log_meta" in said[0], said
+
+
+def test_the_servo_nodes_nan_before_its_first_health_read_is_left_out_said_once(tmp_path, clean, capsys, caplog):
+    """The servo node's servo_supply is NaN until its first health read: two such messages at the start of the bag
+    are left out, counted in one line, and the rest is the supply (before: the whole bag refused, 'topic
+    /servo_supply message 0: supply voltage nan V is not finite', exit 2)."""
+    n = -(-len(REF) // 100)  # messages on /servo_supply
+    bag = _bag(tmp_path / "bag", {"/servo_supply": [float("nan")] * 2 + [VIN] * (n - 2)})
+    assert fit(bag, tmp_path / "out") == 0, capsys.readouterr().err
+    np.testing.assert_allclose(alpha(tmp_path / "out")[:3], clean[:3], rtol=1e-6)
+    said = _lines(caplog, "not finite")
+    assert len(said) == 1 and f"2 of {n} supply reading(s) not finite (the first: message 0" in said[0], said
+    assert "topic /servo_supply" in said[0] and "left out" in said[0], said
+    assert "U_bat = 15 V (recorded /servo_supply)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -11,13 +11,19 @@ it came from (``ServoLog.vin_source``, printed by ``servo-ff fit``). In this ord
 4. that series, said in one line naming it (a warning when no log_meta vin agrees with it: ``write_rosbag``
    records the supply on ``/battery_state`` beside its log_meta).
 
-Every reading used must be a plausible servo supply (:data:`~servo_ff.models.schema.SUPPLY_RANGE`), or the bag is
-refused naming the topic and message (before: any reading > 0 was used, 150 decivolts fitted α̂ 10× too large).
+A reading that is not finite is no reading (the servo node publishes NaN on ``servo_supply`` until its first health
+read, a BatteryState gives NaN for "not measured"): left out, counted in one line (:func:`left_unread`; before, one
+such row refused the whole bag). Every reading used must be a plausible servo supply
+(:data:`~servo_ff.models.schema.SUPPLY_RANGE`), or the bag is refused naming the topic and message (before: any
+reading > 0 was used, 150 decivolts fitted α̂ 10× too large). The fit node's live topics go by the same rules
+(:meth:`servo_ff.nodes.fit_live.FitLiveData._live_supply`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -57,6 +63,20 @@ def check_series(src: str, topic: str, rows: list) -> None:
             )
 
 
+def left_unread(src: str, topic: str, rows: list, say: Callable[[str], object] | None = None) -> list:
+    """``rows`` ((t, volts)) without the readings that are not finite — the servo node's NaN before its first health
+    read (``hardware_readings.hw_supply_voltage``), a BatteryState's "not measured" —, their count and the first
+    one's message ``say``-ed in one line (None: logged)."""
+    kept = [r for r in rows if math.isfinite(float(r[1]))]
+    if len(kept) < len(rows):
+        first = next(i for i, r in enumerate(rows) if not math.isfinite(float(r[1])))
+        (say or _log.warning)(
+            f"{src}: topic {topic}: {len(rows) - len(kept)} of {len(rows)} supply reading(s) not finite (the first: "
+            f"message {first}; no reading yet: the servo node publishes NaN before its first health read): left out"
+        )
+    return kept
+
+
 def supply_how(named: bool, topic: str | None, ns: str) -> str:
     """How the supply topic was chosen: ``named`` (an option), ``own`` (the servo node's), ``type`` (the one
     BatteryState)."""
@@ -64,16 +84,26 @@ def supply_how(named: bool, topic: str | None, ns: str) -> str:
 
 
 def bag_supply(
-    src: str, rows: list, topic: str | None, how: str, given: Any, meta_vin: Any, ns: str = ""
+    src: str,
+    rows: list,
+    topic: str | None,
+    how: str,
+    given: Any,
+    meta_vin: Any,
+    ns: str = "",
+    say: Callable[[str], object] | None = None,
 ) -> tuple[list, float | None, str]:
     """(the supply readings used — empty: the constant vin —, vin [V] or None when nothing tells it, its source) of
     the readings ``rows`` ((t, volts)) of ``topic`` (chosen ``how``: :func:`supply_how`), the ``given`` vin and
-    the ``/servo_ff/log_meta`` vin ``meta_vin``, in the order of the module's rules."""
+    the ``/servo_ff/log_meta`` vin ``meta_vin``, in the order of the module's rules. ``say``: where the lines of a
+    given vin or of the servo node's series go (None: logged; the live fit throttles them)."""
     given, meta_vin = _vin(src, given, "given"), _vin(src, meta_vin, META)
+    say = say or _log.warning
+    rows = left_unread(src, topic or "?", rows, say)
     med = float(np.median([v for _, v in rows])) if rows else float("nan")
     if given is not None:
         if rows and _differs(med, given):
-            _log.warning("%s: vin %g V (given) is used, not the recorded %s (median %.4g V)", src, given, topic, med)
+            say(f"{src}: vin {given:g} V (given) is used, not the recorded {topic} (median {med:.4g} V)")
         return [], given, "given"
     own = f"{ns}/{SERVO_SUPPLY}"
     if rows and how == "type" and meta_vin is not None and _differs(med, meta_vin):
@@ -104,11 +134,9 @@ def bag_supply(
             )
             return rows, med, f"recorded {topic}, the one BatteryState"
         if meta_vin is not None and _differs(med, meta_vin):
-            _log.warning(
-                "%s: the recorded %s (median %.4g V) is used, not vin %g V of %s", src, topic, med, meta_vin, META
-            )
+            say(f"{src}: the recorded {topic} (median {med:.4g} V) is used, not vin {meta_vin:g} V of {META}")
         return rows, med, f"recorded {topic}"
     return [], meta_vin, META if meta_vin is not None else ""
 
 
-__all__ = ["AGREE", "bag_supply", "check_series", "supply_how"]
+__all__ = ["AGREE", "bag_supply", "check_series", "left_unread", "supply_how"]
