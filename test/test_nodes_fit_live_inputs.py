@@ -65,17 +65,50 @@ def test_an_old_supply_reading_refuses_the_fit_and_holds_the_rls():
         assert "servo_supply reading is 3.0 s old" in lines[0], lines
 
 
-def test_a_nan_supply_message_is_refused_in_one_line():
-    """A servo_supply message with a NaN voltage: refused, said on /rosout, not stored (before: dropped unsaid)."""
+def test_a_nan_supply_reading_is_left_out_counted_by_the_bags_rule():
+    """A servo_supply message with a NaN voltage (the servo node's before its first health read): held, then left
+    out of the fit by the replay's rule (rosbag_supply.left_unread), counted in one line, the fit on the others
+    (before: refused at arrival in a line of its own, not the bag's rule, whose NaN row refused the whole bag)."""
+    import math
+
     from sensor_msgs.msg import BatteryState
 
     with RosHarness(salt=63) as h:
         fit, rosout = _fit_node(h)
         pub = h.make_node("supply_pub").create_publisher(BatteryState, "servo_supply", 10)
         wait_for(lambda: pub.get_subscription_count() >= 1, 20.0, "the fit node on servo_supply")
+        live = Live(fit)
+        live.put(NOMINAL)
+        n = len(fit.volts)
         pub.publish(BatteryState(voltage=float("nan")))
-        lines = wait_for(lambda: [m.msg for m in rosout if "servo_supply refused" in m.msg], 20.0, "the refusal")
-        assert "voltage nan V" in lines[0] and not fit.volts, lines
+        wait_for(lambda: len(fit.volts) > n or any("servo_supply refused" in m.msg for m in rosout), 20.0, "the NaN")
+        assert math.isnan(fit.volts[-1][1]), list(fit.volts)[-3:]
+        ok, text = fit.run()
+        assert ok and fit.result["u_bat"] == pytest.approx(VIN) and fit.result["u_bat_source"].endswith("/servo_supply")
+        lines = wait_for(lambda: [m.msg for m in rosout if "left out" in m.msg], 20.0, "the line")
+        assert len(lines) == 1, lines
+        assert f"/servo_supply: 1 of {n + 1} supply reading(s) not finite (the first: message {n}" in lines[0]
+
+
+def test_the_vin_parameter_is_the_live_supply_as_a_bags_given_vin():
+    """vin 15 given, servo_supply 12 V: the live fit divides by 15 V, the difference said once, as a bag's given vin
+    (before: the vin parameter was not read, u_bat 12 V); with no servo_supply reading at all it is the supply
+    (before: refused, 'no valid servo_supply reading held')."""
+    with RosHarness(salt=67) as h:
+        fit, rosout = _fit_node(h, vin=15.0)
+        live = Live(fit)
+        live.put(NOMINAL)
+        ok, text = fit.run()
+        assert ok and (fit.result["u_bat"], fit.result["u_bat_source"]) == (15.0, "given"), (text, fit.result)
+        lines = wait_for(lambda: [m.msg for m in rosout if "(given) is used" in m.msg], 20.0, "the line")
+        assert (
+            len(lines) == 1
+            and "vin 15 V (given) is used, not the recorded /" in lines[0]
+            and "/servo_supply (median 12 V)" in lines[0]
+        )
+        fit.volts.clear()
+        ok, text = fit.run()
+        assert ok and (fit.result["u_bat"], fit.result["u_bat_source"]) == (15.0, "given"), text
 
 
 def test_a_late_stamped_state_is_dropped_alone_and_a_restart_clears():

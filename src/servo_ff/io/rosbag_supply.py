@@ -99,7 +99,7 @@ def bag_supply(
     given vin or of the servo node's series go (None: logged; the live fit throttles them)."""
     given, meta_vin = _vin(src, given, "given"), _vin(src, meta_vin, META)
     say = say or _log.warning
-    rows = left_unread(src, topic or "?", rows, say)
+    rows = left_unread(src, topic or "?", rows, say if given is None else lambda _: None)  # a given vin: unused
     med = float(np.median([v for _, v in rows])) if rows else float("nan")
     if given is not None:
         if rows and _differs(med, given):

@@ -2,10 +2,12 @@
 ``servo/commands`` goals, ``servo_supply`` voltages and ``servo/p_gains`` gains sent to the servo (stamped on
 arrival), each (t [s], value) in a deque, and the copy of the last ``window`` seconds a fit or an RLS update takes;
 the gain of the data by the bag's rule (:func:`servo_ff.io.rosbag_goals.kp_from_gains`: a change of over 1 %
-within it refused, naming its time). A message without a finite reading of the joint,
-stamped out of the window or before the last state (out of order), or goals of the wrong length are refused, one
-throttled line per topic; states going back more than ``OLD_STAMP`` (a restarted stream) drop those before, said;
-a jump back of the clock drops the samples of the old time (:mod:`servo_ff.ros.clock_jump`).
+within it refused, naming its time), the supply by the bag's rule too (:func:`servo_ff.io.rosbag_supply.bag_supply`:
+the ``vin`` parameter wins, else the ``servo_supply`` readings, a NaN one left out and counted). A message without
+a finite reading of the joint, stamped out of the window or before the last state (out of order), or goals of the
+wrong length are refused, one throttled line per topic; states going back more than ``OLD_STAMP`` (a restarted
+stream) drop those before, said; a jump back of the clock drops the samples of the old time
+(:mod:`servo_ff.ros.clock_jump`).
 
 A mixin of :class:`~.fit_node.FitNode` (uses its parameter table and logger).
 """
@@ -20,8 +22,9 @@ from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray
 
 from servo_ff.io.rosbag_goals import kp_from_gains
+from servo_ff.io.rosbag_supply import bag_supply
 from servo_ff.ros.clock_jump import OLD_STAMP
-from servo_ff.ros.common import TOPIC_P_GAINS, Throttle
+from servo_ff.ros.common import TOPIC_P_GAINS, TOPIC_SUPPLY, Throttle
 
 
 class FitLiveData:
@@ -84,10 +87,26 @@ class FitLiveData:
         self._trim(self.goals)
 
     def _on_supply(self, msg: BatteryState) -> None:
-        if not (math.isfinite(msg.voltage) and msg.voltage > 0):  # before: dropped unsaid
-            return self._refuse("servo_supply", f"voltage {msg.voltage:g} V (not finite and > 0)")
+        """Every reading is held: the fit judges them by the bag's rule (:meth:`_live_supply`)."""
         self.volts.append((self._now(), float(msg.voltage)))
         self._trim(self.volts)
+
+    def _live_supply(self, volts: np.ndarray, say) -> tuple[float, str]:
+        """(U_bat [V], its source) of the live data by a bag's rule for the servo node's own topic
+        (:func:`~servo_ff.io.rosbag_supply.bag_supply`): the ``vin`` parameter when given (a servo_supply median
+        over 10 % away ``say``-ed), else the mean of the snapshot's readings ``volts`` ((t [s], V) rows), those not
+        finite left out and counted (the servo node's NaN before its first health read), one implausible refusing.
+        ValueError when none is left or the last is older than ``supply_timeout`` (before: the vin parameter was
+        not read, a NaN reading refused at arrival)."""
+        topic = self.resolve_topic_name(TOPIC_SUPPLY)
+        rows = [(t, u) for t, u in volts.tolist()]
+        used, vin, source = bag_supply("live topics", rows, topic, "own", self.table["vin"] or None, None, say=say)
+        if source == "given":
+            return float(vin), "given"
+        stale = self._supply_stale(np.array(used, dtype=np.float64).reshape(-1, 2))
+        if stale:  # before: the last reading, however old (12.44 s with a 5 s window), fitted on unsaid
+            raise ValueError(f"{stale}: no current supply voltage for Eq. 19 (give vin if it is known)")
+        return float(np.mean([u for _, u in used])), f"live {topic}"
 
     def _on_p_gains(self, msg: Float64MultiArray) -> None:
         self.p_gains.append((self._now(), tuple(float(g) for g in msg.data)))
@@ -149,7 +168,7 @@ class FitLiveData:
         live deque (before: a reading arriving between the two left the snapshot empty: an IndexError)."""
         now, bound = self._now(), self.table["supply_timeout"]
         if not len(volts):  # stale whatever came since; named by the age of the newest one older than the snapshot
-            older = [t for t, _ in list(self.volts) if now - t > bound]
+            older = [t for t, u in list(self.volts) if now - t > bound and math.isfinite(u)]
             if not older:
                 return "no valid servo_supply reading held"
             return f"the last servo_supply reading is {now - older[-1]:.1f} s old (supply_timeout {bound:g} s)"

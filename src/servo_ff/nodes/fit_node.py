@@ -12,8 +12,10 @@ Data (``source``):
   them), torque enable (``enable_topic``), relative names under ``namespace``
   (:data:`servo_ff.workflows.fit_options.TOPIC_OPTIONS`, the flags of ``servo-ff fit`` too);
 * ``topics`` — live ``/joint_states`` + ``servo/commands`` + ``servo_supply`` of the last ``window`` seconds at the
-  fit (a message without a finite reading, or stamped out of the window, refused in a throttled line; the last
-  supply reading older than ``supply_timeout`` refuses the fit, naming its age; the gains sent on ``servo/p_gains``
+  fit (a message without a finite reading, or stamped out of the window, refused in a throttled line; the supply by
+  the bag's rule, :mod:`servo_ff.io.rosbag_supply`: ``vin`` when given, else the readings, a NaN one left out and
+  counted, one implausible refusing; the last reading older than ``supply_timeout`` refuses the fit, naming its
+  age; the gains sent on ``servo/p_gains``
   give kp when the parameter is 0, and one changing within the data refuses it); a jump back of the clock drops the
   samples of the old time (:mod:`servo_ff.ros.clock_jump`).
 
@@ -106,7 +108,8 @@ def fit_specs() -> list[ParamSpec]:
         ParamSpec(
             "vin",
             0.0,
-            "supply voltage during the data (0: from the bag); given, it wins over a recorded supply",
+            "supply voltage during the data (0: from the bag, or servo_supply for source topics); given, it wins "
+            "over a recorded supply",
             "V",
             lo=0.0,
             hi=100.0,
@@ -237,12 +240,9 @@ class FitNode(FitLiveData, FitRLS, Node):
                 f"{len(gl)} messages in the last {v['window']:g} s)"
             )
         kp, kp_source = self._live_kp(max(gl[0, 0], js[0, 0]), js[-1, 0])
-        stale = self._supply_stale(volts)
-        if stale:  # before: the last reading, however old (12.44 s with a 5 s window), fitted on unsaid
-            raise ValueError(f"{stale}: no current supply voltage for Eq. 19; not fitted")
-        u_bat = float(volts[:, 1].mean())
+        u_bat, u_source = self._live_supply(volts, self.get_logger().warning)
         data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, kp, v["dt"], "live topics")
-        return gated_fit(v["joint"], data, self.torque, gate, kp_source, f"live {TOPIC_SUPPLY}", **options)
+        return gated_fit(v["joint"], data, self.torque, gate, kp_source, u_source, **options)
 
     # ------------------------------------------------------------------ outputs
     def _write_yaml(self, result: AlphaResult, info: dict[str, Any] | None = None) -> str | None:

@@ -56,15 +56,16 @@ class FitRLS:
         js, gl, volts = self._samples()
         if len(js) < 20 or len(gl) < 20:
             return
-        stale = self._supply_stale(volts)
-        if stale:  # before: updated on a 6.1 s old 12 V while the supply was NaN
-            self.get_logger().warning(f"RLS holds α̂({v['joint']}): {stale}", throttle_duration_sec=10.0)
+        try:  # the fit's supply rule (before: the last reading, the vin parameter not read)
+            u_bat, _ = self._live_supply(volts, self._say_supply)
+        except ValueError as e:  # before: updated on a 6.1 s old 12 V while the supply was NaN
+            self.get_logger().warning(f"RLS holds α̂({v['joint']}): {e}", throttle_duration_sec=10.0)
             return
         t0 = max(gl[0, 0], js[0, 0])
         try:
             kp, _ = self._live_kp(t0, js[-1, 0])  # a gain change in the window: skipped, said
             say = self._say_gap  # before: one 'recorder gap' line every rls_period (2 lines/s)
-            data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], volts[-1, 1], kp, v["dt"], "RLS", say)
+            data = data_from_streams(gl[:, 0], gl[:, 1], js[:, 0], js[:, 1], u_bat, kp, v["dt"], "RLS", say)
             self.refiner.feed(data, t0)
         except ValueError as e:
             self.get_logger().warning(f"RLS update skipped: {e}", throttle_duration_sec=10.0)
@@ -80,6 +81,10 @@ class FitRLS:
         if want != self._ff_alpha and (self.worker is None or not self.worker.is_alive()):
             self.worker = threading.Thread(target=self._push_rls, args=(v["joint"], want, rls), name="rls", daemon=True)
             self.worker.start()
+
+    def _say_supply(self, text: str) -> None:
+        """A supply line of an RLS update (a NaN reading left out, a given vin over the readings): one per 5 s."""
+        self._throttle("RLS supply", self.get_logger().warning, f"RLS: {text}")
 
     def _say_gap(self, text: str) -> None:
         """A joint_states pause in the RLS's window: one line per 5 s (the same pause is in the next windows too)."""
