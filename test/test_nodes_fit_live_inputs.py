@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
 import pytest
 from nodes_harness import RosHarness, rosout_matched, wait_for
 
 pytest.importorskip("rclpy")
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from test_nodes_fit_rls_trust import KP, NOMINAL, URDF, VIN, Live  # noqa: E402
+from test_nodes_fit_rls_trust import DT, KP, NOMINAL, URDF, VIN, Live, _motion  # noqa: E402
 
 from servo_ff.nodes.fit_node import FitNode  # noqa: E402
 
@@ -210,3 +211,41 @@ def test_a_joint_without_effort_is_not_refused_after_one_with_effort():
     assert not live._not_fresh(msg, 0) and not live._not_fresh(msg, 1)
     stale = SimpleNamespace(name=["a", "b"], velocity=[math.nan, 0.2], effort=[math.nan, math.nan])
     assert live._not_fresh(stale, 0) and not live._not_fresh(stale, 1)  # a's reading missing; b never gives effort
+
+
+def test_two_publishers_of_the_joint_refuse_the_live_fit_as_they_refuse_a_bag():
+    """The servo node's /joint_states of pendulum_1 (100 Hz) and a mock broadcaster's naming [pendulum_2,
+    pendulum_1] with position = goal (50 Hz), through the subscription's callback: the fit is refused in one line
+    naming the topic and both name sets, by the replay's rule (joint_publishers.NameSets; before: both taken, mixed,
+    and fitted); the servo's alone (the live samples dropped) fit."""
+    from sensor_msgs.msg import JointState
+
+    with RosHarness(salt=69) as h:
+        fit, rosout = _fit_node(h, dt=DT / 2)  # every other grid point a mock's state
+        q, th = _motion(NOMINAL)
+        t = fit.get_clock().now().nanoseconds * 1e-9 - 0.5 - (len(q) - 1) * DT + np.arange(len(q)) * DT
+
+        def state(names: list[str], position: float, at: float) -> JointState:
+            m = JointState(name=names, position=[0.0] * (len(names) - 1) + [position])
+            m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(at * 1e9), 1_000_000_000)
+            return m
+
+        def states(mock: bool) -> None:
+            for k in range(len(q)):
+                fit._on_js(state(["pendulum_1"], float(th[k]), t[k]))
+                if mock and k % 2:
+                    fit._on_js(state(["pendulum_2", "pendulum_1"], float(q[k]), t[k] + DT / 2))
+            fit.goals, fit.volts = deque(zip(t, q)), deque((float(x), VIN) for x in t[::10])
+
+        states(mock=True)
+        assert len(fit.buffer) == len(q) + len(q) // 2
+        ok, text = fit.run()
+        assert not ok and "\n" not in text, text
+        for words in ("topic /", "/joint_states: joint 'pendulum_1' comes from 2 publishers",
+                      f"['pendulum_1'] in {len(q)} message(s)", f"['pendulum_2', 'pendulum_1'] in {len(q) // 2}",
+                      "not fitted", "joint_states:=other/joint_states"):  # fmt: skip
+            assert words in text, (words, text)
+        assert fit._drop_live("the test")
+        states(mock=False)
+        ok, text = fit.run()
+        assert ok, text

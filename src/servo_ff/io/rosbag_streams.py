@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..safe_parse import parse_json
+from .joint_publishers import REMAP_HINT, NameSets
 from .rosbag_goals import trajectory_piece
 from .rosbag_topics import JOINT_HINT, OPTION, option_hint
 from .servo_log import LogError
@@ -55,7 +56,7 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
     rows: list[tuple] = []
     efforts: list[float] = []
     given, skipped, others, named = joint is not None, 0, set(), set()
-    name_sets: dict[tuple[str, ...], list[int]] = {}  # the joints a message naming ``joint`` names: [count, first]
+    name_sets = NameSets()  # the joints each message naming ``joint`` names: one set per publisher
     for _, i_msg, t_ns, msg in _messages(reader, src, (topic,)):
         names = list(msg.name)
         named.update(names)
@@ -73,7 +74,7 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
             skipped += 1
             others.update(names)
             continue
-        name_sets.setdefault(tuple(names), [0, i_msg])[0] += 1
+        name_sets.add(names, f"message {i_msg}")
         idx = names.index(joint)
         if len(msg.position) <= idx:
             raise LogError(
@@ -102,19 +103,15 @@ def read_joint_states(reader, src: str, topic: str, joint: str | None) -> tuple[
     return joint, rows, sorted(named)
 
 
-def _one_publisher(src: str, topic: str, joint: str | None, name_sets: dict[tuple[str, ...], list[int]]) -> None:
-    """Refuse ``joint``'s messages that name it among different joints (``name_sets``: names → [count, first
-    message]): two publishers of it (a servo node and a mock joint_state_broadcaster echoing the command), whose
-    rows mixed are no one servo's motion. rosbag2 does not record which publisher sent a message, so the one line
-    says how to record one alone and name its topic."""
-    if len(name_sets) < 2:
+def _one_publisher(src: str, topic: str, joint: str | None, name_sets: NameSets) -> None:
+    """Refuse ``joint``'s messages that name it among different joints (:class:`.joint_publishers.NameSets`, the
+    live fit's rule too): two publishers of it, whose rows mixed are no one servo's motion. rosbag2 does not record
+    which publisher sent a message, so the one line says how to record one alone and name its topic."""
+    if (why := name_sets.mixed(topic, joint)) is None:
         return
-    sets = "; ".join(f"{list(n)} in {c} message(s) (the first: {i})" for n, (c, i) in name_sets.items())
     raise LogError(
-        f"{src}: topic {topic}: joint {joint!r} comes from {len(name_sets)} publishers, told apart by the joints "
-        f"their messages name: {sets}; a bag does not say which sent a message, so they are not mixed: record the "
-        "servo's joint states alone on a topic (stop the other publisher, or remap one: --ros-args -r "
-        f"joint_states:=other/joint_states) and name it ({option_hint(OPTION['js'])})"
+        f"{src}: {why}; a bag does not say which sent a message, so they are not mixed: record the servo's joint "
+        f"states alone on a topic ({REMAP_HINT}) and name it ({option_hint(OPTION['js'])})"
     )
 
 

@@ -3,7 +3,8 @@
 arrival), each (t [s], value) in a deque, and the copy of the last ``window`` seconds a fit or an RLS update takes;
 the gain of the data by the bag's rule (:func:`servo_ff.io.rosbag_goals.kp_from_gains`: a change of over 1 %
 within it refused, naming its time), the supply by the bag's rule too (:func:`servo_ff.io.rosbag_supply.bag_supply`:
-the ``vin`` parameter wins, else the ``servo_supply`` readings, a NaN one left out and counted). A message without
+the ``vin`` parameter wins, else the ``servo_supply`` readings, a NaN one left out and counted), the joint's states
+from two publishers refused by the bag's rule (:mod:`servo_ff.io.joint_publishers`). A message without
 a finite reading of the joint, stamped out of the window or before the last state (out of order), or goals of the
 wrong length are refused, one throttled line per topic; states going back more than ``OLD_STAMP`` (a restarted
 stream) drop those before, said; a jump back of the clock drops the samples of the old time
@@ -21,10 +22,11 @@ import numpy as np
 from sensor_msgs.msg import BatteryState, JointState
 from std_msgs.msg import Float64MultiArray
 
+from servo_ff.io.joint_publishers import REMAP_HINT, NameSets
 from servo_ff.io.rosbag_goals import kp_from_gains
 from servo_ff.io.rosbag_supply import bag_supply
 from servo_ff.ros.clock_jump import OLD_STAMP
-from servo_ff.ros.common import TOPIC_P_GAINS, TOPIC_SUPPLY, Throttle
+from servo_ff.ros.common import TOPIC_JOINT_STATES, TOPIC_P_GAINS, TOPIC_SUPPLY, Throttle
 
 
 class FitLiveData:
@@ -36,6 +38,7 @@ class FitLiveData:
         self._fields_seen: dict[str, list[bool]] = {}  # per joint: a finite velocity / effort seen (NaN: stale)
         self.late_states = 0  # joint_states refused as out of order (stamped before the last one)
         self.p_gains: deque = deque()  # (t [s], gains in `joints` order) sent on servo/p_gains
+        self.js_names: deque = deque()  # (t [s], the joints its message names) of each state in `buffer`
 
     def _on_js(self, msg: JointState) -> None:
         if self.table["source"] != "topics":
@@ -56,12 +59,26 @@ class FitLiveData:
                 f"the {len(self.buffer)} live states before it dropped"
             )
             self.buffer.clear()
+            self.js_names.clear()
         elif back > 0:  # one late state (before: it wiped the whole buffer, 50 of ~500 samples kept)
             self.late_states += 1
             return self._refuse("joint_states", f"{joint} stamped {back:.3f} s before the last state, out of order "
                                 f"({self.late_states} so far)")  # fmt: skip
         self.buffer.append((t, float(msg.position[k])))
+        self.js_names.append((t, tuple(msg.name)))  # which publisher sent it (joint_publishers.NameSets)
         self._trim(self.buffer)
+        self._trim(self.js_names)
+
+    def _mixed_publishers(self) -> str:
+        """The line saying the fitted joint's states of the last ``window`` s come from several publishers (a replay's
+        rule: :class:`~servo_ff.io.joint_publishers.NameSets`), or "" (before: every message naming the joint was
+        taken, a servo node's and a mock broadcaster's position = goal mixed)."""
+        now, sets = self._now(), NameSets()
+        for t, names in list(self.js_names):
+            if t >= now - self.table["window"]:
+                sets.add(names, f"{now - t:.3f} s ago")
+        why = sets.mixed(self.resolve_topic_name(TOPIC_JOINT_STATES), self.table["joint"])
+        return f"live topics: {why}: not mixed, not fitted ({REMAP_HINT}, or wait a window)" if why else ""
 
     def _not_fresh(self, msg: JointState, k: int) -> bool:
         """Joint ``k``'s velocity or effort is not finite while that field was finite before (never finite: not
@@ -184,6 +201,7 @@ class FitLiveData:
         """Every live sample goes (they are ``of`` another time or joint); what went, or "" when none was held."""
         n = len(self.buffer), len(self.goals), len(self.volts)
         self.buffer.clear()
+        self.js_names.clear()
         self.goals.clear()
         self.volts.clear()
         self._fields_seen.clear()

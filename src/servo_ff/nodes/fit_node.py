@@ -15,7 +15,8 @@ Data (``source``):
   fit (a message without a finite reading, or stamped out of the window, refused in a throttled line; the supply by
   the bag's rule, :mod:`servo_ff.io.rosbag_supply`: ``vin`` when given, else the readings, a NaN one left out and
   counted, one implausible refusing; the last reading older than ``supply_timeout`` refuses the fit, naming its
-  age; the gains sent on ``servo/p_gains``
+  age; states of the joint from two publishers, told apart by the joints their messages name, refuse it as in a
+  bag, :mod:`servo_ff.io.joint_publishers`; the gains sent on ``servo/p_gains``
   give kp when the parameter is 0, and one changing within the data refuses it); a jump back of the clock drops the
   samples of the old time (:mod:`servo_ff.ros.clock_jump`).
 
@@ -234,6 +235,8 @@ class FitNode(FitLiveData, FitRLS, Node):
                 **options,
             )
         js, gl, volts = self._samples()
+        if mixed := self._mixed_publishers():  # the replay's rule: two publishers of the joint are not fitted
+            raise ValueError(mixed)
         if len(js) < 10 or len(gl) < 10:
             raise ValueError(
                 f"not enough live data for {v['joint']} (joint_states {len(js)}, goals "

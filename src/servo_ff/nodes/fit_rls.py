@@ -56,6 +56,9 @@ class FitRLS:
         js, gl, volts = self._samples()
         if len(js) < 20 or len(gl) < 20:
             return
+        if mixed := self._mixed_publishers():  # the fit's rule: two publishers of the joint are not fed
+            self.get_logger().warning(f"RLS holds α̂({v['joint']}): {mixed}", throttle_duration_sec=10.0)
+            return
         try:  # the fit's supply rule (before: the last reading, the vin parameter not read)
             u_bat, _ = self._live_supply(volts, self._say_supply)
         except ValueError as e:  # before: updated on a 6.1 s old 12 V while the supply was NaN
