@@ -110,6 +110,8 @@ def test_the_vin_parameter_is_the_live_supply_as_a_bags_given_vin():
         fit.volts.clear()
         ok, text = fit.run()
         assert ok and (fit.result["u_bat"], fit.result["u_bat_source"]) == (15.0, "given"), text
+        # the one supply range (schema SUPPLY_FIELD): vin 50 is no servo supply (before: taken by the parameter)
+        assert not fit.set_parameters([Parameter("vin", value=50.0)])[0].successful
 
 
 def test_a_late_stamped_state_is_dropped_alone_and_a_restart_clears():

@@ -124,6 +124,21 @@ def test_an_implausible_supply_is_one_line_exit_2(tmp_path, capsys, supplies, fl
     assert not (tmp_path / "out").exists()
 
 
+def test_the_refusal_says_why_the_supply_range_is_narrower_than_the_firmware_vin(tmp_path, capsys):
+    """An XL330's 7.4 V read in decivolts (74), inside the firmware law's vin (0, 100] V: refused by the one supply
+    range, the line saying why it is narrower than that vin (before: '74 V is outside the plausible servo supply
+    3-30 V (decivolts?)', not why a vin the simulator takes is refused)."""
+    from servo_ff.models.schema import FIRMWARE_FIELDS, SUPPLY_RANGE, check_field
+
+    assert check_field(FIRMWARE_FIELDS, "vin", 74.0) == 74.0  # the simulator takes it
+    assert fit(_bag(tmp_path / "bag", {"/servo_supply": 74.0}), tmp_path / "out") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    lo, hi = SUPPLY_RANGE
+    why = f"74 V is outside the plausible servo supply {lo:g}-{hi:g} V (decivolts?) (narrower than the firmware law's"
+    assert why in err and "vin (0, 100] V: servo buses run on 3.7-25.2 V" in err, err
+
+
 def test_the_fit_refuses_an_implausible_supply_of_any_source():
     """The α data's supply (ILC records, logs, live topics): outside 3-30 V refused naming the sample (before: any
     value > 0)."""

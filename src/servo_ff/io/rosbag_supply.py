@@ -14,9 +14,9 @@ it came from (``ServoLog.vin_source``, printed by ``servo-ff fit``). In this ord
 A reading that is not finite is no reading (the servo node publishes NaN on ``servo_supply`` until its first health
 read, a BatteryState gives NaN for "not measured"): left out, counted in one line (:func:`left_unread`; before, one
 such row refused the whole bag). Every reading used must be a plausible servo supply
-(:data:`~servo_ff.models.schema.SUPPLY_RANGE`), or the bag is refused naming the topic and message (before: any
-reading > 0 was used, 150 decivolts fitted α̂ 10× too large). The fit node's live topics go by the same rules
-(:meth:`servo_ff.nodes.fit_live.FitLiveData._live_supply`).
+(:data:`~servo_ff.models.schema.SUPPLY_FIELD`, 3-30 V: narrower than the firmware law's vin, why said in its line),
+or the bag is refused naming the topic and message (before: any reading > 0 was used, 150 decivolts fitted α̂ 10×
+too large). The fit node's live topics go by the same rules (:meth:`servo_ff.nodes.fit_live.FitLiveData._live_supply`).
 """
 
 from __future__ import annotations

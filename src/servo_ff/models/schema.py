@@ -113,21 +113,30 @@ FEEDFORWARD_FIELDS: dict[str, FieldSpec] = {
     ),
     "max_acceleration": FieldSpec("rad/s²", 0.0, 1e6, "largest desired |q̈| of a joint", lo_open=True),
 }
-#: [V] a servo bus supply voltage a log, bag or ILC record may give: below the lowest servo-class supply (XL330 3.7 V)
-#: or above 24 V servos on a charged pack (6S LiPo 25.2 V) it is a mistake — another pack's topic, decivolts or
-#: millivolts (Dynamixel's present_input_voltage register is in 0.1 V: 150) — and would scale every α̂ (Eq. 19).
-SUPPLY_RANGE: tuple[float, float] = (3.0, 30.0)
+#: The servo bus supply a log, bag, ILC record, live topic or a fit's given vin may state (Eq. 19 scales every α̂ by
+#: it): the one description of its range. Narrower than the firmware law's ``vin`` (0, 100] V, which a simulated
+#: actuator may take: a servo bus runs on 3.7 V (XL330) to 25.2 V (24 V servos on a charged 6S pack), and a reading
+#: outside 3-30 V is a mistake — another pack's topic, decivolts or millivolts (present_input_voltage is in 0.1 V:
+#: an XL330's 7.4 V reads 74, inside (0, 100]) — that would scale every α̂ 10× or 1000×.
+SUPPLY_FIELD = FieldSpec("V", 3.0, 30.0, "servo bus supply voltage of a fit's data (a plausible servo supply)")
+SUPPLY_RANGE: tuple[float, float] = (SUPPLY_FIELD.lo, SUPPLY_FIELD.hi)
+assert FIRMWARE_FIELDS["vin"].lo < SUPPLY_FIELD.lo and SUPPLY_FIELD.hi <= FIRMWARE_FIELDS["vin"].hi
 
 
 def implausible_supply(volts: float) -> str | None:
-    """Why ``volts`` [V] is no servo supply (not finite, outside :data:`SUPPLY_RANGE`), or None."""
+    """Why ``volts`` [V] is no servo supply (not finite, outside :data:`SUPPLY_FIELD`), or None; the line says why
+    the range is narrower than the firmware law's vin."""
     lo, hi = SUPPLY_RANGE
     if not math.isfinite(volts):
         return f"{volts} V is not finite"
     if not lo <= volts <= hi:
         unit = " (decivolts?)" if volts > hi and lo <= volts / 10 <= hi else ""
         unit = " (millivolts?)" if volts > hi and lo <= volts / 1000 <= hi else unit
-        return f"{volts:g} V is outside the plausible servo supply {lo:g}-{hi:g} V{unit}"
+        return (
+            f"{volts:g} V is outside the plausible servo supply {lo:g}-{hi:g} V{unit} (narrower than the firmware "
+            f"law's vin {range_text(FIRMWARE_FIELDS['vin'])}: servo buses run on 3.7-25.2 V, a reading outside it "
+            "is another pack's, decivolts or millivolts)"
+        )
     return None
 
 
@@ -176,6 +185,7 @@ __all__ = [
     "FIRMWARE_FIELDS",
     "ALPHA_FIELDS",
     "FEEDFORWARD_FIELDS",
+    "SUPPLY_FIELD",
     "SUPPLY_RANGE",
     "implausible_supply",
     "check_field",

@@ -51,6 +51,7 @@ from servo_ff.identification.alpha_data import data_from_streams
 from servo_ff.identification.alpha_rls import LiveAlphaRefiner
 from servo_ff.io.paths import resolve_path
 from servo_ff.io.servo_log import DT_MAX, DT_MIN
+from servo_ff.models.schema import SUPPLY_FIELD
 from servo_ff.ros.clock_jump import on_clock_jump_back
 from servo_ff.ros.common import (
     TOPIC_COMMANDS,
@@ -110,10 +111,10 @@ def fit_specs() -> list[ParamSpec]:
             "vin",
             0.0,
             "supply voltage during the data (0: from the bag, or servo_supply for source topics); given, it wins "
-            "over a recorded supply",
-            "V",
+            f"over a recorded supply; a plausible servo supply, {SUPPLY_FIELD.lo:g}-{SUPPLY_FIELD.hi:g} V",
+            SUPPLY_FIELD.unit,
             lo=0.0,
-            hi=100.0,
+            hi=SUPPLY_FIELD.hi,
         ),
         ParamSpec("window", 10.0, "length of live data fitted (source topics)", "s", lo=0.5, hi=3600.0),
         ParamSpec(
