@@ -189,8 +189,8 @@ class HardwareReadings:
     def _joined(self, new: np.ndarray) -> None:
         """Joints read for the first time while the loop runs: they hold their reading; torque on if it is on."""
         text = self.joint_text(new)
-        if self.traj is not None or self.pending is not None:
-            self.traj = self.pending = None
+        if self.traj is not None:
+            self.traj = None
             self.get_logger().warning(f"{text} joined: the trajectory being followed is stopped (holding)")
         ids = [self.ids[k] for k in new]
         self.rewrite_limits(ids)  # the velocity / effort limits commands wrote while it was away

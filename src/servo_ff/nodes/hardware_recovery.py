@@ -71,8 +71,8 @@ class HardwareRecovery:
         rows = rows[self.valid[rows]]
         for line in self.gate.hold_readings(rows, self.pos):
             self.get_logger().warning(f"{why}: {line}")
-        if self.traj is not None or self.pending is not None:
-            self.traj = self.pending = None
+        if self.traj is not None:
+            self.traj = None
             self.get_logger().warning(f"{why}: the trajectory being followed is stopped (holding)")
 
     def _after_reconnect(self) -> str:

@@ -136,8 +136,8 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
     def states_lost(self, why: str) -> None:
         """No state will come for a while (a bus lost, a sim's physics stopped): the trajectory being followed is
         dropped (it is not followed on when states come again) and a follow_joint_trajectory goal aborted."""
-        if self.traj is not None or self.pending is not None:
-            self.traj = self.pending = None
+        if self.traj is not None:
+            self.traj = None
             self.get_logger().warning(f"{why}: the trajectory being followed is stopped")
         if self.fjt is not None and self.fjt.run is not None:
             self.fjt.stopped(why)  # before: no result, or one judged on the last state repeated
@@ -172,8 +172,7 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
         self.active = False
         self.configured = False
         self.state_label = "unconfigured"
-        self.traj: ActiveTrajectory | None = None
-        self.pending: ActiveTrajectory | None = None  # starts later (header.stamp in the future)
+        self.traj: ActiveTrajectory | None = None  # followed from its receipt (a future header.stamp too: JTC)
         self.trajectories = 0  # accepted trajectories
         self.timer = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -224,7 +223,7 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
                 per_joint(v["position_max"], self.n, "position_max"),
             )
             if moved:  # the held goal is re-checked: never left outside the limits, never moved silently
-                self.traj = self.pending = None
+                self.traj = None
                 self.hw_write_goal(self.gate.goal.copy())
                 for line in moved:
                     self.get_logger().warning(f"joint limits changed: {line}")
@@ -258,7 +257,7 @@ class ServoInterfaceNode(ServoCommands, ServoTimeJumps, ServoLifecycle, Lifecycl
         """Goal = present position (within the limits), written; any trajectory dropped. ``running`` (deactivate,
         shutdown of an active node): a joint whose reading is not fresh (a silent servo) keeps the goal it was
         heading for — its last reading is old, and holding there would move it back."""
-        self.traj = self.pending = None
+        self.traj = None
         pos = np.asarray(self.hw_read()[0], dtype=np.float64)
         if running:
             pos = np.where(self.hw_fresh(), pos, self.gate.goal)

@@ -71,7 +71,7 @@ class ServoCommands:
 
     def _accept(self, goal: np.ndarray | None) -> None:
         if goal is not None:
-            self.traj = self.pending = None  # a direct goal ends any trajectory being followed
+            self.traj = None  # a direct goal ends any trajectory being followed
             self.hw_write_goal(goal)
 
     def _on_commands(self, msg: Float64MultiArray) -> None:
@@ -135,10 +135,8 @@ class ServoCommands:
         self.gate.accepted += 1
         self.gate.last_accept_time = self.gate.clock()
         self.trajectories += 1
-        if traj.start > now:
-            self.pending = traj  # the current one runs until the new one starts
-        else:
-            self.traj, self.pending = traj, None
+        self.traj = traj  # on receipt, a future stamp too (JTC); before, a pending one waited for its stamp while
+        # the old one ran on, and the next message replaced it first: a stream stamped ahead was never followed
         self._trajectory_status(msg, now, traj, "")
 
     def _trajectory_status(self, msg: JointTrajectory, now: float, traj: ActiveTrajectory | None, reason: str) -> None:
@@ -158,17 +156,12 @@ class ServoCommands:
         self.pub_traj_status.publish(String(data=json.dumps(status)))
 
     def plan_trajectory(self, msg: JointTrajectory, now: float) -> ActiveTrajectory:
-        """:func:`servo_ff.ros.trajectory_plan.plan_trajectory` from this node's state (the trajectory in progress
-        at the new one's start, else the held goal)."""
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        start = stamp if stamp > 0 else now
-        current = self.pending if self.pending is not None and self.pending.start <= start else self.traj
-        return plan_trajectory(msg, now, self.gate, self.joints, current)
+        """:func:`servo_ff.ros.trajectory_plan.plan_trajectory` received at ``now`` [s], replacing this node's
+        state then (the trajectory followed, else the held goal)."""
+        return plan_trajectory(msg, now, self.gate, self.joints, self.traj)
 
     def follow_trajectory(self, t: float) -> None:
         """Goal of the trajectory being followed at time ``t`` [s], written (called before each control step)."""
-        if self.pending is not None and t >= self.pending.start:
-            self.traj, self.pending = self.pending, None
         if self.traj is None:
             return
         goal = self.gate.hold_sample(self.traj.spline.position(t), self.traj.source)
@@ -251,8 +244,8 @@ class ServoCommands:
         trajectory being followed is dropped and a follow_joint_trajectory goal aborted first, said in the reply
         (before: the trajectory went on writing goals and the goal was judged a success). Nothing is held: a later
         torque on holds where the joints stand."""
-        dropped = ["the trajectory being followed"] if self.traj is not None or self.pending is not None else []
-        self.traj = self.pending = None
+        dropped = ["the trajectory being followed"] if self.traj is not None else []
+        self.traj = None
         if self.fjt is not None and self.fjt.run is not None:
             self.fjt.torque_off()
             dropped.append("the follow_joint_trajectory goal (aborted)")

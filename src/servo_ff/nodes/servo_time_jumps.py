@@ -36,9 +36,9 @@ class ServoTimeJumps:
     def _drop_trajectory(self, abort: Callable[[], None]) -> str:
         """The trajectory being followed goes, the goal stays at its last sample; a follow_joint_trajectory goal in
         progress (also one past its end, judged on its goal tolerance) is aborted by ``abort()``. What went."""
-        following = self.traj is not None or self.pending is not None
+        following = self.traj is not None
         dropped = ["the trajectory being followed (the goal stays at its last sample)"] if following else []
-        self.traj = self.pending = None
+        self.traj = None
         if self.fjt is not None and self.fjt.run is not None:
             abort()
             dropped.append("the follow_joint_trajectory goal (aborted)")

@@ -194,7 +194,7 @@ class SimNode(SimClock, ServoInterfaceNode):
         if not response.success:
             return response
         self.stepper_error = ""
-        self.traj = self.pending = None
+        self.traj = None
         self._t_ns = None
         self.publish_torque_state()  # on again while active (also after torque_enable false), off while inactive
         self.get_logger().warning(response.message)

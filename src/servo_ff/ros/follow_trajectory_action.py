@@ -6,8 +6,9 @@ with ros2_controllers' JointTrajectoryController semantics:
   the interpolated path; and JTC's: no effort, zero velocity at the last point, no multi-DOF part), with one log
   line saying why (ROS 2 actions carry no result for a rejected goal);
 * an accepted goal preempts the goal in progress (aborted, INVALID_GOAL "Current goal preempted by new incoming
-  action.") and its trajectory replaces the one followed, from the current state, on the same spline as the
-  topic (:func:`.trajectory_plan.plan_trajectory`);
+  action.") and its trajectory replaces the one followed at once, from the current state, on the same spline as
+  the topic (:func:`.trajectory_plan.plan_trajectory`: a future ``header.stamp`` is approached from acceptance on,
+  its tolerances judged from then);
 * on every state published: path tolerances while the trajectory runs (PATH_TOLERANCE_VIOLATED: abort, hold
   the present position), after its last point the goal tolerances until its end + goal_time_tolerance
   (SUCCESSFUL, holding the last point; or GOAL_TOLERANCE_VIOLATED: abort, hold the present position), see
@@ -163,10 +164,7 @@ class FollowTrajectoryAction:
         node.gate.accepted += 1
         node.gate.last_accept_time = node.gate.clock()
         node.trajectories += 1
-        if traj.start > now:
-            node.pending = traj  # the current trajectory runs until the new one starts
-        else:
-            node.traj, node.pending = traj, None
+        node.traj = traj  # on receipt, a future stamp too (JTC's goal_accepted_callback: add_new_trajectory_msg)
         named = np.isin(node.joints, traj.joints)
         self.run = self._runs[bytes(handle.goal_id.uuid)] = _Run(handle, traj, tol, named)
         node.get_logger().info(f"{self.name}: goal accepted, {traj.end - traj.start:.3f} s from {traj.start:.3f} s")
@@ -227,14 +225,14 @@ class FollowTrajectoryAction:
         if run.handle.is_cancel_requested:
             self.finish(Result.SUCCESSFUL, "canceled on request", canceled=True, hold=True)
             return
-        if node.pending is not traj and node.traj is not traj:
+        if node.traj is not traj:
             if run.final is None and t < traj.end or run.final is not None and not self._holding(run):
                 self.finish(Result.INVALID_GOAL, REPLACED, abort=True)
                 return
             if run.final is None:  # it just ended: follow_trajectory holds its last point
                 run.final = node.gate.goal.copy()
-        if t < traj.start:
-            return  # not started yet (a future header.stamp): the previous trajectory runs
+        if t < traj.received:
+            return  # a state from before the goal came (the previous goal was in force)
         q, dq, ddq = traj.spline.sample(t)
         error = np.stack([q - pos, dq - vel, np.zeros_like(q)])
         stale = np.isfinite(pos) & ~np.isfinite(vel)  # a silent servo's held position: not judged as a reading
@@ -284,7 +282,7 @@ class FollowTrajectoryAction:
     def _holding(self, run: _Run) -> bool:
         """The node still holds the goal its trajectory ended on (no other command came since)."""
         node = self.node
-        return node.traj is None and node.pending is None and np.array_equal(node.gate.goal, run.final)
+        return node.traj is None and np.array_equal(node.gate.goal, run.final)
 
 
 def _stamp(t: float) -> Time:

@@ -1,6 +1,7 @@
-"""JointTrajectory → the spline a servo interface follows, with JointTrajectoryController semantics
-(:mod:`servo_ff.interpolation`): interpolation over ``time_from_start`` from the current state, refused whole
-with one reason naming the point and joint."""
+"""JointTrajectory → the spline a servo interface follows, with the semantics of ros2_controllers'
+JointTrajectoryController (Jazzy; :mod:`servo_ff.interpolation`): taken on receipt, interpolated from the state
+then to its first point at ``header.stamp + time_from_start`` and on through the points; refused whole with one
+reason naming the point and joint."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ from .trajectory_cdr import RawPoints, read_trajectory
 
 
 class ActiveTrajectory:
-    """A JointTrajectory being followed: the spline over every joint, from ``start`` [s, node clock]."""
+    """A JointTrajectory being followed: the spline over every joint, followed from ``received`` [s, node clock]
+    (its receipt), its points timed from ``start`` (``header.stamp``, or the receipt when 0)."""
 
-    def __init__(self, start: float, spline: JointSpline, joints: Sequence[str], source: str = "trajectory"):
+    def __init__(
+        self, start: float, spline: JointSpline, joints: Sequence[str], source: str = "trajectory", received=None
+    ):
         self.start, self.spline, self.joints = start, spline, list(joints)
+        self.received = start if received is None else float(received)
         self.source = source  # the topic or action it came on (for the lines about it)
 
     @property
@@ -112,6 +117,12 @@ def trajectory_points(msg: JointTrajectory | bytes, index: Mapping[str, int]) ->
     return TrajectoryPoints(names, cols, times, q, dq, ddq, hv, ha, raw.stamp)
 
 
+def _when(t: float, start: float) -> str:
+    """Time ``t`` [s] on a trajectory starting at ``start``, said from its start (before it: on the way there from
+    the state on receipt)."""
+    return f"{t - start:.3f} s" if t >= start else f"{start - t:.3f} s before its start"
+
+
 def plan_trajectory(
     msg: JointTrajectory,
     now: float,
@@ -119,9 +130,14 @@ def plan_trajectory(
     joints: Sequence[str],
     current: ActiveTrajectory | None,
 ) -> ActiveTrajectory:
-    """Validated JointTrajectory → the spline followed from the current state (JointTrajectoryController
-    semantics): ``current`` is the trajectory in progress at its start time (None: the held goal, at rest).
-    ValueError naming the point and joint for anything it refuses."""
+    """Validated JointTrajectory received at ``now`` [s] → the spline followed from then on, replacing ``current``
+    (the trajectory followed now; None: the held goal, at rest) on receipt, as JointTrajectoryController does
+    (``topic_callback`` → ``add_new_trajectory_msg``; the next update sets ``state_before_traj_msg_`` and
+    ``Trajectory::sample`` interpolates from it to the first point until ``stamp + time_from_start[0]``): from
+    the state followed at ``now`` (q, q̇, q̈; joints it does not name held at rest) to the first point at
+    ``start + time_from_start[0]`` when that is later than ``now`` (a future stamp included: nothing waits for it),
+    else through the points alone (the ones due before ``now`` are past). ValueError naming the point and joint
+    for anything it refuses, the interpolated path leaving the joint limits included."""
     names, cols, times, q, dq, ddq, hv, ha, stamp = trajectory_points(msg, gate.index)
     p = len(times)
     lo, hi = gate.lower[cols], gate.upper[cols]
@@ -134,9 +150,9 @@ def plan_trajectory(
     start = stamp if stamp > 0 else now
     if start + times[-1] < now:
         raise ValueError(f"it ended {now - start - times[-1]:.3f} s ago (header.stamp {stamp:.3f} s)")
-    # the current state: the trajectory in progress at the start time, else the held goal at rest
+    # the state on receipt: the trajectory followed now, else the held goal at rest
     if current is not None:
-        q0, dq0, ddq0 = current.spline.sample(start)
+        q0, dq0, ddq0 = current.spline.sample(now)
     else:
         q0, dq0, ddq0 = gate.goal.copy(), np.zeros(len(joints)), np.zeros(len(joints))
     held = np.setdiff1d(np.arange(len(joints)), cols)
@@ -144,19 +160,23 @@ def plan_trajectory(
     ddq0[held] = 0.0
     Q, DQ, DDQ = np.tile(q0, (p, 1)), np.zeros((p, len(joints))), np.zeros((p, len(joints)))
     Q[:, cols], DQ[:, cols], DDQ[:, cols] = q, dq, ddq
+    ahead = (start - now) + times  # the points' times after receipt [s]
     with np.errstate(over="ignore", invalid="ignore"):  # a path that overflows is refused below, not warned about
-        spline = follow(start, q0, dq0, ddq0, times, Q, DQ, DDQ, hv, ha)
+        if ahead[0] > 0:  # from the state on receipt to the first point
+            spline = follow(now, q0, dq0, ddq0, ahead, Q, DQ, DDQ, hv, ha)
+        else:  # the first point is due (stamp 0 with a first point at 0) or past: the points alone
+            spline = JointSpline(start + times, Q, DQ, DDQ, hv, ha)
         where = spline.outside(gate.lower, gate.upper)
     if where is not None:
         j, t, qv = where
         if not np.isfinite(qv):
             raise ValueError(
-                f"the interpolated path of {joints[j]} is not finite from {t - start:.3f} s on (velocities or "
+                f"the interpolated path of {joints[j]} is not finite from {_when(t, start)} on (velocities or "
                 "accelerations too large for the points' times)"
             )
         raise ValueError(
             f"the interpolated path of {joints[j]} reaches {qv:.4f} rad at "
-            f"{t - start:.3f} s, outside its joint limits [{gate.lower[j]:.4f}, "
+            f"{_when(t, start)}, outside its joint limits [{gate.lower[j]:.4f}, "
             f"{gate.upper[j]:.4f}] rad"
         )
-    return ActiveTrajectory(start, spline, names)
+    return ActiveTrajectory(start, spline, names, received=now)
