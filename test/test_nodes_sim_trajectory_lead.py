@@ -34,7 +34,8 @@ def _msg(joints, stamp_ns: int, points) -> JointTrajectory:
 
 @pytest.fixture(scope="module")
 def clocked():
-    """A sim on an external /clock (stepped here, 10 ms at a time) and the goals it commands at each period."""
+    """A sim on an external /clock (stepped here, 10 ms at a time), the goals it commands at each period, and the
+    client node."""
     h = RosHarness(salt=115)
     sim = sim_node(
         h,
@@ -81,7 +82,7 @@ def clocked():
     advance(1)
     wait_for(lambda: sim.active, 20.0, "servo_sim active")
     advance(5)
-    yield sim, goals, advance, send
+    yield sim, goals, advance, send, client
     h.shutdown()
 
 
@@ -90,7 +91,7 @@ def test_a_stream_stamped_50_ms_ahead_is_followed(clocked):
     last on receipt, so the goal follows the sine within the interpolation's lag (JTC: from the state at receipt
     to the first point, ≈ 1 ms × q̈ = 3 mrad here). Before, each message waited for its stamp and the next one
     replaced it first: the goal never moved (0.30 rad off)."""
-    sim, goals, advance, send = clocked
+    sim, goals, advance, send, _ = clocked
     t0 = advance(1)
     q0 = float(sim.gate.goal[0])
     b0 = float(sim.gate.goal[1])
@@ -120,7 +121,7 @@ def test_a_future_stamped_trajectory_replaces_the_one_followed_on_receipt(clocke
     """A trajectory stamped 0.5 s ahead, its one point 0.5 s after that, sent while another moves the joint the
     other way: JTC replaces it on receipt and interpolates from the state then (position and velocity: here
     linear, the new point gives none) to the point at stamp + 0.5 s. Before, the old one ran on until the stamp."""
-    sim, goals, advance, send = clocked
+    sim, goals, advance, send, _ = clocked
     t = advance(1)
     send(_msg(["a"], 0, [([0.8], 2_000_000_000)]))  # stamp 0: from now, up to 0.8 rad in 2 s
     t = advance(50)
@@ -166,3 +167,38 @@ def test_the_way_to_a_future_first_point_stays_within_the_joint_limits():
     assert taken.received == 10.5 and taken.start == pytest.approx(10.8)
     np.testing.assert_allclose(taken.spline.position(10.5), 0.45)
     assert 0.9 < taken.spline.positions(np.linspace(10.5, 10.8, 301)).max() < 1.0
+
+
+def test_a_future_stamped_follow_joint_trajectory_goal_runs_from_its_acceptance(clocked):
+    """follow_joint_trajectory takes a goal stamped ahead as JTC's goal_accepted_callback does (the same
+    add_new_trajectory_msg as the topic): on acceptance the joint moves toward the first point, reached at its
+    stamp + time_from_start, and the goal succeeds. Before, the goal waited for its stamp, holding."""
+    fjt = pytest.importorskip("control_msgs.action")
+    from action_msgs.msg import GoalStatus
+    from control_msgs.msg import JointTolerance
+    from rclpy.action import ActionClient
+
+    sim, goals, advance, send, client = clocked
+    action = ActionClient(client, fjt.FollowJointTrajectory, "servo/follow_joint_trajectory")
+    assert action.wait_for_server(timeout_sec=15.0)
+    t = advance(1)
+    q0 = float(sim.gate.goal[0])
+    goal = fjt.FollowJointTrajectory.Goal(trajectory=_msg(["a"], t + 300_000_000, [([q0 + 0.3], 200_000_000)]))
+    goal.goal_tolerance = [JointTolerance(name="a", position=0.05)]
+    goal.goal_time_tolerance = Duration(sec=5)
+    future = action.send_goal_async(goal)
+    wait_for(future.done, 20.0, "the goal response")
+    assert future.result().accepted
+    n_goals = len(goals)
+    result = future.result().get_result_async()
+    for _ in range(300):  # up to 3 s of the clock, until the servo is in the goal tolerance
+        advance(1)
+        if result.done():
+            break
+    times = np.array([g[0] for g in goals[n_goals:]])
+    q = np.array([g[1][0] for g in goals[n_goals:]])
+    expect = q0 + 0.3 * np.clip((times - t * 1e-9) / 0.5, 0.0, 1.0)
+    print(f"future-stamped action goal: max |goal - JTC's| {np.abs(q - expect).max():.3e} rad")
+    np.testing.assert_allclose(q, expect, atol=1e-6)  # before: held at q0 until the stamp, 0.18 rad off there
+    assert result.done() and result.result().status == GoalStatus.STATUS_SUCCEEDED
+    action.destroy()
