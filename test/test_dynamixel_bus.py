@@ -302,3 +302,60 @@ def test_supply_resistance_sags_the_reported_voltage():
     amps = np.abs(vb.tau_m / vb.params.kt).sum()
     volts = int.from_bytes(vb.read_bytes(0, 144, 2)[1], "little") * 0.1
     assert amps > 1.0 and volts == pytest.approx(15.0 - 0.5 * amps, abs=0.11)
+
+
+def test_a_supply_at_0_v_is_a_brown_out_not_a_physics_failure():
+    """Before: a supply pulled to 0 V (sag, or supply_resistance 20 Ω with two loaded servos) made every physics
+    step raise (vin must be > 0): servos frozen against gravity, stale positions. Now: the servos are off (torque
+    released, no replies), the pendulums fall, and they come back rebooted (torque off, goal = present)."""
+    vb = VirtualBus(ids=[1, 2], loads=ServoLoad.pendulum(1.0, 0.3), faults=Faults(sag_volts=15.0, sag_start=1.0,
+                    sag_duration=0.2), supply_voltage=15.0)  # fmt: skip
+    for k in range(2):
+        vb.write_bytes(k, 116, (3072).to_bytes(4, "little"))  # hold at +π/2
+        vb.write_bytes(k, 64, b"\x01")
+    t0 = vb._t0
+    for j in range(1, 200):
+        vb.advance(t0 + 0.005 * j)
+    held = vb.theta.copy()
+    assert vb.power.on and np.all(held > 1.0)
+    for j in range(200, 240):  # t = 1.0 .. 1.195 s: 0 V
+        vb.advance(t0 + 0.005 * j)
+        assert not vb.power.on and vb.silent.all()
+    assert vb.stats.internal_errors == 0
+    assert np.all(vb.theta < held - 0.2), (held, vb.theta)  # gravity, no torque
+    assert vb.regs.get("Present Input Voltage").tolist() == [0, 0]
+    for j in range(240, 250):
+        vb.advance(t0 + 0.005 * j)
+    assert vb.power.on and vb.power.brownouts == 1 and not vb.silent.any()
+    assert vb.regs.get("Torque Enable").tolist() == [0, 0]  # rebooted
+
+
+def test_supply_resistance_that_pulls_the_supply_to_0_v_browns_out():
+    """Before: 198 of 199 physics steps raised ValueError (vin > 0) with 20 Ω and two 1 kg pendulums."""
+    vb = VirtualBus(ids=[1, 2], loads=ServoLoad.pendulum(1.0, 0.3), faults=Faults(supply_resistance=20.0))
+    for k in range(2):
+        vb.write_bytes(k, 116, (3072).to_bytes(4, "little"))
+        vb.write_bytes(k, 64, b"\x01")
+    t0 = vb._t_last
+    for j in range(1, 200):
+        vb.advance(t0 + 0.005 * j)
+    assert vb.power.brownouts == 1 and vb.power.on  # the current stopped with the torque: the supply came back
+    assert vb.regs.get("Torque Enable").tolist() == [0, 0]
+
+
+def test_virtual_bus_cli_counts_internal_errors_and_exits_non_zero(capsys, monkeypatch):
+    """Before: a physics step failing at every tick logged a traceback each time and exited 0; the stats JSON had
+    no internal_errors. Now: counted in the JSON, one line on stderr, exit 1."""
+    import json
+
+    from servo_ff.cli import main
+
+    def broken(self, now):
+        raise ValueError("broken physics")
+
+    monkeypatch.setattr(VirtualBus, "advance", broken)
+    assert main(["virtual-bus", "--duration", "0.3"]) == 1
+    err = capsys.readouterr().err
+    stats = json.loads(next(line for line in err.splitlines() if line.startswith("{")))
+    assert stats["internal_errors"] > 3 and stats["brownouts"] == 0
+    assert f"{stats['internal_errors']} internal errors" in err

@@ -31,6 +31,8 @@ from ..models.servo_bank import ServoLoad  # noqa: F401 (re-exported)
 from . import control_table as ct
 from .families import load
 from .faults import Faults, ReplyFaults, ScheduledFaults  # noqa: F401 (Faults re-exported)
+from .injection import InjectionApi
+from .power import SupplyPower
 from .pty_transport import PtyTransport
 from .registers import RegisterMemory
 from .thermal import ThermalModel
@@ -42,7 +44,7 @@ from .virtual_servos import VirtualServos
 log = logging.getLogger(__name__)
 
 
-class VirtualBus:
+class VirtualBus(InjectionApi):
     """N emulated servos on a pty. ``start()`` serves in a daemon thread; ``serve_forever()`` in the caller.
 
     ``VirtualBus(options)`` with a :class:`~.virtual_options.VirtualBusOptions`, or ``VirtualBus(**keywords)``
@@ -91,6 +93,7 @@ class VirtualBus:
         self.servos = self.servos_class(self.regs, self.params, [o.load_of(i) for i in o.ids], self.supply_voltage)
         self.thermal = ThermalModel(o.thermal, self.n)
         self.scheduled = ScheduledFaults(self.faults, self.n)
+        self.power = SupplyPower()
         self.stats = BusStats()
         self.transport = PtyTransport(o.link, self.stats, o.echo)
         self.decoder = self.decoder_class()
@@ -119,7 +122,10 @@ class VirtualBus:
     index = property(lambda self: self.regs.index, doc="id → servo index.")
     mem = property(lambda self: self.regs.mem, doc="The register memory, (n, TABLE_SIZE) bytes.")
     device = property(lambda self: self.transport.device, doc="The pty's slave path once open.")
-    silent = property(lambda self: self.scheduled.silent, doc="Servos that do not answer.")
+    silent = property(
+        lambda self: self.scheduled.silent if self.power.on else np.ones(self.n, dtype=bool),
+        doc="Servos that do not answer (all while the supply is browned out).",
+    )
     theta = property(lambda self: self.servos.bank.theta, doc="Positions [rad] (writable in place).")
     dtheta = property(lambda self: self.servos.bank.dtheta, doc="Velocities [rad/s].")
     tau_m = property(lambda self: self.servos.bank.tau_m, doc="Motor torques [N·m].")
@@ -217,67 +223,25 @@ class VirtualBus:
                         try:
                             self.handle(pkt, time.monotonic())
                         except Exception:  # the bus must outlive one bad packet or physics error
-                            self.stats.internal_errors += 1
-                            log.exception("virtual bus: error handling %s", pkt)
+                            self._internal_error(f"error handling {pkt}")
                 elif data is None:
                     if self.decoder.pending and now - self._last_rx > 0.02:
                         self.decoder.drop_partial()  # a packet that never finished: like the firmware timeout
                     try:
                         self.advance(now)
                     except Exception:
-                        self.stats.internal_errors += 1
-                        log.exception("virtual bus: physics step failed")
+                        self._internal_error("physics step failed")
                         self._t_last = now
+
+    def _internal_error(self, what: str) -> None:
+        """Count an exception caught in the serve loop; its traceback is logged the 1st, 10th, 100th… time."""
+        n = self.stats.internal_errors = self.stats.internal_errors + 1
+        if math.log10(n).is_integer():
+            log.exception("virtual bus: %s (internal error #%d)", what, n)
 
     # ------------------------------------------------------------------ introspection / injection API
     def elapsed(self) -> float:
         return time.monotonic() - self._t0
-
-    def inject_overload(self, dxl_id: int) -> None:
-        """Set the overload bit (``overload_bit``) on ``dxl_id``; torque goes off (until REBOOT; on STS until Torque
-        Enable is written; on 1.0 Torque Limit goes 0 until it is written non-zero or Torque Enable is written)."""
-        with self._lock:
-            hw = self.hw_error
-            hw[self._k(dxl_id)] |= self.overload_bit
-            self._apply_shutdown(hw)
-            self._publish()
-
-    def inject_error(self, dxl_id: int, bits: int, on: bool = True) -> None:
-        """Raise error ``bits`` (the bus's own layout: Hardware Error Status, the 1.0 alarm bits, the STS status) on
-        ``dxl_id`` as its firmware would, torque off where Shutdown selects it; for the faults without a physical
-        cause in the emulator (encoder, electrical shock / over-current). ``on=False``: the cause is gone — clears
-        ``bits`` (for a bit the firmware does not latch, e.g. the STS sensor bit)."""
-        with self._lock:
-            hw = self.hw_error
-            k = self._k(dxl_id)
-            hw[k] = hw[k] | int(bits) if on else hw[k] & ~int(bits)
-            self._apply_shutdown(hw)
-            self._publish()
-
-    def brown_out(self, dxl_id: int) -> None:
-        """``dxl_id`` reboots by itself (a supply brown-out): RAM back to defaults (torque off, indirect addresses,
-        gains), goal = present position, as after a REBOOT nobody sent."""
-        with self._lock:
-            self.reboot(self._k(dxl_id))
-
-    def set_silent(self, dxl_id: int, silent: bool = True) -> None:
-        with self._lock:
-            self.silent[self._k(dxl_id)] = silent
-
-    def snapshot(self) -> dict[str, np.ndarray]:
-        """Copies of the physics state: theta, dtheta, goal [rad], enable, tau_m [N·m], temp, hw_error."""
-        with self._lock:
-            self.servos.inputs()
-            b = self.servos.bank
-            return {
-                "theta": b.theta.copy(),
-                "dtheta": b.dtheta.copy(),
-                "goal": b.goal.copy(),
-                "enable": b.enable.copy(),
-                "tau_m": b.tau_m.copy(),
-                "temp": self.temp.copy(),
-                "hw_error": self.hw_error,
-            }
 
     def _k(self, dxl_id: int) -> int:
         if dxl_id not in self.index:
@@ -308,14 +272,20 @@ class VirtualBus:
             self.brown_out(i)
             log.info("virtual bus: id %d browned out and rebooted by itself at t=%.2f s", i, t)
         vin = self.supply_now(t)
+        if self.power.update(vin, t) == "on":  # back from a brown-out: every servo restarts by itself
+            for i in self.ids:
+                self.brown_out(i)
+        if not self.power.on:  # no electronics: nothing drives, nothing writes (the load falls under gravity)
+            self.regs.set("Torque Enable", 0)
         bank = self.servos.bank
-        bank.supply_voltage = vin
+        bank.supply_voltage = self.power.physics_volts(vin)
         self.servos.inputs()
         self.stats.physics_steps += bank.advance_to(bank.time + elapsed, clock.dt_max)
         self.thermal.advance(
             elapsed, self.servos.amps(), bank.packed[:, slots.R], None if bank.thermal is None else bank.thermal.temp
         )
-        self._status_after_step(hw, vin)
+        if self.power.on:
+            self._status_after_step(hw, vin)
         self._publish(vin)
 
     def _status_after_step(self, hw: np.ndarray, vin: float) -> None:

@@ -190,6 +190,9 @@ def run(args) -> int:
                     "decoder": vars(bus.decoder.stats),
                     "physics_steps": st.physics_steps,
                     "held": st.held,
+                    "clock_jumps": st.clock_jumps,
+                    "brownouts": bus.power.brownouts,
+                    "internal_errors": st.internal_errors,
                 }
             ),
             file=sys.stderr,
@@ -198,6 +201,9 @@ def run(args) -> int:
         if bus.truth is not None:
             bus.truth.save(args.truth)
         bus.stop()
+    if bus.stats.internal_errors:  # the emulator itself failed: its results are not the servos'
+        print(f"virtual-bus: {bus.stats.internal_errors} internal errors (tracebacks in the log)", file=sys.stderr)
+        return 1
     return 0
 
 
