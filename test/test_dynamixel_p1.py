@@ -37,11 +37,17 @@ def patient_sdk(monkeypatch):
 def sdk_port(device):
     """The stock SDK on ``device``, with a 200 ms reply margin instead of its 2 × 16 ms latency timer: the virtual
     bus (a thread, or another process) answered a loaded box's read later than that ('P Gain of id 3: -3001', the
-    SDK's COMM_RX_TIMEOUT, shake run); a silent servo still times out."""
+    SDK's COMM_RX_TIMEOUT, shake run); a silent servo still times out.
+
+    The SDK opens pyserial with ``timeout=0``, so its receive loop spins a core for the whole wait; on this shared
+    2-core box that starved the bus process (20 servos, about 0.3 ms of CPU per 1 ms physics step): at load 5-7,
+    20-60 of 90 transactions timed out, main's code and the brown-out branch alike. A 2 ms read timeout waits in
+    the kernel instead (the SDK's code and its own timeouts unchanged): 0 of 90, replies in 3-8 ms (p50)."""
     from dynamixel_sdk import port_handler
 
     port = PortHandler(device)
     assert port.openPort() and port.setBaudRate(1_000_000)
+    port.ser.timeout = 0.002  # [s] a read waits for bytes at most this long instead of returning at once
     set_timeout = port.setPacketTimeout
 
     def patient(packet_length) -> None:
