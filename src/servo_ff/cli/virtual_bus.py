@@ -71,6 +71,14 @@ def _sag(text: str) -> tuple[float, float, float]:
         raise ValueError(f"--sag {text!r}: expected VOLTS@START[+DURATION], e.g. 3@1+0.5") from None
 
 
+def check_duration(duration: float | None) -> None:
+    """``--duration`` [s]: left out (serve until Ctrl-C / SIGTERM) or finite and > 0 (before: 0 served for ever)."""
+    if duration is not None and not (math.isfinite(duration) and duration > 0):
+        raise ValueError(
+            f"--duration {duration:g}: expected a number of seconds > 0 (leave it out to serve until Ctrl-C)"
+        )
+
+
 def virtual_bus_class(protocol: str) -> type:
     """The virtual bus of ``protocol`` (its row of :data:`servo_ff.bus.families.FAMILIES`)."""
     return load(protocol, "virtual_bus")
@@ -150,6 +158,7 @@ def run(args) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s: %(message)s"
     )
+    check_duration(args.duration)
     if args.truth:  # before: a directory or a name without .npz became <name>.npz, said nowhere
         truth = Path(args.truth)
         if truth.is_dir() or truth.suffix != ".npz":
@@ -170,7 +179,7 @@ def run(args) -> int:
         bus._stop.set()
 
     signal.signal(signal.SIGTERM, _term)
-    if args.duration:
+    if args.duration is not None:
         threading.Timer(args.duration, _term).start()
     try:
         bus.serve_forever()
@@ -288,7 +297,9 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, help="random seed of the fault injection")
     p.add_argument("--dt-max", type=float, default=1e-3, help="largest physics sub-step [s]")
     p.add_argument("--link", help="also create this symlink to the pty (e.g. /tmp/ttyDXL)")
-    p.add_argument("--duration", type=float, help="exit after this many seconds")
+    p.add_argument(
+        "--duration", type=float, help="exit after this many seconds, > 0; None: serve until Ctrl-C / SIGTERM"
+    )
     p.add_argument(
         "--truth",
         metavar="FILE.npz",
