@@ -71,6 +71,14 @@ def _sag(text: str) -> tuple[float, float, float]:
         raise ValueError(f"--sag {text!r}: expected VOLTS@START[+DURATION], e.g. 3@1+0.5") from None
 
 
+def _check_on_bus(flag: str, named, ids: list[int], ids_text: str) -> None:
+    """Ids a fault or load flag names must be servos of ``--ids`` (before: ``--silent 9@0`` on ids 1-3 was taken and
+    did nothing, unsaid)."""
+    unknown = sorted(set(named) - set(ids))
+    if unknown:
+        raise ValueError(f"{flag} given for ids {unknown} that are not in --ids {ids_text}")
+
+
 def check_duration(duration: float | None) -> None:
     """``--duration`` [s]: left out (serve until Ctrl-C / SIGTERM) or finite and > 0 (before: 0 served for ever)."""
     if duration is not None and not (math.isfinite(duration) and duration > 0):
@@ -112,10 +120,12 @@ def build_bus(args):
         else:
             default = ServoLoad.parse(spec)
     per = {i: loads.get(i, default) for i in ids}
-    unknown = sorted(set(loads) - set(ids))
-    if unknown:
-        raise ValueError(f"--load given for ids {unknown} that are not in --ids {args.ids}")
     silent = [_silent(s) for s in args.silent or []]
+    overload = dict(_id_at("--overload", s) for s in args.overload or [])
+    brownout = dict(_id_at("--brownout", s) for s in getattr(args, "brownout", None) or [])
+    for flag, named in (("--load", loads), ("--silent", [i for i, _, _ in silent]), ("--overload", overload),
+                        ("--brownout", brownout)):  # fmt: skip
+        _check_on_bus(flag, named, ids, args.ids)
     sag = dict(zip(("sag_volts", "sag_start", "sag_duration"), _sag(args.sag))) if args.sag else {}
     faults = Faults(  # built whole: its own checks see every value (the sag's too)
         **sag,
@@ -125,8 +135,8 @@ def build_bus(args):
         late_s=args.late_ms / 1000.0,
         silent_after={i: t for i, t, _ in silent},
         silent_for={i: d for i, _, d in silent if d is not None},
-        overload_at=dict(_id_at("--overload", s) for s in args.overload or []),
-        brownout_at=dict(_id_at("--brownout", s) for s in getattr(args, "brownout", None) or []),
+        overload_at=overload,
+        brownout_at=brownout,
         supply_resistance=args.supply_resistance,
         seed=args.seed,
     )
