@@ -10,7 +10,7 @@ import pkgutil
 import sys
 
 from ..errors import ServoFFError
-from ..interrupt import quiet_interrupt
+from ..interrupt import EXIT_INTERRUPTED, quiet_interrupt
 
 
 class _LazyModule:
@@ -53,7 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     with quiet_interrupt("servo-ff"):  # a Ctrl-C while the commands' modules load: no traceback out of an import
         parser = build_parser()
-    args = parser.parse_args(argv)
+    return run_command(parser.parse_args(argv))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``args.func(args)`` under the CLI's exit rule: its own code; a user error (bad value, missing file) one line
+    naming the command, exit 2; a Ctrl-C (KeyboardInterrupt) one line, exit 130 (:data:`EXIT_INTERRUPTED`)."""
     try:
         return int(args.func(args) or 0)
     except (ServoFFError, ValueError, KeyError, OSError) as e:  # user errors: one clear line, no traceback
@@ -61,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:  # Ctrl-C: what was written stays (files are written whole: io/atomic.py)
         print(f"servo-ff {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

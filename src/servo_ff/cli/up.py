@@ -1,10 +1,11 @@
 """``servo-ff up {robot,sim,identify,replay}``: start the nodes of a bring-up, one process per node, from the
 same table (:mod:`servo_ff.bringup`) and the same ``config/<bringup>.yaml`` as ``launch/*.launch.py``.
 
-For machines without the ROS launch packages. Ctrl-C (SIGINT) or SIGTERM stops every node; a node that ends by
-itself stops the others and ``up`` returns its exit code (killed by a signal: 128 + its number; 0 only from the
-one-shot fit that ends its bring-up, 1 from any other: it was to run on). On Linux the nodes end with ``up`` even
-when it is killed (SIGKILL): each gets SIGTERM (``PR_SET_PDEATHSIG``).
+For machines without the ROS launch packages. Ctrl-C (SIGINT) or SIGTERM stops every node (then a Ctrl-C exits 130,
+as every command does, SIGTERM 0); a node that ends by itself stops the others and ``up`` returns its exit code
+(killed by a signal: 128 + its number; 0 only from the one-shot fit that ends its bring-up, 1 from any other: it was
+to run on). On Linux the nodes end with ``up`` even when it is killed (SIGKILL): each gets SIGTERM
+(``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -203,10 +204,11 @@ def run(ns: argparse.Namespace) -> int:
         return 0
     env = python_env()
     procs: list[tuple[str, subprocess.Popen]] = []
-    stopping = {"flag": False}
+    stopping = {"flag": False, "signal": None}
 
-    def stop(*_):
+    def stop(signum, _frame):
         stopping["flag"] = True
+        stopping["signal"] = stopping["signal"] or signum
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     code = 0
@@ -246,4 +248,6 @@ def run(ns: argparse.Namespace) -> int:
                     p.wait(timeout=2.0)
         for s, h in old.items():
             signal.signal(s, h)
+    if code == 0 and stopping["signal"] == signal.SIGINT:  # the user's Ctrl-C: the CLI's rule (exit 130)
+        raise KeyboardInterrupt
     return code

@@ -189,13 +189,14 @@ def run(args) -> int:
         bus._stop.set()
 
     signal.signal(signal.SIGTERM, _term)
+    timer = threading.Timer(math.inf if args.duration is None else args.duration, _term)
+    timer.daemon = True  # a Ctrl-C before it fires does not wait for it
     if args.duration is not None:
-        threading.Timer(args.duration, _term).start()
-    try:
+        timer.start()
+    try:  # a Ctrl-C goes on to the CLI's rule (exit 130, servo_ff.cli.run_command) after the stats
         bus.serve_forever()
-    except KeyboardInterrupt:
-        pass
     finally:
+        timer.cancel()
         st = bus.stats
         print(
             json.dumps(
@@ -325,11 +326,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="servo-ff")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["virtual-bus", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return run(args)
-    except (ValueError, FileNotFoundError, KeyError) as e:
-        print(f"servo-ff virtual-bus: error: {e}", file=sys.stderr)
-        return 2
+    from . import run_command
+
+    return run_command(args)
 
 
 if __name__ == "__main__":
