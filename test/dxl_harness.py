@@ -1,7 +1,7 @@
 """Test helpers: a hand-made Dynamixel peer on a pty for deterministic faults (no mocks of the SDK), the wait
 for a virtual bus to serve every state read a client sent (before the truth audit), and the cycles of a bus through
 a stalled virtual bus (test_dynamixel_stall.py, test_feetech_stall.py), a virtual bus that loses one P-gain
-SYNC_WRITE."""
+SYNC_WRITE, and the vendor SDKs' ports opened on a virtual bus (:func:`sdk_port`)."""
 
 import os
 import select
@@ -16,6 +16,22 @@ from servo_ff.bus.bus_types import BusConfig
 from servo_ff.bus.dynamixel import protocol as pr
 from servo_ff.bus.dynamixel.stream import StreamDecoder
 from servo_ff.ros.harness import wait_for
+
+#: [s] pyserial read timeout of an SDK port: the SDKs open it with 0, so their receive loops spin a core for the
+#: whole wait; on a shared 2-core box that starved the virtual bus they wait for (at load 5-7, 20-60 of 90
+#: transactions timed out; with 2 ms, 0 of 90, replies in 3-8 ms). The SDKs' code and packet timeouts are unchanged.
+SDK_READ_WAIT = 0.002
+
+
+def sdk_port(device: str, sdk=None):
+    """The stock ``dynamixel_sdk`` (or ``sdk``: ``scservo_sdk``) PortHandler on ``device`` at 1 Mbaud, its reads
+    waiting in the kernel (:data:`SDK_READ_WAIT`)."""
+    if sdk is None:
+        import dynamixel_sdk as sdk
+    port = sdk.PortHandler(device)
+    assert port.openPort() and port.setBaudRate(1_000_000)
+    port.ser.timeout = SDK_READ_WAIT
+    return port
 
 
 def wait_served(vb, bus, addr: int, timeout: float = 30.0) -> None:

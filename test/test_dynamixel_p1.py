@@ -6,10 +6,11 @@ import logging
 import math
 import time
 
+import dxl_harness
 import numpy as np
 import pytest
 from dxl_harness import audited_cycles, losing_one_gain_write
-from dynamixel_sdk import COMM_SUCCESS, GroupBulkRead, GroupSyncWrite, PacketHandler, PortHandler
+from dynamixel_sdk import COMM_SUCCESS, GroupBulkRead, GroupSyncWrite, PacketHandler
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import protocol1 as p1
@@ -45,9 +46,7 @@ def sdk_port(device):
     the kernel instead (the SDK's code and its own timeouts unchanged): 0 of 90, replies in 3-8 ms (p50)."""
     from dynamixel_sdk import port_handler
 
-    port = PortHandler(device)
-    assert port.openPort() and port.setBaudRate(1_000_000)
-    port.ser.timeout = 0.002  # [s] a read waits for bytes at most this long instead of returning at once
+    port = dxl_harness.sdk_port(device)
     set_timeout = port.setPacketTimeout
 
     def patient(packet_length) -> None:

@@ -1,9 +1,10 @@
 """X-series Protocol 2.0 tables (tables/*.yaml) against the ROBOTIS e-manual values they cite, and the virtual bus
 running an XL330 table (stock SDK and DynamixelBus on the pty)."""
 
+import dxl_harness
 import numpy as np
 import pytest
-from dynamixel_sdk import COMM_SUCCESS, PacketHandler, PortHandler
+from dynamixel_sdk import COMM_SUCCESS, PacketHandler
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus.dynamixel.bus import BusConfig, DynamixelBus
@@ -134,9 +135,7 @@ def patient_sdk(monkeypatch):
 def test_virtual_bus_runs_an_xl330_table():
     """PING reports 1200; Position P Gain 400 is the law's kp (firmware row xl330); the indirect bank at 208."""
     with VirtualBus(ids=[1, 2], model="xl330-m288", supply_voltage=5.0, return_delay=0) as vb:
-        port = PortHandler(vb.device)
-        assert port.openPort() and port.setBaudRate(1_000_000)
-        ph = PacketHandler(2.0)
+        port, ph = dxl_harness.sdk_port(vb.device), PacketHandler(2.0)
         assert ph.ping(port, 2) == (1200, COMM_SUCCESS, 0)
         assert ph.read2ByteTxRx(port, 1, 84) == (400, COMM_SUCCESS, 0)
         assert vb.p[0, P_KP] == 400.0

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import dxl_harness
 import numpy as np
 import pytest
 from dynamixel_sdk import (
@@ -14,7 +15,6 @@ from dynamixel_sdk import (
     GroupSyncRead,
     GroupSyncWrite,
     PacketHandler,
-    PortHandler,
 )
 
 from servo_ff.bus import control_table as ct
@@ -43,9 +43,7 @@ def vbus():
 
 
 def sdk_port(device):
-    port = PortHandler(device)
-    assert port.openPort() and port.setBaudRate(1_000_000)
-    return port, PacketHandler(2.0)
+    return dxl_harness.sdk_port(device), PacketHandler(2.0)
 
 
 def test_ping_20_servos(vbus):

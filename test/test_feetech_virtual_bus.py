@@ -2,6 +2,7 @@
 the virtual STS bus: ``servo-ff virtual-bus --protocol sts`` in another process, or in this one where the test needs
 to look inside (EPROM lock across a power cycle, an injected overload)."""
 
+import dxl_harness
 import numpy as np
 import pytest
 import scservo_sdk as scs
@@ -37,9 +38,7 @@ def vbus():
 
 
 def sdk_port(device):
-    port = scs.PortHandler(device)
-    assert port.openPort() and port.setBaudRate(1_000_000)
-    return port, scs.PacketHandler(0)
+    return dxl_harness.sdk_port(device, scs), scs.PacketHandler(0)
 
 
 def test_ping_reports_the_model_number(vbus):
