@@ -318,3 +318,23 @@ def test_up_replay_is_one_shot_with_the_fit_code(tmp_path):
     assert bad.returncode == 2, bad.stdout + bad.stderr
     lines = [ln for ln in bad.stderr.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and str(bag) in lines[0] and "'/servo/commands' is not in the bag" in lines[0], bad.stderr
+
+
+def test_up_replay_fits_a_bag_record_sim_wrote(tmp_path):
+    """A bag `servo-ff record-sim --format mcap` writes (joint "joint", its pendulum on /servo_ff/log_meta)
+    replays through `servo-ff up replay` with no other argument: τ_o of the bag's pendulum, α̂ for its joint, said in
+    one line. Before: exit 2, "no message names joint 'pendulum_1' (they name ['joint'])" (the YAML's joint and URDF,
+    which has no joint "joint")."""
+    pytest.importorskip("rclpy")
+    out = tmp_path / "logs"
+    argv = ["record-sim", "--format", "mcap", "--out", str(out), "--masses", "0.5", "--lengths", "0.1"]
+    assert main([*argv, "--kps", "16", "--trajectories", "sub_oscillations", "--duration", "2"]) == 0
+    (bag,) = out.iterdir()
+    run = _up(["replay", "--arg", f"bag:={bag}"], tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = [ln for ln in run.stderr.splitlines() if "record-sim bag" in ln]
+    assert len(said) == 1 and str(bag) in said[0] and "0.5 kg at 0.1 m" in said[0], run.stderr
+    table = load_alpha(tmp_path / "alpha.yaml", ["joint"])
+    mx106 = preset("mx106", "m4")
+    alpha0 = mx106.R / (mx106.kt * mx106.firmware.error_gain)  # Eq. 19 α̂0 of the simulated servo
+    assert abs(table.alpha[0, 0] - alpha0) < 0.25 * alpha0, table.alpha

@@ -303,7 +303,9 @@ def plan(bringup: str, **args: str) -> list[NodeLaunch]:
     # replay
     if not a["bag"]:
         raise ValueError("replay: argument bag (rosbag2 directory) is required")
-    fit = {"source": "bag", "bag_path": a["bag"]}
+    from .replay_bag import replay_fit_overrides  # a record-sim bag: its joint, τ_o of its pendulum
+
+    fit = {"source": "bag", "bag_path": a["bag"], **replay_fit_overrides(a["bag"])}
     if a["goal_topic"]:
         fit["goal_topic"] = a["goal_topic"]
     return [node(FIT, fit, ends=True)]

@@ -85,15 +85,19 @@ def _parse_args(items: list[str]) -> dict[str, str]:
 
 
 def commands(
-    bringup: str, args: dict[str, str], config_dir: Path | None = None, params_files: list[Path] | None = None
+    bringup: str,
+    args: dict[str, str],
+    config_dir: Path | None = None,
+    params_files: list[Path] | None = None,
+    nodes: list | None = None,
 ) -> list[tuple[str, list[str]]]:
-    """(node name, command line) of every node of ``bringup``."""
+    """(node name, command line) of every node of ``bringup`` (``nodes``: its plan, if made already)."""
     from servo_ff.bringup import config_dir as default_config_dir
     from servo_ff.bringup import plan, python_command
 
     cfg = config_dir or default_config_dir()
     out = []
-    nodes = plan(bringup, **args)
+    nodes = plan(bringup, **args) if nodes is None else nodes
     for extra in params_files or []:
         if not extra.is_file():
             raise FileNotFoundError(f"--params-file {extra} not found")
@@ -196,8 +200,9 @@ def run(ns: argparse.Namespace) -> int:
     from servo_ff.bringup import plan, python_env
 
     args = _parse_args(ns.arg)
-    cmds = commands(ns.bringup, args, ns.config_dir, ns.params_file)
-    ends = {n.name for n in plan(ns.bringup, **args) if n.ends_bringup}
+    nodes = plan(ns.bringup, **args)  # once: a replay plan reads the bag and says what it found in one line
+    cmds = commands(ns.bringup, args, ns.config_dir, ns.params_file, nodes)
+    ends = {n.name for n in nodes if n.ends_bringup}
     if ns.dry_run:
         for name, cmd in cmds:
             print(f"{name}: {shlex.join(cmd)}")

@@ -97,7 +97,13 @@ def fit_specs() -> list[ParamSpec]:
             "they carry several joints: they name none)",
         ),
         ParamSpec("joint", "joint_1", "joint to fit"),
-        ParamSpec("urdf_path", "", "URDF giving τ_o by inverse dynamics (fixed base)", read_only=True),
+        ParamSpec(
+            "urdf_path",
+            "",
+            "URDF giving τ_o by inverse dynamics (fixed base); empty: the pendulum the ILC file or bag records "
+            "(source topics needs it)",
+            read_only=True,
+        ),
         ParamSpec(
             "kp",
             0.0,
@@ -166,10 +172,11 @@ class FitNode(FitLiveData, FitRLS, Node):
         self.table = ParameterTable(
             self, fit_specs(), validate=self._validate, apply=self._apply, n_joints=lambda v: None
         )
-        if not self.table["urdf_path"]:
-            raise ValueError("urdf_path is required (τ_o comes from inverse dynamics)")
-        self.urdf = resolve_path(self.table["urdf_path"])
-        self.torque = urdf_joint_torque(self.urdf, self.table["joint"])  # names the joint if the URDF lacks it
+        if not self.table["urdf_path"] and self.table["source"] == "topics":
+            raise ValueError("urdf_path is required for source topics (τ_o comes from inverse dynamics)")
+        # empty: τ_o of the pendulum the ILC file or bag records (a record-sim bag's joint is in no URDF)
+        self.urdf = resolve_path(self.table["urdf_path"]) if self.table["urdf_path"] else None
+        self.torque = self._urdf_torque(self.table["joint"])  # names the joint if the URDF lacks it
         group = ReentrantCallbackGroup()
         self._init_live()
         self.pub_result = self.create_publisher(String, TOPIC_RESULT, 10)
@@ -202,15 +209,21 @@ class FitNode(FitLiveData, FitRLS, Node):
     def _validate(self, v: dict[str, Any]) -> str | None:
         if v["source"] == "bag" and not v["bag_path"]:
             return "source bag needs bag_path"
-        if hasattr(self, "urdf") and v["joint"] != self.table["joint"]:
+        if getattr(self, "urdf", None) and v["joint"] != self.table["joint"]:
             urdf_joint_torque(self.urdf, v["joint"])  # a joint the URDF lacks: refused, named
+        if v["source"] == "topics" and not v["urdf_path"]:
+            return "source topics needs urdf_path (τ_o by inverse dynamics); it is empty"
         return None
+
+    def _urdf_torque(self, joint: str):
+        """τ_o of ``joint`` from the URDF (None without one: the source's pendulum)."""
+        return urdf_joint_torque(self.urdf, joint) if self.urdf else None
 
     def _apply(self, changed: set[str]) -> None:
         """Another joint (or goal order): τ_o is the new joint's, and the live samples and the RLS of the old one go
         (before: they stayed, fitted and labelled as the new joint's)."""
         if changed & {"joint", "joints"}:
-            self.torque = urdf_joint_torque(self.urdf, self.table["joint"])
+            self.torque = self._urdf_torque(self.table["joint"])
             said = self._drop_live("the old joint") or "no live samples held"
             self.refiner = None
             self.get_logger().info(f"fitting {self.table['joint']} now: {said}")

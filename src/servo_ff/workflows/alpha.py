@@ -161,7 +161,7 @@ def fit_alpha_source(
     if torque is None:
         raise ValueError(
             f"{path}: no load known for τ_o (no pendulum in the record or log): give a URDF "
-            "(--urdf) or the pendulum's mass and length (--mass and --length)"
+            "(--urdf; fit node: urdf_path) or the pendulum's mass and length (--mass and --length)"
         )
     res = gated_fit(joint, data, torque, gate, kp_source, supply_source, **fit_options)
     return replace(res, ilc_stopped=stopped) if stopped else res
