@@ -34,3 +34,18 @@ def test_a_negative_encoder_resolution_is_refused(tmp_path, monkeypatch, capsys)
     assert len(err) == 1 and "--quantize must be encoder counts per revolution > 0" in err[0], err
     with pytest.raises(ValueError, match="counts_per_rev must be > 0"):
         quantize([0.1], -5)
+
+
+def test_record_sim_default_gains_of_an_xl330_are_logs_identify_takes(tmp_path, capsys):
+    """record-sim's default gains are Table I's fractions 1/8…1 of the servo's default kp: an XL330 (kp 400) gets
+    50…400 and every log moves. Before: the MX's 4…32 for every servo, and identify refused the XL330's
+    kp 4 log ('no motion (measured position range 0.00364 rad < 0.01 rad)', exit 2)."""
+    logs, out = tmp_path / "logs", tmp_path / "id"
+    argv = ["record-sim", "--servo", "xl330", "--out", str(logs), "--masses", "0.5", "--lengths", "0.1"]
+    assert main([*argv, "--duration", "2", "--trajectories", "sub_oscillations"]) == 0
+    said = capsys.readouterr().out
+    run = ["identify", str(logs), "--out", str(out), "--models", "m1", "--starts", "1", "--max-evals", "9"]
+    code = main([*run, "--validation", "0", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0 and (out / "m1.json").is_file(), err
+    assert "(kp 50 100 200 400)" in said, said

@@ -20,7 +20,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("json", "csv", "mcap", "sqlite3"), default="json")
     p.add_argument("--masses", type=float, nargs="+", default=None, help="pendulum masses [kg] (0.5 1 1.5)")
     p.add_argument("--lengths", type=float, nargs="+", default=None, help="pendulum lengths [m] (0.1 0.15 0.2)")
-    p.add_argument("--kps", type=float, nargs="+", default=None, help="firmware P gains (4 8 16 32)")
+    p.add_argument(
+        "--kps",
+        type=float,
+        nargs="+",
+        default=None,
+        help="firmware P gains, register units (default: Table I's 1/8, 1/4, 1/2, 1 of the servo's default kp: "
+        "4 8 16 32 for an MX, 50 100 200 400 for an XL330)",
+    )
     p.add_argument("--trajectories", nargs="+", default=None, help="subset of the four 004 trajectories")
     p.add_argument("--arm-mass", type=float, default=0.0, help="pendulum arm mass [kg]")
     p.add_argument("--duration", type=float, default=6.0, help="[s]")
@@ -35,12 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..identification.synthetic import (
-        TABLE1_KPS,
         TABLE1_LENGTHS,
         TABLE1_MASSES,
         bench_grid,
         log_filename,
         simulate_logs,
+        table1_kps,
     )
     from ..io.bam_logs import write_bam_json, write_csv
     from ..io.servo_log import check_dt
@@ -55,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     grid = bench_grid(
         args.masses or TABLE1_MASSES,
         args.lengths or TABLE1_LENGTHS,
-        args.kps or TABLE1_KPS,
+        args.kps or table1_kps(params.firmware.kp),  # before: 4…32 for every servo (an XL330's 400: no motion)
         args.trajectories or tuple(IDENTIFICATION_TRAJECTORIES),
     )
     logs = simulate_logs(
@@ -84,5 +91,6 @@ def run(args: argparse.Namespace) -> int:
             if name.exists():
                 raise FileExistsError(f"{name} exists; rosbag2 writers never overwrite")
             write_rosbag(lg, name, storage=args.format)
-    print(f"wrote {len(logs)} {args.format} logs of {params.actuator}/{params.model} to {out}")
+    kps = " ".join(f"{k:g}" for k in sorted({g["kp"] for g in grid}))
+    print(f"wrote {len(logs)} {args.format} logs of {params.actuator}/{params.model} (kp {kps}) to {out}")
     return 0

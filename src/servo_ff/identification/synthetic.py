@@ -19,7 +19,13 @@ from ..trajectories import IDENTIFICATION_TRAJECTORIES, Trajectory, trajectory
 #: Duclusaud et al. Table I, Dynamixel column.
 TABLE1_MASSES: tuple[float, ...] = (0.5, 1.0, 1.5)  # [kg]
 TABLE1_LENGTHS: tuple[float, ...] = (0.1, 0.15, 0.2)  # [m]
-TABLE1_KPS: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0)  # register units
+TABLE1_KPS: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0)  # register units of an MX, whose default kp is 32
+
+
+def table1_kps(default_kp: float) -> tuple[float, ...]:
+    """Table I's P gains for a servo of default gain ``default_kp`` (register units): the same fractions 1/8, 1/4,
+    1/2, 1 of it (4…32 for an MX's 32, 50…400 for an XL330's 400: the MX numbers on an XL330 barely move it)."""
+    return tuple(k * default_kp / TABLE1_KPS[-1] for k in TABLE1_KPS)
 
 
 def quantize(position: np.ndarray, counts_per_rev: int) -> np.ndarray:
@@ -155,4 +161,13 @@ def log_filename(log: ServoLog, index: int) -> str:
     return f"{index:03d}_{log.trajectory}_m{log.mass * 1e3:.0f}g_l{log.length * 1e3:.0f}mm_kp{log.kp:g}"
 
 
-__all__ = ["simulate_logs", "bench_grid", "quantize", "log_filename", "TABLE1_MASSES", "TABLE1_LENGTHS", "TABLE1_KPS"]
+__all__ = [
+    "simulate_logs",
+    "bench_grid",
+    "quantize",
+    "log_filename",
+    "TABLE1_MASSES",
+    "TABLE1_LENGTHS",
+    "TABLE1_KPS",
+    "table1_kps",
+]
