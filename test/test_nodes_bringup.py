@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,63 @@ def test_up_starts_sim_node_from_the_yaml(tmp_path):
             node.create_subscription(JointState, "joint_states", got.append, 10)
             wait_for(lambda: got, 20.0, "joint_states from the servo_sim process")
             assert list(got[-1].name) == ["pendulum_1"]  # joints from the /** section of identify.yaml
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    finally:
+        h.shutdown()
+
+
+def _line_or_exit(proc: subprocess.Popen, words: str, timeout: float) -> tuple[str, list[str]]:
+    """The first output line of ``proc`` holding ``words`` ("" if it exits or ``timeout`` [s] passes first), and
+    every line read."""
+    import queue
+    import threading
+
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout], daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ln = lines.get(timeout=0.2)
+        except queue.Empty:
+            if proc.poll() is not None:
+                break
+            continue
+        seen.append(ln)
+        if words in ln:
+            return ln, seen
+    return "", seen
+
+
+def test_up_sim_runs_the_actuator_of_an_actuator_file_alone(tmp_path, caplog):
+    """`servo-ff up sim --params-file F` where F gives servo_sim only an actuator_file (an identified XL330 m1): the
+    sim runs that actuator, and one line says the feed-forward's α̂ stays its own. Before: sim.yaml set servo mx64 /
+    model m4, and the sim node exited 2 ("servo='mx64' contradicts actuator_file … (servo 'xl330'): drop servo"),
+    which no user could drop."""
+    pytest.importorskip("rclpy")
+    from nodes_harness import RosHarness
+
+    from servo_ff.bringup import python_env
+    from servo_ff.cli.up import commands
+    from servo_ff.models.presets import preset
+
+    identified = tmp_path / "m1.yaml"
+    preset("xl330", "m1").save_yaml(identified)
+    extra = tmp_path / "af.yaml"
+    extra.write_text(f"servo_sim:\n  ros__parameters:\n    actuator_file: {identified}\n")
+    h = RosHarness(salt=3)
+    try:
+        with caplog.at_level("WARNING"):  # the namespace: the YAML's sections rewritten as /**/<node>
+            (name, cmd), *_ = commands("sim", {"namespace": h.ns}, params_files=[extra])
+        said = [r.getMessage() for r in caplog.records if "actuator_file" in r.getMessage()]
+        assert len(said) == 1 and "α̂ stays its own preset's" in said[0], said
+        env = {**python_env(), "ROS_DOMAIN_ID": str(h.domain)}
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            line, seen = _line_or_exit(proc, "simulating 2 ", 60.0)
+            assert "xl330/m1" in line and str(identified) in line, "".join(seen)
         finally:
             proc.terminate()
             proc.wait(timeout=10)

@@ -117,7 +117,24 @@ def commands(
         out.append((node.name, cmd))
     if args.get("feedforward") != "false":  # false: no servo_config α̂ (bringup.table), nothing to win over
         _warn_params_files_alpha(bringup, params_files or [])
+    if {"servo_sim", "servo_feedforward"} <= {n.name for n in nodes}:
+        _warn_actuator_file_alpha(bringup, params_files or [])
     return out
+
+
+def _warn_actuator_file_alpha(bringup: str, params_files: list[Path]) -> None:
+    """A ``--params-file`` giving servo_sim an ``actuator_file`` (the sim runs that actuator) but the feed-forward
+    node no α (alpha_file, servo, model): its α̂ stays the YAML's preset's — said in one line."""
+    from servo_ff.bringup.params_check import node_params
+
+    for extra in params_files:
+        ff = node_params(extra, "servo_feedforward").keys() & {"alpha_file", "servo", "model"}
+        if node_params(extra, "servo_sim").get("actuator_file") and not ff:
+            logging.getLogger(__name__).warning(
+                "%s: --params-file %s gives servo_sim an actuator_file: the sim runs it, the feed-forward's α̂ stays "
+                "its own preset's (set servo_feedforward's alpha_file, e.g. from servo-ff fit, or servo and model)",
+                bringup, extra,
+            )  # fmt: skip
 
 
 def _warn_sections_of_no_node(bringup: str, extra: Path, names: set[str]) -> None:
