@@ -1,5 +1,5 @@
-"""``servo-ff record-sim`` / ``ilc``: a time step outside fit/identify's [1e-4, 1] s and a non-positive encoder
-resolution are refused in one line before anything is simulated."""
+"""``servo-ff record-sim`` / ``ilc`` / ``simulate``: a time step outside fit/identify's [1e-4, 1] s and a
+non-positive encoder resolution are refused in one line before anything is simulated."""
 
 import pytest
 
@@ -7,17 +7,20 @@ from servo_ff.cli import main
 
 
 def _no_simulation(monkeypatch):
+    import servo_ff.cli.simulate as simulate
     import servo_ff.identification.synthetic as synthetic
     import servo_ff.workflows.ilc as workflow
 
     monkeypatch.setattr(synthetic, "simulate_logs", lambda *a, **k: pytest.fail("simulated a refused input"))
     monkeypatch.setattr(workflow, "run_ilc", lambda *a, **k: pytest.fail("learned with a refused input"))
+    monkeypatch.setattr(simulate, "simulate_bench", lambda *a, **k: pytest.fail("simulated a refused input"))
 
 
-@pytest.mark.parametrize("command", [["record-sim"], ["ilc", "--delay", "0.06"]])
+@pytest.mark.parametrize("command", [["record-sim"], ["ilc", "--delay", "0.06"], ["simulate"]])
 @pytest.mark.parametrize("dt", ["1e-7", "2"])
 def test_a_time_step_outside_the_fit_bounds_is_refused(tmp_path, monkeypatch, capsys, command, dt):
-    """Before: --dt 1e-7 ran for minutes without a word (fit and identify bound dt with check_dt)."""
+    """Before: --dt 1e-7 ran for minutes without a word (fit and identify bound dt with check_dt); simulate --dt 2
+    wrote a 213 rad tracking error, exit 0."""
     _no_simulation(monkeypatch)
     assert main([*command, "--dt", dt, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
