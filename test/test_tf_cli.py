@@ -1,6 +1,7 @@
 """``servo-ff tf`` command line: real files in, tables out, clear errors."""
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,6 +62,30 @@ def test_tf_prbs_then_errors(tmp_path, capsys):
     )
     assert main(["tf", "srivc", "--csv", str(short), "--n", "2", "--m", "0"]) == 2
     assert "too short" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fault", ["a directory --out", "interrupted while writing"])
+def test_tf_prbs_leaves_no_temporary_file(tmp_path, capsys, monkeypatch, fault):
+    """`tf prbs` writes its CSV atomically: a refused --out (a directory) or a Ctrl-C while it writes leaves nothing
+    beside it. Before: ``<out>.tmp`` stayed (and the refusal read "[Errno 21] Is a directory: 'out.tmp' -> 'out'")."""
+    out = tmp_path / "out"
+    if fault == "a directory --out":
+        out.mkdir()
+        code, words = 2, f"--out {out}: is a directory"
+    else:
+        out = tmp_path / "prbs.csv"
+
+        def cut(path, *a, **k):
+            Path(path).write_text("t,u\n0,")
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(np, "savetxt", cut)
+        code, words = 130, "interrupted"
+    assert main(["tf", "prbs", "--out", str(out), "--samples", "300", "--dt", "0.01"]) == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == (["out"] if fault == "a directory --out" else []), left
 
 
 @pytest.mark.parametrize("error", ["KeyboardInterrupt", "ImportError('no such thing')"])

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -242,15 +241,23 @@ def cmd_srivc(args) -> int:
     return 0
 
 
+def _write_csv(path: Path, header: str, rows: np.ndarray) -> None:
+    """``rows`` under ``header`` to the CSV ``path``, atomically (io/atomic.py: an error or Ctrl-C leaves no
+    temporary behind; before, ``<out>.tmp`` stayed); a directory ``path`` is refused in one line."""
+    from ..io.atomic import atomic_path
+
+    if path.is_dir():  # before: "[Errno 21] Is a directory: 'out.tmp' -> 'out'" and out.tmp left
+        raise IsADirectoryError(f"--out {path}: is a directory; give a CSV file name")
+    with atomic_path(path) as tmp:
+        np.savetxt(tmp, rows, delimiter=",", header=header, comments="", fmt="%.9g")
+
+
 def cmd_prbs(args) -> int:
     from ..identification.prbs import prbs
 
     u = prbs(args.samples, args.dt, amplitude=args.amplitude, clock=args.clock, nbits=args.nbits, seed=args.seed)
     t = np.arange(u.size) * args.dt
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(args.out.suffix + ".tmp")
-    np.savetxt(tmp, np.column_stack([t, u]), delimiter=",", header="t,u", comments="", fmt="%.9g")
-    os.replace(tmp, args.out)
+    _write_csv(args.out, "t,u", np.column_stack([t, u]))
     print(f"wrote {u.size} PRBS samples to {args.out}")
     return 0
 
@@ -281,16 +288,6 @@ def cmd_torque(args) -> int:
         tau = estimate_torque(tm, cols["u"], cols["y"], dt)
         print(f"torque over {tau.size} samples: min {tau.min():.4g}, max {tau.max():.4g} N m")
         if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = args.out.with_suffix(args.out.suffix + ".tmp")
-            np.savetxt(
-                tmp,
-                np.column_stack([np.arange(tau.size) * dt, tau]),
-                delimiter=",",
-                header="t,tau",
-                comments="",
-                fmt="%.9g",
-            )
-            os.replace(tmp, args.out)
+            _write_csv(args.out, "t,tau", np.column_stack([np.arange(tau.size) * dt, tau]))
             print(f"wrote {args.out}")
     return 0
