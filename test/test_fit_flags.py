@@ -113,3 +113,23 @@ def test_the_alpha_file_of_one_fitted_joint_serves_every_joint_of_the_robot(tmp_
         assert table.alpha[0, 0] > 1e-3
     assert main(["fit", str(path), "--out", str(tmp_path / "named"), "--joint", "pendulum_1"]) == 0
     assert load_alpha(tmp_path / "named" / "alpha.yaml", ["pendulum_1"]).joint_names == ("pendulum_1",)
+
+
+def test_unconstrained_says_what_the_gate_does_with_a_negative_alpha(tmp_path, capsys):
+    """--unconstrained on a log whose plain least squares gives α̂3 < 0 (record-sim mx106 sub_oscillations, 0.5 kg at
+    0.1 m, kp 16: α̂3 -0.147): refused by the gate in one line naming α̂3, exit 2, nothing written, and its help says
+    so. Before, the help read "allow α̂ < 0", which the gate never did."""
+    from servo_ff.cli import build_parser
+
+    logs = tmp_path / "logs"
+    grid = ["--masses", "0.5", "--lengths", "0.1", "--kps", "16", "--trajectories", "sub_oscillations"]
+    assert main(["record-sim", "--format", "csv", "--out", str(logs), *grid]) == 0
+    (log,) = logs.iterdir()
+    capsys.readouterr()
+    assert main(["fit", str(log), "--unconstrained", "--out", str(tmp_path / "fit")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "fitted α̂3=-" in err[0] and "nothing written" in err[0], err
+    assert not (tmp_path / "fit" / "alpha.yaml").exists()
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["fit"]
+    text = next(a.help for a in sub._actions if a.dest == "unconstrained")
+    assert "refused by the quality gate" in text and "allow" not in text, text

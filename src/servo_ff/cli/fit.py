@@ -50,7 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delay", type=float, default=None, help="reaction time t_d [s] (default: estimate)")
     p.add_argument("--dq-s", type=float, default=None, help="fix the Stribeck velocity [rad/s]")
     p.add_argument("--delta", type=float, default=None, help="fix the Stribeck exponent")
-    p.add_argument("--unconstrained", action="store_true", help="plain SVD least squares (allow α̂ < 0)")
+    p.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="plain SVD least squares, without α̂ >= 0: an α̂ < 0 it finds is not written but refused by the quality "
+        "gate (exit 2, naming it), where the default holds it at 0",
+    )
     p.add_argument("--dt", type=float, default=0.005, help="log resampling period [s]")
     p.add_argument("--out", default="alpha_fit", help="output directory (alpha.yaml, residuals.png)")
     _add_options(p)
