@@ -42,6 +42,38 @@ def _typestore():
     return get_typestore(Stores.ROS2_JAZZY)
 
 
+def _one_line(e: BaseException) -> str:
+    """``Type: message`` of ``e`` on one line (a YAML parser's error spans several)."""
+    return " ".join(f"{type(e).__name__}: {e}".split())
+
+
+def _open_hint(path: Path, e: BaseException) -> str:
+    """What to do about a bag that does not open."""
+    if "metadata.yaml" in str(e) and path.is_dir():
+        return "give its .mcap/.db3 file itself, or rebuild metadata.yaml (ros2 bag reindex)"
+    if "files are missing" in str(e):
+        return "a file its metadata.yaml lists is not there: copy the whole bag directory"
+    if isinstance(e, FileNotFoundError) or not path.exists():
+        return "give a rosbag2 directory, .mcap or .db3 file"
+    return "truncated or corrupt: record it again (an .mcap cut off: mcap recover)"
+
+
+def _check_bag_meta(src: str, bag_meta: Mapping[str, Any], given: Mapping[str, Any]) -> None:
+    """A bench value on /servo_ff/log_meta that is no finite number >= 0 (and not given instead) is refused naming
+    the topic, the key and the flag that gives it (before: "key 'kp' must be finite", no topic, no remedy)."""
+    for k in ("kp", "vin", "mass", "length", "arm_mass"):
+        if k not in bag_meta or k in given:
+            continue
+        v = bag_meta[k]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v >= 0
+        if not ok:
+            flag = "--" + k.replace("_", "-")
+            raise LogError(
+                f"{src}: topic {META_TOPIC}: key {k!r} must be a finite number >= 0, got {v!r}; give {k} instead "
+                f"(servo-ff fit {flag})"
+            )
+
+
 def read_rosbag(
     path: str | Path,
     dt: float = DEFAULT_DT,
@@ -86,7 +118,7 @@ def read_rosbag(
         reader = AnyReader([path], default_typestore=_typestore())
         reader.open()
     except Exception as e:  # rosbags raises AnyReaderError, ReaderError, FileNotFoundError, …
-        raise LogError(f"{src}: cannot open rosbag2 ({type(e).__name__}: {e})") from None
+        raise LogError(f"{src}: cannot open rosbag2 ({_one_line(e)}); {_open_hint(path, e)}") from None
     try:
         topics = {c.topic: c.msgtype for c in reader.connections}
         counts: dict[str, int] = {}
@@ -97,7 +129,9 @@ def read_rosbag(
     except LogError:
         raise
     except Exception as e:  # a truncated or corrupt file fails inside rosbags / sqlite3 / mcap
-        raise LogError(f"{src}: cannot read the rosbag2, truncated or corrupt ({type(e).__name__}: {e})") from None
+        raise LogError(
+            f"{src}: cannot read the rosbag2, truncated or corrupt ({_one_line(e)}); record it again"
+        ) from None
     finally:
         try:
             reader.close()
@@ -127,6 +161,7 @@ def read_rosbag(
     else:
         first = min(r[0] for r in goal_rows)
     span = (max(streams["js"][0][0], first), streams["js"][-1][0])  # the data: where the gain must be one
+    _check_bag_meta(src, bag["meta"], meta or {})
     merged = {**bag["meta"], **(meta or {})}
     kp_source = "given" if meta and "kp" in meta else "/servo_ff/log_meta" if "kp" in merged else ""
     kp_note = ""
@@ -160,7 +195,7 @@ def read_rosbag(
     ):
         if key not in merged:
             raise LogError(
-                f"{src}: {key} unknown ({hint}: give {key} (servo-ff fit --{key}, fit node parameter {key}; "
+                f"{src}: {key} unknown ({hint}): give {key} (servo-ff fit --{key}, fit node parameter {key}; "
                 "servo-ff identify reads it from the bag only)"
             )
     m = clean_meta(src, merged)

@@ -18,7 +18,7 @@ import numpy as np
 from ..safe_parse import parse_json
 from .joint_publishers import REMAP_HINT, NameSets
 from .rosbag_goals import trajectory_piece
-from .rosbag_topics import JOINT_HINT, OPTION, option_hint
+from .rosbag_topics import JOINT_HINT, OPTION, STRING, option_hint
 from .servo_log import LogError
 
 FLOAT_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -160,6 +160,11 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
     for conn, i_msg, t_ns, msg in _messages(reader, src, wanted):
         where = f"topic {conn.topic} message {i_msg}"
         if conn.topic in meta_topics:
+            if conn.msgtype != STRING:  # before: "truncated or corrupt (AttributeError: 'float' object …)"
+                raise LogError(
+                    f"{src}: topic {conn.topic} has type {conn.msgtype}, expected {STRING} (the JSON bench metadata "
+                    "servo-ff record-sim writes); drop or rename that topic"
+                )
             meta_doc = parse_json(msg.data, f"{src}: {where}", LogError)
             if not isinstance(meta_doc, dict):
                 raise LogError(

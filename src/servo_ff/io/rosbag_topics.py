@@ -147,8 +147,13 @@ def pick_topics(
     named ones (``wanted``) and, for the others, the candidates under ``ns``. ``kp_given``: several P gain topics
     are then not refused (none is read)."""
     js = wanted["js"]
-    if js not in topics:
-        raise LogError(f"{src}: topic {js!r} is missing (topics: {', '.join(sorted(topics)) or 'none'})")
+    if js not in topics:  # before: the topics listed, not what to do
+        found = sorted(t for t, ty in topics.items() if ty == JOINT_STATE)
+        which = f"its {JOINT_STATE} topic{'s' if len(found) > 1 else ''}: {', '.join(found)}" if found else ""
+        raise LogError(
+            f"{src}: topic {js!r} is missing (topics: {', '.join(sorted(topics)) or 'none'}); "
+            + (f"name {which} ({option_hint(OPTION['js'])})" if found else f"the bag records no {JOINT_STATE}")
+        )
     if topics[js] != JOINT_STATE:
         raise LogError(f"{src}: topic {js} has type {topics[js]}, expected {JOINT_STATE} ({option_hint(OPTION['js'])})")
     if wanted["goal"] == js:
