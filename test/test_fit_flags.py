@@ -133,3 +133,31 @@ def test_unconstrained_says_what_the_gate_does_with_a_negative_alpha(tmp_path, c
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices["fit"]
     text = next(a.help for a in sub._actions if a.dest == "unconstrained")
     assert "refused by the quality gate" in text and "allow" not in text, text
+
+
+@pytest.mark.parametrize(
+    "kind, flags, words",
+    [
+        ("csv", ["--iteration", "3"], ["--iteration (a trial of an ILC record .npz)"]),
+        ("csv", ["--goal-topic", "/x", "--joints", "a,b"], ["--goal-topic (a rosbag2's)", "--joints (a rosbag2's)"]),
+        ("npz", ["--vin", "12", "--dt", "0.01"], ["--vin (an ILC record's supply", "--dt (an ILC record keeps"]),
+        ("bag", ["--urdf", "urdf/pendulums2.urdf", "--mass", "1"], ["--mass/--length/--arm-mass (the URDF gives"]),
+    ],
+)
+def test_a_flag_the_source_does_not_use_is_refused_in_one_line(bag, tmp_path, capsys, kind, flags, words):
+    """Before: each was accepted and had no effect (exit 0, nothing said): --iteration 3 on a log fitted the log,
+    --vin 12 on an ILC record fitted its recorded supply, --mass beside --urdf fitted the URDF's τ_o."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    source = {"csv": tmp_path / "log.csv", "bag": bag, "npz": tmp_path / "ilc.npz"}[kind]
+    if kind == "csv":
+        write_csv(_log().with_(mass=0.5, length=0.15, kp=8.0, vin=15.0), source)
+    if kind == "npz":
+        source.write_bytes(b"")  # refused before it is read
+    flags = [str(root / f) if f.startswith("urdf/") else f for f in flags]
+    assert main(["fit", str(source), *flags, "--out", str(tmp_path / "fit")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(source) in err[0] and "not used for this source" in err[0], err
+    assert all(w in err[0] for w in words), err
+    assert not (tmp_path / "fit").exists()

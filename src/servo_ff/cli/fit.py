@@ -106,6 +106,30 @@ def check_flags(args: argparse.Namespace) -> None:
         raise ValueError(f"--delay must be a finite reaction time >= 0 s, got {args.delay}")
 
 
+def unused_flags(args: argparse.Namespace) -> list[str]:
+    """The flags given that the source's kind does not use (before: accepted, no effect, nothing said): trials and
+    a dt for an ILC record only/not, the bag's topics for a rosbag2 only, a pendulum beside a URDF."""
+    from ..io.logs import is_rosbag
+    from ..workflows.alpha import is_ilc_record
+    from ..workflows.fit_options import TOPIC_OPTIONS
+
+    path = Path(args.source)
+    record, bag = is_ilc_record(path), is_rosbag(path)
+    out = []
+    if args.iteration >= 0 and not record:  # (< -1: refused as no trial, fit_alpha_source)
+        out.append("--iteration (a trial of an ILC record .npz)")
+    if record and args.vin is not None:
+        out.append("--vin (an ILC record's supply is recorded per trial)")
+    if record and args.dt != 0.005:
+        out.append("--dt (an ILC record keeps its own period)")
+    if not bag:
+        given = [o.flag for o in TOPIC_OPTIONS if getattr(args, o.name, None)] + (["--joints"] if args.joints else [])
+        out += [f"{flag} (a rosbag2's)" for flag in given]
+    if args.urdf and any(v is not None for v in (args.mass, args.length, args.arm_mass)):
+        out.append("--mass/--length/--arm-mass (the URDF gives τ_o)")
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -114,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     from ..workflows.fit_options import gate_from, topic_values
 
     check_flags(args)
+    if unused := unused_flags(args):
+        raise ValueError(f"{args.source}: not used for this source, drop them: {'; '.join(unused)}")
     res = fit_alpha_source(
         args.source,
         joint=args.joint,
