@@ -52,3 +52,24 @@ def test_record_sim_default_gains_of_an_xl330_are_logs_identify_takes(tmp_path, 
     err = capsys.readouterr().err
     assert code == 0 and (out / "m1.json").is_file(), err
     assert "(kp 50 100 200 400)" in said, said
+
+
+def _options(*path: str) -> dict[str, str | None]:
+    """{flag: help} of the sub-command ``path`` (e.g. "tf", "prbs")."""
+    from servo_ff.cli import build_parser
+
+    parser = build_parser()
+    for name in path:
+        parser = next(a for a in parser._actions if a.dest in ("command", "tf_command") or a.choices).choices[name]
+    return {a.option_strings[-1]: a.help for a in parser._actions if a.option_strings and a.dest != "help"}
+
+
+@pytest.mark.parametrize("path", [("record-sim",), ("ilc",), ("simulate",), ("tf", "prbs"), ("tf", "torque")])
+def test_every_flag_says_what_it_is_and_a_time_its_unit(path):
+    """Before: ilc --dt/--servo/--model/--max-iterations, record-sim --seed, tf prbs --out/--samples/--nbits/--seed and
+    tf torque --dt had no help; record-sim --duration's was "[s]"."""
+    opts = _options(*path)
+    assert all(opts.values()), [k for k, v in opts.items() if not v]
+    for flag in ("--dt", "--duration"):
+        if flag in opts:
+            assert "[s]" in opts[flag] and len(opts[flag]) > 3, (flag, opts[flag])

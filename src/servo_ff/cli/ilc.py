@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run Arimoto ILC (Schwarz & Behnke Eq. 20-21) on the simulated servo driving a pendulum; "
         "stop at the windowed error threshold (Eq. 28) or the iteration cap.",
     )
-    p.add_argument("--servo", default="mx106")
-    p.add_argument("--model", default="m4")
+    p.add_argument("--servo", default="mx106", help="preset servo (default mx106)")
+    p.add_argument("--model", default="m4", help="preset friction model m1..m6 (default m4)")
     p.add_argument("--params", help="parameter file instead of the preset")
     p.add_argument(
         "--kp",
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mass", type=float, default=1.0, help="pendulum mass [kg]")
     p.add_argument("--length", type=float, default=0.15, help="pendulum length [m]")
     p.add_argument("--trajectory", default="schwarz_behnke_reference", help="reference trajectory name")
-    p.add_argument("--dt", type=float, default=0.005)
+    p.add_argument("--dt", type=float, default=0.005, help="time step [s], in [1e-4, 1]")
     p.add_argument("--gain", type=float, default=1.0, help="learning gain λ")
     p.add_argument("--delay", default="auto", help="learning shift t_d [s] or 'auto' (command/reaction lag)")
     p.add_argument(
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--threshold", type=float, default=0.02, help="windowed error threshold [rad]")
     p.add_argument("--window", type=float, default=0.025, help="window D [s] (Eq. 28)")
-    p.add_argument("--max-iterations", type=int, default=30)
+    p.add_argument("--max-iterations", type=int, default=30, help="iteration cap")
     p.add_argument(
         "--diverge-factor",
         type=float,

@@ -17,7 +17,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="m4", help="preset friction model m1..m6 (sts3215, mx28, mg995: m1 only)")
     p.add_argument("--params", help="bam JSON / ROS YAML parameter file (overrides --servo/--model)")
     p.add_argument("--out", required=True, help="output directory (created)")
-    p.add_argument("--format", choices=("json", "csv", "mcap", "sqlite3"), default="json")
+    p.add_argument(
+        "--format",
+        choices=("json", "csv", "mcap", "sqlite3"),
+        default="json",
+        help="bam JSON, CSV, or a rosbag2 (mcap, sqlite3) per log (default json)",
+    )
     p.add_argument("--masses", type=float, nargs="+", default=None, help="pendulum masses [kg] (0.5 1 1.5)")
     p.add_argument("--lengths", type=float, nargs="+", default=None, help="pendulum lengths [m] (0.1 0.15 0.2)")
     p.add_argument(
@@ -30,13 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--trajectories", nargs="+", default=None, help="subset of the four 004 trajectories")
     p.add_argument("--arm-mass", type=float, default=0.0, help="pendulum arm mass [kg]")
-    p.add_argument("--duration", type=float, default=6.0, help="[s]")
-    p.add_argument("--dt", type=float, default=0.005, help="log period [s]")
+    p.add_argument("--duration", type=float, default=6.0, help="log duration [s]")
+    p.add_argument("--dt", type=float, default=0.005, help="log period [s], in [1e-4, 1]")
     p.add_argument("--substeps", type=int, default=1, help="integrate at dt/substeps")
     p.add_argument("--noise", type=float, default=0.0, help="position noise std [rad]")
     p.add_argument("--speed-noise", type=float, default=0.0, help="speed noise std [rad/s]")
     p.add_argument("--quantize", type=int, default=0, help="encoder counts per revolution (e.g. 4096; 0 = off)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the noise")
     p.set_defaults(func=run)
 
 

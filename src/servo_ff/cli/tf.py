@@ -85,13 +85,13 @@ def register(subparsers) -> None:
     q.set_defaults(func=cmd_srivc)
 
     q = sub.add_parser("prbs", help="write a PRBS excitation to CSV (columns t, u)")
-    q.add_argument("--out", type=Path, required=True)
-    q.add_argument("--samples", type=int, default=2000)
+    q.add_argument("--out", type=Path, required=True, help="CSV file to write (t [s], u [rad])")
+    q.add_argument("--samples", type=int, default=2000, help="number of samples")
     q.add_argument("--dt", type=float, default=0.01, help="sample time [s]")
     q.add_argument("--amplitude", type=float, default=math.radians(10), help="amplitude [rad] (default 10 deg)")
     q.add_argument("--clock", type=float, default=0.07, help="bit duration [s] (001: 0.07)")
-    q.add_argument("--nbits", type=int, default=9)
-    q.add_argument("--seed", type=int, default=None)
+    q.add_argument("--nbits", type=int, default=9, help="shift-register length (period 2^nbits - 1 bits)")
+    q.add_argument("--seed", type=int, default=None, help="seed of the register's start state")
     q.set_defaults(func=cmd_prbs)
 
     q = sub.add_parser("pot", help="potentiometer calibration v = alpha*theta + beta (Santana et al. Eq. 1-4)")
@@ -99,12 +99,19 @@ def register(subparsers) -> None:
     q.set_defaults(func=cmd_pot)
 
     q = sub.add_parser("torque", help="reference-to-torque model from two inertia experiments (Wada et al. Eq. 9-10)")
-    q.add_argument("--den1", type=float, nargs=4, required=True, metavar=("1", "A2", "A1", "A0"))
-    q.add_argument("--den2", type=float, nargs=4, required=True, metavar=("1", "A2", "A1", "A0"))
+    for k in (1, 2):
+        q.add_argument(
+            f"--den{k}",
+            type=float,
+            nargs=4,
+            required=True,
+            metavar=("1", "A2", "A1", "A0"),
+            help=f"denominator of experiment {k}'s identified transfer function, p^3 + A2 p^2 + A1 p + A0",
+        )
     q.add_argument("--delta-j", type=float, required=True, help="inertia of experiment 2 minus experiment 1 [kg m^2]")
     q.add_argument("--csv", type=Path, default=None, help="optional u, y(=phi) [, t] data to estimate torque on")
-    q.add_argument("--dt", type=float, default=None)
-    q.add_argument("--out", type=Path, default=None, help="CSV to write t, tau")
+    q.add_argument("--dt", type=float, default=None, help="sample time [s] (default: from the CSV's t column)")
+    q.add_argument("--out", type=Path, default=None, help="CSV to write t [s], tau [N m]")
     q.set_defaults(func=cmd_torque)
 
 
