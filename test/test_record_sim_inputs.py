@@ -73,3 +73,18 @@ def test_every_flag_says_what_it_is_and_a_time_its_unit(path):
     for flag in ("--dt", "--duration"):
         if flag in opts:
             assert "[s]" in opts[flag] and len(opts[flag]) > 3, (flag, opts[flag])
+
+
+@pytest.mark.parametrize("command", [["record-sim"], ["ilc", "--delay", "0.06"], ["simulate"]])
+@pytest.mark.parametrize("flag", [["--servo", "mx64"], ["--model", "m2"]])
+def test_a_preset_flag_beside_params_is_refused(tmp_path, monkeypatch, capsys, command, flag):
+    """--params gives the actuator: a --servo/--model beside it is refused in one line before simulating. Before:
+    accepted and ignored, nothing said (the file's actuator simulated, exit 0)."""
+    from servo_ff.models.presets import preset
+
+    _no_simulation(monkeypatch)
+    params = tmp_path / "xl330.json"
+    preset("xl330", "m1").save_json(params)
+    assert main([*command, "--params", str(params), *flag, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{' '.join(flag)}: not used with --params {params}" in err[0], err

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from ..identification.ilc import DIVERGE_FACTOR, DIVERGE_GROWTH, ILCStop
+from ._params import add_preset_arguments
 
 PRESET_KP = 4.0  # [register units] the default gain on a preset (a low gain leaves the command something to learn)
 
@@ -28,8 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run Arimoto ILC (Schwarz & Behnke Eq. 20-21) on the simulated servo driving a pendulum; "
         "stop at the windowed error threshold (Eq. 28) or the iteration cap.",
     )
-    p.add_argument("--servo", default="mx106", help="preset servo (default mx106)")
-    p.add_argument("--model", default="m4", help="preset friction model m1..m6 (default m4)")
+    add_preset_arguments(p, "preset servo", "preset friction model m1..m6")
     p.add_argument("--params", help="parameter file instead of the preset")
     p.add_argument(
         "--kp",
@@ -79,10 +79,10 @@ def run(args: argparse.Namespace) -> int:
     from ..models.stepper import PendulumLoad
     from ..trajectories import trajectory
     from ..workflows.ilc import ilc_on_pendulum
-    from ._params import resolve_params
+    from ._params import preset_of, resolve_params
 
     check_dt(args.dt, "--dt")  # before: no lower bound (--dt 1e-7 ran for minutes); fit/identify bound it
-    params = resolve_params(args.params, None if args.params else preset(args.servo, args.model), None)
+    params = resolve_params(args.params, preset_of(args), None)
     out = Path(args.out)
     check_out_dir(out)
     kp = args.kp if args.kp is not None else (params.firmware.kp if args.params else PRESET_KP)

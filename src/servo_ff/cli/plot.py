@@ -6,18 +6,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from servo_ff.cli._params import add_preset_arguments, preset_of
 from servo_ff.models.drive_backdrive import plot_drive_backdrive
 from servo_ff.models.params import MODEL_NAMES, load_params
-from servo_ff.models.presets import SERVO_NAMES, preset
+from servo_ff.models.presets import SERVO_NAMES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="plots of a parameter set")
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     d = kinds.add_parser("drive-backdrive", help="drive/backdrive diagram (Duclusaud et al. Fig. 2, 4)")
-    d.add_argument("--servo", default="mx106", help=f"preset: {', '.join(SERVO_NAMES)}")
-    d.add_argument("--model", default="m4", help=f"friction model: {', '.join(MODEL_NAMES)}")
-    d.add_argument("--params", help="bam JSON or ROS YAML parameter file (overrides --servo/--model)")
+    add_preset_arguments(d, f"preset: {', '.join(SERVO_NAMES)}", f"friction model: {', '.join(MODEL_NAMES)}")
+    d.add_argument("--params", help="bam JSON or ROS YAML parameter file (instead of --servo/--model)")
     d.add_argument("--tau-max", type=float, default=3.0, help="largest motor torque on the axis [N·m]")
     d.add_argument("--velocities", default="0,1,2", help="comma-separated velocities [rad/s]")
     d.add_argument("--out", default=None, help="PNG path (default out/drive_backdrive_<servo>_<model>.png)")
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_drive_backdrive(args: argparse.Namespace) -> int:
-    params = load_params(args.params) if args.params else preset(args.servo, args.model)
+    params = preset_of(args) or load_params(args.params)
     try:
         velocities = tuple(float(v) for v in args.velocities.split(","))
     except ValueError:

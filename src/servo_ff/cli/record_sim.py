@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ._params import add_preset_arguments, preset_of
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -13,9 +15,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Simulate the four Duclusaud et al. identification trajectories over a grid of masses, "
         "lengths and P gains (Duclusaud et al. Table I) and write one log per run.",
     )
-    p.add_argument("--servo", default="mx106", help="preset servo (mx64, mx106, xl320, xl330, sts3215, mx28, mg995)")
-    p.add_argument("--model", default="m4", help="preset friction model m1..m6 (sts3215, mx28, mg995: m1 only)")
-    p.add_argument("--params", help="bam JSON / ROS YAML parameter file (overrides --servo/--model)")
+    add_preset_arguments(
+        p,
+        "preset servo (mx64, mx106, xl320, xl330, sts3215, mx28, mg995)",
+        "preset friction model m1..m6 (sts3215, mx28, mg995: m1 only)",
+    )
+    p.add_argument("--params", help="bam JSON / ROS YAML parameter file (instead of --servo/--model)")
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument(
         "--format",
@@ -57,13 +62,12 @@ def run(args: argparse.Namespace) -> int:
     from ..io.bam_logs import write_bam_json, write_csv
     from ..io.servo_log import check_dt
     from ..models.params import load_params
-    from ..models.presets import preset
     from ..trajectories import IDENTIFICATION_TRAJECTORIES
 
     if args.quantize < 0:  # before: -5 wrote 1.2566 rad position steps, exit 0
         raise ValueError(f"--quantize must be encoder counts per revolution > 0 (0: off), got {args.quantize}")
     check_dt(args.dt, "--dt")  # before: --dt 1e-7 ran for minutes without a word (fit/identify bound it)
-    params = load_params(args.params) if args.params else preset(args.servo, args.model)
+    params = preset_of(args) or load_params(args.params)
     grid = bench_grid(
         args.masses or TABLE1_MASSES,
         args.lengths or TABLE1_LENGTHS,

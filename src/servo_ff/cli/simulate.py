@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from servo_ff.cli._params import add_firmware_argument, resolve_params
+from servo_ff.cli._params import add_firmware_argument, add_preset_arguments, preset_of, resolve_params
 from servo_ff.io.atomic import atomic_path
 from servo_ff.io.servo_log import check_dt
 from servo_ff.models.params import MODEL_NAMES
-from servo_ff.models.presets import SERVO_NAMES, preset
+from servo_ff.models.presets import SERVO_NAMES
 from servo_ff.trajectories import TRAJECTORIES, trajectory
 
 log = logging.getLogger(__name__)
@@ -25,9 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="simulate a servo on the pendulum bench (Duclusaud et al. (Extended Friction Models) Algorithm 1)",
         description="Writes <out>/<name>.csv (t, θd, θ, θ̇, τ_m, τ_f, U) and <out>/<name>.png.",
     )
-    p.add_argument("--servo", default="mx106", help=f"preset: {', '.join(SERVO_NAMES)}")
-    p.add_argument("--model", default="m4", help=f"friction model: {', '.join(MODEL_NAMES)}")
-    p.add_argument("--params", help="bam JSON or ROS YAML parameter file (overrides --servo/--model)")
+    add_preset_arguments(p, f"preset: {', '.join(SERVO_NAMES)}", f"friction model: {', '.join(MODEL_NAMES)}")
+    p.add_argument("--params", help="bam JSON or ROS YAML parameter file (instead of --servo/--model)")
     add_firmware_argument(p)
     p.add_argument("--trajectory", default="accelerated_oscillations", help=", ".join(TRAJECTORIES))
     p.add_argument("--mass", type=float, default=1.0, help="pendulum mass [kg]")
@@ -51,7 +50,7 @@ def simulate_bench(params, traj, mass: float, length: float, arm_mass: float = 0
 
 def run(args: argparse.Namespace) -> int:
     check_dt(args.dt, "--dt")  # before: --dt 1e-7 ran for minutes unsaid, --dt 2 wrote a 213 rad tracking error
-    params = resolve_params(args.params, None if args.params else preset(args.servo, args.model), args.firmware)
+    params = resolve_params(args.params, preset_of(args), args.firmware)
     if args.kp is not None:
         params = params.with_(firmware=params.firmware.with_(kp=args.kp))
     traj = trajectory(args.trajectory, dt=args.dt)
