@@ -161,3 +161,16 @@ def test_a_flag_the_source_does_not_use_is_refused_in_one_line(bag, tmp_path, ca
     assert len(err) == 1 and str(source) in err[0] and "not used for this source" in err[0], err
     assert all(w in err[0] for w in words), err
     assert not (tmp_path / "fit").exists()
+
+
+def test_identify_refuses_bag_flags_when_no_log_is_a_bag(tmp_path, capsys):
+    """identify on CSV logs with --joint/--joints/--p-gains-topic: refused in one line naming them, nothing written.
+    Before: accepted, no effect, nothing said (identification ran, exit 0)."""
+    for k in range(2):
+        write_csv(_log().with_(mass=0.5, length=0.15, kp=8.0, vin=15.0), tmp_path / f"log{k}.csv")
+    argv = ["identify", str(tmp_path / "log0.csv"), str(tmp_path / "log1.csv"), "--out", str(tmp_path / "id")]
+    code = main([*argv, "--joint", "knee", "--joints", "a,b", "--p-gains-topic", "/g", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "--p-gains-topic, --joint, --joints: options of rosbag2 logs, and none of the 2 logs is one" in err[0], err
+    assert not (tmp_path / "id").exists()

@@ -148,7 +148,12 @@ def prepare(paths: Sequence[str | Path], opts: IdentifyOptions) -> tuple[list[Se
     """Check the options, read and check the logs (files or folders) and resolve the set-up: everything that can
     fail on bad input, before any output exists."""
     check_options(opts)
-    logs = read_logs(paths, dt=opts.dt, **bag_options(dict(opts.topics), opts.joint, opts.joints))  # bags only
+    bag = bag_options(dict(opts.topics), opts.joint, opts.joints)
+    logs = read_logs(paths, dt=opts.dt, **bag)  # bags only
+    if bag and not any(lg.joint for lg in logs):  # before: accepted, no effect, nothing said
+        named = [k for k, v in opts.topics if v] + ["joint"] * bool(opts.joint) + ["joints"] * bool(opts.joints)
+        flags = ", ".join(f"--{k.replace('_', '-')}" for k in named)  # the flags are the option names
+        raise ValueError(f"{flags}: options of rosbag2 logs, and none of the {len(logs)} logs is one: drop them")
     check_identifiable(logs)
     check_one_actuator(logs)
     check_split(logs, opts.validation)
