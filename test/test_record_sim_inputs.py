@@ -88,3 +88,21 @@ def test_a_preset_flag_beside_params_is_refused(tmp_path, monkeypatch, capsys, c
     assert main([*command, "--params", str(params), *flag, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{' '.join(flag)}: not used with --params {params}" in err[0], err
+
+
+def test_simulate_refuses_kp_given_twice(tmp_path, monkeypatch, capsys):
+    """--kp 8 with --firmware kp=16: refused in one line. Before: --kp won, nothing said (title kp=8, exit 0)."""
+    _no_simulation(monkeypatch)
+    assert main(["simulate", "--kp", "8", "--firmware", "kp=16", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--kp 8 and --firmware kp=16: give the gain once" in err[0], err
+
+
+def test_a_preset_without_m4_runs_its_best_model_when_none_is_given(tmp_path, capsys):
+    """record-sim --servo sts3215 (its preset has m1 only), no --model: m1, said in one line. Before: exit 2, "no
+    published sts3215 parameter file for model m4; valid: m1" (the default model m4 of every servo)."""
+    grid = ["--masses", "0.5", "--lengths", "0.1", "--kps", "32", "--trajectories", "sub_oscillations"]
+    assert main(["record-sim", "--servo", "sts3215", *grid, "--duration", "1", "--out", str(tmp_path / "o")]) == 0
+    out, err = capsys.readouterr()
+    assert err.strip() == "--model not given and preset sts3215 has no m4: m1, the best it has (m1)", err
+    assert "logs of sts3215/m1" in out, out

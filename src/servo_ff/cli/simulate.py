@@ -50,6 +50,9 @@ def simulate_bench(params, traj, mass: float, length: float, arm_mass: float = 0
 
 def run(args: argparse.Namespace) -> int:
     check_dt(args.dt, "--dt")  # before: --dt 1e-7 ran for minutes unsaid, --dt 2 wrote a 213 rad tracking error
+    keys = {part.split("=")[0].strip() for part in (args.firmware or "").split(",") if "=" in part}
+    if args.kp is not None and "kp" in keys:  # before: --kp won over --firmware kp=…, unsaid
+        raise ValueError(f"--kp {args.kp:g} and --firmware {args.firmware}: give the gain once")
     params = resolve_params(args.params, preset_of(args), args.firmware)
     if args.kp is not None:
         params = params.with_(firmware=params.firmware.with_(kp=args.kp))
