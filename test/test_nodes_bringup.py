@@ -67,6 +67,13 @@ def test_up_dry_run_prints_one_process_per_node(capsys):
     assert "bag" in capsys.readouterr().err
 
 
+def test_up_dry_run_says_duration_is_not_used(capsys):
+    """Before: --duration beside --dry-run was accepted, nothing said."""
+    assert cli_main(["up", "sim", "--dry-run", "--duration", "5"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["[up] --duration 5: not used with --dry-run (nothing is started)"], err
+
+
 def test_up_starts_sim_node_from_the_yaml(tmp_path):
     """`servo-ff up identify` subset: run the sim node process exactly as `up` builds it and read its topic."""
     pytest.importorskip("rclpy")

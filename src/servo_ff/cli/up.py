@@ -221,6 +221,8 @@ def run(ns: argparse.Namespace) -> int:
     cmds = commands(ns.bringup, args, ns.config_dir, ns.params_file, nodes)
     ends = {n.name for n in nodes if n.ends_bringup}
     if ns.dry_run:
+        if ns.duration is not None:  # before: accepted, nothing said
+            print(f"[up] --duration {ns.duration:g}: not used with --dry-run (nothing is started)", file=sys.stderr)
         for name, cmd in cmds:
             print(f"{name}: {shlex.join(cmd)}")
         return 0
