@@ -31,6 +31,9 @@ def test_tf_mx28_prints_poles_and_writes_plots(tmp_path, capsys):
     assert main(["tf", "mx28", "--inductance", "2.03e-4", "--plot", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "-161.2" in out and "closed-loop DC gain: 1.000000" in out
+    # every figure with its unit (before: Ki, Kd and the Bode table's ω and phase had none)
+    assert "Ki=0 V/(rad·s) Kd=0 V·s/rad" in out, out
+    assert "ω [rad/s]  mag [dB] phase [deg]" in out, out
     assert (tmp_path / "tf_mx28_steps.png").stat().st_size > 1000
 
 

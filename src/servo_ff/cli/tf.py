@@ -127,7 +127,10 @@ def cmd_mx28(args) -> int:
         f"bm from no-load data (Eq. 17): {tfm.motor_viscous_friction(0.0107, 0.0092, tfm.rpm_to_rad_s(10600)):.4g}"
     )
     Kp, Ki, Kd = r["gains"]
-    print(f"gains P={args.P} I={args.I} D={args.D} at Vs={args.vs} V -> Kp={Kp:.4g} V/rad Ki={Ki:.4g} Kd={Kd:.4g}")
+    print(
+        f"gains P={args.P} I={args.I} D={args.D} at Vs={args.vs} V -> Kp={Kp:.4g} V/rad Ki={Ki:.4g} V/(rad·s) "
+        f"Kd={Kd:.4g} V·s/rad"
+    )
     print("open-loop poles U->theta (Eq. 28) [rad/s]: " + ", ".join(f"{p.real:.4g}" for p in r["poles"]))
     print("closed loop (Eq. 30): num " + _fmt_poly(r["closed"].num[0][0]) + " den " + _fmt_poly(r["closed"].den[0][0]))
     print(
@@ -135,9 +138,9 @@ def cmd_mx28(args) -> int:
     )
     print(f"closed-loop DC gain: {float(np.real(__import__('control').dcgain(r['closed']))):.6f}")
     w, mag, ph = r["bode"]
-    print(f"{'omega':>8} {'mag [dB]':>9} {'phase':>8}")
+    print(f"{'ω [rad/s]':>9} {'mag [dB]':>9} {'phase [deg]':>11}")
     for k in range(w.size):
-        print(f"{w[k]:8.0f} {mag[k]:9.2f} {ph[k]:8.1f}")
+        print(f"{w[k]:9.0f} {mag[k]:9.2f} {ph[k]:11.1f}")
     labels = [f"{c} cnt" for c in tfm.VALIDATION_STEPS_COUNTS]
     print_step_table(r["steps"], labels)
     if args.plot:
