@@ -143,7 +143,7 @@ def test_up_sim_runs_the_actuator_of_an_actuator_file_alone(tmp_path, caplog):
     preset("xl330", "m1").save_yaml(identified)
     extra = tmp_path / "af.yaml"
     extra.write_text(f"servo_sim:\n  ros__parameters:\n    actuator_file: {identified}\n")
-    h = RosHarness(salt=3)
+    h = RosHarness(salt=6)
     try:
         with caplog.at_level("WARNING"):  # the namespace: the YAML's sections rewritten as /**/<node>
             (name, cmd), *_ = commands("sim", {"namespace": h.ns}, params_files=[extra])
