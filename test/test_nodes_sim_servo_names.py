@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from nodes_harness import RosHarness, sim_node
+from rclpy.parameter import Parameter
 
 pytest.importorskip("rclpy")
 
@@ -44,3 +45,36 @@ def test_a_model_given_is_kept_and_a_servo_without_preset_is_refused(h):
         h.remove(node)
     with pytest.raises(Exception, match="xc330-m288"):  # a table no preset models: not a sim servo
         sim_node(h, "sim_xc330", servo="xc330-m288", autostart=False)
+
+
+@pytest.mark.parametrize(
+    "servo, bad_kp, table_name",
+    [("xl330-m288", None, "XL330-M288-T"), ("mx106-p1", 300.0, "MX-106(1.0)"), ("mx106", 2000.0, "MX-106(2.0)")],
+)
+def test_the_sim_checks_the_table_the_hardware_node_runs_for_its_servo_name(h, servo, bad_kp, table_name):
+    """The sim checks ``kp`` and the joint limits against the control table the hardware node runs for the same
+    ``servo`` name (its ``_validate``, no bus: the interface's checks, then :func:`hardware_refusal`), not the
+    table of the preset it resolves to. Before: ``xl330-m288`` (preset xl330, no table) checked nothing, limits ±π
+    and position_max 3.15 taken; ``mx106-p1`` was checked against the MX-106(2.0) (kp 0..1023.9), kp 300 taken
+    where the MX-106(1.0)'s P gain register holds 0..254. (The XL330's table kp range is the actuator schema's
+    bound already: no kp case.)"""
+    from servo_ff.bus import control_table as ct
+    from servo_ff.nodes.hardware_params import hardware_refusal
+    from servo_ff.nodes.servo_base import validate_interface
+
+    table = ct.control_table(servo)
+    node = sim_node(h, f"sim_range_{servo.replace('-', '_')}", servo=servo, autostart=False)
+    try:
+        # limits not given: the table's position range (4095 counts: 3.14006 rad), as the hardware node's
+        assert list(node.get_parameter("position_max").value) == pytest.approx([3.14006], abs=1e-5)
+        hw = {**node.table.values, "servo": servo, "ids": [1], "protocol": table.protocol}
+        cases = [{"position_max": [3.15]}, {"kp": [10.0], "position_max": [3.0]}]
+        for changes in cases if bad_kp is None else [{"kp": [bad_kp]}, *cases]:
+            values = {**hw, **changes}  # the hardware node's _validate, no bus open
+            refusal = validate_interface(values) or hardware_refusal(values)
+            results = node.set_parameters_atomically([Parameter(k, value=v) for k, v in changes.items()])
+            assert results.successful == (refusal is None), (changes, results.reason, refusal)
+            assert refusal is None or (results.reason == refusal and table_name in refusal), (results.reason, refusal)
+        assert list(node.get_parameter("kp").value) == [10.0]
+    finally:
+        node.destroy_node()

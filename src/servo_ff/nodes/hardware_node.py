@@ -47,7 +47,7 @@ from .hardware_params import hardware_refusal, parameter_specs
 from .hardware_readings import HardwareReadings
 from .hardware_recovery import HardwareRecovery
 from .servo_base import ServoInterfaceNode, validate_interface
-from .servo_ranges import default_kp_of_servo, default_limits_from_table
+from .servo_ranges import default_kp_of_servo, default_limits_from_table, servo_table
 
 
 class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoInterfaceNode):
@@ -80,7 +80,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.hw_error = np.full(n, -1, dtype=np.int64)
         self.limits_written: dict[tuple[str, str], int] = {}  # (joint, item) → raw: the last velocity/effort limit
         self._setup_interface(table)
-        default_limits_from_table(self, self.ct.control_table(self.table["servo"]))
+        default_limits_from_table(self, servo_table(self.table["servo"], required=True))
         default_kp_of_servo(self, self.table["servo"])
         self._built = True
 

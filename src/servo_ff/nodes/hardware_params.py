@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from servo_ff.bus import control_table as ct
 from servo_ff.bus.default_gain import default_kp
 from servo_ff.bus.families import PROTOCOLS
 from servo_ff.ros.common import ParamSpec, per_joint
 
 from .servo_interface_params import servo_interface_specs
-from .servo_ranges import range_refusal
+from .servo_ranges import range_refusal, servo_table
 
 
 def hardware_specs() -> list[ParamSpec]:
@@ -115,7 +114,7 @@ def hardware_refusal(values: dict[str, Any], bus=None, limits: bool = True) -> s
     if len(set(ids)) != len(ids):
         return f"ids contains duplicates: {ids}"
     try:
-        table = ct.control_table(values["servo"])
+        table = servo_table(values["servo"], required=True)
     except KeyError as e:
         return str(e.args[0])
     if table.protocol != values["protocol"]:

@@ -15,12 +15,16 @@ from servo_ff.bus.default_gain import default_kp
 from servo_ff.ros.common import per_joint
 
 
-def servo_table(servo: str) -> ct.ControlTable | None:
-    """The control table of a servo type (the hardware's ``servo``, a sim's preset or actuator name: ``mx106`` is
-    the MX-106(2.0)); None for a type without one (``xl320``, ``mg995``: nothing checked)."""
+def servo_table(servo: str, required: bool = False) -> ct.ControlTable | None:
+    """The control table ``servo_hardware_node`` runs for its ``servo`` parameter (:func:`ct.control_table`): the
+    one lookup of both nodes, the sim's by the same ``servo`` name (``mx106-p1`` is the MX-106(1.0), ``xl330-m288``
+    the XL330-M288-T; never the preset a sim resolves it to). A name without a table (``xl320``, ``mg995``): None,
+    nothing checked; with ``required`` (the hardware node: nothing to drive) the KeyError naming the valid ones."""
     try:
         return ct.control_table(servo)
     except KeyError:
+        if required:
+            raise
         return None
 
 

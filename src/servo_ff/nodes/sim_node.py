@@ -23,9 +23,10 @@ published, no goal taken (lockstep: one period per ``lockstep_timeout``, no goal
 the joints where they are then; deactivate holds the present position, then turns torque off; cleanup stops the
 loop and resets the simulation to ``initial_position``. Unconfigured (no model), nothing is stepped.
 
-The servo type's ranges are checked as the hardware node checks them (:mod:`.servo_ranges`, from its control table:
-``kp`` within the P gain register, the joint limits within the position range; limits not given are that range):
-a parameter set the sim runs, the hardware runs too. A parameter change that would make the model non-finite is
+The servo type's ranges are checked as the hardware node checks them (:mod:`.servo_ranges`, from the control table
+the hardware node runs for the same ``servo`` name, not the preset's: ``mx106-p1`` is the MX-106(1.0); ``kp`` within
+the P gain register, the joint limits within the position range; limits not given are that range): a parameter set
+the sim runs, the hardware runs too. A parameter change that would make the model non-finite is
 refused before it takes effect: the core schema's
 admissible ranges, and the explicit-integration stability of the back-EMF damping for the physics step
 (:func:`servo_ff.models.stepper.step_stability_refusal`: dt < 2·J·R/kt², J = load inertia + armature). The

@@ -163,6 +163,13 @@ def actuator_source(node: Any, values: dict[str, Any]) -> tuple[ActuatorParams, 
     return params, source
 
 
+def hardware_servo_name(values: dict[str, Any], params: ActuatorParams) -> str:
+    """The ``servo`` the hardware node would be given for this sim, whose control table's ranges the sim checks
+    (:func:`.servo_ranges.servo_table`): the ``servo`` parameter as given (``mx106-p1``, not its preset ``mx106``),
+    or with ``actuator_file`` the file's actuator (a ``servo`` given must equal it: :func:`actuator_source`)."""
+    return params.actuator if values["actuator_file"] else values["servo"]
+
+
 def stepper_specs(base: ActuatorParams) -> list[ParamSpec]:
     """The table declared after the actuator source: the servo interface, the simulation and every coefficient of
     ``base`` (its values the defaults; ``actuator.thermal.*`` always declared)."""
@@ -201,7 +208,7 @@ class StepperBackend(SimBackend):
             n_joints=lambda v: None,
         )
         base, self.source_text = actuator_source(node, self.sel.values)
-        self._servo_table = servo_table(base.actuator)  # its kp and position range, checked as the hardware node does
+        self._servo_table = servo_table(hardware_servo_name(self.sel.values, base))  # kp, position range: as hardware
         table = ParameterTable(node, stepper_specs(base), validate=node._validate, apply=node._apply)
         v = table.values
         n = len(v["joints"])
