@@ -23,6 +23,7 @@ from servo_ff.bus.feetech import status
 from servo_ff.bus.feetech.bus import STATE_ADDR, FeetechBus
 from servo_ff.bus.feetech.virtual_bus import StsVirtualBus
 from servo_ff.bus.virtual_bus import Faults, ServoLoad
+from servo_ff.models.motor import duty_torque
 from servo_ff.models.params import P_KP
 
 STS = ct.control_table("sts3215")
@@ -61,8 +62,9 @@ def settle(bus, goals, p_gains=None, timeout=5.0, tol=0.01):
 
 def test_registered_bus_tracks_goals_in_si_units():
     """make_bus(protocol sts) is a FeetechBus; goals [rad] reach the registers as counts, the physics moves the
-    servos there, and the state comes back in rad, rad/s and N·m (Present Load = duty × stall torque, sign in
-    bit 10: a pendulum held on either side pulls with opposite signs)."""
+    servos there, and the state comes back in rad, rad/s and N·m (Present Load: the drive duty, sign in bit 10;
+    effort = the model's motor torque kt·(duty·V_in − kt·θ̇)/R: a pendulum held on either side pulls with opposite
+    signs)."""
     assert bus_class("sts") is FeetechBus
     with vbus(loads=ServoLoad.pendulum(0.3, 0.1)) as vb:
         with make_bus(config(vb.device)) as bus:
@@ -76,7 +78,9 @@ def test_registered_bus_tracks_goals_in_si_units():
             np.testing.assert_array_equal(vb.regs.get("Goal Position"), np.rint(goals / RPC + 2048))
             np.testing.assert_allclose(s.position, vb.snapshot()["theta"], atol=3 * RPC)
             duty = vb.regs.get("Present Load") * 1e-3
-            np.testing.assert_allclose(s.effort, duty * STS.stall_torque, atol=0.02)  # N·m
+            torque = duty_torque(duty, 7.4, s.velocity, STS.kt, STS.R)
+            np.testing.assert_allclose(s.effort, torque, atol=0.02)  # N·m
+            np.testing.assert_allclose(s.effort, vb.snapshot()["tau_m"], atol=0.02)  # the emulator's motor torque
             assert (np.sign(s.effort) == np.sign(np.sin(goals))).all()  # gravity pulls down, the motor holds up
             assert np.abs(s.effort).min() > 0.03  # gravity beyond the static friction (0.05 N·m)
             h = bus.read_health()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ServoFFError
+from ..models.motor import duty_torque
 from . import control_table as ct
 from .families import DEFAULT_PROTOCOL, family, load
 from .packet_common import MAX_ID
@@ -61,7 +62,7 @@ class JointState:
     position: np.ndarray  # [rad]
     velocity: np.ndarray  # [rad/s]
     current: np.ndarray  # [A] (NaN for models without current sensing)
-    effort: np.ndarray  # [N·m] = kt·I, or Present Load × stall torque for MX-28
+    effort: np.ndarray  # [N·m] = kt·I, or from Present Load: load_effort
     valid: np.ndarray  # bool
     stamp: float  # time.monotonic() after the read
     stamps: np.ndarray | None = None  # arrival time of each entry's reply [s, monotonic]; NaN where invalid
@@ -160,21 +161,44 @@ class BusConfig:
                 )
 
 
-def joint_state(table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp, stamps) -> JointState:
+def load_effort(table: ct.ControlTable, kt: float | None, load, velocity, vin=None) -> np.ndarray:
+    """Effort [N·m] from Present Load (raw, ``table.load_unit`` per unit), by what the table says the register is:
+
+    * a fraction of the stall torque (Dynamixel MX-28/XL430 and Protocol 1.0: "0.1 % of max torque", inferred by
+      the firmware from its output): τ = load·load_unit·stall_torque;
+    * ``load_is_duty`` (Feetech STS: the drive duty, the H-bridge's PWM, not a torque): the model's motor torque
+      τ = kt·(duty·V_in − kt·θ̇)/R (:func:`servo_ff.models.motor.duty_torque`, the sim's: duty = load·load_unit,
+      V_in [V] = ``vin``, θ̇ = ``velocity`` [rad/s], kt [N·m/A] and R [Ω] of the table, ``kt`` overriding). A duty
+      × the datasheet stall torque (before) was 0.57× it at a hold on the STS3215 (1.912 N·m against bam's
+      7.4 V·kt/R = 3.35 N·m) and took the duty the back-EMF uses for torque while moving.
+
+    NaN where the table lacks what the conversion needs."""
+    raw = np.asarray(load, dtype=np.float64) * table.load_unit
+    if not table.load_is_duty:
+        return raw * (table.stall_torque or np.nan)
+    k, r = table.kt if kt is None else kt, table.R
+    if k is None or r is None or vin is None:
+        return np.full(raw.shape, np.nan)
+    return duty_torque(raw, np.asarray(vin, dtype=np.float64), np.asarray(velocity, dtype=np.float64), k, r)
+
+
+def joint_state(
+    table: ct.ControlTable, kt: float | None, center: float, ids, raw, valid, stamp, stamps, vin=None
+) -> JointState:
     """A :class:`JointState` from ``raw`` records with signed fields ``position`` [counts], ``velocity`` [table's
-    ``velocity_unit``] and ``current`` (:data:`STATE_DTYPE`) or ``load`` (Present Load, ``load_unit`` of the stall
-    torque: effort, no current), converted with the table's units; NaN where not ``valid``."""
+    ``velocity_unit``] and ``current`` (:data:`STATE_DTYPE`) or ``load`` (Present Load: effort by
+    :func:`load_effort`, no current; a drive duty's with the supply ``vin`` [V] per servo), converted with the
+    table's units; NaN where not ``valid``."""
     n = len(ids)
     pos = np.where(valid, (np.asarray(raw["position"], dtype=np.float64) - center) * table.rad_per_count, np.nan)
     vel = np.where(valid, np.asarray(raw["velocity"], dtype=np.float64) * table.velocity_unit, np.nan)
     if "load" in raw.dtype.names:
         cur = np.full(n, np.nan)
-        eff = np.where(valid, raw["load"] * (table.load_unit * (table.stall_torque or np.nan)), np.nan)
+        eff = np.where(valid, load_effort(table, kt, raw["load"], vel, vin), np.nan)
     elif table.has_current:
         cur = np.where(valid, ct.current_to_amps(raw["current"], table), np.nan)
         eff = cur * (np.nan if kt is None else kt)
-    else:
+    else:  # Present Load read where the current is (MX-28, XL430)
         cur = np.full(n, np.nan)
-        load = np.asarray(raw["current"], dtype=np.float64) * table.load_unit * (table.stall_torque or np.nan)
-        eff = np.where(valid, load, np.nan)
+        eff = np.where(valid, load_effort(table, kt, raw["current"], vel), np.nan)
     return JointState(ids, pos, vel, cur, eff, valid, stamp, stamps)

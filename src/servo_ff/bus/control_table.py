@@ -102,8 +102,9 @@ class ControlTable:
 
     Units and encodings: position ``rad_per_count`` around ``center`` counts (REP-103: counter-clockwise positive),
     ``velocity_unit`` [rad/s per raw], ``voltage_unit`` [V per raw], ``load_unit`` (fraction of ``stall_torque``
-    per raw, for Present Load), ``sign_bit``: None when signed items are two's complement, else the bit that
-    carries the sign of a sign-magnitude value (Feetech: bit 15 of position, velocity and load)."""
+    per raw, for Present Load; with ``load_is_duty`` fraction of full duty), ``sign_bit``: None when signed items
+    are two's complement, else the bit that carries the sign of a sign-magnitude value (Feetech: bit 15 of position,
+    velocity and load)."""
 
     name: str
     model_number: int
@@ -111,6 +112,8 @@ class ControlTable:
     current_unit: float | None  # A per raw unit (None: no current sensing)
     kt: float | None = None  # output-shaft torque constant [N·m/A] where known
     stall_torque: float | None = None  # [N·m] (MX-28 Present Load is 0.1 % of it)
+    R: float | None = None  # motor resistance [Ω] with ``kt``: a duty Present Load's torque (bus_types.load_effort)
+    load_is_duty: bool = False  # Present Load is the drive duty (Feetech STS), not a fraction of ``stall_torque``
     protocol: str = DEFAULT_PROTOCOL
     source: str = ""  # the manual the addresses and units come from
     rad_per_count: float = RAD_PER_COUNT
@@ -244,6 +247,8 @@ def load_table(path) -> ControlTable:
             doc.get("current_unit"),
             doc.get("kt"),
             doc.get("stall_torque"),
+            R=doc.get("R"),
+            load_is_duty=bool(doc.get("load_is_duty", False)),
             protocol=doc["protocol"],
             source=doc["source"],
             sign_bit=doc.get("sign_bit"),
@@ -367,11 +372,6 @@ def current_to_torque(raw, table: ControlTable, kt: float | None = None) -> np.n
     k = table.kt if kt is None else kt
     amps = current_to_amps(raw, table)
     return amps * (np.nan if k is None else k)
-
-
-def load_to_torque(raw, table: ControlTable) -> np.ndarray:
-    """MX-28 Present Load [0.1 % of stall torque] → [N·m]."""
-    return np.asarray(raw, dtype=np.float64) * 1e-3 * (table.stall_torque or np.nan)
 
 
 def voltage_to_volts(raw) -> np.ndarray:

@@ -13,6 +13,15 @@ def motor_torque(volts: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.nd
     return kt / R * volts - kt**2 / R * dtheta
 
 
+def duty_torque(duty: np.ndarray, vin: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Motor torque of a voltage-driven servo from its drive duty [−1, 1] (the H-bridge's PWM: U = duty·vin [V]),
+    supply ``vin`` [V] and velocity ``dtheta`` [rad/s]: τ_m = kt·(duty·vin − kt·θ̇)/R [N·m] (Eq. 13, kt [N·m/A] and
+    R [Ω] at the output shaft). The sim's voltage law (:func:`firmware_torque`) and the hardware path's reading of a
+    duty register (Feetech STS Present Load, :func:`servo_ff.bus.bus_types.joint_state`) both take it: a duty is a
+    torque only at stall (θ̇ = 0), where it is duty·vin·kt/R, not duty × a datasheet stall torque."""
+    return motor_torque(duty * vin, dtheta, kt, R)
+
+
 def current_limited_duty(
     duty: np.ndarray, dtheta: np.ndarray, vin: np.ndarray, kt: np.ndarray, R: np.ndarray, i_max: np.ndarray
 ) -> np.ndarray:
@@ -76,8 +85,9 @@ def firmware_torque(
     command = p[..., slots.KP] * p[..., slots.EGAIN] * (goal - theta)
     u_max = p[..., slots.VIN] * p[..., slots.MAXPWM]
     duty = current_limited_duty(command, dtheta, p[..., slots.VIN], kt, R, p[..., slots.IMAX])
-    volts_v = p[..., slots.VIN] * np.clip(duty, -p[..., slots.MAXPWM], p[..., slots.MAXPWM])
-    tau_v = motor_torque(volts_v, dtheta, kt, R)
+    duty = np.clip(duty, -p[..., slots.MAXPWM], p[..., slots.MAXPWM])
+    volts_v = p[..., slots.VIN] * duty
+    tau_v = duty_torque(duty, p[..., slots.VIN], dtheta, kt, R)
     current = current_control_law(command, dtheta, u_max, kt, R, p[..., slots.IMAX])
     is_voltage = p[..., slots.LAW] == 0.0
     return np.where(is_voltage, tau_v, kt * current), np.where(is_voltage, volts_v, R * current + kt * dtheta)

@@ -165,14 +165,20 @@ class HardwareReadings:
 
     def _say_effort_unknown(self) -> None:
         """At configure, from the first reading: a servo whose reading gives no effort (its control table has no
-        torque constant kt for Present Current, or no stall torque for Present Load) is said in one warning, and
+        torque constant kt for Present Current, no kt and R for a duty Present Load, no stall torque for a load) is
+        said in one warning, and
         /joint_states carries effort NaN for it (freshness is the reading's: before, nothing was published)."""
         read = self.seen & np.isfinite(self.pos)
         self.effort_known = not np.isnan(self.eff[read]).any()
         if self.effort_known:
             return
         table = self.bus.table
-        why = "no torque constant kt (effort = kt·Present Current)" if self.bus.kt is None else "no stall torque"
+        if table.load_is_duty:
+            why = "no motor model kt, R (effort = kt·(duty·V_in − kt·θ̇)/R from Present Load, the drive duty)"
+        elif table.has_current:
+            why = "no torque constant kt (effort = kt·Present Current)"
+        else:
+            why = "no stall torque (effort = Present Load × stall torque)"
         self.get_logger().warning(
             f"effort is not known for servo {self.table['servo']} ({table.name}): its control table has {why}; "
             f"/joint_states carries effort NaN for joints {[self.joints[k] for k in np.flatnonzero(read)]}"

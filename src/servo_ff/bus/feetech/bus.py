@@ -12,7 +12,8 @@ calls; the parameter block is built with numpy):
   more sync read, only after a change); one found other than written (a lost write) is written again.
 * ``read_health()`` — the slower read: Torque Enable … Present Input Voltage, Present Temperature and the Status
   register (40–65) in one sync read; ``hw_error`` in the Hardware Error Status layout (:mod:`.status`), ``torque``
-  (a servo that rebooted by itself, e.g. a brown-out, reads torque off unasked).
+  (a servo that rebooted by itself, e.g. a brown-out, reads torque off unasked). Its voltages (and set-up's) are
+  ``supply``, the V_in of the effort from the drive duty (:func:`~servo_ff.bus.bus_types.load_effort`).
 * Status bits also arrive in the error byte of every reply: recorded per servo (``status_bits``) and logged when
   they change; an STS reply with status bits set still carries valid data.
 * ``ping``/``scan``/``connect``/``setup``/``torque``/``reboot`` (the STS has none: torque off, goal = present),
@@ -32,7 +33,7 @@ import logging
 
 import numpy as np
 
-from ..bus_types import BusConfig, BusError, Health, JointState
+from ..bus_types import BusConfig, BusError, Health, JointState, joint_state
 from ..goals import id_rows
 from ..sent_gains import SentGains
 from ..sync_read_bus import SyncReadBus
@@ -66,6 +67,7 @@ class FeetechBus(SyncReadBus, StsTransactions):
             raise ValueError(f"FeetechBus drives protocol sts; {self.table.name} speaks {self.table.protocol}")
         self.ph = StsPacketHandler()
         self.status_bits: dict[int, int] = {}
+        self.supply: dict[int, float] = {}  # id → Present Input Voltage [V] last read (set-up, health reads)
         self._p_sent = SentGains("Position P Gain (21)")
         signs = [self.table.sign_bit_of(n) for n in ("Present Position", "Present Velocity", "Present Load")]
         self._sign_mask = np.array([1 << b for b in signs], dtype=np.int64)
@@ -93,6 +95,10 @@ class FeetechBus(SyncReadBus, StsTransactions):
         mag = raw & self._mag_mask
         vals = np.where(raw & self._sign_mask, -mag, mag)
         return vals.view(STATE_DTYPE).reshape(-1), ~(raw & IMPLAUSIBLE).any(axis=1)
+
+    def _state(self, ids, raw, valid, stamp, stamps) -> JointState:
+        vin = np.array([self.supply.get(i, np.nan) for i in ids])  # NaN: never read, effort NaN
+        return joint_state(self.table, self.kt, self.config.center, ids, raw, valid, stamp, stamps, vin)
 
     def _note_block_status(self, ids: tuple[int, ...], errs) -> None:
         for i, e in zip(ids, errs):
@@ -209,13 +215,15 @@ class FeetechBus(SyncReadBus, StsTransactions):
                 setattr(st, why, getattr(st, why) + 1)
         self._check_gains()
         v = HEALTH_VOLTAGE
+        volts = np.where(valid, raw[:, v] * self.table.voltage_unit, np.nan)
+        self.supply.update((i, float(x)) for i, x, ok in zip(ids, volts, valid) if ok)
         bits = np.where(valid, raw[:, v + 3].astype(np.int64) | err, -1)
         for i, b in zip(ids, bits.tolist()):
             if b >= 0 and b != self.status_bits.get(i, 0):
                 self._note_status(i, b)
         return Health(
             ids,
-            np.where(valid, raw[:, v] * self.table.voltage_unit, np.nan),
+            volts,
             np.where(valid, raw[:, v + 1].astype(float), np.nan),
             np.where(valid, status.to_hw_error(np.maximum(bits, 0)), -1),
             valid,

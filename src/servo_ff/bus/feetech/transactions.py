@@ -108,10 +108,11 @@ class StsTransactions(ServoTransactions):
     def _setup_one(self, i: int) -> None:
         """Status Return Level 1 (every instruction answered; read, and written without a status, not saved, only
         when 0), torque off, Return Delay Time (not saved), Operating Mode checked, and the servo's Min/Max
-        Position Limit against the joint limits."""
+        Position Limit against the joint limits; its supply read (the effort's V_in until the next health read)."""
         self._answer_every_instruction(i, SRL_ALL)
         self.write_item(i, "Torque Enable", 0)
         self._return_delay(i, persist=False)
         self._check_operating_mode(i)
         self._check_position_limits(i)
         self._p_sent.forget(i)  # the P gain is written again by the next cycle
+        self.supply[i] = self.read_item(i, "Present Input Voltage") * self.table.voltage_unit
