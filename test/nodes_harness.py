@@ -87,6 +87,49 @@ def sim_node(h: RosHarness, name: str = "servo_sim", namespace: str | None = Non
     return h.add(SimNode(name, **kwargs, parameter_overrides=overrides))
 
 
+#: The joints of ``urdf/pendulums2.urdf`` (two pendulums on a fixed base), the feed-forward node tests' robot.
+PENDULUM_JOINTS: list[str] = ["pendulum_1", "pendulum_2"]
+
+
+def pendulum_feedforward(h: RosHarness, **params: Any):
+    """A servo_feedforward node on ``urdf/pendulums2.urdf`` added to ``h``: both joints, kp 4, MX-64 M4 (``params``
+    add or override)."""
+    from pathlib import Path
+
+    from rclpy.parameter import Parameter
+
+    from servo_ff.nodes.feedforward_node import FeedForwardNode
+
+    urdf = Path(__file__).resolve().parents[1] / "urdf" / "pendulums2.urdf"
+    values = {"urdf_path": str(urdf), "joints": PENDULUM_JOINTS, "kp": [4.0], "servo": "mx64", "model": "m4"}
+    overrides = [Parameter(k, value=v) for k, v in {**values, **params}.items()]
+    return h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=overrides))
+
+
+class FeedForwardProbe:
+    """A client node ``name`` of a feed-forward node in ``h``: the goals it publishes on ``servo/commands``
+    (``goals``, lists), publishers ``js`` (``joint_states``), ``desired`` (``feedforward/trajectory``) and one per
+    ``publishers`` item (attribute → (message type, topic, QoS)); built once every publisher is matched."""
+
+    def __init__(self, h: RosHarness, name: str, **publishers: tuple[Any, str, Any]):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.client = h.make_node(name)
+        self.goals: list[list[float]] = []
+        self.client.create_subscription(
+            Float64MultiArray, "servo/commands", lambda m: self.goals.append(list(m.data)), 100
+        )
+        self.js = self.client.create_publisher(JointState, "joint_states", 50)
+        self.desired = self.client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
+        pubs = [self.js, self.desired]
+        for attr, (kind, topic, qos) in publishers.items():
+            pubs.append(self.client.create_publisher(kind, topic, qos))
+            setattr(self, attr, pubs[-1])
+        wait_for(lambda: all(p.get_subscription_count() for p in pubs), 20.0, "discovery")
+
+
 def rosout_matched(node, got: list, text=lambda m: m.msg) -> None:
     """Wait until ``got`` (what a /rosout subscription received) has a line of ``node``: a new subscription is
     matched with each /rosout publisher some time after it is created, and a line logged before is lost to it."""
@@ -120,11 +163,14 @@ def lockstep_goals(sim, pub, rows, clock, timeout: float = 30.0) -> None:
 
 
 __all__ = [
+    "PENDULUM_JOINTS",
     "PENDULUM_SIM",
+    "FeedForwardProbe",
     "RosHarness",
     "domain_id",
     "hardware_on_virtual_bus",
     "lockstep_goals",
+    "pendulum_feedforward",
     "rosout_matched",
     "sim_node",
     "wait_for",

@@ -4,32 +4,22 @@ moving."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, wait_for
+from nodes_harness import PENDULUM_JOINTS as JOINTS
+from nodes_harness import FeedForwardProbe, RosHarness, wait_for
+from nodes_harness import pendulum_feedforward as _pendulum_ff
 
 pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core servo_ff.dynamics not merged yet")
 from builtin_interfaces.msg import Duration, Time  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from servo_ff.nodes.feedforward_node import FeedForwardNode  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-JOINTS = ["pendulum_1", "pendulum_2"]
-
-
-def _pendulum_ff(h: RosHarness, **params) -> FeedForwardNode:
-    base = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": JOINTS, "kp": [4.0], "servo": "mx64"}
-    overrides = [Parameter(k, value=v) for k, v in {**base, "model": "m4", **params}.items()]
-    return h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=overrides))
 
 
 def _time(t: float) -> Time:
@@ -53,20 +43,12 @@ def _sine(t0: float, horizon: float = 0.5, dt: float = 0.01, amp: float = 0.5, w
     return msg
 
 
-class _Lockstep:
+class _Lockstep(FeedForwardProbe):
     """A client on sim time: /clock, then one /joint_states stamped with it; the goal answering it awaited."""
 
     def __init__(self, h: RosHarness, ff: FeedForwardNode, name: str):
-        self.ff, self.client = ff, h.make_node(name)
-        self.goals: list[list[float]] = []
-        self.client.create_subscription(
-            Float64MultiArray, "servo/commands", lambda m: self.goals.append(list(m.data)), 100
-        )
-        self.clock = self.client.create_publisher(Clock, "/clock", 10)
-        self.js = self.client.create_publisher(JointState, "joint_states", 50)
-        self.desired = self.client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        pubs = (self.clock, self.js, self.desired)
-        wait_for(lambda: all(p.get_subscription_count() for p in pubs), 20.0, "discovery")
+        super().__init__(h, name, clock=(Clock, "/clock", 10))
+        self.ff = ff
 
     def at(self, t: float) -> None:
         """The node's clock at ``t`` [s] (published until it reads it)."""
@@ -199,12 +181,8 @@ def test_a_nan_on_a_joint_the_node_does_not_drive_stops_no_goal_and_is_said_once
     Before (audit 20a E10): every URDF joint was judged, 0 goals over 201 states, the trajectory waiting for ever."""
     with RosHarness(salt=114) as h:
         ff = _pendulum_ff(h, joints=["pendulum_1"], enabled=False, warn_throttle=30.0)
-        goals: list[list[float]] = []
-        client = h.make_node("ff_nan_client")
-        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 100)
-        js = client.create_publisher(JointState, "joint_states", 50)
-        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        wait_for(lambda: js.get_subscription_count() and desired.get_subscription_count(), 20.0, "discovery")
+        probe = FeedForwardProbe(h, "ff_nan_client")
+        goals, js, desired = probe.goals, probe.js, probe.desired
 
         def state(q1: float, q2: float) -> JointState:
             return JointState(name=JOINTS, position=[q1, q2])

@@ -5,31 +5,20 @@ blend into the desired trajectory (audit 20a E2: before, the next goal was the o
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, sim_node, wait_for
+from nodes_harness import PENDULUM_JOINTS as JOINTS
+from nodes_harness import FeedForwardProbe, RosHarness, sim_node, wait_for
+from nodes_harness import pendulum_feedforward as _pendulum_ff
 
 pytest.importorskip("rclpy")
 pytest.importorskip("servo_ff.dynamics.feedforward", reason="feed-forward core servo_ff.dynamics not merged yet")
 from builtin_interfaces.msg import Duration  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Bool, Float64MultiArray  # noqa: E402
+from std_msgs.msg import Bool  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from servo_ff.nodes.feedforward_node import FeedForwardNode  # noqa: E402
 from servo_ff.ros.robot_description import latched_qos  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-JOINTS = ["pendulum_1", "pendulum_2"]
-
-
-def _pendulum_ff(h: RosHarness, **params) -> FeedForwardNode:
-    base = {"urdf_path": str(ROOT / "urdf" / "pendulums2.urdf"), "joints": JOINTS, "kp": [4.0], "servo": "mx64"}
-    overrides = [Parameter(k, value=v) for k, v in {**base, "model": "m4", **params}.items()]
-    return h.add(FeedForwardNode("servo_feedforward", **h.node_kwargs(), parameter_overrides=overrides))
 
 
 def _point(q, seconds: float = 0.0) -> JointTrajectory:
@@ -44,14 +33,8 @@ def test_no_goal_while_the_torque_is_off_and_goals_blend_from_where_the_joints_s
     15/8·gap/resume_speed; while ``false``, no goal for any /joint_states. Before: the next goal was 1.2 at once."""
     with RosHarness(salt=110) as h:
         ff = _pendulum_ff(h, enabled=False, resume_speed=2.0, warn_throttle=30.0)
-        client = h.make_node("ff_torque_client")
-        goals: list[list[float]] = []
-        client.create_subscription(Float64MultiArray, "servo/commands", lambda m: goals.append(list(m.data)), 100)
-        js = client.create_publisher(JointState, "joint_states", 50)
-        desired = client.create_publisher(JointTrajectory, "feedforward/trajectory", 10)
-        torque = client.create_publisher(Bool, "servo/torque_enabled", latched_qos(1))
-        matched = (js, desired, torque)
-        wait_for(lambda: all(p.get_subscription_count() for p in matched), 20.0, "discovery")
+        probe = FeedForwardProbe(h, "ff_torque_client", torque=(Bool, "servo/torque_enabled", latched_qos(1)))
+        goals, js, desired, torque = probe.goals, probe.js, probe.desired, probe.torque
         handled = [0]  # /joint_states the node handled (its callback wrapped: a positive sign it saw them)
         on_states = ff._on_joint_states
         ff._on_joint_states = lambda *a: (on_states(*a), handled.__setitem__(0, handled[0] + 1))
