@@ -291,14 +291,21 @@ def test_bulk_read_and_mx28_present_load():
             assert s.effort[0] > 0.05  # holding the pendulum at 1 rad: positive load, in N·m
 
 
-def test_supply_resistance_sags_the_reported_voltage():
-    vb = VirtualBus(ids=[1, 2], loads=ServoLoad.pendulum(1.0, 0.3), faults=Faults(supply_resistance=0.5))
+def _two_pendulums_held_for_1_s(supply_resistance: float) -> VirtualBus:
+    """Two servos holding 1 kg pendulums at 0.3 m out at goal 3072 (torque on), 199 physics steps of 5 ms, their
+    supply behind ``supply_resistance`` [Ω]."""
+    vb = VirtualBus(ids=[1, 2], loads=ServoLoad.pendulum(1.0, 0.3), faults=Faults(supply_resistance=supply_resistance))
     for k in range(2):
         vb.write_bytes(k, 116, (3072).to_bytes(4, "little"))
         vb.write_bytes(k, 64, b"\x01")
     t0 = vb._t_last
     for j in range(1, 200):
         vb.advance(t0 + 0.005 * j)
+    return vb
+
+
+def test_supply_resistance_sags_the_reported_voltage():
+    vb = _two_pendulums_held_for_1_s(0.5)
     amps = np.abs(vb.tau_m / vb.params.kt).sum()
     volts = int.from_bytes(vb.read_bytes(0, 144, 2)[1], "little") * 0.1
     assert amps > 1.0 and volts == pytest.approx(15.0 - 0.5 * amps, abs=0.11)
@@ -332,13 +339,7 @@ def test_a_supply_at_0_v_is_a_brown_out_not_a_physics_failure():
 
 def test_supply_resistance_that_pulls_the_supply_to_0_v_browns_out():
     """Before: 198 of 199 physics steps raised ValueError (vin > 0) with 20 Ω and two 1 kg pendulums."""
-    vb = VirtualBus(ids=[1, 2], loads=ServoLoad.pendulum(1.0, 0.3), faults=Faults(supply_resistance=20.0))
-    for k in range(2):
-        vb.write_bytes(k, 116, (3072).to_bytes(4, "little"))
-        vb.write_bytes(k, 64, b"\x01")
-    t0 = vb._t_last
-    for j in range(1, 200):
-        vb.advance(t0 + 0.005 * j)
+    vb = _two_pendulums_held_for_1_s(20.0)
     assert vb.power.brownouts == 1 and vb.power.on  # the current stopped with the torque: the supply came back
     assert vb.regs.get("Torque Enable").tolist() == [0, 0]
 
