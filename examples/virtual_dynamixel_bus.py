@@ -26,9 +26,13 @@ bus = spawn_virtual_bus(["--ids", "1-2", "--servo", "mx106"])  # `servo-ff virtu
 port = PortHandler(bus.device)  # the pty path, e.g. /dev/pts/5
 try:
     assert port.openPort() and port.setBaudRate(1_000_000)
+    port.ser.timeout = 0.002  # the SDK reads with timeout 0 (a busy loop): wait in the kernel, leave the bus a core
     ph = PacketHandler(2.0)
     for i in ids:
-        model, result, error = ph.ping(port, i)
+        for _attempt in range(5):  # a program retries a ping lost on the bus (here: a bus process given no CPU)
+            model, result, error = ph.ping(port, i)
+            if result == COMM_SUCCESS:
+                break
         print(f"id {i}: model number {model} ({ph.getTxRxResult(result)})")
         ph.write1ByteTxRx(port, i, TORQUE_ENABLE, 1)
     write = GroupSyncWrite(port, ph, GOAL_POSITION, 4)
