@@ -130,3 +130,42 @@ def test_the_tables_motor_model_is_the_presets():
         assert (sts.kt, sts.R, sts.load_is_duty) == (params.kt, params.R, True), name
     unknown = dataclasses.replace(ct.control_table("sts3250"), kt=None, R=None)
     assert np.isnan(load_effort(unknown, None, np.array([500]), np.zeros(1), np.full(1, 12.0))).all()
+
+
+def test_an_effort_limit_holds_that_effort_as_reported(tmp_path):
+    """A 0.8 kg, 0.1 m pendulum asked to 2.0 rad (past level: up to 0.78 N·m of gravity) under an effort limit of
+    0.3 / 0.5 N·m (command_limits.effort_limit at the V_in the bus read): it sags to rest where gravity equals the
+    limit, and the effort the bus reports, and the emulator's motor torque, are the limit within one 0.1 % duty step
+    (0.0034 N·m; at rest: |θ̇| < 0.002 rad/s, a back-EMF term under 0.0011 N·m).
+    Before: Torque Limit = τ/1.912 N·m of full duty, 1.75× the torque asked for (0.3 → 0.53 N·m)."""
+    from servo_ff.bus.command_limits import effort_limit
+
+    vb = StsVirtualBus(ids=[1], model="sts3215", link=str(tmp_path / "tty"), loads=ServoLoad.pendulum(0.8, 0.1))
+    with vb:
+        bus = open_bus(vb, tmp_path / "tty")
+        try:
+            bus.read_health()
+            for nm in (0.3, 0.5):
+                w = effort_limit(bus.table, nm, kt=bus.kt, vin=bus.supply[1])
+                bus.write_item(1, w.item, w.raw)
+                st = rested(bus, 2.0)
+                truth = vb.snapshot()
+                assert st.effort[0] == pytest.approx(nm, abs=0.004), (nm, st.effort[0], st.position[0], truth)
+                assert truth["tau_m"][0] == pytest.approx(nm, abs=0.004), (nm, truth["tau_m"][0])
+        finally:
+            bus.torque(False)
+            bus.close()
+
+
+def rested(bus, goal: float, timeout: float = 30.0):
+    """Goal ``goal`` written every cycle until the servo rests wherever it stops (|θ̇| < 0.002 rad/s over 20 reads
+    in a row); that last state read."""
+    deadline, still = time.monotonic() + timeout, 0
+    while time.monotonic() < deadline:
+        bus.write_goals(np.array([goal]), np.array([KP]))
+        st = bus.read_state()
+        still = still + 1 if st.valid[0] and abs(st.velocity[0]) < 0.002 else 0
+        if still >= 20:
+            return st
+        time.sleep(0.005)
+    raise AssertionError(f"the servo did not come to rest toward {goal} rad within {timeout} s")

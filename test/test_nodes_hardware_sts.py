@@ -70,18 +70,21 @@ def test_goal_moves_servos_and_kp_sets_the_p_coefficient(ros):
 
 
 def test_joint_command_velocity_and_effort_write_goal_velocity_and_torque_limit(ros):
-    """STS: velocity → Goal Velocity (counts/s), effort → Torque Limit (0.1 % of the stall torque); an effort
-    beyond the stall torque is refused with a line naming the joint, the rest is written."""
+    """STS: velocity → Goal Velocity (counts/s), effort → Torque Limit, the stall duty τ·R/(kt·V_in) at the
+    supply the servo reports (the inverse of its reported effort); an effort beyond what V_in gives at full duty
+    is clamped to it, said once for the joint, and not refused."""
     h, node, client, states, diags, pub, vbus = ros
     cmd = client.create_publisher(JointState, "servo/joint_command", 10)
     wait_for(lambda: cmd.get_subscription_count(), 20.0, "joint_command subscription")
     rejected = node.gate.rejected
+    vin = node.bus.supply[3]
+    duty = 0.5 * node.bus.table.R / (node.bus.table.kt * vin)  # the stall duty of 0.5 N·m
     cmd.publish(JointState(name=["elbow_flex", "gripper"], velocity=[3.0, 0.5], effort=[0.5, 5.0]))
-    wait_for(lambda: node.gate.rejected > rejected, 20.0, "the command handled")  # its last step: the refusal
+    wait_for(lambda: "gripper" in node.limits_clamped, 20.0, "the command handled")  # its last step: the clamp
     assert vbus.regs.get("Goal Velocity")[[2, 5]].tolist() == [1956, 326]  # counts/s: 3.0 and 0.5 rad/s
-    assert vbus.regs.get("Torque Limit")[2] == 262  # 0.5 / 1.912 N·m of 1000
-    assert vbus.regs.get("Torque Limit")[5] == 1000  # 5 N·m > stall torque: refused, unchanged
-    assert node.gate.rejected == rejected + 1 and "gripper" in node.gate.last_reason
+    assert vbus.regs.get("Torque Limit")[2] == round(duty * 1000), (vin, duty)
+    assert vbus.regs.get("Torque Limit")[5] == 1000  # 5 N·m > the stall torque at V_in: full duty
+    assert node.gate.rejected == rejected and node.limits_clamped == {"gripper"}  # said, not refused
     cmd.publish(JointState(name=["elbow_flex", "gripper"], velocity=[0.0, 0.0], effort=[0.0, 0.0]))
     wait_for(
         lambda: vbus.regs.get("Torque Limit")[2] == 1000 and vbus.regs.get("Goal Velocity")[[2, 5]].tolist() == [0, 0],

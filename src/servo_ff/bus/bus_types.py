@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ServoFFError
-from ..models.motor import duty_torque
+from ..models.motor import duty_torque, torque_duty
 from . import control_table as ct
 from .families import DEFAULT_PROTOCOL, family, load
 from .packet_common import MAX_ID
@@ -176,10 +176,25 @@ def load_effort(table: ct.ControlTable, kt: float | None, load, velocity, vin=No
     raw = np.asarray(load, dtype=np.float64) * table.load_unit
     if not table.load_is_duty:
         return raw * (table.stall_torque or np.nan)
-    k, r = table.kt if kt is None else kt, table.R
-    if k is None or r is None or vin is None:
+    k, r = _duty_motor(table, kt)
+    if vin is None:
         return np.full(raw.shape, np.nan)
     return duty_torque(raw, np.asarray(vin, dtype=np.float64), np.asarray(velocity, dtype=np.float64), k, r)
+
+
+def effort_duty(table: ct.ControlTable, kt: float | None, effort: float, vin: float) -> float:
+    """The drive duty [fraction of full duty] that holds ``effort`` [N·m] at stall on a ``load_is_duty`` servo at
+    supply ``vin`` [V]: the inverse of :func:`load_effort`'s law at θ̇ = 0, duty = τ·R/(kt·V_in)
+    (:func:`servo_ff.models.motor.torque_duty`, the same kt and R): a duty limit of it reads back as ``effort``.
+    Beyond 1 where ``vin`` cannot give it; NaN where the table lacks kt or R."""
+    k, r = _duty_motor(table, kt)
+    return float(torque_duty(float(effort), float(vin), 0.0, k, r))
+
+
+def _duty_motor(table: ct.ControlTable, kt: float | None) -> tuple[float, float]:
+    """(kt [N·m/A], R [Ω]) of a duty servo's motor law: the table's (``kt`` overriding); NaN where unknown."""
+    k = table.kt if kt is None else kt
+    return (np.nan if k is None else k), (np.nan if table.R is None else table.R)
 
 
 def joint_state(

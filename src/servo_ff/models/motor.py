@@ -22,6 +22,13 @@ def duty_torque(duty: np.ndarray, vin: np.ndarray, dtheta: np.ndarray, kt: np.nd
     return motor_torque(duty * vin, dtheta, kt, R)
 
 
+def torque_duty(tau: np.ndarray, vin: np.ndarray, dtheta: np.ndarray, kt: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`duty_torque`: the drive duty that gives motor torque ``tau`` [N·m] at supply ``vin``
+    [V] and velocity ``dtheta`` [rad/s]: duty = (τ·R/kt + kt·θ̇)/vin (at stall, θ̇ = 0: τ·R/(kt·vin)); beyond ±1
+    where the supply cannot give ``tau``."""
+    return (tau * R / kt + kt * dtheta) / vin
+
+
 def current_limited_duty(
     duty: np.ndarray, dtheta: np.ndarray, vin: np.ndarray, kt: np.ndarray, R: np.ndarray, i_max: np.ndarray
 ) -> np.ndarray:

@@ -126,13 +126,23 @@ class HardwareCommands:
                         w = velocity_limit(table, values[k])
                     else:
                         mode = self._operating_mode(i) if table.protocol == "dxl2" else None
-                        w = effort_limit(table, values[k], mode, self.bus.kt)
+                        vin = getattr(self.bus, "supply", {}).get(i)  # a duty limit's V_in (STS)
+                        w = effort_limit(table, values[k], mode, self.bus.kt, vin=vin)
                     self.bus.write_item(i, w.item, w.raw)
                     self.limits_written[(name, w.item)] = w.raw
+                    self._note_clamp(source, name, i, w.clamped)
                 except (LimitRefused, *BUS_FAILURES) as e:
                     errors.append(f"{name} (id {i}) {field}: {e}")
         if errors:
             self.refuse_limits(source, "velocity/effort limit refused: " + "; ".join(errors))
+
+    def _note_clamp(self, source: str, name: str, i: int, why: str) -> None:
+        """A limit clamped to its register's full scale: one warning per joint until a limit fits again."""
+        if not why:
+            self.limits_clamped.discard(name)
+        elif name not in self.limits_clamped:
+            self.limits_clamped.add(name)
+            self.get_logger().warning(f"{source}: {name} (id {i}) {why}")
 
     def rewrite_limits(self, ids=None) -> None:
         """The velocity / effort limits written by commands (:attr:`limits_written`), written again to ``ids``

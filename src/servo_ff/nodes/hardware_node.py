@@ -79,6 +79,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.voltage_at = np.full(n, np.nan)  # [s, node clock] of each servo's voltage reading
         self.hw_error = np.full(n, -1, dtype=np.int64)
         self.limits_written: dict[tuple[str, str], int] = {}  # (joint, item) → raw: the last velocity/effort limit
+        self.limits_clamped: set[str] = set()  # joints whose effort limit was clamped to full scale (warned once)
         self._setup_interface(table)
         default_limits_from_table(self, servo_table(self.table["servo"], required=True))
         default_kp_of_servo(self, self.table["servo"])
