@@ -72,3 +72,29 @@ def test_reads_beyond_the_ledgers_length_are_forgotten_as_after_a_stall():
     assert audit.stale_valid == 0, audit.examples
     assert bus.port.ledger.overflow >= 1 and bus.port.resyncs >= 1
     assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog
+
+
+def test_a_late_health_reply_never_passes_for_the_resync_marker():
+    """The marker (READ of n bytes from address 0) of resync 57 was (id 1, 26 bytes), the length of the health read's
+    reply: a health read queued behind a stall answered it, the port took itself for in step with the state reads
+    queued after it still to come, and reported them as later reads' fresh state. The marker's lengths now leave out
+    every length the bus's own transactions use."""
+    from servo_ff.bus.feetech.bus import HEALTH_LEN
+
+    vb = StsVirtualBus(ids=IDS, return_delay=0, dt_max=0.002, loads=ServoLoad.fixed_inertia(0.002), truth=True)
+    with vb, FeetechBus(stall_config(vb.device, IDS, "sts3215", "sts")) as bus:
+        bus.torque(True)
+        t0 = time.monotonic()
+        bus.read_health()
+        recs = run_cycles(bus, 20, t0)
+        with vb._lock:  # stalled: a health read, then state reads, queue; the ledger forgets them (late horizon)
+            bus.read_health()
+            recs += run_cycles(bus, 10, t0)
+            bus.port.resyncs = 3 * list(range(7, 88)).index(HEALTH_LEN)  # the next marker: resync 57's
+        recs += run_cycles(bus, 60, t0)
+        wait_served(vb, bus, STATE_ADDR)
+    audit = tr.audit_states(vb.truth.arrays(), recs, STATE_ADDR, state_values)
+    assert audit.stale_valid == 0, audit.examples
+    assert bus.port.resyncs > 57 and not bus.port.unsynced
+    assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog
+    assert HEALTH_LEN not in bus.port.marker_choices()

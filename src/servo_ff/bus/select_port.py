@@ -14,10 +14,10 @@ An adapter that echoes what it sends (half duplex without direction control): :m
 which :meth:`SelectPort.writePort` raises instead of sending.
 
 Resync after a stall: when the ledger forgets earlier transactions by time (no reply of any later one came for
-``late_horizon_s``: an outage, or a responder that stalled with the instructions queued) or beyond its ``maxlen``,
-their replies may still come, ahead of every later one, and nothing tells them apart. Until a marker (a READ of
-a length no other transaction of the bus uses, ``marker_lengths`` in turn) is answered, no reply is taken as its
-transaction's (``unsynced``: :meth:`SelectPort.receive` closes its window at once); the marker is sent before the
+``late_horizon_s``: an outage, or a responder that stalled with the instructions queued) or beyond its ``maxlen``, their
+replies may still come, ahead of every later one, and nothing tells them apart. Until a marker (a READ of a length no
+other transaction of the bus uses: ``marker_lengths`` less ``reply_lengths``, in turn) is answered, no reply is taken as
+its transaction's (``unsynced``: :meth:`SelectPort.receive` closes its window at once); the marker is sent before the
 next instruction and waited for up to ``late_horizon_s``; what arrives before its reply is late. ``resyncs`` /
 ``resync_failures`` count them.
 """
@@ -54,6 +54,9 @@ class SelectPort:
         self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
         self.resyncs = 0
         self.resync_failures = 0
+        #: data lengths of the bus's own transactions (its sync reads, reserved at set-up, and every window received):
+        #: never a marker's, whose reply a late one of them would otherwise pass for (:meth:`_resync`)
+        self.reply_lengths: set[int] = set()
         self.instructions = 0  # instruction packets written (the Feetech bus's transaction count)
 
     @property
@@ -198,15 +201,28 @@ class SelectPort:
         for the new one's only after as many unanswered markers as there are pairs."""
         stats = self.stats or {}
         ids = sorted(i for i, st in stats.items() if not st.skipping) or sorted(stats) or [1]
+        lengths = self.marker_choices()
         k = self.resyncs
         self.resyncs += 1
-        marker = ids[k % len(ids)], self.marker_lengths[(k // len(ids)) % len(self.marker_lengths)]  # every pair
         self.ledger.clear()
+        if not lengths:
+            self.resync_failures += 1
+            return False
+        marker = ids[k % len(ids)], lengths[(k // len(ids)) % len(lengths)]  # every pair
         if self.writePort(self._marker(*marker)) <= 0 or not self._await_marker(marker):
             self.resync_failures += 1
             return False
         self.rx_stream.drop_partial()  # nothing was sent after the marker: what follows is noise
         return True
+
+    def reserve_lengths(self, *lengths: int) -> None:
+        """Data lengths the bus's transactions use (its sync reads, known before any is sent): never a marker's."""
+        self.reply_lengths.update(lengths)
+
+    def marker_choices(self) -> tuple[int, ...]:
+        """The marker lengths in turn: :attr:`marker_lengths` less every length the bus's own transactions use
+        (:attr:`reply_lengths`), so that no late reply of theirs can pass for a marker's."""
+        return tuple(n for n in self.marker_lengths if n not in self.reply_lengths)
 
     def _await_marker(self, marker: tuple[int, int]) -> bool:
         """Read until the reply (id, length) ``marker`` (True) or ``late_horizon_s``; what comes before it is late."""
@@ -228,7 +244,9 @@ class SelectPort:
                     st.late += 1
 
     def _skip_unsynced(self, window: tx.Window) -> bool:
-        """While unsynced, earlier replies may come first, indistinguishable: none is ``window``'s (closed now)."""
+        """While unsynced, earlier replies may come first, indistinguishable: none is ``window``'s (closed now).
+        Every receive starts here: ``window``'s length joins :attr:`reply_lengths`."""
+        self.reply_lengths.add(window.data_len)
         if self.unsynced:
             window.finish()
         return self.unsynced

@@ -81,6 +81,7 @@ class FeetechBus(SyncReadBus, StsTransactions):
     def _build_groups(self) -> None:
         self._read = TolerantSyncRead(self.port, self.ph, STATE_ADDR, STATE_LEN)
         self._health = TolerantSyncRead(self.port, self.ph, HEALTH_ADDR, HEALTH_LEN)
+        self.port.reserve_lengths(STATE_LEN, HEALTH_LEN)  # never a resync marker's: a late reply would pass for it
         self._fill_groups()
 
     def _answers_ping(self, i: int) -> bool:

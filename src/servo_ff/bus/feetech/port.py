@@ -10,7 +10,7 @@
   instruction is sent are never its replies (late replies are counted, per servo, and discarded).
 * :meth:`StsPortHandler.receive` collects one transaction's replies into a :class:`StsWindow`.
 * Resync after a stall (:class:`~servo_ff.bus.select_port.SelectPort`): the marker is a READ of one of
-  :data:`MARKER_LENGTHS`.
+  :data:`MARKER_LENGTHS` that none of the bus's transactions uses (``marker_choices``).
 * ``instructions`` counts the instruction packets written (the bus's transaction count).
 * Baud rates: the STS ones (its Baud Rate codes, 38400–1 Mbps, 76800 included, which the stock SDK refuses).
 """
@@ -28,8 +28,9 @@ from .stream import StsScanner
 
 STATUS_OVERHEAD = 6  # FF FF ID LEN ERR … CHECKSUM
 STS_BAUDS = (38400, 57600, 76800, 115200, 128000, 250000, 500000, 1000000)
-#: data lengths of the resync marker (READ from address 0), in turn: none of the bus's other reads (state 6, health 4,
-#: items 1–2, pings and write acknowledgements 0) has them; up to the end of the table (87)
+#: candidate data lengths of the resync marker (READ from address 0), up to the end of the table (87); the port takes
+#: them in turn less every length the bus's own transactions use (``SelectPort.reply_lengths``: the state 6 and
+#: health 26 sync reads reserved by the bus, items 1–2, anything received), which the marker must never share
 MARKER_LENGTHS = tuple(range(7, 88))
 
 
