@@ -279,6 +279,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     try:
         node = node_factory()
         warn_undeclared_overrides(node)
+        _IN_SPIN[0] = True  # a SIGINT from here on ends the spin by rclpy's context shutdown (_interrupt_once)
         if threads > 1:
             from rclpy.executors import MultiThreadedExecutor
 
@@ -300,6 +301,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:
+        _IN_SPIN[0] = False
         _ignore_further_interrupts()
         if node is not None:
             node.destroy_node()
@@ -311,6 +313,8 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
 
 #: [True] once the first SIGINT raised KeyboardInterrupt or the shutdown began: no SIGINT raises from then on
 _SHUTTING_DOWN = [False]
+#: [True] while spin_node's main thread spins: a SIGINT does not raise there (rclpy's handler ends the spin)
+_IN_SPIN = [False]
 
 
 def _interrupt_once() -> Callable | None:
@@ -319,8 +323,13 @@ def _interrupt_once() -> Callable | None:
     shutdown (between the first one's ``except`` and the ``finally``, inside ``destroy_node``, during rclpy's
     handler swap at ``try_shutdown``) would otherwise escape as a KeyboardInterrupt (exit by SIGINT, on_exit not
     applied). Once the shutdown has begun (:func:`_ignore_further_interrupts`) not even the first raises: its
-    handler runs at the main thread's next bytecode, which can be inside that shutdown. Returns the handler (None
-    off the main thread)."""
+    handler runs at the main thread's next bytecode, which can be inside that shutdown. Nor while the spin runs
+    (``_IN_SPIN``): there rclpy's handler, chained in front of this one, has shut the context down and woken the
+    executor, so the spin ends by itself, and a KeyboardInterrupt would be raised at any bytecode, also inside
+    rclpy's C++ take of a message (the message class's ``__init__`` runs Python), which pybind11 turns into
+    ``RuntimeError: Unable to convert call argument '0' to Python object``: a traceback and exit 1 at a Ctrl-C or
+    at ``servo-ff up --duration``'s stop (the state publisher's joint_states). Returns the handler (None off the
+    main thread)."""
     import signal
     import threading
 
@@ -332,7 +341,8 @@ def _interrupt_once() -> Callable | None:
         if not _SHUTTING_DOWN[0]:
             _SHUTTING_DOWN[0] = True
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            raise KeyboardInterrupt
+            if not _IN_SPIN[0]:
+                raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, first_only)
     return first_only

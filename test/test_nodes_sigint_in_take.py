@@ -1,0 +1,58 @@
+"""A Ctrl-C (or ``servo-ff up --duration``'s stop: SIGINT to each node) that lands while rclpy takes a message ends
+the node cleanly. Before, spin_node's first SIGINT raised KeyboardInterrupt at the main thread's next bytecode; inside
+rclpy's C++ take (the message class's ``__init__`` runs Python) pybind11 turned it into ``RuntimeError: Unable to
+convert call argument '0' to Python object``: a traceback and exit 1 (the state publisher under ``up sim``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from nodes_harness import domain_id
+
+from servo_ff.bringup import python_env
+
+pytest.importorskip("rclpy")
+
+PROBE = textwrap.dedent(
+    """
+    import os, signal, sys
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+    from servo_ff.ros.common import spin_node
+
+    init = JointState.__init__
+    taken = []
+
+    def init_in_take(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if sys._getframe(1).f_code.co_name == "_take_subscription" and not taken:  # called by rclpy's C++ take
+            taken.append(1)
+            print("SIGINT in take", flush=True)
+            os.kill(os.getpid(), signal.SIGINT)  # its Python handler runs at the next bytecode: still in the take
+            sum(range(1000))
+
+    JointState.__init__ = init_in_take
+
+    class Probe(Node):
+        def __init__(self):
+            super().__init__("sigint_take_probe")
+            pub = self.create_publisher(JointState, "probe_states", 10)
+            self.create_subscription(JointState, "probe_states", lambda msg: None, 10)
+            self.create_timer(0.01, lambda: pub.publish(JointState(name=["a"], position=[0.0])))
+
+    sys.exit(spin_node(Probe))
+    """
+)
+
+
+def test_a_sigint_during_a_message_take_ends_the_node_without_a_traceback():
+    env = {**python_env(), "ROS_DOMAIN_ID": str(domain_id(116))}
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert "SIGINT in take" in proc.stdout, proc.stdout + proc.stderr  # the signal did land inside a take
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stderr
