@@ -11,6 +11,7 @@ import sys
 
 from ..errors import ServoFFError
 from ..interrupt import EXIT_INTERRUPTED, quiet_interrupt
+from ._help import apply_help_rule
 
 
 class _LazyModule:
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "register"):
             module.register(sub)
-    return parser
+    return apply_help_rule(parser)  # one help rule for every command (_help.py)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,6 @@ either a ``t`` column [s] or ``--dt``.
 
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 
@@ -32,7 +31,6 @@ def register(subparsers) -> None:
         "tf",
         help="datasheet transfer functions and SRIVC identification (Maximo et al., Santana et al., Wada et al.)",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = p.add_subparsers(dest="tf_command", required=True, metavar="TF_COMMAND")
 

@@ -30,7 +30,6 @@ def register(subparsers) -> None:
         "up",
         help="start the nodes of a bring-up (robot, sim, identify, replay) without ros2 launch",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("bringup", choices=sorted(BRINGUPS), help="; ".join(f"{k}: {v[0]}" for k, v in BRINGUPS.items()))
     p.add_argument(

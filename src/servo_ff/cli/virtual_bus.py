@@ -232,7 +232,6 @@ def register(subparsers) -> None:
         "virtual-bus",
         help="simulated servos on a pty (" + ", ".join(f.title.split(" (")[0] for f in FAMILIES.values()) + ")",
         description=__doc__,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--ids", default="1-6", help="servo ids, e.g. 1-20 or 1,2,5")
     p.add_argument(
@@ -323,8 +322,11 @@ def register(subparsers) -> None:
 def main(argv=None) -> int:
     """``python -m servo_ff.cli.virtual_bus …``: the same command without loading the other sub-commands
     (faster start-up for :func:`servo_ff.bus.virtual_bus.spawn_virtual_bus`)."""
+    from ._help import apply_help_rule
+
     parser = argparse.ArgumentParser(prog="servo-ff")
     register(parser.add_subparsers(dest="command", required=True))
+    apply_help_rule(parser)
     args = parser.parse_args(["virtual-bus", *(sys.argv[1:] if argv is None else argv)])
     from . import run_command
 
