@@ -9,8 +9,9 @@ knots is
 
 Before the first knot the first knot is held (with its velocity and acceleration when given), after the last
 knot its position is held at rest. :func:`follow` builds the spline a servo follows: from the current state at
-the trajectory's start time to the points at their ``time_from_start``. The servo nodes
-(:mod:`servo_ff.nodes.servo_base`) and the feed-forward node's desired trajectory use the same spline.
+the trajectory's start time to the points at their ``time_from_start``; :mod:`servo_ff.trajectory_receipt` takes a
+JointTrajectory on receipt with it (the servo nodes and the rosbag replay). The feed-forward node's desired
+trajectory uses the same spline.
 """
 
 from __future__ import annotations
@@ -329,57 +330,11 @@ def follow(
     )
 
 
-class ReplacedTrajectories:
-    """Trajectories received one after another, each replacing the one in progress from its start time onward, as
-    JointTrajectoryController replaces them: the new one is followed (:func:`follow`) from the state the old one
-    had at that time. The first starts from ``q0`` at rest. Add them in order of start time [s]."""
-
-    def __init__(self, q0: Sequence[float] | np.ndarray):
-        self.q0 = np.asarray(q0, dtype=np.float64).reshape(-1)
-        self.starts: list[float] = []
-        self.splines: list[JointSpline] = []
-
-    def state(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q, q̇, q̈) followed at ``t`` (before the first start: ``q0`` at rest)."""
-        k = int(np.searchsorted(self.starts, t, side="right")) - 1
-        if k < 0:
-            return self.q0.copy(), np.zeros_like(self.q0), np.zeros_like(self.q0)
-        return self.splines[k].sample(t)
-
-    def add(self, start: float, times, q, dq=None, ddq=None, has_dq=None, has_ddq=None) -> None:
-        """A trajectory (``times`` relative to ``start``; see :func:`follow`) replacing the current one at
-        ``start``; no points (``times`` empty): the joints hold the state they have at ``start``."""
-        if self.starts and start < self.starts[-1]:
-            raise ValueError(f"trajectory starting at {start:g} s added after one starting at {self.starts[-1]:g} s")
-        if self.splines:  # the one in progress: the last added (starts are in order)
-            q_s, dq_s, ddq_s = self.splines[-1].sample(start)
-        else:
-            q_s, dq_s, ddq_s = self.q0.copy(), np.zeros_like(self.q0), np.zeros_like(self.q0)
-        if len(times) == 0:
-            spline = JointSpline([start], q_s[None, :])
-        else:
-            spline = follow(start, q_s, dq_s, ddq_s, times, q, dq, ddq, has_dq, has_ddq)
-        self.starts.append(float(start))
-        self.splines.append(spline)
-
-    def positions(self, ts: np.ndarray) -> np.ndarray:
-        """q (N, J) followed at the times ``ts`` (N,)."""
-        ts = np.asarray(ts, dtype=np.float64).reshape(-1)
-        out = np.tile(self.q0, (ts.size, 1))
-        k = np.searchsorted(self.starts, ts, side="right") - 1
-        order = np.argsort(k, kind="stable")  # one pass per trajectory over its own samples
-        for sel in np.split(order, np.flatnonzero(np.diff(k[order])) + 1):
-            if sel.size and k[sel[0]] >= 0:
-                out[sel] = self.splines[k[sel[0]]].positions(ts[sel])
-        return out
-
-
 __all__ = [
     "CUBIC",
     "LINEAR",
     "QUINTIC",
     "JointSpline",
-    "ReplacedTrajectories",
     "follow",
     "held_knot_derivatives",
     "hold_within",

@@ -6,9 +6,9 @@ voltage (sensor_msgs/BatteryState ``voltage`` [V]), the servo P gains (a ``…p_
 present, torque enable (a std_msgs/Bool named so); relative topic names are resolved under ``namespace``, and
 topics found by type are looked for under it (:mod:`.rosbag_topics`). The streams are aligned on their overlap
 and resampled onto a uniform grid: measurements by linear interpolation, commands (goal, voltage, enable) by
-zero-order hold, JointTrajectory goals as JointTrajectoryController follows them (each message replaces the one in
-progress from its start time onward, :class:`servo_ff.interpolation.ReplacedTrajectories`; one stamped ahead of its
-receipt from its receipt, reaching its first point at its stamp). A Float64MultiArray
+zero-order hold, JointTrajectory goals as the servo nodes and JointTrajectoryController follow them (each message
+replaces the one in progress on receipt and reaches its first point at its stamp + time_from_start,
+:class:`servo_ff.trajectory_receipt.ReplacedTrajectories`). A Float64MultiArray
 names no joints: with more than one value per message its order must be given (``goal_joints``). Bench metadata
 (mass, length, kp, …) come from the ``meta`` argument and/or the JSON in a ``/servo_ff/log_meta``
 std_msgs/String message, which :func:`.rosbag_write.write_rosbag` stores. Errors name the bag, the topic and the

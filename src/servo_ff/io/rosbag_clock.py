@@ -6,7 +6,8 @@ stamp) pairs (linear interpolation, slope 1 beyond them): that absorbs a recorde
 real-time factor and the drift between the two clocks. A stamped goal or supply keeps its stamps when their
 median (stamp − mapped receive time) is within ``dt`` of zero; a goal whose stamps disagree (a driver that stamps at
 the bus read, goals stamped for when they are meant) is mapped like an unstamped one, said in one line; the held
-supply is mapped quietly. A JointTrajectory stamped ahead of its receipt is scheduled (:func:`_trajectory_starts`);
+supply is mapped quietly. A JointTrajectory is taken on receipt, its points at stamp + time_from_start
+(:func:`_trajectory_starts`, the servo nodes' :func:`servo_ff.trajectory_receipt.on_receipt`);
 the trajectories' stamps are another clock (mapped, said) when their median is behind by more than ``dt`` or ahead
 by more than the recording's span. A zero stamp is no stamp (:func:`has_stamp`; a
 simulation's first message at sim time 0 is one when the next stamp continues it): such a goal or supply row is
@@ -101,21 +102,21 @@ def _trajectory_stamps(traj: list, recv: np.ndarray, span: int, dt: float) -> tu
 def _trajectory_starts(
     src: str, topic: str | None, pieces: list, recv: np.ndarray, stamps: bool, dt: float
 ) -> tuple[list, int]:
-    """(the pieces a JointTrajectoryController follows, as (start [ns], times [s], …), how many it refuses (ended
-    before they arrived)). A piece starts at its stamp when ``stamps``, else (and for stamp 0) on receipt; one
-    stamped ahead of its receipt replaces the one in progress on receipt and reaches its first point at stamp +
-    time_from_start (its times shifted by that lead), as JTC samples it, said in one line when ahead by more than
-    ``dt`` [s]."""
+    """(the pieces a JointTrajectoryController follows, as (receipt [ns], times after receipt [s], …), how many it
+    refuses (ended before they arrived)). Every piece is taken on receipt; its points come at its stamp +
+    time_from_start when ``stamps`` (a stamp ahead or behind its receipt shifts them by that lead), else (and for
+    stamp 0) at receipt + time_from_start: :func:`servo_ff.trajectory_receipt.on_receipt` follows them from the
+    state on receipt, as the servo nodes do. Stamps ahead by more than ``dt`` [s] are said in one line."""
     traj, stale, leads = [], 0, []
     for (piece, _), arrived in zip(pieces, recv.tolist(), strict=True):
-        start, times = (piece[0], piece[1]) if stamps and piece[0] > 0 else (arrived, piece[1])
-        if start > arrived:  # scheduled: JTC interpolates from its state on receipt to the first point
-            leads.append(start - arrived)
-            start, times = arrived, times + (start - arrived) * 1e-9
-        if len(times) and start + int(times[-1] * 1e9) < arrived:  # ended before it arrived
+        lead = piece[0] - arrived if stamps and piece[0] > 0 else 0  # [ns] stamp − receipt
+        if lead > 0:
+            leads.append(lead)
+        ahead = piece[1] + lead * 1e-9  # the points' times after receipt [s]
+        if len(ahead) and ahead[-1] < 0:  # ended before it arrived
             stale += 1  # a JointTrajectoryController refuses it
             continue
-        traj.append((start, times, *piece[2:]))
+        traj.append((arrived, ahead, *piece[2:]))
     if leads and max(leads) > dt * 1e9:
         _log.warning(
             "%s: %d of %d message(s) of %s are stamped ahead of their receipt (up to %+.3f s): each replaces the one "

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..interpolation import ReplacedTrajectories
+from ..trajectory_receipt import ReplacedTrajectories
 from .servo_log import LogError
 
 
@@ -91,20 +91,22 @@ def kp_from_gains(
     return float(np.median([v for _, _, v in good])), ""
 
 
-#: One JointTrajectory for one joint: (start [ns], time_from_start [s] (P,), q, q̇, q̈ (P,), has_q̇, has_q̈ (P,)),
-#: P = 0 when the message does not name the joint (held).
+#: One JointTrajectory for one joint: (start [ns], time_from_start [s] (P,), q, q̇, q̈ (P, M), has_q̇, has_q̈ (P,)),
+#: M = 1, or M = 0 when the message does not name the joint (held at its state on receipt).
 TrajectoryPiece = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def trajectory_piece(src: str, where: str, msg, joint: str, start: int) -> TrajectoryPiece:
-    """``joint``'s points of a JointTrajectory (none when it does not name it: the joint is held), from the
-    header stamp ``start`` [ns] (the receive time when zero) as JointTrajectoryController starts it."""
+    """``joint``'s points of a JointTrajectory (none of its own when it does not name it: the joint is held, the
+    message's times kept), from the header stamp ``start`` [ns] (the receive time when zero) as
+    JointTrajectoryController starts it."""
     names = list(msg.joint_names)
-    if joint not in names:  # JTC holds a joint a (partial) trajectory does not name
-        return start, *(np.zeros(0) for _ in range(4)), np.zeros(0, bool), np.zeros(0, bool)
-    k = names.index(joint)
     p = len(msg.points)
-    times, q, dq, ddq = (np.zeros(p) for _ in range(4))
+    times = np.array([pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9 for pt in msg.points], float)
+    if joint not in names:  # JTC holds a joint a (partial) trajectory does not name
+        return start, times, *(np.zeros((p, 0)) for _ in range(3)), np.zeros(p, bool), np.zeros(p, bool)
+    k = names.index(joint)
+    q, dq, ddq = (np.zeros((p, 1)) for _ in range(3))
     hv, ha = np.zeros(p, bool), np.zeros(p, bool)
     for i, pt in enumerate(msg.points):
         if len(pt.positions) <= k:
@@ -112,7 +114,6 @@ def trajectory_piece(src: str, where: str, msg, joint: str, start: int) -> Traje
                 f"{src}: {where}: point {i} has {len(pt.positions)} position(s) for joint(s) {names}; "
                 f"joint index {k} has none"
             )
-        times[i] = pt.time_from_start.sec + pt.time_from_start.nanosec * 1e-9
         q[i] = pt.positions[k]
         if len(pt.velocities) > k:
             dq[i], hv[i] = pt.velocities[k], True
@@ -126,14 +127,16 @@ def trajectory_piece(src: str, where: str, msg, joint: str, start: int) -> Traje
 def trajectory_goals(
     src: str, topic: str, pieces: list[TrajectoryPiece], base_ns: int, q0: float
 ) -> tuple[ReplacedTrajectories, float]:
-    """The goal a JointTrajectoryController follows from ``pieces`` (sorted by start), starting from ``q0`` [rad]
-    (the measured position at the first start), times in s since ``base_ns``; and the first start [s]."""
+    """The goal a servo node commands from ``pieces`` (receipt [ns], times after it [s], …: :func:`.rosbag_clock.
+    _trajectory_starts`), each taken on receipt as :func:`servo_ff.trajectory_receipt.on_receipt` takes it, starting
+    from ``q0`` [rad] (the measured position at the first receipt), times in s since ``base_ns``; and the first
+    receipt [s]."""
     order = sorted(range(len(pieces)), key=lambda i: pieces[i][0])
     traj = ReplacedTrajectories([q0])
     for i in order:
-        start, times, q, dq, ddq, hv, ha = pieces[i]
+        received, ahead, q, dq, ddq, hv, ha = pieces[i]
         try:
-            traj.add((start - base_ns) * 1e-9, times, q[:, None], dq[:, None], ddq[:, None], hv, ha)
+            traj.add((received - base_ns) * 1e-9, ahead, q, dq, ddq, hv, ha, cols=np.arange(q.shape[1]))
         except ValueError as e:
             raise LogError(f"{src}: topic {topic} message {i}: {e}") from None
     return traj, (pieces[order[0]][0] - base_ns) * 1e-9

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..interpolation import ReplacedTrajectories
+from ..trajectory_receipt import ReplacedTrajectories
 from .sample_gaps import Spans, gap_bound, measured_spans
 from .servo_log import LogError, ServoLog, check_dt
 

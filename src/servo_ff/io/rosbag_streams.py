@@ -215,7 +215,7 @@ def read_streams(reader, src: str, joint: str | None, topics: Mapping[str, str |
             off,
             len(streams["enable"]),
         )
-    if streams["traj"] and all(len(p[1]) == 0 for p, _ in streams["traj"]):
+    if streams["traj"] and all(p[2].shape[1] == 0 for p, _ in streams["traj"]):  # q (P, 0): not named
         raise LogError(f"{src}: topic {g_topic}: no message names joint {joint!r}")
     return {"streams": streams, "meta": bag_meta}
 

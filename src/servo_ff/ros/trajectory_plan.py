@@ -11,7 +11,8 @@ from typing import NamedTuple
 import numpy as np
 from trajectory_msgs.msg import JointTrajectory
 
-from servo_ff.interpolation import JointSpline, follow
+from servo_ff.interpolation import JointSpline
+from servo_ff.trajectory_receipt import on_receipt
 
 from .common import GoalGate
 from .joint_command_cdr import deserialized
@@ -137,9 +138,9 @@ def plan_trajectory(
     the state followed at ``now`` (q, q̇, q̈; joints it does not name held at rest) to the first point at
     ``start + time_from_start[0]`` when that is later than ``now`` (a future stamp included: nothing waits for it),
     else through the points alone (the ones due before ``now`` are past). ValueError naming the point and joint
-    for anything it refuses, the interpolated path leaving the joint limits included."""
+    for anything it refuses, the interpolated path leaving the joint limits included. The spline:
+    :func:`servo_ff.trajectory_receipt.on_receipt`, which the rosbag replay follows too."""
     names, cols, times, q, dq, ddq, hv, ha, stamp = trajectory_points(msg, gate.index)
-    p = len(times)
     lo, hi = gate.lower[cols], gate.upper[cols]
     out = (q < lo) | (q > hi)
     if out.any():
@@ -152,20 +153,12 @@ def plan_trajectory(
         raise ValueError(f"it ended {now - start - times[-1]:.3f} s ago (header.stamp {stamp:.3f} s)")
     # the state on receipt: the trajectory followed now, else the held goal at rest
     if current is not None:
-        q0, dq0, ddq0 = current.spline.sample(now)
+        state = current.spline.sample(now)
     else:
-        q0, dq0, ddq0 = gate.goal.copy(), np.zeros(len(joints)), np.zeros(len(joints))
-    held = np.setdiff1d(np.arange(len(joints)), cols)
-    dq0[held] = 0.0
-    ddq0[held] = 0.0
-    Q, DQ, DDQ = np.tile(q0, (p, 1)), np.zeros((p, len(joints))), np.zeros((p, len(joints)))
-    Q[:, cols], DQ[:, cols], DDQ[:, cols] = q, dq, ddq
+        state = gate.goal.copy(), np.zeros(len(joints)), np.zeros(len(joints))
     ahead = (start - now) + times  # the points' times after receipt [s]
     with np.errstate(over="ignore", invalid="ignore"):  # a path that overflows is refused below, not warned about
-        if ahead[0] > 0:  # from the state on receipt to the first point
-            spline = follow(now, q0, dq0, ddq0, ahead, Q, DQ, DDQ, hv, ha)
-        else:  # the first point is due (stamp 0 with a first point at 0) or past: the points alone
-            spline = JointSpline(start + times, Q, DQ, DDQ, hv, ha)
+        spline = on_receipt(now, state, cols, ahead, q, dq, ddq, hv, ha)
         where = spline.outside(gate.lower, gate.upper)
     if where is not None:
         j, t, qv = where
