@@ -129,7 +129,8 @@ def _line_or_exit(proc: subprocess.Popen, words: str, timeout: float) -> tuple[s
 
 def test_up_sim_runs_the_actuator_of_an_actuator_file_alone(tmp_path, caplog):
     """`servo-ff up sim --params-file F` where F gives servo_sim only an actuator_file (an identified XL330 m1): the
-    sim runs that actuator, and one line says the feed-forward's α̂ stays its own. Before: sim.yaml set servo mx64 /
+    sim runs that actuator, and one line says the feed-forward's α̂ is its α̂ (test_bringup_actuator_alpha.py: the
+    feed-forward node gets the actuator_file). Before: sim.yaml set servo mx64 /
     model m4, and the sim node exited 2 ("servo='mx64' contradicts actuator_file … (servo 'xl330'): drop servo"),
     which no user could drop."""
     pytest.importorskip("rclpy")
@@ -145,10 +146,10 @@ def test_up_sim_runs_the_actuator_of_an_actuator_file_alone(tmp_path, caplog):
     extra.write_text(f"servo_sim:\n  ros__parameters:\n    actuator_file: {identified}\n")
     h = RosHarness(salt=6)
     try:
-        with caplog.at_level("WARNING"):  # the namespace: the YAML's sections rewritten as /**/<node>
+        with caplog.at_level("INFO"):  # the namespace: the YAML's sections rewritten as /**/<node>
             (name, cmd), *_ = commands("sim", {"namespace": h.ns}, params_files=[extra])
         said = [r.getMessage() for r in caplog.records if "actuator_file" in r.getMessage()]
-        assert len(said) == 1 and "α̂ stays its own preset's" in said[0], said
+        assert len(said) == 1 and "the feed-forward's α̂ is its α̂" in said[0], said
         env = {**python_env(), "ROS_DOMAIN_ID": str(h.domain)}
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:

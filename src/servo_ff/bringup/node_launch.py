@@ -20,7 +20,7 @@ import yaml
 from servo_ff.errors import ServoFFError
 from servo_ff.io.paths import share_dir
 
-from .params_check import check_config, check_kinds
+from .params_check import check_config, check_kinds, node_params
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,23 @@ class NodeLaunch:
     namespace: str = ""
     params_file: str = ""
     ends_bringup: bool = False
+    alpha_follows: str = ""  # the sim node whose actuator_file this (feed-forward) node's α̂ follows: actuator_files
+
+    def actuator_files(self, params_file: Path) -> list[Path]:
+        """The one rule that gives the feed-forward node the sim's actuator: when ``params_file`` gives the sim
+        (``alpha_follows``) an ``actuator_file`` and this node none of its own α̂ source (``alpha_file``,
+        ``actuator_file``, ``servo``, ``model``), a parameter file setting this node's ``actuator_file`` to it
+        (given right after ``params_file``: its α̂ is then that actuator's); else none."""
+        if not self.alpha_follows:
+            return []
+        path = node_params(params_file, self.alpha_follows).get("actuator_file")
+        if not path or node_params(params_file, self.name).keys() & {"alpha_file", "actuator_file", "servo", "model"}:
+            return []
+        return [self.own_params({"actuator_file": path})]
+
+    def own_params(self, values: Mapping[str, Any]) -> Path:
+        """A parameter file giving this node ``values``, keyed as :meth:`matching` keys its sections."""
+        return _write_params({f"/**/{self.name}" if self.namespace else self.name: {"ros__parameters": dict(values)}})
 
     def parameter_files(self, config_dir: Path) -> list[Path]:
         """The node's parameter files in precedence order (later wins): the bring-up YAML, ``params_file`` (both
@@ -47,10 +64,11 @@ class NodeLaunch:
             check_config(Path(self.params_file))  # (before: under ros2 launch every node died on a bad one, exit 0)
             check_kinds(Path(self.params_file), config_dir / self.config, self.name)
         files = [config_dir / self.config] + ([Path(self.params_file)] if self.params_file else [])
-        files = [self.matching(f) for f in files]
+        files = [self.matching(f) for f in files] + (
+            self.actuator_files(Path(self.params_file)) if self.params_file else []
+        )
         if self.overrides:  # keyed as the files before it: rcl keeps `servo_sim` (= /servo_sim) and /**/servo_sim
-            key = f"/**/{self.name}" if self.namespace else self.name  # apart, and the later KIND won, not the
-            files.append(_write_params({key: {"ros__parameters": dict(self.overrides)}}))  # later file
+            files.append(self.own_params(self.overrides))  # apart, and the later KIND won, not the later file
         return files
 
     def matching(self, params_file: Path) -> Path:

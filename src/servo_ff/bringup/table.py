@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -237,7 +238,18 @@ def _mujoco_overrides(bringup: str, a: Mapping[str, str]) -> tuple[dict, dict, d
 
 
 def plan(bringup: str, **args: str) -> list[NodeLaunch]:
-    """The nodes of ``bringup`` with its arguments resolved (defaults from :data:`BRINGUPS`)."""
+    """The nodes of ``bringup`` with its arguments resolved (defaults from :data:`BRINGUPS`); with the sim, the
+    feed-forward node's α̂ follows an ``actuator_file`` a parameter file gives the sim (``alpha_follows``:
+    :meth:`NodeLaunch.actuator_files`), but in :data:`SERVO_ALPHA_BRINGUPS` (servo_config's α̂)."""
+    nodes = _plan(bringup, **args)
+    if SIM[2] not in {n.name for n in nodes} or bringup in SERVO_ALPHA_BRINGUPS:
+        return nodes
+    follows = [n.name == FEEDFORWARD[2] for n in nodes]
+    return [replace(n, alpha_follows=SIM[2]) if f else n for n, f in zip(nodes, follows, strict=True)]
+
+
+def _plan(bringup: str, **args: str) -> list[NodeLaunch]:
+    """:func:`plan`'s nodes before the feed-forward α̂ follows the sim's actuator."""
     if bringup not in BRINGUPS:
         raise ValueError(f"unknown bring-up {bringup!r}; valid: {', '.join(BRINGUPS)}")
     declared = BRINGUPS[bringup][1]

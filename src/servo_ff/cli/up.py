@@ -112,26 +112,36 @@ def commands(
         cmd = python_command(node, cfg)  # (the params_file argument's file checked in it: NodeLaunch)
         for extra in params_files or []:
             cmd += ["--params-file", str(node.matching(extra))]
+            cmd += [a for f in node.actuator_files(extra) for a in ("--params-file", str(f))]  # the sim's actuator
             _warn_params_file_wins(bringup, node, extra)
         out.append((node.name, cmd))
     if args.get("feedforward") != "false":  # false: no servo_config α̂ (bringup.table), nothing to win over
         _warn_params_files_alpha(bringup, params_files or [])
     if {"servo_sim", "servo_feedforward"} <= {n.name for n in nodes}:
-        _warn_actuator_file_alpha(bringup, params_files or [])
+        _say_actuator_file_alpha(bringup, params_files or [], next(n for n in nodes if n.name == "servo_feedforward"))
     return out
 
 
-def _warn_actuator_file_alpha(bringup: str, params_files: list[Path]) -> None:
-    """A ``--params-file`` giving servo_sim an ``actuator_file`` (the sim runs that actuator) but the feed-forward
-    node no α (alpha_file, servo, model): its α̂ stays the YAML's preset's — said in one line."""
+def _say_actuator_file_alpha(bringup: str, params_files: list[Path], ff) -> None:
+    """A ``--params-file`` giving servo_sim an ``actuator_file`` (the sim runs that actuator) and the feed-forward
+    node ``ff`` no α̂ source of its own: its α̂ follows that file (:meth:`NodeLaunch.actuator_files`), or — a
+    bring-up whose feed-forward α̂ follows servo_config — stays the bring-up's; said in one line."""
     from servo_ff.bringup.params_check import node_params
 
     for extra in params_files:
-        ff = node_params(extra, "servo_feedforward").keys() & {"alpha_file", "servo", "model"}
-        if node_params(extra, "servo_sim").get("actuator_file") and not ff:
+        path = node_params(extra, "servo_sim").get("actuator_file")
+        if not path or node_params(extra, ff.name).keys() & {"alpha_file", "actuator_file", "servo", "model"}:
+            continue
+        if ff.actuator_files(extra):
+            logging.getLogger(__name__).info(
+                "%s: --params-file %s gives servo_sim the actuator_file %s: the sim runs it and the feed-forward's α̂ "
+                "is its α̂ (servo_feedforward's actuator_file)",
+                bringup, extra, path,
+            )  # fmt: skip
+        else:
             logging.getLogger(__name__).warning(
-                "%s: --params-file %s gives servo_sim an actuator_file: the sim runs it, the feed-forward's α̂ stays "
-                "its own preset's (set servo_feedforward's alpha_file, e.g. from servo-ff fit, or servo and model)",
+                "%s: --params-file %s gives servo_sim an actuator_file: the feed-forward's α̂ stays this bring-up's "
+                "own (set servo_feedforward's actuator_file or alpha_file)",
                 bringup, extra,
             )  # fmt: skip
 

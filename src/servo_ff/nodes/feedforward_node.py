@@ -41,8 +41,6 @@ from sensor_msgs.msg import BatteryState, Imu, JointState
 from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory
 
-from servo_ff.io.paths import resolve_path
-from servo_ff.models.presets import preset
 from servo_ff.ros.cdr_template import all_finite
 from servo_ff.ros.clock_jump import FORWARD_JUMP, of_old_time, on_clock_jump_back
 from servo_ff.ros.clock_stall import ClockStall
@@ -68,7 +66,7 @@ from servo_ff.ros.start_pose import StartPose
 from servo_ff.ros.support_input import SupportInput
 
 from .feedforward_diagnostics import feedforward_status
-from .feedforward_params import boot_specs, feedforward_specs, motion_bounds
+from .feedforward_params import alpha_base, boot_specs, feedforward_specs, motion_bounds
 from .feedforward_resume import TorqueFollow
 from .feedforward_unread import UnreadJoints
 
@@ -108,11 +106,7 @@ class FeedForwardNode(TorqueFollow, Node):
             raise ValueError(f"joints {unknown} are not in the URDF {self.robot.path.name} ({', '.join(rj)})")
         self.joints = joints
         self.out_cols = np.array([self.index[j] for j in joints], dtype=int)
-        if b["alpha_file"]:
-            base = alpha_mod.load_alpha(resolve_path(b["alpha_file"]), rj)
-        else:
-            base = alpha_mod.alpha_table_from_actuator(preset(b["servo"], b["model"]), rj)
-        specs = feedforward_specs(base, rj)
+        specs = feedforward_specs(alpha_base(self, b, rj), rj)
         self.table = ParameterTable(
             self, specs, validate=self._validate, apply=self._apply, n_joints=lambda v: len(self.robot.joint_names)
         )

@@ -37,10 +37,42 @@ def boot_specs() -> list[ParamSpec]:
         ParamSpec(
             "alpha_file",
             "",
-            "α table (YAML/JSON, servo_ff.dynamics.alpha format); empty: from preset",
+            "α table (YAML/JSON, servo_ff.dynamics.alpha format); empty: from actuator_file, else the preset",
+            read_only=True,
+        ),
+        ParamSpec(
+            "actuator_file",
+            "",
+            "identified actuator file (as servo_sim's actuator_file, e.g. <out>/m1.yaml of servo-ff identify): α̂ "
+            "and Stribeck shape of its actuator, model and coefficients (servo_ff.dynamics.alpha."
+            "alpha_table_from_actuator); with alpha_file, or a servo / model given against it: refused; empty: servo + "
+            "model. servo-ff up gives it the sim's when a --params-file gives the sim one and this node no α̂ source",
             read_only=True,
         ),
     ]
+
+
+def alpha_base(node: Any, values: dict[str, Any], joints: list[str]) -> Any:
+    """The α̂ table (an :class:`servo_ff.dynamics.alpha.AlphaTable` over ``joints``) the ``alpha.<joint>`` defaults
+    come from: ``alpha_file``, else ``actuator_file`` (``servo``/``model`` given against it refused, as the sim
+    refuses them: :func:`.sim_stepper.actuator_source`), else the ``servo``/``model`` preset. ValueError naming
+    both when ``alpha_file`` and ``actuator_file`` are set."""
+    from servo_ff.dynamics import alpha as alpha_mod
+    from servo_ff.io.paths import resolve_path
+    from servo_ff.models.presets import preset
+
+    if values["alpha_file"] and values["actuator_file"]:
+        raise ValueError(
+            f"alpha_file {values['alpha_file']!r} and actuator_file {values['actuator_file']!r} are both set: "
+            "give one (a fitted α̂, or the α̂ of an identified actuator)"
+        )
+    if values["alpha_file"]:
+        return alpha_mod.load_alpha(resolve_path(values["alpha_file"]), joints)
+    if values["actuator_file"]:
+        from .sim_stepper import actuator_source
+
+        return alpha_mod.alpha_table_from_actuator(actuator_source(node, values)[0], joints)
+    return alpha_mod.alpha_table_from_actuator(preset(values["servo"], values["model"]), joints)
 
 
 def feedforward_specs(base: Any, urdf_joints: list[str]) -> list[ParamSpec]:
