@@ -56,3 +56,40 @@ def test_a_sigint_during_a_message_take_ends_the_node_without_a_traceback():
     assert "SIGINT in take" in proc.stdout, proc.stdout + proc.stderr  # the signal did land inside a take
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stderr
+
+
+BLOCKED = textwrap.dedent(
+    """
+    import sys, time
+    from rclpy.node import Node
+    from servo_ff.ros.common import spin_node
+
+    class Blocked(Node):  # a callback that does not return by itself (a bus connect attempt with no servo answering)
+        def __init__(self):
+            super().__init__("sigint_blocked_probe")
+            self.create_timer(0.01, self.block)
+
+        def block(self):
+            print("in callback", flush=True)
+            while True:
+                time.sleep(0.01)
+
+    sys.exit(spin_node(Blocked))
+    """
+)
+
+
+def test_a_sigint_ends_a_node_inside_a_callback_that_does_not_return():
+    """Ctrl-C stops a node whose callback is blocked (review of the take fix: a SIGINT that only shut the context down
+    waited for the callback to return, 26 s for a hardware node's connect attempt, and a second one was ignored)."""
+    import signal
+
+    env = {**python_env(), "ROS_DOMAIN_ID": str(domain_id(117))}
+    proc = subprocess.Popen([sys.executable, "-c", BLOCKED], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline().strip() == b"in callback"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)  # the callback never returns: only the interrupt ends it
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and b"Traceback" not in err, err.decode()

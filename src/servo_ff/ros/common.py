@@ -279,7 +279,6 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     try:
         node = node_factory()
         warn_undeclared_overrides(node)
-        _IN_SPIN[0] = True  # a SIGINT from here on ends the spin by rclpy's context shutdown (_interrupt_once)
         if threads > 1:
             from rclpy.executors import MultiThreadedExecutor
 
@@ -300,8 +299,10 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     except (ServoFFError, ValueError, ParameterException, FileNotFoundError) as e:  # a wrong parameter type too
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except RuntimeError as e:  # the Ctrl-C's KeyboardInterrupt raised inside rclpy's C++ take of a message (the
+        if not (_SHUTTING_DOWN[0] and _TAKE_INTERRUPTED in str(e)):  # class's __init__ runs Python): pybind11
+            raise  # made it this RuntimeError (before: a traceback and exit 1 at a Ctrl-C, or up --duration's stop)
     finally:
-        _IN_SPIN[0] = False
         _ignore_further_interrupts()
         if node is not None:
             node.destroy_node()
@@ -313,8 +314,8 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
 
 #: [True] once the first SIGINT raised KeyboardInterrupt or the shutdown began: no SIGINT raises from then on
 _SHUTTING_DOWN = [False]
-#: [True] while spin_node's main thread spins: a SIGINT does not raise there (rclpy's handler ends the spin)
-_IN_SPIN = [False]
+#: what pybind11 makes of a KeyboardInterrupt raised while rclpy's C++ code calls into Python (a message's take)
+_TAKE_INTERRUPTED = "Unable to convert call argument"
 
 
 def _interrupt_once() -> Callable | None:
@@ -323,13 +324,11 @@ def _interrupt_once() -> Callable | None:
     shutdown (between the first one's ``except`` and the ``finally``, inside ``destroy_node``, during rclpy's
     handler swap at ``try_shutdown``) would otherwise escape as a KeyboardInterrupt (exit by SIGINT, on_exit not
     applied). Once the shutdown has begun (:func:`_ignore_further_interrupts`) not even the first raises: its
-    handler runs at the main thread's next bytecode, which can be inside that shutdown. Nor while the spin runs
-    (``_IN_SPIN``): there rclpy's handler, chained in front of this one, has shut the context down and woken the
-    executor, so the spin ends by itself, and a KeyboardInterrupt would be raised at any bytecode, also inside
-    rclpy's C++ take of a message (the message class's ``__init__`` runs Python), which pybind11 turns into
-    ``RuntimeError: Unable to convert call argument '0' to Python object``: a traceback and exit 1 at a Ctrl-C or
-    at ``servo-ff up --duration``'s stop (the state publisher's joint_states). Returns the handler (None off the
-    main thread)."""
+    handler runs at the main thread's next bytecode, which can be inside that shutdown. The first one raises at
+    once, also inside a long callback (a bus connect attempt: rclpy's context shutdown alone would wait for it to
+    return); raised inside rclpy's C++ take of a message, pybind11 turns it into ``RuntimeError: Unable to convert
+    call argument '0' to Python object``, which :func:`spin_node` takes for the interrupt it is. Returns the handler
+    (None off the main thread)."""
     import signal
     import threading
 
@@ -341,8 +340,7 @@ def _interrupt_once() -> Callable | None:
         if not _SHUTTING_DOWN[0]:
             _SHUTTING_DOWN[0] = True
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            if not _IN_SPIN[0]:
-                raise KeyboardInterrupt
+            raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, first_only)
     return first_only
