@@ -174,3 +174,17 @@ def test_identify_refuses_bag_flags_when_no_log_is_a_bag(tmp_path, capsys):
     assert code == 2 and len(err) == 1, err
     assert "--p-gains-topic, --joint, --joints: options of rosbag2 logs, and none of the 2 logs is one" in err[0], err
     assert not (tmp_path / "id").exists()
+
+
+def test_a_bag_directory_without_metadata_takes_the_bag_flags(bag, tmp_path, capsys):
+    """A recorder killed before writing metadata.yaml: fit reads the directory's storage file as the bag, so it takes
+    the bag's topic flags (review: refused as 'not used for this source', though the bag is read without them)."""
+    import shutil
+
+    lone = tmp_path / "lone"
+    shutil.copytree(bag, lone)
+    (lone / "metadata.yaml").unlink()
+    out = tmp_path / "fit"
+    code = main(["fit", str(lone), "--joint-states-topic", "/joint_states", "--out", str(out)])
+    assert code == 0, capsys.readouterr()
+    assert (out / "alpha.yaml").exists()

@@ -109,12 +109,12 @@ def check_flags(args: argparse.Namespace) -> None:
 def unused_flags(args: argparse.Namespace) -> list[str]:
     """The flags given that the source's kind does not use (before: accepted, no effect, nothing said): trials and
     a dt for an ILC record only/not, the bag's topics for a rosbag2 only, a pendulum beside a URDF."""
-    from ..io.logs import is_rosbag
+    from ..io.logs import is_rosbag, lone_bag_file
     from ..workflows.alpha import is_ilc_record
     from ..workflows.fit_options import TOPIC_OPTIONS
 
-    path = Path(args.source)
-    record, bag = is_ilc_record(path), is_rosbag(path)
+    path = Path(args.source)  # a bag directory without metadata.yaml is read as its storage file: a bag too
+    record, bag = is_ilc_record(path), is_rosbag(path) or lone_bag_file(path, say=False) is not None
     out = []
     if args.iteration >= 0 and not record:  # (< -1: refused as no trial, fit_alpha_source)
         out.append("--iteration (a trial of an ILC record .npz)")
