@@ -50,6 +50,11 @@ def test_an_inactive_sim_steps_its_physics_and_publishes_as_the_hardware_does(lo
             pub.publish(Float64MultiArray(data=[goal]))  # (lockstep: each goal steps one period)
             return abs(sim.sim.theta[0] - goal) < 0.1 and abs(sim.sim.dtheta[0]) < 0.05  # (P: a sag under gravity)
 
+        def at_rest_near(goal: float) -> bool:  # (lockstep: goals step it)
+            if lockstep:
+                pub.publish(Float64MultiArray(data=[goal]))
+            return abs(sim.sim.theta[0] - goal) < 0.1 and abs(sim.sim.dtheta[0]) < 0.05
+
         wait_for(lambda: at(1.0), 60.0, "the pendulum held near 1 rad")
         assert _change(h, cli, Transition.TRANSITION_DEACTIVATE)
         n_states, n_clock, n_supply, t0 = len(states), len(clock), len(supply), sim.sim_time_ns
@@ -60,13 +65,18 @@ def test_an_inactive_sim_steps_its_physics_and_publishes_as_the_hardware_does(lo
         wait_for(lambda: len(states) > n_states + 50 and len(clock) > n_clock + 50, 60.0, "states and /clock")
         wait_for(lambda: len(supply) > n_supply + 2, 60.0, "servo_supply while inactive")
         assert sim.sim_time_ns > t0 and not sim.sim.enabled
-        assert states[-1].position[0] < 0.5  # published: what the client sees falls too
+        # published: what the client sees falls too (torque off, little friction: it swings on, back towards 1 rad,
+        # so the newest state says nothing; before, the last one was judged: 0.98 rad after a loaded wait; nor do the
+        # first 50 after deactivate: 0.80 rad at least, the fall not reached here yet)
+        seen = lambda: any(m.position[0] < 0.3 for m in states[n_states:])  # noqa: E731 (the client lags the sim)
+        wait_for(seen, 60.0, "the fall in the published states")
         assert _change(h, cli, Transition.TRANSITION_ACTIVATE)
-        held = float(sim.gate.goal[0])  # the present position at activate, not the 1 rad of before
-        assert held < 0.3 and sim.sim.enabled
+        held = float(sim.gate.goal[0])  # the present position at activate, wherever the swing is (before: < 0.3
+        assert held != 1.0 and sim.sim.enabled  # judged, as above), not the goal of before (exactly 1.0)
         n = len(states)
         wait_for(lambda: len(states) > n + 50, 60.0, "states after activate")  # (lockstep: timeout steps)
-        assert sim.gate.goal[0] == held and states[-1].position[0] < 0.5  # held where it fell: no snap back to 1 rad
+        assert sim.gate.goal[0] == held  # held where it was: no snap back to 1 rad
+        wait_for(lambda: at_rest_near(held), 60.0, "the pendulum held where it was at activate")
 
 
 def test_an_unconfigured_sim_steps_nothing():
