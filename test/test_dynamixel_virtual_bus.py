@@ -325,3 +325,15 @@ def test_wire_time_emulation_delays_replies():
         assert (vb.stats.replies, vb.stats.held_s) == (5, pytest.approx(5 * 14 * 10 / 57600))
         assert ph.read1ByteTxRx(port, 1, 8)[0] == 1  # Baud Rate register: 1 = 57600
         port.closePort()
+
+
+def test_truth_arrays_taken_while_a_row_is_appended_hold_whole_rows_only():
+    """The bus thread appends a reply's fields one by one; a snapshot between two (an audit under load) had
+    rp_read one longer than rp_fate: IndexError in audit_states (test_feetech_bus late/dropped, 1 of 6 runs)."""
+    from servo_ff.bus.truth import TruthRecord
+
+    rec = TruthRecord()
+    rec.rp_read.append(0)
+    rec.rp_id.append(1)  # rp_fate, rp_late, ... not yet
+    a = rec.arrays()
+    assert {len(a[k]) for k in a if k.startswith("rp_")} == {0}

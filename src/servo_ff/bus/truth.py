@@ -90,6 +90,11 @@ class TruthRecord:
             )
         out["rp_data"] = np.frombuffer(bytes(self.rp_data), dtype=np.uint8).reshape(-1, WIDTH)
         out["wr_data"] = np.frombuffer(bytes(self.wr_data), dtype=np.uint8).reshape(-1, WIDTH)
+        for group in ("rd_", "rp_", "wr_"):  # taken while the bus appends a row field by field: whole rows only
+            keys = [k for k in out if k.startswith(group)]
+            n = min(len(out[k]) for k in keys)
+            for k in keys:
+                out[k] = out[k][:n]
         return out
 
     def save(self, path: str) -> None:
