@@ -103,3 +103,19 @@ def test_the_replay_commands_the_goals_of_the_servo_node_for_the_same_messages()
         replay = _replay_goals(seq, joint, ts)
         err = np.abs(replay - node[:, k])
         assert err.max() < 1e-9, (joint, float(err.max()), float(ts[np.argmax(err)] - BASE * 1e-9))
+
+
+@pytest.mark.parametrize("now", [0.13, 1795847861.31])  # a sim clock's start, a wall-clock stamp
+def test_a_trajectory_received_exactly_when_its_first_point_is_due_starts_on_its_points(now):
+    """Sent one 10 ms point late (stamp = receipt − 0.01 s, first point at 0.01 s): the first point is due at the
+    receipt. In float seconds its time after receipt came out 9.5e-9 s at a wall-clock stamp, and the segment from
+    the state toward it was refused as times that do not increase (CI: the ILC node's resent trial, 'point 1 at
+    0.13 s follows 0.13 s'). Now it is due: the points alone, from their first."""
+    from servo_ff.trajectory_receipt import on_receipt
+
+    times = np.array([0.01, 0.2, 0.21])
+    ahead = ((now - 0.01) - now) + times
+    q = np.array([[0.3], [0.5], [0.5]])
+    spline = on_receipt(now, (np.zeros(1), np.zeros(1), np.zeros(1)), np.array([0]), ahead, q,
+                        np.zeros((3, 1)), np.zeros((3, 1)), np.zeros(3, bool), np.zeros(3, bool))  # fmt: skip
+    assert spline.sample(now)[0][0] == pytest.approx(0.3, abs=1e-6)  # the due point, not the state's 0

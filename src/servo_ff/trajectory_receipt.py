@@ -14,6 +14,13 @@ import numpy as np
 
 from .interpolation import JointSpline, follow
 
+#: [s] a first point due within this after receipt is due now: its time, stamp + time_from_start − receipt in float
+#: seconds, rounds to ±1e-8 s at wall-clock stamps (1.8e9 s) and can come out just positive for a point due at the
+#: receipt itself (a trajectory that arrived exactly one point late on a sim clock's 10 ms grid), a segment from
+#: the state toward it then no longer than the float spacing of the receipt time: refused as times that do not
+#: increase ("point 1 at 0.13 s follows 0.13 s", the ILC node's resent trial)
+DUE = 1e-6
+
 
 def on_receipt(
     now: float,
@@ -29,8 +36,8 @@ def on_receipt(
     """The spline over J joints followed from ``now`` [s] when a trajectory is received while ``state`` (q, q̇, q̈)
     (J,) is followed. Its P points come ``ahead`` (P,) [s] after receipt (stamp + time_from_start − now; ≤ 0: due
     or past) with q, q̇, q̈ (P, M) for the joints ``cols`` (M,); the others hold their q at rest (JTC's
-    ``fill_partial_goal``). From the state at ``now`` to the first point when ``ahead[0] > 0``, else the points
-    alone (a due first point replaces the state; the ones before ``now`` are past)."""
+    ``fill_partial_goal``). From the state at ``now`` to the first point when ``ahead[0] >`` :data:`DUE`, else
+    the points alone (a due first point replaces the state; the ones before ``now`` are past)."""
     q0, dq0, ddq0 = (np.array(a, dtype=np.float64).reshape(-1) for a in state)
     cols = np.asarray(cols, dtype=int).reshape(-1)
     ahead = np.asarray(ahead, dtype=np.float64).reshape(-1)
@@ -40,7 +47,7 @@ def on_receipt(
     ddq0[held] = 0.0
     Q, DQ, DDQ = np.tile(q0, (p, 1)), np.zeros((p, j)), np.zeros((p, j))
     Q[:, cols], DQ[:, cols], DDQ[:, cols] = (np.asarray(a, dtype=np.float64).reshape(p, -1) for a in (q, dq, ddq))
-    if ahead[0] > 0:
+    if ahead[0] > DUE:
         return follow(now, q0, dq0, ddq0, ahead, Q, DQ, DDQ, has_dq, has_ddq)
     return JointSpline(now + ahead, Q, DQ, DDQ, has_dq, has_ddq)
 
@@ -90,4 +97,4 @@ class ReplacedTrajectories:
         return out
 
 
-__all__ = ["ReplacedTrajectories", "on_receipt"]
+__all__ = ["DUE", "ReplacedTrajectories", "on_receipt"]
