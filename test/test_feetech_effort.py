@@ -23,19 +23,20 @@ pytest.importorskip("scservo_sdk")
 KP = 32  # the STS3215's P coefficient register (bam's kp)
 
 
-def held(bus, goal: float, timeout: float = 15.0):
-    """Goal ``goal`` [rad] written every cycle until the servo rests (|θ̇| < 0.01 rad/s over 20 reads in a row,
-    within 0.1 rad of it: the P law sags under the load); that last state read."""
+def rest(bus, goal: float, speed: float = 0.01, near: float = 0.1, timeout: float = 15.0):
+    """Goal ``goal`` [rad] written every cycle until the servo rests (|θ̇| < ``speed`` rad/s over 20 reads in a row,
+    within ``near`` rad of it: the P law sags under the load, and a torque limit stops it anywhere); that last state
+    read."""
     deadline, still = time.monotonic() + timeout, 0
     while time.monotonic() < deadline:
         bus.write_goals(np.array([goal]), np.array([KP]))
         st = bus.read_state()
-        ok = st.valid[0] and abs(st.velocity[0]) < 0.01 and abs(st.position[0] - goal) < 0.1
+        ok = st.valid[0] and abs(st.velocity[0]) < speed and abs(st.position[0] - goal) < near
         still = still + 1 if ok else 0
         if still >= 20:
             return st
         time.sleep(0.005)
-    raise AssertionError(f"the servo did not rest at {goal} rad within {timeout} s")
+    raise AssertionError(f"the servo did not rest within {near} rad of {goal} rad within {timeout} s")
 
 
 def swept(bus, vb, goal: float, timeout: float = 10.0) -> list:
@@ -73,7 +74,7 @@ def test_the_reported_effort_is_the_models_motor_torque_at_a_hold(tmp_path):
         bus = open_bus(vb, tmp_path / "tty")
         try:
             for q in (0.4, 0.8, 1.2, -1.0):
-                st = held(bus, q)
+                st = rest(bus, q)
                 truth = vb.snapshot()
                 assert abs(truth["dtheta"][0]) < 0.02  # at rest: the truth read after the state is its torque
                 assert st.effort[0] == pytest.approx(truth["tau_m"][0], rel=0.02, abs=0.005), q
@@ -90,7 +91,7 @@ def test_the_reported_effort_has_the_back_emf_term_while_moving(tmp_path):
     with vb:
         bus = open_bus(vb, tmp_path / "tty")
         try:
-            held(bus, -2.5)
+            rest(bus, -2.5)
             rows = [r for goal in (2.5, -2.5, 2.5) for r in swept(bus, vb, goal)]
         finally:
             bus.torque(False)
@@ -148,24 +149,10 @@ def test_an_effort_limit_holds_that_effort_as_reported(tmp_path):
             for nm in (0.3, 0.5):
                 w = effort_limit(bus.table, nm, kt=bus.kt, vin=bus.supply[1])
                 bus.write_item(1, w.item, w.raw)
-                st = rested(bus, 2.0)
+                st = rest(bus, 2.0, speed=0.002, near=float("inf"), timeout=30.0)
                 truth = vb.snapshot()
                 assert st.effort[0] == pytest.approx(nm, abs=0.004), (nm, st.effort[0], st.position[0], truth)
                 assert truth["tau_m"][0] == pytest.approx(nm, abs=0.004), (nm, truth["tau_m"][0])
         finally:
             bus.torque(False)
             bus.close()
-
-
-def rested(bus, goal: float, timeout: float = 30.0):
-    """Goal ``goal`` written every cycle until the servo rests wherever it stops (|θ̇| < 0.002 rad/s over 20 reads
-    in a row); that last state read."""
-    deadline, still = time.monotonic() + timeout, 0
-    while time.monotonic() < deadline:
-        bus.write_goals(np.array([goal]), np.array([KP]))
-        st = bus.read_state()
-        still = still + 1 if st.valid[0] and abs(st.velocity[0]) < 0.002 else 0
-        if still >= 20:
-            return st
-        time.sleep(0.005)
-    raise AssertionError(f"the servo did not come to rest toward {goal} rad within {timeout} s")
