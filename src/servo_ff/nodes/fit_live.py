@@ -40,7 +40,8 @@ class FitLiveData:
         self.p_gains: deque = deque()  # (t [s], gains in `joints` order) sent on servo/p_gains
         self.js_names: deque = deque()  # (t [s], the joints its message names) of each state in `buffer`
 
-    def _on_js(self, msg: JointState) -> None:
+    def _on_js(self, msg: JointState, info: dict | None = None) -> None:
+        """A /joint_states message (``info``: rclpy's message info, None before Iron)."""
         if self.table["source"] != "topics":
             return
         joint, t = self.table["joint"], msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9  # the servo's stamp
@@ -65,7 +66,8 @@ class FitLiveData:
             return self._refuse("joint_states", f"{joint} stamped {back:.3f} s before the last state, out of order "
                                 f"({self.late_states} so far)")  # fmt: skip
         self.buffer.append((t, float(msg.position[k])))
-        self.js_names.append((t, tuple(msg.name)))  # which publisher sent it (joint_publishers.NameSets)
+        seq = info.get("publication_sequence_number") if info else None  # which publisher sent it (NameSets)
+        self.js_names.append((t, tuple(msg.name), seq))
         self._trim(self.buffer)
         self._trim(self.js_names)
 
@@ -74,9 +76,9 @@ class FitLiveData:
         rule: :class:`~servo_ff.io.joint_publishers.NameSets`), or "" (before: every message naming the joint was
         taken, a servo node's and a mock broadcaster's position = goal mixed)."""
         now, sets = self._now(), NameSets()
-        for t, names in list(self.js_names):
+        for t, names, seq in list(self.js_names):
             if t >= now - self.table["window"]:
-                sets.add(names, f"{now - t:.3f} s ago")
+                sets.add(names, f"{now - t:.3f} s ago", seq)
         why = sets.mixed(self.resolve_topic_name(TOPIC_JOINT_STATES), self.table["joint"])
         return f"live topics: {why}: not mixed, not fitted ({REMAP_HINT}, or wait a window)" if why else ""
 

@@ -62,6 +62,7 @@ from servo_ff.ros.common import (
     ParamSpec,
     preload_modules,
     spin_node,
+    with_message_info,
 )
 from servo_ff.workflows.alpha import AlphaResult, fit_alpha_source, gated_fit, save_alpha_result, urdf_joint_torque
 from servo_ff.workflows.fit_options import GATE_OPTIONS, TOPIC_OPTIONS, Option, gate_from, topic_values
@@ -182,7 +183,8 @@ class FitNode(FitLiveData, FitRLS, Node):
         self.pub_result = self.create_publisher(String, TOPIC_RESULT, 10)
         self._jump = on_clock_jump_back(self, self._drop_old_time)
         if self.table["source"] == "topics" or not self.table["exit_after_fit"]:  # a one-shot file fit needs none
-            self.create_subscription(JointState, TOPIC_JOINT_STATES, self._on_js, 50, callback_group=group)
+            js = with_message_info(self._on_js)  # the publication sequence numbers tell publishers apart
+            self.create_subscription(JointState, TOPIC_JOINT_STATES, js, 50, callback_group=group)
             self.create_subscription(Float64MultiArray, TOPIC_COMMANDS, self._on_goal, 50, callback_group=group)
             self.create_subscription(BatteryState, TOPIC_SUPPLY, self._on_supply, 10, callback_group=group)
             self.create_subscription(Float64MultiArray, TOPIC_P_GAINS, self._on_p_gains, 10, callback_group=group)

@@ -249,6 +249,16 @@ class GoalGate:
         return self._commit(source, goal)
 
 
+def with_message_info(callback: Callable[[Any, dict | None], None]) -> Callable:
+    """A subscription callback giving ``callback(msg, info)`` rclpy's message info (a dict with
+    ``publication_sequence_number``: rclpy of Iron on), or ``callback(msg, None)`` on Humble's rclpy."""
+    from rclpy.subscription import Subscription
+
+    if hasattr(Subscription, "CallbackType"):
+        return lambda msg, info: callback(msg, info)
+    return lambda msg: callback(msg, None)
+
+
 def joint_names_param(values: Mapping[str, Any]) -> list[str]:
     joints = list(values["joints"])
     if not joints or any(not j for j in joints):
