@@ -71,7 +71,8 @@ def test_velocity_refusals():
 def test_an_effort_limit_reads_back_as_that_effort():
     """Each torque-limit register is the inverse of the effort the bus reports for it: Goal Current × kt (dxl2) and
     the STS duty through the motor law at stall (load_effort, θ̇ = 0), within one register step. Before, the STS
-    limit was τ/stall_torque of full duty: 1 N·m at 7.4 V read back as 1.75 N·m."""
+    limit was τ/stall_torque of full duty: 1 N·m at 7.4 V read back as 1.75 N·m; a Protocol 1.0 Torque Limit
+    (1023 = 100 %) read back through Present Load at 0.1 % a count, 2.3 % above it."""
     from servo_ff.bus.bus_types import load_effort
 
     for vin in (6.0, 7.4, 12.0):
@@ -82,6 +83,13 @@ def test_an_effort_limit_reads_back_as_that_effort():
                 back = load_effort(sts, None, np.array([w.raw]), np.zeros(1), np.array([vin]))[0]
                 step = vin * sts.kt / sts.R * sts.load_unit  # one 0.1 % duty step [N·m]
                 assert abs(back - nm) <= step / 2 + 1e-12, (name, vin, nm, back)
+    for name in ("ax12a", "mx64-p1", "mx106-p1"):  # Protocol 1.0: Torque Limit and Present Load on one 0-1023 scale
+        p1 = ct.control_table(name)
+        for nm in (0.2, 0.5 * p1.stall_torque, 0.95 * p1.stall_torque):
+            w = effort_limit(p1, nm)
+            back = load_effort(p1, None, np.array([w.raw]), np.zeros(1))[0]
+            step = p1.stall_torque / 1023  # one count of either [N·m] (before: Present Load's read 1.023 × the limit)
+            assert abs(back - nm) <= step / 2 + 1e-12, (name, nm, back, w)
     mx106 = ct.control_table("mx106")
     w = effort_limit(mx106, 1.5, operating_mode=5)
     back = ct.current_to_torque(np.array([w.raw]), mx106)[0]

@@ -93,7 +93,7 @@ def test_p1_tables_match_the_e_manual(key, number, page, vmax, top, rpm, center)
         assert (t.item(name).address, t.item(name).size) == (addr, size), name
     assert t.item("Max Position Limit").default == top and t.item("Max Voltage Limit").default == vmax
     assert t.item("Shutdown").default == 36 and t.item("Return Delay Time").default == 250
-    assert t.center == center and t.sign_bit == 10 and t.load_unit == 1e-3
+    assert t.center == center and t.sign_bit == 10 and t.load_unit == 1 / 1023  # Torque Limit's scale: 1023 = 100 %
     assert t.velocity_unit == pytest.approx(rpm * RPM)
     if key == "ax12a":
         assert t.rad_per_count == pytest.approx(math.radians(300) / 1023)
