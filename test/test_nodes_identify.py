@@ -4,6 +4,7 @@ result file and from a rosbag2 recording written here with rosbags."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -664,6 +665,97 @@ def test_ilc_stream_trial_whose_goals_went_out_late_is_run_again(ros, tmp_path):
     run_ilc_to_done(ilc)
     assert StarvedILC.goals >= 2 * (1 + n)  # the late trial, then the one kept
     assert load_ilc_record(out).measured.shape == (1, n)
+
+
+class StreamDisturbance:
+    """A stream trial of the ILC node disturbed once (``trials`` = 1) or in every trial (0), at its middle: the sim's
+    executor stalled ``stall`` s (``sim``: past max_catch_up, it drops that simulated time: a gap in /joint_states),
+    or the ILC worker stalled before a goal (``ilc``: the servo holds the goal before over the stall's periods)."""
+
+    def __init__(self, where: str, stall: float, n: int, trials: int = 1):
+        self.where, self.stall, self.n, self.trials = where, stall, n, trials
+        self.goals = 0  # goals sent by the ILC node: the hold's, then the trial's n samples
+        self.pending = False  # the sim stalls at its next tick
+        self.runs: list[np.ndarray] = []  # the positions of each stream trial the ILC node ran
+        self.disturbed: list[int] = []  # the trials (index in runs) a stall came in
+
+    def goal(self) -> None:
+        """One goal of the ILC node; at sample n // 2 the stall (the ILC's itself, no synchronisation: the sim's at
+        its next tick)."""
+        self.goals += 1
+        if self.goals % (1 + self.n) == 1 + self.n // 2 and (not self.trials or len(self.disturbed) < self.trials):
+            self.disturbed.append(len(self.runs))
+            if self.where == "ilc":
+                time.sleep(self.stall)
+            else:
+                self.pending = True
+
+    def nodes(self, h):
+        """(the sim, the ILC node class) with the disturbance in place."""
+        from servo_ff.nodes.sim_node import SimNode
+
+        d = self
+
+        class StalledSim(SimNode):
+            def _tick(self):
+                if d.pending:
+                    d.pending = False
+                    time.sleep(d.stall)
+                super()._tick()
+
+        class StalledILC(ILCNode):
+            def _command(self, q):
+                d.goal()
+                super()._command(q)
+
+            def _stream_trial(self, command, dt):
+                q, late, what = super()._stream_trial(command, dt)
+                d.runs.append(q.copy())
+                return q, late, what
+
+        overrides = [Parameter(k, value=v) for k, v in sim_params(["pendulum_1"]).items()]
+        return h.add(StalledSim("servo_sim", **h.node_kwargs(), parameter_overrides=overrides)), StalledILC
+
+
+# the sim stalled: its trial differs by 0.13-0.17 rad from the one kept; the ILC held a goal 80 ms: by 9-17 mrad
+@pytest.mark.parametrize("where, stall, differs", [("sim", 0.3, 0.05), ("ilc", 0.08, 0.0)])
+def test_ilc_stream_trial_that_was_not_the_command_is_run_again(ros, tmp_path, where, stall, differs):
+    """A stream trial disturbed once at its middle: the sim's executor stalled 0.3 s (it drops the 0.25 s beyond
+    max_catch_up 0.05 s: a gap in /joint_states), or the ILC worker stalled 80 ms before a goal (the servo held a goal
+    8 periods: beyond window 25 ms + one sample). Before, learned from (the gap interpolated over; 80 ms was within
+    the bound of 10 samples); now run again, and the trial learned from is the last one run, not the disturbed
+    one."""
+    h, n = ros, 100  # samples of the 1 s reference at 100 Hz
+    d = StreamDisturbance(where, stall, n)
+    sim, node_class = d.nodes(h)
+    out = tmp_path / "ilc.npz"
+    ilc = pendulum_ilc(h, out, node_class=node_class, reference_duration=1.0, max_iterations=0)
+    run_ilc_to_done(ilc)
+    assert len(d.disturbed) == 1 and d.disturbed[0] < len(d.runs) - 1, (d.disturbed, len(d.runs))  # run again
+    kept = load_ilc_record(out).measured[0]
+    np.testing.assert_array_equal(kept, d.runs[-1])
+    assert np.abs(d.runs[d.disturbed[0]] - kept).max() > differs, np.abs(d.runs[d.disturbed[0]] - kept).max()
+
+
+def test_ilc_stream_trials_never_the_command_fail_the_run_saying_why(ros, tmp_path):
+    """Every stream trial has a gap in its /joint_states (the sim's executor stalled 0.3 s in each): the ILC fails
+    after RESENDS reruns with one error naming the gap. Before, the first trial was learned from, the run 'done'."""
+    from servo_ff.nodes.ilc_trials import RESENDS
+
+    h, n = ros, 50  # samples of the 0.5 s reference at 100 Hz
+    d = StreamDisturbance("sim", 0.3, n, trials=0)
+    sim, node_class = d.nodes(h)
+    ilc = pendulum_ilc(h, tmp_path / "ilc.npz", node_class=node_class, reference_duration=0.5, settle_time=0.1)
+    wait_for(lambda: ilc.latest is not None, 20.0, "joint_states at the ILC node")
+    assert ilc.start()[0]
+    wait_for(lambda: ilc.state != "running", 120.0, "ILC to end")
+    assert ilc.state == "failed", (ilc.state, ilc.error)
+    assert re.fullmatch(
+        rf"trial recorded with a \d+\.\d ms gap in /joint_states \(median 10\.0 ms\) \(ticks the servo node missed or "
+        rf"states lost\), {RESENDS + 1} times: the trials are not the command",
+        ilc.error,
+    ), ilc.error
+    assert len(d.runs) == RESENDS + 1 and not (tmp_path / "ilc.npz").exists()
 
 
 def test_ilc_stream_trial_whose_start_lost_its_states_is_run_again(ros, tmp_path):

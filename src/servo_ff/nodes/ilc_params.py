@@ -56,7 +56,14 @@ def ilc_specs() -> list[ParamSpec]:
         ParamSpec("gain", 0.8, "ILC learning gain λ (Eq. 21)", lo=1e-6, hi=10.0),
         ParamSpec("delay", 0.01, "reaction time t_d (Eq. 21)", "s", lo=0.0, hi=1.0),
         ParamSpec("threshold", 0.01, "windowed error q_max that ends learning (Eq. 28)", "rad", lo=0.0, hi=10.0),
-        ParamSpec("window", 0.025, "window D of Eq. 28", "s", lo=0.0, hi=1.0),
+        ParamSpec(
+            "window",
+            0.025,
+            "window D of Eq. 28; a stream trial with a goal sent later than D + one sample is run again",
+            "s",
+            lo=0.0,
+            hi=1.0,
+        ),
         ParamSpec("max_iterations", 15, "iteration cap", lo=0, hi=1000),
         ParamSpec(
             "diverge_factor",
