@@ -167,7 +167,8 @@ class VirtualBus(InjectionApi):
         return self.device
 
     def _warm_up(self) -> None:
-        """Compile what serving needs before the pty opens (none here)."""
+        """Compile what serving needs before the pty opens: the physics kernel."""
+        self.servos.warm_up()
 
     def start(self, switch_interval: float | None = 1e-4) -> str:
         """Open and serve in a daemon thread; returns the device path.

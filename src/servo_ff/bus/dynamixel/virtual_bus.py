@@ -31,6 +31,7 @@ class VirtualBus2(VirtualBus):
     title = "Dynamixel"
 
     def _warm_up(self) -> None:
+        super()._warm_up()
         stream_warm_up()
 
     @property
