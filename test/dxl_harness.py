@@ -107,11 +107,13 @@ def cycles_through_a_stall(vb, bus, addr: int) -> tuple[list, list]:
     return recs + stalled + after, stalled
 
 
-def cycles_with_a_ping_in_a_backlog(vb, bus, addr: int, ping_id: int) -> list:
+def cycles_with_a_ping_in_a_backlog(vb, bus, addr: int, ping_id: int, values, need: int, timeout: float = 60.0) -> list:
     """Cycles of ``bus`` through a backlog shorter than its late horizon: state reads queue while the virtual bus
     ``vb`` does not serve, a PING of ``ping_id`` times out and is settled though its reply is queued behind theirs,
     more state reads queue; a second PING of that servo is written and ``vb`` serves again, so the first PING's
-    reply arrives while the second one waits. Then until ``vb`` has served every state read of ``addr``: the
+    reply arrives while the second one waits. Then 60 cycles, and more until the truth audit (state reads of
+    ``addr`` decoded by ``values``) has checked more than ``need`` entries or ``timeout`` [s] has passed (a loaded
+    machine times reads out: a fixed count audits too few), and until ``vb`` has served every state read: the
     records. The bus's config: no retries, a late horizon longer than the backlog (the ledger itself must keep the
     count)."""
     bus.torque(True)
@@ -128,6 +130,10 @@ def cycles_with_a_ping_in_a_backlog(vb, bus, addr: int, ping_id: int) -> list:
     second.join()
     recs += run_cycles(bus, 60, t0)
     wait_served(vb, bus, addr)
+    t_end = time.monotonic() + timeout
+    while tr.audit_states(vb.truth.arrays(), recs, addr, values).checked <= need and time.monotonic() < t_end:
+        recs += run_cycles(bus, 20, t0)
+        wait_served(vb, bus, addr)
     return recs
 
 

@@ -66,7 +66,7 @@ def test_a_ping_reply_queued_behind_a_backlog_does_not_close_it(protocol):
         config = replace(stall_config(vb.device, IDS, model, protocol), late_horizon_s=0.4, retries=0)
         with bus_class(config) as bus:
             bus.connect()
-            recs = cycles_with_a_ping_in_a_backlog(vb, bus, addr, 2)
+            recs = cycles_with_a_ping_in_a_backlog(vb, bus, addr, 2, decode, need=200)
     audit = tr.audit_states(vb.truth.arrays(), recs, addr, decode)
     assert audit.stale_valid == 0, audit.examples
     # every reply queued behind the stall owned by its own read (a read closed too early left its replies to a later

@@ -44,7 +44,7 @@ def test_a_ping_reply_queued_behind_a_backlog_does_not_close_it():
     old) or, when they came first, to nobody (``stray``)."""
     vb = StsVirtualBus(ids=IDS, return_delay=0, dt_max=0.002, loads=ServoLoad.fixed_inertia(0.002), truth=True)
     with vb, FeetechBus(replace(stall_config(vb.device, IDS, "sts3215", "sts"), late_horizon_s=0.4, retries=0)) as bus:
-        recs = cycles_with_a_ping_in_a_backlog(vb, bus, STATE_ADDR, 2)
+        recs = cycles_with_a_ping_in_a_backlog(vb, bus, STATE_ADDR, 2, state_values, need=200)
     audit = tr.audit_states(vb.truth.arrays(), recs, STATE_ADDR, state_values)
     assert audit.stale_valid == 0, audit.examples
     # every reply queued behind the stall owned by its own read (a read closed too early left its replies to a later
