@@ -190,3 +190,29 @@ def losing_one_gain_write(vb_cls, gain_addr: int):
             return super().handle(pkt, now)
 
     return Losing
+
+
+def late_read_then_next(vb, bus, late_item: str, next_item: str, rounds: int = 4) -> list[tuple]:
+    """Per round: every reply of ``vb`` held back 20 ms (more than the bus's margin, which should be 4 ms: a busy
+    servo, the emulator on a loaded machine) while servo 1's ``late_item`` is read (its value, or None: BusError),
+    then replies on time while ``next_item`` is read until an answer (a BusError while the held replies drain):
+    [(late_item's value or None, next_item's)]. A late reply that answers a later read shows as a wrong value."""
+    from servo_ff.bus.bus_types import BusError
+    from servo_ff.bus.faults import Faults, ReplyFaults
+
+    def answered():
+        try:
+            return (bus.read_item(1, next_item),)
+        except BusError:
+            return None
+
+    out = []
+    for k in range(rounds):
+        vb.reply_faults = ReplyFaults(Faults(late_rate=1.0, late_s=0.02, seed=3 + k), vb.rng)
+        try:
+            first = bus.read_item(1, late_item)
+        except BusError:
+            first = None
+        vb.reply_faults = ReplyFaults(Faults(), vb.rng)
+        out.append((first, wait_for(answered, timeout=10.0, what=f"a read of {next_item}")[0]))
+    return out

@@ -12,7 +12,7 @@ import tty
 
 import numpy as np
 import pytest
-from dxl_harness import audited_cycles, losing_one_gain_write
+from dxl_harness import audited_cycles, late_read_then_next, losing_one_gain_write
 
 from servo_ff.bus import control_table as ct
 from servo_ff.bus import protocol1 as p1
@@ -201,6 +201,17 @@ def test_late_dropped_and_corrupt_replies_never_reported_as_fresh_state():
     assert audit.stale_valid == 0, audit.examples
     assert audit.before_sent == 0 and audit.checked > 200, (audit.checked, len(recs))
     assert sum(s.corrupt for s in bus.stats.values()) > 0
+
+
+def test_a_reply_later_than_its_read_never_answers_the_next_read():
+    """Every reply held back 20 ms (margin 4 ms) while Return Delay Time (0) is read: that read fails or reads 0;
+    the next read, of Temperature Limit (70, the same length), answers 70 (or fails while the held replies drain).
+    Before, the failed read was forgotten one margin after its window, and a retry's late reply answered the next."""
+    with vbus([1]) as vb:
+        with FeetechBus(config(vb.device, [1], timeout_ms=4.0)) as bus:
+            bus.connect()
+            reads = late_read_then_next(vb, bus, "Return Delay Time", "Temperature Limit")
+    assert all(first in (0, None) and then == 70 for first, then in reads), reads
 
 
 def test_silent_servo_is_skipped_then_reprobed_and_counted_as_timeouts():

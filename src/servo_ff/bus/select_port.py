@@ -269,26 +269,35 @@ class SelectPort:
                 self.unsynced = True
         return window
 
-    def receive_one(self, window: tx.Window) -> str:
+    def receive_one(self, window: tx.Window, read: bool = False) -> str:
         """A single-servo transaction's reply: :meth:`receive` it, :meth:`settle` when it failed; the port is released
-        (``is_using``). Returns its outcome ("ok", "timeouts", "corrupt", "wrong_length")."""
+        (``is_using``). ``read``: a READ (its reply carries data; see :meth:`settle`). Returns its outcome ("ok",
+        "timeouts", "corrupt", "wrong_length")."""
         i = window.ids[0]
         try:
             self.receive(window)
             if window.outcome[i] != "ok":
-                self.settle(window)
+                self.settle(window, forget=not (read and self._answers(i)))
         finally:
             self.is_using = False
         return window.outcome[i]
 
+    def _answers(self, servo_id: int) -> bool:
+        """True if ``servo_id`` has answered on this bus and is not skipped: its missing reply may be late rather
+        than never coming (an id never heard from, a skipped servo: not)."""
+        st = (self.stats or {}).get(servo_id)
+        return st is not None and st.ok > 0 and not st.skipping
+
     def settle(self, window: tx.Window, forget: bool = True) -> None:
         """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
-        the transaction (a dropped reply would otherwise make every retry's reply look late) — unless earlier
-        transactions still owe replies: its own may be queued behind theirs, and forgotten it would pass for a
-        retry's, whose reply closes every transaction before it (:meth:`.Ledger.late`); their replies would then
-        be taken as later reads' fresh state. It stays in the ledger then (a retry after a reply really lost or
-        garbled costs one more retry), and with ``forget`` False (the next request is of another length:
-        :class:`.sdk_adapters_p1.PerServoRead1`)."""
+        the transaction — unless earlier transactions still owe replies: its own may be queued behind theirs, and
+        forgotten it would pass for a retry's, whose reply closes every transaction before it (:meth:`.Ledger.late`);
+        their replies would then be taken as later reads' fresh state. It stays owed then, and with ``forget``
+        False: a READ of a servo that answers on this bus (:meth:`receive_one`), whose reply may merely be late (a
+        busy servo; the virtual bus on a loaded machine, 0.02–0.8 s) and forgotten would answer its next READ of
+        that length (Operating Mode read as the Return Delay Time's 0); that READ and its retries ask a length it
+        does not owe instead (:meth:`read_span`), and a later reply taken closes it (replies come in order); a
+        PerServoRead1 READ (:class:`.sdk_adapters_p1.PerServoRead1`). Forgotten: an acknowledgement (no data)."""
         deadline = time.monotonic() + self.timing.margin_s
         while True:
             data = self.read_available(wait=True, deadline=deadline)
@@ -298,3 +307,28 @@ class SelectPort:
         pending = getattr(window, "pending", None)
         if forget and not self.ledger.owed_before(pending):
             self.ledger.remove(pending)
+
+    #: data lengths of the replies to the port's instructions other than READ (PING, WRITE, …): forgotten when
+    #: missing (:meth:`settle`), so a longer READ never asks them (:meth:`read_span`)
+    ack_lengths: frozenset[int] = frozenset({0})
+
+    def read_span(self, servo_id: int, address: int, n: int) -> tuple[int, int]:
+        """(start address, data length) of a single-servo READ of ``n`` bytes at ``address``: ``(address, n)``
+        unless an earlier READ still owes ``servo_id`` a reply of ``n`` bytes (late: :meth:`settle`), for which its
+        own reply would be taken (and a retry's for the one before, each of them failing while one is owed); then
+        the shortest longer length nothing owes it (nor an acknowledgement has), the extra bytes read before
+        ``address`` (after it when ``address`` is too low): the item is ``data[address - start :][:n]``."""
+        owed = self.ledger.owed_lengths(servo_id) if self.ledger else set()
+        m = n
+        while m in owed or (m != n and m in self.ack_lengths):
+            m += 1
+        return (address - (m - n) if address >= m - n else address), m
+
+
+def read_span1(port: SelectPort, txpacket) -> tuple[int, int]:
+    """A Protocol 1.0 / STS READ (``FF FF id 4 READ address n …``) set to :meth:`SelectPort.read_span`, in place:
+    (offset of the item in its reply, length)."""
+    start, m = port.read_span(txpacket[2], txpacket[5], txpacket[6])
+    skip = txpacket[5] - start
+    txpacket[5], txpacket[6] = start, m
+    return skip, m

@@ -253,6 +253,11 @@ class Ledger:
         if p is not None and p in self._q:
             self._q.remove(p)
 
+    def owed_lengths(self, i: int) -> set[int]:
+        """Data lengths of the earlier transactions that still owe servo ``i`` a reply (a reply of one of them from
+        ``i`` would be taken as late)."""
+        return {o.data_len for o in self._q if o.pos.get(i, -1) > o.last}
+
     def owed_before(self, p: _Pending | None) -> bool:
         """True if a transaction older than ``p`` (pending) still owes replies: ``p``'s may come after theirs."""
         return p is not None and bool(self._q) and self._q[0] is not p

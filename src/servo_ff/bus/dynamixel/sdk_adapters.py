@@ -46,6 +46,7 @@ class PortHandler(SelectPort, sdk.PortHandler):
     """
 
     marker_lengths = MARKER_LENGTHS
+    ack_lengths = frozenset({0, 3})  # WRITE…, PING (model number, firmware)
 
     def __init__(
         self,
@@ -159,6 +160,7 @@ class PacketHandler(Protocol2PacketHandler):
             return super().txRxPacket(port, txpacket)
         dxl_id, inst = txpacket[4], txpacket[7]
         n = _reply_params(inst, txpacket)
+        skip, m = _read_span(port, txpacket) if inst == pr.INST_READ and dxl_id != pr.BROADCAST_ID else (0, n)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
@@ -169,10 +171,11 @@ class PacketHandler(Protocol2PacketHandler):
             port.is_using = False
             return None, result, 0
         length = (txpacket[5] | txpacket[6] << 8) + 7
-        w = tx.Window((dxl_id,), n, port.timing, time.monotonic(), length)
-        outcome = port.receive_one(w)
+        w = tx.Window((dxl_id,), m, port.timing, time.monotonic(), length)
+        outcome = port.receive_one(w, read=inst == pr.INST_READ)
         if outcome == "ok":
             err, params = w.err[dxl_id], w.data[dxl_id]
+            params = params[skip : skip + n] if len(params) == m else params
             head = [0xFF, 0xFF, 0xFD, 0x00, dxl_id, (len(params) + 4) & 0xFF, (len(params) + 4) >> 8, pr.INST_STATUS]
             return head + [err] + list(params) + [0, 0], COMM_SUCCESS, err
         return None, (sdk.COMM_RX_TIMEOUT if outcome == "timeouts" else sdk.COMM_RX_CORRUPT), 0
@@ -185,6 +188,14 @@ def _frames(sc) -> list[tuple[int, int]]:
         frames += [(s0, -k) for s0, k in zip(sc.bad_starts, sc.bad_kinds)]
         frames.sort()
     return frames
+
+
+def _read_span(port, txpacket) -> tuple[int, int]:
+    """A READ's span set to :meth:`.SelectPort.read_span` (in place): (offset of the item in its reply, length)."""
+    address, n = txpacket[8] | txpacket[9] << 8, txpacket[10] | txpacket[11] << 8
+    start, m = port.read_span(txpacket[4], address, n)
+    txpacket[8:12] = [start & 0xFF, start >> 8, m & 0xFF, m >> 8]
+    return address - start, m
 
 
 def _reply_params(inst: int, txpacket) -> int:

@@ -29,6 +29,7 @@ from dynamixel_sdk.protocol1_packet_handler import Protocol1PacketHandler
 
 from .. import protocol1 as p1
 from .. import transactions as tx
+from ..select_port import read_span1
 from .p1_units import ALARM_ERRORS
 from .sdk_adapters import PortHandler
 
@@ -75,6 +76,7 @@ class PortHandler1(PortHandler):
     """:class:`.sdk_adapters.PortHandler` for Protocol 1.0 frames (same timing rules, ledger and ``select`` waits)."""
 
     marker_lengths = MARKER_LENGTHS1
+    ack_lengths = frozenset({0})  # PING, WRITE…
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -142,6 +144,7 @@ class PacketHandler1(Protocol1PacketHandler):
             return super().txRxPacket(port, txpacket)
         dxl_id, inst = txpacket[2], txpacket[4]
         n = txpacket[6] if inst == p1.INST_READ else 0
+        skip, m = read_span1(port, txpacket) if inst == p1.INST_READ and dxl_id != p1.BROADCAST_ID else (0, n)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
@@ -151,11 +154,12 @@ class PacketHandler1(Protocol1PacketHandler):
         if dxl_id == p1.BROADCAST_ID:
             port.is_using = False
             return None, result, 0
-        w = tx.Window((dxl_id,), n, port.timing, time.monotonic(), txpacket[3] + 4)
-        port.receive_one(w)
-        outcome = _outcome(w, dxl_id, n)
+        w = tx.Window((dxl_id,), m, port.timing, time.monotonic(), txpacket[3] + 4)
+        port.receive_one(w, read=inst == p1.INST_READ)
+        outcome = _outcome(w, dxl_id, m)
         if outcome == "ok":
             err, params = w.err[dxl_id], w.data[dxl_id]
+            params = params[skip : skip + n] if len(params) == m else params
             self.alarms[dxl_id] = err & ALARM_ERRORS
             self.last_stamp = w.stamp[dxl_id]
             err &= ~ALARM_ERRORS

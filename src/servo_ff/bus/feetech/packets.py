@@ -16,6 +16,7 @@ import numpy as np
 import scservo_sdk as scs
 from scservo_sdk.protocol_packet_handler import PKT_ID, PKT_INSTRUCTION, PKT_LENGTH, PKT_PARAMETER0
 
+from ..select_port import read_span1
 from ..sync_read_group import WindowedSyncRead
 from .port import StsPortHandler, StsWindow
 
@@ -34,17 +35,19 @@ class StsPacketHandler(scs.protocol_packet_handler):
         if not isinstance(port, StsPortHandler):
             return super().txRxPacket(port, txpacket)
         sid, inst = txpacket[PKT_ID], txpacket[PKT_INSTRUCTION]
+        n = txpacket[PKT_PARAMETER0 + 1] if inst == scs.INST_READ else 0
+        skip, m = read_span1(port, txpacket) if inst == scs.INST_READ and sid != scs.BROADCAST_ID else (0, n)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
         if sid == scs.BROADCAST_ID:
             port.is_using = False
             return None, result, 0
-        n = txpacket[PKT_PARAMETER0 + 1] if inst == scs.INST_READ else 0
-        w = StsWindow((sid,), n, port.timing, time.monotonic(), txpacket[PKT_LENGTH] + 4)
-        outcome = port.receive_one(w)
+        w = StsWindow((sid,), m, port.timing, time.monotonic(), txpacket[PKT_LENGTH] + 4)
+        outcome = port.receive_one(w, read=inst == scs.INST_READ)
         if outcome == "ok":
             err, params = w.err[sid], w.data[sid]
+            params = params[skip : skip + n] if len(params) == m else params
             return [0xFF, 0xFF, sid, len(params) + 2, err, *params, 0], COMM_SUCCESS, err
         return None, (scs.COMM_RX_TIMEOUT if outcome == "timeouts" else scs.COMM_RX_CORRUPT), 0
 
