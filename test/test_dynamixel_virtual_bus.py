@@ -337,3 +337,43 @@ def test_truth_arrays_taken_while_a_row_is_appended_hold_whole_rows_only():
     rec.rp_id.append(1)  # rp_fate, rp_late, ... not yet
     a = rec.arrays()
     assert {len(a[k]) for k in a if k.startswith("rp_")} == {0}
+
+
+def test_truth_arrays_taken_while_the_bus_appends_never_make_an_append_fail():
+    """arrays() held numpy views of the columns while it copied them: the bus thread's append then raised
+    BufferError, the reply was lost mid-row and every later reply was audited against its neighbour's truth
+    (test_feetech_bus late/dropped: 91 "stale" entries, 'internal error #1 ... BufferError' in the bus's log;
+    every stale report of 24 runs with the reverted aa4e9f9 was this). Here snapshots, one after another, while
+    the bus thread appends 30,000 replies."""
+    import threading
+
+    from servo_ff.bus.truth import TruthRecord
+
+    rec, errors, stop = TruthRecord(), [], threading.Event()
+
+    def bus_thread():
+        for j in range(30000):
+            if stop.is_set():
+                break
+            try:
+                rec.begin_read(56, 6, 1, float(j))
+                rec.reply(j % 250, 0, False, float(j), bytes([j % 250]) * 6)
+            except BufferError as e:
+                errors.append(e)
+            rec.end_read()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # thread switches between any two bytecodes of arrays()
+    th = threading.Thread(target=bus_thread)
+    try:
+        th.start()
+        while th.is_alive():
+            rec.arrays()
+    finally:
+        stop.set()
+        th.join()
+        sys.setswitchinterval(interval)
+    a = rec.arrays()
+    assert not errors, f"{len(errors)} appends failed: {errors[0]!r}"
+    assert {len(a[k]) for k in a if k.startswith("rp_")} == {len(a["rp_id"])}
+    assert np.array_equal(a["rp_data"][:, 0], a["rp_id"])  # each row's fields are one reply's

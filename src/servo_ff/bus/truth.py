@@ -66,6 +66,9 @@ class TruthRecord:
             self.wr_data += bytes(body[j + 1 : j + 1 + length])[:WIDTH].ljust(WIDTH, b"\0")
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """The columns as arrays, cut to whole rows. Each is copied without exporting its buffer: while a view of
+        ``array`` exists, the bus thread's append raises BufferError (the reply is lost mid-row and the columns
+        stay misaligned: every later reply audited against its neighbour's truth)."""
         out = {"t0": np.array(self.t0)}
         for k in (
             "rd_t",
@@ -83,13 +86,11 @@ class TruthRecord:
             "wr_addr",
             "wr_len",
         ):
-            out[k] = (
-                np.frombuffer(getattr(self, k), dtype=getattr(self, k).typecode).copy()
-                if len(getattr(self, k))
-                else np.zeros(0, dtype=getattr(self, k).typecode)
-            )
-        out["rp_data"] = np.frombuffer(bytes(self.rp_data), dtype=np.uint8).reshape(-1, WIDTH)
-        out["wr_data"] = np.frombuffer(bytes(self.wr_data), dtype=np.uint8).reshape(-1, WIDTH)
+            col = getattr(self, k)[:]  # a copy in one C call: never a view of the column the bus appends to
+            out[k] = np.frombuffer(col, dtype=col.typecode) if len(col) else np.zeros(0, dtype=col.typecode)
+        for k in ("rp_data", "wr_data"):
+            raw = bytes(getattr(self, k))
+            out[k] = np.frombuffer(raw[: len(raw) // WIDTH * WIDTH], dtype=np.uint8).reshape(-1, WIDTH)
         for group in ("rd_", "rp_", "wr_"):  # taken while the bus appends a row field by field: whole rows only
             keys = [k for k in out if k.startswith(group)]
             n = min(len(out[k]) for k in keys)
