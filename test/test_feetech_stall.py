@@ -98,3 +98,36 @@ def test_a_late_health_reply_never_passes_for_the_resync_marker():
     assert bus.port.resyncs > 57 and not bus.port.unsynced
     assert sum(v.all() for _, _, v, _, _ in recs[-30:]) >= 10  # back in step after the backlog
     assert HEALTH_LEN not in bus.port.marker_choices()
+
+
+def test_unanswered_markers_never_repeat_a_pair_while_servos_are_skipped():
+    """Resync markers sent one after another, none answered (an outage), while servos are skipped and come back
+    (their misses during the outage): a marker's reply may still come, and would pass for a later marker of the
+    same (id, length): the port would take itself for in step with replies still queued. Before, the pair was the
+    k-th of (ids not skipped) × lengths, and the id list changing made pairs repeat (here within 40 markers)."""
+    import random
+
+    from servo_ff.bus.feetech.port import StsPortHandler
+    from servo_ff.bus.transactions import CommStats
+
+    class Unanswered(StsPortHandler):
+        def __init__(self):
+            super().__init__("none", timeout_ms=4.0)
+            self._fd, self.sent = 3, []
+
+        def writePort(self, packet):
+            self.sent.append((packet[2], packet[6]))  # READ: FF FF id LEN INST address n
+            return len(packet)
+
+        def _await_marker(self, marker):
+            return False
+
+    port = Unanswered()
+    port.stats = {i: CommStats() for i in range(1, 9)}
+    port.reserve_lengths(6, 26)
+    rng = random.Random(5)
+    for _ in range(40):
+        for st in port.stats.values():
+            st.skipping = rng.random() < 0.15
+        assert not port._resync()
+    assert len(set(port.sent)) == len(port.sent), [p for p in port.sent if port.sent.count(p) > 1]

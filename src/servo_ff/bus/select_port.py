@@ -53,6 +53,7 @@ class SelectPort:
         self.stats: dict | None = None  # {id: CommStats} to count late replies per servo (set by the bus)
         self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
         self.resyncs = 0
+        self._open_markers: set[tuple[int, int]] = set()  # resync markers sent since the last one answered
         self.resync_failures = 0
         #: data lengths of the bus's own transactions (its sync reads, reserved at set-up, and every window received):
         #: never a marker's, whose reply a late one of them would otherwise pass for (:meth:`_resync`)
@@ -197,8 +198,8 @@ class SelectPort:
     def _resync(self) -> bool:
         """Send one marker and wait (up to ``late_horizon_s``) for its reply; everything before it is late. True:
         every earlier instruction has been answered (or its reply lost): the next reply is the next instruction's.
-        Markers take every (servo, length) pair in turn (answering servos first): an old marker's reply could pass
-        for the new one's only after as many unanswered markers as there are pairs."""
+        Markers take every (servo, length) pair in turn (answering servos first), passing over the pairs sent since
+        the last marker answered (:meth:`_next_marker`): an old marker's reply never passes for the new one's."""
         stats = self.stats or {}
         ids = sorted(i for i, st in stats.items() if not st.skipping) or sorted(stats) or [1]
         lengths = self.marker_choices()
@@ -208,12 +209,28 @@ class SelectPort:
         if not lengths:
             self.resync_failures += 1
             return False
-        marker = ids[k % len(ids)], lengths[(k // len(ids)) % len(lengths)]  # every pair
+        marker = self._next_marker(ids, lengths, k)
         if self.writePort(self._marker(*marker)) <= 0 or not self._await_marker(marker):
             self.resync_failures += 1
             return False
+        self._open_markers.clear()  # replies come in order: every earlier marker has been answered or lost
         self.rx_stream.drop_partial()  # nothing was sent after the marker: what follows is noise
         return True
+
+    def _next_marker(self, ids: list[int], lengths: tuple[int, ...], k: int) -> tuple[int, int]:
+        """The ``k``-th (id, length) pair of ``ids`` × ``lengths`` in turn, or the next one not sent since the last
+        marker answered (their replies may still come, and would pass for it): the turn alone does not ensure that
+        once ``ids`` changes (servos skipped during the outage that leaves the markers unanswered: a pair repeated
+        within 40 markers). Every pair open: they are forgotten."""
+        n = len(ids)
+        for j in range(n * len(lengths)):
+            pair = ids[(k + j) % n], lengths[((k + j) // n) % len(lengths)]
+            if pair not in self._open_markers:
+                break
+        else:
+            self._open_markers.clear()
+        self._open_markers.add(pair)
+        return pair
 
     def reserve_lengths(self, *lengths: int) -> None:
         """Data lengths the bus's transactions use (its sync reads, known before any is sent): never a marker's."""
