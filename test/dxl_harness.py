@@ -192,7 +192,7 @@ def losing_one_gain_write(vb_cls, gain_addr: int):
     return Losing
 
 
-def late_read_then_next(vb, bus, late_item: str, next_item: str, rounds: int = 4) -> list[tuple]:
+def late_read_then_next(vb, bus, late_item: str, next_item: str, rounds: int = 8) -> list[tuple]:
     """Per round: every reply of ``vb`` held back 20 ms (more than the bus's margin, which should be 4 ms: a busy
     servo, the emulator on a loaded machine) while servo 1's ``late_item`` is read (its value, or None: BusError),
     then replies on time while ``next_item`` is read until an answer (a BusError while the held replies drain):

@@ -52,8 +52,8 @@ def test_a_reply_later_than_its_read_never_answers_the_next_read():
     Before, the failed read was forgotten one margin after its window and a retry's late reply answered the next
     read: Operating Mode 0 in 9 of 10 runs (test_nodes_hardware_missing's knee left out for "Operating Mode 0")."""
     with VirtualBus(ids=[1], return_delay=0) as vb:
-        with DynamixelBus(BusConfig(port=vb.device, ids=[1], timeout_ms=4.0)) as bus:
-            bus.connect()
+        with DynamixelBus(BusConfig(port=vb.device, ids=[1], timeout_ms=4.0, retries=5)) as bus:
+            bus.connect()  # (5 retries: a 4 ms margin on a loaded machine)
             reads = late_read_then_next(vb, bus, "Return Delay Time", "Operating Mode")
     assert all(first in (0, None) and then == 3 for first, then in reads), reads
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import select
 import time
+from dataclasses import replace
 
 from . import transactions as tx
 from .bus_types import BusError
@@ -54,6 +55,7 @@ class SelectPort:
         self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
         self.resyncs = 0
         self._open_markers: set[tuple[int, int]] = set()  # resync markers sent since the last one answered
+        self._read_fails: dict[int, int] = {}  # id → single-servo READs failed in a row (:meth:`read_timing`)
         self.resync_failures = 0
         #: data lengths of the bus's own transactions (its sync reads, reserved at set-up, and every window received):
         #: never a marker's, whose reply a late one of them would otherwise pass for (:meth:`_resync`)
@@ -288,13 +290,20 @@ class SelectPort:
 
     def receive_one(self, window: tx.Window, read: bool = False) -> str:
         """A single-servo transaction's reply: :meth:`receive` it, :meth:`settle` when it failed; the port is released
-        (``is_using``). ``read``: a READ (its reply carries data; see :meth:`settle`). Returns its outcome ("ok",
-        "timeouts", "corrupt", "wrong_length")."""
+        (``is_using``). ``read``: a READ (its reply carries data). A failed READ of a servo that answers on this bus
+        is not settled: it stays owed in the ledger (its reply may merely be late: a busy servo, the virtual bus on a
+        loaded machine 0.02–0.8 s; forgotten, it answered the servo's next READ of that length: Operating Mode read
+        as the Return Delay Time's 0); every READ asks a length its servo owes no reply of (:meth:`read_span`), with
+        a longer window (:meth:`read_timing`), and a later reply taken closes it (replies come in order). Returns
+        its outcome ("ok", "timeouts", "corrupt", "wrong_length")."""
         i = window.ids[0]
         try:
             self.receive(window)
-            if window.outcome[i] != "ok":
-                self.settle(window, forget=not (read and self._answers(i)))
+            ok = window.outcome[i] == "ok"
+            if read:
+                self._read_fails[i] = 0 if ok else self._read_fails.get(i, 0) + 1
+            if not ok and not (read and self._answers(i)):
+                self.settle(window)
         finally:
             self.is_using = False
         return window.outcome[i]
@@ -306,15 +315,12 @@ class SelectPort:
         return st is not None and st.ok > 0 and not st.skipping
 
     def settle(self, window: tx.Window, forget: bool = True) -> None:
-        """After a failed single-servo transaction: route what arrives within one more margin as late, then forget
-        the transaction — unless earlier transactions still owe replies: its own may be queued behind theirs, and
-        forgotten it would pass for a retry's, whose reply closes every transaction before it (:meth:`.Ledger.late`);
-        their replies would then be taken as later reads' fresh state. It stays owed then, and with ``forget``
-        False: a READ of a servo that answers on this bus (:meth:`receive_one`), whose reply may merely be late (a
-        busy servo; the virtual bus on a loaded machine, 0.02–0.8 s) and forgotten would answer its next READ of
-        that length (Operating Mode read as the Return Delay Time's 0); that READ and its retries ask a length it
-        does not owe instead (:meth:`read_span`), and a later reply taken closes it (replies come in order); a
-        PerServoRead1 READ (:class:`.sdk_adapters_p1.PerServoRead1`). Forgotten: an acknowledgement (no data)."""
+        """After a failed single-servo transaction (an acknowledgement: PING, WRITE…; a READ of a servo never heard
+        from): route what arrives within one more margin as late, then forget the transaction (a dropped reply
+        would otherwise make every retry's reply look late) — unless earlier transactions still owe replies: its own
+        may be queued behind theirs, and forgotten it would pass for a retry's, whose reply closes every transaction
+        before it (:meth:`.Ledger.late`); their replies would then be taken as later reads' fresh state. It stays in
+        the ledger then, and with ``forget`` False (:class:`.sdk_adapters_p1.PerServoRead1`)."""
         deadline = time.monotonic() + self.timing.margin_s
         while True:
             data = self.read_available(wait=True, deadline=deadline)
@@ -324,6 +330,16 @@ class SelectPort:
         pending = getattr(window, "pending", None)
         if forget and not self.ledger.owed_before(pending):
             self.ledger.remove(pending)
+
+    def read_timing(self, servo_id: int) -> tx.Timing:
+        """A single-servo READ's timing: twice the margin (a failed READ used to wait one more margin in
+        :meth:`settle` and discard what came: now the window takes it), four times after a READ of ``servo_id``
+        failed, so that a servo answering later than the margin (busy; the emulator on a loaded machine) is waited
+        for longer at the retry, rather than each retry's reply coming after its window, discarded as late."""
+        t = self.timing
+        if not self._answers(servo_id):
+            return t  # (its READ is settled and forgotten when it fails, as any transaction)
+        return replace(t, margin_s=t.margin_s * (4 if self._read_fails.get(servo_id, 0) else 2))
 
     #: data lengths of the replies to the port's instructions other than READ (PING, WRITE, …): forgotten when
     #: missing (:meth:`settle`), so a longer READ never asks them (:meth:`read_span`)

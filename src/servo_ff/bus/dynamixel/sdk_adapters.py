@@ -160,7 +160,9 @@ class PacketHandler(Protocol2PacketHandler):
             return super().txRxPacket(port, txpacket)
         dxl_id, inst = txpacket[4], txpacket[7]
         n = _reply_params(inst, txpacket)
-        skip, m = _read_span(port, txpacket) if inst == pr.INST_READ and dxl_id != pr.BROADCAST_ID else (0, n)
+        read = inst == pr.INST_READ and dxl_id != pr.BROADCAST_ID
+        timing = port.read_timing(dxl_id) if read else port.timing
+        skip, m = _read_span(port, txpacket) if read else (0, n)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
@@ -171,8 +173,8 @@ class PacketHandler(Protocol2PacketHandler):
             port.is_using = False
             return None, result, 0
         length = (txpacket[5] | txpacket[6] << 8) + 7
-        w = tx.Window((dxl_id,), m, port.timing, time.monotonic(), length)
-        outcome = port.receive_one(w, read=inst == pr.INST_READ)
+        w = tx.Window((dxl_id,), m, timing, time.monotonic(), length)
+        outcome = port.receive_one(w, read=read)
         if outcome == "ok":
             err, params = w.err[dxl_id], w.data[dxl_id]
             params = params[skip : skip + n] if len(params) == m else params

@@ -144,7 +144,9 @@ class PacketHandler1(Protocol1PacketHandler):
             return super().txRxPacket(port, txpacket)
         dxl_id, inst = txpacket[2], txpacket[4]
         n = txpacket[6] if inst == p1.INST_READ else 0
-        skip, m = read_span1(port, txpacket) if inst == p1.INST_READ and dxl_id != p1.BROADCAST_ID else (0, n)
+        read = inst == p1.INST_READ and dxl_id != p1.BROADCAST_ID
+        timing = port.read_timing(dxl_id) if read else port.timing
+        skip, m = read_span1(port, txpacket) if read else (0, n)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
@@ -154,8 +156,8 @@ class PacketHandler1(Protocol1PacketHandler):
         if dxl_id == p1.BROADCAST_ID:
             port.is_using = False
             return None, result, 0
-        w = tx.Window((dxl_id,), m, port.timing, time.monotonic(), txpacket[3] + 4)
-        port.receive_one(w, read=inst == p1.INST_READ)
+        w = tx.Window((dxl_id,), m, timing, time.monotonic(), txpacket[3] + 4)
+        port.receive_one(w, read=read)
         outcome = _outcome(w, dxl_id, m)
         if outcome == "ok":
             err, params = w.err[dxl_id], w.data[dxl_id]

@@ -36,15 +36,17 @@ class StsPacketHandler(scs.protocol_packet_handler):
             return super().txRxPacket(port, txpacket)
         sid, inst = txpacket[PKT_ID], txpacket[PKT_INSTRUCTION]
         n = txpacket[PKT_PARAMETER0 + 1] if inst == scs.INST_READ else 0
-        skip, m = read_span1(port, txpacket) if inst == scs.INST_READ and sid != scs.BROADCAST_ID else (0, n)
+        read = inst == scs.INST_READ and sid != scs.BROADCAST_ID
+        timing = port.read_timing(sid) if read else port.timing
+        skip, m = read_span1(port, txpacket) if read else (0, n)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
         if sid == scs.BROADCAST_ID:
             port.is_using = False
             return None, result, 0
-        w = StsWindow((sid,), m, port.timing, time.monotonic(), txpacket[PKT_LENGTH] + 4)
-        outcome = port.receive_one(w, read=inst == scs.INST_READ)
+        w = StsWindow((sid,), m, timing, time.monotonic(), txpacket[PKT_LENGTH] + 4)
+        outcome = port.receive_one(w, read=read)
         if outcome == "ok":
             err, params = w.err[sid], w.data[sid]
             params = params[skip : skip + n] if len(params) == m else params
