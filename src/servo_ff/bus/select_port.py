@@ -4,7 +4,9 @@
 :class:`servo_ff.bus.feetech.port.StsPortHandler`: reply timing from a margin (``timeout_ms``, else the adapter's
 latency timer + 2 ms), a receive buffer filled by ``select`` waits instead of the SDK's busy polling, the ledger
 of earlier transactions (:mod:`.transactions`), ``clearPort`` (what arrived before an instruction is late) and
-``settle``, ``receive_one`` (a single-servo transaction), ``writePort`` (counts ``instructions``). A port provides
+``settle``, ``receive_one`` (a single-servo transaction; a failed READ stays owed, and ``read_span`` /
+``read_timing`` give every READ a length its servo owes no reply of and a longer window), ``writePort`` (counts
+``instructions``). A port provides
 ``rx_stream`` (its stream decoder: ``pending``, ``drop_partial``, ``scan(data)``), ``_route(frames, window, t)``
 (a scan's frames to the ledger / the window), ``receive`` and, for the resync, ``_marker(id, n)`` and
 ``_replies(data)`` with its ``marker_lengths``.
@@ -347,10 +349,11 @@ class SelectPort:
 
     def read_span(self, servo_id: int, address: int, n: int) -> tuple[int, int]:
         """(start address, data length) of a single-servo READ of ``n`` bytes at ``address``: ``(address, n)``
-        unless an earlier READ still owes ``servo_id`` a reply of ``n`` bytes (late: :meth:`settle`), for which its
-        own reply would be taken (and a retry's for the one before, each of them failing while one is owed); then
-        the shortest longer length nothing owes it (nor an acknowledgement has), the extra bytes read before
-        ``address`` (after it when ``address`` is too low): the item is ``data[address - start :][:n]``."""
+        unless an earlier transaction still owes ``servo_id`` a reply of ``n`` bytes (a failed READ:
+        :meth:`receive_one`; a sync read's), for which its own reply would be taken (and a retry's for the one
+        before, each failing while one is owed); then the shortest longer length nothing owes it (nor an
+        acknowledgement has), the extra bytes read before ``address`` (after it when ``address`` is too low): the
+        item is ``data[address - start :][:n]``."""
         owed = self.ledger.owed_lengths(servo_id) if self.ledger else set()
         m = n
         while m in owed or (m != n and m in self.ack_lengths):
