@@ -305,3 +305,18 @@ def test_two_publishers_naming_the_same_joints_refuse_the_live_fit():
         publish(both=False)
         ok, text = fit.run()
         assert ok, text
+
+
+def test_a_middleware_without_sequence_numbers_is_one_publisher():
+    """rmw_cyclonedds_cpp gives every message RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED (UINT64_MAX; review of
+    r3s22: read as going back on every message, one publisher refused as several, every live fit on Cyclone DDS);
+    None and 0 (no message info) likewise say nothing; one publisher's 1, 2, 3… neither; two interleaved do."""
+    from servo_ff.io.joint_publishers import SEQUENCE_UNSUPPORTED, NameSets
+
+    for seqs, several in (([SEQUENCE_UNSUPPORTED] * 100, False), ([None] * 100, False), ([0] * 100, False),
+                          (list(range(1, 101)), False), ([k // 2 + 1 for k in range(100)], True)):  # fmt: skip
+        sets = NameSets()
+        for k, seq in enumerate(seqs):
+            sets.add(["pendulum_1"], f"message {k}", seq)
+        said = sets.mixed("/joint_states", "pendulum_1")
+        assert bool(said) == several, (seqs[:4], said)

@@ -9,6 +9,9 @@ several publishers too."""
 
 from __future__ import annotations
 
+#: rmw's RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED (UINT64_MAX): rmw_cyclonedds_cpp gives every message this
+SEQUENCE_UNSUPPORTED = 2**64 - 1
+
 
 class NameSets:
     """The name sets of the messages naming one joint: names → [count, where the first one is]."""
@@ -19,9 +22,9 @@ class NameSets:
 
     def add(self, names: tuple[str, ...] | list[str], where: str, seq: int | None = None) -> None:
         """One message naming ``names`` (``where``: the first one's place, e.g. ``message 12``; ``seq``: its
-        publication sequence number, None or 0 where the middleware gives none)."""
+        publication sequence number; None, 0 or :data:`SEQUENCE_UNSUPPORTED` where the middleware gives none)."""
         self.sets.setdefault(tuple(names), [0, where])[0] += 1
-        if seq:
+        if seq and seq != SEQUENCE_UNSUPPORTED:
             last = self.seq.setdefault(tuple(names), [0, 0])
             last[1] += seq <= last[0]
             last[0] = seq
