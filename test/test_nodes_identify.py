@@ -779,3 +779,19 @@ def test_ilc_stream_trial_whose_start_lost_its_states_is_run_again(ros, tmp_path
     run_ilc_to_done(ilc)
     assert LossyILC.dropped == 20
     assert load_ilc_record(out).measured.shape == (1, 100)
+
+
+@pytest.mark.parametrize("gap_ms, run_again", [(38.7, False), (60.0, True), (300.0, True)])
+def test_a_state_gap_no_longer_than_a_late_goal_is_learned_from(gap_ms, run_again):
+    """A hardware node PINGs a missing servo (``missing_ids: continue``) once a second: its 100 Hz cycle stalls
+    37–39 ms (FTDI latency timer 16 ms; review of r3s22). That gap holds the goal before for no longer than a goal
+    sent ``late_bound`` late (window 25 ms + one sample), which a trial passes: learned from (before: every trial
+    over a second was run again, and the ILC failed after RESENDS). 60 ms, or a sim's dropped 0.3 s: run again."""
+    from servo_ff.nodes.ilc_trials import gap_in, late_bound
+
+    dt, window = 0.01, 0.025
+    t = np.concatenate([np.arange(0.0, 1.0, dt), 0.99 + gap_ms * 1e-3 + np.arange(0.0, 1.05, dt)])
+    tr, grid = np.column_stack([t, np.sin(t)]), np.arange(0.0, 2.0, dt)
+    said = gap_in(tr, grid, dt, late_bound(window, dt))
+    assert bool(said) == run_again, said
+    assert not run_again or f"{gap_ms:.1f} ms gap in /joint_states (median 10.0 ms)" in said

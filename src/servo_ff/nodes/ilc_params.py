@@ -59,7 +59,8 @@ def ilc_specs() -> list[ParamSpec]:
         ParamSpec(
             "window",
             0.025,
-            "window D of Eq. 28; a stream trial with a goal sent later than D + one sample is run again",
+            "window D of Eq. 28; a trial with a stream goal sent later than D + one sample, or a gap in its states "
+            "longer than that beyond their period, is run again",
             "s",
             lo=0.0,
             hi=1.0,
