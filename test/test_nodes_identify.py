@@ -613,7 +613,10 @@ def test_ilc_trial_the_wall_time_sim_dropped_time_in_is_run_again(ros, tmp_path)
     run_ilc_to_done(ilc)
     assert StarvedSim.stalled == 1 and sim.trajectories >= 2  # the trial with the gap, then the one kept
     rec = load_ilc_record(out)
-    assert_trial_is_its_command(rec, 3e-3, still=1e-6)
+    # the rerun starts where the disturbed trial left the pendulum: after the 1.5 s settle it still crept 7e-6 to
+    # 1.8e-5 rad in its first 10 ms in 1 of 6 runs of main and 1 of 4 of r3s22 (CI of r3s22 at load ≈ 1.4: 1e-6
+    # failed), under 2e-3 rad/s: within the rollout's 3 mrad over the 1 s command from (q0, 0)
+    assert_trial_is_its_command(rec, 3e-3, still=5e-5)
 
 
 def test_ilc_stream_trial_waits_for_the_states_of_its_end(ros, tmp_path):
