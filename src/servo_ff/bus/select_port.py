@@ -30,6 +30,7 @@ import os
 import select
 import time
 from dataclasses import replace
+from typing import NamedTuple
 
 from . import transactions as tx
 from .bus_types import BusError
@@ -361,10 +362,29 @@ class SelectPort:
         return (address - (m - n) if address >= m - n else address), m
 
 
-def read_span1(port: SelectPort, txpacket) -> tuple[int, int]:
-    """A Protocol 1.0 / STS READ (``FF FF id 4 READ address n …``) set to :meth:`SelectPort.read_span`, in place:
-    (offset of the item in its reply, length)."""
-    start, m = port.read_span(txpacket[2], txpacket[5], txpacket[6])
-    skip = txpacket[5] - start
-    txpacket[5], txpacket[6] = start, m
-    return skip, m
+class ReadRequest(NamedTuple):
+    """A single-servo transaction as sent: its ``timing``, and for a READ where the item sits in the reply
+    (``skip`` bytes in, ``n`` long, of ``m`` asked: :meth:`SelectPort.read_span`)."""
+
+    timing: tx.Timing
+    skip: int
+    n: int
+    m: int
+
+    def item(self, params):
+        """The item's bytes of a reply's data ``params`` (``params`` as is when it is not ``m`` long)."""
+        return params[self.skip : self.skip + self.n] if len(params) == self.m else params
+
+
+def single_request(port: SelectPort, txpacket, servo_id: int, read: bool, n: int, at: int, width: int) -> ReadRequest:
+    """Before ``txpacket`` (its data reply ``n`` bytes) is sent to ``servo_id``: a READ (``read``; its address and
+    length little-endian, ``width`` bytes each from ``txpacket[at]``: Protocol 2.0 at 8 and 2, Protocol 1.0 / STS at
+    5 and 1) is set to :meth:`SelectPort.read_span` in place and timed by :meth:`SelectPort.read_timing`; anything
+    else as it is, on the port's timing."""
+    if not read:
+        return ReadRequest(port.timing, 0, n, n)
+    address = int.from_bytes(bytes(txpacket[at : at + width]), "little")
+    n = int.from_bytes(bytes(txpacket[at + width : at + 2 * width]), "little")
+    start, m = port.read_span(servo_id, address, n)
+    txpacket[at : at + 2 * width] = [*start.to_bytes(width, "little"), *m.to_bytes(width, "little")]
+    return ReadRequest(port.read_timing(servo_id), address - start, n, m)

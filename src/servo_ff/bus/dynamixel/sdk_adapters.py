@@ -20,7 +20,7 @@ import numpy as np
 from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 
 from .. import transactions as tx
-from ..select_port import SelectPort
+from ..select_port import SelectPort, single_request
 from ..sync_read_group import WindowedSyncRead
 from . import protocol as pr
 from .stream import StreamDecoder, packet_at
@@ -161,8 +161,7 @@ class PacketHandler(Protocol2PacketHandler):
         dxl_id, inst = txpacket[4], txpacket[7]
         n = _reply_params(inst, txpacket)
         read = inst == pr.INST_READ and dxl_id != pr.BROADCAST_ID
-        timing = port.read_timing(dxl_id) if read else port.timing
-        skip, m = _read_span(port, txpacket) if read else (0, n)
+        req = single_request(port, txpacket, dxl_id, read, n, 8, 2)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
@@ -173,11 +172,10 @@ class PacketHandler(Protocol2PacketHandler):
             port.is_using = False
             return None, result, 0
         length = (txpacket[5] | txpacket[6] << 8) + 7
-        w = tx.Window((dxl_id,), m, timing, time.monotonic(), length)
+        w = tx.Window((dxl_id,), req.m, req.timing, time.monotonic(), length)
         outcome = port.receive_one(w, read=read)
         if outcome == "ok":
-            err, params = w.err[dxl_id], w.data[dxl_id]
-            params = params[skip : skip + n] if len(params) == m else params
+            err, params = w.err[dxl_id], req.item(w.data[dxl_id])
             head = [0xFF, 0xFF, 0xFD, 0x00, dxl_id, (len(params) + 4) & 0xFF, (len(params) + 4) >> 8, pr.INST_STATUS]
             return head + [err] + list(params) + [0, 0], COMM_SUCCESS, err
         return None, (sdk.COMM_RX_TIMEOUT if outcome == "timeouts" else sdk.COMM_RX_CORRUPT), 0
@@ -190,14 +188,6 @@ def _frames(sc) -> list[tuple[int, int]]:
         frames += [(s0, -k) for s0, k in zip(sc.bad_starts, sc.bad_kinds)]
         frames.sort()
     return frames
-
-
-def _read_span(port, txpacket) -> tuple[int, int]:
-    """A READ's span set to :meth:`.SelectPort.read_span` (in place): (offset of the item in its reply, length)."""
-    address, n = txpacket[8] | txpacket[9] << 8, txpacket[10] | txpacket[11] << 8
-    start, m = port.read_span(txpacket[4], address, n)
-    txpacket[8:12] = [start & 0xFF, start >> 8, m & 0xFF, m >> 8]
-    return address - start, m
 
 
 def _reply_params(inst: int, txpacket) -> int:

@@ -29,7 +29,7 @@ from dynamixel_sdk.protocol1_packet_handler import Protocol1PacketHandler
 
 from .. import protocol1 as p1
 from .. import transactions as tx
-from ..select_port import read_span1
+from ..select_port import single_request
 from .p1_units import ALARM_ERRORS
 from .sdk_adapters import PortHandler
 
@@ -145,8 +145,7 @@ class PacketHandler1(Protocol1PacketHandler):
         dxl_id, inst = txpacket[2], txpacket[4]
         n = txpacket[6] if inst == p1.INST_READ else 0
         read = inst == p1.INST_READ and dxl_id != p1.BROADCAST_ID
-        timing = port.read_timing(dxl_id) if read else port.timing
-        skip, m = read_span1(port, txpacket) if read else (0, n)
+        req = single_request(port, txpacket, dxl_id, read, n, 5, 1)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
@@ -156,12 +155,11 @@ class PacketHandler1(Protocol1PacketHandler):
         if dxl_id == p1.BROADCAST_ID:
             port.is_using = False
             return None, result, 0
-        w = tx.Window((dxl_id,), m, timing, time.monotonic(), txpacket[3] + 4)
+        w = tx.Window((dxl_id,), req.m, req.timing, time.monotonic(), txpacket[3] + 4)
         port.receive_one(w, read=read)
-        outcome = _outcome(w, dxl_id, m)
+        outcome = _outcome(w, dxl_id, req.m)
         if outcome == "ok":
-            err, params = w.err[dxl_id], w.data[dxl_id]
-            params = params[skip : skip + n] if len(params) == m else params
+            err, params = w.err[dxl_id], req.item(w.data[dxl_id])
             self.alarms[dxl_id] = err & ALARM_ERRORS
             self.last_stamp = w.stamp[dxl_id]
             err &= ~ALARM_ERRORS

@@ -16,7 +16,7 @@ import numpy as np
 import scservo_sdk as scs
 from scservo_sdk.protocol_packet_handler import PKT_ID, PKT_INSTRUCTION, PKT_LENGTH, PKT_PARAMETER0
 
-from ..select_port import read_span1
+from ..select_port import single_request
 from ..sync_read_group import WindowedSyncRead
 from .port import StsPortHandler, StsWindow
 
@@ -37,19 +37,17 @@ class StsPacketHandler(scs.protocol_packet_handler):
         sid, inst = txpacket[PKT_ID], txpacket[PKT_INSTRUCTION]
         n = txpacket[PKT_PARAMETER0 + 1] if inst == scs.INST_READ else 0
         read = inst == scs.INST_READ and sid != scs.BROADCAST_ID
-        timing = port.read_timing(sid) if read else port.timing
-        skip, m = read_span1(port, txpacket) if read else (0, n)
+        req = single_request(port, txpacket, sid, read, n, PKT_PARAMETER0, 1)
         result = self.txPacket(port, txpacket)
         if result != COMM_SUCCESS:
             return None, result, 0
         if sid == scs.BROADCAST_ID:
             port.is_using = False
             return None, result, 0
-        w = StsWindow((sid,), m, timing, time.monotonic(), txpacket[PKT_LENGTH] + 4)
+        w = StsWindow((sid,), req.m, req.timing, time.monotonic(), txpacket[PKT_LENGTH] + 4)
         outcome = port.receive_one(w, read=read)
         if outcome == "ok":
-            err, params = w.err[sid], w.data[sid]
-            params = params[skip : skip + n] if len(params) == m else params
+            err, params = w.err[sid], req.item(w.data[sid])
             return [0xFF, 0xFF, sid, len(params) + 2, err, *params, 0], COMM_SUCCESS, err
         return None, (scs.COMM_RX_TIMEOUT if outcome == "timeouts" else scs.COMM_RX_CORRUPT), 0
 
