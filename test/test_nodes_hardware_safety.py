@@ -625,16 +625,45 @@ def test_a_sigint_handled_late_in_the_shutdown_raises_nothing():
     shutdown's own ``signal.signal`` call (the CI failure above): once the shutdown has begun it must not raise."""
     import signal
 
-    from servo_ff.ros import common
+    from servo_ff import interrupt
 
     old = signal.getsignal(signal.SIGINT)
     try:
-        handler = common._interrupt_once()
-        common._ignore_further_interrupts()
+        handler = interrupt.interrupt_once()
+        interrupt.ignore_further_interrupts()
         handler(signal.SIGINT, None)  # before: KeyboardInterrupt
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-        handler = common._interrupt_once()  # a new spin_node in the same process: its first SIGINT raises again
+        handler = interrupt.interrupt_once()  # a new spin_node in the same process: its first SIGINT raises again
         with pytest.raises(KeyboardInterrupt):
             handler(signal.SIGINT, None)
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+def test_sigints_arriving_while_the_shutdown_swaps_the_handler_write_nothing():
+    """A SIGINT that arrives while ``signal.signal`` swaps the handler runs at the next bytecode: with ``SIG_IGN``
+    put in by the swap, CPython wrote "OSError: Signal 2 ignored due to race condition" and its traceback to
+    stderr (CI of r3s22). A child swaps 20000 times while another process sends it SIGINT as fast as it can (old
+    code: 250-360 tracebacks in 50000 swaps)."""
+    code = """
+import os, signal, subprocess, sys
+from servo_ff import interrupt
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+send = f"import os, signal\\nwhile True: os.kill({os.getpid()}, signal.SIGINT)"
+storm = subprocess.Popen([sys.executable, "-c", send])
+raised = 0
+for _ in range(20000):
+    try:
+        interrupt.interrupt_once()
+        interrupt.ignore_further_interrupts()
+    except KeyboardInterrupt:
+        raised += 1
+interrupt.ignore_further_interrupts()
+storm.kill()
+storm.wait()
+print(raised)
+"""
+    r = _run_python(code)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "race condition" not in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert int(r.stdout) > 0  # the storm did reach the swaps: some first SIGINTs were raised

@@ -26,6 +26,7 @@ from rclpy.node import Node
 
 from servo_ff.errors import ServoFFError
 from servo_ff.interpolation import LIMIT_TOL
+from servo_ff.interrupt import ignore_further_interrupts, interrupt_once, shutting_down
 from servo_ff.io.rosbag_topics import SERVO_SUPPLY
 
 from .parameters import (  # noqa: F401
@@ -279,7 +280,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     from rclpy.executors import ExternalShutdownException
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
-    _interrupt_once()
+    interrupt_once()
     try:  # a remap rcl cannot parse (a namespace with a space), a parameter file it cannot read: one line
         rclpy.init(args=list(args) if args is not None else None)
     except _rclpy.RCLError as e:
@@ -310,63 +311,20 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
         print(f"error: {e}", file=sys.stderr)
         return 2
     except RuntimeError as e:  # the Ctrl-C's KeyboardInterrupt raised inside rclpy's C++ take of a message (the
-        if not (_SHUTTING_DOWN[0] and _TAKE_INTERRUPTED in str(e)):  # class's __init__ runs Python): pybind11
+        if not (shutting_down() and _TAKE_INTERRUPTED in str(e)):  # class's __init__ runs Python): pybind11
             raise  # made it this RuntimeError (before: a traceback and exit 1 at a Ctrl-C, or up --duration's stop)
     finally:
-        _ignore_further_interrupts()
+        ignore_further_interrupts()
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
             rclpy.try_shutdown()
-        _ignore_further_interrupts()  # rclpy's shutdown puts back the handler it found at init
+        ignore_further_interrupts()  # rclpy's shutdown puts back the handler it found at init
     return 0
 
 
-#: [True] once the first SIGINT raised KeyboardInterrupt or the shutdown began: no SIGINT raises from then on
-_SHUTTING_DOWN = [False]
 #: what pybind11 makes of a KeyboardInterrupt raised while rclpy's C++ code calls into Python (a message's take)
 _TAKE_INTERRUPTED = "Unable to convert call argument"
-
-
-def _interrupt_once() -> Callable | None:
-    """Before ``rclpy.init`` (which chains its own handler in front of this one): the first SIGINT raises
-    KeyboardInterrupt and from then on SIGINT is ignored by the kernel — a second Ctrl-C anywhere in the
-    shutdown (between the first one's ``except`` and the ``finally``, inside ``destroy_node``, during rclpy's
-    handler swap at ``try_shutdown``) would otherwise escape as a KeyboardInterrupt (exit by SIGINT, on_exit not
-    applied). Once the shutdown has begun (:func:`_ignore_further_interrupts`) not even the first raises: its
-    handler runs at the main thread's next bytecode, which can be inside that shutdown. The first one raises at
-    once, also inside a long callback (a bus connect attempt: rclpy's context shutdown alone would wait for it to
-    return); raised inside rclpy's C++ take of a message, pybind11 turns it into ``RuntimeError: Unable to convert
-    call argument '0' to Python object``, which :func:`spin_node` takes for the interrupt it is. Returns the handler
-    (None off the main thread)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    _SHUTTING_DOWN[0] = False
-
-    def first_only(signum, frame) -> None:
-        if not _SHUTTING_DOWN[0]:
-            _SHUTTING_DOWN[0] = True
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, first_only)
-    return first_only
-
-
-def _ignore_further_interrupts() -> None:
-    """A terminal's Ctrl-C reaches every process of the group and ``servo-ff up`` forwards one more: a second
-    SIGINT must not interrupt the clean shutdown (a traceback out of ``destroy_node``), nor a first one whose
-    handler had not run yet (rclpy's handler shuts the context down first: the spin may end on that, CI
-    2026-11-27)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is threading.main_thread():  # (a spin in another thread leaves SIGINT alone)
-        _SHUTTING_DOWN[0] = True  # before signal.signal: a SIGINT taken, not yet handled, runs its handler in there
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def preload_modules(*names: str) -> threading.Thread:
