@@ -259,3 +259,26 @@ def test_a_lost_instruction_does_not_leave_every_read_one_behind():
             ok += [bool(bus.read_state().valid.all()) for _ in range(30)]
     assert lost and all(ok[:5]) and not ok[5]
     assert sum(ok[-20:]) >= 18, ok  # back in step (before: none valid after the lost one)
+
+
+def test_a_write_acknowledged_later_than_the_margin_succeeds():
+    """Every reply held back 28 ms, margin 20 ms, no retry: a WRITE to a servo that has answered waits two margins
+    for its acknowledgement (as a READ does). Before, its window was one margin: every write failed (BusError),
+    its acknowledgement discarded as late one margin later, although the servo had applied it."""
+    from servo_ff.bus.faults import ReplyFaults
+
+    done = []
+    with VirtualBus(ids=[1], return_delay=0) as vb:
+        with DynamixelBus(BusConfig(port=vb.device, ids=[1], timeout_ms=20.0, retries=0)) as bus:
+            bus.connect()
+            vb.reply_faults = ReplyFaults(Faults(late_rate=1.0, late_s=0.028, seed=5), vb.rng)
+            for k in range(6):
+                value = 1 - k % 2  # torque on, off, …
+                try:
+                    bus.write_item(1, "Torque Enable", value)
+                    done.append(value)
+                except BusError:
+                    done.append(None)
+                assert vb.mem[0, ct.ADDR_TORQUE_ENABLE] == value  # applied, acknowledged or not
+            assert vb.stats.held >= 6  # every acknowledgement was held back
+    assert sum(v is not None for v in done) >= 5, done

@@ -5,7 +5,7 @@
 latency timer + 2 ms), a receive buffer filled by ``select`` waits instead of the SDK's busy polling, the ledger
 of earlier transactions (:mod:`.transactions`), ``clearPort`` (what arrived before an instruction is late) and
 ``settle``, ``receive_one`` (a single-servo transaction; a failed READ stays owed, and ``read_span`` /
-``read_timing`` give every READ a length its servo owes no reply of and a longer window), ``writePort`` (counts
+``request_timing`` give every READ a length its servo owes no reply of and a longer window), ``writePort`` (counts
 ``instructions``). A port provides
 ``rx_stream`` (its stream decoder: ``pending``, ``drop_partial``, ``scan(data)``), ``_route(frames, window, t)``
 (a scan's frames to the ledger / the window), ``receive`` and, for the resync, ``_marker(id, n)`` and
@@ -58,7 +58,7 @@ class SelectPort:
         self.unsynced = False  # earlier replies may still be queued: none is taken as its transaction's
         self.resyncs = 0
         self._open_markers: set[tuple[int, int]] = set()  # resync markers sent since the last one answered
-        self._read_fails: dict[int, int] = {}  # id → single-servo READs failed in a row (:meth:`read_timing`)
+        self._read_fails: dict[int, int] = {}  # id → single-servo READs failed in a row (:meth:`request_timing`)
         self.resync_failures = 0
         #: data lengths of the bus's own transactions (its sync reads, reserved at set-up, and every window received):
         #: never a marker's, whose reply a late one of them would otherwise pass for (:meth:`_resync`)
@@ -297,7 +297,7 @@ class SelectPort:
         is not settled: it stays owed in the ledger (its reply may merely be late: a busy servo, the virtual bus on a
         loaded machine 0.02–0.8 s; forgotten, it answered the servo's next READ of that length: Operating Mode read
         as the Return Delay Time's 0); every READ asks a length its servo owes no reply of (:meth:`read_span`), with
-        a longer window (:meth:`read_timing`), and a later reply taken closes it (replies come in order). Returns
+        a longer window (:meth:`request_timing`), and a later reply taken closes it (replies come in order). Returns
         its outcome ("ok", "timeouts", "corrupt", "wrong_length")."""
         i = window.ids[0]
         try:
@@ -334,15 +334,17 @@ class SelectPort:
         if forget and not self.ledger.owed_before(pending):
             self.ledger.remove(pending)
 
-    def read_timing(self, servo_id: int) -> tx.Timing:
-        """A single-servo READ's timing: twice the margin (a failed READ used to wait one more margin in
-        :meth:`settle` and discard what came: now the window takes it), four times after a READ of ``servo_id``
-        failed, so that a servo answering later than the margin (busy; the emulator on a loaded machine) is waited
-        for longer at the retry, rather than each retry's reply coming after its window, discarded as late."""
+    def request_timing(self, servo_id: int, read: bool) -> tx.Timing:
+        """A single-servo transaction's timing: twice the margin for a servo that has answered on this bus (a failed
+        transaction used to wait one more margin in :meth:`settle` and discard what came: now the window takes it;
+        with a 4 ms margin the first WRITE of torque after connect failed 1 in 7 on the virtual bus), and a READ
+        four times after a READ of ``servo_id`` failed, so that a servo answering later than the margin (busy; the
+        emulator on a loaded machine) is waited for longer at the retry, rather than each retry's reply coming after
+        its window, discarded as late. A servo never heard from, or skipped: the margin (a PING probe stays short)."""
         t = self.timing
         if not self._answers(servo_id):
-            return t  # (its READ is settled and forgotten when it fails, as any transaction)
-        return replace(t, margin_s=t.margin_s * (4 if self._read_fails.get(servo_id, 0) else 2))
+            return t  # (its transaction is settled and forgotten when it fails)
+        return replace(t, margin_s=t.margin_s * (4 if read and self._read_fails.get(servo_id, 0) else 2))
 
     #: data lengths of the replies to the port's instructions other than READ (PING, WRITE, …): forgotten when
     #: missing (:meth:`settle`), so a longer READ never asks them (:meth:`read_span`)
@@ -379,12 +381,11 @@ class ReadRequest(NamedTuple):
 def single_request(port: SelectPort, txpacket, servo_id: int, read: bool, n: int, at: int, width: int) -> ReadRequest:
     """Before ``txpacket`` (its data reply ``n`` bytes) is sent to ``servo_id``: a READ (``read``; its address and
     length little-endian, ``width`` bytes each from ``txpacket[at]``: Protocol 2.0 at 8 and 2, Protocol 1.0 / STS at
-    5 and 1) is set to :meth:`SelectPort.read_span` in place and timed by :meth:`SelectPort.read_timing`; anything
-    else as it is, on the port's timing."""
+    5 and 1) is set to :meth:`SelectPort.read_span` in place; each timed by :meth:`SelectPort.request_timing`."""
     if not read:
-        return ReadRequest(port.timing, 0, n, n)
+        return ReadRequest(port.request_timing(servo_id, False), 0, n, n)
     address = int.from_bytes(bytes(txpacket[at : at + width]), "little")
     n = int.from_bytes(bytes(txpacket[at + width : at + 2 * width]), "little")
     start, m = port.read_span(servo_id, address, n)
     txpacket[at : at + 2 * width] = [*start.to_bytes(width, "little"), *m.to_bytes(width, "little")]
-    return ReadRequest(port.read_timing(servo_id), address - start, n, m)
+    return ReadRequest(port.request_timing(servo_id, True), address - start, n, m)
