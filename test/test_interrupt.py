@@ -102,3 +102,32 @@ def test_the_cli_says_a_ctrl_c_during_a_command_in_one_line(monkeypatch, capsys)
     monkeypatch.setattr(cli, "build_parser", parser)
     assert cli.main(["up", "sim"]) == 130
     assert capsys.readouterr().err == "servo-ff up: interrupted\n"
+
+
+def test_the_shutdown_hook_passes_other_unraisable_reports_on_once():
+    """Once a shutdown has begun, CPython's "Signal 2 ignored due to race condition" report is dropped by an
+    unraisable hook (ros.common.spin_node's two calls of ignore_further_interrupts); every other report reaches the
+    hook found before, once, also when a hook that calls its predecessor was put in between two calls (before: ours
+    → it → ours … a RecursionError and 2000 lines, the report itself lost)."""
+    code = """
+import sys
+from servo_ff import interrupt
+interrupt.ignore_further_interrupts()
+before = sys.unraisablehook
+def chaining(u):
+    print("chained", type(u.exc_value).__name__)
+    before(u)
+sys.unraisablehook = chaining
+interrupt.ignore_further_interrupts()
+class Bad:
+    def __del__(self):
+        raise ValueError("a real unraisable report")
+Bad()
+ignored = OSError("Signal 2 ignored due to race condition")
+sys.unraisablehook(type("U", (), {"exc_value": ignored, "exc_type": OSError})())
+"""
+    r = _run(code)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split("\n").count("chained ValueError") == 1, r.stdout[-500:]
+    assert r.stderr.count("a real unraisable report") == 1 and "Recursion" not in r.stderr, r.stderr[-2000:]
+    assert "race condition" not in r.stderr and "chained OSError" not in r.stdout

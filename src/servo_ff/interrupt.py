@@ -112,12 +112,25 @@ def _set_sigint_ignored() -> None:
 _HOOK_BEFORE = [sys.__unraisablehook__]
 
 
+#: set while :func:`_drop_ignored_sigint_report` passes a report on
+_PASSING_ON = threading.local()
+
+
 def _drop_ignored_sigint_report(unraisable) -> None:
-    """``sys.unraisablehook``: CPython's report of a SIGINT ignored (:func:`_set_sigint_ignored`) is dropped."""
+    """``sys.unraisablehook``: CPython's report of a SIGINT ignored (:func:`_set_sigint_ignored`) is dropped; any
+    other goes to the hook found before, once (a hook put in between that calls ours again gets Python's own, not
+    a loop: review of 13c9023)."""
     exc = unraisable.exc_value
     if isinstance(exc, OSError) and str(exc) == f"Signal {int(signal.SIGINT)} ignored due to race condition":
         return
-    _HOOK_BEFORE[0](unraisable)
+    if getattr(_PASSING_ON, "now", False):
+        sys.__unraisablehook__(unraisable)
+        return
+    _PASSING_ON.now = True
+    try:
+        _HOOK_BEFORE[0](unraisable)
+    finally:
+        _PASSING_ON.now = False
 
 
 def node_executable() -> str | None:
