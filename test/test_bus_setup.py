@@ -203,3 +203,35 @@ def test_a_missing_servo_refused_when_it_joins_is_left_out_not_probed_again():
         assert not bus.join(2, leave_out=True)
         assert bus.ids == [1] and bus.missing == [] and "Operating Mode 1 (velocity)" in bus.refused[2]
         assert not bus.join(2, leave_out=True)  # not probed again
+
+
+@pytest.mark.parametrize("protocol", ["sts", "dxl1"])
+def test_no_marker_goes_to_a_servo_gone_silent_at_its_set_up(protocol):
+    """A servo answers at connect, then goes silent: its set-up fails (BusError after its retries), and the port
+    resyncs as its failed READs, left owed, expire. Every marker goes to a servo that answered last. Before, every
+    other marker went to the silent one and waited the late horizon in vain (3 of 7 unanswered: STS set-up 7.5 s
+    against 7.2 s now, margin 100 ms)."""
+    from dataclasses import replace
+
+    from servo_ff.bus.bus_types import BusError
+    from servo_ff.bus.select_port import SelectPort
+
+    sent: list[tuple[int, int]] = []
+    choose = SelectPort._next_marker
+
+    def recorded(port, ids, lengths, k):
+        sent.append(choose(port, ids, lengths, k))
+        return sent[-1]
+
+    vb = virtual(protocol, return_delay=0)
+    with vb, make_bus(replace(config(vb, protocol), timeout_ms=30.0)) as bus:
+        assert bus.connect() == ([1, 2], [])
+        vb.set_silent(2, True)
+        SelectPort._next_marker = recorded
+        try:
+            with pytest.raises(BusError, match="id 2"):
+                bus.setup(ids=[2])
+        finally:
+            SelectPort._next_marker = choose
+        assert bus.port.resyncs > 0 and sent, "the scenario resyncs"
+        assert [i for i, _ in sent] == [1] * len(sent) and bus.port.resync_failures == 0, sent

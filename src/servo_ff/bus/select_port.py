@@ -203,10 +203,9 @@ class SelectPort:
     def _resync(self) -> bool:
         """Send one marker and wait (up to ``late_horizon_s``) for its reply; everything before it is late. True:
         every earlier instruction has been answered (or its reply lost): the next reply is the next instruction's.
-        Markers take every (servo, length) pair in turn (answering servos first), passing over the pairs sent since
+        Markers take every (servo, length) pair in turn (of :meth:`_marker_ids`), passing over the pairs sent since
         the last marker answered (:meth:`_next_marker`): an old marker's reply never passes for the new one's."""
-        stats = self.stats or {}
-        ids = sorted(i for i, st in stats.items() if not st.skipping) or sorted(stats) or [1]
+        ids = self._marker_ids()
         lengths = self.marker_choices()
         k = self.resyncs
         self.resyncs += 1
@@ -221,6 +220,16 @@ class SelectPort:
         self._open_markers.clear()  # replies come in order: every earlier marker has been answered or lost
         self.rx_stream.drop_partial()  # nothing was sent after the marker: what follows is noise
         return True
+
+    def _marker_ids(self) -> list[int]:
+        """The servos a marker may go to: those not skipped whose last transaction was answered (no sync-read miss,
+        no single-servo READ failed since), else those not skipped, else every one. Before, a servo gone silent
+        after connect took every other marker at its set-up, each waiting ``late_horizon_s`` in vain (STS, margin
+        100 ms: 3 of 7 markers, set-up 7.5 s)."""
+        stats = self.stats or {}
+        live = sorted(i for i, st in stats.items() if not st.skipping)
+        heard = [i for i in live if stats[i].misses == 0 and not self._read_fails.get(i, 0)]
+        return heard or live or sorted(stats) or [1]
 
     def _next_marker(self, ids: list[int], lengths: tuple[int, ...], k: int) -> tuple[int, int]:
         """The ``k``-th (id, length) pair of ``ids`` × ``lengths`` in turn, or the next one not sent since the last
