@@ -177,12 +177,12 @@ class HardwareRecovery:
             return
         now = time.monotonic()
         for k, w in zip(rows, why):
-            self.unrequested_reboots[k] += 1
             self.reboot_note[int(k)] = (
                 now,
                 f"rebooted by itself ({w}); set-up restored (return delay, indirect map, P gain, limits), holding "
                 f"its fresh reading {self.pos[k]:.4f} rad, torque {'on' if self.torque_wanted else 'off'}",
             )
+            self.unrequested_reboots[k] += 1  # last: whoever sees the count (diagnostics, a test) finds its note
         log.warning(f"{text}: set-up restored, holding {np.round(self.pos[rows], 4).tolist()} rad")
 
     def _fresh_rows(self, ids: list[int]):
