@@ -90,17 +90,23 @@ def fault(node: Any, e: WorkerFault, now: float) -> None:
     node.failed_starts = streak
     code = old.kill()
     node.faults += 1
+    given_up = streak >= MAX_FAILED_STARTS  # (before: a new interpreter and placo import each period, an ERROR each)
+    if not given_up:
+        start_worker(node)  # before the cut below: it takes a while (a process spawned)
     stopping, then = "no pose taken yet", "the pose is taken once it is up"
     if node.q0 is not None:
         stance = node.engine.q_stand if stance is None else stance  # (the same gait's, in this process)
-        node.stop = _cut(node, now, stance[node.perm])
+        # cut past the time the stop is published, not ``now``: a hung worker is met after its sample's allowance,
+        # then killed and a new one spawned, and the message after the fault starts then; a plan cut before it had
+        # the follower jump from the walk to the stop (SIGSTOP, two busy loops: 0.038-0.071 rad in an 8 ms tick)
+        node.stop = _cut(node, max(now, node.now_s()), stance[node.perm])
         node.t_walk = math.inf  # the lead-in (the stop, then the stance held) until the new worker starts the walk
         node._ahead.clear()  # asked of the old worker
         node.engine.set_halt(True)
         node.standing = True  # the walk starts again standing
         stopping = f"stopping from the plan at t = {node.stop.t0:.3f} s to the stance in {node.stop.duration:.2f} s"
         then = "then standing until a non-zero cmd_vel"
-    if streak >= MAX_FAILED_STARTS:  # (before: a new interpreter and placo import each period, an ERROR each)
+    if given_up:
         node.engine_given_up = True
         held = "no walk" if node.q0 is None else f"stopping to the stance in {node.stop.duration:.2f} s, standing there"
         node.get_logger().error(
@@ -108,7 +114,6 @@ def fault(node: Any, e: WorkerFault, now: float) -> None:
             "the node)"
         )
         return
-    start_worker(node)
     killed = f"; killed (exit code {code})" if e.hung else ""
     node.get_logger().error(f"{e}{killed}; {stopping}; new engine process (pid {node.worker.pid}) starting, {then}")
 
