@@ -298,13 +298,13 @@ class ReadRequest(NamedTuple):
 
 
 def single_request(port: SelectPort, txpacket, servo_id: int, read: bool, n: int, at: int, width: int) -> ReadRequest:
-    """Before ``txpacket`` (its data reply ``n`` bytes) is sent to ``servo_id``: a READ (``read``; its address and
-    length little-endian, ``width`` bytes each from ``txpacket[at]``: Protocol 2.0 at 8 and 2, Protocol 1.0 / STS at
-    5 and 1) is set to :meth:`SelectPort.read_span` in place; each timed by :meth:`SelectPort.request_timing`."""
+    """Before ``txpacket`` (its data reply ``n`` bytes: a READ's length) is sent to ``servo_id``: a READ (``read``;
+    its address and length little-endian, ``width`` bytes each from ``txpacket[at]``: Protocol 2.0 at 8 and 2,
+    Protocol 1.0 / STS at 5 and 1) is set to :meth:`SelectPort.read_span` in place; each timed by
+    :meth:`SelectPort.request_timing`."""
     if not read:
         return ReadRequest(port.request_timing(servo_id, False), 0, n, n)
     address = int.from_bytes(bytes(txpacket[at : at + width]), "little")
-    n = int.from_bytes(bytes(txpacket[at + width : at + 2 * width]), "little")
     start, m = port.read_span(servo_id, address, n)
     txpacket[at : at + 2 * width] = [*start.to_bytes(width, "little"), *m.to_bytes(width, "little")]
     return ReadRequest(port.request_timing(servo_id, True), address - start, n, m)
