@@ -132,8 +132,7 @@ class ServoCommands:
             self._trajectory_status(msg, now, None, str(e))
             return
         traj.source = source
-        self.gate.accepted += 1
-        self.gate.last_accept_time = self.gate.clock()
+        self.gate.count_accept()
         self.trajectories += 1
         self.traj = traj  # on receipt, a future stamp too (JTC); before, a pending one waited for its stamp while
         # the old one ran on, and the next message replaced it first: a stream stamped ahead was never followed

@@ -119,10 +119,10 @@ class GoalGate:
     def record(self, source: str, reason: str) -> None:
         """Count a refusal of a message on ``source`` as the latest (the diagnostics' count, last reason and WARN
         window); the caller says it (:meth:`_reject` for goals)."""
-        self.rejected += 1
         self.last_reject_time = self.clock()
         self.last_reason = f"{source}: {reason}"
         self.recent.append(self.last_reason)
+        self.rejected += 1  # last: a reader that sees the count sees its reason (other threads read them)
 
     def _reject(self, source: str, kind: str, reason: str) -> None:
         self.record(source, reason)
@@ -149,9 +149,14 @@ class GoalGate:
             )
             return None
         self.goal = goal
-        self.accepted += 1
-        self.last_accept_time = self.clock()
+        self.count_accept()
         return goal
+
+    def count_accept(self) -> None:
+        """Count an accepted goal or trajectory: its time first, then the count (a reader that sees the count sees
+        the time)."""
+        self.last_accept_time = self.clock()
+        self.accepted += 1
 
     def hold_sample(self, goal: np.ndarray, source: str) -> np.ndarray:
         """A followed trajectory's sample ``goal`` [rad] (from ``source``), held within the limits in place. Its path

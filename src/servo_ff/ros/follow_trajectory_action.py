@@ -161,8 +161,7 @@ class FollowTrajectoryAction:
         )
         for note in tol.notes:
             node.get_logger().error(f"{self.name}: {note}")
-        node.gate.accepted += 1
-        node.gate.last_accept_time = node.gate.clock()
+        node.gate.count_accept()
         node.trajectories += 1
         node.traj = traj  # on receipt, a future stamp too (JTC's goal_accepted_callback: add_new_trajectory_msg)
         named = np.isin(node.joints, traj.joints)
