@@ -251,18 +251,17 @@ class ServoGainSetter:
                 full, _ = merged_kp(servo_joints, servo_kp, gains)
             lacking = f" (it has no {', '.join(missing)})" if missing else ""
             if len(missing) == len(self.joints):
-                self.pending = False
                 self.state = f"{self.servo} has none of the joints {self.joints}: no kp set"
+                self.pending = False  # last (here and below): a reader that sees it done sees its state
             elif self._writes and not wrong:  # read back after a write: every joint of ours holds its gain
-                self.pending = False
                 which = f"{len(gains)} joints" if len(set(gains.values())) == 1 else str(gains)  # (20: one line)
                 kept = f"{', '.join(anew)} set anew after this node's write: kept" if anew else ""
                 self.state = f"kp {held} set on {self.servo} for {which}{lacking}" + (kept and f" ({kept})")
                 if not gains:
                     self.state = f"kp {held} on {self.servo}: {kept}"
                 self.node.get_logger().info(self.state)
-            elif self._writes >= MAX_WRITES:
                 self.pending = False
+            elif self._writes >= MAX_WRITES:
                 ours = {j: k for j, k in gains.items() if j not in wrong and j not in missing}
                 self.state = (
                     f"kp {held} on {self.servo}: {ours} set, {', '.join(wrong)} overwritten by another writer of "
@@ -273,6 +272,7 @@ class ServoGainSetter:
                     f"{ {j: gains[j] for j in wrong} }: overwritten after each of {MAX_WRITES} writes (another "
                     f"writer of its kp); its kp is {held}"
                 )
+                self.pending = False
             else:
                 value = (
                     ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=full[0])
@@ -300,8 +300,8 @@ class ServoGainSetter:
                 self._refused(f"{self.servo} refused kp {full}: {result.reason}")
 
     def _lost(self, e: Exception) -> None:
-        self.pending, self._was_ready = True, False
         self.state = f"{self.servo}: no answer ({e})"
+        self.pending, self._was_ready = True, False
 
     def _say_slow(self) -> None:
         """One warning per gain (until an answer comes) for a call the servo node did not answer in time."""
@@ -314,9 +314,9 @@ class ServoGainSetter:
             )
 
     def _refused(self, state: str) -> None:
-        self.pending = False
         self.state = state
         self.node.get_logger().warning(f"{state} (the servo node keeps its own kp)")
+        self.pending = False
 
     def _say_missing(self, missing: list[str], servo_joints: list[str]) -> None:
         """One warning per list of client joints the servo node does not have (their gain is not set)."""
