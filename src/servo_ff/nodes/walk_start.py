@@ -67,12 +67,12 @@ def start_walk(node: Any) -> None:
             node.worker.start(node.engine.cmd, node.engine.halt_requested)  # (up: no wait)
         except WorkerFault as e:
             return fault(node, e, now)
-    node.q0 = node.pose.q.copy()
     if not node.support_on_js:  # only the first pose is used: no message taken per servo cycle
         node.destroy_subscription(node._js_sub)
         node._js_sub = None
     node.t0 = now + float(node.table["start_delay"])
     node.t_walk = node.t0 + float(node.table["approach_time"])
+    node.q0 = node.pose.q.copy()  # last: the walk is seen started (q0) with its times set
     node.get_logger().info(f"walking stance at t = {node.t_walk:.3f} s, then walking under cmd_vel")
     # the first chunk at once, not at the next timer tick: a lockstep sim waits for the goals it drives
     node._publish_trajectory()
