@@ -798,3 +798,26 @@ def test_a_state_gap_no_longer_than_a_late_goal_is_learned_from(gap_ms, run_agai
     said = gap_in(tr, grid, dt, late_bound(window, dt))
     assert bool(said) == run_again, said
     assert not run_again or f"{gap_ms:.1f} ms gap in /joint_states (median 10.0 ms)" in said
+
+
+def test_the_state_that_wakes_a_waiting_trial_is_recorded_before_it_wakes_it(ros, tmp_path):
+    """A trial waits (``_wait_stamp``) for a /joint_states stamped at or after its end, then takes the recording:
+    that state must be in it. (Before: the waiter was woken first and the state appended after, so a trial whose
+    last state was the waking one could find it missing: 'do not cover the trial'.)"""
+    import threading
+
+    ilc = pendulum_ilc(ros, tmp_path / "ilc.npz")
+    at_wake: list[int] = []
+
+    class Watched(type(ilc._js_seen)):
+        def notify_all(self):
+            at_wake.append(len(ilc.recording))
+            super().notify_all()
+
+    ilc._js_seen = Watched(threading.RLock())
+    ilc.recording, ilc._wake_ns = [], 2_000_000_000  # a trial waiting for a state stamped at or after 2 s
+    for sec in (1, 2):
+        msg = JointState(name=["pendulum_1"], position=[0.1 * sec])
+        msg.header.stamp.sec = sec
+        ilc._on_joint_states(msg)
+    assert at_wake == [2] and ilc.recording == [(1.0, 0.1), (2.0, 0.2)], (at_wake, ilc.recording)

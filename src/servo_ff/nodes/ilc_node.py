@@ -153,13 +153,13 @@ class ILCNode(ILCTrials, Node):
         if not math.isfinite(pos):
             return
         self.latest = pos
+        rec = self.recording
+        if rec is not None:  # the servo node's stamp: no callback latency in the time base; recorded before the
+            rec.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, pos))  # trial waiting is woken
         with self._js_seen:
             self.js_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
             if self.js_ns >= self._wake_ns:  # the stamp a trial waits for (not every sample: no GIL ping-pong)
                 self._js_seen.notify_all()
-        rec = self.recording
-        if rec is not None:  # the servo node's stamp: no callback latency in the time base
-            rec.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, pos))
 
     def _on_supply(self, msg: BatteryState) -> None:
         if math.isfinite(msg.voltage) and msg.voltage > 0 and self.recording is not None:
