@@ -177,9 +177,9 @@ def set_temperature(bus: VirtualBus, k: int, celsius: float) -> None:
 
 
 def health_reads(node, n: int) -> None:
-    """Wait for ``n`` more health reads of ``node``."""
-    seen = {node._last_health}
-    wait_for(lambda: seen.add(node._last_health) or len(seen) > n, 30.0, f"{n} health reads")
+    """Wait for ``n`` more health reads of ``node``, completed: their readings stored."""
+    done = node.health_reads + n
+    wait_for(lambda: node.health_reads >= done, 30.0, f"{n} health reads")
 
 
 @pytest.mark.parametrize("protocol", ["dxl1", "sts"])

@@ -351,7 +351,11 @@ def test_workers_that_keep_ending_at_start_are_given_up_after_five():
         rosout_matched(walk, logs)
         states = probe.create_publisher(JointState, "joint_states", 10)
         pose = JointState(name=list(walk.joints), position=list(walk.engine.q_stand[walk.perm]))
-        wait_for(lambda: states.publish(pose) or walk.worker is not None and walk.worker.ready(), 60.0, "a worker up")
+        wait_for(
+            lambda: states.publish(pose) or walk.worker is not None and walk.worker.stance() is not None,
+            60.0,
+            "a worker up",
+        )  # (stance(): read without taking the pipe the node reads)
         real = sys.executable
         try:
             sys.executable = "/bin/false"  # every worker started from now on ends at once

@@ -211,8 +211,8 @@ class FeedForwardNode(TorqueFollow, Node):
 
     # ------------------------------------------------------------------ inputs
     def _warn(self, key: str, text: str) -> None:
-        self.rejected += 1
         self.last_error = text
+        self.rejected += 1  # after its text: a reader that sees the count sees the reason
         self.throttle(throttle_key(key, text), self.get_logger().warning, text)
 
     def _now(self) -> float:

@@ -65,9 +65,9 @@ class FitLiveData:
             self.late_states += 1
             return self._refuse("joint_states", f"{joint} stamped {back:.3f} s before the last state, out of order "
                                 f"({self.late_states} so far)")  # fmt: skip
-        self.buffer.append((t, float(msg.position[k])))
         seq = info.get("publication_sequence_number") if info else None  # which publisher sent it (NameSets)
         self.js_names.append((t, tuple(msg.name), seq))
+        self.buffer.append((t, float(msg.position[k])))  # after its publisher: a sample counted is one named
         self._trim(self.buffer)
         self._trim(self.js_names)
 

@@ -68,7 +68,8 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         self.reconnects = 0
         self._prev_failures: dict[int, int] = {}
         self._last_attempt = -math.inf
-        self._last_health = -math.inf
+        self._last_health = -math.inf  # [s] monotonic start of the last health read (schedules the next)
+        self.health_reads = 0  # health reads completed (counted once their readings are stored)
         self._exit_done = False
         n = len(self.ids)
         self._init_readings()
@@ -361,6 +362,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         fresh = np.full(len(self.ids), np.nan)  # this read's temperatures, per joint (NaN: no valid reply)
         fresh[k] = h.temperature[ok]
         self.temperature_trend.add(time.monotonic(), fresh)
+        self.health_reads += 1
 
     def hw_write_goal(self, goal: np.ndarray) -> None:
         pass  # written by the next cycle (one sync write per cycle)

@@ -132,10 +132,10 @@ class ServoCommands:
             self._trajectory_status(msg, now, None, str(e))
             return
         traj.source = source
-        self.gate.count_accept()
-        self.trajectories += 1
         self.traj = traj  # on receipt, a future stamp too (JTC); before, a pending one waited for its stamp while
         # the old one ran on, and the next message replaced it first: a stream stamped ahead was never followed
+        self.gate.count_accept()  # counted once it is followed (a reader that sees the count sees it)
+        self.trajectories += 1
         self._trajectory_status(msg, now, traj, "")
 
     def _trajectory_status(self, msg: JointTrajectory, now: float, traj: ActiveTrajectory | None, reason: str) -> None:

@@ -161,11 +161,11 @@ class FollowTrajectoryAction:
         )
         for note in tol.notes:
             node.get_logger().error(f"{self.name}: {note}")
-        node.gate.count_accept()
-        node.trajectories += 1
         node.traj = traj  # on receipt, a future stamp too (JTC's goal_accepted_callback: add_new_trajectory_msg)
         named = np.isin(node.joints, traj.joints)
         self.run = self._runs[bytes(handle.goal_id.uuid)] = _Run(handle, traj, tol, named)
+        node.gate.count_accept()  # counted once it is followed
+        node.trajectories += 1
         node.get_logger().info(f"{self.name}: goal accepted, {traj.end - traj.start:.3f} s from {traj.start:.3f} s")
 
     async def _execute(self, handle):
