@@ -69,10 +69,10 @@ class Rig:
         self.pub = self.client.create_publisher(Float64MultiArray, "servo/commands", 10)
         self.pub_names = self.client.create_publisher(JointState, "servo/joint_command", 10)
 
-    def node(self, name: str, **extra) -> HardwareNode:
+    def node(self, name: str, node_class: type[HardwareNode] = HardwareNode, **extra) -> HardwareNode:
         kw = self.h.node_kwargs()
         extra = {"servo": self.model, "protocol": self.protocol, **extra}
-        return self.h.add(HardwareNode(name, **kw, parameter_overrides=node_params(self.link, **extra)))
+        return self.h.add(node_class(name, **kw, parameter_overrides=node_params(self.link, **extra)))
 
     def change(self, name: str, transition: int) -> bool:
         cli = self.client.create_client(ChangeState, f"{name}/change_state")

@@ -193,3 +193,18 @@ def walk_points(walk, clock: list, index: dict, bounds, periods: int = 25, perio
             if t > walk.t_walk - 1e-6:
                 points[round((t - walk.t_walk) / walk.dt)] = q
     return points
+
+
+def watched(cls: type, attr: str, snapshot) -> tuple[type, list]:
+    """A subclass of ``cls`` that notes ``snapshot(obj, value)`` (skipped when None) at each write of ``attr``, just
+    before it: what a reader on another thread that sees the new value would read with it. For the order of writes
+    (a count or flag written after what it announces). Returns (the subclass, the list of snapshots)."""
+    seen: list = []
+
+    class Watched(cls):
+        def __setattr__(self, name, value):
+            if name == attr and (got := snapshot(self, value)) is not None:
+                seen.append(got)
+            super().__setattr__(name, value)
+
+    return Watched, seen

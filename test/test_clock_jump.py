@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from nodes_harness import RosHarness, rosout_matched, wait_for
+from nodes_harness import RosHarness, rosout_matched, wait_for, watched
 
 from servo_ff.identification.alpha_data import data_from_streams
 
@@ -198,7 +198,7 @@ def test_feedforward_node_drops_its_trajectory_and_input_ages():
         assert ff.imu_input.age.state(1.0, 0.5) == "0.000 s old"
 
 
-def walk_on_clock(h: RosHarness, **extra):
+def walk_on_clock(h: RosHarness, node_class=None, **extra):
     """An OP3 walk node on an external /clock, its trajectory client and probes, the standing pose, and
     ``walk_from(t0, since)``: the clock set to ``t0``, the pose given, the clock on in 20 ms steps until a trajectory
     past the walk's start comes (among ``stamps[since:]``); it returns the clock's time then."""
@@ -207,7 +207,7 @@ def walk_on_clock(h: RosHarness, **extra):
     params = {"urdf_path": str(ROOT / "urdf" / "op3.urdf"), "start_delay": 0.1, "approach_time": 0.3,
               "use_sim_time": True, **extra}  # fmt: skip
     overrides = [Parameter(k, value=v) for k, v in params.items()]
-    walk = h.add(WalkNode("servo_walk", **h.node_kwargs(), parameter_overrides=overrides))
+    walk = h.add((node_class or WalkNode)("servo_walk", **h.node_kwargs(), parameter_overrides=overrides))
     client, rosout, clock, states, stamps = trajectory_client(h, walk)
     pose = JointState(name=walk.joints, position=list(walk.engine.q_stand[walk.perm]))
 
@@ -228,13 +228,22 @@ def walk_on_clock(h: RosHarness, **extra):
 def test_walk_node_starts_again_from_the_measured_pose(engine_process):
     pytest.importorskip("placo")
 
+    from servo_ff.nodes.walk_node import WalkNode
+
+    def drop(n, v):  # the plan dropped (q0 back to None): its times still there (a reader that still sees q0 reads
+        return (n.t_walk,) if v is None and getattr(n, "q0", None) is not None else None  # t_walk; before: None)
+
+    Watched, dropped = watched(WalkNode, "q0", drop)
     with RosHarness(salt=93) as h:
-        walk, client, rosout, clock, states, stamps, pose, walk_from = walk_on_clock(h, engine_process=engine_process)
+        walk, client, rosout, clock, states, stamps, pose, walk_from = walk_on_clock(
+            h, Watched, engine_process=engine_process
+        )
         walk_from(100.0)
         assert min(stamps) >= 100.0
         engine = walk.engine
         set_clock(clock, walk, 5.0)
         wait_for(lambda: walk.q0 is None and walk.new_engine, 30.0, "the plan dropped")
+        assert len(dropped) == 1 and dropped[0][0] is not None, dropped
         lines = wait_for(lambda: said(rosout, walk, "the clock jumped back"), 30.0, "the warning")
         assert "dropped the walk plan and cmd_vel" in lines[0], lines
         old_pose = JointState(name=walk.joints, position=[0.3] * len(walk.joints))

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 import pytest
-from nodes_harness import wait_for
+from nodes_harness import wait_for, watched
 
 pytest.importorskip("rclpy")
 pytest.importorskip("dynamixel_sdk")
@@ -31,6 +31,7 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from servo_ff.bus import control_table as ct  # noqa: E402
 from servo_ff.bus.bus_types import GAIN_GOAL_DATA_ADDR, GAIN_GOAL_INDIRECT, HEALTH_INDIRECT  # noqa: E402
 from servo_ff.bus.virtual_bus import ServoLoad, VirtualBus  # noqa: E402
+from servo_ff.nodes.hardware_node import HardwareNode  # noqa: E402
 
 PENDULUM = ServoLoad.pendulum(0.25, 0.1)
 MAP = list(HEALTH_INDIRECT) + list(GAIN_GOAL_INDIRECT)  # the indirect addresses the node sets up
@@ -63,7 +64,10 @@ def rig(tmp_path, request):
 
 
 def test_reconnects_with_a_silent_servo_and_holds_where_the_joints_are_now(rig):
-    node = rig.node("servo_rc", stale_cycles=5)
+    # at each change of `connected` (written last): (value, torque per servo, hip goals written, any reading valid)
+    Watched, seen = watched(HardwareNode, "connected", lambda n, v: v != getattr(n, "connected", v) and (
+        v, rig.torque().tolist(), goal_writes(rig.truth(), 1), bool(n.valid.any())) or None)  # fmt: skip
+    node = rig.node("servo_rc", Watched, stale_cycles=5)
     lift(rig, node)
     rig.bus.set_silent(2, True)  # the knee stops answering, then the whole bus goes away
     # skipped by the bus (or, after a reconnection under load, left out as missing)
@@ -79,6 +83,10 @@ def test_reconnects_with_a_silent_servo_and_holds_where_the_joints_are_now(rig):
     t_back = time.monotonic()
     rig.bus.start()
     wait_for(lambda: node.connected, 30.0, "reconnection with the knee silent")
+    # seen connected after the hold and the torque were written; seen lost after the readings were marked invalid
+    # (before: connected first, with torque still off and no goal written: [0, 0], 0)
+    (lost, _, _, valid), (back, torque, goals, _) = seen[1:3]  # (seen[0]: configure)
+    assert (lost, valid) == (False, False) and (back, torque) == (True, [1, 0]) and goals > 0, seen
     wait_for(lambda: goal_writes(rig.truth(), 1) > 0, 30.0, "a goal written to the hip")
     goal, pos, t_reply = hold_goal_written_after(rig.truth(), t_back, 1)
     assert t_reply > t_back and abs(goal - pos) <= 1, f"hip goal {goal} counts != fresh reading {pos}"

@@ -17,6 +17,8 @@ pytest.importorskip("placo")
 pytest.importorskip("mujoco")
 rclpy = pytest.importorskip("rclpy")
 
+from nodes_harness import watched  # noqa: E402
+
 from servo_ff.models.schema import MAX_ACCELERATION  # noqa: E402
 from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
@@ -275,14 +277,8 @@ def test_walk_node_samples_its_window_as_np_interp_and_takes_one_pose():
 
     from servo_ff.nodes.walk_node import WalkNode
 
-    seen: list = []  # (t0, t_walk, joint_states subscription) when q0 is written: the walk is seen started last
-
-    class Watched(WalkNode):
-        def __setattr__(self, name, value):
-            if name == "q0" and value is not None:
-                seen.append((self.t0, self.t_walk, self._js_sub))
-            super().__setattr__(name, value)
-
+    # (t0, t_walk) when q0 is written: the walk is seen started last
+    Watched, seen = watched(WalkNode, "q0", lambda n, v: None if v is None else (n.t0, n.t_walk))
     with RosHarness(salt=43) as ros:
         from rclpy.parameter import Parameter
 
@@ -301,8 +297,8 @@ def test_walk_node_samples_its_window_as_np_interp_and_takes_one_pose():
         topics = lambda: [s.topic_name for s in walk.subscriptions]  # noqa: E731
         wait_for(lambda: not any(t.endswith("/joint_states") for t in topics()), 20.0, "joint_states dropped")
         np.testing.assert_array_equal(walk.q0, pose.position)
-        ((t0, t_walk, js_sub),) = seen  # (before: q0 came first, with t0 and t_walk None)
-        assert t0 is not None and t_walk == t0 + float(walk.table["approach_time"]) and js_sub is None
+        ((t0, t_walk),) = seen  # (before: q0 came first, with t0 and t_walk None)
+        assert t0 is not None and t_walk == t0 + float(walk.table["approach_time"])
         rng = np.random.default_rng(0)
         walk.times = list(100.0 + 0.01 * np.arange(300))
         walk.cs = list(rng.uniform(0.0, 1.0, 300))

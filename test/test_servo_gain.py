@@ -9,7 +9,7 @@ the graph, nobody answers them."""
 from __future__ import annotations
 
 import pytest
-from nodes_harness import PENDULUM_SIM, RosHarness, sim_node, wait_for
+from nodes_harness import PENDULUM_SIM, RosHarness, sim_node, wait_for, watched
 
 pytest.importorskip("rclpy")
 import rclpy  # noqa: E402
@@ -183,14 +183,9 @@ def test_a_gain_set_anew_between_the_write_and_its_read_back_is_kept_an_undo_is_
 def test_a_setter_is_seen_done_only_with_its_final_state(h):
     """``pending`` turns False last: a reader that sees the setter done (the feed-forward node's diagnostics, a
     test's wait) reads its final state. (Before: False was written first, the state still said 'reading it back'.)"""
-    seen: list[str] = []
-
-    class Watched(ServoGainSetter):
-        def __setattr__(self, name, value):
-            if name == "pending" and value is False and getattr(self, "pending", False):
-                seen.append(self.state)
-            super().__setattr__(name, value)
-
+    Watched, seen = watched(
+        ServoGainSetter, "pending", lambda g, v: g.state if v is False and getattr(g, "pending", False) else None
+    )
     servo = sim_node(h, "servo_watched", **PENDULUM_SIM, kp=[32.0])
     try:
         g = Watched(h.make_node("gain_client_watched"), "servo_watched", JOINTS)
@@ -200,6 +195,6 @@ def test_a_setter_is_seen_done_only_with_its_final_state(h):
         g2 = Watched(h.make_node("gain_client_watched_none"), "servo_watched", ["wrist"])
         g2.set([7.0])
         wait_for(lambda: not g2.pending, 20.0, "the second setter done")
-        assert seen[1].endswith("has none of the joints ['wrist']: no kp set"), seen
+        assert seen[-1].endswith("has none of the joints ['wrist']: no kp set"), seen
     finally:
         h.remove(servo)

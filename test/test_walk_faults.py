@@ -19,21 +19,22 @@ import pytest
 pytest.importorskip("placo")
 rclpy = pytest.importorskip("rclpy")
 
-from nodes_harness import rosout_matched  # noqa: E402
+from nodes_harness import rosout_matched, watched  # noqa: E402
 
 from servo_ff.ros.harness import RosHarness, wait_for  # noqa: E402
 
 TICK = 0.008  # [s] the feed-forward node's period on the OP3
 
 
-def _walk_node(ros: RosHarness, name: str, add: bool = False, **values):
+def _walk_node(ros: RosHarness, name: str, add: bool = False, node_class=None, **values):
     from rclpy.parameter import Parameter
 
     from servo_ff.io.paths import share_file
     from servo_ff.nodes.walk_node import WalkNode
 
     values = {"urdf_path": str(share_file("urdf", "op3.urdf")), **values}
-    node = WalkNode(name, **ros.node_kwargs(), parameter_overrides=[Parameter(k, value=v) for k, v in values.items()])
+    overrides = [Parameter(k, value=v) for k, v in values.items()]
+    node = (node_class or WalkNode)(name, **ros.node_kwargs(), parameter_overrides=overrides)
     return ros.add(node) if add else node
 
 
@@ -75,9 +76,15 @@ def test_a_lost_engine_process_is_one_error_a_continuous_stop_and_a_new_process_
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory
 
+    from servo_ff.nodes.walk_node import WalkNode
+
+    def at_fault(n, v):  # at the count of a fault: the stop and the new worker are in place (before: counted first)
+        return (n.stop is not None, n.worker._proc.pid) if v else None
+
+    Watched, at_count = watched(WalkNode, "faults", at_fault)
     with RosHarness(salt=91) as ros:
         walk = _walk_node(
-            ros, "servo_walk_f", add=True, engine_process=True, start_delay=0.0, approach_time=0.5, cmd_timeout=0.3
+            ros, "servo_walk_f", True, Watched, engine_process=True, start_delay=0.0, approach_time=0.5, cmd_timeout=0.3
         )
         probe = ros.make_node("fault_probe")
         received: list = []  # the messages' bytes
@@ -118,7 +125,9 @@ def test_a_lost_engine_process_is_one_error_a_continuous_stop_and_a_new_process_
 
             wait_for(answered, 120.0, "5 parameter gets answered after the fault handled", interval=0.05)
             assert sig == "SIGKILL" or gets["asked_before_handled"] >= 1, gets  # a hang is met only after HUNG_AFTER
-            wait_for(lambda: walk.faults == 1 and walk.worker._proc.pid != old, 30.0, "the fault handled")
+            wait_for(lambda: walk.faults == 1, 30.0, "the fault handled")
+            ((stopping, pid),) = at_count
+            assert stopping and pid != old and pid == walk.worker._proc.pid, (at_count, old)
             said = wait_for(lambda: _errors(logs, walk), 10.0, "the ERROR line")
             assert f"walk worker (pid {old}) " + ("hung" if sig == "SIGSTOP" else "ended (exit code -9") in said[0]
             assert "stance" in said[0] and "new engine process" in said[0], said

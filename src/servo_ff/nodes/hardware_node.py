@@ -146,8 +146,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             return False, self.disconnect_reason
         self.bus = self._limits_bus = bus
         self._store(state)
-        self.connected = True
-        self.failed_cycles = 0
+        self.failed_cycles = 0  # (connected: set by the caller once its own writes are done)
         text = f"connected to {self.table['port']}: ids {self.ids} as {self.joints}"
         return True, text + self._left_out_text(missing)
 
@@ -172,6 +171,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
         except BUS_OR_VALUE_FAILURES as e:
             self._disconnect(f"setup write failed: {e}")
             return
+        self.connected = True  # last: a reader that sees it connected sees the hold, the torque and the limits
         self.get_logger().info(
             f"reconnected to {self.table['port']} (ids {self.ids}), torque {'on' if self.torque_wanted else 'off'}"
             + held
@@ -193,6 +193,7 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             except BUS_OR_VALUE_FAILURES as e:
                 self._disconnect(f"goal write failed: {e}")
                 return False, f"holding the first reading failed: {e}"
+            self.connected = True
             return True, msg + f", holding {self.gate.goal.round(4).tolist()} rad, torque off"
         return False, f"{msg} (autostart retries every {self.table['reconnect_period']:g} s)" if self.table[
             "autostart"
@@ -250,10 +251,10 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             except BUS_FAILURES:
                 pass
         self.bus = None
-        self.connected = False
         self.valid[:] = False
         self.torque_wanted = False
         self.disconnect_reason = "port closed (lifecycle cleanup)"
+        self.connected = False  # after what a reader of a lost bus reads
         self.temperature[:], self.voltage[:], self.voltage_at[:], self.hw_error[:] = np.nan, np.nan, np.nan, -1
         self.temperature_trend = TemperatureTrend(len(self.ids), self.table["thermal_time_constant"])  # no old trend
 
@@ -291,10 +292,10 @@ class HardwareNode(HardwareCommands, HardwareReadings, HardwareRecovery, ServoIn
             f"{self.table['reconnect_period']:g} s"
         )
         self.disconnect_reason = reason
-        self.connected = False
-        self.reconnects += 1
         self.states_lost(f"the bus {self.table['port']} was lost ({reason})")
         self.valid[:] = False
+        self.connected = False  # after the reason and the readings marked invalid: what a reader of it reads
+        self.reconnects += 1
         if self.bus is not None:
             try:
                 self.bus.close()

@@ -166,10 +166,10 @@ class WalkNode(Node):
 
     def forget_plan(self) -> None:
         """No pose taken, nothing planned: the walk starts from the next measured pose (start-up, a clock jump)."""
+        self.q0: np.ndarray | None = None  # first: the walk is seen unstarted before its times are gone
         self.pose = PoseAcross(self.joints)  # the measured pose, read across /joint_states messages (walk_start)
         self.t_walk: float | None = None  # [s, ROS clock] of the walk's t = 0 (after the approach)
         self.t0: float | None = None  # [s, ROS clock] of the approach start
-        self.q0: np.ndarray | None = None
         self.stop = None  # dynamics.walk_stop.StopPlan: the lead-in after the engine process failed (walk_process)
         self.times: list[float] = []  # [s, ROS clock] planned samples (a sliding window)
         self.qs: list[np.ndarray] = []

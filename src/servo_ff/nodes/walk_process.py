@@ -89,7 +89,6 @@ def fault(node: Any, e: WorkerFault, now: float) -> None:
     streak = 0 if stance is not None else getattr(node, "failed_starts", 0) + 1  # ended before it was up
     node.failed_starts = streak
     code = old.kill()
-    node.faults += 1
     given_up = streak >= MAX_FAILED_STARTS  # (before: a new interpreter and placo import each period, an ERROR each)
     if not given_up:
         start_worker(node)  # before the cut below: it takes a while (a process spawned)
@@ -108,6 +107,8 @@ def fault(node: Any, e: WorkerFault, now: float) -> None:
         then = "then standing until a non-zero cmd_vel"
     if given_up:
         node.engine_given_up = True
+    node.faults += 1  # after the stop and the new worker (or none): a reader that sees the count sees them
+    if given_up:
         held = "no walk" if node.q0 is None else f"stopping to the stance in {node.stop.duration:.2f} s, standing there"
         node.get_logger().error(
             f"{e}: {streak} walk workers in a row ended before they were up; no more is started — {held} (restart "

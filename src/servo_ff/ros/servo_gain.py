@@ -155,9 +155,9 @@ class ServoGainSetter:
             if new == self.kp and self._in_flight:
                 return  # the same gain, being set: its call (a read-back too) goes on as it is
             self.kp = new
+            self.state = f"waiting for {self.servo}"
             self.pending, self._warned, self._slow_said, self._asked_at = True, False, False, self.clock()
             self._writes = 0
-            self.state = f"waiting for {self.servo}"
             self.poll()
 
     def poll(self) -> None:
@@ -292,9 +292,9 @@ class ServoGainSetter:
             except Exception as e:  # noqa: BLE001 (the service went away mid-call: retried when it is back)
                 return self._lost(e)
             if result.successful:
-                self.sets += 1
                 self._writes += 1
                 self.state = f"kp {full} written to {self.servo}; reading it back"
+                self.sets += 1
                 self._read()  # another writer between our read and our write overwrote it: written again
             else:
                 self._refused(f"{self.servo} refused kp {full}: {result.reason}")
