@@ -61,11 +61,12 @@ def interrupt_once() -> Callable | None:
     ``destroy_node``, during rclpy's handler swap at ``try_shutdown``) would otherwise escape as a
     KeyboardInterrupt (exit by SIGINT, on_exit not applied). Once the shutdown has begun
     (:func:`ignore_further_interrupts`) not even the first raises: its handler runs at the main thread's next
-    bytecode, which can be inside that shutdown. The first one raises at once, also inside a long callback (a bus
-    connect attempt: rclpy's context shutdown alone would wait for it to return); raised inside rclpy's C++ take of
-    a message, pybind11 turns it into ``RuntimeError: Unable to convert call argument '0' to Python object``,
-    which :func:`servo_ff.ros.common.spin_node` takes for the interrupt it is. Returns the handler (None off the
-    main thread)."""
+    bytecode, which can be inside that shutdown. The first one raises at once inside a callback of ours, a long one
+    too (a bus connect attempt: rclpy's context shutdown alone would wait for it to return), but not inside rclpy's
+    own code (:func:`inside_ros_machinery`: the context's shutdown ends the spin there). Raised inside rclpy's C++
+    take of a message, pybind11 turned it into ``RuntimeError: Unable to convert call argument '0' to Python
+    object``, which :func:`servo_ff.ros.common.spin_node` still takes for the interrupt it is. Returns the handler
+    (None off the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
     _SHUTTING_DOWN[0] = False
@@ -74,10 +75,22 @@ def interrupt_once() -> Callable | None:
         if not _SHUTTING_DOWN[0]:
             _SHUTTING_DOWN[0] = True
             _set_sigint_ignored()
-            raise KeyboardInterrupt
+            if not inside_ros_machinery(frame):
+                raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, first_only)
     return first_only
+
+
+def inside_ros_machinery(frame) -> bool:
+    """The main thread was interrupted in rclpy's own code or a ROS interface class's (``frame``: where the SIGINT's
+    handler runs). A KeyboardInterrupt raised there leaves a half-built object behind — an rclpy Task stopped
+    inside ``Future.__init__`` reports "AttributeError: 'Task' object has no attribute '_exception'" from its
+    finaliser at exit (CI of r3s24, the Ctrl-C storm test) — or comes out of pybind11 as a RuntimeError. None is
+    raised there: rclpy's handler, which runs first, has shut the context down, and the spin ends on that at its
+    next wait."""
+    name = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return name.split(".")[0] == "rclpy" or any(f".{kind}._" in name for kind in ("msg", "srv", "action"))
 
 
 def ignore_further_interrupts() -> None:
