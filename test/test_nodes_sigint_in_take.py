@@ -155,3 +155,45 @@ def test_only_rclpy_and_ros_interface_code_counts_as_ros_machinery():
     assert [inside_ros_machinery(frame_in(m)) for m in inside] == [True] * len(inside)
     assert [inside_ros_machinery(frame_in(m)) for m in outside] == [False] * len(outside)
     assert not inside_ros_machinery(None)
+
+
+LOST_WAKE = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    import rclpy.signals
+    from rclpy.node import Node
+    from std_msgs.msg import Empty
+    from servo_ff.ros.common import spin_node
+
+    class Idle(Node):  # no timer and no traffic: nothing but the Ctrl-C wakes its spin
+        def __init__(self):
+            super().__init__("sigint_lost_wake_probe")
+            self.create_subscription(Empty, "nobody_publishes_this", lambda m: None, 1)
+            rclpy.signals.uninstall_signal_handlers()  # rclpy's C handler out: its steps replayed below, in order
+            threading.Thread(target=self.replay, daemon=True).start()
+
+        def replay(self):
+            while self.executor is None:
+                time.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGINT)  # our handler runs when the main thread wakes: inside rclpy
+            self.executor._sigint_gc.trigger()  # rclpy's handler thread, 1: the spin woken
+            time.sleep(0.3)  # (that thread preempted: the spin waits again, the context still up)
+            self.context._Context__context.shutdown()  # 2: rcl_shutdown only (no on_shutdown callback wakes)
+            print("context shut", flush=True)
+
+    sys.exit(spin_node(Idle))
+    """
+)
+
+
+def test_a_ctrl_c_taken_inside_rclpy_ends_a_node_with_nothing_to_wake_it():
+    """rclpy's SIGINT handler wakes the spin, then shuts the context down from its own thread, and calls no Python
+    callback that would wake the spin again. A Ctrl-C not raised inside rclpy (the test above) left a node with no
+    timer and no traffic waiting for ever when its spin woke before that shutdown (review of r3s24, replayed here
+    with the shutdown 0.3 s late); the spin's waits are bounded (ros.common.SHUTDOWN_POLL)."""
+    env = {**python_env(), "ROS_DOMAIN_ID": str(domain_id(119))}
+    proc = subprocess.run(
+        [sys.executable, "-c", LOST_WAKE], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "context shut" in proc.stdout and proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr

@@ -87,8 +87,8 @@ def inside_ros_machinery(frame) -> bool:
     handler runs). A KeyboardInterrupt raised there leaves a half-built object behind — an rclpy Task stopped
     inside ``Future.__init__`` reports "AttributeError: 'Task' object has no attribute '_exception'" from its
     finaliser at exit (CI of r3s24, the Ctrl-C storm test) — or comes out of pybind11 as a RuntimeError. None is
-    raised there: rclpy's handler, which runs first, has shut the context down, and the spin ends on that at its
-    next wait."""
+    raised there: rclpy's handler shuts the context down (from its own thread, just after it wakes the spin), and
+    the spin, whose waits are bounded (``ros.common.SHUTDOWN_POLL``), ends on that."""
     name = frame.f_globals.get("__name__", "") if frame is not None else ""
     return name.split(".")[0] == "rclpy" or any(f".{kind}._" in name for kind in ("msg", "srv", "action"))
 

@@ -295,16 +295,7 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
     try:
         node = node_factory()
         warn_undeclared_overrides(node)
-        if threads > 1:
-            from rclpy.executors import MultiThreadedExecutor
-
-            executor = MultiThreadedExecutor(num_threads=threads)
-            try:
-                rclpy.spin(node, executor=executor)
-            finally:
-                executor.shutdown(timeout_sec=1.0)
-        else:
-            rclpy.spin(node)
+        _spin_until_shutdown(node, threads)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except _rclpy.RCLError:
@@ -326,6 +317,26 @@ def spin_node(node_factory: Callable[..., Node], args: Iterable[str] | None = No
             rclpy.try_shutdown()
         ignore_further_interrupts()  # rclpy's shutdown puts back the handler it found at init
     return 0
+
+
+#: [s] the spin's longest wait: a Ctrl-C taken inside rclpy raises nothing (interrupt.inside_ros_machinery) and
+#: rclpy's handler wakes the wait before it shuts the context down, so the spin may wait again, with no more wake-up
+#: coming to a node with no timer and no traffic (review of r3s24): it sees the shutdown within this period
+SHUTDOWN_POLL = 0.25
+
+
+def _spin_until_shutdown(node: Node, threads: int) -> None:
+    """``rclpy.spin`` with waits of at most :data:`SHUTDOWN_POLL`, until the context is shut down."""
+    from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+
+    executor = MultiThreadedExecutor(num_threads=threads) if threads > 1 else SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        while executor.context.ok():
+            executor.spin_once(timeout_sec=SHUTDOWN_POLL)
+    finally:
+        executor.remove_node(node)
+        executor.shutdown(timeout_sec=1.0)
 
 
 #: what pybind11 makes of a KeyboardInterrupt raised while rclpy's C++ code calls into Python (a message's take)
